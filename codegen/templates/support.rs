@@ -1073,6 +1073,16 @@ impl FieldInfo {
         Self { name, ident: name, lsb, msb, access, description, ..Self::EMPTY }
     }
 
+    /// A row like [`FieldInfo::row`]'s for a reserved or ignored field the spec describes no
+    /// further: its description says what its access means, written once here.
+    pub const fn reserved(name: &'static str, lsb: u32, msb: u32, access: Access) -> Self {
+        let description = match access {
+            Access::Ig => "Reads zero; writes ignored.",
+            _ => "Reserved; write zero.",
+        };
+        Self::row(name, lsb, msb, access, description)
+    }
+
     /// The field's bit ranges as `(msb, lsb)`, most significant first: one for most fields.
     pub fn ranges(&self) -> impl Iterator<Item = (u32, u32)> + '_ {
         let one = self.split.is_empty().then_some((self.msb, self.lsb));

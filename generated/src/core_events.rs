@@ -161,12 +161,48 @@ pub(crate) const fn ev(name: &'static str, code: u16, umask: u16, counters: u32)
     }
 }
 
+/// An event table and the typed constant of each of its events, from one list of rows:
+/// `event_table! { TABLE, Index, first row, "doc suffix", counters, ht_off; IDENT = ev(name,
+/// event select, umask).builder(..), .. }` makes `const TABLE: &[EventRow]` of the rows and, in
+/// an `impl Event`, `pub const IDENT: Event` for each, decoded from its row (`Event::row`), its
+/// doc the vendor's name from the row (and the suffix). The name and settings are written once,
+/// in the row; the counters that may count an event (and those without Hyper-Threading) are
+/// the table's, written once for it, unless the row says otherwise (`.on(..)`, `.ht_off(..)`).
+/// The row number is the row's place, counted by the variants of the private enum `Index`
+/// (from `first`: experimental rows are numbered after `EVENT_ROWS`).
+macro_rules! event_table {
+    ($(#[$meta:meta])* $table:ident, $index:ident, $first:expr, $suffix:literal, $counters:expr, $ht_off:expr;
+     $($id:ident = ev($name:literal, $code:expr, $umask:expr) $(.$set:ident($($val:expr),*))*),* $(,)?) => {
+        $(#[$meta])*
+        const $table: &[$crate::core_events::EventRow] = &[$(
+            $crate::core_events::ev($name, $code, $umask, $counters).ht_off($ht_off)$(.$set($($val),*))*
+        ),*];
+        /// Each row's number, in the order of the table.
+        #[allow(non_camel_case_types, dead_code, clippy::upper_case_acronyms)]
+        #[repr(i32)]
+        enum $index {
+            _BeforeFirstRow = $first as i32 - 1,
+            $($id),*
+        }
+        impl Event {
+            $(#[doc = concat!("`", $name, "`", $suffix, ".")]
+            pub const $id: Event = Event::row($index::$id as u16);)*
+        }
+    };
+}
+#[allow(unused_imports)] // in a spec without events
+pub(crate) use event_table;
+
 /// The settings a row adds to `ev(..)`, one builder each (a row names only those it has).
 #[allow(dead_code)] // each table uses some
 impl EventRow {
     /// The counters that may count it without Hyper-Threading (Intel's `CounterHTOff`).
     pub(crate) const fn ht_off(self, counters: u32) -> Self {
         Self { counters_ht_off: counters, ..self }
+    }
+    /// The counters that may count it, where they are not its table's.
+    pub(crate) const fn on(self, counters: u32) -> Self {
+        Self { counters, ..self }
     }
     /// Needs the event-select extension bit.
     pub(crate) const fn ext_sel(self) -> Self {

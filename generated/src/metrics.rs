@@ -423,6 +423,13 @@ pub(crate) const fn read(alias: &'static str, name: &'static str, unit: &'static
     }
 }
 
+/// An event of the core PMU's unit (`CORE`) a generated metric reads: `read(alias, event name,
+/// "CORE")`, the unit written once here.
+#[allow(dead_code)] // in a spec without metrics
+pub(crate) const fn read_core(alias: &'static str, name: &'static str) -> MetricEvent {
+    read(alias, name, "CORE")
+}
+
 /// The settings a generated metric adds to an event it reads.
 #[allow(dead_code)] // each table uses some
 impl MetricEvent {

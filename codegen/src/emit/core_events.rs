@@ -79,7 +79,7 @@ fn list_text(controls: &[(String, Vec<String>)], events: &[Event], out: &mut Str
     out.push_str(ROW_USES);
     out.push_str("\n/// Marks this module's event list: its events are [`Event`]s, `CoreEvent<List>`.\npub enum List {}\n\n/// An event of this list. Any core event list's events go into the core PMU's counter\n/// control (`with_event`); an uncore event does not compile there. Each constant is a row\n/// of the list's event table, which gives its event select, umask, settings and the\n/// counters that may count it (bit n: counter n).\npub type Event = CoreEvent<List>;\n\n");
     let after = "    /// Every event of the list.\n    pub const ALL: &'static [Event] = &Event::from_rows::<ROW_COUNT>(EVENT_ROWS, EXPERIMENTAL_ROWS);\n\n    /// The event of row `n` of the list's table.\n    const fn row(n: u16) -> Event {\n        Event::from_row(EVENT_ROWS, EXPERIMENTAL_ROWS, n)\n    }\n";
-    event_consts(events, after, out);
+    event_consts(after, out);
     let _ = writeln!(
         out,
         "\n{METADATA}\nimpl crate::core_events::EventList for List {{\n    const EVENT_INFOS: &'static [&'static EventInfo] = EVENT_INFOS;\n}}\n"

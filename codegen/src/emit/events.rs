@@ -24,25 +24,21 @@ pub const METADATA: &str = "#[cfg(feature = \"metadata\")]";
 pub const EXPERIMENTAL: &str = "#[cfg(feature = \"experimental-events\")]";
 
 /// An event's row in its table (`EVENT_ROWS` or `EXPERIMENTAL_ROWS`): `ev(name, event
-/// select, umask, counters)` and a builder for each other setting it has. The row is the only
-/// place the event's facts are written: its constant, `Event::ALL` and `EVENT_INFOS` are decoded
-/// from it.
-pub fn event_row(e: &Event) -> String {
+/// select, umask)` and a builder for each other setting it has, where `counters` and `ht_off`
+/// are the table's (the counters most of its rows have: a row names its own with `.on(..)`).
+/// The row is the only place the event's facts are written: its constant, `Event::ALL` and
+/// `EVENT_INFOS` are decoded from it.
+pub fn event_row(e: &Event, counters: u32, ht_off: u32) -> String {
     let (s, m) = (e.settings, e.masks);
-    let mut row = format!(
-        "ev({}, {:#04x}, {:#04x}, {:#b})",
-        lit(&e.name),
-        e.code,
-        e.umask,
-        e.counters
-    );
+    let mut row = format!("ev({}, {:#04x}, {:#04x})", lit(&e.name), e.code, e.umask);
     let mut set = |on: bool, builder: String| {
         if on {
             row.push_str(&builder);
         }
     };
+    set(e.counters != counters, format!(".on({:#b})", e.counters));
     set(
-        e.counters_ht_off != 0,
+        e.counters_ht_off != ht_off,
         format!(".ht_off({:#b})", e.counters_ht_off),
     );
     set(e.ext_sel, ".ext_sel()".into());
@@ -66,41 +62,44 @@ pub fn event_row(e: &Event) -> String {
     row
 }
 
-/// An event's doc line: its name as the vendor writes it (what rustdoc lists, and the text
-/// that finds its row), and whether it is experimental (the `impl` it is in says what that
-/// means).
-pub fn event_doc(e: &Event, out: &mut String) {
-    let experimental = if e.experimental {
-        " (experimental)"
-    } else {
-        ""
-    };
-    doc(out, "    ", &format!("`{}`{experimental}.", e.name));
+/// The value most of `events` have (the first of those tied), 0 for none: a table's
+/// counters, written once for it.
+fn most_common(events: &[&Event], value: impl Fn(&Event) -> u32) -> u32 {
+    let mut counts: Vec<(u32, usize)> = Vec::new();
+    for e in events {
+        let v = value(e);
+        match counts.iter_mut().find(|(x, _)| *x == v) {
+            Some((_, n)) => *n += 1,
+            None => counts.push((v, 1)),
+        }
+    }
+    let best = counts.iter().map(|(_, n)| *n).max().unwrap_or(0);
+    counts
+        .iter()
+        .find(|(_, n)| *n == best)
+        .map_or(0, |(v, _)| *v)
 }
 
-/// The constants of `events` (`pub const X: Event = Event::row(n);`, each with its doc), those
-/// of the experimental ones in an `impl Event` of their own behind `experimental-events`, and
-/// `after` (more items of the first `impl Event`).
-pub fn event_consts(events: &[Event], after: &str, out: &mut String) {
-    out.push_str("impl Event {\n");
-    let mut experimental = String::new();
-    for (row, e) in events.iter().enumerate() {
-        let to = if e.experimental {
-            &mut experimental
-        } else {
-            &mut *out
-        };
-        event_doc(e, to);
-        let _ = writeln!(to, "    pub const {}: Event = Event::row({row});", e.ident);
+/// The rows of the events of `events` that are (or are not) experimental, after the table's
+/// `counters` and `ht_off` (`, 0b1111, 0;`), for `event_table!`.
+fn table_rows(events: &[Event], experimental: bool) -> String {
+    let mine: Vec<&Event> = events
+        .iter()
+        .filter(|e| e.experimental == experimental)
+        .collect();
+    let counters = most_common(&mine, |e| e.counters);
+    let ht_off = most_common(&mine, |e| e.counters_ht_off);
+    let mut out = format!(" {counters:#b}, {ht_off:#b};\n");
+    for e in mine {
+        let _ = writeln!(out, "    {} = {},", e.ident, event_row(e, counters, ht_off));
     }
-    out.push_str(after);
-    out.push_str("}\n");
-    if !experimental.is_empty() {
-        let _ = writeln!(
-            out,
-            "\n/// The experimental events: from the vendor's experimental lists, whose counts it has\n/// not validated; built with the `experimental-events` feature.\n{EXPERIMENTAL}\nimpl Event {{\n{experimental}}}"
-        );
-    }
+    out
+}
+
+/// The first `impl Event` of a list or unit, with `after` (its items besides the event
+/// constants, which [`rows_and_table`] makes from the rows).
+pub fn event_consts(after: &str, out: &mut String) {
+    let _ = writeln!(out, "impl Event {{\n{after}}}");
 }
 
 /// The event table (`EVENT_ROWS`, `EXPERIMENTAL_ROWS` and `ROW_COUNT`; the auxiliary MSRs its
@@ -122,23 +121,18 @@ pub fn rows_and_table(events: &[Event], out: &mut String) {
             a.address
         );
     }
-    let rows = |experimental: bool| -> String {
-        events
-            .iter()
-            .filter(|e| e.experimental == experimental)
-            .map(|e| format!("    {},\n", event_row(e)))
-            .collect()
-    };
+    // Each table and its events' constants, from the rows (`event_table!` in
+    // templates/core_events.rs): the name and settings written once.
     let _ = write!(
         out,
-        "/// The events, row n for `Event::row(n)`: `ev(name, event select, umask, counters)` (bit n\n/// of counters: counter n may count it) and what else each sets.\nconst EVENT_ROWS: &[EventRow] = &[\n{}];\n",
-        rows(false)
+        "event_table! {{\n    /// The events, row n for `Event::row(n)`: `ev(name, event select, umask)` and what else each\n    /// sets. The counters that may count them (bit n: counter n) and those without\n    /// Hyper-Threading are the table's, the two numbers before the rows, unless a row\n    /// gives its own (`.on(..)`, `.ht_off(..)`).\n    EVENT_ROWS, EventRowNumber, 0, \"\",{}}}\n",
+        table_rows(events, false)
     );
     if events.iter().any(|e| e.experimental) {
         let _ = write!(
             out,
-            "/// The experimental events, numbered after `EVENT_ROWS`.\n{EXPERIMENTAL}\nconst EXPERIMENTAL_ROWS: &[EventRow] = &[\n{}];\n#[cfg(not(feature = \"experimental-events\"))]\nconst EXPERIMENTAL_ROWS: &[EventRow] = &[];\n",
-            rows(true)
+            "{EXPERIMENTAL}\nevent_table! {{\n    /// The experimental events, numbered after `EVENT_ROWS`: from the vendor's experimental\n    /// lists, whose counts it has not validated; built with the `experimental-events` feature.\n    EXPERIMENTAL_ROWS, ExperimentalRowNumber, EVENT_ROWS.len(), \" (experimental)\",{}}}\n#[cfg(not(feature = \"experimental-events\"))]\nconst EXPERIMENTAL_ROWS: &[EventRow] = &[];\n",
+            table_rows(events, true)
         );
     } else {
         out.push_str("/// No experimental events.\nconst EXPERIMENTAL_ROWS: &[EventRow] = &[];\n");
@@ -174,7 +168,7 @@ pub fn rows_and_table(events: &[Event], out: &mut String) {
 const CHUNK: usize = 64;
 
 /// The uses the event tables need (inside the module that holds them).
-pub const ROW_USES: &str = "#[allow(unused_imports)]\nuse crate::core_events::{ev, EventRow};\n#[cfg(feature = \"metadata\")]\nuse crate::core_events::{event_info_refs, event_infos};\n";
+pub const ROW_USES: &str = "#[allow(unused_imports)]\nuse crate::core_events::{event_table, EventRow};\n#[cfg(feature = \"metadata\")]\nuse crate::core_events::{event_info_refs, event_infos};\n";
 
 /// The integer type of the unit's widest counter-control field `name`, as its accessors take
 /// it: `u8` up to 8 bits, `u16` above (an event select of several bit ranges, AMD's 12 and 14
@@ -274,7 +268,7 @@ fn event_type_text(unit: &Unit, out: &mut String) {
         from_row_field("code", "u16", code),
         from_row_field("umask", "u16", umask),
     );
-    event_consts(&unit.events, &after, out);
+    event_consts(&after, out);
     let _ = writeln!(
         out,
         "\n{METADATA}\nimpl Event {{\n    /// The event's facts.\n    pub const fn info(self) -> &'static EventInfo {{\n        EVENT_INFOS[self.row as usize]\n    }}\n\n    /// Whether counter `n` may count it.\n    pub const fn can_count_on(self, n: u32) -> bool {{\n        self.info().can_count_on(n)\n    }}\n}}\n"

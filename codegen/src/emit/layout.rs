@@ -337,16 +337,23 @@ fn field_info(reg: &Register, f: &Field) -> String {
         None => {}
     }
     let description = normalize_text(f.shown_description());
-    // Most rows set only these five and are called what they name: a constructor says so.
+    // Most rows set only these five and are called what they name: a constructor says so
+    // (and for a reserved field without a description, one that knows what its access means).
     if set.len() == 5 && *ident == *f.name && !f.is_split() {
-        return format!(
-            "        FieldInfo::row({}, {}, {}, Access::{},\n            {}),\n",
-            lit(&f.name),
-            f.lsb,
-            f.msb,
-            f.access.variant(),
-            lit(&description)
-        );
+        let (name, access) = (lit(&f.name), f.access.variant());
+        return if f.description.is_empty() {
+            format!(
+                "        FieldInfo::reserved({name}, {}, {}, Access::{access}),\n",
+                f.lsb, f.msb
+            )
+        } else {
+            format!(
+                "        FieldInfo::row({name}, {}, {}, Access::{access},\n            {}),\n",
+                f.lsb,
+                f.msb,
+                lit(&description)
+            )
+        };
     }
     let rest = if description.is_empty() {
         " ".to_string()

@@ -36,6 +36,9 @@ pub fn crate_module(spec: &Spec) -> String {
     out
 }
 
+/// The unit of the core PMU's events, as a metric's read names it (`read_core`).
+const CORE: &str = "CORE";
+
 /// A processor's `metrics.rs`, or `None` when it has no metrics.
 pub fn processor_module(p: &Processor) -> Option<String> {
     if p.metrics.is_empty() {
@@ -56,8 +59,12 @@ pub fn processor_module(p: &Processor) -> Option<String> {
     if reads_constants {
         uses.push("Constant");
     }
-    if p.metrics.iter().any(|m| !m.events.is_empty()) {
+    let reads = || p.metrics.iter().flat_map(|m| m.events.iter());
+    if reads().any(|e| e.unit != CORE) {
         uses.push("read");
+    }
+    if reads().any(|e| e.unit == CORE) {
+        uses.push("read_core");
     }
     let topdown = |m: &Metric| m.events.iter().any(|e| e.read != MetricRead::Counted);
     if p.metrics.iter().any(topdown) {
@@ -120,12 +127,17 @@ fn metric_literal(m: &Metric, out: &mut String) {
         out.push_str("        .reads(&[\n");
         for e in &m.events {
             let s = e.settings;
-            let mut read = format!(
-                "read({}, {}, {})",
-                lit(&e.alias),
-                lit(&e.name),
-                lit(&e.unit)
-            );
+            // Most reads are of the core PMU's events: `read_core` names its unit once.
+            let mut read = if e.unit == CORE {
+                format!("read_core({}, {})", lit(&e.alias), lit(&e.name))
+            } else {
+                format!(
+                    "read({}, {}, {})",
+                    lit(&e.alias),
+                    lit(&e.name),
+                    lit(&e.unit)
+                )
+            };
             if s.threshold != 0 {
                 read.push_str(&format!(".cmask({})", s.threshold));
             }

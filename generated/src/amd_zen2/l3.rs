@@ -70,16 +70,13 @@ impl Layout for L3PerfCtlLayout {
     const FIELDS: &'static [FieldInfo] = &[
         FieldInfo { name: "thread_mask", ident: "thread_mask", lsb: 56, msb: 63, access: Access::Rw, count_default: Some(CountDefault::AllOnes),
             description: "Thread mask: bit t counts the events of thread t of the CCX (cores 0-3, two threads each); zero counts none. Linux sets all eight when the user gives none, and so does counting here.", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 52, 55, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 52, 55, Access::Rsv),
         FieldInfo { name: "slice_mask", ident: "slice_mask", lsb: 48, msb: 51, access: Access::Rw, count_default: Some(CountDefault::AllOnes),
             description: "Slice mask: bit s counts the events of L3 slice s; zero counts none. Linux sets all four when the user gives none, and so does counting here.", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 23, 47, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 23, 47, Access::Rsv),
         FieldInfo { name: "en", ident: "en", lsb: 22, msb: 22, access: Access::Rw, role: Some(Role::Enable),
             description: "Enable the counter.", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 16, 21, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 16, 21, Access::Rsv),
         FieldInfo { name: "umask", ident: "umask", lsb: 8, msb: 15, access: Access::Rw, role: Some(Role::Umask),
             description: "Unit mask of the selected event.", ..FieldInfo::EMPTY },
         FieldInfo { name: "ev_sel", ident: "ev_sel", lsb: 0, msb: 7, access: Access::Rw, role: Some(Role::Event),
@@ -176,8 +173,7 @@ impl Layout for L3PerfCtrLayout {
     const INFO: &'static RegisterInfo = &L3_PERF_CTR_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 48, 63, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 48, 63, Access::Rsv),
         FieldInfo { name: "count", ident: "count", lsb: 0, msb: 47, access: Access::RwV, role: Some(Role::Count),
             description: "Event count.", ..FieldInfo::EMPTY },
     ];
@@ -218,7 +214,7 @@ static L3_PERF_CTR_INFO: RegisterInfo = RegisterInfo {
 mod unit_events {
 use super::*;
 #[allow(unused_imports)]
-use crate::core_events::{ev, EventRow};
+use crate::core_events::{event_table, EventRow};
 #[cfg(feature = "metadata")]
 use crate::core_events::{event_info_refs, event_infos};
 
@@ -237,22 +233,6 @@ pub struct Event {
 }
 
 impl Event {
-    /// `l3_request_g1.caching_l3_cache_accesses`.
-    pub const L3_REQUEST_G1_CACHING_L3_CACHE_ACCESSES: Event = Event::row(0);
-    /// `l3_lookup_state.all_l3_req_typs`.
-    pub const L3_LOOKUP_STATE_ALL_L3_REQ_TYPS: Event = Event::row(1);
-    /// `l3_comb_clstr_state.other_l3_miss_typs`.
-    pub const L3_COMB_CLSTR_STATE_OTHER_L3_MISS_TYPS: Event = Event::row(2);
-    /// `l3_comb_clstr_state.request_miss`.
-    pub const L3_COMB_CLSTR_STATE_REQUEST_MISS: Event = Event::row(3);
-    /// `xi_sys_fill_latency`.
-    pub const XI_SYS_FILL_LATENCY: Event = Event::row(4);
-    /// `xi_ccx_sdp_req1.all_l3_miss_req_typs`.
-    pub const XI_CCX_SDP_REQ1_ALL_L3_MISS_REQ_TYPS: Event = Event::row(5);
-    /// `l3_accesses`.
-    pub const L3_ACCESSES: Event = Event::row(6);
-    /// `l3_misses`.
-    pub const L3_MISSES: Event = Event::row(7);
 
     /// Every event of the unit.
     pub const ALL: &'static [Event] = &{
@@ -300,18 +280,21 @@ impl Event {
     }
 }
 
-/// The events, row n for `Event::row(n)`: `ev(name, event select, umask, counters)` (bit n
-/// of counters: counter n may count it) and what else each sets.
-const EVENT_ROWS: &[EventRow] = &[
-    ev("l3_request_g1.caching_l3_cache_accesses", 0x01, 0x80, 0b111111),
-    ev("l3_lookup_state.all_l3_req_typs", 0x04, 0xff, 0b111111),
-    ev("l3_comb_clstr_state.other_l3_miss_typs", 0x06, 0xfe, 0b111111),
-    ev("l3_comb_clstr_state.request_miss", 0x06, 0x01, 0b111111),
-    ev("xi_sys_fill_latency", 0x90, 0x00, 0b111111),
-    ev("xi_ccx_sdp_req1.all_l3_miss_req_typs", 0x9a, 0x3f, 0b111111),
-    ev("l3_accesses", 0x04, 0xff, 0b111111),
-    ev("l3_misses", 0x04, 0x01, 0b111111),
-];
+event_table! {
+    /// The events, row n for `Event::row(n)`: `ev(name, event select, umask)` and what else each
+    /// sets. The counters that may count them (bit n: counter n) and those without
+    /// Hyper-Threading are the table's, the two numbers before the rows, unless a row
+    /// gives its own (`.on(..)`, `.ht_off(..)`).
+    EVENT_ROWS, EventRowNumber, 0, "", 0b111111, 0b0;
+    L3_REQUEST_G1_CACHING_L3_CACHE_ACCESSES = ev("l3_request_g1.caching_l3_cache_accesses", 0x01, 0x80),
+    L3_LOOKUP_STATE_ALL_L3_REQ_TYPS = ev("l3_lookup_state.all_l3_req_typs", 0x04, 0xff),
+    L3_COMB_CLSTR_STATE_OTHER_L3_MISS_TYPS = ev("l3_comb_clstr_state.other_l3_miss_typs", 0x06, 0xfe),
+    L3_COMB_CLSTR_STATE_REQUEST_MISS = ev("l3_comb_clstr_state.request_miss", 0x06, 0x01),
+    XI_SYS_FILL_LATENCY = ev("xi_sys_fill_latency", 0x90, 0x00),
+    XI_CCX_SDP_REQ1_ALL_L3_MISS_REQ_TYPS = ev("xi_ccx_sdp_req1.all_l3_miss_req_typs", 0x9a, 0x3f),
+    L3_ACCESSES = ev("l3_accesses", 0x04, 0xff),
+    L3_MISSES = ev("l3_misses", 0x04, 0x01),
+}
 /// No experimental events.
 const EXPERIMENTAL_ROWS: &[EventRow] = &[];
 /// The rows built.

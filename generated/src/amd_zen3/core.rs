@@ -66,14 +66,12 @@ impl Layout for PerfCtlLayout {
     const INFO: &'static RegisterInfo = &PERF_CTL_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 42, 63, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 42, 63, Access::Rsv),
         FieldInfo::row("host_only", 41, 41, Access::Rw,
             "Host only: count only while the processor runs the host (outside a guest). With guest_only also set, or with neither, both are counted; the two bits take effect only while EFER.SVME is 1."),
         FieldInfo::row("guest_only", 40, 40, Access::Rw,
             "Guest only: count only while the processor runs an SVM guest."),
-        FieldInfo::row("rsv", 36, 39, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 36, 39, Access::Rsv),
         FieldInfo { name: "ev_sel", ident: "ev_sel", lsb: 0, msb: 7, split: &[(35, 32), (7, 0)], access: Access::Rw, role: Some(Role::Event),
             description: "Event select, 12 bits: bits 11:8 of the event number are register bits 35:32, bits 7:0 are register bits 7:0.", ..FieldInfo::EMPTY },
         FieldInfo { name: "cnt_mask", ident: "cnt_mask", lsb: 24, msb: 31, access: Access::Rw, role: Some(Role::Threshold),
@@ -82,12 +80,10 @@ impl Layout for PerfCtlLayout {
             description: "Invert the counter-mask comparison.", ..FieldInfo::EMPTY },
         FieldInfo { name: "en", ident: "en", lsb: 22, msb: 22, access: Access::Rw, role: Some(Role::Enable),
             description: "Enable the counter.", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 21, 21, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 21, 21, Access::Rsv),
         FieldInfo { name: "int", ident: "int", lsb: 20, msb: 20, access: Access::Rw, role: Some(Role::OverflowEnable),
             description: "Raise an interrupt through the local APIC's performance-counter entry when the counter overflows.", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 19, 19, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 19, 19, Access::Rsv),
         FieldInfo { name: "edge", ident: "edge", lsb: 18, msb: 18, access: Access::Rw, role: Some(Role::Edge),
             description: "Edge detect: count transitions of the event condition from false to true rather than every cycle it holds.", ..FieldInfo::EMPTY },
         FieldInfo { name: "os", ident: "os", lsb: 17, msb: 17, access: Access::Rw, role: Some(Role::Kernel),
@@ -233,8 +229,7 @@ impl Layout for PerfCtrLayout {
     const INFO: &'static RegisterInfo = &PERF_CTR_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 48, 63, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 48, 63, Access::Rsv),
         FieldInfo { name: "count", ident: "count", lsb: 0, msb: 47, access: Access::RwV, role: Some(Role::Count),
             description: "Event count.", ..FieldInfo::EMPTY },
     ];
@@ -300,14 +295,12 @@ impl Layout for LegacyPerfCtlLayout {
     const INFO: &'static RegisterInfo = &LEGACY_PERF_CTL_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 42, 63, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 42, 63, Access::Rsv),
         FieldInfo::row("host_only", 41, 41, Access::Rw,
             "Host only: count only while the processor runs the host (outside a guest). With guest_only also set, or with neither, both are counted; the two bits take effect only while EFER.SVME is 1."),
         FieldInfo::row("guest_only", 40, 40, Access::Rw,
             "Guest only: count only while the processor runs an SVM guest."),
-        FieldInfo::row("rsv", 36, 39, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 36, 39, Access::Rsv),
         FieldInfo { name: "ev_sel", ident: "ev_sel", lsb: 0, msb: 7, split: &[(35, 32), (7, 0)], access: Access::Rw,
             description: "Event select, 12 bits: bits 11:8 of the event number are register bits 35:32, bits 7:0 are register bits 7:0.", ..FieldInfo::EMPTY },
         FieldInfo::row("cnt_mask", 24, 31, Access::Rw,
@@ -316,12 +309,10 @@ impl Layout for LegacyPerfCtlLayout {
             "Invert the counter-mask comparison."),
         FieldInfo::row("en", 22, 22, Access::Rw,
             "Enable the counter."),
-        FieldInfo::row("rsv", 21, 21, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 21, 21, Access::Rsv),
         FieldInfo::row("int", 20, 20, Access::Rw,
             "Raise an interrupt through the local APIC's performance-counter entry when the counter overflows."),
-        FieldInfo::row("rsv", 19, 19, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 19, 19, Access::Rsv),
         FieldInfo::row("edge", 18, 18, Access::Rw,
             "Edge detect: count transitions of the event condition from false to true rather than every cycle it holds."),
         FieldInfo::row("os", 17, 17, Access::Rw,
@@ -461,8 +452,7 @@ impl Layout for LegacyPerfCtrLayout {
     const INFO: &'static RegisterInfo = &LEGACY_PERF_CTR_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 48, 63, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 48, 63, Access::Rsv),
         FieldInfo::row("count", 0, 47, Access::RwV,
             "Event count of counter n."),
     ];
@@ -503,7 +493,7 @@ static LEGACY_PERF_CTR_INFO: RegisterInfo = RegisterInfo {
 mod unit_events {
 use super::*;
 #[allow(unused_imports)]
-use crate::core_events::{ev, EventRow};
+use crate::core_events::{event_table, EventRow};
 #[cfg(feature = "metadata")]
 use crate::core_events::{event_info_refs, event_infos};
 
@@ -522,452 +512,6 @@ pub struct Event {
 }
 
 impl Event {
-    /// `bp_l1_btb_correct`.
-    pub const BP_L1_BTB_CORRECT: Event = Event::row(0);
-    /// `bp_l2_btb_correct`.
-    pub const BP_L2_BTB_CORRECT: Event = Event::row(1);
-    /// `bp_dyn_ind_pred`.
-    pub const BP_DYN_IND_PRED: Event = Event::row(2);
-    /// `bp_de_redirect`.
-    pub const BP_DE_REDIRECT: Event = Event::row(3);
-    /// `bp_l1_tlb_fetch_hit`.
-    pub const BP_L1_TLB_FETCH_HIT: Event = Event::row(4);
-    /// `bp_l1_tlb_fetch_hit.if1g`.
-    pub const BP_L1_TLB_FETCH_HIT_IF1G: Event = Event::row(5);
-    /// `bp_l1_tlb_fetch_hit.if2m`.
-    pub const BP_L1_TLB_FETCH_HIT_IF2M: Event = Event::row(6);
-    /// `bp_l1_tlb_fetch_hit.if4k`.
-    pub const BP_L1_TLB_FETCH_HIT_IF4K: Event = Event::row(7);
-    /// `bp_tlb_rel`.
-    pub const BP_TLB_REL: Event = Event::row(8);
-    /// `l2_request_g1.rd_blk_l`.
-    pub const L2_REQUEST_G1_RD_BLK_L: Event = Event::row(9);
-    /// `l2_request_g1.rd_blk_x`.
-    pub const L2_REQUEST_G1_RD_BLK_X: Event = Event::row(10);
-    /// `l2_request_g1.ls_rd_blk_c_s`.
-    pub const L2_REQUEST_G1_LS_RD_BLK_C_S: Event = Event::row(11);
-    /// `l2_request_g1.cacheable_ic_read`.
-    pub const L2_REQUEST_G1_CACHEABLE_IC_READ: Event = Event::row(12);
-    /// `l2_request_g1.change_to_x`.
-    pub const L2_REQUEST_G1_CHANGE_TO_X: Event = Event::row(13);
-    /// `l2_request_g1.prefetch_l2_cmd`.
-    pub const L2_REQUEST_G1_PREFETCH_L2_CMD: Event = Event::row(14);
-    /// `l2_request_g1.l2_hw_pf`.
-    pub const L2_REQUEST_G1_L2_HW_PF: Event = Event::row(15);
-    /// `l2_request_g1.group2`.
-    pub const L2_REQUEST_G1_GROUP2: Event = Event::row(16);
-    /// `l2_request_g1.all_no_prefetch`.
-    pub const L2_REQUEST_G1_ALL_NO_PREFETCH: Event = Event::row(17);
-    /// `l2_request_g2.group1`.
-    pub const L2_REQUEST_G2_GROUP1: Event = Event::row(18);
-    /// `l2_request_g2.ls_rd_sized`.
-    pub const L2_REQUEST_G2_LS_RD_SIZED: Event = Event::row(19);
-    /// `l2_request_g2.ls_rd_sized_nc`.
-    pub const L2_REQUEST_G2_LS_RD_SIZED_NC: Event = Event::row(20);
-    /// `l2_request_g2.ic_rd_sized`.
-    pub const L2_REQUEST_G2_IC_RD_SIZED: Event = Event::row(21);
-    /// `l2_request_g2.ic_rd_sized_nc`.
-    pub const L2_REQUEST_G2_IC_RD_SIZED_NC: Event = Event::row(22);
-    /// `l2_request_g2.smc_inval`.
-    pub const L2_REQUEST_G2_SMC_INVAL: Event = Event::row(23);
-    /// `l2_request_g2.bus_locks_originator`.
-    pub const L2_REQUEST_G2_BUS_LOCKS_ORIGINATOR: Event = Event::row(24);
-    /// `l2_request_g2.bus_locks_responses`.
-    pub const L2_REQUEST_G2_BUS_LOCKS_RESPONSES: Event = Event::row(25);
-    /// `l2_latency.l2_cycles_waiting_on_fills`.
-    pub const L2_LATENCY_L2_CYCLES_WAITING_ON_FILLS: Event = Event::row(26);
-    /// `l2_wcb_req.wcb_write`.
-    pub const L2_WCB_REQ_WCB_WRITE: Event = Event::row(27);
-    /// `l2_wcb_req.wcb_close`.
-    pub const L2_WCB_REQ_WCB_CLOSE: Event = Event::row(28);
-    /// `l2_wcb_req.zero_byte_store`.
-    pub const L2_WCB_REQ_ZERO_BYTE_STORE: Event = Event::row(29);
-    /// `l2_wcb_req.cl_zero`.
-    pub const L2_WCB_REQ_CL_ZERO: Event = Event::row(30);
-    /// `l2_cache_req_stat.ls_rd_blk_cs`.
-    pub const L2_CACHE_REQ_STAT_LS_RD_BLK_CS: Event = Event::row(31);
-    /// `l2_cache_req_stat.ls_rd_blk_l_hit_x`.
-    pub const L2_CACHE_REQ_STAT_LS_RD_BLK_L_HIT_X: Event = Event::row(32);
-    /// `l2_cache_req_stat.ls_rd_blk_l_hit_s`.
-    pub const L2_CACHE_REQ_STAT_LS_RD_BLK_L_HIT_S: Event = Event::row(33);
-    /// `l2_cache_req_stat.ls_rd_blk_x`.
-    pub const L2_CACHE_REQ_STAT_LS_RD_BLK_X: Event = Event::row(34);
-    /// `l2_cache_req_stat.ls_rd_blk_c`.
-    pub const L2_CACHE_REQ_STAT_LS_RD_BLK_C: Event = Event::row(35);
-    /// `l2_cache_req_stat.ic_fill_hit_x`.
-    pub const L2_CACHE_REQ_STAT_IC_FILL_HIT_X: Event = Event::row(36);
-    /// `l2_cache_req_stat.ic_fill_hit_s`.
-    pub const L2_CACHE_REQ_STAT_IC_FILL_HIT_S: Event = Event::row(37);
-    /// `l2_cache_req_stat.ic_fill_miss`.
-    pub const L2_CACHE_REQ_STAT_IC_FILL_MISS: Event = Event::row(38);
-    /// `l2_cache_req_stat.ic_access_in_l2`.
-    pub const L2_CACHE_REQ_STAT_IC_ACCESS_IN_L2: Event = Event::row(39);
-    /// `l2_cache_req_stat.ic_dc_miss_in_l2`.
-    pub const L2_CACHE_REQ_STAT_IC_DC_MISS_IN_L2: Event = Event::row(40);
-    /// `l2_cache_req_stat.ic_dc_hit_in_l2`.
-    pub const L2_CACHE_REQ_STAT_IC_DC_HIT_IN_L2: Event = Event::row(41);
-    /// `l2_fill_pending.l2_fill_busy`.
-    pub const L2_FILL_PENDING_L2_FILL_BUSY: Event = Event::row(42);
-    /// `l2_pf_hit_l2`.
-    pub const L2_PF_HIT_L2: Event = Event::row(43);
-    /// `l2_pf_miss_l2_hit_l3`.
-    pub const L2_PF_MISS_L2_HIT_L3: Event = Event::row(44);
-    /// `l2_pf_miss_l2_l3`.
-    pub const L2_PF_MISS_L2_L3: Event = Event::row(45);
-    /// `ic_fw32`.
-    pub const IC_FW32: Event = Event::row(46);
-    /// `ic_fw32_miss`.
-    pub const IC_FW32_MISS: Event = Event::row(47);
-    /// `ic_cache_fill_l2`.
-    pub const IC_CACHE_FILL_L2: Event = Event::row(48);
-    /// `ic_cache_fill_sys`.
-    pub const IC_CACHE_FILL_SYS: Event = Event::row(49);
-    /// `bp_l1_tlb_miss_l2_tlb_hit`.
-    pub const BP_L1_TLB_MISS_L2_TLB_HIT: Event = Event::row(50);
-    /// `bp_l1_tlb_miss_l2_tlb_miss`.
-    pub const BP_L1_TLB_MISS_L2_TLB_MISS: Event = Event::row(51);
-    /// `bp_l1_tlb_miss_l2_tlb_miss.coalesced_4k`.
-    pub const BP_L1_TLB_MISS_L2_TLB_MISS_COALESCED_4K: Event = Event::row(52);
-    /// `bp_l1_tlb_miss_l2_tlb_miss.if1g`.
-    pub const BP_L1_TLB_MISS_L2_TLB_MISS_IF1G: Event = Event::row(53);
-    /// `bp_l1_tlb_miss_l2_tlb_miss.if2m`.
-    pub const BP_L1_TLB_MISS_L2_TLB_MISS_IF2M: Event = Event::row(54);
-    /// `bp_l1_tlb_miss_l2_tlb_miss.if4k`.
-    pub const BP_L1_TLB_MISS_L2_TLB_MISS_IF4K: Event = Event::row(55);
-    /// `bp_snp_re_sync`.
-    pub const BP_SNP_RE_SYNC: Event = Event::row(56);
-    /// `ic_fetch_stall.ic_stall_any`.
-    pub const IC_FETCH_STALL_IC_STALL_ANY: Event = Event::row(57);
-    /// `ic_fetch_stall.ic_stall_dq_empty`.
-    pub const IC_FETCH_STALL_IC_STALL_DQ_EMPTY: Event = Event::row(58);
-    /// `ic_fetch_stall.ic_stall_back_pressure`.
-    pub const IC_FETCH_STALL_IC_STALL_BACK_PRESSURE: Event = Event::row(59);
-    /// `ic_cache_inval.l2_invalidating_probe`.
-    pub const IC_CACHE_INVAL_L2_INVALIDATING_PROBE: Event = Event::row(60);
-    /// `ic_cache_inval.fill_invalidated`.
-    pub const IC_CACHE_INVAL_FILL_INVALIDATED: Event = Event::row(61);
-    /// `ic_tag_hit_miss.all_instruction_cache_accesses`.
-    pub const IC_TAG_HIT_MISS_ALL_INSTRUCTION_CACHE_ACCESSES: Event = Event::row(62);
-    /// `ic_tag_hit_miss.instruction_cache_miss`.
-    pub const IC_TAG_HIT_MISS_INSTRUCTION_CACHE_MISS: Event = Event::row(63);
-    /// `ic_tag_hit_miss.instruction_cache_hit`.
-    pub const IC_TAG_HIT_MISS_INSTRUCTION_CACHE_HIT: Event = Event::row(64);
-    /// `ic_oc_mode_switch.oc_ic_mode_switch`.
-    pub const IC_OC_MODE_SWITCH_OC_IC_MODE_SWITCH: Event = Event::row(65);
-    /// `ic_oc_mode_switch.ic_oc_mode_switch`.
-    pub const IC_OC_MODE_SWITCH_IC_OC_MODE_SWITCH: Event = Event::row(66);
-    /// `op_cache_hit_miss.all_op_cache_accesses`.
-    pub const OP_CACHE_HIT_MISS_ALL_OP_CACHE_ACCESSES: Event = Event::row(67);
-    /// `op_cache_hit_miss.op_cache_miss`.
-    pub const OP_CACHE_HIT_MISS_OP_CACHE_MISS: Event = Event::row(68);
-    /// `op_cache_hit_miss.op_cache_hit`.
-    pub const OP_CACHE_HIT_MISS_OP_CACHE_HIT: Event = Event::row(69);
-    /// `ex_ret_instr`.
-    pub const EX_RET_INSTR: Event = Event::row(70);
-    /// `ex_ret_ops`.
-    pub const EX_RET_OPS: Event = Event::row(71);
-    /// `ex_ret_brn`.
-    pub const EX_RET_BRN: Event = Event::row(72);
-    /// `ex_ret_brn_misp`.
-    pub const EX_RET_BRN_MISP: Event = Event::row(73);
-    /// `ex_ret_brn_tkn`.
-    pub const EX_RET_BRN_TKN: Event = Event::row(74);
-    /// `ex_ret_brn_tkn_misp`.
-    pub const EX_RET_BRN_TKN_MISP: Event = Event::row(75);
-    /// `ex_ret_brn_far`.
-    pub const EX_RET_BRN_FAR: Event = Event::row(76);
-    /// `ex_ret_brn_resync`.
-    pub const EX_RET_BRN_RESYNC: Event = Event::row(77);
-    /// `ex_ret_near_ret`.
-    pub const EX_RET_NEAR_RET: Event = Event::row(78);
-    /// `ex_ret_near_ret_mispred`.
-    pub const EX_RET_NEAR_RET_MISPRED: Event = Event::row(79);
-    /// `ex_ret_brn_ind_misp`.
-    pub const EX_RET_BRN_IND_MISP: Event = Event::row(80);
-    /// `ex_ret_mmx_fp_instr.sse_instr`.
-    pub const EX_RET_MMX_FP_INSTR_SSE_INSTR: Event = Event::row(81);
-    /// `ex_ret_mmx_fp_instr.mmx_instr`.
-    pub const EX_RET_MMX_FP_INSTR_MMX_INSTR: Event = Event::row(82);
-    /// `ex_ret_mmx_fp_instr.x87_instr`.
-    pub const EX_RET_MMX_FP_INSTR_X87_INSTR: Event = Event::row(83);
-    /// `ex_ret_ind_brch_instr`.
-    pub const EX_RET_IND_BRCH_INSTR: Event = Event::row(84);
-    /// `ex_ret_cond`.
-    pub const EX_RET_COND: Event = Event::row(85);
-    /// `ex_div_busy`.
-    pub const EX_DIV_BUSY: Event = Event::row(86);
-    /// `ex_div_count`.
-    pub const EX_DIV_COUNT: Event = Event::row(87);
-    /// `ex_ret_msprd_brnch_instr_dir_msmtch`.
-    pub const EX_RET_MSPRD_BRNCH_INSTR_DIR_MSMTCH: Event = Event::row(88);
-    /// `ex_tagged_ibs_ops.ibs_count_rollover`.
-    pub const EX_TAGGED_IBS_OPS_IBS_COUNT_ROLLOVER: Event = Event::row(89);
-    /// `ex_tagged_ibs_ops.ibs_tagged_ops_ret`.
-    pub const EX_TAGGED_IBS_OPS_IBS_TAGGED_OPS_RET: Event = Event::row(90);
-    /// `ex_tagged_ibs_ops.ibs_tagged_ops`.
-    pub const EX_TAGGED_IBS_OPS_IBS_TAGGED_OPS: Event = Event::row(91);
-    /// `ex_ret_fused_instr`.
-    pub const EX_RET_FUSED_INSTR: Event = Event::row(92);
-    /// `fpu_pipe_assignment.total`.
-    pub const FPU_PIPE_ASSIGNMENT_TOTAL: Event = Event::row(93);
-    /// `fpu_pipe_assignment.total3`.
-    pub const FPU_PIPE_ASSIGNMENT_TOTAL3: Event = Event::row(94);
-    /// `fpu_pipe_assignment.total2`.
-    pub const FPU_PIPE_ASSIGNMENT_TOTAL2: Event = Event::row(95);
-    /// `fpu_pipe_assignment.total1`.
-    pub const FPU_PIPE_ASSIGNMENT_TOTAL1: Event = Event::row(96);
-    /// `fpu_pipe_assignment.total0`.
-    pub const FPU_PIPE_ASSIGNMENT_TOTAL0: Event = Event::row(97);
-    /// `fp_ret_sse_avx_ops.all`.
-    pub const FP_RET_SSE_AVX_OPS_ALL: Event = Event::row(98);
-    /// `fp_ret_sse_avx_ops.mac_flops`.
-    pub const FP_RET_SSE_AVX_OPS_MAC_FLOPS: Event = Event::row(99);
-    /// `fp_ret_sse_avx_ops.div_flops`.
-    pub const FP_RET_SSE_AVX_OPS_DIV_FLOPS: Event = Event::row(100);
-    /// `fp_ret_sse_avx_ops.mult_flops`.
-    pub const FP_RET_SSE_AVX_OPS_MULT_FLOPS: Event = Event::row(101);
-    /// `fp_ret_sse_avx_ops.add_sub_flops`.
-    pub const FP_RET_SSE_AVX_OPS_ADD_SUB_FLOPS: Event = Event::row(102);
-    /// `fp_num_mov_elim_scal_op.optimized`.
-    pub const FP_NUM_MOV_ELIM_SCAL_OP_OPTIMIZED: Event = Event::row(103);
-    /// `fp_num_mov_elim_scal_op.opt_potential`.
-    pub const FP_NUM_MOV_ELIM_SCAL_OP_OPT_POTENTIAL: Event = Event::row(104);
-    /// `fp_num_mov_elim_scal_op.sse_mov_ops_elim`.
-    pub const FP_NUM_MOV_ELIM_SCAL_OP_SSE_MOV_OPS_ELIM: Event = Event::row(105);
-    /// `fp_num_mov_elim_scal_op.sse_mov_ops`.
-    pub const FP_NUM_MOV_ELIM_SCAL_OP_SSE_MOV_OPS: Event = Event::row(106);
-    /// `fp_retired_ser_ops.sse_bot_ret`.
-    pub const FP_RETIRED_SER_OPS_SSE_BOT_RET: Event = Event::row(107);
-    /// `fp_retired_ser_ops.sse_ctrl_ret`.
-    pub const FP_RETIRED_SER_OPS_SSE_CTRL_RET: Event = Event::row(108);
-    /// `fp_retired_ser_ops.x87_bot_ret`.
-    pub const FP_RETIRED_SER_OPS_X87_BOT_RET: Event = Event::row(109);
-    /// `fp_retired_ser_ops.x87_ctrl_ret`.
-    pub const FP_RETIRED_SER_OPS_X87_CTRL_RET: Event = Event::row(110);
-    /// `fp_disp_faults.ymm_spill_fault`.
-    pub const FP_DISP_FAULTS_YMM_SPILL_FAULT: Event = Event::row(111);
-    /// `fp_disp_faults.ymm_fill_fault`.
-    pub const FP_DISP_FAULTS_YMM_FILL_FAULT: Event = Event::row(112);
-    /// `fp_disp_faults.xmm_fill_fault`.
-    pub const FP_DISP_FAULTS_XMM_FILL_FAULT: Event = Event::row(113);
-    /// `fp_disp_faults.x87_fill_fault`.
-    pub const FP_DISP_FAULTS_X87_FILL_FAULT: Event = Event::row(114);
-    /// `ls_bad_status2.stli_other`.
-    pub const LS_BAD_STATUS2_STLI_OTHER: Event = Event::row(115);
-    /// `ls_locks.spec_lock_hi_spec`.
-    pub const LS_LOCKS_SPEC_LOCK_HI_SPEC: Event = Event::row(116);
-    /// `ls_locks.spec_lock_lo_spec`.
-    pub const LS_LOCKS_SPEC_LOCK_LO_SPEC: Event = Event::row(117);
-    /// `ls_locks.non_spec_lock`.
-    pub const LS_LOCKS_NON_SPEC_LOCK: Event = Event::row(118);
-    /// `ls_locks.bus_lock`.
-    pub const LS_LOCKS_BUS_LOCK: Event = Event::row(119);
-    /// `ls_ret_cl_flush`.
-    pub const LS_RET_CL_FLUSH: Event = Event::row(120);
-    /// `ls_ret_cpuid`.
-    pub const LS_RET_CPUID: Event = Event::row(121);
-    /// `ls_dispatch.ld_st_dispatch`.
-    pub const LS_DISPATCH_LD_ST_DISPATCH: Event = Event::row(122);
-    /// `ls_dispatch.store_dispatch`.
-    pub const LS_DISPATCH_STORE_DISPATCH: Event = Event::row(123);
-    /// `ls_dispatch.ld_dispatch`.
-    pub const LS_DISPATCH_LD_DISPATCH: Event = Event::row(124);
-    /// `ls_smi_rx`.
-    pub const LS_SMI_RX: Event = Event::row(125);
-    /// `ls_int_taken`.
-    pub const LS_INT_TAKEN: Event = Event::row(126);
-    /// `ls_rdtsc`.
-    pub const LS_RDTSC: Event = Event::row(127);
-    /// `ls_stlf`.
-    pub const LS_STLF: Event = Event::row(128);
-    /// `ls_st_commit_cancel2.st_commit_cancel_wcb_full`.
-    pub const LS_ST_COMMIT_CANCEL2_ST_COMMIT_CANCEL_WCB_FULL: Event = Event::row(129);
-    /// `ls_dc_accesses`.
-    pub const LS_DC_ACCESSES: Event = Event::row(130);
-    /// `ls_mab_alloc.all_allocations`.
-    pub const LS_MAB_ALLOC_ALL_ALLOCATIONS: Event = Event::row(131);
-    /// `ls_mab_alloc.hardware_prefetcher_allocations`.
-    pub const LS_MAB_ALLOC_HARDWARE_PREFETCHER_ALLOCATIONS: Event = Event::row(132);
-    /// `ls_mab_alloc.load_store_allocations`.
-    pub const LS_MAB_ALLOC_LOAD_STORE_ALLOCATIONS: Event = Event::row(133);
-    /// `ls_mab_alloc.dc_prefetcher`.
-    pub const LS_MAB_ALLOC_DC_PREFETCHER: Event = Event::row(134);
-    /// `ls_mab_alloc.stores`.
-    pub const LS_MAB_ALLOC_STORES: Event = Event::row(135);
-    /// `ls_mab_alloc.loads`.
-    pub const LS_MAB_ALLOC_LOADS: Event = Event::row(136);
-    /// `ls_dmnd_fills_from_sys.mem_io_remote`.
-    pub const LS_DMND_FILLS_FROM_SYS_MEM_IO_REMOTE: Event = Event::row(137);
-    /// `ls_dmnd_fills_from_sys.ext_cache_remote`.
-    pub const LS_DMND_FILLS_FROM_SYS_EXT_CACHE_REMOTE: Event = Event::row(138);
-    /// `ls_dmnd_fills_from_sys.mem_io_local`.
-    pub const LS_DMND_FILLS_FROM_SYS_MEM_IO_LOCAL: Event = Event::row(139);
-    /// `ls_dmnd_fills_from_sys.ext_cache_local`.
-    pub const LS_DMND_FILLS_FROM_SYS_EXT_CACHE_LOCAL: Event = Event::row(140);
-    /// `ls_dmnd_fills_from_sys.int_cache`.
-    pub const LS_DMND_FILLS_FROM_SYS_INT_CACHE: Event = Event::row(141);
-    /// `ls_dmnd_fills_from_sys.lcl_l2`.
-    pub const LS_DMND_FILLS_FROM_SYS_LCL_L2: Event = Event::row(142);
-    /// `ls_any_fills_from_sys.mem_io_remote`.
-    pub const LS_ANY_FILLS_FROM_SYS_MEM_IO_REMOTE: Event = Event::row(143);
-    /// `ls_any_fills_from_sys.ext_cache_remote`.
-    pub const LS_ANY_FILLS_FROM_SYS_EXT_CACHE_REMOTE: Event = Event::row(144);
-    /// `ls_any_fills_from_sys.mem_io_local`.
-    pub const LS_ANY_FILLS_FROM_SYS_MEM_IO_LOCAL: Event = Event::row(145);
-    /// `ls_any_fills_from_sys.ext_cache_local`.
-    pub const LS_ANY_FILLS_FROM_SYS_EXT_CACHE_LOCAL: Event = Event::row(146);
-    /// `ls_any_fills_from_sys.int_cache`.
-    pub const LS_ANY_FILLS_FROM_SYS_INT_CACHE: Event = Event::row(147);
-    /// `ls_any_fills_from_sys.lcl_l2`.
-    pub const LS_ANY_FILLS_FROM_SYS_LCL_L2: Event = Event::row(148);
-    /// `ls_l1_d_tlb_miss.all`.
-    pub const LS_L1_D_TLB_MISS_ALL: Event = Event::row(149);
-    /// `ls_l1_d_tlb_miss.tlb_reload_1g_l2_miss`.
-    pub const LS_L1_D_TLB_MISS_TLB_RELOAD_1G_L2_MISS: Event = Event::row(150);
-    /// `ls_l1_d_tlb_miss.tlb_reload_2m_l2_miss`.
-    pub const LS_L1_D_TLB_MISS_TLB_RELOAD_2M_L2_MISS: Event = Event::row(151);
-    /// `ls_l1_d_tlb_miss.tlb_reload_coalesced_page_miss`.
-    pub const LS_L1_D_TLB_MISS_TLB_RELOAD_COALESCED_PAGE_MISS: Event = Event::row(152);
-    /// `ls_l1_d_tlb_miss.tlb_reload_4k_l2_miss`.
-    pub const LS_L1_D_TLB_MISS_TLB_RELOAD_4K_L2_MISS: Event = Event::row(153);
-    /// `ls_l1_d_tlb_miss.tlb_reload_1g_l2_hit`.
-    pub const LS_L1_D_TLB_MISS_TLB_RELOAD_1G_L2_HIT: Event = Event::row(154);
-    /// `ls_l1_d_tlb_miss.tlb_reload_2m_l2_hit`.
-    pub const LS_L1_D_TLB_MISS_TLB_RELOAD_2M_L2_HIT: Event = Event::row(155);
-    /// `ls_l1_d_tlb_miss.tlb_reload_coalesced_page_hit`.
-    pub const LS_L1_D_TLB_MISS_TLB_RELOAD_COALESCED_PAGE_HIT: Event = Event::row(156);
-    /// `ls_l1_d_tlb_miss.tlb_reload_4k_l2_hit`.
-    pub const LS_L1_D_TLB_MISS_TLB_RELOAD_4K_L2_HIT: Event = Event::row(157);
-    /// `ls_tablewalker.iside`.
-    pub const LS_TABLEWALKER_ISIDE: Event = Event::row(158);
-    /// `ls_tablewalker.ic_type1`.
-    pub const LS_TABLEWALKER_IC_TYPE1: Event = Event::row(159);
-    /// `ls_tablewalker.ic_type0`.
-    pub const LS_TABLEWALKER_IC_TYPE0: Event = Event::row(160);
-    /// `ls_tablewalker.dside`.
-    pub const LS_TABLEWALKER_DSIDE: Event = Event::row(161);
-    /// `ls_tablewalker.dc_type1`.
-    pub const LS_TABLEWALKER_DC_TYPE1: Event = Event::row(162);
-    /// `ls_tablewalker.dc_type0`.
-    pub const LS_TABLEWALKER_DC_TYPE0: Event = Event::row(163);
-    /// `ls_misal_loads.ma4k`.
-    pub const LS_MISAL_LOADS_MA4K: Event = Event::row(164);
-    /// `ls_misal_loads.ma64`.
-    pub const LS_MISAL_LOADS_MA64: Event = Event::row(165);
-    /// `ls_pref_instr_disp`.
-    pub const LS_PREF_INSTR_DISP: Event = Event::row(166);
-    /// `ls_pref_instr_disp.prefetch_nta`.
-    pub const LS_PREF_INSTR_DISP_PREFETCH_NTA: Event = Event::row(167);
-    /// `ls_pref_instr_disp.prefetch_w`.
-    pub const LS_PREF_INSTR_DISP_PREFETCH_W: Event = Event::row(168);
-    /// `ls_pref_instr_disp.prefetch`.
-    pub const LS_PREF_INSTR_DISP_PREFETCH: Event = Event::row(169);
-    /// `ls_inef_sw_pref.mab_mch_cnt`.
-    pub const LS_INEF_SW_PREF_MAB_MCH_CNT: Event = Event::row(170);
-    /// `ls_inef_sw_pref.data_pipe_sw_pf_dc_hit`.
-    pub const LS_INEF_SW_PREF_DATA_PIPE_SW_PF_DC_HIT: Event = Event::row(171);
-    /// `ls_sw_pf_dc_fills.mem_io_remote`.
-    pub const LS_SW_PF_DC_FILLS_MEM_IO_REMOTE: Event = Event::row(172);
-    /// `ls_sw_pf_dc_fills.ext_cache_remote`.
-    pub const LS_SW_PF_DC_FILLS_EXT_CACHE_REMOTE: Event = Event::row(173);
-    /// `ls_sw_pf_dc_fills.mem_io_local`.
-    pub const LS_SW_PF_DC_FILLS_MEM_IO_LOCAL: Event = Event::row(174);
-    /// `ls_sw_pf_dc_fills.ext_cache_local`.
-    pub const LS_SW_PF_DC_FILLS_EXT_CACHE_LOCAL: Event = Event::row(175);
-    /// `ls_sw_pf_dc_fills.int_cache`.
-    pub const LS_SW_PF_DC_FILLS_INT_CACHE: Event = Event::row(176);
-    /// `ls_sw_pf_dc_fills.lcl_l2`.
-    pub const LS_SW_PF_DC_FILLS_LCL_L2: Event = Event::row(177);
-    /// `ls_hw_pf_dc_fills.mem_io_remote`.
-    pub const LS_HW_PF_DC_FILLS_MEM_IO_REMOTE: Event = Event::row(178);
-    /// `ls_hw_pf_dc_fills.ext_cache_remote`.
-    pub const LS_HW_PF_DC_FILLS_EXT_CACHE_REMOTE: Event = Event::row(179);
-    /// `ls_hw_pf_dc_fills.mem_io_local`.
-    pub const LS_HW_PF_DC_FILLS_MEM_IO_LOCAL: Event = Event::row(180);
-    /// `ls_hw_pf_dc_fills.ext_cache_local`.
-    pub const LS_HW_PF_DC_FILLS_EXT_CACHE_LOCAL: Event = Event::row(181);
-    /// `ls_hw_pf_dc_fills.int_cache`.
-    pub const LS_HW_PF_DC_FILLS_INT_CACHE: Event = Event::row(182);
-    /// `ls_hw_pf_dc_fills.lcl_l2`.
-    pub const LS_HW_PF_DC_FILLS_LCL_L2: Event = Event::row(183);
-    /// `ls_alloc_mab_count`.
-    pub const LS_ALLOC_MAB_COUNT: Event = Event::row(184);
-    /// `ls_not_halted_cyc`.
-    pub const LS_NOT_HALTED_CYC: Event = Event::row(185);
-    /// `ls_tlb_flush.all_tlb_flushes`.
-    pub const LS_TLB_FLUSH_ALL_TLB_FLUSHES: Event = Event::row(186);
-    /// `de_dis_uop_queue_empty_di0`.
-    pub const DE_DIS_UOP_QUEUE_EMPTY_DI0: Event = Event::row(187);
-    /// `de_dis_cops_from_decoder.disp_op_type.any_integer_dispatch`.
-    pub const DE_DIS_COPS_FROM_DECODER_DISP_OP_TYPE_ANY_INTEGER_DISPATCH: Event = Event::row(188);
-    /// `de_dis_cops_from_decoder.disp_op_type.any_fp_dispatch`.
-    pub const DE_DIS_COPS_FROM_DECODER_DISP_OP_TYPE_ANY_FP_DISPATCH: Event = Event::row(189);
-    /// `de_dis_dispatch_token_stalls1.fp_flush_recovery_stall`.
-    pub const DE_DIS_DISPATCH_TOKEN_STALLS1_FP_FLUSH_RECOVERY_STALL: Event = Event::row(190);
-    /// `de_dis_dispatch_token_stalls1.fp_sch_rsrc_stall`.
-    pub const DE_DIS_DISPATCH_TOKEN_STALLS1_FP_SCH_RSRC_STALL: Event = Event::row(191);
-    /// `de_dis_dispatch_token_stalls1.fp_reg_file_rsrc_stall`.
-    pub const DE_DIS_DISPATCH_TOKEN_STALLS1_FP_REG_FILE_RSRC_STALL: Event = Event::row(192);
-    /// `de_dis_dispatch_token_stalls1.taken_brnch_buffer_rsrc`.
-    pub const DE_DIS_DISPATCH_TOKEN_STALLS1_TAKEN_BRNCH_BUFFER_RSRC: Event = Event::row(193);
-    /// `de_dis_dispatch_token_stalls1.int_sched_misc_token_stall`.
-    pub const DE_DIS_DISPATCH_TOKEN_STALLS1_INT_SCHED_MISC_TOKEN_STALL: Event = Event::row(194);
-    /// `de_dis_dispatch_token_stalls1.store_queue_rsrc_stall`.
-    pub const DE_DIS_DISPATCH_TOKEN_STALLS1_STORE_QUEUE_RSRC_STALL: Event = Event::row(195);
-    /// `de_dis_dispatch_token_stalls1.load_queue_rsrc_stall`.
-    pub const DE_DIS_DISPATCH_TOKEN_STALLS1_LOAD_QUEUE_RSRC_STALL: Event = Event::row(196);
-    /// `de_dis_dispatch_token_stalls1.int_phy_reg_file_rsrc_stall`.
-    pub const DE_DIS_DISPATCH_TOKEN_STALLS1_INT_PHY_REG_FILE_RSRC_STALL: Event = Event::row(197);
-    /// `de_dis_dispatch_token_stalls2.retire_token_stall`.
-    pub const DE_DIS_DISPATCH_TOKEN_STALLS2_RETIRE_TOKEN_STALL: Event = Event::row(198);
-    /// `de_dis_dispatch_token_stalls2.agsq_token_stall`.
-    pub const DE_DIS_DISPATCH_TOKEN_STALLS2_AGSQ_TOKEN_STALL: Event = Event::row(199);
-    /// `de_dis_dispatch_token_stalls2.int_sch3_token_stall`.
-    pub const DE_DIS_DISPATCH_TOKEN_STALLS2_INT_SCH3_TOKEN_STALL: Event = Event::row(200);
-    /// `de_dis_dispatch_token_stalls2.int_sch2_token_stall`.
-    pub const DE_DIS_DISPATCH_TOKEN_STALLS2_INT_SCH2_TOKEN_STALL: Event = Event::row(201);
-    /// `de_dis_dispatch_token_stalls2.int_sch1_token_stall`.
-    pub const DE_DIS_DISPATCH_TOKEN_STALLS2_INT_SCH1_TOKEN_STALL: Event = Event::row(202);
-    /// `de_dis_dispatch_token_stalls2.int_sch0_token_stall`.
-    pub const DE_DIS_DISPATCH_TOKEN_STALLS2_INT_SCH0_TOKEN_STALL: Event = Event::row(203);
-    /// `all_data_cache_accesses`.
-    pub const ALL_DATA_CACHE_ACCESSES: Event = Event::row(204);
-    /// `l2_cache_accesses_from_ic_misses`.
-    pub const L2_CACHE_ACCESSES_FROM_IC_MISSES: Event = Event::row(205);
-    /// `l2_cache_accesses_from_dc_misses`.
-    pub const L2_CACHE_ACCESSES_FROM_DC_MISSES: Event = Event::row(206);
-    /// `l2_cache_misses_from_ic_miss`.
-    pub const L2_CACHE_MISSES_FROM_IC_MISS: Event = Event::row(207);
-    /// `l2_cache_misses_from_dc_misses`.
-    pub const L2_CACHE_MISSES_FROM_DC_MISSES: Event = Event::row(208);
-    /// `l2_cache_hits_from_ic_misses`.
-    pub const L2_CACHE_HITS_FROM_IC_MISSES: Event = Event::row(209);
-    /// `l2_cache_hits_from_dc_misses`.
-    pub const L2_CACHE_HITS_FROM_DC_MISSES: Event = Event::row(210);
-    /// `l2_cache_hits_from_l2_hwpf`.
-    pub const L2_CACHE_HITS_FROM_L2_HWPF: Event = Event::row(211);
-    /// `l1_data_cache_fills_from_memory`.
-    pub const L1_DATA_CACHE_FILLS_FROM_MEMORY: Event = Event::row(212);
-    /// `l1_data_cache_fills_from_remote_node`.
-    pub const L1_DATA_CACHE_FILLS_FROM_REMOTE_NODE: Event = Event::row(213);
-    /// `l1_data_cache_fills_from_within_same_ccx`.
-    pub const L1_DATA_CACHE_FILLS_FROM_WITHIN_SAME_CCX: Event = Event::row(214);
-    /// `l1_data_cache_fills_from_external_ccx_cache`.
-    pub const L1_DATA_CACHE_FILLS_FROM_EXTERNAL_CCX_CACHE: Event = Event::row(215);
-    /// `l1_data_cache_fills_all`.
-    pub const L1_DATA_CACHE_FILLS_ALL: Event = Event::row(216);
-    /// `l2_itlb_misses`.
-    pub const L2_ITLB_MISSES: Event = Event::row(217);
-    /// `l1_dtlb_misses`.
-    pub const L1_DTLB_MISSES: Event = Event::row(218);
-    /// `l2_dtlb_misses`.
-    pub const L2_DTLB_MISSES: Event = Event::row(219);
-    /// `all_tlbs_flushed`.
-    pub const ALL_TLBS_FLUSHED: Event = Event::row(220);
-    /// `sse_avx_stalls`.
-    pub const SSE_AVX_STALLS: Event = Event::row(221);
-    /// `macro_ops_retired`.
-    pub const MACRO_OPS_RETIRED: Event = Event::row(222);
 
     /// Every event of the unit.
     pub const ALL: &'static [Event] = &{
@@ -1015,233 +559,236 @@ impl Event {
     }
 }
 
-/// The events, row n for `Event::row(n)`: `ev(name, event select, umask, counters)` (bit n
-/// of counters: counter n may count it) and what else each sets.
-const EVENT_ROWS: &[EventRow] = &[
-    ev("bp_l1_btb_correct", 0x8a, 0x00, 0b111111),
-    ev("bp_l2_btb_correct", 0x8b, 0x00, 0b111111),
-    ev("bp_dyn_ind_pred", 0x8e, 0x00, 0b111111),
-    ev("bp_de_redirect", 0x91, 0x00, 0b111111),
-    ev("bp_l1_tlb_fetch_hit", 0x94, 0xff, 0b111111),
-    ev("bp_l1_tlb_fetch_hit.if1g", 0x94, 0x04, 0b111111),
-    ev("bp_l1_tlb_fetch_hit.if2m", 0x94, 0x02, 0b111111),
-    ev("bp_l1_tlb_fetch_hit.if4k", 0x94, 0x01, 0b111111),
-    ev("bp_tlb_rel", 0x99, 0x00, 0b111111),
-    ev("l2_request_g1.rd_blk_l", 0x60, 0x80, 0b111111),
-    ev("l2_request_g1.rd_blk_x", 0x60, 0x40, 0b111111),
-    ev("l2_request_g1.ls_rd_blk_c_s", 0x60, 0x20, 0b111111),
-    ev("l2_request_g1.cacheable_ic_read", 0x60, 0x10, 0b111111),
-    ev("l2_request_g1.change_to_x", 0x60, 0x08, 0b111111),
-    ev("l2_request_g1.prefetch_l2_cmd", 0x60, 0x04, 0b111111),
-    ev("l2_request_g1.l2_hw_pf", 0x60, 0x02, 0b111111),
-    ev("l2_request_g1.group2", 0x60, 0x01, 0b111111),
-    ev("l2_request_g1.all_no_prefetch", 0x60, 0xf9, 0b111111),
-    ev("l2_request_g2.group1", 0x61, 0x80, 0b111111),
-    ev("l2_request_g2.ls_rd_sized", 0x61, 0x40, 0b111111),
-    ev("l2_request_g2.ls_rd_sized_nc", 0x61, 0x20, 0b111111),
-    ev("l2_request_g2.ic_rd_sized", 0x61, 0x10, 0b111111),
-    ev("l2_request_g2.ic_rd_sized_nc", 0x61, 0x08, 0b111111),
-    ev("l2_request_g2.smc_inval", 0x61, 0x04, 0b111111),
-    ev("l2_request_g2.bus_locks_originator", 0x61, 0x02, 0b111111),
-    ev("l2_request_g2.bus_locks_responses", 0x61, 0x01, 0b111111),
-    ev("l2_latency.l2_cycles_waiting_on_fills", 0x62, 0x01, 0b111111),
-    ev("l2_wcb_req.wcb_write", 0x63, 0x40, 0b111111),
-    ev("l2_wcb_req.wcb_close", 0x63, 0x20, 0b111111),
-    ev("l2_wcb_req.zero_byte_store", 0x63, 0x04, 0b111111),
-    ev("l2_wcb_req.cl_zero", 0x63, 0x01, 0b111111),
-    ev("l2_cache_req_stat.ls_rd_blk_cs", 0x64, 0x80, 0b111111),
-    ev("l2_cache_req_stat.ls_rd_blk_l_hit_x", 0x64, 0x40, 0b111111),
-    ev("l2_cache_req_stat.ls_rd_blk_l_hit_s", 0x64, 0x20, 0b111111),
-    ev("l2_cache_req_stat.ls_rd_blk_x", 0x64, 0x10, 0b111111),
-    ev("l2_cache_req_stat.ls_rd_blk_c", 0x64, 0x08, 0b111111),
-    ev("l2_cache_req_stat.ic_fill_hit_x", 0x64, 0x04, 0b111111),
-    ev("l2_cache_req_stat.ic_fill_hit_s", 0x64, 0x02, 0b111111),
-    ev("l2_cache_req_stat.ic_fill_miss", 0x64, 0x01, 0b111111),
-    ev("l2_cache_req_stat.ic_access_in_l2", 0x64, 0x07, 0b111111),
-    ev("l2_cache_req_stat.ic_dc_miss_in_l2", 0x64, 0x09, 0b111111),
-    ev("l2_cache_req_stat.ic_dc_hit_in_l2", 0x64, 0xf6, 0b111111),
-    ev("l2_fill_pending.l2_fill_busy", 0x6d, 0x01, 0b111111),
-    ev("l2_pf_hit_l2", 0x70, 0xff, 0b111111),
-    ev("l2_pf_miss_l2_hit_l3", 0x71, 0xff, 0b111111),
-    ev("l2_pf_miss_l2_l3", 0x72, 0xff, 0b111111),
-    ev("ic_fw32", 0x80, 0x00, 0b111111),
-    ev("ic_fw32_miss", 0x81, 0x00, 0b111111),
-    ev("ic_cache_fill_l2", 0x82, 0x00, 0b111111),
-    ev("ic_cache_fill_sys", 0x83, 0x00, 0b111111),
-    ev("bp_l1_tlb_miss_l2_tlb_hit", 0x84, 0x00, 0b111111),
-    ev("bp_l1_tlb_miss_l2_tlb_miss", 0x85, 0xff, 0b111111),
-    ev("bp_l1_tlb_miss_l2_tlb_miss.coalesced_4k", 0x85, 0x08, 0b111111),
-    ev("bp_l1_tlb_miss_l2_tlb_miss.if1g", 0x85, 0x04, 0b111111),
-    ev("bp_l1_tlb_miss_l2_tlb_miss.if2m", 0x85, 0x02, 0b111111),
-    ev("bp_l1_tlb_miss_l2_tlb_miss.if4k", 0x85, 0x01, 0b111111),
-    ev("bp_snp_re_sync", 0x86, 0x00, 0b111111),
-    ev("ic_fetch_stall.ic_stall_any", 0x87, 0x04, 0b111111),
-    ev("ic_fetch_stall.ic_stall_dq_empty", 0x87, 0x02, 0b111111),
-    ev("ic_fetch_stall.ic_stall_back_pressure", 0x87, 0x01, 0b111111),
-    ev("ic_cache_inval.l2_invalidating_probe", 0x8c, 0x02, 0b111111),
-    ev("ic_cache_inval.fill_invalidated", 0x8c, 0x01, 0b111111),
-    ev("ic_tag_hit_miss.all_instruction_cache_accesses", 0x18e, 0x1f, 0b111111),
-    ev("ic_tag_hit_miss.instruction_cache_miss", 0x18e, 0x18, 0b111111),
-    ev("ic_tag_hit_miss.instruction_cache_hit", 0x18e, 0x07, 0b111111),
-    ev("ic_oc_mode_switch.oc_ic_mode_switch", 0x28a, 0x02, 0b111111),
-    ev("ic_oc_mode_switch.ic_oc_mode_switch", 0x28a, 0x01, 0b111111),
-    ev("op_cache_hit_miss.all_op_cache_accesses", 0x28f, 0x07, 0b111111),
-    ev("op_cache_hit_miss.op_cache_miss", 0x28f, 0x04, 0b111111),
-    ev("op_cache_hit_miss.op_cache_hit", 0x28f, 0x03, 0b111111),
-    ev("ex_ret_instr", 0xc0, 0x00, 0b111111),
-    ev("ex_ret_ops", 0xc1, 0x00, 0b111111),
-    ev("ex_ret_brn", 0xc2, 0x00, 0b111111),
-    ev("ex_ret_brn_misp", 0xc3, 0x00, 0b111111),
-    ev("ex_ret_brn_tkn", 0xc4, 0x00, 0b111111),
-    ev("ex_ret_brn_tkn_misp", 0xc5, 0x00, 0b111111),
-    ev("ex_ret_brn_far", 0xc6, 0x00, 0b111111),
-    ev("ex_ret_brn_resync", 0xc7, 0x00, 0b111111),
-    ev("ex_ret_near_ret", 0xc8, 0x00, 0b111111),
-    ev("ex_ret_near_ret_mispred", 0xc9, 0x00, 0b111111),
-    ev("ex_ret_brn_ind_misp", 0xca, 0x00, 0b111111),
-    ev("ex_ret_mmx_fp_instr.sse_instr", 0xcb, 0x04, 0b111111),
-    ev("ex_ret_mmx_fp_instr.mmx_instr", 0xcb, 0x02, 0b111111),
-    ev("ex_ret_mmx_fp_instr.x87_instr", 0xcb, 0x01, 0b111111),
-    ev("ex_ret_ind_brch_instr", 0xcc, 0x00, 0b111111),
-    ev("ex_ret_cond", 0xd1, 0x00, 0b111111),
-    ev("ex_div_busy", 0xd3, 0x00, 0b111111),
-    ev("ex_div_count", 0xd4, 0x00, 0b111111),
-    ev("ex_ret_msprd_brnch_instr_dir_msmtch", 0x1c7, 0x00, 0b111111),
-    ev("ex_tagged_ibs_ops.ibs_count_rollover", 0x1cf, 0x04, 0b111111),
-    ev("ex_tagged_ibs_ops.ibs_tagged_ops_ret", 0x1cf, 0x02, 0b111111),
-    ev("ex_tagged_ibs_ops.ibs_tagged_ops", 0x1cf, 0x01, 0b111111),
-    ev("ex_ret_fused_instr", 0x1d0, 0x00, 0b111111),
-    ev("fpu_pipe_assignment.total", 0x00, 0x0f, 0b111111),
-    ev("fpu_pipe_assignment.total3", 0x00, 0x08, 0b111111),
-    ev("fpu_pipe_assignment.total2", 0x00, 0x04, 0b111111),
-    ev("fpu_pipe_assignment.total1", 0x00, 0x02, 0b111111),
-    ev("fpu_pipe_assignment.total0", 0x00, 0x01, 0b111111),
-    ev("fp_ret_sse_avx_ops.all", 0x03, 0xff, 0b111111),
-    ev("fp_ret_sse_avx_ops.mac_flops", 0x03, 0x08, 0b111111),
-    ev("fp_ret_sse_avx_ops.div_flops", 0x03, 0x04, 0b111111),
-    ev("fp_ret_sse_avx_ops.mult_flops", 0x03, 0x02, 0b111111),
-    ev("fp_ret_sse_avx_ops.add_sub_flops", 0x03, 0x01, 0b111111),
-    ev("fp_num_mov_elim_scal_op.optimized", 0x04, 0x08, 0b111111),
-    ev("fp_num_mov_elim_scal_op.opt_potential", 0x04, 0x04, 0b111111),
-    ev("fp_num_mov_elim_scal_op.sse_mov_ops_elim", 0x04, 0x02, 0b111111),
-    ev("fp_num_mov_elim_scal_op.sse_mov_ops", 0x04, 0x01, 0b111111),
-    ev("fp_retired_ser_ops.sse_bot_ret", 0x05, 0x08, 0b111111),
-    ev("fp_retired_ser_ops.sse_ctrl_ret", 0x05, 0x04, 0b111111),
-    ev("fp_retired_ser_ops.x87_bot_ret", 0x05, 0x02, 0b111111),
-    ev("fp_retired_ser_ops.x87_ctrl_ret", 0x05, 0x01, 0b111111),
-    ev("fp_disp_faults.ymm_spill_fault", 0x0e, 0x08, 0b111111),
-    ev("fp_disp_faults.ymm_fill_fault", 0x0e, 0x04, 0b111111),
-    ev("fp_disp_faults.xmm_fill_fault", 0x0e, 0x02, 0b111111),
-    ev("fp_disp_faults.x87_fill_fault", 0x0e, 0x01, 0b111111),
-    ev("ls_bad_status2.stli_other", 0x24, 0x02, 0b111111),
-    ev("ls_locks.spec_lock_hi_spec", 0x25, 0x08, 0b111111),
-    ev("ls_locks.spec_lock_lo_spec", 0x25, 0x04, 0b111111),
-    ev("ls_locks.non_spec_lock", 0x25, 0x02, 0b111111),
-    ev("ls_locks.bus_lock", 0x25, 0x01, 0b111111),
-    ev("ls_ret_cl_flush", 0x26, 0x00, 0b111111),
-    ev("ls_ret_cpuid", 0x27, 0x00, 0b111111),
-    ev("ls_dispatch.ld_st_dispatch", 0x29, 0x04, 0b111111),
-    ev("ls_dispatch.store_dispatch", 0x29, 0x02, 0b111111),
-    ev("ls_dispatch.ld_dispatch", 0x29, 0x01, 0b111111),
-    ev("ls_smi_rx", 0x2b, 0x00, 0b111111),
-    ev("ls_int_taken", 0x2c, 0x00, 0b111111),
-    ev("ls_rdtsc", 0x2d, 0x00, 0b111111),
-    ev("ls_stlf", 0x35, 0x00, 0b111111),
-    ev("ls_st_commit_cancel2.st_commit_cancel_wcb_full", 0x37, 0x01, 0b111111),
-    ev("ls_dc_accesses", 0x40, 0x00, 0b111111),
-    ev("ls_mab_alloc.all_allocations", 0x41, 0x7f, 0b111111),
-    ev("ls_mab_alloc.hardware_prefetcher_allocations", 0x41, 0x40, 0b111111),
-    ev("ls_mab_alloc.load_store_allocations", 0x41, 0x3f, 0b111111),
-    ev("ls_mab_alloc.dc_prefetcher", 0x41, 0x08, 0b111111),
-    ev("ls_mab_alloc.stores", 0x41, 0x02, 0b111111),
-    ev("ls_mab_alloc.loads", 0x41, 0x01, 0b111111),
-    ev("ls_dmnd_fills_from_sys.mem_io_remote", 0x43, 0x40, 0b111111),
-    ev("ls_dmnd_fills_from_sys.ext_cache_remote", 0x43, 0x10, 0b111111),
-    ev("ls_dmnd_fills_from_sys.mem_io_local", 0x43, 0x08, 0b111111),
-    ev("ls_dmnd_fills_from_sys.ext_cache_local", 0x43, 0x04, 0b111111),
-    ev("ls_dmnd_fills_from_sys.int_cache", 0x43, 0x02, 0b111111),
-    ev("ls_dmnd_fills_from_sys.lcl_l2", 0x43, 0x01, 0b111111),
-    ev("ls_any_fills_from_sys.mem_io_remote", 0x44, 0x40, 0b111111),
-    ev("ls_any_fills_from_sys.ext_cache_remote", 0x44, 0x10, 0b111111),
-    ev("ls_any_fills_from_sys.mem_io_local", 0x44, 0x08, 0b111111),
-    ev("ls_any_fills_from_sys.ext_cache_local", 0x44, 0x04, 0b111111),
-    ev("ls_any_fills_from_sys.int_cache", 0x44, 0x02, 0b111111),
-    ev("ls_any_fills_from_sys.lcl_l2", 0x44, 0x01, 0b111111),
-    ev("ls_l1_d_tlb_miss.all", 0x45, 0xff, 0b111111),
-    ev("ls_l1_d_tlb_miss.tlb_reload_1g_l2_miss", 0x45, 0x80, 0b111111),
-    ev("ls_l1_d_tlb_miss.tlb_reload_2m_l2_miss", 0x45, 0x40, 0b111111),
-    ev("ls_l1_d_tlb_miss.tlb_reload_coalesced_page_miss", 0x45, 0x20, 0b111111),
-    ev("ls_l1_d_tlb_miss.tlb_reload_4k_l2_miss", 0x45, 0x10, 0b111111),
-    ev("ls_l1_d_tlb_miss.tlb_reload_1g_l2_hit", 0x45, 0x08, 0b111111),
-    ev("ls_l1_d_tlb_miss.tlb_reload_2m_l2_hit", 0x45, 0x04, 0b111111),
-    ev("ls_l1_d_tlb_miss.tlb_reload_coalesced_page_hit", 0x45, 0x02, 0b111111),
-    ev("ls_l1_d_tlb_miss.tlb_reload_4k_l2_hit", 0x45, 0x01, 0b111111),
-    ev("ls_tablewalker.iside", 0x46, 0x0c, 0b111111),
-    ev("ls_tablewalker.ic_type1", 0x46, 0x08, 0b111111),
-    ev("ls_tablewalker.ic_type0", 0x46, 0x04, 0b111111),
-    ev("ls_tablewalker.dside", 0x46, 0x03, 0b111111),
-    ev("ls_tablewalker.dc_type1", 0x46, 0x02, 0b111111),
-    ev("ls_tablewalker.dc_type0", 0x46, 0x01, 0b111111),
-    ev("ls_misal_loads.ma4k", 0x47, 0x02, 0b111111),
-    ev("ls_misal_loads.ma64", 0x47, 0x01, 0b111111),
-    ev("ls_pref_instr_disp", 0x4b, 0xff, 0b111111),
-    ev("ls_pref_instr_disp.prefetch_nta", 0x4b, 0x04, 0b111111),
-    ev("ls_pref_instr_disp.prefetch_w", 0x4b, 0x02, 0b111111),
-    ev("ls_pref_instr_disp.prefetch", 0x4b, 0x01, 0b111111),
-    ev("ls_inef_sw_pref.mab_mch_cnt", 0x52, 0x02, 0b111111),
-    ev("ls_inef_sw_pref.data_pipe_sw_pf_dc_hit", 0x52, 0x01, 0b111111),
-    ev("ls_sw_pf_dc_fills.mem_io_remote", 0x59, 0x40, 0b111111),
-    ev("ls_sw_pf_dc_fills.ext_cache_remote", 0x59, 0x10, 0b111111),
-    ev("ls_sw_pf_dc_fills.mem_io_local", 0x59, 0x08, 0b111111),
-    ev("ls_sw_pf_dc_fills.ext_cache_local", 0x59, 0x04, 0b111111),
-    ev("ls_sw_pf_dc_fills.int_cache", 0x59, 0x02, 0b111111),
-    ev("ls_sw_pf_dc_fills.lcl_l2", 0x59, 0x01, 0b111111),
-    ev("ls_hw_pf_dc_fills.mem_io_remote", 0x5a, 0x40, 0b111111),
-    ev("ls_hw_pf_dc_fills.ext_cache_remote", 0x5a, 0x10, 0b111111),
-    ev("ls_hw_pf_dc_fills.mem_io_local", 0x5a, 0x08, 0b111111),
-    ev("ls_hw_pf_dc_fills.ext_cache_local", 0x5a, 0x04, 0b111111),
-    ev("ls_hw_pf_dc_fills.int_cache", 0x5a, 0x02, 0b111111),
-    ev("ls_hw_pf_dc_fills.lcl_l2", 0x5a, 0x01, 0b111111),
-    ev("ls_alloc_mab_count", 0x5f, 0x00, 0b111111),
-    ev("ls_not_halted_cyc", 0x76, 0x00, 0b111111),
-    ev("ls_tlb_flush.all_tlb_flushes", 0x78, 0xff, 0b111111),
-    ev("de_dis_uop_queue_empty_di0", 0xa9, 0x00, 0b111111),
-    ev("de_dis_cops_from_decoder.disp_op_type.any_integer_dispatch", 0xab, 0x08, 0b111111),
-    ev("de_dis_cops_from_decoder.disp_op_type.any_fp_dispatch", 0xab, 0x04, 0b111111),
-    ev("de_dis_dispatch_token_stalls1.fp_flush_recovery_stall", 0xae, 0x80, 0b111111),
-    ev("de_dis_dispatch_token_stalls1.fp_sch_rsrc_stall", 0xae, 0x40, 0b111111),
-    ev("de_dis_dispatch_token_stalls1.fp_reg_file_rsrc_stall", 0xae, 0x20, 0b111111),
-    ev("de_dis_dispatch_token_stalls1.taken_brnch_buffer_rsrc", 0xae, 0x10, 0b111111),
-    ev("de_dis_dispatch_token_stalls1.int_sched_misc_token_stall", 0xae, 0x08, 0b111111),
-    ev("de_dis_dispatch_token_stalls1.store_queue_rsrc_stall", 0xae, 0x04, 0b111111),
-    ev("de_dis_dispatch_token_stalls1.load_queue_rsrc_stall", 0xae, 0x02, 0b111111),
-    ev("de_dis_dispatch_token_stalls1.int_phy_reg_file_rsrc_stall", 0xae, 0x01, 0b111111),
-    ev("de_dis_dispatch_token_stalls2.retire_token_stall", 0xaf, 0x20, 0b111111),
-    ev("de_dis_dispatch_token_stalls2.agsq_token_stall", 0xaf, 0x10, 0b111111),
-    ev("de_dis_dispatch_token_stalls2.int_sch3_token_stall", 0xaf, 0x08, 0b111111),
-    ev("de_dis_dispatch_token_stalls2.int_sch2_token_stall", 0xaf, 0x04, 0b111111),
-    ev("de_dis_dispatch_token_stalls2.int_sch1_token_stall", 0xaf, 0x02, 0b111111),
-    ev("de_dis_dispatch_token_stalls2.int_sch0_token_stall", 0xaf, 0x01, 0b111111),
-    ev("all_data_cache_accesses", 0x29, 0x07, 0b111111),
-    ev("l2_cache_accesses_from_ic_misses", 0x60, 0x10, 0b111111),
-    ev("l2_cache_accesses_from_dc_misses", 0x60, 0xe8, 0b111111),
-    ev("l2_cache_misses_from_ic_miss", 0x64, 0x01, 0b111111),
-    ev("l2_cache_misses_from_dc_misses", 0x64, 0x08, 0b111111),
-    ev("l2_cache_hits_from_ic_misses", 0x64, 0x06, 0b111111),
-    ev("l2_cache_hits_from_dc_misses", 0x64, 0xf0, 0b111111),
-    ev("l2_cache_hits_from_l2_hwpf", 0x70, 0xff, 0b111111),
-    ev("l1_data_cache_fills_from_memory", 0x44, 0x48, 0b111111),
-    ev("l1_data_cache_fills_from_remote_node", 0x44, 0x50, 0b111111),
-    ev("l1_data_cache_fills_from_within_same_ccx", 0x44, 0x03, 0b111111),
-    ev("l1_data_cache_fills_from_external_ccx_cache", 0x44, 0x14, 0b111111),
-    ev("l1_data_cache_fills_all", 0x44, 0xff, 0b111111),
-    ev("l2_itlb_misses", 0x85, 0x07, 0b111111),
-    ev("l1_dtlb_misses", 0x45, 0xff, 0b111111),
-    ev("l2_dtlb_misses", 0x45, 0xf0, 0b111111),
-    ev("all_tlbs_flushed", 0x78, 0xff, 0b111111),
-    ev("sse_avx_stalls", 0x0e, 0x0e, 0b111111),
-    ev("macro_ops_retired", 0xc1, 0x00, 0b111111),
-];
+event_table! {
+    /// The events, row n for `Event::row(n)`: `ev(name, event select, umask)` and what else each
+    /// sets. The counters that may count them (bit n: counter n) and those without
+    /// Hyper-Threading are the table's, the two numbers before the rows, unless a row
+    /// gives its own (`.on(..)`, `.ht_off(..)`).
+    EVENT_ROWS, EventRowNumber, 0, "", 0b111111, 0b0;
+    BP_L1_BTB_CORRECT = ev("bp_l1_btb_correct", 0x8a, 0x00),
+    BP_L2_BTB_CORRECT = ev("bp_l2_btb_correct", 0x8b, 0x00),
+    BP_DYN_IND_PRED = ev("bp_dyn_ind_pred", 0x8e, 0x00),
+    BP_DE_REDIRECT = ev("bp_de_redirect", 0x91, 0x00),
+    BP_L1_TLB_FETCH_HIT = ev("bp_l1_tlb_fetch_hit", 0x94, 0xff),
+    BP_L1_TLB_FETCH_HIT_IF1G = ev("bp_l1_tlb_fetch_hit.if1g", 0x94, 0x04),
+    BP_L1_TLB_FETCH_HIT_IF2M = ev("bp_l1_tlb_fetch_hit.if2m", 0x94, 0x02),
+    BP_L1_TLB_FETCH_HIT_IF4K = ev("bp_l1_tlb_fetch_hit.if4k", 0x94, 0x01),
+    BP_TLB_REL = ev("bp_tlb_rel", 0x99, 0x00),
+    L2_REQUEST_G1_RD_BLK_L = ev("l2_request_g1.rd_blk_l", 0x60, 0x80),
+    L2_REQUEST_G1_RD_BLK_X = ev("l2_request_g1.rd_blk_x", 0x60, 0x40),
+    L2_REQUEST_G1_LS_RD_BLK_C_S = ev("l2_request_g1.ls_rd_blk_c_s", 0x60, 0x20),
+    L2_REQUEST_G1_CACHEABLE_IC_READ = ev("l2_request_g1.cacheable_ic_read", 0x60, 0x10),
+    L2_REQUEST_G1_CHANGE_TO_X = ev("l2_request_g1.change_to_x", 0x60, 0x08),
+    L2_REQUEST_G1_PREFETCH_L2_CMD = ev("l2_request_g1.prefetch_l2_cmd", 0x60, 0x04),
+    L2_REQUEST_G1_L2_HW_PF = ev("l2_request_g1.l2_hw_pf", 0x60, 0x02),
+    L2_REQUEST_G1_GROUP2 = ev("l2_request_g1.group2", 0x60, 0x01),
+    L2_REQUEST_G1_ALL_NO_PREFETCH = ev("l2_request_g1.all_no_prefetch", 0x60, 0xf9),
+    L2_REQUEST_G2_GROUP1 = ev("l2_request_g2.group1", 0x61, 0x80),
+    L2_REQUEST_G2_LS_RD_SIZED = ev("l2_request_g2.ls_rd_sized", 0x61, 0x40),
+    L2_REQUEST_G2_LS_RD_SIZED_NC = ev("l2_request_g2.ls_rd_sized_nc", 0x61, 0x20),
+    L2_REQUEST_G2_IC_RD_SIZED = ev("l2_request_g2.ic_rd_sized", 0x61, 0x10),
+    L2_REQUEST_G2_IC_RD_SIZED_NC = ev("l2_request_g2.ic_rd_sized_nc", 0x61, 0x08),
+    L2_REQUEST_G2_SMC_INVAL = ev("l2_request_g2.smc_inval", 0x61, 0x04),
+    L2_REQUEST_G2_BUS_LOCKS_ORIGINATOR = ev("l2_request_g2.bus_locks_originator", 0x61, 0x02),
+    L2_REQUEST_G2_BUS_LOCKS_RESPONSES = ev("l2_request_g2.bus_locks_responses", 0x61, 0x01),
+    L2_LATENCY_L2_CYCLES_WAITING_ON_FILLS = ev("l2_latency.l2_cycles_waiting_on_fills", 0x62, 0x01),
+    L2_WCB_REQ_WCB_WRITE = ev("l2_wcb_req.wcb_write", 0x63, 0x40),
+    L2_WCB_REQ_WCB_CLOSE = ev("l2_wcb_req.wcb_close", 0x63, 0x20),
+    L2_WCB_REQ_ZERO_BYTE_STORE = ev("l2_wcb_req.zero_byte_store", 0x63, 0x04),
+    L2_WCB_REQ_CL_ZERO = ev("l2_wcb_req.cl_zero", 0x63, 0x01),
+    L2_CACHE_REQ_STAT_LS_RD_BLK_CS = ev("l2_cache_req_stat.ls_rd_blk_cs", 0x64, 0x80),
+    L2_CACHE_REQ_STAT_LS_RD_BLK_L_HIT_X = ev("l2_cache_req_stat.ls_rd_blk_l_hit_x", 0x64, 0x40),
+    L2_CACHE_REQ_STAT_LS_RD_BLK_L_HIT_S = ev("l2_cache_req_stat.ls_rd_blk_l_hit_s", 0x64, 0x20),
+    L2_CACHE_REQ_STAT_LS_RD_BLK_X = ev("l2_cache_req_stat.ls_rd_blk_x", 0x64, 0x10),
+    L2_CACHE_REQ_STAT_LS_RD_BLK_C = ev("l2_cache_req_stat.ls_rd_blk_c", 0x64, 0x08),
+    L2_CACHE_REQ_STAT_IC_FILL_HIT_X = ev("l2_cache_req_stat.ic_fill_hit_x", 0x64, 0x04),
+    L2_CACHE_REQ_STAT_IC_FILL_HIT_S = ev("l2_cache_req_stat.ic_fill_hit_s", 0x64, 0x02),
+    L2_CACHE_REQ_STAT_IC_FILL_MISS = ev("l2_cache_req_stat.ic_fill_miss", 0x64, 0x01),
+    L2_CACHE_REQ_STAT_IC_ACCESS_IN_L2 = ev("l2_cache_req_stat.ic_access_in_l2", 0x64, 0x07),
+    L2_CACHE_REQ_STAT_IC_DC_MISS_IN_L2 = ev("l2_cache_req_stat.ic_dc_miss_in_l2", 0x64, 0x09),
+    L2_CACHE_REQ_STAT_IC_DC_HIT_IN_L2 = ev("l2_cache_req_stat.ic_dc_hit_in_l2", 0x64, 0xf6),
+    L2_FILL_PENDING_L2_FILL_BUSY = ev("l2_fill_pending.l2_fill_busy", 0x6d, 0x01),
+    L2_PF_HIT_L2 = ev("l2_pf_hit_l2", 0x70, 0xff),
+    L2_PF_MISS_L2_HIT_L3 = ev("l2_pf_miss_l2_hit_l3", 0x71, 0xff),
+    L2_PF_MISS_L2_L3 = ev("l2_pf_miss_l2_l3", 0x72, 0xff),
+    IC_FW32 = ev("ic_fw32", 0x80, 0x00),
+    IC_FW32_MISS = ev("ic_fw32_miss", 0x81, 0x00),
+    IC_CACHE_FILL_L2 = ev("ic_cache_fill_l2", 0x82, 0x00),
+    IC_CACHE_FILL_SYS = ev("ic_cache_fill_sys", 0x83, 0x00),
+    BP_L1_TLB_MISS_L2_TLB_HIT = ev("bp_l1_tlb_miss_l2_tlb_hit", 0x84, 0x00),
+    BP_L1_TLB_MISS_L2_TLB_MISS = ev("bp_l1_tlb_miss_l2_tlb_miss", 0x85, 0xff),
+    BP_L1_TLB_MISS_L2_TLB_MISS_COALESCED_4K = ev("bp_l1_tlb_miss_l2_tlb_miss.coalesced_4k", 0x85, 0x08),
+    BP_L1_TLB_MISS_L2_TLB_MISS_IF1G = ev("bp_l1_tlb_miss_l2_tlb_miss.if1g", 0x85, 0x04),
+    BP_L1_TLB_MISS_L2_TLB_MISS_IF2M = ev("bp_l1_tlb_miss_l2_tlb_miss.if2m", 0x85, 0x02),
+    BP_L1_TLB_MISS_L2_TLB_MISS_IF4K = ev("bp_l1_tlb_miss_l2_tlb_miss.if4k", 0x85, 0x01),
+    BP_SNP_RE_SYNC = ev("bp_snp_re_sync", 0x86, 0x00),
+    IC_FETCH_STALL_IC_STALL_ANY = ev("ic_fetch_stall.ic_stall_any", 0x87, 0x04),
+    IC_FETCH_STALL_IC_STALL_DQ_EMPTY = ev("ic_fetch_stall.ic_stall_dq_empty", 0x87, 0x02),
+    IC_FETCH_STALL_IC_STALL_BACK_PRESSURE = ev("ic_fetch_stall.ic_stall_back_pressure", 0x87, 0x01),
+    IC_CACHE_INVAL_L2_INVALIDATING_PROBE = ev("ic_cache_inval.l2_invalidating_probe", 0x8c, 0x02),
+    IC_CACHE_INVAL_FILL_INVALIDATED = ev("ic_cache_inval.fill_invalidated", 0x8c, 0x01),
+    IC_TAG_HIT_MISS_ALL_INSTRUCTION_CACHE_ACCESSES = ev("ic_tag_hit_miss.all_instruction_cache_accesses", 0x18e, 0x1f),
+    IC_TAG_HIT_MISS_INSTRUCTION_CACHE_MISS = ev("ic_tag_hit_miss.instruction_cache_miss", 0x18e, 0x18),
+    IC_TAG_HIT_MISS_INSTRUCTION_CACHE_HIT = ev("ic_tag_hit_miss.instruction_cache_hit", 0x18e, 0x07),
+    IC_OC_MODE_SWITCH_OC_IC_MODE_SWITCH = ev("ic_oc_mode_switch.oc_ic_mode_switch", 0x28a, 0x02),
+    IC_OC_MODE_SWITCH_IC_OC_MODE_SWITCH = ev("ic_oc_mode_switch.ic_oc_mode_switch", 0x28a, 0x01),
+    OP_CACHE_HIT_MISS_ALL_OP_CACHE_ACCESSES = ev("op_cache_hit_miss.all_op_cache_accesses", 0x28f, 0x07),
+    OP_CACHE_HIT_MISS_OP_CACHE_MISS = ev("op_cache_hit_miss.op_cache_miss", 0x28f, 0x04),
+    OP_CACHE_HIT_MISS_OP_CACHE_HIT = ev("op_cache_hit_miss.op_cache_hit", 0x28f, 0x03),
+    EX_RET_INSTR = ev("ex_ret_instr", 0xc0, 0x00),
+    EX_RET_OPS = ev("ex_ret_ops", 0xc1, 0x00),
+    EX_RET_BRN = ev("ex_ret_brn", 0xc2, 0x00),
+    EX_RET_BRN_MISP = ev("ex_ret_brn_misp", 0xc3, 0x00),
+    EX_RET_BRN_TKN = ev("ex_ret_brn_tkn", 0xc4, 0x00),
+    EX_RET_BRN_TKN_MISP = ev("ex_ret_brn_tkn_misp", 0xc5, 0x00),
+    EX_RET_BRN_FAR = ev("ex_ret_brn_far", 0xc6, 0x00),
+    EX_RET_BRN_RESYNC = ev("ex_ret_brn_resync", 0xc7, 0x00),
+    EX_RET_NEAR_RET = ev("ex_ret_near_ret", 0xc8, 0x00),
+    EX_RET_NEAR_RET_MISPRED = ev("ex_ret_near_ret_mispred", 0xc9, 0x00),
+    EX_RET_BRN_IND_MISP = ev("ex_ret_brn_ind_misp", 0xca, 0x00),
+    EX_RET_MMX_FP_INSTR_SSE_INSTR = ev("ex_ret_mmx_fp_instr.sse_instr", 0xcb, 0x04),
+    EX_RET_MMX_FP_INSTR_MMX_INSTR = ev("ex_ret_mmx_fp_instr.mmx_instr", 0xcb, 0x02),
+    EX_RET_MMX_FP_INSTR_X87_INSTR = ev("ex_ret_mmx_fp_instr.x87_instr", 0xcb, 0x01),
+    EX_RET_IND_BRCH_INSTR = ev("ex_ret_ind_brch_instr", 0xcc, 0x00),
+    EX_RET_COND = ev("ex_ret_cond", 0xd1, 0x00),
+    EX_DIV_BUSY = ev("ex_div_busy", 0xd3, 0x00),
+    EX_DIV_COUNT = ev("ex_div_count", 0xd4, 0x00),
+    EX_RET_MSPRD_BRNCH_INSTR_DIR_MSMTCH = ev("ex_ret_msprd_brnch_instr_dir_msmtch", 0x1c7, 0x00),
+    EX_TAGGED_IBS_OPS_IBS_COUNT_ROLLOVER = ev("ex_tagged_ibs_ops.ibs_count_rollover", 0x1cf, 0x04),
+    EX_TAGGED_IBS_OPS_IBS_TAGGED_OPS_RET = ev("ex_tagged_ibs_ops.ibs_tagged_ops_ret", 0x1cf, 0x02),
+    EX_TAGGED_IBS_OPS_IBS_TAGGED_OPS = ev("ex_tagged_ibs_ops.ibs_tagged_ops", 0x1cf, 0x01),
+    EX_RET_FUSED_INSTR = ev("ex_ret_fused_instr", 0x1d0, 0x00),
+    FPU_PIPE_ASSIGNMENT_TOTAL = ev("fpu_pipe_assignment.total", 0x00, 0x0f),
+    FPU_PIPE_ASSIGNMENT_TOTAL3 = ev("fpu_pipe_assignment.total3", 0x00, 0x08),
+    FPU_PIPE_ASSIGNMENT_TOTAL2 = ev("fpu_pipe_assignment.total2", 0x00, 0x04),
+    FPU_PIPE_ASSIGNMENT_TOTAL1 = ev("fpu_pipe_assignment.total1", 0x00, 0x02),
+    FPU_PIPE_ASSIGNMENT_TOTAL0 = ev("fpu_pipe_assignment.total0", 0x00, 0x01),
+    FP_RET_SSE_AVX_OPS_ALL = ev("fp_ret_sse_avx_ops.all", 0x03, 0xff),
+    FP_RET_SSE_AVX_OPS_MAC_FLOPS = ev("fp_ret_sse_avx_ops.mac_flops", 0x03, 0x08),
+    FP_RET_SSE_AVX_OPS_DIV_FLOPS = ev("fp_ret_sse_avx_ops.div_flops", 0x03, 0x04),
+    FP_RET_SSE_AVX_OPS_MULT_FLOPS = ev("fp_ret_sse_avx_ops.mult_flops", 0x03, 0x02),
+    FP_RET_SSE_AVX_OPS_ADD_SUB_FLOPS = ev("fp_ret_sse_avx_ops.add_sub_flops", 0x03, 0x01),
+    FP_NUM_MOV_ELIM_SCAL_OP_OPTIMIZED = ev("fp_num_mov_elim_scal_op.optimized", 0x04, 0x08),
+    FP_NUM_MOV_ELIM_SCAL_OP_OPT_POTENTIAL = ev("fp_num_mov_elim_scal_op.opt_potential", 0x04, 0x04),
+    FP_NUM_MOV_ELIM_SCAL_OP_SSE_MOV_OPS_ELIM = ev("fp_num_mov_elim_scal_op.sse_mov_ops_elim", 0x04, 0x02),
+    FP_NUM_MOV_ELIM_SCAL_OP_SSE_MOV_OPS = ev("fp_num_mov_elim_scal_op.sse_mov_ops", 0x04, 0x01),
+    FP_RETIRED_SER_OPS_SSE_BOT_RET = ev("fp_retired_ser_ops.sse_bot_ret", 0x05, 0x08),
+    FP_RETIRED_SER_OPS_SSE_CTRL_RET = ev("fp_retired_ser_ops.sse_ctrl_ret", 0x05, 0x04),
+    FP_RETIRED_SER_OPS_X87_BOT_RET = ev("fp_retired_ser_ops.x87_bot_ret", 0x05, 0x02),
+    FP_RETIRED_SER_OPS_X87_CTRL_RET = ev("fp_retired_ser_ops.x87_ctrl_ret", 0x05, 0x01),
+    FP_DISP_FAULTS_YMM_SPILL_FAULT = ev("fp_disp_faults.ymm_spill_fault", 0x0e, 0x08),
+    FP_DISP_FAULTS_YMM_FILL_FAULT = ev("fp_disp_faults.ymm_fill_fault", 0x0e, 0x04),
+    FP_DISP_FAULTS_XMM_FILL_FAULT = ev("fp_disp_faults.xmm_fill_fault", 0x0e, 0x02),
+    FP_DISP_FAULTS_X87_FILL_FAULT = ev("fp_disp_faults.x87_fill_fault", 0x0e, 0x01),
+    LS_BAD_STATUS2_STLI_OTHER = ev("ls_bad_status2.stli_other", 0x24, 0x02),
+    LS_LOCKS_SPEC_LOCK_HI_SPEC = ev("ls_locks.spec_lock_hi_spec", 0x25, 0x08),
+    LS_LOCKS_SPEC_LOCK_LO_SPEC = ev("ls_locks.spec_lock_lo_spec", 0x25, 0x04),
+    LS_LOCKS_NON_SPEC_LOCK = ev("ls_locks.non_spec_lock", 0x25, 0x02),
+    LS_LOCKS_BUS_LOCK = ev("ls_locks.bus_lock", 0x25, 0x01),
+    LS_RET_CL_FLUSH = ev("ls_ret_cl_flush", 0x26, 0x00),
+    LS_RET_CPUID = ev("ls_ret_cpuid", 0x27, 0x00),
+    LS_DISPATCH_LD_ST_DISPATCH = ev("ls_dispatch.ld_st_dispatch", 0x29, 0x04),
+    LS_DISPATCH_STORE_DISPATCH = ev("ls_dispatch.store_dispatch", 0x29, 0x02),
+    LS_DISPATCH_LD_DISPATCH = ev("ls_dispatch.ld_dispatch", 0x29, 0x01),
+    LS_SMI_RX = ev("ls_smi_rx", 0x2b, 0x00),
+    LS_INT_TAKEN = ev("ls_int_taken", 0x2c, 0x00),
+    LS_RDTSC = ev("ls_rdtsc", 0x2d, 0x00),
+    LS_STLF = ev("ls_stlf", 0x35, 0x00),
+    LS_ST_COMMIT_CANCEL2_ST_COMMIT_CANCEL_WCB_FULL = ev("ls_st_commit_cancel2.st_commit_cancel_wcb_full", 0x37, 0x01),
+    LS_DC_ACCESSES = ev("ls_dc_accesses", 0x40, 0x00),
+    LS_MAB_ALLOC_ALL_ALLOCATIONS = ev("ls_mab_alloc.all_allocations", 0x41, 0x7f),
+    LS_MAB_ALLOC_HARDWARE_PREFETCHER_ALLOCATIONS = ev("ls_mab_alloc.hardware_prefetcher_allocations", 0x41, 0x40),
+    LS_MAB_ALLOC_LOAD_STORE_ALLOCATIONS = ev("ls_mab_alloc.load_store_allocations", 0x41, 0x3f),
+    LS_MAB_ALLOC_DC_PREFETCHER = ev("ls_mab_alloc.dc_prefetcher", 0x41, 0x08),
+    LS_MAB_ALLOC_STORES = ev("ls_mab_alloc.stores", 0x41, 0x02),
+    LS_MAB_ALLOC_LOADS = ev("ls_mab_alloc.loads", 0x41, 0x01),
+    LS_DMND_FILLS_FROM_SYS_MEM_IO_REMOTE = ev("ls_dmnd_fills_from_sys.mem_io_remote", 0x43, 0x40),
+    LS_DMND_FILLS_FROM_SYS_EXT_CACHE_REMOTE = ev("ls_dmnd_fills_from_sys.ext_cache_remote", 0x43, 0x10),
+    LS_DMND_FILLS_FROM_SYS_MEM_IO_LOCAL = ev("ls_dmnd_fills_from_sys.mem_io_local", 0x43, 0x08),
+    LS_DMND_FILLS_FROM_SYS_EXT_CACHE_LOCAL = ev("ls_dmnd_fills_from_sys.ext_cache_local", 0x43, 0x04),
+    LS_DMND_FILLS_FROM_SYS_INT_CACHE = ev("ls_dmnd_fills_from_sys.int_cache", 0x43, 0x02),
+    LS_DMND_FILLS_FROM_SYS_LCL_L2 = ev("ls_dmnd_fills_from_sys.lcl_l2", 0x43, 0x01),
+    LS_ANY_FILLS_FROM_SYS_MEM_IO_REMOTE = ev("ls_any_fills_from_sys.mem_io_remote", 0x44, 0x40),
+    LS_ANY_FILLS_FROM_SYS_EXT_CACHE_REMOTE = ev("ls_any_fills_from_sys.ext_cache_remote", 0x44, 0x10),
+    LS_ANY_FILLS_FROM_SYS_MEM_IO_LOCAL = ev("ls_any_fills_from_sys.mem_io_local", 0x44, 0x08),
+    LS_ANY_FILLS_FROM_SYS_EXT_CACHE_LOCAL = ev("ls_any_fills_from_sys.ext_cache_local", 0x44, 0x04),
+    LS_ANY_FILLS_FROM_SYS_INT_CACHE = ev("ls_any_fills_from_sys.int_cache", 0x44, 0x02),
+    LS_ANY_FILLS_FROM_SYS_LCL_L2 = ev("ls_any_fills_from_sys.lcl_l2", 0x44, 0x01),
+    LS_L1_D_TLB_MISS_ALL = ev("ls_l1_d_tlb_miss.all", 0x45, 0xff),
+    LS_L1_D_TLB_MISS_TLB_RELOAD_1G_L2_MISS = ev("ls_l1_d_tlb_miss.tlb_reload_1g_l2_miss", 0x45, 0x80),
+    LS_L1_D_TLB_MISS_TLB_RELOAD_2M_L2_MISS = ev("ls_l1_d_tlb_miss.tlb_reload_2m_l2_miss", 0x45, 0x40),
+    LS_L1_D_TLB_MISS_TLB_RELOAD_COALESCED_PAGE_MISS = ev("ls_l1_d_tlb_miss.tlb_reload_coalesced_page_miss", 0x45, 0x20),
+    LS_L1_D_TLB_MISS_TLB_RELOAD_4K_L2_MISS = ev("ls_l1_d_tlb_miss.tlb_reload_4k_l2_miss", 0x45, 0x10),
+    LS_L1_D_TLB_MISS_TLB_RELOAD_1G_L2_HIT = ev("ls_l1_d_tlb_miss.tlb_reload_1g_l2_hit", 0x45, 0x08),
+    LS_L1_D_TLB_MISS_TLB_RELOAD_2M_L2_HIT = ev("ls_l1_d_tlb_miss.tlb_reload_2m_l2_hit", 0x45, 0x04),
+    LS_L1_D_TLB_MISS_TLB_RELOAD_COALESCED_PAGE_HIT = ev("ls_l1_d_tlb_miss.tlb_reload_coalesced_page_hit", 0x45, 0x02),
+    LS_L1_D_TLB_MISS_TLB_RELOAD_4K_L2_HIT = ev("ls_l1_d_tlb_miss.tlb_reload_4k_l2_hit", 0x45, 0x01),
+    LS_TABLEWALKER_ISIDE = ev("ls_tablewalker.iside", 0x46, 0x0c),
+    LS_TABLEWALKER_IC_TYPE1 = ev("ls_tablewalker.ic_type1", 0x46, 0x08),
+    LS_TABLEWALKER_IC_TYPE0 = ev("ls_tablewalker.ic_type0", 0x46, 0x04),
+    LS_TABLEWALKER_DSIDE = ev("ls_tablewalker.dside", 0x46, 0x03),
+    LS_TABLEWALKER_DC_TYPE1 = ev("ls_tablewalker.dc_type1", 0x46, 0x02),
+    LS_TABLEWALKER_DC_TYPE0 = ev("ls_tablewalker.dc_type0", 0x46, 0x01),
+    LS_MISAL_LOADS_MA4K = ev("ls_misal_loads.ma4k", 0x47, 0x02),
+    LS_MISAL_LOADS_MA64 = ev("ls_misal_loads.ma64", 0x47, 0x01),
+    LS_PREF_INSTR_DISP = ev("ls_pref_instr_disp", 0x4b, 0xff),
+    LS_PREF_INSTR_DISP_PREFETCH_NTA = ev("ls_pref_instr_disp.prefetch_nta", 0x4b, 0x04),
+    LS_PREF_INSTR_DISP_PREFETCH_W = ev("ls_pref_instr_disp.prefetch_w", 0x4b, 0x02),
+    LS_PREF_INSTR_DISP_PREFETCH = ev("ls_pref_instr_disp.prefetch", 0x4b, 0x01),
+    LS_INEF_SW_PREF_MAB_MCH_CNT = ev("ls_inef_sw_pref.mab_mch_cnt", 0x52, 0x02),
+    LS_INEF_SW_PREF_DATA_PIPE_SW_PF_DC_HIT = ev("ls_inef_sw_pref.data_pipe_sw_pf_dc_hit", 0x52, 0x01),
+    LS_SW_PF_DC_FILLS_MEM_IO_REMOTE = ev("ls_sw_pf_dc_fills.mem_io_remote", 0x59, 0x40),
+    LS_SW_PF_DC_FILLS_EXT_CACHE_REMOTE = ev("ls_sw_pf_dc_fills.ext_cache_remote", 0x59, 0x10),
+    LS_SW_PF_DC_FILLS_MEM_IO_LOCAL = ev("ls_sw_pf_dc_fills.mem_io_local", 0x59, 0x08),
+    LS_SW_PF_DC_FILLS_EXT_CACHE_LOCAL = ev("ls_sw_pf_dc_fills.ext_cache_local", 0x59, 0x04),
+    LS_SW_PF_DC_FILLS_INT_CACHE = ev("ls_sw_pf_dc_fills.int_cache", 0x59, 0x02),
+    LS_SW_PF_DC_FILLS_LCL_L2 = ev("ls_sw_pf_dc_fills.lcl_l2", 0x59, 0x01),
+    LS_HW_PF_DC_FILLS_MEM_IO_REMOTE = ev("ls_hw_pf_dc_fills.mem_io_remote", 0x5a, 0x40),
+    LS_HW_PF_DC_FILLS_EXT_CACHE_REMOTE = ev("ls_hw_pf_dc_fills.ext_cache_remote", 0x5a, 0x10),
+    LS_HW_PF_DC_FILLS_MEM_IO_LOCAL = ev("ls_hw_pf_dc_fills.mem_io_local", 0x5a, 0x08),
+    LS_HW_PF_DC_FILLS_EXT_CACHE_LOCAL = ev("ls_hw_pf_dc_fills.ext_cache_local", 0x5a, 0x04),
+    LS_HW_PF_DC_FILLS_INT_CACHE = ev("ls_hw_pf_dc_fills.int_cache", 0x5a, 0x02),
+    LS_HW_PF_DC_FILLS_LCL_L2 = ev("ls_hw_pf_dc_fills.lcl_l2", 0x5a, 0x01),
+    LS_ALLOC_MAB_COUNT = ev("ls_alloc_mab_count", 0x5f, 0x00),
+    LS_NOT_HALTED_CYC = ev("ls_not_halted_cyc", 0x76, 0x00),
+    LS_TLB_FLUSH_ALL_TLB_FLUSHES = ev("ls_tlb_flush.all_tlb_flushes", 0x78, 0xff),
+    DE_DIS_UOP_QUEUE_EMPTY_DI0 = ev("de_dis_uop_queue_empty_di0", 0xa9, 0x00),
+    DE_DIS_COPS_FROM_DECODER_DISP_OP_TYPE_ANY_INTEGER_DISPATCH = ev("de_dis_cops_from_decoder.disp_op_type.any_integer_dispatch", 0xab, 0x08),
+    DE_DIS_COPS_FROM_DECODER_DISP_OP_TYPE_ANY_FP_DISPATCH = ev("de_dis_cops_from_decoder.disp_op_type.any_fp_dispatch", 0xab, 0x04),
+    DE_DIS_DISPATCH_TOKEN_STALLS1_FP_FLUSH_RECOVERY_STALL = ev("de_dis_dispatch_token_stalls1.fp_flush_recovery_stall", 0xae, 0x80),
+    DE_DIS_DISPATCH_TOKEN_STALLS1_FP_SCH_RSRC_STALL = ev("de_dis_dispatch_token_stalls1.fp_sch_rsrc_stall", 0xae, 0x40),
+    DE_DIS_DISPATCH_TOKEN_STALLS1_FP_REG_FILE_RSRC_STALL = ev("de_dis_dispatch_token_stalls1.fp_reg_file_rsrc_stall", 0xae, 0x20),
+    DE_DIS_DISPATCH_TOKEN_STALLS1_TAKEN_BRNCH_BUFFER_RSRC = ev("de_dis_dispatch_token_stalls1.taken_brnch_buffer_rsrc", 0xae, 0x10),
+    DE_DIS_DISPATCH_TOKEN_STALLS1_INT_SCHED_MISC_TOKEN_STALL = ev("de_dis_dispatch_token_stalls1.int_sched_misc_token_stall", 0xae, 0x08),
+    DE_DIS_DISPATCH_TOKEN_STALLS1_STORE_QUEUE_RSRC_STALL = ev("de_dis_dispatch_token_stalls1.store_queue_rsrc_stall", 0xae, 0x04),
+    DE_DIS_DISPATCH_TOKEN_STALLS1_LOAD_QUEUE_RSRC_STALL = ev("de_dis_dispatch_token_stalls1.load_queue_rsrc_stall", 0xae, 0x02),
+    DE_DIS_DISPATCH_TOKEN_STALLS1_INT_PHY_REG_FILE_RSRC_STALL = ev("de_dis_dispatch_token_stalls1.int_phy_reg_file_rsrc_stall", 0xae, 0x01),
+    DE_DIS_DISPATCH_TOKEN_STALLS2_RETIRE_TOKEN_STALL = ev("de_dis_dispatch_token_stalls2.retire_token_stall", 0xaf, 0x20),
+    DE_DIS_DISPATCH_TOKEN_STALLS2_AGSQ_TOKEN_STALL = ev("de_dis_dispatch_token_stalls2.agsq_token_stall", 0xaf, 0x10),
+    DE_DIS_DISPATCH_TOKEN_STALLS2_INT_SCH3_TOKEN_STALL = ev("de_dis_dispatch_token_stalls2.int_sch3_token_stall", 0xaf, 0x08),
+    DE_DIS_DISPATCH_TOKEN_STALLS2_INT_SCH2_TOKEN_STALL = ev("de_dis_dispatch_token_stalls2.int_sch2_token_stall", 0xaf, 0x04),
+    DE_DIS_DISPATCH_TOKEN_STALLS2_INT_SCH1_TOKEN_STALL = ev("de_dis_dispatch_token_stalls2.int_sch1_token_stall", 0xaf, 0x02),
+    DE_DIS_DISPATCH_TOKEN_STALLS2_INT_SCH0_TOKEN_STALL = ev("de_dis_dispatch_token_stalls2.int_sch0_token_stall", 0xaf, 0x01),
+    ALL_DATA_CACHE_ACCESSES = ev("all_data_cache_accesses", 0x29, 0x07),
+    L2_CACHE_ACCESSES_FROM_IC_MISSES = ev("l2_cache_accesses_from_ic_misses", 0x60, 0x10),
+    L2_CACHE_ACCESSES_FROM_DC_MISSES = ev("l2_cache_accesses_from_dc_misses", 0x60, 0xe8),
+    L2_CACHE_MISSES_FROM_IC_MISS = ev("l2_cache_misses_from_ic_miss", 0x64, 0x01),
+    L2_CACHE_MISSES_FROM_DC_MISSES = ev("l2_cache_misses_from_dc_misses", 0x64, 0x08),
+    L2_CACHE_HITS_FROM_IC_MISSES = ev("l2_cache_hits_from_ic_misses", 0x64, 0x06),
+    L2_CACHE_HITS_FROM_DC_MISSES = ev("l2_cache_hits_from_dc_misses", 0x64, 0xf0),
+    L2_CACHE_HITS_FROM_L2_HWPF = ev("l2_cache_hits_from_l2_hwpf", 0x70, 0xff),
+    L1_DATA_CACHE_FILLS_FROM_MEMORY = ev("l1_data_cache_fills_from_memory", 0x44, 0x48),
+    L1_DATA_CACHE_FILLS_FROM_REMOTE_NODE = ev("l1_data_cache_fills_from_remote_node", 0x44, 0x50),
+    L1_DATA_CACHE_FILLS_FROM_WITHIN_SAME_CCX = ev("l1_data_cache_fills_from_within_same_ccx", 0x44, 0x03),
+    L1_DATA_CACHE_FILLS_FROM_EXTERNAL_CCX_CACHE = ev("l1_data_cache_fills_from_external_ccx_cache", 0x44, 0x14),
+    L1_DATA_CACHE_FILLS_ALL = ev("l1_data_cache_fills_all", 0x44, 0xff),
+    L2_ITLB_MISSES = ev("l2_itlb_misses", 0x85, 0x07),
+    L1_DTLB_MISSES = ev("l1_dtlb_misses", 0x45, 0xff),
+    L2_DTLB_MISSES = ev("l2_dtlb_misses", 0x45, 0xf0),
+    ALL_TLBS_FLUSHED = ev("all_tlbs_flushed", 0x78, 0xff),
+    SSE_AVX_STALLS = ev("sse_avx_stalls", 0x0e, 0x0e),
+    MACRO_OPS_RETIRED = ev("macro_ops_retired", 0xc1, 0x00),
+}
 /// No experimental events.
 const EXPERIMENTAL_ROWS: &[EventRow] = &[];
 /// The rows built.

@@ -56,18 +56,14 @@ impl Layout for DfPerfCtlLayout {
     const INFO: &'static RegisterInfo = &DF_PERF_CTL_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 61, 63, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 61, 63, Access::Rsv),
         FieldInfo { name: "ev_sel", ident: "ev_sel", lsb: 0, msb: 7, split: &[(60, 59), (35, 32), (7, 0)], access: Access::Rw, role: Some(Role::Event),
             description: "Event select, 14 bits: bits 13:12 are register bits 60:59, bits 11:8 register bits 35:32, bits 7:0 register bits 7:0.", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 36, 58, Access::Rsv,
-            "Reserved; write zero."),
-        FieldInfo::row("rsv", 23, 31, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 36, 58, Access::Rsv),
+        FieldInfo::reserved("rsv", 23, 31, Access::Rsv),
         FieldInfo { name: "en", ident: "en", lsb: 22, msb: 22, access: Access::Rw, role: Some(Role::Enable),
             description: "Enable the counter.", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 16, 21, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 16, 21, Access::Rsv),
         FieldInfo { name: "umask", ident: "umask", lsb: 8, msb: 15, access: Access::Rw, role: Some(Role::Umask),
             description: "Unit mask of the selected event.", ..FieldInfo::EMPTY },
     ];
@@ -139,8 +135,7 @@ impl Layout for DfPerfCtrLayout {
     const INFO: &'static RegisterInfo = &DF_PERF_CTR_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 48, 63, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 48, 63, Access::Rsv),
         FieldInfo { name: "count", ident: "count", lsb: 0, msb: 47, access: Access::RwV, role: Some(Role::Count),
             description: "Event count.", ..FieldInfo::EMPTY },
     ];
@@ -181,7 +176,7 @@ static DF_PERF_CTR_INFO: RegisterInfo = RegisterInfo {
 mod unit_events {
 use super::*;
 #[allow(unused_imports)]
-use crate::core_events::{ev, EventRow};
+use crate::core_events::{event_table, EventRow};
 #[cfg(feature = "metadata")]
 use crate::core_events::{event_info_refs, event_infos};
 
@@ -200,30 +195,6 @@ pub struct Event {
 }
 
 impl Event {
-    /// `remote_outbound_data_controller_0`.
-    pub const REMOTE_OUTBOUND_DATA_CONTROLLER_0: Event = Event::row(0);
-    /// `remote_outbound_data_controller_1`.
-    pub const REMOTE_OUTBOUND_DATA_CONTROLLER_1: Event = Event::row(1);
-    /// `remote_outbound_data_controller_2`.
-    pub const REMOTE_OUTBOUND_DATA_CONTROLLER_2: Event = Event::row(2);
-    /// `remote_outbound_data_controller_3`.
-    pub const REMOTE_OUTBOUND_DATA_CONTROLLER_3: Event = Event::row(3);
-    /// `dram_channel_data_controller_0`.
-    pub const DRAM_CHANNEL_DATA_CONTROLLER_0: Event = Event::row(4);
-    /// `dram_channel_data_controller_1`.
-    pub const DRAM_CHANNEL_DATA_CONTROLLER_1: Event = Event::row(5);
-    /// `dram_channel_data_controller_2`.
-    pub const DRAM_CHANNEL_DATA_CONTROLLER_2: Event = Event::row(6);
-    /// `dram_channel_data_controller_3`.
-    pub const DRAM_CHANNEL_DATA_CONTROLLER_3: Event = Event::row(7);
-    /// `dram_channel_data_controller_4`.
-    pub const DRAM_CHANNEL_DATA_CONTROLLER_4: Event = Event::row(8);
-    /// `dram_channel_data_controller_5`.
-    pub const DRAM_CHANNEL_DATA_CONTROLLER_5: Event = Event::row(9);
-    /// `dram_channel_data_controller_6`.
-    pub const DRAM_CHANNEL_DATA_CONTROLLER_6: Event = Event::row(10);
-    /// `dram_channel_data_controller_7`.
-    pub const DRAM_CHANNEL_DATA_CONTROLLER_7: Event = Event::row(11);
 
     /// Every event of the unit.
     pub const ALL: &'static [Event] = &{
@@ -271,22 +242,25 @@ impl Event {
     }
 }
 
-/// The events, row n for `Event::row(n)`: `ev(name, event select, umask, counters)` (bit n
-/// of counters: counter n may count it) and what else each sets.
-const EVENT_ROWS: &[EventRow] = &[
-    ev("remote_outbound_data_controller_0", 0x7c7, 0x02, 0b1111),
-    ev("remote_outbound_data_controller_1", 0x807, 0x02, 0b1111),
-    ev("remote_outbound_data_controller_2", 0x847, 0x02, 0b1111),
-    ev("remote_outbound_data_controller_3", 0x887, 0x02, 0b1111),
-    ev("dram_channel_data_controller_0", 0x07, 0x38, 0b1111),
-    ev("dram_channel_data_controller_1", 0x47, 0x38, 0b1111),
-    ev("dram_channel_data_controller_2", 0x87, 0x38, 0b1111),
-    ev("dram_channel_data_controller_3", 0xc7, 0x38, 0b1111),
-    ev("dram_channel_data_controller_4", 0x107, 0x38, 0b1111),
-    ev("dram_channel_data_controller_5", 0x147, 0x38, 0b1111),
-    ev("dram_channel_data_controller_6", 0x187, 0x38, 0b1111),
-    ev("dram_channel_data_controller_7", 0x1c7, 0x38, 0b1111),
-];
+event_table! {
+    /// The events, row n for `Event::row(n)`: `ev(name, event select, umask)` and what else each
+    /// sets. The counters that may count them (bit n: counter n) and those without
+    /// Hyper-Threading are the table's, the two numbers before the rows, unless a row
+    /// gives its own (`.on(..)`, `.ht_off(..)`).
+    EVENT_ROWS, EventRowNumber, 0, "", 0b1111, 0b0;
+    REMOTE_OUTBOUND_DATA_CONTROLLER_0 = ev("remote_outbound_data_controller_0", 0x7c7, 0x02),
+    REMOTE_OUTBOUND_DATA_CONTROLLER_1 = ev("remote_outbound_data_controller_1", 0x807, 0x02),
+    REMOTE_OUTBOUND_DATA_CONTROLLER_2 = ev("remote_outbound_data_controller_2", 0x847, 0x02),
+    REMOTE_OUTBOUND_DATA_CONTROLLER_3 = ev("remote_outbound_data_controller_3", 0x887, 0x02),
+    DRAM_CHANNEL_DATA_CONTROLLER_0 = ev("dram_channel_data_controller_0", 0x07, 0x38),
+    DRAM_CHANNEL_DATA_CONTROLLER_1 = ev("dram_channel_data_controller_1", 0x47, 0x38),
+    DRAM_CHANNEL_DATA_CONTROLLER_2 = ev("dram_channel_data_controller_2", 0x87, 0x38),
+    DRAM_CHANNEL_DATA_CONTROLLER_3 = ev("dram_channel_data_controller_3", 0xc7, 0x38),
+    DRAM_CHANNEL_DATA_CONTROLLER_4 = ev("dram_channel_data_controller_4", 0x107, 0x38),
+    DRAM_CHANNEL_DATA_CONTROLLER_5 = ev("dram_channel_data_controller_5", 0x147, 0x38),
+    DRAM_CHANNEL_DATA_CONTROLLER_6 = ev("dram_channel_data_controller_6", 0x187, 0x38),
+    DRAM_CHANNEL_DATA_CONTROLLER_7 = ev("dram_channel_data_controller_7", 0x1c7, 0x38),
+}
 /// No experimental events.
 const EXPERIMENTAL_ROWS: &[EventRow] = &[];
 /// The rows built.

@@ -73,28 +73,23 @@ impl Layout for L3PerfCtlLayout {
     const INFO: &'static RegisterInfo = &L3_PERF_CTL_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 58, 63, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 58, 63, Access::Rsv),
         FieldInfo { name: "thread_mask", ident: "thread_mask", lsb: 56, msb: 57, access: Access::Rw, count_default: Some(CountDefault::AllOnes),
             description: "Thread mask: bit 0 counts the selected core's first thread, bit 1 its second; zero counts none. Linux sets both, with en_all_cores and en_all_slices, when the user gives no thread mask, and so does counting here.", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 51, 55, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 51, 55, Access::Rsv),
         FieldInfo { name: "slice_id", ident: "slice_id", lsb: 48, msb: 50, access: Access::Rw, count_default: Some(CountDefault::Value(0x0)),
             description: "The slice counted when en_all_slices is 0.", ..FieldInfo::EMPTY },
         FieldInfo { name: "en_all_cores", ident: "en_all_cores", lsb: 47, msb: 47, access: Access::Rw, count_default: Some(CountDefault::Value(0x1)),
             description: "Count the events of every core of the CCX (core_id is then ignored).", ..FieldInfo::EMPTY },
         FieldInfo { name: "en_all_slices", ident: "en_all_slices", lsb: 46, msb: 46, access: Access::Rw, count_default: Some(CountDefault::Value(0x1)),
             description: "Count the events of every L3 slice (slice_id is then ignored).", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 45, 45, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 45, 45, Access::Rsv),
         FieldInfo { name: "core_id", ident: "core_id", lsb: 42, msb: 44, access: Access::Rw, count_default: Some(CountDefault::Value(0x0)),
             description: "The core counted when en_all_cores is 0.", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 23, 41, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 23, 41, Access::Rsv),
         FieldInfo { name: "en", ident: "en", lsb: 22, msb: 22, access: Access::Rw, role: Some(Role::Enable),
             description: "Enable the counter.", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 16, 21, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 16, 21, Access::Rsv),
         FieldInfo { name: "umask", ident: "umask", lsb: 8, msb: 15, access: Access::Rw, role: Some(Role::Umask),
             description: "Unit mask of the selected event.", ..FieldInfo::EMPTY },
         FieldInfo { name: "ev_sel", ident: "ev_sel", lsb: 0, msb: 7, access: Access::Rw, role: Some(Role::Event),
@@ -216,8 +211,7 @@ impl Layout for L3PerfCtrLayout {
     const INFO: &'static RegisterInfo = &L3_PERF_CTR_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 48, 63, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 48, 63, Access::Rsv),
         FieldInfo { name: "count", ident: "count", lsb: 0, msb: 47, access: Access::RwV, role: Some(Role::Count),
             description: "Event count.", ..FieldInfo::EMPTY },
     ];
@@ -258,7 +252,7 @@ static L3_PERF_CTR_INFO: RegisterInfo = RegisterInfo {
 mod unit_events {
 use super::*;
 #[allow(unused_imports)]
-use crate::core_events::{ev, EventRow};
+use crate::core_events::{event_table, EventRow};
 #[cfg(feature = "metadata")]
 use crate::core_events::{event_info_refs, event_infos};
 
@@ -277,22 +271,6 @@ pub struct Event {
 }
 
 impl Event {
-    /// `l3_request_g1.caching_l3_cache_accesses`.
-    pub const L3_REQUEST_G1_CACHING_L3_CACHE_ACCESSES: Event = Event::row(0);
-    /// `l3_lookup_state.all_l3_req_typs`.
-    pub const L3_LOOKUP_STATE_ALL_L3_REQ_TYPS: Event = Event::row(1);
-    /// `l3_comb_clstr_state.other_l3_miss_typs`.
-    pub const L3_COMB_CLSTR_STATE_OTHER_L3_MISS_TYPS: Event = Event::row(2);
-    /// `l3_comb_clstr_state.request_miss`.
-    pub const L3_COMB_CLSTR_STATE_REQUEST_MISS: Event = Event::row(3);
-    /// `xi_sys_fill_latency`.
-    pub const XI_SYS_FILL_LATENCY: Event = Event::row(4);
-    /// `xi_ccx_sdp_req1`.
-    pub const XI_CCX_SDP_REQ1: Event = Event::row(5);
-    /// `l3_cache_accesses`.
-    pub const L3_CACHE_ACCESSES: Event = Event::row(6);
-    /// `l3_misses`.
-    pub const L3_MISSES: Event = Event::row(7);
 
     /// Every event of the unit.
     pub const ALL: &'static [Event] = &{
@@ -340,18 +318,21 @@ impl Event {
     }
 }
 
-/// The events, row n for `Event::row(n)`: `ev(name, event select, umask, counters)` (bit n
-/// of counters: counter n may count it) and what else each sets.
-const EVENT_ROWS: &[EventRow] = &[
-    ev("l3_request_g1.caching_l3_cache_accesses", 0x01, 0x80, 0b111111),
-    ev("l3_lookup_state.all_l3_req_typs", 0x04, 0xff, 0b111111),
-    ev("l3_comb_clstr_state.other_l3_miss_typs", 0x06, 0xfe, 0b111111),
-    ev("l3_comb_clstr_state.request_miss", 0x06, 0x01, 0b111111),
-    ev("xi_sys_fill_latency", 0x90, 0x00, 0b111111),
-    ev("xi_ccx_sdp_req1", 0x9a, 0xff, 0b111111),
-    ev("l3_cache_accesses", 0x04, 0xff, 0b111111),
-    ev("l3_misses", 0x04, 0x01, 0b111111),
-];
+event_table! {
+    /// The events, row n for `Event::row(n)`: `ev(name, event select, umask)` and what else each
+    /// sets. The counters that may count them (bit n: counter n) and those without
+    /// Hyper-Threading are the table's, the two numbers before the rows, unless a row
+    /// gives its own (`.on(..)`, `.ht_off(..)`).
+    EVENT_ROWS, EventRowNumber, 0, "", 0b111111, 0b0;
+    L3_REQUEST_G1_CACHING_L3_CACHE_ACCESSES = ev("l3_request_g1.caching_l3_cache_accesses", 0x01, 0x80),
+    L3_LOOKUP_STATE_ALL_L3_REQ_TYPS = ev("l3_lookup_state.all_l3_req_typs", 0x04, 0xff),
+    L3_COMB_CLSTR_STATE_OTHER_L3_MISS_TYPS = ev("l3_comb_clstr_state.other_l3_miss_typs", 0x06, 0xfe),
+    L3_COMB_CLSTR_STATE_REQUEST_MISS = ev("l3_comb_clstr_state.request_miss", 0x06, 0x01),
+    XI_SYS_FILL_LATENCY = ev("xi_sys_fill_latency", 0x90, 0x00),
+    XI_CCX_SDP_REQ1 = ev("xi_ccx_sdp_req1", 0x9a, 0xff),
+    L3_CACHE_ACCESSES = ev("l3_cache_accesses", 0x04, 0xff),
+    L3_MISSES = ev("l3_misses", 0x04, 0x01),
+}
 /// No experimental events.
 const EXPERIMENTAL_ROWS: &[EventRow] = &[];
 /// The rows built.

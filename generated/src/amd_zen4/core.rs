@@ -74,14 +74,12 @@ impl Layout for PerfCtlLayout {
     const INFO: &'static RegisterInfo = &PERF_CTL_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 42, 63, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 42, 63, Access::Rsv),
         FieldInfo::row("host_only", 41, 41, Access::Rw,
             "Host only: count only while the processor runs the host (outside a guest). With guest_only also set, or with neither, both are counted; the two bits take effect only while EFER.SVME is 1."),
         FieldInfo::row("guest_only", 40, 40, Access::Rw,
             "Guest only: count only while the processor runs an SVM guest."),
-        FieldInfo::row("rsv", 36, 39, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 36, 39, Access::Rsv),
         FieldInfo { name: "ev_sel", ident: "ev_sel", lsb: 0, msb: 7, split: &[(35, 32), (7, 0)], access: Access::Rw, role: Some(Role::Event),
             description: "Event select, 12 bits: bits 11:8 of the event number are register bits 35:32, bits 7:0 are register bits 7:0.", ..FieldInfo::EMPTY },
         FieldInfo { name: "cnt_mask", ident: "cnt_mask", lsb: 24, msb: 31, access: Access::Rw, role: Some(Role::Threshold),
@@ -90,12 +88,10 @@ impl Layout for PerfCtlLayout {
             description: "Invert the counter-mask comparison.", ..FieldInfo::EMPTY },
         FieldInfo { name: "en", ident: "en", lsb: 22, msb: 22, access: Access::Rw, role: Some(Role::Enable),
             description: "Enable the counter.", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 21, 21, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 21, 21, Access::Rsv),
         FieldInfo { name: "int", ident: "int", lsb: 20, msb: 20, access: Access::Rw, role: Some(Role::OverflowEnable),
             description: "Raise an interrupt through the local APIC's performance-counter entry when the counter overflows.", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 19, 19, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 19, 19, Access::Rsv),
         FieldInfo { name: "edge", ident: "edge", lsb: 18, msb: 18, access: Access::Rw, role: Some(Role::Edge),
             description: "Edge detect: count transitions of the event condition from false to true rather than every cycle it holds.", ..FieldInfo::EMPTY },
         FieldInfo { name: "os", ident: "os", lsb: 17, msb: 17, access: Access::Rw, role: Some(Role::Kernel),
@@ -242,8 +238,7 @@ impl Layout for PerfCtrLayout {
     const INFO: &'static RegisterInfo = &PERF_CTR_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 48, 63, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 48, 63, Access::Rsv),
         FieldInfo { name: "count", ident: "count", lsb: 0, msb: 47, access: Access::RwV, role: Some(Role::Count),
             description: "Event count.", ..FieldInfo::EMPTY },
     ];
@@ -309,14 +304,12 @@ impl Layout for LegacyPerfCtlLayout {
     const INFO: &'static RegisterInfo = &LEGACY_PERF_CTL_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 42, 63, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 42, 63, Access::Rsv),
         FieldInfo::row("host_only", 41, 41, Access::Rw,
             "Host only: count only while the processor runs the host (outside a guest). With guest_only also set, or with neither, both are counted; the two bits take effect only while EFER.SVME is 1."),
         FieldInfo::row("guest_only", 40, 40, Access::Rw,
             "Guest only: count only while the processor runs an SVM guest."),
-        FieldInfo::row("rsv", 36, 39, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 36, 39, Access::Rsv),
         FieldInfo { name: "ev_sel", ident: "ev_sel", lsb: 0, msb: 7, split: &[(35, 32), (7, 0)], access: Access::Rw,
             description: "Event select, 12 bits: bits 11:8 of the event number are register bits 35:32, bits 7:0 are register bits 7:0.", ..FieldInfo::EMPTY },
         FieldInfo::row("cnt_mask", 24, 31, Access::Rw,
@@ -325,12 +318,10 @@ impl Layout for LegacyPerfCtlLayout {
             "Invert the counter-mask comparison."),
         FieldInfo::row("en", 22, 22, Access::Rw,
             "Enable the counter."),
-        FieldInfo::row("rsv", 21, 21, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 21, 21, Access::Rsv),
         FieldInfo::row("int", 20, 20, Access::Rw,
             "Raise an interrupt through the local APIC's performance-counter entry when the counter overflows."),
-        FieldInfo::row("rsv", 19, 19, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 19, 19, Access::Rsv),
         FieldInfo::row("edge", 18, 18, Access::Rw,
             "Edge detect: count transitions of the event condition from false to true rather than every cycle it holds."),
         FieldInfo::row("os", 17, 17, Access::Rw,
@@ -470,8 +461,7 @@ impl Layout for LegacyPerfCtrLayout {
     const INFO: &'static RegisterInfo = &LEGACY_PERF_CTR_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 48, 63, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 48, 63, Access::Rsv),
         FieldInfo::row("count", 0, 47, Access::RwV,
             "Event count of counter n."),
     ];
@@ -538,12 +528,10 @@ impl Layout for PerfCntrGlobalStatusLayout {
     const INFO: &'static RegisterInfo = &PERF_CNTR_GLOBAL_STATUS_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 59, 63, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 59, 63, Access::Rsv),
         FieldInfo::row("lbrs_frozen", 58, 58, Access::RoV,
             "The last-branch record stack was frozen by a PMI (LbrExtV2); Linux clears this bit with the counters' bits."),
-        FieldInfo::row("rsv", 6, 57, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 6, 57, Access::Rsv),
         FieldInfo { name: "ovf_pmc", ident: "ovf_pmc", lsb: 0, msb: 5, access: Access::RoV, role: Some(Role::Overflow), counters: &[0, 1, 2, 3, 4, 5],
             description: "Bit n: PERF_CTR{n} overflowed.", ..FieldInfo::EMPTY },
     ];
@@ -604,8 +592,7 @@ impl Layout for PerfCntrGlobalCtlLayout {
     const INFO: &'static RegisterInfo = &PERF_CNTR_GLOBAL_CTL_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 6, 63, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 6, 63, Access::Rsv),
         FieldInfo { name: "en_pmc", ident: "en_pmc", lsb: 0, msb: 5, access: Access::Rw, role: Some(Role::CounterEnable), counters: &[0, 1, 2, 3, 4, 5],
             description: "Bit n enables PERF_CTR{n}.", ..FieldInfo::EMPTY },
     ];
@@ -666,12 +653,10 @@ impl Layout for PerfCntrGlobalStatusClrLayout {
     const INFO: &'static RegisterInfo = &PERF_CNTR_GLOBAL_STATUS_CLR_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 59, 63, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 59, 63, Access::Rsv),
         FieldInfo::row("clr_lbrs_frozen", 58, 58, Access::W1c,
             "Clear lbrs_frozen, unfreezing the LBR stack."),
-        FieldInfo::row("rsv", 6, 57, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 6, 57, Access::Rsv),
         FieldInfo { name: "clr_ovf_pmc", ident: "clr_ovf_pmc", lsb: 0, msb: 5, access: Access::W1c, role: Some(Role::OverflowClear), counters: &[0, 1, 2, 3, 4, 5],
             description: "Bit n clears PERF_CTR{n}'s overflow bit.", ..FieldInfo::EMPTY },
     ];
@@ -738,8 +723,7 @@ impl Layout for PerfCntrGlobalStatusSetLayout {
     const INFO: &'static RegisterInfo = &PERF_CNTR_GLOBAL_STATUS_SET_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 6, 63, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 6, 63, Access::Rsv),
         FieldInfo::row("set_ovf_pmc", 0, 5, Access::Wo,
             "Bit n sets PERF_CTR{n}'s overflow bit."),
     ];
@@ -778,7 +762,7 @@ static PERF_CNTR_GLOBAL_STATUS_SET_INFO: RegisterInfo = RegisterInfo {
 mod unit_events {
 use super::*;
 #[allow(unused_imports)]
-use crate::core_events::{ev, EventRow};
+use crate::core_events::{event_table, EventRow};
 #[cfg(feature = "metadata")]
 use crate::core_events::{event_info_refs, event_infos};
 
@@ -797,678 +781,6 @@ pub struct Event {
 }
 
 impl Event {
-    /// `bp_l2_btb_correct`.
-    pub const BP_L2_BTB_CORRECT: Event = Event::row(0);
-    /// `bp_dyn_ind_pred`.
-    pub const BP_DYN_IND_PRED: Event = Event::row(1);
-    /// `bp_de_redirect`.
-    pub const BP_DE_REDIRECT: Event = Event::row(2);
-    /// `ex_ret_brn`.
-    pub const EX_RET_BRN: Event = Event::row(3);
-    /// `ex_ret_brn_misp`.
-    pub const EX_RET_BRN_MISP: Event = Event::row(4);
-    /// `ex_ret_brn_tkn`.
-    pub const EX_RET_BRN_TKN: Event = Event::row(5);
-    /// `ex_ret_brn_tkn_misp`.
-    pub const EX_RET_BRN_TKN_MISP: Event = Event::row(6);
-    /// `ex_ret_brn_far`.
-    pub const EX_RET_BRN_FAR: Event = Event::row(7);
-    /// `ex_ret_near_ret`.
-    pub const EX_RET_NEAR_RET: Event = Event::row(8);
-    /// `ex_ret_near_ret_mispred`.
-    pub const EX_RET_NEAR_RET_MISPRED: Event = Event::row(9);
-    /// `ex_ret_brn_ind_misp`.
-    pub const EX_RET_BRN_IND_MISP: Event = Event::row(10);
-    /// `ex_ret_ind_brch_instr`.
-    pub const EX_RET_IND_BRCH_INSTR: Event = Event::row(11);
-    /// `ex_ret_cond`.
-    pub const EX_RET_COND: Event = Event::row(12);
-    /// `ex_ret_msprd_brnch_instr_dir_msmtch`.
-    pub const EX_RET_MSPRD_BRNCH_INSTR_DIR_MSMTCH: Event = Event::row(13);
-    /// `ex_ret_uncond_brnch_instr_mispred`.
-    pub const EX_RET_UNCOND_BRNCH_INSTR_MISPRED: Event = Event::row(14);
-    /// `ex_ret_uncond_brnch_instr`.
-    pub const EX_RET_UNCOND_BRNCH_INSTR: Event = Event::row(15);
-    /// `ls_mab_alloc.load_store_allocations`.
-    pub const LS_MAB_ALLOC_LOAD_STORE_ALLOCATIONS: Event = Event::row(16);
-    /// `ls_mab_alloc.hardware_prefetcher_allocations`.
-    pub const LS_MAB_ALLOC_HARDWARE_PREFETCHER_ALLOCATIONS: Event = Event::row(17);
-    /// `ls_mab_alloc.all_allocations`.
-    pub const LS_MAB_ALLOC_ALL_ALLOCATIONS: Event = Event::row(18);
-    /// `ls_dmnd_fills_from_sys.local_l2`.
-    pub const LS_DMND_FILLS_FROM_SYS_LOCAL_L2: Event = Event::row(19);
-    /// `ls_dmnd_fills_from_sys.local_ccx`.
-    pub const LS_DMND_FILLS_FROM_SYS_LOCAL_CCX: Event = Event::row(20);
-    /// `ls_dmnd_fills_from_sys.near_cache`.
-    pub const LS_DMND_FILLS_FROM_SYS_NEAR_CACHE: Event = Event::row(21);
-    /// `ls_dmnd_fills_from_sys.dram_io_near`.
-    pub const LS_DMND_FILLS_FROM_SYS_DRAM_IO_NEAR: Event = Event::row(22);
-    /// `ls_dmnd_fills_from_sys.far_cache`.
-    pub const LS_DMND_FILLS_FROM_SYS_FAR_CACHE: Event = Event::row(23);
-    /// `ls_dmnd_fills_from_sys.dram_io_far`.
-    pub const LS_DMND_FILLS_FROM_SYS_DRAM_IO_FAR: Event = Event::row(24);
-    /// `ls_dmnd_fills_from_sys.alternate_memories`.
-    pub const LS_DMND_FILLS_FROM_SYS_ALTERNATE_MEMORIES: Event = Event::row(25);
-    /// `ls_dmnd_fills_from_sys.all`.
-    pub const LS_DMND_FILLS_FROM_SYS_ALL: Event = Event::row(26);
-    /// `ls_any_fills_from_sys.local_l2`.
-    pub const LS_ANY_FILLS_FROM_SYS_LOCAL_L2: Event = Event::row(27);
-    /// `ls_any_fills_from_sys.local_ccx`.
-    pub const LS_ANY_FILLS_FROM_SYS_LOCAL_CCX: Event = Event::row(28);
-    /// `ls_any_fills_from_sys.local_all`.
-    pub const LS_ANY_FILLS_FROM_SYS_LOCAL_ALL: Event = Event::row(29);
-    /// `ls_any_fills_from_sys.near_cache`.
-    pub const LS_ANY_FILLS_FROM_SYS_NEAR_CACHE: Event = Event::row(30);
-    /// `ls_any_fills_from_sys.dram_io_near`.
-    pub const LS_ANY_FILLS_FROM_SYS_DRAM_IO_NEAR: Event = Event::row(31);
-    /// `ls_any_fills_from_sys.far_cache`.
-    pub const LS_ANY_FILLS_FROM_SYS_FAR_CACHE: Event = Event::row(32);
-    /// `ls_any_fills_from_sys.remote_cache`.
-    pub const LS_ANY_FILLS_FROM_SYS_REMOTE_CACHE: Event = Event::row(33);
-    /// `ls_any_fills_from_sys.dram_io_far`.
-    pub const LS_ANY_FILLS_FROM_SYS_DRAM_IO_FAR: Event = Event::row(34);
-    /// `ls_any_fills_from_sys.dram_io_all`.
-    pub const LS_ANY_FILLS_FROM_SYS_DRAM_IO_ALL: Event = Event::row(35);
-    /// `ls_any_fills_from_sys.far_all`.
-    pub const LS_ANY_FILLS_FROM_SYS_FAR_ALL: Event = Event::row(36);
-    /// `ls_any_fills_from_sys.all_dram_io`.
-    pub const LS_ANY_FILLS_FROM_SYS_ALL_DRAM_IO: Event = Event::row(37);
-    /// `ls_any_fills_from_sys.alternate_memories`.
-    pub const LS_ANY_FILLS_FROM_SYS_ALTERNATE_MEMORIES: Event = Event::row(38);
-    /// `ls_any_fills_from_sys.all`.
-    pub const LS_ANY_FILLS_FROM_SYS_ALL: Event = Event::row(39);
-    /// `ls_pref_instr_disp.prefetch`.
-    pub const LS_PREF_INSTR_DISP_PREFETCH: Event = Event::row(40);
-    /// `ls_pref_instr_disp.prefetch_w`.
-    pub const LS_PREF_INSTR_DISP_PREFETCH_W: Event = Event::row(41);
-    /// `ls_pref_instr_disp.prefetch_nta`.
-    pub const LS_PREF_INSTR_DISP_PREFETCH_NTA: Event = Event::row(42);
-    /// `ls_pref_instr_disp.all`.
-    pub const LS_PREF_INSTR_DISP_ALL: Event = Event::row(43);
-    /// `ls_inef_sw_pref.data_pipe_sw_pf_dc_hit`.
-    pub const LS_INEF_SW_PREF_DATA_PIPE_SW_PF_DC_HIT: Event = Event::row(44);
-    /// `ls_inef_sw_pref.mab_mch_cnt`.
-    pub const LS_INEF_SW_PREF_MAB_MCH_CNT: Event = Event::row(45);
-    /// `ls_inef_sw_pref.all`.
-    pub const LS_INEF_SW_PREF_ALL: Event = Event::row(46);
-    /// `ls_sw_pf_dc_fills.local_l2`.
-    pub const LS_SW_PF_DC_FILLS_LOCAL_L2: Event = Event::row(47);
-    /// `ls_sw_pf_dc_fills.local_ccx`.
-    pub const LS_SW_PF_DC_FILLS_LOCAL_CCX: Event = Event::row(48);
-    /// `ls_sw_pf_dc_fills.near_cache`.
-    pub const LS_SW_PF_DC_FILLS_NEAR_CACHE: Event = Event::row(49);
-    /// `ls_sw_pf_dc_fills.dram_io_near`.
-    pub const LS_SW_PF_DC_FILLS_DRAM_IO_NEAR: Event = Event::row(50);
-    /// `ls_sw_pf_dc_fills.far_cache`.
-    pub const LS_SW_PF_DC_FILLS_FAR_CACHE: Event = Event::row(51);
-    /// `ls_sw_pf_dc_fills.dram_io_far`.
-    pub const LS_SW_PF_DC_FILLS_DRAM_IO_FAR: Event = Event::row(52);
-    /// `ls_sw_pf_dc_fills.alternate_memories`.
-    pub const LS_SW_PF_DC_FILLS_ALTERNATE_MEMORIES: Event = Event::row(53);
-    /// `ls_sw_pf_dc_fills.all`.
-    pub const LS_SW_PF_DC_FILLS_ALL: Event = Event::row(54);
-    /// `ls_hw_pf_dc_fills.local_l2`.
-    pub const LS_HW_PF_DC_FILLS_LOCAL_L2: Event = Event::row(55);
-    /// `ls_hw_pf_dc_fills.local_ccx`.
-    pub const LS_HW_PF_DC_FILLS_LOCAL_CCX: Event = Event::row(56);
-    /// `ls_hw_pf_dc_fills.near_cache`.
-    pub const LS_HW_PF_DC_FILLS_NEAR_CACHE: Event = Event::row(57);
-    /// `ls_hw_pf_dc_fills.dram_io_near`.
-    pub const LS_HW_PF_DC_FILLS_DRAM_IO_NEAR: Event = Event::row(58);
-    /// `ls_hw_pf_dc_fills.far_cache`.
-    pub const LS_HW_PF_DC_FILLS_FAR_CACHE: Event = Event::row(59);
-    /// `ls_hw_pf_dc_fills.dram_io_far`.
-    pub const LS_HW_PF_DC_FILLS_DRAM_IO_FAR: Event = Event::row(60);
-    /// `ls_hw_pf_dc_fills.alternate_memories`.
-    pub const LS_HW_PF_DC_FILLS_ALTERNATE_MEMORIES: Event = Event::row(61);
-    /// `ls_hw_pf_dc_fills.all`.
-    pub const LS_HW_PF_DC_FILLS_ALL: Event = Event::row(62);
-    /// `ls_alloc_mab_count`.
-    pub const LS_ALLOC_MAB_COUNT: Event = Event::row(63);
-    /// `l2_request_g1.group2`.
-    pub const L2_REQUEST_G1_GROUP2: Event = Event::row(64);
-    /// `l2_request_g1.l2_hw_pf`.
-    pub const L2_REQUEST_G1_L2_HW_PF: Event = Event::row(65);
-    /// `l2_request_g1.prefetch_l2_cmd`.
-    pub const L2_REQUEST_G1_PREFETCH_L2_CMD: Event = Event::row(66);
-    /// `l2_request_g1.change_to_x`.
-    pub const L2_REQUEST_G1_CHANGE_TO_X: Event = Event::row(67);
-    /// `l2_request_g1.cacheable_ic_read`.
-    pub const L2_REQUEST_G1_CACHEABLE_IC_READ: Event = Event::row(68);
-    /// `l2_request_g1.ls_rd_blk_c_s`.
-    pub const L2_REQUEST_G1_LS_RD_BLK_C_S: Event = Event::row(69);
-    /// `l2_request_g1.rd_blk_x`.
-    pub const L2_REQUEST_G1_RD_BLK_X: Event = Event::row(70);
-    /// `l2_request_g1.rd_blk_l`.
-    pub const L2_REQUEST_G1_RD_BLK_L: Event = Event::row(71);
-    /// `l2_request_g1.all_dc`.
-    pub const L2_REQUEST_G1_ALL_DC: Event = Event::row(72);
-    /// `l2_request_g1.all_no_prefetch`.
-    pub const L2_REQUEST_G1_ALL_NO_PREFETCH: Event = Event::row(73);
-    /// `l2_request_g1.all`.
-    pub const L2_REQUEST_G1_ALL: Event = Event::row(74);
-    /// `l2_cache_req_stat.ic_fill_miss`.
-    pub const L2_CACHE_REQ_STAT_IC_FILL_MISS: Event = Event::row(75);
-    /// `l2_cache_req_stat.ic_fill_hit_s`.
-    pub const L2_CACHE_REQ_STAT_IC_FILL_HIT_S: Event = Event::row(76);
-    /// `l2_cache_req_stat.ic_fill_hit_x`.
-    pub const L2_CACHE_REQ_STAT_IC_FILL_HIT_X: Event = Event::row(77);
-    /// `l2_cache_req_stat.ic_hit_in_l2`.
-    pub const L2_CACHE_REQ_STAT_IC_HIT_IN_L2: Event = Event::row(78);
-    /// `l2_cache_req_stat.ic_access_in_l2`.
-    pub const L2_CACHE_REQ_STAT_IC_ACCESS_IN_L2: Event = Event::row(79);
-    /// `l2_cache_req_stat.ls_rd_blk_c`.
-    pub const L2_CACHE_REQ_STAT_LS_RD_BLK_C: Event = Event::row(80);
-    /// `l2_cache_req_stat.ic_dc_miss_in_l2`.
-    pub const L2_CACHE_REQ_STAT_IC_DC_MISS_IN_L2: Event = Event::row(81);
-    /// `l2_cache_req_stat.ls_rd_blk_x`.
-    pub const L2_CACHE_REQ_STAT_LS_RD_BLK_X: Event = Event::row(82);
-    /// `l2_cache_req_stat.ls_rd_blk_l_hit_s`.
-    pub const L2_CACHE_REQ_STAT_LS_RD_BLK_L_HIT_S: Event = Event::row(83);
-    /// `l2_cache_req_stat.ls_rd_blk_l_hit_x`.
-    pub const L2_CACHE_REQ_STAT_LS_RD_BLK_L_HIT_X: Event = Event::row(84);
-    /// `l2_cache_req_stat.ls_rd_blk_cs`.
-    pub const L2_CACHE_REQ_STAT_LS_RD_BLK_CS: Event = Event::row(85);
-    /// `l2_cache_req_stat.dc_hit_in_l2`.
-    pub const L2_CACHE_REQ_STAT_DC_HIT_IN_L2: Event = Event::row(86);
-    /// `l2_cache_req_stat.ic_dc_hit_in_l2`.
-    pub const L2_CACHE_REQ_STAT_IC_DC_HIT_IN_L2: Event = Event::row(87);
-    /// `l2_cache_req_stat.dc_access_in_l2`.
-    pub const L2_CACHE_REQ_STAT_DC_ACCESS_IN_L2: Event = Event::row(88);
-    /// `l2_cache_req_stat.all`.
-    pub const L2_CACHE_REQ_STAT_ALL: Event = Event::row(89);
-    /// `l2_pf_hit_l2.l2_stream`.
-    pub const L2_PF_HIT_L2_L2_STREAM: Event = Event::row(90);
-    /// `l2_pf_hit_l2.l2_next_line`.
-    pub const L2_PF_HIT_L2_L2_NEXT_LINE: Event = Event::row(91);
-    /// `l2_pf_hit_l2.l2_up_down`.
-    pub const L2_PF_HIT_L2_L2_UP_DOWN: Event = Event::row(92);
-    /// `l2_pf_hit_l2.l2_burst`.
-    pub const L2_PF_HIT_L2_L2_BURST: Event = Event::row(93);
-    /// `l2_pf_hit_l2.l2_stride`.
-    pub const L2_PF_HIT_L2_L2_STRIDE: Event = Event::row(94);
-    /// `l2_pf_hit_l2.l1_stream`.
-    pub const L2_PF_HIT_L2_L1_STREAM: Event = Event::row(95);
-    /// `l2_pf_hit_l2.l1_stride`.
-    pub const L2_PF_HIT_L2_L1_STRIDE: Event = Event::row(96);
-    /// `l2_pf_hit_l2.l1_region`.
-    pub const L2_PF_HIT_L2_L1_REGION: Event = Event::row(97);
-    /// `l2_pf_hit_l2.all`.
-    pub const L2_PF_HIT_L2_ALL: Event = Event::row(98);
-    /// `l2_pf_miss_l2_hit_l3.l2_stream`.
-    pub const L2_PF_MISS_L2_HIT_L3_L2_STREAM: Event = Event::row(99);
-    /// `l2_pf_miss_l2_hit_l3.l2_next_line`.
-    pub const L2_PF_MISS_L2_HIT_L3_L2_NEXT_LINE: Event = Event::row(100);
-    /// `l2_pf_miss_l2_hit_l3.l2_up_down`.
-    pub const L2_PF_MISS_L2_HIT_L3_L2_UP_DOWN: Event = Event::row(101);
-    /// `l2_pf_miss_l2_hit_l3.l2_burst`.
-    pub const L2_PF_MISS_L2_HIT_L3_L2_BURST: Event = Event::row(102);
-    /// `l2_pf_miss_l2_hit_l3.l2_stride`.
-    pub const L2_PF_MISS_L2_HIT_L3_L2_STRIDE: Event = Event::row(103);
-    /// `l2_pf_miss_l2_hit_l3.l1_stream`.
-    pub const L2_PF_MISS_L2_HIT_L3_L1_STREAM: Event = Event::row(104);
-    /// `l2_pf_miss_l2_hit_l3.l1_stride`.
-    pub const L2_PF_MISS_L2_HIT_L3_L1_STRIDE: Event = Event::row(105);
-    /// `l2_pf_miss_l2_hit_l3.l1_region`.
-    pub const L2_PF_MISS_L2_HIT_L3_L1_REGION: Event = Event::row(106);
-    /// `l2_pf_miss_l2_hit_l3.all`.
-    pub const L2_PF_MISS_L2_HIT_L3_ALL: Event = Event::row(107);
-    /// `l2_pf_miss_l2_l3.l2_stream`.
-    pub const L2_PF_MISS_L2_L3_L2_STREAM: Event = Event::row(108);
-    /// `l2_pf_miss_l2_l3.l2_next_line`.
-    pub const L2_PF_MISS_L2_L3_L2_NEXT_LINE: Event = Event::row(109);
-    /// `l2_pf_miss_l2_l3.l2_up_down`.
-    pub const L2_PF_MISS_L2_L3_L2_UP_DOWN: Event = Event::row(110);
-    /// `l2_pf_miss_l2_l3.l2_burst`.
-    pub const L2_PF_MISS_L2_L3_L2_BURST: Event = Event::row(111);
-    /// `l2_pf_miss_l2_l3.l2_stride`.
-    pub const L2_PF_MISS_L2_L3_L2_STRIDE: Event = Event::row(112);
-    /// `l2_pf_miss_l2_l3.l1_stream`.
-    pub const L2_PF_MISS_L2_L3_L1_STREAM: Event = Event::row(113);
-    /// `l2_pf_miss_l2_l3.l1_stride`.
-    pub const L2_PF_MISS_L2_L3_L1_STRIDE: Event = Event::row(114);
-    /// `l2_pf_miss_l2_l3.l1_region`.
-    pub const L2_PF_MISS_L2_L3_L1_REGION: Event = Event::row(115);
-    /// `l2_pf_miss_l2_l3.all`.
-    pub const L2_PF_MISS_L2_L3_ALL: Event = Event::row(116);
-    /// `ic_cache_fill_l2`.
-    pub const IC_CACHE_FILL_L2: Event = Event::row(117);
-    /// `ic_cache_fill_sys`.
-    pub const IC_CACHE_FILL_SYS: Event = Event::row(118);
-    /// `ic_tag_hit_miss.instruction_cache_hit`.
-    pub const IC_TAG_HIT_MISS_INSTRUCTION_CACHE_HIT: Event = Event::row(119);
-    /// `ic_tag_hit_miss.instruction_cache_miss`.
-    pub const IC_TAG_HIT_MISS_INSTRUCTION_CACHE_MISS: Event = Event::row(120);
-    /// `ic_tag_hit_miss.all_instruction_cache_accesses`.
-    pub const IC_TAG_HIT_MISS_ALL_INSTRUCTION_CACHE_ACCESSES: Event = Event::row(121);
-    /// `op_cache_hit_miss.op_cache_hit`.
-    pub const OP_CACHE_HIT_MISS_OP_CACHE_HIT: Event = Event::row(122);
-    /// `op_cache_hit_miss.op_cache_miss`.
-    pub const OP_CACHE_HIT_MISS_OP_CACHE_MISS: Event = Event::row(123);
-    /// `op_cache_hit_miss.all_op_cache_accesses`.
-    pub const OP_CACHE_HIT_MISS_ALL_OP_CACHE_ACCESSES: Event = Event::row(124);
-    /// `ls_locks.bus_lock`.
-    pub const LS_LOCKS_BUS_LOCK: Event = Event::row(125);
-    /// `ls_ret_cl_flush`.
-    pub const LS_RET_CL_FLUSH: Event = Event::row(126);
-    /// `ls_ret_cpuid`.
-    pub const LS_RET_CPUID: Event = Event::row(127);
-    /// `ls_smi_rx`.
-    pub const LS_SMI_RX: Event = Event::row(128);
-    /// `ls_int_taken`.
-    pub const LS_INT_TAKEN: Event = Event::row(129);
-    /// `ls_not_halted_cyc`.
-    pub const LS_NOT_HALTED_CYC: Event = Event::row(130);
-    /// `ex_ret_instr`.
-    pub const EX_RET_INSTR: Event = Event::row(131);
-    /// `ex_ret_ops`.
-    pub const EX_RET_OPS: Event = Event::row(132);
-    /// `ex_div_busy`.
-    pub const EX_DIV_BUSY: Event = Event::row(133);
-    /// `ex_div_count`.
-    pub const EX_DIV_COUNT: Event = Event::row(134);
-    /// `ex_no_retire.empty`.
-    pub const EX_NO_RETIRE_EMPTY: Event = Event::row(135);
-    /// `ex_no_retire.not_complete`.
-    pub const EX_NO_RETIRE_NOT_COMPLETE: Event = Event::row(136);
-    /// `ex_no_retire.other`.
-    pub const EX_NO_RETIRE_OTHER: Event = Event::row(137);
-    /// `ex_no_retire.thread_not_selected`.
-    pub const EX_NO_RETIRE_THREAD_NOT_SELECTED: Event = Event::row(138);
-    /// `ex_no_retire.load_not_complete`.
-    pub const EX_NO_RETIRE_LOAD_NOT_COMPLETE: Event = Event::row(139);
-    /// `ex_no_retire.all`.
-    pub const EX_NO_RETIRE_ALL: Event = Event::row(140);
-    /// `ls_not_halted_p0_cyc.p0_freq_cyc`.
-    pub const LS_NOT_HALTED_P0_CYC_P0_FREQ_CYC: Event = Event::row(141);
-    /// `ex_ret_ucode_instr`.
-    pub const EX_RET_UCODE_INSTR: Event = Event::row(142);
-    /// `ex_ret_ucode_ops`.
-    pub const EX_RET_UCODE_OPS: Event = Event::row(143);
-    /// `ex_tagged_ibs_ops.ibs_tagged_ops`.
-    pub const EX_TAGGED_IBS_OPS_IBS_TAGGED_OPS: Event = Event::row(144);
-    /// `ex_tagged_ibs_ops.ibs_tagged_ops_ret`.
-    pub const EX_TAGGED_IBS_OPS_IBS_TAGGED_OPS_RET: Event = Event::row(145);
-    /// `ex_ret_fused_instr`.
-    pub const EX_RET_FUSED_INSTR: Event = Event::row(146);
-    /// `fp_ret_x87_fp_ops.add_sub_ops`.
-    pub const FP_RET_X87_FP_OPS_ADD_SUB_OPS: Event = Event::row(147);
-    /// `fp_ret_x87_fp_ops.mul_ops`.
-    pub const FP_RET_X87_FP_OPS_MUL_OPS: Event = Event::row(148);
-    /// `fp_ret_x87_fp_ops.div_sqrt_ops`.
-    pub const FP_RET_X87_FP_OPS_DIV_SQRT_OPS: Event = Event::row(149);
-    /// `fp_ret_x87_fp_ops.all`.
-    pub const FP_RET_X87_FP_OPS_ALL: Event = Event::row(150);
-    /// `fp_ret_sse_avx_ops.add_sub_flops`.
-    pub const FP_RET_SSE_AVX_OPS_ADD_SUB_FLOPS: Event = Event::row(151);
-    /// `fp_ret_sse_avx_ops.mult_flops`.
-    pub const FP_RET_SSE_AVX_OPS_MULT_FLOPS: Event = Event::row(152);
-    /// `fp_ret_sse_avx_ops.div_flops`.
-    pub const FP_RET_SSE_AVX_OPS_DIV_FLOPS: Event = Event::row(153);
-    /// `fp_ret_sse_avx_ops.mac_flops`.
-    pub const FP_RET_SSE_AVX_OPS_MAC_FLOPS: Event = Event::row(154);
-    /// `fp_ret_sse_avx_ops.bfloat_mac_flops`.
-    pub const FP_RET_SSE_AVX_OPS_BFLOAT_MAC_FLOPS: Event = Event::row(155);
-    /// `fp_ret_sse_avx_ops.all`.
-    pub const FP_RET_SSE_AVX_OPS_ALL: Event = Event::row(156);
-    /// `fp_retired_ser_ops.x87_ctrl_ret`.
-    pub const FP_RETIRED_SER_OPS_X87_CTRL_RET: Event = Event::row(157);
-    /// `fp_retired_ser_ops.x87_bot_ret`.
-    pub const FP_RETIRED_SER_OPS_X87_BOT_RET: Event = Event::row(158);
-    /// `fp_retired_ser_ops.sse_ctrl_ret`.
-    pub const FP_RETIRED_SER_OPS_SSE_CTRL_RET: Event = Event::row(159);
-    /// `fp_retired_ser_ops.sse_bot_ret`.
-    pub const FP_RETIRED_SER_OPS_SSE_BOT_RET: Event = Event::row(160);
-    /// `fp_retired_ser_ops.all`.
-    pub const FP_RETIRED_SER_OPS_ALL: Event = Event::row(161);
-    /// `fp_ops_retired_by_width.x87_uops_retired`.
-    pub const FP_OPS_RETIRED_BY_WIDTH_X87_UOPS_RETIRED: Event = Event::row(162);
-    /// `fp_ops_retired_by_width.mmx_uops_retired`.
-    pub const FP_OPS_RETIRED_BY_WIDTH_MMX_UOPS_RETIRED: Event = Event::row(163);
-    /// `fp_ops_retired_by_width.scalar_uops_retired`.
-    pub const FP_OPS_RETIRED_BY_WIDTH_SCALAR_UOPS_RETIRED: Event = Event::row(164);
-    /// `fp_ops_retired_by_width.pack_128_uops_retired`.
-    pub const FP_OPS_RETIRED_BY_WIDTH_PACK_128_UOPS_RETIRED: Event = Event::row(165);
-    /// `fp_ops_retired_by_width.pack_256_uops_retired`.
-    pub const FP_OPS_RETIRED_BY_WIDTH_PACK_256_UOPS_RETIRED: Event = Event::row(166);
-    /// `fp_ops_retired_by_width.pack_512_uops_retired`.
-    pub const FP_OPS_RETIRED_BY_WIDTH_PACK_512_UOPS_RETIRED: Event = Event::row(167);
-    /// `fp_ops_retired_by_width.all`.
-    pub const FP_OPS_RETIRED_BY_WIDTH_ALL: Event = Event::row(168);
-    /// `fp_ops_retired_by_type.scalar_add`.
-    pub const FP_OPS_RETIRED_BY_TYPE_SCALAR_ADD: Event = Event::row(169);
-    /// `fp_ops_retired_by_type.scalar_sub`.
-    pub const FP_OPS_RETIRED_BY_TYPE_SCALAR_SUB: Event = Event::row(170);
-    /// `fp_ops_retired_by_type.scalar_mul`.
-    pub const FP_OPS_RETIRED_BY_TYPE_SCALAR_MUL: Event = Event::row(171);
-    /// `fp_ops_retired_by_type.scalar_mac`.
-    pub const FP_OPS_RETIRED_BY_TYPE_SCALAR_MAC: Event = Event::row(172);
-    /// `fp_ops_retired_by_type.scalar_div`.
-    pub const FP_OPS_RETIRED_BY_TYPE_SCALAR_DIV: Event = Event::row(173);
-    /// `fp_ops_retired_by_type.scalar_sqrt`.
-    pub const FP_OPS_RETIRED_BY_TYPE_SCALAR_SQRT: Event = Event::row(174);
-    /// `fp_ops_retired_by_type.scalar_cmp`.
-    pub const FP_OPS_RETIRED_BY_TYPE_SCALAR_CMP: Event = Event::row(175);
-    /// `fp_ops_retired_by_type.scalar_cvt`.
-    pub const FP_OPS_RETIRED_BY_TYPE_SCALAR_CVT: Event = Event::row(176);
-    /// `fp_ops_retired_by_type.scalar_blend`.
-    pub const FP_OPS_RETIRED_BY_TYPE_SCALAR_BLEND: Event = Event::row(177);
-    /// `fp_ops_retired_by_type.scalar_other`.
-    pub const FP_OPS_RETIRED_BY_TYPE_SCALAR_OTHER: Event = Event::row(178);
-    /// `fp_ops_retired_by_type.scalar_all`.
-    pub const FP_OPS_RETIRED_BY_TYPE_SCALAR_ALL: Event = Event::row(179);
-    /// `fp_ops_retired_by_type.vector_add`.
-    pub const FP_OPS_RETIRED_BY_TYPE_VECTOR_ADD: Event = Event::row(180);
-    /// `fp_ops_retired_by_type.vector_sub`.
-    pub const FP_OPS_RETIRED_BY_TYPE_VECTOR_SUB: Event = Event::row(181);
-    /// `fp_ops_retired_by_type.vector_mul`.
-    pub const FP_OPS_RETIRED_BY_TYPE_VECTOR_MUL: Event = Event::row(182);
-    /// `fp_ops_retired_by_type.vector_mac`.
-    pub const FP_OPS_RETIRED_BY_TYPE_VECTOR_MAC: Event = Event::row(183);
-    /// `fp_ops_retired_by_type.vector_div`.
-    pub const FP_OPS_RETIRED_BY_TYPE_VECTOR_DIV: Event = Event::row(184);
-    /// `fp_ops_retired_by_type.vector_sqrt`.
-    pub const FP_OPS_RETIRED_BY_TYPE_VECTOR_SQRT: Event = Event::row(185);
-    /// `fp_ops_retired_by_type.vector_cmp`.
-    pub const FP_OPS_RETIRED_BY_TYPE_VECTOR_CMP: Event = Event::row(186);
-    /// `fp_ops_retired_by_type.vector_cvt`.
-    pub const FP_OPS_RETIRED_BY_TYPE_VECTOR_CVT: Event = Event::row(187);
-    /// `fp_ops_retired_by_type.vector_blend`.
-    pub const FP_OPS_RETIRED_BY_TYPE_VECTOR_BLEND: Event = Event::row(188);
-    /// `fp_ops_retired_by_type.vector_shuffle`.
-    pub const FP_OPS_RETIRED_BY_TYPE_VECTOR_SHUFFLE: Event = Event::row(189);
-    /// `fp_ops_retired_by_type.vector_logical`.
-    pub const FP_OPS_RETIRED_BY_TYPE_VECTOR_LOGICAL: Event = Event::row(190);
-    /// `fp_ops_retired_by_type.vector_other`.
-    pub const FP_OPS_RETIRED_BY_TYPE_VECTOR_OTHER: Event = Event::row(191);
-    /// `fp_ops_retired_by_type.vector_all`.
-    pub const FP_OPS_RETIRED_BY_TYPE_VECTOR_ALL: Event = Event::row(192);
-    /// `fp_ops_retired_by_type.all`.
-    pub const FP_OPS_RETIRED_BY_TYPE_ALL: Event = Event::row(193);
-    /// `sse_avx_ops_retired.mmx_add`.
-    pub const SSE_AVX_OPS_RETIRED_MMX_ADD: Event = Event::row(194);
-    /// `sse_avx_ops_retired.mmx_sub`.
-    pub const SSE_AVX_OPS_RETIRED_MMX_SUB: Event = Event::row(195);
-    /// `sse_avx_ops_retired.mmx_mul`.
-    pub const SSE_AVX_OPS_RETIRED_MMX_MUL: Event = Event::row(196);
-    /// `sse_avx_ops_retired.mmx_mac`.
-    pub const SSE_AVX_OPS_RETIRED_MMX_MAC: Event = Event::row(197);
-    /// `sse_avx_ops_retired.mmx_cmp`.
-    pub const SSE_AVX_OPS_RETIRED_MMX_CMP: Event = Event::row(198);
-    /// `sse_avx_ops_retired.mmx_shift`.
-    pub const SSE_AVX_OPS_RETIRED_MMX_SHIFT: Event = Event::row(199);
-    /// `sse_avx_ops_retired.mmx_mov`.
-    pub const SSE_AVX_OPS_RETIRED_MMX_MOV: Event = Event::row(200);
-    /// `sse_avx_ops_retired.mmx_shuffle`.
-    pub const SSE_AVX_OPS_RETIRED_MMX_SHUFFLE: Event = Event::row(201);
-    /// `sse_avx_ops_retired.mmx_pack`.
-    pub const SSE_AVX_OPS_RETIRED_MMX_PACK: Event = Event::row(202);
-    /// `sse_avx_ops_retired.mmx_logical`.
-    pub const SSE_AVX_OPS_RETIRED_MMX_LOGICAL: Event = Event::row(203);
-    /// `sse_avx_ops_retired.mmx_other`.
-    pub const SSE_AVX_OPS_RETIRED_MMX_OTHER: Event = Event::row(204);
-    /// `sse_avx_ops_retired.mmx_all`.
-    pub const SSE_AVX_OPS_RETIRED_MMX_ALL: Event = Event::row(205);
-    /// `sse_avx_ops_retired.sse_avx_add`.
-    pub const SSE_AVX_OPS_RETIRED_SSE_AVX_ADD: Event = Event::row(206);
-    /// `sse_avx_ops_retired.sse_avx_sub`.
-    pub const SSE_AVX_OPS_RETIRED_SSE_AVX_SUB: Event = Event::row(207);
-    /// `sse_avx_ops_retired.sse_avx_mul`.
-    pub const SSE_AVX_OPS_RETIRED_SSE_AVX_MUL: Event = Event::row(208);
-    /// `sse_avx_ops_retired.sse_avx_mac`.
-    pub const SSE_AVX_OPS_RETIRED_SSE_AVX_MAC: Event = Event::row(209);
-    /// `sse_avx_ops_retired.sse_avx_aes`.
-    pub const SSE_AVX_OPS_RETIRED_SSE_AVX_AES: Event = Event::row(210);
-    /// `sse_avx_ops_retired.sse_avx_sha`.
-    pub const SSE_AVX_OPS_RETIRED_SSE_AVX_SHA: Event = Event::row(211);
-    /// `sse_avx_ops_retired.sse_avx_cmp`.
-    pub const SSE_AVX_OPS_RETIRED_SSE_AVX_CMP: Event = Event::row(212);
-    /// `sse_avx_ops_retired.sse_avx_clm`.
-    pub const SSE_AVX_OPS_RETIRED_SSE_AVX_CLM: Event = Event::row(213);
-    /// `sse_avx_ops_retired.sse_avx_shift`.
-    pub const SSE_AVX_OPS_RETIRED_SSE_AVX_SHIFT: Event = Event::row(214);
-    /// `sse_avx_ops_retired.sse_avx_mov`.
-    pub const SSE_AVX_OPS_RETIRED_SSE_AVX_MOV: Event = Event::row(215);
-    /// `sse_avx_ops_retired.sse_avx_shuffle`.
-    pub const SSE_AVX_OPS_RETIRED_SSE_AVX_SHUFFLE: Event = Event::row(216);
-    /// `sse_avx_ops_retired.sse_avx_pack`.
-    pub const SSE_AVX_OPS_RETIRED_SSE_AVX_PACK: Event = Event::row(217);
-    /// `sse_avx_ops_retired.sse_avx_logical`.
-    pub const SSE_AVX_OPS_RETIRED_SSE_AVX_LOGICAL: Event = Event::row(218);
-    /// `sse_avx_ops_retired.sse_avx_other`.
-    pub const SSE_AVX_OPS_RETIRED_SSE_AVX_OTHER: Event = Event::row(219);
-    /// `sse_avx_ops_retired.sse_avx_all`.
-    pub const SSE_AVX_OPS_RETIRED_SSE_AVX_ALL: Event = Event::row(220);
-    /// `sse_avx_ops_retired.all`.
-    pub const SSE_AVX_OPS_RETIRED_ALL: Event = Event::row(221);
-    /// `fp_pack_ops_retired.fp128_add`.
-    pub const FP_PACK_OPS_RETIRED_FP128_ADD: Event = Event::row(222);
-    /// `fp_pack_ops_retired.fp128_sub`.
-    pub const FP_PACK_OPS_RETIRED_FP128_SUB: Event = Event::row(223);
-    /// `fp_pack_ops_retired.fp128_mul`.
-    pub const FP_PACK_OPS_RETIRED_FP128_MUL: Event = Event::row(224);
-    /// `fp_pack_ops_retired.fp128_mac`.
-    pub const FP_PACK_OPS_RETIRED_FP128_MAC: Event = Event::row(225);
-    /// `fp_pack_ops_retired.fp128_div`.
-    pub const FP_PACK_OPS_RETIRED_FP128_DIV: Event = Event::row(226);
-    /// `fp_pack_ops_retired.fp128_sqrt`.
-    pub const FP_PACK_OPS_RETIRED_FP128_SQRT: Event = Event::row(227);
-    /// `fp_pack_ops_retired.fp128_cmp`.
-    pub const FP_PACK_OPS_RETIRED_FP128_CMP: Event = Event::row(228);
-    /// `fp_pack_ops_retired.fp128_cvt`.
-    pub const FP_PACK_OPS_RETIRED_FP128_CVT: Event = Event::row(229);
-    /// `fp_pack_ops_retired.fp128_blend`.
-    pub const FP_PACK_OPS_RETIRED_FP128_BLEND: Event = Event::row(230);
-    /// `fp_pack_ops_retired.fp128_shuffle`.
-    pub const FP_PACK_OPS_RETIRED_FP128_SHUFFLE: Event = Event::row(231);
-    /// `fp_pack_ops_retired.fp128_logical`.
-    pub const FP_PACK_OPS_RETIRED_FP128_LOGICAL: Event = Event::row(232);
-    /// `fp_pack_ops_retired.fp128_other`.
-    pub const FP_PACK_OPS_RETIRED_FP128_OTHER: Event = Event::row(233);
-    /// `fp_pack_ops_retired.fp128_all`.
-    pub const FP_PACK_OPS_RETIRED_FP128_ALL: Event = Event::row(234);
-    /// `fp_pack_ops_retired.fp256_add`.
-    pub const FP_PACK_OPS_RETIRED_FP256_ADD: Event = Event::row(235);
-    /// `fp_pack_ops_retired.fp256_sub`.
-    pub const FP_PACK_OPS_RETIRED_FP256_SUB: Event = Event::row(236);
-    /// `fp_pack_ops_retired.fp256_mul`.
-    pub const FP_PACK_OPS_RETIRED_FP256_MUL: Event = Event::row(237);
-    /// `fp_pack_ops_retired.fp256_mac`.
-    pub const FP_PACK_OPS_RETIRED_FP256_MAC: Event = Event::row(238);
-    /// `fp_pack_ops_retired.fp256_div`.
-    pub const FP_PACK_OPS_RETIRED_FP256_DIV: Event = Event::row(239);
-    /// `fp_pack_ops_retired.fp256_sqrt`.
-    pub const FP_PACK_OPS_RETIRED_FP256_SQRT: Event = Event::row(240);
-    /// `fp_pack_ops_retired.fp256_cmp`.
-    pub const FP_PACK_OPS_RETIRED_FP256_CMP: Event = Event::row(241);
-    /// `fp_pack_ops_retired.fp256_cvt`.
-    pub const FP_PACK_OPS_RETIRED_FP256_CVT: Event = Event::row(242);
-    /// `fp_pack_ops_retired.fp256_blend`.
-    pub const FP_PACK_OPS_RETIRED_FP256_BLEND: Event = Event::row(243);
-    /// `fp_pack_ops_retired.fp256_shuffle`.
-    pub const FP_PACK_OPS_RETIRED_FP256_SHUFFLE: Event = Event::row(244);
-    /// `fp_pack_ops_retired.fp256_logical`.
-    pub const FP_PACK_OPS_RETIRED_FP256_LOGICAL: Event = Event::row(245);
-    /// `fp_pack_ops_retired.fp256_other`.
-    pub const FP_PACK_OPS_RETIRED_FP256_OTHER: Event = Event::row(246);
-    /// `fp_pack_ops_retired.fp256_all`.
-    pub const FP_PACK_OPS_RETIRED_FP256_ALL: Event = Event::row(247);
-    /// `fp_pack_ops_retired.all`.
-    pub const FP_PACK_OPS_RETIRED_ALL: Event = Event::row(248);
-    /// `packed_int_op_type.int128_add`.
-    pub const PACKED_INT_OP_TYPE_INT128_ADD: Event = Event::row(249);
-    /// `packed_int_op_type.int128_sub`.
-    pub const PACKED_INT_OP_TYPE_INT128_SUB: Event = Event::row(250);
-    /// `packed_int_op_type.int128_mul`.
-    pub const PACKED_INT_OP_TYPE_INT128_MUL: Event = Event::row(251);
-    /// `packed_int_op_type.int128_mac`.
-    pub const PACKED_INT_OP_TYPE_INT128_MAC: Event = Event::row(252);
-    /// `packed_int_op_type.int128_aes`.
-    pub const PACKED_INT_OP_TYPE_INT128_AES: Event = Event::row(253);
-    /// `packed_int_op_type.int128_sha`.
-    pub const PACKED_INT_OP_TYPE_INT128_SHA: Event = Event::row(254);
-    /// `packed_int_op_type.int128_cmp`.
-    pub const PACKED_INT_OP_TYPE_INT128_CMP: Event = Event::row(255);
-    /// `packed_int_op_type.int128_clm`.
-    pub const PACKED_INT_OP_TYPE_INT128_CLM: Event = Event::row(256);
-    /// `packed_int_op_type.int128_shift`.
-    pub const PACKED_INT_OP_TYPE_INT128_SHIFT: Event = Event::row(257);
-    /// `packed_int_op_type.int128_mov`.
-    pub const PACKED_INT_OP_TYPE_INT128_MOV: Event = Event::row(258);
-    /// `packed_int_op_type.int128_shuffle`.
-    pub const PACKED_INT_OP_TYPE_INT128_SHUFFLE: Event = Event::row(259);
-    /// `packed_int_op_type.int128_pack`.
-    pub const PACKED_INT_OP_TYPE_INT128_PACK: Event = Event::row(260);
-    /// `packed_int_op_type.int128_logical`.
-    pub const PACKED_INT_OP_TYPE_INT128_LOGICAL: Event = Event::row(261);
-    /// `packed_int_op_type.int128_other`.
-    pub const PACKED_INT_OP_TYPE_INT128_OTHER: Event = Event::row(262);
-    /// `packed_int_op_type.int128_all`.
-    pub const PACKED_INT_OP_TYPE_INT128_ALL: Event = Event::row(263);
-    /// `packed_int_op_type.int256_add`.
-    pub const PACKED_INT_OP_TYPE_INT256_ADD: Event = Event::row(264);
-    /// `packed_int_op_type.int256_sub`.
-    pub const PACKED_INT_OP_TYPE_INT256_SUB: Event = Event::row(265);
-    /// `packed_int_op_type.int256_mul`.
-    pub const PACKED_INT_OP_TYPE_INT256_MUL: Event = Event::row(266);
-    /// `packed_int_op_type.int256_mac`.
-    pub const PACKED_INT_OP_TYPE_INT256_MAC: Event = Event::row(267);
-    /// `packed_int_op_type.int256_cmp`.
-    pub const PACKED_INT_OP_TYPE_INT256_CMP: Event = Event::row(268);
-    /// `packed_int_op_type.int256_shift`.
-    pub const PACKED_INT_OP_TYPE_INT256_SHIFT: Event = Event::row(269);
-    /// `packed_int_op_type.int256_mov`.
-    pub const PACKED_INT_OP_TYPE_INT256_MOV: Event = Event::row(270);
-    /// `packed_int_op_type.int256_shuffle`.
-    pub const PACKED_INT_OP_TYPE_INT256_SHUFFLE: Event = Event::row(271);
-    /// `packed_int_op_type.int256_pack`.
-    pub const PACKED_INT_OP_TYPE_INT256_PACK: Event = Event::row(272);
-    /// `packed_int_op_type.int256_logical`.
-    pub const PACKED_INT_OP_TYPE_INT256_LOGICAL: Event = Event::row(273);
-    /// `packed_int_op_type.int256_other`.
-    pub const PACKED_INT_OP_TYPE_INT256_OTHER: Event = Event::row(274);
-    /// `packed_int_op_type.int256_all`.
-    pub const PACKED_INT_OP_TYPE_INT256_ALL: Event = Event::row(275);
-    /// `packed_int_op_type.all`.
-    pub const PACKED_INT_OP_TYPE_ALL: Event = Event::row(276);
-    /// `fp_disp_faults.x87_fill_fault`.
-    pub const FP_DISP_FAULTS_X87_FILL_FAULT: Event = Event::row(277);
-    /// `fp_disp_faults.xmm_fill_fault`.
-    pub const FP_DISP_FAULTS_XMM_FILL_FAULT: Event = Event::row(278);
-    /// `fp_disp_faults.ymm_fill_fault`.
-    pub const FP_DISP_FAULTS_YMM_FILL_FAULT: Event = Event::row(279);
-    /// `fp_disp_faults.ymm_spill_fault`.
-    pub const FP_DISP_FAULTS_YMM_SPILL_FAULT: Event = Event::row(280);
-    /// `fp_disp_faults.sse_avx_all`.
-    pub const FP_DISP_FAULTS_SSE_AVX_ALL: Event = Event::row(281);
-    /// `fp_disp_faults.all`.
-    pub const FP_DISP_FAULTS_ALL: Event = Event::row(282);
-    /// `ls_bad_status2.stli_other`.
-    pub const LS_BAD_STATUS2_STLI_OTHER: Event = Event::row(283);
-    /// `ls_dispatch.ld_dispatch`.
-    pub const LS_DISPATCH_LD_DISPATCH: Event = Event::row(284);
-    /// `ls_dispatch.store_dispatch`.
-    pub const LS_DISPATCH_STORE_DISPATCH: Event = Event::row(285);
-    /// `ls_dispatch.ld_st_dispatch`.
-    pub const LS_DISPATCH_LD_ST_DISPATCH: Event = Event::row(286);
-    /// `ls_stlf`.
-    pub const LS_STLF: Event = Event::row(287);
-    /// `ls_st_commit_cancel2.st_commit_cancel_wcb_full`.
-    pub const LS_ST_COMMIT_CANCEL2_ST_COMMIT_CANCEL_WCB_FULL: Event = Event::row(288);
-    /// `ls_l1_d_tlb_miss.tlb_reload_4k_l2_hit`.
-    pub const LS_L1_D_TLB_MISS_TLB_RELOAD_4K_L2_HIT: Event = Event::row(289);
-    /// `ls_l1_d_tlb_miss.tlb_reload_coalesced_page_hit`.
-    pub const LS_L1_D_TLB_MISS_TLB_RELOAD_COALESCED_PAGE_HIT: Event = Event::row(290);
-    /// `ls_l1_d_tlb_miss.tlb_reload_2m_l2_hit`.
-    pub const LS_L1_D_TLB_MISS_TLB_RELOAD_2M_L2_HIT: Event = Event::row(291);
-    /// `ls_l1_d_tlb_miss.tlb_reload_1g_l2_hit`.
-    pub const LS_L1_D_TLB_MISS_TLB_RELOAD_1G_L2_HIT: Event = Event::row(292);
-    /// `ls_l1_d_tlb_miss.tlb_reload_4k_l2_miss`.
-    pub const LS_L1_D_TLB_MISS_TLB_RELOAD_4K_L2_MISS: Event = Event::row(293);
-    /// `ls_l1_d_tlb_miss.tlb_reload_coalesced_page_miss`.
-    pub const LS_L1_D_TLB_MISS_TLB_RELOAD_COALESCED_PAGE_MISS: Event = Event::row(294);
-    /// `ls_l1_d_tlb_miss.tlb_reload_2m_l2_miss`.
-    pub const LS_L1_D_TLB_MISS_TLB_RELOAD_2M_L2_MISS: Event = Event::row(295);
-    /// `ls_l1_d_tlb_miss.tlb_reload_1g_l2_miss`.
-    pub const LS_L1_D_TLB_MISS_TLB_RELOAD_1G_L2_MISS: Event = Event::row(296);
-    /// `ls_l1_d_tlb_miss.all_l2_miss`.
-    pub const LS_L1_D_TLB_MISS_ALL_L2_MISS: Event = Event::row(297);
-    /// `ls_l1_d_tlb_miss.all`.
-    pub const LS_L1_D_TLB_MISS_ALL: Event = Event::row(298);
-    /// `ls_misal_loads.ma64`.
-    pub const LS_MISAL_LOADS_MA64: Event = Event::row(299);
-    /// `ls_misal_loads.ma4k`.
-    pub const LS_MISAL_LOADS_MA4K: Event = Event::row(300);
-    /// `ls_tlb_flush.all`.
-    pub const LS_TLB_FLUSH_ALL: Event = Event::row(301);
-    /// `bp_l1_tlb_miss_l2_tlb_hit`.
-    pub const BP_L1_TLB_MISS_L2_TLB_HIT: Event = Event::row(302);
-    /// `bp_l1_tlb_miss_l2_tlb_miss.if4k`.
-    pub const BP_L1_TLB_MISS_L2_TLB_MISS_IF4K: Event = Event::row(303);
-    /// `bp_l1_tlb_miss_l2_tlb_miss.if2m`.
-    pub const BP_L1_TLB_MISS_L2_TLB_MISS_IF2M: Event = Event::row(304);
-    /// `bp_l1_tlb_miss_l2_tlb_miss.if1g`.
-    pub const BP_L1_TLB_MISS_L2_TLB_MISS_IF1G: Event = Event::row(305);
-    /// `bp_l1_tlb_miss_l2_tlb_miss.coalesced_4k`.
-    pub const BP_L1_TLB_MISS_L2_TLB_MISS_COALESCED_4K: Event = Event::row(306);
-    /// `bp_l1_tlb_miss_l2_tlb_miss.all`.
-    pub const BP_L1_TLB_MISS_L2_TLB_MISS_ALL: Event = Event::row(307);
-    /// `bp_l1_tlb_fetch_hit.if4k`.
-    pub const BP_L1_TLB_FETCH_HIT_IF4K: Event = Event::row(308);
-    /// `bp_l1_tlb_fetch_hit.if2m`.
-    pub const BP_L1_TLB_FETCH_HIT_IF2M: Event = Event::row(309);
-    /// `bp_l1_tlb_fetch_hit.if1g`.
-    pub const BP_L1_TLB_FETCH_HIT_IF1G: Event = Event::row(310);
-    /// `bp_l1_tlb_fetch_hit.all`.
-    pub const BP_L1_TLB_FETCH_HIT_ALL: Event = Event::row(311);
-    /// `resyncs_or_nc_redirects`.
-    pub const RESYNCS_OR_NC_REDIRECTS: Event = Event::row(312);
-    /// `de_op_queue_empty`.
-    pub const DE_OP_QUEUE_EMPTY: Event = Event::row(313);
-    /// `de_src_op_disp.decoder`.
-    pub const DE_SRC_OP_DISP_DECODER: Event = Event::row(314);
-    /// `de_src_op_disp.op_cache`.
-    pub const DE_SRC_OP_DISP_OP_CACHE: Event = Event::row(315);
-    /// `de_src_op_disp.loop_buffer`.
-    pub const DE_SRC_OP_DISP_LOOP_BUFFER: Event = Event::row(316);
-    /// `de_src_op_disp.all`.
-    pub const DE_SRC_OP_DISP_ALL: Event = Event::row(317);
-    /// `de_dis_ops_from_decoder.any_fp_dispatch`.
-    pub const DE_DIS_OPS_FROM_DECODER_ANY_FP_DISPATCH: Event = Event::row(318);
-    /// `de_dis_ops_from_decoder.disp_op_type.any_integer_dispatch`.
-    pub const DE_DIS_OPS_FROM_DECODER_DISP_OP_TYPE_ANY_INTEGER_DISPATCH: Event = Event::row(319);
-    /// `de_dis_dispatch_token_stalls1.int_phy_reg_file_rsrc_stall`.
-    pub const DE_DIS_DISPATCH_TOKEN_STALLS1_INT_PHY_REG_FILE_RSRC_STALL: Event = Event::row(320);
-    /// `de_dis_dispatch_token_stalls1.load_queue_rsrc_stall`.
-    pub const DE_DIS_DISPATCH_TOKEN_STALLS1_LOAD_QUEUE_RSRC_STALL: Event = Event::row(321);
-    /// `de_dis_dispatch_token_stalls1.store_queue_rsrc_stall`.
-    pub const DE_DIS_DISPATCH_TOKEN_STALLS1_STORE_QUEUE_RSRC_STALL: Event = Event::row(322);
-    /// `de_dis_dispatch_token_stalls1.taken_brnch_buffer_rsrc`.
-    pub const DE_DIS_DISPATCH_TOKEN_STALLS1_TAKEN_BRNCH_BUFFER_RSRC: Event = Event::row(323);
-    /// `de_dis_dispatch_token_stalls1.fp_reg_file_rsrc_stall`.
-    pub const DE_DIS_DISPATCH_TOKEN_STALLS1_FP_REG_FILE_RSRC_STALL: Event = Event::row(324);
-    /// `de_dis_dispatch_token_stalls1.fp_sch_rsrc_stall`.
-    pub const DE_DIS_DISPATCH_TOKEN_STALLS1_FP_SCH_RSRC_STALL: Event = Event::row(325);
-    /// `de_dis_dispatch_token_stalls1.fp_flush_recovery_stall`.
-    pub const DE_DIS_DISPATCH_TOKEN_STALLS1_FP_FLUSH_RECOVERY_STALL: Event = Event::row(326);
-    /// `de_dis_dispatch_token_stalls2.int_sch0_token_stall`.
-    pub const DE_DIS_DISPATCH_TOKEN_STALLS2_INT_SCH0_TOKEN_STALL: Event = Event::row(327);
-    /// `de_dis_dispatch_token_stalls2.int_sch1_token_stall`.
-    pub const DE_DIS_DISPATCH_TOKEN_STALLS2_INT_SCH1_TOKEN_STALL: Event = Event::row(328);
-    /// `de_dis_dispatch_token_stalls2.int_sch2_token_stall`.
-    pub const DE_DIS_DISPATCH_TOKEN_STALLS2_INT_SCH2_TOKEN_STALL: Event = Event::row(329);
-    /// `de_dis_dispatch_token_stalls2.int_sch3_token_stall`.
-    pub const DE_DIS_DISPATCH_TOKEN_STALLS2_INT_SCH3_TOKEN_STALL: Event = Event::row(330);
-    /// `de_dis_dispatch_token_stalls2.retire_token_stall`.
-    pub const DE_DIS_DISPATCH_TOKEN_STALLS2_RETIRE_TOKEN_STALL: Event = Event::row(331);
-    /// `de_no_dispatch_per_slot.no_ops_from_frontend`.
-    pub const DE_NO_DISPATCH_PER_SLOT_NO_OPS_FROM_FRONTEND: Event = Event::row(332);
-    /// `de_no_dispatch_per_slot.backend_stalls`.
-    pub const DE_NO_DISPATCH_PER_SLOT_BACKEND_STALLS: Event = Event::row(333);
-    /// `de_no_dispatch_per_slot.smt_contention`.
-    pub const DE_NO_DISPATCH_PER_SLOT_SMT_CONTENTION: Event = Event::row(334);
-    /// `all_data_cache_accesses`.
-    pub const ALL_DATA_CACHE_ACCESSES: Event = Event::row(335);
 
     /// Every event of the unit.
     pub const ALL: &'static [Event] = &{
@@ -1516,346 +828,349 @@ impl Event {
     }
 }
 
-/// The events, row n for `Event::row(n)`: `ev(name, event select, umask, counters)` (bit n
-/// of counters: counter n may count it) and what else each sets.
-const EVENT_ROWS: &[EventRow] = &[
-    ev("bp_l2_btb_correct", 0x8b, 0x00, 0b111111),
-    ev("bp_dyn_ind_pred", 0x8e, 0x00, 0b111111),
-    ev("bp_de_redirect", 0x91, 0x00, 0b111111),
-    ev("ex_ret_brn", 0xc2, 0x00, 0b111111),
-    ev("ex_ret_brn_misp", 0xc3, 0x00, 0b111111),
-    ev("ex_ret_brn_tkn", 0xc4, 0x00, 0b111111),
-    ev("ex_ret_brn_tkn_misp", 0xc5, 0x00, 0b111111),
-    ev("ex_ret_brn_far", 0xc6, 0x00, 0b111111),
-    ev("ex_ret_near_ret", 0xc8, 0x00, 0b111111),
-    ev("ex_ret_near_ret_mispred", 0xc9, 0x00, 0b111111),
-    ev("ex_ret_brn_ind_misp", 0xca, 0x00, 0b111111),
-    ev("ex_ret_ind_brch_instr", 0xcc, 0x00, 0b111111),
-    ev("ex_ret_cond", 0xd1, 0x00, 0b111111),
-    ev("ex_ret_msprd_brnch_instr_dir_msmtch", 0x1c7, 0x00, 0b111111),
-    ev("ex_ret_uncond_brnch_instr_mispred", 0x1c8, 0x00, 0b111111),
-    ev("ex_ret_uncond_brnch_instr", 0x1c9, 0x00, 0b111111),
-    ev("ls_mab_alloc.load_store_allocations", 0x41, 0x3f, 0b111111),
-    ev("ls_mab_alloc.hardware_prefetcher_allocations", 0x41, 0x40, 0b111111),
-    ev("ls_mab_alloc.all_allocations", 0x41, 0x7f, 0b111111),
-    ev("ls_dmnd_fills_from_sys.local_l2", 0x43, 0x01, 0b111111),
-    ev("ls_dmnd_fills_from_sys.local_ccx", 0x43, 0x02, 0b111111),
-    ev("ls_dmnd_fills_from_sys.near_cache", 0x43, 0x04, 0b111111),
-    ev("ls_dmnd_fills_from_sys.dram_io_near", 0x43, 0x08, 0b111111),
-    ev("ls_dmnd_fills_from_sys.far_cache", 0x43, 0x10, 0b111111),
-    ev("ls_dmnd_fills_from_sys.dram_io_far", 0x43, 0x40, 0b111111),
-    ev("ls_dmnd_fills_from_sys.alternate_memories", 0x43, 0x80, 0b111111),
-    ev("ls_dmnd_fills_from_sys.all", 0x43, 0xff, 0b111111),
-    ev("ls_any_fills_from_sys.local_l2", 0x44, 0x01, 0b111111),
-    ev("ls_any_fills_from_sys.local_ccx", 0x44, 0x02, 0b111111),
-    ev("ls_any_fills_from_sys.local_all", 0x44, 0x03, 0b111111),
-    ev("ls_any_fills_from_sys.near_cache", 0x44, 0x04, 0b111111),
-    ev("ls_any_fills_from_sys.dram_io_near", 0x44, 0x08, 0b111111),
-    ev("ls_any_fills_from_sys.far_cache", 0x44, 0x10, 0b111111),
-    ev("ls_any_fills_from_sys.remote_cache", 0x44, 0x14, 0b111111),
-    ev("ls_any_fills_from_sys.dram_io_far", 0x44, 0x40, 0b111111),
-    ev("ls_any_fills_from_sys.dram_io_all", 0x44, 0x48, 0b111111),
-    ev("ls_any_fills_from_sys.far_all", 0x44, 0x50, 0b111111),
-    ev("ls_any_fills_from_sys.all_dram_io", 0x44, 0x48, 0b111111),
-    ev("ls_any_fills_from_sys.alternate_memories", 0x44, 0x80, 0b111111),
-    ev("ls_any_fills_from_sys.all", 0x44, 0xff, 0b111111),
-    ev("ls_pref_instr_disp.prefetch", 0x4b, 0x01, 0b111111),
-    ev("ls_pref_instr_disp.prefetch_w", 0x4b, 0x02, 0b111111),
-    ev("ls_pref_instr_disp.prefetch_nta", 0x4b, 0x04, 0b111111),
-    ev("ls_pref_instr_disp.all", 0x4b, 0x07, 0b111111),
-    ev("ls_inef_sw_pref.data_pipe_sw_pf_dc_hit", 0x52, 0x01, 0b111111),
-    ev("ls_inef_sw_pref.mab_mch_cnt", 0x52, 0x02, 0b111111),
-    ev("ls_inef_sw_pref.all", 0x52, 0x03, 0b111111),
-    ev("ls_sw_pf_dc_fills.local_l2", 0x59, 0x01, 0b111111),
-    ev("ls_sw_pf_dc_fills.local_ccx", 0x59, 0x02, 0b111111),
-    ev("ls_sw_pf_dc_fills.near_cache", 0x59, 0x04, 0b111111),
-    ev("ls_sw_pf_dc_fills.dram_io_near", 0x59, 0x08, 0b111111),
-    ev("ls_sw_pf_dc_fills.far_cache", 0x59, 0x10, 0b111111),
-    ev("ls_sw_pf_dc_fills.dram_io_far", 0x59, 0x40, 0b111111),
-    ev("ls_sw_pf_dc_fills.alternate_memories", 0x59, 0x80, 0b111111),
-    ev("ls_sw_pf_dc_fills.all", 0x59, 0xdf, 0b111111),
-    ev("ls_hw_pf_dc_fills.local_l2", 0x5a, 0x01, 0b111111),
-    ev("ls_hw_pf_dc_fills.local_ccx", 0x5a, 0x02, 0b111111),
-    ev("ls_hw_pf_dc_fills.near_cache", 0x5a, 0x04, 0b111111),
-    ev("ls_hw_pf_dc_fills.dram_io_near", 0x5a, 0x08, 0b111111),
-    ev("ls_hw_pf_dc_fills.far_cache", 0x5a, 0x10, 0b111111),
-    ev("ls_hw_pf_dc_fills.dram_io_far", 0x5a, 0x40, 0b111111),
-    ev("ls_hw_pf_dc_fills.alternate_memories", 0x5a, 0x80, 0b111111),
-    ev("ls_hw_pf_dc_fills.all", 0x5a, 0xdf, 0b111111),
-    ev("ls_alloc_mab_count", 0x5f, 0x00, 0b111111),
-    ev("l2_request_g1.group2", 0x60, 0x01, 0b111111),
-    ev("l2_request_g1.l2_hw_pf", 0x60, 0x02, 0b111111),
-    ev("l2_request_g1.prefetch_l2_cmd", 0x60, 0x04, 0b111111),
-    ev("l2_request_g1.change_to_x", 0x60, 0x08, 0b111111),
-    ev("l2_request_g1.cacheable_ic_read", 0x60, 0x10, 0b111111),
-    ev("l2_request_g1.ls_rd_blk_c_s", 0x60, 0x20, 0b111111),
-    ev("l2_request_g1.rd_blk_x", 0x60, 0x40, 0b111111),
-    ev("l2_request_g1.rd_blk_l", 0x60, 0x80, 0b111111),
-    ev("l2_request_g1.all_dc", 0x60, 0xe8, 0b111111),
-    ev("l2_request_g1.all_no_prefetch", 0x60, 0xf9, 0b111111),
-    ev("l2_request_g1.all", 0x60, 0xff, 0b111111),
-    ev("l2_cache_req_stat.ic_fill_miss", 0x64, 0x01, 0b111111),
-    ev("l2_cache_req_stat.ic_fill_hit_s", 0x64, 0x02, 0b111111),
-    ev("l2_cache_req_stat.ic_fill_hit_x", 0x64, 0x04, 0b111111),
-    ev("l2_cache_req_stat.ic_hit_in_l2", 0x64, 0x06, 0b111111),
-    ev("l2_cache_req_stat.ic_access_in_l2", 0x64, 0x07, 0b111111),
-    ev("l2_cache_req_stat.ls_rd_blk_c", 0x64, 0x08, 0b111111),
-    ev("l2_cache_req_stat.ic_dc_miss_in_l2", 0x64, 0x09, 0b111111),
-    ev("l2_cache_req_stat.ls_rd_blk_x", 0x64, 0x10, 0b111111),
-    ev("l2_cache_req_stat.ls_rd_blk_l_hit_s", 0x64, 0x20, 0b111111),
-    ev("l2_cache_req_stat.ls_rd_blk_l_hit_x", 0x64, 0x40, 0b111111),
-    ev("l2_cache_req_stat.ls_rd_blk_cs", 0x64, 0x80, 0b111111),
-    ev("l2_cache_req_stat.dc_hit_in_l2", 0x64, 0xf0, 0b111111),
-    ev("l2_cache_req_stat.ic_dc_hit_in_l2", 0x64, 0xf6, 0b111111),
-    ev("l2_cache_req_stat.dc_access_in_l2", 0x64, 0xf8, 0b111111),
-    ev("l2_cache_req_stat.all", 0x64, 0xff, 0b111111),
-    ev("l2_pf_hit_l2.l2_stream", 0x70, 0x01, 0b111111),
-    ev("l2_pf_hit_l2.l2_next_line", 0x70, 0x02, 0b111111),
-    ev("l2_pf_hit_l2.l2_up_down", 0x70, 0x04, 0b111111),
-    ev("l2_pf_hit_l2.l2_burst", 0x70, 0x08, 0b111111),
-    ev("l2_pf_hit_l2.l2_stride", 0x70, 0x10, 0b111111),
-    ev("l2_pf_hit_l2.l1_stream", 0x70, 0x20, 0b111111),
-    ev("l2_pf_hit_l2.l1_stride", 0x70, 0x40, 0b111111),
-    ev("l2_pf_hit_l2.l1_region", 0x70, 0x80, 0b111111),
-    ev("l2_pf_hit_l2.all", 0x70, 0xff, 0b111111),
-    ev("l2_pf_miss_l2_hit_l3.l2_stream", 0x71, 0x01, 0b111111),
-    ev("l2_pf_miss_l2_hit_l3.l2_next_line", 0x71, 0x02, 0b111111),
-    ev("l2_pf_miss_l2_hit_l3.l2_up_down", 0x71, 0x04, 0b111111),
-    ev("l2_pf_miss_l2_hit_l3.l2_burst", 0x71, 0x08, 0b111111),
-    ev("l2_pf_miss_l2_hit_l3.l2_stride", 0x71, 0x10, 0b111111),
-    ev("l2_pf_miss_l2_hit_l3.l1_stream", 0x71, 0x20, 0b111111),
-    ev("l2_pf_miss_l2_hit_l3.l1_stride", 0x71, 0x40, 0b111111),
-    ev("l2_pf_miss_l2_hit_l3.l1_region", 0x71, 0x80, 0b111111),
-    ev("l2_pf_miss_l2_hit_l3.all", 0x71, 0xff, 0b111111),
-    ev("l2_pf_miss_l2_l3.l2_stream", 0x72, 0x01, 0b111111),
-    ev("l2_pf_miss_l2_l3.l2_next_line", 0x72, 0x02, 0b111111),
-    ev("l2_pf_miss_l2_l3.l2_up_down", 0x72, 0x04, 0b111111),
-    ev("l2_pf_miss_l2_l3.l2_burst", 0x72, 0x08, 0b111111),
-    ev("l2_pf_miss_l2_l3.l2_stride", 0x72, 0x10, 0b111111),
-    ev("l2_pf_miss_l2_l3.l1_stream", 0x72, 0x20, 0b111111),
-    ev("l2_pf_miss_l2_l3.l1_stride", 0x72, 0x40, 0b111111),
-    ev("l2_pf_miss_l2_l3.l1_region", 0x72, 0x80, 0b111111),
-    ev("l2_pf_miss_l2_l3.all", 0x72, 0xff, 0b111111),
-    ev("ic_cache_fill_l2", 0x82, 0x00, 0b111111),
-    ev("ic_cache_fill_sys", 0x83, 0x00, 0b111111),
-    ev("ic_tag_hit_miss.instruction_cache_hit", 0x18e, 0x07, 0b111111),
-    ev("ic_tag_hit_miss.instruction_cache_miss", 0x18e, 0x18, 0b111111),
-    ev("ic_tag_hit_miss.all_instruction_cache_accesses", 0x18e, 0x1f, 0b111111),
-    ev("op_cache_hit_miss.op_cache_hit", 0x28f, 0x03, 0b111111),
-    ev("op_cache_hit_miss.op_cache_miss", 0x28f, 0x04, 0b111111),
-    ev("op_cache_hit_miss.all_op_cache_accesses", 0x28f, 0x07, 0b111111),
-    ev("ls_locks.bus_lock", 0x25, 0x01, 0b111111),
-    ev("ls_ret_cl_flush", 0x26, 0x00, 0b111111),
-    ev("ls_ret_cpuid", 0x27, 0x00, 0b111111),
-    ev("ls_smi_rx", 0x2b, 0x00, 0b111111),
-    ev("ls_int_taken", 0x2c, 0x00, 0b111111),
-    ev("ls_not_halted_cyc", 0x76, 0x00, 0b111111),
-    ev("ex_ret_instr", 0xc0, 0x00, 0b111111),
-    ev("ex_ret_ops", 0xc1, 0x00, 0b111111),
-    ev("ex_div_busy", 0xd3, 0x00, 0b111111),
-    ev("ex_div_count", 0xd4, 0x00, 0b111111),
-    ev("ex_no_retire.empty", 0xd6, 0x01, 0b111111),
-    ev("ex_no_retire.not_complete", 0xd6, 0x02, 0b111111),
-    ev("ex_no_retire.other", 0xd6, 0x08, 0b111111),
-    ev("ex_no_retire.thread_not_selected", 0xd6, 0x10, 0b111111),
-    ev("ex_no_retire.load_not_complete", 0xd6, 0xa2, 0b111111),
-    ev("ex_no_retire.all", 0xd6, 0x1b, 0b111111),
-    ev("ls_not_halted_p0_cyc.p0_freq_cyc", 0x120, 0x01, 0b111111),
-    ev("ex_ret_ucode_instr", 0x1c1, 0x00, 0b111111),
-    ev("ex_ret_ucode_ops", 0x1c2, 0x00, 0b111111),
-    ev("ex_tagged_ibs_ops.ibs_tagged_ops", 0x1cf, 0x01, 0b111111),
-    ev("ex_tagged_ibs_ops.ibs_tagged_ops_ret", 0x1cf, 0x02, 0b111111),
-    ev("ex_ret_fused_instr", 0x1d0, 0x00, 0b111111),
-    ev("fp_ret_x87_fp_ops.add_sub_ops", 0x02, 0x01, 0b111111),
-    ev("fp_ret_x87_fp_ops.mul_ops", 0x02, 0x02, 0b111111),
-    ev("fp_ret_x87_fp_ops.div_sqrt_ops", 0x02, 0x04, 0b111111),
-    ev("fp_ret_x87_fp_ops.all", 0x02, 0x07, 0b111111),
-    ev("fp_ret_sse_avx_ops.add_sub_flops", 0x03, 0x01, 0b111111),
-    ev("fp_ret_sse_avx_ops.mult_flops", 0x03, 0x02, 0b111111),
-    ev("fp_ret_sse_avx_ops.div_flops", 0x03, 0x04, 0b111111),
-    ev("fp_ret_sse_avx_ops.mac_flops", 0x03, 0x08, 0b111111),
-    ev("fp_ret_sse_avx_ops.bfloat_mac_flops", 0x03, 0x10, 0b111111),
-    ev("fp_ret_sse_avx_ops.all", 0x03, 0x1f, 0b111111),
-    ev("fp_retired_ser_ops.x87_ctrl_ret", 0x05, 0x01, 0b111111),
-    ev("fp_retired_ser_ops.x87_bot_ret", 0x05, 0x02, 0b111111),
-    ev("fp_retired_ser_ops.sse_ctrl_ret", 0x05, 0x04, 0b111111),
-    ev("fp_retired_ser_ops.sse_bot_ret", 0x05, 0x08, 0b111111),
-    ev("fp_retired_ser_ops.all", 0x05, 0x0f, 0b111111),
-    ev("fp_ops_retired_by_width.x87_uops_retired", 0x08, 0x01, 0b111111),
-    ev("fp_ops_retired_by_width.mmx_uops_retired", 0x08, 0x02, 0b111111),
-    ev("fp_ops_retired_by_width.scalar_uops_retired", 0x08, 0x04, 0b111111),
-    ev("fp_ops_retired_by_width.pack_128_uops_retired", 0x08, 0x08, 0b111111),
-    ev("fp_ops_retired_by_width.pack_256_uops_retired", 0x08, 0x10, 0b111111),
-    ev("fp_ops_retired_by_width.pack_512_uops_retired", 0x08, 0x20, 0b111111),
-    ev("fp_ops_retired_by_width.all", 0x08, 0x3f, 0b111111),
-    ev("fp_ops_retired_by_type.scalar_add", 0x0a, 0x01, 0b111111),
-    ev("fp_ops_retired_by_type.scalar_sub", 0x0a, 0x02, 0b111111),
-    ev("fp_ops_retired_by_type.scalar_mul", 0x0a, 0x03, 0b111111),
-    ev("fp_ops_retired_by_type.scalar_mac", 0x0a, 0x04, 0b111111),
-    ev("fp_ops_retired_by_type.scalar_div", 0x0a, 0x05, 0b111111),
-    ev("fp_ops_retired_by_type.scalar_sqrt", 0x0a, 0x06, 0b111111),
-    ev("fp_ops_retired_by_type.scalar_cmp", 0x0a, 0x07, 0b111111),
-    ev("fp_ops_retired_by_type.scalar_cvt", 0x0a, 0x08, 0b111111),
-    ev("fp_ops_retired_by_type.scalar_blend", 0x0a, 0x09, 0b111111),
-    ev("fp_ops_retired_by_type.scalar_other", 0x0a, 0x0e, 0b111111),
-    ev("fp_ops_retired_by_type.scalar_all", 0x0a, 0x0f, 0b111111),
-    ev("fp_ops_retired_by_type.vector_add", 0x0a, 0x10, 0b111111),
-    ev("fp_ops_retired_by_type.vector_sub", 0x0a, 0x20, 0b111111),
-    ev("fp_ops_retired_by_type.vector_mul", 0x0a, 0x30, 0b111111),
-    ev("fp_ops_retired_by_type.vector_mac", 0x0a, 0x40, 0b111111),
-    ev("fp_ops_retired_by_type.vector_div", 0x0a, 0x50, 0b111111),
-    ev("fp_ops_retired_by_type.vector_sqrt", 0x0a, 0x60, 0b111111),
-    ev("fp_ops_retired_by_type.vector_cmp", 0x0a, 0x70, 0b111111),
-    ev("fp_ops_retired_by_type.vector_cvt", 0x0a, 0x80, 0b111111),
-    ev("fp_ops_retired_by_type.vector_blend", 0x0a, 0x90, 0b111111),
-    ev("fp_ops_retired_by_type.vector_shuffle", 0x0a, 0xb0, 0b111111),
-    ev("fp_ops_retired_by_type.vector_logical", 0x0a, 0xd0, 0b111111),
-    ev("fp_ops_retired_by_type.vector_other", 0x0a, 0xe0, 0b111111),
-    ev("fp_ops_retired_by_type.vector_all", 0x0a, 0xf0, 0b111111),
-    ev("fp_ops_retired_by_type.all", 0x0a, 0xff, 0b111111),
-    ev("sse_avx_ops_retired.mmx_add", 0x0b, 0x01, 0b111111),
-    ev("sse_avx_ops_retired.mmx_sub", 0x0b, 0x02, 0b111111),
-    ev("sse_avx_ops_retired.mmx_mul", 0x0b, 0x03, 0b111111),
-    ev("sse_avx_ops_retired.mmx_mac", 0x0b, 0x04, 0b111111),
-    ev("sse_avx_ops_retired.mmx_cmp", 0x0b, 0x07, 0b111111),
-    ev("sse_avx_ops_retired.mmx_shift", 0x0b, 0x09, 0b111111),
-    ev("sse_avx_ops_retired.mmx_mov", 0x0b, 0x0a, 0b111111),
-    ev("sse_avx_ops_retired.mmx_shuffle", 0x0b, 0x0b, 0b111111),
-    ev("sse_avx_ops_retired.mmx_pack", 0x0b, 0x0c, 0b111111),
-    ev("sse_avx_ops_retired.mmx_logical", 0x0b, 0x0d, 0b111111),
-    ev("sse_avx_ops_retired.mmx_other", 0x0b, 0x0e, 0b111111),
-    ev("sse_avx_ops_retired.mmx_all", 0x0b, 0x0f, 0b111111),
-    ev("sse_avx_ops_retired.sse_avx_add", 0x0b, 0x10, 0b111111),
-    ev("sse_avx_ops_retired.sse_avx_sub", 0x0b, 0x20, 0b111111),
-    ev("sse_avx_ops_retired.sse_avx_mul", 0x0b, 0x30, 0b111111),
-    ev("sse_avx_ops_retired.sse_avx_mac", 0x0b, 0x40, 0b111111),
-    ev("sse_avx_ops_retired.sse_avx_aes", 0x0b, 0x50, 0b111111),
-    ev("sse_avx_ops_retired.sse_avx_sha", 0x0b, 0x60, 0b111111),
-    ev("sse_avx_ops_retired.sse_avx_cmp", 0x0b, 0x70, 0b111111),
-    ev("sse_avx_ops_retired.sse_avx_clm", 0x0b, 0x80, 0b111111),
-    ev("sse_avx_ops_retired.sse_avx_shift", 0x0b, 0x90, 0b111111),
-    ev("sse_avx_ops_retired.sse_avx_mov", 0x0b, 0xa0, 0b111111),
-    ev("sse_avx_ops_retired.sse_avx_shuffle", 0x0b, 0xb0, 0b111111),
-    ev("sse_avx_ops_retired.sse_avx_pack", 0x0b, 0xc0, 0b111111),
-    ev("sse_avx_ops_retired.sse_avx_logical", 0x0b, 0xd0, 0b111111),
-    ev("sse_avx_ops_retired.sse_avx_other", 0x0b, 0xe0, 0b111111),
-    ev("sse_avx_ops_retired.sse_avx_all", 0x0b, 0xf0, 0b111111),
-    ev("sse_avx_ops_retired.all", 0x0b, 0xff, 0b111111),
-    ev("fp_pack_ops_retired.fp128_add", 0x0c, 0x01, 0b111111),
-    ev("fp_pack_ops_retired.fp128_sub", 0x0c, 0x02, 0b111111),
-    ev("fp_pack_ops_retired.fp128_mul", 0x0c, 0x03, 0b111111),
-    ev("fp_pack_ops_retired.fp128_mac", 0x0c, 0x04, 0b111111),
-    ev("fp_pack_ops_retired.fp128_div", 0x0c, 0x05, 0b111111),
-    ev("fp_pack_ops_retired.fp128_sqrt", 0x0c, 0x06, 0b111111),
-    ev("fp_pack_ops_retired.fp128_cmp", 0x0c, 0x07, 0b111111),
-    ev("fp_pack_ops_retired.fp128_cvt", 0x0c, 0x08, 0b111111),
-    ev("fp_pack_ops_retired.fp128_blend", 0x0c, 0x09, 0b111111),
-    ev("fp_pack_ops_retired.fp128_shuffle", 0x0c, 0x0b, 0b111111),
-    ev("fp_pack_ops_retired.fp128_logical", 0x0c, 0x0d, 0b111111),
-    ev("fp_pack_ops_retired.fp128_other", 0x0c, 0x0e, 0b111111),
-    ev("fp_pack_ops_retired.fp128_all", 0x0c, 0x0f, 0b111111),
-    ev("fp_pack_ops_retired.fp256_add", 0x0c, 0x10, 0b111111),
-    ev("fp_pack_ops_retired.fp256_sub", 0x0c, 0x20, 0b111111),
-    ev("fp_pack_ops_retired.fp256_mul", 0x0c, 0x30, 0b111111),
-    ev("fp_pack_ops_retired.fp256_mac", 0x0c, 0x40, 0b111111),
-    ev("fp_pack_ops_retired.fp256_div", 0x0c, 0x50, 0b111111),
-    ev("fp_pack_ops_retired.fp256_sqrt", 0x0c, 0x60, 0b111111),
-    ev("fp_pack_ops_retired.fp256_cmp", 0x0c, 0x70, 0b111111),
-    ev("fp_pack_ops_retired.fp256_cvt", 0x0c, 0x80, 0b111111),
-    ev("fp_pack_ops_retired.fp256_blend", 0x0c, 0x90, 0b111111),
-    ev("fp_pack_ops_retired.fp256_shuffle", 0x0c, 0xb0, 0b111111),
-    ev("fp_pack_ops_retired.fp256_logical", 0x0c, 0xd0, 0b111111),
-    ev("fp_pack_ops_retired.fp256_other", 0x0c, 0xe0, 0b111111),
-    ev("fp_pack_ops_retired.fp256_all", 0x0c, 0xf0, 0b111111),
-    ev("fp_pack_ops_retired.all", 0x0c, 0xff, 0b111111),
-    ev("packed_int_op_type.int128_add", 0x0d, 0x01, 0b111111),
-    ev("packed_int_op_type.int128_sub", 0x0d, 0x02, 0b111111),
-    ev("packed_int_op_type.int128_mul", 0x0d, 0x03, 0b111111),
-    ev("packed_int_op_type.int128_mac", 0x0d, 0x04, 0b111111),
-    ev("packed_int_op_type.int128_aes", 0x0d, 0x05, 0b111111),
-    ev("packed_int_op_type.int128_sha", 0x0d, 0x06, 0b111111),
-    ev("packed_int_op_type.int128_cmp", 0x0d, 0x07, 0b111111),
-    ev("packed_int_op_type.int128_clm", 0x0d, 0x08, 0b111111),
-    ev("packed_int_op_type.int128_shift", 0x0d, 0x09, 0b111111),
-    ev("packed_int_op_type.int128_mov", 0x0d, 0x0a, 0b111111),
-    ev("packed_int_op_type.int128_shuffle", 0x0d, 0x0b, 0b111111),
-    ev("packed_int_op_type.int128_pack", 0x0d, 0x0c, 0b111111),
-    ev("packed_int_op_type.int128_logical", 0x0d, 0x0d, 0b111111),
-    ev("packed_int_op_type.int128_other", 0x0d, 0x0e, 0b111111),
-    ev("packed_int_op_type.int128_all", 0x0d, 0x0f, 0b111111),
-    ev("packed_int_op_type.int256_add", 0x0d, 0x10, 0b111111),
-    ev("packed_int_op_type.int256_sub", 0x0d, 0x20, 0b111111),
-    ev("packed_int_op_type.int256_mul", 0x0d, 0x30, 0b111111),
-    ev("packed_int_op_type.int256_mac", 0x0d, 0x40, 0b111111),
-    ev("packed_int_op_type.int256_cmp", 0x0d, 0x70, 0b111111),
-    ev("packed_int_op_type.int256_shift", 0x0d, 0x90, 0b111111),
-    ev("packed_int_op_type.int256_mov", 0x0d, 0xa0, 0b111111),
-    ev("packed_int_op_type.int256_shuffle", 0x0d, 0xb0, 0b111111),
-    ev("packed_int_op_type.int256_pack", 0x0d, 0xc0, 0b111111),
-    ev("packed_int_op_type.int256_logical", 0x0d, 0xd0, 0b111111),
-    ev("packed_int_op_type.int256_other", 0x0d, 0xe0, 0b111111),
-    ev("packed_int_op_type.int256_all", 0x0d, 0xf0, 0b111111),
-    ev("packed_int_op_type.all", 0x0d, 0xff, 0b111111),
-    ev("fp_disp_faults.x87_fill_fault", 0x0e, 0x01, 0b111111),
-    ev("fp_disp_faults.xmm_fill_fault", 0x0e, 0x02, 0b111111),
-    ev("fp_disp_faults.ymm_fill_fault", 0x0e, 0x04, 0b111111),
-    ev("fp_disp_faults.ymm_spill_fault", 0x0e, 0x08, 0b111111),
-    ev("fp_disp_faults.sse_avx_all", 0x0e, 0x0e, 0b111111),
-    ev("fp_disp_faults.all", 0x0e, 0x0f, 0b111111),
-    ev("ls_bad_status2.stli_other", 0x24, 0x02, 0b111111),
-    ev("ls_dispatch.ld_dispatch", 0x29, 0x01, 0b111111),
-    ev("ls_dispatch.store_dispatch", 0x29, 0x02, 0b111111),
-    ev("ls_dispatch.ld_st_dispatch", 0x29, 0x04, 0b111111),
-    ev("ls_stlf", 0x35, 0x00, 0b111111),
-    ev("ls_st_commit_cancel2.st_commit_cancel_wcb_full", 0x37, 0x01, 0b111111),
-    ev("ls_l1_d_tlb_miss.tlb_reload_4k_l2_hit", 0x45, 0x01, 0b111111),
-    ev("ls_l1_d_tlb_miss.tlb_reload_coalesced_page_hit", 0x45, 0x02, 0b111111),
-    ev("ls_l1_d_tlb_miss.tlb_reload_2m_l2_hit", 0x45, 0x04, 0b111111),
-    ev("ls_l1_d_tlb_miss.tlb_reload_1g_l2_hit", 0x45, 0x08, 0b111111),
-    ev("ls_l1_d_tlb_miss.tlb_reload_4k_l2_miss", 0x45, 0x10, 0b111111),
-    ev("ls_l1_d_tlb_miss.tlb_reload_coalesced_page_miss", 0x45, 0x20, 0b111111),
-    ev("ls_l1_d_tlb_miss.tlb_reload_2m_l2_miss", 0x45, 0x40, 0b111111),
-    ev("ls_l1_d_tlb_miss.tlb_reload_1g_l2_miss", 0x45, 0x80, 0b111111),
-    ev("ls_l1_d_tlb_miss.all_l2_miss", 0x45, 0xf0, 0b111111),
-    ev("ls_l1_d_tlb_miss.all", 0x45, 0xff, 0b111111),
-    ev("ls_misal_loads.ma64", 0x47, 0x01, 0b111111),
-    ev("ls_misal_loads.ma4k", 0x47, 0x02, 0b111111),
-    ev("ls_tlb_flush.all", 0x78, 0xff, 0b111111),
-    ev("bp_l1_tlb_miss_l2_tlb_hit", 0x84, 0x00, 0b111111),
-    ev("bp_l1_tlb_miss_l2_tlb_miss.if4k", 0x85, 0x01, 0b111111),
-    ev("bp_l1_tlb_miss_l2_tlb_miss.if2m", 0x85, 0x02, 0b111111),
-    ev("bp_l1_tlb_miss_l2_tlb_miss.if1g", 0x85, 0x04, 0b111111),
-    ev("bp_l1_tlb_miss_l2_tlb_miss.coalesced_4k", 0x85, 0x08, 0b111111),
-    ev("bp_l1_tlb_miss_l2_tlb_miss.all", 0x85, 0x0f, 0b111111),
-    ev("bp_l1_tlb_fetch_hit.if4k", 0x94, 0x01, 0b111111),
-    ev("bp_l1_tlb_fetch_hit.if2m", 0x94, 0x02, 0b111111),
-    ev("bp_l1_tlb_fetch_hit.if1g", 0x94, 0x04, 0b111111),
-    ev("bp_l1_tlb_fetch_hit.all", 0x94, 0x07, 0b111111),
-    ev("resyncs_or_nc_redirects", 0x96, 0x00, 0b111111),
-    ev("de_op_queue_empty", 0xa9, 0x00, 0b111111),
-    ev("de_src_op_disp.decoder", 0xaa, 0x01, 0b111111),
-    ev("de_src_op_disp.op_cache", 0xaa, 0x02, 0b111111),
-    ev("de_src_op_disp.loop_buffer", 0xaa, 0x04, 0b111111),
-    ev("de_src_op_disp.all", 0xaa, 0x07, 0b111111),
-    ev("de_dis_ops_from_decoder.any_fp_dispatch", 0xab, 0x04, 0b111111),
-    ev("de_dis_ops_from_decoder.disp_op_type.any_integer_dispatch", 0xab, 0x08, 0b111111),
-    ev("de_dis_dispatch_token_stalls1.int_phy_reg_file_rsrc_stall", 0xae, 0x01, 0b111111),
-    ev("de_dis_dispatch_token_stalls1.load_queue_rsrc_stall", 0xae, 0x02, 0b111111),
-    ev("de_dis_dispatch_token_stalls1.store_queue_rsrc_stall", 0xae, 0x04, 0b111111),
-    ev("de_dis_dispatch_token_stalls1.taken_brnch_buffer_rsrc", 0xae, 0x10, 0b111111),
-    ev("de_dis_dispatch_token_stalls1.fp_reg_file_rsrc_stall", 0xae, 0x20, 0b111111),
-    ev("de_dis_dispatch_token_stalls1.fp_sch_rsrc_stall", 0xae, 0x40, 0b111111),
-    ev("de_dis_dispatch_token_stalls1.fp_flush_recovery_stall", 0xae, 0x80, 0b111111),
-    ev("de_dis_dispatch_token_stalls2.int_sch0_token_stall", 0xaf, 0x01, 0b111111),
-    ev("de_dis_dispatch_token_stalls2.int_sch1_token_stall", 0xaf, 0x02, 0b111111),
-    ev("de_dis_dispatch_token_stalls2.int_sch2_token_stall", 0xaf, 0x04, 0b111111),
-    ev("de_dis_dispatch_token_stalls2.int_sch3_token_stall", 0xaf, 0x08, 0b111111),
-    ev("de_dis_dispatch_token_stalls2.retire_token_stall", 0xaf, 0x20, 0b111111),
-    ev("de_no_dispatch_per_slot.no_ops_from_frontend", 0x1a0, 0x01, 0b111111),
-    ev("de_no_dispatch_per_slot.backend_stalls", 0x1a0, 0x1e, 0b111111),
-    ev("de_no_dispatch_per_slot.smt_contention", 0x1a0, 0x60, 0b111111),
-    ev("all_data_cache_accesses", 0x29, 0x07, 0b111111),
-];
+event_table! {
+    /// The events, row n for `Event::row(n)`: `ev(name, event select, umask)` and what else each
+    /// sets. The counters that may count them (bit n: counter n) and those without
+    /// Hyper-Threading are the table's, the two numbers before the rows, unless a row
+    /// gives its own (`.on(..)`, `.ht_off(..)`).
+    EVENT_ROWS, EventRowNumber, 0, "", 0b111111, 0b0;
+    BP_L2_BTB_CORRECT = ev("bp_l2_btb_correct", 0x8b, 0x00),
+    BP_DYN_IND_PRED = ev("bp_dyn_ind_pred", 0x8e, 0x00),
+    BP_DE_REDIRECT = ev("bp_de_redirect", 0x91, 0x00),
+    EX_RET_BRN = ev("ex_ret_brn", 0xc2, 0x00),
+    EX_RET_BRN_MISP = ev("ex_ret_brn_misp", 0xc3, 0x00),
+    EX_RET_BRN_TKN = ev("ex_ret_brn_tkn", 0xc4, 0x00),
+    EX_RET_BRN_TKN_MISP = ev("ex_ret_brn_tkn_misp", 0xc5, 0x00),
+    EX_RET_BRN_FAR = ev("ex_ret_brn_far", 0xc6, 0x00),
+    EX_RET_NEAR_RET = ev("ex_ret_near_ret", 0xc8, 0x00),
+    EX_RET_NEAR_RET_MISPRED = ev("ex_ret_near_ret_mispred", 0xc9, 0x00),
+    EX_RET_BRN_IND_MISP = ev("ex_ret_brn_ind_misp", 0xca, 0x00),
+    EX_RET_IND_BRCH_INSTR = ev("ex_ret_ind_brch_instr", 0xcc, 0x00),
+    EX_RET_COND = ev("ex_ret_cond", 0xd1, 0x00),
+    EX_RET_MSPRD_BRNCH_INSTR_DIR_MSMTCH = ev("ex_ret_msprd_brnch_instr_dir_msmtch", 0x1c7, 0x00),
+    EX_RET_UNCOND_BRNCH_INSTR_MISPRED = ev("ex_ret_uncond_brnch_instr_mispred", 0x1c8, 0x00),
+    EX_RET_UNCOND_BRNCH_INSTR = ev("ex_ret_uncond_brnch_instr", 0x1c9, 0x00),
+    LS_MAB_ALLOC_LOAD_STORE_ALLOCATIONS = ev("ls_mab_alloc.load_store_allocations", 0x41, 0x3f),
+    LS_MAB_ALLOC_HARDWARE_PREFETCHER_ALLOCATIONS = ev("ls_mab_alloc.hardware_prefetcher_allocations", 0x41, 0x40),
+    LS_MAB_ALLOC_ALL_ALLOCATIONS = ev("ls_mab_alloc.all_allocations", 0x41, 0x7f),
+    LS_DMND_FILLS_FROM_SYS_LOCAL_L2 = ev("ls_dmnd_fills_from_sys.local_l2", 0x43, 0x01),
+    LS_DMND_FILLS_FROM_SYS_LOCAL_CCX = ev("ls_dmnd_fills_from_sys.local_ccx", 0x43, 0x02),
+    LS_DMND_FILLS_FROM_SYS_NEAR_CACHE = ev("ls_dmnd_fills_from_sys.near_cache", 0x43, 0x04),
+    LS_DMND_FILLS_FROM_SYS_DRAM_IO_NEAR = ev("ls_dmnd_fills_from_sys.dram_io_near", 0x43, 0x08),
+    LS_DMND_FILLS_FROM_SYS_FAR_CACHE = ev("ls_dmnd_fills_from_sys.far_cache", 0x43, 0x10),
+    LS_DMND_FILLS_FROM_SYS_DRAM_IO_FAR = ev("ls_dmnd_fills_from_sys.dram_io_far", 0x43, 0x40),
+    LS_DMND_FILLS_FROM_SYS_ALTERNATE_MEMORIES = ev("ls_dmnd_fills_from_sys.alternate_memories", 0x43, 0x80),
+    LS_DMND_FILLS_FROM_SYS_ALL = ev("ls_dmnd_fills_from_sys.all", 0x43, 0xff),
+    LS_ANY_FILLS_FROM_SYS_LOCAL_L2 = ev("ls_any_fills_from_sys.local_l2", 0x44, 0x01),
+    LS_ANY_FILLS_FROM_SYS_LOCAL_CCX = ev("ls_any_fills_from_sys.local_ccx", 0x44, 0x02),
+    LS_ANY_FILLS_FROM_SYS_LOCAL_ALL = ev("ls_any_fills_from_sys.local_all", 0x44, 0x03),
+    LS_ANY_FILLS_FROM_SYS_NEAR_CACHE = ev("ls_any_fills_from_sys.near_cache", 0x44, 0x04),
+    LS_ANY_FILLS_FROM_SYS_DRAM_IO_NEAR = ev("ls_any_fills_from_sys.dram_io_near", 0x44, 0x08),
+    LS_ANY_FILLS_FROM_SYS_FAR_CACHE = ev("ls_any_fills_from_sys.far_cache", 0x44, 0x10),
+    LS_ANY_FILLS_FROM_SYS_REMOTE_CACHE = ev("ls_any_fills_from_sys.remote_cache", 0x44, 0x14),
+    LS_ANY_FILLS_FROM_SYS_DRAM_IO_FAR = ev("ls_any_fills_from_sys.dram_io_far", 0x44, 0x40),
+    LS_ANY_FILLS_FROM_SYS_DRAM_IO_ALL = ev("ls_any_fills_from_sys.dram_io_all", 0x44, 0x48),
+    LS_ANY_FILLS_FROM_SYS_FAR_ALL = ev("ls_any_fills_from_sys.far_all", 0x44, 0x50),
+    LS_ANY_FILLS_FROM_SYS_ALL_DRAM_IO = ev("ls_any_fills_from_sys.all_dram_io", 0x44, 0x48),
+    LS_ANY_FILLS_FROM_SYS_ALTERNATE_MEMORIES = ev("ls_any_fills_from_sys.alternate_memories", 0x44, 0x80),
+    LS_ANY_FILLS_FROM_SYS_ALL = ev("ls_any_fills_from_sys.all", 0x44, 0xff),
+    LS_PREF_INSTR_DISP_PREFETCH = ev("ls_pref_instr_disp.prefetch", 0x4b, 0x01),
+    LS_PREF_INSTR_DISP_PREFETCH_W = ev("ls_pref_instr_disp.prefetch_w", 0x4b, 0x02),
+    LS_PREF_INSTR_DISP_PREFETCH_NTA = ev("ls_pref_instr_disp.prefetch_nta", 0x4b, 0x04),
+    LS_PREF_INSTR_DISP_ALL = ev("ls_pref_instr_disp.all", 0x4b, 0x07),
+    LS_INEF_SW_PREF_DATA_PIPE_SW_PF_DC_HIT = ev("ls_inef_sw_pref.data_pipe_sw_pf_dc_hit", 0x52, 0x01),
+    LS_INEF_SW_PREF_MAB_MCH_CNT = ev("ls_inef_sw_pref.mab_mch_cnt", 0x52, 0x02),
+    LS_INEF_SW_PREF_ALL = ev("ls_inef_sw_pref.all", 0x52, 0x03),
+    LS_SW_PF_DC_FILLS_LOCAL_L2 = ev("ls_sw_pf_dc_fills.local_l2", 0x59, 0x01),
+    LS_SW_PF_DC_FILLS_LOCAL_CCX = ev("ls_sw_pf_dc_fills.local_ccx", 0x59, 0x02),
+    LS_SW_PF_DC_FILLS_NEAR_CACHE = ev("ls_sw_pf_dc_fills.near_cache", 0x59, 0x04),
+    LS_SW_PF_DC_FILLS_DRAM_IO_NEAR = ev("ls_sw_pf_dc_fills.dram_io_near", 0x59, 0x08),
+    LS_SW_PF_DC_FILLS_FAR_CACHE = ev("ls_sw_pf_dc_fills.far_cache", 0x59, 0x10),
+    LS_SW_PF_DC_FILLS_DRAM_IO_FAR = ev("ls_sw_pf_dc_fills.dram_io_far", 0x59, 0x40),
+    LS_SW_PF_DC_FILLS_ALTERNATE_MEMORIES = ev("ls_sw_pf_dc_fills.alternate_memories", 0x59, 0x80),
+    LS_SW_PF_DC_FILLS_ALL = ev("ls_sw_pf_dc_fills.all", 0x59, 0xdf),
+    LS_HW_PF_DC_FILLS_LOCAL_L2 = ev("ls_hw_pf_dc_fills.local_l2", 0x5a, 0x01),
+    LS_HW_PF_DC_FILLS_LOCAL_CCX = ev("ls_hw_pf_dc_fills.local_ccx", 0x5a, 0x02),
+    LS_HW_PF_DC_FILLS_NEAR_CACHE = ev("ls_hw_pf_dc_fills.near_cache", 0x5a, 0x04),
+    LS_HW_PF_DC_FILLS_DRAM_IO_NEAR = ev("ls_hw_pf_dc_fills.dram_io_near", 0x5a, 0x08),
+    LS_HW_PF_DC_FILLS_FAR_CACHE = ev("ls_hw_pf_dc_fills.far_cache", 0x5a, 0x10),
+    LS_HW_PF_DC_FILLS_DRAM_IO_FAR = ev("ls_hw_pf_dc_fills.dram_io_far", 0x5a, 0x40),
+    LS_HW_PF_DC_FILLS_ALTERNATE_MEMORIES = ev("ls_hw_pf_dc_fills.alternate_memories", 0x5a, 0x80),
+    LS_HW_PF_DC_FILLS_ALL = ev("ls_hw_pf_dc_fills.all", 0x5a, 0xdf),
+    LS_ALLOC_MAB_COUNT = ev("ls_alloc_mab_count", 0x5f, 0x00),
+    L2_REQUEST_G1_GROUP2 = ev("l2_request_g1.group2", 0x60, 0x01),
+    L2_REQUEST_G1_L2_HW_PF = ev("l2_request_g1.l2_hw_pf", 0x60, 0x02),
+    L2_REQUEST_G1_PREFETCH_L2_CMD = ev("l2_request_g1.prefetch_l2_cmd", 0x60, 0x04),
+    L2_REQUEST_G1_CHANGE_TO_X = ev("l2_request_g1.change_to_x", 0x60, 0x08),
+    L2_REQUEST_G1_CACHEABLE_IC_READ = ev("l2_request_g1.cacheable_ic_read", 0x60, 0x10),
+    L2_REQUEST_G1_LS_RD_BLK_C_S = ev("l2_request_g1.ls_rd_blk_c_s", 0x60, 0x20),
+    L2_REQUEST_G1_RD_BLK_X = ev("l2_request_g1.rd_blk_x", 0x60, 0x40),
+    L2_REQUEST_G1_RD_BLK_L = ev("l2_request_g1.rd_blk_l", 0x60, 0x80),
+    L2_REQUEST_G1_ALL_DC = ev("l2_request_g1.all_dc", 0x60, 0xe8),
+    L2_REQUEST_G1_ALL_NO_PREFETCH = ev("l2_request_g1.all_no_prefetch", 0x60, 0xf9),
+    L2_REQUEST_G1_ALL = ev("l2_request_g1.all", 0x60, 0xff),
+    L2_CACHE_REQ_STAT_IC_FILL_MISS = ev("l2_cache_req_stat.ic_fill_miss", 0x64, 0x01),
+    L2_CACHE_REQ_STAT_IC_FILL_HIT_S = ev("l2_cache_req_stat.ic_fill_hit_s", 0x64, 0x02),
+    L2_CACHE_REQ_STAT_IC_FILL_HIT_X = ev("l2_cache_req_stat.ic_fill_hit_x", 0x64, 0x04),
+    L2_CACHE_REQ_STAT_IC_HIT_IN_L2 = ev("l2_cache_req_stat.ic_hit_in_l2", 0x64, 0x06),
+    L2_CACHE_REQ_STAT_IC_ACCESS_IN_L2 = ev("l2_cache_req_stat.ic_access_in_l2", 0x64, 0x07),
+    L2_CACHE_REQ_STAT_LS_RD_BLK_C = ev("l2_cache_req_stat.ls_rd_blk_c", 0x64, 0x08),
+    L2_CACHE_REQ_STAT_IC_DC_MISS_IN_L2 = ev("l2_cache_req_stat.ic_dc_miss_in_l2", 0x64, 0x09),
+    L2_CACHE_REQ_STAT_LS_RD_BLK_X = ev("l2_cache_req_stat.ls_rd_blk_x", 0x64, 0x10),
+    L2_CACHE_REQ_STAT_LS_RD_BLK_L_HIT_S = ev("l2_cache_req_stat.ls_rd_blk_l_hit_s", 0x64, 0x20),
+    L2_CACHE_REQ_STAT_LS_RD_BLK_L_HIT_X = ev("l2_cache_req_stat.ls_rd_blk_l_hit_x", 0x64, 0x40),
+    L2_CACHE_REQ_STAT_LS_RD_BLK_CS = ev("l2_cache_req_stat.ls_rd_blk_cs", 0x64, 0x80),
+    L2_CACHE_REQ_STAT_DC_HIT_IN_L2 = ev("l2_cache_req_stat.dc_hit_in_l2", 0x64, 0xf0),
+    L2_CACHE_REQ_STAT_IC_DC_HIT_IN_L2 = ev("l2_cache_req_stat.ic_dc_hit_in_l2", 0x64, 0xf6),
+    L2_CACHE_REQ_STAT_DC_ACCESS_IN_L2 = ev("l2_cache_req_stat.dc_access_in_l2", 0x64, 0xf8),
+    L2_CACHE_REQ_STAT_ALL = ev("l2_cache_req_stat.all", 0x64, 0xff),
+    L2_PF_HIT_L2_L2_STREAM = ev("l2_pf_hit_l2.l2_stream", 0x70, 0x01),
+    L2_PF_HIT_L2_L2_NEXT_LINE = ev("l2_pf_hit_l2.l2_next_line", 0x70, 0x02),
+    L2_PF_HIT_L2_L2_UP_DOWN = ev("l2_pf_hit_l2.l2_up_down", 0x70, 0x04),
+    L2_PF_HIT_L2_L2_BURST = ev("l2_pf_hit_l2.l2_burst", 0x70, 0x08),
+    L2_PF_HIT_L2_L2_STRIDE = ev("l2_pf_hit_l2.l2_stride", 0x70, 0x10),
+    L2_PF_HIT_L2_L1_STREAM = ev("l2_pf_hit_l2.l1_stream", 0x70, 0x20),
+    L2_PF_HIT_L2_L1_STRIDE = ev("l2_pf_hit_l2.l1_stride", 0x70, 0x40),
+    L2_PF_HIT_L2_L1_REGION = ev("l2_pf_hit_l2.l1_region", 0x70, 0x80),
+    L2_PF_HIT_L2_ALL = ev("l2_pf_hit_l2.all", 0x70, 0xff),
+    L2_PF_MISS_L2_HIT_L3_L2_STREAM = ev("l2_pf_miss_l2_hit_l3.l2_stream", 0x71, 0x01),
+    L2_PF_MISS_L2_HIT_L3_L2_NEXT_LINE = ev("l2_pf_miss_l2_hit_l3.l2_next_line", 0x71, 0x02),
+    L2_PF_MISS_L2_HIT_L3_L2_UP_DOWN = ev("l2_pf_miss_l2_hit_l3.l2_up_down", 0x71, 0x04),
+    L2_PF_MISS_L2_HIT_L3_L2_BURST = ev("l2_pf_miss_l2_hit_l3.l2_burst", 0x71, 0x08),
+    L2_PF_MISS_L2_HIT_L3_L2_STRIDE = ev("l2_pf_miss_l2_hit_l3.l2_stride", 0x71, 0x10),
+    L2_PF_MISS_L2_HIT_L3_L1_STREAM = ev("l2_pf_miss_l2_hit_l3.l1_stream", 0x71, 0x20),
+    L2_PF_MISS_L2_HIT_L3_L1_STRIDE = ev("l2_pf_miss_l2_hit_l3.l1_stride", 0x71, 0x40),
+    L2_PF_MISS_L2_HIT_L3_L1_REGION = ev("l2_pf_miss_l2_hit_l3.l1_region", 0x71, 0x80),
+    L2_PF_MISS_L2_HIT_L3_ALL = ev("l2_pf_miss_l2_hit_l3.all", 0x71, 0xff),
+    L2_PF_MISS_L2_L3_L2_STREAM = ev("l2_pf_miss_l2_l3.l2_stream", 0x72, 0x01),
+    L2_PF_MISS_L2_L3_L2_NEXT_LINE = ev("l2_pf_miss_l2_l3.l2_next_line", 0x72, 0x02),
+    L2_PF_MISS_L2_L3_L2_UP_DOWN = ev("l2_pf_miss_l2_l3.l2_up_down", 0x72, 0x04),
+    L2_PF_MISS_L2_L3_L2_BURST = ev("l2_pf_miss_l2_l3.l2_burst", 0x72, 0x08),
+    L2_PF_MISS_L2_L3_L2_STRIDE = ev("l2_pf_miss_l2_l3.l2_stride", 0x72, 0x10),
+    L2_PF_MISS_L2_L3_L1_STREAM = ev("l2_pf_miss_l2_l3.l1_stream", 0x72, 0x20),
+    L2_PF_MISS_L2_L3_L1_STRIDE = ev("l2_pf_miss_l2_l3.l1_stride", 0x72, 0x40),
+    L2_PF_MISS_L2_L3_L1_REGION = ev("l2_pf_miss_l2_l3.l1_region", 0x72, 0x80),
+    L2_PF_MISS_L2_L3_ALL = ev("l2_pf_miss_l2_l3.all", 0x72, 0xff),
+    IC_CACHE_FILL_L2 = ev("ic_cache_fill_l2", 0x82, 0x00),
+    IC_CACHE_FILL_SYS = ev("ic_cache_fill_sys", 0x83, 0x00),
+    IC_TAG_HIT_MISS_INSTRUCTION_CACHE_HIT = ev("ic_tag_hit_miss.instruction_cache_hit", 0x18e, 0x07),
+    IC_TAG_HIT_MISS_INSTRUCTION_CACHE_MISS = ev("ic_tag_hit_miss.instruction_cache_miss", 0x18e, 0x18),
+    IC_TAG_HIT_MISS_ALL_INSTRUCTION_CACHE_ACCESSES = ev("ic_tag_hit_miss.all_instruction_cache_accesses", 0x18e, 0x1f),
+    OP_CACHE_HIT_MISS_OP_CACHE_HIT = ev("op_cache_hit_miss.op_cache_hit", 0x28f, 0x03),
+    OP_CACHE_HIT_MISS_OP_CACHE_MISS = ev("op_cache_hit_miss.op_cache_miss", 0x28f, 0x04),
+    OP_CACHE_HIT_MISS_ALL_OP_CACHE_ACCESSES = ev("op_cache_hit_miss.all_op_cache_accesses", 0x28f, 0x07),
+    LS_LOCKS_BUS_LOCK = ev("ls_locks.bus_lock", 0x25, 0x01),
+    LS_RET_CL_FLUSH = ev("ls_ret_cl_flush", 0x26, 0x00),
+    LS_RET_CPUID = ev("ls_ret_cpuid", 0x27, 0x00),
+    LS_SMI_RX = ev("ls_smi_rx", 0x2b, 0x00),
+    LS_INT_TAKEN = ev("ls_int_taken", 0x2c, 0x00),
+    LS_NOT_HALTED_CYC = ev("ls_not_halted_cyc", 0x76, 0x00),
+    EX_RET_INSTR = ev("ex_ret_instr", 0xc0, 0x00),
+    EX_RET_OPS = ev("ex_ret_ops", 0xc1, 0x00),
+    EX_DIV_BUSY = ev("ex_div_busy", 0xd3, 0x00),
+    EX_DIV_COUNT = ev("ex_div_count", 0xd4, 0x00),
+    EX_NO_RETIRE_EMPTY = ev("ex_no_retire.empty", 0xd6, 0x01),
+    EX_NO_RETIRE_NOT_COMPLETE = ev("ex_no_retire.not_complete", 0xd6, 0x02),
+    EX_NO_RETIRE_OTHER = ev("ex_no_retire.other", 0xd6, 0x08),
+    EX_NO_RETIRE_THREAD_NOT_SELECTED = ev("ex_no_retire.thread_not_selected", 0xd6, 0x10),
+    EX_NO_RETIRE_LOAD_NOT_COMPLETE = ev("ex_no_retire.load_not_complete", 0xd6, 0xa2),
+    EX_NO_RETIRE_ALL = ev("ex_no_retire.all", 0xd6, 0x1b),
+    LS_NOT_HALTED_P0_CYC_P0_FREQ_CYC = ev("ls_not_halted_p0_cyc.p0_freq_cyc", 0x120, 0x01),
+    EX_RET_UCODE_INSTR = ev("ex_ret_ucode_instr", 0x1c1, 0x00),
+    EX_RET_UCODE_OPS = ev("ex_ret_ucode_ops", 0x1c2, 0x00),
+    EX_TAGGED_IBS_OPS_IBS_TAGGED_OPS = ev("ex_tagged_ibs_ops.ibs_tagged_ops", 0x1cf, 0x01),
+    EX_TAGGED_IBS_OPS_IBS_TAGGED_OPS_RET = ev("ex_tagged_ibs_ops.ibs_tagged_ops_ret", 0x1cf, 0x02),
+    EX_RET_FUSED_INSTR = ev("ex_ret_fused_instr", 0x1d0, 0x00),
+    FP_RET_X87_FP_OPS_ADD_SUB_OPS = ev("fp_ret_x87_fp_ops.add_sub_ops", 0x02, 0x01),
+    FP_RET_X87_FP_OPS_MUL_OPS = ev("fp_ret_x87_fp_ops.mul_ops", 0x02, 0x02),
+    FP_RET_X87_FP_OPS_DIV_SQRT_OPS = ev("fp_ret_x87_fp_ops.div_sqrt_ops", 0x02, 0x04),
+    FP_RET_X87_FP_OPS_ALL = ev("fp_ret_x87_fp_ops.all", 0x02, 0x07),
+    FP_RET_SSE_AVX_OPS_ADD_SUB_FLOPS = ev("fp_ret_sse_avx_ops.add_sub_flops", 0x03, 0x01),
+    FP_RET_SSE_AVX_OPS_MULT_FLOPS = ev("fp_ret_sse_avx_ops.mult_flops", 0x03, 0x02),
+    FP_RET_SSE_AVX_OPS_DIV_FLOPS = ev("fp_ret_sse_avx_ops.div_flops", 0x03, 0x04),
+    FP_RET_SSE_AVX_OPS_MAC_FLOPS = ev("fp_ret_sse_avx_ops.mac_flops", 0x03, 0x08),
+    FP_RET_SSE_AVX_OPS_BFLOAT_MAC_FLOPS = ev("fp_ret_sse_avx_ops.bfloat_mac_flops", 0x03, 0x10),
+    FP_RET_SSE_AVX_OPS_ALL = ev("fp_ret_sse_avx_ops.all", 0x03, 0x1f),
+    FP_RETIRED_SER_OPS_X87_CTRL_RET = ev("fp_retired_ser_ops.x87_ctrl_ret", 0x05, 0x01),
+    FP_RETIRED_SER_OPS_X87_BOT_RET = ev("fp_retired_ser_ops.x87_bot_ret", 0x05, 0x02),
+    FP_RETIRED_SER_OPS_SSE_CTRL_RET = ev("fp_retired_ser_ops.sse_ctrl_ret", 0x05, 0x04),
+    FP_RETIRED_SER_OPS_SSE_BOT_RET = ev("fp_retired_ser_ops.sse_bot_ret", 0x05, 0x08),
+    FP_RETIRED_SER_OPS_ALL = ev("fp_retired_ser_ops.all", 0x05, 0x0f),
+    FP_OPS_RETIRED_BY_WIDTH_X87_UOPS_RETIRED = ev("fp_ops_retired_by_width.x87_uops_retired", 0x08, 0x01),
+    FP_OPS_RETIRED_BY_WIDTH_MMX_UOPS_RETIRED = ev("fp_ops_retired_by_width.mmx_uops_retired", 0x08, 0x02),
+    FP_OPS_RETIRED_BY_WIDTH_SCALAR_UOPS_RETIRED = ev("fp_ops_retired_by_width.scalar_uops_retired", 0x08, 0x04),
+    FP_OPS_RETIRED_BY_WIDTH_PACK_128_UOPS_RETIRED = ev("fp_ops_retired_by_width.pack_128_uops_retired", 0x08, 0x08),
+    FP_OPS_RETIRED_BY_WIDTH_PACK_256_UOPS_RETIRED = ev("fp_ops_retired_by_width.pack_256_uops_retired", 0x08, 0x10),
+    FP_OPS_RETIRED_BY_WIDTH_PACK_512_UOPS_RETIRED = ev("fp_ops_retired_by_width.pack_512_uops_retired", 0x08, 0x20),
+    FP_OPS_RETIRED_BY_WIDTH_ALL = ev("fp_ops_retired_by_width.all", 0x08, 0x3f),
+    FP_OPS_RETIRED_BY_TYPE_SCALAR_ADD = ev("fp_ops_retired_by_type.scalar_add", 0x0a, 0x01),
+    FP_OPS_RETIRED_BY_TYPE_SCALAR_SUB = ev("fp_ops_retired_by_type.scalar_sub", 0x0a, 0x02),
+    FP_OPS_RETIRED_BY_TYPE_SCALAR_MUL = ev("fp_ops_retired_by_type.scalar_mul", 0x0a, 0x03),
+    FP_OPS_RETIRED_BY_TYPE_SCALAR_MAC = ev("fp_ops_retired_by_type.scalar_mac", 0x0a, 0x04),
+    FP_OPS_RETIRED_BY_TYPE_SCALAR_DIV = ev("fp_ops_retired_by_type.scalar_div", 0x0a, 0x05),
+    FP_OPS_RETIRED_BY_TYPE_SCALAR_SQRT = ev("fp_ops_retired_by_type.scalar_sqrt", 0x0a, 0x06),
+    FP_OPS_RETIRED_BY_TYPE_SCALAR_CMP = ev("fp_ops_retired_by_type.scalar_cmp", 0x0a, 0x07),
+    FP_OPS_RETIRED_BY_TYPE_SCALAR_CVT = ev("fp_ops_retired_by_type.scalar_cvt", 0x0a, 0x08),
+    FP_OPS_RETIRED_BY_TYPE_SCALAR_BLEND = ev("fp_ops_retired_by_type.scalar_blend", 0x0a, 0x09),
+    FP_OPS_RETIRED_BY_TYPE_SCALAR_OTHER = ev("fp_ops_retired_by_type.scalar_other", 0x0a, 0x0e),
+    FP_OPS_RETIRED_BY_TYPE_SCALAR_ALL = ev("fp_ops_retired_by_type.scalar_all", 0x0a, 0x0f),
+    FP_OPS_RETIRED_BY_TYPE_VECTOR_ADD = ev("fp_ops_retired_by_type.vector_add", 0x0a, 0x10),
+    FP_OPS_RETIRED_BY_TYPE_VECTOR_SUB = ev("fp_ops_retired_by_type.vector_sub", 0x0a, 0x20),
+    FP_OPS_RETIRED_BY_TYPE_VECTOR_MUL = ev("fp_ops_retired_by_type.vector_mul", 0x0a, 0x30),
+    FP_OPS_RETIRED_BY_TYPE_VECTOR_MAC = ev("fp_ops_retired_by_type.vector_mac", 0x0a, 0x40),
+    FP_OPS_RETIRED_BY_TYPE_VECTOR_DIV = ev("fp_ops_retired_by_type.vector_div", 0x0a, 0x50),
+    FP_OPS_RETIRED_BY_TYPE_VECTOR_SQRT = ev("fp_ops_retired_by_type.vector_sqrt", 0x0a, 0x60),
+    FP_OPS_RETIRED_BY_TYPE_VECTOR_CMP = ev("fp_ops_retired_by_type.vector_cmp", 0x0a, 0x70),
+    FP_OPS_RETIRED_BY_TYPE_VECTOR_CVT = ev("fp_ops_retired_by_type.vector_cvt", 0x0a, 0x80),
+    FP_OPS_RETIRED_BY_TYPE_VECTOR_BLEND = ev("fp_ops_retired_by_type.vector_blend", 0x0a, 0x90),
+    FP_OPS_RETIRED_BY_TYPE_VECTOR_SHUFFLE = ev("fp_ops_retired_by_type.vector_shuffle", 0x0a, 0xb0),
+    FP_OPS_RETIRED_BY_TYPE_VECTOR_LOGICAL = ev("fp_ops_retired_by_type.vector_logical", 0x0a, 0xd0),
+    FP_OPS_RETIRED_BY_TYPE_VECTOR_OTHER = ev("fp_ops_retired_by_type.vector_other", 0x0a, 0xe0),
+    FP_OPS_RETIRED_BY_TYPE_VECTOR_ALL = ev("fp_ops_retired_by_type.vector_all", 0x0a, 0xf0),
+    FP_OPS_RETIRED_BY_TYPE_ALL = ev("fp_ops_retired_by_type.all", 0x0a, 0xff),
+    SSE_AVX_OPS_RETIRED_MMX_ADD = ev("sse_avx_ops_retired.mmx_add", 0x0b, 0x01),
+    SSE_AVX_OPS_RETIRED_MMX_SUB = ev("sse_avx_ops_retired.mmx_sub", 0x0b, 0x02),
+    SSE_AVX_OPS_RETIRED_MMX_MUL = ev("sse_avx_ops_retired.mmx_mul", 0x0b, 0x03),
+    SSE_AVX_OPS_RETIRED_MMX_MAC = ev("sse_avx_ops_retired.mmx_mac", 0x0b, 0x04),
+    SSE_AVX_OPS_RETIRED_MMX_CMP = ev("sse_avx_ops_retired.mmx_cmp", 0x0b, 0x07),
+    SSE_AVX_OPS_RETIRED_MMX_SHIFT = ev("sse_avx_ops_retired.mmx_shift", 0x0b, 0x09),
+    SSE_AVX_OPS_RETIRED_MMX_MOV = ev("sse_avx_ops_retired.mmx_mov", 0x0b, 0x0a),
+    SSE_AVX_OPS_RETIRED_MMX_SHUFFLE = ev("sse_avx_ops_retired.mmx_shuffle", 0x0b, 0x0b),
+    SSE_AVX_OPS_RETIRED_MMX_PACK = ev("sse_avx_ops_retired.mmx_pack", 0x0b, 0x0c),
+    SSE_AVX_OPS_RETIRED_MMX_LOGICAL = ev("sse_avx_ops_retired.mmx_logical", 0x0b, 0x0d),
+    SSE_AVX_OPS_RETIRED_MMX_OTHER = ev("sse_avx_ops_retired.mmx_other", 0x0b, 0x0e),
+    SSE_AVX_OPS_RETIRED_MMX_ALL = ev("sse_avx_ops_retired.mmx_all", 0x0b, 0x0f),
+    SSE_AVX_OPS_RETIRED_SSE_AVX_ADD = ev("sse_avx_ops_retired.sse_avx_add", 0x0b, 0x10),
+    SSE_AVX_OPS_RETIRED_SSE_AVX_SUB = ev("sse_avx_ops_retired.sse_avx_sub", 0x0b, 0x20),
+    SSE_AVX_OPS_RETIRED_SSE_AVX_MUL = ev("sse_avx_ops_retired.sse_avx_mul", 0x0b, 0x30),
+    SSE_AVX_OPS_RETIRED_SSE_AVX_MAC = ev("sse_avx_ops_retired.sse_avx_mac", 0x0b, 0x40),
+    SSE_AVX_OPS_RETIRED_SSE_AVX_AES = ev("sse_avx_ops_retired.sse_avx_aes", 0x0b, 0x50),
+    SSE_AVX_OPS_RETIRED_SSE_AVX_SHA = ev("sse_avx_ops_retired.sse_avx_sha", 0x0b, 0x60),
+    SSE_AVX_OPS_RETIRED_SSE_AVX_CMP = ev("sse_avx_ops_retired.sse_avx_cmp", 0x0b, 0x70),
+    SSE_AVX_OPS_RETIRED_SSE_AVX_CLM = ev("sse_avx_ops_retired.sse_avx_clm", 0x0b, 0x80),
+    SSE_AVX_OPS_RETIRED_SSE_AVX_SHIFT = ev("sse_avx_ops_retired.sse_avx_shift", 0x0b, 0x90),
+    SSE_AVX_OPS_RETIRED_SSE_AVX_MOV = ev("sse_avx_ops_retired.sse_avx_mov", 0x0b, 0xa0),
+    SSE_AVX_OPS_RETIRED_SSE_AVX_SHUFFLE = ev("sse_avx_ops_retired.sse_avx_shuffle", 0x0b, 0xb0),
+    SSE_AVX_OPS_RETIRED_SSE_AVX_PACK = ev("sse_avx_ops_retired.sse_avx_pack", 0x0b, 0xc0),
+    SSE_AVX_OPS_RETIRED_SSE_AVX_LOGICAL = ev("sse_avx_ops_retired.sse_avx_logical", 0x0b, 0xd0),
+    SSE_AVX_OPS_RETIRED_SSE_AVX_OTHER = ev("sse_avx_ops_retired.sse_avx_other", 0x0b, 0xe0),
+    SSE_AVX_OPS_RETIRED_SSE_AVX_ALL = ev("sse_avx_ops_retired.sse_avx_all", 0x0b, 0xf0),
+    SSE_AVX_OPS_RETIRED_ALL = ev("sse_avx_ops_retired.all", 0x0b, 0xff),
+    FP_PACK_OPS_RETIRED_FP128_ADD = ev("fp_pack_ops_retired.fp128_add", 0x0c, 0x01),
+    FP_PACK_OPS_RETIRED_FP128_SUB = ev("fp_pack_ops_retired.fp128_sub", 0x0c, 0x02),
+    FP_PACK_OPS_RETIRED_FP128_MUL = ev("fp_pack_ops_retired.fp128_mul", 0x0c, 0x03),
+    FP_PACK_OPS_RETIRED_FP128_MAC = ev("fp_pack_ops_retired.fp128_mac", 0x0c, 0x04),
+    FP_PACK_OPS_RETIRED_FP128_DIV = ev("fp_pack_ops_retired.fp128_div", 0x0c, 0x05),
+    FP_PACK_OPS_RETIRED_FP128_SQRT = ev("fp_pack_ops_retired.fp128_sqrt", 0x0c, 0x06),
+    FP_PACK_OPS_RETIRED_FP128_CMP = ev("fp_pack_ops_retired.fp128_cmp", 0x0c, 0x07),
+    FP_PACK_OPS_RETIRED_FP128_CVT = ev("fp_pack_ops_retired.fp128_cvt", 0x0c, 0x08),
+    FP_PACK_OPS_RETIRED_FP128_BLEND = ev("fp_pack_ops_retired.fp128_blend", 0x0c, 0x09),
+    FP_PACK_OPS_RETIRED_FP128_SHUFFLE = ev("fp_pack_ops_retired.fp128_shuffle", 0x0c, 0x0b),
+    FP_PACK_OPS_RETIRED_FP128_LOGICAL = ev("fp_pack_ops_retired.fp128_logical", 0x0c, 0x0d),
+    FP_PACK_OPS_RETIRED_FP128_OTHER = ev("fp_pack_ops_retired.fp128_other", 0x0c, 0x0e),
+    FP_PACK_OPS_RETIRED_FP128_ALL = ev("fp_pack_ops_retired.fp128_all", 0x0c, 0x0f),
+    FP_PACK_OPS_RETIRED_FP256_ADD = ev("fp_pack_ops_retired.fp256_add", 0x0c, 0x10),
+    FP_PACK_OPS_RETIRED_FP256_SUB = ev("fp_pack_ops_retired.fp256_sub", 0x0c, 0x20),
+    FP_PACK_OPS_RETIRED_FP256_MUL = ev("fp_pack_ops_retired.fp256_mul", 0x0c, 0x30),
+    FP_PACK_OPS_RETIRED_FP256_MAC = ev("fp_pack_ops_retired.fp256_mac", 0x0c, 0x40),
+    FP_PACK_OPS_RETIRED_FP256_DIV = ev("fp_pack_ops_retired.fp256_div", 0x0c, 0x50),
+    FP_PACK_OPS_RETIRED_FP256_SQRT = ev("fp_pack_ops_retired.fp256_sqrt", 0x0c, 0x60),
+    FP_PACK_OPS_RETIRED_FP256_CMP = ev("fp_pack_ops_retired.fp256_cmp", 0x0c, 0x70),
+    FP_PACK_OPS_RETIRED_FP256_CVT = ev("fp_pack_ops_retired.fp256_cvt", 0x0c, 0x80),
+    FP_PACK_OPS_RETIRED_FP256_BLEND = ev("fp_pack_ops_retired.fp256_blend", 0x0c, 0x90),
+    FP_PACK_OPS_RETIRED_FP256_SHUFFLE = ev("fp_pack_ops_retired.fp256_shuffle", 0x0c, 0xb0),
+    FP_PACK_OPS_RETIRED_FP256_LOGICAL = ev("fp_pack_ops_retired.fp256_logical", 0x0c, 0xd0),
+    FP_PACK_OPS_RETIRED_FP256_OTHER = ev("fp_pack_ops_retired.fp256_other", 0x0c, 0xe0),
+    FP_PACK_OPS_RETIRED_FP256_ALL = ev("fp_pack_ops_retired.fp256_all", 0x0c, 0xf0),
+    FP_PACK_OPS_RETIRED_ALL = ev("fp_pack_ops_retired.all", 0x0c, 0xff),
+    PACKED_INT_OP_TYPE_INT128_ADD = ev("packed_int_op_type.int128_add", 0x0d, 0x01),
+    PACKED_INT_OP_TYPE_INT128_SUB = ev("packed_int_op_type.int128_sub", 0x0d, 0x02),
+    PACKED_INT_OP_TYPE_INT128_MUL = ev("packed_int_op_type.int128_mul", 0x0d, 0x03),
+    PACKED_INT_OP_TYPE_INT128_MAC = ev("packed_int_op_type.int128_mac", 0x0d, 0x04),
+    PACKED_INT_OP_TYPE_INT128_AES = ev("packed_int_op_type.int128_aes", 0x0d, 0x05),
+    PACKED_INT_OP_TYPE_INT128_SHA = ev("packed_int_op_type.int128_sha", 0x0d, 0x06),
+    PACKED_INT_OP_TYPE_INT128_CMP = ev("packed_int_op_type.int128_cmp", 0x0d, 0x07),
+    PACKED_INT_OP_TYPE_INT128_CLM = ev("packed_int_op_type.int128_clm", 0x0d, 0x08),
+    PACKED_INT_OP_TYPE_INT128_SHIFT = ev("packed_int_op_type.int128_shift", 0x0d, 0x09),
+    PACKED_INT_OP_TYPE_INT128_MOV = ev("packed_int_op_type.int128_mov", 0x0d, 0x0a),
+    PACKED_INT_OP_TYPE_INT128_SHUFFLE = ev("packed_int_op_type.int128_shuffle", 0x0d, 0x0b),
+    PACKED_INT_OP_TYPE_INT128_PACK = ev("packed_int_op_type.int128_pack", 0x0d, 0x0c),
+    PACKED_INT_OP_TYPE_INT128_LOGICAL = ev("packed_int_op_type.int128_logical", 0x0d, 0x0d),
+    PACKED_INT_OP_TYPE_INT128_OTHER = ev("packed_int_op_type.int128_other", 0x0d, 0x0e),
+    PACKED_INT_OP_TYPE_INT128_ALL = ev("packed_int_op_type.int128_all", 0x0d, 0x0f),
+    PACKED_INT_OP_TYPE_INT256_ADD = ev("packed_int_op_type.int256_add", 0x0d, 0x10),
+    PACKED_INT_OP_TYPE_INT256_SUB = ev("packed_int_op_type.int256_sub", 0x0d, 0x20),
+    PACKED_INT_OP_TYPE_INT256_MUL = ev("packed_int_op_type.int256_mul", 0x0d, 0x30),
+    PACKED_INT_OP_TYPE_INT256_MAC = ev("packed_int_op_type.int256_mac", 0x0d, 0x40),
+    PACKED_INT_OP_TYPE_INT256_CMP = ev("packed_int_op_type.int256_cmp", 0x0d, 0x70),
+    PACKED_INT_OP_TYPE_INT256_SHIFT = ev("packed_int_op_type.int256_shift", 0x0d, 0x90),
+    PACKED_INT_OP_TYPE_INT256_MOV = ev("packed_int_op_type.int256_mov", 0x0d, 0xa0),
+    PACKED_INT_OP_TYPE_INT256_SHUFFLE = ev("packed_int_op_type.int256_shuffle", 0x0d, 0xb0),
+    PACKED_INT_OP_TYPE_INT256_PACK = ev("packed_int_op_type.int256_pack", 0x0d, 0xc0),
+    PACKED_INT_OP_TYPE_INT256_LOGICAL = ev("packed_int_op_type.int256_logical", 0x0d, 0xd0),
+    PACKED_INT_OP_TYPE_INT256_OTHER = ev("packed_int_op_type.int256_other", 0x0d, 0xe0),
+    PACKED_INT_OP_TYPE_INT256_ALL = ev("packed_int_op_type.int256_all", 0x0d, 0xf0),
+    PACKED_INT_OP_TYPE_ALL = ev("packed_int_op_type.all", 0x0d, 0xff),
+    FP_DISP_FAULTS_X87_FILL_FAULT = ev("fp_disp_faults.x87_fill_fault", 0x0e, 0x01),
+    FP_DISP_FAULTS_XMM_FILL_FAULT = ev("fp_disp_faults.xmm_fill_fault", 0x0e, 0x02),
+    FP_DISP_FAULTS_YMM_FILL_FAULT = ev("fp_disp_faults.ymm_fill_fault", 0x0e, 0x04),
+    FP_DISP_FAULTS_YMM_SPILL_FAULT = ev("fp_disp_faults.ymm_spill_fault", 0x0e, 0x08),
+    FP_DISP_FAULTS_SSE_AVX_ALL = ev("fp_disp_faults.sse_avx_all", 0x0e, 0x0e),
+    FP_DISP_FAULTS_ALL = ev("fp_disp_faults.all", 0x0e, 0x0f),
+    LS_BAD_STATUS2_STLI_OTHER = ev("ls_bad_status2.stli_other", 0x24, 0x02),
+    LS_DISPATCH_LD_DISPATCH = ev("ls_dispatch.ld_dispatch", 0x29, 0x01),
+    LS_DISPATCH_STORE_DISPATCH = ev("ls_dispatch.store_dispatch", 0x29, 0x02),
+    LS_DISPATCH_LD_ST_DISPATCH = ev("ls_dispatch.ld_st_dispatch", 0x29, 0x04),
+    LS_STLF = ev("ls_stlf", 0x35, 0x00),
+    LS_ST_COMMIT_CANCEL2_ST_COMMIT_CANCEL_WCB_FULL = ev("ls_st_commit_cancel2.st_commit_cancel_wcb_full", 0x37, 0x01),
+    LS_L1_D_TLB_MISS_TLB_RELOAD_4K_L2_HIT = ev("ls_l1_d_tlb_miss.tlb_reload_4k_l2_hit", 0x45, 0x01),
+    LS_L1_D_TLB_MISS_TLB_RELOAD_COALESCED_PAGE_HIT = ev("ls_l1_d_tlb_miss.tlb_reload_coalesced_page_hit", 0x45, 0x02),
+    LS_L1_D_TLB_MISS_TLB_RELOAD_2M_L2_HIT = ev("ls_l1_d_tlb_miss.tlb_reload_2m_l2_hit", 0x45, 0x04),
+    LS_L1_D_TLB_MISS_TLB_RELOAD_1G_L2_HIT = ev("ls_l1_d_tlb_miss.tlb_reload_1g_l2_hit", 0x45, 0x08),
+    LS_L1_D_TLB_MISS_TLB_RELOAD_4K_L2_MISS = ev("ls_l1_d_tlb_miss.tlb_reload_4k_l2_miss", 0x45, 0x10),
+    LS_L1_D_TLB_MISS_TLB_RELOAD_COALESCED_PAGE_MISS = ev("ls_l1_d_tlb_miss.tlb_reload_coalesced_page_miss", 0x45, 0x20),
+    LS_L1_D_TLB_MISS_TLB_RELOAD_2M_L2_MISS = ev("ls_l1_d_tlb_miss.tlb_reload_2m_l2_miss", 0x45, 0x40),
+    LS_L1_D_TLB_MISS_TLB_RELOAD_1G_L2_MISS = ev("ls_l1_d_tlb_miss.tlb_reload_1g_l2_miss", 0x45, 0x80),
+    LS_L1_D_TLB_MISS_ALL_L2_MISS = ev("ls_l1_d_tlb_miss.all_l2_miss", 0x45, 0xf0),
+    LS_L1_D_TLB_MISS_ALL = ev("ls_l1_d_tlb_miss.all", 0x45, 0xff),
+    LS_MISAL_LOADS_MA64 = ev("ls_misal_loads.ma64", 0x47, 0x01),
+    LS_MISAL_LOADS_MA4K = ev("ls_misal_loads.ma4k", 0x47, 0x02),
+    LS_TLB_FLUSH_ALL = ev("ls_tlb_flush.all", 0x78, 0xff),
+    BP_L1_TLB_MISS_L2_TLB_HIT = ev("bp_l1_tlb_miss_l2_tlb_hit", 0x84, 0x00),
+    BP_L1_TLB_MISS_L2_TLB_MISS_IF4K = ev("bp_l1_tlb_miss_l2_tlb_miss.if4k", 0x85, 0x01),
+    BP_L1_TLB_MISS_L2_TLB_MISS_IF2M = ev("bp_l1_tlb_miss_l2_tlb_miss.if2m", 0x85, 0x02),
+    BP_L1_TLB_MISS_L2_TLB_MISS_IF1G = ev("bp_l1_tlb_miss_l2_tlb_miss.if1g", 0x85, 0x04),
+    BP_L1_TLB_MISS_L2_TLB_MISS_COALESCED_4K = ev("bp_l1_tlb_miss_l2_tlb_miss.coalesced_4k", 0x85, 0x08),
+    BP_L1_TLB_MISS_L2_TLB_MISS_ALL = ev("bp_l1_tlb_miss_l2_tlb_miss.all", 0x85, 0x0f),
+    BP_L1_TLB_FETCH_HIT_IF4K = ev("bp_l1_tlb_fetch_hit.if4k", 0x94, 0x01),
+    BP_L1_TLB_FETCH_HIT_IF2M = ev("bp_l1_tlb_fetch_hit.if2m", 0x94, 0x02),
+    BP_L1_TLB_FETCH_HIT_IF1G = ev("bp_l1_tlb_fetch_hit.if1g", 0x94, 0x04),
+    BP_L1_TLB_FETCH_HIT_ALL = ev("bp_l1_tlb_fetch_hit.all", 0x94, 0x07),
+    RESYNCS_OR_NC_REDIRECTS = ev("resyncs_or_nc_redirects", 0x96, 0x00),
+    DE_OP_QUEUE_EMPTY = ev("de_op_queue_empty", 0xa9, 0x00),
+    DE_SRC_OP_DISP_DECODER = ev("de_src_op_disp.decoder", 0xaa, 0x01),
+    DE_SRC_OP_DISP_OP_CACHE = ev("de_src_op_disp.op_cache", 0xaa, 0x02),
+    DE_SRC_OP_DISP_LOOP_BUFFER = ev("de_src_op_disp.loop_buffer", 0xaa, 0x04),
+    DE_SRC_OP_DISP_ALL = ev("de_src_op_disp.all", 0xaa, 0x07),
+    DE_DIS_OPS_FROM_DECODER_ANY_FP_DISPATCH = ev("de_dis_ops_from_decoder.any_fp_dispatch", 0xab, 0x04),
+    DE_DIS_OPS_FROM_DECODER_DISP_OP_TYPE_ANY_INTEGER_DISPATCH = ev("de_dis_ops_from_decoder.disp_op_type.any_integer_dispatch", 0xab, 0x08),
+    DE_DIS_DISPATCH_TOKEN_STALLS1_INT_PHY_REG_FILE_RSRC_STALL = ev("de_dis_dispatch_token_stalls1.int_phy_reg_file_rsrc_stall", 0xae, 0x01),
+    DE_DIS_DISPATCH_TOKEN_STALLS1_LOAD_QUEUE_RSRC_STALL = ev("de_dis_dispatch_token_stalls1.load_queue_rsrc_stall", 0xae, 0x02),
+    DE_DIS_DISPATCH_TOKEN_STALLS1_STORE_QUEUE_RSRC_STALL = ev("de_dis_dispatch_token_stalls1.store_queue_rsrc_stall", 0xae, 0x04),
+    DE_DIS_DISPATCH_TOKEN_STALLS1_TAKEN_BRNCH_BUFFER_RSRC = ev("de_dis_dispatch_token_stalls1.taken_brnch_buffer_rsrc", 0xae, 0x10),
+    DE_DIS_DISPATCH_TOKEN_STALLS1_FP_REG_FILE_RSRC_STALL = ev("de_dis_dispatch_token_stalls1.fp_reg_file_rsrc_stall", 0xae, 0x20),
+    DE_DIS_DISPATCH_TOKEN_STALLS1_FP_SCH_RSRC_STALL = ev("de_dis_dispatch_token_stalls1.fp_sch_rsrc_stall", 0xae, 0x40),
+    DE_DIS_DISPATCH_TOKEN_STALLS1_FP_FLUSH_RECOVERY_STALL = ev("de_dis_dispatch_token_stalls1.fp_flush_recovery_stall", 0xae, 0x80),
+    DE_DIS_DISPATCH_TOKEN_STALLS2_INT_SCH0_TOKEN_STALL = ev("de_dis_dispatch_token_stalls2.int_sch0_token_stall", 0xaf, 0x01),
+    DE_DIS_DISPATCH_TOKEN_STALLS2_INT_SCH1_TOKEN_STALL = ev("de_dis_dispatch_token_stalls2.int_sch1_token_stall", 0xaf, 0x02),
+    DE_DIS_DISPATCH_TOKEN_STALLS2_INT_SCH2_TOKEN_STALL = ev("de_dis_dispatch_token_stalls2.int_sch2_token_stall", 0xaf, 0x04),
+    DE_DIS_DISPATCH_TOKEN_STALLS2_INT_SCH3_TOKEN_STALL = ev("de_dis_dispatch_token_stalls2.int_sch3_token_stall", 0xaf, 0x08),
+    DE_DIS_DISPATCH_TOKEN_STALLS2_RETIRE_TOKEN_STALL = ev("de_dis_dispatch_token_stalls2.retire_token_stall", 0xaf, 0x20),
+    DE_NO_DISPATCH_PER_SLOT_NO_OPS_FROM_FRONTEND = ev("de_no_dispatch_per_slot.no_ops_from_frontend", 0x1a0, 0x01),
+    DE_NO_DISPATCH_PER_SLOT_BACKEND_STALLS = ev("de_no_dispatch_per_slot.backend_stalls", 0x1a0, 0x1e),
+    DE_NO_DISPATCH_PER_SLOT_SMT_CONTENTION = ev("de_no_dispatch_per_slot.smt_contention", 0x1a0, 0x60),
+    ALL_DATA_CACHE_ACCESSES = ev("all_data_cache_accesses", 0x29, 0x07),
+}
 /// No experimental events.
 const EXPERIMENTAL_ROWS: &[EventRow] = &[];
 /// The rows built.

@@ -75,20 +75,16 @@ impl Layout for DfPerfCtlLayout {
     const INFO: &'static RegisterInfo = &DF_PERF_CTL_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 38, 63, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 38, 63, Access::Rsv),
         FieldInfo { name: "ev_sel", ident: "ev_sel", lsb: 0, msb: 7, split: &[(37, 32), (7, 0)], access: Access::Rw, role: Some(Role::Event),
             description: "Event select, 14 bits: bits 13:8 are register bits 37:32, bits 7:0 are register bits 7:0.", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 28, 31, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 28, 31, Access::Rsv),
         FieldInfo { name: "umask", ident: "umask", lsb: 8, msb: 15, split: &[(27, 24), (15, 8)], access: Access::Rw, role: Some(Role::Umask),
             description: "Unit mask, 12 bits: bits 11:8 are register bits 27:24, bits 7:0 are register bits 15:8.", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 23, 23, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 23, 23, Access::Rsv),
         FieldInfo { name: "en", ident: "en", lsb: 22, msb: 22, access: Access::Rw, role: Some(Role::Enable),
             description: "Enable the counter.", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 16, 21, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 16, 21, Access::Rsv),
     ];
 }
 
@@ -167,8 +163,7 @@ impl Layout for DfPerfCtrLayout {
     const INFO: &'static RegisterInfo = &DF_PERF_CTR_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 48, 63, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 48, 63, Access::Rsv),
         FieldInfo { name: "count", ident: "count", lsb: 0, msb: 47, access: Access::RwV, role: Some(Role::Count),
             description: "Event count.", ..FieldInfo::EMPTY },
     ];
@@ -209,7 +204,7 @@ static DF_PERF_CTR_INFO: RegisterInfo = RegisterInfo {
 mod unit_events {
 use super::*;
 #[allow(unused_imports)]
-use crate::core_events::{ev, EventRow};
+use crate::core_events::{event_table, EventRow};
 #[cfg(feature = "metadata")]
 use crate::core_events::{event_info_refs, event_infos};
 
@@ -228,278 +223,6 @@ pub struct Event {
 }
 
 impl Event {
-    /// `local_processor_read_data_beats_cs0`.
-    pub const LOCAL_PROCESSOR_READ_DATA_BEATS_CS0: Event = Event::row(0);
-    /// `local_processor_read_data_beats_cs1`.
-    pub const LOCAL_PROCESSOR_READ_DATA_BEATS_CS1: Event = Event::row(1);
-    /// `local_processor_read_data_beats_cs2`.
-    pub const LOCAL_PROCESSOR_READ_DATA_BEATS_CS2: Event = Event::row(2);
-    /// `local_processor_read_data_beats_cs3`.
-    pub const LOCAL_PROCESSOR_READ_DATA_BEATS_CS3: Event = Event::row(3);
-    /// `local_processor_read_data_beats_cs4`.
-    pub const LOCAL_PROCESSOR_READ_DATA_BEATS_CS4: Event = Event::row(4);
-    /// `local_processor_read_data_beats_cs5`.
-    pub const LOCAL_PROCESSOR_READ_DATA_BEATS_CS5: Event = Event::row(5);
-    /// `local_processor_read_data_beats_cs6`.
-    pub const LOCAL_PROCESSOR_READ_DATA_BEATS_CS6: Event = Event::row(6);
-    /// `local_processor_read_data_beats_cs7`.
-    pub const LOCAL_PROCESSOR_READ_DATA_BEATS_CS7: Event = Event::row(7);
-    /// `local_processor_read_data_beats_cs8`.
-    pub const LOCAL_PROCESSOR_READ_DATA_BEATS_CS8: Event = Event::row(8);
-    /// `local_processor_read_data_beats_cs9`.
-    pub const LOCAL_PROCESSOR_READ_DATA_BEATS_CS9: Event = Event::row(9);
-    /// `local_processor_read_data_beats_cs10`.
-    pub const LOCAL_PROCESSOR_READ_DATA_BEATS_CS10: Event = Event::row(10);
-    /// `local_processor_read_data_beats_cs11`.
-    pub const LOCAL_PROCESSOR_READ_DATA_BEATS_CS11: Event = Event::row(11);
-    /// `local_processor_write_data_beats_cs0`.
-    pub const LOCAL_PROCESSOR_WRITE_DATA_BEATS_CS0: Event = Event::row(12);
-    /// `local_processor_write_data_beats_cs1`.
-    pub const LOCAL_PROCESSOR_WRITE_DATA_BEATS_CS1: Event = Event::row(13);
-    /// `local_processor_write_data_beats_cs2`.
-    pub const LOCAL_PROCESSOR_WRITE_DATA_BEATS_CS2: Event = Event::row(14);
-    /// `local_processor_write_data_beats_cs3`.
-    pub const LOCAL_PROCESSOR_WRITE_DATA_BEATS_CS3: Event = Event::row(15);
-    /// `local_processor_write_data_beats_cs4`.
-    pub const LOCAL_PROCESSOR_WRITE_DATA_BEATS_CS4: Event = Event::row(16);
-    /// `local_processor_write_data_beats_cs5`.
-    pub const LOCAL_PROCESSOR_WRITE_DATA_BEATS_CS5: Event = Event::row(17);
-    /// `local_processor_write_data_beats_cs6`.
-    pub const LOCAL_PROCESSOR_WRITE_DATA_BEATS_CS6: Event = Event::row(18);
-    /// `local_processor_write_data_beats_cs7`.
-    pub const LOCAL_PROCESSOR_WRITE_DATA_BEATS_CS7: Event = Event::row(19);
-    /// `local_processor_write_data_beats_cs8`.
-    pub const LOCAL_PROCESSOR_WRITE_DATA_BEATS_CS8: Event = Event::row(20);
-    /// `local_processor_write_data_beats_cs9`.
-    pub const LOCAL_PROCESSOR_WRITE_DATA_BEATS_CS9: Event = Event::row(21);
-    /// `local_processor_write_data_beats_cs10`.
-    pub const LOCAL_PROCESSOR_WRITE_DATA_BEATS_CS10: Event = Event::row(22);
-    /// `local_processor_write_data_beats_cs11`.
-    pub const LOCAL_PROCESSOR_WRITE_DATA_BEATS_CS11: Event = Event::row(23);
-    /// `remote_processor_read_data_beats_cs0`.
-    pub const REMOTE_PROCESSOR_READ_DATA_BEATS_CS0: Event = Event::row(24);
-    /// `remote_processor_read_data_beats_cs1`.
-    pub const REMOTE_PROCESSOR_READ_DATA_BEATS_CS1: Event = Event::row(25);
-    /// `remote_processor_read_data_beats_cs2`.
-    pub const REMOTE_PROCESSOR_READ_DATA_BEATS_CS2: Event = Event::row(26);
-    /// `remote_processor_read_data_beats_cs3`.
-    pub const REMOTE_PROCESSOR_READ_DATA_BEATS_CS3: Event = Event::row(27);
-    /// `remote_processor_read_data_beats_cs4`.
-    pub const REMOTE_PROCESSOR_READ_DATA_BEATS_CS4: Event = Event::row(28);
-    /// `remote_processor_read_data_beats_cs5`.
-    pub const REMOTE_PROCESSOR_READ_DATA_BEATS_CS5: Event = Event::row(29);
-    /// `remote_processor_read_data_beats_cs6`.
-    pub const REMOTE_PROCESSOR_READ_DATA_BEATS_CS6: Event = Event::row(30);
-    /// `remote_processor_read_data_beats_cs7`.
-    pub const REMOTE_PROCESSOR_READ_DATA_BEATS_CS7: Event = Event::row(31);
-    /// `remote_processor_read_data_beats_cs8`.
-    pub const REMOTE_PROCESSOR_READ_DATA_BEATS_CS8: Event = Event::row(32);
-    /// `remote_processor_read_data_beats_cs9`.
-    pub const REMOTE_PROCESSOR_READ_DATA_BEATS_CS9: Event = Event::row(33);
-    /// `remote_processor_read_data_beats_cs10`.
-    pub const REMOTE_PROCESSOR_READ_DATA_BEATS_CS10: Event = Event::row(34);
-    /// `remote_processor_read_data_beats_cs11`.
-    pub const REMOTE_PROCESSOR_READ_DATA_BEATS_CS11: Event = Event::row(35);
-    /// `remote_processor_write_data_beats_cs0`.
-    pub const REMOTE_PROCESSOR_WRITE_DATA_BEATS_CS0: Event = Event::row(36);
-    /// `remote_processor_write_data_beats_cs1`.
-    pub const REMOTE_PROCESSOR_WRITE_DATA_BEATS_CS1: Event = Event::row(37);
-    /// `remote_processor_write_data_beats_cs2`.
-    pub const REMOTE_PROCESSOR_WRITE_DATA_BEATS_CS2: Event = Event::row(38);
-    /// `remote_processor_write_data_beats_cs3`.
-    pub const REMOTE_PROCESSOR_WRITE_DATA_BEATS_CS3: Event = Event::row(39);
-    /// `remote_processor_write_data_beats_cs4`.
-    pub const REMOTE_PROCESSOR_WRITE_DATA_BEATS_CS4: Event = Event::row(40);
-    /// `remote_processor_write_data_beats_cs5`.
-    pub const REMOTE_PROCESSOR_WRITE_DATA_BEATS_CS5: Event = Event::row(41);
-    /// `remote_processor_write_data_beats_cs6`.
-    pub const REMOTE_PROCESSOR_WRITE_DATA_BEATS_CS6: Event = Event::row(42);
-    /// `remote_processor_write_data_beats_cs7`.
-    pub const REMOTE_PROCESSOR_WRITE_DATA_BEATS_CS7: Event = Event::row(43);
-    /// `remote_processor_write_data_beats_cs8`.
-    pub const REMOTE_PROCESSOR_WRITE_DATA_BEATS_CS8: Event = Event::row(44);
-    /// `remote_processor_write_data_beats_cs9`.
-    pub const REMOTE_PROCESSOR_WRITE_DATA_BEATS_CS9: Event = Event::row(45);
-    /// `remote_processor_write_data_beats_cs10`.
-    pub const REMOTE_PROCESSOR_WRITE_DATA_BEATS_CS10: Event = Event::row(46);
-    /// `remote_processor_write_data_beats_cs11`.
-    pub const REMOTE_PROCESSOR_WRITE_DATA_BEATS_CS11: Event = Event::row(47);
-    /// `local_socket_upstream_read_beats_iom0`.
-    pub const LOCAL_SOCKET_UPSTREAM_READ_BEATS_IOM0: Event = Event::row(48);
-    /// `local_socket_upstream_read_beats_iom1`.
-    pub const LOCAL_SOCKET_UPSTREAM_READ_BEATS_IOM1: Event = Event::row(49);
-    /// `local_socket_upstream_read_beats_iom2`.
-    pub const LOCAL_SOCKET_UPSTREAM_READ_BEATS_IOM2: Event = Event::row(50);
-    /// `local_socket_upstream_read_beats_iom3`.
-    pub const LOCAL_SOCKET_UPSTREAM_READ_BEATS_IOM3: Event = Event::row(51);
-    /// `local_socket_upstream_write_beats_iom0`.
-    pub const LOCAL_SOCKET_UPSTREAM_WRITE_BEATS_IOM0: Event = Event::row(52);
-    /// `local_socket_upstream_write_beats_iom1`.
-    pub const LOCAL_SOCKET_UPSTREAM_WRITE_BEATS_IOM1: Event = Event::row(53);
-    /// `local_socket_upstream_write_beats_iom2`.
-    pub const LOCAL_SOCKET_UPSTREAM_WRITE_BEATS_IOM2: Event = Event::row(54);
-    /// `local_socket_upstream_write_beats_iom3`.
-    pub const LOCAL_SOCKET_UPSTREAM_WRITE_BEATS_IOM3: Event = Event::row(55);
-    /// `remote_socket_upstream_read_beats_iom0`.
-    pub const REMOTE_SOCKET_UPSTREAM_READ_BEATS_IOM0: Event = Event::row(56);
-    /// `remote_socket_upstream_read_beats_iom1`.
-    pub const REMOTE_SOCKET_UPSTREAM_READ_BEATS_IOM1: Event = Event::row(57);
-    /// `remote_socket_upstream_read_beats_iom2`.
-    pub const REMOTE_SOCKET_UPSTREAM_READ_BEATS_IOM2: Event = Event::row(58);
-    /// `remote_socket_upstream_read_beats_iom3`.
-    pub const REMOTE_SOCKET_UPSTREAM_READ_BEATS_IOM3: Event = Event::row(59);
-    /// `remote_socket_upstream_write_beats_iom0`.
-    pub const REMOTE_SOCKET_UPSTREAM_WRITE_BEATS_IOM0: Event = Event::row(60);
-    /// `remote_socket_upstream_write_beats_iom1`.
-    pub const REMOTE_SOCKET_UPSTREAM_WRITE_BEATS_IOM1: Event = Event::row(61);
-    /// `remote_socket_upstream_write_beats_iom2`.
-    pub const REMOTE_SOCKET_UPSTREAM_WRITE_BEATS_IOM2: Event = Event::row(62);
-    /// `remote_socket_upstream_write_beats_iom3`.
-    pub const REMOTE_SOCKET_UPSTREAM_WRITE_BEATS_IOM3: Event = Event::row(63);
-    /// `local_socket_inf0_inbound_data_beats_ccm0`.
-    pub const LOCAL_SOCKET_INF0_INBOUND_DATA_BEATS_CCM0: Event = Event::row(64);
-    /// `local_socket_inf0_inbound_data_beats_ccm1`.
-    pub const LOCAL_SOCKET_INF0_INBOUND_DATA_BEATS_CCM1: Event = Event::row(65);
-    /// `local_socket_inf0_inbound_data_beats_ccm2`.
-    pub const LOCAL_SOCKET_INF0_INBOUND_DATA_BEATS_CCM2: Event = Event::row(66);
-    /// `local_socket_inf0_inbound_data_beats_ccm3`.
-    pub const LOCAL_SOCKET_INF0_INBOUND_DATA_BEATS_CCM3: Event = Event::row(67);
-    /// `local_socket_inf0_inbound_data_beats_ccm4`.
-    pub const LOCAL_SOCKET_INF0_INBOUND_DATA_BEATS_CCM4: Event = Event::row(68);
-    /// `local_socket_inf0_inbound_data_beats_ccm5`.
-    pub const LOCAL_SOCKET_INF0_INBOUND_DATA_BEATS_CCM5: Event = Event::row(69);
-    /// `local_socket_inf0_inbound_data_beats_ccm6`.
-    pub const LOCAL_SOCKET_INF0_INBOUND_DATA_BEATS_CCM6: Event = Event::row(70);
-    /// `local_socket_inf0_inbound_data_beats_ccm7`.
-    pub const LOCAL_SOCKET_INF0_INBOUND_DATA_BEATS_CCM7: Event = Event::row(71);
-    /// `local_socket_inf1_inbound_data_beats_ccm0`.
-    pub const LOCAL_SOCKET_INF1_INBOUND_DATA_BEATS_CCM0: Event = Event::row(72);
-    /// `local_socket_inf1_inbound_data_beats_ccm1`.
-    pub const LOCAL_SOCKET_INF1_INBOUND_DATA_BEATS_CCM1: Event = Event::row(73);
-    /// `local_socket_inf1_inbound_data_beats_ccm2`.
-    pub const LOCAL_SOCKET_INF1_INBOUND_DATA_BEATS_CCM2: Event = Event::row(74);
-    /// `local_socket_inf1_inbound_data_beats_ccm3`.
-    pub const LOCAL_SOCKET_INF1_INBOUND_DATA_BEATS_CCM3: Event = Event::row(75);
-    /// `local_socket_inf1_inbound_data_beats_ccm4`.
-    pub const LOCAL_SOCKET_INF1_INBOUND_DATA_BEATS_CCM4: Event = Event::row(76);
-    /// `local_socket_inf1_inbound_data_beats_ccm5`.
-    pub const LOCAL_SOCKET_INF1_INBOUND_DATA_BEATS_CCM5: Event = Event::row(77);
-    /// `local_socket_inf1_inbound_data_beats_ccm6`.
-    pub const LOCAL_SOCKET_INF1_INBOUND_DATA_BEATS_CCM6: Event = Event::row(78);
-    /// `local_socket_inf1_inbound_data_beats_ccm7`.
-    pub const LOCAL_SOCKET_INF1_INBOUND_DATA_BEATS_CCM7: Event = Event::row(79);
-    /// `local_socket_inf0_outbound_data_beats_ccm0`.
-    pub const LOCAL_SOCKET_INF0_OUTBOUND_DATA_BEATS_CCM0: Event = Event::row(80);
-    /// `local_socket_inf0_outbound_data_beats_ccm1`.
-    pub const LOCAL_SOCKET_INF0_OUTBOUND_DATA_BEATS_CCM1: Event = Event::row(81);
-    /// `local_socket_inf0_outbound_data_beats_ccm2`.
-    pub const LOCAL_SOCKET_INF0_OUTBOUND_DATA_BEATS_CCM2: Event = Event::row(82);
-    /// `local_socket_inf0_outbound_data_beats_ccm3`.
-    pub const LOCAL_SOCKET_INF0_OUTBOUND_DATA_BEATS_CCM3: Event = Event::row(83);
-    /// `local_socket_inf0_outbound_data_beats_ccm4`.
-    pub const LOCAL_SOCKET_INF0_OUTBOUND_DATA_BEATS_CCM4: Event = Event::row(84);
-    /// `local_socket_inf0_outbound_data_beats_ccm5`.
-    pub const LOCAL_SOCKET_INF0_OUTBOUND_DATA_BEATS_CCM5: Event = Event::row(85);
-    /// `local_socket_inf0_outbound_data_beats_ccm6`.
-    pub const LOCAL_SOCKET_INF0_OUTBOUND_DATA_BEATS_CCM6: Event = Event::row(86);
-    /// `local_socket_inf0_outbound_data_beats_ccm7`.
-    pub const LOCAL_SOCKET_INF0_OUTBOUND_DATA_BEATS_CCM7: Event = Event::row(87);
-    /// `local_socket_inf1_outbound_data_beats_ccm0`.
-    pub const LOCAL_SOCKET_INF1_OUTBOUND_DATA_BEATS_CCM0: Event = Event::row(88);
-    /// `local_socket_inf1_outbound_data_beats_ccm1`.
-    pub const LOCAL_SOCKET_INF1_OUTBOUND_DATA_BEATS_CCM1: Event = Event::row(89);
-    /// `local_socket_inf1_outbound_data_beats_ccm2`.
-    pub const LOCAL_SOCKET_INF1_OUTBOUND_DATA_BEATS_CCM2: Event = Event::row(90);
-    /// `local_socket_inf1_outbound_data_beats_ccm3`.
-    pub const LOCAL_SOCKET_INF1_OUTBOUND_DATA_BEATS_CCM3: Event = Event::row(91);
-    /// `local_socket_inf1_outbound_data_beats_ccm4`.
-    pub const LOCAL_SOCKET_INF1_OUTBOUND_DATA_BEATS_CCM4: Event = Event::row(92);
-    /// `local_socket_inf1_outbound_data_beats_ccm5`.
-    pub const LOCAL_SOCKET_INF1_OUTBOUND_DATA_BEATS_CCM5: Event = Event::row(93);
-    /// `local_socket_inf1_outbound_data_beats_ccm6`.
-    pub const LOCAL_SOCKET_INF1_OUTBOUND_DATA_BEATS_CCM6: Event = Event::row(94);
-    /// `local_socket_inf1_outbound_data_beats_ccm7`.
-    pub const LOCAL_SOCKET_INF1_OUTBOUND_DATA_BEATS_CCM7: Event = Event::row(95);
-    /// `remote_socket_inf0_inbound_data_beats_ccm0`.
-    pub const REMOTE_SOCKET_INF0_INBOUND_DATA_BEATS_CCM0: Event = Event::row(96);
-    /// `remote_socket_inf0_inbound_data_beats_ccm1`.
-    pub const REMOTE_SOCKET_INF0_INBOUND_DATA_BEATS_CCM1: Event = Event::row(97);
-    /// `remote_socket_inf0_inbound_data_beats_ccm2`.
-    pub const REMOTE_SOCKET_INF0_INBOUND_DATA_BEATS_CCM2: Event = Event::row(98);
-    /// `remote_socket_inf0_inbound_data_beats_ccm3`.
-    pub const REMOTE_SOCKET_INF0_INBOUND_DATA_BEATS_CCM3: Event = Event::row(99);
-    /// `remote_socket_inf0_inbound_data_beats_ccm4`.
-    pub const REMOTE_SOCKET_INF0_INBOUND_DATA_BEATS_CCM4: Event = Event::row(100);
-    /// `remote_socket_inf0_inbound_data_beats_ccm5`.
-    pub const REMOTE_SOCKET_INF0_INBOUND_DATA_BEATS_CCM5: Event = Event::row(101);
-    /// `remote_socket_inf0_inbound_data_beats_ccm6`.
-    pub const REMOTE_SOCKET_INF0_INBOUND_DATA_BEATS_CCM6: Event = Event::row(102);
-    /// `remote_socket_inf0_inbound_data_beats_ccm7`.
-    pub const REMOTE_SOCKET_INF0_INBOUND_DATA_BEATS_CCM7: Event = Event::row(103);
-    /// `remote_socket_inf1_inbound_data_beats_ccm0`.
-    pub const REMOTE_SOCKET_INF1_INBOUND_DATA_BEATS_CCM0: Event = Event::row(104);
-    /// `remote_socket_inf1_inbound_data_beats_ccm1`.
-    pub const REMOTE_SOCKET_INF1_INBOUND_DATA_BEATS_CCM1: Event = Event::row(105);
-    /// `remote_socket_inf1_inbound_data_beats_ccm2`.
-    pub const REMOTE_SOCKET_INF1_INBOUND_DATA_BEATS_CCM2: Event = Event::row(106);
-    /// `remote_socket_inf1_inbound_data_beats_ccm3`.
-    pub const REMOTE_SOCKET_INF1_INBOUND_DATA_BEATS_CCM3: Event = Event::row(107);
-    /// `remote_socket_inf1_inbound_data_beats_ccm4`.
-    pub const REMOTE_SOCKET_INF1_INBOUND_DATA_BEATS_CCM4: Event = Event::row(108);
-    /// `remote_socket_inf1_inbound_data_beats_ccm5`.
-    pub const REMOTE_SOCKET_INF1_INBOUND_DATA_BEATS_CCM5: Event = Event::row(109);
-    /// `remote_socket_inf1_inbound_data_beats_ccm6`.
-    pub const REMOTE_SOCKET_INF1_INBOUND_DATA_BEATS_CCM6: Event = Event::row(110);
-    /// `remote_socket_inf1_inbound_data_beats_ccm7`.
-    pub const REMOTE_SOCKET_INF1_INBOUND_DATA_BEATS_CCM7: Event = Event::row(111);
-    /// `remote_socket_inf0_outbound_data_beats_ccm0`.
-    pub const REMOTE_SOCKET_INF0_OUTBOUND_DATA_BEATS_CCM0: Event = Event::row(112);
-    /// `remote_socket_inf0_outbound_data_beats_ccm1`.
-    pub const REMOTE_SOCKET_INF0_OUTBOUND_DATA_BEATS_CCM1: Event = Event::row(113);
-    /// `remote_socket_inf0_outbound_data_beats_ccm2`.
-    pub const REMOTE_SOCKET_INF0_OUTBOUND_DATA_BEATS_CCM2: Event = Event::row(114);
-    /// `remote_socket_inf0_outbound_data_beats_ccm3`.
-    pub const REMOTE_SOCKET_INF0_OUTBOUND_DATA_BEATS_CCM3: Event = Event::row(115);
-    /// `remote_socket_inf0_outbound_data_beats_ccm4`.
-    pub const REMOTE_SOCKET_INF0_OUTBOUND_DATA_BEATS_CCM4: Event = Event::row(116);
-    /// `remote_socket_inf0_outbound_data_beats_ccm5`.
-    pub const REMOTE_SOCKET_INF0_OUTBOUND_DATA_BEATS_CCM5: Event = Event::row(117);
-    /// `remote_socket_inf0_outbound_data_beats_ccm6`.
-    pub const REMOTE_SOCKET_INF0_OUTBOUND_DATA_BEATS_CCM6: Event = Event::row(118);
-    /// `remote_socket_inf0_outbound_data_beats_ccm7`.
-    pub const REMOTE_SOCKET_INF0_OUTBOUND_DATA_BEATS_CCM7: Event = Event::row(119);
-    /// `remote_socket_inf1_outbound_data_beats_ccm0`.
-    pub const REMOTE_SOCKET_INF1_OUTBOUND_DATA_BEATS_CCM0: Event = Event::row(120);
-    /// `remote_socket_inf1_outbound_data_beats_ccm1`.
-    pub const REMOTE_SOCKET_INF1_OUTBOUND_DATA_BEATS_CCM1: Event = Event::row(121);
-    /// `remote_socket_inf1_outbound_data_beats_ccm2`.
-    pub const REMOTE_SOCKET_INF1_OUTBOUND_DATA_BEATS_CCM2: Event = Event::row(122);
-    /// `remote_socket_inf1_outbound_data_beats_ccm3`.
-    pub const REMOTE_SOCKET_INF1_OUTBOUND_DATA_BEATS_CCM3: Event = Event::row(123);
-    /// `remote_socket_inf1_outbound_data_beats_ccm4`.
-    pub const REMOTE_SOCKET_INF1_OUTBOUND_DATA_BEATS_CCM4: Event = Event::row(124);
-    /// `remote_socket_inf1_outbound_data_beats_ccm5`.
-    pub const REMOTE_SOCKET_INF1_OUTBOUND_DATA_BEATS_CCM5: Event = Event::row(125);
-    /// `remote_socket_inf1_outbound_data_beats_ccm6`.
-    pub const REMOTE_SOCKET_INF1_OUTBOUND_DATA_BEATS_CCM6: Event = Event::row(126);
-    /// `remote_socket_inf1_outbound_data_beats_ccm7`.
-    pub const REMOTE_SOCKET_INF1_OUTBOUND_DATA_BEATS_CCM7: Event = Event::row(127);
-    /// `local_socket_outbound_data_beats_link0`.
-    pub const LOCAL_SOCKET_OUTBOUND_DATA_BEATS_LINK0: Event = Event::row(128);
-    /// `local_socket_outbound_data_beats_link1`.
-    pub const LOCAL_SOCKET_OUTBOUND_DATA_BEATS_LINK1: Event = Event::row(129);
-    /// `local_socket_outbound_data_beats_link2`.
-    pub const LOCAL_SOCKET_OUTBOUND_DATA_BEATS_LINK2: Event = Event::row(130);
-    /// `local_socket_outbound_data_beats_link3`.
-    pub const LOCAL_SOCKET_OUTBOUND_DATA_BEATS_LINK3: Event = Event::row(131);
-    /// `local_socket_outbound_data_beats_link4`.
-    pub const LOCAL_SOCKET_OUTBOUND_DATA_BEATS_LINK4: Event = Event::row(132);
-    /// `local_socket_outbound_data_beats_link5`.
-    pub const LOCAL_SOCKET_OUTBOUND_DATA_BEATS_LINK5: Event = Event::row(133);
-    /// `local_socket_outbound_data_beats_link6`.
-    pub const LOCAL_SOCKET_OUTBOUND_DATA_BEATS_LINK6: Event = Event::row(134);
-    /// `local_socket_outbound_data_beats_link7`.
-    pub const LOCAL_SOCKET_OUTBOUND_DATA_BEATS_LINK7: Event = Event::row(135);
 
     /// Every event of the unit.
     pub const ALL: &'static [Event] = &{
@@ -547,146 +270,149 @@ impl Event {
     }
 }
 
-/// The events, row n for `Event::row(n)`: `ev(name, event select, umask, counters)` (bit n
-/// of counters: counter n may count it) and what else each sets.
-const EVENT_ROWS: &[EventRow] = &[
-    ev("local_processor_read_data_beats_cs0", 0x1f, 0x7fe, 0b1111111111111111),
-    ev("local_processor_read_data_beats_cs1", 0x5f, 0x7fe, 0b1111111111111111),
-    ev("local_processor_read_data_beats_cs2", 0x9f, 0x7fe, 0b1111111111111111),
-    ev("local_processor_read_data_beats_cs3", 0xdf, 0x7fe, 0b1111111111111111),
-    ev("local_processor_read_data_beats_cs4", 0x11f, 0x7fe, 0b1111111111111111),
-    ev("local_processor_read_data_beats_cs5", 0x15f, 0x7fe, 0b1111111111111111),
-    ev("local_processor_read_data_beats_cs6", 0x19f, 0x7fe, 0b1111111111111111),
-    ev("local_processor_read_data_beats_cs7", 0x1df, 0x7fe, 0b1111111111111111),
-    ev("local_processor_read_data_beats_cs8", 0x21f, 0x7fe, 0b1111111111111111),
-    ev("local_processor_read_data_beats_cs9", 0x25f, 0x7fe, 0b1111111111111111),
-    ev("local_processor_read_data_beats_cs10", 0x29f, 0x7fe, 0b1111111111111111),
-    ev("local_processor_read_data_beats_cs11", 0x2df, 0x7fe, 0b1111111111111111),
-    ev("local_processor_write_data_beats_cs0", 0x1f, 0x7ff, 0b1111111111111111),
-    ev("local_processor_write_data_beats_cs1", 0x5f, 0x7ff, 0b1111111111111111),
-    ev("local_processor_write_data_beats_cs2", 0x9f, 0x7ff, 0b1111111111111111),
-    ev("local_processor_write_data_beats_cs3", 0xdf, 0x7ff, 0b1111111111111111),
-    ev("local_processor_write_data_beats_cs4", 0x11f, 0x7ff, 0b1111111111111111),
-    ev("local_processor_write_data_beats_cs5", 0x15f, 0x7ff, 0b1111111111111111),
-    ev("local_processor_write_data_beats_cs6", 0x19f, 0x7ff, 0b1111111111111111),
-    ev("local_processor_write_data_beats_cs7", 0x1df, 0x7ff, 0b1111111111111111),
-    ev("local_processor_write_data_beats_cs8", 0x21f, 0x7ff, 0b1111111111111111),
-    ev("local_processor_write_data_beats_cs9", 0x25f, 0x7ff, 0b1111111111111111),
-    ev("local_processor_write_data_beats_cs10", 0x29f, 0x7ff, 0b1111111111111111),
-    ev("local_processor_write_data_beats_cs11", 0x2df, 0x7ff, 0b1111111111111111),
-    ev("remote_processor_read_data_beats_cs0", 0x1f, 0xbfe, 0b1111111111111111),
-    ev("remote_processor_read_data_beats_cs1", 0x5f, 0xbfe, 0b1111111111111111),
-    ev("remote_processor_read_data_beats_cs2", 0x9f, 0xbfe, 0b1111111111111111),
-    ev("remote_processor_read_data_beats_cs3", 0xdf, 0xbfe, 0b1111111111111111),
-    ev("remote_processor_read_data_beats_cs4", 0x11f, 0xbfe, 0b1111111111111111),
-    ev("remote_processor_read_data_beats_cs5", 0x15f, 0xbfe, 0b1111111111111111),
-    ev("remote_processor_read_data_beats_cs6", 0x19f, 0xbfe, 0b1111111111111111),
-    ev("remote_processor_read_data_beats_cs7", 0x1df, 0xbfe, 0b1111111111111111),
-    ev("remote_processor_read_data_beats_cs8", 0x21f, 0xbfe, 0b1111111111111111),
-    ev("remote_processor_read_data_beats_cs9", 0x25f, 0xbfe, 0b1111111111111111),
-    ev("remote_processor_read_data_beats_cs10", 0x29f, 0xbfe, 0b1111111111111111),
-    ev("remote_processor_read_data_beats_cs11", 0x2df, 0xbfe, 0b1111111111111111),
-    ev("remote_processor_write_data_beats_cs0", 0x1f, 0xbff, 0b1111111111111111),
-    ev("remote_processor_write_data_beats_cs1", 0x5f, 0xbff, 0b1111111111111111),
-    ev("remote_processor_write_data_beats_cs2", 0x9f, 0xbff, 0b1111111111111111),
-    ev("remote_processor_write_data_beats_cs3", 0xdf, 0xbff, 0b1111111111111111),
-    ev("remote_processor_write_data_beats_cs4", 0x11f, 0xbff, 0b1111111111111111),
-    ev("remote_processor_write_data_beats_cs5", 0x15f, 0xbff, 0b1111111111111111),
-    ev("remote_processor_write_data_beats_cs6", 0x19f, 0xbff, 0b1111111111111111),
-    ev("remote_processor_write_data_beats_cs7", 0x1df, 0xbff, 0b1111111111111111),
-    ev("remote_processor_write_data_beats_cs8", 0x21f, 0xbff, 0b1111111111111111),
-    ev("remote_processor_write_data_beats_cs9", 0x25f, 0xbff, 0b1111111111111111),
-    ev("remote_processor_write_data_beats_cs10", 0x29f, 0xbff, 0b1111111111111111),
-    ev("remote_processor_write_data_beats_cs11", 0x2df, 0xbff, 0b1111111111111111),
-    ev("local_socket_upstream_read_beats_iom0", 0x81f, 0x7fe, 0b1111111111111111),
-    ev("local_socket_upstream_read_beats_iom1", 0x85f, 0x7fe, 0b1111111111111111),
-    ev("local_socket_upstream_read_beats_iom2", 0x89f, 0x7fe, 0b1111111111111111),
-    ev("local_socket_upstream_read_beats_iom3", 0x8df, 0x7fe, 0b1111111111111111),
-    ev("local_socket_upstream_write_beats_iom0", 0x81f, 0x7ff, 0b1111111111111111),
-    ev("local_socket_upstream_write_beats_iom1", 0x85f, 0x7ff, 0b1111111111111111),
-    ev("local_socket_upstream_write_beats_iom2", 0x89f, 0x7ff, 0b1111111111111111),
-    ev("local_socket_upstream_write_beats_iom3", 0x8df, 0x7ff, 0b1111111111111111),
-    ev("remote_socket_upstream_read_beats_iom0", 0x81f, 0xbfe, 0b1111111111111111),
-    ev("remote_socket_upstream_read_beats_iom1", 0x85f, 0xbfe, 0b1111111111111111),
-    ev("remote_socket_upstream_read_beats_iom2", 0x89f, 0xbfe, 0b1111111111111111),
-    ev("remote_socket_upstream_read_beats_iom3", 0x8df, 0xbfe, 0b1111111111111111),
-    ev("remote_socket_upstream_write_beats_iom0", 0x81f, 0xbff, 0b1111111111111111),
-    ev("remote_socket_upstream_write_beats_iom1", 0x85f, 0xbff, 0b1111111111111111),
-    ev("remote_socket_upstream_write_beats_iom2", 0x89f, 0xbff, 0b1111111111111111),
-    ev("remote_socket_upstream_write_beats_iom3", 0x8df, 0xbff, 0b1111111111111111),
-    ev("local_socket_inf0_inbound_data_beats_ccm0", 0x41e, 0x7fe, 0b1111111111111111),
-    ev("local_socket_inf0_inbound_data_beats_ccm1", 0x45e, 0x7fe, 0b1111111111111111),
-    ev("local_socket_inf0_inbound_data_beats_ccm2", 0x49e, 0x7fe, 0b1111111111111111),
-    ev("local_socket_inf0_inbound_data_beats_ccm3", 0x4de, 0x7fe, 0b1111111111111111),
-    ev("local_socket_inf0_inbound_data_beats_ccm4", 0x51e, 0x7fe, 0b1111111111111111),
-    ev("local_socket_inf0_inbound_data_beats_ccm5", 0x55e, 0x7fe, 0b1111111111111111),
-    ev("local_socket_inf0_inbound_data_beats_ccm6", 0x59e, 0x7fe, 0b1111111111111111),
-    ev("local_socket_inf0_inbound_data_beats_ccm7", 0x5de, 0x7fe, 0b1111111111111111),
-    ev("local_socket_inf1_inbound_data_beats_ccm0", 0x41f, 0x7fe, 0b1111111111111111),
-    ev("local_socket_inf1_inbound_data_beats_ccm1", 0x45f, 0x7fe, 0b1111111111111111),
-    ev("local_socket_inf1_inbound_data_beats_ccm2", 0x49f, 0x7fe, 0b1111111111111111),
-    ev("local_socket_inf1_inbound_data_beats_ccm3", 0x4df, 0x7fe, 0b1111111111111111),
-    ev("local_socket_inf1_inbound_data_beats_ccm4", 0x51f, 0x7fe, 0b1111111111111111),
-    ev("local_socket_inf1_inbound_data_beats_ccm5", 0x55f, 0x7fe, 0b1111111111111111),
-    ev("local_socket_inf1_inbound_data_beats_ccm6", 0x59f, 0x7fe, 0b1111111111111111),
-    ev("local_socket_inf1_inbound_data_beats_ccm7", 0x5df, 0x7fe, 0b1111111111111111),
-    ev("local_socket_inf0_outbound_data_beats_ccm0", 0x41e, 0x7ff, 0b1111111111111111),
-    ev("local_socket_inf0_outbound_data_beats_ccm1", 0x45e, 0x7ff, 0b1111111111111111),
-    ev("local_socket_inf0_outbound_data_beats_ccm2", 0x49e, 0x7ff, 0b1111111111111111),
-    ev("local_socket_inf0_outbound_data_beats_ccm3", 0x4de, 0x7ff, 0b1111111111111111),
-    ev("local_socket_inf0_outbound_data_beats_ccm4", 0x51e, 0x7ff, 0b1111111111111111),
-    ev("local_socket_inf0_outbound_data_beats_ccm5", 0x55e, 0x7ff, 0b1111111111111111),
-    ev("local_socket_inf0_outbound_data_beats_ccm6", 0x59e, 0x7ff, 0b1111111111111111),
-    ev("local_socket_inf0_outbound_data_beats_ccm7", 0x5de, 0x7ff, 0b1111111111111111),
-    ev("local_socket_inf1_outbound_data_beats_ccm0", 0x41f, 0x7ff, 0b1111111111111111),
-    ev("local_socket_inf1_outbound_data_beats_ccm1", 0x45f, 0x7ff, 0b1111111111111111),
-    ev("local_socket_inf1_outbound_data_beats_ccm2", 0x49f, 0x7ff, 0b1111111111111111),
-    ev("local_socket_inf1_outbound_data_beats_ccm3", 0x4df, 0x7ff, 0b1111111111111111),
-    ev("local_socket_inf1_outbound_data_beats_ccm4", 0x51f, 0x7ff, 0b1111111111111111),
-    ev("local_socket_inf1_outbound_data_beats_ccm5", 0x55f, 0x7ff, 0b1111111111111111),
-    ev("local_socket_inf1_outbound_data_beats_ccm6", 0x59f, 0x7ff, 0b1111111111111111),
-    ev("local_socket_inf1_outbound_data_beats_ccm7", 0x5df, 0x7ff, 0b1111111111111111),
-    ev("remote_socket_inf0_inbound_data_beats_ccm0", 0x41e, 0xbfe, 0b1111111111111111),
-    ev("remote_socket_inf0_inbound_data_beats_ccm1", 0x45e, 0xbfe, 0b1111111111111111),
-    ev("remote_socket_inf0_inbound_data_beats_ccm2", 0x49e, 0xbfe, 0b1111111111111111),
-    ev("remote_socket_inf0_inbound_data_beats_ccm3", 0x4de, 0xbfe, 0b1111111111111111),
-    ev("remote_socket_inf0_inbound_data_beats_ccm4", 0x51e, 0xbfe, 0b1111111111111111),
-    ev("remote_socket_inf0_inbound_data_beats_ccm5", 0x55e, 0xbfe, 0b1111111111111111),
-    ev("remote_socket_inf0_inbound_data_beats_ccm6", 0x59e, 0xbfe, 0b1111111111111111),
-    ev("remote_socket_inf0_inbound_data_beats_ccm7", 0x5de, 0xbfe, 0b1111111111111111),
-    ev("remote_socket_inf1_inbound_data_beats_ccm0", 0x41f, 0xbfe, 0b1111111111111111),
-    ev("remote_socket_inf1_inbound_data_beats_ccm1", 0x45f, 0xbfe, 0b1111111111111111),
-    ev("remote_socket_inf1_inbound_data_beats_ccm2", 0x49f, 0xbfe, 0b1111111111111111),
-    ev("remote_socket_inf1_inbound_data_beats_ccm3", 0x4df, 0xbfe, 0b1111111111111111),
-    ev("remote_socket_inf1_inbound_data_beats_ccm4", 0x51f, 0xbfe, 0b1111111111111111),
-    ev("remote_socket_inf1_inbound_data_beats_ccm5", 0x55f, 0xbfe, 0b1111111111111111),
-    ev("remote_socket_inf1_inbound_data_beats_ccm6", 0x59f, 0xbfe, 0b1111111111111111),
-    ev("remote_socket_inf1_inbound_data_beats_ccm7", 0x5df, 0xbfe, 0b1111111111111111),
-    ev("remote_socket_inf0_outbound_data_beats_ccm0", 0x41e, 0xbff, 0b1111111111111111),
-    ev("remote_socket_inf0_outbound_data_beats_ccm1", 0x45e, 0xbff, 0b1111111111111111),
-    ev("remote_socket_inf0_outbound_data_beats_ccm2", 0x49e, 0xbff, 0b1111111111111111),
-    ev("remote_socket_inf0_outbound_data_beats_ccm3", 0x4de, 0xbff, 0b1111111111111111),
-    ev("remote_socket_inf0_outbound_data_beats_ccm4", 0x51e, 0xbff, 0b1111111111111111),
-    ev("remote_socket_inf0_outbound_data_beats_ccm5", 0x55e, 0xbff, 0b1111111111111111),
-    ev("remote_socket_inf0_outbound_data_beats_ccm6", 0x59e, 0xbff, 0b1111111111111111),
-    ev("remote_socket_inf0_outbound_data_beats_ccm7", 0x5de, 0xbff, 0b1111111111111111),
-    ev("remote_socket_inf1_outbound_data_beats_ccm0", 0x41f, 0xbff, 0b1111111111111111),
-    ev("remote_socket_inf1_outbound_data_beats_ccm1", 0x45f, 0xbff, 0b1111111111111111),
-    ev("remote_socket_inf1_outbound_data_beats_ccm2", 0x49f, 0xbff, 0b1111111111111111),
-    ev("remote_socket_inf1_outbound_data_beats_ccm3", 0x4df, 0xbff, 0b1111111111111111),
-    ev("remote_socket_inf1_outbound_data_beats_ccm4", 0x51f, 0xbff, 0b1111111111111111),
-    ev("remote_socket_inf1_outbound_data_beats_ccm5", 0x55f, 0xbff, 0b1111111111111111),
-    ev("remote_socket_inf1_outbound_data_beats_ccm6", 0x59f, 0xbff, 0b1111111111111111),
-    ev("remote_socket_inf1_outbound_data_beats_ccm7", 0x5df, 0xbff, 0b1111111111111111),
-    ev("local_socket_outbound_data_beats_link0", 0xb5f, 0xf3e, 0b1111111111111111),
-    ev("local_socket_outbound_data_beats_link1", 0xb9f, 0xf3e, 0b1111111111111111),
-    ev("local_socket_outbound_data_beats_link2", 0xbdf, 0xf3e, 0b1111111111111111),
-    ev("local_socket_outbound_data_beats_link3", 0xc1f, 0xf3e, 0b1111111111111111),
-    ev("local_socket_outbound_data_beats_link4", 0xc5f, 0xf3e, 0b1111111111111111),
-    ev("local_socket_outbound_data_beats_link5", 0xc9f, 0xf3e, 0b1111111111111111),
-    ev("local_socket_outbound_data_beats_link6", 0xcdf, 0xf3e, 0b1111111111111111),
-    ev("local_socket_outbound_data_beats_link7", 0xd1f, 0xf3e, 0b1111111111111111),
-];
+event_table! {
+    /// The events, row n for `Event::row(n)`: `ev(name, event select, umask)` and what else each
+    /// sets. The counters that may count them (bit n: counter n) and those without
+    /// Hyper-Threading are the table's, the two numbers before the rows, unless a row
+    /// gives its own (`.on(..)`, `.ht_off(..)`).
+    EVENT_ROWS, EventRowNumber, 0, "", 0b1111111111111111, 0b0;
+    LOCAL_PROCESSOR_READ_DATA_BEATS_CS0 = ev("local_processor_read_data_beats_cs0", 0x1f, 0x7fe),
+    LOCAL_PROCESSOR_READ_DATA_BEATS_CS1 = ev("local_processor_read_data_beats_cs1", 0x5f, 0x7fe),
+    LOCAL_PROCESSOR_READ_DATA_BEATS_CS2 = ev("local_processor_read_data_beats_cs2", 0x9f, 0x7fe),
+    LOCAL_PROCESSOR_READ_DATA_BEATS_CS3 = ev("local_processor_read_data_beats_cs3", 0xdf, 0x7fe),
+    LOCAL_PROCESSOR_READ_DATA_BEATS_CS4 = ev("local_processor_read_data_beats_cs4", 0x11f, 0x7fe),
+    LOCAL_PROCESSOR_READ_DATA_BEATS_CS5 = ev("local_processor_read_data_beats_cs5", 0x15f, 0x7fe),
+    LOCAL_PROCESSOR_READ_DATA_BEATS_CS6 = ev("local_processor_read_data_beats_cs6", 0x19f, 0x7fe),
+    LOCAL_PROCESSOR_READ_DATA_BEATS_CS7 = ev("local_processor_read_data_beats_cs7", 0x1df, 0x7fe),
+    LOCAL_PROCESSOR_READ_DATA_BEATS_CS8 = ev("local_processor_read_data_beats_cs8", 0x21f, 0x7fe),
+    LOCAL_PROCESSOR_READ_DATA_BEATS_CS9 = ev("local_processor_read_data_beats_cs9", 0x25f, 0x7fe),
+    LOCAL_PROCESSOR_READ_DATA_BEATS_CS10 = ev("local_processor_read_data_beats_cs10", 0x29f, 0x7fe),
+    LOCAL_PROCESSOR_READ_DATA_BEATS_CS11 = ev("local_processor_read_data_beats_cs11", 0x2df, 0x7fe),
+    LOCAL_PROCESSOR_WRITE_DATA_BEATS_CS0 = ev("local_processor_write_data_beats_cs0", 0x1f, 0x7ff),
+    LOCAL_PROCESSOR_WRITE_DATA_BEATS_CS1 = ev("local_processor_write_data_beats_cs1", 0x5f, 0x7ff),
+    LOCAL_PROCESSOR_WRITE_DATA_BEATS_CS2 = ev("local_processor_write_data_beats_cs2", 0x9f, 0x7ff),
+    LOCAL_PROCESSOR_WRITE_DATA_BEATS_CS3 = ev("local_processor_write_data_beats_cs3", 0xdf, 0x7ff),
+    LOCAL_PROCESSOR_WRITE_DATA_BEATS_CS4 = ev("local_processor_write_data_beats_cs4", 0x11f, 0x7ff),
+    LOCAL_PROCESSOR_WRITE_DATA_BEATS_CS5 = ev("local_processor_write_data_beats_cs5", 0x15f, 0x7ff),
+    LOCAL_PROCESSOR_WRITE_DATA_BEATS_CS6 = ev("local_processor_write_data_beats_cs6", 0x19f, 0x7ff),
+    LOCAL_PROCESSOR_WRITE_DATA_BEATS_CS7 = ev("local_processor_write_data_beats_cs7", 0x1df, 0x7ff),
+    LOCAL_PROCESSOR_WRITE_DATA_BEATS_CS8 = ev("local_processor_write_data_beats_cs8", 0x21f, 0x7ff),
+    LOCAL_PROCESSOR_WRITE_DATA_BEATS_CS9 = ev("local_processor_write_data_beats_cs9", 0x25f, 0x7ff),
+    LOCAL_PROCESSOR_WRITE_DATA_BEATS_CS10 = ev("local_processor_write_data_beats_cs10", 0x29f, 0x7ff),
+    LOCAL_PROCESSOR_WRITE_DATA_BEATS_CS11 = ev("local_processor_write_data_beats_cs11", 0x2df, 0x7ff),
+    REMOTE_PROCESSOR_READ_DATA_BEATS_CS0 = ev("remote_processor_read_data_beats_cs0", 0x1f, 0xbfe),
+    REMOTE_PROCESSOR_READ_DATA_BEATS_CS1 = ev("remote_processor_read_data_beats_cs1", 0x5f, 0xbfe),
+    REMOTE_PROCESSOR_READ_DATA_BEATS_CS2 = ev("remote_processor_read_data_beats_cs2", 0x9f, 0xbfe),
+    REMOTE_PROCESSOR_READ_DATA_BEATS_CS3 = ev("remote_processor_read_data_beats_cs3", 0xdf, 0xbfe),
+    REMOTE_PROCESSOR_READ_DATA_BEATS_CS4 = ev("remote_processor_read_data_beats_cs4", 0x11f, 0xbfe),
+    REMOTE_PROCESSOR_READ_DATA_BEATS_CS5 = ev("remote_processor_read_data_beats_cs5", 0x15f, 0xbfe),
+    REMOTE_PROCESSOR_READ_DATA_BEATS_CS6 = ev("remote_processor_read_data_beats_cs6", 0x19f, 0xbfe),
+    REMOTE_PROCESSOR_READ_DATA_BEATS_CS7 = ev("remote_processor_read_data_beats_cs7", 0x1df, 0xbfe),
+    REMOTE_PROCESSOR_READ_DATA_BEATS_CS8 = ev("remote_processor_read_data_beats_cs8", 0x21f, 0xbfe),
+    REMOTE_PROCESSOR_READ_DATA_BEATS_CS9 = ev("remote_processor_read_data_beats_cs9", 0x25f, 0xbfe),
+    REMOTE_PROCESSOR_READ_DATA_BEATS_CS10 = ev("remote_processor_read_data_beats_cs10", 0x29f, 0xbfe),
+    REMOTE_PROCESSOR_READ_DATA_BEATS_CS11 = ev("remote_processor_read_data_beats_cs11", 0x2df, 0xbfe),
+    REMOTE_PROCESSOR_WRITE_DATA_BEATS_CS0 = ev("remote_processor_write_data_beats_cs0", 0x1f, 0xbff),
+    REMOTE_PROCESSOR_WRITE_DATA_BEATS_CS1 = ev("remote_processor_write_data_beats_cs1", 0x5f, 0xbff),
+    REMOTE_PROCESSOR_WRITE_DATA_BEATS_CS2 = ev("remote_processor_write_data_beats_cs2", 0x9f, 0xbff),
+    REMOTE_PROCESSOR_WRITE_DATA_BEATS_CS3 = ev("remote_processor_write_data_beats_cs3", 0xdf, 0xbff),
+    REMOTE_PROCESSOR_WRITE_DATA_BEATS_CS4 = ev("remote_processor_write_data_beats_cs4", 0x11f, 0xbff),
+    REMOTE_PROCESSOR_WRITE_DATA_BEATS_CS5 = ev("remote_processor_write_data_beats_cs5", 0x15f, 0xbff),
+    REMOTE_PROCESSOR_WRITE_DATA_BEATS_CS6 = ev("remote_processor_write_data_beats_cs6", 0x19f, 0xbff),
+    REMOTE_PROCESSOR_WRITE_DATA_BEATS_CS7 = ev("remote_processor_write_data_beats_cs7", 0x1df, 0xbff),
+    REMOTE_PROCESSOR_WRITE_DATA_BEATS_CS8 = ev("remote_processor_write_data_beats_cs8", 0x21f, 0xbff),
+    REMOTE_PROCESSOR_WRITE_DATA_BEATS_CS9 = ev("remote_processor_write_data_beats_cs9", 0x25f, 0xbff),
+    REMOTE_PROCESSOR_WRITE_DATA_BEATS_CS10 = ev("remote_processor_write_data_beats_cs10", 0x29f, 0xbff),
+    REMOTE_PROCESSOR_WRITE_DATA_BEATS_CS11 = ev("remote_processor_write_data_beats_cs11", 0x2df, 0xbff),
+    LOCAL_SOCKET_UPSTREAM_READ_BEATS_IOM0 = ev("local_socket_upstream_read_beats_iom0", 0x81f, 0x7fe),
+    LOCAL_SOCKET_UPSTREAM_READ_BEATS_IOM1 = ev("local_socket_upstream_read_beats_iom1", 0x85f, 0x7fe),
+    LOCAL_SOCKET_UPSTREAM_READ_BEATS_IOM2 = ev("local_socket_upstream_read_beats_iom2", 0x89f, 0x7fe),
+    LOCAL_SOCKET_UPSTREAM_READ_BEATS_IOM3 = ev("local_socket_upstream_read_beats_iom3", 0x8df, 0x7fe),
+    LOCAL_SOCKET_UPSTREAM_WRITE_BEATS_IOM0 = ev("local_socket_upstream_write_beats_iom0", 0x81f, 0x7ff),
+    LOCAL_SOCKET_UPSTREAM_WRITE_BEATS_IOM1 = ev("local_socket_upstream_write_beats_iom1", 0x85f, 0x7ff),
+    LOCAL_SOCKET_UPSTREAM_WRITE_BEATS_IOM2 = ev("local_socket_upstream_write_beats_iom2", 0x89f, 0x7ff),
+    LOCAL_SOCKET_UPSTREAM_WRITE_BEATS_IOM3 = ev("local_socket_upstream_write_beats_iom3", 0x8df, 0x7ff),
+    REMOTE_SOCKET_UPSTREAM_READ_BEATS_IOM0 = ev("remote_socket_upstream_read_beats_iom0", 0x81f, 0xbfe),
+    REMOTE_SOCKET_UPSTREAM_READ_BEATS_IOM1 = ev("remote_socket_upstream_read_beats_iom1", 0x85f, 0xbfe),
+    REMOTE_SOCKET_UPSTREAM_READ_BEATS_IOM2 = ev("remote_socket_upstream_read_beats_iom2", 0x89f, 0xbfe),
+    REMOTE_SOCKET_UPSTREAM_READ_BEATS_IOM3 = ev("remote_socket_upstream_read_beats_iom3", 0x8df, 0xbfe),
+    REMOTE_SOCKET_UPSTREAM_WRITE_BEATS_IOM0 = ev("remote_socket_upstream_write_beats_iom0", 0x81f, 0xbff),
+    REMOTE_SOCKET_UPSTREAM_WRITE_BEATS_IOM1 = ev("remote_socket_upstream_write_beats_iom1", 0x85f, 0xbff),
+    REMOTE_SOCKET_UPSTREAM_WRITE_BEATS_IOM2 = ev("remote_socket_upstream_write_beats_iom2", 0x89f, 0xbff),
+    REMOTE_SOCKET_UPSTREAM_WRITE_BEATS_IOM3 = ev("remote_socket_upstream_write_beats_iom3", 0x8df, 0xbff),
+    LOCAL_SOCKET_INF0_INBOUND_DATA_BEATS_CCM0 = ev("local_socket_inf0_inbound_data_beats_ccm0", 0x41e, 0x7fe),
+    LOCAL_SOCKET_INF0_INBOUND_DATA_BEATS_CCM1 = ev("local_socket_inf0_inbound_data_beats_ccm1", 0x45e, 0x7fe),
+    LOCAL_SOCKET_INF0_INBOUND_DATA_BEATS_CCM2 = ev("local_socket_inf0_inbound_data_beats_ccm2", 0x49e, 0x7fe),
+    LOCAL_SOCKET_INF0_INBOUND_DATA_BEATS_CCM3 = ev("local_socket_inf0_inbound_data_beats_ccm3", 0x4de, 0x7fe),
+    LOCAL_SOCKET_INF0_INBOUND_DATA_BEATS_CCM4 = ev("local_socket_inf0_inbound_data_beats_ccm4", 0x51e, 0x7fe),
+    LOCAL_SOCKET_INF0_INBOUND_DATA_BEATS_CCM5 = ev("local_socket_inf0_inbound_data_beats_ccm5", 0x55e, 0x7fe),
+    LOCAL_SOCKET_INF0_INBOUND_DATA_BEATS_CCM6 = ev("local_socket_inf0_inbound_data_beats_ccm6", 0x59e, 0x7fe),
+    LOCAL_SOCKET_INF0_INBOUND_DATA_BEATS_CCM7 = ev("local_socket_inf0_inbound_data_beats_ccm7", 0x5de, 0x7fe),
+    LOCAL_SOCKET_INF1_INBOUND_DATA_BEATS_CCM0 = ev("local_socket_inf1_inbound_data_beats_ccm0", 0x41f, 0x7fe),
+    LOCAL_SOCKET_INF1_INBOUND_DATA_BEATS_CCM1 = ev("local_socket_inf1_inbound_data_beats_ccm1", 0x45f, 0x7fe),
+    LOCAL_SOCKET_INF1_INBOUND_DATA_BEATS_CCM2 = ev("local_socket_inf1_inbound_data_beats_ccm2", 0x49f, 0x7fe),
+    LOCAL_SOCKET_INF1_INBOUND_DATA_BEATS_CCM3 = ev("local_socket_inf1_inbound_data_beats_ccm3", 0x4df, 0x7fe),
+    LOCAL_SOCKET_INF1_INBOUND_DATA_BEATS_CCM4 = ev("local_socket_inf1_inbound_data_beats_ccm4", 0x51f, 0x7fe),
+    LOCAL_SOCKET_INF1_INBOUND_DATA_BEATS_CCM5 = ev("local_socket_inf1_inbound_data_beats_ccm5", 0x55f, 0x7fe),
+    LOCAL_SOCKET_INF1_INBOUND_DATA_BEATS_CCM6 = ev("local_socket_inf1_inbound_data_beats_ccm6", 0x59f, 0x7fe),
+    LOCAL_SOCKET_INF1_INBOUND_DATA_BEATS_CCM7 = ev("local_socket_inf1_inbound_data_beats_ccm7", 0x5df, 0x7fe),
+    LOCAL_SOCKET_INF0_OUTBOUND_DATA_BEATS_CCM0 = ev("local_socket_inf0_outbound_data_beats_ccm0", 0x41e, 0x7ff),
+    LOCAL_SOCKET_INF0_OUTBOUND_DATA_BEATS_CCM1 = ev("local_socket_inf0_outbound_data_beats_ccm1", 0x45e, 0x7ff),
+    LOCAL_SOCKET_INF0_OUTBOUND_DATA_BEATS_CCM2 = ev("local_socket_inf0_outbound_data_beats_ccm2", 0x49e, 0x7ff),
+    LOCAL_SOCKET_INF0_OUTBOUND_DATA_BEATS_CCM3 = ev("local_socket_inf0_outbound_data_beats_ccm3", 0x4de, 0x7ff),
+    LOCAL_SOCKET_INF0_OUTBOUND_DATA_BEATS_CCM4 = ev("local_socket_inf0_outbound_data_beats_ccm4", 0x51e, 0x7ff),
+    LOCAL_SOCKET_INF0_OUTBOUND_DATA_BEATS_CCM5 = ev("local_socket_inf0_outbound_data_beats_ccm5", 0x55e, 0x7ff),
+    LOCAL_SOCKET_INF0_OUTBOUND_DATA_BEATS_CCM6 = ev("local_socket_inf0_outbound_data_beats_ccm6", 0x59e, 0x7ff),
+    LOCAL_SOCKET_INF0_OUTBOUND_DATA_BEATS_CCM7 = ev("local_socket_inf0_outbound_data_beats_ccm7", 0x5de, 0x7ff),
+    LOCAL_SOCKET_INF1_OUTBOUND_DATA_BEATS_CCM0 = ev("local_socket_inf1_outbound_data_beats_ccm0", 0x41f, 0x7ff),
+    LOCAL_SOCKET_INF1_OUTBOUND_DATA_BEATS_CCM1 = ev("local_socket_inf1_outbound_data_beats_ccm1", 0x45f, 0x7ff),
+    LOCAL_SOCKET_INF1_OUTBOUND_DATA_BEATS_CCM2 = ev("local_socket_inf1_outbound_data_beats_ccm2", 0x49f, 0x7ff),
+    LOCAL_SOCKET_INF1_OUTBOUND_DATA_BEATS_CCM3 = ev("local_socket_inf1_outbound_data_beats_ccm3", 0x4df, 0x7ff),
+    LOCAL_SOCKET_INF1_OUTBOUND_DATA_BEATS_CCM4 = ev("local_socket_inf1_outbound_data_beats_ccm4", 0x51f, 0x7ff),
+    LOCAL_SOCKET_INF1_OUTBOUND_DATA_BEATS_CCM5 = ev("local_socket_inf1_outbound_data_beats_ccm5", 0x55f, 0x7ff),
+    LOCAL_SOCKET_INF1_OUTBOUND_DATA_BEATS_CCM6 = ev("local_socket_inf1_outbound_data_beats_ccm6", 0x59f, 0x7ff),
+    LOCAL_SOCKET_INF1_OUTBOUND_DATA_BEATS_CCM7 = ev("local_socket_inf1_outbound_data_beats_ccm7", 0x5df, 0x7ff),
+    REMOTE_SOCKET_INF0_INBOUND_DATA_BEATS_CCM0 = ev("remote_socket_inf0_inbound_data_beats_ccm0", 0x41e, 0xbfe),
+    REMOTE_SOCKET_INF0_INBOUND_DATA_BEATS_CCM1 = ev("remote_socket_inf0_inbound_data_beats_ccm1", 0x45e, 0xbfe),
+    REMOTE_SOCKET_INF0_INBOUND_DATA_BEATS_CCM2 = ev("remote_socket_inf0_inbound_data_beats_ccm2", 0x49e, 0xbfe),
+    REMOTE_SOCKET_INF0_INBOUND_DATA_BEATS_CCM3 = ev("remote_socket_inf0_inbound_data_beats_ccm3", 0x4de, 0xbfe),
+    REMOTE_SOCKET_INF0_INBOUND_DATA_BEATS_CCM4 = ev("remote_socket_inf0_inbound_data_beats_ccm4", 0x51e, 0xbfe),
+    REMOTE_SOCKET_INF0_INBOUND_DATA_BEATS_CCM5 = ev("remote_socket_inf0_inbound_data_beats_ccm5", 0x55e, 0xbfe),
+    REMOTE_SOCKET_INF0_INBOUND_DATA_BEATS_CCM6 = ev("remote_socket_inf0_inbound_data_beats_ccm6", 0x59e, 0xbfe),
+    REMOTE_SOCKET_INF0_INBOUND_DATA_BEATS_CCM7 = ev("remote_socket_inf0_inbound_data_beats_ccm7", 0x5de, 0xbfe),
+    REMOTE_SOCKET_INF1_INBOUND_DATA_BEATS_CCM0 = ev("remote_socket_inf1_inbound_data_beats_ccm0", 0x41f, 0xbfe),
+    REMOTE_SOCKET_INF1_INBOUND_DATA_BEATS_CCM1 = ev("remote_socket_inf1_inbound_data_beats_ccm1", 0x45f, 0xbfe),
+    REMOTE_SOCKET_INF1_INBOUND_DATA_BEATS_CCM2 = ev("remote_socket_inf1_inbound_data_beats_ccm2", 0x49f, 0xbfe),
+    REMOTE_SOCKET_INF1_INBOUND_DATA_BEATS_CCM3 = ev("remote_socket_inf1_inbound_data_beats_ccm3", 0x4df, 0xbfe),
+    REMOTE_SOCKET_INF1_INBOUND_DATA_BEATS_CCM4 = ev("remote_socket_inf1_inbound_data_beats_ccm4", 0x51f, 0xbfe),
+    REMOTE_SOCKET_INF1_INBOUND_DATA_BEATS_CCM5 = ev("remote_socket_inf1_inbound_data_beats_ccm5", 0x55f, 0xbfe),
+    REMOTE_SOCKET_INF1_INBOUND_DATA_BEATS_CCM6 = ev("remote_socket_inf1_inbound_data_beats_ccm6", 0x59f, 0xbfe),
+    REMOTE_SOCKET_INF1_INBOUND_DATA_BEATS_CCM7 = ev("remote_socket_inf1_inbound_data_beats_ccm7", 0x5df, 0xbfe),
+    REMOTE_SOCKET_INF0_OUTBOUND_DATA_BEATS_CCM0 = ev("remote_socket_inf0_outbound_data_beats_ccm0", 0x41e, 0xbff),
+    REMOTE_SOCKET_INF0_OUTBOUND_DATA_BEATS_CCM1 = ev("remote_socket_inf0_outbound_data_beats_ccm1", 0x45e, 0xbff),
+    REMOTE_SOCKET_INF0_OUTBOUND_DATA_BEATS_CCM2 = ev("remote_socket_inf0_outbound_data_beats_ccm2", 0x49e, 0xbff),
+    REMOTE_SOCKET_INF0_OUTBOUND_DATA_BEATS_CCM3 = ev("remote_socket_inf0_outbound_data_beats_ccm3", 0x4de, 0xbff),
+    REMOTE_SOCKET_INF0_OUTBOUND_DATA_BEATS_CCM4 = ev("remote_socket_inf0_outbound_data_beats_ccm4", 0x51e, 0xbff),
+    REMOTE_SOCKET_INF0_OUTBOUND_DATA_BEATS_CCM5 = ev("remote_socket_inf0_outbound_data_beats_ccm5", 0x55e, 0xbff),
+    REMOTE_SOCKET_INF0_OUTBOUND_DATA_BEATS_CCM6 = ev("remote_socket_inf0_outbound_data_beats_ccm6", 0x59e, 0xbff),
+    REMOTE_SOCKET_INF0_OUTBOUND_DATA_BEATS_CCM7 = ev("remote_socket_inf0_outbound_data_beats_ccm7", 0x5de, 0xbff),
+    REMOTE_SOCKET_INF1_OUTBOUND_DATA_BEATS_CCM0 = ev("remote_socket_inf1_outbound_data_beats_ccm0", 0x41f, 0xbff),
+    REMOTE_SOCKET_INF1_OUTBOUND_DATA_BEATS_CCM1 = ev("remote_socket_inf1_outbound_data_beats_ccm1", 0x45f, 0xbff),
+    REMOTE_SOCKET_INF1_OUTBOUND_DATA_BEATS_CCM2 = ev("remote_socket_inf1_outbound_data_beats_ccm2", 0x49f, 0xbff),
+    REMOTE_SOCKET_INF1_OUTBOUND_DATA_BEATS_CCM3 = ev("remote_socket_inf1_outbound_data_beats_ccm3", 0x4df, 0xbff),
+    REMOTE_SOCKET_INF1_OUTBOUND_DATA_BEATS_CCM4 = ev("remote_socket_inf1_outbound_data_beats_ccm4", 0x51f, 0xbff),
+    REMOTE_SOCKET_INF1_OUTBOUND_DATA_BEATS_CCM5 = ev("remote_socket_inf1_outbound_data_beats_ccm5", 0x55f, 0xbff),
+    REMOTE_SOCKET_INF1_OUTBOUND_DATA_BEATS_CCM6 = ev("remote_socket_inf1_outbound_data_beats_ccm6", 0x59f, 0xbff),
+    REMOTE_SOCKET_INF1_OUTBOUND_DATA_BEATS_CCM7 = ev("remote_socket_inf1_outbound_data_beats_ccm7", 0x5df, 0xbff),
+    LOCAL_SOCKET_OUTBOUND_DATA_BEATS_LINK0 = ev("local_socket_outbound_data_beats_link0", 0xb5f, 0xf3e),
+    LOCAL_SOCKET_OUTBOUND_DATA_BEATS_LINK1 = ev("local_socket_outbound_data_beats_link1", 0xb9f, 0xf3e),
+    LOCAL_SOCKET_OUTBOUND_DATA_BEATS_LINK2 = ev("local_socket_outbound_data_beats_link2", 0xbdf, 0xf3e),
+    LOCAL_SOCKET_OUTBOUND_DATA_BEATS_LINK3 = ev("local_socket_outbound_data_beats_link3", 0xc1f, 0xf3e),
+    LOCAL_SOCKET_OUTBOUND_DATA_BEATS_LINK4 = ev("local_socket_outbound_data_beats_link4", 0xc5f, 0xf3e),
+    LOCAL_SOCKET_OUTBOUND_DATA_BEATS_LINK5 = ev("local_socket_outbound_data_beats_link5", 0xc9f, 0xf3e),
+    LOCAL_SOCKET_OUTBOUND_DATA_BEATS_LINK6 = ev("local_socket_outbound_data_beats_link6", 0xcdf, 0xf3e),
+    LOCAL_SOCKET_OUTBOUND_DATA_BEATS_LINK7 = ev("local_socket_outbound_data_beats_link7", 0xd1f, 0xf3e),
+}
 /// No experimental events.
 const EXPERIMENTAL_ROWS: &[EventRow] = &[];
 /// The rows built.

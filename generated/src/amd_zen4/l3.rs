@@ -73,28 +73,23 @@ impl Layout for L3PerfCtlLayout {
     const INFO: &'static RegisterInfo = &L3_PERF_CTL_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 58, 63, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 58, 63, Access::Rsv),
         FieldInfo { name: "thread_mask", ident: "thread_mask", lsb: 56, msb: 57, access: Access::Rw, count_default: Some(CountDefault::AllOnes),
             description: "Thread mask: bit 0 counts the selected core's first thread, bit 1 its second; zero counts none. Linux sets both, with en_all_cores and en_all_slices, when the user gives no thread mask, and so does counting here.", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 51, 55, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 51, 55, Access::Rsv),
         FieldInfo { name: "slice_id", ident: "slice_id", lsb: 48, msb: 50, access: Access::Rw, count_default: Some(CountDefault::Value(0x0)),
             description: "The slice counted when en_all_slices is 0.", ..FieldInfo::EMPTY },
         FieldInfo { name: "en_all_cores", ident: "en_all_cores", lsb: 47, msb: 47, access: Access::Rw, count_default: Some(CountDefault::Value(0x1)),
             description: "Count the events of every core of the CCX (core_id is then ignored).", ..FieldInfo::EMPTY },
         FieldInfo { name: "en_all_slices", ident: "en_all_slices", lsb: 46, msb: 46, access: Access::Rw, count_default: Some(CountDefault::Value(0x1)),
             description: "Count the events of every L3 slice (slice_id is then ignored).", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 45, 45, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 45, 45, Access::Rsv),
         FieldInfo { name: "core_id", ident: "core_id", lsb: 42, msb: 44, access: Access::Rw, count_default: Some(CountDefault::Value(0x0)),
             description: "The core counted when en_all_cores is 0.", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 23, 41, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 23, 41, Access::Rsv),
         FieldInfo { name: "en", ident: "en", lsb: 22, msb: 22, access: Access::Rw, role: Some(Role::Enable),
             description: "Enable the counter.", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 16, 21, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 16, 21, Access::Rsv),
         FieldInfo { name: "umask", ident: "umask", lsb: 8, msb: 15, access: Access::Rw, role: Some(Role::Umask),
             description: "Unit mask of the selected event.", ..FieldInfo::EMPTY },
         FieldInfo { name: "ev_sel", ident: "ev_sel", lsb: 0, msb: 7, access: Access::Rw, role: Some(Role::Event),
@@ -216,8 +211,7 @@ impl Layout for L3PerfCtrLayout {
     const INFO: &'static RegisterInfo = &L3_PERF_CTR_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 48, 63, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 48, 63, Access::Rsv),
         FieldInfo { name: "count", ident: "count", lsb: 0, msb: 47, access: Access::RwV, role: Some(Role::Count),
             description: "Event count.", ..FieldInfo::EMPTY },
     ];
@@ -258,7 +252,7 @@ static L3_PERF_CTR_INFO: RegisterInfo = RegisterInfo {
 mod unit_events {
 use super::*;
 #[allow(unused_imports)]
-use crate::core_events::{ev, EventRow};
+use crate::core_events::{event_table, EventRow};
 #[cfg(feature = "metadata")]
 use crate::core_events::{event_info_refs, event_infos};
 
@@ -277,12 +271,6 @@ pub struct Event {
 }
 
 impl Event {
-    /// `l3_lookup_state.l3_miss`.
-    pub const L3_LOOKUP_STATE_L3_MISS: Event = Event::row(0);
-    /// `l3_lookup_state.l3_hit`.
-    pub const L3_LOOKUP_STATE_L3_HIT: Event = Event::row(1);
-    /// `l3_lookup_state.all_coherent_accesses_to_l3`.
-    pub const L3_LOOKUP_STATE_ALL_COHERENT_ACCESSES_TO_L3: Event = Event::row(2);
 
     /// Every event of the unit.
     pub const ALL: &'static [Event] = &{
@@ -330,13 +318,16 @@ impl Event {
     }
 }
 
-/// The events, row n for `Event::row(n)`: `ev(name, event select, umask, counters)` (bit n
-/// of counters: counter n may count it) and what else each sets.
-const EVENT_ROWS: &[EventRow] = &[
-    ev("l3_lookup_state.l3_miss", 0x04, 0x01, 0b111111),
-    ev("l3_lookup_state.l3_hit", 0x04, 0xfe, 0b111111),
-    ev("l3_lookup_state.all_coherent_accesses_to_l3", 0x04, 0xff, 0b111111),
-];
+event_table! {
+    /// The events, row n for `Event::row(n)`: `ev(name, event select, umask)` and what else each
+    /// sets. The counters that may count them (bit n: counter n) and those without
+    /// Hyper-Threading are the table's, the two numbers before the rows, unless a row
+    /// gives its own (`.on(..)`, `.ht_off(..)`).
+    EVENT_ROWS, EventRowNumber, 0, "", 0b111111, 0b0;
+    L3_LOOKUP_STATE_L3_MISS = ev("l3_lookup_state.l3_miss", 0x04, 0x01),
+    L3_LOOKUP_STATE_L3_HIT = ev("l3_lookup_state.l3_hit", 0x04, 0xfe),
+    L3_LOOKUP_STATE_ALL_COHERENT_ACCESSES_TO_L3 = ev("l3_lookup_state.all_coherent_accesses_to_l3", 0x04, 0xff),
+}
 /// No experimental events.
 const EXPERIMENTAL_ROWS: &[EventRow] = &[];
 /// The rows built.

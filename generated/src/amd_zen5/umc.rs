@@ -106,12 +106,10 @@ impl Layout for UmcPerfCtlLayout {
     const INFO: &'static RegisterInfo = &UMC_PERF_CTL_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 32, 63, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 32, 63, Access::Rsv),
         FieldInfo { name: "en", ident: "en", lsb: 31, msb: 31, access: Access::Rw, role: Some(Role::Enable),
             description: "Enable the counter.", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 10, 30, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 10, 30, Access::Rsv),
         FieldInfo { name: "rd_wr_mask", ident: "rd_wr_mask", lsb: 8, msb: 9, access: Access::Rw, values: UmcPerfCtlRdWrMask::VALUES, role: Some(Role::Umask),
             description: "Which commands an event counts: 1 reads, 2 writes, 0 (or 3) both; Linux's event list sets it for the read and write variants of an event. The control's only sub-event selection, so it is the unit mask of the UMC's events.", ..FieldInfo::EMPTY },
         FieldInfo { name: "ev_sel", ident: "ev_sel", lsb: 0, msb: 7, access: Access::Rw, role: Some(Role::Event),
@@ -205,8 +203,7 @@ impl Layout for UmcPerfCtrLayout {
     const INFO: &'static RegisterInfo = &UMC_PERF_CTR_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 48, 63, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 48, 63, Access::Rsv),
         FieldInfo { name: "count", ident: "count", lsb: 0, msb: 47, access: Access::RwV, role: Some(Role::Count),
             description: "Event count.", ..FieldInfo::EMPTY },
     ];
@@ -260,7 +257,7 @@ static UMC_PERF_CTR_INFO: RegisterInfo = RegisterInfo {
 mod unit_events {
 use super::*;
 #[allow(unused_imports)]
-use crate::core_events::{ev, EventRow};
+use crate::core_events::{event_table, EventRow};
 #[cfg(feature = "metadata")]
 use crate::core_events::{event_info_refs, event_infos};
 
@@ -279,32 +276,6 @@ pub struct Event {
 }
 
 impl Event {
-    /// `umc_mem_clk`.
-    pub const UMC_MEM_CLK: Event = Event::row(0);
-    /// `umc_act_cmd.all`.
-    pub const UMC_ACT_CMD_ALL: Event = Event::row(1);
-    /// `umc_act_cmd.rd`.
-    pub const UMC_ACT_CMD_RD: Event = Event::row(2);
-    /// `umc_act_cmd.wr`.
-    pub const UMC_ACT_CMD_WR: Event = Event::row(3);
-    /// `umc_pchg_cmd.all`.
-    pub const UMC_PCHG_CMD_ALL: Event = Event::row(4);
-    /// `umc_pchg_cmd.rd`.
-    pub const UMC_PCHG_CMD_RD: Event = Event::row(5);
-    /// `umc_pchg_cmd.wr`.
-    pub const UMC_PCHG_CMD_WR: Event = Event::row(6);
-    /// `umc_cas_cmd.all`.
-    pub const UMC_CAS_CMD_ALL: Event = Event::row(7);
-    /// `umc_cas_cmd.rd`.
-    pub const UMC_CAS_CMD_RD: Event = Event::row(8);
-    /// `umc_cas_cmd.wr`.
-    pub const UMC_CAS_CMD_WR: Event = Event::row(9);
-    /// `umc_data_slot_clks.all`.
-    pub const UMC_DATA_SLOT_CLKS_ALL: Event = Event::row(10);
-    /// `umc_data_slot_clks.rd`.
-    pub const UMC_DATA_SLOT_CLKS_RD: Event = Event::row(11);
-    /// `umc_data_slot_clks.wr`.
-    pub const UMC_DATA_SLOT_CLKS_WR: Event = Event::row(12);
 
     /// Every event of the unit.
     pub const ALL: &'static [Event] = &{
@@ -352,23 +323,26 @@ impl Event {
     }
 }
 
-/// The events, row n for `Event::row(n)`: `ev(name, event select, umask, counters)` (bit n
-/// of counters: counter n may count it) and what else each sets.
-const EVENT_ROWS: &[EventRow] = &[
-    ev("umc_mem_clk", 0x00, 0x00, 0b1111),
-    ev("umc_act_cmd.all", 0x05, 0x00, 0b1111),
-    ev("umc_act_cmd.rd", 0x05, 0x01, 0b1111),
-    ev("umc_act_cmd.wr", 0x05, 0x02, 0b1111),
-    ev("umc_pchg_cmd.all", 0x06, 0x00, 0b1111),
-    ev("umc_pchg_cmd.rd", 0x06, 0x01, 0b1111),
-    ev("umc_pchg_cmd.wr", 0x06, 0x02, 0b1111),
-    ev("umc_cas_cmd.all", 0x0a, 0x00, 0b1111),
-    ev("umc_cas_cmd.rd", 0x0a, 0x01, 0b1111),
-    ev("umc_cas_cmd.wr", 0x0a, 0x02, 0b1111),
-    ev("umc_data_slot_clks.all", 0x14, 0x00, 0b1111),
-    ev("umc_data_slot_clks.rd", 0x14, 0x01, 0b1111),
-    ev("umc_data_slot_clks.wr", 0x14, 0x02, 0b1111),
-];
+event_table! {
+    /// The events, row n for `Event::row(n)`: `ev(name, event select, umask)` and what else each
+    /// sets. The counters that may count them (bit n: counter n) and those without
+    /// Hyper-Threading are the table's, the two numbers before the rows, unless a row
+    /// gives its own (`.on(..)`, `.ht_off(..)`).
+    EVENT_ROWS, EventRowNumber, 0, "", 0b1111, 0b0;
+    UMC_MEM_CLK = ev("umc_mem_clk", 0x00, 0x00),
+    UMC_ACT_CMD_ALL = ev("umc_act_cmd.all", 0x05, 0x00),
+    UMC_ACT_CMD_RD = ev("umc_act_cmd.rd", 0x05, 0x01),
+    UMC_ACT_CMD_WR = ev("umc_act_cmd.wr", 0x05, 0x02),
+    UMC_PCHG_CMD_ALL = ev("umc_pchg_cmd.all", 0x06, 0x00),
+    UMC_PCHG_CMD_RD = ev("umc_pchg_cmd.rd", 0x06, 0x01),
+    UMC_PCHG_CMD_WR = ev("umc_pchg_cmd.wr", 0x06, 0x02),
+    UMC_CAS_CMD_ALL = ev("umc_cas_cmd.all", 0x0a, 0x00),
+    UMC_CAS_CMD_RD = ev("umc_cas_cmd.rd", 0x0a, 0x01),
+    UMC_CAS_CMD_WR = ev("umc_cas_cmd.wr", 0x0a, 0x02),
+    UMC_DATA_SLOT_CLKS_ALL = ev("umc_data_slot_clks.all", 0x14, 0x00),
+    UMC_DATA_SLOT_CLKS_RD = ev("umc_data_slot_clks.rd", 0x14, 0x01),
+    UMC_DATA_SLOT_CLKS_WR = ev("umc_data_slot_clks.wr", 0x14, 0x02),
+}
 /// No experimental events.
 const EXPERIMENTAL_ROWS: &[EventRow] = &[];
 /// The rows built.

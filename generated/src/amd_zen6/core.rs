@@ -73,7 +73,7 @@ pub(crate) static PERF_CNTR_GLOBAL_STATUS_SET_INFO: RegisterInfo = RegisterInfo 
 mod unit_events {
 use super::*;
 #[allow(unused_imports)]
-use crate::core_events::{ev, EventRow};
+use crate::core_events::{event_table, EventRow};
 #[cfg(feature = "metadata")]
 use crate::core_events::{event_info_refs, event_infos};
 
@@ -92,846 +92,6 @@ pub struct Event {
 }
 
 impl Event {
-    /// `bp_l1_tlb_miss_l2_tlb_hit`.
-    pub const BP_L1_TLB_MISS_L2_TLB_HIT: Event = Event::row(0);
-    /// `bp_l1_tlb_miss_l2_tlb_miss.if4k`.
-    pub const BP_L1_TLB_MISS_L2_TLB_MISS_IF4K: Event = Event::row(1);
-    /// `bp_l1_tlb_miss_l2_tlb_miss.if2m`.
-    pub const BP_L1_TLB_MISS_L2_TLB_MISS_IF2M: Event = Event::row(2);
-    /// `bp_l1_tlb_miss_l2_tlb_miss.if1g`.
-    pub const BP_L1_TLB_MISS_L2_TLB_MISS_IF1G: Event = Event::row(3);
-    /// `bp_l1_tlb_miss_l2_tlb_miss.coalesced_4k`.
-    pub const BP_L1_TLB_MISS_L2_TLB_MISS_COALESCED_4K: Event = Event::row(4);
-    /// `bp_l1_tlb_miss_l2_tlb_miss.all`.
-    pub const BP_L1_TLB_MISS_L2_TLB_MISS_ALL: Event = Event::row(5);
-    /// `bp_pipe_correct`.
-    pub const BP_PIPE_CORRECT: Event = Event::row(6);
-    /// `bp_var_target_pred`.
-    pub const BP_VAR_TARGET_PRED: Event = Event::row(7);
-    /// `bp_early_redir`.
-    pub const BP_EARLY_REDIR: Event = Event::row(8);
-    /// `bp_l1_tlb_fetch_hit.if4k`.
-    pub const BP_L1_TLB_FETCH_HIT_IF4K: Event = Event::row(9);
-    /// `bp_l1_tlb_fetch_hit.if2m`.
-    pub const BP_L1_TLB_FETCH_HIT_IF2M: Event = Event::row(10);
-    /// `bp_l1_tlb_fetch_hit.if1g`.
-    pub const BP_L1_TLB_FETCH_HIT_IF1G: Event = Event::row(11);
-    /// `bp_l1_tlb_fetch_hit.all`.
-    pub const BP_L1_TLB_FETCH_HIT_ALL: Event = Event::row(12);
-    /// `bp_fe_redir.resync`.
-    pub const BP_FE_REDIR_RESYNC: Event = Event::row(13);
-    /// `bp_fe_redir.ex_redir`.
-    pub const BP_FE_REDIR_EX_REDIR: Event = Event::row(14);
-    /// `bp_fe_redir.all`.
-    pub const BP_FE_REDIR_ALL: Event = Event::row(15);
-    /// `de_op_queue_empty`.
-    pub const DE_OP_QUEUE_EMPTY: Event = Event::row(16);
-    /// `de_src_op_disp.x86_decoder`.
-    pub const DE_SRC_OP_DISP_X86_DECODER: Event = Event::row(17);
-    /// `de_src_op_disp.op_cache`.
-    pub const DE_SRC_OP_DISP_OP_CACHE: Event = Event::row(18);
-    /// `de_src_op_disp.all`.
-    pub const DE_SRC_OP_DISP_ALL: Event = Event::row(19);
-    /// `de_dis_ops_from_decoder.any_fp`.
-    pub const DE_DIS_OPS_FROM_DECODER_ANY_FP: Event = Event::row(20);
-    /// `de_dis_ops_from_decoder.any_int`.
-    pub const DE_DIS_OPS_FROM_DECODER_ANY_INT: Event = Event::row(21);
-    /// `de_disp_stall_cycles_dynamic_tokens_part1.int_phy_reg_file_rsrc_stall`.
-    pub const DE_DISP_STALL_CYCLES_DYNAMIC_TOKENS_PART1_INT_PHY_REG_FILE_RSRC_STALL: Event = Event::row(22);
-    /// `de_dispatch_stall_cycle_dynamic_tokens_part1.load_queue_rsrc_stall`.
-    pub const DE_DISPATCH_STALL_CYCLE_DYNAMIC_TOKENS_PART1_LOAD_QUEUE_RSRC_STALL: Event = Event::row(23);
-    /// `de_dispatch_stall_cycle_dynamic_tokens_part1.store_queue_rsrc_stall`.
-    pub const DE_DISPATCH_STALL_CYCLE_DYNAMIC_TOKENS_PART1_STORE_QUEUE_RSRC_STALL: Event = Event::row(24);
-    /// `de_dispatch_stall_cycle_dynamic_tokens_part1.taken_brnch_buffer_rsrc`.
-    pub const DE_DISPATCH_STALL_CYCLE_DYNAMIC_TOKENS_PART1_TAKEN_BRNCH_BUFFER_RSRC: Event = Event::row(25);
-    /// `de_dispatch_stall_cycle_dynamic_tokens_part1.fp_sch_rsrc_stall`.
-    pub const DE_DISPATCH_STALL_CYCLE_DYNAMIC_TOKENS_PART1_FP_SCH_RSRC_STALL: Event = Event::row(26);
-    /// `de_dispatch_stall_cycle_dynamic_tokens_part2.int_sq0`.
-    pub const DE_DISPATCH_STALL_CYCLE_DYNAMIC_TOKENS_PART2_INT_SQ0: Event = Event::row(27);
-    /// `de_dispatch_stall_cycle_dynamic_tokens_part2.int_sq1`.
-    pub const DE_DISPATCH_STALL_CYCLE_DYNAMIC_TOKENS_PART2_INT_SQ1: Event = Event::row(28);
-    /// `de_dispatch_stall_cycle_dynamic_tokens_part2.int_sq2`.
-    pub const DE_DISPATCH_STALL_CYCLE_DYNAMIC_TOKENS_PART2_INT_SQ2: Event = Event::row(29);
-    /// `de_dispatch_stall_cycle_dynamic_tokens_part2.int_sq3`.
-    pub const DE_DISPATCH_STALL_CYCLE_DYNAMIC_TOKENS_PART2_INT_SQ3: Event = Event::row(30);
-    /// `de_dispatch_stall_cycle_dynamic_tokens_part2.int_sq4`.
-    pub const DE_DISPATCH_STALL_CYCLE_DYNAMIC_TOKENS_PART2_INT_SQ4: Event = Event::row(31);
-    /// `de_dispatch_stall_cycle_dynamic_tokens_part2.int_sq5`.
-    pub const DE_DISPATCH_STALL_CYCLE_DYNAMIC_TOKENS_PART2_INT_SQ5: Event = Event::row(32);
-    /// `de_dispatch_stall_cycle_dynamic_tokens_part2.ret_q`.
-    pub const DE_DISPATCH_STALL_CYCLE_DYNAMIC_TOKENS_PART2_RET_Q: Event = Event::row(33);
-    /// `de_dispatch_stall_cycle_dynamic_tokens_part2.all`.
-    pub const DE_DISPATCH_STALL_CYCLE_DYNAMIC_TOKENS_PART2_ALL: Event = Event::row(34);
-    /// `de_no_dispatch_per_slot.no_ops_from_frontend`.
-    pub const DE_NO_DISPATCH_PER_SLOT_NO_OPS_FROM_FRONTEND: Event = Event::row(35);
-    /// `de_no_dispatch_per_slot.backend_stalls`.
-    pub const DE_NO_DISPATCH_PER_SLOT_BACKEND_STALLS: Event = Event::row(36);
-    /// `de_no_dispatch_per_slot.smt_contention`.
-    pub const DE_NO_DISPATCH_PER_SLOT_SMT_CONTENTION: Event = Event::row(37);
-    /// `de_additional_resource_stalls.dispatch_stalls`.
-    pub const DE_ADDITIONAL_RESOURCE_STALLS_DISPATCH_STALLS: Event = Event::row(38);
-    /// `ex_ret_instr`.
-    pub const EX_RET_INSTR: Event = Event::row(39);
-    /// `ex_ret_ops`.
-    pub const EX_RET_OPS: Event = Event::row(40);
-    /// `ex_ret_brn`.
-    pub const EX_RET_BRN: Event = Event::row(41);
-    /// `ex_ret_brn_misp`.
-    pub const EX_RET_BRN_MISP: Event = Event::row(42);
-    /// `ex_ret_brn_tkn`.
-    pub const EX_RET_BRN_TKN: Event = Event::row(43);
-    /// `ex_ret_brn_tkn_misp`.
-    pub const EX_RET_BRN_TKN_MISP: Event = Event::row(44);
-    /// `ex_ret_brn_far`.
-    pub const EX_RET_BRN_FAR: Event = Event::row(45);
-    /// `ex_ret_near_ret`.
-    pub const EX_RET_NEAR_RET: Event = Event::row(46);
-    /// `ex_ret_near_ret_mispred`.
-    pub const EX_RET_NEAR_RET_MISPRED: Event = Event::row(47);
-    /// `ex_ret_brn_ind_misp`.
-    pub const EX_RET_BRN_IND_MISP: Event = Event::row(48);
-    /// `ex_ret_brn_ind`.
-    pub const EX_RET_BRN_IND: Event = Event::row(49);
-    /// `ex_ret_brn_cond`.
-    pub const EX_RET_BRN_COND: Event = Event::row(50);
-    /// `ex_div_busy`.
-    pub const EX_DIV_BUSY: Event = Event::row(51);
-    /// `ex_div_count`.
-    pub const EX_DIV_COUNT: Event = Event::row(52);
-    /// `ex_no_retire.empty`.
-    pub const EX_NO_RETIRE_EMPTY: Event = Event::row(53);
-    /// `ex_no_retire.not_complete`.
-    pub const EX_NO_RETIRE_NOT_COMPLETE: Event = Event::row(54);
-    /// `ex_no_retire.other`.
-    pub const EX_NO_RETIRE_OTHER: Event = Event::row(55);
-    /// `ex_no_retire.thread_not_selected`.
-    pub const EX_NO_RETIRE_THREAD_NOT_SELECTED: Event = Event::row(56);
-    /// `ex_no_retire.load_not_complete`.
-    pub const EX_NO_RETIRE_LOAD_NOT_COMPLETE: Event = Event::row(57);
-    /// `ex_ret_ucode_instr`.
-    pub const EX_RET_UCODE_INSTR: Event = Event::row(58);
-    /// `ex_ret_ucode_ops`.
-    pub const EX_RET_UCODE_OPS: Event = Event::row(59);
-    /// `ex_ret_brn_cond_misp`.
-    pub const EX_RET_BRN_COND_MISP: Event = Event::row(60);
-    /// `ex_ret_brn_uncond_ind_near_misp`.
-    pub const EX_RET_BRN_UNCOND_IND_NEAR_MISP: Event = Event::row(61);
-    /// `ex_ret_brn_uncond`.
-    pub const EX_RET_BRN_UNCOND: Event = Event::row(62);
-    /// `ex_tagged_ibs_ops.tagged`.
-    pub const EX_TAGGED_IBS_OPS_TAGGED: Event = Event::row(63);
-    /// `ex_tagged_ibs_ops.tagged_ret`.
-    pub const EX_TAGGED_IBS_OPS_TAGGED_RET: Event = Event::row(64);
-    /// `ex_tagged_ibs_ops.rollovers`.
-    pub const EX_TAGGED_IBS_OPS_ROLLOVERS: Event = Event::row(65);
-    /// `ex_tagged_ibs_ops.filtered`.
-    pub const EX_TAGGED_IBS_OPS_FILTERED: Event = Event::row(66);
-    /// `ex_tagged_ibs_ops.valid`.
-    pub const EX_TAGGED_IBS_OPS_VALID: Event = Event::row(67);
-    /// `ex_ret_fused_instr`.
-    pub const EX_RET_FUSED_INSTR: Event = Event::row(68);
-    /// `ex_mprof_ibs_ops.tagged`.
-    pub const EX_MPROF_IBS_OPS_TAGGED: Event = Event::row(69);
-    /// `ex_mprof_ibs_ops.tagged_ret`.
-    pub const EX_MPROF_IBS_OPS_TAGGED_RET: Event = Event::row(70);
-    /// `ex_mprof_ibs_ops.rollovers`.
-    pub const EX_MPROF_IBS_OPS_ROLLOVERS: Event = Event::row(71);
-    /// `ex_mprof_ibs_ops.filtered`.
-    pub const EX_MPROF_IBS_OPS_FILTERED: Event = Event::row(72);
-    /// `ex_mprof_ibs_ops.valid`.
-    pub const EX_MPROF_IBS_OPS_VALID: Event = Event::row(73);
-    /// `fp_ret_x87_fp_ops.add_sub_ops`.
-    pub const FP_RET_X87_FP_OPS_ADD_SUB_OPS: Event = Event::row(74);
-    /// `fp_ret_x87_fp_ops.mul_ops`.
-    pub const FP_RET_X87_FP_OPS_MUL_OPS: Event = Event::row(75);
-    /// `fp_ret_x87_fp_ops.div_sqrt_ops`.
-    pub const FP_RET_X87_FP_OPS_DIV_SQRT_OPS: Event = Event::row(76);
-    /// `fp_ret_x87_fp_ops.all`.
-    pub const FP_RET_X87_FP_OPS_ALL: Event = Event::row(77);
-    /// `fp_ret_sse_avx_ops.add_sub_flops`.
-    pub const FP_RET_SSE_AVX_OPS_ADD_SUB_FLOPS: Event = Event::row(78);
-    /// `fp_ret_sse_avx_ops.mult_flops`.
-    pub const FP_RET_SSE_AVX_OPS_MULT_FLOPS: Event = Event::row(79);
-    /// `fp_ret_sse_avx_ops.div_flops`.
-    pub const FP_RET_SSE_AVX_OPS_DIV_FLOPS: Event = Event::row(80);
-    /// `fp_ret_sse_avx_ops.mac_flops`.
-    pub const FP_RET_SSE_AVX_OPS_MAC_FLOPS: Event = Event::row(81);
-    /// `fp_ret_sse_avx_ops.bfloat16_flops`.
-    pub const FP_RET_SSE_AVX_OPS_BFLOAT16_FLOPS: Event = Event::row(82);
-    /// `fp_ret_sse_avx_ops.scalar_single_flops`.
-    pub const FP_RET_SSE_AVX_OPS_SCALAR_SINGLE_FLOPS: Event = Event::row(83);
-    /// `fp_ret_sse_avx_ops.packed_single_flops`.
-    pub const FP_RET_SSE_AVX_OPS_PACKED_SINGLE_FLOPS: Event = Event::row(84);
-    /// `fp_ret_sse_avx_ops.scalar_double_flops`.
-    pub const FP_RET_SSE_AVX_OPS_SCALAR_DOUBLE_FLOPS: Event = Event::row(85);
-    /// `fp_ret_sse_avx_ops.packed_double_flops`.
-    pub const FP_RET_SSE_AVX_OPS_PACKED_DOUBLE_FLOPS: Event = Event::row(86);
-    /// `fp_ret_sse_avx_ops.scalar_half_flops`.
-    pub const FP_RET_SSE_AVX_OPS_SCALAR_HALF_FLOPS: Event = Event::row(87);
-    /// `fp_ret_sse_avx_ops.packed_half_flops`.
-    pub const FP_RET_SSE_AVX_OPS_PACKED_HALF_FLOPS: Event = Event::row(88);
-    /// `fp_ret_sse_avx_ops.all`.
-    pub const FP_RET_SSE_AVX_OPS_ALL: Event = Event::row(89);
-    /// `fp_ops_ret_by_width.x87`.
-    pub const FP_OPS_RET_BY_WIDTH_X87: Event = Event::row(90);
-    /// `fp_ops_ret_by_width.mmx`.
-    pub const FP_OPS_RET_BY_WIDTH_MMX: Event = Event::row(91);
-    /// `fp_ops_ret_by_width.scalar`.
-    pub const FP_OPS_RET_BY_WIDTH_SCALAR: Event = Event::row(92);
-    /// `fp_ops_ret_by_width.pack_128`.
-    pub const FP_OPS_RET_BY_WIDTH_PACK_128: Event = Event::row(93);
-    /// `fp_ops_ret_by_width.pack_256`.
-    pub const FP_OPS_RET_BY_WIDTH_PACK_256: Event = Event::row(94);
-    /// `fp_ops_ret_by_width.pack_512`.
-    pub const FP_OPS_RET_BY_WIDTH_PACK_512: Event = Event::row(95);
-    /// `fp_ops_ret_by_width.all`.
-    pub const FP_OPS_RET_BY_WIDTH_ALL: Event = Event::row(96);
-    /// `fp_ops_ret_by_type.scalar_add`.
-    pub const FP_OPS_RET_BY_TYPE_SCALAR_ADD: Event = Event::row(97);
-    /// `fp_ops_ret_by_type.scalar_sub`.
-    pub const FP_OPS_RET_BY_TYPE_SCALAR_SUB: Event = Event::row(98);
-    /// `fp_ops_ret_by_type.scalar_mul`.
-    pub const FP_OPS_RET_BY_TYPE_SCALAR_MUL: Event = Event::row(99);
-    /// `fp_ops_ret_by_type.scalar_mac`.
-    pub const FP_OPS_RET_BY_TYPE_SCALAR_MAC: Event = Event::row(100);
-    /// `fp_ops_ret_by_type.scalar_div`.
-    pub const FP_OPS_RET_BY_TYPE_SCALAR_DIV: Event = Event::row(101);
-    /// `fp_ops_ret_by_type.scalar_sqrt`.
-    pub const FP_OPS_RET_BY_TYPE_SCALAR_SQRT: Event = Event::row(102);
-    /// `fp_ops_ret_by_type.scalar_cmp`.
-    pub const FP_OPS_RET_BY_TYPE_SCALAR_CMP: Event = Event::row(103);
-    /// `fp_ops_ret_by_type.scalar_cvt`.
-    pub const FP_OPS_RET_BY_TYPE_SCALAR_CVT: Event = Event::row(104);
-    /// `fp_ops_ret_by_type.scalar_blend`.
-    pub const FP_OPS_RET_BY_TYPE_SCALAR_BLEND: Event = Event::row(105);
-    /// `fp_ops_ret_by_type.scalar_move`.
-    pub const FP_OPS_RET_BY_TYPE_SCALAR_MOVE: Event = Event::row(106);
-    /// `fp_ops_ret_by_type.scalar_shuffle`.
-    pub const FP_OPS_RET_BY_TYPE_SCALAR_SHUFFLE: Event = Event::row(107);
-    /// `fp_ops_ret_by_type.scalar_bfloat`.
-    pub const FP_OPS_RET_BY_TYPE_SCALAR_BFLOAT: Event = Event::row(108);
-    /// `fp_ops_ret_by_type.scalar_logical`.
-    pub const FP_OPS_RET_BY_TYPE_SCALAR_LOGICAL: Event = Event::row(109);
-    /// `fp_ops_ret_by_type.scalar_other`.
-    pub const FP_OPS_RET_BY_TYPE_SCALAR_OTHER: Event = Event::row(110);
-    /// `fp_ops_ret_by_type.scalar_all`.
-    pub const FP_OPS_RET_BY_TYPE_SCALAR_ALL: Event = Event::row(111);
-    /// `fp_ops_ret_by_type.vector_add`.
-    pub const FP_OPS_RET_BY_TYPE_VECTOR_ADD: Event = Event::row(112);
-    /// `fp_ops_ret_by_type.vector_sub`.
-    pub const FP_OPS_RET_BY_TYPE_VECTOR_SUB: Event = Event::row(113);
-    /// `fp_ops_ret_by_type.vector_mul`.
-    pub const FP_OPS_RET_BY_TYPE_VECTOR_MUL: Event = Event::row(114);
-    /// `fp_ops_ret_by_type.vector_mac`.
-    pub const FP_OPS_RET_BY_TYPE_VECTOR_MAC: Event = Event::row(115);
-    /// `fp_ops_ret_by_type.vector_div`.
-    pub const FP_OPS_RET_BY_TYPE_VECTOR_DIV: Event = Event::row(116);
-    /// `fp_ops_ret_by_type.vector_sqrt`.
-    pub const FP_OPS_RET_BY_TYPE_VECTOR_SQRT: Event = Event::row(117);
-    /// `fp_ops_ret_by_type.vector_cmp`.
-    pub const FP_OPS_RET_BY_TYPE_VECTOR_CMP: Event = Event::row(118);
-    /// `fp_ops_ret_by_type.vector_cvt`.
-    pub const FP_OPS_RET_BY_TYPE_VECTOR_CVT: Event = Event::row(119);
-    /// `fp_ops_ret_by_type.vector_blend`.
-    pub const FP_OPS_RET_BY_TYPE_VECTOR_BLEND: Event = Event::row(120);
-    /// `fp_ops_ret_by_type.vector_move`.
-    pub const FP_OPS_RET_BY_TYPE_VECTOR_MOVE: Event = Event::row(121);
-    /// `fp_ops_ret_by_type.vector_shuffle`.
-    pub const FP_OPS_RET_BY_TYPE_VECTOR_SHUFFLE: Event = Event::row(122);
-    /// `fp_ops_ret_by_type.vector_bfloat`.
-    pub const FP_OPS_RET_BY_TYPE_VECTOR_BFLOAT: Event = Event::row(123);
-    /// `fp_ops_ret_by_type.vector_logical`.
-    pub const FP_OPS_RET_BY_TYPE_VECTOR_LOGICAL: Event = Event::row(124);
-    /// `fp_ops_ret_by_type.vector_other`.
-    pub const FP_OPS_RET_BY_TYPE_VECTOR_OTHER: Event = Event::row(125);
-    /// `fp_ops_ret_by_type.vector_all`.
-    pub const FP_OPS_RET_BY_TYPE_VECTOR_ALL: Event = Event::row(126);
-    /// `fp_ops_ret_by_type.all`.
-    pub const FP_OPS_RET_BY_TYPE_ALL: Event = Event::row(127);
-    /// `fp_sse_avx_ops_ret.mmx_add`.
-    pub const FP_SSE_AVX_OPS_RET_MMX_ADD: Event = Event::row(128);
-    /// `fp_sse_avx_ops_ret.mmx_sub`.
-    pub const FP_SSE_AVX_OPS_RET_MMX_SUB: Event = Event::row(129);
-    /// `fp_sse_avx_ops_ret.mmx_mul`.
-    pub const FP_SSE_AVX_OPS_RET_MMX_MUL: Event = Event::row(130);
-    /// `fp_sse_avx_ops_ret.mmx_mac`.
-    pub const FP_SSE_AVX_OPS_RET_MMX_MAC: Event = Event::row(131);
-    /// `fp_sse_avx_ops_ret.mmx_aes`.
-    pub const FP_SSE_AVX_OPS_RET_MMX_AES: Event = Event::row(132);
-    /// `fp_sse_avx_ops_ret.mmx_sha`.
-    pub const FP_SSE_AVX_OPS_RET_MMX_SHA: Event = Event::row(133);
-    /// `fp_sse_avx_ops_ret.mmx_cmp`.
-    pub const FP_SSE_AVX_OPS_RET_MMX_CMP: Event = Event::row(134);
-    /// `fp_sse_avx_ops_ret.mmx_cvt`.
-    pub const FP_SSE_AVX_OPS_RET_MMX_CVT: Event = Event::row(135);
-    /// `fp_sse_avx_ops_ret.mmx_shift`.
-    pub const FP_SSE_AVX_OPS_RET_MMX_SHIFT: Event = Event::row(136);
-    /// `fp_sse_avx_ops_ret.mmx_mov`.
-    pub const FP_SSE_AVX_OPS_RET_MMX_MOV: Event = Event::row(137);
-    /// `fp_sse_avx_ops_ret.mmx_shuffle`.
-    pub const FP_SSE_AVX_OPS_RET_MMX_SHUFFLE: Event = Event::row(138);
-    /// `fp_sse_avx_ops_ret.mmx_vnni`.
-    pub const FP_SSE_AVX_OPS_RET_MMX_VNNI: Event = Event::row(139);
-    /// `fp_sse_avx_ops_ret.mmx_logical`.
-    pub const FP_SSE_AVX_OPS_RET_MMX_LOGICAL: Event = Event::row(140);
-    /// `fp_sse_avx_ops_ret.mmx_other`.
-    pub const FP_SSE_AVX_OPS_RET_MMX_OTHER: Event = Event::row(141);
-    /// `fp_sse_avx_ops_ret.mmx_all`.
-    pub const FP_SSE_AVX_OPS_RET_MMX_ALL: Event = Event::row(142);
-    /// `fp_sse_avx_ops_ret.sse_avx_add`.
-    pub const FP_SSE_AVX_OPS_RET_SSE_AVX_ADD: Event = Event::row(143);
-    /// `fp_sse_avx_ops_ret.sse_avx_sub`.
-    pub const FP_SSE_AVX_OPS_RET_SSE_AVX_SUB: Event = Event::row(144);
-    /// `fp_sse_avx_ops_ret.sse_avx_mul`.
-    pub const FP_SSE_AVX_OPS_RET_SSE_AVX_MUL: Event = Event::row(145);
-    /// `fp_sse_avx_ops_ret.sse_avx_mac`.
-    pub const FP_SSE_AVX_OPS_RET_SSE_AVX_MAC: Event = Event::row(146);
-    /// `fp_sse_avx_ops_ret.sse_avx_aes`.
-    pub const FP_SSE_AVX_OPS_RET_SSE_AVX_AES: Event = Event::row(147);
-    /// `fp_sse_avx_ops_ret.sse_avx_sha`.
-    pub const FP_SSE_AVX_OPS_RET_SSE_AVX_SHA: Event = Event::row(148);
-    /// `fp_sse_avx_ops_ret.sse_avx_cmp`.
-    pub const FP_SSE_AVX_OPS_RET_SSE_AVX_CMP: Event = Event::row(149);
-    /// `fp_sse_avx_ops_ret.sse_avx_cvt`.
-    pub const FP_SSE_AVX_OPS_RET_SSE_AVX_CVT: Event = Event::row(150);
-    /// `fp_sse_avx_ops_ret.sse_avx_shift`.
-    pub const FP_SSE_AVX_OPS_RET_SSE_AVX_SHIFT: Event = Event::row(151);
-    /// `fp_sse_avx_ops_ret.sse_avx_mov`.
-    pub const FP_SSE_AVX_OPS_RET_SSE_AVX_MOV: Event = Event::row(152);
-    /// `fp_sse_avx_ops_ret.sse_avx_shuffle`.
-    pub const FP_SSE_AVX_OPS_RET_SSE_AVX_SHUFFLE: Event = Event::row(153);
-    /// `fp_sse_avx_ops_ret.sse_avx_vnni`.
-    pub const FP_SSE_AVX_OPS_RET_SSE_AVX_VNNI: Event = Event::row(154);
-    /// `fp_sse_avx_ops_ret.sse_avx_logical`.
-    pub const FP_SSE_AVX_OPS_RET_SSE_AVX_LOGICAL: Event = Event::row(155);
-    /// `fp_sse_avx_ops_ret.sse_avx_other`.
-    pub const FP_SSE_AVX_OPS_RET_SSE_AVX_OTHER: Event = Event::row(156);
-    /// `fp_sse_avx_ops_ret.sse_avx_all`.
-    pub const FP_SSE_AVX_OPS_RET_SSE_AVX_ALL: Event = Event::row(157);
-    /// `fp_sse_avx_ops_ret.all`.
-    pub const FP_SSE_AVX_OPS_RET_ALL: Event = Event::row(158);
-    /// `fp_pack_ops_ret.fp128_add`.
-    pub const FP_PACK_OPS_RET_FP128_ADD: Event = Event::row(159);
-    /// `fp_pack_ops_ret.fp128_sub`.
-    pub const FP_PACK_OPS_RET_FP128_SUB: Event = Event::row(160);
-    /// `fp_pack_ops_ret.fp128_mul`.
-    pub const FP_PACK_OPS_RET_FP128_MUL: Event = Event::row(161);
-    /// `fp_pack_ops_ret.fp128_mac`.
-    pub const FP_PACK_OPS_RET_FP128_MAC: Event = Event::row(162);
-    /// `fp_pack_ops_ret.fp128_div`.
-    pub const FP_PACK_OPS_RET_FP128_DIV: Event = Event::row(163);
-    /// `fp_pack_ops_ret.fp128_sqrt`.
-    pub const FP_PACK_OPS_RET_FP128_SQRT: Event = Event::row(164);
-    /// `fp_pack_ops_ret.fp128_cmp`.
-    pub const FP_PACK_OPS_RET_FP128_CMP: Event = Event::row(165);
-    /// `fp_pack_ops_ret.fp128_cvt`.
-    pub const FP_PACK_OPS_RET_FP128_CVT: Event = Event::row(166);
-    /// `fp_pack_ops_ret.fp128_blend`.
-    pub const FP_PACK_OPS_RET_FP128_BLEND: Event = Event::row(167);
-    /// `fp_pack_ops_ret.fp128_mov`.
-    pub const FP_PACK_OPS_RET_FP128_MOV: Event = Event::row(168);
-    /// `fp_pack_ops_ret.fp128_shuffle`.
-    pub const FP_PACK_OPS_RET_FP128_SHUFFLE: Event = Event::row(169);
-    /// `fp_pack_ops_ret.fp128_bfloat`.
-    pub const FP_PACK_OPS_RET_FP128_BFLOAT: Event = Event::row(170);
-    /// `fp_pack_ops_ret.fp128_logical`.
-    pub const FP_PACK_OPS_RET_FP128_LOGICAL: Event = Event::row(171);
-    /// `fp_pack_ops_ret.fp128_other`.
-    pub const FP_PACK_OPS_RET_FP128_OTHER: Event = Event::row(172);
-    /// `fp_pack_ops_ret.fp128_all`.
-    pub const FP_PACK_OPS_RET_FP128_ALL: Event = Event::row(173);
-    /// `fp_pack_ops_ret.fp256_add`.
-    pub const FP_PACK_OPS_RET_FP256_ADD: Event = Event::row(174);
-    /// `fp_pack_ops_ret.fp256_sub`.
-    pub const FP_PACK_OPS_RET_FP256_SUB: Event = Event::row(175);
-    /// `fp_pack_ops_ret.fp256_mul`.
-    pub const FP_PACK_OPS_RET_FP256_MUL: Event = Event::row(176);
-    /// `fp_pack_ops_ret.fp256_mac`.
-    pub const FP_PACK_OPS_RET_FP256_MAC: Event = Event::row(177);
-    /// `fp_pack_ops_ret.fp256_div`.
-    pub const FP_PACK_OPS_RET_FP256_DIV: Event = Event::row(178);
-    /// `fp_pack_ops_ret.fp256_sqrt`.
-    pub const FP_PACK_OPS_RET_FP256_SQRT: Event = Event::row(179);
-    /// `fp_pack_ops_ret.fp256_cmp`.
-    pub const FP_PACK_OPS_RET_FP256_CMP: Event = Event::row(180);
-    /// `fp_pack_ops_ret.fp256_cvt`.
-    pub const FP_PACK_OPS_RET_FP256_CVT: Event = Event::row(181);
-    /// `fp_pack_ops_ret.fp256_blend`.
-    pub const FP_PACK_OPS_RET_FP256_BLEND: Event = Event::row(182);
-    /// `fp_pack_ops_ret.fp256_mov`.
-    pub const FP_PACK_OPS_RET_FP256_MOV: Event = Event::row(183);
-    /// `fp_pack_ops_ret.fp256_shuffle`.
-    pub const FP_PACK_OPS_RET_FP256_SHUFFLE: Event = Event::row(184);
-    /// `fp_pack_ops_ret.fp256_logical`.
-    pub const FP_PACK_OPS_RET_FP256_LOGICAL: Event = Event::row(185);
-    /// `fp_pack_ops_ret.fp256_other`.
-    pub const FP_PACK_OPS_RET_FP256_OTHER: Event = Event::row(186);
-    /// `fp_pack_ops_ret.fp256_all`.
-    pub const FP_PACK_OPS_RET_FP256_ALL: Event = Event::row(187);
-    /// `fp_pack_ops_ret.fp_all`.
-    pub const FP_PACK_OPS_RET_FP_ALL: Event = Event::row(188);
-    /// `fp_pack_int_ops_ret.int128_add`.
-    pub const FP_PACK_INT_OPS_RET_INT128_ADD: Event = Event::row(189);
-    /// `fp_pack_int_ops_ret.int128_sub`.
-    pub const FP_PACK_INT_OPS_RET_INT128_SUB: Event = Event::row(190);
-    /// `fp_pack_int_ops_ret.int128_mul`.
-    pub const FP_PACK_INT_OPS_RET_INT128_MUL: Event = Event::row(191);
-    /// `fp_pack_int_ops_ret.int128_mac`.
-    pub const FP_PACK_INT_OPS_RET_INT128_MAC: Event = Event::row(192);
-    /// `fp_pack_int_ops_ret.int128_aes`.
-    pub const FP_PACK_INT_OPS_RET_INT128_AES: Event = Event::row(193);
-    /// `fp_pack_int_ops_ret.int128_sha`.
-    pub const FP_PACK_INT_OPS_RET_INT128_SHA: Event = Event::row(194);
-    /// `fp_pack_int_ops_ret.int128_cmp`.
-    pub const FP_PACK_INT_OPS_RET_INT128_CMP: Event = Event::row(195);
-    /// `fp_pack_int_ops_ret.int128_cvt`.
-    pub const FP_PACK_INT_OPS_RET_INT128_CVT: Event = Event::row(196);
-    /// `fp_pack_int_ops_ret.int128_shift`.
-    pub const FP_PACK_INT_OPS_RET_INT128_SHIFT: Event = Event::row(197);
-    /// `fp_pack_int_ops_ret.int128_mov`.
-    pub const FP_PACK_INT_OPS_RET_INT128_MOV: Event = Event::row(198);
-    /// `fp_pack_int_ops_ret.int128_shuffle`.
-    pub const FP_PACK_INT_OPS_RET_INT128_SHUFFLE: Event = Event::row(199);
-    /// `fp_pack_int_ops_ret.int128_vnni`.
-    pub const FP_PACK_INT_OPS_RET_INT128_VNNI: Event = Event::row(200);
-    /// `fp_pack_int_ops_ret.int128_logical`.
-    pub const FP_PACK_INT_OPS_RET_INT128_LOGICAL: Event = Event::row(201);
-    /// `fp_pack_int_ops_ret.int128_other`.
-    pub const FP_PACK_INT_OPS_RET_INT128_OTHER: Event = Event::row(202);
-    /// `fp_pack_int_ops_ret.int128_all`.
-    pub const FP_PACK_INT_OPS_RET_INT128_ALL: Event = Event::row(203);
-    /// `fp_pack_int_ops_ret.int256_add`.
-    pub const FP_PACK_INT_OPS_RET_INT256_ADD: Event = Event::row(204);
-    /// `fp_pack_int_ops_ret.int256_sub`.
-    pub const FP_PACK_INT_OPS_RET_INT256_SUB: Event = Event::row(205);
-    /// `fp_pack_int_ops_ret.int256_mul`.
-    pub const FP_PACK_INT_OPS_RET_INT256_MUL: Event = Event::row(206);
-    /// `fp_pack_int_ops_ret.int256_mac`.
-    pub const FP_PACK_INT_OPS_RET_INT256_MAC: Event = Event::row(207);
-    /// `fp_pack_int_ops_ret.int256_cmp`.
-    pub const FP_PACK_INT_OPS_RET_INT256_CMP: Event = Event::row(208);
-    /// `fp_pack_int_ops_ret.int256_shift`.
-    pub const FP_PACK_INT_OPS_RET_INT256_SHIFT: Event = Event::row(209);
-    /// `fp_pack_int_ops_ret.int256_mov`.
-    pub const FP_PACK_INT_OPS_RET_INT256_MOV: Event = Event::row(210);
-    /// `fp_pack_int_ops_ret.int256_shuffle`.
-    pub const FP_PACK_INT_OPS_RET_INT256_SHUFFLE: Event = Event::row(211);
-    /// `fp_pack_int_ops_ret.int256_vnni`.
-    pub const FP_PACK_INT_OPS_RET_INT256_VNNI: Event = Event::row(212);
-    /// `fp_pack_int_ops_ret.int256_logical`.
-    pub const FP_PACK_INT_OPS_RET_INT256_LOGICAL: Event = Event::row(213);
-    /// `fp_pack_int_ops_ret.int256_other`.
-    pub const FP_PACK_INT_OPS_RET_INT256_OTHER: Event = Event::row(214);
-    /// `fp_pack_int_ops_ret.int256_all`.
-    pub const FP_PACK_INT_OPS_RET_INT256_ALL: Event = Event::row(215);
-    /// `fp_pack_int_ops_ret.int_all`.
-    pub const FP_PACK_INT_OPS_RET_INT_ALL: Event = Event::row(216);
-    /// `fp_disp_faults.x87_fill_fault`.
-    pub const FP_DISP_FAULTS_X87_FILL_FAULT: Event = Event::row(217);
-    /// `fp_disp_faults.xmm_fill_fault`.
-    pub const FP_DISP_FAULTS_XMM_FILL_FAULT: Event = Event::row(218);
-    /// `fp_disp_faults.ymm_fill_fault`.
-    pub const FP_DISP_FAULTS_YMM_FILL_FAULT: Event = Event::row(219);
-    /// `fp_disp_faults.ymm_spill_fault`.
-    pub const FP_DISP_FAULTS_YMM_SPILL_FAULT: Event = Event::row(220);
-    /// `fp_disp_faults.sse_avx_all`.
-    pub const FP_DISP_FAULTS_SSE_AVX_ALL: Event = Event::row(221);
-    /// `fp_disp_faults.all`.
-    pub const FP_DISP_FAULTS_ALL: Event = Event::row(222);
-    /// `fp_pack_512b_ops_ret.fp512_add`.
-    pub const FP_PACK_512B_OPS_RET_FP512_ADD: Event = Event::row(223);
-    /// `fp_pack_512b_ops_ret.fp512_sub`.
-    pub const FP_PACK_512B_OPS_RET_FP512_SUB: Event = Event::row(224);
-    /// `fp_pack_512b_ops_ret.fp512_mul`.
-    pub const FP_PACK_512B_OPS_RET_FP512_MUL: Event = Event::row(225);
-    /// `fp_pack_512b_ops_ret.fp512_mac`.
-    pub const FP_PACK_512B_OPS_RET_FP512_MAC: Event = Event::row(226);
-    /// `fp_pack_512b_ops_ret.fp512_div`.
-    pub const FP_PACK_512B_OPS_RET_FP512_DIV: Event = Event::row(227);
-    /// `fp_pack_512b_ops_ret.fp512_sqrt`.
-    pub const FP_PACK_512B_OPS_RET_FP512_SQRT: Event = Event::row(228);
-    /// `fp_pack_512b_ops_ret.fp512_cmp`.
-    pub const FP_PACK_512B_OPS_RET_FP512_CMP: Event = Event::row(229);
-    /// `fp_pack_512b_ops_ret.fp512_cvt`.
-    pub const FP_PACK_512B_OPS_RET_FP512_CVT: Event = Event::row(230);
-    /// `fp_pack_512b_ops_ret.fp512_blend`.
-    pub const FP_PACK_512B_OPS_RET_FP512_BLEND: Event = Event::row(231);
-    /// `fp_pack_512b_ops_ret.fp512_mov`.
-    pub const FP_PACK_512B_OPS_RET_FP512_MOV: Event = Event::row(232);
-    /// `fp_pack_512b_ops_ret.fp512_shuffle`.
-    pub const FP_PACK_512B_OPS_RET_FP512_SHUFFLE: Event = Event::row(233);
-    /// `fp_pack_512b_ops_ret.fp512_bfloat`.
-    pub const FP_PACK_512B_OPS_RET_FP512_BFLOAT: Event = Event::row(234);
-    /// `fp_pack_512b_ops_ret.fp512_logical`.
-    pub const FP_PACK_512B_OPS_RET_FP512_LOGICAL: Event = Event::row(235);
-    /// `fp_pack_512b_ops_ret.fp512_other`.
-    pub const FP_PACK_512B_OPS_RET_FP512_OTHER: Event = Event::row(236);
-    /// `fp_pack_512b_ops_ret.fp512_all`.
-    pub const FP_PACK_512B_OPS_RET_FP512_ALL: Event = Event::row(237);
-    /// `fp_pack_512b_ops_ret.int512_add`.
-    pub const FP_PACK_512B_OPS_RET_INT512_ADD: Event = Event::row(238);
-    /// `fp_pack_512b_ops_ret.int512_sub`.
-    pub const FP_PACK_512B_OPS_RET_INT512_SUB: Event = Event::row(239);
-    /// `fp_pack_512b_ops_ret.int512_mul`.
-    pub const FP_PACK_512B_OPS_RET_INT512_MUL: Event = Event::row(240);
-    /// `fp_pack_512b_ops_ret.int512_mac`.
-    pub const FP_PACK_512B_OPS_RET_INT512_MAC: Event = Event::row(241);
-    /// `fp_pack_512b_ops_ret.int512_aes`.
-    pub const FP_PACK_512B_OPS_RET_INT512_AES: Event = Event::row(242);
-    /// `fp_pack_512b_ops_ret.int512_sha`.
-    pub const FP_PACK_512B_OPS_RET_INT512_SHA: Event = Event::row(243);
-    /// `fp_pack_512b_ops_ret.int512_cmp`.
-    pub const FP_PACK_512B_OPS_RET_INT512_CMP: Event = Event::row(244);
-    /// `fp_pack_512b_ops_ret.int512_cvt`.
-    pub const FP_PACK_512B_OPS_RET_INT512_CVT: Event = Event::row(245);
-    /// `fp_pack_512b_ops_ret.int512_shift`.
-    pub const FP_PACK_512B_OPS_RET_INT512_SHIFT: Event = Event::row(246);
-    /// `fp_pack_512b_ops_ret.int512_mov`.
-    pub const FP_PACK_512B_OPS_RET_INT512_MOV: Event = Event::row(247);
-    /// `fp_pack_512b_ops_ret.int512_shuffle`.
-    pub const FP_PACK_512B_OPS_RET_INT512_SHUFFLE: Event = Event::row(248);
-    /// `fp_pack_512b_ops_ret.int512_vnni`.
-    pub const FP_PACK_512B_OPS_RET_INT512_VNNI: Event = Event::row(249);
-    /// `fp_pack_512b_ops_ret.int512_logical`.
-    pub const FP_PACK_512B_OPS_RET_INT512_LOGICAL: Event = Event::row(250);
-    /// `fp_pack_512b_ops_ret.int512_other`.
-    pub const FP_PACK_512B_OPS_RET_INT512_OTHER: Event = Event::row(251);
-    /// `fp_pack_512b_ops_ret.int512_all`.
-    pub const FP_PACK_512B_OPS_RET_INT512_ALL: Event = Event::row(252);
-    /// `fp_pack_512b_ops_ret.512b_all`.
-    pub const FP_PACK_512B_OPS_RET_512B_ALL: Event = Event::row(253);
-    /// `fp_nsq_read_stalls.fp_prf`.
-    pub const FP_NSQ_READ_STALLS_FP_PRF: Event = Event::row(254);
-    /// `fp_nsq_read_stalls.k_prf`.
-    pub const FP_NSQ_READ_STALLS_K_PRF: Event = Event::row(255);
-    /// `fp_nsq_read_stalls.fp_sq`.
-    pub const FP_NSQ_READ_STALLS_FP_SQ: Event = Event::row(256);
-    /// `fp_nsq_read_stalls.all`.
-    pub const FP_NSQ_READ_STALLS_ALL: Event = Event::row(257);
-    /// `ic_cache_fill_l2`.
-    pub const IC_CACHE_FILL_L2: Event = Event::row(258);
-    /// `ic_cache_fill_sys`.
-    pub const IC_CACHE_FILL_SYS: Event = Event::row(259);
-    /// `ic_fetch_ibs_events.tagged`.
-    pub const IC_FETCH_IBS_EVENTS_TAGGED: Event = Event::row(260);
-    /// `ic_fetch_ibs_events.filtered`.
-    pub const IC_FETCH_IBS_EVENTS_FILTERED: Event = Event::row(261);
-    /// `ic_fetch_ibs_events.valid`.
-    pub const IC_FETCH_IBS_EVENTS_VALID: Event = Event::row(262);
-    /// `op_cache_hit_miss.hit`.
-    pub const OP_CACHE_HIT_MISS_HIT: Event = Event::row(263);
-    /// `op_cache_hit_miss.miss`.
-    pub const OP_CACHE_HIT_MISS_MISS: Event = Event::row(264);
-    /// `op_cache_hit_miss.all`.
-    pub const OP_CACHE_HIT_MISS_ALL: Event = Event::row(265);
-    /// `ic_fills_from_sys.local_l2`.
-    pub const IC_FILLS_FROM_SYS_LOCAL_L2: Event = Event::row(266);
-    /// `ic_fills_from_sys.local_ccx`.
-    pub const IC_FILLS_FROM_SYS_LOCAL_CCX: Event = Event::row(267);
-    /// `ic_fills_from_sys.local_all`.
-    pub const IC_FILLS_FROM_SYS_LOCAL_ALL: Event = Event::row(268);
-    /// `ic_fills_from_sys.near_cache`.
-    pub const IC_FILLS_FROM_SYS_NEAR_CACHE: Event = Event::row(269);
-    /// `ic_fills_from_sys.dram_io_near`.
-    pub const IC_FILLS_FROM_SYS_DRAM_IO_NEAR: Event = Event::row(270);
-    /// `ic_fills_from_sys.far_cache`.
-    pub const IC_FILLS_FROM_SYS_FAR_CACHE: Event = Event::row(271);
-    /// `ic_fills_from_sys.remote_cache`.
-    pub const IC_FILLS_FROM_SYS_REMOTE_CACHE: Event = Event::row(272);
-    /// `ic_fills_from_sys.dram_io_far`.
-    pub const IC_FILLS_FROM_SYS_DRAM_IO_FAR: Event = Event::row(273);
-    /// `ic_fills_from_sys.dram_io_all`.
-    pub const IC_FILLS_FROM_SYS_DRAM_IO_ALL: Event = Event::row(274);
-    /// `ic_fills_from_sys.far_all`.
-    pub const IC_FILLS_FROM_SYS_FAR_ALL: Event = Event::row(275);
-    /// `ic_fills_from_sys.alt_mem`.
-    pub const IC_FILLS_FROM_SYS_ALT_MEM: Event = Event::row(276);
-    /// `ic_fills_from_sys.all`.
-    pub const IC_FILLS_FROM_SYS_ALL: Event = Event::row(277);
-    /// `l2_request_g1.group2`.
-    pub const L2_REQUEST_G1_GROUP2: Event = Event::row(278);
-    /// `l2_request_g1.l2_hwpf`.
-    pub const L2_REQUEST_G1_L2_HWPF: Event = Event::row(279);
-    /// `l2_request_g1.prefetch_l2_cmd`.
-    pub const L2_REQUEST_G1_PREFETCH_L2_CMD: Event = Event::row(280);
-    /// `l2_request_g1.cacheable_ic_read`.
-    pub const L2_REQUEST_G1_CACHEABLE_IC_READ: Event = Event::row(281);
-    /// `l2_request_g1.ls_rd_blk_c_s`.
-    pub const L2_REQUEST_G1_LS_RD_BLK_C_S: Event = Event::row(282);
-    /// `l2_request_g1.rd_blk_x`.
-    pub const L2_REQUEST_G1_RD_BLK_X: Event = Event::row(283);
-    /// `l2_request_g1.rd_blk_l`.
-    pub const L2_REQUEST_G1_RD_BLK_L: Event = Event::row(284);
-    /// `l2_request_g1.dc_all`.
-    pub const L2_REQUEST_G1_DC_ALL: Event = Event::row(285);
-    /// `l2_request_g1.no_pf_all`.
-    pub const L2_REQUEST_G1_NO_PF_ALL: Event = Event::row(286);
-    /// `l2_request_g1.all`.
-    pub const L2_REQUEST_G1_ALL: Event = Event::row(287);
-    /// `l2_request_g2.ls_rd_sized_nc`.
-    pub const L2_REQUEST_G2_LS_RD_SIZED_NC: Event = Event::row(288);
-    /// `l2_request_g2.ls_rd_sized`.
-    pub const L2_REQUEST_G2_LS_RD_SIZED: Event = Event::row(289);
-    /// `l2_request_g2.all`.
-    pub const L2_REQUEST_G2_ALL: Event = Event::row(290);
-    /// `l2_wcb_req.wcb_close`.
-    pub const L2_WCB_REQ_WCB_CLOSE: Event = Event::row(291);
-    /// `l2_cache_req_stat.ic_fill_miss`.
-    pub const L2_CACHE_REQ_STAT_IC_FILL_MISS: Event = Event::row(292);
-    /// `l2_cache_req_stat.ic_fill_hit_s`.
-    pub const L2_CACHE_REQ_STAT_IC_FILL_HIT_S: Event = Event::row(293);
-    /// `l2_cache_req_stat.ic_fill_hit_x`.
-    pub const L2_CACHE_REQ_STAT_IC_FILL_HIT_X: Event = Event::row(294);
-    /// `l2_cache_req_stat.ic_hit_in_l2`.
-    pub const L2_CACHE_REQ_STAT_IC_HIT_IN_L2: Event = Event::row(295);
-    /// `l2_cache_req_stat.ic_access_in_l2`.
-    pub const L2_CACHE_REQ_STAT_IC_ACCESS_IN_L2: Event = Event::row(296);
-    /// `l2_cache_req_stat.ls_rd_blk_c`.
-    pub const L2_CACHE_REQ_STAT_LS_RD_BLK_C: Event = Event::row(297);
-    /// `l2_cache_req_stat.ic_dc_miss_in_l2`.
-    pub const L2_CACHE_REQ_STAT_IC_DC_MISS_IN_L2: Event = Event::row(298);
-    /// `l2_cache_req_stat.ls_rd_blk_x`.
-    pub const L2_CACHE_REQ_STAT_LS_RD_BLK_X: Event = Event::row(299);
-    /// `l2_cache_req_stat.ls_rd_blk_l_hit_s`.
-    pub const L2_CACHE_REQ_STAT_LS_RD_BLK_L_HIT_S: Event = Event::row(300);
-    /// `l2_cache_req_stat.ls_rd_blk_l_hit_x`.
-    pub const L2_CACHE_REQ_STAT_LS_RD_BLK_L_HIT_X: Event = Event::row(301);
-    /// `l2_cache_req_stat.ls_rd_blk_cs`.
-    pub const L2_CACHE_REQ_STAT_LS_RD_BLK_CS: Event = Event::row(302);
-    /// `l2_cache_req_stat.dc_hit_in_l2`.
-    pub const L2_CACHE_REQ_STAT_DC_HIT_IN_L2: Event = Event::row(303);
-    /// `l2_cache_req_stat.ic_dc_hit_in_l2`.
-    pub const L2_CACHE_REQ_STAT_IC_DC_HIT_IN_L2: Event = Event::row(304);
-    /// `l2_cache_req_stat.dc_access_in_l2`.
-    pub const L2_CACHE_REQ_STAT_DC_ACCESS_IN_L2: Event = Event::row(305);
-    /// `l2_cache_req_stat.all`.
-    pub const L2_CACHE_REQ_STAT_ALL: Event = Event::row(306);
-    /// `l2_pf_hit_l2.l2_hwpf`.
-    pub const L2_PF_HIT_L2_L2_HWPF: Event = Event::row(307);
-    /// `l2_pf_hit_l2.l1_dc_hwpf`.
-    pub const L2_PF_HIT_L2_L1_DC_HWPF: Event = Event::row(308);
-    /// `l2_pf_hit_l2.l1_dc_l2_hwpf`.
-    pub const L2_PF_HIT_L2_L1_DC_L2_HWPF: Event = Event::row(309);
-    /// `l2_pf_miss_l2_hit_l3.l2_hwpf`.
-    pub const L2_PF_MISS_L2_HIT_L3_L2_HWPF: Event = Event::row(310);
-    /// `l2_pf_miss_l2_hit_l3.l1_dc_hwpf`.
-    pub const L2_PF_MISS_L2_HIT_L3_L1_DC_HWPF: Event = Event::row(311);
-    /// `l2_pf_miss_l2_hit_l3.l1_dc_l2_hwpf`.
-    pub const L2_PF_MISS_L2_HIT_L3_L1_DC_L2_HWPF: Event = Event::row(312);
-    /// `l2_pf_miss_l2_l3.l2_hwpf`.
-    pub const L2_PF_MISS_L2_L3_L2_HWPF: Event = Event::row(313);
-    /// `l2_pf_miss_l2_l3.l1_dc_hwpf`.
-    pub const L2_PF_MISS_L2_L3_L1_DC_HWPF: Event = Event::row(314);
-    /// `l2_pf_miss_l2_l3.l1_dc_l2_hwpf`.
-    pub const L2_PF_MISS_L2_L3_L1_DC_L2_HWPF: Event = Event::row(315);
-    /// `l2_fill_rsp_src.local_ccx`.
-    pub const L2_FILL_RSP_SRC_LOCAL_CCX: Event = Event::row(316);
-    /// `l2_fill_rsp_src.near_cache`.
-    pub const L2_FILL_RSP_SRC_NEAR_CACHE: Event = Event::row(317);
-    /// `l2_fill_rsp_src.dram_io_near`.
-    pub const L2_FILL_RSP_SRC_DRAM_IO_NEAR: Event = Event::row(318);
-    /// `l2_fill_rsp_src.far_cache`.
-    pub const L2_FILL_RSP_SRC_FAR_CACHE: Event = Event::row(319);
-    /// `l2_fill_rsp_src.dram_io_far`.
-    pub const L2_FILL_RSP_SRC_DRAM_IO_FAR: Event = Event::row(320);
-    /// `l2_fill_rsp_src.dram_io_all`.
-    pub const L2_FILL_RSP_SRC_DRAM_IO_ALL: Event = Event::row(321);
-    /// `l2_fill_rsp_src.far_all`.
-    pub const L2_FILL_RSP_SRC_FAR_ALL: Event = Event::row(322);
-    /// `l2_fill_rsp_src.alt_mem`.
-    pub const L2_FILL_RSP_SRC_ALT_MEM: Event = Event::row(323);
-    /// `l2_fill_rsp_src.all`.
-    pub const L2_FILL_RSP_SRC_ALL: Event = Event::row(324);
-    /// `l2_sys_bw.local_dram_fill`.
-    pub const L2_SYS_BW_LOCAL_DRAM_FILL: Event = Event::row(325);
-    /// `l2_sys_bw.remote_dram_fill`.
-    pub const L2_SYS_BW_REMOTE_DRAM_FILL: Event = Event::row(326);
-    /// `l2_sys_bw.nt_write`.
-    pub const L2_SYS_BW_NT_WRITE: Event = Event::row(327);
-    /// `l2_sys_bw.local_scm_fill`.
-    pub const L2_SYS_BW_LOCAL_SCM_FILL: Event = Event::row(328);
-    /// `l2_sys_bw.remote_scm_fill`.
-    pub const L2_SYS_BW_REMOTE_SCM_FILL: Event = Event::row(329);
-    /// `l2_sys_bw.victim`.
-    pub const L2_SYS_BW_VICTIM: Event = Event::row(330);
-    /// `l2_sys_bw.all`.
-    pub const L2_SYS_BW_ALL: Event = Event::row(331);
-    /// `ls_bad_status2.stli_other`.
-    pub const LS_BAD_STATUS2_STLI_OTHER: Event = Event::row(332);
-    /// `ls_locks.bus_lock`.
-    pub const LS_LOCKS_BUS_LOCK: Event = Event::row(333);
-    /// `ls_locks.all`.
-    pub const LS_LOCKS_ALL: Event = Event::row(334);
-    /// `ls_ret_cl_flush`.
-    pub const LS_RET_CL_FLUSH: Event = Event::row(335);
-    /// `ls_ret_cpuid`.
-    pub const LS_RET_CPUID: Event = Event::row(336);
-    /// `ls_dispatch.pure_ld`.
-    pub const LS_DISPATCH_PURE_LD: Event = Event::row(337);
-    /// `ls_dispatch.pure_st`.
-    pub const LS_DISPATCH_PURE_ST: Event = Event::row(338);
-    /// `ls_dispatch.ld_st`.
-    pub const LS_DISPATCH_LD_ST: Event = Event::row(339);
-    /// `ls_dispatch.all`.
-    pub const LS_DISPATCH_ALL: Event = Event::row(340);
-    /// `ls_smi_rx`.
-    pub const LS_SMI_RX: Event = Event::row(341);
-    /// `ls_int_taken`.
-    pub const LS_INT_TAKEN: Event = Event::row(342);
-    /// `ls_stlf`.
-    pub const LS_STLF: Event = Event::row(343);
-    /// `ls_st_commit_cancel.older_st_vis_dep`.
-    pub const LS_ST_COMMIT_CANCEL_OLDER_ST_VIS_DEP: Event = Event::row(344);
-    /// `ls_mab_alloc.ls`.
-    pub const LS_MAB_ALLOC_LS: Event = Event::row(345);
-    /// `ls_mab_alloc.hwpf`.
-    pub const LS_MAB_ALLOC_HWPF: Event = Event::row(346);
-    /// `ls_mab_alloc.all`.
-    pub const LS_MAB_ALLOC_ALL: Event = Event::row(347);
-    /// `ls_dmnd_fills_from_sys.local_l2`.
-    pub const LS_DMND_FILLS_FROM_SYS_LOCAL_L2: Event = Event::row(348);
-    /// `ls_dmnd_fills_from_sys.local_ccx`.
-    pub const LS_DMND_FILLS_FROM_SYS_LOCAL_CCX: Event = Event::row(349);
-    /// `ls_dmnd_fills_from_sys.local_all`.
-    pub const LS_DMND_FILLS_FROM_SYS_LOCAL_ALL: Event = Event::row(350);
-    /// `ls_dmnd_fills_from_sys.near_cache`.
-    pub const LS_DMND_FILLS_FROM_SYS_NEAR_CACHE: Event = Event::row(351);
-    /// `ls_dmnd_fills_from_sys.dram_io_near`.
-    pub const LS_DMND_FILLS_FROM_SYS_DRAM_IO_NEAR: Event = Event::row(352);
-    /// `ls_dmnd_fills_from_sys.far_cache`.
-    pub const LS_DMND_FILLS_FROM_SYS_FAR_CACHE: Event = Event::row(353);
-    /// `ls_dmnd_fills_from_sys.remote_cache`.
-    pub const LS_DMND_FILLS_FROM_SYS_REMOTE_CACHE: Event = Event::row(354);
-    /// `ls_dmnd_fills_from_sys.dram_io_far`.
-    pub const LS_DMND_FILLS_FROM_SYS_DRAM_IO_FAR: Event = Event::row(355);
-    /// `ls_dmnd_fills_from_sys.dram_io_all`.
-    pub const LS_DMND_FILLS_FROM_SYS_DRAM_IO_ALL: Event = Event::row(356);
-    /// `ls_dmnd_fills_from_sys.far_all`.
-    pub const LS_DMND_FILLS_FROM_SYS_FAR_ALL: Event = Event::row(357);
-    /// `ls_dmnd_fills_from_sys.alt_mem`.
-    pub const LS_DMND_FILLS_FROM_SYS_ALT_MEM: Event = Event::row(358);
-    /// `ls_dmnd_fills_from_sys.all`.
-    pub const LS_DMND_FILLS_FROM_SYS_ALL: Event = Event::row(359);
-    /// `ls_any_fills_from_sys.local_l2`.
-    pub const LS_ANY_FILLS_FROM_SYS_LOCAL_L2: Event = Event::row(360);
-    /// `ls_any_fills_from_sys.local_ccx`.
-    pub const LS_ANY_FILLS_FROM_SYS_LOCAL_CCX: Event = Event::row(361);
-    /// `ls_any_fills_from_sys.local_all`.
-    pub const LS_ANY_FILLS_FROM_SYS_LOCAL_ALL: Event = Event::row(362);
-    /// `ls_any_fills_from_sys.near_cache`.
-    pub const LS_ANY_FILLS_FROM_SYS_NEAR_CACHE: Event = Event::row(363);
-    /// `ls_any_fills_from_sys.dram_io_near`.
-    pub const LS_ANY_FILLS_FROM_SYS_DRAM_IO_NEAR: Event = Event::row(364);
-    /// `ls_any_fills_from_sys.far_cache`.
-    pub const LS_ANY_FILLS_FROM_SYS_FAR_CACHE: Event = Event::row(365);
-    /// `ls_any_fills_from_sys.remote_cache`.
-    pub const LS_ANY_FILLS_FROM_SYS_REMOTE_CACHE: Event = Event::row(366);
-    /// `ls_any_fills_from_sys.dram_io_far`.
-    pub const LS_ANY_FILLS_FROM_SYS_DRAM_IO_FAR: Event = Event::row(367);
-    /// `ls_any_fills_from_sys.dram_io_all`.
-    pub const LS_ANY_FILLS_FROM_SYS_DRAM_IO_ALL: Event = Event::row(368);
-    /// `ls_any_fills_from_sys.far_all`.
-    pub const LS_ANY_FILLS_FROM_SYS_FAR_ALL: Event = Event::row(369);
-    /// `ls_any_fills_from_sys.alt_mem`.
-    pub const LS_ANY_FILLS_FROM_SYS_ALT_MEM: Event = Event::row(370);
-    /// `ls_any_fills_from_sys.all`.
-    pub const LS_ANY_FILLS_FROM_SYS_ALL: Event = Event::row(371);
-    /// `ls_l1_d_tlb_miss.tlb_reload_4k_l2_hit`.
-    pub const LS_L1_D_TLB_MISS_TLB_RELOAD_4K_L2_HIT: Event = Event::row(372);
-    /// `ls_l1_d_tlb_miss.tlb_reload_coalesced_page_hit`.
-    pub const LS_L1_D_TLB_MISS_TLB_RELOAD_COALESCED_PAGE_HIT: Event = Event::row(373);
-    /// `ls_l1_d_tlb_miss.tlb_reload_2m_l2_hit`.
-    pub const LS_L1_D_TLB_MISS_TLB_RELOAD_2M_L2_HIT: Event = Event::row(374);
-    /// `ls_l1_d_tlb_miss.tlb_reload_1g_l2_hit`.
-    pub const LS_L1_D_TLB_MISS_TLB_RELOAD_1G_L2_HIT: Event = Event::row(375);
-    /// `ls_l1_d_tlb_miss.tlb_reload_4k_l2_miss`.
-    pub const LS_L1_D_TLB_MISS_TLB_RELOAD_4K_L2_MISS: Event = Event::row(376);
-    /// `ls_l1_d_tlb_miss.tlb_reload_coalesced_page_miss`.
-    pub const LS_L1_D_TLB_MISS_TLB_RELOAD_COALESCED_PAGE_MISS: Event = Event::row(377);
-    /// `ls_l1_d_tlb_miss.tlb_reload_2m_l2_miss`.
-    pub const LS_L1_D_TLB_MISS_TLB_RELOAD_2M_L2_MISS: Event = Event::row(378);
-    /// `ls_l1_d_tlb_miss.tlb_reload_1g_l2_miss`.
-    pub const LS_L1_D_TLB_MISS_TLB_RELOAD_1G_L2_MISS: Event = Event::row(379);
-    /// `ls_l1_d_tlb_miss.l2_miss_all`.
-    pub const LS_L1_D_TLB_MISS_L2_MISS_ALL: Event = Event::row(380);
-    /// `ls_l1_d_tlb_miss.all`.
-    pub const LS_L1_D_TLB_MISS_ALL: Event = Event::row(381);
-    /// `ls_misal_loads.ma64`.
-    pub const LS_MISAL_LOADS_MA64: Event = Event::row(382);
-    /// `ls_misal_loads.ma4k`.
-    pub const LS_MISAL_LOADS_MA4K: Event = Event::row(383);
-    /// `ls_pref_instr_disp.prefetch`.
-    pub const LS_PREF_INSTR_DISP_PREFETCH: Event = Event::row(384);
-    /// `ls_pref_instr_disp.prefetch_w`.
-    pub const LS_PREF_INSTR_DISP_PREFETCH_W: Event = Event::row(385);
-    /// `ls_pref_instr_disp.prefetch_nta`.
-    pub const LS_PREF_INSTR_DISP_PREFETCH_NTA: Event = Event::row(386);
-    /// `ls_pref_instr_disp.all`.
-    pub const LS_PREF_INSTR_DISP_ALL: Event = Event::row(387);
-    /// `wcb_close.full_line_64b`.
-    pub const WCB_CLOSE_FULL_LINE_64B: Event = Event::row(388);
-    /// `ls_inef_sw_pref.dc_hit`.
-    pub const LS_INEF_SW_PREF_DC_HIT: Event = Event::row(389);
-    /// `ls_inef_sw_pref.mab_hit`.
-    pub const LS_INEF_SW_PREF_MAB_HIT: Event = Event::row(390);
-    /// `ls_inef_sw_pref.all`.
-    pub const LS_INEF_SW_PREF_ALL: Event = Event::row(391);
-    /// `ls_sw_pf_dc_fills.local_l2`.
-    pub const LS_SW_PF_DC_FILLS_LOCAL_L2: Event = Event::row(392);
-    /// `ls_sw_pf_dc_fills.local_ccx`.
-    pub const LS_SW_PF_DC_FILLS_LOCAL_CCX: Event = Event::row(393);
-    /// `ls_sw_pf_dc_fills.local_all`.
-    pub const LS_SW_PF_DC_FILLS_LOCAL_ALL: Event = Event::row(394);
-    /// `ls_sw_pf_dc_fills.near_cache`.
-    pub const LS_SW_PF_DC_FILLS_NEAR_CACHE: Event = Event::row(395);
-    /// `ls_sw_pf_dc_fills.dram_io_near`.
-    pub const LS_SW_PF_DC_FILLS_DRAM_IO_NEAR: Event = Event::row(396);
-    /// `ls_sw_pf_dc_fills.far_cache`.
-    pub const LS_SW_PF_DC_FILLS_FAR_CACHE: Event = Event::row(397);
-    /// `ls_sw_pf_dc_fills.remote_cache`.
-    pub const LS_SW_PF_DC_FILLS_REMOTE_CACHE: Event = Event::row(398);
-    /// `ls_sw_pf_dc_fills.dram_io_far`.
-    pub const LS_SW_PF_DC_FILLS_DRAM_IO_FAR: Event = Event::row(399);
-    /// `ls_sw_pf_dc_fills.dram_io_all`.
-    pub const LS_SW_PF_DC_FILLS_DRAM_IO_ALL: Event = Event::row(400);
-    /// `ls_sw_pf_dc_fills.far_all`.
-    pub const LS_SW_PF_DC_FILLS_FAR_ALL: Event = Event::row(401);
-    /// `ls_sw_pf_dc_fills.alt_mem`.
-    pub const LS_SW_PF_DC_FILLS_ALT_MEM: Event = Event::row(402);
-    /// `ls_sw_pf_dc_fills.all`.
-    pub const LS_SW_PF_DC_FILLS_ALL: Event = Event::row(403);
-    /// `ls_hw_pf_dc_fills.local_l2`.
-    pub const LS_HW_PF_DC_FILLS_LOCAL_L2: Event = Event::row(404);
-    /// `ls_hw_pf_dc_fills.local_ccx`.
-    pub const LS_HW_PF_DC_FILLS_LOCAL_CCX: Event = Event::row(405);
-    /// `ls_hw_pf_dc_fills.local_all`.
-    pub const LS_HW_PF_DC_FILLS_LOCAL_ALL: Event = Event::row(406);
-    /// `ls_hw_pf_dc_fills.near_cache`.
-    pub const LS_HW_PF_DC_FILLS_NEAR_CACHE: Event = Event::row(407);
-    /// `ls_hw_pf_dc_fills.dram_io_near`.
-    pub const LS_HW_PF_DC_FILLS_DRAM_IO_NEAR: Event = Event::row(408);
-    /// `ls_hw_pf_dc_fills.far_cache`.
-    pub const LS_HW_PF_DC_FILLS_FAR_CACHE: Event = Event::row(409);
-    /// `ls_hw_pf_dc_fills.remote_cache`.
-    pub const LS_HW_PF_DC_FILLS_REMOTE_CACHE: Event = Event::row(410);
-    /// `ls_hw_pf_dc_fills.dram_io_far`.
-    pub const LS_HW_PF_DC_FILLS_DRAM_IO_FAR: Event = Event::row(411);
-    /// `ls_hw_pf_dc_fills.dram_io_all`.
-    pub const LS_HW_PF_DC_FILLS_DRAM_IO_ALL: Event = Event::row(412);
-    /// `ls_hw_pf_dc_fills.far_all`.
-    pub const LS_HW_PF_DC_FILLS_FAR_ALL: Event = Event::row(413);
-    /// `ls_hw_pf_dc_fills.alt_mem`.
-    pub const LS_HW_PF_DC_FILLS_ALT_MEM: Event = Event::row(414);
-    /// `ls_hw_pf_dc_fills.all`.
-    pub const LS_HW_PF_DC_FILLS_ALL: Event = Event::row(415);
-    /// `ls_alloc_mab_count`.
-    pub const LS_ALLOC_MAB_COUNT: Event = Event::row(416);
-    /// `ls_not_halted_cyc`.
-    pub const LS_NOT_HALTED_CYC: Event = Event::row(417);
-    /// `ls_tlb_flush.all`.
-    pub const LS_TLB_FLUSH_ALL: Event = Event::row(418);
-    /// `ls_not_halted_p0_cyc.p0_freq_cyc`.
-    pub const LS_NOT_HALTED_P0_CYC_P0_FREQ_CYC: Event = Event::row(419);
 
     /// Every event of the unit.
     pub const ALL: &'static [Event] = &{
@@ -979,430 +139,433 @@ impl Event {
     }
 }
 
-/// The events, row n for `Event::row(n)`: `ev(name, event select, umask, counters)` (bit n
-/// of counters: counter n may count it) and what else each sets.
-const EVENT_ROWS: &[EventRow] = &[
-    ev("bp_l1_tlb_miss_l2_tlb_hit", 0x84, 0x00, 0b111111),
-    ev("bp_l1_tlb_miss_l2_tlb_miss.if4k", 0x85, 0x01, 0b111111),
-    ev("bp_l1_tlb_miss_l2_tlb_miss.if2m", 0x85, 0x02, 0b111111),
-    ev("bp_l1_tlb_miss_l2_tlb_miss.if1g", 0x85, 0x04, 0b111111),
-    ev("bp_l1_tlb_miss_l2_tlb_miss.coalesced_4k", 0x85, 0x08, 0b111111),
-    ev("bp_l1_tlb_miss_l2_tlb_miss.all", 0x85, 0x0f, 0b111111),
-    ev("bp_pipe_correct", 0x8b, 0x00, 0b111111),
-    ev("bp_var_target_pred", 0x8e, 0x00, 0b111111),
-    ev("bp_early_redir", 0x91, 0x00, 0b111111),
-    ev("bp_l1_tlb_fetch_hit.if4k", 0x94, 0x01, 0b111111),
-    ev("bp_l1_tlb_fetch_hit.if2m", 0x94, 0x02, 0b111111),
-    ev("bp_l1_tlb_fetch_hit.if1g", 0x94, 0x04, 0b111111),
-    ev("bp_l1_tlb_fetch_hit.all", 0x94, 0x07, 0b111111),
-    ev("bp_fe_redir.resync", 0x9f, 0x01, 0b111111),
-    ev("bp_fe_redir.ex_redir", 0x9f, 0x02, 0b111111),
-    ev("bp_fe_redir.all", 0x9f, 0x00, 0b111111),
-    ev("de_op_queue_empty", 0xa9, 0x00, 0b111111),
-    ev("de_src_op_disp.x86_decoder", 0xaa, 0x01, 0b111111),
-    ev("de_src_op_disp.op_cache", 0xaa, 0x02, 0b111111),
-    ev("de_src_op_disp.all", 0xaa, 0x07, 0b111111),
-    ev("de_dis_ops_from_decoder.any_fp", 0xab, 0x04, 0b111111),
-    ev("de_dis_ops_from_decoder.any_int", 0xab, 0x08, 0b111111),
-    ev("de_disp_stall_cycles_dynamic_tokens_part1.int_phy_reg_file_rsrc_stall", 0xae, 0x01, 0b111111),
-    ev("de_dispatch_stall_cycle_dynamic_tokens_part1.load_queue_rsrc_stall", 0xae, 0x02, 0b111111),
-    ev("de_dispatch_stall_cycle_dynamic_tokens_part1.store_queue_rsrc_stall", 0xae, 0x04, 0b111111),
-    ev("de_dispatch_stall_cycle_dynamic_tokens_part1.taken_brnch_buffer_rsrc", 0xae, 0x10, 0b111111),
-    ev("de_dispatch_stall_cycle_dynamic_tokens_part1.fp_sch_rsrc_stall", 0xae, 0x40, 0b111111),
-    ev("de_dispatch_stall_cycle_dynamic_tokens_part2.int_sq0", 0xaf, 0x01, 0b111111),
-    ev("de_dispatch_stall_cycle_dynamic_tokens_part2.int_sq1", 0xaf, 0x02, 0b111111),
-    ev("de_dispatch_stall_cycle_dynamic_tokens_part2.int_sq2", 0xaf, 0x04, 0b111111),
-    ev("de_dispatch_stall_cycle_dynamic_tokens_part2.int_sq3", 0xaf, 0x08, 0b111111),
-    ev("de_dispatch_stall_cycle_dynamic_tokens_part2.int_sq4", 0xaf, 0x10, 0b111111),
-    ev("de_dispatch_stall_cycle_dynamic_tokens_part2.int_sq5", 0xaf, 0x20, 0b111111),
-    ev("de_dispatch_stall_cycle_dynamic_tokens_part2.ret_q", 0xaf, 0x80, 0b111111),
-    ev("de_dispatch_stall_cycle_dynamic_tokens_part2.all", 0xaf, 0xbf, 0b111111),
-    ev("de_no_dispatch_per_slot.no_ops_from_frontend", 0x1a0, 0x01, 0b111111),
-    ev("de_no_dispatch_per_slot.backend_stalls", 0x1a0, 0x1e, 0b111111),
-    ev("de_no_dispatch_per_slot.smt_contention", 0x1a0, 0x60, 0b111111),
-    ev("de_additional_resource_stalls.dispatch_stalls", 0x1a2, 0x30, 0b111111),
-    ev("ex_ret_instr", 0xc0, 0x00, 0b111111),
-    ev("ex_ret_ops", 0xc1, 0x00, 0b111111),
-    ev("ex_ret_brn", 0xc2, 0x00, 0b111111),
-    ev("ex_ret_brn_misp", 0xc3, 0x00, 0b111111),
-    ev("ex_ret_brn_tkn", 0xc4, 0x00, 0b111111),
-    ev("ex_ret_brn_tkn_misp", 0xc5, 0x00, 0b111111),
-    ev("ex_ret_brn_far", 0xc6, 0x00, 0b111111),
-    ev("ex_ret_near_ret", 0xc8, 0x00, 0b111111),
-    ev("ex_ret_near_ret_mispred", 0xc9, 0x00, 0b111111),
-    ev("ex_ret_brn_ind_misp", 0xca, 0x00, 0b111111),
-    ev("ex_ret_brn_ind", 0xcc, 0x00, 0b111111),
-    ev("ex_ret_brn_cond", 0xd1, 0x00, 0b111111),
-    ev("ex_div_busy", 0xd3, 0x00, 0b111111),
-    ev("ex_div_count", 0xd4, 0x00, 0b111111),
-    ev("ex_no_retire.empty", 0xd6, 0x01, 0b111111),
-    ev("ex_no_retire.not_complete", 0xd6, 0x02, 0b111111),
-    ev("ex_no_retire.other", 0xd6, 0x08, 0b111111),
-    ev("ex_no_retire.thread_not_selected", 0xd6, 0x10, 0b111111),
-    ev("ex_no_retire.load_not_complete", 0xd6, 0xa2, 0b111111),
-    ev("ex_ret_ucode_instr", 0x1c1, 0x00, 0b111111),
-    ev("ex_ret_ucode_ops", 0x1c2, 0x00, 0b111111),
-    ev("ex_ret_brn_cond_misp", 0x1c7, 0x00, 0b111111),
-    ev("ex_ret_brn_uncond_ind_near_misp", 0x1c8, 0x00, 0b111111),
-    ev("ex_ret_brn_uncond", 0x1c9, 0x00, 0b111111),
-    ev("ex_tagged_ibs_ops.tagged", 0x1cf, 0x01, 0b111111),
-    ev("ex_tagged_ibs_ops.tagged_ret", 0x1cf, 0x02, 0b111111),
-    ev("ex_tagged_ibs_ops.rollovers", 0x1cf, 0x04, 0b111111),
-    ev("ex_tagged_ibs_ops.filtered", 0x1cf, 0x08, 0b111111),
-    ev("ex_tagged_ibs_ops.valid", 0x1cf, 0x10, 0b111111),
-    ev("ex_ret_fused_instr", 0x1d0, 0x00, 0b111111),
-    ev("ex_mprof_ibs_ops.tagged", 0x2c0, 0x01, 0b111111),
-    ev("ex_mprof_ibs_ops.tagged_ret", 0x2c0, 0x02, 0b111111),
-    ev("ex_mprof_ibs_ops.rollovers", 0x2c0, 0x04, 0b111111),
-    ev("ex_mprof_ibs_ops.filtered", 0x2c0, 0x08, 0b111111),
-    ev("ex_mprof_ibs_ops.valid", 0x2c0, 0x10, 0b111111),
-    ev("fp_ret_x87_fp_ops.add_sub_ops", 0x02, 0x01, 0b111111),
-    ev("fp_ret_x87_fp_ops.mul_ops", 0x02, 0x02, 0b111111),
-    ev("fp_ret_x87_fp_ops.div_sqrt_ops", 0x02, 0x04, 0b111111),
-    ev("fp_ret_x87_fp_ops.all", 0x02, 0x07, 0b111111),
-    ev("fp_ret_sse_avx_ops.add_sub_flops", 0x03, 0x01, 0b111111),
-    ev("fp_ret_sse_avx_ops.mult_flops", 0x03, 0x02, 0b111111),
-    ev("fp_ret_sse_avx_ops.div_flops", 0x03, 0x04, 0b111111),
-    ev("fp_ret_sse_avx_ops.mac_flops", 0x03, 0x08, 0b111111),
-    ev("fp_ret_sse_avx_ops.bfloat16_flops", 0x03, 0x20, 0b111111),
-    ev("fp_ret_sse_avx_ops.scalar_single_flops", 0x03, 0x40, 0b111111),
-    ev("fp_ret_sse_avx_ops.packed_single_flops", 0x03, 0x60, 0b111111),
-    ev("fp_ret_sse_avx_ops.scalar_double_flops", 0x03, 0x80, 0b111111),
-    ev("fp_ret_sse_avx_ops.packed_double_flops", 0x03, 0xa0, 0b111111),
-    ev("fp_ret_sse_avx_ops.scalar_half_flops", 0x03, 0xa0, 0b111111),
-    ev("fp_ret_sse_avx_ops.packed_half_flops", 0x03, 0xa0, 0b111111),
-    ev("fp_ret_sse_avx_ops.all", 0x03, 0x0f, 0b111111),
-    ev("fp_ops_ret_by_width.x87", 0x08, 0x01, 0b111111),
-    ev("fp_ops_ret_by_width.mmx", 0x08, 0x02, 0b111111),
-    ev("fp_ops_ret_by_width.scalar", 0x08, 0x04, 0b111111),
-    ev("fp_ops_ret_by_width.pack_128", 0x08, 0x08, 0b111111),
-    ev("fp_ops_ret_by_width.pack_256", 0x08, 0x10, 0b111111),
-    ev("fp_ops_ret_by_width.pack_512", 0x08, 0x20, 0b111111),
-    ev("fp_ops_ret_by_width.all", 0x08, 0x3f, 0b111111),
-    ev("fp_ops_ret_by_type.scalar_add", 0x0a, 0x01, 0b111111),
-    ev("fp_ops_ret_by_type.scalar_sub", 0x0a, 0x02, 0b111111),
-    ev("fp_ops_ret_by_type.scalar_mul", 0x0a, 0x03, 0b111111),
-    ev("fp_ops_ret_by_type.scalar_mac", 0x0a, 0x04, 0b111111),
-    ev("fp_ops_ret_by_type.scalar_div", 0x0a, 0x05, 0b111111),
-    ev("fp_ops_ret_by_type.scalar_sqrt", 0x0a, 0x06, 0b111111),
-    ev("fp_ops_ret_by_type.scalar_cmp", 0x0a, 0x07, 0b111111),
-    ev("fp_ops_ret_by_type.scalar_cvt", 0x0a, 0x08, 0b111111),
-    ev("fp_ops_ret_by_type.scalar_blend", 0x0a, 0x09, 0b111111),
-    ev("fp_ops_ret_by_type.scalar_move", 0x0a, 0x0a, 0b111111),
-    ev("fp_ops_ret_by_type.scalar_shuffle", 0x0a, 0x0b, 0b111111),
-    ev("fp_ops_ret_by_type.scalar_bfloat", 0x0a, 0x0c, 0b111111),
-    ev("fp_ops_ret_by_type.scalar_logical", 0x0a, 0x0d, 0b111111),
-    ev("fp_ops_ret_by_type.scalar_other", 0x0a, 0x0e, 0b111111),
-    ev("fp_ops_ret_by_type.scalar_all", 0x0a, 0x0f, 0b111111),
-    ev("fp_ops_ret_by_type.vector_add", 0x0a, 0x10, 0b111111),
-    ev("fp_ops_ret_by_type.vector_sub", 0x0a, 0x20, 0b111111),
-    ev("fp_ops_ret_by_type.vector_mul", 0x0a, 0x30, 0b111111),
-    ev("fp_ops_ret_by_type.vector_mac", 0x0a, 0x40, 0b111111),
-    ev("fp_ops_ret_by_type.vector_div", 0x0a, 0x50, 0b111111),
-    ev("fp_ops_ret_by_type.vector_sqrt", 0x0a, 0x60, 0b111111),
-    ev("fp_ops_ret_by_type.vector_cmp", 0x0a, 0x70, 0b111111),
-    ev("fp_ops_ret_by_type.vector_cvt", 0x0a, 0x80, 0b111111),
-    ev("fp_ops_ret_by_type.vector_blend", 0x0a, 0x90, 0b111111),
-    ev("fp_ops_ret_by_type.vector_move", 0x0a, 0xa0, 0b111111),
-    ev("fp_ops_ret_by_type.vector_shuffle", 0x0a, 0xb0, 0b111111),
-    ev("fp_ops_ret_by_type.vector_bfloat", 0x0a, 0xc0, 0b111111),
-    ev("fp_ops_ret_by_type.vector_logical", 0x0a, 0xd0, 0b111111),
-    ev("fp_ops_ret_by_type.vector_other", 0x0a, 0xe0, 0b111111),
-    ev("fp_ops_ret_by_type.vector_all", 0x0a, 0xf0, 0b111111),
-    ev("fp_ops_ret_by_type.all", 0x0a, 0xff, 0b111111),
-    ev("fp_sse_avx_ops_ret.mmx_add", 0x0b, 0x01, 0b111111),
-    ev("fp_sse_avx_ops_ret.mmx_sub", 0x0b, 0x02, 0b111111),
-    ev("fp_sse_avx_ops_ret.mmx_mul", 0x0b, 0x03, 0b111111),
-    ev("fp_sse_avx_ops_ret.mmx_mac", 0x0b, 0x04, 0b111111),
-    ev("fp_sse_avx_ops_ret.mmx_aes", 0x0b, 0x05, 0b111111),
-    ev("fp_sse_avx_ops_ret.mmx_sha", 0x0b, 0x06, 0b111111),
-    ev("fp_sse_avx_ops_ret.mmx_cmp", 0x0b, 0x07, 0b111111),
-    ev("fp_sse_avx_ops_ret.mmx_cvt", 0x0b, 0x08, 0b111111),
-    ev("fp_sse_avx_ops_ret.mmx_shift", 0x0b, 0x09, 0b111111),
-    ev("fp_sse_avx_ops_ret.mmx_mov", 0x0b, 0x0a, 0b111111),
-    ev("fp_sse_avx_ops_ret.mmx_shuffle", 0x0b, 0x0b, 0b111111),
-    ev("fp_sse_avx_ops_ret.mmx_vnni", 0x0b, 0x0c, 0b111111),
-    ev("fp_sse_avx_ops_ret.mmx_logical", 0x0b, 0x0d, 0b111111),
-    ev("fp_sse_avx_ops_ret.mmx_other", 0x0b, 0x0e, 0b111111),
-    ev("fp_sse_avx_ops_ret.mmx_all", 0x0b, 0x0f, 0b111111),
-    ev("fp_sse_avx_ops_ret.sse_avx_add", 0x0b, 0x10, 0b111111),
-    ev("fp_sse_avx_ops_ret.sse_avx_sub", 0x0b, 0x20, 0b111111),
-    ev("fp_sse_avx_ops_ret.sse_avx_mul", 0x0b, 0x30, 0b111111),
-    ev("fp_sse_avx_ops_ret.sse_avx_mac", 0x0b, 0x40, 0b111111),
-    ev("fp_sse_avx_ops_ret.sse_avx_aes", 0x0b, 0x50, 0b111111),
-    ev("fp_sse_avx_ops_ret.sse_avx_sha", 0x0b, 0x60, 0b111111),
-    ev("fp_sse_avx_ops_ret.sse_avx_cmp", 0x0b, 0x70, 0b111111),
-    ev("fp_sse_avx_ops_ret.sse_avx_cvt", 0x0b, 0x80, 0b111111),
-    ev("fp_sse_avx_ops_ret.sse_avx_shift", 0x0b, 0x90, 0b111111),
-    ev("fp_sse_avx_ops_ret.sse_avx_mov", 0x0b, 0xa0, 0b111111),
-    ev("fp_sse_avx_ops_ret.sse_avx_shuffle", 0x0b, 0xb0, 0b111111),
-    ev("fp_sse_avx_ops_ret.sse_avx_vnni", 0x0b, 0xc0, 0b111111),
-    ev("fp_sse_avx_ops_ret.sse_avx_logical", 0x0b, 0xd0, 0b111111),
-    ev("fp_sse_avx_ops_ret.sse_avx_other", 0x0b, 0xe0, 0b111111),
-    ev("fp_sse_avx_ops_ret.sse_avx_all", 0x0b, 0xf0, 0b111111),
-    ev("fp_sse_avx_ops_ret.all", 0x0b, 0xff, 0b111111),
-    ev("fp_pack_ops_ret.fp128_add", 0x0c, 0x01, 0b111111),
-    ev("fp_pack_ops_ret.fp128_sub", 0x0c, 0x02, 0b111111),
-    ev("fp_pack_ops_ret.fp128_mul", 0x0c, 0x03, 0b111111),
-    ev("fp_pack_ops_ret.fp128_mac", 0x0c, 0x04, 0b111111),
-    ev("fp_pack_ops_ret.fp128_div", 0x0c, 0x05, 0b111111),
-    ev("fp_pack_ops_ret.fp128_sqrt", 0x0c, 0x06, 0b111111),
-    ev("fp_pack_ops_ret.fp128_cmp", 0x0c, 0x07, 0b111111),
-    ev("fp_pack_ops_ret.fp128_cvt", 0x0c, 0x08, 0b111111),
-    ev("fp_pack_ops_ret.fp128_blend", 0x0c, 0x09, 0b111111),
-    ev("fp_pack_ops_ret.fp128_mov", 0x0c, 0x0a, 0b111111),
-    ev("fp_pack_ops_ret.fp128_shuffle", 0x0c, 0x0b, 0b111111),
-    ev("fp_pack_ops_ret.fp128_bfloat", 0x0c, 0x0c, 0b111111),
-    ev("fp_pack_ops_ret.fp128_logical", 0x0c, 0x0d, 0b111111),
-    ev("fp_pack_ops_ret.fp128_other", 0x0c, 0x0e, 0b111111),
-    ev("fp_pack_ops_ret.fp128_all", 0x0c, 0x0f, 0b111111),
-    ev("fp_pack_ops_ret.fp256_add", 0x0c, 0x10, 0b111111),
-    ev("fp_pack_ops_ret.fp256_sub", 0x0c, 0x20, 0b111111),
-    ev("fp_pack_ops_ret.fp256_mul", 0x0c, 0x30, 0b111111),
-    ev("fp_pack_ops_ret.fp256_mac", 0x0c, 0x40, 0b111111),
-    ev("fp_pack_ops_ret.fp256_div", 0x0c, 0x50, 0b111111),
-    ev("fp_pack_ops_ret.fp256_sqrt", 0x0c, 0x60, 0b111111),
-    ev("fp_pack_ops_ret.fp256_cmp", 0x0c, 0x70, 0b111111),
-    ev("fp_pack_ops_ret.fp256_cvt", 0x0c, 0x80, 0b111111),
-    ev("fp_pack_ops_ret.fp256_blend", 0x0c, 0x90, 0b111111),
-    ev("fp_pack_ops_ret.fp256_mov", 0x0c, 0xa0, 0b111111),
-    ev("fp_pack_ops_ret.fp256_shuffle", 0x0c, 0xb0, 0b111111),
-    ev("fp_pack_ops_ret.fp256_logical", 0x0c, 0xd0, 0b111111),
-    ev("fp_pack_ops_ret.fp256_other", 0x0c, 0xe0, 0b111111),
-    ev("fp_pack_ops_ret.fp256_all", 0x0c, 0xf0, 0b111111),
-    ev("fp_pack_ops_ret.fp_all", 0x0c, 0xff, 0b111111),
-    ev("fp_pack_int_ops_ret.int128_add", 0x0d, 0x01, 0b111111),
-    ev("fp_pack_int_ops_ret.int128_sub", 0x0d, 0x02, 0b111111),
-    ev("fp_pack_int_ops_ret.int128_mul", 0x0d, 0x03, 0b111111),
-    ev("fp_pack_int_ops_ret.int128_mac", 0x0d, 0x04, 0b111111),
-    ev("fp_pack_int_ops_ret.int128_aes", 0x0d, 0x05, 0b111111),
-    ev("fp_pack_int_ops_ret.int128_sha", 0x0d, 0x06, 0b111111),
-    ev("fp_pack_int_ops_ret.int128_cmp", 0x0d, 0x07, 0b111111),
-    ev("fp_pack_int_ops_ret.int128_cvt", 0x0d, 0x08, 0b111111),
-    ev("fp_pack_int_ops_ret.int128_shift", 0x0d, 0x09, 0b111111),
-    ev("fp_pack_int_ops_ret.int128_mov", 0x0d, 0x0a, 0b111111),
-    ev("fp_pack_int_ops_ret.int128_shuffle", 0x0d, 0x0b, 0b111111),
-    ev("fp_pack_int_ops_ret.int128_vnni", 0x0d, 0x0c, 0b111111),
-    ev("fp_pack_int_ops_ret.int128_logical", 0x0d, 0x0d, 0b111111),
-    ev("fp_pack_int_ops_ret.int128_other", 0x0d, 0x0e, 0b111111),
-    ev("fp_pack_int_ops_ret.int128_all", 0x0d, 0x0f, 0b111111),
-    ev("fp_pack_int_ops_ret.int256_add", 0x0d, 0x10, 0b111111),
-    ev("fp_pack_int_ops_ret.int256_sub", 0x0d, 0x20, 0b111111),
-    ev("fp_pack_int_ops_ret.int256_mul", 0x0d, 0x30, 0b111111),
-    ev("fp_pack_int_ops_ret.int256_mac", 0x0d, 0x40, 0b111111),
-    ev("fp_pack_int_ops_ret.int256_cmp", 0x0d, 0x70, 0b111111),
-    ev("fp_pack_int_ops_ret.int256_shift", 0x0d, 0x90, 0b111111),
-    ev("fp_pack_int_ops_ret.int256_mov", 0x0d, 0xa0, 0b111111),
-    ev("fp_pack_int_ops_ret.int256_shuffle", 0x0d, 0xb0, 0b111111),
-    ev("fp_pack_int_ops_ret.int256_vnni", 0x0d, 0xc0, 0b111111),
-    ev("fp_pack_int_ops_ret.int256_logical", 0x0d, 0xd0, 0b111111),
-    ev("fp_pack_int_ops_ret.int256_other", 0x0d, 0xe0, 0b111111),
-    ev("fp_pack_int_ops_ret.int256_all", 0x0d, 0xf0, 0b111111),
-    ev("fp_pack_int_ops_ret.int_all", 0x0d, 0xff, 0b111111),
-    ev("fp_disp_faults.x87_fill_fault", 0x0e, 0x01, 0b111111),
-    ev("fp_disp_faults.xmm_fill_fault", 0x0e, 0x02, 0b111111),
-    ev("fp_disp_faults.ymm_fill_fault", 0x0e, 0x04, 0b111111),
-    ev("fp_disp_faults.ymm_spill_fault", 0x0e, 0x08, 0b111111),
-    ev("fp_disp_faults.sse_avx_all", 0x0e, 0x0e, 0b111111),
-    ev("fp_disp_faults.all", 0x0e, 0x0f, 0b111111),
-    ev("fp_pack_512b_ops_ret.fp512_add", 0x0f, 0x01, 0b111111),
-    ev("fp_pack_512b_ops_ret.fp512_sub", 0x0f, 0x02, 0b111111),
-    ev("fp_pack_512b_ops_ret.fp512_mul", 0x0f, 0x03, 0b111111),
-    ev("fp_pack_512b_ops_ret.fp512_mac", 0x0f, 0x04, 0b111111),
-    ev("fp_pack_512b_ops_ret.fp512_div", 0x0f, 0x05, 0b111111),
-    ev("fp_pack_512b_ops_ret.fp512_sqrt", 0x0f, 0x06, 0b111111),
-    ev("fp_pack_512b_ops_ret.fp512_cmp", 0x0f, 0x07, 0b111111),
-    ev("fp_pack_512b_ops_ret.fp512_cvt", 0x0f, 0x08, 0b111111),
-    ev("fp_pack_512b_ops_ret.fp512_blend", 0x0f, 0x09, 0b111111),
-    ev("fp_pack_512b_ops_ret.fp512_mov", 0x0f, 0x0a, 0b111111),
-    ev("fp_pack_512b_ops_ret.fp512_shuffle", 0x0f, 0x0b, 0b111111),
-    ev("fp_pack_512b_ops_ret.fp512_bfloat", 0x0f, 0x0c, 0b111111),
-    ev("fp_pack_512b_ops_ret.fp512_logical", 0x0f, 0x0d, 0b111111),
-    ev("fp_pack_512b_ops_ret.fp512_other", 0x0f, 0x0e, 0b111111),
-    ev("fp_pack_512b_ops_ret.fp512_all", 0x0f, 0x0f, 0b111111),
-    ev("fp_pack_512b_ops_ret.int512_add", 0x0f, 0x10, 0b111111),
-    ev("fp_pack_512b_ops_ret.int512_sub", 0x0f, 0x20, 0b111111),
-    ev("fp_pack_512b_ops_ret.int512_mul", 0x0f, 0x30, 0b111111),
-    ev("fp_pack_512b_ops_ret.int512_mac", 0x0f, 0x40, 0b111111),
-    ev("fp_pack_512b_ops_ret.int512_aes", 0x0f, 0x50, 0b111111),
-    ev("fp_pack_512b_ops_ret.int512_sha", 0x0f, 0x60, 0b111111),
-    ev("fp_pack_512b_ops_ret.int512_cmp", 0x0f, 0x70, 0b111111),
-    ev("fp_pack_512b_ops_ret.int512_cvt", 0x0f, 0x80, 0b111111),
-    ev("fp_pack_512b_ops_ret.int512_shift", 0x0f, 0x90, 0b111111),
-    ev("fp_pack_512b_ops_ret.int512_mov", 0x0f, 0xa0, 0b111111),
-    ev("fp_pack_512b_ops_ret.int512_shuffle", 0x0f, 0xb0, 0b111111),
-    ev("fp_pack_512b_ops_ret.int512_vnni", 0x0f, 0xc0, 0b111111),
-    ev("fp_pack_512b_ops_ret.int512_logical", 0x0f, 0xd0, 0b111111),
-    ev("fp_pack_512b_ops_ret.int512_other", 0x0f, 0xe0, 0b111111),
-    ev("fp_pack_512b_ops_ret.int512_all", 0x0f, 0xf0, 0b111111),
-    ev("fp_pack_512b_ops_ret.512b_all", 0x0f, 0xff, 0b111111),
-    ev("fp_nsq_read_stalls.fp_prf", 0x13, 0x0e, 0b111111),
-    ev("fp_nsq_read_stalls.k_prf", 0x13, 0x0e, 0b111111),
-    ev("fp_nsq_read_stalls.fp_sq", 0x13, 0x0e, 0b111111),
-    ev("fp_nsq_read_stalls.all", 0x13, 0x0e, 0b111111),
-    ev("ic_cache_fill_l2", 0x82, 0x00, 0b111111),
-    ev("ic_cache_fill_sys", 0x83, 0x00, 0b111111),
-    ev("ic_fetch_ibs_events.tagged", 0x188, 0x02, 0b111111),
-    ev("ic_fetch_ibs_events.filtered", 0x188, 0x08, 0b111111),
-    ev("ic_fetch_ibs_events.valid", 0x188, 0x10, 0b111111),
-    ev("op_cache_hit_miss.hit", 0x28f, 0x03, 0b111111),
-    ev("op_cache_hit_miss.miss", 0x28f, 0x04, 0b111111),
-    ev("op_cache_hit_miss.all", 0x28f, 0x07, 0b111111),
-    ev("ic_fills_from_sys.local_l2", 0x29c, 0x01, 0b111111),
-    ev("ic_fills_from_sys.local_ccx", 0x29c, 0x02, 0b111111),
-    ev("ic_fills_from_sys.local_all", 0x29c, 0x03, 0b111111),
-    ev("ic_fills_from_sys.near_cache", 0x29c, 0x04, 0b111111),
-    ev("ic_fills_from_sys.dram_io_near", 0x29c, 0x08, 0b111111),
-    ev("ic_fills_from_sys.far_cache", 0x29c, 0x10, 0b111111),
-    ev("ic_fills_from_sys.remote_cache", 0x29c, 0x14, 0b111111),
-    ev("ic_fills_from_sys.dram_io_far", 0x29c, 0x40, 0b111111),
-    ev("ic_fills_from_sys.dram_io_all", 0x29c, 0x48, 0b111111),
-    ev("ic_fills_from_sys.far_all", 0x29c, 0x50, 0b111111),
-    ev("ic_fills_from_sys.alt_mem", 0x29c, 0x80, 0b111111),
-    ev("ic_fills_from_sys.all", 0x29c, 0xdf, 0b111111),
-    ev("l2_request_g1.group2", 0x60, 0x01, 0b111111),
-    ev("l2_request_g1.l2_hwpf", 0x60, 0x02, 0b111111),
-    ev("l2_request_g1.prefetch_l2_cmd", 0x60, 0x04, 0b111111),
-    ev("l2_request_g1.cacheable_ic_read", 0x60, 0x10, 0b111111),
-    ev("l2_request_g1.ls_rd_blk_c_s", 0x60, 0x20, 0b111111),
-    ev("l2_request_g1.rd_blk_x", 0x60, 0x40, 0b111111),
-    ev("l2_request_g1.rd_blk_l", 0x60, 0x80, 0b111111),
-    ev("l2_request_g1.dc_all", 0x60, 0xe0, 0b111111),
-    ev("l2_request_g1.no_pf_all", 0x60, 0xf1, 0b111111),
-    ev("l2_request_g1.all", 0x60, 0xf7, 0b111111),
-    ev("l2_request_g2.ls_rd_sized_nc", 0x61, 0x20, 0b111111),
-    ev("l2_request_g2.ls_rd_sized", 0x61, 0x40, 0b111111),
-    ev("l2_request_g2.all", 0x61, 0x40, 0b111111),
-    ev("l2_wcb_req.wcb_close", 0x63, 0x20, 0b111111),
-    ev("l2_cache_req_stat.ic_fill_miss", 0x64, 0x01, 0b111111),
-    ev("l2_cache_req_stat.ic_fill_hit_s", 0x64, 0x02, 0b111111),
-    ev("l2_cache_req_stat.ic_fill_hit_x", 0x64, 0x04, 0b111111),
-    ev("l2_cache_req_stat.ic_hit_in_l2", 0x64, 0x06, 0b111111),
-    ev("l2_cache_req_stat.ic_access_in_l2", 0x64, 0x07, 0b111111),
-    ev("l2_cache_req_stat.ls_rd_blk_c", 0x64, 0x08, 0b111111),
-    ev("l2_cache_req_stat.ic_dc_miss_in_l2", 0x64, 0x09, 0b111111),
-    ev("l2_cache_req_stat.ls_rd_blk_x", 0x64, 0x10, 0b111111),
-    ev("l2_cache_req_stat.ls_rd_blk_l_hit_s", 0x64, 0x20, 0b111111),
-    ev("l2_cache_req_stat.ls_rd_blk_l_hit_x", 0x64, 0x40, 0b111111),
-    ev("l2_cache_req_stat.ls_rd_blk_cs", 0x64, 0x80, 0b111111),
-    ev("l2_cache_req_stat.dc_hit_in_l2", 0x64, 0xf0, 0b111111),
-    ev("l2_cache_req_stat.ic_dc_hit_in_l2", 0x64, 0xf6, 0b111111),
-    ev("l2_cache_req_stat.dc_access_in_l2", 0x64, 0xf8, 0b111111),
-    ev("l2_cache_req_stat.all", 0x64, 0xff, 0b111111),
-    ev("l2_pf_hit_l2.l2_hwpf", 0x70, 0x1f, 0b111111),
-    ev("l2_pf_hit_l2.l1_dc_hwpf", 0x70, 0xe0, 0b111111),
-    ev("l2_pf_hit_l2.l1_dc_l2_hwpf", 0x70, 0xff, 0b111111),
-    ev("l2_pf_miss_l2_hit_l3.l2_hwpf", 0x71, 0x1f, 0b111111),
-    ev("l2_pf_miss_l2_hit_l3.l1_dc_hwpf", 0x71, 0xe0, 0b111111),
-    ev("l2_pf_miss_l2_hit_l3.l1_dc_l2_hwpf", 0x71, 0xff, 0b111111),
-    ev("l2_pf_miss_l2_l3.l2_hwpf", 0x72, 0x1f, 0b111111),
-    ev("l2_pf_miss_l2_l3.l1_dc_hwpf", 0x72, 0xe0, 0b111111),
-    ev("l2_pf_miss_l2_l3.l1_dc_l2_hwpf", 0x72, 0xff, 0b111111),
-    ev("l2_fill_rsp_src.local_ccx", 0x165, 0x02, 0b111111),
-    ev("l2_fill_rsp_src.near_cache", 0x165, 0x04, 0b111111),
-    ev("l2_fill_rsp_src.dram_io_near", 0x165, 0x08, 0b111111),
-    ev("l2_fill_rsp_src.far_cache", 0x165, 0x10, 0b111111),
-    ev("l2_fill_rsp_src.dram_io_far", 0x165, 0x40, 0b111111),
-    ev("l2_fill_rsp_src.dram_io_all", 0x165, 0x48, 0b111111),
-    ev("l2_fill_rsp_src.far_all", 0x165, 0x50, 0b111111),
-    ev("l2_fill_rsp_src.alt_mem", 0x165, 0x80, 0b111111),
-    ev("l2_fill_rsp_src.all", 0x165, 0xde, 0b111111),
-    ev("l2_sys_bw.local_dram_fill", 0x175, 0x01, 0b111111),
-    ev("l2_sys_bw.remote_dram_fill", 0x175, 0x02, 0b111111),
-    ev("l2_sys_bw.nt_write", 0x175, 0x04, 0b111111),
-    ev("l2_sys_bw.local_scm_fill", 0x175, 0x10, 0b111111),
-    ev("l2_sys_bw.remote_scm_fill", 0x175, 0x20, 0b111111),
-    ev("l2_sys_bw.victim", 0x175, 0x40, 0b111111),
-    ev("l2_sys_bw.all", 0x175, 0xff, 0b111111),
-    ev("ls_bad_status2.stli_other", 0x24, 0x02, 0b111111),
-    ev("ls_locks.bus_lock", 0x25, 0x01, 0b111111),
-    ev("ls_locks.all", 0x25, 0x1f, 0b111111),
-    ev("ls_ret_cl_flush", 0x26, 0x00, 0b111111),
-    ev("ls_ret_cpuid", 0x27, 0x00, 0b111111),
-    ev("ls_dispatch.pure_ld", 0x29, 0x01, 0b111111),
-    ev("ls_dispatch.pure_st", 0x29, 0x02, 0b111111),
-    ev("ls_dispatch.ld_st", 0x29, 0x04, 0b111111),
-    ev("ls_dispatch.all", 0x29, 0x07, 0b111111),
-    ev("ls_smi_rx", 0x2b, 0x00, 0b111111),
-    ev("ls_int_taken", 0x2c, 0x00, 0b111111),
-    ev("ls_stlf", 0x35, 0x00, 0b111111),
-    ev("ls_st_commit_cancel.older_st_vis_dep", 0x37, 0x01, 0b111111),
-    ev("ls_mab_alloc.ls", 0x41, 0x07, 0b111111),
-    ev("ls_mab_alloc.hwpf", 0x41, 0x08, 0b111111),
-    ev("ls_mab_alloc.all", 0x41, 0x0f, 0b111111),
-    ev("ls_dmnd_fills_from_sys.local_l2", 0x43, 0x01, 0b111111),
-    ev("ls_dmnd_fills_from_sys.local_ccx", 0x43, 0x02, 0b111111),
-    ev("ls_dmnd_fills_from_sys.local_all", 0x43, 0x03, 0b111111),
-    ev("ls_dmnd_fills_from_sys.near_cache", 0x43, 0x04, 0b111111),
-    ev("ls_dmnd_fills_from_sys.dram_io_near", 0x43, 0x08, 0b111111),
-    ev("ls_dmnd_fills_from_sys.far_cache", 0x43, 0x10, 0b111111),
-    ev("ls_dmnd_fills_from_sys.remote_cache", 0x43, 0x14, 0b111111),
-    ev("ls_dmnd_fills_from_sys.dram_io_far", 0x43, 0x40, 0b111111),
-    ev("ls_dmnd_fills_from_sys.dram_io_all", 0x43, 0x48, 0b111111),
-    ev("ls_dmnd_fills_from_sys.far_all", 0x43, 0x50, 0b111111),
-    ev("ls_dmnd_fills_from_sys.alt_mem", 0x43, 0x80, 0b111111),
-    ev("ls_dmnd_fills_from_sys.all", 0x43, 0xdf, 0b111111),
-    ev("ls_any_fills_from_sys.local_l2", 0x44, 0x01, 0b111111),
-    ev("ls_any_fills_from_sys.local_ccx", 0x44, 0x02, 0b111111),
-    ev("ls_any_fills_from_sys.local_all", 0x44, 0x03, 0b111111),
-    ev("ls_any_fills_from_sys.near_cache", 0x44, 0x04, 0b111111),
-    ev("ls_any_fills_from_sys.dram_io_near", 0x44, 0x08, 0b111111),
-    ev("ls_any_fills_from_sys.far_cache", 0x44, 0x10, 0b111111),
-    ev("ls_any_fills_from_sys.remote_cache", 0x44, 0x14, 0b111111),
-    ev("ls_any_fills_from_sys.dram_io_far", 0x44, 0x40, 0b111111),
-    ev("ls_any_fills_from_sys.dram_io_all", 0x44, 0x48, 0b111111),
-    ev("ls_any_fills_from_sys.far_all", 0x44, 0x50, 0b111111),
-    ev("ls_any_fills_from_sys.alt_mem", 0x44, 0x80, 0b111111),
-    ev("ls_any_fills_from_sys.all", 0x44, 0xff, 0b111111),
-    ev("ls_l1_d_tlb_miss.tlb_reload_4k_l2_hit", 0x45, 0x01, 0b111111),
-    ev("ls_l1_d_tlb_miss.tlb_reload_coalesced_page_hit", 0x45, 0x02, 0b111111),
-    ev("ls_l1_d_tlb_miss.tlb_reload_2m_l2_hit", 0x45, 0x04, 0b111111),
-    ev("ls_l1_d_tlb_miss.tlb_reload_1g_l2_hit", 0x45, 0x08, 0b111111),
-    ev("ls_l1_d_tlb_miss.tlb_reload_4k_l2_miss", 0x45, 0x10, 0b111111),
-    ev("ls_l1_d_tlb_miss.tlb_reload_coalesced_page_miss", 0x45, 0x20, 0b111111),
-    ev("ls_l1_d_tlb_miss.tlb_reload_2m_l2_miss", 0x45, 0x40, 0b111111),
-    ev("ls_l1_d_tlb_miss.tlb_reload_1g_l2_miss", 0x45, 0x80, 0b111111),
-    ev("ls_l1_d_tlb_miss.l2_miss_all", 0x45, 0xf0, 0b111111),
-    ev("ls_l1_d_tlb_miss.all", 0x45, 0xff, 0b111111),
-    ev("ls_misal_loads.ma64", 0x47, 0x01, 0b111111),
-    ev("ls_misal_loads.ma4k", 0x47, 0x02, 0b111111),
-    ev("ls_pref_instr_disp.prefetch", 0x4b, 0x01, 0b111111),
-    ev("ls_pref_instr_disp.prefetch_w", 0x4b, 0x02, 0b111111),
-    ev("ls_pref_instr_disp.prefetch_nta", 0x4b, 0x04, 0b111111),
-    ev("ls_pref_instr_disp.all", 0x4b, 0x07, 0b111111),
-    ev("wcb_close.full_line_64b", 0x50, 0x01, 0b111111),
-    ev("ls_inef_sw_pref.dc_hit", 0x52, 0x01, 0b111111),
-    ev("ls_inef_sw_pref.mab_hit", 0x52, 0x02, 0b111111),
-    ev("ls_inef_sw_pref.all", 0x52, 0x03, 0b111111),
-    ev("ls_sw_pf_dc_fills.local_l2", 0x59, 0x01, 0b111111),
-    ev("ls_sw_pf_dc_fills.local_ccx", 0x59, 0x02, 0b111111),
-    ev("ls_sw_pf_dc_fills.local_all", 0x59, 0x03, 0b111111),
-    ev("ls_sw_pf_dc_fills.near_cache", 0x59, 0x04, 0b111111),
-    ev("ls_sw_pf_dc_fills.dram_io_near", 0x59, 0x08, 0b111111),
-    ev("ls_sw_pf_dc_fills.far_cache", 0x59, 0x10, 0b111111),
-    ev("ls_sw_pf_dc_fills.remote_cache", 0x59, 0x14, 0b111111),
-    ev("ls_sw_pf_dc_fills.dram_io_far", 0x59, 0x40, 0b111111),
-    ev("ls_sw_pf_dc_fills.dram_io_all", 0x59, 0x48, 0b111111),
-    ev("ls_sw_pf_dc_fills.far_all", 0x59, 0x50, 0b111111),
-    ev("ls_sw_pf_dc_fills.alt_mem", 0x59, 0x80, 0b111111),
-    ev("ls_sw_pf_dc_fills.all", 0x59, 0xdf, 0b111111),
-    ev("ls_hw_pf_dc_fills.local_l2", 0x5a, 0x01, 0b111111),
-    ev("ls_hw_pf_dc_fills.local_ccx", 0x5a, 0x02, 0b111111),
-    ev("ls_hw_pf_dc_fills.local_all", 0x5a, 0x03, 0b111111),
-    ev("ls_hw_pf_dc_fills.near_cache", 0x5a, 0x04, 0b111111),
-    ev("ls_hw_pf_dc_fills.dram_io_near", 0x5a, 0x08, 0b111111),
-    ev("ls_hw_pf_dc_fills.far_cache", 0x5a, 0x10, 0b111111),
-    ev("ls_hw_pf_dc_fills.remote_cache", 0x5a, 0x14, 0b111111),
-    ev("ls_hw_pf_dc_fills.dram_io_far", 0x5a, 0x40, 0b111111),
-    ev("ls_hw_pf_dc_fills.dram_io_all", 0x5a, 0x48, 0b111111),
-    ev("ls_hw_pf_dc_fills.far_all", 0x5a, 0x50, 0b111111),
-    ev("ls_hw_pf_dc_fills.alt_mem", 0x5a, 0x80, 0b111111),
-    ev("ls_hw_pf_dc_fills.all", 0x5a, 0xdf, 0b111111),
-    ev("ls_alloc_mab_count", 0x5f, 0x00, 0b111111),
-    ev("ls_not_halted_cyc", 0x76, 0x00, 0b111111),
-    ev("ls_tlb_flush.all", 0x78, 0xff, 0b111111),
-    ev("ls_not_halted_p0_cyc.p0_freq_cyc", 0x120, 0x01, 0b111111),
-];
+event_table! {
+    /// The events, row n for `Event::row(n)`: `ev(name, event select, umask)` and what else each
+    /// sets. The counters that may count them (bit n: counter n) and those without
+    /// Hyper-Threading are the table's, the two numbers before the rows, unless a row
+    /// gives its own (`.on(..)`, `.ht_off(..)`).
+    EVENT_ROWS, EventRowNumber, 0, "", 0b111111, 0b0;
+    BP_L1_TLB_MISS_L2_TLB_HIT = ev("bp_l1_tlb_miss_l2_tlb_hit", 0x84, 0x00),
+    BP_L1_TLB_MISS_L2_TLB_MISS_IF4K = ev("bp_l1_tlb_miss_l2_tlb_miss.if4k", 0x85, 0x01),
+    BP_L1_TLB_MISS_L2_TLB_MISS_IF2M = ev("bp_l1_tlb_miss_l2_tlb_miss.if2m", 0x85, 0x02),
+    BP_L1_TLB_MISS_L2_TLB_MISS_IF1G = ev("bp_l1_tlb_miss_l2_tlb_miss.if1g", 0x85, 0x04),
+    BP_L1_TLB_MISS_L2_TLB_MISS_COALESCED_4K = ev("bp_l1_tlb_miss_l2_tlb_miss.coalesced_4k", 0x85, 0x08),
+    BP_L1_TLB_MISS_L2_TLB_MISS_ALL = ev("bp_l1_tlb_miss_l2_tlb_miss.all", 0x85, 0x0f),
+    BP_PIPE_CORRECT = ev("bp_pipe_correct", 0x8b, 0x00),
+    BP_VAR_TARGET_PRED = ev("bp_var_target_pred", 0x8e, 0x00),
+    BP_EARLY_REDIR = ev("bp_early_redir", 0x91, 0x00),
+    BP_L1_TLB_FETCH_HIT_IF4K = ev("bp_l1_tlb_fetch_hit.if4k", 0x94, 0x01),
+    BP_L1_TLB_FETCH_HIT_IF2M = ev("bp_l1_tlb_fetch_hit.if2m", 0x94, 0x02),
+    BP_L1_TLB_FETCH_HIT_IF1G = ev("bp_l1_tlb_fetch_hit.if1g", 0x94, 0x04),
+    BP_L1_TLB_FETCH_HIT_ALL = ev("bp_l1_tlb_fetch_hit.all", 0x94, 0x07),
+    BP_FE_REDIR_RESYNC = ev("bp_fe_redir.resync", 0x9f, 0x01),
+    BP_FE_REDIR_EX_REDIR = ev("bp_fe_redir.ex_redir", 0x9f, 0x02),
+    BP_FE_REDIR_ALL = ev("bp_fe_redir.all", 0x9f, 0x00),
+    DE_OP_QUEUE_EMPTY = ev("de_op_queue_empty", 0xa9, 0x00),
+    DE_SRC_OP_DISP_X86_DECODER = ev("de_src_op_disp.x86_decoder", 0xaa, 0x01),
+    DE_SRC_OP_DISP_OP_CACHE = ev("de_src_op_disp.op_cache", 0xaa, 0x02),
+    DE_SRC_OP_DISP_ALL = ev("de_src_op_disp.all", 0xaa, 0x07),
+    DE_DIS_OPS_FROM_DECODER_ANY_FP = ev("de_dis_ops_from_decoder.any_fp", 0xab, 0x04),
+    DE_DIS_OPS_FROM_DECODER_ANY_INT = ev("de_dis_ops_from_decoder.any_int", 0xab, 0x08),
+    DE_DISP_STALL_CYCLES_DYNAMIC_TOKENS_PART1_INT_PHY_REG_FILE_RSRC_STALL = ev("de_disp_stall_cycles_dynamic_tokens_part1.int_phy_reg_file_rsrc_stall", 0xae, 0x01),
+    DE_DISPATCH_STALL_CYCLE_DYNAMIC_TOKENS_PART1_LOAD_QUEUE_RSRC_STALL = ev("de_dispatch_stall_cycle_dynamic_tokens_part1.load_queue_rsrc_stall", 0xae, 0x02),
+    DE_DISPATCH_STALL_CYCLE_DYNAMIC_TOKENS_PART1_STORE_QUEUE_RSRC_STALL = ev("de_dispatch_stall_cycle_dynamic_tokens_part1.store_queue_rsrc_stall", 0xae, 0x04),
+    DE_DISPATCH_STALL_CYCLE_DYNAMIC_TOKENS_PART1_TAKEN_BRNCH_BUFFER_RSRC = ev("de_dispatch_stall_cycle_dynamic_tokens_part1.taken_brnch_buffer_rsrc", 0xae, 0x10),
+    DE_DISPATCH_STALL_CYCLE_DYNAMIC_TOKENS_PART1_FP_SCH_RSRC_STALL = ev("de_dispatch_stall_cycle_dynamic_tokens_part1.fp_sch_rsrc_stall", 0xae, 0x40),
+    DE_DISPATCH_STALL_CYCLE_DYNAMIC_TOKENS_PART2_INT_SQ0 = ev("de_dispatch_stall_cycle_dynamic_tokens_part2.int_sq0", 0xaf, 0x01),
+    DE_DISPATCH_STALL_CYCLE_DYNAMIC_TOKENS_PART2_INT_SQ1 = ev("de_dispatch_stall_cycle_dynamic_tokens_part2.int_sq1", 0xaf, 0x02),
+    DE_DISPATCH_STALL_CYCLE_DYNAMIC_TOKENS_PART2_INT_SQ2 = ev("de_dispatch_stall_cycle_dynamic_tokens_part2.int_sq2", 0xaf, 0x04),
+    DE_DISPATCH_STALL_CYCLE_DYNAMIC_TOKENS_PART2_INT_SQ3 = ev("de_dispatch_stall_cycle_dynamic_tokens_part2.int_sq3", 0xaf, 0x08),
+    DE_DISPATCH_STALL_CYCLE_DYNAMIC_TOKENS_PART2_INT_SQ4 = ev("de_dispatch_stall_cycle_dynamic_tokens_part2.int_sq4", 0xaf, 0x10),
+    DE_DISPATCH_STALL_CYCLE_DYNAMIC_TOKENS_PART2_INT_SQ5 = ev("de_dispatch_stall_cycle_dynamic_tokens_part2.int_sq5", 0xaf, 0x20),
+    DE_DISPATCH_STALL_CYCLE_DYNAMIC_TOKENS_PART2_RET_Q = ev("de_dispatch_stall_cycle_dynamic_tokens_part2.ret_q", 0xaf, 0x80),
+    DE_DISPATCH_STALL_CYCLE_DYNAMIC_TOKENS_PART2_ALL = ev("de_dispatch_stall_cycle_dynamic_tokens_part2.all", 0xaf, 0xbf),
+    DE_NO_DISPATCH_PER_SLOT_NO_OPS_FROM_FRONTEND = ev("de_no_dispatch_per_slot.no_ops_from_frontend", 0x1a0, 0x01),
+    DE_NO_DISPATCH_PER_SLOT_BACKEND_STALLS = ev("de_no_dispatch_per_slot.backend_stalls", 0x1a0, 0x1e),
+    DE_NO_DISPATCH_PER_SLOT_SMT_CONTENTION = ev("de_no_dispatch_per_slot.smt_contention", 0x1a0, 0x60),
+    DE_ADDITIONAL_RESOURCE_STALLS_DISPATCH_STALLS = ev("de_additional_resource_stalls.dispatch_stalls", 0x1a2, 0x30),
+    EX_RET_INSTR = ev("ex_ret_instr", 0xc0, 0x00),
+    EX_RET_OPS = ev("ex_ret_ops", 0xc1, 0x00),
+    EX_RET_BRN = ev("ex_ret_brn", 0xc2, 0x00),
+    EX_RET_BRN_MISP = ev("ex_ret_brn_misp", 0xc3, 0x00),
+    EX_RET_BRN_TKN = ev("ex_ret_brn_tkn", 0xc4, 0x00),
+    EX_RET_BRN_TKN_MISP = ev("ex_ret_brn_tkn_misp", 0xc5, 0x00),
+    EX_RET_BRN_FAR = ev("ex_ret_brn_far", 0xc6, 0x00),
+    EX_RET_NEAR_RET = ev("ex_ret_near_ret", 0xc8, 0x00),
+    EX_RET_NEAR_RET_MISPRED = ev("ex_ret_near_ret_mispred", 0xc9, 0x00),
+    EX_RET_BRN_IND_MISP = ev("ex_ret_brn_ind_misp", 0xca, 0x00),
+    EX_RET_BRN_IND = ev("ex_ret_brn_ind", 0xcc, 0x00),
+    EX_RET_BRN_COND = ev("ex_ret_brn_cond", 0xd1, 0x00),
+    EX_DIV_BUSY = ev("ex_div_busy", 0xd3, 0x00),
+    EX_DIV_COUNT = ev("ex_div_count", 0xd4, 0x00),
+    EX_NO_RETIRE_EMPTY = ev("ex_no_retire.empty", 0xd6, 0x01),
+    EX_NO_RETIRE_NOT_COMPLETE = ev("ex_no_retire.not_complete", 0xd6, 0x02),
+    EX_NO_RETIRE_OTHER = ev("ex_no_retire.other", 0xd6, 0x08),
+    EX_NO_RETIRE_THREAD_NOT_SELECTED = ev("ex_no_retire.thread_not_selected", 0xd6, 0x10),
+    EX_NO_RETIRE_LOAD_NOT_COMPLETE = ev("ex_no_retire.load_not_complete", 0xd6, 0xa2),
+    EX_RET_UCODE_INSTR = ev("ex_ret_ucode_instr", 0x1c1, 0x00),
+    EX_RET_UCODE_OPS = ev("ex_ret_ucode_ops", 0x1c2, 0x00),
+    EX_RET_BRN_COND_MISP = ev("ex_ret_brn_cond_misp", 0x1c7, 0x00),
+    EX_RET_BRN_UNCOND_IND_NEAR_MISP = ev("ex_ret_brn_uncond_ind_near_misp", 0x1c8, 0x00),
+    EX_RET_BRN_UNCOND = ev("ex_ret_brn_uncond", 0x1c9, 0x00),
+    EX_TAGGED_IBS_OPS_TAGGED = ev("ex_tagged_ibs_ops.tagged", 0x1cf, 0x01),
+    EX_TAGGED_IBS_OPS_TAGGED_RET = ev("ex_tagged_ibs_ops.tagged_ret", 0x1cf, 0x02),
+    EX_TAGGED_IBS_OPS_ROLLOVERS = ev("ex_tagged_ibs_ops.rollovers", 0x1cf, 0x04),
+    EX_TAGGED_IBS_OPS_FILTERED = ev("ex_tagged_ibs_ops.filtered", 0x1cf, 0x08),
+    EX_TAGGED_IBS_OPS_VALID = ev("ex_tagged_ibs_ops.valid", 0x1cf, 0x10),
+    EX_RET_FUSED_INSTR = ev("ex_ret_fused_instr", 0x1d0, 0x00),
+    EX_MPROF_IBS_OPS_TAGGED = ev("ex_mprof_ibs_ops.tagged", 0x2c0, 0x01),
+    EX_MPROF_IBS_OPS_TAGGED_RET = ev("ex_mprof_ibs_ops.tagged_ret", 0x2c0, 0x02),
+    EX_MPROF_IBS_OPS_ROLLOVERS = ev("ex_mprof_ibs_ops.rollovers", 0x2c0, 0x04),
+    EX_MPROF_IBS_OPS_FILTERED = ev("ex_mprof_ibs_ops.filtered", 0x2c0, 0x08),
+    EX_MPROF_IBS_OPS_VALID = ev("ex_mprof_ibs_ops.valid", 0x2c0, 0x10),
+    FP_RET_X87_FP_OPS_ADD_SUB_OPS = ev("fp_ret_x87_fp_ops.add_sub_ops", 0x02, 0x01),
+    FP_RET_X87_FP_OPS_MUL_OPS = ev("fp_ret_x87_fp_ops.mul_ops", 0x02, 0x02),
+    FP_RET_X87_FP_OPS_DIV_SQRT_OPS = ev("fp_ret_x87_fp_ops.div_sqrt_ops", 0x02, 0x04),
+    FP_RET_X87_FP_OPS_ALL = ev("fp_ret_x87_fp_ops.all", 0x02, 0x07),
+    FP_RET_SSE_AVX_OPS_ADD_SUB_FLOPS = ev("fp_ret_sse_avx_ops.add_sub_flops", 0x03, 0x01),
+    FP_RET_SSE_AVX_OPS_MULT_FLOPS = ev("fp_ret_sse_avx_ops.mult_flops", 0x03, 0x02),
+    FP_RET_SSE_AVX_OPS_DIV_FLOPS = ev("fp_ret_sse_avx_ops.div_flops", 0x03, 0x04),
+    FP_RET_SSE_AVX_OPS_MAC_FLOPS = ev("fp_ret_sse_avx_ops.mac_flops", 0x03, 0x08),
+    FP_RET_SSE_AVX_OPS_BFLOAT16_FLOPS = ev("fp_ret_sse_avx_ops.bfloat16_flops", 0x03, 0x20),
+    FP_RET_SSE_AVX_OPS_SCALAR_SINGLE_FLOPS = ev("fp_ret_sse_avx_ops.scalar_single_flops", 0x03, 0x40),
+    FP_RET_SSE_AVX_OPS_PACKED_SINGLE_FLOPS = ev("fp_ret_sse_avx_ops.packed_single_flops", 0x03, 0x60),
+    FP_RET_SSE_AVX_OPS_SCALAR_DOUBLE_FLOPS = ev("fp_ret_sse_avx_ops.scalar_double_flops", 0x03, 0x80),
+    FP_RET_SSE_AVX_OPS_PACKED_DOUBLE_FLOPS = ev("fp_ret_sse_avx_ops.packed_double_flops", 0x03, 0xa0),
+    FP_RET_SSE_AVX_OPS_SCALAR_HALF_FLOPS = ev("fp_ret_sse_avx_ops.scalar_half_flops", 0x03, 0xa0),
+    FP_RET_SSE_AVX_OPS_PACKED_HALF_FLOPS = ev("fp_ret_sse_avx_ops.packed_half_flops", 0x03, 0xa0),
+    FP_RET_SSE_AVX_OPS_ALL = ev("fp_ret_sse_avx_ops.all", 0x03, 0x0f),
+    FP_OPS_RET_BY_WIDTH_X87 = ev("fp_ops_ret_by_width.x87", 0x08, 0x01),
+    FP_OPS_RET_BY_WIDTH_MMX = ev("fp_ops_ret_by_width.mmx", 0x08, 0x02),
+    FP_OPS_RET_BY_WIDTH_SCALAR = ev("fp_ops_ret_by_width.scalar", 0x08, 0x04),
+    FP_OPS_RET_BY_WIDTH_PACK_128 = ev("fp_ops_ret_by_width.pack_128", 0x08, 0x08),
+    FP_OPS_RET_BY_WIDTH_PACK_256 = ev("fp_ops_ret_by_width.pack_256", 0x08, 0x10),
+    FP_OPS_RET_BY_WIDTH_PACK_512 = ev("fp_ops_ret_by_width.pack_512", 0x08, 0x20),
+    FP_OPS_RET_BY_WIDTH_ALL = ev("fp_ops_ret_by_width.all", 0x08, 0x3f),
+    FP_OPS_RET_BY_TYPE_SCALAR_ADD = ev("fp_ops_ret_by_type.scalar_add", 0x0a, 0x01),
+    FP_OPS_RET_BY_TYPE_SCALAR_SUB = ev("fp_ops_ret_by_type.scalar_sub", 0x0a, 0x02),
+    FP_OPS_RET_BY_TYPE_SCALAR_MUL = ev("fp_ops_ret_by_type.scalar_mul", 0x0a, 0x03),
+    FP_OPS_RET_BY_TYPE_SCALAR_MAC = ev("fp_ops_ret_by_type.scalar_mac", 0x0a, 0x04),
+    FP_OPS_RET_BY_TYPE_SCALAR_DIV = ev("fp_ops_ret_by_type.scalar_div", 0x0a, 0x05),
+    FP_OPS_RET_BY_TYPE_SCALAR_SQRT = ev("fp_ops_ret_by_type.scalar_sqrt", 0x0a, 0x06),
+    FP_OPS_RET_BY_TYPE_SCALAR_CMP = ev("fp_ops_ret_by_type.scalar_cmp", 0x0a, 0x07),
+    FP_OPS_RET_BY_TYPE_SCALAR_CVT = ev("fp_ops_ret_by_type.scalar_cvt", 0x0a, 0x08),
+    FP_OPS_RET_BY_TYPE_SCALAR_BLEND = ev("fp_ops_ret_by_type.scalar_blend", 0x0a, 0x09),
+    FP_OPS_RET_BY_TYPE_SCALAR_MOVE = ev("fp_ops_ret_by_type.scalar_move", 0x0a, 0x0a),
+    FP_OPS_RET_BY_TYPE_SCALAR_SHUFFLE = ev("fp_ops_ret_by_type.scalar_shuffle", 0x0a, 0x0b),
+    FP_OPS_RET_BY_TYPE_SCALAR_BFLOAT = ev("fp_ops_ret_by_type.scalar_bfloat", 0x0a, 0x0c),
+    FP_OPS_RET_BY_TYPE_SCALAR_LOGICAL = ev("fp_ops_ret_by_type.scalar_logical", 0x0a, 0x0d),
+    FP_OPS_RET_BY_TYPE_SCALAR_OTHER = ev("fp_ops_ret_by_type.scalar_other", 0x0a, 0x0e),
+    FP_OPS_RET_BY_TYPE_SCALAR_ALL = ev("fp_ops_ret_by_type.scalar_all", 0x0a, 0x0f),
+    FP_OPS_RET_BY_TYPE_VECTOR_ADD = ev("fp_ops_ret_by_type.vector_add", 0x0a, 0x10),
+    FP_OPS_RET_BY_TYPE_VECTOR_SUB = ev("fp_ops_ret_by_type.vector_sub", 0x0a, 0x20),
+    FP_OPS_RET_BY_TYPE_VECTOR_MUL = ev("fp_ops_ret_by_type.vector_mul", 0x0a, 0x30),
+    FP_OPS_RET_BY_TYPE_VECTOR_MAC = ev("fp_ops_ret_by_type.vector_mac", 0x0a, 0x40),
+    FP_OPS_RET_BY_TYPE_VECTOR_DIV = ev("fp_ops_ret_by_type.vector_div", 0x0a, 0x50),
+    FP_OPS_RET_BY_TYPE_VECTOR_SQRT = ev("fp_ops_ret_by_type.vector_sqrt", 0x0a, 0x60),
+    FP_OPS_RET_BY_TYPE_VECTOR_CMP = ev("fp_ops_ret_by_type.vector_cmp", 0x0a, 0x70),
+    FP_OPS_RET_BY_TYPE_VECTOR_CVT = ev("fp_ops_ret_by_type.vector_cvt", 0x0a, 0x80),
+    FP_OPS_RET_BY_TYPE_VECTOR_BLEND = ev("fp_ops_ret_by_type.vector_blend", 0x0a, 0x90),
+    FP_OPS_RET_BY_TYPE_VECTOR_MOVE = ev("fp_ops_ret_by_type.vector_move", 0x0a, 0xa0),
+    FP_OPS_RET_BY_TYPE_VECTOR_SHUFFLE = ev("fp_ops_ret_by_type.vector_shuffle", 0x0a, 0xb0),
+    FP_OPS_RET_BY_TYPE_VECTOR_BFLOAT = ev("fp_ops_ret_by_type.vector_bfloat", 0x0a, 0xc0),
+    FP_OPS_RET_BY_TYPE_VECTOR_LOGICAL = ev("fp_ops_ret_by_type.vector_logical", 0x0a, 0xd0),
+    FP_OPS_RET_BY_TYPE_VECTOR_OTHER = ev("fp_ops_ret_by_type.vector_other", 0x0a, 0xe0),
+    FP_OPS_RET_BY_TYPE_VECTOR_ALL = ev("fp_ops_ret_by_type.vector_all", 0x0a, 0xf0),
+    FP_OPS_RET_BY_TYPE_ALL = ev("fp_ops_ret_by_type.all", 0x0a, 0xff),
+    FP_SSE_AVX_OPS_RET_MMX_ADD = ev("fp_sse_avx_ops_ret.mmx_add", 0x0b, 0x01),
+    FP_SSE_AVX_OPS_RET_MMX_SUB = ev("fp_sse_avx_ops_ret.mmx_sub", 0x0b, 0x02),
+    FP_SSE_AVX_OPS_RET_MMX_MUL = ev("fp_sse_avx_ops_ret.mmx_mul", 0x0b, 0x03),
+    FP_SSE_AVX_OPS_RET_MMX_MAC = ev("fp_sse_avx_ops_ret.mmx_mac", 0x0b, 0x04),
+    FP_SSE_AVX_OPS_RET_MMX_AES = ev("fp_sse_avx_ops_ret.mmx_aes", 0x0b, 0x05),
+    FP_SSE_AVX_OPS_RET_MMX_SHA = ev("fp_sse_avx_ops_ret.mmx_sha", 0x0b, 0x06),
+    FP_SSE_AVX_OPS_RET_MMX_CMP = ev("fp_sse_avx_ops_ret.mmx_cmp", 0x0b, 0x07),
+    FP_SSE_AVX_OPS_RET_MMX_CVT = ev("fp_sse_avx_ops_ret.mmx_cvt", 0x0b, 0x08),
+    FP_SSE_AVX_OPS_RET_MMX_SHIFT = ev("fp_sse_avx_ops_ret.mmx_shift", 0x0b, 0x09),
+    FP_SSE_AVX_OPS_RET_MMX_MOV = ev("fp_sse_avx_ops_ret.mmx_mov", 0x0b, 0x0a),
+    FP_SSE_AVX_OPS_RET_MMX_SHUFFLE = ev("fp_sse_avx_ops_ret.mmx_shuffle", 0x0b, 0x0b),
+    FP_SSE_AVX_OPS_RET_MMX_VNNI = ev("fp_sse_avx_ops_ret.mmx_vnni", 0x0b, 0x0c),
+    FP_SSE_AVX_OPS_RET_MMX_LOGICAL = ev("fp_sse_avx_ops_ret.mmx_logical", 0x0b, 0x0d),
+    FP_SSE_AVX_OPS_RET_MMX_OTHER = ev("fp_sse_avx_ops_ret.mmx_other", 0x0b, 0x0e),
+    FP_SSE_AVX_OPS_RET_MMX_ALL = ev("fp_sse_avx_ops_ret.mmx_all", 0x0b, 0x0f),
+    FP_SSE_AVX_OPS_RET_SSE_AVX_ADD = ev("fp_sse_avx_ops_ret.sse_avx_add", 0x0b, 0x10),
+    FP_SSE_AVX_OPS_RET_SSE_AVX_SUB = ev("fp_sse_avx_ops_ret.sse_avx_sub", 0x0b, 0x20),
+    FP_SSE_AVX_OPS_RET_SSE_AVX_MUL = ev("fp_sse_avx_ops_ret.sse_avx_mul", 0x0b, 0x30),
+    FP_SSE_AVX_OPS_RET_SSE_AVX_MAC = ev("fp_sse_avx_ops_ret.sse_avx_mac", 0x0b, 0x40),
+    FP_SSE_AVX_OPS_RET_SSE_AVX_AES = ev("fp_sse_avx_ops_ret.sse_avx_aes", 0x0b, 0x50),
+    FP_SSE_AVX_OPS_RET_SSE_AVX_SHA = ev("fp_sse_avx_ops_ret.sse_avx_sha", 0x0b, 0x60),
+    FP_SSE_AVX_OPS_RET_SSE_AVX_CMP = ev("fp_sse_avx_ops_ret.sse_avx_cmp", 0x0b, 0x70),
+    FP_SSE_AVX_OPS_RET_SSE_AVX_CVT = ev("fp_sse_avx_ops_ret.sse_avx_cvt", 0x0b, 0x80),
+    FP_SSE_AVX_OPS_RET_SSE_AVX_SHIFT = ev("fp_sse_avx_ops_ret.sse_avx_shift", 0x0b, 0x90),
+    FP_SSE_AVX_OPS_RET_SSE_AVX_MOV = ev("fp_sse_avx_ops_ret.sse_avx_mov", 0x0b, 0xa0),
+    FP_SSE_AVX_OPS_RET_SSE_AVX_SHUFFLE = ev("fp_sse_avx_ops_ret.sse_avx_shuffle", 0x0b, 0xb0),
+    FP_SSE_AVX_OPS_RET_SSE_AVX_VNNI = ev("fp_sse_avx_ops_ret.sse_avx_vnni", 0x0b, 0xc0),
+    FP_SSE_AVX_OPS_RET_SSE_AVX_LOGICAL = ev("fp_sse_avx_ops_ret.sse_avx_logical", 0x0b, 0xd0),
+    FP_SSE_AVX_OPS_RET_SSE_AVX_OTHER = ev("fp_sse_avx_ops_ret.sse_avx_other", 0x0b, 0xe0),
+    FP_SSE_AVX_OPS_RET_SSE_AVX_ALL = ev("fp_sse_avx_ops_ret.sse_avx_all", 0x0b, 0xf0),
+    FP_SSE_AVX_OPS_RET_ALL = ev("fp_sse_avx_ops_ret.all", 0x0b, 0xff),
+    FP_PACK_OPS_RET_FP128_ADD = ev("fp_pack_ops_ret.fp128_add", 0x0c, 0x01),
+    FP_PACK_OPS_RET_FP128_SUB = ev("fp_pack_ops_ret.fp128_sub", 0x0c, 0x02),
+    FP_PACK_OPS_RET_FP128_MUL = ev("fp_pack_ops_ret.fp128_mul", 0x0c, 0x03),
+    FP_PACK_OPS_RET_FP128_MAC = ev("fp_pack_ops_ret.fp128_mac", 0x0c, 0x04),
+    FP_PACK_OPS_RET_FP128_DIV = ev("fp_pack_ops_ret.fp128_div", 0x0c, 0x05),
+    FP_PACK_OPS_RET_FP128_SQRT = ev("fp_pack_ops_ret.fp128_sqrt", 0x0c, 0x06),
+    FP_PACK_OPS_RET_FP128_CMP = ev("fp_pack_ops_ret.fp128_cmp", 0x0c, 0x07),
+    FP_PACK_OPS_RET_FP128_CVT = ev("fp_pack_ops_ret.fp128_cvt", 0x0c, 0x08),
+    FP_PACK_OPS_RET_FP128_BLEND = ev("fp_pack_ops_ret.fp128_blend", 0x0c, 0x09),
+    FP_PACK_OPS_RET_FP128_MOV = ev("fp_pack_ops_ret.fp128_mov", 0x0c, 0x0a),
+    FP_PACK_OPS_RET_FP128_SHUFFLE = ev("fp_pack_ops_ret.fp128_shuffle", 0x0c, 0x0b),
+    FP_PACK_OPS_RET_FP128_BFLOAT = ev("fp_pack_ops_ret.fp128_bfloat", 0x0c, 0x0c),
+    FP_PACK_OPS_RET_FP128_LOGICAL = ev("fp_pack_ops_ret.fp128_logical", 0x0c, 0x0d),
+    FP_PACK_OPS_RET_FP128_OTHER = ev("fp_pack_ops_ret.fp128_other", 0x0c, 0x0e),
+    FP_PACK_OPS_RET_FP128_ALL = ev("fp_pack_ops_ret.fp128_all", 0x0c, 0x0f),
+    FP_PACK_OPS_RET_FP256_ADD = ev("fp_pack_ops_ret.fp256_add", 0x0c, 0x10),
+    FP_PACK_OPS_RET_FP256_SUB = ev("fp_pack_ops_ret.fp256_sub", 0x0c, 0x20),
+    FP_PACK_OPS_RET_FP256_MUL = ev("fp_pack_ops_ret.fp256_mul", 0x0c, 0x30),
+    FP_PACK_OPS_RET_FP256_MAC = ev("fp_pack_ops_ret.fp256_mac", 0x0c, 0x40),
+    FP_PACK_OPS_RET_FP256_DIV = ev("fp_pack_ops_ret.fp256_div", 0x0c, 0x50),
+    FP_PACK_OPS_RET_FP256_SQRT = ev("fp_pack_ops_ret.fp256_sqrt", 0x0c, 0x60),
+    FP_PACK_OPS_RET_FP256_CMP = ev("fp_pack_ops_ret.fp256_cmp", 0x0c, 0x70),
+    FP_PACK_OPS_RET_FP256_CVT = ev("fp_pack_ops_ret.fp256_cvt", 0x0c, 0x80),
+    FP_PACK_OPS_RET_FP256_BLEND = ev("fp_pack_ops_ret.fp256_blend", 0x0c, 0x90),
+    FP_PACK_OPS_RET_FP256_MOV = ev("fp_pack_ops_ret.fp256_mov", 0x0c, 0xa0),
+    FP_PACK_OPS_RET_FP256_SHUFFLE = ev("fp_pack_ops_ret.fp256_shuffle", 0x0c, 0xb0),
+    FP_PACK_OPS_RET_FP256_LOGICAL = ev("fp_pack_ops_ret.fp256_logical", 0x0c, 0xd0),
+    FP_PACK_OPS_RET_FP256_OTHER = ev("fp_pack_ops_ret.fp256_other", 0x0c, 0xe0),
+    FP_PACK_OPS_RET_FP256_ALL = ev("fp_pack_ops_ret.fp256_all", 0x0c, 0xf0),
+    FP_PACK_OPS_RET_FP_ALL = ev("fp_pack_ops_ret.fp_all", 0x0c, 0xff),
+    FP_PACK_INT_OPS_RET_INT128_ADD = ev("fp_pack_int_ops_ret.int128_add", 0x0d, 0x01),
+    FP_PACK_INT_OPS_RET_INT128_SUB = ev("fp_pack_int_ops_ret.int128_sub", 0x0d, 0x02),
+    FP_PACK_INT_OPS_RET_INT128_MUL = ev("fp_pack_int_ops_ret.int128_mul", 0x0d, 0x03),
+    FP_PACK_INT_OPS_RET_INT128_MAC = ev("fp_pack_int_ops_ret.int128_mac", 0x0d, 0x04),
+    FP_PACK_INT_OPS_RET_INT128_AES = ev("fp_pack_int_ops_ret.int128_aes", 0x0d, 0x05),
+    FP_PACK_INT_OPS_RET_INT128_SHA = ev("fp_pack_int_ops_ret.int128_sha", 0x0d, 0x06),
+    FP_PACK_INT_OPS_RET_INT128_CMP = ev("fp_pack_int_ops_ret.int128_cmp", 0x0d, 0x07),
+    FP_PACK_INT_OPS_RET_INT128_CVT = ev("fp_pack_int_ops_ret.int128_cvt", 0x0d, 0x08),
+    FP_PACK_INT_OPS_RET_INT128_SHIFT = ev("fp_pack_int_ops_ret.int128_shift", 0x0d, 0x09),
+    FP_PACK_INT_OPS_RET_INT128_MOV = ev("fp_pack_int_ops_ret.int128_mov", 0x0d, 0x0a),
+    FP_PACK_INT_OPS_RET_INT128_SHUFFLE = ev("fp_pack_int_ops_ret.int128_shuffle", 0x0d, 0x0b),
+    FP_PACK_INT_OPS_RET_INT128_VNNI = ev("fp_pack_int_ops_ret.int128_vnni", 0x0d, 0x0c),
+    FP_PACK_INT_OPS_RET_INT128_LOGICAL = ev("fp_pack_int_ops_ret.int128_logical", 0x0d, 0x0d),
+    FP_PACK_INT_OPS_RET_INT128_OTHER = ev("fp_pack_int_ops_ret.int128_other", 0x0d, 0x0e),
+    FP_PACK_INT_OPS_RET_INT128_ALL = ev("fp_pack_int_ops_ret.int128_all", 0x0d, 0x0f),
+    FP_PACK_INT_OPS_RET_INT256_ADD = ev("fp_pack_int_ops_ret.int256_add", 0x0d, 0x10),
+    FP_PACK_INT_OPS_RET_INT256_SUB = ev("fp_pack_int_ops_ret.int256_sub", 0x0d, 0x20),
+    FP_PACK_INT_OPS_RET_INT256_MUL = ev("fp_pack_int_ops_ret.int256_mul", 0x0d, 0x30),
+    FP_PACK_INT_OPS_RET_INT256_MAC = ev("fp_pack_int_ops_ret.int256_mac", 0x0d, 0x40),
+    FP_PACK_INT_OPS_RET_INT256_CMP = ev("fp_pack_int_ops_ret.int256_cmp", 0x0d, 0x70),
+    FP_PACK_INT_OPS_RET_INT256_SHIFT = ev("fp_pack_int_ops_ret.int256_shift", 0x0d, 0x90),
+    FP_PACK_INT_OPS_RET_INT256_MOV = ev("fp_pack_int_ops_ret.int256_mov", 0x0d, 0xa0),
+    FP_PACK_INT_OPS_RET_INT256_SHUFFLE = ev("fp_pack_int_ops_ret.int256_shuffle", 0x0d, 0xb0),
+    FP_PACK_INT_OPS_RET_INT256_VNNI = ev("fp_pack_int_ops_ret.int256_vnni", 0x0d, 0xc0),
+    FP_PACK_INT_OPS_RET_INT256_LOGICAL = ev("fp_pack_int_ops_ret.int256_logical", 0x0d, 0xd0),
+    FP_PACK_INT_OPS_RET_INT256_OTHER = ev("fp_pack_int_ops_ret.int256_other", 0x0d, 0xe0),
+    FP_PACK_INT_OPS_RET_INT256_ALL = ev("fp_pack_int_ops_ret.int256_all", 0x0d, 0xf0),
+    FP_PACK_INT_OPS_RET_INT_ALL = ev("fp_pack_int_ops_ret.int_all", 0x0d, 0xff),
+    FP_DISP_FAULTS_X87_FILL_FAULT = ev("fp_disp_faults.x87_fill_fault", 0x0e, 0x01),
+    FP_DISP_FAULTS_XMM_FILL_FAULT = ev("fp_disp_faults.xmm_fill_fault", 0x0e, 0x02),
+    FP_DISP_FAULTS_YMM_FILL_FAULT = ev("fp_disp_faults.ymm_fill_fault", 0x0e, 0x04),
+    FP_DISP_FAULTS_YMM_SPILL_FAULT = ev("fp_disp_faults.ymm_spill_fault", 0x0e, 0x08),
+    FP_DISP_FAULTS_SSE_AVX_ALL = ev("fp_disp_faults.sse_avx_all", 0x0e, 0x0e),
+    FP_DISP_FAULTS_ALL = ev("fp_disp_faults.all", 0x0e, 0x0f),
+    FP_PACK_512B_OPS_RET_FP512_ADD = ev("fp_pack_512b_ops_ret.fp512_add", 0x0f, 0x01),
+    FP_PACK_512B_OPS_RET_FP512_SUB = ev("fp_pack_512b_ops_ret.fp512_sub", 0x0f, 0x02),
+    FP_PACK_512B_OPS_RET_FP512_MUL = ev("fp_pack_512b_ops_ret.fp512_mul", 0x0f, 0x03),
+    FP_PACK_512B_OPS_RET_FP512_MAC = ev("fp_pack_512b_ops_ret.fp512_mac", 0x0f, 0x04),
+    FP_PACK_512B_OPS_RET_FP512_DIV = ev("fp_pack_512b_ops_ret.fp512_div", 0x0f, 0x05),
+    FP_PACK_512B_OPS_RET_FP512_SQRT = ev("fp_pack_512b_ops_ret.fp512_sqrt", 0x0f, 0x06),
+    FP_PACK_512B_OPS_RET_FP512_CMP = ev("fp_pack_512b_ops_ret.fp512_cmp", 0x0f, 0x07),
+    FP_PACK_512B_OPS_RET_FP512_CVT = ev("fp_pack_512b_ops_ret.fp512_cvt", 0x0f, 0x08),
+    FP_PACK_512B_OPS_RET_FP512_BLEND = ev("fp_pack_512b_ops_ret.fp512_blend", 0x0f, 0x09),
+    FP_PACK_512B_OPS_RET_FP512_MOV = ev("fp_pack_512b_ops_ret.fp512_mov", 0x0f, 0x0a),
+    FP_PACK_512B_OPS_RET_FP512_SHUFFLE = ev("fp_pack_512b_ops_ret.fp512_shuffle", 0x0f, 0x0b),
+    FP_PACK_512B_OPS_RET_FP512_BFLOAT = ev("fp_pack_512b_ops_ret.fp512_bfloat", 0x0f, 0x0c),
+    FP_PACK_512B_OPS_RET_FP512_LOGICAL = ev("fp_pack_512b_ops_ret.fp512_logical", 0x0f, 0x0d),
+    FP_PACK_512B_OPS_RET_FP512_OTHER = ev("fp_pack_512b_ops_ret.fp512_other", 0x0f, 0x0e),
+    FP_PACK_512B_OPS_RET_FP512_ALL = ev("fp_pack_512b_ops_ret.fp512_all", 0x0f, 0x0f),
+    FP_PACK_512B_OPS_RET_INT512_ADD = ev("fp_pack_512b_ops_ret.int512_add", 0x0f, 0x10),
+    FP_PACK_512B_OPS_RET_INT512_SUB = ev("fp_pack_512b_ops_ret.int512_sub", 0x0f, 0x20),
+    FP_PACK_512B_OPS_RET_INT512_MUL = ev("fp_pack_512b_ops_ret.int512_mul", 0x0f, 0x30),
+    FP_PACK_512B_OPS_RET_INT512_MAC = ev("fp_pack_512b_ops_ret.int512_mac", 0x0f, 0x40),
+    FP_PACK_512B_OPS_RET_INT512_AES = ev("fp_pack_512b_ops_ret.int512_aes", 0x0f, 0x50),
+    FP_PACK_512B_OPS_RET_INT512_SHA = ev("fp_pack_512b_ops_ret.int512_sha", 0x0f, 0x60),
+    FP_PACK_512B_OPS_RET_INT512_CMP = ev("fp_pack_512b_ops_ret.int512_cmp", 0x0f, 0x70),
+    FP_PACK_512B_OPS_RET_INT512_CVT = ev("fp_pack_512b_ops_ret.int512_cvt", 0x0f, 0x80),
+    FP_PACK_512B_OPS_RET_INT512_SHIFT = ev("fp_pack_512b_ops_ret.int512_shift", 0x0f, 0x90),
+    FP_PACK_512B_OPS_RET_INT512_MOV = ev("fp_pack_512b_ops_ret.int512_mov", 0x0f, 0xa0),
+    FP_PACK_512B_OPS_RET_INT512_SHUFFLE = ev("fp_pack_512b_ops_ret.int512_shuffle", 0x0f, 0xb0),
+    FP_PACK_512B_OPS_RET_INT512_VNNI = ev("fp_pack_512b_ops_ret.int512_vnni", 0x0f, 0xc0),
+    FP_PACK_512B_OPS_RET_INT512_LOGICAL = ev("fp_pack_512b_ops_ret.int512_logical", 0x0f, 0xd0),
+    FP_PACK_512B_OPS_RET_INT512_OTHER = ev("fp_pack_512b_ops_ret.int512_other", 0x0f, 0xe0),
+    FP_PACK_512B_OPS_RET_INT512_ALL = ev("fp_pack_512b_ops_ret.int512_all", 0x0f, 0xf0),
+    FP_PACK_512B_OPS_RET_512B_ALL = ev("fp_pack_512b_ops_ret.512b_all", 0x0f, 0xff),
+    FP_NSQ_READ_STALLS_FP_PRF = ev("fp_nsq_read_stalls.fp_prf", 0x13, 0x0e),
+    FP_NSQ_READ_STALLS_K_PRF = ev("fp_nsq_read_stalls.k_prf", 0x13, 0x0e),
+    FP_NSQ_READ_STALLS_FP_SQ = ev("fp_nsq_read_stalls.fp_sq", 0x13, 0x0e),
+    FP_NSQ_READ_STALLS_ALL = ev("fp_nsq_read_stalls.all", 0x13, 0x0e),
+    IC_CACHE_FILL_L2 = ev("ic_cache_fill_l2", 0x82, 0x00),
+    IC_CACHE_FILL_SYS = ev("ic_cache_fill_sys", 0x83, 0x00),
+    IC_FETCH_IBS_EVENTS_TAGGED = ev("ic_fetch_ibs_events.tagged", 0x188, 0x02),
+    IC_FETCH_IBS_EVENTS_FILTERED = ev("ic_fetch_ibs_events.filtered", 0x188, 0x08),
+    IC_FETCH_IBS_EVENTS_VALID = ev("ic_fetch_ibs_events.valid", 0x188, 0x10),
+    OP_CACHE_HIT_MISS_HIT = ev("op_cache_hit_miss.hit", 0x28f, 0x03),
+    OP_CACHE_HIT_MISS_MISS = ev("op_cache_hit_miss.miss", 0x28f, 0x04),
+    OP_CACHE_HIT_MISS_ALL = ev("op_cache_hit_miss.all", 0x28f, 0x07),
+    IC_FILLS_FROM_SYS_LOCAL_L2 = ev("ic_fills_from_sys.local_l2", 0x29c, 0x01),
+    IC_FILLS_FROM_SYS_LOCAL_CCX = ev("ic_fills_from_sys.local_ccx", 0x29c, 0x02),
+    IC_FILLS_FROM_SYS_LOCAL_ALL = ev("ic_fills_from_sys.local_all", 0x29c, 0x03),
+    IC_FILLS_FROM_SYS_NEAR_CACHE = ev("ic_fills_from_sys.near_cache", 0x29c, 0x04),
+    IC_FILLS_FROM_SYS_DRAM_IO_NEAR = ev("ic_fills_from_sys.dram_io_near", 0x29c, 0x08),
+    IC_FILLS_FROM_SYS_FAR_CACHE = ev("ic_fills_from_sys.far_cache", 0x29c, 0x10),
+    IC_FILLS_FROM_SYS_REMOTE_CACHE = ev("ic_fills_from_sys.remote_cache", 0x29c, 0x14),
+    IC_FILLS_FROM_SYS_DRAM_IO_FAR = ev("ic_fills_from_sys.dram_io_far", 0x29c, 0x40),
+    IC_FILLS_FROM_SYS_DRAM_IO_ALL = ev("ic_fills_from_sys.dram_io_all", 0x29c, 0x48),
+    IC_FILLS_FROM_SYS_FAR_ALL = ev("ic_fills_from_sys.far_all", 0x29c, 0x50),
+    IC_FILLS_FROM_SYS_ALT_MEM = ev("ic_fills_from_sys.alt_mem", 0x29c, 0x80),
+    IC_FILLS_FROM_SYS_ALL = ev("ic_fills_from_sys.all", 0x29c, 0xdf),
+    L2_REQUEST_G1_GROUP2 = ev("l2_request_g1.group2", 0x60, 0x01),
+    L2_REQUEST_G1_L2_HWPF = ev("l2_request_g1.l2_hwpf", 0x60, 0x02),
+    L2_REQUEST_G1_PREFETCH_L2_CMD = ev("l2_request_g1.prefetch_l2_cmd", 0x60, 0x04),
+    L2_REQUEST_G1_CACHEABLE_IC_READ = ev("l2_request_g1.cacheable_ic_read", 0x60, 0x10),
+    L2_REQUEST_G1_LS_RD_BLK_C_S = ev("l2_request_g1.ls_rd_blk_c_s", 0x60, 0x20),
+    L2_REQUEST_G1_RD_BLK_X = ev("l2_request_g1.rd_blk_x", 0x60, 0x40),
+    L2_REQUEST_G1_RD_BLK_L = ev("l2_request_g1.rd_blk_l", 0x60, 0x80),
+    L2_REQUEST_G1_DC_ALL = ev("l2_request_g1.dc_all", 0x60, 0xe0),
+    L2_REQUEST_G1_NO_PF_ALL = ev("l2_request_g1.no_pf_all", 0x60, 0xf1),
+    L2_REQUEST_G1_ALL = ev("l2_request_g1.all", 0x60, 0xf7),
+    L2_REQUEST_G2_LS_RD_SIZED_NC = ev("l2_request_g2.ls_rd_sized_nc", 0x61, 0x20),
+    L2_REQUEST_G2_LS_RD_SIZED = ev("l2_request_g2.ls_rd_sized", 0x61, 0x40),
+    L2_REQUEST_G2_ALL = ev("l2_request_g2.all", 0x61, 0x40),
+    L2_WCB_REQ_WCB_CLOSE = ev("l2_wcb_req.wcb_close", 0x63, 0x20),
+    L2_CACHE_REQ_STAT_IC_FILL_MISS = ev("l2_cache_req_stat.ic_fill_miss", 0x64, 0x01),
+    L2_CACHE_REQ_STAT_IC_FILL_HIT_S = ev("l2_cache_req_stat.ic_fill_hit_s", 0x64, 0x02),
+    L2_CACHE_REQ_STAT_IC_FILL_HIT_X = ev("l2_cache_req_stat.ic_fill_hit_x", 0x64, 0x04),
+    L2_CACHE_REQ_STAT_IC_HIT_IN_L2 = ev("l2_cache_req_stat.ic_hit_in_l2", 0x64, 0x06),
+    L2_CACHE_REQ_STAT_IC_ACCESS_IN_L2 = ev("l2_cache_req_stat.ic_access_in_l2", 0x64, 0x07),
+    L2_CACHE_REQ_STAT_LS_RD_BLK_C = ev("l2_cache_req_stat.ls_rd_blk_c", 0x64, 0x08),
+    L2_CACHE_REQ_STAT_IC_DC_MISS_IN_L2 = ev("l2_cache_req_stat.ic_dc_miss_in_l2", 0x64, 0x09),
+    L2_CACHE_REQ_STAT_LS_RD_BLK_X = ev("l2_cache_req_stat.ls_rd_blk_x", 0x64, 0x10),
+    L2_CACHE_REQ_STAT_LS_RD_BLK_L_HIT_S = ev("l2_cache_req_stat.ls_rd_blk_l_hit_s", 0x64, 0x20),
+    L2_CACHE_REQ_STAT_LS_RD_BLK_L_HIT_X = ev("l2_cache_req_stat.ls_rd_blk_l_hit_x", 0x64, 0x40),
+    L2_CACHE_REQ_STAT_LS_RD_BLK_CS = ev("l2_cache_req_stat.ls_rd_blk_cs", 0x64, 0x80),
+    L2_CACHE_REQ_STAT_DC_HIT_IN_L2 = ev("l2_cache_req_stat.dc_hit_in_l2", 0x64, 0xf0),
+    L2_CACHE_REQ_STAT_IC_DC_HIT_IN_L2 = ev("l2_cache_req_stat.ic_dc_hit_in_l2", 0x64, 0xf6),
+    L2_CACHE_REQ_STAT_DC_ACCESS_IN_L2 = ev("l2_cache_req_stat.dc_access_in_l2", 0x64, 0xf8),
+    L2_CACHE_REQ_STAT_ALL = ev("l2_cache_req_stat.all", 0x64, 0xff),
+    L2_PF_HIT_L2_L2_HWPF = ev("l2_pf_hit_l2.l2_hwpf", 0x70, 0x1f),
+    L2_PF_HIT_L2_L1_DC_HWPF = ev("l2_pf_hit_l2.l1_dc_hwpf", 0x70, 0xe0),
+    L2_PF_HIT_L2_L1_DC_L2_HWPF = ev("l2_pf_hit_l2.l1_dc_l2_hwpf", 0x70, 0xff),
+    L2_PF_MISS_L2_HIT_L3_L2_HWPF = ev("l2_pf_miss_l2_hit_l3.l2_hwpf", 0x71, 0x1f),
+    L2_PF_MISS_L2_HIT_L3_L1_DC_HWPF = ev("l2_pf_miss_l2_hit_l3.l1_dc_hwpf", 0x71, 0xe0),
+    L2_PF_MISS_L2_HIT_L3_L1_DC_L2_HWPF = ev("l2_pf_miss_l2_hit_l3.l1_dc_l2_hwpf", 0x71, 0xff),
+    L2_PF_MISS_L2_L3_L2_HWPF = ev("l2_pf_miss_l2_l3.l2_hwpf", 0x72, 0x1f),
+    L2_PF_MISS_L2_L3_L1_DC_HWPF = ev("l2_pf_miss_l2_l3.l1_dc_hwpf", 0x72, 0xe0),
+    L2_PF_MISS_L2_L3_L1_DC_L2_HWPF = ev("l2_pf_miss_l2_l3.l1_dc_l2_hwpf", 0x72, 0xff),
+    L2_FILL_RSP_SRC_LOCAL_CCX = ev("l2_fill_rsp_src.local_ccx", 0x165, 0x02),
+    L2_FILL_RSP_SRC_NEAR_CACHE = ev("l2_fill_rsp_src.near_cache", 0x165, 0x04),
+    L2_FILL_RSP_SRC_DRAM_IO_NEAR = ev("l2_fill_rsp_src.dram_io_near", 0x165, 0x08),
+    L2_FILL_RSP_SRC_FAR_CACHE = ev("l2_fill_rsp_src.far_cache", 0x165, 0x10),
+    L2_FILL_RSP_SRC_DRAM_IO_FAR = ev("l2_fill_rsp_src.dram_io_far", 0x165, 0x40),
+    L2_FILL_RSP_SRC_DRAM_IO_ALL = ev("l2_fill_rsp_src.dram_io_all", 0x165, 0x48),
+    L2_FILL_RSP_SRC_FAR_ALL = ev("l2_fill_rsp_src.far_all", 0x165, 0x50),
+    L2_FILL_RSP_SRC_ALT_MEM = ev("l2_fill_rsp_src.alt_mem", 0x165, 0x80),
+    L2_FILL_RSP_SRC_ALL = ev("l2_fill_rsp_src.all", 0x165, 0xde),
+    L2_SYS_BW_LOCAL_DRAM_FILL = ev("l2_sys_bw.local_dram_fill", 0x175, 0x01),
+    L2_SYS_BW_REMOTE_DRAM_FILL = ev("l2_sys_bw.remote_dram_fill", 0x175, 0x02),
+    L2_SYS_BW_NT_WRITE = ev("l2_sys_bw.nt_write", 0x175, 0x04),
+    L2_SYS_BW_LOCAL_SCM_FILL = ev("l2_sys_bw.local_scm_fill", 0x175, 0x10),
+    L2_SYS_BW_REMOTE_SCM_FILL = ev("l2_sys_bw.remote_scm_fill", 0x175, 0x20),
+    L2_SYS_BW_VICTIM = ev("l2_sys_bw.victim", 0x175, 0x40),
+    L2_SYS_BW_ALL = ev("l2_sys_bw.all", 0x175, 0xff),
+    LS_BAD_STATUS2_STLI_OTHER = ev("ls_bad_status2.stli_other", 0x24, 0x02),
+    LS_LOCKS_BUS_LOCK = ev("ls_locks.bus_lock", 0x25, 0x01),
+    LS_LOCKS_ALL = ev("ls_locks.all", 0x25, 0x1f),
+    LS_RET_CL_FLUSH = ev("ls_ret_cl_flush", 0x26, 0x00),
+    LS_RET_CPUID = ev("ls_ret_cpuid", 0x27, 0x00),
+    LS_DISPATCH_PURE_LD = ev("ls_dispatch.pure_ld", 0x29, 0x01),
+    LS_DISPATCH_PURE_ST = ev("ls_dispatch.pure_st", 0x29, 0x02),
+    LS_DISPATCH_LD_ST = ev("ls_dispatch.ld_st", 0x29, 0x04),
+    LS_DISPATCH_ALL = ev("ls_dispatch.all", 0x29, 0x07),
+    LS_SMI_RX = ev("ls_smi_rx", 0x2b, 0x00),
+    LS_INT_TAKEN = ev("ls_int_taken", 0x2c, 0x00),
+    LS_STLF = ev("ls_stlf", 0x35, 0x00),
+    LS_ST_COMMIT_CANCEL_OLDER_ST_VIS_DEP = ev("ls_st_commit_cancel.older_st_vis_dep", 0x37, 0x01),
+    LS_MAB_ALLOC_LS = ev("ls_mab_alloc.ls", 0x41, 0x07),
+    LS_MAB_ALLOC_HWPF = ev("ls_mab_alloc.hwpf", 0x41, 0x08),
+    LS_MAB_ALLOC_ALL = ev("ls_mab_alloc.all", 0x41, 0x0f),
+    LS_DMND_FILLS_FROM_SYS_LOCAL_L2 = ev("ls_dmnd_fills_from_sys.local_l2", 0x43, 0x01),
+    LS_DMND_FILLS_FROM_SYS_LOCAL_CCX = ev("ls_dmnd_fills_from_sys.local_ccx", 0x43, 0x02),
+    LS_DMND_FILLS_FROM_SYS_LOCAL_ALL = ev("ls_dmnd_fills_from_sys.local_all", 0x43, 0x03),
+    LS_DMND_FILLS_FROM_SYS_NEAR_CACHE = ev("ls_dmnd_fills_from_sys.near_cache", 0x43, 0x04),
+    LS_DMND_FILLS_FROM_SYS_DRAM_IO_NEAR = ev("ls_dmnd_fills_from_sys.dram_io_near", 0x43, 0x08),
+    LS_DMND_FILLS_FROM_SYS_FAR_CACHE = ev("ls_dmnd_fills_from_sys.far_cache", 0x43, 0x10),
+    LS_DMND_FILLS_FROM_SYS_REMOTE_CACHE = ev("ls_dmnd_fills_from_sys.remote_cache", 0x43, 0x14),
+    LS_DMND_FILLS_FROM_SYS_DRAM_IO_FAR = ev("ls_dmnd_fills_from_sys.dram_io_far", 0x43, 0x40),
+    LS_DMND_FILLS_FROM_SYS_DRAM_IO_ALL = ev("ls_dmnd_fills_from_sys.dram_io_all", 0x43, 0x48),
+    LS_DMND_FILLS_FROM_SYS_FAR_ALL = ev("ls_dmnd_fills_from_sys.far_all", 0x43, 0x50),
+    LS_DMND_FILLS_FROM_SYS_ALT_MEM = ev("ls_dmnd_fills_from_sys.alt_mem", 0x43, 0x80),
+    LS_DMND_FILLS_FROM_SYS_ALL = ev("ls_dmnd_fills_from_sys.all", 0x43, 0xdf),
+    LS_ANY_FILLS_FROM_SYS_LOCAL_L2 = ev("ls_any_fills_from_sys.local_l2", 0x44, 0x01),
+    LS_ANY_FILLS_FROM_SYS_LOCAL_CCX = ev("ls_any_fills_from_sys.local_ccx", 0x44, 0x02),
+    LS_ANY_FILLS_FROM_SYS_LOCAL_ALL = ev("ls_any_fills_from_sys.local_all", 0x44, 0x03),
+    LS_ANY_FILLS_FROM_SYS_NEAR_CACHE = ev("ls_any_fills_from_sys.near_cache", 0x44, 0x04),
+    LS_ANY_FILLS_FROM_SYS_DRAM_IO_NEAR = ev("ls_any_fills_from_sys.dram_io_near", 0x44, 0x08),
+    LS_ANY_FILLS_FROM_SYS_FAR_CACHE = ev("ls_any_fills_from_sys.far_cache", 0x44, 0x10),
+    LS_ANY_FILLS_FROM_SYS_REMOTE_CACHE = ev("ls_any_fills_from_sys.remote_cache", 0x44, 0x14),
+    LS_ANY_FILLS_FROM_SYS_DRAM_IO_FAR = ev("ls_any_fills_from_sys.dram_io_far", 0x44, 0x40),
+    LS_ANY_FILLS_FROM_SYS_DRAM_IO_ALL = ev("ls_any_fills_from_sys.dram_io_all", 0x44, 0x48),
+    LS_ANY_FILLS_FROM_SYS_FAR_ALL = ev("ls_any_fills_from_sys.far_all", 0x44, 0x50),
+    LS_ANY_FILLS_FROM_SYS_ALT_MEM = ev("ls_any_fills_from_sys.alt_mem", 0x44, 0x80),
+    LS_ANY_FILLS_FROM_SYS_ALL = ev("ls_any_fills_from_sys.all", 0x44, 0xff),
+    LS_L1_D_TLB_MISS_TLB_RELOAD_4K_L2_HIT = ev("ls_l1_d_tlb_miss.tlb_reload_4k_l2_hit", 0x45, 0x01),
+    LS_L1_D_TLB_MISS_TLB_RELOAD_COALESCED_PAGE_HIT = ev("ls_l1_d_tlb_miss.tlb_reload_coalesced_page_hit", 0x45, 0x02),
+    LS_L1_D_TLB_MISS_TLB_RELOAD_2M_L2_HIT = ev("ls_l1_d_tlb_miss.tlb_reload_2m_l2_hit", 0x45, 0x04),
+    LS_L1_D_TLB_MISS_TLB_RELOAD_1G_L2_HIT = ev("ls_l1_d_tlb_miss.tlb_reload_1g_l2_hit", 0x45, 0x08),
+    LS_L1_D_TLB_MISS_TLB_RELOAD_4K_L2_MISS = ev("ls_l1_d_tlb_miss.tlb_reload_4k_l2_miss", 0x45, 0x10),
+    LS_L1_D_TLB_MISS_TLB_RELOAD_COALESCED_PAGE_MISS = ev("ls_l1_d_tlb_miss.tlb_reload_coalesced_page_miss", 0x45, 0x20),
+    LS_L1_D_TLB_MISS_TLB_RELOAD_2M_L2_MISS = ev("ls_l1_d_tlb_miss.tlb_reload_2m_l2_miss", 0x45, 0x40),
+    LS_L1_D_TLB_MISS_TLB_RELOAD_1G_L2_MISS = ev("ls_l1_d_tlb_miss.tlb_reload_1g_l2_miss", 0x45, 0x80),
+    LS_L1_D_TLB_MISS_L2_MISS_ALL = ev("ls_l1_d_tlb_miss.l2_miss_all", 0x45, 0xf0),
+    LS_L1_D_TLB_MISS_ALL = ev("ls_l1_d_tlb_miss.all", 0x45, 0xff),
+    LS_MISAL_LOADS_MA64 = ev("ls_misal_loads.ma64", 0x47, 0x01),
+    LS_MISAL_LOADS_MA4K = ev("ls_misal_loads.ma4k", 0x47, 0x02),
+    LS_PREF_INSTR_DISP_PREFETCH = ev("ls_pref_instr_disp.prefetch", 0x4b, 0x01),
+    LS_PREF_INSTR_DISP_PREFETCH_W = ev("ls_pref_instr_disp.prefetch_w", 0x4b, 0x02),
+    LS_PREF_INSTR_DISP_PREFETCH_NTA = ev("ls_pref_instr_disp.prefetch_nta", 0x4b, 0x04),
+    LS_PREF_INSTR_DISP_ALL = ev("ls_pref_instr_disp.all", 0x4b, 0x07),
+    WCB_CLOSE_FULL_LINE_64B = ev("wcb_close.full_line_64b", 0x50, 0x01),
+    LS_INEF_SW_PREF_DC_HIT = ev("ls_inef_sw_pref.dc_hit", 0x52, 0x01),
+    LS_INEF_SW_PREF_MAB_HIT = ev("ls_inef_sw_pref.mab_hit", 0x52, 0x02),
+    LS_INEF_SW_PREF_ALL = ev("ls_inef_sw_pref.all", 0x52, 0x03),
+    LS_SW_PF_DC_FILLS_LOCAL_L2 = ev("ls_sw_pf_dc_fills.local_l2", 0x59, 0x01),
+    LS_SW_PF_DC_FILLS_LOCAL_CCX = ev("ls_sw_pf_dc_fills.local_ccx", 0x59, 0x02),
+    LS_SW_PF_DC_FILLS_LOCAL_ALL = ev("ls_sw_pf_dc_fills.local_all", 0x59, 0x03),
+    LS_SW_PF_DC_FILLS_NEAR_CACHE = ev("ls_sw_pf_dc_fills.near_cache", 0x59, 0x04),
+    LS_SW_PF_DC_FILLS_DRAM_IO_NEAR = ev("ls_sw_pf_dc_fills.dram_io_near", 0x59, 0x08),
+    LS_SW_PF_DC_FILLS_FAR_CACHE = ev("ls_sw_pf_dc_fills.far_cache", 0x59, 0x10),
+    LS_SW_PF_DC_FILLS_REMOTE_CACHE = ev("ls_sw_pf_dc_fills.remote_cache", 0x59, 0x14),
+    LS_SW_PF_DC_FILLS_DRAM_IO_FAR = ev("ls_sw_pf_dc_fills.dram_io_far", 0x59, 0x40),
+    LS_SW_PF_DC_FILLS_DRAM_IO_ALL = ev("ls_sw_pf_dc_fills.dram_io_all", 0x59, 0x48),
+    LS_SW_PF_DC_FILLS_FAR_ALL = ev("ls_sw_pf_dc_fills.far_all", 0x59, 0x50),
+    LS_SW_PF_DC_FILLS_ALT_MEM = ev("ls_sw_pf_dc_fills.alt_mem", 0x59, 0x80),
+    LS_SW_PF_DC_FILLS_ALL = ev("ls_sw_pf_dc_fills.all", 0x59, 0xdf),
+    LS_HW_PF_DC_FILLS_LOCAL_L2 = ev("ls_hw_pf_dc_fills.local_l2", 0x5a, 0x01),
+    LS_HW_PF_DC_FILLS_LOCAL_CCX = ev("ls_hw_pf_dc_fills.local_ccx", 0x5a, 0x02),
+    LS_HW_PF_DC_FILLS_LOCAL_ALL = ev("ls_hw_pf_dc_fills.local_all", 0x5a, 0x03),
+    LS_HW_PF_DC_FILLS_NEAR_CACHE = ev("ls_hw_pf_dc_fills.near_cache", 0x5a, 0x04),
+    LS_HW_PF_DC_FILLS_DRAM_IO_NEAR = ev("ls_hw_pf_dc_fills.dram_io_near", 0x5a, 0x08),
+    LS_HW_PF_DC_FILLS_FAR_CACHE = ev("ls_hw_pf_dc_fills.far_cache", 0x5a, 0x10),
+    LS_HW_PF_DC_FILLS_REMOTE_CACHE = ev("ls_hw_pf_dc_fills.remote_cache", 0x5a, 0x14),
+    LS_HW_PF_DC_FILLS_DRAM_IO_FAR = ev("ls_hw_pf_dc_fills.dram_io_far", 0x5a, 0x40),
+    LS_HW_PF_DC_FILLS_DRAM_IO_ALL = ev("ls_hw_pf_dc_fills.dram_io_all", 0x5a, 0x48),
+    LS_HW_PF_DC_FILLS_FAR_ALL = ev("ls_hw_pf_dc_fills.far_all", 0x5a, 0x50),
+    LS_HW_PF_DC_FILLS_ALT_MEM = ev("ls_hw_pf_dc_fills.alt_mem", 0x5a, 0x80),
+    LS_HW_PF_DC_FILLS_ALL = ev("ls_hw_pf_dc_fills.all", 0x5a, 0xdf),
+    LS_ALLOC_MAB_COUNT = ev("ls_alloc_mab_count", 0x5f, 0x00),
+    LS_NOT_HALTED_CYC = ev("ls_not_halted_cyc", 0x76, 0x00),
+    LS_TLB_FLUSH_ALL = ev("ls_tlb_flush.all", 0x78, 0xff),
+    LS_NOT_HALTED_P0_CYC_P0_FREQ_CYC = ev("ls_not_halted_p0_cyc.p0_freq_cyc", 0x120, 0x01),
+}
 /// No experimental events.
 const EXPERIMENTAL_ROWS: &[EventRow] = &[];
 /// The rows built.

@@ -863,8 +863,7 @@ impl Layout for PmcfgrLayout {
     const FIELDS: &'static [FieldInfo] = &[
         FieldInfo::row("ncg", 28, 31, Access::Ro,
             "Number of counter groups, minus one."),
-        FieldInfo::row("rsv", 25, 27, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 25, 27, Access::Rsv),
         FieldInfo::row("hdbg", 24, 24, Access::Ro,
             "Halt-on-debug (PMCR.HDBG) is implemented."),
         FieldInfo::row("tro", 23, 23, Access::Ro,
@@ -877,8 +876,7 @@ impl Layout for PmcfgrLayout {
             "Overflow can be signalled by a message-signalled interrupt."),
         FieldInfo::row("uen", 19, 19, Access::Ro,
             "The user-enable register is implemented."),
-        FieldInfo::row("rsv", 18, 18, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 18, 18, Access::Rsv),
         FieldInfo::row("na", 17, 17, Access::Ro,
             "PMCR.NA (no-advance when disabled) is implemented."),
         FieldInfo::row("ex", 16, 16, Access::Ro,
@@ -999,8 +997,7 @@ impl Layout for PmcrLayout {
     const INFO: &'static RegisterInfo = &PMCR_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 12, 31, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 12, 31, Access::Rsv),
         FieldInfo::row("tro", 11, 11, Access::Rw,
             "Trace on overflow."),
         FieldInfo::row("hdbg", 10, 10, Access::Rw,
@@ -1009,8 +1006,7 @@ impl Layout for PmcrLayout {
             "Freeze the counters on overflow."),
         FieldInfo::row("na", 8, 8, Access::Rw,
             "No advance while disabled."),
-        FieldInfo::row("rsv", 6, 7, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 6, 7, Access::Rsv),
         FieldInfo::row("dp", 5, 5, Access::Rw,
             "Disable the cycle counter when event counting is prohibited."),
         FieldInfo::row("x", 4, 4, Access::Rw,

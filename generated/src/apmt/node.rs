@@ -71,8 +71,7 @@ impl Layout for ApmtNodeHeaderLayout {
     const FIELDS: &'static [FieldInfo] = &[
         FieldInfo { name: "type", ident: "type_", lsb: 24, msb: 31, access: Access::Ro, values: APMT_NODE_HEADER_TYPE_VALUES,
             description: "The kind of component the PMU monitors (ACPI_APMT_NODE_TYPE_*).", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 19, 23, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 19, 23, Access::Rsv),
         FieldInfo::row("atomic", 18, 18, Access::Ro,
             "Flags bit 2: 64-bit accesses to the PMU's registers are atomic (ACPI_APMT_FLAGS_ATOMIC)."),
         FieldInfo::row("affinity_container", 17, 17, Access::Ro,
@@ -625,8 +624,7 @@ impl Layout for ApmtNodeReservedLayout {
     const INFO: &'static RegisterInfo = &APMT_NODE_RESERVED_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 0, 31, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 0, 31, Access::Rsv),
     ];
 }
 
@@ -711,8 +709,7 @@ impl Layout for ApmtOverflowIrqFlagsLayout {
     const INFO: &'static RegisterInfo = &APMT_OVERFLOW_IRQ_FLAGS_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 2, 31, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 2, 31, Access::Rsv),
         FieldInfo { name: "irq_type", ident: "irq_type", lsb: 1, msb: 1, access: Access::Ro, values: APMT_OVERFLOW_IRQ_FLAGS_IRQ_TYPE_VALUES,
             description: "The interrupt's type.", ..FieldInfo::EMPTY },
         FieldInfo { name: "mode", ident: "mode", lsb: 0, msb: 0, access: Access::Ro, values: ApmtOverflowIrqFlagsMode::VALUES,

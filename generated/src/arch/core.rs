@@ -217,8 +217,7 @@ impl Layout for Ia32PerfEvtSelLayout {
     const INFO: &'static RegisterInfo = &IA32_PERF_EVT_SEL_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 32, 63, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 32, 63, Access::Rsv),
         FieldInfo { name: "cmask", ident: "cmask", lsb: 24, msb: 31, access: Access::Rw, role: Some(Role::Threshold),
             description: "Counter mask. When non-zero, the counter advances by one in each cycle in which the number of event occurrences is at least this value (or, with inv set, less than it). Zero counts every occurrence.", ..FieldInfo::EMPTY },
         FieldInfo { name: "inv", ident: "inv", lsb: 23, msb: 23, access: Access::Rw, role: Some(Role::Invert),
@@ -703,24 +702,20 @@ impl Layout for Ia32FixedCtrCtrlLayout {
     const INFO: &'static RegisterInfo = &IA32_FIXED_CTR_CTRL_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 28, 63, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 28, 63, Access::Rsv),
         FieldInfo { name: "en6_pmi", ident: "en6_pmi", lsb: 27, msb: 27, access: Access::Rw, role: Some(Role::OverflowEnable), counters: &[38],
             description: "Raise a PMI when IA32_FIXED_CTR6 overflows; only on processors with fixed counter 6 (processors.xml's fixed-counters), reserved on the others.", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 26, 26, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 26, 26, Access::Rsv),
         FieldInfo { name: "en6", ident: "en6", lsb: 24, msb: 25, access: Access::Rw, values: Ia32FixedCtrCtrlEn6::VALUES, role: Some(Role::RingEnable), counters: &[38],
             description: "Privilege levels at which IA32_FIXED_CTR6 counts; only on processors with fixed counter 6, reserved on the others.", ..FieldInfo::EMPTY },
         FieldInfo { name: "en5_pmi", ident: "en5_pmi", lsb: 23, msb: 23, access: Access::Rw, role: Some(Role::OverflowEnable), counters: &[37],
             description: "Raise a PMI when IA32_FIXED_CTR5 overflows; only on processors with fixed counter 5 (processors.xml's fixed-counters), reserved on the others.", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 22, 22, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 22, 22, Access::Rsv),
         FieldInfo { name: "en5", ident: "en5", lsb: 20, msb: 21, access: Access::Rw, values: Ia32FixedCtrCtrlEn5::VALUES, role: Some(Role::RingEnable), counters: &[37],
             description: "Privilege levels at which IA32_FIXED_CTR5 counts; only on processors with fixed counter 5, reserved on the others.", ..FieldInfo::EMPTY },
         FieldInfo { name: "en4_pmi", ident: "en4_pmi", lsb: 19, msb: 19, access: Access::Rw, role: Some(Role::OverflowEnable), counters: &[36],
             description: "Raise a PMI when IA32_FIXED_CTR4 overflows; only on processors with fixed counter 4 (processors.xml's fixed-counters), reserved on the others.", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 18, 18, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 18, 18, Access::Rsv),
         FieldInfo { name: "en4", ident: "en4", lsb: 16, msb: 17, access: Access::Rw, values: Ia32FixedCtrCtrlEn4::VALUES, role: Some(Role::RingEnable), counters: &[36],
             description: "Privilege levels at which IA32_FIXED_CTR4 counts; only on processors with fixed counter 4, reserved on the others.", ..FieldInfo::EMPTY },
         FieldInfo::row("en3_pmi", 15, 15, Access::Rw,
@@ -941,24 +936,20 @@ impl Layout for Ia32PerfGlobalStatusLayout {
             "CTR_Frz: the core PMU counters are frozen, because IA32_DEBUGCTL.FREEZE_PERFMON_ON_PMI was set and a counter overflowed. While set, counting is disabled regardless of the enable bits (version 4)."),
         FieldInfo::row("lbr_frz", 58, 58, Access::RoV,
             "LBR_Frz: the LBR stack is frozen on a PMI because IA32_DEBUGCTL.FREEZE_LBR_ON_PMI was set (version 4)."),
-        FieldInfo::row("rsv", 56, 57, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 56, 57, Access::Rsv),
         FieldInfo::row("trace_topa_pmi", 55, 55, Access::RoV,
             "Trace_ToPA_PMI: a PMI was raised because an Intel Processor Trace ToPA output region filled up."),
-        FieldInfo::row("rsv", 49, 54, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 49, 54, Access::Rsv),
         FieldInfo::row("perf_metrics_ovf", 48, 48, Access::RoV,
             "PERF_METRICS overflow, on processors that report IA32_PERF_CAPABILITIES.PERF_METRICS (bit 15)."),
-        FieldInfo::row("rsv", 39, 47, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 39, 47, Access::Rsv),
         FieldInfo { name: "ovf_fixed_ctr6", ident: "ovf_fixed_ctr6", lsb: 38, msb: 38, access: Access::RoV, role: Some(Role::Overflow), counters: &[38],
             description: "IA32_FIXED_CTR6 overflowed (only on processors with fixed counter 6).", ..FieldInfo::EMPTY },
         FieldInfo { name: "ovf_fixed_ctr5", ident: "ovf_fixed_ctr5", lsb: 37, msb: 37, access: Access::RoV, role: Some(Role::Overflow), counters: &[37],
             description: "IA32_FIXED_CTR5 overflowed (only on processors with fixed counter 5).", ..FieldInfo::EMPTY },
         FieldInfo { name: "ovf_fixed_ctr4", ident: "ovf_fixed_ctr4", lsb: 36, msb: 36, access: Access::RoV, role: Some(Role::Overflow), counters: &[36],
             description: "IA32_FIXED_CTR4 overflowed (only on processors with fixed counter 4).", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 35, 35, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 35, 35, Access::Rsv),
         FieldInfo { name: "ovf_fixed_ctr2", ident: "ovf_fixed_ctr2", lsb: 34, msb: 34, access: Access::RoV, role: Some(Role::Overflow), counters: &[34],
             description: "IA32_FIXED_CTR2 overflowed.", ..FieldInfo::EMPTY },
         FieldInfo { name: "ovf_fixed_ctr1", ident: "ovf_fixed_ctr1", lsb: 33, msb: 33, access: Access::RoV, role: Some(Role::Overflow), counters: &[33],
@@ -1099,12 +1090,10 @@ impl Layout for Ia32PerfGlobalCtrlLayout {
     const INFO: &'static RegisterInfo = &IA32_PERF_GLOBAL_CTRL_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 49, 63, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 49, 63, Access::Rsv),
         FieldInfo::row("en_perf_metrics", 48, 48, Access::Rw,
             "Enable the PERF_METRICS facility, on processors that report IA32_PERF_CAPABILITIES.PERF_METRICS (bit 15)."),
-        FieldInfo::row("rsv", 39, 47, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 39, 47, Access::Rsv),
         FieldInfo { name: "en_fixed_ctr6", ident: "en_fixed_ctr6", lsb: 38, msb: 38, access: Access::Rw, role: Some(Role::CounterEnable), counters: &[38],
             description: "Enable IA32_FIXED_CTR6, on processors with fixed counter 6 (processors.xml's fixed-counters); reserved on the others.", ..FieldInfo::EMPTY },
         FieldInfo { name: "en_fixed_ctr5", ident: "en_fixed_ctr5", lsb: 37, msb: 37, access: Access::Rw, role: Some(Role::CounterEnable), counters: &[37],
@@ -1256,20 +1245,17 @@ impl Layout for Ia32PerfGlobalOvfCtrlLayout {
             "Clear CTR_Frz, unfreezing the counters (version 4)."),
         FieldInfo::row("clr_lbr_frz", 58, 58, Access::W1c,
             "Clear LBR_Frz, unfreezing the LBR stack (version 4)."),
-        FieldInfo::row("rsv", 56, 57, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 56, 57, Access::Rsv),
         FieldInfo::row("clr_trace_topa_pmi", 55, 55, Access::W1c,
             "Clear Trace_ToPA_PMI."),
-        FieldInfo::row("rsv", 39, 54, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 39, 54, Access::Rsv),
         FieldInfo { name: "clr_ovf_fixed_ctr6", ident: "clr_ovf_fixed_ctr6", lsb: 38, msb: 38, access: Access::W1c, role: Some(Role::OverflowClear), counters: &[38],
             description: "Clear the IA32_FIXED_CTR6 overflow bit (only on processors with fixed counter 6).", ..FieldInfo::EMPTY },
         FieldInfo { name: "clr_ovf_fixed_ctr5", ident: "clr_ovf_fixed_ctr5", lsb: 37, msb: 37, access: Access::W1c, role: Some(Role::OverflowClear), counters: &[37],
             description: "Clear the IA32_FIXED_CTR5 overflow bit (only on processors with fixed counter 5).", ..FieldInfo::EMPTY },
         FieldInfo { name: "clr_ovf_fixed_ctr4", ident: "clr_ovf_fixed_ctr4", lsb: 36, msb: 36, access: Access::W1c, role: Some(Role::OverflowClear), counters: &[36],
             description: "Clear the IA32_FIXED_CTR4 overflow bit (only on processors with fixed counter 4).", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 35, 35, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 35, 35, Access::Rsv),
         FieldInfo { name: "clr_ovf_fixed_ctr2", ident: "clr_ovf_fixed_ctr2", lsb: 34, msb: 34, access: Access::W1c, role: Some(Role::OverflowClear), counters: &[34],
             description: "Clear the IA32_FIXED_CTR2 overflow bit.", ..FieldInfo::EMPTY },
         FieldInfo { name: "clr_ovf_fixed_ctr1", ident: "clr_ovf_fixed_ctr1", lsb: 33, msb: 33, access: Access::W1c, role: Some(Role::OverflowClear), counters: &[33],
@@ -1401,12 +1387,10 @@ impl Layout for Ia32PerfCapabilitiesLayout {
     const INFO: &'static RegisterInfo = &IA32_PERF_CAPABILITIES_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 20, 63, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 20, 63, Access::Rsv),
         FieldInfo::row("rdpmc_metrics_clear", 19, 19, Access::Ro,
             "RDPMC_METRICS_CLEAR: the processor supports clearing the PERF_METRICS values as part of reading them; Linux offers its metrics-clear control only when this bit is set. The exact hardware semantics are not confirmed against the SDM here."),
-        FieldInfo::row("rsv", 18, 18, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 18, 18, Access::Rsv),
         FieldInfo::row("pebs_timing_info", 17, 17, Access::Ro,
             "PEBS records can carry timing (latency) information."),
         FieldInfo::row("pebs_output_pt_avail", 16, 16, Access::Ro,
@@ -1561,8 +1545,7 @@ impl Layout for Ia32PerfGlobalInuseLayout {
     const FIELDS: &'static [FieldInfo] = &[
         FieldInfo::row("pmi_in_use", 63, 63, Access::RoV,
             "PMI_InUse: set while some agent has armed a performance-monitoring interrupt, that is while any IA32_PERFEVTSELn.INT (n below CPUID.0AH:EAX[15:8]), any IA32_FIXED_CTR_CTRL.ENi_PMI (i = 0, 1, 2) or any PEBS enable bit for PMC0 to PMC3 in IA32_PEBS_ENABLE (0x3F1) is set."),
-        FieldInfo::row("rsv", 35, 62, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 35, 62, Access::Rsv),
         FieldInfo::row("fc2_in_use", 34, 34, Access::RoV,
             "FC2_InUse: IA32_FIXED_CTR_CTRL[9:8] (en2) is non-zero."),
         FieldInfo::row("fc1_in_use", 33, 33, Access::RoV,
@@ -2067,8 +2050,7 @@ impl Layout for MsrOffcoreRspLayout {
     const INFO: &'static RegisterInfo = &MSR_OFFCORE_RSP_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 38, 63, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 38, 63, Access::Rsv),
         FieldInfo::row("snoop", 31, 37, Access::Rw,
             "Response type, snoop part: what the snoop of other caches found (none needed, missed, hit without or with forwarding, hit modified, non-DRAM)."),
         FieldInfo::row("supplier", 16, 30, Access::Rw,
@@ -2161,8 +2143,7 @@ impl Layout for MsrPebsLdLatThresholdLayout {
     const INFO: &'static RegisterInfo = &MSR_PEBS_LD_LAT_THRESHOLD_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 16, 63, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 16, 63, Access::Rsv),
         FieldInfo::row("threshold", 0, 15, Access::Rw,
             "Minimum latency, in core cycles, of the loads counted."),
     ];
@@ -2230,14 +2211,12 @@ impl Layout for MsrPebsFrontendLayout {
     const INFO: &'static RegisterInfo = &MSR_PEBS_FRONTEND_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 23, 63, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 23, 63, Access::Rsv),
         FieldInfo::row("idq_bubble_width", 20, 22, Access::Rw,
             "For the bubble condition: how many delivery slots must be empty."),
         FieldInfo::row("idq_bubble_length", 8, 19, Access::Rw,
             "For the bubble condition: for how many cycles."),
-        FieldInfo::row("rsv", 5, 7, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 5, 7, Access::Rsv),
         FieldInfo::row("evtsel", 0, 4, Access::Rw,
             "Which front-end condition is counted."),
     ];
@@ -2295,7 +2274,7 @@ static MSR_PEBS_FRONTEND_INFO: RegisterInfo = RegisterInfo {
 };
 
 #[allow(unused_imports)]
-use crate::core_events::{ev, EventRow};
+use crate::core_events::{event_table, EventRow};
 #[cfg(feature = "metadata")]
 use crate::core_events::{event_info_refs, event_infos};
 
@@ -2309,20 +2288,6 @@ pub enum List {}
 pub type Event = CoreEvent<List>;
 
 impl Event {
-    /// `UNHALTED_CORE_CYCLES`.
-    pub const UNHALTED_CORE_CYCLES: Event = Event::row(0);
-    /// `INSTRUCTION_RETIRED`.
-    pub const INSTRUCTION_RETIRED: Event = Event::row(1);
-    /// `UNHALTED_REFERENCE_CYCLES`.
-    pub const UNHALTED_REFERENCE_CYCLES: Event = Event::row(2);
-    /// `LLC_REFERENCE`.
-    pub const LLC_REFERENCE: Event = Event::row(3);
-    /// `LLC_MISSES`.
-    pub const LLC_MISSES: Event = Event::row(4);
-    /// `BRANCH_INSTRUCTION_RETIRED`.
-    pub const BRANCH_INSTRUCTION_RETIRED: Event = Event::row(5);
-    /// `BRANCH_MISSES_RETIRED`.
-    pub const BRANCH_MISSES_RETIRED: Event = Event::row(6);
     /// Every event of the list.
     pub const ALL: &'static [Event] = &Event::from_rows::<ROW_COUNT>(EVENT_ROWS, EXPERIMENTAL_ROWS);
 
@@ -2337,17 +2302,20 @@ impl crate::core_events::EventList for List {
     const EVENT_INFOS: &'static [&'static EventInfo] = EVENT_INFOS;
 }
 
-/// The events, row n for `Event::row(n)`: `ev(name, event select, umask, counters)` (bit n
-/// of counters: counter n may count it) and what else each sets.
-const EVENT_ROWS: &[EventRow] = &[
-    ev("UNHALTED_CORE_CYCLES", 0x3c, 0x00, 0b11111111),
-    ev("INSTRUCTION_RETIRED", 0xc0, 0x00, 0b11111111),
-    ev("UNHALTED_REFERENCE_CYCLES", 0x3c, 0x01, 0b11111111),
-    ev("LLC_REFERENCE", 0x2e, 0x4f, 0b11111111),
-    ev("LLC_MISSES", 0x2e, 0x41, 0b11111111),
-    ev("BRANCH_INSTRUCTION_RETIRED", 0xc4, 0x00, 0b11111111),
-    ev("BRANCH_MISSES_RETIRED", 0xc5, 0x00, 0b11111111),
-];
+event_table! {
+    /// The events, row n for `Event::row(n)`: `ev(name, event select, umask)` and what else each
+    /// sets. The counters that may count them (bit n: counter n) and those without
+    /// Hyper-Threading are the table's, the two numbers before the rows, unless a row
+    /// gives its own (`.on(..)`, `.ht_off(..)`).
+    EVENT_ROWS, EventRowNumber, 0, "", 0b11111111, 0b0;
+    UNHALTED_CORE_CYCLES = ev("UNHALTED_CORE_CYCLES", 0x3c, 0x00),
+    INSTRUCTION_RETIRED = ev("INSTRUCTION_RETIRED", 0xc0, 0x00),
+    UNHALTED_REFERENCE_CYCLES = ev("UNHALTED_REFERENCE_CYCLES", 0x3c, 0x01),
+    LLC_REFERENCE = ev("LLC_REFERENCE", 0x2e, 0x4f),
+    LLC_MISSES = ev("LLC_MISSES", 0x2e, 0x41),
+    BRANCH_INSTRUCTION_RETIRED = ev("BRANCH_INSTRUCTION_RETIRED", 0xc4, 0x00),
+    BRANCH_MISSES_RETIRED = ev("BRANCH_MISSES_RETIRED", 0xc5, 0x00),
+}
 /// No experimental events.
 const EXPERIMENTAL_ROWS: &[EventRow] = &[];
 /// The rows built.

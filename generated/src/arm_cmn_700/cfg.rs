@@ -53,12 +53,10 @@ impl Layout for CfgmPeriphId01Layout {
     const INFO: &'static RegisterInfo = &CFGM_PERIPH_ID01_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 36, 63, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 36, 63, Access::Rsv),
         FieldInfo::row("part_1", 32, 35, Access::Ro,
             "Part number bits 11:8."),
-        FieldInfo::row("rsv", 8, 31, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 8, 31, Access::Rsv),
         FieldInfo::row("part_0", 0, 7, Access::Ro,
             "Part number bits 7:0 (CMN-700: 0x3C with part_1 4, 0x43C)."),
     ];
@@ -121,12 +119,10 @@ impl Layout for CfgmPeriphId23Layout {
     const INFO: &'static RegisterInfo = &CFGM_PERIPH_ID23_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 8, 63, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 8, 63, Access::Rsv),
         FieldInfo::row("revision", 4, 7, Access::Ro,
             "The revision (CMN-700: 0 r0p0, 1 r1p0, 2 r2p0, Linux's enum cmn_revision)."),
-        FieldInfo::row("rsv", 0, 3, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 0, 3, Access::Rsv),
     ];
 }
 
@@ -186,8 +182,7 @@ impl Layout for CfgmInfoGlobalLayout {
     const FIELDS: &'static [FieldInfo] = &[
         FieldInfo::row("multiple_dtm_en", 63, 63, Access::Ro,
             "Crosspoints with more than two device ports have a DTM per pair of ports."),
-        FieldInfo::row("rsv", 54, 62, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 54, 62, Access::Rsv),
         FieldInfo::row("rsp_vc_num", 52, 53, Access::Ro,
             "How many response virtual channels the mesh has, less one (Linux hides the rsp2 XP events below 2)."),
         FieldInfo::row("dat_vc_num", 50, 51, Access::Ro,

@@ -57,12 +57,10 @@ impl Layout for ChildPointerLayout {
     const INFO: &'static RegisterInfo = &CHILD_POINTER_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 32, 63, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 32, 63, Access::Rsv),
         FieldInfo::row("external", 31, 31, Access::Ro,
             "The child is external to the mesh: Linux's driver never reads it (\"don't even try to touch anything external\")."),
-        FieldInfo::row("rsv", 30, 30, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 30, 30, Access::Rsv),
         FieldInfo::row("address_offset", 0, 29, Access::Ro,
             "Offset of the child's region from the start of the configuration window."),
     ];

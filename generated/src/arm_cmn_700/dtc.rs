@@ -56,8 +56,7 @@ impl Layout for DtDtcCtlLayout {
     const INFO: &'static RegisterInfo = &DT_DTC_CTL_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 1, 63, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 1, 63, Access::Rsv),
         FieldInfo::row("dt_en", 0, 0, Access::Rw,
             "Enable debug, trace and performance monitoring in the DTC's domain."),
     ];
@@ -397,8 +396,7 @@ impl Layout for DtPmccntrLayout {
     const INFO: &'static RegisterInfo = &DT_PMCCNTR_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 40, 63, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 40, 63, Access::Rsv),
         FieldInfo::row("count", 0, 39, Access::Rw,
             "The count (40 bits: Linux starts it at 0x80_0000_0000, CMN_CC_INIT, to see overflow by the top bit)."),
     ];
@@ -466,8 +464,7 @@ impl Layout for DtPmcrLayout {
     const INFO: &'static RegisterInfo = &DT_PMCR_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 7, 63, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 7, 63, Access::Rsv),
         FieldInfo::row("ovfl_intr_en", 6, 6, Access::Rw,
             "Raise the DTC's interrupt when a counter overflows."),
         FieldInfo::row("cntr_rst", 5, 5, Access::Rw,
@@ -559,8 +556,7 @@ impl Layout for DtPmovsrLayout {
     const INFO: &'static RegisterInfo = &DT_PMOVSR_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 9, 63, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 9, 63, Access::Rsv),
         FieldInfo::row("cycle_counter", 8, 8, Access::Ro,
             "The cycle counter overflowed (Linux: bit CMN_DT_NUM_COUNTERS)."),
         FieldInfo::row("event_counters", 0, 7, Access::Ro,
@@ -627,8 +623,7 @@ impl Layout for DtPmovsrClrLayout {
     const INFO: &'static RegisterInfo = &DT_PMOVSR_CLR_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 9, 63, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 9, 63, Access::Rsv),
         FieldInfo::row("cycle_counter", 8, 8, Access::Wo,
             "Write 1 to clear the cycle counter's overflow flag."),
         FieldInfo::row("event_counters", 0, 7, Access::Wo,

@@ -54,12 +54,10 @@ impl Layout for HnfPmuEventSelLayout {
     const INFO: &'static RegisterInfo = &HNF_PMU_EVENT_SEL_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 45, 63, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 45, 63, Access::Rsv),
         FieldInfo::row("cbusy_snthrottle_sel", 42, 44, Access::Rw,
             "Which requests the sn_throttle events count (all, group 0 or 1 reads or writes...; the kernel's occupid for them)."),
-        FieldInfo::row("rsv", 37, 41, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 37, 41, Access::Rsv),
         FieldInfo::row("class_occup_id", 35, 36, Access::Rw,
             "The class the pocq_class and class_ events count (0 to 3; the kernel's occupid for them)."),
         FieldInfo::row("occup1_id", 32, 34, Access::Rw,

@@ -89,8 +89,7 @@ impl Layout for NodeInfoLayout {
     const INFO: &'static RegisterInfo = &NODE_INFO_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 48, 63, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 48, 63, Access::Rsv),
         FieldInfo::row("logical_id", 32, 47, Access::Ro,
             "The node's number among the nodes of its type (the crosspoints are numbered in mesh order, row by row)."),
         FieldInfo::row("node_id", 16, 31, Access::Ro,
@@ -168,8 +167,7 @@ impl Layout for ChildInfoLayout {
     const INFO: &'static RegisterInfo = &CHILD_INFO_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 32, 63, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 32, 63, Access::Rsv),
         FieldInfo::row("child_ptr_offset", 16, 31, Access::Ro,
             "Offset of child pointer 0 from the start of this node's region."),
         FieldInfo::row("child_count", 0, 15, Access::Ro,

@@ -59,7 +59,7 @@ pub(crate) static CHA_CTR_INFO: RegisterInfo = RegisterInfo { processor: "cascad
 mod unit_events {
 use super::*;
 #[allow(unused_imports)]
-use crate::core_events::{ev, EventRow};
+use crate::core_events::{event_table, EventRow};
 #[cfg(feature = "metadata")]
 use crate::core_events::{event_info_refs, event_infos};
 
@@ -78,102 +78,6 @@ pub struct Event {
 }
 
 impl Event {
-    /// `UNC_C_LLC_LOOKUP.DATA_READ`.
-    pub const LLC_LOOKUP_DATA_READ: Event = Event::row(0);
-    /// `UNC_C_LLC_LOOKUP.REMOTE_SNOOP`.
-    pub const LLC_LOOKUP_REMOTE_SNOOP: Event = Event::row(1);
-    /// `UNC_CHA_TOR_INSERTS.IO_HIT`.
-    pub const TOR_INSERTS_IO_HIT: Event = Event::row(2);
-    /// `UNC_CHA_TOR_INSERTS.IO_MISS`.
-    pub const TOR_INSERTS_IO_MISS: Event = Event::row(3);
-    /// `UNC_CHA_TOR_INSERTS.IA`.
-    pub const TOR_INSERTS_IA: Event = Event::row(4);
-    /// `UNC_CHA_TOR_INSERTS.IA_HIT`.
-    pub const TOR_INSERTS_IA_HIT: Event = Event::row(5);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS`.
-    pub const TOR_INSERTS_IA_MISS: Event = Event::row(6);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA`.
-    pub const TOR_OCCUPANCY_IA: Event = Event::row(7);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_HIT`.
-    pub const TOR_OCCUPANCY_IA_HIT: Event = Event::row(8);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS`.
-    pub const TOR_OCCUPANCY_IA_MISS: Event = Event::row(9);
-    /// `UNC_CHA_UPI_CREDIT_OCCUPANCY.VN0_BL_NCS`.
-    pub const UPI_CREDIT_OCCUPANCY_VN0_BL_NCS: Event = Event::row(10);
-    /// `UNC_CHA_HITME_HIT.EX_RDS`.
-    pub const HITME_HIT_EX_RDS: Event = Event::row(11);
-    /// `UNC_CHA_FAST_ASSERTED.HORZ`.
-    pub const FAST_ASSERTED_HORZ: Event = Event::row(12);
-    /// `UNC_CHA_CLOCKTICKS`.
-    pub const CLOCKTICKS: Event = Event::row(13);
-    /// `UNC_CHA_CORE_SNP.CORE_GTONE`.
-    pub const CORE_SNP_CORE_GTONE: Event = Event::row(14);
-    /// `UNC_CHA_CORE_SNP.EVICT_GTONE`.
-    pub const CORE_SNP_EVICT_GTONE: Event = Event::row(15);
-    /// `UNC_CHA_DIR_LOOKUP.SNP`.
-    pub const DIR_LOOKUP_SNP: Event = Event::row(16);
-    /// `UNC_CHA_DIR_LOOKUP.NO_SNP`.
-    pub const DIR_LOOKUP_NO_SNP: Event = Event::row(17);
-    /// `UNC_CHA_DIR_UPDATE.HA`.
-    pub const DIR_UPDATE_HA: Event = Event::row(18);
-    /// `UNC_CHA_DIR_UPDATE.TOR`.
-    pub const DIR_UPDATE_TOR: Event = Event::row(19);
-    /// `UNC_CHA_IMC_READS_COUNT.NORMAL`.
-    pub const IMC_READS_COUNT_NORMAL: Event = Event::row(20);
-    /// `UNC_CHA_IMC_WRITES_COUNT.FULL`.
-    pub const IMC_WRITES_COUNT_FULL: Event = Event::row(21);
-    /// `UNC_CHA_MISC.RFO_HIT_S`.
-    pub const MISC_RFO_HIT_S: Event = Event::row(22);
-    /// `UNC_CHA_REQUESTS.READS`.
-    pub const REQUESTS_READS: Event = Event::row(23);
-    /// `UNC_CHA_REQUESTS.WRITES`.
-    pub const REQUESTS_WRITES: Event = Event::row(24);
-    /// `UNC_CHA_REQUESTS.READS_LOCAL`.
-    pub const REQUESTS_READS_LOCAL: Event = Event::row(25);
-    /// `UNC_CHA_REQUESTS.READS_REMOTE`.
-    pub const REQUESTS_READS_REMOTE: Event = Event::row(26);
-    /// `UNC_CHA_REQUESTS.WRITES_LOCAL`.
-    pub const REQUESTS_WRITES_LOCAL: Event = Event::row(27);
-    /// `UNC_CHA_REQUESTS.WRITES_REMOTE`.
-    pub const REQUESTS_WRITES_REMOTE: Event = Event::row(28);
-    /// `UNC_CHA_REQUESTS.INVITOE_LOCAL`.
-    pub const REQUESTS_INVITOE_LOCAL: Event = Event::row(29);
-    /// `UNC_CHA_REQUESTS.INVITOE_REMOTE`.
-    pub const REQUESTS_INVITOE_REMOTE: Event = Event::row(30);
-    /// `UNC_CHA_SNOOP_RESP.RSPI`.
-    pub const SNOOP_RESP_RSPI: Event = Event::row(31);
-    /// `UNC_CHA_SNOOP_RESP.RSPIFWD`.
-    pub const SNOOP_RESP_RSPIFWD: Event = Event::row(32);
-    /// `UNC_CHA_SNOOP_RESP.RSPSFWD`.
-    pub const SNOOP_RESP_RSPSFWD: Event = Event::row(33);
-    /// `UNC_CHA_SNOOP_RESP.RSP_WBWB`.
-    pub const SNOOP_RESP_RSP_WBWB: Event = Event::row(34);
-    /// `UNC_CHA_SNOOP_RESP.RSP_FWD_WB`.
-    pub const SNOOP_RESP_RSP_FWD_WB: Event = Event::row(35);
-    /// `UNC_CHA_SNOOP_RESP.RSPCNFLCTS`.
-    pub const SNOOP_RESP_RSPCNFLCTS: Event = Event::row(36);
-    /// `UNC_CHA_SF_EVICTION.M_STATE`.
-    pub const SF_EVICTION_M_STATE: Event = Event::row(37);
-    /// `UNC_CHA_SF_EVICTION.E_STATE`.
-    pub const SF_EVICTION_E_STATE: Event = Event::row(38);
-    /// `UNC_CHA_SF_EVICTION.S_STATE`.
-    pub const SF_EVICTION_S_STATE: Event = Event::row(39);
-    /// `UNC_CHA_TOR_INSERTS.REM_ALL`.
-    pub const TOR_INSERTS_REM_ALL: Event = Event::row(40);
-    /// `UNC_CHA_RxC_INSERTS.IRQ`.
-    pub const RXC_INSERTS_IRQ: Event = Event::row(41);
-    /// `UNC_CHA_RxC_IRQ1_REJECT.PA_MATCH`.
-    pub const RXC_IRQ1_REJECT_PA_MATCH: Event = Event::row(42);
-    /// `UNC_CHA_RxC_OCCUPANCY.IRQ`.
-    pub const RXC_OCCUPANCY_IRQ: Event = Event::row(43);
-    /// `UNC_CHA_LLC_VICTIMS.TOTAL_M`.
-    pub const LLC_VICTIMS_TOTAL_M: Event = Event::row(44);
-    /// `UNC_CHA_LLC_VICTIMS.TOTAL_E`.
-    pub const LLC_VICTIMS_TOTAL_E: Event = Event::row(45);
-    /// `UNC_CHA_LLC_VICTIMS.TOTAL_S`.
-    pub const LLC_VICTIMS_TOTAL_S: Event = Event::row(46);
-    /// `UNC_CHA_LLC_VICTIMS.TOTAL_F`.
-    pub const LLC_VICTIMS_TOTAL_F: Event = Event::row(47);
 
     /// Every event of the unit.
     pub const ALL: &'static [Event] = &{
@@ -208,1136 +112,6 @@ impl Event {
     }
 }
 
-/// The experimental events: from the vendor's experimental lists, whose counts it has
-/// not validated; built with the `experimental-events` feature.
-#[cfg(feature = "experimental-events")]
-impl Event {
-    /// `UNC_CHA_TOR_INSERTS.IO` (experimental).
-    pub const TOR_INSERTS_IO: Event = Event::row(48);
-    /// `UNC_CHA_TOR_INSERTS.ALL_IO_IA` (experimental).
-    pub const TOR_INSERTS_ALL_IO_IA: Event = Event::row(49);
-    /// `UNC_CHA_TOR_INSERTS.ALL_HIT` (experimental).
-    pub const TOR_INSERTS_ALL_HIT: Event = Event::row(50);
-    /// `UNC_CHA_TOR_INSERTS.ALL_MISS` (experimental).
-    pub const TOR_INSERTS_ALL_MISS: Event = Event::row(51);
-    /// `UNC_CHA_TOR_OCCUPANCY.IO` (experimental).
-    pub const TOR_OCCUPANCY_IO: Event = Event::row(52);
-    /// `UNC_CHA_TOR_OCCUPANCY.IO_HIT` (experimental).
-    pub const TOR_OCCUPANCY_IO_HIT: Event = Event::row(53);
-    /// `UNC_CHA_TOR_OCCUPANCY.IO_MISS` (experimental).
-    pub const TOR_OCCUPANCY_IO_MISS: Event = Event::row(54);
-    /// `UNC_CHA_TOR_OCCUPANCY.ALL_HIT` (experimental).
-    pub const TOR_OCCUPANCY_ALL_HIT: Event = Event::row(55);
-    /// `UNC_CHA_TOR_OCCUPANCY.ALL_MISS` (experimental).
-    pub const TOR_OCCUPANCY_ALL_MISS: Event = Event::row(56);
-    /// `UNC_CHA_UPI_CREDITS_ACQUIRED.VNA` (experimental).
-    pub const UPI_CREDITS_ACQUIRED_VNA: Event = Event::row(57);
-    /// `UNC_CHA_UPI_CREDITS_ACQUIRED.VN0` (experimental).
-    pub const UPI_CREDITS_ACQUIRED_VN0: Event = Event::row(58);
-    /// `UNC_CHA_UPI_CREDITS_ACQUIRED.AD_REQ` (experimental).
-    pub const UPI_CREDITS_ACQUIRED_AD_REQ: Event = Event::row(59);
-    /// `UNC_CHA_UPI_CREDITS_ACQUIRED.AD_RSP` (experimental).
-    pub const UPI_CREDITS_ACQUIRED_AD_RSP: Event = Event::row(60);
-    /// `UNC_CHA_UPI_CREDITS_ACQUIRED.BL_RSP` (experimental).
-    pub const UPI_CREDITS_ACQUIRED_BL_RSP: Event = Event::row(61);
-    /// `UNC_CHA_UPI_CREDITS_ACQUIRED.BL_WB` (experimental).
-    pub const UPI_CREDITS_ACQUIRED_BL_WB: Event = Event::row(62);
-    /// `UNC_CHA_UPI_CREDITS_ACQUIRED.BL_NCB` (experimental).
-    pub const UPI_CREDITS_ACQUIRED_BL_NCB: Event = Event::row(63);
-    /// `UNC_CHA_UPI_CREDITS_ACQUIRED.BL_NCS` (experimental).
-    pub const UPI_CREDITS_ACQUIRED_BL_NCS: Event = Event::row(64);
-    /// `UNC_CHA_UPI_CREDIT_OCCUPANCY.VNA_AD` (experimental).
-    pub const UPI_CREDIT_OCCUPANCY_VNA_AD: Event = Event::row(65);
-    /// `UNC_CHA_UPI_CREDIT_OCCUPANCY.VNA_BL` (experimental).
-    pub const UPI_CREDIT_OCCUPANCY_VNA_BL: Event = Event::row(66);
-    /// `UNC_CHA_UPI_CREDIT_OCCUPANCY.VN0_AD_REQ` (experimental).
-    pub const UPI_CREDIT_OCCUPANCY_VN0_AD_REQ: Event = Event::row(67);
-    /// `UNC_CHA_UPI_CREDIT_OCCUPANCY.VN0_AD_RSP` (experimental).
-    pub const UPI_CREDIT_OCCUPANCY_VN0_AD_RSP: Event = Event::row(68);
-    /// `UNC_CHA_UPI_CREDIT_OCCUPANCY.VN0_BL_RSP` (experimental).
-    pub const UPI_CREDIT_OCCUPANCY_VN0_BL_RSP: Event = Event::row(69);
-    /// `UNC_CHA_UPI_CREDIT_OCCUPANCY.VN0_BL_WB` (experimental).
-    pub const UPI_CREDIT_OCCUPANCY_VN0_BL_WB: Event = Event::row(70);
-    /// `UNC_CHA_UPI_CREDIT_OCCUPANCY.VN0_BL_NCB` (experimental).
-    pub const UPI_CREDIT_OCCUPANCY_VN0_BL_NCB: Event = Event::row(71);
-    /// `UNC_CHA_RxC_IPQ0_REJECT.AK_NON_UPI` (experimental).
-    pub const RXC_IPQ0_REJECT_AK_NON_UPI: Event = Event::row(72);
-    /// `UNC_CHA_RxC_IPQ0_REJECT.IV_NON_UPI` (experimental).
-    pub const RXC_IPQ0_REJECT_IV_NON_UPI: Event = Event::row(73);
-    /// `UNC_CHA_RxC_IRQ0_REJECT.AK_NON_UPI` (experimental).
-    pub const RXC_IRQ0_REJECT_AK_NON_UPI: Event = Event::row(74);
-    /// `UNC_CHA_RxC_IRQ0_REJECT.IV_NON_UPI` (experimental).
-    pub const RXC_IRQ0_REJECT_IV_NON_UPI: Event = Event::row(75);
-    /// `UNC_CHA_RxC_ISMQ0_REJECT.AK_NON_UPI` (experimental).
-    pub const RXC_ISMQ0_REJECT_AK_NON_UPI: Event = Event::row(76);
-    /// `UNC_CHA_RxC_ISMQ0_REJECT.IV_NON_UPI` (experimental).
-    pub const RXC_ISMQ0_REJECT_IV_NON_UPI: Event = Event::row(77);
-    /// `UNC_CHA_RxC_ISMQ0_RETRY.AK_NON_UPI` (experimental).
-    pub const RXC_ISMQ0_RETRY_AK_NON_UPI: Event = Event::row(78);
-    /// `UNC_CHA_RxC_ISMQ0_RETRY.IV_NON_UPI` (experimental).
-    pub const RXC_ISMQ0_RETRY_IV_NON_UPI: Event = Event::row(79);
-    /// `UNC_CHA_RxC_OTHER0_RETRY.AK_NON_UPI` (experimental).
-    pub const RXC_OTHER0_RETRY_AK_NON_UPI: Event = Event::row(80);
-    /// `UNC_CHA_RxC_OTHER0_RETRY.IV_NON_UPI` (experimental).
-    pub const RXC_OTHER0_RETRY_IV_NON_UPI: Event = Event::row(81);
-    /// `UNC_CHA_RxC_PRQ0_REJECT.AK_NON_UPI` (experimental).
-    pub const RXC_PRQ0_REJECT_AK_NON_UPI: Event = Event::row(82);
-    /// `UNC_CHA_RxC_PRQ0_REJECT.IV_NON_UPI` (experimental).
-    pub const RXC_PRQ0_REJECT_IV_NON_UPI: Event = Event::row(83);
-    /// `UNC_CHA_RxC_REQ_Q0_RETRY.AK_NON_UPI` (experimental).
-    pub const RXC_REQ_Q0_RETRY_AK_NON_UPI: Event = Event::row(84);
-    /// `UNC_CHA_RxC_REQ_Q0_RETRY.IV_NON_UPI` (experimental).
-    pub const RXC_REQ_Q0_RETRY_IV_NON_UPI: Event = Event::row(85);
-    /// `UNC_CHA_RxC_RRQ0_REJECT.AK_NON_UPI` (experimental).
-    pub const RXC_RRQ0_REJECT_AK_NON_UPI: Event = Event::row(86);
-    /// `UNC_CHA_RxC_RRQ0_REJECT.IV_NON_UPI` (experimental).
-    pub const RXC_RRQ0_REJECT_IV_NON_UPI: Event = Event::row(87);
-    /// `UNC_CHA_RxC_WBQ0_REJECT.AK_NON_UPI` (experimental).
-    pub const RXC_WBQ0_REJECT_AK_NON_UPI: Event = Event::row(88);
-    /// `UNC_CHA_RxC_WBQ0_REJECT.IV_NON_UPI` (experimental).
-    pub const RXC_WBQ0_REJECT_IV_NON_UPI: Event = Event::row(89);
-    /// `UNC_CHA_RxR_BUSY_STARVED.AD_BNC` (experimental).
-    pub const RXR_BUSY_STARVED_AD_BNC: Event = Event::row(90);
-    /// `UNC_CHA_RxR_BUSY_STARVED.BL_BNC` (experimental).
-    pub const RXR_BUSY_STARVED_BL_BNC: Event = Event::row(91);
-    /// `UNC_CHA_RxR_BUSY_STARVED.AD_CRD` (experimental).
-    pub const RXR_BUSY_STARVED_AD_CRD: Event = Event::row(92);
-    /// `UNC_CHA_RxR_BUSY_STARVED.BL_CRD` (experimental).
-    pub const RXR_BUSY_STARVED_BL_CRD: Event = Event::row(93);
-    /// `UNC_CHA_RxR_BYPASS.AD_BNC` (experimental).
-    pub const RXR_BYPASS_AD_BNC: Event = Event::row(94);
-    /// `UNC_CHA_RxR_BYPASS.AK_BNC` (experimental).
-    pub const RXR_BYPASS_AK_BNC: Event = Event::row(95);
-    /// `UNC_CHA_RxR_BYPASS.BL_BNC` (experimental).
-    pub const RXR_BYPASS_BL_BNC: Event = Event::row(96);
-    /// `UNC_CHA_RxR_BYPASS.IV_BNC` (experimental).
-    pub const RXR_BYPASS_IV_BNC: Event = Event::row(97);
-    /// `UNC_CHA_RxR_BYPASS.AD_CRD` (experimental).
-    pub const RXR_BYPASS_AD_CRD: Event = Event::row(98);
-    /// `UNC_CHA_RxR_BYPASS.BL_CRD` (experimental).
-    pub const RXR_BYPASS_BL_CRD: Event = Event::row(99);
-    /// `UNC_CHA_RxR_CRD_STARVED.AD_BNC` (experimental).
-    pub const RXR_CRD_STARVED_AD_BNC: Event = Event::row(100);
-    /// `UNC_CHA_RxR_CRD_STARVED.AK_BNC` (experimental).
-    pub const RXR_CRD_STARVED_AK_BNC: Event = Event::row(101);
-    /// `UNC_CHA_RxR_CRD_STARVED.BL_BNC` (experimental).
-    pub const RXR_CRD_STARVED_BL_BNC: Event = Event::row(102);
-    /// `UNC_CHA_RxR_CRD_STARVED.IV_BNC` (experimental).
-    pub const RXR_CRD_STARVED_IV_BNC: Event = Event::row(103);
-    /// `UNC_CHA_RxR_CRD_STARVED.AD_CRD` (experimental).
-    pub const RXR_CRD_STARVED_AD_CRD: Event = Event::row(104);
-    /// `UNC_CHA_RxR_CRD_STARVED.BL_CRD` (experimental).
-    pub const RXR_CRD_STARVED_BL_CRD: Event = Event::row(105);
-    /// `UNC_CHA_RxR_CRD_STARVED.IFV` (experimental).
-    pub const RXR_CRD_STARVED_IFV: Event = Event::row(106);
-    /// `UNC_CHA_RxR_INSERTS.AD_BNC` (experimental).
-    pub const RXR_INSERTS_AD_BNC: Event = Event::row(107);
-    /// `UNC_CHA_RxR_INSERTS.AK_BNC` (experimental).
-    pub const RXR_INSERTS_AK_BNC: Event = Event::row(108);
-    /// `UNC_CHA_RxR_INSERTS.BL_BNC` (experimental).
-    pub const RXR_INSERTS_BL_BNC: Event = Event::row(109);
-    /// `UNC_CHA_RxR_INSERTS.IV_BNC` (experimental).
-    pub const RXR_INSERTS_IV_BNC: Event = Event::row(110);
-    /// `UNC_CHA_RxR_INSERTS.AD_CRD` (experimental).
-    pub const RXR_INSERTS_AD_CRD: Event = Event::row(111);
-    /// `UNC_CHA_RxR_INSERTS.BL_CRD` (experimental).
-    pub const RXR_INSERTS_BL_CRD: Event = Event::row(112);
-    /// `UNC_CHA_RxR_OCCUPANCY.AD_BNC` (experimental).
-    pub const RXR_OCCUPANCY_AD_BNC: Event = Event::row(113);
-    /// `UNC_CHA_RxR_OCCUPANCY.AK_BNC` (experimental).
-    pub const RXR_OCCUPANCY_AK_BNC: Event = Event::row(114);
-    /// `UNC_CHA_RxR_OCCUPANCY.BL_BNC` (experimental).
-    pub const RXR_OCCUPANCY_BL_BNC: Event = Event::row(115);
-    /// `UNC_CHA_RxR_OCCUPANCY.IV_BNC` (experimental).
-    pub const RXR_OCCUPANCY_IV_BNC: Event = Event::row(116);
-    /// `UNC_CHA_RxR_OCCUPANCY.AD_CRD` (experimental).
-    pub const RXR_OCCUPANCY_AD_CRD: Event = Event::row(117);
-    /// `UNC_CHA_RxR_OCCUPANCY.BL_CRD` (experimental).
-    pub const RXR_OCCUPANCY_BL_CRD: Event = Event::row(118);
-    /// `UNC_CHA_XSNP_RESP.EXT_RSP_HITFSE` (experimental).
-    pub const XSNP_RESP_EXT_RSP_HITFSE: Event = Event::row(119);
-    /// `UNC_CHA_XSNP_RESP.CORE_RSP_HITFSE` (experimental).
-    pub const XSNP_RESP_CORE_RSP_HITFSE: Event = Event::row(120);
-    /// `UNC_CHA_XSNP_RESP.EVICT_RSP_HITFSE` (experimental).
-    pub const XSNP_RESP_EVICT_RSP_HITFSE: Event = Event::row(121);
-    /// `UNC_CHA_XSNP_RESP.ANY_RSP_HITFSE` (experimental).
-    pub const XSNP_RESP_ANY_RSP_HITFSE: Event = Event::row(122);
-    /// `UNC_CHA_XSNP_RESP.EXT_RSPS_FWDFE` (experimental).
-    pub const XSNP_RESP_EXT_RSPS_FWDFE: Event = Event::row(123);
-    /// `UNC_CHA_XSNP_RESP.CORE_RSPS_FWDFE` (experimental).
-    pub const XSNP_RESP_CORE_RSPS_FWDFE: Event = Event::row(124);
-    /// `UNC_CHA_XSNP_RESP.EVICT_RSPS_FWDFE` (experimental).
-    pub const XSNP_RESP_EVICT_RSPS_FWDFE: Event = Event::row(125);
-    /// `UNC_CHA_XSNP_RESP.ANY_RSPS_FWDFE` (experimental).
-    pub const XSNP_RESP_ANY_RSPS_FWDFE: Event = Event::row(126);
-    /// `UNC_CHA_XSNP_RESP.EXT_RSPI_FWDFE` (experimental).
-    pub const XSNP_RESP_EXT_RSPI_FWDFE: Event = Event::row(127);
-    /// `UNC_CHA_XSNP_RESP.CORE_RSPI_FWDFE` (experimental).
-    pub const XSNP_RESP_CORE_RSPI_FWDFE: Event = Event::row(128);
-    /// `UNC_CHA_XSNP_RESP.EVICT_RSPI_FWDFE` (experimental).
-    pub const XSNP_RESP_EVICT_RSPI_FWDFE: Event = Event::row(129);
-    /// `UNC_CHA_XSNP_RESP.ANY_RSPI_FWDFE` (experimental).
-    pub const XSNP_RESP_ANY_RSPI_FWDFE: Event = Event::row(130);
-    /// `UNC_CHA_XSNP_RESP.EXT_RSPS_FWDM` (experimental).
-    pub const XSNP_RESP_EXT_RSPS_FWDM: Event = Event::row(131);
-    /// `UNC_CHA_XSNP_RESP.CORE_RSPS_FWDM` (experimental).
-    pub const XSNP_RESP_CORE_RSPS_FWDM: Event = Event::row(132);
-    /// `UNC_CHA_XSNP_RESP.EVICT_RSPS_FWDM` (experimental).
-    pub const XSNP_RESP_EVICT_RSPS_FWDM: Event = Event::row(133);
-    /// `UNC_CHA_XSNP_RESP.ANY_RSPS_FWDM` (experimental).
-    pub const XSNP_RESP_ANY_RSPS_FWDM: Event = Event::row(134);
-    /// `UNC_CHA_XSNP_RESP.EXT_RSPI_FWDM` (experimental).
-    pub const XSNP_RESP_EXT_RSPI_FWDM: Event = Event::row(135);
-    /// `UNC_CHA_XSNP_RESP.CORE_RSPI_FWDM` (experimental).
-    pub const XSNP_RESP_CORE_RSPI_FWDM: Event = Event::row(136);
-    /// `UNC_CHA_XSNP_RESP.EVICT_RSPI_FWDM` (experimental).
-    pub const XSNP_RESP_EVICT_RSPI_FWDM: Event = Event::row(137);
-    /// `UNC_CHA_XSNP_RESP.ANY_RSPI_FWDM` (experimental).
-    pub const XSNP_RESP_ANY_RSPI_FWDM: Event = Event::row(138);
-    /// `UNC_CHA_RxC_REQ_Q1_RETRY.ANY0` (experimental).
-    pub const RXC_REQ_Q1_RETRY_ANY0: Event = Event::row(139);
-    /// `UNC_CHA_RxC_REQ_Q1_RETRY.HA` (experimental).
-    pub const RXC_REQ_Q1_RETRY_HA: Event = Event::row(140);
-    /// `UNC_CHA_RxC_REQ_Q1_RETRY.LLC_VICTIM` (experimental).
-    pub const RXC_REQ_Q1_RETRY_LLC_VICTIM: Event = Event::row(141);
-    /// `UNC_CHA_RxC_REQ_Q1_RETRY.SF_VICTIM` (experimental).
-    pub const RXC_REQ_Q1_RETRY_SF_VICTIM: Event = Event::row(142);
-    /// `UNC_CHA_RxC_REQ_Q1_RETRY.VICTIM` (experimental).
-    pub const RXC_REQ_Q1_RETRY_VICTIM: Event = Event::row(143);
-    /// `UNC_CHA_RxC_REQ_Q1_RETRY.LLC_OR_SF_WAY` (experimental).
-    pub const RXC_REQ_Q1_RETRY_LLC_OR_SF_WAY: Event = Event::row(144);
-    /// `UNC_CHA_RxC_REQ_Q1_RETRY.ALLOW_SNP` (experimental).
-    pub const RXC_REQ_Q1_RETRY_ALLOW_SNP: Event = Event::row(145);
-    /// `UNC_CHA_RxC_REQ_Q1_RETRY.PA_MATCH` (experimental).
-    pub const RXC_REQ_Q1_RETRY_PA_MATCH: Event = Event::row(146);
-    /// `UNC_CHA_HITME_HIT.SHARED_OWNREQ` (experimental).
-    pub const HITME_HIT_SHARED_OWNREQ: Event = Event::row(147);
-    /// `UNC_CHA_HITME_HIT.WBMTOE` (experimental).
-    pub const HITME_HIT_WBMTOE: Event = Event::row(148);
-    /// `UNC_CHA_HITME_HIT.WBMTOI_OR_S` (experimental).
-    pub const HITME_HIT_WBMTOI_OR_S: Event = Event::row(149);
-    /// `UNC_CHA_HITME_LOOKUP.READ` (experimental).
-    pub const HITME_LOOKUP_READ: Event = Event::row(150);
-    /// `UNC_CHA_HITME_LOOKUP.WRITE` (experimental).
-    pub const HITME_LOOKUP_WRITE: Event = Event::row(151);
-    /// `UNC_CHA_HITME_MISS.SHARED_RDINVOWN` (experimental).
-    pub const HITME_MISS_SHARED_RDINVOWN: Event = Event::row(152);
-    /// `UNC_CHA_HITME_MISS.NOTSHARED_RDINVOWN` (experimental).
-    pub const HITME_MISS_NOTSHARED_RDINVOWN: Event = Event::row(153);
-    /// `UNC_CHA_HITME_MISS.READ_OR_INV` (experimental).
-    pub const HITME_MISS_READ_OR_INV: Event = Event::row(154);
-    /// `UNC_CHA_HITME_UPDATE.DEALLOCATE_RSPFWDI_LOC` (experimental).
-    pub const HITME_UPDATE_DEALLOCATE_RSPFWDI_LOC: Event = Event::row(155);
-    /// `UNC_CHA_HITME_UPDATE.RSPFWDI_REM` (experimental).
-    pub const HITME_UPDATE_RSPFWDI_REM: Event = Event::row(156);
-    /// `UNC_CHA_HITME_UPDATE.SHARED` (experimental).
-    pub const HITME_UPDATE_SHARED: Event = Event::row(157);
-    /// `UNC_CHA_HITME_UPDATE.RDINVOWN` (experimental).
-    pub const HITME_UPDATE_RDINVOWN: Event = Event::row(158);
-    /// `UNC_CHA_HITME_UPDATE.DEALLOCATE` (experimental).
-    pub const HITME_UPDATE_DEALLOCATE: Event = Event::row(159);
-    /// `UNC_CHA_SNOOPS_SENT.ALL` (experimental).
-    pub const SNOOPS_SENT_ALL: Event = Event::row(160);
-    /// `UNC_CHA_SNOOPS_SENT.LOCAL` (experimental).
-    pub const SNOOPS_SENT_LOCAL: Event = Event::row(161);
-    /// `UNC_CHA_SNOOPS_SENT.REMOTE` (experimental).
-    pub const SNOOPS_SENT_REMOTE: Event = Event::row(162);
-    /// `UNC_CHA_SNOOPS_SENT.BCST_LOCAL` (experimental).
-    pub const SNOOPS_SENT_BCST_LOCAL: Event = Event::row(163);
-    /// `UNC_CHA_SNOOPS_SENT.BCST_REMOTE` (experimental).
-    pub const SNOOPS_SENT_BCST_REMOTE: Event = Event::row(164);
-    /// `UNC_CHA_SNOOPS_SENT.DIRECT_LOCAL` (experimental).
-    pub const SNOOPS_SENT_DIRECT_LOCAL: Event = Event::row(165);
-    /// `UNC_CHA_SNOOPS_SENT.DIRECT_REMOTE` (experimental).
-    pub const SNOOPS_SENT_DIRECT_REMOTE: Event = Event::row(166);
-    /// `UNC_CHA_SNOOP_RESP_LOCAL.RSPI` (experimental).
-    pub const SNOOP_RESP_LOCAL_RSPI: Event = Event::row(167);
-    /// `UNC_CHA_SNOOP_RESP_LOCAL.RSPS` (experimental).
-    pub const SNOOP_RESP_LOCAL_RSPS: Event = Event::row(168);
-    /// `UNC_CHA_SNOOP_RESP_LOCAL.RSPIFWD` (experimental).
-    pub const SNOOP_RESP_LOCAL_RSPIFWD: Event = Event::row(169);
-    /// `UNC_CHA_SNOOP_RESP_LOCAL.RSPSFWD` (experimental).
-    pub const SNOOP_RESP_LOCAL_RSPSFWD: Event = Event::row(170);
-    /// `UNC_CHA_SNOOP_RESP_LOCAL.RSP_WB` (experimental).
-    pub const SNOOP_RESP_LOCAL_RSP_WB: Event = Event::row(171);
-    /// `UNC_CHA_SNOOP_RESP_LOCAL.RSP_FWD_WB` (experimental).
-    pub const SNOOP_RESP_LOCAL_RSP_FWD_WB: Event = Event::row(172);
-    /// `UNC_CHA_SNOOP_RESP_LOCAL.RSPCNFLCT` (experimental).
-    pub const SNOOP_RESP_LOCAL_RSPCNFLCT: Event = Event::row(173);
-    /// `UNC_CHA_SNOOP_RESP_LOCAL.RSPFWD` (experimental).
-    pub const SNOOP_RESP_LOCAL_RSPFWD: Event = Event::row(174);
-    /// `UNC_CHA_TxR_VERT_NACK.AD_AG0` (experimental).
-    pub const TXR_VERT_NACK_AD_AG0: Event = Event::row(175);
-    /// `UNC_CHA_TxR_VERT_NACK.AK_AG0` (experimental).
-    pub const TXR_VERT_NACK_AK_AG0: Event = Event::row(176);
-    /// `UNC_CHA_TxR_VERT_NACK.BL_AG0` (experimental).
-    pub const TXR_VERT_NACK_BL_AG0: Event = Event::row(177);
-    /// `UNC_CHA_TxR_VERT_NACK.IV` (experimental).
-    pub const TXR_VERT_NACK_IV: Event = Event::row(178);
-    /// `UNC_CHA_TxR_VERT_NACK.AD_AG1` (experimental).
-    pub const TXR_VERT_NACK_AD_AG1: Event = Event::row(179);
-    /// `UNC_CHA_TxR_VERT_NACK.AK_AG1` (experimental).
-    pub const TXR_VERT_NACK_AK_AG1: Event = Event::row(180);
-    /// `UNC_CHA_TxR_VERT_NACK.BL_AG1` (experimental).
-    pub const TXR_VERT_NACK_BL_AG1: Event = Event::row(181);
-    /// `UNC_CHA_TxR_VERT_STARVED.AD_AG0` (experimental).
-    pub const TXR_VERT_STARVED_AD_AG0: Event = Event::row(182);
-    /// `UNC_CHA_TxR_VERT_STARVED.AK_AG0` (experimental).
-    pub const TXR_VERT_STARVED_AK_AG0: Event = Event::row(183);
-    /// `UNC_CHA_TxR_VERT_STARVED.BL_AG0` (experimental).
-    pub const TXR_VERT_STARVED_BL_AG0: Event = Event::row(184);
-    /// `UNC_CHA_TxR_VERT_STARVED.IV` (experimental).
-    pub const TXR_VERT_STARVED_IV: Event = Event::row(185);
-    /// `UNC_CHA_TxR_VERT_STARVED.AD_AG1` (experimental).
-    pub const TXR_VERT_STARVED_AD_AG1: Event = Event::row(186);
-    /// `UNC_CHA_TxR_VERT_STARVED.AK_AG1` (experimental).
-    pub const TXR_VERT_STARVED_AK_AG1: Event = Event::row(187);
-    /// `UNC_CHA_TxR_VERT_STARVED.BL_AG1` (experimental).
-    pub const TXR_VERT_STARVED_BL_AG1: Event = Event::row(188);
-    /// `UNC_CHA_CMS_CLOCKTICKS` (experimental).
-    pub const CMS_CLOCKTICKS: Event = Event::row(189);
-    /// `UNC_CHA_BYPASS_CHA_IMC.TAKEN` (experimental).
-    pub const BYPASS_CHA_IMC_TAKEN: Event = Event::row(190);
-    /// `UNC_CHA_BYPASS_CHA_IMC.INTERMEDIATE` (experimental).
-    pub const BYPASS_CHA_IMC_INTERMEDIATE: Event = Event::row(191);
-    /// `UNC_CHA_BYPASS_CHA_IMC.NOT_TAKEN` (experimental).
-    pub const BYPASS_CHA_IMC_NOT_TAKEN: Event = Event::row(192);
-    /// `UNC_CHA_CORE_SNP.EXT_ONE` (experimental).
-    pub const CORE_SNP_EXT_ONE: Event = Event::row(193);
-    /// `UNC_CHA_CORE_SNP.CORE_ONE` (experimental).
-    pub const CORE_SNP_CORE_ONE: Event = Event::row(194);
-    /// `UNC_CHA_CORE_SNP.EVICT_ONE` (experimental).
-    pub const CORE_SNP_EVICT_ONE: Event = Event::row(195);
-    /// `UNC_CHA_CORE_SNP.ANY_ONE` (experimental).
-    pub const CORE_SNP_ANY_ONE: Event = Event::row(196);
-    /// `UNC_CHA_CORE_SNP.EXT_GTONE` (experimental).
-    pub const CORE_SNP_EXT_GTONE: Event = Event::row(197);
-    /// `UNC_CHA_CORE_SNP.ANY_GTONE` (experimental).
-    pub const CORE_SNP_ANY_GTONE: Event = Event::row(198);
-    /// `UNC_CHA_CORE_SNP.EXT_REMOTE` (experimental).
-    pub const CORE_SNP_EXT_REMOTE: Event = Event::row(199);
-    /// `UNC_CHA_CORE_SNP.CORE_REMOTE` (experimental).
-    pub const CORE_SNP_CORE_REMOTE: Event = Event::row(200);
-    /// `UNC_CHA_CORE_SNP.EVICT_REMOTE` (experimental).
-    pub const CORE_SNP_EVICT_REMOTE: Event = Event::row(201);
-    /// `UNC_CHA_CORE_SNP.ANY_REMOTE` (experimental).
-    pub const CORE_SNP_ANY_REMOTE: Event = Event::row(202);
-    /// `UNC_CHA_COUNTER0_OCCUPANCY` (experimental).
-    pub const COUNTER0_OCCUPANCY: Event = Event::row(203);
-    /// `UNC_CHA_IMC_READS_COUNT.PRIORITY` (experimental).
-    pub const IMC_READS_COUNT_PRIORITY: Event = Event::row(204);
-    /// `UNC_CHA_IMC_WRITES_COUNT.PARTIAL` (experimental).
-    pub const IMC_WRITES_COUNT_PARTIAL: Event = Event::row(205);
-    /// `UNC_CHA_IMC_WRITES_COUNT.FULL_PRIORITY` (experimental).
-    pub const IMC_WRITES_COUNT_FULL_PRIORITY: Event = Event::row(206);
-    /// `UNC_CHA_IMC_WRITES_COUNT.PARTIAL_PRIORITY` (experimental).
-    pub const IMC_WRITES_COUNT_PARTIAL_PRIORITY: Event = Event::row(207);
-    /// `UNC_CHA_IMC_WRITES_COUNT.FULL_MIG` (experimental).
-    pub const IMC_WRITES_COUNT_FULL_MIG: Event = Event::row(208);
-    /// `UNC_CHA_IMC_WRITES_COUNT.PARTIAL_MIG` (experimental).
-    pub const IMC_WRITES_COUNT_PARTIAL_MIG: Event = Event::row(209);
-    /// `UNC_CHA_IODC_ALLOC.INVITOM` (experimental).
-    pub const IODC_ALLOC_INVITOM: Event = Event::row(210);
-    /// `UNC_CHA_IODC_ALLOC.IODCFULL` (experimental).
-    pub const IODC_ALLOC_IODCFULL: Event = Event::row(211);
-    /// `UNC_CHA_IODC_ALLOC.OSBGATED` (experimental).
-    pub const IODC_ALLOC_OSBGATED: Event = Event::row(212);
-    /// `UNC_CHA_IODC_DEALLOC.WBMTOE` (experimental).
-    pub const IODC_DEALLOC_WBMTOE: Event = Event::row(213);
-    /// `UNC_CHA_IODC_DEALLOC.WBMTOI` (experimental).
-    pub const IODC_DEALLOC_WBMTOI: Event = Event::row(214);
-    /// `UNC_CHA_IODC_DEALLOC.WBPUSHMTOI` (experimental).
-    pub const IODC_DEALLOC_WBPUSHMTOI: Event = Event::row(215);
-    /// `UNC_CHA_IODC_DEALLOC.SNPOUT` (experimental).
-    pub const IODC_DEALLOC_SNPOUT: Event = Event::row(216);
-    /// `UNC_CHA_IODC_DEALLOC.ALL` (experimental).
-    pub const IODC_DEALLOC_ALL: Event = Event::row(217);
-    /// `UNC_CHA_MISC.RSPI_WAS_FSE` (experimental).
-    pub const MISC_RSPI_WAS_FSE: Event = Event::row(218);
-    /// `UNC_CHA_MISC.WC_ALIASING` (experimental).
-    pub const MISC_WC_ALIASING: Event = Event::row(219);
-    /// `UNC_CHA_MISC.CV0_PREF_VIC` (experimental).
-    pub const MISC_CV0_PREF_VIC: Event = Event::row(220);
-    /// `UNC_CHA_MISC.CV0_PREF_MISS` (experimental).
-    pub const MISC_CV0_PREF_MISS: Event = Event::row(221);
-    /// `UNC_CHA_OSB` (experimental).
-    pub const OSB: Event = Event::row(222);
-    /// `UNC_CHA_READ_NO_CREDITS.MC0_SMI0` (experimental).
-    pub const READ_NO_CREDITS_MC0_SMI0: Event = Event::row(223);
-    /// `UNC_CHA_READ_NO_CREDITS.MC1_SMI1` (experimental).
-    pub const READ_NO_CREDITS_MC1_SMI1: Event = Event::row(224);
-    /// `UNC_CHA_READ_NO_CREDITS.EDC0_SMI2` (experimental).
-    pub const READ_NO_CREDITS_EDC0_SMI2: Event = Event::row(225);
-    /// `UNC_CHA_READ_NO_CREDITS.EDC1_SMI3` (experimental).
-    pub const READ_NO_CREDITS_EDC1_SMI3: Event = Event::row(226);
-    /// `UNC_CHA_READ_NO_CREDITS.EDC2_SMI4` (experimental).
-    pub const READ_NO_CREDITS_EDC2_SMI4: Event = Event::row(227);
-    /// `UNC_CHA_READ_NO_CREDITS.EDC3_SMI5` (experimental).
-    pub const READ_NO_CREDITS_EDC3_SMI5: Event = Event::row(228);
-    /// `UNC_CHA_SNOOP_RESP.RSPS` (experimental).
-    pub const SNOOP_RESP_RSPS: Event = Event::row(229);
-    /// `UNC_CHA_SNOOP_RESP.RSPFWD` (experimental).
-    pub const SNOOP_RESP_RSPFWD: Event = Event::row(230);
-    /// `UNC_CHA_WB_PUSH_MTOI.LLC` (experimental).
-    pub const WB_PUSH_MTOI_LLC: Event = Event::row(231);
-    /// `UNC_CHA_WB_PUSH_MTOI.MEM` (experimental).
-    pub const WB_PUSH_MTOI_MEM: Event = Event::row(232);
-    /// `UNC_CHA_WRITE_NO_CREDITS.MC0_SMI0` (experimental).
-    pub const WRITE_NO_CREDITS_MC0_SMI0: Event = Event::row(233);
-    /// `UNC_CHA_WRITE_NO_CREDITS.MC1_SMI1` (experimental).
-    pub const WRITE_NO_CREDITS_MC1_SMI1: Event = Event::row(234);
-    /// `UNC_CHA_WRITE_NO_CREDITS.EDC0_SMI2` (experimental).
-    pub const WRITE_NO_CREDITS_EDC0_SMI2: Event = Event::row(235);
-    /// `UNC_CHA_WRITE_NO_CREDITS.EDC1_SMI3` (experimental).
-    pub const WRITE_NO_CREDITS_EDC1_SMI3: Event = Event::row(236);
-    /// `UNC_CHA_WRITE_NO_CREDITS.EDC2_SMI4` (experimental).
-    pub const WRITE_NO_CREDITS_EDC2_SMI4: Event = Event::row(237);
-    /// `UNC_CHA_WRITE_NO_CREDITS.EDC3_SMI5` (experimental).
-    pub const WRITE_NO_CREDITS_EDC3_SMI5: Event = Event::row(238);
-    /// `UNC_CHA_LLC_LOOKUP.WRITE` (experimental).
-    pub const LLC_LOOKUP_WRITE: Event = Event::row(239);
-    /// `UNC_CHA_LLC_LOOKUP.ANY` (experimental).
-    pub const LLC_LOOKUP_ANY: Event = Event::row(240);
-    /// `UNC_CHA_LLC_LOOKUP.LOCAL` (experimental).
-    pub const LLC_LOOKUP_LOCAL: Event = Event::row(241);
-    /// `UNC_CHA_LLC_LOOKUP.REMOTE` (experimental).
-    pub const LLC_LOOKUP_REMOTE: Event = Event::row(242);
-    /// `UNC_CHA_LLC_VICTIMS.LOCAL_ALL` (experimental).
-    pub const LLC_VICTIMS_LOCAL_ALL: Event = Event::row(243);
-    /// `UNC_CHA_LLC_VICTIMS.REMOTE` (experimental).
-    pub const LLC_VICTIMS_REMOTE: Event = Event::row(244);
-    /// `UNC_CHA_TOR_INSERTS.IRQ` (experimental).
-    pub const TOR_INSERTS_IRQ: Event = Event::row(245);
-    /// `UNC_CHA_TOR_INSERTS.EVICT` (experimental).
-    pub const TOR_INSERTS_EVICT: Event = Event::row(246);
-    /// `UNC_CHA_TOR_INSERTS.PRQ` (experimental).
-    pub const TOR_INSERTS_PRQ: Event = Event::row(247);
-    /// `UNC_CHA_TOR_INSERTS.IPQ` (experimental).
-    pub const TOR_INSERTS_IPQ: Event = Event::row(248);
-    /// `UNC_CHA_TOR_INSERTS.HIT` (experimental).
-    pub const TOR_INSERTS_HIT: Event = Event::row(249);
-    /// `UNC_CHA_TOR_INSERTS.MISS` (experimental).
-    pub const TOR_INSERTS_MISS: Event = Event::row(250);
-    /// `UNC_CHA_TOR_INSERTS.LOC_ALL` (experimental).
-    pub const TOR_INSERTS_LOC_ALL: Event = Event::row(251);
-    /// `UNC_CHA_TOR_INSERTS.ALL` (experimental).
-    pub const TOR_INSERTS_ALL: Event = Event::row(252);
-    /// `UNC_CHA_TOR_INSERTS.IPQ_HIT` (experimental).
-    pub const TOR_INSERTS_IPQ_HIT: Event = Event::row(253);
-    /// `UNC_CHA_TOR_INSERTS.IPQ_MISS` (experimental).
-    pub const TOR_INSERTS_IPQ_MISS: Event = Event::row(254);
-    /// `UNC_CHA_TOR_INSERTS.RRQ_HIT` (experimental).
-    pub const TOR_INSERTS_RRQ_HIT: Event = Event::row(255);
-    /// `UNC_CHA_TOR_INSERTS.RRQ_MISS` (experimental).
-    pub const TOR_INSERTS_RRQ_MISS: Event = Event::row(256);
-    /// `UNC_CHA_TOR_INSERTS.WBQ_HIT` (experimental).
-    pub const TOR_INSERTS_WBQ_HIT: Event = Event::row(257);
-    /// `UNC_CHA_TOR_INSERTS.WBQ_MISS` (experimental).
-    pub const TOR_INSERTS_WBQ_MISS: Event = Event::row(258);
-    /// `UNC_CHA_TOR_OCCUPANCY.IRQ` (experimental).
-    pub const TOR_OCCUPANCY_IRQ: Event = Event::row(259);
-    /// `UNC_CHA_TOR_OCCUPANCY.EVICT` (experimental).
-    pub const TOR_OCCUPANCY_EVICT: Event = Event::row(260);
-    /// `UNC_CHA_TOR_OCCUPANCY.PRQ` (experimental).
-    pub const TOR_OCCUPANCY_PRQ: Event = Event::row(261);
-    /// `UNC_CHA_TOR_OCCUPANCY.IPQ` (experimental).
-    pub const TOR_OCCUPANCY_IPQ: Event = Event::row(262);
-    /// `UNC_CHA_TOR_OCCUPANCY.HIT` (experimental).
-    pub const TOR_OCCUPANCY_HIT: Event = Event::row(263);
-    /// `UNC_CHA_TOR_OCCUPANCY.MISS` (experimental).
-    pub const TOR_OCCUPANCY_MISS: Event = Event::row(264);
-    /// `UNC_CHA_TOR_OCCUPANCY.ALL` (experimental).
-    pub const TOR_OCCUPANCY_ALL: Event = Event::row(265);
-    /// `UNC_CHA_TOR_OCCUPANCY.IPQ_HIT` (experimental).
-    pub const TOR_OCCUPANCY_IPQ_HIT: Event = Event::row(266);
-    /// `UNC_CHA_TOR_OCCUPANCY.IPQ_MISS` (experimental).
-    pub const TOR_OCCUPANCY_IPQ_MISS: Event = Event::row(267);
-    /// `UNC_CHA_CORE_PMA.C1_STATE` (experimental).
-    pub const CORE_PMA_C1_STATE: Event = Event::row(268);
-    /// `UNC_CHA_CORE_PMA.C1_TRANSITION` (experimental).
-    pub const CORE_PMA_C1_TRANSITION: Event = Event::row(269);
-    /// `UNC_CHA_CORE_PMA.C6_STATE` (experimental).
-    pub const CORE_PMA_C6_STATE: Event = Event::row(270);
-    /// `UNC_CHA_CORE_PMA.C6_TRANSITION` (experimental).
-    pub const CORE_PMA_C6_TRANSITION: Event = Event::row(271);
-    /// `UNC_CHA_CORE_PMA.GV` (experimental).
-    pub const CORE_PMA_GV: Event = Event::row(272);
-    /// `UNC_CHA_AG0_AD_CRD_ACQUIRED.TGR0` (experimental).
-    pub const AG0_AD_CRD_ACQUIRED_TGR0: Event = Event::row(273);
-    /// `UNC_CHA_AG0_AD_CRD_ACQUIRED.TGR1` (experimental).
-    pub const AG0_AD_CRD_ACQUIRED_TGR1: Event = Event::row(274);
-    /// `UNC_CHA_AG0_AD_CRD_ACQUIRED.TGR2` (experimental).
-    pub const AG0_AD_CRD_ACQUIRED_TGR2: Event = Event::row(275);
-    /// `UNC_CHA_AG0_AD_CRD_ACQUIRED.TGR3` (experimental).
-    pub const AG0_AD_CRD_ACQUIRED_TGR3: Event = Event::row(276);
-    /// `UNC_CHA_AG0_AD_CRD_ACQUIRED.TGR4` (experimental).
-    pub const AG0_AD_CRD_ACQUIRED_TGR4: Event = Event::row(277);
-    /// `UNC_CHA_AG0_AD_CRD_ACQUIRED.TGR5` (experimental).
-    pub const AG0_AD_CRD_ACQUIRED_TGR5: Event = Event::row(278);
-    /// `UNC_CHA_AG0_AD_CRD_OCCUPANCY.TGR0` (experimental).
-    pub const AG0_AD_CRD_OCCUPANCY_TGR0: Event = Event::row(279);
-    /// `UNC_CHA_AG0_AD_CRD_OCCUPANCY.TGR1` (experimental).
-    pub const AG0_AD_CRD_OCCUPANCY_TGR1: Event = Event::row(280);
-    /// `UNC_CHA_AG0_AD_CRD_OCCUPANCY.TGR2` (experimental).
-    pub const AG0_AD_CRD_OCCUPANCY_TGR2: Event = Event::row(281);
-    /// `UNC_CHA_AG0_AD_CRD_OCCUPANCY.TGR3` (experimental).
-    pub const AG0_AD_CRD_OCCUPANCY_TGR3: Event = Event::row(282);
-    /// `UNC_CHA_AG0_AD_CRD_OCCUPANCY.TGR4` (experimental).
-    pub const AG0_AD_CRD_OCCUPANCY_TGR4: Event = Event::row(283);
-    /// `UNC_CHA_AG0_AD_CRD_OCCUPANCY.TGR5` (experimental).
-    pub const AG0_AD_CRD_OCCUPANCY_TGR5: Event = Event::row(284);
-    /// `UNC_CHA_AG0_BL_CRD_ACQUIRED.TGR0` (experimental).
-    pub const AG0_BL_CRD_ACQUIRED_TGR0: Event = Event::row(285);
-    /// `UNC_CHA_AG0_BL_CRD_ACQUIRED.TGR1` (experimental).
-    pub const AG0_BL_CRD_ACQUIRED_TGR1: Event = Event::row(286);
-    /// `UNC_CHA_AG0_BL_CRD_ACQUIRED.TGR2` (experimental).
-    pub const AG0_BL_CRD_ACQUIRED_TGR2: Event = Event::row(287);
-    /// `UNC_CHA_AG0_BL_CRD_ACQUIRED.TGR3` (experimental).
-    pub const AG0_BL_CRD_ACQUIRED_TGR3: Event = Event::row(288);
-    /// `UNC_CHA_AG0_BL_CRD_ACQUIRED.TGR4` (experimental).
-    pub const AG0_BL_CRD_ACQUIRED_TGR4: Event = Event::row(289);
-    /// `UNC_CHA_AG0_BL_CRD_ACQUIRED.TGR5` (experimental).
-    pub const AG0_BL_CRD_ACQUIRED_TGR5: Event = Event::row(290);
-    /// `UNC_CHA_AG0_BL_CRD_OCCUPANCY.TGR0` (experimental).
-    pub const AG0_BL_CRD_OCCUPANCY_TGR0: Event = Event::row(291);
-    /// `UNC_CHA_AG0_BL_CRD_OCCUPANCY.TGR1` (experimental).
-    pub const AG0_BL_CRD_OCCUPANCY_TGR1: Event = Event::row(292);
-    /// `UNC_CHA_AG0_BL_CRD_OCCUPANCY.TGR2` (experimental).
-    pub const AG0_BL_CRD_OCCUPANCY_TGR2: Event = Event::row(293);
-    /// `UNC_CHA_AG0_BL_CRD_OCCUPANCY.TGR3` (experimental).
-    pub const AG0_BL_CRD_OCCUPANCY_TGR3: Event = Event::row(294);
-    /// `UNC_CHA_AG0_BL_CRD_OCCUPANCY.TGR4` (experimental).
-    pub const AG0_BL_CRD_OCCUPANCY_TGR4: Event = Event::row(295);
-    /// `UNC_CHA_AG0_BL_CRD_OCCUPANCY.TGR5` (experimental).
-    pub const AG0_BL_CRD_OCCUPANCY_TGR5: Event = Event::row(296);
-    /// `UNC_CHA_AG1_AD_CRD_ACQUIRED.TGR0` (experimental).
-    pub const AG1_AD_CRD_ACQUIRED_TGR0: Event = Event::row(297);
-    /// `UNC_CHA_AG1_AD_CRD_ACQUIRED.TGR1` (experimental).
-    pub const AG1_AD_CRD_ACQUIRED_TGR1: Event = Event::row(298);
-    /// `UNC_CHA_AG1_AD_CRD_ACQUIRED.TGR2` (experimental).
-    pub const AG1_AD_CRD_ACQUIRED_TGR2: Event = Event::row(299);
-    /// `UNC_CHA_AG1_AD_CRD_ACQUIRED.TGR3` (experimental).
-    pub const AG1_AD_CRD_ACQUIRED_TGR3: Event = Event::row(300);
-    /// `UNC_CHA_AG1_AD_CRD_ACQUIRED.TGR4` (experimental).
-    pub const AG1_AD_CRD_ACQUIRED_TGR4: Event = Event::row(301);
-    /// `UNC_CHA_AG1_AD_CRD_ACQUIRED.TGR5` (experimental).
-    pub const AG1_AD_CRD_ACQUIRED_TGR5: Event = Event::row(302);
-    /// `UNC_CHA_AG1_AD_CRD_OCCUPANCY.TGR0` (experimental).
-    pub const AG1_AD_CRD_OCCUPANCY_TGR0: Event = Event::row(303);
-    /// `UNC_CHA_AG1_AD_CRD_OCCUPANCY.TGR1` (experimental).
-    pub const AG1_AD_CRD_OCCUPANCY_TGR1: Event = Event::row(304);
-    /// `UNC_CHA_AG1_AD_CRD_OCCUPANCY.TGR2` (experimental).
-    pub const AG1_AD_CRD_OCCUPANCY_TGR2: Event = Event::row(305);
-    /// `UNC_CHA_AG1_AD_CRD_OCCUPANCY.TGR3` (experimental).
-    pub const AG1_AD_CRD_OCCUPANCY_TGR3: Event = Event::row(306);
-    /// `UNC_CHA_AG1_AD_CRD_OCCUPANCY.TGR4` (experimental).
-    pub const AG1_AD_CRD_OCCUPANCY_TGR4: Event = Event::row(307);
-    /// `UNC_CHA_AG1_AD_CRD_OCCUPANCY.TGR5` (experimental).
-    pub const AG1_AD_CRD_OCCUPANCY_TGR5: Event = Event::row(308);
-    /// `UNC_CHA_AG1_BL_CREDITS_ACQUIRED.TGR0` (experimental).
-    pub const AG1_BL_CREDITS_ACQUIRED_TGR0: Event = Event::row(309);
-    /// `UNC_CHA_AG1_BL_CREDITS_ACQUIRED.TGR1` (experimental).
-    pub const AG1_BL_CREDITS_ACQUIRED_TGR1: Event = Event::row(310);
-    /// `UNC_CHA_AG1_BL_CREDITS_ACQUIRED.TGR2` (experimental).
-    pub const AG1_BL_CREDITS_ACQUIRED_TGR2: Event = Event::row(311);
-    /// `UNC_CHA_AG1_BL_CREDITS_ACQUIRED.TGR3` (experimental).
-    pub const AG1_BL_CREDITS_ACQUIRED_TGR3: Event = Event::row(312);
-    /// `UNC_CHA_AG1_BL_CREDITS_ACQUIRED.TGR4` (experimental).
-    pub const AG1_BL_CREDITS_ACQUIRED_TGR4: Event = Event::row(313);
-    /// `UNC_CHA_AG1_BL_CREDITS_ACQUIRED.TGR5` (experimental).
-    pub const AG1_BL_CREDITS_ACQUIRED_TGR5: Event = Event::row(314);
-    /// `UNC_CHA_EGRESS_ORDERING.IV_SNOOPGO_UP` (experimental).
-    pub const EGRESS_ORDERING_IV_SNOOPGO_UP: Event = Event::row(315);
-    /// `UNC_CHA_EGRESS_ORDERING.IV_SNOOPGO_DN` (experimental).
-    pub const EGRESS_ORDERING_IV_SNOOPGO_DN: Event = Event::row(316);
-    /// `UNC_CHA_HORZ_RING_AD_IN_USE.LEFT_EVEN` (experimental).
-    pub const HORZ_RING_AD_IN_USE_LEFT_EVEN: Event = Event::row(317);
-    /// `UNC_CHA_HORZ_RING_AD_IN_USE.LEFT_ODD` (experimental).
-    pub const HORZ_RING_AD_IN_USE_LEFT_ODD: Event = Event::row(318);
-    /// `UNC_CHA_HORZ_RING_AD_IN_USE.RIGHT_EVEN` (experimental).
-    pub const HORZ_RING_AD_IN_USE_RIGHT_EVEN: Event = Event::row(319);
-    /// `UNC_CHA_HORZ_RING_AD_IN_USE.RIGHT_ODD` (experimental).
-    pub const HORZ_RING_AD_IN_USE_RIGHT_ODD: Event = Event::row(320);
-    /// `UNC_CHA_HORZ_RING_AK_IN_USE.LEFT_EVEN` (experimental).
-    pub const HORZ_RING_AK_IN_USE_LEFT_EVEN: Event = Event::row(321);
-    /// `UNC_CHA_HORZ_RING_AK_IN_USE.LEFT_ODD` (experimental).
-    pub const HORZ_RING_AK_IN_USE_LEFT_ODD: Event = Event::row(322);
-    /// `UNC_CHA_HORZ_RING_AK_IN_USE.RIGHT_EVEN` (experimental).
-    pub const HORZ_RING_AK_IN_USE_RIGHT_EVEN: Event = Event::row(323);
-    /// `UNC_CHA_HORZ_RING_AK_IN_USE.RIGHT_ODD` (experimental).
-    pub const HORZ_RING_AK_IN_USE_RIGHT_ODD: Event = Event::row(324);
-    /// `UNC_CHA_HORZ_RING_BL_IN_USE.LEFT_EVEN` (experimental).
-    pub const HORZ_RING_BL_IN_USE_LEFT_EVEN: Event = Event::row(325);
-    /// `UNC_CHA_HORZ_RING_BL_IN_USE.LEFT_ODD` (experimental).
-    pub const HORZ_RING_BL_IN_USE_LEFT_ODD: Event = Event::row(326);
-    /// `UNC_CHA_HORZ_RING_BL_IN_USE.RIGHT_EVEN` (experimental).
-    pub const HORZ_RING_BL_IN_USE_RIGHT_EVEN: Event = Event::row(327);
-    /// `UNC_CHA_HORZ_RING_BL_IN_USE.RIGHT_ODD` (experimental).
-    pub const HORZ_RING_BL_IN_USE_RIGHT_ODD: Event = Event::row(328);
-    /// `UNC_CHA_HORZ_RING_IV_IN_USE.LEFT` (experimental).
-    pub const HORZ_RING_IV_IN_USE_LEFT: Event = Event::row(329);
-    /// `UNC_CHA_HORZ_RING_IV_IN_USE.RIGHT` (experimental).
-    pub const HORZ_RING_IV_IN_USE_RIGHT: Event = Event::row(330);
-    /// `UNC_CHA_RING_BOUNCES_HORZ.AD` (experimental).
-    pub const RING_BOUNCES_HORZ_AD: Event = Event::row(331);
-    /// `UNC_CHA_RING_BOUNCES_HORZ.AK` (experimental).
-    pub const RING_BOUNCES_HORZ_AK: Event = Event::row(332);
-    /// `UNC_CHA_RING_BOUNCES_HORZ.BL` (experimental).
-    pub const RING_BOUNCES_HORZ_BL: Event = Event::row(333);
-    /// `UNC_CHA_RING_BOUNCES_HORZ.IV` (experimental).
-    pub const RING_BOUNCES_HORZ_IV: Event = Event::row(334);
-    /// `UNC_CHA_RING_BOUNCES_VERT.AD` (experimental).
-    pub const RING_BOUNCES_VERT_AD: Event = Event::row(335);
-    /// `UNC_CHA_RING_BOUNCES_VERT.AK` (experimental).
-    pub const RING_BOUNCES_VERT_AK: Event = Event::row(336);
-    /// `UNC_CHA_RING_BOUNCES_VERT.BL` (experimental).
-    pub const RING_BOUNCES_VERT_BL: Event = Event::row(337);
-    /// `UNC_CHA_RING_BOUNCES_VERT.IV` (experimental).
-    pub const RING_BOUNCES_VERT_IV: Event = Event::row(338);
-    /// `UNC_CHA_RING_SINK_STARVED_HORZ.AD` (experimental).
-    pub const RING_SINK_STARVED_HORZ_AD: Event = Event::row(339);
-    /// `UNC_CHA_RING_SINK_STARVED_HORZ.AK` (experimental).
-    pub const RING_SINK_STARVED_HORZ_AK: Event = Event::row(340);
-    /// `UNC_CHA_RING_SINK_STARVED_HORZ.BL` (experimental).
-    pub const RING_SINK_STARVED_HORZ_BL: Event = Event::row(341);
-    /// `UNC_CHA_RING_SINK_STARVED_HORZ.IV` (experimental).
-    pub const RING_SINK_STARVED_HORZ_IV: Event = Event::row(342);
-    /// `UNC_CHA_RING_SINK_STARVED_HORZ.AK_AG1` (experimental).
-    pub const RING_SINK_STARVED_HORZ_AK_AG1: Event = Event::row(343);
-    /// `UNC_CHA_RING_SINK_STARVED_VERT.AD` (experimental).
-    pub const RING_SINK_STARVED_VERT_AD: Event = Event::row(344);
-    /// `UNC_CHA_RING_SINK_STARVED_VERT.AK` (experimental).
-    pub const RING_SINK_STARVED_VERT_AK: Event = Event::row(345);
-    /// `UNC_CHA_RING_SINK_STARVED_VERT.BL` (experimental).
-    pub const RING_SINK_STARVED_VERT_BL: Event = Event::row(346);
-    /// `UNC_CHA_RING_SINK_STARVED_VERT.IV` (experimental).
-    pub const RING_SINK_STARVED_VERT_IV: Event = Event::row(347);
-    /// `UNC_CHA_RING_SRC_THRTL` (experimental).
-    pub const RING_SRC_THRTL: Event = Event::row(348);
-    /// `UNC_CHA_RxC_INSERTS.IRQ_REJ` (experimental).
-    pub const RXC_INSERTS_IRQ_REJ: Event = Event::row(349);
-    /// `UNC_CHA_RxC_INSERTS.IPQ` (experimental).
-    pub const RXC_INSERTS_IPQ: Event = Event::row(350);
-    /// `UNC_CHA_RxC_INSERTS.PRQ` (experimental).
-    pub const RXC_INSERTS_PRQ: Event = Event::row(351);
-    /// `UNC_CHA_RxC_INSERTS.PRQ_REJ` (experimental).
-    pub const RXC_INSERTS_PRQ_REJ: Event = Event::row(352);
-    /// `UNC_CHA_RxC_INSERTS.RRQ` (experimental).
-    pub const RXC_INSERTS_RRQ: Event = Event::row(353);
-    /// `UNC_CHA_RxC_INSERTS.WBQ` (experimental).
-    pub const RXC_INSERTS_WBQ: Event = Event::row(354);
-    /// `UNC_CHA_RxC_IPQ0_REJECT.AD_REQ_VN0` (experimental).
-    pub const RXC_IPQ0_REJECT_AD_REQ_VN0: Event = Event::row(355);
-    /// `UNC_CHA_RxC_IPQ0_REJECT.AD_RSP_VN0` (experimental).
-    pub const RXC_IPQ0_REJECT_AD_RSP_VN0: Event = Event::row(356);
-    /// `UNC_CHA_RxC_IPQ0_REJECT.BL_RSP_VN0` (experimental).
-    pub const RXC_IPQ0_REJECT_BL_RSP_VN0: Event = Event::row(357);
-    /// `UNC_CHA_RxC_IPQ0_REJECT.BL_WB_VN0` (experimental).
-    pub const RXC_IPQ0_REJECT_BL_WB_VN0: Event = Event::row(358);
-    /// `UNC_CHA_RxC_IPQ0_REJECT.BL_NCB_VN0` (experimental).
-    pub const RXC_IPQ0_REJECT_BL_NCB_VN0: Event = Event::row(359);
-    /// `UNC_CHA_RxC_IPQ0_REJECT.BL_NCS_VN0` (experimental).
-    pub const RXC_IPQ0_REJECT_BL_NCS_VN0: Event = Event::row(360);
-    /// `UNC_CHA_RxC_IPQ1_REJECT.ANY0` (experimental).
-    pub const RXC_IPQ1_REJECT_ANY0: Event = Event::row(361);
-    /// `UNC_CHA_RxC_IPQ1_REJECT.HA` (experimental).
-    pub const RXC_IPQ1_REJECT_HA: Event = Event::row(362);
-    /// `UNC_CHA_RxC_IPQ1_REJECT.LLC_VICTIM` (experimental).
-    pub const RXC_IPQ1_REJECT_LLC_VICTIM: Event = Event::row(363);
-    /// `UNC_CHA_RxC_IPQ1_REJECT.SF_VICTIM` (experimental).
-    pub const RXC_IPQ1_REJECT_SF_VICTIM: Event = Event::row(364);
-    /// `UNC_CHA_RxC_IPQ1_REJECT.VICTIM` (experimental).
-    pub const RXC_IPQ1_REJECT_VICTIM: Event = Event::row(365);
-    /// `UNC_CHA_RxC_IPQ1_REJECT.LLC_OR_SF_WAY` (experimental).
-    pub const RXC_IPQ1_REJECT_LLC_OR_SF_WAY: Event = Event::row(366);
-    /// `UNC_CHA_RxC_IPQ1_REJECT.ALLOW_SNP` (experimental).
-    pub const RXC_IPQ1_REJECT_ALLOW_SNP: Event = Event::row(367);
-    /// `UNC_CHA_RxC_IPQ1_REJECT.PA_MATCH` (experimental).
-    pub const RXC_IPQ1_REJECT_PA_MATCH: Event = Event::row(368);
-    /// `UNC_CHA_AG1_BL_CRD_OCCUPANCY.TGR0` (experimental).
-    pub const AG1_BL_CRD_OCCUPANCY_TGR0: Event = Event::row(369);
-    /// `UNC_CHA_AG1_BL_CRD_OCCUPANCY.TGR1` (experimental).
-    pub const AG1_BL_CRD_OCCUPANCY_TGR1: Event = Event::row(370);
-    /// `UNC_CHA_AG1_BL_CRD_OCCUPANCY.TGR2` (experimental).
-    pub const AG1_BL_CRD_OCCUPANCY_TGR2: Event = Event::row(371);
-    /// `UNC_CHA_AG1_BL_CRD_OCCUPANCY.TGR3` (experimental).
-    pub const AG1_BL_CRD_OCCUPANCY_TGR3: Event = Event::row(372);
-    /// `UNC_CHA_AG1_BL_CRD_OCCUPANCY.TGR4` (experimental).
-    pub const AG1_BL_CRD_OCCUPANCY_TGR4: Event = Event::row(373);
-    /// `UNC_CHA_AG1_BL_CRD_OCCUPANCY.TGR5` (experimental).
-    pub const AG1_BL_CRD_OCCUPANCY_TGR5: Event = Event::row(374);
-    /// `UNC_CHA_RxC_IRQ0_REJECT.AD_REQ_VN0` (experimental).
-    pub const RXC_IRQ0_REJECT_AD_REQ_VN0: Event = Event::row(375);
-    /// `UNC_CHA_RxC_IRQ0_REJECT.AD_RSP_VN0` (experimental).
-    pub const RXC_IRQ0_REJECT_AD_RSP_VN0: Event = Event::row(376);
-    /// `UNC_CHA_RxC_IRQ0_REJECT.BL_RSP_VN0` (experimental).
-    pub const RXC_IRQ0_REJECT_BL_RSP_VN0: Event = Event::row(377);
-    /// `UNC_CHA_RxC_IRQ0_REJECT.BL_WB_VN0` (experimental).
-    pub const RXC_IRQ0_REJECT_BL_WB_VN0: Event = Event::row(378);
-    /// `UNC_CHA_RxC_IRQ0_REJECT.BL_NCB_VN0` (experimental).
-    pub const RXC_IRQ0_REJECT_BL_NCB_VN0: Event = Event::row(379);
-    /// `UNC_CHA_RxC_IRQ0_REJECT.BL_NCS_VN0` (experimental).
-    pub const RXC_IRQ0_REJECT_BL_NCS_VN0: Event = Event::row(380);
-    /// `UNC_CHA_RxC_IRQ1_REJECT.ANY0` (experimental).
-    pub const RXC_IRQ1_REJECT_ANY0: Event = Event::row(381);
-    /// `UNC_CHA_RxC_IRQ1_REJECT.HA` (experimental).
-    pub const RXC_IRQ1_REJECT_HA: Event = Event::row(382);
-    /// `UNC_CHA_RxC_IRQ1_REJECT.LLC_VICTIM` (experimental).
-    pub const RXC_IRQ1_REJECT_LLC_VICTIM: Event = Event::row(383);
-    /// `UNC_CHA_RxC_IRQ1_REJECT.SF_VICTIM` (experimental).
-    pub const RXC_IRQ1_REJECT_SF_VICTIM: Event = Event::row(384);
-    /// `UNC_CHA_RxC_IRQ1_REJECT.VICTIM` (experimental).
-    pub const RXC_IRQ1_REJECT_VICTIM: Event = Event::row(385);
-    /// `UNC_CHA_RxC_IRQ1_REJECT.LLC_OR_SF_WAY` (experimental).
-    pub const RXC_IRQ1_REJECT_LLC_OR_SF_WAY: Event = Event::row(386);
-    /// `UNC_CHA_RxC_IRQ1_REJECT.ALLOW_SNP` (experimental).
-    pub const RXC_IRQ1_REJECT_ALLOW_SNP: Event = Event::row(387);
-    /// `UNC_CHA_RxC_ISMQ0_REJECT.AD_REQ_VN0` (experimental).
-    pub const RXC_ISMQ0_REJECT_AD_REQ_VN0: Event = Event::row(388);
-    /// `UNC_CHA_RxC_ISMQ0_REJECT.AD_RSP_VN0` (experimental).
-    pub const RXC_ISMQ0_REJECT_AD_RSP_VN0: Event = Event::row(389);
-    /// `UNC_CHA_RxC_ISMQ0_REJECT.BL_RSP_VN0` (experimental).
-    pub const RXC_ISMQ0_REJECT_BL_RSP_VN0: Event = Event::row(390);
-    /// `UNC_CHA_RxC_ISMQ0_REJECT.BL_WB_VN0` (experimental).
-    pub const RXC_ISMQ0_REJECT_BL_WB_VN0: Event = Event::row(391);
-    /// `UNC_CHA_RxC_ISMQ0_REJECT.BL_NCB_VN0` (experimental).
-    pub const RXC_ISMQ0_REJECT_BL_NCB_VN0: Event = Event::row(392);
-    /// `UNC_CHA_RxC_ISMQ0_REJECT.BL_NCS_VN0` (experimental).
-    pub const RXC_ISMQ0_REJECT_BL_NCS_VN0: Event = Event::row(393);
-    /// `UNC_CHA_RxC_ISMQ0_RETRY.AD_REQ_VN0` (experimental).
-    pub const RXC_ISMQ0_RETRY_AD_REQ_VN0: Event = Event::row(394);
-    /// `UNC_CHA_RxC_ISMQ0_RETRY.AD_RSP_VN0` (experimental).
-    pub const RXC_ISMQ0_RETRY_AD_RSP_VN0: Event = Event::row(395);
-    /// `UNC_CHA_RxC_ISMQ0_RETRY.BL_RSP_VN0` (experimental).
-    pub const RXC_ISMQ0_RETRY_BL_RSP_VN0: Event = Event::row(396);
-    /// `UNC_CHA_RxC_ISMQ0_RETRY.BL_WB_VN0` (experimental).
-    pub const RXC_ISMQ0_RETRY_BL_WB_VN0: Event = Event::row(397);
-    /// `UNC_CHA_RxC_ISMQ0_RETRY.BL_NCB_VN0` (experimental).
-    pub const RXC_ISMQ0_RETRY_BL_NCB_VN0: Event = Event::row(398);
-    /// `UNC_CHA_RxC_ISMQ0_RETRY.BL_NCS_VN0` (experimental).
-    pub const RXC_ISMQ0_RETRY_BL_NCS_VN0: Event = Event::row(399);
-    /// `UNC_CHA_RxC_ISMQ1_REJECT.ANY0` (experimental).
-    pub const RXC_ISMQ1_REJECT_ANY0: Event = Event::row(400);
-    /// `UNC_CHA_RxC_ISMQ1_REJECT.HA` (experimental).
-    pub const RXC_ISMQ1_REJECT_HA: Event = Event::row(401);
-    /// `UNC_CHA_RxC_ISMQ1_RETRY.ANY0` (experimental).
-    pub const RXC_ISMQ1_RETRY_ANY0: Event = Event::row(402);
-    /// `UNC_CHA_RxC_ISMQ1_RETRY.HA` (experimental).
-    pub const RXC_ISMQ1_RETRY_HA: Event = Event::row(403);
-    /// `UNC_CHA_RxC_OCCUPANCY.IPQ` (experimental).
-    pub const RXC_OCCUPANCY_IPQ: Event = Event::row(404);
-    /// `UNC_CHA_RxC_OCCUPANCY.RRQ` (experimental).
-    pub const RXC_OCCUPANCY_RRQ: Event = Event::row(405);
-    /// `UNC_CHA_RxC_OCCUPANCY.WBQ` (experimental).
-    pub const RXC_OCCUPANCY_WBQ: Event = Event::row(406);
-    /// `UNC_CHA_RxC_OTHER0_RETRY.AD_REQ_VN0` (experimental).
-    pub const RXC_OTHER0_RETRY_AD_REQ_VN0: Event = Event::row(407);
-    /// `UNC_CHA_RxC_OTHER0_RETRY.AD_RSP_VN0` (experimental).
-    pub const RXC_OTHER0_RETRY_AD_RSP_VN0: Event = Event::row(408);
-    /// `UNC_CHA_RxC_OTHER0_RETRY.BL_RSP_VN0` (experimental).
-    pub const RXC_OTHER0_RETRY_BL_RSP_VN0: Event = Event::row(409);
-    /// `UNC_CHA_RxC_OTHER0_RETRY.BL_WB_VN0` (experimental).
-    pub const RXC_OTHER0_RETRY_BL_WB_VN0: Event = Event::row(410);
-    /// `UNC_CHA_RxC_OTHER0_RETRY.BL_NCB_VN0` (experimental).
-    pub const RXC_OTHER0_RETRY_BL_NCB_VN0: Event = Event::row(411);
-    /// `UNC_CHA_RxC_OTHER0_RETRY.BL_NCS_VN0` (experimental).
-    pub const RXC_OTHER0_RETRY_BL_NCS_VN0: Event = Event::row(412);
-    /// `UNC_CHA_RxC_OTHER1_RETRY.ANY0` (experimental).
-    pub const RXC_OTHER1_RETRY_ANY0: Event = Event::row(413);
-    /// `UNC_CHA_RxC_OTHER1_RETRY.HA` (experimental).
-    pub const RXC_OTHER1_RETRY_HA: Event = Event::row(414);
-    /// `UNC_CHA_RxC_OTHER1_RETRY.LLC_VICTIM` (experimental).
-    pub const RXC_OTHER1_RETRY_LLC_VICTIM: Event = Event::row(415);
-    /// `UNC_CHA_RxC_OTHER1_RETRY.SF_VICTIM` (experimental).
-    pub const RXC_OTHER1_RETRY_SF_VICTIM: Event = Event::row(416);
-    /// `UNC_CHA_RxC_OTHER1_RETRY.VICTIM` (experimental).
-    pub const RXC_OTHER1_RETRY_VICTIM: Event = Event::row(417);
-    /// `UNC_CHA_RxC_OTHER1_RETRY.LLC_OR_SF_WAY` (experimental).
-    pub const RXC_OTHER1_RETRY_LLC_OR_SF_WAY: Event = Event::row(418);
-    /// `UNC_CHA_RxC_OTHER1_RETRY.ALLOW_SNP` (experimental).
-    pub const RXC_OTHER1_RETRY_ALLOW_SNP: Event = Event::row(419);
-    /// `UNC_CHA_RxC_OTHER1_RETRY.PA_MATCH` (experimental).
-    pub const RXC_OTHER1_RETRY_PA_MATCH: Event = Event::row(420);
-    /// `UNC_CHA_RxC_PRQ0_REJECT.AD_REQ_VN0` (experimental).
-    pub const RXC_PRQ0_REJECT_AD_REQ_VN0: Event = Event::row(421);
-    /// `UNC_CHA_RxC_PRQ0_REJECT.AD_RSP_VN0` (experimental).
-    pub const RXC_PRQ0_REJECT_AD_RSP_VN0: Event = Event::row(422);
-    /// `UNC_CHA_RxC_PRQ0_REJECT.BL_RSP_VN0` (experimental).
-    pub const RXC_PRQ0_REJECT_BL_RSP_VN0: Event = Event::row(423);
-    /// `UNC_CHA_RxC_PRQ0_REJECT.BL_WB_VN0` (experimental).
-    pub const RXC_PRQ0_REJECT_BL_WB_VN0: Event = Event::row(424);
-    /// `UNC_CHA_RxC_PRQ0_REJECT.BL_NCB_VN0` (experimental).
-    pub const RXC_PRQ0_REJECT_BL_NCB_VN0: Event = Event::row(425);
-    /// `UNC_CHA_RxC_PRQ0_REJECT.BL_NCS_VN0` (experimental).
-    pub const RXC_PRQ0_REJECT_BL_NCS_VN0: Event = Event::row(426);
-    /// `UNC_CHA_RxC_PRQ1_REJECT.ANY0` (experimental).
-    pub const RXC_PRQ1_REJECT_ANY0: Event = Event::row(427);
-    /// `UNC_CHA_RxC_PRQ1_REJECT.HA` (experimental).
-    pub const RXC_PRQ1_REJECT_HA: Event = Event::row(428);
-    /// `UNC_CHA_RxC_PRQ1_REJECT.LLC_VICTIM` (experimental).
-    pub const RXC_PRQ1_REJECT_LLC_VICTIM: Event = Event::row(429);
-    /// `UNC_CHA_RxC_PRQ1_REJECT.SF_VICTIM` (experimental).
-    pub const RXC_PRQ1_REJECT_SF_VICTIM: Event = Event::row(430);
-    /// `UNC_CHA_RxC_PRQ1_REJECT.VICTIM` (experimental).
-    pub const RXC_PRQ1_REJECT_VICTIM: Event = Event::row(431);
-    /// `UNC_CHA_RxC_PRQ1_REJECT.LLC_OR_SF_WAY` (experimental).
-    pub const RXC_PRQ1_REJECT_LLC_OR_SF_WAY: Event = Event::row(432);
-    /// `UNC_CHA_RxC_PRQ1_REJECT.ALLOW_SNP` (experimental).
-    pub const RXC_PRQ1_REJECT_ALLOW_SNP: Event = Event::row(433);
-    /// `UNC_CHA_RxC_PRQ1_REJECT.PA_MATCH` (experimental).
-    pub const RXC_PRQ1_REJECT_PA_MATCH: Event = Event::row(434);
-    /// `UNC_CHA_RxC_REQ_Q0_RETRY.AD_REQ_VN0` (experimental).
-    pub const RXC_REQ_Q0_RETRY_AD_REQ_VN0: Event = Event::row(435);
-    /// `UNC_CHA_RxC_REQ_Q0_RETRY.AD_RSP_VN0` (experimental).
-    pub const RXC_REQ_Q0_RETRY_AD_RSP_VN0: Event = Event::row(436);
-    /// `UNC_CHA_RxC_REQ_Q0_RETRY.BL_RSP_VN0` (experimental).
-    pub const RXC_REQ_Q0_RETRY_BL_RSP_VN0: Event = Event::row(437);
-    /// `UNC_CHA_RxC_REQ_Q0_RETRY.BL_WB_VN0` (experimental).
-    pub const RXC_REQ_Q0_RETRY_BL_WB_VN0: Event = Event::row(438);
-    /// `UNC_CHA_RxC_REQ_Q0_RETRY.BL_NCB_VN0` (experimental).
-    pub const RXC_REQ_Q0_RETRY_BL_NCB_VN0: Event = Event::row(439);
-    /// `UNC_CHA_RxC_REQ_Q0_RETRY.BL_NCS_VN0` (experimental).
-    pub const RXC_REQ_Q0_RETRY_BL_NCS_VN0: Event = Event::row(440);
-    /// `UNC_CHA_RxC_RRQ0_REJECT.AD_REQ_VN0` (experimental).
-    pub const RXC_RRQ0_REJECT_AD_REQ_VN0: Event = Event::row(441);
-    /// `UNC_CHA_RxC_RRQ0_REJECT.AD_RSP_VN0` (experimental).
-    pub const RXC_RRQ0_REJECT_AD_RSP_VN0: Event = Event::row(442);
-    /// `UNC_CHA_RxC_RRQ0_REJECT.BL_RSP_VN0` (experimental).
-    pub const RXC_RRQ0_REJECT_BL_RSP_VN0: Event = Event::row(443);
-    /// `UNC_CHA_RxC_RRQ0_REJECT.BL_WB_VN0` (experimental).
-    pub const RXC_RRQ0_REJECT_BL_WB_VN0: Event = Event::row(444);
-    /// `UNC_CHA_RxC_RRQ0_REJECT.BL_NCB_VN0` (experimental).
-    pub const RXC_RRQ0_REJECT_BL_NCB_VN0: Event = Event::row(445);
-    /// `UNC_CHA_RxC_RRQ0_REJECT.BL_NCS_VN0` (experimental).
-    pub const RXC_RRQ0_REJECT_BL_NCS_VN0: Event = Event::row(446);
-    /// `UNC_CHA_RxC_RRQ1_REJECT.ANY0` (experimental).
-    pub const RXC_RRQ1_REJECT_ANY0: Event = Event::row(447);
-    /// `UNC_CHA_RxC_RRQ1_REJECT.HA` (experimental).
-    pub const RXC_RRQ1_REJECT_HA: Event = Event::row(448);
-    /// `UNC_CHA_RxC_RRQ1_REJECT.LLC_VICTIM` (experimental).
-    pub const RXC_RRQ1_REJECT_LLC_VICTIM: Event = Event::row(449);
-    /// `UNC_CHA_RxC_RRQ1_REJECT.SF_VICTIM` (experimental).
-    pub const RXC_RRQ1_REJECT_SF_VICTIM: Event = Event::row(450);
-    /// `UNC_CHA_RxC_RRQ1_REJECT.VICTIM` (experimental).
-    pub const RXC_RRQ1_REJECT_VICTIM: Event = Event::row(451);
-    /// `UNC_CHA_RxC_RRQ1_REJECT.LLC_OR_SF_WAY` (experimental).
-    pub const RXC_RRQ1_REJECT_LLC_OR_SF_WAY: Event = Event::row(452);
-    /// `UNC_CHA_RxC_RRQ1_REJECT.ALLOW_SNP` (experimental).
-    pub const RXC_RRQ1_REJECT_ALLOW_SNP: Event = Event::row(453);
-    /// `UNC_CHA_RxC_RRQ1_REJECT.PA_MATCH` (experimental).
-    pub const RXC_RRQ1_REJECT_PA_MATCH: Event = Event::row(454);
-    /// `UNC_CHA_RxC_WBQ0_REJECT.AD_REQ_VN0` (experimental).
-    pub const RXC_WBQ0_REJECT_AD_REQ_VN0: Event = Event::row(455);
-    /// `UNC_CHA_RxC_WBQ0_REJECT.AD_RSP_VN0` (experimental).
-    pub const RXC_WBQ0_REJECT_AD_RSP_VN0: Event = Event::row(456);
-    /// `UNC_CHA_RxC_WBQ0_REJECT.BL_RSP_VN0` (experimental).
-    pub const RXC_WBQ0_REJECT_BL_RSP_VN0: Event = Event::row(457);
-    /// `UNC_CHA_RxC_WBQ0_REJECT.BL_WB_VN0` (experimental).
-    pub const RXC_WBQ0_REJECT_BL_WB_VN0: Event = Event::row(458);
-    /// `UNC_CHA_RxC_WBQ0_REJECT.BL_NCB_VN0` (experimental).
-    pub const RXC_WBQ0_REJECT_BL_NCB_VN0: Event = Event::row(459);
-    /// `UNC_CHA_RxC_WBQ0_REJECT.BL_NCS_VN0` (experimental).
-    pub const RXC_WBQ0_REJECT_BL_NCS_VN0: Event = Event::row(460);
-    /// `UNC_CHA_RxC_WBQ1_REJECT.ANY0` (experimental).
-    pub const RXC_WBQ1_REJECT_ANY0: Event = Event::row(461);
-    /// `UNC_CHA_RxC_WBQ1_REJECT.HA` (experimental).
-    pub const RXC_WBQ1_REJECT_HA: Event = Event::row(462);
-    /// `UNC_CHA_RxC_WBQ1_REJECT.LLC_VICTIM` (experimental).
-    pub const RXC_WBQ1_REJECT_LLC_VICTIM: Event = Event::row(463);
-    /// `UNC_CHA_RxC_WBQ1_REJECT.SF_VICTIM` (experimental).
-    pub const RXC_WBQ1_REJECT_SF_VICTIM: Event = Event::row(464);
-    /// `UNC_CHA_RxC_WBQ1_REJECT.VICTIM` (experimental).
-    pub const RXC_WBQ1_REJECT_VICTIM: Event = Event::row(465);
-    /// `UNC_CHA_RxC_WBQ1_REJECT.LLC_OR_SF_WAY` (experimental).
-    pub const RXC_WBQ1_REJECT_LLC_OR_SF_WAY: Event = Event::row(466);
-    /// `UNC_CHA_RxC_WBQ1_REJECT.ALLOW_SNP` (experimental).
-    pub const RXC_WBQ1_REJECT_ALLOW_SNP: Event = Event::row(467);
-    /// `UNC_CHA_RxC_WBQ1_REJECT.PA_MATCH` (experimental).
-    pub const RXC_WBQ1_REJECT_PA_MATCH: Event = Event::row(468);
-    /// `UNC_CHA_STALL_NO_TxR_HORZ_CRD_AD_AG0.TGR0` (experimental).
-    pub const STALL_NO_TXR_HORZ_CRD_AD_AG0_TGR0: Event = Event::row(469);
-    /// `UNC_CHA_STALL_NO_TxR_HORZ_CRD_AD_AG0.TGR1` (experimental).
-    pub const STALL_NO_TXR_HORZ_CRD_AD_AG0_TGR1: Event = Event::row(470);
-    /// `UNC_CHA_STALL_NO_TxR_HORZ_CRD_AD_AG0.TGR2` (experimental).
-    pub const STALL_NO_TXR_HORZ_CRD_AD_AG0_TGR2: Event = Event::row(471);
-    /// `UNC_CHA_STALL_NO_TxR_HORZ_CRD_AD_AG0.TGR3` (experimental).
-    pub const STALL_NO_TXR_HORZ_CRD_AD_AG0_TGR3: Event = Event::row(472);
-    /// `UNC_CHA_STALL_NO_TxR_HORZ_CRD_AD_AG0.TGR4` (experimental).
-    pub const STALL_NO_TXR_HORZ_CRD_AD_AG0_TGR4: Event = Event::row(473);
-    /// `UNC_CHA_STALL_NO_TxR_HORZ_CRD_AD_AG0.TGR5` (experimental).
-    pub const STALL_NO_TXR_HORZ_CRD_AD_AG0_TGR5: Event = Event::row(474);
-    /// `UNC_CHA_STALL_NO_TxR_HORZ_CRD_AD_AG1.TGR0` (experimental).
-    pub const STALL_NO_TXR_HORZ_CRD_AD_AG1_TGR0: Event = Event::row(475);
-    /// `UNC_CHA_STALL_NO_TxR_HORZ_CRD_AD_AG1.TGR1` (experimental).
-    pub const STALL_NO_TXR_HORZ_CRD_AD_AG1_TGR1: Event = Event::row(476);
-    /// `UNC_CHA_STALL_NO_TxR_HORZ_CRD_AD_AG1.TGR2` (experimental).
-    pub const STALL_NO_TXR_HORZ_CRD_AD_AG1_TGR2: Event = Event::row(477);
-    /// `UNC_CHA_STALL_NO_TxR_HORZ_CRD_AD_AG1.TGR3` (experimental).
-    pub const STALL_NO_TXR_HORZ_CRD_AD_AG1_TGR3: Event = Event::row(478);
-    /// `UNC_CHA_STALL_NO_TxR_HORZ_CRD_AD_AG1.TGR4` (experimental).
-    pub const STALL_NO_TXR_HORZ_CRD_AD_AG1_TGR4: Event = Event::row(479);
-    /// `UNC_CHA_STALL_NO_TxR_HORZ_CRD_AD_AG1.TGR5` (experimental).
-    pub const STALL_NO_TXR_HORZ_CRD_AD_AG1_TGR5: Event = Event::row(480);
-    /// `UNC_CHA_STALL_NO_TxR_HORZ_CRD_BL_AG0.TGR0` (experimental).
-    pub const STALL_NO_TXR_HORZ_CRD_BL_AG0_TGR0: Event = Event::row(481);
-    /// `UNC_CHA_STALL_NO_TxR_HORZ_CRD_BL_AG0.TGR1` (experimental).
-    pub const STALL_NO_TXR_HORZ_CRD_BL_AG0_TGR1: Event = Event::row(482);
-    /// `UNC_CHA_STALL_NO_TxR_HORZ_CRD_BL_AG0.TGR2` (experimental).
-    pub const STALL_NO_TXR_HORZ_CRD_BL_AG0_TGR2: Event = Event::row(483);
-    /// `UNC_CHA_STALL_NO_TxR_HORZ_CRD_BL_AG0.TGR3` (experimental).
-    pub const STALL_NO_TXR_HORZ_CRD_BL_AG0_TGR3: Event = Event::row(484);
-    /// `UNC_CHA_STALL_NO_TxR_HORZ_CRD_BL_AG0.TGR4` (experimental).
-    pub const STALL_NO_TXR_HORZ_CRD_BL_AG0_TGR4: Event = Event::row(485);
-    /// `UNC_CHA_STALL_NO_TxR_HORZ_CRD_BL_AG0.TGR5` (experimental).
-    pub const STALL_NO_TXR_HORZ_CRD_BL_AG0_TGR5: Event = Event::row(486);
-    /// `UNC_CHA_STALL_NO_TxR_HORZ_CRD_BL_AG1.TGR0` (experimental).
-    pub const STALL_NO_TXR_HORZ_CRD_BL_AG1_TGR0: Event = Event::row(487);
-    /// `UNC_CHA_STALL_NO_TxR_HORZ_CRD_BL_AG1.TGR1` (experimental).
-    pub const STALL_NO_TXR_HORZ_CRD_BL_AG1_TGR1: Event = Event::row(488);
-    /// `UNC_CHA_STALL_NO_TxR_HORZ_CRD_BL_AG1.TGR2` (experimental).
-    pub const STALL_NO_TXR_HORZ_CRD_BL_AG1_TGR2: Event = Event::row(489);
-    /// `UNC_CHA_STALL_NO_TxR_HORZ_CRD_BL_AG1.TGR3` (experimental).
-    pub const STALL_NO_TXR_HORZ_CRD_BL_AG1_TGR3: Event = Event::row(490);
-    /// `UNC_CHA_STALL_NO_TxR_HORZ_CRD_BL_AG1.TGR4` (experimental).
-    pub const STALL_NO_TXR_HORZ_CRD_BL_AG1_TGR4: Event = Event::row(491);
-    /// `UNC_CHA_STALL_NO_TxR_HORZ_CRD_BL_AG1.TGR5` (experimental).
-    pub const STALL_NO_TXR_HORZ_CRD_BL_AG1_TGR5: Event = Event::row(492);
-    /// `UNC_CHA_TxR_HORZ_ADS_USED.AD_BNC` (experimental).
-    pub const TXR_HORZ_ADS_USED_AD_BNC: Event = Event::row(493);
-    /// `UNC_CHA_TxR_HORZ_ADS_USED.AK_BNC` (experimental).
-    pub const TXR_HORZ_ADS_USED_AK_BNC: Event = Event::row(494);
-    /// `UNC_CHA_TxR_HORZ_ADS_USED.BL_BNC` (experimental).
-    pub const TXR_HORZ_ADS_USED_BL_BNC: Event = Event::row(495);
-    /// `UNC_CHA_TxR_HORZ_ADS_USED.AD_CRD` (experimental).
-    pub const TXR_HORZ_ADS_USED_AD_CRD: Event = Event::row(496);
-    /// `UNC_CHA_TxR_HORZ_ADS_USED.BL_CRD` (experimental).
-    pub const TXR_HORZ_ADS_USED_BL_CRD: Event = Event::row(497);
-    /// `UNC_CHA_TxR_HORZ_BYPASS.AD_BNC` (experimental).
-    pub const TXR_HORZ_BYPASS_AD_BNC: Event = Event::row(498);
-    /// `UNC_CHA_TxR_HORZ_BYPASS.AK_BNC` (experimental).
-    pub const TXR_HORZ_BYPASS_AK_BNC: Event = Event::row(499);
-    /// `UNC_CHA_TxR_HORZ_BYPASS.BL_BNC` (experimental).
-    pub const TXR_HORZ_BYPASS_BL_BNC: Event = Event::row(500);
-    /// `UNC_CHA_TxR_HORZ_BYPASS.IV_BNC` (experimental).
-    pub const TXR_HORZ_BYPASS_IV_BNC: Event = Event::row(501);
-    /// `UNC_CHA_TxR_HORZ_BYPASS.AD_CRD` (experimental).
-    pub const TXR_HORZ_BYPASS_AD_CRD: Event = Event::row(502);
-    /// `UNC_CHA_TxR_HORZ_BYPASS.BL_CRD` (experimental).
-    pub const TXR_HORZ_BYPASS_BL_CRD: Event = Event::row(503);
-    /// `UNC_CHA_TxR_HORZ_CYCLES_FULL.AD_BNC` (experimental).
-    pub const TXR_HORZ_CYCLES_FULL_AD_BNC: Event = Event::row(504);
-    /// `UNC_CHA_TxR_HORZ_CYCLES_FULL.AK_BNC` (experimental).
-    pub const TXR_HORZ_CYCLES_FULL_AK_BNC: Event = Event::row(505);
-    /// `UNC_CHA_TxR_HORZ_CYCLES_FULL.BL_BNC` (experimental).
-    pub const TXR_HORZ_CYCLES_FULL_BL_BNC: Event = Event::row(506);
-    /// `UNC_CHA_TxR_HORZ_CYCLES_FULL.IV_BNC` (experimental).
-    pub const TXR_HORZ_CYCLES_FULL_IV_BNC: Event = Event::row(507);
-    /// `UNC_CHA_TxR_HORZ_CYCLES_FULL.AD_CRD` (experimental).
-    pub const TXR_HORZ_CYCLES_FULL_AD_CRD: Event = Event::row(508);
-    /// `UNC_CHA_TxR_HORZ_CYCLES_FULL.BL_CRD` (experimental).
-    pub const TXR_HORZ_CYCLES_FULL_BL_CRD: Event = Event::row(509);
-    /// `UNC_CHA_TxR_HORZ_CYCLES_NE.AD_BNC` (experimental).
-    pub const TXR_HORZ_CYCLES_NE_AD_BNC: Event = Event::row(510);
-    /// `UNC_CHA_TxR_HORZ_CYCLES_NE.AK_BNC` (experimental).
-    pub const TXR_HORZ_CYCLES_NE_AK_BNC: Event = Event::row(511);
-    /// `UNC_CHA_TxR_HORZ_CYCLES_NE.BL_BNC` (experimental).
-    pub const TXR_HORZ_CYCLES_NE_BL_BNC: Event = Event::row(512);
-    /// `UNC_CHA_TxR_HORZ_CYCLES_NE.IV_BNC` (experimental).
-    pub const TXR_HORZ_CYCLES_NE_IV_BNC: Event = Event::row(513);
-    /// `UNC_CHA_TxR_HORZ_CYCLES_NE.AD_CRD` (experimental).
-    pub const TXR_HORZ_CYCLES_NE_AD_CRD: Event = Event::row(514);
-    /// `UNC_CHA_TxR_HORZ_CYCLES_NE.BL_CRD` (experimental).
-    pub const TXR_HORZ_CYCLES_NE_BL_CRD: Event = Event::row(515);
-    /// `UNC_CHA_TxR_HORZ_INSERTS.AD_BNC` (experimental).
-    pub const TXR_HORZ_INSERTS_AD_BNC: Event = Event::row(516);
-    /// `UNC_CHA_TxR_HORZ_INSERTS.AK_BNC` (experimental).
-    pub const TXR_HORZ_INSERTS_AK_BNC: Event = Event::row(517);
-    /// `UNC_CHA_TxR_HORZ_INSERTS.BL_BNC` (experimental).
-    pub const TXR_HORZ_INSERTS_BL_BNC: Event = Event::row(518);
-    /// `UNC_CHA_TxR_HORZ_INSERTS.IV_BNC` (experimental).
-    pub const TXR_HORZ_INSERTS_IV_BNC: Event = Event::row(519);
-    /// `UNC_CHA_TxR_HORZ_INSERTS.AD_CRD` (experimental).
-    pub const TXR_HORZ_INSERTS_AD_CRD: Event = Event::row(520);
-    /// `UNC_CHA_TxR_HORZ_INSERTS.BL_CRD` (experimental).
-    pub const TXR_HORZ_INSERTS_BL_CRD: Event = Event::row(521);
-    /// `UNC_CHA_TxR_HORZ_NACK.AD_BNC` (experimental).
-    pub const TXR_HORZ_NACK_AD_BNC: Event = Event::row(522);
-    /// `UNC_CHA_TxR_HORZ_NACK.AK_BNC` (experimental).
-    pub const TXR_HORZ_NACK_AK_BNC: Event = Event::row(523);
-    /// `UNC_CHA_TxR_HORZ_NACK.BL_BNC` (experimental).
-    pub const TXR_HORZ_NACK_BL_BNC: Event = Event::row(524);
-    /// `UNC_CHA_TxR_HORZ_NACK.IV_BNC` (experimental).
-    pub const TXR_HORZ_NACK_IV_BNC: Event = Event::row(525);
-    /// `UNC_CHA_TxR_HORZ_NACK.AD_CRD` (experimental).
-    pub const TXR_HORZ_NACK_AD_CRD: Event = Event::row(526);
-    /// `UNC_CHA_TxR_HORZ_NACK.BL_CRD` (experimental).
-    pub const TXR_HORZ_NACK_BL_CRD: Event = Event::row(527);
-    /// `UNC_CHA_TxR_HORZ_OCCUPANCY.AD_BNC` (experimental).
-    pub const TXR_HORZ_OCCUPANCY_AD_BNC: Event = Event::row(528);
-    /// `UNC_CHA_TxR_HORZ_OCCUPANCY.AK_BNC` (experimental).
-    pub const TXR_HORZ_OCCUPANCY_AK_BNC: Event = Event::row(529);
-    /// `UNC_CHA_TxR_HORZ_OCCUPANCY.BL_BNC` (experimental).
-    pub const TXR_HORZ_OCCUPANCY_BL_BNC: Event = Event::row(530);
-    /// `UNC_CHA_TxR_HORZ_OCCUPANCY.IV_BNC` (experimental).
-    pub const TXR_HORZ_OCCUPANCY_IV_BNC: Event = Event::row(531);
-    /// `UNC_CHA_TxR_HORZ_OCCUPANCY.AD_CRD` (experimental).
-    pub const TXR_HORZ_OCCUPANCY_AD_CRD: Event = Event::row(532);
-    /// `UNC_CHA_TxR_HORZ_OCCUPANCY.BL_CRD` (experimental).
-    pub const TXR_HORZ_OCCUPANCY_BL_CRD: Event = Event::row(533);
-    /// `UNC_CHA_TxR_HORZ_STARVED.AD_BNC` (experimental).
-    pub const TXR_HORZ_STARVED_AD_BNC: Event = Event::row(534);
-    /// `UNC_CHA_TxR_HORZ_STARVED.AK_BNC` (experimental).
-    pub const TXR_HORZ_STARVED_AK_BNC: Event = Event::row(535);
-    /// `UNC_CHA_TxR_HORZ_STARVED.BL_BNC` (experimental).
-    pub const TXR_HORZ_STARVED_BL_BNC: Event = Event::row(536);
-    /// `UNC_CHA_TxR_HORZ_STARVED.IV_BNC` (experimental).
-    pub const TXR_HORZ_STARVED_IV_BNC: Event = Event::row(537);
-    /// `UNC_CHA_TxR_VERT_ADS_USED.AD_AG0` (experimental).
-    pub const TXR_VERT_ADS_USED_AD_AG0: Event = Event::row(538);
-    /// `UNC_CHA_TxR_VERT_ADS_USED.AK_AG0` (experimental).
-    pub const TXR_VERT_ADS_USED_AK_AG0: Event = Event::row(539);
-    /// `UNC_CHA_TxR_VERT_ADS_USED.BL_AG0` (experimental).
-    pub const TXR_VERT_ADS_USED_BL_AG0: Event = Event::row(540);
-    /// `UNC_CHA_TxR_VERT_ADS_USED.AD_AG1` (experimental).
-    pub const TXR_VERT_ADS_USED_AD_AG1: Event = Event::row(541);
-    /// `UNC_CHA_TxR_VERT_ADS_USED.AK_AG1` (experimental).
-    pub const TXR_VERT_ADS_USED_AK_AG1: Event = Event::row(542);
-    /// `UNC_CHA_TxR_VERT_ADS_USED.BL_AG1` (experimental).
-    pub const TXR_VERT_ADS_USED_BL_AG1: Event = Event::row(543);
-    /// `UNC_CHA_TxR_VERT_BYPASS.AD_AG0` (experimental).
-    pub const TXR_VERT_BYPASS_AD_AG0: Event = Event::row(544);
-    /// `UNC_CHA_TxR_VERT_BYPASS.AK_AG0` (experimental).
-    pub const TXR_VERT_BYPASS_AK_AG0: Event = Event::row(545);
-    /// `UNC_CHA_TxR_VERT_BYPASS.BL_AG0` (experimental).
-    pub const TXR_VERT_BYPASS_BL_AG0: Event = Event::row(546);
-    /// `UNC_CHA_TxR_VERT_BYPASS.IV` (experimental).
-    pub const TXR_VERT_BYPASS_IV: Event = Event::row(547);
-    /// `UNC_CHA_TxR_VERT_BYPASS.AD_AG1` (experimental).
-    pub const TXR_VERT_BYPASS_AD_AG1: Event = Event::row(548);
-    /// `UNC_CHA_TxR_VERT_BYPASS.AK_AG1` (experimental).
-    pub const TXR_VERT_BYPASS_AK_AG1: Event = Event::row(549);
-    /// `UNC_CHA_TxR_VERT_BYPASS.BL_AG1` (experimental).
-    pub const TXR_VERT_BYPASS_BL_AG1: Event = Event::row(550);
-    /// `UNC_CHA_TxR_VERT_CYCLES_FULL.AD_AG0` (experimental).
-    pub const TXR_VERT_CYCLES_FULL_AD_AG0: Event = Event::row(551);
-    /// `UNC_CHA_TxR_VERT_CYCLES_FULL.AK_AG0` (experimental).
-    pub const TXR_VERT_CYCLES_FULL_AK_AG0: Event = Event::row(552);
-    /// `UNC_CHA_TxR_VERT_CYCLES_FULL.BL_AG0` (experimental).
-    pub const TXR_VERT_CYCLES_FULL_BL_AG0: Event = Event::row(553);
-    /// `UNC_CHA_TxR_VERT_CYCLES_FULL.IV` (experimental).
-    pub const TXR_VERT_CYCLES_FULL_IV: Event = Event::row(554);
-    /// `UNC_CHA_TxR_VERT_CYCLES_FULL.AD_AG1` (experimental).
-    pub const TXR_VERT_CYCLES_FULL_AD_AG1: Event = Event::row(555);
-    /// `UNC_CHA_TxR_VERT_CYCLES_FULL.AK_AG1` (experimental).
-    pub const TXR_VERT_CYCLES_FULL_AK_AG1: Event = Event::row(556);
-    /// `UNC_CHA_TxR_VERT_CYCLES_FULL.BL_AG1` (experimental).
-    pub const TXR_VERT_CYCLES_FULL_BL_AG1: Event = Event::row(557);
-    /// `UNC_CHA_TxR_VERT_CYCLES_NE.AD_AG0` (experimental).
-    pub const TXR_VERT_CYCLES_NE_AD_AG0: Event = Event::row(558);
-    /// `UNC_CHA_TxR_VERT_CYCLES_NE.AK_AG0` (experimental).
-    pub const TXR_VERT_CYCLES_NE_AK_AG0: Event = Event::row(559);
-    /// `UNC_CHA_TxR_VERT_CYCLES_NE.BL_AG0` (experimental).
-    pub const TXR_VERT_CYCLES_NE_BL_AG0: Event = Event::row(560);
-    /// `UNC_CHA_TxR_VERT_CYCLES_NE.IV` (experimental).
-    pub const TXR_VERT_CYCLES_NE_IV: Event = Event::row(561);
-    /// `UNC_CHA_TxR_VERT_CYCLES_NE.AD_AG1` (experimental).
-    pub const TXR_VERT_CYCLES_NE_AD_AG1: Event = Event::row(562);
-    /// `UNC_CHA_TxR_VERT_CYCLES_NE.AK_AG1` (experimental).
-    pub const TXR_VERT_CYCLES_NE_AK_AG1: Event = Event::row(563);
-    /// `UNC_CHA_TxR_VERT_CYCLES_NE.BL_AG1` (experimental).
-    pub const TXR_VERT_CYCLES_NE_BL_AG1: Event = Event::row(564);
-    /// `UNC_CHA_TxR_VERT_INSERTS.AD_AG0` (experimental).
-    pub const TXR_VERT_INSERTS_AD_AG0: Event = Event::row(565);
-    /// `UNC_CHA_TxR_VERT_INSERTS.AK_AG0` (experimental).
-    pub const TXR_VERT_INSERTS_AK_AG0: Event = Event::row(566);
-    /// `UNC_CHA_TxR_VERT_INSERTS.BL_AG0` (experimental).
-    pub const TXR_VERT_INSERTS_BL_AG0: Event = Event::row(567);
-    /// `UNC_CHA_TxR_VERT_INSERTS.IV` (experimental).
-    pub const TXR_VERT_INSERTS_IV: Event = Event::row(568);
-    /// `UNC_CHA_TxR_VERT_INSERTS.AD_AG1` (experimental).
-    pub const TXR_VERT_INSERTS_AD_AG1: Event = Event::row(569);
-    /// `UNC_CHA_TxR_VERT_INSERTS.AK_AG1` (experimental).
-    pub const TXR_VERT_INSERTS_AK_AG1: Event = Event::row(570);
-    /// `UNC_CHA_TxR_VERT_INSERTS.BL_AG1` (experimental).
-    pub const TXR_VERT_INSERTS_BL_AG1: Event = Event::row(571);
-    /// `UNC_CHA_TxR_VERT_OCCUPANCY.AD_AG0` (experimental).
-    pub const TXR_VERT_OCCUPANCY_AD_AG0: Event = Event::row(572);
-    /// `UNC_CHA_TxR_VERT_OCCUPANCY.AK_AG0` (experimental).
-    pub const TXR_VERT_OCCUPANCY_AK_AG0: Event = Event::row(573);
-    /// `UNC_CHA_TxR_VERT_OCCUPANCY.BL_AG0` (experimental).
-    pub const TXR_VERT_OCCUPANCY_BL_AG0: Event = Event::row(574);
-    /// `UNC_CHA_TxR_VERT_OCCUPANCY.IV` (experimental).
-    pub const TXR_VERT_OCCUPANCY_IV: Event = Event::row(575);
-    /// `UNC_CHA_TxR_VERT_OCCUPANCY.AD_AG1` (experimental).
-    pub const TXR_VERT_OCCUPANCY_AD_AG1: Event = Event::row(576);
-    /// `UNC_CHA_TxR_VERT_OCCUPANCY.AK_AG1` (experimental).
-    pub const TXR_VERT_OCCUPANCY_AK_AG1: Event = Event::row(577);
-    /// `UNC_CHA_TxR_VERT_OCCUPANCY.BL_AG1` (experimental).
-    pub const TXR_VERT_OCCUPANCY_BL_AG1: Event = Event::row(578);
-    /// `UNC_CHA_VERT_RING_AD_IN_USE.UP_EVEN` (experimental).
-    pub const VERT_RING_AD_IN_USE_UP_EVEN: Event = Event::row(579);
-    /// `UNC_CHA_VERT_RING_AD_IN_USE.UP_ODD` (experimental).
-    pub const VERT_RING_AD_IN_USE_UP_ODD: Event = Event::row(580);
-    /// `UNC_CHA_VERT_RING_AD_IN_USE.DN_EVEN` (experimental).
-    pub const VERT_RING_AD_IN_USE_DN_EVEN: Event = Event::row(581);
-    /// `UNC_CHA_VERT_RING_AD_IN_USE.DN_ODD` (experimental).
-    pub const VERT_RING_AD_IN_USE_DN_ODD: Event = Event::row(582);
-    /// `UNC_CHA_VERT_RING_AK_IN_USE.UP_EVEN` (experimental).
-    pub const VERT_RING_AK_IN_USE_UP_EVEN: Event = Event::row(583);
-    /// `UNC_CHA_VERT_RING_AK_IN_USE.UP_ODD` (experimental).
-    pub const VERT_RING_AK_IN_USE_UP_ODD: Event = Event::row(584);
-    /// `UNC_CHA_VERT_RING_AK_IN_USE.DN_EVEN` (experimental).
-    pub const VERT_RING_AK_IN_USE_DN_EVEN: Event = Event::row(585);
-    /// `UNC_CHA_VERT_RING_AK_IN_USE.DN_ODD` (experimental).
-    pub const VERT_RING_AK_IN_USE_DN_ODD: Event = Event::row(586);
-    /// `UNC_CHA_VERT_RING_BL_IN_USE.UP_EVEN` (experimental).
-    pub const VERT_RING_BL_IN_USE_UP_EVEN: Event = Event::row(587);
-    /// `UNC_CHA_VERT_RING_BL_IN_USE.UP_ODD` (experimental).
-    pub const VERT_RING_BL_IN_USE_UP_ODD: Event = Event::row(588);
-    /// `UNC_CHA_VERT_RING_BL_IN_USE.DN_EVEN` (experimental).
-    pub const VERT_RING_BL_IN_USE_DN_EVEN: Event = Event::row(589);
-    /// `UNC_CHA_VERT_RING_BL_IN_USE.DN_ODD` (experimental).
-    pub const VERT_RING_BL_IN_USE_DN_ODD: Event = Event::row(590);
-    /// `UNC_CHA_VERT_RING_IV_IN_USE.UP` (experimental).
-    pub const VERT_RING_IV_IN_USE_UP: Event = Event::row(591);
-    /// `UNC_CHA_VERT_RING_IV_IN_USE.DN` (experimental).
-    pub const VERT_RING_IV_IN_USE_DN: Event = Event::row(592);
-    /// `UNC_CHA_FAST_ASSERTED.VERT` (experimental).
-    pub const FAST_ASSERTED_VERT: Event = Event::row(593);
-    /// `UNC_CHA_LLC_VICTIMS.LOCAL` (experimental).
-    pub const LLC_VICTIMS_LOCAL: Event = Event::row(594);
-    /// `UNC_CHA_LLC_VICTIMS.LOCAL_M` (experimental).
-    pub const LLC_VICTIMS_LOCAL_M: Event = Event::row(595);
-    /// `UNC_CHA_LLC_VICTIMS.LOCAL_E` (experimental).
-    pub const LLC_VICTIMS_LOCAL_E: Event = Event::row(596);
-    /// `UNC_CHA_LLC_VICTIMS.LOCAL_S` (experimental).
-    pub const LLC_VICTIMS_LOCAL_S: Event = Event::row(597);
-    /// `UNC_CHA_LLC_VICTIMS.LOCAL_F` (experimental).
-    pub const LLC_VICTIMS_LOCAL_F: Event = Event::row(598);
-    /// `UNC_CHA_LLC_VICTIMS.REMOTE_M` (experimental).
-    pub const LLC_VICTIMS_REMOTE_M: Event = Event::row(599);
-    /// `UNC_CHA_LLC_VICTIMS.REMOTE_E` (experimental).
-    pub const LLC_VICTIMS_REMOTE_E: Event = Event::row(600);
-    /// `UNC_CHA_LLC_VICTIMS.REMOTE_S` (experimental).
-    pub const LLC_VICTIMS_REMOTE_S: Event = Event::row(601);
-    /// `UNC_CHA_LLC_VICTIMS.REMOTE_F` (experimental).
-    pub const LLC_VICTIMS_REMOTE_F: Event = Event::row(602);
-    /// `UNC_CHA_LLC_VICTIMS.REMOTE_ALL` (experimental).
-    pub const LLC_VICTIMS_REMOTE_ALL: Event = Event::row(603);
-    /// `UNC_CHA_TOR_OCCUPANCY.ALL_FROM_LOC` (experimental).
-    pub const TOR_OCCUPANCY_ALL_FROM_LOC: Event = Event::row(604);
-    /// `UNC_CHA_PMM_MEMMODE_NM_SETCONFLICTS.IODC` (experimental).
-    pub const PMM_MEMMODE_NM_SETCONFLICTS_IODC: Event = Event::row(605);
-    /// `UNC_CHA_PMM_MEMMODE_NM_SETCONFLICTS.LLC` (experimental).
-    pub const PMM_MEMMODE_NM_SETCONFLICTS_LLC: Event = Event::row(606);
-    /// `UNC_CHA_PMM_MEMMODE_NM_SETCONFLICTS.SF` (experimental).
-    pub const PMM_MEMMODE_NM_SETCONFLICTS_SF: Event = Event::row(607);
-    /// `UNC_CHA_PMM_MEMMODE_NM_SETCONFLICTS.TOR` (experimental).
-    pub const PMM_MEMMODE_NM_SETCONFLICTS_TOR: Event = Event::row(608);
-    /// `UNC_CHA_PMM_MEMMODE_NM_SETCONFLICTS.TOR_REJECT` (experimental).
-    pub const PMM_MEMMODE_NM_SETCONFLICTS_TOR_REJECT: Event = Event::row(609);
-}
-
 #[cfg(feature = "metadata")]
 impl Event {
     /// The event's facts.
@@ -1351,624 +125,629 @@ impl Event {
     }
 }
 
-/// The events, row n for `Event::row(n)`: `ev(name, event select, umask, counters)` (bit n
-/// of counters: counter n may count it) and what else each sets.
-const EVENT_ROWS: &[EventRow] = &[
-    ev("UNC_C_LLC_LOOKUP.DATA_READ", 0x34, 0x03, 0b1111).filters("CHAFilter0[26:17]"),
-    ev("UNC_C_LLC_LOOKUP.REMOTE_SNOOP", 0x34, 0x09, 0b1111).filters("CHAFilter0[26:17]"),
-    ev("UNC_CHA_TOR_INSERTS.IO_HIT", 0x35, 0x14, 0b1111).filters("CHAFilter1[31:0]"),
-    ev("UNC_CHA_TOR_INSERTS.IO_MISS", 0x35, 0x24, 0b1111).filters("CHAFilter1[31:0]"),
-    ev("UNC_CHA_TOR_INSERTS.IA", 0x35, 0x31, 0b1111).filters("CHAFilter1[31:0]"),
-    ev("UNC_CHA_TOR_INSERTS.IA_HIT", 0x35, 0x11, 0b1111).filters("CHAFilter1[31:0]"),
-    ev("UNC_CHA_TOR_INSERTS.IA_MISS", 0x35, 0x21, 0b1111).filters("CHAFilter1[31:0]"),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA", 0x36, 0x31, 0b1).filters("CHAFilter1[31:0]"),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_HIT", 0x36, 0x11, 0b1).filters("CHAFilter1[31:0]"),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS", 0x36, 0x21, 0b1).filters("CHAFilter1[31:0]"),
-    ev("UNC_CHA_UPI_CREDIT_OCCUPANCY.VN0_BL_NCS", 0x3b, 0x80, 0b1).filters("CHAFilter0[12:0]"),
-    ev("UNC_CHA_HITME_HIT.EX_RDS", 0x5f, 0x01, 0b1111),
-    ev("UNC_CHA_FAST_ASSERTED.HORZ", 0xa5, 0x02, 0b1111),
-    ev("UNC_CHA_CLOCKTICKS", 0x00, 0x00, 0b1111),
-    ev("UNC_CHA_CORE_SNP.CORE_GTONE", 0x33, 0x42, 0b1111),
-    ev("UNC_CHA_CORE_SNP.EVICT_GTONE", 0x33, 0x82, 0b1111),
-    ev("UNC_CHA_DIR_LOOKUP.SNP", 0x53, 0x01, 0b1111),
-    ev("UNC_CHA_DIR_LOOKUP.NO_SNP", 0x53, 0x02, 0b1111),
-    ev("UNC_CHA_DIR_UPDATE.HA", 0x54, 0x01, 0b1111),
-    ev("UNC_CHA_DIR_UPDATE.TOR", 0x54, 0x02, 0b1111),
-    ev("UNC_CHA_IMC_READS_COUNT.NORMAL", 0x59, 0x01, 0b1111),
-    ev("UNC_CHA_IMC_WRITES_COUNT.FULL", 0x5b, 0x01, 0b1111),
-    ev("UNC_CHA_MISC.RFO_HIT_S", 0x39, 0x08, 0b1111),
-    ev("UNC_CHA_REQUESTS.READS", 0x50, 0x03, 0b1111),
-    ev("UNC_CHA_REQUESTS.WRITES", 0x50, 0x0c, 0b1111),
-    ev("UNC_CHA_REQUESTS.READS_LOCAL", 0x50, 0x01, 0b1111),
-    ev("UNC_CHA_REQUESTS.READS_REMOTE", 0x50, 0x02, 0b1111),
-    ev("UNC_CHA_REQUESTS.WRITES_LOCAL", 0x50, 0x04, 0b1111),
-    ev("UNC_CHA_REQUESTS.WRITES_REMOTE", 0x50, 0x08, 0b1111),
-    ev("UNC_CHA_REQUESTS.INVITOE_LOCAL", 0x50, 0x10, 0b1111),
-    ev("UNC_CHA_REQUESTS.INVITOE_REMOTE", 0x50, 0x20, 0b1111),
-    ev("UNC_CHA_SNOOP_RESP.RSPI", 0x5c, 0x01, 0b1111),
-    ev("UNC_CHA_SNOOP_RESP.RSPIFWD", 0x5c, 0x04, 0b1111),
-    ev("UNC_CHA_SNOOP_RESP.RSPSFWD", 0x5c, 0x08, 0b1111),
-    ev("UNC_CHA_SNOOP_RESP.RSP_WBWB", 0x5c, 0x10, 0b1111),
-    ev("UNC_CHA_SNOOP_RESP.RSP_FWD_WB", 0x5c, 0x20, 0b1111),
-    ev("UNC_CHA_SNOOP_RESP.RSPCNFLCTS", 0x5c, 0x40, 0b1111),
-    ev("UNC_CHA_SF_EVICTION.M_STATE", 0x3d, 0x01, 0b1111),
-    ev("UNC_CHA_SF_EVICTION.E_STATE", 0x3d, 0x02, 0b1111),
-    ev("UNC_CHA_SF_EVICTION.S_STATE", 0x3d, 0x04, 0b1111),
-    ev("UNC_CHA_TOR_INSERTS.REM_ALL", 0x35, 0x30, 0b1111).filters("CHAfilter1"),
-    ev("UNC_CHA_RxC_INSERTS.IRQ", 0x13, 0x01, 0b1111),
-    ev("UNC_CHA_RxC_IRQ1_REJECT.PA_MATCH", 0x19, 0x80, 0b1111),
-    ev("UNC_CHA_RxC_OCCUPANCY.IRQ", 0x11, 0x01, 0b1),
-    ev("UNC_CHA_LLC_VICTIMS.TOTAL_M", 0x37, 0x01, 0b1111),
-    ev("UNC_CHA_LLC_VICTIMS.TOTAL_E", 0x37, 0x02, 0b1111),
-    ev("UNC_CHA_LLC_VICTIMS.TOTAL_S", 0x37, 0x04, 0b1111),
-    ev("UNC_CHA_LLC_VICTIMS.TOTAL_F", 0x37, 0x08, 0b1111),
-];
-/// The experimental events, numbered after `EVENT_ROWS`.
+event_table! {
+    /// The events, row n for `Event::row(n)`: `ev(name, event select, umask)` and what else each
+    /// sets. The counters that may count them (bit n: counter n) and those without
+    /// Hyper-Threading are the table's, the two numbers before the rows, unless a row
+    /// gives its own (`.on(..)`, `.ht_off(..)`).
+    EVENT_ROWS, EventRowNumber, 0, "", 0b1111, 0b0;
+    LLC_LOOKUP_DATA_READ = ev("UNC_C_LLC_LOOKUP.DATA_READ", 0x34, 0x03).filters("CHAFilter0[26:17]"),
+    LLC_LOOKUP_REMOTE_SNOOP = ev("UNC_C_LLC_LOOKUP.REMOTE_SNOOP", 0x34, 0x09).filters("CHAFilter0[26:17]"),
+    TOR_INSERTS_IO_HIT = ev("UNC_CHA_TOR_INSERTS.IO_HIT", 0x35, 0x14).filters("CHAFilter1[31:0]"),
+    TOR_INSERTS_IO_MISS = ev("UNC_CHA_TOR_INSERTS.IO_MISS", 0x35, 0x24).filters("CHAFilter1[31:0]"),
+    TOR_INSERTS_IA = ev("UNC_CHA_TOR_INSERTS.IA", 0x35, 0x31).filters("CHAFilter1[31:0]"),
+    TOR_INSERTS_IA_HIT = ev("UNC_CHA_TOR_INSERTS.IA_HIT", 0x35, 0x11).filters("CHAFilter1[31:0]"),
+    TOR_INSERTS_IA_MISS = ev("UNC_CHA_TOR_INSERTS.IA_MISS", 0x35, 0x21).filters("CHAFilter1[31:0]"),
+    TOR_OCCUPANCY_IA = ev("UNC_CHA_TOR_OCCUPANCY.IA", 0x36, 0x31).on(0b1).filters("CHAFilter1[31:0]"),
+    TOR_OCCUPANCY_IA_HIT = ev("UNC_CHA_TOR_OCCUPANCY.IA_HIT", 0x36, 0x11).on(0b1).filters("CHAFilter1[31:0]"),
+    TOR_OCCUPANCY_IA_MISS = ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS", 0x36, 0x21).on(0b1).filters("CHAFilter1[31:0]"),
+    UPI_CREDIT_OCCUPANCY_VN0_BL_NCS = ev("UNC_CHA_UPI_CREDIT_OCCUPANCY.VN0_BL_NCS", 0x3b, 0x80).on(0b1).filters("CHAFilter0[12:0]"),
+    HITME_HIT_EX_RDS = ev("UNC_CHA_HITME_HIT.EX_RDS", 0x5f, 0x01),
+    FAST_ASSERTED_HORZ = ev("UNC_CHA_FAST_ASSERTED.HORZ", 0xa5, 0x02),
+    CLOCKTICKS = ev("UNC_CHA_CLOCKTICKS", 0x00, 0x00),
+    CORE_SNP_CORE_GTONE = ev("UNC_CHA_CORE_SNP.CORE_GTONE", 0x33, 0x42),
+    CORE_SNP_EVICT_GTONE = ev("UNC_CHA_CORE_SNP.EVICT_GTONE", 0x33, 0x82),
+    DIR_LOOKUP_SNP = ev("UNC_CHA_DIR_LOOKUP.SNP", 0x53, 0x01),
+    DIR_LOOKUP_NO_SNP = ev("UNC_CHA_DIR_LOOKUP.NO_SNP", 0x53, 0x02),
+    DIR_UPDATE_HA = ev("UNC_CHA_DIR_UPDATE.HA", 0x54, 0x01),
+    DIR_UPDATE_TOR = ev("UNC_CHA_DIR_UPDATE.TOR", 0x54, 0x02),
+    IMC_READS_COUNT_NORMAL = ev("UNC_CHA_IMC_READS_COUNT.NORMAL", 0x59, 0x01),
+    IMC_WRITES_COUNT_FULL = ev("UNC_CHA_IMC_WRITES_COUNT.FULL", 0x5b, 0x01),
+    MISC_RFO_HIT_S = ev("UNC_CHA_MISC.RFO_HIT_S", 0x39, 0x08),
+    REQUESTS_READS = ev("UNC_CHA_REQUESTS.READS", 0x50, 0x03),
+    REQUESTS_WRITES = ev("UNC_CHA_REQUESTS.WRITES", 0x50, 0x0c),
+    REQUESTS_READS_LOCAL = ev("UNC_CHA_REQUESTS.READS_LOCAL", 0x50, 0x01),
+    REQUESTS_READS_REMOTE = ev("UNC_CHA_REQUESTS.READS_REMOTE", 0x50, 0x02),
+    REQUESTS_WRITES_LOCAL = ev("UNC_CHA_REQUESTS.WRITES_LOCAL", 0x50, 0x04),
+    REQUESTS_WRITES_REMOTE = ev("UNC_CHA_REQUESTS.WRITES_REMOTE", 0x50, 0x08),
+    REQUESTS_INVITOE_LOCAL = ev("UNC_CHA_REQUESTS.INVITOE_LOCAL", 0x50, 0x10),
+    REQUESTS_INVITOE_REMOTE = ev("UNC_CHA_REQUESTS.INVITOE_REMOTE", 0x50, 0x20),
+    SNOOP_RESP_RSPI = ev("UNC_CHA_SNOOP_RESP.RSPI", 0x5c, 0x01),
+    SNOOP_RESP_RSPIFWD = ev("UNC_CHA_SNOOP_RESP.RSPIFWD", 0x5c, 0x04),
+    SNOOP_RESP_RSPSFWD = ev("UNC_CHA_SNOOP_RESP.RSPSFWD", 0x5c, 0x08),
+    SNOOP_RESP_RSP_WBWB = ev("UNC_CHA_SNOOP_RESP.RSP_WBWB", 0x5c, 0x10),
+    SNOOP_RESP_RSP_FWD_WB = ev("UNC_CHA_SNOOP_RESP.RSP_FWD_WB", 0x5c, 0x20),
+    SNOOP_RESP_RSPCNFLCTS = ev("UNC_CHA_SNOOP_RESP.RSPCNFLCTS", 0x5c, 0x40),
+    SF_EVICTION_M_STATE = ev("UNC_CHA_SF_EVICTION.M_STATE", 0x3d, 0x01),
+    SF_EVICTION_E_STATE = ev("UNC_CHA_SF_EVICTION.E_STATE", 0x3d, 0x02),
+    SF_EVICTION_S_STATE = ev("UNC_CHA_SF_EVICTION.S_STATE", 0x3d, 0x04),
+    TOR_INSERTS_REM_ALL = ev("UNC_CHA_TOR_INSERTS.REM_ALL", 0x35, 0x30).filters("CHAfilter1"),
+    RXC_INSERTS_IRQ = ev("UNC_CHA_RxC_INSERTS.IRQ", 0x13, 0x01),
+    RXC_IRQ1_REJECT_PA_MATCH = ev("UNC_CHA_RxC_IRQ1_REJECT.PA_MATCH", 0x19, 0x80),
+    RXC_OCCUPANCY_IRQ = ev("UNC_CHA_RxC_OCCUPANCY.IRQ", 0x11, 0x01).on(0b1),
+    LLC_VICTIMS_TOTAL_M = ev("UNC_CHA_LLC_VICTIMS.TOTAL_M", 0x37, 0x01),
+    LLC_VICTIMS_TOTAL_E = ev("UNC_CHA_LLC_VICTIMS.TOTAL_E", 0x37, 0x02),
+    LLC_VICTIMS_TOTAL_S = ev("UNC_CHA_LLC_VICTIMS.TOTAL_S", 0x37, 0x04),
+    LLC_VICTIMS_TOTAL_F = ev("UNC_CHA_LLC_VICTIMS.TOTAL_F", 0x37, 0x08),
+}
 #[cfg(feature = "experimental-events")]
-const EXPERIMENTAL_ROWS: &[EventRow] = &[
-    ev("UNC_CHA_TOR_INSERTS.IO", 0x35, 0x34, 0b1111).filters("CHAFilter1[31:0]"),
-    ev("UNC_CHA_TOR_INSERTS.ALL_IO_IA", 0x35, 0x35, 0b1111).filters("CHAFilter1[31:0]"),
-    ev("UNC_CHA_TOR_INSERTS.ALL_HIT", 0x35, 0x15, 0b1111).filters("CHAFilter1[31:0]"),
-    ev("UNC_CHA_TOR_INSERTS.ALL_MISS", 0x35, 0x25, 0b1111).filters("CHAFilter1[31:0]"),
-    ev("UNC_CHA_TOR_OCCUPANCY.IO", 0x36, 0x34, 0b1).filters("CHAFilter1[31:0]"),
-    ev("UNC_CHA_TOR_OCCUPANCY.IO_HIT", 0x36, 0x14, 0b1).filters("CHAFilter1[31:0]"),
-    ev("UNC_CHA_TOR_OCCUPANCY.IO_MISS", 0x36, 0x24, 0b1).filters("CHAFilter1[31:0]"),
-    ev("UNC_CHA_TOR_OCCUPANCY.ALL_HIT", 0x36, 0x17, 0b1).filters("CHAFilter1[31:0]"),
-    ev("UNC_CHA_TOR_OCCUPANCY.ALL_MISS", 0x36, 0x27, 0b1).filters("CHAFilter1[31:0]"),
-    ev("UNC_CHA_UPI_CREDITS_ACQUIRED.VNA", 0x38, 0x01, 0b1111).filters("CHAFilter0[12:0]"),
-    ev("UNC_CHA_UPI_CREDITS_ACQUIRED.VN0", 0x38, 0x02, 0b1111).filters("CHAFilter0[12:0]"),
-    ev("UNC_CHA_UPI_CREDITS_ACQUIRED.AD_REQ", 0x38, 0x04, 0b1111).filters("CHAFilter0[12:0]"),
-    ev("UNC_CHA_UPI_CREDITS_ACQUIRED.AD_RSP", 0x38, 0x08, 0b1111).filters("CHAFilter0[12:0]"),
-    ev("UNC_CHA_UPI_CREDITS_ACQUIRED.BL_RSP", 0x38, 0x10, 0b1111).filters("CHAFilter0[12:0]"),
-    ev("UNC_CHA_UPI_CREDITS_ACQUIRED.BL_WB", 0x38, 0x20, 0b1111).filters("CHAFilter0[12:0]"),
-    ev("UNC_CHA_UPI_CREDITS_ACQUIRED.BL_NCB", 0x38, 0x40, 0b1111).filters("CHAFilter0[12:0]"),
-    ev("UNC_CHA_UPI_CREDITS_ACQUIRED.BL_NCS", 0x38, 0x80, 0b1111).filters("CHAFilter0[12:0]"),
-    ev("UNC_CHA_UPI_CREDIT_OCCUPANCY.VNA_AD", 0x3b, 0x01, 0b1).filters("CHAFilter0[12:0]"),
-    ev("UNC_CHA_UPI_CREDIT_OCCUPANCY.VNA_BL", 0x3b, 0x02, 0b1).filters("CHAFilter0[12:0]"),
-    ev("UNC_CHA_UPI_CREDIT_OCCUPANCY.VN0_AD_REQ", 0x3b, 0x04, 0b1).filters("CHAFilter0[12:0]"),
-    ev("UNC_CHA_UPI_CREDIT_OCCUPANCY.VN0_AD_RSP", 0x3b, 0x08, 0b1).filters("CHAFilter0[12:0]"),
-    ev("UNC_CHA_UPI_CREDIT_OCCUPANCY.VN0_BL_RSP", 0x3b, 0x10, 0b1).filters("CHAFilter0[12:0]"),
-    ev("UNC_CHA_UPI_CREDIT_OCCUPANCY.VN0_BL_WB", 0x3b, 0x20, 0b1).filters("CHAFilter0[12:0]"),
-    ev("UNC_CHA_UPI_CREDIT_OCCUPANCY.VN0_BL_NCB", 0x3b, 0x40, 0b1).filters("CHAFilter0[12:0]"),
-    ev("UNC_CHA_RxC_IPQ0_REJECT.AK_NON_UPI", 0x22, 0x40, 0b1111),
-    ev("UNC_CHA_RxC_IPQ0_REJECT.IV_NON_UPI", 0x22, 0x80, 0b1111),
-    ev("UNC_CHA_RxC_IRQ0_REJECT.AK_NON_UPI", 0x18, 0x40, 0b1111),
-    ev("UNC_CHA_RxC_IRQ0_REJECT.IV_NON_UPI", 0x18, 0x80, 0b1111),
-    ev("UNC_CHA_RxC_ISMQ0_REJECT.AK_NON_UPI", 0x24, 0x40, 0b1111),
-    ev("UNC_CHA_RxC_ISMQ0_REJECT.IV_NON_UPI", 0x24, 0x80, 0b1111),
-    ev("UNC_CHA_RxC_ISMQ0_RETRY.AK_NON_UPI", 0x2c, 0x40, 0b1111),
-    ev("UNC_CHA_RxC_ISMQ0_RETRY.IV_NON_UPI", 0x2c, 0x80, 0b1111),
-    ev("UNC_CHA_RxC_OTHER0_RETRY.AK_NON_UPI", 0x2e, 0x40, 0b1111),
-    ev("UNC_CHA_RxC_OTHER0_RETRY.IV_NON_UPI", 0x2e, 0x80, 0b1111),
-    ev("UNC_CHA_RxC_PRQ0_REJECT.AK_NON_UPI", 0x20, 0x40, 0b1111),
-    ev("UNC_CHA_RxC_PRQ0_REJECT.IV_NON_UPI", 0x20, 0x80, 0b1111),
-    ev("UNC_CHA_RxC_REQ_Q0_RETRY.AK_NON_UPI", 0x2a, 0x40, 0b1111),
-    ev("UNC_CHA_RxC_REQ_Q0_RETRY.IV_NON_UPI", 0x2a, 0x80, 0b1111),
-    ev("UNC_CHA_RxC_RRQ0_REJECT.AK_NON_UPI", 0x26, 0x40, 0b1111),
-    ev("UNC_CHA_RxC_RRQ0_REJECT.IV_NON_UPI", 0x26, 0x80, 0b1111),
-    ev("UNC_CHA_RxC_WBQ0_REJECT.AK_NON_UPI", 0x28, 0x40, 0b1111),
-    ev("UNC_CHA_RxC_WBQ0_REJECT.IV_NON_UPI", 0x28, 0x80, 0b1111),
-    ev("UNC_CHA_RxR_BUSY_STARVED.AD_BNC", 0xb4, 0x01, 0b1111),
-    ev("UNC_CHA_RxR_BUSY_STARVED.BL_BNC", 0xb4, 0x04, 0b1111),
-    ev("UNC_CHA_RxR_BUSY_STARVED.AD_CRD", 0xb4, 0x10, 0b1111),
-    ev("UNC_CHA_RxR_BUSY_STARVED.BL_CRD", 0xb4, 0x40, 0b1111),
-    ev("UNC_CHA_RxR_BYPASS.AD_BNC", 0xb2, 0x01, 0b1111),
-    ev("UNC_CHA_RxR_BYPASS.AK_BNC", 0xb2, 0x02, 0b1111),
-    ev("UNC_CHA_RxR_BYPASS.BL_BNC", 0xb2, 0x04, 0b1111),
-    ev("UNC_CHA_RxR_BYPASS.IV_BNC", 0xb2, 0x08, 0b1111),
-    ev("UNC_CHA_RxR_BYPASS.AD_CRD", 0xb2, 0x10, 0b1111),
-    ev("UNC_CHA_RxR_BYPASS.BL_CRD", 0xb2, 0x40, 0b1111),
-    ev("UNC_CHA_RxR_CRD_STARVED.AD_BNC", 0xb3, 0x01, 0b1111),
-    ev("UNC_CHA_RxR_CRD_STARVED.AK_BNC", 0xb3, 0x02, 0b1111),
-    ev("UNC_CHA_RxR_CRD_STARVED.BL_BNC", 0xb3, 0x04, 0b1111),
-    ev("UNC_CHA_RxR_CRD_STARVED.IV_BNC", 0xb3, 0x08, 0b1111),
-    ev("UNC_CHA_RxR_CRD_STARVED.AD_CRD", 0xb3, 0x10, 0b1111),
-    ev("UNC_CHA_RxR_CRD_STARVED.BL_CRD", 0xb3, 0x40, 0b1111),
-    ev("UNC_CHA_RxR_CRD_STARVED.IFV", 0xb3, 0x80, 0b1111),
-    ev("UNC_CHA_RxR_INSERTS.AD_BNC", 0xb1, 0x01, 0b1111),
-    ev("UNC_CHA_RxR_INSERTS.AK_BNC", 0xb1, 0x02, 0b1111),
-    ev("UNC_CHA_RxR_INSERTS.BL_BNC", 0xb1, 0x04, 0b1111),
-    ev("UNC_CHA_RxR_INSERTS.IV_BNC", 0xb1, 0x08, 0b1111),
-    ev("UNC_CHA_RxR_INSERTS.AD_CRD", 0xb1, 0x10, 0b1111),
-    ev("UNC_CHA_RxR_INSERTS.BL_CRD", 0xb1, 0x40, 0b1111),
-    ev("UNC_CHA_RxR_OCCUPANCY.AD_BNC", 0xb0, 0x01, 0b1111),
-    ev("UNC_CHA_RxR_OCCUPANCY.AK_BNC", 0xb0, 0x02, 0b1111),
-    ev("UNC_CHA_RxR_OCCUPANCY.BL_BNC", 0xb0, 0x04, 0b1111),
-    ev("UNC_CHA_RxR_OCCUPANCY.IV_BNC", 0xb0, 0x08, 0b1111),
-    ev("UNC_CHA_RxR_OCCUPANCY.AD_CRD", 0xb0, 0x10, 0b1111),
-    ev("UNC_CHA_RxR_OCCUPANCY.BL_CRD", 0xb0, 0x40, 0b1111),
-    ev("UNC_CHA_XSNP_RESP.EXT_RSP_HITFSE", 0x32, 0x21, 0b1111),
-    ev("UNC_CHA_XSNP_RESP.CORE_RSP_HITFSE", 0x32, 0x41, 0b1111),
-    ev("UNC_CHA_XSNP_RESP.EVICT_RSP_HITFSE", 0x32, 0x81, 0b1111),
-    ev("UNC_CHA_XSNP_RESP.ANY_RSP_HITFSE", 0x32, 0xe1, 0b1111),
-    ev("UNC_CHA_XSNP_RESP.EXT_RSPS_FWDFE", 0x32, 0x22, 0b1111),
-    ev("UNC_CHA_XSNP_RESP.CORE_RSPS_FWDFE", 0x32, 0x42, 0b1111),
-    ev("UNC_CHA_XSNP_RESP.EVICT_RSPS_FWDFE", 0x32, 0x82, 0b1111),
-    ev("UNC_CHA_XSNP_RESP.ANY_RSPS_FWDFE", 0x32, 0xe2, 0b1111),
-    ev("UNC_CHA_XSNP_RESP.EXT_RSPI_FWDFE", 0x32, 0x24, 0b1111),
-    ev("UNC_CHA_XSNP_RESP.CORE_RSPI_FWDFE", 0x32, 0x44, 0b1111),
-    ev("UNC_CHA_XSNP_RESP.EVICT_RSPI_FWDFE", 0x32, 0x84, 0b1111),
-    ev("UNC_CHA_XSNP_RESP.ANY_RSPI_FWDFE", 0x32, 0xe4, 0b1111),
-    ev("UNC_CHA_XSNP_RESP.EXT_RSPS_FWDM", 0x32, 0x28, 0b1111),
-    ev("UNC_CHA_XSNP_RESP.CORE_RSPS_FWDM", 0x32, 0x48, 0b1111),
-    ev("UNC_CHA_XSNP_RESP.EVICT_RSPS_FWDM", 0x32, 0x88, 0b1111),
-    ev("UNC_CHA_XSNP_RESP.ANY_RSPS_FWDM", 0x32, 0xe8, 0b1111),
-    ev("UNC_CHA_XSNP_RESP.EXT_RSPI_FWDM", 0x32, 0x30, 0b1111),
-    ev("UNC_CHA_XSNP_RESP.CORE_RSPI_FWDM", 0x32, 0x50, 0b1111),
-    ev("UNC_CHA_XSNP_RESP.EVICT_RSPI_FWDM", 0x32, 0x90, 0b1111),
-    ev("UNC_CHA_XSNP_RESP.ANY_RSPI_FWDM", 0x32, 0xf0, 0b1111),
-    ev("UNC_CHA_RxC_REQ_Q1_RETRY.ANY0", 0x2b, 0x01, 0b1111),
-    ev("UNC_CHA_RxC_REQ_Q1_RETRY.HA", 0x2b, 0x02, 0b1111),
-    ev("UNC_CHA_RxC_REQ_Q1_RETRY.LLC_VICTIM", 0x2b, 0x04, 0b1111),
-    ev("UNC_CHA_RxC_REQ_Q1_RETRY.SF_VICTIM", 0x2b, 0x08, 0b1111),
-    ev("UNC_CHA_RxC_REQ_Q1_RETRY.VICTIM", 0x2b, 0x10, 0b1111),
-    ev("UNC_CHA_RxC_REQ_Q1_RETRY.LLC_OR_SF_WAY", 0x2b, 0x20, 0b1111),
-    ev("UNC_CHA_RxC_REQ_Q1_RETRY.ALLOW_SNP", 0x2b, 0x40, 0b1111),
-    ev("UNC_CHA_RxC_REQ_Q1_RETRY.PA_MATCH", 0x2b, 0x80, 0b1111),
-    ev("UNC_CHA_HITME_HIT.SHARED_OWNREQ", 0x5f, 0x04, 0b1111),
-    ev("UNC_CHA_HITME_HIT.WBMTOE", 0x5f, 0x08, 0b1111),
-    ev("UNC_CHA_HITME_HIT.WBMTOI_OR_S", 0x5f, 0x10, 0b1111),
-    ev("UNC_CHA_HITME_LOOKUP.READ", 0x5e, 0x01, 0b1111),
-    ev("UNC_CHA_HITME_LOOKUP.WRITE", 0x5e, 0x02, 0b1111),
-    ev("UNC_CHA_HITME_MISS.SHARED_RDINVOWN", 0x60, 0x20, 0b1111),
-    ev("UNC_CHA_HITME_MISS.NOTSHARED_RDINVOWN", 0x60, 0x40, 0b1111),
-    ev("UNC_CHA_HITME_MISS.READ_OR_INV", 0x60, 0x80, 0b1111),
-    ev("UNC_CHA_HITME_UPDATE.DEALLOCATE_RSPFWDI_LOC", 0x61, 0x01, 0b1111),
-    ev("UNC_CHA_HITME_UPDATE.RSPFWDI_REM", 0x61, 0x02, 0b1111),
-    ev("UNC_CHA_HITME_UPDATE.SHARED", 0x61, 0x04, 0b1111),
-    ev("UNC_CHA_HITME_UPDATE.RDINVOWN", 0x61, 0x08, 0b1111),
-    ev("UNC_CHA_HITME_UPDATE.DEALLOCATE", 0x61, 0x10, 0b1111),
-    ev("UNC_CHA_SNOOPS_SENT.ALL", 0x51, 0x01, 0b1111),
-    ev("UNC_CHA_SNOOPS_SENT.LOCAL", 0x51, 0x04, 0b1111),
-    ev("UNC_CHA_SNOOPS_SENT.REMOTE", 0x51, 0x08, 0b1111),
-    ev("UNC_CHA_SNOOPS_SENT.BCST_LOCAL", 0x51, 0x10, 0b1111),
-    ev("UNC_CHA_SNOOPS_SENT.BCST_REMOTE", 0x51, 0x20, 0b1111),
-    ev("UNC_CHA_SNOOPS_SENT.DIRECT_LOCAL", 0x51, 0x40, 0b1111),
-    ev("UNC_CHA_SNOOPS_SENT.DIRECT_REMOTE", 0x51, 0x80, 0b1111),
-    ev("UNC_CHA_SNOOP_RESP_LOCAL.RSPI", 0x5d, 0x01, 0b1111),
-    ev("UNC_CHA_SNOOP_RESP_LOCAL.RSPS", 0x5d, 0x02, 0b1111),
-    ev("UNC_CHA_SNOOP_RESP_LOCAL.RSPIFWD", 0x5d, 0x04, 0b1111),
-    ev("UNC_CHA_SNOOP_RESP_LOCAL.RSPSFWD", 0x5d, 0x08, 0b1111),
-    ev("UNC_CHA_SNOOP_RESP_LOCAL.RSP_WB", 0x5d, 0x10, 0b1111),
-    ev("UNC_CHA_SNOOP_RESP_LOCAL.RSP_FWD_WB", 0x5d, 0x20, 0b1111),
-    ev("UNC_CHA_SNOOP_RESP_LOCAL.RSPCNFLCT", 0x5d, 0x40, 0b1111),
-    ev("UNC_CHA_SNOOP_RESP_LOCAL.RSPFWD", 0x5d, 0x80, 0b1111),
-    ev("UNC_CHA_TxR_VERT_NACK.AD_AG0", 0x98, 0x01, 0b1111),
-    ev("UNC_CHA_TxR_VERT_NACK.AK_AG0", 0x98, 0x02, 0b1111),
-    ev("UNC_CHA_TxR_VERT_NACK.BL_AG0", 0x98, 0x04, 0b1111),
-    ev("UNC_CHA_TxR_VERT_NACK.IV", 0x98, 0x08, 0b1111),
-    ev("UNC_CHA_TxR_VERT_NACK.AD_AG1", 0x98, 0x10, 0b1111),
-    ev("UNC_CHA_TxR_VERT_NACK.AK_AG1", 0x98, 0x20, 0b1111),
-    ev("UNC_CHA_TxR_VERT_NACK.BL_AG1", 0x98, 0x40, 0b1111),
-    ev("UNC_CHA_TxR_VERT_STARVED.AD_AG0", 0x9a, 0x01, 0b1111),
-    ev("UNC_CHA_TxR_VERT_STARVED.AK_AG0", 0x9a, 0x02, 0b1111),
-    ev("UNC_CHA_TxR_VERT_STARVED.BL_AG0", 0x9a, 0x04, 0b1111),
-    ev("UNC_CHA_TxR_VERT_STARVED.IV", 0x9a, 0x08, 0b1111),
-    ev("UNC_CHA_TxR_VERT_STARVED.AD_AG1", 0x9a, 0x10, 0b1111),
-    ev("UNC_CHA_TxR_VERT_STARVED.AK_AG1", 0x9a, 0x20, 0b1111),
-    ev("UNC_CHA_TxR_VERT_STARVED.BL_AG1", 0x9a, 0x40, 0b1111),
-    ev("UNC_CHA_CMS_CLOCKTICKS", 0xc0, 0x00, 0b1111),
-    ev("UNC_CHA_BYPASS_CHA_IMC.TAKEN", 0x57, 0x01, 0b1111),
-    ev("UNC_CHA_BYPASS_CHA_IMC.INTERMEDIATE", 0x57, 0x02, 0b1111),
-    ev("UNC_CHA_BYPASS_CHA_IMC.NOT_TAKEN", 0x57, 0x04, 0b1111),
-    ev("UNC_CHA_CORE_SNP.EXT_ONE", 0x33, 0x21, 0b1111),
-    ev("UNC_CHA_CORE_SNP.CORE_ONE", 0x33, 0x41, 0b1111),
-    ev("UNC_CHA_CORE_SNP.EVICT_ONE", 0x33, 0x81, 0b1111),
-    ev("UNC_CHA_CORE_SNP.ANY_ONE", 0x33, 0xe1, 0b1111),
-    ev("UNC_CHA_CORE_SNP.EXT_GTONE", 0x33, 0x22, 0b1111),
-    ev("UNC_CHA_CORE_SNP.ANY_GTONE", 0x33, 0xe2, 0b1111),
-    ev("UNC_CHA_CORE_SNP.EXT_REMOTE", 0x33, 0x24, 0b1111),
-    ev("UNC_CHA_CORE_SNP.CORE_REMOTE", 0x33, 0x44, 0b1111),
-    ev("UNC_CHA_CORE_SNP.EVICT_REMOTE", 0x33, 0x84, 0b1111),
-    ev("UNC_CHA_CORE_SNP.ANY_REMOTE", 0x33, 0xe4, 0b1111),
-    ev("UNC_CHA_COUNTER0_OCCUPANCY", 0x1f, 0x00, 0b1111),
-    ev("UNC_CHA_IMC_READS_COUNT.PRIORITY", 0x59, 0x02, 0b1111),
-    ev("UNC_CHA_IMC_WRITES_COUNT.PARTIAL", 0x5b, 0x02, 0b1111),
-    ev("UNC_CHA_IMC_WRITES_COUNT.FULL_PRIORITY", 0x5b, 0x04, 0b1111),
-    ev("UNC_CHA_IMC_WRITES_COUNT.PARTIAL_PRIORITY", 0x5b, 0x08, 0b1111),
-    ev("UNC_CHA_IMC_WRITES_COUNT.FULL_MIG", 0x5b, 0x10, 0b1111),
-    ev("UNC_CHA_IMC_WRITES_COUNT.PARTIAL_MIG", 0x5b, 0x20, 0b1111),
-    ev("UNC_CHA_IODC_ALLOC.INVITOM", 0x62, 0x01, 0b1111),
-    ev("UNC_CHA_IODC_ALLOC.IODCFULL", 0x62, 0x02, 0b1111),
-    ev("UNC_CHA_IODC_ALLOC.OSBGATED", 0x62, 0x04, 0b1111),
-    ev("UNC_CHA_IODC_DEALLOC.WBMTOE", 0x63, 0x01, 0b1111),
-    ev("UNC_CHA_IODC_DEALLOC.WBMTOI", 0x63, 0x02, 0b1111),
-    ev("UNC_CHA_IODC_DEALLOC.WBPUSHMTOI", 0x63, 0x04, 0b1111),
-    ev("UNC_CHA_IODC_DEALLOC.SNPOUT", 0x63, 0x08, 0b1111),
-    ev("UNC_CHA_IODC_DEALLOC.ALL", 0x63, 0x10, 0b1111),
-    ev("UNC_CHA_MISC.RSPI_WAS_FSE", 0x39, 0x01, 0b1111),
-    ev("UNC_CHA_MISC.WC_ALIASING", 0x39, 0x02, 0b1111),
-    ev("UNC_CHA_MISC.CV0_PREF_VIC", 0x39, 0x10, 0b1111),
-    ev("UNC_CHA_MISC.CV0_PREF_MISS", 0x39, 0x20, 0b1111),
-    ev("UNC_CHA_OSB", 0x55, 0x00, 0b1111),
-    ev("UNC_CHA_READ_NO_CREDITS.MC0_SMI0", 0x58, 0x01, 0b1111),
-    ev("UNC_CHA_READ_NO_CREDITS.MC1_SMI1", 0x58, 0x02, 0b1111),
-    ev("UNC_CHA_READ_NO_CREDITS.EDC0_SMI2", 0x58, 0x04, 0b1111),
-    ev("UNC_CHA_READ_NO_CREDITS.EDC1_SMI3", 0x58, 0x08, 0b1111),
-    ev("UNC_CHA_READ_NO_CREDITS.EDC2_SMI4", 0x58, 0x10, 0b1111),
-    ev("UNC_CHA_READ_NO_CREDITS.EDC3_SMI5", 0x58, 0x20, 0b1111),
-    ev("UNC_CHA_SNOOP_RESP.RSPS", 0x5c, 0x02, 0b1111),
-    ev("UNC_CHA_SNOOP_RESP.RSPFWD", 0x5c, 0x80, 0b1111),
-    ev("UNC_CHA_WB_PUSH_MTOI.LLC", 0x56, 0x01, 0b1111),
-    ev("UNC_CHA_WB_PUSH_MTOI.MEM", 0x56, 0x02, 0b1111),
-    ev("UNC_CHA_WRITE_NO_CREDITS.MC0_SMI0", 0x5a, 0x01, 0b1111),
-    ev("UNC_CHA_WRITE_NO_CREDITS.MC1_SMI1", 0x5a, 0x02, 0b1111),
-    ev("UNC_CHA_WRITE_NO_CREDITS.EDC0_SMI2", 0x5a, 0x04, 0b1111),
-    ev("UNC_CHA_WRITE_NO_CREDITS.EDC1_SMI3", 0x5a, 0x08, 0b1111),
-    ev("UNC_CHA_WRITE_NO_CREDITS.EDC2_SMI4", 0x5a, 0x10, 0b1111),
-    ev("UNC_CHA_WRITE_NO_CREDITS.EDC3_SMI5", 0x5a, 0x20, 0b1111),
-    ev("UNC_CHA_LLC_LOOKUP.WRITE", 0x34, 0x05, 0b1111).filters("CHAFilter0[26:17]"),
-    ev("UNC_CHA_LLC_LOOKUP.ANY", 0x34, 0x11, 0b1111).filters("CHAFilter0[26:17]"),
-    ev("UNC_CHA_LLC_LOOKUP.LOCAL", 0x34, 0x31, 0b1111).filters("CHAFilter0[26:17]"),
-    ev("UNC_CHA_LLC_LOOKUP.REMOTE", 0x34, 0x91, 0b1111).filters("CHAFilter0[26:17]"),
-    ev("UNC_CHA_LLC_VICTIMS.LOCAL_ALL", 0x37, 0x2f, 0b1111),
-    ev("UNC_CHA_LLC_VICTIMS.REMOTE", 0x37, 0x80, 0b1111),
-    ev("UNC_CHA_TOR_INSERTS.IRQ", 0x35, 0x01, 0b1111).filters("CHAFilter1[31:0]"),
-    ev("UNC_CHA_TOR_INSERTS.EVICT", 0x35, 0x02, 0b1111).filters("CHAFilter1[31:0]"),
-    ev("UNC_CHA_TOR_INSERTS.PRQ", 0x35, 0x04, 0b1111).filters("CHAFilter1[31:0]"),
-    ev("UNC_CHA_TOR_INSERTS.IPQ", 0x35, 0x08, 0b1111).filters("CHAFilter1[31:0]"),
-    ev("UNC_CHA_TOR_INSERTS.HIT", 0x35, 0x10, 0b1111).filters("CHAFilter1[31:0]"),
-    ev("UNC_CHA_TOR_INSERTS.MISS", 0x35, 0x20, 0b1111).filters("CHAFilter1[31:0]"),
-    ev("UNC_CHA_TOR_INSERTS.LOC_ALL", 0x35, 0x37, 0b1111).filters("CHAfilter1"),
-    ev("UNC_CHA_TOR_INSERTS.ALL", 0x35, 0xff, 0b1111).filters("CHAFilter1[31:0]"),
-    ev("UNC_CHA_TOR_INSERTS.IPQ_HIT", 0x35, 0x18, 0b1111).filters("CHAfilter1"),
-    ev("UNC_CHA_TOR_INSERTS.IPQ_MISS", 0x35, 0x28, 0b1111).filters("CHAfilter1"),
-    ev("UNC_CHA_TOR_INSERTS.RRQ_HIT", 0x35, 0x50, 0b1111).filters("CHAfilter1"),
-    ev("UNC_CHA_TOR_INSERTS.RRQ_MISS", 0x35, 0x60, 0b1111).filters("CHAfilter1"),
-    ev("UNC_CHA_TOR_INSERTS.WBQ_HIT", 0x35, 0x90, 0b1111).filters("CHAfilter1"),
-    ev("UNC_CHA_TOR_INSERTS.WBQ_MISS", 0x35, 0xa0, 0b1111).filters("CHAfilter1"),
-    ev("UNC_CHA_TOR_OCCUPANCY.IRQ", 0x36, 0x01, 0b1).filters("CHAFilter1[31:0]"),
-    ev("UNC_CHA_TOR_OCCUPANCY.EVICT", 0x36, 0x02, 0b1).filters("CHAFilter1[31:0]"),
-    ev("UNC_CHA_TOR_OCCUPANCY.PRQ", 0x36, 0x04, 0b1).filters("CHAFilter1[31:0]"),
-    ev("UNC_CHA_TOR_OCCUPANCY.IPQ", 0x36, 0x08, 0b1).filters("CHAFilter1[31:0]"),
-    ev("UNC_CHA_TOR_OCCUPANCY.HIT", 0x36, 0x10, 0b1).filters("CHAFilter1[31:0]"),
-    ev("UNC_CHA_TOR_OCCUPANCY.MISS", 0x36, 0x20, 0b1).filters("CHAFilter1[31:0]"),
-    ev("UNC_CHA_TOR_OCCUPANCY.ALL", 0x36, 0xff, 0b1).filters("CHAFilter1[31:0]"),
-    ev("UNC_CHA_TOR_OCCUPANCY.IPQ_HIT", 0x36, 0x18, 0b1).filters("CHAfilter1"),
-    ev("UNC_CHA_TOR_OCCUPANCY.IPQ_MISS", 0x36, 0x28, 0b1).filters("CHAfilter1"),
-    ev("UNC_CHA_CORE_PMA.C1_STATE", 0x17, 0x01, 0b1111),
-    ev("UNC_CHA_CORE_PMA.C1_TRANSITION", 0x17, 0x02, 0b1111),
-    ev("UNC_CHA_CORE_PMA.C6_STATE", 0x17, 0x04, 0b1111),
-    ev("UNC_CHA_CORE_PMA.C6_TRANSITION", 0x17, 0x08, 0b1111),
-    ev("UNC_CHA_CORE_PMA.GV", 0x17, 0x10, 0b1111),
-    ev("UNC_CHA_AG0_AD_CRD_ACQUIRED.TGR0", 0x80, 0x01, 0b1111),
-    ev("UNC_CHA_AG0_AD_CRD_ACQUIRED.TGR1", 0x80, 0x02, 0b1111),
-    ev("UNC_CHA_AG0_AD_CRD_ACQUIRED.TGR2", 0x80, 0x04, 0b1111),
-    ev("UNC_CHA_AG0_AD_CRD_ACQUIRED.TGR3", 0x80, 0x08, 0b1111),
-    ev("UNC_CHA_AG0_AD_CRD_ACQUIRED.TGR4", 0x80, 0x10, 0b1111),
-    ev("UNC_CHA_AG0_AD_CRD_ACQUIRED.TGR5", 0x80, 0x20, 0b1111),
-    ev("UNC_CHA_AG0_AD_CRD_OCCUPANCY.TGR0", 0x82, 0x01, 0b1111),
-    ev("UNC_CHA_AG0_AD_CRD_OCCUPANCY.TGR1", 0x82, 0x02, 0b1111),
-    ev("UNC_CHA_AG0_AD_CRD_OCCUPANCY.TGR2", 0x82, 0x04, 0b1111),
-    ev("UNC_CHA_AG0_AD_CRD_OCCUPANCY.TGR3", 0x82, 0x08, 0b1111),
-    ev("UNC_CHA_AG0_AD_CRD_OCCUPANCY.TGR4", 0x82, 0x10, 0b1111),
-    ev("UNC_CHA_AG0_AD_CRD_OCCUPANCY.TGR5", 0x82, 0x20, 0b1111),
-    ev("UNC_CHA_AG0_BL_CRD_ACQUIRED.TGR0", 0x88, 0x01, 0b1111),
-    ev("UNC_CHA_AG0_BL_CRD_ACQUIRED.TGR1", 0x88, 0x02, 0b1111),
-    ev("UNC_CHA_AG0_BL_CRD_ACQUIRED.TGR2", 0x88, 0x04, 0b1111),
-    ev("UNC_CHA_AG0_BL_CRD_ACQUIRED.TGR3", 0x88, 0x08, 0b1111),
-    ev("UNC_CHA_AG0_BL_CRD_ACQUIRED.TGR4", 0x88, 0x10, 0b1111),
-    ev("UNC_CHA_AG0_BL_CRD_ACQUIRED.TGR5", 0x88, 0x20, 0b1111),
-    ev("UNC_CHA_AG0_BL_CRD_OCCUPANCY.TGR0", 0x8a, 0x01, 0b1111),
-    ev("UNC_CHA_AG0_BL_CRD_OCCUPANCY.TGR1", 0x8a, 0x02, 0b1111),
-    ev("UNC_CHA_AG0_BL_CRD_OCCUPANCY.TGR2", 0x8a, 0x04, 0b1111),
-    ev("UNC_CHA_AG0_BL_CRD_OCCUPANCY.TGR3", 0x8a, 0x08, 0b1111),
-    ev("UNC_CHA_AG0_BL_CRD_OCCUPANCY.TGR4", 0x8a, 0x10, 0b1111),
-    ev("UNC_CHA_AG0_BL_CRD_OCCUPANCY.TGR5", 0x8a, 0x20, 0b1111),
-    ev("UNC_CHA_AG1_AD_CRD_ACQUIRED.TGR0", 0x84, 0x01, 0b1111),
-    ev("UNC_CHA_AG1_AD_CRD_ACQUIRED.TGR1", 0x84, 0x02, 0b1111),
-    ev("UNC_CHA_AG1_AD_CRD_ACQUIRED.TGR2", 0x84, 0x04, 0b1111),
-    ev("UNC_CHA_AG1_AD_CRD_ACQUIRED.TGR3", 0x84, 0x08, 0b1111),
-    ev("UNC_CHA_AG1_AD_CRD_ACQUIRED.TGR4", 0x84, 0x10, 0b1111),
-    ev("UNC_CHA_AG1_AD_CRD_ACQUIRED.TGR5", 0x84, 0x20, 0b1111),
-    ev("UNC_CHA_AG1_AD_CRD_OCCUPANCY.TGR0", 0x86, 0x01, 0b1111),
-    ev("UNC_CHA_AG1_AD_CRD_OCCUPANCY.TGR1", 0x86, 0x02, 0b1111),
-    ev("UNC_CHA_AG1_AD_CRD_OCCUPANCY.TGR2", 0x86, 0x04, 0b1111),
-    ev("UNC_CHA_AG1_AD_CRD_OCCUPANCY.TGR3", 0x86, 0x08, 0b1111),
-    ev("UNC_CHA_AG1_AD_CRD_OCCUPANCY.TGR4", 0x86, 0x10, 0b1111),
-    ev("UNC_CHA_AG1_AD_CRD_OCCUPANCY.TGR5", 0x86, 0x20, 0b1111),
-    ev("UNC_CHA_AG1_BL_CREDITS_ACQUIRED.TGR0", 0x8c, 0x01, 0b1111),
-    ev("UNC_CHA_AG1_BL_CREDITS_ACQUIRED.TGR1", 0x8c, 0x02, 0b1111),
-    ev("UNC_CHA_AG1_BL_CREDITS_ACQUIRED.TGR2", 0x8c, 0x04, 0b1111),
-    ev("UNC_CHA_AG1_BL_CREDITS_ACQUIRED.TGR3", 0x8c, 0x08, 0b1111),
-    ev("UNC_CHA_AG1_BL_CREDITS_ACQUIRED.TGR4", 0x8c, 0x10, 0b1111),
-    ev("UNC_CHA_AG1_BL_CREDITS_ACQUIRED.TGR5", 0x8c, 0x20, 0b1111),
-    ev("UNC_CHA_EGRESS_ORDERING.IV_SNOOPGO_UP", 0xae, 0x01, 0b1111),
-    ev("UNC_CHA_EGRESS_ORDERING.IV_SNOOPGO_DN", 0xae, 0x04, 0b1111),
-    ev("UNC_CHA_HORZ_RING_AD_IN_USE.LEFT_EVEN", 0xa7, 0x01, 0b1111),
-    ev("UNC_CHA_HORZ_RING_AD_IN_USE.LEFT_ODD", 0xa7, 0x02, 0b1111),
-    ev("UNC_CHA_HORZ_RING_AD_IN_USE.RIGHT_EVEN", 0xa7, 0x04, 0b1111),
-    ev("UNC_CHA_HORZ_RING_AD_IN_USE.RIGHT_ODD", 0xa7, 0x08, 0b1111),
-    ev("UNC_CHA_HORZ_RING_AK_IN_USE.LEFT_EVEN", 0xa9, 0x01, 0b1111),
-    ev("UNC_CHA_HORZ_RING_AK_IN_USE.LEFT_ODD", 0xa9, 0x02, 0b1111),
-    ev("UNC_CHA_HORZ_RING_AK_IN_USE.RIGHT_EVEN", 0xa9, 0x04, 0b1111),
-    ev("UNC_CHA_HORZ_RING_AK_IN_USE.RIGHT_ODD", 0xa9, 0x08, 0b1111),
-    ev("UNC_CHA_HORZ_RING_BL_IN_USE.LEFT_EVEN", 0xab, 0x01, 0b1111),
-    ev("UNC_CHA_HORZ_RING_BL_IN_USE.LEFT_ODD", 0xab, 0x02, 0b1111),
-    ev("UNC_CHA_HORZ_RING_BL_IN_USE.RIGHT_EVEN", 0xab, 0x04, 0b1111),
-    ev("UNC_CHA_HORZ_RING_BL_IN_USE.RIGHT_ODD", 0xab, 0x08, 0b1111),
-    ev("UNC_CHA_HORZ_RING_IV_IN_USE.LEFT", 0xad, 0x01, 0b1111),
-    ev("UNC_CHA_HORZ_RING_IV_IN_USE.RIGHT", 0xad, 0x04, 0b1111),
-    ev("UNC_CHA_RING_BOUNCES_HORZ.AD", 0xa1, 0x01, 0b1111),
-    ev("UNC_CHA_RING_BOUNCES_HORZ.AK", 0xa1, 0x02, 0b1111),
-    ev("UNC_CHA_RING_BOUNCES_HORZ.BL", 0xa1, 0x04, 0b1111),
-    ev("UNC_CHA_RING_BOUNCES_HORZ.IV", 0xa1, 0x08, 0b1111),
-    ev("UNC_CHA_RING_BOUNCES_VERT.AD", 0xa0, 0x01, 0b1111),
-    ev("UNC_CHA_RING_BOUNCES_VERT.AK", 0xa0, 0x02, 0b1111),
-    ev("UNC_CHA_RING_BOUNCES_VERT.BL", 0xa0, 0x04, 0b1111),
-    ev("UNC_CHA_RING_BOUNCES_VERT.IV", 0xa0, 0x08, 0b1111),
-    ev("UNC_CHA_RING_SINK_STARVED_HORZ.AD", 0xa3, 0x01, 0b1111),
-    ev("UNC_CHA_RING_SINK_STARVED_HORZ.AK", 0xa3, 0x02, 0b1111),
-    ev("UNC_CHA_RING_SINK_STARVED_HORZ.BL", 0xa3, 0x04, 0b1111),
-    ev("UNC_CHA_RING_SINK_STARVED_HORZ.IV", 0xa3, 0x08, 0b1111),
-    ev("UNC_CHA_RING_SINK_STARVED_HORZ.AK_AG1", 0xa3, 0x20, 0b1111),
-    ev("UNC_CHA_RING_SINK_STARVED_VERT.AD", 0xa2, 0x01, 0b1111),
-    ev("UNC_CHA_RING_SINK_STARVED_VERT.AK", 0xa2, 0x02, 0b1111),
-    ev("UNC_CHA_RING_SINK_STARVED_VERT.BL", 0xa2, 0x04, 0b1111),
-    ev("UNC_CHA_RING_SINK_STARVED_VERT.IV", 0xa2, 0x08, 0b1111),
-    ev("UNC_CHA_RING_SRC_THRTL", 0xa4, 0x00, 0b1111),
-    ev("UNC_CHA_RxC_INSERTS.IRQ_REJ", 0x13, 0x02, 0b1111),
-    ev("UNC_CHA_RxC_INSERTS.IPQ", 0x13, 0x04, 0b1111),
-    ev("UNC_CHA_RxC_INSERTS.PRQ", 0x13, 0x10, 0b1111),
-    ev("UNC_CHA_RxC_INSERTS.PRQ_REJ", 0x13, 0x20, 0b1111),
-    ev("UNC_CHA_RxC_INSERTS.RRQ", 0x13, 0x40, 0b1111),
-    ev("UNC_CHA_RxC_INSERTS.WBQ", 0x13, 0x80, 0b1111),
-    ev("UNC_CHA_RxC_IPQ0_REJECT.AD_REQ_VN0", 0x22, 0x01, 0b1111),
-    ev("UNC_CHA_RxC_IPQ0_REJECT.AD_RSP_VN0", 0x22, 0x02, 0b1111),
-    ev("UNC_CHA_RxC_IPQ0_REJECT.BL_RSP_VN0", 0x22, 0x04, 0b1111),
-    ev("UNC_CHA_RxC_IPQ0_REJECT.BL_WB_VN0", 0x22, 0x08, 0b1111),
-    ev("UNC_CHA_RxC_IPQ0_REJECT.BL_NCB_VN0", 0x22, 0x10, 0b1111),
-    ev("UNC_CHA_RxC_IPQ0_REJECT.BL_NCS_VN0", 0x22, 0x20, 0b1111),
-    ev("UNC_CHA_RxC_IPQ1_REJECT.ANY0", 0x23, 0x01, 0b1111),
-    ev("UNC_CHA_RxC_IPQ1_REJECT.HA", 0x23, 0x02, 0b1111),
-    ev("UNC_CHA_RxC_IPQ1_REJECT.LLC_VICTIM", 0x23, 0x04, 0b1111),
-    ev("UNC_CHA_RxC_IPQ1_REJECT.SF_VICTIM", 0x23, 0x08, 0b1111),
-    ev("UNC_CHA_RxC_IPQ1_REJECT.VICTIM", 0x23, 0x10, 0b1111),
-    ev("UNC_CHA_RxC_IPQ1_REJECT.LLC_OR_SF_WAY", 0x23, 0x20, 0b1111),
-    ev("UNC_CHA_RxC_IPQ1_REJECT.ALLOW_SNP", 0x23, 0x40, 0b1111),
-    ev("UNC_CHA_RxC_IPQ1_REJECT.PA_MATCH", 0x23, 0x80, 0b1111),
-    ev("UNC_CHA_AG1_BL_CRD_OCCUPANCY.TGR0", 0x8e, 0x01, 0b1111),
-    ev("UNC_CHA_AG1_BL_CRD_OCCUPANCY.TGR1", 0x8e, 0x02, 0b1111),
-    ev("UNC_CHA_AG1_BL_CRD_OCCUPANCY.TGR2", 0x8e, 0x04, 0b1111),
-    ev("UNC_CHA_AG1_BL_CRD_OCCUPANCY.TGR3", 0x8e, 0x08, 0b1111),
-    ev("UNC_CHA_AG1_BL_CRD_OCCUPANCY.TGR4", 0x8e, 0x10, 0b1111),
-    ev("UNC_CHA_AG1_BL_CRD_OCCUPANCY.TGR5", 0x8e, 0x20, 0b1111),
-    ev("UNC_CHA_RxC_IRQ0_REJECT.AD_REQ_VN0", 0x18, 0x01, 0b1111),
-    ev("UNC_CHA_RxC_IRQ0_REJECT.AD_RSP_VN0", 0x18, 0x02, 0b1111),
-    ev("UNC_CHA_RxC_IRQ0_REJECT.BL_RSP_VN0", 0x18, 0x04, 0b1111),
-    ev("UNC_CHA_RxC_IRQ0_REJECT.BL_WB_VN0", 0x18, 0x08, 0b1111),
-    ev("UNC_CHA_RxC_IRQ0_REJECT.BL_NCB_VN0", 0x18, 0x10, 0b1111),
-    ev("UNC_CHA_RxC_IRQ0_REJECT.BL_NCS_VN0", 0x18, 0x20, 0b1111),
-    ev("UNC_CHA_RxC_IRQ1_REJECT.ANY0", 0x19, 0x01, 0b1111),
-    ev("UNC_CHA_RxC_IRQ1_REJECT.HA", 0x19, 0x02, 0b1111),
-    ev("UNC_CHA_RxC_IRQ1_REJECT.LLC_VICTIM", 0x19, 0x04, 0b1111),
-    ev("UNC_CHA_RxC_IRQ1_REJECT.SF_VICTIM", 0x19, 0x08, 0b1111),
-    ev("UNC_CHA_RxC_IRQ1_REJECT.VICTIM", 0x19, 0x10, 0b1111),
-    ev("UNC_CHA_RxC_IRQ1_REJECT.LLC_OR_SF_WAY", 0x19, 0x20, 0b1111),
-    ev("UNC_CHA_RxC_IRQ1_REJECT.ALLOW_SNP", 0x19, 0x40, 0b1111),
-    ev("UNC_CHA_RxC_ISMQ0_REJECT.AD_REQ_VN0", 0x24, 0x01, 0b1111),
-    ev("UNC_CHA_RxC_ISMQ0_REJECT.AD_RSP_VN0", 0x24, 0x02, 0b1111),
-    ev("UNC_CHA_RxC_ISMQ0_REJECT.BL_RSP_VN0", 0x24, 0x04, 0b1111),
-    ev("UNC_CHA_RxC_ISMQ0_REJECT.BL_WB_VN0", 0x24, 0x08, 0b1111),
-    ev("UNC_CHA_RxC_ISMQ0_REJECT.BL_NCB_VN0", 0x24, 0x10, 0b1111),
-    ev("UNC_CHA_RxC_ISMQ0_REJECT.BL_NCS_VN0", 0x24, 0x20, 0b1111),
-    ev("UNC_CHA_RxC_ISMQ0_RETRY.AD_REQ_VN0", 0x2c, 0x01, 0b1111),
-    ev("UNC_CHA_RxC_ISMQ0_RETRY.AD_RSP_VN0", 0x2c, 0x02, 0b1111),
-    ev("UNC_CHA_RxC_ISMQ0_RETRY.BL_RSP_VN0", 0x2c, 0x04, 0b1111),
-    ev("UNC_CHA_RxC_ISMQ0_RETRY.BL_WB_VN0", 0x2c, 0x08, 0b1111),
-    ev("UNC_CHA_RxC_ISMQ0_RETRY.BL_NCB_VN0", 0x2c, 0x10, 0b1111),
-    ev("UNC_CHA_RxC_ISMQ0_RETRY.BL_NCS_VN0", 0x2c, 0x20, 0b1111),
-    ev("UNC_CHA_RxC_ISMQ1_REJECT.ANY0", 0x25, 0x01, 0b1111),
-    ev("UNC_CHA_RxC_ISMQ1_REJECT.HA", 0x25, 0x02, 0b1111),
-    ev("UNC_CHA_RxC_ISMQ1_RETRY.ANY0", 0x2d, 0x01, 0b1111),
-    ev("UNC_CHA_RxC_ISMQ1_RETRY.HA", 0x2d, 0x02, 0b1111),
-    ev("UNC_CHA_RxC_OCCUPANCY.IPQ", 0x11, 0x04, 0b1),
-    ev("UNC_CHA_RxC_OCCUPANCY.RRQ", 0x11, 0x40, 0b1),
-    ev("UNC_CHA_RxC_OCCUPANCY.WBQ", 0x11, 0x80, 0b1),
-    ev("UNC_CHA_RxC_OTHER0_RETRY.AD_REQ_VN0", 0x2e, 0x01, 0b1111),
-    ev("UNC_CHA_RxC_OTHER0_RETRY.AD_RSP_VN0", 0x2e, 0x02, 0b1111),
-    ev("UNC_CHA_RxC_OTHER0_RETRY.BL_RSP_VN0", 0x2e, 0x04, 0b1111),
-    ev("UNC_CHA_RxC_OTHER0_RETRY.BL_WB_VN0", 0x2e, 0x08, 0b1111),
-    ev("UNC_CHA_RxC_OTHER0_RETRY.BL_NCB_VN0", 0x2e, 0x10, 0b1111),
-    ev("UNC_CHA_RxC_OTHER0_RETRY.BL_NCS_VN0", 0x2e, 0x20, 0b1111),
-    ev("UNC_CHA_RxC_OTHER1_RETRY.ANY0", 0x2f, 0x01, 0b1111),
-    ev("UNC_CHA_RxC_OTHER1_RETRY.HA", 0x2f, 0x02, 0b1111),
-    ev("UNC_CHA_RxC_OTHER1_RETRY.LLC_VICTIM", 0x2f, 0x04, 0b1111),
-    ev("UNC_CHA_RxC_OTHER1_RETRY.SF_VICTIM", 0x2f, 0x08, 0b1111),
-    ev("UNC_CHA_RxC_OTHER1_RETRY.VICTIM", 0x2f, 0x10, 0b1111),
-    ev("UNC_CHA_RxC_OTHER1_RETRY.LLC_OR_SF_WAY", 0x2f, 0x20, 0b1111),
-    ev("UNC_CHA_RxC_OTHER1_RETRY.ALLOW_SNP", 0x2f, 0x40, 0b1111),
-    ev("UNC_CHA_RxC_OTHER1_RETRY.PA_MATCH", 0x2f, 0x80, 0b1111),
-    ev("UNC_CHA_RxC_PRQ0_REJECT.AD_REQ_VN0", 0x20, 0x01, 0b1111),
-    ev("UNC_CHA_RxC_PRQ0_REJECT.AD_RSP_VN0", 0x20, 0x02, 0b1111),
-    ev("UNC_CHA_RxC_PRQ0_REJECT.BL_RSP_VN0", 0x20, 0x04, 0b1111),
-    ev("UNC_CHA_RxC_PRQ0_REJECT.BL_WB_VN0", 0x20, 0x08, 0b1111),
-    ev("UNC_CHA_RxC_PRQ0_REJECT.BL_NCB_VN0", 0x20, 0x10, 0b1111),
-    ev("UNC_CHA_RxC_PRQ0_REJECT.BL_NCS_VN0", 0x20, 0x20, 0b1111),
-    ev("UNC_CHA_RxC_PRQ1_REJECT.ANY0", 0x21, 0x01, 0b1111),
-    ev("UNC_CHA_RxC_PRQ1_REJECT.HA", 0x21, 0x02, 0b1111),
-    ev("UNC_CHA_RxC_PRQ1_REJECT.LLC_VICTIM", 0x21, 0x04, 0b1111),
-    ev("UNC_CHA_RxC_PRQ1_REJECT.SF_VICTIM", 0x21, 0x08, 0b1111),
-    ev("UNC_CHA_RxC_PRQ1_REJECT.VICTIM", 0x21, 0x10, 0b1111),
-    ev("UNC_CHA_RxC_PRQ1_REJECT.LLC_OR_SF_WAY", 0x21, 0x20, 0b1111),
-    ev("UNC_CHA_RxC_PRQ1_REJECT.ALLOW_SNP", 0x21, 0x40, 0b1111),
-    ev("UNC_CHA_RxC_PRQ1_REJECT.PA_MATCH", 0x21, 0x80, 0b1111),
-    ev("UNC_CHA_RxC_REQ_Q0_RETRY.AD_REQ_VN0", 0x2a, 0x01, 0b1111),
-    ev("UNC_CHA_RxC_REQ_Q0_RETRY.AD_RSP_VN0", 0x2a, 0x02, 0b1111),
-    ev("UNC_CHA_RxC_REQ_Q0_RETRY.BL_RSP_VN0", 0x2a, 0x04, 0b1111),
-    ev("UNC_CHA_RxC_REQ_Q0_RETRY.BL_WB_VN0", 0x2a, 0x08, 0b1111),
-    ev("UNC_CHA_RxC_REQ_Q0_RETRY.BL_NCB_VN0", 0x2a, 0x10, 0b1111),
-    ev("UNC_CHA_RxC_REQ_Q0_RETRY.BL_NCS_VN0", 0x2a, 0x20, 0b1111),
-    ev("UNC_CHA_RxC_RRQ0_REJECT.AD_REQ_VN0", 0x26, 0x01, 0b1111),
-    ev("UNC_CHA_RxC_RRQ0_REJECT.AD_RSP_VN0", 0x26, 0x02, 0b1111),
-    ev("UNC_CHA_RxC_RRQ0_REJECT.BL_RSP_VN0", 0x26, 0x04, 0b1111),
-    ev("UNC_CHA_RxC_RRQ0_REJECT.BL_WB_VN0", 0x26, 0x08, 0b1111),
-    ev("UNC_CHA_RxC_RRQ0_REJECT.BL_NCB_VN0", 0x26, 0x10, 0b1111),
-    ev("UNC_CHA_RxC_RRQ0_REJECT.BL_NCS_VN0", 0x26, 0x20, 0b1111),
-    ev("UNC_CHA_RxC_RRQ1_REJECT.ANY0", 0x27, 0x01, 0b1111),
-    ev("UNC_CHA_RxC_RRQ1_REJECT.HA", 0x27, 0x02, 0b1111),
-    ev("UNC_CHA_RxC_RRQ1_REJECT.LLC_VICTIM", 0x27, 0x04, 0b1111),
-    ev("UNC_CHA_RxC_RRQ1_REJECT.SF_VICTIM", 0x27, 0x08, 0b1111),
-    ev("UNC_CHA_RxC_RRQ1_REJECT.VICTIM", 0x27, 0x10, 0b1111),
-    ev("UNC_CHA_RxC_RRQ1_REJECT.LLC_OR_SF_WAY", 0x27, 0x20, 0b1111),
-    ev("UNC_CHA_RxC_RRQ1_REJECT.ALLOW_SNP", 0x27, 0x40, 0b1111),
-    ev("UNC_CHA_RxC_RRQ1_REJECT.PA_MATCH", 0x27, 0x80, 0b1111),
-    ev("UNC_CHA_RxC_WBQ0_REJECT.AD_REQ_VN0", 0x28, 0x01, 0b1111),
-    ev("UNC_CHA_RxC_WBQ0_REJECT.AD_RSP_VN0", 0x28, 0x02, 0b1111),
-    ev("UNC_CHA_RxC_WBQ0_REJECT.BL_RSP_VN0", 0x28, 0x04, 0b1111),
-    ev("UNC_CHA_RxC_WBQ0_REJECT.BL_WB_VN0", 0x28, 0x08, 0b1111),
-    ev("UNC_CHA_RxC_WBQ0_REJECT.BL_NCB_VN0", 0x28, 0x10, 0b1111),
-    ev("UNC_CHA_RxC_WBQ0_REJECT.BL_NCS_VN0", 0x28, 0x20, 0b1111),
-    ev("UNC_CHA_RxC_WBQ1_REJECT.ANY0", 0x29, 0x01, 0b1111),
-    ev("UNC_CHA_RxC_WBQ1_REJECT.HA", 0x29, 0x02, 0b1111),
-    ev("UNC_CHA_RxC_WBQ1_REJECT.LLC_VICTIM", 0x29, 0x04, 0b1111),
-    ev("UNC_CHA_RxC_WBQ1_REJECT.SF_VICTIM", 0x29, 0x08, 0b1111),
-    ev("UNC_CHA_RxC_WBQ1_REJECT.VICTIM", 0x29, 0x10, 0b1111),
-    ev("UNC_CHA_RxC_WBQ1_REJECT.LLC_OR_SF_WAY", 0x29, 0x20, 0b1111),
-    ev("UNC_CHA_RxC_WBQ1_REJECT.ALLOW_SNP", 0x29, 0x40, 0b1111),
-    ev("UNC_CHA_RxC_WBQ1_REJECT.PA_MATCH", 0x29, 0x80, 0b1111),
-    ev("UNC_CHA_STALL_NO_TxR_HORZ_CRD_AD_AG0.TGR0", 0xd0, 0x01, 0b1111),
-    ev("UNC_CHA_STALL_NO_TxR_HORZ_CRD_AD_AG0.TGR1", 0xd0, 0x02, 0b1111),
-    ev("UNC_CHA_STALL_NO_TxR_HORZ_CRD_AD_AG0.TGR2", 0xd0, 0x04, 0b1111),
-    ev("UNC_CHA_STALL_NO_TxR_HORZ_CRD_AD_AG0.TGR3", 0xd0, 0x08, 0b1111),
-    ev("UNC_CHA_STALL_NO_TxR_HORZ_CRD_AD_AG0.TGR4", 0xd0, 0x10, 0b1111),
-    ev("UNC_CHA_STALL_NO_TxR_HORZ_CRD_AD_AG0.TGR5", 0xd0, 0x20, 0b1111),
-    ev("UNC_CHA_STALL_NO_TxR_HORZ_CRD_AD_AG1.TGR0", 0xd2, 0x01, 0b1111),
-    ev("UNC_CHA_STALL_NO_TxR_HORZ_CRD_AD_AG1.TGR1", 0xd2, 0x02, 0b1111),
-    ev("UNC_CHA_STALL_NO_TxR_HORZ_CRD_AD_AG1.TGR2", 0xd2, 0x04, 0b1111),
-    ev("UNC_CHA_STALL_NO_TxR_HORZ_CRD_AD_AG1.TGR3", 0xd2, 0x08, 0b1111),
-    ev("UNC_CHA_STALL_NO_TxR_HORZ_CRD_AD_AG1.TGR4", 0xd2, 0x10, 0b1111),
-    ev("UNC_CHA_STALL_NO_TxR_HORZ_CRD_AD_AG1.TGR5", 0xd2, 0x20, 0b1111),
-    ev("UNC_CHA_STALL_NO_TxR_HORZ_CRD_BL_AG0.TGR0", 0xd4, 0x01, 0b1111),
-    ev("UNC_CHA_STALL_NO_TxR_HORZ_CRD_BL_AG0.TGR1", 0xd4, 0x02, 0b1111),
-    ev("UNC_CHA_STALL_NO_TxR_HORZ_CRD_BL_AG0.TGR2", 0xd4, 0x04, 0b1111),
-    ev("UNC_CHA_STALL_NO_TxR_HORZ_CRD_BL_AG0.TGR3", 0xd4, 0x08, 0b1111),
-    ev("UNC_CHA_STALL_NO_TxR_HORZ_CRD_BL_AG0.TGR4", 0xd4, 0x10, 0b1111),
-    ev("UNC_CHA_STALL_NO_TxR_HORZ_CRD_BL_AG0.TGR5", 0xd4, 0x20, 0b1111),
-    ev("UNC_CHA_STALL_NO_TxR_HORZ_CRD_BL_AG1.TGR0", 0xd6, 0x01, 0b1111),
-    ev("UNC_CHA_STALL_NO_TxR_HORZ_CRD_BL_AG1.TGR1", 0xd6, 0x02, 0b1111),
-    ev("UNC_CHA_STALL_NO_TxR_HORZ_CRD_BL_AG1.TGR2", 0xd6, 0x04, 0b1111),
-    ev("UNC_CHA_STALL_NO_TxR_HORZ_CRD_BL_AG1.TGR3", 0xd6, 0x08, 0b1111),
-    ev("UNC_CHA_STALL_NO_TxR_HORZ_CRD_BL_AG1.TGR4", 0xd6, 0x10, 0b1111),
-    ev("UNC_CHA_STALL_NO_TxR_HORZ_CRD_BL_AG1.TGR5", 0xd6, 0x20, 0b1111),
-    ev("UNC_CHA_TxR_HORZ_ADS_USED.AD_BNC", 0x9d, 0x01, 0b1111),
-    ev("UNC_CHA_TxR_HORZ_ADS_USED.AK_BNC", 0x9d, 0x02, 0b1111),
-    ev("UNC_CHA_TxR_HORZ_ADS_USED.BL_BNC", 0x9d, 0x04, 0b1111),
-    ev("UNC_CHA_TxR_HORZ_ADS_USED.AD_CRD", 0x9d, 0x10, 0b1111),
-    ev("UNC_CHA_TxR_HORZ_ADS_USED.BL_CRD", 0x9d, 0x40, 0b1111),
-    ev("UNC_CHA_TxR_HORZ_BYPASS.AD_BNC", 0x9f, 0x01, 0b1111),
-    ev("UNC_CHA_TxR_HORZ_BYPASS.AK_BNC", 0x9f, 0x02, 0b1111),
-    ev("UNC_CHA_TxR_HORZ_BYPASS.BL_BNC", 0x9f, 0x04, 0b1111),
-    ev("UNC_CHA_TxR_HORZ_BYPASS.IV_BNC", 0x9f, 0x08, 0b1111),
-    ev("UNC_CHA_TxR_HORZ_BYPASS.AD_CRD", 0x9f, 0x10, 0b1111),
-    ev("UNC_CHA_TxR_HORZ_BYPASS.BL_CRD", 0x9f, 0x40, 0b1111),
-    ev("UNC_CHA_TxR_HORZ_CYCLES_FULL.AD_BNC", 0x96, 0x01, 0b1111),
-    ev("UNC_CHA_TxR_HORZ_CYCLES_FULL.AK_BNC", 0x96, 0x02, 0b1111),
-    ev("UNC_CHA_TxR_HORZ_CYCLES_FULL.BL_BNC", 0x96, 0x04, 0b1111),
-    ev("UNC_CHA_TxR_HORZ_CYCLES_FULL.IV_BNC", 0x96, 0x08, 0b1111),
-    ev("UNC_CHA_TxR_HORZ_CYCLES_FULL.AD_CRD", 0x96, 0x10, 0b1111),
-    ev("UNC_CHA_TxR_HORZ_CYCLES_FULL.BL_CRD", 0x96, 0x40, 0b1111),
-    ev("UNC_CHA_TxR_HORZ_CYCLES_NE.AD_BNC", 0x97, 0x01, 0b1111),
-    ev("UNC_CHA_TxR_HORZ_CYCLES_NE.AK_BNC", 0x97, 0x02, 0b1111),
-    ev("UNC_CHA_TxR_HORZ_CYCLES_NE.BL_BNC", 0x97, 0x04, 0b1111),
-    ev("UNC_CHA_TxR_HORZ_CYCLES_NE.IV_BNC", 0x97, 0x08, 0b1111),
-    ev("UNC_CHA_TxR_HORZ_CYCLES_NE.AD_CRD", 0x97, 0x10, 0b1111),
-    ev("UNC_CHA_TxR_HORZ_CYCLES_NE.BL_CRD", 0x97, 0x40, 0b1111),
-    ev("UNC_CHA_TxR_HORZ_INSERTS.AD_BNC", 0x95, 0x01, 0b1111),
-    ev("UNC_CHA_TxR_HORZ_INSERTS.AK_BNC", 0x95, 0x02, 0b1111),
-    ev("UNC_CHA_TxR_HORZ_INSERTS.BL_BNC", 0x95, 0x04, 0b1111),
-    ev("UNC_CHA_TxR_HORZ_INSERTS.IV_BNC", 0x95, 0x08, 0b1111),
-    ev("UNC_CHA_TxR_HORZ_INSERTS.AD_CRD", 0x95, 0x10, 0b1111),
-    ev("UNC_CHA_TxR_HORZ_INSERTS.BL_CRD", 0x95, 0x40, 0b1111),
-    ev("UNC_CHA_TxR_HORZ_NACK.AD_BNC", 0x99, 0x01, 0b1111),
-    ev("UNC_CHA_TxR_HORZ_NACK.AK_BNC", 0x99, 0x02, 0b1111),
-    ev("UNC_CHA_TxR_HORZ_NACK.BL_BNC", 0x99, 0x04, 0b1111),
-    ev("UNC_CHA_TxR_HORZ_NACK.IV_BNC", 0x99, 0x08, 0b1111),
-    ev("UNC_CHA_TxR_HORZ_NACK.AD_CRD", 0x99, 0x20, 0b1111),
-    ev("UNC_CHA_TxR_HORZ_NACK.BL_CRD", 0x99, 0x40, 0b1111),
-    ev("UNC_CHA_TxR_HORZ_OCCUPANCY.AD_BNC", 0x94, 0x01, 0b1111),
-    ev("UNC_CHA_TxR_HORZ_OCCUPANCY.AK_BNC", 0x94, 0x02, 0b1111),
-    ev("UNC_CHA_TxR_HORZ_OCCUPANCY.BL_BNC", 0x94, 0x04, 0b1111),
-    ev("UNC_CHA_TxR_HORZ_OCCUPANCY.IV_BNC", 0x94, 0x08, 0b1111),
-    ev("UNC_CHA_TxR_HORZ_OCCUPANCY.AD_CRD", 0x94, 0x10, 0b1111),
-    ev("UNC_CHA_TxR_HORZ_OCCUPANCY.BL_CRD", 0x94, 0x40, 0b1111),
-    ev("UNC_CHA_TxR_HORZ_STARVED.AD_BNC", 0x9b, 0x01, 0b1111),
-    ev("UNC_CHA_TxR_HORZ_STARVED.AK_BNC", 0x9b, 0x02, 0b1111),
-    ev("UNC_CHA_TxR_HORZ_STARVED.BL_BNC", 0x9b, 0x04, 0b1111),
-    ev("UNC_CHA_TxR_HORZ_STARVED.IV_BNC", 0x9b, 0x08, 0b1111),
-    ev("UNC_CHA_TxR_VERT_ADS_USED.AD_AG0", 0x9c, 0x01, 0b1111),
-    ev("UNC_CHA_TxR_VERT_ADS_USED.AK_AG0", 0x9c, 0x02, 0b1111),
-    ev("UNC_CHA_TxR_VERT_ADS_USED.BL_AG0", 0x9c, 0x04, 0b1111),
-    ev("UNC_CHA_TxR_VERT_ADS_USED.AD_AG1", 0x9c, 0x10, 0b1111),
-    ev("UNC_CHA_TxR_VERT_ADS_USED.AK_AG1", 0x9c, 0x20, 0b1111),
-    ev("UNC_CHA_TxR_VERT_ADS_USED.BL_AG1", 0x9c, 0x40, 0b1111),
-    ev("UNC_CHA_TxR_VERT_BYPASS.AD_AG0", 0x9e, 0x01, 0b1111),
-    ev("UNC_CHA_TxR_VERT_BYPASS.AK_AG0", 0x9e, 0x02, 0b1111),
-    ev("UNC_CHA_TxR_VERT_BYPASS.BL_AG0", 0x9e, 0x04, 0b1111),
-    ev("UNC_CHA_TxR_VERT_BYPASS.IV", 0x9e, 0x08, 0b1111),
-    ev("UNC_CHA_TxR_VERT_BYPASS.AD_AG1", 0x9e, 0x10, 0b1111),
-    ev("UNC_CHA_TxR_VERT_BYPASS.AK_AG1", 0x9e, 0x20, 0b1111),
-    ev("UNC_CHA_TxR_VERT_BYPASS.BL_AG1", 0x9e, 0x40, 0b1111),
-    ev("UNC_CHA_TxR_VERT_CYCLES_FULL.AD_AG0", 0x92, 0x01, 0b1111),
-    ev("UNC_CHA_TxR_VERT_CYCLES_FULL.AK_AG0", 0x92, 0x02, 0b1111),
-    ev("UNC_CHA_TxR_VERT_CYCLES_FULL.BL_AG0", 0x92, 0x04, 0b1111),
-    ev("UNC_CHA_TxR_VERT_CYCLES_FULL.IV", 0x92, 0x08, 0b1111),
-    ev("UNC_CHA_TxR_VERT_CYCLES_FULL.AD_AG1", 0x92, 0x10, 0b1111),
-    ev("UNC_CHA_TxR_VERT_CYCLES_FULL.AK_AG1", 0x92, 0x20, 0b1111),
-    ev("UNC_CHA_TxR_VERT_CYCLES_FULL.BL_AG1", 0x92, 0x40, 0b1111),
-    ev("UNC_CHA_TxR_VERT_CYCLES_NE.AD_AG0", 0x93, 0x01, 0b1111),
-    ev("UNC_CHA_TxR_VERT_CYCLES_NE.AK_AG0", 0x93, 0x02, 0b1111),
-    ev("UNC_CHA_TxR_VERT_CYCLES_NE.BL_AG0", 0x93, 0x04, 0b1111),
-    ev("UNC_CHA_TxR_VERT_CYCLES_NE.IV", 0x93, 0x08, 0b1111),
-    ev("UNC_CHA_TxR_VERT_CYCLES_NE.AD_AG1", 0x93, 0x10, 0b1111),
-    ev("UNC_CHA_TxR_VERT_CYCLES_NE.AK_AG1", 0x93, 0x20, 0b1111),
-    ev("UNC_CHA_TxR_VERT_CYCLES_NE.BL_AG1", 0x93, 0x40, 0b1111),
-    ev("UNC_CHA_TxR_VERT_INSERTS.AD_AG0", 0x91, 0x01, 0b1111),
-    ev("UNC_CHA_TxR_VERT_INSERTS.AK_AG0", 0x91, 0x02, 0b1111),
-    ev("UNC_CHA_TxR_VERT_INSERTS.BL_AG0", 0x91, 0x04, 0b1111),
-    ev("UNC_CHA_TxR_VERT_INSERTS.IV", 0x91, 0x08, 0b1111),
-    ev("UNC_CHA_TxR_VERT_INSERTS.AD_AG1", 0x91, 0x10, 0b1111),
-    ev("UNC_CHA_TxR_VERT_INSERTS.AK_AG1", 0x91, 0x20, 0b1111),
-    ev("UNC_CHA_TxR_VERT_INSERTS.BL_AG1", 0x91, 0x40, 0b1111),
-    ev("UNC_CHA_TxR_VERT_OCCUPANCY.AD_AG0", 0x90, 0x01, 0b1111),
-    ev("UNC_CHA_TxR_VERT_OCCUPANCY.AK_AG0", 0x90, 0x02, 0b1111),
-    ev("UNC_CHA_TxR_VERT_OCCUPANCY.BL_AG0", 0x90, 0x04, 0b1111),
-    ev("UNC_CHA_TxR_VERT_OCCUPANCY.IV", 0x90, 0x08, 0b1111),
-    ev("UNC_CHA_TxR_VERT_OCCUPANCY.AD_AG1", 0x90, 0x10, 0b1111),
-    ev("UNC_CHA_TxR_VERT_OCCUPANCY.AK_AG1", 0x90, 0x20, 0b1111),
-    ev("UNC_CHA_TxR_VERT_OCCUPANCY.BL_AG1", 0x90, 0x40, 0b1111),
-    ev("UNC_CHA_VERT_RING_AD_IN_USE.UP_EVEN", 0xa6, 0x01, 0b1111),
-    ev("UNC_CHA_VERT_RING_AD_IN_USE.UP_ODD", 0xa6, 0x02, 0b1111),
-    ev("UNC_CHA_VERT_RING_AD_IN_USE.DN_EVEN", 0xa6, 0x04, 0b1111),
-    ev("UNC_CHA_VERT_RING_AD_IN_USE.DN_ODD", 0xa6, 0x08, 0b1111),
-    ev("UNC_CHA_VERT_RING_AK_IN_USE.UP_EVEN", 0xa8, 0x01, 0b1111),
-    ev("UNC_CHA_VERT_RING_AK_IN_USE.UP_ODD", 0xa8, 0x02, 0b1111),
-    ev("UNC_CHA_VERT_RING_AK_IN_USE.DN_EVEN", 0xa8, 0x04, 0b1111),
-    ev("UNC_CHA_VERT_RING_AK_IN_USE.DN_ODD", 0xa8, 0x08, 0b1111),
-    ev("UNC_CHA_VERT_RING_BL_IN_USE.UP_EVEN", 0xaa, 0x01, 0b1111),
-    ev("UNC_CHA_VERT_RING_BL_IN_USE.UP_ODD", 0xaa, 0x02, 0b1111),
-    ev("UNC_CHA_VERT_RING_BL_IN_USE.DN_EVEN", 0xaa, 0x04, 0b1111),
-    ev("UNC_CHA_VERT_RING_BL_IN_USE.DN_ODD", 0xaa, 0x08, 0b1111),
-    ev("UNC_CHA_VERT_RING_IV_IN_USE.UP", 0xac, 0x01, 0b1111),
-    ev("UNC_CHA_VERT_RING_IV_IN_USE.DN", 0xac, 0x04, 0b1111),
-    ev("UNC_CHA_FAST_ASSERTED.VERT", 0xa5, 0x01, 0b1111),
-    ev("UNC_CHA_LLC_VICTIMS.LOCAL", 0x37, 0x20, 0b1111),
-    ev("UNC_CHA_LLC_VICTIMS.LOCAL_M", 0x37, 0x21, 0b1111),
-    ev("UNC_CHA_LLC_VICTIMS.LOCAL_E", 0x37, 0x22, 0b1111),
-    ev("UNC_CHA_LLC_VICTIMS.LOCAL_S", 0x37, 0x24, 0b1111),
-    ev("UNC_CHA_LLC_VICTIMS.LOCAL_F", 0x37, 0x28, 0b1111),
-    ev("UNC_CHA_LLC_VICTIMS.REMOTE_M", 0x37, 0x81, 0b1111),
-    ev("UNC_CHA_LLC_VICTIMS.REMOTE_E", 0x37, 0x82, 0b1111),
-    ev("UNC_CHA_LLC_VICTIMS.REMOTE_S", 0x37, 0x84, 0b1111),
-    ev("UNC_CHA_LLC_VICTIMS.REMOTE_F", 0x37, 0x88, 0b1111),
-    ev("UNC_CHA_LLC_VICTIMS.REMOTE_ALL", 0x37, 0x8f, 0b1111),
-    ev("UNC_CHA_TOR_OCCUPANCY.ALL_FROM_LOC", 0x36, 0x37, 0b1).filters("CHAFilter1[31:0]"),
-    ev("UNC_CHA_PMM_MEMMODE_NM_SETCONFLICTS.IODC", 0x64, 0x10, 0b1111),
-    ev("UNC_CHA_PMM_MEMMODE_NM_SETCONFLICTS.LLC", 0x64, 0x02, 0b1111),
-    ev("UNC_CHA_PMM_MEMMODE_NM_SETCONFLICTS.SF", 0x64, 0x01, 0b1111),
-    ev("UNC_CHA_PMM_MEMMODE_NM_SETCONFLICTS.TOR", 0x64, 0x04, 0b1111),
-    ev("UNC_CHA_PMM_MEMMODE_NM_SETCONFLICTS.TOR_REJECT", 0x64, 0x08, 0b1111),
-];
+event_table! {
+    /// The experimental events, numbered after `EVENT_ROWS`: from the vendor's experimental
+    /// lists, whose counts it has not validated; built with the `experimental-events` feature.
+    EXPERIMENTAL_ROWS, ExperimentalRowNumber, EVENT_ROWS.len(), " (experimental)", 0b1111, 0b0;
+    TOR_INSERTS_IO = ev("UNC_CHA_TOR_INSERTS.IO", 0x35, 0x34).filters("CHAFilter1[31:0]"),
+    TOR_INSERTS_ALL_IO_IA = ev("UNC_CHA_TOR_INSERTS.ALL_IO_IA", 0x35, 0x35).filters("CHAFilter1[31:0]"),
+    TOR_INSERTS_ALL_HIT = ev("UNC_CHA_TOR_INSERTS.ALL_HIT", 0x35, 0x15).filters("CHAFilter1[31:0]"),
+    TOR_INSERTS_ALL_MISS = ev("UNC_CHA_TOR_INSERTS.ALL_MISS", 0x35, 0x25).filters("CHAFilter1[31:0]"),
+    TOR_OCCUPANCY_IO = ev("UNC_CHA_TOR_OCCUPANCY.IO", 0x36, 0x34).on(0b1).filters("CHAFilter1[31:0]"),
+    TOR_OCCUPANCY_IO_HIT = ev("UNC_CHA_TOR_OCCUPANCY.IO_HIT", 0x36, 0x14).on(0b1).filters("CHAFilter1[31:0]"),
+    TOR_OCCUPANCY_IO_MISS = ev("UNC_CHA_TOR_OCCUPANCY.IO_MISS", 0x36, 0x24).on(0b1).filters("CHAFilter1[31:0]"),
+    TOR_OCCUPANCY_ALL_HIT = ev("UNC_CHA_TOR_OCCUPANCY.ALL_HIT", 0x36, 0x17).on(0b1).filters("CHAFilter1[31:0]"),
+    TOR_OCCUPANCY_ALL_MISS = ev("UNC_CHA_TOR_OCCUPANCY.ALL_MISS", 0x36, 0x27).on(0b1).filters("CHAFilter1[31:0]"),
+    UPI_CREDITS_ACQUIRED_VNA = ev("UNC_CHA_UPI_CREDITS_ACQUIRED.VNA", 0x38, 0x01).filters("CHAFilter0[12:0]"),
+    UPI_CREDITS_ACQUIRED_VN0 = ev("UNC_CHA_UPI_CREDITS_ACQUIRED.VN0", 0x38, 0x02).filters("CHAFilter0[12:0]"),
+    UPI_CREDITS_ACQUIRED_AD_REQ = ev("UNC_CHA_UPI_CREDITS_ACQUIRED.AD_REQ", 0x38, 0x04).filters("CHAFilter0[12:0]"),
+    UPI_CREDITS_ACQUIRED_AD_RSP = ev("UNC_CHA_UPI_CREDITS_ACQUIRED.AD_RSP", 0x38, 0x08).filters("CHAFilter0[12:0]"),
+    UPI_CREDITS_ACQUIRED_BL_RSP = ev("UNC_CHA_UPI_CREDITS_ACQUIRED.BL_RSP", 0x38, 0x10).filters("CHAFilter0[12:0]"),
+    UPI_CREDITS_ACQUIRED_BL_WB = ev("UNC_CHA_UPI_CREDITS_ACQUIRED.BL_WB", 0x38, 0x20).filters("CHAFilter0[12:0]"),
+    UPI_CREDITS_ACQUIRED_BL_NCB = ev("UNC_CHA_UPI_CREDITS_ACQUIRED.BL_NCB", 0x38, 0x40).filters("CHAFilter0[12:0]"),
+    UPI_CREDITS_ACQUIRED_BL_NCS = ev("UNC_CHA_UPI_CREDITS_ACQUIRED.BL_NCS", 0x38, 0x80).filters("CHAFilter0[12:0]"),
+    UPI_CREDIT_OCCUPANCY_VNA_AD = ev("UNC_CHA_UPI_CREDIT_OCCUPANCY.VNA_AD", 0x3b, 0x01).on(0b1).filters("CHAFilter0[12:0]"),
+    UPI_CREDIT_OCCUPANCY_VNA_BL = ev("UNC_CHA_UPI_CREDIT_OCCUPANCY.VNA_BL", 0x3b, 0x02).on(0b1).filters("CHAFilter0[12:0]"),
+    UPI_CREDIT_OCCUPANCY_VN0_AD_REQ = ev("UNC_CHA_UPI_CREDIT_OCCUPANCY.VN0_AD_REQ", 0x3b, 0x04).on(0b1).filters("CHAFilter0[12:0]"),
+    UPI_CREDIT_OCCUPANCY_VN0_AD_RSP = ev("UNC_CHA_UPI_CREDIT_OCCUPANCY.VN0_AD_RSP", 0x3b, 0x08).on(0b1).filters("CHAFilter0[12:0]"),
+    UPI_CREDIT_OCCUPANCY_VN0_BL_RSP = ev("UNC_CHA_UPI_CREDIT_OCCUPANCY.VN0_BL_RSP", 0x3b, 0x10).on(0b1).filters("CHAFilter0[12:0]"),
+    UPI_CREDIT_OCCUPANCY_VN0_BL_WB = ev("UNC_CHA_UPI_CREDIT_OCCUPANCY.VN0_BL_WB", 0x3b, 0x20).on(0b1).filters("CHAFilter0[12:0]"),
+    UPI_CREDIT_OCCUPANCY_VN0_BL_NCB = ev("UNC_CHA_UPI_CREDIT_OCCUPANCY.VN0_BL_NCB", 0x3b, 0x40).on(0b1).filters("CHAFilter0[12:0]"),
+    RXC_IPQ0_REJECT_AK_NON_UPI = ev("UNC_CHA_RxC_IPQ0_REJECT.AK_NON_UPI", 0x22, 0x40),
+    RXC_IPQ0_REJECT_IV_NON_UPI = ev("UNC_CHA_RxC_IPQ0_REJECT.IV_NON_UPI", 0x22, 0x80),
+    RXC_IRQ0_REJECT_AK_NON_UPI = ev("UNC_CHA_RxC_IRQ0_REJECT.AK_NON_UPI", 0x18, 0x40),
+    RXC_IRQ0_REJECT_IV_NON_UPI = ev("UNC_CHA_RxC_IRQ0_REJECT.IV_NON_UPI", 0x18, 0x80),
+    RXC_ISMQ0_REJECT_AK_NON_UPI = ev("UNC_CHA_RxC_ISMQ0_REJECT.AK_NON_UPI", 0x24, 0x40),
+    RXC_ISMQ0_REJECT_IV_NON_UPI = ev("UNC_CHA_RxC_ISMQ0_REJECT.IV_NON_UPI", 0x24, 0x80),
+    RXC_ISMQ0_RETRY_AK_NON_UPI = ev("UNC_CHA_RxC_ISMQ0_RETRY.AK_NON_UPI", 0x2c, 0x40),
+    RXC_ISMQ0_RETRY_IV_NON_UPI = ev("UNC_CHA_RxC_ISMQ0_RETRY.IV_NON_UPI", 0x2c, 0x80),
+    RXC_OTHER0_RETRY_AK_NON_UPI = ev("UNC_CHA_RxC_OTHER0_RETRY.AK_NON_UPI", 0x2e, 0x40),
+    RXC_OTHER0_RETRY_IV_NON_UPI = ev("UNC_CHA_RxC_OTHER0_RETRY.IV_NON_UPI", 0x2e, 0x80),
+    RXC_PRQ0_REJECT_AK_NON_UPI = ev("UNC_CHA_RxC_PRQ0_REJECT.AK_NON_UPI", 0x20, 0x40),
+    RXC_PRQ0_REJECT_IV_NON_UPI = ev("UNC_CHA_RxC_PRQ0_REJECT.IV_NON_UPI", 0x20, 0x80),
+    RXC_REQ_Q0_RETRY_AK_NON_UPI = ev("UNC_CHA_RxC_REQ_Q0_RETRY.AK_NON_UPI", 0x2a, 0x40),
+    RXC_REQ_Q0_RETRY_IV_NON_UPI = ev("UNC_CHA_RxC_REQ_Q0_RETRY.IV_NON_UPI", 0x2a, 0x80),
+    RXC_RRQ0_REJECT_AK_NON_UPI = ev("UNC_CHA_RxC_RRQ0_REJECT.AK_NON_UPI", 0x26, 0x40),
+    RXC_RRQ0_REJECT_IV_NON_UPI = ev("UNC_CHA_RxC_RRQ0_REJECT.IV_NON_UPI", 0x26, 0x80),
+    RXC_WBQ0_REJECT_AK_NON_UPI = ev("UNC_CHA_RxC_WBQ0_REJECT.AK_NON_UPI", 0x28, 0x40),
+    RXC_WBQ0_REJECT_IV_NON_UPI = ev("UNC_CHA_RxC_WBQ0_REJECT.IV_NON_UPI", 0x28, 0x80),
+    RXR_BUSY_STARVED_AD_BNC = ev("UNC_CHA_RxR_BUSY_STARVED.AD_BNC", 0xb4, 0x01),
+    RXR_BUSY_STARVED_BL_BNC = ev("UNC_CHA_RxR_BUSY_STARVED.BL_BNC", 0xb4, 0x04),
+    RXR_BUSY_STARVED_AD_CRD = ev("UNC_CHA_RxR_BUSY_STARVED.AD_CRD", 0xb4, 0x10),
+    RXR_BUSY_STARVED_BL_CRD = ev("UNC_CHA_RxR_BUSY_STARVED.BL_CRD", 0xb4, 0x40),
+    RXR_BYPASS_AD_BNC = ev("UNC_CHA_RxR_BYPASS.AD_BNC", 0xb2, 0x01),
+    RXR_BYPASS_AK_BNC = ev("UNC_CHA_RxR_BYPASS.AK_BNC", 0xb2, 0x02),
+    RXR_BYPASS_BL_BNC = ev("UNC_CHA_RxR_BYPASS.BL_BNC", 0xb2, 0x04),
+    RXR_BYPASS_IV_BNC = ev("UNC_CHA_RxR_BYPASS.IV_BNC", 0xb2, 0x08),
+    RXR_BYPASS_AD_CRD = ev("UNC_CHA_RxR_BYPASS.AD_CRD", 0xb2, 0x10),
+    RXR_BYPASS_BL_CRD = ev("UNC_CHA_RxR_BYPASS.BL_CRD", 0xb2, 0x40),
+    RXR_CRD_STARVED_AD_BNC = ev("UNC_CHA_RxR_CRD_STARVED.AD_BNC", 0xb3, 0x01),
+    RXR_CRD_STARVED_AK_BNC = ev("UNC_CHA_RxR_CRD_STARVED.AK_BNC", 0xb3, 0x02),
+    RXR_CRD_STARVED_BL_BNC = ev("UNC_CHA_RxR_CRD_STARVED.BL_BNC", 0xb3, 0x04),
+    RXR_CRD_STARVED_IV_BNC = ev("UNC_CHA_RxR_CRD_STARVED.IV_BNC", 0xb3, 0x08),
+    RXR_CRD_STARVED_AD_CRD = ev("UNC_CHA_RxR_CRD_STARVED.AD_CRD", 0xb3, 0x10),
+    RXR_CRD_STARVED_BL_CRD = ev("UNC_CHA_RxR_CRD_STARVED.BL_CRD", 0xb3, 0x40),
+    RXR_CRD_STARVED_IFV = ev("UNC_CHA_RxR_CRD_STARVED.IFV", 0xb3, 0x80),
+    RXR_INSERTS_AD_BNC = ev("UNC_CHA_RxR_INSERTS.AD_BNC", 0xb1, 0x01),
+    RXR_INSERTS_AK_BNC = ev("UNC_CHA_RxR_INSERTS.AK_BNC", 0xb1, 0x02),
+    RXR_INSERTS_BL_BNC = ev("UNC_CHA_RxR_INSERTS.BL_BNC", 0xb1, 0x04),
+    RXR_INSERTS_IV_BNC = ev("UNC_CHA_RxR_INSERTS.IV_BNC", 0xb1, 0x08),
+    RXR_INSERTS_AD_CRD = ev("UNC_CHA_RxR_INSERTS.AD_CRD", 0xb1, 0x10),
+    RXR_INSERTS_BL_CRD = ev("UNC_CHA_RxR_INSERTS.BL_CRD", 0xb1, 0x40),
+    RXR_OCCUPANCY_AD_BNC = ev("UNC_CHA_RxR_OCCUPANCY.AD_BNC", 0xb0, 0x01),
+    RXR_OCCUPANCY_AK_BNC = ev("UNC_CHA_RxR_OCCUPANCY.AK_BNC", 0xb0, 0x02),
+    RXR_OCCUPANCY_BL_BNC = ev("UNC_CHA_RxR_OCCUPANCY.BL_BNC", 0xb0, 0x04),
+    RXR_OCCUPANCY_IV_BNC = ev("UNC_CHA_RxR_OCCUPANCY.IV_BNC", 0xb0, 0x08),
+    RXR_OCCUPANCY_AD_CRD = ev("UNC_CHA_RxR_OCCUPANCY.AD_CRD", 0xb0, 0x10),
+    RXR_OCCUPANCY_BL_CRD = ev("UNC_CHA_RxR_OCCUPANCY.BL_CRD", 0xb0, 0x40),
+    XSNP_RESP_EXT_RSP_HITFSE = ev("UNC_CHA_XSNP_RESP.EXT_RSP_HITFSE", 0x32, 0x21),
+    XSNP_RESP_CORE_RSP_HITFSE = ev("UNC_CHA_XSNP_RESP.CORE_RSP_HITFSE", 0x32, 0x41),
+    XSNP_RESP_EVICT_RSP_HITFSE = ev("UNC_CHA_XSNP_RESP.EVICT_RSP_HITFSE", 0x32, 0x81),
+    XSNP_RESP_ANY_RSP_HITFSE = ev("UNC_CHA_XSNP_RESP.ANY_RSP_HITFSE", 0x32, 0xe1),
+    XSNP_RESP_EXT_RSPS_FWDFE = ev("UNC_CHA_XSNP_RESP.EXT_RSPS_FWDFE", 0x32, 0x22),
+    XSNP_RESP_CORE_RSPS_FWDFE = ev("UNC_CHA_XSNP_RESP.CORE_RSPS_FWDFE", 0x32, 0x42),
+    XSNP_RESP_EVICT_RSPS_FWDFE = ev("UNC_CHA_XSNP_RESP.EVICT_RSPS_FWDFE", 0x32, 0x82),
+    XSNP_RESP_ANY_RSPS_FWDFE = ev("UNC_CHA_XSNP_RESP.ANY_RSPS_FWDFE", 0x32, 0xe2),
+    XSNP_RESP_EXT_RSPI_FWDFE = ev("UNC_CHA_XSNP_RESP.EXT_RSPI_FWDFE", 0x32, 0x24),
+    XSNP_RESP_CORE_RSPI_FWDFE = ev("UNC_CHA_XSNP_RESP.CORE_RSPI_FWDFE", 0x32, 0x44),
+    XSNP_RESP_EVICT_RSPI_FWDFE = ev("UNC_CHA_XSNP_RESP.EVICT_RSPI_FWDFE", 0x32, 0x84),
+    XSNP_RESP_ANY_RSPI_FWDFE = ev("UNC_CHA_XSNP_RESP.ANY_RSPI_FWDFE", 0x32, 0xe4),
+    XSNP_RESP_EXT_RSPS_FWDM = ev("UNC_CHA_XSNP_RESP.EXT_RSPS_FWDM", 0x32, 0x28),
+    XSNP_RESP_CORE_RSPS_FWDM = ev("UNC_CHA_XSNP_RESP.CORE_RSPS_FWDM", 0x32, 0x48),
+    XSNP_RESP_EVICT_RSPS_FWDM = ev("UNC_CHA_XSNP_RESP.EVICT_RSPS_FWDM", 0x32, 0x88),
+    XSNP_RESP_ANY_RSPS_FWDM = ev("UNC_CHA_XSNP_RESP.ANY_RSPS_FWDM", 0x32, 0xe8),
+    XSNP_RESP_EXT_RSPI_FWDM = ev("UNC_CHA_XSNP_RESP.EXT_RSPI_FWDM", 0x32, 0x30),
+    XSNP_RESP_CORE_RSPI_FWDM = ev("UNC_CHA_XSNP_RESP.CORE_RSPI_FWDM", 0x32, 0x50),
+    XSNP_RESP_EVICT_RSPI_FWDM = ev("UNC_CHA_XSNP_RESP.EVICT_RSPI_FWDM", 0x32, 0x90),
+    XSNP_RESP_ANY_RSPI_FWDM = ev("UNC_CHA_XSNP_RESP.ANY_RSPI_FWDM", 0x32, 0xf0),
+    RXC_REQ_Q1_RETRY_ANY0 = ev("UNC_CHA_RxC_REQ_Q1_RETRY.ANY0", 0x2b, 0x01),
+    RXC_REQ_Q1_RETRY_HA = ev("UNC_CHA_RxC_REQ_Q1_RETRY.HA", 0x2b, 0x02),
+    RXC_REQ_Q1_RETRY_LLC_VICTIM = ev("UNC_CHA_RxC_REQ_Q1_RETRY.LLC_VICTIM", 0x2b, 0x04),
+    RXC_REQ_Q1_RETRY_SF_VICTIM = ev("UNC_CHA_RxC_REQ_Q1_RETRY.SF_VICTIM", 0x2b, 0x08),
+    RXC_REQ_Q1_RETRY_VICTIM = ev("UNC_CHA_RxC_REQ_Q1_RETRY.VICTIM", 0x2b, 0x10),
+    RXC_REQ_Q1_RETRY_LLC_OR_SF_WAY = ev("UNC_CHA_RxC_REQ_Q1_RETRY.LLC_OR_SF_WAY", 0x2b, 0x20),
+    RXC_REQ_Q1_RETRY_ALLOW_SNP = ev("UNC_CHA_RxC_REQ_Q1_RETRY.ALLOW_SNP", 0x2b, 0x40),
+    RXC_REQ_Q1_RETRY_PA_MATCH = ev("UNC_CHA_RxC_REQ_Q1_RETRY.PA_MATCH", 0x2b, 0x80),
+    HITME_HIT_SHARED_OWNREQ = ev("UNC_CHA_HITME_HIT.SHARED_OWNREQ", 0x5f, 0x04),
+    HITME_HIT_WBMTOE = ev("UNC_CHA_HITME_HIT.WBMTOE", 0x5f, 0x08),
+    HITME_HIT_WBMTOI_OR_S = ev("UNC_CHA_HITME_HIT.WBMTOI_OR_S", 0x5f, 0x10),
+    HITME_LOOKUP_READ = ev("UNC_CHA_HITME_LOOKUP.READ", 0x5e, 0x01),
+    HITME_LOOKUP_WRITE = ev("UNC_CHA_HITME_LOOKUP.WRITE", 0x5e, 0x02),
+    HITME_MISS_SHARED_RDINVOWN = ev("UNC_CHA_HITME_MISS.SHARED_RDINVOWN", 0x60, 0x20),
+    HITME_MISS_NOTSHARED_RDINVOWN = ev("UNC_CHA_HITME_MISS.NOTSHARED_RDINVOWN", 0x60, 0x40),
+    HITME_MISS_READ_OR_INV = ev("UNC_CHA_HITME_MISS.READ_OR_INV", 0x60, 0x80),
+    HITME_UPDATE_DEALLOCATE_RSPFWDI_LOC = ev("UNC_CHA_HITME_UPDATE.DEALLOCATE_RSPFWDI_LOC", 0x61, 0x01),
+    HITME_UPDATE_RSPFWDI_REM = ev("UNC_CHA_HITME_UPDATE.RSPFWDI_REM", 0x61, 0x02),
+    HITME_UPDATE_SHARED = ev("UNC_CHA_HITME_UPDATE.SHARED", 0x61, 0x04),
+    HITME_UPDATE_RDINVOWN = ev("UNC_CHA_HITME_UPDATE.RDINVOWN", 0x61, 0x08),
+    HITME_UPDATE_DEALLOCATE = ev("UNC_CHA_HITME_UPDATE.DEALLOCATE", 0x61, 0x10),
+    SNOOPS_SENT_ALL = ev("UNC_CHA_SNOOPS_SENT.ALL", 0x51, 0x01),
+    SNOOPS_SENT_LOCAL = ev("UNC_CHA_SNOOPS_SENT.LOCAL", 0x51, 0x04),
+    SNOOPS_SENT_REMOTE = ev("UNC_CHA_SNOOPS_SENT.REMOTE", 0x51, 0x08),
+    SNOOPS_SENT_BCST_LOCAL = ev("UNC_CHA_SNOOPS_SENT.BCST_LOCAL", 0x51, 0x10),
+    SNOOPS_SENT_BCST_REMOTE = ev("UNC_CHA_SNOOPS_SENT.BCST_REMOTE", 0x51, 0x20),
+    SNOOPS_SENT_DIRECT_LOCAL = ev("UNC_CHA_SNOOPS_SENT.DIRECT_LOCAL", 0x51, 0x40),
+    SNOOPS_SENT_DIRECT_REMOTE = ev("UNC_CHA_SNOOPS_SENT.DIRECT_REMOTE", 0x51, 0x80),
+    SNOOP_RESP_LOCAL_RSPI = ev("UNC_CHA_SNOOP_RESP_LOCAL.RSPI", 0x5d, 0x01),
+    SNOOP_RESP_LOCAL_RSPS = ev("UNC_CHA_SNOOP_RESP_LOCAL.RSPS", 0x5d, 0x02),
+    SNOOP_RESP_LOCAL_RSPIFWD = ev("UNC_CHA_SNOOP_RESP_LOCAL.RSPIFWD", 0x5d, 0x04),
+    SNOOP_RESP_LOCAL_RSPSFWD = ev("UNC_CHA_SNOOP_RESP_LOCAL.RSPSFWD", 0x5d, 0x08),
+    SNOOP_RESP_LOCAL_RSP_WB = ev("UNC_CHA_SNOOP_RESP_LOCAL.RSP_WB", 0x5d, 0x10),
+    SNOOP_RESP_LOCAL_RSP_FWD_WB = ev("UNC_CHA_SNOOP_RESP_LOCAL.RSP_FWD_WB", 0x5d, 0x20),
+    SNOOP_RESP_LOCAL_RSPCNFLCT = ev("UNC_CHA_SNOOP_RESP_LOCAL.RSPCNFLCT", 0x5d, 0x40),
+    SNOOP_RESP_LOCAL_RSPFWD = ev("UNC_CHA_SNOOP_RESP_LOCAL.RSPFWD", 0x5d, 0x80),
+    TXR_VERT_NACK_AD_AG0 = ev("UNC_CHA_TxR_VERT_NACK.AD_AG0", 0x98, 0x01),
+    TXR_VERT_NACK_AK_AG0 = ev("UNC_CHA_TxR_VERT_NACK.AK_AG0", 0x98, 0x02),
+    TXR_VERT_NACK_BL_AG0 = ev("UNC_CHA_TxR_VERT_NACK.BL_AG0", 0x98, 0x04),
+    TXR_VERT_NACK_IV = ev("UNC_CHA_TxR_VERT_NACK.IV", 0x98, 0x08),
+    TXR_VERT_NACK_AD_AG1 = ev("UNC_CHA_TxR_VERT_NACK.AD_AG1", 0x98, 0x10),
+    TXR_VERT_NACK_AK_AG1 = ev("UNC_CHA_TxR_VERT_NACK.AK_AG1", 0x98, 0x20),
+    TXR_VERT_NACK_BL_AG1 = ev("UNC_CHA_TxR_VERT_NACK.BL_AG1", 0x98, 0x40),
+    TXR_VERT_STARVED_AD_AG0 = ev("UNC_CHA_TxR_VERT_STARVED.AD_AG0", 0x9a, 0x01),
+    TXR_VERT_STARVED_AK_AG0 = ev("UNC_CHA_TxR_VERT_STARVED.AK_AG0", 0x9a, 0x02),
+    TXR_VERT_STARVED_BL_AG0 = ev("UNC_CHA_TxR_VERT_STARVED.BL_AG0", 0x9a, 0x04),
+    TXR_VERT_STARVED_IV = ev("UNC_CHA_TxR_VERT_STARVED.IV", 0x9a, 0x08),
+    TXR_VERT_STARVED_AD_AG1 = ev("UNC_CHA_TxR_VERT_STARVED.AD_AG1", 0x9a, 0x10),
+    TXR_VERT_STARVED_AK_AG1 = ev("UNC_CHA_TxR_VERT_STARVED.AK_AG1", 0x9a, 0x20),
+    TXR_VERT_STARVED_BL_AG1 = ev("UNC_CHA_TxR_VERT_STARVED.BL_AG1", 0x9a, 0x40),
+    CMS_CLOCKTICKS = ev("UNC_CHA_CMS_CLOCKTICKS", 0xc0, 0x00),
+    BYPASS_CHA_IMC_TAKEN = ev("UNC_CHA_BYPASS_CHA_IMC.TAKEN", 0x57, 0x01),
+    BYPASS_CHA_IMC_INTERMEDIATE = ev("UNC_CHA_BYPASS_CHA_IMC.INTERMEDIATE", 0x57, 0x02),
+    BYPASS_CHA_IMC_NOT_TAKEN = ev("UNC_CHA_BYPASS_CHA_IMC.NOT_TAKEN", 0x57, 0x04),
+    CORE_SNP_EXT_ONE = ev("UNC_CHA_CORE_SNP.EXT_ONE", 0x33, 0x21),
+    CORE_SNP_CORE_ONE = ev("UNC_CHA_CORE_SNP.CORE_ONE", 0x33, 0x41),
+    CORE_SNP_EVICT_ONE = ev("UNC_CHA_CORE_SNP.EVICT_ONE", 0x33, 0x81),
+    CORE_SNP_ANY_ONE = ev("UNC_CHA_CORE_SNP.ANY_ONE", 0x33, 0xe1),
+    CORE_SNP_EXT_GTONE = ev("UNC_CHA_CORE_SNP.EXT_GTONE", 0x33, 0x22),
+    CORE_SNP_ANY_GTONE = ev("UNC_CHA_CORE_SNP.ANY_GTONE", 0x33, 0xe2),
+    CORE_SNP_EXT_REMOTE = ev("UNC_CHA_CORE_SNP.EXT_REMOTE", 0x33, 0x24),
+    CORE_SNP_CORE_REMOTE = ev("UNC_CHA_CORE_SNP.CORE_REMOTE", 0x33, 0x44),
+    CORE_SNP_EVICT_REMOTE = ev("UNC_CHA_CORE_SNP.EVICT_REMOTE", 0x33, 0x84),
+    CORE_SNP_ANY_REMOTE = ev("UNC_CHA_CORE_SNP.ANY_REMOTE", 0x33, 0xe4),
+    COUNTER0_OCCUPANCY = ev("UNC_CHA_COUNTER0_OCCUPANCY", 0x1f, 0x00),
+    IMC_READS_COUNT_PRIORITY = ev("UNC_CHA_IMC_READS_COUNT.PRIORITY", 0x59, 0x02),
+    IMC_WRITES_COUNT_PARTIAL = ev("UNC_CHA_IMC_WRITES_COUNT.PARTIAL", 0x5b, 0x02),
+    IMC_WRITES_COUNT_FULL_PRIORITY = ev("UNC_CHA_IMC_WRITES_COUNT.FULL_PRIORITY", 0x5b, 0x04),
+    IMC_WRITES_COUNT_PARTIAL_PRIORITY = ev("UNC_CHA_IMC_WRITES_COUNT.PARTIAL_PRIORITY", 0x5b, 0x08),
+    IMC_WRITES_COUNT_FULL_MIG = ev("UNC_CHA_IMC_WRITES_COUNT.FULL_MIG", 0x5b, 0x10),
+    IMC_WRITES_COUNT_PARTIAL_MIG = ev("UNC_CHA_IMC_WRITES_COUNT.PARTIAL_MIG", 0x5b, 0x20),
+    IODC_ALLOC_INVITOM = ev("UNC_CHA_IODC_ALLOC.INVITOM", 0x62, 0x01),
+    IODC_ALLOC_IODCFULL = ev("UNC_CHA_IODC_ALLOC.IODCFULL", 0x62, 0x02),
+    IODC_ALLOC_OSBGATED = ev("UNC_CHA_IODC_ALLOC.OSBGATED", 0x62, 0x04),
+    IODC_DEALLOC_WBMTOE = ev("UNC_CHA_IODC_DEALLOC.WBMTOE", 0x63, 0x01),
+    IODC_DEALLOC_WBMTOI = ev("UNC_CHA_IODC_DEALLOC.WBMTOI", 0x63, 0x02),
+    IODC_DEALLOC_WBPUSHMTOI = ev("UNC_CHA_IODC_DEALLOC.WBPUSHMTOI", 0x63, 0x04),
+    IODC_DEALLOC_SNPOUT = ev("UNC_CHA_IODC_DEALLOC.SNPOUT", 0x63, 0x08),
+    IODC_DEALLOC_ALL = ev("UNC_CHA_IODC_DEALLOC.ALL", 0x63, 0x10),
+    MISC_RSPI_WAS_FSE = ev("UNC_CHA_MISC.RSPI_WAS_FSE", 0x39, 0x01),
+    MISC_WC_ALIASING = ev("UNC_CHA_MISC.WC_ALIASING", 0x39, 0x02),
+    MISC_CV0_PREF_VIC = ev("UNC_CHA_MISC.CV0_PREF_VIC", 0x39, 0x10),
+    MISC_CV0_PREF_MISS = ev("UNC_CHA_MISC.CV0_PREF_MISS", 0x39, 0x20),
+    OSB = ev("UNC_CHA_OSB", 0x55, 0x00),
+    READ_NO_CREDITS_MC0_SMI0 = ev("UNC_CHA_READ_NO_CREDITS.MC0_SMI0", 0x58, 0x01),
+    READ_NO_CREDITS_MC1_SMI1 = ev("UNC_CHA_READ_NO_CREDITS.MC1_SMI1", 0x58, 0x02),
+    READ_NO_CREDITS_EDC0_SMI2 = ev("UNC_CHA_READ_NO_CREDITS.EDC0_SMI2", 0x58, 0x04),
+    READ_NO_CREDITS_EDC1_SMI3 = ev("UNC_CHA_READ_NO_CREDITS.EDC1_SMI3", 0x58, 0x08),
+    READ_NO_CREDITS_EDC2_SMI4 = ev("UNC_CHA_READ_NO_CREDITS.EDC2_SMI4", 0x58, 0x10),
+    READ_NO_CREDITS_EDC3_SMI5 = ev("UNC_CHA_READ_NO_CREDITS.EDC3_SMI5", 0x58, 0x20),
+    SNOOP_RESP_RSPS = ev("UNC_CHA_SNOOP_RESP.RSPS", 0x5c, 0x02),
+    SNOOP_RESP_RSPFWD = ev("UNC_CHA_SNOOP_RESP.RSPFWD", 0x5c, 0x80),
+    WB_PUSH_MTOI_LLC = ev("UNC_CHA_WB_PUSH_MTOI.LLC", 0x56, 0x01),
+    WB_PUSH_MTOI_MEM = ev("UNC_CHA_WB_PUSH_MTOI.MEM", 0x56, 0x02),
+    WRITE_NO_CREDITS_MC0_SMI0 = ev("UNC_CHA_WRITE_NO_CREDITS.MC0_SMI0", 0x5a, 0x01),
+    WRITE_NO_CREDITS_MC1_SMI1 = ev("UNC_CHA_WRITE_NO_CREDITS.MC1_SMI1", 0x5a, 0x02),
+    WRITE_NO_CREDITS_EDC0_SMI2 = ev("UNC_CHA_WRITE_NO_CREDITS.EDC0_SMI2", 0x5a, 0x04),
+    WRITE_NO_CREDITS_EDC1_SMI3 = ev("UNC_CHA_WRITE_NO_CREDITS.EDC1_SMI3", 0x5a, 0x08),
+    WRITE_NO_CREDITS_EDC2_SMI4 = ev("UNC_CHA_WRITE_NO_CREDITS.EDC2_SMI4", 0x5a, 0x10),
+    WRITE_NO_CREDITS_EDC3_SMI5 = ev("UNC_CHA_WRITE_NO_CREDITS.EDC3_SMI5", 0x5a, 0x20),
+    LLC_LOOKUP_WRITE = ev("UNC_CHA_LLC_LOOKUP.WRITE", 0x34, 0x05).filters("CHAFilter0[26:17]"),
+    LLC_LOOKUP_ANY = ev("UNC_CHA_LLC_LOOKUP.ANY", 0x34, 0x11).filters("CHAFilter0[26:17]"),
+    LLC_LOOKUP_LOCAL = ev("UNC_CHA_LLC_LOOKUP.LOCAL", 0x34, 0x31).filters("CHAFilter0[26:17]"),
+    LLC_LOOKUP_REMOTE = ev("UNC_CHA_LLC_LOOKUP.REMOTE", 0x34, 0x91).filters("CHAFilter0[26:17]"),
+    LLC_VICTIMS_LOCAL_ALL = ev("UNC_CHA_LLC_VICTIMS.LOCAL_ALL", 0x37, 0x2f),
+    LLC_VICTIMS_REMOTE = ev("UNC_CHA_LLC_VICTIMS.REMOTE", 0x37, 0x80),
+    TOR_INSERTS_IRQ = ev("UNC_CHA_TOR_INSERTS.IRQ", 0x35, 0x01).filters("CHAFilter1[31:0]"),
+    TOR_INSERTS_EVICT = ev("UNC_CHA_TOR_INSERTS.EVICT", 0x35, 0x02).filters("CHAFilter1[31:0]"),
+    TOR_INSERTS_PRQ = ev("UNC_CHA_TOR_INSERTS.PRQ", 0x35, 0x04).filters("CHAFilter1[31:0]"),
+    TOR_INSERTS_IPQ = ev("UNC_CHA_TOR_INSERTS.IPQ", 0x35, 0x08).filters("CHAFilter1[31:0]"),
+    TOR_INSERTS_HIT = ev("UNC_CHA_TOR_INSERTS.HIT", 0x35, 0x10).filters("CHAFilter1[31:0]"),
+    TOR_INSERTS_MISS = ev("UNC_CHA_TOR_INSERTS.MISS", 0x35, 0x20).filters("CHAFilter1[31:0]"),
+    TOR_INSERTS_LOC_ALL = ev("UNC_CHA_TOR_INSERTS.LOC_ALL", 0x35, 0x37).filters("CHAfilter1"),
+    TOR_INSERTS_ALL = ev("UNC_CHA_TOR_INSERTS.ALL", 0x35, 0xff).filters("CHAFilter1[31:0]"),
+    TOR_INSERTS_IPQ_HIT = ev("UNC_CHA_TOR_INSERTS.IPQ_HIT", 0x35, 0x18).filters("CHAfilter1"),
+    TOR_INSERTS_IPQ_MISS = ev("UNC_CHA_TOR_INSERTS.IPQ_MISS", 0x35, 0x28).filters("CHAfilter1"),
+    TOR_INSERTS_RRQ_HIT = ev("UNC_CHA_TOR_INSERTS.RRQ_HIT", 0x35, 0x50).filters("CHAfilter1"),
+    TOR_INSERTS_RRQ_MISS = ev("UNC_CHA_TOR_INSERTS.RRQ_MISS", 0x35, 0x60).filters("CHAfilter1"),
+    TOR_INSERTS_WBQ_HIT = ev("UNC_CHA_TOR_INSERTS.WBQ_HIT", 0x35, 0x90).filters("CHAfilter1"),
+    TOR_INSERTS_WBQ_MISS = ev("UNC_CHA_TOR_INSERTS.WBQ_MISS", 0x35, 0xa0).filters("CHAfilter1"),
+    TOR_OCCUPANCY_IRQ = ev("UNC_CHA_TOR_OCCUPANCY.IRQ", 0x36, 0x01).on(0b1).filters("CHAFilter1[31:0]"),
+    TOR_OCCUPANCY_EVICT = ev("UNC_CHA_TOR_OCCUPANCY.EVICT", 0x36, 0x02).on(0b1).filters("CHAFilter1[31:0]"),
+    TOR_OCCUPANCY_PRQ = ev("UNC_CHA_TOR_OCCUPANCY.PRQ", 0x36, 0x04).on(0b1).filters("CHAFilter1[31:0]"),
+    TOR_OCCUPANCY_IPQ = ev("UNC_CHA_TOR_OCCUPANCY.IPQ", 0x36, 0x08).on(0b1).filters("CHAFilter1[31:0]"),
+    TOR_OCCUPANCY_HIT = ev("UNC_CHA_TOR_OCCUPANCY.HIT", 0x36, 0x10).on(0b1).filters("CHAFilter1[31:0]"),
+    TOR_OCCUPANCY_MISS = ev("UNC_CHA_TOR_OCCUPANCY.MISS", 0x36, 0x20).on(0b1).filters("CHAFilter1[31:0]"),
+    TOR_OCCUPANCY_ALL = ev("UNC_CHA_TOR_OCCUPANCY.ALL", 0x36, 0xff).on(0b1).filters("CHAFilter1[31:0]"),
+    TOR_OCCUPANCY_IPQ_HIT = ev("UNC_CHA_TOR_OCCUPANCY.IPQ_HIT", 0x36, 0x18).on(0b1).filters("CHAfilter1"),
+    TOR_OCCUPANCY_IPQ_MISS = ev("UNC_CHA_TOR_OCCUPANCY.IPQ_MISS", 0x36, 0x28).on(0b1).filters("CHAfilter1"),
+    CORE_PMA_C1_STATE = ev("UNC_CHA_CORE_PMA.C1_STATE", 0x17, 0x01),
+    CORE_PMA_C1_TRANSITION = ev("UNC_CHA_CORE_PMA.C1_TRANSITION", 0x17, 0x02),
+    CORE_PMA_C6_STATE = ev("UNC_CHA_CORE_PMA.C6_STATE", 0x17, 0x04),
+    CORE_PMA_C6_TRANSITION = ev("UNC_CHA_CORE_PMA.C6_TRANSITION", 0x17, 0x08),
+    CORE_PMA_GV = ev("UNC_CHA_CORE_PMA.GV", 0x17, 0x10),
+    AG0_AD_CRD_ACQUIRED_TGR0 = ev("UNC_CHA_AG0_AD_CRD_ACQUIRED.TGR0", 0x80, 0x01),
+    AG0_AD_CRD_ACQUIRED_TGR1 = ev("UNC_CHA_AG0_AD_CRD_ACQUIRED.TGR1", 0x80, 0x02),
+    AG0_AD_CRD_ACQUIRED_TGR2 = ev("UNC_CHA_AG0_AD_CRD_ACQUIRED.TGR2", 0x80, 0x04),
+    AG0_AD_CRD_ACQUIRED_TGR3 = ev("UNC_CHA_AG0_AD_CRD_ACQUIRED.TGR3", 0x80, 0x08),
+    AG0_AD_CRD_ACQUIRED_TGR4 = ev("UNC_CHA_AG0_AD_CRD_ACQUIRED.TGR4", 0x80, 0x10),
+    AG0_AD_CRD_ACQUIRED_TGR5 = ev("UNC_CHA_AG0_AD_CRD_ACQUIRED.TGR5", 0x80, 0x20),
+    AG0_AD_CRD_OCCUPANCY_TGR0 = ev("UNC_CHA_AG0_AD_CRD_OCCUPANCY.TGR0", 0x82, 0x01),
+    AG0_AD_CRD_OCCUPANCY_TGR1 = ev("UNC_CHA_AG0_AD_CRD_OCCUPANCY.TGR1", 0x82, 0x02),
+    AG0_AD_CRD_OCCUPANCY_TGR2 = ev("UNC_CHA_AG0_AD_CRD_OCCUPANCY.TGR2", 0x82, 0x04),
+    AG0_AD_CRD_OCCUPANCY_TGR3 = ev("UNC_CHA_AG0_AD_CRD_OCCUPANCY.TGR3", 0x82, 0x08),
+    AG0_AD_CRD_OCCUPANCY_TGR4 = ev("UNC_CHA_AG0_AD_CRD_OCCUPANCY.TGR4", 0x82, 0x10),
+    AG0_AD_CRD_OCCUPANCY_TGR5 = ev("UNC_CHA_AG0_AD_CRD_OCCUPANCY.TGR5", 0x82, 0x20),
+    AG0_BL_CRD_ACQUIRED_TGR0 = ev("UNC_CHA_AG0_BL_CRD_ACQUIRED.TGR0", 0x88, 0x01),
+    AG0_BL_CRD_ACQUIRED_TGR1 = ev("UNC_CHA_AG0_BL_CRD_ACQUIRED.TGR1", 0x88, 0x02),
+    AG0_BL_CRD_ACQUIRED_TGR2 = ev("UNC_CHA_AG0_BL_CRD_ACQUIRED.TGR2", 0x88, 0x04),
+    AG0_BL_CRD_ACQUIRED_TGR3 = ev("UNC_CHA_AG0_BL_CRD_ACQUIRED.TGR3", 0x88, 0x08),
+    AG0_BL_CRD_ACQUIRED_TGR4 = ev("UNC_CHA_AG0_BL_CRD_ACQUIRED.TGR4", 0x88, 0x10),
+    AG0_BL_CRD_ACQUIRED_TGR5 = ev("UNC_CHA_AG0_BL_CRD_ACQUIRED.TGR5", 0x88, 0x20),
+    AG0_BL_CRD_OCCUPANCY_TGR0 = ev("UNC_CHA_AG0_BL_CRD_OCCUPANCY.TGR0", 0x8a, 0x01),
+    AG0_BL_CRD_OCCUPANCY_TGR1 = ev("UNC_CHA_AG0_BL_CRD_OCCUPANCY.TGR1", 0x8a, 0x02),
+    AG0_BL_CRD_OCCUPANCY_TGR2 = ev("UNC_CHA_AG0_BL_CRD_OCCUPANCY.TGR2", 0x8a, 0x04),
+    AG0_BL_CRD_OCCUPANCY_TGR3 = ev("UNC_CHA_AG0_BL_CRD_OCCUPANCY.TGR3", 0x8a, 0x08),
+    AG0_BL_CRD_OCCUPANCY_TGR4 = ev("UNC_CHA_AG0_BL_CRD_OCCUPANCY.TGR4", 0x8a, 0x10),
+    AG0_BL_CRD_OCCUPANCY_TGR5 = ev("UNC_CHA_AG0_BL_CRD_OCCUPANCY.TGR5", 0x8a, 0x20),
+    AG1_AD_CRD_ACQUIRED_TGR0 = ev("UNC_CHA_AG1_AD_CRD_ACQUIRED.TGR0", 0x84, 0x01),
+    AG1_AD_CRD_ACQUIRED_TGR1 = ev("UNC_CHA_AG1_AD_CRD_ACQUIRED.TGR1", 0x84, 0x02),
+    AG1_AD_CRD_ACQUIRED_TGR2 = ev("UNC_CHA_AG1_AD_CRD_ACQUIRED.TGR2", 0x84, 0x04),
+    AG1_AD_CRD_ACQUIRED_TGR3 = ev("UNC_CHA_AG1_AD_CRD_ACQUIRED.TGR3", 0x84, 0x08),
+    AG1_AD_CRD_ACQUIRED_TGR4 = ev("UNC_CHA_AG1_AD_CRD_ACQUIRED.TGR4", 0x84, 0x10),
+    AG1_AD_CRD_ACQUIRED_TGR5 = ev("UNC_CHA_AG1_AD_CRD_ACQUIRED.TGR5", 0x84, 0x20),
+    AG1_AD_CRD_OCCUPANCY_TGR0 = ev("UNC_CHA_AG1_AD_CRD_OCCUPANCY.TGR0", 0x86, 0x01),
+    AG1_AD_CRD_OCCUPANCY_TGR1 = ev("UNC_CHA_AG1_AD_CRD_OCCUPANCY.TGR1", 0x86, 0x02),
+    AG1_AD_CRD_OCCUPANCY_TGR2 = ev("UNC_CHA_AG1_AD_CRD_OCCUPANCY.TGR2", 0x86, 0x04),
+    AG1_AD_CRD_OCCUPANCY_TGR3 = ev("UNC_CHA_AG1_AD_CRD_OCCUPANCY.TGR3", 0x86, 0x08),
+    AG1_AD_CRD_OCCUPANCY_TGR4 = ev("UNC_CHA_AG1_AD_CRD_OCCUPANCY.TGR4", 0x86, 0x10),
+    AG1_AD_CRD_OCCUPANCY_TGR5 = ev("UNC_CHA_AG1_AD_CRD_OCCUPANCY.TGR5", 0x86, 0x20),
+    AG1_BL_CREDITS_ACQUIRED_TGR0 = ev("UNC_CHA_AG1_BL_CREDITS_ACQUIRED.TGR0", 0x8c, 0x01),
+    AG1_BL_CREDITS_ACQUIRED_TGR1 = ev("UNC_CHA_AG1_BL_CREDITS_ACQUIRED.TGR1", 0x8c, 0x02),
+    AG1_BL_CREDITS_ACQUIRED_TGR2 = ev("UNC_CHA_AG1_BL_CREDITS_ACQUIRED.TGR2", 0x8c, 0x04),
+    AG1_BL_CREDITS_ACQUIRED_TGR3 = ev("UNC_CHA_AG1_BL_CREDITS_ACQUIRED.TGR3", 0x8c, 0x08),
+    AG1_BL_CREDITS_ACQUIRED_TGR4 = ev("UNC_CHA_AG1_BL_CREDITS_ACQUIRED.TGR4", 0x8c, 0x10),
+    AG1_BL_CREDITS_ACQUIRED_TGR5 = ev("UNC_CHA_AG1_BL_CREDITS_ACQUIRED.TGR5", 0x8c, 0x20),
+    EGRESS_ORDERING_IV_SNOOPGO_UP = ev("UNC_CHA_EGRESS_ORDERING.IV_SNOOPGO_UP", 0xae, 0x01),
+    EGRESS_ORDERING_IV_SNOOPGO_DN = ev("UNC_CHA_EGRESS_ORDERING.IV_SNOOPGO_DN", 0xae, 0x04),
+    HORZ_RING_AD_IN_USE_LEFT_EVEN = ev("UNC_CHA_HORZ_RING_AD_IN_USE.LEFT_EVEN", 0xa7, 0x01),
+    HORZ_RING_AD_IN_USE_LEFT_ODD = ev("UNC_CHA_HORZ_RING_AD_IN_USE.LEFT_ODD", 0xa7, 0x02),
+    HORZ_RING_AD_IN_USE_RIGHT_EVEN = ev("UNC_CHA_HORZ_RING_AD_IN_USE.RIGHT_EVEN", 0xa7, 0x04),
+    HORZ_RING_AD_IN_USE_RIGHT_ODD = ev("UNC_CHA_HORZ_RING_AD_IN_USE.RIGHT_ODD", 0xa7, 0x08),
+    HORZ_RING_AK_IN_USE_LEFT_EVEN = ev("UNC_CHA_HORZ_RING_AK_IN_USE.LEFT_EVEN", 0xa9, 0x01),
+    HORZ_RING_AK_IN_USE_LEFT_ODD = ev("UNC_CHA_HORZ_RING_AK_IN_USE.LEFT_ODD", 0xa9, 0x02),
+    HORZ_RING_AK_IN_USE_RIGHT_EVEN = ev("UNC_CHA_HORZ_RING_AK_IN_USE.RIGHT_EVEN", 0xa9, 0x04),
+    HORZ_RING_AK_IN_USE_RIGHT_ODD = ev("UNC_CHA_HORZ_RING_AK_IN_USE.RIGHT_ODD", 0xa9, 0x08),
+    HORZ_RING_BL_IN_USE_LEFT_EVEN = ev("UNC_CHA_HORZ_RING_BL_IN_USE.LEFT_EVEN", 0xab, 0x01),
+    HORZ_RING_BL_IN_USE_LEFT_ODD = ev("UNC_CHA_HORZ_RING_BL_IN_USE.LEFT_ODD", 0xab, 0x02),
+    HORZ_RING_BL_IN_USE_RIGHT_EVEN = ev("UNC_CHA_HORZ_RING_BL_IN_USE.RIGHT_EVEN", 0xab, 0x04),
+    HORZ_RING_BL_IN_USE_RIGHT_ODD = ev("UNC_CHA_HORZ_RING_BL_IN_USE.RIGHT_ODD", 0xab, 0x08),
+    HORZ_RING_IV_IN_USE_LEFT = ev("UNC_CHA_HORZ_RING_IV_IN_USE.LEFT", 0xad, 0x01),
+    HORZ_RING_IV_IN_USE_RIGHT = ev("UNC_CHA_HORZ_RING_IV_IN_USE.RIGHT", 0xad, 0x04),
+    RING_BOUNCES_HORZ_AD = ev("UNC_CHA_RING_BOUNCES_HORZ.AD", 0xa1, 0x01),
+    RING_BOUNCES_HORZ_AK = ev("UNC_CHA_RING_BOUNCES_HORZ.AK", 0xa1, 0x02),
+    RING_BOUNCES_HORZ_BL = ev("UNC_CHA_RING_BOUNCES_HORZ.BL", 0xa1, 0x04),
+    RING_BOUNCES_HORZ_IV = ev("UNC_CHA_RING_BOUNCES_HORZ.IV", 0xa1, 0x08),
+    RING_BOUNCES_VERT_AD = ev("UNC_CHA_RING_BOUNCES_VERT.AD", 0xa0, 0x01),
+    RING_BOUNCES_VERT_AK = ev("UNC_CHA_RING_BOUNCES_VERT.AK", 0xa0, 0x02),
+    RING_BOUNCES_VERT_BL = ev("UNC_CHA_RING_BOUNCES_VERT.BL", 0xa0, 0x04),
+    RING_BOUNCES_VERT_IV = ev("UNC_CHA_RING_BOUNCES_VERT.IV", 0xa0, 0x08),
+    RING_SINK_STARVED_HORZ_AD = ev("UNC_CHA_RING_SINK_STARVED_HORZ.AD", 0xa3, 0x01),
+    RING_SINK_STARVED_HORZ_AK = ev("UNC_CHA_RING_SINK_STARVED_HORZ.AK", 0xa3, 0x02),
+    RING_SINK_STARVED_HORZ_BL = ev("UNC_CHA_RING_SINK_STARVED_HORZ.BL", 0xa3, 0x04),
+    RING_SINK_STARVED_HORZ_IV = ev("UNC_CHA_RING_SINK_STARVED_HORZ.IV", 0xa3, 0x08),
+    RING_SINK_STARVED_HORZ_AK_AG1 = ev("UNC_CHA_RING_SINK_STARVED_HORZ.AK_AG1", 0xa3, 0x20),
+    RING_SINK_STARVED_VERT_AD = ev("UNC_CHA_RING_SINK_STARVED_VERT.AD", 0xa2, 0x01),
+    RING_SINK_STARVED_VERT_AK = ev("UNC_CHA_RING_SINK_STARVED_VERT.AK", 0xa2, 0x02),
+    RING_SINK_STARVED_VERT_BL = ev("UNC_CHA_RING_SINK_STARVED_VERT.BL", 0xa2, 0x04),
+    RING_SINK_STARVED_VERT_IV = ev("UNC_CHA_RING_SINK_STARVED_VERT.IV", 0xa2, 0x08),
+    RING_SRC_THRTL = ev("UNC_CHA_RING_SRC_THRTL", 0xa4, 0x00),
+    RXC_INSERTS_IRQ_REJ = ev("UNC_CHA_RxC_INSERTS.IRQ_REJ", 0x13, 0x02),
+    RXC_INSERTS_IPQ = ev("UNC_CHA_RxC_INSERTS.IPQ", 0x13, 0x04),
+    RXC_INSERTS_PRQ = ev("UNC_CHA_RxC_INSERTS.PRQ", 0x13, 0x10),
+    RXC_INSERTS_PRQ_REJ = ev("UNC_CHA_RxC_INSERTS.PRQ_REJ", 0x13, 0x20),
+    RXC_INSERTS_RRQ = ev("UNC_CHA_RxC_INSERTS.RRQ", 0x13, 0x40),
+    RXC_INSERTS_WBQ = ev("UNC_CHA_RxC_INSERTS.WBQ", 0x13, 0x80),
+    RXC_IPQ0_REJECT_AD_REQ_VN0 = ev("UNC_CHA_RxC_IPQ0_REJECT.AD_REQ_VN0", 0x22, 0x01),
+    RXC_IPQ0_REJECT_AD_RSP_VN0 = ev("UNC_CHA_RxC_IPQ0_REJECT.AD_RSP_VN0", 0x22, 0x02),
+    RXC_IPQ0_REJECT_BL_RSP_VN0 = ev("UNC_CHA_RxC_IPQ0_REJECT.BL_RSP_VN0", 0x22, 0x04),
+    RXC_IPQ0_REJECT_BL_WB_VN0 = ev("UNC_CHA_RxC_IPQ0_REJECT.BL_WB_VN0", 0x22, 0x08),
+    RXC_IPQ0_REJECT_BL_NCB_VN0 = ev("UNC_CHA_RxC_IPQ0_REJECT.BL_NCB_VN0", 0x22, 0x10),
+    RXC_IPQ0_REJECT_BL_NCS_VN0 = ev("UNC_CHA_RxC_IPQ0_REJECT.BL_NCS_VN0", 0x22, 0x20),
+    RXC_IPQ1_REJECT_ANY0 = ev("UNC_CHA_RxC_IPQ1_REJECT.ANY0", 0x23, 0x01),
+    RXC_IPQ1_REJECT_HA = ev("UNC_CHA_RxC_IPQ1_REJECT.HA", 0x23, 0x02),
+    RXC_IPQ1_REJECT_LLC_VICTIM = ev("UNC_CHA_RxC_IPQ1_REJECT.LLC_VICTIM", 0x23, 0x04),
+    RXC_IPQ1_REJECT_SF_VICTIM = ev("UNC_CHA_RxC_IPQ1_REJECT.SF_VICTIM", 0x23, 0x08),
+    RXC_IPQ1_REJECT_VICTIM = ev("UNC_CHA_RxC_IPQ1_REJECT.VICTIM", 0x23, 0x10),
+    RXC_IPQ1_REJECT_LLC_OR_SF_WAY = ev("UNC_CHA_RxC_IPQ1_REJECT.LLC_OR_SF_WAY", 0x23, 0x20),
+    RXC_IPQ1_REJECT_ALLOW_SNP = ev("UNC_CHA_RxC_IPQ1_REJECT.ALLOW_SNP", 0x23, 0x40),
+    RXC_IPQ1_REJECT_PA_MATCH = ev("UNC_CHA_RxC_IPQ1_REJECT.PA_MATCH", 0x23, 0x80),
+    AG1_BL_CRD_OCCUPANCY_TGR0 = ev("UNC_CHA_AG1_BL_CRD_OCCUPANCY.TGR0", 0x8e, 0x01),
+    AG1_BL_CRD_OCCUPANCY_TGR1 = ev("UNC_CHA_AG1_BL_CRD_OCCUPANCY.TGR1", 0x8e, 0x02),
+    AG1_BL_CRD_OCCUPANCY_TGR2 = ev("UNC_CHA_AG1_BL_CRD_OCCUPANCY.TGR2", 0x8e, 0x04),
+    AG1_BL_CRD_OCCUPANCY_TGR3 = ev("UNC_CHA_AG1_BL_CRD_OCCUPANCY.TGR3", 0x8e, 0x08),
+    AG1_BL_CRD_OCCUPANCY_TGR4 = ev("UNC_CHA_AG1_BL_CRD_OCCUPANCY.TGR4", 0x8e, 0x10),
+    AG1_BL_CRD_OCCUPANCY_TGR5 = ev("UNC_CHA_AG1_BL_CRD_OCCUPANCY.TGR5", 0x8e, 0x20),
+    RXC_IRQ0_REJECT_AD_REQ_VN0 = ev("UNC_CHA_RxC_IRQ0_REJECT.AD_REQ_VN0", 0x18, 0x01),
+    RXC_IRQ0_REJECT_AD_RSP_VN0 = ev("UNC_CHA_RxC_IRQ0_REJECT.AD_RSP_VN0", 0x18, 0x02),
+    RXC_IRQ0_REJECT_BL_RSP_VN0 = ev("UNC_CHA_RxC_IRQ0_REJECT.BL_RSP_VN0", 0x18, 0x04),
+    RXC_IRQ0_REJECT_BL_WB_VN0 = ev("UNC_CHA_RxC_IRQ0_REJECT.BL_WB_VN0", 0x18, 0x08),
+    RXC_IRQ0_REJECT_BL_NCB_VN0 = ev("UNC_CHA_RxC_IRQ0_REJECT.BL_NCB_VN0", 0x18, 0x10),
+    RXC_IRQ0_REJECT_BL_NCS_VN0 = ev("UNC_CHA_RxC_IRQ0_REJECT.BL_NCS_VN0", 0x18, 0x20),
+    RXC_IRQ1_REJECT_ANY0 = ev("UNC_CHA_RxC_IRQ1_REJECT.ANY0", 0x19, 0x01),
+    RXC_IRQ1_REJECT_HA = ev("UNC_CHA_RxC_IRQ1_REJECT.HA", 0x19, 0x02),
+    RXC_IRQ1_REJECT_LLC_VICTIM = ev("UNC_CHA_RxC_IRQ1_REJECT.LLC_VICTIM", 0x19, 0x04),
+    RXC_IRQ1_REJECT_SF_VICTIM = ev("UNC_CHA_RxC_IRQ1_REJECT.SF_VICTIM", 0x19, 0x08),
+    RXC_IRQ1_REJECT_VICTIM = ev("UNC_CHA_RxC_IRQ1_REJECT.VICTIM", 0x19, 0x10),
+    RXC_IRQ1_REJECT_LLC_OR_SF_WAY = ev("UNC_CHA_RxC_IRQ1_REJECT.LLC_OR_SF_WAY", 0x19, 0x20),
+    RXC_IRQ1_REJECT_ALLOW_SNP = ev("UNC_CHA_RxC_IRQ1_REJECT.ALLOW_SNP", 0x19, 0x40),
+    RXC_ISMQ0_REJECT_AD_REQ_VN0 = ev("UNC_CHA_RxC_ISMQ0_REJECT.AD_REQ_VN0", 0x24, 0x01),
+    RXC_ISMQ0_REJECT_AD_RSP_VN0 = ev("UNC_CHA_RxC_ISMQ0_REJECT.AD_RSP_VN0", 0x24, 0x02),
+    RXC_ISMQ0_REJECT_BL_RSP_VN0 = ev("UNC_CHA_RxC_ISMQ0_REJECT.BL_RSP_VN0", 0x24, 0x04),
+    RXC_ISMQ0_REJECT_BL_WB_VN0 = ev("UNC_CHA_RxC_ISMQ0_REJECT.BL_WB_VN0", 0x24, 0x08),
+    RXC_ISMQ0_REJECT_BL_NCB_VN0 = ev("UNC_CHA_RxC_ISMQ0_REJECT.BL_NCB_VN0", 0x24, 0x10),
+    RXC_ISMQ0_REJECT_BL_NCS_VN0 = ev("UNC_CHA_RxC_ISMQ0_REJECT.BL_NCS_VN0", 0x24, 0x20),
+    RXC_ISMQ0_RETRY_AD_REQ_VN0 = ev("UNC_CHA_RxC_ISMQ0_RETRY.AD_REQ_VN0", 0x2c, 0x01),
+    RXC_ISMQ0_RETRY_AD_RSP_VN0 = ev("UNC_CHA_RxC_ISMQ0_RETRY.AD_RSP_VN0", 0x2c, 0x02),
+    RXC_ISMQ0_RETRY_BL_RSP_VN0 = ev("UNC_CHA_RxC_ISMQ0_RETRY.BL_RSP_VN0", 0x2c, 0x04),
+    RXC_ISMQ0_RETRY_BL_WB_VN0 = ev("UNC_CHA_RxC_ISMQ0_RETRY.BL_WB_VN0", 0x2c, 0x08),
+    RXC_ISMQ0_RETRY_BL_NCB_VN0 = ev("UNC_CHA_RxC_ISMQ0_RETRY.BL_NCB_VN0", 0x2c, 0x10),
+    RXC_ISMQ0_RETRY_BL_NCS_VN0 = ev("UNC_CHA_RxC_ISMQ0_RETRY.BL_NCS_VN0", 0x2c, 0x20),
+    RXC_ISMQ1_REJECT_ANY0 = ev("UNC_CHA_RxC_ISMQ1_REJECT.ANY0", 0x25, 0x01),
+    RXC_ISMQ1_REJECT_HA = ev("UNC_CHA_RxC_ISMQ1_REJECT.HA", 0x25, 0x02),
+    RXC_ISMQ1_RETRY_ANY0 = ev("UNC_CHA_RxC_ISMQ1_RETRY.ANY0", 0x2d, 0x01),
+    RXC_ISMQ1_RETRY_HA = ev("UNC_CHA_RxC_ISMQ1_RETRY.HA", 0x2d, 0x02),
+    RXC_OCCUPANCY_IPQ = ev("UNC_CHA_RxC_OCCUPANCY.IPQ", 0x11, 0x04).on(0b1),
+    RXC_OCCUPANCY_RRQ = ev("UNC_CHA_RxC_OCCUPANCY.RRQ", 0x11, 0x40).on(0b1),
+    RXC_OCCUPANCY_WBQ = ev("UNC_CHA_RxC_OCCUPANCY.WBQ", 0x11, 0x80).on(0b1),
+    RXC_OTHER0_RETRY_AD_REQ_VN0 = ev("UNC_CHA_RxC_OTHER0_RETRY.AD_REQ_VN0", 0x2e, 0x01),
+    RXC_OTHER0_RETRY_AD_RSP_VN0 = ev("UNC_CHA_RxC_OTHER0_RETRY.AD_RSP_VN0", 0x2e, 0x02),
+    RXC_OTHER0_RETRY_BL_RSP_VN0 = ev("UNC_CHA_RxC_OTHER0_RETRY.BL_RSP_VN0", 0x2e, 0x04),
+    RXC_OTHER0_RETRY_BL_WB_VN0 = ev("UNC_CHA_RxC_OTHER0_RETRY.BL_WB_VN0", 0x2e, 0x08),
+    RXC_OTHER0_RETRY_BL_NCB_VN0 = ev("UNC_CHA_RxC_OTHER0_RETRY.BL_NCB_VN0", 0x2e, 0x10),
+    RXC_OTHER0_RETRY_BL_NCS_VN0 = ev("UNC_CHA_RxC_OTHER0_RETRY.BL_NCS_VN0", 0x2e, 0x20),
+    RXC_OTHER1_RETRY_ANY0 = ev("UNC_CHA_RxC_OTHER1_RETRY.ANY0", 0x2f, 0x01),
+    RXC_OTHER1_RETRY_HA = ev("UNC_CHA_RxC_OTHER1_RETRY.HA", 0x2f, 0x02),
+    RXC_OTHER1_RETRY_LLC_VICTIM = ev("UNC_CHA_RxC_OTHER1_RETRY.LLC_VICTIM", 0x2f, 0x04),
+    RXC_OTHER1_RETRY_SF_VICTIM = ev("UNC_CHA_RxC_OTHER1_RETRY.SF_VICTIM", 0x2f, 0x08),
+    RXC_OTHER1_RETRY_VICTIM = ev("UNC_CHA_RxC_OTHER1_RETRY.VICTIM", 0x2f, 0x10),
+    RXC_OTHER1_RETRY_LLC_OR_SF_WAY = ev("UNC_CHA_RxC_OTHER1_RETRY.LLC_OR_SF_WAY", 0x2f, 0x20),
+    RXC_OTHER1_RETRY_ALLOW_SNP = ev("UNC_CHA_RxC_OTHER1_RETRY.ALLOW_SNP", 0x2f, 0x40),
+    RXC_OTHER1_RETRY_PA_MATCH = ev("UNC_CHA_RxC_OTHER1_RETRY.PA_MATCH", 0x2f, 0x80),
+    RXC_PRQ0_REJECT_AD_REQ_VN0 = ev("UNC_CHA_RxC_PRQ0_REJECT.AD_REQ_VN0", 0x20, 0x01),
+    RXC_PRQ0_REJECT_AD_RSP_VN0 = ev("UNC_CHA_RxC_PRQ0_REJECT.AD_RSP_VN0", 0x20, 0x02),
+    RXC_PRQ0_REJECT_BL_RSP_VN0 = ev("UNC_CHA_RxC_PRQ0_REJECT.BL_RSP_VN0", 0x20, 0x04),
+    RXC_PRQ0_REJECT_BL_WB_VN0 = ev("UNC_CHA_RxC_PRQ0_REJECT.BL_WB_VN0", 0x20, 0x08),
+    RXC_PRQ0_REJECT_BL_NCB_VN0 = ev("UNC_CHA_RxC_PRQ0_REJECT.BL_NCB_VN0", 0x20, 0x10),
+    RXC_PRQ0_REJECT_BL_NCS_VN0 = ev("UNC_CHA_RxC_PRQ0_REJECT.BL_NCS_VN0", 0x20, 0x20),
+    RXC_PRQ1_REJECT_ANY0 = ev("UNC_CHA_RxC_PRQ1_REJECT.ANY0", 0x21, 0x01),
+    RXC_PRQ1_REJECT_HA = ev("UNC_CHA_RxC_PRQ1_REJECT.HA", 0x21, 0x02),
+    RXC_PRQ1_REJECT_LLC_VICTIM = ev("UNC_CHA_RxC_PRQ1_REJECT.LLC_VICTIM", 0x21, 0x04),
+    RXC_PRQ1_REJECT_SF_VICTIM = ev("UNC_CHA_RxC_PRQ1_REJECT.SF_VICTIM", 0x21, 0x08),
+    RXC_PRQ1_REJECT_VICTIM = ev("UNC_CHA_RxC_PRQ1_REJECT.VICTIM", 0x21, 0x10),
+    RXC_PRQ1_REJECT_LLC_OR_SF_WAY = ev("UNC_CHA_RxC_PRQ1_REJECT.LLC_OR_SF_WAY", 0x21, 0x20),
+    RXC_PRQ1_REJECT_ALLOW_SNP = ev("UNC_CHA_RxC_PRQ1_REJECT.ALLOW_SNP", 0x21, 0x40),
+    RXC_PRQ1_REJECT_PA_MATCH = ev("UNC_CHA_RxC_PRQ1_REJECT.PA_MATCH", 0x21, 0x80),
+    RXC_REQ_Q0_RETRY_AD_REQ_VN0 = ev("UNC_CHA_RxC_REQ_Q0_RETRY.AD_REQ_VN0", 0x2a, 0x01),
+    RXC_REQ_Q0_RETRY_AD_RSP_VN0 = ev("UNC_CHA_RxC_REQ_Q0_RETRY.AD_RSP_VN0", 0x2a, 0x02),
+    RXC_REQ_Q0_RETRY_BL_RSP_VN0 = ev("UNC_CHA_RxC_REQ_Q0_RETRY.BL_RSP_VN0", 0x2a, 0x04),
+    RXC_REQ_Q0_RETRY_BL_WB_VN0 = ev("UNC_CHA_RxC_REQ_Q0_RETRY.BL_WB_VN0", 0x2a, 0x08),
+    RXC_REQ_Q0_RETRY_BL_NCB_VN0 = ev("UNC_CHA_RxC_REQ_Q0_RETRY.BL_NCB_VN0", 0x2a, 0x10),
+    RXC_REQ_Q0_RETRY_BL_NCS_VN0 = ev("UNC_CHA_RxC_REQ_Q0_RETRY.BL_NCS_VN0", 0x2a, 0x20),
+    RXC_RRQ0_REJECT_AD_REQ_VN0 = ev("UNC_CHA_RxC_RRQ0_REJECT.AD_REQ_VN0", 0x26, 0x01),
+    RXC_RRQ0_REJECT_AD_RSP_VN0 = ev("UNC_CHA_RxC_RRQ0_REJECT.AD_RSP_VN0", 0x26, 0x02),
+    RXC_RRQ0_REJECT_BL_RSP_VN0 = ev("UNC_CHA_RxC_RRQ0_REJECT.BL_RSP_VN0", 0x26, 0x04),
+    RXC_RRQ0_REJECT_BL_WB_VN0 = ev("UNC_CHA_RxC_RRQ0_REJECT.BL_WB_VN0", 0x26, 0x08),
+    RXC_RRQ0_REJECT_BL_NCB_VN0 = ev("UNC_CHA_RxC_RRQ0_REJECT.BL_NCB_VN0", 0x26, 0x10),
+    RXC_RRQ0_REJECT_BL_NCS_VN0 = ev("UNC_CHA_RxC_RRQ0_REJECT.BL_NCS_VN0", 0x26, 0x20),
+    RXC_RRQ1_REJECT_ANY0 = ev("UNC_CHA_RxC_RRQ1_REJECT.ANY0", 0x27, 0x01),
+    RXC_RRQ1_REJECT_HA = ev("UNC_CHA_RxC_RRQ1_REJECT.HA", 0x27, 0x02),
+    RXC_RRQ1_REJECT_LLC_VICTIM = ev("UNC_CHA_RxC_RRQ1_REJECT.LLC_VICTIM", 0x27, 0x04),
+    RXC_RRQ1_REJECT_SF_VICTIM = ev("UNC_CHA_RxC_RRQ1_REJECT.SF_VICTIM", 0x27, 0x08),
+    RXC_RRQ1_REJECT_VICTIM = ev("UNC_CHA_RxC_RRQ1_REJECT.VICTIM", 0x27, 0x10),
+    RXC_RRQ1_REJECT_LLC_OR_SF_WAY = ev("UNC_CHA_RxC_RRQ1_REJECT.LLC_OR_SF_WAY", 0x27, 0x20),
+    RXC_RRQ1_REJECT_ALLOW_SNP = ev("UNC_CHA_RxC_RRQ1_REJECT.ALLOW_SNP", 0x27, 0x40),
+    RXC_RRQ1_REJECT_PA_MATCH = ev("UNC_CHA_RxC_RRQ1_REJECT.PA_MATCH", 0x27, 0x80),
+    RXC_WBQ0_REJECT_AD_REQ_VN0 = ev("UNC_CHA_RxC_WBQ0_REJECT.AD_REQ_VN0", 0x28, 0x01),
+    RXC_WBQ0_REJECT_AD_RSP_VN0 = ev("UNC_CHA_RxC_WBQ0_REJECT.AD_RSP_VN0", 0x28, 0x02),
+    RXC_WBQ0_REJECT_BL_RSP_VN0 = ev("UNC_CHA_RxC_WBQ0_REJECT.BL_RSP_VN0", 0x28, 0x04),
+    RXC_WBQ0_REJECT_BL_WB_VN0 = ev("UNC_CHA_RxC_WBQ0_REJECT.BL_WB_VN0", 0x28, 0x08),
+    RXC_WBQ0_REJECT_BL_NCB_VN0 = ev("UNC_CHA_RxC_WBQ0_REJECT.BL_NCB_VN0", 0x28, 0x10),
+    RXC_WBQ0_REJECT_BL_NCS_VN0 = ev("UNC_CHA_RxC_WBQ0_REJECT.BL_NCS_VN0", 0x28, 0x20),
+    RXC_WBQ1_REJECT_ANY0 = ev("UNC_CHA_RxC_WBQ1_REJECT.ANY0", 0x29, 0x01),
+    RXC_WBQ1_REJECT_HA = ev("UNC_CHA_RxC_WBQ1_REJECT.HA", 0x29, 0x02),
+    RXC_WBQ1_REJECT_LLC_VICTIM = ev("UNC_CHA_RxC_WBQ1_REJECT.LLC_VICTIM", 0x29, 0x04),
+    RXC_WBQ1_REJECT_SF_VICTIM = ev("UNC_CHA_RxC_WBQ1_REJECT.SF_VICTIM", 0x29, 0x08),
+    RXC_WBQ1_REJECT_VICTIM = ev("UNC_CHA_RxC_WBQ1_REJECT.VICTIM", 0x29, 0x10),
+    RXC_WBQ1_REJECT_LLC_OR_SF_WAY = ev("UNC_CHA_RxC_WBQ1_REJECT.LLC_OR_SF_WAY", 0x29, 0x20),
+    RXC_WBQ1_REJECT_ALLOW_SNP = ev("UNC_CHA_RxC_WBQ1_REJECT.ALLOW_SNP", 0x29, 0x40),
+    RXC_WBQ1_REJECT_PA_MATCH = ev("UNC_CHA_RxC_WBQ1_REJECT.PA_MATCH", 0x29, 0x80),
+    STALL_NO_TXR_HORZ_CRD_AD_AG0_TGR0 = ev("UNC_CHA_STALL_NO_TxR_HORZ_CRD_AD_AG0.TGR0", 0xd0, 0x01),
+    STALL_NO_TXR_HORZ_CRD_AD_AG0_TGR1 = ev("UNC_CHA_STALL_NO_TxR_HORZ_CRD_AD_AG0.TGR1", 0xd0, 0x02),
+    STALL_NO_TXR_HORZ_CRD_AD_AG0_TGR2 = ev("UNC_CHA_STALL_NO_TxR_HORZ_CRD_AD_AG0.TGR2", 0xd0, 0x04),
+    STALL_NO_TXR_HORZ_CRD_AD_AG0_TGR3 = ev("UNC_CHA_STALL_NO_TxR_HORZ_CRD_AD_AG0.TGR3", 0xd0, 0x08),
+    STALL_NO_TXR_HORZ_CRD_AD_AG0_TGR4 = ev("UNC_CHA_STALL_NO_TxR_HORZ_CRD_AD_AG0.TGR4", 0xd0, 0x10),
+    STALL_NO_TXR_HORZ_CRD_AD_AG0_TGR5 = ev("UNC_CHA_STALL_NO_TxR_HORZ_CRD_AD_AG0.TGR5", 0xd0, 0x20),
+    STALL_NO_TXR_HORZ_CRD_AD_AG1_TGR0 = ev("UNC_CHA_STALL_NO_TxR_HORZ_CRD_AD_AG1.TGR0", 0xd2, 0x01),
+    STALL_NO_TXR_HORZ_CRD_AD_AG1_TGR1 = ev("UNC_CHA_STALL_NO_TxR_HORZ_CRD_AD_AG1.TGR1", 0xd2, 0x02),
+    STALL_NO_TXR_HORZ_CRD_AD_AG1_TGR2 = ev("UNC_CHA_STALL_NO_TxR_HORZ_CRD_AD_AG1.TGR2", 0xd2, 0x04),
+    STALL_NO_TXR_HORZ_CRD_AD_AG1_TGR3 = ev("UNC_CHA_STALL_NO_TxR_HORZ_CRD_AD_AG1.TGR3", 0xd2, 0x08),
+    STALL_NO_TXR_HORZ_CRD_AD_AG1_TGR4 = ev("UNC_CHA_STALL_NO_TxR_HORZ_CRD_AD_AG1.TGR4", 0xd2, 0x10),
+    STALL_NO_TXR_HORZ_CRD_AD_AG1_TGR5 = ev("UNC_CHA_STALL_NO_TxR_HORZ_CRD_AD_AG1.TGR5", 0xd2, 0x20),
+    STALL_NO_TXR_HORZ_CRD_BL_AG0_TGR0 = ev("UNC_CHA_STALL_NO_TxR_HORZ_CRD_BL_AG0.TGR0", 0xd4, 0x01),
+    STALL_NO_TXR_HORZ_CRD_BL_AG0_TGR1 = ev("UNC_CHA_STALL_NO_TxR_HORZ_CRD_BL_AG0.TGR1", 0xd4, 0x02),
+    STALL_NO_TXR_HORZ_CRD_BL_AG0_TGR2 = ev("UNC_CHA_STALL_NO_TxR_HORZ_CRD_BL_AG0.TGR2", 0xd4, 0x04),
+    STALL_NO_TXR_HORZ_CRD_BL_AG0_TGR3 = ev("UNC_CHA_STALL_NO_TxR_HORZ_CRD_BL_AG0.TGR3", 0xd4, 0x08),
+    STALL_NO_TXR_HORZ_CRD_BL_AG0_TGR4 = ev("UNC_CHA_STALL_NO_TxR_HORZ_CRD_BL_AG0.TGR4", 0xd4, 0x10),
+    STALL_NO_TXR_HORZ_CRD_BL_AG0_TGR5 = ev("UNC_CHA_STALL_NO_TxR_HORZ_CRD_BL_AG0.TGR5", 0xd4, 0x20),
+    STALL_NO_TXR_HORZ_CRD_BL_AG1_TGR0 = ev("UNC_CHA_STALL_NO_TxR_HORZ_CRD_BL_AG1.TGR0", 0xd6, 0x01),
+    STALL_NO_TXR_HORZ_CRD_BL_AG1_TGR1 = ev("UNC_CHA_STALL_NO_TxR_HORZ_CRD_BL_AG1.TGR1", 0xd6, 0x02),
+    STALL_NO_TXR_HORZ_CRD_BL_AG1_TGR2 = ev("UNC_CHA_STALL_NO_TxR_HORZ_CRD_BL_AG1.TGR2", 0xd6, 0x04),
+    STALL_NO_TXR_HORZ_CRD_BL_AG1_TGR3 = ev("UNC_CHA_STALL_NO_TxR_HORZ_CRD_BL_AG1.TGR3", 0xd6, 0x08),
+    STALL_NO_TXR_HORZ_CRD_BL_AG1_TGR4 = ev("UNC_CHA_STALL_NO_TxR_HORZ_CRD_BL_AG1.TGR4", 0xd6, 0x10),
+    STALL_NO_TXR_HORZ_CRD_BL_AG1_TGR5 = ev("UNC_CHA_STALL_NO_TxR_HORZ_CRD_BL_AG1.TGR5", 0xd6, 0x20),
+    TXR_HORZ_ADS_USED_AD_BNC = ev("UNC_CHA_TxR_HORZ_ADS_USED.AD_BNC", 0x9d, 0x01),
+    TXR_HORZ_ADS_USED_AK_BNC = ev("UNC_CHA_TxR_HORZ_ADS_USED.AK_BNC", 0x9d, 0x02),
+    TXR_HORZ_ADS_USED_BL_BNC = ev("UNC_CHA_TxR_HORZ_ADS_USED.BL_BNC", 0x9d, 0x04),
+    TXR_HORZ_ADS_USED_AD_CRD = ev("UNC_CHA_TxR_HORZ_ADS_USED.AD_CRD", 0x9d, 0x10),
+    TXR_HORZ_ADS_USED_BL_CRD = ev("UNC_CHA_TxR_HORZ_ADS_USED.BL_CRD", 0x9d, 0x40),
+    TXR_HORZ_BYPASS_AD_BNC = ev("UNC_CHA_TxR_HORZ_BYPASS.AD_BNC", 0x9f, 0x01),
+    TXR_HORZ_BYPASS_AK_BNC = ev("UNC_CHA_TxR_HORZ_BYPASS.AK_BNC", 0x9f, 0x02),
+    TXR_HORZ_BYPASS_BL_BNC = ev("UNC_CHA_TxR_HORZ_BYPASS.BL_BNC", 0x9f, 0x04),
+    TXR_HORZ_BYPASS_IV_BNC = ev("UNC_CHA_TxR_HORZ_BYPASS.IV_BNC", 0x9f, 0x08),
+    TXR_HORZ_BYPASS_AD_CRD = ev("UNC_CHA_TxR_HORZ_BYPASS.AD_CRD", 0x9f, 0x10),
+    TXR_HORZ_BYPASS_BL_CRD = ev("UNC_CHA_TxR_HORZ_BYPASS.BL_CRD", 0x9f, 0x40),
+    TXR_HORZ_CYCLES_FULL_AD_BNC = ev("UNC_CHA_TxR_HORZ_CYCLES_FULL.AD_BNC", 0x96, 0x01),
+    TXR_HORZ_CYCLES_FULL_AK_BNC = ev("UNC_CHA_TxR_HORZ_CYCLES_FULL.AK_BNC", 0x96, 0x02),
+    TXR_HORZ_CYCLES_FULL_BL_BNC = ev("UNC_CHA_TxR_HORZ_CYCLES_FULL.BL_BNC", 0x96, 0x04),
+    TXR_HORZ_CYCLES_FULL_IV_BNC = ev("UNC_CHA_TxR_HORZ_CYCLES_FULL.IV_BNC", 0x96, 0x08),
+    TXR_HORZ_CYCLES_FULL_AD_CRD = ev("UNC_CHA_TxR_HORZ_CYCLES_FULL.AD_CRD", 0x96, 0x10),
+    TXR_HORZ_CYCLES_FULL_BL_CRD = ev("UNC_CHA_TxR_HORZ_CYCLES_FULL.BL_CRD", 0x96, 0x40),
+    TXR_HORZ_CYCLES_NE_AD_BNC = ev("UNC_CHA_TxR_HORZ_CYCLES_NE.AD_BNC", 0x97, 0x01),
+    TXR_HORZ_CYCLES_NE_AK_BNC = ev("UNC_CHA_TxR_HORZ_CYCLES_NE.AK_BNC", 0x97, 0x02),
+    TXR_HORZ_CYCLES_NE_BL_BNC = ev("UNC_CHA_TxR_HORZ_CYCLES_NE.BL_BNC", 0x97, 0x04),
+    TXR_HORZ_CYCLES_NE_IV_BNC = ev("UNC_CHA_TxR_HORZ_CYCLES_NE.IV_BNC", 0x97, 0x08),
+    TXR_HORZ_CYCLES_NE_AD_CRD = ev("UNC_CHA_TxR_HORZ_CYCLES_NE.AD_CRD", 0x97, 0x10),
+    TXR_HORZ_CYCLES_NE_BL_CRD = ev("UNC_CHA_TxR_HORZ_CYCLES_NE.BL_CRD", 0x97, 0x40),
+    TXR_HORZ_INSERTS_AD_BNC = ev("UNC_CHA_TxR_HORZ_INSERTS.AD_BNC", 0x95, 0x01),
+    TXR_HORZ_INSERTS_AK_BNC = ev("UNC_CHA_TxR_HORZ_INSERTS.AK_BNC", 0x95, 0x02),
+    TXR_HORZ_INSERTS_BL_BNC = ev("UNC_CHA_TxR_HORZ_INSERTS.BL_BNC", 0x95, 0x04),
+    TXR_HORZ_INSERTS_IV_BNC = ev("UNC_CHA_TxR_HORZ_INSERTS.IV_BNC", 0x95, 0x08),
+    TXR_HORZ_INSERTS_AD_CRD = ev("UNC_CHA_TxR_HORZ_INSERTS.AD_CRD", 0x95, 0x10),
+    TXR_HORZ_INSERTS_BL_CRD = ev("UNC_CHA_TxR_HORZ_INSERTS.BL_CRD", 0x95, 0x40),
+    TXR_HORZ_NACK_AD_BNC = ev("UNC_CHA_TxR_HORZ_NACK.AD_BNC", 0x99, 0x01),
+    TXR_HORZ_NACK_AK_BNC = ev("UNC_CHA_TxR_HORZ_NACK.AK_BNC", 0x99, 0x02),
+    TXR_HORZ_NACK_BL_BNC = ev("UNC_CHA_TxR_HORZ_NACK.BL_BNC", 0x99, 0x04),
+    TXR_HORZ_NACK_IV_BNC = ev("UNC_CHA_TxR_HORZ_NACK.IV_BNC", 0x99, 0x08),
+    TXR_HORZ_NACK_AD_CRD = ev("UNC_CHA_TxR_HORZ_NACK.AD_CRD", 0x99, 0x20),
+    TXR_HORZ_NACK_BL_CRD = ev("UNC_CHA_TxR_HORZ_NACK.BL_CRD", 0x99, 0x40),
+    TXR_HORZ_OCCUPANCY_AD_BNC = ev("UNC_CHA_TxR_HORZ_OCCUPANCY.AD_BNC", 0x94, 0x01),
+    TXR_HORZ_OCCUPANCY_AK_BNC = ev("UNC_CHA_TxR_HORZ_OCCUPANCY.AK_BNC", 0x94, 0x02),
+    TXR_HORZ_OCCUPANCY_BL_BNC = ev("UNC_CHA_TxR_HORZ_OCCUPANCY.BL_BNC", 0x94, 0x04),
+    TXR_HORZ_OCCUPANCY_IV_BNC = ev("UNC_CHA_TxR_HORZ_OCCUPANCY.IV_BNC", 0x94, 0x08),
+    TXR_HORZ_OCCUPANCY_AD_CRD = ev("UNC_CHA_TxR_HORZ_OCCUPANCY.AD_CRD", 0x94, 0x10),
+    TXR_HORZ_OCCUPANCY_BL_CRD = ev("UNC_CHA_TxR_HORZ_OCCUPANCY.BL_CRD", 0x94, 0x40),
+    TXR_HORZ_STARVED_AD_BNC = ev("UNC_CHA_TxR_HORZ_STARVED.AD_BNC", 0x9b, 0x01),
+    TXR_HORZ_STARVED_AK_BNC = ev("UNC_CHA_TxR_HORZ_STARVED.AK_BNC", 0x9b, 0x02),
+    TXR_HORZ_STARVED_BL_BNC = ev("UNC_CHA_TxR_HORZ_STARVED.BL_BNC", 0x9b, 0x04),
+    TXR_HORZ_STARVED_IV_BNC = ev("UNC_CHA_TxR_HORZ_STARVED.IV_BNC", 0x9b, 0x08),
+    TXR_VERT_ADS_USED_AD_AG0 = ev("UNC_CHA_TxR_VERT_ADS_USED.AD_AG0", 0x9c, 0x01),
+    TXR_VERT_ADS_USED_AK_AG0 = ev("UNC_CHA_TxR_VERT_ADS_USED.AK_AG0", 0x9c, 0x02),
+    TXR_VERT_ADS_USED_BL_AG0 = ev("UNC_CHA_TxR_VERT_ADS_USED.BL_AG0", 0x9c, 0x04),
+    TXR_VERT_ADS_USED_AD_AG1 = ev("UNC_CHA_TxR_VERT_ADS_USED.AD_AG1", 0x9c, 0x10),
+    TXR_VERT_ADS_USED_AK_AG1 = ev("UNC_CHA_TxR_VERT_ADS_USED.AK_AG1", 0x9c, 0x20),
+    TXR_VERT_ADS_USED_BL_AG1 = ev("UNC_CHA_TxR_VERT_ADS_USED.BL_AG1", 0x9c, 0x40),
+    TXR_VERT_BYPASS_AD_AG0 = ev("UNC_CHA_TxR_VERT_BYPASS.AD_AG0", 0x9e, 0x01),
+    TXR_VERT_BYPASS_AK_AG0 = ev("UNC_CHA_TxR_VERT_BYPASS.AK_AG0", 0x9e, 0x02),
+    TXR_VERT_BYPASS_BL_AG0 = ev("UNC_CHA_TxR_VERT_BYPASS.BL_AG0", 0x9e, 0x04),
+    TXR_VERT_BYPASS_IV = ev("UNC_CHA_TxR_VERT_BYPASS.IV", 0x9e, 0x08),
+    TXR_VERT_BYPASS_AD_AG1 = ev("UNC_CHA_TxR_VERT_BYPASS.AD_AG1", 0x9e, 0x10),
+    TXR_VERT_BYPASS_AK_AG1 = ev("UNC_CHA_TxR_VERT_BYPASS.AK_AG1", 0x9e, 0x20),
+    TXR_VERT_BYPASS_BL_AG1 = ev("UNC_CHA_TxR_VERT_BYPASS.BL_AG1", 0x9e, 0x40),
+    TXR_VERT_CYCLES_FULL_AD_AG0 = ev("UNC_CHA_TxR_VERT_CYCLES_FULL.AD_AG0", 0x92, 0x01),
+    TXR_VERT_CYCLES_FULL_AK_AG0 = ev("UNC_CHA_TxR_VERT_CYCLES_FULL.AK_AG0", 0x92, 0x02),
+    TXR_VERT_CYCLES_FULL_BL_AG0 = ev("UNC_CHA_TxR_VERT_CYCLES_FULL.BL_AG0", 0x92, 0x04),
+    TXR_VERT_CYCLES_FULL_IV = ev("UNC_CHA_TxR_VERT_CYCLES_FULL.IV", 0x92, 0x08),
+    TXR_VERT_CYCLES_FULL_AD_AG1 = ev("UNC_CHA_TxR_VERT_CYCLES_FULL.AD_AG1", 0x92, 0x10),
+    TXR_VERT_CYCLES_FULL_AK_AG1 = ev("UNC_CHA_TxR_VERT_CYCLES_FULL.AK_AG1", 0x92, 0x20),
+    TXR_VERT_CYCLES_FULL_BL_AG1 = ev("UNC_CHA_TxR_VERT_CYCLES_FULL.BL_AG1", 0x92, 0x40),
+    TXR_VERT_CYCLES_NE_AD_AG0 = ev("UNC_CHA_TxR_VERT_CYCLES_NE.AD_AG0", 0x93, 0x01),
+    TXR_VERT_CYCLES_NE_AK_AG0 = ev("UNC_CHA_TxR_VERT_CYCLES_NE.AK_AG0", 0x93, 0x02),
+    TXR_VERT_CYCLES_NE_BL_AG0 = ev("UNC_CHA_TxR_VERT_CYCLES_NE.BL_AG0", 0x93, 0x04),
+    TXR_VERT_CYCLES_NE_IV = ev("UNC_CHA_TxR_VERT_CYCLES_NE.IV", 0x93, 0x08),
+    TXR_VERT_CYCLES_NE_AD_AG1 = ev("UNC_CHA_TxR_VERT_CYCLES_NE.AD_AG1", 0x93, 0x10),
+    TXR_VERT_CYCLES_NE_AK_AG1 = ev("UNC_CHA_TxR_VERT_CYCLES_NE.AK_AG1", 0x93, 0x20),
+    TXR_VERT_CYCLES_NE_BL_AG1 = ev("UNC_CHA_TxR_VERT_CYCLES_NE.BL_AG1", 0x93, 0x40),
+    TXR_VERT_INSERTS_AD_AG0 = ev("UNC_CHA_TxR_VERT_INSERTS.AD_AG0", 0x91, 0x01),
+    TXR_VERT_INSERTS_AK_AG0 = ev("UNC_CHA_TxR_VERT_INSERTS.AK_AG0", 0x91, 0x02),
+    TXR_VERT_INSERTS_BL_AG0 = ev("UNC_CHA_TxR_VERT_INSERTS.BL_AG0", 0x91, 0x04),
+    TXR_VERT_INSERTS_IV = ev("UNC_CHA_TxR_VERT_INSERTS.IV", 0x91, 0x08),
+    TXR_VERT_INSERTS_AD_AG1 = ev("UNC_CHA_TxR_VERT_INSERTS.AD_AG1", 0x91, 0x10),
+    TXR_VERT_INSERTS_AK_AG1 = ev("UNC_CHA_TxR_VERT_INSERTS.AK_AG1", 0x91, 0x20),
+    TXR_VERT_INSERTS_BL_AG1 = ev("UNC_CHA_TxR_VERT_INSERTS.BL_AG1", 0x91, 0x40),
+    TXR_VERT_OCCUPANCY_AD_AG0 = ev("UNC_CHA_TxR_VERT_OCCUPANCY.AD_AG0", 0x90, 0x01),
+    TXR_VERT_OCCUPANCY_AK_AG0 = ev("UNC_CHA_TxR_VERT_OCCUPANCY.AK_AG0", 0x90, 0x02),
+    TXR_VERT_OCCUPANCY_BL_AG0 = ev("UNC_CHA_TxR_VERT_OCCUPANCY.BL_AG0", 0x90, 0x04),
+    TXR_VERT_OCCUPANCY_IV = ev("UNC_CHA_TxR_VERT_OCCUPANCY.IV", 0x90, 0x08),
+    TXR_VERT_OCCUPANCY_AD_AG1 = ev("UNC_CHA_TxR_VERT_OCCUPANCY.AD_AG1", 0x90, 0x10),
+    TXR_VERT_OCCUPANCY_AK_AG1 = ev("UNC_CHA_TxR_VERT_OCCUPANCY.AK_AG1", 0x90, 0x20),
+    TXR_VERT_OCCUPANCY_BL_AG1 = ev("UNC_CHA_TxR_VERT_OCCUPANCY.BL_AG1", 0x90, 0x40),
+    VERT_RING_AD_IN_USE_UP_EVEN = ev("UNC_CHA_VERT_RING_AD_IN_USE.UP_EVEN", 0xa6, 0x01),
+    VERT_RING_AD_IN_USE_UP_ODD = ev("UNC_CHA_VERT_RING_AD_IN_USE.UP_ODD", 0xa6, 0x02),
+    VERT_RING_AD_IN_USE_DN_EVEN = ev("UNC_CHA_VERT_RING_AD_IN_USE.DN_EVEN", 0xa6, 0x04),
+    VERT_RING_AD_IN_USE_DN_ODD = ev("UNC_CHA_VERT_RING_AD_IN_USE.DN_ODD", 0xa6, 0x08),
+    VERT_RING_AK_IN_USE_UP_EVEN = ev("UNC_CHA_VERT_RING_AK_IN_USE.UP_EVEN", 0xa8, 0x01),
+    VERT_RING_AK_IN_USE_UP_ODD = ev("UNC_CHA_VERT_RING_AK_IN_USE.UP_ODD", 0xa8, 0x02),
+    VERT_RING_AK_IN_USE_DN_EVEN = ev("UNC_CHA_VERT_RING_AK_IN_USE.DN_EVEN", 0xa8, 0x04),
+    VERT_RING_AK_IN_USE_DN_ODD = ev("UNC_CHA_VERT_RING_AK_IN_USE.DN_ODD", 0xa8, 0x08),
+    VERT_RING_BL_IN_USE_UP_EVEN = ev("UNC_CHA_VERT_RING_BL_IN_USE.UP_EVEN", 0xaa, 0x01),
+    VERT_RING_BL_IN_USE_UP_ODD = ev("UNC_CHA_VERT_RING_BL_IN_USE.UP_ODD", 0xaa, 0x02),
+    VERT_RING_BL_IN_USE_DN_EVEN = ev("UNC_CHA_VERT_RING_BL_IN_USE.DN_EVEN", 0xaa, 0x04),
+    VERT_RING_BL_IN_USE_DN_ODD = ev("UNC_CHA_VERT_RING_BL_IN_USE.DN_ODD", 0xaa, 0x08),
+    VERT_RING_IV_IN_USE_UP = ev("UNC_CHA_VERT_RING_IV_IN_USE.UP", 0xac, 0x01),
+    VERT_RING_IV_IN_USE_DN = ev("UNC_CHA_VERT_RING_IV_IN_USE.DN", 0xac, 0x04),
+    FAST_ASSERTED_VERT = ev("UNC_CHA_FAST_ASSERTED.VERT", 0xa5, 0x01),
+    LLC_VICTIMS_LOCAL = ev("UNC_CHA_LLC_VICTIMS.LOCAL", 0x37, 0x20),
+    LLC_VICTIMS_LOCAL_M = ev("UNC_CHA_LLC_VICTIMS.LOCAL_M", 0x37, 0x21),
+    LLC_VICTIMS_LOCAL_E = ev("UNC_CHA_LLC_VICTIMS.LOCAL_E", 0x37, 0x22),
+    LLC_VICTIMS_LOCAL_S = ev("UNC_CHA_LLC_VICTIMS.LOCAL_S", 0x37, 0x24),
+    LLC_VICTIMS_LOCAL_F = ev("UNC_CHA_LLC_VICTIMS.LOCAL_F", 0x37, 0x28),
+    LLC_VICTIMS_REMOTE_M = ev("UNC_CHA_LLC_VICTIMS.REMOTE_M", 0x37, 0x81),
+    LLC_VICTIMS_REMOTE_E = ev("UNC_CHA_LLC_VICTIMS.REMOTE_E", 0x37, 0x82),
+    LLC_VICTIMS_REMOTE_S = ev("UNC_CHA_LLC_VICTIMS.REMOTE_S", 0x37, 0x84),
+    LLC_VICTIMS_REMOTE_F = ev("UNC_CHA_LLC_VICTIMS.REMOTE_F", 0x37, 0x88),
+    LLC_VICTIMS_REMOTE_ALL = ev("UNC_CHA_LLC_VICTIMS.REMOTE_ALL", 0x37, 0x8f),
+    TOR_OCCUPANCY_ALL_FROM_LOC = ev("UNC_CHA_TOR_OCCUPANCY.ALL_FROM_LOC", 0x36, 0x37).on(0b1).filters("CHAFilter1[31:0]"),
+    PMM_MEMMODE_NM_SETCONFLICTS_IODC = ev("UNC_CHA_PMM_MEMMODE_NM_SETCONFLICTS.IODC", 0x64, 0x10),
+    PMM_MEMMODE_NM_SETCONFLICTS_LLC = ev("UNC_CHA_PMM_MEMMODE_NM_SETCONFLICTS.LLC", 0x64, 0x02),
+    PMM_MEMMODE_NM_SETCONFLICTS_SF = ev("UNC_CHA_PMM_MEMMODE_NM_SETCONFLICTS.SF", 0x64, 0x01),
+    PMM_MEMMODE_NM_SETCONFLICTS_TOR = ev("UNC_CHA_PMM_MEMMODE_NM_SETCONFLICTS.TOR", 0x64, 0x04),
+    PMM_MEMMODE_NM_SETCONFLICTS_TOR_REJECT = ev("UNC_CHA_PMM_MEMMODE_NM_SETCONFLICTS.TOR_REJECT", 0x64, 0x08),
+}
 #[cfg(not(feature = "experimental-events"))]
 const EXPERIMENTAL_ROWS: &[EventRow] = &[];
 /// The rows built.

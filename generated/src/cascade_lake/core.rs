@@ -10,7 +10,7 @@ use crate::core_events::CoreEventsInfo;
 use crate::support::EventInfo;
 
 #[allow(unused_imports)]
-use crate::core_events::{ev, EventRow};
+use crate::core_events::{event_table, EventRow};
 #[cfg(feature = "metadata")]
 use crate::core_events::{event_info_refs, event_infos};
 
@@ -24,2640 +24,6 @@ pub enum List {}
 pub type Event = CoreEvent<List>;
 
 impl Event {
-    /// `LD_BLOCKS.STORE_FORWARD`.
-    pub const LD_BLOCKS_STORE_FORWARD: Event = Event::row(0);
-    /// `LD_BLOCKS.NO_SR`.
-    pub const LD_BLOCKS_NO_SR: Event = Event::row(1);
-    /// `LD_BLOCKS_PARTIAL.ADDRESS_ALIAS`.
-    pub const LD_BLOCKS_PARTIAL_ADDRESS_ALIAS: Event = Event::row(2);
-    /// `DTLB_LOAD_MISSES.MISS_CAUSES_A_WALK`.
-    pub const DTLB_LOAD_MISSES_MISS_CAUSES_A_WALK: Event = Event::row(3);
-    /// `DTLB_LOAD_MISSES.WALK_COMPLETED_4K`.
-    pub const DTLB_LOAD_MISSES_WALK_COMPLETED_4K: Event = Event::row(4);
-    /// `DTLB_LOAD_MISSES.WALK_COMPLETED_2M_4M`.
-    pub const DTLB_LOAD_MISSES_WALK_COMPLETED_2M_4M: Event = Event::row(5);
-    /// `DTLB_LOAD_MISSES.WALK_COMPLETED_1G`.
-    pub const DTLB_LOAD_MISSES_WALK_COMPLETED_1G: Event = Event::row(6);
-    /// `DTLB_LOAD_MISSES.WALK_COMPLETED`.
-    pub const DTLB_LOAD_MISSES_WALK_COMPLETED: Event = Event::row(7);
-    /// `DTLB_LOAD_MISSES.WALK_PENDING`.
-    pub const DTLB_LOAD_MISSES_WALK_PENDING: Event = Event::row(8);
-    /// `DTLB_LOAD_MISSES.WALK_ACTIVE`.
-    pub const DTLB_LOAD_MISSES_WALK_ACTIVE: Event = Event::row(9);
-    /// `DTLB_LOAD_MISSES.STLB_HIT`.
-    pub const DTLB_LOAD_MISSES_STLB_HIT: Event = Event::row(10);
-    /// `INT_MISC.RECOVERY_CYCLES`.
-    pub const INT_MISC_RECOVERY_CYCLES: Event = Event::row(11);
-    /// `INT_MISC.RECOVERY_CYCLES_ANY`.
-    pub const INT_MISC_RECOVERY_CYCLES_ANY: Event = Event::row(12);
-    /// `INT_MISC.CLEARS_COUNT`.
-    pub const INT_MISC_CLEARS_COUNT: Event = Event::row(13);
-    /// `INT_MISC.CLEAR_RESTEER_CYCLES`.
-    pub const INT_MISC_CLEAR_RESTEER_CYCLES: Event = Event::row(14);
-    /// `UOPS_ISSUED.ANY`.
-    pub const UOPS_ISSUED_ANY: Event = Event::row(15);
-    /// `UOPS_ISSUED.STALL_CYCLES`.
-    pub const UOPS_ISSUED_STALL_CYCLES: Event = Event::row(16);
-    /// `UOPS_ISSUED.VECTOR_WIDTH_MISMATCH`.
-    pub const UOPS_ISSUED_VECTOR_WIDTH_MISMATCH: Event = Event::row(17);
-    /// `UOPS_ISSUED.SLOW_LEA`.
-    pub const UOPS_ISSUED_SLOW_LEA: Event = Event::row(18);
-    /// `ARITH.DIVIDER_ACTIVE`.
-    pub const ARITH_DIVIDER_ACTIVE: Event = Event::row(19);
-    /// `L2_RQSTS.DEMAND_DATA_RD_MISS`.
-    pub const L2_RQSTS_DEMAND_DATA_RD_MISS: Event = Event::row(20);
-    /// `L2_RQSTS.RFO_MISS`.
-    pub const L2_RQSTS_RFO_MISS: Event = Event::row(21);
-    /// `L2_RQSTS.CODE_RD_MISS`.
-    pub const L2_RQSTS_CODE_RD_MISS: Event = Event::row(22);
-    /// `L2_RQSTS.ALL_DEMAND_MISS`.
-    pub const L2_RQSTS_ALL_DEMAND_MISS: Event = Event::row(23);
-    /// `L2_RQSTS.PF_MISS`.
-    pub const L2_RQSTS_PF_MISS: Event = Event::row(24);
-    /// `L2_RQSTS.MISS`.
-    pub const L2_RQSTS_MISS: Event = Event::row(25);
-    /// `L2_RQSTS.DEMAND_DATA_RD_HIT`.
-    pub const L2_RQSTS_DEMAND_DATA_RD_HIT: Event = Event::row(26);
-    /// `L2_RQSTS.RFO_HIT`.
-    pub const L2_RQSTS_RFO_HIT: Event = Event::row(27);
-    /// `L2_RQSTS.CODE_RD_HIT`.
-    pub const L2_RQSTS_CODE_RD_HIT: Event = Event::row(28);
-    /// `L2_RQSTS.PF_HIT`.
-    pub const L2_RQSTS_PF_HIT: Event = Event::row(29);
-    /// `L2_RQSTS.ALL_DEMAND_DATA_RD`.
-    pub const L2_RQSTS_ALL_DEMAND_DATA_RD: Event = Event::row(30);
-    /// `L2_RQSTS.ALL_RFO`.
-    pub const L2_RQSTS_ALL_RFO: Event = Event::row(31);
-    /// `L2_RQSTS.ALL_CODE_RD`.
-    pub const L2_RQSTS_ALL_CODE_RD: Event = Event::row(32);
-    /// `L2_RQSTS.ALL_DEMAND_REFERENCES`.
-    pub const L2_RQSTS_ALL_DEMAND_REFERENCES: Event = Event::row(33);
-    /// `L2_RQSTS.ALL_PF`.
-    pub const L2_RQSTS_ALL_PF: Event = Event::row(34);
-    /// `L2_RQSTS.REFERENCES`.
-    pub const L2_RQSTS_REFERENCES: Event = Event::row(35);
-    /// `CORE_POWER.LVL0_TURBO_LICENSE`.
-    pub const CORE_POWER_LVL0_TURBO_LICENSE: Event = Event::row(36);
-    /// `CORE_POWER.LVL1_TURBO_LICENSE`.
-    pub const CORE_POWER_LVL1_TURBO_LICENSE: Event = Event::row(37);
-    /// `CORE_POWER.LVL2_TURBO_LICENSE`.
-    pub const CORE_POWER_LVL2_TURBO_LICENSE: Event = Event::row(38);
-    /// `CORE_POWER.THROTTLE`.
-    pub const CORE_POWER_THROTTLE: Event = Event::row(39);
-    /// `LONGEST_LAT_CACHE.MISS`.
-    pub const LONGEST_LAT_CACHE_MISS: Event = Event::row(40);
-    /// `LONGEST_LAT_CACHE.REFERENCE`.
-    pub const LONGEST_LAT_CACHE_REFERENCE: Event = Event::row(41);
-    /// `SW_PREFETCH_ACCESS.NTA`.
-    pub const SW_PREFETCH_ACCESS_NTA: Event = Event::row(42);
-    /// `SW_PREFETCH_ACCESS.T0`.
-    pub const SW_PREFETCH_ACCESS_T0: Event = Event::row(43);
-    /// `SW_PREFETCH_ACCESS.T1_T2`.
-    pub const SW_PREFETCH_ACCESS_T1_T2: Event = Event::row(44);
-    /// `SW_PREFETCH_ACCESS.PREFETCHW`.
-    pub const SW_PREFETCH_ACCESS_PREFETCHW: Event = Event::row(45);
-    /// `SW_PREFETCH_ACCESS.ANY`.
-    pub const SW_PREFETCH_ACCESS_ANY: Event = Event::row(46);
-    /// `CPU_CLK_UNHALTED.THREAD_P`.
-    pub const CPU_CLK_UNHALTED_THREAD_P: Event = Event::row(47);
-    /// `CPU_CLK_UNHALTED.THREAD_P_ANY`.
-    pub const CPU_CLK_UNHALTED_THREAD_P_ANY: Event = Event::row(48);
-    /// `CPU_CLK_UNHALTED.RING0_TRANS`.
-    pub const CPU_CLK_UNHALTED_RING0_TRANS: Event = Event::row(49);
-    /// `CPU_CLK_THREAD_UNHALTED.REF_XCLK`.
-    pub const CPU_CLK_THREAD_UNHALTED_REF_XCLK: Event = Event::row(50);
-    /// `CPU_CLK_THREAD_UNHALTED.REF_XCLK_ANY`.
-    pub const CPU_CLK_THREAD_UNHALTED_REF_XCLK_ANY: Event = Event::row(51);
-    /// `CPU_CLK_UNHALTED.REF_XCLK`.
-    pub const CPU_CLK_UNHALTED_REF_XCLK: Event = Event::row(52);
-    /// `CPU_CLK_UNHALTED.REF_XCLK_ANY`.
-    pub const CPU_CLK_UNHALTED_REF_XCLK_ANY: Event = Event::row(53);
-    /// `CPU_CLK_THREAD_UNHALTED.ONE_THREAD_ACTIVE`.
-    pub const CPU_CLK_THREAD_UNHALTED_ONE_THREAD_ACTIVE: Event = Event::row(54);
-    /// `CPU_CLK_UNHALTED.ONE_THREAD_ACTIVE`.
-    pub const CPU_CLK_UNHALTED_ONE_THREAD_ACTIVE: Event = Event::row(55);
-    /// `L1D_PEND_MISS.PENDING`.
-    pub const L1D_PEND_MISS_PENDING: Event = Event::row(56);
-    /// `L1D_PEND_MISS.PENDING_CYCLES`.
-    pub const L1D_PEND_MISS_PENDING_CYCLES: Event = Event::row(57);
-    /// `L1D_PEND_MISS.PENDING_CYCLES_ANY`.
-    pub const L1D_PEND_MISS_PENDING_CYCLES_ANY: Event = Event::row(58);
-    /// `L1D_PEND_MISS.FB_FULL`.
-    pub const L1D_PEND_MISS_FB_FULL: Event = Event::row(59);
-    /// `DTLB_STORE_MISSES.MISS_CAUSES_A_WALK`.
-    pub const DTLB_STORE_MISSES_MISS_CAUSES_A_WALK: Event = Event::row(60);
-    /// `DTLB_STORE_MISSES.WALK_COMPLETED_4K`.
-    pub const DTLB_STORE_MISSES_WALK_COMPLETED_4K: Event = Event::row(61);
-    /// `DTLB_STORE_MISSES.WALK_COMPLETED_2M_4M`.
-    pub const DTLB_STORE_MISSES_WALK_COMPLETED_2M_4M: Event = Event::row(62);
-    /// `DTLB_STORE_MISSES.WALK_COMPLETED_1G`.
-    pub const DTLB_STORE_MISSES_WALK_COMPLETED_1G: Event = Event::row(63);
-    /// `DTLB_STORE_MISSES.WALK_COMPLETED`.
-    pub const DTLB_STORE_MISSES_WALK_COMPLETED: Event = Event::row(64);
-    /// `DTLB_STORE_MISSES.WALK_PENDING`.
-    pub const DTLB_STORE_MISSES_WALK_PENDING: Event = Event::row(65);
-    /// `DTLB_STORE_MISSES.WALK_ACTIVE`.
-    pub const DTLB_STORE_MISSES_WALK_ACTIVE: Event = Event::row(66);
-    /// `DTLB_STORE_MISSES.STLB_HIT`.
-    pub const DTLB_STORE_MISSES_STLB_HIT: Event = Event::row(67);
-    /// `LOAD_HIT_PRE.SW_PF`.
-    pub const LOAD_HIT_PRE_SW_PF: Event = Event::row(68);
-    /// `EPT.WALK_PENDING`.
-    pub const EPT_WALK_PENDING: Event = Event::row(69);
-    /// `L1D.REPLACEMENT`.
-    pub const L1D_REPLACEMENT: Event = Event::row(70);
-    /// `TX_MEM.ABORT_CONFLICT`.
-    pub const TX_MEM_ABORT_CONFLICT: Event = Event::row(71);
-    /// `TX_MEM.ABORT_CAPACITY`.
-    pub const TX_MEM_ABORT_CAPACITY: Event = Event::row(72);
-    /// `TX_MEM.ABORT_HLE_STORE_TO_ELIDED_LOCK`.
-    pub const TX_MEM_ABORT_HLE_STORE_TO_ELIDED_LOCK: Event = Event::row(73);
-    /// `TX_MEM.ABORT_HLE_ELISION_BUFFER_NOT_EMPTY`.
-    pub const TX_MEM_ABORT_HLE_ELISION_BUFFER_NOT_EMPTY: Event = Event::row(74);
-    /// `TX_MEM.ABORT_HLE_ELISION_BUFFER_MISMATCH`.
-    pub const TX_MEM_ABORT_HLE_ELISION_BUFFER_MISMATCH: Event = Event::row(75);
-    /// `TX_MEM.ABORT_HLE_ELISION_BUFFER_UNSUPPORTED_ALIGNMENT`.
-    pub const TX_MEM_ABORT_HLE_ELISION_BUFFER_UNSUPPORTED_ALIGNMENT: Event = Event::row(76);
-    /// `TX_MEM.HLE_ELISION_BUFFER_FULL`.
-    pub const TX_MEM_HLE_ELISION_BUFFER_FULL: Event = Event::row(77);
-    /// `INST_DECODED.DECODERS`.
-    pub const INST_DECODED_DECODERS: Event = Event::row(78);
-    /// `PARTIAL_RAT_STALLS.SCOREBOARD`.
-    pub const PARTIAL_RAT_STALLS_SCOREBOARD: Event = Event::row(79);
-    /// `TX_EXEC.MISC1`.
-    pub const TX_EXEC_MISC1: Event = Event::row(80);
-    /// `TX_EXEC.MISC2`.
-    pub const TX_EXEC_MISC2: Event = Event::row(81);
-    /// `TX_EXEC.MISC3`.
-    pub const TX_EXEC_MISC3: Event = Event::row(82);
-    /// `TX_EXEC.MISC4`.
-    pub const TX_EXEC_MISC4: Event = Event::row(83);
-    /// `TX_EXEC.MISC5`.
-    pub const TX_EXEC_MISC5: Event = Event::row(84);
-    /// `RS_EVENTS.EMPTY_CYCLES`.
-    pub const RS_EVENTS_EMPTY_CYCLES: Event = Event::row(85);
-    /// `RS_EVENTS.EMPTY_END`.
-    pub const RS_EVENTS_EMPTY_END: Event = Event::row(86);
-    /// `OFFCORE_REQUESTS_OUTSTANDING.DEMAND_DATA_RD`.
-    pub const OFFCORE_REQUESTS_OUTSTANDING_DEMAND_DATA_RD: Event = Event::row(87);
-    /// `OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DEMAND_DATA_RD`.
-    pub const OFFCORE_REQUESTS_OUTSTANDING_CYCLES_WITH_DEMAND_DATA_RD: Event = Event::row(88);
-    /// `OFFCORE_REQUESTS_OUTSTANDING.DEMAND_DATA_RD_GE_6`.
-    pub const OFFCORE_REQUESTS_OUTSTANDING_DEMAND_DATA_RD_GE_6: Event = Event::row(89);
-    /// `OFFCORE_REQUESTS_OUTSTANDING.DEMAND_CODE_RD`.
-    pub const OFFCORE_REQUESTS_OUTSTANDING_DEMAND_CODE_RD: Event = Event::row(90);
-    /// `OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DEMAND_CODE_RD`.
-    pub const OFFCORE_REQUESTS_OUTSTANDING_CYCLES_WITH_DEMAND_CODE_RD: Event = Event::row(91);
-    /// `OFFCORE_REQUESTS_OUTSTANDING.DEMAND_RFO`.
-    pub const OFFCORE_REQUESTS_OUTSTANDING_DEMAND_RFO: Event = Event::row(92);
-    /// `OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DEMAND_RFO`.
-    pub const OFFCORE_REQUESTS_OUTSTANDING_CYCLES_WITH_DEMAND_RFO: Event = Event::row(93);
-    /// `OFFCORE_REQUESTS_OUTSTANDING.ALL_DATA_RD`.
-    pub const OFFCORE_REQUESTS_OUTSTANDING_ALL_DATA_RD: Event = Event::row(94);
-    /// `OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DATA_RD`.
-    pub const OFFCORE_REQUESTS_OUTSTANDING_CYCLES_WITH_DATA_RD: Event = Event::row(95);
-    /// `OFFCORE_REQUESTS_OUTSTANDING.L3_MISS_DEMAND_DATA_RD`.
-    pub const OFFCORE_REQUESTS_OUTSTANDING_L3_MISS_DEMAND_DATA_RD: Event = Event::row(96);
-    /// `OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_L3_MISS_DEMAND_DATA_RD`.
-    pub const OFFCORE_REQUESTS_OUTSTANDING_CYCLES_WITH_L3_MISS_DEMAND_DATA_RD: Event = Event::row(97);
-    /// `OFFCORE_REQUESTS_OUTSTANDING.L3_MISS_DEMAND_DATA_RD_GE_6`.
-    pub const OFFCORE_REQUESTS_OUTSTANDING_L3_MISS_DEMAND_DATA_RD_GE_6: Event = Event::row(98);
-    /// `IDQ.MITE_UOPS`.
-    pub const IDQ_MITE_UOPS: Event = Event::row(99);
-    /// `IDQ.MITE_CYCLES`.
-    pub const IDQ_MITE_CYCLES: Event = Event::row(100);
-    /// `IDQ.DSB_UOPS`.
-    pub const IDQ_DSB_UOPS: Event = Event::row(101);
-    /// `IDQ.DSB_CYCLES`.
-    pub const IDQ_DSB_CYCLES: Event = Event::row(102);
-    /// `IDQ.MS_DSB_CYCLES`.
-    pub const IDQ_MS_DSB_CYCLES: Event = Event::row(103);
-    /// `IDQ.ALL_DSB_CYCLES_4_UOPS`.
-    pub const IDQ_ALL_DSB_CYCLES_4_UOPS: Event = Event::row(104);
-    /// `IDQ.ALL_DSB_CYCLES_ANY_UOPS`.
-    pub const IDQ_ALL_DSB_CYCLES_ANY_UOPS: Event = Event::row(105);
-    /// `IDQ.DSB_CYCLES_OK`.
-    pub const IDQ_DSB_CYCLES_OK: Event = Event::row(106);
-    /// `IDQ.DSB_CYCLES_ANY`.
-    pub const IDQ_DSB_CYCLES_ANY: Event = Event::row(107);
-    /// `IDQ.MS_MITE_UOPS`.
-    pub const IDQ_MS_MITE_UOPS: Event = Event::row(108);
-    /// `IDQ.ALL_MITE_CYCLES_4_UOPS`.
-    pub const IDQ_ALL_MITE_CYCLES_4_UOPS: Event = Event::row(109);
-    /// `IDQ.ALL_MITE_CYCLES_ANY_UOPS`.
-    pub const IDQ_ALL_MITE_CYCLES_ANY_UOPS: Event = Event::row(110);
-    /// `IDQ.MS_CYCLES`.
-    pub const IDQ_MS_CYCLES: Event = Event::row(111);
-    /// `IDQ.MS_SWITCHES`.
-    pub const IDQ_MS_SWITCHES: Event = Event::row(112);
-    /// `IDQ.MS_UOPS`.
-    pub const IDQ_MS_UOPS: Event = Event::row(113);
-    /// `ICACHE_16B.IFDATA_STALL`.
-    pub const ICACHE_16B_IFDATA_STALL: Event = Event::row(114);
-    /// `ICACHE_64B.IFTAG_HIT`.
-    pub const ICACHE_64B_IFTAG_HIT: Event = Event::row(115);
-    /// `ICACHE_64B.IFTAG_MISS`.
-    pub const ICACHE_64B_IFTAG_MISS: Event = Event::row(116);
-    /// `ICACHE_64B.IFTAG_STALL`.
-    pub const ICACHE_64B_IFTAG_STALL: Event = Event::row(117);
-    /// `ICACHE_TAG.STALLS`.
-    pub const ICACHE_TAG_STALLS: Event = Event::row(118);
-    /// `ITLB_MISSES.MISS_CAUSES_A_WALK`.
-    pub const ITLB_MISSES_MISS_CAUSES_A_WALK: Event = Event::row(119);
-    /// `ITLB_MISSES.WALK_COMPLETED_4K`.
-    pub const ITLB_MISSES_WALK_COMPLETED_4K: Event = Event::row(120);
-    /// `ITLB_MISSES.WALK_COMPLETED_2M_4M`.
-    pub const ITLB_MISSES_WALK_COMPLETED_2M_4M: Event = Event::row(121);
-    /// `ITLB_MISSES.WALK_COMPLETED_1G`.
-    pub const ITLB_MISSES_WALK_COMPLETED_1G: Event = Event::row(122);
-    /// `ITLB_MISSES.WALK_COMPLETED`.
-    pub const ITLB_MISSES_WALK_COMPLETED: Event = Event::row(123);
-    /// `ITLB_MISSES.WALK_PENDING`.
-    pub const ITLB_MISSES_WALK_PENDING: Event = Event::row(124);
-    /// `ITLB_MISSES.WALK_ACTIVE`.
-    pub const ITLB_MISSES_WALK_ACTIVE: Event = Event::row(125);
-    /// `ITLB_MISSES.STLB_HIT`.
-    pub const ITLB_MISSES_STLB_HIT: Event = Event::row(126);
-    /// `ILD_STALL.LCP`.
-    pub const ILD_STALL_LCP: Event = Event::row(127);
-    /// `DECODE.LCP`.
-    pub const DECODE_LCP: Event = Event::row(128);
-    /// `BR_MISP_EXEC.INDIRECT`.
-    pub const BR_MISP_EXEC_INDIRECT: Event = Event::row(129);
-    /// `BR_MISP_EXEC.ALL_BRANCHES`.
-    pub const BR_MISP_EXEC_ALL_BRANCHES: Event = Event::row(130);
-    /// `IDQ_UOPS_NOT_DELIVERED.CORE`.
-    pub const IDQ_UOPS_NOT_DELIVERED_CORE: Event = Event::row(131);
-    /// `IDQ_UOPS_NOT_DELIVERED.CYCLES_0_UOPS_DELIV.CORE`.
-    pub const IDQ_UOPS_NOT_DELIVERED_CYCLES_0_UOPS_DELIV_CORE: Event = Event::row(132);
-    /// `IDQ_UOPS_NOT_DELIVERED.CYCLES_LE_1_UOP_DELIV.CORE`.
-    pub const IDQ_UOPS_NOT_DELIVERED_CYCLES_LE_1_UOP_DELIV_CORE: Event = Event::row(133);
-    /// `IDQ_UOPS_NOT_DELIVERED.CYCLES_LE_2_UOP_DELIV.CORE`.
-    pub const IDQ_UOPS_NOT_DELIVERED_CYCLES_LE_2_UOP_DELIV_CORE: Event = Event::row(134);
-    /// `IDQ_UOPS_NOT_DELIVERED.CYCLES_LE_3_UOP_DELIV.CORE`.
-    pub const IDQ_UOPS_NOT_DELIVERED_CYCLES_LE_3_UOP_DELIV_CORE: Event = Event::row(135);
-    /// `IDQ_UOPS_NOT_DELIVERED.CYCLES_FE_WAS_OK`.
-    pub const IDQ_UOPS_NOT_DELIVERED_CYCLES_FE_WAS_OK: Event = Event::row(136);
-    /// `UOPS_DISPATCHED_PORT.PORT_0`.
-    pub const UOPS_DISPATCHED_PORT_PORT_0: Event = Event::row(137);
-    /// `UOPS_DISPATCHED_PORT.PORT_1`.
-    pub const UOPS_DISPATCHED_PORT_PORT_1: Event = Event::row(138);
-    /// `UOPS_DISPATCHED_PORT.PORT_2`.
-    pub const UOPS_DISPATCHED_PORT_PORT_2: Event = Event::row(139);
-    /// `UOPS_DISPATCHED_PORT.PORT_3`.
-    pub const UOPS_DISPATCHED_PORT_PORT_3: Event = Event::row(140);
-    /// `UOPS_DISPATCHED_PORT.PORT_4`.
-    pub const UOPS_DISPATCHED_PORT_PORT_4: Event = Event::row(141);
-    /// `UOPS_DISPATCHED_PORT.PORT_5`.
-    pub const UOPS_DISPATCHED_PORT_PORT_5: Event = Event::row(142);
-    /// `UOPS_DISPATCHED_PORT.PORT_6`.
-    pub const UOPS_DISPATCHED_PORT_PORT_6: Event = Event::row(143);
-    /// `UOPS_DISPATCHED_PORT.PORT_7`.
-    pub const UOPS_DISPATCHED_PORT_PORT_7: Event = Event::row(144);
-    /// `RESOURCE_STALLS.ANY`.
-    pub const RESOURCE_STALLS_ANY: Event = Event::row(145);
-    /// `RESOURCE_STALLS.SB`.
-    pub const RESOURCE_STALLS_SB: Event = Event::row(146);
-    /// `CYCLE_ACTIVITY.CYCLES_L2_MISS`.
-    pub const CYCLE_ACTIVITY_CYCLES_L2_MISS: Event = Event::row(147);
-    /// `CYCLE_ACTIVITY.CYCLES_L3_MISS`.
-    pub const CYCLE_ACTIVITY_CYCLES_L3_MISS: Event = Event::row(148);
-    /// `CYCLE_ACTIVITY.STALLS_TOTAL`.
-    pub const CYCLE_ACTIVITY_STALLS_TOTAL: Event = Event::row(149);
-    /// `CYCLE_ACTIVITY.STALLS_L2_MISS`.
-    pub const CYCLE_ACTIVITY_STALLS_L2_MISS: Event = Event::row(150);
-    /// `CYCLE_ACTIVITY.STALLS_L3_MISS`.
-    pub const CYCLE_ACTIVITY_STALLS_L3_MISS: Event = Event::row(151);
-    /// `CYCLE_ACTIVITY.CYCLES_L1D_MISS`.
-    pub const CYCLE_ACTIVITY_CYCLES_L1D_MISS: Event = Event::row(152);
-    /// `CYCLE_ACTIVITY.STALLS_L1D_MISS`.
-    pub const CYCLE_ACTIVITY_STALLS_L1D_MISS: Event = Event::row(153);
-    /// `CYCLE_ACTIVITY.CYCLES_MEM_ANY`.
-    pub const CYCLE_ACTIVITY_CYCLES_MEM_ANY: Event = Event::row(154);
-    /// `CYCLE_ACTIVITY.STALLS_MEM_ANY`.
-    pub const CYCLE_ACTIVITY_STALLS_MEM_ANY: Event = Event::row(155);
-    /// `EXE_ACTIVITY.EXE_BOUND_0_PORTS`.
-    pub const EXE_ACTIVITY_EXE_BOUND_0_PORTS: Event = Event::row(156);
-    /// `EXE_ACTIVITY.1_PORTS_UTIL`.
-    pub const EXE_ACTIVITY_1_PORTS_UTIL: Event = Event::row(157);
-    /// `EXE_ACTIVITY.2_PORTS_UTIL`.
-    pub const EXE_ACTIVITY_2_PORTS_UTIL: Event = Event::row(158);
-    /// `EXE_ACTIVITY.3_PORTS_UTIL`.
-    pub const EXE_ACTIVITY_3_PORTS_UTIL: Event = Event::row(159);
-    /// `EXE_ACTIVITY.4_PORTS_UTIL`.
-    pub const EXE_ACTIVITY_4_PORTS_UTIL: Event = Event::row(160);
-    /// `EXE_ACTIVITY.BOUND_ON_STORES`.
-    pub const EXE_ACTIVITY_BOUND_ON_STORES: Event = Event::row(161);
-    /// `LSD.UOPS`.
-    pub const LSD_UOPS: Event = Event::row(162);
-    /// `LSD.CYCLES_ACTIVE`.
-    pub const LSD_CYCLES_ACTIVE: Event = Event::row(163);
-    /// `LSD.CYCLES_4_UOPS`.
-    pub const LSD_CYCLES_4_UOPS: Event = Event::row(164);
-    /// `LSD.CYCLES_OK`.
-    pub const LSD_CYCLES_OK: Event = Event::row(165);
-    /// `DSB2MITE_SWITCHES.COUNT`.
-    pub const DSB2MITE_SWITCHES_COUNT: Event = Event::row(166);
-    /// `DSB2MITE_SWITCHES.PENALTY_CYCLES`.
-    pub const DSB2MITE_SWITCHES_PENALTY_CYCLES: Event = Event::row(167);
-    /// `ITLB.ITLB_FLUSH`.
-    pub const ITLB_ITLB_FLUSH: Event = Event::row(168);
-    /// `OFFCORE_REQUESTS.DEMAND_DATA_RD`.
-    pub const OFFCORE_REQUESTS_DEMAND_DATA_RD: Event = Event::row(169);
-    /// `OFFCORE_REQUESTS.DEMAND_CODE_RD`.
-    pub const OFFCORE_REQUESTS_DEMAND_CODE_RD: Event = Event::row(170);
-    /// `OFFCORE_REQUESTS.DEMAND_RFO`.
-    pub const OFFCORE_REQUESTS_DEMAND_RFO: Event = Event::row(171);
-    /// `OFFCORE_REQUESTS.ALL_DATA_RD`.
-    pub const OFFCORE_REQUESTS_ALL_DATA_RD: Event = Event::row(172);
-    /// `OFFCORE_REQUESTS.L3_MISS_DEMAND_DATA_RD`.
-    pub const OFFCORE_REQUESTS_L3_MISS_DEMAND_DATA_RD: Event = Event::row(173);
-    /// `OFFCORE_REQUESTS.ALL_REQUESTS`.
-    pub const OFFCORE_REQUESTS_ALL_REQUESTS: Event = Event::row(174);
-    /// `UOPS_EXECUTED.THREAD`.
-    pub const UOPS_EXECUTED_THREAD: Event = Event::row(175);
-    /// `UOPS_EXECUTED.STALL_CYCLES`.
-    pub const UOPS_EXECUTED_STALL_CYCLES: Event = Event::row(176);
-    /// `UOPS_EXECUTED.CYCLES_GE_1_UOP_EXEC`.
-    pub const UOPS_EXECUTED_CYCLES_GE_1_UOP_EXEC: Event = Event::row(177);
-    /// `UOPS_EXECUTED.CYCLES_GE_2_UOPS_EXEC`.
-    pub const UOPS_EXECUTED_CYCLES_GE_2_UOPS_EXEC: Event = Event::row(178);
-    /// `UOPS_EXECUTED.CYCLES_GE_3_UOPS_EXEC`.
-    pub const UOPS_EXECUTED_CYCLES_GE_3_UOPS_EXEC: Event = Event::row(179);
-    /// `UOPS_EXECUTED.CYCLES_GE_4_UOPS_EXEC`.
-    pub const UOPS_EXECUTED_CYCLES_GE_4_UOPS_EXEC: Event = Event::row(180);
-    /// `UOPS_EXECUTED.CORE`.
-    pub const UOPS_EXECUTED_CORE: Event = Event::row(181);
-    /// `UOPS_EXECUTED.CORE_CYCLES_GE_1`.
-    pub const UOPS_EXECUTED_CORE_CYCLES_GE_1: Event = Event::row(182);
-    /// `UOPS_EXECUTED.CORE_CYCLES_GE_2`.
-    pub const UOPS_EXECUTED_CORE_CYCLES_GE_2: Event = Event::row(183);
-    /// `UOPS_EXECUTED.CORE_CYCLES_GE_3`.
-    pub const UOPS_EXECUTED_CORE_CYCLES_GE_3: Event = Event::row(184);
-    /// `UOPS_EXECUTED.CORE_CYCLES_GE_4`.
-    pub const UOPS_EXECUTED_CORE_CYCLES_GE_4: Event = Event::row(185);
-    /// `UOPS_EXECUTED.CORE_CYCLES_NONE`.
-    pub const UOPS_EXECUTED_CORE_CYCLES_NONE: Event = Event::row(186);
-    /// `UOPS_EXECUTED.X87`.
-    pub const UOPS_EXECUTED_X87: Event = Event::row(187);
-    /// `OFFCORE_REQUESTS_BUFFER.SQ_FULL`.
-    pub const OFFCORE_REQUESTS_BUFFER_SQ_FULL: Event = Event::row(188);
-    /// `TLB_FLUSH.DTLB_THREAD`.
-    pub const TLB_FLUSH_DTLB_THREAD: Event = Event::row(189);
-    /// `TLB_FLUSH.STLB_ANY`.
-    pub const TLB_FLUSH_STLB_ANY: Event = Event::row(190);
-    /// `INST_RETIRED.ANY_P`.
-    pub const INST_RETIRED_ANY_P: Event = Event::row(191);
-    /// `INST_RETIRED.NOP`.
-    pub const INST_RETIRED_NOP: Event = Event::row(192);
-    /// `OTHER_ASSISTS.ANY`.
-    pub const OTHER_ASSISTS_ANY: Event = Event::row(193);
-    /// `UOPS_RETIRED.RETIRE_SLOTS`.
-    pub const UOPS_RETIRED_RETIRE_SLOTS: Event = Event::row(194);
-    /// `UOPS_RETIRED.STALL_CYCLES`.
-    pub const UOPS_RETIRED_STALL_CYCLES: Event = Event::row(195);
-    /// `UOPS_RETIRED.TOTAL_CYCLES`.
-    pub const UOPS_RETIRED_TOTAL_CYCLES: Event = Event::row(196);
-    /// `UOPS_RETIRED.MACRO_FUSED`.
-    pub const UOPS_RETIRED_MACRO_FUSED: Event = Event::row(197);
-    /// `MACHINE_CLEARS.COUNT`.
-    pub const MACHINE_CLEARS_COUNT: Event = Event::row(198);
-    /// `MACHINE_CLEARS.MEMORY_ORDERING`.
-    pub const MACHINE_CLEARS_MEMORY_ORDERING: Event = Event::row(199);
-    /// `MACHINE_CLEARS.SMC`.
-    pub const MACHINE_CLEARS_SMC: Event = Event::row(200);
-    /// `BR_INST_RETIRED.ALL_BRANCHES`.
-    pub const BR_INST_RETIRED_ALL_BRANCHES: Event = Event::row(201);
-    /// `BR_INST_RETIRED.CONDITIONAL`.
-    pub const BR_INST_RETIRED_CONDITIONAL: Event = Event::row(202);
-    /// `BR_INST_RETIRED.COND`.
-    pub const BR_INST_RETIRED_COND: Event = Event::row(203);
-    /// `BR_INST_RETIRED.NEAR_CALL`.
-    pub const BR_INST_RETIRED_NEAR_CALL: Event = Event::row(204);
-    /// `BR_INST_RETIRED.NEAR_RETURN`.
-    pub const BR_INST_RETIRED_NEAR_RETURN: Event = Event::row(205);
-    /// `BR_INST_RETIRED.NOT_TAKEN`.
-    pub const BR_INST_RETIRED_NOT_TAKEN: Event = Event::row(206);
-    /// `BR_INST_RETIRED.COND_NTAKEN`.
-    pub const BR_INST_RETIRED_COND_NTAKEN: Event = Event::row(207);
-    /// `BR_INST_RETIRED.NEAR_TAKEN`.
-    pub const BR_INST_RETIRED_NEAR_TAKEN: Event = Event::row(208);
-    /// `BR_INST_RETIRED.FAR_BRANCH`.
-    pub const BR_INST_RETIRED_FAR_BRANCH: Event = Event::row(209);
-    /// `BR_MISP_RETIRED.ALL_BRANCHES`.
-    pub const BR_MISP_RETIRED_ALL_BRANCHES: Event = Event::row(210);
-    /// `BR_MISP_RETIRED.CONDITIONAL`.
-    pub const BR_MISP_RETIRED_CONDITIONAL: Event = Event::row(211);
-    /// `BR_MISP_RETIRED.NEAR_CALL`.
-    pub const BR_MISP_RETIRED_NEAR_CALL: Event = Event::row(212);
-    /// `BR_MISP_RETIRED.RET`.
-    pub const BR_MISP_RETIRED_RET: Event = Event::row(213);
-    /// `BR_MISP_RETIRED.NEAR_TAKEN`.
-    pub const BR_MISP_RETIRED_NEAR_TAKEN: Event = Event::row(214);
-    /// `FRONTEND_RETIRED.DSB_MISS`.
-    pub const FRONTEND_RETIRED_DSB_MISS: Event = Event::row(215);
-    /// `FRONTEND_RETIRED.L1I_MISS`.
-    pub const FRONTEND_RETIRED_L1I_MISS: Event = Event::row(216);
-    /// `FRONTEND_RETIRED.L2_MISS`.
-    pub const FRONTEND_RETIRED_L2_MISS: Event = Event::row(217);
-    /// `FRONTEND_RETIRED.ITLB_MISS`.
-    pub const FRONTEND_RETIRED_ITLB_MISS: Event = Event::row(218);
-    /// `FRONTEND_RETIRED.STLB_MISS`.
-    pub const FRONTEND_RETIRED_STLB_MISS: Event = Event::row(219);
-    /// `FRONTEND_RETIRED.LATENCY_GE_2`.
-    pub const FRONTEND_RETIRED_LATENCY_GE_2: Event = Event::row(220);
-    /// `FRONTEND_RETIRED.LATENCY_GE_2_BUBBLES_GE_2`.
-    pub const FRONTEND_RETIRED_LATENCY_GE_2_BUBBLES_GE_2: Event = Event::row(221);
-    /// `FRONTEND_RETIRED.LATENCY_GE_4`.
-    pub const FRONTEND_RETIRED_LATENCY_GE_4: Event = Event::row(222);
-    /// `FRONTEND_RETIRED.LATENCY_GE_8`.
-    pub const FRONTEND_RETIRED_LATENCY_GE_8: Event = Event::row(223);
-    /// `FRONTEND_RETIRED.LATENCY_GE_16`.
-    pub const FRONTEND_RETIRED_LATENCY_GE_16: Event = Event::row(224);
-    /// `FRONTEND_RETIRED.LATENCY_GE_32`.
-    pub const FRONTEND_RETIRED_LATENCY_GE_32: Event = Event::row(225);
-    /// `FRONTEND_RETIRED.LATENCY_GE_64`.
-    pub const FRONTEND_RETIRED_LATENCY_GE_64: Event = Event::row(226);
-    /// `FRONTEND_RETIRED.LATENCY_GE_128`.
-    pub const FRONTEND_RETIRED_LATENCY_GE_128: Event = Event::row(227);
-    /// `FRONTEND_RETIRED.LATENCY_GE_256`.
-    pub const FRONTEND_RETIRED_LATENCY_GE_256: Event = Event::row(228);
-    /// `FRONTEND_RETIRED.LATENCY_GE_512`.
-    pub const FRONTEND_RETIRED_LATENCY_GE_512: Event = Event::row(229);
-    /// `FRONTEND_RETIRED.LATENCY_GE_2_BUBBLES_GE_1`.
-    pub const FRONTEND_RETIRED_LATENCY_GE_2_BUBBLES_GE_1: Event = Event::row(230);
-    /// `FRONTEND_RETIRED.LATENCY_GE_2_BUBBLES_GE_3`.
-    pub const FRONTEND_RETIRED_LATENCY_GE_2_BUBBLES_GE_3: Event = Event::row(231);
-    /// `FRONTEND_RETIRED.ANY_DSB_MISS`.
-    pub const FRONTEND_RETIRED_ANY_DSB_MISS: Event = Event::row(232);
-    /// `FP_ARITH_INST_RETIRED.SCALAR_DOUBLE`.
-    pub const FP_ARITH_INST_RETIRED_SCALAR_DOUBLE: Event = Event::row(233);
-    /// `FP_ARITH_INST_RETIRED.SCALAR_SINGLE`.
-    pub const FP_ARITH_INST_RETIRED_SCALAR_SINGLE: Event = Event::row(234);
-    /// `FP_ARITH_INST_RETIRED.SCALAR`.
-    pub const FP_ARITH_INST_RETIRED_SCALAR: Event = Event::row(235);
-    /// `FP_ARITH_INST_RETIRED.128B_PACKED_DOUBLE`.
-    pub const FP_ARITH_INST_RETIRED_128B_PACKED_DOUBLE: Event = Event::row(236);
-    /// `FP_ARITH_INST_RETIRED.128B_PACKED_SINGLE`.
-    pub const FP_ARITH_INST_RETIRED_128B_PACKED_SINGLE: Event = Event::row(237);
-    /// `FP_ARITH_INST_RETIRED.256B_PACKED_DOUBLE`.
-    pub const FP_ARITH_INST_RETIRED_256B_PACKED_DOUBLE: Event = Event::row(238);
-    /// `FP_ARITH_INST_RETIRED.4_FLOPS`.
-    pub const FP_ARITH_INST_RETIRED_4_FLOPS: Event = Event::row(239);
-    /// `FP_ARITH_INST_RETIRED.8_FLOPS`.
-    pub const FP_ARITH_INST_RETIRED_8_FLOPS: Event = Event::row(240);
-    /// `FP_ARITH_INST_RETIRED.256B_PACKED_SINGLE`.
-    pub const FP_ARITH_INST_RETIRED_256B_PACKED_SINGLE: Event = Event::row(241);
-    /// `FP_ARITH_INST_RETIRED.512B_PACKED_DOUBLE`.
-    pub const FP_ARITH_INST_RETIRED_512B_PACKED_DOUBLE: Event = Event::row(242);
-    /// `FP_ARITH_INST_RETIRED.512B_PACKED_SINGLE`.
-    pub const FP_ARITH_INST_RETIRED_512B_PACKED_SINGLE: Event = Event::row(243);
-    /// `FP_ARITH_INST_RETIRED.VECTOR`.
-    pub const FP_ARITH_INST_RETIRED_VECTOR: Event = Event::row(244);
-    /// `HLE_RETIRED.START`.
-    pub const HLE_RETIRED_START: Event = Event::row(245);
-    /// `HLE_RETIRED.COMMIT`.
-    pub const HLE_RETIRED_COMMIT: Event = Event::row(246);
-    /// `HLE_RETIRED.ABORTED`.
-    pub const HLE_RETIRED_ABORTED: Event = Event::row(247);
-    /// `HLE_RETIRED.ABORTED_MEM`.
-    pub const HLE_RETIRED_ABORTED_MEM: Event = Event::row(248);
-    /// `HLE_RETIRED.ABORTED_TIMER`.
-    pub const HLE_RETIRED_ABORTED_TIMER: Event = Event::row(249);
-    /// `HLE_RETIRED.ABORTED_UNFRIENDLY`.
-    pub const HLE_RETIRED_ABORTED_UNFRIENDLY: Event = Event::row(250);
-    /// `HLE_RETIRED.ABORTED_MEMTYPE`.
-    pub const HLE_RETIRED_ABORTED_MEMTYPE: Event = Event::row(251);
-    /// `HLE_RETIRED.ABORTED_EVENTS`.
-    pub const HLE_RETIRED_ABORTED_EVENTS: Event = Event::row(252);
-    /// `RTM_RETIRED.START`.
-    pub const RTM_RETIRED_START: Event = Event::row(253);
-    /// `RTM_RETIRED.COMMIT`.
-    pub const RTM_RETIRED_COMMIT: Event = Event::row(254);
-    /// `RTM_RETIRED.ABORTED_MEM`.
-    pub const RTM_RETIRED_ABORTED_MEM: Event = Event::row(255);
-    /// `RTM_RETIRED.ABORTED_TIMER`.
-    pub const RTM_RETIRED_ABORTED_TIMER: Event = Event::row(256);
-    /// `RTM_RETIRED.ABORTED_UNFRIENDLY`.
-    pub const RTM_RETIRED_ABORTED_UNFRIENDLY: Event = Event::row(257);
-    /// `RTM_RETIRED.ABORTED_MEMTYPE`.
-    pub const RTM_RETIRED_ABORTED_MEMTYPE: Event = Event::row(258);
-    /// `RTM_RETIRED.ABORTED_EVENTS`.
-    pub const RTM_RETIRED_ABORTED_EVENTS: Event = Event::row(259);
-    /// `FP_ASSIST.ANY`.
-    pub const FP_ASSIST_ANY: Event = Event::row(260);
-    /// `HW_INTERRUPTS.RECEIVED`.
-    pub const HW_INTERRUPTS_RECEIVED: Event = Event::row(261);
-    /// `ROB_MISC_EVENTS.LBR_INSERTS`.
-    pub const ROB_MISC_EVENTS_LBR_INSERTS: Event = Event::row(262);
-    /// `ROB_MISC_EVENTS.PAUSE_INST`.
-    pub const ROB_MISC_EVENTS_PAUSE_INST: Event = Event::row(263);
-    /// `FP_ARITH_INST_RETIRED2.128BIT_PACKED_BF16`.
-    pub const FP_ARITH_INST_RETIRED2_128BIT_PACKED_BF16: Event = Event::row(264);
-    /// `FP_ARITH_INST_RETIRED2.256BIT_PACKED_BF16`.
-    pub const FP_ARITH_INST_RETIRED2_256BIT_PACKED_BF16: Event = Event::row(265);
-    /// `FP_ARITH_INST_RETIRED2.512BIT_PACKED_BF16`.
-    pub const FP_ARITH_INST_RETIRED2_512BIT_PACKED_BF16: Event = Event::row(266);
-    /// `MEM_INST_RETIRED.STLB_MISS_LOADS`.
-    pub const MEM_INST_RETIRED_STLB_MISS_LOADS: Event = Event::row(267);
-    /// `MEM_INST_RETIRED.STLB_MISS_STORES`.
-    pub const MEM_INST_RETIRED_STLB_MISS_STORES: Event = Event::row(268);
-    /// `MEM_INST_RETIRED.LOCK_LOADS`.
-    pub const MEM_INST_RETIRED_LOCK_LOADS: Event = Event::row(269);
-    /// `MEM_INST_RETIRED.SPLIT_LOADS`.
-    pub const MEM_INST_RETIRED_SPLIT_LOADS: Event = Event::row(270);
-    /// `MEM_INST_RETIRED.SPLIT_STORES`.
-    pub const MEM_INST_RETIRED_SPLIT_STORES: Event = Event::row(271);
-    /// `MEM_INST_RETIRED.ALL_LOADS`.
-    pub const MEM_INST_RETIRED_ALL_LOADS: Event = Event::row(272);
-    /// `MEM_INST_RETIRED.ALL_STORES`.
-    pub const MEM_INST_RETIRED_ALL_STORES: Event = Event::row(273);
-    /// `MEM_INST_RETIRED.ANY`.
-    pub const MEM_INST_RETIRED_ANY: Event = Event::row(274);
-    /// `MEM_LOAD_RETIRED.L1_HIT`.
-    pub const MEM_LOAD_RETIRED_L1_HIT: Event = Event::row(275);
-    /// `MEM_LOAD_RETIRED.L2_HIT`.
-    pub const MEM_LOAD_RETIRED_L2_HIT: Event = Event::row(276);
-    /// `MEM_LOAD_RETIRED.L3_HIT`.
-    pub const MEM_LOAD_RETIRED_L3_HIT: Event = Event::row(277);
-    /// `MEM_LOAD_RETIRED.L1_MISS`.
-    pub const MEM_LOAD_RETIRED_L1_MISS: Event = Event::row(278);
-    /// `MEM_LOAD_RETIRED.L2_MISS`.
-    pub const MEM_LOAD_RETIRED_L2_MISS: Event = Event::row(279);
-    /// `MEM_LOAD_RETIRED.L3_MISS`.
-    pub const MEM_LOAD_RETIRED_L3_MISS: Event = Event::row(280);
-    /// `MEM_LOAD_RETIRED.FB_HIT`.
-    pub const MEM_LOAD_RETIRED_FB_HIT: Event = Event::row(281);
-    /// `MEM_LOAD_RETIRED.LOCAL_PMM`.
-    pub const MEM_LOAD_RETIRED_LOCAL_PMM: Event = Event::row(282);
-    /// `MEM_LOAD_L3_HIT_RETIRED.XSNP_MISS`.
-    pub const MEM_LOAD_L3_HIT_RETIRED_XSNP_MISS: Event = Event::row(283);
-    /// `MEM_LOAD_L3_HIT_RETIRED.XSNP_HIT`.
-    pub const MEM_LOAD_L3_HIT_RETIRED_XSNP_HIT: Event = Event::row(284);
-    /// `MEM_LOAD_L3_HIT_RETIRED.XSNP_HITM`.
-    pub const MEM_LOAD_L3_HIT_RETIRED_XSNP_HITM: Event = Event::row(285);
-    /// `MEM_LOAD_L3_HIT_RETIRED.XSNP_NONE`.
-    pub const MEM_LOAD_L3_HIT_RETIRED_XSNP_NONE: Event = Event::row(286);
-    /// `MEM_LOAD_L3_MISS_RETIRED.LOCAL_DRAM`.
-    pub const MEM_LOAD_L3_MISS_RETIRED_LOCAL_DRAM: Event = Event::row(287);
-    /// `MEM_LOAD_L3_MISS_RETIRED.REMOTE_DRAM`.
-    pub const MEM_LOAD_L3_MISS_RETIRED_REMOTE_DRAM: Event = Event::row(288);
-    /// `MEM_LOAD_L3_MISS_RETIRED.REMOTE_HITM`.
-    pub const MEM_LOAD_L3_MISS_RETIRED_REMOTE_HITM: Event = Event::row(289);
-    /// `MEM_LOAD_L3_MISS_RETIRED.REMOTE_FWD`.
-    pub const MEM_LOAD_L3_MISS_RETIRED_REMOTE_FWD: Event = Event::row(290);
-    /// `MEM_LOAD_L3_MISS_RETIRED.REMOTE_PMM`.
-    pub const MEM_LOAD_L3_MISS_RETIRED_REMOTE_PMM: Event = Event::row(291);
-    /// `MEM_LOAD_MISC_RETIRED.UC`.
-    pub const MEM_LOAD_MISC_RETIRED_UC: Event = Event::row(292);
-    /// `BACLEARS.ANY`.
-    pub const BACLEARS_ANY: Event = Event::row(293);
-    /// `CORE_SNOOP_RESPONSE.RSP_IHITI`.
-    pub const CORE_SNOOP_RESPONSE_RSP_IHITI: Event = Event::row(294);
-    /// `CORE_SNOOP_RESPONSE.RSP_IHITFSE`.
-    pub const CORE_SNOOP_RESPONSE_RSP_IHITFSE: Event = Event::row(295);
-    /// `CORE_SNOOP_RESPONSE.RSP_SHITFSE`.
-    pub const CORE_SNOOP_RESPONSE_RSP_SHITFSE: Event = Event::row(296);
-    /// `CORE_SNOOP_RESPONSE.RSP_SFWDM`.
-    pub const CORE_SNOOP_RESPONSE_RSP_SFWDM: Event = Event::row(297);
-    /// `CORE_SNOOP_RESPONSE.RSP_IFWDM`.
-    pub const CORE_SNOOP_RESPONSE_RSP_IFWDM: Event = Event::row(298);
-    /// `CORE_SNOOP_RESPONSE.RSP_IFWDFE`.
-    pub const CORE_SNOOP_RESPONSE_RSP_IFWDFE: Event = Event::row(299);
-    /// `CORE_SNOOP_RESPONSE.RSP_SFWDFE`.
-    pub const CORE_SNOOP_RESPONSE_RSP_SFWDFE: Event = Event::row(300);
-    /// `L2_TRANS.L2_WB`.
-    pub const L2_TRANS_L2_WB: Event = Event::row(301);
-    /// `L2_LINES_IN.ALL`.
-    pub const L2_LINES_IN_ALL: Event = Event::row(302);
-    /// `L2_LINES_OUT.SILENT`.
-    pub const L2_LINES_OUT_SILENT: Event = Event::row(303);
-    /// `L2_LINES_OUT.NON_SILENT`.
-    pub const L2_LINES_OUT_NON_SILENT: Event = Event::row(304);
-    /// `L2_LINES_OUT.USELESS_HWPF`.
-    pub const L2_LINES_OUT_USELESS_HWPF: Event = Event::row(305);
-    /// `SQ_MISC.SPLIT_LOCK`.
-    pub const SQ_MISC_SPLIT_LOCK: Event = Event::row(306);
-    /// `IDI_MISC.WB_UPGRADE`.
-    pub const IDI_MISC_WB_UPGRADE: Event = Event::row(307);
-    /// `IDI_MISC.WB_DOWNGRADE`.
-    pub const IDI_MISC_WB_DOWNGRADE: Event = Event::row(308);
-    /// `OCR.DEMAND_DATA_RD.SUPPLIER_NONE.SNOOP_NONE`.
-    pub const OCR_DEMAND_DATA_RD_SUPPLIER_NONE_SNOOP_NONE: Event = Event::row(309);
-    /// `OCR.DEMAND_DATA_RD.SUPPLIER_NONE.NO_SNOOP_NEEDED`.
-    pub const OCR_DEMAND_DATA_RD_SUPPLIER_NONE_NO_SNOOP_NEEDED: Event = Event::row(310);
-    /// `OCR.DEMAND_DATA_RD.SUPPLIER_NONE.SNOOP_MISS`.
-    pub const OCR_DEMAND_DATA_RD_SUPPLIER_NONE_SNOOP_MISS: Event = Event::row(311);
-    /// `OCR.DEMAND_DATA_RD.SUPPLIER_NONE.HIT_OTHER_CORE_NO_FWD`.
-    pub const OCR_DEMAND_DATA_RD_SUPPLIER_NONE_HIT_OTHER_CORE_NO_FWD: Event = Event::row(312);
-    /// `OCR.DEMAND_DATA_RD.SUPPLIER_NONE.HIT_OTHER_CORE_FWD`.
-    pub const OCR_DEMAND_DATA_RD_SUPPLIER_NONE_HIT_OTHER_CORE_FWD: Event = Event::row(313);
-    /// `OCR.DEMAND_DATA_RD.SUPPLIER_NONE.HITM_OTHER_CORE`.
-    pub const OCR_DEMAND_DATA_RD_SUPPLIER_NONE_HITM_OTHER_CORE: Event = Event::row(314);
-    /// `OCR.DEMAND_DATA_RD.SUPPLIER_NONE.ANY_SNOOP`.
-    pub const OCR_DEMAND_DATA_RD_SUPPLIER_NONE_ANY_SNOOP: Event = Event::row(315);
-    /// `OCR.DEMAND_DATA_RD.L3_HIT_M.SNOOP_NONE`.
-    pub const OCR_DEMAND_DATA_RD_L3_HIT_M_SNOOP_NONE: Event = Event::row(316);
-    /// `OCR.DEMAND_DATA_RD.L3_HIT_M.NO_SNOOP_NEEDED`.
-    pub const OCR_DEMAND_DATA_RD_L3_HIT_M_NO_SNOOP_NEEDED: Event = Event::row(317);
-    /// `OCR.DEMAND_DATA_RD.L3_HIT_M.SNOOP_MISS`.
-    pub const OCR_DEMAND_DATA_RD_L3_HIT_M_SNOOP_MISS: Event = Event::row(318);
-    /// `OCR.DEMAND_DATA_RD.L3_HIT_M.HIT_OTHER_CORE_NO_FWD`.
-    pub const OCR_DEMAND_DATA_RD_L3_HIT_M_HIT_OTHER_CORE_NO_FWD: Event = Event::row(319);
-    /// `OCR.DEMAND_DATA_RD.L3_HIT_M.HIT_OTHER_CORE_FWD`.
-    pub const OCR_DEMAND_DATA_RD_L3_HIT_M_HIT_OTHER_CORE_FWD: Event = Event::row(320);
-    /// `OCR.DEMAND_DATA_RD.L3_HIT_M.HITM_OTHER_CORE`.
-    pub const OCR_DEMAND_DATA_RD_L3_HIT_M_HITM_OTHER_CORE: Event = Event::row(321);
-    /// `OCR.DEMAND_DATA_RD.L3_HIT_M.ANY_SNOOP`.
-    pub const OCR_DEMAND_DATA_RD_L3_HIT_M_ANY_SNOOP: Event = Event::row(322);
-    /// `OCR.DEMAND_DATA_RD.L3_HIT_E.SNOOP_NONE`.
-    pub const OCR_DEMAND_DATA_RD_L3_HIT_E_SNOOP_NONE: Event = Event::row(323);
-    /// `OCR.DEMAND_DATA_RD.L3_HIT_E.NO_SNOOP_NEEDED`.
-    pub const OCR_DEMAND_DATA_RD_L3_HIT_E_NO_SNOOP_NEEDED: Event = Event::row(324);
-    /// `OCR.DEMAND_DATA_RD.L3_HIT_E.SNOOP_MISS`.
-    pub const OCR_DEMAND_DATA_RD_L3_HIT_E_SNOOP_MISS: Event = Event::row(325);
-    /// `OCR.DEMAND_DATA_RD.L3_HIT_E.HIT_OTHER_CORE_NO_FWD`.
-    pub const OCR_DEMAND_DATA_RD_L3_HIT_E_HIT_OTHER_CORE_NO_FWD: Event = Event::row(326);
-    /// `OCR.DEMAND_DATA_RD.L3_HIT_E.HIT_OTHER_CORE_FWD`.
-    pub const OCR_DEMAND_DATA_RD_L3_HIT_E_HIT_OTHER_CORE_FWD: Event = Event::row(327);
-    /// `OCR.DEMAND_DATA_RD.L3_HIT_E.HITM_OTHER_CORE`.
-    pub const OCR_DEMAND_DATA_RD_L3_HIT_E_HITM_OTHER_CORE: Event = Event::row(328);
-    /// `OCR.DEMAND_DATA_RD.L3_HIT_E.ANY_SNOOP`.
-    pub const OCR_DEMAND_DATA_RD_L3_HIT_E_ANY_SNOOP: Event = Event::row(329);
-    /// `OCR.DEMAND_DATA_RD.L3_HIT_S.SNOOP_NONE`.
-    pub const OCR_DEMAND_DATA_RD_L3_HIT_S_SNOOP_NONE: Event = Event::row(330);
-    /// `OCR.DEMAND_DATA_RD.L3_HIT_S.NO_SNOOP_NEEDED`.
-    pub const OCR_DEMAND_DATA_RD_L3_HIT_S_NO_SNOOP_NEEDED: Event = Event::row(331);
-    /// `OCR.DEMAND_DATA_RD.L3_HIT_S.SNOOP_MISS`.
-    pub const OCR_DEMAND_DATA_RD_L3_HIT_S_SNOOP_MISS: Event = Event::row(332);
-    /// `OCR.DEMAND_DATA_RD.L3_HIT_S.HIT_OTHER_CORE_NO_FWD`.
-    pub const OCR_DEMAND_DATA_RD_L3_HIT_S_HIT_OTHER_CORE_NO_FWD: Event = Event::row(333);
-    /// `OCR.DEMAND_DATA_RD.L3_HIT_S.HIT_OTHER_CORE_FWD`.
-    pub const OCR_DEMAND_DATA_RD_L3_HIT_S_HIT_OTHER_CORE_FWD: Event = Event::row(334);
-    /// `OCR.DEMAND_DATA_RD.L3_HIT_S.HITM_OTHER_CORE`.
-    pub const OCR_DEMAND_DATA_RD_L3_HIT_S_HITM_OTHER_CORE: Event = Event::row(335);
-    /// `OCR.DEMAND_DATA_RD.L3_HIT_S.ANY_SNOOP`.
-    pub const OCR_DEMAND_DATA_RD_L3_HIT_S_ANY_SNOOP: Event = Event::row(336);
-    /// `OCR.DEMAND_DATA_RD.L3_HIT_F.SNOOP_NONE`.
-    pub const OCR_DEMAND_DATA_RD_L3_HIT_F_SNOOP_NONE: Event = Event::row(337);
-    /// `OCR.DEMAND_DATA_RD.L3_HIT_F.NO_SNOOP_NEEDED`.
-    pub const OCR_DEMAND_DATA_RD_L3_HIT_F_NO_SNOOP_NEEDED: Event = Event::row(338);
-    /// `OCR.DEMAND_DATA_RD.L3_HIT_F.SNOOP_MISS`.
-    pub const OCR_DEMAND_DATA_RD_L3_HIT_F_SNOOP_MISS: Event = Event::row(339);
-    /// `OCR.DEMAND_DATA_RD.L3_HIT_F.HIT_OTHER_CORE_NO_FWD`.
-    pub const OCR_DEMAND_DATA_RD_L3_HIT_F_HIT_OTHER_CORE_NO_FWD: Event = Event::row(340);
-    /// `OCR.DEMAND_DATA_RD.L3_HIT_F.HIT_OTHER_CORE_FWD`.
-    pub const OCR_DEMAND_DATA_RD_L3_HIT_F_HIT_OTHER_CORE_FWD: Event = Event::row(341);
-    /// `OCR.DEMAND_DATA_RD.L3_HIT_F.HITM_OTHER_CORE`.
-    pub const OCR_DEMAND_DATA_RD_L3_HIT_F_HITM_OTHER_CORE: Event = Event::row(342);
-    /// `OCR.DEMAND_DATA_RD.L3_HIT_F.ANY_SNOOP`.
-    pub const OCR_DEMAND_DATA_RD_L3_HIT_F_ANY_SNOOP: Event = Event::row(343);
-    /// `OCR.DEMAND_DATA_RD.L3_HIT.SNOOP_NONE`.
-    pub const OCR_DEMAND_DATA_RD_L3_HIT_SNOOP_NONE: Event = Event::row(344);
-    /// `OCR.DEMAND_DATA_RD.L3_HIT.NO_SNOOP_NEEDED`.
-    pub const OCR_DEMAND_DATA_RD_L3_HIT_NO_SNOOP_NEEDED: Event = Event::row(345);
-    /// `OCR.DEMAND_DATA_RD.L3_HIT.SNOOP_MISS`.
-    pub const OCR_DEMAND_DATA_RD_L3_HIT_SNOOP_MISS: Event = Event::row(346);
-    /// `OCR.DEMAND_DATA_RD.L3_HIT.HIT_OTHER_CORE_NO_FWD`.
-    pub const OCR_DEMAND_DATA_RD_L3_HIT_HIT_OTHER_CORE_NO_FWD: Event = Event::row(347);
-    /// `OCR.DEMAND_DATA_RD.L3_HIT.HIT_OTHER_CORE_FWD`.
-    pub const OCR_DEMAND_DATA_RD_L3_HIT_HIT_OTHER_CORE_FWD: Event = Event::row(348);
-    /// `OCR.DEMAND_DATA_RD.L3_HIT.HITM_OTHER_CORE`.
-    pub const OCR_DEMAND_DATA_RD_L3_HIT_HITM_OTHER_CORE: Event = Event::row(349);
-    /// `OCR.DEMAND_DATA_RD.L3_HIT.ANY_SNOOP`.
-    pub const OCR_DEMAND_DATA_RD_L3_HIT_ANY_SNOOP: Event = Event::row(350);
-    /// `OCR.DEMAND_DATA_RD.L3_MISS_LOCAL_DRAM.SNOOP_NONE`.
-    pub const OCR_DEMAND_DATA_RD_L3_MISS_LOCAL_DRAM_SNOOP_NONE: Event = Event::row(351);
-    /// `OCR.DEMAND_DATA_RD.L3_MISS_LOCAL_DRAM.NO_SNOOP_NEEDED`.
-    pub const OCR_DEMAND_DATA_RD_L3_MISS_LOCAL_DRAM_NO_SNOOP_NEEDED: Event = Event::row(352);
-    /// `OCR.DEMAND_DATA_RD.L3_MISS_LOCAL_DRAM.SNOOP_MISS`.
-    pub const OCR_DEMAND_DATA_RD_L3_MISS_LOCAL_DRAM_SNOOP_MISS: Event = Event::row(353);
-    /// `OCR.DEMAND_DATA_RD.L3_MISS_LOCAL_DRAM.HIT_OTHER_CORE_NO_FWD`.
-    pub const OCR_DEMAND_DATA_RD_L3_MISS_LOCAL_DRAM_HIT_OTHER_CORE_NO_FWD: Event = Event::row(354);
-    /// `OCR.DEMAND_DATA_RD.L3_MISS_LOCAL_DRAM.HIT_OTHER_CORE_FWD`.
-    pub const OCR_DEMAND_DATA_RD_L3_MISS_LOCAL_DRAM_HIT_OTHER_CORE_FWD: Event = Event::row(355);
-    /// `OCR.DEMAND_DATA_RD.L3_MISS_LOCAL_DRAM.HITM_OTHER_CORE`.
-    pub const OCR_DEMAND_DATA_RD_L3_MISS_LOCAL_DRAM_HITM_OTHER_CORE: Event = Event::row(356);
-    /// `OCR.DEMAND_DATA_RD.L3_MISS_LOCAL_DRAM.ANY_SNOOP`.
-    pub const OCR_DEMAND_DATA_RD_L3_MISS_LOCAL_DRAM_ANY_SNOOP: Event = Event::row(357);
-    /// `OCR.DEMAND_DATA_RD.L3_MISS_REMOTE_HOP1_DRAM.SNOOP_NONE`.
-    pub const OCR_DEMAND_DATA_RD_L3_MISS_REMOTE_HOP1_DRAM_SNOOP_NONE: Event = Event::row(358);
-    /// `OCR.DEMAND_DATA_RD.L3_MISS_REMOTE_HOP1_DRAM.NO_SNOOP_NEEDED`.
-    pub const OCR_DEMAND_DATA_RD_L3_MISS_REMOTE_HOP1_DRAM_NO_SNOOP_NEEDED: Event = Event::row(359);
-    /// `OCR.DEMAND_DATA_RD.L3_MISS_REMOTE_HOP1_DRAM.SNOOP_MISS`.
-    pub const OCR_DEMAND_DATA_RD_L3_MISS_REMOTE_HOP1_DRAM_SNOOP_MISS: Event = Event::row(360);
-    /// `OCR.DEMAND_DATA_RD.L3_MISS_REMOTE_HOP1_DRAM.HIT_OTHER_CORE_NO_FWD`.
-    pub const OCR_DEMAND_DATA_RD_L3_MISS_REMOTE_HOP1_DRAM_HIT_OTHER_CORE_NO_FWD: Event = Event::row(361);
-    /// `OCR.DEMAND_DATA_RD.L3_MISS_REMOTE_HOP1_DRAM.HIT_OTHER_CORE_FWD`.
-    pub const OCR_DEMAND_DATA_RD_L3_MISS_REMOTE_HOP1_DRAM_HIT_OTHER_CORE_FWD: Event = Event::row(362);
-    /// `OCR.DEMAND_DATA_RD.L3_MISS_REMOTE_HOP1_DRAM.HITM_OTHER_CORE`.
-    pub const OCR_DEMAND_DATA_RD_L3_MISS_REMOTE_HOP1_DRAM_HITM_OTHER_CORE: Event = Event::row(363);
-    /// `OCR.DEMAND_DATA_RD.L3_MISS_REMOTE_HOP1_DRAM.ANY_SNOOP`.
-    pub const OCR_DEMAND_DATA_RD_L3_MISS_REMOTE_HOP1_DRAM_ANY_SNOOP: Event = Event::row(364);
-    /// `OCR.DEMAND_DATA_RD.L3_MISS.SNOOP_NONE`.
-    pub const OCR_DEMAND_DATA_RD_L3_MISS_SNOOP_NONE: Event = Event::row(365);
-    /// `OCR.DEMAND_DATA_RD.L3_MISS.NO_SNOOP_NEEDED`.
-    pub const OCR_DEMAND_DATA_RD_L3_MISS_NO_SNOOP_NEEDED: Event = Event::row(366);
-    /// `OCR.DEMAND_DATA_RD.L3_MISS.SNOOP_MISS`.
-    pub const OCR_DEMAND_DATA_RD_L3_MISS_SNOOP_MISS: Event = Event::row(367);
-    /// `OCR.DEMAND_DATA_RD.L3_MISS.HIT_OTHER_CORE_NO_FWD`.
-    pub const OCR_DEMAND_DATA_RD_L3_MISS_HIT_OTHER_CORE_NO_FWD: Event = Event::row(368);
-    /// `OCR.DEMAND_DATA_RD.L3_MISS.HIT_OTHER_CORE_FWD`.
-    pub const OCR_DEMAND_DATA_RD_L3_MISS_HIT_OTHER_CORE_FWD: Event = Event::row(369);
-    /// `OCR.DEMAND_DATA_RD.L3_MISS.HITM_OTHER_CORE`.
-    pub const OCR_DEMAND_DATA_RD_L3_MISS_HITM_OTHER_CORE: Event = Event::row(370);
-    /// `OCR.DEMAND_DATA_RD.L3_MISS.ANY_SNOOP`.
-    pub const OCR_DEMAND_DATA_RD_L3_MISS_ANY_SNOOP: Event = Event::row(371);
-    /// `OCR.DEMAND_RFO.SUPPLIER_NONE.SNOOP_NONE`.
-    pub const OCR_DEMAND_RFO_SUPPLIER_NONE_SNOOP_NONE: Event = Event::row(372);
-    /// `OCR.DEMAND_RFO.SUPPLIER_NONE.NO_SNOOP_NEEDED`.
-    pub const OCR_DEMAND_RFO_SUPPLIER_NONE_NO_SNOOP_NEEDED: Event = Event::row(373);
-    /// `OCR.DEMAND_RFO.SUPPLIER_NONE.SNOOP_MISS`.
-    pub const OCR_DEMAND_RFO_SUPPLIER_NONE_SNOOP_MISS: Event = Event::row(374);
-    /// `OCR.DEMAND_RFO.SUPPLIER_NONE.HIT_OTHER_CORE_NO_FWD`.
-    pub const OCR_DEMAND_RFO_SUPPLIER_NONE_HIT_OTHER_CORE_NO_FWD: Event = Event::row(375);
-    /// `OCR.DEMAND_RFO.SUPPLIER_NONE.HIT_OTHER_CORE_FWD`.
-    pub const OCR_DEMAND_RFO_SUPPLIER_NONE_HIT_OTHER_CORE_FWD: Event = Event::row(376);
-    /// `OCR.DEMAND_RFO.SUPPLIER_NONE.HITM_OTHER_CORE`.
-    pub const OCR_DEMAND_RFO_SUPPLIER_NONE_HITM_OTHER_CORE: Event = Event::row(377);
-    /// `OCR.DEMAND_RFO.SUPPLIER_NONE.ANY_SNOOP`.
-    pub const OCR_DEMAND_RFO_SUPPLIER_NONE_ANY_SNOOP: Event = Event::row(378);
-    /// `OCR.DEMAND_RFO.L3_HIT_M.SNOOP_NONE`.
-    pub const OCR_DEMAND_RFO_L3_HIT_M_SNOOP_NONE: Event = Event::row(379);
-    /// `OCR.DEMAND_RFO.L3_HIT_M.NO_SNOOP_NEEDED`.
-    pub const OCR_DEMAND_RFO_L3_HIT_M_NO_SNOOP_NEEDED: Event = Event::row(380);
-    /// `OCR.DEMAND_RFO.L3_HIT_M.SNOOP_MISS`.
-    pub const OCR_DEMAND_RFO_L3_HIT_M_SNOOP_MISS: Event = Event::row(381);
-    /// `OCR.DEMAND_RFO.L3_HIT_M.HIT_OTHER_CORE_NO_FWD`.
-    pub const OCR_DEMAND_RFO_L3_HIT_M_HIT_OTHER_CORE_NO_FWD: Event = Event::row(382);
-    /// `OCR.DEMAND_RFO.L3_HIT_M.HIT_OTHER_CORE_FWD`.
-    pub const OCR_DEMAND_RFO_L3_HIT_M_HIT_OTHER_CORE_FWD: Event = Event::row(383);
-    /// `OCR.DEMAND_RFO.L3_HIT_M.HITM_OTHER_CORE`.
-    pub const OCR_DEMAND_RFO_L3_HIT_M_HITM_OTHER_CORE: Event = Event::row(384);
-    /// `OCR.DEMAND_RFO.L3_HIT_M.ANY_SNOOP`.
-    pub const OCR_DEMAND_RFO_L3_HIT_M_ANY_SNOOP: Event = Event::row(385);
-    /// `OCR.DEMAND_RFO.L3_HIT_E.SNOOP_NONE`.
-    pub const OCR_DEMAND_RFO_L3_HIT_E_SNOOP_NONE: Event = Event::row(386);
-    /// `OCR.DEMAND_RFO.L3_HIT_E.NO_SNOOP_NEEDED`.
-    pub const OCR_DEMAND_RFO_L3_HIT_E_NO_SNOOP_NEEDED: Event = Event::row(387);
-    /// `OCR.DEMAND_RFO.L3_HIT_E.SNOOP_MISS`.
-    pub const OCR_DEMAND_RFO_L3_HIT_E_SNOOP_MISS: Event = Event::row(388);
-    /// `OCR.DEMAND_RFO.L3_HIT_E.HIT_OTHER_CORE_NO_FWD`.
-    pub const OCR_DEMAND_RFO_L3_HIT_E_HIT_OTHER_CORE_NO_FWD: Event = Event::row(389);
-    /// `OCR.DEMAND_RFO.L3_HIT_E.HIT_OTHER_CORE_FWD`.
-    pub const OCR_DEMAND_RFO_L3_HIT_E_HIT_OTHER_CORE_FWD: Event = Event::row(390);
-    /// `OCR.DEMAND_RFO.L3_HIT_E.HITM_OTHER_CORE`.
-    pub const OCR_DEMAND_RFO_L3_HIT_E_HITM_OTHER_CORE: Event = Event::row(391);
-    /// `OCR.DEMAND_RFO.L3_HIT_E.ANY_SNOOP`.
-    pub const OCR_DEMAND_RFO_L3_HIT_E_ANY_SNOOP: Event = Event::row(392);
-    /// `OCR.DEMAND_RFO.L3_HIT_S.SNOOP_NONE`.
-    pub const OCR_DEMAND_RFO_L3_HIT_S_SNOOP_NONE: Event = Event::row(393);
-    /// `OCR.DEMAND_RFO.L3_HIT_S.NO_SNOOP_NEEDED`.
-    pub const OCR_DEMAND_RFO_L3_HIT_S_NO_SNOOP_NEEDED: Event = Event::row(394);
-    /// `OCR.DEMAND_RFO.L3_HIT_S.SNOOP_MISS`.
-    pub const OCR_DEMAND_RFO_L3_HIT_S_SNOOP_MISS: Event = Event::row(395);
-    /// `OCR.DEMAND_RFO.L3_HIT_S.HIT_OTHER_CORE_NO_FWD`.
-    pub const OCR_DEMAND_RFO_L3_HIT_S_HIT_OTHER_CORE_NO_FWD: Event = Event::row(396);
-    /// `OCR.DEMAND_RFO.L3_HIT_S.HIT_OTHER_CORE_FWD`.
-    pub const OCR_DEMAND_RFO_L3_HIT_S_HIT_OTHER_CORE_FWD: Event = Event::row(397);
-    /// `OCR.DEMAND_RFO.L3_HIT_S.HITM_OTHER_CORE`.
-    pub const OCR_DEMAND_RFO_L3_HIT_S_HITM_OTHER_CORE: Event = Event::row(398);
-    /// `OCR.DEMAND_RFO.L3_HIT_S.ANY_SNOOP`.
-    pub const OCR_DEMAND_RFO_L3_HIT_S_ANY_SNOOP: Event = Event::row(399);
-    /// `OCR.DEMAND_RFO.L3_HIT_F.SNOOP_NONE`.
-    pub const OCR_DEMAND_RFO_L3_HIT_F_SNOOP_NONE: Event = Event::row(400);
-    /// `OCR.DEMAND_RFO.L3_HIT_F.NO_SNOOP_NEEDED`.
-    pub const OCR_DEMAND_RFO_L3_HIT_F_NO_SNOOP_NEEDED: Event = Event::row(401);
-    /// `OCR.DEMAND_RFO.L3_HIT_F.SNOOP_MISS`.
-    pub const OCR_DEMAND_RFO_L3_HIT_F_SNOOP_MISS: Event = Event::row(402);
-    /// `OCR.DEMAND_RFO.L3_HIT_F.HIT_OTHER_CORE_NO_FWD`.
-    pub const OCR_DEMAND_RFO_L3_HIT_F_HIT_OTHER_CORE_NO_FWD: Event = Event::row(403);
-    /// `OCR.DEMAND_RFO.L3_HIT_F.HIT_OTHER_CORE_FWD`.
-    pub const OCR_DEMAND_RFO_L3_HIT_F_HIT_OTHER_CORE_FWD: Event = Event::row(404);
-    /// `OCR.DEMAND_RFO.L3_HIT_F.HITM_OTHER_CORE`.
-    pub const OCR_DEMAND_RFO_L3_HIT_F_HITM_OTHER_CORE: Event = Event::row(405);
-    /// `OCR.DEMAND_RFO.L3_HIT_F.ANY_SNOOP`.
-    pub const OCR_DEMAND_RFO_L3_HIT_F_ANY_SNOOP: Event = Event::row(406);
-    /// `OCR.DEMAND_RFO.L3_HIT.SNOOP_NONE`.
-    pub const OCR_DEMAND_RFO_L3_HIT_SNOOP_NONE: Event = Event::row(407);
-    /// `OCR.DEMAND_RFO.L3_HIT.NO_SNOOP_NEEDED`.
-    pub const OCR_DEMAND_RFO_L3_HIT_NO_SNOOP_NEEDED: Event = Event::row(408);
-    /// `OCR.DEMAND_RFO.L3_HIT.SNOOP_MISS`.
-    pub const OCR_DEMAND_RFO_L3_HIT_SNOOP_MISS: Event = Event::row(409);
-    /// `OCR.DEMAND_RFO.L3_HIT.HIT_OTHER_CORE_NO_FWD`.
-    pub const OCR_DEMAND_RFO_L3_HIT_HIT_OTHER_CORE_NO_FWD: Event = Event::row(410);
-    /// `OCR.DEMAND_RFO.L3_HIT.HIT_OTHER_CORE_FWD`.
-    pub const OCR_DEMAND_RFO_L3_HIT_HIT_OTHER_CORE_FWD: Event = Event::row(411);
-    /// `OCR.DEMAND_RFO.L3_HIT.HITM_OTHER_CORE`.
-    pub const OCR_DEMAND_RFO_L3_HIT_HITM_OTHER_CORE: Event = Event::row(412);
-    /// `OCR.DEMAND_RFO.L3_HIT.ANY_SNOOP`.
-    pub const OCR_DEMAND_RFO_L3_HIT_ANY_SNOOP: Event = Event::row(413);
-    /// `OCR.DEMAND_RFO.L3_MISS_LOCAL_DRAM.SNOOP_NONE`.
-    pub const OCR_DEMAND_RFO_L3_MISS_LOCAL_DRAM_SNOOP_NONE: Event = Event::row(414);
-    /// `OCR.DEMAND_RFO.L3_MISS_LOCAL_DRAM.NO_SNOOP_NEEDED`.
-    pub const OCR_DEMAND_RFO_L3_MISS_LOCAL_DRAM_NO_SNOOP_NEEDED: Event = Event::row(415);
-    /// `OCR.DEMAND_RFO.L3_MISS_LOCAL_DRAM.SNOOP_MISS`.
-    pub const OCR_DEMAND_RFO_L3_MISS_LOCAL_DRAM_SNOOP_MISS: Event = Event::row(416);
-    /// `OCR.DEMAND_RFO.L3_MISS_LOCAL_DRAM.HIT_OTHER_CORE_NO_FWD`.
-    pub const OCR_DEMAND_RFO_L3_MISS_LOCAL_DRAM_HIT_OTHER_CORE_NO_FWD: Event = Event::row(417);
-    /// `OCR.DEMAND_RFO.L3_MISS_LOCAL_DRAM.HIT_OTHER_CORE_FWD`.
-    pub const OCR_DEMAND_RFO_L3_MISS_LOCAL_DRAM_HIT_OTHER_CORE_FWD: Event = Event::row(418);
-    /// `OCR.DEMAND_RFO.L3_MISS_LOCAL_DRAM.HITM_OTHER_CORE`.
-    pub const OCR_DEMAND_RFO_L3_MISS_LOCAL_DRAM_HITM_OTHER_CORE: Event = Event::row(419);
-    /// `OCR.DEMAND_RFO.L3_MISS_LOCAL_DRAM.ANY_SNOOP`.
-    pub const OCR_DEMAND_RFO_L3_MISS_LOCAL_DRAM_ANY_SNOOP: Event = Event::row(420);
-    /// `OCR.DEMAND_RFO.L3_MISS_REMOTE_HOP1_DRAM.SNOOP_NONE`.
-    pub const OCR_DEMAND_RFO_L3_MISS_REMOTE_HOP1_DRAM_SNOOP_NONE: Event = Event::row(421);
-    /// `OCR.DEMAND_RFO.L3_MISS_REMOTE_HOP1_DRAM.NO_SNOOP_NEEDED`.
-    pub const OCR_DEMAND_RFO_L3_MISS_REMOTE_HOP1_DRAM_NO_SNOOP_NEEDED: Event = Event::row(422);
-    /// `OCR.DEMAND_RFO.L3_MISS_REMOTE_HOP1_DRAM.SNOOP_MISS`.
-    pub const OCR_DEMAND_RFO_L3_MISS_REMOTE_HOP1_DRAM_SNOOP_MISS: Event = Event::row(423);
-    /// `OCR.DEMAND_RFO.L3_MISS_REMOTE_HOP1_DRAM.HIT_OTHER_CORE_NO_FWD`.
-    pub const OCR_DEMAND_RFO_L3_MISS_REMOTE_HOP1_DRAM_HIT_OTHER_CORE_NO_FWD: Event = Event::row(424);
-    /// `OCR.DEMAND_RFO.L3_MISS_REMOTE_HOP1_DRAM.HIT_OTHER_CORE_FWD`.
-    pub const OCR_DEMAND_RFO_L3_MISS_REMOTE_HOP1_DRAM_HIT_OTHER_CORE_FWD: Event = Event::row(425);
-    /// `OCR.DEMAND_RFO.L3_MISS_REMOTE_HOP1_DRAM.HITM_OTHER_CORE`.
-    pub const OCR_DEMAND_RFO_L3_MISS_REMOTE_HOP1_DRAM_HITM_OTHER_CORE: Event = Event::row(426);
-    /// `OCR.DEMAND_RFO.L3_MISS_REMOTE_HOP1_DRAM.ANY_SNOOP`.
-    pub const OCR_DEMAND_RFO_L3_MISS_REMOTE_HOP1_DRAM_ANY_SNOOP: Event = Event::row(427);
-    /// `OCR.DEMAND_RFO.L3_MISS.SNOOP_NONE`.
-    pub const OCR_DEMAND_RFO_L3_MISS_SNOOP_NONE: Event = Event::row(428);
-    /// `OCR.DEMAND_RFO.L3_MISS.NO_SNOOP_NEEDED`.
-    pub const OCR_DEMAND_RFO_L3_MISS_NO_SNOOP_NEEDED: Event = Event::row(429);
-    /// `OCR.DEMAND_RFO.L3_MISS.SNOOP_MISS`.
-    pub const OCR_DEMAND_RFO_L3_MISS_SNOOP_MISS: Event = Event::row(430);
-    /// `OCR.DEMAND_RFO.L3_MISS.HIT_OTHER_CORE_NO_FWD`.
-    pub const OCR_DEMAND_RFO_L3_MISS_HIT_OTHER_CORE_NO_FWD: Event = Event::row(431);
-    /// `OCR.DEMAND_RFO.L3_MISS.HIT_OTHER_CORE_FWD`.
-    pub const OCR_DEMAND_RFO_L3_MISS_HIT_OTHER_CORE_FWD: Event = Event::row(432);
-    /// `OCR.DEMAND_RFO.L3_MISS.HITM_OTHER_CORE`.
-    pub const OCR_DEMAND_RFO_L3_MISS_HITM_OTHER_CORE: Event = Event::row(433);
-    /// `OCR.DEMAND_RFO.L3_MISS.ANY_SNOOP`.
-    pub const OCR_DEMAND_RFO_L3_MISS_ANY_SNOOP: Event = Event::row(434);
-    /// `OCR.DEMAND_CODE_RD.SUPPLIER_NONE.SNOOP_NONE`.
-    pub const OCR_DEMAND_CODE_RD_SUPPLIER_NONE_SNOOP_NONE: Event = Event::row(435);
-    /// `OCR.DEMAND_CODE_RD.SUPPLIER_NONE.NO_SNOOP_NEEDED`.
-    pub const OCR_DEMAND_CODE_RD_SUPPLIER_NONE_NO_SNOOP_NEEDED: Event = Event::row(436);
-    /// `OCR.DEMAND_CODE_RD.SUPPLIER_NONE.SNOOP_MISS`.
-    pub const OCR_DEMAND_CODE_RD_SUPPLIER_NONE_SNOOP_MISS: Event = Event::row(437);
-    /// `OCR.DEMAND_CODE_RD.SUPPLIER_NONE.HIT_OTHER_CORE_NO_FWD`.
-    pub const OCR_DEMAND_CODE_RD_SUPPLIER_NONE_HIT_OTHER_CORE_NO_FWD: Event = Event::row(438);
-    /// `OCR.DEMAND_CODE_RD.SUPPLIER_NONE.HIT_OTHER_CORE_FWD`.
-    pub const OCR_DEMAND_CODE_RD_SUPPLIER_NONE_HIT_OTHER_CORE_FWD: Event = Event::row(439);
-    /// `OCR.DEMAND_CODE_RD.SUPPLIER_NONE.HITM_OTHER_CORE`.
-    pub const OCR_DEMAND_CODE_RD_SUPPLIER_NONE_HITM_OTHER_CORE: Event = Event::row(440);
-    /// `OCR.DEMAND_CODE_RD.SUPPLIER_NONE.ANY_SNOOP`.
-    pub const OCR_DEMAND_CODE_RD_SUPPLIER_NONE_ANY_SNOOP: Event = Event::row(441);
-    /// `OCR.DEMAND_CODE_RD.L3_HIT_M.SNOOP_NONE`.
-    pub const OCR_DEMAND_CODE_RD_L3_HIT_M_SNOOP_NONE: Event = Event::row(442);
-    /// `OCR.DEMAND_CODE_RD.L3_HIT_M.NO_SNOOP_NEEDED`.
-    pub const OCR_DEMAND_CODE_RD_L3_HIT_M_NO_SNOOP_NEEDED: Event = Event::row(443);
-    /// `OCR.DEMAND_CODE_RD.L3_HIT_M.SNOOP_MISS`.
-    pub const OCR_DEMAND_CODE_RD_L3_HIT_M_SNOOP_MISS: Event = Event::row(444);
-    /// `OCR.DEMAND_CODE_RD.L3_HIT_M.HIT_OTHER_CORE_NO_FWD`.
-    pub const OCR_DEMAND_CODE_RD_L3_HIT_M_HIT_OTHER_CORE_NO_FWD: Event = Event::row(445);
-    /// `OCR.DEMAND_CODE_RD.L3_HIT_M.HIT_OTHER_CORE_FWD`.
-    pub const OCR_DEMAND_CODE_RD_L3_HIT_M_HIT_OTHER_CORE_FWD: Event = Event::row(446);
-    /// `OCR.DEMAND_CODE_RD.L3_HIT_M.HITM_OTHER_CORE`.
-    pub const OCR_DEMAND_CODE_RD_L3_HIT_M_HITM_OTHER_CORE: Event = Event::row(447);
-    /// `OCR.DEMAND_CODE_RD.L3_HIT_M.ANY_SNOOP`.
-    pub const OCR_DEMAND_CODE_RD_L3_HIT_M_ANY_SNOOP: Event = Event::row(448);
-    /// `OCR.DEMAND_CODE_RD.L3_HIT_E.SNOOP_NONE`.
-    pub const OCR_DEMAND_CODE_RD_L3_HIT_E_SNOOP_NONE: Event = Event::row(449);
-    /// `OCR.DEMAND_CODE_RD.L3_HIT_E.NO_SNOOP_NEEDED`.
-    pub const OCR_DEMAND_CODE_RD_L3_HIT_E_NO_SNOOP_NEEDED: Event = Event::row(450);
-    /// `OCR.DEMAND_CODE_RD.L3_HIT_E.SNOOP_MISS`.
-    pub const OCR_DEMAND_CODE_RD_L3_HIT_E_SNOOP_MISS: Event = Event::row(451);
-    /// `OCR.DEMAND_CODE_RD.L3_HIT_E.HIT_OTHER_CORE_NO_FWD`.
-    pub const OCR_DEMAND_CODE_RD_L3_HIT_E_HIT_OTHER_CORE_NO_FWD: Event = Event::row(452);
-    /// `OCR.DEMAND_CODE_RD.L3_HIT_E.HIT_OTHER_CORE_FWD`.
-    pub const OCR_DEMAND_CODE_RD_L3_HIT_E_HIT_OTHER_CORE_FWD: Event = Event::row(453);
-    /// `OCR.DEMAND_CODE_RD.L3_HIT_E.HITM_OTHER_CORE`.
-    pub const OCR_DEMAND_CODE_RD_L3_HIT_E_HITM_OTHER_CORE: Event = Event::row(454);
-    /// `OCR.DEMAND_CODE_RD.L3_HIT_E.ANY_SNOOP`.
-    pub const OCR_DEMAND_CODE_RD_L3_HIT_E_ANY_SNOOP: Event = Event::row(455);
-    /// `OCR.DEMAND_CODE_RD.L3_HIT_S.SNOOP_NONE`.
-    pub const OCR_DEMAND_CODE_RD_L3_HIT_S_SNOOP_NONE: Event = Event::row(456);
-    /// `OCR.DEMAND_CODE_RD.L3_HIT_S.NO_SNOOP_NEEDED`.
-    pub const OCR_DEMAND_CODE_RD_L3_HIT_S_NO_SNOOP_NEEDED: Event = Event::row(457);
-    /// `OCR.DEMAND_CODE_RD.L3_HIT_S.SNOOP_MISS`.
-    pub const OCR_DEMAND_CODE_RD_L3_HIT_S_SNOOP_MISS: Event = Event::row(458);
-    /// `OCR.DEMAND_CODE_RD.L3_HIT_S.HIT_OTHER_CORE_NO_FWD`.
-    pub const OCR_DEMAND_CODE_RD_L3_HIT_S_HIT_OTHER_CORE_NO_FWD: Event = Event::row(459);
-    /// `OCR.DEMAND_CODE_RD.L3_HIT_S.HIT_OTHER_CORE_FWD`.
-    pub const OCR_DEMAND_CODE_RD_L3_HIT_S_HIT_OTHER_CORE_FWD: Event = Event::row(460);
-    /// `OCR.DEMAND_CODE_RD.L3_HIT_S.HITM_OTHER_CORE`.
-    pub const OCR_DEMAND_CODE_RD_L3_HIT_S_HITM_OTHER_CORE: Event = Event::row(461);
-    /// `OCR.DEMAND_CODE_RD.L3_HIT_S.ANY_SNOOP`.
-    pub const OCR_DEMAND_CODE_RD_L3_HIT_S_ANY_SNOOP: Event = Event::row(462);
-    /// `OCR.DEMAND_CODE_RD.L3_HIT_F.SNOOP_NONE`.
-    pub const OCR_DEMAND_CODE_RD_L3_HIT_F_SNOOP_NONE: Event = Event::row(463);
-    /// `OCR.DEMAND_CODE_RD.L3_HIT_F.NO_SNOOP_NEEDED`.
-    pub const OCR_DEMAND_CODE_RD_L3_HIT_F_NO_SNOOP_NEEDED: Event = Event::row(464);
-    /// `OCR.DEMAND_CODE_RD.L3_HIT_F.SNOOP_MISS`.
-    pub const OCR_DEMAND_CODE_RD_L3_HIT_F_SNOOP_MISS: Event = Event::row(465);
-    /// `OCR.DEMAND_CODE_RD.L3_HIT_F.HIT_OTHER_CORE_NO_FWD`.
-    pub const OCR_DEMAND_CODE_RD_L3_HIT_F_HIT_OTHER_CORE_NO_FWD: Event = Event::row(466);
-    /// `OCR.DEMAND_CODE_RD.L3_HIT_F.HIT_OTHER_CORE_FWD`.
-    pub const OCR_DEMAND_CODE_RD_L3_HIT_F_HIT_OTHER_CORE_FWD: Event = Event::row(467);
-    /// `OCR.DEMAND_CODE_RD.L3_HIT_F.HITM_OTHER_CORE`.
-    pub const OCR_DEMAND_CODE_RD_L3_HIT_F_HITM_OTHER_CORE: Event = Event::row(468);
-    /// `OCR.DEMAND_CODE_RD.L3_HIT_F.ANY_SNOOP`.
-    pub const OCR_DEMAND_CODE_RD_L3_HIT_F_ANY_SNOOP: Event = Event::row(469);
-    /// `OCR.DEMAND_CODE_RD.L3_HIT.SNOOP_NONE`.
-    pub const OCR_DEMAND_CODE_RD_L3_HIT_SNOOP_NONE: Event = Event::row(470);
-    /// `OCR.DEMAND_CODE_RD.L3_HIT.NO_SNOOP_NEEDED`.
-    pub const OCR_DEMAND_CODE_RD_L3_HIT_NO_SNOOP_NEEDED: Event = Event::row(471);
-    /// `OCR.DEMAND_CODE_RD.L3_HIT.SNOOP_MISS`.
-    pub const OCR_DEMAND_CODE_RD_L3_HIT_SNOOP_MISS: Event = Event::row(472);
-    /// `OCR.DEMAND_CODE_RD.L3_HIT.HIT_OTHER_CORE_NO_FWD`.
-    pub const OCR_DEMAND_CODE_RD_L3_HIT_HIT_OTHER_CORE_NO_FWD: Event = Event::row(473);
-    /// `OCR.DEMAND_CODE_RD.L3_HIT.HIT_OTHER_CORE_FWD`.
-    pub const OCR_DEMAND_CODE_RD_L3_HIT_HIT_OTHER_CORE_FWD: Event = Event::row(474);
-    /// `OCR.DEMAND_CODE_RD.L3_HIT.HITM_OTHER_CORE`.
-    pub const OCR_DEMAND_CODE_RD_L3_HIT_HITM_OTHER_CORE: Event = Event::row(475);
-    /// `OCR.DEMAND_CODE_RD.L3_HIT.ANY_SNOOP`.
-    pub const OCR_DEMAND_CODE_RD_L3_HIT_ANY_SNOOP: Event = Event::row(476);
-    /// `OCR.DEMAND_CODE_RD.L3_MISS_LOCAL_DRAM.SNOOP_NONE`.
-    pub const OCR_DEMAND_CODE_RD_L3_MISS_LOCAL_DRAM_SNOOP_NONE: Event = Event::row(477);
-    /// `OCR.DEMAND_CODE_RD.L3_MISS_LOCAL_DRAM.NO_SNOOP_NEEDED`.
-    pub const OCR_DEMAND_CODE_RD_L3_MISS_LOCAL_DRAM_NO_SNOOP_NEEDED: Event = Event::row(478);
-    /// `OCR.DEMAND_CODE_RD.L3_MISS_LOCAL_DRAM.SNOOP_MISS`.
-    pub const OCR_DEMAND_CODE_RD_L3_MISS_LOCAL_DRAM_SNOOP_MISS: Event = Event::row(479);
-    /// `OCR.DEMAND_CODE_RD.L3_MISS_LOCAL_DRAM.HIT_OTHER_CORE_NO_FWD`.
-    pub const OCR_DEMAND_CODE_RD_L3_MISS_LOCAL_DRAM_HIT_OTHER_CORE_NO_FWD: Event = Event::row(480);
-    /// `OCR.DEMAND_CODE_RD.L3_MISS_LOCAL_DRAM.HIT_OTHER_CORE_FWD`.
-    pub const OCR_DEMAND_CODE_RD_L3_MISS_LOCAL_DRAM_HIT_OTHER_CORE_FWD: Event = Event::row(481);
-    /// `OCR.DEMAND_CODE_RD.L3_MISS_LOCAL_DRAM.HITM_OTHER_CORE`.
-    pub const OCR_DEMAND_CODE_RD_L3_MISS_LOCAL_DRAM_HITM_OTHER_CORE: Event = Event::row(482);
-    /// `OCR.DEMAND_CODE_RD.L3_MISS_LOCAL_DRAM.ANY_SNOOP`.
-    pub const OCR_DEMAND_CODE_RD_L3_MISS_LOCAL_DRAM_ANY_SNOOP: Event = Event::row(483);
-    /// `OCR.DEMAND_CODE_RD.L3_MISS_REMOTE_HOP1_DRAM.SNOOP_NONE`.
-    pub const OCR_DEMAND_CODE_RD_L3_MISS_REMOTE_HOP1_DRAM_SNOOP_NONE: Event = Event::row(484);
-    /// `OCR.DEMAND_CODE_RD.L3_MISS_REMOTE_HOP1_DRAM.NO_SNOOP_NEEDED`.
-    pub const OCR_DEMAND_CODE_RD_L3_MISS_REMOTE_HOP1_DRAM_NO_SNOOP_NEEDED: Event = Event::row(485);
-    /// `OCR.DEMAND_CODE_RD.L3_MISS_REMOTE_HOP1_DRAM.SNOOP_MISS`.
-    pub const OCR_DEMAND_CODE_RD_L3_MISS_REMOTE_HOP1_DRAM_SNOOP_MISS: Event = Event::row(486);
-    /// `OCR.DEMAND_CODE_RD.L3_MISS_REMOTE_HOP1_DRAM.HIT_OTHER_CORE_NO_FWD`.
-    pub const OCR_DEMAND_CODE_RD_L3_MISS_REMOTE_HOP1_DRAM_HIT_OTHER_CORE_NO_FWD: Event = Event::row(487);
-    /// `OCR.DEMAND_CODE_RD.L3_MISS_REMOTE_HOP1_DRAM.HIT_OTHER_CORE_FWD`.
-    pub const OCR_DEMAND_CODE_RD_L3_MISS_REMOTE_HOP1_DRAM_HIT_OTHER_CORE_FWD: Event = Event::row(488);
-    /// `OCR.DEMAND_CODE_RD.L3_MISS_REMOTE_HOP1_DRAM.HITM_OTHER_CORE`.
-    pub const OCR_DEMAND_CODE_RD_L3_MISS_REMOTE_HOP1_DRAM_HITM_OTHER_CORE: Event = Event::row(489);
-    /// `OCR.DEMAND_CODE_RD.L3_MISS_REMOTE_HOP1_DRAM.ANY_SNOOP`.
-    pub const OCR_DEMAND_CODE_RD_L3_MISS_REMOTE_HOP1_DRAM_ANY_SNOOP: Event = Event::row(490);
-    /// `OCR.DEMAND_CODE_RD.L3_MISS.SNOOP_NONE`.
-    pub const OCR_DEMAND_CODE_RD_L3_MISS_SNOOP_NONE: Event = Event::row(491);
-    /// `OCR.DEMAND_CODE_RD.L3_MISS.NO_SNOOP_NEEDED`.
-    pub const OCR_DEMAND_CODE_RD_L3_MISS_NO_SNOOP_NEEDED: Event = Event::row(492);
-    /// `OCR.DEMAND_CODE_RD.L3_MISS.SNOOP_MISS`.
-    pub const OCR_DEMAND_CODE_RD_L3_MISS_SNOOP_MISS: Event = Event::row(493);
-    /// `OCR.DEMAND_CODE_RD.L3_MISS.HIT_OTHER_CORE_NO_FWD`.
-    pub const OCR_DEMAND_CODE_RD_L3_MISS_HIT_OTHER_CORE_NO_FWD: Event = Event::row(494);
-    /// `OCR.DEMAND_CODE_RD.L3_MISS.HIT_OTHER_CORE_FWD`.
-    pub const OCR_DEMAND_CODE_RD_L3_MISS_HIT_OTHER_CORE_FWD: Event = Event::row(495);
-    /// `OCR.DEMAND_CODE_RD.L3_MISS.HITM_OTHER_CORE`.
-    pub const OCR_DEMAND_CODE_RD_L3_MISS_HITM_OTHER_CORE: Event = Event::row(496);
-    /// `OCR.DEMAND_CODE_RD.L3_MISS.ANY_SNOOP`.
-    pub const OCR_DEMAND_CODE_RD_L3_MISS_ANY_SNOOP: Event = Event::row(497);
-    /// `OCR.PF_L2_DATA_RD.SUPPLIER_NONE.SNOOP_NONE`.
-    pub const OCR_PF_L2_DATA_RD_SUPPLIER_NONE_SNOOP_NONE: Event = Event::row(498);
-    /// `OCR.PF_L2_DATA_RD.SUPPLIER_NONE.NO_SNOOP_NEEDED`.
-    pub const OCR_PF_L2_DATA_RD_SUPPLIER_NONE_NO_SNOOP_NEEDED: Event = Event::row(499);
-    /// `OCR.PF_L2_DATA_RD.SUPPLIER_NONE.SNOOP_MISS`.
-    pub const OCR_PF_L2_DATA_RD_SUPPLIER_NONE_SNOOP_MISS: Event = Event::row(500);
-    /// `OCR.PF_L2_DATA_RD.SUPPLIER_NONE.HIT_OTHER_CORE_NO_FWD`.
-    pub const OCR_PF_L2_DATA_RD_SUPPLIER_NONE_HIT_OTHER_CORE_NO_FWD: Event = Event::row(501);
-    /// `OCR.PF_L2_DATA_RD.SUPPLIER_NONE.HIT_OTHER_CORE_FWD`.
-    pub const OCR_PF_L2_DATA_RD_SUPPLIER_NONE_HIT_OTHER_CORE_FWD: Event = Event::row(502);
-    /// `OCR.PF_L2_DATA_RD.SUPPLIER_NONE.HITM_OTHER_CORE`.
-    pub const OCR_PF_L2_DATA_RD_SUPPLIER_NONE_HITM_OTHER_CORE: Event = Event::row(503);
-    /// `OCR.PF_L2_DATA_RD.SUPPLIER_NONE.ANY_SNOOP`.
-    pub const OCR_PF_L2_DATA_RD_SUPPLIER_NONE_ANY_SNOOP: Event = Event::row(504);
-    /// `OCR.PF_L2_DATA_RD.L3_HIT_M.SNOOP_NONE`.
-    pub const OCR_PF_L2_DATA_RD_L3_HIT_M_SNOOP_NONE: Event = Event::row(505);
-    /// `OCR.PF_L2_DATA_RD.L3_HIT_M.NO_SNOOP_NEEDED`.
-    pub const OCR_PF_L2_DATA_RD_L3_HIT_M_NO_SNOOP_NEEDED: Event = Event::row(506);
-    /// `OCR.PF_L2_DATA_RD.L3_HIT_M.SNOOP_MISS`.
-    pub const OCR_PF_L2_DATA_RD_L3_HIT_M_SNOOP_MISS: Event = Event::row(507);
-    /// `OCR.PF_L2_DATA_RD.L3_HIT_M.HIT_OTHER_CORE_NO_FWD`.
-    pub const OCR_PF_L2_DATA_RD_L3_HIT_M_HIT_OTHER_CORE_NO_FWD: Event = Event::row(508);
-    /// `OCR.PF_L2_DATA_RD.L3_HIT_M.HIT_OTHER_CORE_FWD`.
-    pub const OCR_PF_L2_DATA_RD_L3_HIT_M_HIT_OTHER_CORE_FWD: Event = Event::row(509);
-    /// `OCR.PF_L2_DATA_RD.L3_HIT_M.HITM_OTHER_CORE`.
-    pub const OCR_PF_L2_DATA_RD_L3_HIT_M_HITM_OTHER_CORE: Event = Event::row(510);
-    /// `OCR.PF_L2_DATA_RD.L3_HIT_M.ANY_SNOOP`.
-    pub const OCR_PF_L2_DATA_RD_L3_HIT_M_ANY_SNOOP: Event = Event::row(511);
-    /// `OCR.PF_L2_DATA_RD.L3_HIT_E.SNOOP_NONE`.
-    pub const OCR_PF_L2_DATA_RD_L3_HIT_E_SNOOP_NONE: Event = Event::row(512);
-    /// `OCR.PF_L2_DATA_RD.L3_HIT_E.NO_SNOOP_NEEDED`.
-    pub const OCR_PF_L2_DATA_RD_L3_HIT_E_NO_SNOOP_NEEDED: Event = Event::row(513);
-    /// `OCR.PF_L2_DATA_RD.L3_HIT_E.SNOOP_MISS`.
-    pub const OCR_PF_L2_DATA_RD_L3_HIT_E_SNOOP_MISS: Event = Event::row(514);
-    /// `OCR.PF_L2_DATA_RD.L3_HIT_E.HIT_OTHER_CORE_NO_FWD`.
-    pub const OCR_PF_L2_DATA_RD_L3_HIT_E_HIT_OTHER_CORE_NO_FWD: Event = Event::row(515);
-    /// `OCR.PF_L2_DATA_RD.L3_HIT_E.HIT_OTHER_CORE_FWD`.
-    pub const OCR_PF_L2_DATA_RD_L3_HIT_E_HIT_OTHER_CORE_FWD: Event = Event::row(516);
-    /// `OCR.PF_L2_DATA_RD.L3_HIT_E.HITM_OTHER_CORE`.
-    pub const OCR_PF_L2_DATA_RD_L3_HIT_E_HITM_OTHER_CORE: Event = Event::row(517);
-    /// `OCR.PF_L2_DATA_RD.L3_HIT_E.ANY_SNOOP`.
-    pub const OCR_PF_L2_DATA_RD_L3_HIT_E_ANY_SNOOP: Event = Event::row(518);
-    /// `OCR.PF_L2_DATA_RD.L3_HIT_S.SNOOP_NONE`.
-    pub const OCR_PF_L2_DATA_RD_L3_HIT_S_SNOOP_NONE: Event = Event::row(519);
-    /// `OCR.PF_L2_DATA_RD.L3_HIT_S.NO_SNOOP_NEEDED`.
-    pub const OCR_PF_L2_DATA_RD_L3_HIT_S_NO_SNOOP_NEEDED: Event = Event::row(520);
-    /// `OCR.PF_L2_DATA_RD.L3_HIT_S.SNOOP_MISS`.
-    pub const OCR_PF_L2_DATA_RD_L3_HIT_S_SNOOP_MISS: Event = Event::row(521);
-    /// `OCR.PF_L2_DATA_RD.L3_HIT_S.HIT_OTHER_CORE_NO_FWD`.
-    pub const OCR_PF_L2_DATA_RD_L3_HIT_S_HIT_OTHER_CORE_NO_FWD: Event = Event::row(522);
-    /// `OCR.PF_L2_DATA_RD.L3_HIT_S.HIT_OTHER_CORE_FWD`.
-    pub const OCR_PF_L2_DATA_RD_L3_HIT_S_HIT_OTHER_CORE_FWD: Event = Event::row(523);
-    /// `OCR.PF_L2_DATA_RD.L3_HIT_S.HITM_OTHER_CORE`.
-    pub const OCR_PF_L2_DATA_RD_L3_HIT_S_HITM_OTHER_CORE: Event = Event::row(524);
-    /// `OCR.PF_L2_DATA_RD.L3_HIT_S.ANY_SNOOP`.
-    pub const OCR_PF_L2_DATA_RD_L3_HIT_S_ANY_SNOOP: Event = Event::row(525);
-    /// `OCR.PF_L2_DATA_RD.L3_HIT_F.SNOOP_NONE`.
-    pub const OCR_PF_L2_DATA_RD_L3_HIT_F_SNOOP_NONE: Event = Event::row(526);
-    /// `OCR.PF_L2_DATA_RD.L3_HIT_F.NO_SNOOP_NEEDED`.
-    pub const OCR_PF_L2_DATA_RD_L3_HIT_F_NO_SNOOP_NEEDED: Event = Event::row(527);
-    /// `OCR.PF_L2_DATA_RD.L3_HIT_F.SNOOP_MISS`.
-    pub const OCR_PF_L2_DATA_RD_L3_HIT_F_SNOOP_MISS: Event = Event::row(528);
-    /// `OCR.PF_L2_DATA_RD.L3_HIT_F.HIT_OTHER_CORE_NO_FWD`.
-    pub const OCR_PF_L2_DATA_RD_L3_HIT_F_HIT_OTHER_CORE_NO_FWD: Event = Event::row(529);
-    /// `OCR.PF_L2_DATA_RD.L3_HIT_F.HIT_OTHER_CORE_FWD`.
-    pub const OCR_PF_L2_DATA_RD_L3_HIT_F_HIT_OTHER_CORE_FWD: Event = Event::row(530);
-    /// `OCR.PF_L2_DATA_RD.L3_HIT_F.HITM_OTHER_CORE`.
-    pub const OCR_PF_L2_DATA_RD_L3_HIT_F_HITM_OTHER_CORE: Event = Event::row(531);
-    /// `OCR.PF_L2_DATA_RD.L3_HIT_F.ANY_SNOOP`.
-    pub const OCR_PF_L2_DATA_RD_L3_HIT_F_ANY_SNOOP: Event = Event::row(532);
-    /// `OCR.PF_L2_DATA_RD.L3_HIT.SNOOP_NONE`.
-    pub const OCR_PF_L2_DATA_RD_L3_HIT_SNOOP_NONE: Event = Event::row(533);
-    /// `OCR.PF_L2_DATA_RD.L3_HIT.NO_SNOOP_NEEDED`.
-    pub const OCR_PF_L2_DATA_RD_L3_HIT_NO_SNOOP_NEEDED: Event = Event::row(534);
-    /// `OCR.PF_L2_DATA_RD.L3_HIT.SNOOP_MISS`.
-    pub const OCR_PF_L2_DATA_RD_L3_HIT_SNOOP_MISS: Event = Event::row(535);
-    /// `OCR.PF_L2_DATA_RD.L3_HIT.HIT_OTHER_CORE_NO_FWD`.
-    pub const OCR_PF_L2_DATA_RD_L3_HIT_HIT_OTHER_CORE_NO_FWD: Event = Event::row(536);
-    /// `OCR.PF_L2_DATA_RD.L3_HIT.HIT_OTHER_CORE_FWD`.
-    pub const OCR_PF_L2_DATA_RD_L3_HIT_HIT_OTHER_CORE_FWD: Event = Event::row(537);
-    /// `OCR.PF_L2_DATA_RD.L3_HIT.HITM_OTHER_CORE`.
-    pub const OCR_PF_L2_DATA_RD_L3_HIT_HITM_OTHER_CORE: Event = Event::row(538);
-    /// `OCR.PF_L2_DATA_RD.L3_HIT.ANY_SNOOP`.
-    pub const OCR_PF_L2_DATA_RD_L3_HIT_ANY_SNOOP: Event = Event::row(539);
-    /// `OCR.PF_L2_DATA_RD.L3_MISS_LOCAL_DRAM.SNOOP_NONE`.
-    pub const OCR_PF_L2_DATA_RD_L3_MISS_LOCAL_DRAM_SNOOP_NONE: Event = Event::row(540);
-    /// `OCR.PF_L2_DATA_RD.L3_MISS_LOCAL_DRAM.NO_SNOOP_NEEDED`.
-    pub const OCR_PF_L2_DATA_RD_L3_MISS_LOCAL_DRAM_NO_SNOOP_NEEDED: Event = Event::row(541);
-    /// `OCR.PF_L2_DATA_RD.L3_MISS_LOCAL_DRAM.SNOOP_MISS`.
-    pub const OCR_PF_L2_DATA_RD_L3_MISS_LOCAL_DRAM_SNOOP_MISS: Event = Event::row(542);
-    /// `OCR.PF_L2_DATA_RD.L3_MISS_LOCAL_DRAM.HIT_OTHER_CORE_NO_FWD`.
-    pub const OCR_PF_L2_DATA_RD_L3_MISS_LOCAL_DRAM_HIT_OTHER_CORE_NO_FWD: Event = Event::row(543);
-    /// `OCR.PF_L2_DATA_RD.L3_MISS_LOCAL_DRAM.HIT_OTHER_CORE_FWD`.
-    pub const OCR_PF_L2_DATA_RD_L3_MISS_LOCAL_DRAM_HIT_OTHER_CORE_FWD: Event = Event::row(544);
-    /// `OCR.PF_L2_DATA_RD.L3_MISS_LOCAL_DRAM.HITM_OTHER_CORE`.
-    pub const OCR_PF_L2_DATA_RD_L3_MISS_LOCAL_DRAM_HITM_OTHER_CORE: Event = Event::row(545);
-    /// `OCR.PF_L2_DATA_RD.L3_MISS_LOCAL_DRAM.ANY_SNOOP`.
-    pub const OCR_PF_L2_DATA_RD_L3_MISS_LOCAL_DRAM_ANY_SNOOP: Event = Event::row(546);
-    /// `OCR.PF_L2_DATA_RD.L3_MISS_REMOTE_HOP1_DRAM.SNOOP_NONE`.
-    pub const OCR_PF_L2_DATA_RD_L3_MISS_REMOTE_HOP1_DRAM_SNOOP_NONE: Event = Event::row(547);
-    /// `OCR.PF_L2_DATA_RD.L3_MISS_REMOTE_HOP1_DRAM.NO_SNOOP_NEEDED`.
-    pub const OCR_PF_L2_DATA_RD_L3_MISS_REMOTE_HOP1_DRAM_NO_SNOOP_NEEDED: Event = Event::row(548);
-    /// `OCR.PF_L2_DATA_RD.L3_MISS_REMOTE_HOP1_DRAM.SNOOP_MISS`.
-    pub const OCR_PF_L2_DATA_RD_L3_MISS_REMOTE_HOP1_DRAM_SNOOP_MISS: Event = Event::row(549);
-    /// `OCR.PF_L2_DATA_RD.L3_MISS_REMOTE_HOP1_DRAM.HIT_OTHER_CORE_NO_FWD`.
-    pub const OCR_PF_L2_DATA_RD_L3_MISS_REMOTE_HOP1_DRAM_HIT_OTHER_CORE_NO_FWD: Event = Event::row(550);
-    /// `OCR.PF_L2_DATA_RD.L3_MISS_REMOTE_HOP1_DRAM.HIT_OTHER_CORE_FWD`.
-    pub const OCR_PF_L2_DATA_RD_L3_MISS_REMOTE_HOP1_DRAM_HIT_OTHER_CORE_FWD: Event = Event::row(551);
-    /// `OCR.PF_L2_DATA_RD.L3_MISS_REMOTE_HOP1_DRAM.HITM_OTHER_CORE`.
-    pub const OCR_PF_L2_DATA_RD_L3_MISS_REMOTE_HOP1_DRAM_HITM_OTHER_CORE: Event = Event::row(552);
-    /// `OCR.PF_L2_DATA_RD.L3_MISS_REMOTE_HOP1_DRAM.ANY_SNOOP`.
-    pub const OCR_PF_L2_DATA_RD_L3_MISS_REMOTE_HOP1_DRAM_ANY_SNOOP: Event = Event::row(553);
-    /// `OCR.PF_L2_DATA_RD.L3_MISS.SNOOP_NONE`.
-    pub const OCR_PF_L2_DATA_RD_L3_MISS_SNOOP_NONE: Event = Event::row(554);
-    /// `OCR.PF_L2_DATA_RD.L3_MISS.NO_SNOOP_NEEDED`.
-    pub const OCR_PF_L2_DATA_RD_L3_MISS_NO_SNOOP_NEEDED: Event = Event::row(555);
-    /// `OCR.PF_L2_DATA_RD.L3_MISS.SNOOP_MISS`.
-    pub const OCR_PF_L2_DATA_RD_L3_MISS_SNOOP_MISS: Event = Event::row(556);
-    /// `OCR.PF_L2_DATA_RD.L3_MISS.HIT_OTHER_CORE_NO_FWD`.
-    pub const OCR_PF_L2_DATA_RD_L3_MISS_HIT_OTHER_CORE_NO_FWD: Event = Event::row(557);
-    /// `OCR.PF_L2_DATA_RD.L3_MISS.HIT_OTHER_CORE_FWD`.
-    pub const OCR_PF_L2_DATA_RD_L3_MISS_HIT_OTHER_CORE_FWD: Event = Event::row(558);
-    /// `OCR.PF_L2_DATA_RD.L3_MISS.HITM_OTHER_CORE`.
-    pub const OCR_PF_L2_DATA_RD_L3_MISS_HITM_OTHER_CORE: Event = Event::row(559);
-    /// `OCR.PF_L2_DATA_RD.L3_MISS.ANY_SNOOP`.
-    pub const OCR_PF_L2_DATA_RD_L3_MISS_ANY_SNOOP: Event = Event::row(560);
-    /// `OCR.PF_L2_RFO.SUPPLIER_NONE.SNOOP_NONE`.
-    pub const OCR_PF_L2_RFO_SUPPLIER_NONE_SNOOP_NONE: Event = Event::row(561);
-    /// `OCR.PF_L2_RFO.SUPPLIER_NONE.NO_SNOOP_NEEDED`.
-    pub const OCR_PF_L2_RFO_SUPPLIER_NONE_NO_SNOOP_NEEDED: Event = Event::row(562);
-    /// `OCR.PF_L2_RFO.SUPPLIER_NONE.SNOOP_MISS`.
-    pub const OCR_PF_L2_RFO_SUPPLIER_NONE_SNOOP_MISS: Event = Event::row(563);
-    /// `OCR.PF_L2_RFO.SUPPLIER_NONE.HIT_OTHER_CORE_NO_FWD`.
-    pub const OCR_PF_L2_RFO_SUPPLIER_NONE_HIT_OTHER_CORE_NO_FWD: Event = Event::row(564);
-    /// `OCR.PF_L2_RFO.SUPPLIER_NONE.HIT_OTHER_CORE_FWD`.
-    pub const OCR_PF_L2_RFO_SUPPLIER_NONE_HIT_OTHER_CORE_FWD: Event = Event::row(565);
-    /// `OCR.PF_L2_RFO.SUPPLIER_NONE.HITM_OTHER_CORE`.
-    pub const OCR_PF_L2_RFO_SUPPLIER_NONE_HITM_OTHER_CORE: Event = Event::row(566);
-    /// `OCR.PF_L2_RFO.SUPPLIER_NONE.ANY_SNOOP`.
-    pub const OCR_PF_L2_RFO_SUPPLIER_NONE_ANY_SNOOP: Event = Event::row(567);
-    /// `OCR.PF_L2_RFO.L3_HIT_M.SNOOP_NONE`.
-    pub const OCR_PF_L2_RFO_L3_HIT_M_SNOOP_NONE: Event = Event::row(568);
-    /// `OCR.PF_L2_RFO.L3_HIT_M.NO_SNOOP_NEEDED`.
-    pub const OCR_PF_L2_RFO_L3_HIT_M_NO_SNOOP_NEEDED: Event = Event::row(569);
-    /// `OCR.PF_L2_RFO.L3_HIT_M.SNOOP_MISS`.
-    pub const OCR_PF_L2_RFO_L3_HIT_M_SNOOP_MISS: Event = Event::row(570);
-    /// `OCR.PF_L2_RFO.L3_HIT_M.HIT_OTHER_CORE_NO_FWD`.
-    pub const OCR_PF_L2_RFO_L3_HIT_M_HIT_OTHER_CORE_NO_FWD: Event = Event::row(571);
-    /// `OCR.PF_L2_RFO.L3_HIT_M.HIT_OTHER_CORE_FWD`.
-    pub const OCR_PF_L2_RFO_L3_HIT_M_HIT_OTHER_CORE_FWD: Event = Event::row(572);
-    /// `OCR.PF_L2_RFO.L3_HIT_M.HITM_OTHER_CORE`.
-    pub const OCR_PF_L2_RFO_L3_HIT_M_HITM_OTHER_CORE: Event = Event::row(573);
-    /// `OCR.PF_L2_RFO.L3_HIT_M.ANY_SNOOP`.
-    pub const OCR_PF_L2_RFO_L3_HIT_M_ANY_SNOOP: Event = Event::row(574);
-    /// `OCR.PF_L2_RFO.L3_HIT_E.SNOOP_NONE`.
-    pub const OCR_PF_L2_RFO_L3_HIT_E_SNOOP_NONE: Event = Event::row(575);
-    /// `OCR.PF_L2_RFO.L3_HIT_E.NO_SNOOP_NEEDED`.
-    pub const OCR_PF_L2_RFO_L3_HIT_E_NO_SNOOP_NEEDED: Event = Event::row(576);
-    /// `OCR.PF_L2_RFO.L3_HIT_E.SNOOP_MISS`.
-    pub const OCR_PF_L2_RFO_L3_HIT_E_SNOOP_MISS: Event = Event::row(577);
-    /// `OCR.PF_L2_RFO.L3_HIT_E.HIT_OTHER_CORE_NO_FWD`.
-    pub const OCR_PF_L2_RFO_L3_HIT_E_HIT_OTHER_CORE_NO_FWD: Event = Event::row(578);
-    /// `OCR.PF_L2_RFO.L3_HIT_E.HIT_OTHER_CORE_FWD`.
-    pub const OCR_PF_L2_RFO_L3_HIT_E_HIT_OTHER_CORE_FWD: Event = Event::row(579);
-    /// `OCR.PF_L2_RFO.L3_HIT_E.HITM_OTHER_CORE`.
-    pub const OCR_PF_L2_RFO_L3_HIT_E_HITM_OTHER_CORE: Event = Event::row(580);
-    /// `OCR.PF_L2_RFO.L3_HIT_E.ANY_SNOOP`.
-    pub const OCR_PF_L2_RFO_L3_HIT_E_ANY_SNOOP: Event = Event::row(581);
-    /// `OCR.PF_L2_RFO.L3_HIT_S.SNOOP_NONE`.
-    pub const OCR_PF_L2_RFO_L3_HIT_S_SNOOP_NONE: Event = Event::row(582);
-    /// `OCR.PF_L2_RFO.L3_HIT_S.NO_SNOOP_NEEDED`.
-    pub const OCR_PF_L2_RFO_L3_HIT_S_NO_SNOOP_NEEDED: Event = Event::row(583);
-    /// `OCR.PF_L2_RFO.L3_HIT_S.SNOOP_MISS`.
-    pub const OCR_PF_L2_RFO_L3_HIT_S_SNOOP_MISS: Event = Event::row(584);
-    /// `OCR.PF_L2_RFO.L3_HIT_S.HIT_OTHER_CORE_NO_FWD`.
-    pub const OCR_PF_L2_RFO_L3_HIT_S_HIT_OTHER_CORE_NO_FWD: Event = Event::row(585);
-    /// `OCR.PF_L2_RFO.L3_HIT_S.HIT_OTHER_CORE_FWD`.
-    pub const OCR_PF_L2_RFO_L3_HIT_S_HIT_OTHER_CORE_FWD: Event = Event::row(586);
-    /// `OCR.PF_L2_RFO.L3_HIT_S.HITM_OTHER_CORE`.
-    pub const OCR_PF_L2_RFO_L3_HIT_S_HITM_OTHER_CORE: Event = Event::row(587);
-    /// `OCR.PF_L2_RFO.L3_HIT_S.ANY_SNOOP`.
-    pub const OCR_PF_L2_RFO_L3_HIT_S_ANY_SNOOP: Event = Event::row(588);
-    /// `OCR.PF_L2_RFO.L3_HIT_F.SNOOP_NONE`.
-    pub const OCR_PF_L2_RFO_L3_HIT_F_SNOOP_NONE: Event = Event::row(589);
-    /// `OCR.PF_L2_RFO.L3_HIT_F.NO_SNOOP_NEEDED`.
-    pub const OCR_PF_L2_RFO_L3_HIT_F_NO_SNOOP_NEEDED: Event = Event::row(590);
-    /// `OCR.PF_L2_RFO.L3_HIT_F.SNOOP_MISS`.
-    pub const OCR_PF_L2_RFO_L3_HIT_F_SNOOP_MISS: Event = Event::row(591);
-    /// `OCR.PF_L2_RFO.L3_HIT_F.HIT_OTHER_CORE_NO_FWD`.
-    pub const OCR_PF_L2_RFO_L3_HIT_F_HIT_OTHER_CORE_NO_FWD: Event = Event::row(592);
-    /// `OCR.PF_L2_RFO.L3_HIT_F.HIT_OTHER_CORE_FWD`.
-    pub const OCR_PF_L2_RFO_L3_HIT_F_HIT_OTHER_CORE_FWD: Event = Event::row(593);
-    /// `OCR.PF_L2_RFO.L3_HIT_F.HITM_OTHER_CORE`.
-    pub const OCR_PF_L2_RFO_L3_HIT_F_HITM_OTHER_CORE: Event = Event::row(594);
-    /// `OCR.PF_L2_RFO.L3_HIT_F.ANY_SNOOP`.
-    pub const OCR_PF_L2_RFO_L3_HIT_F_ANY_SNOOP: Event = Event::row(595);
-    /// `OCR.PF_L2_RFO.L3_HIT.SNOOP_NONE`.
-    pub const OCR_PF_L2_RFO_L3_HIT_SNOOP_NONE: Event = Event::row(596);
-    /// `OCR.PF_L2_RFO.L3_HIT.NO_SNOOP_NEEDED`.
-    pub const OCR_PF_L2_RFO_L3_HIT_NO_SNOOP_NEEDED: Event = Event::row(597);
-    /// `OCR.PF_L2_RFO.L3_HIT.SNOOP_MISS`.
-    pub const OCR_PF_L2_RFO_L3_HIT_SNOOP_MISS: Event = Event::row(598);
-    /// `OCR.PF_L2_RFO.L3_HIT.HIT_OTHER_CORE_NO_FWD`.
-    pub const OCR_PF_L2_RFO_L3_HIT_HIT_OTHER_CORE_NO_FWD: Event = Event::row(599);
-    /// `OCR.PF_L2_RFO.L3_HIT.HIT_OTHER_CORE_FWD`.
-    pub const OCR_PF_L2_RFO_L3_HIT_HIT_OTHER_CORE_FWD: Event = Event::row(600);
-    /// `OCR.PF_L2_RFO.L3_HIT.HITM_OTHER_CORE`.
-    pub const OCR_PF_L2_RFO_L3_HIT_HITM_OTHER_CORE: Event = Event::row(601);
-    /// `OCR.PF_L2_RFO.L3_HIT.ANY_SNOOP`.
-    pub const OCR_PF_L2_RFO_L3_HIT_ANY_SNOOP: Event = Event::row(602);
-    /// `OCR.PF_L2_RFO.L3_MISS_LOCAL_DRAM.SNOOP_NONE`.
-    pub const OCR_PF_L2_RFO_L3_MISS_LOCAL_DRAM_SNOOP_NONE: Event = Event::row(603);
-    /// `OCR.PF_L2_RFO.L3_MISS_LOCAL_DRAM.NO_SNOOP_NEEDED`.
-    pub const OCR_PF_L2_RFO_L3_MISS_LOCAL_DRAM_NO_SNOOP_NEEDED: Event = Event::row(604);
-    /// `OCR.PF_L2_RFO.L3_MISS_LOCAL_DRAM.SNOOP_MISS`.
-    pub const OCR_PF_L2_RFO_L3_MISS_LOCAL_DRAM_SNOOP_MISS: Event = Event::row(605);
-    /// `OCR.PF_L2_RFO.L3_MISS_LOCAL_DRAM.HIT_OTHER_CORE_NO_FWD`.
-    pub const OCR_PF_L2_RFO_L3_MISS_LOCAL_DRAM_HIT_OTHER_CORE_NO_FWD: Event = Event::row(606);
-    /// `OCR.PF_L2_RFO.L3_MISS_LOCAL_DRAM.HIT_OTHER_CORE_FWD`.
-    pub const OCR_PF_L2_RFO_L3_MISS_LOCAL_DRAM_HIT_OTHER_CORE_FWD: Event = Event::row(607);
-    /// `OCR.PF_L2_RFO.L3_MISS_LOCAL_DRAM.HITM_OTHER_CORE`.
-    pub const OCR_PF_L2_RFO_L3_MISS_LOCAL_DRAM_HITM_OTHER_CORE: Event = Event::row(608);
-    /// `OCR.PF_L2_RFO.L3_MISS_LOCAL_DRAM.ANY_SNOOP`.
-    pub const OCR_PF_L2_RFO_L3_MISS_LOCAL_DRAM_ANY_SNOOP: Event = Event::row(609);
-    /// `OCR.PF_L2_RFO.L3_MISS_REMOTE_HOP1_DRAM.SNOOP_NONE`.
-    pub const OCR_PF_L2_RFO_L3_MISS_REMOTE_HOP1_DRAM_SNOOP_NONE: Event = Event::row(610);
-    /// `OCR.PF_L2_RFO.L3_MISS_REMOTE_HOP1_DRAM.NO_SNOOP_NEEDED`.
-    pub const OCR_PF_L2_RFO_L3_MISS_REMOTE_HOP1_DRAM_NO_SNOOP_NEEDED: Event = Event::row(611);
-    /// `OCR.PF_L2_RFO.L3_MISS_REMOTE_HOP1_DRAM.SNOOP_MISS`.
-    pub const OCR_PF_L2_RFO_L3_MISS_REMOTE_HOP1_DRAM_SNOOP_MISS: Event = Event::row(612);
-    /// `OCR.PF_L2_RFO.L3_MISS_REMOTE_HOP1_DRAM.HIT_OTHER_CORE_NO_FWD`.
-    pub const OCR_PF_L2_RFO_L3_MISS_REMOTE_HOP1_DRAM_HIT_OTHER_CORE_NO_FWD: Event = Event::row(613);
-    /// `OCR.PF_L2_RFO.L3_MISS_REMOTE_HOP1_DRAM.HIT_OTHER_CORE_FWD`.
-    pub const OCR_PF_L2_RFO_L3_MISS_REMOTE_HOP1_DRAM_HIT_OTHER_CORE_FWD: Event = Event::row(614);
-    /// `OCR.PF_L2_RFO.L3_MISS_REMOTE_HOP1_DRAM.HITM_OTHER_CORE`.
-    pub const OCR_PF_L2_RFO_L3_MISS_REMOTE_HOP1_DRAM_HITM_OTHER_CORE: Event = Event::row(615);
-    /// `OCR.PF_L2_RFO.L3_MISS_REMOTE_HOP1_DRAM.ANY_SNOOP`.
-    pub const OCR_PF_L2_RFO_L3_MISS_REMOTE_HOP1_DRAM_ANY_SNOOP: Event = Event::row(616);
-    /// `OCR.PF_L2_RFO.L3_MISS.SNOOP_NONE`.
-    pub const OCR_PF_L2_RFO_L3_MISS_SNOOP_NONE: Event = Event::row(617);
-    /// `OCR.PF_L2_RFO.L3_MISS.NO_SNOOP_NEEDED`.
-    pub const OCR_PF_L2_RFO_L3_MISS_NO_SNOOP_NEEDED: Event = Event::row(618);
-    /// `OCR.PF_L2_RFO.L3_MISS.SNOOP_MISS`.
-    pub const OCR_PF_L2_RFO_L3_MISS_SNOOP_MISS: Event = Event::row(619);
-    /// `OCR.PF_L2_RFO.L3_MISS.HIT_OTHER_CORE_NO_FWD`.
-    pub const OCR_PF_L2_RFO_L3_MISS_HIT_OTHER_CORE_NO_FWD: Event = Event::row(620);
-    /// `OCR.PF_L2_RFO.L3_MISS.HIT_OTHER_CORE_FWD`.
-    pub const OCR_PF_L2_RFO_L3_MISS_HIT_OTHER_CORE_FWD: Event = Event::row(621);
-    /// `OCR.PF_L2_RFO.L3_MISS.HITM_OTHER_CORE`.
-    pub const OCR_PF_L2_RFO_L3_MISS_HITM_OTHER_CORE: Event = Event::row(622);
-    /// `OCR.PF_L2_RFO.L3_MISS.ANY_SNOOP`.
-    pub const OCR_PF_L2_RFO_L3_MISS_ANY_SNOOP: Event = Event::row(623);
-    /// `OCR.PF_L3_DATA_RD.SUPPLIER_NONE.SNOOP_NONE`.
-    pub const OCR_PF_L3_DATA_RD_SUPPLIER_NONE_SNOOP_NONE: Event = Event::row(624);
-    /// `OCR.PF_L3_DATA_RD.SUPPLIER_NONE.NO_SNOOP_NEEDED`.
-    pub const OCR_PF_L3_DATA_RD_SUPPLIER_NONE_NO_SNOOP_NEEDED: Event = Event::row(625);
-    /// `OCR.PF_L3_DATA_RD.SUPPLIER_NONE.SNOOP_MISS`.
-    pub const OCR_PF_L3_DATA_RD_SUPPLIER_NONE_SNOOP_MISS: Event = Event::row(626);
-    /// `OCR.PF_L3_DATA_RD.SUPPLIER_NONE.HIT_OTHER_CORE_NO_FWD`.
-    pub const OCR_PF_L3_DATA_RD_SUPPLIER_NONE_HIT_OTHER_CORE_NO_FWD: Event = Event::row(627);
-    /// `OCR.PF_L3_DATA_RD.SUPPLIER_NONE.HIT_OTHER_CORE_FWD`.
-    pub const OCR_PF_L3_DATA_RD_SUPPLIER_NONE_HIT_OTHER_CORE_FWD: Event = Event::row(628);
-    /// `OCR.PF_L3_DATA_RD.SUPPLIER_NONE.HITM_OTHER_CORE`.
-    pub const OCR_PF_L3_DATA_RD_SUPPLIER_NONE_HITM_OTHER_CORE: Event = Event::row(629);
-    /// `OCR.PF_L3_DATA_RD.SUPPLIER_NONE.ANY_SNOOP`.
-    pub const OCR_PF_L3_DATA_RD_SUPPLIER_NONE_ANY_SNOOP: Event = Event::row(630);
-    /// `OCR.PF_L3_DATA_RD.L3_HIT_M.SNOOP_NONE`.
-    pub const OCR_PF_L3_DATA_RD_L3_HIT_M_SNOOP_NONE: Event = Event::row(631);
-    /// `OCR.PF_L3_DATA_RD.L3_HIT_M.NO_SNOOP_NEEDED`.
-    pub const OCR_PF_L3_DATA_RD_L3_HIT_M_NO_SNOOP_NEEDED: Event = Event::row(632);
-    /// `OCR.PF_L3_DATA_RD.L3_HIT_M.SNOOP_MISS`.
-    pub const OCR_PF_L3_DATA_RD_L3_HIT_M_SNOOP_MISS: Event = Event::row(633);
-    /// `OCR.PF_L3_DATA_RD.L3_HIT_M.HIT_OTHER_CORE_NO_FWD`.
-    pub const OCR_PF_L3_DATA_RD_L3_HIT_M_HIT_OTHER_CORE_NO_FWD: Event = Event::row(634);
-    /// `OCR.PF_L3_DATA_RD.L3_HIT_M.HIT_OTHER_CORE_FWD`.
-    pub const OCR_PF_L3_DATA_RD_L3_HIT_M_HIT_OTHER_CORE_FWD: Event = Event::row(635);
-    /// `OCR.PF_L3_DATA_RD.L3_HIT_M.HITM_OTHER_CORE`.
-    pub const OCR_PF_L3_DATA_RD_L3_HIT_M_HITM_OTHER_CORE: Event = Event::row(636);
-    /// `OCR.PF_L3_DATA_RD.L3_HIT_M.ANY_SNOOP`.
-    pub const OCR_PF_L3_DATA_RD_L3_HIT_M_ANY_SNOOP: Event = Event::row(637);
-    /// `OCR.PF_L3_DATA_RD.L3_HIT_E.SNOOP_NONE`.
-    pub const OCR_PF_L3_DATA_RD_L3_HIT_E_SNOOP_NONE: Event = Event::row(638);
-    /// `OCR.PF_L3_DATA_RD.L3_HIT_E.NO_SNOOP_NEEDED`.
-    pub const OCR_PF_L3_DATA_RD_L3_HIT_E_NO_SNOOP_NEEDED: Event = Event::row(639);
-    /// `OCR.PF_L3_DATA_RD.L3_HIT_E.SNOOP_MISS`.
-    pub const OCR_PF_L3_DATA_RD_L3_HIT_E_SNOOP_MISS: Event = Event::row(640);
-    /// `OCR.PF_L3_DATA_RD.L3_HIT_E.HIT_OTHER_CORE_NO_FWD`.
-    pub const OCR_PF_L3_DATA_RD_L3_HIT_E_HIT_OTHER_CORE_NO_FWD: Event = Event::row(641);
-    /// `OCR.PF_L3_DATA_RD.L3_HIT_E.HIT_OTHER_CORE_FWD`.
-    pub const OCR_PF_L3_DATA_RD_L3_HIT_E_HIT_OTHER_CORE_FWD: Event = Event::row(642);
-    /// `OCR.PF_L3_DATA_RD.L3_HIT_E.HITM_OTHER_CORE`.
-    pub const OCR_PF_L3_DATA_RD_L3_HIT_E_HITM_OTHER_CORE: Event = Event::row(643);
-    /// `OCR.PF_L3_DATA_RD.L3_HIT_E.ANY_SNOOP`.
-    pub const OCR_PF_L3_DATA_RD_L3_HIT_E_ANY_SNOOP: Event = Event::row(644);
-    /// `OCR.PF_L3_DATA_RD.L3_HIT_S.SNOOP_NONE`.
-    pub const OCR_PF_L3_DATA_RD_L3_HIT_S_SNOOP_NONE: Event = Event::row(645);
-    /// `OCR.PF_L3_DATA_RD.L3_HIT_S.NO_SNOOP_NEEDED`.
-    pub const OCR_PF_L3_DATA_RD_L3_HIT_S_NO_SNOOP_NEEDED: Event = Event::row(646);
-    /// `OCR.PF_L3_DATA_RD.L3_HIT_S.SNOOP_MISS`.
-    pub const OCR_PF_L3_DATA_RD_L3_HIT_S_SNOOP_MISS: Event = Event::row(647);
-    /// `OCR.PF_L3_DATA_RD.L3_HIT_S.HIT_OTHER_CORE_NO_FWD`.
-    pub const OCR_PF_L3_DATA_RD_L3_HIT_S_HIT_OTHER_CORE_NO_FWD: Event = Event::row(648);
-    /// `OCR.PF_L3_DATA_RD.L3_HIT_S.HIT_OTHER_CORE_FWD`.
-    pub const OCR_PF_L3_DATA_RD_L3_HIT_S_HIT_OTHER_CORE_FWD: Event = Event::row(649);
-    /// `OCR.PF_L3_DATA_RD.L3_HIT_S.HITM_OTHER_CORE`.
-    pub const OCR_PF_L3_DATA_RD_L3_HIT_S_HITM_OTHER_CORE: Event = Event::row(650);
-    /// `OCR.PF_L3_DATA_RD.L3_HIT_S.ANY_SNOOP`.
-    pub const OCR_PF_L3_DATA_RD_L3_HIT_S_ANY_SNOOP: Event = Event::row(651);
-    /// `OCR.PF_L3_DATA_RD.L3_HIT_F.SNOOP_NONE`.
-    pub const OCR_PF_L3_DATA_RD_L3_HIT_F_SNOOP_NONE: Event = Event::row(652);
-    /// `OCR.PF_L3_DATA_RD.L3_HIT_F.NO_SNOOP_NEEDED`.
-    pub const OCR_PF_L3_DATA_RD_L3_HIT_F_NO_SNOOP_NEEDED: Event = Event::row(653);
-    /// `OCR.PF_L3_DATA_RD.L3_HIT_F.SNOOP_MISS`.
-    pub const OCR_PF_L3_DATA_RD_L3_HIT_F_SNOOP_MISS: Event = Event::row(654);
-    /// `OCR.PF_L3_DATA_RD.L3_HIT_F.HIT_OTHER_CORE_NO_FWD`.
-    pub const OCR_PF_L3_DATA_RD_L3_HIT_F_HIT_OTHER_CORE_NO_FWD: Event = Event::row(655);
-    /// `OCR.PF_L3_DATA_RD.L3_HIT_F.HIT_OTHER_CORE_FWD`.
-    pub const OCR_PF_L3_DATA_RD_L3_HIT_F_HIT_OTHER_CORE_FWD: Event = Event::row(656);
-    /// `OCR.PF_L3_DATA_RD.L3_HIT_F.HITM_OTHER_CORE`.
-    pub const OCR_PF_L3_DATA_RD_L3_HIT_F_HITM_OTHER_CORE: Event = Event::row(657);
-    /// `OCR.PF_L3_DATA_RD.L3_HIT_F.ANY_SNOOP`.
-    pub const OCR_PF_L3_DATA_RD_L3_HIT_F_ANY_SNOOP: Event = Event::row(658);
-    /// `OCR.PF_L3_DATA_RD.L3_HIT.SNOOP_NONE`.
-    pub const OCR_PF_L3_DATA_RD_L3_HIT_SNOOP_NONE: Event = Event::row(659);
-    /// `OCR.PF_L3_DATA_RD.L3_HIT.NO_SNOOP_NEEDED`.
-    pub const OCR_PF_L3_DATA_RD_L3_HIT_NO_SNOOP_NEEDED: Event = Event::row(660);
-    /// `OCR.PF_L3_DATA_RD.L3_HIT.SNOOP_MISS`.
-    pub const OCR_PF_L3_DATA_RD_L3_HIT_SNOOP_MISS: Event = Event::row(661);
-    /// `OCR.PF_L3_DATA_RD.L3_HIT.HIT_OTHER_CORE_NO_FWD`.
-    pub const OCR_PF_L3_DATA_RD_L3_HIT_HIT_OTHER_CORE_NO_FWD: Event = Event::row(662);
-    /// `OCR.PF_L3_DATA_RD.L3_HIT.HIT_OTHER_CORE_FWD`.
-    pub const OCR_PF_L3_DATA_RD_L3_HIT_HIT_OTHER_CORE_FWD: Event = Event::row(663);
-    /// `OCR.PF_L3_DATA_RD.L3_HIT.HITM_OTHER_CORE`.
-    pub const OCR_PF_L3_DATA_RD_L3_HIT_HITM_OTHER_CORE: Event = Event::row(664);
-    /// `OCR.PF_L3_DATA_RD.L3_HIT.ANY_SNOOP`.
-    pub const OCR_PF_L3_DATA_RD_L3_HIT_ANY_SNOOP: Event = Event::row(665);
-    /// `OCR.PF_L3_DATA_RD.L3_MISS_LOCAL_DRAM.SNOOP_NONE`.
-    pub const OCR_PF_L3_DATA_RD_L3_MISS_LOCAL_DRAM_SNOOP_NONE: Event = Event::row(666);
-    /// `OCR.PF_L3_DATA_RD.L3_MISS_LOCAL_DRAM.NO_SNOOP_NEEDED`.
-    pub const OCR_PF_L3_DATA_RD_L3_MISS_LOCAL_DRAM_NO_SNOOP_NEEDED: Event = Event::row(667);
-    /// `OCR.PF_L3_DATA_RD.L3_MISS_LOCAL_DRAM.SNOOP_MISS`.
-    pub const OCR_PF_L3_DATA_RD_L3_MISS_LOCAL_DRAM_SNOOP_MISS: Event = Event::row(668);
-    /// `OCR.PF_L3_DATA_RD.L3_MISS_LOCAL_DRAM.HIT_OTHER_CORE_NO_FWD`.
-    pub const OCR_PF_L3_DATA_RD_L3_MISS_LOCAL_DRAM_HIT_OTHER_CORE_NO_FWD: Event = Event::row(669);
-    /// `OCR.PF_L3_DATA_RD.L3_MISS_LOCAL_DRAM.HIT_OTHER_CORE_FWD`.
-    pub const OCR_PF_L3_DATA_RD_L3_MISS_LOCAL_DRAM_HIT_OTHER_CORE_FWD: Event = Event::row(670);
-    /// `OCR.PF_L3_DATA_RD.L3_MISS_LOCAL_DRAM.HITM_OTHER_CORE`.
-    pub const OCR_PF_L3_DATA_RD_L3_MISS_LOCAL_DRAM_HITM_OTHER_CORE: Event = Event::row(671);
-    /// `OCR.PF_L3_DATA_RD.L3_MISS_LOCAL_DRAM.ANY_SNOOP`.
-    pub const OCR_PF_L3_DATA_RD_L3_MISS_LOCAL_DRAM_ANY_SNOOP: Event = Event::row(672);
-    /// `OCR.PF_L3_DATA_RD.L3_MISS_REMOTE_HOP1_DRAM.SNOOP_NONE`.
-    pub const OCR_PF_L3_DATA_RD_L3_MISS_REMOTE_HOP1_DRAM_SNOOP_NONE: Event = Event::row(673);
-    /// `OCR.PF_L3_DATA_RD.L3_MISS_REMOTE_HOP1_DRAM.NO_SNOOP_NEEDED`.
-    pub const OCR_PF_L3_DATA_RD_L3_MISS_REMOTE_HOP1_DRAM_NO_SNOOP_NEEDED: Event = Event::row(674);
-    /// `OCR.PF_L3_DATA_RD.L3_MISS_REMOTE_HOP1_DRAM.SNOOP_MISS`.
-    pub const OCR_PF_L3_DATA_RD_L3_MISS_REMOTE_HOP1_DRAM_SNOOP_MISS: Event = Event::row(675);
-    /// `OCR.PF_L3_DATA_RD.L3_MISS_REMOTE_HOP1_DRAM.HIT_OTHER_CORE_NO_FWD`.
-    pub const OCR_PF_L3_DATA_RD_L3_MISS_REMOTE_HOP1_DRAM_HIT_OTHER_CORE_NO_FWD: Event = Event::row(676);
-    /// `OCR.PF_L3_DATA_RD.L3_MISS_REMOTE_HOP1_DRAM.HIT_OTHER_CORE_FWD`.
-    pub const OCR_PF_L3_DATA_RD_L3_MISS_REMOTE_HOP1_DRAM_HIT_OTHER_CORE_FWD: Event = Event::row(677);
-    /// `OCR.PF_L3_DATA_RD.L3_MISS_REMOTE_HOP1_DRAM.HITM_OTHER_CORE`.
-    pub const OCR_PF_L3_DATA_RD_L3_MISS_REMOTE_HOP1_DRAM_HITM_OTHER_CORE: Event = Event::row(678);
-    /// `OCR.PF_L3_DATA_RD.L3_MISS_REMOTE_HOP1_DRAM.ANY_SNOOP`.
-    pub const OCR_PF_L3_DATA_RD_L3_MISS_REMOTE_HOP1_DRAM_ANY_SNOOP: Event = Event::row(679);
-    /// `OCR.PF_L3_DATA_RD.L3_MISS.SNOOP_NONE`.
-    pub const OCR_PF_L3_DATA_RD_L3_MISS_SNOOP_NONE: Event = Event::row(680);
-    /// `OCR.PF_L3_DATA_RD.L3_MISS.NO_SNOOP_NEEDED`.
-    pub const OCR_PF_L3_DATA_RD_L3_MISS_NO_SNOOP_NEEDED: Event = Event::row(681);
-    /// `OCR.PF_L3_DATA_RD.L3_MISS.SNOOP_MISS`.
-    pub const OCR_PF_L3_DATA_RD_L3_MISS_SNOOP_MISS: Event = Event::row(682);
-    /// `OCR.PF_L3_DATA_RD.L3_MISS.HIT_OTHER_CORE_NO_FWD`.
-    pub const OCR_PF_L3_DATA_RD_L3_MISS_HIT_OTHER_CORE_NO_FWD: Event = Event::row(683);
-    /// `OCR.PF_L3_DATA_RD.L3_MISS.HIT_OTHER_CORE_FWD`.
-    pub const OCR_PF_L3_DATA_RD_L3_MISS_HIT_OTHER_CORE_FWD: Event = Event::row(684);
-    /// `OCR.PF_L3_DATA_RD.L3_MISS.HITM_OTHER_CORE`.
-    pub const OCR_PF_L3_DATA_RD_L3_MISS_HITM_OTHER_CORE: Event = Event::row(685);
-    /// `OCR.PF_L3_DATA_RD.L3_MISS.ANY_SNOOP`.
-    pub const OCR_PF_L3_DATA_RD_L3_MISS_ANY_SNOOP: Event = Event::row(686);
-    /// `OCR.PF_L3_RFO.SUPPLIER_NONE.SNOOP_NONE`.
-    pub const OCR_PF_L3_RFO_SUPPLIER_NONE_SNOOP_NONE: Event = Event::row(687);
-    /// `OCR.PF_L3_RFO.SUPPLIER_NONE.NO_SNOOP_NEEDED`.
-    pub const OCR_PF_L3_RFO_SUPPLIER_NONE_NO_SNOOP_NEEDED: Event = Event::row(688);
-    /// `OCR.PF_L3_RFO.SUPPLIER_NONE.SNOOP_MISS`.
-    pub const OCR_PF_L3_RFO_SUPPLIER_NONE_SNOOP_MISS: Event = Event::row(689);
-    /// `OCR.PF_L3_RFO.SUPPLIER_NONE.HIT_OTHER_CORE_NO_FWD`.
-    pub const OCR_PF_L3_RFO_SUPPLIER_NONE_HIT_OTHER_CORE_NO_FWD: Event = Event::row(690);
-    /// `OCR.PF_L3_RFO.SUPPLIER_NONE.HIT_OTHER_CORE_FWD`.
-    pub const OCR_PF_L3_RFO_SUPPLIER_NONE_HIT_OTHER_CORE_FWD: Event = Event::row(691);
-    /// `OCR.PF_L3_RFO.SUPPLIER_NONE.HITM_OTHER_CORE`.
-    pub const OCR_PF_L3_RFO_SUPPLIER_NONE_HITM_OTHER_CORE: Event = Event::row(692);
-    /// `OCR.PF_L3_RFO.SUPPLIER_NONE.ANY_SNOOP`.
-    pub const OCR_PF_L3_RFO_SUPPLIER_NONE_ANY_SNOOP: Event = Event::row(693);
-    /// `OCR.PF_L3_RFO.L3_HIT_M.SNOOP_NONE`.
-    pub const OCR_PF_L3_RFO_L3_HIT_M_SNOOP_NONE: Event = Event::row(694);
-    /// `OCR.PF_L3_RFO.L3_HIT_M.NO_SNOOP_NEEDED`.
-    pub const OCR_PF_L3_RFO_L3_HIT_M_NO_SNOOP_NEEDED: Event = Event::row(695);
-    /// `OCR.PF_L3_RFO.L3_HIT_M.SNOOP_MISS`.
-    pub const OCR_PF_L3_RFO_L3_HIT_M_SNOOP_MISS: Event = Event::row(696);
-    /// `OCR.PF_L3_RFO.L3_HIT_M.HIT_OTHER_CORE_NO_FWD`.
-    pub const OCR_PF_L3_RFO_L3_HIT_M_HIT_OTHER_CORE_NO_FWD: Event = Event::row(697);
-    /// `OCR.PF_L3_RFO.L3_HIT_M.HIT_OTHER_CORE_FWD`.
-    pub const OCR_PF_L3_RFO_L3_HIT_M_HIT_OTHER_CORE_FWD: Event = Event::row(698);
-    /// `OCR.PF_L3_RFO.L3_HIT_M.HITM_OTHER_CORE`.
-    pub const OCR_PF_L3_RFO_L3_HIT_M_HITM_OTHER_CORE: Event = Event::row(699);
-    /// `OCR.PF_L3_RFO.L3_HIT_M.ANY_SNOOP`.
-    pub const OCR_PF_L3_RFO_L3_HIT_M_ANY_SNOOP: Event = Event::row(700);
-    /// `OCR.PF_L3_RFO.L3_HIT_E.SNOOP_NONE`.
-    pub const OCR_PF_L3_RFO_L3_HIT_E_SNOOP_NONE: Event = Event::row(701);
-    /// `OCR.PF_L3_RFO.L3_HIT_E.NO_SNOOP_NEEDED`.
-    pub const OCR_PF_L3_RFO_L3_HIT_E_NO_SNOOP_NEEDED: Event = Event::row(702);
-    /// `OCR.PF_L3_RFO.L3_HIT_E.SNOOP_MISS`.
-    pub const OCR_PF_L3_RFO_L3_HIT_E_SNOOP_MISS: Event = Event::row(703);
-    /// `OCR.PF_L3_RFO.L3_HIT_E.HIT_OTHER_CORE_NO_FWD`.
-    pub const OCR_PF_L3_RFO_L3_HIT_E_HIT_OTHER_CORE_NO_FWD: Event = Event::row(704);
-    /// `OCR.PF_L3_RFO.L3_HIT_E.HIT_OTHER_CORE_FWD`.
-    pub const OCR_PF_L3_RFO_L3_HIT_E_HIT_OTHER_CORE_FWD: Event = Event::row(705);
-    /// `OCR.PF_L3_RFO.L3_HIT_E.HITM_OTHER_CORE`.
-    pub const OCR_PF_L3_RFO_L3_HIT_E_HITM_OTHER_CORE: Event = Event::row(706);
-    /// `OCR.PF_L3_RFO.L3_HIT_E.ANY_SNOOP`.
-    pub const OCR_PF_L3_RFO_L3_HIT_E_ANY_SNOOP: Event = Event::row(707);
-    /// `OCR.PF_L3_RFO.L3_HIT_S.SNOOP_NONE`.
-    pub const OCR_PF_L3_RFO_L3_HIT_S_SNOOP_NONE: Event = Event::row(708);
-    /// `OCR.PF_L3_RFO.L3_HIT_S.NO_SNOOP_NEEDED`.
-    pub const OCR_PF_L3_RFO_L3_HIT_S_NO_SNOOP_NEEDED: Event = Event::row(709);
-    /// `OCR.PF_L3_RFO.L3_HIT_S.SNOOP_MISS`.
-    pub const OCR_PF_L3_RFO_L3_HIT_S_SNOOP_MISS: Event = Event::row(710);
-    /// `OCR.PF_L3_RFO.L3_HIT_S.HIT_OTHER_CORE_NO_FWD`.
-    pub const OCR_PF_L3_RFO_L3_HIT_S_HIT_OTHER_CORE_NO_FWD: Event = Event::row(711);
-    /// `OCR.PF_L3_RFO.L3_HIT_S.HIT_OTHER_CORE_FWD`.
-    pub const OCR_PF_L3_RFO_L3_HIT_S_HIT_OTHER_CORE_FWD: Event = Event::row(712);
-    /// `OCR.PF_L3_RFO.L3_HIT_S.HITM_OTHER_CORE`.
-    pub const OCR_PF_L3_RFO_L3_HIT_S_HITM_OTHER_CORE: Event = Event::row(713);
-    /// `OCR.PF_L3_RFO.L3_HIT_S.ANY_SNOOP`.
-    pub const OCR_PF_L3_RFO_L3_HIT_S_ANY_SNOOP: Event = Event::row(714);
-    /// `OCR.PF_L3_RFO.L3_HIT_F.SNOOP_NONE`.
-    pub const OCR_PF_L3_RFO_L3_HIT_F_SNOOP_NONE: Event = Event::row(715);
-    /// `OCR.PF_L3_RFO.L3_HIT_F.NO_SNOOP_NEEDED`.
-    pub const OCR_PF_L3_RFO_L3_HIT_F_NO_SNOOP_NEEDED: Event = Event::row(716);
-    /// `OCR.PF_L3_RFO.L3_HIT_F.SNOOP_MISS`.
-    pub const OCR_PF_L3_RFO_L3_HIT_F_SNOOP_MISS: Event = Event::row(717);
-    /// `OCR.PF_L3_RFO.L3_HIT_F.HIT_OTHER_CORE_NO_FWD`.
-    pub const OCR_PF_L3_RFO_L3_HIT_F_HIT_OTHER_CORE_NO_FWD: Event = Event::row(718);
-    /// `OCR.PF_L3_RFO.L3_HIT_F.HIT_OTHER_CORE_FWD`.
-    pub const OCR_PF_L3_RFO_L3_HIT_F_HIT_OTHER_CORE_FWD: Event = Event::row(719);
-    /// `OCR.PF_L3_RFO.L3_HIT_F.HITM_OTHER_CORE`.
-    pub const OCR_PF_L3_RFO_L3_HIT_F_HITM_OTHER_CORE: Event = Event::row(720);
-    /// `OCR.PF_L3_RFO.L3_HIT_F.ANY_SNOOP`.
-    pub const OCR_PF_L3_RFO_L3_HIT_F_ANY_SNOOP: Event = Event::row(721);
-    /// `OCR.PF_L3_RFO.L3_HIT.SNOOP_NONE`.
-    pub const OCR_PF_L3_RFO_L3_HIT_SNOOP_NONE: Event = Event::row(722);
-    /// `OCR.PF_L3_RFO.L3_HIT.NO_SNOOP_NEEDED`.
-    pub const OCR_PF_L3_RFO_L3_HIT_NO_SNOOP_NEEDED: Event = Event::row(723);
-    /// `OCR.PF_L3_RFO.L3_HIT.SNOOP_MISS`.
-    pub const OCR_PF_L3_RFO_L3_HIT_SNOOP_MISS: Event = Event::row(724);
-    /// `OCR.PF_L3_RFO.L3_HIT.HIT_OTHER_CORE_NO_FWD`.
-    pub const OCR_PF_L3_RFO_L3_HIT_HIT_OTHER_CORE_NO_FWD: Event = Event::row(725);
-    /// `OCR.PF_L3_RFO.L3_HIT.HIT_OTHER_CORE_FWD`.
-    pub const OCR_PF_L3_RFO_L3_HIT_HIT_OTHER_CORE_FWD: Event = Event::row(726);
-    /// `OCR.PF_L3_RFO.L3_HIT.HITM_OTHER_CORE`.
-    pub const OCR_PF_L3_RFO_L3_HIT_HITM_OTHER_CORE: Event = Event::row(727);
-    /// `OCR.PF_L3_RFO.L3_HIT.ANY_SNOOP`.
-    pub const OCR_PF_L3_RFO_L3_HIT_ANY_SNOOP: Event = Event::row(728);
-    /// `OCR.PF_L3_RFO.L3_MISS_LOCAL_DRAM.SNOOP_NONE`.
-    pub const OCR_PF_L3_RFO_L3_MISS_LOCAL_DRAM_SNOOP_NONE: Event = Event::row(729);
-    /// `OCR.PF_L3_RFO.L3_MISS_LOCAL_DRAM.NO_SNOOP_NEEDED`.
-    pub const OCR_PF_L3_RFO_L3_MISS_LOCAL_DRAM_NO_SNOOP_NEEDED: Event = Event::row(730);
-    /// `OCR.PF_L3_RFO.L3_MISS_LOCAL_DRAM.SNOOP_MISS`.
-    pub const OCR_PF_L3_RFO_L3_MISS_LOCAL_DRAM_SNOOP_MISS: Event = Event::row(731);
-    /// `OCR.PF_L3_RFO.L3_MISS_LOCAL_DRAM.HIT_OTHER_CORE_NO_FWD`.
-    pub const OCR_PF_L3_RFO_L3_MISS_LOCAL_DRAM_HIT_OTHER_CORE_NO_FWD: Event = Event::row(732);
-    /// `OCR.PF_L3_RFO.L3_MISS_LOCAL_DRAM.HIT_OTHER_CORE_FWD`.
-    pub const OCR_PF_L3_RFO_L3_MISS_LOCAL_DRAM_HIT_OTHER_CORE_FWD: Event = Event::row(733);
-    /// `OCR.PF_L3_RFO.L3_MISS_LOCAL_DRAM.HITM_OTHER_CORE`.
-    pub const OCR_PF_L3_RFO_L3_MISS_LOCAL_DRAM_HITM_OTHER_CORE: Event = Event::row(734);
-    /// `OCR.PF_L3_RFO.L3_MISS_LOCAL_DRAM.ANY_SNOOP`.
-    pub const OCR_PF_L3_RFO_L3_MISS_LOCAL_DRAM_ANY_SNOOP: Event = Event::row(735);
-    /// `OCR.PF_L3_RFO.L3_MISS_REMOTE_HOP1_DRAM.SNOOP_NONE`.
-    pub const OCR_PF_L3_RFO_L3_MISS_REMOTE_HOP1_DRAM_SNOOP_NONE: Event = Event::row(736);
-    /// `OCR.PF_L3_RFO.L3_MISS_REMOTE_HOP1_DRAM.NO_SNOOP_NEEDED`.
-    pub const OCR_PF_L3_RFO_L3_MISS_REMOTE_HOP1_DRAM_NO_SNOOP_NEEDED: Event = Event::row(737);
-    /// `OCR.PF_L3_RFO.L3_MISS_REMOTE_HOP1_DRAM.SNOOP_MISS`.
-    pub const OCR_PF_L3_RFO_L3_MISS_REMOTE_HOP1_DRAM_SNOOP_MISS: Event = Event::row(738);
-    /// `OCR.PF_L3_RFO.L3_MISS_REMOTE_HOP1_DRAM.HIT_OTHER_CORE_NO_FWD`.
-    pub const OCR_PF_L3_RFO_L3_MISS_REMOTE_HOP1_DRAM_HIT_OTHER_CORE_NO_FWD: Event = Event::row(739);
-    /// `OCR.PF_L3_RFO.L3_MISS_REMOTE_HOP1_DRAM.HIT_OTHER_CORE_FWD`.
-    pub const OCR_PF_L3_RFO_L3_MISS_REMOTE_HOP1_DRAM_HIT_OTHER_CORE_FWD: Event = Event::row(740);
-    /// `OCR.PF_L3_RFO.L3_MISS_REMOTE_HOP1_DRAM.HITM_OTHER_CORE`.
-    pub const OCR_PF_L3_RFO_L3_MISS_REMOTE_HOP1_DRAM_HITM_OTHER_CORE: Event = Event::row(741);
-    /// `OCR.PF_L3_RFO.L3_MISS_REMOTE_HOP1_DRAM.ANY_SNOOP`.
-    pub const OCR_PF_L3_RFO_L3_MISS_REMOTE_HOP1_DRAM_ANY_SNOOP: Event = Event::row(742);
-    /// `OCR.PF_L3_RFO.L3_MISS.SNOOP_NONE`.
-    pub const OCR_PF_L3_RFO_L3_MISS_SNOOP_NONE: Event = Event::row(743);
-    /// `OCR.PF_L3_RFO.L3_MISS.NO_SNOOP_NEEDED`.
-    pub const OCR_PF_L3_RFO_L3_MISS_NO_SNOOP_NEEDED: Event = Event::row(744);
-    /// `OCR.PF_L3_RFO.L3_MISS.SNOOP_MISS`.
-    pub const OCR_PF_L3_RFO_L3_MISS_SNOOP_MISS: Event = Event::row(745);
-    /// `OCR.PF_L3_RFO.L3_MISS.HIT_OTHER_CORE_NO_FWD`.
-    pub const OCR_PF_L3_RFO_L3_MISS_HIT_OTHER_CORE_NO_FWD: Event = Event::row(746);
-    /// `OCR.PF_L3_RFO.L3_MISS.HIT_OTHER_CORE_FWD`.
-    pub const OCR_PF_L3_RFO_L3_MISS_HIT_OTHER_CORE_FWD: Event = Event::row(747);
-    /// `OCR.PF_L3_RFO.L3_MISS.HITM_OTHER_CORE`.
-    pub const OCR_PF_L3_RFO_L3_MISS_HITM_OTHER_CORE: Event = Event::row(748);
-    /// `OCR.PF_L3_RFO.L3_MISS.ANY_SNOOP`.
-    pub const OCR_PF_L3_RFO_L3_MISS_ANY_SNOOP: Event = Event::row(749);
-    /// `OCR.PF_L1D_AND_SW.SUPPLIER_NONE.SNOOP_NONE`.
-    pub const OCR_PF_L1D_AND_SW_SUPPLIER_NONE_SNOOP_NONE: Event = Event::row(750);
-    /// `OCR.PF_L1D_AND_SW.SUPPLIER_NONE.NO_SNOOP_NEEDED`.
-    pub const OCR_PF_L1D_AND_SW_SUPPLIER_NONE_NO_SNOOP_NEEDED: Event = Event::row(751);
-    /// `OCR.PF_L1D_AND_SW.SUPPLIER_NONE.SNOOP_MISS`.
-    pub const OCR_PF_L1D_AND_SW_SUPPLIER_NONE_SNOOP_MISS: Event = Event::row(752);
-    /// `OCR.PF_L1D_AND_SW.SUPPLIER_NONE.HIT_OTHER_CORE_NO_FWD`.
-    pub const OCR_PF_L1D_AND_SW_SUPPLIER_NONE_HIT_OTHER_CORE_NO_FWD: Event = Event::row(753);
-    /// `OCR.PF_L1D_AND_SW.SUPPLIER_NONE.HIT_OTHER_CORE_FWD`.
-    pub const OCR_PF_L1D_AND_SW_SUPPLIER_NONE_HIT_OTHER_CORE_FWD: Event = Event::row(754);
-    /// `OCR.PF_L1D_AND_SW.SUPPLIER_NONE.HITM_OTHER_CORE`.
-    pub const OCR_PF_L1D_AND_SW_SUPPLIER_NONE_HITM_OTHER_CORE: Event = Event::row(755);
-    /// `OCR.PF_L1D_AND_SW.SUPPLIER_NONE.ANY_SNOOP`.
-    pub const OCR_PF_L1D_AND_SW_SUPPLIER_NONE_ANY_SNOOP: Event = Event::row(756);
-    /// `OCR.PF_L1D_AND_SW.L3_HIT_M.SNOOP_NONE`.
-    pub const OCR_PF_L1D_AND_SW_L3_HIT_M_SNOOP_NONE: Event = Event::row(757);
-    /// `OCR.PF_L1D_AND_SW.L3_HIT_M.NO_SNOOP_NEEDED`.
-    pub const OCR_PF_L1D_AND_SW_L3_HIT_M_NO_SNOOP_NEEDED: Event = Event::row(758);
-    /// `OCR.PF_L1D_AND_SW.L3_HIT_M.SNOOP_MISS`.
-    pub const OCR_PF_L1D_AND_SW_L3_HIT_M_SNOOP_MISS: Event = Event::row(759);
-    /// `OCR.PF_L1D_AND_SW.L3_HIT_M.HIT_OTHER_CORE_NO_FWD`.
-    pub const OCR_PF_L1D_AND_SW_L3_HIT_M_HIT_OTHER_CORE_NO_FWD: Event = Event::row(760);
-    /// `OCR.PF_L1D_AND_SW.L3_HIT_M.HIT_OTHER_CORE_FWD`.
-    pub const OCR_PF_L1D_AND_SW_L3_HIT_M_HIT_OTHER_CORE_FWD: Event = Event::row(761);
-    /// `OCR.PF_L1D_AND_SW.L3_HIT_M.HITM_OTHER_CORE`.
-    pub const OCR_PF_L1D_AND_SW_L3_HIT_M_HITM_OTHER_CORE: Event = Event::row(762);
-    /// `OCR.PF_L1D_AND_SW.L3_HIT_M.ANY_SNOOP`.
-    pub const OCR_PF_L1D_AND_SW_L3_HIT_M_ANY_SNOOP: Event = Event::row(763);
-    /// `OCR.PF_L1D_AND_SW.L3_HIT_E.SNOOP_NONE`.
-    pub const OCR_PF_L1D_AND_SW_L3_HIT_E_SNOOP_NONE: Event = Event::row(764);
-    /// `OCR.PF_L1D_AND_SW.L3_HIT_E.NO_SNOOP_NEEDED`.
-    pub const OCR_PF_L1D_AND_SW_L3_HIT_E_NO_SNOOP_NEEDED: Event = Event::row(765);
-    /// `OCR.PF_L1D_AND_SW.L3_HIT_E.SNOOP_MISS`.
-    pub const OCR_PF_L1D_AND_SW_L3_HIT_E_SNOOP_MISS: Event = Event::row(766);
-    /// `OCR.PF_L1D_AND_SW.L3_HIT_E.HIT_OTHER_CORE_NO_FWD`.
-    pub const OCR_PF_L1D_AND_SW_L3_HIT_E_HIT_OTHER_CORE_NO_FWD: Event = Event::row(767);
-    /// `OCR.PF_L1D_AND_SW.L3_HIT_E.HIT_OTHER_CORE_FWD`.
-    pub const OCR_PF_L1D_AND_SW_L3_HIT_E_HIT_OTHER_CORE_FWD: Event = Event::row(768);
-    /// `OCR.PF_L1D_AND_SW.L3_HIT_E.HITM_OTHER_CORE`.
-    pub const OCR_PF_L1D_AND_SW_L3_HIT_E_HITM_OTHER_CORE: Event = Event::row(769);
-    /// `OCR.PF_L1D_AND_SW.L3_HIT_E.ANY_SNOOP`.
-    pub const OCR_PF_L1D_AND_SW_L3_HIT_E_ANY_SNOOP: Event = Event::row(770);
-    /// `OCR.PF_L1D_AND_SW.L3_HIT_S.SNOOP_NONE`.
-    pub const OCR_PF_L1D_AND_SW_L3_HIT_S_SNOOP_NONE: Event = Event::row(771);
-    /// `OCR.PF_L1D_AND_SW.L3_HIT_S.NO_SNOOP_NEEDED`.
-    pub const OCR_PF_L1D_AND_SW_L3_HIT_S_NO_SNOOP_NEEDED: Event = Event::row(772);
-    /// `OCR.PF_L1D_AND_SW.L3_HIT_S.SNOOP_MISS`.
-    pub const OCR_PF_L1D_AND_SW_L3_HIT_S_SNOOP_MISS: Event = Event::row(773);
-    /// `OCR.PF_L1D_AND_SW.L3_HIT_S.HIT_OTHER_CORE_NO_FWD`.
-    pub const OCR_PF_L1D_AND_SW_L3_HIT_S_HIT_OTHER_CORE_NO_FWD: Event = Event::row(774);
-    /// `OCR.PF_L1D_AND_SW.L3_HIT_S.HIT_OTHER_CORE_FWD`.
-    pub const OCR_PF_L1D_AND_SW_L3_HIT_S_HIT_OTHER_CORE_FWD: Event = Event::row(775);
-    /// `OCR.PF_L1D_AND_SW.L3_HIT_S.HITM_OTHER_CORE`.
-    pub const OCR_PF_L1D_AND_SW_L3_HIT_S_HITM_OTHER_CORE: Event = Event::row(776);
-    /// `OCR.PF_L1D_AND_SW.L3_HIT_S.ANY_SNOOP`.
-    pub const OCR_PF_L1D_AND_SW_L3_HIT_S_ANY_SNOOP: Event = Event::row(777);
-    /// `OCR.PF_L1D_AND_SW.L3_HIT_F.SNOOP_NONE`.
-    pub const OCR_PF_L1D_AND_SW_L3_HIT_F_SNOOP_NONE: Event = Event::row(778);
-    /// `OCR.PF_L1D_AND_SW.L3_HIT_F.NO_SNOOP_NEEDED`.
-    pub const OCR_PF_L1D_AND_SW_L3_HIT_F_NO_SNOOP_NEEDED: Event = Event::row(779);
-    /// `OCR.PF_L1D_AND_SW.L3_HIT_F.SNOOP_MISS`.
-    pub const OCR_PF_L1D_AND_SW_L3_HIT_F_SNOOP_MISS: Event = Event::row(780);
-    /// `OCR.PF_L1D_AND_SW.L3_HIT_F.HIT_OTHER_CORE_NO_FWD`.
-    pub const OCR_PF_L1D_AND_SW_L3_HIT_F_HIT_OTHER_CORE_NO_FWD: Event = Event::row(781);
-    /// `OCR.PF_L1D_AND_SW.L3_HIT_F.HIT_OTHER_CORE_FWD`.
-    pub const OCR_PF_L1D_AND_SW_L3_HIT_F_HIT_OTHER_CORE_FWD: Event = Event::row(782);
-    /// `OCR.PF_L1D_AND_SW.L3_HIT_F.HITM_OTHER_CORE`.
-    pub const OCR_PF_L1D_AND_SW_L3_HIT_F_HITM_OTHER_CORE: Event = Event::row(783);
-    /// `OCR.PF_L1D_AND_SW.L3_HIT_F.ANY_SNOOP`.
-    pub const OCR_PF_L1D_AND_SW_L3_HIT_F_ANY_SNOOP: Event = Event::row(784);
-    /// `OCR.PF_L1D_AND_SW.L3_HIT.SNOOP_NONE`.
-    pub const OCR_PF_L1D_AND_SW_L3_HIT_SNOOP_NONE: Event = Event::row(785);
-    /// `OCR.PF_L1D_AND_SW.L3_HIT.NO_SNOOP_NEEDED`.
-    pub const OCR_PF_L1D_AND_SW_L3_HIT_NO_SNOOP_NEEDED: Event = Event::row(786);
-    /// `OCR.PF_L1D_AND_SW.L3_HIT.SNOOP_MISS`.
-    pub const OCR_PF_L1D_AND_SW_L3_HIT_SNOOP_MISS: Event = Event::row(787);
-    /// `OCR.PF_L1D_AND_SW.L3_HIT.HIT_OTHER_CORE_NO_FWD`.
-    pub const OCR_PF_L1D_AND_SW_L3_HIT_HIT_OTHER_CORE_NO_FWD: Event = Event::row(788);
-    /// `OCR.PF_L1D_AND_SW.L3_HIT.HIT_OTHER_CORE_FWD`.
-    pub const OCR_PF_L1D_AND_SW_L3_HIT_HIT_OTHER_CORE_FWD: Event = Event::row(789);
-    /// `OCR.PF_L1D_AND_SW.L3_HIT.HITM_OTHER_CORE`.
-    pub const OCR_PF_L1D_AND_SW_L3_HIT_HITM_OTHER_CORE: Event = Event::row(790);
-    /// `OCR.PF_L1D_AND_SW.L3_HIT.ANY_SNOOP`.
-    pub const OCR_PF_L1D_AND_SW_L3_HIT_ANY_SNOOP: Event = Event::row(791);
-    /// `OCR.PF_L1D_AND_SW.L3_MISS_LOCAL_DRAM.SNOOP_NONE`.
-    pub const OCR_PF_L1D_AND_SW_L3_MISS_LOCAL_DRAM_SNOOP_NONE: Event = Event::row(792);
-    /// `OCR.PF_L1D_AND_SW.L3_MISS_LOCAL_DRAM.NO_SNOOP_NEEDED`.
-    pub const OCR_PF_L1D_AND_SW_L3_MISS_LOCAL_DRAM_NO_SNOOP_NEEDED: Event = Event::row(793);
-    /// `OCR.PF_L1D_AND_SW.L3_MISS_LOCAL_DRAM.SNOOP_MISS`.
-    pub const OCR_PF_L1D_AND_SW_L3_MISS_LOCAL_DRAM_SNOOP_MISS: Event = Event::row(794);
-    /// `OCR.PF_L1D_AND_SW.L3_MISS_LOCAL_DRAM.HIT_OTHER_CORE_NO_FWD`.
-    pub const OCR_PF_L1D_AND_SW_L3_MISS_LOCAL_DRAM_HIT_OTHER_CORE_NO_FWD: Event = Event::row(795);
-    /// `OCR.PF_L1D_AND_SW.L3_MISS_LOCAL_DRAM.HIT_OTHER_CORE_FWD`.
-    pub const OCR_PF_L1D_AND_SW_L3_MISS_LOCAL_DRAM_HIT_OTHER_CORE_FWD: Event = Event::row(796);
-    /// `OCR.PF_L1D_AND_SW.L3_MISS_LOCAL_DRAM.HITM_OTHER_CORE`.
-    pub const OCR_PF_L1D_AND_SW_L3_MISS_LOCAL_DRAM_HITM_OTHER_CORE: Event = Event::row(797);
-    /// `OCR.PF_L1D_AND_SW.L3_MISS_LOCAL_DRAM.ANY_SNOOP`.
-    pub const OCR_PF_L1D_AND_SW_L3_MISS_LOCAL_DRAM_ANY_SNOOP: Event = Event::row(798);
-    /// `OCR.PF_L1D_AND_SW.L3_MISS_REMOTE_HOP1_DRAM.SNOOP_NONE`.
-    pub const OCR_PF_L1D_AND_SW_L3_MISS_REMOTE_HOP1_DRAM_SNOOP_NONE: Event = Event::row(799);
-    /// `OCR.PF_L1D_AND_SW.L3_MISS_REMOTE_HOP1_DRAM.NO_SNOOP_NEEDED`.
-    pub const OCR_PF_L1D_AND_SW_L3_MISS_REMOTE_HOP1_DRAM_NO_SNOOP_NEEDED: Event = Event::row(800);
-    /// `OCR.PF_L1D_AND_SW.L3_MISS_REMOTE_HOP1_DRAM.SNOOP_MISS`.
-    pub const OCR_PF_L1D_AND_SW_L3_MISS_REMOTE_HOP1_DRAM_SNOOP_MISS: Event = Event::row(801);
-    /// `OCR.PF_L1D_AND_SW.L3_MISS_REMOTE_HOP1_DRAM.HIT_OTHER_CORE_NO_FWD`.
-    pub const OCR_PF_L1D_AND_SW_L3_MISS_REMOTE_HOP1_DRAM_HIT_OTHER_CORE_NO_FWD: Event = Event::row(802);
-    /// `OCR.PF_L1D_AND_SW.L3_MISS_REMOTE_HOP1_DRAM.HIT_OTHER_CORE_FWD`.
-    pub const OCR_PF_L1D_AND_SW_L3_MISS_REMOTE_HOP1_DRAM_HIT_OTHER_CORE_FWD: Event = Event::row(803);
-    /// `OCR.PF_L1D_AND_SW.L3_MISS_REMOTE_HOP1_DRAM.HITM_OTHER_CORE`.
-    pub const OCR_PF_L1D_AND_SW_L3_MISS_REMOTE_HOP1_DRAM_HITM_OTHER_CORE: Event = Event::row(804);
-    /// `OCR.PF_L1D_AND_SW.L3_MISS_REMOTE_HOP1_DRAM.ANY_SNOOP`.
-    pub const OCR_PF_L1D_AND_SW_L3_MISS_REMOTE_HOP1_DRAM_ANY_SNOOP: Event = Event::row(805);
-    /// `OCR.PF_L1D_AND_SW.L3_MISS.SNOOP_NONE`.
-    pub const OCR_PF_L1D_AND_SW_L3_MISS_SNOOP_NONE: Event = Event::row(806);
-    /// `OCR.PF_L1D_AND_SW.L3_MISS.NO_SNOOP_NEEDED`.
-    pub const OCR_PF_L1D_AND_SW_L3_MISS_NO_SNOOP_NEEDED: Event = Event::row(807);
-    /// `OCR.PF_L1D_AND_SW.L3_MISS.SNOOP_MISS`.
-    pub const OCR_PF_L1D_AND_SW_L3_MISS_SNOOP_MISS: Event = Event::row(808);
-    /// `OCR.PF_L1D_AND_SW.L3_MISS.HIT_OTHER_CORE_NO_FWD`.
-    pub const OCR_PF_L1D_AND_SW_L3_MISS_HIT_OTHER_CORE_NO_FWD: Event = Event::row(809);
-    /// `OCR.PF_L1D_AND_SW.L3_MISS.HIT_OTHER_CORE_FWD`.
-    pub const OCR_PF_L1D_AND_SW_L3_MISS_HIT_OTHER_CORE_FWD: Event = Event::row(810);
-    /// `OCR.PF_L1D_AND_SW.L3_MISS.HITM_OTHER_CORE`.
-    pub const OCR_PF_L1D_AND_SW_L3_MISS_HITM_OTHER_CORE: Event = Event::row(811);
-    /// `OCR.PF_L1D_AND_SW.L3_MISS.ANY_SNOOP`.
-    pub const OCR_PF_L1D_AND_SW_L3_MISS_ANY_SNOOP: Event = Event::row(812);
-    /// `OCR.OTHER.SUPPLIER_NONE.SNOOP_NONE`.
-    pub const OCR_OTHER_SUPPLIER_NONE_SNOOP_NONE: Event = Event::row(813);
-    /// `OCR.OTHER.SUPPLIER_NONE.NO_SNOOP_NEEDED`.
-    pub const OCR_OTHER_SUPPLIER_NONE_NO_SNOOP_NEEDED: Event = Event::row(814);
-    /// `OCR.OTHER.SUPPLIER_NONE.SNOOP_MISS`.
-    pub const OCR_OTHER_SUPPLIER_NONE_SNOOP_MISS: Event = Event::row(815);
-    /// `OCR.OTHER.SUPPLIER_NONE.HIT_OTHER_CORE_NO_FWD`.
-    pub const OCR_OTHER_SUPPLIER_NONE_HIT_OTHER_CORE_NO_FWD: Event = Event::row(816);
-    /// `OCR.OTHER.SUPPLIER_NONE.HIT_OTHER_CORE_FWD`.
-    pub const OCR_OTHER_SUPPLIER_NONE_HIT_OTHER_CORE_FWD: Event = Event::row(817);
-    /// `OCR.OTHER.SUPPLIER_NONE.HITM_OTHER_CORE`.
-    pub const OCR_OTHER_SUPPLIER_NONE_HITM_OTHER_CORE: Event = Event::row(818);
-    /// `OCR.OTHER.SUPPLIER_NONE.ANY_SNOOP`.
-    pub const OCR_OTHER_SUPPLIER_NONE_ANY_SNOOP: Event = Event::row(819);
-    /// `OCR.OTHER.L3_HIT_M.SNOOP_NONE`.
-    pub const OCR_OTHER_L3_HIT_M_SNOOP_NONE: Event = Event::row(820);
-    /// `OCR.OTHER.L3_HIT_M.NO_SNOOP_NEEDED`.
-    pub const OCR_OTHER_L3_HIT_M_NO_SNOOP_NEEDED: Event = Event::row(821);
-    /// `OCR.OTHER.L3_HIT_M.SNOOP_MISS`.
-    pub const OCR_OTHER_L3_HIT_M_SNOOP_MISS: Event = Event::row(822);
-    /// `OCR.OTHER.L3_HIT_M.HIT_OTHER_CORE_NO_FWD`.
-    pub const OCR_OTHER_L3_HIT_M_HIT_OTHER_CORE_NO_FWD: Event = Event::row(823);
-    /// `OCR.OTHER.L3_HIT_M.HIT_OTHER_CORE_FWD`.
-    pub const OCR_OTHER_L3_HIT_M_HIT_OTHER_CORE_FWD: Event = Event::row(824);
-    /// `OCR.OTHER.L3_HIT_M.HITM_OTHER_CORE`.
-    pub const OCR_OTHER_L3_HIT_M_HITM_OTHER_CORE: Event = Event::row(825);
-    /// `OCR.OTHER.L3_HIT_M.ANY_SNOOP`.
-    pub const OCR_OTHER_L3_HIT_M_ANY_SNOOP: Event = Event::row(826);
-    /// `OCR.OTHER.L3_HIT_E.SNOOP_NONE`.
-    pub const OCR_OTHER_L3_HIT_E_SNOOP_NONE: Event = Event::row(827);
-    /// `OCR.OTHER.L3_HIT_E.NO_SNOOP_NEEDED`.
-    pub const OCR_OTHER_L3_HIT_E_NO_SNOOP_NEEDED: Event = Event::row(828);
-    /// `OCR.OTHER.L3_HIT_E.SNOOP_MISS`.
-    pub const OCR_OTHER_L3_HIT_E_SNOOP_MISS: Event = Event::row(829);
-    /// `OCR.OTHER.L3_HIT_E.HIT_OTHER_CORE_NO_FWD`.
-    pub const OCR_OTHER_L3_HIT_E_HIT_OTHER_CORE_NO_FWD: Event = Event::row(830);
-    /// `OCR.OTHER.L3_HIT_E.HIT_OTHER_CORE_FWD`.
-    pub const OCR_OTHER_L3_HIT_E_HIT_OTHER_CORE_FWD: Event = Event::row(831);
-    /// `OCR.OTHER.L3_HIT_E.HITM_OTHER_CORE`.
-    pub const OCR_OTHER_L3_HIT_E_HITM_OTHER_CORE: Event = Event::row(832);
-    /// `OCR.OTHER.L3_HIT_E.ANY_SNOOP`.
-    pub const OCR_OTHER_L3_HIT_E_ANY_SNOOP: Event = Event::row(833);
-    /// `OCR.OTHER.L3_HIT_S.SNOOP_NONE`.
-    pub const OCR_OTHER_L3_HIT_S_SNOOP_NONE: Event = Event::row(834);
-    /// `OCR.OTHER.L3_HIT_S.NO_SNOOP_NEEDED`.
-    pub const OCR_OTHER_L3_HIT_S_NO_SNOOP_NEEDED: Event = Event::row(835);
-    /// `OCR.OTHER.L3_HIT_S.SNOOP_MISS`.
-    pub const OCR_OTHER_L3_HIT_S_SNOOP_MISS: Event = Event::row(836);
-    /// `OCR.OTHER.L3_HIT_S.HIT_OTHER_CORE_NO_FWD`.
-    pub const OCR_OTHER_L3_HIT_S_HIT_OTHER_CORE_NO_FWD: Event = Event::row(837);
-    /// `OCR.OTHER.L3_HIT_S.HIT_OTHER_CORE_FWD`.
-    pub const OCR_OTHER_L3_HIT_S_HIT_OTHER_CORE_FWD: Event = Event::row(838);
-    /// `OCR.OTHER.L3_HIT_S.HITM_OTHER_CORE`.
-    pub const OCR_OTHER_L3_HIT_S_HITM_OTHER_CORE: Event = Event::row(839);
-    /// `OCR.OTHER.L3_HIT_S.ANY_SNOOP`.
-    pub const OCR_OTHER_L3_HIT_S_ANY_SNOOP: Event = Event::row(840);
-    /// `OCR.OTHER.L3_HIT_F.SNOOP_NONE`.
-    pub const OCR_OTHER_L3_HIT_F_SNOOP_NONE: Event = Event::row(841);
-    /// `OCR.OTHER.L3_HIT_F.NO_SNOOP_NEEDED`.
-    pub const OCR_OTHER_L3_HIT_F_NO_SNOOP_NEEDED: Event = Event::row(842);
-    /// `OCR.OTHER.L3_HIT_F.SNOOP_MISS`.
-    pub const OCR_OTHER_L3_HIT_F_SNOOP_MISS: Event = Event::row(843);
-    /// `OCR.OTHER.L3_HIT_F.HIT_OTHER_CORE_NO_FWD`.
-    pub const OCR_OTHER_L3_HIT_F_HIT_OTHER_CORE_NO_FWD: Event = Event::row(844);
-    /// `OCR.OTHER.L3_HIT_F.HIT_OTHER_CORE_FWD`.
-    pub const OCR_OTHER_L3_HIT_F_HIT_OTHER_CORE_FWD: Event = Event::row(845);
-    /// `OCR.OTHER.L3_HIT_F.HITM_OTHER_CORE`.
-    pub const OCR_OTHER_L3_HIT_F_HITM_OTHER_CORE: Event = Event::row(846);
-    /// `OCR.OTHER.L3_HIT_F.ANY_SNOOP`.
-    pub const OCR_OTHER_L3_HIT_F_ANY_SNOOP: Event = Event::row(847);
-    /// `OCR.OTHER.L3_HIT.SNOOP_NONE`.
-    pub const OCR_OTHER_L3_HIT_SNOOP_NONE: Event = Event::row(848);
-    /// `OCR.OTHER.L3_HIT.NO_SNOOP_NEEDED`.
-    pub const OCR_OTHER_L3_HIT_NO_SNOOP_NEEDED: Event = Event::row(849);
-    /// `OCR.OTHER.L3_HIT.SNOOP_MISS`.
-    pub const OCR_OTHER_L3_HIT_SNOOP_MISS: Event = Event::row(850);
-    /// `OCR.OTHER.L3_HIT.HIT_OTHER_CORE_NO_FWD`.
-    pub const OCR_OTHER_L3_HIT_HIT_OTHER_CORE_NO_FWD: Event = Event::row(851);
-    /// `OCR.OTHER.L3_HIT.HIT_OTHER_CORE_FWD`.
-    pub const OCR_OTHER_L3_HIT_HIT_OTHER_CORE_FWD: Event = Event::row(852);
-    /// `OCR.OTHER.L3_HIT.HITM_OTHER_CORE`.
-    pub const OCR_OTHER_L3_HIT_HITM_OTHER_CORE: Event = Event::row(853);
-    /// `OCR.OTHER.L3_HIT.ANY_SNOOP`.
-    pub const OCR_OTHER_L3_HIT_ANY_SNOOP: Event = Event::row(854);
-    /// `OCR.OTHER.L3_MISS_LOCAL_DRAM.SNOOP_NONE`.
-    pub const OCR_OTHER_L3_MISS_LOCAL_DRAM_SNOOP_NONE: Event = Event::row(855);
-    /// `OCR.OTHER.L3_MISS_LOCAL_DRAM.NO_SNOOP_NEEDED`.
-    pub const OCR_OTHER_L3_MISS_LOCAL_DRAM_NO_SNOOP_NEEDED: Event = Event::row(856);
-    /// `OCR.OTHER.L3_MISS_LOCAL_DRAM.SNOOP_MISS`.
-    pub const OCR_OTHER_L3_MISS_LOCAL_DRAM_SNOOP_MISS: Event = Event::row(857);
-    /// `OCR.OTHER.L3_MISS_LOCAL_DRAM.HIT_OTHER_CORE_NO_FWD`.
-    pub const OCR_OTHER_L3_MISS_LOCAL_DRAM_HIT_OTHER_CORE_NO_FWD: Event = Event::row(858);
-    /// `OCR.OTHER.L3_MISS_LOCAL_DRAM.HIT_OTHER_CORE_FWD`.
-    pub const OCR_OTHER_L3_MISS_LOCAL_DRAM_HIT_OTHER_CORE_FWD: Event = Event::row(859);
-    /// `OCR.OTHER.L3_MISS_LOCAL_DRAM.HITM_OTHER_CORE`.
-    pub const OCR_OTHER_L3_MISS_LOCAL_DRAM_HITM_OTHER_CORE: Event = Event::row(860);
-    /// `OCR.OTHER.L3_MISS_LOCAL_DRAM.ANY_SNOOP`.
-    pub const OCR_OTHER_L3_MISS_LOCAL_DRAM_ANY_SNOOP: Event = Event::row(861);
-    /// `OCR.OTHER.L3_MISS_REMOTE_HOP1_DRAM.SNOOP_NONE`.
-    pub const OCR_OTHER_L3_MISS_REMOTE_HOP1_DRAM_SNOOP_NONE: Event = Event::row(862);
-    /// `OCR.OTHER.L3_MISS_REMOTE_HOP1_DRAM.NO_SNOOP_NEEDED`.
-    pub const OCR_OTHER_L3_MISS_REMOTE_HOP1_DRAM_NO_SNOOP_NEEDED: Event = Event::row(863);
-    /// `OCR.OTHER.L3_MISS_REMOTE_HOP1_DRAM.SNOOP_MISS`.
-    pub const OCR_OTHER_L3_MISS_REMOTE_HOP1_DRAM_SNOOP_MISS: Event = Event::row(864);
-    /// `OCR.OTHER.L3_MISS_REMOTE_HOP1_DRAM.HIT_OTHER_CORE_NO_FWD`.
-    pub const OCR_OTHER_L3_MISS_REMOTE_HOP1_DRAM_HIT_OTHER_CORE_NO_FWD: Event = Event::row(865);
-    /// `OCR.OTHER.L3_MISS_REMOTE_HOP1_DRAM.HIT_OTHER_CORE_FWD`.
-    pub const OCR_OTHER_L3_MISS_REMOTE_HOP1_DRAM_HIT_OTHER_CORE_FWD: Event = Event::row(866);
-    /// `OCR.OTHER.L3_MISS_REMOTE_HOP1_DRAM.HITM_OTHER_CORE`.
-    pub const OCR_OTHER_L3_MISS_REMOTE_HOP1_DRAM_HITM_OTHER_CORE: Event = Event::row(867);
-    /// `OCR.OTHER.L3_MISS_REMOTE_HOP1_DRAM.ANY_SNOOP`.
-    pub const OCR_OTHER_L3_MISS_REMOTE_HOP1_DRAM_ANY_SNOOP: Event = Event::row(868);
-    /// `OCR.OTHER.L3_MISS.SNOOP_NONE`.
-    pub const OCR_OTHER_L3_MISS_SNOOP_NONE: Event = Event::row(869);
-    /// `OCR.OTHER.L3_MISS.NO_SNOOP_NEEDED`.
-    pub const OCR_OTHER_L3_MISS_NO_SNOOP_NEEDED: Event = Event::row(870);
-    /// `OCR.OTHER.L3_MISS.SNOOP_MISS`.
-    pub const OCR_OTHER_L3_MISS_SNOOP_MISS: Event = Event::row(871);
-    /// `OCR.OTHER.L3_MISS.HIT_OTHER_CORE_NO_FWD`.
-    pub const OCR_OTHER_L3_MISS_HIT_OTHER_CORE_NO_FWD: Event = Event::row(872);
-    /// `OCR.OTHER.L3_MISS.HIT_OTHER_CORE_FWD`.
-    pub const OCR_OTHER_L3_MISS_HIT_OTHER_CORE_FWD: Event = Event::row(873);
-    /// `OCR.OTHER.L3_MISS.HITM_OTHER_CORE`.
-    pub const OCR_OTHER_L3_MISS_HITM_OTHER_CORE: Event = Event::row(874);
-    /// `OCR.OTHER.L3_MISS.ANY_SNOOP`.
-    pub const OCR_OTHER_L3_MISS_ANY_SNOOP: Event = Event::row(875);
-    /// `OCR.ALL_PF_DATA_RD.SUPPLIER_NONE.SNOOP_NONE`.
-    pub const OCR_ALL_PF_DATA_RD_SUPPLIER_NONE_SNOOP_NONE: Event = Event::row(876);
-    /// `OCR.ALL_PF_DATA_RD.SUPPLIER_NONE.NO_SNOOP_NEEDED`.
-    pub const OCR_ALL_PF_DATA_RD_SUPPLIER_NONE_NO_SNOOP_NEEDED: Event = Event::row(877);
-    /// `OCR.ALL_PF_DATA_RD.SUPPLIER_NONE.SNOOP_MISS`.
-    pub const OCR_ALL_PF_DATA_RD_SUPPLIER_NONE_SNOOP_MISS: Event = Event::row(878);
-    /// `OCR.ALL_PF_DATA_RD.SUPPLIER_NONE.HIT_OTHER_CORE_NO_FWD`.
-    pub const OCR_ALL_PF_DATA_RD_SUPPLIER_NONE_HIT_OTHER_CORE_NO_FWD: Event = Event::row(879);
-    /// `OCR.ALL_PF_DATA_RD.SUPPLIER_NONE.HIT_OTHER_CORE_FWD`.
-    pub const OCR_ALL_PF_DATA_RD_SUPPLIER_NONE_HIT_OTHER_CORE_FWD: Event = Event::row(880);
-    /// `OCR.ALL_PF_DATA_RD.SUPPLIER_NONE.HITM_OTHER_CORE`.
-    pub const OCR_ALL_PF_DATA_RD_SUPPLIER_NONE_HITM_OTHER_CORE: Event = Event::row(881);
-    /// `OCR.ALL_PF_DATA_RD.SUPPLIER_NONE.ANY_SNOOP`.
-    pub const OCR_ALL_PF_DATA_RD_SUPPLIER_NONE_ANY_SNOOP: Event = Event::row(882);
-    /// `OCR.ALL_PF_DATA_RD.L3_HIT_M.SNOOP_NONE`.
-    pub const OCR_ALL_PF_DATA_RD_L3_HIT_M_SNOOP_NONE: Event = Event::row(883);
-    /// `OCR.ALL_PF_DATA_RD.L3_HIT_M.NO_SNOOP_NEEDED`.
-    pub const OCR_ALL_PF_DATA_RD_L3_HIT_M_NO_SNOOP_NEEDED: Event = Event::row(884);
-    /// `OCR.ALL_PF_DATA_RD.L3_HIT_M.SNOOP_MISS`.
-    pub const OCR_ALL_PF_DATA_RD_L3_HIT_M_SNOOP_MISS: Event = Event::row(885);
-    /// `OCR.ALL_PF_DATA_RD.L3_HIT_M.HIT_OTHER_CORE_NO_FWD`.
-    pub const OCR_ALL_PF_DATA_RD_L3_HIT_M_HIT_OTHER_CORE_NO_FWD: Event = Event::row(886);
-    /// `OCR.ALL_PF_DATA_RD.L3_HIT_M.HIT_OTHER_CORE_FWD`.
-    pub const OCR_ALL_PF_DATA_RD_L3_HIT_M_HIT_OTHER_CORE_FWD: Event = Event::row(887);
-    /// `OCR.ALL_PF_DATA_RD.L3_HIT_M.HITM_OTHER_CORE`.
-    pub const OCR_ALL_PF_DATA_RD_L3_HIT_M_HITM_OTHER_CORE: Event = Event::row(888);
-    /// `OCR.ALL_PF_DATA_RD.L3_HIT_M.ANY_SNOOP`.
-    pub const OCR_ALL_PF_DATA_RD_L3_HIT_M_ANY_SNOOP: Event = Event::row(889);
-    /// `OCR.ALL_PF_DATA_RD.L3_HIT_E.SNOOP_NONE`.
-    pub const OCR_ALL_PF_DATA_RD_L3_HIT_E_SNOOP_NONE: Event = Event::row(890);
-    /// `OCR.ALL_PF_DATA_RD.L3_HIT_E.NO_SNOOP_NEEDED`.
-    pub const OCR_ALL_PF_DATA_RD_L3_HIT_E_NO_SNOOP_NEEDED: Event = Event::row(891);
-    /// `OCR.ALL_PF_DATA_RD.L3_HIT_E.SNOOP_MISS`.
-    pub const OCR_ALL_PF_DATA_RD_L3_HIT_E_SNOOP_MISS: Event = Event::row(892);
-    /// `OCR.ALL_PF_DATA_RD.L3_HIT_E.HIT_OTHER_CORE_NO_FWD`.
-    pub const OCR_ALL_PF_DATA_RD_L3_HIT_E_HIT_OTHER_CORE_NO_FWD: Event = Event::row(893);
-    /// `OCR.ALL_PF_DATA_RD.L3_HIT_E.HIT_OTHER_CORE_FWD`.
-    pub const OCR_ALL_PF_DATA_RD_L3_HIT_E_HIT_OTHER_CORE_FWD: Event = Event::row(894);
-    /// `OCR.ALL_PF_DATA_RD.L3_HIT_E.HITM_OTHER_CORE`.
-    pub const OCR_ALL_PF_DATA_RD_L3_HIT_E_HITM_OTHER_CORE: Event = Event::row(895);
-    /// `OCR.ALL_PF_DATA_RD.L3_HIT_E.ANY_SNOOP`.
-    pub const OCR_ALL_PF_DATA_RD_L3_HIT_E_ANY_SNOOP: Event = Event::row(896);
-    /// `OCR.ALL_PF_DATA_RD.L3_HIT_S.SNOOP_NONE`.
-    pub const OCR_ALL_PF_DATA_RD_L3_HIT_S_SNOOP_NONE: Event = Event::row(897);
-    /// `OCR.ALL_PF_DATA_RD.L3_HIT_S.NO_SNOOP_NEEDED`.
-    pub const OCR_ALL_PF_DATA_RD_L3_HIT_S_NO_SNOOP_NEEDED: Event = Event::row(898);
-    /// `OCR.ALL_PF_DATA_RD.L3_HIT_S.SNOOP_MISS`.
-    pub const OCR_ALL_PF_DATA_RD_L3_HIT_S_SNOOP_MISS: Event = Event::row(899);
-    /// `OCR.ALL_PF_DATA_RD.L3_HIT_S.HIT_OTHER_CORE_NO_FWD`.
-    pub const OCR_ALL_PF_DATA_RD_L3_HIT_S_HIT_OTHER_CORE_NO_FWD: Event = Event::row(900);
-    /// `OCR.ALL_PF_DATA_RD.L3_HIT_S.HIT_OTHER_CORE_FWD`.
-    pub const OCR_ALL_PF_DATA_RD_L3_HIT_S_HIT_OTHER_CORE_FWD: Event = Event::row(901);
-    /// `OCR.ALL_PF_DATA_RD.L3_HIT_S.HITM_OTHER_CORE`.
-    pub const OCR_ALL_PF_DATA_RD_L3_HIT_S_HITM_OTHER_CORE: Event = Event::row(902);
-    /// `OCR.ALL_PF_DATA_RD.L3_HIT_S.ANY_SNOOP`.
-    pub const OCR_ALL_PF_DATA_RD_L3_HIT_S_ANY_SNOOP: Event = Event::row(903);
-    /// `OCR.ALL_PF_DATA_RD.L3_HIT_F.SNOOP_NONE`.
-    pub const OCR_ALL_PF_DATA_RD_L3_HIT_F_SNOOP_NONE: Event = Event::row(904);
-    /// `OCR.ALL_PF_DATA_RD.L3_HIT_F.NO_SNOOP_NEEDED`.
-    pub const OCR_ALL_PF_DATA_RD_L3_HIT_F_NO_SNOOP_NEEDED: Event = Event::row(905);
-    /// `OCR.ALL_PF_DATA_RD.L3_HIT_F.SNOOP_MISS`.
-    pub const OCR_ALL_PF_DATA_RD_L3_HIT_F_SNOOP_MISS: Event = Event::row(906);
-    /// `OCR.ALL_PF_DATA_RD.L3_HIT_F.HIT_OTHER_CORE_NO_FWD`.
-    pub const OCR_ALL_PF_DATA_RD_L3_HIT_F_HIT_OTHER_CORE_NO_FWD: Event = Event::row(907);
-    /// `OCR.ALL_PF_DATA_RD.L3_HIT_F.HIT_OTHER_CORE_FWD`.
-    pub const OCR_ALL_PF_DATA_RD_L3_HIT_F_HIT_OTHER_CORE_FWD: Event = Event::row(908);
-    /// `OCR.ALL_PF_DATA_RD.L3_HIT_F.HITM_OTHER_CORE`.
-    pub const OCR_ALL_PF_DATA_RD_L3_HIT_F_HITM_OTHER_CORE: Event = Event::row(909);
-    /// `OCR.ALL_PF_DATA_RD.L3_HIT_F.ANY_SNOOP`.
-    pub const OCR_ALL_PF_DATA_RD_L3_HIT_F_ANY_SNOOP: Event = Event::row(910);
-    /// `OCR.ALL_PF_DATA_RD.L3_HIT.SNOOP_NONE`.
-    pub const OCR_ALL_PF_DATA_RD_L3_HIT_SNOOP_NONE: Event = Event::row(911);
-    /// `OCR.ALL_PF_DATA_RD.L3_HIT.NO_SNOOP_NEEDED`.
-    pub const OCR_ALL_PF_DATA_RD_L3_HIT_NO_SNOOP_NEEDED: Event = Event::row(912);
-    /// `OCR.ALL_PF_DATA_RD.L3_HIT.SNOOP_MISS`.
-    pub const OCR_ALL_PF_DATA_RD_L3_HIT_SNOOP_MISS: Event = Event::row(913);
-    /// `OCR.ALL_PF_DATA_RD.L3_HIT.HIT_OTHER_CORE_NO_FWD`.
-    pub const OCR_ALL_PF_DATA_RD_L3_HIT_HIT_OTHER_CORE_NO_FWD: Event = Event::row(914);
-    /// `OCR.ALL_PF_DATA_RD.L3_HIT.HIT_OTHER_CORE_FWD`.
-    pub const OCR_ALL_PF_DATA_RD_L3_HIT_HIT_OTHER_CORE_FWD: Event = Event::row(915);
-    /// `OCR.ALL_PF_DATA_RD.L3_HIT.HITM_OTHER_CORE`.
-    pub const OCR_ALL_PF_DATA_RD_L3_HIT_HITM_OTHER_CORE: Event = Event::row(916);
-    /// `OCR.ALL_PF_DATA_RD.L3_HIT.ANY_SNOOP`.
-    pub const OCR_ALL_PF_DATA_RD_L3_HIT_ANY_SNOOP: Event = Event::row(917);
-    /// `OCR.ALL_PF_DATA_RD.L3_MISS_LOCAL_DRAM.SNOOP_NONE`.
-    pub const OCR_ALL_PF_DATA_RD_L3_MISS_LOCAL_DRAM_SNOOP_NONE: Event = Event::row(918);
-    /// `OCR.ALL_PF_DATA_RD.L3_MISS_LOCAL_DRAM.NO_SNOOP_NEEDED`.
-    pub const OCR_ALL_PF_DATA_RD_L3_MISS_LOCAL_DRAM_NO_SNOOP_NEEDED: Event = Event::row(919);
-    /// `OCR.ALL_PF_DATA_RD.L3_MISS_LOCAL_DRAM.SNOOP_MISS`.
-    pub const OCR_ALL_PF_DATA_RD_L3_MISS_LOCAL_DRAM_SNOOP_MISS: Event = Event::row(920);
-    /// `OCR.ALL_PF_DATA_RD.L3_MISS_LOCAL_DRAM.HIT_OTHER_CORE_NO_FWD`.
-    pub const OCR_ALL_PF_DATA_RD_L3_MISS_LOCAL_DRAM_HIT_OTHER_CORE_NO_FWD: Event = Event::row(921);
-    /// `OCR.ALL_PF_DATA_RD.L3_MISS_LOCAL_DRAM.HIT_OTHER_CORE_FWD`.
-    pub const OCR_ALL_PF_DATA_RD_L3_MISS_LOCAL_DRAM_HIT_OTHER_CORE_FWD: Event = Event::row(922);
-    /// `OCR.ALL_PF_DATA_RD.L3_MISS_LOCAL_DRAM.HITM_OTHER_CORE`.
-    pub const OCR_ALL_PF_DATA_RD_L3_MISS_LOCAL_DRAM_HITM_OTHER_CORE: Event = Event::row(923);
-    /// `OCR.ALL_PF_DATA_RD.L3_MISS_LOCAL_DRAM.ANY_SNOOP`.
-    pub const OCR_ALL_PF_DATA_RD_L3_MISS_LOCAL_DRAM_ANY_SNOOP: Event = Event::row(924);
-    /// `OCR.ALL_PF_DATA_RD.L3_MISS_REMOTE_HOP1_DRAM.SNOOP_NONE`.
-    pub const OCR_ALL_PF_DATA_RD_L3_MISS_REMOTE_HOP1_DRAM_SNOOP_NONE: Event = Event::row(925);
-    /// `OCR.ALL_PF_DATA_RD.L3_MISS_REMOTE_HOP1_DRAM.NO_SNOOP_NEEDED`.
-    pub const OCR_ALL_PF_DATA_RD_L3_MISS_REMOTE_HOP1_DRAM_NO_SNOOP_NEEDED: Event = Event::row(926);
-    /// `OCR.ALL_PF_DATA_RD.L3_MISS_REMOTE_HOP1_DRAM.SNOOP_MISS`.
-    pub const OCR_ALL_PF_DATA_RD_L3_MISS_REMOTE_HOP1_DRAM_SNOOP_MISS: Event = Event::row(927);
-    /// `OCR.ALL_PF_DATA_RD.L3_MISS_REMOTE_HOP1_DRAM.HIT_OTHER_CORE_NO_FWD`.
-    pub const OCR_ALL_PF_DATA_RD_L3_MISS_REMOTE_HOP1_DRAM_HIT_OTHER_CORE_NO_FWD: Event = Event::row(928);
-    /// `OCR.ALL_PF_DATA_RD.L3_MISS_REMOTE_HOP1_DRAM.HIT_OTHER_CORE_FWD`.
-    pub const OCR_ALL_PF_DATA_RD_L3_MISS_REMOTE_HOP1_DRAM_HIT_OTHER_CORE_FWD: Event = Event::row(929);
-    /// `OCR.ALL_PF_DATA_RD.L3_MISS_REMOTE_HOP1_DRAM.HITM_OTHER_CORE`.
-    pub const OCR_ALL_PF_DATA_RD_L3_MISS_REMOTE_HOP1_DRAM_HITM_OTHER_CORE: Event = Event::row(930);
-    /// `OCR.ALL_PF_DATA_RD.L3_MISS_REMOTE_HOP1_DRAM.ANY_SNOOP`.
-    pub const OCR_ALL_PF_DATA_RD_L3_MISS_REMOTE_HOP1_DRAM_ANY_SNOOP: Event = Event::row(931);
-    /// `OCR.ALL_PF_DATA_RD.L3_MISS.SNOOP_NONE`.
-    pub const OCR_ALL_PF_DATA_RD_L3_MISS_SNOOP_NONE: Event = Event::row(932);
-    /// `OCR.ALL_PF_DATA_RD.L3_MISS.NO_SNOOP_NEEDED`.
-    pub const OCR_ALL_PF_DATA_RD_L3_MISS_NO_SNOOP_NEEDED: Event = Event::row(933);
-    /// `OCR.ALL_PF_DATA_RD.L3_MISS.SNOOP_MISS`.
-    pub const OCR_ALL_PF_DATA_RD_L3_MISS_SNOOP_MISS: Event = Event::row(934);
-    /// `OCR.ALL_PF_DATA_RD.L3_MISS.HIT_OTHER_CORE_NO_FWD`.
-    pub const OCR_ALL_PF_DATA_RD_L3_MISS_HIT_OTHER_CORE_NO_FWD: Event = Event::row(935);
-    /// `OCR.ALL_PF_DATA_RD.L3_MISS.HIT_OTHER_CORE_FWD`.
-    pub const OCR_ALL_PF_DATA_RD_L3_MISS_HIT_OTHER_CORE_FWD: Event = Event::row(936);
-    /// `OCR.ALL_PF_DATA_RD.L3_MISS.HITM_OTHER_CORE`.
-    pub const OCR_ALL_PF_DATA_RD_L3_MISS_HITM_OTHER_CORE: Event = Event::row(937);
-    /// `OCR.ALL_PF_DATA_RD.L3_MISS.ANY_SNOOP`.
-    pub const OCR_ALL_PF_DATA_RD_L3_MISS_ANY_SNOOP: Event = Event::row(938);
-    /// `OCR.ALL_PF_RFO.SUPPLIER_NONE.SNOOP_NONE`.
-    pub const OCR_ALL_PF_RFO_SUPPLIER_NONE_SNOOP_NONE: Event = Event::row(939);
-    /// `OCR.ALL_PF_RFO.SUPPLIER_NONE.NO_SNOOP_NEEDED`.
-    pub const OCR_ALL_PF_RFO_SUPPLIER_NONE_NO_SNOOP_NEEDED: Event = Event::row(940);
-    /// `OCR.ALL_PF_RFO.SUPPLIER_NONE.SNOOP_MISS`.
-    pub const OCR_ALL_PF_RFO_SUPPLIER_NONE_SNOOP_MISS: Event = Event::row(941);
-    /// `OCR.ALL_PF_RFO.SUPPLIER_NONE.HIT_OTHER_CORE_NO_FWD`.
-    pub const OCR_ALL_PF_RFO_SUPPLIER_NONE_HIT_OTHER_CORE_NO_FWD: Event = Event::row(942);
-    /// `OCR.ALL_PF_RFO.SUPPLIER_NONE.HIT_OTHER_CORE_FWD`.
-    pub const OCR_ALL_PF_RFO_SUPPLIER_NONE_HIT_OTHER_CORE_FWD: Event = Event::row(943);
-    /// `OCR.ALL_PF_RFO.SUPPLIER_NONE.HITM_OTHER_CORE`.
-    pub const OCR_ALL_PF_RFO_SUPPLIER_NONE_HITM_OTHER_CORE: Event = Event::row(944);
-    /// `OCR.ALL_PF_RFO.SUPPLIER_NONE.ANY_SNOOP`.
-    pub const OCR_ALL_PF_RFO_SUPPLIER_NONE_ANY_SNOOP: Event = Event::row(945);
-    /// `OCR.ALL_PF_RFO.L3_HIT_M.SNOOP_NONE`.
-    pub const OCR_ALL_PF_RFO_L3_HIT_M_SNOOP_NONE: Event = Event::row(946);
-    /// `OCR.ALL_PF_RFO.L3_HIT_M.NO_SNOOP_NEEDED`.
-    pub const OCR_ALL_PF_RFO_L3_HIT_M_NO_SNOOP_NEEDED: Event = Event::row(947);
-    /// `OCR.ALL_PF_RFO.L3_HIT_M.SNOOP_MISS`.
-    pub const OCR_ALL_PF_RFO_L3_HIT_M_SNOOP_MISS: Event = Event::row(948);
-    /// `OCR.ALL_PF_RFO.L3_HIT_M.HIT_OTHER_CORE_NO_FWD`.
-    pub const OCR_ALL_PF_RFO_L3_HIT_M_HIT_OTHER_CORE_NO_FWD: Event = Event::row(949);
-    /// `OCR.ALL_PF_RFO.L3_HIT_M.HIT_OTHER_CORE_FWD`.
-    pub const OCR_ALL_PF_RFO_L3_HIT_M_HIT_OTHER_CORE_FWD: Event = Event::row(950);
-    /// `OCR.ALL_PF_RFO.L3_HIT_M.HITM_OTHER_CORE`.
-    pub const OCR_ALL_PF_RFO_L3_HIT_M_HITM_OTHER_CORE: Event = Event::row(951);
-    /// `OCR.ALL_PF_RFO.L3_HIT_M.ANY_SNOOP`.
-    pub const OCR_ALL_PF_RFO_L3_HIT_M_ANY_SNOOP: Event = Event::row(952);
-    /// `OCR.ALL_PF_RFO.L3_HIT_E.SNOOP_NONE`.
-    pub const OCR_ALL_PF_RFO_L3_HIT_E_SNOOP_NONE: Event = Event::row(953);
-    /// `OCR.ALL_PF_RFO.L3_HIT_E.NO_SNOOP_NEEDED`.
-    pub const OCR_ALL_PF_RFO_L3_HIT_E_NO_SNOOP_NEEDED: Event = Event::row(954);
-    /// `OCR.ALL_PF_RFO.L3_HIT_E.SNOOP_MISS`.
-    pub const OCR_ALL_PF_RFO_L3_HIT_E_SNOOP_MISS: Event = Event::row(955);
-    /// `OCR.ALL_PF_RFO.L3_HIT_E.HIT_OTHER_CORE_NO_FWD`.
-    pub const OCR_ALL_PF_RFO_L3_HIT_E_HIT_OTHER_CORE_NO_FWD: Event = Event::row(956);
-    /// `OCR.ALL_PF_RFO.L3_HIT_E.HIT_OTHER_CORE_FWD`.
-    pub const OCR_ALL_PF_RFO_L3_HIT_E_HIT_OTHER_CORE_FWD: Event = Event::row(957);
-    /// `OCR.ALL_PF_RFO.L3_HIT_E.HITM_OTHER_CORE`.
-    pub const OCR_ALL_PF_RFO_L3_HIT_E_HITM_OTHER_CORE: Event = Event::row(958);
-    /// `OCR.ALL_PF_RFO.L3_HIT_E.ANY_SNOOP`.
-    pub const OCR_ALL_PF_RFO_L3_HIT_E_ANY_SNOOP: Event = Event::row(959);
-    /// `OCR.ALL_PF_RFO.L3_HIT_S.SNOOP_NONE`.
-    pub const OCR_ALL_PF_RFO_L3_HIT_S_SNOOP_NONE: Event = Event::row(960);
-    /// `OCR.ALL_PF_RFO.L3_HIT_S.NO_SNOOP_NEEDED`.
-    pub const OCR_ALL_PF_RFO_L3_HIT_S_NO_SNOOP_NEEDED: Event = Event::row(961);
-    /// `OCR.ALL_PF_RFO.L3_HIT_S.SNOOP_MISS`.
-    pub const OCR_ALL_PF_RFO_L3_HIT_S_SNOOP_MISS: Event = Event::row(962);
-    /// `OCR.ALL_PF_RFO.L3_HIT_S.HIT_OTHER_CORE_NO_FWD`.
-    pub const OCR_ALL_PF_RFO_L3_HIT_S_HIT_OTHER_CORE_NO_FWD: Event = Event::row(963);
-    /// `OCR.ALL_PF_RFO.L3_HIT_S.HIT_OTHER_CORE_FWD`.
-    pub const OCR_ALL_PF_RFO_L3_HIT_S_HIT_OTHER_CORE_FWD: Event = Event::row(964);
-    /// `OCR.ALL_PF_RFO.L3_HIT_S.HITM_OTHER_CORE`.
-    pub const OCR_ALL_PF_RFO_L3_HIT_S_HITM_OTHER_CORE: Event = Event::row(965);
-    /// `OCR.ALL_PF_RFO.L3_HIT_S.ANY_SNOOP`.
-    pub const OCR_ALL_PF_RFO_L3_HIT_S_ANY_SNOOP: Event = Event::row(966);
-    /// `OCR.ALL_PF_RFO.L3_HIT_F.SNOOP_NONE`.
-    pub const OCR_ALL_PF_RFO_L3_HIT_F_SNOOP_NONE: Event = Event::row(967);
-    /// `OCR.ALL_PF_RFO.L3_HIT_F.NO_SNOOP_NEEDED`.
-    pub const OCR_ALL_PF_RFO_L3_HIT_F_NO_SNOOP_NEEDED: Event = Event::row(968);
-    /// `OCR.ALL_PF_RFO.L3_HIT_F.SNOOP_MISS`.
-    pub const OCR_ALL_PF_RFO_L3_HIT_F_SNOOP_MISS: Event = Event::row(969);
-    /// `OCR.ALL_PF_RFO.L3_HIT_F.HIT_OTHER_CORE_NO_FWD`.
-    pub const OCR_ALL_PF_RFO_L3_HIT_F_HIT_OTHER_CORE_NO_FWD: Event = Event::row(970);
-    /// `OCR.ALL_PF_RFO.L3_HIT_F.HIT_OTHER_CORE_FWD`.
-    pub const OCR_ALL_PF_RFO_L3_HIT_F_HIT_OTHER_CORE_FWD: Event = Event::row(971);
-    /// `OCR.ALL_PF_RFO.L3_HIT_F.HITM_OTHER_CORE`.
-    pub const OCR_ALL_PF_RFO_L3_HIT_F_HITM_OTHER_CORE: Event = Event::row(972);
-    /// `OCR.ALL_PF_RFO.L3_HIT_F.ANY_SNOOP`.
-    pub const OCR_ALL_PF_RFO_L3_HIT_F_ANY_SNOOP: Event = Event::row(973);
-    /// `OCR.ALL_PF_RFO.L3_HIT.SNOOP_NONE`.
-    pub const OCR_ALL_PF_RFO_L3_HIT_SNOOP_NONE: Event = Event::row(974);
-    /// `OCR.ALL_PF_RFO.L3_HIT.NO_SNOOP_NEEDED`.
-    pub const OCR_ALL_PF_RFO_L3_HIT_NO_SNOOP_NEEDED: Event = Event::row(975);
-    /// `OCR.ALL_PF_RFO.L3_HIT.SNOOP_MISS`.
-    pub const OCR_ALL_PF_RFO_L3_HIT_SNOOP_MISS: Event = Event::row(976);
-    /// `OCR.ALL_PF_RFO.L3_HIT.HIT_OTHER_CORE_NO_FWD`.
-    pub const OCR_ALL_PF_RFO_L3_HIT_HIT_OTHER_CORE_NO_FWD: Event = Event::row(977);
-    /// `OCR.ALL_PF_RFO.L3_HIT.HIT_OTHER_CORE_FWD`.
-    pub const OCR_ALL_PF_RFO_L3_HIT_HIT_OTHER_CORE_FWD: Event = Event::row(978);
-    /// `OCR.ALL_PF_RFO.L3_HIT.HITM_OTHER_CORE`.
-    pub const OCR_ALL_PF_RFO_L3_HIT_HITM_OTHER_CORE: Event = Event::row(979);
-    /// `OCR.ALL_PF_RFO.L3_HIT.ANY_SNOOP`.
-    pub const OCR_ALL_PF_RFO_L3_HIT_ANY_SNOOP: Event = Event::row(980);
-    /// `OCR.ALL_PF_RFO.L3_MISS_LOCAL_DRAM.SNOOP_NONE`.
-    pub const OCR_ALL_PF_RFO_L3_MISS_LOCAL_DRAM_SNOOP_NONE: Event = Event::row(981);
-    /// `OCR.ALL_PF_RFO.L3_MISS_LOCAL_DRAM.NO_SNOOP_NEEDED`.
-    pub const OCR_ALL_PF_RFO_L3_MISS_LOCAL_DRAM_NO_SNOOP_NEEDED: Event = Event::row(982);
-    /// `OCR.ALL_PF_RFO.L3_MISS_LOCAL_DRAM.SNOOP_MISS`.
-    pub const OCR_ALL_PF_RFO_L3_MISS_LOCAL_DRAM_SNOOP_MISS: Event = Event::row(983);
-    /// `OCR.ALL_PF_RFO.L3_MISS_LOCAL_DRAM.HIT_OTHER_CORE_NO_FWD`.
-    pub const OCR_ALL_PF_RFO_L3_MISS_LOCAL_DRAM_HIT_OTHER_CORE_NO_FWD: Event = Event::row(984);
-    /// `OCR.ALL_PF_RFO.L3_MISS_LOCAL_DRAM.HIT_OTHER_CORE_FWD`.
-    pub const OCR_ALL_PF_RFO_L3_MISS_LOCAL_DRAM_HIT_OTHER_CORE_FWD: Event = Event::row(985);
-    /// `OCR.ALL_PF_RFO.L3_MISS_LOCAL_DRAM.HITM_OTHER_CORE`.
-    pub const OCR_ALL_PF_RFO_L3_MISS_LOCAL_DRAM_HITM_OTHER_CORE: Event = Event::row(986);
-    /// `OCR.ALL_PF_RFO.L3_MISS_LOCAL_DRAM.ANY_SNOOP`.
-    pub const OCR_ALL_PF_RFO_L3_MISS_LOCAL_DRAM_ANY_SNOOP: Event = Event::row(987);
-    /// `OCR.ALL_PF_RFO.L3_MISS_REMOTE_HOP1_DRAM.SNOOP_NONE`.
-    pub const OCR_ALL_PF_RFO_L3_MISS_REMOTE_HOP1_DRAM_SNOOP_NONE: Event = Event::row(988);
-    /// `OCR.ALL_PF_RFO.L3_MISS_REMOTE_HOP1_DRAM.NO_SNOOP_NEEDED`.
-    pub const OCR_ALL_PF_RFO_L3_MISS_REMOTE_HOP1_DRAM_NO_SNOOP_NEEDED: Event = Event::row(989);
-    /// `OCR.ALL_PF_RFO.L3_MISS_REMOTE_HOP1_DRAM.SNOOP_MISS`.
-    pub const OCR_ALL_PF_RFO_L3_MISS_REMOTE_HOP1_DRAM_SNOOP_MISS: Event = Event::row(990);
-    /// `OCR.ALL_PF_RFO.L3_MISS_REMOTE_HOP1_DRAM.HIT_OTHER_CORE_NO_FWD`.
-    pub const OCR_ALL_PF_RFO_L3_MISS_REMOTE_HOP1_DRAM_HIT_OTHER_CORE_NO_FWD: Event = Event::row(991);
-    /// `OCR.ALL_PF_RFO.L3_MISS_REMOTE_HOP1_DRAM.HIT_OTHER_CORE_FWD`.
-    pub const OCR_ALL_PF_RFO_L3_MISS_REMOTE_HOP1_DRAM_HIT_OTHER_CORE_FWD: Event = Event::row(992);
-    /// `OCR.ALL_PF_RFO.L3_MISS_REMOTE_HOP1_DRAM.HITM_OTHER_CORE`.
-    pub const OCR_ALL_PF_RFO_L3_MISS_REMOTE_HOP1_DRAM_HITM_OTHER_CORE: Event = Event::row(993);
-    /// `OCR.ALL_PF_RFO.L3_MISS_REMOTE_HOP1_DRAM.ANY_SNOOP`.
-    pub const OCR_ALL_PF_RFO_L3_MISS_REMOTE_HOP1_DRAM_ANY_SNOOP: Event = Event::row(994);
-    /// `OCR.ALL_PF_RFO.L3_MISS.SNOOP_NONE`.
-    pub const OCR_ALL_PF_RFO_L3_MISS_SNOOP_NONE: Event = Event::row(995);
-    /// `OCR.ALL_PF_RFO.L3_MISS.NO_SNOOP_NEEDED`.
-    pub const OCR_ALL_PF_RFO_L3_MISS_NO_SNOOP_NEEDED: Event = Event::row(996);
-    /// `OCR.ALL_PF_RFO.L3_MISS.SNOOP_MISS`.
-    pub const OCR_ALL_PF_RFO_L3_MISS_SNOOP_MISS: Event = Event::row(997);
-    /// `OCR.ALL_PF_RFO.L3_MISS.HIT_OTHER_CORE_NO_FWD`.
-    pub const OCR_ALL_PF_RFO_L3_MISS_HIT_OTHER_CORE_NO_FWD: Event = Event::row(998);
-    /// `OCR.ALL_PF_RFO.L3_MISS.HIT_OTHER_CORE_FWD`.
-    pub const OCR_ALL_PF_RFO_L3_MISS_HIT_OTHER_CORE_FWD: Event = Event::row(999);
-    /// `OCR.ALL_PF_RFO.L3_MISS.HITM_OTHER_CORE`.
-    pub const OCR_ALL_PF_RFO_L3_MISS_HITM_OTHER_CORE: Event = Event::row(1000);
-    /// `OCR.ALL_PF_RFO.L3_MISS.ANY_SNOOP`.
-    pub const OCR_ALL_PF_RFO_L3_MISS_ANY_SNOOP: Event = Event::row(1001);
-    /// `OCR.ALL_DATA_RD.SUPPLIER_NONE.SNOOP_NONE`.
-    pub const OCR_ALL_DATA_RD_SUPPLIER_NONE_SNOOP_NONE: Event = Event::row(1002);
-    /// `OCR.ALL_DATA_RD.SUPPLIER_NONE.NO_SNOOP_NEEDED`.
-    pub const OCR_ALL_DATA_RD_SUPPLIER_NONE_NO_SNOOP_NEEDED: Event = Event::row(1003);
-    /// `OCR.ALL_DATA_RD.SUPPLIER_NONE.SNOOP_MISS`.
-    pub const OCR_ALL_DATA_RD_SUPPLIER_NONE_SNOOP_MISS: Event = Event::row(1004);
-    /// `OCR.ALL_DATA_RD.SUPPLIER_NONE.HIT_OTHER_CORE_NO_FWD`.
-    pub const OCR_ALL_DATA_RD_SUPPLIER_NONE_HIT_OTHER_CORE_NO_FWD: Event = Event::row(1005);
-    /// `OCR.ALL_DATA_RD.SUPPLIER_NONE.HIT_OTHER_CORE_FWD`.
-    pub const OCR_ALL_DATA_RD_SUPPLIER_NONE_HIT_OTHER_CORE_FWD: Event = Event::row(1006);
-    /// `OCR.ALL_DATA_RD.SUPPLIER_NONE.HITM_OTHER_CORE`.
-    pub const OCR_ALL_DATA_RD_SUPPLIER_NONE_HITM_OTHER_CORE: Event = Event::row(1007);
-    /// `OCR.ALL_DATA_RD.SUPPLIER_NONE.ANY_SNOOP`.
-    pub const OCR_ALL_DATA_RD_SUPPLIER_NONE_ANY_SNOOP: Event = Event::row(1008);
-    /// `OCR.ALL_DATA_RD.L3_HIT_M.SNOOP_NONE`.
-    pub const OCR_ALL_DATA_RD_L3_HIT_M_SNOOP_NONE: Event = Event::row(1009);
-    /// `OCR.ALL_DATA_RD.L3_HIT_M.NO_SNOOP_NEEDED`.
-    pub const OCR_ALL_DATA_RD_L3_HIT_M_NO_SNOOP_NEEDED: Event = Event::row(1010);
-    /// `OCR.ALL_DATA_RD.L3_HIT_M.SNOOP_MISS`.
-    pub const OCR_ALL_DATA_RD_L3_HIT_M_SNOOP_MISS: Event = Event::row(1011);
-    /// `OCR.ALL_DATA_RD.L3_HIT_M.HIT_OTHER_CORE_NO_FWD`.
-    pub const OCR_ALL_DATA_RD_L3_HIT_M_HIT_OTHER_CORE_NO_FWD: Event = Event::row(1012);
-    /// `OCR.ALL_DATA_RD.L3_HIT_M.HIT_OTHER_CORE_FWD`.
-    pub const OCR_ALL_DATA_RD_L3_HIT_M_HIT_OTHER_CORE_FWD: Event = Event::row(1013);
-    /// `OCR.ALL_DATA_RD.L3_HIT_M.HITM_OTHER_CORE`.
-    pub const OCR_ALL_DATA_RD_L3_HIT_M_HITM_OTHER_CORE: Event = Event::row(1014);
-    /// `OCR.ALL_DATA_RD.L3_HIT_M.ANY_SNOOP`.
-    pub const OCR_ALL_DATA_RD_L3_HIT_M_ANY_SNOOP: Event = Event::row(1015);
-    /// `OCR.ALL_DATA_RD.L3_HIT_E.SNOOP_NONE`.
-    pub const OCR_ALL_DATA_RD_L3_HIT_E_SNOOP_NONE: Event = Event::row(1016);
-    /// `OCR.ALL_DATA_RD.L3_HIT_E.NO_SNOOP_NEEDED`.
-    pub const OCR_ALL_DATA_RD_L3_HIT_E_NO_SNOOP_NEEDED: Event = Event::row(1017);
-    /// `OCR.ALL_DATA_RD.L3_HIT_E.SNOOP_MISS`.
-    pub const OCR_ALL_DATA_RD_L3_HIT_E_SNOOP_MISS: Event = Event::row(1018);
-    /// `OCR.ALL_DATA_RD.L3_HIT_E.HIT_OTHER_CORE_NO_FWD`.
-    pub const OCR_ALL_DATA_RD_L3_HIT_E_HIT_OTHER_CORE_NO_FWD: Event = Event::row(1019);
-    /// `OCR.ALL_DATA_RD.L3_HIT_E.HIT_OTHER_CORE_FWD`.
-    pub const OCR_ALL_DATA_RD_L3_HIT_E_HIT_OTHER_CORE_FWD: Event = Event::row(1020);
-    /// `OCR.ALL_DATA_RD.L3_HIT_E.HITM_OTHER_CORE`.
-    pub const OCR_ALL_DATA_RD_L3_HIT_E_HITM_OTHER_CORE: Event = Event::row(1021);
-    /// `OCR.ALL_DATA_RD.L3_HIT_E.ANY_SNOOP`.
-    pub const OCR_ALL_DATA_RD_L3_HIT_E_ANY_SNOOP: Event = Event::row(1022);
-    /// `OCR.ALL_DATA_RD.L3_HIT_S.SNOOP_NONE`.
-    pub const OCR_ALL_DATA_RD_L3_HIT_S_SNOOP_NONE: Event = Event::row(1023);
-    /// `OCR.ALL_DATA_RD.L3_HIT_S.NO_SNOOP_NEEDED`.
-    pub const OCR_ALL_DATA_RD_L3_HIT_S_NO_SNOOP_NEEDED: Event = Event::row(1024);
-    /// `OCR.ALL_DATA_RD.L3_HIT_S.SNOOP_MISS`.
-    pub const OCR_ALL_DATA_RD_L3_HIT_S_SNOOP_MISS: Event = Event::row(1025);
-    /// `OCR.ALL_DATA_RD.L3_HIT_S.HIT_OTHER_CORE_NO_FWD`.
-    pub const OCR_ALL_DATA_RD_L3_HIT_S_HIT_OTHER_CORE_NO_FWD: Event = Event::row(1026);
-    /// `OCR.ALL_DATA_RD.L3_HIT_S.HIT_OTHER_CORE_FWD`.
-    pub const OCR_ALL_DATA_RD_L3_HIT_S_HIT_OTHER_CORE_FWD: Event = Event::row(1027);
-    /// `OCR.ALL_DATA_RD.L3_HIT_S.HITM_OTHER_CORE`.
-    pub const OCR_ALL_DATA_RD_L3_HIT_S_HITM_OTHER_CORE: Event = Event::row(1028);
-    /// `OCR.ALL_DATA_RD.L3_HIT_S.ANY_SNOOP`.
-    pub const OCR_ALL_DATA_RD_L3_HIT_S_ANY_SNOOP: Event = Event::row(1029);
-    /// `OCR.ALL_DATA_RD.L3_HIT_F.SNOOP_NONE`.
-    pub const OCR_ALL_DATA_RD_L3_HIT_F_SNOOP_NONE: Event = Event::row(1030);
-    /// `OCR.ALL_DATA_RD.L3_HIT_F.NO_SNOOP_NEEDED`.
-    pub const OCR_ALL_DATA_RD_L3_HIT_F_NO_SNOOP_NEEDED: Event = Event::row(1031);
-    /// `OCR.ALL_DATA_RD.L3_HIT_F.SNOOP_MISS`.
-    pub const OCR_ALL_DATA_RD_L3_HIT_F_SNOOP_MISS: Event = Event::row(1032);
-    /// `OCR.ALL_DATA_RD.L3_HIT_F.HIT_OTHER_CORE_NO_FWD`.
-    pub const OCR_ALL_DATA_RD_L3_HIT_F_HIT_OTHER_CORE_NO_FWD: Event = Event::row(1033);
-    /// `OCR.ALL_DATA_RD.L3_HIT_F.HIT_OTHER_CORE_FWD`.
-    pub const OCR_ALL_DATA_RD_L3_HIT_F_HIT_OTHER_CORE_FWD: Event = Event::row(1034);
-    /// `OCR.ALL_DATA_RD.L3_HIT_F.HITM_OTHER_CORE`.
-    pub const OCR_ALL_DATA_RD_L3_HIT_F_HITM_OTHER_CORE: Event = Event::row(1035);
-    /// `OCR.ALL_DATA_RD.L3_HIT_F.ANY_SNOOP`.
-    pub const OCR_ALL_DATA_RD_L3_HIT_F_ANY_SNOOP: Event = Event::row(1036);
-    /// `OCR.ALL_DATA_RD.L3_HIT.SNOOP_NONE`.
-    pub const OCR_ALL_DATA_RD_L3_HIT_SNOOP_NONE: Event = Event::row(1037);
-    /// `OCR.ALL_DATA_RD.L3_HIT.NO_SNOOP_NEEDED`.
-    pub const OCR_ALL_DATA_RD_L3_HIT_NO_SNOOP_NEEDED: Event = Event::row(1038);
-    /// `OCR.ALL_DATA_RD.L3_HIT.SNOOP_MISS`.
-    pub const OCR_ALL_DATA_RD_L3_HIT_SNOOP_MISS: Event = Event::row(1039);
-    /// `OCR.ALL_DATA_RD.L3_HIT.HIT_OTHER_CORE_NO_FWD`.
-    pub const OCR_ALL_DATA_RD_L3_HIT_HIT_OTHER_CORE_NO_FWD: Event = Event::row(1040);
-    /// `OCR.ALL_DATA_RD.L3_HIT.HIT_OTHER_CORE_FWD`.
-    pub const OCR_ALL_DATA_RD_L3_HIT_HIT_OTHER_CORE_FWD: Event = Event::row(1041);
-    /// `OCR.ALL_DATA_RD.L3_HIT.HITM_OTHER_CORE`.
-    pub const OCR_ALL_DATA_RD_L3_HIT_HITM_OTHER_CORE: Event = Event::row(1042);
-    /// `OCR.ALL_DATA_RD.L3_HIT.ANY_SNOOP`.
-    pub const OCR_ALL_DATA_RD_L3_HIT_ANY_SNOOP: Event = Event::row(1043);
-    /// `OCR.ALL_DATA_RD.L3_MISS_LOCAL_DRAM.SNOOP_NONE`.
-    pub const OCR_ALL_DATA_RD_L3_MISS_LOCAL_DRAM_SNOOP_NONE: Event = Event::row(1044);
-    /// `OCR.ALL_DATA_RD.L3_MISS_LOCAL_DRAM.NO_SNOOP_NEEDED`.
-    pub const OCR_ALL_DATA_RD_L3_MISS_LOCAL_DRAM_NO_SNOOP_NEEDED: Event = Event::row(1045);
-    /// `OCR.ALL_DATA_RD.L3_MISS_LOCAL_DRAM.SNOOP_MISS`.
-    pub const OCR_ALL_DATA_RD_L3_MISS_LOCAL_DRAM_SNOOP_MISS: Event = Event::row(1046);
-    /// `OCR.ALL_DATA_RD.L3_MISS_LOCAL_DRAM.HIT_OTHER_CORE_NO_FWD`.
-    pub const OCR_ALL_DATA_RD_L3_MISS_LOCAL_DRAM_HIT_OTHER_CORE_NO_FWD: Event = Event::row(1047);
-    /// `OCR.ALL_DATA_RD.L3_MISS_LOCAL_DRAM.HIT_OTHER_CORE_FWD`.
-    pub const OCR_ALL_DATA_RD_L3_MISS_LOCAL_DRAM_HIT_OTHER_CORE_FWD: Event = Event::row(1048);
-    /// `OCR.ALL_DATA_RD.L3_MISS_LOCAL_DRAM.HITM_OTHER_CORE`.
-    pub const OCR_ALL_DATA_RD_L3_MISS_LOCAL_DRAM_HITM_OTHER_CORE: Event = Event::row(1049);
-    /// `OCR.ALL_DATA_RD.L3_MISS_LOCAL_DRAM.ANY_SNOOP`.
-    pub const OCR_ALL_DATA_RD_L3_MISS_LOCAL_DRAM_ANY_SNOOP: Event = Event::row(1050);
-    /// `OCR.ALL_DATA_RD.L3_MISS_REMOTE_HOP1_DRAM.SNOOP_NONE`.
-    pub const OCR_ALL_DATA_RD_L3_MISS_REMOTE_HOP1_DRAM_SNOOP_NONE: Event = Event::row(1051);
-    /// `OCR.ALL_DATA_RD.L3_MISS_REMOTE_HOP1_DRAM.NO_SNOOP_NEEDED`.
-    pub const OCR_ALL_DATA_RD_L3_MISS_REMOTE_HOP1_DRAM_NO_SNOOP_NEEDED: Event = Event::row(1052);
-    /// `OCR.ALL_DATA_RD.L3_MISS_REMOTE_HOP1_DRAM.SNOOP_MISS`.
-    pub const OCR_ALL_DATA_RD_L3_MISS_REMOTE_HOP1_DRAM_SNOOP_MISS: Event = Event::row(1053);
-    /// `OCR.ALL_DATA_RD.L3_MISS_REMOTE_HOP1_DRAM.HIT_OTHER_CORE_NO_FWD`.
-    pub const OCR_ALL_DATA_RD_L3_MISS_REMOTE_HOP1_DRAM_HIT_OTHER_CORE_NO_FWD: Event = Event::row(1054);
-    /// `OCR.ALL_DATA_RD.L3_MISS_REMOTE_HOP1_DRAM.HIT_OTHER_CORE_FWD`.
-    pub const OCR_ALL_DATA_RD_L3_MISS_REMOTE_HOP1_DRAM_HIT_OTHER_CORE_FWD: Event = Event::row(1055);
-    /// `OCR.ALL_DATA_RD.L3_MISS_REMOTE_HOP1_DRAM.HITM_OTHER_CORE`.
-    pub const OCR_ALL_DATA_RD_L3_MISS_REMOTE_HOP1_DRAM_HITM_OTHER_CORE: Event = Event::row(1056);
-    /// `OCR.ALL_DATA_RD.L3_MISS_REMOTE_HOP1_DRAM.ANY_SNOOP`.
-    pub const OCR_ALL_DATA_RD_L3_MISS_REMOTE_HOP1_DRAM_ANY_SNOOP: Event = Event::row(1057);
-    /// `OCR.ALL_DATA_RD.L3_MISS.SNOOP_NONE`.
-    pub const OCR_ALL_DATA_RD_L3_MISS_SNOOP_NONE: Event = Event::row(1058);
-    /// `OCR.ALL_DATA_RD.L3_MISS.NO_SNOOP_NEEDED`.
-    pub const OCR_ALL_DATA_RD_L3_MISS_NO_SNOOP_NEEDED: Event = Event::row(1059);
-    /// `OCR.ALL_DATA_RD.L3_MISS.SNOOP_MISS`.
-    pub const OCR_ALL_DATA_RD_L3_MISS_SNOOP_MISS: Event = Event::row(1060);
-    /// `OCR.ALL_DATA_RD.L3_MISS.HIT_OTHER_CORE_NO_FWD`.
-    pub const OCR_ALL_DATA_RD_L3_MISS_HIT_OTHER_CORE_NO_FWD: Event = Event::row(1061);
-    /// `OCR.ALL_DATA_RD.L3_MISS.HIT_OTHER_CORE_FWD`.
-    pub const OCR_ALL_DATA_RD_L3_MISS_HIT_OTHER_CORE_FWD: Event = Event::row(1062);
-    /// `OCR.ALL_DATA_RD.L3_MISS.HITM_OTHER_CORE`.
-    pub const OCR_ALL_DATA_RD_L3_MISS_HITM_OTHER_CORE: Event = Event::row(1063);
-    /// `OCR.ALL_DATA_RD.L3_MISS.ANY_SNOOP`.
-    pub const OCR_ALL_DATA_RD_L3_MISS_ANY_SNOOP: Event = Event::row(1064);
-    /// `OCR.ALL_RFO.SUPPLIER_NONE.SNOOP_NONE`.
-    pub const OCR_ALL_RFO_SUPPLIER_NONE_SNOOP_NONE: Event = Event::row(1065);
-    /// `OCR.ALL_RFO.SUPPLIER_NONE.NO_SNOOP_NEEDED`.
-    pub const OCR_ALL_RFO_SUPPLIER_NONE_NO_SNOOP_NEEDED: Event = Event::row(1066);
-    /// `OCR.ALL_RFO.SUPPLIER_NONE.SNOOP_MISS`.
-    pub const OCR_ALL_RFO_SUPPLIER_NONE_SNOOP_MISS: Event = Event::row(1067);
-    /// `OCR.ALL_RFO.SUPPLIER_NONE.HIT_OTHER_CORE_NO_FWD`.
-    pub const OCR_ALL_RFO_SUPPLIER_NONE_HIT_OTHER_CORE_NO_FWD: Event = Event::row(1068);
-    /// `OCR.ALL_RFO.SUPPLIER_NONE.HIT_OTHER_CORE_FWD`.
-    pub const OCR_ALL_RFO_SUPPLIER_NONE_HIT_OTHER_CORE_FWD: Event = Event::row(1069);
-    /// `OCR.ALL_RFO.SUPPLIER_NONE.HITM_OTHER_CORE`.
-    pub const OCR_ALL_RFO_SUPPLIER_NONE_HITM_OTHER_CORE: Event = Event::row(1070);
-    /// `OCR.ALL_RFO.SUPPLIER_NONE.ANY_SNOOP`.
-    pub const OCR_ALL_RFO_SUPPLIER_NONE_ANY_SNOOP: Event = Event::row(1071);
-    /// `OCR.ALL_RFO.L3_HIT_M.SNOOP_NONE`.
-    pub const OCR_ALL_RFO_L3_HIT_M_SNOOP_NONE: Event = Event::row(1072);
-    /// `OCR.ALL_RFO.L3_HIT_M.NO_SNOOP_NEEDED`.
-    pub const OCR_ALL_RFO_L3_HIT_M_NO_SNOOP_NEEDED: Event = Event::row(1073);
-    /// `OCR.ALL_RFO.L3_HIT_M.SNOOP_MISS`.
-    pub const OCR_ALL_RFO_L3_HIT_M_SNOOP_MISS: Event = Event::row(1074);
-    /// `OCR.ALL_RFO.L3_HIT_M.HIT_OTHER_CORE_NO_FWD`.
-    pub const OCR_ALL_RFO_L3_HIT_M_HIT_OTHER_CORE_NO_FWD: Event = Event::row(1075);
-    /// `OCR.ALL_RFO.L3_HIT_M.HIT_OTHER_CORE_FWD`.
-    pub const OCR_ALL_RFO_L3_HIT_M_HIT_OTHER_CORE_FWD: Event = Event::row(1076);
-    /// `OCR.ALL_RFO.L3_HIT_M.HITM_OTHER_CORE`.
-    pub const OCR_ALL_RFO_L3_HIT_M_HITM_OTHER_CORE: Event = Event::row(1077);
-    /// `OCR.ALL_RFO.L3_HIT_M.ANY_SNOOP`.
-    pub const OCR_ALL_RFO_L3_HIT_M_ANY_SNOOP: Event = Event::row(1078);
-    /// `OCR.ALL_RFO.L3_HIT_E.SNOOP_NONE`.
-    pub const OCR_ALL_RFO_L3_HIT_E_SNOOP_NONE: Event = Event::row(1079);
-    /// `OCR.ALL_RFO.L3_HIT_E.NO_SNOOP_NEEDED`.
-    pub const OCR_ALL_RFO_L3_HIT_E_NO_SNOOP_NEEDED: Event = Event::row(1080);
-    /// `OCR.ALL_RFO.L3_HIT_E.SNOOP_MISS`.
-    pub const OCR_ALL_RFO_L3_HIT_E_SNOOP_MISS: Event = Event::row(1081);
-    /// `OCR.ALL_RFO.L3_HIT_E.HIT_OTHER_CORE_NO_FWD`.
-    pub const OCR_ALL_RFO_L3_HIT_E_HIT_OTHER_CORE_NO_FWD: Event = Event::row(1082);
-    /// `OCR.ALL_RFO.L3_HIT_E.HIT_OTHER_CORE_FWD`.
-    pub const OCR_ALL_RFO_L3_HIT_E_HIT_OTHER_CORE_FWD: Event = Event::row(1083);
-    /// `OCR.ALL_RFO.L3_HIT_E.HITM_OTHER_CORE`.
-    pub const OCR_ALL_RFO_L3_HIT_E_HITM_OTHER_CORE: Event = Event::row(1084);
-    /// `OCR.ALL_RFO.L3_HIT_E.ANY_SNOOP`.
-    pub const OCR_ALL_RFO_L3_HIT_E_ANY_SNOOP: Event = Event::row(1085);
-    /// `OCR.ALL_RFO.L3_HIT_S.SNOOP_NONE`.
-    pub const OCR_ALL_RFO_L3_HIT_S_SNOOP_NONE: Event = Event::row(1086);
-    /// `OCR.ALL_RFO.L3_HIT_S.NO_SNOOP_NEEDED`.
-    pub const OCR_ALL_RFO_L3_HIT_S_NO_SNOOP_NEEDED: Event = Event::row(1087);
-    /// `OCR.ALL_RFO.L3_HIT_S.SNOOP_MISS`.
-    pub const OCR_ALL_RFO_L3_HIT_S_SNOOP_MISS: Event = Event::row(1088);
-    /// `OCR.ALL_RFO.L3_HIT_S.HIT_OTHER_CORE_NO_FWD`.
-    pub const OCR_ALL_RFO_L3_HIT_S_HIT_OTHER_CORE_NO_FWD: Event = Event::row(1089);
-    /// `OCR.ALL_RFO.L3_HIT_S.HIT_OTHER_CORE_FWD`.
-    pub const OCR_ALL_RFO_L3_HIT_S_HIT_OTHER_CORE_FWD: Event = Event::row(1090);
-    /// `OCR.ALL_RFO.L3_HIT_S.HITM_OTHER_CORE`.
-    pub const OCR_ALL_RFO_L3_HIT_S_HITM_OTHER_CORE: Event = Event::row(1091);
-    /// `OCR.ALL_RFO.L3_HIT_S.ANY_SNOOP`.
-    pub const OCR_ALL_RFO_L3_HIT_S_ANY_SNOOP: Event = Event::row(1092);
-    /// `OCR.ALL_RFO.L3_HIT_F.SNOOP_NONE`.
-    pub const OCR_ALL_RFO_L3_HIT_F_SNOOP_NONE: Event = Event::row(1093);
-    /// `OCR.ALL_RFO.L3_HIT_F.NO_SNOOP_NEEDED`.
-    pub const OCR_ALL_RFO_L3_HIT_F_NO_SNOOP_NEEDED: Event = Event::row(1094);
-    /// `OCR.ALL_RFO.L3_HIT_F.SNOOP_MISS`.
-    pub const OCR_ALL_RFO_L3_HIT_F_SNOOP_MISS: Event = Event::row(1095);
-    /// `OCR.ALL_RFO.L3_HIT_F.HIT_OTHER_CORE_NO_FWD`.
-    pub const OCR_ALL_RFO_L3_HIT_F_HIT_OTHER_CORE_NO_FWD: Event = Event::row(1096);
-    /// `OCR.ALL_RFO.L3_HIT_F.HIT_OTHER_CORE_FWD`.
-    pub const OCR_ALL_RFO_L3_HIT_F_HIT_OTHER_CORE_FWD: Event = Event::row(1097);
-    /// `OCR.ALL_RFO.L3_HIT_F.HITM_OTHER_CORE`.
-    pub const OCR_ALL_RFO_L3_HIT_F_HITM_OTHER_CORE: Event = Event::row(1098);
-    /// `OCR.ALL_RFO.L3_HIT_F.ANY_SNOOP`.
-    pub const OCR_ALL_RFO_L3_HIT_F_ANY_SNOOP: Event = Event::row(1099);
-    /// `OCR.ALL_RFO.L3_HIT.SNOOP_NONE`.
-    pub const OCR_ALL_RFO_L3_HIT_SNOOP_NONE: Event = Event::row(1100);
-    /// `OCR.ALL_RFO.L3_HIT.NO_SNOOP_NEEDED`.
-    pub const OCR_ALL_RFO_L3_HIT_NO_SNOOP_NEEDED: Event = Event::row(1101);
-    /// `OCR.ALL_RFO.L3_HIT.SNOOP_MISS`.
-    pub const OCR_ALL_RFO_L3_HIT_SNOOP_MISS: Event = Event::row(1102);
-    /// `OCR.ALL_RFO.L3_HIT.HIT_OTHER_CORE_NO_FWD`.
-    pub const OCR_ALL_RFO_L3_HIT_HIT_OTHER_CORE_NO_FWD: Event = Event::row(1103);
-    /// `OCR.ALL_RFO.L3_HIT.HIT_OTHER_CORE_FWD`.
-    pub const OCR_ALL_RFO_L3_HIT_HIT_OTHER_CORE_FWD: Event = Event::row(1104);
-    /// `OCR.ALL_RFO.L3_HIT.HITM_OTHER_CORE`.
-    pub const OCR_ALL_RFO_L3_HIT_HITM_OTHER_CORE: Event = Event::row(1105);
-    /// `OCR.ALL_RFO.L3_HIT.ANY_SNOOP`.
-    pub const OCR_ALL_RFO_L3_HIT_ANY_SNOOP: Event = Event::row(1106);
-    /// `OCR.ALL_RFO.L3_MISS_LOCAL_DRAM.SNOOP_NONE`.
-    pub const OCR_ALL_RFO_L3_MISS_LOCAL_DRAM_SNOOP_NONE: Event = Event::row(1107);
-    /// `OCR.ALL_RFO.L3_MISS_LOCAL_DRAM.NO_SNOOP_NEEDED`.
-    pub const OCR_ALL_RFO_L3_MISS_LOCAL_DRAM_NO_SNOOP_NEEDED: Event = Event::row(1108);
-    /// `OCR.ALL_RFO.L3_MISS_LOCAL_DRAM.SNOOP_MISS`.
-    pub const OCR_ALL_RFO_L3_MISS_LOCAL_DRAM_SNOOP_MISS: Event = Event::row(1109);
-    /// `OCR.ALL_RFO.L3_MISS_LOCAL_DRAM.HIT_OTHER_CORE_NO_FWD`.
-    pub const OCR_ALL_RFO_L3_MISS_LOCAL_DRAM_HIT_OTHER_CORE_NO_FWD: Event = Event::row(1110);
-    /// `OCR.ALL_RFO.L3_MISS_LOCAL_DRAM.HIT_OTHER_CORE_FWD`.
-    pub const OCR_ALL_RFO_L3_MISS_LOCAL_DRAM_HIT_OTHER_CORE_FWD: Event = Event::row(1111);
-    /// `OCR.ALL_RFO.L3_MISS_LOCAL_DRAM.HITM_OTHER_CORE`.
-    pub const OCR_ALL_RFO_L3_MISS_LOCAL_DRAM_HITM_OTHER_CORE: Event = Event::row(1112);
-    /// `OCR.ALL_RFO.L3_MISS_LOCAL_DRAM.ANY_SNOOP`.
-    pub const OCR_ALL_RFO_L3_MISS_LOCAL_DRAM_ANY_SNOOP: Event = Event::row(1113);
-    /// `OCR.ALL_RFO.L3_MISS_REMOTE_HOP1_DRAM.SNOOP_NONE`.
-    pub const OCR_ALL_RFO_L3_MISS_REMOTE_HOP1_DRAM_SNOOP_NONE: Event = Event::row(1114);
-    /// `OCR.ALL_RFO.L3_MISS_REMOTE_HOP1_DRAM.NO_SNOOP_NEEDED`.
-    pub const OCR_ALL_RFO_L3_MISS_REMOTE_HOP1_DRAM_NO_SNOOP_NEEDED: Event = Event::row(1115);
-    /// `OCR.ALL_RFO.L3_MISS_REMOTE_HOP1_DRAM.SNOOP_MISS`.
-    pub const OCR_ALL_RFO_L3_MISS_REMOTE_HOP1_DRAM_SNOOP_MISS: Event = Event::row(1116);
-    /// `OCR.ALL_RFO.L3_MISS_REMOTE_HOP1_DRAM.HIT_OTHER_CORE_NO_FWD`.
-    pub const OCR_ALL_RFO_L3_MISS_REMOTE_HOP1_DRAM_HIT_OTHER_CORE_NO_FWD: Event = Event::row(1117);
-    /// `OCR.ALL_RFO.L3_MISS_REMOTE_HOP1_DRAM.HIT_OTHER_CORE_FWD`.
-    pub const OCR_ALL_RFO_L3_MISS_REMOTE_HOP1_DRAM_HIT_OTHER_CORE_FWD: Event = Event::row(1118);
-    /// `OCR.ALL_RFO.L3_MISS_REMOTE_HOP1_DRAM.HITM_OTHER_CORE`.
-    pub const OCR_ALL_RFO_L3_MISS_REMOTE_HOP1_DRAM_HITM_OTHER_CORE: Event = Event::row(1119);
-    /// `OCR.ALL_RFO.L3_MISS_REMOTE_HOP1_DRAM.ANY_SNOOP`.
-    pub const OCR_ALL_RFO_L3_MISS_REMOTE_HOP1_DRAM_ANY_SNOOP: Event = Event::row(1120);
-    /// `OCR.ALL_RFO.L3_MISS.SNOOP_NONE`.
-    pub const OCR_ALL_RFO_L3_MISS_SNOOP_NONE: Event = Event::row(1121);
-    /// `OCR.ALL_RFO.L3_MISS.NO_SNOOP_NEEDED`.
-    pub const OCR_ALL_RFO_L3_MISS_NO_SNOOP_NEEDED: Event = Event::row(1122);
-    /// `OCR.ALL_RFO.L3_MISS.SNOOP_MISS`.
-    pub const OCR_ALL_RFO_L3_MISS_SNOOP_MISS: Event = Event::row(1123);
-    /// `OCR.ALL_RFO.L3_MISS.HIT_OTHER_CORE_NO_FWD`.
-    pub const OCR_ALL_RFO_L3_MISS_HIT_OTHER_CORE_NO_FWD: Event = Event::row(1124);
-    /// `OCR.ALL_RFO.L3_MISS.HIT_OTHER_CORE_FWD`.
-    pub const OCR_ALL_RFO_L3_MISS_HIT_OTHER_CORE_FWD: Event = Event::row(1125);
-    /// `OCR.ALL_RFO.L3_MISS.HITM_OTHER_CORE`.
-    pub const OCR_ALL_RFO_L3_MISS_HITM_OTHER_CORE: Event = Event::row(1126);
-    /// `OCR.ALL_RFO.L3_MISS.ANY_SNOOP`.
-    pub const OCR_ALL_RFO_L3_MISS_ANY_SNOOP: Event = Event::row(1127);
-    /// `OCR.ALL_READS.SUPPLIER_NONE.SNOOP_NONE`.
-    pub const OCR_ALL_READS_SUPPLIER_NONE_SNOOP_NONE: Event = Event::row(1128);
-    /// `OCR.ALL_READS.SUPPLIER_NONE.NO_SNOOP_NEEDED`.
-    pub const OCR_ALL_READS_SUPPLIER_NONE_NO_SNOOP_NEEDED: Event = Event::row(1129);
-    /// `OCR.ALL_READS.SUPPLIER_NONE.SNOOP_MISS`.
-    pub const OCR_ALL_READS_SUPPLIER_NONE_SNOOP_MISS: Event = Event::row(1130);
-    /// `OCR.ALL_READS.SUPPLIER_NONE.HIT_OTHER_CORE_NO_FWD`.
-    pub const OCR_ALL_READS_SUPPLIER_NONE_HIT_OTHER_CORE_NO_FWD: Event = Event::row(1131);
-    /// `OCR.ALL_READS.SUPPLIER_NONE.HIT_OTHER_CORE_FWD`.
-    pub const OCR_ALL_READS_SUPPLIER_NONE_HIT_OTHER_CORE_FWD: Event = Event::row(1132);
-    /// `OCR.ALL_READS.SUPPLIER_NONE.HITM_OTHER_CORE`.
-    pub const OCR_ALL_READS_SUPPLIER_NONE_HITM_OTHER_CORE: Event = Event::row(1133);
-    /// `OCR.ALL_READS.SUPPLIER_NONE.ANY_SNOOP`.
-    pub const OCR_ALL_READS_SUPPLIER_NONE_ANY_SNOOP: Event = Event::row(1134);
-    /// `OCR.ALL_READS.L3_HIT_M.SNOOP_NONE`.
-    pub const OCR_ALL_READS_L3_HIT_M_SNOOP_NONE: Event = Event::row(1135);
-    /// `OCR.ALL_READS.L3_HIT_M.NO_SNOOP_NEEDED`.
-    pub const OCR_ALL_READS_L3_HIT_M_NO_SNOOP_NEEDED: Event = Event::row(1136);
-    /// `OCR.ALL_READS.L3_HIT_M.SNOOP_MISS`.
-    pub const OCR_ALL_READS_L3_HIT_M_SNOOP_MISS: Event = Event::row(1137);
-    /// `OCR.ALL_READS.L3_HIT_M.HIT_OTHER_CORE_NO_FWD`.
-    pub const OCR_ALL_READS_L3_HIT_M_HIT_OTHER_CORE_NO_FWD: Event = Event::row(1138);
-    /// `OCR.ALL_READS.L3_HIT_M.HIT_OTHER_CORE_FWD`.
-    pub const OCR_ALL_READS_L3_HIT_M_HIT_OTHER_CORE_FWD: Event = Event::row(1139);
-    /// `OCR.ALL_READS.L3_HIT_M.HITM_OTHER_CORE`.
-    pub const OCR_ALL_READS_L3_HIT_M_HITM_OTHER_CORE: Event = Event::row(1140);
-    /// `OCR.ALL_READS.L3_HIT_M.ANY_SNOOP`.
-    pub const OCR_ALL_READS_L3_HIT_M_ANY_SNOOP: Event = Event::row(1141);
-    /// `OCR.ALL_READS.L3_HIT_E.SNOOP_NONE`.
-    pub const OCR_ALL_READS_L3_HIT_E_SNOOP_NONE: Event = Event::row(1142);
-    /// `OCR.ALL_READS.L3_HIT_E.NO_SNOOP_NEEDED`.
-    pub const OCR_ALL_READS_L3_HIT_E_NO_SNOOP_NEEDED: Event = Event::row(1143);
-    /// `OCR.ALL_READS.L3_HIT_E.SNOOP_MISS`.
-    pub const OCR_ALL_READS_L3_HIT_E_SNOOP_MISS: Event = Event::row(1144);
-    /// `OCR.ALL_READS.L3_HIT_E.HIT_OTHER_CORE_NO_FWD`.
-    pub const OCR_ALL_READS_L3_HIT_E_HIT_OTHER_CORE_NO_FWD: Event = Event::row(1145);
-    /// `OCR.ALL_READS.L3_HIT_E.HIT_OTHER_CORE_FWD`.
-    pub const OCR_ALL_READS_L3_HIT_E_HIT_OTHER_CORE_FWD: Event = Event::row(1146);
-    /// `OCR.ALL_READS.L3_HIT_E.HITM_OTHER_CORE`.
-    pub const OCR_ALL_READS_L3_HIT_E_HITM_OTHER_CORE: Event = Event::row(1147);
-    /// `OCR.ALL_READS.L3_HIT_E.ANY_SNOOP`.
-    pub const OCR_ALL_READS_L3_HIT_E_ANY_SNOOP: Event = Event::row(1148);
-    /// `OCR.ALL_READS.L3_HIT_S.SNOOP_NONE`.
-    pub const OCR_ALL_READS_L3_HIT_S_SNOOP_NONE: Event = Event::row(1149);
-    /// `OCR.ALL_READS.L3_HIT_S.NO_SNOOP_NEEDED`.
-    pub const OCR_ALL_READS_L3_HIT_S_NO_SNOOP_NEEDED: Event = Event::row(1150);
-    /// `OCR.ALL_READS.L3_HIT_S.SNOOP_MISS`.
-    pub const OCR_ALL_READS_L3_HIT_S_SNOOP_MISS: Event = Event::row(1151);
-    /// `OCR.ALL_READS.L3_HIT_S.HIT_OTHER_CORE_NO_FWD`.
-    pub const OCR_ALL_READS_L3_HIT_S_HIT_OTHER_CORE_NO_FWD: Event = Event::row(1152);
-    /// `OCR.ALL_READS.L3_HIT_S.HIT_OTHER_CORE_FWD`.
-    pub const OCR_ALL_READS_L3_HIT_S_HIT_OTHER_CORE_FWD: Event = Event::row(1153);
-    /// `OCR.ALL_READS.L3_HIT_S.HITM_OTHER_CORE`.
-    pub const OCR_ALL_READS_L3_HIT_S_HITM_OTHER_CORE: Event = Event::row(1154);
-    /// `OCR.ALL_READS.L3_HIT_S.ANY_SNOOP`.
-    pub const OCR_ALL_READS_L3_HIT_S_ANY_SNOOP: Event = Event::row(1155);
-    /// `OCR.ALL_READS.L3_HIT_F.SNOOP_NONE`.
-    pub const OCR_ALL_READS_L3_HIT_F_SNOOP_NONE: Event = Event::row(1156);
-    /// `OCR.ALL_READS.L3_HIT_F.NO_SNOOP_NEEDED`.
-    pub const OCR_ALL_READS_L3_HIT_F_NO_SNOOP_NEEDED: Event = Event::row(1157);
-    /// `OCR.ALL_READS.L3_HIT_F.SNOOP_MISS`.
-    pub const OCR_ALL_READS_L3_HIT_F_SNOOP_MISS: Event = Event::row(1158);
-    /// `OCR.ALL_READS.L3_HIT_F.HIT_OTHER_CORE_NO_FWD`.
-    pub const OCR_ALL_READS_L3_HIT_F_HIT_OTHER_CORE_NO_FWD: Event = Event::row(1159);
-    /// `OCR.ALL_READS.L3_HIT_F.HIT_OTHER_CORE_FWD`.
-    pub const OCR_ALL_READS_L3_HIT_F_HIT_OTHER_CORE_FWD: Event = Event::row(1160);
-    /// `OCR.ALL_READS.L3_HIT_F.HITM_OTHER_CORE`.
-    pub const OCR_ALL_READS_L3_HIT_F_HITM_OTHER_CORE: Event = Event::row(1161);
-    /// `OCR.ALL_READS.L3_HIT_F.ANY_SNOOP`.
-    pub const OCR_ALL_READS_L3_HIT_F_ANY_SNOOP: Event = Event::row(1162);
-    /// `OCR.ALL_READS.L3_HIT.SNOOP_NONE`.
-    pub const OCR_ALL_READS_L3_HIT_SNOOP_NONE: Event = Event::row(1163);
-    /// `OCR.ALL_READS.L3_HIT.NO_SNOOP_NEEDED`.
-    pub const OCR_ALL_READS_L3_HIT_NO_SNOOP_NEEDED: Event = Event::row(1164);
-    /// `OCR.ALL_READS.L3_HIT.SNOOP_MISS`.
-    pub const OCR_ALL_READS_L3_HIT_SNOOP_MISS: Event = Event::row(1165);
-    /// `OCR.ALL_READS.L3_HIT.HIT_OTHER_CORE_NO_FWD`.
-    pub const OCR_ALL_READS_L3_HIT_HIT_OTHER_CORE_NO_FWD: Event = Event::row(1166);
-    /// `OCR.ALL_READS.L3_HIT.HIT_OTHER_CORE_FWD`.
-    pub const OCR_ALL_READS_L3_HIT_HIT_OTHER_CORE_FWD: Event = Event::row(1167);
-    /// `OCR.ALL_READS.L3_HIT.HITM_OTHER_CORE`.
-    pub const OCR_ALL_READS_L3_HIT_HITM_OTHER_CORE: Event = Event::row(1168);
-    /// `OCR.ALL_READS.L3_HIT.ANY_SNOOP`.
-    pub const OCR_ALL_READS_L3_HIT_ANY_SNOOP: Event = Event::row(1169);
-    /// `OCR.ALL_READS.L3_MISS_LOCAL_DRAM.SNOOP_NONE`.
-    pub const OCR_ALL_READS_L3_MISS_LOCAL_DRAM_SNOOP_NONE: Event = Event::row(1170);
-    /// `OCR.ALL_READS.L3_MISS_LOCAL_DRAM.NO_SNOOP_NEEDED`.
-    pub const OCR_ALL_READS_L3_MISS_LOCAL_DRAM_NO_SNOOP_NEEDED: Event = Event::row(1171);
-    /// `OCR.ALL_READS.L3_MISS_LOCAL_DRAM.SNOOP_MISS`.
-    pub const OCR_ALL_READS_L3_MISS_LOCAL_DRAM_SNOOP_MISS: Event = Event::row(1172);
-    /// `OCR.ALL_READS.L3_MISS_LOCAL_DRAM.HIT_OTHER_CORE_NO_FWD`.
-    pub const OCR_ALL_READS_L3_MISS_LOCAL_DRAM_HIT_OTHER_CORE_NO_FWD: Event = Event::row(1173);
-    /// `OCR.ALL_READS.L3_MISS_LOCAL_DRAM.HIT_OTHER_CORE_FWD`.
-    pub const OCR_ALL_READS_L3_MISS_LOCAL_DRAM_HIT_OTHER_CORE_FWD: Event = Event::row(1174);
-    /// `OCR.ALL_READS.L3_MISS_LOCAL_DRAM.HITM_OTHER_CORE`.
-    pub const OCR_ALL_READS_L3_MISS_LOCAL_DRAM_HITM_OTHER_CORE: Event = Event::row(1175);
-    /// `OCR.ALL_READS.L3_MISS_LOCAL_DRAM.ANY_SNOOP`.
-    pub const OCR_ALL_READS_L3_MISS_LOCAL_DRAM_ANY_SNOOP: Event = Event::row(1176);
-    /// `OCR.ALL_READS.L3_MISS_REMOTE_HOP1_DRAM.SNOOP_NONE`.
-    pub const OCR_ALL_READS_L3_MISS_REMOTE_HOP1_DRAM_SNOOP_NONE: Event = Event::row(1177);
-    /// `OCR.ALL_READS.L3_MISS_REMOTE_HOP1_DRAM.NO_SNOOP_NEEDED`.
-    pub const OCR_ALL_READS_L3_MISS_REMOTE_HOP1_DRAM_NO_SNOOP_NEEDED: Event = Event::row(1178);
-    /// `OCR.ALL_READS.L3_MISS_REMOTE_HOP1_DRAM.SNOOP_MISS`.
-    pub const OCR_ALL_READS_L3_MISS_REMOTE_HOP1_DRAM_SNOOP_MISS: Event = Event::row(1179);
-    /// `OCR.ALL_READS.L3_MISS_REMOTE_HOP1_DRAM.HIT_OTHER_CORE_NO_FWD`.
-    pub const OCR_ALL_READS_L3_MISS_REMOTE_HOP1_DRAM_HIT_OTHER_CORE_NO_FWD: Event = Event::row(1180);
-    /// `OCR.ALL_READS.L3_MISS_REMOTE_HOP1_DRAM.HIT_OTHER_CORE_FWD`.
-    pub const OCR_ALL_READS_L3_MISS_REMOTE_HOP1_DRAM_HIT_OTHER_CORE_FWD: Event = Event::row(1181);
-    /// `OCR.ALL_READS.L3_MISS_REMOTE_HOP1_DRAM.HITM_OTHER_CORE`.
-    pub const OCR_ALL_READS_L3_MISS_REMOTE_HOP1_DRAM_HITM_OTHER_CORE: Event = Event::row(1182);
-    /// `OCR.ALL_READS.L3_MISS_REMOTE_HOP1_DRAM.ANY_SNOOP`.
-    pub const OCR_ALL_READS_L3_MISS_REMOTE_HOP1_DRAM_ANY_SNOOP: Event = Event::row(1183);
-    /// `OCR.ALL_READS.L3_MISS.SNOOP_NONE`.
-    pub const OCR_ALL_READS_L3_MISS_SNOOP_NONE: Event = Event::row(1184);
-    /// `OCR.ALL_READS.L3_MISS.NO_SNOOP_NEEDED`.
-    pub const OCR_ALL_READS_L3_MISS_NO_SNOOP_NEEDED: Event = Event::row(1185);
-    /// `OCR.ALL_READS.L3_MISS.SNOOP_MISS`.
-    pub const OCR_ALL_READS_L3_MISS_SNOOP_MISS: Event = Event::row(1186);
-    /// `OCR.ALL_READS.L3_MISS.HIT_OTHER_CORE_NO_FWD`.
-    pub const OCR_ALL_READS_L3_MISS_HIT_OTHER_CORE_NO_FWD: Event = Event::row(1187);
-    /// `OCR.ALL_READS.L3_MISS.HIT_OTHER_CORE_FWD`.
-    pub const OCR_ALL_READS_L3_MISS_HIT_OTHER_CORE_FWD: Event = Event::row(1188);
-    /// `OCR.ALL_READS.L3_MISS.HITM_OTHER_CORE`.
-    pub const OCR_ALL_READS_L3_MISS_HITM_OTHER_CORE: Event = Event::row(1189);
-    /// `OCR.ALL_READS.L3_MISS.ANY_SNOOP`.
-    pub const OCR_ALL_READS_L3_MISS_ANY_SNOOP: Event = Event::row(1190);
-    /// `OCR.DEMAND_DATA_RD.ANY_RESPONSE`.
-    pub const OCR_DEMAND_DATA_RD_ANY_RESPONSE: Event = Event::row(1191);
-    /// `OCR.DEMAND_DATA_RD.L3_MISS_REMOTE_DRAM.SNOOP_MISS_OR_NO_FWD`.
-    pub const OCR_DEMAND_DATA_RD_L3_MISS_REMOTE_DRAM_SNOOP_MISS_OR_NO_FWD: Event = Event::row(1192);
-    /// `OCR.DEMAND_DATA_RD.L3_MISS_LOCAL_DRAM.SNOOP_MISS_OR_NO_FWD`.
-    pub const OCR_DEMAND_DATA_RD_L3_MISS_LOCAL_DRAM_SNOOP_MISS_OR_NO_FWD: Event = Event::row(1193);
-    /// `OCR.DEMAND_DATA_RD.L3_HIT.SNOOP_HIT_WITH_FWD`.
-    pub const OCR_DEMAND_DATA_RD_L3_HIT_SNOOP_HIT_WITH_FWD: Event = Event::row(1194);
-    /// `OCR.DEMAND_RFO.ANY_RESPONSE`.
-    pub const OCR_DEMAND_RFO_ANY_RESPONSE: Event = Event::row(1195);
-    /// `OCR.DEMAND_RFO.L3_MISS_REMOTE_DRAM.SNOOP_MISS_OR_NO_FWD`.
-    pub const OCR_DEMAND_RFO_L3_MISS_REMOTE_DRAM_SNOOP_MISS_OR_NO_FWD: Event = Event::row(1196);
-    /// `OCR.DEMAND_RFO.L3_MISS_LOCAL_DRAM.SNOOP_MISS_OR_NO_FWD`.
-    pub const OCR_DEMAND_RFO_L3_MISS_LOCAL_DRAM_SNOOP_MISS_OR_NO_FWD: Event = Event::row(1197);
-    /// `OCR.DEMAND_RFO.L3_HIT.SNOOP_HIT_WITH_FWD`.
-    pub const OCR_DEMAND_RFO_L3_HIT_SNOOP_HIT_WITH_FWD: Event = Event::row(1198);
-    /// `OCR.DEMAND_CODE_RD.ANY_RESPONSE`.
-    pub const OCR_DEMAND_CODE_RD_ANY_RESPONSE: Event = Event::row(1199);
-    /// `OCR.DEMAND_CODE_RD.L3_MISS_REMOTE_DRAM.SNOOP_MISS_OR_NO_FWD`.
-    pub const OCR_DEMAND_CODE_RD_L3_MISS_REMOTE_DRAM_SNOOP_MISS_OR_NO_FWD: Event = Event::row(1200);
-    /// `OCR.DEMAND_CODE_RD.L3_MISS_LOCAL_DRAM.SNOOP_MISS_OR_NO_FWD`.
-    pub const OCR_DEMAND_CODE_RD_L3_MISS_LOCAL_DRAM_SNOOP_MISS_OR_NO_FWD: Event = Event::row(1201);
-    /// `OCR.DEMAND_CODE_RD.L3_HIT.SNOOP_HIT_WITH_FWD`.
-    pub const OCR_DEMAND_CODE_RD_L3_HIT_SNOOP_HIT_WITH_FWD: Event = Event::row(1202);
-    /// `OCR.PF_L2_DATA_RD.ANY_RESPONSE`.
-    pub const OCR_PF_L2_DATA_RD_ANY_RESPONSE: Event = Event::row(1203);
-    /// `OCR.PF_L2_DATA_RD.L3_MISS_REMOTE_DRAM.SNOOP_MISS_OR_NO_FWD`.
-    pub const OCR_PF_L2_DATA_RD_L3_MISS_REMOTE_DRAM_SNOOP_MISS_OR_NO_FWD: Event = Event::row(1204);
-    /// `OCR.PF_L2_DATA_RD.L3_MISS_LOCAL_DRAM.SNOOP_MISS_OR_NO_FWD`.
-    pub const OCR_PF_L2_DATA_RD_L3_MISS_LOCAL_DRAM_SNOOP_MISS_OR_NO_FWD: Event = Event::row(1205);
-    /// `OCR.PF_L2_DATA_RD.L3_HIT.SNOOP_HIT_WITH_FWD`.
-    pub const OCR_PF_L2_DATA_RD_L3_HIT_SNOOP_HIT_WITH_FWD: Event = Event::row(1206);
-    /// `OCR.PF_L2_RFO.ANY_RESPONSE`.
-    pub const OCR_PF_L2_RFO_ANY_RESPONSE: Event = Event::row(1207);
-    /// `OCR.PF_L2_RFO.L3_MISS_REMOTE_DRAM.SNOOP_MISS_OR_NO_FWD`.
-    pub const OCR_PF_L2_RFO_L3_MISS_REMOTE_DRAM_SNOOP_MISS_OR_NO_FWD: Event = Event::row(1208);
-    /// `OCR.PF_L2_RFO.L3_MISS_LOCAL_DRAM.SNOOP_MISS_OR_NO_FWD`.
-    pub const OCR_PF_L2_RFO_L3_MISS_LOCAL_DRAM_SNOOP_MISS_OR_NO_FWD: Event = Event::row(1209);
-    /// `OCR.PF_L2_RFO.L3_HIT.SNOOP_HIT_WITH_FWD`.
-    pub const OCR_PF_L2_RFO_L3_HIT_SNOOP_HIT_WITH_FWD: Event = Event::row(1210);
-    /// `OCR.PF_L3_DATA_RD.ANY_RESPONSE`.
-    pub const OCR_PF_L3_DATA_RD_ANY_RESPONSE: Event = Event::row(1211);
-    /// `OCR.PF_L3_DATA_RD.L3_MISS_REMOTE_DRAM.SNOOP_MISS_OR_NO_FWD`.
-    pub const OCR_PF_L3_DATA_RD_L3_MISS_REMOTE_DRAM_SNOOP_MISS_OR_NO_FWD: Event = Event::row(1212);
-    /// `OCR.PF_L3_DATA_RD.L3_MISS_LOCAL_DRAM.SNOOP_MISS_OR_NO_FWD`.
-    pub const OCR_PF_L3_DATA_RD_L3_MISS_LOCAL_DRAM_SNOOP_MISS_OR_NO_FWD: Event = Event::row(1213);
-    /// `OCR.PF_L3_DATA_RD.L3_HIT.SNOOP_HIT_WITH_FWD`.
-    pub const OCR_PF_L3_DATA_RD_L3_HIT_SNOOP_HIT_WITH_FWD: Event = Event::row(1214);
-    /// `OCR.PF_L3_RFO.ANY_RESPONSE`.
-    pub const OCR_PF_L3_RFO_ANY_RESPONSE: Event = Event::row(1215);
-    /// `OCR.PF_L3_RFO.L3_MISS_REMOTE_DRAM.SNOOP_MISS_OR_NO_FWD`.
-    pub const OCR_PF_L3_RFO_L3_MISS_REMOTE_DRAM_SNOOP_MISS_OR_NO_FWD: Event = Event::row(1216);
-    /// `OCR.PF_L3_RFO.L3_MISS_LOCAL_DRAM.SNOOP_MISS_OR_NO_FWD`.
-    pub const OCR_PF_L3_RFO_L3_MISS_LOCAL_DRAM_SNOOP_MISS_OR_NO_FWD: Event = Event::row(1217);
-    /// `OCR.PF_L3_RFO.L3_HIT.SNOOP_HIT_WITH_FWD`.
-    pub const OCR_PF_L3_RFO_L3_HIT_SNOOP_HIT_WITH_FWD: Event = Event::row(1218);
-    /// `OCR.PF_L1D_AND_SW.ANY_RESPONSE`.
-    pub const OCR_PF_L1D_AND_SW_ANY_RESPONSE: Event = Event::row(1219);
-    /// `OCR.PF_L1D_AND_SW.L3_MISS_REMOTE_DRAM.SNOOP_MISS_OR_NO_FWD`.
-    pub const OCR_PF_L1D_AND_SW_L3_MISS_REMOTE_DRAM_SNOOP_MISS_OR_NO_FWD: Event = Event::row(1220);
-    /// `OCR.PF_L1D_AND_SW.L3_MISS_LOCAL_DRAM.SNOOP_MISS_OR_NO_FWD`.
-    pub const OCR_PF_L1D_AND_SW_L3_MISS_LOCAL_DRAM_SNOOP_MISS_OR_NO_FWD: Event = Event::row(1221);
-    /// `OCR.PF_L1D_AND_SW.L3_HIT.SNOOP_HIT_WITH_FWD`.
-    pub const OCR_PF_L1D_AND_SW_L3_HIT_SNOOP_HIT_WITH_FWD: Event = Event::row(1222);
-    /// `OCR.OTHER.ANY_RESPONSE`.
-    pub const OCR_OTHER_ANY_RESPONSE: Event = Event::row(1223);
-    /// `OCR.OTHER.L3_MISS_REMOTE_DRAM.SNOOP_MISS_OR_NO_FWD`.
-    pub const OCR_OTHER_L3_MISS_REMOTE_DRAM_SNOOP_MISS_OR_NO_FWD: Event = Event::row(1224);
-    /// `OCR.OTHER.L3_MISS_LOCAL_DRAM.SNOOP_MISS_OR_NO_FWD`.
-    pub const OCR_OTHER_L3_MISS_LOCAL_DRAM_SNOOP_MISS_OR_NO_FWD: Event = Event::row(1225);
-    /// `OCR.OTHER.L3_HIT.SNOOP_HIT_WITH_FWD`.
-    pub const OCR_OTHER_L3_HIT_SNOOP_HIT_WITH_FWD: Event = Event::row(1226);
-    /// `OCR.ALL_PF_DATA_RD.ANY_RESPONSE`.
-    pub const OCR_ALL_PF_DATA_RD_ANY_RESPONSE: Event = Event::row(1227);
-    /// `OCR.ALL_PF_DATA_RD.L3_MISS_REMOTE_DRAM.SNOOP_MISS_OR_NO_FWD`.
-    pub const OCR_ALL_PF_DATA_RD_L3_MISS_REMOTE_DRAM_SNOOP_MISS_OR_NO_FWD: Event = Event::row(1228);
-    /// `OCR.ALL_PF_DATA_RD.L3_MISS_LOCAL_DRAM.SNOOP_MISS_OR_NO_FWD`.
-    pub const OCR_ALL_PF_DATA_RD_L3_MISS_LOCAL_DRAM_SNOOP_MISS_OR_NO_FWD: Event = Event::row(1229);
-    /// `OCR.ALL_PF_DATA_RD.L3_HIT.SNOOP_HIT_WITH_FWD`.
-    pub const OCR_ALL_PF_DATA_RD_L3_HIT_SNOOP_HIT_WITH_FWD: Event = Event::row(1230);
-    /// `OCR.ALL_PF_RFO.ANY_RESPONSE`.
-    pub const OCR_ALL_PF_RFO_ANY_RESPONSE: Event = Event::row(1231);
-    /// `OCR.ALL_PF_RFO.L3_MISS_REMOTE_DRAM.SNOOP_MISS_OR_NO_FWD`.
-    pub const OCR_ALL_PF_RFO_L3_MISS_REMOTE_DRAM_SNOOP_MISS_OR_NO_FWD: Event = Event::row(1232);
-    /// `OCR.ALL_PF_RFO.L3_MISS_LOCAL_DRAM.SNOOP_MISS_OR_NO_FWD`.
-    pub const OCR_ALL_PF_RFO_L3_MISS_LOCAL_DRAM_SNOOP_MISS_OR_NO_FWD: Event = Event::row(1233);
-    /// `OCR.ALL_PF_RFO.L3_HIT.SNOOP_HIT_WITH_FWD`.
-    pub const OCR_ALL_PF_RFO_L3_HIT_SNOOP_HIT_WITH_FWD: Event = Event::row(1234);
-    /// `OCR.ALL_DATA_RD.ANY_RESPONSE`.
-    pub const OCR_ALL_DATA_RD_ANY_RESPONSE: Event = Event::row(1235);
-    /// `OCR.ALL_DATA_RD.L3_MISS_REMOTE_DRAM.SNOOP_MISS_OR_NO_FWD`.
-    pub const OCR_ALL_DATA_RD_L3_MISS_REMOTE_DRAM_SNOOP_MISS_OR_NO_FWD: Event = Event::row(1236);
-    /// `OCR.ALL_DATA_RD.L3_MISS_LOCAL_DRAM.SNOOP_MISS_OR_NO_FWD`.
-    pub const OCR_ALL_DATA_RD_L3_MISS_LOCAL_DRAM_SNOOP_MISS_OR_NO_FWD: Event = Event::row(1237);
-    /// `OCR.ALL_DATA_RD.L3_HIT.SNOOP_HIT_WITH_FWD`.
-    pub const OCR_ALL_DATA_RD_L3_HIT_SNOOP_HIT_WITH_FWD: Event = Event::row(1238);
-    /// `OCR.ALL_RFO.ANY_RESPONSE`.
-    pub const OCR_ALL_RFO_ANY_RESPONSE: Event = Event::row(1239);
-    /// `OCR.ALL_RFO.L3_MISS_REMOTE_DRAM.SNOOP_MISS_OR_NO_FWD`.
-    pub const OCR_ALL_RFO_L3_MISS_REMOTE_DRAM_SNOOP_MISS_OR_NO_FWD: Event = Event::row(1240);
-    /// `OCR.ALL_RFO.L3_MISS_LOCAL_DRAM.SNOOP_MISS_OR_NO_FWD`.
-    pub const OCR_ALL_RFO_L3_MISS_LOCAL_DRAM_SNOOP_MISS_OR_NO_FWD: Event = Event::row(1241);
-    /// `OCR.ALL_RFO.L3_HIT.SNOOP_HIT_WITH_FWD`.
-    pub const OCR_ALL_RFO_L3_HIT_SNOOP_HIT_WITH_FWD: Event = Event::row(1242);
-    /// `OCR.ALL_READS.ANY_RESPONSE`.
-    pub const OCR_ALL_READS_ANY_RESPONSE: Event = Event::row(1243);
-    /// `OCR.ALL_READS.L3_MISS_REMOTE_DRAM.SNOOP_MISS_OR_NO_FWD`.
-    pub const OCR_ALL_READS_L3_MISS_REMOTE_DRAM_SNOOP_MISS_OR_NO_FWD: Event = Event::row(1244);
-    /// `OCR.ALL_READS.L3_MISS_LOCAL_DRAM.SNOOP_MISS_OR_NO_FWD`.
-    pub const OCR_ALL_READS_L3_MISS_LOCAL_DRAM_SNOOP_MISS_OR_NO_FWD: Event = Event::row(1245);
-    /// `OCR.ALL_READS.L3_HIT.SNOOP_HIT_WITH_FWD`.
-    pub const OCR_ALL_READS_L3_HIT_SNOOP_HIT_WITH_FWD: Event = Event::row(1246);
-    /// `OCR.DEMAND_DATA_RD.L3_MISS.REMOTE_HITM`.
-    pub const OCR_DEMAND_DATA_RD_L3_MISS_REMOTE_HITM: Event = Event::row(1247);
-    /// `OCR.DEMAND_RFO.L3_MISS.REMOTE_HITM`.
-    pub const OCR_DEMAND_RFO_L3_MISS_REMOTE_HITM: Event = Event::row(1248);
-    /// `OCR.DEMAND_CODE_RD.L3_MISS.REMOTE_HITM`.
-    pub const OCR_DEMAND_CODE_RD_L3_MISS_REMOTE_HITM: Event = Event::row(1249);
-    /// `OCR.PF_L2_DATA_RD.L3_MISS.REMOTE_HITM`.
-    pub const OCR_PF_L2_DATA_RD_L3_MISS_REMOTE_HITM: Event = Event::row(1250);
-    /// `OCR.PF_L2_RFO.L3_MISS.REMOTE_HITM`.
-    pub const OCR_PF_L2_RFO_L3_MISS_REMOTE_HITM: Event = Event::row(1251);
-    /// `OCR.PF_L3_DATA_RD.L3_MISS.REMOTE_HITM`.
-    pub const OCR_PF_L3_DATA_RD_L3_MISS_REMOTE_HITM: Event = Event::row(1252);
-    /// `OCR.PF_L3_RFO.L3_MISS.REMOTE_HITM`.
-    pub const OCR_PF_L3_RFO_L3_MISS_REMOTE_HITM: Event = Event::row(1253);
-    /// `OCR.PF_L1D_AND_SW.L3_MISS.REMOTE_HITM`.
-    pub const OCR_PF_L1D_AND_SW_L3_MISS_REMOTE_HITM: Event = Event::row(1254);
-    /// `OCR.OTHER.L3_MISS.REMOTE_HITM`.
-    pub const OCR_OTHER_L3_MISS_REMOTE_HITM: Event = Event::row(1255);
-    /// `OCR.ALL_PF_DATA_RD.L3_MISS.REMOTE_HITM`.
-    pub const OCR_ALL_PF_DATA_RD_L3_MISS_REMOTE_HITM: Event = Event::row(1256);
-    /// `OCR.ALL_PF_RFO.L3_MISS.REMOTE_HITM`.
-    pub const OCR_ALL_PF_RFO_L3_MISS_REMOTE_HITM: Event = Event::row(1257);
-    /// `OCR.ALL_DATA_RD.L3_MISS.REMOTE_HITM`.
-    pub const OCR_ALL_DATA_RD_L3_MISS_REMOTE_HITM: Event = Event::row(1258);
-    /// `OCR.ALL_RFO.L3_MISS.REMOTE_HITM`.
-    pub const OCR_ALL_RFO_L3_MISS_REMOTE_HITM: Event = Event::row(1259);
-    /// `OCR.ALL_READS.L3_MISS.REMOTE_HITM`.
-    pub const OCR_ALL_READS_L3_MISS_REMOTE_HITM: Event = Event::row(1260);
-    /// `OCR.DEMAND_DATA_RD.L3_MISS.REMOTE_HIT_FORWARD`.
-    pub const OCR_DEMAND_DATA_RD_L3_MISS_REMOTE_HIT_FORWARD: Event = Event::row(1261);
-    /// `OCR.DEMAND_RFO.L3_MISS.REMOTE_HIT_FORWARD`.
-    pub const OCR_DEMAND_RFO_L3_MISS_REMOTE_HIT_FORWARD: Event = Event::row(1262);
-    /// `OCR.DEMAND_CODE_RD.L3_MISS.REMOTE_HIT_FORWARD`.
-    pub const OCR_DEMAND_CODE_RD_L3_MISS_REMOTE_HIT_FORWARD: Event = Event::row(1263);
-    /// `OCR.PF_L2_DATA_RD.L3_MISS.REMOTE_HIT_FORWARD`.
-    pub const OCR_PF_L2_DATA_RD_L3_MISS_REMOTE_HIT_FORWARD: Event = Event::row(1264);
-    /// `OCR.PF_L2_RFO.L3_MISS.REMOTE_HIT_FORWARD`.
-    pub const OCR_PF_L2_RFO_L3_MISS_REMOTE_HIT_FORWARD: Event = Event::row(1265);
-    /// `OCR.PF_L3_DATA_RD.L3_MISS.REMOTE_HIT_FORWARD`.
-    pub const OCR_PF_L3_DATA_RD_L3_MISS_REMOTE_HIT_FORWARD: Event = Event::row(1266);
-    /// `OCR.PF_L3_RFO.L3_MISS.REMOTE_HIT_FORWARD`.
-    pub const OCR_PF_L3_RFO_L3_MISS_REMOTE_HIT_FORWARD: Event = Event::row(1267);
-    /// `OCR.PF_L1D_AND_SW.L3_MISS.REMOTE_HIT_FORWARD`.
-    pub const OCR_PF_L1D_AND_SW_L3_MISS_REMOTE_HIT_FORWARD: Event = Event::row(1268);
-    /// `OCR.OTHER.L3_MISS.REMOTE_HIT_FORWARD`.
-    pub const OCR_OTHER_L3_MISS_REMOTE_HIT_FORWARD: Event = Event::row(1269);
-    /// `OCR.ALL_PF_DATA_RD.L3_MISS.REMOTE_HIT_FORWARD`.
-    pub const OCR_ALL_PF_DATA_RD_L3_MISS_REMOTE_HIT_FORWARD: Event = Event::row(1270);
-    /// `OCR.ALL_PF_RFO.L3_MISS.REMOTE_HIT_FORWARD`.
-    pub const OCR_ALL_PF_RFO_L3_MISS_REMOTE_HIT_FORWARD: Event = Event::row(1271);
-    /// `OCR.ALL_DATA_RD.L3_MISS.REMOTE_HIT_FORWARD`.
-    pub const OCR_ALL_DATA_RD_L3_MISS_REMOTE_HIT_FORWARD: Event = Event::row(1272);
-    /// `OCR.ALL_RFO.L3_MISS.REMOTE_HIT_FORWARD`.
-    pub const OCR_ALL_RFO_L3_MISS_REMOTE_HIT_FORWARD: Event = Event::row(1273);
-    /// `OCR.ALL_READS.L3_MISS.REMOTE_HIT_FORWARD`.
-    pub const OCR_ALL_READS_L3_MISS_REMOTE_HIT_FORWARD: Event = Event::row(1274);
-    /// `OCR.DEMAND_DATA_RD.PMM_HIT_LOCAL_PMM.SNOOP_NOT_NEEDED`.
-    pub const OCR_DEMAND_DATA_RD_PMM_HIT_LOCAL_PMM_SNOOP_NOT_NEEDED: Event = Event::row(1275);
-    /// `OCR.DEMAND_DATA_RD.PMM_HIT_LOCAL_PMM.SNOOP_NONE`.
-    pub const OCR_DEMAND_DATA_RD_PMM_HIT_LOCAL_PMM_SNOOP_NONE: Event = Event::row(1276);
-    /// `OCR.DEMAND_RFO.PMM_HIT_LOCAL_PMM.SNOOP_NOT_NEEDED`.
-    pub const OCR_DEMAND_RFO_PMM_HIT_LOCAL_PMM_SNOOP_NOT_NEEDED: Event = Event::row(1277);
-    /// `OCR.DEMAND_RFO.PMM_HIT_LOCAL_PMM.SNOOP_NONE`.
-    pub const OCR_DEMAND_RFO_PMM_HIT_LOCAL_PMM_SNOOP_NONE: Event = Event::row(1278);
-    /// `OCR.DEMAND_CODE_RD.PMM_HIT_LOCAL_PMM.SNOOP_NOT_NEEDED`.
-    pub const OCR_DEMAND_CODE_RD_PMM_HIT_LOCAL_PMM_SNOOP_NOT_NEEDED: Event = Event::row(1279);
-    /// `OCR.DEMAND_CODE_RD.PMM_HIT_LOCAL_PMM.SNOOP_NONE`.
-    pub const OCR_DEMAND_CODE_RD_PMM_HIT_LOCAL_PMM_SNOOP_NONE: Event = Event::row(1280);
-    /// `OCR.PF_L2_DATA_RD.PMM_HIT_LOCAL_PMM.SNOOP_NOT_NEEDED`.
-    pub const OCR_PF_L2_DATA_RD_PMM_HIT_LOCAL_PMM_SNOOP_NOT_NEEDED: Event = Event::row(1281);
-    /// `OCR.PF_L2_DATA_RD.PMM_HIT_LOCAL_PMM.SNOOP_NONE`.
-    pub const OCR_PF_L2_DATA_RD_PMM_HIT_LOCAL_PMM_SNOOP_NONE: Event = Event::row(1282);
-    /// `OCR.PF_L2_RFO.PMM_HIT_LOCAL_PMM.SNOOP_NOT_NEEDED`.
-    pub const OCR_PF_L2_RFO_PMM_HIT_LOCAL_PMM_SNOOP_NOT_NEEDED: Event = Event::row(1283);
-    /// `OCR.PF_L2_RFO.PMM_HIT_LOCAL_PMM.SNOOP_NONE`.
-    pub const OCR_PF_L2_RFO_PMM_HIT_LOCAL_PMM_SNOOP_NONE: Event = Event::row(1284);
-    /// `OCR.PF_L3_DATA_RD.PMM_HIT_LOCAL_PMM.SNOOP_NOT_NEEDED`.
-    pub const OCR_PF_L3_DATA_RD_PMM_HIT_LOCAL_PMM_SNOOP_NOT_NEEDED: Event = Event::row(1285);
-    /// `OCR.PF_L3_DATA_RD.PMM_HIT_LOCAL_PMM.SNOOP_NONE`.
-    pub const OCR_PF_L3_DATA_RD_PMM_HIT_LOCAL_PMM_SNOOP_NONE: Event = Event::row(1286);
-    /// `OCR.PF_L3_RFO.PMM_HIT_LOCAL_PMM.SNOOP_NOT_NEEDED`.
-    pub const OCR_PF_L3_RFO_PMM_HIT_LOCAL_PMM_SNOOP_NOT_NEEDED: Event = Event::row(1287);
-    /// `OCR.PF_L3_RFO.PMM_HIT_LOCAL_PMM.SNOOP_NONE`.
-    pub const OCR_PF_L3_RFO_PMM_HIT_LOCAL_PMM_SNOOP_NONE: Event = Event::row(1288);
-    /// `OCR.PF_L1D_AND_SW.PMM_HIT_LOCAL_PMM.SNOOP_NOT_NEEDED`.
-    pub const OCR_PF_L1D_AND_SW_PMM_HIT_LOCAL_PMM_SNOOP_NOT_NEEDED: Event = Event::row(1289);
-    /// `OCR.PF_L1D_AND_SW.PMM_HIT_LOCAL_PMM.SNOOP_NONE`.
-    pub const OCR_PF_L1D_AND_SW_PMM_HIT_LOCAL_PMM_SNOOP_NONE: Event = Event::row(1290);
-    /// `OCR.OTHER.PMM_HIT_LOCAL_PMM.SNOOP_NOT_NEEDED`.
-    pub const OCR_OTHER_PMM_HIT_LOCAL_PMM_SNOOP_NOT_NEEDED: Event = Event::row(1291);
-    /// `OCR.OTHER.PMM_HIT_LOCAL_PMM.SNOOP_NONE`.
-    pub const OCR_OTHER_PMM_HIT_LOCAL_PMM_SNOOP_NONE: Event = Event::row(1292);
-    /// `OCR.ALL_PF_DATA_RD.PMM_HIT_LOCAL_PMM.SNOOP_NOT_NEEDED`.
-    pub const OCR_ALL_PF_DATA_RD_PMM_HIT_LOCAL_PMM_SNOOP_NOT_NEEDED: Event = Event::row(1293);
-    /// `OCR.ALL_PF_DATA_RD.PMM_HIT_LOCAL_PMM.SNOOP_NONE`.
-    pub const OCR_ALL_PF_DATA_RD_PMM_HIT_LOCAL_PMM_SNOOP_NONE: Event = Event::row(1294);
-    /// `OCR.ALL_PF_RFO.PMM_HIT_LOCAL_PMM.SNOOP_NOT_NEEDED`.
-    pub const OCR_ALL_PF_RFO_PMM_HIT_LOCAL_PMM_SNOOP_NOT_NEEDED: Event = Event::row(1295);
-    /// `OCR.ALL_PF_RFO.PMM_HIT_LOCAL_PMM.SNOOP_NONE`.
-    pub const OCR_ALL_PF_RFO_PMM_HIT_LOCAL_PMM_SNOOP_NONE: Event = Event::row(1296);
-    /// `OCR.ALL_DATA_RD.PMM_HIT_LOCAL_PMM.SNOOP_NOT_NEEDED`.
-    pub const OCR_ALL_DATA_RD_PMM_HIT_LOCAL_PMM_SNOOP_NOT_NEEDED: Event = Event::row(1297);
-    /// `OCR.ALL_DATA_RD.PMM_HIT_LOCAL_PMM.SNOOP_NONE`.
-    pub const OCR_ALL_DATA_RD_PMM_HIT_LOCAL_PMM_SNOOP_NONE: Event = Event::row(1298);
-    /// `OCR.ALL_RFO.PMM_HIT_LOCAL_PMM.SNOOP_NOT_NEEDED`.
-    pub const OCR_ALL_RFO_PMM_HIT_LOCAL_PMM_SNOOP_NOT_NEEDED: Event = Event::row(1299);
-    /// `OCR.ALL_RFO.PMM_HIT_LOCAL_PMM.SNOOP_NONE`.
-    pub const OCR_ALL_RFO_PMM_HIT_LOCAL_PMM_SNOOP_NONE: Event = Event::row(1300);
-    /// `OCR.ALL_READS.PMM_HIT_LOCAL_PMM.SNOOP_NOT_NEEDED`.
-    pub const OCR_ALL_READS_PMM_HIT_LOCAL_PMM_SNOOP_NOT_NEEDED: Event = Event::row(1301);
-    /// `OCR.ALL_READS.PMM_HIT_LOCAL_PMM.SNOOP_NONE`.
-    pub const OCR_ALL_READS_PMM_HIT_LOCAL_PMM_SNOOP_NONE: Event = Event::row(1302);
-    /// `OCR.DEMAND_DATA_RD.PMM_HIT_LOCAL_PMM.ANY_SNOOP`.
-    pub const OCR_DEMAND_DATA_RD_PMM_HIT_LOCAL_PMM_ANY_SNOOP: Event = Event::row(1303);
-    /// `OCR.DEMAND_RFO.PMM_HIT_LOCAL_PMM.ANY_SNOOP`.
-    pub const OCR_DEMAND_RFO_PMM_HIT_LOCAL_PMM_ANY_SNOOP: Event = Event::row(1304);
-    /// `OCR.DEMAND_CODE_RD.PMM_HIT_LOCAL_PMM.ANY_SNOOP`.
-    pub const OCR_DEMAND_CODE_RD_PMM_HIT_LOCAL_PMM_ANY_SNOOP: Event = Event::row(1305);
-    /// `OCR.PF_L2_DATA_RD.PMM_HIT_LOCAL_PMM.ANY_SNOOP`.
-    pub const OCR_PF_L2_DATA_RD_PMM_HIT_LOCAL_PMM_ANY_SNOOP: Event = Event::row(1306);
-    /// `OCR.PF_L2_RFO.PMM_HIT_LOCAL_PMM.ANY_SNOOP`.
-    pub const OCR_PF_L2_RFO_PMM_HIT_LOCAL_PMM_ANY_SNOOP: Event = Event::row(1307);
-    /// `OCR.PF_L3_DATA_RD.PMM_HIT_LOCAL_PMM.ANY_SNOOP`.
-    pub const OCR_PF_L3_DATA_RD_PMM_HIT_LOCAL_PMM_ANY_SNOOP: Event = Event::row(1308);
-    /// `OCR.PF_L3_RFO.PMM_HIT_LOCAL_PMM.ANY_SNOOP`.
-    pub const OCR_PF_L3_RFO_PMM_HIT_LOCAL_PMM_ANY_SNOOP: Event = Event::row(1309);
-    /// `OCR.PF_L1D_AND_SW.PMM_HIT_LOCAL_PMM.ANY_SNOOP`.
-    pub const OCR_PF_L1D_AND_SW_PMM_HIT_LOCAL_PMM_ANY_SNOOP: Event = Event::row(1310);
-    /// `OCR.OTHER.PMM_HIT_LOCAL_PMM.ANY_SNOOP`.
-    pub const OCR_OTHER_PMM_HIT_LOCAL_PMM_ANY_SNOOP: Event = Event::row(1311);
-    /// `OCR.ALL_PF_DATA_RD.PMM_HIT_LOCAL_PMM.ANY_SNOOP`.
-    pub const OCR_ALL_PF_DATA_RD_PMM_HIT_LOCAL_PMM_ANY_SNOOP: Event = Event::row(1312);
-    /// `OCR.ALL_PF_RFO.PMM_HIT_LOCAL_PMM.ANY_SNOOP`.
-    pub const OCR_ALL_PF_RFO_PMM_HIT_LOCAL_PMM_ANY_SNOOP: Event = Event::row(1313);
-    /// `OCR.ALL_DATA_RD.PMM_HIT_LOCAL_PMM.ANY_SNOOP`.
-    pub const OCR_ALL_DATA_RD_PMM_HIT_LOCAL_PMM_ANY_SNOOP: Event = Event::row(1314);
-    /// `OCR.ALL_RFO.PMM_HIT_LOCAL_PMM.ANY_SNOOP`.
-    pub const OCR_ALL_RFO_PMM_HIT_LOCAL_PMM_ANY_SNOOP: Event = Event::row(1315);
-    /// `OCR.ALL_READS.PMM_HIT_LOCAL_PMM.ANY_SNOOP`.
-    pub const OCR_ALL_READS_PMM_HIT_LOCAL_PMM_ANY_SNOOP: Event = Event::row(1316);
     /// Every event of the list.
     pub const ALL: &'static [Event] = &Event::from_rows::<ROW_COUNT>(EVENT_ROWS, EXPERIMENTAL_ROWS);
 
@@ -2676,1327 +42,1330 @@ impl crate::core_events::EventList for List {
 const AUX_MSR_PEBS_FRONTEND: AuxMsr = AuxMsr { register: "MSR_PEBS_FRONTEND", address: 0x3f7, value: 0 };
 /// `MSR_OFFCORE_RSP_0`, as the rows that need it name it (each with its value).
 const AUX_MSR_OFFCORE_RSP_0: AuxMsr = AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0 };
-/// The events, row n for `Event::row(n)`: `ev(name, event select, umask, counters)` (bit n
-/// of counters: counter n may count it) and what else each sets.
-const EVENT_ROWS: &[EventRow] = &[
-    ev("LD_BLOCKS.STORE_FORWARD", 0x03, 0x02, 0b1111).ht_off(0b11111111),
-    ev("LD_BLOCKS.NO_SR", 0x03, 0x08, 0b1111).ht_off(0b11111111),
-    ev("LD_BLOCKS_PARTIAL.ADDRESS_ALIAS", 0x07, 0x01, 0b1111).ht_off(0b11111111),
-    ev("DTLB_LOAD_MISSES.MISS_CAUSES_A_WALK", 0x08, 0x01, 0b1111).ht_off(0b11111111),
-    ev("DTLB_LOAD_MISSES.WALK_COMPLETED_4K", 0x08, 0x02, 0b1111).ht_off(0b11111111),
-    ev("DTLB_LOAD_MISSES.WALK_COMPLETED_2M_4M", 0x08, 0x04, 0b1111).ht_off(0b11111111),
-    ev("DTLB_LOAD_MISSES.WALK_COMPLETED_1G", 0x08, 0x08, 0b1111).ht_off(0b11111111),
-    ev("DTLB_LOAD_MISSES.WALK_COMPLETED", 0x08, 0x0e, 0b1111).ht_off(0b11111111),
-    ev("DTLB_LOAD_MISSES.WALK_PENDING", 0x08, 0x10, 0b1111).ht_off(0b11111111),
-    ev("DTLB_LOAD_MISSES.WALK_ACTIVE", 0x08, 0x10, 0b1111).ht_off(0b11111111).threshold(1),
-    ev("DTLB_LOAD_MISSES.STLB_HIT", 0x08, 0x20, 0b1111).ht_off(0b11111111),
-    ev("INT_MISC.RECOVERY_CYCLES", 0x0d, 0x01, 0b1111).ht_off(0b11111111),
-    ev("INT_MISC.RECOVERY_CYCLES_ANY", 0x0d, 0x01, 0b1111).ht_off(0b11111111).any_thread(),
-    ev("INT_MISC.CLEARS_COUNT", 0x0d, 0x01, 0b1111).ht_off(0b11111111).threshold(1).edge(),
-    ev("INT_MISC.CLEAR_RESTEER_CYCLES", 0x0d, 0x80, 0b1111).ht_off(0b11111111),
-    ev("UOPS_ISSUED.ANY", 0x0e, 0x01, 0b1111).ht_off(0b11111111),
-    ev("UOPS_ISSUED.STALL_CYCLES", 0x0e, 0x01, 0b1111).ht_off(0b11111111).threshold(1).invert(),
-    ev("UOPS_ISSUED.VECTOR_WIDTH_MISMATCH", 0x0e, 0x02, 0b1111).ht_off(0b11111111),
-    ev("UOPS_ISSUED.SLOW_LEA", 0x0e, 0x20, 0b1111).ht_off(0b11111111),
-    ev("ARITH.DIVIDER_ACTIVE", 0x14, 0x01, 0b1111).ht_off(0b11111111).threshold(1),
-    ev("L2_RQSTS.DEMAND_DATA_RD_MISS", 0x24, 0x21, 0b1111).ht_off(0b11111111),
-    ev("L2_RQSTS.RFO_MISS", 0x24, 0x22, 0b1111).ht_off(0b11111111),
-    ev("L2_RQSTS.CODE_RD_MISS", 0x24, 0x24, 0b1111).ht_off(0b11111111),
-    ev("L2_RQSTS.ALL_DEMAND_MISS", 0x24, 0x27, 0b1111).ht_off(0b11111111),
-    ev("L2_RQSTS.PF_MISS", 0x24, 0x38, 0b1111).ht_off(0b11111111),
-    ev("L2_RQSTS.MISS", 0x24, 0x3f, 0b1111).ht_off(0b11111111),
-    ev("L2_RQSTS.DEMAND_DATA_RD_HIT", 0x24, 0xc1, 0b1111).ht_off(0b11111111),
-    ev("L2_RQSTS.RFO_HIT", 0x24, 0xc2, 0b1111).ht_off(0b11111111),
-    ev("L2_RQSTS.CODE_RD_HIT", 0x24, 0xc4, 0b1111).ht_off(0b11111111),
-    ev("L2_RQSTS.PF_HIT", 0x24, 0xd8, 0b1111).ht_off(0b11111111),
-    ev("L2_RQSTS.ALL_DEMAND_DATA_RD", 0x24, 0xe1, 0b1111).ht_off(0b11111111),
-    ev("L2_RQSTS.ALL_RFO", 0x24, 0xe2, 0b1111).ht_off(0b11111111),
-    ev("L2_RQSTS.ALL_CODE_RD", 0x24, 0xe4, 0b1111).ht_off(0b11111111),
-    ev("L2_RQSTS.ALL_DEMAND_REFERENCES", 0x24, 0xe7, 0b1111).ht_off(0b11111111),
-    ev("L2_RQSTS.ALL_PF", 0x24, 0xf8, 0b1111).ht_off(0b11111111),
-    ev("L2_RQSTS.REFERENCES", 0x24, 0xff, 0b1111).ht_off(0b11111111),
-    ev("CORE_POWER.LVL0_TURBO_LICENSE", 0x28, 0x07, 0b1111).ht_off(0b11111111),
-    ev("CORE_POWER.LVL1_TURBO_LICENSE", 0x28, 0x18, 0b1111).ht_off(0b11111111),
-    ev("CORE_POWER.LVL2_TURBO_LICENSE", 0x28, 0x20, 0b1111).ht_off(0b11111111),
-    ev("CORE_POWER.THROTTLE", 0x28, 0x40, 0b1111).ht_off(0b11111111),
-    ev("LONGEST_LAT_CACHE.MISS", 0x2e, 0x41, 0b1111).ht_off(0b11111111),
-    ev("LONGEST_LAT_CACHE.REFERENCE", 0x2e, 0x4f, 0b1111).ht_off(0b11111111),
-    ev("SW_PREFETCH_ACCESS.NTA", 0x32, 0x01, 0b1111).ht_off(0b11111111),
-    ev("SW_PREFETCH_ACCESS.T0", 0x32, 0x02, 0b1111).ht_off(0b11111111),
-    ev("SW_PREFETCH_ACCESS.T1_T2", 0x32, 0x04, 0b1111).ht_off(0b11111111),
-    ev("SW_PREFETCH_ACCESS.PREFETCHW", 0x32, 0x08, 0b1111).ht_off(0b11111111),
-    ev("SW_PREFETCH_ACCESS.ANY", 0x32, 0x0f, 0b1111).ht_off(0b11111111),
-    ev("CPU_CLK_UNHALTED.THREAD_P", 0x3c, 0x00, 0b1111).ht_off(0b11111111),
-    ev("CPU_CLK_UNHALTED.THREAD_P_ANY", 0x3c, 0x00, 0b1111).ht_off(0b11111111).any_thread(),
-    ev("CPU_CLK_UNHALTED.RING0_TRANS", 0x3c, 0x00, 0b1111).ht_off(0b11111111).threshold(1).edge(),
-    ev("CPU_CLK_THREAD_UNHALTED.REF_XCLK", 0x3c, 0x01, 0b1111).ht_off(0b11111111),
-    ev("CPU_CLK_THREAD_UNHALTED.REF_XCLK_ANY", 0x3c, 0x01, 0b1111).ht_off(0b11111111).any_thread(),
-    ev("CPU_CLK_UNHALTED.REF_XCLK", 0x3c, 0x01, 0b1111).ht_off(0b11111111),
-    ev("CPU_CLK_UNHALTED.REF_XCLK_ANY", 0x3c, 0x01, 0b1111).ht_off(0b11111111).any_thread(),
-    ev("CPU_CLK_THREAD_UNHALTED.ONE_THREAD_ACTIVE", 0x3c, 0x02, 0b1111).ht_off(0b11111111),
-    ev("CPU_CLK_UNHALTED.ONE_THREAD_ACTIVE", 0x3c, 0x02, 0b1111).ht_off(0b11111111),
-    ev("L1D_PEND_MISS.PENDING", 0x48, 0x01, 0b1111).ht_off(0b11111111),
-    ev("L1D_PEND_MISS.PENDING_CYCLES", 0x48, 0x01, 0b1111).ht_off(0b11111111).threshold(1),
-    ev("L1D_PEND_MISS.PENDING_CYCLES_ANY", 0x48, 0x01, 0b1111).ht_off(0b11111111).threshold(1).any_thread(),
-    ev("L1D_PEND_MISS.FB_FULL", 0x48, 0x02, 0b1111).ht_off(0b11111111),
-    ev("DTLB_STORE_MISSES.MISS_CAUSES_A_WALK", 0x49, 0x01, 0b1111).ht_off(0b11111111),
-    ev("DTLB_STORE_MISSES.WALK_COMPLETED_4K", 0x49, 0x02, 0b1111).ht_off(0b11111111),
-    ev("DTLB_STORE_MISSES.WALK_COMPLETED_2M_4M", 0x49, 0x04, 0b1111).ht_off(0b11111111),
-    ev("DTLB_STORE_MISSES.WALK_COMPLETED_1G", 0x49, 0x08, 0b1111).ht_off(0b11111111),
-    ev("DTLB_STORE_MISSES.WALK_COMPLETED", 0x49, 0x0e, 0b1111).ht_off(0b11111111),
-    ev("DTLB_STORE_MISSES.WALK_PENDING", 0x49, 0x10, 0b1111).ht_off(0b11111111),
-    ev("DTLB_STORE_MISSES.WALK_ACTIVE", 0x49, 0x10, 0b1111).ht_off(0b11111111).threshold(1),
-    ev("DTLB_STORE_MISSES.STLB_HIT", 0x49, 0x20, 0b1111).ht_off(0b11111111),
-    ev("LOAD_HIT_PRE.SW_PF", 0x4c, 0x01, 0b1111).ht_off(0b11111111),
-    ev("EPT.WALK_PENDING", 0x4f, 0x10, 0b1111).ht_off(0b11111111),
-    ev("L1D.REPLACEMENT", 0x51, 0x01, 0b1111).ht_off(0b11111111),
-    ev("TX_MEM.ABORT_CONFLICT", 0x54, 0x01, 0b1111).ht_off(0b11111111),
-    ev("TX_MEM.ABORT_CAPACITY", 0x54, 0x02, 0b1111).ht_off(0b11111111),
-    ev("TX_MEM.ABORT_HLE_STORE_TO_ELIDED_LOCK", 0x54, 0x04, 0b1111).ht_off(0b11111111),
-    ev("TX_MEM.ABORT_HLE_ELISION_BUFFER_NOT_EMPTY", 0x54, 0x08, 0b1111).ht_off(0b11111111),
-    ev("TX_MEM.ABORT_HLE_ELISION_BUFFER_MISMATCH", 0x54, 0x10, 0b1111).ht_off(0b11111111),
-    ev("TX_MEM.ABORT_HLE_ELISION_BUFFER_UNSUPPORTED_ALIGNMENT", 0x54, 0x20, 0b1111).ht_off(0b11111111),
-    ev("TX_MEM.HLE_ELISION_BUFFER_FULL", 0x54, 0x40, 0b1111).ht_off(0b11111111),
-    ev("INST_DECODED.DECODERS", 0x55, 0x01, 0b1111).ht_off(0b11111111),
-    ev("PARTIAL_RAT_STALLS.SCOREBOARD", 0x59, 0x01, 0b1111).ht_off(0b11111111),
-    ev("TX_EXEC.MISC1", 0x5d, 0x01, 0b1111).ht_off(0b11111111),
-    ev("TX_EXEC.MISC2", 0x5d, 0x02, 0b1111).ht_off(0b11111111),
-    ev("TX_EXEC.MISC3", 0x5d, 0x04, 0b1111).ht_off(0b11111111),
-    ev("TX_EXEC.MISC4", 0x5d, 0x08, 0b1111).ht_off(0b11111111),
-    ev("TX_EXEC.MISC5", 0x5d, 0x10, 0b1111).ht_off(0b11111111),
-    ev("RS_EVENTS.EMPTY_CYCLES", 0x5e, 0x01, 0b1111).ht_off(0b11111111),
-    ev("RS_EVENTS.EMPTY_END", 0x5e, 0x01, 0b1111).ht_off(0b11111111).threshold(1).invert().edge(),
-    ev("OFFCORE_REQUESTS_OUTSTANDING.DEMAND_DATA_RD", 0x60, 0x01, 0b1111).ht_off(0b11111111),
-    ev("OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DEMAND_DATA_RD", 0x60, 0x01, 0b1111).ht_off(0b11111111).threshold(1),
-    ev("OFFCORE_REQUESTS_OUTSTANDING.DEMAND_DATA_RD_GE_6", 0x60, 0x01, 0b1111).ht_off(0b11111111).threshold(6),
-    ev("OFFCORE_REQUESTS_OUTSTANDING.DEMAND_CODE_RD", 0x60, 0x02, 0b1111).ht_off(0b11111111),
-    ev("OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DEMAND_CODE_RD", 0x60, 0x02, 0b1111).ht_off(0b11111111).threshold(1),
-    ev("OFFCORE_REQUESTS_OUTSTANDING.DEMAND_RFO", 0x60, 0x04, 0b1111).ht_off(0b11111111),
-    ev("OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DEMAND_RFO", 0x60, 0x04, 0b1111).ht_off(0b11111111).threshold(1),
-    ev("OFFCORE_REQUESTS_OUTSTANDING.ALL_DATA_RD", 0x60, 0x08, 0b1111).ht_off(0b11111111),
-    ev("OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DATA_RD", 0x60, 0x08, 0b1111).ht_off(0b11111111).threshold(1),
-    ev("OFFCORE_REQUESTS_OUTSTANDING.L3_MISS_DEMAND_DATA_RD", 0x60, 0x10, 0b1111).ht_off(0b11111111),
-    ev("OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_L3_MISS_DEMAND_DATA_RD", 0x60, 0x10, 0b1111).ht_off(0b11111111).threshold(1),
-    ev("OFFCORE_REQUESTS_OUTSTANDING.L3_MISS_DEMAND_DATA_RD_GE_6", 0x60, 0x10, 0b1111).ht_off(0b11111111).threshold(6),
-    ev("IDQ.MITE_UOPS", 0x79, 0x04, 0b1111).ht_off(0b11111111),
-    ev("IDQ.MITE_CYCLES", 0x79, 0x04, 0b1111).ht_off(0b11111111).threshold(1),
-    ev("IDQ.DSB_UOPS", 0x79, 0x08, 0b1111).ht_off(0b11111111),
-    ev("IDQ.DSB_CYCLES", 0x79, 0x08, 0b1111).ht_off(0b11111111).threshold(1),
-    ev("IDQ.MS_DSB_CYCLES", 0x79, 0x10, 0b1111).ht_off(0b11111111).threshold(1),
-    ev("IDQ.ALL_DSB_CYCLES_4_UOPS", 0x79, 0x18, 0b1111).ht_off(0b11111111).threshold(4),
-    ev("IDQ.ALL_DSB_CYCLES_ANY_UOPS", 0x79, 0x18, 0b1111).ht_off(0b11111111).threshold(1),
-    ev("IDQ.DSB_CYCLES_OK", 0x79, 0x18, 0b1111).ht_off(0b11111111).threshold(4),
-    ev("IDQ.DSB_CYCLES_ANY", 0x79, 0x18, 0b1111).ht_off(0b11111111).threshold(1),
-    ev("IDQ.MS_MITE_UOPS", 0x79, 0x20, 0b1111).ht_off(0b11111111),
-    ev("IDQ.ALL_MITE_CYCLES_4_UOPS", 0x79, 0x24, 0b1111).ht_off(0b11111111).threshold(4),
-    ev("IDQ.ALL_MITE_CYCLES_ANY_UOPS", 0x79, 0x24, 0b1111).ht_off(0b11111111).threshold(1),
-    ev("IDQ.MS_CYCLES", 0x79, 0x30, 0b1111).ht_off(0b11111111).threshold(1),
-    ev("IDQ.MS_SWITCHES", 0x79, 0x30, 0b1111).ht_off(0b11111111).threshold(1).edge(),
-    ev("IDQ.MS_UOPS", 0x79, 0x30, 0b1111).ht_off(0b11111111),
-    ev("ICACHE_16B.IFDATA_STALL", 0x80, 0x04, 0b1111).ht_off(0b11111111),
-    ev("ICACHE_64B.IFTAG_HIT", 0x83, 0x01, 0b1111).ht_off(0b11111111),
-    ev("ICACHE_64B.IFTAG_MISS", 0x83, 0x02, 0b1111).ht_off(0b11111111),
-    ev("ICACHE_64B.IFTAG_STALL", 0x83, 0x04, 0b1111).ht_off(0b11111111),
-    ev("ICACHE_TAG.STALLS", 0x83, 0x04, 0b1111).ht_off(0b11111111),
-    ev("ITLB_MISSES.MISS_CAUSES_A_WALK", 0x85, 0x01, 0b1111).ht_off(0b11111111),
-    ev("ITLB_MISSES.WALK_COMPLETED_4K", 0x85, 0x02, 0b1111).ht_off(0b11111111),
-    ev("ITLB_MISSES.WALK_COMPLETED_2M_4M", 0x85, 0x04, 0b1111).ht_off(0b11111111),
-    ev("ITLB_MISSES.WALK_COMPLETED_1G", 0x85, 0x08, 0b1111).ht_off(0b11111111),
-    ev("ITLB_MISSES.WALK_COMPLETED", 0x85, 0x0e, 0b1111).ht_off(0b11111111),
-    ev("ITLB_MISSES.WALK_PENDING", 0x85, 0x10, 0b1111).ht_off(0b11111111),
-    ev("ITLB_MISSES.WALK_ACTIVE", 0x85, 0x10, 0b1111).ht_off(0b11111111).threshold(1),
-    ev("ITLB_MISSES.STLB_HIT", 0x85, 0x20, 0b1111).ht_off(0b11111111),
-    ev("ILD_STALL.LCP", 0x87, 0x01, 0b1111).ht_off(0b11111111),
-    ev("DECODE.LCP", 0x87, 0x01, 0b1111).ht_off(0b11111111),
-    ev("BR_MISP_EXEC.INDIRECT", 0x89, 0xe4, 0b1111).ht_off(0b11111111),
-    ev("BR_MISP_EXEC.ALL_BRANCHES", 0x89, 0xff, 0b1111).ht_off(0b11111111),
-    ev("IDQ_UOPS_NOT_DELIVERED.CORE", 0x9c, 0x01, 0b1111).ht_off(0b11111111),
-    ev("IDQ_UOPS_NOT_DELIVERED.CYCLES_0_UOPS_DELIV.CORE", 0x9c, 0x01, 0b1111).ht_off(0b11111111).threshold(4),
-    ev("IDQ_UOPS_NOT_DELIVERED.CYCLES_LE_1_UOP_DELIV.CORE", 0x9c, 0x01, 0b1111).ht_off(0b11111111).threshold(3),
-    ev("IDQ_UOPS_NOT_DELIVERED.CYCLES_LE_2_UOP_DELIV.CORE", 0x9c, 0x01, 0b1111).ht_off(0b11111111).threshold(2),
-    ev("IDQ_UOPS_NOT_DELIVERED.CYCLES_LE_3_UOP_DELIV.CORE", 0x9c, 0x01, 0b1111).ht_off(0b11111111).threshold(1),
-    ev("IDQ_UOPS_NOT_DELIVERED.CYCLES_FE_WAS_OK", 0x9c, 0x01, 0b1111).ht_off(0b11111111).threshold(1).invert(),
-    ev("UOPS_DISPATCHED_PORT.PORT_0", 0xa1, 0x01, 0b1111).ht_off(0b11111111),
-    ev("UOPS_DISPATCHED_PORT.PORT_1", 0xa1, 0x02, 0b1111).ht_off(0b11111111),
-    ev("UOPS_DISPATCHED_PORT.PORT_2", 0xa1, 0x04, 0b1111).ht_off(0b11111111),
-    ev("UOPS_DISPATCHED_PORT.PORT_3", 0xa1, 0x08, 0b1111).ht_off(0b11111111),
-    ev("UOPS_DISPATCHED_PORT.PORT_4", 0xa1, 0x10, 0b1111).ht_off(0b11111111),
-    ev("UOPS_DISPATCHED_PORT.PORT_5", 0xa1, 0x20, 0b1111).ht_off(0b11111111),
-    ev("UOPS_DISPATCHED_PORT.PORT_6", 0xa1, 0x40, 0b1111).ht_off(0b11111111),
-    ev("UOPS_DISPATCHED_PORT.PORT_7", 0xa1, 0x80, 0b1111).ht_off(0b11111111),
-    ev("RESOURCE_STALLS.ANY", 0xa2, 0x01, 0b1111).ht_off(0b11111111),
-    ev("RESOURCE_STALLS.SB", 0xa2, 0x08, 0b1111).ht_off(0b11111111),
-    ev("CYCLE_ACTIVITY.CYCLES_L2_MISS", 0xa3, 0x01, 0b1111).ht_off(0b11111111).threshold(1),
-    ev("CYCLE_ACTIVITY.CYCLES_L3_MISS", 0xa3, 0x02, 0b1111).ht_off(0b11111111).threshold(2),
-    ev("CYCLE_ACTIVITY.STALLS_TOTAL", 0xa3, 0x04, 0b1111).ht_off(0b11111111).threshold(4),
-    ev("CYCLE_ACTIVITY.STALLS_L2_MISS", 0xa3, 0x05, 0b1111).ht_off(0b11111111).threshold(5),
-    ev("CYCLE_ACTIVITY.STALLS_L3_MISS", 0xa3, 0x06, 0b1111).ht_off(0b11111111).threshold(6),
-    ev("CYCLE_ACTIVITY.CYCLES_L1D_MISS", 0xa3, 0x08, 0b1111).ht_off(0b11111111).threshold(8),
-    ev("CYCLE_ACTIVITY.STALLS_L1D_MISS", 0xa3, 0x0c, 0b1111).ht_off(0b11111111).threshold(12),
-    ev("CYCLE_ACTIVITY.CYCLES_MEM_ANY", 0xa3, 0x10, 0b1111).ht_off(0b11111111).threshold(16),
-    ev("CYCLE_ACTIVITY.STALLS_MEM_ANY", 0xa3, 0x14, 0b1111).threshold(20),
-    ev("EXE_ACTIVITY.EXE_BOUND_0_PORTS", 0xa6, 0x01, 0b1111).ht_off(0b11111111),
-    ev("EXE_ACTIVITY.1_PORTS_UTIL", 0xa6, 0x02, 0b1111).ht_off(0b11111111),
-    ev("EXE_ACTIVITY.2_PORTS_UTIL", 0xa6, 0x04, 0b1111).ht_off(0b11111111),
-    ev("EXE_ACTIVITY.3_PORTS_UTIL", 0xa6, 0x08, 0b1111).ht_off(0b11111111),
-    ev("EXE_ACTIVITY.4_PORTS_UTIL", 0xa6, 0x10, 0b1111).ht_off(0b11111111),
-    ev("EXE_ACTIVITY.BOUND_ON_STORES", 0xa6, 0x40, 0b1111).ht_off(0b11111111),
-    ev("LSD.UOPS", 0xa8, 0x01, 0b1111).ht_off(0b11111111),
-    ev("LSD.CYCLES_ACTIVE", 0xa8, 0x01, 0b1111).ht_off(0b11111111).threshold(1),
-    ev("LSD.CYCLES_4_UOPS", 0xa8, 0x01, 0b1111).ht_off(0b11111111).threshold(4),
-    ev("LSD.CYCLES_OK", 0xa8, 0x01, 0b1111).ht_off(0b11111111).threshold(4),
-    ev("DSB2MITE_SWITCHES.COUNT", 0xab, 0x01, 0b1111).ht_off(0b11111111),
-    ev("DSB2MITE_SWITCHES.PENALTY_CYCLES", 0xab, 0x02, 0b1111).ht_off(0b11111111),
-    ev("ITLB.ITLB_FLUSH", 0xae, 0x01, 0b1111).ht_off(0b11111111),
-    ev("OFFCORE_REQUESTS.DEMAND_DATA_RD", 0xb0, 0x01, 0b1111).ht_off(0b11111111),
-    ev("OFFCORE_REQUESTS.DEMAND_CODE_RD", 0xb0, 0x02, 0b1111).ht_off(0b11111111),
-    ev("OFFCORE_REQUESTS.DEMAND_RFO", 0xb0, 0x04, 0b1111).ht_off(0b11111111),
-    ev("OFFCORE_REQUESTS.ALL_DATA_RD", 0xb0, 0x08, 0b1111).ht_off(0b11111111),
-    ev("OFFCORE_REQUESTS.L3_MISS_DEMAND_DATA_RD", 0xb0, 0x10, 0b1111).ht_off(0b11111111),
-    ev("OFFCORE_REQUESTS.ALL_REQUESTS", 0xb0, 0x80, 0b1111).ht_off(0b11111111),
-    ev("UOPS_EXECUTED.THREAD", 0xb1, 0x01, 0b1111).ht_off(0b11111111),
-    ev("UOPS_EXECUTED.STALL_CYCLES", 0xb1, 0x01, 0b1111).ht_off(0b11111111).threshold(1).invert(),
-    ev("UOPS_EXECUTED.CYCLES_GE_1_UOP_EXEC", 0xb1, 0x01, 0b1111).ht_off(0b11111111).threshold(1),
-    ev("UOPS_EXECUTED.CYCLES_GE_2_UOPS_EXEC", 0xb1, 0x01, 0b1111).ht_off(0b11111111).threshold(2),
-    ev("UOPS_EXECUTED.CYCLES_GE_3_UOPS_EXEC", 0xb1, 0x01, 0b1111).ht_off(0b11111111).threshold(3),
-    ev("UOPS_EXECUTED.CYCLES_GE_4_UOPS_EXEC", 0xb1, 0x01, 0b1111).ht_off(0b11111111).threshold(4),
-    ev("UOPS_EXECUTED.CORE", 0xb1, 0x02, 0b1111).ht_off(0b11111111),
-    ev("UOPS_EXECUTED.CORE_CYCLES_GE_1", 0xb1, 0x02, 0b1111).ht_off(0b11111111).threshold(1),
-    ev("UOPS_EXECUTED.CORE_CYCLES_GE_2", 0xb1, 0x02, 0b1111).ht_off(0b11111111).threshold(2),
-    ev("UOPS_EXECUTED.CORE_CYCLES_GE_3", 0xb1, 0x02, 0b1111).ht_off(0b11111111).threshold(3),
-    ev("UOPS_EXECUTED.CORE_CYCLES_GE_4", 0xb1, 0x02, 0b1111).ht_off(0b11111111).threshold(4),
-    ev("UOPS_EXECUTED.CORE_CYCLES_NONE", 0xb1, 0x02, 0b1111).ht_off(0b11111111).threshold(1).invert(),
-    ev("UOPS_EXECUTED.X87", 0xb1, 0x10, 0b1111).ht_off(0b11111111),
-    ev("OFFCORE_REQUESTS_BUFFER.SQ_FULL", 0xb2, 0x01, 0b1111).ht_off(0b11111111),
-    ev("TLB_FLUSH.DTLB_THREAD", 0xbd, 0x01, 0b1111).ht_off(0b11111111),
-    ev("TLB_FLUSH.STLB_ANY", 0xbd, 0x20, 0b1111).ht_off(0b11111111),
-    ev("INST_RETIRED.ANY_P", 0xc0, 0x00, 0b1111).ht_off(0b11111111),
-    ev("INST_RETIRED.NOP", 0xc0, 0x02, 0b1111).ht_off(0b11111111),
-    ev("OTHER_ASSISTS.ANY", 0xc1, 0x3f, 0b1111).ht_off(0b11111111),
-    ev("UOPS_RETIRED.RETIRE_SLOTS", 0xc2, 0x02, 0b1111).ht_off(0b11111111),
-    ev("UOPS_RETIRED.STALL_CYCLES", 0xc2, 0x02, 0b1111).ht_off(0b11111111).threshold(1).invert(),
-    ev("UOPS_RETIRED.TOTAL_CYCLES", 0xc2, 0x02, 0b1111).ht_off(0b11111111).threshold(16).invert(),
-    ev("UOPS_RETIRED.MACRO_FUSED", 0xc2, 0x04, 0b1111).ht_off(0b11111111),
-    ev("MACHINE_CLEARS.COUNT", 0xc3, 0x01, 0b1111).ht_off(0b11111111).threshold(1).edge(),
-    ev("MACHINE_CLEARS.MEMORY_ORDERING", 0xc3, 0x02, 0b1111).ht_off(0b11111111),
-    ev("MACHINE_CLEARS.SMC", 0xc3, 0x04, 0b1111).ht_off(0b11111111),
-    ev("BR_INST_RETIRED.ALL_BRANCHES", 0xc4, 0x00, 0b1111).ht_off(0b11111111),
-    ev("BR_INST_RETIRED.CONDITIONAL", 0xc4, 0x01, 0b1111).ht_off(0b11111111),
-    ev("BR_INST_RETIRED.COND", 0xc4, 0x01, 0b1111).ht_off(0b11111111),
-    ev("BR_INST_RETIRED.NEAR_CALL", 0xc4, 0x02, 0b1111).ht_off(0b11111111),
-    ev("BR_INST_RETIRED.NEAR_RETURN", 0xc4, 0x08, 0b1111).ht_off(0b11111111),
-    ev("BR_INST_RETIRED.NOT_TAKEN", 0xc4, 0x10, 0b1111).ht_off(0b11111111),
-    ev("BR_INST_RETIRED.COND_NTAKEN", 0xc4, 0x10, 0b1111).ht_off(0b11111111),
-    ev("BR_INST_RETIRED.NEAR_TAKEN", 0xc4, 0x20, 0b1111).ht_off(0b11111111),
-    ev("BR_INST_RETIRED.FAR_BRANCH", 0xc4, 0x40, 0b1111).ht_off(0b11111111),
-    ev("BR_MISP_RETIRED.ALL_BRANCHES", 0xc5, 0x00, 0b1111).ht_off(0b11111111),
-    ev("BR_MISP_RETIRED.CONDITIONAL", 0xc5, 0x01, 0b1111).ht_off(0b11111111),
-    ev("BR_MISP_RETIRED.NEAR_CALL", 0xc5, 0x02, 0b1111).ht_off(0b11111111),
-    ev("BR_MISP_RETIRED.RET", 0xc5, 0x08, 0b1111).ht_off(0b11111111),
-    ev("BR_MISP_RETIRED.NEAR_TAKEN", 0xc5, 0x20, 0b1111).ht_off(0b11111111),
-    ev("FRONTEND_RETIRED.DSB_MISS", 0xc6, 0x01, 0b1111).aux(AUX_MSR_PEBS_FRONTEND, 0x11),
-    ev("FRONTEND_RETIRED.L1I_MISS", 0xc6, 0x01, 0b1111).aux(AUX_MSR_PEBS_FRONTEND, 0x12),
-    ev("FRONTEND_RETIRED.L2_MISS", 0xc6, 0x01, 0b1111).aux(AUX_MSR_PEBS_FRONTEND, 0x13),
-    ev("FRONTEND_RETIRED.ITLB_MISS", 0xc6, 0x01, 0b1111).aux(AUX_MSR_PEBS_FRONTEND, 0x14),
-    ev("FRONTEND_RETIRED.STLB_MISS", 0xc6, 0x01, 0b1111).aux(AUX_MSR_PEBS_FRONTEND, 0x15),
-    ev("FRONTEND_RETIRED.LATENCY_GE_2", 0xc6, 0x01, 0b1111).aux(AUX_MSR_PEBS_FRONTEND, 0x400206),
-    ev("FRONTEND_RETIRED.LATENCY_GE_2_BUBBLES_GE_2", 0xc6, 0x01, 0b1111).aux(AUX_MSR_PEBS_FRONTEND, 0x200206),
-    ev("FRONTEND_RETIRED.LATENCY_GE_4", 0xc6, 0x01, 0b1111).aux(AUX_MSR_PEBS_FRONTEND, 0x400406),
-    ev("FRONTEND_RETIRED.LATENCY_GE_8", 0xc6, 0x01, 0b1111).aux(AUX_MSR_PEBS_FRONTEND, 0x400806),
-    ev("FRONTEND_RETIRED.LATENCY_GE_16", 0xc6, 0x01, 0b1111).aux(AUX_MSR_PEBS_FRONTEND, 0x401006),
-    ev("FRONTEND_RETIRED.LATENCY_GE_32", 0xc6, 0x01, 0b1111).aux(AUX_MSR_PEBS_FRONTEND, 0x402006),
-    ev("FRONTEND_RETIRED.LATENCY_GE_64", 0xc6, 0x01, 0b1111).aux(AUX_MSR_PEBS_FRONTEND, 0x404006),
-    ev("FRONTEND_RETIRED.LATENCY_GE_128", 0xc6, 0x01, 0b1111).aux(AUX_MSR_PEBS_FRONTEND, 0x408006),
-    ev("FRONTEND_RETIRED.LATENCY_GE_256", 0xc6, 0x01, 0b1111).aux(AUX_MSR_PEBS_FRONTEND, 0x410006),
-    ev("FRONTEND_RETIRED.LATENCY_GE_512", 0xc6, 0x01, 0b1111).aux(AUX_MSR_PEBS_FRONTEND, 0x420006),
-    ev("FRONTEND_RETIRED.LATENCY_GE_2_BUBBLES_GE_1", 0xc6, 0x01, 0b1111).aux(AUX_MSR_PEBS_FRONTEND, 0x100206),
-    ev("FRONTEND_RETIRED.LATENCY_GE_2_BUBBLES_GE_3", 0xc6, 0x01, 0b1111).aux(AUX_MSR_PEBS_FRONTEND, 0x300206),
-    ev("FRONTEND_RETIRED.ANY_DSB_MISS", 0xc6, 0x01, 0b1111).aux(AUX_MSR_PEBS_FRONTEND, 0x1),
-    ev("FP_ARITH_INST_RETIRED.SCALAR_DOUBLE", 0xc7, 0x01, 0b1111).ht_off(0b11111111),
-    ev("FP_ARITH_INST_RETIRED.SCALAR_SINGLE", 0xc7, 0x02, 0b1111).ht_off(0b11111111),
-    ev("FP_ARITH_INST_RETIRED.SCALAR", 0xc7, 0x03, 0b1111).ht_off(0b11111111),
-    ev("FP_ARITH_INST_RETIRED.128B_PACKED_DOUBLE", 0xc7, 0x04, 0b1111).ht_off(0b11111111),
-    ev("FP_ARITH_INST_RETIRED.128B_PACKED_SINGLE", 0xc7, 0x08, 0b1111).ht_off(0b11111111),
-    ev("FP_ARITH_INST_RETIRED.256B_PACKED_DOUBLE", 0xc7, 0x10, 0b1111).ht_off(0b11111111),
-    ev("FP_ARITH_INST_RETIRED.4_FLOPS", 0xc7, 0x18, 0b1111).ht_off(0b11111111),
-    ev("FP_ARITH_INST_RETIRED.8_FLOPS", 0xc7, 0x18, 0b1111).ht_off(0b11111111),
-    ev("FP_ARITH_INST_RETIRED.256B_PACKED_SINGLE", 0xc7, 0x20, 0b1111).ht_off(0b11111111),
-    ev("FP_ARITH_INST_RETIRED.512B_PACKED_DOUBLE", 0xc7, 0x40, 0b1111).ht_off(0b11111111),
-    ev("FP_ARITH_INST_RETIRED.512B_PACKED_SINGLE", 0xc7, 0x80, 0b1111).ht_off(0b11111111),
-    ev("FP_ARITH_INST_RETIRED.VECTOR", 0xc7, 0xfc, 0b1111).ht_off(0b11111111),
-    ev("HLE_RETIRED.START", 0xc8, 0x01, 0b1111).ht_off(0b11111111),
-    ev("HLE_RETIRED.COMMIT", 0xc8, 0x02, 0b1111).ht_off(0b11111111),
-    ev("HLE_RETIRED.ABORTED", 0xc8, 0x04, 0b1111).ht_off(0b11111111),
-    ev("HLE_RETIRED.ABORTED_MEM", 0xc8, 0x08, 0b1111).ht_off(0b11111111),
-    ev("HLE_RETIRED.ABORTED_TIMER", 0xc8, 0x10, 0b1111).ht_off(0b11111111),
-    ev("HLE_RETIRED.ABORTED_UNFRIENDLY", 0xc8, 0x20, 0b1111).ht_off(0b11111111),
-    ev("HLE_RETIRED.ABORTED_MEMTYPE", 0xc8, 0x40, 0b1111).ht_off(0b11111111),
-    ev("HLE_RETIRED.ABORTED_EVENTS", 0xc8, 0x80, 0b1111).ht_off(0b11111111),
-    ev("RTM_RETIRED.START", 0xc9, 0x01, 0b1111).ht_off(0b11111111),
-    ev("RTM_RETIRED.COMMIT", 0xc9, 0x02, 0b1111).ht_off(0b11111111),
-    ev("RTM_RETIRED.ABORTED_MEM", 0xc9, 0x08, 0b1111).ht_off(0b11111111),
-    ev("RTM_RETIRED.ABORTED_TIMER", 0xc9, 0x10, 0b1111).ht_off(0b11111111),
-    ev("RTM_RETIRED.ABORTED_UNFRIENDLY", 0xc9, 0x20, 0b1111).ht_off(0b11111111),
-    ev("RTM_RETIRED.ABORTED_MEMTYPE", 0xc9, 0x40, 0b1111).ht_off(0b11111111),
-    ev("RTM_RETIRED.ABORTED_EVENTS", 0xc9, 0x80, 0b1111).ht_off(0b11111111),
-    ev("FP_ASSIST.ANY", 0xca, 0x1e, 0b1111).ht_off(0b11111111).threshold(1),
-    ev("HW_INTERRUPTS.RECEIVED", 0xcb, 0x01, 0b1111).ht_off(0b11111111),
-    ev("ROB_MISC_EVENTS.LBR_INSERTS", 0xcc, 0x20, 0b1111).ht_off(0b11111111),
-    ev("ROB_MISC_EVENTS.PAUSE_INST", 0xcc, 0x40, 0b1111).ht_off(0b11111111),
-    ev("FP_ARITH_INST_RETIRED2.128BIT_PACKED_BF16", 0xcf, 0x20, 0b1111).ht_off(0b11111111),
-    ev("FP_ARITH_INST_RETIRED2.256BIT_PACKED_BF16", 0xcf, 0x40, 0b1111).ht_off(0b11111111),
-    ev("FP_ARITH_INST_RETIRED2.512BIT_PACKED_BF16", 0xcf, 0x80, 0b1111).ht_off(0b11111111),
-    ev("MEM_INST_RETIRED.STLB_MISS_LOADS", 0xd0, 0x11, 0b1111),
-    ev("MEM_INST_RETIRED.STLB_MISS_STORES", 0xd0, 0x12, 0b1111),
-    ev("MEM_INST_RETIRED.LOCK_LOADS", 0xd0, 0x21, 0b1111),
-    ev("MEM_INST_RETIRED.SPLIT_LOADS", 0xd0, 0x41, 0b1111),
-    ev("MEM_INST_RETIRED.SPLIT_STORES", 0xd0, 0x42, 0b1111),
-    ev("MEM_INST_RETIRED.ALL_LOADS", 0xd0, 0x81, 0b1111),
-    ev("MEM_INST_RETIRED.ALL_STORES", 0xd0, 0x82, 0b1111),
-    ev("MEM_INST_RETIRED.ANY", 0xd0, 0x83, 0b1111),
-    ev("MEM_LOAD_RETIRED.L1_HIT", 0xd1, 0x01, 0b1111),
-    ev("MEM_LOAD_RETIRED.L2_HIT", 0xd1, 0x02, 0b1111),
-    ev("MEM_LOAD_RETIRED.L3_HIT", 0xd1, 0x04, 0b1111),
-    ev("MEM_LOAD_RETIRED.L1_MISS", 0xd1, 0x08, 0b1111),
-    ev("MEM_LOAD_RETIRED.L2_MISS", 0xd1, 0x10, 0b1111),
-    ev("MEM_LOAD_RETIRED.L3_MISS", 0xd1, 0x20, 0b1111),
-    ev("MEM_LOAD_RETIRED.FB_HIT", 0xd1, 0x40, 0b1111),
-    ev("MEM_LOAD_RETIRED.LOCAL_PMM", 0xd1, 0x80, 0b1111),
-    ev("MEM_LOAD_L3_HIT_RETIRED.XSNP_MISS", 0xd2, 0x01, 0b1111),
-    ev("MEM_LOAD_L3_HIT_RETIRED.XSNP_HIT", 0xd2, 0x02, 0b1111),
-    ev("MEM_LOAD_L3_HIT_RETIRED.XSNP_HITM", 0xd2, 0x04, 0b1111),
-    ev("MEM_LOAD_L3_HIT_RETIRED.XSNP_NONE", 0xd2, 0x08, 0b1111),
-    ev("MEM_LOAD_L3_MISS_RETIRED.LOCAL_DRAM", 0xd3, 0x01, 0b1111),
-    ev("MEM_LOAD_L3_MISS_RETIRED.REMOTE_DRAM", 0xd3, 0x02, 0b1111),
-    ev("MEM_LOAD_L3_MISS_RETIRED.REMOTE_HITM", 0xd3, 0x04, 0b1111),
-    ev("MEM_LOAD_L3_MISS_RETIRED.REMOTE_FWD", 0xd3, 0x08, 0b1111),
-    ev("MEM_LOAD_L3_MISS_RETIRED.REMOTE_PMM", 0xd3, 0x10, 0b1111),
-    ev("MEM_LOAD_MISC_RETIRED.UC", 0xd4, 0x04, 0b1111),
-    ev("BACLEARS.ANY", 0xe6, 0x01, 0b1111).ht_off(0b11111111),
-    ev("CORE_SNOOP_RESPONSE.RSP_IHITI", 0xef, 0x01, 0b1111).ht_off(0b11111111),
-    ev("CORE_SNOOP_RESPONSE.RSP_IHITFSE", 0xef, 0x02, 0b1111).ht_off(0b11111111),
-    ev("CORE_SNOOP_RESPONSE.RSP_SHITFSE", 0xef, 0x04, 0b1111).ht_off(0b11111111),
-    ev("CORE_SNOOP_RESPONSE.RSP_SFWDM", 0xef, 0x08, 0b1111).ht_off(0b11111111),
-    ev("CORE_SNOOP_RESPONSE.RSP_IFWDM", 0xef, 0x10, 0b1111).ht_off(0b11111111),
-    ev("CORE_SNOOP_RESPONSE.RSP_IFWDFE", 0xef, 0x20, 0b1111).ht_off(0b11111111),
-    ev("CORE_SNOOP_RESPONSE.RSP_SFWDFE", 0xef, 0x40, 0b1111).ht_off(0b11111111),
-    ev("L2_TRANS.L2_WB", 0xf0, 0x40, 0b1111).ht_off(0b11111111),
-    ev("L2_LINES_IN.ALL", 0xf1, 0x1f, 0b1111).ht_off(0b11111111),
-    ev("L2_LINES_OUT.SILENT", 0xf2, 0x01, 0b1111).ht_off(0b11111111),
-    ev("L2_LINES_OUT.NON_SILENT", 0xf2, 0x02, 0b1111).ht_off(0b11111111),
-    ev("L2_LINES_OUT.USELESS_HWPF", 0xf2, 0x04, 0b1111).ht_off(0b11111111),
-    ev("SQ_MISC.SPLIT_LOCK", 0xf4, 0x10, 0b1111).ht_off(0b11111111),
-    ev("IDI_MISC.WB_UPGRADE", 0xfe, 0x02, 0b1111).ht_off(0b11111111),
-    ev("IDI_MISC.WB_DOWNGRADE", 0xfe, 0x04, 0b1111).ht_off(0b11111111),
-    ev("OCR.DEMAND_DATA_RD.SUPPLIER_NONE.SNOOP_NONE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x80020001),
-    ev("OCR.DEMAND_DATA_RD.SUPPLIER_NONE.NO_SNOOP_NEEDED", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x100020001),
-    ev("OCR.DEMAND_DATA_RD.SUPPLIER_NONE.SNOOP_MISS", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x200020001),
-    ev("OCR.DEMAND_DATA_RD.SUPPLIER_NONE.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x400020001),
-    ev("OCR.DEMAND_DATA_RD.SUPPLIER_NONE.HIT_OTHER_CORE_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x800020001),
-    ev("OCR.DEMAND_DATA_RD.SUPPLIER_NONE.HITM_OTHER_CORE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x1000020001),
-    ev("OCR.DEMAND_DATA_RD.SUPPLIER_NONE.ANY_SNOOP", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f80020001),
-    ev("OCR.DEMAND_DATA_RD.L3_HIT_M.SNOOP_NONE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x80040001),
-    ev("OCR.DEMAND_DATA_RD.L3_HIT_M.NO_SNOOP_NEEDED", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x100040001),
-    ev("OCR.DEMAND_DATA_RD.L3_HIT_M.SNOOP_MISS", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x200040001),
-    ev("OCR.DEMAND_DATA_RD.L3_HIT_M.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x400040001),
-    ev("OCR.DEMAND_DATA_RD.L3_HIT_M.HIT_OTHER_CORE_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x800040001),
-    ev("OCR.DEMAND_DATA_RD.L3_HIT_M.HITM_OTHER_CORE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x1000040001),
-    ev("OCR.DEMAND_DATA_RD.L3_HIT_M.ANY_SNOOP", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f80040001),
-    ev("OCR.DEMAND_DATA_RD.L3_HIT_E.SNOOP_NONE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x80080001),
-    ev("OCR.DEMAND_DATA_RD.L3_HIT_E.NO_SNOOP_NEEDED", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x100080001),
-    ev("OCR.DEMAND_DATA_RD.L3_HIT_E.SNOOP_MISS", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x200080001),
-    ev("OCR.DEMAND_DATA_RD.L3_HIT_E.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x400080001),
-    ev("OCR.DEMAND_DATA_RD.L3_HIT_E.HIT_OTHER_CORE_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x800080001),
-    ev("OCR.DEMAND_DATA_RD.L3_HIT_E.HITM_OTHER_CORE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x1000080001),
-    ev("OCR.DEMAND_DATA_RD.L3_HIT_E.ANY_SNOOP", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f80080001),
-    ev("OCR.DEMAND_DATA_RD.L3_HIT_S.SNOOP_NONE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x80100001),
-    ev("OCR.DEMAND_DATA_RD.L3_HIT_S.NO_SNOOP_NEEDED", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x100100001),
-    ev("OCR.DEMAND_DATA_RD.L3_HIT_S.SNOOP_MISS", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x200100001),
-    ev("OCR.DEMAND_DATA_RD.L3_HIT_S.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x400100001),
-    ev("OCR.DEMAND_DATA_RD.L3_HIT_S.HIT_OTHER_CORE_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x800100001),
-    ev("OCR.DEMAND_DATA_RD.L3_HIT_S.HITM_OTHER_CORE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x1000100001),
-    ev("OCR.DEMAND_DATA_RD.L3_HIT_S.ANY_SNOOP", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f80100001),
-    ev("OCR.DEMAND_DATA_RD.L3_HIT_F.SNOOP_NONE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x80200001),
-    ev("OCR.DEMAND_DATA_RD.L3_HIT_F.NO_SNOOP_NEEDED", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x100200001),
-    ev("OCR.DEMAND_DATA_RD.L3_HIT_F.SNOOP_MISS", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x200200001),
-    ev("OCR.DEMAND_DATA_RD.L3_HIT_F.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x400200001),
-    ev("OCR.DEMAND_DATA_RD.L3_HIT_F.HIT_OTHER_CORE_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x800200001),
-    ev("OCR.DEMAND_DATA_RD.L3_HIT_F.HITM_OTHER_CORE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x1000200001),
-    ev("OCR.DEMAND_DATA_RD.L3_HIT_F.ANY_SNOOP", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f80200001),
-    ev("OCR.DEMAND_DATA_RD.L3_HIT.SNOOP_NONE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x803c0001),
-    ev("OCR.DEMAND_DATA_RD.L3_HIT.NO_SNOOP_NEEDED", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x1003c0001),
-    ev("OCR.DEMAND_DATA_RD.L3_HIT.SNOOP_MISS", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x2003c0001),
-    ev("OCR.DEMAND_DATA_RD.L3_HIT.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x4003c0001),
-    ev("OCR.DEMAND_DATA_RD.L3_HIT.HIT_OTHER_CORE_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x8003c0001),
-    ev("OCR.DEMAND_DATA_RD.L3_HIT.HITM_OTHER_CORE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x10003c0001),
-    ev("OCR.DEMAND_DATA_RD.L3_HIT.ANY_SNOOP", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f803c0001),
-    ev("OCR.DEMAND_DATA_RD.L3_MISS_LOCAL_DRAM.SNOOP_NONE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x84000001),
-    ev("OCR.DEMAND_DATA_RD.L3_MISS_LOCAL_DRAM.NO_SNOOP_NEEDED", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x104000001),
-    ev("OCR.DEMAND_DATA_RD.L3_MISS_LOCAL_DRAM.SNOOP_MISS", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x204000001),
-    ev("OCR.DEMAND_DATA_RD.L3_MISS_LOCAL_DRAM.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x404000001),
-    ev("OCR.DEMAND_DATA_RD.L3_MISS_LOCAL_DRAM.HIT_OTHER_CORE_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x804000001),
-    ev("OCR.DEMAND_DATA_RD.L3_MISS_LOCAL_DRAM.HITM_OTHER_CORE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x1004000001),
-    ev("OCR.DEMAND_DATA_RD.L3_MISS_LOCAL_DRAM.ANY_SNOOP", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f84000001),
-    ev("OCR.DEMAND_DATA_RD.L3_MISS_REMOTE_HOP1_DRAM.SNOOP_NONE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x90000001),
-    ev("OCR.DEMAND_DATA_RD.L3_MISS_REMOTE_HOP1_DRAM.NO_SNOOP_NEEDED", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x110000001),
-    ev("OCR.DEMAND_DATA_RD.L3_MISS_REMOTE_HOP1_DRAM.SNOOP_MISS", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x210000001),
-    ev("OCR.DEMAND_DATA_RD.L3_MISS_REMOTE_HOP1_DRAM.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x410000001),
-    ev("OCR.DEMAND_DATA_RD.L3_MISS_REMOTE_HOP1_DRAM.HIT_OTHER_CORE_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x810000001),
-    ev("OCR.DEMAND_DATA_RD.L3_MISS_REMOTE_HOP1_DRAM.HITM_OTHER_CORE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x1010000001),
-    ev("OCR.DEMAND_DATA_RD.L3_MISS_REMOTE_HOP1_DRAM.ANY_SNOOP", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f90000001),
-    ev("OCR.DEMAND_DATA_RD.L3_MISS.SNOOP_NONE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0xbc000001),
-    ev("OCR.DEMAND_DATA_RD.L3_MISS.NO_SNOOP_NEEDED", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x13c000001),
-    ev("OCR.DEMAND_DATA_RD.L3_MISS.SNOOP_MISS", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x23c000001),
-    ev("OCR.DEMAND_DATA_RD.L3_MISS.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x43c000001),
-    ev("OCR.DEMAND_DATA_RD.L3_MISS.HIT_OTHER_CORE_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x83c000001),
-    ev("OCR.DEMAND_DATA_RD.L3_MISS.HITM_OTHER_CORE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x103c000001),
-    ev("OCR.DEMAND_DATA_RD.L3_MISS.ANY_SNOOP", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3fbc000001),
-    ev("OCR.DEMAND_RFO.SUPPLIER_NONE.SNOOP_NONE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x80020002),
-    ev("OCR.DEMAND_RFO.SUPPLIER_NONE.NO_SNOOP_NEEDED", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x100020002),
-    ev("OCR.DEMAND_RFO.SUPPLIER_NONE.SNOOP_MISS", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x200020002),
-    ev("OCR.DEMAND_RFO.SUPPLIER_NONE.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x400020002),
-    ev("OCR.DEMAND_RFO.SUPPLIER_NONE.HIT_OTHER_CORE_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x800020002),
-    ev("OCR.DEMAND_RFO.SUPPLIER_NONE.HITM_OTHER_CORE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x1000020002),
-    ev("OCR.DEMAND_RFO.SUPPLIER_NONE.ANY_SNOOP", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f80020002),
-    ev("OCR.DEMAND_RFO.L3_HIT_M.SNOOP_NONE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x80040002),
-    ev("OCR.DEMAND_RFO.L3_HIT_M.NO_SNOOP_NEEDED", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x100040002),
-    ev("OCR.DEMAND_RFO.L3_HIT_M.SNOOP_MISS", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x200040002),
-    ev("OCR.DEMAND_RFO.L3_HIT_M.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x400040002),
-    ev("OCR.DEMAND_RFO.L3_HIT_M.HIT_OTHER_CORE_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x800040002),
-    ev("OCR.DEMAND_RFO.L3_HIT_M.HITM_OTHER_CORE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x1000040002),
-    ev("OCR.DEMAND_RFO.L3_HIT_M.ANY_SNOOP", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f80040002),
-    ev("OCR.DEMAND_RFO.L3_HIT_E.SNOOP_NONE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x80080002),
-    ev("OCR.DEMAND_RFO.L3_HIT_E.NO_SNOOP_NEEDED", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x100080002),
-    ev("OCR.DEMAND_RFO.L3_HIT_E.SNOOP_MISS", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x200080002),
-    ev("OCR.DEMAND_RFO.L3_HIT_E.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x400080002),
-    ev("OCR.DEMAND_RFO.L3_HIT_E.HIT_OTHER_CORE_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x800080002),
-    ev("OCR.DEMAND_RFO.L3_HIT_E.HITM_OTHER_CORE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x1000080002),
-    ev("OCR.DEMAND_RFO.L3_HIT_E.ANY_SNOOP", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f80080002),
-    ev("OCR.DEMAND_RFO.L3_HIT_S.SNOOP_NONE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x80100002),
-    ev("OCR.DEMAND_RFO.L3_HIT_S.NO_SNOOP_NEEDED", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x100100002),
-    ev("OCR.DEMAND_RFO.L3_HIT_S.SNOOP_MISS", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x200100002),
-    ev("OCR.DEMAND_RFO.L3_HIT_S.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x400100002),
-    ev("OCR.DEMAND_RFO.L3_HIT_S.HIT_OTHER_CORE_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x800100002),
-    ev("OCR.DEMAND_RFO.L3_HIT_S.HITM_OTHER_CORE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x1000100002),
-    ev("OCR.DEMAND_RFO.L3_HIT_S.ANY_SNOOP", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f80100002),
-    ev("OCR.DEMAND_RFO.L3_HIT_F.SNOOP_NONE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x80200002),
-    ev("OCR.DEMAND_RFO.L3_HIT_F.NO_SNOOP_NEEDED", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x100200002),
-    ev("OCR.DEMAND_RFO.L3_HIT_F.SNOOP_MISS", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x200200002),
-    ev("OCR.DEMAND_RFO.L3_HIT_F.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x400200002),
-    ev("OCR.DEMAND_RFO.L3_HIT_F.HIT_OTHER_CORE_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x800200002),
-    ev("OCR.DEMAND_RFO.L3_HIT_F.HITM_OTHER_CORE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x1000200002),
-    ev("OCR.DEMAND_RFO.L3_HIT_F.ANY_SNOOP", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f80200002),
-    ev("OCR.DEMAND_RFO.L3_HIT.SNOOP_NONE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x803c0002),
-    ev("OCR.DEMAND_RFO.L3_HIT.NO_SNOOP_NEEDED", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x1003c0002),
-    ev("OCR.DEMAND_RFO.L3_HIT.SNOOP_MISS", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x2003c0002),
-    ev("OCR.DEMAND_RFO.L3_HIT.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x4003c0002),
-    ev("OCR.DEMAND_RFO.L3_HIT.HIT_OTHER_CORE_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x8003c0002),
-    ev("OCR.DEMAND_RFO.L3_HIT.HITM_OTHER_CORE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x10003c0002),
-    ev("OCR.DEMAND_RFO.L3_HIT.ANY_SNOOP", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f803c0002),
-    ev("OCR.DEMAND_RFO.L3_MISS_LOCAL_DRAM.SNOOP_NONE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x84000002),
-    ev("OCR.DEMAND_RFO.L3_MISS_LOCAL_DRAM.NO_SNOOP_NEEDED", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x104000002),
-    ev("OCR.DEMAND_RFO.L3_MISS_LOCAL_DRAM.SNOOP_MISS", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x204000002),
-    ev("OCR.DEMAND_RFO.L3_MISS_LOCAL_DRAM.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x404000002),
-    ev("OCR.DEMAND_RFO.L3_MISS_LOCAL_DRAM.HIT_OTHER_CORE_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x804000002),
-    ev("OCR.DEMAND_RFO.L3_MISS_LOCAL_DRAM.HITM_OTHER_CORE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x1004000002),
-    ev("OCR.DEMAND_RFO.L3_MISS_LOCAL_DRAM.ANY_SNOOP", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f84000002),
-    ev("OCR.DEMAND_RFO.L3_MISS_REMOTE_HOP1_DRAM.SNOOP_NONE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x90000002),
-    ev("OCR.DEMAND_RFO.L3_MISS_REMOTE_HOP1_DRAM.NO_SNOOP_NEEDED", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x110000002),
-    ev("OCR.DEMAND_RFO.L3_MISS_REMOTE_HOP1_DRAM.SNOOP_MISS", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x210000002),
-    ev("OCR.DEMAND_RFO.L3_MISS_REMOTE_HOP1_DRAM.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x410000002),
-    ev("OCR.DEMAND_RFO.L3_MISS_REMOTE_HOP1_DRAM.HIT_OTHER_CORE_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x810000002),
-    ev("OCR.DEMAND_RFO.L3_MISS_REMOTE_HOP1_DRAM.HITM_OTHER_CORE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x1010000002),
-    ev("OCR.DEMAND_RFO.L3_MISS_REMOTE_HOP1_DRAM.ANY_SNOOP", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f90000002),
-    ev("OCR.DEMAND_RFO.L3_MISS.SNOOP_NONE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0xbc000002),
-    ev("OCR.DEMAND_RFO.L3_MISS.NO_SNOOP_NEEDED", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x13c000002),
-    ev("OCR.DEMAND_RFO.L3_MISS.SNOOP_MISS", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x23c000002),
-    ev("OCR.DEMAND_RFO.L3_MISS.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x43c000002),
-    ev("OCR.DEMAND_RFO.L3_MISS.HIT_OTHER_CORE_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x83c000002),
-    ev("OCR.DEMAND_RFO.L3_MISS.HITM_OTHER_CORE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x103c000002),
-    ev("OCR.DEMAND_RFO.L3_MISS.ANY_SNOOP", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3fbc000002),
-    ev("OCR.DEMAND_CODE_RD.SUPPLIER_NONE.SNOOP_NONE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x80020004),
-    ev("OCR.DEMAND_CODE_RD.SUPPLIER_NONE.NO_SNOOP_NEEDED", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x100020004),
-    ev("OCR.DEMAND_CODE_RD.SUPPLIER_NONE.SNOOP_MISS", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x200020004),
-    ev("OCR.DEMAND_CODE_RD.SUPPLIER_NONE.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x400020004),
-    ev("OCR.DEMAND_CODE_RD.SUPPLIER_NONE.HIT_OTHER_CORE_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x800020004),
-    ev("OCR.DEMAND_CODE_RD.SUPPLIER_NONE.HITM_OTHER_CORE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x1000020004),
-    ev("OCR.DEMAND_CODE_RD.SUPPLIER_NONE.ANY_SNOOP", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f80020004),
-    ev("OCR.DEMAND_CODE_RD.L3_HIT_M.SNOOP_NONE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x80040004),
-    ev("OCR.DEMAND_CODE_RD.L3_HIT_M.NO_SNOOP_NEEDED", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x100040004),
-    ev("OCR.DEMAND_CODE_RD.L3_HIT_M.SNOOP_MISS", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x200040004),
-    ev("OCR.DEMAND_CODE_RD.L3_HIT_M.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x400040004),
-    ev("OCR.DEMAND_CODE_RD.L3_HIT_M.HIT_OTHER_CORE_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x800040004),
-    ev("OCR.DEMAND_CODE_RD.L3_HIT_M.HITM_OTHER_CORE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x1000040004),
-    ev("OCR.DEMAND_CODE_RD.L3_HIT_M.ANY_SNOOP", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f80040004),
-    ev("OCR.DEMAND_CODE_RD.L3_HIT_E.SNOOP_NONE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x80080004),
-    ev("OCR.DEMAND_CODE_RD.L3_HIT_E.NO_SNOOP_NEEDED", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x100080004),
-    ev("OCR.DEMAND_CODE_RD.L3_HIT_E.SNOOP_MISS", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x200080004),
-    ev("OCR.DEMAND_CODE_RD.L3_HIT_E.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x400080004),
-    ev("OCR.DEMAND_CODE_RD.L3_HIT_E.HIT_OTHER_CORE_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x800080004),
-    ev("OCR.DEMAND_CODE_RD.L3_HIT_E.HITM_OTHER_CORE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x1000080004),
-    ev("OCR.DEMAND_CODE_RD.L3_HIT_E.ANY_SNOOP", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f80080004),
-    ev("OCR.DEMAND_CODE_RD.L3_HIT_S.SNOOP_NONE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x80100004),
-    ev("OCR.DEMAND_CODE_RD.L3_HIT_S.NO_SNOOP_NEEDED", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x100100004),
-    ev("OCR.DEMAND_CODE_RD.L3_HIT_S.SNOOP_MISS", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x200100004),
-    ev("OCR.DEMAND_CODE_RD.L3_HIT_S.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x400100004),
-    ev("OCR.DEMAND_CODE_RD.L3_HIT_S.HIT_OTHER_CORE_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x800100004),
-    ev("OCR.DEMAND_CODE_RD.L3_HIT_S.HITM_OTHER_CORE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x1000100004),
-    ev("OCR.DEMAND_CODE_RD.L3_HIT_S.ANY_SNOOP", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f80100004),
-    ev("OCR.DEMAND_CODE_RD.L3_HIT_F.SNOOP_NONE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x80200004),
-    ev("OCR.DEMAND_CODE_RD.L3_HIT_F.NO_SNOOP_NEEDED", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x100200004),
-    ev("OCR.DEMAND_CODE_RD.L3_HIT_F.SNOOP_MISS", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x200200004),
-    ev("OCR.DEMAND_CODE_RD.L3_HIT_F.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x400200004),
-    ev("OCR.DEMAND_CODE_RD.L3_HIT_F.HIT_OTHER_CORE_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x800200004),
-    ev("OCR.DEMAND_CODE_RD.L3_HIT_F.HITM_OTHER_CORE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x1000200004),
-    ev("OCR.DEMAND_CODE_RD.L3_HIT_F.ANY_SNOOP", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f80200004),
-    ev("OCR.DEMAND_CODE_RD.L3_HIT.SNOOP_NONE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x803c0004),
-    ev("OCR.DEMAND_CODE_RD.L3_HIT.NO_SNOOP_NEEDED", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x1003c0004),
-    ev("OCR.DEMAND_CODE_RD.L3_HIT.SNOOP_MISS", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x2003c0004),
-    ev("OCR.DEMAND_CODE_RD.L3_HIT.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x4003c0004),
-    ev("OCR.DEMAND_CODE_RD.L3_HIT.HIT_OTHER_CORE_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x8003c0004),
-    ev("OCR.DEMAND_CODE_RD.L3_HIT.HITM_OTHER_CORE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x10003c0004),
-    ev("OCR.DEMAND_CODE_RD.L3_HIT.ANY_SNOOP", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f803c0004),
-    ev("OCR.DEMAND_CODE_RD.L3_MISS_LOCAL_DRAM.SNOOP_NONE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x84000004),
-    ev("OCR.DEMAND_CODE_RD.L3_MISS_LOCAL_DRAM.NO_SNOOP_NEEDED", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x104000004),
-    ev("OCR.DEMAND_CODE_RD.L3_MISS_LOCAL_DRAM.SNOOP_MISS", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x204000004),
-    ev("OCR.DEMAND_CODE_RD.L3_MISS_LOCAL_DRAM.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x404000004),
-    ev("OCR.DEMAND_CODE_RD.L3_MISS_LOCAL_DRAM.HIT_OTHER_CORE_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x804000004),
-    ev("OCR.DEMAND_CODE_RD.L3_MISS_LOCAL_DRAM.HITM_OTHER_CORE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x1004000004),
-    ev("OCR.DEMAND_CODE_RD.L3_MISS_LOCAL_DRAM.ANY_SNOOP", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f84000004),
-    ev("OCR.DEMAND_CODE_RD.L3_MISS_REMOTE_HOP1_DRAM.SNOOP_NONE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x90000004),
-    ev("OCR.DEMAND_CODE_RD.L3_MISS_REMOTE_HOP1_DRAM.NO_SNOOP_NEEDED", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x110000004),
-    ev("OCR.DEMAND_CODE_RD.L3_MISS_REMOTE_HOP1_DRAM.SNOOP_MISS", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x210000004),
-    ev("OCR.DEMAND_CODE_RD.L3_MISS_REMOTE_HOP1_DRAM.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x410000004),
-    ev("OCR.DEMAND_CODE_RD.L3_MISS_REMOTE_HOP1_DRAM.HIT_OTHER_CORE_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x810000004),
-    ev("OCR.DEMAND_CODE_RD.L3_MISS_REMOTE_HOP1_DRAM.HITM_OTHER_CORE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x1010000004),
-    ev("OCR.DEMAND_CODE_RD.L3_MISS_REMOTE_HOP1_DRAM.ANY_SNOOP", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f90000004),
-    ev("OCR.DEMAND_CODE_RD.L3_MISS.SNOOP_NONE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0xbc000004),
-    ev("OCR.DEMAND_CODE_RD.L3_MISS.NO_SNOOP_NEEDED", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x13c000004),
-    ev("OCR.DEMAND_CODE_RD.L3_MISS.SNOOP_MISS", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x23c000004),
-    ev("OCR.DEMAND_CODE_RD.L3_MISS.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x43c000004),
-    ev("OCR.DEMAND_CODE_RD.L3_MISS.HIT_OTHER_CORE_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x83c000004),
-    ev("OCR.DEMAND_CODE_RD.L3_MISS.HITM_OTHER_CORE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x103c000004),
-    ev("OCR.DEMAND_CODE_RD.L3_MISS.ANY_SNOOP", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3fbc000004),
-    ev("OCR.PF_L2_DATA_RD.SUPPLIER_NONE.SNOOP_NONE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x80020010),
-    ev("OCR.PF_L2_DATA_RD.SUPPLIER_NONE.NO_SNOOP_NEEDED", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x100020010),
-    ev("OCR.PF_L2_DATA_RD.SUPPLIER_NONE.SNOOP_MISS", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x200020010),
-    ev("OCR.PF_L2_DATA_RD.SUPPLIER_NONE.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x400020010),
-    ev("OCR.PF_L2_DATA_RD.SUPPLIER_NONE.HIT_OTHER_CORE_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x800020010),
-    ev("OCR.PF_L2_DATA_RD.SUPPLIER_NONE.HITM_OTHER_CORE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x1000020010),
-    ev("OCR.PF_L2_DATA_RD.SUPPLIER_NONE.ANY_SNOOP", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f80020010),
-    ev("OCR.PF_L2_DATA_RD.L3_HIT_M.SNOOP_NONE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x80040010),
-    ev("OCR.PF_L2_DATA_RD.L3_HIT_M.NO_SNOOP_NEEDED", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x100040010),
-    ev("OCR.PF_L2_DATA_RD.L3_HIT_M.SNOOP_MISS", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x200040010),
-    ev("OCR.PF_L2_DATA_RD.L3_HIT_M.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x400040010),
-    ev("OCR.PF_L2_DATA_RD.L3_HIT_M.HIT_OTHER_CORE_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x800040010),
-    ev("OCR.PF_L2_DATA_RD.L3_HIT_M.HITM_OTHER_CORE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x1000040010),
-    ev("OCR.PF_L2_DATA_RD.L3_HIT_M.ANY_SNOOP", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f80040010),
-    ev("OCR.PF_L2_DATA_RD.L3_HIT_E.SNOOP_NONE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x80080010),
-    ev("OCR.PF_L2_DATA_RD.L3_HIT_E.NO_SNOOP_NEEDED", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x100080010),
-    ev("OCR.PF_L2_DATA_RD.L3_HIT_E.SNOOP_MISS", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x200080010),
-    ev("OCR.PF_L2_DATA_RD.L3_HIT_E.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x400080010),
-    ev("OCR.PF_L2_DATA_RD.L3_HIT_E.HIT_OTHER_CORE_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x800080010),
-    ev("OCR.PF_L2_DATA_RD.L3_HIT_E.HITM_OTHER_CORE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x1000080010),
-    ev("OCR.PF_L2_DATA_RD.L3_HIT_E.ANY_SNOOP", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f80080010),
-    ev("OCR.PF_L2_DATA_RD.L3_HIT_S.SNOOP_NONE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x80100010),
-    ev("OCR.PF_L2_DATA_RD.L3_HIT_S.NO_SNOOP_NEEDED", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x100100010),
-    ev("OCR.PF_L2_DATA_RD.L3_HIT_S.SNOOP_MISS", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x200100010),
-    ev("OCR.PF_L2_DATA_RD.L3_HIT_S.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x400100010),
-    ev("OCR.PF_L2_DATA_RD.L3_HIT_S.HIT_OTHER_CORE_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x800100010),
-    ev("OCR.PF_L2_DATA_RD.L3_HIT_S.HITM_OTHER_CORE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x1000100010),
-    ev("OCR.PF_L2_DATA_RD.L3_HIT_S.ANY_SNOOP", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f80100010),
-    ev("OCR.PF_L2_DATA_RD.L3_HIT_F.SNOOP_NONE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x80200010),
-    ev("OCR.PF_L2_DATA_RD.L3_HIT_F.NO_SNOOP_NEEDED", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x100200010),
-    ev("OCR.PF_L2_DATA_RD.L3_HIT_F.SNOOP_MISS", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x200200010),
-    ev("OCR.PF_L2_DATA_RD.L3_HIT_F.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x400200010),
-    ev("OCR.PF_L2_DATA_RD.L3_HIT_F.HIT_OTHER_CORE_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x800200010),
-    ev("OCR.PF_L2_DATA_RD.L3_HIT_F.HITM_OTHER_CORE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x1000200010),
-    ev("OCR.PF_L2_DATA_RD.L3_HIT_F.ANY_SNOOP", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f80200010),
-    ev("OCR.PF_L2_DATA_RD.L3_HIT.SNOOP_NONE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x803c0010),
-    ev("OCR.PF_L2_DATA_RD.L3_HIT.NO_SNOOP_NEEDED", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x1003c0010),
-    ev("OCR.PF_L2_DATA_RD.L3_HIT.SNOOP_MISS", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x2003c0010),
-    ev("OCR.PF_L2_DATA_RD.L3_HIT.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x4003c0010),
-    ev("OCR.PF_L2_DATA_RD.L3_HIT.HIT_OTHER_CORE_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x8003c0010),
-    ev("OCR.PF_L2_DATA_RD.L3_HIT.HITM_OTHER_CORE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x10003c0010),
-    ev("OCR.PF_L2_DATA_RD.L3_HIT.ANY_SNOOP", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f803c0010),
-    ev("OCR.PF_L2_DATA_RD.L3_MISS_LOCAL_DRAM.SNOOP_NONE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x84000010),
-    ev("OCR.PF_L2_DATA_RD.L3_MISS_LOCAL_DRAM.NO_SNOOP_NEEDED", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x104000010),
-    ev("OCR.PF_L2_DATA_RD.L3_MISS_LOCAL_DRAM.SNOOP_MISS", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x204000010),
-    ev("OCR.PF_L2_DATA_RD.L3_MISS_LOCAL_DRAM.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x404000010),
-    ev("OCR.PF_L2_DATA_RD.L3_MISS_LOCAL_DRAM.HIT_OTHER_CORE_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x804000010),
-    ev("OCR.PF_L2_DATA_RD.L3_MISS_LOCAL_DRAM.HITM_OTHER_CORE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x1004000010),
-    ev("OCR.PF_L2_DATA_RD.L3_MISS_LOCAL_DRAM.ANY_SNOOP", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f84000010),
-    ev("OCR.PF_L2_DATA_RD.L3_MISS_REMOTE_HOP1_DRAM.SNOOP_NONE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x90000010),
-    ev("OCR.PF_L2_DATA_RD.L3_MISS_REMOTE_HOP1_DRAM.NO_SNOOP_NEEDED", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x110000010),
-    ev("OCR.PF_L2_DATA_RD.L3_MISS_REMOTE_HOP1_DRAM.SNOOP_MISS", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x210000010),
-    ev("OCR.PF_L2_DATA_RD.L3_MISS_REMOTE_HOP1_DRAM.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x410000010),
-    ev("OCR.PF_L2_DATA_RD.L3_MISS_REMOTE_HOP1_DRAM.HIT_OTHER_CORE_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x810000010),
-    ev("OCR.PF_L2_DATA_RD.L3_MISS_REMOTE_HOP1_DRAM.HITM_OTHER_CORE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x1010000010),
-    ev("OCR.PF_L2_DATA_RD.L3_MISS_REMOTE_HOP1_DRAM.ANY_SNOOP", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f90000010),
-    ev("OCR.PF_L2_DATA_RD.L3_MISS.SNOOP_NONE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0xbc000010),
-    ev("OCR.PF_L2_DATA_RD.L3_MISS.NO_SNOOP_NEEDED", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x13c000010),
-    ev("OCR.PF_L2_DATA_RD.L3_MISS.SNOOP_MISS", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x23c000010),
-    ev("OCR.PF_L2_DATA_RD.L3_MISS.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x43c000010),
-    ev("OCR.PF_L2_DATA_RD.L3_MISS.HIT_OTHER_CORE_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x83c000010),
-    ev("OCR.PF_L2_DATA_RD.L3_MISS.HITM_OTHER_CORE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x103c000010),
-    ev("OCR.PF_L2_DATA_RD.L3_MISS.ANY_SNOOP", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3fbc000010),
-    ev("OCR.PF_L2_RFO.SUPPLIER_NONE.SNOOP_NONE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x80020020),
-    ev("OCR.PF_L2_RFO.SUPPLIER_NONE.NO_SNOOP_NEEDED", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x100020020),
-    ev("OCR.PF_L2_RFO.SUPPLIER_NONE.SNOOP_MISS", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x200020020),
-    ev("OCR.PF_L2_RFO.SUPPLIER_NONE.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x400020020),
-    ev("OCR.PF_L2_RFO.SUPPLIER_NONE.HIT_OTHER_CORE_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x800020020),
-    ev("OCR.PF_L2_RFO.SUPPLIER_NONE.HITM_OTHER_CORE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x1000020020),
-    ev("OCR.PF_L2_RFO.SUPPLIER_NONE.ANY_SNOOP", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f80020020),
-    ev("OCR.PF_L2_RFO.L3_HIT_M.SNOOP_NONE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x80040020),
-    ev("OCR.PF_L2_RFO.L3_HIT_M.NO_SNOOP_NEEDED", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x100040020),
-    ev("OCR.PF_L2_RFO.L3_HIT_M.SNOOP_MISS", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x200040020),
-    ev("OCR.PF_L2_RFO.L3_HIT_M.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x400040020),
-    ev("OCR.PF_L2_RFO.L3_HIT_M.HIT_OTHER_CORE_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x800040020),
-    ev("OCR.PF_L2_RFO.L3_HIT_M.HITM_OTHER_CORE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x1000040020),
-    ev("OCR.PF_L2_RFO.L3_HIT_M.ANY_SNOOP", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f80040020),
-    ev("OCR.PF_L2_RFO.L3_HIT_E.SNOOP_NONE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x80080020),
-    ev("OCR.PF_L2_RFO.L3_HIT_E.NO_SNOOP_NEEDED", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x100080020),
-    ev("OCR.PF_L2_RFO.L3_HIT_E.SNOOP_MISS", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x200080020),
-    ev("OCR.PF_L2_RFO.L3_HIT_E.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x400080020),
-    ev("OCR.PF_L2_RFO.L3_HIT_E.HIT_OTHER_CORE_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x800080020),
-    ev("OCR.PF_L2_RFO.L3_HIT_E.HITM_OTHER_CORE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x1000080020),
-    ev("OCR.PF_L2_RFO.L3_HIT_E.ANY_SNOOP", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f80080020),
-    ev("OCR.PF_L2_RFO.L3_HIT_S.SNOOP_NONE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x80100020),
-    ev("OCR.PF_L2_RFO.L3_HIT_S.NO_SNOOP_NEEDED", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x100100020),
-    ev("OCR.PF_L2_RFO.L3_HIT_S.SNOOP_MISS", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x200100020),
-    ev("OCR.PF_L2_RFO.L3_HIT_S.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x400100020),
-    ev("OCR.PF_L2_RFO.L3_HIT_S.HIT_OTHER_CORE_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x800100020),
-    ev("OCR.PF_L2_RFO.L3_HIT_S.HITM_OTHER_CORE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x1000100020),
-    ev("OCR.PF_L2_RFO.L3_HIT_S.ANY_SNOOP", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f80100020),
-    ev("OCR.PF_L2_RFO.L3_HIT_F.SNOOP_NONE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x80200020),
-    ev("OCR.PF_L2_RFO.L3_HIT_F.NO_SNOOP_NEEDED", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x100200020),
-    ev("OCR.PF_L2_RFO.L3_HIT_F.SNOOP_MISS", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x200200020),
-    ev("OCR.PF_L2_RFO.L3_HIT_F.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x400200020),
-    ev("OCR.PF_L2_RFO.L3_HIT_F.HIT_OTHER_CORE_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x800200020),
-    ev("OCR.PF_L2_RFO.L3_HIT_F.HITM_OTHER_CORE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x1000200020),
-    ev("OCR.PF_L2_RFO.L3_HIT_F.ANY_SNOOP", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f80200020),
-    ev("OCR.PF_L2_RFO.L3_HIT.SNOOP_NONE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x803c0020),
-    ev("OCR.PF_L2_RFO.L3_HIT.NO_SNOOP_NEEDED", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x1003c0020),
-    ev("OCR.PF_L2_RFO.L3_HIT.SNOOP_MISS", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x2003c0020),
-    ev("OCR.PF_L2_RFO.L3_HIT.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x4003c0020),
-    ev("OCR.PF_L2_RFO.L3_HIT.HIT_OTHER_CORE_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x8003c0020),
-    ev("OCR.PF_L2_RFO.L3_HIT.HITM_OTHER_CORE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x10003c0020),
-    ev("OCR.PF_L2_RFO.L3_HIT.ANY_SNOOP", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f803c0020),
-    ev("OCR.PF_L2_RFO.L3_MISS_LOCAL_DRAM.SNOOP_NONE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x84000020),
-    ev("OCR.PF_L2_RFO.L3_MISS_LOCAL_DRAM.NO_SNOOP_NEEDED", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x104000020),
-    ev("OCR.PF_L2_RFO.L3_MISS_LOCAL_DRAM.SNOOP_MISS", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x204000020),
-    ev("OCR.PF_L2_RFO.L3_MISS_LOCAL_DRAM.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x404000020),
-    ev("OCR.PF_L2_RFO.L3_MISS_LOCAL_DRAM.HIT_OTHER_CORE_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x804000020),
-    ev("OCR.PF_L2_RFO.L3_MISS_LOCAL_DRAM.HITM_OTHER_CORE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x1004000020),
-    ev("OCR.PF_L2_RFO.L3_MISS_LOCAL_DRAM.ANY_SNOOP", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f84000020),
-    ev("OCR.PF_L2_RFO.L3_MISS_REMOTE_HOP1_DRAM.SNOOP_NONE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x90000020),
-    ev("OCR.PF_L2_RFO.L3_MISS_REMOTE_HOP1_DRAM.NO_SNOOP_NEEDED", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x110000020),
-    ev("OCR.PF_L2_RFO.L3_MISS_REMOTE_HOP1_DRAM.SNOOP_MISS", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x210000020),
-    ev("OCR.PF_L2_RFO.L3_MISS_REMOTE_HOP1_DRAM.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x410000020),
-    ev("OCR.PF_L2_RFO.L3_MISS_REMOTE_HOP1_DRAM.HIT_OTHER_CORE_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x810000020),
-    ev("OCR.PF_L2_RFO.L3_MISS_REMOTE_HOP1_DRAM.HITM_OTHER_CORE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x1010000020),
-    ev("OCR.PF_L2_RFO.L3_MISS_REMOTE_HOP1_DRAM.ANY_SNOOP", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f90000020),
-    ev("OCR.PF_L2_RFO.L3_MISS.SNOOP_NONE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0xbc000020),
-    ev("OCR.PF_L2_RFO.L3_MISS.NO_SNOOP_NEEDED", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x13c000020),
-    ev("OCR.PF_L2_RFO.L3_MISS.SNOOP_MISS", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x23c000020),
-    ev("OCR.PF_L2_RFO.L3_MISS.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x43c000020),
-    ev("OCR.PF_L2_RFO.L3_MISS.HIT_OTHER_CORE_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x83c000020),
-    ev("OCR.PF_L2_RFO.L3_MISS.HITM_OTHER_CORE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x103c000020),
-    ev("OCR.PF_L2_RFO.L3_MISS.ANY_SNOOP", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3fbc000020),
-    ev("OCR.PF_L3_DATA_RD.SUPPLIER_NONE.SNOOP_NONE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x80020080),
-    ev("OCR.PF_L3_DATA_RD.SUPPLIER_NONE.NO_SNOOP_NEEDED", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x100020080),
-    ev("OCR.PF_L3_DATA_RD.SUPPLIER_NONE.SNOOP_MISS", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x200020080),
-    ev("OCR.PF_L3_DATA_RD.SUPPLIER_NONE.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x400020080),
-    ev("OCR.PF_L3_DATA_RD.SUPPLIER_NONE.HIT_OTHER_CORE_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x800020080),
-    ev("OCR.PF_L3_DATA_RD.SUPPLIER_NONE.HITM_OTHER_CORE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x1000020080),
-    ev("OCR.PF_L3_DATA_RD.SUPPLIER_NONE.ANY_SNOOP", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f80020080),
-    ev("OCR.PF_L3_DATA_RD.L3_HIT_M.SNOOP_NONE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x80040080),
-    ev("OCR.PF_L3_DATA_RD.L3_HIT_M.NO_SNOOP_NEEDED", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x100040080),
-    ev("OCR.PF_L3_DATA_RD.L3_HIT_M.SNOOP_MISS", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x200040080),
-    ev("OCR.PF_L3_DATA_RD.L3_HIT_M.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x400040080),
-    ev("OCR.PF_L3_DATA_RD.L3_HIT_M.HIT_OTHER_CORE_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x800040080),
-    ev("OCR.PF_L3_DATA_RD.L3_HIT_M.HITM_OTHER_CORE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x1000040080),
-    ev("OCR.PF_L3_DATA_RD.L3_HIT_M.ANY_SNOOP", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f80040080),
-    ev("OCR.PF_L3_DATA_RD.L3_HIT_E.SNOOP_NONE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x80080080),
-    ev("OCR.PF_L3_DATA_RD.L3_HIT_E.NO_SNOOP_NEEDED", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x100080080),
-    ev("OCR.PF_L3_DATA_RD.L3_HIT_E.SNOOP_MISS", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x200080080),
-    ev("OCR.PF_L3_DATA_RD.L3_HIT_E.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x400080080),
-    ev("OCR.PF_L3_DATA_RD.L3_HIT_E.HIT_OTHER_CORE_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x800080080),
-    ev("OCR.PF_L3_DATA_RD.L3_HIT_E.HITM_OTHER_CORE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x1000080080),
-    ev("OCR.PF_L3_DATA_RD.L3_HIT_E.ANY_SNOOP", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f80080080),
-    ev("OCR.PF_L3_DATA_RD.L3_HIT_S.SNOOP_NONE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x80100080),
-    ev("OCR.PF_L3_DATA_RD.L3_HIT_S.NO_SNOOP_NEEDED", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x100100080),
-    ev("OCR.PF_L3_DATA_RD.L3_HIT_S.SNOOP_MISS", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x200100080),
-    ev("OCR.PF_L3_DATA_RD.L3_HIT_S.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x400100080),
-    ev("OCR.PF_L3_DATA_RD.L3_HIT_S.HIT_OTHER_CORE_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x800100080),
-    ev("OCR.PF_L3_DATA_RD.L3_HIT_S.HITM_OTHER_CORE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x1000100080),
-    ev("OCR.PF_L3_DATA_RD.L3_HIT_S.ANY_SNOOP", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f80100080),
-    ev("OCR.PF_L3_DATA_RD.L3_HIT_F.SNOOP_NONE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x80200080),
-    ev("OCR.PF_L3_DATA_RD.L3_HIT_F.NO_SNOOP_NEEDED", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x100200080),
-    ev("OCR.PF_L3_DATA_RD.L3_HIT_F.SNOOP_MISS", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x200200080),
-    ev("OCR.PF_L3_DATA_RD.L3_HIT_F.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x400200080),
-    ev("OCR.PF_L3_DATA_RD.L3_HIT_F.HIT_OTHER_CORE_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x800200080),
-    ev("OCR.PF_L3_DATA_RD.L3_HIT_F.HITM_OTHER_CORE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x1000200080),
-    ev("OCR.PF_L3_DATA_RD.L3_HIT_F.ANY_SNOOP", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f80200080),
-    ev("OCR.PF_L3_DATA_RD.L3_HIT.SNOOP_NONE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x803c0080),
-    ev("OCR.PF_L3_DATA_RD.L3_HIT.NO_SNOOP_NEEDED", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x1003c0080),
-    ev("OCR.PF_L3_DATA_RD.L3_HIT.SNOOP_MISS", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x2003c0080),
-    ev("OCR.PF_L3_DATA_RD.L3_HIT.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x4003c0080),
-    ev("OCR.PF_L3_DATA_RD.L3_HIT.HIT_OTHER_CORE_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x8003c0080),
-    ev("OCR.PF_L3_DATA_RD.L3_HIT.HITM_OTHER_CORE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x10003c0080),
-    ev("OCR.PF_L3_DATA_RD.L3_HIT.ANY_SNOOP", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f803c0080),
-    ev("OCR.PF_L3_DATA_RD.L3_MISS_LOCAL_DRAM.SNOOP_NONE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x84000080),
-    ev("OCR.PF_L3_DATA_RD.L3_MISS_LOCAL_DRAM.NO_SNOOP_NEEDED", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x104000080),
-    ev("OCR.PF_L3_DATA_RD.L3_MISS_LOCAL_DRAM.SNOOP_MISS", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x204000080),
-    ev("OCR.PF_L3_DATA_RD.L3_MISS_LOCAL_DRAM.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x404000080),
-    ev("OCR.PF_L3_DATA_RD.L3_MISS_LOCAL_DRAM.HIT_OTHER_CORE_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x804000080),
-    ev("OCR.PF_L3_DATA_RD.L3_MISS_LOCAL_DRAM.HITM_OTHER_CORE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x1004000080),
-    ev("OCR.PF_L3_DATA_RD.L3_MISS_LOCAL_DRAM.ANY_SNOOP", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f84000080),
-    ev("OCR.PF_L3_DATA_RD.L3_MISS_REMOTE_HOP1_DRAM.SNOOP_NONE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x90000080),
-    ev("OCR.PF_L3_DATA_RD.L3_MISS_REMOTE_HOP1_DRAM.NO_SNOOP_NEEDED", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x110000080),
-    ev("OCR.PF_L3_DATA_RD.L3_MISS_REMOTE_HOP1_DRAM.SNOOP_MISS", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x210000080),
-    ev("OCR.PF_L3_DATA_RD.L3_MISS_REMOTE_HOP1_DRAM.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x410000080),
-    ev("OCR.PF_L3_DATA_RD.L3_MISS_REMOTE_HOP1_DRAM.HIT_OTHER_CORE_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x810000080),
-    ev("OCR.PF_L3_DATA_RD.L3_MISS_REMOTE_HOP1_DRAM.HITM_OTHER_CORE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x1010000080),
-    ev("OCR.PF_L3_DATA_RD.L3_MISS_REMOTE_HOP1_DRAM.ANY_SNOOP", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f90000080),
-    ev("OCR.PF_L3_DATA_RD.L3_MISS.SNOOP_NONE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0xbc000080),
-    ev("OCR.PF_L3_DATA_RD.L3_MISS.NO_SNOOP_NEEDED", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x13c000080),
-    ev("OCR.PF_L3_DATA_RD.L3_MISS.SNOOP_MISS", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x23c000080),
-    ev("OCR.PF_L3_DATA_RD.L3_MISS.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x43c000080),
-    ev("OCR.PF_L3_DATA_RD.L3_MISS.HIT_OTHER_CORE_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x83c000080),
-    ev("OCR.PF_L3_DATA_RD.L3_MISS.HITM_OTHER_CORE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x103c000080),
-    ev("OCR.PF_L3_DATA_RD.L3_MISS.ANY_SNOOP", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3fbc000080),
-    ev("OCR.PF_L3_RFO.SUPPLIER_NONE.SNOOP_NONE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x80020100),
-    ev("OCR.PF_L3_RFO.SUPPLIER_NONE.NO_SNOOP_NEEDED", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x100020100),
-    ev("OCR.PF_L3_RFO.SUPPLIER_NONE.SNOOP_MISS", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x200020100),
-    ev("OCR.PF_L3_RFO.SUPPLIER_NONE.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x400020100),
-    ev("OCR.PF_L3_RFO.SUPPLIER_NONE.HIT_OTHER_CORE_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x800020100),
-    ev("OCR.PF_L3_RFO.SUPPLIER_NONE.HITM_OTHER_CORE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x1000020100),
-    ev("OCR.PF_L3_RFO.SUPPLIER_NONE.ANY_SNOOP", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f80020100),
-    ev("OCR.PF_L3_RFO.L3_HIT_M.SNOOP_NONE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x80040100),
-    ev("OCR.PF_L3_RFO.L3_HIT_M.NO_SNOOP_NEEDED", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x100040100),
-    ev("OCR.PF_L3_RFO.L3_HIT_M.SNOOP_MISS", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x200040100),
-    ev("OCR.PF_L3_RFO.L3_HIT_M.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x400040100),
-    ev("OCR.PF_L3_RFO.L3_HIT_M.HIT_OTHER_CORE_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x800040100),
-    ev("OCR.PF_L3_RFO.L3_HIT_M.HITM_OTHER_CORE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x1000040100),
-    ev("OCR.PF_L3_RFO.L3_HIT_M.ANY_SNOOP", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f80040100),
-    ev("OCR.PF_L3_RFO.L3_HIT_E.SNOOP_NONE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x80080100),
-    ev("OCR.PF_L3_RFO.L3_HIT_E.NO_SNOOP_NEEDED", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x100080100),
-    ev("OCR.PF_L3_RFO.L3_HIT_E.SNOOP_MISS", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x200080100),
-    ev("OCR.PF_L3_RFO.L3_HIT_E.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x400080100),
-    ev("OCR.PF_L3_RFO.L3_HIT_E.HIT_OTHER_CORE_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x800080100),
-    ev("OCR.PF_L3_RFO.L3_HIT_E.HITM_OTHER_CORE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x1000080100),
-    ev("OCR.PF_L3_RFO.L3_HIT_E.ANY_SNOOP", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f80080100),
-    ev("OCR.PF_L3_RFO.L3_HIT_S.SNOOP_NONE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x80100100),
-    ev("OCR.PF_L3_RFO.L3_HIT_S.NO_SNOOP_NEEDED", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x100100100),
-    ev("OCR.PF_L3_RFO.L3_HIT_S.SNOOP_MISS", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x200100100),
-    ev("OCR.PF_L3_RFO.L3_HIT_S.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x400100100),
-    ev("OCR.PF_L3_RFO.L3_HIT_S.HIT_OTHER_CORE_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x800100100),
-    ev("OCR.PF_L3_RFO.L3_HIT_S.HITM_OTHER_CORE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x1000100100),
-    ev("OCR.PF_L3_RFO.L3_HIT_S.ANY_SNOOP", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f80100100),
-    ev("OCR.PF_L3_RFO.L3_HIT_F.SNOOP_NONE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x80200100),
-    ev("OCR.PF_L3_RFO.L3_HIT_F.NO_SNOOP_NEEDED", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x100200100),
-    ev("OCR.PF_L3_RFO.L3_HIT_F.SNOOP_MISS", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x200200100),
-    ev("OCR.PF_L3_RFO.L3_HIT_F.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x400200100),
-    ev("OCR.PF_L3_RFO.L3_HIT_F.HIT_OTHER_CORE_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x800200100),
-    ev("OCR.PF_L3_RFO.L3_HIT_F.HITM_OTHER_CORE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x1000200100),
-    ev("OCR.PF_L3_RFO.L3_HIT_F.ANY_SNOOP", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f80200100),
-    ev("OCR.PF_L3_RFO.L3_HIT.SNOOP_NONE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x803c0100),
-    ev("OCR.PF_L3_RFO.L3_HIT.NO_SNOOP_NEEDED", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x1003c0100),
-    ev("OCR.PF_L3_RFO.L3_HIT.SNOOP_MISS", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x2003c0100),
-    ev("OCR.PF_L3_RFO.L3_HIT.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x4003c0100),
-    ev("OCR.PF_L3_RFO.L3_HIT.HIT_OTHER_CORE_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x8003c0100),
-    ev("OCR.PF_L3_RFO.L3_HIT.HITM_OTHER_CORE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x10003c0100),
-    ev("OCR.PF_L3_RFO.L3_HIT.ANY_SNOOP", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f803c0100),
-    ev("OCR.PF_L3_RFO.L3_MISS_LOCAL_DRAM.SNOOP_NONE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x84000100),
-    ev("OCR.PF_L3_RFO.L3_MISS_LOCAL_DRAM.NO_SNOOP_NEEDED", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x104000100),
-    ev("OCR.PF_L3_RFO.L3_MISS_LOCAL_DRAM.SNOOP_MISS", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x204000100),
-    ev("OCR.PF_L3_RFO.L3_MISS_LOCAL_DRAM.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x404000100),
-    ev("OCR.PF_L3_RFO.L3_MISS_LOCAL_DRAM.HIT_OTHER_CORE_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x804000100),
-    ev("OCR.PF_L3_RFO.L3_MISS_LOCAL_DRAM.HITM_OTHER_CORE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x1004000100),
-    ev("OCR.PF_L3_RFO.L3_MISS_LOCAL_DRAM.ANY_SNOOP", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f84000100),
-    ev("OCR.PF_L3_RFO.L3_MISS_REMOTE_HOP1_DRAM.SNOOP_NONE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x90000100),
-    ev("OCR.PF_L3_RFO.L3_MISS_REMOTE_HOP1_DRAM.NO_SNOOP_NEEDED", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x110000100),
-    ev("OCR.PF_L3_RFO.L3_MISS_REMOTE_HOP1_DRAM.SNOOP_MISS", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x210000100),
-    ev("OCR.PF_L3_RFO.L3_MISS_REMOTE_HOP1_DRAM.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x410000100),
-    ev("OCR.PF_L3_RFO.L3_MISS_REMOTE_HOP1_DRAM.HIT_OTHER_CORE_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x810000100),
-    ev("OCR.PF_L3_RFO.L3_MISS_REMOTE_HOP1_DRAM.HITM_OTHER_CORE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x1010000100),
-    ev("OCR.PF_L3_RFO.L3_MISS_REMOTE_HOP1_DRAM.ANY_SNOOP", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f90000100),
-    ev("OCR.PF_L3_RFO.L3_MISS.SNOOP_NONE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0xbc000100),
-    ev("OCR.PF_L3_RFO.L3_MISS.NO_SNOOP_NEEDED", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x13c000100),
-    ev("OCR.PF_L3_RFO.L3_MISS.SNOOP_MISS", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x23c000100),
-    ev("OCR.PF_L3_RFO.L3_MISS.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x43c000100),
-    ev("OCR.PF_L3_RFO.L3_MISS.HIT_OTHER_CORE_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x83c000100),
-    ev("OCR.PF_L3_RFO.L3_MISS.HITM_OTHER_CORE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x103c000100),
-    ev("OCR.PF_L3_RFO.L3_MISS.ANY_SNOOP", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3fbc000100),
-    ev("OCR.PF_L1D_AND_SW.SUPPLIER_NONE.SNOOP_NONE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x80020400),
-    ev("OCR.PF_L1D_AND_SW.SUPPLIER_NONE.NO_SNOOP_NEEDED", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x100020400),
-    ev("OCR.PF_L1D_AND_SW.SUPPLIER_NONE.SNOOP_MISS", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x200020400),
-    ev("OCR.PF_L1D_AND_SW.SUPPLIER_NONE.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x400020400),
-    ev("OCR.PF_L1D_AND_SW.SUPPLIER_NONE.HIT_OTHER_CORE_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x800020400),
-    ev("OCR.PF_L1D_AND_SW.SUPPLIER_NONE.HITM_OTHER_CORE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x1000020400),
-    ev("OCR.PF_L1D_AND_SW.SUPPLIER_NONE.ANY_SNOOP", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f80020400),
-    ev("OCR.PF_L1D_AND_SW.L3_HIT_M.SNOOP_NONE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x80040400),
-    ev("OCR.PF_L1D_AND_SW.L3_HIT_M.NO_SNOOP_NEEDED", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x100040400),
-    ev("OCR.PF_L1D_AND_SW.L3_HIT_M.SNOOP_MISS", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x200040400),
-    ev("OCR.PF_L1D_AND_SW.L3_HIT_M.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x400040400),
-    ev("OCR.PF_L1D_AND_SW.L3_HIT_M.HIT_OTHER_CORE_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x800040400),
-    ev("OCR.PF_L1D_AND_SW.L3_HIT_M.HITM_OTHER_CORE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x1000040400),
-    ev("OCR.PF_L1D_AND_SW.L3_HIT_M.ANY_SNOOP", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f80040400),
-    ev("OCR.PF_L1D_AND_SW.L3_HIT_E.SNOOP_NONE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x80080400),
-    ev("OCR.PF_L1D_AND_SW.L3_HIT_E.NO_SNOOP_NEEDED", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x100080400),
-    ev("OCR.PF_L1D_AND_SW.L3_HIT_E.SNOOP_MISS", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x200080400),
-    ev("OCR.PF_L1D_AND_SW.L3_HIT_E.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x400080400),
-    ev("OCR.PF_L1D_AND_SW.L3_HIT_E.HIT_OTHER_CORE_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x800080400),
-    ev("OCR.PF_L1D_AND_SW.L3_HIT_E.HITM_OTHER_CORE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x1000080400),
-    ev("OCR.PF_L1D_AND_SW.L3_HIT_E.ANY_SNOOP", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f80080400),
-    ev("OCR.PF_L1D_AND_SW.L3_HIT_S.SNOOP_NONE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x80100400),
-    ev("OCR.PF_L1D_AND_SW.L3_HIT_S.NO_SNOOP_NEEDED", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x100100400),
-    ev("OCR.PF_L1D_AND_SW.L3_HIT_S.SNOOP_MISS", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x200100400),
-    ev("OCR.PF_L1D_AND_SW.L3_HIT_S.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x400100400),
-    ev("OCR.PF_L1D_AND_SW.L3_HIT_S.HIT_OTHER_CORE_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x800100400),
-    ev("OCR.PF_L1D_AND_SW.L3_HIT_S.HITM_OTHER_CORE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x1000100400),
-    ev("OCR.PF_L1D_AND_SW.L3_HIT_S.ANY_SNOOP", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f80100400),
-    ev("OCR.PF_L1D_AND_SW.L3_HIT_F.SNOOP_NONE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x80200400),
-    ev("OCR.PF_L1D_AND_SW.L3_HIT_F.NO_SNOOP_NEEDED", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x100200400),
-    ev("OCR.PF_L1D_AND_SW.L3_HIT_F.SNOOP_MISS", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x200200400),
-    ev("OCR.PF_L1D_AND_SW.L3_HIT_F.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x400200400),
-    ev("OCR.PF_L1D_AND_SW.L3_HIT_F.HIT_OTHER_CORE_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x800200400),
-    ev("OCR.PF_L1D_AND_SW.L3_HIT_F.HITM_OTHER_CORE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x1000200400),
-    ev("OCR.PF_L1D_AND_SW.L3_HIT_F.ANY_SNOOP", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f80200400),
-    ev("OCR.PF_L1D_AND_SW.L3_HIT.SNOOP_NONE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x803c0400),
-    ev("OCR.PF_L1D_AND_SW.L3_HIT.NO_SNOOP_NEEDED", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x1003c0400),
-    ev("OCR.PF_L1D_AND_SW.L3_HIT.SNOOP_MISS", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x2003c0400),
-    ev("OCR.PF_L1D_AND_SW.L3_HIT.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x4003c0400),
-    ev("OCR.PF_L1D_AND_SW.L3_HIT.HIT_OTHER_CORE_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x8003c0400),
-    ev("OCR.PF_L1D_AND_SW.L3_HIT.HITM_OTHER_CORE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x10003c0400),
-    ev("OCR.PF_L1D_AND_SW.L3_HIT.ANY_SNOOP", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f803c0400),
-    ev("OCR.PF_L1D_AND_SW.L3_MISS_LOCAL_DRAM.SNOOP_NONE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x84000400),
-    ev("OCR.PF_L1D_AND_SW.L3_MISS_LOCAL_DRAM.NO_SNOOP_NEEDED", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x104000400),
-    ev("OCR.PF_L1D_AND_SW.L3_MISS_LOCAL_DRAM.SNOOP_MISS", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x204000400),
-    ev("OCR.PF_L1D_AND_SW.L3_MISS_LOCAL_DRAM.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x404000400),
-    ev("OCR.PF_L1D_AND_SW.L3_MISS_LOCAL_DRAM.HIT_OTHER_CORE_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x804000400),
-    ev("OCR.PF_L1D_AND_SW.L3_MISS_LOCAL_DRAM.HITM_OTHER_CORE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x1004000400),
-    ev("OCR.PF_L1D_AND_SW.L3_MISS_LOCAL_DRAM.ANY_SNOOP", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f84000400),
-    ev("OCR.PF_L1D_AND_SW.L3_MISS_REMOTE_HOP1_DRAM.SNOOP_NONE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x90000400),
-    ev("OCR.PF_L1D_AND_SW.L3_MISS_REMOTE_HOP1_DRAM.NO_SNOOP_NEEDED", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x110000400),
-    ev("OCR.PF_L1D_AND_SW.L3_MISS_REMOTE_HOP1_DRAM.SNOOP_MISS", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x210000400),
-    ev("OCR.PF_L1D_AND_SW.L3_MISS_REMOTE_HOP1_DRAM.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x410000400),
-    ev("OCR.PF_L1D_AND_SW.L3_MISS_REMOTE_HOP1_DRAM.HIT_OTHER_CORE_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x810000400),
-    ev("OCR.PF_L1D_AND_SW.L3_MISS_REMOTE_HOP1_DRAM.HITM_OTHER_CORE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x1010000400),
-    ev("OCR.PF_L1D_AND_SW.L3_MISS_REMOTE_HOP1_DRAM.ANY_SNOOP", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f90000400),
-    ev("OCR.PF_L1D_AND_SW.L3_MISS.SNOOP_NONE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0xbc000400),
-    ev("OCR.PF_L1D_AND_SW.L3_MISS.NO_SNOOP_NEEDED", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x13c000400),
-    ev("OCR.PF_L1D_AND_SW.L3_MISS.SNOOP_MISS", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x23c000400),
-    ev("OCR.PF_L1D_AND_SW.L3_MISS.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x43c000400),
-    ev("OCR.PF_L1D_AND_SW.L3_MISS.HIT_OTHER_CORE_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x83c000400),
-    ev("OCR.PF_L1D_AND_SW.L3_MISS.HITM_OTHER_CORE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x103c000400),
-    ev("OCR.PF_L1D_AND_SW.L3_MISS.ANY_SNOOP", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3fbc000400),
-    ev("OCR.OTHER.SUPPLIER_NONE.SNOOP_NONE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x80028000),
-    ev("OCR.OTHER.SUPPLIER_NONE.NO_SNOOP_NEEDED", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x100028000),
-    ev("OCR.OTHER.SUPPLIER_NONE.SNOOP_MISS", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x200028000),
-    ev("OCR.OTHER.SUPPLIER_NONE.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x400028000),
-    ev("OCR.OTHER.SUPPLIER_NONE.HIT_OTHER_CORE_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x800028000),
-    ev("OCR.OTHER.SUPPLIER_NONE.HITM_OTHER_CORE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x1000028000),
-    ev("OCR.OTHER.SUPPLIER_NONE.ANY_SNOOP", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f80028000),
-    ev("OCR.OTHER.L3_HIT_M.SNOOP_NONE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x80048000),
-    ev("OCR.OTHER.L3_HIT_M.NO_SNOOP_NEEDED", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x100048000),
-    ev("OCR.OTHER.L3_HIT_M.SNOOP_MISS", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x200048000),
-    ev("OCR.OTHER.L3_HIT_M.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x400048000),
-    ev("OCR.OTHER.L3_HIT_M.HIT_OTHER_CORE_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x800048000),
-    ev("OCR.OTHER.L3_HIT_M.HITM_OTHER_CORE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x1000048000),
-    ev("OCR.OTHER.L3_HIT_M.ANY_SNOOP", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f80048000),
-    ev("OCR.OTHER.L3_HIT_E.SNOOP_NONE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x80088000),
-    ev("OCR.OTHER.L3_HIT_E.NO_SNOOP_NEEDED", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x100088000),
-    ev("OCR.OTHER.L3_HIT_E.SNOOP_MISS", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x200088000),
-    ev("OCR.OTHER.L3_HIT_E.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x400088000),
-    ev("OCR.OTHER.L3_HIT_E.HIT_OTHER_CORE_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x800088000),
-    ev("OCR.OTHER.L3_HIT_E.HITM_OTHER_CORE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x1000088000),
-    ev("OCR.OTHER.L3_HIT_E.ANY_SNOOP", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f80088000),
-    ev("OCR.OTHER.L3_HIT_S.SNOOP_NONE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x80108000),
-    ev("OCR.OTHER.L3_HIT_S.NO_SNOOP_NEEDED", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x100108000),
-    ev("OCR.OTHER.L3_HIT_S.SNOOP_MISS", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x200108000),
-    ev("OCR.OTHER.L3_HIT_S.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x400108000),
-    ev("OCR.OTHER.L3_HIT_S.HIT_OTHER_CORE_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x800108000),
-    ev("OCR.OTHER.L3_HIT_S.HITM_OTHER_CORE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x1000108000),
-    ev("OCR.OTHER.L3_HIT_S.ANY_SNOOP", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f80108000),
-    ev("OCR.OTHER.L3_HIT_F.SNOOP_NONE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x80208000),
-    ev("OCR.OTHER.L3_HIT_F.NO_SNOOP_NEEDED", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x100208000),
-    ev("OCR.OTHER.L3_HIT_F.SNOOP_MISS", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x200208000),
-    ev("OCR.OTHER.L3_HIT_F.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x400208000),
-    ev("OCR.OTHER.L3_HIT_F.HIT_OTHER_CORE_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x800208000),
-    ev("OCR.OTHER.L3_HIT_F.HITM_OTHER_CORE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x1000208000),
-    ev("OCR.OTHER.L3_HIT_F.ANY_SNOOP", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f80208000),
-    ev("OCR.OTHER.L3_HIT.SNOOP_NONE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x803c8000),
-    ev("OCR.OTHER.L3_HIT.NO_SNOOP_NEEDED", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x1003c8000),
-    ev("OCR.OTHER.L3_HIT.SNOOP_MISS", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x2003c8000),
-    ev("OCR.OTHER.L3_HIT.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x4003c8000),
-    ev("OCR.OTHER.L3_HIT.HIT_OTHER_CORE_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x8003c8000),
-    ev("OCR.OTHER.L3_HIT.HITM_OTHER_CORE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x10003c8000),
-    ev("OCR.OTHER.L3_HIT.ANY_SNOOP", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f803c8000),
-    ev("OCR.OTHER.L3_MISS_LOCAL_DRAM.SNOOP_NONE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x84008000),
-    ev("OCR.OTHER.L3_MISS_LOCAL_DRAM.NO_SNOOP_NEEDED", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x104008000),
-    ev("OCR.OTHER.L3_MISS_LOCAL_DRAM.SNOOP_MISS", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x204008000),
-    ev("OCR.OTHER.L3_MISS_LOCAL_DRAM.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x404008000),
-    ev("OCR.OTHER.L3_MISS_LOCAL_DRAM.HIT_OTHER_CORE_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x804008000),
-    ev("OCR.OTHER.L3_MISS_LOCAL_DRAM.HITM_OTHER_CORE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x1004008000),
-    ev("OCR.OTHER.L3_MISS_LOCAL_DRAM.ANY_SNOOP", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f84008000),
-    ev("OCR.OTHER.L3_MISS_REMOTE_HOP1_DRAM.SNOOP_NONE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x90008000),
-    ev("OCR.OTHER.L3_MISS_REMOTE_HOP1_DRAM.NO_SNOOP_NEEDED", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x110008000),
-    ev("OCR.OTHER.L3_MISS_REMOTE_HOP1_DRAM.SNOOP_MISS", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x210008000),
-    ev("OCR.OTHER.L3_MISS_REMOTE_HOP1_DRAM.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x410008000),
-    ev("OCR.OTHER.L3_MISS_REMOTE_HOP1_DRAM.HIT_OTHER_CORE_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x810008000),
-    ev("OCR.OTHER.L3_MISS_REMOTE_HOP1_DRAM.HITM_OTHER_CORE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x1010008000),
-    ev("OCR.OTHER.L3_MISS_REMOTE_HOP1_DRAM.ANY_SNOOP", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f90008000),
-    ev("OCR.OTHER.L3_MISS.SNOOP_NONE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0xbc008000),
-    ev("OCR.OTHER.L3_MISS.NO_SNOOP_NEEDED", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x13c008000),
-    ev("OCR.OTHER.L3_MISS.SNOOP_MISS", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x23c008000),
-    ev("OCR.OTHER.L3_MISS.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x43c008000),
-    ev("OCR.OTHER.L3_MISS.HIT_OTHER_CORE_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x83c008000),
-    ev("OCR.OTHER.L3_MISS.HITM_OTHER_CORE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x103c008000),
-    ev("OCR.OTHER.L3_MISS.ANY_SNOOP", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3fbc008000),
-    ev("OCR.ALL_PF_DATA_RD.SUPPLIER_NONE.SNOOP_NONE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x80020490),
-    ev("OCR.ALL_PF_DATA_RD.SUPPLIER_NONE.NO_SNOOP_NEEDED", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x100020490),
-    ev("OCR.ALL_PF_DATA_RD.SUPPLIER_NONE.SNOOP_MISS", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x200020490),
-    ev("OCR.ALL_PF_DATA_RD.SUPPLIER_NONE.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x400020490),
-    ev("OCR.ALL_PF_DATA_RD.SUPPLIER_NONE.HIT_OTHER_CORE_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x800020490),
-    ev("OCR.ALL_PF_DATA_RD.SUPPLIER_NONE.HITM_OTHER_CORE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x1000020490),
-    ev("OCR.ALL_PF_DATA_RD.SUPPLIER_NONE.ANY_SNOOP", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f80020490),
-    ev("OCR.ALL_PF_DATA_RD.L3_HIT_M.SNOOP_NONE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x80040490),
-    ev("OCR.ALL_PF_DATA_RD.L3_HIT_M.NO_SNOOP_NEEDED", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x100040490),
-    ev("OCR.ALL_PF_DATA_RD.L3_HIT_M.SNOOP_MISS", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x200040490),
-    ev("OCR.ALL_PF_DATA_RD.L3_HIT_M.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x400040490),
-    ev("OCR.ALL_PF_DATA_RD.L3_HIT_M.HIT_OTHER_CORE_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x800040490),
-    ev("OCR.ALL_PF_DATA_RD.L3_HIT_M.HITM_OTHER_CORE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x1000040490),
-    ev("OCR.ALL_PF_DATA_RD.L3_HIT_M.ANY_SNOOP", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f80040490),
-    ev("OCR.ALL_PF_DATA_RD.L3_HIT_E.SNOOP_NONE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x80080490),
-    ev("OCR.ALL_PF_DATA_RD.L3_HIT_E.NO_SNOOP_NEEDED", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x100080490),
-    ev("OCR.ALL_PF_DATA_RD.L3_HIT_E.SNOOP_MISS", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x200080490),
-    ev("OCR.ALL_PF_DATA_RD.L3_HIT_E.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x400080490),
-    ev("OCR.ALL_PF_DATA_RD.L3_HIT_E.HIT_OTHER_CORE_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x800080490),
-    ev("OCR.ALL_PF_DATA_RD.L3_HIT_E.HITM_OTHER_CORE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x1000080490),
-    ev("OCR.ALL_PF_DATA_RD.L3_HIT_E.ANY_SNOOP", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f80080490),
-    ev("OCR.ALL_PF_DATA_RD.L3_HIT_S.SNOOP_NONE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x80100490),
-    ev("OCR.ALL_PF_DATA_RD.L3_HIT_S.NO_SNOOP_NEEDED", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x100100490),
-    ev("OCR.ALL_PF_DATA_RD.L3_HIT_S.SNOOP_MISS", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x200100490),
-    ev("OCR.ALL_PF_DATA_RD.L3_HIT_S.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x400100490),
-    ev("OCR.ALL_PF_DATA_RD.L3_HIT_S.HIT_OTHER_CORE_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x800100490),
-    ev("OCR.ALL_PF_DATA_RD.L3_HIT_S.HITM_OTHER_CORE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x1000100490),
-    ev("OCR.ALL_PF_DATA_RD.L3_HIT_S.ANY_SNOOP", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f80100490),
-    ev("OCR.ALL_PF_DATA_RD.L3_HIT_F.SNOOP_NONE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x80200490),
-    ev("OCR.ALL_PF_DATA_RD.L3_HIT_F.NO_SNOOP_NEEDED", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x100200490),
-    ev("OCR.ALL_PF_DATA_RD.L3_HIT_F.SNOOP_MISS", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x200200490),
-    ev("OCR.ALL_PF_DATA_RD.L3_HIT_F.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x400200490),
-    ev("OCR.ALL_PF_DATA_RD.L3_HIT_F.HIT_OTHER_CORE_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x800200490),
-    ev("OCR.ALL_PF_DATA_RD.L3_HIT_F.HITM_OTHER_CORE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x1000200490),
-    ev("OCR.ALL_PF_DATA_RD.L3_HIT_F.ANY_SNOOP", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f80200490),
-    ev("OCR.ALL_PF_DATA_RD.L3_HIT.SNOOP_NONE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x803c0490),
-    ev("OCR.ALL_PF_DATA_RD.L3_HIT.NO_SNOOP_NEEDED", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x1003c0490),
-    ev("OCR.ALL_PF_DATA_RD.L3_HIT.SNOOP_MISS", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x2003c0490),
-    ev("OCR.ALL_PF_DATA_RD.L3_HIT.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x4003c0490),
-    ev("OCR.ALL_PF_DATA_RD.L3_HIT.HIT_OTHER_CORE_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x8003c0490),
-    ev("OCR.ALL_PF_DATA_RD.L3_HIT.HITM_OTHER_CORE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x10003c0490),
-    ev("OCR.ALL_PF_DATA_RD.L3_HIT.ANY_SNOOP", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f803c0490),
-    ev("OCR.ALL_PF_DATA_RD.L3_MISS_LOCAL_DRAM.SNOOP_NONE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x84000490),
-    ev("OCR.ALL_PF_DATA_RD.L3_MISS_LOCAL_DRAM.NO_SNOOP_NEEDED", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x104000490),
-    ev("OCR.ALL_PF_DATA_RD.L3_MISS_LOCAL_DRAM.SNOOP_MISS", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x204000490),
-    ev("OCR.ALL_PF_DATA_RD.L3_MISS_LOCAL_DRAM.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x404000490),
-    ev("OCR.ALL_PF_DATA_RD.L3_MISS_LOCAL_DRAM.HIT_OTHER_CORE_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x804000490),
-    ev("OCR.ALL_PF_DATA_RD.L3_MISS_LOCAL_DRAM.HITM_OTHER_CORE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x1004000490),
-    ev("OCR.ALL_PF_DATA_RD.L3_MISS_LOCAL_DRAM.ANY_SNOOP", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f84000490),
-    ev("OCR.ALL_PF_DATA_RD.L3_MISS_REMOTE_HOP1_DRAM.SNOOP_NONE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x90000490),
-    ev("OCR.ALL_PF_DATA_RD.L3_MISS_REMOTE_HOP1_DRAM.NO_SNOOP_NEEDED", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x110000490),
-    ev("OCR.ALL_PF_DATA_RD.L3_MISS_REMOTE_HOP1_DRAM.SNOOP_MISS", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x210000490),
-    ev("OCR.ALL_PF_DATA_RD.L3_MISS_REMOTE_HOP1_DRAM.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x410000490),
-    ev("OCR.ALL_PF_DATA_RD.L3_MISS_REMOTE_HOP1_DRAM.HIT_OTHER_CORE_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x810000490),
-    ev("OCR.ALL_PF_DATA_RD.L3_MISS_REMOTE_HOP1_DRAM.HITM_OTHER_CORE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x1010000490),
-    ev("OCR.ALL_PF_DATA_RD.L3_MISS_REMOTE_HOP1_DRAM.ANY_SNOOP", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f90000490),
-    ev("OCR.ALL_PF_DATA_RD.L3_MISS.SNOOP_NONE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0xbc000490),
-    ev("OCR.ALL_PF_DATA_RD.L3_MISS.NO_SNOOP_NEEDED", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x13c000490),
-    ev("OCR.ALL_PF_DATA_RD.L3_MISS.SNOOP_MISS", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x23c000490),
-    ev("OCR.ALL_PF_DATA_RD.L3_MISS.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x43c000490),
-    ev("OCR.ALL_PF_DATA_RD.L3_MISS.HIT_OTHER_CORE_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x83c000490),
-    ev("OCR.ALL_PF_DATA_RD.L3_MISS.HITM_OTHER_CORE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x103c000490),
-    ev("OCR.ALL_PF_DATA_RD.L3_MISS.ANY_SNOOP", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3fbc000490),
-    ev("OCR.ALL_PF_RFO.SUPPLIER_NONE.SNOOP_NONE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x80020120),
-    ev("OCR.ALL_PF_RFO.SUPPLIER_NONE.NO_SNOOP_NEEDED", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x100020120),
-    ev("OCR.ALL_PF_RFO.SUPPLIER_NONE.SNOOP_MISS", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x200020120),
-    ev("OCR.ALL_PF_RFO.SUPPLIER_NONE.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x400020120),
-    ev("OCR.ALL_PF_RFO.SUPPLIER_NONE.HIT_OTHER_CORE_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x800020120),
-    ev("OCR.ALL_PF_RFO.SUPPLIER_NONE.HITM_OTHER_CORE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x1000020120),
-    ev("OCR.ALL_PF_RFO.SUPPLIER_NONE.ANY_SNOOP", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f80020120),
-    ev("OCR.ALL_PF_RFO.L3_HIT_M.SNOOP_NONE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x80040120),
-    ev("OCR.ALL_PF_RFO.L3_HIT_M.NO_SNOOP_NEEDED", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x100040120),
-    ev("OCR.ALL_PF_RFO.L3_HIT_M.SNOOP_MISS", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x200040120),
-    ev("OCR.ALL_PF_RFO.L3_HIT_M.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x400040120),
-    ev("OCR.ALL_PF_RFO.L3_HIT_M.HIT_OTHER_CORE_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x800040120),
-    ev("OCR.ALL_PF_RFO.L3_HIT_M.HITM_OTHER_CORE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x1000040120),
-    ev("OCR.ALL_PF_RFO.L3_HIT_M.ANY_SNOOP", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f80040120),
-    ev("OCR.ALL_PF_RFO.L3_HIT_E.SNOOP_NONE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x80080120),
-    ev("OCR.ALL_PF_RFO.L3_HIT_E.NO_SNOOP_NEEDED", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x100080120),
-    ev("OCR.ALL_PF_RFO.L3_HIT_E.SNOOP_MISS", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x200080120),
-    ev("OCR.ALL_PF_RFO.L3_HIT_E.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x400080120),
-    ev("OCR.ALL_PF_RFO.L3_HIT_E.HIT_OTHER_CORE_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x800080120),
-    ev("OCR.ALL_PF_RFO.L3_HIT_E.HITM_OTHER_CORE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x1000080120),
-    ev("OCR.ALL_PF_RFO.L3_HIT_E.ANY_SNOOP", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f80080120),
-    ev("OCR.ALL_PF_RFO.L3_HIT_S.SNOOP_NONE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x80100120),
-    ev("OCR.ALL_PF_RFO.L3_HIT_S.NO_SNOOP_NEEDED", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x100100120),
-    ev("OCR.ALL_PF_RFO.L3_HIT_S.SNOOP_MISS", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x200100120),
-    ev("OCR.ALL_PF_RFO.L3_HIT_S.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x400100120),
-    ev("OCR.ALL_PF_RFO.L3_HIT_S.HIT_OTHER_CORE_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x800100120),
-    ev("OCR.ALL_PF_RFO.L3_HIT_S.HITM_OTHER_CORE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x1000100120),
-    ev("OCR.ALL_PF_RFO.L3_HIT_S.ANY_SNOOP", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f80100120),
-    ev("OCR.ALL_PF_RFO.L3_HIT_F.SNOOP_NONE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x80200120),
-    ev("OCR.ALL_PF_RFO.L3_HIT_F.NO_SNOOP_NEEDED", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x100200120),
-    ev("OCR.ALL_PF_RFO.L3_HIT_F.SNOOP_MISS", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x200200120),
-    ev("OCR.ALL_PF_RFO.L3_HIT_F.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x400200120),
-    ev("OCR.ALL_PF_RFO.L3_HIT_F.HIT_OTHER_CORE_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x800200120),
-    ev("OCR.ALL_PF_RFO.L3_HIT_F.HITM_OTHER_CORE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x1000200120),
-    ev("OCR.ALL_PF_RFO.L3_HIT_F.ANY_SNOOP", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f80200120),
-    ev("OCR.ALL_PF_RFO.L3_HIT.SNOOP_NONE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x803c0120),
-    ev("OCR.ALL_PF_RFO.L3_HIT.NO_SNOOP_NEEDED", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x1003c0120),
-    ev("OCR.ALL_PF_RFO.L3_HIT.SNOOP_MISS", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x2003c0120),
-    ev("OCR.ALL_PF_RFO.L3_HIT.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x4003c0120),
-    ev("OCR.ALL_PF_RFO.L3_HIT.HIT_OTHER_CORE_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x8003c0120),
-    ev("OCR.ALL_PF_RFO.L3_HIT.HITM_OTHER_CORE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x10003c0120),
-    ev("OCR.ALL_PF_RFO.L3_HIT.ANY_SNOOP", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f803c0120),
-    ev("OCR.ALL_PF_RFO.L3_MISS_LOCAL_DRAM.SNOOP_NONE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x84000120),
-    ev("OCR.ALL_PF_RFO.L3_MISS_LOCAL_DRAM.NO_SNOOP_NEEDED", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x104000120),
-    ev("OCR.ALL_PF_RFO.L3_MISS_LOCAL_DRAM.SNOOP_MISS", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x204000120),
-    ev("OCR.ALL_PF_RFO.L3_MISS_LOCAL_DRAM.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x404000120),
-    ev("OCR.ALL_PF_RFO.L3_MISS_LOCAL_DRAM.HIT_OTHER_CORE_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x804000120),
-    ev("OCR.ALL_PF_RFO.L3_MISS_LOCAL_DRAM.HITM_OTHER_CORE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x1004000120),
-    ev("OCR.ALL_PF_RFO.L3_MISS_LOCAL_DRAM.ANY_SNOOP", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f84000120),
-    ev("OCR.ALL_PF_RFO.L3_MISS_REMOTE_HOP1_DRAM.SNOOP_NONE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x90000120),
-    ev("OCR.ALL_PF_RFO.L3_MISS_REMOTE_HOP1_DRAM.NO_SNOOP_NEEDED", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x110000120),
-    ev("OCR.ALL_PF_RFO.L3_MISS_REMOTE_HOP1_DRAM.SNOOP_MISS", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x210000120),
-    ev("OCR.ALL_PF_RFO.L3_MISS_REMOTE_HOP1_DRAM.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x410000120),
-    ev("OCR.ALL_PF_RFO.L3_MISS_REMOTE_HOP1_DRAM.HIT_OTHER_CORE_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x810000120),
-    ev("OCR.ALL_PF_RFO.L3_MISS_REMOTE_HOP1_DRAM.HITM_OTHER_CORE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x1010000120),
-    ev("OCR.ALL_PF_RFO.L3_MISS_REMOTE_HOP1_DRAM.ANY_SNOOP", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f90000120),
-    ev("OCR.ALL_PF_RFO.L3_MISS.SNOOP_NONE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0xbc000120),
-    ev("OCR.ALL_PF_RFO.L3_MISS.NO_SNOOP_NEEDED", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x13c000120),
-    ev("OCR.ALL_PF_RFO.L3_MISS.SNOOP_MISS", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x23c000120),
-    ev("OCR.ALL_PF_RFO.L3_MISS.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x43c000120),
-    ev("OCR.ALL_PF_RFO.L3_MISS.HIT_OTHER_CORE_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x83c000120),
-    ev("OCR.ALL_PF_RFO.L3_MISS.HITM_OTHER_CORE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x103c000120),
-    ev("OCR.ALL_PF_RFO.L3_MISS.ANY_SNOOP", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3fbc000120),
-    ev("OCR.ALL_DATA_RD.SUPPLIER_NONE.SNOOP_NONE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x80020491),
-    ev("OCR.ALL_DATA_RD.SUPPLIER_NONE.NO_SNOOP_NEEDED", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x100020491),
-    ev("OCR.ALL_DATA_RD.SUPPLIER_NONE.SNOOP_MISS", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x200020491),
-    ev("OCR.ALL_DATA_RD.SUPPLIER_NONE.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x400020491),
-    ev("OCR.ALL_DATA_RD.SUPPLIER_NONE.HIT_OTHER_CORE_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x800020491),
-    ev("OCR.ALL_DATA_RD.SUPPLIER_NONE.HITM_OTHER_CORE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x1000020491),
-    ev("OCR.ALL_DATA_RD.SUPPLIER_NONE.ANY_SNOOP", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f80020491),
-    ev("OCR.ALL_DATA_RD.L3_HIT_M.SNOOP_NONE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x80040491),
-    ev("OCR.ALL_DATA_RD.L3_HIT_M.NO_SNOOP_NEEDED", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x100040491),
-    ev("OCR.ALL_DATA_RD.L3_HIT_M.SNOOP_MISS", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x200040491),
-    ev("OCR.ALL_DATA_RD.L3_HIT_M.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x400040491),
-    ev("OCR.ALL_DATA_RD.L3_HIT_M.HIT_OTHER_CORE_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x800040491),
-    ev("OCR.ALL_DATA_RD.L3_HIT_M.HITM_OTHER_CORE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x1000040491),
-    ev("OCR.ALL_DATA_RD.L3_HIT_M.ANY_SNOOP", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f80040491),
-    ev("OCR.ALL_DATA_RD.L3_HIT_E.SNOOP_NONE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x80080491),
-    ev("OCR.ALL_DATA_RD.L3_HIT_E.NO_SNOOP_NEEDED", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x100080491),
-    ev("OCR.ALL_DATA_RD.L3_HIT_E.SNOOP_MISS", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x200080491),
-    ev("OCR.ALL_DATA_RD.L3_HIT_E.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x400080491),
-    ev("OCR.ALL_DATA_RD.L3_HIT_E.HIT_OTHER_CORE_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x800080491),
-    ev("OCR.ALL_DATA_RD.L3_HIT_E.HITM_OTHER_CORE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x1000080491),
-    ev("OCR.ALL_DATA_RD.L3_HIT_E.ANY_SNOOP", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f80080491),
-    ev("OCR.ALL_DATA_RD.L3_HIT_S.SNOOP_NONE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x80100491),
-    ev("OCR.ALL_DATA_RD.L3_HIT_S.NO_SNOOP_NEEDED", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x100100491),
-    ev("OCR.ALL_DATA_RD.L3_HIT_S.SNOOP_MISS", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x200100491),
-    ev("OCR.ALL_DATA_RD.L3_HIT_S.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x400100491),
-    ev("OCR.ALL_DATA_RD.L3_HIT_S.HIT_OTHER_CORE_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x800100491),
-    ev("OCR.ALL_DATA_RD.L3_HIT_S.HITM_OTHER_CORE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x1000100491),
-    ev("OCR.ALL_DATA_RD.L3_HIT_S.ANY_SNOOP", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f80100491),
-    ev("OCR.ALL_DATA_RD.L3_HIT_F.SNOOP_NONE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x80200491),
-    ev("OCR.ALL_DATA_RD.L3_HIT_F.NO_SNOOP_NEEDED", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x100200491),
-    ev("OCR.ALL_DATA_RD.L3_HIT_F.SNOOP_MISS", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x200200491),
-    ev("OCR.ALL_DATA_RD.L3_HIT_F.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x400200491),
-    ev("OCR.ALL_DATA_RD.L3_HIT_F.HIT_OTHER_CORE_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x800200491),
-    ev("OCR.ALL_DATA_RD.L3_HIT_F.HITM_OTHER_CORE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x1000200491),
-    ev("OCR.ALL_DATA_RD.L3_HIT_F.ANY_SNOOP", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f80200491),
-    ev("OCR.ALL_DATA_RD.L3_HIT.SNOOP_NONE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x803c0491),
-    ev("OCR.ALL_DATA_RD.L3_HIT.NO_SNOOP_NEEDED", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x1003c0491),
-    ev("OCR.ALL_DATA_RD.L3_HIT.SNOOP_MISS", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x2003c0491),
-    ev("OCR.ALL_DATA_RD.L3_HIT.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x4003c0491),
-    ev("OCR.ALL_DATA_RD.L3_HIT.HIT_OTHER_CORE_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x8003c0491),
-    ev("OCR.ALL_DATA_RD.L3_HIT.HITM_OTHER_CORE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x10003c0491),
-    ev("OCR.ALL_DATA_RD.L3_HIT.ANY_SNOOP", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f803c0491),
-    ev("OCR.ALL_DATA_RD.L3_MISS_LOCAL_DRAM.SNOOP_NONE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x84000491),
-    ev("OCR.ALL_DATA_RD.L3_MISS_LOCAL_DRAM.NO_SNOOP_NEEDED", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x104000491),
-    ev("OCR.ALL_DATA_RD.L3_MISS_LOCAL_DRAM.SNOOP_MISS", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x204000491),
-    ev("OCR.ALL_DATA_RD.L3_MISS_LOCAL_DRAM.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x404000491),
-    ev("OCR.ALL_DATA_RD.L3_MISS_LOCAL_DRAM.HIT_OTHER_CORE_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x804000491),
-    ev("OCR.ALL_DATA_RD.L3_MISS_LOCAL_DRAM.HITM_OTHER_CORE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x1004000491),
-    ev("OCR.ALL_DATA_RD.L3_MISS_LOCAL_DRAM.ANY_SNOOP", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f84000491),
-    ev("OCR.ALL_DATA_RD.L3_MISS_REMOTE_HOP1_DRAM.SNOOP_NONE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x90000491),
-    ev("OCR.ALL_DATA_RD.L3_MISS_REMOTE_HOP1_DRAM.NO_SNOOP_NEEDED", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x110000491),
-    ev("OCR.ALL_DATA_RD.L3_MISS_REMOTE_HOP1_DRAM.SNOOP_MISS", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x210000491),
-    ev("OCR.ALL_DATA_RD.L3_MISS_REMOTE_HOP1_DRAM.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x410000491),
-    ev("OCR.ALL_DATA_RD.L3_MISS_REMOTE_HOP1_DRAM.HIT_OTHER_CORE_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x810000491),
-    ev("OCR.ALL_DATA_RD.L3_MISS_REMOTE_HOP1_DRAM.HITM_OTHER_CORE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x1010000491),
-    ev("OCR.ALL_DATA_RD.L3_MISS_REMOTE_HOP1_DRAM.ANY_SNOOP", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f90000491),
-    ev("OCR.ALL_DATA_RD.L3_MISS.SNOOP_NONE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0xbc000491),
-    ev("OCR.ALL_DATA_RD.L3_MISS.NO_SNOOP_NEEDED", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x13c000491),
-    ev("OCR.ALL_DATA_RD.L3_MISS.SNOOP_MISS", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x23c000491),
-    ev("OCR.ALL_DATA_RD.L3_MISS.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x43c000491),
-    ev("OCR.ALL_DATA_RD.L3_MISS.HIT_OTHER_CORE_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x83c000491),
-    ev("OCR.ALL_DATA_RD.L3_MISS.HITM_OTHER_CORE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x103c000491),
-    ev("OCR.ALL_DATA_RD.L3_MISS.ANY_SNOOP", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3fbc000491),
-    ev("OCR.ALL_RFO.SUPPLIER_NONE.SNOOP_NONE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x80020122),
-    ev("OCR.ALL_RFO.SUPPLIER_NONE.NO_SNOOP_NEEDED", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x100020122),
-    ev("OCR.ALL_RFO.SUPPLIER_NONE.SNOOP_MISS", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x200020122),
-    ev("OCR.ALL_RFO.SUPPLIER_NONE.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x400020122),
-    ev("OCR.ALL_RFO.SUPPLIER_NONE.HIT_OTHER_CORE_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x800020122),
-    ev("OCR.ALL_RFO.SUPPLIER_NONE.HITM_OTHER_CORE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x1000020122),
-    ev("OCR.ALL_RFO.SUPPLIER_NONE.ANY_SNOOP", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f80020122),
-    ev("OCR.ALL_RFO.L3_HIT_M.SNOOP_NONE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x80040122),
-    ev("OCR.ALL_RFO.L3_HIT_M.NO_SNOOP_NEEDED", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x100040122),
-    ev("OCR.ALL_RFO.L3_HIT_M.SNOOP_MISS", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x200040122),
-    ev("OCR.ALL_RFO.L3_HIT_M.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x400040122),
-    ev("OCR.ALL_RFO.L3_HIT_M.HIT_OTHER_CORE_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x800040122),
-    ev("OCR.ALL_RFO.L3_HIT_M.HITM_OTHER_CORE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x1000040122),
-    ev("OCR.ALL_RFO.L3_HIT_M.ANY_SNOOP", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f80040122),
-    ev("OCR.ALL_RFO.L3_HIT_E.SNOOP_NONE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x80080122),
-    ev("OCR.ALL_RFO.L3_HIT_E.NO_SNOOP_NEEDED", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x100080122),
-    ev("OCR.ALL_RFO.L3_HIT_E.SNOOP_MISS", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x200080122),
-    ev("OCR.ALL_RFO.L3_HIT_E.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x400080122),
-    ev("OCR.ALL_RFO.L3_HIT_E.HIT_OTHER_CORE_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x800080122),
-    ev("OCR.ALL_RFO.L3_HIT_E.HITM_OTHER_CORE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x1000080122),
-    ev("OCR.ALL_RFO.L3_HIT_E.ANY_SNOOP", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f80080122),
-    ev("OCR.ALL_RFO.L3_HIT_S.SNOOP_NONE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x80100122),
-    ev("OCR.ALL_RFO.L3_HIT_S.NO_SNOOP_NEEDED", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x100100122),
-    ev("OCR.ALL_RFO.L3_HIT_S.SNOOP_MISS", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x200100122),
-    ev("OCR.ALL_RFO.L3_HIT_S.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x400100122),
-    ev("OCR.ALL_RFO.L3_HIT_S.HIT_OTHER_CORE_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x800100122),
-    ev("OCR.ALL_RFO.L3_HIT_S.HITM_OTHER_CORE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x1000100122),
-    ev("OCR.ALL_RFO.L3_HIT_S.ANY_SNOOP", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f80100122),
-    ev("OCR.ALL_RFO.L3_HIT_F.SNOOP_NONE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x80200122),
-    ev("OCR.ALL_RFO.L3_HIT_F.NO_SNOOP_NEEDED", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x100200122),
-    ev("OCR.ALL_RFO.L3_HIT_F.SNOOP_MISS", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x200200122),
-    ev("OCR.ALL_RFO.L3_HIT_F.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x400200122),
-    ev("OCR.ALL_RFO.L3_HIT_F.HIT_OTHER_CORE_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x800200122),
-    ev("OCR.ALL_RFO.L3_HIT_F.HITM_OTHER_CORE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x1000200122),
-    ev("OCR.ALL_RFO.L3_HIT_F.ANY_SNOOP", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f80200122),
-    ev("OCR.ALL_RFO.L3_HIT.SNOOP_NONE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x803c0122),
-    ev("OCR.ALL_RFO.L3_HIT.NO_SNOOP_NEEDED", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x1003c0122),
-    ev("OCR.ALL_RFO.L3_HIT.SNOOP_MISS", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x2003c0122),
-    ev("OCR.ALL_RFO.L3_HIT.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x4003c0122),
-    ev("OCR.ALL_RFO.L3_HIT.HIT_OTHER_CORE_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x8003c0122),
-    ev("OCR.ALL_RFO.L3_HIT.HITM_OTHER_CORE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x10003c0122),
-    ev("OCR.ALL_RFO.L3_HIT.ANY_SNOOP", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f803c0122),
-    ev("OCR.ALL_RFO.L3_MISS_LOCAL_DRAM.SNOOP_NONE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x84000122),
-    ev("OCR.ALL_RFO.L3_MISS_LOCAL_DRAM.NO_SNOOP_NEEDED", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x104000122),
-    ev("OCR.ALL_RFO.L3_MISS_LOCAL_DRAM.SNOOP_MISS", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x204000122),
-    ev("OCR.ALL_RFO.L3_MISS_LOCAL_DRAM.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x404000122),
-    ev("OCR.ALL_RFO.L3_MISS_LOCAL_DRAM.HIT_OTHER_CORE_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x804000122),
-    ev("OCR.ALL_RFO.L3_MISS_LOCAL_DRAM.HITM_OTHER_CORE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x1004000122),
-    ev("OCR.ALL_RFO.L3_MISS_LOCAL_DRAM.ANY_SNOOP", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f84000122),
-    ev("OCR.ALL_RFO.L3_MISS_REMOTE_HOP1_DRAM.SNOOP_NONE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x90000122),
-    ev("OCR.ALL_RFO.L3_MISS_REMOTE_HOP1_DRAM.NO_SNOOP_NEEDED", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x110000122),
-    ev("OCR.ALL_RFO.L3_MISS_REMOTE_HOP1_DRAM.SNOOP_MISS", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x210000122),
-    ev("OCR.ALL_RFO.L3_MISS_REMOTE_HOP1_DRAM.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x410000122),
-    ev("OCR.ALL_RFO.L3_MISS_REMOTE_HOP1_DRAM.HIT_OTHER_CORE_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x810000122),
-    ev("OCR.ALL_RFO.L3_MISS_REMOTE_HOP1_DRAM.HITM_OTHER_CORE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x1010000122),
-    ev("OCR.ALL_RFO.L3_MISS_REMOTE_HOP1_DRAM.ANY_SNOOP", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f90000122),
-    ev("OCR.ALL_RFO.L3_MISS.SNOOP_NONE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0xbc000122),
-    ev("OCR.ALL_RFO.L3_MISS.NO_SNOOP_NEEDED", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x13c000122),
-    ev("OCR.ALL_RFO.L3_MISS.SNOOP_MISS", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x23c000122),
-    ev("OCR.ALL_RFO.L3_MISS.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x43c000122),
-    ev("OCR.ALL_RFO.L3_MISS.HIT_OTHER_CORE_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x83c000122),
-    ev("OCR.ALL_RFO.L3_MISS.HITM_OTHER_CORE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x103c000122),
-    ev("OCR.ALL_RFO.L3_MISS.ANY_SNOOP", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3fbc000122),
-    ev("OCR.ALL_READS.SUPPLIER_NONE.SNOOP_NONE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x800207f7),
-    ev("OCR.ALL_READS.SUPPLIER_NONE.NO_SNOOP_NEEDED", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x1000207f7),
-    ev("OCR.ALL_READS.SUPPLIER_NONE.SNOOP_MISS", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x2000207f7),
-    ev("OCR.ALL_READS.SUPPLIER_NONE.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x4000207f7),
-    ev("OCR.ALL_READS.SUPPLIER_NONE.HIT_OTHER_CORE_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x8000207f7),
-    ev("OCR.ALL_READS.SUPPLIER_NONE.HITM_OTHER_CORE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x10000207f7),
-    ev("OCR.ALL_READS.SUPPLIER_NONE.ANY_SNOOP", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f800207f7),
-    ev("OCR.ALL_READS.L3_HIT_M.SNOOP_NONE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x800407f7),
-    ev("OCR.ALL_READS.L3_HIT_M.NO_SNOOP_NEEDED", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x1000407f7),
-    ev("OCR.ALL_READS.L3_HIT_M.SNOOP_MISS", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x2000407f7),
-    ev("OCR.ALL_READS.L3_HIT_M.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x4000407f7),
-    ev("OCR.ALL_READS.L3_HIT_M.HIT_OTHER_CORE_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x8000407f7),
-    ev("OCR.ALL_READS.L3_HIT_M.HITM_OTHER_CORE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x10000407f7),
-    ev("OCR.ALL_READS.L3_HIT_M.ANY_SNOOP", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f800407f7),
-    ev("OCR.ALL_READS.L3_HIT_E.SNOOP_NONE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x800807f7),
-    ev("OCR.ALL_READS.L3_HIT_E.NO_SNOOP_NEEDED", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x1000807f7),
-    ev("OCR.ALL_READS.L3_HIT_E.SNOOP_MISS", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x2000807f7),
-    ev("OCR.ALL_READS.L3_HIT_E.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x4000807f7),
-    ev("OCR.ALL_READS.L3_HIT_E.HIT_OTHER_CORE_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x8000807f7),
-    ev("OCR.ALL_READS.L3_HIT_E.HITM_OTHER_CORE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x10000807f7),
-    ev("OCR.ALL_READS.L3_HIT_E.ANY_SNOOP", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f800807f7),
-    ev("OCR.ALL_READS.L3_HIT_S.SNOOP_NONE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x801007f7),
-    ev("OCR.ALL_READS.L3_HIT_S.NO_SNOOP_NEEDED", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x1001007f7),
-    ev("OCR.ALL_READS.L3_HIT_S.SNOOP_MISS", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x2001007f7),
-    ev("OCR.ALL_READS.L3_HIT_S.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x4001007f7),
-    ev("OCR.ALL_READS.L3_HIT_S.HIT_OTHER_CORE_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x8001007f7),
-    ev("OCR.ALL_READS.L3_HIT_S.HITM_OTHER_CORE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x10001007f7),
-    ev("OCR.ALL_READS.L3_HIT_S.ANY_SNOOP", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f801007f7),
-    ev("OCR.ALL_READS.L3_HIT_F.SNOOP_NONE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x802007f7),
-    ev("OCR.ALL_READS.L3_HIT_F.NO_SNOOP_NEEDED", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x1002007f7),
-    ev("OCR.ALL_READS.L3_HIT_F.SNOOP_MISS", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x2002007f7),
-    ev("OCR.ALL_READS.L3_HIT_F.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x4002007f7),
-    ev("OCR.ALL_READS.L3_HIT_F.HIT_OTHER_CORE_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x8002007f7),
-    ev("OCR.ALL_READS.L3_HIT_F.HITM_OTHER_CORE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x10002007f7),
-    ev("OCR.ALL_READS.L3_HIT_F.ANY_SNOOP", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f802007f7),
-    ev("OCR.ALL_READS.L3_HIT.SNOOP_NONE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x803c07f7),
-    ev("OCR.ALL_READS.L3_HIT.NO_SNOOP_NEEDED", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x1003c07f7),
-    ev("OCR.ALL_READS.L3_HIT.SNOOP_MISS", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x2003c07f7),
-    ev("OCR.ALL_READS.L3_HIT.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x4003c07f7),
-    ev("OCR.ALL_READS.L3_HIT.HIT_OTHER_CORE_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x8003c07f7),
-    ev("OCR.ALL_READS.L3_HIT.HITM_OTHER_CORE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x10003c07f7),
-    ev("OCR.ALL_READS.L3_HIT.ANY_SNOOP", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f803c07f7),
-    ev("OCR.ALL_READS.L3_MISS_LOCAL_DRAM.SNOOP_NONE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x840007f7),
-    ev("OCR.ALL_READS.L3_MISS_LOCAL_DRAM.NO_SNOOP_NEEDED", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x1040007f7),
-    ev("OCR.ALL_READS.L3_MISS_LOCAL_DRAM.SNOOP_MISS", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x2040007f7),
-    ev("OCR.ALL_READS.L3_MISS_LOCAL_DRAM.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x4040007f7),
-    ev("OCR.ALL_READS.L3_MISS_LOCAL_DRAM.HIT_OTHER_CORE_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x8040007f7),
-    ev("OCR.ALL_READS.L3_MISS_LOCAL_DRAM.HITM_OTHER_CORE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x10040007f7),
-    ev("OCR.ALL_READS.L3_MISS_LOCAL_DRAM.ANY_SNOOP", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f840007f7),
-    ev("OCR.ALL_READS.L3_MISS_REMOTE_HOP1_DRAM.SNOOP_NONE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x900007f7),
-    ev("OCR.ALL_READS.L3_MISS_REMOTE_HOP1_DRAM.NO_SNOOP_NEEDED", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x1100007f7),
-    ev("OCR.ALL_READS.L3_MISS_REMOTE_HOP1_DRAM.SNOOP_MISS", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x2100007f7),
-    ev("OCR.ALL_READS.L3_MISS_REMOTE_HOP1_DRAM.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x4100007f7),
-    ev("OCR.ALL_READS.L3_MISS_REMOTE_HOP1_DRAM.HIT_OTHER_CORE_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x8100007f7),
-    ev("OCR.ALL_READS.L3_MISS_REMOTE_HOP1_DRAM.HITM_OTHER_CORE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x10100007f7),
-    ev("OCR.ALL_READS.L3_MISS_REMOTE_HOP1_DRAM.ANY_SNOOP", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f900007f7),
-    ev("OCR.ALL_READS.L3_MISS.SNOOP_NONE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0xbc0007f7),
-    ev("OCR.ALL_READS.L3_MISS.NO_SNOOP_NEEDED", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x13c0007f7),
-    ev("OCR.ALL_READS.L3_MISS.SNOOP_MISS", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x23c0007f7),
-    ev("OCR.ALL_READS.L3_MISS.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x43c0007f7),
-    ev("OCR.ALL_READS.L3_MISS.HIT_OTHER_CORE_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x83c0007f7),
-    ev("OCR.ALL_READS.L3_MISS.HITM_OTHER_CORE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x103c0007f7),
-    ev("OCR.ALL_READS.L3_MISS.ANY_SNOOP", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3fbc0007f7),
-    ev("OCR.DEMAND_DATA_RD.ANY_RESPONSE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x10001),
-    ev("OCR.DEMAND_DATA_RD.L3_MISS_REMOTE_DRAM.SNOOP_MISS_OR_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x63b800001),
-    ev("OCR.DEMAND_DATA_RD.L3_MISS_LOCAL_DRAM.SNOOP_MISS_OR_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x604000001),
-    ev("OCR.DEMAND_DATA_RD.L3_HIT.SNOOP_HIT_WITH_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x8007c0001),
-    ev("OCR.DEMAND_RFO.ANY_RESPONSE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x10002),
-    ev("OCR.DEMAND_RFO.L3_MISS_REMOTE_DRAM.SNOOP_MISS_OR_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x63b800002),
-    ev("OCR.DEMAND_RFO.L3_MISS_LOCAL_DRAM.SNOOP_MISS_OR_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x604000002),
-    ev("OCR.DEMAND_RFO.L3_HIT.SNOOP_HIT_WITH_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x8007c0002),
-    ev("OCR.DEMAND_CODE_RD.ANY_RESPONSE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x10004),
-    ev("OCR.DEMAND_CODE_RD.L3_MISS_REMOTE_DRAM.SNOOP_MISS_OR_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x63b800004),
-    ev("OCR.DEMAND_CODE_RD.L3_MISS_LOCAL_DRAM.SNOOP_MISS_OR_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x604000004),
-    ev("OCR.DEMAND_CODE_RD.L3_HIT.SNOOP_HIT_WITH_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x8007c0004),
-    ev("OCR.PF_L2_DATA_RD.ANY_RESPONSE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x10010),
-    ev("OCR.PF_L2_DATA_RD.L3_MISS_REMOTE_DRAM.SNOOP_MISS_OR_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x63b800010),
-    ev("OCR.PF_L2_DATA_RD.L3_MISS_LOCAL_DRAM.SNOOP_MISS_OR_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x604000010),
-    ev("OCR.PF_L2_DATA_RD.L3_HIT.SNOOP_HIT_WITH_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x8007c0010),
-    ev("OCR.PF_L2_RFO.ANY_RESPONSE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x10020),
-    ev("OCR.PF_L2_RFO.L3_MISS_REMOTE_DRAM.SNOOP_MISS_OR_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x63b800020),
-    ev("OCR.PF_L2_RFO.L3_MISS_LOCAL_DRAM.SNOOP_MISS_OR_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x604000020),
-    ev("OCR.PF_L2_RFO.L3_HIT.SNOOP_HIT_WITH_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x8007c0020),
-    ev("OCR.PF_L3_DATA_RD.ANY_RESPONSE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x10080),
-    ev("OCR.PF_L3_DATA_RD.L3_MISS_REMOTE_DRAM.SNOOP_MISS_OR_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x63b800080),
-    ev("OCR.PF_L3_DATA_RD.L3_MISS_LOCAL_DRAM.SNOOP_MISS_OR_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x604000080),
-    ev("OCR.PF_L3_DATA_RD.L3_HIT.SNOOP_HIT_WITH_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x8007c0080),
-    ev("OCR.PF_L3_RFO.ANY_RESPONSE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x10100),
-    ev("OCR.PF_L3_RFO.L3_MISS_REMOTE_DRAM.SNOOP_MISS_OR_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x63b800100),
-    ev("OCR.PF_L3_RFO.L3_MISS_LOCAL_DRAM.SNOOP_MISS_OR_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x604000100),
-    ev("OCR.PF_L3_RFO.L3_HIT.SNOOP_HIT_WITH_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x8007c0100),
-    ev("OCR.PF_L1D_AND_SW.ANY_RESPONSE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x10400),
-    ev("OCR.PF_L1D_AND_SW.L3_MISS_REMOTE_DRAM.SNOOP_MISS_OR_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x63b800400),
-    ev("OCR.PF_L1D_AND_SW.L3_MISS_LOCAL_DRAM.SNOOP_MISS_OR_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x604000400),
-    ev("OCR.PF_L1D_AND_SW.L3_HIT.SNOOP_HIT_WITH_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x8007c0400),
-    ev("OCR.OTHER.ANY_RESPONSE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x18000),
-    ev("OCR.OTHER.L3_MISS_REMOTE_DRAM.SNOOP_MISS_OR_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x63b808000),
-    ev("OCR.OTHER.L3_MISS_LOCAL_DRAM.SNOOP_MISS_OR_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x604008000),
-    ev("OCR.OTHER.L3_HIT.SNOOP_HIT_WITH_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x8007c8000),
-    ev("OCR.ALL_PF_DATA_RD.ANY_RESPONSE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x10490),
-    ev("OCR.ALL_PF_DATA_RD.L3_MISS_REMOTE_DRAM.SNOOP_MISS_OR_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x63b800490),
-    ev("OCR.ALL_PF_DATA_RD.L3_MISS_LOCAL_DRAM.SNOOP_MISS_OR_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x604000490),
-    ev("OCR.ALL_PF_DATA_RD.L3_HIT.SNOOP_HIT_WITH_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x8007c0490),
-    ev("OCR.ALL_PF_RFO.ANY_RESPONSE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x10120),
-    ev("OCR.ALL_PF_RFO.L3_MISS_REMOTE_DRAM.SNOOP_MISS_OR_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x63b800120),
-    ev("OCR.ALL_PF_RFO.L3_MISS_LOCAL_DRAM.SNOOP_MISS_OR_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x604000120),
-    ev("OCR.ALL_PF_RFO.L3_HIT.SNOOP_HIT_WITH_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x8007c0120),
-    ev("OCR.ALL_DATA_RD.ANY_RESPONSE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x10491),
-    ev("OCR.ALL_DATA_RD.L3_MISS_REMOTE_DRAM.SNOOP_MISS_OR_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x63b800491),
-    ev("OCR.ALL_DATA_RD.L3_MISS_LOCAL_DRAM.SNOOP_MISS_OR_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x604000491),
-    ev("OCR.ALL_DATA_RD.L3_HIT.SNOOP_HIT_WITH_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x8007c0491),
-    ev("OCR.ALL_RFO.ANY_RESPONSE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x10122),
-    ev("OCR.ALL_RFO.L3_MISS_REMOTE_DRAM.SNOOP_MISS_OR_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x63b800122),
-    ev("OCR.ALL_RFO.L3_MISS_LOCAL_DRAM.SNOOP_MISS_OR_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x604000122),
-    ev("OCR.ALL_RFO.L3_HIT.SNOOP_HIT_WITH_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x8007c0122),
-    ev("OCR.ALL_READS.ANY_RESPONSE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x107f7),
-    ev("OCR.ALL_READS.L3_MISS_REMOTE_DRAM.SNOOP_MISS_OR_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x63b8007f7),
-    ev("OCR.ALL_READS.L3_MISS_LOCAL_DRAM.SNOOP_MISS_OR_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x6040007f7),
-    ev("OCR.ALL_READS.L3_HIT.SNOOP_HIT_WITH_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x8007c07f7),
-    ev("OCR.DEMAND_DATA_RD.L3_MISS.REMOTE_HITM", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x103fc00001),
-    ev("OCR.DEMAND_RFO.L3_MISS.REMOTE_HITM", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x103fc00002),
-    ev("OCR.DEMAND_CODE_RD.L3_MISS.REMOTE_HITM", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x103fc00004),
-    ev("OCR.PF_L2_DATA_RD.L3_MISS.REMOTE_HITM", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x103fc00010),
-    ev("OCR.PF_L2_RFO.L3_MISS.REMOTE_HITM", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x103fc00020),
-    ev("OCR.PF_L3_DATA_RD.L3_MISS.REMOTE_HITM", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x103fc00080),
-    ev("OCR.PF_L3_RFO.L3_MISS.REMOTE_HITM", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x103fc00100),
-    ev("OCR.PF_L1D_AND_SW.L3_MISS.REMOTE_HITM", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x103fc00400),
-    ev("OCR.OTHER.L3_MISS.REMOTE_HITM", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x103fc08000),
-    ev("OCR.ALL_PF_DATA_RD.L3_MISS.REMOTE_HITM", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x103fc00490),
-    ev("OCR.ALL_PF_RFO.L3_MISS.REMOTE_HITM", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x103fc00120),
-    ev("OCR.ALL_DATA_RD.L3_MISS.REMOTE_HITM", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x103fc00491),
-    ev("OCR.ALL_RFO.L3_MISS.REMOTE_HITM", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x103fc00122),
-    ev("OCR.ALL_READS.L3_MISS.REMOTE_HITM", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x103fc007f7),
-    ev("OCR.DEMAND_DATA_RD.L3_MISS.REMOTE_HIT_FORWARD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x83fc00001),
-    ev("OCR.DEMAND_RFO.L3_MISS.REMOTE_HIT_FORWARD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x83fc00002),
-    ev("OCR.DEMAND_CODE_RD.L3_MISS.REMOTE_HIT_FORWARD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x83fc00004),
-    ev("OCR.PF_L2_DATA_RD.L3_MISS.REMOTE_HIT_FORWARD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x83fc00010),
-    ev("OCR.PF_L2_RFO.L3_MISS.REMOTE_HIT_FORWARD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x83fc00020),
-    ev("OCR.PF_L3_DATA_RD.L3_MISS.REMOTE_HIT_FORWARD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x83fc00080),
-    ev("OCR.PF_L3_RFO.L3_MISS.REMOTE_HIT_FORWARD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x83fc00100),
-    ev("OCR.PF_L1D_AND_SW.L3_MISS.REMOTE_HIT_FORWARD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x83fc00400),
-    ev("OCR.OTHER.L3_MISS.REMOTE_HIT_FORWARD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x83fc08000),
-    ev("OCR.ALL_PF_DATA_RD.L3_MISS.REMOTE_HIT_FORWARD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x83fc00490),
-    ev("OCR.ALL_PF_RFO.L3_MISS.REMOTE_HIT_FORWARD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x83fc00120),
-    ev("OCR.ALL_DATA_RD.L3_MISS.REMOTE_HIT_FORWARD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x83fc00491),
-    ev("OCR.ALL_RFO.L3_MISS.REMOTE_HIT_FORWARD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x83fc00122),
-    ev("OCR.ALL_READS.L3_MISS.REMOTE_HIT_FORWARD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x83fc007f7),
-    ev("OCR.DEMAND_DATA_RD.PMM_HIT_LOCAL_PMM.SNOOP_NOT_NEEDED", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x100400001),
-    ev("OCR.DEMAND_DATA_RD.PMM_HIT_LOCAL_PMM.SNOOP_NONE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x80400001),
-    ev("OCR.DEMAND_RFO.PMM_HIT_LOCAL_PMM.SNOOP_NOT_NEEDED", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x100400002),
-    ev("OCR.DEMAND_RFO.PMM_HIT_LOCAL_PMM.SNOOP_NONE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x80400002),
-    ev("OCR.DEMAND_CODE_RD.PMM_HIT_LOCAL_PMM.SNOOP_NOT_NEEDED", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x100400004),
-    ev("OCR.DEMAND_CODE_RD.PMM_HIT_LOCAL_PMM.SNOOP_NONE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x80400004),
-    ev("OCR.PF_L2_DATA_RD.PMM_HIT_LOCAL_PMM.SNOOP_NOT_NEEDED", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x100400010),
-    ev("OCR.PF_L2_DATA_RD.PMM_HIT_LOCAL_PMM.SNOOP_NONE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x80400010),
-    ev("OCR.PF_L2_RFO.PMM_HIT_LOCAL_PMM.SNOOP_NOT_NEEDED", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x100400020),
-    ev("OCR.PF_L2_RFO.PMM_HIT_LOCAL_PMM.SNOOP_NONE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x80400020),
-    ev("OCR.PF_L3_DATA_RD.PMM_HIT_LOCAL_PMM.SNOOP_NOT_NEEDED", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x100400080),
-    ev("OCR.PF_L3_DATA_RD.PMM_HIT_LOCAL_PMM.SNOOP_NONE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x80400080),
-    ev("OCR.PF_L3_RFO.PMM_HIT_LOCAL_PMM.SNOOP_NOT_NEEDED", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x100400100),
-    ev("OCR.PF_L3_RFO.PMM_HIT_LOCAL_PMM.SNOOP_NONE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x80400100),
-    ev("OCR.PF_L1D_AND_SW.PMM_HIT_LOCAL_PMM.SNOOP_NOT_NEEDED", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x100400400),
-    ev("OCR.PF_L1D_AND_SW.PMM_HIT_LOCAL_PMM.SNOOP_NONE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x80400400),
-    ev("OCR.OTHER.PMM_HIT_LOCAL_PMM.SNOOP_NOT_NEEDED", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x100408000),
-    ev("OCR.OTHER.PMM_HIT_LOCAL_PMM.SNOOP_NONE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x80408000),
-    ev("OCR.ALL_PF_DATA_RD.PMM_HIT_LOCAL_PMM.SNOOP_NOT_NEEDED", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x100400490),
-    ev("OCR.ALL_PF_DATA_RD.PMM_HIT_LOCAL_PMM.SNOOP_NONE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x80400490),
-    ev("OCR.ALL_PF_RFO.PMM_HIT_LOCAL_PMM.SNOOP_NOT_NEEDED", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x100400120),
-    ev("OCR.ALL_PF_RFO.PMM_HIT_LOCAL_PMM.SNOOP_NONE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x80400120),
-    ev("OCR.ALL_DATA_RD.PMM_HIT_LOCAL_PMM.SNOOP_NOT_NEEDED", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x100400491),
-    ev("OCR.ALL_DATA_RD.PMM_HIT_LOCAL_PMM.SNOOP_NONE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x80400491),
-    ev("OCR.ALL_RFO.PMM_HIT_LOCAL_PMM.SNOOP_NOT_NEEDED", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x100400122),
-    ev("OCR.ALL_RFO.PMM_HIT_LOCAL_PMM.SNOOP_NONE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x80400122),
-    ev("OCR.ALL_READS.PMM_HIT_LOCAL_PMM.SNOOP_NOT_NEEDED", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x1004007f7),
-    ev("OCR.ALL_READS.PMM_HIT_LOCAL_PMM.SNOOP_NONE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x804007f7),
-    ev("OCR.DEMAND_DATA_RD.PMM_HIT_LOCAL_PMM.ANY_SNOOP", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f80400001),
-    ev("OCR.DEMAND_RFO.PMM_HIT_LOCAL_PMM.ANY_SNOOP", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f80400002),
-    ev("OCR.DEMAND_CODE_RD.PMM_HIT_LOCAL_PMM.ANY_SNOOP", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f80400004),
-    ev("OCR.PF_L2_DATA_RD.PMM_HIT_LOCAL_PMM.ANY_SNOOP", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f80400010),
-    ev("OCR.PF_L2_RFO.PMM_HIT_LOCAL_PMM.ANY_SNOOP", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f80400020),
-    ev("OCR.PF_L3_DATA_RD.PMM_HIT_LOCAL_PMM.ANY_SNOOP", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f80400080),
-    ev("OCR.PF_L3_RFO.PMM_HIT_LOCAL_PMM.ANY_SNOOP", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f80400100),
-    ev("OCR.PF_L1D_AND_SW.PMM_HIT_LOCAL_PMM.ANY_SNOOP", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f80400400),
-    ev("OCR.OTHER.PMM_HIT_LOCAL_PMM.ANY_SNOOP", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f80408000),
-    ev("OCR.ALL_PF_DATA_RD.PMM_HIT_LOCAL_PMM.ANY_SNOOP", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f80400490),
-    ev("OCR.ALL_PF_RFO.PMM_HIT_LOCAL_PMM.ANY_SNOOP", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f80400120),
-    ev("OCR.ALL_DATA_RD.PMM_HIT_LOCAL_PMM.ANY_SNOOP", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f80400491),
-    ev("OCR.ALL_RFO.PMM_HIT_LOCAL_PMM.ANY_SNOOP", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f80400122),
-    ev("OCR.ALL_READS.PMM_HIT_LOCAL_PMM.ANY_SNOOP", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f804007f7),
-];
+event_table! {
+    /// The events, row n for `Event::row(n)`: `ev(name, event select, umask)` and what else each
+    /// sets. The counters that may count them (bit n: counter n) and those without
+    /// Hyper-Threading are the table's, the two numbers before the rows, unless a row
+    /// gives its own (`.on(..)`, `.ht_off(..)`).
+    EVENT_ROWS, EventRowNumber, 0, "", 0b1111, 0b0;
+    LD_BLOCKS_STORE_FORWARD = ev("LD_BLOCKS.STORE_FORWARD", 0x03, 0x02).ht_off(0b11111111),
+    LD_BLOCKS_NO_SR = ev("LD_BLOCKS.NO_SR", 0x03, 0x08).ht_off(0b11111111),
+    LD_BLOCKS_PARTIAL_ADDRESS_ALIAS = ev("LD_BLOCKS_PARTIAL.ADDRESS_ALIAS", 0x07, 0x01).ht_off(0b11111111),
+    DTLB_LOAD_MISSES_MISS_CAUSES_A_WALK = ev("DTLB_LOAD_MISSES.MISS_CAUSES_A_WALK", 0x08, 0x01).ht_off(0b11111111),
+    DTLB_LOAD_MISSES_WALK_COMPLETED_4K = ev("DTLB_LOAD_MISSES.WALK_COMPLETED_4K", 0x08, 0x02).ht_off(0b11111111),
+    DTLB_LOAD_MISSES_WALK_COMPLETED_2M_4M = ev("DTLB_LOAD_MISSES.WALK_COMPLETED_2M_4M", 0x08, 0x04).ht_off(0b11111111),
+    DTLB_LOAD_MISSES_WALK_COMPLETED_1G = ev("DTLB_LOAD_MISSES.WALK_COMPLETED_1G", 0x08, 0x08).ht_off(0b11111111),
+    DTLB_LOAD_MISSES_WALK_COMPLETED = ev("DTLB_LOAD_MISSES.WALK_COMPLETED", 0x08, 0x0e).ht_off(0b11111111),
+    DTLB_LOAD_MISSES_WALK_PENDING = ev("DTLB_LOAD_MISSES.WALK_PENDING", 0x08, 0x10).ht_off(0b11111111),
+    DTLB_LOAD_MISSES_WALK_ACTIVE = ev("DTLB_LOAD_MISSES.WALK_ACTIVE", 0x08, 0x10).ht_off(0b11111111).threshold(1),
+    DTLB_LOAD_MISSES_STLB_HIT = ev("DTLB_LOAD_MISSES.STLB_HIT", 0x08, 0x20).ht_off(0b11111111),
+    INT_MISC_RECOVERY_CYCLES = ev("INT_MISC.RECOVERY_CYCLES", 0x0d, 0x01).ht_off(0b11111111),
+    INT_MISC_RECOVERY_CYCLES_ANY = ev("INT_MISC.RECOVERY_CYCLES_ANY", 0x0d, 0x01).ht_off(0b11111111).any_thread(),
+    INT_MISC_CLEARS_COUNT = ev("INT_MISC.CLEARS_COUNT", 0x0d, 0x01).ht_off(0b11111111).threshold(1).edge(),
+    INT_MISC_CLEAR_RESTEER_CYCLES = ev("INT_MISC.CLEAR_RESTEER_CYCLES", 0x0d, 0x80).ht_off(0b11111111),
+    UOPS_ISSUED_ANY = ev("UOPS_ISSUED.ANY", 0x0e, 0x01).ht_off(0b11111111),
+    UOPS_ISSUED_STALL_CYCLES = ev("UOPS_ISSUED.STALL_CYCLES", 0x0e, 0x01).ht_off(0b11111111).threshold(1).invert(),
+    UOPS_ISSUED_VECTOR_WIDTH_MISMATCH = ev("UOPS_ISSUED.VECTOR_WIDTH_MISMATCH", 0x0e, 0x02).ht_off(0b11111111),
+    UOPS_ISSUED_SLOW_LEA = ev("UOPS_ISSUED.SLOW_LEA", 0x0e, 0x20).ht_off(0b11111111),
+    ARITH_DIVIDER_ACTIVE = ev("ARITH.DIVIDER_ACTIVE", 0x14, 0x01).ht_off(0b11111111).threshold(1),
+    L2_RQSTS_DEMAND_DATA_RD_MISS = ev("L2_RQSTS.DEMAND_DATA_RD_MISS", 0x24, 0x21).ht_off(0b11111111),
+    L2_RQSTS_RFO_MISS = ev("L2_RQSTS.RFO_MISS", 0x24, 0x22).ht_off(0b11111111),
+    L2_RQSTS_CODE_RD_MISS = ev("L2_RQSTS.CODE_RD_MISS", 0x24, 0x24).ht_off(0b11111111),
+    L2_RQSTS_ALL_DEMAND_MISS = ev("L2_RQSTS.ALL_DEMAND_MISS", 0x24, 0x27).ht_off(0b11111111),
+    L2_RQSTS_PF_MISS = ev("L2_RQSTS.PF_MISS", 0x24, 0x38).ht_off(0b11111111),
+    L2_RQSTS_MISS = ev("L2_RQSTS.MISS", 0x24, 0x3f).ht_off(0b11111111),
+    L2_RQSTS_DEMAND_DATA_RD_HIT = ev("L2_RQSTS.DEMAND_DATA_RD_HIT", 0x24, 0xc1).ht_off(0b11111111),
+    L2_RQSTS_RFO_HIT = ev("L2_RQSTS.RFO_HIT", 0x24, 0xc2).ht_off(0b11111111),
+    L2_RQSTS_CODE_RD_HIT = ev("L2_RQSTS.CODE_RD_HIT", 0x24, 0xc4).ht_off(0b11111111),
+    L2_RQSTS_PF_HIT = ev("L2_RQSTS.PF_HIT", 0x24, 0xd8).ht_off(0b11111111),
+    L2_RQSTS_ALL_DEMAND_DATA_RD = ev("L2_RQSTS.ALL_DEMAND_DATA_RD", 0x24, 0xe1).ht_off(0b11111111),
+    L2_RQSTS_ALL_RFO = ev("L2_RQSTS.ALL_RFO", 0x24, 0xe2).ht_off(0b11111111),
+    L2_RQSTS_ALL_CODE_RD = ev("L2_RQSTS.ALL_CODE_RD", 0x24, 0xe4).ht_off(0b11111111),
+    L2_RQSTS_ALL_DEMAND_REFERENCES = ev("L2_RQSTS.ALL_DEMAND_REFERENCES", 0x24, 0xe7).ht_off(0b11111111),
+    L2_RQSTS_ALL_PF = ev("L2_RQSTS.ALL_PF", 0x24, 0xf8).ht_off(0b11111111),
+    L2_RQSTS_REFERENCES = ev("L2_RQSTS.REFERENCES", 0x24, 0xff).ht_off(0b11111111),
+    CORE_POWER_LVL0_TURBO_LICENSE = ev("CORE_POWER.LVL0_TURBO_LICENSE", 0x28, 0x07).ht_off(0b11111111),
+    CORE_POWER_LVL1_TURBO_LICENSE = ev("CORE_POWER.LVL1_TURBO_LICENSE", 0x28, 0x18).ht_off(0b11111111),
+    CORE_POWER_LVL2_TURBO_LICENSE = ev("CORE_POWER.LVL2_TURBO_LICENSE", 0x28, 0x20).ht_off(0b11111111),
+    CORE_POWER_THROTTLE = ev("CORE_POWER.THROTTLE", 0x28, 0x40).ht_off(0b11111111),
+    LONGEST_LAT_CACHE_MISS = ev("LONGEST_LAT_CACHE.MISS", 0x2e, 0x41).ht_off(0b11111111),
+    LONGEST_LAT_CACHE_REFERENCE = ev("LONGEST_LAT_CACHE.REFERENCE", 0x2e, 0x4f).ht_off(0b11111111),
+    SW_PREFETCH_ACCESS_NTA = ev("SW_PREFETCH_ACCESS.NTA", 0x32, 0x01).ht_off(0b11111111),
+    SW_PREFETCH_ACCESS_T0 = ev("SW_PREFETCH_ACCESS.T0", 0x32, 0x02).ht_off(0b11111111),
+    SW_PREFETCH_ACCESS_T1_T2 = ev("SW_PREFETCH_ACCESS.T1_T2", 0x32, 0x04).ht_off(0b11111111),
+    SW_PREFETCH_ACCESS_PREFETCHW = ev("SW_PREFETCH_ACCESS.PREFETCHW", 0x32, 0x08).ht_off(0b11111111),
+    SW_PREFETCH_ACCESS_ANY = ev("SW_PREFETCH_ACCESS.ANY", 0x32, 0x0f).ht_off(0b11111111),
+    CPU_CLK_UNHALTED_THREAD_P = ev("CPU_CLK_UNHALTED.THREAD_P", 0x3c, 0x00).ht_off(0b11111111),
+    CPU_CLK_UNHALTED_THREAD_P_ANY = ev("CPU_CLK_UNHALTED.THREAD_P_ANY", 0x3c, 0x00).ht_off(0b11111111).any_thread(),
+    CPU_CLK_UNHALTED_RING0_TRANS = ev("CPU_CLK_UNHALTED.RING0_TRANS", 0x3c, 0x00).ht_off(0b11111111).threshold(1).edge(),
+    CPU_CLK_THREAD_UNHALTED_REF_XCLK = ev("CPU_CLK_THREAD_UNHALTED.REF_XCLK", 0x3c, 0x01).ht_off(0b11111111),
+    CPU_CLK_THREAD_UNHALTED_REF_XCLK_ANY = ev("CPU_CLK_THREAD_UNHALTED.REF_XCLK_ANY", 0x3c, 0x01).ht_off(0b11111111).any_thread(),
+    CPU_CLK_UNHALTED_REF_XCLK = ev("CPU_CLK_UNHALTED.REF_XCLK", 0x3c, 0x01).ht_off(0b11111111),
+    CPU_CLK_UNHALTED_REF_XCLK_ANY = ev("CPU_CLK_UNHALTED.REF_XCLK_ANY", 0x3c, 0x01).ht_off(0b11111111).any_thread(),
+    CPU_CLK_THREAD_UNHALTED_ONE_THREAD_ACTIVE = ev("CPU_CLK_THREAD_UNHALTED.ONE_THREAD_ACTIVE", 0x3c, 0x02).ht_off(0b11111111),
+    CPU_CLK_UNHALTED_ONE_THREAD_ACTIVE = ev("CPU_CLK_UNHALTED.ONE_THREAD_ACTIVE", 0x3c, 0x02).ht_off(0b11111111),
+    L1D_PEND_MISS_PENDING = ev("L1D_PEND_MISS.PENDING", 0x48, 0x01).ht_off(0b11111111),
+    L1D_PEND_MISS_PENDING_CYCLES = ev("L1D_PEND_MISS.PENDING_CYCLES", 0x48, 0x01).ht_off(0b11111111).threshold(1),
+    L1D_PEND_MISS_PENDING_CYCLES_ANY = ev("L1D_PEND_MISS.PENDING_CYCLES_ANY", 0x48, 0x01).ht_off(0b11111111).threshold(1).any_thread(),
+    L1D_PEND_MISS_FB_FULL = ev("L1D_PEND_MISS.FB_FULL", 0x48, 0x02).ht_off(0b11111111),
+    DTLB_STORE_MISSES_MISS_CAUSES_A_WALK = ev("DTLB_STORE_MISSES.MISS_CAUSES_A_WALK", 0x49, 0x01).ht_off(0b11111111),
+    DTLB_STORE_MISSES_WALK_COMPLETED_4K = ev("DTLB_STORE_MISSES.WALK_COMPLETED_4K", 0x49, 0x02).ht_off(0b11111111),
+    DTLB_STORE_MISSES_WALK_COMPLETED_2M_4M = ev("DTLB_STORE_MISSES.WALK_COMPLETED_2M_4M", 0x49, 0x04).ht_off(0b11111111),
+    DTLB_STORE_MISSES_WALK_COMPLETED_1G = ev("DTLB_STORE_MISSES.WALK_COMPLETED_1G", 0x49, 0x08).ht_off(0b11111111),
+    DTLB_STORE_MISSES_WALK_COMPLETED = ev("DTLB_STORE_MISSES.WALK_COMPLETED", 0x49, 0x0e).ht_off(0b11111111),
+    DTLB_STORE_MISSES_WALK_PENDING = ev("DTLB_STORE_MISSES.WALK_PENDING", 0x49, 0x10).ht_off(0b11111111),
+    DTLB_STORE_MISSES_WALK_ACTIVE = ev("DTLB_STORE_MISSES.WALK_ACTIVE", 0x49, 0x10).ht_off(0b11111111).threshold(1),
+    DTLB_STORE_MISSES_STLB_HIT = ev("DTLB_STORE_MISSES.STLB_HIT", 0x49, 0x20).ht_off(0b11111111),
+    LOAD_HIT_PRE_SW_PF = ev("LOAD_HIT_PRE.SW_PF", 0x4c, 0x01).ht_off(0b11111111),
+    EPT_WALK_PENDING = ev("EPT.WALK_PENDING", 0x4f, 0x10).ht_off(0b11111111),
+    L1D_REPLACEMENT = ev("L1D.REPLACEMENT", 0x51, 0x01).ht_off(0b11111111),
+    TX_MEM_ABORT_CONFLICT = ev("TX_MEM.ABORT_CONFLICT", 0x54, 0x01).ht_off(0b11111111),
+    TX_MEM_ABORT_CAPACITY = ev("TX_MEM.ABORT_CAPACITY", 0x54, 0x02).ht_off(0b11111111),
+    TX_MEM_ABORT_HLE_STORE_TO_ELIDED_LOCK = ev("TX_MEM.ABORT_HLE_STORE_TO_ELIDED_LOCK", 0x54, 0x04).ht_off(0b11111111),
+    TX_MEM_ABORT_HLE_ELISION_BUFFER_NOT_EMPTY = ev("TX_MEM.ABORT_HLE_ELISION_BUFFER_NOT_EMPTY", 0x54, 0x08).ht_off(0b11111111),
+    TX_MEM_ABORT_HLE_ELISION_BUFFER_MISMATCH = ev("TX_MEM.ABORT_HLE_ELISION_BUFFER_MISMATCH", 0x54, 0x10).ht_off(0b11111111),
+    TX_MEM_ABORT_HLE_ELISION_BUFFER_UNSUPPORTED_ALIGNMENT = ev("TX_MEM.ABORT_HLE_ELISION_BUFFER_UNSUPPORTED_ALIGNMENT", 0x54, 0x20).ht_off(0b11111111),
+    TX_MEM_HLE_ELISION_BUFFER_FULL = ev("TX_MEM.HLE_ELISION_BUFFER_FULL", 0x54, 0x40).ht_off(0b11111111),
+    INST_DECODED_DECODERS = ev("INST_DECODED.DECODERS", 0x55, 0x01).ht_off(0b11111111),
+    PARTIAL_RAT_STALLS_SCOREBOARD = ev("PARTIAL_RAT_STALLS.SCOREBOARD", 0x59, 0x01).ht_off(0b11111111),
+    TX_EXEC_MISC1 = ev("TX_EXEC.MISC1", 0x5d, 0x01).ht_off(0b11111111),
+    TX_EXEC_MISC2 = ev("TX_EXEC.MISC2", 0x5d, 0x02).ht_off(0b11111111),
+    TX_EXEC_MISC3 = ev("TX_EXEC.MISC3", 0x5d, 0x04).ht_off(0b11111111),
+    TX_EXEC_MISC4 = ev("TX_EXEC.MISC4", 0x5d, 0x08).ht_off(0b11111111),
+    TX_EXEC_MISC5 = ev("TX_EXEC.MISC5", 0x5d, 0x10).ht_off(0b11111111),
+    RS_EVENTS_EMPTY_CYCLES = ev("RS_EVENTS.EMPTY_CYCLES", 0x5e, 0x01).ht_off(0b11111111),
+    RS_EVENTS_EMPTY_END = ev("RS_EVENTS.EMPTY_END", 0x5e, 0x01).ht_off(0b11111111).threshold(1).invert().edge(),
+    OFFCORE_REQUESTS_OUTSTANDING_DEMAND_DATA_RD = ev("OFFCORE_REQUESTS_OUTSTANDING.DEMAND_DATA_RD", 0x60, 0x01).ht_off(0b11111111),
+    OFFCORE_REQUESTS_OUTSTANDING_CYCLES_WITH_DEMAND_DATA_RD = ev("OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DEMAND_DATA_RD", 0x60, 0x01).ht_off(0b11111111).threshold(1),
+    OFFCORE_REQUESTS_OUTSTANDING_DEMAND_DATA_RD_GE_6 = ev("OFFCORE_REQUESTS_OUTSTANDING.DEMAND_DATA_RD_GE_6", 0x60, 0x01).ht_off(0b11111111).threshold(6),
+    OFFCORE_REQUESTS_OUTSTANDING_DEMAND_CODE_RD = ev("OFFCORE_REQUESTS_OUTSTANDING.DEMAND_CODE_RD", 0x60, 0x02).ht_off(0b11111111),
+    OFFCORE_REQUESTS_OUTSTANDING_CYCLES_WITH_DEMAND_CODE_RD = ev("OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DEMAND_CODE_RD", 0x60, 0x02).ht_off(0b11111111).threshold(1),
+    OFFCORE_REQUESTS_OUTSTANDING_DEMAND_RFO = ev("OFFCORE_REQUESTS_OUTSTANDING.DEMAND_RFO", 0x60, 0x04).ht_off(0b11111111),
+    OFFCORE_REQUESTS_OUTSTANDING_CYCLES_WITH_DEMAND_RFO = ev("OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DEMAND_RFO", 0x60, 0x04).ht_off(0b11111111).threshold(1),
+    OFFCORE_REQUESTS_OUTSTANDING_ALL_DATA_RD = ev("OFFCORE_REQUESTS_OUTSTANDING.ALL_DATA_RD", 0x60, 0x08).ht_off(0b11111111),
+    OFFCORE_REQUESTS_OUTSTANDING_CYCLES_WITH_DATA_RD = ev("OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DATA_RD", 0x60, 0x08).ht_off(0b11111111).threshold(1),
+    OFFCORE_REQUESTS_OUTSTANDING_L3_MISS_DEMAND_DATA_RD = ev("OFFCORE_REQUESTS_OUTSTANDING.L3_MISS_DEMAND_DATA_RD", 0x60, 0x10).ht_off(0b11111111),
+    OFFCORE_REQUESTS_OUTSTANDING_CYCLES_WITH_L3_MISS_DEMAND_DATA_RD = ev("OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_L3_MISS_DEMAND_DATA_RD", 0x60, 0x10).ht_off(0b11111111).threshold(1),
+    OFFCORE_REQUESTS_OUTSTANDING_L3_MISS_DEMAND_DATA_RD_GE_6 = ev("OFFCORE_REQUESTS_OUTSTANDING.L3_MISS_DEMAND_DATA_RD_GE_6", 0x60, 0x10).ht_off(0b11111111).threshold(6),
+    IDQ_MITE_UOPS = ev("IDQ.MITE_UOPS", 0x79, 0x04).ht_off(0b11111111),
+    IDQ_MITE_CYCLES = ev("IDQ.MITE_CYCLES", 0x79, 0x04).ht_off(0b11111111).threshold(1),
+    IDQ_DSB_UOPS = ev("IDQ.DSB_UOPS", 0x79, 0x08).ht_off(0b11111111),
+    IDQ_DSB_CYCLES = ev("IDQ.DSB_CYCLES", 0x79, 0x08).ht_off(0b11111111).threshold(1),
+    IDQ_MS_DSB_CYCLES = ev("IDQ.MS_DSB_CYCLES", 0x79, 0x10).ht_off(0b11111111).threshold(1),
+    IDQ_ALL_DSB_CYCLES_4_UOPS = ev("IDQ.ALL_DSB_CYCLES_4_UOPS", 0x79, 0x18).ht_off(0b11111111).threshold(4),
+    IDQ_ALL_DSB_CYCLES_ANY_UOPS = ev("IDQ.ALL_DSB_CYCLES_ANY_UOPS", 0x79, 0x18).ht_off(0b11111111).threshold(1),
+    IDQ_DSB_CYCLES_OK = ev("IDQ.DSB_CYCLES_OK", 0x79, 0x18).ht_off(0b11111111).threshold(4),
+    IDQ_DSB_CYCLES_ANY = ev("IDQ.DSB_CYCLES_ANY", 0x79, 0x18).ht_off(0b11111111).threshold(1),
+    IDQ_MS_MITE_UOPS = ev("IDQ.MS_MITE_UOPS", 0x79, 0x20).ht_off(0b11111111),
+    IDQ_ALL_MITE_CYCLES_4_UOPS = ev("IDQ.ALL_MITE_CYCLES_4_UOPS", 0x79, 0x24).ht_off(0b11111111).threshold(4),
+    IDQ_ALL_MITE_CYCLES_ANY_UOPS = ev("IDQ.ALL_MITE_CYCLES_ANY_UOPS", 0x79, 0x24).ht_off(0b11111111).threshold(1),
+    IDQ_MS_CYCLES = ev("IDQ.MS_CYCLES", 0x79, 0x30).ht_off(0b11111111).threshold(1),
+    IDQ_MS_SWITCHES = ev("IDQ.MS_SWITCHES", 0x79, 0x30).ht_off(0b11111111).threshold(1).edge(),
+    IDQ_MS_UOPS = ev("IDQ.MS_UOPS", 0x79, 0x30).ht_off(0b11111111),
+    ICACHE_16B_IFDATA_STALL = ev("ICACHE_16B.IFDATA_STALL", 0x80, 0x04).ht_off(0b11111111),
+    ICACHE_64B_IFTAG_HIT = ev("ICACHE_64B.IFTAG_HIT", 0x83, 0x01).ht_off(0b11111111),
+    ICACHE_64B_IFTAG_MISS = ev("ICACHE_64B.IFTAG_MISS", 0x83, 0x02).ht_off(0b11111111),
+    ICACHE_64B_IFTAG_STALL = ev("ICACHE_64B.IFTAG_STALL", 0x83, 0x04).ht_off(0b11111111),
+    ICACHE_TAG_STALLS = ev("ICACHE_TAG.STALLS", 0x83, 0x04).ht_off(0b11111111),
+    ITLB_MISSES_MISS_CAUSES_A_WALK = ev("ITLB_MISSES.MISS_CAUSES_A_WALK", 0x85, 0x01).ht_off(0b11111111),
+    ITLB_MISSES_WALK_COMPLETED_4K = ev("ITLB_MISSES.WALK_COMPLETED_4K", 0x85, 0x02).ht_off(0b11111111),
+    ITLB_MISSES_WALK_COMPLETED_2M_4M = ev("ITLB_MISSES.WALK_COMPLETED_2M_4M", 0x85, 0x04).ht_off(0b11111111),
+    ITLB_MISSES_WALK_COMPLETED_1G = ev("ITLB_MISSES.WALK_COMPLETED_1G", 0x85, 0x08).ht_off(0b11111111),
+    ITLB_MISSES_WALK_COMPLETED = ev("ITLB_MISSES.WALK_COMPLETED", 0x85, 0x0e).ht_off(0b11111111),
+    ITLB_MISSES_WALK_PENDING = ev("ITLB_MISSES.WALK_PENDING", 0x85, 0x10).ht_off(0b11111111),
+    ITLB_MISSES_WALK_ACTIVE = ev("ITLB_MISSES.WALK_ACTIVE", 0x85, 0x10).ht_off(0b11111111).threshold(1),
+    ITLB_MISSES_STLB_HIT = ev("ITLB_MISSES.STLB_HIT", 0x85, 0x20).ht_off(0b11111111),
+    ILD_STALL_LCP = ev("ILD_STALL.LCP", 0x87, 0x01).ht_off(0b11111111),
+    DECODE_LCP = ev("DECODE.LCP", 0x87, 0x01).ht_off(0b11111111),
+    BR_MISP_EXEC_INDIRECT = ev("BR_MISP_EXEC.INDIRECT", 0x89, 0xe4).ht_off(0b11111111),
+    BR_MISP_EXEC_ALL_BRANCHES = ev("BR_MISP_EXEC.ALL_BRANCHES", 0x89, 0xff).ht_off(0b11111111),
+    IDQ_UOPS_NOT_DELIVERED_CORE = ev("IDQ_UOPS_NOT_DELIVERED.CORE", 0x9c, 0x01).ht_off(0b11111111),
+    IDQ_UOPS_NOT_DELIVERED_CYCLES_0_UOPS_DELIV_CORE = ev("IDQ_UOPS_NOT_DELIVERED.CYCLES_0_UOPS_DELIV.CORE", 0x9c, 0x01).ht_off(0b11111111).threshold(4),
+    IDQ_UOPS_NOT_DELIVERED_CYCLES_LE_1_UOP_DELIV_CORE = ev("IDQ_UOPS_NOT_DELIVERED.CYCLES_LE_1_UOP_DELIV.CORE", 0x9c, 0x01).ht_off(0b11111111).threshold(3),
+    IDQ_UOPS_NOT_DELIVERED_CYCLES_LE_2_UOP_DELIV_CORE = ev("IDQ_UOPS_NOT_DELIVERED.CYCLES_LE_2_UOP_DELIV.CORE", 0x9c, 0x01).ht_off(0b11111111).threshold(2),
+    IDQ_UOPS_NOT_DELIVERED_CYCLES_LE_3_UOP_DELIV_CORE = ev("IDQ_UOPS_NOT_DELIVERED.CYCLES_LE_3_UOP_DELIV.CORE", 0x9c, 0x01).ht_off(0b11111111).threshold(1),
+    IDQ_UOPS_NOT_DELIVERED_CYCLES_FE_WAS_OK = ev("IDQ_UOPS_NOT_DELIVERED.CYCLES_FE_WAS_OK", 0x9c, 0x01).ht_off(0b11111111).threshold(1).invert(),
+    UOPS_DISPATCHED_PORT_PORT_0 = ev("UOPS_DISPATCHED_PORT.PORT_0", 0xa1, 0x01).ht_off(0b11111111),
+    UOPS_DISPATCHED_PORT_PORT_1 = ev("UOPS_DISPATCHED_PORT.PORT_1", 0xa1, 0x02).ht_off(0b11111111),
+    UOPS_DISPATCHED_PORT_PORT_2 = ev("UOPS_DISPATCHED_PORT.PORT_2", 0xa1, 0x04).ht_off(0b11111111),
+    UOPS_DISPATCHED_PORT_PORT_3 = ev("UOPS_DISPATCHED_PORT.PORT_3", 0xa1, 0x08).ht_off(0b11111111),
+    UOPS_DISPATCHED_PORT_PORT_4 = ev("UOPS_DISPATCHED_PORT.PORT_4", 0xa1, 0x10).ht_off(0b11111111),
+    UOPS_DISPATCHED_PORT_PORT_5 = ev("UOPS_DISPATCHED_PORT.PORT_5", 0xa1, 0x20).ht_off(0b11111111),
+    UOPS_DISPATCHED_PORT_PORT_6 = ev("UOPS_DISPATCHED_PORT.PORT_6", 0xa1, 0x40).ht_off(0b11111111),
+    UOPS_DISPATCHED_PORT_PORT_7 = ev("UOPS_DISPATCHED_PORT.PORT_7", 0xa1, 0x80).ht_off(0b11111111),
+    RESOURCE_STALLS_ANY = ev("RESOURCE_STALLS.ANY", 0xa2, 0x01).ht_off(0b11111111),
+    RESOURCE_STALLS_SB = ev("RESOURCE_STALLS.SB", 0xa2, 0x08).ht_off(0b11111111),
+    CYCLE_ACTIVITY_CYCLES_L2_MISS = ev("CYCLE_ACTIVITY.CYCLES_L2_MISS", 0xa3, 0x01).ht_off(0b11111111).threshold(1),
+    CYCLE_ACTIVITY_CYCLES_L3_MISS = ev("CYCLE_ACTIVITY.CYCLES_L3_MISS", 0xa3, 0x02).ht_off(0b11111111).threshold(2),
+    CYCLE_ACTIVITY_STALLS_TOTAL = ev("CYCLE_ACTIVITY.STALLS_TOTAL", 0xa3, 0x04).ht_off(0b11111111).threshold(4),
+    CYCLE_ACTIVITY_STALLS_L2_MISS = ev("CYCLE_ACTIVITY.STALLS_L2_MISS", 0xa3, 0x05).ht_off(0b11111111).threshold(5),
+    CYCLE_ACTIVITY_STALLS_L3_MISS = ev("CYCLE_ACTIVITY.STALLS_L3_MISS", 0xa3, 0x06).ht_off(0b11111111).threshold(6),
+    CYCLE_ACTIVITY_CYCLES_L1D_MISS = ev("CYCLE_ACTIVITY.CYCLES_L1D_MISS", 0xa3, 0x08).ht_off(0b11111111).threshold(8),
+    CYCLE_ACTIVITY_STALLS_L1D_MISS = ev("CYCLE_ACTIVITY.STALLS_L1D_MISS", 0xa3, 0x0c).ht_off(0b11111111).threshold(12),
+    CYCLE_ACTIVITY_CYCLES_MEM_ANY = ev("CYCLE_ACTIVITY.CYCLES_MEM_ANY", 0xa3, 0x10).ht_off(0b11111111).threshold(16),
+    CYCLE_ACTIVITY_STALLS_MEM_ANY = ev("CYCLE_ACTIVITY.STALLS_MEM_ANY", 0xa3, 0x14).threshold(20),
+    EXE_ACTIVITY_EXE_BOUND_0_PORTS = ev("EXE_ACTIVITY.EXE_BOUND_0_PORTS", 0xa6, 0x01).ht_off(0b11111111),
+    EXE_ACTIVITY_1_PORTS_UTIL = ev("EXE_ACTIVITY.1_PORTS_UTIL", 0xa6, 0x02).ht_off(0b11111111),
+    EXE_ACTIVITY_2_PORTS_UTIL = ev("EXE_ACTIVITY.2_PORTS_UTIL", 0xa6, 0x04).ht_off(0b11111111),
+    EXE_ACTIVITY_3_PORTS_UTIL = ev("EXE_ACTIVITY.3_PORTS_UTIL", 0xa6, 0x08).ht_off(0b11111111),
+    EXE_ACTIVITY_4_PORTS_UTIL = ev("EXE_ACTIVITY.4_PORTS_UTIL", 0xa6, 0x10).ht_off(0b11111111),
+    EXE_ACTIVITY_BOUND_ON_STORES = ev("EXE_ACTIVITY.BOUND_ON_STORES", 0xa6, 0x40).ht_off(0b11111111),
+    LSD_UOPS = ev("LSD.UOPS", 0xa8, 0x01).ht_off(0b11111111),
+    LSD_CYCLES_ACTIVE = ev("LSD.CYCLES_ACTIVE", 0xa8, 0x01).ht_off(0b11111111).threshold(1),
+    LSD_CYCLES_4_UOPS = ev("LSD.CYCLES_4_UOPS", 0xa8, 0x01).ht_off(0b11111111).threshold(4),
+    LSD_CYCLES_OK = ev("LSD.CYCLES_OK", 0xa8, 0x01).ht_off(0b11111111).threshold(4),
+    DSB2MITE_SWITCHES_COUNT = ev("DSB2MITE_SWITCHES.COUNT", 0xab, 0x01).ht_off(0b11111111),
+    DSB2MITE_SWITCHES_PENALTY_CYCLES = ev("DSB2MITE_SWITCHES.PENALTY_CYCLES", 0xab, 0x02).ht_off(0b11111111),
+    ITLB_ITLB_FLUSH = ev("ITLB.ITLB_FLUSH", 0xae, 0x01).ht_off(0b11111111),
+    OFFCORE_REQUESTS_DEMAND_DATA_RD = ev("OFFCORE_REQUESTS.DEMAND_DATA_RD", 0xb0, 0x01).ht_off(0b11111111),
+    OFFCORE_REQUESTS_DEMAND_CODE_RD = ev("OFFCORE_REQUESTS.DEMAND_CODE_RD", 0xb0, 0x02).ht_off(0b11111111),
+    OFFCORE_REQUESTS_DEMAND_RFO = ev("OFFCORE_REQUESTS.DEMAND_RFO", 0xb0, 0x04).ht_off(0b11111111),
+    OFFCORE_REQUESTS_ALL_DATA_RD = ev("OFFCORE_REQUESTS.ALL_DATA_RD", 0xb0, 0x08).ht_off(0b11111111),
+    OFFCORE_REQUESTS_L3_MISS_DEMAND_DATA_RD = ev("OFFCORE_REQUESTS.L3_MISS_DEMAND_DATA_RD", 0xb0, 0x10).ht_off(0b11111111),
+    OFFCORE_REQUESTS_ALL_REQUESTS = ev("OFFCORE_REQUESTS.ALL_REQUESTS", 0xb0, 0x80).ht_off(0b11111111),
+    UOPS_EXECUTED_THREAD = ev("UOPS_EXECUTED.THREAD", 0xb1, 0x01).ht_off(0b11111111),
+    UOPS_EXECUTED_STALL_CYCLES = ev("UOPS_EXECUTED.STALL_CYCLES", 0xb1, 0x01).ht_off(0b11111111).threshold(1).invert(),
+    UOPS_EXECUTED_CYCLES_GE_1_UOP_EXEC = ev("UOPS_EXECUTED.CYCLES_GE_1_UOP_EXEC", 0xb1, 0x01).ht_off(0b11111111).threshold(1),
+    UOPS_EXECUTED_CYCLES_GE_2_UOPS_EXEC = ev("UOPS_EXECUTED.CYCLES_GE_2_UOPS_EXEC", 0xb1, 0x01).ht_off(0b11111111).threshold(2),
+    UOPS_EXECUTED_CYCLES_GE_3_UOPS_EXEC = ev("UOPS_EXECUTED.CYCLES_GE_3_UOPS_EXEC", 0xb1, 0x01).ht_off(0b11111111).threshold(3),
+    UOPS_EXECUTED_CYCLES_GE_4_UOPS_EXEC = ev("UOPS_EXECUTED.CYCLES_GE_4_UOPS_EXEC", 0xb1, 0x01).ht_off(0b11111111).threshold(4),
+    UOPS_EXECUTED_CORE = ev("UOPS_EXECUTED.CORE", 0xb1, 0x02).ht_off(0b11111111),
+    UOPS_EXECUTED_CORE_CYCLES_GE_1 = ev("UOPS_EXECUTED.CORE_CYCLES_GE_1", 0xb1, 0x02).ht_off(0b11111111).threshold(1),
+    UOPS_EXECUTED_CORE_CYCLES_GE_2 = ev("UOPS_EXECUTED.CORE_CYCLES_GE_2", 0xb1, 0x02).ht_off(0b11111111).threshold(2),
+    UOPS_EXECUTED_CORE_CYCLES_GE_3 = ev("UOPS_EXECUTED.CORE_CYCLES_GE_3", 0xb1, 0x02).ht_off(0b11111111).threshold(3),
+    UOPS_EXECUTED_CORE_CYCLES_GE_4 = ev("UOPS_EXECUTED.CORE_CYCLES_GE_4", 0xb1, 0x02).ht_off(0b11111111).threshold(4),
+    UOPS_EXECUTED_CORE_CYCLES_NONE = ev("UOPS_EXECUTED.CORE_CYCLES_NONE", 0xb1, 0x02).ht_off(0b11111111).threshold(1).invert(),
+    UOPS_EXECUTED_X87 = ev("UOPS_EXECUTED.X87", 0xb1, 0x10).ht_off(0b11111111),
+    OFFCORE_REQUESTS_BUFFER_SQ_FULL = ev("OFFCORE_REQUESTS_BUFFER.SQ_FULL", 0xb2, 0x01).ht_off(0b11111111),
+    TLB_FLUSH_DTLB_THREAD = ev("TLB_FLUSH.DTLB_THREAD", 0xbd, 0x01).ht_off(0b11111111),
+    TLB_FLUSH_STLB_ANY = ev("TLB_FLUSH.STLB_ANY", 0xbd, 0x20).ht_off(0b11111111),
+    INST_RETIRED_ANY_P = ev("INST_RETIRED.ANY_P", 0xc0, 0x00).ht_off(0b11111111),
+    INST_RETIRED_NOP = ev("INST_RETIRED.NOP", 0xc0, 0x02).ht_off(0b11111111),
+    OTHER_ASSISTS_ANY = ev("OTHER_ASSISTS.ANY", 0xc1, 0x3f).ht_off(0b11111111),
+    UOPS_RETIRED_RETIRE_SLOTS = ev("UOPS_RETIRED.RETIRE_SLOTS", 0xc2, 0x02).ht_off(0b11111111),
+    UOPS_RETIRED_STALL_CYCLES = ev("UOPS_RETIRED.STALL_CYCLES", 0xc2, 0x02).ht_off(0b11111111).threshold(1).invert(),
+    UOPS_RETIRED_TOTAL_CYCLES = ev("UOPS_RETIRED.TOTAL_CYCLES", 0xc2, 0x02).ht_off(0b11111111).threshold(16).invert(),
+    UOPS_RETIRED_MACRO_FUSED = ev("UOPS_RETIRED.MACRO_FUSED", 0xc2, 0x04).ht_off(0b11111111),
+    MACHINE_CLEARS_COUNT = ev("MACHINE_CLEARS.COUNT", 0xc3, 0x01).ht_off(0b11111111).threshold(1).edge(),
+    MACHINE_CLEARS_MEMORY_ORDERING = ev("MACHINE_CLEARS.MEMORY_ORDERING", 0xc3, 0x02).ht_off(0b11111111),
+    MACHINE_CLEARS_SMC = ev("MACHINE_CLEARS.SMC", 0xc3, 0x04).ht_off(0b11111111),
+    BR_INST_RETIRED_ALL_BRANCHES = ev("BR_INST_RETIRED.ALL_BRANCHES", 0xc4, 0x00).ht_off(0b11111111),
+    BR_INST_RETIRED_CONDITIONAL = ev("BR_INST_RETIRED.CONDITIONAL", 0xc4, 0x01).ht_off(0b11111111),
+    BR_INST_RETIRED_COND = ev("BR_INST_RETIRED.COND", 0xc4, 0x01).ht_off(0b11111111),
+    BR_INST_RETIRED_NEAR_CALL = ev("BR_INST_RETIRED.NEAR_CALL", 0xc4, 0x02).ht_off(0b11111111),
+    BR_INST_RETIRED_NEAR_RETURN = ev("BR_INST_RETIRED.NEAR_RETURN", 0xc4, 0x08).ht_off(0b11111111),
+    BR_INST_RETIRED_NOT_TAKEN = ev("BR_INST_RETIRED.NOT_TAKEN", 0xc4, 0x10).ht_off(0b11111111),
+    BR_INST_RETIRED_COND_NTAKEN = ev("BR_INST_RETIRED.COND_NTAKEN", 0xc4, 0x10).ht_off(0b11111111),
+    BR_INST_RETIRED_NEAR_TAKEN = ev("BR_INST_RETIRED.NEAR_TAKEN", 0xc4, 0x20).ht_off(0b11111111),
+    BR_INST_RETIRED_FAR_BRANCH = ev("BR_INST_RETIRED.FAR_BRANCH", 0xc4, 0x40).ht_off(0b11111111),
+    BR_MISP_RETIRED_ALL_BRANCHES = ev("BR_MISP_RETIRED.ALL_BRANCHES", 0xc5, 0x00).ht_off(0b11111111),
+    BR_MISP_RETIRED_CONDITIONAL = ev("BR_MISP_RETIRED.CONDITIONAL", 0xc5, 0x01).ht_off(0b11111111),
+    BR_MISP_RETIRED_NEAR_CALL = ev("BR_MISP_RETIRED.NEAR_CALL", 0xc5, 0x02).ht_off(0b11111111),
+    BR_MISP_RETIRED_RET = ev("BR_MISP_RETIRED.RET", 0xc5, 0x08).ht_off(0b11111111),
+    BR_MISP_RETIRED_NEAR_TAKEN = ev("BR_MISP_RETIRED.NEAR_TAKEN", 0xc5, 0x20).ht_off(0b11111111),
+    FRONTEND_RETIRED_DSB_MISS = ev("FRONTEND_RETIRED.DSB_MISS", 0xc6, 0x01).aux(AUX_MSR_PEBS_FRONTEND, 0x11),
+    FRONTEND_RETIRED_L1I_MISS = ev("FRONTEND_RETIRED.L1I_MISS", 0xc6, 0x01).aux(AUX_MSR_PEBS_FRONTEND, 0x12),
+    FRONTEND_RETIRED_L2_MISS = ev("FRONTEND_RETIRED.L2_MISS", 0xc6, 0x01).aux(AUX_MSR_PEBS_FRONTEND, 0x13),
+    FRONTEND_RETIRED_ITLB_MISS = ev("FRONTEND_RETIRED.ITLB_MISS", 0xc6, 0x01).aux(AUX_MSR_PEBS_FRONTEND, 0x14),
+    FRONTEND_RETIRED_STLB_MISS = ev("FRONTEND_RETIRED.STLB_MISS", 0xc6, 0x01).aux(AUX_MSR_PEBS_FRONTEND, 0x15),
+    FRONTEND_RETIRED_LATENCY_GE_2 = ev("FRONTEND_RETIRED.LATENCY_GE_2", 0xc6, 0x01).aux(AUX_MSR_PEBS_FRONTEND, 0x400206),
+    FRONTEND_RETIRED_LATENCY_GE_2_BUBBLES_GE_2 = ev("FRONTEND_RETIRED.LATENCY_GE_2_BUBBLES_GE_2", 0xc6, 0x01).aux(AUX_MSR_PEBS_FRONTEND, 0x200206),
+    FRONTEND_RETIRED_LATENCY_GE_4 = ev("FRONTEND_RETIRED.LATENCY_GE_4", 0xc6, 0x01).aux(AUX_MSR_PEBS_FRONTEND, 0x400406),
+    FRONTEND_RETIRED_LATENCY_GE_8 = ev("FRONTEND_RETIRED.LATENCY_GE_8", 0xc6, 0x01).aux(AUX_MSR_PEBS_FRONTEND, 0x400806),
+    FRONTEND_RETIRED_LATENCY_GE_16 = ev("FRONTEND_RETIRED.LATENCY_GE_16", 0xc6, 0x01).aux(AUX_MSR_PEBS_FRONTEND, 0x401006),
+    FRONTEND_RETIRED_LATENCY_GE_32 = ev("FRONTEND_RETIRED.LATENCY_GE_32", 0xc6, 0x01).aux(AUX_MSR_PEBS_FRONTEND, 0x402006),
+    FRONTEND_RETIRED_LATENCY_GE_64 = ev("FRONTEND_RETIRED.LATENCY_GE_64", 0xc6, 0x01).aux(AUX_MSR_PEBS_FRONTEND, 0x404006),
+    FRONTEND_RETIRED_LATENCY_GE_128 = ev("FRONTEND_RETIRED.LATENCY_GE_128", 0xc6, 0x01).aux(AUX_MSR_PEBS_FRONTEND, 0x408006),
+    FRONTEND_RETIRED_LATENCY_GE_256 = ev("FRONTEND_RETIRED.LATENCY_GE_256", 0xc6, 0x01).aux(AUX_MSR_PEBS_FRONTEND, 0x410006),
+    FRONTEND_RETIRED_LATENCY_GE_512 = ev("FRONTEND_RETIRED.LATENCY_GE_512", 0xc6, 0x01).aux(AUX_MSR_PEBS_FRONTEND, 0x420006),
+    FRONTEND_RETIRED_LATENCY_GE_2_BUBBLES_GE_1 = ev("FRONTEND_RETIRED.LATENCY_GE_2_BUBBLES_GE_1", 0xc6, 0x01).aux(AUX_MSR_PEBS_FRONTEND, 0x100206),
+    FRONTEND_RETIRED_LATENCY_GE_2_BUBBLES_GE_3 = ev("FRONTEND_RETIRED.LATENCY_GE_2_BUBBLES_GE_3", 0xc6, 0x01).aux(AUX_MSR_PEBS_FRONTEND, 0x300206),
+    FRONTEND_RETIRED_ANY_DSB_MISS = ev("FRONTEND_RETIRED.ANY_DSB_MISS", 0xc6, 0x01).aux(AUX_MSR_PEBS_FRONTEND, 0x1),
+    FP_ARITH_INST_RETIRED_SCALAR_DOUBLE = ev("FP_ARITH_INST_RETIRED.SCALAR_DOUBLE", 0xc7, 0x01).ht_off(0b11111111),
+    FP_ARITH_INST_RETIRED_SCALAR_SINGLE = ev("FP_ARITH_INST_RETIRED.SCALAR_SINGLE", 0xc7, 0x02).ht_off(0b11111111),
+    FP_ARITH_INST_RETIRED_SCALAR = ev("FP_ARITH_INST_RETIRED.SCALAR", 0xc7, 0x03).ht_off(0b11111111),
+    FP_ARITH_INST_RETIRED_128B_PACKED_DOUBLE = ev("FP_ARITH_INST_RETIRED.128B_PACKED_DOUBLE", 0xc7, 0x04).ht_off(0b11111111),
+    FP_ARITH_INST_RETIRED_128B_PACKED_SINGLE = ev("FP_ARITH_INST_RETIRED.128B_PACKED_SINGLE", 0xc7, 0x08).ht_off(0b11111111),
+    FP_ARITH_INST_RETIRED_256B_PACKED_DOUBLE = ev("FP_ARITH_INST_RETIRED.256B_PACKED_DOUBLE", 0xc7, 0x10).ht_off(0b11111111),
+    FP_ARITH_INST_RETIRED_4_FLOPS = ev("FP_ARITH_INST_RETIRED.4_FLOPS", 0xc7, 0x18).ht_off(0b11111111),
+    FP_ARITH_INST_RETIRED_8_FLOPS = ev("FP_ARITH_INST_RETIRED.8_FLOPS", 0xc7, 0x18).ht_off(0b11111111),
+    FP_ARITH_INST_RETIRED_256B_PACKED_SINGLE = ev("FP_ARITH_INST_RETIRED.256B_PACKED_SINGLE", 0xc7, 0x20).ht_off(0b11111111),
+    FP_ARITH_INST_RETIRED_512B_PACKED_DOUBLE = ev("FP_ARITH_INST_RETIRED.512B_PACKED_DOUBLE", 0xc7, 0x40).ht_off(0b11111111),
+    FP_ARITH_INST_RETIRED_512B_PACKED_SINGLE = ev("FP_ARITH_INST_RETIRED.512B_PACKED_SINGLE", 0xc7, 0x80).ht_off(0b11111111),
+    FP_ARITH_INST_RETIRED_VECTOR = ev("FP_ARITH_INST_RETIRED.VECTOR", 0xc7, 0xfc).ht_off(0b11111111),
+    HLE_RETIRED_START = ev("HLE_RETIRED.START", 0xc8, 0x01).ht_off(0b11111111),
+    HLE_RETIRED_COMMIT = ev("HLE_RETIRED.COMMIT", 0xc8, 0x02).ht_off(0b11111111),
+    HLE_RETIRED_ABORTED = ev("HLE_RETIRED.ABORTED", 0xc8, 0x04).ht_off(0b11111111),
+    HLE_RETIRED_ABORTED_MEM = ev("HLE_RETIRED.ABORTED_MEM", 0xc8, 0x08).ht_off(0b11111111),
+    HLE_RETIRED_ABORTED_TIMER = ev("HLE_RETIRED.ABORTED_TIMER", 0xc8, 0x10).ht_off(0b11111111),
+    HLE_RETIRED_ABORTED_UNFRIENDLY = ev("HLE_RETIRED.ABORTED_UNFRIENDLY", 0xc8, 0x20).ht_off(0b11111111),
+    HLE_RETIRED_ABORTED_MEMTYPE = ev("HLE_RETIRED.ABORTED_MEMTYPE", 0xc8, 0x40).ht_off(0b11111111),
+    HLE_RETIRED_ABORTED_EVENTS = ev("HLE_RETIRED.ABORTED_EVENTS", 0xc8, 0x80).ht_off(0b11111111),
+    RTM_RETIRED_START = ev("RTM_RETIRED.START", 0xc9, 0x01).ht_off(0b11111111),
+    RTM_RETIRED_COMMIT = ev("RTM_RETIRED.COMMIT", 0xc9, 0x02).ht_off(0b11111111),
+    RTM_RETIRED_ABORTED_MEM = ev("RTM_RETIRED.ABORTED_MEM", 0xc9, 0x08).ht_off(0b11111111),
+    RTM_RETIRED_ABORTED_TIMER = ev("RTM_RETIRED.ABORTED_TIMER", 0xc9, 0x10).ht_off(0b11111111),
+    RTM_RETIRED_ABORTED_UNFRIENDLY = ev("RTM_RETIRED.ABORTED_UNFRIENDLY", 0xc9, 0x20).ht_off(0b11111111),
+    RTM_RETIRED_ABORTED_MEMTYPE = ev("RTM_RETIRED.ABORTED_MEMTYPE", 0xc9, 0x40).ht_off(0b11111111),
+    RTM_RETIRED_ABORTED_EVENTS = ev("RTM_RETIRED.ABORTED_EVENTS", 0xc9, 0x80).ht_off(0b11111111),
+    FP_ASSIST_ANY = ev("FP_ASSIST.ANY", 0xca, 0x1e).ht_off(0b11111111).threshold(1),
+    HW_INTERRUPTS_RECEIVED = ev("HW_INTERRUPTS.RECEIVED", 0xcb, 0x01).ht_off(0b11111111),
+    ROB_MISC_EVENTS_LBR_INSERTS = ev("ROB_MISC_EVENTS.LBR_INSERTS", 0xcc, 0x20).ht_off(0b11111111),
+    ROB_MISC_EVENTS_PAUSE_INST = ev("ROB_MISC_EVENTS.PAUSE_INST", 0xcc, 0x40).ht_off(0b11111111),
+    FP_ARITH_INST_RETIRED2_128BIT_PACKED_BF16 = ev("FP_ARITH_INST_RETIRED2.128BIT_PACKED_BF16", 0xcf, 0x20).ht_off(0b11111111),
+    FP_ARITH_INST_RETIRED2_256BIT_PACKED_BF16 = ev("FP_ARITH_INST_RETIRED2.256BIT_PACKED_BF16", 0xcf, 0x40).ht_off(0b11111111),
+    FP_ARITH_INST_RETIRED2_512BIT_PACKED_BF16 = ev("FP_ARITH_INST_RETIRED2.512BIT_PACKED_BF16", 0xcf, 0x80).ht_off(0b11111111),
+    MEM_INST_RETIRED_STLB_MISS_LOADS = ev("MEM_INST_RETIRED.STLB_MISS_LOADS", 0xd0, 0x11),
+    MEM_INST_RETIRED_STLB_MISS_STORES = ev("MEM_INST_RETIRED.STLB_MISS_STORES", 0xd0, 0x12),
+    MEM_INST_RETIRED_LOCK_LOADS = ev("MEM_INST_RETIRED.LOCK_LOADS", 0xd0, 0x21),
+    MEM_INST_RETIRED_SPLIT_LOADS = ev("MEM_INST_RETIRED.SPLIT_LOADS", 0xd0, 0x41),
+    MEM_INST_RETIRED_SPLIT_STORES = ev("MEM_INST_RETIRED.SPLIT_STORES", 0xd0, 0x42),
+    MEM_INST_RETIRED_ALL_LOADS = ev("MEM_INST_RETIRED.ALL_LOADS", 0xd0, 0x81),
+    MEM_INST_RETIRED_ALL_STORES = ev("MEM_INST_RETIRED.ALL_STORES", 0xd0, 0x82),
+    MEM_INST_RETIRED_ANY = ev("MEM_INST_RETIRED.ANY", 0xd0, 0x83),
+    MEM_LOAD_RETIRED_L1_HIT = ev("MEM_LOAD_RETIRED.L1_HIT", 0xd1, 0x01),
+    MEM_LOAD_RETIRED_L2_HIT = ev("MEM_LOAD_RETIRED.L2_HIT", 0xd1, 0x02),
+    MEM_LOAD_RETIRED_L3_HIT = ev("MEM_LOAD_RETIRED.L3_HIT", 0xd1, 0x04),
+    MEM_LOAD_RETIRED_L1_MISS = ev("MEM_LOAD_RETIRED.L1_MISS", 0xd1, 0x08),
+    MEM_LOAD_RETIRED_L2_MISS = ev("MEM_LOAD_RETIRED.L2_MISS", 0xd1, 0x10),
+    MEM_LOAD_RETIRED_L3_MISS = ev("MEM_LOAD_RETIRED.L3_MISS", 0xd1, 0x20),
+    MEM_LOAD_RETIRED_FB_HIT = ev("MEM_LOAD_RETIRED.FB_HIT", 0xd1, 0x40),
+    MEM_LOAD_RETIRED_LOCAL_PMM = ev("MEM_LOAD_RETIRED.LOCAL_PMM", 0xd1, 0x80),
+    MEM_LOAD_L3_HIT_RETIRED_XSNP_MISS = ev("MEM_LOAD_L3_HIT_RETIRED.XSNP_MISS", 0xd2, 0x01),
+    MEM_LOAD_L3_HIT_RETIRED_XSNP_HIT = ev("MEM_LOAD_L3_HIT_RETIRED.XSNP_HIT", 0xd2, 0x02),
+    MEM_LOAD_L3_HIT_RETIRED_XSNP_HITM = ev("MEM_LOAD_L3_HIT_RETIRED.XSNP_HITM", 0xd2, 0x04),
+    MEM_LOAD_L3_HIT_RETIRED_XSNP_NONE = ev("MEM_LOAD_L3_HIT_RETIRED.XSNP_NONE", 0xd2, 0x08),
+    MEM_LOAD_L3_MISS_RETIRED_LOCAL_DRAM = ev("MEM_LOAD_L3_MISS_RETIRED.LOCAL_DRAM", 0xd3, 0x01),
+    MEM_LOAD_L3_MISS_RETIRED_REMOTE_DRAM = ev("MEM_LOAD_L3_MISS_RETIRED.REMOTE_DRAM", 0xd3, 0x02),
+    MEM_LOAD_L3_MISS_RETIRED_REMOTE_HITM = ev("MEM_LOAD_L3_MISS_RETIRED.REMOTE_HITM", 0xd3, 0x04),
+    MEM_LOAD_L3_MISS_RETIRED_REMOTE_FWD = ev("MEM_LOAD_L3_MISS_RETIRED.REMOTE_FWD", 0xd3, 0x08),
+    MEM_LOAD_L3_MISS_RETIRED_REMOTE_PMM = ev("MEM_LOAD_L3_MISS_RETIRED.REMOTE_PMM", 0xd3, 0x10),
+    MEM_LOAD_MISC_RETIRED_UC = ev("MEM_LOAD_MISC_RETIRED.UC", 0xd4, 0x04),
+    BACLEARS_ANY = ev("BACLEARS.ANY", 0xe6, 0x01).ht_off(0b11111111),
+    CORE_SNOOP_RESPONSE_RSP_IHITI = ev("CORE_SNOOP_RESPONSE.RSP_IHITI", 0xef, 0x01).ht_off(0b11111111),
+    CORE_SNOOP_RESPONSE_RSP_IHITFSE = ev("CORE_SNOOP_RESPONSE.RSP_IHITFSE", 0xef, 0x02).ht_off(0b11111111),
+    CORE_SNOOP_RESPONSE_RSP_SHITFSE = ev("CORE_SNOOP_RESPONSE.RSP_SHITFSE", 0xef, 0x04).ht_off(0b11111111),
+    CORE_SNOOP_RESPONSE_RSP_SFWDM = ev("CORE_SNOOP_RESPONSE.RSP_SFWDM", 0xef, 0x08).ht_off(0b11111111),
+    CORE_SNOOP_RESPONSE_RSP_IFWDM = ev("CORE_SNOOP_RESPONSE.RSP_IFWDM", 0xef, 0x10).ht_off(0b11111111),
+    CORE_SNOOP_RESPONSE_RSP_IFWDFE = ev("CORE_SNOOP_RESPONSE.RSP_IFWDFE", 0xef, 0x20).ht_off(0b11111111),
+    CORE_SNOOP_RESPONSE_RSP_SFWDFE = ev("CORE_SNOOP_RESPONSE.RSP_SFWDFE", 0xef, 0x40).ht_off(0b11111111),
+    L2_TRANS_L2_WB = ev("L2_TRANS.L2_WB", 0xf0, 0x40).ht_off(0b11111111),
+    L2_LINES_IN_ALL = ev("L2_LINES_IN.ALL", 0xf1, 0x1f).ht_off(0b11111111),
+    L2_LINES_OUT_SILENT = ev("L2_LINES_OUT.SILENT", 0xf2, 0x01).ht_off(0b11111111),
+    L2_LINES_OUT_NON_SILENT = ev("L2_LINES_OUT.NON_SILENT", 0xf2, 0x02).ht_off(0b11111111),
+    L2_LINES_OUT_USELESS_HWPF = ev("L2_LINES_OUT.USELESS_HWPF", 0xf2, 0x04).ht_off(0b11111111),
+    SQ_MISC_SPLIT_LOCK = ev("SQ_MISC.SPLIT_LOCK", 0xf4, 0x10).ht_off(0b11111111),
+    IDI_MISC_WB_UPGRADE = ev("IDI_MISC.WB_UPGRADE", 0xfe, 0x02).ht_off(0b11111111),
+    IDI_MISC_WB_DOWNGRADE = ev("IDI_MISC.WB_DOWNGRADE", 0xfe, 0x04).ht_off(0b11111111),
+    OCR_DEMAND_DATA_RD_SUPPLIER_NONE_SNOOP_NONE = ev("OCR.DEMAND_DATA_RD.SUPPLIER_NONE.SNOOP_NONE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x80020001),
+    OCR_DEMAND_DATA_RD_SUPPLIER_NONE_NO_SNOOP_NEEDED = ev("OCR.DEMAND_DATA_RD.SUPPLIER_NONE.NO_SNOOP_NEEDED", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x100020001),
+    OCR_DEMAND_DATA_RD_SUPPLIER_NONE_SNOOP_MISS = ev("OCR.DEMAND_DATA_RD.SUPPLIER_NONE.SNOOP_MISS", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x200020001),
+    OCR_DEMAND_DATA_RD_SUPPLIER_NONE_HIT_OTHER_CORE_NO_FWD = ev("OCR.DEMAND_DATA_RD.SUPPLIER_NONE.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x400020001),
+    OCR_DEMAND_DATA_RD_SUPPLIER_NONE_HIT_OTHER_CORE_FWD = ev("OCR.DEMAND_DATA_RD.SUPPLIER_NONE.HIT_OTHER_CORE_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x800020001),
+    OCR_DEMAND_DATA_RD_SUPPLIER_NONE_HITM_OTHER_CORE = ev("OCR.DEMAND_DATA_RD.SUPPLIER_NONE.HITM_OTHER_CORE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x1000020001),
+    OCR_DEMAND_DATA_RD_SUPPLIER_NONE_ANY_SNOOP = ev("OCR.DEMAND_DATA_RD.SUPPLIER_NONE.ANY_SNOOP", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f80020001),
+    OCR_DEMAND_DATA_RD_L3_HIT_M_SNOOP_NONE = ev("OCR.DEMAND_DATA_RD.L3_HIT_M.SNOOP_NONE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x80040001),
+    OCR_DEMAND_DATA_RD_L3_HIT_M_NO_SNOOP_NEEDED = ev("OCR.DEMAND_DATA_RD.L3_HIT_M.NO_SNOOP_NEEDED", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x100040001),
+    OCR_DEMAND_DATA_RD_L3_HIT_M_SNOOP_MISS = ev("OCR.DEMAND_DATA_RD.L3_HIT_M.SNOOP_MISS", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x200040001),
+    OCR_DEMAND_DATA_RD_L3_HIT_M_HIT_OTHER_CORE_NO_FWD = ev("OCR.DEMAND_DATA_RD.L3_HIT_M.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x400040001),
+    OCR_DEMAND_DATA_RD_L3_HIT_M_HIT_OTHER_CORE_FWD = ev("OCR.DEMAND_DATA_RD.L3_HIT_M.HIT_OTHER_CORE_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x800040001),
+    OCR_DEMAND_DATA_RD_L3_HIT_M_HITM_OTHER_CORE = ev("OCR.DEMAND_DATA_RD.L3_HIT_M.HITM_OTHER_CORE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x1000040001),
+    OCR_DEMAND_DATA_RD_L3_HIT_M_ANY_SNOOP = ev("OCR.DEMAND_DATA_RD.L3_HIT_M.ANY_SNOOP", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f80040001),
+    OCR_DEMAND_DATA_RD_L3_HIT_E_SNOOP_NONE = ev("OCR.DEMAND_DATA_RD.L3_HIT_E.SNOOP_NONE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x80080001),
+    OCR_DEMAND_DATA_RD_L3_HIT_E_NO_SNOOP_NEEDED = ev("OCR.DEMAND_DATA_RD.L3_HIT_E.NO_SNOOP_NEEDED", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x100080001),
+    OCR_DEMAND_DATA_RD_L3_HIT_E_SNOOP_MISS = ev("OCR.DEMAND_DATA_RD.L3_HIT_E.SNOOP_MISS", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x200080001),
+    OCR_DEMAND_DATA_RD_L3_HIT_E_HIT_OTHER_CORE_NO_FWD = ev("OCR.DEMAND_DATA_RD.L3_HIT_E.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x400080001),
+    OCR_DEMAND_DATA_RD_L3_HIT_E_HIT_OTHER_CORE_FWD = ev("OCR.DEMAND_DATA_RD.L3_HIT_E.HIT_OTHER_CORE_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x800080001),
+    OCR_DEMAND_DATA_RD_L3_HIT_E_HITM_OTHER_CORE = ev("OCR.DEMAND_DATA_RD.L3_HIT_E.HITM_OTHER_CORE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x1000080001),
+    OCR_DEMAND_DATA_RD_L3_HIT_E_ANY_SNOOP = ev("OCR.DEMAND_DATA_RD.L3_HIT_E.ANY_SNOOP", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f80080001),
+    OCR_DEMAND_DATA_RD_L3_HIT_S_SNOOP_NONE = ev("OCR.DEMAND_DATA_RD.L3_HIT_S.SNOOP_NONE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x80100001),
+    OCR_DEMAND_DATA_RD_L3_HIT_S_NO_SNOOP_NEEDED = ev("OCR.DEMAND_DATA_RD.L3_HIT_S.NO_SNOOP_NEEDED", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x100100001),
+    OCR_DEMAND_DATA_RD_L3_HIT_S_SNOOP_MISS = ev("OCR.DEMAND_DATA_RD.L3_HIT_S.SNOOP_MISS", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x200100001),
+    OCR_DEMAND_DATA_RD_L3_HIT_S_HIT_OTHER_CORE_NO_FWD = ev("OCR.DEMAND_DATA_RD.L3_HIT_S.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x400100001),
+    OCR_DEMAND_DATA_RD_L3_HIT_S_HIT_OTHER_CORE_FWD = ev("OCR.DEMAND_DATA_RD.L3_HIT_S.HIT_OTHER_CORE_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x800100001),
+    OCR_DEMAND_DATA_RD_L3_HIT_S_HITM_OTHER_CORE = ev("OCR.DEMAND_DATA_RD.L3_HIT_S.HITM_OTHER_CORE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x1000100001),
+    OCR_DEMAND_DATA_RD_L3_HIT_S_ANY_SNOOP = ev("OCR.DEMAND_DATA_RD.L3_HIT_S.ANY_SNOOP", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f80100001),
+    OCR_DEMAND_DATA_RD_L3_HIT_F_SNOOP_NONE = ev("OCR.DEMAND_DATA_RD.L3_HIT_F.SNOOP_NONE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x80200001),
+    OCR_DEMAND_DATA_RD_L3_HIT_F_NO_SNOOP_NEEDED = ev("OCR.DEMAND_DATA_RD.L3_HIT_F.NO_SNOOP_NEEDED", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x100200001),
+    OCR_DEMAND_DATA_RD_L3_HIT_F_SNOOP_MISS = ev("OCR.DEMAND_DATA_RD.L3_HIT_F.SNOOP_MISS", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x200200001),
+    OCR_DEMAND_DATA_RD_L3_HIT_F_HIT_OTHER_CORE_NO_FWD = ev("OCR.DEMAND_DATA_RD.L3_HIT_F.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x400200001),
+    OCR_DEMAND_DATA_RD_L3_HIT_F_HIT_OTHER_CORE_FWD = ev("OCR.DEMAND_DATA_RD.L3_HIT_F.HIT_OTHER_CORE_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x800200001),
+    OCR_DEMAND_DATA_RD_L3_HIT_F_HITM_OTHER_CORE = ev("OCR.DEMAND_DATA_RD.L3_HIT_F.HITM_OTHER_CORE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x1000200001),
+    OCR_DEMAND_DATA_RD_L3_HIT_F_ANY_SNOOP = ev("OCR.DEMAND_DATA_RD.L3_HIT_F.ANY_SNOOP", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f80200001),
+    OCR_DEMAND_DATA_RD_L3_HIT_SNOOP_NONE = ev("OCR.DEMAND_DATA_RD.L3_HIT.SNOOP_NONE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x803c0001),
+    OCR_DEMAND_DATA_RD_L3_HIT_NO_SNOOP_NEEDED = ev("OCR.DEMAND_DATA_RD.L3_HIT.NO_SNOOP_NEEDED", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x1003c0001),
+    OCR_DEMAND_DATA_RD_L3_HIT_SNOOP_MISS = ev("OCR.DEMAND_DATA_RD.L3_HIT.SNOOP_MISS", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x2003c0001),
+    OCR_DEMAND_DATA_RD_L3_HIT_HIT_OTHER_CORE_NO_FWD = ev("OCR.DEMAND_DATA_RD.L3_HIT.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x4003c0001),
+    OCR_DEMAND_DATA_RD_L3_HIT_HIT_OTHER_CORE_FWD = ev("OCR.DEMAND_DATA_RD.L3_HIT.HIT_OTHER_CORE_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x8003c0001),
+    OCR_DEMAND_DATA_RD_L3_HIT_HITM_OTHER_CORE = ev("OCR.DEMAND_DATA_RD.L3_HIT.HITM_OTHER_CORE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x10003c0001),
+    OCR_DEMAND_DATA_RD_L3_HIT_ANY_SNOOP = ev("OCR.DEMAND_DATA_RD.L3_HIT.ANY_SNOOP", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f803c0001),
+    OCR_DEMAND_DATA_RD_L3_MISS_LOCAL_DRAM_SNOOP_NONE = ev("OCR.DEMAND_DATA_RD.L3_MISS_LOCAL_DRAM.SNOOP_NONE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x84000001),
+    OCR_DEMAND_DATA_RD_L3_MISS_LOCAL_DRAM_NO_SNOOP_NEEDED = ev("OCR.DEMAND_DATA_RD.L3_MISS_LOCAL_DRAM.NO_SNOOP_NEEDED", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x104000001),
+    OCR_DEMAND_DATA_RD_L3_MISS_LOCAL_DRAM_SNOOP_MISS = ev("OCR.DEMAND_DATA_RD.L3_MISS_LOCAL_DRAM.SNOOP_MISS", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x204000001),
+    OCR_DEMAND_DATA_RD_L3_MISS_LOCAL_DRAM_HIT_OTHER_CORE_NO_FWD = ev("OCR.DEMAND_DATA_RD.L3_MISS_LOCAL_DRAM.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x404000001),
+    OCR_DEMAND_DATA_RD_L3_MISS_LOCAL_DRAM_HIT_OTHER_CORE_FWD = ev("OCR.DEMAND_DATA_RD.L3_MISS_LOCAL_DRAM.HIT_OTHER_CORE_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x804000001),
+    OCR_DEMAND_DATA_RD_L3_MISS_LOCAL_DRAM_HITM_OTHER_CORE = ev("OCR.DEMAND_DATA_RD.L3_MISS_LOCAL_DRAM.HITM_OTHER_CORE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x1004000001),
+    OCR_DEMAND_DATA_RD_L3_MISS_LOCAL_DRAM_ANY_SNOOP = ev("OCR.DEMAND_DATA_RD.L3_MISS_LOCAL_DRAM.ANY_SNOOP", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f84000001),
+    OCR_DEMAND_DATA_RD_L3_MISS_REMOTE_HOP1_DRAM_SNOOP_NONE = ev("OCR.DEMAND_DATA_RD.L3_MISS_REMOTE_HOP1_DRAM.SNOOP_NONE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x90000001),
+    OCR_DEMAND_DATA_RD_L3_MISS_REMOTE_HOP1_DRAM_NO_SNOOP_NEEDED = ev("OCR.DEMAND_DATA_RD.L3_MISS_REMOTE_HOP1_DRAM.NO_SNOOP_NEEDED", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x110000001),
+    OCR_DEMAND_DATA_RD_L3_MISS_REMOTE_HOP1_DRAM_SNOOP_MISS = ev("OCR.DEMAND_DATA_RD.L3_MISS_REMOTE_HOP1_DRAM.SNOOP_MISS", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x210000001),
+    OCR_DEMAND_DATA_RD_L3_MISS_REMOTE_HOP1_DRAM_HIT_OTHER_CORE_NO_FWD = ev("OCR.DEMAND_DATA_RD.L3_MISS_REMOTE_HOP1_DRAM.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x410000001),
+    OCR_DEMAND_DATA_RD_L3_MISS_REMOTE_HOP1_DRAM_HIT_OTHER_CORE_FWD = ev("OCR.DEMAND_DATA_RD.L3_MISS_REMOTE_HOP1_DRAM.HIT_OTHER_CORE_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x810000001),
+    OCR_DEMAND_DATA_RD_L3_MISS_REMOTE_HOP1_DRAM_HITM_OTHER_CORE = ev("OCR.DEMAND_DATA_RD.L3_MISS_REMOTE_HOP1_DRAM.HITM_OTHER_CORE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x1010000001),
+    OCR_DEMAND_DATA_RD_L3_MISS_REMOTE_HOP1_DRAM_ANY_SNOOP = ev("OCR.DEMAND_DATA_RD.L3_MISS_REMOTE_HOP1_DRAM.ANY_SNOOP", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f90000001),
+    OCR_DEMAND_DATA_RD_L3_MISS_SNOOP_NONE = ev("OCR.DEMAND_DATA_RD.L3_MISS.SNOOP_NONE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0xbc000001),
+    OCR_DEMAND_DATA_RD_L3_MISS_NO_SNOOP_NEEDED = ev("OCR.DEMAND_DATA_RD.L3_MISS.NO_SNOOP_NEEDED", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x13c000001),
+    OCR_DEMAND_DATA_RD_L3_MISS_SNOOP_MISS = ev("OCR.DEMAND_DATA_RD.L3_MISS.SNOOP_MISS", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x23c000001),
+    OCR_DEMAND_DATA_RD_L3_MISS_HIT_OTHER_CORE_NO_FWD = ev("OCR.DEMAND_DATA_RD.L3_MISS.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x43c000001),
+    OCR_DEMAND_DATA_RD_L3_MISS_HIT_OTHER_CORE_FWD = ev("OCR.DEMAND_DATA_RD.L3_MISS.HIT_OTHER_CORE_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x83c000001),
+    OCR_DEMAND_DATA_RD_L3_MISS_HITM_OTHER_CORE = ev("OCR.DEMAND_DATA_RD.L3_MISS.HITM_OTHER_CORE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x103c000001),
+    OCR_DEMAND_DATA_RD_L3_MISS_ANY_SNOOP = ev("OCR.DEMAND_DATA_RD.L3_MISS.ANY_SNOOP", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x3fbc000001),
+    OCR_DEMAND_RFO_SUPPLIER_NONE_SNOOP_NONE = ev("OCR.DEMAND_RFO.SUPPLIER_NONE.SNOOP_NONE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x80020002),
+    OCR_DEMAND_RFO_SUPPLIER_NONE_NO_SNOOP_NEEDED = ev("OCR.DEMAND_RFO.SUPPLIER_NONE.NO_SNOOP_NEEDED", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x100020002),
+    OCR_DEMAND_RFO_SUPPLIER_NONE_SNOOP_MISS = ev("OCR.DEMAND_RFO.SUPPLIER_NONE.SNOOP_MISS", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x200020002),
+    OCR_DEMAND_RFO_SUPPLIER_NONE_HIT_OTHER_CORE_NO_FWD = ev("OCR.DEMAND_RFO.SUPPLIER_NONE.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x400020002),
+    OCR_DEMAND_RFO_SUPPLIER_NONE_HIT_OTHER_CORE_FWD = ev("OCR.DEMAND_RFO.SUPPLIER_NONE.HIT_OTHER_CORE_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x800020002),
+    OCR_DEMAND_RFO_SUPPLIER_NONE_HITM_OTHER_CORE = ev("OCR.DEMAND_RFO.SUPPLIER_NONE.HITM_OTHER_CORE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x1000020002),
+    OCR_DEMAND_RFO_SUPPLIER_NONE_ANY_SNOOP = ev("OCR.DEMAND_RFO.SUPPLIER_NONE.ANY_SNOOP", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f80020002),
+    OCR_DEMAND_RFO_L3_HIT_M_SNOOP_NONE = ev("OCR.DEMAND_RFO.L3_HIT_M.SNOOP_NONE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x80040002),
+    OCR_DEMAND_RFO_L3_HIT_M_NO_SNOOP_NEEDED = ev("OCR.DEMAND_RFO.L3_HIT_M.NO_SNOOP_NEEDED", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x100040002),
+    OCR_DEMAND_RFO_L3_HIT_M_SNOOP_MISS = ev("OCR.DEMAND_RFO.L3_HIT_M.SNOOP_MISS", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x200040002),
+    OCR_DEMAND_RFO_L3_HIT_M_HIT_OTHER_CORE_NO_FWD = ev("OCR.DEMAND_RFO.L3_HIT_M.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x400040002),
+    OCR_DEMAND_RFO_L3_HIT_M_HIT_OTHER_CORE_FWD = ev("OCR.DEMAND_RFO.L3_HIT_M.HIT_OTHER_CORE_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x800040002),
+    OCR_DEMAND_RFO_L3_HIT_M_HITM_OTHER_CORE = ev("OCR.DEMAND_RFO.L3_HIT_M.HITM_OTHER_CORE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x1000040002),
+    OCR_DEMAND_RFO_L3_HIT_M_ANY_SNOOP = ev("OCR.DEMAND_RFO.L3_HIT_M.ANY_SNOOP", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f80040002),
+    OCR_DEMAND_RFO_L3_HIT_E_SNOOP_NONE = ev("OCR.DEMAND_RFO.L3_HIT_E.SNOOP_NONE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x80080002),
+    OCR_DEMAND_RFO_L3_HIT_E_NO_SNOOP_NEEDED = ev("OCR.DEMAND_RFO.L3_HIT_E.NO_SNOOP_NEEDED", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x100080002),
+    OCR_DEMAND_RFO_L3_HIT_E_SNOOP_MISS = ev("OCR.DEMAND_RFO.L3_HIT_E.SNOOP_MISS", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x200080002),
+    OCR_DEMAND_RFO_L3_HIT_E_HIT_OTHER_CORE_NO_FWD = ev("OCR.DEMAND_RFO.L3_HIT_E.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x400080002),
+    OCR_DEMAND_RFO_L3_HIT_E_HIT_OTHER_CORE_FWD = ev("OCR.DEMAND_RFO.L3_HIT_E.HIT_OTHER_CORE_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x800080002),
+    OCR_DEMAND_RFO_L3_HIT_E_HITM_OTHER_CORE = ev("OCR.DEMAND_RFO.L3_HIT_E.HITM_OTHER_CORE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x1000080002),
+    OCR_DEMAND_RFO_L3_HIT_E_ANY_SNOOP = ev("OCR.DEMAND_RFO.L3_HIT_E.ANY_SNOOP", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f80080002),
+    OCR_DEMAND_RFO_L3_HIT_S_SNOOP_NONE = ev("OCR.DEMAND_RFO.L3_HIT_S.SNOOP_NONE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x80100002),
+    OCR_DEMAND_RFO_L3_HIT_S_NO_SNOOP_NEEDED = ev("OCR.DEMAND_RFO.L3_HIT_S.NO_SNOOP_NEEDED", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x100100002),
+    OCR_DEMAND_RFO_L3_HIT_S_SNOOP_MISS = ev("OCR.DEMAND_RFO.L3_HIT_S.SNOOP_MISS", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x200100002),
+    OCR_DEMAND_RFO_L3_HIT_S_HIT_OTHER_CORE_NO_FWD = ev("OCR.DEMAND_RFO.L3_HIT_S.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x400100002),
+    OCR_DEMAND_RFO_L3_HIT_S_HIT_OTHER_CORE_FWD = ev("OCR.DEMAND_RFO.L3_HIT_S.HIT_OTHER_CORE_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x800100002),
+    OCR_DEMAND_RFO_L3_HIT_S_HITM_OTHER_CORE = ev("OCR.DEMAND_RFO.L3_HIT_S.HITM_OTHER_CORE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x1000100002),
+    OCR_DEMAND_RFO_L3_HIT_S_ANY_SNOOP = ev("OCR.DEMAND_RFO.L3_HIT_S.ANY_SNOOP", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f80100002),
+    OCR_DEMAND_RFO_L3_HIT_F_SNOOP_NONE = ev("OCR.DEMAND_RFO.L3_HIT_F.SNOOP_NONE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x80200002),
+    OCR_DEMAND_RFO_L3_HIT_F_NO_SNOOP_NEEDED = ev("OCR.DEMAND_RFO.L3_HIT_F.NO_SNOOP_NEEDED", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x100200002),
+    OCR_DEMAND_RFO_L3_HIT_F_SNOOP_MISS = ev("OCR.DEMAND_RFO.L3_HIT_F.SNOOP_MISS", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x200200002),
+    OCR_DEMAND_RFO_L3_HIT_F_HIT_OTHER_CORE_NO_FWD = ev("OCR.DEMAND_RFO.L3_HIT_F.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x400200002),
+    OCR_DEMAND_RFO_L3_HIT_F_HIT_OTHER_CORE_FWD = ev("OCR.DEMAND_RFO.L3_HIT_F.HIT_OTHER_CORE_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x800200002),
+    OCR_DEMAND_RFO_L3_HIT_F_HITM_OTHER_CORE = ev("OCR.DEMAND_RFO.L3_HIT_F.HITM_OTHER_CORE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x1000200002),
+    OCR_DEMAND_RFO_L3_HIT_F_ANY_SNOOP = ev("OCR.DEMAND_RFO.L3_HIT_F.ANY_SNOOP", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f80200002),
+    OCR_DEMAND_RFO_L3_HIT_SNOOP_NONE = ev("OCR.DEMAND_RFO.L3_HIT.SNOOP_NONE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x803c0002),
+    OCR_DEMAND_RFO_L3_HIT_NO_SNOOP_NEEDED = ev("OCR.DEMAND_RFO.L3_HIT.NO_SNOOP_NEEDED", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x1003c0002),
+    OCR_DEMAND_RFO_L3_HIT_SNOOP_MISS = ev("OCR.DEMAND_RFO.L3_HIT.SNOOP_MISS", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x2003c0002),
+    OCR_DEMAND_RFO_L3_HIT_HIT_OTHER_CORE_NO_FWD = ev("OCR.DEMAND_RFO.L3_HIT.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x4003c0002),
+    OCR_DEMAND_RFO_L3_HIT_HIT_OTHER_CORE_FWD = ev("OCR.DEMAND_RFO.L3_HIT.HIT_OTHER_CORE_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x8003c0002),
+    OCR_DEMAND_RFO_L3_HIT_HITM_OTHER_CORE = ev("OCR.DEMAND_RFO.L3_HIT.HITM_OTHER_CORE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x10003c0002),
+    OCR_DEMAND_RFO_L3_HIT_ANY_SNOOP = ev("OCR.DEMAND_RFO.L3_HIT.ANY_SNOOP", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f803c0002),
+    OCR_DEMAND_RFO_L3_MISS_LOCAL_DRAM_SNOOP_NONE = ev("OCR.DEMAND_RFO.L3_MISS_LOCAL_DRAM.SNOOP_NONE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x84000002),
+    OCR_DEMAND_RFO_L3_MISS_LOCAL_DRAM_NO_SNOOP_NEEDED = ev("OCR.DEMAND_RFO.L3_MISS_LOCAL_DRAM.NO_SNOOP_NEEDED", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x104000002),
+    OCR_DEMAND_RFO_L3_MISS_LOCAL_DRAM_SNOOP_MISS = ev("OCR.DEMAND_RFO.L3_MISS_LOCAL_DRAM.SNOOP_MISS", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x204000002),
+    OCR_DEMAND_RFO_L3_MISS_LOCAL_DRAM_HIT_OTHER_CORE_NO_FWD = ev("OCR.DEMAND_RFO.L3_MISS_LOCAL_DRAM.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x404000002),
+    OCR_DEMAND_RFO_L3_MISS_LOCAL_DRAM_HIT_OTHER_CORE_FWD = ev("OCR.DEMAND_RFO.L3_MISS_LOCAL_DRAM.HIT_OTHER_CORE_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x804000002),
+    OCR_DEMAND_RFO_L3_MISS_LOCAL_DRAM_HITM_OTHER_CORE = ev("OCR.DEMAND_RFO.L3_MISS_LOCAL_DRAM.HITM_OTHER_CORE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x1004000002),
+    OCR_DEMAND_RFO_L3_MISS_LOCAL_DRAM_ANY_SNOOP = ev("OCR.DEMAND_RFO.L3_MISS_LOCAL_DRAM.ANY_SNOOP", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f84000002),
+    OCR_DEMAND_RFO_L3_MISS_REMOTE_HOP1_DRAM_SNOOP_NONE = ev("OCR.DEMAND_RFO.L3_MISS_REMOTE_HOP1_DRAM.SNOOP_NONE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x90000002),
+    OCR_DEMAND_RFO_L3_MISS_REMOTE_HOP1_DRAM_NO_SNOOP_NEEDED = ev("OCR.DEMAND_RFO.L3_MISS_REMOTE_HOP1_DRAM.NO_SNOOP_NEEDED", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x110000002),
+    OCR_DEMAND_RFO_L3_MISS_REMOTE_HOP1_DRAM_SNOOP_MISS = ev("OCR.DEMAND_RFO.L3_MISS_REMOTE_HOP1_DRAM.SNOOP_MISS", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x210000002),
+    OCR_DEMAND_RFO_L3_MISS_REMOTE_HOP1_DRAM_HIT_OTHER_CORE_NO_FWD = ev("OCR.DEMAND_RFO.L3_MISS_REMOTE_HOP1_DRAM.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x410000002),
+    OCR_DEMAND_RFO_L3_MISS_REMOTE_HOP1_DRAM_HIT_OTHER_CORE_FWD = ev("OCR.DEMAND_RFO.L3_MISS_REMOTE_HOP1_DRAM.HIT_OTHER_CORE_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x810000002),
+    OCR_DEMAND_RFO_L3_MISS_REMOTE_HOP1_DRAM_HITM_OTHER_CORE = ev("OCR.DEMAND_RFO.L3_MISS_REMOTE_HOP1_DRAM.HITM_OTHER_CORE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x1010000002),
+    OCR_DEMAND_RFO_L3_MISS_REMOTE_HOP1_DRAM_ANY_SNOOP = ev("OCR.DEMAND_RFO.L3_MISS_REMOTE_HOP1_DRAM.ANY_SNOOP", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f90000002),
+    OCR_DEMAND_RFO_L3_MISS_SNOOP_NONE = ev("OCR.DEMAND_RFO.L3_MISS.SNOOP_NONE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0xbc000002),
+    OCR_DEMAND_RFO_L3_MISS_NO_SNOOP_NEEDED = ev("OCR.DEMAND_RFO.L3_MISS.NO_SNOOP_NEEDED", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x13c000002),
+    OCR_DEMAND_RFO_L3_MISS_SNOOP_MISS = ev("OCR.DEMAND_RFO.L3_MISS.SNOOP_MISS", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x23c000002),
+    OCR_DEMAND_RFO_L3_MISS_HIT_OTHER_CORE_NO_FWD = ev("OCR.DEMAND_RFO.L3_MISS.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x43c000002),
+    OCR_DEMAND_RFO_L3_MISS_HIT_OTHER_CORE_FWD = ev("OCR.DEMAND_RFO.L3_MISS.HIT_OTHER_CORE_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x83c000002),
+    OCR_DEMAND_RFO_L3_MISS_HITM_OTHER_CORE = ev("OCR.DEMAND_RFO.L3_MISS.HITM_OTHER_CORE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x103c000002),
+    OCR_DEMAND_RFO_L3_MISS_ANY_SNOOP = ev("OCR.DEMAND_RFO.L3_MISS.ANY_SNOOP", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x3fbc000002),
+    OCR_DEMAND_CODE_RD_SUPPLIER_NONE_SNOOP_NONE = ev("OCR.DEMAND_CODE_RD.SUPPLIER_NONE.SNOOP_NONE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x80020004),
+    OCR_DEMAND_CODE_RD_SUPPLIER_NONE_NO_SNOOP_NEEDED = ev("OCR.DEMAND_CODE_RD.SUPPLIER_NONE.NO_SNOOP_NEEDED", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x100020004),
+    OCR_DEMAND_CODE_RD_SUPPLIER_NONE_SNOOP_MISS = ev("OCR.DEMAND_CODE_RD.SUPPLIER_NONE.SNOOP_MISS", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x200020004),
+    OCR_DEMAND_CODE_RD_SUPPLIER_NONE_HIT_OTHER_CORE_NO_FWD = ev("OCR.DEMAND_CODE_RD.SUPPLIER_NONE.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x400020004),
+    OCR_DEMAND_CODE_RD_SUPPLIER_NONE_HIT_OTHER_CORE_FWD = ev("OCR.DEMAND_CODE_RD.SUPPLIER_NONE.HIT_OTHER_CORE_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x800020004),
+    OCR_DEMAND_CODE_RD_SUPPLIER_NONE_HITM_OTHER_CORE = ev("OCR.DEMAND_CODE_RD.SUPPLIER_NONE.HITM_OTHER_CORE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x1000020004),
+    OCR_DEMAND_CODE_RD_SUPPLIER_NONE_ANY_SNOOP = ev("OCR.DEMAND_CODE_RD.SUPPLIER_NONE.ANY_SNOOP", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f80020004),
+    OCR_DEMAND_CODE_RD_L3_HIT_M_SNOOP_NONE = ev("OCR.DEMAND_CODE_RD.L3_HIT_M.SNOOP_NONE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x80040004),
+    OCR_DEMAND_CODE_RD_L3_HIT_M_NO_SNOOP_NEEDED = ev("OCR.DEMAND_CODE_RD.L3_HIT_M.NO_SNOOP_NEEDED", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x100040004),
+    OCR_DEMAND_CODE_RD_L3_HIT_M_SNOOP_MISS = ev("OCR.DEMAND_CODE_RD.L3_HIT_M.SNOOP_MISS", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x200040004),
+    OCR_DEMAND_CODE_RD_L3_HIT_M_HIT_OTHER_CORE_NO_FWD = ev("OCR.DEMAND_CODE_RD.L3_HIT_M.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x400040004),
+    OCR_DEMAND_CODE_RD_L3_HIT_M_HIT_OTHER_CORE_FWD = ev("OCR.DEMAND_CODE_RD.L3_HIT_M.HIT_OTHER_CORE_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x800040004),
+    OCR_DEMAND_CODE_RD_L3_HIT_M_HITM_OTHER_CORE = ev("OCR.DEMAND_CODE_RD.L3_HIT_M.HITM_OTHER_CORE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x1000040004),
+    OCR_DEMAND_CODE_RD_L3_HIT_M_ANY_SNOOP = ev("OCR.DEMAND_CODE_RD.L3_HIT_M.ANY_SNOOP", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f80040004),
+    OCR_DEMAND_CODE_RD_L3_HIT_E_SNOOP_NONE = ev("OCR.DEMAND_CODE_RD.L3_HIT_E.SNOOP_NONE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x80080004),
+    OCR_DEMAND_CODE_RD_L3_HIT_E_NO_SNOOP_NEEDED = ev("OCR.DEMAND_CODE_RD.L3_HIT_E.NO_SNOOP_NEEDED", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x100080004),
+    OCR_DEMAND_CODE_RD_L3_HIT_E_SNOOP_MISS = ev("OCR.DEMAND_CODE_RD.L3_HIT_E.SNOOP_MISS", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x200080004),
+    OCR_DEMAND_CODE_RD_L3_HIT_E_HIT_OTHER_CORE_NO_FWD = ev("OCR.DEMAND_CODE_RD.L3_HIT_E.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x400080004),
+    OCR_DEMAND_CODE_RD_L3_HIT_E_HIT_OTHER_CORE_FWD = ev("OCR.DEMAND_CODE_RD.L3_HIT_E.HIT_OTHER_CORE_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x800080004),
+    OCR_DEMAND_CODE_RD_L3_HIT_E_HITM_OTHER_CORE = ev("OCR.DEMAND_CODE_RD.L3_HIT_E.HITM_OTHER_CORE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x1000080004),
+    OCR_DEMAND_CODE_RD_L3_HIT_E_ANY_SNOOP = ev("OCR.DEMAND_CODE_RD.L3_HIT_E.ANY_SNOOP", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f80080004),
+    OCR_DEMAND_CODE_RD_L3_HIT_S_SNOOP_NONE = ev("OCR.DEMAND_CODE_RD.L3_HIT_S.SNOOP_NONE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x80100004),
+    OCR_DEMAND_CODE_RD_L3_HIT_S_NO_SNOOP_NEEDED = ev("OCR.DEMAND_CODE_RD.L3_HIT_S.NO_SNOOP_NEEDED", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x100100004),
+    OCR_DEMAND_CODE_RD_L3_HIT_S_SNOOP_MISS = ev("OCR.DEMAND_CODE_RD.L3_HIT_S.SNOOP_MISS", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x200100004),
+    OCR_DEMAND_CODE_RD_L3_HIT_S_HIT_OTHER_CORE_NO_FWD = ev("OCR.DEMAND_CODE_RD.L3_HIT_S.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x400100004),
+    OCR_DEMAND_CODE_RD_L3_HIT_S_HIT_OTHER_CORE_FWD = ev("OCR.DEMAND_CODE_RD.L3_HIT_S.HIT_OTHER_CORE_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x800100004),
+    OCR_DEMAND_CODE_RD_L3_HIT_S_HITM_OTHER_CORE = ev("OCR.DEMAND_CODE_RD.L3_HIT_S.HITM_OTHER_CORE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x1000100004),
+    OCR_DEMAND_CODE_RD_L3_HIT_S_ANY_SNOOP = ev("OCR.DEMAND_CODE_RD.L3_HIT_S.ANY_SNOOP", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f80100004),
+    OCR_DEMAND_CODE_RD_L3_HIT_F_SNOOP_NONE = ev("OCR.DEMAND_CODE_RD.L3_HIT_F.SNOOP_NONE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x80200004),
+    OCR_DEMAND_CODE_RD_L3_HIT_F_NO_SNOOP_NEEDED = ev("OCR.DEMAND_CODE_RD.L3_HIT_F.NO_SNOOP_NEEDED", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x100200004),
+    OCR_DEMAND_CODE_RD_L3_HIT_F_SNOOP_MISS = ev("OCR.DEMAND_CODE_RD.L3_HIT_F.SNOOP_MISS", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x200200004),
+    OCR_DEMAND_CODE_RD_L3_HIT_F_HIT_OTHER_CORE_NO_FWD = ev("OCR.DEMAND_CODE_RD.L3_HIT_F.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x400200004),
+    OCR_DEMAND_CODE_RD_L3_HIT_F_HIT_OTHER_CORE_FWD = ev("OCR.DEMAND_CODE_RD.L3_HIT_F.HIT_OTHER_CORE_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x800200004),
+    OCR_DEMAND_CODE_RD_L3_HIT_F_HITM_OTHER_CORE = ev("OCR.DEMAND_CODE_RD.L3_HIT_F.HITM_OTHER_CORE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x1000200004),
+    OCR_DEMAND_CODE_RD_L3_HIT_F_ANY_SNOOP = ev("OCR.DEMAND_CODE_RD.L3_HIT_F.ANY_SNOOP", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f80200004),
+    OCR_DEMAND_CODE_RD_L3_HIT_SNOOP_NONE = ev("OCR.DEMAND_CODE_RD.L3_HIT.SNOOP_NONE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x803c0004),
+    OCR_DEMAND_CODE_RD_L3_HIT_NO_SNOOP_NEEDED = ev("OCR.DEMAND_CODE_RD.L3_HIT.NO_SNOOP_NEEDED", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x1003c0004),
+    OCR_DEMAND_CODE_RD_L3_HIT_SNOOP_MISS = ev("OCR.DEMAND_CODE_RD.L3_HIT.SNOOP_MISS", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x2003c0004),
+    OCR_DEMAND_CODE_RD_L3_HIT_HIT_OTHER_CORE_NO_FWD = ev("OCR.DEMAND_CODE_RD.L3_HIT.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x4003c0004),
+    OCR_DEMAND_CODE_RD_L3_HIT_HIT_OTHER_CORE_FWD = ev("OCR.DEMAND_CODE_RD.L3_HIT.HIT_OTHER_CORE_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x8003c0004),
+    OCR_DEMAND_CODE_RD_L3_HIT_HITM_OTHER_CORE = ev("OCR.DEMAND_CODE_RD.L3_HIT.HITM_OTHER_CORE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x10003c0004),
+    OCR_DEMAND_CODE_RD_L3_HIT_ANY_SNOOP = ev("OCR.DEMAND_CODE_RD.L3_HIT.ANY_SNOOP", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f803c0004),
+    OCR_DEMAND_CODE_RD_L3_MISS_LOCAL_DRAM_SNOOP_NONE = ev("OCR.DEMAND_CODE_RD.L3_MISS_LOCAL_DRAM.SNOOP_NONE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x84000004),
+    OCR_DEMAND_CODE_RD_L3_MISS_LOCAL_DRAM_NO_SNOOP_NEEDED = ev("OCR.DEMAND_CODE_RD.L3_MISS_LOCAL_DRAM.NO_SNOOP_NEEDED", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x104000004),
+    OCR_DEMAND_CODE_RD_L3_MISS_LOCAL_DRAM_SNOOP_MISS = ev("OCR.DEMAND_CODE_RD.L3_MISS_LOCAL_DRAM.SNOOP_MISS", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x204000004),
+    OCR_DEMAND_CODE_RD_L3_MISS_LOCAL_DRAM_HIT_OTHER_CORE_NO_FWD = ev("OCR.DEMAND_CODE_RD.L3_MISS_LOCAL_DRAM.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x404000004),
+    OCR_DEMAND_CODE_RD_L3_MISS_LOCAL_DRAM_HIT_OTHER_CORE_FWD = ev("OCR.DEMAND_CODE_RD.L3_MISS_LOCAL_DRAM.HIT_OTHER_CORE_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x804000004),
+    OCR_DEMAND_CODE_RD_L3_MISS_LOCAL_DRAM_HITM_OTHER_CORE = ev("OCR.DEMAND_CODE_RD.L3_MISS_LOCAL_DRAM.HITM_OTHER_CORE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x1004000004),
+    OCR_DEMAND_CODE_RD_L3_MISS_LOCAL_DRAM_ANY_SNOOP = ev("OCR.DEMAND_CODE_RD.L3_MISS_LOCAL_DRAM.ANY_SNOOP", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f84000004),
+    OCR_DEMAND_CODE_RD_L3_MISS_REMOTE_HOP1_DRAM_SNOOP_NONE = ev("OCR.DEMAND_CODE_RD.L3_MISS_REMOTE_HOP1_DRAM.SNOOP_NONE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x90000004),
+    OCR_DEMAND_CODE_RD_L3_MISS_REMOTE_HOP1_DRAM_NO_SNOOP_NEEDED = ev("OCR.DEMAND_CODE_RD.L3_MISS_REMOTE_HOP1_DRAM.NO_SNOOP_NEEDED", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x110000004),
+    OCR_DEMAND_CODE_RD_L3_MISS_REMOTE_HOP1_DRAM_SNOOP_MISS = ev("OCR.DEMAND_CODE_RD.L3_MISS_REMOTE_HOP1_DRAM.SNOOP_MISS", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x210000004),
+    OCR_DEMAND_CODE_RD_L3_MISS_REMOTE_HOP1_DRAM_HIT_OTHER_CORE_NO_FWD = ev("OCR.DEMAND_CODE_RD.L3_MISS_REMOTE_HOP1_DRAM.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x410000004),
+    OCR_DEMAND_CODE_RD_L3_MISS_REMOTE_HOP1_DRAM_HIT_OTHER_CORE_FWD = ev("OCR.DEMAND_CODE_RD.L3_MISS_REMOTE_HOP1_DRAM.HIT_OTHER_CORE_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x810000004),
+    OCR_DEMAND_CODE_RD_L3_MISS_REMOTE_HOP1_DRAM_HITM_OTHER_CORE = ev("OCR.DEMAND_CODE_RD.L3_MISS_REMOTE_HOP1_DRAM.HITM_OTHER_CORE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x1010000004),
+    OCR_DEMAND_CODE_RD_L3_MISS_REMOTE_HOP1_DRAM_ANY_SNOOP = ev("OCR.DEMAND_CODE_RD.L3_MISS_REMOTE_HOP1_DRAM.ANY_SNOOP", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f90000004),
+    OCR_DEMAND_CODE_RD_L3_MISS_SNOOP_NONE = ev("OCR.DEMAND_CODE_RD.L3_MISS.SNOOP_NONE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0xbc000004),
+    OCR_DEMAND_CODE_RD_L3_MISS_NO_SNOOP_NEEDED = ev("OCR.DEMAND_CODE_RD.L3_MISS.NO_SNOOP_NEEDED", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x13c000004),
+    OCR_DEMAND_CODE_RD_L3_MISS_SNOOP_MISS = ev("OCR.DEMAND_CODE_RD.L3_MISS.SNOOP_MISS", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x23c000004),
+    OCR_DEMAND_CODE_RD_L3_MISS_HIT_OTHER_CORE_NO_FWD = ev("OCR.DEMAND_CODE_RD.L3_MISS.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x43c000004),
+    OCR_DEMAND_CODE_RD_L3_MISS_HIT_OTHER_CORE_FWD = ev("OCR.DEMAND_CODE_RD.L3_MISS.HIT_OTHER_CORE_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x83c000004),
+    OCR_DEMAND_CODE_RD_L3_MISS_HITM_OTHER_CORE = ev("OCR.DEMAND_CODE_RD.L3_MISS.HITM_OTHER_CORE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x103c000004),
+    OCR_DEMAND_CODE_RD_L3_MISS_ANY_SNOOP = ev("OCR.DEMAND_CODE_RD.L3_MISS.ANY_SNOOP", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x3fbc000004),
+    OCR_PF_L2_DATA_RD_SUPPLIER_NONE_SNOOP_NONE = ev("OCR.PF_L2_DATA_RD.SUPPLIER_NONE.SNOOP_NONE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x80020010),
+    OCR_PF_L2_DATA_RD_SUPPLIER_NONE_NO_SNOOP_NEEDED = ev("OCR.PF_L2_DATA_RD.SUPPLIER_NONE.NO_SNOOP_NEEDED", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x100020010),
+    OCR_PF_L2_DATA_RD_SUPPLIER_NONE_SNOOP_MISS = ev("OCR.PF_L2_DATA_RD.SUPPLIER_NONE.SNOOP_MISS", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x200020010),
+    OCR_PF_L2_DATA_RD_SUPPLIER_NONE_HIT_OTHER_CORE_NO_FWD = ev("OCR.PF_L2_DATA_RD.SUPPLIER_NONE.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x400020010),
+    OCR_PF_L2_DATA_RD_SUPPLIER_NONE_HIT_OTHER_CORE_FWD = ev("OCR.PF_L2_DATA_RD.SUPPLIER_NONE.HIT_OTHER_CORE_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x800020010),
+    OCR_PF_L2_DATA_RD_SUPPLIER_NONE_HITM_OTHER_CORE = ev("OCR.PF_L2_DATA_RD.SUPPLIER_NONE.HITM_OTHER_CORE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x1000020010),
+    OCR_PF_L2_DATA_RD_SUPPLIER_NONE_ANY_SNOOP = ev("OCR.PF_L2_DATA_RD.SUPPLIER_NONE.ANY_SNOOP", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f80020010),
+    OCR_PF_L2_DATA_RD_L3_HIT_M_SNOOP_NONE = ev("OCR.PF_L2_DATA_RD.L3_HIT_M.SNOOP_NONE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x80040010),
+    OCR_PF_L2_DATA_RD_L3_HIT_M_NO_SNOOP_NEEDED = ev("OCR.PF_L2_DATA_RD.L3_HIT_M.NO_SNOOP_NEEDED", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x100040010),
+    OCR_PF_L2_DATA_RD_L3_HIT_M_SNOOP_MISS = ev("OCR.PF_L2_DATA_RD.L3_HIT_M.SNOOP_MISS", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x200040010),
+    OCR_PF_L2_DATA_RD_L3_HIT_M_HIT_OTHER_CORE_NO_FWD = ev("OCR.PF_L2_DATA_RD.L3_HIT_M.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x400040010),
+    OCR_PF_L2_DATA_RD_L3_HIT_M_HIT_OTHER_CORE_FWD = ev("OCR.PF_L2_DATA_RD.L3_HIT_M.HIT_OTHER_CORE_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x800040010),
+    OCR_PF_L2_DATA_RD_L3_HIT_M_HITM_OTHER_CORE = ev("OCR.PF_L2_DATA_RD.L3_HIT_M.HITM_OTHER_CORE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x1000040010),
+    OCR_PF_L2_DATA_RD_L3_HIT_M_ANY_SNOOP = ev("OCR.PF_L2_DATA_RD.L3_HIT_M.ANY_SNOOP", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f80040010),
+    OCR_PF_L2_DATA_RD_L3_HIT_E_SNOOP_NONE = ev("OCR.PF_L2_DATA_RD.L3_HIT_E.SNOOP_NONE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x80080010),
+    OCR_PF_L2_DATA_RD_L3_HIT_E_NO_SNOOP_NEEDED = ev("OCR.PF_L2_DATA_RD.L3_HIT_E.NO_SNOOP_NEEDED", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x100080010),
+    OCR_PF_L2_DATA_RD_L3_HIT_E_SNOOP_MISS = ev("OCR.PF_L2_DATA_RD.L3_HIT_E.SNOOP_MISS", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x200080010),
+    OCR_PF_L2_DATA_RD_L3_HIT_E_HIT_OTHER_CORE_NO_FWD = ev("OCR.PF_L2_DATA_RD.L3_HIT_E.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x400080010),
+    OCR_PF_L2_DATA_RD_L3_HIT_E_HIT_OTHER_CORE_FWD = ev("OCR.PF_L2_DATA_RD.L3_HIT_E.HIT_OTHER_CORE_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x800080010),
+    OCR_PF_L2_DATA_RD_L3_HIT_E_HITM_OTHER_CORE = ev("OCR.PF_L2_DATA_RD.L3_HIT_E.HITM_OTHER_CORE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x1000080010),
+    OCR_PF_L2_DATA_RD_L3_HIT_E_ANY_SNOOP = ev("OCR.PF_L2_DATA_RD.L3_HIT_E.ANY_SNOOP", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f80080010),
+    OCR_PF_L2_DATA_RD_L3_HIT_S_SNOOP_NONE = ev("OCR.PF_L2_DATA_RD.L3_HIT_S.SNOOP_NONE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x80100010),
+    OCR_PF_L2_DATA_RD_L3_HIT_S_NO_SNOOP_NEEDED = ev("OCR.PF_L2_DATA_RD.L3_HIT_S.NO_SNOOP_NEEDED", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x100100010),
+    OCR_PF_L2_DATA_RD_L3_HIT_S_SNOOP_MISS = ev("OCR.PF_L2_DATA_RD.L3_HIT_S.SNOOP_MISS", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x200100010),
+    OCR_PF_L2_DATA_RD_L3_HIT_S_HIT_OTHER_CORE_NO_FWD = ev("OCR.PF_L2_DATA_RD.L3_HIT_S.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x400100010),
+    OCR_PF_L2_DATA_RD_L3_HIT_S_HIT_OTHER_CORE_FWD = ev("OCR.PF_L2_DATA_RD.L3_HIT_S.HIT_OTHER_CORE_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x800100010),
+    OCR_PF_L2_DATA_RD_L3_HIT_S_HITM_OTHER_CORE = ev("OCR.PF_L2_DATA_RD.L3_HIT_S.HITM_OTHER_CORE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x1000100010),
+    OCR_PF_L2_DATA_RD_L3_HIT_S_ANY_SNOOP = ev("OCR.PF_L2_DATA_RD.L3_HIT_S.ANY_SNOOP", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f80100010),
+    OCR_PF_L2_DATA_RD_L3_HIT_F_SNOOP_NONE = ev("OCR.PF_L2_DATA_RD.L3_HIT_F.SNOOP_NONE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x80200010),
+    OCR_PF_L2_DATA_RD_L3_HIT_F_NO_SNOOP_NEEDED = ev("OCR.PF_L2_DATA_RD.L3_HIT_F.NO_SNOOP_NEEDED", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x100200010),
+    OCR_PF_L2_DATA_RD_L3_HIT_F_SNOOP_MISS = ev("OCR.PF_L2_DATA_RD.L3_HIT_F.SNOOP_MISS", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x200200010),
+    OCR_PF_L2_DATA_RD_L3_HIT_F_HIT_OTHER_CORE_NO_FWD = ev("OCR.PF_L2_DATA_RD.L3_HIT_F.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x400200010),
+    OCR_PF_L2_DATA_RD_L3_HIT_F_HIT_OTHER_CORE_FWD = ev("OCR.PF_L2_DATA_RD.L3_HIT_F.HIT_OTHER_CORE_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x800200010),
+    OCR_PF_L2_DATA_RD_L3_HIT_F_HITM_OTHER_CORE = ev("OCR.PF_L2_DATA_RD.L3_HIT_F.HITM_OTHER_CORE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x1000200010),
+    OCR_PF_L2_DATA_RD_L3_HIT_F_ANY_SNOOP = ev("OCR.PF_L2_DATA_RD.L3_HIT_F.ANY_SNOOP", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f80200010),
+    OCR_PF_L2_DATA_RD_L3_HIT_SNOOP_NONE = ev("OCR.PF_L2_DATA_RD.L3_HIT.SNOOP_NONE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x803c0010),
+    OCR_PF_L2_DATA_RD_L3_HIT_NO_SNOOP_NEEDED = ev("OCR.PF_L2_DATA_RD.L3_HIT.NO_SNOOP_NEEDED", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x1003c0010),
+    OCR_PF_L2_DATA_RD_L3_HIT_SNOOP_MISS = ev("OCR.PF_L2_DATA_RD.L3_HIT.SNOOP_MISS", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x2003c0010),
+    OCR_PF_L2_DATA_RD_L3_HIT_HIT_OTHER_CORE_NO_FWD = ev("OCR.PF_L2_DATA_RD.L3_HIT.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x4003c0010),
+    OCR_PF_L2_DATA_RD_L3_HIT_HIT_OTHER_CORE_FWD = ev("OCR.PF_L2_DATA_RD.L3_HIT.HIT_OTHER_CORE_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x8003c0010),
+    OCR_PF_L2_DATA_RD_L3_HIT_HITM_OTHER_CORE = ev("OCR.PF_L2_DATA_RD.L3_HIT.HITM_OTHER_CORE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x10003c0010),
+    OCR_PF_L2_DATA_RD_L3_HIT_ANY_SNOOP = ev("OCR.PF_L2_DATA_RD.L3_HIT.ANY_SNOOP", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f803c0010),
+    OCR_PF_L2_DATA_RD_L3_MISS_LOCAL_DRAM_SNOOP_NONE = ev("OCR.PF_L2_DATA_RD.L3_MISS_LOCAL_DRAM.SNOOP_NONE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x84000010),
+    OCR_PF_L2_DATA_RD_L3_MISS_LOCAL_DRAM_NO_SNOOP_NEEDED = ev("OCR.PF_L2_DATA_RD.L3_MISS_LOCAL_DRAM.NO_SNOOP_NEEDED", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x104000010),
+    OCR_PF_L2_DATA_RD_L3_MISS_LOCAL_DRAM_SNOOP_MISS = ev("OCR.PF_L2_DATA_RD.L3_MISS_LOCAL_DRAM.SNOOP_MISS", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x204000010),
+    OCR_PF_L2_DATA_RD_L3_MISS_LOCAL_DRAM_HIT_OTHER_CORE_NO_FWD = ev("OCR.PF_L2_DATA_RD.L3_MISS_LOCAL_DRAM.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x404000010),
+    OCR_PF_L2_DATA_RD_L3_MISS_LOCAL_DRAM_HIT_OTHER_CORE_FWD = ev("OCR.PF_L2_DATA_RD.L3_MISS_LOCAL_DRAM.HIT_OTHER_CORE_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x804000010),
+    OCR_PF_L2_DATA_RD_L3_MISS_LOCAL_DRAM_HITM_OTHER_CORE = ev("OCR.PF_L2_DATA_RD.L3_MISS_LOCAL_DRAM.HITM_OTHER_CORE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x1004000010),
+    OCR_PF_L2_DATA_RD_L3_MISS_LOCAL_DRAM_ANY_SNOOP = ev("OCR.PF_L2_DATA_RD.L3_MISS_LOCAL_DRAM.ANY_SNOOP", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f84000010),
+    OCR_PF_L2_DATA_RD_L3_MISS_REMOTE_HOP1_DRAM_SNOOP_NONE = ev("OCR.PF_L2_DATA_RD.L3_MISS_REMOTE_HOP1_DRAM.SNOOP_NONE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x90000010),
+    OCR_PF_L2_DATA_RD_L3_MISS_REMOTE_HOP1_DRAM_NO_SNOOP_NEEDED = ev("OCR.PF_L2_DATA_RD.L3_MISS_REMOTE_HOP1_DRAM.NO_SNOOP_NEEDED", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x110000010),
+    OCR_PF_L2_DATA_RD_L3_MISS_REMOTE_HOP1_DRAM_SNOOP_MISS = ev("OCR.PF_L2_DATA_RD.L3_MISS_REMOTE_HOP1_DRAM.SNOOP_MISS", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x210000010),
+    OCR_PF_L2_DATA_RD_L3_MISS_REMOTE_HOP1_DRAM_HIT_OTHER_CORE_NO_FWD = ev("OCR.PF_L2_DATA_RD.L3_MISS_REMOTE_HOP1_DRAM.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x410000010),
+    OCR_PF_L2_DATA_RD_L3_MISS_REMOTE_HOP1_DRAM_HIT_OTHER_CORE_FWD = ev("OCR.PF_L2_DATA_RD.L3_MISS_REMOTE_HOP1_DRAM.HIT_OTHER_CORE_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x810000010),
+    OCR_PF_L2_DATA_RD_L3_MISS_REMOTE_HOP1_DRAM_HITM_OTHER_CORE = ev("OCR.PF_L2_DATA_RD.L3_MISS_REMOTE_HOP1_DRAM.HITM_OTHER_CORE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x1010000010),
+    OCR_PF_L2_DATA_RD_L3_MISS_REMOTE_HOP1_DRAM_ANY_SNOOP = ev("OCR.PF_L2_DATA_RD.L3_MISS_REMOTE_HOP1_DRAM.ANY_SNOOP", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f90000010),
+    OCR_PF_L2_DATA_RD_L3_MISS_SNOOP_NONE = ev("OCR.PF_L2_DATA_RD.L3_MISS.SNOOP_NONE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0xbc000010),
+    OCR_PF_L2_DATA_RD_L3_MISS_NO_SNOOP_NEEDED = ev("OCR.PF_L2_DATA_RD.L3_MISS.NO_SNOOP_NEEDED", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x13c000010),
+    OCR_PF_L2_DATA_RD_L3_MISS_SNOOP_MISS = ev("OCR.PF_L2_DATA_RD.L3_MISS.SNOOP_MISS", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x23c000010),
+    OCR_PF_L2_DATA_RD_L3_MISS_HIT_OTHER_CORE_NO_FWD = ev("OCR.PF_L2_DATA_RD.L3_MISS.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x43c000010),
+    OCR_PF_L2_DATA_RD_L3_MISS_HIT_OTHER_CORE_FWD = ev("OCR.PF_L2_DATA_RD.L3_MISS.HIT_OTHER_CORE_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x83c000010),
+    OCR_PF_L2_DATA_RD_L3_MISS_HITM_OTHER_CORE = ev("OCR.PF_L2_DATA_RD.L3_MISS.HITM_OTHER_CORE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x103c000010),
+    OCR_PF_L2_DATA_RD_L3_MISS_ANY_SNOOP = ev("OCR.PF_L2_DATA_RD.L3_MISS.ANY_SNOOP", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x3fbc000010),
+    OCR_PF_L2_RFO_SUPPLIER_NONE_SNOOP_NONE = ev("OCR.PF_L2_RFO.SUPPLIER_NONE.SNOOP_NONE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x80020020),
+    OCR_PF_L2_RFO_SUPPLIER_NONE_NO_SNOOP_NEEDED = ev("OCR.PF_L2_RFO.SUPPLIER_NONE.NO_SNOOP_NEEDED", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x100020020),
+    OCR_PF_L2_RFO_SUPPLIER_NONE_SNOOP_MISS = ev("OCR.PF_L2_RFO.SUPPLIER_NONE.SNOOP_MISS", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x200020020),
+    OCR_PF_L2_RFO_SUPPLIER_NONE_HIT_OTHER_CORE_NO_FWD = ev("OCR.PF_L2_RFO.SUPPLIER_NONE.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x400020020),
+    OCR_PF_L2_RFO_SUPPLIER_NONE_HIT_OTHER_CORE_FWD = ev("OCR.PF_L2_RFO.SUPPLIER_NONE.HIT_OTHER_CORE_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x800020020),
+    OCR_PF_L2_RFO_SUPPLIER_NONE_HITM_OTHER_CORE = ev("OCR.PF_L2_RFO.SUPPLIER_NONE.HITM_OTHER_CORE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x1000020020),
+    OCR_PF_L2_RFO_SUPPLIER_NONE_ANY_SNOOP = ev("OCR.PF_L2_RFO.SUPPLIER_NONE.ANY_SNOOP", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f80020020),
+    OCR_PF_L2_RFO_L3_HIT_M_SNOOP_NONE = ev("OCR.PF_L2_RFO.L3_HIT_M.SNOOP_NONE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x80040020),
+    OCR_PF_L2_RFO_L3_HIT_M_NO_SNOOP_NEEDED = ev("OCR.PF_L2_RFO.L3_HIT_M.NO_SNOOP_NEEDED", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x100040020),
+    OCR_PF_L2_RFO_L3_HIT_M_SNOOP_MISS = ev("OCR.PF_L2_RFO.L3_HIT_M.SNOOP_MISS", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x200040020),
+    OCR_PF_L2_RFO_L3_HIT_M_HIT_OTHER_CORE_NO_FWD = ev("OCR.PF_L2_RFO.L3_HIT_M.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x400040020),
+    OCR_PF_L2_RFO_L3_HIT_M_HIT_OTHER_CORE_FWD = ev("OCR.PF_L2_RFO.L3_HIT_M.HIT_OTHER_CORE_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x800040020),
+    OCR_PF_L2_RFO_L3_HIT_M_HITM_OTHER_CORE = ev("OCR.PF_L2_RFO.L3_HIT_M.HITM_OTHER_CORE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x1000040020),
+    OCR_PF_L2_RFO_L3_HIT_M_ANY_SNOOP = ev("OCR.PF_L2_RFO.L3_HIT_M.ANY_SNOOP", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f80040020),
+    OCR_PF_L2_RFO_L3_HIT_E_SNOOP_NONE = ev("OCR.PF_L2_RFO.L3_HIT_E.SNOOP_NONE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x80080020),
+    OCR_PF_L2_RFO_L3_HIT_E_NO_SNOOP_NEEDED = ev("OCR.PF_L2_RFO.L3_HIT_E.NO_SNOOP_NEEDED", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x100080020),
+    OCR_PF_L2_RFO_L3_HIT_E_SNOOP_MISS = ev("OCR.PF_L2_RFO.L3_HIT_E.SNOOP_MISS", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x200080020),
+    OCR_PF_L2_RFO_L3_HIT_E_HIT_OTHER_CORE_NO_FWD = ev("OCR.PF_L2_RFO.L3_HIT_E.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x400080020),
+    OCR_PF_L2_RFO_L3_HIT_E_HIT_OTHER_CORE_FWD = ev("OCR.PF_L2_RFO.L3_HIT_E.HIT_OTHER_CORE_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x800080020),
+    OCR_PF_L2_RFO_L3_HIT_E_HITM_OTHER_CORE = ev("OCR.PF_L2_RFO.L3_HIT_E.HITM_OTHER_CORE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x1000080020),
+    OCR_PF_L2_RFO_L3_HIT_E_ANY_SNOOP = ev("OCR.PF_L2_RFO.L3_HIT_E.ANY_SNOOP", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f80080020),
+    OCR_PF_L2_RFO_L3_HIT_S_SNOOP_NONE = ev("OCR.PF_L2_RFO.L3_HIT_S.SNOOP_NONE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x80100020),
+    OCR_PF_L2_RFO_L3_HIT_S_NO_SNOOP_NEEDED = ev("OCR.PF_L2_RFO.L3_HIT_S.NO_SNOOP_NEEDED", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x100100020),
+    OCR_PF_L2_RFO_L3_HIT_S_SNOOP_MISS = ev("OCR.PF_L2_RFO.L3_HIT_S.SNOOP_MISS", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x200100020),
+    OCR_PF_L2_RFO_L3_HIT_S_HIT_OTHER_CORE_NO_FWD = ev("OCR.PF_L2_RFO.L3_HIT_S.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x400100020),
+    OCR_PF_L2_RFO_L3_HIT_S_HIT_OTHER_CORE_FWD = ev("OCR.PF_L2_RFO.L3_HIT_S.HIT_OTHER_CORE_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x800100020),
+    OCR_PF_L2_RFO_L3_HIT_S_HITM_OTHER_CORE = ev("OCR.PF_L2_RFO.L3_HIT_S.HITM_OTHER_CORE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x1000100020),
+    OCR_PF_L2_RFO_L3_HIT_S_ANY_SNOOP = ev("OCR.PF_L2_RFO.L3_HIT_S.ANY_SNOOP", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f80100020),
+    OCR_PF_L2_RFO_L3_HIT_F_SNOOP_NONE = ev("OCR.PF_L2_RFO.L3_HIT_F.SNOOP_NONE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x80200020),
+    OCR_PF_L2_RFO_L3_HIT_F_NO_SNOOP_NEEDED = ev("OCR.PF_L2_RFO.L3_HIT_F.NO_SNOOP_NEEDED", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x100200020),
+    OCR_PF_L2_RFO_L3_HIT_F_SNOOP_MISS = ev("OCR.PF_L2_RFO.L3_HIT_F.SNOOP_MISS", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x200200020),
+    OCR_PF_L2_RFO_L3_HIT_F_HIT_OTHER_CORE_NO_FWD = ev("OCR.PF_L2_RFO.L3_HIT_F.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x400200020),
+    OCR_PF_L2_RFO_L3_HIT_F_HIT_OTHER_CORE_FWD = ev("OCR.PF_L2_RFO.L3_HIT_F.HIT_OTHER_CORE_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x800200020),
+    OCR_PF_L2_RFO_L3_HIT_F_HITM_OTHER_CORE = ev("OCR.PF_L2_RFO.L3_HIT_F.HITM_OTHER_CORE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x1000200020),
+    OCR_PF_L2_RFO_L3_HIT_F_ANY_SNOOP = ev("OCR.PF_L2_RFO.L3_HIT_F.ANY_SNOOP", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f80200020),
+    OCR_PF_L2_RFO_L3_HIT_SNOOP_NONE = ev("OCR.PF_L2_RFO.L3_HIT.SNOOP_NONE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x803c0020),
+    OCR_PF_L2_RFO_L3_HIT_NO_SNOOP_NEEDED = ev("OCR.PF_L2_RFO.L3_HIT.NO_SNOOP_NEEDED", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x1003c0020),
+    OCR_PF_L2_RFO_L3_HIT_SNOOP_MISS = ev("OCR.PF_L2_RFO.L3_HIT.SNOOP_MISS", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x2003c0020),
+    OCR_PF_L2_RFO_L3_HIT_HIT_OTHER_CORE_NO_FWD = ev("OCR.PF_L2_RFO.L3_HIT.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x4003c0020),
+    OCR_PF_L2_RFO_L3_HIT_HIT_OTHER_CORE_FWD = ev("OCR.PF_L2_RFO.L3_HIT.HIT_OTHER_CORE_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x8003c0020),
+    OCR_PF_L2_RFO_L3_HIT_HITM_OTHER_CORE = ev("OCR.PF_L2_RFO.L3_HIT.HITM_OTHER_CORE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x10003c0020),
+    OCR_PF_L2_RFO_L3_HIT_ANY_SNOOP = ev("OCR.PF_L2_RFO.L3_HIT.ANY_SNOOP", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f803c0020),
+    OCR_PF_L2_RFO_L3_MISS_LOCAL_DRAM_SNOOP_NONE = ev("OCR.PF_L2_RFO.L3_MISS_LOCAL_DRAM.SNOOP_NONE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x84000020),
+    OCR_PF_L2_RFO_L3_MISS_LOCAL_DRAM_NO_SNOOP_NEEDED = ev("OCR.PF_L2_RFO.L3_MISS_LOCAL_DRAM.NO_SNOOP_NEEDED", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x104000020),
+    OCR_PF_L2_RFO_L3_MISS_LOCAL_DRAM_SNOOP_MISS = ev("OCR.PF_L2_RFO.L3_MISS_LOCAL_DRAM.SNOOP_MISS", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x204000020),
+    OCR_PF_L2_RFO_L3_MISS_LOCAL_DRAM_HIT_OTHER_CORE_NO_FWD = ev("OCR.PF_L2_RFO.L3_MISS_LOCAL_DRAM.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x404000020),
+    OCR_PF_L2_RFO_L3_MISS_LOCAL_DRAM_HIT_OTHER_CORE_FWD = ev("OCR.PF_L2_RFO.L3_MISS_LOCAL_DRAM.HIT_OTHER_CORE_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x804000020),
+    OCR_PF_L2_RFO_L3_MISS_LOCAL_DRAM_HITM_OTHER_CORE = ev("OCR.PF_L2_RFO.L3_MISS_LOCAL_DRAM.HITM_OTHER_CORE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x1004000020),
+    OCR_PF_L2_RFO_L3_MISS_LOCAL_DRAM_ANY_SNOOP = ev("OCR.PF_L2_RFO.L3_MISS_LOCAL_DRAM.ANY_SNOOP", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f84000020),
+    OCR_PF_L2_RFO_L3_MISS_REMOTE_HOP1_DRAM_SNOOP_NONE = ev("OCR.PF_L2_RFO.L3_MISS_REMOTE_HOP1_DRAM.SNOOP_NONE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x90000020),
+    OCR_PF_L2_RFO_L3_MISS_REMOTE_HOP1_DRAM_NO_SNOOP_NEEDED = ev("OCR.PF_L2_RFO.L3_MISS_REMOTE_HOP1_DRAM.NO_SNOOP_NEEDED", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x110000020),
+    OCR_PF_L2_RFO_L3_MISS_REMOTE_HOP1_DRAM_SNOOP_MISS = ev("OCR.PF_L2_RFO.L3_MISS_REMOTE_HOP1_DRAM.SNOOP_MISS", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x210000020),
+    OCR_PF_L2_RFO_L3_MISS_REMOTE_HOP1_DRAM_HIT_OTHER_CORE_NO_FWD = ev("OCR.PF_L2_RFO.L3_MISS_REMOTE_HOP1_DRAM.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x410000020),
+    OCR_PF_L2_RFO_L3_MISS_REMOTE_HOP1_DRAM_HIT_OTHER_CORE_FWD = ev("OCR.PF_L2_RFO.L3_MISS_REMOTE_HOP1_DRAM.HIT_OTHER_CORE_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x810000020),
+    OCR_PF_L2_RFO_L3_MISS_REMOTE_HOP1_DRAM_HITM_OTHER_CORE = ev("OCR.PF_L2_RFO.L3_MISS_REMOTE_HOP1_DRAM.HITM_OTHER_CORE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x1010000020),
+    OCR_PF_L2_RFO_L3_MISS_REMOTE_HOP1_DRAM_ANY_SNOOP = ev("OCR.PF_L2_RFO.L3_MISS_REMOTE_HOP1_DRAM.ANY_SNOOP", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f90000020),
+    OCR_PF_L2_RFO_L3_MISS_SNOOP_NONE = ev("OCR.PF_L2_RFO.L3_MISS.SNOOP_NONE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0xbc000020),
+    OCR_PF_L2_RFO_L3_MISS_NO_SNOOP_NEEDED = ev("OCR.PF_L2_RFO.L3_MISS.NO_SNOOP_NEEDED", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x13c000020),
+    OCR_PF_L2_RFO_L3_MISS_SNOOP_MISS = ev("OCR.PF_L2_RFO.L3_MISS.SNOOP_MISS", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x23c000020),
+    OCR_PF_L2_RFO_L3_MISS_HIT_OTHER_CORE_NO_FWD = ev("OCR.PF_L2_RFO.L3_MISS.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x43c000020),
+    OCR_PF_L2_RFO_L3_MISS_HIT_OTHER_CORE_FWD = ev("OCR.PF_L2_RFO.L3_MISS.HIT_OTHER_CORE_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x83c000020),
+    OCR_PF_L2_RFO_L3_MISS_HITM_OTHER_CORE = ev("OCR.PF_L2_RFO.L3_MISS.HITM_OTHER_CORE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x103c000020),
+    OCR_PF_L2_RFO_L3_MISS_ANY_SNOOP = ev("OCR.PF_L2_RFO.L3_MISS.ANY_SNOOP", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x3fbc000020),
+    OCR_PF_L3_DATA_RD_SUPPLIER_NONE_SNOOP_NONE = ev("OCR.PF_L3_DATA_RD.SUPPLIER_NONE.SNOOP_NONE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x80020080),
+    OCR_PF_L3_DATA_RD_SUPPLIER_NONE_NO_SNOOP_NEEDED = ev("OCR.PF_L3_DATA_RD.SUPPLIER_NONE.NO_SNOOP_NEEDED", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x100020080),
+    OCR_PF_L3_DATA_RD_SUPPLIER_NONE_SNOOP_MISS = ev("OCR.PF_L3_DATA_RD.SUPPLIER_NONE.SNOOP_MISS", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x200020080),
+    OCR_PF_L3_DATA_RD_SUPPLIER_NONE_HIT_OTHER_CORE_NO_FWD = ev("OCR.PF_L3_DATA_RD.SUPPLIER_NONE.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x400020080),
+    OCR_PF_L3_DATA_RD_SUPPLIER_NONE_HIT_OTHER_CORE_FWD = ev("OCR.PF_L3_DATA_RD.SUPPLIER_NONE.HIT_OTHER_CORE_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x800020080),
+    OCR_PF_L3_DATA_RD_SUPPLIER_NONE_HITM_OTHER_CORE = ev("OCR.PF_L3_DATA_RD.SUPPLIER_NONE.HITM_OTHER_CORE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x1000020080),
+    OCR_PF_L3_DATA_RD_SUPPLIER_NONE_ANY_SNOOP = ev("OCR.PF_L3_DATA_RD.SUPPLIER_NONE.ANY_SNOOP", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f80020080),
+    OCR_PF_L3_DATA_RD_L3_HIT_M_SNOOP_NONE = ev("OCR.PF_L3_DATA_RD.L3_HIT_M.SNOOP_NONE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x80040080),
+    OCR_PF_L3_DATA_RD_L3_HIT_M_NO_SNOOP_NEEDED = ev("OCR.PF_L3_DATA_RD.L3_HIT_M.NO_SNOOP_NEEDED", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x100040080),
+    OCR_PF_L3_DATA_RD_L3_HIT_M_SNOOP_MISS = ev("OCR.PF_L3_DATA_RD.L3_HIT_M.SNOOP_MISS", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x200040080),
+    OCR_PF_L3_DATA_RD_L3_HIT_M_HIT_OTHER_CORE_NO_FWD = ev("OCR.PF_L3_DATA_RD.L3_HIT_M.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x400040080),
+    OCR_PF_L3_DATA_RD_L3_HIT_M_HIT_OTHER_CORE_FWD = ev("OCR.PF_L3_DATA_RD.L3_HIT_M.HIT_OTHER_CORE_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x800040080),
+    OCR_PF_L3_DATA_RD_L3_HIT_M_HITM_OTHER_CORE = ev("OCR.PF_L3_DATA_RD.L3_HIT_M.HITM_OTHER_CORE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x1000040080),
+    OCR_PF_L3_DATA_RD_L3_HIT_M_ANY_SNOOP = ev("OCR.PF_L3_DATA_RD.L3_HIT_M.ANY_SNOOP", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f80040080),
+    OCR_PF_L3_DATA_RD_L3_HIT_E_SNOOP_NONE = ev("OCR.PF_L3_DATA_RD.L3_HIT_E.SNOOP_NONE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x80080080),
+    OCR_PF_L3_DATA_RD_L3_HIT_E_NO_SNOOP_NEEDED = ev("OCR.PF_L3_DATA_RD.L3_HIT_E.NO_SNOOP_NEEDED", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x100080080),
+    OCR_PF_L3_DATA_RD_L3_HIT_E_SNOOP_MISS = ev("OCR.PF_L3_DATA_RD.L3_HIT_E.SNOOP_MISS", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x200080080),
+    OCR_PF_L3_DATA_RD_L3_HIT_E_HIT_OTHER_CORE_NO_FWD = ev("OCR.PF_L3_DATA_RD.L3_HIT_E.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x400080080),
+    OCR_PF_L3_DATA_RD_L3_HIT_E_HIT_OTHER_CORE_FWD = ev("OCR.PF_L3_DATA_RD.L3_HIT_E.HIT_OTHER_CORE_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x800080080),
+    OCR_PF_L3_DATA_RD_L3_HIT_E_HITM_OTHER_CORE = ev("OCR.PF_L3_DATA_RD.L3_HIT_E.HITM_OTHER_CORE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x1000080080),
+    OCR_PF_L3_DATA_RD_L3_HIT_E_ANY_SNOOP = ev("OCR.PF_L3_DATA_RD.L3_HIT_E.ANY_SNOOP", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f80080080),
+    OCR_PF_L3_DATA_RD_L3_HIT_S_SNOOP_NONE = ev("OCR.PF_L3_DATA_RD.L3_HIT_S.SNOOP_NONE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x80100080),
+    OCR_PF_L3_DATA_RD_L3_HIT_S_NO_SNOOP_NEEDED = ev("OCR.PF_L3_DATA_RD.L3_HIT_S.NO_SNOOP_NEEDED", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x100100080),
+    OCR_PF_L3_DATA_RD_L3_HIT_S_SNOOP_MISS = ev("OCR.PF_L3_DATA_RD.L3_HIT_S.SNOOP_MISS", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x200100080),
+    OCR_PF_L3_DATA_RD_L3_HIT_S_HIT_OTHER_CORE_NO_FWD = ev("OCR.PF_L3_DATA_RD.L3_HIT_S.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x400100080),
+    OCR_PF_L3_DATA_RD_L3_HIT_S_HIT_OTHER_CORE_FWD = ev("OCR.PF_L3_DATA_RD.L3_HIT_S.HIT_OTHER_CORE_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x800100080),
+    OCR_PF_L3_DATA_RD_L3_HIT_S_HITM_OTHER_CORE = ev("OCR.PF_L3_DATA_RD.L3_HIT_S.HITM_OTHER_CORE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x1000100080),
+    OCR_PF_L3_DATA_RD_L3_HIT_S_ANY_SNOOP = ev("OCR.PF_L3_DATA_RD.L3_HIT_S.ANY_SNOOP", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f80100080),
+    OCR_PF_L3_DATA_RD_L3_HIT_F_SNOOP_NONE = ev("OCR.PF_L3_DATA_RD.L3_HIT_F.SNOOP_NONE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x80200080),
+    OCR_PF_L3_DATA_RD_L3_HIT_F_NO_SNOOP_NEEDED = ev("OCR.PF_L3_DATA_RD.L3_HIT_F.NO_SNOOP_NEEDED", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x100200080),
+    OCR_PF_L3_DATA_RD_L3_HIT_F_SNOOP_MISS = ev("OCR.PF_L3_DATA_RD.L3_HIT_F.SNOOP_MISS", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x200200080),
+    OCR_PF_L3_DATA_RD_L3_HIT_F_HIT_OTHER_CORE_NO_FWD = ev("OCR.PF_L3_DATA_RD.L3_HIT_F.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x400200080),
+    OCR_PF_L3_DATA_RD_L3_HIT_F_HIT_OTHER_CORE_FWD = ev("OCR.PF_L3_DATA_RD.L3_HIT_F.HIT_OTHER_CORE_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x800200080),
+    OCR_PF_L3_DATA_RD_L3_HIT_F_HITM_OTHER_CORE = ev("OCR.PF_L3_DATA_RD.L3_HIT_F.HITM_OTHER_CORE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x1000200080),
+    OCR_PF_L3_DATA_RD_L3_HIT_F_ANY_SNOOP = ev("OCR.PF_L3_DATA_RD.L3_HIT_F.ANY_SNOOP", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f80200080),
+    OCR_PF_L3_DATA_RD_L3_HIT_SNOOP_NONE = ev("OCR.PF_L3_DATA_RD.L3_HIT.SNOOP_NONE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x803c0080),
+    OCR_PF_L3_DATA_RD_L3_HIT_NO_SNOOP_NEEDED = ev("OCR.PF_L3_DATA_RD.L3_HIT.NO_SNOOP_NEEDED", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x1003c0080),
+    OCR_PF_L3_DATA_RD_L3_HIT_SNOOP_MISS = ev("OCR.PF_L3_DATA_RD.L3_HIT.SNOOP_MISS", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x2003c0080),
+    OCR_PF_L3_DATA_RD_L3_HIT_HIT_OTHER_CORE_NO_FWD = ev("OCR.PF_L3_DATA_RD.L3_HIT.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x4003c0080),
+    OCR_PF_L3_DATA_RD_L3_HIT_HIT_OTHER_CORE_FWD = ev("OCR.PF_L3_DATA_RD.L3_HIT.HIT_OTHER_CORE_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x8003c0080),
+    OCR_PF_L3_DATA_RD_L3_HIT_HITM_OTHER_CORE = ev("OCR.PF_L3_DATA_RD.L3_HIT.HITM_OTHER_CORE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x10003c0080),
+    OCR_PF_L3_DATA_RD_L3_HIT_ANY_SNOOP = ev("OCR.PF_L3_DATA_RD.L3_HIT.ANY_SNOOP", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f803c0080),
+    OCR_PF_L3_DATA_RD_L3_MISS_LOCAL_DRAM_SNOOP_NONE = ev("OCR.PF_L3_DATA_RD.L3_MISS_LOCAL_DRAM.SNOOP_NONE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x84000080),
+    OCR_PF_L3_DATA_RD_L3_MISS_LOCAL_DRAM_NO_SNOOP_NEEDED = ev("OCR.PF_L3_DATA_RD.L3_MISS_LOCAL_DRAM.NO_SNOOP_NEEDED", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x104000080),
+    OCR_PF_L3_DATA_RD_L3_MISS_LOCAL_DRAM_SNOOP_MISS = ev("OCR.PF_L3_DATA_RD.L3_MISS_LOCAL_DRAM.SNOOP_MISS", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x204000080),
+    OCR_PF_L3_DATA_RD_L3_MISS_LOCAL_DRAM_HIT_OTHER_CORE_NO_FWD = ev("OCR.PF_L3_DATA_RD.L3_MISS_LOCAL_DRAM.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x404000080),
+    OCR_PF_L3_DATA_RD_L3_MISS_LOCAL_DRAM_HIT_OTHER_CORE_FWD = ev("OCR.PF_L3_DATA_RD.L3_MISS_LOCAL_DRAM.HIT_OTHER_CORE_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x804000080),
+    OCR_PF_L3_DATA_RD_L3_MISS_LOCAL_DRAM_HITM_OTHER_CORE = ev("OCR.PF_L3_DATA_RD.L3_MISS_LOCAL_DRAM.HITM_OTHER_CORE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x1004000080),
+    OCR_PF_L3_DATA_RD_L3_MISS_LOCAL_DRAM_ANY_SNOOP = ev("OCR.PF_L3_DATA_RD.L3_MISS_LOCAL_DRAM.ANY_SNOOP", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f84000080),
+    OCR_PF_L3_DATA_RD_L3_MISS_REMOTE_HOP1_DRAM_SNOOP_NONE = ev("OCR.PF_L3_DATA_RD.L3_MISS_REMOTE_HOP1_DRAM.SNOOP_NONE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x90000080),
+    OCR_PF_L3_DATA_RD_L3_MISS_REMOTE_HOP1_DRAM_NO_SNOOP_NEEDED = ev("OCR.PF_L3_DATA_RD.L3_MISS_REMOTE_HOP1_DRAM.NO_SNOOP_NEEDED", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x110000080),
+    OCR_PF_L3_DATA_RD_L3_MISS_REMOTE_HOP1_DRAM_SNOOP_MISS = ev("OCR.PF_L3_DATA_RD.L3_MISS_REMOTE_HOP1_DRAM.SNOOP_MISS", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x210000080),
+    OCR_PF_L3_DATA_RD_L3_MISS_REMOTE_HOP1_DRAM_HIT_OTHER_CORE_NO_FWD = ev("OCR.PF_L3_DATA_RD.L3_MISS_REMOTE_HOP1_DRAM.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x410000080),
+    OCR_PF_L3_DATA_RD_L3_MISS_REMOTE_HOP1_DRAM_HIT_OTHER_CORE_FWD = ev("OCR.PF_L3_DATA_RD.L3_MISS_REMOTE_HOP1_DRAM.HIT_OTHER_CORE_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x810000080),
+    OCR_PF_L3_DATA_RD_L3_MISS_REMOTE_HOP1_DRAM_HITM_OTHER_CORE = ev("OCR.PF_L3_DATA_RD.L3_MISS_REMOTE_HOP1_DRAM.HITM_OTHER_CORE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x1010000080),
+    OCR_PF_L3_DATA_RD_L3_MISS_REMOTE_HOP1_DRAM_ANY_SNOOP = ev("OCR.PF_L3_DATA_RD.L3_MISS_REMOTE_HOP1_DRAM.ANY_SNOOP", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f90000080),
+    OCR_PF_L3_DATA_RD_L3_MISS_SNOOP_NONE = ev("OCR.PF_L3_DATA_RD.L3_MISS.SNOOP_NONE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0xbc000080),
+    OCR_PF_L3_DATA_RD_L3_MISS_NO_SNOOP_NEEDED = ev("OCR.PF_L3_DATA_RD.L3_MISS.NO_SNOOP_NEEDED", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x13c000080),
+    OCR_PF_L3_DATA_RD_L3_MISS_SNOOP_MISS = ev("OCR.PF_L3_DATA_RD.L3_MISS.SNOOP_MISS", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x23c000080),
+    OCR_PF_L3_DATA_RD_L3_MISS_HIT_OTHER_CORE_NO_FWD = ev("OCR.PF_L3_DATA_RD.L3_MISS.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x43c000080),
+    OCR_PF_L3_DATA_RD_L3_MISS_HIT_OTHER_CORE_FWD = ev("OCR.PF_L3_DATA_RD.L3_MISS.HIT_OTHER_CORE_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x83c000080),
+    OCR_PF_L3_DATA_RD_L3_MISS_HITM_OTHER_CORE = ev("OCR.PF_L3_DATA_RD.L3_MISS.HITM_OTHER_CORE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x103c000080),
+    OCR_PF_L3_DATA_RD_L3_MISS_ANY_SNOOP = ev("OCR.PF_L3_DATA_RD.L3_MISS.ANY_SNOOP", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x3fbc000080),
+    OCR_PF_L3_RFO_SUPPLIER_NONE_SNOOP_NONE = ev("OCR.PF_L3_RFO.SUPPLIER_NONE.SNOOP_NONE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x80020100),
+    OCR_PF_L3_RFO_SUPPLIER_NONE_NO_SNOOP_NEEDED = ev("OCR.PF_L3_RFO.SUPPLIER_NONE.NO_SNOOP_NEEDED", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x100020100),
+    OCR_PF_L3_RFO_SUPPLIER_NONE_SNOOP_MISS = ev("OCR.PF_L3_RFO.SUPPLIER_NONE.SNOOP_MISS", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x200020100),
+    OCR_PF_L3_RFO_SUPPLIER_NONE_HIT_OTHER_CORE_NO_FWD = ev("OCR.PF_L3_RFO.SUPPLIER_NONE.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x400020100),
+    OCR_PF_L3_RFO_SUPPLIER_NONE_HIT_OTHER_CORE_FWD = ev("OCR.PF_L3_RFO.SUPPLIER_NONE.HIT_OTHER_CORE_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x800020100),
+    OCR_PF_L3_RFO_SUPPLIER_NONE_HITM_OTHER_CORE = ev("OCR.PF_L3_RFO.SUPPLIER_NONE.HITM_OTHER_CORE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x1000020100),
+    OCR_PF_L3_RFO_SUPPLIER_NONE_ANY_SNOOP = ev("OCR.PF_L3_RFO.SUPPLIER_NONE.ANY_SNOOP", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f80020100),
+    OCR_PF_L3_RFO_L3_HIT_M_SNOOP_NONE = ev("OCR.PF_L3_RFO.L3_HIT_M.SNOOP_NONE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x80040100),
+    OCR_PF_L3_RFO_L3_HIT_M_NO_SNOOP_NEEDED = ev("OCR.PF_L3_RFO.L3_HIT_M.NO_SNOOP_NEEDED", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x100040100),
+    OCR_PF_L3_RFO_L3_HIT_M_SNOOP_MISS = ev("OCR.PF_L3_RFO.L3_HIT_M.SNOOP_MISS", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x200040100),
+    OCR_PF_L3_RFO_L3_HIT_M_HIT_OTHER_CORE_NO_FWD = ev("OCR.PF_L3_RFO.L3_HIT_M.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x400040100),
+    OCR_PF_L3_RFO_L3_HIT_M_HIT_OTHER_CORE_FWD = ev("OCR.PF_L3_RFO.L3_HIT_M.HIT_OTHER_CORE_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x800040100),
+    OCR_PF_L3_RFO_L3_HIT_M_HITM_OTHER_CORE = ev("OCR.PF_L3_RFO.L3_HIT_M.HITM_OTHER_CORE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x1000040100),
+    OCR_PF_L3_RFO_L3_HIT_M_ANY_SNOOP = ev("OCR.PF_L3_RFO.L3_HIT_M.ANY_SNOOP", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f80040100),
+    OCR_PF_L3_RFO_L3_HIT_E_SNOOP_NONE = ev("OCR.PF_L3_RFO.L3_HIT_E.SNOOP_NONE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x80080100),
+    OCR_PF_L3_RFO_L3_HIT_E_NO_SNOOP_NEEDED = ev("OCR.PF_L3_RFO.L3_HIT_E.NO_SNOOP_NEEDED", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x100080100),
+    OCR_PF_L3_RFO_L3_HIT_E_SNOOP_MISS = ev("OCR.PF_L3_RFO.L3_HIT_E.SNOOP_MISS", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x200080100),
+    OCR_PF_L3_RFO_L3_HIT_E_HIT_OTHER_CORE_NO_FWD = ev("OCR.PF_L3_RFO.L3_HIT_E.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x400080100),
+    OCR_PF_L3_RFO_L3_HIT_E_HIT_OTHER_CORE_FWD = ev("OCR.PF_L3_RFO.L3_HIT_E.HIT_OTHER_CORE_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x800080100),
+    OCR_PF_L3_RFO_L3_HIT_E_HITM_OTHER_CORE = ev("OCR.PF_L3_RFO.L3_HIT_E.HITM_OTHER_CORE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x1000080100),
+    OCR_PF_L3_RFO_L3_HIT_E_ANY_SNOOP = ev("OCR.PF_L3_RFO.L3_HIT_E.ANY_SNOOP", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f80080100),
+    OCR_PF_L3_RFO_L3_HIT_S_SNOOP_NONE = ev("OCR.PF_L3_RFO.L3_HIT_S.SNOOP_NONE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x80100100),
+    OCR_PF_L3_RFO_L3_HIT_S_NO_SNOOP_NEEDED = ev("OCR.PF_L3_RFO.L3_HIT_S.NO_SNOOP_NEEDED", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x100100100),
+    OCR_PF_L3_RFO_L3_HIT_S_SNOOP_MISS = ev("OCR.PF_L3_RFO.L3_HIT_S.SNOOP_MISS", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x200100100),
+    OCR_PF_L3_RFO_L3_HIT_S_HIT_OTHER_CORE_NO_FWD = ev("OCR.PF_L3_RFO.L3_HIT_S.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x400100100),
+    OCR_PF_L3_RFO_L3_HIT_S_HIT_OTHER_CORE_FWD = ev("OCR.PF_L3_RFO.L3_HIT_S.HIT_OTHER_CORE_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x800100100),
+    OCR_PF_L3_RFO_L3_HIT_S_HITM_OTHER_CORE = ev("OCR.PF_L3_RFO.L3_HIT_S.HITM_OTHER_CORE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x1000100100),
+    OCR_PF_L3_RFO_L3_HIT_S_ANY_SNOOP = ev("OCR.PF_L3_RFO.L3_HIT_S.ANY_SNOOP", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f80100100),
+    OCR_PF_L3_RFO_L3_HIT_F_SNOOP_NONE = ev("OCR.PF_L3_RFO.L3_HIT_F.SNOOP_NONE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x80200100),
+    OCR_PF_L3_RFO_L3_HIT_F_NO_SNOOP_NEEDED = ev("OCR.PF_L3_RFO.L3_HIT_F.NO_SNOOP_NEEDED", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x100200100),
+    OCR_PF_L3_RFO_L3_HIT_F_SNOOP_MISS = ev("OCR.PF_L3_RFO.L3_HIT_F.SNOOP_MISS", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x200200100),
+    OCR_PF_L3_RFO_L3_HIT_F_HIT_OTHER_CORE_NO_FWD = ev("OCR.PF_L3_RFO.L3_HIT_F.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x400200100),
+    OCR_PF_L3_RFO_L3_HIT_F_HIT_OTHER_CORE_FWD = ev("OCR.PF_L3_RFO.L3_HIT_F.HIT_OTHER_CORE_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x800200100),
+    OCR_PF_L3_RFO_L3_HIT_F_HITM_OTHER_CORE = ev("OCR.PF_L3_RFO.L3_HIT_F.HITM_OTHER_CORE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x1000200100),
+    OCR_PF_L3_RFO_L3_HIT_F_ANY_SNOOP = ev("OCR.PF_L3_RFO.L3_HIT_F.ANY_SNOOP", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f80200100),
+    OCR_PF_L3_RFO_L3_HIT_SNOOP_NONE = ev("OCR.PF_L3_RFO.L3_HIT.SNOOP_NONE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x803c0100),
+    OCR_PF_L3_RFO_L3_HIT_NO_SNOOP_NEEDED = ev("OCR.PF_L3_RFO.L3_HIT.NO_SNOOP_NEEDED", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x1003c0100),
+    OCR_PF_L3_RFO_L3_HIT_SNOOP_MISS = ev("OCR.PF_L3_RFO.L3_HIT.SNOOP_MISS", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x2003c0100),
+    OCR_PF_L3_RFO_L3_HIT_HIT_OTHER_CORE_NO_FWD = ev("OCR.PF_L3_RFO.L3_HIT.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x4003c0100),
+    OCR_PF_L3_RFO_L3_HIT_HIT_OTHER_CORE_FWD = ev("OCR.PF_L3_RFO.L3_HIT.HIT_OTHER_CORE_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x8003c0100),
+    OCR_PF_L3_RFO_L3_HIT_HITM_OTHER_CORE = ev("OCR.PF_L3_RFO.L3_HIT.HITM_OTHER_CORE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x10003c0100),
+    OCR_PF_L3_RFO_L3_HIT_ANY_SNOOP = ev("OCR.PF_L3_RFO.L3_HIT.ANY_SNOOP", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f803c0100),
+    OCR_PF_L3_RFO_L3_MISS_LOCAL_DRAM_SNOOP_NONE = ev("OCR.PF_L3_RFO.L3_MISS_LOCAL_DRAM.SNOOP_NONE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x84000100),
+    OCR_PF_L3_RFO_L3_MISS_LOCAL_DRAM_NO_SNOOP_NEEDED = ev("OCR.PF_L3_RFO.L3_MISS_LOCAL_DRAM.NO_SNOOP_NEEDED", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x104000100),
+    OCR_PF_L3_RFO_L3_MISS_LOCAL_DRAM_SNOOP_MISS = ev("OCR.PF_L3_RFO.L3_MISS_LOCAL_DRAM.SNOOP_MISS", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x204000100),
+    OCR_PF_L3_RFO_L3_MISS_LOCAL_DRAM_HIT_OTHER_CORE_NO_FWD = ev("OCR.PF_L3_RFO.L3_MISS_LOCAL_DRAM.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x404000100),
+    OCR_PF_L3_RFO_L3_MISS_LOCAL_DRAM_HIT_OTHER_CORE_FWD = ev("OCR.PF_L3_RFO.L3_MISS_LOCAL_DRAM.HIT_OTHER_CORE_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x804000100),
+    OCR_PF_L3_RFO_L3_MISS_LOCAL_DRAM_HITM_OTHER_CORE = ev("OCR.PF_L3_RFO.L3_MISS_LOCAL_DRAM.HITM_OTHER_CORE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x1004000100),
+    OCR_PF_L3_RFO_L3_MISS_LOCAL_DRAM_ANY_SNOOP = ev("OCR.PF_L3_RFO.L3_MISS_LOCAL_DRAM.ANY_SNOOP", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f84000100),
+    OCR_PF_L3_RFO_L3_MISS_REMOTE_HOP1_DRAM_SNOOP_NONE = ev("OCR.PF_L3_RFO.L3_MISS_REMOTE_HOP1_DRAM.SNOOP_NONE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x90000100),
+    OCR_PF_L3_RFO_L3_MISS_REMOTE_HOP1_DRAM_NO_SNOOP_NEEDED = ev("OCR.PF_L3_RFO.L3_MISS_REMOTE_HOP1_DRAM.NO_SNOOP_NEEDED", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x110000100),
+    OCR_PF_L3_RFO_L3_MISS_REMOTE_HOP1_DRAM_SNOOP_MISS = ev("OCR.PF_L3_RFO.L3_MISS_REMOTE_HOP1_DRAM.SNOOP_MISS", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x210000100),
+    OCR_PF_L3_RFO_L3_MISS_REMOTE_HOP1_DRAM_HIT_OTHER_CORE_NO_FWD = ev("OCR.PF_L3_RFO.L3_MISS_REMOTE_HOP1_DRAM.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x410000100),
+    OCR_PF_L3_RFO_L3_MISS_REMOTE_HOP1_DRAM_HIT_OTHER_CORE_FWD = ev("OCR.PF_L3_RFO.L3_MISS_REMOTE_HOP1_DRAM.HIT_OTHER_CORE_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x810000100),
+    OCR_PF_L3_RFO_L3_MISS_REMOTE_HOP1_DRAM_HITM_OTHER_CORE = ev("OCR.PF_L3_RFO.L3_MISS_REMOTE_HOP1_DRAM.HITM_OTHER_CORE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x1010000100),
+    OCR_PF_L3_RFO_L3_MISS_REMOTE_HOP1_DRAM_ANY_SNOOP = ev("OCR.PF_L3_RFO.L3_MISS_REMOTE_HOP1_DRAM.ANY_SNOOP", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f90000100),
+    OCR_PF_L3_RFO_L3_MISS_SNOOP_NONE = ev("OCR.PF_L3_RFO.L3_MISS.SNOOP_NONE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0xbc000100),
+    OCR_PF_L3_RFO_L3_MISS_NO_SNOOP_NEEDED = ev("OCR.PF_L3_RFO.L3_MISS.NO_SNOOP_NEEDED", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x13c000100),
+    OCR_PF_L3_RFO_L3_MISS_SNOOP_MISS = ev("OCR.PF_L3_RFO.L3_MISS.SNOOP_MISS", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x23c000100),
+    OCR_PF_L3_RFO_L3_MISS_HIT_OTHER_CORE_NO_FWD = ev("OCR.PF_L3_RFO.L3_MISS.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x43c000100),
+    OCR_PF_L3_RFO_L3_MISS_HIT_OTHER_CORE_FWD = ev("OCR.PF_L3_RFO.L3_MISS.HIT_OTHER_CORE_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x83c000100),
+    OCR_PF_L3_RFO_L3_MISS_HITM_OTHER_CORE = ev("OCR.PF_L3_RFO.L3_MISS.HITM_OTHER_CORE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x103c000100),
+    OCR_PF_L3_RFO_L3_MISS_ANY_SNOOP = ev("OCR.PF_L3_RFO.L3_MISS.ANY_SNOOP", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x3fbc000100),
+    OCR_PF_L1D_AND_SW_SUPPLIER_NONE_SNOOP_NONE = ev("OCR.PF_L1D_AND_SW.SUPPLIER_NONE.SNOOP_NONE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x80020400),
+    OCR_PF_L1D_AND_SW_SUPPLIER_NONE_NO_SNOOP_NEEDED = ev("OCR.PF_L1D_AND_SW.SUPPLIER_NONE.NO_SNOOP_NEEDED", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x100020400),
+    OCR_PF_L1D_AND_SW_SUPPLIER_NONE_SNOOP_MISS = ev("OCR.PF_L1D_AND_SW.SUPPLIER_NONE.SNOOP_MISS", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x200020400),
+    OCR_PF_L1D_AND_SW_SUPPLIER_NONE_HIT_OTHER_CORE_NO_FWD = ev("OCR.PF_L1D_AND_SW.SUPPLIER_NONE.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x400020400),
+    OCR_PF_L1D_AND_SW_SUPPLIER_NONE_HIT_OTHER_CORE_FWD = ev("OCR.PF_L1D_AND_SW.SUPPLIER_NONE.HIT_OTHER_CORE_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x800020400),
+    OCR_PF_L1D_AND_SW_SUPPLIER_NONE_HITM_OTHER_CORE = ev("OCR.PF_L1D_AND_SW.SUPPLIER_NONE.HITM_OTHER_CORE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x1000020400),
+    OCR_PF_L1D_AND_SW_SUPPLIER_NONE_ANY_SNOOP = ev("OCR.PF_L1D_AND_SW.SUPPLIER_NONE.ANY_SNOOP", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f80020400),
+    OCR_PF_L1D_AND_SW_L3_HIT_M_SNOOP_NONE = ev("OCR.PF_L1D_AND_SW.L3_HIT_M.SNOOP_NONE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x80040400),
+    OCR_PF_L1D_AND_SW_L3_HIT_M_NO_SNOOP_NEEDED = ev("OCR.PF_L1D_AND_SW.L3_HIT_M.NO_SNOOP_NEEDED", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x100040400),
+    OCR_PF_L1D_AND_SW_L3_HIT_M_SNOOP_MISS = ev("OCR.PF_L1D_AND_SW.L3_HIT_M.SNOOP_MISS", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x200040400),
+    OCR_PF_L1D_AND_SW_L3_HIT_M_HIT_OTHER_CORE_NO_FWD = ev("OCR.PF_L1D_AND_SW.L3_HIT_M.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x400040400),
+    OCR_PF_L1D_AND_SW_L3_HIT_M_HIT_OTHER_CORE_FWD = ev("OCR.PF_L1D_AND_SW.L3_HIT_M.HIT_OTHER_CORE_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x800040400),
+    OCR_PF_L1D_AND_SW_L3_HIT_M_HITM_OTHER_CORE = ev("OCR.PF_L1D_AND_SW.L3_HIT_M.HITM_OTHER_CORE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x1000040400),
+    OCR_PF_L1D_AND_SW_L3_HIT_M_ANY_SNOOP = ev("OCR.PF_L1D_AND_SW.L3_HIT_M.ANY_SNOOP", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f80040400),
+    OCR_PF_L1D_AND_SW_L3_HIT_E_SNOOP_NONE = ev("OCR.PF_L1D_AND_SW.L3_HIT_E.SNOOP_NONE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x80080400),
+    OCR_PF_L1D_AND_SW_L3_HIT_E_NO_SNOOP_NEEDED = ev("OCR.PF_L1D_AND_SW.L3_HIT_E.NO_SNOOP_NEEDED", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x100080400),
+    OCR_PF_L1D_AND_SW_L3_HIT_E_SNOOP_MISS = ev("OCR.PF_L1D_AND_SW.L3_HIT_E.SNOOP_MISS", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x200080400),
+    OCR_PF_L1D_AND_SW_L3_HIT_E_HIT_OTHER_CORE_NO_FWD = ev("OCR.PF_L1D_AND_SW.L3_HIT_E.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x400080400),
+    OCR_PF_L1D_AND_SW_L3_HIT_E_HIT_OTHER_CORE_FWD = ev("OCR.PF_L1D_AND_SW.L3_HIT_E.HIT_OTHER_CORE_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x800080400),
+    OCR_PF_L1D_AND_SW_L3_HIT_E_HITM_OTHER_CORE = ev("OCR.PF_L1D_AND_SW.L3_HIT_E.HITM_OTHER_CORE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x1000080400),
+    OCR_PF_L1D_AND_SW_L3_HIT_E_ANY_SNOOP = ev("OCR.PF_L1D_AND_SW.L3_HIT_E.ANY_SNOOP", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f80080400),
+    OCR_PF_L1D_AND_SW_L3_HIT_S_SNOOP_NONE = ev("OCR.PF_L1D_AND_SW.L3_HIT_S.SNOOP_NONE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x80100400),
+    OCR_PF_L1D_AND_SW_L3_HIT_S_NO_SNOOP_NEEDED = ev("OCR.PF_L1D_AND_SW.L3_HIT_S.NO_SNOOP_NEEDED", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x100100400),
+    OCR_PF_L1D_AND_SW_L3_HIT_S_SNOOP_MISS = ev("OCR.PF_L1D_AND_SW.L3_HIT_S.SNOOP_MISS", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x200100400),
+    OCR_PF_L1D_AND_SW_L3_HIT_S_HIT_OTHER_CORE_NO_FWD = ev("OCR.PF_L1D_AND_SW.L3_HIT_S.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x400100400),
+    OCR_PF_L1D_AND_SW_L3_HIT_S_HIT_OTHER_CORE_FWD = ev("OCR.PF_L1D_AND_SW.L3_HIT_S.HIT_OTHER_CORE_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x800100400),
+    OCR_PF_L1D_AND_SW_L3_HIT_S_HITM_OTHER_CORE = ev("OCR.PF_L1D_AND_SW.L3_HIT_S.HITM_OTHER_CORE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x1000100400),
+    OCR_PF_L1D_AND_SW_L3_HIT_S_ANY_SNOOP = ev("OCR.PF_L1D_AND_SW.L3_HIT_S.ANY_SNOOP", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f80100400),
+    OCR_PF_L1D_AND_SW_L3_HIT_F_SNOOP_NONE = ev("OCR.PF_L1D_AND_SW.L3_HIT_F.SNOOP_NONE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x80200400),
+    OCR_PF_L1D_AND_SW_L3_HIT_F_NO_SNOOP_NEEDED = ev("OCR.PF_L1D_AND_SW.L3_HIT_F.NO_SNOOP_NEEDED", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x100200400),
+    OCR_PF_L1D_AND_SW_L3_HIT_F_SNOOP_MISS = ev("OCR.PF_L1D_AND_SW.L3_HIT_F.SNOOP_MISS", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x200200400),
+    OCR_PF_L1D_AND_SW_L3_HIT_F_HIT_OTHER_CORE_NO_FWD = ev("OCR.PF_L1D_AND_SW.L3_HIT_F.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x400200400),
+    OCR_PF_L1D_AND_SW_L3_HIT_F_HIT_OTHER_CORE_FWD = ev("OCR.PF_L1D_AND_SW.L3_HIT_F.HIT_OTHER_CORE_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x800200400),
+    OCR_PF_L1D_AND_SW_L3_HIT_F_HITM_OTHER_CORE = ev("OCR.PF_L1D_AND_SW.L3_HIT_F.HITM_OTHER_CORE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x1000200400),
+    OCR_PF_L1D_AND_SW_L3_HIT_F_ANY_SNOOP = ev("OCR.PF_L1D_AND_SW.L3_HIT_F.ANY_SNOOP", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f80200400),
+    OCR_PF_L1D_AND_SW_L3_HIT_SNOOP_NONE = ev("OCR.PF_L1D_AND_SW.L3_HIT.SNOOP_NONE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x803c0400),
+    OCR_PF_L1D_AND_SW_L3_HIT_NO_SNOOP_NEEDED = ev("OCR.PF_L1D_AND_SW.L3_HIT.NO_SNOOP_NEEDED", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x1003c0400),
+    OCR_PF_L1D_AND_SW_L3_HIT_SNOOP_MISS = ev("OCR.PF_L1D_AND_SW.L3_HIT.SNOOP_MISS", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x2003c0400),
+    OCR_PF_L1D_AND_SW_L3_HIT_HIT_OTHER_CORE_NO_FWD = ev("OCR.PF_L1D_AND_SW.L3_HIT.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x4003c0400),
+    OCR_PF_L1D_AND_SW_L3_HIT_HIT_OTHER_CORE_FWD = ev("OCR.PF_L1D_AND_SW.L3_HIT.HIT_OTHER_CORE_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x8003c0400),
+    OCR_PF_L1D_AND_SW_L3_HIT_HITM_OTHER_CORE = ev("OCR.PF_L1D_AND_SW.L3_HIT.HITM_OTHER_CORE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x10003c0400),
+    OCR_PF_L1D_AND_SW_L3_HIT_ANY_SNOOP = ev("OCR.PF_L1D_AND_SW.L3_HIT.ANY_SNOOP", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f803c0400),
+    OCR_PF_L1D_AND_SW_L3_MISS_LOCAL_DRAM_SNOOP_NONE = ev("OCR.PF_L1D_AND_SW.L3_MISS_LOCAL_DRAM.SNOOP_NONE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x84000400),
+    OCR_PF_L1D_AND_SW_L3_MISS_LOCAL_DRAM_NO_SNOOP_NEEDED = ev("OCR.PF_L1D_AND_SW.L3_MISS_LOCAL_DRAM.NO_SNOOP_NEEDED", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x104000400),
+    OCR_PF_L1D_AND_SW_L3_MISS_LOCAL_DRAM_SNOOP_MISS = ev("OCR.PF_L1D_AND_SW.L3_MISS_LOCAL_DRAM.SNOOP_MISS", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x204000400),
+    OCR_PF_L1D_AND_SW_L3_MISS_LOCAL_DRAM_HIT_OTHER_CORE_NO_FWD = ev("OCR.PF_L1D_AND_SW.L3_MISS_LOCAL_DRAM.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x404000400),
+    OCR_PF_L1D_AND_SW_L3_MISS_LOCAL_DRAM_HIT_OTHER_CORE_FWD = ev("OCR.PF_L1D_AND_SW.L3_MISS_LOCAL_DRAM.HIT_OTHER_CORE_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x804000400),
+    OCR_PF_L1D_AND_SW_L3_MISS_LOCAL_DRAM_HITM_OTHER_CORE = ev("OCR.PF_L1D_AND_SW.L3_MISS_LOCAL_DRAM.HITM_OTHER_CORE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x1004000400),
+    OCR_PF_L1D_AND_SW_L3_MISS_LOCAL_DRAM_ANY_SNOOP = ev("OCR.PF_L1D_AND_SW.L3_MISS_LOCAL_DRAM.ANY_SNOOP", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f84000400),
+    OCR_PF_L1D_AND_SW_L3_MISS_REMOTE_HOP1_DRAM_SNOOP_NONE = ev("OCR.PF_L1D_AND_SW.L3_MISS_REMOTE_HOP1_DRAM.SNOOP_NONE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x90000400),
+    OCR_PF_L1D_AND_SW_L3_MISS_REMOTE_HOP1_DRAM_NO_SNOOP_NEEDED = ev("OCR.PF_L1D_AND_SW.L3_MISS_REMOTE_HOP1_DRAM.NO_SNOOP_NEEDED", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x110000400),
+    OCR_PF_L1D_AND_SW_L3_MISS_REMOTE_HOP1_DRAM_SNOOP_MISS = ev("OCR.PF_L1D_AND_SW.L3_MISS_REMOTE_HOP1_DRAM.SNOOP_MISS", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x210000400),
+    OCR_PF_L1D_AND_SW_L3_MISS_REMOTE_HOP1_DRAM_HIT_OTHER_CORE_NO_FWD = ev("OCR.PF_L1D_AND_SW.L3_MISS_REMOTE_HOP1_DRAM.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x410000400),
+    OCR_PF_L1D_AND_SW_L3_MISS_REMOTE_HOP1_DRAM_HIT_OTHER_CORE_FWD = ev("OCR.PF_L1D_AND_SW.L3_MISS_REMOTE_HOP1_DRAM.HIT_OTHER_CORE_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x810000400),
+    OCR_PF_L1D_AND_SW_L3_MISS_REMOTE_HOP1_DRAM_HITM_OTHER_CORE = ev("OCR.PF_L1D_AND_SW.L3_MISS_REMOTE_HOP1_DRAM.HITM_OTHER_CORE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x1010000400),
+    OCR_PF_L1D_AND_SW_L3_MISS_REMOTE_HOP1_DRAM_ANY_SNOOP = ev("OCR.PF_L1D_AND_SW.L3_MISS_REMOTE_HOP1_DRAM.ANY_SNOOP", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f90000400),
+    OCR_PF_L1D_AND_SW_L3_MISS_SNOOP_NONE = ev("OCR.PF_L1D_AND_SW.L3_MISS.SNOOP_NONE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0xbc000400),
+    OCR_PF_L1D_AND_SW_L3_MISS_NO_SNOOP_NEEDED = ev("OCR.PF_L1D_AND_SW.L3_MISS.NO_SNOOP_NEEDED", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x13c000400),
+    OCR_PF_L1D_AND_SW_L3_MISS_SNOOP_MISS = ev("OCR.PF_L1D_AND_SW.L3_MISS.SNOOP_MISS", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x23c000400),
+    OCR_PF_L1D_AND_SW_L3_MISS_HIT_OTHER_CORE_NO_FWD = ev("OCR.PF_L1D_AND_SW.L3_MISS.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x43c000400),
+    OCR_PF_L1D_AND_SW_L3_MISS_HIT_OTHER_CORE_FWD = ev("OCR.PF_L1D_AND_SW.L3_MISS.HIT_OTHER_CORE_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x83c000400),
+    OCR_PF_L1D_AND_SW_L3_MISS_HITM_OTHER_CORE = ev("OCR.PF_L1D_AND_SW.L3_MISS.HITM_OTHER_CORE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x103c000400),
+    OCR_PF_L1D_AND_SW_L3_MISS_ANY_SNOOP = ev("OCR.PF_L1D_AND_SW.L3_MISS.ANY_SNOOP", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x3fbc000400),
+    OCR_OTHER_SUPPLIER_NONE_SNOOP_NONE = ev("OCR.OTHER.SUPPLIER_NONE.SNOOP_NONE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x80028000),
+    OCR_OTHER_SUPPLIER_NONE_NO_SNOOP_NEEDED = ev("OCR.OTHER.SUPPLIER_NONE.NO_SNOOP_NEEDED", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x100028000),
+    OCR_OTHER_SUPPLIER_NONE_SNOOP_MISS = ev("OCR.OTHER.SUPPLIER_NONE.SNOOP_MISS", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x200028000),
+    OCR_OTHER_SUPPLIER_NONE_HIT_OTHER_CORE_NO_FWD = ev("OCR.OTHER.SUPPLIER_NONE.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x400028000),
+    OCR_OTHER_SUPPLIER_NONE_HIT_OTHER_CORE_FWD = ev("OCR.OTHER.SUPPLIER_NONE.HIT_OTHER_CORE_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x800028000),
+    OCR_OTHER_SUPPLIER_NONE_HITM_OTHER_CORE = ev("OCR.OTHER.SUPPLIER_NONE.HITM_OTHER_CORE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x1000028000),
+    OCR_OTHER_SUPPLIER_NONE_ANY_SNOOP = ev("OCR.OTHER.SUPPLIER_NONE.ANY_SNOOP", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f80028000),
+    OCR_OTHER_L3_HIT_M_SNOOP_NONE = ev("OCR.OTHER.L3_HIT_M.SNOOP_NONE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x80048000),
+    OCR_OTHER_L3_HIT_M_NO_SNOOP_NEEDED = ev("OCR.OTHER.L3_HIT_M.NO_SNOOP_NEEDED", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x100048000),
+    OCR_OTHER_L3_HIT_M_SNOOP_MISS = ev("OCR.OTHER.L3_HIT_M.SNOOP_MISS", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x200048000),
+    OCR_OTHER_L3_HIT_M_HIT_OTHER_CORE_NO_FWD = ev("OCR.OTHER.L3_HIT_M.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x400048000),
+    OCR_OTHER_L3_HIT_M_HIT_OTHER_CORE_FWD = ev("OCR.OTHER.L3_HIT_M.HIT_OTHER_CORE_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x800048000),
+    OCR_OTHER_L3_HIT_M_HITM_OTHER_CORE = ev("OCR.OTHER.L3_HIT_M.HITM_OTHER_CORE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x1000048000),
+    OCR_OTHER_L3_HIT_M_ANY_SNOOP = ev("OCR.OTHER.L3_HIT_M.ANY_SNOOP", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f80048000),
+    OCR_OTHER_L3_HIT_E_SNOOP_NONE = ev("OCR.OTHER.L3_HIT_E.SNOOP_NONE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x80088000),
+    OCR_OTHER_L3_HIT_E_NO_SNOOP_NEEDED = ev("OCR.OTHER.L3_HIT_E.NO_SNOOP_NEEDED", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x100088000),
+    OCR_OTHER_L3_HIT_E_SNOOP_MISS = ev("OCR.OTHER.L3_HIT_E.SNOOP_MISS", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x200088000),
+    OCR_OTHER_L3_HIT_E_HIT_OTHER_CORE_NO_FWD = ev("OCR.OTHER.L3_HIT_E.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x400088000),
+    OCR_OTHER_L3_HIT_E_HIT_OTHER_CORE_FWD = ev("OCR.OTHER.L3_HIT_E.HIT_OTHER_CORE_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x800088000),
+    OCR_OTHER_L3_HIT_E_HITM_OTHER_CORE = ev("OCR.OTHER.L3_HIT_E.HITM_OTHER_CORE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x1000088000),
+    OCR_OTHER_L3_HIT_E_ANY_SNOOP = ev("OCR.OTHER.L3_HIT_E.ANY_SNOOP", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f80088000),
+    OCR_OTHER_L3_HIT_S_SNOOP_NONE = ev("OCR.OTHER.L3_HIT_S.SNOOP_NONE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x80108000),
+    OCR_OTHER_L3_HIT_S_NO_SNOOP_NEEDED = ev("OCR.OTHER.L3_HIT_S.NO_SNOOP_NEEDED", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x100108000),
+    OCR_OTHER_L3_HIT_S_SNOOP_MISS = ev("OCR.OTHER.L3_HIT_S.SNOOP_MISS", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x200108000),
+    OCR_OTHER_L3_HIT_S_HIT_OTHER_CORE_NO_FWD = ev("OCR.OTHER.L3_HIT_S.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x400108000),
+    OCR_OTHER_L3_HIT_S_HIT_OTHER_CORE_FWD = ev("OCR.OTHER.L3_HIT_S.HIT_OTHER_CORE_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x800108000),
+    OCR_OTHER_L3_HIT_S_HITM_OTHER_CORE = ev("OCR.OTHER.L3_HIT_S.HITM_OTHER_CORE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x1000108000),
+    OCR_OTHER_L3_HIT_S_ANY_SNOOP = ev("OCR.OTHER.L3_HIT_S.ANY_SNOOP", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f80108000),
+    OCR_OTHER_L3_HIT_F_SNOOP_NONE = ev("OCR.OTHER.L3_HIT_F.SNOOP_NONE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x80208000),
+    OCR_OTHER_L3_HIT_F_NO_SNOOP_NEEDED = ev("OCR.OTHER.L3_HIT_F.NO_SNOOP_NEEDED", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x100208000),
+    OCR_OTHER_L3_HIT_F_SNOOP_MISS = ev("OCR.OTHER.L3_HIT_F.SNOOP_MISS", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x200208000),
+    OCR_OTHER_L3_HIT_F_HIT_OTHER_CORE_NO_FWD = ev("OCR.OTHER.L3_HIT_F.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x400208000),
+    OCR_OTHER_L3_HIT_F_HIT_OTHER_CORE_FWD = ev("OCR.OTHER.L3_HIT_F.HIT_OTHER_CORE_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x800208000),
+    OCR_OTHER_L3_HIT_F_HITM_OTHER_CORE = ev("OCR.OTHER.L3_HIT_F.HITM_OTHER_CORE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x1000208000),
+    OCR_OTHER_L3_HIT_F_ANY_SNOOP = ev("OCR.OTHER.L3_HIT_F.ANY_SNOOP", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f80208000),
+    OCR_OTHER_L3_HIT_SNOOP_NONE = ev("OCR.OTHER.L3_HIT.SNOOP_NONE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x803c8000),
+    OCR_OTHER_L3_HIT_NO_SNOOP_NEEDED = ev("OCR.OTHER.L3_HIT.NO_SNOOP_NEEDED", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x1003c8000),
+    OCR_OTHER_L3_HIT_SNOOP_MISS = ev("OCR.OTHER.L3_HIT.SNOOP_MISS", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x2003c8000),
+    OCR_OTHER_L3_HIT_HIT_OTHER_CORE_NO_FWD = ev("OCR.OTHER.L3_HIT.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x4003c8000),
+    OCR_OTHER_L3_HIT_HIT_OTHER_CORE_FWD = ev("OCR.OTHER.L3_HIT.HIT_OTHER_CORE_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x8003c8000),
+    OCR_OTHER_L3_HIT_HITM_OTHER_CORE = ev("OCR.OTHER.L3_HIT.HITM_OTHER_CORE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x10003c8000),
+    OCR_OTHER_L3_HIT_ANY_SNOOP = ev("OCR.OTHER.L3_HIT.ANY_SNOOP", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f803c8000),
+    OCR_OTHER_L3_MISS_LOCAL_DRAM_SNOOP_NONE = ev("OCR.OTHER.L3_MISS_LOCAL_DRAM.SNOOP_NONE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x84008000),
+    OCR_OTHER_L3_MISS_LOCAL_DRAM_NO_SNOOP_NEEDED = ev("OCR.OTHER.L3_MISS_LOCAL_DRAM.NO_SNOOP_NEEDED", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x104008000),
+    OCR_OTHER_L3_MISS_LOCAL_DRAM_SNOOP_MISS = ev("OCR.OTHER.L3_MISS_LOCAL_DRAM.SNOOP_MISS", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x204008000),
+    OCR_OTHER_L3_MISS_LOCAL_DRAM_HIT_OTHER_CORE_NO_FWD = ev("OCR.OTHER.L3_MISS_LOCAL_DRAM.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x404008000),
+    OCR_OTHER_L3_MISS_LOCAL_DRAM_HIT_OTHER_CORE_FWD = ev("OCR.OTHER.L3_MISS_LOCAL_DRAM.HIT_OTHER_CORE_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x804008000),
+    OCR_OTHER_L3_MISS_LOCAL_DRAM_HITM_OTHER_CORE = ev("OCR.OTHER.L3_MISS_LOCAL_DRAM.HITM_OTHER_CORE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x1004008000),
+    OCR_OTHER_L3_MISS_LOCAL_DRAM_ANY_SNOOP = ev("OCR.OTHER.L3_MISS_LOCAL_DRAM.ANY_SNOOP", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f84008000),
+    OCR_OTHER_L3_MISS_REMOTE_HOP1_DRAM_SNOOP_NONE = ev("OCR.OTHER.L3_MISS_REMOTE_HOP1_DRAM.SNOOP_NONE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x90008000),
+    OCR_OTHER_L3_MISS_REMOTE_HOP1_DRAM_NO_SNOOP_NEEDED = ev("OCR.OTHER.L3_MISS_REMOTE_HOP1_DRAM.NO_SNOOP_NEEDED", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x110008000),
+    OCR_OTHER_L3_MISS_REMOTE_HOP1_DRAM_SNOOP_MISS = ev("OCR.OTHER.L3_MISS_REMOTE_HOP1_DRAM.SNOOP_MISS", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x210008000),
+    OCR_OTHER_L3_MISS_REMOTE_HOP1_DRAM_HIT_OTHER_CORE_NO_FWD = ev("OCR.OTHER.L3_MISS_REMOTE_HOP1_DRAM.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x410008000),
+    OCR_OTHER_L3_MISS_REMOTE_HOP1_DRAM_HIT_OTHER_CORE_FWD = ev("OCR.OTHER.L3_MISS_REMOTE_HOP1_DRAM.HIT_OTHER_CORE_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x810008000),
+    OCR_OTHER_L3_MISS_REMOTE_HOP1_DRAM_HITM_OTHER_CORE = ev("OCR.OTHER.L3_MISS_REMOTE_HOP1_DRAM.HITM_OTHER_CORE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x1010008000),
+    OCR_OTHER_L3_MISS_REMOTE_HOP1_DRAM_ANY_SNOOP = ev("OCR.OTHER.L3_MISS_REMOTE_HOP1_DRAM.ANY_SNOOP", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f90008000),
+    OCR_OTHER_L3_MISS_SNOOP_NONE = ev("OCR.OTHER.L3_MISS.SNOOP_NONE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0xbc008000),
+    OCR_OTHER_L3_MISS_NO_SNOOP_NEEDED = ev("OCR.OTHER.L3_MISS.NO_SNOOP_NEEDED", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x13c008000),
+    OCR_OTHER_L3_MISS_SNOOP_MISS = ev("OCR.OTHER.L3_MISS.SNOOP_MISS", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x23c008000),
+    OCR_OTHER_L3_MISS_HIT_OTHER_CORE_NO_FWD = ev("OCR.OTHER.L3_MISS.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x43c008000),
+    OCR_OTHER_L3_MISS_HIT_OTHER_CORE_FWD = ev("OCR.OTHER.L3_MISS.HIT_OTHER_CORE_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x83c008000),
+    OCR_OTHER_L3_MISS_HITM_OTHER_CORE = ev("OCR.OTHER.L3_MISS.HITM_OTHER_CORE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x103c008000),
+    OCR_OTHER_L3_MISS_ANY_SNOOP = ev("OCR.OTHER.L3_MISS.ANY_SNOOP", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x3fbc008000),
+    OCR_ALL_PF_DATA_RD_SUPPLIER_NONE_SNOOP_NONE = ev("OCR.ALL_PF_DATA_RD.SUPPLIER_NONE.SNOOP_NONE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x80020490),
+    OCR_ALL_PF_DATA_RD_SUPPLIER_NONE_NO_SNOOP_NEEDED = ev("OCR.ALL_PF_DATA_RD.SUPPLIER_NONE.NO_SNOOP_NEEDED", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x100020490),
+    OCR_ALL_PF_DATA_RD_SUPPLIER_NONE_SNOOP_MISS = ev("OCR.ALL_PF_DATA_RD.SUPPLIER_NONE.SNOOP_MISS", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x200020490),
+    OCR_ALL_PF_DATA_RD_SUPPLIER_NONE_HIT_OTHER_CORE_NO_FWD = ev("OCR.ALL_PF_DATA_RD.SUPPLIER_NONE.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x400020490),
+    OCR_ALL_PF_DATA_RD_SUPPLIER_NONE_HIT_OTHER_CORE_FWD = ev("OCR.ALL_PF_DATA_RD.SUPPLIER_NONE.HIT_OTHER_CORE_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x800020490),
+    OCR_ALL_PF_DATA_RD_SUPPLIER_NONE_HITM_OTHER_CORE = ev("OCR.ALL_PF_DATA_RD.SUPPLIER_NONE.HITM_OTHER_CORE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x1000020490),
+    OCR_ALL_PF_DATA_RD_SUPPLIER_NONE_ANY_SNOOP = ev("OCR.ALL_PF_DATA_RD.SUPPLIER_NONE.ANY_SNOOP", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f80020490),
+    OCR_ALL_PF_DATA_RD_L3_HIT_M_SNOOP_NONE = ev("OCR.ALL_PF_DATA_RD.L3_HIT_M.SNOOP_NONE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x80040490),
+    OCR_ALL_PF_DATA_RD_L3_HIT_M_NO_SNOOP_NEEDED = ev("OCR.ALL_PF_DATA_RD.L3_HIT_M.NO_SNOOP_NEEDED", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x100040490),
+    OCR_ALL_PF_DATA_RD_L3_HIT_M_SNOOP_MISS = ev("OCR.ALL_PF_DATA_RD.L3_HIT_M.SNOOP_MISS", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x200040490),
+    OCR_ALL_PF_DATA_RD_L3_HIT_M_HIT_OTHER_CORE_NO_FWD = ev("OCR.ALL_PF_DATA_RD.L3_HIT_M.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x400040490),
+    OCR_ALL_PF_DATA_RD_L3_HIT_M_HIT_OTHER_CORE_FWD = ev("OCR.ALL_PF_DATA_RD.L3_HIT_M.HIT_OTHER_CORE_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x800040490),
+    OCR_ALL_PF_DATA_RD_L3_HIT_M_HITM_OTHER_CORE = ev("OCR.ALL_PF_DATA_RD.L3_HIT_M.HITM_OTHER_CORE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x1000040490),
+    OCR_ALL_PF_DATA_RD_L3_HIT_M_ANY_SNOOP = ev("OCR.ALL_PF_DATA_RD.L3_HIT_M.ANY_SNOOP", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f80040490),
+    OCR_ALL_PF_DATA_RD_L3_HIT_E_SNOOP_NONE = ev("OCR.ALL_PF_DATA_RD.L3_HIT_E.SNOOP_NONE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x80080490),
+    OCR_ALL_PF_DATA_RD_L3_HIT_E_NO_SNOOP_NEEDED = ev("OCR.ALL_PF_DATA_RD.L3_HIT_E.NO_SNOOP_NEEDED", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x100080490),
+    OCR_ALL_PF_DATA_RD_L3_HIT_E_SNOOP_MISS = ev("OCR.ALL_PF_DATA_RD.L3_HIT_E.SNOOP_MISS", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x200080490),
+    OCR_ALL_PF_DATA_RD_L3_HIT_E_HIT_OTHER_CORE_NO_FWD = ev("OCR.ALL_PF_DATA_RD.L3_HIT_E.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x400080490),
+    OCR_ALL_PF_DATA_RD_L3_HIT_E_HIT_OTHER_CORE_FWD = ev("OCR.ALL_PF_DATA_RD.L3_HIT_E.HIT_OTHER_CORE_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x800080490),
+    OCR_ALL_PF_DATA_RD_L3_HIT_E_HITM_OTHER_CORE = ev("OCR.ALL_PF_DATA_RD.L3_HIT_E.HITM_OTHER_CORE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x1000080490),
+    OCR_ALL_PF_DATA_RD_L3_HIT_E_ANY_SNOOP = ev("OCR.ALL_PF_DATA_RD.L3_HIT_E.ANY_SNOOP", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f80080490),
+    OCR_ALL_PF_DATA_RD_L3_HIT_S_SNOOP_NONE = ev("OCR.ALL_PF_DATA_RD.L3_HIT_S.SNOOP_NONE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x80100490),
+    OCR_ALL_PF_DATA_RD_L3_HIT_S_NO_SNOOP_NEEDED = ev("OCR.ALL_PF_DATA_RD.L3_HIT_S.NO_SNOOP_NEEDED", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x100100490),
+    OCR_ALL_PF_DATA_RD_L3_HIT_S_SNOOP_MISS = ev("OCR.ALL_PF_DATA_RD.L3_HIT_S.SNOOP_MISS", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x200100490),
+    OCR_ALL_PF_DATA_RD_L3_HIT_S_HIT_OTHER_CORE_NO_FWD = ev("OCR.ALL_PF_DATA_RD.L3_HIT_S.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x400100490),
+    OCR_ALL_PF_DATA_RD_L3_HIT_S_HIT_OTHER_CORE_FWD = ev("OCR.ALL_PF_DATA_RD.L3_HIT_S.HIT_OTHER_CORE_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x800100490),
+    OCR_ALL_PF_DATA_RD_L3_HIT_S_HITM_OTHER_CORE = ev("OCR.ALL_PF_DATA_RD.L3_HIT_S.HITM_OTHER_CORE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x1000100490),
+    OCR_ALL_PF_DATA_RD_L3_HIT_S_ANY_SNOOP = ev("OCR.ALL_PF_DATA_RD.L3_HIT_S.ANY_SNOOP", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f80100490),
+    OCR_ALL_PF_DATA_RD_L3_HIT_F_SNOOP_NONE = ev("OCR.ALL_PF_DATA_RD.L3_HIT_F.SNOOP_NONE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x80200490),
+    OCR_ALL_PF_DATA_RD_L3_HIT_F_NO_SNOOP_NEEDED = ev("OCR.ALL_PF_DATA_RD.L3_HIT_F.NO_SNOOP_NEEDED", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x100200490),
+    OCR_ALL_PF_DATA_RD_L3_HIT_F_SNOOP_MISS = ev("OCR.ALL_PF_DATA_RD.L3_HIT_F.SNOOP_MISS", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x200200490),
+    OCR_ALL_PF_DATA_RD_L3_HIT_F_HIT_OTHER_CORE_NO_FWD = ev("OCR.ALL_PF_DATA_RD.L3_HIT_F.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x400200490),
+    OCR_ALL_PF_DATA_RD_L3_HIT_F_HIT_OTHER_CORE_FWD = ev("OCR.ALL_PF_DATA_RD.L3_HIT_F.HIT_OTHER_CORE_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x800200490),
+    OCR_ALL_PF_DATA_RD_L3_HIT_F_HITM_OTHER_CORE = ev("OCR.ALL_PF_DATA_RD.L3_HIT_F.HITM_OTHER_CORE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x1000200490),
+    OCR_ALL_PF_DATA_RD_L3_HIT_F_ANY_SNOOP = ev("OCR.ALL_PF_DATA_RD.L3_HIT_F.ANY_SNOOP", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f80200490),
+    OCR_ALL_PF_DATA_RD_L3_HIT_SNOOP_NONE = ev("OCR.ALL_PF_DATA_RD.L3_HIT.SNOOP_NONE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x803c0490),
+    OCR_ALL_PF_DATA_RD_L3_HIT_NO_SNOOP_NEEDED = ev("OCR.ALL_PF_DATA_RD.L3_HIT.NO_SNOOP_NEEDED", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x1003c0490),
+    OCR_ALL_PF_DATA_RD_L3_HIT_SNOOP_MISS = ev("OCR.ALL_PF_DATA_RD.L3_HIT.SNOOP_MISS", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x2003c0490),
+    OCR_ALL_PF_DATA_RD_L3_HIT_HIT_OTHER_CORE_NO_FWD = ev("OCR.ALL_PF_DATA_RD.L3_HIT.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x4003c0490),
+    OCR_ALL_PF_DATA_RD_L3_HIT_HIT_OTHER_CORE_FWD = ev("OCR.ALL_PF_DATA_RD.L3_HIT.HIT_OTHER_CORE_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x8003c0490),
+    OCR_ALL_PF_DATA_RD_L3_HIT_HITM_OTHER_CORE = ev("OCR.ALL_PF_DATA_RD.L3_HIT.HITM_OTHER_CORE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x10003c0490),
+    OCR_ALL_PF_DATA_RD_L3_HIT_ANY_SNOOP = ev("OCR.ALL_PF_DATA_RD.L3_HIT.ANY_SNOOP", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f803c0490),
+    OCR_ALL_PF_DATA_RD_L3_MISS_LOCAL_DRAM_SNOOP_NONE = ev("OCR.ALL_PF_DATA_RD.L3_MISS_LOCAL_DRAM.SNOOP_NONE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x84000490),
+    OCR_ALL_PF_DATA_RD_L3_MISS_LOCAL_DRAM_NO_SNOOP_NEEDED = ev("OCR.ALL_PF_DATA_RD.L3_MISS_LOCAL_DRAM.NO_SNOOP_NEEDED", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x104000490),
+    OCR_ALL_PF_DATA_RD_L3_MISS_LOCAL_DRAM_SNOOP_MISS = ev("OCR.ALL_PF_DATA_RD.L3_MISS_LOCAL_DRAM.SNOOP_MISS", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x204000490),
+    OCR_ALL_PF_DATA_RD_L3_MISS_LOCAL_DRAM_HIT_OTHER_CORE_NO_FWD = ev("OCR.ALL_PF_DATA_RD.L3_MISS_LOCAL_DRAM.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x404000490),
+    OCR_ALL_PF_DATA_RD_L3_MISS_LOCAL_DRAM_HIT_OTHER_CORE_FWD = ev("OCR.ALL_PF_DATA_RD.L3_MISS_LOCAL_DRAM.HIT_OTHER_CORE_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x804000490),
+    OCR_ALL_PF_DATA_RD_L3_MISS_LOCAL_DRAM_HITM_OTHER_CORE = ev("OCR.ALL_PF_DATA_RD.L3_MISS_LOCAL_DRAM.HITM_OTHER_CORE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x1004000490),
+    OCR_ALL_PF_DATA_RD_L3_MISS_LOCAL_DRAM_ANY_SNOOP = ev("OCR.ALL_PF_DATA_RD.L3_MISS_LOCAL_DRAM.ANY_SNOOP", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f84000490),
+    OCR_ALL_PF_DATA_RD_L3_MISS_REMOTE_HOP1_DRAM_SNOOP_NONE = ev("OCR.ALL_PF_DATA_RD.L3_MISS_REMOTE_HOP1_DRAM.SNOOP_NONE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x90000490),
+    OCR_ALL_PF_DATA_RD_L3_MISS_REMOTE_HOP1_DRAM_NO_SNOOP_NEEDED = ev("OCR.ALL_PF_DATA_RD.L3_MISS_REMOTE_HOP1_DRAM.NO_SNOOP_NEEDED", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x110000490),
+    OCR_ALL_PF_DATA_RD_L3_MISS_REMOTE_HOP1_DRAM_SNOOP_MISS = ev("OCR.ALL_PF_DATA_RD.L3_MISS_REMOTE_HOP1_DRAM.SNOOP_MISS", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x210000490),
+    OCR_ALL_PF_DATA_RD_L3_MISS_REMOTE_HOP1_DRAM_HIT_OTHER_CORE_NO_FWD = ev("OCR.ALL_PF_DATA_RD.L3_MISS_REMOTE_HOP1_DRAM.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x410000490),
+    OCR_ALL_PF_DATA_RD_L3_MISS_REMOTE_HOP1_DRAM_HIT_OTHER_CORE_FWD = ev("OCR.ALL_PF_DATA_RD.L3_MISS_REMOTE_HOP1_DRAM.HIT_OTHER_CORE_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x810000490),
+    OCR_ALL_PF_DATA_RD_L3_MISS_REMOTE_HOP1_DRAM_HITM_OTHER_CORE = ev("OCR.ALL_PF_DATA_RD.L3_MISS_REMOTE_HOP1_DRAM.HITM_OTHER_CORE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x1010000490),
+    OCR_ALL_PF_DATA_RD_L3_MISS_REMOTE_HOP1_DRAM_ANY_SNOOP = ev("OCR.ALL_PF_DATA_RD.L3_MISS_REMOTE_HOP1_DRAM.ANY_SNOOP", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f90000490),
+    OCR_ALL_PF_DATA_RD_L3_MISS_SNOOP_NONE = ev("OCR.ALL_PF_DATA_RD.L3_MISS.SNOOP_NONE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0xbc000490),
+    OCR_ALL_PF_DATA_RD_L3_MISS_NO_SNOOP_NEEDED = ev("OCR.ALL_PF_DATA_RD.L3_MISS.NO_SNOOP_NEEDED", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x13c000490),
+    OCR_ALL_PF_DATA_RD_L3_MISS_SNOOP_MISS = ev("OCR.ALL_PF_DATA_RD.L3_MISS.SNOOP_MISS", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x23c000490),
+    OCR_ALL_PF_DATA_RD_L3_MISS_HIT_OTHER_CORE_NO_FWD = ev("OCR.ALL_PF_DATA_RD.L3_MISS.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x43c000490),
+    OCR_ALL_PF_DATA_RD_L3_MISS_HIT_OTHER_CORE_FWD = ev("OCR.ALL_PF_DATA_RD.L3_MISS.HIT_OTHER_CORE_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x83c000490),
+    OCR_ALL_PF_DATA_RD_L3_MISS_HITM_OTHER_CORE = ev("OCR.ALL_PF_DATA_RD.L3_MISS.HITM_OTHER_CORE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x103c000490),
+    OCR_ALL_PF_DATA_RD_L3_MISS_ANY_SNOOP = ev("OCR.ALL_PF_DATA_RD.L3_MISS.ANY_SNOOP", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x3fbc000490),
+    OCR_ALL_PF_RFO_SUPPLIER_NONE_SNOOP_NONE = ev("OCR.ALL_PF_RFO.SUPPLIER_NONE.SNOOP_NONE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x80020120),
+    OCR_ALL_PF_RFO_SUPPLIER_NONE_NO_SNOOP_NEEDED = ev("OCR.ALL_PF_RFO.SUPPLIER_NONE.NO_SNOOP_NEEDED", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x100020120),
+    OCR_ALL_PF_RFO_SUPPLIER_NONE_SNOOP_MISS = ev("OCR.ALL_PF_RFO.SUPPLIER_NONE.SNOOP_MISS", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x200020120),
+    OCR_ALL_PF_RFO_SUPPLIER_NONE_HIT_OTHER_CORE_NO_FWD = ev("OCR.ALL_PF_RFO.SUPPLIER_NONE.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x400020120),
+    OCR_ALL_PF_RFO_SUPPLIER_NONE_HIT_OTHER_CORE_FWD = ev("OCR.ALL_PF_RFO.SUPPLIER_NONE.HIT_OTHER_CORE_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x800020120),
+    OCR_ALL_PF_RFO_SUPPLIER_NONE_HITM_OTHER_CORE = ev("OCR.ALL_PF_RFO.SUPPLIER_NONE.HITM_OTHER_CORE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x1000020120),
+    OCR_ALL_PF_RFO_SUPPLIER_NONE_ANY_SNOOP = ev("OCR.ALL_PF_RFO.SUPPLIER_NONE.ANY_SNOOP", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f80020120),
+    OCR_ALL_PF_RFO_L3_HIT_M_SNOOP_NONE = ev("OCR.ALL_PF_RFO.L3_HIT_M.SNOOP_NONE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x80040120),
+    OCR_ALL_PF_RFO_L3_HIT_M_NO_SNOOP_NEEDED = ev("OCR.ALL_PF_RFO.L3_HIT_M.NO_SNOOP_NEEDED", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x100040120),
+    OCR_ALL_PF_RFO_L3_HIT_M_SNOOP_MISS = ev("OCR.ALL_PF_RFO.L3_HIT_M.SNOOP_MISS", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x200040120),
+    OCR_ALL_PF_RFO_L3_HIT_M_HIT_OTHER_CORE_NO_FWD = ev("OCR.ALL_PF_RFO.L3_HIT_M.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x400040120),
+    OCR_ALL_PF_RFO_L3_HIT_M_HIT_OTHER_CORE_FWD = ev("OCR.ALL_PF_RFO.L3_HIT_M.HIT_OTHER_CORE_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x800040120),
+    OCR_ALL_PF_RFO_L3_HIT_M_HITM_OTHER_CORE = ev("OCR.ALL_PF_RFO.L3_HIT_M.HITM_OTHER_CORE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x1000040120),
+    OCR_ALL_PF_RFO_L3_HIT_M_ANY_SNOOP = ev("OCR.ALL_PF_RFO.L3_HIT_M.ANY_SNOOP", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f80040120),
+    OCR_ALL_PF_RFO_L3_HIT_E_SNOOP_NONE = ev("OCR.ALL_PF_RFO.L3_HIT_E.SNOOP_NONE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x80080120),
+    OCR_ALL_PF_RFO_L3_HIT_E_NO_SNOOP_NEEDED = ev("OCR.ALL_PF_RFO.L3_HIT_E.NO_SNOOP_NEEDED", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x100080120),
+    OCR_ALL_PF_RFO_L3_HIT_E_SNOOP_MISS = ev("OCR.ALL_PF_RFO.L3_HIT_E.SNOOP_MISS", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x200080120),
+    OCR_ALL_PF_RFO_L3_HIT_E_HIT_OTHER_CORE_NO_FWD = ev("OCR.ALL_PF_RFO.L3_HIT_E.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x400080120),
+    OCR_ALL_PF_RFO_L3_HIT_E_HIT_OTHER_CORE_FWD = ev("OCR.ALL_PF_RFO.L3_HIT_E.HIT_OTHER_CORE_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x800080120),
+    OCR_ALL_PF_RFO_L3_HIT_E_HITM_OTHER_CORE = ev("OCR.ALL_PF_RFO.L3_HIT_E.HITM_OTHER_CORE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x1000080120),
+    OCR_ALL_PF_RFO_L3_HIT_E_ANY_SNOOP = ev("OCR.ALL_PF_RFO.L3_HIT_E.ANY_SNOOP", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f80080120),
+    OCR_ALL_PF_RFO_L3_HIT_S_SNOOP_NONE = ev("OCR.ALL_PF_RFO.L3_HIT_S.SNOOP_NONE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x80100120),
+    OCR_ALL_PF_RFO_L3_HIT_S_NO_SNOOP_NEEDED = ev("OCR.ALL_PF_RFO.L3_HIT_S.NO_SNOOP_NEEDED", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x100100120),
+    OCR_ALL_PF_RFO_L3_HIT_S_SNOOP_MISS = ev("OCR.ALL_PF_RFO.L3_HIT_S.SNOOP_MISS", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x200100120),
+    OCR_ALL_PF_RFO_L3_HIT_S_HIT_OTHER_CORE_NO_FWD = ev("OCR.ALL_PF_RFO.L3_HIT_S.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x400100120),
+    OCR_ALL_PF_RFO_L3_HIT_S_HIT_OTHER_CORE_FWD = ev("OCR.ALL_PF_RFO.L3_HIT_S.HIT_OTHER_CORE_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x800100120),
+    OCR_ALL_PF_RFO_L3_HIT_S_HITM_OTHER_CORE = ev("OCR.ALL_PF_RFO.L3_HIT_S.HITM_OTHER_CORE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x1000100120),
+    OCR_ALL_PF_RFO_L3_HIT_S_ANY_SNOOP = ev("OCR.ALL_PF_RFO.L3_HIT_S.ANY_SNOOP", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f80100120),
+    OCR_ALL_PF_RFO_L3_HIT_F_SNOOP_NONE = ev("OCR.ALL_PF_RFO.L3_HIT_F.SNOOP_NONE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x80200120),
+    OCR_ALL_PF_RFO_L3_HIT_F_NO_SNOOP_NEEDED = ev("OCR.ALL_PF_RFO.L3_HIT_F.NO_SNOOP_NEEDED", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x100200120),
+    OCR_ALL_PF_RFO_L3_HIT_F_SNOOP_MISS = ev("OCR.ALL_PF_RFO.L3_HIT_F.SNOOP_MISS", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x200200120),
+    OCR_ALL_PF_RFO_L3_HIT_F_HIT_OTHER_CORE_NO_FWD = ev("OCR.ALL_PF_RFO.L3_HIT_F.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x400200120),
+    OCR_ALL_PF_RFO_L3_HIT_F_HIT_OTHER_CORE_FWD = ev("OCR.ALL_PF_RFO.L3_HIT_F.HIT_OTHER_CORE_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x800200120),
+    OCR_ALL_PF_RFO_L3_HIT_F_HITM_OTHER_CORE = ev("OCR.ALL_PF_RFO.L3_HIT_F.HITM_OTHER_CORE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x1000200120),
+    OCR_ALL_PF_RFO_L3_HIT_F_ANY_SNOOP = ev("OCR.ALL_PF_RFO.L3_HIT_F.ANY_SNOOP", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f80200120),
+    OCR_ALL_PF_RFO_L3_HIT_SNOOP_NONE = ev("OCR.ALL_PF_RFO.L3_HIT.SNOOP_NONE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x803c0120),
+    OCR_ALL_PF_RFO_L3_HIT_NO_SNOOP_NEEDED = ev("OCR.ALL_PF_RFO.L3_HIT.NO_SNOOP_NEEDED", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x1003c0120),
+    OCR_ALL_PF_RFO_L3_HIT_SNOOP_MISS = ev("OCR.ALL_PF_RFO.L3_HIT.SNOOP_MISS", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x2003c0120),
+    OCR_ALL_PF_RFO_L3_HIT_HIT_OTHER_CORE_NO_FWD = ev("OCR.ALL_PF_RFO.L3_HIT.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x4003c0120),
+    OCR_ALL_PF_RFO_L3_HIT_HIT_OTHER_CORE_FWD = ev("OCR.ALL_PF_RFO.L3_HIT.HIT_OTHER_CORE_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x8003c0120),
+    OCR_ALL_PF_RFO_L3_HIT_HITM_OTHER_CORE = ev("OCR.ALL_PF_RFO.L3_HIT.HITM_OTHER_CORE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x10003c0120),
+    OCR_ALL_PF_RFO_L3_HIT_ANY_SNOOP = ev("OCR.ALL_PF_RFO.L3_HIT.ANY_SNOOP", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f803c0120),
+    OCR_ALL_PF_RFO_L3_MISS_LOCAL_DRAM_SNOOP_NONE = ev("OCR.ALL_PF_RFO.L3_MISS_LOCAL_DRAM.SNOOP_NONE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x84000120),
+    OCR_ALL_PF_RFO_L3_MISS_LOCAL_DRAM_NO_SNOOP_NEEDED = ev("OCR.ALL_PF_RFO.L3_MISS_LOCAL_DRAM.NO_SNOOP_NEEDED", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x104000120),
+    OCR_ALL_PF_RFO_L3_MISS_LOCAL_DRAM_SNOOP_MISS = ev("OCR.ALL_PF_RFO.L3_MISS_LOCAL_DRAM.SNOOP_MISS", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x204000120),
+    OCR_ALL_PF_RFO_L3_MISS_LOCAL_DRAM_HIT_OTHER_CORE_NO_FWD = ev("OCR.ALL_PF_RFO.L3_MISS_LOCAL_DRAM.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x404000120),
+    OCR_ALL_PF_RFO_L3_MISS_LOCAL_DRAM_HIT_OTHER_CORE_FWD = ev("OCR.ALL_PF_RFO.L3_MISS_LOCAL_DRAM.HIT_OTHER_CORE_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x804000120),
+    OCR_ALL_PF_RFO_L3_MISS_LOCAL_DRAM_HITM_OTHER_CORE = ev("OCR.ALL_PF_RFO.L3_MISS_LOCAL_DRAM.HITM_OTHER_CORE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x1004000120),
+    OCR_ALL_PF_RFO_L3_MISS_LOCAL_DRAM_ANY_SNOOP = ev("OCR.ALL_PF_RFO.L3_MISS_LOCAL_DRAM.ANY_SNOOP", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f84000120),
+    OCR_ALL_PF_RFO_L3_MISS_REMOTE_HOP1_DRAM_SNOOP_NONE = ev("OCR.ALL_PF_RFO.L3_MISS_REMOTE_HOP1_DRAM.SNOOP_NONE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x90000120),
+    OCR_ALL_PF_RFO_L3_MISS_REMOTE_HOP1_DRAM_NO_SNOOP_NEEDED = ev("OCR.ALL_PF_RFO.L3_MISS_REMOTE_HOP1_DRAM.NO_SNOOP_NEEDED", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x110000120),
+    OCR_ALL_PF_RFO_L3_MISS_REMOTE_HOP1_DRAM_SNOOP_MISS = ev("OCR.ALL_PF_RFO.L3_MISS_REMOTE_HOP1_DRAM.SNOOP_MISS", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x210000120),
+    OCR_ALL_PF_RFO_L3_MISS_REMOTE_HOP1_DRAM_HIT_OTHER_CORE_NO_FWD = ev("OCR.ALL_PF_RFO.L3_MISS_REMOTE_HOP1_DRAM.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x410000120),
+    OCR_ALL_PF_RFO_L3_MISS_REMOTE_HOP1_DRAM_HIT_OTHER_CORE_FWD = ev("OCR.ALL_PF_RFO.L3_MISS_REMOTE_HOP1_DRAM.HIT_OTHER_CORE_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x810000120),
+    OCR_ALL_PF_RFO_L3_MISS_REMOTE_HOP1_DRAM_HITM_OTHER_CORE = ev("OCR.ALL_PF_RFO.L3_MISS_REMOTE_HOP1_DRAM.HITM_OTHER_CORE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x1010000120),
+    OCR_ALL_PF_RFO_L3_MISS_REMOTE_HOP1_DRAM_ANY_SNOOP = ev("OCR.ALL_PF_RFO.L3_MISS_REMOTE_HOP1_DRAM.ANY_SNOOP", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f90000120),
+    OCR_ALL_PF_RFO_L3_MISS_SNOOP_NONE = ev("OCR.ALL_PF_RFO.L3_MISS.SNOOP_NONE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0xbc000120),
+    OCR_ALL_PF_RFO_L3_MISS_NO_SNOOP_NEEDED = ev("OCR.ALL_PF_RFO.L3_MISS.NO_SNOOP_NEEDED", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x13c000120),
+    OCR_ALL_PF_RFO_L3_MISS_SNOOP_MISS = ev("OCR.ALL_PF_RFO.L3_MISS.SNOOP_MISS", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x23c000120),
+    OCR_ALL_PF_RFO_L3_MISS_HIT_OTHER_CORE_NO_FWD = ev("OCR.ALL_PF_RFO.L3_MISS.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x43c000120),
+    OCR_ALL_PF_RFO_L3_MISS_HIT_OTHER_CORE_FWD = ev("OCR.ALL_PF_RFO.L3_MISS.HIT_OTHER_CORE_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x83c000120),
+    OCR_ALL_PF_RFO_L3_MISS_HITM_OTHER_CORE = ev("OCR.ALL_PF_RFO.L3_MISS.HITM_OTHER_CORE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x103c000120),
+    OCR_ALL_PF_RFO_L3_MISS_ANY_SNOOP = ev("OCR.ALL_PF_RFO.L3_MISS.ANY_SNOOP", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x3fbc000120),
+    OCR_ALL_DATA_RD_SUPPLIER_NONE_SNOOP_NONE = ev("OCR.ALL_DATA_RD.SUPPLIER_NONE.SNOOP_NONE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x80020491),
+    OCR_ALL_DATA_RD_SUPPLIER_NONE_NO_SNOOP_NEEDED = ev("OCR.ALL_DATA_RD.SUPPLIER_NONE.NO_SNOOP_NEEDED", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x100020491),
+    OCR_ALL_DATA_RD_SUPPLIER_NONE_SNOOP_MISS = ev("OCR.ALL_DATA_RD.SUPPLIER_NONE.SNOOP_MISS", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x200020491),
+    OCR_ALL_DATA_RD_SUPPLIER_NONE_HIT_OTHER_CORE_NO_FWD = ev("OCR.ALL_DATA_RD.SUPPLIER_NONE.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x400020491),
+    OCR_ALL_DATA_RD_SUPPLIER_NONE_HIT_OTHER_CORE_FWD = ev("OCR.ALL_DATA_RD.SUPPLIER_NONE.HIT_OTHER_CORE_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x800020491),
+    OCR_ALL_DATA_RD_SUPPLIER_NONE_HITM_OTHER_CORE = ev("OCR.ALL_DATA_RD.SUPPLIER_NONE.HITM_OTHER_CORE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x1000020491),
+    OCR_ALL_DATA_RD_SUPPLIER_NONE_ANY_SNOOP = ev("OCR.ALL_DATA_RD.SUPPLIER_NONE.ANY_SNOOP", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f80020491),
+    OCR_ALL_DATA_RD_L3_HIT_M_SNOOP_NONE = ev("OCR.ALL_DATA_RD.L3_HIT_M.SNOOP_NONE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x80040491),
+    OCR_ALL_DATA_RD_L3_HIT_M_NO_SNOOP_NEEDED = ev("OCR.ALL_DATA_RD.L3_HIT_M.NO_SNOOP_NEEDED", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x100040491),
+    OCR_ALL_DATA_RD_L3_HIT_M_SNOOP_MISS = ev("OCR.ALL_DATA_RD.L3_HIT_M.SNOOP_MISS", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x200040491),
+    OCR_ALL_DATA_RD_L3_HIT_M_HIT_OTHER_CORE_NO_FWD = ev("OCR.ALL_DATA_RD.L3_HIT_M.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x400040491),
+    OCR_ALL_DATA_RD_L3_HIT_M_HIT_OTHER_CORE_FWD = ev("OCR.ALL_DATA_RD.L3_HIT_M.HIT_OTHER_CORE_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x800040491),
+    OCR_ALL_DATA_RD_L3_HIT_M_HITM_OTHER_CORE = ev("OCR.ALL_DATA_RD.L3_HIT_M.HITM_OTHER_CORE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x1000040491),
+    OCR_ALL_DATA_RD_L3_HIT_M_ANY_SNOOP = ev("OCR.ALL_DATA_RD.L3_HIT_M.ANY_SNOOP", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f80040491),
+    OCR_ALL_DATA_RD_L3_HIT_E_SNOOP_NONE = ev("OCR.ALL_DATA_RD.L3_HIT_E.SNOOP_NONE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x80080491),
+    OCR_ALL_DATA_RD_L3_HIT_E_NO_SNOOP_NEEDED = ev("OCR.ALL_DATA_RD.L3_HIT_E.NO_SNOOP_NEEDED", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x100080491),
+    OCR_ALL_DATA_RD_L3_HIT_E_SNOOP_MISS = ev("OCR.ALL_DATA_RD.L3_HIT_E.SNOOP_MISS", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x200080491),
+    OCR_ALL_DATA_RD_L3_HIT_E_HIT_OTHER_CORE_NO_FWD = ev("OCR.ALL_DATA_RD.L3_HIT_E.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x400080491),
+    OCR_ALL_DATA_RD_L3_HIT_E_HIT_OTHER_CORE_FWD = ev("OCR.ALL_DATA_RD.L3_HIT_E.HIT_OTHER_CORE_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x800080491),
+    OCR_ALL_DATA_RD_L3_HIT_E_HITM_OTHER_CORE = ev("OCR.ALL_DATA_RD.L3_HIT_E.HITM_OTHER_CORE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x1000080491),
+    OCR_ALL_DATA_RD_L3_HIT_E_ANY_SNOOP = ev("OCR.ALL_DATA_RD.L3_HIT_E.ANY_SNOOP", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f80080491),
+    OCR_ALL_DATA_RD_L3_HIT_S_SNOOP_NONE = ev("OCR.ALL_DATA_RD.L3_HIT_S.SNOOP_NONE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x80100491),
+    OCR_ALL_DATA_RD_L3_HIT_S_NO_SNOOP_NEEDED = ev("OCR.ALL_DATA_RD.L3_HIT_S.NO_SNOOP_NEEDED", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x100100491),
+    OCR_ALL_DATA_RD_L3_HIT_S_SNOOP_MISS = ev("OCR.ALL_DATA_RD.L3_HIT_S.SNOOP_MISS", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x200100491),
+    OCR_ALL_DATA_RD_L3_HIT_S_HIT_OTHER_CORE_NO_FWD = ev("OCR.ALL_DATA_RD.L3_HIT_S.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x400100491),
+    OCR_ALL_DATA_RD_L3_HIT_S_HIT_OTHER_CORE_FWD = ev("OCR.ALL_DATA_RD.L3_HIT_S.HIT_OTHER_CORE_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x800100491),
+    OCR_ALL_DATA_RD_L3_HIT_S_HITM_OTHER_CORE = ev("OCR.ALL_DATA_RD.L3_HIT_S.HITM_OTHER_CORE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x1000100491),
+    OCR_ALL_DATA_RD_L3_HIT_S_ANY_SNOOP = ev("OCR.ALL_DATA_RD.L3_HIT_S.ANY_SNOOP", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f80100491),
+    OCR_ALL_DATA_RD_L3_HIT_F_SNOOP_NONE = ev("OCR.ALL_DATA_RD.L3_HIT_F.SNOOP_NONE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x80200491),
+    OCR_ALL_DATA_RD_L3_HIT_F_NO_SNOOP_NEEDED = ev("OCR.ALL_DATA_RD.L3_HIT_F.NO_SNOOP_NEEDED", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x100200491),
+    OCR_ALL_DATA_RD_L3_HIT_F_SNOOP_MISS = ev("OCR.ALL_DATA_RD.L3_HIT_F.SNOOP_MISS", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x200200491),
+    OCR_ALL_DATA_RD_L3_HIT_F_HIT_OTHER_CORE_NO_FWD = ev("OCR.ALL_DATA_RD.L3_HIT_F.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x400200491),
+    OCR_ALL_DATA_RD_L3_HIT_F_HIT_OTHER_CORE_FWD = ev("OCR.ALL_DATA_RD.L3_HIT_F.HIT_OTHER_CORE_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x800200491),
+    OCR_ALL_DATA_RD_L3_HIT_F_HITM_OTHER_CORE = ev("OCR.ALL_DATA_RD.L3_HIT_F.HITM_OTHER_CORE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x1000200491),
+    OCR_ALL_DATA_RD_L3_HIT_F_ANY_SNOOP = ev("OCR.ALL_DATA_RD.L3_HIT_F.ANY_SNOOP", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f80200491),
+    OCR_ALL_DATA_RD_L3_HIT_SNOOP_NONE = ev("OCR.ALL_DATA_RD.L3_HIT.SNOOP_NONE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x803c0491),
+    OCR_ALL_DATA_RD_L3_HIT_NO_SNOOP_NEEDED = ev("OCR.ALL_DATA_RD.L3_HIT.NO_SNOOP_NEEDED", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x1003c0491),
+    OCR_ALL_DATA_RD_L3_HIT_SNOOP_MISS = ev("OCR.ALL_DATA_RD.L3_HIT.SNOOP_MISS", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x2003c0491),
+    OCR_ALL_DATA_RD_L3_HIT_HIT_OTHER_CORE_NO_FWD = ev("OCR.ALL_DATA_RD.L3_HIT.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x4003c0491),
+    OCR_ALL_DATA_RD_L3_HIT_HIT_OTHER_CORE_FWD = ev("OCR.ALL_DATA_RD.L3_HIT.HIT_OTHER_CORE_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x8003c0491),
+    OCR_ALL_DATA_RD_L3_HIT_HITM_OTHER_CORE = ev("OCR.ALL_DATA_RD.L3_HIT.HITM_OTHER_CORE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x10003c0491),
+    OCR_ALL_DATA_RD_L3_HIT_ANY_SNOOP = ev("OCR.ALL_DATA_RD.L3_HIT.ANY_SNOOP", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f803c0491),
+    OCR_ALL_DATA_RD_L3_MISS_LOCAL_DRAM_SNOOP_NONE = ev("OCR.ALL_DATA_RD.L3_MISS_LOCAL_DRAM.SNOOP_NONE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x84000491),
+    OCR_ALL_DATA_RD_L3_MISS_LOCAL_DRAM_NO_SNOOP_NEEDED = ev("OCR.ALL_DATA_RD.L3_MISS_LOCAL_DRAM.NO_SNOOP_NEEDED", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x104000491),
+    OCR_ALL_DATA_RD_L3_MISS_LOCAL_DRAM_SNOOP_MISS = ev("OCR.ALL_DATA_RD.L3_MISS_LOCAL_DRAM.SNOOP_MISS", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x204000491),
+    OCR_ALL_DATA_RD_L3_MISS_LOCAL_DRAM_HIT_OTHER_CORE_NO_FWD = ev("OCR.ALL_DATA_RD.L3_MISS_LOCAL_DRAM.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x404000491),
+    OCR_ALL_DATA_RD_L3_MISS_LOCAL_DRAM_HIT_OTHER_CORE_FWD = ev("OCR.ALL_DATA_RD.L3_MISS_LOCAL_DRAM.HIT_OTHER_CORE_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x804000491),
+    OCR_ALL_DATA_RD_L3_MISS_LOCAL_DRAM_HITM_OTHER_CORE = ev("OCR.ALL_DATA_RD.L3_MISS_LOCAL_DRAM.HITM_OTHER_CORE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x1004000491),
+    OCR_ALL_DATA_RD_L3_MISS_LOCAL_DRAM_ANY_SNOOP = ev("OCR.ALL_DATA_RD.L3_MISS_LOCAL_DRAM.ANY_SNOOP", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f84000491),
+    OCR_ALL_DATA_RD_L3_MISS_REMOTE_HOP1_DRAM_SNOOP_NONE = ev("OCR.ALL_DATA_RD.L3_MISS_REMOTE_HOP1_DRAM.SNOOP_NONE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x90000491),
+    OCR_ALL_DATA_RD_L3_MISS_REMOTE_HOP1_DRAM_NO_SNOOP_NEEDED = ev("OCR.ALL_DATA_RD.L3_MISS_REMOTE_HOP1_DRAM.NO_SNOOP_NEEDED", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x110000491),
+    OCR_ALL_DATA_RD_L3_MISS_REMOTE_HOP1_DRAM_SNOOP_MISS = ev("OCR.ALL_DATA_RD.L3_MISS_REMOTE_HOP1_DRAM.SNOOP_MISS", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x210000491),
+    OCR_ALL_DATA_RD_L3_MISS_REMOTE_HOP1_DRAM_HIT_OTHER_CORE_NO_FWD = ev("OCR.ALL_DATA_RD.L3_MISS_REMOTE_HOP1_DRAM.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x410000491),
+    OCR_ALL_DATA_RD_L3_MISS_REMOTE_HOP1_DRAM_HIT_OTHER_CORE_FWD = ev("OCR.ALL_DATA_RD.L3_MISS_REMOTE_HOP1_DRAM.HIT_OTHER_CORE_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x810000491),
+    OCR_ALL_DATA_RD_L3_MISS_REMOTE_HOP1_DRAM_HITM_OTHER_CORE = ev("OCR.ALL_DATA_RD.L3_MISS_REMOTE_HOP1_DRAM.HITM_OTHER_CORE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x1010000491),
+    OCR_ALL_DATA_RD_L3_MISS_REMOTE_HOP1_DRAM_ANY_SNOOP = ev("OCR.ALL_DATA_RD.L3_MISS_REMOTE_HOP1_DRAM.ANY_SNOOP", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f90000491),
+    OCR_ALL_DATA_RD_L3_MISS_SNOOP_NONE = ev("OCR.ALL_DATA_RD.L3_MISS.SNOOP_NONE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0xbc000491),
+    OCR_ALL_DATA_RD_L3_MISS_NO_SNOOP_NEEDED = ev("OCR.ALL_DATA_RD.L3_MISS.NO_SNOOP_NEEDED", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x13c000491),
+    OCR_ALL_DATA_RD_L3_MISS_SNOOP_MISS = ev("OCR.ALL_DATA_RD.L3_MISS.SNOOP_MISS", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x23c000491),
+    OCR_ALL_DATA_RD_L3_MISS_HIT_OTHER_CORE_NO_FWD = ev("OCR.ALL_DATA_RD.L3_MISS.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x43c000491),
+    OCR_ALL_DATA_RD_L3_MISS_HIT_OTHER_CORE_FWD = ev("OCR.ALL_DATA_RD.L3_MISS.HIT_OTHER_CORE_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x83c000491),
+    OCR_ALL_DATA_RD_L3_MISS_HITM_OTHER_CORE = ev("OCR.ALL_DATA_RD.L3_MISS.HITM_OTHER_CORE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x103c000491),
+    OCR_ALL_DATA_RD_L3_MISS_ANY_SNOOP = ev("OCR.ALL_DATA_RD.L3_MISS.ANY_SNOOP", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x3fbc000491),
+    OCR_ALL_RFO_SUPPLIER_NONE_SNOOP_NONE = ev("OCR.ALL_RFO.SUPPLIER_NONE.SNOOP_NONE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x80020122),
+    OCR_ALL_RFO_SUPPLIER_NONE_NO_SNOOP_NEEDED = ev("OCR.ALL_RFO.SUPPLIER_NONE.NO_SNOOP_NEEDED", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x100020122),
+    OCR_ALL_RFO_SUPPLIER_NONE_SNOOP_MISS = ev("OCR.ALL_RFO.SUPPLIER_NONE.SNOOP_MISS", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x200020122),
+    OCR_ALL_RFO_SUPPLIER_NONE_HIT_OTHER_CORE_NO_FWD = ev("OCR.ALL_RFO.SUPPLIER_NONE.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x400020122),
+    OCR_ALL_RFO_SUPPLIER_NONE_HIT_OTHER_CORE_FWD = ev("OCR.ALL_RFO.SUPPLIER_NONE.HIT_OTHER_CORE_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x800020122),
+    OCR_ALL_RFO_SUPPLIER_NONE_HITM_OTHER_CORE = ev("OCR.ALL_RFO.SUPPLIER_NONE.HITM_OTHER_CORE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x1000020122),
+    OCR_ALL_RFO_SUPPLIER_NONE_ANY_SNOOP = ev("OCR.ALL_RFO.SUPPLIER_NONE.ANY_SNOOP", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f80020122),
+    OCR_ALL_RFO_L3_HIT_M_SNOOP_NONE = ev("OCR.ALL_RFO.L3_HIT_M.SNOOP_NONE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x80040122),
+    OCR_ALL_RFO_L3_HIT_M_NO_SNOOP_NEEDED = ev("OCR.ALL_RFO.L3_HIT_M.NO_SNOOP_NEEDED", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x100040122),
+    OCR_ALL_RFO_L3_HIT_M_SNOOP_MISS = ev("OCR.ALL_RFO.L3_HIT_M.SNOOP_MISS", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x200040122),
+    OCR_ALL_RFO_L3_HIT_M_HIT_OTHER_CORE_NO_FWD = ev("OCR.ALL_RFO.L3_HIT_M.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x400040122),
+    OCR_ALL_RFO_L3_HIT_M_HIT_OTHER_CORE_FWD = ev("OCR.ALL_RFO.L3_HIT_M.HIT_OTHER_CORE_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x800040122),
+    OCR_ALL_RFO_L3_HIT_M_HITM_OTHER_CORE = ev("OCR.ALL_RFO.L3_HIT_M.HITM_OTHER_CORE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x1000040122),
+    OCR_ALL_RFO_L3_HIT_M_ANY_SNOOP = ev("OCR.ALL_RFO.L3_HIT_M.ANY_SNOOP", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f80040122),
+    OCR_ALL_RFO_L3_HIT_E_SNOOP_NONE = ev("OCR.ALL_RFO.L3_HIT_E.SNOOP_NONE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x80080122),
+    OCR_ALL_RFO_L3_HIT_E_NO_SNOOP_NEEDED = ev("OCR.ALL_RFO.L3_HIT_E.NO_SNOOP_NEEDED", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x100080122),
+    OCR_ALL_RFO_L3_HIT_E_SNOOP_MISS = ev("OCR.ALL_RFO.L3_HIT_E.SNOOP_MISS", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x200080122),
+    OCR_ALL_RFO_L3_HIT_E_HIT_OTHER_CORE_NO_FWD = ev("OCR.ALL_RFO.L3_HIT_E.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x400080122),
+    OCR_ALL_RFO_L3_HIT_E_HIT_OTHER_CORE_FWD = ev("OCR.ALL_RFO.L3_HIT_E.HIT_OTHER_CORE_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x800080122),
+    OCR_ALL_RFO_L3_HIT_E_HITM_OTHER_CORE = ev("OCR.ALL_RFO.L3_HIT_E.HITM_OTHER_CORE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x1000080122),
+    OCR_ALL_RFO_L3_HIT_E_ANY_SNOOP = ev("OCR.ALL_RFO.L3_HIT_E.ANY_SNOOP", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f80080122),
+    OCR_ALL_RFO_L3_HIT_S_SNOOP_NONE = ev("OCR.ALL_RFO.L3_HIT_S.SNOOP_NONE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x80100122),
+    OCR_ALL_RFO_L3_HIT_S_NO_SNOOP_NEEDED = ev("OCR.ALL_RFO.L3_HIT_S.NO_SNOOP_NEEDED", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x100100122),
+    OCR_ALL_RFO_L3_HIT_S_SNOOP_MISS = ev("OCR.ALL_RFO.L3_HIT_S.SNOOP_MISS", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x200100122),
+    OCR_ALL_RFO_L3_HIT_S_HIT_OTHER_CORE_NO_FWD = ev("OCR.ALL_RFO.L3_HIT_S.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x400100122),
+    OCR_ALL_RFO_L3_HIT_S_HIT_OTHER_CORE_FWD = ev("OCR.ALL_RFO.L3_HIT_S.HIT_OTHER_CORE_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x800100122),
+    OCR_ALL_RFO_L3_HIT_S_HITM_OTHER_CORE = ev("OCR.ALL_RFO.L3_HIT_S.HITM_OTHER_CORE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x1000100122),
+    OCR_ALL_RFO_L3_HIT_S_ANY_SNOOP = ev("OCR.ALL_RFO.L3_HIT_S.ANY_SNOOP", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f80100122),
+    OCR_ALL_RFO_L3_HIT_F_SNOOP_NONE = ev("OCR.ALL_RFO.L3_HIT_F.SNOOP_NONE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x80200122),
+    OCR_ALL_RFO_L3_HIT_F_NO_SNOOP_NEEDED = ev("OCR.ALL_RFO.L3_HIT_F.NO_SNOOP_NEEDED", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x100200122),
+    OCR_ALL_RFO_L3_HIT_F_SNOOP_MISS = ev("OCR.ALL_RFO.L3_HIT_F.SNOOP_MISS", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x200200122),
+    OCR_ALL_RFO_L3_HIT_F_HIT_OTHER_CORE_NO_FWD = ev("OCR.ALL_RFO.L3_HIT_F.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x400200122),
+    OCR_ALL_RFO_L3_HIT_F_HIT_OTHER_CORE_FWD = ev("OCR.ALL_RFO.L3_HIT_F.HIT_OTHER_CORE_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x800200122),
+    OCR_ALL_RFO_L3_HIT_F_HITM_OTHER_CORE = ev("OCR.ALL_RFO.L3_HIT_F.HITM_OTHER_CORE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x1000200122),
+    OCR_ALL_RFO_L3_HIT_F_ANY_SNOOP = ev("OCR.ALL_RFO.L3_HIT_F.ANY_SNOOP", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f80200122),
+    OCR_ALL_RFO_L3_HIT_SNOOP_NONE = ev("OCR.ALL_RFO.L3_HIT.SNOOP_NONE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x803c0122),
+    OCR_ALL_RFO_L3_HIT_NO_SNOOP_NEEDED = ev("OCR.ALL_RFO.L3_HIT.NO_SNOOP_NEEDED", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x1003c0122),
+    OCR_ALL_RFO_L3_HIT_SNOOP_MISS = ev("OCR.ALL_RFO.L3_HIT.SNOOP_MISS", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x2003c0122),
+    OCR_ALL_RFO_L3_HIT_HIT_OTHER_CORE_NO_FWD = ev("OCR.ALL_RFO.L3_HIT.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x4003c0122),
+    OCR_ALL_RFO_L3_HIT_HIT_OTHER_CORE_FWD = ev("OCR.ALL_RFO.L3_HIT.HIT_OTHER_CORE_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x8003c0122),
+    OCR_ALL_RFO_L3_HIT_HITM_OTHER_CORE = ev("OCR.ALL_RFO.L3_HIT.HITM_OTHER_CORE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x10003c0122),
+    OCR_ALL_RFO_L3_HIT_ANY_SNOOP = ev("OCR.ALL_RFO.L3_HIT.ANY_SNOOP", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f803c0122),
+    OCR_ALL_RFO_L3_MISS_LOCAL_DRAM_SNOOP_NONE = ev("OCR.ALL_RFO.L3_MISS_LOCAL_DRAM.SNOOP_NONE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x84000122),
+    OCR_ALL_RFO_L3_MISS_LOCAL_DRAM_NO_SNOOP_NEEDED = ev("OCR.ALL_RFO.L3_MISS_LOCAL_DRAM.NO_SNOOP_NEEDED", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x104000122),
+    OCR_ALL_RFO_L3_MISS_LOCAL_DRAM_SNOOP_MISS = ev("OCR.ALL_RFO.L3_MISS_LOCAL_DRAM.SNOOP_MISS", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x204000122),
+    OCR_ALL_RFO_L3_MISS_LOCAL_DRAM_HIT_OTHER_CORE_NO_FWD = ev("OCR.ALL_RFO.L3_MISS_LOCAL_DRAM.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x404000122),
+    OCR_ALL_RFO_L3_MISS_LOCAL_DRAM_HIT_OTHER_CORE_FWD = ev("OCR.ALL_RFO.L3_MISS_LOCAL_DRAM.HIT_OTHER_CORE_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x804000122),
+    OCR_ALL_RFO_L3_MISS_LOCAL_DRAM_HITM_OTHER_CORE = ev("OCR.ALL_RFO.L3_MISS_LOCAL_DRAM.HITM_OTHER_CORE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x1004000122),
+    OCR_ALL_RFO_L3_MISS_LOCAL_DRAM_ANY_SNOOP = ev("OCR.ALL_RFO.L3_MISS_LOCAL_DRAM.ANY_SNOOP", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f84000122),
+    OCR_ALL_RFO_L3_MISS_REMOTE_HOP1_DRAM_SNOOP_NONE = ev("OCR.ALL_RFO.L3_MISS_REMOTE_HOP1_DRAM.SNOOP_NONE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x90000122),
+    OCR_ALL_RFO_L3_MISS_REMOTE_HOP1_DRAM_NO_SNOOP_NEEDED = ev("OCR.ALL_RFO.L3_MISS_REMOTE_HOP1_DRAM.NO_SNOOP_NEEDED", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x110000122),
+    OCR_ALL_RFO_L3_MISS_REMOTE_HOP1_DRAM_SNOOP_MISS = ev("OCR.ALL_RFO.L3_MISS_REMOTE_HOP1_DRAM.SNOOP_MISS", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x210000122),
+    OCR_ALL_RFO_L3_MISS_REMOTE_HOP1_DRAM_HIT_OTHER_CORE_NO_FWD = ev("OCR.ALL_RFO.L3_MISS_REMOTE_HOP1_DRAM.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x410000122),
+    OCR_ALL_RFO_L3_MISS_REMOTE_HOP1_DRAM_HIT_OTHER_CORE_FWD = ev("OCR.ALL_RFO.L3_MISS_REMOTE_HOP1_DRAM.HIT_OTHER_CORE_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x810000122),
+    OCR_ALL_RFO_L3_MISS_REMOTE_HOP1_DRAM_HITM_OTHER_CORE = ev("OCR.ALL_RFO.L3_MISS_REMOTE_HOP1_DRAM.HITM_OTHER_CORE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x1010000122),
+    OCR_ALL_RFO_L3_MISS_REMOTE_HOP1_DRAM_ANY_SNOOP = ev("OCR.ALL_RFO.L3_MISS_REMOTE_HOP1_DRAM.ANY_SNOOP", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f90000122),
+    OCR_ALL_RFO_L3_MISS_SNOOP_NONE = ev("OCR.ALL_RFO.L3_MISS.SNOOP_NONE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0xbc000122),
+    OCR_ALL_RFO_L3_MISS_NO_SNOOP_NEEDED = ev("OCR.ALL_RFO.L3_MISS.NO_SNOOP_NEEDED", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x13c000122),
+    OCR_ALL_RFO_L3_MISS_SNOOP_MISS = ev("OCR.ALL_RFO.L3_MISS.SNOOP_MISS", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x23c000122),
+    OCR_ALL_RFO_L3_MISS_HIT_OTHER_CORE_NO_FWD = ev("OCR.ALL_RFO.L3_MISS.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x43c000122),
+    OCR_ALL_RFO_L3_MISS_HIT_OTHER_CORE_FWD = ev("OCR.ALL_RFO.L3_MISS.HIT_OTHER_CORE_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x83c000122),
+    OCR_ALL_RFO_L3_MISS_HITM_OTHER_CORE = ev("OCR.ALL_RFO.L3_MISS.HITM_OTHER_CORE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x103c000122),
+    OCR_ALL_RFO_L3_MISS_ANY_SNOOP = ev("OCR.ALL_RFO.L3_MISS.ANY_SNOOP", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x3fbc000122),
+    OCR_ALL_READS_SUPPLIER_NONE_SNOOP_NONE = ev("OCR.ALL_READS.SUPPLIER_NONE.SNOOP_NONE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x800207f7),
+    OCR_ALL_READS_SUPPLIER_NONE_NO_SNOOP_NEEDED = ev("OCR.ALL_READS.SUPPLIER_NONE.NO_SNOOP_NEEDED", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x1000207f7),
+    OCR_ALL_READS_SUPPLIER_NONE_SNOOP_MISS = ev("OCR.ALL_READS.SUPPLIER_NONE.SNOOP_MISS", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x2000207f7),
+    OCR_ALL_READS_SUPPLIER_NONE_HIT_OTHER_CORE_NO_FWD = ev("OCR.ALL_READS.SUPPLIER_NONE.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x4000207f7),
+    OCR_ALL_READS_SUPPLIER_NONE_HIT_OTHER_CORE_FWD = ev("OCR.ALL_READS.SUPPLIER_NONE.HIT_OTHER_CORE_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x8000207f7),
+    OCR_ALL_READS_SUPPLIER_NONE_HITM_OTHER_CORE = ev("OCR.ALL_READS.SUPPLIER_NONE.HITM_OTHER_CORE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x10000207f7),
+    OCR_ALL_READS_SUPPLIER_NONE_ANY_SNOOP = ev("OCR.ALL_READS.SUPPLIER_NONE.ANY_SNOOP", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f800207f7),
+    OCR_ALL_READS_L3_HIT_M_SNOOP_NONE = ev("OCR.ALL_READS.L3_HIT_M.SNOOP_NONE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x800407f7),
+    OCR_ALL_READS_L3_HIT_M_NO_SNOOP_NEEDED = ev("OCR.ALL_READS.L3_HIT_M.NO_SNOOP_NEEDED", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x1000407f7),
+    OCR_ALL_READS_L3_HIT_M_SNOOP_MISS = ev("OCR.ALL_READS.L3_HIT_M.SNOOP_MISS", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x2000407f7),
+    OCR_ALL_READS_L3_HIT_M_HIT_OTHER_CORE_NO_FWD = ev("OCR.ALL_READS.L3_HIT_M.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x4000407f7),
+    OCR_ALL_READS_L3_HIT_M_HIT_OTHER_CORE_FWD = ev("OCR.ALL_READS.L3_HIT_M.HIT_OTHER_CORE_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x8000407f7),
+    OCR_ALL_READS_L3_HIT_M_HITM_OTHER_CORE = ev("OCR.ALL_READS.L3_HIT_M.HITM_OTHER_CORE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x10000407f7),
+    OCR_ALL_READS_L3_HIT_M_ANY_SNOOP = ev("OCR.ALL_READS.L3_HIT_M.ANY_SNOOP", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f800407f7),
+    OCR_ALL_READS_L3_HIT_E_SNOOP_NONE = ev("OCR.ALL_READS.L3_HIT_E.SNOOP_NONE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x800807f7),
+    OCR_ALL_READS_L3_HIT_E_NO_SNOOP_NEEDED = ev("OCR.ALL_READS.L3_HIT_E.NO_SNOOP_NEEDED", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x1000807f7),
+    OCR_ALL_READS_L3_HIT_E_SNOOP_MISS = ev("OCR.ALL_READS.L3_HIT_E.SNOOP_MISS", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x2000807f7),
+    OCR_ALL_READS_L3_HIT_E_HIT_OTHER_CORE_NO_FWD = ev("OCR.ALL_READS.L3_HIT_E.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x4000807f7),
+    OCR_ALL_READS_L3_HIT_E_HIT_OTHER_CORE_FWD = ev("OCR.ALL_READS.L3_HIT_E.HIT_OTHER_CORE_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x8000807f7),
+    OCR_ALL_READS_L3_HIT_E_HITM_OTHER_CORE = ev("OCR.ALL_READS.L3_HIT_E.HITM_OTHER_CORE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x10000807f7),
+    OCR_ALL_READS_L3_HIT_E_ANY_SNOOP = ev("OCR.ALL_READS.L3_HIT_E.ANY_SNOOP", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f800807f7),
+    OCR_ALL_READS_L3_HIT_S_SNOOP_NONE = ev("OCR.ALL_READS.L3_HIT_S.SNOOP_NONE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x801007f7),
+    OCR_ALL_READS_L3_HIT_S_NO_SNOOP_NEEDED = ev("OCR.ALL_READS.L3_HIT_S.NO_SNOOP_NEEDED", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x1001007f7),
+    OCR_ALL_READS_L3_HIT_S_SNOOP_MISS = ev("OCR.ALL_READS.L3_HIT_S.SNOOP_MISS", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x2001007f7),
+    OCR_ALL_READS_L3_HIT_S_HIT_OTHER_CORE_NO_FWD = ev("OCR.ALL_READS.L3_HIT_S.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x4001007f7),
+    OCR_ALL_READS_L3_HIT_S_HIT_OTHER_CORE_FWD = ev("OCR.ALL_READS.L3_HIT_S.HIT_OTHER_CORE_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x8001007f7),
+    OCR_ALL_READS_L3_HIT_S_HITM_OTHER_CORE = ev("OCR.ALL_READS.L3_HIT_S.HITM_OTHER_CORE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x10001007f7),
+    OCR_ALL_READS_L3_HIT_S_ANY_SNOOP = ev("OCR.ALL_READS.L3_HIT_S.ANY_SNOOP", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f801007f7),
+    OCR_ALL_READS_L3_HIT_F_SNOOP_NONE = ev("OCR.ALL_READS.L3_HIT_F.SNOOP_NONE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x802007f7),
+    OCR_ALL_READS_L3_HIT_F_NO_SNOOP_NEEDED = ev("OCR.ALL_READS.L3_HIT_F.NO_SNOOP_NEEDED", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x1002007f7),
+    OCR_ALL_READS_L3_HIT_F_SNOOP_MISS = ev("OCR.ALL_READS.L3_HIT_F.SNOOP_MISS", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x2002007f7),
+    OCR_ALL_READS_L3_HIT_F_HIT_OTHER_CORE_NO_FWD = ev("OCR.ALL_READS.L3_HIT_F.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x4002007f7),
+    OCR_ALL_READS_L3_HIT_F_HIT_OTHER_CORE_FWD = ev("OCR.ALL_READS.L3_HIT_F.HIT_OTHER_CORE_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x8002007f7),
+    OCR_ALL_READS_L3_HIT_F_HITM_OTHER_CORE = ev("OCR.ALL_READS.L3_HIT_F.HITM_OTHER_CORE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x10002007f7),
+    OCR_ALL_READS_L3_HIT_F_ANY_SNOOP = ev("OCR.ALL_READS.L3_HIT_F.ANY_SNOOP", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f802007f7),
+    OCR_ALL_READS_L3_HIT_SNOOP_NONE = ev("OCR.ALL_READS.L3_HIT.SNOOP_NONE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x803c07f7),
+    OCR_ALL_READS_L3_HIT_NO_SNOOP_NEEDED = ev("OCR.ALL_READS.L3_HIT.NO_SNOOP_NEEDED", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x1003c07f7),
+    OCR_ALL_READS_L3_HIT_SNOOP_MISS = ev("OCR.ALL_READS.L3_HIT.SNOOP_MISS", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x2003c07f7),
+    OCR_ALL_READS_L3_HIT_HIT_OTHER_CORE_NO_FWD = ev("OCR.ALL_READS.L3_HIT.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x4003c07f7),
+    OCR_ALL_READS_L3_HIT_HIT_OTHER_CORE_FWD = ev("OCR.ALL_READS.L3_HIT.HIT_OTHER_CORE_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x8003c07f7),
+    OCR_ALL_READS_L3_HIT_HITM_OTHER_CORE = ev("OCR.ALL_READS.L3_HIT.HITM_OTHER_CORE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x10003c07f7),
+    OCR_ALL_READS_L3_HIT_ANY_SNOOP = ev("OCR.ALL_READS.L3_HIT.ANY_SNOOP", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f803c07f7),
+    OCR_ALL_READS_L3_MISS_LOCAL_DRAM_SNOOP_NONE = ev("OCR.ALL_READS.L3_MISS_LOCAL_DRAM.SNOOP_NONE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x840007f7),
+    OCR_ALL_READS_L3_MISS_LOCAL_DRAM_NO_SNOOP_NEEDED = ev("OCR.ALL_READS.L3_MISS_LOCAL_DRAM.NO_SNOOP_NEEDED", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x1040007f7),
+    OCR_ALL_READS_L3_MISS_LOCAL_DRAM_SNOOP_MISS = ev("OCR.ALL_READS.L3_MISS_LOCAL_DRAM.SNOOP_MISS", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x2040007f7),
+    OCR_ALL_READS_L3_MISS_LOCAL_DRAM_HIT_OTHER_CORE_NO_FWD = ev("OCR.ALL_READS.L3_MISS_LOCAL_DRAM.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x4040007f7),
+    OCR_ALL_READS_L3_MISS_LOCAL_DRAM_HIT_OTHER_CORE_FWD = ev("OCR.ALL_READS.L3_MISS_LOCAL_DRAM.HIT_OTHER_CORE_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x8040007f7),
+    OCR_ALL_READS_L3_MISS_LOCAL_DRAM_HITM_OTHER_CORE = ev("OCR.ALL_READS.L3_MISS_LOCAL_DRAM.HITM_OTHER_CORE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x10040007f7),
+    OCR_ALL_READS_L3_MISS_LOCAL_DRAM_ANY_SNOOP = ev("OCR.ALL_READS.L3_MISS_LOCAL_DRAM.ANY_SNOOP", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f840007f7),
+    OCR_ALL_READS_L3_MISS_REMOTE_HOP1_DRAM_SNOOP_NONE = ev("OCR.ALL_READS.L3_MISS_REMOTE_HOP1_DRAM.SNOOP_NONE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x900007f7),
+    OCR_ALL_READS_L3_MISS_REMOTE_HOP1_DRAM_NO_SNOOP_NEEDED = ev("OCR.ALL_READS.L3_MISS_REMOTE_HOP1_DRAM.NO_SNOOP_NEEDED", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x1100007f7),
+    OCR_ALL_READS_L3_MISS_REMOTE_HOP1_DRAM_SNOOP_MISS = ev("OCR.ALL_READS.L3_MISS_REMOTE_HOP1_DRAM.SNOOP_MISS", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x2100007f7),
+    OCR_ALL_READS_L3_MISS_REMOTE_HOP1_DRAM_HIT_OTHER_CORE_NO_FWD = ev("OCR.ALL_READS.L3_MISS_REMOTE_HOP1_DRAM.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x4100007f7),
+    OCR_ALL_READS_L3_MISS_REMOTE_HOP1_DRAM_HIT_OTHER_CORE_FWD = ev("OCR.ALL_READS.L3_MISS_REMOTE_HOP1_DRAM.HIT_OTHER_CORE_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x8100007f7),
+    OCR_ALL_READS_L3_MISS_REMOTE_HOP1_DRAM_HITM_OTHER_CORE = ev("OCR.ALL_READS.L3_MISS_REMOTE_HOP1_DRAM.HITM_OTHER_CORE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x10100007f7),
+    OCR_ALL_READS_L3_MISS_REMOTE_HOP1_DRAM_ANY_SNOOP = ev("OCR.ALL_READS.L3_MISS_REMOTE_HOP1_DRAM.ANY_SNOOP", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f900007f7),
+    OCR_ALL_READS_L3_MISS_SNOOP_NONE = ev("OCR.ALL_READS.L3_MISS.SNOOP_NONE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0xbc0007f7),
+    OCR_ALL_READS_L3_MISS_NO_SNOOP_NEEDED = ev("OCR.ALL_READS.L3_MISS.NO_SNOOP_NEEDED", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x13c0007f7),
+    OCR_ALL_READS_L3_MISS_SNOOP_MISS = ev("OCR.ALL_READS.L3_MISS.SNOOP_MISS", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x23c0007f7),
+    OCR_ALL_READS_L3_MISS_HIT_OTHER_CORE_NO_FWD = ev("OCR.ALL_READS.L3_MISS.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x43c0007f7),
+    OCR_ALL_READS_L3_MISS_HIT_OTHER_CORE_FWD = ev("OCR.ALL_READS.L3_MISS.HIT_OTHER_CORE_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x83c0007f7),
+    OCR_ALL_READS_L3_MISS_HITM_OTHER_CORE = ev("OCR.ALL_READS.L3_MISS.HITM_OTHER_CORE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x103c0007f7),
+    OCR_ALL_READS_L3_MISS_ANY_SNOOP = ev("OCR.ALL_READS.L3_MISS.ANY_SNOOP", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x3fbc0007f7),
+    OCR_DEMAND_DATA_RD_ANY_RESPONSE = ev("OCR.DEMAND_DATA_RD.ANY_RESPONSE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x10001),
+    OCR_DEMAND_DATA_RD_L3_MISS_REMOTE_DRAM_SNOOP_MISS_OR_NO_FWD = ev("OCR.DEMAND_DATA_RD.L3_MISS_REMOTE_DRAM.SNOOP_MISS_OR_NO_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x63b800001),
+    OCR_DEMAND_DATA_RD_L3_MISS_LOCAL_DRAM_SNOOP_MISS_OR_NO_FWD = ev("OCR.DEMAND_DATA_RD.L3_MISS_LOCAL_DRAM.SNOOP_MISS_OR_NO_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x604000001),
+    OCR_DEMAND_DATA_RD_L3_HIT_SNOOP_HIT_WITH_FWD = ev("OCR.DEMAND_DATA_RD.L3_HIT.SNOOP_HIT_WITH_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x8007c0001),
+    OCR_DEMAND_RFO_ANY_RESPONSE = ev("OCR.DEMAND_RFO.ANY_RESPONSE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x10002),
+    OCR_DEMAND_RFO_L3_MISS_REMOTE_DRAM_SNOOP_MISS_OR_NO_FWD = ev("OCR.DEMAND_RFO.L3_MISS_REMOTE_DRAM.SNOOP_MISS_OR_NO_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x63b800002),
+    OCR_DEMAND_RFO_L3_MISS_LOCAL_DRAM_SNOOP_MISS_OR_NO_FWD = ev("OCR.DEMAND_RFO.L3_MISS_LOCAL_DRAM.SNOOP_MISS_OR_NO_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x604000002),
+    OCR_DEMAND_RFO_L3_HIT_SNOOP_HIT_WITH_FWD = ev("OCR.DEMAND_RFO.L3_HIT.SNOOP_HIT_WITH_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x8007c0002),
+    OCR_DEMAND_CODE_RD_ANY_RESPONSE = ev("OCR.DEMAND_CODE_RD.ANY_RESPONSE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x10004),
+    OCR_DEMAND_CODE_RD_L3_MISS_REMOTE_DRAM_SNOOP_MISS_OR_NO_FWD = ev("OCR.DEMAND_CODE_RD.L3_MISS_REMOTE_DRAM.SNOOP_MISS_OR_NO_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x63b800004),
+    OCR_DEMAND_CODE_RD_L3_MISS_LOCAL_DRAM_SNOOP_MISS_OR_NO_FWD = ev("OCR.DEMAND_CODE_RD.L3_MISS_LOCAL_DRAM.SNOOP_MISS_OR_NO_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x604000004),
+    OCR_DEMAND_CODE_RD_L3_HIT_SNOOP_HIT_WITH_FWD = ev("OCR.DEMAND_CODE_RD.L3_HIT.SNOOP_HIT_WITH_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x8007c0004),
+    OCR_PF_L2_DATA_RD_ANY_RESPONSE = ev("OCR.PF_L2_DATA_RD.ANY_RESPONSE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x10010),
+    OCR_PF_L2_DATA_RD_L3_MISS_REMOTE_DRAM_SNOOP_MISS_OR_NO_FWD = ev("OCR.PF_L2_DATA_RD.L3_MISS_REMOTE_DRAM.SNOOP_MISS_OR_NO_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x63b800010),
+    OCR_PF_L2_DATA_RD_L3_MISS_LOCAL_DRAM_SNOOP_MISS_OR_NO_FWD = ev("OCR.PF_L2_DATA_RD.L3_MISS_LOCAL_DRAM.SNOOP_MISS_OR_NO_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x604000010),
+    OCR_PF_L2_DATA_RD_L3_HIT_SNOOP_HIT_WITH_FWD = ev("OCR.PF_L2_DATA_RD.L3_HIT.SNOOP_HIT_WITH_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x8007c0010),
+    OCR_PF_L2_RFO_ANY_RESPONSE = ev("OCR.PF_L2_RFO.ANY_RESPONSE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x10020),
+    OCR_PF_L2_RFO_L3_MISS_REMOTE_DRAM_SNOOP_MISS_OR_NO_FWD = ev("OCR.PF_L2_RFO.L3_MISS_REMOTE_DRAM.SNOOP_MISS_OR_NO_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x63b800020),
+    OCR_PF_L2_RFO_L3_MISS_LOCAL_DRAM_SNOOP_MISS_OR_NO_FWD = ev("OCR.PF_L2_RFO.L3_MISS_LOCAL_DRAM.SNOOP_MISS_OR_NO_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x604000020),
+    OCR_PF_L2_RFO_L3_HIT_SNOOP_HIT_WITH_FWD = ev("OCR.PF_L2_RFO.L3_HIT.SNOOP_HIT_WITH_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x8007c0020),
+    OCR_PF_L3_DATA_RD_ANY_RESPONSE = ev("OCR.PF_L3_DATA_RD.ANY_RESPONSE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x10080),
+    OCR_PF_L3_DATA_RD_L3_MISS_REMOTE_DRAM_SNOOP_MISS_OR_NO_FWD = ev("OCR.PF_L3_DATA_RD.L3_MISS_REMOTE_DRAM.SNOOP_MISS_OR_NO_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x63b800080),
+    OCR_PF_L3_DATA_RD_L3_MISS_LOCAL_DRAM_SNOOP_MISS_OR_NO_FWD = ev("OCR.PF_L3_DATA_RD.L3_MISS_LOCAL_DRAM.SNOOP_MISS_OR_NO_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x604000080),
+    OCR_PF_L3_DATA_RD_L3_HIT_SNOOP_HIT_WITH_FWD = ev("OCR.PF_L3_DATA_RD.L3_HIT.SNOOP_HIT_WITH_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x8007c0080),
+    OCR_PF_L3_RFO_ANY_RESPONSE = ev("OCR.PF_L3_RFO.ANY_RESPONSE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x10100),
+    OCR_PF_L3_RFO_L3_MISS_REMOTE_DRAM_SNOOP_MISS_OR_NO_FWD = ev("OCR.PF_L3_RFO.L3_MISS_REMOTE_DRAM.SNOOP_MISS_OR_NO_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x63b800100),
+    OCR_PF_L3_RFO_L3_MISS_LOCAL_DRAM_SNOOP_MISS_OR_NO_FWD = ev("OCR.PF_L3_RFO.L3_MISS_LOCAL_DRAM.SNOOP_MISS_OR_NO_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x604000100),
+    OCR_PF_L3_RFO_L3_HIT_SNOOP_HIT_WITH_FWD = ev("OCR.PF_L3_RFO.L3_HIT.SNOOP_HIT_WITH_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x8007c0100),
+    OCR_PF_L1D_AND_SW_ANY_RESPONSE = ev("OCR.PF_L1D_AND_SW.ANY_RESPONSE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x10400),
+    OCR_PF_L1D_AND_SW_L3_MISS_REMOTE_DRAM_SNOOP_MISS_OR_NO_FWD = ev("OCR.PF_L1D_AND_SW.L3_MISS_REMOTE_DRAM.SNOOP_MISS_OR_NO_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x63b800400),
+    OCR_PF_L1D_AND_SW_L3_MISS_LOCAL_DRAM_SNOOP_MISS_OR_NO_FWD = ev("OCR.PF_L1D_AND_SW.L3_MISS_LOCAL_DRAM.SNOOP_MISS_OR_NO_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x604000400),
+    OCR_PF_L1D_AND_SW_L3_HIT_SNOOP_HIT_WITH_FWD = ev("OCR.PF_L1D_AND_SW.L3_HIT.SNOOP_HIT_WITH_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x8007c0400),
+    OCR_OTHER_ANY_RESPONSE = ev("OCR.OTHER.ANY_RESPONSE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x18000),
+    OCR_OTHER_L3_MISS_REMOTE_DRAM_SNOOP_MISS_OR_NO_FWD = ev("OCR.OTHER.L3_MISS_REMOTE_DRAM.SNOOP_MISS_OR_NO_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x63b808000),
+    OCR_OTHER_L3_MISS_LOCAL_DRAM_SNOOP_MISS_OR_NO_FWD = ev("OCR.OTHER.L3_MISS_LOCAL_DRAM.SNOOP_MISS_OR_NO_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x604008000),
+    OCR_OTHER_L3_HIT_SNOOP_HIT_WITH_FWD = ev("OCR.OTHER.L3_HIT.SNOOP_HIT_WITH_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x8007c8000),
+    OCR_ALL_PF_DATA_RD_ANY_RESPONSE = ev("OCR.ALL_PF_DATA_RD.ANY_RESPONSE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x10490),
+    OCR_ALL_PF_DATA_RD_L3_MISS_REMOTE_DRAM_SNOOP_MISS_OR_NO_FWD = ev("OCR.ALL_PF_DATA_RD.L3_MISS_REMOTE_DRAM.SNOOP_MISS_OR_NO_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x63b800490),
+    OCR_ALL_PF_DATA_RD_L3_MISS_LOCAL_DRAM_SNOOP_MISS_OR_NO_FWD = ev("OCR.ALL_PF_DATA_RD.L3_MISS_LOCAL_DRAM.SNOOP_MISS_OR_NO_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x604000490),
+    OCR_ALL_PF_DATA_RD_L3_HIT_SNOOP_HIT_WITH_FWD = ev("OCR.ALL_PF_DATA_RD.L3_HIT.SNOOP_HIT_WITH_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x8007c0490),
+    OCR_ALL_PF_RFO_ANY_RESPONSE = ev("OCR.ALL_PF_RFO.ANY_RESPONSE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x10120),
+    OCR_ALL_PF_RFO_L3_MISS_REMOTE_DRAM_SNOOP_MISS_OR_NO_FWD = ev("OCR.ALL_PF_RFO.L3_MISS_REMOTE_DRAM.SNOOP_MISS_OR_NO_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x63b800120),
+    OCR_ALL_PF_RFO_L3_MISS_LOCAL_DRAM_SNOOP_MISS_OR_NO_FWD = ev("OCR.ALL_PF_RFO.L3_MISS_LOCAL_DRAM.SNOOP_MISS_OR_NO_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x604000120),
+    OCR_ALL_PF_RFO_L3_HIT_SNOOP_HIT_WITH_FWD = ev("OCR.ALL_PF_RFO.L3_HIT.SNOOP_HIT_WITH_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x8007c0120),
+    OCR_ALL_DATA_RD_ANY_RESPONSE = ev("OCR.ALL_DATA_RD.ANY_RESPONSE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x10491),
+    OCR_ALL_DATA_RD_L3_MISS_REMOTE_DRAM_SNOOP_MISS_OR_NO_FWD = ev("OCR.ALL_DATA_RD.L3_MISS_REMOTE_DRAM.SNOOP_MISS_OR_NO_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x63b800491),
+    OCR_ALL_DATA_RD_L3_MISS_LOCAL_DRAM_SNOOP_MISS_OR_NO_FWD = ev("OCR.ALL_DATA_RD.L3_MISS_LOCAL_DRAM.SNOOP_MISS_OR_NO_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x604000491),
+    OCR_ALL_DATA_RD_L3_HIT_SNOOP_HIT_WITH_FWD = ev("OCR.ALL_DATA_RD.L3_HIT.SNOOP_HIT_WITH_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x8007c0491),
+    OCR_ALL_RFO_ANY_RESPONSE = ev("OCR.ALL_RFO.ANY_RESPONSE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x10122),
+    OCR_ALL_RFO_L3_MISS_REMOTE_DRAM_SNOOP_MISS_OR_NO_FWD = ev("OCR.ALL_RFO.L3_MISS_REMOTE_DRAM.SNOOP_MISS_OR_NO_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x63b800122),
+    OCR_ALL_RFO_L3_MISS_LOCAL_DRAM_SNOOP_MISS_OR_NO_FWD = ev("OCR.ALL_RFO.L3_MISS_LOCAL_DRAM.SNOOP_MISS_OR_NO_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x604000122),
+    OCR_ALL_RFO_L3_HIT_SNOOP_HIT_WITH_FWD = ev("OCR.ALL_RFO.L3_HIT.SNOOP_HIT_WITH_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x8007c0122),
+    OCR_ALL_READS_ANY_RESPONSE = ev("OCR.ALL_READS.ANY_RESPONSE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x107f7),
+    OCR_ALL_READS_L3_MISS_REMOTE_DRAM_SNOOP_MISS_OR_NO_FWD = ev("OCR.ALL_READS.L3_MISS_REMOTE_DRAM.SNOOP_MISS_OR_NO_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x63b8007f7),
+    OCR_ALL_READS_L3_MISS_LOCAL_DRAM_SNOOP_MISS_OR_NO_FWD = ev("OCR.ALL_READS.L3_MISS_LOCAL_DRAM.SNOOP_MISS_OR_NO_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x6040007f7),
+    OCR_ALL_READS_L3_HIT_SNOOP_HIT_WITH_FWD = ev("OCR.ALL_READS.L3_HIT.SNOOP_HIT_WITH_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x8007c07f7),
+    OCR_DEMAND_DATA_RD_L3_MISS_REMOTE_HITM = ev("OCR.DEMAND_DATA_RD.L3_MISS.REMOTE_HITM", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x103fc00001),
+    OCR_DEMAND_RFO_L3_MISS_REMOTE_HITM = ev("OCR.DEMAND_RFO.L3_MISS.REMOTE_HITM", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x103fc00002),
+    OCR_DEMAND_CODE_RD_L3_MISS_REMOTE_HITM = ev("OCR.DEMAND_CODE_RD.L3_MISS.REMOTE_HITM", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x103fc00004),
+    OCR_PF_L2_DATA_RD_L3_MISS_REMOTE_HITM = ev("OCR.PF_L2_DATA_RD.L3_MISS.REMOTE_HITM", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x103fc00010),
+    OCR_PF_L2_RFO_L3_MISS_REMOTE_HITM = ev("OCR.PF_L2_RFO.L3_MISS.REMOTE_HITM", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x103fc00020),
+    OCR_PF_L3_DATA_RD_L3_MISS_REMOTE_HITM = ev("OCR.PF_L3_DATA_RD.L3_MISS.REMOTE_HITM", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x103fc00080),
+    OCR_PF_L3_RFO_L3_MISS_REMOTE_HITM = ev("OCR.PF_L3_RFO.L3_MISS.REMOTE_HITM", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x103fc00100),
+    OCR_PF_L1D_AND_SW_L3_MISS_REMOTE_HITM = ev("OCR.PF_L1D_AND_SW.L3_MISS.REMOTE_HITM", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x103fc00400),
+    OCR_OTHER_L3_MISS_REMOTE_HITM = ev("OCR.OTHER.L3_MISS.REMOTE_HITM", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x103fc08000),
+    OCR_ALL_PF_DATA_RD_L3_MISS_REMOTE_HITM = ev("OCR.ALL_PF_DATA_RD.L3_MISS.REMOTE_HITM", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x103fc00490),
+    OCR_ALL_PF_RFO_L3_MISS_REMOTE_HITM = ev("OCR.ALL_PF_RFO.L3_MISS.REMOTE_HITM", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x103fc00120),
+    OCR_ALL_DATA_RD_L3_MISS_REMOTE_HITM = ev("OCR.ALL_DATA_RD.L3_MISS.REMOTE_HITM", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x103fc00491),
+    OCR_ALL_RFO_L3_MISS_REMOTE_HITM = ev("OCR.ALL_RFO.L3_MISS.REMOTE_HITM", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x103fc00122),
+    OCR_ALL_READS_L3_MISS_REMOTE_HITM = ev("OCR.ALL_READS.L3_MISS.REMOTE_HITM", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x103fc007f7),
+    OCR_DEMAND_DATA_RD_L3_MISS_REMOTE_HIT_FORWARD = ev("OCR.DEMAND_DATA_RD.L3_MISS.REMOTE_HIT_FORWARD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x83fc00001),
+    OCR_DEMAND_RFO_L3_MISS_REMOTE_HIT_FORWARD = ev("OCR.DEMAND_RFO.L3_MISS.REMOTE_HIT_FORWARD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x83fc00002),
+    OCR_DEMAND_CODE_RD_L3_MISS_REMOTE_HIT_FORWARD = ev("OCR.DEMAND_CODE_RD.L3_MISS.REMOTE_HIT_FORWARD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x83fc00004),
+    OCR_PF_L2_DATA_RD_L3_MISS_REMOTE_HIT_FORWARD = ev("OCR.PF_L2_DATA_RD.L3_MISS.REMOTE_HIT_FORWARD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x83fc00010),
+    OCR_PF_L2_RFO_L3_MISS_REMOTE_HIT_FORWARD = ev("OCR.PF_L2_RFO.L3_MISS.REMOTE_HIT_FORWARD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x83fc00020),
+    OCR_PF_L3_DATA_RD_L3_MISS_REMOTE_HIT_FORWARD = ev("OCR.PF_L3_DATA_RD.L3_MISS.REMOTE_HIT_FORWARD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x83fc00080),
+    OCR_PF_L3_RFO_L3_MISS_REMOTE_HIT_FORWARD = ev("OCR.PF_L3_RFO.L3_MISS.REMOTE_HIT_FORWARD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x83fc00100),
+    OCR_PF_L1D_AND_SW_L3_MISS_REMOTE_HIT_FORWARD = ev("OCR.PF_L1D_AND_SW.L3_MISS.REMOTE_HIT_FORWARD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x83fc00400),
+    OCR_OTHER_L3_MISS_REMOTE_HIT_FORWARD = ev("OCR.OTHER.L3_MISS.REMOTE_HIT_FORWARD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x83fc08000),
+    OCR_ALL_PF_DATA_RD_L3_MISS_REMOTE_HIT_FORWARD = ev("OCR.ALL_PF_DATA_RD.L3_MISS.REMOTE_HIT_FORWARD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x83fc00490),
+    OCR_ALL_PF_RFO_L3_MISS_REMOTE_HIT_FORWARD = ev("OCR.ALL_PF_RFO.L3_MISS.REMOTE_HIT_FORWARD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x83fc00120),
+    OCR_ALL_DATA_RD_L3_MISS_REMOTE_HIT_FORWARD = ev("OCR.ALL_DATA_RD.L3_MISS.REMOTE_HIT_FORWARD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x83fc00491),
+    OCR_ALL_RFO_L3_MISS_REMOTE_HIT_FORWARD = ev("OCR.ALL_RFO.L3_MISS.REMOTE_HIT_FORWARD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x83fc00122),
+    OCR_ALL_READS_L3_MISS_REMOTE_HIT_FORWARD = ev("OCR.ALL_READS.L3_MISS.REMOTE_HIT_FORWARD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x83fc007f7),
+    OCR_DEMAND_DATA_RD_PMM_HIT_LOCAL_PMM_SNOOP_NOT_NEEDED = ev("OCR.DEMAND_DATA_RD.PMM_HIT_LOCAL_PMM.SNOOP_NOT_NEEDED", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x100400001),
+    OCR_DEMAND_DATA_RD_PMM_HIT_LOCAL_PMM_SNOOP_NONE = ev("OCR.DEMAND_DATA_RD.PMM_HIT_LOCAL_PMM.SNOOP_NONE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x80400001),
+    OCR_DEMAND_RFO_PMM_HIT_LOCAL_PMM_SNOOP_NOT_NEEDED = ev("OCR.DEMAND_RFO.PMM_HIT_LOCAL_PMM.SNOOP_NOT_NEEDED", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x100400002),
+    OCR_DEMAND_RFO_PMM_HIT_LOCAL_PMM_SNOOP_NONE = ev("OCR.DEMAND_RFO.PMM_HIT_LOCAL_PMM.SNOOP_NONE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x80400002),
+    OCR_DEMAND_CODE_RD_PMM_HIT_LOCAL_PMM_SNOOP_NOT_NEEDED = ev("OCR.DEMAND_CODE_RD.PMM_HIT_LOCAL_PMM.SNOOP_NOT_NEEDED", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x100400004),
+    OCR_DEMAND_CODE_RD_PMM_HIT_LOCAL_PMM_SNOOP_NONE = ev("OCR.DEMAND_CODE_RD.PMM_HIT_LOCAL_PMM.SNOOP_NONE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x80400004),
+    OCR_PF_L2_DATA_RD_PMM_HIT_LOCAL_PMM_SNOOP_NOT_NEEDED = ev("OCR.PF_L2_DATA_RD.PMM_HIT_LOCAL_PMM.SNOOP_NOT_NEEDED", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x100400010),
+    OCR_PF_L2_DATA_RD_PMM_HIT_LOCAL_PMM_SNOOP_NONE = ev("OCR.PF_L2_DATA_RD.PMM_HIT_LOCAL_PMM.SNOOP_NONE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x80400010),
+    OCR_PF_L2_RFO_PMM_HIT_LOCAL_PMM_SNOOP_NOT_NEEDED = ev("OCR.PF_L2_RFO.PMM_HIT_LOCAL_PMM.SNOOP_NOT_NEEDED", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x100400020),
+    OCR_PF_L2_RFO_PMM_HIT_LOCAL_PMM_SNOOP_NONE = ev("OCR.PF_L2_RFO.PMM_HIT_LOCAL_PMM.SNOOP_NONE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x80400020),
+    OCR_PF_L3_DATA_RD_PMM_HIT_LOCAL_PMM_SNOOP_NOT_NEEDED = ev("OCR.PF_L3_DATA_RD.PMM_HIT_LOCAL_PMM.SNOOP_NOT_NEEDED", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x100400080),
+    OCR_PF_L3_DATA_RD_PMM_HIT_LOCAL_PMM_SNOOP_NONE = ev("OCR.PF_L3_DATA_RD.PMM_HIT_LOCAL_PMM.SNOOP_NONE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x80400080),
+    OCR_PF_L3_RFO_PMM_HIT_LOCAL_PMM_SNOOP_NOT_NEEDED = ev("OCR.PF_L3_RFO.PMM_HIT_LOCAL_PMM.SNOOP_NOT_NEEDED", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x100400100),
+    OCR_PF_L3_RFO_PMM_HIT_LOCAL_PMM_SNOOP_NONE = ev("OCR.PF_L3_RFO.PMM_HIT_LOCAL_PMM.SNOOP_NONE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x80400100),
+    OCR_PF_L1D_AND_SW_PMM_HIT_LOCAL_PMM_SNOOP_NOT_NEEDED = ev("OCR.PF_L1D_AND_SW.PMM_HIT_LOCAL_PMM.SNOOP_NOT_NEEDED", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x100400400),
+    OCR_PF_L1D_AND_SW_PMM_HIT_LOCAL_PMM_SNOOP_NONE = ev("OCR.PF_L1D_AND_SW.PMM_HIT_LOCAL_PMM.SNOOP_NONE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x80400400),
+    OCR_OTHER_PMM_HIT_LOCAL_PMM_SNOOP_NOT_NEEDED = ev("OCR.OTHER.PMM_HIT_LOCAL_PMM.SNOOP_NOT_NEEDED", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x100408000),
+    OCR_OTHER_PMM_HIT_LOCAL_PMM_SNOOP_NONE = ev("OCR.OTHER.PMM_HIT_LOCAL_PMM.SNOOP_NONE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x80408000),
+    OCR_ALL_PF_DATA_RD_PMM_HIT_LOCAL_PMM_SNOOP_NOT_NEEDED = ev("OCR.ALL_PF_DATA_RD.PMM_HIT_LOCAL_PMM.SNOOP_NOT_NEEDED", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x100400490),
+    OCR_ALL_PF_DATA_RD_PMM_HIT_LOCAL_PMM_SNOOP_NONE = ev("OCR.ALL_PF_DATA_RD.PMM_HIT_LOCAL_PMM.SNOOP_NONE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x80400490),
+    OCR_ALL_PF_RFO_PMM_HIT_LOCAL_PMM_SNOOP_NOT_NEEDED = ev("OCR.ALL_PF_RFO.PMM_HIT_LOCAL_PMM.SNOOP_NOT_NEEDED", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x100400120),
+    OCR_ALL_PF_RFO_PMM_HIT_LOCAL_PMM_SNOOP_NONE = ev("OCR.ALL_PF_RFO.PMM_HIT_LOCAL_PMM.SNOOP_NONE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x80400120),
+    OCR_ALL_DATA_RD_PMM_HIT_LOCAL_PMM_SNOOP_NOT_NEEDED = ev("OCR.ALL_DATA_RD.PMM_HIT_LOCAL_PMM.SNOOP_NOT_NEEDED", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x100400491),
+    OCR_ALL_DATA_RD_PMM_HIT_LOCAL_PMM_SNOOP_NONE = ev("OCR.ALL_DATA_RD.PMM_HIT_LOCAL_PMM.SNOOP_NONE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x80400491),
+    OCR_ALL_RFO_PMM_HIT_LOCAL_PMM_SNOOP_NOT_NEEDED = ev("OCR.ALL_RFO.PMM_HIT_LOCAL_PMM.SNOOP_NOT_NEEDED", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x100400122),
+    OCR_ALL_RFO_PMM_HIT_LOCAL_PMM_SNOOP_NONE = ev("OCR.ALL_RFO.PMM_HIT_LOCAL_PMM.SNOOP_NONE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x80400122),
+    OCR_ALL_READS_PMM_HIT_LOCAL_PMM_SNOOP_NOT_NEEDED = ev("OCR.ALL_READS.PMM_HIT_LOCAL_PMM.SNOOP_NOT_NEEDED", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x1004007f7),
+    OCR_ALL_READS_PMM_HIT_LOCAL_PMM_SNOOP_NONE = ev("OCR.ALL_READS.PMM_HIT_LOCAL_PMM.SNOOP_NONE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x804007f7),
+    OCR_DEMAND_DATA_RD_PMM_HIT_LOCAL_PMM_ANY_SNOOP = ev("OCR.DEMAND_DATA_RD.PMM_HIT_LOCAL_PMM.ANY_SNOOP", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f80400001),
+    OCR_DEMAND_RFO_PMM_HIT_LOCAL_PMM_ANY_SNOOP = ev("OCR.DEMAND_RFO.PMM_HIT_LOCAL_PMM.ANY_SNOOP", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f80400002),
+    OCR_DEMAND_CODE_RD_PMM_HIT_LOCAL_PMM_ANY_SNOOP = ev("OCR.DEMAND_CODE_RD.PMM_HIT_LOCAL_PMM.ANY_SNOOP", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f80400004),
+    OCR_PF_L2_DATA_RD_PMM_HIT_LOCAL_PMM_ANY_SNOOP = ev("OCR.PF_L2_DATA_RD.PMM_HIT_LOCAL_PMM.ANY_SNOOP", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f80400010),
+    OCR_PF_L2_RFO_PMM_HIT_LOCAL_PMM_ANY_SNOOP = ev("OCR.PF_L2_RFO.PMM_HIT_LOCAL_PMM.ANY_SNOOP", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f80400020),
+    OCR_PF_L3_DATA_RD_PMM_HIT_LOCAL_PMM_ANY_SNOOP = ev("OCR.PF_L3_DATA_RD.PMM_HIT_LOCAL_PMM.ANY_SNOOP", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f80400080),
+    OCR_PF_L3_RFO_PMM_HIT_LOCAL_PMM_ANY_SNOOP = ev("OCR.PF_L3_RFO.PMM_HIT_LOCAL_PMM.ANY_SNOOP", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f80400100),
+    OCR_PF_L1D_AND_SW_PMM_HIT_LOCAL_PMM_ANY_SNOOP = ev("OCR.PF_L1D_AND_SW.PMM_HIT_LOCAL_PMM.ANY_SNOOP", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f80400400),
+    OCR_OTHER_PMM_HIT_LOCAL_PMM_ANY_SNOOP = ev("OCR.OTHER.PMM_HIT_LOCAL_PMM.ANY_SNOOP", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f80408000),
+    OCR_ALL_PF_DATA_RD_PMM_HIT_LOCAL_PMM_ANY_SNOOP = ev("OCR.ALL_PF_DATA_RD.PMM_HIT_LOCAL_PMM.ANY_SNOOP", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f80400490),
+    OCR_ALL_PF_RFO_PMM_HIT_LOCAL_PMM_ANY_SNOOP = ev("OCR.ALL_PF_RFO.PMM_HIT_LOCAL_PMM.ANY_SNOOP", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f80400120),
+    OCR_ALL_DATA_RD_PMM_HIT_LOCAL_PMM_ANY_SNOOP = ev("OCR.ALL_DATA_RD.PMM_HIT_LOCAL_PMM.ANY_SNOOP", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f80400491),
+    OCR_ALL_RFO_PMM_HIT_LOCAL_PMM_ANY_SNOOP = ev("OCR.ALL_RFO.PMM_HIT_LOCAL_PMM.ANY_SNOOP", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f80400122),
+    OCR_ALL_READS_PMM_HIT_LOCAL_PMM_ANY_SNOOP = ev("OCR.ALL_READS.PMM_HIT_LOCAL_PMM.ANY_SNOOP", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f804007f7),
+}
 /// No experimental events.
 const EXPERIMENTAL_ROWS: &[EventRow] = &[];
 /// The rows built.

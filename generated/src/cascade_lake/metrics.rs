@@ -4,7 +4,7 @@
 //! Each is `metric(name, unit, category, scope)` and what it has besides, one builder a
 //! fact (`crate::metrics`); a formula is its text and its postfix ops.
 
-use crate::metrics::{metric, MetricInfo, Constant, read};
+use crate::metrics::{metric, MetricInfo, Constant, read, read_core};
 use crate::metrics::MetricScope::{Cpu, Socket};
 use crate::metrics::Op::*;
 
@@ -14,98 +14,98 @@ pub static METRICS: &[MetricInfo] = &[
         .about("Share of the core's last-level cache references that hit: references less misses, over references, from the architectural events LLC Reference (0x2E/0x4F) and LLC Misses (0x2E/0x41) of SDM Vol. 3B, Table 18-1.")
         .in_groups(&["CacheHits"])
         .reads(&[
-            read("refs", "LONGEST_LAT_CACHE.REFERENCE", "CORE"),
-            read("misses", "LONGEST_LAT_CACHE.MISS", "CORE"),
+            read_core("refs", "LONGEST_LAT_CACHE.REFERENCE"),
+            read_core("misses", "LONGEST_LAT_CACHE.MISS"),
         ])
         .computed_as("100 * (refs - misses) / refs", &[Num(100.0), Event(0), Event(1), Sub, Mul, Event(0), Div]),
     metric("cpi", "per instruction", "CPI", Cpu)
         .reads(&[
-            read("a", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
-            read("b", "INST_RETIRED.ANY_P", "CORE"),
+            read_core("a", "CPU_CLK_UNHALTED.THREAD_P"),
+            read_core("b", "INST_RETIRED.ANY_P"),
         ])
         .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("loads_per_instr", "per instruction", "", Cpu)
         .reads(&[
-            read("a", "MEM_INST_RETIRED.ALL_LOADS", "CORE"),
-            read("b", "INST_RETIRED.ANY_P", "CORE"),
+            read_core("a", "MEM_INST_RETIRED.ALL_LOADS"),
+            read_core("b", "INST_RETIRED.ANY_P"),
         ])
         .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("stores_per_instr", "per instruction", "", Cpu)
         .reads(&[
-            read("a", "MEM_INST_RETIRED.ALL_STORES", "CORE"),
-            read("b", "INST_RETIRED.ANY_P", "CORE"),
+            read_core("a", "MEM_INST_RETIRED.ALL_STORES"),
+            read_core("b", "INST_RETIRED.ANY_P"),
         ])
         .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("l1d_mpi", "per instruction", "MPI, D-side", Cpu)
         .reads(&[
-            read("a", "L1D.REPLACEMENT", "CORE"),
-            read("b", "INST_RETIRED.ANY_P", "CORE"),
+            read_core("a", "L1D.REPLACEMENT"),
+            read_core("b", "INST_RETIRED.ANY_P"),
         ])
         .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("l1d_demand_data_read_hits_per_instr", "per instruction", "D-side", Cpu)
         .reads(&[
-            read("a", "MEM_LOAD_RETIRED.L1_HIT", "CORE"),
-            read("b", "INST_RETIRED.ANY_P", "CORE"),
+            read_core("a", "MEM_LOAD_RETIRED.L1_HIT"),
+            read_core("b", "INST_RETIRED.ANY_P"),
         ])
         .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("l1_i_code_read_misses_with_prefetches_per_instr", "per instruction", "MPI, I-side", Cpu)
         .reads(&[
-            read("a", "L2_RQSTS.ALL_CODE_RD", "CORE"),
-            read("b", "INST_RETIRED.ANY_P", "CORE"),
+            read_core("a", "L2_RQSTS.ALL_CODE_RD"),
+            read_core("b", "INST_RETIRED.ANY_P"),
         ])
         .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("l2_demand_data_read_hits_per_instr", "per instruction", "D-side", Cpu)
         .reads(&[
-            read("a", "MEM_LOAD_RETIRED.L2_HIT", "CORE"),
-            read("b", "INST_RETIRED.ANY_P", "CORE"),
+            read_core("a", "MEM_LOAD_RETIRED.L2_HIT"),
+            read_core("b", "INST_RETIRED.ANY_P"),
         ])
         .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("l2_mpi", "per instruction", "MPI", Cpu)
         .reads(&[
-            read("a", "L2_LINES_IN.ALL", "CORE"),
-            read("b", "INST_RETIRED.ANY_P", "CORE"),
+            read_core("a", "L2_LINES_IN.ALL"),
+            read_core("b", "INST_RETIRED.ANY_P"),
         ])
         .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("l2_demand_data_read_mpi", "per instruction", "MPI, D-side", Cpu)
         .reads(&[
-            read("a", "MEM_LOAD_RETIRED.L2_MISS", "CORE"),
-            read("b", "INST_RETIRED.ANY_P", "CORE"),
+            read_core("a", "MEM_LOAD_RETIRED.L2_MISS"),
+            read_core("b", "INST_RETIRED.ANY_P"),
         ])
         .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("l2_demand_code_mpi", "per instruction", "MPI, I-side", Cpu)
         .reads(&[
-            read("a", "L2_RQSTS.CODE_RD_MISS", "CORE"),
-            read("b", "INST_RETIRED.ANY_P", "CORE"),
+            read_core("a", "L2_RQSTS.CODE_RD_MISS"),
+            read_core("b", "INST_RETIRED.ANY_P"),
         ])
         .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("itlb_mpi", "per instruction", "", Cpu)
         .reads(&[
-            read("a", "ITLB_MISSES.WALK_COMPLETED", "CORE"),
-            read("b", "INST_RETIRED.ANY_P", "CORE"),
+            read_core("a", "ITLB_MISSES.WALK_COMPLETED"),
+            read_core("b", "INST_RETIRED.ANY_P"),
         ])
         .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("itlb_large_page_mpi", "per instruction", "", Cpu)
         .reads(&[
-            read("a", "ITLB_MISSES.WALK_COMPLETED_2M_4M", "CORE"),
-            read("b", "INST_RETIRED.ANY_P", "CORE"),
+            read_core("a", "ITLB_MISSES.WALK_COMPLETED_2M_4M"),
+            read_core("b", "INST_RETIRED.ANY_P"),
         ])
         .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("dtlb_load_mpi", "per instruction", "", Cpu)
         .reads(&[
-            read("a", "DTLB_LOAD_MISSES.WALK_COMPLETED", "CORE"),
-            read("b", "INST_RETIRED.ANY_P", "CORE"),
+            read_core("a", "DTLB_LOAD_MISSES.WALK_COMPLETED"),
+            read_core("b", "INST_RETIRED.ANY_P"),
         ])
         .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("dtlb_2mb_large_page_load_mpi", "per instruction", "", Cpu)
         .reads(&[
-            read("a", "DTLB_LOAD_MISSES.WALK_COMPLETED_2M_4M", "CORE"),
-            read("b", "INST_RETIRED.ANY_P", "CORE"),
+            read_core("a", "DTLB_LOAD_MISSES.WALK_COMPLETED_2M_4M"),
+            read_core("b", "INST_RETIRED.ANY_P"),
         ])
         .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("dtlb_store_mpi", "per instruction", "", Cpu)
         .reads(&[
-            read("a", "DTLB_STORE_MISSES.WALK_COMPLETED", "CORE"),
-            read("b", "INST_RETIRED.ANY_P", "CORE"),
+            read_core("a", "DTLB_STORE_MISSES.WALK_COMPLETED"),
+            read_core("b", "INST_RETIRED.ANY_P"),
         ])
         .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("uncore_frequency", "GHz", "Freq", Socket)
@@ -194,30 +194,30 @@ pub static METRICS: &[MetricInfo] = &[
         ]),
     metric("percent_uops_delivered_from_decoded_icache", "percent", "I-side", Cpu)
         .reads(&[
-            read("a", "IDQ.DSB_UOPS", "CORE"),
-            read("b", "IDQ.MITE_UOPS", "CORE"),
-            read("c", "IDQ.MS_UOPS", "CORE"),
-            read("d", "LSD.UOPS", "CORE"),
+            read_core("a", "IDQ.DSB_UOPS"),
+            read_core("b", "IDQ.MITE_UOPS"),
+            read_core("c", "IDQ.MS_UOPS"),
+            read_core("d", "LSD.UOPS"),
         ])
         .computed_as("100 * (a / (a + b + c + d))", &[
             Num(100.0), Event(0), Event(0), Event(1), Add, Event(2), Add, Event(3), Add, Div, Mul,
         ]),
     metric("percent_uops_delivered_from_legacy_decode_pipeline", "percent", "I-side", Cpu)
         .reads(&[
-            read("a", "IDQ.DSB_UOPS", "CORE"),
-            read("b", "IDQ.MITE_UOPS", "CORE"),
-            read("c", "IDQ.MS_UOPS", "CORE"),
-            read("d", "LSD.UOPS", "CORE"),
+            read_core("a", "IDQ.DSB_UOPS"),
+            read_core("b", "IDQ.MITE_UOPS"),
+            read_core("c", "IDQ.MS_UOPS"),
+            read_core("d", "LSD.UOPS"),
         ])
         .computed_as("100 * (b / (a + b + c + d))", &[
             Num(100.0), Event(1), Event(0), Event(1), Add, Event(2), Add, Event(3), Add, Div, Mul,
         ]),
     metric("percent_uops_delivered_from_microcode_sequencer", "percent", "I-side", Cpu)
         .reads(&[
-            read("a", "IDQ.DSB_UOPS", "CORE"),
-            read("b", "IDQ.MITE_UOPS", "CORE"),
-            read("c", "IDQ.MS_UOPS", "CORE"),
-            read("d", "LSD.UOPS", "CORE"),
+            read_core("a", "IDQ.DSB_UOPS"),
+            read_core("b", "IDQ.MITE_UOPS"),
+            read_core("c", "IDQ.MS_UOPS"),
+            read_core("d", "LSD.UOPS"),
         ])
         .computed_as("100 * (c / (a + b + c + d))", &[
             Num(100.0), Event(2), Event(0), Event(1), Add, Event(2), Add, Event(3), Add, Div, Mul,
@@ -261,25 +261,25 @@ pub static METRICS: &[MetricInfo] = &[
     metric("Bottleneck_Mispredictions", "", "TMA", Cpu)
         .in_groups(&["Bad", "BadSpec", "BrMispredicts", "BvMP"])
         .reads(&[
-            read("a", "UOPS_RETIRED.RETIRE_SLOTS", "CORE"),
-            read("b", "UOPS_ISSUED.ANY", "CORE"),
-            read("c", "IDQ.MS_UOPS", "CORE"),
-            read("d", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
-            read("e", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
-            read("f", "BR_MISP_RETIRED.ALL_BRANCHES", "CORE"),
-            read("g", "MACHINE_CLEARS.COUNT", "CORE"),
-            read("h", "INT_MISC.RECOVERY_CYCLES_ANY", "CORE"),
-            read("i", "INT_MISC.RECOVERY_CYCLES", "CORE"),
-            read("j", "INT_MISC.CLEARS_COUNT", "CORE"),
-            read("k", "IDQ_UOPS_NOT_DELIVERED.CYCLES_0_UOPS_DELIV.CORE", "CORE"),
-            read("l", "INT_MISC.CLEAR_RESTEER_CYCLES", "CORE"),
-            read("m", "ICACHE_16B.IFDATA_STALL", "CORE"),
-            read("n", "ICACHE_16B.IFDATA_STALL", "CORE").cmask(1).edge_detect(),
-            read("o", "ICACHE_TAG.STALLS", "CORE"),
-            read("p", "BACLEARS.ANY", "CORE"),
-            read("q", "IDQ.MS_SWITCHES", "CORE"),
-            read("r", "DECODE.LCP", "CORE"),
-            read("s", "DSB2MITE_SWITCHES.PENALTY_CYCLES", "CORE"),
+            read_core("a", "UOPS_RETIRED.RETIRE_SLOTS"),
+            read_core("b", "UOPS_ISSUED.ANY"),
+            read_core("c", "IDQ.MS_UOPS"),
+            read_core("d", "CPU_CLK_UNHALTED.THREAD_P_ANY"),
+            read_core("e", "CPU_CLK_UNHALTED.THREAD_P"),
+            read_core("f", "BR_MISP_RETIRED.ALL_BRANCHES"),
+            read_core("g", "MACHINE_CLEARS.COUNT"),
+            read_core("h", "INT_MISC.RECOVERY_CYCLES_ANY"),
+            read_core("i", "INT_MISC.RECOVERY_CYCLES"),
+            read_core("j", "INT_MISC.CLEARS_COUNT"),
+            read_core("k", "IDQ_UOPS_NOT_DELIVERED.CYCLES_0_UOPS_DELIV.CORE"),
+            read_core("l", "INT_MISC.CLEAR_RESTEER_CYCLES"),
+            read_core("m", "ICACHE_16B.IFDATA_STALL"),
+            read_core("n", "ICACHE_16B.IFDATA_STALL").cmask(1).edge_detect(),
+            read_core("o", "ICACHE_TAG.STALLS"),
+            read_core("p", "BACLEARS.ANY"),
+            read_core("q", "IDQ.MS_SWITCHES"),
+            read_core("r", "DECODE.LCP"),
+            read_core("s", "DSB2MITE_SWITCHES.PENALTY_CYCLES"),
         ])
         .computed_as("100 * (1 - 10 * (a / b * c / (4 * (d / 2 if HYPERTHREADING_ON else e))) * max(f / (f + g) * ((b - a + 4 * (h / 2 if HYPERTHREADING_ON else i)) / (4 * (d / 2 if HYPERTHREADING_ON else e))) * (1 - f / (j - g)), 0.0001) / (f / (f + g) * ((b - a + 4 * (h / 2 if HYPERTHREADING_ON else i)) / (4 * (d / 2 if HYPERTHREADING_ON else e))))) * (f / (f + g) * ((b - a + 4 * (h / 2 if HYPERTHREADING_ON else i)) / (4 * (d / 2 if HYPERTHREADING_ON else e))) + 4 * k / (4 * (d / 2 if HYPERTHREADING_ON else e)) * (f / (f + g) * l / e) / ((m + 2 * n) / e + o / e + (l / e + 9 * p / e) + 2 * q / e + r / e + s / e))", &[
             Num(100.0), Num(1.0), Num(10.0), Event(0), Event(1), Div, Event(2), Mul, Num(4.0),
@@ -306,17 +306,17 @@ pub static METRICS: &[MetricInfo] = &[
     metric("Bottleneck_Big_Code", "", "TMA", Cpu)
         .in_groups(&["BvBC", "BigFootprint", "Fed", "Frontend", "IcMiss", "MemoryTLB"])
         .reads(&[
-            read("a", "IDQ_UOPS_NOT_DELIVERED.CYCLES_0_UOPS_DELIV.CORE", "CORE"),
-            read("b", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
-            read("c", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
-            read("d", "ICACHE_TAG.STALLS", "CORE"),
-            read("e", "ICACHE_16B.IFDATA_STALL", "CORE"),
-            read("f", "ICACHE_16B.IFDATA_STALL", "CORE").cmask(1).edge_detect(),
-            read("g", "BACLEARS.ANY", "CORE"),
-            read("h", "INT_MISC.CLEAR_RESTEER_CYCLES", "CORE"),
-            read("i", "IDQ.MS_SWITCHES", "CORE"),
-            read("j", "DECODE.LCP", "CORE"),
-            read("k", "DSB2MITE_SWITCHES.PENALTY_CYCLES", "CORE"),
+            read_core("a", "IDQ_UOPS_NOT_DELIVERED.CYCLES_0_UOPS_DELIV.CORE"),
+            read_core("b", "CPU_CLK_UNHALTED.THREAD_P_ANY"),
+            read_core("c", "CPU_CLK_UNHALTED.THREAD_P"),
+            read_core("d", "ICACHE_TAG.STALLS"),
+            read_core("e", "ICACHE_16B.IFDATA_STALL"),
+            read_core("f", "ICACHE_16B.IFDATA_STALL").cmask(1).edge_detect(),
+            read_core("g", "BACLEARS.ANY"),
+            read_core("h", "INT_MISC.CLEAR_RESTEER_CYCLES"),
+            read_core("i", "IDQ.MS_SWITCHES"),
+            read_core("j", "DECODE.LCP"),
+            read_core("k", "DSB2MITE_SWITCHES.PENALTY_CYCLES"),
         ])
         .computed_as("100 * (4 * a / (4 * (b / 2 if HYPERTHREADING_ON else c))) * (d / c + (e + 2 * f) / c + 9 * g / c) / ((e + 2 * f) / c + d / c + (h / c + 9 * g / c) + 2 * i / c + j / c + k / c)", &[
             Num(100.0), Num(4.0), Event(0), Mul, Num(4.0), Const(Constant::HyperthreadingOn),
@@ -331,30 +331,30 @@ pub static METRICS: &[MetricInfo] = &[
     metric("Bottleneck_Instruction_Fetch_BW", "", "TMA", Cpu)
         .in_groups(&["BvFB", "Fed", "FetchBW", "Frontend"])
         .reads(&[
-            read("a", "IDQ_UOPS_NOT_DELIVERED.CORE", "CORE"),
-            read("b", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
-            read("c", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
-            read("d", "UOPS_RETIRED.RETIRE_SLOTS", "CORE"),
-            read("e", "UOPS_ISSUED.ANY", "CORE"),
-            read("f", "IDQ.MS_UOPS", "CORE"),
-            read("g", "BR_MISP_RETIRED.ALL_BRANCHES", "CORE"),
-            read("h", "MACHINE_CLEARS.COUNT", "CORE"),
-            read("i", "INT_MISC.RECOVERY_CYCLES_ANY", "CORE"),
-            read("j", "INT_MISC.RECOVERY_CYCLES", "CORE"),
-            read("k", "INT_MISC.CLEARS_COUNT", "CORE"),
-            read("l", "IDQ_UOPS_NOT_DELIVERED.CYCLES_0_UOPS_DELIV.CORE", "CORE"),
-            read("m", "INT_MISC.CLEAR_RESTEER_CYCLES", "CORE"),
-            read("n", "ICACHE_16B.IFDATA_STALL", "CORE"),
-            read("o", "ICACHE_16B.IFDATA_STALL", "CORE").cmask(1).edge_detect(),
-            read("p", "ICACHE_TAG.STALLS", "CORE"),
-            read("q", "BACLEARS.ANY", "CORE"),
-            read("r", "IDQ.MS_SWITCHES", "CORE"),
-            read("s", "DECODE.LCP", "CORE"),
-            read("t", "DSB2MITE_SWITCHES.PENALTY_CYCLES", "CORE"),
-            read("u", "UOPS_RETIRED.MACRO_FUSED", "CORE"),
-            read("v", "INST_RETIRED.ANY_P", "CORE"),
-            read("w", "FP_ASSIST.ANY", "CORE"),
-            read("x", "OTHER_ASSISTS.ANY", "CORE"),
+            read_core("a", "IDQ_UOPS_NOT_DELIVERED.CORE"),
+            read_core("b", "CPU_CLK_UNHALTED.THREAD_P_ANY"),
+            read_core("c", "CPU_CLK_UNHALTED.THREAD_P"),
+            read_core("d", "UOPS_RETIRED.RETIRE_SLOTS"),
+            read_core("e", "UOPS_ISSUED.ANY"),
+            read_core("f", "IDQ.MS_UOPS"),
+            read_core("g", "BR_MISP_RETIRED.ALL_BRANCHES"),
+            read_core("h", "MACHINE_CLEARS.COUNT"),
+            read_core("i", "INT_MISC.RECOVERY_CYCLES_ANY"),
+            read_core("j", "INT_MISC.RECOVERY_CYCLES"),
+            read_core("k", "INT_MISC.CLEARS_COUNT"),
+            read_core("l", "IDQ_UOPS_NOT_DELIVERED.CYCLES_0_UOPS_DELIV.CORE"),
+            read_core("m", "INT_MISC.CLEAR_RESTEER_CYCLES"),
+            read_core("n", "ICACHE_16B.IFDATA_STALL"),
+            read_core("o", "ICACHE_16B.IFDATA_STALL").cmask(1).edge_detect(),
+            read_core("p", "ICACHE_TAG.STALLS"),
+            read_core("q", "BACLEARS.ANY"),
+            read_core("r", "IDQ.MS_SWITCHES"),
+            read_core("s", "DECODE.LCP"),
+            read_core("t", "DSB2MITE_SWITCHES.PENALTY_CYCLES"),
+            read_core("u", "UOPS_RETIRED.MACRO_FUSED"),
+            read_core("v", "INST_RETIRED.ANY_P"),
+            read_core("w", "FP_ASSIST.ANY"),
+            read_core("x", "OTHER_ASSISTS.ANY"),
         ])
         .computed_as("100 * (a / (4 * (b / 2 if HYPERTHREADING_ON else c)) - (1 - 10 * (d / e * f / (4 * (b / 2 if HYPERTHREADING_ON else c))) * max(g / (g + h) * ((e - d + 4 * (i / 2 if HYPERTHREADING_ON else j)) / (4 * (b / 2 if HYPERTHREADING_ON else c))) * (1 - g / (k - h)), 0.0001) / (g / (g + h) * ((e - d + 4 * (i / 2 if HYPERTHREADING_ON else j)) / (4 * (b / 2 if HYPERTHREADING_ON else c))))) * (4 * l / (4 * (b / 2 if HYPERTHREADING_ON else c))) * (g / (g + h) * m / c) / ((n + 2 * o) / c + p / c + (m / c + 9 * q / c) + 2 * r / c + s / c + t / c) - d / e * f / (4 * (b / 2 if HYPERTHREADING_ON else c)) / ((d + u - v) / (4 * (b / 2 if HYPERTHREADING_ON else c)) - d / e * f / (4 * (b / 2 if HYPERTHREADING_ON else c)) + d / e * f / (4 * (b / 2 if HYPERTHREADING_ON else c))) * (34 * (w + x) / (4 * (b / 2 if HYPERTHREADING_ON else c)) / (d / e * f / (4 * (b / 2 if HYPERTHREADING_ON else c)))) * (4 * l / (4 * (b / 2 if HYPERTHREADING_ON else c))) * (2 * r / c + (m / c + 9 * q / c) * ((1 - g / (g + h)) * m / c + g / (g + h) * m / c * (10 * (d / e * f / (4 * (b / 2 if HYPERTHREADING_ON else c))) * max(g / (g + h) * ((e - d + 4 * (i / 2 if HYPERTHREADING_ON else j)) / (4 * (b / 2 if HYPERTHREADING_ON else c))) * (1 - g / (k - h)), 0.0001) / (g / (g + h) * ((e - d + 4 * (i / 2 if HYPERTHREADING_ON else j)) / (4 * (b / 2 if HYPERTHREADING_ON else c)))))) / (g / (g + h) * m / c + (1 - g / (g + h)) * m / c + 9 * q / c)) / ((n + 2 * o) / c + p / c + (m / c + 9 * q / c) + 2 * r / c + s / c + t / c)) - 100 * (4 * l / (4 * (b / 2 if HYPERTHREADING_ON else c))) * (p / c + (n + 2 * o) / c + 9 * q / c) / ((n + 2 * o) / c + p / c + (m / c + 9 * q / c) + 2 * r / c + s / c + t / c)", &[
             Num(100.0), Event(0), Num(4.0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0),
@@ -416,24 +416,24 @@ pub static METRICS: &[MetricInfo] = &[
     metric("Bottleneck_Compute_Bound_Est", "", "TMA", Cpu)
         .in_groups(&["BvCB", "Cor"])
         .reads(&[
-            read("a", "IDQ_UOPS_NOT_DELIVERED.CORE", "CORE"),
-            read("b", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
-            read("c", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
-            read("d", "UOPS_ISSUED.ANY", "CORE"),
-            read("e", "INT_MISC.RECOVERY_CYCLES_ANY", "CORE"),
-            read("f", "INT_MISC.RECOVERY_CYCLES", "CORE"),
-            read("g", "CYCLE_ACTIVITY.STALLS_MEM_ANY", "CORE"),
-            read("h", "EXE_ACTIVITY.BOUND_ON_STORES", "CORE"),
-            read("i", "CYCLE_ACTIVITY.STALLS_TOTAL", "CORE"),
-            read("j", "EXE_ACTIVITY.1_PORTS_UTIL", "CORE"),
-            read("k", "UOPS_RETIRED.RETIRE_SLOTS", "CORE"),
-            read("l", "EXE_ACTIVITY.2_PORTS_UTIL", "CORE"),
-            read("m", "ARITH.DIVIDER_ACTIVE", "CORE"),
-            read("n", "PARTIAL_RAT_STALLS.SCOREBOARD", "CORE"),
-            read("o", "EXE_ACTIVITY.EXE_BOUND_0_PORTS", "CORE"),
-            read("p", "UOPS_EXECUTED.CORE_CYCLES_GE_3", "CORE"),
-            read("q", "UOPS_EXECUTED.CORE_CYCLES_GE_1", "CORE"),
-            read("r", "UOPS_EXECUTED.CORE_CYCLES_GE_2", "CORE"),
+            read_core("a", "IDQ_UOPS_NOT_DELIVERED.CORE"),
+            read_core("b", "CPU_CLK_UNHALTED.THREAD_P_ANY"),
+            read_core("c", "CPU_CLK_UNHALTED.THREAD_P"),
+            read_core("d", "UOPS_ISSUED.ANY"),
+            read_core("e", "INT_MISC.RECOVERY_CYCLES_ANY"),
+            read_core("f", "INT_MISC.RECOVERY_CYCLES"),
+            read_core("g", "CYCLE_ACTIVITY.STALLS_MEM_ANY"),
+            read_core("h", "EXE_ACTIVITY.BOUND_ON_STORES"),
+            read_core("i", "CYCLE_ACTIVITY.STALLS_TOTAL"),
+            read_core("j", "EXE_ACTIVITY.1_PORTS_UTIL"),
+            read_core("k", "UOPS_RETIRED.RETIRE_SLOTS"),
+            read_core("l", "EXE_ACTIVITY.2_PORTS_UTIL"),
+            read_core("m", "ARITH.DIVIDER_ACTIVE"),
+            read_core("n", "PARTIAL_RAT_STALLS.SCOREBOARD"),
+            read_core("o", "EXE_ACTIVITY.EXE_BOUND_0_PORTS"),
+            read_core("p", "UOPS_EXECUTED.CORE_CYCLES_GE_3"),
+            read_core("q", "UOPS_EXECUTED.CORE_CYCLES_GE_1"),
+            read_core("r", "UOPS_EXECUTED.CORE_CYCLES_GE_2"),
         ])
         .computed_as("100 * ((1 - a / (4 * (b / 2 if HYPERTHREADING_ON else c)) - (d + 4 * (e / 2 if HYPERTHREADING_ON else f)) / (4 * (b / 2 if HYPERTHREADING_ON else c)) - (g + h) / (i + (j + k / (4 * (b / 2 if HYPERTHREADING_ON else c)) * l) + h) * (1 - a / (4 * (b / 2 if HYPERTHREADING_ON else c)) - (d + 4 * (e / 2 if HYPERTHREADING_ON else f)) / (4 * (b / 2 if HYPERTHREADING_ON else c)))) * (m / c) / (m / c + n / c + ((o / c * c + (j + k / (4 * (b / 2 if HYPERTHREADING_ON else c)) * l)) / c if m < i - g else (j + k / (4 * (b / 2 if HYPERTHREADING_ON else c)) * l) / c)) + (1 - a / (4 * (b / 2 if HYPERTHREADING_ON else c)) - (d + 4 * (e / 2 if HYPERTHREADING_ON else f)) / (4 * (b / 2 if HYPERTHREADING_ON else c)) - (g + h) / (i + (j + k / (4 * (b / 2 if HYPERTHREADING_ON else c)) * l) + h) * (1 - a / (4 * (b / 2 if HYPERTHREADING_ON else c)) - (d + 4 * (e / 2 if HYPERTHREADING_ON else f)) / (4 * (b / 2 if HYPERTHREADING_ON else c)))) * (((o / c * c + (j + k / (4 * (b / 2 if HYPERTHREADING_ON else c)) * l)) / c if m < i - g else (j + k / (4 * (b / 2 if HYPERTHREADING_ON else c)) * l) / c) / (m / c + n / c + ((o / c * c + (j + k / (4 * (b / 2 if HYPERTHREADING_ON else c)) * l)) / c if m < i - g else (j + k / (4 * (b / 2 if HYPERTHREADING_ON else c)) * l) / c))) * ((p / 2 if HYPERTHREADING_ON else p) / (b / 2 if HYPERTHREADING_ON else c) / (o / c + ((q - r) / 2 if HYPERTHREADING_ON else j) / (b / 2 if HYPERTHREADING_ON else c) + ((r - p) / 2 if HYPERTHREADING_ON else l) / (b / 2 if HYPERTHREADING_ON else c) + (p / 2 if HYPERTHREADING_ON else p) / (b / 2 if HYPERTHREADING_ON else c))))", &[
             Num(100.0), Num(1.0), Event(0), Num(4.0), Const(Constant::HyperthreadingOn), Event(1),
@@ -488,40 +488,40 @@ pub static METRICS: &[MetricInfo] = &[
     metric("Bottleneck_Irregular_Overhead", "", "TMA", Cpu)
         .in_groups(&["Bad", "BvIO", "Cor", "Ret"])
         .reads(&[
-            read("a", "UOPS_RETIRED.RETIRE_SLOTS", "CORE"),
-            read("a_a", "EXE_ACTIVITY.BOUND_ON_STORES", "CORE"),
-            read("a_b", "CYCLE_ACTIVITY.STALLS_TOTAL", "CORE"),
-            read("a_c", "EXE_ACTIVITY.1_PORTS_UTIL", "CORE"),
-            read("a_d", "EXE_ACTIVITY.2_PORTS_UTIL", "CORE"),
-            read("a_e", "PARTIAL_RAT_STALLS.SCOREBOARD", "CORE"),
-            read("a_f", "RS_EVENTS.EMPTY_CYCLES", "CORE"),
-            read("a_g", "EXE_ACTIVITY.EXE_BOUND_0_PORTS", "CORE"),
-            read("a_h", "ARITH.DIVIDER_ACTIVE", "CORE"),
-            read("b", "UOPS_ISSUED.ANY", "CORE"),
-            read("c", "IDQ.MS_UOPS", "CORE"),
-            read("d", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
-            read("e", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
-            read("f", "UOPS_RETIRED.MACRO_FUSED", "CORE"),
-            read("g", "INST_RETIRED.ANY_P", "CORE"),
-            read("h", "FP_ASSIST.ANY", "CORE"),
-            read("i", "OTHER_ASSISTS.ANY", "CORE"),
-            read("j", "IDQ_UOPS_NOT_DELIVERED.CYCLES_0_UOPS_DELIV.CORE", "CORE"),
-            read("k", "IDQ.MS_SWITCHES", "CORE"),
-            read("l", "INT_MISC.CLEAR_RESTEER_CYCLES", "CORE"),
-            read("m", "BACLEARS.ANY", "CORE"),
-            read("n", "BR_MISP_RETIRED.ALL_BRANCHES", "CORE"),
-            read("o", "MACHINE_CLEARS.COUNT", "CORE"),
-            read("p", "INT_MISC.RECOVERY_CYCLES_ANY", "CORE"),
-            read("q", "INT_MISC.RECOVERY_CYCLES", "CORE"),
-            read("r", "INT_MISC.CLEARS_COUNT", "CORE"),
-            read("s", "ICACHE_16B.IFDATA_STALL", "CORE"),
-            read("t", "ICACHE_16B.IFDATA_STALL", "CORE").cmask(1).edge_detect(),
-            read("u", "ICACHE_TAG.STALLS", "CORE"),
-            read("v", "DECODE.LCP", "CORE"),
-            read("w", "DSB2MITE_SWITCHES.PENALTY_CYCLES", "CORE"),
-            read("x", "MACHINE_CLEARS.MEMORY_ORDERING", "CORE"),
-            read("y", "IDQ_UOPS_NOT_DELIVERED.CORE", "CORE"),
-            read("z", "CYCLE_ACTIVITY.STALLS_MEM_ANY", "CORE"),
+            read_core("a", "UOPS_RETIRED.RETIRE_SLOTS"),
+            read_core("a_a", "EXE_ACTIVITY.BOUND_ON_STORES"),
+            read_core("a_b", "CYCLE_ACTIVITY.STALLS_TOTAL"),
+            read_core("a_c", "EXE_ACTIVITY.1_PORTS_UTIL"),
+            read_core("a_d", "EXE_ACTIVITY.2_PORTS_UTIL"),
+            read_core("a_e", "PARTIAL_RAT_STALLS.SCOREBOARD"),
+            read_core("a_f", "RS_EVENTS.EMPTY_CYCLES"),
+            read_core("a_g", "EXE_ACTIVITY.EXE_BOUND_0_PORTS"),
+            read_core("a_h", "ARITH.DIVIDER_ACTIVE"),
+            read_core("b", "UOPS_ISSUED.ANY"),
+            read_core("c", "IDQ.MS_UOPS"),
+            read_core("d", "CPU_CLK_UNHALTED.THREAD_P_ANY"),
+            read_core("e", "CPU_CLK_UNHALTED.THREAD_P"),
+            read_core("f", "UOPS_RETIRED.MACRO_FUSED"),
+            read_core("g", "INST_RETIRED.ANY_P"),
+            read_core("h", "FP_ASSIST.ANY"),
+            read_core("i", "OTHER_ASSISTS.ANY"),
+            read_core("j", "IDQ_UOPS_NOT_DELIVERED.CYCLES_0_UOPS_DELIV.CORE"),
+            read_core("k", "IDQ.MS_SWITCHES"),
+            read_core("l", "INT_MISC.CLEAR_RESTEER_CYCLES"),
+            read_core("m", "BACLEARS.ANY"),
+            read_core("n", "BR_MISP_RETIRED.ALL_BRANCHES"),
+            read_core("o", "MACHINE_CLEARS.COUNT"),
+            read_core("p", "INT_MISC.RECOVERY_CYCLES_ANY"),
+            read_core("q", "INT_MISC.RECOVERY_CYCLES"),
+            read_core("r", "INT_MISC.CLEARS_COUNT"),
+            read_core("s", "ICACHE_16B.IFDATA_STALL"),
+            read_core("t", "ICACHE_16B.IFDATA_STALL").cmask(1).edge_detect(),
+            read_core("u", "ICACHE_TAG.STALLS"),
+            read_core("v", "DECODE.LCP"),
+            read_core("w", "DSB2MITE_SWITCHES.PENALTY_CYCLES"),
+            read_core("x", "MACHINE_CLEARS.MEMORY_ORDERING"),
+            read_core("y", "IDQ_UOPS_NOT_DELIVERED.CORE"),
+            read_core("z", "CYCLE_ACTIVITY.STALLS_MEM_ANY"),
         ])
         .computed_as("100 * (a / b * c / (4 * (d / 2 if HYPERTHREADING_ON else e)) / ((a + f - g) / (4 * (d / 2 if HYPERTHREADING_ON else e)) - a / b * c / (4 * (d / 2 if HYPERTHREADING_ON else e)) + a / b * c / (4 * (d / 2 if HYPERTHREADING_ON else e))) * (34 * (h + i) / (4 * (d / 2 if HYPERTHREADING_ON else e)) / (a / b * c / (4 * (d / 2 if HYPERTHREADING_ON else e)))) * (4 * j / (4 * (d / 2 if HYPERTHREADING_ON else e))) * (2 * k / e + (l / e + 9 * m / e) * ((1 - n / (n + o)) * l / e + n / (n + o) * l / e * (10 * (a / b * c / (4 * (d / 2 if HYPERTHREADING_ON else e))) * max(n / (n + o) * ((b - a + 4 * (p / 2 if HYPERTHREADING_ON else q)) / (4 * (d / 2 if HYPERTHREADING_ON else e))) * (1 - n / (r - o)), 0.0001) / (n / (n + o) * ((b - a + 4 * (p / 2 if HYPERTHREADING_ON else q)) / (4 * (d / 2 if HYPERTHREADING_ON else e)))))) / (n / (n + o) * l / e + (1 - n / (n + o)) * l / e + 9 * m / e)) / ((s + 2 * t) / e + u / e + (l / e + 9 * m / e) + 2 * k / e + v / e + w / e) + 10 * (a / b * c / (4 * (d / 2 if HYPERTHREADING_ON else e))) * max(n / (n + o) * ((b - a + 4 * (p / 2 if HYPERTHREADING_ON else q)) / (4 * (d / 2 if HYPERTHREADING_ON else e))) * (1 - n / (r - o)), 0.0001) / (n / (n + o) * ((b - a + 4 * (p / 2 if HYPERTHREADING_ON else q)) / (4 * (d / 2 if HYPERTHREADING_ON else e)))) * (n / (n + o) * ((b - a + 4 * (p / 2 if HYPERTHREADING_ON else q)) / (4 * (d / 2 if HYPERTHREADING_ON else e)))) + ((b - a + 4 * (p / 2 if HYPERTHREADING_ON else q)) / (4 * (d / 2 if HYPERTHREADING_ON else e)) - n / (n + o) * ((b - a + 4 * (p / 2 if HYPERTHREADING_ON else q)) / (4 * (d / 2 if HYPERTHREADING_ON else e)))) * max(((b - a + 4 * (p / 2 if HYPERTHREADING_ON else q)) / (4 * (d / 2 if HYPERTHREADING_ON else e)) - n / (n + o) * ((b - a + 4 * (p / 2 if HYPERTHREADING_ON else q)) / (4 * (d / 2 if HYPERTHREADING_ON else e)))) * (1 - x / o), 0.0001) / max(((b - a + 4 * (p / 2 if HYPERTHREADING_ON else q)) / (4 * (d / 2 if HYPERTHREADING_ON else e)) - n / (n + o) * ((b - a + 4 * (p / 2 if HYPERTHREADING_ON else q)) / (4 * (d / 2 if HYPERTHREADING_ON else e)))) * (1 - x / o), 0.0001) + (1 - y / (4 * (d / 2 if HYPERTHREADING_ON else e)) - (b + 4 * (p / 2 if HYPERTHREADING_ON else q)) / (4 * (d / 2 if HYPERTHREADING_ON else e)) - (z + a_a) / (a_b + (a_c + a / (4 * (d / 2 if HYPERTHREADING_ON else e)) * a_d) + a_a) * (1 - y / (4 * (d / 2 if HYPERTHREADING_ON else e)) - (b + 4 * (p / 2 if HYPERTHREADING_ON else q)) / (4 * (d / 2 if HYPERTHREADING_ON else e)))) * (a_e / e + (1 - y / (4 * (d / 2 if HYPERTHREADING_ON else e)) - (b + 4 * (p / 2 if HYPERTHREADING_ON else q)) / (4 * (d / 2 if HYPERTHREADING_ON else e)) - (z + a_a) / (a_b + (a_c + a / (4 * (d / 2 if HYPERTHREADING_ON else e)) * a_d) + a_a) * (1 - y / (4 * (d / 2 if HYPERTHREADING_ON else e)) - (b + 4 * (p / 2 if HYPERTHREADING_ON else q)) / (4 * (d / 2 if HYPERTHREADING_ON else e)))) * a_f / e * (a_g / e)) / (a_h / e + a_e / e + ((a_g / e * e + (a_c + a / (4 * (d / 2 if HYPERTHREADING_ON else e)) * a_d)) / e if a_h < a_b - z else (a_c + a / (4 * (d / 2 if HYPERTHREADING_ON else e)) * a_d) / e)) + a / b * c / (4 * (d / 2 if HYPERTHREADING_ON else e)) / ((a + f - g) / (4 * (d / 2 if HYPERTHREADING_ON else e)) - a / b * c / (4 * (d / 2 if HYPERTHREADING_ON else e)) + a / b * c / (4 * (d / 2 if HYPERTHREADING_ON else e))) * (34 * (h + i) / (4 * (d / 2 if HYPERTHREADING_ON else e)) / (a / b * c / (4 * (d / 2 if HYPERTHREADING_ON else e)))) * ((a + f - g) / (4 * (d / 2 if HYPERTHREADING_ON else e))))", &[
             Num(100.0), Event(0), Event(9), Div, Event(10), Mul, Num(4.0),
@@ -639,11 +639,11 @@ pub static METRICS: &[MetricInfo] = &[
     metric("Bottleneck_Branching_Overhead", "", "TMA", Cpu)
         .in_groups(&["BvBO", "Ret"])
         .reads(&[
-            read("a", "BR_INST_RETIRED.ALL_BRANCHES", "CORE"),
-            read("b", "BR_INST_RETIRED.NEAR_CALL", "CORE"),
-            read("c", "INST_RETIRED.NOP", "CORE"),
-            read("d", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
-            read("e", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
+            read_core("a", "BR_INST_RETIRED.ALL_BRANCHES"),
+            read_core("b", "BR_INST_RETIRED.NEAR_CALL"),
+            read_core("c", "INST_RETIRED.NOP"),
+            read_core("d", "CPU_CLK_UNHALTED.THREAD_P_ANY"),
+            read_core("e", "CPU_CLK_UNHALTED.THREAD_P"),
         ])
         .computed_as("100 * ((a + 2 * b + c) / (4 * (d / 2 if HYPERTHREADING_ON else e)))", &[
             Num(100.0), Event(0), Num(2.0), Event(1), Mul, Add, Event(2), Add, Num(4.0),
@@ -654,18 +654,18 @@ pub static METRICS: &[MetricInfo] = &[
     metric("Bottleneck_Useful_Work", "", "TMA", Cpu)
         .in_groups(&["BvUW", "Ret"])
         .reads(&[
-            read("a", "UOPS_RETIRED.RETIRE_SLOTS", "CORE"),
-            read("b", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
-            read("c", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
-            read("d", "BR_INST_RETIRED.ALL_BRANCHES", "CORE"),
-            read("e", "BR_INST_RETIRED.NEAR_CALL", "CORE"),
-            read("f", "INST_RETIRED.NOP", "CORE"),
-            read("g", "UOPS_ISSUED.ANY", "CORE"),
-            read("h", "IDQ.MS_UOPS", "CORE"),
-            read("i", "UOPS_RETIRED.MACRO_FUSED", "CORE"),
-            read("j", "INST_RETIRED.ANY_P", "CORE"),
-            read("k", "FP_ASSIST.ANY", "CORE"),
-            read("l", "OTHER_ASSISTS.ANY", "CORE"),
+            read_core("a", "UOPS_RETIRED.RETIRE_SLOTS"),
+            read_core("b", "CPU_CLK_UNHALTED.THREAD_P_ANY"),
+            read_core("c", "CPU_CLK_UNHALTED.THREAD_P"),
+            read_core("d", "BR_INST_RETIRED.ALL_BRANCHES"),
+            read_core("e", "BR_INST_RETIRED.NEAR_CALL"),
+            read_core("f", "INST_RETIRED.NOP"),
+            read_core("g", "UOPS_ISSUED.ANY"),
+            read_core("h", "IDQ.MS_UOPS"),
+            read_core("i", "UOPS_RETIRED.MACRO_FUSED"),
+            read_core("j", "INST_RETIRED.ANY_P"),
+            read_core("k", "FP_ASSIST.ANY"),
+            read_core("l", "OTHER_ASSISTS.ANY"),
         ])
         .computed_as("100 * (a / (4 * (b / 2 if HYPERTHREADING_ON else c)) - (d + 2 * e + f) / (4 * (b / 2 if HYPERTHREADING_ON else c)) - a / g * h / (4 * (b / 2 if HYPERTHREADING_ON else c)) / ((a + i - j) / (4 * (b / 2 if HYPERTHREADING_ON else c)) - a / g * h / (4 * (b / 2 if HYPERTHREADING_ON else c)) + a / g * h / (4 * (b / 2 if HYPERTHREADING_ON else c))) * (34 * (k + l) / (4 * (b / 2 if HYPERTHREADING_ON else c)) / (a / g * h / (4 * (b / 2 if HYPERTHREADING_ON else c)))) * ((a + i - j) / (4 * (b / 2 if HYPERTHREADING_ON else c))))", &[
             Num(100.0), Event(0), Num(4.0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0),
@@ -689,9 +689,9 @@ pub static METRICS: &[MetricInfo] = &[
     metric("Frontend_Bound", "percent", "TMA", Cpu)
         .in_groups(&["BvFB", "BvIO", "TmaL1", "PGO"])
         .reads(&[
-            read("a", "IDQ_UOPS_NOT_DELIVERED.CORE", "CORE"),
-            read("b", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
-            read("c", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
+            read_core("a", "IDQ_UOPS_NOT_DELIVERED.CORE"),
+            read_core("b", "CPU_CLK_UNHALTED.THREAD_P_ANY"),
+            read_core("c", "CPU_CLK_UNHALTED.THREAD_P"),
         ])
         .computed_as("100 * (a / (4 * (b / 2 if HYPERTHREADING_ON else c)))", &[
             Num(100.0), Event(0), Num(4.0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0),
@@ -703,9 +703,9 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(2)
         .child_of("Frontend_Bound")
         .reads(&[
-            read("a", "IDQ_UOPS_NOT_DELIVERED.CYCLES_0_UOPS_DELIV.CORE", "CORE"),
-            read("b", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
-            read("c", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
+            read_core("a", "IDQ_UOPS_NOT_DELIVERED.CYCLES_0_UOPS_DELIV.CORE"),
+            read_core("b", "CPU_CLK_UNHALTED.THREAD_P_ANY"),
+            read_core("c", "CPU_CLK_UNHALTED.THREAD_P"),
         ])
         .computed_as("100 * (4 * a / (4 * (b / 2 if HYPERTHREADING_ON else c)))", &[
             Num(100.0), Num(4.0), Event(0), Mul, Num(4.0), Const(Constant::HyperthreadingOn),
@@ -717,9 +717,9 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(3)
         .child_of("Fetch_Latency")
         .reads(&[
-            read("a", "ICACHE_16B.IFDATA_STALL", "CORE"),
-            read("b", "ICACHE_16B.IFDATA_STALL", "CORE").cmask(1).edge_detect(),
-            read("c", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
+            read_core("a", "ICACHE_16B.IFDATA_STALL"),
+            read_core("b", "ICACHE_16B.IFDATA_STALL").cmask(1).edge_detect(),
+            read_core("c", "CPU_CLK_UNHALTED.THREAD_P"),
         ])
         .computed_as("100 * ((a + 2 * b) / c)", &[
             Num(100.0), Event(0), Num(2.0), Event(1), Mul, Add, Event(2), Div, Mul,
@@ -732,8 +732,8 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(3)
         .child_of("Fetch_Latency")
         .reads(&[
-            read("a", "ICACHE_TAG.STALLS", "CORE"),
-            read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
+            read_core("a", "ICACHE_TAG.STALLS"),
+            read_core("b", "CPU_CLK_UNHALTED.THREAD_P"),
         ])
         .computed_as("100 * (a / b)", &[Num(100.0), Event(0), Event(1), Div, Mul])
         .threshold_when(&["ITLB_Misses", "Fetch_Latency", "Frontend_Bound"], "min(min(ITLB_Misses > 5, Fetch_Latency > 10), Frontend_Bound > 15)", &[
@@ -744,9 +744,9 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(4)
         .child_of("ITLB_Misses")
         .reads(&[
-            read("a", "ICACHE_TAG.STALLS", "CORE"),
-            read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
-            read("c", "ITLB_MISSES.WALK_ACTIVE", "CORE"),
+            read_core("a", "ICACHE_TAG.STALLS"),
+            read_core("b", "CPU_CLK_UNHALTED.THREAD_P"),
+            read_core("c", "ITLB_MISSES.WALK_ACTIVE"),
         ])
         .computed_as("100 * max(0, a / b - c / b)", &[
             Num(100.0), Num(0.0), Event(0), Event(1), Div, Event(2), Event(1), Div, Sub, Max, Mul,
@@ -760,8 +760,8 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(4)
         .child_of("ITLB_Misses")
         .reads(&[
-            read("a", "ITLB_MISSES.WALK_ACTIVE", "CORE"),
-            read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
+            read_core("a", "ITLB_MISSES.WALK_ACTIVE"),
+            read_core("b", "CPU_CLK_UNHALTED.THREAD_P"),
         ])
         .computed_as("100 * (a / b)", &[Num(100.0), Event(0), Event(1), Div, Mul])
         .threshold_when(&["Code_STLB_Miss", "ITLB_Misses", "Fetch_Latency", "Frontend_Bound"], "min(min(min(Code_STLB_Miss > 5, ITLB_Misses > 5), Fetch_Latency > 10), Frontend_Bound > 15)", &[
@@ -773,10 +773,10 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(5)
         .child_of("Code_STLB_Miss")
         .reads(&[
-            read("a", "ITLB_MISSES.WALK_ACTIVE", "CORE"),
-            read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
-            read("c", "ITLB_MISSES.WALK_COMPLETED_4K", "CORE"),
-            read("d", "ITLB_MISSES.WALK_COMPLETED_2M_4M", "CORE"),
+            read_core("a", "ITLB_MISSES.WALK_ACTIVE"),
+            read_core("b", "CPU_CLK_UNHALTED.THREAD_P"),
+            read_core("c", "ITLB_MISSES.WALK_COMPLETED_4K"),
+            read_core("d", "ITLB_MISSES.WALK_COMPLETED_2M_4M"),
         ])
         .computed_as("100 * (a / b * c / (c + d))", &[
             Num(100.0), Event(0), Event(1), Div, Event(2), Mul, Event(2), Event(3), Add, Div, Mul,
@@ -790,10 +790,10 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(5)
         .child_of("Code_STLB_Miss")
         .reads(&[
-            read("a", "ITLB_MISSES.WALK_ACTIVE", "CORE"),
-            read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
-            read("c", "ITLB_MISSES.WALK_COMPLETED_2M_4M", "CORE"),
-            read("d", "ITLB_MISSES.WALK_COMPLETED_4K", "CORE"),
+            read_core("a", "ITLB_MISSES.WALK_ACTIVE"),
+            read_core("b", "CPU_CLK_UNHALTED.THREAD_P"),
+            read_core("c", "ITLB_MISSES.WALK_COMPLETED_2M_4M"),
+            read_core("d", "ITLB_MISSES.WALK_COMPLETED_4K"),
         ])
         .computed_as("100 * (a / b * c / (d + c))", &[
             Num(100.0), Event(0), Event(1), Div, Event(2), Mul, Event(3), Event(2), Add, Div, Mul,
@@ -807,9 +807,9 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(3)
         .child_of("Fetch_Latency")
         .reads(&[
-            read("a", "INT_MISC.CLEAR_RESTEER_CYCLES", "CORE"),
-            read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
-            read("c", "BACLEARS.ANY", "CORE"),
+            read_core("a", "INT_MISC.CLEAR_RESTEER_CYCLES"),
+            read_core("b", "CPU_CLK_UNHALTED.THREAD_P"),
+            read_core("c", "BACLEARS.ANY"),
         ])
         .computed_as("100 * (a / b + 9 * c / b)", &[
             Num(100.0), Event(0), Event(1), Div, Num(9.0), Event(2), Mul, Event(1), Div, Add, Mul,
@@ -822,10 +822,10 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(4)
         .child_of("Branch_Resteers")
         .reads(&[
-            read("a", "BR_MISP_RETIRED.ALL_BRANCHES", "CORE"),
-            read("b", "MACHINE_CLEARS.COUNT", "CORE"),
-            read("c", "INT_MISC.CLEAR_RESTEER_CYCLES", "CORE"),
-            read("d", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
+            read_core("a", "BR_MISP_RETIRED.ALL_BRANCHES"),
+            read_core("b", "MACHINE_CLEARS.COUNT"),
+            read_core("c", "INT_MISC.CLEAR_RESTEER_CYCLES"),
+            read_core("d", "CPU_CLK_UNHALTED.THREAD_P"),
         ])
         .computed_as("100 * (a / (a + b) * c / d)", &[
             Num(100.0), Event(0), Event(0), Event(1), Add, Div, Event(2), Mul, Event(3), Div, Mul,
@@ -839,10 +839,10 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(4)
         .child_of("Branch_Resteers")
         .reads(&[
-            read("a", "BR_MISP_RETIRED.ALL_BRANCHES", "CORE"),
-            read("b", "MACHINE_CLEARS.COUNT", "CORE"),
-            read("c", "INT_MISC.CLEAR_RESTEER_CYCLES", "CORE"),
-            read("d", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
+            read_core("a", "BR_MISP_RETIRED.ALL_BRANCHES"),
+            read_core("b", "MACHINE_CLEARS.COUNT"),
+            read_core("c", "INT_MISC.CLEAR_RESTEER_CYCLES"),
+            read_core("d", "CPU_CLK_UNHALTED.THREAD_P"),
         ])
         .computed_as("100 * ((1 - a / (a + b)) * c / d)", &[
             Num(100.0), Num(1.0), Event(0), Event(0), Event(1), Add, Div, Sub, Event(2), Mul,
@@ -857,8 +857,8 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(4)
         .child_of("Branch_Resteers")
         .reads(&[
-            read("a", "BACLEARS.ANY", "CORE"),
-            read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
+            read_core("a", "BACLEARS.ANY"),
+            read_core("b", "CPU_CLK_UNHALTED.THREAD_P"),
         ])
         .computed_as("100 * (9 * a / b)", &[Num(100.0), Num(9.0), Event(0), Mul, Event(1), Div, Mul])
         .threshold_when(&["Unknown_Branches", "Branch_Resteers", "Fetch_Latency", "Frontend_Bound"], "min(min(min(Unknown_Branches > 5, Branch_Resteers > 5), Fetch_Latency > 10), Frontend_Bound > 15)", &[
@@ -870,8 +870,8 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(3)
         .child_of("Fetch_Latency")
         .reads(&[
-            read("a", "IDQ.MS_SWITCHES", "CORE"),
-            read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
+            read_core("a", "IDQ.MS_SWITCHES"),
+            read_core("b", "CPU_CLK_UNHALTED.THREAD_P"),
         ])
         .computed_as("100 * (2 * a / b)", &[Num(100.0), Num(2.0), Event(0), Mul, Event(1), Div, Mul])
         .threshold_when(&["MS_Switches", "Fetch_Latency", "Frontend_Bound"], "min(min(MS_Switches > 5, Fetch_Latency > 10), Frontend_Bound > 15)", &[
@@ -882,8 +882,8 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(3)
         .child_of("Fetch_Latency")
         .reads(&[
-            read("a", "DECODE.LCP", "CORE"),
-            read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
+            read_core("a", "DECODE.LCP"),
+            read_core("b", "CPU_CLK_UNHALTED.THREAD_P"),
         ])
         .computed_as("100 * (a / b)", &[Num(100.0), Event(0), Event(1), Div, Mul])
         .threshold_when(&["LCP", "Fetch_Latency", "Frontend_Bound"], "min(min(LCP > 5, Fetch_Latency > 10), Frontend_Bound > 15)", &[
@@ -894,8 +894,8 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(3)
         .child_of("Fetch_Latency")
         .reads(&[
-            read("a", "DSB2MITE_SWITCHES.PENALTY_CYCLES", "CORE"),
-            read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
+            read_core("a", "DSB2MITE_SWITCHES.PENALTY_CYCLES"),
+            read_core("b", "CPU_CLK_UNHALTED.THREAD_P"),
         ])
         .computed_as("100 * (a / b)", &[Num(100.0), Event(0), Event(1), Div, Mul])
         .threshold_when(&["DSB_Switches", "Fetch_Latency", "Frontend_Bound"], "min(min(DSB_Switches > 5, Fetch_Latency > 10), Frontend_Bound > 15)", &[
@@ -906,10 +906,10 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(2)
         .child_of("Frontend_Bound")
         .reads(&[
-            read("a", "IDQ_UOPS_NOT_DELIVERED.CORE", "CORE"),
-            read("b", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
-            read("c", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
-            read("d", "IDQ_UOPS_NOT_DELIVERED.CYCLES_0_UOPS_DELIV.CORE", "CORE"),
+            read_core("a", "IDQ_UOPS_NOT_DELIVERED.CORE"),
+            read_core("b", "CPU_CLK_UNHALTED.THREAD_P_ANY"),
+            read_core("c", "CPU_CLK_UNHALTED.THREAD_P"),
+            read_core("d", "IDQ_UOPS_NOT_DELIVERED.CYCLES_0_UOPS_DELIV.CORE"),
         ])
         .computed_as("100 * (a / (4 * (b / 2 if HYPERTHREADING_ON else c)) - 4 * d / (4 * (b / 2 if HYPERTHREADING_ON else c)))", &[
             Num(100.0), Event(0), Num(4.0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0),
@@ -923,10 +923,10 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(3)
         .child_of("Fetch_Bandwidth")
         .reads(&[
-            read("a", "IDQ.ALL_MITE_CYCLES_ANY_UOPS", "CORE"),
-            read("b", "IDQ.ALL_MITE_CYCLES_4_UOPS", "CORE"),
-            read("c", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
-            read("d", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
+            read_core("a", "IDQ.ALL_MITE_CYCLES_ANY_UOPS"),
+            read_core("b", "IDQ.ALL_MITE_CYCLES_4_UOPS"),
+            read_core("c", "CPU_CLK_UNHALTED.THREAD_P_ANY"),
+            read_core("d", "CPU_CLK_UNHALTED.THREAD_P"),
         ])
         .computed_as("100 * ((a - b) / (c / 2 if HYPERTHREADING_ON else d) / 2)", &[
             Num(100.0), Event(0), Event(1), Sub, Const(Constant::HyperthreadingOn), Event(2),
@@ -938,10 +938,10 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(4)
         .child_of("MITE")
         .reads(&[
-            read("a", "INST_DECODED.DECODERS", "CORE").cmask(1),
-            read("b", "INST_DECODED.DECODERS", "CORE").cmask(2),
-            read("c", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
-            read("d", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
+            read_core("a", "INST_DECODED.DECODERS").cmask(1),
+            read_core("b", "INST_DECODED.DECODERS").cmask(2),
+            read_core("c", "CPU_CLK_UNHALTED.THREAD_P_ANY"),
+            read_core("d", "CPU_CLK_UNHALTED.THREAD_P"),
         ])
         .computed_as("100 * ((a - b) / (c / 2 if HYPERTHREADING_ON else d) / 2)", &[
             Num(100.0), Event(0), Event(1), Sub, Const(Constant::HyperthreadingOn), Event(2),
@@ -955,10 +955,10 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(3)
         .child_of("Fetch_Bandwidth")
         .reads(&[
-            read("a", "IDQ.DSB_CYCLES_ANY", "CORE"),
-            read("b", "IDQ.DSB_CYCLES_OK", "CORE"),
-            read("c", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
-            read("d", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
+            read_core("a", "IDQ.DSB_CYCLES_ANY"),
+            read_core("b", "IDQ.DSB_CYCLES_OK"),
+            read_core("c", "CPU_CLK_UNHALTED.THREAD_P_ANY"),
+            read_core("d", "CPU_CLK_UNHALTED.THREAD_P"),
         ])
         .computed_as("100 * ((a - b) / (c / 2 if HYPERTHREADING_ON else d) / 2)", &[
             Num(100.0), Event(0), Event(1), Sub, Const(Constant::HyperthreadingOn), Event(2),
@@ -968,12 +968,12 @@ pub static METRICS: &[MetricInfo] = &[
     metric("Bad_Speculation", "percent", "TMA", Cpu)
         .in_groups(&["TmaL1"])
         .reads(&[
-            read("a", "UOPS_ISSUED.ANY", "CORE"),
-            read("b", "UOPS_RETIRED.RETIRE_SLOTS", "CORE"),
-            read("c", "INT_MISC.RECOVERY_CYCLES_ANY", "CORE"),
-            read("d", "INT_MISC.RECOVERY_CYCLES", "CORE"),
-            read("e", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
-            read("f", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
+            read_core("a", "UOPS_ISSUED.ANY"),
+            read_core("b", "UOPS_RETIRED.RETIRE_SLOTS"),
+            read_core("c", "INT_MISC.RECOVERY_CYCLES_ANY"),
+            read_core("d", "INT_MISC.RECOVERY_CYCLES"),
+            read_core("e", "CPU_CLK_UNHALTED.THREAD_P_ANY"),
+            read_core("f", "CPU_CLK_UNHALTED.THREAD_P"),
         ])
         .computed_as("100 * ((a - b + 4 * (c / 2 if HYPERTHREADING_ON else d)) / (4 * (e / 2 if HYPERTHREADING_ON else f)))", &[
             Num(100.0), Event(0), Event(1), Sub, Num(4.0), Const(Constant::HyperthreadingOn),
@@ -987,14 +987,14 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(2)
         .child_of("Bad_Speculation")
         .reads(&[
-            read("a", "BR_MISP_RETIRED.ALL_BRANCHES", "CORE"),
-            read("b", "MACHINE_CLEARS.COUNT", "CORE"),
-            read("c", "UOPS_ISSUED.ANY", "CORE"),
-            read("d", "UOPS_RETIRED.RETIRE_SLOTS", "CORE"),
-            read("e", "INT_MISC.RECOVERY_CYCLES_ANY", "CORE"),
-            read("f", "INT_MISC.RECOVERY_CYCLES", "CORE"),
-            read("g", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
-            read("h", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
+            read_core("a", "BR_MISP_RETIRED.ALL_BRANCHES"),
+            read_core("b", "MACHINE_CLEARS.COUNT"),
+            read_core("c", "UOPS_ISSUED.ANY"),
+            read_core("d", "UOPS_RETIRED.RETIRE_SLOTS"),
+            read_core("e", "INT_MISC.RECOVERY_CYCLES_ANY"),
+            read_core("f", "INT_MISC.RECOVERY_CYCLES"),
+            read_core("g", "CPU_CLK_UNHALTED.THREAD_P_ANY"),
+            read_core("h", "CPU_CLK_UNHALTED.THREAD_P"),
         ])
         .computed_as("100 * (a / (a + b) * ((c - d + 4 * (e / 2 if HYPERTHREADING_ON else f)) / (4 * (g / 2 if HYPERTHREADING_ON else h))))", &[
             Num(100.0), Event(0), Event(0), Event(1), Add, Div, Event(2), Event(3), Sub, Num(4.0),
@@ -1008,15 +1008,15 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(3)
         .child_of("Branch_Mispredicts")
         .reads(&[
-            read("a", "BR_MISP_RETIRED.ALL_BRANCHES", "CORE"),
-            read("b", "MACHINE_CLEARS.COUNT", "CORE"),
-            read("c", "UOPS_ISSUED.ANY", "CORE"),
-            read("d", "UOPS_RETIRED.RETIRE_SLOTS", "CORE"),
-            read("e", "INT_MISC.RECOVERY_CYCLES_ANY", "CORE"),
-            read("f", "INT_MISC.RECOVERY_CYCLES", "CORE"),
-            read("g", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
-            read("h", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
-            read("i", "INT_MISC.CLEARS_COUNT", "CORE"),
+            read_core("a", "BR_MISP_RETIRED.ALL_BRANCHES"),
+            read_core("b", "MACHINE_CLEARS.COUNT"),
+            read_core("c", "UOPS_ISSUED.ANY"),
+            read_core("d", "UOPS_RETIRED.RETIRE_SLOTS"),
+            read_core("e", "INT_MISC.RECOVERY_CYCLES_ANY"),
+            read_core("f", "INT_MISC.RECOVERY_CYCLES"),
+            read_core("g", "CPU_CLK_UNHALTED.THREAD_P_ANY"),
+            read_core("h", "CPU_CLK_UNHALTED.THREAD_P"),
+            read_core("i", "INT_MISC.CLEARS_COUNT"),
         ])
         .computed_as("100 * max(a / (a + b) * ((c - d + 4 * (e / 2 if HYPERTHREADING_ON else f)) / (4 * (g / 2 if HYPERTHREADING_ON else h))) * (1 - a / (i - b)), 0.0001)", &[
             Num(100.0), Event(0), Event(0), Event(1), Add, Div, Event(2), Event(3), Sub, Num(4.0),
@@ -1033,14 +1033,14 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(2)
         .child_of("Bad_Speculation")
         .reads(&[
-            read("a", "UOPS_ISSUED.ANY", "CORE"),
-            read("b", "UOPS_RETIRED.RETIRE_SLOTS", "CORE"),
-            read("c", "INT_MISC.RECOVERY_CYCLES_ANY", "CORE"),
-            read("d", "INT_MISC.RECOVERY_CYCLES", "CORE"),
-            read("e", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
-            read("f", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
-            read("g", "BR_MISP_RETIRED.ALL_BRANCHES", "CORE"),
-            read("h", "MACHINE_CLEARS.COUNT", "CORE"),
+            read_core("a", "UOPS_ISSUED.ANY"),
+            read_core("b", "UOPS_RETIRED.RETIRE_SLOTS"),
+            read_core("c", "INT_MISC.RECOVERY_CYCLES_ANY"),
+            read_core("d", "INT_MISC.RECOVERY_CYCLES"),
+            read_core("e", "CPU_CLK_UNHALTED.THREAD_P_ANY"),
+            read_core("f", "CPU_CLK_UNHALTED.THREAD_P"),
+            read_core("g", "BR_MISP_RETIRED.ALL_BRANCHES"),
+            read_core("h", "MACHINE_CLEARS.COUNT"),
         ])
         .computed_as("100 * ((a - b + 4 * (c / 2 if HYPERTHREADING_ON else d)) / (4 * (e / 2 if HYPERTHREADING_ON else f)) - g / (g + h) * ((a - b + 4 * (c / 2 if HYPERTHREADING_ON else d)) / (4 * (e / 2 if HYPERTHREADING_ON else f))))", &[
             Num(100.0), Event(0), Event(1), Sub, Num(4.0), Const(Constant::HyperthreadingOn),
@@ -1057,15 +1057,15 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(3)
         .child_of("Machine_Clears")
         .reads(&[
-            read("a", "UOPS_ISSUED.ANY", "CORE"),
-            read("b", "UOPS_RETIRED.RETIRE_SLOTS", "CORE"),
-            read("c", "INT_MISC.RECOVERY_CYCLES_ANY", "CORE"),
-            read("d", "INT_MISC.RECOVERY_CYCLES", "CORE"),
-            read("e", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
-            read("f", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
-            read("g", "BR_MISP_RETIRED.ALL_BRANCHES", "CORE"),
-            read("h", "MACHINE_CLEARS.COUNT", "CORE"),
-            read("i", "MACHINE_CLEARS.MEMORY_ORDERING", "CORE"),
+            read_core("a", "UOPS_ISSUED.ANY"),
+            read_core("b", "UOPS_RETIRED.RETIRE_SLOTS"),
+            read_core("c", "INT_MISC.RECOVERY_CYCLES_ANY"),
+            read_core("d", "INT_MISC.RECOVERY_CYCLES"),
+            read_core("e", "CPU_CLK_UNHALTED.THREAD_P_ANY"),
+            read_core("f", "CPU_CLK_UNHALTED.THREAD_P"),
+            read_core("g", "BR_MISP_RETIRED.ALL_BRANCHES"),
+            read_core("h", "MACHINE_CLEARS.COUNT"),
+            read_core("i", "MACHINE_CLEARS.MEMORY_ORDERING"),
         ])
         .computed_as("100 * max(((a - b + 4 * (c / 2 if HYPERTHREADING_ON else d)) / (4 * (e / 2 if HYPERTHREADING_ON else f)) - g / (g + h) * ((a - b + 4 * (c / 2 if HYPERTHREADING_ON else d)) / (4 * (e / 2 if HYPERTHREADING_ON else f)))) * (1 - i / h), 0.0001)", &[
             Num(100.0), Event(0), Event(1), Sub, Num(4.0), Const(Constant::HyperthreadingOn),
@@ -1082,12 +1082,12 @@ pub static METRICS: &[MetricInfo] = &[
     metric("Backend_Bound", "percent", "TMA", Cpu)
         .in_groups(&["BvOB", "TmaL1"])
         .reads(&[
-            read("a", "IDQ_UOPS_NOT_DELIVERED.CORE", "CORE"),
-            read("b", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
-            read("c", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
-            read("d", "UOPS_ISSUED.ANY", "CORE"),
-            read("e", "INT_MISC.RECOVERY_CYCLES_ANY", "CORE"),
-            read("f", "INT_MISC.RECOVERY_CYCLES", "CORE"),
+            read_core("a", "IDQ_UOPS_NOT_DELIVERED.CORE"),
+            read_core("b", "CPU_CLK_UNHALTED.THREAD_P_ANY"),
+            read_core("c", "CPU_CLK_UNHALTED.THREAD_P"),
+            read_core("d", "UOPS_ISSUED.ANY"),
+            read_core("e", "INT_MISC.RECOVERY_CYCLES_ANY"),
+            read_core("f", "INT_MISC.RECOVERY_CYCLES"),
         ])
         .computed_as("100 * (1 - a / (4 * (b / 2 if HYPERTHREADING_ON else c)) - (d + 4 * (e / 2 if HYPERTHREADING_ON else f)) / (4 * (b / 2 if HYPERTHREADING_ON else c)))", &[
             Num(100.0), Num(1.0), Event(0), Num(4.0), Const(Constant::HyperthreadingOn), Event(1),
@@ -1102,18 +1102,18 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(2)
         .child_of("Backend_Bound")
         .reads(&[
-            read("a", "CYCLE_ACTIVITY.STALLS_MEM_ANY", "CORE"),
-            read("b", "EXE_ACTIVITY.BOUND_ON_STORES", "CORE"),
-            read("c", "CYCLE_ACTIVITY.STALLS_TOTAL", "CORE"),
-            read("d", "EXE_ACTIVITY.1_PORTS_UTIL", "CORE"),
-            read("e", "UOPS_RETIRED.RETIRE_SLOTS", "CORE"),
-            read("f", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
-            read("g", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
-            read("h", "EXE_ACTIVITY.2_PORTS_UTIL", "CORE"),
-            read("i", "IDQ_UOPS_NOT_DELIVERED.CORE", "CORE"),
-            read("j", "UOPS_ISSUED.ANY", "CORE"),
-            read("k", "INT_MISC.RECOVERY_CYCLES_ANY", "CORE"),
-            read("l", "INT_MISC.RECOVERY_CYCLES", "CORE"),
+            read_core("a", "CYCLE_ACTIVITY.STALLS_MEM_ANY"),
+            read_core("b", "EXE_ACTIVITY.BOUND_ON_STORES"),
+            read_core("c", "CYCLE_ACTIVITY.STALLS_TOTAL"),
+            read_core("d", "EXE_ACTIVITY.1_PORTS_UTIL"),
+            read_core("e", "UOPS_RETIRED.RETIRE_SLOTS"),
+            read_core("f", "CPU_CLK_UNHALTED.THREAD_P_ANY"),
+            read_core("g", "CPU_CLK_UNHALTED.THREAD_P"),
+            read_core("h", "EXE_ACTIVITY.2_PORTS_UTIL"),
+            read_core("i", "IDQ_UOPS_NOT_DELIVERED.CORE"),
+            read_core("j", "UOPS_ISSUED.ANY"),
+            read_core("k", "INT_MISC.RECOVERY_CYCLES_ANY"),
+            read_core("l", "INT_MISC.RECOVERY_CYCLES"),
         ])
         .computed_as("100 * ((a + b) / (c + (d + e / (4 * (f / 2 if HYPERTHREADING_ON else g)) * h) + b) * (1 - i / (4 * (f / 2 if HYPERTHREADING_ON else g)) - (j + 4 * (k / 2 if HYPERTHREADING_ON else l)) / (4 * (f / 2 if HYPERTHREADING_ON else g))))", &[
             Num(100.0), Event(0), Event(1), Add, Event(2), Event(3), Event(4), Num(4.0),
@@ -1130,9 +1130,9 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(3)
         .child_of("Memory_Bound")
         .reads(&[
-            read("a", "CYCLE_ACTIVITY.STALLS_MEM_ANY", "CORE"),
-            read("b", "CYCLE_ACTIVITY.STALLS_L1D_MISS", "CORE"),
-            read("c", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
+            read_core("a", "CYCLE_ACTIVITY.STALLS_MEM_ANY"),
+            read_core("b", "CYCLE_ACTIVITY.STALLS_L1D_MISS"),
+            read_core("c", "CPU_CLK_UNHALTED.THREAD_P"),
         ])
         .computed_as("100 * max((a - b) / c, 0)", &[
             Num(100.0), Event(0), Event(1), Sub, Event(2), Div, Num(0.0), Max, Mul,
@@ -1145,11 +1145,11 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(4)
         .child_of("L1_Bound")
         .reads(&[
-            read("a", "DTLB_LOAD_MISSES.STLB_HIT", "CORE").cmask(1),
-            read("b", "DTLB_LOAD_MISSES.WALK_ACTIVE", "CORE"),
-            read("c", "CYCLE_ACTIVITY.CYCLES_MEM_ANY", "CORE"),
-            read("d", "CYCLE_ACTIVITY.CYCLES_L1D_MISS", "CORE"),
-            read("e", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
+            read_core("a", "DTLB_LOAD_MISSES.STLB_HIT").cmask(1),
+            read_core("b", "DTLB_LOAD_MISSES.WALK_ACTIVE"),
+            read_core("c", "CYCLE_ACTIVITY.CYCLES_MEM_ANY"),
+            read_core("d", "CYCLE_ACTIVITY.CYCLES_L1D_MISS"),
+            read_core("e", "CPU_CLK_UNHALTED.THREAD_P"),
         ])
         .computed_as("100 * (min(9 * a + b, max(c - d, 0)) / e)", &[
             Num(100.0), Num(9.0), Event(0), Mul, Event(1), Add, Event(2), Event(3), Sub, Num(0.0),
@@ -1164,11 +1164,11 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(5)
         .child_of("DTLB_Load")
         .reads(&[
-            read("a", "DTLB_LOAD_MISSES.STLB_HIT", "CORE").cmask(1),
-            read("b", "DTLB_LOAD_MISSES.WALK_ACTIVE", "CORE"),
-            read("c", "CYCLE_ACTIVITY.CYCLES_MEM_ANY", "CORE"),
-            read("d", "CYCLE_ACTIVITY.CYCLES_L1D_MISS", "CORE"),
-            read("e", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
+            read_core("a", "DTLB_LOAD_MISSES.STLB_HIT").cmask(1),
+            read_core("b", "DTLB_LOAD_MISSES.WALK_ACTIVE"),
+            read_core("c", "CYCLE_ACTIVITY.CYCLES_MEM_ANY"),
+            read_core("d", "CYCLE_ACTIVITY.CYCLES_L1D_MISS"),
+            read_core("e", "CPU_CLK_UNHALTED.THREAD_P"),
         ])
         .computed_as("100 * (min(9 * a + b, max(c - d, 0)) / e - b / e)", &[
             Num(100.0), Num(9.0), Event(0), Mul, Event(1), Add, Event(2), Event(3), Sub, Num(0.0),
@@ -1183,8 +1183,8 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(5)
         .child_of("DTLB_Load")
         .reads(&[
-            read("a", "DTLB_LOAD_MISSES.WALK_ACTIVE", "CORE"),
-            read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
+            read_core("a", "DTLB_LOAD_MISSES.WALK_ACTIVE"),
+            read_core("b", "CPU_CLK_UNHALTED.THREAD_P"),
         ])
         .computed_as("100 * (a / b)", &[Num(100.0), Event(0), Event(1), Div, Mul])
         .threshold_when(&["Load_STLB_Miss", "DTLB_Load", "L1_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(min(Load_STLB_Miss > 5, DTLB_Load > 10), L1_Bound > 10), Memory_Bound > 20), Backend_Bound > 20)", &[
@@ -1196,11 +1196,11 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(6)
         .child_of("Load_STLB_Miss")
         .reads(&[
-            read("a", "DTLB_LOAD_MISSES.WALK_ACTIVE", "CORE"),
-            read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
-            read("c", "DTLB_LOAD_MISSES.WALK_COMPLETED_4K", "CORE"),
-            read("d", "DTLB_LOAD_MISSES.WALK_COMPLETED_2M_4M", "CORE"),
-            read("e", "DTLB_LOAD_MISSES.WALK_COMPLETED_1G", "CORE"),
+            read_core("a", "DTLB_LOAD_MISSES.WALK_ACTIVE"),
+            read_core("b", "CPU_CLK_UNHALTED.THREAD_P"),
+            read_core("c", "DTLB_LOAD_MISSES.WALK_COMPLETED_4K"),
+            read_core("d", "DTLB_LOAD_MISSES.WALK_COMPLETED_2M_4M"),
+            read_core("e", "DTLB_LOAD_MISSES.WALK_COMPLETED_1G"),
         ])
         .computed_as("100 * (a / b * c / (c + d + e))", &[
             Num(100.0), Event(0), Event(1), Div, Event(2), Mul, Event(2), Event(3), Add, Event(4),
@@ -1216,11 +1216,11 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(6)
         .child_of("Load_STLB_Miss")
         .reads(&[
-            read("a", "DTLB_LOAD_MISSES.WALK_ACTIVE", "CORE"),
-            read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
-            read("c", "DTLB_LOAD_MISSES.WALK_COMPLETED_2M_4M", "CORE"),
-            read("d", "DTLB_LOAD_MISSES.WALK_COMPLETED_4K", "CORE"),
-            read("e", "DTLB_LOAD_MISSES.WALK_COMPLETED_1G", "CORE"),
+            read_core("a", "DTLB_LOAD_MISSES.WALK_ACTIVE"),
+            read_core("b", "CPU_CLK_UNHALTED.THREAD_P"),
+            read_core("c", "DTLB_LOAD_MISSES.WALK_COMPLETED_2M_4M"),
+            read_core("d", "DTLB_LOAD_MISSES.WALK_COMPLETED_4K"),
+            read_core("e", "DTLB_LOAD_MISSES.WALK_COMPLETED_1G"),
         ])
         .computed_as("100 * (a / b * c / (d + c + e))", &[
             Num(100.0), Event(0), Event(1), Div, Event(2), Mul, Event(3), Event(2), Add, Event(4),
@@ -1236,11 +1236,11 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(6)
         .child_of("Load_STLB_Miss")
         .reads(&[
-            read("a", "DTLB_LOAD_MISSES.WALK_ACTIVE", "CORE"),
-            read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
-            read("c", "DTLB_LOAD_MISSES.WALK_COMPLETED_1G", "CORE"),
-            read("d", "DTLB_LOAD_MISSES.WALK_COMPLETED_4K", "CORE"),
-            read("e", "DTLB_LOAD_MISSES.WALK_COMPLETED_2M_4M", "CORE"),
+            read_core("a", "DTLB_LOAD_MISSES.WALK_ACTIVE"),
+            read_core("b", "CPU_CLK_UNHALTED.THREAD_P"),
+            read_core("c", "DTLB_LOAD_MISSES.WALK_COMPLETED_1G"),
+            read_core("d", "DTLB_LOAD_MISSES.WALK_COMPLETED_4K"),
+            read_core("e", "DTLB_LOAD_MISSES.WALK_COMPLETED_2M_4M"),
         ])
         .computed_as("100 * (a / b * c / (d + e + c))", &[
             Num(100.0), Event(0), Event(1), Div, Event(2), Mul, Event(3), Event(4), Add, Event(2),
@@ -1255,8 +1255,8 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(4)
         .child_of("L1_Bound")
         .reads(&[
-            read("a", "LD_BLOCKS.STORE_FORWARD", "CORE"),
-            read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
+            read_core("a", "LD_BLOCKS.STORE_FORWARD"),
+            read_core("b", "CPU_CLK_UNHALTED.THREAD_P"),
         ])
         .computed_as("100 * (13 * a / b)", &[Num(100.0), Num(13.0), Event(0), Mul, Event(1), Div, Mul])
         .threshold_when(&["Store_Fwd_Blk", "L1_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(Store_Fwd_Blk > 10, L1_Bound > 10), Memory_Bound > 20), Backend_Bound > 20)", &[
@@ -1268,12 +1268,12 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(4)
         .child_of("L1_Bound")
         .reads(&[
-            read("a", "MEM_INST_RETIRED.ALL_LOADS", "CORE"),
-            read("b", "MEM_LOAD_RETIRED.FB_HIT", "CORE"),
-            read("c", "MEM_LOAD_RETIRED.L1_MISS", "CORE"),
-            read("e", "CYCLE_ACTIVITY.CYCLES_MEM_ANY", "CORE"),
-            read("f", "CYCLE_ACTIVITY.CYCLES_L1D_MISS", "CORE"),
-            read("g", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
+            read_core("a", "MEM_INST_RETIRED.ALL_LOADS"),
+            read_core("b", "MEM_LOAD_RETIRED.FB_HIT"),
+            read_core("c", "MEM_LOAD_RETIRED.L1_MISS"),
+            read_core("e", "CYCLE_ACTIVITY.CYCLES_MEM_ANY"),
+            read_core("f", "CYCLE_ACTIVITY.CYCLES_L1D_MISS"),
+            read_core("g", "CPU_CLK_UNHALTED.THREAD_P"),
         ])
         .computed_as("100 * (min(2 * (a - b - c) * 20 / 100, max(e - f, 0)) / g)", &[
             Num(100.0), Num(2.0), Event(0), Event(1), Sub, Event(2), Sub, Mul, Num(20.0), Mul,
@@ -1288,12 +1288,12 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(4)
         .child_of("L1_Bound")
         .reads(&[
-            read("a", "MEM_INST_RETIRED.LOCK_LOADS", "CORE"),
-            read("b", "L2_RQSTS.ALL_RFO", "CORE"),
-            read("c", "MEM_INST_RETIRED.ALL_STORES", "CORE"),
-            read("d", "L2_RQSTS.RFO_HIT", "CORE"),
-            read("e", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
-            read("f", "OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DEMAND_RFO", "CORE"),
+            read_core("a", "MEM_INST_RETIRED.LOCK_LOADS"),
+            read_core("b", "L2_RQSTS.ALL_RFO"),
+            read_core("c", "MEM_INST_RETIRED.ALL_STORES"),
+            read_core("d", "L2_RQSTS.RFO_HIT"),
+            read_core("e", "CPU_CLK_UNHALTED.THREAD_P"),
+            read_core("f", "OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DEMAND_RFO"),
         ])
         .computed_as("100 * ((12 * max(0, a - b) + a / c * (11 * d + min(e, f))) / e)", &[
             Num(100.0), Num(12.0), Num(0.0), Event(0), Event(1), Sub, Max, Mul, Event(0), Event(2),
@@ -1308,11 +1308,11 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(4)
         .child_of("L1_Bound")
         .reads(&[
-            read("a", "L1D_PEND_MISS.PENDING", "CORE"),
-            read("b", "MEM_LOAD_RETIRED.L1_MISS", "CORE"),
-            read("c", "MEM_LOAD_RETIRED.FB_HIT", "CORE"),
-            read("d", "LD_BLOCKS.NO_SR", "CORE"),
-            read("e", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
+            read_core("a", "L1D_PEND_MISS.PENDING"),
+            read_core("b", "MEM_LOAD_RETIRED.L1_MISS"),
+            read_core("c", "MEM_LOAD_RETIRED.FB_HIT"),
+            read_core("d", "LD_BLOCKS.NO_SR"),
+            read_core("e", "CPU_CLK_UNHALTED.THREAD_P"),
         ])
         .computed_as("100 * (a / (b + c) * d / e)", &[
             Num(100.0), Event(0), Event(1), Event(2), Add, Div, Event(3), Mul, Event(4), Div, Mul,
@@ -1322,8 +1322,8 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(4)
         .child_of("L1_Bound")
         .reads(&[
-            read("a", "LD_BLOCKS_PARTIAL.ADDRESS_ALIAS", "CORE"),
-            read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
+            read_core("a", "LD_BLOCKS_PARTIAL.ADDRESS_ALIAS"),
+            read_core("b", "CPU_CLK_UNHALTED.THREAD_P"),
         ])
         .computed_as("100 * (a / b)", &[Num(100.0), Event(0), Event(1), Div, Mul]),
     metric("FB_Full", "percent", "TMA", Cpu)
@@ -1331,11 +1331,11 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(4)
         .child_of("L1_Bound")
         .reads(&[
-            read("a", "L1D_PEND_MISS.PENDING", "CORE"),
-            read("b", "MEM_LOAD_RETIRED.L1_MISS", "CORE"),
-            read("c", "MEM_LOAD_RETIRED.FB_HIT", "CORE"),
-            read("d", "L1D_PEND_MISS.FB_FULL", "CORE").cmask(1),
-            read("e", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
+            read_core("a", "L1D_PEND_MISS.PENDING"),
+            read_core("b", "MEM_LOAD_RETIRED.L1_MISS"),
+            read_core("c", "MEM_LOAD_RETIRED.FB_HIT"),
+            read_core("d", "L1D_PEND_MISS.FB_FULL").cmask(1),
+            read_core("e", "CPU_CLK_UNHALTED.THREAD_P"),
         ])
         .computed_as("100 * (a / (b + c) * d / e)", &[
             Num(100.0), Event(0), Event(1), Event(2), Add, Div, Event(3), Mul, Event(4), Div, Mul,
@@ -1346,13 +1346,13 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(3)
         .child_of("Memory_Bound")
         .reads(&[
-            read("a", "MEM_LOAD_RETIRED.L2_HIT", "CORE"),
-            read("b", "MEM_LOAD_RETIRED.FB_HIT", "CORE"),
-            read("c", "MEM_LOAD_RETIRED.L1_MISS", "CORE"),
-            read("d", "L1D_PEND_MISS.FB_FULL", "CORE").cmask(1),
-            read("e", "CYCLE_ACTIVITY.STALLS_L1D_MISS", "CORE"),
-            read("f", "CYCLE_ACTIVITY.STALLS_L2_MISS", "CORE"),
-            read("g", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
+            read_core("a", "MEM_LOAD_RETIRED.L2_HIT"),
+            read_core("b", "MEM_LOAD_RETIRED.FB_HIT"),
+            read_core("c", "MEM_LOAD_RETIRED.L1_MISS"),
+            read_core("d", "L1D_PEND_MISS.FB_FULL").cmask(1),
+            read_core("e", "CYCLE_ACTIVITY.STALLS_L1D_MISS"),
+            read_core("f", "CYCLE_ACTIVITY.STALLS_L2_MISS"),
+            read_core("g", "CPU_CLK_UNHALTED.THREAD_P"),
         ])
         .computed_as("100 * (a * (1 + b / c) / (a * (1 + b / c) + d) * ((e - f) / g))", &[
             Num(100.0), Event(0), Num(1.0), Event(1), Event(2), Div, Add, Mul, Event(0), Num(1.0),
@@ -1367,9 +1367,9 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(3)
         .child_of("Memory_Bound")
         .reads(&[
-            read("a", "CYCLE_ACTIVITY.STALLS_L2_MISS", "CORE"),
-            read("b", "CYCLE_ACTIVITY.STALLS_L3_MISS", "CORE"),
-            read("c", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
+            read_core("a", "CYCLE_ACTIVITY.STALLS_L2_MISS"),
+            read_core("b", "CYCLE_ACTIVITY.STALLS_L3_MISS"),
+            read_core("c", "CPU_CLK_UNHALTED.THREAD_P"),
         ])
         .computed_as("100 * ((a - b) / c)", &[Num(100.0), Event(0), Event(1), Sub, Event(2), Div, Mul])
         .threshold_when(&["L3_Bound", "Memory_Bound", "Backend_Bound"], "min(min(L3_Bound > 5, Memory_Bound > 20), Backend_Bound > 20)", &[
@@ -1380,9 +1380,9 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(4)
         .child_of("L3_Bound")
         .reads(&[
-            read("a", "OFFCORE_REQUESTS_BUFFER.SQ_FULL", "CORE"),
-            read("b", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
-            read("c", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
+            read_core("a", "OFFCORE_REQUESTS_BUFFER.SQ_FULL"),
+            read_core("b", "CPU_CLK_UNHALTED.THREAD_P_ANY"),
+            read_core("c", "CPU_CLK_UNHALTED.THREAD_P"),
         ])
         .computed_as("100 * ((a / 2 if HYPERTHREADING_ON else a) / (b / 2 if HYPERTHREADING_ON else c))", &[
             Num(100.0), Const(Constant::HyperthreadingOn), Event(0), Num(2.0), Div, Event(0),
@@ -1398,14 +1398,14 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(3)
         .child_of("Memory_Bound")
         .reads(&[
-            read("a", "CYCLE_ACTIVITY.STALLS_L3_MISS", "CORE"),
-            read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
-            read("c", "CYCLE_ACTIVITY.STALLS_L1D_MISS", "CORE"),
-            read("d", "CYCLE_ACTIVITY.STALLS_L2_MISS", "CORE"),
-            read("e", "MEM_LOAD_RETIRED.L2_HIT", "CORE"),
-            read("f", "MEM_LOAD_RETIRED.FB_HIT", "CORE"),
-            read("g", "MEM_LOAD_RETIRED.L1_MISS", "CORE"),
-            read("h", "L1D_PEND_MISS.FB_FULL", "CORE").cmask(1),
+            read_core("a", "CYCLE_ACTIVITY.STALLS_L3_MISS"),
+            read_core("b", "CPU_CLK_UNHALTED.THREAD_P"),
+            read_core("c", "CYCLE_ACTIVITY.STALLS_L1D_MISS"),
+            read_core("d", "CYCLE_ACTIVITY.STALLS_L2_MISS"),
+            read_core("e", "MEM_LOAD_RETIRED.L2_HIT"),
+            read_core("f", "MEM_LOAD_RETIRED.FB_HIT"),
+            read_core("g", "MEM_LOAD_RETIRED.L1_MISS"),
+            read_core("h", "L1D_PEND_MISS.FB_FULL").cmask(1),
         ])
         .computed_as("100 * (a / b + (c - d) / b - e * (1 + f / g) / (e * (1 + f / g) + h) * ((c - d) / b))", &[
             Num(100.0), Event(0), Event(1), Div, Event(2), Event(3), Sub, Event(1), Div, Add,
@@ -1421,8 +1421,8 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(4)
         .child_of("DRAM_Bound")
         .reads(&[
-            read("a", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
-            read("b", "OFFCORE_REQUESTS_OUTSTANDING.ALL_DATA_RD", "CORE").cmask(4),
+            read_core("a", "CPU_CLK_UNHALTED.THREAD_P"),
+            read_core("b", "OFFCORE_REQUESTS_OUTSTANDING.ALL_DATA_RD").cmask(4),
         ])
         .computed_as("100 * (min(a, b) / a)", &[Num(100.0), Event(0), Event(1), Min, Event(0), Div, Mul])
         .threshold_when(&["MEM_Bandwidth", "DRAM_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(MEM_Bandwidth > 20, DRAM_Bound > 10), Memory_Bound > 20), Backend_Bound > 20)", &[
@@ -1434,9 +1434,9 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(4)
         .child_of("DRAM_Bound")
         .reads(&[
-            read("a", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
-            read("b", "OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DATA_RD", "CORE"),
-            read("c", "OFFCORE_REQUESTS_OUTSTANDING.ALL_DATA_RD", "CORE").cmask(4),
+            read_core("a", "CPU_CLK_UNHALTED.THREAD_P"),
+            read_core("b", "OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DATA_RD"),
+            read_core("c", "OFFCORE_REQUESTS_OUTSTANDING.ALL_DATA_RD").cmask(4),
         ])
         .computed_as("100 * (min(a, b) / a - min(a, c) / a)", &[
             Num(100.0), Event(0), Event(1), Min, Event(0), Div, Event(0), Event(2), Min, Event(0),
@@ -1451,8 +1451,8 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(3)
         .child_of("Memory_Bound")
         .reads(&[
-            read("a", "EXE_ACTIVITY.BOUND_ON_STORES", "CORE"),
-            read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
+            read_core("a", "EXE_ACTIVITY.BOUND_ON_STORES"),
+            read_core("b", "CPU_CLK_UNHALTED.THREAD_P"),
         ])
         .computed_as("100 * (a / b)", &[Num(100.0), Event(0), Event(1), Div, Mul])
         .threshold_when(&["Store_Bound", "Memory_Bound", "Backend_Bound"], "min(min(Store_Bound > 20, Memory_Bound > 20), Backend_Bound > 20)", &[
@@ -1463,11 +1463,11 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(4)
         .child_of("Store_Bound")
         .reads(&[
-            read("a", "L2_RQSTS.RFO_HIT", "CORE"),
-            read("b", "MEM_INST_RETIRED.LOCK_LOADS", "CORE"),
-            read("c", "MEM_INST_RETIRED.ALL_STORES", "CORE"),
-            read("d", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
-            read("e", "OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DEMAND_RFO", "CORE"),
+            read_core("a", "L2_RQSTS.RFO_HIT"),
+            read_core("b", "MEM_INST_RETIRED.LOCK_LOADS"),
+            read_core("c", "MEM_INST_RETIRED.ALL_STORES"),
+            read_core("d", "CPU_CLK_UNHALTED.THREAD_P"),
+            read_core("e", "OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DEMAND_RFO"),
         ])
         .computed_as("100 * ((a * 11 * (1 - b / c) + (1 - b / c) * min(d, e)) / d)", &[
             Num(100.0), Event(0), Num(11.0), Mul, Num(1.0), Event(1), Event(2), Div, Sub, Mul,
@@ -1482,9 +1482,9 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(4)
         .child_of("Store_Bound")
         .reads(&[
-            read("a", "MEM_INST_RETIRED.SPLIT_STORES", "CORE"),
-            read("b", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
-            read("c", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
+            read_core("a", "MEM_INST_RETIRED.SPLIT_STORES"),
+            read_core("b", "CPU_CLK_UNHALTED.THREAD_P_ANY"),
+            read_core("c", "CPU_CLK_UNHALTED.THREAD_P"),
         ])
         .computed_as("100 * (a / (b / 2 if HYPERTHREADING_ON else c))", &[
             Num(100.0), Event(0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div,
@@ -1499,10 +1499,10 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(4)
         .child_of("Store_Bound")
         .reads(&[
-            read("a", "DTLB_STORE_MISSES.STLB_HIT", "CORE").cmask(1),
-            read("b", "DTLB_STORE_MISSES.WALK_ACTIVE", "CORE"),
-            read("c", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
-            read("d", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
+            read_core("a", "DTLB_STORE_MISSES.STLB_HIT").cmask(1),
+            read_core("b", "DTLB_STORE_MISSES.WALK_ACTIVE"),
+            read_core("c", "CPU_CLK_UNHALTED.THREAD_P_ANY"),
+            read_core("d", "CPU_CLK_UNHALTED.THREAD_P"),
         ])
         .computed_as("100 * ((9 * a + b) / (c / 2 if HYPERTHREADING_ON else d))", &[
             Num(100.0), Num(9.0), Event(0), Mul, Event(1), Add, Const(Constant::HyperthreadingOn),
@@ -1517,10 +1517,10 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(5)
         .child_of("DTLB_Store")
         .reads(&[
-            read("a", "DTLB_STORE_MISSES.STLB_HIT", "CORE").cmask(1),
-            read("b", "DTLB_STORE_MISSES.WALK_ACTIVE", "CORE"),
-            read("c", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
-            read("d", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
+            read_core("a", "DTLB_STORE_MISSES.STLB_HIT").cmask(1),
+            read_core("b", "DTLB_STORE_MISSES.WALK_ACTIVE"),
+            read_core("c", "CPU_CLK_UNHALTED.THREAD_P_ANY"),
+            read_core("d", "CPU_CLK_UNHALTED.THREAD_P"),
         ])
         .computed_as("100 * ((9 * a + b) / (c / 2 if HYPERTHREADING_ON else d) - b / (c / 2 if HYPERTHREADING_ON else d))", &[
             Num(100.0), Num(9.0), Event(0), Mul, Event(1), Add, Const(Constant::HyperthreadingOn),
@@ -1537,9 +1537,9 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(5)
         .child_of("DTLB_Store")
         .reads(&[
-            read("a", "DTLB_STORE_MISSES.WALK_ACTIVE", "CORE"),
-            read("b", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
-            read("c", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
+            read_core("a", "DTLB_STORE_MISSES.WALK_ACTIVE"),
+            read_core("b", "CPU_CLK_UNHALTED.THREAD_P_ANY"),
+            read_core("c", "CPU_CLK_UNHALTED.THREAD_P"),
         ])
         .computed_as("100 * (a / (b / 2 if HYPERTHREADING_ON else c))", &[
             Num(100.0), Event(0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div,
@@ -1554,12 +1554,12 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(6)
         .child_of("Store_STLB_Miss")
         .reads(&[
-            read("a", "DTLB_STORE_MISSES.WALK_ACTIVE", "CORE"),
-            read("b", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
-            read("c", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
-            read("d", "DTLB_STORE_MISSES.WALK_COMPLETED_4K", "CORE"),
-            read("e", "DTLB_STORE_MISSES.WALK_COMPLETED_2M_4M", "CORE"),
-            read("f", "DTLB_STORE_MISSES.WALK_COMPLETED_1G", "CORE"),
+            read_core("a", "DTLB_STORE_MISSES.WALK_ACTIVE"),
+            read_core("b", "CPU_CLK_UNHALTED.THREAD_P_ANY"),
+            read_core("c", "CPU_CLK_UNHALTED.THREAD_P"),
+            read_core("d", "DTLB_STORE_MISSES.WALK_COMPLETED_4K"),
+            read_core("e", "DTLB_STORE_MISSES.WALK_COMPLETED_2M_4M"),
+            read_core("f", "DTLB_STORE_MISSES.WALK_COMPLETED_1G"),
         ])
         .computed_as("100 * (a / (b / 2 if HYPERTHREADING_ON else c) * d / (d + e + f))", &[
             Num(100.0), Event(0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div,
@@ -1575,12 +1575,12 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(6)
         .child_of("Store_STLB_Miss")
         .reads(&[
-            read("a", "DTLB_STORE_MISSES.WALK_ACTIVE", "CORE"),
-            read("b", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
-            read("c", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
-            read("d", "DTLB_STORE_MISSES.WALK_COMPLETED_2M_4M", "CORE"),
-            read("e", "DTLB_STORE_MISSES.WALK_COMPLETED_4K", "CORE"),
-            read("f", "DTLB_STORE_MISSES.WALK_COMPLETED_1G", "CORE"),
+            read_core("a", "DTLB_STORE_MISSES.WALK_ACTIVE"),
+            read_core("b", "CPU_CLK_UNHALTED.THREAD_P_ANY"),
+            read_core("c", "CPU_CLK_UNHALTED.THREAD_P"),
+            read_core("d", "DTLB_STORE_MISSES.WALK_COMPLETED_2M_4M"),
+            read_core("e", "DTLB_STORE_MISSES.WALK_COMPLETED_4K"),
+            read_core("f", "DTLB_STORE_MISSES.WALK_COMPLETED_1G"),
         ])
         .computed_as("100 * (a / (b / 2 if HYPERTHREADING_ON else c) * d / (e + d + f))", &[
             Num(100.0), Event(0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div,
@@ -1596,12 +1596,12 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(6)
         .child_of("Store_STLB_Miss")
         .reads(&[
-            read("a", "DTLB_STORE_MISSES.WALK_ACTIVE", "CORE"),
-            read("b", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
-            read("c", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
-            read("d", "DTLB_STORE_MISSES.WALK_COMPLETED_1G", "CORE"),
-            read("e", "DTLB_STORE_MISSES.WALK_COMPLETED_4K", "CORE"),
-            read("f", "DTLB_STORE_MISSES.WALK_COMPLETED_2M_4M", "CORE"),
+            read_core("a", "DTLB_STORE_MISSES.WALK_ACTIVE"),
+            read_core("b", "CPU_CLK_UNHALTED.THREAD_P_ANY"),
+            read_core("c", "CPU_CLK_UNHALTED.THREAD_P"),
+            read_core("d", "DTLB_STORE_MISSES.WALK_COMPLETED_1G"),
+            read_core("e", "DTLB_STORE_MISSES.WALK_COMPLETED_4K"),
+            read_core("f", "DTLB_STORE_MISSES.WALK_COMPLETED_2M_4M"),
         ])
         .computed_as("100 * (a / (b / 2 if HYPERTHREADING_ON else c) * d / (e + f + d))", &[
             Num(100.0), Event(0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div,
@@ -1617,18 +1617,18 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(2)
         .child_of("Backend_Bound")
         .reads(&[
-            read("a", "IDQ_UOPS_NOT_DELIVERED.CORE", "CORE"),
-            read("b", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
-            read("c", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
-            read("d", "UOPS_ISSUED.ANY", "CORE"),
-            read("e", "INT_MISC.RECOVERY_CYCLES_ANY", "CORE"),
-            read("f", "INT_MISC.RECOVERY_CYCLES", "CORE"),
-            read("g", "CYCLE_ACTIVITY.STALLS_MEM_ANY", "CORE"),
-            read("h", "EXE_ACTIVITY.BOUND_ON_STORES", "CORE"),
-            read("i", "CYCLE_ACTIVITY.STALLS_TOTAL", "CORE"),
-            read("j", "EXE_ACTIVITY.1_PORTS_UTIL", "CORE"),
-            read("k", "UOPS_RETIRED.RETIRE_SLOTS", "CORE"),
-            read("l", "EXE_ACTIVITY.2_PORTS_UTIL", "CORE"),
+            read_core("a", "IDQ_UOPS_NOT_DELIVERED.CORE"),
+            read_core("b", "CPU_CLK_UNHALTED.THREAD_P_ANY"),
+            read_core("c", "CPU_CLK_UNHALTED.THREAD_P"),
+            read_core("d", "UOPS_ISSUED.ANY"),
+            read_core("e", "INT_MISC.RECOVERY_CYCLES_ANY"),
+            read_core("f", "INT_MISC.RECOVERY_CYCLES"),
+            read_core("g", "CYCLE_ACTIVITY.STALLS_MEM_ANY"),
+            read_core("h", "EXE_ACTIVITY.BOUND_ON_STORES"),
+            read_core("i", "CYCLE_ACTIVITY.STALLS_TOTAL"),
+            read_core("j", "EXE_ACTIVITY.1_PORTS_UTIL"),
+            read_core("k", "UOPS_RETIRED.RETIRE_SLOTS"),
+            read_core("l", "EXE_ACTIVITY.2_PORTS_UTIL"),
         ])
         .computed_as("100 * (1 - a / (4 * (b / 2 if HYPERTHREADING_ON else c)) - (d + 4 * (e / 2 if HYPERTHREADING_ON else f)) / (4 * (b / 2 if HYPERTHREADING_ON else c)) - (g + h) / (i + (j + k / (4 * (b / 2 if HYPERTHREADING_ON else c)) * l) + h) * (1 - a / (4 * (b / 2 if HYPERTHREADING_ON else c)) - (d + 4 * (e / 2 if HYPERTHREADING_ON else f)) / (4 * (b / 2 if HYPERTHREADING_ON else c))))", &[
             Num(100.0), Num(1.0), Event(0), Num(4.0), Const(Constant::HyperthreadingOn), Event(1),
@@ -1649,8 +1649,8 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(3)
         .child_of("Core_Bound")
         .reads(&[
-            read("a", "ARITH.DIVIDER_ACTIVE", "CORE"),
-            read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
+            read_core("a", "ARITH.DIVIDER_ACTIVE"),
+            read_core("b", "CPU_CLK_UNHALTED.THREAD_P"),
         ])
         .computed_as("100 * (a / b)", &[Num(100.0), Event(0), Event(1), Div, Mul])
         .threshold_when(&["Divider", "Core_Bound", "Backend_Bound"], "min(min(Divider > 20, Core_Bound > 10), Backend_Bound > 20)", &[
@@ -1661,8 +1661,8 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(3)
         .child_of("Ports_Utilized_0")
         .reads(&[
-            read("a", "PARTIAL_RAT_STALLS.SCOREBOARD", "CORE"),
-            read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
+            read_core("a", "PARTIAL_RAT_STALLS.SCOREBOARD"),
+            read_core("b", "CPU_CLK_UNHALTED.THREAD_P"),
         ])
         .computed_as("100 * (a / b)", &[Num(100.0), Event(0), Event(1), Div, Mul])
         .threshold_when(&["Serializing_Operation", "Core_Bound", "Backend_Bound"], "min(min(Serializing_Operation > 10, Core_Bound > 10), Backend_Bound > 20)", &[
@@ -1672,8 +1672,8 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(4)
         .child_of("Serializing_Operation")
         .reads(&[
-            read("a", "ROB_MISC_EVENTS.PAUSE_INST", "CORE"),
-            read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
+            read_core("a", "ROB_MISC_EVENTS.PAUSE_INST"),
+            read_core("b", "CPU_CLK_UNHALTED.THREAD_P"),
         ])
         .computed_as("100 * (40 * a / b)", &[Num(100.0), Num(40.0), Event(0), Mul, Event(1), Div, Mul])
         .threshold_when(&["Slow_Pause", "Serializing_Operation", "Core_Bound", "Backend_Bound"], "min(min(min(Slow_Pause > 5, Serializing_Operation > 10), Core_Bound > 10), Backend_Bound > 20)", &[
@@ -1685,15 +1685,15 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(3)
         .child_of("Core_Bound")
         .reads(&[
-            read("a", "EXE_ACTIVITY.EXE_BOUND_0_PORTS", "CORE"),
-            read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
-            read("c", "EXE_ACTIVITY.1_PORTS_UTIL", "CORE"),
-            read("d", "UOPS_RETIRED.RETIRE_SLOTS", "CORE"),
-            read("e", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
-            read("f", "EXE_ACTIVITY.2_PORTS_UTIL", "CORE"),
-            read("g", "ARITH.DIVIDER_ACTIVE", "CORE"),
-            read("h", "CYCLE_ACTIVITY.STALLS_TOTAL", "CORE"),
-            read("i", "CYCLE_ACTIVITY.STALLS_MEM_ANY", "CORE"),
+            read_core("a", "EXE_ACTIVITY.EXE_BOUND_0_PORTS"),
+            read_core("b", "CPU_CLK_UNHALTED.THREAD_P"),
+            read_core("c", "EXE_ACTIVITY.1_PORTS_UTIL"),
+            read_core("d", "UOPS_RETIRED.RETIRE_SLOTS"),
+            read_core("e", "CPU_CLK_UNHALTED.THREAD_P_ANY"),
+            read_core("f", "EXE_ACTIVITY.2_PORTS_UTIL"),
+            read_core("g", "ARITH.DIVIDER_ACTIVE"),
+            read_core("h", "CYCLE_ACTIVITY.STALLS_TOTAL"),
+            read_core("i", "CYCLE_ACTIVITY.STALLS_MEM_ANY"),
         ])
         .computed_as("100 * ((a / b * b + (c + d / (4 * (e / 2 if HYPERTHREADING_ON else b)) * f)) / b if g < h - i else (c + d / (4 * (e / 2 if HYPERTHREADING_ON else b)) * f) / b)", &[
             Num(100.0), Event(6), Event(7), Event(8), Sub, Lt, Event(0), Event(1), Div, Event(1),
@@ -1710,8 +1710,8 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(4)
         .child_of("Ports_Utilization")
         .reads(&[
-            read("a", "EXE_ACTIVITY.EXE_BOUND_0_PORTS", "CORE"),
-            read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
+            read_core("a", "EXE_ACTIVITY.EXE_BOUND_0_PORTS"),
+            read_core("b", "CPU_CLK_UNHALTED.THREAD_P"),
         ])
         .computed_as("100 * (a / b)", &[Num(100.0), Event(0), Event(1), Div, Mul])
         .threshold_when(&["Ports_Utilized_0", "Ports_Utilization", "Core_Bound", "Backend_Bound"], "min(min(min(Ports_Utilized_0 > 20, Ports_Utilization > 15), Core_Bound > 10), Backend_Bound > 20)", &[
@@ -1722,8 +1722,8 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(5)
         .child_of("Ports_Utilized_0")
         .reads(&[
-            read("a", "UOPS_ISSUED.VECTOR_WIDTH_MISMATCH", "CORE"),
-            read("b", "UOPS_ISSUED.ANY", "CORE"),
+            read_core("a", "UOPS_ISSUED.VECTOR_WIDTH_MISMATCH"),
+            read_core("b", "UOPS_ISSUED.ANY"),
         ])
         .computed_as("100 * (a / b)", &[Num(100.0), Event(0), Event(1), Div, Mul])
         .threshold_when(&["Mixing_Vectors"], "Mixing_Vectors > 5", &[Event(0), Num(5.0), Gt]),
@@ -1732,11 +1732,11 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(4)
         .child_of("Ports_Utilization")
         .reads(&[
-            read("a", "UOPS_EXECUTED.CORE_CYCLES_GE_1", "CORE"),
-            read("b", "UOPS_EXECUTED.CORE_CYCLES_GE_2", "CORE"),
-            read("c", "EXE_ACTIVITY.1_PORTS_UTIL", "CORE"),
-            read("d", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
-            read("e", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
+            read_core("a", "UOPS_EXECUTED.CORE_CYCLES_GE_1"),
+            read_core("b", "UOPS_EXECUTED.CORE_CYCLES_GE_2"),
+            read_core("c", "EXE_ACTIVITY.1_PORTS_UTIL"),
+            read_core("d", "CPU_CLK_UNHALTED.THREAD_P_ANY"),
+            read_core("e", "CPU_CLK_UNHALTED.THREAD_P"),
         ])
         .computed_as("100 * (((a - b) / 2 if HYPERTHREADING_ON else c) / (d / 2 if HYPERTHREADING_ON else e))", &[
             Num(100.0), Const(Constant::HyperthreadingOn), Event(0), Event(1), Sub, Num(2.0), Div,
@@ -1752,11 +1752,11 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(4)
         .child_of("Ports_Utilization")
         .reads(&[
-            read("a", "UOPS_EXECUTED.CORE_CYCLES_GE_2", "CORE"),
-            read("b", "UOPS_EXECUTED.CORE_CYCLES_GE_3", "CORE"),
-            read("c", "EXE_ACTIVITY.2_PORTS_UTIL", "CORE"),
-            read("d", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
-            read("e", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
+            read_core("a", "UOPS_EXECUTED.CORE_CYCLES_GE_2"),
+            read_core("b", "UOPS_EXECUTED.CORE_CYCLES_GE_3"),
+            read_core("c", "EXE_ACTIVITY.2_PORTS_UTIL"),
+            read_core("d", "CPU_CLK_UNHALTED.THREAD_P_ANY"),
+            read_core("e", "CPU_CLK_UNHALTED.THREAD_P"),
         ])
         .computed_as("100 * (((a - b) / 2 if HYPERTHREADING_ON else c) / (d / 2 if HYPERTHREADING_ON else e))", &[
             Num(100.0), Const(Constant::HyperthreadingOn), Event(0), Event(1), Sub, Num(2.0), Div,
@@ -1772,9 +1772,9 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(4)
         .child_of("Ports_Utilization")
         .reads(&[
-            read("a", "UOPS_EXECUTED.CORE_CYCLES_GE_3", "CORE"),
-            read("b", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
-            read("c", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
+            read_core("a", "UOPS_EXECUTED.CORE_CYCLES_GE_3"),
+            read_core("b", "CPU_CLK_UNHALTED.THREAD_P_ANY"),
+            read_core("c", "CPU_CLK_UNHALTED.THREAD_P"),
         ])
         .computed_as("100 * ((a / 2 if HYPERTHREADING_ON else a) / (b / 2 if HYPERTHREADING_ON else c))", &[
             Num(100.0), Const(Constant::HyperthreadingOn), Event(0), Num(2.0), Div, Event(0),
@@ -1789,12 +1789,12 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(5)
         .child_of("Ports_Utilized_3m")
         .reads(&[
-            read("a", "UOPS_DISPATCHED_PORT.PORT_0", "CORE"),
-            read("b", "UOPS_DISPATCHED_PORT.PORT_1", "CORE"),
-            read("c", "UOPS_DISPATCHED_PORT.PORT_5", "CORE"),
-            read("d", "UOPS_DISPATCHED_PORT.PORT_6", "CORE"),
-            read("e", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
-            read("f", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
+            read_core("a", "UOPS_DISPATCHED_PORT.PORT_0"),
+            read_core("b", "UOPS_DISPATCHED_PORT.PORT_1"),
+            read_core("c", "UOPS_DISPATCHED_PORT.PORT_5"),
+            read_core("d", "UOPS_DISPATCHED_PORT.PORT_6"),
+            read_core("e", "CPU_CLK_UNHALTED.THREAD_P_ANY"),
+            read_core("f", "CPU_CLK_UNHALTED.THREAD_P"),
         ])
         .computed_as("100 * ((a + b + c + d) / (4 * (e / 2 if HYPERTHREADING_ON else f)))", &[
             Num(100.0), Event(0), Event(1), Add, Event(2), Add, Event(3), Add, Num(4.0),
@@ -1807,9 +1807,9 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(6)
         .child_of("ALU_Op_Utilization")
         .reads(&[
-            read("a", "UOPS_DISPATCHED_PORT.PORT_0", "CORE"),
-            read("b", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
-            read("c", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
+            read_core("a", "UOPS_DISPATCHED_PORT.PORT_0"),
+            read_core("b", "CPU_CLK_UNHALTED.THREAD_P_ANY"),
+            read_core("c", "CPU_CLK_UNHALTED.THREAD_P"),
         ])
         .computed_as("100 * (a / (b / 2 if HYPERTHREADING_ON else c))", &[
             Num(100.0), Event(0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div,
@@ -1820,9 +1820,9 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(6)
         .child_of("ALU_Op_Utilization")
         .reads(&[
-            read("a", "UOPS_DISPATCHED_PORT.PORT_1", "CORE"),
-            read("b", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
-            read("c", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
+            read_core("a", "UOPS_DISPATCHED_PORT.PORT_1"),
+            read_core("b", "CPU_CLK_UNHALTED.THREAD_P_ANY"),
+            read_core("c", "CPU_CLK_UNHALTED.THREAD_P"),
         ])
         .computed_as("100 * (a / (b / 2 if HYPERTHREADING_ON else c))", &[
             Num(100.0), Event(0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div,
@@ -1833,9 +1833,9 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(6)
         .child_of("ALU_Op_Utilization")
         .reads(&[
-            read("a", "UOPS_DISPATCHED_PORT.PORT_5", "CORE"),
-            read("b", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
-            read("c", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
+            read_core("a", "UOPS_DISPATCHED_PORT.PORT_5"),
+            read_core("b", "CPU_CLK_UNHALTED.THREAD_P_ANY"),
+            read_core("c", "CPU_CLK_UNHALTED.THREAD_P"),
         ])
         .computed_as("100 * (a / (b / 2 if HYPERTHREADING_ON else c))", &[
             Num(100.0), Event(0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div,
@@ -1846,9 +1846,9 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(6)
         .child_of("ALU_Op_Utilization")
         .reads(&[
-            read("a", "UOPS_DISPATCHED_PORT.PORT_6", "CORE"),
-            read("b", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
-            read("c", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
+            read_core("a", "UOPS_DISPATCHED_PORT.PORT_6"),
+            read_core("b", "CPU_CLK_UNHALTED.THREAD_P_ANY"),
+            read_core("c", "CPU_CLK_UNHALTED.THREAD_P"),
         ])
         .computed_as("100 * (a / (b / 2 if HYPERTHREADING_ON else c))", &[
             Num(100.0), Event(0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div,
@@ -1859,12 +1859,12 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(5)
         .child_of("Ports_Utilized_3m")
         .reads(&[
-            read("a", "UOPS_DISPATCHED_PORT.PORT_2", "CORE"),
-            read("b", "UOPS_DISPATCHED_PORT.PORT_3", "CORE"),
-            read("c", "UOPS_DISPATCHED_PORT.PORT_7", "CORE"),
-            read("d", "UOPS_DISPATCHED_PORT.PORT_4", "CORE"),
-            read("e", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
-            read("f", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
+            read_core("a", "UOPS_DISPATCHED_PORT.PORT_2"),
+            read_core("b", "UOPS_DISPATCHED_PORT.PORT_3"),
+            read_core("c", "UOPS_DISPATCHED_PORT.PORT_7"),
+            read_core("d", "UOPS_DISPATCHED_PORT.PORT_4"),
+            read_core("e", "CPU_CLK_UNHALTED.THREAD_P_ANY"),
+            read_core("f", "CPU_CLK_UNHALTED.THREAD_P"),
         ])
         .computed_as("100 * ((a + b + c - d) / (2 * (e / 2 if HYPERTHREADING_ON else f)))", &[
             Num(100.0), Event(0), Event(1), Add, Event(2), Add, Event(3), Sub, Num(2.0),
@@ -1876,9 +1876,9 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(6)
         .child_of("Load_Op_Utilization")
         .reads(&[
-            read("a", "UOPS_DISPATCHED_PORT.PORT_2", "CORE"),
-            read("b", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
-            read("c", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
+            read_core("a", "UOPS_DISPATCHED_PORT.PORT_2"),
+            read_core("b", "CPU_CLK_UNHALTED.THREAD_P_ANY"),
+            read_core("c", "CPU_CLK_UNHALTED.THREAD_P"),
         ])
         .computed_as("100 * (a / (b / 2 if HYPERTHREADING_ON else c))", &[
             Num(100.0), Event(0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div,
@@ -1889,9 +1889,9 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(6)
         .child_of("Load_Op_Utilization")
         .reads(&[
-            read("a", "UOPS_DISPATCHED_PORT.PORT_3", "CORE"),
-            read("b", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
-            read("c", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
+            read_core("a", "UOPS_DISPATCHED_PORT.PORT_3"),
+            read_core("b", "CPU_CLK_UNHALTED.THREAD_P_ANY"),
+            read_core("c", "CPU_CLK_UNHALTED.THREAD_P"),
         ])
         .computed_as("100 * (a / (b / 2 if HYPERTHREADING_ON else c))", &[
             Num(100.0), Event(0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div,
@@ -1902,9 +1902,9 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(5)
         .child_of("Ports_Utilized_3m")
         .reads(&[
-            read("a", "UOPS_DISPATCHED_PORT.PORT_4", "CORE"),
-            read("b", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
-            read("c", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
+            read_core("a", "UOPS_DISPATCHED_PORT.PORT_4"),
+            read_core("b", "CPU_CLK_UNHALTED.THREAD_P_ANY"),
+            read_core("c", "CPU_CLK_UNHALTED.THREAD_P"),
         ])
         .computed_as("100 * (a / (b / 2 if HYPERTHREADING_ON else c))", &[
             Num(100.0), Event(0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div,
@@ -1915,9 +1915,9 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(6)
         .child_of("Store_Op_Utilization")
         .reads(&[
-            read("a", "UOPS_DISPATCHED_PORT.PORT_4", "CORE"),
-            read("b", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
-            read("c", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
+            read_core("a", "UOPS_DISPATCHED_PORT.PORT_4"),
+            read_core("b", "CPU_CLK_UNHALTED.THREAD_P_ANY"),
+            read_core("c", "CPU_CLK_UNHALTED.THREAD_P"),
         ])
         .computed_as("100 * (a / (b / 2 if HYPERTHREADING_ON else c))", &[
             Num(100.0), Event(0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div,
@@ -1928,9 +1928,9 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(6)
         .child_of("Store_Op_Utilization")
         .reads(&[
-            read("a", "UOPS_DISPATCHED_PORT.PORT_7", "CORE"),
-            read("b", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
-            read("c", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
+            read_core("a", "UOPS_DISPATCHED_PORT.PORT_7"),
+            read_core("b", "CPU_CLK_UNHALTED.THREAD_P_ANY"),
+            read_core("c", "CPU_CLK_UNHALTED.THREAD_P"),
         ])
         .computed_as("100 * (a / (b / 2 if HYPERTHREADING_ON else c))", &[
             Num(100.0), Event(0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div,
@@ -1940,9 +1940,9 @@ pub static METRICS: &[MetricInfo] = &[
     metric("Retiring", "percent", "TMA", Cpu)
         .in_groups(&["BvUW", "TmaL1"])
         .reads(&[
-            read("a", "UOPS_RETIRED.RETIRE_SLOTS", "CORE"),
-            read("b", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
-            read("c", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
+            read_core("a", "UOPS_RETIRED.RETIRE_SLOTS"),
+            read_core("b", "CPU_CLK_UNHALTED.THREAD_P_ANY"),
+            read_core("c", "CPU_CLK_UNHALTED.THREAD_P"),
         ])
         .computed_as("100 * (a / (4 * (b / 2 if HYPERTHREADING_ON else c)))", &[
             Num(100.0), Event(0), Num(4.0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0),
@@ -1954,11 +1954,11 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(2)
         .child_of("Retiring")
         .reads(&[
-            read("a", "UOPS_RETIRED.RETIRE_SLOTS", "CORE"),
-            read("b", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
-            read("c", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
-            read("d", "UOPS_RETIRED.MACRO_FUSED", "CORE"),
-            read("e", "INST_RETIRED.ANY_P", "CORE"),
+            read_core("a", "UOPS_RETIRED.RETIRE_SLOTS"),
+            read_core("b", "CPU_CLK_UNHALTED.THREAD_P_ANY"),
+            read_core("c", "CPU_CLK_UNHALTED.THREAD_P"),
+            read_core("d", "UOPS_RETIRED.MACRO_FUSED"),
+            read_core("e", "INST_RETIRED.ANY_P"),
         ])
         .computed_as("100 * (a / (4 * (b / 2 if HYPERTHREADING_ON else c)) - (a + d - e) / (4 * (b / 2 if HYPERTHREADING_ON else c)))", &[
             Num(100.0), Event(0), Num(4.0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0),
@@ -1971,11 +1971,11 @@ pub static METRICS: &[MetricInfo] = &[
         .in_groups(&["Compute"])
         .at_level(4)
         .reads(&[
-            read("a", "UOPS_RETIRED.RETIRE_SLOTS", "CORE"),
-            read("b", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
-            read("c", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
-            read("d", "UOPS_EXECUTED.X87", "CORE"),
-            read("e", "UOPS_EXECUTED.THREAD", "CORE"),
+            read_core("a", "UOPS_RETIRED.RETIRE_SLOTS"),
+            read_core("b", "CPU_CLK_UNHALTED.THREAD_P_ANY"),
+            read_core("c", "CPU_CLK_UNHALTED.THREAD_P"),
+            read_core("d", "UOPS_EXECUTED.X87"),
+            read_core("e", "UOPS_EXECUTED.THREAD"),
         ])
         .computed_as("100 * (a / (4 * (b / 2 if HYPERTHREADING_ON else c)) * d / e)", &[
             Num(100.0), Event(0), Num(4.0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0),
@@ -1985,35 +1985,35 @@ pub static METRICS: &[MetricInfo] = &[
         .in_groups(&["Compute", "Flops"])
         .at_level(4)
         .reads(&[
-            read("a", "FP_ARITH_INST_RETIRED.SCALAR", "CORE"),
-            read("b", "UOPS_RETIRED.RETIRE_SLOTS", "CORE"),
+            read_core("a", "FP_ARITH_INST_RETIRED.SCALAR"),
+            read_core("b", "UOPS_RETIRED.RETIRE_SLOTS"),
         ])
         .computed_as("100 * (a / b)", &[Num(100.0), Event(0), Event(1), Div, Mul]),
     metric("FP_Vector_128b", "percent", "TMA", Cpu)
         .in_groups(&["Compute", "Flops"])
         .at_level(5)
         .reads(&[
-            read("a", "FP_ARITH_INST_RETIRED.128B_PACKED_DOUBLE", "CORE"),
-            read("b", "FP_ARITH_INST_RETIRED.128B_PACKED_SINGLE", "CORE"),
-            read("c", "UOPS_RETIRED.RETIRE_SLOTS", "CORE"),
+            read_core("a", "FP_ARITH_INST_RETIRED.128B_PACKED_DOUBLE"),
+            read_core("b", "FP_ARITH_INST_RETIRED.128B_PACKED_SINGLE"),
+            read_core("c", "UOPS_RETIRED.RETIRE_SLOTS"),
         ])
         .computed_as("100 * ((a + b) / c)", &[Num(100.0), Event(0), Event(1), Add, Event(2), Div, Mul]),
     metric("FP_Vector_256b", "percent", "TMA", Cpu)
         .in_groups(&["Compute", "Flops"])
         .at_level(5)
         .reads(&[
-            read("a", "FP_ARITH_INST_RETIRED.256B_PACKED_DOUBLE", "CORE"),
-            read("b", "FP_ARITH_INST_RETIRED.256B_PACKED_SINGLE", "CORE"),
-            read("c", "UOPS_RETIRED.RETIRE_SLOTS", "CORE"),
+            read_core("a", "FP_ARITH_INST_RETIRED.256B_PACKED_DOUBLE"),
+            read_core("b", "FP_ARITH_INST_RETIRED.256B_PACKED_SINGLE"),
+            read_core("c", "UOPS_RETIRED.RETIRE_SLOTS"),
         ])
         .computed_as("100 * ((a + b) / c)", &[Num(100.0), Event(0), Event(1), Add, Event(2), Div, Mul]),
     metric("FP_Vector_512b", "percent", "TMA", Cpu)
         .in_groups(&["Compute", "Flops"])
         .at_level(5)
         .reads(&[
-            read("a", "FP_ARITH_INST_RETIRED.512B_PACKED_DOUBLE", "CORE"),
-            read("b", "FP_ARITH_INST_RETIRED.512B_PACKED_SINGLE", "CORE"),
-            read("c", "UOPS_RETIRED.RETIRE_SLOTS", "CORE"),
+            read_core("a", "FP_ARITH_INST_RETIRED.512B_PACKED_DOUBLE"),
+            read_core("b", "FP_ARITH_INST_RETIRED.512B_PACKED_SINGLE"),
+            read_core("c", "UOPS_RETIRED.RETIRE_SLOTS"),
         ])
         .computed_as("100 * ((a + b) / c)", &[Num(100.0), Event(0), Event(1), Add, Event(2), Div, Mul]),
     metric("Memory_Operations", "percent", "TMA", Cpu)
@@ -2021,12 +2021,12 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(3)
         .child_of("Light_Operations")
         .reads(&[
-            read("a", "UOPS_RETIRED.RETIRE_SLOTS", "CORE"),
-            read("b", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
-            read("c", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
-            read("d", "UOPS_RETIRED.MACRO_FUSED", "CORE"),
-            read("e", "INST_RETIRED.ANY_P", "CORE"),
-            read("f", "MEM_INST_RETIRED.ANY", "CORE"),
+            read_core("a", "UOPS_RETIRED.RETIRE_SLOTS"),
+            read_core("b", "CPU_CLK_UNHALTED.THREAD_P_ANY"),
+            read_core("c", "CPU_CLK_UNHALTED.THREAD_P"),
+            read_core("d", "UOPS_RETIRED.MACRO_FUSED"),
+            read_core("e", "INST_RETIRED.ANY_P"),
+            read_core("f", "MEM_INST_RETIRED.ANY"),
         ])
         .computed_as("100 * ((a / (4 * (b / 2 if HYPERTHREADING_ON else c)) - (a + d - e) / (4 * (b / 2 if HYPERTHREADING_ON else c))) * f / e)", &[
             Num(100.0), Event(0), Num(4.0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0),
@@ -2040,11 +2040,11 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(3)
         .child_of("Light_Operations")
         .reads(&[
-            read("a", "UOPS_RETIRED.RETIRE_SLOTS", "CORE"),
-            read("b", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
-            read("c", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
-            read("d", "UOPS_RETIRED.MACRO_FUSED", "CORE"),
-            read("e", "INST_RETIRED.ANY_P", "CORE"),
+            read_core("a", "UOPS_RETIRED.RETIRE_SLOTS"),
+            read_core("b", "CPU_CLK_UNHALTED.THREAD_P_ANY"),
+            read_core("c", "CPU_CLK_UNHALTED.THREAD_P"),
+            read_core("d", "UOPS_RETIRED.MACRO_FUSED"),
+            read_core("e", "INST_RETIRED.ANY_P"),
         ])
         .computed_as("100 * ((a / (4 * (b / 2 if HYPERTHREADING_ON else c)) - (a + d - e) / (4 * (b / 2 if HYPERTHREADING_ON else c))) * d / a)", &[
             Num(100.0), Event(0), Num(4.0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0),
@@ -2058,12 +2058,12 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(3)
         .child_of("Light_Operations")
         .reads(&[
-            read("a", "UOPS_RETIRED.RETIRE_SLOTS", "CORE"),
-            read("b", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
-            read("c", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
-            read("d", "UOPS_RETIRED.MACRO_FUSED", "CORE"),
-            read("e", "INST_RETIRED.ANY_P", "CORE"),
-            read("f", "BR_INST_RETIRED.ALL_BRANCHES", "CORE"),
+            read_core("a", "UOPS_RETIRED.RETIRE_SLOTS"),
+            read_core("b", "CPU_CLK_UNHALTED.THREAD_P_ANY"),
+            read_core("c", "CPU_CLK_UNHALTED.THREAD_P"),
+            read_core("d", "UOPS_RETIRED.MACRO_FUSED"),
+            read_core("e", "INST_RETIRED.ANY_P"),
+            read_core("f", "BR_INST_RETIRED.ALL_BRANCHES"),
         ])
         .computed_as("100 * ((a / (4 * (b / 2 if HYPERTHREADING_ON else c)) - (a + d - e) / (4 * (b / 2 if HYPERTHREADING_ON else c))) * (f - d) / a)", &[
             Num(100.0), Event(0), Num(4.0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0),
@@ -2077,12 +2077,12 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(4)
         .child_of("Light_Operations")
         .reads(&[
-            read("a", "UOPS_RETIRED.RETIRE_SLOTS", "CORE"),
-            read("b", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
-            read("c", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
-            read("d", "UOPS_RETIRED.MACRO_FUSED", "CORE"),
-            read("e", "INST_RETIRED.ANY_P", "CORE"),
-            read("f", "INST_RETIRED.NOP", "CORE"),
+            read_core("a", "UOPS_RETIRED.RETIRE_SLOTS"),
+            read_core("b", "CPU_CLK_UNHALTED.THREAD_P_ANY"),
+            read_core("c", "CPU_CLK_UNHALTED.THREAD_P"),
+            read_core("d", "UOPS_RETIRED.MACRO_FUSED"),
+            read_core("e", "INST_RETIRED.ANY_P"),
+            read_core("f", "INST_RETIRED.NOP"),
         ])
         .computed_as("100 * ((a / (4 * (b / 2 if HYPERTHREADING_ON else c)) - (a + d - e) / (4 * (b / 2 if HYPERTHREADING_ON else c))) * f / a)", &[
             Num(100.0), Event(0), Num(4.0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0),
@@ -2095,11 +2095,11 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(2)
         .child_of("Retiring")
         .reads(&[
-            read("a", "UOPS_RETIRED.RETIRE_SLOTS", "CORE"),
-            read("b", "UOPS_RETIRED.MACRO_FUSED", "CORE"),
-            read("c", "INST_RETIRED.ANY_P", "CORE"),
-            read("d", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
-            read("e", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
+            read_core("a", "UOPS_RETIRED.RETIRE_SLOTS"),
+            read_core("b", "UOPS_RETIRED.MACRO_FUSED"),
+            read_core("c", "INST_RETIRED.ANY_P"),
+            read_core("d", "CPU_CLK_UNHALTED.THREAD_P_ANY"),
+            read_core("e", "CPU_CLK_UNHALTED.THREAD_P"),
         ])
         .computed_as("100 * ((a + b - c) / (4 * (d / 2 if HYPERTHREADING_ON else e)))", &[
             Num(100.0), Event(0), Event(1), Add, Event(2), Sub, Num(4.0),
@@ -2111,13 +2111,13 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(3)
         .child_of("Heavy_Operations")
         .reads(&[
-            read("a", "UOPS_RETIRED.RETIRE_SLOTS", "CORE"),
-            read("b", "UOPS_RETIRED.MACRO_FUSED", "CORE"),
-            read("c", "INST_RETIRED.ANY_P", "CORE"),
-            read("d", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
-            read("e", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
-            read("f", "UOPS_ISSUED.ANY", "CORE"),
-            read("g", "IDQ.MS_UOPS", "CORE"),
+            read_core("a", "UOPS_RETIRED.RETIRE_SLOTS"),
+            read_core("b", "UOPS_RETIRED.MACRO_FUSED"),
+            read_core("c", "INST_RETIRED.ANY_P"),
+            read_core("d", "CPU_CLK_UNHALTED.THREAD_P_ANY"),
+            read_core("e", "CPU_CLK_UNHALTED.THREAD_P"),
+            read_core("f", "UOPS_ISSUED.ANY"),
+            read_core("g", "IDQ.MS_UOPS"),
         ])
         .computed_as("100 * ((a + b - c) / (4 * (d / 2 if HYPERTHREADING_ON else e)) - a / f * g / (4 * (d / 2 if HYPERTHREADING_ON else e)))", &[
             Num(100.0), Event(0), Event(1), Add, Event(2), Sub, Num(4.0),
@@ -2131,11 +2131,11 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(3)
         .child_of("Heavy_Operations")
         .reads(&[
-            read("a", "UOPS_RETIRED.RETIRE_SLOTS", "CORE"),
-            read("b", "UOPS_ISSUED.ANY", "CORE"),
-            read("c", "IDQ.MS_UOPS", "CORE"),
-            read("d", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
-            read("e", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
+            read_core("a", "UOPS_RETIRED.RETIRE_SLOTS"),
+            read_core("b", "UOPS_ISSUED.ANY"),
+            read_core("c", "IDQ.MS_UOPS"),
+            read_core("d", "CPU_CLK_UNHALTED.THREAD_P_ANY"),
+            read_core("e", "CPU_CLK_UNHALTED.THREAD_P"),
         ])
         .computed_as("100 * (a / b * c / (4 * (d / 2 if HYPERTHREADING_ON else e)))", &[
             Num(100.0), Event(0), Event(1), Div, Event(2), Mul, Num(4.0),
@@ -2148,10 +2148,10 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(4)
         .child_of("Microcode_Sequencer")
         .reads(&[
-            read("a", "FP_ASSIST.ANY", "CORE"),
-            read("b", "OTHER_ASSISTS.ANY", "CORE"),
-            read("c", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
-            read("d", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
+            read_core("a", "FP_ASSIST.ANY"),
+            read_core("b", "OTHER_ASSISTS.ANY"),
+            read_core("c", "CPU_CLK_UNHALTED.THREAD_P_ANY"),
+            read_core("d", "CPU_CLK_UNHALTED.THREAD_P"),
         ])
         .computed_as("100 * (34 * (a + b) / (4 * (c / 2 if HYPERTHREADING_ON else d)))", &[
             Num(100.0), Num(34.0), Event(0), Event(1), Add, Mul, Num(4.0),
@@ -2166,9 +2166,9 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(5)
         .child_of("Assists")
         .reads(&[
-            read("a", "FP_ASSIST.ANY", "CORE"),
-            read("b", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
-            read("c", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
+            read_core("a", "FP_ASSIST.ANY"),
+            read_core("b", "CPU_CLK_UNHALTED.THREAD_P_ANY"),
+            read_core("c", "CPU_CLK_UNHALTED.THREAD_P"),
         ])
         .computed_as("100 * (34 * a / (4 * (b / 2 if HYPERTHREADING_ON else c)))", &[
             Num(100.0), Num(34.0), Event(0), Mul, Num(4.0), Const(Constant::HyperthreadingOn),
@@ -2179,13 +2179,13 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(4)
         .child_of("Microcode_Sequencer")
         .reads(&[
-            read("a", "UOPS_RETIRED.RETIRE_SLOTS", "CORE"),
-            read("b", "UOPS_ISSUED.ANY", "CORE"),
-            read("c", "IDQ.MS_UOPS", "CORE"),
-            read("d", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
-            read("e", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
-            read("f", "FP_ASSIST.ANY", "CORE"),
-            read("g", "OTHER_ASSISTS.ANY", "CORE"),
+            read_core("a", "UOPS_RETIRED.RETIRE_SLOTS"),
+            read_core("b", "UOPS_ISSUED.ANY"),
+            read_core("c", "IDQ.MS_UOPS"),
+            read_core("d", "CPU_CLK_UNHALTED.THREAD_P_ANY"),
+            read_core("e", "CPU_CLK_UNHALTED.THREAD_P"),
+            read_core("f", "FP_ASSIST.ANY"),
+            read_core("g", "OTHER_ASSISTS.ANY"),
         ])
         .computed_as("100 * max(0, a / b * c / (4 * (d / 2 if HYPERTHREADING_ON else e)) - 34 * (f + g) / (4 * (d / 2 if HYPERTHREADING_ON else e)))", &[
             Num(100.0), Num(0.0), Event(0), Event(1), Div, Event(2), Mul, Num(4.0),
@@ -2199,22 +2199,22 @@ pub static METRICS: &[MetricInfo] = &[
     metric("Info_Botlnk_L0_Core_Bound_Likely", "", "TMA", Cpu)
         .in_groups(&["Cor", "SMT"])
         .reads(&[
-            read("a", "IDQ_UOPS_NOT_DELIVERED.CORE", "CORE"),
-            read("b", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
-            read("c", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
-            read("d", "UOPS_ISSUED.ANY", "CORE"),
-            read("e", "INT_MISC.RECOVERY_CYCLES_ANY", "CORE"),
-            read("f", "INT_MISC.RECOVERY_CYCLES", "CORE"),
-            read("g", "CYCLE_ACTIVITY.STALLS_MEM_ANY", "CORE"),
-            read("h", "EXE_ACTIVITY.BOUND_ON_STORES", "CORE"),
-            read("i", "CYCLE_ACTIVITY.STALLS_TOTAL", "CORE"),
-            read("j", "EXE_ACTIVITY.1_PORTS_UTIL", "CORE"),
-            read("k", "UOPS_RETIRED.RETIRE_SLOTS", "CORE"),
-            read("l", "EXE_ACTIVITY.2_PORTS_UTIL", "CORE"),
-            read("m", "EXE_ACTIVITY.EXE_BOUND_0_PORTS", "CORE"),
-            read("n", "ARITH.DIVIDER_ACTIVE", "CORE"),
-            read("o", "CPU_CLK_UNHALTED.ONE_THREAD_ACTIVE", "CORE"),
-            read("p", "CPU_CLK_UNHALTED.REF_XCLK_ANY", "CORE"),
+            read_core("a", "IDQ_UOPS_NOT_DELIVERED.CORE"),
+            read_core("b", "CPU_CLK_UNHALTED.THREAD_P_ANY"),
+            read_core("c", "CPU_CLK_UNHALTED.THREAD_P"),
+            read_core("d", "UOPS_ISSUED.ANY"),
+            read_core("e", "INT_MISC.RECOVERY_CYCLES_ANY"),
+            read_core("f", "INT_MISC.RECOVERY_CYCLES"),
+            read_core("g", "CYCLE_ACTIVITY.STALLS_MEM_ANY"),
+            read_core("h", "EXE_ACTIVITY.BOUND_ON_STORES"),
+            read_core("i", "CYCLE_ACTIVITY.STALLS_TOTAL"),
+            read_core("j", "EXE_ACTIVITY.1_PORTS_UTIL"),
+            read_core("k", "UOPS_RETIRED.RETIRE_SLOTS"),
+            read_core("l", "EXE_ACTIVITY.2_PORTS_UTIL"),
+            read_core("m", "EXE_ACTIVITY.EXE_BOUND_0_PORTS"),
+            read_core("n", "ARITH.DIVIDER_ACTIVE"),
+            read_core("o", "CPU_CLK_UNHALTED.ONE_THREAD_ACTIVE"),
+            read_core("p", "CPU_CLK_UNHALTED.REF_XCLK_ANY"),
         ])
         .computed_as("100 * (1 - (1 - a / (4 * (b / 2 if HYPERTHREADING_ON else c)) - (d + 4 * (e / 2 if HYPERTHREADING_ON else f)) / (4 * (b / 2 if HYPERTHREADING_ON else c)) - (g + h) / (i + (j + k / (4 * (b / 2 if HYPERTHREADING_ON else c)) * l) + h) * (1 - a / (4 * (b / 2 if HYPERTHREADING_ON else c)) - (d + 4 * (e / 2 if HYPERTHREADING_ON else f)) / (4 * (b / 2 if HYPERTHREADING_ON else c)))) / ((m / c * c + (j + k / (4 * (b / 2 if HYPERTHREADING_ON else c)) * l)) / c if n < i - g else (j + k / (4 * (b / 2 if HYPERTHREADING_ON else c)) * l) / c) if 1 - a / (4 * (b / 2 if HYPERTHREADING_ON else c)) - (d + 4 * (e / 2 if HYPERTHREADING_ON else f)) / (4 * (b / 2 if HYPERTHREADING_ON else c)) - (g + h) / (i + (j + k / (4 * (b / 2 if HYPERTHREADING_ON else c)) * l) + h) * (1 - a / (4 * (b / 2 if HYPERTHREADING_ON else c)) - (d + 4 * (e / 2 if HYPERTHREADING_ON else f)) / (4 * (b / 2 if HYPERTHREADING_ON else c))) < ((m / c * c + (j + k / (4 * (b / 2 if HYPERTHREADING_ON else c)) * l)) / c if n < i - g else (j + k / (4 * (b / 2 if HYPERTHREADING_ON else c)) * l) / c) else 1) if (1 - o / (p / 2) if HYPERTHREADING_ON else 0) > 0.5 else 0", &[
             Const(Constant::HyperthreadingOn), Num(1.0), Event(14), Event(15), Num(2.0), Div, Div,
@@ -2256,44 +2256,44 @@ pub static METRICS: &[MetricInfo] = &[
     metric("Info_Thread_IPC", "", "TMA", Cpu)
         .in_groups(&["Ret", "Summary"])
         .reads(&[
-            read("a", "INST_RETIRED.ANY_P", "CORE"),
-            read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
+            read_core("a", "INST_RETIRED.ANY_P"),
+            read_core("b", "CPU_CLK_UNHALTED.THREAD_P"),
         ])
         .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("Info_Thread_UopPI", "", "TMA", Cpu)
         .in_groups(&["Pipeline", "Ret", "Retire"])
         .reads(&[
-            read("a", "UOPS_RETIRED.RETIRE_SLOTS", "CORE"),
-            read("b", "INST_RETIRED.ANY_P", "CORE"),
+            read_core("a", "UOPS_RETIRED.RETIRE_SLOTS"),
+            read_core("b", "INST_RETIRED.ANY_P"),
         ])
         .computed_as("a / b", &[Event(0), Event(1), Div])
         .threshold_when(&["Info_Thread_UopPI"], "Info_Thread_UopPI > 1.05", &[Event(0), Num(1.05), Gt]),
     metric("Info_Thread_UpTB", "", "TMA", Cpu)
         .in_groups(&["Branches", "Fed", "FetchBW"])
         .reads(&[
-            read("a", "UOPS_RETIRED.RETIRE_SLOTS", "CORE"),
-            read("b", "BR_INST_RETIRED.NEAR_TAKEN", "CORE"),
+            read_core("a", "UOPS_RETIRED.RETIRE_SLOTS"),
+            read_core("b", "BR_INST_RETIRED.NEAR_TAKEN"),
         ])
         .computed_as("a / b", &[Event(0), Event(1), Div])
         .threshold_when(&["Info_Thread_UpTB"], "Info_Thread_UpTB < 4 * 1.5", &[Event(0), Num(4.0), Num(1.5), Mul, Lt]),
     metric("Info_Thread_CPI", "per instruction", "TMA", Cpu)
         .in_groups(&["Pipeline", "Mem"])
         .reads(&[
-            read("a", "INST_RETIRED.ANY_P", "CORE"),
-            read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
+            read_core("a", "INST_RETIRED.ANY_P"),
+            read_core("b", "CPU_CLK_UNHALTED.THREAD_P"),
         ])
         .computed_as("1 / (a / b)", &[Num(1.0), Event(0), Event(1), Div, Div]),
     metric("Info_Thread_CLKS", "", "TMA", Cpu)
         .in_groups(&["Pipeline"])
         .reads(&[
-            read("a", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
+            read_core("a", "CPU_CLK_UNHALTED.THREAD_P"),
         ])
         .computed_as("a", &[Event(0)]),
     metric("Info_Thread_SLOTS", "", "TMA", Cpu)
         .in_groups(&["TmaL1"])
         .reads(&[
-            read("a", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
-            read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
+            read_core("a", "CPU_CLK_UNHALTED.THREAD_P_ANY"),
+            read_core("b", "CPU_CLK_UNHALTED.THREAD_P"),
         ])
         .computed_as("4 * (a / 2 if HYPERTHREADING_ON else b)", &[
             Num(4.0), Const(Constant::HyperthreadingOn), Event(0), Num(2.0), Div, Event(1), Select,
@@ -2302,16 +2302,16 @@ pub static METRICS: &[MetricInfo] = &[
     metric("Info_Thread_Execute_per_Issue", "", "TMA", Cpu)
         .in_groups(&["Cor", "Pipeline"])
         .reads(&[
-            read("a", "UOPS_EXECUTED.THREAD", "CORE"),
-            read("b", "UOPS_ISSUED.ANY", "CORE"),
+            read_core("a", "UOPS_EXECUTED.THREAD"),
+            read_core("b", "UOPS_ISSUED.ANY"),
         ])
         .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("Info_Core_CoreIPC", "", "TMA", Cpu)
         .in_groups(&["Ret", "SMT", "TmaL1"])
         .reads(&[
-            read("a", "INST_RETIRED.ANY_P", "CORE"),
-            read("b", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
-            read("c", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
+            read_core("a", "INST_RETIRED.ANY_P"),
+            read_core("b", "CPU_CLK_UNHALTED.THREAD_P_ANY"),
+            read_core("c", "CPU_CLK_UNHALTED.THREAD_P"),
         ])
         .computed_as("a / (b / 2 if HYPERTHREADING_ON else c)", &[
             Event(0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div, Event(2), Select,
@@ -2320,13 +2320,13 @@ pub static METRICS: &[MetricInfo] = &[
     metric("Info_Core_FLOPc", "", "TMA", Cpu)
         .in_groups(&["Ret", "Flops"])
         .reads(&[
-            read("a", "FP_ARITH_INST_RETIRED.SCALAR", "CORE"),
-            read("b", "FP_ARITH_INST_RETIRED.128B_PACKED_DOUBLE", "CORE"),
-            read("c", "FP_ARITH_INST_RETIRED.4_FLOPS", "CORE"),
-            read("d", "FP_ARITH_INST_RETIRED.8_FLOPS", "CORE"),
-            read("e", "FP_ARITH_INST_RETIRED.512B_PACKED_SINGLE", "CORE"),
-            read("f", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
-            read("g", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
+            read_core("a", "FP_ARITH_INST_RETIRED.SCALAR"),
+            read_core("b", "FP_ARITH_INST_RETIRED.128B_PACKED_DOUBLE"),
+            read_core("c", "FP_ARITH_INST_RETIRED.4_FLOPS"),
+            read_core("d", "FP_ARITH_INST_RETIRED.8_FLOPS"),
+            read_core("e", "FP_ARITH_INST_RETIRED.512B_PACKED_SINGLE"),
+            read_core("f", "CPU_CLK_UNHALTED.THREAD_P_ANY"),
+            read_core("g", "CPU_CLK_UNHALTED.THREAD_P"),
         ])
         .computed_as("(a + 2 * b + 4 * c + 8 * d + 16 * e) / (f / 2 if HYPERTHREADING_ON else g)", &[
             Event(0), Num(2.0), Event(1), Mul, Add, Num(4.0), Event(2), Mul, Add, Num(8.0),
@@ -2336,22 +2336,22 @@ pub static METRICS: &[MetricInfo] = &[
     metric("Info_Core_ILP", "", "TMA", Cpu)
         .in_groups(&["Backend", "Cor", "Pipeline", "PortsUtil"])
         .reads(&[
-            read("a", "UOPS_EXECUTED.THREAD", "CORE"),
-            read("b", "UOPS_EXECUTED.THREAD", "CORE").cmask(1),
+            read_core("a", "UOPS_EXECUTED.THREAD"),
+            read_core("b", "UOPS_EXECUTED.THREAD").cmask(1),
         ])
         .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("Info_Core_EPC", "", "TMA", Cpu)
         .in_groups(&["Power"])
         .reads(&[
-            read("a", "UOPS_EXECUTED.THREAD", "CORE"),
-            read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
+            read_core("a", "UOPS_EXECUTED.THREAD"),
+            read_core("b", "CPU_CLK_UNHALTED.THREAD_P"),
         ])
         .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("Info_Core_CORE_CLKS", "", "TMA", Cpu)
         .in_groups(&["SMT"])
         .reads(&[
-            read("a", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
-            read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
+            read_core("a", "CPU_CLK_UNHALTED.THREAD_P_ANY"),
+            read_core("b", "CPU_CLK_UNHALTED.THREAD_P"),
         ])
         .computed_as("a / 2 if HYPERTHREADING_ON else b", &[
             Const(Constant::HyperthreadingOn), Event(0), Num(2.0), Div, Event(1), Select,
@@ -2359,59 +2359,59 @@ pub static METRICS: &[MetricInfo] = &[
     metric("Info_Inst_Mix_IpLoad", "", "TMA", Cpu)
         .in_groups(&["InsType"])
         .reads(&[
-            read("a", "INST_RETIRED.ANY_P", "CORE"),
-            read("b", "MEM_INST_RETIRED.ALL_LOADS", "CORE"),
+            read_core("a", "INST_RETIRED.ANY_P"),
+            read_core("b", "MEM_INST_RETIRED.ALL_LOADS"),
         ])
         .computed_as("a / b", &[Event(0), Event(1), Div])
         .threshold_when(&["Info_Inst_Mix_IpLoad"], "Info_Inst_Mix_IpLoad < 3", &[Event(0), Num(3.0), Lt]),
     metric("Info_Inst_Mix_IpStore", "", "TMA", Cpu)
         .in_groups(&["InsType"])
         .reads(&[
-            read("a", "INST_RETIRED.ANY_P", "CORE"),
-            read("b", "MEM_INST_RETIRED.ALL_STORES", "CORE"),
+            read_core("a", "INST_RETIRED.ANY_P"),
+            read_core("b", "MEM_INST_RETIRED.ALL_STORES"),
         ])
         .computed_as("a / b", &[Event(0), Event(1), Div])
         .threshold_when(&["Info_Inst_Mix_IpStore"], "Info_Inst_Mix_IpStore < 8", &[Event(0), Num(8.0), Lt]),
     metric("Info_Inst_Mix_IpBranch", "", "TMA", Cpu)
         .in_groups(&["Branches", "Fed", "InsType"])
         .reads(&[
-            read("a", "INST_RETIRED.ANY_P", "CORE"),
-            read("b", "BR_INST_RETIRED.ALL_BRANCHES", "CORE"),
+            read_core("a", "INST_RETIRED.ANY_P"),
+            read_core("b", "BR_INST_RETIRED.ALL_BRANCHES"),
         ])
         .computed_as("a / b", &[Event(0), Event(1), Div])
         .threshold_when(&["Info_Inst_Mix_IpBranch"], "Info_Inst_Mix_IpBranch < 8", &[Event(0), Num(8.0), Lt]),
     metric("Info_Inst_Mix_IpCall", "", "TMA", Cpu)
         .in_groups(&["Branches", "Fed", "PGO"])
         .reads(&[
-            read("a", "INST_RETIRED.ANY_P", "CORE"),
-            read("b", "BR_INST_RETIRED.NEAR_CALL", "CORE"),
+            read_core("a", "INST_RETIRED.ANY_P"),
+            read_core("b", "BR_INST_RETIRED.NEAR_CALL"),
         ])
         .computed_as("a / b", &[Event(0), Event(1), Div])
         .threshold_when(&["Info_Inst_Mix_IpCall"], "Info_Inst_Mix_IpCall < 200", &[Event(0), Num(200.0), Lt]),
     metric("Info_Inst_Mix_IpTB", "", "TMA", Cpu)
         .in_groups(&["Branches", "Fed", "FetchBW", "Frontend", "PGO"])
         .reads(&[
-            read("a", "INST_RETIRED.ANY_P", "CORE"),
-            read("b", "BR_INST_RETIRED.NEAR_TAKEN", "CORE"),
+            read_core("a", "INST_RETIRED.ANY_P"),
+            read_core("b", "BR_INST_RETIRED.NEAR_TAKEN"),
         ])
         .computed_as("a / b", &[Event(0), Event(1), Div])
         .threshold_when(&["Info_Inst_Mix_IpTB"], "Info_Inst_Mix_IpTB < 4 * 2 + 1", &[Event(0), Num(4.0), Num(2.0), Mul, Num(1.0), Add, Lt]),
     metric("Info_Inst_Mix_BpTkBranch", "", "TMA", Cpu)
         .in_groups(&["Branches", "Fed", "PGO"])
         .reads(&[
-            read("a", "BR_INST_RETIRED.ALL_BRANCHES", "CORE"),
-            read("b", "BR_INST_RETIRED.NEAR_TAKEN", "CORE"),
+            read_core("a", "BR_INST_RETIRED.ALL_BRANCHES"),
+            read_core("b", "BR_INST_RETIRED.NEAR_TAKEN"),
         ])
         .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("Info_Inst_Mix_IpFLOP", "", "TMA", Cpu)
         .in_groups(&["Flops", "InsType"])
         .reads(&[
-            read("a", "INST_RETIRED.ANY_P", "CORE"),
-            read("b", "FP_ARITH_INST_RETIRED.SCALAR", "CORE"),
-            read("c", "FP_ARITH_INST_RETIRED.128B_PACKED_DOUBLE", "CORE"),
-            read("d", "FP_ARITH_INST_RETIRED.4_FLOPS", "CORE"),
-            read("e", "FP_ARITH_INST_RETIRED.8_FLOPS", "CORE"),
-            read("f", "FP_ARITH_INST_RETIRED.512B_PACKED_SINGLE", "CORE"),
+            read_core("a", "INST_RETIRED.ANY_P"),
+            read_core("b", "FP_ARITH_INST_RETIRED.SCALAR"),
+            read_core("c", "FP_ARITH_INST_RETIRED.128B_PACKED_DOUBLE"),
+            read_core("d", "FP_ARITH_INST_RETIRED.4_FLOPS"),
+            read_core("e", "FP_ARITH_INST_RETIRED.8_FLOPS"),
+            read_core("f", "FP_ARITH_INST_RETIRED.512B_PACKED_SINGLE"),
         ])
         .computed_as("a / (b + 2 * c + 4 * d + 8 * e + 16 * f)", &[
             Event(0), Event(1), Num(2.0), Event(2), Mul, Add, Num(4.0), Event(3), Mul, Add,
@@ -2421,89 +2421,89 @@ pub static METRICS: &[MetricInfo] = &[
     metric("Info_Inst_Mix_IpArith_Scalar_SP", "", "TMA", Cpu)
         .in_groups(&["Flops", "FpScalar", "InsType"])
         .reads(&[
-            read("a", "INST_RETIRED.ANY_P", "CORE"),
-            read("b", "FP_ARITH_INST_RETIRED.SCALAR_SINGLE", "CORE"),
+            read_core("a", "INST_RETIRED.ANY_P"),
+            read_core("b", "FP_ARITH_INST_RETIRED.SCALAR_SINGLE"),
         ])
         .computed_as("a / b", &[Event(0), Event(1), Div])
         .threshold_when(&["Info_Inst_Mix_IpArith_Scalar_SP"], "Info_Inst_Mix_IpArith_Scalar_SP < 10", &[Event(0), Num(10.0), Lt]),
     metric("Info_Inst_Mix_IpArith_Scalar_DP", "", "TMA", Cpu)
         .in_groups(&["Flops", "FpScalar", "InsType"])
         .reads(&[
-            read("a", "INST_RETIRED.ANY_P", "CORE"),
-            read("b", "FP_ARITH_INST_RETIRED.SCALAR_DOUBLE", "CORE"),
+            read_core("a", "INST_RETIRED.ANY_P"),
+            read_core("b", "FP_ARITH_INST_RETIRED.SCALAR_DOUBLE"),
         ])
         .computed_as("a / b", &[Event(0), Event(1), Div])
         .threshold_when(&["Info_Inst_Mix_IpArith_Scalar_DP"], "Info_Inst_Mix_IpArith_Scalar_DP < 10", &[Event(0), Num(10.0), Lt]),
     metric("Info_Inst_Mix_IpArith_AVX128", "", "TMA", Cpu)
         .in_groups(&["Flops", "FpVector", "InsType"])
         .reads(&[
-            read("a", "INST_RETIRED.ANY_P", "CORE"),
-            read("b", "FP_ARITH_INST_RETIRED.128B_PACKED_DOUBLE", "CORE"),
-            read("c", "FP_ARITH_INST_RETIRED.128B_PACKED_SINGLE", "CORE"),
+            read_core("a", "INST_RETIRED.ANY_P"),
+            read_core("b", "FP_ARITH_INST_RETIRED.128B_PACKED_DOUBLE"),
+            read_core("c", "FP_ARITH_INST_RETIRED.128B_PACKED_SINGLE"),
         ])
         .computed_as("a / (b + c)", &[Event(0), Event(1), Event(2), Add, Div])
         .threshold_when(&["Info_Inst_Mix_IpArith_AVX128"], "Info_Inst_Mix_IpArith_AVX128 < 10", &[Event(0), Num(10.0), Lt]),
     metric("Info_Inst_Mix_IpArith_AVX256", "", "TMA", Cpu)
         .in_groups(&["Flops", "FpVector", "InsType"])
         .reads(&[
-            read("a", "INST_RETIRED.ANY_P", "CORE"),
-            read("b", "FP_ARITH_INST_RETIRED.256B_PACKED_DOUBLE", "CORE"),
-            read("c", "FP_ARITH_INST_RETIRED.256B_PACKED_SINGLE", "CORE"),
+            read_core("a", "INST_RETIRED.ANY_P"),
+            read_core("b", "FP_ARITH_INST_RETIRED.256B_PACKED_DOUBLE"),
+            read_core("c", "FP_ARITH_INST_RETIRED.256B_PACKED_SINGLE"),
         ])
         .computed_as("a / (b + c)", &[Event(0), Event(1), Event(2), Add, Div])
         .threshold_when(&["Info_Inst_Mix_IpArith_AVX256"], "Info_Inst_Mix_IpArith_AVX256 < 10", &[Event(0), Num(10.0), Lt]),
     metric("Info_Inst_Mix_IpArith_AVX512", "", "TMA", Cpu)
         .in_groups(&["Flops", "FpVector", "InsType"])
         .reads(&[
-            read("a", "INST_RETIRED.ANY_P", "CORE"),
-            read("b", "FP_ARITH_INST_RETIRED.512B_PACKED_DOUBLE", "CORE"),
-            read("c", "FP_ARITH_INST_RETIRED.512B_PACKED_SINGLE", "CORE"),
+            read_core("a", "INST_RETIRED.ANY_P"),
+            read_core("b", "FP_ARITH_INST_RETIRED.512B_PACKED_DOUBLE"),
+            read_core("c", "FP_ARITH_INST_RETIRED.512B_PACKED_SINGLE"),
         ])
         .computed_as("a / (b + c)", &[Event(0), Event(1), Event(2), Add, Div])
         .threshold_when(&["Info_Inst_Mix_IpArith_AVX512"], "Info_Inst_Mix_IpArith_AVX512 < 10", &[Event(0), Num(10.0), Lt]),
     metric("Info_Inst_Mix_IpPause", "", "TMA", Cpu)
         .in_groups(&["Flops", "FpVector", "InsType"])
         .reads(&[
-            read("a", "INST_RETIRED.ANY_P", "CORE"),
-            read("b", "ROB_MISC_EVENTS.PAUSE_INST", "CORE"),
+            read_core("a", "INST_RETIRED.ANY_P"),
+            read_core("b", "ROB_MISC_EVENTS.PAUSE_INST"),
         ])
         .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("Info_Inst_Mix_IpSWPF", "", "TMA", Cpu)
         .in_groups(&["Prefetches"])
         .reads(&[
-            read("a", "INST_RETIRED.ANY_P", "CORE"),
-            read("b", "SW_PREFETCH_ACCESS.ANY", "CORE"),
+            read_core("a", "INST_RETIRED.ANY_P"),
+            read_core("b", "SW_PREFETCH_ACCESS.ANY"),
         ])
         .computed_as("a / b", &[Event(0), Event(1), Div])
         .threshold_when(&["Info_Inst_Mix_IpSWPF"], "Info_Inst_Mix_IpSWPF < 100", &[Event(0), Num(100.0), Lt]),
     metric("Info_Inst_Mix_Instructions", "", "TMA", Cpu)
         .in_groups(&["Summary", "TmaL1"])
         .reads(&[
-            read("a", "INST_RETIRED.ANY_P", "CORE"),
+            read_core("a", "INST_RETIRED.ANY_P"),
         ])
         .computed_as("a", &[Event(0)]),
     metric("Info_Pipeline_Retire", "", "TMA", Cpu)
         .in_groups(&["Pipeline", "Ret"])
         .reads(&[
-            read("a", "UOPS_RETIRED.RETIRE_SLOTS", "CORE"),
-            read("b", "UOPS_RETIRED.RETIRE_SLOTS", "CORE").cmask(1),
+            read_core("a", "UOPS_RETIRED.RETIRE_SLOTS"),
+            read_core("b", "UOPS_RETIRED.RETIRE_SLOTS").cmask(1),
         ])
         .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("Info_Pipeline_IpAssist", "", "TMA", Cpu)
         .in_groups(&["MicroSeq", "Pipeline", "Ret", "Retire"])
         .reads(&[
-            read("a", "INST_RETIRED.ANY_P", "CORE"),
-            read("b", "FP_ASSIST.ANY", "CORE"),
-            read("c", "OTHER_ASSISTS.ANY", "CORE"),
+            read_core("a", "INST_RETIRED.ANY_P"),
+            read_core("b", "FP_ASSIST.ANY"),
+            read_core("c", "OTHER_ASSISTS.ANY"),
         ])
         .computed_as("a / (b + c)", &[Event(0), Event(1), Event(2), Add, Div])
         .threshold_when(&["Info_Pipeline_IpAssist"], "Info_Pipeline_IpAssist < 100000", &[Event(0), Num(100000.0), Lt]),
     metric("Info_Pipeline_Execute", "", "TMA", Cpu)
         .in_groups(&["Cor", "Pipeline", "PortsUtil", "SMT"])
         .reads(&[
-            read("a", "UOPS_EXECUTED.THREAD", "CORE"),
-            read("b", "UOPS_EXECUTED.CORE_CYCLES_GE_1", "CORE"),
-            read("c", "UOPS_EXECUTED.THREAD", "CORE").cmask(1),
+            read_core("a", "UOPS_EXECUTED.THREAD"),
+            read_core("b", "UOPS_EXECUTED.CORE_CYCLES_GE_1"),
+            read_core("c", "UOPS_EXECUTED.THREAD").cmask(1),
         ])
         .computed_as("a / (b / 2 if HYPERTHREADING_ON else c)", &[
             Event(0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div, Event(2), Select,
@@ -2512,30 +2512,30 @@ pub static METRICS: &[MetricInfo] = &[
     metric("Info_Pipeline_Fetch_DSB", "", "TMA", Cpu)
         .in_groups(&["Fed", "FetchBW"])
         .reads(&[
-            read("a", "IDQ.DSB_UOPS", "CORE"),
-            read("b", "IDQ.DSB_CYCLES_ANY", "CORE"),
+            read_core("a", "IDQ.DSB_UOPS"),
+            read_core("b", "IDQ.DSB_CYCLES_ANY"),
         ])
         .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("Info_Pipeline_Fetch_MITE", "", "TMA", Cpu)
         .in_groups(&["Fed", "FetchBW"])
         .reads(&[
-            read("a", "IDQ.MITE_UOPS", "CORE"),
-            read("b", "IDQ.MITE_CYCLES", "CORE"),
+            read_core("a", "IDQ.MITE_UOPS"),
+            read_core("b", "IDQ.MITE_CYCLES"),
         ])
         .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("Info_Frontend_Fetch_UpC", "", "TMA", Cpu)
         .in_groups(&["Fed", "FetchBW"])
         .reads(&[
-            read("a", "UOPS_ISSUED.ANY", "CORE"),
-            read("b", "UOPS_ISSUED.ANY", "CORE").cmask(1),
+            read_core("a", "UOPS_ISSUED.ANY"),
+            read_core("b", "UOPS_ISSUED.ANY").cmask(1),
         ])
         .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("Info_Frontend_DSB_Coverage", "", "TMA", Cpu)
         .in_groups(&["DSB", "Fed", "FetchBW"])
         .reads(&[
-            read("a", "IDQ.DSB_UOPS", "CORE"),
-            read("b", "IDQ.MITE_UOPS", "CORE"),
-            read("c", "IDQ.MS_UOPS", "CORE"),
+            read_core("a", "IDQ.DSB_UOPS"),
+            read_core("b", "IDQ.MITE_UOPS"),
+            read_core("c", "IDQ.MS_UOPS"),
         ])
         .computed_as("a / (a + b + c)", &[Event(0), Event(0), Event(1), Add, Event(2), Add, Div])
         .threshold_when(&["Info_Frontend_DSB_Coverage", "Info_Thread_IPC"], "min(Info_Frontend_DSB_Coverage < 0.7, Info_Thread_IPC / 4 > 0.35)", &[
@@ -2544,72 +2544,72 @@ pub static METRICS: &[MetricInfo] = &[
     metric("Info_Frontend_DSB_Switch_Cost", "", "TMA", Cpu)
         .in_groups(&["DSBmiss"])
         .reads(&[
-            read("a", "DSB2MITE_SWITCHES.PENALTY_CYCLES", "CORE"),
-            read("b", "DSB2MITE_SWITCHES.COUNT", "CORE"),
+            read_core("a", "DSB2MITE_SWITCHES.PENALTY_CYCLES"),
+            read_core("b", "DSB2MITE_SWITCHES.COUNT"),
         ])
         .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("Info_Frontend_TBpC", "", "TMA", Cpu)
         .in_groups(&["Branches", "FetchBW"])
         .reads(&[
-            read("a", "BR_INST_RETIRED.NEAR_TAKEN", "CORE"),
-            read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
+            read_core("a", "BR_INST_RETIRED.NEAR_TAKEN"),
+            read_core("b", "CPU_CLK_UNHALTED.THREAD_P"),
         ])
         .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("Info_Frontend_ICache_Miss_Latency", "", "TMA", Cpu)
         .in_groups(&["Fed", "FetchLat", "IcMiss"])
         .reads(&[
-            read("a", "ICACHE_16B.IFDATA_STALL", "CORE"),
-            read("b", "ICACHE_16B.IFDATA_STALL", "CORE").cmask(1).edge_detect(),
+            read_core("a", "ICACHE_16B.IFDATA_STALL"),
+            read_core("b", "ICACHE_16B.IFDATA_STALL").cmask(1).edge_detect(),
         ])
         .computed_as("a / b + 2", &[Event(0), Event(1), Div, Num(2.0), Add]),
     metric("Info_Frontend_IpDSB_Miss_Ret", "", "TMA", Cpu)
         .in_groups(&["DSBmiss", "Fed"])
         .reads(&[
-            read("a", "INST_RETIRED.ANY_P", "CORE"),
-            read("b", "FRONTEND_RETIRED.ANY_DSB_MISS", "CORE"),
+            read_core("a", "INST_RETIRED.ANY_P"),
+            read_core("b", "FRONTEND_RETIRED.ANY_DSB_MISS"),
         ])
         .computed_as("a / b", &[Event(0), Event(1), Div])
         .threshold_when(&["Info_Frontend_IpDSB_Miss_Ret"], "Info_Frontend_IpDSB_Miss_Ret < 50", &[Event(0), Num(50.0), Lt]),
     metric("Info_Frontend_IpUnknown_Branch", "", "TMA", Cpu)
         .in_groups(&["Fed"])
         .reads(&[
-            read("a", "INST_RETIRED.ANY_P", "CORE"),
-            read("b", "BACLEARS.ANY", "CORE"),
+            read_core("a", "INST_RETIRED.ANY_P"),
+            read_core("b", "BACLEARS.ANY"),
         ])
         .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("Info_Frontend_L2MPKI_Code", "", "TMA", Cpu)
         .in_groups(&["IcMiss"])
         .reads(&[
-            read("a", "FRONTEND_RETIRED.L2_MISS", "CORE"),
-            read("b", "INST_RETIRED.ANY_P", "CORE"),
+            read_core("a", "FRONTEND_RETIRED.L2_MISS"),
+            read_core("b", "INST_RETIRED.ANY_P"),
         ])
         .computed_as("1000 * a / b", &[Num(1000.0), Event(0), Mul, Event(1), Div]),
     metric("Info_Frontend_L2MPKI_Code_All", "", "TMA", Cpu)
         .in_groups(&["IcMiss"])
         .reads(&[
-            read("a", "L2_RQSTS.CODE_RD_MISS", "CORE"),
-            read("b", "INST_RETIRED.ANY_P", "CORE"),
+            read_core("a", "L2_RQSTS.CODE_RD_MISS"),
+            read_core("b", "INST_RETIRED.ANY_P"),
         ])
         .computed_as("1000 * a / b", &[Num(1000.0), Event(0), Mul, Event(1), Div]),
     metric("Info_Botlnk_L2_DSB_Misses", "", "TMA", Cpu)
         .in_groups(&["DSBmiss", "Fed"])
         .reads(&[
-            read("a", "IDQ_UOPS_NOT_DELIVERED.CYCLES_0_UOPS_DELIV.CORE", "CORE"),
-            read("b", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
-            read("c", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
-            read("d", "DSB2MITE_SWITCHES.PENALTY_CYCLES", "CORE"),
-            read("e", "ICACHE_16B.IFDATA_STALL", "CORE"),
-            read("f", "ICACHE_16B.IFDATA_STALL", "CORE").cmask(1).edge_detect(),
-            read("g", "ICACHE_TAG.STALLS", "CORE"),
-            read("h", "INT_MISC.CLEAR_RESTEER_CYCLES", "CORE"),
-            read("i", "BACLEARS.ANY", "CORE"),
-            read("j", "IDQ.MS_SWITCHES", "CORE"),
-            read("k", "DECODE.LCP", "CORE"),
-            read("l", "IDQ_UOPS_NOT_DELIVERED.CORE", "CORE"),
-            read("m", "IDQ.ALL_MITE_CYCLES_ANY_UOPS", "CORE"),
-            read("n", "IDQ.ALL_MITE_CYCLES_4_UOPS", "CORE"),
-            read("o", "IDQ.DSB_CYCLES_ANY", "CORE"),
-            read("p", "IDQ.DSB_CYCLES_OK", "CORE"),
+            read_core("a", "IDQ_UOPS_NOT_DELIVERED.CYCLES_0_UOPS_DELIV.CORE"),
+            read_core("b", "CPU_CLK_UNHALTED.THREAD_P_ANY"),
+            read_core("c", "CPU_CLK_UNHALTED.THREAD_P"),
+            read_core("d", "DSB2MITE_SWITCHES.PENALTY_CYCLES"),
+            read_core("e", "ICACHE_16B.IFDATA_STALL"),
+            read_core("f", "ICACHE_16B.IFDATA_STALL").cmask(1).edge_detect(),
+            read_core("g", "ICACHE_TAG.STALLS"),
+            read_core("h", "INT_MISC.CLEAR_RESTEER_CYCLES"),
+            read_core("i", "BACLEARS.ANY"),
+            read_core("j", "IDQ.MS_SWITCHES"),
+            read_core("k", "DECODE.LCP"),
+            read_core("l", "IDQ_UOPS_NOT_DELIVERED.CORE"),
+            read_core("m", "IDQ.ALL_MITE_CYCLES_ANY_UOPS"),
+            read_core("n", "IDQ.ALL_MITE_CYCLES_4_UOPS"),
+            read_core("o", "IDQ.DSB_CYCLES_ANY"),
+            read_core("p", "IDQ.DSB_CYCLES_OK"),
         ])
         .computed_as("100 * (4 * a / (4 * (b / 2 if HYPERTHREADING_ON else c)) * (d / c) / ((e + 2 * f) / c + g / c + (h / c + 9 * i / c) + 2 * j / c + k / c + d / c) + (l / (4 * (b / 2 if HYPERTHREADING_ON else c)) - 4 * a / (4 * (b / 2 if HYPERTHREADING_ON else c))) * ((m - n) / (b / 2 if HYPERTHREADING_ON else c) / 2) / ((m - n) / (b / 2 if HYPERTHREADING_ON else c) / 2 + (o - p) / (b / 2 if HYPERTHREADING_ON else c) / 2))", &[
             Num(100.0), Num(4.0), Event(0), Mul, Num(4.0), Const(Constant::HyperthreadingOn),
@@ -2630,14 +2630,14 @@ pub static METRICS: &[MetricInfo] = &[
     metric("Info_Botlnk_L2_DSB_Bandwidth", "", "TMA", Cpu)
         .in_groups(&["DSB", "Fed", "FetchBW"])
         .reads(&[
-            read("a", "IDQ_UOPS_NOT_DELIVERED.CORE", "CORE"),
-            read("b", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
-            read("c", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
-            read("d", "IDQ_UOPS_NOT_DELIVERED.CYCLES_0_UOPS_DELIV.CORE", "CORE"),
-            read("e", "IDQ.DSB_CYCLES_ANY", "CORE"),
-            read("f", "IDQ.DSB_CYCLES_OK", "CORE"),
-            read("g", "IDQ.ALL_MITE_CYCLES_ANY_UOPS", "CORE"),
-            read("h", "IDQ.ALL_MITE_CYCLES_4_UOPS", "CORE"),
+            read_core("a", "IDQ_UOPS_NOT_DELIVERED.CORE"),
+            read_core("b", "CPU_CLK_UNHALTED.THREAD_P_ANY"),
+            read_core("c", "CPU_CLK_UNHALTED.THREAD_P"),
+            read_core("d", "IDQ_UOPS_NOT_DELIVERED.CYCLES_0_UOPS_DELIV.CORE"),
+            read_core("e", "IDQ.DSB_CYCLES_ANY"),
+            read_core("f", "IDQ.DSB_CYCLES_OK"),
+            read_core("g", "IDQ.ALL_MITE_CYCLES_ANY_UOPS"),
+            read_core("h", "IDQ.ALL_MITE_CYCLES_4_UOPS"),
         ])
         .computed_as("100 * (a / (4 * (b / 2 if HYPERTHREADING_ON else c)) * ((a / (4 * (b / 2 if HYPERTHREADING_ON else c)) - 4 * d / (4 * (b / 2 if HYPERTHREADING_ON else c))) / (4 * d / (4 * (b / 2 if HYPERTHREADING_ON else c)) + (a / (4 * (b / 2 if HYPERTHREADING_ON else c)) - 4 * d / (4 * (b / 2 if HYPERTHREADING_ON else c))))) * ((e - f) / (b / 2 if HYPERTHREADING_ON else c) / 2 / ((g - h) / (b / 2 if HYPERTHREADING_ON else c) / 2 + (e - f) / (b / 2 if HYPERTHREADING_ON else c) / 2)))", &[
             Num(100.0), Event(0), Num(4.0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0),
@@ -2659,17 +2659,17 @@ pub static METRICS: &[MetricInfo] = &[
     metric("Info_Botlnk_L2_IC_Misses", "", "TMA", Cpu)
         .in_groups(&["Fed", "FetchLat", "IcMiss"])
         .reads(&[
-            read("a", "IDQ_UOPS_NOT_DELIVERED.CYCLES_0_UOPS_DELIV.CORE", "CORE"),
-            read("b", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
-            read("c", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
-            read("d", "ICACHE_16B.IFDATA_STALL", "CORE"),
-            read("e", "ICACHE_16B.IFDATA_STALL", "CORE").cmask(1).edge_detect(),
-            read("f", "ICACHE_TAG.STALLS", "CORE"),
-            read("g", "INT_MISC.CLEAR_RESTEER_CYCLES", "CORE"),
-            read("h", "BACLEARS.ANY", "CORE"),
-            read("i", "IDQ.MS_SWITCHES", "CORE"),
-            read("j", "DECODE.LCP", "CORE"),
-            read("k", "DSB2MITE_SWITCHES.PENALTY_CYCLES", "CORE"),
+            read_core("a", "IDQ_UOPS_NOT_DELIVERED.CYCLES_0_UOPS_DELIV.CORE"),
+            read_core("b", "CPU_CLK_UNHALTED.THREAD_P_ANY"),
+            read_core("c", "CPU_CLK_UNHALTED.THREAD_P"),
+            read_core("d", "ICACHE_16B.IFDATA_STALL"),
+            read_core("e", "ICACHE_16B.IFDATA_STALL").cmask(1).edge_detect(),
+            read_core("f", "ICACHE_TAG.STALLS"),
+            read_core("g", "INT_MISC.CLEAR_RESTEER_CYCLES"),
+            read_core("h", "BACLEARS.ANY"),
+            read_core("i", "IDQ.MS_SWITCHES"),
+            read_core("j", "DECODE.LCP"),
+            read_core("k", "DSB2MITE_SWITCHES.PENALTY_CYCLES"),
         ])
         .computed_as("100 * (4 * a / (4 * (b / 2 if HYPERTHREADING_ON else c)) * ((d + 2 * e) / c) / ((d + 2 * e) / c + f / c + (g / c + 9 * h / c) + 2 * i / c + j / c + k / c))", &[
             Num(100.0), Num(4.0), Event(0), Mul, Num(4.0), Const(Constant::HyperthreadingOn),
@@ -2683,43 +2683,43 @@ pub static METRICS: &[MetricInfo] = &[
     metric("Info_Bad_Spec_IpMispredict", "", "TMA", Cpu)
         .in_groups(&["Bad", "BadSpec", "BrMispredicts"])
         .reads(&[
-            read("a", "INST_RETIRED.ANY_P", "CORE"),
-            read("b", "BR_MISP_RETIRED.ALL_BRANCHES", "CORE"),
+            read_core("a", "INST_RETIRED.ANY_P"),
+            read_core("b", "BR_MISP_RETIRED.ALL_BRANCHES"),
         ])
         .computed_as("a / b", &[Event(0), Event(1), Div])
         .threshold_when(&["Info_Bad_Spec_IpMispredict"], "Info_Bad_Spec_IpMispredict < 200", &[Event(0), Num(200.0), Lt]),
     metric("Info_Bad_Spec_IpMisp_Indirect", "", "TMA", Cpu)
         .in_groups(&["Bad", "BrMispredicts"])
         .reads(&[
-            read("a", "INST_RETIRED.ANY_P", "CORE"),
-            read("b", "UOPS_RETIRED.RETIRE_SLOTS", "CORE"),
-            read("c", "UOPS_ISSUED.ANY", "CORE"),
-            read("d", "BR_MISP_EXEC.INDIRECT", "CORE"),
+            read_core("a", "INST_RETIRED.ANY_P"),
+            read_core("b", "UOPS_RETIRED.RETIRE_SLOTS"),
+            read_core("c", "UOPS_ISSUED.ANY"),
+            read_core("d", "BR_MISP_EXEC.INDIRECT"),
         ])
         .computed_as("a / (b / c * d)", &[Event(0), Event(1), Event(2), Div, Event(3), Mul, Div])
         .threshold_when(&["Info_Bad_Spec_IpMisp_Indirect"], "Info_Bad_Spec_IpMisp_Indirect < 1000", &[Event(0), Num(1000.0), Lt]),
     metric("Info_Bad_Spec_Branch_Misprediction_Cost", "", "TMA", Cpu)
         .in_groups(&["Bad", "BrMispredicts"])
         .reads(&[
-            read("a", "UOPS_RETIRED.RETIRE_SLOTS", "CORE"),
-            read("b", "UOPS_ISSUED.ANY", "CORE"),
-            read("c", "IDQ.MS_UOPS", "CORE"),
-            read("d", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
-            read("e", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
-            read("f", "BR_MISP_RETIRED.ALL_BRANCHES", "CORE"),
-            read("g", "MACHINE_CLEARS.COUNT", "CORE"),
-            read("h", "INT_MISC.RECOVERY_CYCLES_ANY", "CORE"),
-            read("i", "INT_MISC.RECOVERY_CYCLES", "CORE"),
-            read("j", "INT_MISC.CLEARS_COUNT", "CORE"),
-            read("k", "IDQ_UOPS_NOT_DELIVERED.CYCLES_0_UOPS_DELIV.CORE", "CORE"),
-            read("l", "INT_MISC.CLEAR_RESTEER_CYCLES", "CORE"),
-            read("m", "ICACHE_16B.IFDATA_STALL", "CORE"),
-            read("n", "ICACHE_16B.IFDATA_STALL", "CORE").cmask(1).edge_detect(),
-            read("o", "ICACHE_TAG.STALLS", "CORE"),
-            read("p", "BACLEARS.ANY", "CORE"),
-            read("q", "IDQ.MS_SWITCHES", "CORE"),
-            read("r", "DECODE.LCP", "CORE"),
-            read("s", "DSB2MITE_SWITCHES.PENALTY_CYCLES", "CORE"),
+            read_core("a", "UOPS_RETIRED.RETIRE_SLOTS"),
+            read_core("b", "UOPS_ISSUED.ANY"),
+            read_core("c", "IDQ.MS_UOPS"),
+            read_core("d", "CPU_CLK_UNHALTED.THREAD_P_ANY"),
+            read_core("e", "CPU_CLK_UNHALTED.THREAD_P"),
+            read_core("f", "BR_MISP_RETIRED.ALL_BRANCHES"),
+            read_core("g", "MACHINE_CLEARS.COUNT"),
+            read_core("h", "INT_MISC.RECOVERY_CYCLES_ANY"),
+            read_core("i", "INT_MISC.RECOVERY_CYCLES"),
+            read_core("j", "INT_MISC.CLEARS_COUNT"),
+            read_core("k", "IDQ_UOPS_NOT_DELIVERED.CYCLES_0_UOPS_DELIV.CORE"),
+            read_core("l", "INT_MISC.CLEAR_RESTEER_CYCLES"),
+            read_core("m", "ICACHE_16B.IFDATA_STALL"),
+            read_core("n", "ICACHE_16B.IFDATA_STALL").cmask(1).edge_detect(),
+            read_core("o", "ICACHE_TAG.STALLS"),
+            read_core("p", "BACLEARS.ANY"),
+            read_core("q", "IDQ.MS_SWITCHES"),
+            read_core("r", "DECODE.LCP"),
+            read_core("s", "DSB2MITE_SWITCHES.PENALTY_CYCLES"),
         ])
         .computed_as("100 * (1 - 10 * (a / b * c / (4 * (d / 2 if HYPERTHREADING_ON else e))) * max(f / (f + g) * ((b - a + 4 * (h / 2 if HYPERTHREADING_ON else i)) / (4 * (d / 2 if HYPERTHREADING_ON else e))) * (1 - f / (j - g)), 0.0001) / (f / (f + g) * ((b - a + 4 * (h / 2 if HYPERTHREADING_ON else i)) / (4 * (d / 2 if HYPERTHREADING_ON else e))))) * (f / (f + g) * ((b - a + 4 * (h / 2 if HYPERTHREADING_ON else i)) / (4 * (d / 2 if HYPERTHREADING_ON else e))) + 4 * k / (4 * (d / 2 if HYPERTHREADING_ON else e)) * (f / (f + g) * l / e) / ((m + 2 * n) / e + o / e + (l / e + 9 * p / e) + 2 * q / e + r / e + s / e)) * (4 * (d / 2 if HYPERTHREADING_ON else e)) / 4 / f / 100", &[
             Num(100.0), Num(1.0), Num(10.0), Event(0), Event(1), Div, Event(2), Mul, Num(4.0),
@@ -2746,42 +2746,42 @@ pub static METRICS: &[MetricInfo] = &[
     metric("Info_Bad_Spec_Spec_Clears_Ratio", "", "TMA", Cpu)
         .in_groups(&["BrMispredicts"])
         .reads(&[
-            read("a", "INT_MISC.CLEARS_COUNT", "CORE"),
-            read("b", "BR_MISP_RETIRED.ALL_BRANCHES", "CORE"),
-            read("c", "MACHINE_CLEARS.COUNT", "CORE"),
+            read_core("a", "INT_MISC.CLEARS_COUNT"),
+            read_core("b", "BR_MISP_RETIRED.ALL_BRANCHES"),
+            read_core("c", "MACHINE_CLEARS.COUNT"),
         ])
         .computed_as("a / (b + c)", &[Event(0), Event(1), Event(2), Add, Div]),
     metric("Info_Branches_Cond_NT", "", "TMA", Cpu)
         .in_groups(&["Bad", "Branches", "CodeGen", "PGO"])
         .reads(&[
-            read("a", "BR_INST_RETIRED.NOT_TAKEN", "CORE"),
-            read("b", "BR_INST_RETIRED.ALL_BRANCHES", "CORE"),
+            read_core("a", "BR_INST_RETIRED.NOT_TAKEN"),
+            read_core("b", "BR_INST_RETIRED.ALL_BRANCHES"),
         ])
         .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("Info_Branches_Cond_TK", "", "TMA", Cpu)
         .in_groups(&["Bad", "Branches", "CodeGen", "PGO"])
         .reads(&[
-            read("a", "BR_INST_RETIRED.CONDITIONAL", "CORE"),
-            read("b", "BR_INST_RETIRED.NOT_TAKEN", "CORE"),
-            read("c", "BR_INST_RETIRED.ALL_BRANCHES", "CORE"),
+            read_core("a", "BR_INST_RETIRED.CONDITIONAL"),
+            read_core("b", "BR_INST_RETIRED.NOT_TAKEN"),
+            read_core("c", "BR_INST_RETIRED.ALL_BRANCHES"),
         ])
         .computed_as("(a - b) / c", &[Event(0), Event(1), Sub, Event(2), Div]),
     metric("Info_Branches_CallRet", "", "TMA", Cpu)
         .in_groups(&["Bad", "Branches"])
         .reads(&[
-            read("a", "BR_INST_RETIRED.NEAR_CALL", "CORE"),
-            read("b", "BR_INST_RETIRED.NEAR_RETURN", "CORE"),
-            read("c", "BR_INST_RETIRED.ALL_BRANCHES", "CORE"),
+            read_core("a", "BR_INST_RETIRED.NEAR_CALL"),
+            read_core("b", "BR_INST_RETIRED.NEAR_RETURN"),
+            read_core("c", "BR_INST_RETIRED.ALL_BRANCHES"),
         ])
         .computed_as("(a + b) / c", &[Event(0), Event(1), Add, Event(2), Div]),
     metric("Info_Branches_Jump", "", "TMA", Cpu)
         .in_groups(&["Bad", "Branches"])
         .reads(&[
-            read("a", "BR_INST_RETIRED.NEAR_TAKEN", "CORE"),
-            read("b", "BR_INST_RETIRED.COND", "CORE"),
-            read("c", "BR_INST_RETIRED.NOT_TAKEN", "CORE"),
-            read("d", "BR_INST_RETIRED.NEAR_CALL", "CORE"),
-            read("e", "BR_INST_RETIRED.ALL_BRANCHES", "CORE"),
+            read_core("a", "BR_INST_RETIRED.NEAR_TAKEN"),
+            read_core("b", "BR_INST_RETIRED.COND"),
+            read_core("c", "BR_INST_RETIRED.NOT_TAKEN"),
+            read_core("d", "BR_INST_RETIRED.NEAR_CALL"),
+            read_core("e", "BR_INST_RETIRED.ALL_BRANCHES"),
         ])
         .computed_as("(a - (b - c) - 2 * d) / e", &[
             Event(0), Event(1), Event(2), Sub, Sub, Num(2.0), Event(3), Mul, Sub, Event(4), Div,
@@ -2789,93 +2789,93 @@ pub static METRICS: &[MetricInfo] = &[
     metric("Info_Memory_Load_Miss_Real_Latency", "", "TMA", Cpu)
         .in_groups(&["Mem", "MemoryBound", "MemoryLat"])
         .reads(&[
-            read("a", "L1D_PEND_MISS.PENDING", "CORE"),
-            read("b", "MEM_LOAD_RETIRED.L1_MISS", "CORE"),
-            read("c", "MEM_LOAD_RETIRED.FB_HIT", "CORE"),
+            read_core("a", "L1D_PEND_MISS.PENDING"),
+            read_core("b", "MEM_LOAD_RETIRED.L1_MISS"),
+            read_core("c", "MEM_LOAD_RETIRED.FB_HIT"),
         ])
         .computed_as("a / (b + c)", &[Event(0), Event(1), Event(2), Add, Div]),
     metric("Info_Memory_MLP", "", "TMA", Cpu)
         .in_groups(&["Mem", "MemoryBound", "MemoryBW"])
         .reads(&[
-            read("a", "L1D_PEND_MISS.PENDING", "CORE"),
-            read("b", "L1D_PEND_MISS.PENDING_CYCLES", "CORE"),
+            read_core("a", "L1D_PEND_MISS.PENDING"),
+            read_core("b", "L1D_PEND_MISS.PENDING_CYCLES"),
         ])
         .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("Info_Memory_L1MPKI", "", "TMA", Cpu)
         .in_groups(&["CacheHits", "Mem"])
         .reads(&[
-            read("a", "MEM_LOAD_RETIRED.L1_MISS", "CORE"),
-            read("b", "INST_RETIRED.ANY_P", "CORE"),
+            read_core("a", "MEM_LOAD_RETIRED.L1_MISS"),
+            read_core("b", "INST_RETIRED.ANY_P"),
         ])
         .computed_as("1000 * a / b", &[Num(1000.0), Event(0), Mul, Event(1), Div]),
     metric("Info_Memory_L1MPKI_Load", "", "TMA", Cpu)
         .in_groups(&["CacheHits", "Mem"])
         .reads(&[
-            read("a", "L2_RQSTS.ALL_DEMAND_DATA_RD", "CORE"),
-            read("b", "INST_RETIRED.ANY_P", "CORE"),
+            read_core("a", "L2_RQSTS.ALL_DEMAND_DATA_RD"),
+            read_core("b", "INST_RETIRED.ANY_P"),
         ])
         .computed_as("1000 * a / b", &[Num(1000.0), Event(0), Mul, Event(1), Div]),
     metric("Info_Memory_L2MPKI", "", "TMA", Cpu)
         .in_groups(&["Mem", "Backend", "CacheHits"])
         .reads(&[
-            read("a", "MEM_LOAD_RETIRED.L2_MISS", "CORE"),
-            read("b", "INST_RETIRED.ANY_P", "CORE"),
+            read_core("a", "MEM_LOAD_RETIRED.L2_MISS"),
+            read_core("b", "INST_RETIRED.ANY_P"),
         ])
         .computed_as("1000 * a / b", &[Num(1000.0), Event(0), Mul, Event(1), Div]),
     metric("Info_Memory_L2MPKI_All", "", "TMA", Cpu)
         .in_groups(&["CacheHits", "Mem", "Offcore"])
         .reads(&[
-            read("a", "L2_RQSTS.MISS", "CORE"),
-            read("b", "INST_RETIRED.ANY_P", "CORE"),
+            read_core("a", "L2_RQSTS.MISS"),
+            read_core("b", "INST_RETIRED.ANY_P"),
         ])
         .computed_as("1000 * a / b", &[Num(1000.0), Event(0), Mul, Event(1), Div]),
     metric("Info_Memory_L2MPKI_Load", "", "TMA", Cpu)
         .in_groups(&["CacheHits", "Mem"])
         .reads(&[
-            read("a", "L2_RQSTS.DEMAND_DATA_RD_MISS", "CORE"),
-            read("b", "INST_RETIRED.ANY_P", "CORE"),
+            read_core("a", "L2_RQSTS.DEMAND_DATA_RD_MISS"),
+            read_core("b", "INST_RETIRED.ANY_P"),
         ])
         .computed_as("1000 * a / b", &[Num(1000.0), Event(0), Mul, Event(1), Div]),
     metric("Info_Memory_L2MPKI_RFO", "", "TMA", Cpu)
         .in_groups(&["CacheMisses", "Offcore"])
         .reads(&[
-            read("a", "OFFCORE_REQUESTS.DEMAND_RFO", "CORE"),
-            read("b", "INST_RETIRED.ANY_P", "CORE"),
+            read_core("a", "OFFCORE_REQUESTS.DEMAND_RFO"),
+            read_core("b", "INST_RETIRED.ANY_P"),
         ])
         .computed_as("1000 * a / b", &[Num(1000.0), Event(0), Mul, Event(1), Div]),
     metric("Info_Memory_L2HPKI_All", "", "TMA", Cpu)
         .in_groups(&["CacheHits", "Mem"])
         .reads(&[
-            read("a", "L2_RQSTS.REFERENCES", "CORE"),
-            read("b", "L2_RQSTS.MISS", "CORE"),
-            read("c", "INST_RETIRED.ANY_P", "CORE"),
+            read_core("a", "L2_RQSTS.REFERENCES"),
+            read_core("b", "L2_RQSTS.MISS"),
+            read_core("c", "INST_RETIRED.ANY_P"),
         ])
         .computed_as("1000 * (a - b) / c", &[Num(1000.0), Event(0), Event(1), Sub, Mul, Event(2), Div]),
     metric("Info_Memory_L2HPKI_Load", "", "TMA", Cpu)
         .in_groups(&["CacheHits", "Mem"])
         .reads(&[
-            read("a", "L2_RQSTS.DEMAND_DATA_RD_HIT", "CORE"),
-            read("b", "INST_RETIRED.ANY_P", "CORE"),
+            read_core("a", "L2_RQSTS.DEMAND_DATA_RD_HIT"),
+            read_core("b", "INST_RETIRED.ANY_P"),
         ])
         .computed_as("1000 * a / b", &[Num(1000.0), Event(0), Mul, Event(1), Div]),
     metric("Info_Memory_L3MPKI", "", "TMA", Cpu)
         .in_groups(&["Mem"])
         .reads(&[
-            read("a", "MEM_LOAD_RETIRED.L3_MISS", "CORE"),
-            read("b", "INST_RETIRED.ANY_P", "CORE"),
+            read_core("a", "MEM_LOAD_RETIRED.L3_MISS"),
+            read_core("b", "INST_RETIRED.ANY_P"),
         ])
         .computed_as("1000 * a / b", &[Num(1000.0), Event(0), Mul, Event(1), Div]),
     metric("Info_Memory_FB_HPKI", "", "TMA", Cpu)
         .in_groups(&["CacheHits", "Mem"])
         .reads(&[
-            read("a", "MEM_LOAD_RETIRED.FB_HIT", "CORE"),
-            read("b", "INST_RETIRED.ANY_P", "CORE"),
+            read_core("a", "MEM_LOAD_RETIRED.FB_HIT"),
+            read_core("b", "INST_RETIRED.ANY_P"),
         ])
         .computed_as("1000 * a / b", &[Num(1000.0), Event(0), Mul, Event(1), Div]),
     metric("Info_Memory_L1D_Cache_Fill_BW", "", "TMA", Cpu)
         .in_groups(&["Mem", "MemoryBW"])
         .reads(&[
-            read("a", "L1D.REPLACEMENT", "CORE"),
+            read_core("a", "L1D.REPLACEMENT"),
         ])
         .computed_as("64 * a / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)", &[
             Num(64.0), Event(0), Mul, Num(1000000000.0), Div,
@@ -2884,7 +2884,7 @@ pub static METRICS: &[MetricInfo] = &[
     metric("Info_Memory_L2_Cache_Fill_BW", "", "TMA", Cpu)
         .in_groups(&["Mem", "MemoryBW"])
         .reads(&[
-            read("a", "L2_LINES_IN.ALL", "CORE"),
+            read_core("a", "L2_LINES_IN.ALL"),
         ])
         .computed_as("64 * a / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)", &[
             Num(64.0), Event(0), Mul, Num(1000000000.0), Div,
@@ -2893,7 +2893,7 @@ pub static METRICS: &[MetricInfo] = &[
     metric("Info_Memory_L3_Cache_Fill_BW", "", "TMA", Cpu)
         .in_groups(&["Mem", "MemoryBW"])
         .reads(&[
-            read("a", "LONGEST_LAT_CACHE.MISS", "CORE"),
+            read_core("a", "LONGEST_LAT_CACHE.MISS"),
         ])
         .computed_as("64 * a / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)", &[
             Num(64.0), Event(0), Mul, Num(1000000000.0), Div,
@@ -2902,7 +2902,7 @@ pub static METRICS: &[MetricInfo] = &[
     metric("Info_Memory_L3_Cache_Access_BW", "", "TMA", Cpu)
         .in_groups(&["Mem", "MemoryBW", "Offcore"])
         .reads(&[
-            read("a", "OFFCORE_REQUESTS.ALL_REQUESTS", "CORE"),
+            read_core("a", "OFFCORE_REQUESTS.ALL_REQUESTS"),
         ])
         .computed_as("64 * a / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)", &[
             Num(64.0), Event(0), Mul, Num(1000000000.0), Div,
@@ -2911,12 +2911,12 @@ pub static METRICS: &[MetricInfo] = &[
     metric("Info_Memory_TLB_Page_Walks_Utilization", "", "TMA", Cpu)
         .in_groups(&["Mem", "MemoryTLB"])
         .reads(&[
-            read("a", "ITLB_MISSES.WALK_PENDING", "CORE"),
-            read("b", "DTLB_LOAD_MISSES.WALK_PENDING", "CORE"),
-            read("c", "DTLB_STORE_MISSES.WALK_PENDING", "CORE"),
-            read("d", "EPT.WALK_PENDING", "CORE"),
-            read("e", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
-            read("f", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
+            read_core("a", "ITLB_MISSES.WALK_PENDING"),
+            read_core("b", "DTLB_LOAD_MISSES.WALK_PENDING"),
+            read_core("c", "DTLB_STORE_MISSES.WALK_PENDING"),
+            read_core("d", "EPT.WALK_PENDING"),
+            read_core("e", "CPU_CLK_UNHALTED.THREAD_P_ANY"),
+            read_core("f", "CPU_CLK_UNHALTED.THREAD_P"),
         ])
         .computed_as("(a + b + c + d) / (2 * (e / 2 if HYPERTHREADING_ON else f))", &[
             Event(0), Event(1), Add, Event(2), Add, Event(3), Add, Num(2.0),
@@ -2926,28 +2926,28 @@ pub static METRICS: &[MetricInfo] = &[
     metric("Info_Memory_TLB_Code_STLB_MPKI", "", "TMA", Cpu)
         .in_groups(&["Fed", "MemoryTLB"])
         .reads(&[
-            read("a", "ITLB_MISSES.WALK_COMPLETED", "CORE"),
-            read("b", "INST_RETIRED.ANY_P", "CORE"),
+            read_core("a", "ITLB_MISSES.WALK_COMPLETED"),
+            read_core("b", "INST_RETIRED.ANY_P"),
         ])
         .computed_as("1000 * a / b", &[Num(1000.0), Event(0), Mul, Event(1), Div]),
     metric("Info_Memory_TLB_Load_STLB_MPKI", "", "TMA", Cpu)
         .in_groups(&["Mem", "MemoryTLB"])
         .reads(&[
-            read("a", "DTLB_LOAD_MISSES.WALK_COMPLETED", "CORE"),
-            read("b", "INST_RETIRED.ANY_P", "CORE"),
+            read_core("a", "DTLB_LOAD_MISSES.WALK_COMPLETED"),
+            read_core("b", "INST_RETIRED.ANY_P"),
         ])
         .computed_as("1000 * a / b", &[Num(1000.0), Event(0), Mul, Event(1), Div]),
     metric("Info_Memory_TLB_Store_STLB_MPKI", "", "TMA", Cpu)
         .in_groups(&["Mem", "MemoryTLB"])
         .reads(&[
-            read("a", "DTLB_STORE_MISSES.WALK_COMPLETED", "CORE"),
-            read("b", "INST_RETIRED.ANY_P", "CORE"),
+            read_core("a", "DTLB_STORE_MISSES.WALK_COMPLETED"),
+            read_core("b", "INST_RETIRED.ANY_P"),
         ])
         .computed_as("1000 * a / b", &[Num(1000.0), Event(0), Mul, Event(1), Div]),
     metric("Info_Memory_Core_L1D_Cache_Fill_BW_2T", "", "TMA", Cpu)
         .in_groups(&["Mem", "MemoryBW"])
         .reads(&[
-            read("a", "L1D.REPLACEMENT", "CORE"),
+            read_core("a", "L1D.REPLACEMENT"),
         ])
         .computed_as("64 * a / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)", &[
             Num(64.0), Event(0), Mul, Num(1000000000.0), Div,
@@ -2956,7 +2956,7 @@ pub static METRICS: &[MetricInfo] = &[
     metric("Info_Memory_Core_L2_Cache_Fill_BW_2T", "", "TMA", Cpu)
         .in_groups(&["Mem", "MemoryBW"])
         .reads(&[
-            read("a", "L2_LINES_IN.ALL", "CORE"),
+            read_core("a", "L2_LINES_IN.ALL"),
         ])
         .computed_as("64 * a / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)", &[
             Num(64.0), Event(0), Mul, Num(1000000000.0), Div,
@@ -2965,7 +2965,7 @@ pub static METRICS: &[MetricInfo] = &[
     metric("Info_Memory_Core_L3_Cache_Fill_BW_2T", "", "TMA", Cpu)
         .in_groups(&["Mem", "MemoryBW"])
         .reads(&[
-            read("a", "LONGEST_LAT_CACHE.MISS", "CORE"),
+            read_core("a", "LONGEST_LAT_CACHE.MISS"),
         ])
         .computed_as("64 * a / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)", &[
             Num(64.0), Event(0), Mul, Num(1000000000.0), Div,
@@ -2974,7 +2974,7 @@ pub static METRICS: &[MetricInfo] = &[
     metric("Info_Memory_Core_L3_Cache_Access_BW_2T", "", "TMA", Cpu)
         .in_groups(&["Mem", "MemoryBW", "Offcore"])
         .reads(&[
-            read("a", "OFFCORE_REQUESTS.ALL_REQUESTS", "CORE"),
+            read_core("a", "OFFCORE_REQUESTS.ALL_REQUESTS"),
         ])
         .computed_as("64 * a / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)", &[
             Num(64.0), Event(0), Mul, Num(1000000000.0), Div,
@@ -2983,53 +2983,53 @@ pub static METRICS: &[MetricInfo] = &[
     metric("Info_Memory_Core_L2_Evictions_Silent_PKI", "", "TMA", Cpu)
         .in_groups(&["L2Evicts", "Mem", "Server"])
         .reads(&[
-            read("a", "L2_LINES_OUT.SILENT", "CORE"),
-            read("b", "INST_RETIRED.ANY_P", "CORE"),
+            read_core("a", "L2_LINES_OUT.SILENT"),
+            read_core("b", "INST_RETIRED.ANY_P"),
         ])
         .computed_as("1000 * a / b", &[Num(1000.0), Event(0), Mul, Event(1), Div]),
     metric("Info_Memory_Core_L2_Evictions_NonSilent_PKI", "", "TMA", Cpu)
         .in_groups(&["L2Evicts", "Mem", "Server"])
         .reads(&[
-            read("a", "L2_LINES_OUT.NON_SILENT", "CORE"),
-            read("b", "INST_RETIRED.ANY_P", "CORE"),
+            read_core("a", "L2_LINES_OUT.NON_SILENT"),
+            read_core("b", "INST_RETIRED.ANY_P"),
         ])
         .computed_as("1000 * a / b", &[Num(1000.0), Event(0), Mul, Event(1), Div]),
     metric("Info_Memory_Latency_Load_L2_Miss_Latency", "", "TMA", Cpu)
         .in_groups(&["LockCont", "Memory_Lat", "Offcore"])
         .reads(&[
-            read("a", "OFFCORE_REQUESTS_OUTSTANDING.DEMAND_DATA_RD", "CORE"),
-            read("b", "OFFCORE_REQUESTS.DEMAND_DATA_RD", "CORE"),
+            read_core("a", "OFFCORE_REQUESTS_OUTSTANDING.DEMAND_DATA_RD"),
+            read_core("b", "OFFCORE_REQUESTS.DEMAND_DATA_RD"),
         ])
         .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("Info_Memory_Latency_Load_L2_MLP", "", "TMA", Cpu)
         .in_groups(&["Memory_BW", "Offcore"])
         .reads(&[
-            read("a", "OFFCORE_REQUESTS_OUTSTANDING.DEMAND_DATA_RD", "CORE"),
-            read("b", "OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DEMAND_DATA_RD", "CORE"),
+            read_core("a", "OFFCORE_REQUESTS_OUTSTANDING.DEMAND_DATA_RD"),
+            read_core("b", "OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DEMAND_DATA_RD"),
         ])
         .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("Info_Memory_Latency_Data_L2_MLP", "", "TMA", Cpu)
         .in_groups(&["Memory_BW", "Offcore"])
         .reads(&[
-            read("a", "OFFCORE_REQUESTS_OUTSTANDING.ALL_DATA_RD", "CORE"),
-            read("b", "OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DATA_RD", "CORE"),
+            read_core("a", "OFFCORE_REQUESTS_OUTSTANDING.ALL_DATA_RD"),
+            read_core("b", "OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DATA_RD"),
         ])
         .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("Info_Memory_Mix_UC_Load_PKI", "", "TMA", Cpu)
         .in_groups(&["Mem"])
         .reads(&[
-            read("a", "MEM_LOAD_MISC_RETIRED.UC", "CORE"),
-            read("b", "INST_RETIRED.ANY_P", "CORE"),
+            read_core("a", "MEM_LOAD_MISC_RETIRED.UC"),
+            read_core("b", "INST_RETIRED.ANY_P"),
         ])
         .computed_as("1000 * a / b", &[Num(1000.0), Event(0), Mul, Event(1), Div]),
     metric("Info_System_GFLOPs", "", "TMA", Cpu)
         .in_groups(&["Cor", "Flops", "HPC"])
         .reads(&[
-            read("a", "FP_ARITH_INST_RETIRED.SCALAR", "CORE"),
-            read("b", "FP_ARITH_INST_RETIRED.128B_PACKED_DOUBLE", "CORE"),
-            read("c", "FP_ARITH_INST_RETIRED.4_FLOPS", "CORE"),
-            read("d", "FP_ARITH_INST_RETIRED.8_FLOPS", "CORE"),
-            read("e", "FP_ARITH_INST_RETIRED.512B_PACKED_SINGLE", "CORE"),
+            read_core("a", "FP_ARITH_INST_RETIRED.SCALAR"),
+            read_core("b", "FP_ARITH_INST_RETIRED.128B_PACKED_DOUBLE"),
+            read_core("c", "FP_ARITH_INST_RETIRED.4_FLOPS"),
+            read_core("d", "FP_ARITH_INST_RETIRED.8_FLOPS"),
+            read_core("e", "FP_ARITH_INST_RETIRED.512B_PACKED_SINGLE"),
         ])
         .computed_as("(a + 2 * b + 4 * c + 8 * d + 16 * e) / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)", &[
             Event(0), Num(2.0), Event(1), Mul, Add, Num(4.0), Event(2), Mul, Add, Num(8.0),
@@ -3039,9 +3039,9 @@ pub static METRICS: &[MetricInfo] = &[
     metric("Info_System_Power_License0_Utilization", "", "TMA", Cpu)
         .in_groups(&["Power"])
         .reads(&[
-            read("a", "CORE_POWER.LVL0_TURBO_LICENSE", "CORE"),
-            read("b", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
-            read("c", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
+            read_core("a", "CORE_POWER.LVL0_TURBO_LICENSE"),
+            read_core("b", "CPU_CLK_UNHALTED.THREAD_P_ANY"),
+            read_core("c", "CPU_CLK_UNHALTED.THREAD_P"),
         ])
         .computed_as("a / 2 / (b / 2 if HYPERTHREADING_ON else c) if HYPERTHREADING_ON else a / (b / 2 if HYPERTHREADING_ON else c)", &[
             Const(Constant::HyperthreadingOn), Event(0), Num(2.0), Div,
@@ -3052,9 +3052,9 @@ pub static METRICS: &[MetricInfo] = &[
     metric("Info_System_Power_License1_Utilization", "", "TMA", Cpu)
         .in_groups(&["Power"])
         .reads(&[
-            read("a", "CORE_POWER.LVL1_TURBO_LICENSE", "CORE"),
-            read("b", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
-            read("c", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
+            read_core("a", "CORE_POWER.LVL1_TURBO_LICENSE"),
+            read_core("b", "CPU_CLK_UNHALTED.THREAD_P_ANY"),
+            read_core("c", "CPU_CLK_UNHALTED.THREAD_P"),
         ])
         .computed_as("a / 2 / (b / 2 if HYPERTHREADING_ON else c) if HYPERTHREADING_ON else a / (b / 2 if HYPERTHREADING_ON else c)", &[
             Const(Constant::HyperthreadingOn), Event(0), Num(2.0), Div,
@@ -3066,9 +3066,9 @@ pub static METRICS: &[MetricInfo] = &[
     metric("Info_System_Power_License2_Utilization", "", "TMA", Cpu)
         .in_groups(&["Power"])
         .reads(&[
-            read("a", "CORE_POWER.LVL2_TURBO_LICENSE", "CORE"),
-            read("b", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
-            read("c", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
+            read_core("a", "CORE_POWER.LVL2_TURBO_LICENSE"),
+            read_core("b", "CPU_CLK_UNHALTED.THREAD_P_ANY"),
+            read_core("c", "CPU_CLK_UNHALTED.THREAD_P"),
         ])
         .computed_as("a / 2 / (b / 2 if HYPERTHREADING_ON else c) if HYPERTHREADING_ON else a / (b / 2 if HYPERTHREADING_ON else c)", &[
             Const(Constant::HyperthreadingOn), Event(0), Num(2.0), Div,
@@ -3080,8 +3080,8 @@ pub static METRICS: &[MetricInfo] = &[
     metric("Info_System_SMT_2T_Utilization", "", "TMA", Cpu)
         .in_groups(&["SMT"])
         .reads(&[
-            read("a", "CPU_CLK_UNHALTED.ONE_THREAD_ACTIVE", "CORE"),
-            read("b", "CPU_CLK_UNHALTED.REF_XCLK_ANY", "CORE"),
+            read_core("a", "CPU_CLK_UNHALTED.ONE_THREAD_ACTIVE"),
+            read_core("b", "CPU_CLK_UNHALTED.REF_XCLK_ANY"),
         ])
         .computed_as("1 - a / (b / 2) if HYPERTHREADING_ON else 0", &[
             Const(Constant::HyperthreadingOn), Num(1.0), Event(0), Event(1), Num(2.0), Div, Div,
@@ -3128,8 +3128,8 @@ pub static METRICS: &[MetricInfo] = &[
     metric("Info_System_MUX", "", "TMA", Cpu)
         .in_groups(&["Summary"])
         .reads(&[
-            read("a", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
-            read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
+            read_core("a", "CPU_CLK_UNHALTED.THREAD_P"),
+            read_core("b", "CPU_CLK_UNHALTED.THREAD_P"),
         ])
         .computed_as("a / b", &[Event(0), Event(1), Div])
         .threshold_when(&["Info_System_MUX"], "max(Info_System_MUX > 1.1, Info_System_MUX < 0.9)", &[Event(0), Num(1.1), Gt, Event(0), Num(0.9), Lt, Max]),

@@ -41,7 +41,7 @@ pub(crate) static B2CMI_CTR_INFO: RegisterInfo = RegisterInfo { processor: "clea
 mod unit_events {
 use super::*;
 #[allow(unused_imports)]
-use crate::core_events::{ev, EventRow};
+use crate::core_events::{event_table, EventRow};
 #[cfg(feature = "metadata")]
 use crate::core_events::{event_info_refs, event_infos};
 
@@ -62,58 +62,6 @@ pub struct Event {
 }
 
 impl Event {
-    /// `UNC_B2CMI_CLOCKTICKS`.
-    pub const CLOCKTICKS: Event = Event::row(0);
-    /// `UNC_B2CMI_IMC_READS.NORMAL`.
-    pub const IMC_READS_NORMAL: Event = Event::row(1);
-    /// `UNC_B2CMI_IMC_READS.ALL`.
-    pub const IMC_READS_ALL: Event = Event::row(2);
-    /// `UNC_B2CMI_IMC_WRITES.FULL`.
-    pub const IMC_WRITES_FULL: Event = Event::row(3);
-    /// `UNC_B2CMI_IMC_WRITES.PARTIAL`.
-    pub const IMC_WRITES_PARTIAL: Event = Event::row(4);
-    /// `UNC_B2CMI_IMC_WRITES.ALL`.
-    pub const IMC_WRITES_ALL: Event = Event::row(5);
-    /// `UNC_B2CMI_TRACKER_OCCUPANCY.CH0`.
-    pub const TRACKER_OCCUPANCY_CH0: Event = Event::row(6);
-    /// `UNC_B2CMI_PREFCAM_INSERTS.UPI_ALLCH`.
-    pub const PREFCAM_INSERTS_UPI_ALLCH: Event = Event::row(7);
-    /// `UNC_B2CMI_PREFCAM_INSERTS.XPT_ALLCH`.
-    pub const PREFCAM_INSERTS_XPT_ALLCH: Event = Event::row(8);
-    /// `UNC_B2CMI_DIRECTORY_UPDATE.ANY`.
-    pub const DIRECTORY_UPDATE_ANY: Event = Event::row(9);
-    /// `UNC_B2CMI_DIRECTORY_UPDATE.I2S`.
-    pub const DIRECTORY_UPDATE_I2S: Event = Event::row(10);
-    /// `UNC_B2CMI_DIRECTORY_UPDATE.I2A`.
-    pub const DIRECTORY_UPDATE_I2A: Event = Event::row(11);
-    /// `UNC_B2CMI_DIRECTORY_UPDATE.A2I`.
-    pub const DIRECTORY_UPDATE_A2I: Event = Event::row(12);
-    /// `UNC_B2CMI_DIRECTORY_UPDATE.A2S`.
-    pub const DIRECTORY_UPDATE_A2S: Event = Event::row(13);
-    /// `UNC_B2CMI_DIRECTORY_LOOKUP.ANY`.
-    pub const DIRECTORY_LOOKUP_ANY: Event = Event::row(14);
-    /// `UNC_B2CMI_DIRECTORY_LOOKUP.STATE_I`.
-    pub const DIRECTORY_LOOKUP_STATE_I: Event = Event::row(15);
-    /// `UNC_B2CMI_DIRECTORY_LOOKUP.STATE_S`.
-    pub const DIRECTORY_LOOKUP_STATE_S: Event = Event::row(16);
-    /// `UNC_B2CMI_DIRECTORY_LOOKUP.STATE_A`.
-    pub const DIRECTORY_LOOKUP_STATE_A: Event = Event::row(17);
-    /// `UNC_B2CMI_DIRECT2UPI_NOT_TAKEN_DIRSTATE.EGRESS`.
-    pub const DIRECT2UPI_NOT_TAKEN_DIRSTATE_EGRESS: Event = Event::row(18);
-    /// `UNC_B2CMI_DIRECT2UPI_NOT_TAKEN_CREDITS.EGRESS`.
-    pub const DIRECT2UPI_NOT_TAKEN_CREDITS_EGRESS: Event = Event::row(19);
-    /// `UNC_B2CMI_TRACKER_INSERTS.CH0`.
-    pub const TRACKER_INSERTS_CH0: Event = Event::row(20);
-    /// `UNC_B2CMI_DIRECT2UPI_TAKEN`.
-    pub const DIRECT2UPI_TAKEN: Event = Event::row(21);
-    /// `UNC_B2CMI_DIRECT2UPI_NOT_TAKEN_DIRSTATE`.
-    pub const DIRECT2UPI_NOT_TAKEN_DIRSTATE: Event = Event::row(22);
-    /// `UNC_B2CMI_DIRECT2UPI_NOT_TAKEN_CREDITS`.
-    pub const DIRECT2UPI_NOT_TAKEN_CREDITS: Event = Event::row(23);
-    /// `UNC_B2CMI_DIRECT2UPI_TXN_OVERRIDE`.
-    pub const DIRECT2UPI_TXN_OVERRIDE: Event = Event::row(24);
-    /// `UNC_B2CMI_DIRECT2CORE_TAKEN`.
-    pub const DIRECT2CORE_TAKEN: Event = Event::row(25);
 
     /// Every event of the unit.
     pub const ALL: &'static [Event] = &{
@@ -148,118 +96,6 @@ impl Event {
     }
 }
 
-/// The experimental events: from the vendor's experimental lists, whose counts it has
-/// not validated; built with the `experimental-events` feature.
-#[cfg(feature = "experimental-events")]
-impl Event {
-    /// `UNC_B2CMI_IMC_READS.TO_DDR_AS_MEM` (experimental).
-    pub const IMC_READS_TO_DDR_AS_MEM: Event = Event::row(26);
-    /// `UNC_B2CMI_IMC_READS.TO_DDR_AS_CACHE` (experimental).
-    pub const IMC_READS_TO_DDR_AS_CACHE: Event = Event::row(27);
-    /// `UNC_B2CMI_IMC_WRITES.TO_DDR_AS_MEM` (experimental).
-    pub const IMC_WRITES_TO_DDR_AS_MEM: Event = Event::row(28);
-    /// `UNC_B2CMI_IMC_WRITES.TO_DDR_AS_CACHE` (experimental).
-    pub const IMC_WRITES_TO_DDR_AS_CACHE: Event = Event::row(29);
-    /// `UNC_B2CMI_IMC_WRITES.NI` (experimental).
-    pub const IMC_WRITES_NI: Event = Event::row(30);
-    /// `UNC_B2CMI_IMC_WRITES.NI_MISS` (experimental).
-    pub const IMC_WRITES_NI_MISS: Event = Event::row(31);
-    /// `UNC_B2CMI_WR_TRACKER_INSERTS.CH0` (experimental).
-    pub const WR_TRACKER_INSERTS_CH0: Event = Event::row(32);
-    /// `UNC_B2CMI_TAG_MISS.RD_CLEAN` (experimental).
-    pub const TAG_MISS_RD_CLEAN: Event = Event::row(33);
-    /// `UNC_B2CMI_TAG_MISS.RD_DIRTY` (experimental).
-    pub const TAG_MISS_RD_DIRTY: Event = Event::row(34);
-    /// `UNC_B2CMI_TAG_MISS.WR_CLEAN` (experimental).
-    pub const TAG_MISS_WR_CLEAN: Event = Event::row(35);
-    /// `UNC_B2CMI_TAG_MISS.WR_DIRTY` (experimental).
-    pub const TAG_MISS_WR_DIRTY: Event = Event::row(36);
-    /// `UNC_B2CMI_TAG_MISS.RD_2WAY` (experimental).
-    pub const TAG_MISS_RD_2WAY: Event = Event::row(37);
-    /// `UNC_B2CMI_TAG_MISS.WR_2WAY` (experimental).
-    pub const TAG_MISS_WR_2WAY: Event = Event::row(38);
-    /// `UNC_B2CMI_TAG_MISS.CLEAN` (experimental).
-    pub const TAG_MISS_CLEAN: Event = Event::row(39);
-    /// `UNC_B2CMI_TAG_MISS.DIRTY` (experimental).
-    pub const TAG_MISS_DIRTY: Event = Event::row(40);
-    /// `UNC_B2CMI_PREFCAM_OCCUPANCY.CH0` (experimental).
-    pub const PREFCAM_OCCUPANCY_CH0: Event = Event::row(41);
-    /// `UNC_B2CMI_PREFCAM_INSERTS.CH0_XPT` (experimental).
-    pub const PREFCAM_INSERTS_CH0_XPT: Event = Event::row(42);
-    /// `UNC_B2CMI_PREFCAM_INSERTS.CH0_UPI` (experimental).
-    pub const PREFCAM_INSERTS_CH0_UPI: Event = Event::row(43);
-    /// `UNC_B2CMI_TAG_HIT.RD_CLEAN` (experimental).
-    pub const TAG_HIT_RD_CLEAN: Event = Event::row(44);
-    /// `UNC_B2CMI_TAG_HIT.RD_DIRTY` (experimental).
-    pub const TAG_HIT_RD_DIRTY: Event = Event::row(45);
-    /// `UNC_B2CMI_TAG_HIT.WR_CLEAN` (experimental).
-    pub const TAG_HIT_WR_CLEAN: Event = Event::row(46);
-    /// `UNC_B2CMI_TAG_HIT.WR_DIRTY` (experimental).
-    pub const TAG_HIT_WR_DIRTY: Event = Event::row(47);
-    /// `UNC_B2CMI_DIRECTORY_HIT.DIRTY_I` (experimental).
-    pub const DIRECTORY_HIT_DIRTY_I: Event = Event::row(48);
-    /// `UNC_B2CMI_DIRECTORY_HIT.DIRTY_S` (experimental).
-    pub const DIRECTORY_HIT_DIRTY_S: Event = Event::row(49);
-    /// `UNC_B2CMI_DIRECTORY_HIT.DIRTY_A` (experimental).
-    pub const DIRECTORY_HIT_DIRTY_A: Event = Event::row(50);
-    /// `UNC_B2CMI_DIRECTORY_HIT.CLEAN_I` (experimental).
-    pub const DIRECTORY_HIT_CLEAN_I: Event = Event::row(51);
-    /// `UNC_B2CMI_DIRECTORY_HIT.CLEAN_S` (experimental).
-    pub const DIRECTORY_HIT_CLEAN_S: Event = Event::row(52);
-    /// `UNC_B2CMI_DIRECTORY_HIT.CLEAN_A` (experimental).
-    pub const DIRECTORY_HIT_CLEAN_A: Event = Event::row(53);
-    /// `UNC_B2CMI_DIRECTORY_HIT.DIRTY` (experimental).
-    pub const DIRECTORY_HIT_DIRTY: Event = Event::row(54);
-    /// `UNC_B2CMI_DIRECTORY_HIT.CLEAN` (experimental).
-    pub const DIRECTORY_HIT_CLEAN: Event = Event::row(55);
-    /// `UNC_B2CMI_DIRECTORY_MISS.DIRTY_I` (experimental).
-    pub const DIRECTORY_MISS_DIRTY_I: Event = Event::row(56);
-    /// `UNC_B2CMI_DIRECTORY_MISS.DIRTY_S` (experimental).
-    pub const DIRECTORY_MISS_DIRTY_S: Event = Event::row(57);
-    /// `UNC_B2CMI_DIRECTORY_MISS.DIRTY_A` (experimental).
-    pub const DIRECTORY_MISS_DIRTY_A: Event = Event::row(58);
-    /// `UNC_B2CMI_DIRECTORY_MISS.CLEAN_I` (experimental).
-    pub const DIRECTORY_MISS_CLEAN_I: Event = Event::row(59);
-    /// `UNC_B2CMI_DIRECTORY_MISS.CLEAN_S` (experimental).
-    pub const DIRECTORY_MISS_CLEAN_S: Event = Event::row(60);
-    /// `UNC_B2CMI_DIRECTORY_MISS.CLEAN_A` (experimental).
-    pub const DIRECTORY_MISS_CLEAN_A: Event = Event::row(61);
-    /// `UNC_B2CMI_DIRECTORY_MISS.DIRTY` (experimental).
-    pub const DIRECTORY_MISS_DIRTY: Event = Event::row(62);
-    /// `UNC_B2CMI_DIRECTORY_MISS.CLEAN` (experimental).
-    pub const DIRECTORY_MISS_CLEAN: Event = Event::row(63);
-    /// `UNC_B2CMI_DIRECTORY_UPDATE.HIT_ANY` (experimental).
-    pub const DIRECTORY_UPDATE_HIT_ANY: Event = Event::row(64);
-    /// `UNC_B2CMI_DIRECTORY_UPDATE.HIT_X2S` (experimental).
-    pub const DIRECTORY_UPDATE_HIT_X2S: Event = Event::row(65);
-    /// `UNC_B2CMI_DIRECTORY_UPDATE.HIT_X2A` (experimental).
-    pub const DIRECTORY_UPDATE_HIT_X2A: Event = Event::row(66);
-    /// `UNC_B2CMI_DIRECTORY_UPDATE.HIT_X2I` (experimental).
-    pub const DIRECTORY_UPDATE_HIT_X2I: Event = Event::row(67);
-    /// `UNC_B2CMI_DIRECTORY_UPDATE.MISS_X2S` (experimental).
-    pub const DIRECTORY_UPDATE_MISS_X2S: Event = Event::row(68);
-    /// `UNC_B2CMI_DIRECTORY_UPDATE.MISS_X2A` (experimental).
-    pub const DIRECTORY_UPDATE_MISS_X2A: Event = Event::row(69);
-    /// `UNC_B2CMI_DIRECTORY_UPDATE.MISS_X2I` (experimental).
-    pub const DIRECTORY_UPDATE_MISS_X2I: Event = Event::row(70);
-    /// `UNC_B2CMI_DIRECTORY_UPDATE.X2S` (experimental).
-    pub const DIRECTORY_UPDATE_X2S: Event = Event::row(71);
-    /// `UNC_B2CMI_DIRECTORY_UPDATE.X2A` (experimental).
-    pub const DIRECTORY_UPDATE_X2A: Event = Event::row(72);
-    /// `UNC_B2CMI_DIRECTORY_UPDATE.X2I` (experimental).
-    pub const DIRECTORY_UPDATE_X2I: Event = Event::row(73);
-    /// `UNC_B2CMI_DIRECTORY_UPDATE.S2I` (experimental).
-    pub const DIRECTORY_UPDATE_S2I: Event = Event::row(74);
-    /// `UNC_B2CMI_DIRECTORY_UPDATE.S2A` (experimental).
-    pub const DIRECTORY_UPDATE_S2A: Event = Event::row(75);
-    /// `UNC_B2CMI_DIRECT2CORE_TXN_OVERRIDE` (experimental).
-    pub const DIRECT2CORE_TXN_OVERRIDE: Event = Event::row(76);
-    /// `UNC_B2CMI_DIRECT2CORE_NOT_TAKEN_DIRSTATE` (experimental).
-    pub const DIRECT2CORE_NOT_TAKEN_DIRSTATE: Event = Event::row(77);
-    /// `UNC_B2CMI_TAG_HIT.ALL` (experimental).
-    pub const TAG_HIT_ALL: Event = Event::row(78);
-}
-
 #[cfg(feature = "metadata")]
 impl Event {
     /// The event's facts.
@@ -273,93 +109,98 @@ impl Event {
     }
 }
 
-/// The events, row n for `Event::row(n)`: `ev(name, event select, umask, counters)` (bit n
-/// of counters: counter n may count it) and what else each sets.
-const EVENT_ROWS: &[EventRow] = &[
-    ev("UNC_B2CMI_CLOCKTICKS", 0x01, 0x00, 0b1111),
-    ev("UNC_B2CMI_IMC_READS.NORMAL", 0x24, 0x01, 0b1111).umask_ext(0x1),
-    ev("UNC_B2CMI_IMC_READS.ALL", 0x24, 0x04, 0b1111).umask_ext(0x1),
-    ev("UNC_B2CMI_IMC_WRITES.FULL", 0x25, 0x01, 0b1111).umask_ext(0x1),
-    ev("UNC_B2CMI_IMC_WRITES.PARTIAL", 0x25, 0x02, 0b1111).umask_ext(0x1),
-    ev("UNC_B2CMI_IMC_WRITES.ALL", 0x25, 0x10, 0b1111).umask_ext(0x1),
-    ev("UNC_B2CMI_TRACKER_OCCUPANCY.CH0", 0x33, 0x01, 0b1111),
-    ev("UNC_B2CMI_PREFCAM_INSERTS.UPI_ALLCH", 0x56, 0x02, 0b1111),
-    ev("UNC_B2CMI_PREFCAM_INSERTS.XPT_ALLCH", 0x56, 0x01, 0b1111),
-    ev("UNC_B2CMI_DIRECTORY_UPDATE.ANY", 0x21, 0x01, 0b1111).umask_ext(0x3),
-    ev("UNC_B2CMI_DIRECTORY_UPDATE.I2S", 0x21, 0x02, 0b1111).umask_ext(0x3),
-    ev("UNC_B2CMI_DIRECTORY_UPDATE.I2A", 0x21, 0x04, 0b1111).umask_ext(0x3),
-    ev("UNC_B2CMI_DIRECTORY_UPDATE.A2I", 0x21, 0x20, 0b1111).umask_ext(0x3),
-    ev("UNC_B2CMI_DIRECTORY_UPDATE.A2S", 0x21, 0x40, 0b1111).umask_ext(0x3),
-    ev("UNC_B2CMI_DIRECTORY_LOOKUP.ANY", 0x20, 0x01, 0b1111),
-    ev("UNC_B2CMI_DIRECTORY_LOOKUP.STATE_I", 0x20, 0x02, 0b1111),
-    ev("UNC_B2CMI_DIRECTORY_LOOKUP.STATE_S", 0x20, 0x04, 0b1111),
-    ev("UNC_B2CMI_DIRECTORY_LOOKUP.STATE_A", 0x20, 0x08, 0b1111),
-    ev("UNC_B2CMI_DIRECT2UPI_NOT_TAKEN_DIRSTATE.EGRESS", 0x1a, 0x01, 0b1111),
-    ev("UNC_B2CMI_DIRECT2UPI_NOT_TAKEN_CREDITS.EGRESS", 0x1b, 0x01, 0b1111),
-    ev("UNC_B2CMI_TRACKER_INSERTS.CH0", 0x32, 0x04, 0b1111).umask_ext(0x1),
-    ev("UNC_B2CMI_DIRECT2UPI_TAKEN", 0x19, 0x01, 0b1111),
-    ev("UNC_B2CMI_DIRECT2UPI_NOT_TAKEN_DIRSTATE", 0x1a, 0x01, 0b1111),
-    ev("UNC_B2CMI_DIRECT2UPI_NOT_TAKEN_CREDITS", 0x1b, 0x01, 0b1111),
-    ev("UNC_B2CMI_DIRECT2UPI_TXN_OVERRIDE", 0x1c, 0x01, 0b1111),
-    ev("UNC_B2CMI_DIRECT2CORE_TAKEN", 0x16, 0x01, 0b1111),
-];
-/// The experimental events, numbered after `EVENT_ROWS`.
+event_table! {
+    /// The events, row n for `Event::row(n)`: `ev(name, event select, umask)` and what else each
+    /// sets. The counters that may count them (bit n: counter n) and those without
+    /// Hyper-Threading are the table's, the two numbers before the rows, unless a row
+    /// gives its own (`.on(..)`, `.ht_off(..)`).
+    EVENT_ROWS, EventRowNumber, 0, "", 0b1111, 0b0;
+    CLOCKTICKS = ev("UNC_B2CMI_CLOCKTICKS", 0x01, 0x00),
+    IMC_READS_NORMAL = ev("UNC_B2CMI_IMC_READS.NORMAL", 0x24, 0x01).umask_ext(0x1),
+    IMC_READS_ALL = ev("UNC_B2CMI_IMC_READS.ALL", 0x24, 0x04).umask_ext(0x1),
+    IMC_WRITES_FULL = ev("UNC_B2CMI_IMC_WRITES.FULL", 0x25, 0x01).umask_ext(0x1),
+    IMC_WRITES_PARTIAL = ev("UNC_B2CMI_IMC_WRITES.PARTIAL", 0x25, 0x02).umask_ext(0x1),
+    IMC_WRITES_ALL = ev("UNC_B2CMI_IMC_WRITES.ALL", 0x25, 0x10).umask_ext(0x1),
+    TRACKER_OCCUPANCY_CH0 = ev("UNC_B2CMI_TRACKER_OCCUPANCY.CH0", 0x33, 0x01),
+    PREFCAM_INSERTS_UPI_ALLCH = ev("UNC_B2CMI_PREFCAM_INSERTS.UPI_ALLCH", 0x56, 0x02),
+    PREFCAM_INSERTS_XPT_ALLCH = ev("UNC_B2CMI_PREFCAM_INSERTS.XPT_ALLCH", 0x56, 0x01),
+    DIRECTORY_UPDATE_ANY = ev("UNC_B2CMI_DIRECTORY_UPDATE.ANY", 0x21, 0x01).umask_ext(0x3),
+    DIRECTORY_UPDATE_I2S = ev("UNC_B2CMI_DIRECTORY_UPDATE.I2S", 0x21, 0x02).umask_ext(0x3),
+    DIRECTORY_UPDATE_I2A = ev("UNC_B2CMI_DIRECTORY_UPDATE.I2A", 0x21, 0x04).umask_ext(0x3),
+    DIRECTORY_UPDATE_A2I = ev("UNC_B2CMI_DIRECTORY_UPDATE.A2I", 0x21, 0x20).umask_ext(0x3),
+    DIRECTORY_UPDATE_A2S = ev("UNC_B2CMI_DIRECTORY_UPDATE.A2S", 0x21, 0x40).umask_ext(0x3),
+    DIRECTORY_LOOKUP_ANY = ev("UNC_B2CMI_DIRECTORY_LOOKUP.ANY", 0x20, 0x01),
+    DIRECTORY_LOOKUP_STATE_I = ev("UNC_B2CMI_DIRECTORY_LOOKUP.STATE_I", 0x20, 0x02),
+    DIRECTORY_LOOKUP_STATE_S = ev("UNC_B2CMI_DIRECTORY_LOOKUP.STATE_S", 0x20, 0x04),
+    DIRECTORY_LOOKUP_STATE_A = ev("UNC_B2CMI_DIRECTORY_LOOKUP.STATE_A", 0x20, 0x08),
+    DIRECT2UPI_NOT_TAKEN_DIRSTATE_EGRESS = ev("UNC_B2CMI_DIRECT2UPI_NOT_TAKEN_DIRSTATE.EGRESS", 0x1a, 0x01),
+    DIRECT2UPI_NOT_TAKEN_CREDITS_EGRESS = ev("UNC_B2CMI_DIRECT2UPI_NOT_TAKEN_CREDITS.EGRESS", 0x1b, 0x01),
+    TRACKER_INSERTS_CH0 = ev("UNC_B2CMI_TRACKER_INSERTS.CH0", 0x32, 0x04).umask_ext(0x1),
+    DIRECT2UPI_TAKEN = ev("UNC_B2CMI_DIRECT2UPI_TAKEN", 0x19, 0x01),
+    DIRECT2UPI_NOT_TAKEN_DIRSTATE = ev("UNC_B2CMI_DIRECT2UPI_NOT_TAKEN_DIRSTATE", 0x1a, 0x01),
+    DIRECT2UPI_NOT_TAKEN_CREDITS = ev("UNC_B2CMI_DIRECT2UPI_NOT_TAKEN_CREDITS", 0x1b, 0x01),
+    DIRECT2UPI_TXN_OVERRIDE = ev("UNC_B2CMI_DIRECT2UPI_TXN_OVERRIDE", 0x1c, 0x01),
+    DIRECT2CORE_TAKEN = ev("UNC_B2CMI_DIRECT2CORE_TAKEN", 0x16, 0x01),
+}
 #[cfg(feature = "experimental-events")]
-const EXPERIMENTAL_ROWS: &[EventRow] = &[
-    ev("UNC_B2CMI_IMC_READS.TO_DDR_AS_MEM", 0x24, 0x08, 0b1111).umask_ext(0x1),
-    ev("UNC_B2CMI_IMC_READS.TO_DDR_AS_CACHE", 0x24, 0x10, 0b1111).umask_ext(0x1),
-    ev("UNC_B2CMI_IMC_WRITES.TO_DDR_AS_MEM", 0x25, 0x20, 0b1111).umask_ext(0x1),
-    ev("UNC_B2CMI_IMC_WRITES.TO_DDR_AS_CACHE", 0x25, 0x40, 0b1111).umask_ext(0x1),
-    ev("UNC_B2CMI_IMC_WRITES.NI", 0x25, 0x00, 0b1111).umask_ext(0x3),
-    ev("UNC_B2CMI_IMC_WRITES.NI_MISS", 0x25, 0x00, 0b1111).umask_ext(0x5),
-    ev("UNC_B2CMI_WR_TRACKER_INSERTS.CH0", 0x40, 0x01, 0b1111),
-    ev("UNC_B2CMI_TAG_MISS.RD_CLEAN", 0x4b, 0x01, 0b1111),
-    ev("UNC_B2CMI_TAG_MISS.RD_DIRTY", 0x4b, 0x02, 0b1111),
-    ev("UNC_B2CMI_TAG_MISS.WR_CLEAN", 0x4b, 0x04, 0b1111),
-    ev("UNC_B2CMI_TAG_MISS.WR_DIRTY", 0x4b, 0x08, 0b1111),
-    ev("UNC_B2CMI_TAG_MISS.RD_2WAY", 0x4b, 0x10, 0b1111),
-    ev("UNC_B2CMI_TAG_MISS.WR_2WAY", 0x4b, 0x20, 0b1111),
-    ev("UNC_B2CMI_TAG_MISS.CLEAN", 0x4b, 0x05, 0b1111),
-    ev("UNC_B2CMI_TAG_MISS.DIRTY", 0x4b, 0x0a, 0b1111),
-    ev("UNC_B2CMI_PREFCAM_OCCUPANCY.CH0", 0x54, 0x01, 0b1111),
-    ev("UNC_B2CMI_PREFCAM_INSERTS.CH0_XPT", 0x56, 0x01, 0b1111),
-    ev("UNC_B2CMI_PREFCAM_INSERTS.CH0_UPI", 0x56, 0x02, 0b1111),
-    ev("UNC_B2CMI_TAG_HIT.RD_CLEAN", 0x1f, 0x01, 0b1111),
-    ev("UNC_B2CMI_TAG_HIT.RD_DIRTY", 0x1f, 0x02, 0b1111),
-    ev("UNC_B2CMI_TAG_HIT.WR_CLEAN", 0x1f, 0x04, 0b1111),
-    ev("UNC_B2CMI_TAG_HIT.WR_DIRTY", 0x1f, 0x08, 0b1111),
-    ev("UNC_B2CMI_DIRECTORY_HIT.DIRTY_I", 0x1d, 0x01, 0b1111),
-    ev("UNC_B2CMI_DIRECTORY_HIT.DIRTY_S", 0x1d, 0x02, 0b1111),
-    ev("UNC_B2CMI_DIRECTORY_HIT.DIRTY_A", 0x1d, 0x04, 0b1111),
-    ev("UNC_B2CMI_DIRECTORY_HIT.CLEAN_I", 0x1d, 0x08, 0b1111),
-    ev("UNC_B2CMI_DIRECTORY_HIT.CLEAN_S", 0x1d, 0x10, 0b1111),
-    ev("UNC_B2CMI_DIRECTORY_HIT.CLEAN_A", 0x1d, 0x20, 0b1111),
-    ev("UNC_B2CMI_DIRECTORY_HIT.DIRTY", 0x1d, 0x07, 0b1111),
-    ev("UNC_B2CMI_DIRECTORY_HIT.CLEAN", 0x1d, 0x38, 0b1111),
-    ev("UNC_B2CMI_DIRECTORY_MISS.DIRTY_I", 0x1e, 0x01, 0b1111),
-    ev("UNC_B2CMI_DIRECTORY_MISS.DIRTY_S", 0x1e, 0x02, 0b1111),
-    ev("UNC_B2CMI_DIRECTORY_MISS.DIRTY_A", 0x1e, 0x04, 0b1111),
-    ev("UNC_B2CMI_DIRECTORY_MISS.CLEAN_I", 0x1e, 0x08, 0b1111),
-    ev("UNC_B2CMI_DIRECTORY_MISS.CLEAN_S", 0x1e, 0x10, 0b1111),
-    ev("UNC_B2CMI_DIRECTORY_MISS.CLEAN_A", 0x1e, 0x20, 0b1111),
-    ev("UNC_B2CMI_DIRECTORY_MISS.DIRTY", 0x1e, 0x07, 0b1111),
-    ev("UNC_B2CMI_DIRECTORY_MISS.CLEAN", 0x1e, 0x38, 0b1111),
-    ev("UNC_B2CMI_DIRECTORY_UPDATE.HIT_ANY", 0x21, 0x01, 0b1111).umask_ext(0x1),
-    ev("UNC_B2CMI_DIRECTORY_UPDATE.HIT_X2S", 0x21, 0x42, 0b1111).umask_ext(0x1),
-    ev("UNC_B2CMI_DIRECTORY_UPDATE.HIT_X2A", 0x21, 0x14, 0b1111).umask_ext(0x1),
-    ev("UNC_B2CMI_DIRECTORY_UPDATE.HIT_X2I", 0x21, 0x28, 0b1111).umask_ext(0x1),
-    ev("UNC_B2CMI_DIRECTORY_UPDATE.MISS_X2S", 0x21, 0x42, 0b1111).umask_ext(0x2),
-    ev("UNC_B2CMI_DIRECTORY_UPDATE.MISS_X2A", 0x21, 0x14, 0b1111).umask_ext(0x2),
-    ev("UNC_B2CMI_DIRECTORY_UPDATE.MISS_X2I", 0x21, 0x28, 0b1111).umask_ext(0x2),
-    ev("UNC_B2CMI_DIRECTORY_UPDATE.X2S", 0x21, 0x42, 0b1111).umask_ext(0x3),
-    ev("UNC_B2CMI_DIRECTORY_UPDATE.X2A", 0x21, 0x14, 0b1111).umask_ext(0x3),
-    ev("UNC_B2CMI_DIRECTORY_UPDATE.X2I", 0x21, 0x28, 0b1111).umask_ext(0x3),
-    ev("UNC_B2CMI_DIRECTORY_UPDATE.S2I", 0x21, 0x08, 0b1111).umask_ext(0x3),
-    ev("UNC_B2CMI_DIRECTORY_UPDATE.S2A", 0x21, 0x10, 0b1111).umask_ext(0x3),
-    ev("UNC_B2CMI_DIRECT2CORE_TXN_OVERRIDE", 0x18, 0x01, 0b1111),
-    ev("UNC_B2CMI_DIRECT2CORE_NOT_TAKEN_DIRSTATE", 0x17, 0x01, 0b1111),
-    ev("UNC_B2CMI_TAG_HIT.ALL", 0x1f, 0x0f, 0b1111),
-];
+event_table! {
+    /// The experimental events, numbered after `EVENT_ROWS`: from the vendor's experimental
+    /// lists, whose counts it has not validated; built with the `experimental-events` feature.
+    EXPERIMENTAL_ROWS, ExperimentalRowNumber, EVENT_ROWS.len(), " (experimental)", 0b1111, 0b0;
+    IMC_READS_TO_DDR_AS_MEM = ev("UNC_B2CMI_IMC_READS.TO_DDR_AS_MEM", 0x24, 0x08).umask_ext(0x1),
+    IMC_READS_TO_DDR_AS_CACHE = ev("UNC_B2CMI_IMC_READS.TO_DDR_AS_CACHE", 0x24, 0x10).umask_ext(0x1),
+    IMC_WRITES_TO_DDR_AS_MEM = ev("UNC_B2CMI_IMC_WRITES.TO_DDR_AS_MEM", 0x25, 0x20).umask_ext(0x1),
+    IMC_WRITES_TO_DDR_AS_CACHE = ev("UNC_B2CMI_IMC_WRITES.TO_DDR_AS_CACHE", 0x25, 0x40).umask_ext(0x1),
+    IMC_WRITES_NI = ev("UNC_B2CMI_IMC_WRITES.NI", 0x25, 0x00).umask_ext(0x3),
+    IMC_WRITES_NI_MISS = ev("UNC_B2CMI_IMC_WRITES.NI_MISS", 0x25, 0x00).umask_ext(0x5),
+    WR_TRACKER_INSERTS_CH0 = ev("UNC_B2CMI_WR_TRACKER_INSERTS.CH0", 0x40, 0x01),
+    TAG_MISS_RD_CLEAN = ev("UNC_B2CMI_TAG_MISS.RD_CLEAN", 0x4b, 0x01),
+    TAG_MISS_RD_DIRTY = ev("UNC_B2CMI_TAG_MISS.RD_DIRTY", 0x4b, 0x02),
+    TAG_MISS_WR_CLEAN = ev("UNC_B2CMI_TAG_MISS.WR_CLEAN", 0x4b, 0x04),
+    TAG_MISS_WR_DIRTY = ev("UNC_B2CMI_TAG_MISS.WR_DIRTY", 0x4b, 0x08),
+    TAG_MISS_RD_2WAY = ev("UNC_B2CMI_TAG_MISS.RD_2WAY", 0x4b, 0x10),
+    TAG_MISS_WR_2WAY = ev("UNC_B2CMI_TAG_MISS.WR_2WAY", 0x4b, 0x20),
+    TAG_MISS_CLEAN = ev("UNC_B2CMI_TAG_MISS.CLEAN", 0x4b, 0x05),
+    TAG_MISS_DIRTY = ev("UNC_B2CMI_TAG_MISS.DIRTY", 0x4b, 0x0a),
+    PREFCAM_OCCUPANCY_CH0 = ev("UNC_B2CMI_PREFCAM_OCCUPANCY.CH0", 0x54, 0x01),
+    PREFCAM_INSERTS_CH0_XPT = ev("UNC_B2CMI_PREFCAM_INSERTS.CH0_XPT", 0x56, 0x01),
+    PREFCAM_INSERTS_CH0_UPI = ev("UNC_B2CMI_PREFCAM_INSERTS.CH0_UPI", 0x56, 0x02),
+    TAG_HIT_RD_CLEAN = ev("UNC_B2CMI_TAG_HIT.RD_CLEAN", 0x1f, 0x01),
+    TAG_HIT_RD_DIRTY = ev("UNC_B2CMI_TAG_HIT.RD_DIRTY", 0x1f, 0x02),
+    TAG_HIT_WR_CLEAN = ev("UNC_B2CMI_TAG_HIT.WR_CLEAN", 0x1f, 0x04),
+    TAG_HIT_WR_DIRTY = ev("UNC_B2CMI_TAG_HIT.WR_DIRTY", 0x1f, 0x08),
+    DIRECTORY_HIT_DIRTY_I = ev("UNC_B2CMI_DIRECTORY_HIT.DIRTY_I", 0x1d, 0x01),
+    DIRECTORY_HIT_DIRTY_S = ev("UNC_B2CMI_DIRECTORY_HIT.DIRTY_S", 0x1d, 0x02),
+    DIRECTORY_HIT_DIRTY_A = ev("UNC_B2CMI_DIRECTORY_HIT.DIRTY_A", 0x1d, 0x04),
+    DIRECTORY_HIT_CLEAN_I = ev("UNC_B2CMI_DIRECTORY_HIT.CLEAN_I", 0x1d, 0x08),
+    DIRECTORY_HIT_CLEAN_S = ev("UNC_B2CMI_DIRECTORY_HIT.CLEAN_S", 0x1d, 0x10),
+    DIRECTORY_HIT_CLEAN_A = ev("UNC_B2CMI_DIRECTORY_HIT.CLEAN_A", 0x1d, 0x20),
+    DIRECTORY_HIT_DIRTY = ev("UNC_B2CMI_DIRECTORY_HIT.DIRTY", 0x1d, 0x07),
+    DIRECTORY_HIT_CLEAN = ev("UNC_B2CMI_DIRECTORY_HIT.CLEAN", 0x1d, 0x38),
+    DIRECTORY_MISS_DIRTY_I = ev("UNC_B2CMI_DIRECTORY_MISS.DIRTY_I", 0x1e, 0x01),
+    DIRECTORY_MISS_DIRTY_S = ev("UNC_B2CMI_DIRECTORY_MISS.DIRTY_S", 0x1e, 0x02),
+    DIRECTORY_MISS_DIRTY_A = ev("UNC_B2CMI_DIRECTORY_MISS.DIRTY_A", 0x1e, 0x04),
+    DIRECTORY_MISS_CLEAN_I = ev("UNC_B2CMI_DIRECTORY_MISS.CLEAN_I", 0x1e, 0x08),
+    DIRECTORY_MISS_CLEAN_S = ev("UNC_B2CMI_DIRECTORY_MISS.CLEAN_S", 0x1e, 0x10),
+    DIRECTORY_MISS_CLEAN_A = ev("UNC_B2CMI_DIRECTORY_MISS.CLEAN_A", 0x1e, 0x20),
+    DIRECTORY_MISS_DIRTY = ev("UNC_B2CMI_DIRECTORY_MISS.DIRTY", 0x1e, 0x07),
+    DIRECTORY_MISS_CLEAN = ev("UNC_B2CMI_DIRECTORY_MISS.CLEAN", 0x1e, 0x38),
+    DIRECTORY_UPDATE_HIT_ANY = ev("UNC_B2CMI_DIRECTORY_UPDATE.HIT_ANY", 0x21, 0x01).umask_ext(0x1),
+    DIRECTORY_UPDATE_HIT_X2S = ev("UNC_B2CMI_DIRECTORY_UPDATE.HIT_X2S", 0x21, 0x42).umask_ext(0x1),
+    DIRECTORY_UPDATE_HIT_X2A = ev("UNC_B2CMI_DIRECTORY_UPDATE.HIT_X2A", 0x21, 0x14).umask_ext(0x1),
+    DIRECTORY_UPDATE_HIT_X2I = ev("UNC_B2CMI_DIRECTORY_UPDATE.HIT_X2I", 0x21, 0x28).umask_ext(0x1),
+    DIRECTORY_UPDATE_MISS_X2S = ev("UNC_B2CMI_DIRECTORY_UPDATE.MISS_X2S", 0x21, 0x42).umask_ext(0x2),
+    DIRECTORY_UPDATE_MISS_X2A = ev("UNC_B2CMI_DIRECTORY_UPDATE.MISS_X2A", 0x21, 0x14).umask_ext(0x2),
+    DIRECTORY_UPDATE_MISS_X2I = ev("UNC_B2CMI_DIRECTORY_UPDATE.MISS_X2I", 0x21, 0x28).umask_ext(0x2),
+    DIRECTORY_UPDATE_X2S = ev("UNC_B2CMI_DIRECTORY_UPDATE.X2S", 0x21, 0x42).umask_ext(0x3),
+    DIRECTORY_UPDATE_X2A = ev("UNC_B2CMI_DIRECTORY_UPDATE.X2A", 0x21, 0x14).umask_ext(0x3),
+    DIRECTORY_UPDATE_X2I = ev("UNC_B2CMI_DIRECTORY_UPDATE.X2I", 0x21, 0x28).umask_ext(0x3),
+    DIRECTORY_UPDATE_S2I = ev("UNC_B2CMI_DIRECTORY_UPDATE.S2I", 0x21, 0x08).umask_ext(0x3),
+    DIRECTORY_UPDATE_S2A = ev("UNC_B2CMI_DIRECTORY_UPDATE.S2A", 0x21, 0x10).umask_ext(0x3),
+    DIRECT2CORE_TXN_OVERRIDE = ev("UNC_B2CMI_DIRECT2CORE_TXN_OVERRIDE", 0x18, 0x01),
+    DIRECT2CORE_NOT_TAKEN_DIRSTATE = ev("UNC_B2CMI_DIRECT2CORE_NOT_TAKEN_DIRSTATE", 0x17, 0x01),
+    TAG_HIT_ALL = ev("UNC_B2CMI_TAG_HIT.ALL", 0x1f, 0x0f),
+}
 #[cfg(not(feature = "experimental-events"))]
 const EXPERIMENTAL_ROWS: &[EventRow] = &[];
 /// The rows built.

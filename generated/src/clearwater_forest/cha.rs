@@ -47,7 +47,7 @@ pub(crate) static CHA_BOX_FILTER0_INFO: RegisterInfo = RegisterInfo { processor:
 mod unit_events {
 use super::*;
 #[allow(unused_imports)]
-use crate::core_events::{ev, EventRow};
+use crate::core_events::{event_table, EventRow};
 #[cfg(feature = "metadata")]
 use crate::core_events::{event_info_refs, event_infos};
 
@@ -68,378 +68,6 @@ pub struct Event {
 }
 
 impl Event {
-    /// `UNC_CHA_CLOCKTICKS`.
-    pub const CLOCKTICKS: Event = Event::row(0);
-    /// `UNC_CHA_TOR_INSERTS.IA_HIT_CRD`.
-    pub const TOR_INSERTS_IA_HIT_CRD: Event = Event::row(1);
-    /// `UNC_CHA_TOR_INSERTS.IA_HIT_LLCPREFRFO`.
-    pub const TOR_INSERTS_IA_HIT_LLCPREFRFO: Event = Event::row(2);
-    /// `UNC_CHA_TOR_INSERTS.IA_HIT_RFO`.
-    pub const TOR_INSERTS_IA_HIT_RFO: Event = Event::row(3);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS`.
-    pub const TOR_INSERTS_IA_MISS: Event = Event::row(4);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_CRD`.
-    pub const TOR_INSERTS_IA_MISS_CRD: Event = Event::row(5);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_LLCPREFRFO`.
-    pub const TOR_INSERTS_IA_MISS_LLCPREFRFO: Event = Event::row(6);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_RFO`.
-    pub const TOR_INSERTS_IA_MISS_RFO: Event = Event::row(7);
-    /// `UNC_CHA_TOR_INSERTS.IO_MISS_ITOM`.
-    pub const TOR_INSERTS_IO_MISS_ITOM: Event = Event::row(8);
-    /// `UNC_CHA_TOR_INSERTS.IO_MISS_RFO`.
-    pub const TOR_INSERTS_IO_MISS_RFO: Event = Event::row(9);
-    /// `UNC_CHA_TOR_INSERTS.IA_HIT_CRD_PREF`.
-    pub const TOR_INSERTS_IA_HIT_CRD_PREF: Event = Event::row(10);
-    /// `UNC_CHA_TOR_INSERTS.IA_HIT_DRD_OPT`.
-    pub const TOR_INSERTS_IA_HIT_DRD_OPT: Event = Event::row(11);
-    /// `UNC_CHA_TOR_INSERTS.IA_HIT_DRD_OPT_PREF`.
-    pub const TOR_INSERTS_IA_HIT_DRD_OPT_PREF: Event = Event::row(12);
-    /// `UNC_CHA_TOR_INSERTS.IA_HIT_RFO_PREF`.
-    pub const TOR_INSERTS_IA_HIT_RFO_PREF: Event = Event::row(13);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_CRD_PREF`.
-    pub const TOR_INSERTS_IA_MISS_CRD_PREF: Event = Event::row(14);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRD_OPT`.
-    pub const TOR_INSERTS_IA_MISS_DRD_OPT: Event = Event::row(15);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRD_OPT_PREF`.
-    pub const TOR_INSERTS_IA_MISS_DRD_OPT_PREF: Event = Event::row(16);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_RFO_PREF`.
-    pub const TOR_INSERTS_IA_MISS_RFO_PREF: Event = Event::row(17);
-    /// `UNC_CHA_TOR_INSERTS.IO_HIT_ITOM`.
-    pub const TOR_INSERTS_IO_HIT_ITOM: Event = Event::row(18);
-    /// `UNC_CHA_TOR_INSERTS.IO_HIT_RFO`.
-    pub const TOR_INSERTS_IO_HIT_RFO: Event = Event::row(19);
-    /// `UNC_CHA_TOR_INSERTS.IO_RFO`.
-    pub const TOR_INSERTS_IO_RFO: Event = Event::row(20);
-    /// `UNC_CHA_TOR_INSERTS.IO_ITOM`.
-    pub const TOR_INSERTS_IO_ITOM: Event = Event::row(21);
-    /// `UNC_CHA_TOR_INSERTS.IA_RFO_PREF`.
-    pub const TOR_INSERTS_IA_RFO_PREF: Event = Event::row(22);
-    /// `UNC_CHA_TOR_INSERTS.IA_RFO`.
-    pub const TOR_INSERTS_IA_RFO: Event = Event::row(23);
-    /// `UNC_CHA_TOR_INSERTS.IA_LLCPREFRFO`.
-    pub const TOR_INSERTS_IA_LLCPREFRFO: Event = Event::row(24);
-    /// `UNC_CHA_TOR_INSERTS.IA_DRD_OPT`.
-    pub const TOR_INSERTS_IA_DRD_OPT: Event = Event::row(25);
-    /// `UNC_CHA_TOR_INSERTS.IA_DRD_OPT_PREF`.
-    pub const TOR_INSERTS_IA_DRD_OPT_PREF: Event = Event::row(26);
-    /// `UNC_CHA_TOR_INSERTS.IA_CRD_PREF`.
-    pub const TOR_INSERTS_IA_CRD_PREF: Event = Event::row(27);
-    /// `UNC_CHA_TOR_INSERTS.IA_CRD`.
-    pub const TOR_INSERTS_IA_CRD: Event = Event::row(28);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_RFO_LOCAL`.
-    pub const TOR_INSERTS_IA_MISS_RFO_LOCAL: Event = Event::row(29);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_RFO_REMOTE`.
-    pub const TOR_INSERTS_IA_MISS_RFO_REMOTE: Event = Event::row(30);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_RFO_PREF_LOCAL`.
-    pub const TOR_INSERTS_IA_MISS_RFO_PREF_LOCAL: Event = Event::row(31);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_RFO_PREF_REMOTE`.
-    pub const TOR_INSERTS_IA_MISS_RFO_PREF_REMOTE: Event = Event::row(32);
-    /// `UNC_CHA_TOR_INSERTS.IA_CLFLUSH`.
-    pub const TOR_INSERTS_IA_CLFLUSH: Event = Event::row(33);
-    /// `UNC_CHA_TOR_INSERTS.IA_CLFLUSHOPT`.
-    pub const TOR_INSERTS_IA_CLFLUSHOPT: Event = Event::row(34);
-    /// `UNC_CHA_TOR_INSERTS.IA_ITOM`.
-    pub const TOR_INSERTS_IA_ITOM: Event = Event::row(35);
-    /// `UNC_CHA_TOR_INSERTS.IA_SPECITOM`.
-    pub const TOR_INSERTS_IA_SPECITOM: Event = Event::row(36);
-    /// `UNC_CHA_TOR_INSERTS.IO_HIT_ITOMCACHENEAR`.
-    pub const TOR_INSERTS_IO_HIT_ITOMCACHENEAR: Event = Event::row(37);
-    /// `UNC_CHA_TOR_INSERTS.IO_MISS_ITOMCACHENEAR`.
-    pub const TOR_INSERTS_IO_MISS_ITOMCACHENEAR: Event = Event::row(38);
-    /// `UNC_CHA_TOR_INSERTS.IA_WBEFTOE`.
-    pub const TOR_INSERTS_IA_WBEFTOE: Event = Event::row(39);
-    /// `UNC_CHA_TOR_INSERTS.IO_HIT_PCIRDCUR`.
-    pub const TOR_INSERTS_IO_HIT_PCIRDCUR: Event = Event::row(40);
-    /// `UNC_CHA_TOR_INSERTS.IO_MISS_PCIRDCUR`.
-    pub const TOR_INSERTS_IO_MISS_PCIRDCUR: Event = Event::row(41);
-    /// `UNC_CHA_TOR_INSERTS.IO_PCIRDCUR`.
-    pub const TOR_INSERTS_IO_PCIRDCUR: Event = Event::row(42);
-    /// `UNC_CHA_TOR_INSERTS.IA_HIT_LLCPREFCODE`.
-    pub const TOR_INSERTS_IA_HIT_LLCPREFCODE: Event = Event::row(43);
-    /// `UNC_CHA_TOR_INSERTS.IA_HIT_LLCPREFDATA`.
-    pub const TOR_INSERTS_IA_HIT_LLCPREFDATA: Event = Event::row(44);
-    /// `UNC_CHA_TOR_INSERTS.IA_LLCPREFDATA`.
-    pub const TOR_INSERTS_IA_LLCPREFDATA: Event = Event::row(45);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_LLCPREFCODE`.
-    pub const TOR_INSERTS_IA_MISS_LLCPREFCODE: Event = Event::row(46);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_LLCPREFDATA`.
-    pub const TOR_INSERTS_IA_MISS_LLCPREFDATA: Event = Event::row(47);
-    /// `UNC_CHA_TOR_INSERTS.IA_LLCPREFCODE`.
-    pub const TOR_INSERTS_IA_LLCPREFCODE: Event = Event::row(48);
-    /// `UNC_CHA_TOR_INSERTS.IO_ITOMCACHENEAR`.
-    pub const TOR_INSERTS_IO_ITOMCACHENEAR: Event = Event::row(49);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_CRD_LOCAL`.
-    pub const TOR_INSERTS_IA_MISS_CRD_LOCAL: Event = Event::row(50);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_CRD_REMOTE`.
-    pub const TOR_INSERTS_IA_MISS_CRD_REMOTE: Event = Event::row(51);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_CRD_PREF_LOCAL`.
-    pub const TOR_INSERTS_IA_MISS_CRD_PREF_LOCAL: Event = Event::row(52);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_CRD_PREF_REMOTE`.
-    pub const TOR_INSERTS_IA_MISS_CRD_PREF_REMOTE: Event = Event::row(53);
-    /// `UNC_CHA_TOR_INSERTS.IA_ITOMCACHENEAR`.
-    pub const TOR_INSERTS_IA_ITOMCACHENEAR: Event = Event::row(54);
-    /// `UNC_CHA_TOR_INSERTS.IA_WBMTOI`.
-    pub const TOR_INSERTS_IA_WBMTOI: Event = Event::row(55);
-    /// `UNC_CHA_TOR_INSERTS.IA_HIT_ITOM`.
-    pub const TOR_INSERTS_IA_HIT_ITOM: Event = Event::row(56);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_ITOM`.
-    pub const TOR_INSERTS_IA_MISS_ITOM: Event = Event::row(57);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_UCRDF`.
-    pub const TOR_INSERTS_IA_MISS_UCRDF: Event = Event::row(58);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_WIL`.
-    pub const TOR_INSERTS_IA_MISS_WIL: Event = Event::row(59);
-    /// `UNC_CHA_TOR_INSERTS.IA_WCILF`.
-    pub const TOR_INSERTS_IA_WCILF: Event = Event::row(60);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_WCILF`.
-    pub const TOR_INSERTS_IA_MISS_WCILF: Event = Event::row(61);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_WCILF_DDR`.
-    pub const TOR_INSERTS_IA_MISS_WCILF_DDR: Event = Event::row(62);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_LOCAL_WCILF_DDR`.
-    pub const TOR_INSERTS_IA_MISS_LOCAL_WCILF_DDR: Event = Event::row(63);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_REMOTE_WCILF_DDR`.
-    pub const TOR_INSERTS_IA_MISS_REMOTE_WCILF_DDR: Event = Event::row(64);
-    /// `UNC_CHA_TOR_INSERTS.IA_WCIL`.
-    pub const TOR_INSERTS_IA_WCIL: Event = Event::row(65);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_WCIL`.
-    pub const TOR_INSERTS_IA_MISS_WCIL: Event = Event::row(66);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_WCIL_DDR`.
-    pub const TOR_INSERTS_IA_MISS_WCIL_DDR: Event = Event::row(67);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_LOCAL_WCIL_DDR`.
-    pub const TOR_INSERTS_IA_MISS_LOCAL_WCIL_DDR: Event = Event::row(68);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_REMOTE_WCIL_DDR`.
-    pub const TOR_INSERTS_IA_MISS_REMOTE_WCIL_DDR: Event = Event::row(69);
-    /// `UNC_CHA_TOR_INSERTS.IO_WBMTOI`.
-    pub const TOR_INSERTS_IO_WBMTOI: Event = Event::row(70);
-    /// `UNC_CHA_TOR_INSERTS.IO_CLFLUSH`.
-    pub const TOR_INSERTS_IO_CLFLUSH: Event = Event::row(71);
-    /// `UNC_CHA_TOR_INSERTS.IA_WBMTOE`.
-    pub const TOR_INSERTS_IA_WBMTOE: Event = Event::row(72);
-    /// `UNC_CHA_TOR_INSERTS.IA_WBEFTOI`.
-    pub const TOR_INSERTS_IA_WBEFTOI: Event = Event::row(73);
-    /// `UNC_CHA_TOR_INSERTS.IA_WBSTOI`.
-    pub const TOR_INSERTS_IA_WBSTOI: Event = Event::row(74);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRD_CXL_ACC`.
-    pub const TOR_INSERTS_IA_MISS_DRD_CXL_ACC: Event = Event::row(75);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_RFO_CXL_ACC`.
-    pub const TOR_INSERTS_IA_MISS_RFO_CXL_ACC: Event = Event::row(76);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_LLCPREFRFO_CXL_ACC`.
-    pub const TOR_INSERTS_IA_MISS_LLCPREFRFO_CXL_ACC: Event = Event::row(77);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_RFO_PREF_CXL_ACC`.
-    pub const TOR_INSERTS_IA_MISS_RFO_PREF_CXL_ACC: Event = Event::row(78);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF_CXL_ACC`.
-    pub const TOR_INSERTS_IA_MISS_DRD_PREF_CXL_ACC: Event = Event::row(79);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_LLCPREFDATA_CXL_ACC`.
-    pub const TOR_INSERTS_IA_MISS_LLCPREFDATA_CXL_ACC: Event = Event::row(80);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_CXL_ACC`.
-    pub const TOR_INSERTS_IA_MISS_CXL_ACC: Event = Event::row(81);
-    /// `UNC_CHA_TOR_INSERTS.IA_HIT_CXL_ACC`.
-    pub const TOR_INSERTS_IA_HIT_CXL_ACC: Event = Event::row(82);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_HIT_CRD`.
-    pub const TOR_OCCUPANCY_IA_HIT_CRD: Event = Event::row(83);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_HIT_LLCPREFRFO`.
-    pub const TOR_OCCUPANCY_IA_HIT_LLCPREFRFO: Event = Event::row(84);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_HIT_RFO`.
-    pub const TOR_OCCUPANCY_IA_HIT_RFO: Event = Event::row(85);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_CRD`.
-    pub const TOR_OCCUPANCY_IA_MISS_CRD: Event = Event::row(86);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_LLCPREFRFO`.
-    pub const TOR_OCCUPANCY_IA_MISS_LLCPREFRFO: Event = Event::row(87);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_RFO`.
-    pub const TOR_OCCUPANCY_IA_MISS_RFO: Event = Event::row(88);
-    /// `UNC_CHA_TOR_OCCUPANCY.IO_MISS_RFO`.
-    pub const TOR_OCCUPANCY_IO_MISS_RFO: Event = Event::row(89);
-    /// `UNC_CHA_TOR_OCCUPANCY.IO_MISS_ITOM`.
-    pub const TOR_OCCUPANCY_IO_MISS_ITOM: Event = Event::row(90);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_HIT_CRD_PREF`.
-    pub const TOR_OCCUPANCY_IA_HIT_CRD_PREF: Event = Event::row(91);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_HIT_DRD_OPT`.
-    pub const TOR_OCCUPANCY_IA_HIT_DRD_OPT: Event = Event::row(92);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_HIT_DRD_OPT_PREF`.
-    pub const TOR_OCCUPANCY_IA_HIT_DRD_OPT_PREF: Event = Event::row(93);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_HIT_RFO_PREF`.
-    pub const TOR_OCCUPANCY_IA_HIT_RFO_PREF: Event = Event::row(94);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_CRD_PREF`.
-    pub const TOR_OCCUPANCY_IA_MISS_CRD_PREF: Event = Event::row(95);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_OPT`.
-    pub const TOR_OCCUPANCY_IA_MISS_DRD_OPT: Event = Event::row(96);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_OPT_PREF`.
-    pub const TOR_OCCUPANCY_IA_MISS_DRD_OPT_PREF: Event = Event::row(97);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_RFO_PREF`.
-    pub const TOR_OCCUPANCY_IA_MISS_RFO_PREF: Event = Event::row(98);
-    /// `UNC_CHA_TOR_OCCUPANCY.IO_HIT_ITOM`.
-    pub const TOR_OCCUPANCY_IO_HIT_ITOM: Event = Event::row(99);
-    /// `UNC_CHA_TOR_OCCUPANCY.IO_HIT_RFO`.
-    pub const TOR_OCCUPANCY_IO_HIT_RFO: Event = Event::row(100);
-    /// `UNC_CHA_TOR_OCCUPANCY.IO_RFO`.
-    pub const TOR_OCCUPANCY_IO_RFO: Event = Event::row(101);
-    /// `UNC_CHA_TOR_OCCUPANCY.IO_ITOM`.
-    pub const TOR_OCCUPANCY_IO_ITOM: Event = Event::row(102);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_RFO`.
-    pub const TOR_OCCUPANCY_IA_RFO: Event = Event::row(103);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_RFO_PREF`.
-    pub const TOR_OCCUPANCY_IA_RFO_PREF: Event = Event::row(104);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_LLCPREFRFO`.
-    pub const TOR_OCCUPANCY_IA_LLCPREFRFO: Event = Event::row(105);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_DRD_OPT`.
-    pub const TOR_OCCUPANCY_IA_DRD_OPT: Event = Event::row(106);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_CRD`.
-    pub const TOR_OCCUPANCY_IA_CRD: Event = Event::row(107);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_CRD_PREF`.
-    pub const TOR_OCCUPANCY_IA_CRD_PREF: Event = Event::row(108);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_RFO_LOCAL`.
-    pub const TOR_OCCUPANCY_IA_MISS_RFO_LOCAL: Event = Event::row(109);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_RFO_REMOTE`.
-    pub const TOR_OCCUPANCY_IA_MISS_RFO_REMOTE: Event = Event::row(110);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_RFO_PREF_LOCAL`.
-    pub const TOR_OCCUPANCY_IA_MISS_RFO_PREF_LOCAL: Event = Event::row(111);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_RFO_PREF_REMOTE`.
-    pub const TOR_OCCUPANCY_IA_MISS_RFO_PREF_REMOTE: Event = Event::row(112);
-    /// `UNC_CHA_TOR_OCCUPANCY.IO_HIT_PCIRDCUR`.
-    pub const TOR_OCCUPANCY_IO_HIT_PCIRDCUR: Event = Event::row(113);
-    /// `UNC_CHA_TOR_OCCUPANCY.IO_MISS_PCIRDCUR`.
-    pub const TOR_OCCUPANCY_IO_MISS_PCIRDCUR: Event = Event::row(114);
-    /// `UNC_CHA_TOR_OCCUPANCY.IO_PCIRDCUR`.
-    pub const TOR_OCCUPANCY_IO_PCIRDCUR: Event = Event::row(115);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_HIT_LLCPREFCODE`.
-    pub const TOR_OCCUPANCY_IA_HIT_LLCPREFCODE: Event = Event::row(116);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_HIT_LLCPREFDATA`.
-    pub const TOR_OCCUPANCY_IA_HIT_LLCPREFDATA: Event = Event::row(117);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_LLCPREFDATA`.
-    pub const TOR_OCCUPANCY_IA_LLCPREFDATA: Event = Event::row(118);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_LLCPREFCODE`.
-    pub const TOR_OCCUPANCY_IA_MISS_LLCPREFCODE: Event = Event::row(119);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_LLCPREFDATA`.
-    pub const TOR_OCCUPANCY_IA_MISS_LLCPREFDATA: Event = Event::row(120);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_LLCPREFCODE`.
-    pub const TOR_OCCUPANCY_IA_LLCPREFCODE: Event = Event::row(121);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_CRD_LOCAL`.
-    pub const TOR_OCCUPANCY_IA_MISS_CRD_LOCAL: Event = Event::row(122);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_CRD_REMOTE`.
-    pub const TOR_OCCUPANCY_IA_MISS_CRD_REMOTE: Event = Event::row(123);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_CRD_PREF_LOCAL`.
-    pub const TOR_OCCUPANCY_IA_MISS_CRD_PREF_LOCAL: Event = Event::row(124);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_CRD_PREF_REMOTE`.
-    pub const TOR_OCCUPANCY_IA_MISS_CRD_PREF_REMOTE: Event = Event::row(125);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_CLFLUSH`.
-    pub const TOR_OCCUPANCY_IA_CLFLUSH: Event = Event::row(126);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_CLFLUSHOPT`.
-    pub const TOR_OCCUPANCY_IA_CLFLUSHOPT: Event = Event::row(127);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_ITOMCACHENEAR`.
-    pub const TOR_OCCUPANCY_IA_ITOMCACHENEAR: Event = Event::row(128);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_SPECITOM`.
-    pub const TOR_OCCUPANCY_IA_SPECITOM: Event = Event::row(129);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_WBMTOI`.
-    pub const TOR_OCCUPANCY_IA_WBMTOI: Event = Event::row(130);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_ITOM`.
-    pub const TOR_OCCUPANCY_IA_ITOM: Event = Event::row(131);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_HIT_ITOM`.
-    pub const TOR_OCCUPANCY_IA_HIT_ITOM: Event = Event::row(132);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_ITOM`.
-    pub const TOR_OCCUPANCY_IA_MISS_ITOM: Event = Event::row(133);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_UCRDF`.
-    pub const TOR_OCCUPANCY_IA_MISS_UCRDF: Event = Event::row(134);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_WIL`.
-    pub const TOR_OCCUPANCY_IA_MISS_WIL: Event = Event::row(135);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_WCILF`.
-    pub const TOR_OCCUPANCY_IA_WCILF: Event = Event::row(136);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_WCILF`.
-    pub const TOR_OCCUPANCY_IA_MISS_WCILF: Event = Event::row(137);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_WCILF_DDR`.
-    pub const TOR_OCCUPANCY_IA_MISS_WCILF_DDR: Event = Event::row(138);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_LOCAL_WCILF_DDR`.
-    pub const TOR_OCCUPANCY_IA_MISS_LOCAL_WCILF_DDR: Event = Event::row(139);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_REMOTE_WCILF_DDR`.
-    pub const TOR_OCCUPANCY_IA_MISS_REMOTE_WCILF_DDR: Event = Event::row(140);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_WCIL`.
-    pub const TOR_OCCUPANCY_IA_WCIL: Event = Event::row(141);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_WCIL`.
-    pub const TOR_OCCUPANCY_IA_MISS_WCIL: Event = Event::row(142);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_WCIL_DDR`.
-    pub const TOR_OCCUPANCY_IA_MISS_WCIL_DDR: Event = Event::row(143);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_LOCAL_WCIL_DDR`.
-    pub const TOR_OCCUPANCY_IA_MISS_LOCAL_WCIL_DDR: Event = Event::row(144);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_REMOTE_WCIL_DDR`.
-    pub const TOR_OCCUPANCY_IA_MISS_REMOTE_WCIL_DDR: Event = Event::row(145);
-    /// `UNC_CHA_TOR_OCCUPANCY.IO_WBMTOI`.
-    pub const TOR_OCCUPANCY_IO_WBMTOI: Event = Event::row(146);
-    /// `UNC_CHA_TOR_OCCUPANCY.IO_CLFLUSH`.
-    pub const TOR_OCCUPANCY_IO_CLFLUSH: Event = Event::row(147);
-    /// `UNC_CHA_TOR_OCCUPANCY.IO_HIT_ITOMCACHENEAR`.
-    pub const TOR_OCCUPANCY_IO_HIT_ITOMCACHENEAR: Event = Event::row(148);
-    /// `UNC_CHA_TOR_OCCUPANCY.IO_MISS_ITOMCACHENEAR`.
-    pub const TOR_OCCUPANCY_IO_MISS_ITOMCACHENEAR: Event = Event::row(149);
-    /// `UNC_CHA_TOR_OCCUPANCY.IO_ITOMCACHENEAR`.
-    pub const TOR_OCCUPANCY_IO_ITOMCACHENEAR: Event = Event::row(150);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_RFO_CXL_ACC`.
-    pub const TOR_OCCUPANCY_IA_MISS_RFO_CXL_ACC: Event = Event::row(151);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_CXL_ACC`.
-    pub const TOR_OCCUPANCY_IA_MISS_DRD_CXL_ACC: Event = Event::row(152);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PREF_CXL_ACC`.
-    pub const TOR_OCCUPANCY_IA_MISS_DRD_PREF_CXL_ACC: Event = Event::row(153);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_LLCPREFDATA_CXL_ACC`.
-    pub const TOR_OCCUPANCY_IA_MISS_LLCPREFDATA_CXL_ACC: Event = Event::row(154);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_LLCPREFRFO_CXL_ACC`.
-    pub const TOR_OCCUPANCY_IA_MISS_LLCPREFRFO_CXL_ACC: Event = Event::row(155);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_RFO_PREF_CXL_ACC`.
-    pub const TOR_OCCUPANCY_IA_MISS_RFO_PREF_CXL_ACC: Event = Event::row(156);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_CXL_ACC`.
-    pub const TOR_OCCUPANCY_IA_MISS_CXL_ACC: Event = Event::row(157);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_HIT_CXL_ACC`.
-    pub const TOR_OCCUPANCY_IA_HIT_CXL_ACC: Event = Event::row(158);
-    /// `UNC_CHA_MISC.RFO_HIT_S`.
-    pub const MISC_RFO_HIT_S: Event = Event::row(159);
-    /// `UNC_CHA_SF_EVICTION.M_STATE`.
-    pub const SF_EVICTION_M_STATE: Event = Event::row(160);
-    /// `UNC_CHA_REQUESTS.READS_LOCAL`.
-    pub const REQUESTS_READS_LOCAL: Event = Event::row(161);
-    /// `UNC_CHA_REQUESTS.READS_REMOTE`.
-    pub const REQUESTS_READS_REMOTE: Event = Event::row(162);
-    /// `UNC_CHA_REQUESTS.WRITES_LOCAL`.
-    pub const REQUESTS_WRITES_LOCAL: Event = Event::row(163);
-    /// `UNC_CHA_REQUESTS.WRITES_REMOTE`.
-    pub const REQUESTS_WRITES_REMOTE: Event = Event::row(164);
-    /// `UNC_CHA_REQUESTS.INVITOE_LOCAL`.
-    pub const REQUESTS_INVITOE_LOCAL: Event = Event::row(165);
-    /// `UNC_CHA_REQUESTS.INVITOE_REMOTE`.
-    pub const REQUESTS_INVITOE_REMOTE: Event = Event::row(166);
-    /// `UNC_CHA_REQUESTS.INVITOE`.
-    pub const REQUESTS_INVITOE: Event = Event::row(167);
-    /// `UNC_CHA_REQUESTS.READS`.
-    pub const REQUESTS_READS: Event = Event::row(168);
-    /// `UNC_CHA_REQUESTS.WRITES`.
-    pub const REQUESTS_WRITES: Event = Event::row(169);
-    /// `UNC_CHA_OSB.RFO_HITS_SNP_BCAST`.
-    pub const OSB_RFO_HITS_SNP_BCAST: Event = Event::row(170);
-    /// `UNC_CHA_DISTRESS_ASSERTED.DPT_IRQ`.
-    pub const DISTRESS_ASSERTED_DPT_IRQ: Event = Event::row(171);
-    /// `UNC_CHA_DISTRESS_ASSERTED.DPT_TOR`.
-    pub const DISTRESS_ASSERTED_DPT_TOR: Event = Event::row(172);
-    /// `UNC_CHA_DISTRESS_ASSERTED.DPT_ANY`.
-    pub const DISTRESS_ASSERTED_DPT_ANY: Event = Event::row(173);
-    /// `UNC_CHA_TOR_INSERTS.LLC_OR_SF_EVICTIONS`.
-    pub const TOR_INSERTS_LLC_OR_SF_EVICTIONS: Event = Event::row(174);
-    /// `UNC_CHA_REMOTE_SF.MISS`.
-    pub const REMOTE_SF_MISS: Event = Event::row(175);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRD_OPT_LOCAL`.
-    pub const TOR_INSERTS_IA_MISS_DRD_OPT_LOCAL: Event = Event::row(176);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRD_OPT_PREF_LOCAL`.
-    pub const TOR_INSERTS_IA_MISS_DRD_OPT_PREF_LOCAL: Event = Event::row(177);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRD_OPT_REMOTE`.
-    pub const TOR_INSERTS_IA_MISS_DRD_OPT_REMOTE: Event = Event::row(178);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRD_OPT_PREF_REMOTE`.
-    pub const TOR_INSERTS_IA_MISS_DRD_OPT_PREF_REMOTE: Event = Event::row(179);
-    /// `UNC_CHA_TOR_INSERTS.IO_ITOMCACHENEAR_LOCAL`.
-    pub const TOR_INSERTS_IO_ITOMCACHENEAR_LOCAL: Event = Event::row(180);
-    /// `UNC_CHA_TOR_INSERTS.IO_ITOMCACHENEAR_REMOTE`.
-    pub const TOR_INSERTS_IO_ITOMCACHENEAR_REMOTE: Event = Event::row(181);
-    /// `UNC_CHA_TOR_INSERTS.IO_ITOM_LOCAL`.
-    pub const TOR_INSERTS_IO_ITOM_LOCAL: Event = Event::row(182);
-    /// `UNC_CHA_TOR_INSERTS.IO_ITOM_REMOTE`.
-    pub const TOR_INSERTS_IO_ITOM_REMOTE: Event = Event::row(183);
-    /// `UNC_CHA_TOR_INSERTS.IO_PCIRDCUR_LOCAL`.
-    pub const TOR_INSERTS_IO_PCIRDCUR_LOCAL: Event = Event::row(184);
-    /// `UNC_CHA_TOR_INSERTS.IO_PCIRDCUR_REMOTE`.
-    pub const TOR_INSERTS_IO_PCIRDCUR_REMOTE: Event = Event::row(185);
 
     /// Every event of the unit.
     pub const ALL: &'static [Event] = &{
@@ -474,306 +102,6 @@ impl Event {
     }
 }
 
-/// The experimental events: from the vendor's experimental lists, whose counts it has
-/// not validated; built with the `experimental-events` feature.
-#[cfg(feature = "experimental-events")]
-impl Event {
-    /// `UNC_CHA_RxC_OCCUPANCY.IRQ` (experimental).
-    pub const RXC_OCCUPANCY_IRQ: Event = Event::row(186);
-    /// `UNC_CHA_RxC_INSERTS.IRQ` (experimental).
-    pub const RXC_INSERTS_IRQ: Event = Event::row(187);
-    /// `UNC_CHA_LLC_LOOKUP.RFO` (experimental).
-    pub const LLC_LOOKUP_RFO: Event = Event::row(188);
-    /// `UNC_CHA_LLC_LOOKUP.DATA_RD` (experimental).
-    pub const LLC_LOOKUP_DATA_RD: Event = Event::row(189);
-    /// `UNC_CHA_LLC_LOOKUP.CODE` (experimental).
-    pub const LLC_LOOKUP_CODE: Event = Event::row(190);
-    /// `UNC_CHA_LLC_LOOKUP.LOCALLY_HOMED_ADDRESS` (experimental).
-    pub const LLC_LOOKUP_LOCALLY_HOMED_ADDRESS: Event = Event::row(191);
-    /// `UNC_CHA_LLC_LOOKUP.REMOTELY_HOMED_ADDRESS` (experimental).
-    pub const LLC_LOOKUP_REMOTELY_HOMED_ADDRESS: Event = Event::row(192);
-    /// `UNC_CHA_LLC_LOOKUP.REMOTE_DATA_RD` (experimental).
-    pub const LLC_LOOKUP_REMOTE_DATA_RD: Event = Event::row(193);
-    /// `UNC_CHA_LLC_LOOKUP.REMOTE_RFO` (experimental).
-    pub const LLC_LOOKUP_REMOTE_RFO: Event = Event::row(194);
-    /// `UNC_CHA_LLC_LOOKUP.REMOTE_CODE` (experimental).
-    pub const LLC_LOOKUP_REMOTE_CODE: Event = Event::row(195);
-    /// `UNC_CHA_LLC_LOOKUP.REMOTE_SNP` (experimental).
-    pub const LLC_LOOKUP_REMOTE_SNP: Event = Event::row(196);
-    /// `UNC_CHA_LLC_LOOKUP.LOCAL_DATA_RD` (experimental).
-    pub const LLC_LOOKUP_LOCAL_DATA_RD: Event = Event::row(197);
-    /// `UNC_CHA_LLC_LOOKUP.LOCAL_RFO` (experimental).
-    pub const LLC_LOOKUP_LOCAL_RFO: Event = Event::row(198);
-    /// `UNC_CHA_LLC_LOOKUP.LOCAL_CODE` (experimental).
-    pub const LLC_LOOKUP_LOCAL_CODE: Event = Event::row(199);
-    /// `UNC_CHA_LLC_LOOKUP.LOCAL_DMND_DATA_RD` (experimental).
-    pub const LLC_LOOKUP_LOCAL_DMND_DATA_RD: Event = Event::row(200);
-    /// `UNC_CHA_LLC_LOOKUP.LOCAL_DMND_RFO` (experimental).
-    pub const LLC_LOOKUP_LOCAL_DMND_RFO: Event = Event::row(201);
-    /// `UNC_CHA_LLC_LOOKUP.LOCAL_DMND_CODE` (experimental).
-    pub const LLC_LOOKUP_LOCAL_DMND_CODE: Event = Event::row(202);
-    /// `UNC_CHA_LLC_LOOKUP.LOCAL_PF_DATA_RD` (experimental).
-    pub const LLC_LOOKUP_LOCAL_PF_DATA_RD: Event = Event::row(203);
-    /// `UNC_CHA_LLC_LOOKUP.LOCAL_PF_RFO` (experimental).
-    pub const LLC_LOOKUP_LOCAL_PF_RFO: Event = Event::row(204);
-    /// `UNC_CHA_LLC_LOOKUP.LOCAL_PF_CODE` (experimental).
-    pub const LLC_LOOKUP_LOCAL_PF_CODE: Event = Event::row(205);
-    /// `UNC_CHA_LLC_LOOKUP.LOCAL_LLC_PF` (experimental).
-    pub const LLC_LOOKUP_LOCAL_LLC_PF: Event = Event::row(206);
-    /// `UNC_CHA_LLC_LOOKUP.LOCAL_PF` (experimental).
-    pub const LLC_LOOKUP_LOCAL_PF: Event = Event::row(207);
-    /// `UNC_CHA_LLC_LOOKUP.DATA_READ_ALL` (experimental).
-    pub const LLC_LOOKUP_DATA_READ_ALL: Event = Event::row(208);
-    /// `UNC_CHA_LLC_LOOKUP.DATA_READ_MISS` (experimental).
-    pub const LLC_LOOKUP_DATA_READ_MISS: Event = Event::row(209);
-    /// `UNC_CHA_LLC_LOOKUP.DATA_READ_LOCAL` (experimental).
-    pub const LLC_LOOKUP_DATA_READ_LOCAL: Event = Event::row(210);
-    /// `UNC_CHA_LLC_LOOKUP.WRITE_LOCAL` (experimental).
-    pub const LLC_LOOKUP_WRITE_LOCAL: Event = Event::row(211);
-    /// `UNC_CHA_LLC_LOOKUP.RFO_LOCAL` (experimental).
-    pub const LLC_LOOKUP_RFO_LOCAL: Event = Event::row(212);
-    /// `UNC_CHA_LLC_LOOKUP.WRITE_REMOTE` (experimental).
-    pub const LLC_LOOKUP_WRITE_REMOTE: Event = Event::row(213);
-    /// `UNC_CHA_LLC_LOOKUP.ALL_REMOTE` (experimental).
-    pub const LLC_LOOKUP_ALL_REMOTE: Event = Event::row(214);
-    /// `UNC_CHA_TOR_INSERTS.ALL` (experimental).
-    pub const TOR_INSERTS_ALL: Event = Event::row(215);
-    /// `UNC_CHA_TOR_INSERTS.IA` (experimental).
-    pub const TOR_INSERTS_IA: Event = Event::row(216);
-    /// `UNC_CHA_TOR_INSERTS.IA_HIT` (experimental).
-    pub const TOR_INSERTS_IA_HIT: Event = Event::row(217);
-    /// `UNC_CHA_TOR_INSERTS.IO` (experimental).
-    pub const TOR_INSERTS_IO: Event = Event::row(218);
-    /// `UNC_CHA_TOR_INSERTS.IO_HIT` (experimental).
-    pub const TOR_INSERTS_IO_HIT: Event = Event::row(219);
-    /// `UNC_CHA_TOR_INSERTS.IO_MISS` (experimental).
-    pub const TOR_INSERTS_IO_MISS: Event = Event::row(220);
-    /// `UNC_CHA_TOR_INSERTS.LOC_IO` (experimental).
-    pub const TOR_INSERTS_LOC_IO: Event = Event::row(221);
-    /// `UNC_CHA_TOR_INSERTS.LOC_IA` (experimental).
-    pub const TOR_INSERTS_LOC_IA: Event = Event::row(222);
-    /// `UNC_CHA_TOR_INSERTS.LOC_ALL` (experimental).
-    pub const TOR_INSERTS_LOC_ALL: Event = Event::row(223);
-    /// `UNC_CHA_TOR_INSERTS.REM_SNPS` (experimental).
-    pub const TOR_INSERTS_REM_SNPS: Event = Event::row(224);
-    /// `UNC_CHA_TOR_INSERTS.REM_ALL` (experimental).
-    pub const TOR_INSERTS_REM_ALL: Event = Event::row(225);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_WCILF_PMM` (experimental).
-    pub const TOR_INSERTS_IA_MISS_WCILF_PMM: Event = Event::row(226);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_LOCAL_WCILF_PMM` (experimental).
-    pub const TOR_INSERTS_IA_MISS_LOCAL_WCILF_PMM: Event = Event::row(227);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_REMOTE_WCILF_PMM` (experimental).
-    pub const TOR_INSERTS_IA_MISS_REMOTE_WCILF_PMM: Event = Event::row(228);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_WCIL_PMM` (experimental).
-    pub const TOR_INSERTS_IA_MISS_WCIL_PMM: Event = Event::row(229);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_LOCAL_WCIL_PMM` (experimental).
-    pub const TOR_INSERTS_IA_MISS_LOCAL_WCIL_PMM: Event = Event::row(230);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_REMOTE_WCIL_PMM` (experimental).
-    pub const TOR_INSERTS_IA_MISS_REMOTE_WCIL_PMM: Event = Event::row(231);
-    /// `UNC_CHA_TOR_INSERTS.CXL_HIT_FSRDCUR` (experimental).
-    pub const TOR_INSERTS_CXL_HIT_FSRDCUR: Event = Event::row(232);
-    /// `UNC_CHA_TOR_INSERTS.CXL_HIT_FSRDCURPTL` (experimental).
-    pub const TOR_INSERTS_CXL_HIT_FSRDCURPTL: Event = Event::row(233);
-    /// `UNC_CHA_TOR_INSERTS.CXL_HIT_MEMPUSHWR` (experimental).
-    pub const TOR_INSERTS_CXL_HIT_MEMPUSHWR: Event = Event::row(234);
-    /// `UNC_CHA_TOR_INSERTS.CXL_HIT_ITOM` (experimental).
-    pub const TOR_INSERTS_CXL_HIT_ITOM: Event = Event::row(235);
-    /// `UNC_CHA_TOR_INSERTS.CXL_HIT_ITOMWR` (experimental).
-    pub const TOR_INSERTS_CXL_HIT_ITOMWR: Event = Event::row(236);
-    /// `UNC_CHA_TOR_INSERTS.CXL_HIT_CLFLUSH` (experimental).
-    pub const TOR_INSERTS_CXL_HIT_CLFLUSH: Event = Event::row(237);
-    /// `UNC_CHA_TOR_INSERTS.CXL_HIT_WIL` (experimental).
-    pub const TOR_INSERTS_CXL_HIT_WIL: Event = Event::row(238);
-    /// `UNC_CHA_TOR_INSERTS.CXL_HIT_WCILF` (experimental).
-    pub const TOR_INSERTS_CXL_HIT_WCILF: Event = Event::row(239);
-    /// `UNC_CHA_TOR_INSERTS.CXL_HIT_WCIL` (experimental).
-    pub const TOR_INSERTS_CXL_HIT_WCIL: Event = Event::row(240);
-    /// `UNC_CHA_TOR_INSERTS.CXL_MISS_FSRDCUR` (experimental).
-    pub const TOR_INSERTS_CXL_MISS_FSRDCUR: Event = Event::row(241);
-    /// `UNC_CHA_TOR_INSERTS.CXL_MISS_FSRDCURPTL` (experimental).
-    pub const TOR_INSERTS_CXL_MISS_FSRDCURPTL: Event = Event::row(242);
-    /// `UNC_CHA_TOR_INSERTS.CXL_MISS_MEMPUSHWR` (experimental).
-    pub const TOR_INSERTS_CXL_MISS_MEMPUSHWR: Event = Event::row(243);
-    /// `UNC_CHA_TOR_INSERTS.CXL_MISS_ITOM` (experimental).
-    pub const TOR_INSERTS_CXL_MISS_ITOM: Event = Event::row(244);
-    /// `UNC_CHA_TOR_INSERTS.CXL_MISS_ITOMWR` (experimental).
-    pub const TOR_INSERTS_CXL_MISS_ITOMWR: Event = Event::row(245);
-    /// `UNC_CHA_TOR_INSERTS.CXL_MISS_CLFLUSH` (experimental).
-    pub const TOR_INSERTS_CXL_MISS_CLFLUSH: Event = Event::row(246);
-    /// `UNC_CHA_TOR_INSERTS.CXL_MISS_WIL` (experimental).
-    pub const TOR_INSERTS_CXL_MISS_WIL: Event = Event::row(247);
-    /// `UNC_CHA_TOR_INSERTS.CXL_MISS_WCILF` (experimental).
-    pub const TOR_INSERTS_CXL_MISS_WCILF: Event = Event::row(248);
-    /// `UNC_CHA_TOR_INSERTS.CXL_MISS_WCIL` (experimental).
-    pub const TOR_INSERTS_CXL_MISS_WCIL: Event = Event::row(249);
-    /// `UNC_CHA_TOR_OCCUPANCY.ALL` (experimental).
-    pub const TOR_OCCUPANCY_ALL: Event = Event::row(250);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA` (experimental).
-    pub const TOR_OCCUPANCY_IA: Event = Event::row(251);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_HIT` (experimental).
-    pub const TOR_OCCUPANCY_IA_HIT: Event = Event::row(252);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS` (experimental).
-    pub const TOR_OCCUPANCY_IA_MISS: Event = Event::row(253);
-    /// `UNC_CHA_TOR_OCCUPANCY.IO` (experimental).
-    pub const TOR_OCCUPANCY_IO: Event = Event::row(254);
-    /// `UNC_CHA_TOR_OCCUPANCY.IO_HIT` (experimental).
-    pub const TOR_OCCUPANCY_IO_HIT: Event = Event::row(255);
-    /// `UNC_CHA_TOR_OCCUPANCY.IO_MISS` (experimental).
-    pub const TOR_OCCUPANCY_IO_MISS: Event = Event::row(256);
-    /// `UNC_CHA_TOR_OCCUPANCY.LOC_IO` (experimental).
-    pub const TOR_OCCUPANCY_LOC_IO: Event = Event::row(257);
-    /// `UNC_CHA_TOR_OCCUPANCY.LOC_IA` (experimental).
-    pub const TOR_OCCUPANCY_LOC_IA: Event = Event::row(258);
-    /// `UNC_CHA_TOR_OCCUPANCY.LOC_ALL` (experimental).
-    pub const TOR_OCCUPANCY_LOC_ALL: Event = Event::row(259);
-    /// `UNC_CHA_TOR_OCCUPANCY.REM_SNPS` (experimental).
-    pub const TOR_OCCUPANCY_REM_SNPS: Event = Event::row(260);
-    /// `UNC_CHA_TOR_OCCUPANCY.REM_ALL` (experimental).
-    pub const TOR_OCCUPANCY_REM_ALL: Event = Event::row(261);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_DRD_OPT_PREF` (experimental).
-    pub const TOR_OCCUPANCY_IA_DRD_OPT_PREF: Event = Event::row(262);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_WCILF_PMM` (experimental).
-    pub const TOR_OCCUPANCY_IA_MISS_WCILF_PMM: Event = Event::row(263);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_LOCAL_WCILF_PMM` (experimental).
-    pub const TOR_OCCUPANCY_IA_MISS_LOCAL_WCILF_PMM: Event = Event::row(264);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_REMOTE_WCILF_PMM` (experimental).
-    pub const TOR_OCCUPANCY_IA_MISS_REMOTE_WCILF_PMM: Event = Event::row(265);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_WCIL_PMM` (experimental).
-    pub const TOR_OCCUPANCY_IA_MISS_WCIL_PMM: Event = Event::row(266);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_LOCAL_WCIL_PMM` (experimental).
-    pub const TOR_OCCUPANCY_IA_MISS_LOCAL_WCIL_PMM: Event = Event::row(267);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_REMOTE_WCIL_PMM` (experimental).
-    pub const TOR_OCCUPANCY_IA_MISS_REMOTE_WCIL_PMM: Event = Event::row(268);
-    /// `UNC_CHA_TOR_OCCUPANCY.CXL_HIT_FSRDCUR` (experimental).
-    pub const TOR_OCCUPANCY_CXL_HIT_FSRDCUR: Event = Event::row(269);
-    /// `UNC_CHA_TOR_OCCUPANCY.CXL_HIT_FSRDCURPTL` (experimental).
-    pub const TOR_OCCUPANCY_CXL_HIT_FSRDCURPTL: Event = Event::row(270);
-    /// `UNC_CHA_TOR_OCCUPANCY.CXL_HIT_MEMPUSHWR` (experimental).
-    pub const TOR_OCCUPANCY_CXL_HIT_MEMPUSHWR: Event = Event::row(271);
-    /// `UNC_CHA_TOR_OCCUPANCY.CXL_HIT_ITOM` (experimental).
-    pub const TOR_OCCUPANCY_CXL_HIT_ITOM: Event = Event::row(272);
-    /// `UNC_CHA_TOR_OCCUPANCY.CXL_HIT_ITOMWR` (experimental).
-    pub const TOR_OCCUPANCY_CXL_HIT_ITOMWR: Event = Event::row(273);
-    /// `UNC_CHA_TOR_OCCUPANCY.CXL_HIT_CLFLUSH` (experimental).
-    pub const TOR_OCCUPANCY_CXL_HIT_CLFLUSH: Event = Event::row(274);
-    /// `UNC_CHA_TOR_OCCUPANCY.CXL_HIT_WIL` (experimental).
-    pub const TOR_OCCUPANCY_CXL_HIT_WIL: Event = Event::row(275);
-    /// `UNC_CHA_TOR_OCCUPANCY.CXL_HIT_WCILF` (experimental).
-    pub const TOR_OCCUPANCY_CXL_HIT_WCILF: Event = Event::row(276);
-    /// `UNC_CHA_TOR_OCCUPANCY.CXL_HIT_WCIL` (experimental).
-    pub const TOR_OCCUPANCY_CXL_HIT_WCIL: Event = Event::row(277);
-    /// `UNC_CHA_TOR_OCCUPANCY.CXL_MISS_FSRDCUR` (experimental).
-    pub const TOR_OCCUPANCY_CXL_MISS_FSRDCUR: Event = Event::row(278);
-    /// `UNC_CHA_TOR_OCCUPANCY.CXL_MISS_FSRDCURPTL` (experimental).
-    pub const TOR_OCCUPANCY_CXL_MISS_FSRDCURPTL: Event = Event::row(279);
-    /// `UNC_CHA_TOR_OCCUPANCY.CXL_MISS_MEMPUSHWR` (experimental).
-    pub const TOR_OCCUPANCY_CXL_MISS_MEMPUSHWR: Event = Event::row(280);
-    /// `UNC_CHA_TOR_OCCUPANCY.CXL_MISS_ITOM` (experimental).
-    pub const TOR_OCCUPANCY_CXL_MISS_ITOM: Event = Event::row(281);
-    /// `UNC_CHA_TOR_OCCUPANCY.CXL_MISS_ITOMWR` (experimental).
-    pub const TOR_OCCUPANCY_CXL_MISS_ITOMWR: Event = Event::row(282);
-    /// `UNC_CHA_TOR_OCCUPANCY.CXL_MISS_CLFLUSH` (experimental).
-    pub const TOR_OCCUPANCY_CXL_MISS_CLFLUSH: Event = Event::row(283);
-    /// `UNC_CHA_TOR_OCCUPANCY.CXL_MISS_WIL` (experimental).
-    pub const TOR_OCCUPANCY_CXL_MISS_WIL: Event = Event::row(284);
-    /// `UNC_CHA_TOR_OCCUPANCY.CXL_MISS_WCILF` (experimental).
-    pub const TOR_OCCUPANCY_CXL_MISS_WCILF: Event = Event::row(285);
-    /// `UNC_CHA_TOR_OCCUPANCY.CXL_MISS_WCIL` (experimental).
-    pub const TOR_OCCUPANCY_CXL_MISS_WCIL: Event = Event::row(286);
-    /// `UNC_CHA_LLC_VICTIMS.IO` (experimental).
-    pub const LLC_VICTIMS_IO: Event = Event::row(287);
-    /// `UNC_CHA_LLC_VICTIMS.IA` (experimental).
-    pub const LLC_VICTIMS_IA: Event = Event::row(288);
-    /// `UNC_CHA_LLC_VICTIMS.LOCAL_ALL` (experimental).
-    pub const LLC_VICTIMS_LOCAL_ALL: Event = Event::row(289);
-    /// `UNC_CHA_LLC_VICTIMS.REMOTE_ALL` (experimental).
-    pub const LLC_VICTIMS_REMOTE_ALL: Event = Event::row(290);
-    /// `UNC_CHA_LLC_VICTIMS.ALL` (experimental).
-    pub const LLC_VICTIMS_ALL: Event = Event::row(291);
-    /// `UNC_CHA_LLC_VICTIMS.TOTAL_M` (experimental).
-    pub const LLC_VICTIMS_TOTAL_M: Event = Event::row(292);
-    /// `UNC_CHA_LLC_VICTIMS.TOTAL_E` (experimental).
-    pub const LLC_VICTIMS_TOTAL_E: Event = Event::row(293);
-    /// `UNC_CHA_LLC_VICTIMS.TOTAL_S` (experimental).
-    pub const LLC_VICTIMS_TOTAL_S: Event = Event::row(294);
-    /// `UNC_CHA_SF_EVICTION.E_STATE` (experimental).
-    pub const SF_EVICTION_E_STATE: Event = Event::row(295);
-    /// `UNC_CHA_SF_EVICTION.S_STATE` (experimental).
-    pub const SF_EVICTION_S_STATE: Event = Event::row(296);
-    /// `UNC_CHA_DIR_LOOKUP.NO_SNP` (experimental).
-    pub const DIR_LOOKUP_NO_SNP: Event = Event::row(297);
-    /// `UNC_CHA_DIR_LOOKUP.SNP` (experimental).
-    pub const DIR_LOOKUP_SNP: Event = Event::row(298);
-    /// `UNC_CHA_DIR_UPDATE.HA` (experimental).
-    pub const DIR_UPDATE_HA: Event = Event::row(299);
-    /// `UNC_CHA_DIR_UPDATE.TOR` (experimental).
-    pub const DIR_UPDATE_TOR: Event = Event::row(300);
-    /// `UNC_CHA_OSB.LOCAL_INVITOE` (experimental).
-    pub const OSB_LOCAL_INVITOE: Event = Event::row(301);
-    /// `UNC_CHA_OSB.LOCAL_READ` (experimental).
-    pub const OSB_LOCAL_READ: Event = Event::row(302);
-    /// `UNC_CHA_OSB.REMOTE_READ` (experimental).
-    pub const OSB_REMOTE_READ: Event = Event::row(303);
-    /// `UNC_CHA_OSB.OFF_PWRHEURISTIC` (experimental).
-    pub const OSB_OFF_PWRHEURISTIC: Event = Event::row(304);
-    /// `UNC_CHA_IMC_WRITES_COUNT.FULL` (experimental).
-    pub const IMC_WRITES_COUNT_FULL: Event = Event::row(305);
-    /// `UNC_CHA_IMC_WRITES_COUNT.PARTIAL` (experimental).
-    pub const IMC_WRITES_COUNT_PARTIAL: Event = Event::row(306);
-    /// `UNC_CHA_IMC_WRITES_COUNT.FULL_PRIORITY` (experimental).
-    pub const IMC_WRITES_COUNT_FULL_PRIORITY: Event = Event::row(307);
-    /// `UNC_CHA_IMC_WRITES_COUNT.PARTIAL_PRIORITY` (experimental).
-    pub const IMC_WRITES_COUNT_PARTIAL_PRIORITY: Event = Event::row(308);
-    /// `UNC_CHA_LLC_VICTIMS.LOCAL_M` (experimental).
-    pub const LLC_VICTIMS_LOCAL_M: Event = Event::row(309);
-    /// `UNC_CHA_LLC_VICTIMS.LOCAL_E` (experimental).
-    pub const LLC_VICTIMS_LOCAL_E: Event = Event::row(310);
-    /// `UNC_CHA_LLC_VICTIMS.LOCAL_S` (experimental).
-    pub const LLC_VICTIMS_LOCAL_S: Event = Event::row(311);
-    /// `UNC_CHA_LLC_VICTIMS.LOCAL_F` (experimental).
-    pub const LLC_VICTIMS_LOCAL_F: Event = Event::row(312);
-    /// `UNC_CHA_LLC_VICTIMS.REMOTE_M` (experimental).
-    pub const LLC_VICTIMS_REMOTE_M: Event = Event::row(313);
-    /// `UNC_CHA_LLC_VICTIMS.REMOTE_E` (experimental).
-    pub const LLC_VICTIMS_REMOTE_E: Event = Event::row(314);
-    /// `UNC_CHA_LLC_VICTIMS.REMOTE_S` (experimental).
-    pub const LLC_VICTIMS_REMOTE_S: Event = Event::row(315);
-    /// `UNC_CHA_REMOTE_SF.HIT_SHARED` (experimental).
-    pub const REMOTE_SF_HIT_SHARED: Event = Event::row(316);
-    /// `UNC_CHA_REMOTE_SF.HIT_EXCLUSIVE` (experimental).
-    pub const REMOTE_SF_HIT_EXCLUSIVE: Event = Event::row(317);
-    /// `UNC_CHA_REMOTE_SF.ALLOC_SHARED` (experimental).
-    pub const REMOTE_SF_ALLOC_SHARED: Event = Event::row(318);
-    /// `UNC_CHA_REMOTE_SF.ALLOC_EXCLUSIVE` (experimental).
-    pub const REMOTE_SF_ALLOC_EXCLUSIVE: Event = Event::row(319);
-    /// `UNC_CHA_REMOTE_SF.DEALLOC_EVCTCLN` (experimental).
-    pub const REMOTE_SF_DEALLOC_EVCTCLN: Event = Event::row(320);
-    /// `UNC_CHA_REMOTE_SF.UPDATE_SHARED` (experimental).
-    pub const REMOTE_SF_UPDATE_SHARED: Event = Event::row(321);
-    /// `UNC_CHA_REMOTE_SF.UPDATE_EXCLUSIVE` (experimental).
-    pub const REMOTE_SF_UPDATE_EXCLUSIVE: Event = Event::row(322);
-    /// `UNC_CHA_REMOTE_SF.VICTIM_SHARED` (experimental).
-    pub const REMOTE_SF_VICTIM_SHARED: Event = Event::row(323);
-    /// `UNC_CHA_REMOTE_SF.VICTIM_EXCLUSIVE` (experimental).
-    pub const REMOTE_SF_VICTIM_EXCLUSIVE: Event = Event::row(324);
-    /// `UNC_CHA_REMOTE_SF.INCLUSIVE_ONLY` (experimental).
-    pub const REMOTE_SF_INCLUSIVE_ONLY: Event = Event::row(325);
-    /// `UNC_CHA_REMOTE_SF.DIRBACKED_ONLY` (experimental).
-    pub const REMOTE_SF_DIRBACKED_ONLY: Event = Event::row(326);
-    /// `UNC_CHA_TOR_OCCUPANCY.IO_MISS_PCIRDCUR_REMOTE` (experimental).
-    pub const TOR_OCCUPANCY_IO_MISS_PCIRDCUR_REMOTE: Event = Event::row(327);
-    /// `UNC_CHA_TOR_OCCUPANCY.IO_MISS_PCIRDCUR_LOCAL` (experimental).
-    pub const TOR_OCCUPANCY_IO_MISS_PCIRDCUR_LOCAL: Event = Event::row(328);
-    /// `UNC_CHA_TOR_OCCUPANCY.IO_MISS_ITOM_REMOTE` (experimental).
-    pub const TOR_OCCUPANCY_IO_MISS_ITOM_REMOTE: Event = Event::row(329);
-    /// `UNC_CHA_TOR_OCCUPANCY.IO_MISS_ITOM_LOCAL` (experimental).
-    pub const TOR_OCCUPANCY_IO_MISS_ITOM_LOCAL: Event = Event::row(330);
-    /// `UNC_CHA_TOR_OCCUPANCY.IO_MISS_ITOMCACHENEAR_REMOTE` (experimental).
-    pub const TOR_OCCUPANCY_IO_MISS_ITOMCACHENEAR_REMOTE: Event = Event::row(331);
-    /// `UNC_CHA_TOR_OCCUPANCY.IO_MISS_ITOMCACHENEAR_LOCAL` (experimental).
-    pub const TOR_OCCUPANCY_IO_MISS_ITOMCACHENEAR_LOCAL: Event = Event::row(332);
-}
-
 #[cfg(feature = "metadata")]
 impl Event {
     /// The event's facts.
@@ -787,347 +115,352 @@ impl Event {
     }
 }
 
-/// The events, row n for `Event::row(n)`: `ev(name, event select, umask, counters)` (bit n
-/// of counters: counter n may count it) and what else each sets.
-const EVENT_ROWS: &[EventRow] = &[
-    ev("UNC_CHA_CLOCKTICKS", 0x01, 0x00, 0b1111),
-    ev("UNC_CHA_TOR_INSERTS.IA_HIT_CRD", 0x35, 0x01, 0b1111).umask_ext(0xc80ffd),
-    ev("UNC_CHA_TOR_INSERTS.IA_HIT_LLCPREFRFO", 0x35, 0x01, 0b1111).umask_ext(0xccc7fd),
-    ev("UNC_CHA_TOR_INSERTS.IA_HIT_RFO", 0x35, 0x01, 0b1111).umask_ext(0xc807fd),
-    ev("UNC_CHA_TOR_INSERTS.IA_MISS", 0x35, 0x01, 0b1111).umask_ext(0xc001fe),
-    ev("UNC_CHA_TOR_INSERTS.IA_MISS_CRD", 0x35, 0x01, 0b1111).umask_ext(0xc80ffe),
-    ev("UNC_CHA_TOR_INSERTS.IA_MISS_LLCPREFRFO", 0x35, 0x01, 0b1111).umask_ext(0xccc7fe),
-    ev("UNC_CHA_TOR_INSERTS.IA_MISS_RFO", 0x35, 0x01, 0b1111).umask_ext(0xc807fe),
-    ev("UNC_CHA_TOR_INSERTS.IO_MISS_ITOM", 0x35, 0x04, 0b1111).umask_ext(0xcc43fe),
-    ev("UNC_CHA_TOR_INSERTS.IO_MISS_RFO", 0x35, 0x04, 0b1111).umask_ext(0xc803fe),
-    ev("UNC_CHA_TOR_INSERTS.IA_HIT_CRD_PREF", 0x35, 0x01, 0b1111).umask_ext(0xc88ffd),
-    ev("UNC_CHA_TOR_INSERTS.IA_HIT_DRD_OPT", 0x35, 0x01, 0b1111).umask_ext(0xc827fd),
-    ev("UNC_CHA_TOR_INSERTS.IA_HIT_DRD_OPT_PREF", 0x35, 0x01, 0b1111).umask_ext(0xc8a7fd),
-    ev("UNC_CHA_TOR_INSERTS.IA_HIT_RFO_PREF", 0x35, 0x01, 0b1111).umask_ext(0xc887fd),
-    ev("UNC_CHA_TOR_INSERTS.IA_MISS_CRD_PREF", 0x35, 0x01, 0b1111).umask_ext(0xc88ffe),
-    ev("UNC_CHA_TOR_INSERTS.IA_MISS_DRD_OPT", 0x35, 0x01, 0b1111).umask_ext(0xc827fe),
-    ev("UNC_CHA_TOR_INSERTS.IA_MISS_DRD_OPT_PREF", 0x35, 0x01, 0b1111).umask_ext(0xc8a7fe),
-    ev("UNC_CHA_TOR_INSERTS.IA_MISS_RFO_PREF", 0x35, 0x01, 0b1111).umask_ext(0xc887fe),
-    ev("UNC_CHA_TOR_INSERTS.IO_HIT_ITOM", 0x35, 0x04, 0b1111).umask_ext(0xcc43fd),
-    ev("UNC_CHA_TOR_INSERTS.IO_HIT_RFO", 0x35, 0x04, 0b1111).umask_ext(0xc803fd),
-    ev("UNC_CHA_TOR_INSERTS.IO_RFO", 0x35, 0x04, 0b1111).umask_ext(0xc803ff),
-    ev("UNC_CHA_TOR_INSERTS.IO_ITOM", 0x35, 0x04, 0b1111).umask_ext(0xcc43ff),
-    ev("UNC_CHA_TOR_INSERTS.IA_RFO_PREF", 0x35, 0x01, 0b1111).umask_ext(0xc887ff),
-    ev("UNC_CHA_TOR_INSERTS.IA_RFO", 0x35, 0x01, 0b1111).umask_ext(0xc807ff),
-    ev("UNC_CHA_TOR_INSERTS.IA_LLCPREFRFO", 0x35, 0x01, 0b1111).umask_ext(0xccc7ff),
-    ev("UNC_CHA_TOR_INSERTS.IA_DRD_OPT", 0x35, 0x01, 0b1111).umask_ext(0xc827ff),
-    ev("UNC_CHA_TOR_INSERTS.IA_DRD_OPT_PREF", 0x35, 0x01, 0b1111).umask_ext(0xc8a7ff),
-    ev("UNC_CHA_TOR_INSERTS.IA_CRD_PREF", 0x35, 0x01, 0b1111).umask_ext(0xc88fff),
-    ev("UNC_CHA_TOR_INSERTS.IA_CRD", 0x35, 0x01, 0b1111).umask_ext(0xc80fff),
-    ev("UNC_CHA_TOR_INSERTS.IA_MISS_RFO_LOCAL", 0x35, 0x01, 0b1111).umask_ext(0xc806fe),
-    ev("UNC_CHA_TOR_INSERTS.IA_MISS_RFO_REMOTE", 0x35, 0x01, 0b1111).umask_ext(0xc8077e),
-    ev("UNC_CHA_TOR_INSERTS.IA_MISS_RFO_PREF_LOCAL", 0x35, 0x01, 0b1111).umask_ext(0xc886fe),
-    ev("UNC_CHA_TOR_INSERTS.IA_MISS_RFO_PREF_REMOTE", 0x35, 0x01, 0b1111).umask_ext(0xc8877e),
-    ev("UNC_CHA_TOR_INSERTS.IA_CLFLUSH", 0x35, 0x01, 0b1111).umask_ext(0xc8c7ff),
-    ev("UNC_CHA_TOR_INSERTS.IA_CLFLUSHOPT", 0x35, 0x01, 0b1111).umask_ext(0xc8d7ff),
-    ev("UNC_CHA_TOR_INSERTS.IA_ITOM", 0x35, 0x01, 0b1111).umask_ext(0xcc47ff),
-    ev("UNC_CHA_TOR_INSERTS.IA_SPECITOM", 0x35, 0x01, 0b1111).umask_ext(0xcc57ff),
-    ev("UNC_CHA_TOR_INSERTS.IO_HIT_ITOMCACHENEAR", 0x35, 0x04, 0b1111).umask_ext(0xcd43fd),
-    ev("UNC_CHA_TOR_INSERTS.IO_MISS_ITOMCACHENEAR", 0x35, 0x04, 0b1111).umask_ext(0xcd43fe),
-    ev("UNC_CHA_TOR_INSERTS.IA_WBEFTOE", 0x35, 0x01, 0b1111).umask_ext(0xcc3fff),
-    ev("UNC_CHA_TOR_INSERTS.IO_HIT_PCIRDCUR", 0x35, 0x04, 0b1111).umask_ext(0xc8f3fd),
-    ev("UNC_CHA_TOR_INSERTS.IO_MISS_PCIRDCUR", 0x35, 0x04, 0b1111).umask_ext(0xc8f3fe),
-    ev("UNC_CHA_TOR_INSERTS.IO_PCIRDCUR", 0x35, 0x04, 0b1111).umask_ext(0xc8f3ff),
-    ev("UNC_CHA_TOR_INSERTS.IA_HIT_LLCPREFCODE", 0x35, 0x01, 0b1111).umask_ext(0xcccffd),
-    ev("UNC_CHA_TOR_INSERTS.IA_HIT_LLCPREFDATA", 0x35, 0x01, 0b1111).umask_ext(0xccd7fd),
-    ev("UNC_CHA_TOR_INSERTS.IA_LLCPREFDATA", 0x35, 0x01, 0b1111).umask_ext(0xccd7ff),
-    ev("UNC_CHA_TOR_INSERTS.IA_MISS_LLCPREFCODE", 0x35, 0x01, 0b1111).umask_ext(0xcccffe),
-    ev("UNC_CHA_TOR_INSERTS.IA_MISS_LLCPREFDATA", 0x35, 0x01, 0b1111).umask_ext(0xccd7fe),
-    ev("UNC_CHA_TOR_INSERTS.IA_LLCPREFCODE", 0x35, 0x01, 0b1111).umask_ext(0xcccfff),
-    ev("UNC_CHA_TOR_INSERTS.IO_ITOMCACHENEAR", 0x35, 0x04, 0b1111).umask_ext(0xcd43ff),
-    ev("UNC_CHA_TOR_INSERTS.IA_MISS_CRD_LOCAL", 0x35, 0x01, 0b1111).umask_ext(0xc80efe),
-    ev("UNC_CHA_TOR_INSERTS.IA_MISS_CRD_REMOTE", 0x35, 0x01, 0b1111).umask_ext(0xc80f7e),
-    ev("UNC_CHA_TOR_INSERTS.IA_MISS_CRD_PREF_LOCAL", 0x35, 0x01, 0b1111).umask_ext(0xc88efe),
-    ev("UNC_CHA_TOR_INSERTS.IA_MISS_CRD_PREF_REMOTE", 0x35, 0x01, 0b1111).umask_ext(0xc88f7e),
-    ev("UNC_CHA_TOR_INSERTS.IA_ITOMCACHENEAR", 0x35, 0x01, 0b1111).umask_ext(0xcd47ff),
-    ev("UNC_CHA_TOR_INSERTS.IA_WBMTOI", 0x35, 0x01, 0b1111).umask_ext(0xcc27ff),
-    ev("UNC_CHA_TOR_INSERTS.IA_HIT_ITOM", 0x35, 0x01, 0b1111).umask_ext(0xcc47fd),
-    ev("UNC_CHA_TOR_INSERTS.IA_MISS_ITOM", 0x35, 0x01, 0b1111).umask_ext(0xcc47fe),
-    ev("UNC_CHA_TOR_INSERTS.IA_MISS_UCRDF", 0x35, 0x01, 0b1111).umask_ext(0xc877de),
-    ev("UNC_CHA_TOR_INSERTS.IA_MISS_WIL", 0x35, 0x01, 0b1111).umask_ext(0xc87fde),
-    ev("UNC_CHA_TOR_INSERTS.IA_WCILF", 0x35, 0x01, 0b1111).umask_ext(0xc867ff),
-    ev("UNC_CHA_TOR_INSERTS.IA_MISS_WCILF", 0x35, 0x01, 0b1111).umask_ext(0xc867fe),
-    ev("UNC_CHA_TOR_INSERTS.IA_MISS_WCILF_DDR", 0x35, 0x01, 0b1111).umask_ext(0xc86786),
-    ev("UNC_CHA_TOR_INSERTS.IA_MISS_LOCAL_WCILF_DDR", 0x35, 0x01, 0b1111).umask_ext(0xc86686),
-    ev("UNC_CHA_TOR_INSERTS.IA_MISS_REMOTE_WCILF_DDR", 0x35, 0x01, 0b1111).umask_ext(0xc86706),
-    ev("UNC_CHA_TOR_INSERTS.IA_WCIL", 0x35, 0x01, 0b1111).umask_ext(0xc86fff),
-    ev("UNC_CHA_TOR_INSERTS.IA_MISS_WCIL", 0x35, 0x01, 0b1111).umask_ext(0xc86ffe),
-    ev("UNC_CHA_TOR_INSERTS.IA_MISS_WCIL_DDR", 0x35, 0x01, 0b1111).umask_ext(0xc86f86),
-    ev("UNC_CHA_TOR_INSERTS.IA_MISS_LOCAL_WCIL_DDR", 0x35, 0x01, 0b1111).umask_ext(0xc86e86),
-    ev("UNC_CHA_TOR_INSERTS.IA_MISS_REMOTE_WCIL_DDR", 0x35, 0x01, 0b1111).umask_ext(0xc86f06),
-    ev("UNC_CHA_TOR_INSERTS.IO_WBMTOI", 0x35, 0x04, 0b1111).umask_ext(0xcc23ff),
-    ev("UNC_CHA_TOR_INSERTS.IO_CLFLUSH", 0x35, 0x04, 0b1111).umask_ext(0xc8c3ff),
-    ev("UNC_CHA_TOR_INSERTS.IA_WBMTOE", 0x35, 0x01, 0b1111).umask_ext(0xcc2fff),
-    ev("UNC_CHA_TOR_INSERTS.IA_WBEFTOI", 0x35, 0x01, 0b1111).umask_ext(0xcc37ff),
-    ev("UNC_CHA_TOR_INSERTS.IA_WBSTOI", 0x35, 0x01, 0b1111).umask_ext(0xcc67ff),
-    ev("UNC_CHA_TOR_INSERTS.IA_MISS_DRD_CXL_ACC", 0x35, 0x01, 0b1111).umask_ext(0x10c81782),
-    ev("UNC_CHA_TOR_INSERTS.IA_MISS_RFO_CXL_ACC", 0x35, 0x01, 0b1111).umask_ext(0x10c80782),
-    ev("UNC_CHA_TOR_INSERTS.IA_MISS_LLCPREFRFO_CXL_ACC", 0x35, 0x01, 0b1111).umask_ext(0x10c88782),
-    ev("UNC_CHA_TOR_INSERTS.IA_MISS_RFO_PREF_CXL_ACC", 0x35, 0x01, 0b1111).umask_ext(0x10ccc782),
-    ev("UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF_CXL_ACC", 0x35, 0x01, 0b1111).umask_ext(0x10c89782),
-    ev("UNC_CHA_TOR_INSERTS.IA_MISS_LLCPREFDATA_CXL_ACC", 0x35, 0x01, 0b1111).umask_ext(0x10ccd782),
-    ev("UNC_CHA_TOR_INSERTS.IA_MISS_CXL_ACC", 0x35, 0x01, 0b1111).umask_ext(0x10c00182),
-    ev("UNC_CHA_TOR_INSERTS.IA_HIT_CXL_ACC", 0x35, 0x01, 0b1111).umask_ext(0x10c00181),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_HIT_CRD", 0x36, 0x01, 0b1).umask_ext(0xc80ffd),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_HIT_LLCPREFRFO", 0x36, 0x01, 0b1).umask_ext(0xccc7fd),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_HIT_RFO", 0x36, 0x01, 0b1).umask_ext(0xc807fd),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_CRD", 0x36, 0x01, 0b1).umask_ext(0xc80ffe),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_LLCPREFRFO", 0x36, 0x01, 0b1).umask_ext(0xccc7fe),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_RFO", 0x36, 0x01, 0b1).umask_ext(0xc807fe),
-    ev("UNC_CHA_TOR_OCCUPANCY.IO_MISS_RFO", 0x36, 0x04, 0b1).umask_ext(0xc803fe),
-    ev("UNC_CHA_TOR_OCCUPANCY.IO_MISS_ITOM", 0x36, 0x04, 0b1).umask_ext(0xcc43fe),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_HIT_CRD_PREF", 0x36, 0x01, 0b1).umask_ext(0xc88ffd),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_HIT_DRD_OPT", 0x36, 0x01, 0b1).umask_ext(0xc827fd),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_HIT_DRD_OPT_PREF", 0x36, 0x01, 0b1).umask_ext(0xc8a7fd),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_HIT_RFO_PREF", 0x36, 0x01, 0b1).umask_ext(0xc887fd),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_CRD_PREF", 0x36, 0x01, 0b1).umask_ext(0xc88ffe),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_OPT", 0x36, 0x01, 0b1).umask_ext(0xc827fe),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_OPT_PREF", 0x36, 0x01, 0b1).umask_ext(0xc8a7fe),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_RFO_PREF", 0x36, 0x01, 0b1).umask_ext(0xc887fe),
-    ev("UNC_CHA_TOR_OCCUPANCY.IO_HIT_ITOM", 0x36, 0x04, 0b1).umask_ext(0xcc43fd),
-    ev("UNC_CHA_TOR_OCCUPANCY.IO_HIT_RFO", 0x36, 0x04, 0b1).umask_ext(0xc803fd),
-    ev("UNC_CHA_TOR_OCCUPANCY.IO_RFO", 0x36, 0x04, 0b1).umask_ext(0xc803ff),
-    ev("UNC_CHA_TOR_OCCUPANCY.IO_ITOM", 0x36, 0x04, 0b1).umask_ext(0xcc43ff),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_RFO", 0x36, 0x01, 0b1).umask_ext(0xc807ff),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_RFO_PREF", 0x36, 0x01, 0b1).umask_ext(0xc887ff),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_LLCPREFRFO", 0x36, 0x01, 0b1).umask_ext(0xccc7ff),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_DRD_OPT", 0x36, 0x01, 0b1).umask_ext(0xc827ff),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_CRD", 0x36, 0x01, 0b1).umask_ext(0xc80fff),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_CRD_PREF", 0x36, 0x01, 0b1).umask_ext(0xc88fff),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_RFO_LOCAL", 0x36, 0x01, 0b1).umask_ext(0xc806fe),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_RFO_REMOTE", 0x36, 0x01, 0b1).umask_ext(0xc8077e),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_RFO_PREF_LOCAL", 0x36, 0x01, 0b1).umask_ext(0xc886fe),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_RFO_PREF_REMOTE", 0x36, 0x01, 0b1).umask_ext(0xc8877e),
-    ev("UNC_CHA_TOR_OCCUPANCY.IO_HIT_PCIRDCUR", 0x36, 0x04, 0b1).umask_ext(0xc8f3fd),
-    ev("UNC_CHA_TOR_OCCUPANCY.IO_MISS_PCIRDCUR", 0x36, 0x04, 0b1).umask_ext(0xc8f3fe),
-    ev("UNC_CHA_TOR_OCCUPANCY.IO_PCIRDCUR", 0x36, 0x04, 0b1).umask_ext(0xc8f3ff),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_HIT_LLCPREFCODE", 0x36, 0x01, 0b1).umask_ext(0xcccffd),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_HIT_LLCPREFDATA", 0x36, 0x01, 0b1).umask_ext(0xccd7fd),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_LLCPREFDATA", 0x36, 0x01, 0b1).umask_ext(0xccd7ff),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_LLCPREFCODE", 0x36, 0x01, 0b1).umask_ext(0xcccffe),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_LLCPREFDATA", 0x36, 0x01, 0b1).umask_ext(0xccd7fe),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_LLCPREFCODE", 0x36, 0x01, 0b1).umask_ext(0xcccfff),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_CRD_LOCAL", 0x36, 0x01, 0b1).umask_ext(0xc80efe),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_CRD_REMOTE", 0x36, 0x01, 0b1).umask_ext(0xc80f7e),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_CRD_PREF_LOCAL", 0x36, 0x01, 0b1).umask_ext(0xc88efe),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_CRD_PREF_REMOTE", 0x36, 0x01, 0b1).umask_ext(0xc88f7e),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_CLFLUSH", 0x36, 0x01, 0b1).umask_ext(0xc8c7ff),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_CLFLUSHOPT", 0x36, 0x01, 0b1).umask_ext(0xc8d7ff),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_ITOMCACHENEAR", 0x36, 0x01, 0b1).umask_ext(0xcd47ff),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_SPECITOM", 0x36, 0x01, 0b1).umask_ext(0xcc57ff),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_WBMTOI", 0x36, 0x01, 0b1).umask_ext(0xcc27ff),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_ITOM", 0x36, 0x01, 0b1).umask_ext(0xcc47ff),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_HIT_ITOM", 0x36, 0x01, 0b1).umask_ext(0xcc47fd),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_ITOM", 0x36, 0x01, 0b1).umask_ext(0xcc47fe),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_UCRDF", 0x36, 0x01, 0b1).umask_ext(0xc877de),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_WIL", 0x36, 0x01, 0b1).umask_ext(0xc87fde),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_WCILF", 0x36, 0x01, 0b1).umask_ext(0xc867ff),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_WCILF", 0x36, 0x01, 0b1).umask_ext(0xc867fe),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_WCILF_DDR", 0x36, 0x01, 0b1).umask_ext(0xc86786),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_LOCAL_WCILF_DDR", 0x36, 0x01, 0b1).umask_ext(0xc86686),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_REMOTE_WCILF_DDR", 0x36, 0x01, 0b1).umask_ext(0xc86706),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_WCIL", 0x36, 0x01, 0b1).umask_ext(0xc86fff),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_WCIL", 0x36, 0x01, 0b1).umask_ext(0xc86ffe),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_WCIL_DDR", 0x36, 0x01, 0b1).umask_ext(0xc86f86),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_LOCAL_WCIL_DDR", 0x36, 0x01, 0b1).umask_ext(0xc86e86),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_REMOTE_WCIL_DDR", 0x36, 0x01, 0b1).umask_ext(0xc86f06),
-    ev("UNC_CHA_TOR_OCCUPANCY.IO_WBMTOI", 0x36, 0x04, 0b1).umask_ext(0xcc23ff),
-    ev("UNC_CHA_TOR_OCCUPANCY.IO_CLFLUSH", 0x36, 0x04, 0b1).umask_ext(0xc8c3ff),
-    ev("UNC_CHA_TOR_OCCUPANCY.IO_HIT_ITOMCACHENEAR", 0x36, 0x04, 0b1).umask_ext(0xcd43fd),
-    ev("UNC_CHA_TOR_OCCUPANCY.IO_MISS_ITOMCACHENEAR", 0x36, 0x04, 0b1).umask_ext(0xcd43fe),
-    ev("UNC_CHA_TOR_OCCUPANCY.IO_ITOMCACHENEAR", 0x36, 0x04, 0b1).umask_ext(0xcd43ff),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_RFO_CXL_ACC", 0x36, 0x01, 0b1).umask_ext(0x10c80782),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_CXL_ACC", 0x36, 0x01, 0b1).umask_ext(0x10c81782),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PREF_CXL_ACC", 0x36, 0x01, 0b1).umask_ext(0x10c89782),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_LLCPREFDATA_CXL_ACC", 0x36, 0x01, 0b1).umask_ext(0x10ccd782),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_LLCPREFRFO_CXL_ACC", 0x36, 0x01, 0b1).umask_ext(0x10c88782),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_RFO_PREF_CXL_ACC", 0x36, 0x01, 0b1).umask_ext(0x10ccc782),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_CXL_ACC", 0x36, 0x01, 0b1).umask_ext(0x10c00182),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_HIT_CXL_ACC", 0x36, 0x01, 0b1).umask_ext(0x10c00181),
-    ev("UNC_CHA_MISC.RFO_HIT_S", 0x39, 0x08, 0b1111),
-    ev("UNC_CHA_SF_EVICTION.M_STATE", 0x3d, 0x01, 0b1111),
-    ev("UNC_CHA_REQUESTS.READS_LOCAL", 0x50, 0x01, 0b1111),
-    ev("UNC_CHA_REQUESTS.READS_REMOTE", 0x50, 0x02, 0b1111),
-    ev("UNC_CHA_REQUESTS.WRITES_LOCAL", 0x50, 0x04, 0b1111),
-    ev("UNC_CHA_REQUESTS.WRITES_REMOTE", 0x50, 0x08, 0b1111),
-    ev("UNC_CHA_REQUESTS.INVITOE_LOCAL", 0x50, 0x10, 0b1111),
-    ev("UNC_CHA_REQUESTS.INVITOE_REMOTE", 0x50, 0x20, 0b1111),
-    ev("UNC_CHA_REQUESTS.INVITOE", 0x50, 0x30, 0b1111),
-    ev("UNC_CHA_REQUESTS.READS", 0x50, 0x03, 0b1111),
-    ev("UNC_CHA_REQUESTS.WRITES", 0x50, 0x0c, 0b1111),
-    ev("UNC_CHA_OSB.RFO_HITS_SNP_BCAST", 0x55, 0x10, 0b1111),
-    ev("UNC_CHA_DISTRESS_ASSERTED.DPT_IRQ", 0x59, 0x01, 0b1111),
-    ev("UNC_CHA_DISTRESS_ASSERTED.DPT_TOR", 0x59, 0x02, 0b1111),
-    ev("UNC_CHA_DISTRESS_ASSERTED.DPT_ANY", 0x59, 0x03, 0b1111),
-    ev("UNC_CHA_TOR_INSERTS.LLC_OR_SF_EVICTIONS", 0x35, 0x02, 0b1111).umask_ext(0xc001ff),
-    ev("UNC_CHA_REMOTE_SF.MISS", 0x69, 0x04, 0b1111),
-    ev("UNC_CHA_TOR_INSERTS.IA_MISS_DRD_OPT_LOCAL", 0x35, 0x01, 0b1111).umask_ext(0xc826fe),
-    ev("UNC_CHA_TOR_INSERTS.IA_MISS_DRD_OPT_PREF_LOCAL", 0x35, 0x01, 0b1111).umask_ext(0xc8a6fe),
-    ev("UNC_CHA_TOR_INSERTS.IA_MISS_DRD_OPT_REMOTE", 0x35, 0x01, 0b1111).umask_ext(0xc8277e),
-    ev("UNC_CHA_TOR_INSERTS.IA_MISS_DRD_OPT_PREF_REMOTE", 0x35, 0x01, 0b1111).umask_ext(0xc8a77e),
-    ev("UNC_CHA_TOR_INSERTS.IO_ITOMCACHENEAR_LOCAL", 0x35, 0x04, 0b1111).umask_ext(0xcd42ff),
-    ev("UNC_CHA_TOR_INSERTS.IO_ITOMCACHENEAR_REMOTE", 0x35, 0x04, 0b1111).umask_ext(0xcd437f),
-    ev("UNC_CHA_TOR_INSERTS.IO_ITOM_LOCAL", 0x35, 0x04, 0b1111).umask_ext(0xcc42ff),
-    ev("UNC_CHA_TOR_INSERTS.IO_ITOM_REMOTE", 0x35, 0x04, 0b1111).umask_ext(0xcc437f),
-    ev("UNC_CHA_TOR_INSERTS.IO_PCIRDCUR_LOCAL", 0x35, 0x04, 0b1111).umask_ext(0xc8f2ff),
-    ev("UNC_CHA_TOR_INSERTS.IO_PCIRDCUR_REMOTE", 0x35, 0x04, 0b1111).umask_ext(0xc8f37f),
-];
-/// The experimental events, numbered after `EVENT_ROWS`.
+event_table! {
+    /// The events, row n for `Event::row(n)`: `ev(name, event select, umask)` and what else each
+    /// sets. The counters that may count them (bit n: counter n) and those without
+    /// Hyper-Threading are the table's, the two numbers before the rows, unless a row
+    /// gives its own (`.on(..)`, `.ht_off(..)`).
+    EVENT_ROWS, EventRowNumber, 0, "", 0b1111, 0b0;
+    CLOCKTICKS = ev("UNC_CHA_CLOCKTICKS", 0x01, 0x00),
+    TOR_INSERTS_IA_HIT_CRD = ev("UNC_CHA_TOR_INSERTS.IA_HIT_CRD", 0x35, 0x01).umask_ext(0xc80ffd),
+    TOR_INSERTS_IA_HIT_LLCPREFRFO = ev("UNC_CHA_TOR_INSERTS.IA_HIT_LLCPREFRFO", 0x35, 0x01).umask_ext(0xccc7fd),
+    TOR_INSERTS_IA_HIT_RFO = ev("UNC_CHA_TOR_INSERTS.IA_HIT_RFO", 0x35, 0x01).umask_ext(0xc807fd),
+    TOR_INSERTS_IA_MISS = ev("UNC_CHA_TOR_INSERTS.IA_MISS", 0x35, 0x01).umask_ext(0xc001fe),
+    TOR_INSERTS_IA_MISS_CRD = ev("UNC_CHA_TOR_INSERTS.IA_MISS_CRD", 0x35, 0x01).umask_ext(0xc80ffe),
+    TOR_INSERTS_IA_MISS_LLCPREFRFO = ev("UNC_CHA_TOR_INSERTS.IA_MISS_LLCPREFRFO", 0x35, 0x01).umask_ext(0xccc7fe),
+    TOR_INSERTS_IA_MISS_RFO = ev("UNC_CHA_TOR_INSERTS.IA_MISS_RFO", 0x35, 0x01).umask_ext(0xc807fe),
+    TOR_INSERTS_IO_MISS_ITOM = ev("UNC_CHA_TOR_INSERTS.IO_MISS_ITOM", 0x35, 0x04).umask_ext(0xcc43fe),
+    TOR_INSERTS_IO_MISS_RFO = ev("UNC_CHA_TOR_INSERTS.IO_MISS_RFO", 0x35, 0x04).umask_ext(0xc803fe),
+    TOR_INSERTS_IA_HIT_CRD_PREF = ev("UNC_CHA_TOR_INSERTS.IA_HIT_CRD_PREF", 0x35, 0x01).umask_ext(0xc88ffd),
+    TOR_INSERTS_IA_HIT_DRD_OPT = ev("UNC_CHA_TOR_INSERTS.IA_HIT_DRD_OPT", 0x35, 0x01).umask_ext(0xc827fd),
+    TOR_INSERTS_IA_HIT_DRD_OPT_PREF = ev("UNC_CHA_TOR_INSERTS.IA_HIT_DRD_OPT_PREF", 0x35, 0x01).umask_ext(0xc8a7fd),
+    TOR_INSERTS_IA_HIT_RFO_PREF = ev("UNC_CHA_TOR_INSERTS.IA_HIT_RFO_PREF", 0x35, 0x01).umask_ext(0xc887fd),
+    TOR_INSERTS_IA_MISS_CRD_PREF = ev("UNC_CHA_TOR_INSERTS.IA_MISS_CRD_PREF", 0x35, 0x01).umask_ext(0xc88ffe),
+    TOR_INSERTS_IA_MISS_DRD_OPT = ev("UNC_CHA_TOR_INSERTS.IA_MISS_DRD_OPT", 0x35, 0x01).umask_ext(0xc827fe),
+    TOR_INSERTS_IA_MISS_DRD_OPT_PREF = ev("UNC_CHA_TOR_INSERTS.IA_MISS_DRD_OPT_PREF", 0x35, 0x01).umask_ext(0xc8a7fe),
+    TOR_INSERTS_IA_MISS_RFO_PREF = ev("UNC_CHA_TOR_INSERTS.IA_MISS_RFO_PREF", 0x35, 0x01).umask_ext(0xc887fe),
+    TOR_INSERTS_IO_HIT_ITOM = ev("UNC_CHA_TOR_INSERTS.IO_HIT_ITOM", 0x35, 0x04).umask_ext(0xcc43fd),
+    TOR_INSERTS_IO_HIT_RFO = ev("UNC_CHA_TOR_INSERTS.IO_HIT_RFO", 0x35, 0x04).umask_ext(0xc803fd),
+    TOR_INSERTS_IO_RFO = ev("UNC_CHA_TOR_INSERTS.IO_RFO", 0x35, 0x04).umask_ext(0xc803ff),
+    TOR_INSERTS_IO_ITOM = ev("UNC_CHA_TOR_INSERTS.IO_ITOM", 0x35, 0x04).umask_ext(0xcc43ff),
+    TOR_INSERTS_IA_RFO_PREF = ev("UNC_CHA_TOR_INSERTS.IA_RFO_PREF", 0x35, 0x01).umask_ext(0xc887ff),
+    TOR_INSERTS_IA_RFO = ev("UNC_CHA_TOR_INSERTS.IA_RFO", 0x35, 0x01).umask_ext(0xc807ff),
+    TOR_INSERTS_IA_LLCPREFRFO = ev("UNC_CHA_TOR_INSERTS.IA_LLCPREFRFO", 0x35, 0x01).umask_ext(0xccc7ff),
+    TOR_INSERTS_IA_DRD_OPT = ev("UNC_CHA_TOR_INSERTS.IA_DRD_OPT", 0x35, 0x01).umask_ext(0xc827ff),
+    TOR_INSERTS_IA_DRD_OPT_PREF = ev("UNC_CHA_TOR_INSERTS.IA_DRD_OPT_PREF", 0x35, 0x01).umask_ext(0xc8a7ff),
+    TOR_INSERTS_IA_CRD_PREF = ev("UNC_CHA_TOR_INSERTS.IA_CRD_PREF", 0x35, 0x01).umask_ext(0xc88fff),
+    TOR_INSERTS_IA_CRD = ev("UNC_CHA_TOR_INSERTS.IA_CRD", 0x35, 0x01).umask_ext(0xc80fff),
+    TOR_INSERTS_IA_MISS_RFO_LOCAL = ev("UNC_CHA_TOR_INSERTS.IA_MISS_RFO_LOCAL", 0x35, 0x01).umask_ext(0xc806fe),
+    TOR_INSERTS_IA_MISS_RFO_REMOTE = ev("UNC_CHA_TOR_INSERTS.IA_MISS_RFO_REMOTE", 0x35, 0x01).umask_ext(0xc8077e),
+    TOR_INSERTS_IA_MISS_RFO_PREF_LOCAL = ev("UNC_CHA_TOR_INSERTS.IA_MISS_RFO_PREF_LOCAL", 0x35, 0x01).umask_ext(0xc886fe),
+    TOR_INSERTS_IA_MISS_RFO_PREF_REMOTE = ev("UNC_CHA_TOR_INSERTS.IA_MISS_RFO_PREF_REMOTE", 0x35, 0x01).umask_ext(0xc8877e),
+    TOR_INSERTS_IA_CLFLUSH = ev("UNC_CHA_TOR_INSERTS.IA_CLFLUSH", 0x35, 0x01).umask_ext(0xc8c7ff),
+    TOR_INSERTS_IA_CLFLUSHOPT = ev("UNC_CHA_TOR_INSERTS.IA_CLFLUSHOPT", 0x35, 0x01).umask_ext(0xc8d7ff),
+    TOR_INSERTS_IA_ITOM = ev("UNC_CHA_TOR_INSERTS.IA_ITOM", 0x35, 0x01).umask_ext(0xcc47ff),
+    TOR_INSERTS_IA_SPECITOM = ev("UNC_CHA_TOR_INSERTS.IA_SPECITOM", 0x35, 0x01).umask_ext(0xcc57ff),
+    TOR_INSERTS_IO_HIT_ITOMCACHENEAR = ev("UNC_CHA_TOR_INSERTS.IO_HIT_ITOMCACHENEAR", 0x35, 0x04).umask_ext(0xcd43fd),
+    TOR_INSERTS_IO_MISS_ITOMCACHENEAR = ev("UNC_CHA_TOR_INSERTS.IO_MISS_ITOMCACHENEAR", 0x35, 0x04).umask_ext(0xcd43fe),
+    TOR_INSERTS_IA_WBEFTOE = ev("UNC_CHA_TOR_INSERTS.IA_WBEFTOE", 0x35, 0x01).umask_ext(0xcc3fff),
+    TOR_INSERTS_IO_HIT_PCIRDCUR = ev("UNC_CHA_TOR_INSERTS.IO_HIT_PCIRDCUR", 0x35, 0x04).umask_ext(0xc8f3fd),
+    TOR_INSERTS_IO_MISS_PCIRDCUR = ev("UNC_CHA_TOR_INSERTS.IO_MISS_PCIRDCUR", 0x35, 0x04).umask_ext(0xc8f3fe),
+    TOR_INSERTS_IO_PCIRDCUR = ev("UNC_CHA_TOR_INSERTS.IO_PCIRDCUR", 0x35, 0x04).umask_ext(0xc8f3ff),
+    TOR_INSERTS_IA_HIT_LLCPREFCODE = ev("UNC_CHA_TOR_INSERTS.IA_HIT_LLCPREFCODE", 0x35, 0x01).umask_ext(0xcccffd),
+    TOR_INSERTS_IA_HIT_LLCPREFDATA = ev("UNC_CHA_TOR_INSERTS.IA_HIT_LLCPREFDATA", 0x35, 0x01).umask_ext(0xccd7fd),
+    TOR_INSERTS_IA_LLCPREFDATA = ev("UNC_CHA_TOR_INSERTS.IA_LLCPREFDATA", 0x35, 0x01).umask_ext(0xccd7ff),
+    TOR_INSERTS_IA_MISS_LLCPREFCODE = ev("UNC_CHA_TOR_INSERTS.IA_MISS_LLCPREFCODE", 0x35, 0x01).umask_ext(0xcccffe),
+    TOR_INSERTS_IA_MISS_LLCPREFDATA = ev("UNC_CHA_TOR_INSERTS.IA_MISS_LLCPREFDATA", 0x35, 0x01).umask_ext(0xccd7fe),
+    TOR_INSERTS_IA_LLCPREFCODE = ev("UNC_CHA_TOR_INSERTS.IA_LLCPREFCODE", 0x35, 0x01).umask_ext(0xcccfff),
+    TOR_INSERTS_IO_ITOMCACHENEAR = ev("UNC_CHA_TOR_INSERTS.IO_ITOMCACHENEAR", 0x35, 0x04).umask_ext(0xcd43ff),
+    TOR_INSERTS_IA_MISS_CRD_LOCAL = ev("UNC_CHA_TOR_INSERTS.IA_MISS_CRD_LOCAL", 0x35, 0x01).umask_ext(0xc80efe),
+    TOR_INSERTS_IA_MISS_CRD_REMOTE = ev("UNC_CHA_TOR_INSERTS.IA_MISS_CRD_REMOTE", 0x35, 0x01).umask_ext(0xc80f7e),
+    TOR_INSERTS_IA_MISS_CRD_PREF_LOCAL = ev("UNC_CHA_TOR_INSERTS.IA_MISS_CRD_PREF_LOCAL", 0x35, 0x01).umask_ext(0xc88efe),
+    TOR_INSERTS_IA_MISS_CRD_PREF_REMOTE = ev("UNC_CHA_TOR_INSERTS.IA_MISS_CRD_PREF_REMOTE", 0x35, 0x01).umask_ext(0xc88f7e),
+    TOR_INSERTS_IA_ITOMCACHENEAR = ev("UNC_CHA_TOR_INSERTS.IA_ITOMCACHENEAR", 0x35, 0x01).umask_ext(0xcd47ff),
+    TOR_INSERTS_IA_WBMTOI = ev("UNC_CHA_TOR_INSERTS.IA_WBMTOI", 0x35, 0x01).umask_ext(0xcc27ff),
+    TOR_INSERTS_IA_HIT_ITOM = ev("UNC_CHA_TOR_INSERTS.IA_HIT_ITOM", 0x35, 0x01).umask_ext(0xcc47fd),
+    TOR_INSERTS_IA_MISS_ITOM = ev("UNC_CHA_TOR_INSERTS.IA_MISS_ITOM", 0x35, 0x01).umask_ext(0xcc47fe),
+    TOR_INSERTS_IA_MISS_UCRDF = ev("UNC_CHA_TOR_INSERTS.IA_MISS_UCRDF", 0x35, 0x01).umask_ext(0xc877de),
+    TOR_INSERTS_IA_MISS_WIL = ev("UNC_CHA_TOR_INSERTS.IA_MISS_WIL", 0x35, 0x01).umask_ext(0xc87fde),
+    TOR_INSERTS_IA_WCILF = ev("UNC_CHA_TOR_INSERTS.IA_WCILF", 0x35, 0x01).umask_ext(0xc867ff),
+    TOR_INSERTS_IA_MISS_WCILF = ev("UNC_CHA_TOR_INSERTS.IA_MISS_WCILF", 0x35, 0x01).umask_ext(0xc867fe),
+    TOR_INSERTS_IA_MISS_WCILF_DDR = ev("UNC_CHA_TOR_INSERTS.IA_MISS_WCILF_DDR", 0x35, 0x01).umask_ext(0xc86786),
+    TOR_INSERTS_IA_MISS_LOCAL_WCILF_DDR = ev("UNC_CHA_TOR_INSERTS.IA_MISS_LOCAL_WCILF_DDR", 0x35, 0x01).umask_ext(0xc86686),
+    TOR_INSERTS_IA_MISS_REMOTE_WCILF_DDR = ev("UNC_CHA_TOR_INSERTS.IA_MISS_REMOTE_WCILF_DDR", 0x35, 0x01).umask_ext(0xc86706),
+    TOR_INSERTS_IA_WCIL = ev("UNC_CHA_TOR_INSERTS.IA_WCIL", 0x35, 0x01).umask_ext(0xc86fff),
+    TOR_INSERTS_IA_MISS_WCIL = ev("UNC_CHA_TOR_INSERTS.IA_MISS_WCIL", 0x35, 0x01).umask_ext(0xc86ffe),
+    TOR_INSERTS_IA_MISS_WCIL_DDR = ev("UNC_CHA_TOR_INSERTS.IA_MISS_WCIL_DDR", 0x35, 0x01).umask_ext(0xc86f86),
+    TOR_INSERTS_IA_MISS_LOCAL_WCIL_DDR = ev("UNC_CHA_TOR_INSERTS.IA_MISS_LOCAL_WCIL_DDR", 0x35, 0x01).umask_ext(0xc86e86),
+    TOR_INSERTS_IA_MISS_REMOTE_WCIL_DDR = ev("UNC_CHA_TOR_INSERTS.IA_MISS_REMOTE_WCIL_DDR", 0x35, 0x01).umask_ext(0xc86f06),
+    TOR_INSERTS_IO_WBMTOI = ev("UNC_CHA_TOR_INSERTS.IO_WBMTOI", 0x35, 0x04).umask_ext(0xcc23ff),
+    TOR_INSERTS_IO_CLFLUSH = ev("UNC_CHA_TOR_INSERTS.IO_CLFLUSH", 0x35, 0x04).umask_ext(0xc8c3ff),
+    TOR_INSERTS_IA_WBMTOE = ev("UNC_CHA_TOR_INSERTS.IA_WBMTOE", 0x35, 0x01).umask_ext(0xcc2fff),
+    TOR_INSERTS_IA_WBEFTOI = ev("UNC_CHA_TOR_INSERTS.IA_WBEFTOI", 0x35, 0x01).umask_ext(0xcc37ff),
+    TOR_INSERTS_IA_WBSTOI = ev("UNC_CHA_TOR_INSERTS.IA_WBSTOI", 0x35, 0x01).umask_ext(0xcc67ff),
+    TOR_INSERTS_IA_MISS_DRD_CXL_ACC = ev("UNC_CHA_TOR_INSERTS.IA_MISS_DRD_CXL_ACC", 0x35, 0x01).umask_ext(0x10c81782),
+    TOR_INSERTS_IA_MISS_RFO_CXL_ACC = ev("UNC_CHA_TOR_INSERTS.IA_MISS_RFO_CXL_ACC", 0x35, 0x01).umask_ext(0x10c80782),
+    TOR_INSERTS_IA_MISS_LLCPREFRFO_CXL_ACC = ev("UNC_CHA_TOR_INSERTS.IA_MISS_LLCPREFRFO_CXL_ACC", 0x35, 0x01).umask_ext(0x10c88782),
+    TOR_INSERTS_IA_MISS_RFO_PREF_CXL_ACC = ev("UNC_CHA_TOR_INSERTS.IA_MISS_RFO_PREF_CXL_ACC", 0x35, 0x01).umask_ext(0x10ccc782),
+    TOR_INSERTS_IA_MISS_DRD_PREF_CXL_ACC = ev("UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF_CXL_ACC", 0x35, 0x01).umask_ext(0x10c89782),
+    TOR_INSERTS_IA_MISS_LLCPREFDATA_CXL_ACC = ev("UNC_CHA_TOR_INSERTS.IA_MISS_LLCPREFDATA_CXL_ACC", 0x35, 0x01).umask_ext(0x10ccd782),
+    TOR_INSERTS_IA_MISS_CXL_ACC = ev("UNC_CHA_TOR_INSERTS.IA_MISS_CXL_ACC", 0x35, 0x01).umask_ext(0x10c00182),
+    TOR_INSERTS_IA_HIT_CXL_ACC = ev("UNC_CHA_TOR_INSERTS.IA_HIT_CXL_ACC", 0x35, 0x01).umask_ext(0x10c00181),
+    TOR_OCCUPANCY_IA_HIT_CRD = ev("UNC_CHA_TOR_OCCUPANCY.IA_HIT_CRD", 0x36, 0x01).on(0b1).umask_ext(0xc80ffd),
+    TOR_OCCUPANCY_IA_HIT_LLCPREFRFO = ev("UNC_CHA_TOR_OCCUPANCY.IA_HIT_LLCPREFRFO", 0x36, 0x01).on(0b1).umask_ext(0xccc7fd),
+    TOR_OCCUPANCY_IA_HIT_RFO = ev("UNC_CHA_TOR_OCCUPANCY.IA_HIT_RFO", 0x36, 0x01).on(0b1).umask_ext(0xc807fd),
+    TOR_OCCUPANCY_IA_MISS_CRD = ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_CRD", 0x36, 0x01).on(0b1).umask_ext(0xc80ffe),
+    TOR_OCCUPANCY_IA_MISS_LLCPREFRFO = ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_LLCPREFRFO", 0x36, 0x01).on(0b1).umask_ext(0xccc7fe),
+    TOR_OCCUPANCY_IA_MISS_RFO = ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_RFO", 0x36, 0x01).on(0b1).umask_ext(0xc807fe),
+    TOR_OCCUPANCY_IO_MISS_RFO = ev("UNC_CHA_TOR_OCCUPANCY.IO_MISS_RFO", 0x36, 0x04).on(0b1).umask_ext(0xc803fe),
+    TOR_OCCUPANCY_IO_MISS_ITOM = ev("UNC_CHA_TOR_OCCUPANCY.IO_MISS_ITOM", 0x36, 0x04).on(0b1).umask_ext(0xcc43fe),
+    TOR_OCCUPANCY_IA_HIT_CRD_PREF = ev("UNC_CHA_TOR_OCCUPANCY.IA_HIT_CRD_PREF", 0x36, 0x01).on(0b1).umask_ext(0xc88ffd),
+    TOR_OCCUPANCY_IA_HIT_DRD_OPT = ev("UNC_CHA_TOR_OCCUPANCY.IA_HIT_DRD_OPT", 0x36, 0x01).on(0b1).umask_ext(0xc827fd),
+    TOR_OCCUPANCY_IA_HIT_DRD_OPT_PREF = ev("UNC_CHA_TOR_OCCUPANCY.IA_HIT_DRD_OPT_PREF", 0x36, 0x01).on(0b1).umask_ext(0xc8a7fd),
+    TOR_OCCUPANCY_IA_HIT_RFO_PREF = ev("UNC_CHA_TOR_OCCUPANCY.IA_HIT_RFO_PREF", 0x36, 0x01).on(0b1).umask_ext(0xc887fd),
+    TOR_OCCUPANCY_IA_MISS_CRD_PREF = ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_CRD_PREF", 0x36, 0x01).on(0b1).umask_ext(0xc88ffe),
+    TOR_OCCUPANCY_IA_MISS_DRD_OPT = ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_OPT", 0x36, 0x01).on(0b1).umask_ext(0xc827fe),
+    TOR_OCCUPANCY_IA_MISS_DRD_OPT_PREF = ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_OPT_PREF", 0x36, 0x01).on(0b1).umask_ext(0xc8a7fe),
+    TOR_OCCUPANCY_IA_MISS_RFO_PREF = ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_RFO_PREF", 0x36, 0x01).on(0b1).umask_ext(0xc887fe),
+    TOR_OCCUPANCY_IO_HIT_ITOM = ev("UNC_CHA_TOR_OCCUPANCY.IO_HIT_ITOM", 0x36, 0x04).on(0b1).umask_ext(0xcc43fd),
+    TOR_OCCUPANCY_IO_HIT_RFO = ev("UNC_CHA_TOR_OCCUPANCY.IO_HIT_RFO", 0x36, 0x04).on(0b1).umask_ext(0xc803fd),
+    TOR_OCCUPANCY_IO_RFO = ev("UNC_CHA_TOR_OCCUPANCY.IO_RFO", 0x36, 0x04).on(0b1).umask_ext(0xc803ff),
+    TOR_OCCUPANCY_IO_ITOM = ev("UNC_CHA_TOR_OCCUPANCY.IO_ITOM", 0x36, 0x04).on(0b1).umask_ext(0xcc43ff),
+    TOR_OCCUPANCY_IA_RFO = ev("UNC_CHA_TOR_OCCUPANCY.IA_RFO", 0x36, 0x01).on(0b1).umask_ext(0xc807ff),
+    TOR_OCCUPANCY_IA_RFO_PREF = ev("UNC_CHA_TOR_OCCUPANCY.IA_RFO_PREF", 0x36, 0x01).on(0b1).umask_ext(0xc887ff),
+    TOR_OCCUPANCY_IA_LLCPREFRFO = ev("UNC_CHA_TOR_OCCUPANCY.IA_LLCPREFRFO", 0x36, 0x01).on(0b1).umask_ext(0xccc7ff),
+    TOR_OCCUPANCY_IA_DRD_OPT = ev("UNC_CHA_TOR_OCCUPANCY.IA_DRD_OPT", 0x36, 0x01).on(0b1).umask_ext(0xc827ff),
+    TOR_OCCUPANCY_IA_CRD = ev("UNC_CHA_TOR_OCCUPANCY.IA_CRD", 0x36, 0x01).on(0b1).umask_ext(0xc80fff),
+    TOR_OCCUPANCY_IA_CRD_PREF = ev("UNC_CHA_TOR_OCCUPANCY.IA_CRD_PREF", 0x36, 0x01).on(0b1).umask_ext(0xc88fff),
+    TOR_OCCUPANCY_IA_MISS_RFO_LOCAL = ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_RFO_LOCAL", 0x36, 0x01).on(0b1).umask_ext(0xc806fe),
+    TOR_OCCUPANCY_IA_MISS_RFO_REMOTE = ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_RFO_REMOTE", 0x36, 0x01).on(0b1).umask_ext(0xc8077e),
+    TOR_OCCUPANCY_IA_MISS_RFO_PREF_LOCAL = ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_RFO_PREF_LOCAL", 0x36, 0x01).on(0b1).umask_ext(0xc886fe),
+    TOR_OCCUPANCY_IA_MISS_RFO_PREF_REMOTE = ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_RFO_PREF_REMOTE", 0x36, 0x01).on(0b1).umask_ext(0xc8877e),
+    TOR_OCCUPANCY_IO_HIT_PCIRDCUR = ev("UNC_CHA_TOR_OCCUPANCY.IO_HIT_PCIRDCUR", 0x36, 0x04).on(0b1).umask_ext(0xc8f3fd),
+    TOR_OCCUPANCY_IO_MISS_PCIRDCUR = ev("UNC_CHA_TOR_OCCUPANCY.IO_MISS_PCIRDCUR", 0x36, 0x04).on(0b1).umask_ext(0xc8f3fe),
+    TOR_OCCUPANCY_IO_PCIRDCUR = ev("UNC_CHA_TOR_OCCUPANCY.IO_PCIRDCUR", 0x36, 0x04).on(0b1).umask_ext(0xc8f3ff),
+    TOR_OCCUPANCY_IA_HIT_LLCPREFCODE = ev("UNC_CHA_TOR_OCCUPANCY.IA_HIT_LLCPREFCODE", 0x36, 0x01).on(0b1).umask_ext(0xcccffd),
+    TOR_OCCUPANCY_IA_HIT_LLCPREFDATA = ev("UNC_CHA_TOR_OCCUPANCY.IA_HIT_LLCPREFDATA", 0x36, 0x01).on(0b1).umask_ext(0xccd7fd),
+    TOR_OCCUPANCY_IA_LLCPREFDATA = ev("UNC_CHA_TOR_OCCUPANCY.IA_LLCPREFDATA", 0x36, 0x01).on(0b1).umask_ext(0xccd7ff),
+    TOR_OCCUPANCY_IA_MISS_LLCPREFCODE = ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_LLCPREFCODE", 0x36, 0x01).on(0b1).umask_ext(0xcccffe),
+    TOR_OCCUPANCY_IA_MISS_LLCPREFDATA = ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_LLCPREFDATA", 0x36, 0x01).on(0b1).umask_ext(0xccd7fe),
+    TOR_OCCUPANCY_IA_LLCPREFCODE = ev("UNC_CHA_TOR_OCCUPANCY.IA_LLCPREFCODE", 0x36, 0x01).on(0b1).umask_ext(0xcccfff),
+    TOR_OCCUPANCY_IA_MISS_CRD_LOCAL = ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_CRD_LOCAL", 0x36, 0x01).on(0b1).umask_ext(0xc80efe),
+    TOR_OCCUPANCY_IA_MISS_CRD_REMOTE = ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_CRD_REMOTE", 0x36, 0x01).on(0b1).umask_ext(0xc80f7e),
+    TOR_OCCUPANCY_IA_MISS_CRD_PREF_LOCAL = ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_CRD_PREF_LOCAL", 0x36, 0x01).on(0b1).umask_ext(0xc88efe),
+    TOR_OCCUPANCY_IA_MISS_CRD_PREF_REMOTE = ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_CRD_PREF_REMOTE", 0x36, 0x01).on(0b1).umask_ext(0xc88f7e),
+    TOR_OCCUPANCY_IA_CLFLUSH = ev("UNC_CHA_TOR_OCCUPANCY.IA_CLFLUSH", 0x36, 0x01).on(0b1).umask_ext(0xc8c7ff),
+    TOR_OCCUPANCY_IA_CLFLUSHOPT = ev("UNC_CHA_TOR_OCCUPANCY.IA_CLFLUSHOPT", 0x36, 0x01).on(0b1).umask_ext(0xc8d7ff),
+    TOR_OCCUPANCY_IA_ITOMCACHENEAR = ev("UNC_CHA_TOR_OCCUPANCY.IA_ITOMCACHENEAR", 0x36, 0x01).on(0b1).umask_ext(0xcd47ff),
+    TOR_OCCUPANCY_IA_SPECITOM = ev("UNC_CHA_TOR_OCCUPANCY.IA_SPECITOM", 0x36, 0x01).on(0b1).umask_ext(0xcc57ff),
+    TOR_OCCUPANCY_IA_WBMTOI = ev("UNC_CHA_TOR_OCCUPANCY.IA_WBMTOI", 0x36, 0x01).on(0b1).umask_ext(0xcc27ff),
+    TOR_OCCUPANCY_IA_ITOM = ev("UNC_CHA_TOR_OCCUPANCY.IA_ITOM", 0x36, 0x01).on(0b1).umask_ext(0xcc47ff),
+    TOR_OCCUPANCY_IA_HIT_ITOM = ev("UNC_CHA_TOR_OCCUPANCY.IA_HIT_ITOM", 0x36, 0x01).on(0b1).umask_ext(0xcc47fd),
+    TOR_OCCUPANCY_IA_MISS_ITOM = ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_ITOM", 0x36, 0x01).on(0b1).umask_ext(0xcc47fe),
+    TOR_OCCUPANCY_IA_MISS_UCRDF = ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_UCRDF", 0x36, 0x01).on(0b1).umask_ext(0xc877de),
+    TOR_OCCUPANCY_IA_MISS_WIL = ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_WIL", 0x36, 0x01).on(0b1).umask_ext(0xc87fde),
+    TOR_OCCUPANCY_IA_WCILF = ev("UNC_CHA_TOR_OCCUPANCY.IA_WCILF", 0x36, 0x01).on(0b1).umask_ext(0xc867ff),
+    TOR_OCCUPANCY_IA_MISS_WCILF = ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_WCILF", 0x36, 0x01).on(0b1).umask_ext(0xc867fe),
+    TOR_OCCUPANCY_IA_MISS_WCILF_DDR = ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_WCILF_DDR", 0x36, 0x01).on(0b1).umask_ext(0xc86786),
+    TOR_OCCUPANCY_IA_MISS_LOCAL_WCILF_DDR = ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_LOCAL_WCILF_DDR", 0x36, 0x01).on(0b1).umask_ext(0xc86686),
+    TOR_OCCUPANCY_IA_MISS_REMOTE_WCILF_DDR = ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_REMOTE_WCILF_DDR", 0x36, 0x01).on(0b1).umask_ext(0xc86706),
+    TOR_OCCUPANCY_IA_WCIL = ev("UNC_CHA_TOR_OCCUPANCY.IA_WCIL", 0x36, 0x01).on(0b1).umask_ext(0xc86fff),
+    TOR_OCCUPANCY_IA_MISS_WCIL = ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_WCIL", 0x36, 0x01).on(0b1).umask_ext(0xc86ffe),
+    TOR_OCCUPANCY_IA_MISS_WCIL_DDR = ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_WCIL_DDR", 0x36, 0x01).on(0b1).umask_ext(0xc86f86),
+    TOR_OCCUPANCY_IA_MISS_LOCAL_WCIL_DDR = ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_LOCAL_WCIL_DDR", 0x36, 0x01).on(0b1).umask_ext(0xc86e86),
+    TOR_OCCUPANCY_IA_MISS_REMOTE_WCIL_DDR = ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_REMOTE_WCIL_DDR", 0x36, 0x01).on(0b1).umask_ext(0xc86f06),
+    TOR_OCCUPANCY_IO_WBMTOI = ev("UNC_CHA_TOR_OCCUPANCY.IO_WBMTOI", 0x36, 0x04).on(0b1).umask_ext(0xcc23ff),
+    TOR_OCCUPANCY_IO_CLFLUSH = ev("UNC_CHA_TOR_OCCUPANCY.IO_CLFLUSH", 0x36, 0x04).on(0b1).umask_ext(0xc8c3ff),
+    TOR_OCCUPANCY_IO_HIT_ITOMCACHENEAR = ev("UNC_CHA_TOR_OCCUPANCY.IO_HIT_ITOMCACHENEAR", 0x36, 0x04).on(0b1).umask_ext(0xcd43fd),
+    TOR_OCCUPANCY_IO_MISS_ITOMCACHENEAR = ev("UNC_CHA_TOR_OCCUPANCY.IO_MISS_ITOMCACHENEAR", 0x36, 0x04).on(0b1).umask_ext(0xcd43fe),
+    TOR_OCCUPANCY_IO_ITOMCACHENEAR = ev("UNC_CHA_TOR_OCCUPANCY.IO_ITOMCACHENEAR", 0x36, 0x04).on(0b1).umask_ext(0xcd43ff),
+    TOR_OCCUPANCY_IA_MISS_RFO_CXL_ACC = ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_RFO_CXL_ACC", 0x36, 0x01).on(0b1).umask_ext(0x10c80782),
+    TOR_OCCUPANCY_IA_MISS_DRD_CXL_ACC = ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_CXL_ACC", 0x36, 0x01).on(0b1).umask_ext(0x10c81782),
+    TOR_OCCUPANCY_IA_MISS_DRD_PREF_CXL_ACC = ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PREF_CXL_ACC", 0x36, 0x01).on(0b1).umask_ext(0x10c89782),
+    TOR_OCCUPANCY_IA_MISS_LLCPREFDATA_CXL_ACC = ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_LLCPREFDATA_CXL_ACC", 0x36, 0x01).on(0b1).umask_ext(0x10ccd782),
+    TOR_OCCUPANCY_IA_MISS_LLCPREFRFO_CXL_ACC = ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_LLCPREFRFO_CXL_ACC", 0x36, 0x01).on(0b1).umask_ext(0x10c88782),
+    TOR_OCCUPANCY_IA_MISS_RFO_PREF_CXL_ACC = ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_RFO_PREF_CXL_ACC", 0x36, 0x01).on(0b1).umask_ext(0x10ccc782),
+    TOR_OCCUPANCY_IA_MISS_CXL_ACC = ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_CXL_ACC", 0x36, 0x01).on(0b1).umask_ext(0x10c00182),
+    TOR_OCCUPANCY_IA_HIT_CXL_ACC = ev("UNC_CHA_TOR_OCCUPANCY.IA_HIT_CXL_ACC", 0x36, 0x01).on(0b1).umask_ext(0x10c00181),
+    MISC_RFO_HIT_S = ev("UNC_CHA_MISC.RFO_HIT_S", 0x39, 0x08),
+    SF_EVICTION_M_STATE = ev("UNC_CHA_SF_EVICTION.M_STATE", 0x3d, 0x01),
+    REQUESTS_READS_LOCAL = ev("UNC_CHA_REQUESTS.READS_LOCAL", 0x50, 0x01),
+    REQUESTS_READS_REMOTE = ev("UNC_CHA_REQUESTS.READS_REMOTE", 0x50, 0x02),
+    REQUESTS_WRITES_LOCAL = ev("UNC_CHA_REQUESTS.WRITES_LOCAL", 0x50, 0x04),
+    REQUESTS_WRITES_REMOTE = ev("UNC_CHA_REQUESTS.WRITES_REMOTE", 0x50, 0x08),
+    REQUESTS_INVITOE_LOCAL = ev("UNC_CHA_REQUESTS.INVITOE_LOCAL", 0x50, 0x10),
+    REQUESTS_INVITOE_REMOTE = ev("UNC_CHA_REQUESTS.INVITOE_REMOTE", 0x50, 0x20),
+    REQUESTS_INVITOE = ev("UNC_CHA_REQUESTS.INVITOE", 0x50, 0x30),
+    REQUESTS_READS = ev("UNC_CHA_REQUESTS.READS", 0x50, 0x03),
+    REQUESTS_WRITES = ev("UNC_CHA_REQUESTS.WRITES", 0x50, 0x0c),
+    OSB_RFO_HITS_SNP_BCAST = ev("UNC_CHA_OSB.RFO_HITS_SNP_BCAST", 0x55, 0x10),
+    DISTRESS_ASSERTED_DPT_IRQ = ev("UNC_CHA_DISTRESS_ASSERTED.DPT_IRQ", 0x59, 0x01),
+    DISTRESS_ASSERTED_DPT_TOR = ev("UNC_CHA_DISTRESS_ASSERTED.DPT_TOR", 0x59, 0x02),
+    DISTRESS_ASSERTED_DPT_ANY = ev("UNC_CHA_DISTRESS_ASSERTED.DPT_ANY", 0x59, 0x03),
+    TOR_INSERTS_LLC_OR_SF_EVICTIONS = ev("UNC_CHA_TOR_INSERTS.LLC_OR_SF_EVICTIONS", 0x35, 0x02).umask_ext(0xc001ff),
+    REMOTE_SF_MISS = ev("UNC_CHA_REMOTE_SF.MISS", 0x69, 0x04),
+    TOR_INSERTS_IA_MISS_DRD_OPT_LOCAL = ev("UNC_CHA_TOR_INSERTS.IA_MISS_DRD_OPT_LOCAL", 0x35, 0x01).umask_ext(0xc826fe),
+    TOR_INSERTS_IA_MISS_DRD_OPT_PREF_LOCAL = ev("UNC_CHA_TOR_INSERTS.IA_MISS_DRD_OPT_PREF_LOCAL", 0x35, 0x01).umask_ext(0xc8a6fe),
+    TOR_INSERTS_IA_MISS_DRD_OPT_REMOTE = ev("UNC_CHA_TOR_INSERTS.IA_MISS_DRD_OPT_REMOTE", 0x35, 0x01).umask_ext(0xc8277e),
+    TOR_INSERTS_IA_MISS_DRD_OPT_PREF_REMOTE = ev("UNC_CHA_TOR_INSERTS.IA_MISS_DRD_OPT_PREF_REMOTE", 0x35, 0x01).umask_ext(0xc8a77e),
+    TOR_INSERTS_IO_ITOMCACHENEAR_LOCAL = ev("UNC_CHA_TOR_INSERTS.IO_ITOMCACHENEAR_LOCAL", 0x35, 0x04).umask_ext(0xcd42ff),
+    TOR_INSERTS_IO_ITOMCACHENEAR_REMOTE = ev("UNC_CHA_TOR_INSERTS.IO_ITOMCACHENEAR_REMOTE", 0x35, 0x04).umask_ext(0xcd437f),
+    TOR_INSERTS_IO_ITOM_LOCAL = ev("UNC_CHA_TOR_INSERTS.IO_ITOM_LOCAL", 0x35, 0x04).umask_ext(0xcc42ff),
+    TOR_INSERTS_IO_ITOM_REMOTE = ev("UNC_CHA_TOR_INSERTS.IO_ITOM_REMOTE", 0x35, 0x04).umask_ext(0xcc437f),
+    TOR_INSERTS_IO_PCIRDCUR_LOCAL = ev("UNC_CHA_TOR_INSERTS.IO_PCIRDCUR_LOCAL", 0x35, 0x04).umask_ext(0xc8f2ff),
+    TOR_INSERTS_IO_PCIRDCUR_REMOTE = ev("UNC_CHA_TOR_INSERTS.IO_PCIRDCUR_REMOTE", 0x35, 0x04).umask_ext(0xc8f37f),
+}
 #[cfg(feature = "experimental-events")]
-const EXPERIMENTAL_ROWS: &[EventRow] = &[
-    ev("UNC_CHA_RxC_OCCUPANCY.IRQ", 0x11, 0x01, 0b1),
-    ev("UNC_CHA_RxC_INSERTS.IRQ", 0x13, 0x01, 0b1111),
-    ev("UNC_CHA_LLC_LOOKUP.RFO", 0x34, 0xff, 0b1111).umask_ext(0x1bc8),
-    ev("UNC_CHA_LLC_LOOKUP.DATA_RD", 0x34, 0xff, 0b1111).umask_ext(0x1bc1),
-    ev("UNC_CHA_LLC_LOOKUP.CODE", 0x34, 0xff, 0b1111).umask_ext(0x1bd0),
-    ev("UNC_CHA_LLC_LOOKUP.LOCALLY_HOMED_ADDRESS", 0x34, 0xff, 0b1111).umask_ext(0xbdf),
-    ev("UNC_CHA_LLC_LOOKUP.REMOTELY_HOMED_ADDRESS", 0x34, 0xff, 0b1111).umask_ext(0x15df),
-    ev("UNC_CHA_LLC_LOOKUP.REMOTE_DATA_RD", 0x34, 0xff, 0b1111).umask_ext(0x1a01),
-    ev("UNC_CHA_LLC_LOOKUP.REMOTE_RFO", 0x34, 0xff, 0b1111).umask_ext(0x1a08),
-    ev("UNC_CHA_LLC_LOOKUP.REMOTE_CODE", 0x34, 0xff, 0b1111).umask_ext(0x1a10),
-    ev("UNC_CHA_LLC_LOOKUP.REMOTE_SNP", 0x34, 0xff, 0b1111).umask_ext(0x1c19),
-    ev("UNC_CHA_LLC_LOOKUP.LOCAL_DATA_RD", 0x34, 0xff, 0b1111).umask_ext(0x19c1),
-    ev("UNC_CHA_LLC_LOOKUP.LOCAL_RFO", 0x34, 0xff, 0b1111).umask_ext(0x19c8),
-    ev("UNC_CHA_LLC_LOOKUP.LOCAL_CODE", 0x34, 0xff, 0b1111).umask_ext(0x19d0),
-    ev("UNC_CHA_LLC_LOOKUP.LOCAL_DMND_DATA_RD", 0x34, 0xff, 0b1111).umask_ext(0x1841),
-    ev("UNC_CHA_LLC_LOOKUP.LOCAL_DMND_RFO", 0x34, 0xff, 0b1111).umask_ext(0x1848),
-    ev("UNC_CHA_LLC_LOOKUP.LOCAL_DMND_CODE", 0x34, 0xff, 0b1111).umask_ext(0x1850),
-    ev("UNC_CHA_LLC_LOOKUP.LOCAL_PF_DATA_RD", 0x34, 0xff, 0b1111).umask_ext(0x1981),
-    ev("UNC_CHA_LLC_LOOKUP.LOCAL_PF_RFO", 0x34, 0xff, 0b1111).umask_ext(0x1908),
-    ev("UNC_CHA_LLC_LOOKUP.LOCAL_PF_CODE", 0x34, 0xff, 0b1111).umask_ext(0x1910),
-    ev("UNC_CHA_LLC_LOOKUP.LOCAL_LLC_PF", 0x34, 0xff, 0b1111).umask_ext(0x189d),
-    ev("UNC_CHA_LLC_LOOKUP.LOCAL_PF", 0x34, 0xff, 0b1111).umask_ext(0x199d),
-    ev("UNC_CHA_LLC_LOOKUP.DATA_READ_ALL", 0x34, 0xff, 0b1111).umask_ext(0x1fc1),
-    ev("UNC_CHA_LLC_LOOKUP.DATA_READ_MISS", 0x34, 0x01, 0b1111).umask_ext(0x1fc1),
-    ev("UNC_CHA_LLC_LOOKUP.DATA_READ_LOCAL", 0x34, 0xff, 0b1111).umask_ext(0x841),
-    ev("UNC_CHA_LLC_LOOKUP.WRITE_LOCAL", 0x34, 0xff, 0b1111).umask_ext(0x842),
-    ev("UNC_CHA_LLC_LOOKUP.RFO_LOCAL", 0x34, 0xff, 0b1111).umask_ext(0x9c8),
-    ev("UNC_CHA_LLC_LOOKUP.WRITE_REMOTE", 0x34, 0xff, 0b1111).umask_ext(0x17c2),
-    ev("UNC_CHA_LLC_LOOKUP.ALL_REMOTE", 0x34, 0xff, 0b1111).umask_ext(0x17e0),
-    ev("UNC_CHA_TOR_INSERTS.ALL", 0x35, 0xff, 0b1111).umask_ext(0xc001ff),
-    ev("UNC_CHA_TOR_INSERTS.IA", 0x35, 0x01, 0b1111).umask_ext(0xc001ff),
-    ev("UNC_CHA_TOR_INSERTS.IA_HIT", 0x35, 0x01, 0b1111).umask_ext(0xc001fd),
-    ev("UNC_CHA_TOR_INSERTS.IO", 0x35, 0x04, 0b1111).umask_ext(0xc001ff),
-    ev("UNC_CHA_TOR_INSERTS.IO_HIT", 0x35, 0x04, 0b1111).umask_ext(0xc001fd),
-    ev("UNC_CHA_TOR_INSERTS.IO_MISS", 0x35, 0x04, 0b1111).umask_ext(0xc001fe),
-    ev("UNC_CHA_TOR_INSERTS.LOC_IO", 0x35, 0x04, 0b1111).umask_ext(0xc000ff),
-    ev("UNC_CHA_TOR_INSERTS.LOC_IA", 0x35, 0x01, 0b1111).umask_ext(0xc000ff),
-    ev("UNC_CHA_TOR_INSERTS.LOC_ALL", 0x35, 0x05, 0b1111).umask_ext(0xc000ff),
-    ev("UNC_CHA_TOR_INSERTS.REM_SNPS", 0x35, 0x08, 0b1111).umask_ext(0xc001ff),
-    ev("UNC_CHA_TOR_INSERTS.REM_ALL", 0x35, 0xc8, 0b1111).umask_ext(0xc001ff),
-    ev("UNC_CHA_TOR_INSERTS.IA_MISS_WCILF_PMM", 0x35, 0x01, 0b1111).umask_ext(0xc8678a),
-    ev("UNC_CHA_TOR_INSERTS.IA_MISS_LOCAL_WCILF_PMM", 0x35, 0x01, 0b1111).umask_ext(0xc8668a),
-    ev("UNC_CHA_TOR_INSERTS.IA_MISS_REMOTE_WCILF_PMM", 0x35, 0x01, 0b1111).umask_ext(0xc8670a),
-    ev("UNC_CHA_TOR_INSERTS.IA_MISS_WCIL_PMM", 0x35, 0x01, 0b1111).umask_ext(0xc86f8a),
-    ev("UNC_CHA_TOR_INSERTS.IA_MISS_LOCAL_WCIL_PMM", 0x35, 0x01, 0b1111).umask_ext(0xc86e8a),
-    ev("UNC_CHA_TOR_INSERTS.IA_MISS_REMOTE_WCIL_PMM", 0x35, 0x01, 0b1111).umask_ext(0xc86f0a),
-    ev("UNC_CHA_TOR_INSERTS.CXL_HIT_FSRDCUR", 0x35, 0x20, 0b1111).umask_ext(0x78c8effd),
-    ev("UNC_CHA_TOR_INSERTS.CXL_HIT_FSRDCURPTL", 0x35, 0x20, 0b1111).umask_ext(0x78c9effd),
-    ev("UNC_CHA_TOR_INSERTS.CXL_HIT_MEMPUSHWR", 0x35, 0x20, 0b1111).umask_ext(0x78cc6ffd),
-    ev("UNC_CHA_TOR_INSERTS.CXL_HIT_ITOM", 0x35, 0x20, 0b1111).umask_ext(0x78cc47fd),
-    ev("UNC_CHA_TOR_INSERTS.CXL_HIT_ITOMWR", 0x35, 0x20, 0b1111).umask_ext(0x78cc4ffd),
-    ev("UNC_CHA_TOR_INSERTS.CXL_HIT_CLFLUSH", 0x35, 0x20, 0b1111).umask_ext(0x78c8c7fd),
-    ev("UNC_CHA_TOR_INSERTS.CXL_HIT_WIL", 0x35, 0x20, 0b1111).umask_ext(0x78c87ffd),
-    ev("UNC_CHA_TOR_INSERTS.CXL_HIT_WCILF", 0x35, 0x20, 0b1111).umask_ext(0x78c867fd),
-    ev("UNC_CHA_TOR_INSERTS.CXL_HIT_WCIL", 0x35, 0x20, 0b1111).umask_ext(0x78c86ffd),
-    ev("UNC_CHA_TOR_INSERTS.CXL_MISS_FSRDCUR", 0x35, 0x20, 0b1111).umask_ext(0x78c8effe),
-    ev("UNC_CHA_TOR_INSERTS.CXL_MISS_FSRDCURPTL", 0x35, 0x20, 0b1111).umask_ext(0x78c9effe),
-    ev("UNC_CHA_TOR_INSERTS.CXL_MISS_MEMPUSHWR", 0x35, 0x20, 0b1111).umask_ext(0x78cc6ffe),
-    ev("UNC_CHA_TOR_INSERTS.CXL_MISS_ITOM", 0x35, 0x20, 0b1111).umask_ext(0x78cc47fe),
-    ev("UNC_CHA_TOR_INSERTS.CXL_MISS_ITOMWR", 0x35, 0x20, 0b1111).umask_ext(0x78cc4ffe),
-    ev("UNC_CHA_TOR_INSERTS.CXL_MISS_CLFLUSH", 0x35, 0x20, 0b1111).umask_ext(0x78c8c7fe),
-    ev("UNC_CHA_TOR_INSERTS.CXL_MISS_WIL", 0x35, 0x20, 0b1111).umask_ext(0x78c87ffe),
-    ev("UNC_CHA_TOR_INSERTS.CXL_MISS_WCILF", 0x35, 0x20, 0b1111).umask_ext(0x78c867fe),
-    ev("UNC_CHA_TOR_INSERTS.CXL_MISS_WCIL", 0x35, 0x20, 0b1111).umask_ext(0x78c86ffe),
-    ev("UNC_CHA_TOR_OCCUPANCY.ALL", 0x36, 0xff, 0b1).umask_ext(0xc001ff),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA", 0x36, 0x01, 0b1).umask_ext(0xc001ff),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_HIT", 0x36, 0x01, 0b1).umask_ext(0xc001fd),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS", 0x36, 0x01, 0b1).umask_ext(0xc001fe),
-    ev("UNC_CHA_TOR_OCCUPANCY.IO", 0x36, 0x04, 0b1).umask_ext(0xc001ff),
-    ev("UNC_CHA_TOR_OCCUPANCY.IO_HIT", 0x36, 0x04, 0b1).umask_ext(0xc001fd),
-    ev("UNC_CHA_TOR_OCCUPANCY.IO_MISS", 0x36, 0x04, 0b1).umask_ext(0xc001fe),
-    ev("UNC_CHA_TOR_OCCUPANCY.LOC_IO", 0x36, 0x04, 0b1).umask_ext(0xc000ff),
-    ev("UNC_CHA_TOR_OCCUPANCY.LOC_IA", 0x36, 0x01, 0b1).umask_ext(0xc000ff),
-    ev("UNC_CHA_TOR_OCCUPANCY.LOC_ALL", 0x36, 0x05, 0b1).umask_ext(0xc000ff),
-    ev("UNC_CHA_TOR_OCCUPANCY.REM_SNPS", 0x36, 0x08, 0b1).umask_ext(0xc001ff),
-    ev("UNC_CHA_TOR_OCCUPANCY.REM_ALL", 0x36, 0xc8, 0b1).umask_ext(0xc001ff),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_DRD_OPT_PREF", 0x36, 0x01, 0b1).umask_ext(0xc8a7ff),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_WCILF_PMM", 0x36, 0x01, 0b1).umask_ext(0xc8678a),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_LOCAL_WCILF_PMM", 0x36, 0x01, 0b1).umask_ext(0xc8668a),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_REMOTE_WCILF_PMM", 0x36, 0x01, 0b1).umask_ext(0xc8670a),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_WCIL_PMM", 0x36, 0x01, 0b1).umask_ext(0xc86f8a),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_LOCAL_WCIL_PMM", 0x36, 0x01, 0b1).umask_ext(0xc86e8a),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_REMOTE_WCIL_PMM", 0x36, 0x01, 0b1).umask_ext(0xc86f0a),
-    ev("UNC_CHA_TOR_OCCUPANCY.CXL_HIT_FSRDCUR", 0x36, 0x20, 0b1).umask_ext(0x78c8effd),
-    ev("UNC_CHA_TOR_OCCUPANCY.CXL_HIT_FSRDCURPTL", 0x36, 0x20, 0b1).umask_ext(0x78c9effd),
-    ev("UNC_CHA_TOR_OCCUPANCY.CXL_HIT_MEMPUSHWR", 0x36, 0x20, 0b1).umask_ext(0x78cc6ffd),
-    ev("UNC_CHA_TOR_OCCUPANCY.CXL_HIT_ITOM", 0x36, 0x20, 0b1).umask_ext(0x78cc47fd),
-    ev("UNC_CHA_TOR_OCCUPANCY.CXL_HIT_ITOMWR", 0x36, 0x20, 0b1).umask_ext(0x78cc4ffd),
-    ev("UNC_CHA_TOR_OCCUPANCY.CXL_HIT_CLFLUSH", 0x36, 0x20, 0b1).umask_ext(0x78c8c7fd),
-    ev("UNC_CHA_TOR_OCCUPANCY.CXL_HIT_WIL", 0x36, 0x20, 0b1).umask_ext(0x78c87ffd),
-    ev("UNC_CHA_TOR_OCCUPANCY.CXL_HIT_WCILF", 0x36, 0x20, 0b1).umask_ext(0x78c867fd),
-    ev("UNC_CHA_TOR_OCCUPANCY.CXL_HIT_WCIL", 0x36, 0x20, 0b1).umask_ext(0x78c86ffd),
-    ev("UNC_CHA_TOR_OCCUPANCY.CXL_MISS_FSRDCUR", 0x36, 0x20, 0b1).umask_ext(0x78c8effe),
-    ev("UNC_CHA_TOR_OCCUPANCY.CXL_MISS_FSRDCURPTL", 0x36, 0x20, 0b1).umask_ext(0x78c9effe),
-    ev("UNC_CHA_TOR_OCCUPANCY.CXL_MISS_MEMPUSHWR", 0x36, 0x20, 0b1).umask_ext(0x78cc6ffe),
-    ev("UNC_CHA_TOR_OCCUPANCY.CXL_MISS_ITOM", 0x36, 0x20, 0b1).umask_ext(0x78cc47fe),
-    ev("UNC_CHA_TOR_OCCUPANCY.CXL_MISS_ITOMWR", 0x36, 0x20, 0b1).umask_ext(0x78cc4ffe),
-    ev("UNC_CHA_TOR_OCCUPANCY.CXL_MISS_CLFLUSH", 0x36, 0x20, 0b1).umask_ext(0x78c8c7fe),
-    ev("UNC_CHA_TOR_OCCUPANCY.CXL_MISS_WIL", 0x36, 0x20, 0b1).umask_ext(0x78c87ffe),
-    ev("UNC_CHA_TOR_OCCUPANCY.CXL_MISS_WCILF", 0x36, 0x20, 0b1).umask_ext(0x78c867fe),
-    ev("UNC_CHA_TOR_OCCUPANCY.CXL_MISS_WCIL", 0x36, 0x20, 0b1).umask_ext(0x78c86ffe),
-    ev("UNC_CHA_LLC_VICTIMS.IO", 0x37, 0x10, 0b1111),
-    ev("UNC_CHA_LLC_VICTIMS.IA", 0x37, 0x20, 0b1111),
-    ev("UNC_CHA_LLC_VICTIMS.LOCAL_ALL", 0x37, 0x0f, 0b1111).umask_ext(0x20),
-    ev("UNC_CHA_LLC_VICTIMS.REMOTE_ALL", 0x37, 0x0f, 0b1111).umask_ext(0x80),
-    ev("UNC_CHA_LLC_VICTIMS.ALL", 0x37, 0x0f, 0b1111),
-    ev("UNC_CHA_LLC_VICTIMS.TOTAL_M", 0x37, 0x01, 0b1111),
-    ev("UNC_CHA_LLC_VICTIMS.TOTAL_E", 0x37, 0x02, 0b1111),
-    ev("UNC_CHA_LLC_VICTIMS.TOTAL_S", 0x37, 0x04, 0b1111),
-    ev("UNC_CHA_SF_EVICTION.E_STATE", 0x3d, 0x02, 0b1111),
-    ev("UNC_CHA_SF_EVICTION.S_STATE", 0x3d, 0x04, 0b1111),
-    ev("UNC_CHA_DIR_LOOKUP.NO_SNP", 0x53, 0x02, 0b1111),
-    ev("UNC_CHA_DIR_LOOKUP.SNP", 0x53, 0x01, 0b1111),
-    ev("UNC_CHA_DIR_UPDATE.HA", 0x54, 0x01, 0b1111),
-    ev("UNC_CHA_DIR_UPDATE.TOR", 0x54, 0x02, 0b1111),
-    ev("UNC_CHA_OSB.LOCAL_INVITOE", 0x55, 0x01, 0b1111),
-    ev("UNC_CHA_OSB.LOCAL_READ", 0x55, 0x02, 0b1111),
-    ev("UNC_CHA_OSB.REMOTE_READ", 0x55, 0x04, 0b1111),
-    ev("UNC_CHA_OSB.OFF_PWRHEURISTIC", 0x55, 0x20, 0b1111),
-    ev("UNC_CHA_IMC_WRITES_COUNT.FULL", 0x5b, 0x01, 0b1111),
-    ev("UNC_CHA_IMC_WRITES_COUNT.PARTIAL", 0x5b, 0x02, 0b1111),
-    ev("UNC_CHA_IMC_WRITES_COUNT.FULL_PRIORITY", 0x5b, 0x04, 0b1111),
-    ev("UNC_CHA_IMC_WRITES_COUNT.PARTIAL_PRIORITY", 0x5b, 0x08, 0b1111),
-    ev("UNC_CHA_LLC_VICTIMS.LOCAL_M", 0x37, 0x01, 0b1111).umask_ext(0x20),
-    ev("UNC_CHA_LLC_VICTIMS.LOCAL_E", 0x37, 0x02, 0b1111).umask_ext(0x20),
-    ev("UNC_CHA_LLC_VICTIMS.LOCAL_S", 0x37, 0x04, 0b1111).umask_ext(0x20),
-    ev("UNC_CHA_LLC_VICTIMS.LOCAL_F", 0x37, 0x08, 0b1111).umask_ext(0x20),
-    ev("UNC_CHA_LLC_VICTIMS.REMOTE_M", 0x37, 0x01, 0b1111).umask_ext(0x80),
-    ev("UNC_CHA_LLC_VICTIMS.REMOTE_E", 0x37, 0x02, 0b1111).umask_ext(0x80),
-    ev("UNC_CHA_LLC_VICTIMS.REMOTE_S", 0x37, 0x04, 0b1111).umask_ext(0x80),
-    ev("UNC_CHA_REMOTE_SF.HIT_SHARED", 0x69, 0x01, 0b1111),
-    ev("UNC_CHA_REMOTE_SF.HIT_EXCLUSIVE", 0x69, 0x02, 0b1111),
-    ev("UNC_CHA_REMOTE_SF.ALLOC_SHARED", 0x69, 0x08, 0b1111),
-    ev("UNC_CHA_REMOTE_SF.ALLOC_EXCLUSIVE", 0x69, 0x10, 0b1111),
-    ev("UNC_CHA_REMOTE_SF.DEALLOC_EVCTCLN", 0x69, 0x40, 0b1111),
-    ev("UNC_CHA_REMOTE_SF.UPDATE_SHARED", 0x69, 0x80, 0b1111),
-    ev("UNC_CHA_REMOTE_SF.UPDATE_EXCLUSIVE", 0x69, 0x00, 0b1111).umask_ext(0x1),
-    ev("UNC_CHA_REMOTE_SF.VICTIM_SHARED", 0x69, 0x00, 0b1111).umask_ext(0x2),
-    ev("UNC_CHA_REMOTE_SF.VICTIM_EXCLUSIVE", 0x69, 0x00, 0b1111).umask_ext(0x4),
-    ev("UNC_CHA_REMOTE_SF.INCLUSIVE_ONLY", 0x69, 0x00, 0b1111).umask_ext(0x20),
-    ev("UNC_CHA_REMOTE_SF.DIRBACKED_ONLY", 0x69, 0x00, 0b1111).umask_ext(0x40),
-    ev("UNC_CHA_TOR_OCCUPANCY.IO_MISS_PCIRDCUR_REMOTE", 0x36, 0x04, 0b1).umask_ext(0xc8f37e),
-    ev("UNC_CHA_TOR_OCCUPANCY.IO_MISS_PCIRDCUR_LOCAL", 0x36, 0x04, 0b1).umask_ext(0xc8f2fe),
-    ev("UNC_CHA_TOR_OCCUPANCY.IO_MISS_ITOM_REMOTE", 0x36, 0x04, 0b1).umask_ext(0xcc437e),
-    ev("UNC_CHA_TOR_OCCUPANCY.IO_MISS_ITOM_LOCAL", 0x36, 0x04, 0b1).umask_ext(0xcc42fe),
-    ev("UNC_CHA_TOR_OCCUPANCY.IO_MISS_ITOMCACHENEAR_REMOTE", 0x36, 0x04, 0b1).umask_ext(0xcd437e),
-    ev("UNC_CHA_TOR_OCCUPANCY.IO_MISS_ITOMCACHENEAR_LOCAL", 0x36, 0x04, 0b1).umask_ext(0xcd42fe),
-];
+event_table! {
+    /// The experimental events, numbered after `EVENT_ROWS`: from the vendor's experimental
+    /// lists, whose counts it has not validated; built with the `experimental-events` feature.
+    EXPERIMENTAL_ROWS, ExperimentalRowNumber, EVENT_ROWS.len(), " (experimental)", 0b1111, 0b0;
+    RXC_OCCUPANCY_IRQ = ev("UNC_CHA_RxC_OCCUPANCY.IRQ", 0x11, 0x01).on(0b1),
+    RXC_INSERTS_IRQ = ev("UNC_CHA_RxC_INSERTS.IRQ", 0x13, 0x01),
+    LLC_LOOKUP_RFO = ev("UNC_CHA_LLC_LOOKUP.RFO", 0x34, 0xff).umask_ext(0x1bc8),
+    LLC_LOOKUP_DATA_RD = ev("UNC_CHA_LLC_LOOKUP.DATA_RD", 0x34, 0xff).umask_ext(0x1bc1),
+    LLC_LOOKUP_CODE = ev("UNC_CHA_LLC_LOOKUP.CODE", 0x34, 0xff).umask_ext(0x1bd0),
+    LLC_LOOKUP_LOCALLY_HOMED_ADDRESS = ev("UNC_CHA_LLC_LOOKUP.LOCALLY_HOMED_ADDRESS", 0x34, 0xff).umask_ext(0xbdf),
+    LLC_LOOKUP_REMOTELY_HOMED_ADDRESS = ev("UNC_CHA_LLC_LOOKUP.REMOTELY_HOMED_ADDRESS", 0x34, 0xff).umask_ext(0x15df),
+    LLC_LOOKUP_REMOTE_DATA_RD = ev("UNC_CHA_LLC_LOOKUP.REMOTE_DATA_RD", 0x34, 0xff).umask_ext(0x1a01),
+    LLC_LOOKUP_REMOTE_RFO = ev("UNC_CHA_LLC_LOOKUP.REMOTE_RFO", 0x34, 0xff).umask_ext(0x1a08),
+    LLC_LOOKUP_REMOTE_CODE = ev("UNC_CHA_LLC_LOOKUP.REMOTE_CODE", 0x34, 0xff).umask_ext(0x1a10),
+    LLC_LOOKUP_REMOTE_SNP = ev("UNC_CHA_LLC_LOOKUP.REMOTE_SNP", 0x34, 0xff).umask_ext(0x1c19),
+    LLC_LOOKUP_LOCAL_DATA_RD = ev("UNC_CHA_LLC_LOOKUP.LOCAL_DATA_RD", 0x34, 0xff).umask_ext(0x19c1),
+    LLC_LOOKUP_LOCAL_RFO = ev("UNC_CHA_LLC_LOOKUP.LOCAL_RFO", 0x34, 0xff).umask_ext(0x19c8),
+    LLC_LOOKUP_LOCAL_CODE = ev("UNC_CHA_LLC_LOOKUP.LOCAL_CODE", 0x34, 0xff).umask_ext(0x19d0),
+    LLC_LOOKUP_LOCAL_DMND_DATA_RD = ev("UNC_CHA_LLC_LOOKUP.LOCAL_DMND_DATA_RD", 0x34, 0xff).umask_ext(0x1841),
+    LLC_LOOKUP_LOCAL_DMND_RFO = ev("UNC_CHA_LLC_LOOKUP.LOCAL_DMND_RFO", 0x34, 0xff).umask_ext(0x1848),
+    LLC_LOOKUP_LOCAL_DMND_CODE = ev("UNC_CHA_LLC_LOOKUP.LOCAL_DMND_CODE", 0x34, 0xff).umask_ext(0x1850),
+    LLC_LOOKUP_LOCAL_PF_DATA_RD = ev("UNC_CHA_LLC_LOOKUP.LOCAL_PF_DATA_RD", 0x34, 0xff).umask_ext(0x1981),
+    LLC_LOOKUP_LOCAL_PF_RFO = ev("UNC_CHA_LLC_LOOKUP.LOCAL_PF_RFO", 0x34, 0xff).umask_ext(0x1908),
+    LLC_LOOKUP_LOCAL_PF_CODE = ev("UNC_CHA_LLC_LOOKUP.LOCAL_PF_CODE", 0x34, 0xff).umask_ext(0x1910),
+    LLC_LOOKUP_LOCAL_LLC_PF = ev("UNC_CHA_LLC_LOOKUP.LOCAL_LLC_PF", 0x34, 0xff).umask_ext(0x189d),
+    LLC_LOOKUP_LOCAL_PF = ev("UNC_CHA_LLC_LOOKUP.LOCAL_PF", 0x34, 0xff).umask_ext(0x199d),
+    LLC_LOOKUP_DATA_READ_ALL = ev("UNC_CHA_LLC_LOOKUP.DATA_READ_ALL", 0x34, 0xff).umask_ext(0x1fc1),
+    LLC_LOOKUP_DATA_READ_MISS = ev("UNC_CHA_LLC_LOOKUP.DATA_READ_MISS", 0x34, 0x01).umask_ext(0x1fc1),
+    LLC_LOOKUP_DATA_READ_LOCAL = ev("UNC_CHA_LLC_LOOKUP.DATA_READ_LOCAL", 0x34, 0xff).umask_ext(0x841),
+    LLC_LOOKUP_WRITE_LOCAL = ev("UNC_CHA_LLC_LOOKUP.WRITE_LOCAL", 0x34, 0xff).umask_ext(0x842),
+    LLC_LOOKUP_RFO_LOCAL = ev("UNC_CHA_LLC_LOOKUP.RFO_LOCAL", 0x34, 0xff).umask_ext(0x9c8),
+    LLC_LOOKUP_WRITE_REMOTE = ev("UNC_CHA_LLC_LOOKUP.WRITE_REMOTE", 0x34, 0xff).umask_ext(0x17c2),
+    LLC_LOOKUP_ALL_REMOTE = ev("UNC_CHA_LLC_LOOKUP.ALL_REMOTE", 0x34, 0xff).umask_ext(0x17e0),
+    TOR_INSERTS_ALL = ev("UNC_CHA_TOR_INSERTS.ALL", 0x35, 0xff).umask_ext(0xc001ff),
+    TOR_INSERTS_IA = ev("UNC_CHA_TOR_INSERTS.IA", 0x35, 0x01).umask_ext(0xc001ff),
+    TOR_INSERTS_IA_HIT = ev("UNC_CHA_TOR_INSERTS.IA_HIT", 0x35, 0x01).umask_ext(0xc001fd),
+    TOR_INSERTS_IO = ev("UNC_CHA_TOR_INSERTS.IO", 0x35, 0x04).umask_ext(0xc001ff),
+    TOR_INSERTS_IO_HIT = ev("UNC_CHA_TOR_INSERTS.IO_HIT", 0x35, 0x04).umask_ext(0xc001fd),
+    TOR_INSERTS_IO_MISS = ev("UNC_CHA_TOR_INSERTS.IO_MISS", 0x35, 0x04).umask_ext(0xc001fe),
+    TOR_INSERTS_LOC_IO = ev("UNC_CHA_TOR_INSERTS.LOC_IO", 0x35, 0x04).umask_ext(0xc000ff),
+    TOR_INSERTS_LOC_IA = ev("UNC_CHA_TOR_INSERTS.LOC_IA", 0x35, 0x01).umask_ext(0xc000ff),
+    TOR_INSERTS_LOC_ALL = ev("UNC_CHA_TOR_INSERTS.LOC_ALL", 0x35, 0x05).umask_ext(0xc000ff),
+    TOR_INSERTS_REM_SNPS = ev("UNC_CHA_TOR_INSERTS.REM_SNPS", 0x35, 0x08).umask_ext(0xc001ff),
+    TOR_INSERTS_REM_ALL = ev("UNC_CHA_TOR_INSERTS.REM_ALL", 0x35, 0xc8).umask_ext(0xc001ff),
+    TOR_INSERTS_IA_MISS_WCILF_PMM = ev("UNC_CHA_TOR_INSERTS.IA_MISS_WCILF_PMM", 0x35, 0x01).umask_ext(0xc8678a),
+    TOR_INSERTS_IA_MISS_LOCAL_WCILF_PMM = ev("UNC_CHA_TOR_INSERTS.IA_MISS_LOCAL_WCILF_PMM", 0x35, 0x01).umask_ext(0xc8668a),
+    TOR_INSERTS_IA_MISS_REMOTE_WCILF_PMM = ev("UNC_CHA_TOR_INSERTS.IA_MISS_REMOTE_WCILF_PMM", 0x35, 0x01).umask_ext(0xc8670a),
+    TOR_INSERTS_IA_MISS_WCIL_PMM = ev("UNC_CHA_TOR_INSERTS.IA_MISS_WCIL_PMM", 0x35, 0x01).umask_ext(0xc86f8a),
+    TOR_INSERTS_IA_MISS_LOCAL_WCIL_PMM = ev("UNC_CHA_TOR_INSERTS.IA_MISS_LOCAL_WCIL_PMM", 0x35, 0x01).umask_ext(0xc86e8a),
+    TOR_INSERTS_IA_MISS_REMOTE_WCIL_PMM = ev("UNC_CHA_TOR_INSERTS.IA_MISS_REMOTE_WCIL_PMM", 0x35, 0x01).umask_ext(0xc86f0a),
+    TOR_INSERTS_CXL_HIT_FSRDCUR = ev("UNC_CHA_TOR_INSERTS.CXL_HIT_FSRDCUR", 0x35, 0x20).umask_ext(0x78c8effd),
+    TOR_INSERTS_CXL_HIT_FSRDCURPTL = ev("UNC_CHA_TOR_INSERTS.CXL_HIT_FSRDCURPTL", 0x35, 0x20).umask_ext(0x78c9effd),
+    TOR_INSERTS_CXL_HIT_MEMPUSHWR = ev("UNC_CHA_TOR_INSERTS.CXL_HIT_MEMPUSHWR", 0x35, 0x20).umask_ext(0x78cc6ffd),
+    TOR_INSERTS_CXL_HIT_ITOM = ev("UNC_CHA_TOR_INSERTS.CXL_HIT_ITOM", 0x35, 0x20).umask_ext(0x78cc47fd),
+    TOR_INSERTS_CXL_HIT_ITOMWR = ev("UNC_CHA_TOR_INSERTS.CXL_HIT_ITOMWR", 0x35, 0x20).umask_ext(0x78cc4ffd),
+    TOR_INSERTS_CXL_HIT_CLFLUSH = ev("UNC_CHA_TOR_INSERTS.CXL_HIT_CLFLUSH", 0x35, 0x20).umask_ext(0x78c8c7fd),
+    TOR_INSERTS_CXL_HIT_WIL = ev("UNC_CHA_TOR_INSERTS.CXL_HIT_WIL", 0x35, 0x20).umask_ext(0x78c87ffd),
+    TOR_INSERTS_CXL_HIT_WCILF = ev("UNC_CHA_TOR_INSERTS.CXL_HIT_WCILF", 0x35, 0x20).umask_ext(0x78c867fd),
+    TOR_INSERTS_CXL_HIT_WCIL = ev("UNC_CHA_TOR_INSERTS.CXL_HIT_WCIL", 0x35, 0x20).umask_ext(0x78c86ffd),
+    TOR_INSERTS_CXL_MISS_FSRDCUR = ev("UNC_CHA_TOR_INSERTS.CXL_MISS_FSRDCUR", 0x35, 0x20).umask_ext(0x78c8effe),
+    TOR_INSERTS_CXL_MISS_FSRDCURPTL = ev("UNC_CHA_TOR_INSERTS.CXL_MISS_FSRDCURPTL", 0x35, 0x20).umask_ext(0x78c9effe),
+    TOR_INSERTS_CXL_MISS_MEMPUSHWR = ev("UNC_CHA_TOR_INSERTS.CXL_MISS_MEMPUSHWR", 0x35, 0x20).umask_ext(0x78cc6ffe),
+    TOR_INSERTS_CXL_MISS_ITOM = ev("UNC_CHA_TOR_INSERTS.CXL_MISS_ITOM", 0x35, 0x20).umask_ext(0x78cc47fe),
+    TOR_INSERTS_CXL_MISS_ITOMWR = ev("UNC_CHA_TOR_INSERTS.CXL_MISS_ITOMWR", 0x35, 0x20).umask_ext(0x78cc4ffe),
+    TOR_INSERTS_CXL_MISS_CLFLUSH = ev("UNC_CHA_TOR_INSERTS.CXL_MISS_CLFLUSH", 0x35, 0x20).umask_ext(0x78c8c7fe),
+    TOR_INSERTS_CXL_MISS_WIL = ev("UNC_CHA_TOR_INSERTS.CXL_MISS_WIL", 0x35, 0x20).umask_ext(0x78c87ffe),
+    TOR_INSERTS_CXL_MISS_WCILF = ev("UNC_CHA_TOR_INSERTS.CXL_MISS_WCILF", 0x35, 0x20).umask_ext(0x78c867fe),
+    TOR_INSERTS_CXL_MISS_WCIL = ev("UNC_CHA_TOR_INSERTS.CXL_MISS_WCIL", 0x35, 0x20).umask_ext(0x78c86ffe),
+    TOR_OCCUPANCY_ALL = ev("UNC_CHA_TOR_OCCUPANCY.ALL", 0x36, 0xff).on(0b1).umask_ext(0xc001ff),
+    TOR_OCCUPANCY_IA = ev("UNC_CHA_TOR_OCCUPANCY.IA", 0x36, 0x01).on(0b1).umask_ext(0xc001ff),
+    TOR_OCCUPANCY_IA_HIT = ev("UNC_CHA_TOR_OCCUPANCY.IA_HIT", 0x36, 0x01).on(0b1).umask_ext(0xc001fd),
+    TOR_OCCUPANCY_IA_MISS = ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS", 0x36, 0x01).on(0b1).umask_ext(0xc001fe),
+    TOR_OCCUPANCY_IO = ev("UNC_CHA_TOR_OCCUPANCY.IO", 0x36, 0x04).on(0b1).umask_ext(0xc001ff),
+    TOR_OCCUPANCY_IO_HIT = ev("UNC_CHA_TOR_OCCUPANCY.IO_HIT", 0x36, 0x04).on(0b1).umask_ext(0xc001fd),
+    TOR_OCCUPANCY_IO_MISS = ev("UNC_CHA_TOR_OCCUPANCY.IO_MISS", 0x36, 0x04).on(0b1).umask_ext(0xc001fe),
+    TOR_OCCUPANCY_LOC_IO = ev("UNC_CHA_TOR_OCCUPANCY.LOC_IO", 0x36, 0x04).on(0b1).umask_ext(0xc000ff),
+    TOR_OCCUPANCY_LOC_IA = ev("UNC_CHA_TOR_OCCUPANCY.LOC_IA", 0x36, 0x01).on(0b1).umask_ext(0xc000ff),
+    TOR_OCCUPANCY_LOC_ALL = ev("UNC_CHA_TOR_OCCUPANCY.LOC_ALL", 0x36, 0x05).on(0b1).umask_ext(0xc000ff),
+    TOR_OCCUPANCY_REM_SNPS = ev("UNC_CHA_TOR_OCCUPANCY.REM_SNPS", 0x36, 0x08).on(0b1).umask_ext(0xc001ff),
+    TOR_OCCUPANCY_REM_ALL = ev("UNC_CHA_TOR_OCCUPANCY.REM_ALL", 0x36, 0xc8).on(0b1).umask_ext(0xc001ff),
+    TOR_OCCUPANCY_IA_DRD_OPT_PREF = ev("UNC_CHA_TOR_OCCUPANCY.IA_DRD_OPT_PREF", 0x36, 0x01).on(0b1).umask_ext(0xc8a7ff),
+    TOR_OCCUPANCY_IA_MISS_WCILF_PMM = ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_WCILF_PMM", 0x36, 0x01).on(0b1).umask_ext(0xc8678a),
+    TOR_OCCUPANCY_IA_MISS_LOCAL_WCILF_PMM = ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_LOCAL_WCILF_PMM", 0x36, 0x01).on(0b1).umask_ext(0xc8668a),
+    TOR_OCCUPANCY_IA_MISS_REMOTE_WCILF_PMM = ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_REMOTE_WCILF_PMM", 0x36, 0x01).on(0b1).umask_ext(0xc8670a),
+    TOR_OCCUPANCY_IA_MISS_WCIL_PMM = ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_WCIL_PMM", 0x36, 0x01).on(0b1).umask_ext(0xc86f8a),
+    TOR_OCCUPANCY_IA_MISS_LOCAL_WCIL_PMM = ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_LOCAL_WCIL_PMM", 0x36, 0x01).on(0b1).umask_ext(0xc86e8a),
+    TOR_OCCUPANCY_IA_MISS_REMOTE_WCIL_PMM = ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_REMOTE_WCIL_PMM", 0x36, 0x01).on(0b1).umask_ext(0xc86f0a),
+    TOR_OCCUPANCY_CXL_HIT_FSRDCUR = ev("UNC_CHA_TOR_OCCUPANCY.CXL_HIT_FSRDCUR", 0x36, 0x20).on(0b1).umask_ext(0x78c8effd),
+    TOR_OCCUPANCY_CXL_HIT_FSRDCURPTL = ev("UNC_CHA_TOR_OCCUPANCY.CXL_HIT_FSRDCURPTL", 0x36, 0x20).on(0b1).umask_ext(0x78c9effd),
+    TOR_OCCUPANCY_CXL_HIT_MEMPUSHWR = ev("UNC_CHA_TOR_OCCUPANCY.CXL_HIT_MEMPUSHWR", 0x36, 0x20).on(0b1).umask_ext(0x78cc6ffd),
+    TOR_OCCUPANCY_CXL_HIT_ITOM = ev("UNC_CHA_TOR_OCCUPANCY.CXL_HIT_ITOM", 0x36, 0x20).on(0b1).umask_ext(0x78cc47fd),
+    TOR_OCCUPANCY_CXL_HIT_ITOMWR = ev("UNC_CHA_TOR_OCCUPANCY.CXL_HIT_ITOMWR", 0x36, 0x20).on(0b1).umask_ext(0x78cc4ffd),
+    TOR_OCCUPANCY_CXL_HIT_CLFLUSH = ev("UNC_CHA_TOR_OCCUPANCY.CXL_HIT_CLFLUSH", 0x36, 0x20).on(0b1).umask_ext(0x78c8c7fd),
+    TOR_OCCUPANCY_CXL_HIT_WIL = ev("UNC_CHA_TOR_OCCUPANCY.CXL_HIT_WIL", 0x36, 0x20).on(0b1).umask_ext(0x78c87ffd),
+    TOR_OCCUPANCY_CXL_HIT_WCILF = ev("UNC_CHA_TOR_OCCUPANCY.CXL_HIT_WCILF", 0x36, 0x20).on(0b1).umask_ext(0x78c867fd),
+    TOR_OCCUPANCY_CXL_HIT_WCIL = ev("UNC_CHA_TOR_OCCUPANCY.CXL_HIT_WCIL", 0x36, 0x20).on(0b1).umask_ext(0x78c86ffd),
+    TOR_OCCUPANCY_CXL_MISS_FSRDCUR = ev("UNC_CHA_TOR_OCCUPANCY.CXL_MISS_FSRDCUR", 0x36, 0x20).on(0b1).umask_ext(0x78c8effe),
+    TOR_OCCUPANCY_CXL_MISS_FSRDCURPTL = ev("UNC_CHA_TOR_OCCUPANCY.CXL_MISS_FSRDCURPTL", 0x36, 0x20).on(0b1).umask_ext(0x78c9effe),
+    TOR_OCCUPANCY_CXL_MISS_MEMPUSHWR = ev("UNC_CHA_TOR_OCCUPANCY.CXL_MISS_MEMPUSHWR", 0x36, 0x20).on(0b1).umask_ext(0x78cc6ffe),
+    TOR_OCCUPANCY_CXL_MISS_ITOM = ev("UNC_CHA_TOR_OCCUPANCY.CXL_MISS_ITOM", 0x36, 0x20).on(0b1).umask_ext(0x78cc47fe),
+    TOR_OCCUPANCY_CXL_MISS_ITOMWR = ev("UNC_CHA_TOR_OCCUPANCY.CXL_MISS_ITOMWR", 0x36, 0x20).on(0b1).umask_ext(0x78cc4ffe),
+    TOR_OCCUPANCY_CXL_MISS_CLFLUSH = ev("UNC_CHA_TOR_OCCUPANCY.CXL_MISS_CLFLUSH", 0x36, 0x20).on(0b1).umask_ext(0x78c8c7fe),
+    TOR_OCCUPANCY_CXL_MISS_WIL = ev("UNC_CHA_TOR_OCCUPANCY.CXL_MISS_WIL", 0x36, 0x20).on(0b1).umask_ext(0x78c87ffe),
+    TOR_OCCUPANCY_CXL_MISS_WCILF = ev("UNC_CHA_TOR_OCCUPANCY.CXL_MISS_WCILF", 0x36, 0x20).on(0b1).umask_ext(0x78c867fe),
+    TOR_OCCUPANCY_CXL_MISS_WCIL = ev("UNC_CHA_TOR_OCCUPANCY.CXL_MISS_WCIL", 0x36, 0x20).on(0b1).umask_ext(0x78c86ffe),
+    LLC_VICTIMS_IO = ev("UNC_CHA_LLC_VICTIMS.IO", 0x37, 0x10),
+    LLC_VICTIMS_IA = ev("UNC_CHA_LLC_VICTIMS.IA", 0x37, 0x20),
+    LLC_VICTIMS_LOCAL_ALL = ev("UNC_CHA_LLC_VICTIMS.LOCAL_ALL", 0x37, 0x0f).umask_ext(0x20),
+    LLC_VICTIMS_REMOTE_ALL = ev("UNC_CHA_LLC_VICTIMS.REMOTE_ALL", 0x37, 0x0f).umask_ext(0x80),
+    LLC_VICTIMS_ALL = ev("UNC_CHA_LLC_VICTIMS.ALL", 0x37, 0x0f),
+    LLC_VICTIMS_TOTAL_M = ev("UNC_CHA_LLC_VICTIMS.TOTAL_M", 0x37, 0x01),
+    LLC_VICTIMS_TOTAL_E = ev("UNC_CHA_LLC_VICTIMS.TOTAL_E", 0x37, 0x02),
+    LLC_VICTIMS_TOTAL_S = ev("UNC_CHA_LLC_VICTIMS.TOTAL_S", 0x37, 0x04),
+    SF_EVICTION_E_STATE = ev("UNC_CHA_SF_EVICTION.E_STATE", 0x3d, 0x02),
+    SF_EVICTION_S_STATE = ev("UNC_CHA_SF_EVICTION.S_STATE", 0x3d, 0x04),
+    DIR_LOOKUP_NO_SNP = ev("UNC_CHA_DIR_LOOKUP.NO_SNP", 0x53, 0x02),
+    DIR_LOOKUP_SNP = ev("UNC_CHA_DIR_LOOKUP.SNP", 0x53, 0x01),
+    DIR_UPDATE_HA = ev("UNC_CHA_DIR_UPDATE.HA", 0x54, 0x01),
+    DIR_UPDATE_TOR = ev("UNC_CHA_DIR_UPDATE.TOR", 0x54, 0x02),
+    OSB_LOCAL_INVITOE = ev("UNC_CHA_OSB.LOCAL_INVITOE", 0x55, 0x01),
+    OSB_LOCAL_READ = ev("UNC_CHA_OSB.LOCAL_READ", 0x55, 0x02),
+    OSB_REMOTE_READ = ev("UNC_CHA_OSB.REMOTE_READ", 0x55, 0x04),
+    OSB_OFF_PWRHEURISTIC = ev("UNC_CHA_OSB.OFF_PWRHEURISTIC", 0x55, 0x20),
+    IMC_WRITES_COUNT_FULL = ev("UNC_CHA_IMC_WRITES_COUNT.FULL", 0x5b, 0x01),
+    IMC_WRITES_COUNT_PARTIAL = ev("UNC_CHA_IMC_WRITES_COUNT.PARTIAL", 0x5b, 0x02),
+    IMC_WRITES_COUNT_FULL_PRIORITY = ev("UNC_CHA_IMC_WRITES_COUNT.FULL_PRIORITY", 0x5b, 0x04),
+    IMC_WRITES_COUNT_PARTIAL_PRIORITY = ev("UNC_CHA_IMC_WRITES_COUNT.PARTIAL_PRIORITY", 0x5b, 0x08),
+    LLC_VICTIMS_LOCAL_M = ev("UNC_CHA_LLC_VICTIMS.LOCAL_M", 0x37, 0x01).umask_ext(0x20),
+    LLC_VICTIMS_LOCAL_E = ev("UNC_CHA_LLC_VICTIMS.LOCAL_E", 0x37, 0x02).umask_ext(0x20),
+    LLC_VICTIMS_LOCAL_S = ev("UNC_CHA_LLC_VICTIMS.LOCAL_S", 0x37, 0x04).umask_ext(0x20),
+    LLC_VICTIMS_LOCAL_F = ev("UNC_CHA_LLC_VICTIMS.LOCAL_F", 0x37, 0x08).umask_ext(0x20),
+    LLC_VICTIMS_REMOTE_M = ev("UNC_CHA_LLC_VICTIMS.REMOTE_M", 0x37, 0x01).umask_ext(0x80),
+    LLC_VICTIMS_REMOTE_E = ev("UNC_CHA_LLC_VICTIMS.REMOTE_E", 0x37, 0x02).umask_ext(0x80),
+    LLC_VICTIMS_REMOTE_S = ev("UNC_CHA_LLC_VICTIMS.REMOTE_S", 0x37, 0x04).umask_ext(0x80),
+    REMOTE_SF_HIT_SHARED = ev("UNC_CHA_REMOTE_SF.HIT_SHARED", 0x69, 0x01),
+    REMOTE_SF_HIT_EXCLUSIVE = ev("UNC_CHA_REMOTE_SF.HIT_EXCLUSIVE", 0x69, 0x02),
+    REMOTE_SF_ALLOC_SHARED = ev("UNC_CHA_REMOTE_SF.ALLOC_SHARED", 0x69, 0x08),
+    REMOTE_SF_ALLOC_EXCLUSIVE = ev("UNC_CHA_REMOTE_SF.ALLOC_EXCLUSIVE", 0x69, 0x10),
+    REMOTE_SF_DEALLOC_EVCTCLN = ev("UNC_CHA_REMOTE_SF.DEALLOC_EVCTCLN", 0x69, 0x40),
+    REMOTE_SF_UPDATE_SHARED = ev("UNC_CHA_REMOTE_SF.UPDATE_SHARED", 0x69, 0x80),
+    REMOTE_SF_UPDATE_EXCLUSIVE = ev("UNC_CHA_REMOTE_SF.UPDATE_EXCLUSIVE", 0x69, 0x00).umask_ext(0x1),
+    REMOTE_SF_VICTIM_SHARED = ev("UNC_CHA_REMOTE_SF.VICTIM_SHARED", 0x69, 0x00).umask_ext(0x2),
+    REMOTE_SF_VICTIM_EXCLUSIVE = ev("UNC_CHA_REMOTE_SF.VICTIM_EXCLUSIVE", 0x69, 0x00).umask_ext(0x4),
+    REMOTE_SF_INCLUSIVE_ONLY = ev("UNC_CHA_REMOTE_SF.INCLUSIVE_ONLY", 0x69, 0x00).umask_ext(0x20),
+    REMOTE_SF_DIRBACKED_ONLY = ev("UNC_CHA_REMOTE_SF.DIRBACKED_ONLY", 0x69, 0x00).umask_ext(0x40),
+    TOR_OCCUPANCY_IO_MISS_PCIRDCUR_REMOTE = ev("UNC_CHA_TOR_OCCUPANCY.IO_MISS_PCIRDCUR_REMOTE", 0x36, 0x04).on(0b1).umask_ext(0xc8f37e),
+    TOR_OCCUPANCY_IO_MISS_PCIRDCUR_LOCAL = ev("UNC_CHA_TOR_OCCUPANCY.IO_MISS_PCIRDCUR_LOCAL", 0x36, 0x04).on(0b1).umask_ext(0xc8f2fe),
+    TOR_OCCUPANCY_IO_MISS_ITOM_REMOTE = ev("UNC_CHA_TOR_OCCUPANCY.IO_MISS_ITOM_REMOTE", 0x36, 0x04).on(0b1).umask_ext(0xcc437e),
+    TOR_OCCUPANCY_IO_MISS_ITOM_LOCAL = ev("UNC_CHA_TOR_OCCUPANCY.IO_MISS_ITOM_LOCAL", 0x36, 0x04).on(0b1).umask_ext(0xcc42fe),
+    TOR_OCCUPANCY_IO_MISS_ITOMCACHENEAR_REMOTE = ev("UNC_CHA_TOR_OCCUPANCY.IO_MISS_ITOMCACHENEAR_REMOTE", 0x36, 0x04).on(0b1).umask_ext(0xcd437e),
+    TOR_OCCUPANCY_IO_MISS_ITOMCACHENEAR_LOCAL = ev("UNC_CHA_TOR_OCCUPANCY.IO_MISS_ITOMCACHENEAR_LOCAL", 0x36, 0x04).on(0b1).umask_ext(0xcd42fe),
+}
 #[cfg(not(feature = "experimental-events"))]
 const EXPERIMENTAL_ROWS: &[EventRow] = &[];
 /// The rows built.

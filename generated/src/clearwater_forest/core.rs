@@ -10,7 +10,7 @@ use crate::core_events::CoreEventsInfo;
 use crate::support::EventInfo;
 
 #[allow(unused_imports)]
-use crate::core_events::{ev, EventRow};
+use crate::core_events::{event_table, EventRow};
 #[cfg(feature = "metadata")]
 use crate::core_events::{event_info_refs, event_infos};
 
@@ -24,478 +24,6 @@ pub enum List {}
 pub type Event = CoreEvent<List>;
 
 impl Event {
-    /// `LD_BLOCKS.DATA_UNKNOWN`.
-    pub const LD_BLOCKS_DATA_UNKNOWN: Event = Event::row(0);
-    /// `LD_BLOCKS.STORE_FORWARD`.
-    pub const LD_BLOCKS_STORE_FORWARD: Event = Event::row(1);
-    /// `LD_BLOCKS.ADDRESS_ALIAS`.
-    pub const LD_BLOCKS_ADDRESS_ALIAS: Event = Event::row(2);
-    /// `LD_BLOCKS.DTLB_MISS`.
-    pub const LD_BLOCKS_DTLB_MISS: Event = Event::row(3);
-    /// `LD_BLOCKS.ALL`.
-    pub const LD_BLOCKS_ALL: Event = Event::row(4);
-    /// `MEM_SCHEDULER_BLOCK.ST_BUF`.
-    pub const MEM_SCHEDULER_BLOCK_ST_BUF: Event = Event::row(5);
-    /// `MEM_SCHEDULER_BLOCK.LD_BUF`.
-    pub const MEM_SCHEDULER_BLOCK_LD_BUF: Event = Event::row(6);
-    /// `MEM_SCHEDULER_BLOCK.RSV`.
-    pub const MEM_SCHEDULER_BLOCK_RSV: Event = Event::row(7);
-    /// `MEM_SCHEDULER_BLOCK.ALL`.
-    pub const MEM_SCHEDULER_BLOCK_ALL: Event = Event::row(8);
-    /// `LD_HEAD.L1_MISS`.
-    pub const LD_HEAD_L1_MISS: Event = Event::row(9);
-    /// `LD_HEAD.WCB_FULL`.
-    pub const LD_HEAD_WCB_FULL: Event = Event::row(10);
-    /// `LD_HEAD.OTHER`.
-    pub const LD_HEAD_OTHER: Event = Event::row(11);
-    /// `LD_HEAD.L1_MISS_AT_RET`.
-    pub const LD_HEAD_L1_MISS_AT_RET: Event = Event::row(12);
-    /// `LD_HEAD.WCB_FULL_AT_RET`.
-    pub const LD_HEAD_WCB_FULL_AT_RET: Event = Event::row(13);
-    /// `LD_HEAD.OTHER_AT_RET`.
-    pub const LD_HEAD_OTHER_AT_RET: Event = Event::row(14);
-    /// `LD_HEAD.L1_BOUND_AT_RET`.
-    pub const LD_HEAD_L1_BOUND_AT_RET: Event = Event::row(15);
-    /// `DTLB_LOAD_MISSES.MISS_CAUSED_WALK`.
-    pub const DTLB_LOAD_MISSES_MISS_CAUSED_WALK: Event = Event::row(16);
-    /// `DTLB_LOAD_MISSES.WALK_COMPLETED_4K`.
-    pub const DTLB_LOAD_MISSES_WALK_COMPLETED_4K: Event = Event::row(17);
-    /// `DTLB_LOAD_MISSES.WALK_COMPLETED`.
-    pub const DTLB_LOAD_MISSES_WALK_COMPLETED: Event = Event::row(18);
-    /// `DTLB_LOAD_MISSES.STLB_HIT`.
-    pub const DTLB_LOAD_MISSES_STLB_HIT: Event = Event::row(19);
-    /// `UOPS_ISSUED.ANY`.
-    pub const UOPS_ISSUED_ANY: Event = Event::row(20);
-    /// `MISALIGN_MEM_REF.LOAD_PAGE_SPLIT`.
-    pub const MISALIGN_MEM_REF_LOAD_PAGE_SPLIT: Event = Event::row(21);
-    /// `MISALIGN_MEM_REF.STORE_PAGE_SPLIT`.
-    pub const MISALIGN_MEM_REF_STORE_PAGE_SPLIT: Event = Event::row(22);
-    /// `L2_REQUEST.DEMAND_DATA_RD_MISS`.
-    pub const L2_REQUEST_DEMAND_DATA_RD_MISS: Event = Event::row(23);
-    /// `L2_REQUEST.DEMAND_RFO_MISS`.
-    pub const L2_REQUEST_DEMAND_RFO_MISS: Event = Event::row(24);
-    /// `L2_REQUEST.DEMAND_CODE_RD_MISS`.
-    pub const L2_REQUEST_DEMAND_CODE_RD_MISS: Event = Event::row(25);
-    /// `L2_REQUEST.HWPF_MISS`.
-    pub const L2_REQUEST_HWPF_MISS: Event = Event::row(26);
-    /// `L2_REQUEST.DEMAND_DATA_RD_HIT`.
-    pub const L2_REQUEST_DEMAND_DATA_RD_HIT: Event = Event::row(27);
-    /// `L2_REQUEST.DEMAND_RFO_HIT`.
-    pub const L2_REQUEST_DEMAND_RFO_HIT: Event = Event::row(28);
-    /// `L2_REQUEST.DEMAND_CODE_RD_HIT`.
-    pub const L2_REQUEST_DEMAND_CODE_RD_HIT: Event = Event::row(29);
-    /// `L2_REQUEST.HWPF_HIT`.
-    pub const L2_REQUEST_HWPF_HIT: Event = Event::row(30);
-    /// `L2_REQUEST.DEMAND_DATA_RD`.
-    pub const L2_REQUEST_DEMAND_DATA_RD: Event = Event::row(31);
-    /// `L2_REQUEST.DEMAND_RFO`.
-    pub const L2_REQUEST_DEMAND_RFO: Event = Event::row(32);
-    /// `L2_REQUEST.DEMAND_CODE_RD`.
-    pub const L2_REQUEST_DEMAND_CODE_RD: Event = Event::row(33);
-    /// `L2_REQUEST.HWPF`.
-    pub const L2_REQUEST_HWPF: Event = Event::row(34);
-    /// `LONGEST_LAT_CACHE.MISS`.
-    pub const LONGEST_LAT_CACHE_MISS: Event = Event::row(35);
-    /// `LONGEST_LAT_CACHE.REFERENCE`.
-    pub const LONGEST_LAT_CACHE_REFERENCE: Event = Event::row(36);
-    /// `L2_REJECT_XQ.ANY`.
-    pub const L2_REJECT_XQ_ANY: Event = Event::row(37);
-    /// `CORE_REJECT_L2Q.ANY`.
-    pub const CORE_REJECT_L2Q_ANY: Event = Event::row(38);
-    /// `MEM_BOUND_STALLS_LOAD.L2_HIT`.
-    pub const MEM_BOUND_STALLS_LOAD_L2_HIT: Event = Event::row(39);
-    /// `MEM_BOUND_STALLS_LOAD.LLC_HIT_NOSNOOP`.
-    pub const MEM_BOUND_STALLS_LOAD_LLC_HIT_NOSNOOP: Event = Event::row(40);
-    /// `MEM_BOUND_STALLS_LOAD.LLC_HIT_SNOOP`.
-    pub const MEM_BOUND_STALLS_LOAD_LLC_HIT_SNOOP: Event = Event::row(41);
-    /// `MEM_BOUND_STALLS_LOAD.LLC_HIT`.
-    pub const MEM_BOUND_STALLS_LOAD_LLC_HIT: Event = Event::row(42);
-    /// `MEM_BOUND_STALLS_LOAD.LLC_MISS_OTHERMOD`.
-    pub const MEM_BOUND_STALLS_LOAD_LLC_MISS_OTHERMOD: Event = Event::row(43);
-    /// `MEM_BOUND_STALLS_LOAD.LLC_MISS_LOCALMEM`.
-    pub const MEM_BOUND_STALLS_LOAD_LLC_MISS_LOCALMEM: Event = Event::row(44);
-    /// `CPU_CLK_UNHALTED.CORE_P`.
-    pub const CPU_CLK_UNHALTED_CORE_P: Event = Event::row(45);
-    /// `CPU_CLK_UNHALTED.THREAD_P`.
-    pub const CPU_CLK_UNHALTED_THREAD_P: Event = Event::row(46);
-    /// `CPU_CLK_UNHALTED.REF_TSC_P`.
-    pub const CPU_CLK_UNHALTED_REF_TSC_P: Event = Event::row(47);
-    /// `DTLB_STORE_MISSES.MISS_CAUSED_WALK`.
-    pub const DTLB_STORE_MISSES_MISS_CAUSED_WALK: Event = Event::row(48);
-    /// `DTLB_STORE_MISSES.WALK_COMPLETED_4K`.
-    pub const DTLB_STORE_MISSES_WALK_COMPLETED_4K: Event = Event::row(49);
-    /// `DTLB_STORE_MISSES.WALK_COMPLETED`.
-    pub const DTLB_STORE_MISSES_WALK_COMPLETED: Event = Event::row(50);
-    /// `DTLB_STORE_MISSES.STLB_HIT`.
-    pub const DTLB_STORE_MISSES_STLB_HIT: Event = Event::row(51);
-    /// `TOPDOWN_FE_BOUND.CISC`.
-    pub const TOPDOWN_FE_BOUND_CISC: Event = Event::row(52);
-    /// `TOPDOWN_FE_BOUND.BRANCH_DETECT`.
-    pub const TOPDOWN_FE_BOUND_BRANCH_DETECT: Event = Event::row(53);
-    /// `TOPDOWN_FE_BOUND.PREDECODE`.
-    pub const TOPDOWN_FE_BOUND_PREDECODE: Event = Event::row(54);
-    /// `TOPDOWN_FE_BOUND.DECODE`.
-    pub const TOPDOWN_FE_BOUND_DECODE: Event = Event::row(55);
-    /// `TOPDOWN_FE_BOUND.ITLB_MISS`.
-    pub const TOPDOWN_FE_BOUND_ITLB_MISS: Event = Event::row(56);
-    /// `TOPDOWN_FE_BOUND.ICACHE`.
-    pub const TOPDOWN_FE_BOUND_ICACHE: Event = Event::row(57);
-    /// `TOPDOWN_FE_BOUND.BRANCH_RESTEER`.
-    pub const TOPDOWN_FE_BOUND_BRANCH_RESTEER: Event = Event::row(58);
-    /// `TOPDOWN_FE_BOUND.FRONTEND_LATENCY`.
-    pub const TOPDOWN_FE_BOUND_FRONTEND_LATENCY: Event = Event::row(59);
-    /// `TOPDOWN_FE_BOUND.OTHER`.
-    pub const TOPDOWN_FE_BOUND_OTHER: Event = Event::row(60);
-    /// `TOPDOWN_FE_BOUND.FRONTEND_BANDWIDTH`.
-    pub const TOPDOWN_FE_BOUND_FRONTEND_BANDWIDTH: Event = Event::row(61);
-    /// `TOPDOWN_BAD_SPECULATION.ALL_P`.
-    pub const TOPDOWN_BAD_SPECULATION_ALL_P: Event = Event::row(62);
-    /// `TOPDOWN_BAD_SPECULATION.NUKE`.
-    pub const TOPDOWN_BAD_SPECULATION_NUKE: Event = Event::row(63);
-    /// `TOPDOWN_BAD_SPECULATION.FASTNUKE`.
-    pub const TOPDOWN_BAD_SPECULATION_FASTNUKE: Event = Event::row(64);
-    /// `TOPDOWN_BAD_SPECULATION.MACHINE_CLEARS`.
-    pub const TOPDOWN_BAD_SPECULATION_MACHINE_CLEARS: Event = Event::row(65);
-    /// `TOPDOWN_BAD_SPECULATION.MISPREDICT`.
-    pub const TOPDOWN_BAD_SPECULATION_MISPREDICT: Event = Event::row(66);
-    /// `TOPDOWN_BAD_SPECULATION.LSD_MISPREDICT`.
-    pub const TOPDOWN_BAD_SPECULATION_LSD_MISPREDICT: Event = Event::row(67);
-    /// `TOPDOWN_BE_BOUND.ALLOC_RESTRICTIONS`.
-    pub const TOPDOWN_BE_BOUND_ALLOC_RESTRICTIONS: Event = Event::row(68);
-    /// `TOPDOWN_BE_BOUND.MEM_SCHEDULER`.
-    pub const TOPDOWN_BE_BOUND_MEM_SCHEDULER: Event = Event::row(69);
-    /// `TOPDOWN_BE_BOUND.NON_MEM_SCHEDULER`.
-    pub const TOPDOWN_BE_BOUND_NON_MEM_SCHEDULER: Event = Event::row(70);
-    /// `TOPDOWN_BE_BOUND.SERIALIZATION`.
-    pub const TOPDOWN_BE_BOUND_SERIALIZATION: Event = Event::row(71);
-    /// `TOPDOWN_BE_BOUND.REGISTER`.
-    pub const TOPDOWN_BE_BOUND_REGISTER: Event = Event::row(72);
-    /// `TOPDOWN_BE_BOUND.REORDER_BUFFER`.
-    pub const TOPDOWN_BE_BOUND_REORDER_BUFFER: Event = Event::row(73);
-    /// `TOPDOWN_BE_BOUND.LSD`.
-    pub const TOPDOWN_BE_BOUND_LSD: Event = Event::row(74);
-    /// `SERIALIZATION.IQ_JEU_SCB`.
-    pub const SERIALIZATION_IQ_JEU_SCB: Event = Event::row(75);
-    /// `SERIALIZATION.NON_C01_MS_SCB`.
-    pub const SERIALIZATION_NON_C01_MS_SCB: Event = Event::row(76);
-    /// `SERIALIZATION.C01_MS_SCB`.
-    pub const SERIALIZATION_C01_MS_SCB: Event = Event::row(77);
-    /// `SERIALIZATION.COLOR_STALLS`.
-    pub const SERIALIZATION_COLOR_STALLS: Event = Event::row(78);
-    /// `ICACHE.HIT`.
-    pub const ICACHE_HIT: Event = Event::row(79);
-    /// `ICACHE.MISSES`.
-    pub const ICACHE_MISSES: Event = Event::row(80);
-    /// `ICACHE.ACCESSES`.
-    pub const ICACHE_ACCESSES: Event = Event::row(81);
-    /// `ITLB_MISSES.MISS_CAUSED_WALK`.
-    pub const ITLB_MISSES_MISS_CAUSED_WALK: Event = Event::row(82);
-    /// `ITLB_MISSES.WALK_COMPLETED_4K`.
-    pub const ITLB_MISSES_WALK_COMPLETED_4K: Event = Event::row(83);
-    /// `ITLB_MISSES.WALK_COMPLETED`.
-    pub const ITLB_MISSES_WALK_COMPLETED: Event = Event::row(84);
-    /// `ITLB_MISSES.WALK_PENDING`.
-    pub const ITLB_MISSES_WALK_PENDING: Event = Event::row(85);
-    /// `ITLB_MISSES.STLB_HIT`.
-    pub const ITLB_MISSES_STLB_HIT: Event = Event::row(86);
-    /// `TOPDOWN_FE_BOUND.ALL_P`.
-    pub const TOPDOWN_FE_BOUND_ALL_P: Event = Event::row(87);
-    /// `TOPDOWN_BE_BOUND.ALL_P`.
-    pub const TOPDOWN_BE_BOUND_ALL_P: Event = Event::row(88);
-    /// `TOPDOWN_BE_BOUND.ALL`.
-    pub const TOPDOWN_BE_BOUND_ALL: Event = Event::row(89);
-    /// `FP_VINT_UOPS_EXECUTED.STD`.
-    pub const FP_VINT_UOPS_EXECUTED_STD: Event = Event::row(90);
-    /// `FP_VINT_UOPS_EXECUTED.P0`.
-    pub const FP_VINT_UOPS_EXECUTED_P0: Event = Event::row(91);
-    /// `FP_VINT_UOPS_EXECUTED.P1`.
-    pub const FP_VINT_UOPS_EXECUTED_P1: Event = Event::row(92);
-    /// `FP_VINT_UOPS_EXECUTED.P2`.
-    pub const FP_VINT_UOPS_EXECUTED_P2: Event = Event::row(93);
-    /// `FP_VINT_UOPS_EXECUTED.P3`.
-    pub const FP_VINT_UOPS_EXECUTED_P3: Event = Event::row(94);
-    /// `FP_VINT_UOPS_EXECUTED.PRIMARY`.
-    pub const FP_VINT_UOPS_EXECUTED_PRIMARY: Event = Event::row(95);
-    /// `FP_VINT_UOPS_EXECUTED.ALL`.
-    pub const FP_VINT_UOPS_EXECUTED_ALL: Event = Event::row(96);
-    /// `INT_UOPS_EXECUTED.LD`.
-    pub const INT_UOPS_EXECUTED_LD: Event = Event::row(97);
-    /// `INT_UOPS_EXECUTED.STA`.
-    pub const INT_UOPS_EXECUTED_STA: Event = Event::row(98);
-    /// `INT_UOPS_EXECUTED.STD_JMP`.
-    pub const INT_UOPS_EXECUTED_STD_JMP: Event = Event::row(99);
-    /// `INT_UOPS_EXECUTED.P0`.
-    pub const INT_UOPS_EXECUTED_P0: Event = Event::row(100);
-    /// `INT_UOPS_EXECUTED.P1`.
-    pub const INT_UOPS_EXECUTED_P1: Event = Event::row(101);
-    /// `INT_UOPS_EXECUTED.P2`.
-    pub const INT_UOPS_EXECUTED_P2: Event = Event::row(102);
-    /// `INT_UOPS_EXECUTED.P3`.
-    pub const INT_UOPS_EXECUTED_P3: Event = Event::row(103);
-    /// `INT_UOPS_EXECUTED.PRIMARY`.
-    pub const INT_UOPS_EXECUTED_PRIMARY: Event = Event::row(104);
-    /// `INT_UOPS_EXECUTED.2ND`.
-    pub const INT_UOPS_EXECUTED_2ND: Event = Event::row(105);
-    /// `INT_UOPS_EXECUTED.ALL`.
-    pub const INT_UOPS_EXECUTED_ALL: Event = Event::row(106);
-    /// `INST_RETIRED.ANY_P`.
-    pub const INST_RETIRED_ANY_P: Event = Event::row(107);
-    /// `UOPS_RETIRED.EOM`.
-    pub const UOPS_RETIRED_EOM: Event = Event::row(108);
-    /// `TOPDOWN_RETIRING.ALL_P`.
-    pub const TOPDOWN_RETIRING_ALL_P: Event = Event::row(109);
-    /// `UOPS_RETIRED.MS`.
-    pub const UOPS_RETIRED_MS: Event = Event::row(110);
-    /// `UOPS_RETIRED.DUAL_DEST`.
-    pub const UOPS_RETIRED_DUAL_DEST: Event = Event::row(111);
-    /// `UOPS_RETIRED.LSD`.
-    pub const UOPS_RETIRED_LSD: Event = Event::row(112);
-    /// `UOPS_RETIRED.FPDIV`.
-    pub const UOPS_RETIRED_FPDIV: Event = Event::row(113);
-    /// `UOPS_RETIRED.IDIV`.
-    pub const UOPS_RETIRED_IDIV: Event = Event::row(114);
-    /// `MACHINE_CLEARS.ANY`.
-    pub const MACHINE_CLEARS_ANY: Event = Event::row(115);
-    /// `MACHINE_CLEARS.SMC`.
-    pub const MACHINE_CLEARS_SMC: Event = Event::row(116);
-    /// `MACHINE_CLEARS.MEMORY_ORDERING`.
-    pub const MACHINE_CLEARS_MEMORY_ORDERING: Event = Event::row(117);
-    /// `MACHINE_CLEARS.FP_ASSIST`.
-    pub const MACHINE_CLEARS_FP_ASSIST: Event = Event::row(118);
-    /// `MACHINE_CLEARS.DISAMBIGUATION`.
-    pub const MACHINE_CLEARS_DISAMBIGUATION: Event = Event::row(119);
-    /// `MACHINE_CLEARS.MRN_NUKE`.
-    pub const MACHINE_CLEARS_MRN_NUKE: Event = Event::row(120);
-    /// `MACHINE_CLEARS.PAGE_FAULT`.
-    pub const MACHINE_CLEARS_PAGE_FAULT: Event = Event::row(121);
-    /// `MACHINE_CLEARS.FPC_VIRTUAL_TRAP`.
-    pub const MACHINE_CLEARS_FPC_VIRTUAL_TRAP: Event = Event::row(122);
-    /// `MACHINE_CLEARS.XMC`.
-    pub const MACHINE_CLEARS_XMC: Event = Event::row(123);
-    /// `BR_INST_RETIRED.ALL_BRANCHES`.
-    pub const BR_INST_RETIRED_ALL_BRANCHES: Event = Event::row(124);
-    /// `BR_INST_RETIRED.COND_TAKEN_BWD`.
-    pub const BR_INST_RETIRED_COND_TAKEN_BWD: Event = Event::row(125);
-    /// `BR_INST_RETIRED.COND_TAKEN_FWD`.
-    pub const BR_INST_RETIRED_COND_TAKEN_FWD: Event = Event::row(126);
-    /// `BR_INST_RETIRED.COND_TAKEN`.
-    pub const BR_INST_RETIRED_COND_TAKEN: Event = Event::row(127);
-    /// `BR_INST_RETIRED.COND_NTAKEN`.
-    pub const BR_INST_RETIRED_COND_NTAKEN: Event = Event::row(128);
-    /// `BR_INST_RETIRED.COND`.
-    pub const BR_INST_RETIRED_COND: Event = Event::row(129);
-    /// `BR_INST_RETIRED.NEAR_RETURN`.
-    pub const BR_INST_RETIRED_NEAR_RETURN: Event = Event::row(130);
-    /// `BR_INST_RETIRED.NEAR_INDIRECT_CALL`.
-    pub const BR_INST_RETIRED_NEAR_INDIRECT_CALL: Event = Event::row(131);
-    /// `BR_INST_RETIRED.NEAR_DIRECT_CALL`.
-    pub const BR_INST_RETIRED_NEAR_DIRECT_CALL: Event = Event::row(132);
-    /// `BR_INST_RETIRED.NEAR_CALL`.
-    pub const BR_INST_RETIRED_NEAR_CALL: Event = Event::row(133);
-    /// `BR_INST_RETIRED.NEAR_INDIRECT_JMP`.
-    pub const BR_INST_RETIRED_NEAR_INDIRECT_JMP: Event = Event::row(134);
-    /// `BR_INST_RETIRED.NEAR_INDIRECT`.
-    pub const BR_INST_RETIRED_NEAR_INDIRECT: Event = Event::row(135);
-    /// `BR_INST_RETIRED.NEAR_INDIRECT_OR_RETURN`.
-    pub const BR_INST_RETIRED_NEAR_INDIRECT_OR_RETURN: Event = Event::row(136);
-    /// `BR_INST_RETIRED.NEAR_DIRECT_JMP`.
-    pub const BR_INST_RETIRED_NEAR_DIRECT_JMP: Event = Event::row(137);
-    /// `BR_INST_RETIRED.NEAR_JMP`.
-    pub const BR_INST_RETIRED_NEAR_JMP: Event = Event::row(138);
-    /// `BR_INST_RETIRED.NEAR_TAKEN`.
-    pub const BR_INST_RETIRED_NEAR_TAKEN: Event = Event::row(139);
-    /// `BR_MISP_RETIRED.ALL_BRANCHES`.
-    pub const BR_MISP_RETIRED_ALL_BRANCHES: Event = Event::row(140);
-    /// `BR_MISP_RETIRED.COND_TAKEN`.
-    pub const BR_MISP_RETIRED_COND_TAKEN: Event = Event::row(141);
-    /// `BR_MISP_RETIRED.COND_NTAKEN`.
-    pub const BR_MISP_RETIRED_COND_NTAKEN: Event = Event::row(142);
-    /// `BR_MISP_RETIRED.NEAR_RETURN`.
-    pub const BR_MISP_RETIRED_NEAR_RETURN: Event = Event::row(143);
-    /// `BR_MISP_RETIRED.NEAR_INDIRECT`.
-    pub const BR_MISP_RETIRED_NEAR_INDIRECT: Event = Event::row(144);
-    /// `FRONTEND_RETIRED.ALL`.
-    pub const FRONTEND_RETIRED_ALL: Event = Event::row(145);
-    /// `FRONTEND_RETIRED.CISC`.
-    pub const FRONTEND_RETIRED_CISC: Event = Event::row(146);
-    /// `FRONTEND_RETIRED.BRANCH_DETECT`.
-    pub const FRONTEND_RETIRED_BRANCH_DETECT: Event = Event::row(147);
-    /// `FRONTEND_RETIRED.PREDECODE`.
-    pub const FRONTEND_RETIRED_PREDECODE: Event = Event::row(148);
-    /// `FRONTEND_RETIRED.DECODE`.
-    pub const FRONTEND_RETIRED_DECODE: Event = Event::row(149);
-    /// `FRONTEND_RETIRED.ITLB_MISS`.
-    pub const FRONTEND_RETIRED_ITLB_MISS: Event = Event::row(150);
-    /// `FRONTEND_RETIRED.ICACHE`.
-    pub const FRONTEND_RETIRED_ICACHE: Event = Event::row(151);
-    /// `FRONTEND_RETIRED.BRANCH_RESTEER`.
-    pub const FRONTEND_RETIRED_BRANCH_RESTEER: Event = Event::row(152);
-    /// `FRONTEND_RETIRED.OTHER`.
-    pub const FRONTEND_RETIRED_OTHER: Event = Event::row(153);
-    /// `FP_INST_RETIRED.32B_SP`.
-    pub const FP_INST_RETIRED_32B_SP: Event = Event::row(154);
-    /// `FP_INST_RETIRED.64B_DP`.
-    pub const FP_INST_RETIRED_64B_DP: Event = Event::row(155);
-    /// `FP_INST_RETIRED.128B_SP`.
-    pub const FP_INST_RETIRED_128B_SP: Event = Event::row(156);
-    /// `FP_INST_RETIRED.128B_DP`.
-    pub const FP_INST_RETIRED_128B_DP: Event = Event::row(157);
-    /// `FP_INST_RETIRED.256B_SP`.
-    pub const FP_INST_RETIRED_256B_SP: Event = Event::row(158);
-    /// `FP_INST_RETIRED.256B_DP`.
-    pub const FP_INST_RETIRED_256B_DP: Event = Event::row(159);
-    /// `FP_INST_RETIRED.ALL`.
-    pub const FP_INST_RETIRED_ALL: Event = Event::row(160);
-    /// `FP_FLOPS_RETIRED.FP64`.
-    pub const FP_FLOPS_RETIRED_FP64: Event = Event::row(161);
-    /// `FP_FLOPS_RETIRED.FP32`.
-    pub const FP_FLOPS_RETIRED_FP32: Event = Event::row(162);
-    /// `FP_FLOPS_RETIRED.ALL`.
-    pub const FP_FLOPS_RETIRED_ALL: Event = Event::row(163);
-    /// `FRONTEND_RETIRED_SOURCE.ICACHE_L2_HIT`.
-    pub const FRONTEND_RETIRED_SOURCE_ICACHE_L2_HIT: Event = Event::row(164);
-    /// `FRONTEND_RETIRED_SOURCE.ICACHE_L3_HIT_NO_SNOOP`.
-    pub const FRONTEND_RETIRED_SOURCE_ICACHE_L3_HIT_NO_SNOOP: Event = Event::row(165);
-    /// `FRONTEND_RETIRED_SOURCE.ICACHE_L3_HIT_WITH_SNOOP`.
-    pub const FRONTEND_RETIRED_SOURCE_ICACHE_L3_HIT_WITH_SNOOP: Event = Event::row(166);
-    /// `FRONTEND_RETIRED_SOURCE.ICACHE_L3_HIT`.
-    pub const FRONTEND_RETIRED_SOURCE_ICACHE_L3_HIT: Event = Event::row(167);
-    /// `FRONTEND_RETIRED_SOURCE.ICACHE_L3_MISS`.
-    pub const FRONTEND_RETIRED_SOURCE_ICACHE_L3_MISS: Event = Event::row(168);
-    /// `FRONTEND_RETIRED_SOURCE.ICACHE_L2_MISS`.
-    pub const FRONTEND_RETIRED_SOURCE_ICACHE_L2_MISS: Event = Event::row(169);
-    /// `FRONTEND_RETIRED_SOURCE.ITLB_STLB_HIT`.
-    pub const FRONTEND_RETIRED_SOURCE_ITLB_STLB_HIT: Event = Event::row(170);
-    /// `FRONTEND_RETIRED_SOURCE.ITLB_STLB_MISS`.
-    pub const FRONTEND_RETIRED_SOURCE_ITLB_STLB_MISS: Event = Event::row(171);
-    /// `FRONTEND_RETIRED_SOURCE.LATE_SWPF`.
-    pub const FRONTEND_RETIRED_SOURCE_LATE_SWPF: Event = Event::row(172);
-    /// `ARITH.IDIV_OCCUPANCY`.
-    pub const ARITH_IDIV_OCCUPANCY: Event = Event::row(173);
-    /// `ARITH.IDIV_ACTIVE`.
-    pub const ARITH_IDIV_ACTIVE: Event = Event::row(174);
-    /// `ARITH.FPDIV_OCCUPANCY`.
-    pub const ARITH_FPDIV_OCCUPANCY: Event = Event::row(175);
-    /// `ARITH.FPDIV_ACTIVE`.
-    pub const ARITH_FPDIV_ACTIVE: Event = Event::row(176);
-    /// `ARITH.DIV_ACTIVE`.
-    pub const ARITH_DIV_ACTIVE: Event = Event::row(177);
-    /// `ARITH.IDIV_UOPS`.
-    pub const ARITH_IDIV_UOPS: Event = Event::row(178);
-    /// `ARITH.FPDIV_UOPS`.
-    pub const ARITH_FPDIV_UOPS: Event = Event::row(179);
-    /// `MEM_UOPS_RETIRED.LOAD_LATENCY_GT_1024`.
-    pub const MEM_UOPS_RETIRED_LOAD_LATENCY_GT_1024: Event = Event::row(180);
-    /// `MEM_UOPS_RETIRED.LOAD_LATENCY_GT_128`.
-    pub const MEM_UOPS_RETIRED_LOAD_LATENCY_GT_128: Event = Event::row(181);
-    /// `MEM_UOPS_RETIRED.LOAD_LATENCY_GT_16`.
-    pub const MEM_UOPS_RETIRED_LOAD_LATENCY_GT_16: Event = Event::row(182);
-    /// `MEM_UOPS_RETIRED.LOAD_LATENCY_GT_2048`.
-    pub const MEM_UOPS_RETIRED_LOAD_LATENCY_GT_2048: Event = Event::row(183);
-    /// `MEM_UOPS_RETIRED.LOAD_LATENCY_GT_256`.
-    pub const MEM_UOPS_RETIRED_LOAD_LATENCY_GT_256: Event = Event::row(184);
-    /// `MEM_UOPS_RETIRED.LOAD_LATENCY_GT_32`.
-    pub const MEM_UOPS_RETIRED_LOAD_LATENCY_GT_32: Event = Event::row(185);
-    /// `MEM_UOPS_RETIRED.LOAD_LATENCY_GT_4`.
-    pub const MEM_UOPS_RETIRED_LOAD_LATENCY_GT_4: Event = Event::row(186);
-    /// `MEM_UOPS_RETIRED.LOAD_LATENCY_GT_512`.
-    pub const MEM_UOPS_RETIRED_LOAD_LATENCY_GT_512: Event = Event::row(187);
-    /// `MEM_UOPS_RETIRED.LOAD_LATENCY_GT_64`.
-    pub const MEM_UOPS_RETIRED_LOAD_LATENCY_GT_64: Event = Event::row(188);
-    /// `MEM_UOPS_RETIRED.LOAD_LATENCY_GT_8`.
-    pub const MEM_UOPS_RETIRED_LOAD_LATENCY_GT_8: Event = Event::row(189);
-    /// `MEM_UOPS_RETIRED.STORE_LATENCY`.
-    pub const MEM_UOPS_RETIRED_STORE_LATENCY: Event = Event::row(190);
-    /// `MEM_UOPS_RETIRED.MRN_LOADS`.
-    pub const MEM_UOPS_RETIRED_MRN_LOADS: Event = Event::row(191);
-    /// `MEM_UOPS_RETIRED.MRN_STORES`.
-    pub const MEM_UOPS_RETIRED_MRN_STORES: Event = Event::row(192);
-    /// `MEM_UOPS_RETIRED.STLB_MISS_LOADS`.
-    pub const MEM_UOPS_RETIRED_STLB_MISS_LOADS: Event = Event::row(193);
-    /// `MEM_UOPS_RETIRED.STLB_MISS_STORES`.
-    pub const MEM_UOPS_RETIRED_STLB_MISS_STORES: Event = Event::row(194);
-    /// `MEM_UOPS_RETIRED.STLB_MISS`.
-    pub const MEM_UOPS_RETIRED_STLB_MISS: Event = Event::row(195);
-    /// `MEM_UOPS_RETIRED.LOCK_LOADS`.
-    pub const MEM_UOPS_RETIRED_LOCK_LOADS: Event = Event::row(196);
-    /// `MEM_UOPS_RETIRED.SPLIT_LOADS`.
-    pub const MEM_UOPS_RETIRED_SPLIT_LOADS: Event = Event::row(197);
-    /// `MEM_UOPS_RETIRED.SPLIT_STORES`.
-    pub const MEM_UOPS_RETIRED_SPLIT_STORES: Event = Event::row(198);
-    /// `MEM_UOPS_RETIRED.SPLIT`.
-    pub const MEM_UOPS_RETIRED_SPLIT: Event = Event::row(199);
-    /// `MEM_UOPS_RETIRED.ALL_LOADS`.
-    pub const MEM_UOPS_RETIRED_ALL_LOADS: Event = Event::row(200);
-    /// `MEM_UOPS_RETIRED.ALL_STORES`.
-    pub const MEM_UOPS_RETIRED_ALL_STORES: Event = Event::row(201);
-    /// `MEM_UOPS_RETIRED.ALL`.
-    pub const MEM_UOPS_RETIRED_ALL: Event = Event::row(202);
-    /// `MEM_LOAD_UOPS_RETIRED.L1_HIT`.
-    pub const MEM_LOAD_UOPS_RETIRED_L1_HIT: Event = Event::row(203);
-    /// `MEM_LOAD_UOPS_RETIRED.L2_HIT`.
-    pub const MEM_LOAD_UOPS_RETIRED_L2_HIT: Event = Event::row(204);
-    /// `MEM_LOAD_UOPS_RETIRED.L3_HIT_NO_SNOOP`.
-    pub const MEM_LOAD_UOPS_RETIRED_L3_HIT_NO_SNOOP: Event = Event::row(205);
-    /// `MEM_LOAD_UOPS_RETIRED.L3_HIT_SNOOP_HIT`.
-    pub const MEM_LOAD_UOPS_RETIRED_L3_HIT_SNOOP_HIT: Event = Event::row(206);
-    /// `MEM_LOAD_UOPS_RETIRED.L3_HIT`.
-    pub const MEM_LOAD_UOPS_RETIRED_L3_HIT: Event = Event::row(207);
-    /// `MEM_LOAD_UOPS_RETIRED.L1_MISS`.
-    pub const MEM_LOAD_UOPS_RETIRED_L1_MISS: Event = Event::row(208);
-    /// `MEM_LOAD_UOPS_RETIRED.L2_MISS`.
-    pub const MEM_LOAD_UOPS_RETIRED_L2_MISS: Event = Event::row(209);
-    /// `MEM_LOAD_UOPS_L3_MISS_RETIRED.LOCAL_DRAM`.
-    pub const MEM_LOAD_UOPS_L3_MISS_RETIRED_LOCAL_DRAM: Event = Event::row(210);
-    /// `MEM_LOAD_UOPS_L3_MISS_RETIRED.REMOTE_DRAM_OR_NOFWD`.
-    pub const MEM_LOAD_UOPS_L3_MISS_RETIRED_REMOTE_DRAM_OR_NOFWD: Event = Event::row(211);
-    /// `MEM_LOAD_UOPS_L3_MISS_RETIRED.REMOTE_FWD_NONM`.
-    pub const MEM_LOAD_UOPS_L3_MISS_RETIRED_REMOTE_FWD_NONM: Event = Event::row(212);
-    /// `MEM_LOAD_UOPS_L3_MISS_RETIRED.REMOTE_FWD_HITM`.
-    pub const MEM_LOAD_UOPS_L3_MISS_RETIRED_REMOTE_FWD_HITM: Event = Event::row(213);
-    /// `MEM_LOAD_UOPS_L3_MISS_RETIRED.ALL`.
-    pub const MEM_LOAD_UOPS_L3_MISS_RETIRED_ALL: Event = Event::row(214);
-    /// `MEM_LOAD_UOPS_MISC_RETIRED.L3_HIT_SNOOP_HITM`.
-    pub const MEM_LOAD_UOPS_MISC_RETIRED_L3_HIT_SNOOP_HITM: Event = Event::row(215);
-    /// `MEM_LOAD_UOPS_MISC_RETIRED.L3_HIT_SNOOP_WITH_FWD`.
-    pub const MEM_LOAD_UOPS_MISC_RETIRED_L3_HIT_SNOOP_WITH_FWD: Event = Event::row(216);
-    /// `MEM_LOAD_UOPS_MISC_RETIRED.L3_HIT_SNOOP_NO_FWD`.
-    pub const MEM_LOAD_UOPS_MISC_RETIRED_L3_HIT_SNOOP_NO_FWD: Event = Event::row(217);
-    /// `MISC_RETIRED1.LFENCE`.
-    pub const MISC_RETIRED1_LFENCE: Event = Event::row(218);
-    /// `MISC_RETIRED1.CL_INST`.
-    pub const MISC_RETIRED1_CL_INST: Event = Event::row(219);
-    /// `MISC_RETIRED2.KEYLOCKER_ACCESS`.
-    pub const MISC_RETIRED2_KEYLOCKER_ACCESS: Event = Event::row(220);
-    /// `MISC_RETIRED2.KEYLOCKER_MISS`.
-    pub const MISC_RETIRED2_KEYLOCKER_MISS: Event = Event::row(221);
-    /// `LBR_INSERTS.ANY`.
-    pub const LBR_INSERTS_ANY: Event = Event::row(222);
-    /// `BACLEARS.ANY`.
-    pub const BACLEARS_ANY: Event = Event::row(223);
-    /// `BACLEARS.INDIRECT`.
-    pub const BACLEARS_INDIRECT: Event = Event::row(224);
-    /// `BACLEARS.UNCOND`.
-    pub const BACLEARS_UNCOND: Event = Event::row(225);
-    /// `BACLEARS.RETURN`.
-    pub const BACLEARS_RETURN: Event = Event::row(226);
-    /// `BACLEARS.COND`.
-    pub const BACLEARS_COND: Event = Event::row(227);
-    /// `MS_DECODED.MS_ENTRY`.
-    pub const MS_DECODED_MS_ENTRY: Event = Event::row(228);
-    /// `MS_DECODED.MS_BUSY`.
-    pub const MS_DECODED_MS_BUSY: Event = Event::row(229);
-    /// `PREDICTION.BTCLEAR`.
-    pub const PREDICTION_BTCLEAR: Event = Event::row(230);
-    /// `OCR.DEMAND_DATA_RD.DRAM`.
-    pub const OCR_DEMAND_DATA_RD_DRAM: Event = Event::row(231);
-    /// `OCR.DEMAND_DATA_RD.ANY_RESPONSE`.
-    pub const OCR_DEMAND_DATA_RD_ANY_RESPONSE: Event = Event::row(232);
-    /// `OCR.DEMAND_DATA_RD.LOCAL_DRAM`.
-    pub const OCR_DEMAND_DATA_RD_LOCAL_DRAM: Event = Event::row(233);
-    /// `OCR.DEMAND_RFO.ANY_RESPONSE`.
-    pub const OCR_DEMAND_RFO_ANY_RESPONSE: Event = Event::row(234);
-    /// `OCR.DEMAND_DATA_RD.REMOTE_DRAM`.
-    pub const OCR_DEMAND_DATA_RD_REMOTE_DRAM: Event = Event::row(235);
     /// Every event of the list.
     pub const ALL: &'static [Event] = &Event::from_rows::<ROW_COUNT>(EVENT_ROWS, EXPERIMENTAL_ROWS);
 
@@ -514,246 +42,249 @@ impl crate::core_events::EventList for List {
 const AUX_MSR_PEBS_LD_LAT_THRESHOLD: AuxMsr = AuxMsr { register: "MSR_PEBS_LD_LAT_THRESHOLD", address: 0x3f6, value: 0 };
 /// `MSR_OFFCORE_RSP_0`, as the rows that need it name it (each with its value).
 const AUX_MSR_OFFCORE_RSP_0: AuxMsr = AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0 };
-/// The events, row n for `Event::row(n)`: `ev(name, event select, umask, counters)` (bit n
-/// of counters: counter n may count it) and what else each sets.
-const EVENT_ROWS: &[EventRow] = &[
-    ev("LD_BLOCKS.DATA_UNKNOWN", 0x03, 0x01, 0b11111111),
-    ev("LD_BLOCKS.STORE_FORWARD", 0x03, 0x02, 0b11111111),
-    ev("LD_BLOCKS.ADDRESS_ALIAS", 0x03, 0x04, 0b11111111),
-    ev("LD_BLOCKS.DTLB_MISS", 0x03, 0x08, 0b11111111),
-    ev("LD_BLOCKS.ALL", 0x03, 0x1f, 0b11111111),
-    ev("MEM_SCHEDULER_BLOCK.ST_BUF", 0x04, 0x01, 0b11111111),
-    ev("MEM_SCHEDULER_BLOCK.LD_BUF", 0x04, 0x02, 0b11111111),
-    ev("MEM_SCHEDULER_BLOCK.RSV", 0x04, 0x04, 0b11111111),
-    ev("MEM_SCHEDULER_BLOCK.ALL", 0x04, 0x07, 0b11111111),
-    ev("LD_HEAD.L1_MISS", 0x05, 0x01, 0b11111111),
-    ev("LD_HEAD.WCB_FULL", 0x05, 0x02, 0b11111111),
-    ev("LD_HEAD.OTHER", 0x05, 0x40, 0b11111111),
-    ev("LD_HEAD.L1_MISS_AT_RET", 0x05, 0x81, 0b11111111),
-    ev("LD_HEAD.WCB_FULL_AT_RET", 0x05, 0x82, 0b11111111),
-    ev("LD_HEAD.OTHER_AT_RET", 0x05, 0xc0, 0b11111111),
-    ev("LD_HEAD.L1_BOUND_AT_RET", 0x05, 0xf4, 0b11111111),
-    ev("DTLB_LOAD_MISSES.MISS_CAUSED_WALK", 0x08, 0x01, 0b11111111),
-    ev("DTLB_LOAD_MISSES.WALK_COMPLETED_4K", 0x08, 0x02, 0b11111111),
-    ev("DTLB_LOAD_MISSES.WALK_COMPLETED", 0x08, 0x0e, 0b11111111),
-    ev("DTLB_LOAD_MISSES.STLB_HIT", 0x08, 0x20, 0b11111111),
-    ev("UOPS_ISSUED.ANY", 0x0e, 0x00, 0b11111111),
-    ev("MISALIGN_MEM_REF.LOAD_PAGE_SPLIT", 0x13, 0x02, 0b11111111),
-    ev("MISALIGN_MEM_REF.STORE_PAGE_SPLIT", 0x13, 0x04, 0b11111111),
-    ev("L2_REQUEST.DEMAND_DATA_RD_MISS", 0x24, 0x41, 0b11111111),
-    ev("L2_REQUEST.DEMAND_RFO_MISS", 0x24, 0x42, 0b11111111),
-    ev("L2_REQUEST.DEMAND_CODE_RD_MISS", 0x24, 0x44, 0b11111111),
-    ev("L2_REQUEST.HWPF_MISS", 0x24, 0x48, 0b11111111),
-    ev("L2_REQUEST.DEMAND_DATA_RD_HIT", 0x24, 0x81, 0b11111111),
-    ev("L2_REQUEST.DEMAND_RFO_HIT", 0x24, 0x82, 0b11111111),
-    ev("L2_REQUEST.DEMAND_CODE_RD_HIT", 0x24, 0x84, 0b11111111),
-    ev("L2_REQUEST.HWPF_HIT", 0x24, 0x88, 0b11111111),
-    ev("L2_REQUEST.DEMAND_DATA_RD", 0x24, 0xc1, 0b11111111),
-    ev("L2_REQUEST.DEMAND_RFO", 0x24, 0xc2, 0b11111111),
-    ev("L2_REQUEST.DEMAND_CODE_RD", 0x24, 0xc4, 0b11111111),
-    ev("L2_REQUEST.HWPF", 0x24, 0xc8, 0b11111111),
-    ev("LONGEST_LAT_CACHE.MISS", 0x2e, 0x41, 0b11111111),
-    ev("LONGEST_LAT_CACHE.REFERENCE", 0x2e, 0x4f, 0b11111111),
-    ev("L2_REJECT_XQ.ANY", 0x30, 0x00, 0b11111111),
-    ev("CORE_REJECT_L2Q.ANY", 0x31, 0x00, 0b11111111),
-    ev("MEM_BOUND_STALLS_LOAD.L2_HIT", 0x34, 0x01, 0b11111111),
-    ev("MEM_BOUND_STALLS_LOAD.LLC_HIT_NOSNOOP", 0x34, 0x02, 0b11111111),
-    ev("MEM_BOUND_STALLS_LOAD.LLC_HIT_SNOOP", 0x34, 0x04, 0b11111111),
-    ev("MEM_BOUND_STALLS_LOAD.LLC_HIT", 0x34, 0x06, 0b11111111),
-    ev("MEM_BOUND_STALLS_LOAD.LLC_MISS_OTHERMOD", 0x34, 0x08, 0b11111111),
-    ev("MEM_BOUND_STALLS_LOAD.LLC_MISS_LOCALMEM", 0x34, 0x10, 0b11111111),
-    ev("CPU_CLK_UNHALTED.CORE_P", 0x3c, 0x00, 0b11111111),
-    ev("CPU_CLK_UNHALTED.THREAD_P", 0x3c, 0x00, 0b11111111),
-    ev("CPU_CLK_UNHALTED.REF_TSC_P", 0x3c, 0x01, 0b11111111),
-    ev("DTLB_STORE_MISSES.MISS_CAUSED_WALK", 0x49, 0x01, 0b11111111),
-    ev("DTLB_STORE_MISSES.WALK_COMPLETED_4K", 0x49, 0x02, 0b11111111),
-    ev("DTLB_STORE_MISSES.WALK_COMPLETED", 0x49, 0x0e, 0b11111111),
-    ev("DTLB_STORE_MISSES.STLB_HIT", 0x49, 0x20, 0b11111111),
-    ev("TOPDOWN_FE_BOUND.CISC", 0x71, 0x01, 0b11111111),
-    ev("TOPDOWN_FE_BOUND.BRANCH_DETECT", 0x71, 0x02, 0b11111111),
-    ev("TOPDOWN_FE_BOUND.PREDECODE", 0x71, 0x04, 0b11111111),
-    ev("TOPDOWN_FE_BOUND.DECODE", 0x71, 0x08, 0b11111111),
-    ev("TOPDOWN_FE_BOUND.ITLB_MISS", 0x71, 0x10, 0b11111111),
-    ev("TOPDOWN_FE_BOUND.ICACHE", 0x71, 0x20, 0b11111111),
-    ev("TOPDOWN_FE_BOUND.BRANCH_RESTEER", 0x71, 0x40, 0b11111111),
-    ev("TOPDOWN_FE_BOUND.FRONTEND_LATENCY", 0x71, 0x72, 0b11111111),
-    ev("TOPDOWN_FE_BOUND.OTHER", 0x71, 0x80, 0b11111111),
-    ev("TOPDOWN_FE_BOUND.FRONTEND_BANDWIDTH", 0x71, 0x8d, 0b11111111),
-    ev("TOPDOWN_BAD_SPECULATION.ALL_P", 0x73, 0x00, 0b11111111),
-    ev("TOPDOWN_BAD_SPECULATION.NUKE", 0x73, 0x01, 0b11111111),
-    ev("TOPDOWN_BAD_SPECULATION.FASTNUKE", 0x73, 0x02, 0b11111111),
-    ev("TOPDOWN_BAD_SPECULATION.MACHINE_CLEARS", 0x73, 0x03, 0b11111111),
-    ev("TOPDOWN_BAD_SPECULATION.MISPREDICT", 0x73, 0x04, 0b11111111),
-    ev("TOPDOWN_BAD_SPECULATION.LSD_MISPREDICT", 0x73, 0x08, 0b11111111),
-    ev("TOPDOWN_BE_BOUND.ALLOC_RESTRICTIONS", 0x74, 0x01, 0b11111111),
-    ev("TOPDOWN_BE_BOUND.MEM_SCHEDULER", 0x74, 0x02, 0b11111111),
-    ev("TOPDOWN_BE_BOUND.NON_MEM_SCHEDULER", 0x74, 0x08, 0b11111111),
-    ev("TOPDOWN_BE_BOUND.SERIALIZATION", 0x74, 0x10, 0b11111111),
-    ev("TOPDOWN_BE_BOUND.REGISTER", 0x74, 0x20, 0b11111111),
-    ev("TOPDOWN_BE_BOUND.REORDER_BUFFER", 0x74, 0x40, 0b11111111),
-    ev("TOPDOWN_BE_BOUND.LSD", 0x74, 0x80, 0b11111111),
-    ev("SERIALIZATION.IQ_JEU_SCB", 0x75, 0x01, 0b11111111),
-    ev("SERIALIZATION.NON_C01_MS_SCB", 0x75, 0x02, 0b11111111),
-    ev("SERIALIZATION.C01_MS_SCB", 0x75, 0x04, 0b11111111),
-    ev("SERIALIZATION.COLOR_STALLS", 0x75, 0x08, 0b11111111),
-    ev("ICACHE.HIT", 0x80, 0x01, 0b11111111),
-    ev("ICACHE.MISSES", 0x80, 0x02, 0b11111111),
-    ev("ICACHE.ACCESSES", 0x80, 0x03, 0b11111111),
-    ev("ITLB_MISSES.MISS_CAUSED_WALK", 0x85, 0x01, 0b11111111),
-    ev("ITLB_MISSES.WALK_COMPLETED_4K", 0x85, 0x02, 0b11111111),
-    ev("ITLB_MISSES.WALK_COMPLETED", 0x85, 0x0e, 0b11111111),
-    ev("ITLB_MISSES.WALK_PENDING", 0x85, 0x10, 0b11111111),
-    ev("ITLB_MISSES.STLB_HIT", 0x85, 0x20, 0b11111111),
-    ev("TOPDOWN_FE_BOUND.ALL_P", 0x9c, 0x01, 0b11111111),
-    ev("TOPDOWN_BE_BOUND.ALL_P", 0xa4, 0x02, 0b11111111),
-    ev("TOPDOWN_BE_BOUND.ALL", 0xa4, 0x02, 0b11111111),
-    ev("FP_VINT_UOPS_EXECUTED.STD", 0xb2, 0x01, 0b11111111),
-    ev("FP_VINT_UOPS_EXECUTED.P0", 0xb2, 0x02, 0b11111111),
-    ev("FP_VINT_UOPS_EXECUTED.P1", 0xb2, 0x04, 0b11111111),
-    ev("FP_VINT_UOPS_EXECUTED.P2", 0xb2, 0x08, 0b11111111),
-    ev("FP_VINT_UOPS_EXECUTED.P3", 0xb2, 0x10, 0b11111111),
-    ev("FP_VINT_UOPS_EXECUTED.PRIMARY", 0xb2, 0x1e, 0b11111111),
-    ev("FP_VINT_UOPS_EXECUTED.ALL", 0xb2, 0x1f, 0b11111111),
-    ev("INT_UOPS_EXECUTED.LD", 0xb3, 0x01, 0b11111111),
-    ev("INT_UOPS_EXECUTED.STA", 0xb3, 0x02, 0b11111111),
-    ev("INT_UOPS_EXECUTED.STD_JMP", 0xb3, 0x04, 0b11111111),
-    ev("INT_UOPS_EXECUTED.P0", 0xb3, 0x08, 0b11111111),
-    ev("INT_UOPS_EXECUTED.P1", 0xb3, 0x10, 0b11111111),
-    ev("INT_UOPS_EXECUTED.P2", 0xb3, 0x20, 0b11111111),
-    ev("INT_UOPS_EXECUTED.P3", 0xb3, 0x40, 0b11111111),
-    ev("INT_UOPS_EXECUTED.PRIMARY", 0xb3, 0x78, 0b11111111),
-    ev("INT_UOPS_EXECUTED.2ND", 0xb3, 0x80, 0b11111111),
-    ev("INT_UOPS_EXECUTED.ALL", 0xb3, 0xff, 0b11111111),
-    ev("INST_RETIRED.ANY_P", 0xc0, 0x00, 0b11111111),
-    ev("UOPS_RETIRED.EOM", 0xc2, 0x01, 0b11111111),
-    ev("TOPDOWN_RETIRING.ALL_P", 0xc2, 0x02, 0b11111111),
-    ev("UOPS_RETIRED.MS", 0xc2, 0x04, 0b11111111),
-    ev("UOPS_RETIRED.DUAL_DEST", 0xc2, 0x10, 0b11111111),
-    ev("UOPS_RETIRED.LSD", 0xc2, 0x20, 0b11111111),
-    ev("UOPS_RETIRED.FPDIV", 0xc2, 0x40, 0b11111111),
-    ev("UOPS_RETIRED.IDIV", 0xc2, 0x80, 0b11111111),
-    ev("MACHINE_CLEARS.ANY", 0xc3, 0x00, 0b11111111),
-    ev("MACHINE_CLEARS.SMC", 0xc3, 0x01, 0b11111111),
-    ev("MACHINE_CLEARS.MEMORY_ORDERING", 0xc3, 0x02, 0b11111111),
-    ev("MACHINE_CLEARS.FP_ASSIST", 0xc3, 0x04, 0b11111111),
-    ev("MACHINE_CLEARS.DISAMBIGUATION", 0xc3, 0x08, 0b11111111),
-    ev("MACHINE_CLEARS.MRN_NUKE", 0xc3, 0x10, 0b11111111),
-    ev("MACHINE_CLEARS.PAGE_FAULT", 0xc3, 0x20, 0b11111111),
-    ev("MACHINE_CLEARS.FPC_VIRTUAL_TRAP", 0xc3, 0x40, 0b11111111),
-    ev("MACHINE_CLEARS.XMC", 0xc3, 0x80, 0b11111111),
-    ev("BR_INST_RETIRED.ALL_BRANCHES", 0xc4, 0x00, 0b11111111),
-    ev("BR_INST_RETIRED.COND_TAKEN_BWD", 0xc4, 0x01, 0b11111111),
-    ev("BR_INST_RETIRED.COND_TAKEN_FWD", 0xc4, 0x02, 0b11111111),
-    ev("BR_INST_RETIRED.COND_TAKEN", 0xc4, 0x03, 0b11111111),
-    ev("BR_INST_RETIRED.COND_NTAKEN", 0xc4, 0x04, 0b11111111),
-    ev("BR_INST_RETIRED.COND", 0xc4, 0x07, 0b11111111),
-    ev("BR_INST_RETIRED.NEAR_RETURN", 0xc4, 0x08, 0b11111111),
-    ev("BR_INST_RETIRED.NEAR_INDIRECT_CALL", 0xc4, 0x10, 0b11111111),
-    ev("BR_INST_RETIRED.NEAR_DIRECT_CALL", 0xc4, 0x20, 0b11111111),
-    ev("BR_INST_RETIRED.NEAR_CALL", 0xc4, 0x30, 0b11111111),
-    ev("BR_INST_RETIRED.NEAR_INDIRECT_JMP", 0xc4, 0x40, 0b11111111),
-    ev("BR_INST_RETIRED.NEAR_INDIRECT", 0xc4, 0x50, 0b11111111),
-    ev("BR_INST_RETIRED.NEAR_INDIRECT_OR_RETURN", 0xc4, 0x58, 0b11111111),
-    ev("BR_INST_RETIRED.NEAR_DIRECT_JMP", 0xc4, 0x80, 0b11111111),
-    ev("BR_INST_RETIRED.NEAR_JMP", 0xc4, 0xc0, 0b11111111),
-    ev("BR_INST_RETIRED.NEAR_TAKEN", 0xc4, 0xfb, 0b11111111),
-    ev("BR_MISP_RETIRED.ALL_BRANCHES", 0xc5, 0x00, 0b11111111),
-    ev("BR_MISP_RETIRED.COND_TAKEN", 0xc5, 0x03, 0b11111111),
-    ev("BR_MISP_RETIRED.COND_NTAKEN", 0xc5, 0x04, 0b11111111),
-    ev("BR_MISP_RETIRED.NEAR_RETURN", 0xc5, 0x08, 0b11111111),
-    ev("BR_MISP_RETIRED.NEAR_INDIRECT", 0xc5, 0x50, 0b11111111),
-    ev("FRONTEND_RETIRED.ALL", 0xc6, 0x00, 0b11111111),
-    ev("FRONTEND_RETIRED.CISC", 0xc6, 0x01, 0b11111111),
-    ev("FRONTEND_RETIRED.BRANCH_DETECT", 0xc6, 0x02, 0b11111111),
-    ev("FRONTEND_RETIRED.PREDECODE", 0xc6, 0x04, 0b11111111),
-    ev("FRONTEND_RETIRED.DECODE", 0xc6, 0x08, 0b11111111),
-    ev("FRONTEND_RETIRED.ITLB_MISS", 0xc6, 0x10, 0b11111111),
-    ev("FRONTEND_RETIRED.ICACHE", 0xc6, 0x20, 0b11111111),
-    ev("FRONTEND_RETIRED.BRANCH_RESTEER", 0xc6, 0x40, 0b11111111),
-    ev("FRONTEND_RETIRED.OTHER", 0xc6, 0x80, 0b11111111),
-    ev("FP_INST_RETIRED.32B_SP", 0xc7, 0x01, 0b11111111),
-    ev("FP_INST_RETIRED.64B_DP", 0xc7, 0x02, 0b11111111),
-    ev("FP_INST_RETIRED.128B_SP", 0xc7, 0x04, 0b11111111),
-    ev("FP_INST_RETIRED.128B_DP", 0xc7, 0x08, 0b11111111),
-    ev("FP_INST_RETIRED.256B_SP", 0xc7, 0x10, 0b11111111),
-    ev("FP_INST_RETIRED.256B_DP", 0xc7, 0x20, 0b11111111),
-    ev("FP_INST_RETIRED.ALL", 0xc7, 0x3f, 0b11111111),
-    ev("FP_FLOPS_RETIRED.FP64", 0xc8, 0x01, 0b11111111),
-    ev("FP_FLOPS_RETIRED.FP32", 0xc8, 0x02, 0b11111111),
-    ev("FP_FLOPS_RETIRED.ALL", 0xc8, 0x03, 0b11111111),
-    ev("FRONTEND_RETIRED_SOURCE.ICACHE_L2_HIT", 0xc9, 0x01, 0b11111111),
-    ev("FRONTEND_RETIRED_SOURCE.ICACHE_L3_HIT_NO_SNOOP", 0xc9, 0x02, 0b11111111),
-    ev("FRONTEND_RETIRED_SOURCE.ICACHE_L3_HIT_WITH_SNOOP", 0xc9, 0x04, 0b11111111),
-    ev("FRONTEND_RETIRED_SOURCE.ICACHE_L3_HIT", 0xc9, 0x06, 0b11111111),
-    ev("FRONTEND_RETIRED_SOURCE.ICACHE_L3_MISS", 0xc9, 0x08, 0b11111111),
-    ev("FRONTEND_RETIRED_SOURCE.ICACHE_L2_MISS", 0xc9, 0x0e, 0b11111111),
-    ev("FRONTEND_RETIRED_SOURCE.ITLB_STLB_HIT", 0xc9, 0x10, 0b11111111),
-    ev("FRONTEND_RETIRED_SOURCE.ITLB_STLB_MISS", 0xc9, 0x20, 0b11111111),
-    ev("FRONTEND_RETIRED_SOURCE.LATE_SWPF", 0xc9, 0x40, 0b11111111),
-    ev("ARITH.IDIV_OCCUPANCY", 0xcd, 0x01, 0b11111111),
-    ev("ARITH.IDIV_ACTIVE", 0xcd, 0x01, 0b11111111).threshold(1),
-    ev("ARITH.FPDIV_OCCUPANCY", 0xcd, 0x02, 0b11111111),
-    ev("ARITH.FPDIV_ACTIVE", 0xcd, 0x02, 0b11111111).threshold(1),
-    ev("ARITH.DIV_ACTIVE", 0xcd, 0x03, 0b11111111).threshold(1),
-    ev("ARITH.IDIV_UOPS", 0xcd, 0x04, 0b11111111),
-    ev("ARITH.FPDIV_UOPS", 0xcd, 0x08, 0b11111111),
-    ev("MEM_UOPS_RETIRED.LOAD_LATENCY_GT_1024", 0xd0, 0x05, 0b11111111).aux(AUX_MSR_PEBS_LD_LAT_THRESHOLD, 0x400),
-    ev("MEM_UOPS_RETIRED.LOAD_LATENCY_GT_128", 0xd0, 0x05, 0b11111111).aux(AUX_MSR_PEBS_LD_LAT_THRESHOLD, 0x80),
-    ev("MEM_UOPS_RETIRED.LOAD_LATENCY_GT_16", 0xd0, 0x05, 0b11111111).aux(AUX_MSR_PEBS_LD_LAT_THRESHOLD, 0x10),
-    ev("MEM_UOPS_RETIRED.LOAD_LATENCY_GT_2048", 0xd0, 0x05, 0b11111111).aux(AUX_MSR_PEBS_LD_LAT_THRESHOLD, 0x800),
-    ev("MEM_UOPS_RETIRED.LOAD_LATENCY_GT_256", 0xd0, 0x05, 0b11111111).aux(AUX_MSR_PEBS_LD_LAT_THRESHOLD, 0x100),
-    ev("MEM_UOPS_RETIRED.LOAD_LATENCY_GT_32", 0xd0, 0x05, 0b11111111).aux(AUX_MSR_PEBS_LD_LAT_THRESHOLD, 0x20),
-    ev("MEM_UOPS_RETIRED.LOAD_LATENCY_GT_4", 0xd0, 0x05, 0b11111111).aux(AUX_MSR_PEBS_LD_LAT_THRESHOLD, 0x4),
-    ev("MEM_UOPS_RETIRED.LOAD_LATENCY_GT_512", 0xd0, 0x05, 0b11111111).aux(AUX_MSR_PEBS_LD_LAT_THRESHOLD, 0x200),
-    ev("MEM_UOPS_RETIRED.LOAD_LATENCY_GT_64", 0xd0, 0x05, 0b11111111).aux(AUX_MSR_PEBS_LD_LAT_THRESHOLD, 0x40),
-    ev("MEM_UOPS_RETIRED.LOAD_LATENCY_GT_8", 0xd0, 0x05, 0b11111111).aux(AUX_MSR_PEBS_LD_LAT_THRESHOLD, 0x8),
-    ev("MEM_UOPS_RETIRED.STORE_LATENCY", 0xd0, 0x06, 0b11111111),
-    ev("MEM_UOPS_RETIRED.MRN_LOADS", 0xd0, 0x09, 0b11111111),
-    ev("MEM_UOPS_RETIRED.MRN_STORES", 0xd0, 0x0a, 0b11111111),
-    ev("MEM_UOPS_RETIRED.STLB_MISS_LOADS", 0xd0, 0x11, 0b11111111),
-    ev("MEM_UOPS_RETIRED.STLB_MISS_STORES", 0xd0, 0x12, 0b11111111),
-    ev("MEM_UOPS_RETIRED.STLB_MISS", 0xd0, 0x13, 0b11111111),
-    ev("MEM_UOPS_RETIRED.LOCK_LOADS", 0xd0, 0x21, 0b11111111),
-    ev("MEM_UOPS_RETIRED.SPLIT_LOADS", 0xd0, 0x41, 0b11111111),
-    ev("MEM_UOPS_RETIRED.SPLIT_STORES", 0xd0, 0x42, 0b11111111),
-    ev("MEM_UOPS_RETIRED.SPLIT", 0xd0, 0x43, 0b11111111),
-    ev("MEM_UOPS_RETIRED.ALL_LOADS", 0xd0, 0x81, 0b11111111),
-    ev("MEM_UOPS_RETIRED.ALL_STORES", 0xd0, 0x82, 0b11111111),
-    ev("MEM_UOPS_RETIRED.ALL", 0xd0, 0x83, 0b11111111),
-    ev("MEM_LOAD_UOPS_RETIRED.L1_HIT", 0xd1, 0x01, 0b11111111),
-    ev("MEM_LOAD_UOPS_RETIRED.L2_HIT", 0xd1, 0x02, 0b11111111),
-    ev("MEM_LOAD_UOPS_RETIRED.L3_HIT_NO_SNOOP", 0xd1, 0x04, 0b11111111),
-    ev("MEM_LOAD_UOPS_RETIRED.L3_HIT_SNOOP_HIT", 0xd1, 0x10, 0b11111111),
-    ev("MEM_LOAD_UOPS_RETIRED.L3_HIT", 0xd1, 0x1c, 0b11111111),
-    ev("MEM_LOAD_UOPS_RETIRED.L1_MISS", 0xd1, 0x40, 0b11111111),
-    ev("MEM_LOAD_UOPS_RETIRED.L2_MISS", 0xd1, 0x80, 0b11111111),
-    ev("MEM_LOAD_UOPS_L3_MISS_RETIRED.LOCAL_DRAM", 0xd3, 0x01, 0b11111111),
-    ev("MEM_LOAD_UOPS_L3_MISS_RETIRED.REMOTE_DRAM_OR_NOFWD", 0xd3, 0x02, 0b11111111),
-    ev("MEM_LOAD_UOPS_L3_MISS_RETIRED.REMOTE_FWD_NONM", 0xd3, 0x04, 0b11111111),
-    ev("MEM_LOAD_UOPS_L3_MISS_RETIRED.REMOTE_FWD_HITM", 0xd3, 0x08, 0b11111111),
-    ev("MEM_LOAD_UOPS_L3_MISS_RETIRED.ALL", 0xd3, 0xff, 0b11111111),
-    ev("MEM_LOAD_UOPS_MISC_RETIRED.L3_HIT_SNOOP_HITM", 0xd4, 0x08, 0b11111111),
-    ev("MEM_LOAD_UOPS_MISC_RETIRED.L3_HIT_SNOOP_WITH_FWD", 0xd4, 0x10, 0b11111111),
-    ev("MEM_LOAD_UOPS_MISC_RETIRED.L3_HIT_SNOOP_NO_FWD", 0xd4, 0x20, 0b11111111),
-    ev("MISC_RETIRED1.LFENCE", 0xe0, 0x02, 0b11111111),
-    ev("MISC_RETIRED1.CL_INST", 0xe0, 0xff, 0b11111111),
-    ev("MISC_RETIRED2.KEYLOCKER_ACCESS", 0xe1, 0x10, 0b11111111),
-    ev("MISC_RETIRED2.KEYLOCKER_MISS", 0xe1, 0x11, 0b11111111),
-    ev("LBR_INSERTS.ANY", 0xe4, 0x01, 0b11111111),
-    ev("BACLEARS.ANY", 0xe6, 0x01, 0b11111111),
-    ev("BACLEARS.INDIRECT", 0xe6, 0x02, 0b11111111),
-    ev("BACLEARS.UNCOND", 0xe6, 0x04, 0b11111111),
-    ev("BACLEARS.RETURN", 0xe6, 0x08, 0b11111111),
-    ev("BACLEARS.COND", 0xe6, 0x10, 0b11111111),
-    ev("MS_DECODED.MS_ENTRY", 0xe7, 0x01, 0b11111111),
-    ev("MS_DECODED.MS_BUSY", 0xe7, 0x04, 0b11111111),
-    ev("PREDICTION.BTCLEAR", 0xe8, 0x01, 0b11111111),
-    ev("OCR.DEMAND_DATA_RD.DRAM", 0xb7, 0x01, 0b11111111).aux(AUX_MSR_OFFCORE_RSP_0, 0x7bc000001),
-    ev("OCR.DEMAND_DATA_RD.ANY_RESPONSE", 0xb7, 0x01, 0b11111111).aux(AUX_MSR_OFFCORE_RSP_0, 0x10001),
-    ev("OCR.DEMAND_DATA_RD.LOCAL_DRAM", 0xb7, 0x01, 0b11111111).aux(AUX_MSR_OFFCORE_RSP_0, 0x784000001),
-    ev("OCR.DEMAND_RFO.ANY_RESPONSE", 0xb7, 0x01, 0b11111111).aux(AUX_MSR_OFFCORE_RSP_0, 0x10002),
-    ev("OCR.DEMAND_DATA_RD.REMOTE_DRAM", 0xb7, 0x01, 0b11111111).aux(AUX_MSR_OFFCORE_RSP_0, 0x730000001),
-];
+event_table! {
+    /// The events, row n for `Event::row(n)`: `ev(name, event select, umask)` and what else each
+    /// sets. The counters that may count them (bit n: counter n) and those without
+    /// Hyper-Threading are the table's, the two numbers before the rows, unless a row
+    /// gives its own (`.on(..)`, `.ht_off(..)`).
+    EVENT_ROWS, EventRowNumber, 0, "", 0b11111111, 0b0;
+    LD_BLOCKS_DATA_UNKNOWN = ev("LD_BLOCKS.DATA_UNKNOWN", 0x03, 0x01),
+    LD_BLOCKS_STORE_FORWARD = ev("LD_BLOCKS.STORE_FORWARD", 0x03, 0x02),
+    LD_BLOCKS_ADDRESS_ALIAS = ev("LD_BLOCKS.ADDRESS_ALIAS", 0x03, 0x04),
+    LD_BLOCKS_DTLB_MISS = ev("LD_BLOCKS.DTLB_MISS", 0x03, 0x08),
+    LD_BLOCKS_ALL = ev("LD_BLOCKS.ALL", 0x03, 0x1f),
+    MEM_SCHEDULER_BLOCK_ST_BUF = ev("MEM_SCHEDULER_BLOCK.ST_BUF", 0x04, 0x01),
+    MEM_SCHEDULER_BLOCK_LD_BUF = ev("MEM_SCHEDULER_BLOCK.LD_BUF", 0x04, 0x02),
+    MEM_SCHEDULER_BLOCK_RSV = ev("MEM_SCHEDULER_BLOCK.RSV", 0x04, 0x04),
+    MEM_SCHEDULER_BLOCK_ALL = ev("MEM_SCHEDULER_BLOCK.ALL", 0x04, 0x07),
+    LD_HEAD_L1_MISS = ev("LD_HEAD.L1_MISS", 0x05, 0x01),
+    LD_HEAD_WCB_FULL = ev("LD_HEAD.WCB_FULL", 0x05, 0x02),
+    LD_HEAD_OTHER = ev("LD_HEAD.OTHER", 0x05, 0x40),
+    LD_HEAD_L1_MISS_AT_RET = ev("LD_HEAD.L1_MISS_AT_RET", 0x05, 0x81),
+    LD_HEAD_WCB_FULL_AT_RET = ev("LD_HEAD.WCB_FULL_AT_RET", 0x05, 0x82),
+    LD_HEAD_OTHER_AT_RET = ev("LD_HEAD.OTHER_AT_RET", 0x05, 0xc0),
+    LD_HEAD_L1_BOUND_AT_RET = ev("LD_HEAD.L1_BOUND_AT_RET", 0x05, 0xf4),
+    DTLB_LOAD_MISSES_MISS_CAUSED_WALK = ev("DTLB_LOAD_MISSES.MISS_CAUSED_WALK", 0x08, 0x01),
+    DTLB_LOAD_MISSES_WALK_COMPLETED_4K = ev("DTLB_LOAD_MISSES.WALK_COMPLETED_4K", 0x08, 0x02),
+    DTLB_LOAD_MISSES_WALK_COMPLETED = ev("DTLB_LOAD_MISSES.WALK_COMPLETED", 0x08, 0x0e),
+    DTLB_LOAD_MISSES_STLB_HIT = ev("DTLB_LOAD_MISSES.STLB_HIT", 0x08, 0x20),
+    UOPS_ISSUED_ANY = ev("UOPS_ISSUED.ANY", 0x0e, 0x00),
+    MISALIGN_MEM_REF_LOAD_PAGE_SPLIT = ev("MISALIGN_MEM_REF.LOAD_PAGE_SPLIT", 0x13, 0x02),
+    MISALIGN_MEM_REF_STORE_PAGE_SPLIT = ev("MISALIGN_MEM_REF.STORE_PAGE_SPLIT", 0x13, 0x04),
+    L2_REQUEST_DEMAND_DATA_RD_MISS = ev("L2_REQUEST.DEMAND_DATA_RD_MISS", 0x24, 0x41),
+    L2_REQUEST_DEMAND_RFO_MISS = ev("L2_REQUEST.DEMAND_RFO_MISS", 0x24, 0x42),
+    L2_REQUEST_DEMAND_CODE_RD_MISS = ev("L2_REQUEST.DEMAND_CODE_RD_MISS", 0x24, 0x44),
+    L2_REQUEST_HWPF_MISS = ev("L2_REQUEST.HWPF_MISS", 0x24, 0x48),
+    L2_REQUEST_DEMAND_DATA_RD_HIT = ev("L2_REQUEST.DEMAND_DATA_RD_HIT", 0x24, 0x81),
+    L2_REQUEST_DEMAND_RFO_HIT = ev("L2_REQUEST.DEMAND_RFO_HIT", 0x24, 0x82),
+    L2_REQUEST_DEMAND_CODE_RD_HIT = ev("L2_REQUEST.DEMAND_CODE_RD_HIT", 0x24, 0x84),
+    L2_REQUEST_HWPF_HIT = ev("L2_REQUEST.HWPF_HIT", 0x24, 0x88),
+    L2_REQUEST_DEMAND_DATA_RD = ev("L2_REQUEST.DEMAND_DATA_RD", 0x24, 0xc1),
+    L2_REQUEST_DEMAND_RFO = ev("L2_REQUEST.DEMAND_RFO", 0x24, 0xc2),
+    L2_REQUEST_DEMAND_CODE_RD = ev("L2_REQUEST.DEMAND_CODE_RD", 0x24, 0xc4),
+    L2_REQUEST_HWPF = ev("L2_REQUEST.HWPF", 0x24, 0xc8),
+    LONGEST_LAT_CACHE_MISS = ev("LONGEST_LAT_CACHE.MISS", 0x2e, 0x41),
+    LONGEST_LAT_CACHE_REFERENCE = ev("LONGEST_LAT_CACHE.REFERENCE", 0x2e, 0x4f),
+    L2_REJECT_XQ_ANY = ev("L2_REJECT_XQ.ANY", 0x30, 0x00),
+    CORE_REJECT_L2Q_ANY = ev("CORE_REJECT_L2Q.ANY", 0x31, 0x00),
+    MEM_BOUND_STALLS_LOAD_L2_HIT = ev("MEM_BOUND_STALLS_LOAD.L2_HIT", 0x34, 0x01),
+    MEM_BOUND_STALLS_LOAD_LLC_HIT_NOSNOOP = ev("MEM_BOUND_STALLS_LOAD.LLC_HIT_NOSNOOP", 0x34, 0x02),
+    MEM_BOUND_STALLS_LOAD_LLC_HIT_SNOOP = ev("MEM_BOUND_STALLS_LOAD.LLC_HIT_SNOOP", 0x34, 0x04),
+    MEM_BOUND_STALLS_LOAD_LLC_HIT = ev("MEM_BOUND_STALLS_LOAD.LLC_HIT", 0x34, 0x06),
+    MEM_BOUND_STALLS_LOAD_LLC_MISS_OTHERMOD = ev("MEM_BOUND_STALLS_LOAD.LLC_MISS_OTHERMOD", 0x34, 0x08),
+    MEM_BOUND_STALLS_LOAD_LLC_MISS_LOCALMEM = ev("MEM_BOUND_STALLS_LOAD.LLC_MISS_LOCALMEM", 0x34, 0x10),
+    CPU_CLK_UNHALTED_CORE_P = ev("CPU_CLK_UNHALTED.CORE_P", 0x3c, 0x00),
+    CPU_CLK_UNHALTED_THREAD_P = ev("CPU_CLK_UNHALTED.THREAD_P", 0x3c, 0x00),
+    CPU_CLK_UNHALTED_REF_TSC_P = ev("CPU_CLK_UNHALTED.REF_TSC_P", 0x3c, 0x01),
+    DTLB_STORE_MISSES_MISS_CAUSED_WALK = ev("DTLB_STORE_MISSES.MISS_CAUSED_WALK", 0x49, 0x01),
+    DTLB_STORE_MISSES_WALK_COMPLETED_4K = ev("DTLB_STORE_MISSES.WALK_COMPLETED_4K", 0x49, 0x02),
+    DTLB_STORE_MISSES_WALK_COMPLETED = ev("DTLB_STORE_MISSES.WALK_COMPLETED", 0x49, 0x0e),
+    DTLB_STORE_MISSES_STLB_HIT = ev("DTLB_STORE_MISSES.STLB_HIT", 0x49, 0x20),
+    TOPDOWN_FE_BOUND_CISC = ev("TOPDOWN_FE_BOUND.CISC", 0x71, 0x01),
+    TOPDOWN_FE_BOUND_BRANCH_DETECT = ev("TOPDOWN_FE_BOUND.BRANCH_DETECT", 0x71, 0x02),
+    TOPDOWN_FE_BOUND_PREDECODE = ev("TOPDOWN_FE_BOUND.PREDECODE", 0x71, 0x04),
+    TOPDOWN_FE_BOUND_DECODE = ev("TOPDOWN_FE_BOUND.DECODE", 0x71, 0x08),
+    TOPDOWN_FE_BOUND_ITLB_MISS = ev("TOPDOWN_FE_BOUND.ITLB_MISS", 0x71, 0x10),
+    TOPDOWN_FE_BOUND_ICACHE = ev("TOPDOWN_FE_BOUND.ICACHE", 0x71, 0x20),
+    TOPDOWN_FE_BOUND_BRANCH_RESTEER = ev("TOPDOWN_FE_BOUND.BRANCH_RESTEER", 0x71, 0x40),
+    TOPDOWN_FE_BOUND_FRONTEND_LATENCY = ev("TOPDOWN_FE_BOUND.FRONTEND_LATENCY", 0x71, 0x72),
+    TOPDOWN_FE_BOUND_OTHER = ev("TOPDOWN_FE_BOUND.OTHER", 0x71, 0x80),
+    TOPDOWN_FE_BOUND_FRONTEND_BANDWIDTH = ev("TOPDOWN_FE_BOUND.FRONTEND_BANDWIDTH", 0x71, 0x8d),
+    TOPDOWN_BAD_SPECULATION_ALL_P = ev("TOPDOWN_BAD_SPECULATION.ALL_P", 0x73, 0x00),
+    TOPDOWN_BAD_SPECULATION_NUKE = ev("TOPDOWN_BAD_SPECULATION.NUKE", 0x73, 0x01),
+    TOPDOWN_BAD_SPECULATION_FASTNUKE = ev("TOPDOWN_BAD_SPECULATION.FASTNUKE", 0x73, 0x02),
+    TOPDOWN_BAD_SPECULATION_MACHINE_CLEARS = ev("TOPDOWN_BAD_SPECULATION.MACHINE_CLEARS", 0x73, 0x03),
+    TOPDOWN_BAD_SPECULATION_MISPREDICT = ev("TOPDOWN_BAD_SPECULATION.MISPREDICT", 0x73, 0x04),
+    TOPDOWN_BAD_SPECULATION_LSD_MISPREDICT = ev("TOPDOWN_BAD_SPECULATION.LSD_MISPREDICT", 0x73, 0x08),
+    TOPDOWN_BE_BOUND_ALLOC_RESTRICTIONS = ev("TOPDOWN_BE_BOUND.ALLOC_RESTRICTIONS", 0x74, 0x01),
+    TOPDOWN_BE_BOUND_MEM_SCHEDULER = ev("TOPDOWN_BE_BOUND.MEM_SCHEDULER", 0x74, 0x02),
+    TOPDOWN_BE_BOUND_NON_MEM_SCHEDULER = ev("TOPDOWN_BE_BOUND.NON_MEM_SCHEDULER", 0x74, 0x08),
+    TOPDOWN_BE_BOUND_SERIALIZATION = ev("TOPDOWN_BE_BOUND.SERIALIZATION", 0x74, 0x10),
+    TOPDOWN_BE_BOUND_REGISTER = ev("TOPDOWN_BE_BOUND.REGISTER", 0x74, 0x20),
+    TOPDOWN_BE_BOUND_REORDER_BUFFER = ev("TOPDOWN_BE_BOUND.REORDER_BUFFER", 0x74, 0x40),
+    TOPDOWN_BE_BOUND_LSD = ev("TOPDOWN_BE_BOUND.LSD", 0x74, 0x80),
+    SERIALIZATION_IQ_JEU_SCB = ev("SERIALIZATION.IQ_JEU_SCB", 0x75, 0x01),
+    SERIALIZATION_NON_C01_MS_SCB = ev("SERIALIZATION.NON_C01_MS_SCB", 0x75, 0x02),
+    SERIALIZATION_C01_MS_SCB = ev("SERIALIZATION.C01_MS_SCB", 0x75, 0x04),
+    SERIALIZATION_COLOR_STALLS = ev("SERIALIZATION.COLOR_STALLS", 0x75, 0x08),
+    ICACHE_HIT = ev("ICACHE.HIT", 0x80, 0x01),
+    ICACHE_MISSES = ev("ICACHE.MISSES", 0x80, 0x02),
+    ICACHE_ACCESSES = ev("ICACHE.ACCESSES", 0x80, 0x03),
+    ITLB_MISSES_MISS_CAUSED_WALK = ev("ITLB_MISSES.MISS_CAUSED_WALK", 0x85, 0x01),
+    ITLB_MISSES_WALK_COMPLETED_4K = ev("ITLB_MISSES.WALK_COMPLETED_4K", 0x85, 0x02),
+    ITLB_MISSES_WALK_COMPLETED = ev("ITLB_MISSES.WALK_COMPLETED", 0x85, 0x0e),
+    ITLB_MISSES_WALK_PENDING = ev("ITLB_MISSES.WALK_PENDING", 0x85, 0x10),
+    ITLB_MISSES_STLB_HIT = ev("ITLB_MISSES.STLB_HIT", 0x85, 0x20),
+    TOPDOWN_FE_BOUND_ALL_P = ev("TOPDOWN_FE_BOUND.ALL_P", 0x9c, 0x01),
+    TOPDOWN_BE_BOUND_ALL_P = ev("TOPDOWN_BE_BOUND.ALL_P", 0xa4, 0x02),
+    TOPDOWN_BE_BOUND_ALL = ev("TOPDOWN_BE_BOUND.ALL", 0xa4, 0x02),
+    FP_VINT_UOPS_EXECUTED_STD = ev("FP_VINT_UOPS_EXECUTED.STD", 0xb2, 0x01),
+    FP_VINT_UOPS_EXECUTED_P0 = ev("FP_VINT_UOPS_EXECUTED.P0", 0xb2, 0x02),
+    FP_VINT_UOPS_EXECUTED_P1 = ev("FP_VINT_UOPS_EXECUTED.P1", 0xb2, 0x04),
+    FP_VINT_UOPS_EXECUTED_P2 = ev("FP_VINT_UOPS_EXECUTED.P2", 0xb2, 0x08),
+    FP_VINT_UOPS_EXECUTED_P3 = ev("FP_VINT_UOPS_EXECUTED.P3", 0xb2, 0x10),
+    FP_VINT_UOPS_EXECUTED_PRIMARY = ev("FP_VINT_UOPS_EXECUTED.PRIMARY", 0xb2, 0x1e),
+    FP_VINT_UOPS_EXECUTED_ALL = ev("FP_VINT_UOPS_EXECUTED.ALL", 0xb2, 0x1f),
+    INT_UOPS_EXECUTED_LD = ev("INT_UOPS_EXECUTED.LD", 0xb3, 0x01),
+    INT_UOPS_EXECUTED_STA = ev("INT_UOPS_EXECUTED.STA", 0xb3, 0x02),
+    INT_UOPS_EXECUTED_STD_JMP = ev("INT_UOPS_EXECUTED.STD_JMP", 0xb3, 0x04),
+    INT_UOPS_EXECUTED_P0 = ev("INT_UOPS_EXECUTED.P0", 0xb3, 0x08),
+    INT_UOPS_EXECUTED_P1 = ev("INT_UOPS_EXECUTED.P1", 0xb3, 0x10),
+    INT_UOPS_EXECUTED_P2 = ev("INT_UOPS_EXECUTED.P2", 0xb3, 0x20),
+    INT_UOPS_EXECUTED_P3 = ev("INT_UOPS_EXECUTED.P3", 0xb3, 0x40),
+    INT_UOPS_EXECUTED_PRIMARY = ev("INT_UOPS_EXECUTED.PRIMARY", 0xb3, 0x78),
+    INT_UOPS_EXECUTED_2ND = ev("INT_UOPS_EXECUTED.2ND", 0xb3, 0x80),
+    INT_UOPS_EXECUTED_ALL = ev("INT_UOPS_EXECUTED.ALL", 0xb3, 0xff),
+    INST_RETIRED_ANY_P = ev("INST_RETIRED.ANY_P", 0xc0, 0x00),
+    UOPS_RETIRED_EOM = ev("UOPS_RETIRED.EOM", 0xc2, 0x01),
+    TOPDOWN_RETIRING_ALL_P = ev("TOPDOWN_RETIRING.ALL_P", 0xc2, 0x02),
+    UOPS_RETIRED_MS = ev("UOPS_RETIRED.MS", 0xc2, 0x04),
+    UOPS_RETIRED_DUAL_DEST = ev("UOPS_RETIRED.DUAL_DEST", 0xc2, 0x10),
+    UOPS_RETIRED_LSD = ev("UOPS_RETIRED.LSD", 0xc2, 0x20),
+    UOPS_RETIRED_FPDIV = ev("UOPS_RETIRED.FPDIV", 0xc2, 0x40),
+    UOPS_RETIRED_IDIV = ev("UOPS_RETIRED.IDIV", 0xc2, 0x80),
+    MACHINE_CLEARS_ANY = ev("MACHINE_CLEARS.ANY", 0xc3, 0x00),
+    MACHINE_CLEARS_SMC = ev("MACHINE_CLEARS.SMC", 0xc3, 0x01),
+    MACHINE_CLEARS_MEMORY_ORDERING = ev("MACHINE_CLEARS.MEMORY_ORDERING", 0xc3, 0x02),
+    MACHINE_CLEARS_FP_ASSIST = ev("MACHINE_CLEARS.FP_ASSIST", 0xc3, 0x04),
+    MACHINE_CLEARS_DISAMBIGUATION = ev("MACHINE_CLEARS.DISAMBIGUATION", 0xc3, 0x08),
+    MACHINE_CLEARS_MRN_NUKE = ev("MACHINE_CLEARS.MRN_NUKE", 0xc3, 0x10),
+    MACHINE_CLEARS_PAGE_FAULT = ev("MACHINE_CLEARS.PAGE_FAULT", 0xc3, 0x20),
+    MACHINE_CLEARS_FPC_VIRTUAL_TRAP = ev("MACHINE_CLEARS.FPC_VIRTUAL_TRAP", 0xc3, 0x40),
+    MACHINE_CLEARS_XMC = ev("MACHINE_CLEARS.XMC", 0xc3, 0x80),
+    BR_INST_RETIRED_ALL_BRANCHES = ev("BR_INST_RETIRED.ALL_BRANCHES", 0xc4, 0x00),
+    BR_INST_RETIRED_COND_TAKEN_BWD = ev("BR_INST_RETIRED.COND_TAKEN_BWD", 0xc4, 0x01),
+    BR_INST_RETIRED_COND_TAKEN_FWD = ev("BR_INST_RETIRED.COND_TAKEN_FWD", 0xc4, 0x02),
+    BR_INST_RETIRED_COND_TAKEN = ev("BR_INST_RETIRED.COND_TAKEN", 0xc4, 0x03),
+    BR_INST_RETIRED_COND_NTAKEN = ev("BR_INST_RETIRED.COND_NTAKEN", 0xc4, 0x04),
+    BR_INST_RETIRED_COND = ev("BR_INST_RETIRED.COND", 0xc4, 0x07),
+    BR_INST_RETIRED_NEAR_RETURN = ev("BR_INST_RETIRED.NEAR_RETURN", 0xc4, 0x08),
+    BR_INST_RETIRED_NEAR_INDIRECT_CALL = ev("BR_INST_RETIRED.NEAR_INDIRECT_CALL", 0xc4, 0x10),
+    BR_INST_RETIRED_NEAR_DIRECT_CALL = ev("BR_INST_RETIRED.NEAR_DIRECT_CALL", 0xc4, 0x20),
+    BR_INST_RETIRED_NEAR_CALL = ev("BR_INST_RETIRED.NEAR_CALL", 0xc4, 0x30),
+    BR_INST_RETIRED_NEAR_INDIRECT_JMP = ev("BR_INST_RETIRED.NEAR_INDIRECT_JMP", 0xc4, 0x40),
+    BR_INST_RETIRED_NEAR_INDIRECT = ev("BR_INST_RETIRED.NEAR_INDIRECT", 0xc4, 0x50),
+    BR_INST_RETIRED_NEAR_INDIRECT_OR_RETURN = ev("BR_INST_RETIRED.NEAR_INDIRECT_OR_RETURN", 0xc4, 0x58),
+    BR_INST_RETIRED_NEAR_DIRECT_JMP = ev("BR_INST_RETIRED.NEAR_DIRECT_JMP", 0xc4, 0x80),
+    BR_INST_RETIRED_NEAR_JMP = ev("BR_INST_RETIRED.NEAR_JMP", 0xc4, 0xc0),
+    BR_INST_RETIRED_NEAR_TAKEN = ev("BR_INST_RETIRED.NEAR_TAKEN", 0xc4, 0xfb),
+    BR_MISP_RETIRED_ALL_BRANCHES = ev("BR_MISP_RETIRED.ALL_BRANCHES", 0xc5, 0x00),
+    BR_MISP_RETIRED_COND_TAKEN = ev("BR_MISP_RETIRED.COND_TAKEN", 0xc5, 0x03),
+    BR_MISP_RETIRED_COND_NTAKEN = ev("BR_MISP_RETIRED.COND_NTAKEN", 0xc5, 0x04),
+    BR_MISP_RETIRED_NEAR_RETURN = ev("BR_MISP_RETIRED.NEAR_RETURN", 0xc5, 0x08),
+    BR_MISP_RETIRED_NEAR_INDIRECT = ev("BR_MISP_RETIRED.NEAR_INDIRECT", 0xc5, 0x50),
+    FRONTEND_RETIRED_ALL = ev("FRONTEND_RETIRED.ALL", 0xc6, 0x00),
+    FRONTEND_RETIRED_CISC = ev("FRONTEND_RETIRED.CISC", 0xc6, 0x01),
+    FRONTEND_RETIRED_BRANCH_DETECT = ev("FRONTEND_RETIRED.BRANCH_DETECT", 0xc6, 0x02),
+    FRONTEND_RETIRED_PREDECODE = ev("FRONTEND_RETIRED.PREDECODE", 0xc6, 0x04),
+    FRONTEND_RETIRED_DECODE = ev("FRONTEND_RETIRED.DECODE", 0xc6, 0x08),
+    FRONTEND_RETIRED_ITLB_MISS = ev("FRONTEND_RETIRED.ITLB_MISS", 0xc6, 0x10),
+    FRONTEND_RETIRED_ICACHE = ev("FRONTEND_RETIRED.ICACHE", 0xc6, 0x20),
+    FRONTEND_RETIRED_BRANCH_RESTEER = ev("FRONTEND_RETIRED.BRANCH_RESTEER", 0xc6, 0x40),
+    FRONTEND_RETIRED_OTHER = ev("FRONTEND_RETIRED.OTHER", 0xc6, 0x80),
+    FP_INST_RETIRED_32B_SP = ev("FP_INST_RETIRED.32B_SP", 0xc7, 0x01),
+    FP_INST_RETIRED_64B_DP = ev("FP_INST_RETIRED.64B_DP", 0xc7, 0x02),
+    FP_INST_RETIRED_128B_SP = ev("FP_INST_RETIRED.128B_SP", 0xc7, 0x04),
+    FP_INST_RETIRED_128B_DP = ev("FP_INST_RETIRED.128B_DP", 0xc7, 0x08),
+    FP_INST_RETIRED_256B_SP = ev("FP_INST_RETIRED.256B_SP", 0xc7, 0x10),
+    FP_INST_RETIRED_256B_DP = ev("FP_INST_RETIRED.256B_DP", 0xc7, 0x20),
+    FP_INST_RETIRED_ALL = ev("FP_INST_RETIRED.ALL", 0xc7, 0x3f),
+    FP_FLOPS_RETIRED_FP64 = ev("FP_FLOPS_RETIRED.FP64", 0xc8, 0x01),
+    FP_FLOPS_RETIRED_FP32 = ev("FP_FLOPS_RETIRED.FP32", 0xc8, 0x02),
+    FP_FLOPS_RETIRED_ALL = ev("FP_FLOPS_RETIRED.ALL", 0xc8, 0x03),
+    FRONTEND_RETIRED_SOURCE_ICACHE_L2_HIT = ev("FRONTEND_RETIRED_SOURCE.ICACHE_L2_HIT", 0xc9, 0x01),
+    FRONTEND_RETIRED_SOURCE_ICACHE_L3_HIT_NO_SNOOP = ev("FRONTEND_RETIRED_SOURCE.ICACHE_L3_HIT_NO_SNOOP", 0xc9, 0x02),
+    FRONTEND_RETIRED_SOURCE_ICACHE_L3_HIT_WITH_SNOOP = ev("FRONTEND_RETIRED_SOURCE.ICACHE_L3_HIT_WITH_SNOOP", 0xc9, 0x04),
+    FRONTEND_RETIRED_SOURCE_ICACHE_L3_HIT = ev("FRONTEND_RETIRED_SOURCE.ICACHE_L3_HIT", 0xc9, 0x06),
+    FRONTEND_RETIRED_SOURCE_ICACHE_L3_MISS = ev("FRONTEND_RETIRED_SOURCE.ICACHE_L3_MISS", 0xc9, 0x08),
+    FRONTEND_RETIRED_SOURCE_ICACHE_L2_MISS = ev("FRONTEND_RETIRED_SOURCE.ICACHE_L2_MISS", 0xc9, 0x0e),
+    FRONTEND_RETIRED_SOURCE_ITLB_STLB_HIT = ev("FRONTEND_RETIRED_SOURCE.ITLB_STLB_HIT", 0xc9, 0x10),
+    FRONTEND_RETIRED_SOURCE_ITLB_STLB_MISS = ev("FRONTEND_RETIRED_SOURCE.ITLB_STLB_MISS", 0xc9, 0x20),
+    FRONTEND_RETIRED_SOURCE_LATE_SWPF = ev("FRONTEND_RETIRED_SOURCE.LATE_SWPF", 0xc9, 0x40),
+    ARITH_IDIV_OCCUPANCY = ev("ARITH.IDIV_OCCUPANCY", 0xcd, 0x01),
+    ARITH_IDIV_ACTIVE = ev("ARITH.IDIV_ACTIVE", 0xcd, 0x01).threshold(1),
+    ARITH_FPDIV_OCCUPANCY = ev("ARITH.FPDIV_OCCUPANCY", 0xcd, 0x02),
+    ARITH_FPDIV_ACTIVE = ev("ARITH.FPDIV_ACTIVE", 0xcd, 0x02).threshold(1),
+    ARITH_DIV_ACTIVE = ev("ARITH.DIV_ACTIVE", 0xcd, 0x03).threshold(1),
+    ARITH_IDIV_UOPS = ev("ARITH.IDIV_UOPS", 0xcd, 0x04),
+    ARITH_FPDIV_UOPS = ev("ARITH.FPDIV_UOPS", 0xcd, 0x08),
+    MEM_UOPS_RETIRED_LOAD_LATENCY_GT_1024 = ev("MEM_UOPS_RETIRED.LOAD_LATENCY_GT_1024", 0xd0, 0x05).aux(AUX_MSR_PEBS_LD_LAT_THRESHOLD, 0x400),
+    MEM_UOPS_RETIRED_LOAD_LATENCY_GT_128 = ev("MEM_UOPS_RETIRED.LOAD_LATENCY_GT_128", 0xd0, 0x05).aux(AUX_MSR_PEBS_LD_LAT_THRESHOLD, 0x80),
+    MEM_UOPS_RETIRED_LOAD_LATENCY_GT_16 = ev("MEM_UOPS_RETIRED.LOAD_LATENCY_GT_16", 0xd0, 0x05).aux(AUX_MSR_PEBS_LD_LAT_THRESHOLD, 0x10),
+    MEM_UOPS_RETIRED_LOAD_LATENCY_GT_2048 = ev("MEM_UOPS_RETIRED.LOAD_LATENCY_GT_2048", 0xd0, 0x05).aux(AUX_MSR_PEBS_LD_LAT_THRESHOLD, 0x800),
+    MEM_UOPS_RETIRED_LOAD_LATENCY_GT_256 = ev("MEM_UOPS_RETIRED.LOAD_LATENCY_GT_256", 0xd0, 0x05).aux(AUX_MSR_PEBS_LD_LAT_THRESHOLD, 0x100),
+    MEM_UOPS_RETIRED_LOAD_LATENCY_GT_32 = ev("MEM_UOPS_RETIRED.LOAD_LATENCY_GT_32", 0xd0, 0x05).aux(AUX_MSR_PEBS_LD_LAT_THRESHOLD, 0x20),
+    MEM_UOPS_RETIRED_LOAD_LATENCY_GT_4 = ev("MEM_UOPS_RETIRED.LOAD_LATENCY_GT_4", 0xd0, 0x05).aux(AUX_MSR_PEBS_LD_LAT_THRESHOLD, 0x4),
+    MEM_UOPS_RETIRED_LOAD_LATENCY_GT_512 = ev("MEM_UOPS_RETIRED.LOAD_LATENCY_GT_512", 0xd0, 0x05).aux(AUX_MSR_PEBS_LD_LAT_THRESHOLD, 0x200),
+    MEM_UOPS_RETIRED_LOAD_LATENCY_GT_64 = ev("MEM_UOPS_RETIRED.LOAD_LATENCY_GT_64", 0xd0, 0x05).aux(AUX_MSR_PEBS_LD_LAT_THRESHOLD, 0x40),
+    MEM_UOPS_RETIRED_LOAD_LATENCY_GT_8 = ev("MEM_UOPS_RETIRED.LOAD_LATENCY_GT_8", 0xd0, 0x05).aux(AUX_MSR_PEBS_LD_LAT_THRESHOLD, 0x8),
+    MEM_UOPS_RETIRED_STORE_LATENCY = ev("MEM_UOPS_RETIRED.STORE_LATENCY", 0xd0, 0x06),
+    MEM_UOPS_RETIRED_MRN_LOADS = ev("MEM_UOPS_RETIRED.MRN_LOADS", 0xd0, 0x09),
+    MEM_UOPS_RETIRED_MRN_STORES = ev("MEM_UOPS_RETIRED.MRN_STORES", 0xd0, 0x0a),
+    MEM_UOPS_RETIRED_STLB_MISS_LOADS = ev("MEM_UOPS_RETIRED.STLB_MISS_LOADS", 0xd0, 0x11),
+    MEM_UOPS_RETIRED_STLB_MISS_STORES = ev("MEM_UOPS_RETIRED.STLB_MISS_STORES", 0xd0, 0x12),
+    MEM_UOPS_RETIRED_STLB_MISS = ev("MEM_UOPS_RETIRED.STLB_MISS", 0xd0, 0x13),
+    MEM_UOPS_RETIRED_LOCK_LOADS = ev("MEM_UOPS_RETIRED.LOCK_LOADS", 0xd0, 0x21),
+    MEM_UOPS_RETIRED_SPLIT_LOADS = ev("MEM_UOPS_RETIRED.SPLIT_LOADS", 0xd0, 0x41),
+    MEM_UOPS_RETIRED_SPLIT_STORES = ev("MEM_UOPS_RETIRED.SPLIT_STORES", 0xd0, 0x42),
+    MEM_UOPS_RETIRED_SPLIT = ev("MEM_UOPS_RETIRED.SPLIT", 0xd0, 0x43),
+    MEM_UOPS_RETIRED_ALL_LOADS = ev("MEM_UOPS_RETIRED.ALL_LOADS", 0xd0, 0x81),
+    MEM_UOPS_RETIRED_ALL_STORES = ev("MEM_UOPS_RETIRED.ALL_STORES", 0xd0, 0x82),
+    MEM_UOPS_RETIRED_ALL = ev("MEM_UOPS_RETIRED.ALL", 0xd0, 0x83),
+    MEM_LOAD_UOPS_RETIRED_L1_HIT = ev("MEM_LOAD_UOPS_RETIRED.L1_HIT", 0xd1, 0x01),
+    MEM_LOAD_UOPS_RETIRED_L2_HIT = ev("MEM_LOAD_UOPS_RETIRED.L2_HIT", 0xd1, 0x02),
+    MEM_LOAD_UOPS_RETIRED_L3_HIT_NO_SNOOP = ev("MEM_LOAD_UOPS_RETIRED.L3_HIT_NO_SNOOP", 0xd1, 0x04),
+    MEM_LOAD_UOPS_RETIRED_L3_HIT_SNOOP_HIT = ev("MEM_LOAD_UOPS_RETIRED.L3_HIT_SNOOP_HIT", 0xd1, 0x10),
+    MEM_LOAD_UOPS_RETIRED_L3_HIT = ev("MEM_LOAD_UOPS_RETIRED.L3_HIT", 0xd1, 0x1c),
+    MEM_LOAD_UOPS_RETIRED_L1_MISS = ev("MEM_LOAD_UOPS_RETIRED.L1_MISS", 0xd1, 0x40),
+    MEM_LOAD_UOPS_RETIRED_L2_MISS = ev("MEM_LOAD_UOPS_RETIRED.L2_MISS", 0xd1, 0x80),
+    MEM_LOAD_UOPS_L3_MISS_RETIRED_LOCAL_DRAM = ev("MEM_LOAD_UOPS_L3_MISS_RETIRED.LOCAL_DRAM", 0xd3, 0x01),
+    MEM_LOAD_UOPS_L3_MISS_RETIRED_REMOTE_DRAM_OR_NOFWD = ev("MEM_LOAD_UOPS_L3_MISS_RETIRED.REMOTE_DRAM_OR_NOFWD", 0xd3, 0x02),
+    MEM_LOAD_UOPS_L3_MISS_RETIRED_REMOTE_FWD_NONM = ev("MEM_LOAD_UOPS_L3_MISS_RETIRED.REMOTE_FWD_NONM", 0xd3, 0x04),
+    MEM_LOAD_UOPS_L3_MISS_RETIRED_REMOTE_FWD_HITM = ev("MEM_LOAD_UOPS_L3_MISS_RETIRED.REMOTE_FWD_HITM", 0xd3, 0x08),
+    MEM_LOAD_UOPS_L3_MISS_RETIRED_ALL = ev("MEM_LOAD_UOPS_L3_MISS_RETIRED.ALL", 0xd3, 0xff),
+    MEM_LOAD_UOPS_MISC_RETIRED_L3_HIT_SNOOP_HITM = ev("MEM_LOAD_UOPS_MISC_RETIRED.L3_HIT_SNOOP_HITM", 0xd4, 0x08),
+    MEM_LOAD_UOPS_MISC_RETIRED_L3_HIT_SNOOP_WITH_FWD = ev("MEM_LOAD_UOPS_MISC_RETIRED.L3_HIT_SNOOP_WITH_FWD", 0xd4, 0x10),
+    MEM_LOAD_UOPS_MISC_RETIRED_L3_HIT_SNOOP_NO_FWD = ev("MEM_LOAD_UOPS_MISC_RETIRED.L3_HIT_SNOOP_NO_FWD", 0xd4, 0x20),
+    MISC_RETIRED1_LFENCE = ev("MISC_RETIRED1.LFENCE", 0xe0, 0x02),
+    MISC_RETIRED1_CL_INST = ev("MISC_RETIRED1.CL_INST", 0xe0, 0xff),
+    MISC_RETIRED2_KEYLOCKER_ACCESS = ev("MISC_RETIRED2.KEYLOCKER_ACCESS", 0xe1, 0x10),
+    MISC_RETIRED2_KEYLOCKER_MISS = ev("MISC_RETIRED2.KEYLOCKER_MISS", 0xe1, 0x11),
+    LBR_INSERTS_ANY = ev("LBR_INSERTS.ANY", 0xe4, 0x01),
+    BACLEARS_ANY = ev("BACLEARS.ANY", 0xe6, 0x01),
+    BACLEARS_INDIRECT = ev("BACLEARS.INDIRECT", 0xe6, 0x02),
+    BACLEARS_UNCOND = ev("BACLEARS.UNCOND", 0xe6, 0x04),
+    BACLEARS_RETURN = ev("BACLEARS.RETURN", 0xe6, 0x08),
+    BACLEARS_COND = ev("BACLEARS.COND", 0xe6, 0x10),
+    MS_DECODED_MS_ENTRY = ev("MS_DECODED.MS_ENTRY", 0xe7, 0x01),
+    MS_DECODED_MS_BUSY = ev("MS_DECODED.MS_BUSY", 0xe7, 0x04),
+    PREDICTION_BTCLEAR = ev("PREDICTION.BTCLEAR", 0xe8, 0x01),
+    OCR_DEMAND_DATA_RD_DRAM = ev("OCR.DEMAND_DATA_RD.DRAM", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x7bc000001),
+    OCR_DEMAND_DATA_RD_ANY_RESPONSE = ev("OCR.DEMAND_DATA_RD.ANY_RESPONSE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x10001),
+    OCR_DEMAND_DATA_RD_LOCAL_DRAM = ev("OCR.DEMAND_DATA_RD.LOCAL_DRAM", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x784000001),
+    OCR_DEMAND_RFO_ANY_RESPONSE = ev("OCR.DEMAND_RFO.ANY_RESPONSE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x10002),
+    OCR_DEMAND_DATA_RD_REMOTE_DRAM = ev("OCR.DEMAND_DATA_RD.REMOTE_DRAM", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x730000001),
+}
 /// No experimental events.
 const EXPERIMENTAL_ROWS: &[EventRow] = &[];
 /// The rows built.

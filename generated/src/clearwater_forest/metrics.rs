@@ -4,7 +4,7 @@
 //! Each is `metric(name, unit, category, scope)` and what it has besides, one builder a
 //! fact (`crate::metrics`); a formula is its text and its postfix ops.
 
-use crate::metrics::{metric, MetricInfo, Constant, read};
+use crate::metrics::{metric, MetricInfo, Constant, read, read_core};
 use crate::metrics::MetricScope::{Cpu, Socket};
 use crate::metrics::Op::*;
 
@@ -14,8 +14,8 @@ pub static METRICS: &[MetricInfo] = &[
         .about("Share of the core's last-level cache references that hit: references less misses, over references, from the architectural events LLC Reference (0x2E/0x4F) and LLC Misses (0x2E/0x41) of SDM Vol. 3B, Table 18-1.")
         .in_groups(&["CacheHits"])
         .reads(&[
-            read("refs", "LONGEST_LAT_CACHE.REFERENCE", "CORE"),
-            read("misses", "LONGEST_LAT_CACHE.MISS", "CORE"),
+            read_core("refs", "LONGEST_LAT_CACHE.REFERENCE"),
+            read_core("misses", "LONGEST_LAT_CACHE.MISS"),
         ])
         .computed_as("100 * (refs - misses) / refs", &[Num(100.0), Event(0), Event(1), Sub, Mul, Event(0), Div]),
     metric("uncore_frequency", "GHz", "Freq", Socket)
@@ -28,8 +28,8 @@ pub static METRICS: &[MetricInfo] = &[
         ]),
     metric("cpi", "per instruction", "CPI", Cpu)
         .reads(&[
-            read("a", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
-            read("b", "INST_RETIRED.ANY_P", "CORE"),
+            read_core("a", "CPU_CLK_UNHALTED.THREAD_P"),
+            read_core("b", "INST_RETIRED.ANY_P"),
         ])
         .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("numa_reads_addressed_to_local_dram", "percent", "NUMA", Socket)
@@ -93,38 +93,38 @@ pub static METRICS: &[MetricInfo] = &[
         ]),
     metric("loads_retired_per_instr", "per instruction", "", Cpu)
         .reads(&[
-            read("a", "MEM_UOPS_RETIRED.ALL_LOADS", "CORE"),
-            read("b", "INST_RETIRED.ANY_P", "CORE"),
+            read_core("a", "MEM_UOPS_RETIRED.ALL_LOADS"),
+            read_core("b", "INST_RETIRED.ANY_P"),
         ])
         .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("stores_retired_per_instr", "per instruction", "", Cpu)
         .reads(&[
-            read("a", "MEM_UOPS_RETIRED.ALL_STORES", "CORE"),
-            read("b", "INST_RETIRED.ANY_P", "CORE"),
+            read_core("a", "MEM_UOPS_RETIRED.ALL_STORES"),
+            read_core("b", "INST_RETIRED.ANY_P"),
         ])
         .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("l1d_demand_data_read_hits_per_instr", "per instruction", "D-side", Cpu)
         .reads(&[
-            read("a", "MEM_LOAD_UOPS_RETIRED.L1_HIT", "CORE"),
-            read("b", "INST_RETIRED.ANY_P", "CORE"),
+            read_core("a", "MEM_LOAD_UOPS_RETIRED.L1_HIT"),
+            read_core("b", "INST_RETIRED.ANY_P"),
         ])
         .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("l1_i_code_read_misses_with_prefetches_per_instr", "per instruction", "MPI, I-side", Cpu)
         .reads(&[
-            read("a", "ICACHE.MISSES", "CORE"),
-            read("b", "INST_RETIRED.ANY_P", "CORE"),
+            read_core("a", "ICACHE.MISSES"),
+            read_core("b", "INST_RETIRED.ANY_P"),
         ])
         .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("l2_demand_data_read_hits_per_instr", "per instruction", "D-side", Cpu)
         .reads(&[
-            read("a", "MEM_LOAD_UOPS_RETIRED.L2_HIT", "CORE"),
-            read("b", "INST_RETIRED.ANY_P", "CORE"),
+            read_core("a", "MEM_LOAD_UOPS_RETIRED.L2_HIT"),
+            read_core("b", "INST_RETIRED.ANY_P"),
         ])
         .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("l2_demand_data_read_mpi", "per instruction", "MPI, D-side", Cpu)
         .reads(&[
-            read("a", "MEM_LOAD_UOPS_RETIRED.L2_MISS", "CORE"),
-            read("b", "INST_RETIRED.ANY_P", "CORE"),
+            read_core("a", "MEM_LOAD_UOPS_RETIRED.L2_MISS"),
+            read_core("b", "INST_RETIRED.ANY_P"),
         ])
         .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("llc_data_read_mpi_demand_plus_prefetch", "per instruction", "MPI, D-side", Socket)
@@ -132,14 +132,14 @@ pub static METRICS: &[MetricInfo] = &[
             read("a", "UNC_CHA_TOR_INSERTS.IA_MISS_DRD_OPT", "CHA"),
             read("b", "UNC_CHA_TOR_INSERTS.IA_MISS_DRD_OPT_PREF", "CHA"),
             read("c", "UNC_CHA_TOR_INSERTS.IA_MISS_LLCPREFDATA", "CHA"),
-            read("d", "INST_RETIRED.ANY_P", "CORE"),
+            read_core("d", "INST_RETIRED.ANY_P"),
         ])
         .computed_as("(a + b + c) / d", &[Event(0), Event(1), Add, Event(2), Add, Event(3), Div]),
     metric("llc_code_read_mpi_demand_plus_prefetch", "per instruction", "MPI, I-side", Socket)
         .reads(&[
             read("a", "UNC_CHA_TOR_INSERTS.IA_MISS_CRD", "CHA"),
             read("b", "UNC_CHA_TOR_INSERTS.IA_MISS_CRD_PREF", "CHA"),
-            read("d", "INST_RETIRED.ANY_P", "CORE"),
+            read_core("d", "INST_RETIRED.ANY_P"),
         ])
         .computed_as("(a + b) / d", &[Event(0), Event(1), Add, Event(2), Div]),
     metric("llc_demand_data_read_miss_latency", "ns", "Latency", Socket)
@@ -155,20 +155,20 @@ pub static METRICS: &[MetricInfo] = &[
         ]),
     metric("itlb_2nd_level_mpi", "per instruction", "MPI, I-side", Cpu)
         .reads(&[
-            read("a", "ITLB_MISSES.WALK_COMPLETED", "CORE"),
-            read("b", "INST_RETIRED.ANY_P", "CORE"),
+            read_core("a", "ITLB_MISSES.WALK_COMPLETED"),
+            read_core("b", "INST_RETIRED.ANY_P"),
         ])
         .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("dtlb_2nd_level_load_mpi", "per instruction", "MPI, D-side", Cpu)
         .reads(&[
-            read("a", "DTLB_LOAD_MISSES.WALK_COMPLETED", "CORE"),
-            read("b", "INST_RETIRED.ANY_P", "CORE"),
+            read_core("a", "DTLB_LOAD_MISSES.WALK_COMPLETED"),
+            read_core("b", "INST_RETIRED.ANY_P"),
         ])
         .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("dtlb_2nd_level_store_mpi", "per instruction", "MPI, D-side", Cpu)
         .reads(&[
-            read("a", "DTLB_STORE_MISSES.WALK_COMPLETED", "CORE"),
-            read("b", "INST_RETIRED.ANY_P", "CORE"),
+            read_core("a", "DTLB_STORE_MISSES.WALK_COMPLETED"),
+            read_core("b", "INST_RETIRED.ANY_P"),
         ])
         .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("io_bandwidth_read", "MB/sec", "BW, IO", Socket)

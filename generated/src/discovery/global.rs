@@ -93,8 +93,7 @@ impl Layout for GlobalDiscoveryTable1Layout {
     const FIELDS: &'static [FieldInfo] = &[
         FieldInfo { name: "access_type", ident: "access_type", lsb: 62, msb: 63, access: Access::Ro, values: GlobalDiscoveryTable1AccessType::VALUES,
             description: "How GLOBAL_CTL_ADDR is reached.", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 26, 61, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 26, 61, Access::Rsv),
         FieldInfo::row("max_units", 16, 25, Access::Ro,
             "Number of unit entries after the global state. Some may be empty (all zero or all ones) and are skipped."),
         FieldInfo::row("stride", 8, 15, Access::Ro,
@@ -228,8 +227,7 @@ impl Layout for GlobalDiscoveryTable3Layout {
     const INFO: &'static RegisterInfo = &GLOBAL_DISCOVERY_TABLE3_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 24, 63, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 24, 63, Access::Rsv),
         FieldInfo::row("num_status", 8, 23, Access::Ro,
             "Number of global status registers."),
         FieldInfo::row("status_offset", 0, 7, Access::Ro,

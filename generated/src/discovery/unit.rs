@@ -94,8 +94,7 @@ impl Layout for UnitDiscoveryTable1Layout {
     const FIELDS: &'static [FieldInfo] = &[
         FieldInfo { name: "access_type", ident: "access_type", lsb: 62, msb: 63, access: Access::Ro, values: UnitDiscoveryTable1AccessType::VALUES,
             description: "How the box's registers are reached.", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 40, 61, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 40, 61, Access::Rsv),
         FieldInfo::row("status_offset", 32, 39, Access::Ro,
             "Offset of the box's overflow status register from its box control."),
         FieldInfo::row("ctr_offset", 24, 31, Access::Ro,
@@ -244,8 +243,7 @@ impl Layout for UnitDiscoveryTable3Layout {
     const INFO: &'static RegisterInfo = &UNIT_DISCOVERY_TABLE3_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 32, 63, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 32, 63, Access::Rsv),
         FieldInfo::row("box_id", 16, 31, Access::Ro,
             "The box's id among the boxes of its type."),
         FieldInfo::row("box_type", 0, 15, Access::Ro,

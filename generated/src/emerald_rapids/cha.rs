@@ -47,7 +47,7 @@ pub(crate) static CHA_BOX_FILTER0_INFO: RegisterInfo = RegisterInfo { processor:
 mod unit_events {
 use super::*;
 #[allow(unused_imports)]
-use crate::core_events::{ev, EventRow};
+use crate::core_events::{event_table, EventRow};
 #[cfg(feature = "metadata")]
 use crate::core_events::{event_info_refs, event_infos};
 
@@ -68,262 +68,6 @@ pub struct Event {
 }
 
 impl Event {
-    /// `UNC_CHA_REQUESTS.INVITOE_LOCAL`.
-    pub const REQUESTS_INVITOE_LOCAL: Event = Event::row(0);
-    /// `UNC_CHA_REQUESTS.INVITOE_REMOTE`.
-    pub const REQUESTS_INVITOE_REMOTE: Event = Event::row(1);
-    /// `UNC_CHA_REQUESTS.READS_LOCAL`.
-    pub const REQUESTS_READS_LOCAL: Event = Event::row(2);
-    /// `UNC_CHA_REQUESTS.READS_REMOTE`.
-    pub const REQUESTS_READS_REMOTE: Event = Event::row(3);
-    /// `UNC_CHA_REQUESTS.WRITES_LOCAL`.
-    pub const REQUESTS_WRITES_LOCAL: Event = Event::row(4);
-    /// `UNC_CHA_REQUESTS.WRITES_REMOTE`.
-    pub const REQUESTS_WRITES_REMOTE: Event = Event::row(5);
-    /// `UNC_CHA_REQUESTS.READS`.
-    pub const REQUESTS_READS: Event = Event::row(6);
-    /// `UNC_CHA_REQUESTS.WRITES`.
-    pub const REQUESTS_WRITES: Event = Event::row(7);
-    /// `UNC_CHA_DIR_UPDATE.HA`.
-    pub const DIR_UPDATE_HA: Event = Event::row(8);
-    /// `UNC_CHA_DIR_UPDATE.TOR`.
-    pub const DIR_UPDATE_TOR: Event = Event::row(9);
-    /// `UNC_CHA_IMC_READS_COUNT.NORMAL`.
-    pub const IMC_READS_COUNT_NORMAL: Event = Event::row(10);
-    /// `UNC_CHA_IMC_WRITES_COUNT.FULL`.
-    pub const IMC_WRITES_COUNT_FULL: Event = Event::row(11);
-    /// `UNC_CHA_CMS_CLOCKTICKS`.
-    pub const CMS_CLOCKTICKS: Event = Event::row(12);
-    /// `UNC_CHA_CLOCKTICKS`.
-    pub const CLOCKTICKS: Event = Event::row(13);
-    /// `UNC_CHA_TOR_INSERTS.IA`.
-    pub const TOR_INSERTS_IA: Event = Event::row(14);
-    /// `UNC_CHA_TOR_INSERTS.IA_HIT`.
-    pub const TOR_INSERTS_IA_HIT: Event = Event::row(15);
-    /// `UNC_CHA_TOR_INSERTS.IA_HIT_CRD`.
-    pub const TOR_INSERTS_IA_HIT_CRD: Event = Event::row(16);
-    /// `UNC_CHA_TOR_INSERTS.IA_HIT_DRD`.
-    pub const TOR_INSERTS_IA_HIT_DRD: Event = Event::row(17);
-    /// `UNC_CHA_TOR_INSERTS.IA_HIT_LLCPREFRFO`.
-    pub const TOR_INSERTS_IA_HIT_LLCPREFRFO: Event = Event::row(18);
-    /// `UNC_CHA_TOR_INSERTS.IA_HIT_RFO`.
-    pub const TOR_INSERTS_IA_HIT_RFO: Event = Event::row(19);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS`.
-    pub const TOR_INSERTS_IA_MISS: Event = Event::row(20);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_CRD`.
-    pub const TOR_INSERTS_IA_MISS_CRD: Event = Event::row(21);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRD`.
-    pub const TOR_INSERTS_IA_MISS_DRD: Event = Event::row(22);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_LLCPREFRFO`.
-    pub const TOR_INSERTS_IA_MISS_LLCPREFRFO: Event = Event::row(23);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_RFO`.
-    pub const TOR_INSERTS_IA_MISS_RFO: Event = Event::row(24);
-    /// `UNC_CHA_TOR_INSERTS.IO`.
-    pub const TOR_INSERTS_IO: Event = Event::row(25);
-    /// `UNC_CHA_TOR_INSERTS.IO_HIT`.
-    pub const TOR_INSERTS_IO_HIT: Event = Event::row(26);
-    /// `UNC_CHA_TOR_INSERTS.IO_MISS`.
-    pub const TOR_INSERTS_IO_MISS: Event = Event::row(27);
-    /// `UNC_CHA_TOR_INSERTS.IO_MISS_ITOM`.
-    pub const TOR_INSERTS_IO_MISS_ITOM: Event = Event::row(28);
-    /// `UNC_CHA_TOR_INSERTS.IO_MISS_RFO`.
-    pub const TOR_INSERTS_IO_MISS_RFO: Event = Event::row(29);
-    /// `UNC_CHA_TOR_INSERTS.IA_HIT_CRD_PREF`.
-    pub const TOR_INSERTS_IA_HIT_CRD_PREF: Event = Event::row(30);
-    /// `UNC_CHA_TOR_INSERTS.IA_HIT_DRD_PREF`.
-    pub const TOR_INSERTS_IA_HIT_DRD_PREF: Event = Event::row(31);
-    /// `UNC_CHA_TOR_INSERTS.IA_HIT_RFO_PREF`.
-    pub const TOR_INSERTS_IA_HIT_RFO_PREF: Event = Event::row(32);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_CRD_PREF`.
-    pub const TOR_INSERTS_IA_MISS_CRD_PREF: Event = Event::row(33);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF`.
-    pub const TOR_INSERTS_IA_MISS_DRD_PREF: Event = Event::row(34);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_RFO_PREF`.
-    pub const TOR_INSERTS_IA_MISS_RFO_PREF: Event = Event::row(35);
-    /// `UNC_CHA_TOR_INSERTS.IO_HIT_ITOM`.
-    pub const TOR_INSERTS_IO_HIT_ITOM: Event = Event::row(36);
-    /// `UNC_CHA_TOR_INSERTS.IO_HIT_RFO`.
-    pub const TOR_INSERTS_IO_HIT_RFO: Event = Event::row(37);
-    /// `UNC_CHA_TOR_INSERTS.IO_RFO`.
-    pub const TOR_INSERTS_IO_RFO: Event = Event::row(38);
-    /// `UNC_CHA_TOR_INSERTS.IO_ITOM`.
-    pub const TOR_INSERTS_IO_ITOM: Event = Event::row(39);
-    /// `UNC_CHA_TOR_INSERTS.IA_RFO_PREF`.
-    pub const TOR_INSERTS_IA_RFO_PREF: Event = Event::row(40);
-    /// `UNC_CHA_TOR_INSERTS.IA_RFO`.
-    pub const TOR_INSERTS_IA_RFO: Event = Event::row(41);
-    /// `UNC_CHA_TOR_INSERTS.IA_LLCPREFRFO`.
-    pub const TOR_INSERTS_IA_LLCPREFRFO: Event = Event::row(42);
-    /// `UNC_CHA_TOR_INSERTS.IA_DRD`.
-    pub const TOR_INSERTS_IA_DRD: Event = Event::row(43);
-    /// `UNC_CHA_TOR_INSERTS.IA_DRD_PREF`.
-    pub const TOR_INSERTS_IA_DRD_PREF: Event = Event::row(44);
-    /// `UNC_CHA_TOR_INSERTS.IA_CRD`.
-    pub const TOR_INSERTS_IA_CRD: Event = Event::row(45);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRD_LOCAL`.
-    pub const TOR_INSERTS_IA_MISS_DRD_LOCAL: Event = Event::row(46);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRD_REMOTE`.
-    pub const TOR_INSERTS_IA_MISS_DRD_REMOTE: Event = Event::row(47);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF_LOCAL`.
-    pub const TOR_INSERTS_IA_MISS_DRD_PREF_LOCAL: Event = Event::row(48);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF_REMOTE`.
-    pub const TOR_INSERTS_IA_MISS_DRD_PREF_REMOTE: Event = Event::row(49);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_RFO_LOCAL`.
-    pub const TOR_INSERTS_IA_MISS_RFO_LOCAL: Event = Event::row(50);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_RFO_REMOTE`.
-    pub const TOR_INSERTS_IA_MISS_RFO_REMOTE: Event = Event::row(51);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_RFO_PREF_LOCAL`.
-    pub const TOR_INSERTS_IA_MISS_RFO_PREF_LOCAL: Event = Event::row(52);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_RFO_PREF_REMOTE`.
-    pub const TOR_INSERTS_IA_MISS_RFO_PREF_REMOTE: Event = Event::row(53);
-    /// `UNC_CHA_TOR_INSERTS.IA_CLFLUSH`.
-    pub const TOR_INSERTS_IA_CLFLUSH: Event = Event::row(54);
-    /// `UNC_CHA_TOR_INSERTS.IA_SPECITOM`.
-    pub const TOR_INSERTS_IA_SPECITOM: Event = Event::row(55);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA`.
-    pub const TOR_OCCUPANCY_IA: Event = Event::row(56);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_HIT`.
-    pub const TOR_OCCUPANCY_IA_HIT: Event = Event::row(57);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_HIT_CRD`.
-    pub const TOR_OCCUPANCY_IA_HIT_CRD: Event = Event::row(58);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_HIT_DRD`.
-    pub const TOR_OCCUPANCY_IA_HIT_DRD: Event = Event::row(59);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_HIT_LLCPREFRFO`.
-    pub const TOR_OCCUPANCY_IA_HIT_LLCPREFRFO: Event = Event::row(60);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_HIT_RFO`.
-    pub const TOR_OCCUPANCY_IA_HIT_RFO: Event = Event::row(61);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS`.
-    pub const TOR_OCCUPANCY_IA_MISS: Event = Event::row(62);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_CRD`.
-    pub const TOR_OCCUPANCY_IA_MISS_CRD: Event = Event::row(63);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD`.
-    pub const TOR_OCCUPANCY_IA_MISS_DRD: Event = Event::row(64);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_LLCPREFRFO`.
-    pub const TOR_OCCUPANCY_IA_MISS_LLCPREFRFO: Event = Event::row(65);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_RFO`.
-    pub const TOR_OCCUPANCY_IA_MISS_RFO: Event = Event::row(66);
-    /// `UNC_CHA_TOR_OCCUPANCY.IO`.
-    pub const TOR_OCCUPANCY_IO: Event = Event::row(67);
-    /// `UNC_CHA_TOR_OCCUPANCY.IO_HIT`.
-    pub const TOR_OCCUPANCY_IO_HIT: Event = Event::row(68);
-    /// `UNC_CHA_TOR_OCCUPANCY.IO_MISS`.
-    pub const TOR_OCCUPANCY_IO_MISS: Event = Event::row(69);
-    /// `UNC_CHA_TOR_OCCUPANCY.IO_MISS_ITOM`.
-    pub const TOR_OCCUPANCY_IO_MISS_ITOM: Event = Event::row(70);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_HIT_CRD_PREF`.
-    pub const TOR_OCCUPANCY_IA_HIT_CRD_PREF: Event = Event::row(71);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_HIT_DRD_PREF`.
-    pub const TOR_OCCUPANCY_IA_HIT_DRD_PREF: Event = Event::row(72);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_HIT_RFO_PREF`.
-    pub const TOR_OCCUPANCY_IA_HIT_RFO_PREF: Event = Event::row(73);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PREF`.
-    pub const TOR_OCCUPANCY_IA_MISS_DRD_PREF: Event = Event::row(74);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_RFO_PREF`.
-    pub const TOR_OCCUPANCY_IA_MISS_RFO_PREF: Event = Event::row(75);
-    /// `UNC_CHA_TOR_OCCUPANCY.IO_HIT_ITOM`.
-    pub const TOR_OCCUPANCY_IO_HIT_ITOM: Event = Event::row(76);
-    /// `UNC_CHA_TOR_OCCUPANCY.IO_ITOM`.
-    pub const TOR_OCCUPANCY_IO_ITOM: Event = Event::row(77);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_RFO`.
-    pub const TOR_OCCUPANCY_IA_RFO: Event = Event::row(78);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_RFO_PREF`.
-    pub const TOR_OCCUPANCY_IA_RFO_PREF: Event = Event::row(79);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_LLCPREFRFO`.
-    pub const TOR_OCCUPANCY_IA_LLCPREFRFO: Event = Event::row(80);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_DRD`.
-    pub const TOR_OCCUPANCY_IA_DRD: Event = Event::row(81);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_CRD`.
-    pub const TOR_OCCUPANCY_IA_CRD: Event = Event::row(82);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_DRD_PREF`.
-    pub const TOR_OCCUPANCY_IA_DRD_PREF: Event = Event::row(83);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_LOCAL`.
-    pub const TOR_OCCUPANCY_IA_MISS_DRD_LOCAL: Event = Event::row(84);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_REMOTE`.
-    pub const TOR_OCCUPANCY_IA_MISS_DRD_REMOTE: Event = Event::row(85);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PREF_REMOTE`.
-    pub const TOR_OCCUPANCY_IA_MISS_DRD_PREF_REMOTE: Event = Event::row(86);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_RFO_LOCAL`.
-    pub const TOR_OCCUPANCY_IA_MISS_RFO_LOCAL: Event = Event::row(87);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_RFO_REMOTE`.
-    pub const TOR_OCCUPANCY_IA_MISS_RFO_REMOTE: Event = Event::row(88);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_RFO_PREF_LOCAL`.
-    pub const TOR_OCCUPANCY_IA_MISS_RFO_PREF_LOCAL: Event = Event::row(89);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_RFO_PREF_REMOTE`.
-    pub const TOR_OCCUPANCY_IA_MISS_RFO_PREF_REMOTE: Event = Event::row(90);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PMM`.
-    pub const TOR_INSERTS_IA_MISS_DRD_PMM: Event = Event::row(91);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRD_DDR`.
-    pub const TOR_INSERTS_IA_MISS_DRD_DDR: Event = Event::row(92);
-    /// `UNC_CHA_TOR_INSERTS.IO_HIT_ITOMCACHENEAR`.
-    pub const TOR_INSERTS_IO_HIT_ITOMCACHENEAR: Event = Event::row(93);
-    /// `UNC_CHA_TOR_INSERTS.IO_MISS_ITOMCACHENEAR`.
-    pub const TOR_INSERTS_IO_MISS_ITOMCACHENEAR: Event = Event::row(94);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_DDR`.
-    pub const TOR_OCCUPANCY_IA_MISS_DRD_DDR: Event = Event::row(95);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PMM`.
-    pub const TOR_OCCUPANCY_IA_MISS_DRD_PMM: Event = Event::row(96);
-    /// `UNC_CHA_TOR_INSERTS.IO_HIT_PCIRDCUR`.
-    pub const TOR_INSERTS_IO_HIT_PCIRDCUR: Event = Event::row(97);
-    /// `UNC_CHA_TOR_INSERTS.IO_MISS_PCIRDCUR`.
-    pub const TOR_INSERTS_IO_MISS_PCIRDCUR: Event = Event::row(98);
-    /// `UNC_CHA_TOR_INSERTS.IO_PCIRDCUR`.
-    pub const TOR_INSERTS_IO_PCIRDCUR: Event = Event::row(99);
-    /// `UNC_CHA_TOR_OCCUPANCY.IO_HIT_PCIRDCUR`.
-    pub const TOR_OCCUPANCY_IO_HIT_PCIRDCUR: Event = Event::row(100);
-    /// `UNC_CHA_TOR_OCCUPANCY.IO_MISS_PCIRDCUR`.
-    pub const TOR_OCCUPANCY_IO_MISS_PCIRDCUR: Event = Event::row(101);
-    /// `UNC_CHA_TOR_OCCUPANCY.IO_PCIRDCUR`.
-    pub const TOR_OCCUPANCY_IO_PCIRDCUR: Event = Event::row(102);
-    /// `UNC_CHA_TOR_INSERTS.IA_LLCPREFDATA`.
-    pub const TOR_INSERTS_IA_LLCPREFDATA: Event = Event::row(103);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_LLCPREFDATA`.
-    pub const TOR_INSERTS_IA_MISS_LLCPREFDATA: Event = Event::row(104);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_LLCPREFDATA`.
-    pub const TOR_OCCUPANCY_IA_LLCPREFDATA: Event = Event::row(105);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_LLCPREFDATA`.
-    pub const TOR_OCCUPANCY_IA_MISS_LLCPREFDATA: Event = Event::row(106);
-    /// `UNC_CHA_TOR_INSERTS.IO_ITOMCACHENEAR`.
-    pub const TOR_INSERTS_IO_ITOMCACHENEAR: Event = Event::row(107);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRD_LOCAL_PMM`.
-    pub const TOR_INSERTS_IA_MISS_DRD_LOCAL_PMM: Event = Event::row(108);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRD_REMOTE_PMM`.
-    pub const TOR_INSERTS_IA_MISS_DRD_REMOTE_PMM: Event = Event::row(109);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRD_LOCAL_DDR`.
-    pub const TOR_INSERTS_IA_MISS_DRD_LOCAL_DDR: Event = Event::row(110);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRD_REMOTE_DDR`.
-    pub const TOR_INSERTS_IA_MISS_DRD_REMOTE_DDR: Event = Event::row(111);
-    /// `UNC_CHA_TOR_INSERTS.IO_WBMTOI`.
-    pub const TOR_INSERTS_IO_WBMTOI: Event = Event::row(112);
-    /// `UNC_CHA_TOR_INSERTS.IO_CLFLUSH`.
-    pub const TOR_INSERTS_IO_CLFLUSH: Event = Event::row(113);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_LOCAL_PMM`.
-    pub const TOR_OCCUPANCY_IA_MISS_DRD_LOCAL_PMM: Event = Event::row(114);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_REMOTE_PMM`.
-    pub const TOR_OCCUPANCY_IA_MISS_DRD_REMOTE_PMM: Event = Event::row(115);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_LOCAL_DDR`.
-    pub const TOR_OCCUPANCY_IA_MISS_DRD_LOCAL_DDR: Event = Event::row(116);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_REMOTE_DDR`.
-    pub const TOR_OCCUPANCY_IA_MISS_DRD_REMOTE_DDR: Event = Event::row(117);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_CLFLUSH`.
-    pub const TOR_OCCUPANCY_IA_CLFLUSH: Event = Event::row(118);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_SPECITOM`.
-    pub const TOR_OCCUPANCY_IA_SPECITOM: Event = Event::row(119);
-    /// `UNC_CHA_TOR_OCCUPANCY.IO_HIT_ITOMCACHENEAR`.
-    pub const TOR_OCCUPANCY_IO_HIT_ITOMCACHENEAR: Event = Event::row(120);
-    /// `UNC_CHA_TOR_OCCUPANCY.IO_MISS_ITOMCACHENEAR`.
-    pub const TOR_OCCUPANCY_IO_MISS_ITOMCACHENEAR: Event = Event::row(121);
-    /// `UNC_CHA_TOR_INSERTS.IO_PCIRDCUR_LOCAL`.
-    pub const TOR_INSERTS_IO_PCIRDCUR_LOCAL: Event = Event::row(122);
-    /// `UNC_CHA_TOR_INSERTS.IO_PCIRDCUR_REMOTE`.
-    pub const TOR_INSERTS_IO_PCIRDCUR_REMOTE: Event = Event::row(123);
-    /// `UNC_CHA_TOR_INSERTS.IO_ITOM_REMOTE`.
-    pub const TOR_INSERTS_IO_ITOM_REMOTE: Event = Event::row(124);
-    /// `UNC_CHA_TOR_INSERTS.IO_ITOM_LOCAL`.
-    pub const TOR_INSERTS_IO_ITOM_LOCAL: Event = Event::row(125);
-    /// `UNC_CHA_TOR_INSERTS.IO_ITOMCACHENEAR_REMOTE`.
-    pub const TOR_INSERTS_IO_ITOMCACHENEAR_REMOTE: Event = Event::row(126);
-    /// `UNC_CHA_TOR_INSERTS.IO_ITOMCACHENEAR_LOCAL`.
-    pub const TOR_INSERTS_IO_ITOMCACHENEAR_LOCAL: Event = Event::row(127);
 
     /// Every event of the unit.
     pub const ALL: &'static [Event] = &{
@@ -358,1174 +102,6 @@ impl Event {
     }
 }
 
-/// The experimental events: from the vendor's experimental lists, whose counts it has
-/// not validated; built with the `experimental-events` feature.
-#[cfg(feature = "experimental-events")]
-impl Event {
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRD_CXL_EXP_LOCAL` (experimental).
-    pub const TOR_INSERTS_IA_MISS_DRD_CXL_EXP_LOCAL: Event = Event::row(128);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_RFO_CXL_EXP_LOCAL` (experimental).
-    pub const TOR_INSERTS_IA_MISS_RFO_CXL_EXP_LOCAL: Event = Event::row(129);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_CXL_EXP_LOCAL` (experimental).
-    pub const TOR_OCCUPANCY_IA_MISS_DRD_CXL_EXP_LOCAL: Event = Event::row(130);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_RFO_CXL_EXP_LOCAL` (experimental).
-    pub const TOR_OCCUPANCY_IA_MISS_RFO_CXL_EXP_LOCAL: Event = Event::row(131);
-    /// `UNC_CHA_TOR_OCCUPANCY.RRQ_MISS_RDCUR_CXL_EXP_LOCAL` (experimental).
-    pub const TOR_OCCUPANCY_RRQ_MISS_RDCUR_CXL_EXP_LOCAL: Event = Event::row(132);
-    /// `UNC_CHA_TOR_OCCUPANCY.RRQ_MISS_RDCODE_CXL_EXP_LOCAL` (experimental).
-    pub const TOR_OCCUPANCY_RRQ_MISS_RDCODE_CXL_EXP_LOCAL: Event = Event::row(133);
-    /// `UNC_CHA_TOR_OCCUPANCY.RRQ_MISS_RDDATA_CXL_EXP_LOCAL` (experimental).
-    pub const TOR_OCCUPANCY_RRQ_MISS_RDDATA_CXL_EXP_LOCAL: Event = Event::row(134);
-    /// `UNC_CHA_TOR_OCCUPANCY.RRQ_MISS_RDINVOWN_OPT_CXL_EXP_LOCAL` (experimental).
-    pub const TOR_OCCUPANCY_RRQ_MISS_RDINVOWN_OPT_CXL_EXP_LOCAL: Event = Event::row(135);
-    /// `UNC_CHA_TOR_OCCUPANCY.RRQ_MISS_INVXTOM_CXL_EXP_LOCAL` (experimental).
-    pub const TOR_OCCUPANCY_RRQ_MISS_INVXTOM_CXL_EXP_LOCAL: Event = Event::row(136);
-    /// `UNC_CHA_TOR_INSERTS.RRQ_MISS_RDCUR_CXL_EXP_LOCAL` (experimental).
-    pub const TOR_INSERTS_RRQ_MISS_RDCUR_CXL_EXP_LOCAL: Event = Event::row(137);
-    /// `UNC_CHA_TOR_INSERTS.RRQ_MISS_RDCODE_CXL_EXP_LOCAL` (experimental).
-    pub const TOR_INSERTS_RRQ_MISS_RDCODE_CXL_EXP_LOCAL: Event = Event::row(138);
-    /// `UNC_CHA_TOR_INSERTS.RRQ_MISS_RDDATA_CXL_EXP_LOCAL` (experimental).
-    pub const TOR_INSERTS_RRQ_MISS_RDDATA_CXL_EXP_LOCAL: Event = Event::row(139);
-    /// `UNC_CHA_TOR_INSERTS.RRQ_MISS_RDINVOWN_OPT_CXL_EXP_LOCAL` (experimental).
-    pub const TOR_INSERTS_RRQ_MISS_RDINVOWN_OPT_CXL_EXP_LOCAL: Event = Event::row(140);
-    /// `UNC_CHA_TOR_INSERTS.RRQ_MISS_INVXTOM_CXL_EXP_LOCAL` (experimental).
-    pub const TOR_INSERTS_RRQ_MISS_INVXTOM_CXL_EXP_LOCAL: Event = Event::row(141);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_LLCPREFDATA_CXL_EXP_LOCAL` (experimental).
-    pub const TOR_INSERTS_IA_MISS_LLCPREFDATA_CXL_EXP_LOCAL: Event = Event::row(142);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_LLCPREFRFO_CXL_EXP_LOCAL` (experimental).
-    pub const TOR_INSERTS_IA_MISS_LLCPREFRFO_CXL_EXP_LOCAL: Event = Event::row(143);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_LLCPREFDATA_CXL_EXP_LOCAL` (experimental).
-    pub const TOR_OCCUPANCY_IA_MISS_LLCPREFDATA_CXL_EXP_LOCAL: Event = Event::row(144);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_LLCPREFRFO_CXL_EXP_LOCAL` (experimental).
-    pub const TOR_OCCUPANCY_IA_MISS_LLCPREFRFO_CXL_EXP_LOCAL: Event = Event::row(145);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_RFO_PREF_CXL_EXP_LOCAL` (experimental).
-    pub const TOR_INSERTS_IA_MISS_RFO_PREF_CXL_EXP_LOCAL: Event = Event::row(146);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_RFO_PREF_CXL_EXP_LOCAL` (experimental).
-    pub const TOR_OCCUPANCY_IA_MISS_RFO_PREF_CXL_EXP_LOCAL: Event = Event::row(147);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF_CXL_EXP_LOCAL` (experimental).
-    pub const TOR_INSERTS_IA_MISS_DRD_PREF_CXL_EXP_LOCAL: Event = Event::row(148);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PREF_CXL_EXP_LOCAL` (experimental).
-    pub const TOR_OCCUPANCY_IA_MISS_DRD_PREF_CXL_EXP_LOCAL: Event = Event::row(149);
-    /// `UNC_CHA_REQUESTS.INVITOE` (experimental).
-    pub const REQUESTS_INVITOE: Event = Event::row(150);
-    /// `UNC_CHA_SNOOPS_SENT.ALL` (experimental).
-    pub const SNOOPS_SENT_ALL: Event = Event::row(151);
-    /// `UNC_CHA_SNOOPS_SENT.LOCAL` (experimental).
-    pub const SNOOPS_SENT_LOCAL: Event = Event::row(152);
-    /// `UNC_CHA_SNOOPS_SENT.REMOTE` (experimental).
-    pub const SNOOPS_SENT_REMOTE: Event = Event::row(153);
-    /// `UNC_CHA_SNOOPS_SENT.BCST_LOCAL` (experimental).
-    pub const SNOOPS_SENT_BCST_LOCAL: Event = Event::row(154);
-    /// `UNC_CHA_SNOOPS_SENT.BCST_REMOTE` (experimental).
-    pub const SNOOPS_SENT_BCST_REMOTE: Event = Event::row(155);
-    /// `UNC_CHA_SNOOPS_SENT.DIRECT_LOCAL` (experimental).
-    pub const SNOOPS_SENT_DIRECT_LOCAL: Event = Event::row(156);
-    /// `UNC_CHA_SNOOPS_SENT.DIRECT_REMOTE` (experimental).
-    pub const SNOOPS_SENT_DIRECT_REMOTE: Event = Event::row(157);
-    /// `UNC_CHA_DIR_LOOKUP.NO_SNP` (experimental).
-    pub const DIR_LOOKUP_NO_SNP: Event = Event::row(158);
-    /// `UNC_CHA_DIR_LOOKUP.SNP` (experimental).
-    pub const DIR_LOOKUP_SNP: Event = Event::row(159);
-    /// `UNC_CHA_OSB.LOCAL_INVITOE` (experimental).
-    pub const OSB_LOCAL_INVITOE: Event = Event::row(160);
-    /// `UNC_CHA_OSB.LOCAL_READ` (experimental).
-    pub const OSB_LOCAL_READ: Event = Event::row(161);
-    /// `UNC_CHA_OSB.REMOTE_READ` (experimental).
-    pub const OSB_REMOTE_READ: Event = Event::row(162);
-    /// `UNC_CHA_OSB.REMOTE_READINVITOE` (experimental).
-    pub const OSB_REMOTE_READINVITOE: Event = Event::row(163);
-    /// `UNC_CHA_OSB.RFO_HITS_SNP_BCAST` (experimental).
-    pub const OSB_RFO_HITS_SNP_BCAST: Event = Event::row(164);
-    /// `UNC_CHA_OSB.OFF_PWRHEURISTIC` (experimental).
-    pub const OSB_OFF_PWRHEURISTIC: Event = Event::row(165);
-    /// `UNC_CHA_WB_PUSH_MTOI.LLC` (experimental).
-    pub const WB_PUSH_MTOI_LLC: Event = Event::row(166);
-    /// `UNC_CHA_WB_PUSH_MTOI.MEM` (experimental).
-    pub const WB_PUSH_MTOI_MEM: Event = Event::row(167);
-    /// `UNC_CHA_BYPASS_CHA_IMC.TAKEN` (experimental).
-    pub const BYPASS_CHA_IMC_TAKEN: Event = Event::row(168);
-    /// `UNC_CHA_BYPASS_CHA_IMC.INTERMEDIATE` (experimental).
-    pub const BYPASS_CHA_IMC_INTERMEDIATE: Event = Event::row(169);
-    /// `UNC_CHA_BYPASS_CHA_IMC.NOT_TAKEN` (experimental).
-    pub const BYPASS_CHA_IMC_NOT_TAKEN: Event = Event::row(170);
-    /// `UNC_CHA_READ_NO_CREDITS.MC0` (experimental).
-    pub const READ_NO_CREDITS_MC0: Event = Event::row(171);
-    /// `UNC_CHA_READ_NO_CREDITS.MC1` (experimental).
-    pub const READ_NO_CREDITS_MC1: Event = Event::row(172);
-    /// `UNC_CHA_READ_NO_CREDITS.MC2` (experimental).
-    pub const READ_NO_CREDITS_MC2: Event = Event::row(173);
-    /// `UNC_CHA_READ_NO_CREDITS.MC3` (experimental).
-    pub const READ_NO_CREDITS_MC3: Event = Event::row(174);
-    /// `UNC_CHA_READ_NO_CREDITS.MC4` (experimental).
-    pub const READ_NO_CREDITS_MC4: Event = Event::row(175);
-    /// `UNC_CHA_READ_NO_CREDITS.MC5` (experimental).
-    pub const READ_NO_CREDITS_MC5: Event = Event::row(176);
-    /// `UNC_CHA_IMC_READS_COUNT.PRIORITY` (experimental).
-    pub const IMC_READS_COUNT_PRIORITY: Event = Event::row(177);
-    /// `UNC_CHA_WRITE_NO_CREDITS.MC0` (experimental).
-    pub const WRITE_NO_CREDITS_MC0: Event = Event::row(178);
-    /// `UNC_CHA_WRITE_NO_CREDITS.MC1` (experimental).
-    pub const WRITE_NO_CREDITS_MC1: Event = Event::row(179);
-    /// `UNC_CHA_WRITE_NO_CREDITS.MC2` (experimental).
-    pub const WRITE_NO_CREDITS_MC2: Event = Event::row(180);
-    /// `UNC_CHA_WRITE_NO_CREDITS.MC3` (experimental).
-    pub const WRITE_NO_CREDITS_MC3: Event = Event::row(181);
-    /// `UNC_CHA_WRITE_NO_CREDITS.MC4` (experimental).
-    pub const WRITE_NO_CREDITS_MC4: Event = Event::row(182);
-    /// `UNC_CHA_WRITE_NO_CREDITS.MC5` (experimental).
-    pub const WRITE_NO_CREDITS_MC5: Event = Event::row(183);
-    /// `UNC_CHA_IMC_WRITES_COUNT.PARTIAL` (experimental).
-    pub const IMC_WRITES_COUNT_PARTIAL: Event = Event::row(184);
-    /// `UNC_CHA_IMC_WRITES_COUNT.FULL_PRIORITY` (experimental).
-    pub const IMC_WRITES_COUNT_FULL_PRIORITY: Event = Event::row(185);
-    /// `UNC_CHA_IMC_WRITES_COUNT.PARTIAL_PRIORITY` (experimental).
-    pub const IMC_WRITES_COUNT_PARTIAL_PRIORITY: Event = Event::row(186);
-    /// `UNC_CHA_SNOOP_RESP.RSPI` (experimental).
-    pub const SNOOP_RESP_RSPI: Event = Event::row(187);
-    /// `UNC_CHA_SNOOP_RESP.RSPIFWD` (experimental).
-    pub const SNOOP_RESP_RSPIFWD: Event = Event::row(188);
-    /// `UNC_CHA_SNOOP_RESP.RSPS` (experimental).
-    pub const SNOOP_RESP_RSPS: Event = Event::row(189);
-    /// `UNC_CHA_SNOOP_RESP.RSPSFWD` (experimental).
-    pub const SNOOP_RESP_RSPSFWD: Event = Event::row(190);
-    /// `UNC_CHA_SNOOP_RESP.RSPWB` (experimental).
-    pub const SNOOP_RESP_RSPWB: Event = Event::row(191);
-    /// `UNC_CHA_SNOOP_RESP.RSPFWDWB` (experimental).
-    pub const SNOOP_RESP_RSPFWDWB: Event = Event::row(192);
-    /// `UNC_CHA_SNOOP_RESP.RSPCNFLCT` (experimental).
-    pub const SNOOP_RESP_RSPCNFLCT: Event = Event::row(193);
-    /// `UNC_CHA_SNOOP_RESP.RSPFWD` (experimental).
-    pub const SNOOP_RESP_RSPFWD: Event = Event::row(194);
-    /// `UNC_CHA_SNOOP_RESP_LOCAL.RSPI` (experimental).
-    pub const SNOOP_RESP_LOCAL_RSPI: Event = Event::row(195);
-    /// `UNC_CHA_SNOOP_RESP_LOCAL.RSPS` (experimental).
-    pub const SNOOP_RESP_LOCAL_RSPS: Event = Event::row(196);
-    /// `UNC_CHA_SNOOP_RESP_LOCAL.RSPIFWD` (experimental).
-    pub const SNOOP_RESP_LOCAL_RSPIFWD: Event = Event::row(197);
-    /// `UNC_CHA_SNOOP_RESP_LOCAL.RSPSFWD` (experimental).
-    pub const SNOOP_RESP_LOCAL_RSPSFWD: Event = Event::row(198);
-    /// `UNC_CHA_SNOOP_RESP_LOCAL.RSPWB` (experimental).
-    pub const SNOOP_RESP_LOCAL_RSPWB: Event = Event::row(199);
-    /// `UNC_CHA_SNOOP_RESP_LOCAL.RSPFWDWB` (experimental).
-    pub const SNOOP_RESP_LOCAL_RSPFWDWB: Event = Event::row(200);
-    /// `UNC_CHA_SNOOP_RESP_LOCAL.RSPCNFLCT` (experimental).
-    pub const SNOOP_RESP_LOCAL_RSPCNFLCT: Event = Event::row(201);
-    /// `UNC_CHA_SNOOP_RESP_LOCAL.RSPFWD` (experimental).
-    pub const SNOOP_RESP_LOCAL_RSPFWD: Event = Event::row(202);
-    /// `UNC_CHA_HITME_LOOKUP.READ` (experimental).
-    pub const HITME_LOOKUP_READ: Event = Event::row(203);
-    /// `UNC_CHA_HITME_LOOKUP.WRITE` (experimental).
-    pub const HITME_LOOKUP_WRITE: Event = Event::row(204);
-    /// `UNC_CHA_HITME_HIT.EX_RDS` (experimental).
-    pub const HITME_HIT_EX_RDS: Event = Event::row(205);
-    /// `UNC_CHA_HITME_HIT.SHARED_OWNREQ` (experimental).
-    pub const HITME_HIT_SHARED_OWNREQ: Event = Event::row(206);
-    /// `UNC_CHA_HITME_HIT.WBMTOE` (experimental).
-    pub const HITME_HIT_WBMTOE: Event = Event::row(207);
-    /// `UNC_CHA_HITME_HIT.WBMTOI_OR_S` (experimental).
-    pub const HITME_HIT_WBMTOI_OR_S: Event = Event::row(208);
-    /// `UNC_CHA_HITME_MISS.SHARED_RDINVOWN` (experimental).
-    pub const HITME_MISS_SHARED_RDINVOWN: Event = Event::row(209);
-    /// `UNC_CHA_HITME_MISS.NOTSHARED_RDINVOWN` (experimental).
-    pub const HITME_MISS_NOTSHARED_RDINVOWN: Event = Event::row(210);
-    /// `UNC_CHA_HITME_MISS.READ_OR_INV` (experimental).
-    pub const HITME_MISS_READ_OR_INV: Event = Event::row(211);
-    /// `UNC_CHA_HITME_UPDATE.DEALLOCATE_RSPFWDI_LOC` (experimental).
-    pub const HITME_UPDATE_DEALLOCATE_RSPFWDI_LOC: Event = Event::row(212);
-    /// `UNC_CHA_HITME_UPDATE.RSPFWDI_REM` (experimental).
-    pub const HITME_UPDATE_RSPFWDI_REM: Event = Event::row(213);
-    /// `UNC_CHA_HITME_UPDATE.SHARED` (experimental).
-    pub const HITME_UPDATE_SHARED: Event = Event::row(214);
-    /// `UNC_CHA_HITME_UPDATE.RDINVOWN` (experimental).
-    pub const HITME_UPDATE_RDINVOWN: Event = Event::row(215);
-    /// `UNC_CHA_HITME_UPDATE.DEALLOCATE` (experimental).
-    pub const HITME_UPDATE_DEALLOCATE: Event = Event::row(216);
-    /// `UNC_CHA_SNOOP_RSP_MISC.MTOI_RSPIFWDM` (experimental).
-    pub const SNOOP_RSP_MISC_MTOI_RSPIFWDM: Event = Event::row(217);
-    /// `UNC_CHA_SNOOP_RSP_MISC.MTOI_RSPDATAM` (experimental).
-    pub const SNOOP_RSP_MISC_MTOI_RSPDATAM: Event = Event::row(218);
-    /// `UNC_CHA_SNOOP_RSP_MISC.RSPIFWDMPTL_HITSF` (experimental).
-    pub const SNOOP_RSP_MISC_RSPIFWDMPTL_HITSF: Event = Event::row(219);
-    /// `UNC_CHA_SNOOP_RSP_MISC.RSPIFWDMPTL_HITLLC` (experimental).
-    pub const SNOOP_RSP_MISC_RSPIFWDMPTL_HITLLC: Event = Event::row(220);
-    /// `UNC_CHA_SNOOP_RSP_MISC.PULLDATAPTL_HITSF` (experimental).
-    pub const SNOOP_RSP_MISC_PULLDATAPTL_HITSF: Event = Event::row(221);
-    /// `UNC_CHA_SNOOP_RSP_MISC.PULLDATAPTL_HITLLC` (experimental).
-    pub const SNOOP_RSP_MISC_PULLDATAPTL_HITLLC: Event = Event::row(222);
-    /// `UNC_CHA_DIRECT_GO_OPC.EXTCMP` (experimental).
-    pub const DIRECT_GO_OPC_EXTCMP: Event = Event::row(223);
-    /// `UNC_CHA_DIRECT_GO_OPC.PULL` (experimental).
-    pub const DIRECT_GO_OPC_PULL: Event = Event::row(224);
-    /// `UNC_CHA_DIRECT_GO_OPC.GO` (experimental).
-    pub const DIRECT_GO_OPC_GO: Event = Event::row(225);
-    /// `UNC_CHA_DIRECT_GO_OPC.GO_PULL` (experimental).
-    pub const DIRECT_GO_OPC_GO_PULL: Event = Event::row(226);
-    /// `UNC_CHA_DIRECT_GO_OPC.FAST_GO` (experimental).
-    pub const DIRECT_GO_OPC_FAST_GO: Event = Event::row(227);
-    /// `UNC_CHA_DIRECT_GO_OPC.FAST_GO_PULL` (experimental).
-    pub const DIRECT_GO_OPC_FAST_GO_PULL: Event = Event::row(228);
-    /// `UNC_CHA_DIRECT_GO_OPC.NOP` (experimental).
-    pub const DIRECT_GO_OPC_NOP: Event = Event::row(229);
-    /// `UNC_CHA_DIRECT_GO_OPC.IDLE_DUE_SUPPRESS` (experimental).
-    pub const DIRECT_GO_OPC_IDLE_DUE_SUPPRESS: Event = Event::row(230);
-    /// `UNC_CHA_DIRECT_GO.HA_TOR_DEALLOC` (experimental).
-    pub const DIRECT_GO_HA_TOR_DEALLOC: Event = Event::row(231);
-    /// `UNC_CHA_DIRECT_GO.HA_SUPPRESS_NO_D2C` (experimental).
-    pub const DIRECT_GO_HA_SUPPRESS_NO_D2C: Event = Event::row(232);
-    /// `UNC_CHA_DIRECT_GO.HA_SUPPRESS_DRD` (experimental).
-    pub const DIRECT_GO_HA_SUPPRESS_DRD: Event = Event::row(233);
-    /// `UNC_CHA_XPT_PREF.SENT0` (experimental).
-    pub const XPT_PREF_SENT0: Event = Event::row(234);
-    /// `UNC_CHA_XPT_PREF.DROP0_NOCRD` (experimental).
-    pub const XPT_PREF_DROP0_NOCRD: Event = Event::row(235);
-    /// `UNC_CHA_XPT_PREF.DROP0_CONFLICT` (experimental).
-    pub const XPT_PREF_DROP0_CONFLICT: Event = Event::row(236);
-    /// `UNC_CHA_XPT_PREF.SENT1` (experimental).
-    pub const XPT_PREF_SENT1: Event = Event::row(237);
-    /// `UNC_CHA_XPT_PREF.DROP1_NOCRD` (experimental).
-    pub const XPT_PREF_DROP1_NOCRD: Event = Event::row(238);
-    /// `UNC_CHA_XPT_PREF.DROP1_CONFLICT` (experimental).
-    pub const XPT_PREF_DROP1_CONFLICT: Event = Event::row(239);
-    /// `UNC_CHA_DISTRESS_ASSERTED.DPT_NONLOCAL` (experimental).
-    pub const DISTRESS_ASSERTED_DPT_NONLOCAL: Event = Event::row(240);
-    /// `UNC_CHA_EGRESS_ORDERING.IV_SNOOPGO_UP` (experimental).
-    pub const EGRESS_ORDERING_IV_SNOOPGO_UP: Event = Event::row(241);
-    /// `UNC_CHA_EGRESS_ORDERING.IV_SNOOPGO_DN` (experimental).
-    pub const EGRESS_ORDERING_IV_SNOOPGO_DN: Event = Event::row(242);
-    /// `UNC_CHA_RxC_OCCUPANCY.IPQ` (experimental).
-    pub const RXC_OCCUPANCY_IPQ: Event = Event::row(243);
-    /// `UNC_CHA_RxC_OCCUPANCY.RRQ` (experimental).
-    pub const RXC_OCCUPANCY_RRQ: Event = Event::row(244);
-    /// `UNC_CHA_RxC_OCCUPANCY.WBQ` (experimental).
-    pub const RXC_OCCUPANCY_WBQ: Event = Event::row(245);
-    /// `UNC_CHA_RxC_INSERTS.IRQ` (experimental).
-    pub const RXC_INSERTS_IRQ: Event = Event::row(246);
-    /// `UNC_CHA_RxC_INSERTS.IRQ_REJ` (experimental).
-    pub const RXC_INSERTS_IRQ_REJ: Event = Event::row(247);
-    /// `UNC_CHA_RxC_INSERTS.IPQ` (experimental).
-    pub const RXC_INSERTS_IPQ: Event = Event::row(248);
-    /// `UNC_CHA_RxC_INSERTS.PRQ` (experimental).
-    pub const RXC_INSERTS_PRQ: Event = Event::row(249);
-    /// `UNC_CHA_RxC_INSERTS.PRQ_REJ` (experimental).
-    pub const RXC_INSERTS_PRQ_REJ: Event = Event::row(250);
-    /// `UNC_CHA_RxC_INSERTS.RRQ` (experimental).
-    pub const RXC_INSERTS_RRQ: Event = Event::row(251);
-    /// `UNC_CHA_RxC_INSERTS.WBQ` (experimental).
-    pub const RXC_INSERTS_WBQ: Event = Event::row(252);
-    /// `UNC_CHA_RxC_IRQ0_REJECT.AD_REQ_VN0` (experimental).
-    pub const RXC_IRQ0_REJECT_AD_REQ_VN0: Event = Event::row(253);
-    /// `UNC_CHA_RxC_IRQ0_REJECT.AD_RSP_VN0` (experimental).
-    pub const RXC_IRQ0_REJECT_AD_RSP_VN0: Event = Event::row(254);
-    /// `UNC_CHA_RxC_IRQ0_REJECT.BL_RSP_VN0` (experimental).
-    pub const RXC_IRQ0_REJECT_BL_RSP_VN0: Event = Event::row(255);
-    /// `UNC_CHA_RxC_IRQ0_REJECT.BL_WB_VN0` (experimental).
-    pub const RXC_IRQ0_REJECT_BL_WB_VN0: Event = Event::row(256);
-    /// `UNC_CHA_RxC_IRQ0_REJECT.BL_NCB_VN0` (experimental).
-    pub const RXC_IRQ0_REJECT_BL_NCB_VN0: Event = Event::row(257);
-    /// `UNC_CHA_RxC_IRQ0_REJECT.BL_NCS_VN0` (experimental).
-    pub const RXC_IRQ0_REJECT_BL_NCS_VN0: Event = Event::row(258);
-    /// `UNC_CHA_RxC_IRQ0_REJECT.AK_NON_UPI` (experimental).
-    pub const RXC_IRQ0_REJECT_AK_NON_UPI: Event = Event::row(259);
-    /// `UNC_CHA_RxC_IRQ0_REJECT.IV_NON_UPI` (experimental).
-    pub const RXC_IRQ0_REJECT_IV_NON_UPI: Event = Event::row(260);
-    /// `UNC_CHA_RxC_IRQ1_REJECT.PA_MATCH` (experimental).
-    pub const RXC_IRQ1_REJECT_PA_MATCH: Event = Event::row(261);
-    /// `UNC_CHA_RxC_IRQ1_REJECT.ANY0` (experimental).
-    pub const RXC_IRQ1_REJECT_ANY0: Event = Event::row(262);
-    /// `UNC_CHA_RxC_IRQ1_REJECT.HA` (experimental).
-    pub const RXC_IRQ1_REJECT_HA: Event = Event::row(263);
-    /// `UNC_CHA_RxC_IRQ1_REJECT.LLC_VICTIM` (experimental).
-    pub const RXC_IRQ1_REJECT_LLC_VICTIM: Event = Event::row(264);
-    /// `UNC_CHA_RxC_IRQ1_REJECT.SF_VICTIM` (experimental).
-    pub const RXC_IRQ1_REJECT_SF_VICTIM: Event = Event::row(265);
-    /// `UNC_CHA_RxC_IRQ1_REJECT.VICTIM` (experimental).
-    pub const RXC_IRQ1_REJECT_VICTIM: Event = Event::row(266);
-    /// `UNC_CHA_RxC_IRQ1_REJECT.LLC_OR_SF_WAY` (experimental).
-    pub const RXC_IRQ1_REJECT_LLC_OR_SF_WAY: Event = Event::row(267);
-    /// `UNC_CHA_RxC_IRQ1_REJECT.ALLOW_SNP` (experimental).
-    pub const RXC_IRQ1_REJECT_ALLOW_SNP: Event = Event::row(268);
-    /// `UNC_CHA_RxC_PRQ0_REJECT.AD_REQ_VN0` (experimental).
-    pub const RXC_PRQ0_REJECT_AD_REQ_VN0: Event = Event::row(269);
-    /// `UNC_CHA_RxC_PRQ0_REJECT.AD_RSP_VN0` (experimental).
-    pub const RXC_PRQ0_REJECT_AD_RSP_VN0: Event = Event::row(270);
-    /// `UNC_CHA_RxC_PRQ0_REJECT.BL_RSP_VN0` (experimental).
-    pub const RXC_PRQ0_REJECT_BL_RSP_VN0: Event = Event::row(271);
-    /// `UNC_CHA_RxC_PRQ0_REJECT.BL_WB_VN0` (experimental).
-    pub const RXC_PRQ0_REJECT_BL_WB_VN0: Event = Event::row(272);
-    /// `UNC_CHA_RxC_PRQ0_REJECT.BL_NCB_VN0` (experimental).
-    pub const RXC_PRQ0_REJECT_BL_NCB_VN0: Event = Event::row(273);
-    /// `UNC_CHA_RxC_PRQ0_REJECT.BL_NCS_VN0` (experimental).
-    pub const RXC_PRQ0_REJECT_BL_NCS_VN0: Event = Event::row(274);
-    /// `UNC_CHA_RxC_PRQ0_REJECT.AK_NON_UPI` (experimental).
-    pub const RXC_PRQ0_REJECT_AK_NON_UPI: Event = Event::row(275);
-    /// `UNC_CHA_RxC_PRQ0_REJECT.IV_NON_UPI` (experimental).
-    pub const RXC_PRQ0_REJECT_IV_NON_UPI: Event = Event::row(276);
-    /// `UNC_CHA_RxC_PRQ1_REJECT.ANY0` (experimental).
-    pub const RXC_PRQ1_REJECT_ANY0: Event = Event::row(277);
-    /// `UNC_CHA_RxC_PRQ1_REJECT.HA` (experimental).
-    pub const RXC_PRQ1_REJECT_HA: Event = Event::row(278);
-    /// `UNC_CHA_RxC_PRQ1_REJECT.LLC_VICTIM` (experimental).
-    pub const RXC_PRQ1_REJECT_LLC_VICTIM: Event = Event::row(279);
-    /// `UNC_CHA_RxC_PRQ1_REJECT.SF_VICTIM` (experimental).
-    pub const RXC_PRQ1_REJECT_SF_VICTIM: Event = Event::row(280);
-    /// `UNC_CHA_RxC_PRQ1_REJECT.VICTIM` (experimental).
-    pub const RXC_PRQ1_REJECT_VICTIM: Event = Event::row(281);
-    /// `UNC_CHA_RxC_PRQ1_REJECT.LLC_OR_SF_WAY` (experimental).
-    pub const RXC_PRQ1_REJECT_LLC_OR_SF_WAY: Event = Event::row(282);
-    /// `UNC_CHA_RxC_PRQ1_REJECT.ALLOW_SNP` (experimental).
-    pub const RXC_PRQ1_REJECT_ALLOW_SNP: Event = Event::row(283);
-    /// `UNC_CHA_RxC_PRQ1_REJECT.PA_MATCH` (experimental).
-    pub const RXC_PRQ1_REJECT_PA_MATCH: Event = Event::row(284);
-    /// `UNC_CHA_RxC_IPQ0_REJECT.AD_REQ_VN0` (experimental).
-    pub const RXC_IPQ0_REJECT_AD_REQ_VN0: Event = Event::row(285);
-    /// `UNC_CHA_RxC_IPQ0_REJECT.AD_RSP_VN0` (experimental).
-    pub const RXC_IPQ0_REJECT_AD_RSP_VN0: Event = Event::row(286);
-    /// `UNC_CHA_RxC_IPQ0_REJECT.BL_RSP_VN0` (experimental).
-    pub const RXC_IPQ0_REJECT_BL_RSP_VN0: Event = Event::row(287);
-    /// `UNC_CHA_RxC_IPQ0_REJECT.BL_WB_VN0` (experimental).
-    pub const RXC_IPQ0_REJECT_BL_WB_VN0: Event = Event::row(288);
-    /// `UNC_CHA_RxC_IPQ0_REJECT.BL_NCB_VN0` (experimental).
-    pub const RXC_IPQ0_REJECT_BL_NCB_VN0: Event = Event::row(289);
-    /// `UNC_CHA_RxC_IPQ0_REJECT.BL_NCS_VN0` (experimental).
-    pub const RXC_IPQ0_REJECT_BL_NCS_VN0: Event = Event::row(290);
-    /// `UNC_CHA_RxC_IPQ0_REJECT.AK_NON_UPI` (experimental).
-    pub const RXC_IPQ0_REJECT_AK_NON_UPI: Event = Event::row(291);
-    /// `UNC_CHA_RxC_IPQ0_REJECT.IV_NON_UPI` (experimental).
-    pub const RXC_IPQ0_REJECT_IV_NON_UPI: Event = Event::row(292);
-    /// `UNC_CHA_RxC_IPQ1_REJECT.ANY0` (experimental).
-    pub const RXC_IPQ1_REJECT_ANY0: Event = Event::row(293);
-    /// `UNC_CHA_RxC_IPQ1_REJECT.HA` (experimental).
-    pub const RXC_IPQ1_REJECT_HA: Event = Event::row(294);
-    /// `UNC_CHA_RxC_IPQ1_REJECT.LLC_VICTIM` (experimental).
-    pub const RXC_IPQ1_REJECT_LLC_VICTIM: Event = Event::row(295);
-    /// `UNC_CHA_RxC_IPQ1_REJECT.SF_VICTIM` (experimental).
-    pub const RXC_IPQ1_REJECT_SF_VICTIM: Event = Event::row(296);
-    /// `UNC_CHA_RxC_IPQ1_REJECT.VICTIM` (experimental).
-    pub const RXC_IPQ1_REJECT_VICTIM: Event = Event::row(297);
-    /// `UNC_CHA_RxC_IPQ1_REJECT.LLC_OR_SF_WAY` (experimental).
-    pub const RXC_IPQ1_REJECT_LLC_OR_SF_WAY: Event = Event::row(298);
-    /// `UNC_CHA_RxC_IPQ1_REJECT.ALLOW_SNP` (experimental).
-    pub const RXC_IPQ1_REJECT_ALLOW_SNP: Event = Event::row(299);
-    /// `UNC_CHA_RxC_IPQ1_REJECT.PA_MATCH` (experimental).
-    pub const RXC_IPQ1_REJECT_PA_MATCH: Event = Event::row(300);
-    /// `UNC_CHA_RxC_ISMQ0_REJECT.AD_REQ_VN0` (experimental).
-    pub const RXC_ISMQ0_REJECT_AD_REQ_VN0: Event = Event::row(301);
-    /// `UNC_CHA_RxC_ISMQ0_REJECT.AD_RSP_VN0` (experimental).
-    pub const RXC_ISMQ0_REJECT_AD_RSP_VN0: Event = Event::row(302);
-    /// `UNC_CHA_RxC_ISMQ0_REJECT.BL_RSP_VN0` (experimental).
-    pub const RXC_ISMQ0_REJECT_BL_RSP_VN0: Event = Event::row(303);
-    /// `UNC_CHA_RxC_ISMQ0_REJECT.BL_WB_VN0` (experimental).
-    pub const RXC_ISMQ0_REJECT_BL_WB_VN0: Event = Event::row(304);
-    /// `UNC_CHA_RxC_ISMQ0_REJECT.BL_NCB_VN0` (experimental).
-    pub const RXC_ISMQ0_REJECT_BL_NCB_VN0: Event = Event::row(305);
-    /// `UNC_CHA_RxC_ISMQ0_REJECT.BL_NCS_VN0` (experimental).
-    pub const RXC_ISMQ0_REJECT_BL_NCS_VN0: Event = Event::row(306);
-    /// `UNC_CHA_RxC_ISMQ0_REJECT.AK_NON_UPI` (experimental).
-    pub const RXC_ISMQ0_REJECT_AK_NON_UPI: Event = Event::row(307);
-    /// `UNC_CHA_RxC_ISMQ0_REJECT.IV_NON_UPI` (experimental).
-    pub const RXC_ISMQ0_REJECT_IV_NON_UPI: Event = Event::row(308);
-    /// `UNC_CHA_RxC_ISMQ1_REJECT.ANY0` (experimental).
-    pub const RXC_ISMQ1_REJECT_ANY0: Event = Event::row(309);
-    /// `UNC_CHA_RxC_ISMQ1_REJECT.HA` (experimental).
-    pub const RXC_ISMQ1_REJECT_HA: Event = Event::row(310);
-    /// `UNC_CHA_RxC_RRQ0_REJECT.AD_REQ_VN0` (experimental).
-    pub const RXC_RRQ0_REJECT_AD_REQ_VN0: Event = Event::row(311);
-    /// `UNC_CHA_RxC_RRQ0_REJECT.AD_RSP_VN0` (experimental).
-    pub const RXC_RRQ0_REJECT_AD_RSP_VN0: Event = Event::row(312);
-    /// `UNC_CHA_RxC_RRQ0_REJECT.BL_RSP_VN0` (experimental).
-    pub const RXC_RRQ0_REJECT_BL_RSP_VN0: Event = Event::row(313);
-    /// `UNC_CHA_RxC_RRQ0_REJECT.BL_WB_VN0` (experimental).
-    pub const RXC_RRQ0_REJECT_BL_WB_VN0: Event = Event::row(314);
-    /// `UNC_CHA_RxC_RRQ0_REJECT.BL_NCB_VN0` (experimental).
-    pub const RXC_RRQ0_REJECT_BL_NCB_VN0: Event = Event::row(315);
-    /// `UNC_CHA_RxC_RRQ0_REJECT.BL_NCS_VN0` (experimental).
-    pub const RXC_RRQ0_REJECT_BL_NCS_VN0: Event = Event::row(316);
-    /// `UNC_CHA_RxC_RRQ0_REJECT.AK_NON_UPI` (experimental).
-    pub const RXC_RRQ0_REJECT_AK_NON_UPI: Event = Event::row(317);
-    /// `UNC_CHA_RxC_RRQ0_REJECT.IV_NON_UPI` (experimental).
-    pub const RXC_RRQ0_REJECT_IV_NON_UPI: Event = Event::row(318);
-    /// `UNC_CHA_RxC_RRQ1_REJECT.ANY0` (experimental).
-    pub const RXC_RRQ1_REJECT_ANY0: Event = Event::row(319);
-    /// `UNC_CHA_RxC_RRQ1_REJECT.HA` (experimental).
-    pub const RXC_RRQ1_REJECT_HA: Event = Event::row(320);
-    /// `UNC_CHA_RxC_RRQ1_REJECT.LLC_VICTIM` (experimental).
-    pub const RXC_RRQ1_REJECT_LLC_VICTIM: Event = Event::row(321);
-    /// `UNC_CHA_RxC_RRQ1_REJECT.SF_VICTIM` (experimental).
-    pub const RXC_RRQ1_REJECT_SF_VICTIM: Event = Event::row(322);
-    /// `UNC_CHA_RxC_RRQ1_REJECT.VICTIM` (experimental).
-    pub const RXC_RRQ1_REJECT_VICTIM: Event = Event::row(323);
-    /// `UNC_CHA_RxC_RRQ1_REJECT.LLC_OR_SF_WAY` (experimental).
-    pub const RXC_RRQ1_REJECT_LLC_OR_SF_WAY: Event = Event::row(324);
-    /// `UNC_CHA_RxC_RRQ1_REJECT.ALLOW_SNP` (experimental).
-    pub const RXC_RRQ1_REJECT_ALLOW_SNP: Event = Event::row(325);
-    /// `UNC_CHA_RxC_RRQ1_REJECT.PA_MATCH` (experimental).
-    pub const RXC_RRQ1_REJECT_PA_MATCH: Event = Event::row(326);
-    /// `UNC_CHA_RxC_WBQ0_REJECT.AD_REQ_VN0` (experimental).
-    pub const RXC_WBQ0_REJECT_AD_REQ_VN0: Event = Event::row(327);
-    /// `UNC_CHA_RxC_WBQ0_REJECT.AD_RSP_VN0` (experimental).
-    pub const RXC_WBQ0_REJECT_AD_RSP_VN0: Event = Event::row(328);
-    /// `UNC_CHA_RxC_WBQ0_REJECT.BL_RSP_VN0` (experimental).
-    pub const RXC_WBQ0_REJECT_BL_RSP_VN0: Event = Event::row(329);
-    /// `UNC_CHA_RxC_WBQ0_REJECT.BL_WB_VN0` (experimental).
-    pub const RXC_WBQ0_REJECT_BL_WB_VN0: Event = Event::row(330);
-    /// `UNC_CHA_RxC_WBQ0_REJECT.BL_NCB_VN0` (experimental).
-    pub const RXC_WBQ0_REJECT_BL_NCB_VN0: Event = Event::row(331);
-    /// `UNC_CHA_RxC_WBQ0_REJECT.BL_NCS_VN0` (experimental).
-    pub const RXC_WBQ0_REJECT_BL_NCS_VN0: Event = Event::row(332);
-    /// `UNC_CHA_RxC_WBQ0_REJECT.AK_NON_UPI` (experimental).
-    pub const RXC_WBQ0_REJECT_AK_NON_UPI: Event = Event::row(333);
-    /// `UNC_CHA_RxC_WBQ0_REJECT.IV_NON_UPI` (experimental).
-    pub const RXC_WBQ0_REJECT_IV_NON_UPI: Event = Event::row(334);
-    /// `UNC_CHA_RxC_WBQ1_REJECT.ANY0` (experimental).
-    pub const RXC_WBQ1_REJECT_ANY0: Event = Event::row(335);
-    /// `UNC_CHA_RxC_WBQ1_REJECT.HA` (experimental).
-    pub const RXC_WBQ1_REJECT_HA: Event = Event::row(336);
-    /// `UNC_CHA_RxC_WBQ1_REJECT.LLC_VICTIM` (experimental).
-    pub const RXC_WBQ1_REJECT_LLC_VICTIM: Event = Event::row(337);
-    /// `UNC_CHA_RxC_WBQ1_REJECT.SF_VICTIM` (experimental).
-    pub const RXC_WBQ1_REJECT_SF_VICTIM: Event = Event::row(338);
-    /// `UNC_CHA_RxC_WBQ1_REJECT.VICTIM` (experimental).
-    pub const RXC_WBQ1_REJECT_VICTIM: Event = Event::row(339);
-    /// `UNC_CHA_RxC_WBQ1_REJECT.LLC_OR_SF_WAY` (experimental).
-    pub const RXC_WBQ1_REJECT_LLC_OR_SF_WAY: Event = Event::row(340);
-    /// `UNC_CHA_RxC_WBQ1_REJECT.ALLOW_SNP` (experimental).
-    pub const RXC_WBQ1_REJECT_ALLOW_SNP: Event = Event::row(341);
-    /// `UNC_CHA_RxC_WBQ1_REJECT.PA_MATCH` (experimental).
-    pub const RXC_WBQ1_REJECT_PA_MATCH: Event = Event::row(342);
-    /// `UNC_CHA_RxC_REQ_Q0_RETRY.AD_REQ_VN0` (experimental).
-    pub const RXC_REQ_Q0_RETRY_AD_REQ_VN0: Event = Event::row(343);
-    /// `UNC_CHA_RxC_REQ_Q0_RETRY.AD_RSP_VN0` (experimental).
-    pub const RXC_REQ_Q0_RETRY_AD_RSP_VN0: Event = Event::row(344);
-    /// `UNC_CHA_RxC_REQ_Q0_RETRY.BL_RSP_VN0` (experimental).
-    pub const RXC_REQ_Q0_RETRY_BL_RSP_VN0: Event = Event::row(345);
-    /// `UNC_CHA_RxC_REQ_Q0_RETRY.BL_WB_VN0` (experimental).
-    pub const RXC_REQ_Q0_RETRY_BL_WB_VN0: Event = Event::row(346);
-    /// `UNC_CHA_RxC_REQ_Q0_RETRY.BL_NCB_VN0` (experimental).
-    pub const RXC_REQ_Q0_RETRY_BL_NCB_VN0: Event = Event::row(347);
-    /// `UNC_CHA_RxC_REQ_Q0_RETRY.BL_NCS_VN0` (experimental).
-    pub const RXC_REQ_Q0_RETRY_BL_NCS_VN0: Event = Event::row(348);
-    /// `UNC_CHA_RxC_REQ_Q0_RETRY.AK_NON_UPI` (experimental).
-    pub const RXC_REQ_Q0_RETRY_AK_NON_UPI: Event = Event::row(349);
-    /// `UNC_CHA_RxC_REQ_Q0_RETRY.IV_NON_UPI` (experimental).
-    pub const RXC_REQ_Q0_RETRY_IV_NON_UPI: Event = Event::row(350);
-    /// `UNC_CHA_RxC_REQ_Q1_RETRY.ANY0` (experimental).
-    pub const RXC_REQ_Q1_RETRY_ANY0: Event = Event::row(351);
-    /// `UNC_CHA_RxC_REQ_Q1_RETRY.HA` (experimental).
-    pub const RXC_REQ_Q1_RETRY_HA: Event = Event::row(352);
-    /// `UNC_CHA_RxC_REQ_Q1_RETRY.LLC_VICTIM` (experimental).
-    pub const RXC_REQ_Q1_RETRY_LLC_VICTIM: Event = Event::row(353);
-    /// `UNC_CHA_RxC_REQ_Q1_RETRY.SF_VICTIM` (experimental).
-    pub const RXC_REQ_Q1_RETRY_SF_VICTIM: Event = Event::row(354);
-    /// `UNC_CHA_RxC_REQ_Q1_RETRY.VICTIM` (experimental).
-    pub const RXC_REQ_Q1_RETRY_VICTIM: Event = Event::row(355);
-    /// `UNC_CHA_RxC_REQ_Q1_RETRY.LLC_OR_SF_WAY` (experimental).
-    pub const RXC_REQ_Q1_RETRY_LLC_OR_SF_WAY: Event = Event::row(356);
-    /// `UNC_CHA_RxC_REQ_Q1_RETRY.ALLOW_SNP` (experimental).
-    pub const RXC_REQ_Q1_RETRY_ALLOW_SNP: Event = Event::row(357);
-    /// `UNC_CHA_RxC_REQ_Q1_RETRY.PA_MATCH` (experimental).
-    pub const RXC_REQ_Q1_RETRY_PA_MATCH: Event = Event::row(358);
-    /// `UNC_CHA_RxC_ISMQ0_RETRY.AD_REQ_VN0` (experimental).
-    pub const RXC_ISMQ0_RETRY_AD_REQ_VN0: Event = Event::row(359);
-    /// `UNC_CHA_RxC_ISMQ0_RETRY.AD_RSP_VN0` (experimental).
-    pub const RXC_ISMQ0_RETRY_AD_RSP_VN0: Event = Event::row(360);
-    /// `UNC_CHA_RxC_ISMQ0_RETRY.BL_RSP_VN0` (experimental).
-    pub const RXC_ISMQ0_RETRY_BL_RSP_VN0: Event = Event::row(361);
-    /// `UNC_CHA_RxC_ISMQ0_RETRY.BL_WB_VN0` (experimental).
-    pub const RXC_ISMQ0_RETRY_BL_WB_VN0: Event = Event::row(362);
-    /// `UNC_CHA_RxC_ISMQ0_RETRY.BL_NCB_VN0` (experimental).
-    pub const RXC_ISMQ0_RETRY_BL_NCB_VN0: Event = Event::row(363);
-    /// `UNC_CHA_RxC_ISMQ0_RETRY.BL_NCS_VN0` (experimental).
-    pub const RXC_ISMQ0_RETRY_BL_NCS_VN0: Event = Event::row(364);
-    /// `UNC_CHA_RxC_ISMQ0_RETRY.AK_NON_UPI` (experimental).
-    pub const RXC_ISMQ0_RETRY_AK_NON_UPI: Event = Event::row(365);
-    /// `UNC_CHA_RxC_ISMQ0_RETRY.IV_NON_UPI` (experimental).
-    pub const RXC_ISMQ0_RETRY_IV_NON_UPI: Event = Event::row(366);
-    /// `UNC_CHA_RxC_ISMQ1_RETRY.ANY0` (experimental).
-    pub const RXC_ISMQ1_RETRY_ANY0: Event = Event::row(367);
-    /// `UNC_CHA_RxC_ISMQ1_RETRY.HA` (experimental).
-    pub const RXC_ISMQ1_RETRY_HA: Event = Event::row(368);
-    /// `UNC_CHA_RxC_OTHER0_RETRY.AD_REQ_VN0` (experimental).
-    pub const RXC_OTHER0_RETRY_AD_REQ_VN0: Event = Event::row(369);
-    /// `UNC_CHA_RxC_OTHER0_RETRY.AD_RSP_VN0` (experimental).
-    pub const RXC_OTHER0_RETRY_AD_RSP_VN0: Event = Event::row(370);
-    /// `UNC_CHA_RxC_OTHER0_RETRY.BL_RSP_VN0` (experimental).
-    pub const RXC_OTHER0_RETRY_BL_RSP_VN0: Event = Event::row(371);
-    /// `UNC_CHA_RxC_OTHER0_RETRY.BL_WB_VN0` (experimental).
-    pub const RXC_OTHER0_RETRY_BL_WB_VN0: Event = Event::row(372);
-    /// `UNC_CHA_RxC_OTHER0_RETRY.BL_NCB_VN0` (experimental).
-    pub const RXC_OTHER0_RETRY_BL_NCB_VN0: Event = Event::row(373);
-    /// `UNC_CHA_RxC_OTHER0_RETRY.BL_NCS_VN0` (experimental).
-    pub const RXC_OTHER0_RETRY_BL_NCS_VN0: Event = Event::row(374);
-    /// `UNC_CHA_RxC_OTHER0_RETRY.AK_NON_UPI` (experimental).
-    pub const RXC_OTHER0_RETRY_AK_NON_UPI: Event = Event::row(375);
-    /// `UNC_CHA_RxC_OTHER0_RETRY.IV_NON_UPI` (experimental).
-    pub const RXC_OTHER0_RETRY_IV_NON_UPI: Event = Event::row(376);
-    /// `UNC_CHA_RxC_OTHER1_RETRY.ANY0` (experimental).
-    pub const RXC_OTHER1_RETRY_ANY0: Event = Event::row(377);
-    /// `UNC_CHA_RxC_OTHER1_RETRY.HA` (experimental).
-    pub const RXC_OTHER1_RETRY_HA: Event = Event::row(378);
-    /// `UNC_CHA_RxC_OTHER1_RETRY.LLC_VICTIM` (experimental).
-    pub const RXC_OTHER1_RETRY_LLC_VICTIM: Event = Event::row(379);
-    /// `UNC_CHA_RxC_OTHER1_RETRY.SF_VICTIM` (experimental).
-    pub const RXC_OTHER1_RETRY_SF_VICTIM: Event = Event::row(380);
-    /// `UNC_CHA_RxC_OTHER1_RETRY.VICTIM` (experimental).
-    pub const RXC_OTHER1_RETRY_VICTIM: Event = Event::row(381);
-    /// `UNC_CHA_RxC_OTHER1_RETRY.LLC_OR_SF_WAY` (experimental).
-    pub const RXC_OTHER1_RETRY_LLC_OR_SF_WAY: Event = Event::row(382);
-    /// `UNC_CHA_RxC_OTHER1_RETRY.ALLOW_SNP` (experimental).
-    pub const RXC_OTHER1_RETRY_ALLOW_SNP: Event = Event::row(383);
-    /// `UNC_CHA_RxC_OTHER1_RETRY.PA_MATCH` (experimental).
-    pub const RXC_OTHER1_RETRY_PA_MATCH: Event = Event::row(384);
-    /// `UNC_CHA_CORE_SNP.REMOTE_ONE` (experimental).
-    pub const CORE_SNP_REMOTE_ONE: Event = Event::row(385);
-    /// `UNC_CHA_CORE_SNP.EXT_ONE` (experimental).
-    pub const CORE_SNP_EXT_ONE: Event = Event::row(386);
-    /// `UNC_CHA_CORE_SNP.CORE_ONE` (experimental).
-    pub const CORE_SNP_CORE_ONE: Event = Event::row(387);
-    /// `UNC_CHA_CORE_SNP.EVICT_ONE` (experimental).
-    pub const CORE_SNP_EVICT_ONE: Event = Event::row(388);
-    /// `UNC_CHA_CORE_SNP.ANY_ONE` (experimental).
-    pub const CORE_SNP_ANY_ONE: Event = Event::row(389);
-    /// `UNC_CHA_CORE_SNP.REMOTE_GTONE` (experimental).
-    pub const CORE_SNP_REMOTE_GTONE: Event = Event::row(390);
-    /// `UNC_CHA_CORE_SNP.EXT_GTONE` (experimental).
-    pub const CORE_SNP_EXT_GTONE: Event = Event::row(391);
-    /// `UNC_CHA_CORE_SNP.CORE_GTONE` (experimental).
-    pub const CORE_SNP_CORE_GTONE: Event = Event::row(392);
-    /// `UNC_CHA_CORE_SNP.EVICT_GTONE` (experimental).
-    pub const CORE_SNP_EVICT_GTONE: Event = Event::row(393);
-    /// `UNC_CHA_CORE_SNP.ANY_GTONE` (experimental).
-    pub const CORE_SNP_ANY_GTONE: Event = Event::row(394);
-    /// `UNC_CHA_LLC_LOOKUP.I` (experimental).
-    pub const LLC_LOOKUP_I: Event = Event::row(395);
-    /// `UNC_CHA_LLC_LOOKUP.SF_S` (experimental).
-    pub const LLC_LOOKUP_SF_S: Event = Event::row(396);
-    /// `UNC_CHA_LLC_LOOKUP.SF_E` (experimental).
-    pub const LLC_LOOKUP_SF_E: Event = Event::row(397);
-    /// `UNC_CHA_LLC_LOOKUP.SF_H` (experimental).
-    pub const LLC_LOOKUP_SF_H: Event = Event::row(398);
-    /// `UNC_CHA_LLC_LOOKUP.S` (experimental).
-    pub const LLC_LOOKUP_S: Event = Event::row(399);
-    /// `UNC_CHA_LLC_LOOKUP.E` (experimental).
-    pub const LLC_LOOKUP_E: Event = Event::row(400);
-    /// `UNC_CHA_LLC_LOOKUP.M` (experimental).
-    pub const LLC_LOOKUP_M: Event = Event::row(401);
-    /// `UNC_CHA_LLC_LOOKUP.F` (experimental).
-    pub const LLC_LOOKUP_F: Event = Event::row(402);
-    /// `UNC_CHA_LLC_LOOKUP.RFO` (experimental).
-    pub const LLC_LOOKUP_RFO: Event = Event::row(403);
-    /// `UNC_CHA_LLC_LOOKUP.ALL` (experimental).
-    pub const LLC_LOOKUP_ALL: Event = Event::row(404);
-    /// `UNC_CHA_LLC_LOOKUP.DATA_RD` (experimental).
-    pub const LLC_LOOKUP_DATA_RD: Event = Event::row(405);
-    /// `UNC_CHA_LLC_LOOKUP.FLUSH_INV` (experimental).
-    pub const LLC_LOOKUP_FLUSH_INV: Event = Event::row(406);
-    /// `UNC_CHA_LLC_LOOKUP.CODE` (experimental).
-    pub const LLC_LOOKUP_CODE: Event = Event::row(407);
-    /// `UNC_CHA_LLC_LOOKUP.LOCALLY_HOMED_ADDRESS` (experimental).
-    pub const LLC_LOOKUP_LOCALLY_HOMED_ADDRESS: Event = Event::row(408);
-    /// `UNC_CHA_LLC_LOOKUP.REMOTELY_HOMED_ADDRESS` (experimental).
-    pub const LLC_LOOKUP_REMOTELY_HOMED_ADDRESS: Event = Event::row(409);
-    /// `UNC_CHA_LLC_LOOKUP.REMOTE_OTHER` (experimental).
-    pub const LLC_LOOKUP_REMOTE_OTHER: Event = Event::row(410);
-    /// `UNC_CHA_LLC_LOOKUP.REMOTE_FLUSH_INV` (experimental).
-    pub const LLC_LOOKUP_REMOTE_FLUSH_INV: Event = Event::row(411);
-    /// `UNC_CHA_LLC_LOOKUP.REMOTE_DATA_RD` (experimental).
-    pub const LLC_LOOKUP_REMOTE_DATA_RD: Event = Event::row(412);
-    /// `UNC_CHA_LLC_LOOKUP.REMOTE_RFO` (experimental).
-    pub const LLC_LOOKUP_REMOTE_RFO: Event = Event::row(413);
-    /// `UNC_CHA_LLC_LOOKUP.REMOTE_CODE` (experimental).
-    pub const LLC_LOOKUP_REMOTE_CODE: Event = Event::row(414);
-    /// `UNC_CHA_LLC_LOOKUP.REMOTE_SNP` (experimental).
-    pub const LLC_LOOKUP_REMOTE_SNP: Event = Event::row(415);
-    /// `UNC_CHA_LLC_LOOKUP.LOCAL_FLUSH_INV` (experimental).
-    pub const LLC_LOOKUP_LOCAL_FLUSH_INV: Event = Event::row(416);
-    /// `UNC_CHA_LLC_LOOKUP.LOCAL_DATA_RD` (experimental).
-    pub const LLC_LOOKUP_LOCAL_DATA_RD: Event = Event::row(417);
-    /// `UNC_CHA_LLC_LOOKUP.LOCAL_RFO` (experimental).
-    pub const LLC_LOOKUP_LOCAL_RFO: Event = Event::row(418);
-    /// `UNC_CHA_LLC_LOOKUP.LOCAL_CODE` (experimental).
-    pub const LLC_LOOKUP_LOCAL_CODE: Event = Event::row(419);
-    /// `UNC_CHA_LLC_LOOKUP.LOCAL_DMND_DATA_RD` (experimental).
-    pub const LLC_LOOKUP_LOCAL_DMND_DATA_RD: Event = Event::row(420);
-    /// `UNC_CHA_LLC_LOOKUP.LOCAL_DMND_RFO` (experimental).
-    pub const LLC_LOOKUP_LOCAL_DMND_RFO: Event = Event::row(421);
-    /// `UNC_CHA_LLC_LOOKUP.LOCAL_DMND_CODE` (experimental).
-    pub const LLC_LOOKUP_LOCAL_DMND_CODE: Event = Event::row(422);
-    /// `UNC_CHA_LLC_LOOKUP.LOCAL_PF_DATA_RD` (experimental).
-    pub const LLC_LOOKUP_LOCAL_PF_DATA_RD: Event = Event::row(423);
-    /// `UNC_CHA_LLC_LOOKUP.LOCAL_PF_RFO` (experimental).
-    pub const LLC_LOOKUP_LOCAL_PF_RFO: Event = Event::row(424);
-    /// `UNC_CHA_LLC_LOOKUP.LOCAL_PF_CODE` (experimental).
-    pub const LLC_LOOKUP_LOCAL_PF_CODE: Event = Event::row(425);
-    /// `UNC_CHA_LLC_LOOKUP.LOCAL_LLC_PF` (experimental).
-    pub const LLC_LOOKUP_LOCAL_LLC_PF: Event = Event::row(426);
-    /// `UNC_CHA_LLC_LOOKUP.LOCAL_PF` (experimental).
-    pub const LLC_LOOKUP_LOCAL_PF: Event = Event::row(427);
-    /// `UNC_CHA_TOR_INSERTS.SNPS_FROM_REM` (experimental).
-    pub const TOR_INSERTS_SNPS_FROM_REM: Event = Event::row(428);
-    /// `UNC_CHA_TOR_INSERTS.ALL` (experimental).
-    pub const TOR_INSERTS_ALL: Event = Event::row(429);
-    /// `UNC_CHA_TOR_INSERTS.IRQ_IA` (experimental).
-    pub const TOR_INSERTS_IRQ_IA: Event = Event::row(430);
-    /// `UNC_CHA_TOR_INSERTS.EVICT` (experimental).
-    pub const TOR_INSERTS_EVICT: Event = Event::row(431);
-    /// `UNC_CHA_TOR_INSERTS.PRQ_IOSF` (experimental).
-    pub const TOR_INSERTS_PRQ_IOSF: Event = Event::row(432);
-    /// `UNC_CHA_TOR_INSERTS.IPQ` (experimental).
-    pub const TOR_INSERTS_IPQ: Event = Event::row(433);
-    /// `UNC_CHA_TOR_INSERTS.IRQ_NON_IA` (experimental).
-    pub const TOR_INSERTS_IRQ_NON_IA: Event = Event::row(434);
-    /// `UNC_CHA_TOR_INSERTS.PRQ_NON_IOSF` (experimental).
-    pub const TOR_INSERTS_PRQ_NON_IOSF: Event = Event::row(435);
-    /// `UNC_CHA_TOR_INSERTS.RRQ` (experimental).
-    pub const TOR_INSERTS_RRQ: Event = Event::row(436);
-    /// `UNC_CHA_TOR_INSERTS.WBQ` (experimental).
-    pub const TOR_INSERTS_WBQ: Event = Event::row(437);
-    /// `UNC_CHA_TOR_INSERTS.LOC_IO` (experimental).
-    pub const TOR_INSERTS_LOC_IO: Event = Event::row(438);
-    /// `UNC_CHA_TOR_INSERTS.LOC_IA` (experimental).
-    pub const TOR_INSERTS_LOC_IA: Event = Event::row(439);
-    /// `UNC_CHA_TOR_INSERTS.LOC_ALL` (experimental).
-    pub const TOR_INSERTS_LOC_ALL: Event = Event::row(440);
-    /// `UNC_CHA_TOR_INSERTS.REM_SNPS` (experimental).
-    pub const TOR_INSERTS_REM_SNPS: Event = Event::row(441);
-    /// `UNC_CHA_TOR_INSERTS.REM_ALL` (experimental).
-    pub const TOR_INSERTS_REM_ALL: Event = Event::row(442);
-    /// `UNC_CHA_TOR_INSERTS.HIT` (experimental).
-    pub const TOR_INSERTS_HIT: Event = Event::row(443);
-    /// `UNC_CHA_TOR_INSERTS.MISS` (experimental).
-    pub const TOR_INSERTS_MISS: Event = Event::row(444);
-    /// `UNC_CHA_TOR_INSERTS.MMCFG` (experimental).
-    pub const TOR_INSERTS_MMCFG: Event = Event::row(445);
-    /// `UNC_CHA_TOR_INSERTS.MMIO` (experimental).
-    pub const TOR_INSERTS_MMIO: Event = Event::row(446);
-    /// `UNC_CHA_TOR_INSERTS.LOCAL_TGT` (experimental).
-    pub const TOR_INSERTS_LOCAL_TGT: Event = Event::row(447);
-    /// `UNC_CHA_TOR_INSERTS.REMOTE_TGT` (experimental).
-    pub const TOR_INSERTS_REMOTE_TGT: Event = Event::row(448);
-    /// `UNC_CHA_TOR_INSERTS.MATCH_OPC` (experimental).
-    pub const TOR_INSERTS_MATCH_OPC: Event = Event::row(449);
-    /// `UNC_CHA_TOR_INSERTS.PREMORPH_OPC` (experimental).
-    pub const TOR_INSERTS_PREMORPH_OPC: Event = Event::row(450);
-    /// `UNC_CHA_TOR_INSERTS.NEARMEM` (experimental).
-    pub const TOR_INSERTS_NEARMEM: Event = Event::row(451);
-    /// `UNC_CHA_TOR_INSERTS.NOT_NEARMEM` (experimental).
-    pub const TOR_INSERTS_NOT_NEARMEM: Event = Event::row(452);
-    /// `UNC_CHA_TOR_INSERTS.NONCOH` (experimental).
-    pub const TOR_INSERTS_NONCOH: Event = Event::row(453);
-    /// `UNC_CHA_TOR_INSERTS.ISOC` (experimental).
-    pub const TOR_INSERTS_ISOC: Event = Event::row(454);
-    /// `UNC_CHA_TOR_INSERTS.IA_HIT_DRD_OPT` (experimental).
-    pub const TOR_INSERTS_IA_HIT_DRD_OPT: Event = Event::row(455);
-    /// `UNC_CHA_TOR_INSERTS.IA_HIT_DRD_OPT_PREF` (experimental).
-    pub const TOR_INSERTS_IA_HIT_DRD_OPT_PREF: Event = Event::row(456);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRD_OPT` (experimental).
-    pub const TOR_INSERTS_IA_MISS_DRD_OPT: Event = Event::row(457);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRD_OPT_PREF` (experimental).
-    pub const TOR_INSERTS_IA_MISS_DRD_OPT_PREF: Event = Event::row(458);
-    /// `UNC_CHA_TOR_INSERTS.IA_DRD_OPT` (experimental).
-    pub const TOR_INSERTS_IA_DRD_OPT: Event = Event::row(459);
-    /// `UNC_CHA_TOR_INSERTS.IA_DRD_OPT_PREF` (experimental).
-    pub const TOR_INSERTS_IA_DRD_OPT_PREF: Event = Event::row(460);
-    /// `UNC_CHA_TOR_INSERTS.IA_CRD_PREF` (experimental).
-    pub const TOR_INSERTS_IA_CRD_PREF: Event = Event::row(461);
-    /// `UNC_CHA_TOR_INSERTS.IA_CLFLUSHOPT` (experimental).
-    pub const TOR_INSERTS_IA_CLFLUSHOPT: Event = Event::row(462);
-    /// `UNC_CHA_TOR_INSERTS.IA_ITOM` (experimental).
-    pub const TOR_INSERTS_IA_ITOM: Event = Event::row(463);
-    /// `UNC_CHA_TOR_OCCUPANCY.SNPS_FROM_REM` (experimental).
-    pub const TOR_OCCUPANCY_SNPS_FROM_REM: Event = Event::row(464);
-    /// `UNC_CHA_TOR_OCCUPANCY.ALL` (experimental).
-    pub const TOR_OCCUPANCY_ALL: Event = Event::row(465);
-    /// `UNC_CHA_TOR_OCCUPANCY.IO_MISS_RFO` (experimental).
-    pub const TOR_OCCUPANCY_IO_MISS_RFO: Event = Event::row(466);
-    /// `UNC_CHA_TOR_OCCUPANCY.IRQ_IA` (experimental).
-    pub const TOR_OCCUPANCY_IRQ_IA: Event = Event::row(467);
-    /// `UNC_CHA_TOR_OCCUPANCY.EVICT` (experimental).
-    pub const TOR_OCCUPANCY_EVICT: Event = Event::row(468);
-    /// `UNC_CHA_TOR_OCCUPANCY.PRQ` (experimental).
-    pub const TOR_OCCUPANCY_PRQ: Event = Event::row(469);
-    /// `UNC_CHA_TOR_OCCUPANCY.IPQ` (experimental).
-    pub const TOR_OCCUPANCY_IPQ: Event = Event::row(470);
-    /// `UNC_CHA_TOR_OCCUPANCY.IRQ_NON_IA` (experimental).
-    pub const TOR_OCCUPANCY_IRQ_NON_IA: Event = Event::row(471);
-    /// `UNC_CHA_TOR_OCCUPANCY.PRQ_NON_IOSF` (experimental).
-    pub const TOR_OCCUPANCY_PRQ_NON_IOSF: Event = Event::row(472);
-    /// `UNC_CHA_TOR_OCCUPANCY.RRQ` (experimental).
-    pub const TOR_OCCUPANCY_RRQ: Event = Event::row(473);
-    /// `UNC_CHA_TOR_OCCUPANCY.WBQ` (experimental).
-    pub const TOR_OCCUPANCY_WBQ: Event = Event::row(474);
-    /// `UNC_CHA_TOR_OCCUPANCY.LOC_IO` (experimental).
-    pub const TOR_OCCUPANCY_LOC_IO: Event = Event::row(475);
-    /// `UNC_CHA_TOR_OCCUPANCY.LOC_IA` (experimental).
-    pub const TOR_OCCUPANCY_LOC_IA: Event = Event::row(476);
-    /// `UNC_CHA_TOR_OCCUPANCY.LOC_ALL` (experimental).
-    pub const TOR_OCCUPANCY_LOC_ALL: Event = Event::row(477);
-    /// `UNC_CHA_TOR_OCCUPANCY.REM_SNPS` (experimental).
-    pub const TOR_OCCUPANCY_REM_SNPS: Event = Event::row(478);
-    /// `UNC_CHA_TOR_OCCUPANCY.REM_ALL` (experimental).
-    pub const TOR_OCCUPANCY_REM_ALL: Event = Event::row(479);
-    /// `UNC_CHA_TOR_OCCUPANCY.HIT` (experimental).
-    pub const TOR_OCCUPANCY_HIT: Event = Event::row(480);
-    /// `UNC_CHA_TOR_OCCUPANCY.MISS` (experimental).
-    pub const TOR_OCCUPANCY_MISS: Event = Event::row(481);
-    /// `UNC_CHA_TOR_OCCUPANCY.MMCFG` (experimental).
-    pub const TOR_OCCUPANCY_MMCFG: Event = Event::row(482);
-    /// `UNC_CHA_TOR_OCCUPANCY.MMIO` (experimental).
-    pub const TOR_OCCUPANCY_MMIO: Event = Event::row(483);
-    /// `UNC_CHA_TOR_OCCUPANCY.LOCAL_TGT` (experimental).
-    pub const TOR_OCCUPANCY_LOCAL_TGT: Event = Event::row(484);
-    /// `UNC_CHA_TOR_OCCUPANCY.REMOTE_TGT` (experimental).
-    pub const TOR_OCCUPANCY_REMOTE_TGT: Event = Event::row(485);
-    /// `UNC_CHA_TOR_OCCUPANCY.MATCH_OPC` (experimental).
-    pub const TOR_OCCUPANCY_MATCH_OPC: Event = Event::row(486);
-    /// `UNC_CHA_TOR_OCCUPANCY.PREMORPH_OPC` (experimental).
-    pub const TOR_OCCUPANCY_PREMORPH_OPC: Event = Event::row(487);
-    /// `UNC_CHA_TOR_OCCUPANCY.NEARMEM` (experimental).
-    pub const TOR_OCCUPANCY_NEARMEM: Event = Event::row(488);
-    /// `UNC_CHA_TOR_OCCUPANCY.NOT_NEARMEM` (experimental).
-    pub const TOR_OCCUPANCY_NOT_NEARMEM: Event = Event::row(489);
-    /// `UNC_CHA_TOR_OCCUPANCY.NONCOH` (experimental).
-    pub const TOR_OCCUPANCY_NONCOH: Event = Event::row(490);
-    /// `UNC_CHA_TOR_OCCUPANCY.ISOC` (experimental).
-    pub const TOR_OCCUPANCY_ISOC: Event = Event::row(491);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_HIT_DRD_OPT` (experimental).
-    pub const TOR_OCCUPANCY_IA_HIT_DRD_OPT: Event = Event::row(492);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_HIT_DRD_OPT_PREF` (experimental).
-    pub const TOR_OCCUPANCY_IA_HIT_DRD_OPT_PREF: Event = Event::row(493);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_CRD_PREF` (experimental).
-    pub const TOR_OCCUPANCY_IA_MISS_CRD_PREF: Event = Event::row(494);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_OPT` (experimental).
-    pub const TOR_OCCUPANCY_IA_MISS_DRD_OPT: Event = Event::row(495);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_OPT_PREF` (experimental).
-    pub const TOR_OCCUPANCY_IA_MISS_DRD_OPT_PREF: Event = Event::row(496);
-    /// `UNC_CHA_TOR_OCCUPANCY.IO_HIT_RFO` (experimental).
-    pub const TOR_OCCUPANCY_IO_HIT_RFO: Event = Event::row(497);
-    /// `UNC_CHA_TOR_OCCUPANCY.IO_RFO` (experimental).
-    pub const TOR_OCCUPANCY_IO_RFO: Event = Event::row(498);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_DRD_OPT` (experimental).
-    pub const TOR_OCCUPANCY_IA_DRD_OPT: Event = Event::row(499);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_DRD_OPT_PREF` (experimental).
-    pub const TOR_OCCUPANCY_IA_DRD_OPT_PREF: Event = Event::row(500);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_CRD_PREF` (experimental).
-    pub const TOR_OCCUPANCY_IA_CRD_PREF: Event = Event::row(501);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PREF_LOCAL` (experimental).
-    pub const TOR_OCCUPANCY_IA_MISS_DRD_PREF_LOCAL: Event = Event::row(502);
-    /// `UNC_CHA_LLC_VICTIMS.LOCAL_ALL` (experimental).
-    pub const LLC_VICTIMS_LOCAL_ALL: Event = Event::row(503);
-    /// `UNC_CHA_LLC_VICTIMS.REMOTE_ALL` (experimental).
-    pub const LLC_VICTIMS_REMOTE_ALL: Event = Event::row(504);
-    /// `UNC_CHA_LLC_VICTIMS.TOTAL_E` (experimental).
-    pub const LLC_VICTIMS_TOTAL_E: Event = Event::row(505);
-    /// `UNC_CHA_LLC_VICTIMS.TOTAL_M` (experimental).
-    pub const LLC_VICTIMS_TOTAL_M: Event = Event::row(506);
-    /// `UNC_CHA_LLC_VICTIMS.TOTAL_S` (experimental).
-    pub const LLC_VICTIMS_TOTAL_S: Event = Event::row(507);
-    /// `UNC_CHA_LLC_VICTIMS.M_STATE` (experimental).
-    pub const LLC_VICTIMS_M_STATE: Event = Event::row(508);
-    /// `UNC_CHA_LLC_VICTIMS.E_STATE` (experimental).
-    pub const LLC_VICTIMS_E_STATE: Event = Event::row(509);
-    /// `UNC_CHA_LLC_VICTIMS.S_STATE` (experimental).
-    pub const LLC_VICTIMS_S_STATE: Event = Event::row(510);
-    /// `UNC_CHA_LLC_VICTIMS.LOCAL_ONLY` (experimental).
-    pub const LLC_VICTIMS_LOCAL_ONLY: Event = Event::row(511);
-    /// `UNC_CHA_LLC_VICTIMS.REMOTE_ONLY` (experimental).
-    pub const LLC_VICTIMS_REMOTE_ONLY: Event = Event::row(512);
-    /// `UNC_CHA_LLC_VICTIMS.LOCAL_M` (experimental).
-    pub const LLC_VICTIMS_LOCAL_M: Event = Event::row(513);
-    /// `UNC_CHA_LLC_VICTIMS.LOCAL_E` (experimental).
-    pub const LLC_VICTIMS_LOCAL_E: Event = Event::row(514);
-    /// `UNC_CHA_LLC_VICTIMS.LOCAL_S` (experimental).
-    pub const LLC_VICTIMS_LOCAL_S: Event = Event::row(515);
-    /// `UNC_CHA_LLC_VICTIMS.REMOTE_M` (experimental).
-    pub const LLC_VICTIMS_REMOTE_M: Event = Event::row(516);
-    /// `UNC_CHA_LLC_VICTIMS.REMOTE_E` (experimental).
-    pub const LLC_VICTIMS_REMOTE_E: Event = Event::row(517);
-    /// `UNC_CHA_LLC_VICTIMS.REMOTE_S` (experimental).
-    pub const LLC_VICTIMS_REMOTE_S: Event = Event::row(518);
-    /// `UNC_CHA_MISC.RFO_HIT_S` (experimental).
-    pub const MISC_RFO_HIT_S: Event = Event::row(519);
-    /// `UNC_CHA_MISC.RSPI_WAS_FSE` (experimental).
-    pub const MISC_RSPI_WAS_FSE: Event = Event::row(520);
-    /// `UNC_CHA_MISC.WC_ALIASING` (experimental).
-    pub const MISC_WC_ALIASING: Event = Event::row(521);
-    /// `UNC_CHA_MISC.CV0_PREF_VIC` (experimental).
-    pub const MISC_CV0_PREF_VIC: Event = Event::row(522);
-    /// `UNC_CHA_MISC.CV0_PREF_MISS` (experimental).
-    pub const MISC_CV0_PREF_MISS: Event = Event::row(523);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRDPTE` (experimental).
-    pub const TOR_INSERTS_IA_MISS_DRDPTE: Event = Event::row(524);
-    /// `UNC_CHA_TOR_INSERTS.IA_HIT_DRDPTE` (experimental).
-    pub const TOR_INSERTS_IA_HIT_DRDPTE: Event = Event::row(525);
-    /// `UNC_CHA_TOR_INSERTS.IA_DRDPTE` (experimental).
-    pub const TOR_INSERTS_IA_DRDPTE: Event = Event::row(526);
-    /// `UNC_CHA_TOR_INSERTS.IA_WBEFTOE` (experimental).
-    pub const TOR_INSERTS_IA_WBEFTOE: Event = Event::row(527);
-    /// `UNC_CHA_TOR_INSERTS.IA_HIT_LLCPREFCODE` (experimental).
-    pub const TOR_INSERTS_IA_HIT_LLCPREFCODE: Event = Event::row(528);
-    /// `UNC_CHA_TOR_INSERTS.IA_HIT_LLCPREFDATA` (experimental).
-    pub const TOR_INSERTS_IA_HIT_LLCPREFDATA: Event = Event::row(529);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_LLCPREFCODE` (experimental).
-    pub const TOR_INSERTS_IA_MISS_LLCPREFCODE: Event = Event::row(530);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_HIT_LLCPREFCODE` (experimental).
-    pub const TOR_OCCUPANCY_IA_HIT_LLCPREFCODE: Event = Event::row(531);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_HIT_LLCPREFDATA` (experimental).
-    pub const TOR_OCCUPANCY_IA_HIT_LLCPREFDATA: Event = Event::row(532);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_LLCPREFCODE` (experimental).
-    pub const TOR_OCCUPANCY_IA_MISS_LLCPREFCODE: Event = Event::row(533);
-    /// `UNC_CHA_TOR_INSERTS.IA_LLCPREFCODE` (experimental).
-    pub const TOR_INSERTS_IA_LLCPREFCODE: Event = Event::row(534);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_LLCPREFCODE` (experimental).
-    pub const TOR_OCCUPANCY_IA_LLCPREFCODE: Event = Event::row(535);
-    /// `UNC_CHA_PMM_QOS.SLOW_INSERT` (experimental).
-    pub const PMM_QOS_SLOW_INSERT: Event = Event::row(536);
-    /// `UNC_CHA_PMM_QOS.DDR4_FAST_INSERT` (experimental).
-    pub const PMM_QOS_DDR4_FAST_INSERT: Event = Event::row(537);
-    /// `UNC_CHA_PMM_QOS.THROTTLE` (experimental).
-    pub const PMM_QOS_THROTTLE: Event = Event::row(538);
-    /// `UNC_CHA_PMM_QOS.REJ_IRQ` (experimental).
-    pub const PMM_QOS_REJ_IRQ: Event = Event::row(539);
-    /// `UNC_CHA_PMM_QOS.THROTTLE_PRQ` (experimental).
-    pub const PMM_QOS_THROTTLE_PRQ: Event = Event::row(540);
-    /// `UNC_CHA_PMM_QOS.THROTTLE_IRQ` (experimental).
-    pub const PMM_QOS_THROTTLE_IRQ: Event = Event::row(541);
-    /// `UNC_CHA_PMM_QOS.SLOWTORQ_SKIP` (experimental).
-    pub const PMM_QOS_SLOWTORQ_SKIP: Event = Event::row(542);
-    /// `UNC_CHA_PMM_QOS_OCCUPANCY.DDR_SLOW_FIFO` (experimental).
-    pub const PMM_QOS_OCCUPANCY_DDR_SLOW_FIFO: Event = Event::row(543);
-    /// `UNC_CHA_PMM_QOS_OCCUPANCY.DDR_FAST_FIFO` (experimental).
-    pub const PMM_QOS_OCCUPANCY_DDR_FAST_FIFO: Event = Event::row(544);
-    /// `UNC_CHA_LLC_LOOKUP.LOCAL_F` (experimental).
-    pub const LLC_LOOKUP_LOCAL_F: Event = Event::row(545);
-    /// `UNC_CHA_LLC_LOOKUP.REMOTE_F` (experimental).
-    pub const LLC_LOOKUP_REMOTE_F: Event = Event::row(546);
-    /// `UNC_CHA_LLC_LOOKUP.REMOTE_SNOOP_F` (experimental).
-    pub const LLC_LOOKUP_REMOTE_SNOOP_F: Event = Event::row(547);
-    /// `UNC_CHA_LLC_LOOKUP.DATA_READ_F` (experimental).
-    pub const LLC_LOOKUP_DATA_READ_F: Event = Event::row(548);
-    /// `UNC_CHA_LLC_LOOKUP.ANY_F` (experimental).
-    pub const LLC_LOOKUP_ANY_F: Event = Event::row(549);
-    /// `UNC_CHA_LLC_LOOKUP.OTHER_REQ_F` (experimental).
-    pub const LLC_LOOKUP_OTHER_REQ_F: Event = Event::row(550);
-    /// `UNC_CHA_LLC_LOOKUP.FLUSH_OR_INV_F` (experimental).
-    pub const LLC_LOOKUP_FLUSH_OR_INV_F: Event = Event::row(551);
-    /// `UNC_CHA_LLC_LOOKUP.CODE_READ_F` (experimental).
-    pub const LLC_LOOKUP_CODE_READ_F: Event = Event::row(552);
-    /// `UNC_CHA_LLC_LOOKUP.LLCPREF_LOCAL_F` (experimental).
-    pub const LLC_LOOKUP_LLCPREF_LOCAL_F: Event = Event::row(553);
-    /// `UNC_CHA_LLC_LOOKUP.PREF_OR_DMND_REMOTE_F` (experimental).
-    pub const LLC_LOOKUP_PREF_OR_DMND_REMOTE_F: Event = Event::row(554);
-    /// `UNC_CHA_LLC_LOOKUP.RFO_F` (experimental).
-    pub const LLC_LOOKUP_RFO_F: Event = Event::row(555);
-    /// `UNC_CHA_LLC_LOOKUP.MISS_ALL` (experimental).
-    pub const LLC_LOOKUP_MISS_ALL: Event = Event::row(556);
-    /// `UNC_CHA_LLC_LOOKUP.DATA_READ_ALL` (experimental).
-    pub const LLC_LOOKUP_DATA_READ_ALL: Event = Event::row(557);
-    /// `UNC_CHA_LLC_LOOKUP.DATA_READ_MISS` (experimental).
-    pub const LLC_LOOKUP_DATA_READ_MISS: Event = Event::row(558);
-    /// `UNC_CHA_LLC_LOOKUP.DATA_READ_LOCAL` (experimental).
-    pub const LLC_LOOKUP_DATA_READ_LOCAL: Event = Event::row(559);
-    /// `UNC_CHA_LLC_LOOKUP.WRITE_LOCAL` (experimental).
-    pub const LLC_LOOKUP_WRITE_LOCAL: Event = Event::row(560);
-    /// `UNC_CHA_LLC_LOOKUP.RFO_LOCAL` (experimental).
-    pub const LLC_LOOKUP_RFO_LOCAL: Event = Event::row(561);
-    /// `UNC_CHA_LLC_LOOKUP.WRITE_REMOTE` (experimental).
-    pub const LLC_LOOKUP_WRITE_REMOTE: Event = Event::row(562);
-    /// `UNC_CHA_LLC_LOOKUP.ALL_REMOTE` (experimental).
-    pub const LLC_LOOKUP_ALL_REMOTE: Event = Event::row(563);
-    /// `UNC_CHA_LLC_VICTIMS.IO` (experimental).
-    pub const LLC_VICTIMS_IO: Event = Event::row(564);
-    /// `UNC_CHA_LLC_VICTIMS.IA` (experimental).
-    pub const LLC_VICTIMS_IA: Event = Event::row(565);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF_PMM` (experimental).
-    pub const TOR_INSERTS_IA_MISS_DRD_PREF_PMM: Event = Event::row(566);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF_LOCAL_PMM` (experimental).
-    pub const TOR_INSERTS_IA_MISS_DRD_PREF_LOCAL_PMM: Event = Event::row(567);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF_REMOTE_PMM` (experimental).
-    pub const TOR_INSERTS_IA_MISS_DRD_PREF_REMOTE_PMM: Event = Event::row(568);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF_DDR` (experimental).
-    pub const TOR_INSERTS_IA_MISS_DRD_PREF_DDR: Event = Event::row(569);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF_LOCAL_DDR` (experimental).
-    pub const TOR_INSERTS_IA_MISS_DRD_PREF_LOCAL_DDR: Event = Event::row(570);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF_REMOTE_DDR` (experimental).
-    pub const TOR_INSERTS_IA_MISS_DRD_PREF_REMOTE_DDR: Event = Event::row(571);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_CRD_LOCAL` (experimental).
-    pub const TOR_INSERTS_IA_MISS_CRD_LOCAL: Event = Event::row(572);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_CRD_REMOTE` (experimental).
-    pub const TOR_INSERTS_IA_MISS_CRD_REMOTE: Event = Event::row(573);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_CRD_PREF_LOCAL` (experimental).
-    pub const TOR_INSERTS_IA_MISS_CRD_PREF_LOCAL: Event = Event::row(574);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_CRD_PREF_REMOTE` (experimental).
-    pub const TOR_INSERTS_IA_MISS_CRD_PREF_REMOTE: Event = Event::row(575);
-    /// `UNC_CHA_TOR_INSERTS.IA_ITOMCACHENEAR` (experimental).
-    pub const TOR_INSERTS_IA_ITOMCACHENEAR: Event = Event::row(576);
-    /// `UNC_CHA_TOR_INSERTS.IA_WBMTOI` (experimental).
-    pub const TOR_INSERTS_IA_WBMTOI: Event = Event::row(577);
-    /// `UNC_CHA_TOR_INSERTS.IA_HIT_ITOM` (experimental).
-    pub const TOR_INSERTS_IA_HIT_ITOM: Event = Event::row(578);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_ITOM` (experimental).
-    pub const TOR_INSERTS_IA_MISS_ITOM: Event = Event::row(579);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_UCRDF` (experimental).
-    pub const TOR_INSERTS_IA_MISS_UCRDF: Event = Event::row(580);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_WIL` (experimental).
-    pub const TOR_INSERTS_IA_MISS_WIL: Event = Event::row(581);
-    /// `UNC_CHA_TOR_INSERTS.IA_WCILF` (experimental).
-    pub const TOR_INSERTS_IA_WCILF: Event = Event::row(582);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_WCILF` (experimental).
-    pub const TOR_INSERTS_IA_MISS_WCILF: Event = Event::row(583);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_WCILF_PMM` (experimental).
-    pub const TOR_INSERTS_IA_MISS_WCILF_PMM: Event = Event::row(584);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_LOCAL_WCILF_PMM` (experimental).
-    pub const TOR_INSERTS_IA_MISS_LOCAL_WCILF_PMM: Event = Event::row(585);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_REMOTE_WCILF_PMM` (experimental).
-    pub const TOR_INSERTS_IA_MISS_REMOTE_WCILF_PMM: Event = Event::row(586);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_WCILF_DDR` (experimental).
-    pub const TOR_INSERTS_IA_MISS_WCILF_DDR: Event = Event::row(587);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_LOCAL_WCILF_DDR` (experimental).
-    pub const TOR_INSERTS_IA_MISS_LOCAL_WCILF_DDR: Event = Event::row(588);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_REMOTE_WCILF_DDR` (experimental).
-    pub const TOR_INSERTS_IA_MISS_REMOTE_WCILF_DDR: Event = Event::row(589);
-    /// `UNC_CHA_TOR_INSERTS.IA_WCIL` (experimental).
-    pub const TOR_INSERTS_IA_WCIL: Event = Event::row(590);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_WCIL` (experimental).
-    pub const TOR_INSERTS_IA_MISS_WCIL: Event = Event::row(591);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_WCIL_PMM` (experimental).
-    pub const TOR_INSERTS_IA_MISS_WCIL_PMM: Event = Event::row(592);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_LOCAL_WCIL_PMM` (experimental).
-    pub const TOR_INSERTS_IA_MISS_LOCAL_WCIL_PMM: Event = Event::row(593);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_REMOTE_WCIL_PMM` (experimental).
-    pub const TOR_INSERTS_IA_MISS_REMOTE_WCIL_PMM: Event = Event::row(594);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_WCIL_DDR` (experimental).
-    pub const TOR_INSERTS_IA_MISS_WCIL_DDR: Event = Event::row(595);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_LOCAL_WCIL_DDR` (experimental).
-    pub const TOR_INSERTS_IA_MISS_LOCAL_WCIL_DDR: Event = Event::row(596);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_REMOTE_WCIL_DDR` (experimental).
-    pub const TOR_INSERTS_IA_MISS_REMOTE_WCIL_DDR: Event = Event::row(597);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PREF_PMM` (experimental).
-    pub const TOR_OCCUPANCY_IA_MISS_DRD_PREF_PMM: Event = Event::row(598);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PREF_LOCAL_PMM` (experimental).
-    pub const TOR_OCCUPANCY_IA_MISS_DRD_PREF_LOCAL_PMM: Event = Event::row(599);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PREF_REMOTE_PMM` (experimental).
-    pub const TOR_OCCUPANCY_IA_MISS_DRD_PREF_REMOTE_PMM: Event = Event::row(600);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PREF_DDR` (experimental).
-    pub const TOR_OCCUPANCY_IA_MISS_DRD_PREF_DDR: Event = Event::row(601);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PREF_LOCAL_DDR` (experimental).
-    pub const TOR_OCCUPANCY_IA_MISS_DRD_PREF_LOCAL_DDR: Event = Event::row(602);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PREF_REMOTE_DDR` (experimental).
-    pub const TOR_OCCUPANCY_IA_MISS_DRD_PREF_REMOTE_DDR: Event = Event::row(603);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_CRD_LOCAL` (experimental).
-    pub const TOR_OCCUPANCY_IA_MISS_CRD_LOCAL: Event = Event::row(604);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_CRD_REMOTE` (experimental).
-    pub const TOR_OCCUPANCY_IA_MISS_CRD_REMOTE: Event = Event::row(605);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_CRD_PREF_LOCAL` (experimental).
-    pub const TOR_OCCUPANCY_IA_MISS_CRD_PREF_LOCAL: Event = Event::row(606);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_CRD_PREF_REMOTE` (experimental).
-    pub const TOR_OCCUPANCY_IA_MISS_CRD_PREF_REMOTE: Event = Event::row(607);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_CLFLUSHOPT` (experimental).
-    pub const TOR_OCCUPANCY_IA_CLFLUSHOPT: Event = Event::row(608);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_ITOMCACHENEAR` (experimental).
-    pub const TOR_OCCUPANCY_IA_ITOMCACHENEAR: Event = Event::row(609);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_WBMTOI` (experimental).
-    pub const TOR_OCCUPANCY_IA_WBMTOI: Event = Event::row(610);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_ITOM` (experimental).
-    pub const TOR_OCCUPANCY_IA_ITOM: Event = Event::row(611);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_HIT_ITOM` (experimental).
-    pub const TOR_OCCUPANCY_IA_HIT_ITOM: Event = Event::row(612);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_ITOM` (experimental).
-    pub const TOR_OCCUPANCY_IA_MISS_ITOM: Event = Event::row(613);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_UCRDF` (experimental).
-    pub const TOR_OCCUPANCY_IA_MISS_UCRDF: Event = Event::row(614);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_WIL` (experimental).
-    pub const TOR_OCCUPANCY_IA_MISS_WIL: Event = Event::row(615);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_WCILF` (experimental).
-    pub const TOR_OCCUPANCY_IA_WCILF: Event = Event::row(616);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_WCILF` (experimental).
-    pub const TOR_OCCUPANCY_IA_MISS_WCILF: Event = Event::row(617);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_WCILF_PMM` (experimental).
-    pub const TOR_OCCUPANCY_IA_MISS_WCILF_PMM: Event = Event::row(618);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_LOCAL_WCILF_PMM` (experimental).
-    pub const TOR_OCCUPANCY_IA_MISS_LOCAL_WCILF_PMM: Event = Event::row(619);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_REMOTE_WCILF_PMM` (experimental).
-    pub const TOR_OCCUPANCY_IA_MISS_REMOTE_WCILF_PMM: Event = Event::row(620);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_WCILF_DDR` (experimental).
-    pub const TOR_OCCUPANCY_IA_MISS_WCILF_DDR: Event = Event::row(621);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_LOCAL_WCILF_DDR` (experimental).
-    pub const TOR_OCCUPANCY_IA_MISS_LOCAL_WCILF_DDR: Event = Event::row(622);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_REMOTE_WCILF_DDR` (experimental).
-    pub const TOR_OCCUPANCY_IA_MISS_REMOTE_WCILF_DDR: Event = Event::row(623);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_WCIL` (experimental).
-    pub const TOR_OCCUPANCY_IA_WCIL: Event = Event::row(624);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_WCIL` (experimental).
-    pub const TOR_OCCUPANCY_IA_MISS_WCIL: Event = Event::row(625);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_WCIL_PMM` (experimental).
-    pub const TOR_OCCUPANCY_IA_MISS_WCIL_PMM: Event = Event::row(626);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_LOCAL_WCIL_PMM` (experimental).
-    pub const TOR_OCCUPANCY_IA_MISS_LOCAL_WCIL_PMM: Event = Event::row(627);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_REMOTE_WCIL_PMM` (experimental).
-    pub const TOR_OCCUPANCY_IA_MISS_REMOTE_WCIL_PMM: Event = Event::row(628);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_WCIL_DDR` (experimental).
-    pub const TOR_OCCUPANCY_IA_MISS_WCIL_DDR: Event = Event::row(629);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_LOCAL_WCIL_DDR` (experimental).
-    pub const TOR_OCCUPANCY_IA_MISS_LOCAL_WCIL_DDR: Event = Event::row(630);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_REMOTE_WCIL_DDR` (experimental).
-    pub const TOR_OCCUPANCY_IA_MISS_REMOTE_WCIL_DDR: Event = Event::row(631);
-    /// `UNC_CHA_TOR_OCCUPANCY.IO_WBMTOI` (experimental).
-    pub const TOR_OCCUPANCY_IO_WBMTOI: Event = Event::row(632);
-    /// `UNC_CHA_TOR_OCCUPANCY.IO_CLFLUSH` (experimental).
-    pub const TOR_OCCUPANCY_IO_CLFLUSH: Event = Event::row(633);
-    /// `UNC_CHA_TOR_OCCUPANCY.PMM` (experimental).
-    pub const TOR_OCCUPANCY_PMM: Event = Event::row(634);
-    /// `UNC_CHA_TOR_INSERTS.PMM` (experimental).
-    pub const TOR_INSERTS_PMM: Event = Event::row(635);
-    /// `UNC_CHA_TOR_OCCUPANCY.DDR` (experimental).
-    pub const TOR_OCCUPANCY_DDR: Event = Event::row(636);
-    /// `UNC_CHA_TOR_INSERTS.DDR` (experimental).
-    pub const TOR_INSERTS_DDR: Event = Event::row(637);
-    /// `UNC_CHA_PMM_MEMMODE_NM_SETCONFLICTS2.MEMWRNI` (experimental).
-    pub const PMM_MEMMODE_NM_SETCONFLICTS2_MEMWRNI: Event = Event::row(638);
-    /// `UNC_CHA_PMM_MEMMODE_NM_SETCONFLICTS2.MEMWR` (experimental).
-    pub const PMM_MEMMODE_NM_SETCONFLICTS2_MEMWR: Event = Event::row(639);
-    /// `UNC_CHA_PMM_MEMMODE_NM_SETCONFLICTS2.IODC` (experimental).
-    pub const PMM_MEMMODE_NM_SETCONFLICTS2_IODC: Event = Event::row(640);
-    /// `UNC_CHA_PMM_MEMMODE_NM_INVITOX.SETCONFLICT` (experimental).
-    pub const PMM_MEMMODE_NM_INVITOX_SETCONFLICT: Event = Event::row(641);
-    /// `UNC_CHA_PMM_MEMMODE_NM_INVITOX.REMOTE` (experimental).
-    pub const PMM_MEMMODE_NM_INVITOX_REMOTE: Event = Event::row(642);
-    /// `UNC_CHA_PMM_MEMMODE_NM_INVITOX.LOCAL` (experimental).
-    pub const PMM_MEMMODE_NM_INVITOX_LOCAL: Event = Event::row(643);
-    /// `UNC_CHA_PMM_MEMMODE_NM_SETCONFLICTS.LLC` (experimental).
-    pub const PMM_MEMMODE_NM_SETCONFLICTS_LLC: Event = Event::row(644);
-    /// `UNC_CHA_PMM_MEMMODE_NM_SETCONFLICTS.TOR` (experimental).
-    pub const PMM_MEMMODE_NM_SETCONFLICTS_TOR: Event = Event::row(645);
-    /// `UNC_CHA_PMM_MEMMODE_NM_SETCONFLICTS.SF` (experimental).
-    pub const PMM_MEMMODE_NM_SETCONFLICTS_SF: Event = Event::row(646);
-    /// `UNC_CHA_TOR_INSERTS.IA_WBMTOE` (experimental).
-    pub const TOR_INSERTS_IA_WBMTOE: Event = Event::row(647);
-    /// `UNC_CHA_TOR_INSERTS.IA_WBEFTOI` (experimental).
-    pub const TOR_INSERTS_IA_WBEFTOI: Event = Event::row(648);
-    /// `UNC_CHA_TOR_INSERTS.IA_WBSTOI` (experimental).
-    pub const TOR_INSERTS_IA_WBSTOI: Event = Event::row(649);
-    /// `UNC_CHA_LLC_VICTIMS.IO_MESF` (experimental).
-    pub const LLC_VICTIMS_IO_MESF: Event = Event::row(650);
-    /// `UNC_CHA_LLC_VICTIMS.IO_E` (experimental).
-    pub const LLC_VICTIMS_IO_E: Event = Event::row(651);
-    /// `UNC_CHA_LLC_VICTIMS.IO_FS` (experimental).
-    pub const LLC_VICTIMS_IO_FS: Event = Event::row(652);
-    /// `UNC_CHA_LLC_VICTIMS.IO_M` (experimental).
-    pub const LLC_VICTIMS_IO_M: Event = Event::row(653);
-    /// `UNC_CHA_LLC_LOOKUP.COREPREF_OR_DMND_LOCAL_F` (experimental).
-    pub const LLC_LOOKUP_COREPREF_OR_DMND_LOCAL_F: Event = Event::row(654);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_DRDPTE` (experimental).
-    pub const TOR_OCCUPANCY_IA_DRDPTE: Event = Event::row(655);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_HIT_DRDPTE` (experimental).
-    pub const TOR_OCCUPANCY_IA_HIT_DRDPTE: Event = Event::row(656);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRDPTE` (experimental).
-    pub const TOR_OCCUPANCY_IA_MISS_DRDPTE: Event = Event::row(657);
-    /// `UNC_CHA_TOR_OCCUPANCY.IO_ITOMCACHENEAR` (experimental).
-    pub const TOR_OCCUPANCY_IO_ITOMCACHENEAR: Event = Event::row(658);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_RFO_CXL_ACC` (experimental).
-    pub const TOR_OCCUPANCY_IA_MISS_RFO_CXL_ACC: Event = Event::row(659);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_CXL_ACC` (experimental).
-    pub const TOR_OCCUPANCY_IA_MISS_DRD_CXL_ACC: Event = Event::row(660);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRD_CXL_ACC` (experimental).
-    pub const TOR_INSERTS_IA_MISS_DRD_CXL_ACC: Event = Event::row(661);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_RFO_CXL_ACC` (experimental).
-    pub const TOR_INSERTS_IA_MISS_RFO_CXL_ACC: Event = Event::row(662);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_LLCPREFRFO_CXL_ACC` (experimental).
-    pub const TOR_INSERTS_IA_MISS_LLCPREFRFO_CXL_ACC: Event = Event::row(663);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_RFO_PREF_CXL_ACC` (experimental).
-    pub const TOR_INSERTS_IA_MISS_RFO_PREF_CXL_ACC: Event = Event::row(664);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF_CXL_ACC` (experimental).
-    pub const TOR_INSERTS_IA_MISS_DRD_PREF_CXL_ACC: Event = Event::row(665);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_LLCPREFDATA_CXL_ACC` (experimental).
-    pub const TOR_INSERTS_IA_MISS_LLCPREFDATA_CXL_ACC: Event = Event::row(666);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PREF_CXL_ACC` (experimental).
-    pub const TOR_OCCUPANCY_IA_MISS_DRD_PREF_CXL_ACC: Event = Event::row(667);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_LLCPREFDATA_CXL_ACC` (experimental).
-    pub const TOR_OCCUPANCY_IA_MISS_LLCPREFDATA_CXL_ACC: Event = Event::row(668);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_LLCPREFRFO_CXL_ACC` (experimental).
-    pub const TOR_OCCUPANCY_IA_MISS_LLCPREFRFO_CXL_ACC: Event = Event::row(669);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_RFO_PREF_CXL_ACC` (experimental).
-    pub const TOR_OCCUPANCY_IA_MISS_RFO_PREF_CXL_ACC: Event = Event::row(670);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_CXL_ACC` (experimental).
-    pub const TOR_INSERTS_IA_MISS_CXL_ACC: Event = Event::row(671);
-    /// `UNC_CHA_TOR_INSERTS.IA_HIT_CXL_ACC` (experimental).
-    pub const TOR_INSERTS_IA_HIT_CXL_ACC: Event = Event::row(672);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_CXL_ACC` (experimental).
-    pub const TOR_OCCUPANCY_IA_MISS_CXL_ACC: Event = Event::row(673);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_HIT_CXL_ACC` (experimental).
-    pub const TOR_OCCUPANCY_IA_HIT_CXL_ACC: Event = Event::row(674);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_RFOMORPH_CXL_ACC` (experimental).
-    pub const TOR_OCCUPANCY_IA_MISS_RFOMORPH_CXL_ACC: Event = Event::row(675);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_CRDMORPH_CXL_ACC` (experimental).
-    pub const TOR_OCCUPANCY_IA_MISS_CRDMORPH_CXL_ACC: Event = Event::row(676);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRDMORPH_CXL_ACC` (experimental).
-    pub const TOR_OCCUPANCY_IA_MISS_DRDMORPH_CXL_ACC: Event = Event::row(677);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_LLCPREFCODE_CXL_ACC` (experimental).
-    pub const TOR_OCCUPANCY_IA_MISS_LLCPREFCODE_CXL_ACC: Event = Event::row(678);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_RFOMORPH_CXL_ACC` (experimental).
-    pub const TOR_INSERTS_IA_MISS_RFOMORPH_CXL_ACC: Event = Event::row(679);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_CRDMORPH_CXL_ACC` (experimental).
-    pub const TOR_INSERTS_IA_MISS_CRDMORPH_CXL_ACC: Event = Event::row(680);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRDMORPH_CXL_ACC` (experimental).
-    pub const TOR_INSERTS_IA_MISS_DRDMORPH_CXL_ACC: Event = Event::row(681);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_LLCPREFCODE_CXL_ACC` (experimental).
-    pub const TOR_INSERTS_IA_MISS_LLCPREFCODE_CXL_ACC: Event = Event::row(682);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRD_CXL_ACC_LOCAL` (experimental).
-    pub const TOR_INSERTS_IA_MISS_DRD_CXL_ACC_LOCAL: Event = Event::row(683);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF_CXL_ACC_LOCAL` (experimental).
-    pub const TOR_INSERTS_IA_MISS_DRD_PREF_CXL_ACC_LOCAL: Event = Event::row(684);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRD_OPT_CXL_ACC_LOCAL` (experimental).
-    pub const TOR_INSERTS_IA_MISS_DRD_OPT_CXL_ACC_LOCAL: Event = Event::row(685);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRD_OPT_PREF_CXL_ACC_LOCAL` (experimental).
-    pub const TOR_INSERTS_IA_MISS_DRD_OPT_PREF_CXL_ACC_LOCAL: Event = Event::row(686);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_LLCPREFDATA_CXL_ACC_LOCAL` (experimental).
-    pub const TOR_INSERTS_IA_MISS_LLCPREFDATA_CXL_ACC_LOCAL: Event = Event::row(687);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_RFO_CXL_ACC_LOCAL` (experimental).
-    pub const TOR_INSERTS_IA_MISS_RFO_CXL_ACC_LOCAL: Event = Event::row(688);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_RFO_PREF_CXL_ACC_LOCAL` (experimental).
-    pub const TOR_INSERTS_IA_MISS_RFO_PREF_CXL_ACC_LOCAL: Event = Event::row(689);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_LLCPREFRFO_CXL_ACC_LOCAL` (experimental).
-    pub const TOR_INSERTS_IA_MISS_LLCPREFRFO_CXL_ACC_LOCAL: Event = Event::row(690);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_CXL_ACC_LOCAL` (experimental).
-    pub const TOR_INSERTS_IA_MISS_CXL_ACC_LOCAL: Event = Event::row(691);
-    /// `UNC_CHA_TOR_INSERTS.IA_HIT_CXL_ACC_LOCAL` (experimental).
-    pub const TOR_INSERTS_IA_HIT_CXL_ACC_LOCAL: Event = Event::row(692);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_CXL_ACC_LOCAL` (experimental).
-    pub const TOR_OCCUPANCY_IA_MISS_DRD_CXL_ACC_LOCAL: Event = Event::row(693);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PREF_CXL_ACC_LOCAL` (experimental).
-    pub const TOR_OCCUPANCY_IA_MISS_DRD_PREF_CXL_ACC_LOCAL: Event = Event::row(694);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_OPT_CXL_ACC_LOCAL` (experimental).
-    pub const TOR_OCCUPANCY_IA_MISS_DRD_OPT_CXL_ACC_LOCAL: Event = Event::row(695);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_OPT_PREF_CXL_ACC_LOCAL` (experimental).
-    pub const TOR_OCCUPANCY_IA_MISS_DRD_OPT_PREF_CXL_ACC_LOCAL: Event = Event::row(696);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_LLCPREFDATA_CXL_ACC_LOCAL` (experimental).
-    pub const TOR_OCCUPANCY_IA_MISS_LLCPREFDATA_CXL_ACC_LOCAL: Event = Event::row(697);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_RFO_CXL_ACC_LOCAL` (experimental).
-    pub const TOR_OCCUPANCY_IA_MISS_RFO_CXL_ACC_LOCAL: Event = Event::row(698);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_RFO_PREF_CXL_ACC_LOCAL` (experimental).
-    pub const TOR_OCCUPANCY_IA_MISS_RFO_PREF_CXL_ACC_LOCAL: Event = Event::row(699);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_LLCPREFRFO_CXL_ACC_LOCAL` (experimental).
-    pub const TOR_OCCUPANCY_IA_MISS_LLCPREFRFO_CXL_ACC_LOCAL: Event = Event::row(700);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_CXL_ACC_LOCAL` (experimental).
-    pub const TOR_OCCUPANCY_IA_MISS_CXL_ACC_LOCAL: Event = Event::row(701);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_HIT_CXL_ACC_LOCAL` (experimental).
-    pub const TOR_OCCUPANCY_IA_HIT_CXL_ACC_LOCAL: Event = Event::row(702);
-    /// `UNC_CHA_TOR_OCCUPANCY.IO_MISS_PCIRDCUR_REMOTE` (experimental).
-    pub const TOR_OCCUPANCY_IO_MISS_PCIRDCUR_REMOTE: Event = Event::row(703);
-    /// `UNC_CHA_TOR_OCCUPANCY.IO_MISS_PCIRDCUR_LOCAL` (experimental).
-    pub const TOR_OCCUPANCY_IO_MISS_PCIRDCUR_LOCAL: Event = Event::row(704);
-    /// `UNC_CHA_TOR_OCCUPANCY.IO_MISS_ITOM_REMOTE` (experimental).
-    pub const TOR_OCCUPANCY_IO_MISS_ITOM_REMOTE: Event = Event::row(705);
-    /// `UNC_CHA_TOR_OCCUPANCY.IO_MISS_ITOM_LOCAL` (experimental).
-    pub const TOR_OCCUPANCY_IO_MISS_ITOM_LOCAL: Event = Event::row(706);
-    /// `UNC_CHA_TOR_OCCUPANCY.IO_MISS_ITOMCACHENEAR_REMOTE` (experimental).
-    pub const TOR_OCCUPANCY_IO_MISS_ITOMCACHENEAR_REMOTE: Event = Event::row(707);
-    /// `UNC_CHA_TOR_OCCUPANCY.IO_MISS_ITOMCACHENEAR_LOCAL` (experimental).
-    pub const TOR_OCCUPANCY_IO_MISS_ITOMCACHENEAR_LOCAL: Event = Event::row(708);
-}
-
 #[cfg(feature = "metadata")]
 impl Event {
     /// The event's facts.
@@ -1539,723 +115,728 @@ impl Event {
     }
 }
 
-/// The events, row n for `Event::row(n)`: `ev(name, event select, umask, counters)` (bit n
-/// of counters: counter n may count it) and what else each sets.
-const EVENT_ROWS: &[EventRow] = &[
-    ev("UNC_CHA_REQUESTS.INVITOE_LOCAL", 0x50, 0x10, 0b1111),
-    ev("UNC_CHA_REQUESTS.INVITOE_REMOTE", 0x50, 0x20, 0b1111),
-    ev("UNC_CHA_REQUESTS.READS_LOCAL", 0x50, 0x01, 0b1111),
-    ev("UNC_CHA_REQUESTS.READS_REMOTE", 0x50, 0x02, 0b1111),
-    ev("UNC_CHA_REQUESTS.WRITES_LOCAL", 0x50, 0x04, 0b1111),
-    ev("UNC_CHA_REQUESTS.WRITES_REMOTE", 0x50, 0x08, 0b1111),
-    ev("UNC_CHA_REQUESTS.READS", 0x50, 0x03, 0b1111),
-    ev("UNC_CHA_REQUESTS.WRITES", 0x50, 0x0c, 0b1111),
-    ev("UNC_CHA_DIR_UPDATE.HA", 0x54, 0x01, 0b1111),
-    ev("UNC_CHA_DIR_UPDATE.TOR", 0x54, 0x02, 0b1111),
-    ev("UNC_CHA_IMC_READS_COUNT.NORMAL", 0x59, 0x01, 0b1111),
-    ev("UNC_CHA_IMC_WRITES_COUNT.FULL", 0x5b, 0x01, 0b1111),
-    ev("UNC_CHA_CMS_CLOCKTICKS", 0xc0, 0x00, 0b1111),
-    ev("UNC_CHA_CLOCKTICKS", 0x01, 0x00, 0b1111),
-    ev("UNC_CHA_TOR_INSERTS.IA", 0x35, 0x01, 0b1111).umask_ext(0xc001ff),
-    ev("UNC_CHA_TOR_INSERTS.IA_HIT", 0x35, 0x01, 0b1111).umask_ext(0xc001fd),
-    ev("UNC_CHA_TOR_INSERTS.IA_HIT_CRD", 0x35, 0x01, 0b1111).umask_ext(0xc80ffd),
-    ev("UNC_CHA_TOR_INSERTS.IA_HIT_DRD", 0x35, 0x01, 0b1111).umask_ext(0xc817fd),
-    ev("UNC_CHA_TOR_INSERTS.IA_HIT_LLCPREFRFO", 0x35, 0x01, 0b1111).umask_ext(0xccc7fd),
-    ev("UNC_CHA_TOR_INSERTS.IA_HIT_RFO", 0x35, 0x01, 0b1111).umask_ext(0xc807fd),
-    ev("UNC_CHA_TOR_INSERTS.IA_MISS", 0x35, 0x01, 0b1111).umask_ext(0xc001fe),
-    ev("UNC_CHA_TOR_INSERTS.IA_MISS_CRD", 0x35, 0x01, 0b1111).umask_ext(0xc80ffe),
-    ev("UNC_CHA_TOR_INSERTS.IA_MISS_DRD", 0x35, 0x01, 0b1111).umask_ext(0xc817fe),
-    ev("UNC_CHA_TOR_INSERTS.IA_MISS_LLCPREFRFO", 0x35, 0x01, 0b1111).umask_ext(0xccc7fe),
-    ev("UNC_CHA_TOR_INSERTS.IA_MISS_RFO", 0x35, 0x01, 0b1111).umask_ext(0xc807fe),
-    ev("UNC_CHA_TOR_INSERTS.IO", 0x35, 0x04, 0b1111).umask_ext(0xc001ff),
-    ev("UNC_CHA_TOR_INSERTS.IO_HIT", 0x35, 0x04, 0b1111).umask_ext(0xc001fd),
-    ev("UNC_CHA_TOR_INSERTS.IO_MISS", 0x35, 0x04, 0b1111).umask_ext(0xc001fe),
-    ev("UNC_CHA_TOR_INSERTS.IO_MISS_ITOM", 0x35, 0x04, 0b1111).umask_ext(0xcc43fe),
-    ev("UNC_CHA_TOR_INSERTS.IO_MISS_RFO", 0x35, 0x04, 0b1111).umask_ext(0xc803fe),
-    ev("UNC_CHA_TOR_INSERTS.IA_HIT_CRD_PREF", 0x35, 0x01, 0b1111).umask_ext(0xc88ffd),
-    ev("UNC_CHA_TOR_INSERTS.IA_HIT_DRD_PREF", 0x35, 0x01, 0b1111).umask_ext(0xc897fd),
-    ev("UNC_CHA_TOR_INSERTS.IA_HIT_RFO_PREF", 0x35, 0x01, 0b1111).umask_ext(0xc887fd),
-    ev("UNC_CHA_TOR_INSERTS.IA_MISS_CRD_PREF", 0x35, 0x01, 0b1111).umask_ext(0xc88ffe),
-    ev("UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF", 0x35, 0x01, 0b1111).umask_ext(0xc897fe),
-    ev("UNC_CHA_TOR_INSERTS.IA_MISS_RFO_PREF", 0x35, 0x01, 0b1111).umask_ext(0xc887fe),
-    ev("UNC_CHA_TOR_INSERTS.IO_HIT_ITOM", 0x35, 0x04, 0b1111).umask_ext(0xcc43fd),
-    ev("UNC_CHA_TOR_INSERTS.IO_HIT_RFO", 0x35, 0x04, 0b1111).umask_ext(0xc803fd),
-    ev("UNC_CHA_TOR_INSERTS.IO_RFO", 0x35, 0x04, 0b1111).umask_ext(0xc803ff),
-    ev("UNC_CHA_TOR_INSERTS.IO_ITOM", 0x35, 0x04, 0b1111).umask_ext(0xcc43ff),
-    ev("UNC_CHA_TOR_INSERTS.IA_RFO_PREF", 0x35, 0x01, 0b1111).umask_ext(0xc887ff),
-    ev("UNC_CHA_TOR_INSERTS.IA_RFO", 0x35, 0x01, 0b1111).umask_ext(0xc807ff),
-    ev("UNC_CHA_TOR_INSERTS.IA_LLCPREFRFO", 0x35, 0x01, 0b1111).umask_ext(0xccc7ff),
-    ev("UNC_CHA_TOR_INSERTS.IA_DRD", 0x35, 0x01, 0b1111).umask_ext(0xc817ff),
-    ev("UNC_CHA_TOR_INSERTS.IA_DRD_PREF", 0x35, 0x01, 0b1111).umask_ext(0xc897ff),
-    ev("UNC_CHA_TOR_INSERTS.IA_CRD", 0x35, 0x01, 0b1111).umask_ext(0xc80fff),
-    ev("UNC_CHA_TOR_INSERTS.IA_MISS_DRD_LOCAL", 0x35, 0x01, 0b1111).umask_ext(0xc816fe),
-    ev("UNC_CHA_TOR_INSERTS.IA_MISS_DRD_REMOTE", 0x35, 0x01, 0b1111).umask_ext(0xc8177e),
-    ev("UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF_LOCAL", 0x35, 0x01, 0b1111).umask_ext(0xc896fe),
-    ev("UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF_REMOTE", 0x35, 0x01, 0b1111).umask_ext(0xc8977e),
-    ev("UNC_CHA_TOR_INSERTS.IA_MISS_RFO_LOCAL", 0x35, 0x01, 0b1111).umask_ext(0xc806fe),
-    ev("UNC_CHA_TOR_INSERTS.IA_MISS_RFO_REMOTE", 0x35, 0x01, 0b1111).umask_ext(0xc8077e),
-    ev("UNC_CHA_TOR_INSERTS.IA_MISS_RFO_PREF_LOCAL", 0x35, 0x01, 0b1111).umask_ext(0xc886fe),
-    ev("UNC_CHA_TOR_INSERTS.IA_MISS_RFO_PREF_REMOTE", 0x35, 0x01, 0b1111).umask_ext(0xc8877e),
-    ev("UNC_CHA_TOR_INSERTS.IA_CLFLUSH", 0x35, 0x01, 0b1111).umask_ext(0xc8c7ff),
-    ev("UNC_CHA_TOR_INSERTS.IA_SPECITOM", 0x35, 0x01, 0b1111).umask_ext(0xcc57ff),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA", 0x36, 0x01, 0b1).umask_ext(0xc001ff),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_HIT", 0x36, 0x01, 0b1).umask_ext(0xc001fd),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_HIT_CRD", 0x36, 0x01, 0b1).umask_ext(0xc80ffd),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_HIT_DRD", 0x36, 0x01, 0b1).umask_ext(0xc817fd),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_HIT_LLCPREFRFO", 0x36, 0x01, 0b1).umask_ext(0xccc7fd),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_HIT_RFO", 0x36, 0x01, 0b1).umask_ext(0xc807fd),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS", 0x36, 0x01, 0b1).umask_ext(0xc001fe),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_CRD", 0x36, 0x01, 0b1).umask_ext(0xc80ffe),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD", 0x36, 0x01, 0b1).umask_ext(0xc817fe),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_LLCPREFRFO", 0x36, 0x01, 0b1).umask_ext(0xccc7fe),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_RFO", 0x36, 0x01, 0b1).umask_ext(0xc807fe),
-    ev("UNC_CHA_TOR_OCCUPANCY.IO", 0x36, 0x04, 0b1).umask_ext(0xc001ff),
-    ev("UNC_CHA_TOR_OCCUPANCY.IO_HIT", 0x36, 0x04, 0b1).umask_ext(0xc001fd),
-    ev("UNC_CHA_TOR_OCCUPANCY.IO_MISS", 0x36, 0x04, 0b1).umask_ext(0xc001fe),
-    ev("UNC_CHA_TOR_OCCUPANCY.IO_MISS_ITOM", 0x36, 0x04, 0b1).umask_ext(0xcc43fe),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_HIT_CRD_PREF", 0x36, 0x01, 0b1).umask_ext(0xc88ffd),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_HIT_DRD_PREF", 0x36, 0x01, 0b1).umask_ext(0xc897fd),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_HIT_RFO_PREF", 0x36, 0x01, 0b1).umask_ext(0xc887fd),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PREF", 0x36, 0x01, 0b1).umask_ext(0xc897fe),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_RFO_PREF", 0x36, 0x01, 0b1).umask_ext(0xc887fe),
-    ev("UNC_CHA_TOR_OCCUPANCY.IO_HIT_ITOM", 0x36, 0x04, 0b1).umask_ext(0xcc43fd),
-    ev("UNC_CHA_TOR_OCCUPANCY.IO_ITOM", 0x36, 0x04, 0b1).umask_ext(0xcc43ff),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_RFO", 0x36, 0x01, 0b1).umask_ext(0xc807ff),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_RFO_PREF", 0x36, 0x01, 0b1).umask_ext(0xc887ff),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_LLCPREFRFO", 0x36, 0x01, 0b1).umask_ext(0xccc7ff),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_DRD", 0x36, 0x01, 0b1).umask_ext(0xc817ff),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_CRD", 0x36, 0x01, 0b1).umask_ext(0xc80fff),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_DRD_PREF", 0x36, 0x01, 0b1).umask_ext(0xc897ff),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_LOCAL", 0x36, 0x01, 0b1).umask_ext(0xc816fe),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_REMOTE", 0x36, 0x01, 0b1).umask_ext(0xc8177e),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PREF_REMOTE", 0x36, 0x01, 0b1).umask_ext(0xc8977e),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_RFO_LOCAL", 0x36, 0x01, 0b1).umask_ext(0xc806fe),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_RFO_REMOTE", 0x36, 0x01, 0b1).umask_ext(0xc8077e),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_RFO_PREF_LOCAL", 0x36, 0x01, 0b1).umask_ext(0xc886fe),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_RFO_PREF_REMOTE", 0x36, 0x01, 0b1).umask_ext(0xc8877e),
-    ev("UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PMM", 0x35, 0x01, 0b1111).umask_ext(0xc8178a),
-    ev("UNC_CHA_TOR_INSERTS.IA_MISS_DRD_DDR", 0x35, 0x01, 0b1111).umask_ext(0xc81786),
-    ev("UNC_CHA_TOR_INSERTS.IO_HIT_ITOMCACHENEAR", 0x35, 0x04, 0b1111).umask_ext(0xcd43fd),
-    ev("UNC_CHA_TOR_INSERTS.IO_MISS_ITOMCACHENEAR", 0x35, 0x04, 0b1111).umask_ext(0xcd43fe),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_DDR", 0x36, 0x01, 0b1).umask_ext(0xc81786),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PMM", 0x36, 0x01, 0b1).umask_ext(0xc8178a),
-    ev("UNC_CHA_TOR_INSERTS.IO_HIT_PCIRDCUR", 0x35, 0x04, 0b1111).umask_ext(0xc8f3fd),
-    ev("UNC_CHA_TOR_INSERTS.IO_MISS_PCIRDCUR", 0x35, 0x04, 0b1111).umask_ext(0xc8f3fe),
-    ev("UNC_CHA_TOR_INSERTS.IO_PCIRDCUR", 0x35, 0x04, 0b1111).umask_ext(0xc8f3ff),
-    ev("UNC_CHA_TOR_OCCUPANCY.IO_HIT_PCIRDCUR", 0x36, 0x04, 0b1).umask_ext(0xc8f3fd),
-    ev("UNC_CHA_TOR_OCCUPANCY.IO_MISS_PCIRDCUR", 0x36, 0x04, 0b1).umask_ext(0xc8f3fe),
-    ev("UNC_CHA_TOR_OCCUPANCY.IO_PCIRDCUR", 0x36, 0x04, 0b1).umask_ext(0xc8f3ff),
-    ev("UNC_CHA_TOR_INSERTS.IA_LLCPREFDATA", 0x35, 0x01, 0b1111).umask_ext(0xccd7ff),
-    ev("UNC_CHA_TOR_INSERTS.IA_MISS_LLCPREFDATA", 0x35, 0x01, 0b1111).umask_ext(0xccd7fe),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_LLCPREFDATA", 0x36, 0x01, 0b1).umask_ext(0xccd7ff),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_LLCPREFDATA", 0x36, 0x01, 0b1).umask_ext(0xccd7fe),
-    ev("UNC_CHA_TOR_INSERTS.IO_ITOMCACHENEAR", 0x35, 0x04, 0b1111).umask_ext(0xcd43ff),
-    ev("UNC_CHA_TOR_INSERTS.IA_MISS_DRD_LOCAL_PMM", 0x35, 0x01, 0b1111).umask_ext(0xc8168a),
-    ev("UNC_CHA_TOR_INSERTS.IA_MISS_DRD_REMOTE_PMM", 0x35, 0x01, 0b1111).umask_ext(0xc8170a),
-    ev("UNC_CHA_TOR_INSERTS.IA_MISS_DRD_LOCAL_DDR", 0x35, 0x01, 0b1111).umask_ext(0xc81686),
-    ev("UNC_CHA_TOR_INSERTS.IA_MISS_DRD_REMOTE_DDR", 0x35, 0x01, 0b1111).umask_ext(0xc81706),
-    ev("UNC_CHA_TOR_INSERTS.IO_WBMTOI", 0x35, 0x04, 0b1111).umask_ext(0xcc23ff),
-    ev("UNC_CHA_TOR_INSERTS.IO_CLFLUSH", 0x35, 0x04, 0b1111).umask_ext(0xc8c3ff),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_LOCAL_PMM", 0x36, 0x01, 0b1).umask_ext(0xc8168a),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_REMOTE_PMM", 0x36, 0x01, 0b1).umask_ext(0xc8170a),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_LOCAL_DDR", 0x36, 0x01, 0b1).umask_ext(0xc81686),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_REMOTE_DDR", 0x36, 0x01, 0b1).umask_ext(0xc81706),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_CLFLUSH", 0x36, 0x01, 0b1).umask_ext(0xc8c7ff),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_SPECITOM", 0x36, 0x01, 0b1).umask_ext(0xcc57ff),
-    ev("UNC_CHA_TOR_OCCUPANCY.IO_HIT_ITOMCACHENEAR", 0x36, 0x04, 0b1).umask_ext(0xcd43fd),
-    ev("UNC_CHA_TOR_OCCUPANCY.IO_MISS_ITOMCACHENEAR", 0x36, 0x04, 0b1).umask_ext(0xcd43fe),
-    ev("UNC_CHA_TOR_INSERTS.IO_PCIRDCUR_LOCAL", 0x35, 0x04, 0b1111).umask_ext(0xc8f2ff),
-    ev("UNC_CHA_TOR_INSERTS.IO_PCIRDCUR_REMOTE", 0x35, 0x04, 0b1111).umask_ext(0xc8f37f),
-    ev("UNC_CHA_TOR_INSERTS.IO_ITOM_REMOTE", 0x35, 0x04, 0b1111).umask_ext(0xcc437f),
-    ev("UNC_CHA_TOR_INSERTS.IO_ITOM_LOCAL", 0x35, 0x04, 0b1111).umask_ext(0xcc42ff),
-    ev("UNC_CHA_TOR_INSERTS.IO_ITOMCACHENEAR_REMOTE", 0x35, 0x04, 0b1111).umask_ext(0xcd437f),
-    ev("UNC_CHA_TOR_INSERTS.IO_ITOMCACHENEAR_LOCAL", 0x35, 0x04, 0b1111).umask_ext(0xcd42ff),
-];
-/// The experimental events, numbered after `EVENT_ROWS`.
+event_table! {
+    /// The events, row n for `Event::row(n)`: `ev(name, event select, umask)` and what else each
+    /// sets. The counters that may count them (bit n: counter n) and those without
+    /// Hyper-Threading are the table's, the two numbers before the rows, unless a row
+    /// gives its own (`.on(..)`, `.ht_off(..)`).
+    EVENT_ROWS, EventRowNumber, 0, "", 0b1111, 0b0;
+    REQUESTS_INVITOE_LOCAL = ev("UNC_CHA_REQUESTS.INVITOE_LOCAL", 0x50, 0x10),
+    REQUESTS_INVITOE_REMOTE = ev("UNC_CHA_REQUESTS.INVITOE_REMOTE", 0x50, 0x20),
+    REQUESTS_READS_LOCAL = ev("UNC_CHA_REQUESTS.READS_LOCAL", 0x50, 0x01),
+    REQUESTS_READS_REMOTE = ev("UNC_CHA_REQUESTS.READS_REMOTE", 0x50, 0x02),
+    REQUESTS_WRITES_LOCAL = ev("UNC_CHA_REQUESTS.WRITES_LOCAL", 0x50, 0x04),
+    REQUESTS_WRITES_REMOTE = ev("UNC_CHA_REQUESTS.WRITES_REMOTE", 0x50, 0x08),
+    REQUESTS_READS = ev("UNC_CHA_REQUESTS.READS", 0x50, 0x03),
+    REQUESTS_WRITES = ev("UNC_CHA_REQUESTS.WRITES", 0x50, 0x0c),
+    DIR_UPDATE_HA = ev("UNC_CHA_DIR_UPDATE.HA", 0x54, 0x01),
+    DIR_UPDATE_TOR = ev("UNC_CHA_DIR_UPDATE.TOR", 0x54, 0x02),
+    IMC_READS_COUNT_NORMAL = ev("UNC_CHA_IMC_READS_COUNT.NORMAL", 0x59, 0x01),
+    IMC_WRITES_COUNT_FULL = ev("UNC_CHA_IMC_WRITES_COUNT.FULL", 0x5b, 0x01),
+    CMS_CLOCKTICKS = ev("UNC_CHA_CMS_CLOCKTICKS", 0xc0, 0x00),
+    CLOCKTICKS = ev("UNC_CHA_CLOCKTICKS", 0x01, 0x00),
+    TOR_INSERTS_IA = ev("UNC_CHA_TOR_INSERTS.IA", 0x35, 0x01).umask_ext(0xc001ff),
+    TOR_INSERTS_IA_HIT = ev("UNC_CHA_TOR_INSERTS.IA_HIT", 0x35, 0x01).umask_ext(0xc001fd),
+    TOR_INSERTS_IA_HIT_CRD = ev("UNC_CHA_TOR_INSERTS.IA_HIT_CRD", 0x35, 0x01).umask_ext(0xc80ffd),
+    TOR_INSERTS_IA_HIT_DRD = ev("UNC_CHA_TOR_INSERTS.IA_HIT_DRD", 0x35, 0x01).umask_ext(0xc817fd),
+    TOR_INSERTS_IA_HIT_LLCPREFRFO = ev("UNC_CHA_TOR_INSERTS.IA_HIT_LLCPREFRFO", 0x35, 0x01).umask_ext(0xccc7fd),
+    TOR_INSERTS_IA_HIT_RFO = ev("UNC_CHA_TOR_INSERTS.IA_HIT_RFO", 0x35, 0x01).umask_ext(0xc807fd),
+    TOR_INSERTS_IA_MISS = ev("UNC_CHA_TOR_INSERTS.IA_MISS", 0x35, 0x01).umask_ext(0xc001fe),
+    TOR_INSERTS_IA_MISS_CRD = ev("UNC_CHA_TOR_INSERTS.IA_MISS_CRD", 0x35, 0x01).umask_ext(0xc80ffe),
+    TOR_INSERTS_IA_MISS_DRD = ev("UNC_CHA_TOR_INSERTS.IA_MISS_DRD", 0x35, 0x01).umask_ext(0xc817fe),
+    TOR_INSERTS_IA_MISS_LLCPREFRFO = ev("UNC_CHA_TOR_INSERTS.IA_MISS_LLCPREFRFO", 0x35, 0x01).umask_ext(0xccc7fe),
+    TOR_INSERTS_IA_MISS_RFO = ev("UNC_CHA_TOR_INSERTS.IA_MISS_RFO", 0x35, 0x01).umask_ext(0xc807fe),
+    TOR_INSERTS_IO = ev("UNC_CHA_TOR_INSERTS.IO", 0x35, 0x04).umask_ext(0xc001ff),
+    TOR_INSERTS_IO_HIT = ev("UNC_CHA_TOR_INSERTS.IO_HIT", 0x35, 0x04).umask_ext(0xc001fd),
+    TOR_INSERTS_IO_MISS = ev("UNC_CHA_TOR_INSERTS.IO_MISS", 0x35, 0x04).umask_ext(0xc001fe),
+    TOR_INSERTS_IO_MISS_ITOM = ev("UNC_CHA_TOR_INSERTS.IO_MISS_ITOM", 0x35, 0x04).umask_ext(0xcc43fe),
+    TOR_INSERTS_IO_MISS_RFO = ev("UNC_CHA_TOR_INSERTS.IO_MISS_RFO", 0x35, 0x04).umask_ext(0xc803fe),
+    TOR_INSERTS_IA_HIT_CRD_PREF = ev("UNC_CHA_TOR_INSERTS.IA_HIT_CRD_PREF", 0x35, 0x01).umask_ext(0xc88ffd),
+    TOR_INSERTS_IA_HIT_DRD_PREF = ev("UNC_CHA_TOR_INSERTS.IA_HIT_DRD_PREF", 0x35, 0x01).umask_ext(0xc897fd),
+    TOR_INSERTS_IA_HIT_RFO_PREF = ev("UNC_CHA_TOR_INSERTS.IA_HIT_RFO_PREF", 0x35, 0x01).umask_ext(0xc887fd),
+    TOR_INSERTS_IA_MISS_CRD_PREF = ev("UNC_CHA_TOR_INSERTS.IA_MISS_CRD_PREF", 0x35, 0x01).umask_ext(0xc88ffe),
+    TOR_INSERTS_IA_MISS_DRD_PREF = ev("UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF", 0x35, 0x01).umask_ext(0xc897fe),
+    TOR_INSERTS_IA_MISS_RFO_PREF = ev("UNC_CHA_TOR_INSERTS.IA_MISS_RFO_PREF", 0x35, 0x01).umask_ext(0xc887fe),
+    TOR_INSERTS_IO_HIT_ITOM = ev("UNC_CHA_TOR_INSERTS.IO_HIT_ITOM", 0x35, 0x04).umask_ext(0xcc43fd),
+    TOR_INSERTS_IO_HIT_RFO = ev("UNC_CHA_TOR_INSERTS.IO_HIT_RFO", 0x35, 0x04).umask_ext(0xc803fd),
+    TOR_INSERTS_IO_RFO = ev("UNC_CHA_TOR_INSERTS.IO_RFO", 0x35, 0x04).umask_ext(0xc803ff),
+    TOR_INSERTS_IO_ITOM = ev("UNC_CHA_TOR_INSERTS.IO_ITOM", 0x35, 0x04).umask_ext(0xcc43ff),
+    TOR_INSERTS_IA_RFO_PREF = ev("UNC_CHA_TOR_INSERTS.IA_RFO_PREF", 0x35, 0x01).umask_ext(0xc887ff),
+    TOR_INSERTS_IA_RFO = ev("UNC_CHA_TOR_INSERTS.IA_RFO", 0x35, 0x01).umask_ext(0xc807ff),
+    TOR_INSERTS_IA_LLCPREFRFO = ev("UNC_CHA_TOR_INSERTS.IA_LLCPREFRFO", 0x35, 0x01).umask_ext(0xccc7ff),
+    TOR_INSERTS_IA_DRD = ev("UNC_CHA_TOR_INSERTS.IA_DRD", 0x35, 0x01).umask_ext(0xc817ff),
+    TOR_INSERTS_IA_DRD_PREF = ev("UNC_CHA_TOR_INSERTS.IA_DRD_PREF", 0x35, 0x01).umask_ext(0xc897ff),
+    TOR_INSERTS_IA_CRD = ev("UNC_CHA_TOR_INSERTS.IA_CRD", 0x35, 0x01).umask_ext(0xc80fff),
+    TOR_INSERTS_IA_MISS_DRD_LOCAL = ev("UNC_CHA_TOR_INSERTS.IA_MISS_DRD_LOCAL", 0x35, 0x01).umask_ext(0xc816fe),
+    TOR_INSERTS_IA_MISS_DRD_REMOTE = ev("UNC_CHA_TOR_INSERTS.IA_MISS_DRD_REMOTE", 0x35, 0x01).umask_ext(0xc8177e),
+    TOR_INSERTS_IA_MISS_DRD_PREF_LOCAL = ev("UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF_LOCAL", 0x35, 0x01).umask_ext(0xc896fe),
+    TOR_INSERTS_IA_MISS_DRD_PREF_REMOTE = ev("UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF_REMOTE", 0x35, 0x01).umask_ext(0xc8977e),
+    TOR_INSERTS_IA_MISS_RFO_LOCAL = ev("UNC_CHA_TOR_INSERTS.IA_MISS_RFO_LOCAL", 0x35, 0x01).umask_ext(0xc806fe),
+    TOR_INSERTS_IA_MISS_RFO_REMOTE = ev("UNC_CHA_TOR_INSERTS.IA_MISS_RFO_REMOTE", 0x35, 0x01).umask_ext(0xc8077e),
+    TOR_INSERTS_IA_MISS_RFO_PREF_LOCAL = ev("UNC_CHA_TOR_INSERTS.IA_MISS_RFO_PREF_LOCAL", 0x35, 0x01).umask_ext(0xc886fe),
+    TOR_INSERTS_IA_MISS_RFO_PREF_REMOTE = ev("UNC_CHA_TOR_INSERTS.IA_MISS_RFO_PREF_REMOTE", 0x35, 0x01).umask_ext(0xc8877e),
+    TOR_INSERTS_IA_CLFLUSH = ev("UNC_CHA_TOR_INSERTS.IA_CLFLUSH", 0x35, 0x01).umask_ext(0xc8c7ff),
+    TOR_INSERTS_IA_SPECITOM = ev("UNC_CHA_TOR_INSERTS.IA_SPECITOM", 0x35, 0x01).umask_ext(0xcc57ff),
+    TOR_OCCUPANCY_IA = ev("UNC_CHA_TOR_OCCUPANCY.IA", 0x36, 0x01).on(0b1).umask_ext(0xc001ff),
+    TOR_OCCUPANCY_IA_HIT = ev("UNC_CHA_TOR_OCCUPANCY.IA_HIT", 0x36, 0x01).on(0b1).umask_ext(0xc001fd),
+    TOR_OCCUPANCY_IA_HIT_CRD = ev("UNC_CHA_TOR_OCCUPANCY.IA_HIT_CRD", 0x36, 0x01).on(0b1).umask_ext(0xc80ffd),
+    TOR_OCCUPANCY_IA_HIT_DRD = ev("UNC_CHA_TOR_OCCUPANCY.IA_HIT_DRD", 0x36, 0x01).on(0b1).umask_ext(0xc817fd),
+    TOR_OCCUPANCY_IA_HIT_LLCPREFRFO = ev("UNC_CHA_TOR_OCCUPANCY.IA_HIT_LLCPREFRFO", 0x36, 0x01).on(0b1).umask_ext(0xccc7fd),
+    TOR_OCCUPANCY_IA_HIT_RFO = ev("UNC_CHA_TOR_OCCUPANCY.IA_HIT_RFO", 0x36, 0x01).on(0b1).umask_ext(0xc807fd),
+    TOR_OCCUPANCY_IA_MISS = ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS", 0x36, 0x01).on(0b1).umask_ext(0xc001fe),
+    TOR_OCCUPANCY_IA_MISS_CRD = ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_CRD", 0x36, 0x01).on(0b1).umask_ext(0xc80ffe),
+    TOR_OCCUPANCY_IA_MISS_DRD = ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD", 0x36, 0x01).on(0b1).umask_ext(0xc817fe),
+    TOR_OCCUPANCY_IA_MISS_LLCPREFRFO = ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_LLCPREFRFO", 0x36, 0x01).on(0b1).umask_ext(0xccc7fe),
+    TOR_OCCUPANCY_IA_MISS_RFO = ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_RFO", 0x36, 0x01).on(0b1).umask_ext(0xc807fe),
+    TOR_OCCUPANCY_IO = ev("UNC_CHA_TOR_OCCUPANCY.IO", 0x36, 0x04).on(0b1).umask_ext(0xc001ff),
+    TOR_OCCUPANCY_IO_HIT = ev("UNC_CHA_TOR_OCCUPANCY.IO_HIT", 0x36, 0x04).on(0b1).umask_ext(0xc001fd),
+    TOR_OCCUPANCY_IO_MISS = ev("UNC_CHA_TOR_OCCUPANCY.IO_MISS", 0x36, 0x04).on(0b1).umask_ext(0xc001fe),
+    TOR_OCCUPANCY_IO_MISS_ITOM = ev("UNC_CHA_TOR_OCCUPANCY.IO_MISS_ITOM", 0x36, 0x04).on(0b1).umask_ext(0xcc43fe),
+    TOR_OCCUPANCY_IA_HIT_CRD_PREF = ev("UNC_CHA_TOR_OCCUPANCY.IA_HIT_CRD_PREF", 0x36, 0x01).on(0b1).umask_ext(0xc88ffd),
+    TOR_OCCUPANCY_IA_HIT_DRD_PREF = ev("UNC_CHA_TOR_OCCUPANCY.IA_HIT_DRD_PREF", 0x36, 0x01).on(0b1).umask_ext(0xc897fd),
+    TOR_OCCUPANCY_IA_HIT_RFO_PREF = ev("UNC_CHA_TOR_OCCUPANCY.IA_HIT_RFO_PREF", 0x36, 0x01).on(0b1).umask_ext(0xc887fd),
+    TOR_OCCUPANCY_IA_MISS_DRD_PREF = ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PREF", 0x36, 0x01).on(0b1).umask_ext(0xc897fe),
+    TOR_OCCUPANCY_IA_MISS_RFO_PREF = ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_RFO_PREF", 0x36, 0x01).on(0b1).umask_ext(0xc887fe),
+    TOR_OCCUPANCY_IO_HIT_ITOM = ev("UNC_CHA_TOR_OCCUPANCY.IO_HIT_ITOM", 0x36, 0x04).on(0b1).umask_ext(0xcc43fd),
+    TOR_OCCUPANCY_IO_ITOM = ev("UNC_CHA_TOR_OCCUPANCY.IO_ITOM", 0x36, 0x04).on(0b1).umask_ext(0xcc43ff),
+    TOR_OCCUPANCY_IA_RFO = ev("UNC_CHA_TOR_OCCUPANCY.IA_RFO", 0x36, 0x01).on(0b1).umask_ext(0xc807ff),
+    TOR_OCCUPANCY_IA_RFO_PREF = ev("UNC_CHA_TOR_OCCUPANCY.IA_RFO_PREF", 0x36, 0x01).on(0b1).umask_ext(0xc887ff),
+    TOR_OCCUPANCY_IA_LLCPREFRFO = ev("UNC_CHA_TOR_OCCUPANCY.IA_LLCPREFRFO", 0x36, 0x01).on(0b1).umask_ext(0xccc7ff),
+    TOR_OCCUPANCY_IA_DRD = ev("UNC_CHA_TOR_OCCUPANCY.IA_DRD", 0x36, 0x01).on(0b1).umask_ext(0xc817ff),
+    TOR_OCCUPANCY_IA_CRD = ev("UNC_CHA_TOR_OCCUPANCY.IA_CRD", 0x36, 0x01).on(0b1).umask_ext(0xc80fff),
+    TOR_OCCUPANCY_IA_DRD_PREF = ev("UNC_CHA_TOR_OCCUPANCY.IA_DRD_PREF", 0x36, 0x01).on(0b1).umask_ext(0xc897ff),
+    TOR_OCCUPANCY_IA_MISS_DRD_LOCAL = ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_LOCAL", 0x36, 0x01).on(0b1).umask_ext(0xc816fe),
+    TOR_OCCUPANCY_IA_MISS_DRD_REMOTE = ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_REMOTE", 0x36, 0x01).on(0b1).umask_ext(0xc8177e),
+    TOR_OCCUPANCY_IA_MISS_DRD_PREF_REMOTE = ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PREF_REMOTE", 0x36, 0x01).on(0b1).umask_ext(0xc8977e),
+    TOR_OCCUPANCY_IA_MISS_RFO_LOCAL = ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_RFO_LOCAL", 0x36, 0x01).on(0b1).umask_ext(0xc806fe),
+    TOR_OCCUPANCY_IA_MISS_RFO_REMOTE = ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_RFO_REMOTE", 0x36, 0x01).on(0b1).umask_ext(0xc8077e),
+    TOR_OCCUPANCY_IA_MISS_RFO_PREF_LOCAL = ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_RFO_PREF_LOCAL", 0x36, 0x01).on(0b1).umask_ext(0xc886fe),
+    TOR_OCCUPANCY_IA_MISS_RFO_PREF_REMOTE = ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_RFO_PREF_REMOTE", 0x36, 0x01).on(0b1).umask_ext(0xc8877e),
+    TOR_INSERTS_IA_MISS_DRD_PMM = ev("UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PMM", 0x35, 0x01).umask_ext(0xc8178a),
+    TOR_INSERTS_IA_MISS_DRD_DDR = ev("UNC_CHA_TOR_INSERTS.IA_MISS_DRD_DDR", 0x35, 0x01).umask_ext(0xc81786),
+    TOR_INSERTS_IO_HIT_ITOMCACHENEAR = ev("UNC_CHA_TOR_INSERTS.IO_HIT_ITOMCACHENEAR", 0x35, 0x04).umask_ext(0xcd43fd),
+    TOR_INSERTS_IO_MISS_ITOMCACHENEAR = ev("UNC_CHA_TOR_INSERTS.IO_MISS_ITOMCACHENEAR", 0x35, 0x04).umask_ext(0xcd43fe),
+    TOR_OCCUPANCY_IA_MISS_DRD_DDR = ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_DDR", 0x36, 0x01).on(0b1).umask_ext(0xc81786),
+    TOR_OCCUPANCY_IA_MISS_DRD_PMM = ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PMM", 0x36, 0x01).on(0b1).umask_ext(0xc8178a),
+    TOR_INSERTS_IO_HIT_PCIRDCUR = ev("UNC_CHA_TOR_INSERTS.IO_HIT_PCIRDCUR", 0x35, 0x04).umask_ext(0xc8f3fd),
+    TOR_INSERTS_IO_MISS_PCIRDCUR = ev("UNC_CHA_TOR_INSERTS.IO_MISS_PCIRDCUR", 0x35, 0x04).umask_ext(0xc8f3fe),
+    TOR_INSERTS_IO_PCIRDCUR = ev("UNC_CHA_TOR_INSERTS.IO_PCIRDCUR", 0x35, 0x04).umask_ext(0xc8f3ff),
+    TOR_OCCUPANCY_IO_HIT_PCIRDCUR = ev("UNC_CHA_TOR_OCCUPANCY.IO_HIT_PCIRDCUR", 0x36, 0x04).on(0b1).umask_ext(0xc8f3fd),
+    TOR_OCCUPANCY_IO_MISS_PCIRDCUR = ev("UNC_CHA_TOR_OCCUPANCY.IO_MISS_PCIRDCUR", 0x36, 0x04).on(0b1).umask_ext(0xc8f3fe),
+    TOR_OCCUPANCY_IO_PCIRDCUR = ev("UNC_CHA_TOR_OCCUPANCY.IO_PCIRDCUR", 0x36, 0x04).on(0b1).umask_ext(0xc8f3ff),
+    TOR_INSERTS_IA_LLCPREFDATA = ev("UNC_CHA_TOR_INSERTS.IA_LLCPREFDATA", 0x35, 0x01).umask_ext(0xccd7ff),
+    TOR_INSERTS_IA_MISS_LLCPREFDATA = ev("UNC_CHA_TOR_INSERTS.IA_MISS_LLCPREFDATA", 0x35, 0x01).umask_ext(0xccd7fe),
+    TOR_OCCUPANCY_IA_LLCPREFDATA = ev("UNC_CHA_TOR_OCCUPANCY.IA_LLCPREFDATA", 0x36, 0x01).on(0b1).umask_ext(0xccd7ff),
+    TOR_OCCUPANCY_IA_MISS_LLCPREFDATA = ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_LLCPREFDATA", 0x36, 0x01).on(0b1).umask_ext(0xccd7fe),
+    TOR_INSERTS_IO_ITOMCACHENEAR = ev("UNC_CHA_TOR_INSERTS.IO_ITOMCACHENEAR", 0x35, 0x04).umask_ext(0xcd43ff),
+    TOR_INSERTS_IA_MISS_DRD_LOCAL_PMM = ev("UNC_CHA_TOR_INSERTS.IA_MISS_DRD_LOCAL_PMM", 0x35, 0x01).umask_ext(0xc8168a),
+    TOR_INSERTS_IA_MISS_DRD_REMOTE_PMM = ev("UNC_CHA_TOR_INSERTS.IA_MISS_DRD_REMOTE_PMM", 0x35, 0x01).umask_ext(0xc8170a),
+    TOR_INSERTS_IA_MISS_DRD_LOCAL_DDR = ev("UNC_CHA_TOR_INSERTS.IA_MISS_DRD_LOCAL_DDR", 0x35, 0x01).umask_ext(0xc81686),
+    TOR_INSERTS_IA_MISS_DRD_REMOTE_DDR = ev("UNC_CHA_TOR_INSERTS.IA_MISS_DRD_REMOTE_DDR", 0x35, 0x01).umask_ext(0xc81706),
+    TOR_INSERTS_IO_WBMTOI = ev("UNC_CHA_TOR_INSERTS.IO_WBMTOI", 0x35, 0x04).umask_ext(0xcc23ff),
+    TOR_INSERTS_IO_CLFLUSH = ev("UNC_CHA_TOR_INSERTS.IO_CLFLUSH", 0x35, 0x04).umask_ext(0xc8c3ff),
+    TOR_OCCUPANCY_IA_MISS_DRD_LOCAL_PMM = ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_LOCAL_PMM", 0x36, 0x01).on(0b1).umask_ext(0xc8168a),
+    TOR_OCCUPANCY_IA_MISS_DRD_REMOTE_PMM = ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_REMOTE_PMM", 0x36, 0x01).on(0b1).umask_ext(0xc8170a),
+    TOR_OCCUPANCY_IA_MISS_DRD_LOCAL_DDR = ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_LOCAL_DDR", 0x36, 0x01).on(0b1).umask_ext(0xc81686),
+    TOR_OCCUPANCY_IA_MISS_DRD_REMOTE_DDR = ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_REMOTE_DDR", 0x36, 0x01).on(0b1).umask_ext(0xc81706),
+    TOR_OCCUPANCY_IA_CLFLUSH = ev("UNC_CHA_TOR_OCCUPANCY.IA_CLFLUSH", 0x36, 0x01).on(0b1).umask_ext(0xc8c7ff),
+    TOR_OCCUPANCY_IA_SPECITOM = ev("UNC_CHA_TOR_OCCUPANCY.IA_SPECITOM", 0x36, 0x01).on(0b1).umask_ext(0xcc57ff),
+    TOR_OCCUPANCY_IO_HIT_ITOMCACHENEAR = ev("UNC_CHA_TOR_OCCUPANCY.IO_HIT_ITOMCACHENEAR", 0x36, 0x04).on(0b1).umask_ext(0xcd43fd),
+    TOR_OCCUPANCY_IO_MISS_ITOMCACHENEAR = ev("UNC_CHA_TOR_OCCUPANCY.IO_MISS_ITOMCACHENEAR", 0x36, 0x04).on(0b1).umask_ext(0xcd43fe),
+    TOR_INSERTS_IO_PCIRDCUR_LOCAL = ev("UNC_CHA_TOR_INSERTS.IO_PCIRDCUR_LOCAL", 0x35, 0x04).umask_ext(0xc8f2ff),
+    TOR_INSERTS_IO_PCIRDCUR_REMOTE = ev("UNC_CHA_TOR_INSERTS.IO_PCIRDCUR_REMOTE", 0x35, 0x04).umask_ext(0xc8f37f),
+    TOR_INSERTS_IO_ITOM_REMOTE = ev("UNC_CHA_TOR_INSERTS.IO_ITOM_REMOTE", 0x35, 0x04).umask_ext(0xcc437f),
+    TOR_INSERTS_IO_ITOM_LOCAL = ev("UNC_CHA_TOR_INSERTS.IO_ITOM_LOCAL", 0x35, 0x04).umask_ext(0xcc42ff),
+    TOR_INSERTS_IO_ITOMCACHENEAR_REMOTE = ev("UNC_CHA_TOR_INSERTS.IO_ITOMCACHENEAR_REMOTE", 0x35, 0x04).umask_ext(0xcd437f),
+    TOR_INSERTS_IO_ITOMCACHENEAR_LOCAL = ev("UNC_CHA_TOR_INSERTS.IO_ITOMCACHENEAR_LOCAL", 0x35, 0x04).umask_ext(0xcd42ff),
+}
 #[cfg(feature = "experimental-events")]
-const EXPERIMENTAL_ROWS: &[EventRow] = &[
-    ev("UNC_CHA_TOR_INSERTS.IA_MISS_DRD_CXL_EXP_LOCAL", 0x35, 0x01, 0b1111).umask_ext(0x20c81682),
-    ev("UNC_CHA_TOR_INSERTS.IA_MISS_RFO_CXL_EXP_LOCAL", 0x35, 0x01, 0b1111).umask_ext(0x20c80682),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_CXL_EXP_LOCAL", 0x36, 0x01, 0b1).umask_ext(0x20c81682),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_RFO_CXL_EXP_LOCAL", 0x36, 0x01, 0b1).umask_ext(0x20c80682),
-    ev("UNC_CHA_TOR_OCCUPANCY.RRQ_MISS_RDCUR_CXL_EXP_LOCAL", 0x36, 0x40, 0b1).umask_ext(0x20e80682),
-    ev("UNC_CHA_TOR_OCCUPANCY.RRQ_MISS_RDCODE_CXL_EXP_LOCAL", 0x36, 0x40, 0b1).umask_ext(0x20e80e82),
-    ev("UNC_CHA_TOR_OCCUPANCY.RRQ_MISS_RDDATA_CXL_EXP_LOCAL", 0x36, 0x40, 0b1).umask_ext(0x20e81682),
-    ev("UNC_CHA_TOR_OCCUPANCY.RRQ_MISS_RDINVOWN_OPT_CXL_EXP_LOCAL", 0x36, 0x40, 0b1).umask_ext(0x20e82682),
-    ev("UNC_CHA_TOR_OCCUPANCY.RRQ_MISS_INVXTOM_CXL_EXP_LOCAL", 0x36, 0x40, 0b1).umask_ext(0x20e87e82),
-    ev("UNC_CHA_TOR_INSERTS.RRQ_MISS_RDCUR_CXL_EXP_LOCAL", 0x35, 0x40, 0b1111).umask_ext(0x20e80682),
-    ev("UNC_CHA_TOR_INSERTS.RRQ_MISS_RDCODE_CXL_EXP_LOCAL", 0x35, 0x40, 0b1111).umask_ext(0x20e80e82),
-    ev("UNC_CHA_TOR_INSERTS.RRQ_MISS_RDDATA_CXL_EXP_LOCAL", 0x35, 0x40, 0b1111).umask_ext(0x20e81682),
-    ev("UNC_CHA_TOR_INSERTS.RRQ_MISS_RDINVOWN_OPT_CXL_EXP_LOCAL", 0x35, 0x40, 0b1111).umask_ext(0x20e82682),
-    ev("UNC_CHA_TOR_INSERTS.RRQ_MISS_INVXTOM_CXL_EXP_LOCAL", 0x35, 0x40, 0b1111).umask_ext(0x20e87e82),
-    ev("UNC_CHA_TOR_INSERTS.IA_MISS_LLCPREFDATA_CXL_EXP_LOCAL", 0x35, 0x01, 0b1111).umask_ext(0x20ccd682),
-    ev("UNC_CHA_TOR_INSERTS.IA_MISS_LLCPREFRFO_CXL_EXP_LOCAL", 0x35, 0x01, 0b1111).umask_ext(0x20c88682),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_LLCPREFDATA_CXL_EXP_LOCAL", 0x36, 0x01, 0b1).umask_ext(0x20ccd682),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_LLCPREFRFO_CXL_EXP_LOCAL", 0x36, 0x01, 0b1).umask_ext(0x20c88682),
-    ev("UNC_CHA_TOR_INSERTS.IA_MISS_RFO_PREF_CXL_EXP_LOCAL", 0x35, 0x01, 0b1111).umask_ext(0x20ccc682),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_RFO_PREF_CXL_EXP_LOCAL", 0x36, 0x01, 0b1).umask_ext(0x20ccc682),
-    ev("UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF_CXL_EXP_LOCAL", 0x35, 0x01, 0b1111).umask_ext(0x20c89682),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PREF_CXL_EXP_LOCAL", 0x36, 0x01, 0b1).umask_ext(0x20c89682),
-    ev("UNC_CHA_REQUESTS.INVITOE", 0x50, 0x30, 0b1111),
-    ev("UNC_CHA_SNOOPS_SENT.ALL", 0x51, 0x01, 0b1111),
-    ev("UNC_CHA_SNOOPS_SENT.LOCAL", 0x51, 0x04, 0b1111),
-    ev("UNC_CHA_SNOOPS_SENT.REMOTE", 0x51, 0x08, 0b1111),
-    ev("UNC_CHA_SNOOPS_SENT.BCST_LOCAL", 0x51, 0x10, 0b1111),
-    ev("UNC_CHA_SNOOPS_SENT.BCST_REMOTE", 0x51, 0x20, 0b1111),
-    ev("UNC_CHA_SNOOPS_SENT.DIRECT_LOCAL", 0x51, 0x40, 0b1111),
-    ev("UNC_CHA_SNOOPS_SENT.DIRECT_REMOTE", 0x51, 0x80, 0b1111),
-    ev("UNC_CHA_DIR_LOOKUP.NO_SNP", 0x53, 0x02, 0b1111),
-    ev("UNC_CHA_DIR_LOOKUP.SNP", 0x53, 0x01, 0b1111),
-    ev("UNC_CHA_OSB.LOCAL_INVITOE", 0x55, 0x01, 0b1111),
-    ev("UNC_CHA_OSB.LOCAL_READ", 0x55, 0x02, 0b1111),
-    ev("UNC_CHA_OSB.REMOTE_READ", 0x55, 0x04, 0b1111),
-    ev("UNC_CHA_OSB.REMOTE_READINVITOE", 0x55, 0x08, 0b1111),
-    ev("UNC_CHA_OSB.RFO_HITS_SNP_BCAST", 0x55, 0x10, 0b1111),
-    ev("UNC_CHA_OSB.OFF_PWRHEURISTIC", 0x55, 0x20, 0b1111),
-    ev("UNC_CHA_WB_PUSH_MTOI.LLC", 0x56, 0x01, 0b1111),
-    ev("UNC_CHA_WB_PUSH_MTOI.MEM", 0x56, 0x02, 0b1111),
-    ev("UNC_CHA_BYPASS_CHA_IMC.TAKEN", 0x57, 0x01, 0b1111),
-    ev("UNC_CHA_BYPASS_CHA_IMC.INTERMEDIATE", 0x57, 0x02, 0b1111),
-    ev("UNC_CHA_BYPASS_CHA_IMC.NOT_TAKEN", 0x57, 0x04, 0b1111),
-    ev("UNC_CHA_READ_NO_CREDITS.MC0", 0x58, 0x01, 0b1111),
-    ev("UNC_CHA_READ_NO_CREDITS.MC1", 0x58, 0x02, 0b1111),
-    ev("UNC_CHA_READ_NO_CREDITS.MC2", 0x58, 0x04, 0b1111),
-    ev("UNC_CHA_READ_NO_CREDITS.MC3", 0x58, 0x08, 0b1111),
-    ev("UNC_CHA_READ_NO_CREDITS.MC4", 0x58, 0x10, 0b1111),
-    ev("UNC_CHA_READ_NO_CREDITS.MC5", 0x58, 0x20, 0b1111),
-    ev("UNC_CHA_IMC_READS_COUNT.PRIORITY", 0x59, 0x02, 0b1111),
-    ev("UNC_CHA_WRITE_NO_CREDITS.MC0", 0x5a, 0x01, 0b1111),
-    ev("UNC_CHA_WRITE_NO_CREDITS.MC1", 0x5a, 0x02, 0b1111),
-    ev("UNC_CHA_WRITE_NO_CREDITS.MC2", 0x5a, 0x04, 0b1111),
-    ev("UNC_CHA_WRITE_NO_CREDITS.MC3", 0x5a, 0x08, 0b1111),
-    ev("UNC_CHA_WRITE_NO_CREDITS.MC4", 0x5a, 0x10, 0b1111),
-    ev("UNC_CHA_WRITE_NO_CREDITS.MC5", 0x5a, 0x20, 0b1111),
-    ev("UNC_CHA_IMC_WRITES_COUNT.PARTIAL", 0x5b, 0x02, 0b1111),
-    ev("UNC_CHA_IMC_WRITES_COUNT.FULL_PRIORITY", 0x5b, 0x04, 0b1111),
-    ev("UNC_CHA_IMC_WRITES_COUNT.PARTIAL_PRIORITY", 0x5b, 0x08, 0b1111),
-    ev("UNC_CHA_SNOOP_RESP.RSPI", 0x5c, 0x01, 0b1111),
-    ev("UNC_CHA_SNOOP_RESP.RSPIFWD", 0x5c, 0x04, 0b1111),
-    ev("UNC_CHA_SNOOP_RESP.RSPS", 0x5c, 0x02, 0b1111),
-    ev("UNC_CHA_SNOOP_RESP.RSPSFWD", 0x5c, 0x08, 0b1111),
-    ev("UNC_CHA_SNOOP_RESP.RSPWB", 0x5c, 0x10, 0b1111),
-    ev("UNC_CHA_SNOOP_RESP.RSPFWDWB", 0x5c, 0x20, 0b1111),
-    ev("UNC_CHA_SNOOP_RESP.RSPCNFLCT", 0x5c, 0x40, 0b1111),
-    ev("UNC_CHA_SNOOP_RESP.RSPFWD", 0x5c, 0x80, 0b1111),
-    ev("UNC_CHA_SNOOP_RESP_LOCAL.RSPI", 0x5d, 0x01, 0b1111),
-    ev("UNC_CHA_SNOOP_RESP_LOCAL.RSPS", 0x5d, 0x02, 0b1111),
-    ev("UNC_CHA_SNOOP_RESP_LOCAL.RSPIFWD", 0x5d, 0x04, 0b1111),
-    ev("UNC_CHA_SNOOP_RESP_LOCAL.RSPSFWD", 0x5d, 0x08, 0b1111),
-    ev("UNC_CHA_SNOOP_RESP_LOCAL.RSPWB", 0x5d, 0x10, 0b1111),
-    ev("UNC_CHA_SNOOP_RESP_LOCAL.RSPFWDWB", 0x5d, 0x20, 0b1111),
-    ev("UNC_CHA_SNOOP_RESP_LOCAL.RSPCNFLCT", 0x5d, 0x40, 0b1111),
-    ev("UNC_CHA_SNOOP_RESP_LOCAL.RSPFWD", 0x5d, 0x80, 0b1111),
-    ev("UNC_CHA_HITME_LOOKUP.READ", 0x5e, 0x01, 0b1111),
-    ev("UNC_CHA_HITME_LOOKUP.WRITE", 0x5e, 0x02, 0b1111),
-    ev("UNC_CHA_HITME_HIT.EX_RDS", 0x5f, 0x01, 0b1111),
-    ev("UNC_CHA_HITME_HIT.SHARED_OWNREQ", 0x5f, 0x04, 0b1111),
-    ev("UNC_CHA_HITME_HIT.WBMTOE", 0x5f, 0x08, 0b1111),
-    ev("UNC_CHA_HITME_HIT.WBMTOI_OR_S", 0x5f, 0x10, 0b1111),
-    ev("UNC_CHA_HITME_MISS.SHARED_RDINVOWN", 0x60, 0x20, 0b1111),
-    ev("UNC_CHA_HITME_MISS.NOTSHARED_RDINVOWN", 0x60, 0x40, 0b1111),
-    ev("UNC_CHA_HITME_MISS.READ_OR_INV", 0x60, 0x80, 0b1111),
-    ev("UNC_CHA_HITME_UPDATE.DEALLOCATE_RSPFWDI_LOC", 0x61, 0x01, 0b1111),
-    ev("UNC_CHA_HITME_UPDATE.RSPFWDI_REM", 0x61, 0x02, 0b1111),
-    ev("UNC_CHA_HITME_UPDATE.SHARED", 0x61, 0x04, 0b1111),
-    ev("UNC_CHA_HITME_UPDATE.RDINVOWN", 0x61, 0x08, 0b1111),
-    ev("UNC_CHA_HITME_UPDATE.DEALLOCATE", 0x61, 0x10, 0b1111),
-    ev("UNC_CHA_SNOOP_RSP_MISC.MTOI_RSPIFWDM", 0x6b, 0x01, 0b1111),
-    ev("UNC_CHA_SNOOP_RSP_MISC.MTOI_RSPDATAM", 0x6b, 0x02, 0b1111),
-    ev("UNC_CHA_SNOOP_RSP_MISC.RSPIFWDMPTL_HITSF", 0x6b, 0x04, 0b1111),
-    ev("UNC_CHA_SNOOP_RSP_MISC.RSPIFWDMPTL_HITLLC", 0x6b, 0x08, 0b1111),
-    ev("UNC_CHA_SNOOP_RSP_MISC.PULLDATAPTL_HITSF", 0x6b, 0x10, 0b1111),
-    ev("UNC_CHA_SNOOP_RSP_MISC.PULLDATAPTL_HITLLC", 0x6b, 0x20, 0b1111),
-    ev("UNC_CHA_DIRECT_GO_OPC.EXTCMP", 0x6d, 0x01, 0b1111),
-    ev("UNC_CHA_DIRECT_GO_OPC.PULL", 0x6d, 0x02, 0b1111),
-    ev("UNC_CHA_DIRECT_GO_OPC.GO", 0x6d, 0x04, 0b1111),
-    ev("UNC_CHA_DIRECT_GO_OPC.GO_PULL", 0x6d, 0x08, 0b1111),
-    ev("UNC_CHA_DIRECT_GO_OPC.FAST_GO", 0x6d, 0x10, 0b1111),
-    ev("UNC_CHA_DIRECT_GO_OPC.FAST_GO_PULL", 0x6d, 0x20, 0b1111),
-    ev("UNC_CHA_DIRECT_GO_OPC.NOP", 0x6d, 0x40, 0b1111),
-    ev("UNC_CHA_DIRECT_GO_OPC.IDLE_DUE_SUPPRESS", 0x6d, 0x80, 0b1111),
-    ev("UNC_CHA_DIRECT_GO.HA_TOR_DEALLOC", 0x6e, 0x01, 0b1111),
-    ev("UNC_CHA_DIRECT_GO.HA_SUPPRESS_NO_D2C", 0x6e, 0x02, 0b1111),
-    ev("UNC_CHA_DIRECT_GO.HA_SUPPRESS_DRD", 0x6e, 0x04, 0b1111),
-    ev("UNC_CHA_XPT_PREF.SENT0", 0x6f, 0x01, 0b1111),
-    ev("UNC_CHA_XPT_PREF.DROP0_NOCRD", 0x6f, 0x04, 0b1111),
-    ev("UNC_CHA_XPT_PREF.DROP0_CONFLICT", 0x6f, 0x08, 0b1111),
-    ev("UNC_CHA_XPT_PREF.SENT1", 0x6f, 0x10, 0b1111),
-    ev("UNC_CHA_XPT_PREF.DROP1_NOCRD", 0x6f, 0x40, 0b1111),
-    ev("UNC_CHA_XPT_PREF.DROP1_CONFLICT", 0x6f, 0x80, 0b1111),
-    ev("UNC_CHA_DISTRESS_ASSERTED.DPT_NONLOCAL", 0xaf, 0x08, 0b1111),
-    ev("UNC_CHA_EGRESS_ORDERING.IV_SNOOPGO_UP", 0xba, 0x01, 0b1111),
-    ev("UNC_CHA_EGRESS_ORDERING.IV_SNOOPGO_DN", 0xba, 0x04, 0b1111),
-    ev("UNC_CHA_RxC_OCCUPANCY.IPQ", 0x11, 0x04, 0b1),
-    ev("UNC_CHA_RxC_OCCUPANCY.RRQ", 0x11, 0x40, 0b1),
-    ev("UNC_CHA_RxC_OCCUPANCY.WBQ", 0x11, 0x80, 0b1),
-    ev("UNC_CHA_RxC_INSERTS.IRQ", 0x13, 0x01, 0b1111),
-    ev("UNC_CHA_RxC_INSERTS.IRQ_REJ", 0x13, 0x02, 0b1111),
-    ev("UNC_CHA_RxC_INSERTS.IPQ", 0x13, 0x04, 0b1111),
-    ev("UNC_CHA_RxC_INSERTS.PRQ", 0x13, 0x10, 0b1111),
-    ev("UNC_CHA_RxC_INSERTS.PRQ_REJ", 0x13, 0x20, 0b1111),
-    ev("UNC_CHA_RxC_INSERTS.RRQ", 0x13, 0x40, 0b1111),
-    ev("UNC_CHA_RxC_INSERTS.WBQ", 0x13, 0x80, 0b1111),
-    ev("UNC_CHA_RxC_IRQ0_REJECT.AD_REQ_VN0", 0x18, 0x01, 0b1111),
-    ev("UNC_CHA_RxC_IRQ0_REJECT.AD_RSP_VN0", 0x18, 0x02, 0b1111),
-    ev("UNC_CHA_RxC_IRQ0_REJECT.BL_RSP_VN0", 0x18, 0x04, 0b1111),
-    ev("UNC_CHA_RxC_IRQ0_REJECT.BL_WB_VN0", 0x18, 0x08, 0b1111),
-    ev("UNC_CHA_RxC_IRQ0_REJECT.BL_NCB_VN0", 0x18, 0x10, 0b1111),
-    ev("UNC_CHA_RxC_IRQ0_REJECT.BL_NCS_VN0", 0x18, 0x20, 0b1111),
-    ev("UNC_CHA_RxC_IRQ0_REJECT.AK_NON_UPI", 0x18, 0x40, 0b1111),
-    ev("UNC_CHA_RxC_IRQ0_REJECT.IV_NON_UPI", 0x18, 0x80, 0b1111),
-    ev("UNC_CHA_RxC_IRQ1_REJECT.PA_MATCH", 0x19, 0x80, 0b1111),
-    ev("UNC_CHA_RxC_IRQ1_REJECT.ANY0", 0x19, 0x01, 0b1111),
-    ev("UNC_CHA_RxC_IRQ1_REJECT.HA", 0x19, 0x02, 0b1111),
-    ev("UNC_CHA_RxC_IRQ1_REJECT.LLC_VICTIM", 0x19, 0x04, 0b1111),
-    ev("UNC_CHA_RxC_IRQ1_REJECT.SF_VICTIM", 0x19, 0x08, 0b1111),
-    ev("UNC_CHA_RxC_IRQ1_REJECT.VICTIM", 0x19, 0x10, 0b1111),
-    ev("UNC_CHA_RxC_IRQ1_REJECT.LLC_OR_SF_WAY", 0x19, 0x20, 0b1111),
-    ev("UNC_CHA_RxC_IRQ1_REJECT.ALLOW_SNP", 0x19, 0x40, 0b1111),
-    ev("UNC_CHA_RxC_PRQ0_REJECT.AD_REQ_VN0", 0x20, 0x01, 0b1111),
-    ev("UNC_CHA_RxC_PRQ0_REJECT.AD_RSP_VN0", 0x20, 0x02, 0b1111),
-    ev("UNC_CHA_RxC_PRQ0_REJECT.BL_RSP_VN0", 0x20, 0x04, 0b1111),
-    ev("UNC_CHA_RxC_PRQ0_REJECT.BL_WB_VN0", 0x20, 0x08, 0b1111),
-    ev("UNC_CHA_RxC_PRQ0_REJECT.BL_NCB_VN0", 0x20, 0x10, 0b1111),
-    ev("UNC_CHA_RxC_PRQ0_REJECT.BL_NCS_VN0", 0x20, 0x20, 0b1111),
-    ev("UNC_CHA_RxC_PRQ0_REJECT.AK_NON_UPI", 0x20, 0x40, 0b1111),
-    ev("UNC_CHA_RxC_PRQ0_REJECT.IV_NON_UPI", 0x20, 0x80, 0b1111),
-    ev("UNC_CHA_RxC_PRQ1_REJECT.ANY0", 0x21, 0x01, 0b1111),
-    ev("UNC_CHA_RxC_PRQ1_REJECT.HA", 0x21, 0x02, 0b1111),
-    ev("UNC_CHA_RxC_PRQ1_REJECT.LLC_VICTIM", 0x21, 0x04, 0b1111),
-    ev("UNC_CHA_RxC_PRQ1_REJECT.SF_VICTIM", 0x21, 0x08, 0b1111),
-    ev("UNC_CHA_RxC_PRQ1_REJECT.VICTIM", 0x21, 0x10, 0b1111),
-    ev("UNC_CHA_RxC_PRQ1_REJECT.LLC_OR_SF_WAY", 0x21, 0x20, 0b1111),
-    ev("UNC_CHA_RxC_PRQ1_REJECT.ALLOW_SNP", 0x21, 0x40, 0b1111),
-    ev("UNC_CHA_RxC_PRQ1_REJECT.PA_MATCH", 0x21, 0x80, 0b1111),
-    ev("UNC_CHA_RxC_IPQ0_REJECT.AD_REQ_VN0", 0x22, 0x01, 0b1111),
-    ev("UNC_CHA_RxC_IPQ0_REJECT.AD_RSP_VN0", 0x22, 0x02, 0b1111),
-    ev("UNC_CHA_RxC_IPQ0_REJECT.BL_RSP_VN0", 0x22, 0x04, 0b1111),
-    ev("UNC_CHA_RxC_IPQ0_REJECT.BL_WB_VN0", 0x22, 0x08, 0b1111),
-    ev("UNC_CHA_RxC_IPQ0_REJECT.BL_NCB_VN0", 0x22, 0x10, 0b1111),
-    ev("UNC_CHA_RxC_IPQ0_REJECT.BL_NCS_VN0", 0x22, 0x20, 0b1111),
-    ev("UNC_CHA_RxC_IPQ0_REJECT.AK_NON_UPI", 0x22, 0x40, 0b1111),
-    ev("UNC_CHA_RxC_IPQ0_REJECT.IV_NON_UPI", 0x22, 0x80, 0b1111),
-    ev("UNC_CHA_RxC_IPQ1_REJECT.ANY0", 0x23, 0x01, 0b1111),
-    ev("UNC_CHA_RxC_IPQ1_REJECT.HA", 0x23, 0x02, 0b1111),
-    ev("UNC_CHA_RxC_IPQ1_REJECT.LLC_VICTIM", 0x23, 0x04, 0b1111),
-    ev("UNC_CHA_RxC_IPQ1_REJECT.SF_VICTIM", 0x23, 0x08, 0b1111),
-    ev("UNC_CHA_RxC_IPQ1_REJECT.VICTIM", 0x23, 0x10, 0b1111),
-    ev("UNC_CHA_RxC_IPQ1_REJECT.LLC_OR_SF_WAY", 0x23, 0x20, 0b1111),
-    ev("UNC_CHA_RxC_IPQ1_REJECT.ALLOW_SNP", 0x23, 0x40, 0b1111),
-    ev("UNC_CHA_RxC_IPQ1_REJECT.PA_MATCH", 0x23, 0x80, 0b1111),
-    ev("UNC_CHA_RxC_ISMQ0_REJECT.AD_REQ_VN0", 0x24, 0x01, 0b1111),
-    ev("UNC_CHA_RxC_ISMQ0_REJECT.AD_RSP_VN0", 0x24, 0x02, 0b1111),
-    ev("UNC_CHA_RxC_ISMQ0_REJECT.BL_RSP_VN0", 0x24, 0x04, 0b1111),
-    ev("UNC_CHA_RxC_ISMQ0_REJECT.BL_WB_VN0", 0x24, 0x08, 0b1111),
-    ev("UNC_CHA_RxC_ISMQ0_REJECT.BL_NCB_VN0", 0x24, 0x10, 0b1111),
-    ev("UNC_CHA_RxC_ISMQ0_REJECT.BL_NCS_VN0", 0x24, 0x20, 0b1111),
-    ev("UNC_CHA_RxC_ISMQ0_REJECT.AK_NON_UPI", 0x24, 0x40, 0b1111),
-    ev("UNC_CHA_RxC_ISMQ0_REJECT.IV_NON_UPI", 0x24, 0x80, 0b1111),
-    ev("UNC_CHA_RxC_ISMQ1_REJECT.ANY0", 0x25, 0x01, 0b1111),
-    ev("UNC_CHA_RxC_ISMQ1_REJECT.HA", 0x25, 0x02, 0b1111),
-    ev("UNC_CHA_RxC_RRQ0_REJECT.AD_REQ_VN0", 0x26, 0x01, 0b1111),
-    ev("UNC_CHA_RxC_RRQ0_REJECT.AD_RSP_VN0", 0x26, 0x02, 0b1111),
-    ev("UNC_CHA_RxC_RRQ0_REJECT.BL_RSP_VN0", 0x26, 0x04, 0b1111),
-    ev("UNC_CHA_RxC_RRQ0_REJECT.BL_WB_VN0", 0x26, 0x08, 0b1111),
-    ev("UNC_CHA_RxC_RRQ0_REJECT.BL_NCB_VN0", 0x26, 0x10, 0b1111),
-    ev("UNC_CHA_RxC_RRQ0_REJECT.BL_NCS_VN0", 0x26, 0x20, 0b1111),
-    ev("UNC_CHA_RxC_RRQ0_REJECT.AK_NON_UPI", 0x26, 0x40, 0b1111),
-    ev("UNC_CHA_RxC_RRQ0_REJECT.IV_NON_UPI", 0x26, 0x80, 0b1111),
-    ev("UNC_CHA_RxC_RRQ1_REJECT.ANY0", 0x27, 0x01, 0b1111),
-    ev("UNC_CHA_RxC_RRQ1_REJECT.HA", 0x27, 0x02, 0b1111),
-    ev("UNC_CHA_RxC_RRQ1_REJECT.LLC_VICTIM", 0x27, 0x04, 0b1111),
-    ev("UNC_CHA_RxC_RRQ1_REJECT.SF_VICTIM", 0x27, 0x08, 0b1111),
-    ev("UNC_CHA_RxC_RRQ1_REJECT.VICTIM", 0x27, 0x10, 0b1111),
-    ev("UNC_CHA_RxC_RRQ1_REJECT.LLC_OR_SF_WAY", 0x27, 0x20, 0b1111),
-    ev("UNC_CHA_RxC_RRQ1_REJECT.ALLOW_SNP", 0x27, 0x40, 0b1111),
-    ev("UNC_CHA_RxC_RRQ1_REJECT.PA_MATCH", 0x27, 0x80, 0b1111),
-    ev("UNC_CHA_RxC_WBQ0_REJECT.AD_REQ_VN0", 0x28, 0x01, 0b1111),
-    ev("UNC_CHA_RxC_WBQ0_REJECT.AD_RSP_VN0", 0x28, 0x02, 0b1111),
-    ev("UNC_CHA_RxC_WBQ0_REJECT.BL_RSP_VN0", 0x28, 0x04, 0b1111),
-    ev("UNC_CHA_RxC_WBQ0_REJECT.BL_WB_VN0", 0x28, 0x08, 0b1111),
-    ev("UNC_CHA_RxC_WBQ0_REJECT.BL_NCB_VN0", 0x28, 0x10, 0b1111),
-    ev("UNC_CHA_RxC_WBQ0_REJECT.BL_NCS_VN0", 0x28, 0x20, 0b1111),
-    ev("UNC_CHA_RxC_WBQ0_REJECT.AK_NON_UPI", 0x28, 0x40, 0b1111),
-    ev("UNC_CHA_RxC_WBQ0_REJECT.IV_NON_UPI", 0x28, 0x80, 0b1111),
-    ev("UNC_CHA_RxC_WBQ1_REJECT.ANY0", 0x29, 0x01, 0b1111),
-    ev("UNC_CHA_RxC_WBQ1_REJECT.HA", 0x29, 0x02, 0b1111),
-    ev("UNC_CHA_RxC_WBQ1_REJECT.LLC_VICTIM", 0x29, 0x04, 0b1111),
-    ev("UNC_CHA_RxC_WBQ1_REJECT.SF_VICTIM", 0x29, 0x08, 0b1111),
-    ev("UNC_CHA_RxC_WBQ1_REJECT.VICTIM", 0x29, 0x10, 0b1111),
-    ev("UNC_CHA_RxC_WBQ1_REJECT.LLC_OR_SF_WAY", 0x29, 0x20, 0b1111),
-    ev("UNC_CHA_RxC_WBQ1_REJECT.ALLOW_SNP", 0x29, 0x40, 0b1111),
-    ev("UNC_CHA_RxC_WBQ1_REJECT.PA_MATCH", 0x29, 0x80, 0b1111),
-    ev("UNC_CHA_RxC_REQ_Q0_RETRY.AD_REQ_VN0", 0x2a, 0x01, 0b1111),
-    ev("UNC_CHA_RxC_REQ_Q0_RETRY.AD_RSP_VN0", 0x2a, 0x02, 0b1111),
-    ev("UNC_CHA_RxC_REQ_Q0_RETRY.BL_RSP_VN0", 0x2a, 0x04, 0b1111),
-    ev("UNC_CHA_RxC_REQ_Q0_RETRY.BL_WB_VN0", 0x2a, 0x08, 0b1111),
-    ev("UNC_CHA_RxC_REQ_Q0_RETRY.BL_NCB_VN0", 0x2a, 0x10, 0b1111),
-    ev("UNC_CHA_RxC_REQ_Q0_RETRY.BL_NCS_VN0", 0x2a, 0x20, 0b1111),
-    ev("UNC_CHA_RxC_REQ_Q0_RETRY.AK_NON_UPI", 0x2a, 0x40, 0b1111),
-    ev("UNC_CHA_RxC_REQ_Q0_RETRY.IV_NON_UPI", 0x2a, 0x80, 0b1111),
-    ev("UNC_CHA_RxC_REQ_Q1_RETRY.ANY0", 0x2b, 0x01, 0b1111),
-    ev("UNC_CHA_RxC_REQ_Q1_RETRY.HA", 0x2b, 0x02, 0b1111),
-    ev("UNC_CHA_RxC_REQ_Q1_RETRY.LLC_VICTIM", 0x2b, 0x04, 0b1111),
-    ev("UNC_CHA_RxC_REQ_Q1_RETRY.SF_VICTIM", 0x2b, 0x08, 0b1111),
-    ev("UNC_CHA_RxC_REQ_Q1_RETRY.VICTIM", 0x2b, 0x10, 0b1111),
-    ev("UNC_CHA_RxC_REQ_Q1_RETRY.LLC_OR_SF_WAY", 0x2b, 0x20, 0b1111),
-    ev("UNC_CHA_RxC_REQ_Q1_RETRY.ALLOW_SNP", 0x2b, 0x40, 0b1111),
-    ev("UNC_CHA_RxC_REQ_Q1_RETRY.PA_MATCH", 0x2b, 0x80, 0b1111),
-    ev("UNC_CHA_RxC_ISMQ0_RETRY.AD_REQ_VN0", 0x2c, 0x01, 0b1111),
-    ev("UNC_CHA_RxC_ISMQ0_RETRY.AD_RSP_VN0", 0x2c, 0x02, 0b1111),
-    ev("UNC_CHA_RxC_ISMQ0_RETRY.BL_RSP_VN0", 0x2c, 0x04, 0b1111),
-    ev("UNC_CHA_RxC_ISMQ0_RETRY.BL_WB_VN0", 0x2c, 0x08, 0b1111),
-    ev("UNC_CHA_RxC_ISMQ0_RETRY.BL_NCB_VN0", 0x2c, 0x10, 0b1111),
-    ev("UNC_CHA_RxC_ISMQ0_RETRY.BL_NCS_VN0", 0x2c, 0x20, 0b1111),
-    ev("UNC_CHA_RxC_ISMQ0_RETRY.AK_NON_UPI", 0x2c, 0x40, 0b1111),
-    ev("UNC_CHA_RxC_ISMQ0_RETRY.IV_NON_UPI", 0x2c, 0x80, 0b1111),
-    ev("UNC_CHA_RxC_ISMQ1_RETRY.ANY0", 0x2d, 0x01, 0b1111),
-    ev("UNC_CHA_RxC_ISMQ1_RETRY.HA", 0x2d, 0x02, 0b1111),
-    ev("UNC_CHA_RxC_OTHER0_RETRY.AD_REQ_VN0", 0x2e, 0x01, 0b1111),
-    ev("UNC_CHA_RxC_OTHER0_RETRY.AD_RSP_VN0", 0x2e, 0x02, 0b1111),
-    ev("UNC_CHA_RxC_OTHER0_RETRY.BL_RSP_VN0", 0x2e, 0x04, 0b1111),
-    ev("UNC_CHA_RxC_OTHER0_RETRY.BL_WB_VN0", 0x2e, 0x08, 0b1111),
-    ev("UNC_CHA_RxC_OTHER0_RETRY.BL_NCB_VN0", 0x2e, 0x10, 0b1111),
-    ev("UNC_CHA_RxC_OTHER0_RETRY.BL_NCS_VN0", 0x2e, 0x20, 0b1111),
-    ev("UNC_CHA_RxC_OTHER0_RETRY.AK_NON_UPI", 0x2e, 0x40, 0b1111),
-    ev("UNC_CHA_RxC_OTHER0_RETRY.IV_NON_UPI", 0x2e, 0x80, 0b1111),
-    ev("UNC_CHA_RxC_OTHER1_RETRY.ANY0", 0x2f, 0x01, 0b1111),
-    ev("UNC_CHA_RxC_OTHER1_RETRY.HA", 0x2f, 0x02, 0b1111),
-    ev("UNC_CHA_RxC_OTHER1_RETRY.LLC_VICTIM", 0x2f, 0x04, 0b1111),
-    ev("UNC_CHA_RxC_OTHER1_RETRY.SF_VICTIM", 0x2f, 0x08, 0b1111),
-    ev("UNC_CHA_RxC_OTHER1_RETRY.VICTIM", 0x2f, 0x10, 0b1111),
-    ev("UNC_CHA_RxC_OTHER1_RETRY.LLC_OR_SF_WAY", 0x2f, 0x20, 0b1111),
-    ev("UNC_CHA_RxC_OTHER1_RETRY.ALLOW_SNP", 0x2f, 0x40, 0b1111),
-    ev("UNC_CHA_RxC_OTHER1_RETRY.PA_MATCH", 0x2f, 0x80, 0b1111),
-    ev("UNC_CHA_CORE_SNP.REMOTE_ONE", 0x33, 0x11, 0b1111),
-    ev("UNC_CHA_CORE_SNP.EXT_ONE", 0x33, 0x21, 0b1111),
-    ev("UNC_CHA_CORE_SNP.CORE_ONE", 0x33, 0x41, 0b1111),
-    ev("UNC_CHA_CORE_SNP.EVICT_ONE", 0x33, 0x81, 0b1111),
-    ev("UNC_CHA_CORE_SNP.ANY_ONE", 0x33, 0xf1, 0b1111),
-    ev("UNC_CHA_CORE_SNP.REMOTE_GTONE", 0x33, 0x12, 0b1111),
-    ev("UNC_CHA_CORE_SNP.EXT_GTONE", 0x33, 0x22, 0b1111),
-    ev("UNC_CHA_CORE_SNP.CORE_GTONE", 0x33, 0x42, 0b1111),
-    ev("UNC_CHA_CORE_SNP.EVICT_GTONE", 0x33, 0x82, 0b1111),
-    ev("UNC_CHA_CORE_SNP.ANY_GTONE", 0x33, 0xf2, 0b1111),
-    ev("UNC_CHA_LLC_LOOKUP.I", 0x34, 0x01, 0b1111),
-    ev("UNC_CHA_LLC_LOOKUP.SF_S", 0x34, 0x02, 0b1111),
-    ev("UNC_CHA_LLC_LOOKUP.SF_E", 0x34, 0x04, 0b1111),
-    ev("UNC_CHA_LLC_LOOKUP.SF_H", 0x34, 0x08, 0b1111),
-    ev("UNC_CHA_LLC_LOOKUP.S", 0x34, 0x10, 0b1111),
-    ev("UNC_CHA_LLC_LOOKUP.E", 0x34, 0x20, 0b1111),
-    ev("UNC_CHA_LLC_LOOKUP.M", 0x34, 0x40, 0b1111),
-    ev("UNC_CHA_LLC_LOOKUP.F", 0x34, 0x80, 0b1111),
-    ev("UNC_CHA_LLC_LOOKUP.RFO", 0x34, 0xff, 0b1111).umask_ext(0x1bc8),
-    ev("UNC_CHA_LLC_LOOKUP.ALL", 0x34, 0xff, 0b1111).umask_ext(0x1fff),
-    ev("UNC_CHA_LLC_LOOKUP.DATA_RD", 0x34, 0xff, 0b1111).umask_ext(0x1bc1),
-    ev("UNC_CHA_LLC_LOOKUP.FLUSH_INV", 0x34, 0xff, 0b1111).umask_ext(0x1a44),
-    ev("UNC_CHA_LLC_LOOKUP.CODE", 0x34, 0xff, 0b1111).umask_ext(0x1bd0),
-    ev("UNC_CHA_LLC_LOOKUP.LOCALLY_HOMED_ADDRESS", 0x34, 0xff, 0b1111).umask_ext(0xbdf),
-    ev("UNC_CHA_LLC_LOOKUP.REMOTELY_HOMED_ADDRESS", 0x34, 0xff, 0b1111).umask_ext(0x15df),
-    ev("UNC_CHA_LLC_LOOKUP.REMOTE_OTHER", 0x34, 0xff, 0b1111).umask_ext(0x1a02),
-    ev("UNC_CHA_LLC_LOOKUP.REMOTE_FLUSH_INV", 0x34, 0xff, 0b1111).umask_ext(0x1a04),
-    ev("UNC_CHA_LLC_LOOKUP.REMOTE_DATA_RD", 0x34, 0xff, 0b1111).umask_ext(0x1a01),
-    ev("UNC_CHA_LLC_LOOKUP.REMOTE_RFO", 0x34, 0xff, 0b1111).umask_ext(0x1a08),
-    ev("UNC_CHA_LLC_LOOKUP.REMOTE_CODE", 0x34, 0xff, 0b1111).umask_ext(0x1a10),
-    ev("UNC_CHA_LLC_LOOKUP.REMOTE_SNP", 0x34, 0xff, 0b1111).umask_ext(0x1c19),
-    ev("UNC_CHA_LLC_LOOKUP.LOCAL_FLUSH_INV", 0x34, 0xff, 0b1111).umask_ext(0x1844),
-    ev("UNC_CHA_LLC_LOOKUP.LOCAL_DATA_RD", 0x34, 0xff, 0b1111).umask_ext(0x19c1),
-    ev("UNC_CHA_LLC_LOOKUP.LOCAL_RFO", 0x34, 0xff, 0b1111).umask_ext(0x19c8),
-    ev("UNC_CHA_LLC_LOOKUP.LOCAL_CODE", 0x34, 0xff, 0b1111).umask_ext(0x19d0),
-    ev("UNC_CHA_LLC_LOOKUP.LOCAL_DMND_DATA_RD", 0x34, 0xff, 0b1111).umask_ext(0x1841),
-    ev("UNC_CHA_LLC_LOOKUP.LOCAL_DMND_RFO", 0x34, 0xff, 0b1111).umask_ext(0x1848),
-    ev("UNC_CHA_LLC_LOOKUP.LOCAL_DMND_CODE", 0x34, 0xff, 0b1111).umask_ext(0x1850),
-    ev("UNC_CHA_LLC_LOOKUP.LOCAL_PF_DATA_RD", 0x34, 0xff, 0b1111).umask_ext(0x1981),
-    ev("UNC_CHA_LLC_LOOKUP.LOCAL_PF_RFO", 0x34, 0xff, 0b1111).umask_ext(0x1908),
-    ev("UNC_CHA_LLC_LOOKUP.LOCAL_PF_CODE", 0x34, 0xff, 0b1111).umask_ext(0x1910),
-    ev("UNC_CHA_LLC_LOOKUP.LOCAL_LLC_PF", 0x34, 0xff, 0b1111).umask_ext(0x189d),
-    ev("UNC_CHA_LLC_LOOKUP.LOCAL_PF", 0x34, 0xff, 0b1111).umask_ext(0x199d),
-    ev("UNC_CHA_TOR_INSERTS.SNPS_FROM_REM", 0x35, 0x08, 0b1111).umask_ext(0xc001ff),
-    ev("UNC_CHA_TOR_INSERTS.ALL", 0x35, 0xff, 0b1111).umask_ext(0xc001ff),
-    ev("UNC_CHA_TOR_INSERTS.IRQ_IA", 0x35, 0x01, 0b1111),
-    ev("UNC_CHA_TOR_INSERTS.EVICT", 0x35, 0x02, 0b1111),
-    ev("UNC_CHA_TOR_INSERTS.PRQ_IOSF", 0x35, 0x04, 0b1111),
-    ev("UNC_CHA_TOR_INSERTS.IPQ", 0x35, 0x08, 0b1111),
-    ev("UNC_CHA_TOR_INSERTS.IRQ_NON_IA", 0x35, 0x10, 0b1111),
-    ev("UNC_CHA_TOR_INSERTS.PRQ_NON_IOSF", 0x35, 0x20, 0b1111),
-    ev("UNC_CHA_TOR_INSERTS.RRQ", 0x35, 0x40, 0b1111),
-    ev("UNC_CHA_TOR_INSERTS.WBQ", 0x35, 0x80, 0b1111),
-    ev("UNC_CHA_TOR_INSERTS.LOC_IO", 0x35, 0x04, 0b1111).umask_ext(0xc000ff),
-    ev("UNC_CHA_TOR_INSERTS.LOC_IA", 0x35, 0x01, 0b1111).umask_ext(0xc000ff),
-    ev("UNC_CHA_TOR_INSERTS.LOC_ALL", 0x35, 0x05, 0b1111).umask_ext(0xc000ff),
-    ev("UNC_CHA_TOR_INSERTS.REM_SNPS", 0x35, 0x08, 0b1111).umask_ext(0xc001ff),
-    ev("UNC_CHA_TOR_INSERTS.REM_ALL", 0x35, 0xc8, 0b1111).umask_ext(0xc001ff),
-    ev("UNC_CHA_TOR_INSERTS.HIT", 0x35, 0x00, 0b1111).umask_ext(0x1),
-    ev("UNC_CHA_TOR_INSERTS.MISS", 0x35, 0x00, 0b1111).umask_ext(0x2),
-    ev("UNC_CHA_TOR_INSERTS.MMCFG", 0x35, 0x00, 0b1111).umask_ext(0x20),
-    ev("UNC_CHA_TOR_INSERTS.MMIO", 0x35, 0x00, 0b1111).umask_ext(0x40),
-    ev("UNC_CHA_TOR_INSERTS.LOCAL_TGT", 0x35, 0x00, 0b1111).umask_ext(0x80),
-    ev("UNC_CHA_TOR_INSERTS.REMOTE_TGT", 0x35, 0x00, 0b1111).umask_ext(0x100),
-    ev("UNC_CHA_TOR_INSERTS.MATCH_OPC", 0x35, 0x00, 0b1111).umask_ext(0x200),
-    ev("UNC_CHA_TOR_INSERTS.PREMORPH_OPC", 0x35, 0x00, 0b1111).umask_ext(0x400),
-    ev("UNC_CHA_TOR_INSERTS.NEARMEM", 0x35, 0x00, 0b1111).umask_ext(0x400000),
-    ev("UNC_CHA_TOR_INSERTS.NOT_NEARMEM", 0x35, 0x00, 0b1111).umask_ext(0x800000),
-    ev("UNC_CHA_TOR_INSERTS.NONCOH", 0x35, 0x00, 0b1111).umask_ext(0x1000000),
-    ev("UNC_CHA_TOR_INSERTS.ISOC", 0x35, 0x00, 0b1111).umask_ext(0x2000000),
-    ev("UNC_CHA_TOR_INSERTS.IA_HIT_DRD_OPT", 0x35, 0x01, 0b1111).umask_ext(0xc827fd),
-    ev("UNC_CHA_TOR_INSERTS.IA_HIT_DRD_OPT_PREF", 0x35, 0x01, 0b1111).umask_ext(0xc8a7fd),
-    ev("UNC_CHA_TOR_INSERTS.IA_MISS_DRD_OPT", 0x35, 0x01, 0b1111).umask_ext(0xc827fe),
-    ev("UNC_CHA_TOR_INSERTS.IA_MISS_DRD_OPT_PREF", 0x35, 0x01, 0b1111).umask_ext(0xc8a7fe),
-    ev("UNC_CHA_TOR_INSERTS.IA_DRD_OPT", 0x35, 0x01, 0b1111).umask_ext(0xc827ff),
-    ev("UNC_CHA_TOR_INSERTS.IA_DRD_OPT_PREF", 0x35, 0x01, 0b1111).umask_ext(0xc8a7ff),
-    ev("UNC_CHA_TOR_INSERTS.IA_CRD_PREF", 0x35, 0x01, 0b1111).umask_ext(0xc88fff),
-    ev("UNC_CHA_TOR_INSERTS.IA_CLFLUSHOPT", 0x35, 0x01, 0b1111).umask_ext(0xc8d7ff),
-    ev("UNC_CHA_TOR_INSERTS.IA_ITOM", 0x35, 0x01, 0b1111).umask_ext(0xcc47ff),
-    ev("UNC_CHA_TOR_OCCUPANCY.SNPS_FROM_REM", 0x36, 0x08, 0b1).umask_ext(0xc001ff),
-    ev("UNC_CHA_TOR_OCCUPANCY.ALL", 0x36, 0xff, 0b1).umask_ext(0xc001ff),
-    ev("UNC_CHA_TOR_OCCUPANCY.IO_MISS_RFO", 0x36, 0x04, 0b1).umask_ext(0xc803fe),
-    ev("UNC_CHA_TOR_OCCUPANCY.IRQ_IA", 0x36, 0x01, 0b1),
-    ev("UNC_CHA_TOR_OCCUPANCY.EVICT", 0x36, 0x02, 0b1),
-    ev("UNC_CHA_TOR_OCCUPANCY.PRQ", 0x36, 0x04, 0b1),
-    ev("UNC_CHA_TOR_OCCUPANCY.IPQ", 0x36, 0x08, 0b1),
-    ev("UNC_CHA_TOR_OCCUPANCY.IRQ_NON_IA", 0x36, 0x10, 0b1),
-    ev("UNC_CHA_TOR_OCCUPANCY.PRQ_NON_IOSF", 0x36, 0x20, 0b1),
-    ev("UNC_CHA_TOR_OCCUPANCY.RRQ", 0x36, 0x40, 0b1),
-    ev("UNC_CHA_TOR_OCCUPANCY.WBQ", 0x36, 0x80, 0b1),
-    ev("UNC_CHA_TOR_OCCUPANCY.LOC_IO", 0x36, 0x04, 0b1).umask_ext(0xc000ff),
-    ev("UNC_CHA_TOR_OCCUPANCY.LOC_IA", 0x36, 0x01, 0b1).umask_ext(0xc000ff),
-    ev("UNC_CHA_TOR_OCCUPANCY.LOC_ALL", 0x36, 0x05, 0b1).umask_ext(0xc000ff),
-    ev("UNC_CHA_TOR_OCCUPANCY.REM_SNPS", 0x36, 0x08, 0b1).umask_ext(0xc001ff),
-    ev("UNC_CHA_TOR_OCCUPANCY.REM_ALL", 0x36, 0xc8, 0b1).umask_ext(0xc001ff),
-    ev("UNC_CHA_TOR_OCCUPANCY.HIT", 0x36, 0x00, 0b1).umask_ext(0x1),
-    ev("UNC_CHA_TOR_OCCUPANCY.MISS", 0x36, 0x00, 0b1).umask_ext(0x2),
-    ev("UNC_CHA_TOR_OCCUPANCY.MMCFG", 0x36, 0x00, 0b1).umask_ext(0x20),
-    ev("UNC_CHA_TOR_OCCUPANCY.MMIO", 0x36, 0x00, 0b1).umask_ext(0x40),
-    ev("UNC_CHA_TOR_OCCUPANCY.LOCAL_TGT", 0x36, 0x00, 0b1).umask_ext(0x80),
-    ev("UNC_CHA_TOR_OCCUPANCY.REMOTE_TGT", 0x36, 0x00, 0b1).umask_ext(0x100),
-    ev("UNC_CHA_TOR_OCCUPANCY.MATCH_OPC", 0x36, 0x00, 0b1).umask_ext(0x200),
-    ev("UNC_CHA_TOR_OCCUPANCY.PREMORPH_OPC", 0x36, 0x00, 0b1).umask_ext(0x400),
-    ev("UNC_CHA_TOR_OCCUPANCY.NEARMEM", 0x36, 0x00, 0b1).umask_ext(0x400000),
-    ev("UNC_CHA_TOR_OCCUPANCY.NOT_NEARMEM", 0x36, 0x00, 0b1).umask_ext(0x800000),
-    ev("UNC_CHA_TOR_OCCUPANCY.NONCOH", 0x36, 0x00, 0b1).umask_ext(0x1000000),
-    ev("UNC_CHA_TOR_OCCUPANCY.ISOC", 0x36, 0x00, 0b1).umask_ext(0x2000000),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_HIT_DRD_OPT", 0x36, 0x01, 0b1).umask_ext(0xc827fd),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_HIT_DRD_OPT_PREF", 0x36, 0x01, 0b1).umask_ext(0xc8a7fd),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_CRD_PREF", 0x36, 0x01, 0b1).umask_ext(0xc88ffe),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_OPT", 0x36, 0x01, 0b1).umask_ext(0xc827fe),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_OPT_PREF", 0x36, 0x01, 0b1).umask_ext(0xc8a7fe),
-    ev("UNC_CHA_TOR_OCCUPANCY.IO_HIT_RFO", 0x36, 0x04, 0b1).umask_ext(0xc803fd),
-    ev("UNC_CHA_TOR_OCCUPANCY.IO_RFO", 0x36, 0x04, 0b1).umask_ext(0xc803ff),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_DRD_OPT", 0x36, 0x01, 0b1).umask_ext(0xc827ff),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_DRD_OPT_PREF", 0x36, 0x01, 0b1).umask_ext(0xc8a7ff),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_CRD_PREF", 0x36, 0x01, 0b1).umask_ext(0xc88fff),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PREF_LOCAL", 0x36, 0x01, 0b1).umask_ext(0xc896fe),
-    ev("UNC_CHA_LLC_VICTIMS.LOCAL_ALL", 0x37, 0x0f, 0b1111).umask_ext(0x20),
-    ev("UNC_CHA_LLC_VICTIMS.REMOTE_ALL", 0x37, 0x0f, 0b1111).umask_ext(0x80),
-    ev("UNC_CHA_LLC_VICTIMS.TOTAL_E", 0x37, 0x02, 0b1111),
-    ev("UNC_CHA_LLC_VICTIMS.TOTAL_M", 0x37, 0x01, 0b1111),
-    ev("UNC_CHA_LLC_VICTIMS.TOTAL_S", 0x37, 0x04, 0b1111),
-    ev("UNC_CHA_LLC_VICTIMS.M_STATE", 0x37, 0x01, 0b1111),
-    ev("UNC_CHA_LLC_VICTIMS.E_STATE", 0x37, 0x02, 0b1111),
-    ev("UNC_CHA_LLC_VICTIMS.S_STATE", 0x37, 0x04, 0b1111),
-    ev("UNC_CHA_LLC_VICTIMS.LOCAL_ONLY", 0x37, 0x00, 0b1111).umask_ext(0x20),
-    ev("UNC_CHA_LLC_VICTIMS.REMOTE_ONLY", 0x37, 0x00, 0b1111).umask_ext(0x80),
-    ev("UNC_CHA_LLC_VICTIMS.LOCAL_M", 0x37, 0x01, 0b1111).umask_ext(0x20),
-    ev("UNC_CHA_LLC_VICTIMS.LOCAL_E", 0x37, 0x02, 0b1111).umask_ext(0x20),
-    ev("UNC_CHA_LLC_VICTIMS.LOCAL_S", 0x37, 0x04, 0b1111).umask_ext(0x20),
-    ev("UNC_CHA_LLC_VICTIMS.REMOTE_M", 0x37, 0x01, 0b1111).umask_ext(0x80),
-    ev("UNC_CHA_LLC_VICTIMS.REMOTE_E", 0x37, 0x02, 0b1111).umask_ext(0x80),
-    ev("UNC_CHA_LLC_VICTIMS.REMOTE_S", 0x37, 0x04, 0b1111).umask_ext(0x80),
-    ev("UNC_CHA_MISC.RFO_HIT_S", 0x39, 0x08, 0b1111),
-    ev("UNC_CHA_MISC.RSPI_WAS_FSE", 0x39, 0x01, 0b1111),
-    ev("UNC_CHA_MISC.WC_ALIASING", 0x39, 0x02, 0b1111),
-    ev("UNC_CHA_MISC.CV0_PREF_VIC", 0x39, 0x10, 0b1111),
-    ev("UNC_CHA_MISC.CV0_PREF_MISS", 0x39, 0x20, 0b1111),
-    ev("UNC_CHA_TOR_INSERTS.IA_MISS_DRDPTE", 0x35, 0x01, 0b1111).umask_ext(0xc837fe),
-    ev("UNC_CHA_TOR_INSERTS.IA_HIT_DRDPTE", 0x35, 0x01, 0b1111).umask_ext(0xc837fd),
-    ev("UNC_CHA_TOR_INSERTS.IA_DRDPTE", 0x35, 0x01, 0b1111).umask_ext(0xc837ff),
-    ev("UNC_CHA_TOR_INSERTS.IA_WBEFTOE", 0x35, 0x01, 0b1111).umask_ext(0xcc3fff),
-    ev("UNC_CHA_TOR_INSERTS.IA_HIT_LLCPREFCODE", 0x35, 0x01, 0b1111).umask_ext(0xcccffd),
-    ev("UNC_CHA_TOR_INSERTS.IA_HIT_LLCPREFDATA", 0x35, 0x01, 0b1111).umask_ext(0xccd7fd),
-    ev("UNC_CHA_TOR_INSERTS.IA_MISS_LLCPREFCODE", 0x35, 0x01, 0b1111).umask_ext(0xcccffe),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_HIT_LLCPREFCODE", 0x36, 0x01, 0b1).umask_ext(0xcccffd),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_HIT_LLCPREFDATA", 0x36, 0x01, 0b1).umask_ext(0xccd7fd),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_LLCPREFCODE", 0x36, 0x01, 0b1).umask_ext(0xcccffe),
-    ev("UNC_CHA_TOR_INSERTS.IA_LLCPREFCODE", 0x35, 0x01, 0b1111).umask_ext(0xcccfff),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_LLCPREFCODE", 0x36, 0x01, 0b1).umask_ext(0xcccfff),
-    ev("UNC_CHA_PMM_QOS.SLOW_INSERT", 0x66, 0x01, 0b1111),
-    ev("UNC_CHA_PMM_QOS.DDR4_FAST_INSERT", 0x66, 0x02, 0b1111),
-    ev("UNC_CHA_PMM_QOS.THROTTLE", 0x66, 0x04, 0b1111),
-    ev("UNC_CHA_PMM_QOS.REJ_IRQ", 0x66, 0x08, 0b1111),
-    ev("UNC_CHA_PMM_QOS.THROTTLE_PRQ", 0x66, 0x10, 0b1111),
-    ev("UNC_CHA_PMM_QOS.THROTTLE_IRQ", 0x66, 0x20, 0b1111),
-    ev("UNC_CHA_PMM_QOS.SLOWTORQ_SKIP", 0x66, 0x40, 0b1111),
-    ev("UNC_CHA_PMM_QOS_OCCUPANCY.DDR_SLOW_FIFO", 0x67, 0x01, 0b1111),
-    ev("UNC_CHA_PMM_QOS_OCCUPANCY.DDR_FAST_FIFO", 0x67, 0x02, 0b1111),
-    ev("UNC_CHA_LLC_LOOKUP.LOCAL_F", 0x34, 0x00, 0b1111).umask_ext(0x800),
-    ev("UNC_CHA_LLC_LOOKUP.REMOTE_F", 0x34, 0x00, 0b1111).umask_ext(0x1000),
-    ev("UNC_CHA_LLC_LOOKUP.REMOTE_SNOOP_F", 0x34, 0x00, 0b1111).umask_ext(0x400),
-    ev("UNC_CHA_LLC_LOOKUP.DATA_READ_F", 0x34, 0x00, 0b1111).umask_ext(0x1),
-    ev("UNC_CHA_LLC_LOOKUP.ANY_F", 0x34, 0x00, 0b1111).umask_ext(0x20),
-    ev("UNC_CHA_LLC_LOOKUP.OTHER_REQ_F", 0x34, 0x00, 0b1111).umask_ext(0x2),
-    ev("UNC_CHA_LLC_LOOKUP.FLUSH_OR_INV_F", 0x34, 0x00, 0b1111).umask_ext(0x4),
-    ev("UNC_CHA_LLC_LOOKUP.CODE_READ_F", 0x34, 0x00, 0b1111).umask_ext(0x10),
-    ev("UNC_CHA_LLC_LOOKUP.LLCPREF_LOCAL_F", 0x34, 0x00, 0b1111).umask_ext(0x80),
-    ev("UNC_CHA_LLC_LOOKUP.PREF_OR_DMND_REMOTE_F", 0x34, 0x00, 0b1111).umask_ext(0x200),
-    ev("UNC_CHA_LLC_LOOKUP.RFO_F", 0x34, 0x00, 0b1111).umask_ext(0x8),
-    ev("UNC_CHA_LLC_LOOKUP.MISS_ALL", 0x34, 0x01, 0b1111).umask_ext(0x1fe0),
-    ev("UNC_CHA_LLC_LOOKUP.DATA_READ_ALL", 0x34, 0xff, 0b1111).umask_ext(0x1fc1),
-    ev("UNC_CHA_LLC_LOOKUP.DATA_READ_MISS", 0x34, 0x01, 0b1111).umask_ext(0x1fc1),
-    ev("UNC_CHA_LLC_LOOKUP.DATA_READ_LOCAL", 0x34, 0xff, 0b1111).umask_ext(0x841),
-    ev("UNC_CHA_LLC_LOOKUP.WRITE_LOCAL", 0x34, 0xff, 0b1111).umask_ext(0x842),
-    ev("UNC_CHA_LLC_LOOKUP.RFO_LOCAL", 0x34, 0xff, 0b1111).umask_ext(0x9c8),
-    ev("UNC_CHA_LLC_LOOKUP.WRITE_REMOTE", 0x34, 0xff, 0b1111).umask_ext(0x17c2),
-    ev("UNC_CHA_LLC_LOOKUP.ALL_REMOTE", 0x34, 0xff, 0b1111).umask_ext(0x17e0),
-    ev("UNC_CHA_LLC_VICTIMS.IO", 0x37, 0x10, 0b1111),
-    ev("UNC_CHA_LLC_VICTIMS.IA", 0x37, 0x20, 0b1111),
-    ev("UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF_PMM", 0x35, 0x01, 0b1111).umask_ext(0xc8978a),
-    ev("UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF_LOCAL_PMM", 0x35, 0x01, 0b1111).umask_ext(0xc8968a),
-    ev("UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF_REMOTE_PMM", 0x35, 0x01, 0b1111).umask_ext(0xc8970a),
-    ev("UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF_DDR", 0x35, 0x01, 0b1111).umask_ext(0xc89786),
-    ev("UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF_LOCAL_DDR", 0x35, 0x01, 0b1111).umask_ext(0xc89686),
-    ev("UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF_REMOTE_DDR", 0x35, 0x01, 0b1111).umask_ext(0xc89706),
-    ev("UNC_CHA_TOR_INSERTS.IA_MISS_CRD_LOCAL", 0x35, 0x01, 0b1111).umask_ext(0xc80efe),
-    ev("UNC_CHA_TOR_INSERTS.IA_MISS_CRD_REMOTE", 0x35, 0x01, 0b1111).umask_ext(0xc80f7e),
-    ev("UNC_CHA_TOR_INSERTS.IA_MISS_CRD_PREF_LOCAL", 0x35, 0x01, 0b1111).umask_ext(0xc88efe),
-    ev("UNC_CHA_TOR_INSERTS.IA_MISS_CRD_PREF_REMOTE", 0x35, 0x01, 0b1111).umask_ext(0xc88f7e),
-    ev("UNC_CHA_TOR_INSERTS.IA_ITOMCACHENEAR", 0x35, 0x01, 0b1111).umask_ext(0xcd47ff),
-    ev("UNC_CHA_TOR_INSERTS.IA_WBMTOI", 0x35, 0x01, 0b1111).umask_ext(0xcc27ff),
-    ev("UNC_CHA_TOR_INSERTS.IA_HIT_ITOM", 0x35, 0x01, 0b1111).umask_ext(0xcc47fd),
-    ev("UNC_CHA_TOR_INSERTS.IA_MISS_ITOM", 0x35, 0x01, 0b1111).umask_ext(0xcc47fe),
-    ev("UNC_CHA_TOR_INSERTS.IA_MISS_UCRDF", 0x35, 0x01, 0b1111).umask_ext(0xc877de),
-    ev("UNC_CHA_TOR_INSERTS.IA_MISS_WIL", 0x35, 0x01, 0b1111).umask_ext(0xc87fde),
-    ev("UNC_CHA_TOR_INSERTS.IA_WCILF", 0x35, 0x01, 0b1111).umask_ext(0xc867ff),
-    ev("UNC_CHA_TOR_INSERTS.IA_MISS_WCILF", 0x35, 0x01, 0b1111).umask_ext(0xc867fe),
-    ev("UNC_CHA_TOR_INSERTS.IA_MISS_WCILF_PMM", 0x35, 0x01, 0b1111).umask_ext(0xc8678a),
-    ev("UNC_CHA_TOR_INSERTS.IA_MISS_LOCAL_WCILF_PMM", 0x35, 0x01, 0b1111).umask_ext(0xc8668a),
-    ev("UNC_CHA_TOR_INSERTS.IA_MISS_REMOTE_WCILF_PMM", 0x35, 0x01, 0b1111).umask_ext(0xc8670a),
-    ev("UNC_CHA_TOR_INSERTS.IA_MISS_WCILF_DDR", 0x35, 0x01, 0b1111).umask_ext(0xc86786),
-    ev("UNC_CHA_TOR_INSERTS.IA_MISS_LOCAL_WCILF_DDR", 0x35, 0x01, 0b1111).umask_ext(0xc86686),
-    ev("UNC_CHA_TOR_INSERTS.IA_MISS_REMOTE_WCILF_DDR", 0x35, 0x01, 0b1111).umask_ext(0xc86706),
-    ev("UNC_CHA_TOR_INSERTS.IA_WCIL", 0x35, 0x01, 0b1111).umask_ext(0xc86fff),
-    ev("UNC_CHA_TOR_INSERTS.IA_MISS_WCIL", 0x35, 0x01, 0b1111).umask_ext(0xc86ffe),
-    ev("UNC_CHA_TOR_INSERTS.IA_MISS_WCIL_PMM", 0x35, 0x01, 0b1111).umask_ext(0xc86f8a),
-    ev("UNC_CHA_TOR_INSERTS.IA_MISS_LOCAL_WCIL_PMM", 0x35, 0x01, 0b1111).umask_ext(0xc86e8a),
-    ev("UNC_CHA_TOR_INSERTS.IA_MISS_REMOTE_WCIL_PMM", 0x35, 0x01, 0b1111).umask_ext(0xc86f0a),
-    ev("UNC_CHA_TOR_INSERTS.IA_MISS_WCIL_DDR", 0x35, 0x01, 0b1111).umask_ext(0xc86f86),
-    ev("UNC_CHA_TOR_INSERTS.IA_MISS_LOCAL_WCIL_DDR", 0x35, 0x01, 0b1111).umask_ext(0xc86e86),
-    ev("UNC_CHA_TOR_INSERTS.IA_MISS_REMOTE_WCIL_DDR", 0x35, 0x01, 0b1111).umask_ext(0xc86f06),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PREF_PMM", 0x36, 0x01, 0b1).umask_ext(0xc8978a),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PREF_LOCAL_PMM", 0x36, 0x01, 0b1).umask_ext(0xc8968a),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PREF_REMOTE_PMM", 0x36, 0x01, 0b1).umask_ext(0xc8970a),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PREF_DDR", 0x36, 0x01, 0b1).umask_ext(0xc89786),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PREF_LOCAL_DDR", 0x36, 0x01, 0b1).umask_ext(0xc89686),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PREF_REMOTE_DDR", 0x36, 0x01, 0b1).umask_ext(0xc89706),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_CRD_LOCAL", 0x36, 0x01, 0b1).umask_ext(0xc80efe),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_CRD_REMOTE", 0x36, 0x01, 0b1).umask_ext(0xc80f7e),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_CRD_PREF_LOCAL", 0x36, 0x01, 0b1).umask_ext(0xc88efe),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_CRD_PREF_REMOTE", 0x36, 0x01, 0b1).umask_ext(0xc88f7e),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_CLFLUSHOPT", 0x36, 0x01, 0b1).umask_ext(0xc8d7ff),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_ITOMCACHENEAR", 0x36, 0x01, 0b1).umask_ext(0xcd47ff),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_WBMTOI", 0x36, 0x01, 0b1).umask_ext(0xcc27ff),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_ITOM", 0x36, 0x01, 0b1).umask_ext(0xcc47ff),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_HIT_ITOM", 0x36, 0x01, 0b1).umask_ext(0xcc47fd),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_ITOM", 0x36, 0x01, 0b1).umask_ext(0xcc47fe),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_UCRDF", 0x36, 0x01, 0b1).umask_ext(0xc877de),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_WIL", 0x36, 0x01, 0b1).umask_ext(0xc87fde),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_WCILF", 0x36, 0x01, 0b1).umask_ext(0xc867ff),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_WCILF", 0x36, 0x01, 0b1).umask_ext(0xc867fe),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_WCILF_PMM", 0x36, 0x01, 0b1).umask_ext(0xc8678a),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_LOCAL_WCILF_PMM", 0x36, 0x01, 0b1).umask_ext(0xc8668a),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_REMOTE_WCILF_PMM", 0x36, 0x01, 0b1).umask_ext(0xc8670a),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_WCILF_DDR", 0x36, 0x01, 0b1).umask_ext(0xc86786),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_LOCAL_WCILF_DDR", 0x36, 0x01, 0b1).umask_ext(0xc86686),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_REMOTE_WCILF_DDR", 0x36, 0x01, 0b1).umask_ext(0xc86706),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_WCIL", 0x36, 0x01, 0b1).umask_ext(0xc86fff),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_WCIL", 0x36, 0x01, 0b1).umask_ext(0xc86ffe),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_WCIL_PMM", 0x36, 0x01, 0b1).umask_ext(0xc86f8a),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_LOCAL_WCIL_PMM", 0x36, 0x01, 0b1).umask_ext(0xc86e8a),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_REMOTE_WCIL_PMM", 0x36, 0x01, 0b1).umask_ext(0xc86f0a),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_WCIL_DDR", 0x36, 0x01, 0b1).umask_ext(0xc86f86),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_LOCAL_WCIL_DDR", 0x36, 0x01, 0b1).umask_ext(0xc86e86),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_REMOTE_WCIL_DDR", 0x36, 0x01, 0b1).umask_ext(0xc86f06),
-    ev("UNC_CHA_TOR_OCCUPANCY.IO_WBMTOI", 0x36, 0x04, 0b1).umask_ext(0xcc23ff),
-    ev("UNC_CHA_TOR_OCCUPANCY.IO_CLFLUSH", 0x36, 0x04, 0b1).umask_ext(0xc8c3ff),
-    ev("UNC_CHA_TOR_OCCUPANCY.PMM", 0x36, 0x00, 0b1).umask_ext(0x8),
-    ev("UNC_CHA_TOR_INSERTS.PMM", 0x35, 0x00, 0b1111).umask_ext(0x8),
-    ev("UNC_CHA_TOR_OCCUPANCY.DDR", 0x36, 0x00, 0b1).umask_ext(0x4),
-    ev("UNC_CHA_TOR_INSERTS.DDR", 0x35, 0x00, 0b1111).umask_ext(0x4),
-    ev("UNC_CHA_PMM_MEMMODE_NM_SETCONFLICTS2.MEMWRNI", 0x70, 0x04, 0b1111),
-    ev("UNC_CHA_PMM_MEMMODE_NM_SETCONFLICTS2.MEMWR", 0x70, 0x02, 0b1111),
-    ev("UNC_CHA_PMM_MEMMODE_NM_SETCONFLICTS2.IODC", 0x70, 0x01, 0b1111),
-    ev("UNC_CHA_PMM_MEMMODE_NM_INVITOX.SETCONFLICT", 0x65, 0x04, 0b1111),
-    ev("UNC_CHA_PMM_MEMMODE_NM_INVITOX.REMOTE", 0x65, 0x02, 0b1111),
-    ev("UNC_CHA_PMM_MEMMODE_NM_INVITOX.LOCAL", 0x65, 0x01, 0b1111),
-    ev("UNC_CHA_PMM_MEMMODE_NM_SETCONFLICTS.LLC", 0x64, 0x02, 0b1111),
-    ev("UNC_CHA_PMM_MEMMODE_NM_SETCONFLICTS.TOR", 0x64, 0x04, 0b1111),
-    ev("UNC_CHA_PMM_MEMMODE_NM_SETCONFLICTS.SF", 0x64, 0x01, 0b1111),
-    ev("UNC_CHA_TOR_INSERTS.IA_WBMTOE", 0x35, 0x01, 0b1111).umask_ext(0xcc2fff),
-    ev("UNC_CHA_TOR_INSERTS.IA_WBEFTOI", 0x35, 0x01, 0b1111).umask_ext(0xcc37ff),
-    ev("UNC_CHA_TOR_INSERTS.IA_WBSTOI", 0x35, 0x01, 0b1111).umask_ext(0xcc67ff),
-    ev("UNC_CHA_LLC_VICTIMS.IO_MESF", 0x37, 0x1f, 0b1111),
-    ev("UNC_CHA_LLC_VICTIMS.IO_E", 0x37, 0x12, 0b1111),
-    ev("UNC_CHA_LLC_VICTIMS.IO_FS", 0x37, 0x1c, 0b1111),
-    ev("UNC_CHA_LLC_VICTIMS.IO_M", 0x37, 0x11, 0b1111),
-    ev("UNC_CHA_LLC_LOOKUP.COREPREF_OR_DMND_LOCAL_F", 0x34, 0x00, 0b1111).umask_ext(0x40),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_DRDPTE", 0x36, 0x01, 0b1).umask_ext(0xc837ff),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_HIT_DRDPTE", 0x36, 0x01, 0b1).umask_ext(0xc837fd),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRDPTE", 0x36, 0x01, 0b1).umask_ext(0xc837fe),
-    ev("UNC_CHA_TOR_OCCUPANCY.IO_ITOMCACHENEAR", 0x36, 0x04, 0b1).umask_ext(0xcd43ff),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_RFO_CXL_ACC", 0x36, 0x01, 0b1).umask_ext(0x10c80782),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_CXL_ACC", 0x36, 0x01, 0b1).umask_ext(0x10c81782),
-    ev("UNC_CHA_TOR_INSERTS.IA_MISS_DRD_CXL_ACC", 0x35, 0x01, 0b1111).umask_ext(0x10c81782),
-    ev("UNC_CHA_TOR_INSERTS.IA_MISS_RFO_CXL_ACC", 0x35, 0x01, 0b1111).umask_ext(0x10c80782),
-    ev("UNC_CHA_TOR_INSERTS.IA_MISS_LLCPREFRFO_CXL_ACC", 0x35, 0x01, 0b1111).umask_ext(0x10c88782),
-    ev("UNC_CHA_TOR_INSERTS.IA_MISS_RFO_PREF_CXL_ACC", 0x35, 0x01, 0b1111).umask_ext(0x10ccc782),
-    ev("UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF_CXL_ACC", 0x35, 0x01, 0b1111).umask_ext(0x10c89782),
-    ev("UNC_CHA_TOR_INSERTS.IA_MISS_LLCPREFDATA_CXL_ACC", 0x35, 0x01, 0b1111).umask_ext(0x10ccd782),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PREF_CXL_ACC", 0x36, 0x01, 0b1).umask_ext(0x10c89782),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_LLCPREFDATA_CXL_ACC", 0x36, 0x01, 0b1).umask_ext(0x10ccd782),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_LLCPREFRFO_CXL_ACC", 0x36, 0x01, 0b1).umask_ext(0x10c88782),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_RFO_PREF_CXL_ACC", 0x36, 0x01, 0b1).umask_ext(0x10ccc782),
-    ev("UNC_CHA_TOR_INSERTS.IA_MISS_CXL_ACC", 0x35, 0x01, 0b1111).umask_ext(0x10c00182),
-    ev("UNC_CHA_TOR_INSERTS.IA_HIT_CXL_ACC", 0x35, 0x01, 0b1111).umask_ext(0x10c00181),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_CXL_ACC", 0x36, 0x01, 0b1).umask_ext(0x10c00182),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_HIT_CXL_ACC", 0x36, 0x01, 0b1).umask_ext(0x10c00181),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_RFOMORPH_CXL_ACC", 0x36, 0x01, 0b1).umask_ext(0x10c80382),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_CRDMORPH_CXL_ACC", 0x36, 0x01, 0b1).umask_ext(0x10c80b82),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRDMORPH_CXL_ACC", 0x36, 0x01, 0b1).umask_ext(0x10c81382),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_LLCPREFCODE_CXL_ACC", 0x36, 0x01, 0b1).umask_ext(0x10cccf82),
-    ev("UNC_CHA_TOR_INSERTS.IA_MISS_RFOMORPH_CXL_ACC", 0x35, 0x01, 0b1111).umask_ext(0x10c80382),
-    ev("UNC_CHA_TOR_INSERTS.IA_MISS_CRDMORPH_CXL_ACC", 0x35, 0x01, 0b1111).umask_ext(0x10c80b82),
-    ev("UNC_CHA_TOR_INSERTS.IA_MISS_DRDMORPH_CXL_ACC", 0x35, 0x01, 0b1111).umask_ext(0x10c81382),
-    ev("UNC_CHA_TOR_INSERTS.IA_MISS_LLCPREFCODE_CXL_ACC", 0x35, 0x01, 0b1111).umask_ext(0x10cccf82),
-    ev("UNC_CHA_TOR_INSERTS.IA_MISS_DRD_CXL_ACC_LOCAL", 0x35, 0x01, 0b1111).umask_ext(0x10c81682),
-    ev("UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF_CXL_ACC_LOCAL", 0x35, 0x01, 0b1111).umask_ext(0x10c89682),
-    ev("UNC_CHA_TOR_INSERTS.IA_MISS_DRD_OPT_CXL_ACC_LOCAL", 0x35, 0x01, 0b1111).umask_ext(0x10c82682),
-    ev("UNC_CHA_TOR_INSERTS.IA_MISS_DRD_OPT_PREF_CXL_ACC_LOCAL", 0x35, 0x01, 0b1111).umask_ext(0x10c8a682),
-    ev("UNC_CHA_TOR_INSERTS.IA_MISS_LLCPREFDATA_CXL_ACC_LOCAL", 0x35, 0x01, 0b1111).umask_ext(0x10ccd682),
-    ev("UNC_CHA_TOR_INSERTS.IA_MISS_RFO_CXL_ACC_LOCAL", 0x35, 0x01, 0b1111).umask_ext(0x10c80682),
-    ev("UNC_CHA_TOR_INSERTS.IA_MISS_RFO_PREF_CXL_ACC_LOCAL", 0x35, 0x01, 0b1111).umask_ext(0x10ccc682),
-    ev("UNC_CHA_TOR_INSERTS.IA_MISS_LLCPREFRFO_CXL_ACC_LOCAL", 0x35, 0x01, 0b1111).umask_ext(0x10c88682),
-    ev("UNC_CHA_TOR_INSERTS.IA_MISS_CXL_ACC_LOCAL", 0x35, 0x01, 0b1111).umask_ext(0x10c00082),
-    ev("UNC_CHA_TOR_INSERTS.IA_HIT_CXL_ACC_LOCAL", 0x35, 0x01, 0b1111).umask_ext(0x10c00081),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_CXL_ACC_LOCAL", 0x36, 0x01, 0b1).umask_ext(0x10c81682),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PREF_CXL_ACC_LOCAL", 0x36, 0x01, 0b1).umask_ext(0x10c89682),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_OPT_CXL_ACC_LOCAL", 0x36, 0x01, 0b1).umask_ext(0x10c82682),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_OPT_PREF_CXL_ACC_LOCAL", 0x36, 0x01, 0b1).umask_ext(0x10c8a682),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_LLCPREFDATA_CXL_ACC_LOCAL", 0x36, 0x01, 0b1).umask_ext(0x10ccd682),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_RFO_CXL_ACC_LOCAL", 0x36, 0x01, 0b1).umask_ext(0x10c80682),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_RFO_PREF_CXL_ACC_LOCAL", 0x36, 0x01, 0b1).umask_ext(0x10ccc682),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_LLCPREFRFO_CXL_ACC_LOCAL", 0x36, 0x01, 0b1).umask_ext(0x10c88682),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_CXL_ACC_LOCAL", 0x36, 0x01, 0b1).umask_ext(0x10c00082),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_HIT_CXL_ACC_LOCAL", 0x36, 0x01, 0b1).umask_ext(0x10c00081),
-    ev("UNC_CHA_TOR_OCCUPANCY.IO_MISS_PCIRDCUR_REMOTE", 0x36, 0x04, 0b1).umask_ext(0xc8f37e),
-    ev("UNC_CHA_TOR_OCCUPANCY.IO_MISS_PCIRDCUR_LOCAL", 0x36, 0x04, 0b1).umask_ext(0xc8f2fe),
-    ev("UNC_CHA_TOR_OCCUPANCY.IO_MISS_ITOM_REMOTE", 0x36, 0x04, 0b1).umask_ext(0xcc437e),
-    ev("UNC_CHA_TOR_OCCUPANCY.IO_MISS_ITOM_LOCAL", 0x36, 0x04, 0b1).umask_ext(0xcc42fe),
-    ev("UNC_CHA_TOR_OCCUPANCY.IO_MISS_ITOMCACHENEAR_REMOTE", 0x36, 0x04, 0b1).umask_ext(0xcd437e),
-    ev("UNC_CHA_TOR_OCCUPANCY.IO_MISS_ITOMCACHENEAR_LOCAL", 0x36, 0x04, 0b1).umask_ext(0xcd42fe),
-];
+event_table! {
+    /// The experimental events, numbered after `EVENT_ROWS`: from the vendor's experimental
+    /// lists, whose counts it has not validated; built with the `experimental-events` feature.
+    EXPERIMENTAL_ROWS, ExperimentalRowNumber, EVENT_ROWS.len(), " (experimental)", 0b1111, 0b0;
+    TOR_INSERTS_IA_MISS_DRD_CXL_EXP_LOCAL = ev("UNC_CHA_TOR_INSERTS.IA_MISS_DRD_CXL_EXP_LOCAL", 0x35, 0x01).umask_ext(0x20c81682),
+    TOR_INSERTS_IA_MISS_RFO_CXL_EXP_LOCAL = ev("UNC_CHA_TOR_INSERTS.IA_MISS_RFO_CXL_EXP_LOCAL", 0x35, 0x01).umask_ext(0x20c80682),
+    TOR_OCCUPANCY_IA_MISS_DRD_CXL_EXP_LOCAL = ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_CXL_EXP_LOCAL", 0x36, 0x01).on(0b1).umask_ext(0x20c81682),
+    TOR_OCCUPANCY_IA_MISS_RFO_CXL_EXP_LOCAL = ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_RFO_CXL_EXP_LOCAL", 0x36, 0x01).on(0b1).umask_ext(0x20c80682),
+    TOR_OCCUPANCY_RRQ_MISS_RDCUR_CXL_EXP_LOCAL = ev("UNC_CHA_TOR_OCCUPANCY.RRQ_MISS_RDCUR_CXL_EXP_LOCAL", 0x36, 0x40).on(0b1).umask_ext(0x20e80682),
+    TOR_OCCUPANCY_RRQ_MISS_RDCODE_CXL_EXP_LOCAL = ev("UNC_CHA_TOR_OCCUPANCY.RRQ_MISS_RDCODE_CXL_EXP_LOCAL", 0x36, 0x40).on(0b1).umask_ext(0x20e80e82),
+    TOR_OCCUPANCY_RRQ_MISS_RDDATA_CXL_EXP_LOCAL = ev("UNC_CHA_TOR_OCCUPANCY.RRQ_MISS_RDDATA_CXL_EXP_LOCAL", 0x36, 0x40).on(0b1).umask_ext(0x20e81682),
+    TOR_OCCUPANCY_RRQ_MISS_RDINVOWN_OPT_CXL_EXP_LOCAL = ev("UNC_CHA_TOR_OCCUPANCY.RRQ_MISS_RDINVOWN_OPT_CXL_EXP_LOCAL", 0x36, 0x40).on(0b1).umask_ext(0x20e82682),
+    TOR_OCCUPANCY_RRQ_MISS_INVXTOM_CXL_EXP_LOCAL = ev("UNC_CHA_TOR_OCCUPANCY.RRQ_MISS_INVXTOM_CXL_EXP_LOCAL", 0x36, 0x40).on(0b1).umask_ext(0x20e87e82),
+    TOR_INSERTS_RRQ_MISS_RDCUR_CXL_EXP_LOCAL = ev("UNC_CHA_TOR_INSERTS.RRQ_MISS_RDCUR_CXL_EXP_LOCAL", 0x35, 0x40).umask_ext(0x20e80682),
+    TOR_INSERTS_RRQ_MISS_RDCODE_CXL_EXP_LOCAL = ev("UNC_CHA_TOR_INSERTS.RRQ_MISS_RDCODE_CXL_EXP_LOCAL", 0x35, 0x40).umask_ext(0x20e80e82),
+    TOR_INSERTS_RRQ_MISS_RDDATA_CXL_EXP_LOCAL = ev("UNC_CHA_TOR_INSERTS.RRQ_MISS_RDDATA_CXL_EXP_LOCAL", 0x35, 0x40).umask_ext(0x20e81682),
+    TOR_INSERTS_RRQ_MISS_RDINVOWN_OPT_CXL_EXP_LOCAL = ev("UNC_CHA_TOR_INSERTS.RRQ_MISS_RDINVOWN_OPT_CXL_EXP_LOCAL", 0x35, 0x40).umask_ext(0x20e82682),
+    TOR_INSERTS_RRQ_MISS_INVXTOM_CXL_EXP_LOCAL = ev("UNC_CHA_TOR_INSERTS.RRQ_MISS_INVXTOM_CXL_EXP_LOCAL", 0x35, 0x40).umask_ext(0x20e87e82),
+    TOR_INSERTS_IA_MISS_LLCPREFDATA_CXL_EXP_LOCAL = ev("UNC_CHA_TOR_INSERTS.IA_MISS_LLCPREFDATA_CXL_EXP_LOCAL", 0x35, 0x01).umask_ext(0x20ccd682),
+    TOR_INSERTS_IA_MISS_LLCPREFRFO_CXL_EXP_LOCAL = ev("UNC_CHA_TOR_INSERTS.IA_MISS_LLCPREFRFO_CXL_EXP_LOCAL", 0x35, 0x01).umask_ext(0x20c88682),
+    TOR_OCCUPANCY_IA_MISS_LLCPREFDATA_CXL_EXP_LOCAL = ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_LLCPREFDATA_CXL_EXP_LOCAL", 0x36, 0x01).on(0b1).umask_ext(0x20ccd682),
+    TOR_OCCUPANCY_IA_MISS_LLCPREFRFO_CXL_EXP_LOCAL = ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_LLCPREFRFO_CXL_EXP_LOCAL", 0x36, 0x01).on(0b1).umask_ext(0x20c88682),
+    TOR_INSERTS_IA_MISS_RFO_PREF_CXL_EXP_LOCAL = ev("UNC_CHA_TOR_INSERTS.IA_MISS_RFO_PREF_CXL_EXP_LOCAL", 0x35, 0x01).umask_ext(0x20ccc682),
+    TOR_OCCUPANCY_IA_MISS_RFO_PREF_CXL_EXP_LOCAL = ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_RFO_PREF_CXL_EXP_LOCAL", 0x36, 0x01).on(0b1).umask_ext(0x20ccc682),
+    TOR_INSERTS_IA_MISS_DRD_PREF_CXL_EXP_LOCAL = ev("UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF_CXL_EXP_LOCAL", 0x35, 0x01).umask_ext(0x20c89682),
+    TOR_OCCUPANCY_IA_MISS_DRD_PREF_CXL_EXP_LOCAL = ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PREF_CXL_EXP_LOCAL", 0x36, 0x01).on(0b1).umask_ext(0x20c89682),
+    REQUESTS_INVITOE = ev("UNC_CHA_REQUESTS.INVITOE", 0x50, 0x30),
+    SNOOPS_SENT_ALL = ev("UNC_CHA_SNOOPS_SENT.ALL", 0x51, 0x01),
+    SNOOPS_SENT_LOCAL = ev("UNC_CHA_SNOOPS_SENT.LOCAL", 0x51, 0x04),
+    SNOOPS_SENT_REMOTE = ev("UNC_CHA_SNOOPS_SENT.REMOTE", 0x51, 0x08),
+    SNOOPS_SENT_BCST_LOCAL = ev("UNC_CHA_SNOOPS_SENT.BCST_LOCAL", 0x51, 0x10),
+    SNOOPS_SENT_BCST_REMOTE = ev("UNC_CHA_SNOOPS_SENT.BCST_REMOTE", 0x51, 0x20),
+    SNOOPS_SENT_DIRECT_LOCAL = ev("UNC_CHA_SNOOPS_SENT.DIRECT_LOCAL", 0x51, 0x40),
+    SNOOPS_SENT_DIRECT_REMOTE = ev("UNC_CHA_SNOOPS_SENT.DIRECT_REMOTE", 0x51, 0x80),
+    DIR_LOOKUP_NO_SNP = ev("UNC_CHA_DIR_LOOKUP.NO_SNP", 0x53, 0x02),
+    DIR_LOOKUP_SNP = ev("UNC_CHA_DIR_LOOKUP.SNP", 0x53, 0x01),
+    OSB_LOCAL_INVITOE = ev("UNC_CHA_OSB.LOCAL_INVITOE", 0x55, 0x01),
+    OSB_LOCAL_READ = ev("UNC_CHA_OSB.LOCAL_READ", 0x55, 0x02),
+    OSB_REMOTE_READ = ev("UNC_CHA_OSB.REMOTE_READ", 0x55, 0x04),
+    OSB_REMOTE_READINVITOE = ev("UNC_CHA_OSB.REMOTE_READINVITOE", 0x55, 0x08),
+    OSB_RFO_HITS_SNP_BCAST = ev("UNC_CHA_OSB.RFO_HITS_SNP_BCAST", 0x55, 0x10),
+    OSB_OFF_PWRHEURISTIC = ev("UNC_CHA_OSB.OFF_PWRHEURISTIC", 0x55, 0x20),
+    WB_PUSH_MTOI_LLC = ev("UNC_CHA_WB_PUSH_MTOI.LLC", 0x56, 0x01),
+    WB_PUSH_MTOI_MEM = ev("UNC_CHA_WB_PUSH_MTOI.MEM", 0x56, 0x02),
+    BYPASS_CHA_IMC_TAKEN = ev("UNC_CHA_BYPASS_CHA_IMC.TAKEN", 0x57, 0x01),
+    BYPASS_CHA_IMC_INTERMEDIATE = ev("UNC_CHA_BYPASS_CHA_IMC.INTERMEDIATE", 0x57, 0x02),
+    BYPASS_CHA_IMC_NOT_TAKEN = ev("UNC_CHA_BYPASS_CHA_IMC.NOT_TAKEN", 0x57, 0x04),
+    READ_NO_CREDITS_MC0 = ev("UNC_CHA_READ_NO_CREDITS.MC0", 0x58, 0x01),
+    READ_NO_CREDITS_MC1 = ev("UNC_CHA_READ_NO_CREDITS.MC1", 0x58, 0x02),
+    READ_NO_CREDITS_MC2 = ev("UNC_CHA_READ_NO_CREDITS.MC2", 0x58, 0x04),
+    READ_NO_CREDITS_MC3 = ev("UNC_CHA_READ_NO_CREDITS.MC3", 0x58, 0x08),
+    READ_NO_CREDITS_MC4 = ev("UNC_CHA_READ_NO_CREDITS.MC4", 0x58, 0x10),
+    READ_NO_CREDITS_MC5 = ev("UNC_CHA_READ_NO_CREDITS.MC5", 0x58, 0x20),
+    IMC_READS_COUNT_PRIORITY = ev("UNC_CHA_IMC_READS_COUNT.PRIORITY", 0x59, 0x02),
+    WRITE_NO_CREDITS_MC0 = ev("UNC_CHA_WRITE_NO_CREDITS.MC0", 0x5a, 0x01),
+    WRITE_NO_CREDITS_MC1 = ev("UNC_CHA_WRITE_NO_CREDITS.MC1", 0x5a, 0x02),
+    WRITE_NO_CREDITS_MC2 = ev("UNC_CHA_WRITE_NO_CREDITS.MC2", 0x5a, 0x04),
+    WRITE_NO_CREDITS_MC3 = ev("UNC_CHA_WRITE_NO_CREDITS.MC3", 0x5a, 0x08),
+    WRITE_NO_CREDITS_MC4 = ev("UNC_CHA_WRITE_NO_CREDITS.MC4", 0x5a, 0x10),
+    WRITE_NO_CREDITS_MC5 = ev("UNC_CHA_WRITE_NO_CREDITS.MC5", 0x5a, 0x20),
+    IMC_WRITES_COUNT_PARTIAL = ev("UNC_CHA_IMC_WRITES_COUNT.PARTIAL", 0x5b, 0x02),
+    IMC_WRITES_COUNT_FULL_PRIORITY = ev("UNC_CHA_IMC_WRITES_COUNT.FULL_PRIORITY", 0x5b, 0x04),
+    IMC_WRITES_COUNT_PARTIAL_PRIORITY = ev("UNC_CHA_IMC_WRITES_COUNT.PARTIAL_PRIORITY", 0x5b, 0x08),
+    SNOOP_RESP_RSPI = ev("UNC_CHA_SNOOP_RESP.RSPI", 0x5c, 0x01),
+    SNOOP_RESP_RSPIFWD = ev("UNC_CHA_SNOOP_RESP.RSPIFWD", 0x5c, 0x04),
+    SNOOP_RESP_RSPS = ev("UNC_CHA_SNOOP_RESP.RSPS", 0x5c, 0x02),
+    SNOOP_RESP_RSPSFWD = ev("UNC_CHA_SNOOP_RESP.RSPSFWD", 0x5c, 0x08),
+    SNOOP_RESP_RSPWB = ev("UNC_CHA_SNOOP_RESP.RSPWB", 0x5c, 0x10),
+    SNOOP_RESP_RSPFWDWB = ev("UNC_CHA_SNOOP_RESP.RSPFWDWB", 0x5c, 0x20),
+    SNOOP_RESP_RSPCNFLCT = ev("UNC_CHA_SNOOP_RESP.RSPCNFLCT", 0x5c, 0x40),
+    SNOOP_RESP_RSPFWD = ev("UNC_CHA_SNOOP_RESP.RSPFWD", 0x5c, 0x80),
+    SNOOP_RESP_LOCAL_RSPI = ev("UNC_CHA_SNOOP_RESP_LOCAL.RSPI", 0x5d, 0x01),
+    SNOOP_RESP_LOCAL_RSPS = ev("UNC_CHA_SNOOP_RESP_LOCAL.RSPS", 0x5d, 0x02),
+    SNOOP_RESP_LOCAL_RSPIFWD = ev("UNC_CHA_SNOOP_RESP_LOCAL.RSPIFWD", 0x5d, 0x04),
+    SNOOP_RESP_LOCAL_RSPSFWD = ev("UNC_CHA_SNOOP_RESP_LOCAL.RSPSFWD", 0x5d, 0x08),
+    SNOOP_RESP_LOCAL_RSPWB = ev("UNC_CHA_SNOOP_RESP_LOCAL.RSPWB", 0x5d, 0x10),
+    SNOOP_RESP_LOCAL_RSPFWDWB = ev("UNC_CHA_SNOOP_RESP_LOCAL.RSPFWDWB", 0x5d, 0x20),
+    SNOOP_RESP_LOCAL_RSPCNFLCT = ev("UNC_CHA_SNOOP_RESP_LOCAL.RSPCNFLCT", 0x5d, 0x40),
+    SNOOP_RESP_LOCAL_RSPFWD = ev("UNC_CHA_SNOOP_RESP_LOCAL.RSPFWD", 0x5d, 0x80),
+    HITME_LOOKUP_READ = ev("UNC_CHA_HITME_LOOKUP.READ", 0x5e, 0x01),
+    HITME_LOOKUP_WRITE = ev("UNC_CHA_HITME_LOOKUP.WRITE", 0x5e, 0x02),
+    HITME_HIT_EX_RDS = ev("UNC_CHA_HITME_HIT.EX_RDS", 0x5f, 0x01),
+    HITME_HIT_SHARED_OWNREQ = ev("UNC_CHA_HITME_HIT.SHARED_OWNREQ", 0x5f, 0x04),
+    HITME_HIT_WBMTOE = ev("UNC_CHA_HITME_HIT.WBMTOE", 0x5f, 0x08),
+    HITME_HIT_WBMTOI_OR_S = ev("UNC_CHA_HITME_HIT.WBMTOI_OR_S", 0x5f, 0x10),
+    HITME_MISS_SHARED_RDINVOWN = ev("UNC_CHA_HITME_MISS.SHARED_RDINVOWN", 0x60, 0x20),
+    HITME_MISS_NOTSHARED_RDINVOWN = ev("UNC_CHA_HITME_MISS.NOTSHARED_RDINVOWN", 0x60, 0x40),
+    HITME_MISS_READ_OR_INV = ev("UNC_CHA_HITME_MISS.READ_OR_INV", 0x60, 0x80),
+    HITME_UPDATE_DEALLOCATE_RSPFWDI_LOC = ev("UNC_CHA_HITME_UPDATE.DEALLOCATE_RSPFWDI_LOC", 0x61, 0x01),
+    HITME_UPDATE_RSPFWDI_REM = ev("UNC_CHA_HITME_UPDATE.RSPFWDI_REM", 0x61, 0x02),
+    HITME_UPDATE_SHARED = ev("UNC_CHA_HITME_UPDATE.SHARED", 0x61, 0x04),
+    HITME_UPDATE_RDINVOWN = ev("UNC_CHA_HITME_UPDATE.RDINVOWN", 0x61, 0x08),
+    HITME_UPDATE_DEALLOCATE = ev("UNC_CHA_HITME_UPDATE.DEALLOCATE", 0x61, 0x10),
+    SNOOP_RSP_MISC_MTOI_RSPIFWDM = ev("UNC_CHA_SNOOP_RSP_MISC.MTOI_RSPIFWDM", 0x6b, 0x01),
+    SNOOP_RSP_MISC_MTOI_RSPDATAM = ev("UNC_CHA_SNOOP_RSP_MISC.MTOI_RSPDATAM", 0x6b, 0x02),
+    SNOOP_RSP_MISC_RSPIFWDMPTL_HITSF = ev("UNC_CHA_SNOOP_RSP_MISC.RSPIFWDMPTL_HITSF", 0x6b, 0x04),
+    SNOOP_RSP_MISC_RSPIFWDMPTL_HITLLC = ev("UNC_CHA_SNOOP_RSP_MISC.RSPIFWDMPTL_HITLLC", 0x6b, 0x08),
+    SNOOP_RSP_MISC_PULLDATAPTL_HITSF = ev("UNC_CHA_SNOOP_RSP_MISC.PULLDATAPTL_HITSF", 0x6b, 0x10),
+    SNOOP_RSP_MISC_PULLDATAPTL_HITLLC = ev("UNC_CHA_SNOOP_RSP_MISC.PULLDATAPTL_HITLLC", 0x6b, 0x20),
+    DIRECT_GO_OPC_EXTCMP = ev("UNC_CHA_DIRECT_GO_OPC.EXTCMP", 0x6d, 0x01),
+    DIRECT_GO_OPC_PULL = ev("UNC_CHA_DIRECT_GO_OPC.PULL", 0x6d, 0x02),
+    DIRECT_GO_OPC_GO = ev("UNC_CHA_DIRECT_GO_OPC.GO", 0x6d, 0x04),
+    DIRECT_GO_OPC_GO_PULL = ev("UNC_CHA_DIRECT_GO_OPC.GO_PULL", 0x6d, 0x08),
+    DIRECT_GO_OPC_FAST_GO = ev("UNC_CHA_DIRECT_GO_OPC.FAST_GO", 0x6d, 0x10),
+    DIRECT_GO_OPC_FAST_GO_PULL = ev("UNC_CHA_DIRECT_GO_OPC.FAST_GO_PULL", 0x6d, 0x20),
+    DIRECT_GO_OPC_NOP = ev("UNC_CHA_DIRECT_GO_OPC.NOP", 0x6d, 0x40),
+    DIRECT_GO_OPC_IDLE_DUE_SUPPRESS = ev("UNC_CHA_DIRECT_GO_OPC.IDLE_DUE_SUPPRESS", 0x6d, 0x80),
+    DIRECT_GO_HA_TOR_DEALLOC = ev("UNC_CHA_DIRECT_GO.HA_TOR_DEALLOC", 0x6e, 0x01),
+    DIRECT_GO_HA_SUPPRESS_NO_D2C = ev("UNC_CHA_DIRECT_GO.HA_SUPPRESS_NO_D2C", 0x6e, 0x02),
+    DIRECT_GO_HA_SUPPRESS_DRD = ev("UNC_CHA_DIRECT_GO.HA_SUPPRESS_DRD", 0x6e, 0x04),
+    XPT_PREF_SENT0 = ev("UNC_CHA_XPT_PREF.SENT0", 0x6f, 0x01),
+    XPT_PREF_DROP0_NOCRD = ev("UNC_CHA_XPT_PREF.DROP0_NOCRD", 0x6f, 0x04),
+    XPT_PREF_DROP0_CONFLICT = ev("UNC_CHA_XPT_PREF.DROP0_CONFLICT", 0x6f, 0x08),
+    XPT_PREF_SENT1 = ev("UNC_CHA_XPT_PREF.SENT1", 0x6f, 0x10),
+    XPT_PREF_DROP1_NOCRD = ev("UNC_CHA_XPT_PREF.DROP1_NOCRD", 0x6f, 0x40),
+    XPT_PREF_DROP1_CONFLICT = ev("UNC_CHA_XPT_PREF.DROP1_CONFLICT", 0x6f, 0x80),
+    DISTRESS_ASSERTED_DPT_NONLOCAL = ev("UNC_CHA_DISTRESS_ASSERTED.DPT_NONLOCAL", 0xaf, 0x08),
+    EGRESS_ORDERING_IV_SNOOPGO_UP = ev("UNC_CHA_EGRESS_ORDERING.IV_SNOOPGO_UP", 0xba, 0x01),
+    EGRESS_ORDERING_IV_SNOOPGO_DN = ev("UNC_CHA_EGRESS_ORDERING.IV_SNOOPGO_DN", 0xba, 0x04),
+    RXC_OCCUPANCY_IPQ = ev("UNC_CHA_RxC_OCCUPANCY.IPQ", 0x11, 0x04).on(0b1),
+    RXC_OCCUPANCY_RRQ = ev("UNC_CHA_RxC_OCCUPANCY.RRQ", 0x11, 0x40).on(0b1),
+    RXC_OCCUPANCY_WBQ = ev("UNC_CHA_RxC_OCCUPANCY.WBQ", 0x11, 0x80).on(0b1),
+    RXC_INSERTS_IRQ = ev("UNC_CHA_RxC_INSERTS.IRQ", 0x13, 0x01),
+    RXC_INSERTS_IRQ_REJ = ev("UNC_CHA_RxC_INSERTS.IRQ_REJ", 0x13, 0x02),
+    RXC_INSERTS_IPQ = ev("UNC_CHA_RxC_INSERTS.IPQ", 0x13, 0x04),
+    RXC_INSERTS_PRQ = ev("UNC_CHA_RxC_INSERTS.PRQ", 0x13, 0x10),
+    RXC_INSERTS_PRQ_REJ = ev("UNC_CHA_RxC_INSERTS.PRQ_REJ", 0x13, 0x20),
+    RXC_INSERTS_RRQ = ev("UNC_CHA_RxC_INSERTS.RRQ", 0x13, 0x40),
+    RXC_INSERTS_WBQ = ev("UNC_CHA_RxC_INSERTS.WBQ", 0x13, 0x80),
+    RXC_IRQ0_REJECT_AD_REQ_VN0 = ev("UNC_CHA_RxC_IRQ0_REJECT.AD_REQ_VN0", 0x18, 0x01),
+    RXC_IRQ0_REJECT_AD_RSP_VN0 = ev("UNC_CHA_RxC_IRQ0_REJECT.AD_RSP_VN0", 0x18, 0x02),
+    RXC_IRQ0_REJECT_BL_RSP_VN0 = ev("UNC_CHA_RxC_IRQ0_REJECT.BL_RSP_VN0", 0x18, 0x04),
+    RXC_IRQ0_REJECT_BL_WB_VN0 = ev("UNC_CHA_RxC_IRQ0_REJECT.BL_WB_VN0", 0x18, 0x08),
+    RXC_IRQ0_REJECT_BL_NCB_VN0 = ev("UNC_CHA_RxC_IRQ0_REJECT.BL_NCB_VN0", 0x18, 0x10),
+    RXC_IRQ0_REJECT_BL_NCS_VN0 = ev("UNC_CHA_RxC_IRQ0_REJECT.BL_NCS_VN0", 0x18, 0x20),
+    RXC_IRQ0_REJECT_AK_NON_UPI = ev("UNC_CHA_RxC_IRQ0_REJECT.AK_NON_UPI", 0x18, 0x40),
+    RXC_IRQ0_REJECT_IV_NON_UPI = ev("UNC_CHA_RxC_IRQ0_REJECT.IV_NON_UPI", 0x18, 0x80),
+    RXC_IRQ1_REJECT_PA_MATCH = ev("UNC_CHA_RxC_IRQ1_REJECT.PA_MATCH", 0x19, 0x80),
+    RXC_IRQ1_REJECT_ANY0 = ev("UNC_CHA_RxC_IRQ1_REJECT.ANY0", 0x19, 0x01),
+    RXC_IRQ1_REJECT_HA = ev("UNC_CHA_RxC_IRQ1_REJECT.HA", 0x19, 0x02),
+    RXC_IRQ1_REJECT_LLC_VICTIM = ev("UNC_CHA_RxC_IRQ1_REJECT.LLC_VICTIM", 0x19, 0x04),
+    RXC_IRQ1_REJECT_SF_VICTIM = ev("UNC_CHA_RxC_IRQ1_REJECT.SF_VICTIM", 0x19, 0x08),
+    RXC_IRQ1_REJECT_VICTIM = ev("UNC_CHA_RxC_IRQ1_REJECT.VICTIM", 0x19, 0x10),
+    RXC_IRQ1_REJECT_LLC_OR_SF_WAY = ev("UNC_CHA_RxC_IRQ1_REJECT.LLC_OR_SF_WAY", 0x19, 0x20),
+    RXC_IRQ1_REJECT_ALLOW_SNP = ev("UNC_CHA_RxC_IRQ1_REJECT.ALLOW_SNP", 0x19, 0x40),
+    RXC_PRQ0_REJECT_AD_REQ_VN0 = ev("UNC_CHA_RxC_PRQ0_REJECT.AD_REQ_VN0", 0x20, 0x01),
+    RXC_PRQ0_REJECT_AD_RSP_VN0 = ev("UNC_CHA_RxC_PRQ0_REJECT.AD_RSP_VN0", 0x20, 0x02),
+    RXC_PRQ0_REJECT_BL_RSP_VN0 = ev("UNC_CHA_RxC_PRQ0_REJECT.BL_RSP_VN0", 0x20, 0x04),
+    RXC_PRQ0_REJECT_BL_WB_VN0 = ev("UNC_CHA_RxC_PRQ0_REJECT.BL_WB_VN0", 0x20, 0x08),
+    RXC_PRQ0_REJECT_BL_NCB_VN0 = ev("UNC_CHA_RxC_PRQ0_REJECT.BL_NCB_VN0", 0x20, 0x10),
+    RXC_PRQ0_REJECT_BL_NCS_VN0 = ev("UNC_CHA_RxC_PRQ0_REJECT.BL_NCS_VN0", 0x20, 0x20),
+    RXC_PRQ0_REJECT_AK_NON_UPI = ev("UNC_CHA_RxC_PRQ0_REJECT.AK_NON_UPI", 0x20, 0x40),
+    RXC_PRQ0_REJECT_IV_NON_UPI = ev("UNC_CHA_RxC_PRQ0_REJECT.IV_NON_UPI", 0x20, 0x80),
+    RXC_PRQ1_REJECT_ANY0 = ev("UNC_CHA_RxC_PRQ1_REJECT.ANY0", 0x21, 0x01),
+    RXC_PRQ1_REJECT_HA = ev("UNC_CHA_RxC_PRQ1_REJECT.HA", 0x21, 0x02),
+    RXC_PRQ1_REJECT_LLC_VICTIM = ev("UNC_CHA_RxC_PRQ1_REJECT.LLC_VICTIM", 0x21, 0x04),
+    RXC_PRQ1_REJECT_SF_VICTIM = ev("UNC_CHA_RxC_PRQ1_REJECT.SF_VICTIM", 0x21, 0x08),
+    RXC_PRQ1_REJECT_VICTIM = ev("UNC_CHA_RxC_PRQ1_REJECT.VICTIM", 0x21, 0x10),
+    RXC_PRQ1_REJECT_LLC_OR_SF_WAY = ev("UNC_CHA_RxC_PRQ1_REJECT.LLC_OR_SF_WAY", 0x21, 0x20),
+    RXC_PRQ1_REJECT_ALLOW_SNP = ev("UNC_CHA_RxC_PRQ1_REJECT.ALLOW_SNP", 0x21, 0x40),
+    RXC_PRQ1_REJECT_PA_MATCH = ev("UNC_CHA_RxC_PRQ1_REJECT.PA_MATCH", 0x21, 0x80),
+    RXC_IPQ0_REJECT_AD_REQ_VN0 = ev("UNC_CHA_RxC_IPQ0_REJECT.AD_REQ_VN0", 0x22, 0x01),
+    RXC_IPQ0_REJECT_AD_RSP_VN0 = ev("UNC_CHA_RxC_IPQ0_REJECT.AD_RSP_VN0", 0x22, 0x02),
+    RXC_IPQ0_REJECT_BL_RSP_VN0 = ev("UNC_CHA_RxC_IPQ0_REJECT.BL_RSP_VN0", 0x22, 0x04),
+    RXC_IPQ0_REJECT_BL_WB_VN0 = ev("UNC_CHA_RxC_IPQ0_REJECT.BL_WB_VN0", 0x22, 0x08),
+    RXC_IPQ0_REJECT_BL_NCB_VN0 = ev("UNC_CHA_RxC_IPQ0_REJECT.BL_NCB_VN0", 0x22, 0x10),
+    RXC_IPQ0_REJECT_BL_NCS_VN0 = ev("UNC_CHA_RxC_IPQ0_REJECT.BL_NCS_VN0", 0x22, 0x20),
+    RXC_IPQ0_REJECT_AK_NON_UPI = ev("UNC_CHA_RxC_IPQ0_REJECT.AK_NON_UPI", 0x22, 0x40),
+    RXC_IPQ0_REJECT_IV_NON_UPI = ev("UNC_CHA_RxC_IPQ0_REJECT.IV_NON_UPI", 0x22, 0x80),
+    RXC_IPQ1_REJECT_ANY0 = ev("UNC_CHA_RxC_IPQ1_REJECT.ANY0", 0x23, 0x01),
+    RXC_IPQ1_REJECT_HA = ev("UNC_CHA_RxC_IPQ1_REJECT.HA", 0x23, 0x02),
+    RXC_IPQ1_REJECT_LLC_VICTIM = ev("UNC_CHA_RxC_IPQ1_REJECT.LLC_VICTIM", 0x23, 0x04),
+    RXC_IPQ1_REJECT_SF_VICTIM = ev("UNC_CHA_RxC_IPQ1_REJECT.SF_VICTIM", 0x23, 0x08),
+    RXC_IPQ1_REJECT_VICTIM = ev("UNC_CHA_RxC_IPQ1_REJECT.VICTIM", 0x23, 0x10),
+    RXC_IPQ1_REJECT_LLC_OR_SF_WAY = ev("UNC_CHA_RxC_IPQ1_REJECT.LLC_OR_SF_WAY", 0x23, 0x20),
+    RXC_IPQ1_REJECT_ALLOW_SNP = ev("UNC_CHA_RxC_IPQ1_REJECT.ALLOW_SNP", 0x23, 0x40),
+    RXC_IPQ1_REJECT_PA_MATCH = ev("UNC_CHA_RxC_IPQ1_REJECT.PA_MATCH", 0x23, 0x80),
+    RXC_ISMQ0_REJECT_AD_REQ_VN0 = ev("UNC_CHA_RxC_ISMQ0_REJECT.AD_REQ_VN0", 0x24, 0x01),
+    RXC_ISMQ0_REJECT_AD_RSP_VN0 = ev("UNC_CHA_RxC_ISMQ0_REJECT.AD_RSP_VN0", 0x24, 0x02),
+    RXC_ISMQ0_REJECT_BL_RSP_VN0 = ev("UNC_CHA_RxC_ISMQ0_REJECT.BL_RSP_VN0", 0x24, 0x04),
+    RXC_ISMQ0_REJECT_BL_WB_VN0 = ev("UNC_CHA_RxC_ISMQ0_REJECT.BL_WB_VN0", 0x24, 0x08),
+    RXC_ISMQ0_REJECT_BL_NCB_VN0 = ev("UNC_CHA_RxC_ISMQ0_REJECT.BL_NCB_VN0", 0x24, 0x10),
+    RXC_ISMQ0_REJECT_BL_NCS_VN0 = ev("UNC_CHA_RxC_ISMQ0_REJECT.BL_NCS_VN0", 0x24, 0x20),
+    RXC_ISMQ0_REJECT_AK_NON_UPI = ev("UNC_CHA_RxC_ISMQ0_REJECT.AK_NON_UPI", 0x24, 0x40),
+    RXC_ISMQ0_REJECT_IV_NON_UPI = ev("UNC_CHA_RxC_ISMQ0_REJECT.IV_NON_UPI", 0x24, 0x80),
+    RXC_ISMQ1_REJECT_ANY0 = ev("UNC_CHA_RxC_ISMQ1_REJECT.ANY0", 0x25, 0x01),
+    RXC_ISMQ1_REJECT_HA = ev("UNC_CHA_RxC_ISMQ1_REJECT.HA", 0x25, 0x02),
+    RXC_RRQ0_REJECT_AD_REQ_VN0 = ev("UNC_CHA_RxC_RRQ0_REJECT.AD_REQ_VN0", 0x26, 0x01),
+    RXC_RRQ0_REJECT_AD_RSP_VN0 = ev("UNC_CHA_RxC_RRQ0_REJECT.AD_RSP_VN0", 0x26, 0x02),
+    RXC_RRQ0_REJECT_BL_RSP_VN0 = ev("UNC_CHA_RxC_RRQ0_REJECT.BL_RSP_VN0", 0x26, 0x04),
+    RXC_RRQ0_REJECT_BL_WB_VN0 = ev("UNC_CHA_RxC_RRQ0_REJECT.BL_WB_VN0", 0x26, 0x08),
+    RXC_RRQ0_REJECT_BL_NCB_VN0 = ev("UNC_CHA_RxC_RRQ0_REJECT.BL_NCB_VN0", 0x26, 0x10),
+    RXC_RRQ0_REJECT_BL_NCS_VN0 = ev("UNC_CHA_RxC_RRQ0_REJECT.BL_NCS_VN0", 0x26, 0x20),
+    RXC_RRQ0_REJECT_AK_NON_UPI = ev("UNC_CHA_RxC_RRQ0_REJECT.AK_NON_UPI", 0x26, 0x40),
+    RXC_RRQ0_REJECT_IV_NON_UPI = ev("UNC_CHA_RxC_RRQ0_REJECT.IV_NON_UPI", 0x26, 0x80),
+    RXC_RRQ1_REJECT_ANY0 = ev("UNC_CHA_RxC_RRQ1_REJECT.ANY0", 0x27, 0x01),
+    RXC_RRQ1_REJECT_HA = ev("UNC_CHA_RxC_RRQ1_REJECT.HA", 0x27, 0x02),
+    RXC_RRQ1_REJECT_LLC_VICTIM = ev("UNC_CHA_RxC_RRQ1_REJECT.LLC_VICTIM", 0x27, 0x04),
+    RXC_RRQ1_REJECT_SF_VICTIM = ev("UNC_CHA_RxC_RRQ1_REJECT.SF_VICTIM", 0x27, 0x08),
+    RXC_RRQ1_REJECT_VICTIM = ev("UNC_CHA_RxC_RRQ1_REJECT.VICTIM", 0x27, 0x10),
+    RXC_RRQ1_REJECT_LLC_OR_SF_WAY = ev("UNC_CHA_RxC_RRQ1_REJECT.LLC_OR_SF_WAY", 0x27, 0x20),
+    RXC_RRQ1_REJECT_ALLOW_SNP = ev("UNC_CHA_RxC_RRQ1_REJECT.ALLOW_SNP", 0x27, 0x40),
+    RXC_RRQ1_REJECT_PA_MATCH = ev("UNC_CHA_RxC_RRQ1_REJECT.PA_MATCH", 0x27, 0x80),
+    RXC_WBQ0_REJECT_AD_REQ_VN0 = ev("UNC_CHA_RxC_WBQ0_REJECT.AD_REQ_VN0", 0x28, 0x01),
+    RXC_WBQ0_REJECT_AD_RSP_VN0 = ev("UNC_CHA_RxC_WBQ0_REJECT.AD_RSP_VN0", 0x28, 0x02),
+    RXC_WBQ0_REJECT_BL_RSP_VN0 = ev("UNC_CHA_RxC_WBQ0_REJECT.BL_RSP_VN0", 0x28, 0x04),
+    RXC_WBQ0_REJECT_BL_WB_VN0 = ev("UNC_CHA_RxC_WBQ0_REJECT.BL_WB_VN0", 0x28, 0x08),
+    RXC_WBQ0_REJECT_BL_NCB_VN0 = ev("UNC_CHA_RxC_WBQ0_REJECT.BL_NCB_VN0", 0x28, 0x10),
+    RXC_WBQ0_REJECT_BL_NCS_VN0 = ev("UNC_CHA_RxC_WBQ0_REJECT.BL_NCS_VN0", 0x28, 0x20),
+    RXC_WBQ0_REJECT_AK_NON_UPI = ev("UNC_CHA_RxC_WBQ0_REJECT.AK_NON_UPI", 0x28, 0x40),
+    RXC_WBQ0_REJECT_IV_NON_UPI = ev("UNC_CHA_RxC_WBQ0_REJECT.IV_NON_UPI", 0x28, 0x80),
+    RXC_WBQ1_REJECT_ANY0 = ev("UNC_CHA_RxC_WBQ1_REJECT.ANY0", 0x29, 0x01),
+    RXC_WBQ1_REJECT_HA = ev("UNC_CHA_RxC_WBQ1_REJECT.HA", 0x29, 0x02),
+    RXC_WBQ1_REJECT_LLC_VICTIM = ev("UNC_CHA_RxC_WBQ1_REJECT.LLC_VICTIM", 0x29, 0x04),
+    RXC_WBQ1_REJECT_SF_VICTIM = ev("UNC_CHA_RxC_WBQ1_REJECT.SF_VICTIM", 0x29, 0x08),
+    RXC_WBQ1_REJECT_VICTIM = ev("UNC_CHA_RxC_WBQ1_REJECT.VICTIM", 0x29, 0x10),
+    RXC_WBQ1_REJECT_LLC_OR_SF_WAY = ev("UNC_CHA_RxC_WBQ1_REJECT.LLC_OR_SF_WAY", 0x29, 0x20),
+    RXC_WBQ1_REJECT_ALLOW_SNP = ev("UNC_CHA_RxC_WBQ1_REJECT.ALLOW_SNP", 0x29, 0x40),
+    RXC_WBQ1_REJECT_PA_MATCH = ev("UNC_CHA_RxC_WBQ1_REJECT.PA_MATCH", 0x29, 0x80),
+    RXC_REQ_Q0_RETRY_AD_REQ_VN0 = ev("UNC_CHA_RxC_REQ_Q0_RETRY.AD_REQ_VN0", 0x2a, 0x01),
+    RXC_REQ_Q0_RETRY_AD_RSP_VN0 = ev("UNC_CHA_RxC_REQ_Q0_RETRY.AD_RSP_VN0", 0x2a, 0x02),
+    RXC_REQ_Q0_RETRY_BL_RSP_VN0 = ev("UNC_CHA_RxC_REQ_Q0_RETRY.BL_RSP_VN0", 0x2a, 0x04),
+    RXC_REQ_Q0_RETRY_BL_WB_VN0 = ev("UNC_CHA_RxC_REQ_Q0_RETRY.BL_WB_VN0", 0x2a, 0x08),
+    RXC_REQ_Q0_RETRY_BL_NCB_VN0 = ev("UNC_CHA_RxC_REQ_Q0_RETRY.BL_NCB_VN0", 0x2a, 0x10),
+    RXC_REQ_Q0_RETRY_BL_NCS_VN0 = ev("UNC_CHA_RxC_REQ_Q0_RETRY.BL_NCS_VN0", 0x2a, 0x20),
+    RXC_REQ_Q0_RETRY_AK_NON_UPI = ev("UNC_CHA_RxC_REQ_Q0_RETRY.AK_NON_UPI", 0x2a, 0x40),
+    RXC_REQ_Q0_RETRY_IV_NON_UPI = ev("UNC_CHA_RxC_REQ_Q0_RETRY.IV_NON_UPI", 0x2a, 0x80),
+    RXC_REQ_Q1_RETRY_ANY0 = ev("UNC_CHA_RxC_REQ_Q1_RETRY.ANY0", 0x2b, 0x01),
+    RXC_REQ_Q1_RETRY_HA = ev("UNC_CHA_RxC_REQ_Q1_RETRY.HA", 0x2b, 0x02),
+    RXC_REQ_Q1_RETRY_LLC_VICTIM = ev("UNC_CHA_RxC_REQ_Q1_RETRY.LLC_VICTIM", 0x2b, 0x04),
+    RXC_REQ_Q1_RETRY_SF_VICTIM = ev("UNC_CHA_RxC_REQ_Q1_RETRY.SF_VICTIM", 0x2b, 0x08),
+    RXC_REQ_Q1_RETRY_VICTIM = ev("UNC_CHA_RxC_REQ_Q1_RETRY.VICTIM", 0x2b, 0x10),
+    RXC_REQ_Q1_RETRY_LLC_OR_SF_WAY = ev("UNC_CHA_RxC_REQ_Q1_RETRY.LLC_OR_SF_WAY", 0x2b, 0x20),
+    RXC_REQ_Q1_RETRY_ALLOW_SNP = ev("UNC_CHA_RxC_REQ_Q1_RETRY.ALLOW_SNP", 0x2b, 0x40),
+    RXC_REQ_Q1_RETRY_PA_MATCH = ev("UNC_CHA_RxC_REQ_Q1_RETRY.PA_MATCH", 0x2b, 0x80),
+    RXC_ISMQ0_RETRY_AD_REQ_VN0 = ev("UNC_CHA_RxC_ISMQ0_RETRY.AD_REQ_VN0", 0x2c, 0x01),
+    RXC_ISMQ0_RETRY_AD_RSP_VN0 = ev("UNC_CHA_RxC_ISMQ0_RETRY.AD_RSP_VN0", 0x2c, 0x02),
+    RXC_ISMQ0_RETRY_BL_RSP_VN0 = ev("UNC_CHA_RxC_ISMQ0_RETRY.BL_RSP_VN0", 0x2c, 0x04),
+    RXC_ISMQ0_RETRY_BL_WB_VN0 = ev("UNC_CHA_RxC_ISMQ0_RETRY.BL_WB_VN0", 0x2c, 0x08),
+    RXC_ISMQ0_RETRY_BL_NCB_VN0 = ev("UNC_CHA_RxC_ISMQ0_RETRY.BL_NCB_VN0", 0x2c, 0x10),
+    RXC_ISMQ0_RETRY_BL_NCS_VN0 = ev("UNC_CHA_RxC_ISMQ0_RETRY.BL_NCS_VN0", 0x2c, 0x20),
+    RXC_ISMQ0_RETRY_AK_NON_UPI = ev("UNC_CHA_RxC_ISMQ0_RETRY.AK_NON_UPI", 0x2c, 0x40),
+    RXC_ISMQ0_RETRY_IV_NON_UPI = ev("UNC_CHA_RxC_ISMQ0_RETRY.IV_NON_UPI", 0x2c, 0x80),
+    RXC_ISMQ1_RETRY_ANY0 = ev("UNC_CHA_RxC_ISMQ1_RETRY.ANY0", 0x2d, 0x01),
+    RXC_ISMQ1_RETRY_HA = ev("UNC_CHA_RxC_ISMQ1_RETRY.HA", 0x2d, 0x02),
+    RXC_OTHER0_RETRY_AD_REQ_VN0 = ev("UNC_CHA_RxC_OTHER0_RETRY.AD_REQ_VN0", 0x2e, 0x01),
+    RXC_OTHER0_RETRY_AD_RSP_VN0 = ev("UNC_CHA_RxC_OTHER0_RETRY.AD_RSP_VN0", 0x2e, 0x02),
+    RXC_OTHER0_RETRY_BL_RSP_VN0 = ev("UNC_CHA_RxC_OTHER0_RETRY.BL_RSP_VN0", 0x2e, 0x04),
+    RXC_OTHER0_RETRY_BL_WB_VN0 = ev("UNC_CHA_RxC_OTHER0_RETRY.BL_WB_VN0", 0x2e, 0x08),
+    RXC_OTHER0_RETRY_BL_NCB_VN0 = ev("UNC_CHA_RxC_OTHER0_RETRY.BL_NCB_VN0", 0x2e, 0x10),
+    RXC_OTHER0_RETRY_BL_NCS_VN0 = ev("UNC_CHA_RxC_OTHER0_RETRY.BL_NCS_VN0", 0x2e, 0x20),
+    RXC_OTHER0_RETRY_AK_NON_UPI = ev("UNC_CHA_RxC_OTHER0_RETRY.AK_NON_UPI", 0x2e, 0x40),
+    RXC_OTHER0_RETRY_IV_NON_UPI = ev("UNC_CHA_RxC_OTHER0_RETRY.IV_NON_UPI", 0x2e, 0x80),
+    RXC_OTHER1_RETRY_ANY0 = ev("UNC_CHA_RxC_OTHER1_RETRY.ANY0", 0x2f, 0x01),
+    RXC_OTHER1_RETRY_HA = ev("UNC_CHA_RxC_OTHER1_RETRY.HA", 0x2f, 0x02),
+    RXC_OTHER1_RETRY_LLC_VICTIM = ev("UNC_CHA_RxC_OTHER1_RETRY.LLC_VICTIM", 0x2f, 0x04),
+    RXC_OTHER1_RETRY_SF_VICTIM = ev("UNC_CHA_RxC_OTHER1_RETRY.SF_VICTIM", 0x2f, 0x08),
+    RXC_OTHER1_RETRY_VICTIM = ev("UNC_CHA_RxC_OTHER1_RETRY.VICTIM", 0x2f, 0x10),
+    RXC_OTHER1_RETRY_LLC_OR_SF_WAY = ev("UNC_CHA_RxC_OTHER1_RETRY.LLC_OR_SF_WAY", 0x2f, 0x20),
+    RXC_OTHER1_RETRY_ALLOW_SNP = ev("UNC_CHA_RxC_OTHER1_RETRY.ALLOW_SNP", 0x2f, 0x40),
+    RXC_OTHER1_RETRY_PA_MATCH = ev("UNC_CHA_RxC_OTHER1_RETRY.PA_MATCH", 0x2f, 0x80),
+    CORE_SNP_REMOTE_ONE = ev("UNC_CHA_CORE_SNP.REMOTE_ONE", 0x33, 0x11),
+    CORE_SNP_EXT_ONE = ev("UNC_CHA_CORE_SNP.EXT_ONE", 0x33, 0x21),
+    CORE_SNP_CORE_ONE = ev("UNC_CHA_CORE_SNP.CORE_ONE", 0x33, 0x41),
+    CORE_SNP_EVICT_ONE = ev("UNC_CHA_CORE_SNP.EVICT_ONE", 0x33, 0x81),
+    CORE_SNP_ANY_ONE = ev("UNC_CHA_CORE_SNP.ANY_ONE", 0x33, 0xf1),
+    CORE_SNP_REMOTE_GTONE = ev("UNC_CHA_CORE_SNP.REMOTE_GTONE", 0x33, 0x12),
+    CORE_SNP_EXT_GTONE = ev("UNC_CHA_CORE_SNP.EXT_GTONE", 0x33, 0x22),
+    CORE_SNP_CORE_GTONE = ev("UNC_CHA_CORE_SNP.CORE_GTONE", 0x33, 0x42),
+    CORE_SNP_EVICT_GTONE = ev("UNC_CHA_CORE_SNP.EVICT_GTONE", 0x33, 0x82),
+    CORE_SNP_ANY_GTONE = ev("UNC_CHA_CORE_SNP.ANY_GTONE", 0x33, 0xf2),
+    LLC_LOOKUP_I = ev("UNC_CHA_LLC_LOOKUP.I", 0x34, 0x01),
+    LLC_LOOKUP_SF_S = ev("UNC_CHA_LLC_LOOKUP.SF_S", 0x34, 0x02),
+    LLC_LOOKUP_SF_E = ev("UNC_CHA_LLC_LOOKUP.SF_E", 0x34, 0x04),
+    LLC_LOOKUP_SF_H = ev("UNC_CHA_LLC_LOOKUP.SF_H", 0x34, 0x08),
+    LLC_LOOKUP_S = ev("UNC_CHA_LLC_LOOKUP.S", 0x34, 0x10),
+    LLC_LOOKUP_E = ev("UNC_CHA_LLC_LOOKUP.E", 0x34, 0x20),
+    LLC_LOOKUP_M = ev("UNC_CHA_LLC_LOOKUP.M", 0x34, 0x40),
+    LLC_LOOKUP_F = ev("UNC_CHA_LLC_LOOKUP.F", 0x34, 0x80),
+    LLC_LOOKUP_RFO = ev("UNC_CHA_LLC_LOOKUP.RFO", 0x34, 0xff).umask_ext(0x1bc8),
+    LLC_LOOKUP_ALL = ev("UNC_CHA_LLC_LOOKUP.ALL", 0x34, 0xff).umask_ext(0x1fff),
+    LLC_LOOKUP_DATA_RD = ev("UNC_CHA_LLC_LOOKUP.DATA_RD", 0x34, 0xff).umask_ext(0x1bc1),
+    LLC_LOOKUP_FLUSH_INV = ev("UNC_CHA_LLC_LOOKUP.FLUSH_INV", 0x34, 0xff).umask_ext(0x1a44),
+    LLC_LOOKUP_CODE = ev("UNC_CHA_LLC_LOOKUP.CODE", 0x34, 0xff).umask_ext(0x1bd0),
+    LLC_LOOKUP_LOCALLY_HOMED_ADDRESS = ev("UNC_CHA_LLC_LOOKUP.LOCALLY_HOMED_ADDRESS", 0x34, 0xff).umask_ext(0xbdf),
+    LLC_LOOKUP_REMOTELY_HOMED_ADDRESS = ev("UNC_CHA_LLC_LOOKUP.REMOTELY_HOMED_ADDRESS", 0x34, 0xff).umask_ext(0x15df),
+    LLC_LOOKUP_REMOTE_OTHER = ev("UNC_CHA_LLC_LOOKUP.REMOTE_OTHER", 0x34, 0xff).umask_ext(0x1a02),
+    LLC_LOOKUP_REMOTE_FLUSH_INV = ev("UNC_CHA_LLC_LOOKUP.REMOTE_FLUSH_INV", 0x34, 0xff).umask_ext(0x1a04),
+    LLC_LOOKUP_REMOTE_DATA_RD = ev("UNC_CHA_LLC_LOOKUP.REMOTE_DATA_RD", 0x34, 0xff).umask_ext(0x1a01),
+    LLC_LOOKUP_REMOTE_RFO = ev("UNC_CHA_LLC_LOOKUP.REMOTE_RFO", 0x34, 0xff).umask_ext(0x1a08),
+    LLC_LOOKUP_REMOTE_CODE = ev("UNC_CHA_LLC_LOOKUP.REMOTE_CODE", 0x34, 0xff).umask_ext(0x1a10),
+    LLC_LOOKUP_REMOTE_SNP = ev("UNC_CHA_LLC_LOOKUP.REMOTE_SNP", 0x34, 0xff).umask_ext(0x1c19),
+    LLC_LOOKUP_LOCAL_FLUSH_INV = ev("UNC_CHA_LLC_LOOKUP.LOCAL_FLUSH_INV", 0x34, 0xff).umask_ext(0x1844),
+    LLC_LOOKUP_LOCAL_DATA_RD = ev("UNC_CHA_LLC_LOOKUP.LOCAL_DATA_RD", 0x34, 0xff).umask_ext(0x19c1),
+    LLC_LOOKUP_LOCAL_RFO = ev("UNC_CHA_LLC_LOOKUP.LOCAL_RFO", 0x34, 0xff).umask_ext(0x19c8),
+    LLC_LOOKUP_LOCAL_CODE = ev("UNC_CHA_LLC_LOOKUP.LOCAL_CODE", 0x34, 0xff).umask_ext(0x19d0),
+    LLC_LOOKUP_LOCAL_DMND_DATA_RD = ev("UNC_CHA_LLC_LOOKUP.LOCAL_DMND_DATA_RD", 0x34, 0xff).umask_ext(0x1841),
+    LLC_LOOKUP_LOCAL_DMND_RFO = ev("UNC_CHA_LLC_LOOKUP.LOCAL_DMND_RFO", 0x34, 0xff).umask_ext(0x1848),
+    LLC_LOOKUP_LOCAL_DMND_CODE = ev("UNC_CHA_LLC_LOOKUP.LOCAL_DMND_CODE", 0x34, 0xff).umask_ext(0x1850),
+    LLC_LOOKUP_LOCAL_PF_DATA_RD = ev("UNC_CHA_LLC_LOOKUP.LOCAL_PF_DATA_RD", 0x34, 0xff).umask_ext(0x1981),
+    LLC_LOOKUP_LOCAL_PF_RFO = ev("UNC_CHA_LLC_LOOKUP.LOCAL_PF_RFO", 0x34, 0xff).umask_ext(0x1908),
+    LLC_LOOKUP_LOCAL_PF_CODE = ev("UNC_CHA_LLC_LOOKUP.LOCAL_PF_CODE", 0x34, 0xff).umask_ext(0x1910),
+    LLC_LOOKUP_LOCAL_LLC_PF = ev("UNC_CHA_LLC_LOOKUP.LOCAL_LLC_PF", 0x34, 0xff).umask_ext(0x189d),
+    LLC_LOOKUP_LOCAL_PF = ev("UNC_CHA_LLC_LOOKUP.LOCAL_PF", 0x34, 0xff).umask_ext(0x199d),
+    TOR_INSERTS_SNPS_FROM_REM = ev("UNC_CHA_TOR_INSERTS.SNPS_FROM_REM", 0x35, 0x08).umask_ext(0xc001ff),
+    TOR_INSERTS_ALL = ev("UNC_CHA_TOR_INSERTS.ALL", 0x35, 0xff).umask_ext(0xc001ff),
+    TOR_INSERTS_IRQ_IA = ev("UNC_CHA_TOR_INSERTS.IRQ_IA", 0x35, 0x01),
+    TOR_INSERTS_EVICT = ev("UNC_CHA_TOR_INSERTS.EVICT", 0x35, 0x02),
+    TOR_INSERTS_PRQ_IOSF = ev("UNC_CHA_TOR_INSERTS.PRQ_IOSF", 0x35, 0x04),
+    TOR_INSERTS_IPQ = ev("UNC_CHA_TOR_INSERTS.IPQ", 0x35, 0x08),
+    TOR_INSERTS_IRQ_NON_IA = ev("UNC_CHA_TOR_INSERTS.IRQ_NON_IA", 0x35, 0x10),
+    TOR_INSERTS_PRQ_NON_IOSF = ev("UNC_CHA_TOR_INSERTS.PRQ_NON_IOSF", 0x35, 0x20),
+    TOR_INSERTS_RRQ = ev("UNC_CHA_TOR_INSERTS.RRQ", 0x35, 0x40),
+    TOR_INSERTS_WBQ = ev("UNC_CHA_TOR_INSERTS.WBQ", 0x35, 0x80),
+    TOR_INSERTS_LOC_IO = ev("UNC_CHA_TOR_INSERTS.LOC_IO", 0x35, 0x04).umask_ext(0xc000ff),
+    TOR_INSERTS_LOC_IA = ev("UNC_CHA_TOR_INSERTS.LOC_IA", 0x35, 0x01).umask_ext(0xc000ff),
+    TOR_INSERTS_LOC_ALL = ev("UNC_CHA_TOR_INSERTS.LOC_ALL", 0x35, 0x05).umask_ext(0xc000ff),
+    TOR_INSERTS_REM_SNPS = ev("UNC_CHA_TOR_INSERTS.REM_SNPS", 0x35, 0x08).umask_ext(0xc001ff),
+    TOR_INSERTS_REM_ALL = ev("UNC_CHA_TOR_INSERTS.REM_ALL", 0x35, 0xc8).umask_ext(0xc001ff),
+    TOR_INSERTS_HIT = ev("UNC_CHA_TOR_INSERTS.HIT", 0x35, 0x00).umask_ext(0x1),
+    TOR_INSERTS_MISS = ev("UNC_CHA_TOR_INSERTS.MISS", 0x35, 0x00).umask_ext(0x2),
+    TOR_INSERTS_MMCFG = ev("UNC_CHA_TOR_INSERTS.MMCFG", 0x35, 0x00).umask_ext(0x20),
+    TOR_INSERTS_MMIO = ev("UNC_CHA_TOR_INSERTS.MMIO", 0x35, 0x00).umask_ext(0x40),
+    TOR_INSERTS_LOCAL_TGT = ev("UNC_CHA_TOR_INSERTS.LOCAL_TGT", 0x35, 0x00).umask_ext(0x80),
+    TOR_INSERTS_REMOTE_TGT = ev("UNC_CHA_TOR_INSERTS.REMOTE_TGT", 0x35, 0x00).umask_ext(0x100),
+    TOR_INSERTS_MATCH_OPC = ev("UNC_CHA_TOR_INSERTS.MATCH_OPC", 0x35, 0x00).umask_ext(0x200),
+    TOR_INSERTS_PREMORPH_OPC = ev("UNC_CHA_TOR_INSERTS.PREMORPH_OPC", 0x35, 0x00).umask_ext(0x400),
+    TOR_INSERTS_NEARMEM = ev("UNC_CHA_TOR_INSERTS.NEARMEM", 0x35, 0x00).umask_ext(0x400000),
+    TOR_INSERTS_NOT_NEARMEM = ev("UNC_CHA_TOR_INSERTS.NOT_NEARMEM", 0x35, 0x00).umask_ext(0x800000),
+    TOR_INSERTS_NONCOH = ev("UNC_CHA_TOR_INSERTS.NONCOH", 0x35, 0x00).umask_ext(0x1000000),
+    TOR_INSERTS_ISOC = ev("UNC_CHA_TOR_INSERTS.ISOC", 0x35, 0x00).umask_ext(0x2000000),
+    TOR_INSERTS_IA_HIT_DRD_OPT = ev("UNC_CHA_TOR_INSERTS.IA_HIT_DRD_OPT", 0x35, 0x01).umask_ext(0xc827fd),
+    TOR_INSERTS_IA_HIT_DRD_OPT_PREF = ev("UNC_CHA_TOR_INSERTS.IA_HIT_DRD_OPT_PREF", 0x35, 0x01).umask_ext(0xc8a7fd),
+    TOR_INSERTS_IA_MISS_DRD_OPT = ev("UNC_CHA_TOR_INSERTS.IA_MISS_DRD_OPT", 0x35, 0x01).umask_ext(0xc827fe),
+    TOR_INSERTS_IA_MISS_DRD_OPT_PREF = ev("UNC_CHA_TOR_INSERTS.IA_MISS_DRD_OPT_PREF", 0x35, 0x01).umask_ext(0xc8a7fe),
+    TOR_INSERTS_IA_DRD_OPT = ev("UNC_CHA_TOR_INSERTS.IA_DRD_OPT", 0x35, 0x01).umask_ext(0xc827ff),
+    TOR_INSERTS_IA_DRD_OPT_PREF = ev("UNC_CHA_TOR_INSERTS.IA_DRD_OPT_PREF", 0x35, 0x01).umask_ext(0xc8a7ff),
+    TOR_INSERTS_IA_CRD_PREF = ev("UNC_CHA_TOR_INSERTS.IA_CRD_PREF", 0x35, 0x01).umask_ext(0xc88fff),
+    TOR_INSERTS_IA_CLFLUSHOPT = ev("UNC_CHA_TOR_INSERTS.IA_CLFLUSHOPT", 0x35, 0x01).umask_ext(0xc8d7ff),
+    TOR_INSERTS_IA_ITOM = ev("UNC_CHA_TOR_INSERTS.IA_ITOM", 0x35, 0x01).umask_ext(0xcc47ff),
+    TOR_OCCUPANCY_SNPS_FROM_REM = ev("UNC_CHA_TOR_OCCUPANCY.SNPS_FROM_REM", 0x36, 0x08).on(0b1).umask_ext(0xc001ff),
+    TOR_OCCUPANCY_ALL = ev("UNC_CHA_TOR_OCCUPANCY.ALL", 0x36, 0xff).on(0b1).umask_ext(0xc001ff),
+    TOR_OCCUPANCY_IO_MISS_RFO = ev("UNC_CHA_TOR_OCCUPANCY.IO_MISS_RFO", 0x36, 0x04).on(0b1).umask_ext(0xc803fe),
+    TOR_OCCUPANCY_IRQ_IA = ev("UNC_CHA_TOR_OCCUPANCY.IRQ_IA", 0x36, 0x01).on(0b1),
+    TOR_OCCUPANCY_EVICT = ev("UNC_CHA_TOR_OCCUPANCY.EVICT", 0x36, 0x02).on(0b1),
+    TOR_OCCUPANCY_PRQ = ev("UNC_CHA_TOR_OCCUPANCY.PRQ", 0x36, 0x04).on(0b1),
+    TOR_OCCUPANCY_IPQ = ev("UNC_CHA_TOR_OCCUPANCY.IPQ", 0x36, 0x08).on(0b1),
+    TOR_OCCUPANCY_IRQ_NON_IA = ev("UNC_CHA_TOR_OCCUPANCY.IRQ_NON_IA", 0x36, 0x10).on(0b1),
+    TOR_OCCUPANCY_PRQ_NON_IOSF = ev("UNC_CHA_TOR_OCCUPANCY.PRQ_NON_IOSF", 0x36, 0x20).on(0b1),
+    TOR_OCCUPANCY_RRQ = ev("UNC_CHA_TOR_OCCUPANCY.RRQ", 0x36, 0x40).on(0b1),
+    TOR_OCCUPANCY_WBQ = ev("UNC_CHA_TOR_OCCUPANCY.WBQ", 0x36, 0x80).on(0b1),
+    TOR_OCCUPANCY_LOC_IO = ev("UNC_CHA_TOR_OCCUPANCY.LOC_IO", 0x36, 0x04).on(0b1).umask_ext(0xc000ff),
+    TOR_OCCUPANCY_LOC_IA = ev("UNC_CHA_TOR_OCCUPANCY.LOC_IA", 0x36, 0x01).on(0b1).umask_ext(0xc000ff),
+    TOR_OCCUPANCY_LOC_ALL = ev("UNC_CHA_TOR_OCCUPANCY.LOC_ALL", 0x36, 0x05).on(0b1).umask_ext(0xc000ff),
+    TOR_OCCUPANCY_REM_SNPS = ev("UNC_CHA_TOR_OCCUPANCY.REM_SNPS", 0x36, 0x08).on(0b1).umask_ext(0xc001ff),
+    TOR_OCCUPANCY_REM_ALL = ev("UNC_CHA_TOR_OCCUPANCY.REM_ALL", 0x36, 0xc8).on(0b1).umask_ext(0xc001ff),
+    TOR_OCCUPANCY_HIT = ev("UNC_CHA_TOR_OCCUPANCY.HIT", 0x36, 0x00).on(0b1).umask_ext(0x1),
+    TOR_OCCUPANCY_MISS = ev("UNC_CHA_TOR_OCCUPANCY.MISS", 0x36, 0x00).on(0b1).umask_ext(0x2),
+    TOR_OCCUPANCY_MMCFG = ev("UNC_CHA_TOR_OCCUPANCY.MMCFG", 0x36, 0x00).on(0b1).umask_ext(0x20),
+    TOR_OCCUPANCY_MMIO = ev("UNC_CHA_TOR_OCCUPANCY.MMIO", 0x36, 0x00).on(0b1).umask_ext(0x40),
+    TOR_OCCUPANCY_LOCAL_TGT = ev("UNC_CHA_TOR_OCCUPANCY.LOCAL_TGT", 0x36, 0x00).on(0b1).umask_ext(0x80),
+    TOR_OCCUPANCY_REMOTE_TGT = ev("UNC_CHA_TOR_OCCUPANCY.REMOTE_TGT", 0x36, 0x00).on(0b1).umask_ext(0x100),
+    TOR_OCCUPANCY_MATCH_OPC = ev("UNC_CHA_TOR_OCCUPANCY.MATCH_OPC", 0x36, 0x00).on(0b1).umask_ext(0x200),
+    TOR_OCCUPANCY_PREMORPH_OPC = ev("UNC_CHA_TOR_OCCUPANCY.PREMORPH_OPC", 0x36, 0x00).on(0b1).umask_ext(0x400),
+    TOR_OCCUPANCY_NEARMEM = ev("UNC_CHA_TOR_OCCUPANCY.NEARMEM", 0x36, 0x00).on(0b1).umask_ext(0x400000),
+    TOR_OCCUPANCY_NOT_NEARMEM = ev("UNC_CHA_TOR_OCCUPANCY.NOT_NEARMEM", 0x36, 0x00).on(0b1).umask_ext(0x800000),
+    TOR_OCCUPANCY_NONCOH = ev("UNC_CHA_TOR_OCCUPANCY.NONCOH", 0x36, 0x00).on(0b1).umask_ext(0x1000000),
+    TOR_OCCUPANCY_ISOC = ev("UNC_CHA_TOR_OCCUPANCY.ISOC", 0x36, 0x00).on(0b1).umask_ext(0x2000000),
+    TOR_OCCUPANCY_IA_HIT_DRD_OPT = ev("UNC_CHA_TOR_OCCUPANCY.IA_HIT_DRD_OPT", 0x36, 0x01).on(0b1).umask_ext(0xc827fd),
+    TOR_OCCUPANCY_IA_HIT_DRD_OPT_PREF = ev("UNC_CHA_TOR_OCCUPANCY.IA_HIT_DRD_OPT_PREF", 0x36, 0x01).on(0b1).umask_ext(0xc8a7fd),
+    TOR_OCCUPANCY_IA_MISS_CRD_PREF = ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_CRD_PREF", 0x36, 0x01).on(0b1).umask_ext(0xc88ffe),
+    TOR_OCCUPANCY_IA_MISS_DRD_OPT = ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_OPT", 0x36, 0x01).on(0b1).umask_ext(0xc827fe),
+    TOR_OCCUPANCY_IA_MISS_DRD_OPT_PREF = ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_OPT_PREF", 0x36, 0x01).on(0b1).umask_ext(0xc8a7fe),
+    TOR_OCCUPANCY_IO_HIT_RFO = ev("UNC_CHA_TOR_OCCUPANCY.IO_HIT_RFO", 0x36, 0x04).on(0b1).umask_ext(0xc803fd),
+    TOR_OCCUPANCY_IO_RFO = ev("UNC_CHA_TOR_OCCUPANCY.IO_RFO", 0x36, 0x04).on(0b1).umask_ext(0xc803ff),
+    TOR_OCCUPANCY_IA_DRD_OPT = ev("UNC_CHA_TOR_OCCUPANCY.IA_DRD_OPT", 0x36, 0x01).on(0b1).umask_ext(0xc827ff),
+    TOR_OCCUPANCY_IA_DRD_OPT_PREF = ev("UNC_CHA_TOR_OCCUPANCY.IA_DRD_OPT_PREF", 0x36, 0x01).on(0b1).umask_ext(0xc8a7ff),
+    TOR_OCCUPANCY_IA_CRD_PREF = ev("UNC_CHA_TOR_OCCUPANCY.IA_CRD_PREF", 0x36, 0x01).on(0b1).umask_ext(0xc88fff),
+    TOR_OCCUPANCY_IA_MISS_DRD_PREF_LOCAL = ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PREF_LOCAL", 0x36, 0x01).on(0b1).umask_ext(0xc896fe),
+    LLC_VICTIMS_LOCAL_ALL = ev("UNC_CHA_LLC_VICTIMS.LOCAL_ALL", 0x37, 0x0f).umask_ext(0x20),
+    LLC_VICTIMS_REMOTE_ALL = ev("UNC_CHA_LLC_VICTIMS.REMOTE_ALL", 0x37, 0x0f).umask_ext(0x80),
+    LLC_VICTIMS_TOTAL_E = ev("UNC_CHA_LLC_VICTIMS.TOTAL_E", 0x37, 0x02),
+    LLC_VICTIMS_TOTAL_M = ev("UNC_CHA_LLC_VICTIMS.TOTAL_M", 0x37, 0x01),
+    LLC_VICTIMS_TOTAL_S = ev("UNC_CHA_LLC_VICTIMS.TOTAL_S", 0x37, 0x04),
+    LLC_VICTIMS_M_STATE = ev("UNC_CHA_LLC_VICTIMS.M_STATE", 0x37, 0x01),
+    LLC_VICTIMS_E_STATE = ev("UNC_CHA_LLC_VICTIMS.E_STATE", 0x37, 0x02),
+    LLC_VICTIMS_S_STATE = ev("UNC_CHA_LLC_VICTIMS.S_STATE", 0x37, 0x04),
+    LLC_VICTIMS_LOCAL_ONLY = ev("UNC_CHA_LLC_VICTIMS.LOCAL_ONLY", 0x37, 0x00).umask_ext(0x20),
+    LLC_VICTIMS_REMOTE_ONLY = ev("UNC_CHA_LLC_VICTIMS.REMOTE_ONLY", 0x37, 0x00).umask_ext(0x80),
+    LLC_VICTIMS_LOCAL_M = ev("UNC_CHA_LLC_VICTIMS.LOCAL_M", 0x37, 0x01).umask_ext(0x20),
+    LLC_VICTIMS_LOCAL_E = ev("UNC_CHA_LLC_VICTIMS.LOCAL_E", 0x37, 0x02).umask_ext(0x20),
+    LLC_VICTIMS_LOCAL_S = ev("UNC_CHA_LLC_VICTIMS.LOCAL_S", 0x37, 0x04).umask_ext(0x20),
+    LLC_VICTIMS_REMOTE_M = ev("UNC_CHA_LLC_VICTIMS.REMOTE_M", 0x37, 0x01).umask_ext(0x80),
+    LLC_VICTIMS_REMOTE_E = ev("UNC_CHA_LLC_VICTIMS.REMOTE_E", 0x37, 0x02).umask_ext(0x80),
+    LLC_VICTIMS_REMOTE_S = ev("UNC_CHA_LLC_VICTIMS.REMOTE_S", 0x37, 0x04).umask_ext(0x80),
+    MISC_RFO_HIT_S = ev("UNC_CHA_MISC.RFO_HIT_S", 0x39, 0x08),
+    MISC_RSPI_WAS_FSE = ev("UNC_CHA_MISC.RSPI_WAS_FSE", 0x39, 0x01),
+    MISC_WC_ALIASING = ev("UNC_CHA_MISC.WC_ALIASING", 0x39, 0x02),
+    MISC_CV0_PREF_VIC = ev("UNC_CHA_MISC.CV0_PREF_VIC", 0x39, 0x10),
+    MISC_CV0_PREF_MISS = ev("UNC_CHA_MISC.CV0_PREF_MISS", 0x39, 0x20),
+    TOR_INSERTS_IA_MISS_DRDPTE = ev("UNC_CHA_TOR_INSERTS.IA_MISS_DRDPTE", 0x35, 0x01).umask_ext(0xc837fe),
+    TOR_INSERTS_IA_HIT_DRDPTE = ev("UNC_CHA_TOR_INSERTS.IA_HIT_DRDPTE", 0x35, 0x01).umask_ext(0xc837fd),
+    TOR_INSERTS_IA_DRDPTE = ev("UNC_CHA_TOR_INSERTS.IA_DRDPTE", 0x35, 0x01).umask_ext(0xc837ff),
+    TOR_INSERTS_IA_WBEFTOE = ev("UNC_CHA_TOR_INSERTS.IA_WBEFTOE", 0x35, 0x01).umask_ext(0xcc3fff),
+    TOR_INSERTS_IA_HIT_LLCPREFCODE = ev("UNC_CHA_TOR_INSERTS.IA_HIT_LLCPREFCODE", 0x35, 0x01).umask_ext(0xcccffd),
+    TOR_INSERTS_IA_HIT_LLCPREFDATA = ev("UNC_CHA_TOR_INSERTS.IA_HIT_LLCPREFDATA", 0x35, 0x01).umask_ext(0xccd7fd),
+    TOR_INSERTS_IA_MISS_LLCPREFCODE = ev("UNC_CHA_TOR_INSERTS.IA_MISS_LLCPREFCODE", 0x35, 0x01).umask_ext(0xcccffe),
+    TOR_OCCUPANCY_IA_HIT_LLCPREFCODE = ev("UNC_CHA_TOR_OCCUPANCY.IA_HIT_LLCPREFCODE", 0x36, 0x01).on(0b1).umask_ext(0xcccffd),
+    TOR_OCCUPANCY_IA_HIT_LLCPREFDATA = ev("UNC_CHA_TOR_OCCUPANCY.IA_HIT_LLCPREFDATA", 0x36, 0x01).on(0b1).umask_ext(0xccd7fd),
+    TOR_OCCUPANCY_IA_MISS_LLCPREFCODE = ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_LLCPREFCODE", 0x36, 0x01).on(0b1).umask_ext(0xcccffe),
+    TOR_INSERTS_IA_LLCPREFCODE = ev("UNC_CHA_TOR_INSERTS.IA_LLCPREFCODE", 0x35, 0x01).umask_ext(0xcccfff),
+    TOR_OCCUPANCY_IA_LLCPREFCODE = ev("UNC_CHA_TOR_OCCUPANCY.IA_LLCPREFCODE", 0x36, 0x01).on(0b1).umask_ext(0xcccfff),
+    PMM_QOS_SLOW_INSERT = ev("UNC_CHA_PMM_QOS.SLOW_INSERT", 0x66, 0x01),
+    PMM_QOS_DDR4_FAST_INSERT = ev("UNC_CHA_PMM_QOS.DDR4_FAST_INSERT", 0x66, 0x02),
+    PMM_QOS_THROTTLE = ev("UNC_CHA_PMM_QOS.THROTTLE", 0x66, 0x04),
+    PMM_QOS_REJ_IRQ = ev("UNC_CHA_PMM_QOS.REJ_IRQ", 0x66, 0x08),
+    PMM_QOS_THROTTLE_PRQ = ev("UNC_CHA_PMM_QOS.THROTTLE_PRQ", 0x66, 0x10),
+    PMM_QOS_THROTTLE_IRQ = ev("UNC_CHA_PMM_QOS.THROTTLE_IRQ", 0x66, 0x20),
+    PMM_QOS_SLOWTORQ_SKIP = ev("UNC_CHA_PMM_QOS.SLOWTORQ_SKIP", 0x66, 0x40),
+    PMM_QOS_OCCUPANCY_DDR_SLOW_FIFO = ev("UNC_CHA_PMM_QOS_OCCUPANCY.DDR_SLOW_FIFO", 0x67, 0x01),
+    PMM_QOS_OCCUPANCY_DDR_FAST_FIFO = ev("UNC_CHA_PMM_QOS_OCCUPANCY.DDR_FAST_FIFO", 0x67, 0x02),
+    LLC_LOOKUP_LOCAL_F = ev("UNC_CHA_LLC_LOOKUP.LOCAL_F", 0x34, 0x00).umask_ext(0x800),
+    LLC_LOOKUP_REMOTE_F = ev("UNC_CHA_LLC_LOOKUP.REMOTE_F", 0x34, 0x00).umask_ext(0x1000),
+    LLC_LOOKUP_REMOTE_SNOOP_F = ev("UNC_CHA_LLC_LOOKUP.REMOTE_SNOOP_F", 0x34, 0x00).umask_ext(0x400),
+    LLC_LOOKUP_DATA_READ_F = ev("UNC_CHA_LLC_LOOKUP.DATA_READ_F", 0x34, 0x00).umask_ext(0x1),
+    LLC_LOOKUP_ANY_F = ev("UNC_CHA_LLC_LOOKUP.ANY_F", 0x34, 0x00).umask_ext(0x20),
+    LLC_LOOKUP_OTHER_REQ_F = ev("UNC_CHA_LLC_LOOKUP.OTHER_REQ_F", 0x34, 0x00).umask_ext(0x2),
+    LLC_LOOKUP_FLUSH_OR_INV_F = ev("UNC_CHA_LLC_LOOKUP.FLUSH_OR_INV_F", 0x34, 0x00).umask_ext(0x4),
+    LLC_LOOKUP_CODE_READ_F = ev("UNC_CHA_LLC_LOOKUP.CODE_READ_F", 0x34, 0x00).umask_ext(0x10),
+    LLC_LOOKUP_LLCPREF_LOCAL_F = ev("UNC_CHA_LLC_LOOKUP.LLCPREF_LOCAL_F", 0x34, 0x00).umask_ext(0x80),
+    LLC_LOOKUP_PREF_OR_DMND_REMOTE_F = ev("UNC_CHA_LLC_LOOKUP.PREF_OR_DMND_REMOTE_F", 0x34, 0x00).umask_ext(0x200),
+    LLC_LOOKUP_RFO_F = ev("UNC_CHA_LLC_LOOKUP.RFO_F", 0x34, 0x00).umask_ext(0x8),
+    LLC_LOOKUP_MISS_ALL = ev("UNC_CHA_LLC_LOOKUP.MISS_ALL", 0x34, 0x01).umask_ext(0x1fe0),
+    LLC_LOOKUP_DATA_READ_ALL = ev("UNC_CHA_LLC_LOOKUP.DATA_READ_ALL", 0x34, 0xff).umask_ext(0x1fc1),
+    LLC_LOOKUP_DATA_READ_MISS = ev("UNC_CHA_LLC_LOOKUP.DATA_READ_MISS", 0x34, 0x01).umask_ext(0x1fc1),
+    LLC_LOOKUP_DATA_READ_LOCAL = ev("UNC_CHA_LLC_LOOKUP.DATA_READ_LOCAL", 0x34, 0xff).umask_ext(0x841),
+    LLC_LOOKUP_WRITE_LOCAL = ev("UNC_CHA_LLC_LOOKUP.WRITE_LOCAL", 0x34, 0xff).umask_ext(0x842),
+    LLC_LOOKUP_RFO_LOCAL = ev("UNC_CHA_LLC_LOOKUP.RFO_LOCAL", 0x34, 0xff).umask_ext(0x9c8),
+    LLC_LOOKUP_WRITE_REMOTE = ev("UNC_CHA_LLC_LOOKUP.WRITE_REMOTE", 0x34, 0xff).umask_ext(0x17c2),
+    LLC_LOOKUP_ALL_REMOTE = ev("UNC_CHA_LLC_LOOKUP.ALL_REMOTE", 0x34, 0xff).umask_ext(0x17e0),
+    LLC_VICTIMS_IO = ev("UNC_CHA_LLC_VICTIMS.IO", 0x37, 0x10),
+    LLC_VICTIMS_IA = ev("UNC_CHA_LLC_VICTIMS.IA", 0x37, 0x20),
+    TOR_INSERTS_IA_MISS_DRD_PREF_PMM = ev("UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF_PMM", 0x35, 0x01).umask_ext(0xc8978a),
+    TOR_INSERTS_IA_MISS_DRD_PREF_LOCAL_PMM = ev("UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF_LOCAL_PMM", 0x35, 0x01).umask_ext(0xc8968a),
+    TOR_INSERTS_IA_MISS_DRD_PREF_REMOTE_PMM = ev("UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF_REMOTE_PMM", 0x35, 0x01).umask_ext(0xc8970a),
+    TOR_INSERTS_IA_MISS_DRD_PREF_DDR = ev("UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF_DDR", 0x35, 0x01).umask_ext(0xc89786),
+    TOR_INSERTS_IA_MISS_DRD_PREF_LOCAL_DDR = ev("UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF_LOCAL_DDR", 0x35, 0x01).umask_ext(0xc89686),
+    TOR_INSERTS_IA_MISS_DRD_PREF_REMOTE_DDR = ev("UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF_REMOTE_DDR", 0x35, 0x01).umask_ext(0xc89706),
+    TOR_INSERTS_IA_MISS_CRD_LOCAL = ev("UNC_CHA_TOR_INSERTS.IA_MISS_CRD_LOCAL", 0x35, 0x01).umask_ext(0xc80efe),
+    TOR_INSERTS_IA_MISS_CRD_REMOTE = ev("UNC_CHA_TOR_INSERTS.IA_MISS_CRD_REMOTE", 0x35, 0x01).umask_ext(0xc80f7e),
+    TOR_INSERTS_IA_MISS_CRD_PREF_LOCAL = ev("UNC_CHA_TOR_INSERTS.IA_MISS_CRD_PREF_LOCAL", 0x35, 0x01).umask_ext(0xc88efe),
+    TOR_INSERTS_IA_MISS_CRD_PREF_REMOTE = ev("UNC_CHA_TOR_INSERTS.IA_MISS_CRD_PREF_REMOTE", 0x35, 0x01).umask_ext(0xc88f7e),
+    TOR_INSERTS_IA_ITOMCACHENEAR = ev("UNC_CHA_TOR_INSERTS.IA_ITOMCACHENEAR", 0x35, 0x01).umask_ext(0xcd47ff),
+    TOR_INSERTS_IA_WBMTOI = ev("UNC_CHA_TOR_INSERTS.IA_WBMTOI", 0x35, 0x01).umask_ext(0xcc27ff),
+    TOR_INSERTS_IA_HIT_ITOM = ev("UNC_CHA_TOR_INSERTS.IA_HIT_ITOM", 0x35, 0x01).umask_ext(0xcc47fd),
+    TOR_INSERTS_IA_MISS_ITOM = ev("UNC_CHA_TOR_INSERTS.IA_MISS_ITOM", 0x35, 0x01).umask_ext(0xcc47fe),
+    TOR_INSERTS_IA_MISS_UCRDF = ev("UNC_CHA_TOR_INSERTS.IA_MISS_UCRDF", 0x35, 0x01).umask_ext(0xc877de),
+    TOR_INSERTS_IA_MISS_WIL = ev("UNC_CHA_TOR_INSERTS.IA_MISS_WIL", 0x35, 0x01).umask_ext(0xc87fde),
+    TOR_INSERTS_IA_WCILF = ev("UNC_CHA_TOR_INSERTS.IA_WCILF", 0x35, 0x01).umask_ext(0xc867ff),
+    TOR_INSERTS_IA_MISS_WCILF = ev("UNC_CHA_TOR_INSERTS.IA_MISS_WCILF", 0x35, 0x01).umask_ext(0xc867fe),
+    TOR_INSERTS_IA_MISS_WCILF_PMM = ev("UNC_CHA_TOR_INSERTS.IA_MISS_WCILF_PMM", 0x35, 0x01).umask_ext(0xc8678a),
+    TOR_INSERTS_IA_MISS_LOCAL_WCILF_PMM = ev("UNC_CHA_TOR_INSERTS.IA_MISS_LOCAL_WCILF_PMM", 0x35, 0x01).umask_ext(0xc8668a),
+    TOR_INSERTS_IA_MISS_REMOTE_WCILF_PMM = ev("UNC_CHA_TOR_INSERTS.IA_MISS_REMOTE_WCILF_PMM", 0x35, 0x01).umask_ext(0xc8670a),
+    TOR_INSERTS_IA_MISS_WCILF_DDR = ev("UNC_CHA_TOR_INSERTS.IA_MISS_WCILF_DDR", 0x35, 0x01).umask_ext(0xc86786),
+    TOR_INSERTS_IA_MISS_LOCAL_WCILF_DDR = ev("UNC_CHA_TOR_INSERTS.IA_MISS_LOCAL_WCILF_DDR", 0x35, 0x01).umask_ext(0xc86686),
+    TOR_INSERTS_IA_MISS_REMOTE_WCILF_DDR = ev("UNC_CHA_TOR_INSERTS.IA_MISS_REMOTE_WCILF_DDR", 0x35, 0x01).umask_ext(0xc86706),
+    TOR_INSERTS_IA_WCIL = ev("UNC_CHA_TOR_INSERTS.IA_WCIL", 0x35, 0x01).umask_ext(0xc86fff),
+    TOR_INSERTS_IA_MISS_WCIL = ev("UNC_CHA_TOR_INSERTS.IA_MISS_WCIL", 0x35, 0x01).umask_ext(0xc86ffe),
+    TOR_INSERTS_IA_MISS_WCIL_PMM = ev("UNC_CHA_TOR_INSERTS.IA_MISS_WCIL_PMM", 0x35, 0x01).umask_ext(0xc86f8a),
+    TOR_INSERTS_IA_MISS_LOCAL_WCIL_PMM = ev("UNC_CHA_TOR_INSERTS.IA_MISS_LOCAL_WCIL_PMM", 0x35, 0x01).umask_ext(0xc86e8a),
+    TOR_INSERTS_IA_MISS_REMOTE_WCIL_PMM = ev("UNC_CHA_TOR_INSERTS.IA_MISS_REMOTE_WCIL_PMM", 0x35, 0x01).umask_ext(0xc86f0a),
+    TOR_INSERTS_IA_MISS_WCIL_DDR = ev("UNC_CHA_TOR_INSERTS.IA_MISS_WCIL_DDR", 0x35, 0x01).umask_ext(0xc86f86),
+    TOR_INSERTS_IA_MISS_LOCAL_WCIL_DDR = ev("UNC_CHA_TOR_INSERTS.IA_MISS_LOCAL_WCIL_DDR", 0x35, 0x01).umask_ext(0xc86e86),
+    TOR_INSERTS_IA_MISS_REMOTE_WCIL_DDR = ev("UNC_CHA_TOR_INSERTS.IA_MISS_REMOTE_WCIL_DDR", 0x35, 0x01).umask_ext(0xc86f06),
+    TOR_OCCUPANCY_IA_MISS_DRD_PREF_PMM = ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PREF_PMM", 0x36, 0x01).on(0b1).umask_ext(0xc8978a),
+    TOR_OCCUPANCY_IA_MISS_DRD_PREF_LOCAL_PMM = ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PREF_LOCAL_PMM", 0x36, 0x01).on(0b1).umask_ext(0xc8968a),
+    TOR_OCCUPANCY_IA_MISS_DRD_PREF_REMOTE_PMM = ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PREF_REMOTE_PMM", 0x36, 0x01).on(0b1).umask_ext(0xc8970a),
+    TOR_OCCUPANCY_IA_MISS_DRD_PREF_DDR = ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PREF_DDR", 0x36, 0x01).on(0b1).umask_ext(0xc89786),
+    TOR_OCCUPANCY_IA_MISS_DRD_PREF_LOCAL_DDR = ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PREF_LOCAL_DDR", 0x36, 0x01).on(0b1).umask_ext(0xc89686),
+    TOR_OCCUPANCY_IA_MISS_DRD_PREF_REMOTE_DDR = ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PREF_REMOTE_DDR", 0x36, 0x01).on(0b1).umask_ext(0xc89706),
+    TOR_OCCUPANCY_IA_MISS_CRD_LOCAL = ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_CRD_LOCAL", 0x36, 0x01).on(0b1).umask_ext(0xc80efe),
+    TOR_OCCUPANCY_IA_MISS_CRD_REMOTE = ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_CRD_REMOTE", 0x36, 0x01).on(0b1).umask_ext(0xc80f7e),
+    TOR_OCCUPANCY_IA_MISS_CRD_PREF_LOCAL = ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_CRD_PREF_LOCAL", 0x36, 0x01).on(0b1).umask_ext(0xc88efe),
+    TOR_OCCUPANCY_IA_MISS_CRD_PREF_REMOTE = ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_CRD_PREF_REMOTE", 0x36, 0x01).on(0b1).umask_ext(0xc88f7e),
+    TOR_OCCUPANCY_IA_CLFLUSHOPT = ev("UNC_CHA_TOR_OCCUPANCY.IA_CLFLUSHOPT", 0x36, 0x01).on(0b1).umask_ext(0xc8d7ff),
+    TOR_OCCUPANCY_IA_ITOMCACHENEAR = ev("UNC_CHA_TOR_OCCUPANCY.IA_ITOMCACHENEAR", 0x36, 0x01).on(0b1).umask_ext(0xcd47ff),
+    TOR_OCCUPANCY_IA_WBMTOI = ev("UNC_CHA_TOR_OCCUPANCY.IA_WBMTOI", 0x36, 0x01).on(0b1).umask_ext(0xcc27ff),
+    TOR_OCCUPANCY_IA_ITOM = ev("UNC_CHA_TOR_OCCUPANCY.IA_ITOM", 0x36, 0x01).on(0b1).umask_ext(0xcc47ff),
+    TOR_OCCUPANCY_IA_HIT_ITOM = ev("UNC_CHA_TOR_OCCUPANCY.IA_HIT_ITOM", 0x36, 0x01).on(0b1).umask_ext(0xcc47fd),
+    TOR_OCCUPANCY_IA_MISS_ITOM = ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_ITOM", 0x36, 0x01).on(0b1).umask_ext(0xcc47fe),
+    TOR_OCCUPANCY_IA_MISS_UCRDF = ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_UCRDF", 0x36, 0x01).on(0b1).umask_ext(0xc877de),
+    TOR_OCCUPANCY_IA_MISS_WIL = ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_WIL", 0x36, 0x01).on(0b1).umask_ext(0xc87fde),
+    TOR_OCCUPANCY_IA_WCILF = ev("UNC_CHA_TOR_OCCUPANCY.IA_WCILF", 0x36, 0x01).on(0b1).umask_ext(0xc867ff),
+    TOR_OCCUPANCY_IA_MISS_WCILF = ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_WCILF", 0x36, 0x01).on(0b1).umask_ext(0xc867fe),
+    TOR_OCCUPANCY_IA_MISS_WCILF_PMM = ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_WCILF_PMM", 0x36, 0x01).on(0b1).umask_ext(0xc8678a),
+    TOR_OCCUPANCY_IA_MISS_LOCAL_WCILF_PMM = ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_LOCAL_WCILF_PMM", 0x36, 0x01).on(0b1).umask_ext(0xc8668a),
+    TOR_OCCUPANCY_IA_MISS_REMOTE_WCILF_PMM = ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_REMOTE_WCILF_PMM", 0x36, 0x01).on(0b1).umask_ext(0xc8670a),
+    TOR_OCCUPANCY_IA_MISS_WCILF_DDR = ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_WCILF_DDR", 0x36, 0x01).on(0b1).umask_ext(0xc86786),
+    TOR_OCCUPANCY_IA_MISS_LOCAL_WCILF_DDR = ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_LOCAL_WCILF_DDR", 0x36, 0x01).on(0b1).umask_ext(0xc86686),
+    TOR_OCCUPANCY_IA_MISS_REMOTE_WCILF_DDR = ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_REMOTE_WCILF_DDR", 0x36, 0x01).on(0b1).umask_ext(0xc86706),
+    TOR_OCCUPANCY_IA_WCIL = ev("UNC_CHA_TOR_OCCUPANCY.IA_WCIL", 0x36, 0x01).on(0b1).umask_ext(0xc86fff),
+    TOR_OCCUPANCY_IA_MISS_WCIL = ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_WCIL", 0x36, 0x01).on(0b1).umask_ext(0xc86ffe),
+    TOR_OCCUPANCY_IA_MISS_WCIL_PMM = ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_WCIL_PMM", 0x36, 0x01).on(0b1).umask_ext(0xc86f8a),
+    TOR_OCCUPANCY_IA_MISS_LOCAL_WCIL_PMM = ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_LOCAL_WCIL_PMM", 0x36, 0x01).on(0b1).umask_ext(0xc86e8a),
+    TOR_OCCUPANCY_IA_MISS_REMOTE_WCIL_PMM = ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_REMOTE_WCIL_PMM", 0x36, 0x01).on(0b1).umask_ext(0xc86f0a),
+    TOR_OCCUPANCY_IA_MISS_WCIL_DDR = ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_WCIL_DDR", 0x36, 0x01).on(0b1).umask_ext(0xc86f86),
+    TOR_OCCUPANCY_IA_MISS_LOCAL_WCIL_DDR = ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_LOCAL_WCIL_DDR", 0x36, 0x01).on(0b1).umask_ext(0xc86e86),
+    TOR_OCCUPANCY_IA_MISS_REMOTE_WCIL_DDR = ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_REMOTE_WCIL_DDR", 0x36, 0x01).on(0b1).umask_ext(0xc86f06),
+    TOR_OCCUPANCY_IO_WBMTOI = ev("UNC_CHA_TOR_OCCUPANCY.IO_WBMTOI", 0x36, 0x04).on(0b1).umask_ext(0xcc23ff),
+    TOR_OCCUPANCY_IO_CLFLUSH = ev("UNC_CHA_TOR_OCCUPANCY.IO_CLFLUSH", 0x36, 0x04).on(0b1).umask_ext(0xc8c3ff),
+    TOR_OCCUPANCY_PMM = ev("UNC_CHA_TOR_OCCUPANCY.PMM", 0x36, 0x00).on(0b1).umask_ext(0x8),
+    TOR_INSERTS_PMM = ev("UNC_CHA_TOR_INSERTS.PMM", 0x35, 0x00).umask_ext(0x8),
+    TOR_OCCUPANCY_DDR = ev("UNC_CHA_TOR_OCCUPANCY.DDR", 0x36, 0x00).on(0b1).umask_ext(0x4),
+    TOR_INSERTS_DDR = ev("UNC_CHA_TOR_INSERTS.DDR", 0x35, 0x00).umask_ext(0x4),
+    PMM_MEMMODE_NM_SETCONFLICTS2_MEMWRNI = ev("UNC_CHA_PMM_MEMMODE_NM_SETCONFLICTS2.MEMWRNI", 0x70, 0x04),
+    PMM_MEMMODE_NM_SETCONFLICTS2_MEMWR = ev("UNC_CHA_PMM_MEMMODE_NM_SETCONFLICTS2.MEMWR", 0x70, 0x02),
+    PMM_MEMMODE_NM_SETCONFLICTS2_IODC = ev("UNC_CHA_PMM_MEMMODE_NM_SETCONFLICTS2.IODC", 0x70, 0x01),
+    PMM_MEMMODE_NM_INVITOX_SETCONFLICT = ev("UNC_CHA_PMM_MEMMODE_NM_INVITOX.SETCONFLICT", 0x65, 0x04),
+    PMM_MEMMODE_NM_INVITOX_REMOTE = ev("UNC_CHA_PMM_MEMMODE_NM_INVITOX.REMOTE", 0x65, 0x02),
+    PMM_MEMMODE_NM_INVITOX_LOCAL = ev("UNC_CHA_PMM_MEMMODE_NM_INVITOX.LOCAL", 0x65, 0x01),
+    PMM_MEMMODE_NM_SETCONFLICTS_LLC = ev("UNC_CHA_PMM_MEMMODE_NM_SETCONFLICTS.LLC", 0x64, 0x02),
+    PMM_MEMMODE_NM_SETCONFLICTS_TOR = ev("UNC_CHA_PMM_MEMMODE_NM_SETCONFLICTS.TOR", 0x64, 0x04),
+    PMM_MEMMODE_NM_SETCONFLICTS_SF = ev("UNC_CHA_PMM_MEMMODE_NM_SETCONFLICTS.SF", 0x64, 0x01),
+    TOR_INSERTS_IA_WBMTOE = ev("UNC_CHA_TOR_INSERTS.IA_WBMTOE", 0x35, 0x01).umask_ext(0xcc2fff),
+    TOR_INSERTS_IA_WBEFTOI = ev("UNC_CHA_TOR_INSERTS.IA_WBEFTOI", 0x35, 0x01).umask_ext(0xcc37ff),
+    TOR_INSERTS_IA_WBSTOI = ev("UNC_CHA_TOR_INSERTS.IA_WBSTOI", 0x35, 0x01).umask_ext(0xcc67ff),
+    LLC_VICTIMS_IO_MESF = ev("UNC_CHA_LLC_VICTIMS.IO_MESF", 0x37, 0x1f),
+    LLC_VICTIMS_IO_E = ev("UNC_CHA_LLC_VICTIMS.IO_E", 0x37, 0x12),
+    LLC_VICTIMS_IO_FS = ev("UNC_CHA_LLC_VICTIMS.IO_FS", 0x37, 0x1c),
+    LLC_VICTIMS_IO_M = ev("UNC_CHA_LLC_VICTIMS.IO_M", 0x37, 0x11),
+    LLC_LOOKUP_COREPREF_OR_DMND_LOCAL_F = ev("UNC_CHA_LLC_LOOKUP.COREPREF_OR_DMND_LOCAL_F", 0x34, 0x00).umask_ext(0x40),
+    TOR_OCCUPANCY_IA_DRDPTE = ev("UNC_CHA_TOR_OCCUPANCY.IA_DRDPTE", 0x36, 0x01).on(0b1).umask_ext(0xc837ff),
+    TOR_OCCUPANCY_IA_HIT_DRDPTE = ev("UNC_CHA_TOR_OCCUPANCY.IA_HIT_DRDPTE", 0x36, 0x01).on(0b1).umask_ext(0xc837fd),
+    TOR_OCCUPANCY_IA_MISS_DRDPTE = ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRDPTE", 0x36, 0x01).on(0b1).umask_ext(0xc837fe),
+    TOR_OCCUPANCY_IO_ITOMCACHENEAR = ev("UNC_CHA_TOR_OCCUPANCY.IO_ITOMCACHENEAR", 0x36, 0x04).on(0b1).umask_ext(0xcd43ff),
+    TOR_OCCUPANCY_IA_MISS_RFO_CXL_ACC = ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_RFO_CXL_ACC", 0x36, 0x01).on(0b1).umask_ext(0x10c80782),
+    TOR_OCCUPANCY_IA_MISS_DRD_CXL_ACC = ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_CXL_ACC", 0x36, 0x01).on(0b1).umask_ext(0x10c81782),
+    TOR_INSERTS_IA_MISS_DRD_CXL_ACC = ev("UNC_CHA_TOR_INSERTS.IA_MISS_DRD_CXL_ACC", 0x35, 0x01).umask_ext(0x10c81782),
+    TOR_INSERTS_IA_MISS_RFO_CXL_ACC = ev("UNC_CHA_TOR_INSERTS.IA_MISS_RFO_CXL_ACC", 0x35, 0x01).umask_ext(0x10c80782),
+    TOR_INSERTS_IA_MISS_LLCPREFRFO_CXL_ACC = ev("UNC_CHA_TOR_INSERTS.IA_MISS_LLCPREFRFO_CXL_ACC", 0x35, 0x01).umask_ext(0x10c88782),
+    TOR_INSERTS_IA_MISS_RFO_PREF_CXL_ACC = ev("UNC_CHA_TOR_INSERTS.IA_MISS_RFO_PREF_CXL_ACC", 0x35, 0x01).umask_ext(0x10ccc782),
+    TOR_INSERTS_IA_MISS_DRD_PREF_CXL_ACC = ev("UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF_CXL_ACC", 0x35, 0x01).umask_ext(0x10c89782),
+    TOR_INSERTS_IA_MISS_LLCPREFDATA_CXL_ACC = ev("UNC_CHA_TOR_INSERTS.IA_MISS_LLCPREFDATA_CXL_ACC", 0x35, 0x01).umask_ext(0x10ccd782),
+    TOR_OCCUPANCY_IA_MISS_DRD_PREF_CXL_ACC = ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PREF_CXL_ACC", 0x36, 0x01).on(0b1).umask_ext(0x10c89782),
+    TOR_OCCUPANCY_IA_MISS_LLCPREFDATA_CXL_ACC = ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_LLCPREFDATA_CXL_ACC", 0x36, 0x01).on(0b1).umask_ext(0x10ccd782),
+    TOR_OCCUPANCY_IA_MISS_LLCPREFRFO_CXL_ACC = ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_LLCPREFRFO_CXL_ACC", 0x36, 0x01).on(0b1).umask_ext(0x10c88782),
+    TOR_OCCUPANCY_IA_MISS_RFO_PREF_CXL_ACC = ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_RFO_PREF_CXL_ACC", 0x36, 0x01).on(0b1).umask_ext(0x10ccc782),
+    TOR_INSERTS_IA_MISS_CXL_ACC = ev("UNC_CHA_TOR_INSERTS.IA_MISS_CXL_ACC", 0x35, 0x01).umask_ext(0x10c00182),
+    TOR_INSERTS_IA_HIT_CXL_ACC = ev("UNC_CHA_TOR_INSERTS.IA_HIT_CXL_ACC", 0x35, 0x01).umask_ext(0x10c00181),
+    TOR_OCCUPANCY_IA_MISS_CXL_ACC = ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_CXL_ACC", 0x36, 0x01).on(0b1).umask_ext(0x10c00182),
+    TOR_OCCUPANCY_IA_HIT_CXL_ACC = ev("UNC_CHA_TOR_OCCUPANCY.IA_HIT_CXL_ACC", 0x36, 0x01).on(0b1).umask_ext(0x10c00181),
+    TOR_OCCUPANCY_IA_MISS_RFOMORPH_CXL_ACC = ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_RFOMORPH_CXL_ACC", 0x36, 0x01).on(0b1).umask_ext(0x10c80382),
+    TOR_OCCUPANCY_IA_MISS_CRDMORPH_CXL_ACC = ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_CRDMORPH_CXL_ACC", 0x36, 0x01).on(0b1).umask_ext(0x10c80b82),
+    TOR_OCCUPANCY_IA_MISS_DRDMORPH_CXL_ACC = ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRDMORPH_CXL_ACC", 0x36, 0x01).on(0b1).umask_ext(0x10c81382),
+    TOR_OCCUPANCY_IA_MISS_LLCPREFCODE_CXL_ACC = ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_LLCPREFCODE_CXL_ACC", 0x36, 0x01).on(0b1).umask_ext(0x10cccf82),
+    TOR_INSERTS_IA_MISS_RFOMORPH_CXL_ACC = ev("UNC_CHA_TOR_INSERTS.IA_MISS_RFOMORPH_CXL_ACC", 0x35, 0x01).umask_ext(0x10c80382),
+    TOR_INSERTS_IA_MISS_CRDMORPH_CXL_ACC = ev("UNC_CHA_TOR_INSERTS.IA_MISS_CRDMORPH_CXL_ACC", 0x35, 0x01).umask_ext(0x10c80b82),
+    TOR_INSERTS_IA_MISS_DRDMORPH_CXL_ACC = ev("UNC_CHA_TOR_INSERTS.IA_MISS_DRDMORPH_CXL_ACC", 0x35, 0x01).umask_ext(0x10c81382),
+    TOR_INSERTS_IA_MISS_LLCPREFCODE_CXL_ACC = ev("UNC_CHA_TOR_INSERTS.IA_MISS_LLCPREFCODE_CXL_ACC", 0x35, 0x01).umask_ext(0x10cccf82),
+    TOR_INSERTS_IA_MISS_DRD_CXL_ACC_LOCAL = ev("UNC_CHA_TOR_INSERTS.IA_MISS_DRD_CXL_ACC_LOCAL", 0x35, 0x01).umask_ext(0x10c81682),
+    TOR_INSERTS_IA_MISS_DRD_PREF_CXL_ACC_LOCAL = ev("UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF_CXL_ACC_LOCAL", 0x35, 0x01).umask_ext(0x10c89682),
+    TOR_INSERTS_IA_MISS_DRD_OPT_CXL_ACC_LOCAL = ev("UNC_CHA_TOR_INSERTS.IA_MISS_DRD_OPT_CXL_ACC_LOCAL", 0x35, 0x01).umask_ext(0x10c82682),
+    TOR_INSERTS_IA_MISS_DRD_OPT_PREF_CXL_ACC_LOCAL = ev("UNC_CHA_TOR_INSERTS.IA_MISS_DRD_OPT_PREF_CXL_ACC_LOCAL", 0x35, 0x01).umask_ext(0x10c8a682),
+    TOR_INSERTS_IA_MISS_LLCPREFDATA_CXL_ACC_LOCAL = ev("UNC_CHA_TOR_INSERTS.IA_MISS_LLCPREFDATA_CXL_ACC_LOCAL", 0x35, 0x01).umask_ext(0x10ccd682),
+    TOR_INSERTS_IA_MISS_RFO_CXL_ACC_LOCAL = ev("UNC_CHA_TOR_INSERTS.IA_MISS_RFO_CXL_ACC_LOCAL", 0x35, 0x01).umask_ext(0x10c80682),
+    TOR_INSERTS_IA_MISS_RFO_PREF_CXL_ACC_LOCAL = ev("UNC_CHA_TOR_INSERTS.IA_MISS_RFO_PREF_CXL_ACC_LOCAL", 0x35, 0x01).umask_ext(0x10ccc682),
+    TOR_INSERTS_IA_MISS_LLCPREFRFO_CXL_ACC_LOCAL = ev("UNC_CHA_TOR_INSERTS.IA_MISS_LLCPREFRFO_CXL_ACC_LOCAL", 0x35, 0x01).umask_ext(0x10c88682),
+    TOR_INSERTS_IA_MISS_CXL_ACC_LOCAL = ev("UNC_CHA_TOR_INSERTS.IA_MISS_CXL_ACC_LOCAL", 0x35, 0x01).umask_ext(0x10c00082),
+    TOR_INSERTS_IA_HIT_CXL_ACC_LOCAL = ev("UNC_CHA_TOR_INSERTS.IA_HIT_CXL_ACC_LOCAL", 0x35, 0x01).umask_ext(0x10c00081),
+    TOR_OCCUPANCY_IA_MISS_DRD_CXL_ACC_LOCAL = ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_CXL_ACC_LOCAL", 0x36, 0x01).on(0b1).umask_ext(0x10c81682),
+    TOR_OCCUPANCY_IA_MISS_DRD_PREF_CXL_ACC_LOCAL = ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PREF_CXL_ACC_LOCAL", 0x36, 0x01).on(0b1).umask_ext(0x10c89682),
+    TOR_OCCUPANCY_IA_MISS_DRD_OPT_CXL_ACC_LOCAL = ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_OPT_CXL_ACC_LOCAL", 0x36, 0x01).on(0b1).umask_ext(0x10c82682),
+    TOR_OCCUPANCY_IA_MISS_DRD_OPT_PREF_CXL_ACC_LOCAL = ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_OPT_PREF_CXL_ACC_LOCAL", 0x36, 0x01).on(0b1).umask_ext(0x10c8a682),
+    TOR_OCCUPANCY_IA_MISS_LLCPREFDATA_CXL_ACC_LOCAL = ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_LLCPREFDATA_CXL_ACC_LOCAL", 0x36, 0x01).on(0b1).umask_ext(0x10ccd682),
+    TOR_OCCUPANCY_IA_MISS_RFO_CXL_ACC_LOCAL = ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_RFO_CXL_ACC_LOCAL", 0x36, 0x01).on(0b1).umask_ext(0x10c80682),
+    TOR_OCCUPANCY_IA_MISS_RFO_PREF_CXL_ACC_LOCAL = ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_RFO_PREF_CXL_ACC_LOCAL", 0x36, 0x01).on(0b1).umask_ext(0x10ccc682),
+    TOR_OCCUPANCY_IA_MISS_LLCPREFRFO_CXL_ACC_LOCAL = ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_LLCPREFRFO_CXL_ACC_LOCAL", 0x36, 0x01).on(0b1).umask_ext(0x10c88682),
+    TOR_OCCUPANCY_IA_MISS_CXL_ACC_LOCAL = ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_CXL_ACC_LOCAL", 0x36, 0x01).on(0b1).umask_ext(0x10c00082),
+    TOR_OCCUPANCY_IA_HIT_CXL_ACC_LOCAL = ev("UNC_CHA_TOR_OCCUPANCY.IA_HIT_CXL_ACC_LOCAL", 0x36, 0x01).on(0b1).umask_ext(0x10c00081),
+    TOR_OCCUPANCY_IO_MISS_PCIRDCUR_REMOTE = ev("UNC_CHA_TOR_OCCUPANCY.IO_MISS_PCIRDCUR_REMOTE", 0x36, 0x04).on(0b1).umask_ext(0xc8f37e),
+    TOR_OCCUPANCY_IO_MISS_PCIRDCUR_LOCAL = ev("UNC_CHA_TOR_OCCUPANCY.IO_MISS_PCIRDCUR_LOCAL", 0x36, 0x04).on(0b1).umask_ext(0xc8f2fe),
+    TOR_OCCUPANCY_IO_MISS_ITOM_REMOTE = ev("UNC_CHA_TOR_OCCUPANCY.IO_MISS_ITOM_REMOTE", 0x36, 0x04).on(0b1).umask_ext(0xcc437e),
+    TOR_OCCUPANCY_IO_MISS_ITOM_LOCAL = ev("UNC_CHA_TOR_OCCUPANCY.IO_MISS_ITOM_LOCAL", 0x36, 0x04).on(0b1).umask_ext(0xcc42fe),
+    TOR_OCCUPANCY_IO_MISS_ITOMCACHENEAR_REMOTE = ev("UNC_CHA_TOR_OCCUPANCY.IO_MISS_ITOMCACHENEAR_REMOTE", 0x36, 0x04).on(0b1).umask_ext(0xcd437e),
+    TOR_OCCUPANCY_IO_MISS_ITOMCACHENEAR_LOCAL = ev("UNC_CHA_TOR_OCCUPANCY.IO_MISS_ITOMCACHENEAR_LOCAL", 0x36, 0x04).on(0b1).umask_ext(0xcd42fe),
+}
 #[cfg(not(feature = "experimental-events"))]
 const EXPERIMENTAL_ROWS: &[EventRow] = &[];
 /// The rows built.

@@ -10,7 +10,7 @@ use crate::core_events::CoreEventsInfo;
 use crate::support::EventInfo;
 
 #[allow(unused_imports)]
-use crate::core_events::{ev, EventRow};
+use crate::core_events::{event_table, EventRow};
 #[cfg(feature = "metadata")]
 use crate::core_events::{event_info_refs, event_infos};
 
@@ -24,786 +24,6 @@ pub enum List {}
 pub type Event = CoreEvent<List>;
 
 impl Event {
-    /// `LD_BLOCKS.ADDRESS_ALIAS`.
-    pub const LD_BLOCKS_ADDRESS_ALIAS: Event = Event::row(0);
-    /// `LD_BLOCKS.STORE_FORWARD`.
-    pub const LD_BLOCKS_STORE_FORWARD: Event = Event::row(1);
-    /// `LD_BLOCKS.NO_SR`.
-    pub const LD_BLOCKS_NO_SR: Event = Event::row(2);
-    /// `ITLB_MISSES.WALK_COMPLETED_4K`.
-    pub const ITLB_MISSES_WALK_COMPLETED_4K: Event = Event::row(3);
-    /// `ITLB_MISSES.WALK_COMPLETED_2M_4M`.
-    pub const ITLB_MISSES_WALK_COMPLETED_2M_4M: Event = Event::row(4);
-    /// `ITLB_MISSES.WALK_COMPLETED`.
-    pub const ITLB_MISSES_WALK_COMPLETED: Event = Event::row(5);
-    /// `ITLB_MISSES.WALK_ACTIVE`.
-    pub const ITLB_MISSES_WALK_ACTIVE: Event = Event::row(6);
-    /// `ITLB_MISSES.WALK_PENDING`.
-    pub const ITLB_MISSES_WALK_PENDING: Event = Event::row(7);
-    /// `ITLB_MISSES.STLB_HIT`.
-    pub const ITLB_MISSES_STLB_HIT: Event = Event::row(8);
-    /// `DTLB_LOAD_MISSES.WALK_COMPLETED_4K`.
-    pub const DTLB_LOAD_MISSES_WALK_COMPLETED_4K: Event = Event::row(9);
-    /// `DTLB_LOAD_MISSES.WALK_COMPLETED_2M_4M`.
-    pub const DTLB_LOAD_MISSES_WALK_COMPLETED_2M_4M: Event = Event::row(10);
-    /// `DTLB_LOAD_MISSES.WALK_COMPLETED_1G`.
-    pub const DTLB_LOAD_MISSES_WALK_COMPLETED_1G: Event = Event::row(11);
-    /// `DTLB_LOAD_MISSES.WALK_COMPLETED`.
-    pub const DTLB_LOAD_MISSES_WALK_COMPLETED: Event = Event::row(12);
-    /// `DTLB_LOAD_MISSES.WALK_ACTIVE`.
-    pub const DTLB_LOAD_MISSES_WALK_ACTIVE: Event = Event::row(13);
-    /// `DTLB_LOAD_MISSES.WALK_PENDING`.
-    pub const DTLB_LOAD_MISSES_WALK_PENDING: Event = Event::row(14);
-    /// `DTLB_LOAD_MISSES.STLB_HIT`.
-    pub const DTLB_LOAD_MISSES_STLB_HIT: Event = Event::row(15);
-    /// `DTLB_STORE_MISSES.WALK_COMPLETED_4K`.
-    pub const DTLB_STORE_MISSES_WALK_COMPLETED_4K: Event = Event::row(16);
-    /// `DTLB_STORE_MISSES.WALK_COMPLETED_2M_4M`.
-    pub const DTLB_STORE_MISSES_WALK_COMPLETED_2M_4M: Event = Event::row(17);
-    /// `DTLB_STORE_MISSES.WALK_COMPLETED_1G`.
-    pub const DTLB_STORE_MISSES_WALK_COMPLETED_1G: Event = Event::row(18);
-    /// `DTLB_STORE_MISSES.WALK_COMPLETED`.
-    pub const DTLB_STORE_MISSES_WALK_COMPLETED: Event = Event::row(19);
-    /// `DTLB_STORE_MISSES.WALK_ACTIVE`.
-    pub const DTLB_STORE_MISSES_WALK_ACTIVE: Event = Event::row(20);
-    /// `DTLB_STORE_MISSES.WALK_PENDING`.
-    pub const DTLB_STORE_MISSES_WALK_PENDING: Event = Event::row(21);
-    /// `DTLB_STORE_MISSES.STLB_HIT`.
-    pub const DTLB_STORE_MISSES_STLB_HIT: Event = Event::row(22);
-    /// `OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DEMAND_DATA_RD`.
-    pub const OFFCORE_REQUESTS_OUTSTANDING_CYCLES_WITH_DEMAND_DATA_RD: Event = Event::row(23);
-    /// `OFFCORE_REQUESTS_OUTSTANDING.DEMAND_DATA_RD`.
-    pub const OFFCORE_REQUESTS_OUTSTANDING_DEMAND_DATA_RD: Event = Event::row(24);
-    /// `OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DEMAND_CODE_RD`.
-    pub const OFFCORE_REQUESTS_OUTSTANDING_CYCLES_WITH_DEMAND_CODE_RD: Event = Event::row(25);
-    /// `OFFCORE_REQUESTS_OUTSTANDING.DEMAND_CODE_RD`.
-    pub const OFFCORE_REQUESTS_OUTSTANDING_DEMAND_CODE_RD: Event = Event::row(26);
-    /// `OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DEMAND_RFO`.
-    pub const OFFCORE_REQUESTS_OUTSTANDING_CYCLES_WITH_DEMAND_RFO: Event = Event::row(27);
-    /// `OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DATA_RD`.
-    pub const OFFCORE_REQUESTS_OUTSTANDING_CYCLES_WITH_DATA_RD: Event = Event::row(28);
-    /// `OFFCORE_REQUESTS_OUTSTANDING.DATA_RD`.
-    pub const OFFCORE_REQUESTS_OUTSTANDING_DATA_RD: Event = Event::row(29);
-    /// `OFFCORE_REQUESTS_OUTSTANDING.L3_MISS_DEMAND_DATA_RD`.
-    pub const OFFCORE_REQUESTS_OUTSTANDING_L3_MISS_DEMAND_DATA_RD: Event = Event::row(30);
-    /// `OFFCORE_REQUESTS.DEMAND_DATA_RD`.
-    pub const OFFCORE_REQUESTS_DEMAND_DATA_RD: Event = Event::row(31);
-    /// `OFFCORE_REQUESTS.DEMAND_CODE_RD`.
-    pub const OFFCORE_REQUESTS_DEMAND_CODE_RD: Event = Event::row(32);
-    /// `OFFCORE_REQUESTS.DEMAND_RFO`.
-    pub const OFFCORE_REQUESTS_DEMAND_RFO: Event = Event::row(33);
-    /// `OFFCORE_REQUESTS.DATA_RD`.
-    pub const OFFCORE_REQUESTS_DATA_RD: Event = Event::row(34);
-    /// `OFFCORE_REQUESTS.L3_MISS_DEMAND_DATA_RD`.
-    pub const OFFCORE_REQUESTS_L3_MISS_DEMAND_DATA_RD: Event = Event::row(35);
-    /// `OFFCORE_REQUESTS.ALL_REQUESTS`.
-    pub const OFFCORE_REQUESTS_ALL_REQUESTS: Event = Event::row(36);
-    /// `L2_TRANS.L2_WB`.
-    pub const L2_TRANS_L2_WB: Event = Event::row(37);
-    /// `L2_RQSTS.DEMAND_DATA_RD_MISS`.
-    pub const L2_RQSTS_DEMAND_DATA_RD_MISS: Event = Event::row(38);
-    /// `L2_RQSTS.RFO_MISS`.
-    pub const L2_RQSTS_RFO_MISS: Event = Event::row(39);
-    /// `L2_RQSTS.CODE_RD_MISS`.
-    pub const L2_RQSTS_CODE_RD_MISS: Event = Event::row(40);
-    /// `L2_RQSTS.ALL_DEMAND_MISS`.
-    pub const L2_RQSTS_ALL_DEMAND_MISS: Event = Event::row(41);
-    /// `L2_RQSTS.SWPF_MISS`.
-    pub const L2_RQSTS_SWPF_MISS: Event = Event::row(42);
-    /// `L2_RQSTS.HWPF_MISS`.
-    pub const L2_RQSTS_HWPF_MISS: Event = Event::row(43);
-    /// `L2_RQSTS.MISS`.
-    pub const L2_RQSTS_MISS: Event = Event::row(44);
-    /// `L2_REQUEST.MISS`.
-    pub const L2_REQUEST_MISS: Event = Event::row(45);
-    /// `L2_RQSTS.DEMAND_DATA_RD_HIT`.
-    pub const L2_RQSTS_DEMAND_DATA_RD_HIT: Event = Event::row(46);
-    /// `L2_RQSTS.RFO_HIT`.
-    pub const L2_RQSTS_RFO_HIT: Event = Event::row(47);
-    /// `L2_RQSTS.CODE_RD_HIT`.
-    pub const L2_RQSTS_CODE_RD_HIT: Event = Event::row(48);
-    /// `L2_RQSTS.SWPF_HIT`.
-    pub const L2_RQSTS_SWPF_HIT: Event = Event::row(49);
-    /// `L2_RQSTS.HIT`.
-    pub const L2_RQSTS_HIT: Event = Event::row(50);
-    /// `L2_REQUEST.HIT`.
-    pub const L2_REQUEST_HIT: Event = Event::row(51);
-    /// `L2_RQSTS.ALL_DEMAND_DATA_RD`.
-    pub const L2_RQSTS_ALL_DEMAND_DATA_RD: Event = Event::row(52);
-    /// `L2_RQSTS.ALL_RFO`.
-    pub const L2_RQSTS_ALL_RFO: Event = Event::row(53);
-    /// `L2_RQSTS.ALL_CODE_RD`.
-    pub const L2_RQSTS_ALL_CODE_RD: Event = Event::row(54);
-    /// `L2_RQSTS.ALL_DEMAND_REFERENCES`.
-    pub const L2_RQSTS_ALL_DEMAND_REFERENCES: Event = Event::row(55);
-    /// `L2_RQSTS.ALL_HWPF`.
-    pub const L2_RQSTS_ALL_HWPF: Event = Event::row(56);
-    /// `L2_RQSTS.REFERENCES`.
-    pub const L2_RQSTS_REFERENCES: Event = Event::row(57);
-    /// `L2_REQUEST.ALL`.
-    pub const L2_REQUEST_ALL: Event = Event::row(58);
-    /// `L2_LINES_IN.ALL`.
-    pub const L2_LINES_IN_ALL: Event = Event::row(59);
-    /// `L2_LINES_OUT.SILENT`.
-    pub const L2_LINES_OUT_SILENT: Event = Event::row(60);
-    /// `L2_LINES_OUT.NON_SILENT`.
-    pub const L2_LINES_OUT_NON_SILENT: Event = Event::row(61);
-    /// `L2_LINES_OUT.USELESS_HWPF`.
-    pub const L2_LINES_OUT_USELESS_HWPF: Event = Event::row(62);
-    /// `CORE_SNOOP_RESPONSE.MISS`.
-    pub const CORE_SNOOP_RESPONSE_MISS: Event = Event::row(63);
-    /// `CORE_SNOOP_RESPONSE.I_HIT_FSE`.
-    pub const CORE_SNOOP_RESPONSE_I_HIT_FSE: Event = Event::row(64);
-    /// `CORE_SNOOP_RESPONSE.S_HIT_FSE`.
-    pub const CORE_SNOOP_RESPONSE_S_HIT_FSE: Event = Event::row(65);
-    /// `CORE_SNOOP_RESPONSE.S_FWD_M`.
-    pub const CORE_SNOOP_RESPONSE_S_FWD_M: Event = Event::row(66);
-    /// `CORE_SNOOP_RESPONSE.I_FWD_M`.
-    pub const CORE_SNOOP_RESPONSE_I_FWD_M: Event = Event::row(67);
-    /// `CORE_SNOOP_RESPONSE.I_FWD_FE`.
-    pub const CORE_SNOOP_RESPONSE_I_FWD_FE: Event = Event::row(68);
-    /// `CORE_SNOOP_RESPONSE.S_FWD_FE`.
-    pub const CORE_SNOOP_RESPONSE_S_FWD_FE: Event = Event::row(69);
-    /// `SQ_MISC.BUS_LOCK`.
-    pub const SQ_MISC_BUS_LOCK: Event = Event::row(70);
-    /// `XQ.FULL_CYCLES`.
-    pub const XQ_FULL_CYCLES: Event = Event::row(71);
-    /// `LONGEST_LAT_CACHE.MISS`.
-    pub const LONGEST_LAT_CACHE_MISS: Event = Event::row(72);
-    /// `LONGEST_LAT_CACHE.REFERENCE`.
-    pub const LONGEST_LAT_CACHE_REFERENCE: Event = Event::row(73);
-    /// `CPU_CLK_UNHALTED.THREAD_P`.
-    pub const CPU_CLK_UNHALTED_THREAD_P: Event = Event::row(74);
-    /// `CPU_CLK_UNHALTED.REF_TSC_P`.
-    pub const CPU_CLK_UNHALTED_REF_TSC_P: Event = Event::row(75);
-    /// `CPU_CLK_UNHALTED.ONE_THREAD_ACTIVE`.
-    pub const CPU_CLK_UNHALTED_ONE_THREAD_ACTIVE: Event = Event::row(76);
-    /// `CPU_CLK_UNHALTED.REF_DISTRIBUTED`.
-    pub const CPU_CLK_UNHALTED_REF_DISTRIBUTED: Event = Event::row(77);
-    /// `SW_PREFETCH_ACCESS.NTA`.
-    pub const SW_PREFETCH_ACCESS_NTA: Event = Event::row(78);
-    /// `SW_PREFETCH_ACCESS.T0`.
-    pub const SW_PREFETCH_ACCESS_T0: Event = Event::row(79);
-    /// `SW_PREFETCH_ACCESS.T1_T2`.
-    pub const SW_PREFETCH_ACCESS_T1_T2: Event = Event::row(80);
-    /// `SW_PREFETCH_ACCESS.PREFETCHW`.
-    pub const SW_PREFETCH_ACCESS_PREFETCHW: Event = Event::row(81);
-    /// `SW_PREFETCH_ACCESS.ANY`.
-    pub const SW_PREFETCH_ACCESS_ANY: Event = Event::row(82);
-    /// `LOCK_CYCLES.CACHE_LOCK_DURATION`.
-    pub const LOCK_CYCLES_CACHE_LOCK_DURATION: Event = Event::row(83);
-    /// `MEM_LOAD_COMPLETED.L1_MISS_ANY`.
-    pub const MEM_LOAD_COMPLETED_L1_MISS_ANY: Event = Event::row(84);
-    /// `MEM_STORE_RETIRED.L2_HIT`.
-    pub const MEM_STORE_RETIRED_L2_HIT: Event = Event::row(85);
-    /// `MEMORY_ACTIVITY.CYCLES_L1D_MISS`.
-    pub const MEMORY_ACTIVITY_CYCLES_L1D_MISS: Event = Event::row(86);
-    /// `MEMORY_ACTIVITY.STALLS_L1D_MISS`.
-    pub const MEMORY_ACTIVITY_STALLS_L1D_MISS: Event = Event::row(87);
-    /// `MEMORY_ACTIVITY.STALLS_L2_MISS`.
-    pub const MEMORY_ACTIVITY_STALLS_L2_MISS: Event = Event::row(88);
-    /// `MEMORY_ACTIVITY.STALLS_L3_MISS`.
-    pub const MEMORY_ACTIVITY_STALLS_L3_MISS: Event = Event::row(89);
-    /// `L1D_PEND_MISS.PENDING`.
-    pub const L1D_PEND_MISS_PENDING: Event = Event::row(90);
-    /// `L1D_PEND_MISS.PENDING_CYCLES`.
-    pub const L1D_PEND_MISS_PENDING_CYCLES: Event = Event::row(91);
-    /// `L1D_PEND_MISS.FB_FULL`.
-    pub const L1D_PEND_MISS_FB_FULL: Event = Event::row(92);
-    /// `L1D_PEND_MISS.FB_FULL_PERIODS`.
-    pub const L1D_PEND_MISS_FB_FULL_PERIODS: Event = Event::row(93);
-    /// `L1D_PEND_MISS.L2_STALLS`.
-    pub const L1D_PEND_MISS_L2_STALLS: Event = Event::row(94);
-    /// `LOAD_HIT_PREFETCH.SWPF`.
-    pub const LOAD_HIT_PREFETCH_SWPF: Event = Event::row(95);
-    /// `L1D.REPLACEMENT`.
-    pub const L1D_REPLACEMENT: Event = Event::row(96);
-    /// `L1D.HWPF_MISS`.
-    pub const L1D_HWPF_MISS: Event = Event::row(97);
-    /// `TX_MEM.ABORT_CONFLICT`.
-    pub const TX_MEM_ABORT_CONFLICT: Event = Event::row(98);
-    /// `TX_MEM.ABORT_CAPACITY_WRITE`.
-    pub const TX_MEM_ABORT_CAPACITY_WRITE: Event = Event::row(99);
-    /// `TX_MEM.ABORT_CAPACITY_READ`.
-    pub const TX_MEM_ABORT_CAPACITY_READ: Event = Event::row(100);
-    /// `BACLEARS.ANY`.
-    pub const BACLEARS_ANY: Event = Event::row(101);
-    /// `DSB2MITE_SWITCHES.PENALTY_CYCLES`.
-    pub const DSB2MITE_SWITCHES_PENALTY_CYCLES: Event = Event::row(102);
-    /// `INST_DECODED.DECODERS`.
-    pub const INST_DECODED_DECODERS: Event = Event::row(103);
-    /// `UOPS_DECODED.DEC0_UOPS`.
-    pub const UOPS_DECODED_DEC0_UOPS: Event = Event::row(104);
-    /// `IDQ.MITE_CYCLES_ANY`.
-    pub const IDQ_MITE_CYCLES_ANY: Event = Event::row(105);
-    /// `IDQ.MITE_CYCLES_OK`.
-    pub const IDQ_MITE_CYCLES_OK: Event = Event::row(106);
-    /// `IDQ.MITE_UOPS`.
-    pub const IDQ_MITE_UOPS: Event = Event::row(107);
-    /// `IDQ.DSB_CYCLES_ANY`.
-    pub const IDQ_DSB_CYCLES_ANY: Event = Event::row(108);
-    /// `IDQ.DSB_CYCLES_OK`.
-    pub const IDQ_DSB_CYCLES_OK: Event = Event::row(109);
-    /// `IDQ.DSB_UOPS`.
-    pub const IDQ_DSB_UOPS: Event = Event::row(110);
-    /// `IDQ.MS_CYCLES_ANY`.
-    pub const IDQ_MS_CYCLES_ANY: Event = Event::row(111);
-    /// `IDQ.MS_SWITCHES`.
-    pub const IDQ_MS_SWITCHES: Event = Event::row(112);
-    /// `IDQ.MS_UOPS`.
-    pub const IDQ_MS_UOPS: Event = Event::row(113);
-    /// `ICACHE_DATA.STALLS`.
-    pub const ICACHE_DATA_STALLS: Event = Event::row(114);
-    /// `ICACHE_DATA.STALL_PERIODS`.
-    pub const ICACHE_DATA_STALL_PERIODS: Event = Event::row(115);
-    /// `ICACHE_TAG.STALLS`.
-    pub const ICACHE_TAG_STALLS: Event = Event::row(116);
-    /// `ICACHE_TAG.STALLS_ISB`.
-    pub const ICACHE_TAG_STALLS_ISB: Event = Event::row(117);
-    /// `ICACHE_TAG.STALLS_INUSE`.
-    pub const ICACHE_TAG_STALLS_INUSE: Event = Event::row(118);
-    /// `DECODE.LCP`.
-    pub const DECODE_LCP: Event = Event::row(119);
-    /// `DECODE.MS_BUSY`.
-    pub const DECODE_MS_BUSY: Event = Event::row(120);
-    /// `IDQ_UOPS_NOT_DELIVERED.CORE`.
-    pub const IDQ_UOPS_NOT_DELIVERED_CORE: Event = Event::row(121);
-    /// `IDQ_UOPS_NOT_DELIVERED.CYCLES_0_UOPS_DELIV.CORE`.
-    pub const IDQ_UOPS_NOT_DELIVERED_CYCLES_0_UOPS_DELIV_CORE: Event = Event::row(122);
-    /// `IDQ_UOPS_NOT_DELIVERED.CYCLES_FE_WAS_OK`.
-    pub const IDQ_UOPS_NOT_DELIVERED_CYCLES_FE_WAS_OK: Event = Event::row(123);
-    /// `IDQ_BUBBLES.CORE`.
-    pub const IDQ_BUBBLES_CORE: Event = Event::row(124);
-    /// `IDQ_BUBBLES.CYCLES_0_UOPS_DELIV.CORE`.
-    pub const IDQ_BUBBLES_CYCLES_0_UOPS_DELIV_CORE: Event = Event::row(125);
-    /// `IDQ_BUBBLES.CYCLES_FE_WAS_OK`.
-    pub const IDQ_BUBBLES_CYCLES_FE_WAS_OK: Event = Event::row(126);
-    /// `RESOURCE_STALLS.SCOREBOARD`.
-    pub const RESOURCE_STALLS_SCOREBOARD: Event = Event::row(127);
-    /// `RESOURCE_STALLS.SB`.
-    pub const RESOURCE_STALLS_SB: Event = Event::row(128);
-    /// `CYCLE_ACTIVITY.CYCLES_L2_MISS`.
-    pub const CYCLE_ACTIVITY_CYCLES_L2_MISS: Event = Event::row(129);
-    /// `CYCLE_ACTIVITY.STALLS_TOTAL`.
-    pub const CYCLE_ACTIVITY_STALLS_TOTAL: Event = Event::row(130);
-    /// `CYCLE_ACTIVITY.STALLS_L2_MISS`.
-    pub const CYCLE_ACTIVITY_STALLS_L2_MISS: Event = Event::row(131);
-    /// `CYCLE_ACTIVITY.STALLS_L3_MISS`.
-    pub const CYCLE_ACTIVITY_STALLS_L3_MISS: Event = Event::row(132);
-    /// `CYCLE_ACTIVITY.CYCLES_L1D_MISS`.
-    pub const CYCLE_ACTIVITY_CYCLES_L1D_MISS: Event = Event::row(133);
-    /// `CYCLE_ACTIVITY.STALLS_L1D_MISS`.
-    pub const CYCLE_ACTIVITY_STALLS_L1D_MISS: Event = Event::row(134);
-    /// `CYCLE_ACTIVITY.CYCLES_MEM_ANY`.
-    pub const CYCLE_ACTIVITY_CYCLES_MEM_ANY: Event = Event::row(135);
-    /// `TOPDOWN.SLOTS_P`.
-    pub const TOPDOWN_SLOTS_P: Event = Event::row(136);
-    /// `TOPDOWN.BACKEND_BOUND_SLOTS`.
-    pub const TOPDOWN_BACKEND_BOUND_SLOTS: Event = Event::row(137);
-    /// `TOPDOWN.BAD_SPEC_SLOTS`.
-    pub const TOPDOWN_BAD_SPEC_SLOTS: Event = Event::row(138);
-    /// `TOPDOWN.BR_MISPREDICT_SLOTS`.
-    pub const TOPDOWN_BR_MISPREDICT_SLOTS: Event = Event::row(139);
-    /// `TOPDOWN.MEMORY_BOUND_SLOTS`.
-    pub const TOPDOWN_MEMORY_BOUND_SLOTS: Event = Event::row(140);
-    /// `RS.EMPTY_RESOURCE`.
-    pub const RS_EMPTY_RESOURCE: Event = Event::row(141);
-    /// `RS.EMPTY`.
-    pub const RS_EMPTY: Event = Event::row(142);
-    /// `RS.EMPTY_COUNT`.
-    pub const RS_EMPTY_COUNT: Event = Event::row(143);
-    /// `EXE_ACTIVITY.1_PORTS_UTIL`.
-    pub const EXE_ACTIVITY_1_PORTS_UTIL: Event = Event::row(144);
-    /// `EXE_ACTIVITY.2_PORTS_UTIL`.
-    pub const EXE_ACTIVITY_2_PORTS_UTIL: Event = Event::row(145);
-    /// `EXE_ACTIVITY.3_PORTS_UTIL`.
-    pub const EXE_ACTIVITY_3_PORTS_UTIL: Event = Event::row(146);
-    /// `EXE_ACTIVITY.4_PORTS_UTIL`.
-    pub const EXE_ACTIVITY_4_PORTS_UTIL: Event = Event::row(147);
-    /// `EXE_ACTIVITY.BOUND_ON_LOADS`.
-    pub const EXE_ACTIVITY_BOUND_ON_LOADS: Event = Event::row(148);
-    /// `EXE_ACTIVITY.BOUND_ON_STORES`.
-    pub const EXE_ACTIVITY_BOUND_ON_STORES: Event = Event::row(149);
-    /// `EXE_ACTIVITY.EXE_BOUND_0_PORTS`.
-    pub const EXE_ACTIVITY_EXE_BOUND_0_PORTS: Event = Event::row(150);
-    /// `EXE_ACTIVITY.2_3_PORTS_UTIL`.
-    pub const EXE_ACTIVITY_2_3_PORTS_UTIL: Event = Event::row(151);
-    /// `LSD.CYCLES_ACTIVE`.
-    pub const LSD_CYCLES_ACTIVE: Event = Event::row(152);
-    /// `LSD.CYCLES_OK`.
-    pub const LSD_CYCLES_OK: Event = Event::row(153);
-    /// `LSD.UOPS`.
-    pub const LSD_UOPS: Event = Event::row(154);
-    /// `INT_MISC.RECOVERY_CYCLES`.
-    pub const INT_MISC_RECOVERY_CYCLES: Event = Event::row(155);
-    /// `INT_MISC.CLEARS_COUNT`.
-    pub const INT_MISC_CLEARS_COUNT: Event = Event::row(156);
-    /// `INT_MISC.UOP_DROPPING`.
-    pub const INT_MISC_UOP_DROPPING: Event = Event::row(157);
-    /// `INT_MISC.MBA_STALLS`.
-    pub const INT_MISC_MBA_STALLS: Event = Event::row(158);
-    /// `INT_MISC.UNKNOWN_BRANCH_CYCLES`.
-    pub const INT_MISC_UNKNOWN_BRANCH_CYCLES: Event = Event::row(159);
-    /// `INT_MISC.CLEAR_RESTEER_CYCLES`.
-    pub const INT_MISC_CLEAR_RESTEER_CYCLES: Event = Event::row(160);
-    /// `UOPS_ISSUED.ANY`.
-    pub const UOPS_ISSUED_ANY: Event = Event::row(161);
-    /// `UOPS_ISSUED.CYCLES`.
-    pub const UOPS_ISSUED_CYCLES: Event = Event::row(162);
-    /// `ARITH.FPDIV_ACTIVE`.
-    pub const ARITH_FPDIV_ACTIVE: Event = Event::row(163);
-    /// `ARITH.IDIV_ACTIVE`.
-    pub const ARITH_IDIV_ACTIVE: Event = Event::row(164);
-    /// `ARITH.DIV_ACTIVE`.
-    pub const ARITH_DIV_ACTIVE: Event = Event::row(165);
-    /// `UOPS_EXECUTED.CYCLES_GE_1`.
-    pub const UOPS_EXECUTED_CYCLES_GE_1: Event = Event::row(166);
-    /// `UOPS_EXECUTED.CYCLES_GE_2`.
-    pub const UOPS_EXECUTED_CYCLES_GE_2: Event = Event::row(167);
-    /// `UOPS_EXECUTED.CYCLES_GE_3`.
-    pub const UOPS_EXECUTED_CYCLES_GE_3: Event = Event::row(168);
-    /// `UOPS_EXECUTED.CYCLES_GE_4`.
-    pub const UOPS_EXECUTED_CYCLES_GE_4: Event = Event::row(169);
-    /// `UOPS_EXECUTED.THREAD`.
-    pub const UOPS_EXECUTED_THREAD: Event = Event::row(170);
-    /// `UOPS_EXECUTED.STALLS`.
-    pub const UOPS_EXECUTED_STALLS: Event = Event::row(171);
-    /// `UOPS_EXECUTED.CORE`.
-    pub const UOPS_EXECUTED_CORE: Event = Event::row(172);
-    /// `UOPS_EXECUTED.CORE_CYCLES_GE_1`.
-    pub const UOPS_EXECUTED_CORE_CYCLES_GE_1: Event = Event::row(173);
-    /// `UOPS_EXECUTED.CORE_CYCLES_GE_2`.
-    pub const UOPS_EXECUTED_CORE_CYCLES_GE_2: Event = Event::row(174);
-    /// `UOPS_EXECUTED.CORE_CYCLES_GE_3`.
-    pub const UOPS_EXECUTED_CORE_CYCLES_GE_3: Event = Event::row(175);
-    /// `UOPS_EXECUTED.CORE_CYCLES_GE_4`.
-    pub const UOPS_EXECUTED_CORE_CYCLES_GE_4: Event = Event::row(176);
-    /// `UOPS_EXECUTED.X87`.
-    pub const UOPS_EXECUTED_X87: Event = Event::row(177);
-    /// `UOPS_DISPATCHED.PORT_0`.
-    pub const UOPS_DISPATCHED_PORT_0: Event = Event::row(178);
-    /// `UOPS_DISPATCHED.PORT_1`.
-    pub const UOPS_DISPATCHED_PORT_1: Event = Event::row(179);
-    /// `UOPS_DISPATCHED.PORT_2_3_10`.
-    pub const UOPS_DISPATCHED_PORT_2_3_10: Event = Event::row(180);
-    /// `UOPS_DISPATCHED.PORT_4_9`.
-    pub const UOPS_DISPATCHED_PORT_4_9: Event = Event::row(181);
-    /// `UOPS_DISPATCHED.PORT_5_11`.
-    pub const UOPS_DISPATCHED_PORT_5_11: Event = Event::row(182);
-    /// `UOPS_DISPATCHED.PORT_6`.
-    pub const UOPS_DISPATCHED_PORT_6: Event = Event::row(183);
-    /// `UOPS_DISPATCHED.PORT_7_8`.
-    pub const UOPS_DISPATCHED_PORT_7_8: Event = Event::row(184);
-    /// `FP_ARITH_DISPATCHED.PORT_0`.
-    pub const FP_ARITH_DISPATCHED_PORT_0: Event = Event::row(185);
-    /// `FP_ARITH_DISPATCHED.V0`.
-    pub const FP_ARITH_DISPATCHED_V0: Event = Event::row(186);
-    /// `FP_ARITH_DISPATCHED.PORT_1`.
-    pub const FP_ARITH_DISPATCHED_PORT_1: Event = Event::row(187);
-    /// `FP_ARITH_DISPATCHED.V1`.
-    pub const FP_ARITH_DISPATCHED_V1: Event = Event::row(188);
-    /// `FP_ARITH_DISPATCHED.PORT_5`.
-    pub const FP_ARITH_DISPATCHED_PORT_5: Event = Event::row(189);
-    /// `FP_ARITH_DISPATCHED.V2`.
-    pub const FP_ARITH_DISPATCHED_V2: Event = Event::row(190);
-    /// `EXE.AMX_BUSY`.
-    pub const EXE_AMX_BUSY: Event = Event::row(191);
-    /// `INST_RETIRED.ANY_P`.
-    pub const INST_RETIRED_ANY_P: Event = Event::row(192);
-    /// `INST_RETIRED.NOP`.
-    pub const INST_RETIRED_NOP: Event = Event::row(193);
-    /// `INST_RETIRED.REP_ITERATION`.
-    pub const INST_RETIRED_REP_ITERATION: Event = Event::row(194);
-    /// `INST_RETIRED.MACRO_FUSED`.
-    pub const INST_RETIRED_MACRO_FUSED: Event = Event::row(195);
-    /// `ASSISTS.FP`.
-    pub const ASSISTS_FP: Event = Event::row(196);
-    /// `ASSISTS.PAGE_FAULT`.
-    pub const ASSISTS_PAGE_FAULT: Event = Event::row(197);
-    /// `ASSISTS.SSE_AVX_MIX`.
-    pub const ASSISTS_SSE_AVX_MIX: Event = Event::row(198);
-    /// `ASSISTS.ANY`.
-    pub const ASSISTS_ANY: Event = Event::row(199);
-    /// `UOPS_RETIRED.HEAVY`.
-    pub const UOPS_RETIRED_HEAVY: Event = Event::row(200);
-    /// `UOPS_RETIRED.SLOTS`.
-    pub const UOPS_RETIRED_SLOTS: Event = Event::row(201);
-    /// `UOPS_RETIRED.STALLS`.
-    pub const UOPS_RETIRED_STALLS: Event = Event::row(202);
-    /// `UOPS_RETIRED.CYCLES`.
-    pub const UOPS_RETIRED_CYCLES: Event = Event::row(203);
-    /// `UOPS_RETIRED.MS`.
-    pub const UOPS_RETIRED_MS: Event = Event::row(204);
-    /// `MACHINE_CLEARS.COUNT`.
-    pub const MACHINE_CLEARS_COUNT: Event = Event::row(205);
-    /// `MACHINE_CLEARS.MEMORY_ORDERING`.
-    pub const MACHINE_CLEARS_MEMORY_ORDERING: Event = Event::row(206);
-    /// `MACHINE_CLEARS.SMC`.
-    pub const MACHINE_CLEARS_SMC: Event = Event::row(207);
-    /// `BR_INST_RETIRED.ALL_BRANCHES`.
-    pub const BR_INST_RETIRED_ALL_BRANCHES: Event = Event::row(208);
-    /// `BR_INST_RETIRED.COND_TAKEN`.
-    pub const BR_INST_RETIRED_COND_TAKEN: Event = Event::row(209);
-    /// `BR_INST_RETIRED.NEAR_CALL`.
-    pub const BR_INST_RETIRED_NEAR_CALL: Event = Event::row(210);
-    /// `BR_INST_RETIRED.NEAR_RETURN`.
-    pub const BR_INST_RETIRED_NEAR_RETURN: Event = Event::row(211);
-    /// `BR_INST_RETIRED.COND_NTAKEN`.
-    pub const BR_INST_RETIRED_COND_NTAKEN: Event = Event::row(212);
-    /// `BR_INST_RETIRED.COND`.
-    pub const BR_INST_RETIRED_COND: Event = Event::row(213);
-    /// `BR_INST_RETIRED.NEAR_TAKEN`.
-    pub const BR_INST_RETIRED_NEAR_TAKEN: Event = Event::row(214);
-    /// `BR_INST_RETIRED.FAR_BRANCH`.
-    pub const BR_INST_RETIRED_FAR_BRANCH: Event = Event::row(215);
-    /// `BR_INST_RETIRED.INDIRECT`.
-    pub const BR_INST_RETIRED_INDIRECT: Event = Event::row(216);
-    /// `BR_MISP_RETIRED.ALL_BRANCHES`.
-    pub const BR_MISP_RETIRED_ALL_BRANCHES: Event = Event::row(217);
-    /// `BR_MISP_RETIRED.COND_TAKEN`.
-    pub const BR_MISP_RETIRED_COND_TAKEN: Event = Event::row(218);
-    /// `BR_MISP_RETIRED.INDIRECT_CALL`.
-    pub const BR_MISP_RETIRED_INDIRECT_CALL: Event = Event::row(219);
-    /// `BR_MISP_RETIRED.RET`.
-    pub const BR_MISP_RETIRED_RET: Event = Event::row(220);
-    /// `BR_MISP_RETIRED.COND_NTAKEN`.
-    pub const BR_MISP_RETIRED_COND_NTAKEN: Event = Event::row(221);
-    /// `BR_MISP_RETIRED.COND`.
-    pub const BR_MISP_RETIRED_COND: Event = Event::row(222);
-    /// `BR_MISP_RETIRED.NEAR_TAKEN`.
-    pub const BR_MISP_RETIRED_NEAR_TAKEN: Event = Event::row(223);
-    /// `BR_MISP_RETIRED.INDIRECT`.
-    pub const BR_MISP_RETIRED_INDIRECT: Event = Event::row(224);
-    /// `FRONTEND_RETIRED.DSB_MISS`.
-    pub const FRONTEND_RETIRED_DSB_MISS: Event = Event::row(225);
-    /// `FRONTEND_RETIRED.ITLB_MISS`.
-    pub const FRONTEND_RETIRED_ITLB_MISS: Event = Event::row(226);
-    /// `FRONTEND_RETIRED.L1I_MISS`.
-    pub const FRONTEND_RETIRED_L1I_MISS: Event = Event::row(227);
-    /// `FRONTEND_RETIRED.L2_MISS`.
-    pub const FRONTEND_RETIRED_L2_MISS: Event = Event::row(228);
-    /// `FRONTEND_RETIRED.LATENCY_GE_1`.
-    pub const FRONTEND_RETIRED_LATENCY_GE_1: Event = Event::row(229);
-    /// `FRONTEND_RETIRED.LATENCY_GE_128`.
-    pub const FRONTEND_RETIRED_LATENCY_GE_128: Event = Event::row(230);
-    /// `FRONTEND_RETIRED.LATENCY_GE_16`.
-    pub const FRONTEND_RETIRED_LATENCY_GE_16: Event = Event::row(231);
-    /// `FRONTEND_RETIRED.LATENCY_GE_2`.
-    pub const FRONTEND_RETIRED_LATENCY_GE_2: Event = Event::row(232);
-    /// `FRONTEND_RETIRED.LATENCY_GE_2_BUBBLES_GE_1`.
-    pub const FRONTEND_RETIRED_LATENCY_GE_2_BUBBLES_GE_1: Event = Event::row(233);
-    /// `FRONTEND_RETIRED.LATENCY_GE_256`.
-    pub const FRONTEND_RETIRED_LATENCY_GE_256: Event = Event::row(234);
-    /// `FRONTEND_RETIRED.LATENCY_GE_32`.
-    pub const FRONTEND_RETIRED_LATENCY_GE_32: Event = Event::row(235);
-    /// `FRONTEND_RETIRED.LATENCY_GE_4`.
-    pub const FRONTEND_RETIRED_LATENCY_GE_4: Event = Event::row(236);
-    /// `FRONTEND_RETIRED.LATENCY_GE_512`.
-    pub const FRONTEND_RETIRED_LATENCY_GE_512: Event = Event::row(237);
-    /// `FRONTEND_RETIRED.LATENCY_GE_64`.
-    pub const FRONTEND_RETIRED_LATENCY_GE_64: Event = Event::row(238);
-    /// `FRONTEND_RETIRED.LATENCY_GE_8`.
-    pub const FRONTEND_RETIRED_LATENCY_GE_8: Event = Event::row(239);
-    /// `FRONTEND_RETIRED.STLB_MISS`.
-    pub const FRONTEND_RETIRED_STLB_MISS: Event = Event::row(240);
-    /// `FRONTEND_RETIRED.UNKNOWN_BRANCH`.
-    pub const FRONTEND_RETIRED_UNKNOWN_BRANCH: Event = Event::row(241);
-    /// `FRONTEND_RETIRED.MS_FLOWS`.
-    pub const FRONTEND_RETIRED_MS_FLOWS: Event = Event::row(242);
-    /// `FRONTEND_RETIRED.ANY_DSB_MISS`.
-    pub const FRONTEND_RETIRED_ANY_DSB_MISS: Event = Event::row(243);
-    /// `FP_ARITH_INST_RETIRED.SCALAR_DOUBLE`.
-    pub const FP_ARITH_INST_RETIRED_SCALAR_DOUBLE: Event = Event::row(244);
-    /// `FP_ARITH_INST_RETIRED.SCALAR_SINGLE`.
-    pub const FP_ARITH_INST_RETIRED_SCALAR_SINGLE: Event = Event::row(245);
-    /// `FP_ARITH_INST_RETIRED.SCALAR`.
-    pub const FP_ARITH_INST_RETIRED_SCALAR: Event = Event::row(246);
-    /// `FP_ARITH_INST_RETIRED.128B_PACKED_DOUBLE`.
-    pub const FP_ARITH_INST_RETIRED_128B_PACKED_DOUBLE: Event = Event::row(247);
-    /// `FP_ARITH_INST_RETIRED.128B_PACKED_SINGLE`.
-    pub const FP_ARITH_INST_RETIRED_128B_PACKED_SINGLE: Event = Event::row(248);
-    /// `FP_ARITH_INST_RETIRED.256B_PACKED_DOUBLE`.
-    pub const FP_ARITH_INST_RETIRED_256B_PACKED_DOUBLE: Event = Event::row(249);
-    /// `FP_ARITH_INST_RETIRED.4_FLOPS`.
-    pub const FP_ARITH_INST_RETIRED_4_FLOPS: Event = Event::row(250);
-    /// `FP_ARITH_INST_RETIRED.256B_PACKED_SINGLE`.
-    pub const FP_ARITH_INST_RETIRED_256B_PACKED_SINGLE: Event = Event::row(251);
-    /// `FP_ARITH_INST_RETIRED.512B_PACKED_DOUBLE`.
-    pub const FP_ARITH_INST_RETIRED_512B_PACKED_DOUBLE: Event = Event::row(252);
-    /// `FP_ARITH_INST_RETIRED.8_FLOPS`.
-    pub const FP_ARITH_INST_RETIRED_8_FLOPS: Event = Event::row(253);
-    /// `FP_ARITH_INST_RETIRED.512B_PACKED_SINGLE`.
-    pub const FP_ARITH_INST_RETIRED_512B_PACKED_SINGLE: Event = Event::row(254);
-    /// `FP_ARITH_INST_RETIRED.VECTOR`.
-    pub const FP_ARITH_INST_RETIRED_VECTOR: Event = Event::row(255);
-    /// `RTM_RETIRED.START`.
-    pub const RTM_RETIRED_START: Event = Event::row(256);
-    /// `RTM_RETIRED.COMMIT`.
-    pub const RTM_RETIRED_COMMIT: Event = Event::row(257);
-    /// `RTM_RETIRED.ABORTED`.
-    pub const RTM_RETIRED_ABORTED: Event = Event::row(258);
-    /// `RTM_RETIRED.ABORTED_MEM`.
-    pub const RTM_RETIRED_ABORTED_MEM: Event = Event::row(259);
-    /// `RTM_RETIRED.ABORTED_UNFRIENDLY`.
-    pub const RTM_RETIRED_ABORTED_UNFRIENDLY: Event = Event::row(260);
-    /// `RTM_RETIRED.ABORTED_MEMTYPE`.
-    pub const RTM_RETIRED_ABORTED_MEMTYPE: Event = Event::row(261);
-    /// `RTM_RETIRED.ABORTED_EVENTS`.
-    pub const RTM_RETIRED_ABORTED_EVENTS: Event = Event::row(262);
-    /// `HW_INTERRUPTS.RECEIVED`.
-    pub const HW_INTERRUPTS_RECEIVED: Event = Event::row(263);
-    /// `HW_INTERRUPTS.MASKED`.
-    pub const HW_INTERRUPTS_MASKED: Event = Event::row(264);
-    /// `HW_INTERRUPTS.PENDING_AND_MASKED`.
-    pub const HW_INTERRUPTS_PENDING_AND_MASKED: Event = Event::row(265);
-    /// `MISC_RETIRED.LBR_INSERTS`.
-    pub const MISC_RETIRED_LBR_INSERTS: Event = Event::row(266);
-    /// `MEM_TRANS_RETIRED.LOAD_LATENCY_GT_128`.
-    pub const MEM_TRANS_RETIRED_LOAD_LATENCY_GT_128: Event = Event::row(267);
-    /// `MEM_TRANS_RETIRED.LOAD_LATENCY_GT_16`.
-    pub const MEM_TRANS_RETIRED_LOAD_LATENCY_GT_16: Event = Event::row(268);
-    /// `MEM_TRANS_RETIRED.LOAD_LATENCY_GT_256`.
-    pub const MEM_TRANS_RETIRED_LOAD_LATENCY_GT_256: Event = Event::row(269);
-    /// `MEM_TRANS_RETIRED.LOAD_LATENCY_GT_32`.
-    pub const MEM_TRANS_RETIRED_LOAD_LATENCY_GT_32: Event = Event::row(270);
-    /// `MEM_TRANS_RETIRED.LOAD_LATENCY_GT_4`.
-    pub const MEM_TRANS_RETIRED_LOAD_LATENCY_GT_4: Event = Event::row(271);
-    /// `MEM_TRANS_RETIRED.LOAD_LATENCY_GT_512`.
-    pub const MEM_TRANS_RETIRED_LOAD_LATENCY_GT_512: Event = Event::row(272);
-    /// `MEM_TRANS_RETIRED.LOAD_LATENCY_GT_64`.
-    pub const MEM_TRANS_RETIRED_LOAD_LATENCY_GT_64: Event = Event::row(273);
-    /// `MEM_TRANS_RETIRED.LOAD_LATENCY_GT_8`.
-    pub const MEM_TRANS_RETIRED_LOAD_LATENCY_GT_8: Event = Event::row(274);
-    /// `MEM_TRANS_RETIRED.LOAD_LATENCY_GT_1024`.
-    pub const MEM_TRANS_RETIRED_LOAD_LATENCY_GT_1024: Event = Event::row(275);
-    /// `MEM_TRANS_RETIRED.STORE_SAMPLE`.
-    pub const MEM_TRANS_RETIRED_STORE_SAMPLE: Event = Event::row(276);
-    /// `FP_ARITH_INST_RETIRED2.SCALAR_HALF`.
-    pub const FP_ARITH_INST_RETIRED2_SCALAR_HALF: Event = Event::row(277);
-    /// `FP_ARITH_INST_RETIRED2.COMPLEX_SCALAR_HALF`.
-    pub const FP_ARITH_INST_RETIRED2_COMPLEX_SCALAR_HALF: Event = Event::row(278);
-    /// `FP_ARITH_INST_RETIRED2.SCALAR`.
-    pub const FP_ARITH_INST_RETIRED2_SCALAR: Event = Event::row(279);
-    /// `FP_ARITH_INST_RETIRED2.128B_PACKED_HALF`.
-    pub const FP_ARITH_INST_RETIRED2_128B_PACKED_HALF: Event = Event::row(280);
-    /// `FP_ARITH_INST_RETIRED2.256B_PACKED_HALF`.
-    pub const FP_ARITH_INST_RETIRED2_256B_PACKED_HALF: Event = Event::row(281);
-    /// `FP_ARITH_INST_RETIRED2.512B_PACKED_HALF`.
-    pub const FP_ARITH_INST_RETIRED2_512B_PACKED_HALF: Event = Event::row(282);
-    /// `FP_ARITH_INST_RETIRED2.VECTOR`.
-    pub const FP_ARITH_INST_RETIRED2_VECTOR: Event = Event::row(283);
-    /// `MEM_INST_RETIRED.STLB_MISS_LOADS`.
-    pub const MEM_INST_RETIRED_STLB_MISS_LOADS: Event = Event::row(284);
-    /// `MEM_INST_RETIRED.STLB_MISS_STORES`.
-    pub const MEM_INST_RETIRED_STLB_MISS_STORES: Event = Event::row(285);
-    /// `MEM_INST_RETIRED.LOCK_LOADS`.
-    pub const MEM_INST_RETIRED_LOCK_LOADS: Event = Event::row(286);
-    /// `MEM_INST_RETIRED.SPLIT_LOADS`.
-    pub const MEM_INST_RETIRED_SPLIT_LOADS: Event = Event::row(287);
-    /// `MEM_INST_RETIRED.SPLIT_STORES`.
-    pub const MEM_INST_RETIRED_SPLIT_STORES: Event = Event::row(288);
-    /// `MEM_INST_RETIRED.ALL_LOADS`.
-    pub const MEM_INST_RETIRED_ALL_LOADS: Event = Event::row(289);
-    /// `MEM_INST_RETIRED.ALL_STORES`.
-    pub const MEM_INST_RETIRED_ALL_STORES: Event = Event::row(290);
-    /// `MEM_INST_RETIRED.ANY`.
-    pub const MEM_INST_RETIRED_ANY: Event = Event::row(291);
-    /// `MEM_LOAD_RETIRED.L1_HIT`.
-    pub const MEM_LOAD_RETIRED_L1_HIT: Event = Event::row(292);
-    /// `MEM_LOAD_RETIRED.L2_HIT`.
-    pub const MEM_LOAD_RETIRED_L2_HIT: Event = Event::row(293);
-    /// `MEM_LOAD_RETIRED.L3_HIT`.
-    pub const MEM_LOAD_RETIRED_L3_HIT: Event = Event::row(294);
-    /// `MEM_LOAD_RETIRED.L1_MISS`.
-    pub const MEM_LOAD_RETIRED_L1_MISS: Event = Event::row(295);
-    /// `MEM_LOAD_RETIRED.L2_MISS`.
-    pub const MEM_LOAD_RETIRED_L2_MISS: Event = Event::row(296);
-    /// `MEM_LOAD_RETIRED.L3_MISS`.
-    pub const MEM_LOAD_RETIRED_L3_MISS: Event = Event::row(297);
-    /// `MEM_LOAD_RETIRED.FB_HIT`.
-    pub const MEM_LOAD_RETIRED_FB_HIT: Event = Event::row(298);
-    /// `MEM_LOAD_L3_HIT_RETIRED.XSNP_MISS`.
-    pub const MEM_LOAD_L3_HIT_RETIRED_XSNP_MISS: Event = Event::row(299);
-    /// `MEM_LOAD_L3_HIT_RETIRED.XSNP_NO_FWD`.
-    pub const MEM_LOAD_L3_HIT_RETIRED_XSNP_NO_FWD: Event = Event::row(300);
-    /// `MEM_LOAD_L3_HIT_RETIRED.XSNP_FWD`.
-    pub const MEM_LOAD_L3_HIT_RETIRED_XSNP_FWD: Event = Event::row(301);
-    /// `MEM_LOAD_L3_HIT_RETIRED.XSNP_NONE`.
-    pub const MEM_LOAD_L3_HIT_RETIRED_XSNP_NONE: Event = Event::row(302);
-    /// `MEM_LOAD_L3_MISS_RETIRED.LOCAL_DRAM`.
-    pub const MEM_LOAD_L3_MISS_RETIRED_LOCAL_DRAM: Event = Event::row(303);
-    /// `MEM_LOAD_L3_MISS_RETIRED.REMOTE_DRAM`.
-    pub const MEM_LOAD_L3_MISS_RETIRED_REMOTE_DRAM: Event = Event::row(304);
-    /// `MEM_LOAD_L3_MISS_RETIRED.REMOTE_HITM`.
-    pub const MEM_LOAD_L3_MISS_RETIRED_REMOTE_HITM: Event = Event::row(305);
-    /// `MEM_LOAD_L3_MISS_RETIRED.REMOTE_FWD`.
-    pub const MEM_LOAD_L3_MISS_RETIRED_REMOTE_FWD: Event = Event::row(306);
-    /// `MEM_LOAD_MISC_RETIRED.UC`.
-    pub const MEM_LOAD_MISC_RETIRED_UC: Event = Event::row(307);
-    /// `MISC2_RETIRED.LFENCE`.
-    pub const MISC2_RETIRED_LFENCE: Event = Event::row(308);
-    /// `MEM_UOP_RETIRED.ANY`.
-    pub const MEM_UOP_RETIRED_ANY: Event = Event::row(309);
-    /// `INT_VEC_RETIRED.ADD_128`.
-    pub const INT_VEC_RETIRED_ADD_128: Event = Event::row(310);
-    /// `INT_VEC_RETIRED.ADD_256`.
-    pub const INT_VEC_RETIRED_ADD_256: Event = Event::row(311);
-    /// `INT_VEC_RETIRED.VNNI_128`.
-    pub const INT_VEC_RETIRED_VNNI_128: Event = Event::row(312);
-    /// `INT_VEC_RETIRED.128BIT`.
-    pub const INT_VEC_RETIRED_128BIT: Event = Event::row(313);
-    /// `INT_VEC_RETIRED.VNNI_256`.
-    pub const INT_VEC_RETIRED_VNNI_256: Event = Event::row(314);
-    /// `INT_VEC_RETIRED.SHUFFLES`.
-    pub const INT_VEC_RETIRED_SHUFFLES: Event = Event::row(315);
-    /// `INT_VEC_RETIRED.MUL_256`.
-    pub const INT_VEC_RETIRED_MUL_256: Event = Event::row(316);
-    /// `INT_VEC_RETIRED.256BIT`.
-    pub const INT_VEC_RETIRED_256BIT: Event = Event::row(317);
-    /// `CPU_CLK_UNHALTED.DISTRIBUTED`.
-    pub const CPU_CLK_UNHALTED_DISTRIBUTED: Event = Event::row(318);
-    /// `CPU_CLK_UNHALTED.C01`.
-    pub const CPU_CLK_UNHALTED_C01: Event = Event::row(319);
-    /// `CPU_CLK_UNHALTED.C02`.
-    pub const CPU_CLK_UNHALTED_C02: Event = Event::row(320);
-    /// `CPU_CLK_UNHALTED.PAUSE`.
-    pub const CPU_CLK_UNHALTED_PAUSE: Event = Event::row(321);
-    /// `CPU_CLK_UNHALTED.PAUSE_INST`.
-    pub const CPU_CLK_UNHALTED_PAUSE_INST: Event = Event::row(322);
-    /// `CPU_CLK_UNHALTED.C0_WAIT`.
-    pub const CPU_CLK_UNHALTED_C0_WAIT: Event = Event::row(323);
-    /// `OCR.DEMAND_DATA_RD.ANY_RESPONSE`.
-    pub const OCR_DEMAND_DATA_RD_ANY_RESPONSE: Event = Event::row(324);
-    /// `OCR.DEMAND_RFO.ANY_RESPONSE`.
-    pub const OCR_DEMAND_RFO_ANY_RESPONSE: Event = Event::row(325);
-    /// `OCR.DEMAND_CODE_RD.ANY_RESPONSE`.
-    pub const OCR_DEMAND_CODE_RD_ANY_RESPONSE: Event = Event::row(326);
-    /// `OCR.HWPF_L1D.ANY_RESPONSE`.
-    pub const OCR_HWPF_L1D_ANY_RESPONSE: Event = Event::row(327);
-    /// `OCR.STREAMING_WR.ANY_RESPONSE`.
-    pub const OCR_STREAMING_WR_ANY_RESPONSE: Event = Event::row(328);
-    /// `OCR.READS_TO_CORE.ANY_RESPONSE`.
-    pub const OCR_READS_TO_CORE_ANY_RESPONSE: Event = Event::row(329);
-    /// `OCR.HWPF_L3.ANY_RESPONSE`.
-    pub const OCR_HWPF_L3_ANY_RESPONSE: Event = Event::row(330);
-    /// `OCR.DEMAND_DATA_RD.L3_HIT`.
-    pub const OCR_DEMAND_DATA_RD_L3_HIT: Event = Event::row(331);
-    /// `OCR.DEMAND_RFO.L3_HIT`.
-    pub const OCR_DEMAND_RFO_L3_HIT: Event = Event::row(332);
-    /// `OCR.DEMAND_CODE_RD.L3_HIT`.
-    pub const OCR_DEMAND_CODE_RD_L3_HIT: Event = Event::row(333);
-    /// `OCR.READS_TO_CORE.L3_HIT`.
-    pub const OCR_READS_TO_CORE_L3_HIT: Event = Event::row(334);
-    /// `OCR.STREAMING_WR.L3_HIT`.
-    pub const OCR_STREAMING_WR_L3_HIT: Event = Event::row(335);
-    /// `OCR.HWPF_L3.L3_HIT`.
-    pub const OCR_HWPF_L3_L3_HIT: Event = Event::row(336);
-    /// `OCR.STREAMING_WR.L3_MISS_LOCAL`.
-    pub const OCR_STREAMING_WR_L3_MISS_LOCAL: Event = Event::row(337);
-    /// `OCR.HWPF_L3.L3_MISS_LOCAL`.
-    pub const OCR_HWPF_L3_L3_MISS_LOCAL: Event = Event::row(338);
-    /// `OCR.READS_TO_CORE.L3_MISS_LOCAL`.
-    pub const OCR_READS_TO_CORE_L3_MISS_LOCAL: Event = Event::row(339);
-    /// `OCR.READS_TO_CORE.REMOTE`.
-    pub const OCR_READS_TO_CORE_REMOTE: Event = Event::row(340);
-    /// `OCR.HWPF_L3.REMOTE`.
-    pub const OCR_HWPF_L3_REMOTE: Event = Event::row(341);
-    /// `OCR.DEMAND_DATA_RD.L3_MISS`.
-    pub const OCR_DEMAND_DATA_RD_L3_MISS: Event = Event::row(342);
-    /// `OCR.DEMAND_CODE_RD.L3_MISS`.
-    pub const OCR_DEMAND_CODE_RD_L3_MISS: Event = Event::row(343);
-    /// `OCR.DEMAND_RFO.L3_MISS`.
-    pub const OCR_DEMAND_RFO_L3_MISS: Event = Event::row(344);
-    /// `OCR.READS_TO_CORE.L3_MISS`.
-    pub const OCR_READS_TO_CORE_L3_MISS: Event = Event::row(345);
-    /// `OCR.STREAMING_WR.L3_MISS`.
-    pub const OCR_STREAMING_WR_L3_MISS: Event = Event::row(346);
-    /// `OCR.HWPF_L3.L3_MISS`.
-    pub const OCR_HWPF_L3_L3_MISS: Event = Event::row(347);
-    /// `OCR.DEMAND_DATA_RD.LOCAL_DRAM`.
-    pub const OCR_DEMAND_DATA_RD_LOCAL_DRAM: Event = Event::row(348);
-    /// `OCR.DEMAND_RFO.LOCAL_DRAM`.
-    pub const OCR_DEMAND_RFO_LOCAL_DRAM: Event = Event::row(349);
-    /// `OCR.DEMAND_CODE_RD.LOCAL_DRAM`.
-    pub const OCR_DEMAND_CODE_RD_LOCAL_DRAM: Event = Event::row(350);
-    /// `OCR.READS_TO_CORE.LOCAL_DRAM`.
-    pub const OCR_READS_TO_CORE_LOCAL_DRAM: Event = Event::row(351);
-    /// `OCR.DEMAND_DATA_RD.REMOTE_DRAM`.
-    pub const OCR_DEMAND_DATA_RD_REMOTE_DRAM: Event = Event::row(352);
-    /// `OCR.READS_TO_CORE.REMOTE_DRAM`.
-    pub const OCR_READS_TO_CORE_REMOTE_DRAM: Event = Event::row(353);
-    /// `OCR.DEMAND_DATA_RD.DRAM`.
-    pub const OCR_DEMAND_DATA_RD_DRAM: Event = Event::row(354);
-    /// `OCR.DEMAND_RFO.DRAM`.
-    pub const OCR_DEMAND_RFO_DRAM: Event = Event::row(355);
-    /// `OCR.DEMAND_CODE_RD.DRAM`.
-    pub const OCR_DEMAND_CODE_RD_DRAM: Event = Event::row(356);
-    /// `OCR.READS_TO_CORE.DRAM`.
-    pub const OCR_READS_TO_CORE_DRAM: Event = Event::row(357);
-    /// `OCR.DEMAND_DATA_RD.L3_HIT.SNOOP_HIT_NO_FWD`.
-    pub const OCR_DEMAND_DATA_RD_L3_HIT_SNOOP_HIT_NO_FWD: Event = Event::row(358);
-    /// `OCR.READS_TO_CORE.L3_HIT.SNOOP_HIT_NO_FWD`.
-    pub const OCR_READS_TO_CORE_L3_HIT_SNOOP_HIT_NO_FWD: Event = Event::row(359);
-    /// `OCR.DEMAND_DATA_RD.L3_HIT.SNOOP_HIT_WITH_FWD`.
-    pub const OCR_DEMAND_DATA_RD_L3_HIT_SNOOP_HIT_WITH_FWD: Event = Event::row(360);
-    /// `OCR.DEMAND_DATA_RD.REMOTE_CACHE.SNOOP_HIT_WITH_FWD`.
-    pub const OCR_DEMAND_DATA_RD_REMOTE_CACHE_SNOOP_HIT_WITH_FWD: Event = Event::row(361);
-    /// `OCR.READS_TO_CORE.L3_HIT.SNOOP_HIT_WITH_FWD`.
-    pub const OCR_READS_TO_CORE_L3_HIT_SNOOP_HIT_WITH_FWD: Event = Event::row(362);
-    /// `OCR.READS_TO_CORE.REMOTE_CACHE.SNOOP_HIT_WITH_FWD`.
-    pub const OCR_READS_TO_CORE_REMOTE_CACHE_SNOOP_HIT_WITH_FWD: Event = Event::row(363);
-    /// `OCR.DEMAND_DATA_RD.L3_HIT.SNOOP_HITM`.
-    pub const OCR_DEMAND_DATA_RD_L3_HIT_SNOOP_HITM: Event = Event::row(364);
-    /// `OCR.DEMAND_DATA_RD.REMOTE_CACHE.SNOOP_HITM`.
-    pub const OCR_DEMAND_DATA_RD_REMOTE_CACHE_SNOOP_HITM: Event = Event::row(365);
-    /// `OCR.DEMAND_RFO.L3_HIT.SNOOP_HITM`.
-    pub const OCR_DEMAND_RFO_L3_HIT_SNOOP_HITM: Event = Event::row(366);
-    /// `OCR.DEMAND_CODE_RD.L3_HIT.SNOOP_HITM`.
-    pub const OCR_DEMAND_CODE_RD_L3_HIT_SNOOP_HITM: Event = Event::row(367);
-    /// `OCR.READS_TO_CORE.L3_HIT.SNOOP_HITM`.
-    pub const OCR_READS_TO_CORE_L3_HIT_SNOOP_HITM: Event = Event::row(368);
-    /// `OCR.READS_TO_CORE.REMOTE_CACHE.SNOOP_HITM`.
-    pub const OCR_READS_TO_CORE_REMOTE_CACHE_SNOOP_HITM: Event = Event::row(369);
-    /// `OCR.DEMAND_DATA_RD.SNC_DRAM`.
-    pub const OCR_DEMAND_DATA_RD_SNC_DRAM: Event = Event::row(370);
-    /// `OCR.DEMAND_RFO.SNC_DRAM`.
-    pub const OCR_DEMAND_RFO_SNC_DRAM: Event = Event::row(371);
-    /// `OCR.DEMAND_CODE_RD.SNC_DRAM`.
-    pub const OCR_DEMAND_CODE_RD_SNC_DRAM: Event = Event::row(372);
-    /// `OCR.READS_TO_CORE.SNC_DRAM`.
-    pub const OCR_READS_TO_CORE_SNC_DRAM: Event = Event::row(373);
-    /// `OCR.DEMAND_DATA_RD.SNC_CACHE.HITM`.
-    pub const OCR_DEMAND_DATA_RD_SNC_CACHE_HITM: Event = Event::row(374);
-    /// `OCR.DEMAND_DATA_RD.SNC_CACHE.HIT_WITH_FWD`.
-    pub const OCR_DEMAND_DATA_RD_SNC_CACHE_HIT_WITH_FWD: Event = Event::row(375);
-    /// `OCR.DEMAND_RFO.SNC_CACHE.HITM`.
-    pub const OCR_DEMAND_RFO_SNC_CACHE_HITM: Event = Event::row(376);
-    /// `OCR.DEMAND_RFO.SNC_CACHE.HIT_WITH_FWD`.
-    pub const OCR_DEMAND_RFO_SNC_CACHE_HIT_WITH_FWD: Event = Event::row(377);
-    /// `OCR.DEMAND_CODE_RD.SNC_CACHE.HITM`.
-    pub const OCR_DEMAND_CODE_RD_SNC_CACHE_HITM: Event = Event::row(378);
-    /// `OCR.DEMAND_CODE_RD.SNC_CACHE.HIT_WITH_FWD`.
-    pub const OCR_DEMAND_CODE_RD_SNC_CACHE_HIT_WITH_FWD: Event = Event::row(379);
-    /// `OCR.READS_TO_CORE.SNC_CACHE.HITM`.
-    pub const OCR_READS_TO_CORE_SNC_CACHE_HITM: Event = Event::row(380);
-    /// `OCR.READS_TO_CORE.SNC_CACHE.HIT_WITH_FWD`.
-    pub const OCR_READS_TO_CORE_SNC_CACHE_HIT_WITH_FWD: Event = Event::row(381);
-    /// `OCR.READS_TO_CORE.LOCAL_SOCKET_DRAM`.
-    pub const OCR_READS_TO_CORE_LOCAL_SOCKET_DRAM: Event = Event::row(382);
-    /// `OCR.HWPF_L2.ANY_RESPONSE`.
-    pub const OCR_HWPF_L2_ANY_RESPONSE: Event = Event::row(383);
-    /// `OCR.READS_TO_CORE.L3_MISS_LOCAL_SOCKET`.
-    pub const OCR_READS_TO_CORE_L3_MISS_LOCAL_SOCKET: Event = Event::row(384);
-    /// `OCR.READS_TO_CORE.REMOTE_CACHE.SNOOP_FWD`.
-    pub const OCR_READS_TO_CORE_REMOTE_CACHE_SNOOP_FWD: Event = Event::row(385);
-    /// `OCR.READS_TO_CORE.REMOTE_MEMORY`.
-    pub const OCR_READS_TO_CORE_REMOTE_MEMORY: Event = Event::row(386);
-    /// `OCR.RFO_TO_CORE.L3_HIT_M`.
-    pub const OCR_RFO_TO_CORE_L3_HIT_M: Event = Event::row(387);
-    /// `OCR.MODIFIED_WRITE.ANY_RESPONSE`.
-    pub const OCR_MODIFIED_WRITE_ANY_RESPONSE: Event = Event::row(388);
-    /// `OCR.WRITE_ESTIMATE.MEMORY`.
-    pub const OCR_WRITE_ESTIMATE_MEMORY: Event = Event::row(389);
     /// Every event of the list.
     pub const ALL: &'static [Event] = &Event::from_rows::<ROW_COUNT>(EVENT_ROWS, EXPERIMENTAL_ROWS);
 
@@ -824,400 +44,403 @@ const AUX_MSR_PEBS_FRONTEND: AuxMsr = AuxMsr { register: "MSR_PEBS_FRONTEND", ad
 const AUX_MSR_PEBS_LD_LAT_THRESHOLD: AuxMsr = AuxMsr { register: "MSR_PEBS_LD_LAT_THRESHOLD", address: 0x3f6, value: 0 };
 /// `MSR_OFFCORE_RSP_0`, as the rows that need it name it (each with its value).
 const AUX_MSR_OFFCORE_RSP_0: AuxMsr = AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0 };
-/// The events, row n for `Event::row(n)`: `ev(name, event select, umask, counters)` (bit n
-/// of counters: counter n may count it) and what else each sets.
-const EVENT_ROWS: &[EventRow] = &[
-    ev("LD_BLOCKS.ADDRESS_ALIAS", 0x03, 0x04, 0b1111),
-    ev("LD_BLOCKS.STORE_FORWARD", 0x03, 0x82, 0b1111),
-    ev("LD_BLOCKS.NO_SR", 0x03, 0x88, 0b1111),
-    ev("ITLB_MISSES.WALK_COMPLETED_4K", 0x11, 0x02, 0b1111),
-    ev("ITLB_MISSES.WALK_COMPLETED_2M_4M", 0x11, 0x04, 0b1111),
-    ev("ITLB_MISSES.WALK_COMPLETED", 0x11, 0x0e, 0b1111),
-    ev("ITLB_MISSES.WALK_ACTIVE", 0x11, 0x10, 0b1111).threshold(1),
-    ev("ITLB_MISSES.WALK_PENDING", 0x11, 0x10, 0b1111),
-    ev("ITLB_MISSES.STLB_HIT", 0x11, 0x20, 0b1111),
-    ev("DTLB_LOAD_MISSES.WALK_COMPLETED_4K", 0x12, 0x02, 0b1111),
-    ev("DTLB_LOAD_MISSES.WALK_COMPLETED_2M_4M", 0x12, 0x04, 0b1111),
-    ev("DTLB_LOAD_MISSES.WALK_COMPLETED_1G", 0x12, 0x08, 0b1111),
-    ev("DTLB_LOAD_MISSES.WALK_COMPLETED", 0x12, 0x0e, 0b1111),
-    ev("DTLB_LOAD_MISSES.WALK_ACTIVE", 0x12, 0x10, 0b1111).threshold(1),
-    ev("DTLB_LOAD_MISSES.WALK_PENDING", 0x12, 0x10, 0b1111),
-    ev("DTLB_LOAD_MISSES.STLB_HIT", 0x12, 0x20, 0b1111),
-    ev("DTLB_STORE_MISSES.WALK_COMPLETED_4K", 0x13, 0x02, 0b1111),
-    ev("DTLB_STORE_MISSES.WALK_COMPLETED_2M_4M", 0x13, 0x04, 0b1111),
-    ev("DTLB_STORE_MISSES.WALK_COMPLETED_1G", 0x13, 0x08, 0b1111),
-    ev("DTLB_STORE_MISSES.WALK_COMPLETED", 0x13, 0x0e, 0b1111),
-    ev("DTLB_STORE_MISSES.WALK_ACTIVE", 0x13, 0x10, 0b1111).threshold(1),
-    ev("DTLB_STORE_MISSES.WALK_PENDING", 0x13, 0x10, 0b1111),
-    ev("DTLB_STORE_MISSES.STLB_HIT", 0x13, 0x20, 0b1111),
-    ev("OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DEMAND_DATA_RD", 0x20, 0x01, 0b1111).threshold(1),
-    ev("OFFCORE_REQUESTS_OUTSTANDING.DEMAND_DATA_RD", 0x20, 0x01, 0b1111),
-    ev("OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DEMAND_CODE_RD", 0x20, 0x02, 0b1111).threshold(1),
-    ev("OFFCORE_REQUESTS_OUTSTANDING.DEMAND_CODE_RD", 0x20, 0x02, 0b1111),
-    ev("OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DEMAND_RFO", 0x20, 0x04, 0b1111).threshold(1),
-    ev("OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DATA_RD", 0x20, 0x08, 0b1111).threshold(1),
-    ev("OFFCORE_REQUESTS_OUTSTANDING.DATA_RD", 0x20, 0x08, 0b1111),
-    ev("OFFCORE_REQUESTS_OUTSTANDING.L3_MISS_DEMAND_DATA_RD", 0x20, 0x10, 0b1111),
-    ev("OFFCORE_REQUESTS.DEMAND_DATA_RD", 0x21, 0x01, 0b1111),
-    ev("OFFCORE_REQUESTS.DEMAND_CODE_RD", 0x21, 0x02, 0b1111),
-    ev("OFFCORE_REQUESTS.DEMAND_RFO", 0x21, 0x04, 0b1111),
-    ev("OFFCORE_REQUESTS.DATA_RD", 0x21, 0x08, 0b1111),
-    ev("OFFCORE_REQUESTS.L3_MISS_DEMAND_DATA_RD", 0x21, 0x10, 0b1111),
-    ev("OFFCORE_REQUESTS.ALL_REQUESTS", 0x21, 0x80, 0b1111),
-    ev("L2_TRANS.L2_WB", 0x23, 0x40, 0b1111),
-    ev("L2_RQSTS.DEMAND_DATA_RD_MISS", 0x24, 0x21, 0b1111),
-    ev("L2_RQSTS.RFO_MISS", 0x24, 0x22, 0b1111),
-    ev("L2_RQSTS.CODE_RD_MISS", 0x24, 0x24, 0b1111),
-    ev("L2_RQSTS.ALL_DEMAND_MISS", 0x24, 0x27, 0b1111),
-    ev("L2_RQSTS.SWPF_MISS", 0x24, 0x28, 0b1111),
-    ev("L2_RQSTS.HWPF_MISS", 0x24, 0x30, 0b1111),
-    ev("L2_RQSTS.MISS", 0x24, 0x3f, 0b1111),
-    ev("L2_REQUEST.MISS", 0x24, 0x3f, 0b1111),
-    ev("L2_RQSTS.DEMAND_DATA_RD_HIT", 0x24, 0xc1, 0b1111),
-    ev("L2_RQSTS.RFO_HIT", 0x24, 0xc2, 0b1111),
-    ev("L2_RQSTS.CODE_RD_HIT", 0x24, 0xc4, 0b1111),
-    ev("L2_RQSTS.SWPF_HIT", 0x24, 0xc8, 0b1111),
-    ev("L2_RQSTS.HIT", 0x24, 0xdf, 0b1111),
-    ev("L2_REQUEST.HIT", 0x24, 0xdf, 0b1111),
-    ev("L2_RQSTS.ALL_DEMAND_DATA_RD", 0x24, 0xe1, 0b1111),
-    ev("L2_RQSTS.ALL_RFO", 0x24, 0xe2, 0b1111),
-    ev("L2_RQSTS.ALL_CODE_RD", 0x24, 0xe4, 0b1111),
-    ev("L2_RQSTS.ALL_DEMAND_REFERENCES", 0x24, 0xe7, 0b1111),
-    ev("L2_RQSTS.ALL_HWPF", 0x24, 0xf0, 0b1111),
-    ev("L2_RQSTS.REFERENCES", 0x24, 0xff, 0b1111),
-    ev("L2_REQUEST.ALL", 0x24, 0xff, 0b1111),
-    ev("L2_LINES_IN.ALL", 0x25, 0x1f, 0b1111),
-    ev("L2_LINES_OUT.SILENT", 0x26, 0x01, 0b1111),
-    ev("L2_LINES_OUT.NON_SILENT", 0x26, 0x02, 0b1111),
-    ev("L2_LINES_OUT.USELESS_HWPF", 0x26, 0x04, 0b1111),
-    ev("CORE_SNOOP_RESPONSE.MISS", 0x27, 0x01, 0b1111),
-    ev("CORE_SNOOP_RESPONSE.I_HIT_FSE", 0x27, 0x02, 0b1111),
-    ev("CORE_SNOOP_RESPONSE.S_HIT_FSE", 0x27, 0x04, 0b1111),
-    ev("CORE_SNOOP_RESPONSE.S_FWD_M", 0x27, 0x08, 0b1111),
-    ev("CORE_SNOOP_RESPONSE.I_FWD_M", 0x27, 0x10, 0b1111),
-    ev("CORE_SNOOP_RESPONSE.I_FWD_FE", 0x27, 0x20, 0b1111),
-    ev("CORE_SNOOP_RESPONSE.S_FWD_FE", 0x27, 0x40, 0b1111),
-    ev("SQ_MISC.BUS_LOCK", 0x2c, 0x10, 0b1111),
-    ev("XQ.FULL_CYCLES", 0x2d, 0x01, 0b1111).threshold(1),
-    ev("LONGEST_LAT_CACHE.MISS", 0x2e, 0x41, 0b11111111),
-    ev("LONGEST_LAT_CACHE.REFERENCE", 0x2e, 0x4f, 0b11111111),
-    ev("CPU_CLK_UNHALTED.THREAD_P", 0x3c, 0x00, 0b11111111),
-    ev("CPU_CLK_UNHALTED.REF_TSC_P", 0x3c, 0x01, 0b11111111),
-    ev("CPU_CLK_UNHALTED.ONE_THREAD_ACTIVE", 0x3c, 0x02, 0b11111111),
-    ev("CPU_CLK_UNHALTED.REF_DISTRIBUTED", 0x3c, 0x08, 0b11111111),
-    ev("SW_PREFETCH_ACCESS.NTA", 0x40, 0x01, 0b1111),
-    ev("SW_PREFETCH_ACCESS.T0", 0x40, 0x02, 0b1111),
-    ev("SW_PREFETCH_ACCESS.T1_T2", 0x40, 0x04, 0b1111),
-    ev("SW_PREFETCH_ACCESS.PREFETCHW", 0x40, 0x08, 0b1111),
-    ev("SW_PREFETCH_ACCESS.ANY", 0x40, 0x0f, 0b1111),
-    ev("LOCK_CYCLES.CACHE_LOCK_DURATION", 0x42, 0x02, 0b1111),
-    ev("MEM_LOAD_COMPLETED.L1_MISS_ANY", 0x43, 0xfd, 0b1111),
-    ev("MEM_STORE_RETIRED.L2_HIT", 0x44, 0x01, 0b1111),
-    ev("MEMORY_ACTIVITY.CYCLES_L1D_MISS", 0x47, 0x02, 0b1111).threshold(2),
-    ev("MEMORY_ACTIVITY.STALLS_L1D_MISS", 0x47, 0x03, 0b1111).threshold(3),
-    ev("MEMORY_ACTIVITY.STALLS_L2_MISS", 0x47, 0x05, 0b1111).threshold(5),
-    ev("MEMORY_ACTIVITY.STALLS_L3_MISS", 0x47, 0x09, 0b1111).threshold(9),
-    ev("L1D_PEND_MISS.PENDING", 0x48, 0x01, 0b1111),
-    ev("L1D_PEND_MISS.PENDING_CYCLES", 0x48, 0x01, 0b1111).threshold(1),
-    ev("L1D_PEND_MISS.FB_FULL", 0x48, 0x02, 0b1111),
-    ev("L1D_PEND_MISS.FB_FULL_PERIODS", 0x48, 0x02, 0b1111).threshold(1).edge(),
-    ev("L1D_PEND_MISS.L2_STALLS", 0x48, 0x04, 0b1111),
-    ev("LOAD_HIT_PREFETCH.SWPF", 0x4c, 0x01, 0b1111),
-    ev("L1D.REPLACEMENT", 0x51, 0x01, 0b1111),
-    ev("L1D.HWPF_MISS", 0x51, 0x20, 0b1111),
-    ev("TX_MEM.ABORT_CONFLICT", 0x54, 0x01, 0b1111),
-    ev("TX_MEM.ABORT_CAPACITY_WRITE", 0x54, 0x02, 0b1111),
-    ev("TX_MEM.ABORT_CAPACITY_READ", 0x54, 0x80, 0b1111),
-    ev("BACLEARS.ANY", 0x60, 0x01, 0b1111),
-    ev("DSB2MITE_SWITCHES.PENALTY_CYCLES", 0x61, 0x02, 0b1111),
-    ev("INST_DECODED.DECODERS", 0x75, 0x01, 0b1111),
-    ev("UOPS_DECODED.DEC0_UOPS", 0x76, 0x01, 0b1111),
-    ev("IDQ.MITE_CYCLES_ANY", 0x79, 0x04, 0b1111).threshold(1),
-    ev("IDQ.MITE_CYCLES_OK", 0x79, 0x04, 0b1111).threshold(6),
-    ev("IDQ.MITE_UOPS", 0x79, 0x04, 0b1111),
-    ev("IDQ.DSB_CYCLES_ANY", 0x79, 0x08, 0b1111).threshold(1),
-    ev("IDQ.DSB_CYCLES_OK", 0x79, 0x08, 0b1111).threshold(6),
-    ev("IDQ.DSB_UOPS", 0x79, 0x08, 0b1111),
-    ev("IDQ.MS_CYCLES_ANY", 0x79, 0x20, 0b1111).threshold(1),
-    ev("IDQ.MS_SWITCHES", 0x79, 0x20, 0b1111).threshold(1).edge(),
-    ev("IDQ.MS_UOPS", 0x79, 0x20, 0b1111),
-    ev("ICACHE_DATA.STALLS", 0x80, 0x04, 0b1111),
-    ev("ICACHE_DATA.STALL_PERIODS", 0x80, 0x04, 0b1111).threshold(1).edge(),
-    ev("ICACHE_TAG.STALLS", 0x83, 0x04, 0b1111),
-    ev("ICACHE_TAG.STALLS_ISB", 0x83, 0x08, 0b1111),
-    ev("ICACHE_TAG.STALLS_INUSE", 0x83, 0x10, 0b1111),
-    ev("DECODE.LCP", 0x87, 0x01, 0b1111),
-    ev("DECODE.MS_BUSY", 0x87, 0x02, 0b1111),
-    ev("IDQ_UOPS_NOT_DELIVERED.CORE", 0x9c, 0x01, 0b11111111),
-    ev("IDQ_UOPS_NOT_DELIVERED.CYCLES_0_UOPS_DELIV.CORE", 0x9c, 0x01, 0b11111111).threshold(6),
-    ev("IDQ_UOPS_NOT_DELIVERED.CYCLES_FE_WAS_OK", 0x9c, 0x01, 0b11111111).threshold(1).invert(),
-    ev("IDQ_BUBBLES.CORE", 0x9c, 0x01, 0b11111111),
-    ev("IDQ_BUBBLES.CYCLES_0_UOPS_DELIV.CORE", 0x9c, 0x01, 0b11111111).threshold(6),
-    ev("IDQ_BUBBLES.CYCLES_FE_WAS_OK", 0x9c, 0x01, 0b11111111).threshold(1).invert(),
-    ev("RESOURCE_STALLS.SCOREBOARD", 0xa2, 0x02, 0b11111111),
-    ev("RESOURCE_STALLS.SB", 0xa2, 0x08, 0b11111111),
-    ev("CYCLE_ACTIVITY.CYCLES_L2_MISS", 0xa3, 0x01, 0b1111).threshold(1),
-    ev("CYCLE_ACTIVITY.STALLS_TOTAL", 0xa3, 0x04, 0b11111111).threshold(4),
-    ev("CYCLE_ACTIVITY.STALLS_L2_MISS", 0xa3, 0x05, 0b1111).threshold(5),
-    ev("CYCLE_ACTIVITY.STALLS_L3_MISS", 0xa3, 0x06, 0b1111).threshold(6),
-    ev("CYCLE_ACTIVITY.CYCLES_L1D_MISS", 0xa3, 0x08, 0b1111).threshold(8),
-    ev("CYCLE_ACTIVITY.STALLS_L1D_MISS", 0xa3, 0x0c, 0b1111).threshold(12),
-    ev("CYCLE_ACTIVITY.CYCLES_MEM_ANY", 0xa3, 0x10, 0b11111111).threshold(16),
-    ev("TOPDOWN.SLOTS_P", 0xa4, 0x01, 0b11111111),
-    ev("TOPDOWN.BACKEND_BOUND_SLOTS", 0xa4, 0x02, 0b11111111),
-    ev("TOPDOWN.BAD_SPEC_SLOTS", 0xa4, 0x04, 0b1),
-    ev("TOPDOWN.BR_MISPREDICT_SLOTS", 0xa4, 0x08, 0b1),
-    ev("TOPDOWN.MEMORY_BOUND_SLOTS", 0xa4, 0x10, 0b11111111),
-    ev("RS.EMPTY_RESOURCE", 0xa5, 0x01, 0b11111111),
-    ev("RS.EMPTY", 0xa5, 0x07, 0b11111111),
-    ev("RS.EMPTY_COUNT", 0xa5, 0x07, 0b11111111).threshold(1).invert().edge(),
-    ev("EXE_ACTIVITY.1_PORTS_UTIL", 0xa6, 0x02, 0b11111111),
-    ev("EXE_ACTIVITY.2_PORTS_UTIL", 0xa6, 0x04, 0b11111111),
-    ev("EXE_ACTIVITY.3_PORTS_UTIL", 0xa6, 0x08, 0b11111111),
-    ev("EXE_ACTIVITY.4_PORTS_UTIL", 0xa6, 0x10, 0b11111111),
-    ev("EXE_ACTIVITY.BOUND_ON_LOADS", 0xa6, 0x21, 0b11111111).threshold(5),
-    ev("EXE_ACTIVITY.BOUND_ON_STORES", 0xa6, 0x40, 0b11111111).threshold(2),
-    ev("EXE_ACTIVITY.EXE_BOUND_0_PORTS", 0xa6, 0x80, 0b11111111),
-    ev("EXE_ACTIVITY.2_3_PORTS_UTIL", 0xa6, 0x0c, 0b11111111),
-    ev("LSD.CYCLES_ACTIVE", 0xa8, 0x01, 0b11111111).threshold(1),
-    ev("LSD.CYCLES_OK", 0xa8, 0x01, 0b11111111).threshold(6),
-    ev("LSD.UOPS", 0xa8, 0x01, 0b11111111),
-    ev("INT_MISC.RECOVERY_CYCLES", 0xad, 0x01, 0b11111111),
-    ev("INT_MISC.CLEARS_COUNT", 0xad, 0x01, 0b11111111).threshold(1).edge(),
-    ev("INT_MISC.UOP_DROPPING", 0xad, 0x10, 0b11111111),
-    ev("INT_MISC.MBA_STALLS", 0xad, 0x20, 0b11111111),
-    ev("INT_MISC.UNKNOWN_BRANCH_CYCLES", 0xad, 0x40, 0b11111111).aux(AUX_MSR_PEBS_FRONTEND, 0x7),
-    ev("INT_MISC.CLEAR_RESTEER_CYCLES", 0xad, 0x80, 0b11111111),
-    ev("UOPS_ISSUED.ANY", 0xae, 0x01, 0b11111111),
-    ev("UOPS_ISSUED.CYCLES", 0xae, 0x01, 0b11111111).threshold(1),
-    ev("ARITH.FPDIV_ACTIVE", 0xb0, 0x01, 0b11111111).threshold(1),
-    ev("ARITH.IDIV_ACTIVE", 0xb0, 0x08, 0b11111111).threshold(1),
-    ev("ARITH.DIV_ACTIVE", 0xb0, 0x09, 0b11111111).threshold(1),
-    ev("UOPS_EXECUTED.CYCLES_GE_1", 0xb1, 0x01, 0b11111111).threshold(1),
-    ev("UOPS_EXECUTED.CYCLES_GE_2", 0xb1, 0x01, 0b11111111).threshold(2),
-    ev("UOPS_EXECUTED.CYCLES_GE_3", 0xb1, 0x01, 0b11111111).threshold(3),
-    ev("UOPS_EXECUTED.CYCLES_GE_4", 0xb1, 0x01, 0b11111111).threshold(4),
-    ev("UOPS_EXECUTED.THREAD", 0xb1, 0x01, 0b11111111),
-    ev("UOPS_EXECUTED.STALLS", 0xb1, 0x01, 0b11111111).threshold(1).invert(),
-    ev("UOPS_EXECUTED.CORE", 0xb1, 0x02, 0b11111111),
-    ev("UOPS_EXECUTED.CORE_CYCLES_GE_1", 0xb1, 0x02, 0b11111111).threshold(1),
-    ev("UOPS_EXECUTED.CORE_CYCLES_GE_2", 0xb1, 0x02, 0b11111111).threshold(2),
-    ev("UOPS_EXECUTED.CORE_CYCLES_GE_3", 0xb1, 0x02, 0b11111111).threshold(3),
-    ev("UOPS_EXECUTED.CORE_CYCLES_GE_4", 0xb1, 0x02, 0b11111111).threshold(4),
-    ev("UOPS_EXECUTED.X87", 0xb1, 0x10, 0b11111111),
-    ev("UOPS_DISPATCHED.PORT_0", 0xb2, 0x01, 0b11111111),
-    ev("UOPS_DISPATCHED.PORT_1", 0xb2, 0x02, 0b11111111),
-    ev("UOPS_DISPATCHED.PORT_2_3_10", 0xb2, 0x04, 0b11111111),
-    ev("UOPS_DISPATCHED.PORT_4_9", 0xb2, 0x10, 0b11111111),
-    ev("UOPS_DISPATCHED.PORT_5_11", 0xb2, 0x20, 0b11111111),
-    ev("UOPS_DISPATCHED.PORT_6", 0xb2, 0x40, 0b11111111),
-    ev("UOPS_DISPATCHED.PORT_7_8", 0xb2, 0x80, 0b11111111),
-    ev("FP_ARITH_DISPATCHED.PORT_0", 0xb3, 0x01, 0b11111111),
-    ev("FP_ARITH_DISPATCHED.V0", 0xb3, 0x01, 0b11111111),
-    ev("FP_ARITH_DISPATCHED.PORT_1", 0xb3, 0x02, 0b11111111),
-    ev("FP_ARITH_DISPATCHED.V1", 0xb3, 0x02, 0b11111111),
-    ev("FP_ARITH_DISPATCHED.PORT_5", 0xb3, 0x04, 0b11111111),
-    ev("FP_ARITH_DISPATCHED.V2", 0xb3, 0x04, 0b11111111),
-    ev("EXE.AMX_BUSY", 0xb7, 0x02, 0b11111111),
-    ev("INST_RETIRED.ANY_P", 0xc0, 0x00, 0b11111111),
-    ev("INST_RETIRED.NOP", 0xc0, 0x02, 0b11111111),
-    ev("INST_RETIRED.REP_ITERATION", 0xc0, 0x08, 0b11111111),
-    ev("INST_RETIRED.MACRO_FUSED", 0xc0, 0x10, 0b11111111),
-    ev("ASSISTS.FP", 0xc1, 0x02, 0b11111111),
-    ev("ASSISTS.PAGE_FAULT", 0xc1, 0x08, 0b11111111),
-    ev("ASSISTS.SSE_AVX_MIX", 0xc1, 0x10, 0b11111111),
-    ev("ASSISTS.ANY", 0xc1, 0x1b, 0b11111111),
-    ev("UOPS_RETIRED.HEAVY", 0xc2, 0x01, 0b11111111),
-    ev("UOPS_RETIRED.SLOTS", 0xc2, 0x02, 0b11111111),
-    ev("UOPS_RETIRED.STALLS", 0xc2, 0x02, 0b11111111).threshold(1).invert(),
-    ev("UOPS_RETIRED.CYCLES", 0xc2, 0x02, 0b11111111).threshold(1),
-    ev("UOPS_RETIRED.MS", 0xc2, 0x04, 0b11111111).aux(AUX_MSR_PEBS_FRONTEND, 0x8),
-    ev("MACHINE_CLEARS.COUNT", 0xc3, 0x01, 0b11111111).threshold(1).edge(),
-    ev("MACHINE_CLEARS.MEMORY_ORDERING", 0xc3, 0x02, 0b11111111),
-    ev("MACHINE_CLEARS.SMC", 0xc3, 0x04, 0b11111111),
-    ev("BR_INST_RETIRED.ALL_BRANCHES", 0xc4, 0x00, 0b11111111),
-    ev("BR_INST_RETIRED.COND_TAKEN", 0xc4, 0x01, 0b11111111),
-    ev("BR_INST_RETIRED.NEAR_CALL", 0xc4, 0x02, 0b11111111),
-    ev("BR_INST_RETIRED.NEAR_RETURN", 0xc4, 0x08, 0b11111111),
-    ev("BR_INST_RETIRED.COND_NTAKEN", 0xc4, 0x10, 0b11111111),
-    ev("BR_INST_RETIRED.COND", 0xc4, 0x11, 0b11111111),
-    ev("BR_INST_RETIRED.NEAR_TAKEN", 0xc4, 0x20, 0b11111111),
-    ev("BR_INST_RETIRED.FAR_BRANCH", 0xc4, 0x40, 0b11111111),
-    ev("BR_INST_RETIRED.INDIRECT", 0xc4, 0x80, 0b11111111),
-    ev("BR_MISP_RETIRED.ALL_BRANCHES", 0xc5, 0x00, 0b11111111),
-    ev("BR_MISP_RETIRED.COND_TAKEN", 0xc5, 0x01, 0b11111111),
-    ev("BR_MISP_RETIRED.INDIRECT_CALL", 0xc5, 0x02, 0b11111111),
-    ev("BR_MISP_RETIRED.RET", 0xc5, 0x08, 0b11111111),
-    ev("BR_MISP_RETIRED.COND_NTAKEN", 0xc5, 0x10, 0b11111111),
-    ev("BR_MISP_RETIRED.COND", 0xc5, 0x11, 0b11111111),
-    ev("BR_MISP_RETIRED.NEAR_TAKEN", 0xc5, 0x20, 0b11111111),
-    ev("BR_MISP_RETIRED.INDIRECT", 0xc5, 0x80, 0b11111111),
-    ev("FRONTEND_RETIRED.DSB_MISS", 0xc6, 0x01, 0b11111111).aux(AUX_MSR_PEBS_FRONTEND, 0x11),
-    ev("FRONTEND_RETIRED.ITLB_MISS", 0xc6, 0x01, 0b11111111).aux(AUX_MSR_PEBS_FRONTEND, 0x14),
-    ev("FRONTEND_RETIRED.L1I_MISS", 0xc6, 0x01, 0b11111111).aux(AUX_MSR_PEBS_FRONTEND, 0x12),
-    ev("FRONTEND_RETIRED.L2_MISS", 0xc6, 0x01, 0b11111111).aux(AUX_MSR_PEBS_FRONTEND, 0x13),
-    ev("FRONTEND_RETIRED.LATENCY_GE_1", 0xc6, 0x01, 0b11111111).aux(AUX_MSR_PEBS_FRONTEND, 0x600106),
-    ev("FRONTEND_RETIRED.LATENCY_GE_128", 0xc6, 0x01, 0b11111111).aux(AUX_MSR_PEBS_FRONTEND, 0x608006),
-    ev("FRONTEND_RETIRED.LATENCY_GE_16", 0xc6, 0x01, 0b11111111).aux(AUX_MSR_PEBS_FRONTEND, 0x601006),
-    ev("FRONTEND_RETIRED.LATENCY_GE_2", 0xc6, 0x01, 0b11111111).aux(AUX_MSR_PEBS_FRONTEND, 0x600206),
-    ev("FRONTEND_RETIRED.LATENCY_GE_2_BUBBLES_GE_1", 0xc6, 0x01, 0b11111111).aux(AUX_MSR_PEBS_FRONTEND, 0x100206),
-    ev("FRONTEND_RETIRED.LATENCY_GE_256", 0xc6, 0x01, 0b11111111).aux(AUX_MSR_PEBS_FRONTEND, 0x610006),
-    ev("FRONTEND_RETIRED.LATENCY_GE_32", 0xc6, 0x01, 0b11111111).aux(AUX_MSR_PEBS_FRONTEND, 0x602006),
-    ev("FRONTEND_RETIRED.LATENCY_GE_4", 0xc6, 0x01, 0b11111111).aux(AUX_MSR_PEBS_FRONTEND, 0x600406),
-    ev("FRONTEND_RETIRED.LATENCY_GE_512", 0xc6, 0x01, 0b11111111).aux(AUX_MSR_PEBS_FRONTEND, 0x620006),
-    ev("FRONTEND_RETIRED.LATENCY_GE_64", 0xc6, 0x01, 0b11111111).aux(AUX_MSR_PEBS_FRONTEND, 0x604006),
-    ev("FRONTEND_RETIRED.LATENCY_GE_8", 0xc6, 0x01, 0b11111111).aux(AUX_MSR_PEBS_FRONTEND, 0x600806),
-    ev("FRONTEND_RETIRED.STLB_MISS", 0xc6, 0x01, 0b11111111).aux(AUX_MSR_PEBS_FRONTEND, 0x15),
-    ev("FRONTEND_RETIRED.UNKNOWN_BRANCH", 0xc6, 0x01, 0b11111111).aux(AUX_MSR_PEBS_FRONTEND, 0x17),
-    ev("FRONTEND_RETIRED.MS_FLOWS", 0xc6, 0x01, 0b11111111).aux(AUX_MSR_PEBS_FRONTEND, 0x8),
-    ev("FRONTEND_RETIRED.ANY_DSB_MISS", 0xc6, 0x01, 0b11111111).aux(AUX_MSR_PEBS_FRONTEND, 0x1),
-    ev("FP_ARITH_INST_RETIRED.SCALAR_DOUBLE", 0xc7, 0x01, 0b11111111),
-    ev("FP_ARITH_INST_RETIRED.SCALAR_SINGLE", 0xc7, 0x02, 0b11111111),
-    ev("FP_ARITH_INST_RETIRED.SCALAR", 0xc7, 0x03, 0b11111111),
-    ev("FP_ARITH_INST_RETIRED.128B_PACKED_DOUBLE", 0xc7, 0x04, 0b11111111),
-    ev("FP_ARITH_INST_RETIRED.128B_PACKED_SINGLE", 0xc7, 0x08, 0b11111111),
-    ev("FP_ARITH_INST_RETIRED.256B_PACKED_DOUBLE", 0xc7, 0x10, 0b11111111),
-    ev("FP_ARITH_INST_RETIRED.4_FLOPS", 0xc7, 0x18, 0b11111111),
-    ev("FP_ARITH_INST_RETIRED.256B_PACKED_SINGLE", 0xc7, 0x20, 0b11111111),
-    ev("FP_ARITH_INST_RETIRED.512B_PACKED_DOUBLE", 0xc7, 0x40, 0b11111111),
-    ev("FP_ARITH_INST_RETIRED.8_FLOPS", 0xc7, 0x60, 0b11111111),
-    ev("FP_ARITH_INST_RETIRED.512B_PACKED_SINGLE", 0xc7, 0x80, 0b11111111),
-    ev("FP_ARITH_INST_RETIRED.VECTOR", 0xc7, 0xfc, 0b11111111),
-    ev("RTM_RETIRED.START", 0xc9, 0x01, 0b11111111),
-    ev("RTM_RETIRED.COMMIT", 0xc9, 0x02, 0b11111111),
-    ev("RTM_RETIRED.ABORTED", 0xc9, 0x04, 0b11111111),
-    ev("RTM_RETIRED.ABORTED_MEM", 0xc9, 0x08, 0b11111111),
-    ev("RTM_RETIRED.ABORTED_UNFRIENDLY", 0xc9, 0x20, 0b11111111),
-    ev("RTM_RETIRED.ABORTED_MEMTYPE", 0xc9, 0x40, 0b11111111),
-    ev("RTM_RETIRED.ABORTED_EVENTS", 0xc9, 0x80, 0b11111111),
-    ev("HW_INTERRUPTS.RECEIVED", 0xcb, 0x01, 0b11111111),
-    ev("HW_INTERRUPTS.MASKED", 0xcb, 0x02, 0b11111111),
-    ev("HW_INTERRUPTS.PENDING_AND_MASKED", 0xcb, 0x04, 0b11111111),
-    ev("MISC_RETIRED.LBR_INSERTS", 0xcc, 0x20, 0b11111111),
-    ev("MEM_TRANS_RETIRED.LOAD_LATENCY_GT_128", 0xcd, 0x01, 0b11111110).aux(AUX_MSR_PEBS_LD_LAT_THRESHOLD, 0x80),
-    ev("MEM_TRANS_RETIRED.LOAD_LATENCY_GT_16", 0xcd, 0x01, 0b11111110).aux(AUX_MSR_PEBS_LD_LAT_THRESHOLD, 0x10),
-    ev("MEM_TRANS_RETIRED.LOAD_LATENCY_GT_256", 0xcd, 0x01, 0b11111110).aux(AUX_MSR_PEBS_LD_LAT_THRESHOLD, 0x100),
-    ev("MEM_TRANS_RETIRED.LOAD_LATENCY_GT_32", 0xcd, 0x01, 0b11111110).aux(AUX_MSR_PEBS_LD_LAT_THRESHOLD, 0x20),
-    ev("MEM_TRANS_RETIRED.LOAD_LATENCY_GT_4", 0xcd, 0x01, 0b11111110).aux(AUX_MSR_PEBS_LD_LAT_THRESHOLD, 0x4),
-    ev("MEM_TRANS_RETIRED.LOAD_LATENCY_GT_512", 0xcd, 0x01, 0b11111110).aux(AUX_MSR_PEBS_LD_LAT_THRESHOLD, 0x200),
-    ev("MEM_TRANS_RETIRED.LOAD_LATENCY_GT_64", 0xcd, 0x01, 0b11111110).aux(AUX_MSR_PEBS_LD_LAT_THRESHOLD, 0x40),
-    ev("MEM_TRANS_RETIRED.LOAD_LATENCY_GT_8", 0xcd, 0x01, 0b11111110).aux(AUX_MSR_PEBS_LD_LAT_THRESHOLD, 0x8),
-    ev("MEM_TRANS_RETIRED.LOAD_LATENCY_GT_1024", 0xcd, 0x01, 0b11111110).aux(AUX_MSR_PEBS_LD_LAT_THRESHOLD, 0x400),
-    ev("MEM_TRANS_RETIRED.STORE_SAMPLE", 0xcd, 0x02, 0b1),
-    ev("FP_ARITH_INST_RETIRED2.SCALAR_HALF", 0xcf, 0x01, 0b11111111),
-    ev("FP_ARITH_INST_RETIRED2.COMPLEX_SCALAR_HALF", 0xcf, 0x02, 0b11111111),
-    ev("FP_ARITH_INST_RETIRED2.SCALAR", 0xcf, 0x03, 0b11111111),
-    ev("FP_ARITH_INST_RETIRED2.128B_PACKED_HALF", 0xcf, 0x04, 0b11111111),
-    ev("FP_ARITH_INST_RETIRED2.256B_PACKED_HALF", 0xcf, 0x08, 0b11111111),
-    ev("FP_ARITH_INST_RETIRED2.512B_PACKED_HALF", 0xcf, 0x10, 0b11111111),
-    ev("FP_ARITH_INST_RETIRED2.VECTOR", 0xcf, 0x1c, 0b11111111),
-    ev("MEM_INST_RETIRED.STLB_MISS_LOADS", 0xd0, 0x11, 0b1111),
-    ev("MEM_INST_RETIRED.STLB_MISS_STORES", 0xd0, 0x12, 0b1111),
-    ev("MEM_INST_RETIRED.LOCK_LOADS", 0xd0, 0x21, 0b1111),
-    ev("MEM_INST_RETIRED.SPLIT_LOADS", 0xd0, 0x41, 0b1111),
-    ev("MEM_INST_RETIRED.SPLIT_STORES", 0xd0, 0x42, 0b1111),
-    ev("MEM_INST_RETIRED.ALL_LOADS", 0xd0, 0x81, 0b1111),
-    ev("MEM_INST_RETIRED.ALL_STORES", 0xd0, 0x82, 0b1111),
-    ev("MEM_INST_RETIRED.ANY", 0xd0, 0x83, 0b1111),
-    ev("MEM_LOAD_RETIRED.L1_HIT", 0xd1, 0x01, 0b1111),
-    ev("MEM_LOAD_RETIRED.L2_HIT", 0xd1, 0x02, 0b1111),
-    ev("MEM_LOAD_RETIRED.L3_HIT", 0xd1, 0x04, 0b1111),
-    ev("MEM_LOAD_RETIRED.L1_MISS", 0xd1, 0x08, 0b1111),
-    ev("MEM_LOAD_RETIRED.L2_MISS", 0xd1, 0x10, 0b1111),
-    ev("MEM_LOAD_RETIRED.L3_MISS", 0xd1, 0x20, 0b1111),
-    ev("MEM_LOAD_RETIRED.FB_HIT", 0xd1, 0x40, 0b1111),
-    ev("MEM_LOAD_L3_HIT_RETIRED.XSNP_MISS", 0xd2, 0x01, 0b1111),
-    ev("MEM_LOAD_L3_HIT_RETIRED.XSNP_NO_FWD", 0xd2, 0x02, 0b1111),
-    ev("MEM_LOAD_L3_HIT_RETIRED.XSNP_FWD", 0xd2, 0x04, 0b1111),
-    ev("MEM_LOAD_L3_HIT_RETIRED.XSNP_NONE", 0xd2, 0x08, 0b1111),
-    ev("MEM_LOAD_L3_MISS_RETIRED.LOCAL_DRAM", 0xd3, 0x01, 0b1111),
-    ev("MEM_LOAD_L3_MISS_RETIRED.REMOTE_DRAM", 0xd3, 0x02, 0b1111),
-    ev("MEM_LOAD_L3_MISS_RETIRED.REMOTE_HITM", 0xd3, 0x04, 0b1111),
-    ev("MEM_LOAD_L3_MISS_RETIRED.REMOTE_FWD", 0xd3, 0x08, 0b1111),
-    ev("MEM_LOAD_MISC_RETIRED.UC", 0xd4, 0x04, 0b1111),
-    ev("MISC2_RETIRED.LFENCE", 0xe0, 0x20, 0b11111111),
-    ev("MEM_UOP_RETIRED.ANY", 0xe5, 0x03, 0b11111111),
-    ev("INT_VEC_RETIRED.ADD_128", 0xe7, 0x03, 0b11111111),
-    ev("INT_VEC_RETIRED.ADD_256", 0xe7, 0x0c, 0b11111111),
-    ev("INT_VEC_RETIRED.VNNI_128", 0xe7, 0x10, 0b11111111),
-    ev("INT_VEC_RETIRED.128BIT", 0xe7, 0x13, 0b11111111),
-    ev("INT_VEC_RETIRED.VNNI_256", 0xe7, 0x20, 0b11111111),
-    ev("INT_VEC_RETIRED.SHUFFLES", 0xe7, 0x40, 0b11111111),
-    ev("INT_VEC_RETIRED.MUL_256", 0xe7, 0x80, 0b11111111),
-    ev("INT_VEC_RETIRED.256BIT", 0xe7, 0xac, 0b11111111),
-    ev("CPU_CLK_UNHALTED.DISTRIBUTED", 0xec, 0x02, 0b11111111),
-    ev("CPU_CLK_UNHALTED.C01", 0xec, 0x10, 0b11111111),
-    ev("CPU_CLK_UNHALTED.C02", 0xec, 0x20, 0b11111111),
-    ev("CPU_CLK_UNHALTED.PAUSE", 0xec, 0x40, 0b11111111),
-    ev("CPU_CLK_UNHALTED.PAUSE_INST", 0xec, 0x40, 0b11111111).threshold(1).edge(),
-    ev("CPU_CLK_UNHALTED.C0_WAIT", 0xec, 0x70, 0b11111111),
-    ev("OCR.DEMAND_DATA_RD.ANY_RESPONSE", 0x2a, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x10001),
-    ev("OCR.DEMAND_RFO.ANY_RESPONSE", 0x2a, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f3ffc0002),
-    ev("OCR.DEMAND_CODE_RD.ANY_RESPONSE", 0x2a, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x10004),
-    ev("OCR.HWPF_L1D.ANY_RESPONSE", 0x2a, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x10400),
-    ev("OCR.STREAMING_WR.ANY_RESPONSE", 0x2a, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x10800),
-    ev("OCR.READS_TO_CORE.ANY_RESPONSE", 0x2a, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f3ffc4477),
-    ev("OCR.HWPF_L3.ANY_RESPONSE", 0x2a, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x12380),
-    ev("OCR.DEMAND_DATA_RD.L3_HIT", 0x2a, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f803c0001),
-    ev("OCR.DEMAND_RFO.L3_HIT", 0x2a, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f803c0002),
-    ev("OCR.DEMAND_CODE_RD.L3_HIT", 0x2a, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f803c0004),
-    ev("OCR.READS_TO_CORE.L3_HIT", 0x2a, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f003c4477),
-    ev("OCR.STREAMING_WR.L3_HIT", 0x2a, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x80080800),
-    ev("OCR.HWPF_L3.L3_HIT", 0x2a, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x80082380),
-    ev("OCR.STREAMING_WR.L3_MISS_LOCAL", 0x2a, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x84000800),
-    ev("OCR.HWPF_L3.L3_MISS_LOCAL", 0x2a, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x84002380),
-    ev("OCR.READS_TO_CORE.L3_MISS_LOCAL", 0x2a, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f04c04477),
-    ev("OCR.READS_TO_CORE.REMOTE", 0x2a, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f33004477),
-    ev("OCR.HWPF_L3.REMOTE", 0x2a, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x90002380),
-    ev("OCR.DEMAND_DATA_RD.L3_MISS", 0x2a, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3fbfc00001),
-    ev("OCR.DEMAND_CODE_RD.L3_MISS", 0x2a, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3fbfc00004),
-    ev("OCR.DEMAND_RFO.L3_MISS", 0x2a, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f3fc00002),
-    ev("OCR.READS_TO_CORE.L3_MISS", 0x2a, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f3fc04477),
-    ev("OCR.STREAMING_WR.L3_MISS", 0x2a, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x94000800),
-    ev("OCR.HWPF_L3.L3_MISS", 0x2a, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x94002380),
-    ev("OCR.DEMAND_DATA_RD.LOCAL_DRAM", 0x2a, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x104000001),
-    ev("OCR.DEMAND_RFO.LOCAL_DRAM", 0x2a, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x104000002),
-    ev("OCR.DEMAND_CODE_RD.LOCAL_DRAM", 0x2a, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x104000004),
-    ev("OCR.READS_TO_CORE.LOCAL_DRAM", 0x2a, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x104004477),
-    ev("OCR.DEMAND_DATA_RD.REMOTE_DRAM", 0x2a, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x730000001),
-    ev("OCR.READS_TO_CORE.REMOTE_DRAM", 0x2a, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x730004477),
-    ev("OCR.DEMAND_DATA_RD.DRAM", 0x2a, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x73c000001),
-    ev("OCR.DEMAND_RFO.DRAM", 0x2a, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x73c000002),
-    ev("OCR.DEMAND_CODE_RD.DRAM", 0x2a, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x73c000004),
-    ev("OCR.READS_TO_CORE.DRAM", 0x2a, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x73c004477),
-    ev("OCR.DEMAND_DATA_RD.L3_HIT.SNOOP_HIT_NO_FWD", 0x2a, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x4003c0001),
-    ev("OCR.READS_TO_CORE.L3_HIT.SNOOP_HIT_NO_FWD", 0x2a, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x4003c4477),
-    ev("OCR.DEMAND_DATA_RD.L3_HIT.SNOOP_HIT_WITH_FWD", 0x2a, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x8003c0001),
-    ev("OCR.DEMAND_DATA_RD.REMOTE_CACHE.SNOOP_HIT_WITH_FWD", 0x2a, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x830000001),
-    ev("OCR.READS_TO_CORE.L3_HIT.SNOOP_HIT_WITH_FWD", 0x2a, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x8003c4477),
-    ev("OCR.READS_TO_CORE.REMOTE_CACHE.SNOOP_HIT_WITH_FWD", 0x2a, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x830004477),
-    ev("OCR.DEMAND_DATA_RD.L3_HIT.SNOOP_HITM", 0x2a, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x10003c0001),
-    ev("OCR.DEMAND_DATA_RD.REMOTE_CACHE.SNOOP_HITM", 0x2a, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x1030000001),
-    ev("OCR.DEMAND_RFO.L3_HIT.SNOOP_HITM", 0x2a, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x10003c0002),
-    ev("OCR.DEMAND_CODE_RD.L3_HIT.SNOOP_HITM", 0x2a, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x10003c0004),
-    ev("OCR.READS_TO_CORE.L3_HIT.SNOOP_HITM", 0x2a, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x10003c4477),
-    ev("OCR.READS_TO_CORE.REMOTE_CACHE.SNOOP_HITM", 0x2a, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x1030004477),
-    ev("OCR.DEMAND_DATA_RD.SNC_DRAM", 0x2a, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x708000001),
-    ev("OCR.DEMAND_RFO.SNC_DRAM", 0x2a, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x708000002),
-    ev("OCR.DEMAND_CODE_RD.SNC_DRAM", 0x2a, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x708000004),
-    ev("OCR.READS_TO_CORE.SNC_DRAM", 0x2a, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x708004477),
-    ev("OCR.DEMAND_DATA_RD.SNC_CACHE.HITM", 0x2a, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x1008000001),
-    ev("OCR.DEMAND_DATA_RD.SNC_CACHE.HIT_WITH_FWD", 0x2a, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x808000001),
-    ev("OCR.DEMAND_RFO.SNC_CACHE.HITM", 0x2a, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x1008000002),
-    ev("OCR.DEMAND_RFO.SNC_CACHE.HIT_WITH_FWD", 0x2a, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x808000002),
-    ev("OCR.DEMAND_CODE_RD.SNC_CACHE.HITM", 0x2a, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x1008000004),
-    ev("OCR.DEMAND_CODE_RD.SNC_CACHE.HIT_WITH_FWD", 0x2a, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x808000004),
-    ev("OCR.READS_TO_CORE.SNC_CACHE.HITM", 0x2a, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x1008004477),
-    ev("OCR.READS_TO_CORE.SNC_CACHE.HIT_WITH_FWD", 0x2a, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x808004477),
-    ev("OCR.READS_TO_CORE.LOCAL_SOCKET_DRAM", 0x2a, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x70c004477),
-    ev("OCR.HWPF_L2.ANY_RESPONSE", 0x2a, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x10070),
-    ev("OCR.READS_TO_CORE.L3_MISS_LOCAL_SOCKET", 0x2a, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x70cc04477),
-    ev("OCR.READS_TO_CORE.REMOTE_CACHE.SNOOP_FWD", 0x2a, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x1830004477),
-    ev("OCR.READS_TO_CORE.REMOTE_MEMORY", 0x2a, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x733004477),
-    ev("OCR.RFO_TO_CORE.L3_HIT_M", 0x2a, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x1f80040022),
-    ev("OCR.MODIFIED_WRITE.ANY_RESPONSE", 0x2a, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x10808),
-    ev("OCR.WRITE_ESTIMATE.MEMORY", 0x2a, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0xfbff80822),
-];
+event_table! {
+    /// The events, row n for `Event::row(n)`: `ev(name, event select, umask)` and what else each
+    /// sets. The counters that may count them (bit n: counter n) and those without
+    /// Hyper-Threading are the table's, the two numbers before the rows, unless a row
+    /// gives its own (`.on(..)`, `.ht_off(..)`).
+    EVENT_ROWS, EventRowNumber, 0, "", 0b1111, 0b0;
+    LD_BLOCKS_ADDRESS_ALIAS = ev("LD_BLOCKS.ADDRESS_ALIAS", 0x03, 0x04),
+    LD_BLOCKS_STORE_FORWARD = ev("LD_BLOCKS.STORE_FORWARD", 0x03, 0x82),
+    LD_BLOCKS_NO_SR = ev("LD_BLOCKS.NO_SR", 0x03, 0x88),
+    ITLB_MISSES_WALK_COMPLETED_4K = ev("ITLB_MISSES.WALK_COMPLETED_4K", 0x11, 0x02),
+    ITLB_MISSES_WALK_COMPLETED_2M_4M = ev("ITLB_MISSES.WALK_COMPLETED_2M_4M", 0x11, 0x04),
+    ITLB_MISSES_WALK_COMPLETED = ev("ITLB_MISSES.WALK_COMPLETED", 0x11, 0x0e),
+    ITLB_MISSES_WALK_ACTIVE = ev("ITLB_MISSES.WALK_ACTIVE", 0x11, 0x10).threshold(1),
+    ITLB_MISSES_WALK_PENDING = ev("ITLB_MISSES.WALK_PENDING", 0x11, 0x10),
+    ITLB_MISSES_STLB_HIT = ev("ITLB_MISSES.STLB_HIT", 0x11, 0x20),
+    DTLB_LOAD_MISSES_WALK_COMPLETED_4K = ev("DTLB_LOAD_MISSES.WALK_COMPLETED_4K", 0x12, 0x02),
+    DTLB_LOAD_MISSES_WALK_COMPLETED_2M_4M = ev("DTLB_LOAD_MISSES.WALK_COMPLETED_2M_4M", 0x12, 0x04),
+    DTLB_LOAD_MISSES_WALK_COMPLETED_1G = ev("DTLB_LOAD_MISSES.WALK_COMPLETED_1G", 0x12, 0x08),
+    DTLB_LOAD_MISSES_WALK_COMPLETED = ev("DTLB_LOAD_MISSES.WALK_COMPLETED", 0x12, 0x0e),
+    DTLB_LOAD_MISSES_WALK_ACTIVE = ev("DTLB_LOAD_MISSES.WALK_ACTIVE", 0x12, 0x10).threshold(1),
+    DTLB_LOAD_MISSES_WALK_PENDING = ev("DTLB_LOAD_MISSES.WALK_PENDING", 0x12, 0x10),
+    DTLB_LOAD_MISSES_STLB_HIT = ev("DTLB_LOAD_MISSES.STLB_HIT", 0x12, 0x20),
+    DTLB_STORE_MISSES_WALK_COMPLETED_4K = ev("DTLB_STORE_MISSES.WALK_COMPLETED_4K", 0x13, 0x02),
+    DTLB_STORE_MISSES_WALK_COMPLETED_2M_4M = ev("DTLB_STORE_MISSES.WALK_COMPLETED_2M_4M", 0x13, 0x04),
+    DTLB_STORE_MISSES_WALK_COMPLETED_1G = ev("DTLB_STORE_MISSES.WALK_COMPLETED_1G", 0x13, 0x08),
+    DTLB_STORE_MISSES_WALK_COMPLETED = ev("DTLB_STORE_MISSES.WALK_COMPLETED", 0x13, 0x0e),
+    DTLB_STORE_MISSES_WALK_ACTIVE = ev("DTLB_STORE_MISSES.WALK_ACTIVE", 0x13, 0x10).threshold(1),
+    DTLB_STORE_MISSES_WALK_PENDING = ev("DTLB_STORE_MISSES.WALK_PENDING", 0x13, 0x10),
+    DTLB_STORE_MISSES_STLB_HIT = ev("DTLB_STORE_MISSES.STLB_HIT", 0x13, 0x20),
+    OFFCORE_REQUESTS_OUTSTANDING_CYCLES_WITH_DEMAND_DATA_RD = ev("OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DEMAND_DATA_RD", 0x20, 0x01).threshold(1),
+    OFFCORE_REQUESTS_OUTSTANDING_DEMAND_DATA_RD = ev("OFFCORE_REQUESTS_OUTSTANDING.DEMAND_DATA_RD", 0x20, 0x01),
+    OFFCORE_REQUESTS_OUTSTANDING_CYCLES_WITH_DEMAND_CODE_RD = ev("OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DEMAND_CODE_RD", 0x20, 0x02).threshold(1),
+    OFFCORE_REQUESTS_OUTSTANDING_DEMAND_CODE_RD = ev("OFFCORE_REQUESTS_OUTSTANDING.DEMAND_CODE_RD", 0x20, 0x02),
+    OFFCORE_REQUESTS_OUTSTANDING_CYCLES_WITH_DEMAND_RFO = ev("OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DEMAND_RFO", 0x20, 0x04).threshold(1),
+    OFFCORE_REQUESTS_OUTSTANDING_CYCLES_WITH_DATA_RD = ev("OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DATA_RD", 0x20, 0x08).threshold(1),
+    OFFCORE_REQUESTS_OUTSTANDING_DATA_RD = ev("OFFCORE_REQUESTS_OUTSTANDING.DATA_RD", 0x20, 0x08),
+    OFFCORE_REQUESTS_OUTSTANDING_L3_MISS_DEMAND_DATA_RD = ev("OFFCORE_REQUESTS_OUTSTANDING.L3_MISS_DEMAND_DATA_RD", 0x20, 0x10),
+    OFFCORE_REQUESTS_DEMAND_DATA_RD = ev("OFFCORE_REQUESTS.DEMAND_DATA_RD", 0x21, 0x01),
+    OFFCORE_REQUESTS_DEMAND_CODE_RD = ev("OFFCORE_REQUESTS.DEMAND_CODE_RD", 0x21, 0x02),
+    OFFCORE_REQUESTS_DEMAND_RFO = ev("OFFCORE_REQUESTS.DEMAND_RFO", 0x21, 0x04),
+    OFFCORE_REQUESTS_DATA_RD = ev("OFFCORE_REQUESTS.DATA_RD", 0x21, 0x08),
+    OFFCORE_REQUESTS_L3_MISS_DEMAND_DATA_RD = ev("OFFCORE_REQUESTS.L3_MISS_DEMAND_DATA_RD", 0x21, 0x10),
+    OFFCORE_REQUESTS_ALL_REQUESTS = ev("OFFCORE_REQUESTS.ALL_REQUESTS", 0x21, 0x80),
+    L2_TRANS_L2_WB = ev("L2_TRANS.L2_WB", 0x23, 0x40),
+    L2_RQSTS_DEMAND_DATA_RD_MISS = ev("L2_RQSTS.DEMAND_DATA_RD_MISS", 0x24, 0x21),
+    L2_RQSTS_RFO_MISS = ev("L2_RQSTS.RFO_MISS", 0x24, 0x22),
+    L2_RQSTS_CODE_RD_MISS = ev("L2_RQSTS.CODE_RD_MISS", 0x24, 0x24),
+    L2_RQSTS_ALL_DEMAND_MISS = ev("L2_RQSTS.ALL_DEMAND_MISS", 0x24, 0x27),
+    L2_RQSTS_SWPF_MISS = ev("L2_RQSTS.SWPF_MISS", 0x24, 0x28),
+    L2_RQSTS_HWPF_MISS = ev("L2_RQSTS.HWPF_MISS", 0x24, 0x30),
+    L2_RQSTS_MISS = ev("L2_RQSTS.MISS", 0x24, 0x3f),
+    L2_REQUEST_MISS = ev("L2_REQUEST.MISS", 0x24, 0x3f),
+    L2_RQSTS_DEMAND_DATA_RD_HIT = ev("L2_RQSTS.DEMAND_DATA_RD_HIT", 0x24, 0xc1),
+    L2_RQSTS_RFO_HIT = ev("L2_RQSTS.RFO_HIT", 0x24, 0xc2),
+    L2_RQSTS_CODE_RD_HIT = ev("L2_RQSTS.CODE_RD_HIT", 0x24, 0xc4),
+    L2_RQSTS_SWPF_HIT = ev("L2_RQSTS.SWPF_HIT", 0x24, 0xc8),
+    L2_RQSTS_HIT = ev("L2_RQSTS.HIT", 0x24, 0xdf),
+    L2_REQUEST_HIT = ev("L2_REQUEST.HIT", 0x24, 0xdf),
+    L2_RQSTS_ALL_DEMAND_DATA_RD = ev("L2_RQSTS.ALL_DEMAND_DATA_RD", 0x24, 0xe1),
+    L2_RQSTS_ALL_RFO = ev("L2_RQSTS.ALL_RFO", 0x24, 0xe2),
+    L2_RQSTS_ALL_CODE_RD = ev("L2_RQSTS.ALL_CODE_RD", 0x24, 0xe4),
+    L2_RQSTS_ALL_DEMAND_REFERENCES = ev("L2_RQSTS.ALL_DEMAND_REFERENCES", 0x24, 0xe7),
+    L2_RQSTS_ALL_HWPF = ev("L2_RQSTS.ALL_HWPF", 0x24, 0xf0),
+    L2_RQSTS_REFERENCES = ev("L2_RQSTS.REFERENCES", 0x24, 0xff),
+    L2_REQUEST_ALL = ev("L2_REQUEST.ALL", 0x24, 0xff),
+    L2_LINES_IN_ALL = ev("L2_LINES_IN.ALL", 0x25, 0x1f),
+    L2_LINES_OUT_SILENT = ev("L2_LINES_OUT.SILENT", 0x26, 0x01),
+    L2_LINES_OUT_NON_SILENT = ev("L2_LINES_OUT.NON_SILENT", 0x26, 0x02),
+    L2_LINES_OUT_USELESS_HWPF = ev("L2_LINES_OUT.USELESS_HWPF", 0x26, 0x04),
+    CORE_SNOOP_RESPONSE_MISS = ev("CORE_SNOOP_RESPONSE.MISS", 0x27, 0x01),
+    CORE_SNOOP_RESPONSE_I_HIT_FSE = ev("CORE_SNOOP_RESPONSE.I_HIT_FSE", 0x27, 0x02),
+    CORE_SNOOP_RESPONSE_S_HIT_FSE = ev("CORE_SNOOP_RESPONSE.S_HIT_FSE", 0x27, 0x04),
+    CORE_SNOOP_RESPONSE_S_FWD_M = ev("CORE_SNOOP_RESPONSE.S_FWD_M", 0x27, 0x08),
+    CORE_SNOOP_RESPONSE_I_FWD_M = ev("CORE_SNOOP_RESPONSE.I_FWD_M", 0x27, 0x10),
+    CORE_SNOOP_RESPONSE_I_FWD_FE = ev("CORE_SNOOP_RESPONSE.I_FWD_FE", 0x27, 0x20),
+    CORE_SNOOP_RESPONSE_S_FWD_FE = ev("CORE_SNOOP_RESPONSE.S_FWD_FE", 0x27, 0x40),
+    SQ_MISC_BUS_LOCK = ev("SQ_MISC.BUS_LOCK", 0x2c, 0x10),
+    XQ_FULL_CYCLES = ev("XQ.FULL_CYCLES", 0x2d, 0x01).threshold(1),
+    LONGEST_LAT_CACHE_MISS = ev("LONGEST_LAT_CACHE.MISS", 0x2e, 0x41).on(0b11111111),
+    LONGEST_LAT_CACHE_REFERENCE = ev("LONGEST_LAT_CACHE.REFERENCE", 0x2e, 0x4f).on(0b11111111),
+    CPU_CLK_UNHALTED_THREAD_P = ev("CPU_CLK_UNHALTED.THREAD_P", 0x3c, 0x00).on(0b11111111),
+    CPU_CLK_UNHALTED_REF_TSC_P = ev("CPU_CLK_UNHALTED.REF_TSC_P", 0x3c, 0x01).on(0b11111111),
+    CPU_CLK_UNHALTED_ONE_THREAD_ACTIVE = ev("CPU_CLK_UNHALTED.ONE_THREAD_ACTIVE", 0x3c, 0x02).on(0b11111111),
+    CPU_CLK_UNHALTED_REF_DISTRIBUTED = ev("CPU_CLK_UNHALTED.REF_DISTRIBUTED", 0x3c, 0x08).on(0b11111111),
+    SW_PREFETCH_ACCESS_NTA = ev("SW_PREFETCH_ACCESS.NTA", 0x40, 0x01),
+    SW_PREFETCH_ACCESS_T0 = ev("SW_PREFETCH_ACCESS.T0", 0x40, 0x02),
+    SW_PREFETCH_ACCESS_T1_T2 = ev("SW_PREFETCH_ACCESS.T1_T2", 0x40, 0x04),
+    SW_PREFETCH_ACCESS_PREFETCHW = ev("SW_PREFETCH_ACCESS.PREFETCHW", 0x40, 0x08),
+    SW_PREFETCH_ACCESS_ANY = ev("SW_PREFETCH_ACCESS.ANY", 0x40, 0x0f),
+    LOCK_CYCLES_CACHE_LOCK_DURATION = ev("LOCK_CYCLES.CACHE_LOCK_DURATION", 0x42, 0x02),
+    MEM_LOAD_COMPLETED_L1_MISS_ANY = ev("MEM_LOAD_COMPLETED.L1_MISS_ANY", 0x43, 0xfd),
+    MEM_STORE_RETIRED_L2_HIT = ev("MEM_STORE_RETIRED.L2_HIT", 0x44, 0x01),
+    MEMORY_ACTIVITY_CYCLES_L1D_MISS = ev("MEMORY_ACTIVITY.CYCLES_L1D_MISS", 0x47, 0x02).threshold(2),
+    MEMORY_ACTIVITY_STALLS_L1D_MISS = ev("MEMORY_ACTIVITY.STALLS_L1D_MISS", 0x47, 0x03).threshold(3),
+    MEMORY_ACTIVITY_STALLS_L2_MISS = ev("MEMORY_ACTIVITY.STALLS_L2_MISS", 0x47, 0x05).threshold(5),
+    MEMORY_ACTIVITY_STALLS_L3_MISS = ev("MEMORY_ACTIVITY.STALLS_L3_MISS", 0x47, 0x09).threshold(9),
+    L1D_PEND_MISS_PENDING = ev("L1D_PEND_MISS.PENDING", 0x48, 0x01),
+    L1D_PEND_MISS_PENDING_CYCLES = ev("L1D_PEND_MISS.PENDING_CYCLES", 0x48, 0x01).threshold(1),
+    L1D_PEND_MISS_FB_FULL = ev("L1D_PEND_MISS.FB_FULL", 0x48, 0x02),
+    L1D_PEND_MISS_FB_FULL_PERIODS = ev("L1D_PEND_MISS.FB_FULL_PERIODS", 0x48, 0x02).threshold(1).edge(),
+    L1D_PEND_MISS_L2_STALLS = ev("L1D_PEND_MISS.L2_STALLS", 0x48, 0x04),
+    LOAD_HIT_PREFETCH_SWPF = ev("LOAD_HIT_PREFETCH.SWPF", 0x4c, 0x01),
+    L1D_REPLACEMENT = ev("L1D.REPLACEMENT", 0x51, 0x01),
+    L1D_HWPF_MISS = ev("L1D.HWPF_MISS", 0x51, 0x20),
+    TX_MEM_ABORT_CONFLICT = ev("TX_MEM.ABORT_CONFLICT", 0x54, 0x01),
+    TX_MEM_ABORT_CAPACITY_WRITE = ev("TX_MEM.ABORT_CAPACITY_WRITE", 0x54, 0x02),
+    TX_MEM_ABORT_CAPACITY_READ = ev("TX_MEM.ABORT_CAPACITY_READ", 0x54, 0x80),
+    BACLEARS_ANY = ev("BACLEARS.ANY", 0x60, 0x01),
+    DSB2MITE_SWITCHES_PENALTY_CYCLES = ev("DSB2MITE_SWITCHES.PENALTY_CYCLES", 0x61, 0x02),
+    INST_DECODED_DECODERS = ev("INST_DECODED.DECODERS", 0x75, 0x01),
+    UOPS_DECODED_DEC0_UOPS = ev("UOPS_DECODED.DEC0_UOPS", 0x76, 0x01),
+    IDQ_MITE_CYCLES_ANY = ev("IDQ.MITE_CYCLES_ANY", 0x79, 0x04).threshold(1),
+    IDQ_MITE_CYCLES_OK = ev("IDQ.MITE_CYCLES_OK", 0x79, 0x04).threshold(6),
+    IDQ_MITE_UOPS = ev("IDQ.MITE_UOPS", 0x79, 0x04),
+    IDQ_DSB_CYCLES_ANY = ev("IDQ.DSB_CYCLES_ANY", 0x79, 0x08).threshold(1),
+    IDQ_DSB_CYCLES_OK = ev("IDQ.DSB_CYCLES_OK", 0x79, 0x08).threshold(6),
+    IDQ_DSB_UOPS = ev("IDQ.DSB_UOPS", 0x79, 0x08),
+    IDQ_MS_CYCLES_ANY = ev("IDQ.MS_CYCLES_ANY", 0x79, 0x20).threshold(1),
+    IDQ_MS_SWITCHES = ev("IDQ.MS_SWITCHES", 0x79, 0x20).threshold(1).edge(),
+    IDQ_MS_UOPS = ev("IDQ.MS_UOPS", 0x79, 0x20),
+    ICACHE_DATA_STALLS = ev("ICACHE_DATA.STALLS", 0x80, 0x04),
+    ICACHE_DATA_STALL_PERIODS = ev("ICACHE_DATA.STALL_PERIODS", 0x80, 0x04).threshold(1).edge(),
+    ICACHE_TAG_STALLS = ev("ICACHE_TAG.STALLS", 0x83, 0x04),
+    ICACHE_TAG_STALLS_ISB = ev("ICACHE_TAG.STALLS_ISB", 0x83, 0x08),
+    ICACHE_TAG_STALLS_INUSE = ev("ICACHE_TAG.STALLS_INUSE", 0x83, 0x10),
+    DECODE_LCP = ev("DECODE.LCP", 0x87, 0x01),
+    DECODE_MS_BUSY = ev("DECODE.MS_BUSY", 0x87, 0x02),
+    IDQ_UOPS_NOT_DELIVERED_CORE = ev("IDQ_UOPS_NOT_DELIVERED.CORE", 0x9c, 0x01).on(0b11111111),
+    IDQ_UOPS_NOT_DELIVERED_CYCLES_0_UOPS_DELIV_CORE = ev("IDQ_UOPS_NOT_DELIVERED.CYCLES_0_UOPS_DELIV.CORE", 0x9c, 0x01).on(0b11111111).threshold(6),
+    IDQ_UOPS_NOT_DELIVERED_CYCLES_FE_WAS_OK = ev("IDQ_UOPS_NOT_DELIVERED.CYCLES_FE_WAS_OK", 0x9c, 0x01).on(0b11111111).threshold(1).invert(),
+    IDQ_BUBBLES_CORE = ev("IDQ_BUBBLES.CORE", 0x9c, 0x01).on(0b11111111),
+    IDQ_BUBBLES_CYCLES_0_UOPS_DELIV_CORE = ev("IDQ_BUBBLES.CYCLES_0_UOPS_DELIV.CORE", 0x9c, 0x01).on(0b11111111).threshold(6),
+    IDQ_BUBBLES_CYCLES_FE_WAS_OK = ev("IDQ_BUBBLES.CYCLES_FE_WAS_OK", 0x9c, 0x01).on(0b11111111).threshold(1).invert(),
+    RESOURCE_STALLS_SCOREBOARD = ev("RESOURCE_STALLS.SCOREBOARD", 0xa2, 0x02).on(0b11111111),
+    RESOURCE_STALLS_SB = ev("RESOURCE_STALLS.SB", 0xa2, 0x08).on(0b11111111),
+    CYCLE_ACTIVITY_CYCLES_L2_MISS = ev("CYCLE_ACTIVITY.CYCLES_L2_MISS", 0xa3, 0x01).threshold(1),
+    CYCLE_ACTIVITY_STALLS_TOTAL = ev("CYCLE_ACTIVITY.STALLS_TOTAL", 0xa3, 0x04).on(0b11111111).threshold(4),
+    CYCLE_ACTIVITY_STALLS_L2_MISS = ev("CYCLE_ACTIVITY.STALLS_L2_MISS", 0xa3, 0x05).threshold(5),
+    CYCLE_ACTIVITY_STALLS_L3_MISS = ev("CYCLE_ACTIVITY.STALLS_L3_MISS", 0xa3, 0x06).threshold(6),
+    CYCLE_ACTIVITY_CYCLES_L1D_MISS = ev("CYCLE_ACTIVITY.CYCLES_L1D_MISS", 0xa3, 0x08).threshold(8),
+    CYCLE_ACTIVITY_STALLS_L1D_MISS = ev("CYCLE_ACTIVITY.STALLS_L1D_MISS", 0xa3, 0x0c).threshold(12),
+    CYCLE_ACTIVITY_CYCLES_MEM_ANY = ev("CYCLE_ACTIVITY.CYCLES_MEM_ANY", 0xa3, 0x10).on(0b11111111).threshold(16),
+    TOPDOWN_SLOTS_P = ev("TOPDOWN.SLOTS_P", 0xa4, 0x01).on(0b11111111),
+    TOPDOWN_BACKEND_BOUND_SLOTS = ev("TOPDOWN.BACKEND_BOUND_SLOTS", 0xa4, 0x02).on(0b11111111),
+    TOPDOWN_BAD_SPEC_SLOTS = ev("TOPDOWN.BAD_SPEC_SLOTS", 0xa4, 0x04).on(0b1),
+    TOPDOWN_BR_MISPREDICT_SLOTS = ev("TOPDOWN.BR_MISPREDICT_SLOTS", 0xa4, 0x08).on(0b1),
+    TOPDOWN_MEMORY_BOUND_SLOTS = ev("TOPDOWN.MEMORY_BOUND_SLOTS", 0xa4, 0x10).on(0b11111111),
+    RS_EMPTY_RESOURCE = ev("RS.EMPTY_RESOURCE", 0xa5, 0x01).on(0b11111111),
+    RS_EMPTY = ev("RS.EMPTY", 0xa5, 0x07).on(0b11111111),
+    RS_EMPTY_COUNT = ev("RS.EMPTY_COUNT", 0xa5, 0x07).on(0b11111111).threshold(1).invert().edge(),
+    EXE_ACTIVITY_1_PORTS_UTIL = ev("EXE_ACTIVITY.1_PORTS_UTIL", 0xa6, 0x02).on(0b11111111),
+    EXE_ACTIVITY_2_PORTS_UTIL = ev("EXE_ACTIVITY.2_PORTS_UTIL", 0xa6, 0x04).on(0b11111111),
+    EXE_ACTIVITY_3_PORTS_UTIL = ev("EXE_ACTIVITY.3_PORTS_UTIL", 0xa6, 0x08).on(0b11111111),
+    EXE_ACTIVITY_4_PORTS_UTIL = ev("EXE_ACTIVITY.4_PORTS_UTIL", 0xa6, 0x10).on(0b11111111),
+    EXE_ACTIVITY_BOUND_ON_LOADS = ev("EXE_ACTIVITY.BOUND_ON_LOADS", 0xa6, 0x21).on(0b11111111).threshold(5),
+    EXE_ACTIVITY_BOUND_ON_STORES = ev("EXE_ACTIVITY.BOUND_ON_STORES", 0xa6, 0x40).on(0b11111111).threshold(2),
+    EXE_ACTIVITY_EXE_BOUND_0_PORTS = ev("EXE_ACTIVITY.EXE_BOUND_0_PORTS", 0xa6, 0x80).on(0b11111111),
+    EXE_ACTIVITY_2_3_PORTS_UTIL = ev("EXE_ACTIVITY.2_3_PORTS_UTIL", 0xa6, 0x0c).on(0b11111111),
+    LSD_CYCLES_ACTIVE = ev("LSD.CYCLES_ACTIVE", 0xa8, 0x01).on(0b11111111).threshold(1),
+    LSD_CYCLES_OK = ev("LSD.CYCLES_OK", 0xa8, 0x01).on(0b11111111).threshold(6),
+    LSD_UOPS = ev("LSD.UOPS", 0xa8, 0x01).on(0b11111111),
+    INT_MISC_RECOVERY_CYCLES = ev("INT_MISC.RECOVERY_CYCLES", 0xad, 0x01).on(0b11111111),
+    INT_MISC_CLEARS_COUNT = ev("INT_MISC.CLEARS_COUNT", 0xad, 0x01).on(0b11111111).threshold(1).edge(),
+    INT_MISC_UOP_DROPPING = ev("INT_MISC.UOP_DROPPING", 0xad, 0x10).on(0b11111111),
+    INT_MISC_MBA_STALLS = ev("INT_MISC.MBA_STALLS", 0xad, 0x20).on(0b11111111),
+    INT_MISC_UNKNOWN_BRANCH_CYCLES = ev("INT_MISC.UNKNOWN_BRANCH_CYCLES", 0xad, 0x40).on(0b11111111).aux(AUX_MSR_PEBS_FRONTEND, 0x7),
+    INT_MISC_CLEAR_RESTEER_CYCLES = ev("INT_MISC.CLEAR_RESTEER_CYCLES", 0xad, 0x80).on(0b11111111),
+    UOPS_ISSUED_ANY = ev("UOPS_ISSUED.ANY", 0xae, 0x01).on(0b11111111),
+    UOPS_ISSUED_CYCLES = ev("UOPS_ISSUED.CYCLES", 0xae, 0x01).on(0b11111111).threshold(1),
+    ARITH_FPDIV_ACTIVE = ev("ARITH.FPDIV_ACTIVE", 0xb0, 0x01).on(0b11111111).threshold(1),
+    ARITH_IDIV_ACTIVE = ev("ARITH.IDIV_ACTIVE", 0xb0, 0x08).on(0b11111111).threshold(1),
+    ARITH_DIV_ACTIVE = ev("ARITH.DIV_ACTIVE", 0xb0, 0x09).on(0b11111111).threshold(1),
+    UOPS_EXECUTED_CYCLES_GE_1 = ev("UOPS_EXECUTED.CYCLES_GE_1", 0xb1, 0x01).on(0b11111111).threshold(1),
+    UOPS_EXECUTED_CYCLES_GE_2 = ev("UOPS_EXECUTED.CYCLES_GE_2", 0xb1, 0x01).on(0b11111111).threshold(2),
+    UOPS_EXECUTED_CYCLES_GE_3 = ev("UOPS_EXECUTED.CYCLES_GE_3", 0xb1, 0x01).on(0b11111111).threshold(3),
+    UOPS_EXECUTED_CYCLES_GE_4 = ev("UOPS_EXECUTED.CYCLES_GE_4", 0xb1, 0x01).on(0b11111111).threshold(4),
+    UOPS_EXECUTED_THREAD = ev("UOPS_EXECUTED.THREAD", 0xb1, 0x01).on(0b11111111),
+    UOPS_EXECUTED_STALLS = ev("UOPS_EXECUTED.STALLS", 0xb1, 0x01).on(0b11111111).threshold(1).invert(),
+    UOPS_EXECUTED_CORE = ev("UOPS_EXECUTED.CORE", 0xb1, 0x02).on(0b11111111),
+    UOPS_EXECUTED_CORE_CYCLES_GE_1 = ev("UOPS_EXECUTED.CORE_CYCLES_GE_1", 0xb1, 0x02).on(0b11111111).threshold(1),
+    UOPS_EXECUTED_CORE_CYCLES_GE_2 = ev("UOPS_EXECUTED.CORE_CYCLES_GE_2", 0xb1, 0x02).on(0b11111111).threshold(2),
+    UOPS_EXECUTED_CORE_CYCLES_GE_3 = ev("UOPS_EXECUTED.CORE_CYCLES_GE_3", 0xb1, 0x02).on(0b11111111).threshold(3),
+    UOPS_EXECUTED_CORE_CYCLES_GE_4 = ev("UOPS_EXECUTED.CORE_CYCLES_GE_4", 0xb1, 0x02).on(0b11111111).threshold(4),
+    UOPS_EXECUTED_X87 = ev("UOPS_EXECUTED.X87", 0xb1, 0x10).on(0b11111111),
+    UOPS_DISPATCHED_PORT_0 = ev("UOPS_DISPATCHED.PORT_0", 0xb2, 0x01).on(0b11111111),
+    UOPS_DISPATCHED_PORT_1 = ev("UOPS_DISPATCHED.PORT_1", 0xb2, 0x02).on(0b11111111),
+    UOPS_DISPATCHED_PORT_2_3_10 = ev("UOPS_DISPATCHED.PORT_2_3_10", 0xb2, 0x04).on(0b11111111),
+    UOPS_DISPATCHED_PORT_4_9 = ev("UOPS_DISPATCHED.PORT_4_9", 0xb2, 0x10).on(0b11111111),
+    UOPS_DISPATCHED_PORT_5_11 = ev("UOPS_DISPATCHED.PORT_5_11", 0xb2, 0x20).on(0b11111111),
+    UOPS_DISPATCHED_PORT_6 = ev("UOPS_DISPATCHED.PORT_6", 0xb2, 0x40).on(0b11111111),
+    UOPS_DISPATCHED_PORT_7_8 = ev("UOPS_DISPATCHED.PORT_7_8", 0xb2, 0x80).on(0b11111111),
+    FP_ARITH_DISPATCHED_PORT_0 = ev("FP_ARITH_DISPATCHED.PORT_0", 0xb3, 0x01).on(0b11111111),
+    FP_ARITH_DISPATCHED_V0 = ev("FP_ARITH_DISPATCHED.V0", 0xb3, 0x01).on(0b11111111),
+    FP_ARITH_DISPATCHED_PORT_1 = ev("FP_ARITH_DISPATCHED.PORT_1", 0xb3, 0x02).on(0b11111111),
+    FP_ARITH_DISPATCHED_V1 = ev("FP_ARITH_DISPATCHED.V1", 0xb3, 0x02).on(0b11111111),
+    FP_ARITH_DISPATCHED_PORT_5 = ev("FP_ARITH_DISPATCHED.PORT_5", 0xb3, 0x04).on(0b11111111),
+    FP_ARITH_DISPATCHED_V2 = ev("FP_ARITH_DISPATCHED.V2", 0xb3, 0x04).on(0b11111111),
+    EXE_AMX_BUSY = ev("EXE.AMX_BUSY", 0xb7, 0x02).on(0b11111111),
+    INST_RETIRED_ANY_P = ev("INST_RETIRED.ANY_P", 0xc0, 0x00).on(0b11111111),
+    INST_RETIRED_NOP = ev("INST_RETIRED.NOP", 0xc0, 0x02).on(0b11111111),
+    INST_RETIRED_REP_ITERATION = ev("INST_RETIRED.REP_ITERATION", 0xc0, 0x08).on(0b11111111),
+    INST_RETIRED_MACRO_FUSED = ev("INST_RETIRED.MACRO_FUSED", 0xc0, 0x10).on(0b11111111),
+    ASSISTS_FP = ev("ASSISTS.FP", 0xc1, 0x02).on(0b11111111),
+    ASSISTS_PAGE_FAULT = ev("ASSISTS.PAGE_FAULT", 0xc1, 0x08).on(0b11111111),
+    ASSISTS_SSE_AVX_MIX = ev("ASSISTS.SSE_AVX_MIX", 0xc1, 0x10).on(0b11111111),
+    ASSISTS_ANY = ev("ASSISTS.ANY", 0xc1, 0x1b).on(0b11111111),
+    UOPS_RETIRED_HEAVY = ev("UOPS_RETIRED.HEAVY", 0xc2, 0x01).on(0b11111111),
+    UOPS_RETIRED_SLOTS = ev("UOPS_RETIRED.SLOTS", 0xc2, 0x02).on(0b11111111),
+    UOPS_RETIRED_STALLS = ev("UOPS_RETIRED.STALLS", 0xc2, 0x02).on(0b11111111).threshold(1).invert(),
+    UOPS_RETIRED_CYCLES = ev("UOPS_RETIRED.CYCLES", 0xc2, 0x02).on(0b11111111).threshold(1),
+    UOPS_RETIRED_MS = ev("UOPS_RETIRED.MS", 0xc2, 0x04).on(0b11111111).aux(AUX_MSR_PEBS_FRONTEND, 0x8),
+    MACHINE_CLEARS_COUNT = ev("MACHINE_CLEARS.COUNT", 0xc3, 0x01).on(0b11111111).threshold(1).edge(),
+    MACHINE_CLEARS_MEMORY_ORDERING = ev("MACHINE_CLEARS.MEMORY_ORDERING", 0xc3, 0x02).on(0b11111111),
+    MACHINE_CLEARS_SMC = ev("MACHINE_CLEARS.SMC", 0xc3, 0x04).on(0b11111111),
+    BR_INST_RETIRED_ALL_BRANCHES = ev("BR_INST_RETIRED.ALL_BRANCHES", 0xc4, 0x00).on(0b11111111),
+    BR_INST_RETIRED_COND_TAKEN = ev("BR_INST_RETIRED.COND_TAKEN", 0xc4, 0x01).on(0b11111111),
+    BR_INST_RETIRED_NEAR_CALL = ev("BR_INST_RETIRED.NEAR_CALL", 0xc4, 0x02).on(0b11111111),
+    BR_INST_RETIRED_NEAR_RETURN = ev("BR_INST_RETIRED.NEAR_RETURN", 0xc4, 0x08).on(0b11111111),
+    BR_INST_RETIRED_COND_NTAKEN = ev("BR_INST_RETIRED.COND_NTAKEN", 0xc4, 0x10).on(0b11111111),
+    BR_INST_RETIRED_COND = ev("BR_INST_RETIRED.COND", 0xc4, 0x11).on(0b11111111),
+    BR_INST_RETIRED_NEAR_TAKEN = ev("BR_INST_RETIRED.NEAR_TAKEN", 0xc4, 0x20).on(0b11111111),
+    BR_INST_RETIRED_FAR_BRANCH = ev("BR_INST_RETIRED.FAR_BRANCH", 0xc4, 0x40).on(0b11111111),
+    BR_INST_RETIRED_INDIRECT = ev("BR_INST_RETIRED.INDIRECT", 0xc4, 0x80).on(0b11111111),
+    BR_MISP_RETIRED_ALL_BRANCHES = ev("BR_MISP_RETIRED.ALL_BRANCHES", 0xc5, 0x00).on(0b11111111),
+    BR_MISP_RETIRED_COND_TAKEN = ev("BR_MISP_RETIRED.COND_TAKEN", 0xc5, 0x01).on(0b11111111),
+    BR_MISP_RETIRED_INDIRECT_CALL = ev("BR_MISP_RETIRED.INDIRECT_CALL", 0xc5, 0x02).on(0b11111111),
+    BR_MISP_RETIRED_RET = ev("BR_MISP_RETIRED.RET", 0xc5, 0x08).on(0b11111111),
+    BR_MISP_RETIRED_COND_NTAKEN = ev("BR_MISP_RETIRED.COND_NTAKEN", 0xc5, 0x10).on(0b11111111),
+    BR_MISP_RETIRED_COND = ev("BR_MISP_RETIRED.COND", 0xc5, 0x11).on(0b11111111),
+    BR_MISP_RETIRED_NEAR_TAKEN = ev("BR_MISP_RETIRED.NEAR_TAKEN", 0xc5, 0x20).on(0b11111111),
+    BR_MISP_RETIRED_INDIRECT = ev("BR_MISP_RETIRED.INDIRECT", 0xc5, 0x80).on(0b11111111),
+    FRONTEND_RETIRED_DSB_MISS = ev("FRONTEND_RETIRED.DSB_MISS", 0xc6, 0x01).on(0b11111111).aux(AUX_MSR_PEBS_FRONTEND, 0x11),
+    FRONTEND_RETIRED_ITLB_MISS = ev("FRONTEND_RETIRED.ITLB_MISS", 0xc6, 0x01).on(0b11111111).aux(AUX_MSR_PEBS_FRONTEND, 0x14),
+    FRONTEND_RETIRED_L1I_MISS = ev("FRONTEND_RETIRED.L1I_MISS", 0xc6, 0x01).on(0b11111111).aux(AUX_MSR_PEBS_FRONTEND, 0x12),
+    FRONTEND_RETIRED_L2_MISS = ev("FRONTEND_RETIRED.L2_MISS", 0xc6, 0x01).on(0b11111111).aux(AUX_MSR_PEBS_FRONTEND, 0x13),
+    FRONTEND_RETIRED_LATENCY_GE_1 = ev("FRONTEND_RETIRED.LATENCY_GE_1", 0xc6, 0x01).on(0b11111111).aux(AUX_MSR_PEBS_FRONTEND, 0x600106),
+    FRONTEND_RETIRED_LATENCY_GE_128 = ev("FRONTEND_RETIRED.LATENCY_GE_128", 0xc6, 0x01).on(0b11111111).aux(AUX_MSR_PEBS_FRONTEND, 0x608006),
+    FRONTEND_RETIRED_LATENCY_GE_16 = ev("FRONTEND_RETIRED.LATENCY_GE_16", 0xc6, 0x01).on(0b11111111).aux(AUX_MSR_PEBS_FRONTEND, 0x601006),
+    FRONTEND_RETIRED_LATENCY_GE_2 = ev("FRONTEND_RETIRED.LATENCY_GE_2", 0xc6, 0x01).on(0b11111111).aux(AUX_MSR_PEBS_FRONTEND, 0x600206),
+    FRONTEND_RETIRED_LATENCY_GE_2_BUBBLES_GE_1 = ev("FRONTEND_RETIRED.LATENCY_GE_2_BUBBLES_GE_1", 0xc6, 0x01).on(0b11111111).aux(AUX_MSR_PEBS_FRONTEND, 0x100206),
+    FRONTEND_RETIRED_LATENCY_GE_256 = ev("FRONTEND_RETIRED.LATENCY_GE_256", 0xc6, 0x01).on(0b11111111).aux(AUX_MSR_PEBS_FRONTEND, 0x610006),
+    FRONTEND_RETIRED_LATENCY_GE_32 = ev("FRONTEND_RETIRED.LATENCY_GE_32", 0xc6, 0x01).on(0b11111111).aux(AUX_MSR_PEBS_FRONTEND, 0x602006),
+    FRONTEND_RETIRED_LATENCY_GE_4 = ev("FRONTEND_RETIRED.LATENCY_GE_4", 0xc6, 0x01).on(0b11111111).aux(AUX_MSR_PEBS_FRONTEND, 0x600406),
+    FRONTEND_RETIRED_LATENCY_GE_512 = ev("FRONTEND_RETIRED.LATENCY_GE_512", 0xc6, 0x01).on(0b11111111).aux(AUX_MSR_PEBS_FRONTEND, 0x620006),
+    FRONTEND_RETIRED_LATENCY_GE_64 = ev("FRONTEND_RETIRED.LATENCY_GE_64", 0xc6, 0x01).on(0b11111111).aux(AUX_MSR_PEBS_FRONTEND, 0x604006),
+    FRONTEND_RETIRED_LATENCY_GE_8 = ev("FRONTEND_RETIRED.LATENCY_GE_8", 0xc6, 0x01).on(0b11111111).aux(AUX_MSR_PEBS_FRONTEND, 0x600806),
+    FRONTEND_RETIRED_STLB_MISS = ev("FRONTEND_RETIRED.STLB_MISS", 0xc6, 0x01).on(0b11111111).aux(AUX_MSR_PEBS_FRONTEND, 0x15),
+    FRONTEND_RETIRED_UNKNOWN_BRANCH = ev("FRONTEND_RETIRED.UNKNOWN_BRANCH", 0xc6, 0x01).on(0b11111111).aux(AUX_MSR_PEBS_FRONTEND, 0x17),
+    FRONTEND_RETIRED_MS_FLOWS = ev("FRONTEND_RETIRED.MS_FLOWS", 0xc6, 0x01).on(0b11111111).aux(AUX_MSR_PEBS_FRONTEND, 0x8),
+    FRONTEND_RETIRED_ANY_DSB_MISS = ev("FRONTEND_RETIRED.ANY_DSB_MISS", 0xc6, 0x01).on(0b11111111).aux(AUX_MSR_PEBS_FRONTEND, 0x1),
+    FP_ARITH_INST_RETIRED_SCALAR_DOUBLE = ev("FP_ARITH_INST_RETIRED.SCALAR_DOUBLE", 0xc7, 0x01).on(0b11111111),
+    FP_ARITH_INST_RETIRED_SCALAR_SINGLE = ev("FP_ARITH_INST_RETIRED.SCALAR_SINGLE", 0xc7, 0x02).on(0b11111111),
+    FP_ARITH_INST_RETIRED_SCALAR = ev("FP_ARITH_INST_RETIRED.SCALAR", 0xc7, 0x03).on(0b11111111),
+    FP_ARITH_INST_RETIRED_128B_PACKED_DOUBLE = ev("FP_ARITH_INST_RETIRED.128B_PACKED_DOUBLE", 0xc7, 0x04).on(0b11111111),
+    FP_ARITH_INST_RETIRED_128B_PACKED_SINGLE = ev("FP_ARITH_INST_RETIRED.128B_PACKED_SINGLE", 0xc7, 0x08).on(0b11111111),
+    FP_ARITH_INST_RETIRED_256B_PACKED_DOUBLE = ev("FP_ARITH_INST_RETIRED.256B_PACKED_DOUBLE", 0xc7, 0x10).on(0b11111111),
+    FP_ARITH_INST_RETIRED_4_FLOPS = ev("FP_ARITH_INST_RETIRED.4_FLOPS", 0xc7, 0x18).on(0b11111111),
+    FP_ARITH_INST_RETIRED_256B_PACKED_SINGLE = ev("FP_ARITH_INST_RETIRED.256B_PACKED_SINGLE", 0xc7, 0x20).on(0b11111111),
+    FP_ARITH_INST_RETIRED_512B_PACKED_DOUBLE = ev("FP_ARITH_INST_RETIRED.512B_PACKED_DOUBLE", 0xc7, 0x40).on(0b11111111),
+    FP_ARITH_INST_RETIRED_8_FLOPS = ev("FP_ARITH_INST_RETIRED.8_FLOPS", 0xc7, 0x60).on(0b11111111),
+    FP_ARITH_INST_RETIRED_512B_PACKED_SINGLE = ev("FP_ARITH_INST_RETIRED.512B_PACKED_SINGLE", 0xc7, 0x80).on(0b11111111),
+    FP_ARITH_INST_RETIRED_VECTOR = ev("FP_ARITH_INST_RETIRED.VECTOR", 0xc7, 0xfc).on(0b11111111),
+    RTM_RETIRED_START = ev("RTM_RETIRED.START", 0xc9, 0x01).on(0b11111111),
+    RTM_RETIRED_COMMIT = ev("RTM_RETIRED.COMMIT", 0xc9, 0x02).on(0b11111111),
+    RTM_RETIRED_ABORTED = ev("RTM_RETIRED.ABORTED", 0xc9, 0x04).on(0b11111111),
+    RTM_RETIRED_ABORTED_MEM = ev("RTM_RETIRED.ABORTED_MEM", 0xc9, 0x08).on(0b11111111),
+    RTM_RETIRED_ABORTED_UNFRIENDLY = ev("RTM_RETIRED.ABORTED_UNFRIENDLY", 0xc9, 0x20).on(0b11111111),
+    RTM_RETIRED_ABORTED_MEMTYPE = ev("RTM_RETIRED.ABORTED_MEMTYPE", 0xc9, 0x40).on(0b11111111),
+    RTM_RETIRED_ABORTED_EVENTS = ev("RTM_RETIRED.ABORTED_EVENTS", 0xc9, 0x80).on(0b11111111),
+    HW_INTERRUPTS_RECEIVED = ev("HW_INTERRUPTS.RECEIVED", 0xcb, 0x01).on(0b11111111),
+    HW_INTERRUPTS_MASKED = ev("HW_INTERRUPTS.MASKED", 0xcb, 0x02).on(0b11111111),
+    HW_INTERRUPTS_PENDING_AND_MASKED = ev("HW_INTERRUPTS.PENDING_AND_MASKED", 0xcb, 0x04).on(0b11111111),
+    MISC_RETIRED_LBR_INSERTS = ev("MISC_RETIRED.LBR_INSERTS", 0xcc, 0x20).on(0b11111111),
+    MEM_TRANS_RETIRED_LOAD_LATENCY_GT_128 = ev("MEM_TRANS_RETIRED.LOAD_LATENCY_GT_128", 0xcd, 0x01).on(0b11111110).aux(AUX_MSR_PEBS_LD_LAT_THRESHOLD, 0x80),
+    MEM_TRANS_RETIRED_LOAD_LATENCY_GT_16 = ev("MEM_TRANS_RETIRED.LOAD_LATENCY_GT_16", 0xcd, 0x01).on(0b11111110).aux(AUX_MSR_PEBS_LD_LAT_THRESHOLD, 0x10),
+    MEM_TRANS_RETIRED_LOAD_LATENCY_GT_256 = ev("MEM_TRANS_RETIRED.LOAD_LATENCY_GT_256", 0xcd, 0x01).on(0b11111110).aux(AUX_MSR_PEBS_LD_LAT_THRESHOLD, 0x100),
+    MEM_TRANS_RETIRED_LOAD_LATENCY_GT_32 = ev("MEM_TRANS_RETIRED.LOAD_LATENCY_GT_32", 0xcd, 0x01).on(0b11111110).aux(AUX_MSR_PEBS_LD_LAT_THRESHOLD, 0x20),
+    MEM_TRANS_RETIRED_LOAD_LATENCY_GT_4 = ev("MEM_TRANS_RETIRED.LOAD_LATENCY_GT_4", 0xcd, 0x01).on(0b11111110).aux(AUX_MSR_PEBS_LD_LAT_THRESHOLD, 0x4),
+    MEM_TRANS_RETIRED_LOAD_LATENCY_GT_512 = ev("MEM_TRANS_RETIRED.LOAD_LATENCY_GT_512", 0xcd, 0x01).on(0b11111110).aux(AUX_MSR_PEBS_LD_LAT_THRESHOLD, 0x200),
+    MEM_TRANS_RETIRED_LOAD_LATENCY_GT_64 = ev("MEM_TRANS_RETIRED.LOAD_LATENCY_GT_64", 0xcd, 0x01).on(0b11111110).aux(AUX_MSR_PEBS_LD_LAT_THRESHOLD, 0x40),
+    MEM_TRANS_RETIRED_LOAD_LATENCY_GT_8 = ev("MEM_TRANS_RETIRED.LOAD_LATENCY_GT_8", 0xcd, 0x01).on(0b11111110).aux(AUX_MSR_PEBS_LD_LAT_THRESHOLD, 0x8),
+    MEM_TRANS_RETIRED_LOAD_LATENCY_GT_1024 = ev("MEM_TRANS_RETIRED.LOAD_LATENCY_GT_1024", 0xcd, 0x01).on(0b11111110).aux(AUX_MSR_PEBS_LD_LAT_THRESHOLD, 0x400),
+    MEM_TRANS_RETIRED_STORE_SAMPLE = ev("MEM_TRANS_RETIRED.STORE_SAMPLE", 0xcd, 0x02).on(0b1),
+    FP_ARITH_INST_RETIRED2_SCALAR_HALF = ev("FP_ARITH_INST_RETIRED2.SCALAR_HALF", 0xcf, 0x01).on(0b11111111),
+    FP_ARITH_INST_RETIRED2_COMPLEX_SCALAR_HALF = ev("FP_ARITH_INST_RETIRED2.COMPLEX_SCALAR_HALF", 0xcf, 0x02).on(0b11111111),
+    FP_ARITH_INST_RETIRED2_SCALAR = ev("FP_ARITH_INST_RETIRED2.SCALAR", 0xcf, 0x03).on(0b11111111),
+    FP_ARITH_INST_RETIRED2_128B_PACKED_HALF = ev("FP_ARITH_INST_RETIRED2.128B_PACKED_HALF", 0xcf, 0x04).on(0b11111111),
+    FP_ARITH_INST_RETIRED2_256B_PACKED_HALF = ev("FP_ARITH_INST_RETIRED2.256B_PACKED_HALF", 0xcf, 0x08).on(0b11111111),
+    FP_ARITH_INST_RETIRED2_512B_PACKED_HALF = ev("FP_ARITH_INST_RETIRED2.512B_PACKED_HALF", 0xcf, 0x10).on(0b11111111),
+    FP_ARITH_INST_RETIRED2_VECTOR = ev("FP_ARITH_INST_RETIRED2.VECTOR", 0xcf, 0x1c).on(0b11111111),
+    MEM_INST_RETIRED_STLB_MISS_LOADS = ev("MEM_INST_RETIRED.STLB_MISS_LOADS", 0xd0, 0x11),
+    MEM_INST_RETIRED_STLB_MISS_STORES = ev("MEM_INST_RETIRED.STLB_MISS_STORES", 0xd0, 0x12),
+    MEM_INST_RETIRED_LOCK_LOADS = ev("MEM_INST_RETIRED.LOCK_LOADS", 0xd0, 0x21),
+    MEM_INST_RETIRED_SPLIT_LOADS = ev("MEM_INST_RETIRED.SPLIT_LOADS", 0xd0, 0x41),
+    MEM_INST_RETIRED_SPLIT_STORES = ev("MEM_INST_RETIRED.SPLIT_STORES", 0xd0, 0x42),
+    MEM_INST_RETIRED_ALL_LOADS = ev("MEM_INST_RETIRED.ALL_LOADS", 0xd0, 0x81),
+    MEM_INST_RETIRED_ALL_STORES = ev("MEM_INST_RETIRED.ALL_STORES", 0xd0, 0x82),
+    MEM_INST_RETIRED_ANY = ev("MEM_INST_RETIRED.ANY", 0xd0, 0x83),
+    MEM_LOAD_RETIRED_L1_HIT = ev("MEM_LOAD_RETIRED.L1_HIT", 0xd1, 0x01),
+    MEM_LOAD_RETIRED_L2_HIT = ev("MEM_LOAD_RETIRED.L2_HIT", 0xd1, 0x02),
+    MEM_LOAD_RETIRED_L3_HIT = ev("MEM_LOAD_RETIRED.L3_HIT", 0xd1, 0x04),
+    MEM_LOAD_RETIRED_L1_MISS = ev("MEM_LOAD_RETIRED.L1_MISS", 0xd1, 0x08),
+    MEM_LOAD_RETIRED_L2_MISS = ev("MEM_LOAD_RETIRED.L2_MISS", 0xd1, 0x10),
+    MEM_LOAD_RETIRED_L3_MISS = ev("MEM_LOAD_RETIRED.L3_MISS", 0xd1, 0x20),
+    MEM_LOAD_RETIRED_FB_HIT = ev("MEM_LOAD_RETIRED.FB_HIT", 0xd1, 0x40),
+    MEM_LOAD_L3_HIT_RETIRED_XSNP_MISS = ev("MEM_LOAD_L3_HIT_RETIRED.XSNP_MISS", 0xd2, 0x01),
+    MEM_LOAD_L3_HIT_RETIRED_XSNP_NO_FWD = ev("MEM_LOAD_L3_HIT_RETIRED.XSNP_NO_FWD", 0xd2, 0x02),
+    MEM_LOAD_L3_HIT_RETIRED_XSNP_FWD = ev("MEM_LOAD_L3_HIT_RETIRED.XSNP_FWD", 0xd2, 0x04),
+    MEM_LOAD_L3_HIT_RETIRED_XSNP_NONE = ev("MEM_LOAD_L3_HIT_RETIRED.XSNP_NONE", 0xd2, 0x08),
+    MEM_LOAD_L3_MISS_RETIRED_LOCAL_DRAM = ev("MEM_LOAD_L3_MISS_RETIRED.LOCAL_DRAM", 0xd3, 0x01),
+    MEM_LOAD_L3_MISS_RETIRED_REMOTE_DRAM = ev("MEM_LOAD_L3_MISS_RETIRED.REMOTE_DRAM", 0xd3, 0x02),
+    MEM_LOAD_L3_MISS_RETIRED_REMOTE_HITM = ev("MEM_LOAD_L3_MISS_RETIRED.REMOTE_HITM", 0xd3, 0x04),
+    MEM_LOAD_L3_MISS_RETIRED_REMOTE_FWD = ev("MEM_LOAD_L3_MISS_RETIRED.REMOTE_FWD", 0xd3, 0x08),
+    MEM_LOAD_MISC_RETIRED_UC = ev("MEM_LOAD_MISC_RETIRED.UC", 0xd4, 0x04),
+    MISC2_RETIRED_LFENCE = ev("MISC2_RETIRED.LFENCE", 0xe0, 0x20).on(0b11111111),
+    MEM_UOP_RETIRED_ANY = ev("MEM_UOP_RETIRED.ANY", 0xe5, 0x03).on(0b11111111),
+    INT_VEC_RETIRED_ADD_128 = ev("INT_VEC_RETIRED.ADD_128", 0xe7, 0x03).on(0b11111111),
+    INT_VEC_RETIRED_ADD_256 = ev("INT_VEC_RETIRED.ADD_256", 0xe7, 0x0c).on(0b11111111),
+    INT_VEC_RETIRED_VNNI_128 = ev("INT_VEC_RETIRED.VNNI_128", 0xe7, 0x10).on(0b11111111),
+    INT_VEC_RETIRED_128BIT = ev("INT_VEC_RETIRED.128BIT", 0xe7, 0x13).on(0b11111111),
+    INT_VEC_RETIRED_VNNI_256 = ev("INT_VEC_RETIRED.VNNI_256", 0xe7, 0x20).on(0b11111111),
+    INT_VEC_RETIRED_SHUFFLES = ev("INT_VEC_RETIRED.SHUFFLES", 0xe7, 0x40).on(0b11111111),
+    INT_VEC_RETIRED_MUL_256 = ev("INT_VEC_RETIRED.MUL_256", 0xe7, 0x80).on(0b11111111),
+    INT_VEC_RETIRED_256BIT = ev("INT_VEC_RETIRED.256BIT", 0xe7, 0xac).on(0b11111111),
+    CPU_CLK_UNHALTED_DISTRIBUTED = ev("CPU_CLK_UNHALTED.DISTRIBUTED", 0xec, 0x02).on(0b11111111),
+    CPU_CLK_UNHALTED_C01 = ev("CPU_CLK_UNHALTED.C01", 0xec, 0x10).on(0b11111111),
+    CPU_CLK_UNHALTED_C02 = ev("CPU_CLK_UNHALTED.C02", 0xec, 0x20).on(0b11111111),
+    CPU_CLK_UNHALTED_PAUSE = ev("CPU_CLK_UNHALTED.PAUSE", 0xec, 0x40).on(0b11111111),
+    CPU_CLK_UNHALTED_PAUSE_INST = ev("CPU_CLK_UNHALTED.PAUSE_INST", 0xec, 0x40).on(0b11111111).threshold(1).edge(),
+    CPU_CLK_UNHALTED_C0_WAIT = ev("CPU_CLK_UNHALTED.C0_WAIT", 0xec, 0x70).on(0b11111111),
+    OCR_DEMAND_DATA_RD_ANY_RESPONSE = ev("OCR.DEMAND_DATA_RD.ANY_RESPONSE", 0x2a, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x10001),
+    OCR_DEMAND_RFO_ANY_RESPONSE = ev("OCR.DEMAND_RFO.ANY_RESPONSE", 0x2a, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f3ffc0002),
+    OCR_DEMAND_CODE_RD_ANY_RESPONSE = ev("OCR.DEMAND_CODE_RD.ANY_RESPONSE", 0x2a, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x10004),
+    OCR_HWPF_L1D_ANY_RESPONSE = ev("OCR.HWPF_L1D.ANY_RESPONSE", 0x2a, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x10400),
+    OCR_STREAMING_WR_ANY_RESPONSE = ev("OCR.STREAMING_WR.ANY_RESPONSE", 0x2a, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x10800),
+    OCR_READS_TO_CORE_ANY_RESPONSE = ev("OCR.READS_TO_CORE.ANY_RESPONSE", 0x2a, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f3ffc4477),
+    OCR_HWPF_L3_ANY_RESPONSE = ev("OCR.HWPF_L3.ANY_RESPONSE", 0x2a, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x12380),
+    OCR_DEMAND_DATA_RD_L3_HIT = ev("OCR.DEMAND_DATA_RD.L3_HIT", 0x2a, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f803c0001),
+    OCR_DEMAND_RFO_L3_HIT = ev("OCR.DEMAND_RFO.L3_HIT", 0x2a, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f803c0002),
+    OCR_DEMAND_CODE_RD_L3_HIT = ev("OCR.DEMAND_CODE_RD.L3_HIT", 0x2a, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f803c0004),
+    OCR_READS_TO_CORE_L3_HIT = ev("OCR.READS_TO_CORE.L3_HIT", 0x2a, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f003c4477),
+    OCR_STREAMING_WR_L3_HIT = ev("OCR.STREAMING_WR.L3_HIT", 0x2a, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x80080800),
+    OCR_HWPF_L3_L3_HIT = ev("OCR.HWPF_L3.L3_HIT", 0x2a, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x80082380),
+    OCR_STREAMING_WR_L3_MISS_LOCAL = ev("OCR.STREAMING_WR.L3_MISS_LOCAL", 0x2a, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x84000800),
+    OCR_HWPF_L3_L3_MISS_LOCAL = ev("OCR.HWPF_L3.L3_MISS_LOCAL", 0x2a, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x84002380),
+    OCR_READS_TO_CORE_L3_MISS_LOCAL = ev("OCR.READS_TO_CORE.L3_MISS_LOCAL", 0x2a, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f04c04477),
+    OCR_READS_TO_CORE_REMOTE = ev("OCR.READS_TO_CORE.REMOTE", 0x2a, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f33004477),
+    OCR_HWPF_L3_REMOTE = ev("OCR.HWPF_L3.REMOTE", 0x2a, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x90002380),
+    OCR_DEMAND_DATA_RD_L3_MISS = ev("OCR.DEMAND_DATA_RD.L3_MISS", 0x2a, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x3fbfc00001),
+    OCR_DEMAND_CODE_RD_L3_MISS = ev("OCR.DEMAND_CODE_RD.L3_MISS", 0x2a, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x3fbfc00004),
+    OCR_DEMAND_RFO_L3_MISS = ev("OCR.DEMAND_RFO.L3_MISS", 0x2a, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f3fc00002),
+    OCR_READS_TO_CORE_L3_MISS = ev("OCR.READS_TO_CORE.L3_MISS", 0x2a, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f3fc04477),
+    OCR_STREAMING_WR_L3_MISS = ev("OCR.STREAMING_WR.L3_MISS", 0x2a, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x94000800),
+    OCR_HWPF_L3_L3_MISS = ev("OCR.HWPF_L3.L3_MISS", 0x2a, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x94002380),
+    OCR_DEMAND_DATA_RD_LOCAL_DRAM = ev("OCR.DEMAND_DATA_RD.LOCAL_DRAM", 0x2a, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x104000001),
+    OCR_DEMAND_RFO_LOCAL_DRAM = ev("OCR.DEMAND_RFO.LOCAL_DRAM", 0x2a, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x104000002),
+    OCR_DEMAND_CODE_RD_LOCAL_DRAM = ev("OCR.DEMAND_CODE_RD.LOCAL_DRAM", 0x2a, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x104000004),
+    OCR_READS_TO_CORE_LOCAL_DRAM = ev("OCR.READS_TO_CORE.LOCAL_DRAM", 0x2a, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x104004477),
+    OCR_DEMAND_DATA_RD_REMOTE_DRAM = ev("OCR.DEMAND_DATA_RD.REMOTE_DRAM", 0x2a, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x730000001),
+    OCR_READS_TO_CORE_REMOTE_DRAM = ev("OCR.READS_TO_CORE.REMOTE_DRAM", 0x2a, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x730004477),
+    OCR_DEMAND_DATA_RD_DRAM = ev("OCR.DEMAND_DATA_RD.DRAM", 0x2a, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x73c000001),
+    OCR_DEMAND_RFO_DRAM = ev("OCR.DEMAND_RFO.DRAM", 0x2a, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x73c000002),
+    OCR_DEMAND_CODE_RD_DRAM = ev("OCR.DEMAND_CODE_RD.DRAM", 0x2a, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x73c000004),
+    OCR_READS_TO_CORE_DRAM = ev("OCR.READS_TO_CORE.DRAM", 0x2a, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x73c004477),
+    OCR_DEMAND_DATA_RD_L3_HIT_SNOOP_HIT_NO_FWD = ev("OCR.DEMAND_DATA_RD.L3_HIT.SNOOP_HIT_NO_FWD", 0x2a, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x4003c0001),
+    OCR_READS_TO_CORE_L3_HIT_SNOOP_HIT_NO_FWD = ev("OCR.READS_TO_CORE.L3_HIT.SNOOP_HIT_NO_FWD", 0x2a, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x4003c4477),
+    OCR_DEMAND_DATA_RD_L3_HIT_SNOOP_HIT_WITH_FWD = ev("OCR.DEMAND_DATA_RD.L3_HIT.SNOOP_HIT_WITH_FWD", 0x2a, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x8003c0001),
+    OCR_DEMAND_DATA_RD_REMOTE_CACHE_SNOOP_HIT_WITH_FWD = ev("OCR.DEMAND_DATA_RD.REMOTE_CACHE.SNOOP_HIT_WITH_FWD", 0x2a, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x830000001),
+    OCR_READS_TO_CORE_L3_HIT_SNOOP_HIT_WITH_FWD = ev("OCR.READS_TO_CORE.L3_HIT.SNOOP_HIT_WITH_FWD", 0x2a, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x8003c4477),
+    OCR_READS_TO_CORE_REMOTE_CACHE_SNOOP_HIT_WITH_FWD = ev("OCR.READS_TO_CORE.REMOTE_CACHE.SNOOP_HIT_WITH_FWD", 0x2a, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x830004477),
+    OCR_DEMAND_DATA_RD_L3_HIT_SNOOP_HITM = ev("OCR.DEMAND_DATA_RD.L3_HIT.SNOOP_HITM", 0x2a, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x10003c0001),
+    OCR_DEMAND_DATA_RD_REMOTE_CACHE_SNOOP_HITM = ev("OCR.DEMAND_DATA_RD.REMOTE_CACHE.SNOOP_HITM", 0x2a, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x1030000001),
+    OCR_DEMAND_RFO_L3_HIT_SNOOP_HITM = ev("OCR.DEMAND_RFO.L3_HIT.SNOOP_HITM", 0x2a, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x10003c0002),
+    OCR_DEMAND_CODE_RD_L3_HIT_SNOOP_HITM = ev("OCR.DEMAND_CODE_RD.L3_HIT.SNOOP_HITM", 0x2a, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x10003c0004),
+    OCR_READS_TO_CORE_L3_HIT_SNOOP_HITM = ev("OCR.READS_TO_CORE.L3_HIT.SNOOP_HITM", 0x2a, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x10003c4477),
+    OCR_READS_TO_CORE_REMOTE_CACHE_SNOOP_HITM = ev("OCR.READS_TO_CORE.REMOTE_CACHE.SNOOP_HITM", 0x2a, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x1030004477),
+    OCR_DEMAND_DATA_RD_SNC_DRAM = ev("OCR.DEMAND_DATA_RD.SNC_DRAM", 0x2a, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x708000001),
+    OCR_DEMAND_RFO_SNC_DRAM = ev("OCR.DEMAND_RFO.SNC_DRAM", 0x2a, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x708000002),
+    OCR_DEMAND_CODE_RD_SNC_DRAM = ev("OCR.DEMAND_CODE_RD.SNC_DRAM", 0x2a, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x708000004),
+    OCR_READS_TO_CORE_SNC_DRAM = ev("OCR.READS_TO_CORE.SNC_DRAM", 0x2a, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x708004477),
+    OCR_DEMAND_DATA_RD_SNC_CACHE_HITM = ev("OCR.DEMAND_DATA_RD.SNC_CACHE.HITM", 0x2a, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x1008000001),
+    OCR_DEMAND_DATA_RD_SNC_CACHE_HIT_WITH_FWD = ev("OCR.DEMAND_DATA_RD.SNC_CACHE.HIT_WITH_FWD", 0x2a, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x808000001),
+    OCR_DEMAND_RFO_SNC_CACHE_HITM = ev("OCR.DEMAND_RFO.SNC_CACHE.HITM", 0x2a, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x1008000002),
+    OCR_DEMAND_RFO_SNC_CACHE_HIT_WITH_FWD = ev("OCR.DEMAND_RFO.SNC_CACHE.HIT_WITH_FWD", 0x2a, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x808000002),
+    OCR_DEMAND_CODE_RD_SNC_CACHE_HITM = ev("OCR.DEMAND_CODE_RD.SNC_CACHE.HITM", 0x2a, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x1008000004),
+    OCR_DEMAND_CODE_RD_SNC_CACHE_HIT_WITH_FWD = ev("OCR.DEMAND_CODE_RD.SNC_CACHE.HIT_WITH_FWD", 0x2a, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x808000004),
+    OCR_READS_TO_CORE_SNC_CACHE_HITM = ev("OCR.READS_TO_CORE.SNC_CACHE.HITM", 0x2a, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x1008004477),
+    OCR_READS_TO_CORE_SNC_CACHE_HIT_WITH_FWD = ev("OCR.READS_TO_CORE.SNC_CACHE.HIT_WITH_FWD", 0x2a, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x808004477),
+    OCR_READS_TO_CORE_LOCAL_SOCKET_DRAM = ev("OCR.READS_TO_CORE.LOCAL_SOCKET_DRAM", 0x2a, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x70c004477),
+    OCR_HWPF_L2_ANY_RESPONSE = ev("OCR.HWPF_L2.ANY_RESPONSE", 0x2a, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x10070),
+    OCR_READS_TO_CORE_L3_MISS_LOCAL_SOCKET = ev("OCR.READS_TO_CORE.L3_MISS_LOCAL_SOCKET", 0x2a, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x70cc04477),
+    OCR_READS_TO_CORE_REMOTE_CACHE_SNOOP_FWD = ev("OCR.READS_TO_CORE.REMOTE_CACHE.SNOOP_FWD", 0x2a, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x1830004477),
+    OCR_READS_TO_CORE_REMOTE_MEMORY = ev("OCR.READS_TO_CORE.REMOTE_MEMORY", 0x2a, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x733004477),
+    OCR_RFO_TO_CORE_L3_HIT_M = ev("OCR.RFO_TO_CORE.L3_HIT_M", 0x2a, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x1f80040022),
+    OCR_MODIFIED_WRITE_ANY_RESPONSE = ev("OCR.MODIFIED_WRITE.ANY_RESPONSE", 0x2a, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x10808),
+    OCR_WRITE_ESTIMATE_MEMORY = ev("OCR.WRITE_ESTIMATE.MEMORY", 0x2a, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0xfbff80822),
+}
 /// No experimental events.
 const EXPERIMENTAL_ROWS: &[EventRow] = &[];
 /// The rows built.

@@ -63,14 +63,12 @@ impl Layout for IioBoxCtlLayout {
     const INFO: &'static RegisterInfo = &IIO_BOX_CTL_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 10, 31, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 10, 31, Access::Rv),
         FieldInfo { name: "rst_ctrs", ident: "rst_ctrs", lsb: 9, msb: 9, access: Access::Wo, role: Some(Role::ResetCounters),
             description: "Reset counters: writing 1 clears every data counter of the box.", ..FieldInfo::EMPTY },
         FieldInfo { name: "rst_ctrl", ident: "rst_ctrl", lsb: 8, msb: 8, access: Access::Wo, role: Some(Role::ResetControls),
             description: "Reset controls: writing 1 clears every counter control register of the box.", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 1, 7, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 1, 7, Access::Rv),
         FieldInfo { name: "frz", ident: "frz", lsb: 0, msb: 0, access: Access::Rw, role: Some(Role::Freeze),
             description: "Freeze: while 1 the box's counters hold their values.", ..FieldInfo::EMPTY },
     ];
@@ -199,8 +197,7 @@ impl Layout for IioCtlLayout {
     const INFO: &'static RegisterInfo = &IIO_CTL_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 51, 63, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 51, 63, Access::Rv),
         FieldInfo { name: "fc_mask", ident: "fc_mask", lsb: 48, msb: 50, access: Access::Rw, role: Some(Role::FcMask),
             description: "Traffic-class (flow-control) mask of the IIO events that take one (Intel's FCMask).", ..FieldInfo::EMPTY },
         FieldInfo { name: "ch_mask", ident: "ch_mask", lsb: 36, msb: 47, access: Access::Rw, role: Some(Role::PortMask),
@@ -211,12 +208,10 @@ impl Layout for IioCtlLayout {
             description: "Sense of the threshold comparison; with edge_det, counts falling instead of rising edges.", ..FieldInfo::EMPTY },
         FieldInfo { name: "en", ident: "en", lsb: 22, msb: 22, access: Access::Rw, role: Some(Role::Enable),
             description: "Enables this counter: it counts while this bit is 1 and the box is not frozen.", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 19, 21, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 19, 21, Access::Rv),
         FieldInfo { name: "edge_det", ident: "edge_det", lsb: 18, msb: 18, access: Access::Rw, role: Some(Role::Edge),
             description: "Edge detect: count 0-to-1 transitions of the thresholded event instead of active cycles.", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 16, 17, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 16, 17, Access::Rv),
         FieldInfo { name: "umask", ident: "umask", lsb: 8, msb: 15, access: Access::Rw, role: Some(Role::Umask),
             description: "Unit mask: which sub-events of the selected event are counted.", ..FieldInfo::EMPTY },
         FieldInfo { name: "ev_sel", ident: "ev_sel", lsb: 0, msb: 7, access: Access::Rw, role: Some(Role::Event),
@@ -359,8 +354,7 @@ impl Layout for IioCtrLayout {
     const INFO: &'static RegisterInfo = &IIO_CTR_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 48, 63, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 48, 63, Access::Rv),
         FieldInfo { name: "event_count", ident: "event_count", lsb: 0, msb: 47, access: Access::RwV, role: Some(Role::Count),
             description: "The accumulated 48-bit count of the event selected by the paired control register; wraps on overflow and keeps counting.", ..FieldInfo::EMPTY },
     ];
@@ -419,7 +413,7 @@ static IIO_CTR_INFO: RegisterInfo = RegisterInfo {
 mod unit_events {
 use super::*;
 #[allow(unused_imports)]
-use crate::core_events::{ev, EventRow};
+use crate::core_events::{event_table, EventRow};
 #[cfg(feature = "metadata")]
 use crate::core_events::{event_info_refs, event_infos};
 
@@ -442,138 +436,6 @@ pub struct Event {
 }
 
 impl Event {
-    /// `UNC_IIO_CLOCKTICKS`.
-    pub const CLOCKTICKS: Event = Event::row(0);
-    /// `UNC_IIO_DATA_REQ_OF_CPU.MEM_WRITE.PART0`.
-    pub const DATA_REQ_OF_CPU_MEM_WRITE_PART0: Event = Event::row(1);
-    /// `UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.PART0`.
-    pub const DATA_REQ_OF_CPU_MEM_READ_PART0: Event = Event::row(2);
-    /// `UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.ALL_PARTS`.
-    pub const DATA_REQ_OF_CPU_MEM_READ_ALL_PARTS: Event = Event::row(3);
-    /// `UNC_IIO_DATA_REQ_OF_CPU.MEM_WRITE.ALL_PARTS`.
-    pub const DATA_REQ_OF_CPU_MEM_WRITE_ALL_PARTS: Event = Event::row(4);
-    /// `UNC_IIO_TXN_REQ_OF_CPU.MEM_WRITE.PART0`.
-    pub const TXN_REQ_OF_CPU_MEM_WRITE_PART0: Event = Event::row(5);
-    /// `UNC_IIO_TXN_REQ_OF_CPU.MEM_READ.PART0`.
-    pub const TXN_REQ_OF_CPU_MEM_READ_PART0: Event = Event::row(6);
-    /// `UNC_IIO_DATA_REQ_BY_CPU.MEM_WRITE.PART0`.
-    pub const DATA_REQ_BY_CPU_MEM_WRITE_PART0: Event = Event::row(7);
-    /// `UNC_IIO_TXN_REQ_BY_CPU.MEM_WRITE.PART0`.
-    pub const TXN_REQ_BY_CPU_MEM_WRITE_PART0: Event = Event::row(8);
-    /// `UNC_IIO_TXN_REQ_BY_CPU.MEM_READ.PART0`.
-    pub const TXN_REQ_BY_CPU_MEM_READ_PART0: Event = Event::row(9);
-    /// `UNC_IIO_DATA_REQ_OF_CPU.MEM_WRITE.PART1`.
-    pub const DATA_REQ_OF_CPU_MEM_WRITE_PART1: Event = Event::row(10);
-    /// `UNC_IIO_DATA_REQ_OF_CPU.MEM_WRITE.PART2`.
-    pub const DATA_REQ_OF_CPU_MEM_WRITE_PART2: Event = Event::row(11);
-    /// `UNC_IIO_DATA_REQ_OF_CPU.MEM_WRITE.PART3`.
-    pub const DATA_REQ_OF_CPU_MEM_WRITE_PART3: Event = Event::row(12);
-    /// `UNC_IIO_DATA_REQ_OF_CPU.MEM_WRITE.PART4`.
-    pub const DATA_REQ_OF_CPU_MEM_WRITE_PART4: Event = Event::row(13);
-    /// `UNC_IIO_DATA_REQ_OF_CPU.MEM_WRITE.PART5`.
-    pub const DATA_REQ_OF_CPU_MEM_WRITE_PART5: Event = Event::row(14);
-    /// `UNC_IIO_DATA_REQ_OF_CPU.MEM_WRITE.PART6`.
-    pub const DATA_REQ_OF_CPU_MEM_WRITE_PART6: Event = Event::row(15);
-    /// `UNC_IIO_DATA_REQ_OF_CPU.MEM_WRITE.PART7`.
-    pub const DATA_REQ_OF_CPU_MEM_WRITE_PART7: Event = Event::row(16);
-    /// `UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.PART1`.
-    pub const DATA_REQ_OF_CPU_MEM_READ_PART1: Event = Event::row(17);
-    /// `UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.PART2`.
-    pub const DATA_REQ_OF_CPU_MEM_READ_PART2: Event = Event::row(18);
-    /// `UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.PART3`.
-    pub const DATA_REQ_OF_CPU_MEM_READ_PART3: Event = Event::row(19);
-    /// `UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.PART4`.
-    pub const DATA_REQ_OF_CPU_MEM_READ_PART4: Event = Event::row(20);
-    /// `UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.PART5`.
-    pub const DATA_REQ_OF_CPU_MEM_READ_PART5: Event = Event::row(21);
-    /// `UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.PART6`.
-    pub const DATA_REQ_OF_CPU_MEM_READ_PART6: Event = Event::row(22);
-    /// `UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.PART7`.
-    pub const DATA_REQ_OF_CPU_MEM_READ_PART7: Event = Event::row(23);
-    /// `UNC_IIO_TXN_REQ_OF_CPU.MEM_WRITE.PART1`.
-    pub const TXN_REQ_OF_CPU_MEM_WRITE_PART1: Event = Event::row(24);
-    /// `UNC_IIO_TXN_REQ_OF_CPU.MEM_READ.PART1`.
-    pub const TXN_REQ_OF_CPU_MEM_READ_PART1: Event = Event::row(25);
-    /// `UNC_IIO_TXN_REQ_OF_CPU.MEM_WRITE.PART2`.
-    pub const TXN_REQ_OF_CPU_MEM_WRITE_PART2: Event = Event::row(26);
-    /// `UNC_IIO_TXN_REQ_OF_CPU.MEM_READ.PART2`.
-    pub const TXN_REQ_OF_CPU_MEM_READ_PART2: Event = Event::row(27);
-    /// `UNC_IIO_TXN_REQ_OF_CPU.MEM_WRITE.PART3`.
-    pub const TXN_REQ_OF_CPU_MEM_WRITE_PART3: Event = Event::row(28);
-    /// `UNC_IIO_TXN_REQ_OF_CPU.MEM_READ.PART3`.
-    pub const TXN_REQ_OF_CPU_MEM_READ_PART3: Event = Event::row(29);
-    /// `UNC_IIO_TXN_REQ_OF_CPU.MEM_WRITE.PART4`.
-    pub const TXN_REQ_OF_CPU_MEM_WRITE_PART4: Event = Event::row(30);
-    /// `UNC_IIO_TXN_REQ_OF_CPU.MEM_READ.PART4`.
-    pub const TXN_REQ_OF_CPU_MEM_READ_PART4: Event = Event::row(31);
-    /// `UNC_IIO_TXN_REQ_OF_CPU.MEM_WRITE.PART5`.
-    pub const TXN_REQ_OF_CPU_MEM_WRITE_PART5: Event = Event::row(32);
-    /// `UNC_IIO_TXN_REQ_OF_CPU.MEM_READ.PART5`.
-    pub const TXN_REQ_OF_CPU_MEM_READ_PART5: Event = Event::row(33);
-    /// `UNC_IIO_TXN_REQ_OF_CPU.MEM_WRITE.PART6`.
-    pub const TXN_REQ_OF_CPU_MEM_WRITE_PART6: Event = Event::row(34);
-    /// `UNC_IIO_TXN_REQ_OF_CPU.MEM_READ.PART6`.
-    pub const TXN_REQ_OF_CPU_MEM_READ_PART6: Event = Event::row(35);
-    /// `UNC_IIO_TXN_REQ_OF_CPU.MEM_WRITE.PART7`.
-    pub const TXN_REQ_OF_CPU_MEM_WRITE_PART7: Event = Event::row(36);
-    /// `UNC_IIO_TXN_REQ_OF_CPU.MEM_READ.PART7`.
-    pub const TXN_REQ_OF_CPU_MEM_READ_PART7: Event = Event::row(37);
-    /// `UNC_IIO_DATA_REQ_BY_CPU.MEM_WRITE.PART1`.
-    pub const DATA_REQ_BY_CPU_MEM_WRITE_PART1: Event = Event::row(38);
-    /// `UNC_IIO_DATA_REQ_BY_CPU.MEM_WRITE.PART2`.
-    pub const DATA_REQ_BY_CPU_MEM_WRITE_PART2: Event = Event::row(39);
-    /// `UNC_IIO_DATA_REQ_BY_CPU.MEM_WRITE.PART3`.
-    pub const DATA_REQ_BY_CPU_MEM_WRITE_PART3: Event = Event::row(40);
-    /// `UNC_IIO_DATA_REQ_BY_CPU.MEM_WRITE.PART4`.
-    pub const DATA_REQ_BY_CPU_MEM_WRITE_PART4: Event = Event::row(41);
-    /// `UNC_IIO_DATA_REQ_BY_CPU.MEM_WRITE.PART5`.
-    pub const DATA_REQ_BY_CPU_MEM_WRITE_PART5: Event = Event::row(42);
-    /// `UNC_IIO_DATA_REQ_BY_CPU.MEM_WRITE.PART6`.
-    pub const DATA_REQ_BY_CPU_MEM_WRITE_PART6: Event = Event::row(43);
-    /// `UNC_IIO_DATA_REQ_BY_CPU.MEM_WRITE.PART7`.
-    pub const DATA_REQ_BY_CPU_MEM_WRITE_PART7: Event = Event::row(44);
-    /// `UNC_IIO_DATA_REQ_BY_CPU.PEER_WRITE.ALL_PARTS`.
-    pub const DATA_REQ_BY_CPU_PEER_WRITE_ALL_PARTS: Event = Event::row(45);
-    /// `UNC_IIO_DATA_REQ_BY_CPU.PEER_READ.ALL_PARTS`.
-    pub const DATA_REQ_BY_CPU_PEER_READ_ALL_PARTS: Event = Event::row(46);
-    /// `UNC_IIO_TXN_REQ_BY_CPU.MEM_WRITE.PART1`.
-    pub const TXN_REQ_BY_CPU_MEM_WRITE_PART1: Event = Event::row(47);
-    /// `UNC_IIO_TXN_REQ_BY_CPU.MEM_READ.PART1`.
-    pub const TXN_REQ_BY_CPU_MEM_READ_PART1: Event = Event::row(48);
-    /// `UNC_IIO_TXN_REQ_BY_CPU.MEM_WRITE.PART2`.
-    pub const TXN_REQ_BY_CPU_MEM_WRITE_PART2: Event = Event::row(49);
-    /// `UNC_IIO_TXN_REQ_BY_CPU.MEM_READ.PART2`.
-    pub const TXN_REQ_BY_CPU_MEM_READ_PART2: Event = Event::row(50);
-    /// `UNC_IIO_TXN_REQ_BY_CPU.MEM_WRITE.PART3`.
-    pub const TXN_REQ_BY_CPU_MEM_WRITE_PART3: Event = Event::row(51);
-    /// `UNC_IIO_TXN_REQ_BY_CPU.MEM_READ.PART3`.
-    pub const TXN_REQ_BY_CPU_MEM_READ_PART3: Event = Event::row(52);
-    /// `UNC_IIO_TXN_REQ_BY_CPU.MEM_WRITE.PART4`.
-    pub const TXN_REQ_BY_CPU_MEM_WRITE_PART4: Event = Event::row(53);
-    /// `UNC_IIO_TXN_REQ_BY_CPU.MEM_READ.PART4`.
-    pub const TXN_REQ_BY_CPU_MEM_READ_PART4: Event = Event::row(54);
-    /// `UNC_IIO_TXN_REQ_BY_CPU.MEM_WRITE.PART5`.
-    pub const TXN_REQ_BY_CPU_MEM_WRITE_PART5: Event = Event::row(55);
-    /// `UNC_IIO_TXN_REQ_BY_CPU.MEM_READ.PART5`.
-    pub const TXN_REQ_BY_CPU_MEM_READ_PART5: Event = Event::row(56);
-    /// `UNC_IIO_TXN_REQ_BY_CPU.MEM_WRITE.PART6`.
-    pub const TXN_REQ_BY_CPU_MEM_WRITE_PART6: Event = Event::row(57);
-    /// `UNC_IIO_TXN_REQ_BY_CPU.MEM_READ.PART6`.
-    pub const TXN_REQ_BY_CPU_MEM_READ_PART6: Event = Event::row(58);
-    /// `UNC_IIO_TXN_REQ_BY_CPU.MEM_WRITE.PART7`.
-    pub const TXN_REQ_BY_CPU_MEM_WRITE_PART7: Event = Event::row(59);
-    /// `UNC_IIO_TXN_REQ_BY_CPU.MEM_READ.PART7`.
-    pub const TXN_REQ_BY_CPU_MEM_READ_PART7: Event = Event::row(60);
-    /// `UNC_IIO_TXN_REQ_BY_CPU.MEM_WRITE.ALL_PARTS`.
-    pub const TXN_REQ_BY_CPU_MEM_WRITE_ALL_PARTS: Event = Event::row(61);
-    /// `UNC_IIO_TXN_REQ_BY_CPU.PEER_WRITE.ALL_PARTS`.
-    pub const TXN_REQ_BY_CPU_PEER_WRITE_ALL_PARTS: Event = Event::row(62);
-    /// `UNC_IIO_TXN_REQ_BY_CPU.MEM_READ.ALL_PARTS`.
-    pub const TXN_REQ_BY_CPU_MEM_READ_ALL_PARTS: Event = Event::row(63);
-    /// `UNC_IIO_TXN_REQ_BY_CPU.PEER_READ.ALL_PARTS`.
-    pub const TXN_REQ_BY_CPU_PEER_READ_ALL_PARTS: Event = Event::row(64);
-    /// `UNC_IIO_NUM_REQ_OF_CPU_BY_TGT.UBOX_POSTED`.
-    pub const NUM_REQ_OF_CPU_BY_TGT_UBOX_POSTED: Event = Event::row(65);
 
     /// Every event of the unit.
     pub const ALL: &'static [Event] = &{
@@ -608,202 +470,6 @@ impl Event {
     }
 }
 
-/// The experimental events: from the vendor's experimental lists, whose counts it has
-/// not validated; built with the `experimental-events` feature.
-#[cfg(feature = "experimental-events")]
-impl Event {
-    /// `UNC_IIO_DATA_REQ_OF_CPU.PEER_WRITE.PART0` (experimental).
-    pub const DATA_REQ_OF_CPU_PEER_WRITE_PART0: Event = Event::row(66);
-    /// `UNC_IIO_DATA_REQ_OF_CPU.PEER_READ.PART0` (experimental).
-    pub const DATA_REQ_OF_CPU_PEER_READ_PART0: Event = Event::row(67);
-    /// `UNC_IIO_TXN_REQ_OF_CPU.PEER_WRITE.PART0` (experimental).
-    pub const TXN_REQ_OF_CPU_PEER_WRITE_PART0: Event = Event::row(68);
-    /// `UNC_IIO_TXN_REQ_OF_CPU.PEER_READ.PART0` (experimental).
-    pub const TXN_REQ_OF_CPU_PEER_READ_PART0: Event = Event::row(69);
-    /// `UNC_IIO_DATA_REQ_BY_CPU.MEM_READ.PART0` (experimental).
-    pub const DATA_REQ_BY_CPU_MEM_READ_PART0: Event = Event::row(70);
-    /// `UNC_IIO_DATA_REQ_BY_CPU.MEM_WRITE.ALL_PARTS` (experimental).
-    pub const DATA_REQ_BY_CPU_MEM_WRITE_ALL_PARTS: Event = Event::row(71);
-    /// `UNC_IIO_DATA_REQ_BY_CPU.MEM_READ.ALL_PARTS` (experimental).
-    pub const DATA_REQ_BY_CPU_MEM_READ_ALL_PARTS: Event = Event::row(72);
-    /// `UNC_IIO_COMP_BUF_INSERTS.CMPD.PART0` (experimental).
-    pub const COMP_BUF_INSERTS_CMPD_PART0: Event = Event::row(73);
-    /// `UNC_IIO_COMP_BUF_INSERTS.CMPD.PART1` (experimental).
-    pub const COMP_BUF_INSERTS_CMPD_PART1: Event = Event::row(74);
-    /// `UNC_IIO_COMP_BUF_INSERTS.CMPD.PART2` (experimental).
-    pub const COMP_BUF_INSERTS_CMPD_PART2: Event = Event::row(75);
-    /// `UNC_IIO_COMP_BUF_INSERTS.CMPD.PART3` (experimental).
-    pub const COMP_BUF_INSERTS_CMPD_PART3: Event = Event::row(76);
-    /// `UNC_IIO_COMP_BUF_INSERTS.CMPD.PART4` (experimental).
-    pub const COMP_BUF_INSERTS_CMPD_PART4: Event = Event::row(77);
-    /// `UNC_IIO_COMP_BUF_INSERTS.CMPD.PART5` (experimental).
-    pub const COMP_BUF_INSERTS_CMPD_PART5: Event = Event::row(78);
-    /// `UNC_IIO_COMP_BUF_INSERTS.CMPD.PART6` (experimental).
-    pub const COMP_BUF_INSERTS_CMPD_PART6: Event = Event::row(79);
-    /// `UNC_IIO_COMP_BUF_INSERTS.CMPD.PART7` (experimental).
-    pub const COMP_BUF_INSERTS_CMPD_PART7: Event = Event::row(80);
-    /// `UNC_IIO_COMP_BUF_INSERTS.CMPD.ALL_PARTS` (experimental).
-    pub const COMP_BUF_INSERTS_CMPD_ALL_PARTS: Event = Event::row(81);
-    /// `UNC_IIO_IOMMU0.4K_HITS` (experimental).
-    pub const IOMMU0_4K_HITS: Event = Event::row(82);
-    /// `UNC_IIO_IOMMU0.2M_HITS` (experimental).
-    pub const IOMMU0_2M_HITS: Event = Event::row(83);
-    /// `UNC_IIO_IOMMU0.1G_HITS` (experimental).
-    pub const IOMMU0_1G_HITS: Event = Event::row(84);
-    /// `UNC_IIO_IOMMU0.CTXT_CACHE_LOOKUPS` (experimental).
-    pub const IOMMU0_CTXT_CACHE_LOOKUPS: Event = Event::row(85);
-    /// `UNC_IIO_IOMMU0.CTXT_CACHE_HITS` (experimental).
-    pub const IOMMU0_CTXT_CACHE_HITS: Event = Event::row(86);
-    /// `UNC_IIO_IOMMU1.NUM_MEM_ACCESSES` (experimental).
-    pub const IOMMU1_NUM_MEM_ACCESSES: Event = Event::row(87);
-    /// `UNC_IIO_COMP_BUF_OCCUPANCY.CMPD.PART0` (experimental).
-    pub const COMP_BUF_OCCUPANCY_CMPD_PART0: Event = Event::row(88);
-    /// `UNC_IIO_COMP_BUF_OCCUPANCY.CMPD.PART1` (experimental).
-    pub const COMP_BUF_OCCUPANCY_CMPD_PART1: Event = Event::row(89);
-    /// `UNC_IIO_COMP_BUF_OCCUPANCY.CMPD.PART2` (experimental).
-    pub const COMP_BUF_OCCUPANCY_CMPD_PART2: Event = Event::row(90);
-    /// `UNC_IIO_COMP_BUF_OCCUPANCY.CMPD.PART3` (experimental).
-    pub const COMP_BUF_OCCUPANCY_CMPD_PART3: Event = Event::row(91);
-    /// `UNC_IIO_COMP_BUF_OCCUPANCY.CMPD.PART4` (experimental).
-    pub const COMP_BUF_OCCUPANCY_CMPD_PART4: Event = Event::row(92);
-    /// `UNC_IIO_COMP_BUF_OCCUPANCY.CMPD.PART5` (experimental).
-    pub const COMP_BUF_OCCUPANCY_CMPD_PART5: Event = Event::row(93);
-    /// `UNC_IIO_COMP_BUF_OCCUPANCY.CMPD.PART6` (experimental).
-    pub const COMP_BUF_OCCUPANCY_CMPD_PART6: Event = Event::row(94);
-    /// `UNC_IIO_COMP_BUF_OCCUPANCY.CMPD.PART7` (experimental).
-    pub const COMP_BUF_OCCUPANCY_CMPD_PART7: Event = Event::row(95);
-    /// `UNC_IIO_COMP_BUF_OCCUPANCY.CMPD.ALL_PARTS` (experimental).
-    pub const COMP_BUF_OCCUPANCY_CMPD_ALL_PARTS: Event = Event::row(96);
-    /// `UNC_IIO_DATA_REQ_OF_CPU.PEER_WRITE.PART1` (experimental).
-    pub const DATA_REQ_OF_CPU_PEER_WRITE_PART1: Event = Event::row(97);
-    /// `UNC_IIO_DATA_REQ_OF_CPU.PEER_READ.PART1` (experimental).
-    pub const DATA_REQ_OF_CPU_PEER_READ_PART1: Event = Event::row(98);
-    /// `UNC_IIO_DATA_REQ_OF_CPU.PEER_WRITE.PART2` (experimental).
-    pub const DATA_REQ_OF_CPU_PEER_WRITE_PART2: Event = Event::row(99);
-    /// `UNC_IIO_DATA_REQ_OF_CPU.PEER_READ.PART2` (experimental).
-    pub const DATA_REQ_OF_CPU_PEER_READ_PART2: Event = Event::row(100);
-    /// `UNC_IIO_DATA_REQ_OF_CPU.PEER_WRITE.PART3` (experimental).
-    pub const DATA_REQ_OF_CPU_PEER_WRITE_PART3: Event = Event::row(101);
-    /// `UNC_IIO_DATA_REQ_OF_CPU.PEER_READ.PART3` (experimental).
-    pub const DATA_REQ_OF_CPU_PEER_READ_PART3: Event = Event::row(102);
-    /// `UNC_IIO_DATA_REQ_OF_CPU.PEER_WRITE.PART4` (experimental).
-    pub const DATA_REQ_OF_CPU_PEER_WRITE_PART4: Event = Event::row(103);
-    /// `UNC_IIO_DATA_REQ_OF_CPU.PEER_READ.PART4` (experimental).
-    pub const DATA_REQ_OF_CPU_PEER_READ_PART4: Event = Event::row(104);
-    /// `UNC_IIO_DATA_REQ_OF_CPU.PEER_WRITE.PART5` (experimental).
-    pub const DATA_REQ_OF_CPU_PEER_WRITE_PART5: Event = Event::row(105);
-    /// `UNC_IIO_DATA_REQ_OF_CPU.PEER_READ.PART5` (experimental).
-    pub const DATA_REQ_OF_CPU_PEER_READ_PART5: Event = Event::row(106);
-    /// `UNC_IIO_DATA_REQ_OF_CPU.PEER_WRITE.PART6` (experimental).
-    pub const DATA_REQ_OF_CPU_PEER_WRITE_PART6: Event = Event::row(107);
-    /// `UNC_IIO_DATA_REQ_OF_CPU.PEER_READ.PART6` (experimental).
-    pub const DATA_REQ_OF_CPU_PEER_READ_PART6: Event = Event::row(108);
-    /// `UNC_IIO_DATA_REQ_OF_CPU.PEER_WRITE.PART7` (experimental).
-    pub const DATA_REQ_OF_CPU_PEER_WRITE_PART7: Event = Event::row(109);
-    /// `UNC_IIO_DATA_REQ_OF_CPU.PEER_READ.PART7` (experimental).
-    pub const DATA_REQ_OF_CPU_PEER_READ_PART7: Event = Event::row(110);
-    /// `UNC_IIO_DATA_REQ_OF_CPU.PEER_WRITE.ALL_PARTS` (experimental).
-    pub const DATA_REQ_OF_CPU_PEER_WRITE_ALL_PARTS: Event = Event::row(111);
-    /// `UNC_IIO_TXN_REQ_OF_CPU.PEER_WRITE.PART1` (experimental).
-    pub const TXN_REQ_OF_CPU_PEER_WRITE_PART1: Event = Event::row(112);
-    /// `UNC_IIO_TXN_REQ_OF_CPU.PEER_READ.PART1` (experimental).
-    pub const TXN_REQ_OF_CPU_PEER_READ_PART1: Event = Event::row(113);
-    /// `UNC_IIO_TXN_REQ_OF_CPU.PEER_WRITE.PART2` (experimental).
-    pub const TXN_REQ_OF_CPU_PEER_WRITE_PART2: Event = Event::row(114);
-    /// `UNC_IIO_TXN_REQ_OF_CPU.PEER_READ.PART2` (experimental).
-    pub const TXN_REQ_OF_CPU_PEER_READ_PART2: Event = Event::row(115);
-    /// `UNC_IIO_TXN_REQ_OF_CPU.PEER_WRITE.PART3` (experimental).
-    pub const TXN_REQ_OF_CPU_PEER_WRITE_PART3: Event = Event::row(116);
-    /// `UNC_IIO_TXN_REQ_OF_CPU.PEER_READ.PART3` (experimental).
-    pub const TXN_REQ_OF_CPU_PEER_READ_PART3: Event = Event::row(117);
-    /// `UNC_IIO_TXN_REQ_OF_CPU.PEER_WRITE.PART4` (experimental).
-    pub const TXN_REQ_OF_CPU_PEER_WRITE_PART4: Event = Event::row(118);
-    /// `UNC_IIO_TXN_REQ_OF_CPU.PEER_READ.PART4` (experimental).
-    pub const TXN_REQ_OF_CPU_PEER_READ_PART4: Event = Event::row(119);
-    /// `UNC_IIO_TXN_REQ_OF_CPU.PEER_WRITE.PART5` (experimental).
-    pub const TXN_REQ_OF_CPU_PEER_WRITE_PART5: Event = Event::row(120);
-    /// `UNC_IIO_TXN_REQ_OF_CPU.PEER_READ.PART5` (experimental).
-    pub const TXN_REQ_OF_CPU_PEER_READ_PART5: Event = Event::row(121);
-    /// `UNC_IIO_TXN_REQ_OF_CPU.PEER_WRITE.PART6` (experimental).
-    pub const TXN_REQ_OF_CPU_PEER_WRITE_PART6: Event = Event::row(122);
-    /// `UNC_IIO_TXN_REQ_OF_CPU.PEER_READ.PART6` (experimental).
-    pub const TXN_REQ_OF_CPU_PEER_READ_PART6: Event = Event::row(123);
-    /// `UNC_IIO_TXN_REQ_OF_CPU.PEER_WRITE.PART7` (experimental).
-    pub const TXN_REQ_OF_CPU_PEER_WRITE_PART7: Event = Event::row(124);
-    /// `UNC_IIO_TXN_REQ_OF_CPU.PEER_READ.PART7` (experimental).
-    pub const TXN_REQ_OF_CPU_PEER_READ_PART7: Event = Event::row(125);
-    /// `UNC_IIO_DATA_REQ_BY_CPU.MEM_READ.PART1` (experimental).
-    pub const DATA_REQ_BY_CPU_MEM_READ_PART1: Event = Event::row(126);
-    /// `UNC_IIO_DATA_REQ_BY_CPU.MEM_READ.PART2` (experimental).
-    pub const DATA_REQ_BY_CPU_MEM_READ_PART2: Event = Event::row(127);
-    /// `UNC_IIO_DATA_REQ_BY_CPU.MEM_READ.PART3` (experimental).
-    pub const DATA_REQ_BY_CPU_MEM_READ_PART3: Event = Event::row(128);
-    /// `UNC_IIO_DATA_REQ_BY_CPU.MEM_READ.PART4` (experimental).
-    pub const DATA_REQ_BY_CPU_MEM_READ_PART4: Event = Event::row(129);
-    /// `UNC_IIO_DATA_REQ_BY_CPU.MEM_READ.PART5` (experimental).
-    pub const DATA_REQ_BY_CPU_MEM_READ_PART5: Event = Event::row(130);
-    /// `UNC_IIO_DATA_REQ_BY_CPU.MEM_READ.PART6` (experimental).
-    pub const DATA_REQ_BY_CPU_MEM_READ_PART6: Event = Event::row(131);
-    /// `UNC_IIO_DATA_REQ_BY_CPU.MEM_READ.PART7` (experimental).
-    pub const DATA_REQ_BY_CPU_MEM_READ_PART7: Event = Event::row(132);
-    /// `UNC_IIO_IOMMU0.FIRST_LOOKUPS` (experimental).
-    pub const IOMMU0_FIRST_LOOKUPS: Event = Event::row(133);
-    /// `UNC_IIO_IOMMU0.ALL_LOOKUPS` (experimental).
-    pub const IOMMU0_ALL_LOOKUPS: Event = Event::row(134);
-    /// `UNC_IIO_IOMMU0.MISSES` (experimental).
-    pub const IOMMU0_MISSES: Event = Event::row(135);
-    /// `UNC_IIO_IOMMU1.SLPWC_CACHE_LOOKUPS` (experimental).
-    pub const IOMMU1_SLPWC_CACHE_LOOKUPS: Event = Event::row(136);
-    /// `UNC_IIO_IOMMU1.SLPWC_2M_HITS` (experimental).
-    pub const IOMMU1_SLPWC_2M_HITS: Event = Event::row(137);
-    /// `UNC_IIO_IOMMU1.SLPWC_1G_HITS` (experimental).
-    pub const IOMMU1_SLPWC_1G_HITS: Event = Event::row(138);
-    /// `UNC_IIO_IOMMU1.SLPWC_512G_HITS` (experimental).
-    pub const IOMMU1_SLPWC_512G_HITS: Event = Event::row(139);
-    /// `UNC_IIO_IOMMU1.SLPWC_256T_HITS` (experimental).
-    pub const IOMMU1_SLPWC_256T_HITS: Event = Event::row(140);
-    /// `UNC_IIO_IOMMU1.SLPWC_CACHE_FILLS` (experimental).
-    pub const IOMMU1_SLPWC_CACHE_FILLS: Event = Event::row(141);
-    /// `UNC_IIO_IOMMU1.NUM_MEM_ACCESSES_LOW` (experimental).
-    pub const IOMMU1_NUM_MEM_ACCESSES_LOW: Event = Event::row(142);
-    /// `UNC_IIO_IOMMU1.NUM_MEM_ACCESSES_HIGH` (experimental).
-    pub const IOMMU1_NUM_MEM_ACCESSES_HIGH: Event = Event::row(143);
-    /// `UNC_IIO_IOMMU3.CYC_PWT_FULL` (experimental).
-    pub const IOMMU3_CYC_PWT_FULL: Event = Event::row(144);
-    /// `UNC_IIO_IOMMU3.NUM_INVAL_IOTLB` (experimental).
-    pub const IOMMU3_NUM_INVAL_IOTLB: Event = Event::row(145);
-    /// `UNC_IIO_IOMMU3.NUM_INVAL_CTXT_CACHE` (experimental).
-    pub const IOMMU3_NUM_INVAL_CTXT_CACHE: Event = Event::row(146);
-    /// `UNC_IIO_IOMMU3.NUM_INVAL_PASID_CACHE` (experimental).
-    pub const IOMMU3_NUM_INVAL_PASID_CACHE: Event = Event::row(147);
-    /// `UNC_IIO_IOMMU3.NUM_INVAL_INT_CACHE` (experimental).
-    pub const IOMMU3_NUM_INVAL_INT_CACHE: Event = Event::row(148);
-    /// `UNC_IIO_IOMMU3.INT_CACHE_LOOKUPS` (experimental).
-    pub const IOMMU3_INT_CACHE_LOOKUPS: Event = Event::row(149);
-    /// `UNC_IIO_IOMMU3.INT_CACHE_HITS` (experimental).
-    pub const IOMMU3_INT_CACHE_HITS: Event = Event::row(150);
-    /// `UNC_IIO_PWT_OCCUPANCY` (experimental).
-    pub const PWT_OCCUPANCY: Event = Event::row(151);
-    /// `UNC_IIO_NUM_REQ_OF_CPU_BY_TGT.MSGB` (experimental).
-    pub const NUM_REQ_OF_CPU_BY_TGT_MSGB: Event = Event::row(152);
-    /// `UNC_IIO_NUM_REQ_OF_CPU_BY_TGT.MCAST` (experimental).
-    pub const NUM_REQ_OF_CPU_BY_TGT_MCAST: Event = Event::row(153);
-    /// `UNC_IIO_NUM_REQ_OF_CPU_BY_TGT.UBOX` (experimental).
-    pub const NUM_REQ_OF_CPU_BY_TGT_UBOX: Event = Event::row(154);
-    /// `UNC_IIO_NUM_REQ_OF_CPU_BY_TGT.MEM` (experimental).
-    pub const NUM_REQ_OF_CPU_BY_TGT_MEM: Event = Event::row(155);
-    /// `UNC_IIO_NUM_REQ_OF_CPU_BY_TGT.REM_P2P` (experimental).
-    pub const NUM_REQ_OF_CPU_BY_TGT_REM_P2P: Event = Event::row(156);
-    /// `UNC_IIO_NUM_REQ_OF_CPU_BY_TGT.LOC_P2P` (experimental).
-    pub const NUM_REQ_OF_CPU_BY_TGT_LOC_P2P: Event = Event::row(157);
-    /// `UNC_IIO_NUM_REQ_OF_CPU_BY_TGT.CONFINED_P2P` (experimental).
-    pub const NUM_REQ_OF_CPU_BY_TGT_CONFINED_P2P: Event = Event::row(158);
-    /// `UNC_IIO_NUM_REQ_OF_CPU_BY_TGT.ABORT` (experimental).
-    pub const NUM_REQ_OF_CPU_BY_TGT_ABORT: Event = Event::row(159);
-    /// `UNC_IIO_NUM_OUTSTANDING_REQ_FROM_CPU.TO_IO` (experimental).
-    pub const NUM_OUTSTANDING_REQ_FROM_CPU_TO_IO: Event = Event::row(160);
-}
-
 #[cfg(feature = "metadata")]
 impl Event {
     /// The event's facts.
@@ -817,175 +483,180 @@ impl Event {
     }
 }
 
-/// The events, row n for `Event::row(n)`: `ev(name, event select, umask, counters)` (bit n
-/// of counters: counter n may count it) and what else each sets.
-const EVENT_ROWS: &[EventRow] = &[
-    ev("UNC_IIO_CLOCKTICKS", 0x01, 0x00, 0b1111),
-    ev("UNC_IIO_DATA_REQ_OF_CPU.MEM_WRITE.PART0", 0x83, 0x01, 0b11).port_mask(0x1).fc_mask(0x7),
-    ev("UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.PART0", 0x83, 0x04, 0b11).port_mask(0x1).fc_mask(0x7),
-    ev("UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.ALL_PARTS", 0x83, 0x04, 0b11).port_mask(0xff).fc_mask(0x7),
-    ev("UNC_IIO_DATA_REQ_OF_CPU.MEM_WRITE.ALL_PARTS", 0x83, 0x01, 0b11).port_mask(0xff).fc_mask(0x7),
-    ev("UNC_IIO_TXN_REQ_OF_CPU.MEM_WRITE.PART0", 0x84, 0x01, 0b11).port_mask(0x1).fc_mask(0x7),
-    ev("UNC_IIO_TXN_REQ_OF_CPU.MEM_READ.PART0", 0x84, 0x04, 0b11).port_mask(0x1).fc_mask(0x7),
-    ev("UNC_IIO_DATA_REQ_BY_CPU.MEM_WRITE.PART0", 0xc0, 0x01, 0b1100).port_mask(0x1).fc_mask(0x7),
-    ev("UNC_IIO_TXN_REQ_BY_CPU.MEM_WRITE.PART0", 0xc1, 0x01, 0b1100).port_mask(0x1).fc_mask(0x7),
-    ev("UNC_IIO_TXN_REQ_BY_CPU.MEM_READ.PART0", 0xc1, 0x04, 0b1100).port_mask(0x1).fc_mask(0x7),
-    ev("UNC_IIO_DATA_REQ_OF_CPU.MEM_WRITE.PART1", 0x83, 0x01, 0b11).port_mask(0x2).fc_mask(0x7),
-    ev("UNC_IIO_DATA_REQ_OF_CPU.MEM_WRITE.PART2", 0x83, 0x01, 0b11).port_mask(0x4).fc_mask(0x7),
-    ev("UNC_IIO_DATA_REQ_OF_CPU.MEM_WRITE.PART3", 0x83, 0x01, 0b11).port_mask(0x8).fc_mask(0x7),
-    ev("UNC_IIO_DATA_REQ_OF_CPU.MEM_WRITE.PART4", 0x83, 0x01, 0b11).port_mask(0x10).fc_mask(0x7),
-    ev("UNC_IIO_DATA_REQ_OF_CPU.MEM_WRITE.PART5", 0x83, 0x01, 0b11).port_mask(0x20).fc_mask(0x7),
-    ev("UNC_IIO_DATA_REQ_OF_CPU.MEM_WRITE.PART6", 0x83, 0x01, 0b11).port_mask(0x40).fc_mask(0x7),
-    ev("UNC_IIO_DATA_REQ_OF_CPU.MEM_WRITE.PART7", 0x83, 0x01, 0b11).port_mask(0x80).fc_mask(0x7),
-    ev("UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.PART1", 0x83, 0x04, 0b11).port_mask(0x2).fc_mask(0x7),
-    ev("UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.PART2", 0x83, 0x04, 0b11).port_mask(0x4).fc_mask(0x7),
-    ev("UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.PART3", 0x83, 0x04, 0b11).port_mask(0x8).fc_mask(0x7),
-    ev("UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.PART4", 0x83, 0x04, 0b11).port_mask(0x10).fc_mask(0x7),
-    ev("UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.PART5", 0x83, 0x04, 0b11).port_mask(0x20).fc_mask(0x7),
-    ev("UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.PART6", 0x83, 0x04, 0b11).port_mask(0x40).fc_mask(0x7),
-    ev("UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.PART7", 0x83, 0x04, 0b11).port_mask(0x80).fc_mask(0x7),
-    ev("UNC_IIO_TXN_REQ_OF_CPU.MEM_WRITE.PART1", 0x84, 0x01, 0b11).port_mask(0x2).fc_mask(0x7),
-    ev("UNC_IIO_TXN_REQ_OF_CPU.MEM_READ.PART1", 0x84, 0x04, 0b11).port_mask(0x2).fc_mask(0x7),
-    ev("UNC_IIO_TXN_REQ_OF_CPU.MEM_WRITE.PART2", 0x84, 0x01, 0b11).port_mask(0x4).fc_mask(0x7),
-    ev("UNC_IIO_TXN_REQ_OF_CPU.MEM_READ.PART2", 0x84, 0x04, 0b11).port_mask(0x4).fc_mask(0x7),
-    ev("UNC_IIO_TXN_REQ_OF_CPU.MEM_WRITE.PART3", 0x84, 0x01, 0b11).port_mask(0x8).fc_mask(0x7),
-    ev("UNC_IIO_TXN_REQ_OF_CPU.MEM_READ.PART3", 0x84, 0x04, 0b11).port_mask(0x8).fc_mask(0x7),
-    ev("UNC_IIO_TXN_REQ_OF_CPU.MEM_WRITE.PART4", 0x84, 0x01, 0b11).port_mask(0x10).fc_mask(0x7),
-    ev("UNC_IIO_TXN_REQ_OF_CPU.MEM_READ.PART4", 0x84, 0x04, 0b11).port_mask(0x10).fc_mask(0x7),
-    ev("UNC_IIO_TXN_REQ_OF_CPU.MEM_WRITE.PART5", 0x84, 0x01, 0b11).port_mask(0x20).fc_mask(0x7),
-    ev("UNC_IIO_TXN_REQ_OF_CPU.MEM_READ.PART5", 0x84, 0x04, 0b11).port_mask(0x20).fc_mask(0x7),
-    ev("UNC_IIO_TXN_REQ_OF_CPU.MEM_WRITE.PART6", 0x84, 0x01, 0b11).port_mask(0x40).fc_mask(0x7),
-    ev("UNC_IIO_TXN_REQ_OF_CPU.MEM_READ.PART6", 0x84, 0x04, 0b11).port_mask(0x40).fc_mask(0x7),
-    ev("UNC_IIO_TXN_REQ_OF_CPU.MEM_WRITE.PART7", 0x84, 0x01, 0b11).port_mask(0x80).fc_mask(0x7),
-    ev("UNC_IIO_TXN_REQ_OF_CPU.MEM_READ.PART7", 0x84, 0x04, 0b11).port_mask(0x80).fc_mask(0x7),
-    ev("UNC_IIO_DATA_REQ_BY_CPU.MEM_WRITE.PART1", 0xc0, 0x01, 0b1100).port_mask(0x2).fc_mask(0x7),
-    ev("UNC_IIO_DATA_REQ_BY_CPU.MEM_WRITE.PART2", 0xc0, 0x01, 0b1100).port_mask(0x4).fc_mask(0x7),
-    ev("UNC_IIO_DATA_REQ_BY_CPU.MEM_WRITE.PART3", 0xc0, 0x01, 0b1100).port_mask(0x8).fc_mask(0x7),
-    ev("UNC_IIO_DATA_REQ_BY_CPU.MEM_WRITE.PART4", 0xc0, 0x01, 0b1100).port_mask(0x10).fc_mask(0x7),
-    ev("UNC_IIO_DATA_REQ_BY_CPU.MEM_WRITE.PART5", 0xc0, 0x01, 0b1100).port_mask(0x20).fc_mask(0x7),
-    ev("UNC_IIO_DATA_REQ_BY_CPU.MEM_WRITE.PART6", 0xc0, 0x01, 0b1100).port_mask(0x40).fc_mask(0x7),
-    ev("UNC_IIO_DATA_REQ_BY_CPU.MEM_WRITE.PART7", 0xc0, 0x01, 0b1100).port_mask(0x80).fc_mask(0x7),
-    ev("UNC_IIO_DATA_REQ_BY_CPU.PEER_WRITE.ALL_PARTS", 0xc0, 0x02, 0b1100).port_mask(0xff).fc_mask(0x7),
-    ev("UNC_IIO_DATA_REQ_BY_CPU.PEER_READ.ALL_PARTS", 0xc0, 0x08, 0b1100).port_mask(0xff).fc_mask(0x7),
-    ev("UNC_IIO_TXN_REQ_BY_CPU.MEM_WRITE.PART1", 0xc1, 0x01, 0b1100).port_mask(0x2).fc_mask(0x7),
-    ev("UNC_IIO_TXN_REQ_BY_CPU.MEM_READ.PART1", 0xc1, 0x04, 0b1100).port_mask(0x2).fc_mask(0x7),
-    ev("UNC_IIO_TXN_REQ_BY_CPU.MEM_WRITE.PART2", 0xc1, 0x01, 0b1100).port_mask(0x4).fc_mask(0x7),
-    ev("UNC_IIO_TXN_REQ_BY_CPU.MEM_READ.PART2", 0xc1, 0x04, 0b1100).port_mask(0x4).fc_mask(0x7),
-    ev("UNC_IIO_TXN_REQ_BY_CPU.MEM_WRITE.PART3", 0xc1, 0x01, 0b1100).port_mask(0x8).fc_mask(0x7),
-    ev("UNC_IIO_TXN_REQ_BY_CPU.MEM_READ.PART3", 0xc1, 0x04, 0b1100).port_mask(0x8).fc_mask(0x7),
-    ev("UNC_IIO_TXN_REQ_BY_CPU.MEM_WRITE.PART4", 0xc1, 0x01, 0b1100).port_mask(0x10).fc_mask(0x7),
-    ev("UNC_IIO_TXN_REQ_BY_CPU.MEM_READ.PART4", 0xc1, 0x04, 0b1100).port_mask(0x10).fc_mask(0x7),
-    ev("UNC_IIO_TXN_REQ_BY_CPU.MEM_WRITE.PART5", 0xc1, 0x01, 0b1100).port_mask(0x20).fc_mask(0x7),
-    ev("UNC_IIO_TXN_REQ_BY_CPU.MEM_READ.PART5", 0xc1, 0x04, 0b1100).port_mask(0x20).fc_mask(0x7),
-    ev("UNC_IIO_TXN_REQ_BY_CPU.MEM_WRITE.PART6", 0xc1, 0x01, 0b1100).port_mask(0x40).fc_mask(0x7),
-    ev("UNC_IIO_TXN_REQ_BY_CPU.MEM_READ.PART6", 0xc1, 0x04, 0b1100).port_mask(0x40).fc_mask(0x7),
-    ev("UNC_IIO_TXN_REQ_BY_CPU.MEM_WRITE.PART7", 0xc1, 0x01, 0b1100).port_mask(0x80).fc_mask(0x7),
-    ev("UNC_IIO_TXN_REQ_BY_CPU.MEM_READ.PART7", 0xc1, 0x04, 0b1100).port_mask(0x80).fc_mask(0x7),
-    ev("UNC_IIO_TXN_REQ_BY_CPU.MEM_WRITE.ALL_PARTS", 0xc1, 0x01, 0b1100).port_mask(0xff).fc_mask(0x7),
-    ev("UNC_IIO_TXN_REQ_BY_CPU.PEER_WRITE.ALL_PARTS", 0xc1, 0x02, 0b1100).port_mask(0xff).fc_mask(0x7),
-    ev("UNC_IIO_TXN_REQ_BY_CPU.MEM_READ.ALL_PARTS", 0xc1, 0x04, 0b1100).port_mask(0xff).fc_mask(0x7),
-    ev("UNC_IIO_TXN_REQ_BY_CPU.PEER_READ.ALL_PARTS", 0xc1, 0x08, 0b1100).port_mask(0xff).fc_mask(0x7),
-    ev("UNC_IIO_NUM_REQ_OF_CPU_BY_TGT.UBOX_POSTED", 0x8e, 0x04, 0b1111).port_mask(0xff).fc_mask(0x1),
-];
-/// The experimental events, numbered after `EVENT_ROWS`.
+event_table! {
+    /// The events, row n for `Event::row(n)`: `ev(name, event select, umask)` and what else each
+    /// sets. The counters that may count them (bit n: counter n) and those without
+    /// Hyper-Threading are the table's, the two numbers before the rows, unless a row
+    /// gives its own (`.on(..)`, `.ht_off(..)`).
+    EVENT_ROWS, EventRowNumber, 0, "", 0b11, 0b0;
+    CLOCKTICKS = ev("UNC_IIO_CLOCKTICKS", 0x01, 0x00).on(0b1111),
+    DATA_REQ_OF_CPU_MEM_WRITE_PART0 = ev("UNC_IIO_DATA_REQ_OF_CPU.MEM_WRITE.PART0", 0x83, 0x01).port_mask(0x1).fc_mask(0x7),
+    DATA_REQ_OF_CPU_MEM_READ_PART0 = ev("UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.PART0", 0x83, 0x04).port_mask(0x1).fc_mask(0x7),
+    DATA_REQ_OF_CPU_MEM_READ_ALL_PARTS = ev("UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.ALL_PARTS", 0x83, 0x04).port_mask(0xff).fc_mask(0x7),
+    DATA_REQ_OF_CPU_MEM_WRITE_ALL_PARTS = ev("UNC_IIO_DATA_REQ_OF_CPU.MEM_WRITE.ALL_PARTS", 0x83, 0x01).port_mask(0xff).fc_mask(0x7),
+    TXN_REQ_OF_CPU_MEM_WRITE_PART0 = ev("UNC_IIO_TXN_REQ_OF_CPU.MEM_WRITE.PART0", 0x84, 0x01).port_mask(0x1).fc_mask(0x7),
+    TXN_REQ_OF_CPU_MEM_READ_PART0 = ev("UNC_IIO_TXN_REQ_OF_CPU.MEM_READ.PART0", 0x84, 0x04).port_mask(0x1).fc_mask(0x7),
+    DATA_REQ_BY_CPU_MEM_WRITE_PART0 = ev("UNC_IIO_DATA_REQ_BY_CPU.MEM_WRITE.PART0", 0xc0, 0x01).on(0b1100).port_mask(0x1).fc_mask(0x7),
+    TXN_REQ_BY_CPU_MEM_WRITE_PART0 = ev("UNC_IIO_TXN_REQ_BY_CPU.MEM_WRITE.PART0", 0xc1, 0x01).on(0b1100).port_mask(0x1).fc_mask(0x7),
+    TXN_REQ_BY_CPU_MEM_READ_PART0 = ev("UNC_IIO_TXN_REQ_BY_CPU.MEM_READ.PART0", 0xc1, 0x04).on(0b1100).port_mask(0x1).fc_mask(0x7),
+    DATA_REQ_OF_CPU_MEM_WRITE_PART1 = ev("UNC_IIO_DATA_REQ_OF_CPU.MEM_WRITE.PART1", 0x83, 0x01).port_mask(0x2).fc_mask(0x7),
+    DATA_REQ_OF_CPU_MEM_WRITE_PART2 = ev("UNC_IIO_DATA_REQ_OF_CPU.MEM_WRITE.PART2", 0x83, 0x01).port_mask(0x4).fc_mask(0x7),
+    DATA_REQ_OF_CPU_MEM_WRITE_PART3 = ev("UNC_IIO_DATA_REQ_OF_CPU.MEM_WRITE.PART3", 0x83, 0x01).port_mask(0x8).fc_mask(0x7),
+    DATA_REQ_OF_CPU_MEM_WRITE_PART4 = ev("UNC_IIO_DATA_REQ_OF_CPU.MEM_WRITE.PART4", 0x83, 0x01).port_mask(0x10).fc_mask(0x7),
+    DATA_REQ_OF_CPU_MEM_WRITE_PART5 = ev("UNC_IIO_DATA_REQ_OF_CPU.MEM_WRITE.PART5", 0x83, 0x01).port_mask(0x20).fc_mask(0x7),
+    DATA_REQ_OF_CPU_MEM_WRITE_PART6 = ev("UNC_IIO_DATA_REQ_OF_CPU.MEM_WRITE.PART6", 0x83, 0x01).port_mask(0x40).fc_mask(0x7),
+    DATA_REQ_OF_CPU_MEM_WRITE_PART7 = ev("UNC_IIO_DATA_REQ_OF_CPU.MEM_WRITE.PART7", 0x83, 0x01).port_mask(0x80).fc_mask(0x7),
+    DATA_REQ_OF_CPU_MEM_READ_PART1 = ev("UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.PART1", 0x83, 0x04).port_mask(0x2).fc_mask(0x7),
+    DATA_REQ_OF_CPU_MEM_READ_PART2 = ev("UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.PART2", 0x83, 0x04).port_mask(0x4).fc_mask(0x7),
+    DATA_REQ_OF_CPU_MEM_READ_PART3 = ev("UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.PART3", 0x83, 0x04).port_mask(0x8).fc_mask(0x7),
+    DATA_REQ_OF_CPU_MEM_READ_PART4 = ev("UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.PART4", 0x83, 0x04).port_mask(0x10).fc_mask(0x7),
+    DATA_REQ_OF_CPU_MEM_READ_PART5 = ev("UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.PART5", 0x83, 0x04).port_mask(0x20).fc_mask(0x7),
+    DATA_REQ_OF_CPU_MEM_READ_PART6 = ev("UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.PART6", 0x83, 0x04).port_mask(0x40).fc_mask(0x7),
+    DATA_REQ_OF_CPU_MEM_READ_PART7 = ev("UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.PART7", 0x83, 0x04).port_mask(0x80).fc_mask(0x7),
+    TXN_REQ_OF_CPU_MEM_WRITE_PART1 = ev("UNC_IIO_TXN_REQ_OF_CPU.MEM_WRITE.PART1", 0x84, 0x01).port_mask(0x2).fc_mask(0x7),
+    TXN_REQ_OF_CPU_MEM_READ_PART1 = ev("UNC_IIO_TXN_REQ_OF_CPU.MEM_READ.PART1", 0x84, 0x04).port_mask(0x2).fc_mask(0x7),
+    TXN_REQ_OF_CPU_MEM_WRITE_PART2 = ev("UNC_IIO_TXN_REQ_OF_CPU.MEM_WRITE.PART2", 0x84, 0x01).port_mask(0x4).fc_mask(0x7),
+    TXN_REQ_OF_CPU_MEM_READ_PART2 = ev("UNC_IIO_TXN_REQ_OF_CPU.MEM_READ.PART2", 0x84, 0x04).port_mask(0x4).fc_mask(0x7),
+    TXN_REQ_OF_CPU_MEM_WRITE_PART3 = ev("UNC_IIO_TXN_REQ_OF_CPU.MEM_WRITE.PART3", 0x84, 0x01).port_mask(0x8).fc_mask(0x7),
+    TXN_REQ_OF_CPU_MEM_READ_PART3 = ev("UNC_IIO_TXN_REQ_OF_CPU.MEM_READ.PART3", 0x84, 0x04).port_mask(0x8).fc_mask(0x7),
+    TXN_REQ_OF_CPU_MEM_WRITE_PART4 = ev("UNC_IIO_TXN_REQ_OF_CPU.MEM_WRITE.PART4", 0x84, 0x01).port_mask(0x10).fc_mask(0x7),
+    TXN_REQ_OF_CPU_MEM_READ_PART4 = ev("UNC_IIO_TXN_REQ_OF_CPU.MEM_READ.PART4", 0x84, 0x04).port_mask(0x10).fc_mask(0x7),
+    TXN_REQ_OF_CPU_MEM_WRITE_PART5 = ev("UNC_IIO_TXN_REQ_OF_CPU.MEM_WRITE.PART5", 0x84, 0x01).port_mask(0x20).fc_mask(0x7),
+    TXN_REQ_OF_CPU_MEM_READ_PART5 = ev("UNC_IIO_TXN_REQ_OF_CPU.MEM_READ.PART5", 0x84, 0x04).port_mask(0x20).fc_mask(0x7),
+    TXN_REQ_OF_CPU_MEM_WRITE_PART6 = ev("UNC_IIO_TXN_REQ_OF_CPU.MEM_WRITE.PART6", 0x84, 0x01).port_mask(0x40).fc_mask(0x7),
+    TXN_REQ_OF_CPU_MEM_READ_PART6 = ev("UNC_IIO_TXN_REQ_OF_CPU.MEM_READ.PART6", 0x84, 0x04).port_mask(0x40).fc_mask(0x7),
+    TXN_REQ_OF_CPU_MEM_WRITE_PART7 = ev("UNC_IIO_TXN_REQ_OF_CPU.MEM_WRITE.PART7", 0x84, 0x01).port_mask(0x80).fc_mask(0x7),
+    TXN_REQ_OF_CPU_MEM_READ_PART7 = ev("UNC_IIO_TXN_REQ_OF_CPU.MEM_READ.PART7", 0x84, 0x04).port_mask(0x80).fc_mask(0x7),
+    DATA_REQ_BY_CPU_MEM_WRITE_PART1 = ev("UNC_IIO_DATA_REQ_BY_CPU.MEM_WRITE.PART1", 0xc0, 0x01).on(0b1100).port_mask(0x2).fc_mask(0x7),
+    DATA_REQ_BY_CPU_MEM_WRITE_PART2 = ev("UNC_IIO_DATA_REQ_BY_CPU.MEM_WRITE.PART2", 0xc0, 0x01).on(0b1100).port_mask(0x4).fc_mask(0x7),
+    DATA_REQ_BY_CPU_MEM_WRITE_PART3 = ev("UNC_IIO_DATA_REQ_BY_CPU.MEM_WRITE.PART3", 0xc0, 0x01).on(0b1100).port_mask(0x8).fc_mask(0x7),
+    DATA_REQ_BY_CPU_MEM_WRITE_PART4 = ev("UNC_IIO_DATA_REQ_BY_CPU.MEM_WRITE.PART4", 0xc0, 0x01).on(0b1100).port_mask(0x10).fc_mask(0x7),
+    DATA_REQ_BY_CPU_MEM_WRITE_PART5 = ev("UNC_IIO_DATA_REQ_BY_CPU.MEM_WRITE.PART5", 0xc0, 0x01).on(0b1100).port_mask(0x20).fc_mask(0x7),
+    DATA_REQ_BY_CPU_MEM_WRITE_PART6 = ev("UNC_IIO_DATA_REQ_BY_CPU.MEM_WRITE.PART6", 0xc0, 0x01).on(0b1100).port_mask(0x40).fc_mask(0x7),
+    DATA_REQ_BY_CPU_MEM_WRITE_PART7 = ev("UNC_IIO_DATA_REQ_BY_CPU.MEM_WRITE.PART7", 0xc0, 0x01).on(0b1100).port_mask(0x80).fc_mask(0x7),
+    DATA_REQ_BY_CPU_PEER_WRITE_ALL_PARTS = ev("UNC_IIO_DATA_REQ_BY_CPU.PEER_WRITE.ALL_PARTS", 0xc0, 0x02).on(0b1100).port_mask(0xff).fc_mask(0x7),
+    DATA_REQ_BY_CPU_PEER_READ_ALL_PARTS = ev("UNC_IIO_DATA_REQ_BY_CPU.PEER_READ.ALL_PARTS", 0xc0, 0x08).on(0b1100).port_mask(0xff).fc_mask(0x7),
+    TXN_REQ_BY_CPU_MEM_WRITE_PART1 = ev("UNC_IIO_TXN_REQ_BY_CPU.MEM_WRITE.PART1", 0xc1, 0x01).on(0b1100).port_mask(0x2).fc_mask(0x7),
+    TXN_REQ_BY_CPU_MEM_READ_PART1 = ev("UNC_IIO_TXN_REQ_BY_CPU.MEM_READ.PART1", 0xc1, 0x04).on(0b1100).port_mask(0x2).fc_mask(0x7),
+    TXN_REQ_BY_CPU_MEM_WRITE_PART2 = ev("UNC_IIO_TXN_REQ_BY_CPU.MEM_WRITE.PART2", 0xc1, 0x01).on(0b1100).port_mask(0x4).fc_mask(0x7),
+    TXN_REQ_BY_CPU_MEM_READ_PART2 = ev("UNC_IIO_TXN_REQ_BY_CPU.MEM_READ.PART2", 0xc1, 0x04).on(0b1100).port_mask(0x4).fc_mask(0x7),
+    TXN_REQ_BY_CPU_MEM_WRITE_PART3 = ev("UNC_IIO_TXN_REQ_BY_CPU.MEM_WRITE.PART3", 0xc1, 0x01).on(0b1100).port_mask(0x8).fc_mask(0x7),
+    TXN_REQ_BY_CPU_MEM_READ_PART3 = ev("UNC_IIO_TXN_REQ_BY_CPU.MEM_READ.PART3", 0xc1, 0x04).on(0b1100).port_mask(0x8).fc_mask(0x7),
+    TXN_REQ_BY_CPU_MEM_WRITE_PART4 = ev("UNC_IIO_TXN_REQ_BY_CPU.MEM_WRITE.PART4", 0xc1, 0x01).on(0b1100).port_mask(0x10).fc_mask(0x7),
+    TXN_REQ_BY_CPU_MEM_READ_PART4 = ev("UNC_IIO_TXN_REQ_BY_CPU.MEM_READ.PART4", 0xc1, 0x04).on(0b1100).port_mask(0x10).fc_mask(0x7),
+    TXN_REQ_BY_CPU_MEM_WRITE_PART5 = ev("UNC_IIO_TXN_REQ_BY_CPU.MEM_WRITE.PART5", 0xc1, 0x01).on(0b1100).port_mask(0x20).fc_mask(0x7),
+    TXN_REQ_BY_CPU_MEM_READ_PART5 = ev("UNC_IIO_TXN_REQ_BY_CPU.MEM_READ.PART5", 0xc1, 0x04).on(0b1100).port_mask(0x20).fc_mask(0x7),
+    TXN_REQ_BY_CPU_MEM_WRITE_PART6 = ev("UNC_IIO_TXN_REQ_BY_CPU.MEM_WRITE.PART6", 0xc1, 0x01).on(0b1100).port_mask(0x40).fc_mask(0x7),
+    TXN_REQ_BY_CPU_MEM_READ_PART6 = ev("UNC_IIO_TXN_REQ_BY_CPU.MEM_READ.PART6", 0xc1, 0x04).on(0b1100).port_mask(0x40).fc_mask(0x7),
+    TXN_REQ_BY_CPU_MEM_WRITE_PART7 = ev("UNC_IIO_TXN_REQ_BY_CPU.MEM_WRITE.PART7", 0xc1, 0x01).on(0b1100).port_mask(0x80).fc_mask(0x7),
+    TXN_REQ_BY_CPU_MEM_READ_PART7 = ev("UNC_IIO_TXN_REQ_BY_CPU.MEM_READ.PART7", 0xc1, 0x04).on(0b1100).port_mask(0x80).fc_mask(0x7),
+    TXN_REQ_BY_CPU_MEM_WRITE_ALL_PARTS = ev("UNC_IIO_TXN_REQ_BY_CPU.MEM_WRITE.ALL_PARTS", 0xc1, 0x01).on(0b1100).port_mask(0xff).fc_mask(0x7),
+    TXN_REQ_BY_CPU_PEER_WRITE_ALL_PARTS = ev("UNC_IIO_TXN_REQ_BY_CPU.PEER_WRITE.ALL_PARTS", 0xc1, 0x02).on(0b1100).port_mask(0xff).fc_mask(0x7),
+    TXN_REQ_BY_CPU_MEM_READ_ALL_PARTS = ev("UNC_IIO_TXN_REQ_BY_CPU.MEM_READ.ALL_PARTS", 0xc1, 0x04).on(0b1100).port_mask(0xff).fc_mask(0x7),
+    TXN_REQ_BY_CPU_PEER_READ_ALL_PARTS = ev("UNC_IIO_TXN_REQ_BY_CPU.PEER_READ.ALL_PARTS", 0xc1, 0x08).on(0b1100).port_mask(0xff).fc_mask(0x7),
+    NUM_REQ_OF_CPU_BY_TGT_UBOX_POSTED = ev("UNC_IIO_NUM_REQ_OF_CPU_BY_TGT.UBOX_POSTED", 0x8e, 0x04).on(0b1111).port_mask(0xff).fc_mask(0x1),
+}
 #[cfg(feature = "experimental-events")]
-const EXPERIMENTAL_ROWS: &[EventRow] = &[
-    ev("UNC_IIO_DATA_REQ_OF_CPU.PEER_WRITE.PART0", 0x83, 0x02, 0b11).port_mask(0x1).fc_mask(0x7),
-    ev("UNC_IIO_DATA_REQ_OF_CPU.PEER_READ.PART0", 0x83, 0x08, 0b11).port_mask(0x1).fc_mask(0x7),
-    ev("UNC_IIO_TXN_REQ_OF_CPU.PEER_WRITE.PART0", 0x84, 0x02, 0b11).port_mask(0x1).fc_mask(0x7),
-    ev("UNC_IIO_TXN_REQ_OF_CPU.PEER_READ.PART0", 0x84, 0x08, 0b11).port_mask(0x1).fc_mask(0x7),
-    ev("UNC_IIO_DATA_REQ_BY_CPU.MEM_READ.PART0", 0xc0, 0x04, 0b1100).port_mask(0x1).fc_mask(0x7),
-    ev("UNC_IIO_DATA_REQ_BY_CPU.MEM_WRITE.ALL_PARTS", 0xc0, 0x01, 0b1100).port_mask(0xff).fc_mask(0x7),
-    ev("UNC_IIO_DATA_REQ_BY_CPU.MEM_READ.ALL_PARTS", 0xc0, 0x04, 0b1100).port_mask(0xff).fc_mask(0x7),
-    ev("UNC_IIO_COMP_BUF_INSERTS.CMPD.PART0", 0xc2, 0x04, 0b1111).port_mask(0x1).fc_mask(0x7),
-    ev("UNC_IIO_COMP_BUF_INSERTS.CMPD.PART1", 0xc2, 0x04, 0b1111).port_mask(0x2).fc_mask(0x7),
-    ev("UNC_IIO_COMP_BUF_INSERTS.CMPD.PART2", 0xc2, 0x04, 0b1111).port_mask(0x4).fc_mask(0x7),
-    ev("UNC_IIO_COMP_BUF_INSERTS.CMPD.PART3", 0xc2, 0x04, 0b1111).port_mask(0x8).fc_mask(0x7),
-    ev("UNC_IIO_COMP_BUF_INSERTS.CMPD.PART4", 0xc2, 0x04, 0b1111).port_mask(0x10).fc_mask(0x7),
-    ev("UNC_IIO_COMP_BUF_INSERTS.CMPD.PART5", 0xc2, 0x04, 0b1111).port_mask(0x20).fc_mask(0x7),
-    ev("UNC_IIO_COMP_BUF_INSERTS.CMPD.PART6", 0xc2, 0x04, 0b1111).port_mask(0x40).fc_mask(0x7),
-    ev("UNC_IIO_COMP_BUF_INSERTS.CMPD.PART7", 0xc2, 0x04, 0b1111).port_mask(0x80).fc_mask(0x7),
-    ev("UNC_IIO_COMP_BUF_INSERTS.CMPD.ALL_PARTS", 0xc2, 0x04, 0b1111).port_mask(0xff).fc_mask(0x7),
-    ev("UNC_IIO_IOMMU0.4K_HITS", 0x40, 0x04, 0b1111),
-    ev("UNC_IIO_IOMMU0.2M_HITS", 0x40, 0x08, 0b1111),
-    ev("UNC_IIO_IOMMU0.1G_HITS", 0x40, 0x10, 0b1111),
-    ev("UNC_IIO_IOMMU0.CTXT_CACHE_LOOKUPS", 0x40, 0x40, 0b1111),
-    ev("UNC_IIO_IOMMU0.CTXT_CACHE_HITS", 0x40, 0x80, 0b1111),
-    ev("UNC_IIO_IOMMU1.NUM_MEM_ACCESSES", 0x41, 0xc0, 0b1111),
-    ev("UNC_IIO_COMP_BUF_OCCUPANCY.CMPD.PART0", 0xd5, 0x01, 0b1100).port_mask(0x1).fc_mask(0x7),
-    ev("UNC_IIO_COMP_BUF_OCCUPANCY.CMPD.PART1", 0xd5, 0x02, 0b1100).port_mask(0x2).fc_mask(0x7),
-    ev("UNC_IIO_COMP_BUF_OCCUPANCY.CMPD.PART2", 0xd5, 0x04, 0b1100).port_mask(0x4).fc_mask(0x7),
-    ev("UNC_IIO_COMP_BUF_OCCUPANCY.CMPD.PART3", 0xd5, 0x08, 0b1100).port_mask(0x8).fc_mask(0x7),
-    ev("UNC_IIO_COMP_BUF_OCCUPANCY.CMPD.PART4", 0xd5, 0x10, 0b1100).port_mask(0x10).fc_mask(0x7),
-    ev("UNC_IIO_COMP_BUF_OCCUPANCY.CMPD.PART5", 0xd5, 0x20, 0b1100).port_mask(0x20).fc_mask(0x7),
-    ev("UNC_IIO_COMP_BUF_OCCUPANCY.CMPD.PART6", 0xd5, 0x40, 0b1100).port_mask(0x40).fc_mask(0x7),
-    ev("UNC_IIO_COMP_BUF_OCCUPANCY.CMPD.PART7", 0xd5, 0x80, 0b1100).port_mask(0x80).fc_mask(0x7),
-    ev("UNC_IIO_COMP_BUF_OCCUPANCY.CMPD.ALL_PARTS", 0xd5, 0xff, 0b1100).port_mask(0xff).fc_mask(0x7),
-    ev("UNC_IIO_DATA_REQ_OF_CPU.PEER_WRITE.PART1", 0x83, 0x02, 0b11).port_mask(0x2).fc_mask(0x7),
-    ev("UNC_IIO_DATA_REQ_OF_CPU.PEER_READ.PART1", 0x83, 0x08, 0b11).port_mask(0x2).fc_mask(0x7),
-    ev("UNC_IIO_DATA_REQ_OF_CPU.PEER_WRITE.PART2", 0x83, 0x02, 0b11).port_mask(0x4).fc_mask(0x7),
-    ev("UNC_IIO_DATA_REQ_OF_CPU.PEER_READ.PART2", 0x83, 0x08, 0b11).port_mask(0x4).fc_mask(0x7),
-    ev("UNC_IIO_DATA_REQ_OF_CPU.PEER_WRITE.PART3", 0x83, 0x02, 0b11).port_mask(0x8).fc_mask(0x7),
-    ev("UNC_IIO_DATA_REQ_OF_CPU.PEER_READ.PART3", 0x83, 0x08, 0b11).port_mask(0x8).fc_mask(0x7),
-    ev("UNC_IIO_DATA_REQ_OF_CPU.PEER_WRITE.PART4", 0x83, 0x02, 0b11).port_mask(0x10).fc_mask(0x7),
-    ev("UNC_IIO_DATA_REQ_OF_CPU.PEER_READ.PART4", 0x83, 0x08, 0b11).port_mask(0x10).fc_mask(0x7),
-    ev("UNC_IIO_DATA_REQ_OF_CPU.PEER_WRITE.PART5", 0x83, 0x02, 0b11).port_mask(0x20).fc_mask(0x7),
-    ev("UNC_IIO_DATA_REQ_OF_CPU.PEER_READ.PART5", 0x83, 0x08, 0b11).port_mask(0x20).fc_mask(0x7),
-    ev("UNC_IIO_DATA_REQ_OF_CPU.PEER_WRITE.PART6", 0x83, 0x02, 0b11).port_mask(0x40).fc_mask(0x7),
-    ev("UNC_IIO_DATA_REQ_OF_CPU.PEER_READ.PART6", 0x83, 0x08, 0b11).port_mask(0x40).fc_mask(0x7),
-    ev("UNC_IIO_DATA_REQ_OF_CPU.PEER_WRITE.PART7", 0x83, 0x02, 0b11).port_mask(0x80).fc_mask(0x7),
-    ev("UNC_IIO_DATA_REQ_OF_CPU.PEER_READ.PART7", 0x83, 0x08, 0b11).port_mask(0x80).fc_mask(0x7),
-    ev("UNC_IIO_DATA_REQ_OF_CPU.PEER_WRITE.ALL_PARTS", 0x83, 0x02, 0b11).port_mask(0xff).fc_mask(0x7),
-    ev("UNC_IIO_TXN_REQ_OF_CPU.PEER_WRITE.PART1", 0x84, 0x02, 0b11).port_mask(0x2).fc_mask(0x7),
-    ev("UNC_IIO_TXN_REQ_OF_CPU.PEER_READ.PART1", 0x84, 0x08, 0b11).port_mask(0x2).fc_mask(0x7),
-    ev("UNC_IIO_TXN_REQ_OF_CPU.PEER_WRITE.PART2", 0x84, 0x02, 0b11).port_mask(0x4).fc_mask(0x7),
-    ev("UNC_IIO_TXN_REQ_OF_CPU.PEER_READ.PART2", 0x84, 0x08, 0b11).port_mask(0x4).fc_mask(0x7),
-    ev("UNC_IIO_TXN_REQ_OF_CPU.PEER_WRITE.PART3", 0x84, 0x02, 0b11).port_mask(0x8).fc_mask(0x7),
-    ev("UNC_IIO_TXN_REQ_OF_CPU.PEER_READ.PART3", 0x84, 0x08, 0b11).port_mask(0x8).fc_mask(0x7),
-    ev("UNC_IIO_TXN_REQ_OF_CPU.PEER_WRITE.PART4", 0x84, 0x02, 0b11).port_mask(0x10).fc_mask(0x7),
-    ev("UNC_IIO_TXN_REQ_OF_CPU.PEER_READ.PART4", 0x84, 0x08, 0b11).port_mask(0x10).fc_mask(0x7),
-    ev("UNC_IIO_TXN_REQ_OF_CPU.PEER_WRITE.PART5", 0x84, 0x02, 0b11).port_mask(0x20).fc_mask(0x7),
-    ev("UNC_IIO_TXN_REQ_OF_CPU.PEER_READ.PART5", 0x84, 0x08, 0b11).port_mask(0x20).fc_mask(0x7),
-    ev("UNC_IIO_TXN_REQ_OF_CPU.PEER_WRITE.PART6", 0x84, 0x02, 0b11).port_mask(0x40).fc_mask(0x7),
-    ev("UNC_IIO_TXN_REQ_OF_CPU.PEER_READ.PART6", 0x84, 0x08, 0b11).port_mask(0x40).fc_mask(0x7),
-    ev("UNC_IIO_TXN_REQ_OF_CPU.PEER_WRITE.PART7", 0x84, 0x02, 0b11).port_mask(0x80).fc_mask(0x7),
-    ev("UNC_IIO_TXN_REQ_OF_CPU.PEER_READ.PART7", 0x84, 0x08, 0b11).port_mask(0x80).fc_mask(0x7),
-    ev("UNC_IIO_DATA_REQ_BY_CPU.MEM_READ.PART1", 0xc0, 0x04, 0b1100).port_mask(0x2).fc_mask(0x7),
-    ev("UNC_IIO_DATA_REQ_BY_CPU.MEM_READ.PART2", 0xc0, 0x04, 0b1100).port_mask(0x4).fc_mask(0x7),
-    ev("UNC_IIO_DATA_REQ_BY_CPU.MEM_READ.PART3", 0xc0, 0x04, 0b1100).port_mask(0x8).fc_mask(0x7),
-    ev("UNC_IIO_DATA_REQ_BY_CPU.MEM_READ.PART4", 0xc0, 0x04, 0b1100).port_mask(0x10).fc_mask(0x7),
-    ev("UNC_IIO_DATA_REQ_BY_CPU.MEM_READ.PART5", 0xc0, 0x04, 0b1100).port_mask(0x20).fc_mask(0x7),
-    ev("UNC_IIO_DATA_REQ_BY_CPU.MEM_READ.PART6", 0xc0, 0x04, 0b1100).port_mask(0x40).fc_mask(0x7),
-    ev("UNC_IIO_DATA_REQ_BY_CPU.MEM_READ.PART7", 0xc0, 0x04, 0b1100).port_mask(0x80).fc_mask(0x7),
-    ev("UNC_IIO_IOMMU0.FIRST_LOOKUPS", 0x40, 0x01, 0b1111),
-    ev("UNC_IIO_IOMMU0.ALL_LOOKUPS", 0x40, 0x02, 0b1111),
-    ev("UNC_IIO_IOMMU0.MISSES", 0x40, 0x20, 0b1111),
-    ev("UNC_IIO_IOMMU1.SLPWC_CACHE_LOOKUPS", 0x41, 0x01, 0b1111),
-    ev("UNC_IIO_IOMMU1.SLPWC_2M_HITS", 0x41, 0x02, 0b1111),
-    ev("UNC_IIO_IOMMU1.SLPWC_1G_HITS", 0x41, 0x04, 0b1111),
-    ev("UNC_IIO_IOMMU1.SLPWC_512G_HITS", 0x41, 0x08, 0b1111),
-    ev("UNC_IIO_IOMMU1.SLPWC_256T_HITS", 0x41, 0x10, 0b1111),
-    ev("UNC_IIO_IOMMU1.SLPWC_CACHE_FILLS", 0x41, 0x20, 0b1111),
-    ev("UNC_IIO_IOMMU1.NUM_MEM_ACCESSES_LOW", 0x41, 0x40, 0b1111),
-    ev("UNC_IIO_IOMMU1.NUM_MEM_ACCESSES_HIGH", 0x41, 0x80, 0b1111),
-    ev("UNC_IIO_IOMMU3.CYC_PWT_FULL", 0x43, 0x02, 0b1111),
-    ev("UNC_IIO_IOMMU3.NUM_INVAL_IOTLB", 0x43, 0x04, 0b1111),
-    ev("UNC_IIO_IOMMU3.NUM_INVAL_CTXT_CACHE", 0x43, 0x08, 0b1111),
-    ev("UNC_IIO_IOMMU3.NUM_INVAL_PASID_CACHE", 0x43, 0x10, 0b1111),
-    ev("UNC_IIO_IOMMU3.NUM_INVAL_INT_CACHE", 0x43, 0x20, 0b1111),
-    ev("UNC_IIO_IOMMU3.INT_CACHE_LOOKUPS", 0x43, 0x40, 0b1111),
-    ev("UNC_IIO_IOMMU3.INT_CACHE_HITS", 0x43, 0x80, 0b1111),
-    ev("UNC_IIO_PWT_OCCUPANCY", 0x42, 0x00, 0b1111),
-    ev("UNC_IIO_NUM_REQ_OF_CPU_BY_TGT.MSGB", 0x8e, 0x01, 0b1111).port_mask(0xff).fc_mask(0x7),
-    ev("UNC_IIO_NUM_REQ_OF_CPU_BY_TGT.MCAST", 0x8e, 0x02, 0b1111).port_mask(0xff).fc_mask(0x7),
-    ev("UNC_IIO_NUM_REQ_OF_CPU_BY_TGT.UBOX", 0x8e, 0x04, 0b1111).port_mask(0xff).fc_mask(0x7),
-    ev("UNC_IIO_NUM_REQ_OF_CPU_BY_TGT.MEM", 0x8e, 0x08, 0b1111).port_mask(0xff).fc_mask(0x7),
-    ev("UNC_IIO_NUM_REQ_OF_CPU_BY_TGT.REM_P2P", 0x8e, 0x10, 0b1111).port_mask(0xff).fc_mask(0x7),
-    ev("UNC_IIO_NUM_REQ_OF_CPU_BY_TGT.LOC_P2P", 0x8e, 0x20, 0b1111).port_mask(0xff).fc_mask(0x7),
-    ev("UNC_IIO_NUM_REQ_OF_CPU_BY_TGT.CONFINED_P2P", 0x8e, 0x40, 0b1111).port_mask(0xff).fc_mask(0x7),
-    ev("UNC_IIO_NUM_REQ_OF_CPU_BY_TGT.ABORT", 0x8e, 0x80, 0b1111).port_mask(0xff).fc_mask(0x7),
-    ev("UNC_IIO_NUM_OUTSTANDING_REQ_FROM_CPU.TO_IO", 0xc5, 0x08, 0b1100).port_mask(0xff).fc_mask(0x7),
-];
+event_table! {
+    /// The experimental events, numbered after `EVENT_ROWS`: from the vendor's experimental
+    /// lists, whose counts it has not validated; built with the `experimental-events` feature.
+    EXPERIMENTAL_ROWS, ExperimentalRowNumber, EVENT_ROWS.len(), " (experimental)", 0b1111, 0b0;
+    DATA_REQ_OF_CPU_PEER_WRITE_PART0 = ev("UNC_IIO_DATA_REQ_OF_CPU.PEER_WRITE.PART0", 0x83, 0x02).on(0b11).port_mask(0x1).fc_mask(0x7),
+    DATA_REQ_OF_CPU_PEER_READ_PART0 = ev("UNC_IIO_DATA_REQ_OF_CPU.PEER_READ.PART0", 0x83, 0x08).on(0b11).port_mask(0x1).fc_mask(0x7),
+    TXN_REQ_OF_CPU_PEER_WRITE_PART0 = ev("UNC_IIO_TXN_REQ_OF_CPU.PEER_WRITE.PART0", 0x84, 0x02).on(0b11).port_mask(0x1).fc_mask(0x7),
+    TXN_REQ_OF_CPU_PEER_READ_PART0 = ev("UNC_IIO_TXN_REQ_OF_CPU.PEER_READ.PART0", 0x84, 0x08).on(0b11).port_mask(0x1).fc_mask(0x7),
+    DATA_REQ_BY_CPU_MEM_READ_PART0 = ev("UNC_IIO_DATA_REQ_BY_CPU.MEM_READ.PART0", 0xc0, 0x04).on(0b1100).port_mask(0x1).fc_mask(0x7),
+    DATA_REQ_BY_CPU_MEM_WRITE_ALL_PARTS = ev("UNC_IIO_DATA_REQ_BY_CPU.MEM_WRITE.ALL_PARTS", 0xc0, 0x01).on(0b1100).port_mask(0xff).fc_mask(0x7),
+    DATA_REQ_BY_CPU_MEM_READ_ALL_PARTS = ev("UNC_IIO_DATA_REQ_BY_CPU.MEM_READ.ALL_PARTS", 0xc0, 0x04).on(0b1100).port_mask(0xff).fc_mask(0x7),
+    COMP_BUF_INSERTS_CMPD_PART0 = ev("UNC_IIO_COMP_BUF_INSERTS.CMPD.PART0", 0xc2, 0x04).port_mask(0x1).fc_mask(0x7),
+    COMP_BUF_INSERTS_CMPD_PART1 = ev("UNC_IIO_COMP_BUF_INSERTS.CMPD.PART1", 0xc2, 0x04).port_mask(0x2).fc_mask(0x7),
+    COMP_BUF_INSERTS_CMPD_PART2 = ev("UNC_IIO_COMP_BUF_INSERTS.CMPD.PART2", 0xc2, 0x04).port_mask(0x4).fc_mask(0x7),
+    COMP_BUF_INSERTS_CMPD_PART3 = ev("UNC_IIO_COMP_BUF_INSERTS.CMPD.PART3", 0xc2, 0x04).port_mask(0x8).fc_mask(0x7),
+    COMP_BUF_INSERTS_CMPD_PART4 = ev("UNC_IIO_COMP_BUF_INSERTS.CMPD.PART4", 0xc2, 0x04).port_mask(0x10).fc_mask(0x7),
+    COMP_BUF_INSERTS_CMPD_PART5 = ev("UNC_IIO_COMP_BUF_INSERTS.CMPD.PART5", 0xc2, 0x04).port_mask(0x20).fc_mask(0x7),
+    COMP_BUF_INSERTS_CMPD_PART6 = ev("UNC_IIO_COMP_BUF_INSERTS.CMPD.PART6", 0xc2, 0x04).port_mask(0x40).fc_mask(0x7),
+    COMP_BUF_INSERTS_CMPD_PART7 = ev("UNC_IIO_COMP_BUF_INSERTS.CMPD.PART7", 0xc2, 0x04).port_mask(0x80).fc_mask(0x7),
+    COMP_BUF_INSERTS_CMPD_ALL_PARTS = ev("UNC_IIO_COMP_BUF_INSERTS.CMPD.ALL_PARTS", 0xc2, 0x04).port_mask(0xff).fc_mask(0x7),
+    IOMMU0_4K_HITS = ev("UNC_IIO_IOMMU0.4K_HITS", 0x40, 0x04),
+    IOMMU0_2M_HITS = ev("UNC_IIO_IOMMU0.2M_HITS", 0x40, 0x08),
+    IOMMU0_1G_HITS = ev("UNC_IIO_IOMMU0.1G_HITS", 0x40, 0x10),
+    IOMMU0_CTXT_CACHE_LOOKUPS = ev("UNC_IIO_IOMMU0.CTXT_CACHE_LOOKUPS", 0x40, 0x40),
+    IOMMU0_CTXT_CACHE_HITS = ev("UNC_IIO_IOMMU0.CTXT_CACHE_HITS", 0x40, 0x80),
+    IOMMU1_NUM_MEM_ACCESSES = ev("UNC_IIO_IOMMU1.NUM_MEM_ACCESSES", 0x41, 0xc0),
+    COMP_BUF_OCCUPANCY_CMPD_PART0 = ev("UNC_IIO_COMP_BUF_OCCUPANCY.CMPD.PART0", 0xd5, 0x01).on(0b1100).port_mask(0x1).fc_mask(0x7),
+    COMP_BUF_OCCUPANCY_CMPD_PART1 = ev("UNC_IIO_COMP_BUF_OCCUPANCY.CMPD.PART1", 0xd5, 0x02).on(0b1100).port_mask(0x2).fc_mask(0x7),
+    COMP_BUF_OCCUPANCY_CMPD_PART2 = ev("UNC_IIO_COMP_BUF_OCCUPANCY.CMPD.PART2", 0xd5, 0x04).on(0b1100).port_mask(0x4).fc_mask(0x7),
+    COMP_BUF_OCCUPANCY_CMPD_PART3 = ev("UNC_IIO_COMP_BUF_OCCUPANCY.CMPD.PART3", 0xd5, 0x08).on(0b1100).port_mask(0x8).fc_mask(0x7),
+    COMP_BUF_OCCUPANCY_CMPD_PART4 = ev("UNC_IIO_COMP_BUF_OCCUPANCY.CMPD.PART4", 0xd5, 0x10).on(0b1100).port_mask(0x10).fc_mask(0x7),
+    COMP_BUF_OCCUPANCY_CMPD_PART5 = ev("UNC_IIO_COMP_BUF_OCCUPANCY.CMPD.PART5", 0xd5, 0x20).on(0b1100).port_mask(0x20).fc_mask(0x7),
+    COMP_BUF_OCCUPANCY_CMPD_PART6 = ev("UNC_IIO_COMP_BUF_OCCUPANCY.CMPD.PART6", 0xd5, 0x40).on(0b1100).port_mask(0x40).fc_mask(0x7),
+    COMP_BUF_OCCUPANCY_CMPD_PART7 = ev("UNC_IIO_COMP_BUF_OCCUPANCY.CMPD.PART7", 0xd5, 0x80).on(0b1100).port_mask(0x80).fc_mask(0x7),
+    COMP_BUF_OCCUPANCY_CMPD_ALL_PARTS = ev("UNC_IIO_COMP_BUF_OCCUPANCY.CMPD.ALL_PARTS", 0xd5, 0xff).on(0b1100).port_mask(0xff).fc_mask(0x7),
+    DATA_REQ_OF_CPU_PEER_WRITE_PART1 = ev("UNC_IIO_DATA_REQ_OF_CPU.PEER_WRITE.PART1", 0x83, 0x02).on(0b11).port_mask(0x2).fc_mask(0x7),
+    DATA_REQ_OF_CPU_PEER_READ_PART1 = ev("UNC_IIO_DATA_REQ_OF_CPU.PEER_READ.PART1", 0x83, 0x08).on(0b11).port_mask(0x2).fc_mask(0x7),
+    DATA_REQ_OF_CPU_PEER_WRITE_PART2 = ev("UNC_IIO_DATA_REQ_OF_CPU.PEER_WRITE.PART2", 0x83, 0x02).on(0b11).port_mask(0x4).fc_mask(0x7),
+    DATA_REQ_OF_CPU_PEER_READ_PART2 = ev("UNC_IIO_DATA_REQ_OF_CPU.PEER_READ.PART2", 0x83, 0x08).on(0b11).port_mask(0x4).fc_mask(0x7),
+    DATA_REQ_OF_CPU_PEER_WRITE_PART3 = ev("UNC_IIO_DATA_REQ_OF_CPU.PEER_WRITE.PART3", 0x83, 0x02).on(0b11).port_mask(0x8).fc_mask(0x7),
+    DATA_REQ_OF_CPU_PEER_READ_PART3 = ev("UNC_IIO_DATA_REQ_OF_CPU.PEER_READ.PART3", 0x83, 0x08).on(0b11).port_mask(0x8).fc_mask(0x7),
+    DATA_REQ_OF_CPU_PEER_WRITE_PART4 = ev("UNC_IIO_DATA_REQ_OF_CPU.PEER_WRITE.PART4", 0x83, 0x02).on(0b11).port_mask(0x10).fc_mask(0x7),
+    DATA_REQ_OF_CPU_PEER_READ_PART4 = ev("UNC_IIO_DATA_REQ_OF_CPU.PEER_READ.PART4", 0x83, 0x08).on(0b11).port_mask(0x10).fc_mask(0x7),
+    DATA_REQ_OF_CPU_PEER_WRITE_PART5 = ev("UNC_IIO_DATA_REQ_OF_CPU.PEER_WRITE.PART5", 0x83, 0x02).on(0b11).port_mask(0x20).fc_mask(0x7),
+    DATA_REQ_OF_CPU_PEER_READ_PART5 = ev("UNC_IIO_DATA_REQ_OF_CPU.PEER_READ.PART5", 0x83, 0x08).on(0b11).port_mask(0x20).fc_mask(0x7),
+    DATA_REQ_OF_CPU_PEER_WRITE_PART6 = ev("UNC_IIO_DATA_REQ_OF_CPU.PEER_WRITE.PART6", 0x83, 0x02).on(0b11).port_mask(0x40).fc_mask(0x7),
+    DATA_REQ_OF_CPU_PEER_READ_PART6 = ev("UNC_IIO_DATA_REQ_OF_CPU.PEER_READ.PART6", 0x83, 0x08).on(0b11).port_mask(0x40).fc_mask(0x7),
+    DATA_REQ_OF_CPU_PEER_WRITE_PART7 = ev("UNC_IIO_DATA_REQ_OF_CPU.PEER_WRITE.PART7", 0x83, 0x02).on(0b11).port_mask(0x80).fc_mask(0x7),
+    DATA_REQ_OF_CPU_PEER_READ_PART7 = ev("UNC_IIO_DATA_REQ_OF_CPU.PEER_READ.PART7", 0x83, 0x08).on(0b11).port_mask(0x80).fc_mask(0x7),
+    DATA_REQ_OF_CPU_PEER_WRITE_ALL_PARTS = ev("UNC_IIO_DATA_REQ_OF_CPU.PEER_WRITE.ALL_PARTS", 0x83, 0x02).on(0b11).port_mask(0xff).fc_mask(0x7),
+    TXN_REQ_OF_CPU_PEER_WRITE_PART1 = ev("UNC_IIO_TXN_REQ_OF_CPU.PEER_WRITE.PART1", 0x84, 0x02).on(0b11).port_mask(0x2).fc_mask(0x7),
+    TXN_REQ_OF_CPU_PEER_READ_PART1 = ev("UNC_IIO_TXN_REQ_OF_CPU.PEER_READ.PART1", 0x84, 0x08).on(0b11).port_mask(0x2).fc_mask(0x7),
+    TXN_REQ_OF_CPU_PEER_WRITE_PART2 = ev("UNC_IIO_TXN_REQ_OF_CPU.PEER_WRITE.PART2", 0x84, 0x02).on(0b11).port_mask(0x4).fc_mask(0x7),
+    TXN_REQ_OF_CPU_PEER_READ_PART2 = ev("UNC_IIO_TXN_REQ_OF_CPU.PEER_READ.PART2", 0x84, 0x08).on(0b11).port_mask(0x4).fc_mask(0x7),
+    TXN_REQ_OF_CPU_PEER_WRITE_PART3 = ev("UNC_IIO_TXN_REQ_OF_CPU.PEER_WRITE.PART3", 0x84, 0x02).on(0b11).port_mask(0x8).fc_mask(0x7),
+    TXN_REQ_OF_CPU_PEER_READ_PART3 = ev("UNC_IIO_TXN_REQ_OF_CPU.PEER_READ.PART3", 0x84, 0x08).on(0b11).port_mask(0x8).fc_mask(0x7),
+    TXN_REQ_OF_CPU_PEER_WRITE_PART4 = ev("UNC_IIO_TXN_REQ_OF_CPU.PEER_WRITE.PART4", 0x84, 0x02).on(0b11).port_mask(0x10).fc_mask(0x7),
+    TXN_REQ_OF_CPU_PEER_READ_PART4 = ev("UNC_IIO_TXN_REQ_OF_CPU.PEER_READ.PART4", 0x84, 0x08).on(0b11).port_mask(0x10).fc_mask(0x7),
+    TXN_REQ_OF_CPU_PEER_WRITE_PART5 = ev("UNC_IIO_TXN_REQ_OF_CPU.PEER_WRITE.PART5", 0x84, 0x02).on(0b11).port_mask(0x20).fc_mask(0x7),
+    TXN_REQ_OF_CPU_PEER_READ_PART5 = ev("UNC_IIO_TXN_REQ_OF_CPU.PEER_READ.PART5", 0x84, 0x08).on(0b11).port_mask(0x20).fc_mask(0x7),
+    TXN_REQ_OF_CPU_PEER_WRITE_PART6 = ev("UNC_IIO_TXN_REQ_OF_CPU.PEER_WRITE.PART6", 0x84, 0x02).on(0b11).port_mask(0x40).fc_mask(0x7),
+    TXN_REQ_OF_CPU_PEER_READ_PART6 = ev("UNC_IIO_TXN_REQ_OF_CPU.PEER_READ.PART6", 0x84, 0x08).on(0b11).port_mask(0x40).fc_mask(0x7),
+    TXN_REQ_OF_CPU_PEER_WRITE_PART7 = ev("UNC_IIO_TXN_REQ_OF_CPU.PEER_WRITE.PART7", 0x84, 0x02).on(0b11).port_mask(0x80).fc_mask(0x7),
+    TXN_REQ_OF_CPU_PEER_READ_PART7 = ev("UNC_IIO_TXN_REQ_OF_CPU.PEER_READ.PART7", 0x84, 0x08).on(0b11).port_mask(0x80).fc_mask(0x7),
+    DATA_REQ_BY_CPU_MEM_READ_PART1 = ev("UNC_IIO_DATA_REQ_BY_CPU.MEM_READ.PART1", 0xc0, 0x04).on(0b1100).port_mask(0x2).fc_mask(0x7),
+    DATA_REQ_BY_CPU_MEM_READ_PART2 = ev("UNC_IIO_DATA_REQ_BY_CPU.MEM_READ.PART2", 0xc0, 0x04).on(0b1100).port_mask(0x4).fc_mask(0x7),
+    DATA_REQ_BY_CPU_MEM_READ_PART3 = ev("UNC_IIO_DATA_REQ_BY_CPU.MEM_READ.PART3", 0xc0, 0x04).on(0b1100).port_mask(0x8).fc_mask(0x7),
+    DATA_REQ_BY_CPU_MEM_READ_PART4 = ev("UNC_IIO_DATA_REQ_BY_CPU.MEM_READ.PART4", 0xc0, 0x04).on(0b1100).port_mask(0x10).fc_mask(0x7),
+    DATA_REQ_BY_CPU_MEM_READ_PART5 = ev("UNC_IIO_DATA_REQ_BY_CPU.MEM_READ.PART5", 0xc0, 0x04).on(0b1100).port_mask(0x20).fc_mask(0x7),
+    DATA_REQ_BY_CPU_MEM_READ_PART6 = ev("UNC_IIO_DATA_REQ_BY_CPU.MEM_READ.PART6", 0xc0, 0x04).on(0b1100).port_mask(0x40).fc_mask(0x7),
+    DATA_REQ_BY_CPU_MEM_READ_PART7 = ev("UNC_IIO_DATA_REQ_BY_CPU.MEM_READ.PART7", 0xc0, 0x04).on(0b1100).port_mask(0x80).fc_mask(0x7),
+    IOMMU0_FIRST_LOOKUPS = ev("UNC_IIO_IOMMU0.FIRST_LOOKUPS", 0x40, 0x01),
+    IOMMU0_ALL_LOOKUPS = ev("UNC_IIO_IOMMU0.ALL_LOOKUPS", 0x40, 0x02),
+    IOMMU0_MISSES = ev("UNC_IIO_IOMMU0.MISSES", 0x40, 0x20),
+    IOMMU1_SLPWC_CACHE_LOOKUPS = ev("UNC_IIO_IOMMU1.SLPWC_CACHE_LOOKUPS", 0x41, 0x01),
+    IOMMU1_SLPWC_2M_HITS = ev("UNC_IIO_IOMMU1.SLPWC_2M_HITS", 0x41, 0x02),
+    IOMMU1_SLPWC_1G_HITS = ev("UNC_IIO_IOMMU1.SLPWC_1G_HITS", 0x41, 0x04),
+    IOMMU1_SLPWC_512G_HITS = ev("UNC_IIO_IOMMU1.SLPWC_512G_HITS", 0x41, 0x08),
+    IOMMU1_SLPWC_256T_HITS = ev("UNC_IIO_IOMMU1.SLPWC_256T_HITS", 0x41, 0x10),
+    IOMMU1_SLPWC_CACHE_FILLS = ev("UNC_IIO_IOMMU1.SLPWC_CACHE_FILLS", 0x41, 0x20),
+    IOMMU1_NUM_MEM_ACCESSES_LOW = ev("UNC_IIO_IOMMU1.NUM_MEM_ACCESSES_LOW", 0x41, 0x40),
+    IOMMU1_NUM_MEM_ACCESSES_HIGH = ev("UNC_IIO_IOMMU1.NUM_MEM_ACCESSES_HIGH", 0x41, 0x80),
+    IOMMU3_CYC_PWT_FULL = ev("UNC_IIO_IOMMU3.CYC_PWT_FULL", 0x43, 0x02),
+    IOMMU3_NUM_INVAL_IOTLB = ev("UNC_IIO_IOMMU3.NUM_INVAL_IOTLB", 0x43, 0x04),
+    IOMMU3_NUM_INVAL_CTXT_CACHE = ev("UNC_IIO_IOMMU3.NUM_INVAL_CTXT_CACHE", 0x43, 0x08),
+    IOMMU3_NUM_INVAL_PASID_CACHE = ev("UNC_IIO_IOMMU3.NUM_INVAL_PASID_CACHE", 0x43, 0x10),
+    IOMMU3_NUM_INVAL_INT_CACHE = ev("UNC_IIO_IOMMU3.NUM_INVAL_INT_CACHE", 0x43, 0x20),
+    IOMMU3_INT_CACHE_LOOKUPS = ev("UNC_IIO_IOMMU3.INT_CACHE_LOOKUPS", 0x43, 0x40),
+    IOMMU3_INT_CACHE_HITS = ev("UNC_IIO_IOMMU3.INT_CACHE_HITS", 0x43, 0x80),
+    PWT_OCCUPANCY = ev("UNC_IIO_PWT_OCCUPANCY", 0x42, 0x00),
+    NUM_REQ_OF_CPU_BY_TGT_MSGB = ev("UNC_IIO_NUM_REQ_OF_CPU_BY_TGT.MSGB", 0x8e, 0x01).port_mask(0xff).fc_mask(0x7),
+    NUM_REQ_OF_CPU_BY_TGT_MCAST = ev("UNC_IIO_NUM_REQ_OF_CPU_BY_TGT.MCAST", 0x8e, 0x02).port_mask(0xff).fc_mask(0x7),
+    NUM_REQ_OF_CPU_BY_TGT_UBOX = ev("UNC_IIO_NUM_REQ_OF_CPU_BY_TGT.UBOX", 0x8e, 0x04).port_mask(0xff).fc_mask(0x7),
+    NUM_REQ_OF_CPU_BY_TGT_MEM = ev("UNC_IIO_NUM_REQ_OF_CPU_BY_TGT.MEM", 0x8e, 0x08).port_mask(0xff).fc_mask(0x7),
+    NUM_REQ_OF_CPU_BY_TGT_REM_P2P = ev("UNC_IIO_NUM_REQ_OF_CPU_BY_TGT.REM_P2P", 0x8e, 0x10).port_mask(0xff).fc_mask(0x7),
+    NUM_REQ_OF_CPU_BY_TGT_LOC_P2P = ev("UNC_IIO_NUM_REQ_OF_CPU_BY_TGT.LOC_P2P", 0x8e, 0x20).port_mask(0xff).fc_mask(0x7),
+    NUM_REQ_OF_CPU_BY_TGT_CONFINED_P2P = ev("UNC_IIO_NUM_REQ_OF_CPU_BY_TGT.CONFINED_P2P", 0x8e, 0x40).port_mask(0xff).fc_mask(0x7),
+    NUM_REQ_OF_CPU_BY_TGT_ABORT = ev("UNC_IIO_NUM_REQ_OF_CPU_BY_TGT.ABORT", 0x8e, 0x80).port_mask(0xff).fc_mask(0x7),
+    NUM_OUTSTANDING_REQ_FROM_CPU_TO_IO = ev("UNC_IIO_NUM_OUTSTANDING_REQ_FROM_CPU.TO_IO", 0xc5, 0x08).on(0b1100).port_mask(0xff).fc_mask(0x7),
+}
 #[cfg(not(feature = "experimental-events"))]
 const EXPERIMENTAL_ROWS: &[EventRow] = &[];
 /// The rows built.

@@ -50,8 +50,7 @@ impl Layout for IioFreeIoclkLayout {
     const INFO: &'static RegisterInfo = &IIO_FREE_IOCLK_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 48, 63, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 48, 63, Access::Rv),
         FieldInfo { name: "event_count", ident: "event_count", lsb: 0, msb: 47, access: Access::RoV, role: Some(Role::Count),
             description: "I/O clock cycles of the stack since reset; wraps at 48 bits and keeps counting.", ..FieldInfo::EMPTY },
     ];
@@ -128,8 +127,7 @@ impl Layout for IioFreeBwInLayout {
     const INFO: &'static RegisterInfo = &IIO_FREE_BW_IN_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 48, 63, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 48, 63, Access::Rv),
         FieldInfo { name: "event_count", ident: "event_count", lsb: 0, msb: 47, access: Access::RoV, role: Some(Role::Count),
             description: "32-byte units of data in from the port since reset; wraps at 48 bits and keeps counting.", ..FieldInfo::EMPTY },
     ];
@@ -206,8 +204,7 @@ impl Layout for IioFreeBwOutLayout {
     const INFO: &'static RegisterInfo = &IIO_FREE_BW_OUT_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 48, 63, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 48, 63, Access::Rv),
         FieldInfo { name: "event_count", ident: "event_count", lsb: 0, msb: 47, access: Access::RoV, role: Some(Role::Count),
             description: "Data out to the port since reset, in units that depend on the size of each request; wraps at 48 bits and keeps counting.", ..FieldInfo::EMPTY },
     ];

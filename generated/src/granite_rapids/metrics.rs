@@ -4,7 +4,7 @@
 //! Each is `metric(name, unit, category, scope)` and what it has besides, one builder a
 //! fact (`crate::metrics`); a formula is its text and its postfix ops.
 
-use crate::metrics::{metric, MetricInfo, Constant, read, MetricRead};
+use crate::metrics::{metric, MetricInfo, Constant, read, read_core, MetricRead};
 use crate::metrics::MetricScope::{Cpu, Socket};
 use crate::metrics::Op::*;
 
@@ -14,8 +14,8 @@ pub static METRICS: &[MetricInfo] = &[
         .about("Share of the core's last-level cache references that hit: references less misses, over references, from the architectural events LLC Reference (0x2E/0x4F) and LLC Misses (0x2E/0x41) of SDM Vol. 3B, Table 18-1.")
         .in_groups(&["CacheHits"])
         .reads(&[
-            read("refs", "LONGEST_LAT_CACHE.REFERENCE", "CORE"),
-            read("misses", "LONGEST_LAT_CACHE.MISS", "CORE"),
+            read_core("refs", "LONGEST_LAT_CACHE.REFERENCE"),
+            read_core("misses", "LONGEST_LAT_CACHE.MISS"),
         ])
         .computed_as("100 * (refs - misses) / refs", &[Num(100.0), Event(0), Event(1), Sub, Mul, Event(0), Div]),
     metric("uncore_frequency", "GHz", "Freq", Socket)
@@ -28,20 +28,20 @@ pub static METRICS: &[MetricInfo] = &[
         ]),
     metric("cpi", "per instruction", "CPI", Cpu)
         .reads(&[
-            read("a", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
-            read("b", "INST_RETIRED.ANY_P", "CORE"),
+            read_core("a", "CPU_CLK_UNHALTED.THREAD_P"),
+            read_core("b", "INST_RETIRED.ANY_P"),
         ])
         .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("l1d_mpi", "per instruction", "MPI, D-side", Cpu)
         .reads(&[
-            read("a", "L1D.REPLACEMENT", "CORE"),
-            read("b", "INST_RETIRED.ANY_P", "CORE"),
+            read_core("a", "L1D.REPLACEMENT"),
+            read_core("b", "INST_RETIRED.ANY_P"),
         ])
         .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("l2_mpi", "per instruction", "MPI", Cpu)
         .reads(&[
-            read("a", "L2_LINES_IN.ALL", "CORE"),
-            read("b", "INST_RETIRED.ANY_P", "CORE"),
+            read_core("a", "L2_LINES_IN.ALL"),
+            read_core("b", "INST_RETIRED.ANY_P"),
         ])
         .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("numa_reads_addressed_to_local_dram", "percent", "NUMA", Socket)
@@ -105,44 +105,44 @@ pub static METRICS: &[MetricInfo] = &[
         ]),
     metric("loads_per_instr", "per instruction", "", Cpu)
         .reads(&[
-            read("a", "MEM_INST_RETIRED.ALL_LOADS", "CORE"),
-            read("b", "INST_RETIRED.ANY_P", "CORE"),
+            read_core("a", "MEM_INST_RETIRED.ALL_LOADS"),
+            read_core("b", "INST_RETIRED.ANY_P"),
         ])
         .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("stores_per_instr", "per instruction", "", Cpu)
         .reads(&[
-            read("a", "MEM_INST_RETIRED.ALL_STORES", "CORE"),
-            read("b", "INST_RETIRED.ANY_P", "CORE"),
+            read_core("a", "MEM_INST_RETIRED.ALL_STORES"),
+            read_core("b", "INST_RETIRED.ANY_P"),
         ])
         .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("l1d_demand_data_read_hits_per_instr", "per instruction", "D-side", Cpu)
         .reads(&[
-            read("a", "MEM_LOAD_RETIRED.L1_HIT", "CORE"),
-            read("b", "INST_RETIRED.ANY_P", "CORE"),
+            read_core("a", "MEM_LOAD_RETIRED.L1_HIT"),
+            read_core("b", "INST_RETIRED.ANY_P"),
         ])
         .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("l1_i_code_read_misses_with_prefetches_per_instr", "per instruction", "MPI, I-side", Cpu)
         .reads(&[
-            read("a", "L2_RQSTS.ALL_CODE_RD", "CORE"),
-            read("b", "INST_RETIRED.ANY_P", "CORE"),
+            read_core("a", "L2_RQSTS.ALL_CODE_RD"),
+            read_core("b", "INST_RETIRED.ANY_P"),
         ])
         .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("l2_demand_data_read_hits_per_instr", "per instruction", "D-side", Cpu)
         .reads(&[
-            read("a", "MEM_LOAD_RETIRED.L2_HIT", "CORE"),
-            read("b", "INST_RETIRED.ANY_P", "CORE"),
+            read_core("a", "MEM_LOAD_RETIRED.L2_HIT"),
+            read_core("b", "INST_RETIRED.ANY_P"),
         ])
         .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("l2_demand_data_read_mpi", "per instruction", "MPI, D-side", Cpu)
         .reads(&[
-            read("a", "MEM_LOAD_RETIRED.L2_MISS", "CORE"),
-            read("b", "INST_RETIRED.ANY_P", "CORE"),
+            read_core("a", "MEM_LOAD_RETIRED.L2_MISS"),
+            read_core("b", "INST_RETIRED.ANY_P"),
         ])
         .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("l2_demand_code_mpi", "per instruction", "MPI, I-side", Cpu)
         .reads(&[
-            read("a", "L2_RQSTS.CODE_RD_MISS", "CORE"),
-            read("b", "INST_RETIRED.ANY_P", "CORE"),
+            read_core("a", "L2_RQSTS.CODE_RD_MISS"),
+            read_core("b", "INST_RETIRED.ANY_P"),
         ])
         .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("llc_data_read_mpi_demand_plus_prefetch", "per instruction", "MPI, D-side", Socket)
@@ -150,13 +150,13 @@ pub static METRICS: &[MetricInfo] = &[
             read("a", "UNC_CHA_TOR_INSERTS.IA_MISS_LLCPREFDATA", "CHA"),
             read("b", "UNC_CHA_TOR_INSERTS.IA_MISS_DRD", "CHA"),
             read("c", "UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF", "CHA"),
-            read("d", "INST_RETIRED.ANY_P", "CORE"),
+            read_core("d", "INST_RETIRED.ANY_P"),
         ])
         .computed_as("(a + b + c) / d", &[Event(0), Event(1), Add, Event(2), Add, Event(3), Div]),
     metric("llc_code_read_mpi_demand_plus_prefetch", "per instruction", "MPI, I-side", Socket)
         .reads(&[
             read("b", "UNC_CHA_TOR_INSERTS.IA_MISS_CRD", "CHA"),
-            read("d", "INST_RETIRED.ANY_P", "CORE"),
+            read_core("d", "INST_RETIRED.ANY_P"),
         ])
         .computed_as("b / d", &[Event(0), Event(1), Div]),
     metric("llc_demand_data_read_miss_latency", "ns", "Latency", Socket)
@@ -205,20 +205,20 @@ pub static METRICS: &[MetricInfo] = &[
         ]),
     metric("itlb_2nd_level_mpi", "per instruction", "MPI, I-side", Cpu)
         .reads(&[
-            read("a", "ITLB_MISSES.WALK_COMPLETED", "CORE"),
-            read("b", "INST_RETIRED.ANY_P", "CORE"),
+            read_core("a", "ITLB_MISSES.WALK_COMPLETED"),
+            read_core("b", "INST_RETIRED.ANY_P"),
         ])
         .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("dtlb_2nd_level_load_mpi", "per instruction", "MPI, D-side", Cpu)
         .reads(&[
-            read("a", "DTLB_LOAD_MISSES.WALK_COMPLETED", "CORE"),
-            read("b", "INST_RETIRED.ANY_P", "CORE"),
+            read_core("a", "DTLB_LOAD_MISSES.WALK_COMPLETED"),
+            read_core("b", "INST_RETIRED.ANY_P"),
         ])
         .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("dtlb_2nd_level_store_mpi", "per instruction", "MPI, D-side", Cpu)
         .reads(&[
-            read("a", "DTLB_STORE_MISSES.WALK_COMPLETED", "CORE"),
-            read("b", "INST_RETIRED.ANY_P", "CORE"),
+            read_core("a", "DTLB_STORE_MISSES.WALK_COMPLETED"),
+            read_core("b", "INST_RETIRED.ANY_P"),
         ])
         .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("io_bandwidth_read", "MB/sec", "BW, IO", Socket)
@@ -261,30 +261,30 @@ pub static METRICS: &[MetricInfo] = &[
         .computed_as("100 * (b / a)", &[Num(100.0), Event(1), Event(0), Div, Mul]),
     metric("percent_uops_delivered_from_decoded_icache", "percent", "I-side", Cpu)
         .reads(&[
-            read("a", "IDQ.DSB_UOPS", "CORE"),
-            read("b", "IDQ.MITE_UOPS", "CORE"),
-            read("c", "IDQ.MS_UOPS", "CORE"),
-            read("d", "LSD.UOPS", "CORE"),
+            read_core("a", "IDQ.DSB_UOPS"),
+            read_core("b", "IDQ.MITE_UOPS"),
+            read_core("c", "IDQ.MS_UOPS"),
+            read_core("d", "LSD.UOPS"),
         ])
         .computed_as("100 * (a / (a + b + c + d))", &[
             Num(100.0), Event(0), Event(0), Event(1), Add, Event(2), Add, Event(3), Add, Div, Mul,
         ]),
     metric("percent_uops_delivered_from_legacy_decode_pipeline", "percent", "I-side", Cpu)
         .reads(&[
-            read("a", "IDQ.DSB_UOPS", "CORE"),
-            read("b", "IDQ.MITE_UOPS", "CORE"),
-            read("c", "IDQ.MS_UOPS", "CORE"),
-            read("d", "LSD.UOPS", "CORE"),
+            read_core("a", "IDQ.DSB_UOPS"),
+            read_core("b", "IDQ.MITE_UOPS"),
+            read_core("c", "IDQ.MS_UOPS"),
+            read_core("d", "LSD.UOPS"),
         ])
         .computed_as("100 * (b / (a + b + c + d))", &[
             Num(100.0), Event(1), Event(0), Event(1), Add, Event(2), Add, Event(3), Add, Div, Mul,
         ]),
     metric("percent_uops_delivered_from_microcode_sequencer", "percent", "I-side", Cpu)
         .reads(&[
-            read("a", "IDQ.DSB_UOPS", "CORE"),
-            read("b", "IDQ.MITE_UOPS", "CORE"),
-            read("c", "IDQ.MS_UOPS", "CORE"),
-            read("d", "LSD.UOPS", "CORE"),
+            read_core("a", "IDQ.DSB_UOPS"),
+            read_core("b", "IDQ.MITE_UOPS"),
+            read_core("c", "IDQ.MS_UOPS"),
+            read_core("d", "LSD.UOPS"),
         ])
         .computed_as("100 * (c / (a + b + c + d))", &[
             Num(100.0), Event(2), Event(0), Event(1), Add, Event(2), Add, Event(3), Add, Div, Mul,
@@ -323,25 +323,25 @@ pub static METRICS: &[MetricInfo] = &[
         ]),
     metric("numa_percent_all_reads_to_local_cluster_memory", "percent", "NUMA", Cpu)
         .reads(&[
-            read("a", "OCR.READS_TO_CORE.L3_MISS_LOCAL", "CORE"),
-            read("c", "L2_LINES_IN.ALL", "CORE"),
+            read_core("a", "OCR.READS_TO_CORE.L3_MISS_LOCAL"),
+            read_core("c", "L2_LINES_IN.ALL"),
         ])
         .computed_as("100 * (a / c)", &[Num(100.0), Event(0), Event(1), Div, Mul]),
     metric("numa_percent_all_reads_to_remote_cluster_cache", "percent", "NUMA", Cpu)
         .reads(&[
-            read("a", "OCR.READS_TO_CORE.SNC_CACHE.HITM", "CORE"),
-            read("b", "OCR.READS_TO_CORE.SNC_CACHE.HIT_WITH_FWD", "CORE"),
-            read("c", "L2_LINES_IN.ALL", "CORE"),
+            read_core("a", "OCR.READS_TO_CORE.SNC_CACHE.HITM"),
+            read_core("b", "OCR.READS_TO_CORE.SNC_CACHE.HIT_WITH_FWD"),
+            read_core("c", "L2_LINES_IN.ALL"),
         ])
         .computed_as("100 * ((b + a) / c)", &[Num(100.0), Event(1), Event(0), Add, Event(2), Div, Mul]),
     metric("numa_percent_all_reads_to_local_cluster_cache", "percent", "NUMA", Cpu)
         .reads(&[
-            read("a", "OCR.READS_TO_CORE.SNC_CACHE.HITM", "CORE"),
-            read("b", "OCR.READS_TO_CORE.SNC_CACHE.HIT_WITH_FWD", "CORE"),
-            read("d", "OCR.READS_TO_CORE.REMOTE_CACHE.SNOOP_FWD", "CORE"),
-            read("e", "OCR.READS_TO_CORE.REMOTE_MEMORY", "CORE"),
-            read("f", "OCR.READS_TO_CORE.L3_MISS_LOCAL", "CORE"),
-            read("g", "L2_LINES_IN.ALL", "CORE"),
+            read_core("a", "OCR.READS_TO_CORE.SNC_CACHE.HITM"),
+            read_core("b", "OCR.READS_TO_CORE.SNC_CACHE.HIT_WITH_FWD"),
+            read_core("d", "OCR.READS_TO_CORE.REMOTE_CACHE.SNOOP_FWD"),
+            read_core("e", "OCR.READS_TO_CORE.REMOTE_MEMORY"),
+            read_core("f", "OCR.READS_TO_CORE.L3_MISS_LOCAL"),
+            read_core("g", "L2_LINES_IN.ALL"),
         ])
         .computed_as("100 * (g - (a + b + d + e + f)) / g", &[
             Num(100.0), Event(5), Event(0), Event(1), Add, Event(2), Add, Event(3), Add, Event(4),
@@ -421,28 +421,28 @@ pub static METRICS: &[MetricInfo] = &[
     metric("Bottleneck_Mispredictions", "", "TMA", Cpu)
         .in_groups(&["Bad", "BadSpec", "BrMispredicts", "BvMP"])
         .reads(&[
-            read("a", "UOPS_RETIRED.MS", "CORE"),
-            read("b", "TOPDOWN.SLOTS", "CORE").via(MetricRead::Slots),
-            read("c", "PERF_METRICS.BRANCH_MISPREDICTS", "CORE").via(MetricRead::SlotsShare(5)),
-            read("d", "PERF_METRICS.FRONTEND_BOUND", "CORE").via(MetricRead::SlotsShare(2)),
-            read("e", "PERF_METRICS.BAD_SPECULATION", "CORE").via(MetricRead::SlotsShare(1)),
-            read("f", "PERF_METRICS.RETIRING", "CORE").via(MetricRead::SlotsShare(0)),
-            read("g", "PERF_METRICS.BACKEND_BOUND", "CORE").via(MetricRead::SlotsShare(3)),
-            read("h", "BR_MISP_RETIRED.ALL_BRANCHES", "CORE"),
-            read("i", "INT_MISC.CLEARS_COUNT", "CORE"),
-            read("j", "MACHINE_CLEARS.COUNT", "CORE"),
-            read("k", "PERF_METRICS.FETCH_LATENCY", "CORE").via(MetricRead::SlotsShare(6)),
-            read("l", "INT_MISC.UOP_DROPPING", "CORE"),
-            read("m", "INT_MISC.CLEAR_RESTEER_CYCLES", "CORE"),
-            read("n", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
-            read("o", "ICACHE_DATA.STALLS", "CORE"),
-            read("p", "ICACHE_TAG.STALLS", "CORE"),
-            read("q", "INT_MISC.UNKNOWN_BRANCH_CYCLES", "CORE"),
-            read("r", "UOPS_RETIRED.MS", "CORE").cmask(1).edge_detect(),
-            read("s", "UOPS_RETIRED.SLOTS", "CORE"),
-            read("t", "UOPS_ISSUED.ANY", "CORE"),
-            read("u", "DECODE.LCP", "CORE"),
-            read("v", "DSB2MITE_SWITCHES.PENALTY_CYCLES", "CORE"),
+            read_core("a", "UOPS_RETIRED.MS"),
+            read_core("b", "TOPDOWN.SLOTS").via(MetricRead::Slots),
+            read_core("c", "PERF_METRICS.BRANCH_MISPREDICTS").via(MetricRead::SlotsShare(5)),
+            read_core("d", "PERF_METRICS.FRONTEND_BOUND").via(MetricRead::SlotsShare(2)),
+            read_core("e", "PERF_METRICS.BAD_SPECULATION").via(MetricRead::SlotsShare(1)),
+            read_core("f", "PERF_METRICS.RETIRING").via(MetricRead::SlotsShare(0)),
+            read_core("g", "PERF_METRICS.BACKEND_BOUND").via(MetricRead::SlotsShare(3)),
+            read_core("h", "BR_MISP_RETIRED.ALL_BRANCHES"),
+            read_core("i", "INT_MISC.CLEARS_COUNT"),
+            read_core("j", "MACHINE_CLEARS.COUNT"),
+            read_core("k", "PERF_METRICS.FETCH_LATENCY").via(MetricRead::SlotsShare(6)),
+            read_core("l", "INT_MISC.UOP_DROPPING"),
+            read_core("m", "INT_MISC.CLEAR_RESTEER_CYCLES"),
+            read_core("n", "CPU_CLK_UNHALTED.THREAD_P"),
+            read_core("o", "ICACHE_DATA.STALLS"),
+            read_core("p", "ICACHE_TAG.STALLS"),
+            read_core("q", "INT_MISC.UNKNOWN_BRANCH_CYCLES"),
+            read_core("r", "UOPS_RETIRED.MS").cmask(1).edge_detect(),
+            read_core("s", "UOPS_RETIRED.SLOTS"),
+            read_core("t", "UOPS_ISSUED.ANY"),
+            read_core("u", "DECODE.LCP"),
+            read_core("v", "DSB2MITE_SWITCHES.PENALTY_CYCLES"),
         ])
         .computed_as("100 * (1 - 10 * (a / b) * max(c / (d + e + f + g) * (1 - h / (i - j)), 0.0001) / (c / (d + e + f + g))) * (c / (d + e + f + g) + (k / (d + e + f + g) - l / b) * (c / (d + e + f + g) / max(1 - (d / (d + e + f + g) - l / b + g / (d + e + f + g) + f / (d + e + f + g)), 0) * m / n) / (o / n + p / n + (m / n + q / n) + 3 * r / (s / t) / n + u / n + v / n))", &[
             Num(100.0), Num(1.0), Num(10.0), Event(0), Event(1), Div, Mul, Event(2), Event(3),
@@ -464,23 +464,23 @@ pub static METRICS: &[MetricInfo] = &[
     metric("Bottleneck_Big_Code", "", "TMA", Cpu)
         .in_groups(&["BvBC", "BigFootprint", "Fed", "Frontend", "IcMiss", "MemoryTLB"])
         .reads(&[
-            read("a", "PERF_METRICS.FETCH_LATENCY", "CORE").via(MetricRead::SlotsShare(6)),
-            read("b", "PERF_METRICS.FRONTEND_BOUND", "CORE").via(MetricRead::SlotsShare(2)),
-            read("c", "PERF_METRICS.BAD_SPECULATION", "CORE").via(MetricRead::SlotsShare(1)),
-            read("d", "PERF_METRICS.RETIRING", "CORE").via(MetricRead::SlotsShare(0)),
-            read("e", "PERF_METRICS.BACKEND_BOUND", "CORE").via(MetricRead::SlotsShare(3)),
-            read("f", "INT_MISC.UOP_DROPPING", "CORE"),
-            read("g", "TOPDOWN.SLOTS", "CORE").via(MetricRead::Slots),
-            read("h", "ICACHE_TAG.STALLS", "CORE"),
-            read("i", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
-            read("j", "ICACHE_DATA.STALLS", "CORE"),
-            read("k", "INT_MISC.UNKNOWN_BRANCH_CYCLES", "CORE"),
-            read("l", "INT_MISC.CLEAR_RESTEER_CYCLES", "CORE"),
-            read("m", "UOPS_RETIRED.MS", "CORE").cmask(1).edge_detect(),
-            read("n", "UOPS_RETIRED.SLOTS", "CORE"),
-            read("o", "UOPS_ISSUED.ANY", "CORE"),
-            read("p", "DECODE.LCP", "CORE"),
-            read("q", "DSB2MITE_SWITCHES.PENALTY_CYCLES", "CORE"),
+            read_core("a", "PERF_METRICS.FETCH_LATENCY").via(MetricRead::SlotsShare(6)),
+            read_core("b", "PERF_METRICS.FRONTEND_BOUND").via(MetricRead::SlotsShare(2)),
+            read_core("c", "PERF_METRICS.BAD_SPECULATION").via(MetricRead::SlotsShare(1)),
+            read_core("d", "PERF_METRICS.RETIRING").via(MetricRead::SlotsShare(0)),
+            read_core("e", "PERF_METRICS.BACKEND_BOUND").via(MetricRead::SlotsShare(3)),
+            read_core("f", "INT_MISC.UOP_DROPPING"),
+            read_core("g", "TOPDOWN.SLOTS").via(MetricRead::Slots),
+            read_core("h", "ICACHE_TAG.STALLS"),
+            read_core("i", "CPU_CLK_UNHALTED.THREAD_P"),
+            read_core("j", "ICACHE_DATA.STALLS"),
+            read_core("k", "INT_MISC.UNKNOWN_BRANCH_CYCLES"),
+            read_core("l", "INT_MISC.CLEAR_RESTEER_CYCLES"),
+            read_core("m", "UOPS_RETIRED.MS").cmask(1).edge_detect(),
+            read_core("n", "UOPS_RETIRED.SLOTS"),
+            read_core("o", "UOPS_ISSUED.ANY"),
+            read_core("p", "DECODE.LCP"),
+            read_core("q", "DSB2MITE_SWITCHES.PENALTY_CYCLES"),
         ])
         .computed_as("100 * (a / (b + c + d + e) - f / g) * (h / i + j / i + k / i) / (j / i + h / i + (l / i + k / i) + 3 * m / (n / o) / i + p / i + q / i)", &[
             Num(100.0), Event(0), Event(1), Event(2), Add, Event(3), Add, Event(4), Add, Div,
@@ -494,32 +494,32 @@ pub static METRICS: &[MetricInfo] = &[
     metric("Bottleneck_Instruction_Fetch_BW", "", "TMA", Cpu)
         .in_groups(&["BvFB", "Fed", "FetchBW", "Frontend"])
         .reads(&[
-            read("a", "PERF_METRICS.FRONTEND_BOUND", "CORE").via(MetricRead::SlotsShare(2)),
-            read("b", "PERF_METRICS.BAD_SPECULATION", "CORE").via(MetricRead::SlotsShare(1)),
-            read("c", "PERF_METRICS.RETIRING", "CORE").via(MetricRead::SlotsShare(0)),
-            read("d", "PERF_METRICS.BACKEND_BOUND", "CORE").via(MetricRead::SlotsShare(3)),
-            read("e", "INT_MISC.UOP_DROPPING", "CORE"),
-            read("f", "TOPDOWN.SLOTS", "CORE").via(MetricRead::Slots),
-            read("g", "UOPS_RETIRED.MS", "CORE"),
-            read("h", "PERF_METRICS.BRANCH_MISPREDICTS", "CORE").via(MetricRead::SlotsShare(5)),
-            read("i", "BR_MISP_RETIRED.ALL_BRANCHES", "CORE"),
-            read("j", "INT_MISC.CLEARS_COUNT", "CORE"),
-            read("k", "MACHINE_CLEARS.COUNT", "CORE"),
-            read("l", "PERF_METRICS.FETCH_LATENCY", "CORE").via(MetricRead::SlotsShare(6)),
-            read("m", "INT_MISC.CLEAR_RESTEER_CYCLES", "CORE"),
-            read("n", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
-            read("o", "ICACHE_DATA.STALLS", "CORE"),
-            read("p", "ICACHE_TAG.STALLS", "CORE"),
-            read("q", "INT_MISC.UNKNOWN_BRANCH_CYCLES", "CORE"),
-            read("r", "UOPS_RETIRED.MS", "CORE").cmask(1).edge_detect(),
-            read("s", "UOPS_RETIRED.SLOTS", "CORE"),
-            read("t", "UOPS_ISSUED.ANY", "CORE"),
-            read("u", "DECODE.LCP", "CORE"),
-            read("v", "DSB2MITE_SWITCHES.PENALTY_CYCLES", "CORE"),
-            read("w", "INST_RETIRED.REP_ITERATION", "CORE"),
-            read("x", "UOPS_RETIRED.MS", "CORE").cmask(1),
-            read("y", "IDQ.MS_CYCLES_ANY", "CORE"),
-            read("z", "CPU_CLK_UNHALTED.DISTRIBUTED", "CORE"),
+            read_core("a", "PERF_METRICS.FRONTEND_BOUND").via(MetricRead::SlotsShare(2)),
+            read_core("b", "PERF_METRICS.BAD_SPECULATION").via(MetricRead::SlotsShare(1)),
+            read_core("c", "PERF_METRICS.RETIRING").via(MetricRead::SlotsShare(0)),
+            read_core("d", "PERF_METRICS.BACKEND_BOUND").via(MetricRead::SlotsShare(3)),
+            read_core("e", "INT_MISC.UOP_DROPPING"),
+            read_core("f", "TOPDOWN.SLOTS").via(MetricRead::Slots),
+            read_core("g", "UOPS_RETIRED.MS"),
+            read_core("h", "PERF_METRICS.BRANCH_MISPREDICTS").via(MetricRead::SlotsShare(5)),
+            read_core("i", "BR_MISP_RETIRED.ALL_BRANCHES"),
+            read_core("j", "INT_MISC.CLEARS_COUNT"),
+            read_core("k", "MACHINE_CLEARS.COUNT"),
+            read_core("l", "PERF_METRICS.FETCH_LATENCY").via(MetricRead::SlotsShare(6)),
+            read_core("m", "INT_MISC.CLEAR_RESTEER_CYCLES"),
+            read_core("n", "CPU_CLK_UNHALTED.THREAD_P"),
+            read_core("o", "ICACHE_DATA.STALLS"),
+            read_core("p", "ICACHE_TAG.STALLS"),
+            read_core("q", "INT_MISC.UNKNOWN_BRANCH_CYCLES"),
+            read_core("r", "UOPS_RETIRED.MS").cmask(1).edge_detect(),
+            read_core("s", "UOPS_RETIRED.SLOTS"),
+            read_core("t", "UOPS_ISSUED.ANY"),
+            read_core("u", "DECODE.LCP"),
+            read_core("v", "DSB2MITE_SWITCHES.PENALTY_CYCLES"),
+            read_core("w", "INST_RETIRED.REP_ITERATION"),
+            read_core("x", "UOPS_RETIRED.MS").cmask(1),
+            read_core("y", "IDQ.MS_CYCLES_ANY"),
+            read_core("z", "CPU_CLK_UNHALTED.DISTRIBUTED"),
         ])
         .computed_as("100 * (a / (a + b + c + d) - e / f - (1 - 10 * (g / f) * max(h / (a + b + c + d) * (1 - i / (j - k)), 0.0001) / (h / (a + b + c + d))) * (l / (a + b + c + d) - e / f) * (h / (a + b + c + d) / max(1 - (a / (a + b + c + d) - e / f + d / (a + b + c + d) + c / (a + b + c + d)), 0) * m / n) / (o / n + p / n + (m / n + q / n) + 3 * r / (s / t) / n + u / n + v / n) - (1 - w / x) * ((l / (a + b + c + d) - e / f) * (3 * r / (s / t) / n + (m / n + q / n) * ((1 - h / (a + b + c + d) / max(1 - (a / (a + b + c + d) - e / f + d / (a + b + c + d) + c / (a + b + c + d)), 0)) * m / n + h / (a + b + c + d) / max(1 - (a / (a + b + c + d) - e / f + d / (a + b + c + d) + c / (a + b + c + d)), 0) * m / n * max(h / (a + b + c + d) * (1 - i / (j - k)), 0.0001) / (h / (a + b + c + d))) / (h / (a + b + c + d) / max(1 - (a / (a + b + c + d) - e / f + d / (a + b + c + d) + c / (a + b + c + d)), 0) * m / n + (1 - h / (a + b + c + d) / max(1 - (a / (a + b + c + d) - e / f + d / (a + b + c + d) + c / (a + b + c + d)), 0)) * m / n + q / n)) / (o / n + p / n + (m / n + q / n) + 3 * r / (s / t) / n + u / n + v / n) + max(y, x / (s / t)) / (z if HYPERTHREADING_ON else n) / 2.4)) - 100 * (l / (a + b + c + d) - e / f) * (p / n + o / n + q / n) / (o / n + p / n + (m / n + q / n) + 3 * r / (s / t) / n + u / n + v / n)", &[
             Num(100.0), Event(0), Event(0), Event(1), Add, Event(2), Add, Event(3), Add, Div,
@@ -578,24 +578,24 @@ pub static METRICS: &[MetricInfo] = &[
     metric("Bottleneck_Compute_Bound_Est", "", "TMA", Cpu)
         .in_groups(&["BvCB", "Cor"])
         .reads(&[
-            read("a", "PERF_METRICS.BACKEND_BOUND", "CORE").via(MetricRead::SlotsShare(3)),
-            read("b", "PERF_METRICS.FRONTEND_BOUND", "CORE").via(MetricRead::SlotsShare(2)),
-            read("c", "PERF_METRICS.BAD_SPECULATION", "CORE").via(MetricRead::SlotsShare(1)),
-            read("d", "PERF_METRICS.RETIRING", "CORE").via(MetricRead::SlotsShare(0)),
-            read("e", "PERF_METRICS.MEMORY_BOUND", "CORE").via(MetricRead::SlotsShare(7)),
-            read("f", "ARITH.DIV_ACTIVE", "CORE"),
-            read("g", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
-            read("h", "RESOURCE_STALLS.SCOREBOARD", "CORE"),
-            read("i", "CPU_CLK_UNHALTED.C02", "CORE"),
-            read("j", "EXE.AMX_BUSY", "CORE"),
-            read("k", "CPU_CLK_UNHALTED.DISTRIBUTED", "CORE"),
-            read("l", "EXE_ACTIVITY.EXE_BOUND_0_PORTS", "CORE"),
-            read("m", "EXE_ACTIVITY.1_PORTS_UTIL", "CORE"),
-            read("n", "EXE_ACTIVITY.2_3_PORTS_UTIL", "CORE"),
-            read("o", "CYCLE_ACTIVITY.STALLS_TOTAL", "CORE"),
-            read("p", "EXE_ACTIVITY.BOUND_ON_LOADS", "CORE"),
-            read("q", "UOPS_EXECUTED.CYCLES_GE_3", "CORE"),
-            read("r", "EXE_ACTIVITY.2_PORTS_UTIL", "CORE"),
+            read_core("a", "PERF_METRICS.BACKEND_BOUND").via(MetricRead::SlotsShare(3)),
+            read_core("b", "PERF_METRICS.FRONTEND_BOUND").via(MetricRead::SlotsShare(2)),
+            read_core("c", "PERF_METRICS.BAD_SPECULATION").via(MetricRead::SlotsShare(1)),
+            read_core("d", "PERF_METRICS.RETIRING").via(MetricRead::SlotsShare(0)),
+            read_core("e", "PERF_METRICS.MEMORY_BOUND").via(MetricRead::SlotsShare(7)),
+            read_core("f", "ARITH.DIV_ACTIVE"),
+            read_core("g", "CPU_CLK_UNHALTED.THREAD_P"),
+            read_core("h", "RESOURCE_STALLS.SCOREBOARD"),
+            read_core("i", "CPU_CLK_UNHALTED.C02"),
+            read_core("j", "EXE.AMX_BUSY"),
+            read_core("k", "CPU_CLK_UNHALTED.DISTRIBUTED"),
+            read_core("l", "EXE_ACTIVITY.EXE_BOUND_0_PORTS"),
+            read_core("m", "EXE_ACTIVITY.1_PORTS_UTIL"),
+            read_core("n", "EXE_ACTIVITY.2_3_PORTS_UTIL"),
+            read_core("o", "CYCLE_ACTIVITY.STALLS_TOTAL"),
+            read_core("p", "EXE_ACTIVITY.BOUND_ON_LOADS"),
+            read_core("q", "UOPS_EXECUTED.CYCLES_GE_3"),
+            read_core("r", "EXE_ACTIVITY.2_PORTS_UTIL"),
         ])
         .computed_as("100 * (max(0, a / (b + c + d + a) - e / (b + c + d + a)) * (f / g) / (f / g + (h / g + i / g) + j / (k if HYPERTHREADING_ON else g) + ((max(l - h, 0) / g * g + (m + d / (b + c + d + a) * n)) / g if f < o - p else (m + d / (b + c + d + a) * n) / g)) + max(0, a / (b + c + d + a) - e / (b + c + d + a)) * (j / (k if HYPERTHREADING_ON else g)) / (f / g + (h / g + i / g) + j / (k if HYPERTHREADING_ON else g) + ((max(l - h, 0) / g * g + (m + d / (b + c + d + a) * n)) / g if f < o - p else (m + d / (b + c + d + a) * n) / g)) + max(0, a / (b + c + d + a) - e / (b + c + d + a)) * (((max(l - h, 0) / g * g + (m + d / (b + c + d + a) * n)) / g if f < o - p else (m + d / (b + c + d + a) * n) / g) / (f / g + (h / g + i / g) + j / (k if HYPERTHREADING_ON else g) + ((max(l - h, 0) / g * g + (m + d / (b + c + d + a) * n)) / g if f < o - p else (m + d / (b + c + d + a) * n) / g))) * (q / g / (max(l - h, 0) / g + m / g + r / g + q / g)))", &[
             Num(100.0), Num(0.0), Event(0), Event(1), Event(2), Add, Event(3), Add, Event(0), Add,
@@ -637,46 +637,46 @@ pub static METRICS: &[MetricInfo] = &[
     metric("Bottleneck_Irregular_Overhead", "", "TMA", Cpu)
         .in_groups(&["Bad", "BvIO", "Cor", "Ret"])
         .reads(&[
-            read("a", "INST_RETIRED.REP_ITERATION", "CORE"),
-            read("a_a", "MACHINE_CLEARS.MEMORY_ORDERING", "CORE"),
-            read("a_b", "PERF_METRICS.MEMORY_BOUND", "CORE").via(MetricRead::SlotsShare(7)),
-            read("a_c", "RESOURCE_STALLS.SCOREBOARD", "CORE"),
-            read("a_d", "CPU_CLK_UNHALTED.C02", "CORE"),
-            read("a_e", "RS.EMPTY_RESOURCE", "CORE"),
-            read("a_f", "EXE_ACTIVITY.EXE_BOUND_0_PORTS", "CORE"),
-            read("a_g", "ARITH.DIV_ACTIVE", "CORE"),
-            read("a_h", "EXE.AMX_BUSY", "CORE"),
-            read("a_i", "EXE_ACTIVITY.1_PORTS_UTIL", "CORE"),
-            read("a_j", "EXE_ACTIVITY.2_3_PORTS_UTIL", "CORE"),
-            read("a_k", "CYCLE_ACTIVITY.STALLS_TOTAL", "CORE"),
-            read("a_l", "EXE_ACTIVITY.BOUND_ON_LOADS", "CORE"),
-            read("a_m", "PERF_METRICS.HEAVY_OPERATIONS", "CORE").via(MetricRead::SlotsShare(4)),
-            read("a_n", "ASSISTS.ANY", "CORE"),
-            read("b", "UOPS_RETIRED.MS", "CORE").cmask(1),
-            read("c", "PERF_METRICS.FETCH_LATENCY", "CORE").via(MetricRead::SlotsShare(6)),
-            read("d", "PERF_METRICS.FRONTEND_BOUND", "CORE").via(MetricRead::SlotsShare(2)),
-            read("e", "PERF_METRICS.BAD_SPECULATION", "CORE").via(MetricRead::SlotsShare(1)),
-            read("f", "PERF_METRICS.RETIRING", "CORE").via(MetricRead::SlotsShare(0)),
-            read("g", "PERF_METRICS.BACKEND_BOUND", "CORE").via(MetricRead::SlotsShare(3)),
-            read("h", "INT_MISC.UOP_DROPPING", "CORE"),
-            read("i", "TOPDOWN.SLOTS", "CORE").via(MetricRead::Slots),
-            read("j", "UOPS_RETIRED.MS", "CORE").cmask(1).edge_detect(),
-            read("k", "UOPS_RETIRED.SLOTS", "CORE"),
-            read("l", "UOPS_ISSUED.ANY", "CORE"),
-            read("m", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
-            read("n", "INT_MISC.CLEAR_RESTEER_CYCLES", "CORE"),
-            read("o", "INT_MISC.UNKNOWN_BRANCH_CYCLES", "CORE"),
-            read("p", "PERF_METRICS.BRANCH_MISPREDICTS", "CORE").via(MetricRead::SlotsShare(5)),
-            read("q", "BR_MISP_RETIRED.ALL_BRANCHES", "CORE"),
-            read("r", "INT_MISC.CLEARS_COUNT", "CORE"),
-            read("s", "MACHINE_CLEARS.COUNT", "CORE"),
-            read("t", "ICACHE_DATA.STALLS", "CORE"),
-            read("u", "ICACHE_TAG.STALLS", "CORE"),
-            read("v", "DECODE.LCP", "CORE"),
-            read("w", "DSB2MITE_SWITCHES.PENALTY_CYCLES", "CORE"),
-            read("x", "IDQ.MS_CYCLES_ANY", "CORE"),
-            read("y", "CPU_CLK_UNHALTED.DISTRIBUTED", "CORE"),
-            read("z", "UOPS_RETIRED.MS", "CORE"),
+            read_core("a", "INST_RETIRED.REP_ITERATION"),
+            read_core("a_a", "MACHINE_CLEARS.MEMORY_ORDERING"),
+            read_core("a_b", "PERF_METRICS.MEMORY_BOUND").via(MetricRead::SlotsShare(7)),
+            read_core("a_c", "RESOURCE_STALLS.SCOREBOARD"),
+            read_core("a_d", "CPU_CLK_UNHALTED.C02"),
+            read_core("a_e", "RS.EMPTY_RESOURCE"),
+            read_core("a_f", "EXE_ACTIVITY.EXE_BOUND_0_PORTS"),
+            read_core("a_g", "ARITH.DIV_ACTIVE"),
+            read_core("a_h", "EXE.AMX_BUSY"),
+            read_core("a_i", "EXE_ACTIVITY.1_PORTS_UTIL"),
+            read_core("a_j", "EXE_ACTIVITY.2_3_PORTS_UTIL"),
+            read_core("a_k", "CYCLE_ACTIVITY.STALLS_TOTAL"),
+            read_core("a_l", "EXE_ACTIVITY.BOUND_ON_LOADS"),
+            read_core("a_m", "PERF_METRICS.HEAVY_OPERATIONS").via(MetricRead::SlotsShare(4)),
+            read_core("a_n", "ASSISTS.ANY"),
+            read_core("b", "UOPS_RETIRED.MS").cmask(1),
+            read_core("c", "PERF_METRICS.FETCH_LATENCY").via(MetricRead::SlotsShare(6)),
+            read_core("d", "PERF_METRICS.FRONTEND_BOUND").via(MetricRead::SlotsShare(2)),
+            read_core("e", "PERF_METRICS.BAD_SPECULATION").via(MetricRead::SlotsShare(1)),
+            read_core("f", "PERF_METRICS.RETIRING").via(MetricRead::SlotsShare(0)),
+            read_core("g", "PERF_METRICS.BACKEND_BOUND").via(MetricRead::SlotsShare(3)),
+            read_core("h", "INT_MISC.UOP_DROPPING"),
+            read_core("i", "TOPDOWN.SLOTS").via(MetricRead::Slots),
+            read_core("j", "UOPS_RETIRED.MS").cmask(1).edge_detect(),
+            read_core("k", "UOPS_RETIRED.SLOTS"),
+            read_core("l", "UOPS_ISSUED.ANY"),
+            read_core("m", "CPU_CLK_UNHALTED.THREAD_P"),
+            read_core("n", "INT_MISC.CLEAR_RESTEER_CYCLES"),
+            read_core("o", "INT_MISC.UNKNOWN_BRANCH_CYCLES"),
+            read_core("p", "PERF_METRICS.BRANCH_MISPREDICTS").via(MetricRead::SlotsShare(5)),
+            read_core("q", "BR_MISP_RETIRED.ALL_BRANCHES"),
+            read_core("r", "INT_MISC.CLEARS_COUNT"),
+            read_core("s", "MACHINE_CLEARS.COUNT"),
+            read_core("t", "ICACHE_DATA.STALLS"),
+            read_core("u", "ICACHE_TAG.STALLS"),
+            read_core("v", "DECODE.LCP"),
+            read_core("w", "DSB2MITE_SWITCHES.PENALTY_CYCLES"),
+            read_core("x", "IDQ.MS_CYCLES_ANY"),
+            read_core("y", "CPU_CLK_UNHALTED.DISTRIBUTED"),
+            read_core("z", "UOPS_RETIRED.MS"),
         ])
         .computed_as("100 * ((1 - a / b) * ((c / (d + e + f + g) - h / i) * (3 * j / (k / l) / m + (n / m + o / m) * ((1 - p / (d + e + f + g) / max(1 - (d / (d + e + f + g) - h / i + g / (d + e + f + g) + f / (d + e + f + g)), 0)) * n / m + p / (d + e + f + g) / max(1 - (d / (d + e + f + g) - h / i + g / (d + e + f + g) + f / (d + e + f + g)), 0) * n / m * max(p / (d + e + f + g) * (1 - q / (r - s)), 0.0001) / (p / (d + e + f + g))) / (p / (d + e + f + g) / max(1 - (d / (d + e + f + g) - h / i + g / (d + e + f + g) + f / (d + e + f + g)), 0) * n / m + (1 - p / (d + e + f + g) / max(1 - (d / (d + e + f + g) - h / i + g / (d + e + f + g) + f / (d + e + f + g)), 0)) * n / m + o / m)) / (t / m + u / m + (n / m + o / m) + 3 * j / (k / l) / m + v / m + w / m) + max(x, b / (k / l)) / (y if HYPERTHREADING_ON else m) / 2.4) + 10 * (z / i) * max(p / (d + e + f + g) * (1 - q / (r - s)), 0.0001) / (p / (d + e + f + g)) * (p / (d + e + f + g)) + max(0, max(1 - (d / (d + e + f + g) - h / i + g / (d + e + f + g) + f / (d + e + f + g)), 0) - p / (d + e + f + g)) * max(max(0, max(1 - (d / (d + e + f + g) - h / i + g / (d + e + f + g) + f / (d + e + f + g)), 0) - p / (d + e + f + g)) * (1 - a_a / s), 0.0001) / max(max(0, max(1 - (d / (d + e + f + g) - h / i + g / (d + e + f + g) + f / (d + e + f + g)), 0) - p / (d + e + f + g)) * (1 - a_a / s), 0.0001) + max(0, g / (d + e + f + g) - a_b / (d + e + f + g)) * (a_c / m + a_d / m + a_e / m * (max(a_f - a_c, 0) / m)) / (a_g / m + (a_c / m + a_d / m) + a_h / (y if HYPERTHREADING_ON else m) + ((max(a_f - a_c, 0) / m * m + (a_i + f / (d + e + f + g) * a_j)) / m if a_g < a_k - a_l else (a_i + f / (d + e + f + g) * a_j) / m)) + z / i / (max(0, a_m / (d + e + f + g) - z / i) + z / i) * ((99 * 3 + 63 + 30) / 5 * a_n / i / (z / i)) * (a_m / (d + e + f + g)))", &[
             Num(100.0), Num(1.0), Event(0), Event(15), Div, Sub, Event(16), Event(17), Event(18),
@@ -752,10 +752,10 @@ pub static METRICS: &[MetricInfo] = &[
     metric("Bottleneck_Branching_Overhead", "", "TMA", Cpu)
         .in_groups(&["BvBO", "Ret"])
         .reads(&[
-            read("a", "BR_INST_RETIRED.ALL_BRANCHES", "CORE"),
-            read("b", "BR_INST_RETIRED.NEAR_CALL", "CORE"),
-            read("c", "INST_RETIRED.NOP", "CORE"),
-            read("d", "TOPDOWN.SLOTS", "CORE").via(MetricRead::Slots),
+            read_core("a", "BR_INST_RETIRED.ALL_BRANCHES"),
+            read_core("b", "BR_INST_RETIRED.NEAR_CALL"),
+            read_core("c", "INST_RETIRED.NOP"),
+            read_core("d", "TOPDOWN.SLOTS").via(MetricRead::Slots),
         ])
         .computed_as("100 * ((a + 2 * b + c) / d)", &[
             Num(100.0), Event(0), Num(2.0), Event(1), Mul, Add, Event(2), Add, Event(3), Div, Mul,
@@ -764,17 +764,17 @@ pub static METRICS: &[MetricInfo] = &[
     metric("Bottleneck_Useful_Work", "", "TMA", Cpu)
         .in_groups(&["BvUW", "Ret"])
         .reads(&[
-            read("a", "PERF_METRICS.RETIRING", "CORE").via(MetricRead::SlotsShare(0)),
-            read("b", "PERF_METRICS.FRONTEND_BOUND", "CORE").via(MetricRead::SlotsShare(2)),
-            read("c", "PERF_METRICS.BAD_SPECULATION", "CORE").via(MetricRead::SlotsShare(1)),
-            read("d", "PERF_METRICS.BACKEND_BOUND", "CORE").via(MetricRead::SlotsShare(3)),
-            read("e", "BR_INST_RETIRED.ALL_BRANCHES", "CORE"),
-            read("f", "BR_INST_RETIRED.NEAR_CALL", "CORE"),
-            read("g", "INST_RETIRED.NOP", "CORE"),
-            read("h", "TOPDOWN.SLOTS", "CORE").via(MetricRead::Slots),
-            read("i", "UOPS_RETIRED.MS", "CORE"),
-            read("j", "PERF_METRICS.HEAVY_OPERATIONS", "CORE").via(MetricRead::SlotsShare(4)),
-            read("k", "ASSISTS.ANY", "CORE"),
+            read_core("a", "PERF_METRICS.RETIRING").via(MetricRead::SlotsShare(0)),
+            read_core("b", "PERF_METRICS.FRONTEND_BOUND").via(MetricRead::SlotsShare(2)),
+            read_core("c", "PERF_METRICS.BAD_SPECULATION").via(MetricRead::SlotsShare(1)),
+            read_core("d", "PERF_METRICS.BACKEND_BOUND").via(MetricRead::SlotsShare(3)),
+            read_core("e", "BR_INST_RETIRED.ALL_BRANCHES"),
+            read_core("f", "BR_INST_RETIRED.NEAR_CALL"),
+            read_core("g", "INST_RETIRED.NOP"),
+            read_core("h", "TOPDOWN.SLOTS").via(MetricRead::Slots),
+            read_core("i", "UOPS_RETIRED.MS"),
+            read_core("j", "PERF_METRICS.HEAVY_OPERATIONS").via(MetricRead::SlotsShare(4)),
+            read_core("k", "ASSISTS.ANY"),
         ])
         .computed_as("100 * (a / (b + c + a + d) - (e + 2 * f + g) / h - i / h / (max(0, j / (b + c + a + d) - i / h) + i / h) * ((99 * 3 + 63 + 30) / 5 * k / h / (i / h)) * (j / (b + c + a + d)))", &[
             Num(100.0), Event(0), Event(1), Event(2), Add, Event(0), Add, Event(3), Add, Div,
@@ -789,12 +789,12 @@ pub static METRICS: &[MetricInfo] = &[
     metric("Frontend_Bound", "percent", "TMA", Cpu)
         .in_groups(&["BvFB", "BvIO", "TmaL1", "PGO"])
         .reads(&[
-            read("a", "PERF_METRICS.FRONTEND_BOUND", "CORE").via(MetricRead::SlotsShare(2)),
-            read("b", "PERF_METRICS.BAD_SPECULATION", "CORE").via(MetricRead::SlotsShare(1)),
-            read("c", "PERF_METRICS.RETIRING", "CORE").via(MetricRead::SlotsShare(0)),
-            read("d", "PERF_METRICS.BACKEND_BOUND", "CORE").via(MetricRead::SlotsShare(3)),
-            read("e", "INT_MISC.UOP_DROPPING", "CORE"),
-            read("f", "TOPDOWN.SLOTS", "CORE").via(MetricRead::Slots),
+            read_core("a", "PERF_METRICS.FRONTEND_BOUND").via(MetricRead::SlotsShare(2)),
+            read_core("b", "PERF_METRICS.BAD_SPECULATION").via(MetricRead::SlotsShare(1)),
+            read_core("c", "PERF_METRICS.RETIRING").via(MetricRead::SlotsShare(0)),
+            read_core("d", "PERF_METRICS.BACKEND_BOUND").via(MetricRead::SlotsShare(3)),
+            read_core("e", "INT_MISC.UOP_DROPPING"),
+            read_core("f", "TOPDOWN.SLOTS").via(MetricRead::Slots),
         ])
         .computed_as("100 * (a / (a + b + c + d) - e / f)", &[
             Num(100.0), Event(0), Event(0), Event(1), Add, Event(2), Add, Event(3), Add, Div,
@@ -806,13 +806,13 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(2)
         .child_of("Frontend_Bound")
         .reads(&[
-            read("a", "PERF_METRICS.FETCH_LATENCY", "CORE").via(MetricRead::SlotsShare(6)),
-            read("b", "PERF_METRICS.FRONTEND_BOUND", "CORE").via(MetricRead::SlotsShare(2)),
-            read("c", "PERF_METRICS.BAD_SPECULATION", "CORE").via(MetricRead::SlotsShare(1)),
-            read("d", "PERF_METRICS.RETIRING", "CORE").via(MetricRead::SlotsShare(0)),
-            read("e", "PERF_METRICS.BACKEND_BOUND", "CORE").via(MetricRead::SlotsShare(3)),
-            read("f", "INT_MISC.UOP_DROPPING", "CORE"),
-            read("g", "TOPDOWN.SLOTS", "CORE").via(MetricRead::Slots),
+            read_core("a", "PERF_METRICS.FETCH_LATENCY").via(MetricRead::SlotsShare(6)),
+            read_core("b", "PERF_METRICS.FRONTEND_BOUND").via(MetricRead::SlotsShare(2)),
+            read_core("c", "PERF_METRICS.BAD_SPECULATION").via(MetricRead::SlotsShare(1)),
+            read_core("d", "PERF_METRICS.RETIRING").via(MetricRead::SlotsShare(0)),
+            read_core("e", "PERF_METRICS.BACKEND_BOUND").via(MetricRead::SlotsShare(3)),
+            read_core("f", "INT_MISC.UOP_DROPPING"),
+            read_core("g", "TOPDOWN.SLOTS").via(MetricRead::Slots),
         ])
         .computed_as("100 * (a / (b + c + d + e) - f / g)", &[
             Num(100.0), Event(0), Event(1), Event(2), Add, Event(3), Add, Event(4), Add, Div,
@@ -824,8 +824,8 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(3)
         .child_of("Fetch_Latency")
         .reads(&[
-            read("a", "ICACHE_DATA.STALLS", "CORE"),
-            read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
+            read_core("a", "ICACHE_DATA.STALLS"),
+            read_core("b", "CPU_CLK_UNHALTED.THREAD_P"),
         ])
         .computed_as("100 * (a / b)", &[Num(100.0), Event(0), Event(1), Div, Mul])
         .threshold_when(&["ICache_Misses", "Fetch_Latency", "Frontend_Bound"], "min(min(ICache_Misses > 5, Fetch_Latency > 10), Frontend_Bound > 15)", &[
@@ -836,8 +836,8 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(3)
         .child_of("Fetch_Latency")
         .reads(&[
-            read("a", "ICACHE_TAG.STALLS", "CORE"),
-            read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
+            read_core("a", "ICACHE_TAG.STALLS"),
+            read_core("b", "CPU_CLK_UNHALTED.THREAD_P"),
         ])
         .computed_as("100 * (a / b)", &[Num(100.0), Event(0), Event(1), Div, Mul])
         .threshold_when(&["ITLB_Misses", "Fetch_Latency", "Frontend_Bound"], "min(min(ITLB_Misses > 5, Fetch_Latency > 10), Frontend_Bound > 15)", &[
@@ -847,10 +847,10 @@ pub static METRICS: &[MetricInfo] = &[
         .in_groups(&["FetchLat", "MemoryTLB"])
         .at_level(5)
         .reads(&[
-            read("a", "ITLB_MISSES.WALK_ACTIVE", "CORE"),
-            read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
-            read("c", "ITLB_MISSES.WALK_COMPLETED_4K", "CORE"),
-            read("d", "ITLB_MISSES.WALK_COMPLETED_2M_4M", "CORE"),
+            read_core("a", "ITLB_MISSES.WALK_ACTIVE"),
+            read_core("b", "CPU_CLK_UNHALTED.THREAD_P"),
+            read_core("c", "ITLB_MISSES.WALK_COMPLETED_4K"),
+            read_core("d", "ITLB_MISSES.WALK_COMPLETED_2M_4M"),
         ])
         .computed_as("100 * (a / b * c / (c + d))", &[
             Num(100.0), Event(0), Event(1), Div, Event(2), Mul, Event(2), Event(3), Add, Div, Mul,
@@ -859,10 +859,10 @@ pub static METRICS: &[MetricInfo] = &[
         .in_groups(&["FetchLat", "MemoryTLB"])
         .at_level(5)
         .reads(&[
-            read("a", "ITLB_MISSES.WALK_ACTIVE", "CORE"),
-            read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
-            read("c", "ITLB_MISSES.WALK_COMPLETED_2M_4M", "CORE"),
-            read("d", "ITLB_MISSES.WALK_COMPLETED_4K", "CORE"),
+            read_core("a", "ITLB_MISSES.WALK_ACTIVE"),
+            read_core("b", "CPU_CLK_UNHALTED.THREAD_P"),
+            read_core("c", "ITLB_MISSES.WALK_COMPLETED_2M_4M"),
+            read_core("d", "ITLB_MISSES.WALK_COMPLETED_4K"),
         ])
         .computed_as("100 * (a / b * c / (d + c))", &[
             Num(100.0), Event(0), Event(1), Div, Event(2), Mul, Event(3), Event(2), Add, Div, Mul,
@@ -872,9 +872,9 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(3)
         .child_of("Fetch_Latency")
         .reads(&[
-            read("a", "INT_MISC.CLEAR_RESTEER_CYCLES", "CORE"),
-            read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
-            read("c", "INT_MISC.UNKNOWN_BRANCH_CYCLES", "CORE"),
+            read_core("a", "INT_MISC.CLEAR_RESTEER_CYCLES"),
+            read_core("b", "CPU_CLK_UNHALTED.THREAD_P"),
+            read_core("c", "INT_MISC.UNKNOWN_BRANCH_CYCLES"),
         ])
         .computed_as("100 * (a / b + c / b)", &[
             Num(100.0), Event(0), Event(1), Div, Event(2), Event(1), Div, Add, Mul,
@@ -887,15 +887,15 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(4)
         .child_of("Branch_Resteers")
         .reads(&[
-            read("a", "PERF_METRICS.BRANCH_MISPREDICTS", "CORE").via(MetricRead::SlotsShare(5)),
-            read("b", "PERF_METRICS.FRONTEND_BOUND", "CORE").via(MetricRead::SlotsShare(2)),
-            read("c", "PERF_METRICS.BAD_SPECULATION", "CORE").via(MetricRead::SlotsShare(1)),
-            read("d", "PERF_METRICS.RETIRING", "CORE").via(MetricRead::SlotsShare(0)),
-            read("e", "PERF_METRICS.BACKEND_BOUND", "CORE").via(MetricRead::SlotsShare(3)),
-            read("f", "INT_MISC.UOP_DROPPING", "CORE"),
-            read("g", "TOPDOWN.SLOTS", "CORE").via(MetricRead::Slots),
-            read("h", "INT_MISC.CLEAR_RESTEER_CYCLES", "CORE"),
-            read("i", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
+            read_core("a", "PERF_METRICS.BRANCH_MISPREDICTS").via(MetricRead::SlotsShare(5)),
+            read_core("b", "PERF_METRICS.FRONTEND_BOUND").via(MetricRead::SlotsShare(2)),
+            read_core("c", "PERF_METRICS.BAD_SPECULATION").via(MetricRead::SlotsShare(1)),
+            read_core("d", "PERF_METRICS.RETIRING").via(MetricRead::SlotsShare(0)),
+            read_core("e", "PERF_METRICS.BACKEND_BOUND").via(MetricRead::SlotsShare(3)),
+            read_core("f", "INT_MISC.UOP_DROPPING"),
+            read_core("g", "TOPDOWN.SLOTS").via(MetricRead::Slots),
+            read_core("h", "INT_MISC.CLEAR_RESTEER_CYCLES"),
+            read_core("i", "CPU_CLK_UNHALTED.THREAD_P"),
         ])
         .computed_as("100 * (a / (b + c + d + e) / max(1 - (b / (b + c + d + e) - f / g + e / (b + c + d + e) + d / (b + c + d + e)), 0) * h / i)", &[
             Num(100.0), Event(0), Event(1), Event(2), Add, Event(3), Add, Event(4), Add, Div,
@@ -913,15 +913,15 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(4)
         .child_of("Branch_Resteers")
         .reads(&[
-            read("a", "PERF_METRICS.BRANCH_MISPREDICTS", "CORE").via(MetricRead::SlotsShare(5)),
-            read("b", "PERF_METRICS.FRONTEND_BOUND", "CORE").via(MetricRead::SlotsShare(2)),
-            read("c", "PERF_METRICS.BAD_SPECULATION", "CORE").via(MetricRead::SlotsShare(1)),
-            read("d", "PERF_METRICS.RETIRING", "CORE").via(MetricRead::SlotsShare(0)),
-            read("e", "PERF_METRICS.BACKEND_BOUND", "CORE").via(MetricRead::SlotsShare(3)),
-            read("f", "INT_MISC.UOP_DROPPING", "CORE"),
-            read("g", "TOPDOWN.SLOTS", "CORE").via(MetricRead::Slots),
-            read("h", "INT_MISC.CLEAR_RESTEER_CYCLES", "CORE"),
-            read("i", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
+            read_core("a", "PERF_METRICS.BRANCH_MISPREDICTS").via(MetricRead::SlotsShare(5)),
+            read_core("b", "PERF_METRICS.FRONTEND_BOUND").via(MetricRead::SlotsShare(2)),
+            read_core("c", "PERF_METRICS.BAD_SPECULATION").via(MetricRead::SlotsShare(1)),
+            read_core("d", "PERF_METRICS.RETIRING").via(MetricRead::SlotsShare(0)),
+            read_core("e", "PERF_METRICS.BACKEND_BOUND").via(MetricRead::SlotsShare(3)),
+            read_core("f", "INT_MISC.UOP_DROPPING"),
+            read_core("g", "TOPDOWN.SLOTS").via(MetricRead::Slots),
+            read_core("h", "INT_MISC.CLEAR_RESTEER_CYCLES"),
+            read_core("i", "CPU_CLK_UNHALTED.THREAD_P"),
         ])
         .computed_as("100 * ((1 - a / (b + c + d + e) / max(1 - (b / (b + c + d + e) - f / g + e / (b + c + d + e) + d / (b + c + d + e)), 0)) * h / i)", &[
             Num(100.0), Num(1.0), Event(0), Event(1), Event(2), Add, Event(3), Add, Event(4), Add,
@@ -939,8 +939,8 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(4)
         .child_of("Branch_Resteers")
         .reads(&[
-            read("a", "INT_MISC.UNKNOWN_BRANCH_CYCLES", "CORE"),
-            read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
+            read_core("a", "INT_MISC.UNKNOWN_BRANCH_CYCLES"),
+            read_core("b", "CPU_CLK_UNHALTED.THREAD_P"),
         ])
         .computed_as("100 * (a / b)", &[Num(100.0), Event(0), Event(1), Div, Mul])
         .threshold_when(&["Unknown_Branches", "Branch_Resteers", "Fetch_Latency", "Frontend_Bound"], "min(min(min(Unknown_Branches > 5, Branch_Resteers > 5), Fetch_Latency > 10), Frontend_Bound > 15)", &[
@@ -952,10 +952,10 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(3)
         .child_of("Fetch_Latency")
         .reads(&[
-            read("a", "UOPS_RETIRED.MS", "CORE").cmask(1).edge_detect(),
-            read("b", "UOPS_RETIRED.SLOTS", "CORE"),
-            read("c", "UOPS_ISSUED.ANY", "CORE"),
-            read("d", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
+            read_core("a", "UOPS_RETIRED.MS").cmask(1).edge_detect(),
+            read_core("b", "UOPS_RETIRED.SLOTS"),
+            read_core("c", "UOPS_ISSUED.ANY"),
+            read_core("d", "CPU_CLK_UNHALTED.THREAD_P"),
         ])
         .computed_as("100 * (3 * a / (b / c) / d)", &[
             Num(100.0), Num(3.0), Event(0), Mul, Event(1), Event(2), Div, Div, Event(3), Div, Mul,
@@ -968,8 +968,8 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(3)
         .child_of("Fetch_Latency")
         .reads(&[
-            read("a", "DECODE.LCP", "CORE"),
-            read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
+            read_core("a", "DECODE.LCP"),
+            read_core("b", "CPU_CLK_UNHALTED.THREAD_P"),
         ])
         .computed_as("100 * (a / b)", &[Num(100.0), Event(0), Event(1), Div, Mul])
         .threshold_when(&["LCP", "Fetch_Latency", "Frontend_Bound"], "min(min(LCP > 5, Fetch_Latency > 10), Frontend_Bound > 15)", &[
@@ -980,8 +980,8 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(3)
         .child_of("Fetch_Latency")
         .reads(&[
-            read("a", "DSB2MITE_SWITCHES.PENALTY_CYCLES", "CORE"),
-            read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
+            read_core("a", "DSB2MITE_SWITCHES.PENALTY_CYCLES"),
+            read_core("b", "CPU_CLK_UNHALTED.THREAD_P"),
         ])
         .computed_as("100 * (a / b)", &[Num(100.0), Event(0), Event(1), Div, Mul])
         .threshold_when(&["DSB_Switches", "Fetch_Latency", "Frontend_Bound"], "min(min(DSB_Switches > 5, Fetch_Latency > 10), Frontend_Bound > 15)", &[
@@ -992,13 +992,13 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(2)
         .child_of("Frontend_Bound")
         .reads(&[
-            read("a", "PERF_METRICS.FRONTEND_BOUND", "CORE").via(MetricRead::SlotsShare(2)),
-            read("b", "PERF_METRICS.BAD_SPECULATION", "CORE").via(MetricRead::SlotsShare(1)),
-            read("c", "PERF_METRICS.RETIRING", "CORE").via(MetricRead::SlotsShare(0)),
-            read("d", "PERF_METRICS.BACKEND_BOUND", "CORE").via(MetricRead::SlotsShare(3)),
-            read("e", "INT_MISC.UOP_DROPPING", "CORE"),
-            read("f", "TOPDOWN.SLOTS", "CORE").via(MetricRead::Slots),
-            read("g", "PERF_METRICS.FETCH_LATENCY", "CORE").via(MetricRead::SlotsShare(6)),
+            read_core("a", "PERF_METRICS.FRONTEND_BOUND").via(MetricRead::SlotsShare(2)),
+            read_core("b", "PERF_METRICS.BAD_SPECULATION").via(MetricRead::SlotsShare(1)),
+            read_core("c", "PERF_METRICS.RETIRING").via(MetricRead::SlotsShare(0)),
+            read_core("d", "PERF_METRICS.BACKEND_BOUND").via(MetricRead::SlotsShare(3)),
+            read_core("e", "INT_MISC.UOP_DROPPING"),
+            read_core("f", "TOPDOWN.SLOTS").via(MetricRead::Slots),
+            read_core("g", "PERF_METRICS.FETCH_LATENCY").via(MetricRead::SlotsShare(6)),
         ])
         .computed_as("100 * max(0, a / (a + b + c + d) - e / f - (g / (a + b + c + d) - e / f))", &[
             Num(100.0), Num(0.0), Event(0), Event(0), Event(1), Add, Event(2), Add, Event(3), Add,
@@ -1011,10 +1011,10 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(3)
         .child_of("Fetch_Bandwidth")
         .reads(&[
-            read("a", "IDQ.MITE_CYCLES_ANY", "CORE"),
-            read("b", "IDQ.MITE_CYCLES_OK", "CORE"),
-            read("c", "CPU_CLK_UNHALTED.DISTRIBUTED", "CORE"),
-            read("d", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
+            read_core("a", "IDQ.MITE_CYCLES_ANY"),
+            read_core("b", "IDQ.MITE_CYCLES_OK"),
+            read_core("c", "CPU_CLK_UNHALTED.DISTRIBUTED"),
+            read_core("d", "CPU_CLK_UNHALTED.THREAD_P"),
         ])
         .computed_as("100 * ((a - b) / (c if HYPERTHREADING_ON else d) / 2)", &[
             Num(100.0), Event(0), Event(1), Sub, Const(Constant::HyperthreadingOn), Event(2),
@@ -1026,10 +1026,10 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(4)
         .child_of("MITE")
         .reads(&[
-            read("a", "INST_DECODED.DECODERS", "CORE").cmask(1),
-            read("b", "INST_DECODED.DECODERS", "CORE").cmask(2),
-            read("c", "CPU_CLK_UNHALTED.DISTRIBUTED", "CORE"),
-            read("d", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
+            read_core("a", "INST_DECODED.DECODERS").cmask(1),
+            read_core("b", "INST_DECODED.DECODERS").cmask(2),
+            read_core("c", "CPU_CLK_UNHALTED.DISTRIBUTED"),
+            read_core("d", "CPU_CLK_UNHALTED.THREAD_P"),
         ])
         .computed_as("100 * ((a - b) / (c if HYPERTHREADING_ON else d) / 2)", &[
             Num(100.0), Event(0), Event(1), Sub, Const(Constant::HyperthreadingOn), Event(2),
@@ -1043,10 +1043,10 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(3)
         .child_of("Fetch_Bandwidth")
         .reads(&[
-            read("a", "IDQ.DSB_CYCLES_ANY", "CORE"),
-            read("b", "IDQ.DSB_CYCLES_OK", "CORE"),
-            read("c", "CPU_CLK_UNHALTED.DISTRIBUTED", "CORE"),
-            read("d", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
+            read_core("a", "IDQ.DSB_CYCLES_ANY"),
+            read_core("b", "IDQ.DSB_CYCLES_OK"),
+            read_core("c", "CPU_CLK_UNHALTED.DISTRIBUTED"),
+            read_core("d", "CPU_CLK_UNHALTED.THREAD_P"),
         ])
         .computed_as("100 * ((a - b) / (c if HYPERTHREADING_ON else d) / 2)", &[
             Num(100.0), Event(0), Event(1), Sub, Const(Constant::HyperthreadingOn), Event(2),
@@ -1058,12 +1058,12 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(3)
         .child_of("Fetch_Bandwidth")
         .reads(&[
-            read("a", "IDQ.MS_CYCLES_ANY", "CORE"),
-            read("b", "UOPS_RETIRED.MS", "CORE").cmask(1),
-            read("c", "UOPS_RETIRED.SLOTS", "CORE"),
-            read("d", "UOPS_ISSUED.ANY", "CORE"),
-            read("e", "CPU_CLK_UNHALTED.DISTRIBUTED", "CORE"),
-            read("f", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
+            read_core("a", "IDQ.MS_CYCLES_ANY"),
+            read_core("b", "UOPS_RETIRED.MS").cmask(1),
+            read_core("c", "UOPS_RETIRED.SLOTS"),
+            read_core("d", "UOPS_ISSUED.ANY"),
+            read_core("e", "CPU_CLK_UNHALTED.DISTRIBUTED"),
+            read_core("f", "CPU_CLK_UNHALTED.THREAD_P"),
         ])
         .computed_as("100 * (max(a, b / (c / d)) / (e if HYPERTHREADING_ON else f) / 2.4)", &[
             Num(100.0), Event(0), Event(1), Event(2), Event(3), Div, Div, Max,
@@ -1073,12 +1073,12 @@ pub static METRICS: &[MetricInfo] = &[
     metric("Bad_Speculation", "percent", "TMA", Cpu)
         .in_groups(&["TmaL1"])
         .reads(&[
-            read("a", "PERF_METRICS.FRONTEND_BOUND", "CORE").via(MetricRead::SlotsShare(2)),
-            read("b", "PERF_METRICS.BAD_SPECULATION", "CORE").via(MetricRead::SlotsShare(1)),
-            read("c", "PERF_METRICS.RETIRING", "CORE").via(MetricRead::SlotsShare(0)),
-            read("d", "PERF_METRICS.BACKEND_BOUND", "CORE").via(MetricRead::SlotsShare(3)),
-            read("e", "INT_MISC.UOP_DROPPING", "CORE"),
-            read("f", "TOPDOWN.SLOTS", "CORE").via(MetricRead::Slots),
+            read_core("a", "PERF_METRICS.FRONTEND_BOUND").via(MetricRead::SlotsShare(2)),
+            read_core("b", "PERF_METRICS.BAD_SPECULATION").via(MetricRead::SlotsShare(1)),
+            read_core("c", "PERF_METRICS.RETIRING").via(MetricRead::SlotsShare(0)),
+            read_core("d", "PERF_METRICS.BACKEND_BOUND").via(MetricRead::SlotsShare(3)),
+            read_core("e", "INT_MISC.UOP_DROPPING"),
+            read_core("f", "TOPDOWN.SLOTS").via(MetricRead::Slots),
         ])
         .computed_as("100 * max(1 - (a / (a + b + c + d) - e / f + d / (a + b + c + d) + c / (a + b + c + d)), 0)", &[
             Num(100.0), Num(1.0), Event(0), Event(0), Event(1), Add, Event(2), Add, Event(3), Add,
@@ -1092,11 +1092,11 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(2)
         .child_of("Bad_Speculation")
         .reads(&[
-            read("a", "PERF_METRICS.BRANCH_MISPREDICTS", "CORE").via(MetricRead::SlotsShare(5)),
-            read("b", "PERF_METRICS.FRONTEND_BOUND", "CORE").via(MetricRead::SlotsShare(2)),
-            read("c", "PERF_METRICS.BAD_SPECULATION", "CORE").via(MetricRead::SlotsShare(1)),
-            read("d", "PERF_METRICS.RETIRING", "CORE").via(MetricRead::SlotsShare(0)),
-            read("e", "PERF_METRICS.BACKEND_BOUND", "CORE").via(MetricRead::SlotsShare(3)),
+            read_core("a", "PERF_METRICS.BRANCH_MISPREDICTS").via(MetricRead::SlotsShare(5)),
+            read_core("b", "PERF_METRICS.FRONTEND_BOUND").via(MetricRead::SlotsShare(2)),
+            read_core("c", "PERF_METRICS.BAD_SPECULATION").via(MetricRead::SlotsShare(1)),
+            read_core("d", "PERF_METRICS.RETIRING").via(MetricRead::SlotsShare(0)),
+            read_core("e", "PERF_METRICS.BACKEND_BOUND").via(MetricRead::SlotsShare(3)),
         ])
         .computed_as("100 * (a / (b + c + d + e))", &[
             Num(100.0), Event(0), Event(1), Event(2), Add, Event(3), Add, Event(4), Add, Div, Mul,
@@ -1107,13 +1107,13 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(3)
         .child_of("Branch_Mispredicts")
         .reads(&[
-            read("a", "BR_MISP_RETIRED.COND_NTAKEN", "CORE"),
-            read("b", "BR_MISP_RETIRED.ALL_BRANCHES", "CORE"),
-            read("c", "PERF_METRICS.BRANCH_MISPREDICTS", "CORE").via(MetricRead::SlotsShare(5)),
-            read("d", "PERF_METRICS.FRONTEND_BOUND", "CORE").via(MetricRead::SlotsShare(2)),
-            read("e", "PERF_METRICS.BAD_SPECULATION", "CORE").via(MetricRead::SlotsShare(1)),
-            read("f", "PERF_METRICS.RETIRING", "CORE").via(MetricRead::SlotsShare(0)),
-            read("g", "PERF_METRICS.BACKEND_BOUND", "CORE").via(MetricRead::SlotsShare(3)),
+            read_core("a", "BR_MISP_RETIRED.COND_NTAKEN"),
+            read_core("b", "BR_MISP_RETIRED.ALL_BRANCHES"),
+            read_core("c", "PERF_METRICS.BRANCH_MISPREDICTS").via(MetricRead::SlotsShare(5)),
+            read_core("d", "PERF_METRICS.FRONTEND_BOUND").via(MetricRead::SlotsShare(2)),
+            read_core("e", "PERF_METRICS.BAD_SPECULATION").via(MetricRead::SlotsShare(1)),
+            read_core("f", "PERF_METRICS.RETIRING").via(MetricRead::SlotsShare(0)),
+            read_core("g", "PERF_METRICS.BACKEND_BOUND").via(MetricRead::SlotsShare(3)),
         ])
         .computed_as("100 * (a / b * (c / (d + e + f + g)))", &[
             Num(100.0), Event(0), Event(1), Div, Event(2), Event(3), Event(4), Add, Event(5), Add,
@@ -1127,13 +1127,13 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(3)
         .child_of("Branch_Mispredicts")
         .reads(&[
-            read("a", "BR_MISP_RETIRED.COND_TAKEN", "CORE"),
-            read("b", "BR_MISP_RETIRED.ALL_BRANCHES", "CORE"),
-            read("c", "PERF_METRICS.BRANCH_MISPREDICTS", "CORE").via(MetricRead::SlotsShare(5)),
-            read("d", "PERF_METRICS.FRONTEND_BOUND", "CORE").via(MetricRead::SlotsShare(2)),
-            read("e", "PERF_METRICS.BAD_SPECULATION", "CORE").via(MetricRead::SlotsShare(1)),
-            read("f", "PERF_METRICS.RETIRING", "CORE").via(MetricRead::SlotsShare(0)),
-            read("g", "PERF_METRICS.BACKEND_BOUND", "CORE").via(MetricRead::SlotsShare(3)),
+            read_core("a", "BR_MISP_RETIRED.COND_TAKEN"),
+            read_core("b", "BR_MISP_RETIRED.ALL_BRANCHES"),
+            read_core("c", "PERF_METRICS.BRANCH_MISPREDICTS").via(MetricRead::SlotsShare(5)),
+            read_core("d", "PERF_METRICS.FRONTEND_BOUND").via(MetricRead::SlotsShare(2)),
+            read_core("e", "PERF_METRICS.BAD_SPECULATION").via(MetricRead::SlotsShare(1)),
+            read_core("f", "PERF_METRICS.RETIRING").via(MetricRead::SlotsShare(0)),
+            read_core("g", "PERF_METRICS.BACKEND_BOUND").via(MetricRead::SlotsShare(3)),
         ])
         .computed_as("100 * (a / b * (c / (d + e + f + g)))", &[
             Num(100.0), Event(0), Event(1), Div, Event(2), Event(3), Event(4), Add, Event(5), Add,
@@ -1147,13 +1147,13 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(3)
         .child_of("Branch_Mispredicts")
         .reads(&[
-            read("a", "BR_MISP_RETIRED.INDIRECT_CALL", "CORE"),
-            read("b", "BR_MISP_RETIRED.ALL_BRANCHES", "CORE"),
-            read("c", "PERF_METRICS.BRANCH_MISPREDICTS", "CORE").via(MetricRead::SlotsShare(5)),
-            read("d", "PERF_METRICS.FRONTEND_BOUND", "CORE").via(MetricRead::SlotsShare(2)),
-            read("e", "PERF_METRICS.BAD_SPECULATION", "CORE").via(MetricRead::SlotsShare(1)),
-            read("f", "PERF_METRICS.RETIRING", "CORE").via(MetricRead::SlotsShare(0)),
-            read("g", "PERF_METRICS.BACKEND_BOUND", "CORE").via(MetricRead::SlotsShare(3)),
+            read_core("a", "BR_MISP_RETIRED.INDIRECT_CALL"),
+            read_core("b", "BR_MISP_RETIRED.ALL_BRANCHES"),
+            read_core("c", "PERF_METRICS.BRANCH_MISPREDICTS").via(MetricRead::SlotsShare(5)),
+            read_core("d", "PERF_METRICS.FRONTEND_BOUND").via(MetricRead::SlotsShare(2)),
+            read_core("e", "PERF_METRICS.BAD_SPECULATION").via(MetricRead::SlotsShare(1)),
+            read_core("f", "PERF_METRICS.RETIRING").via(MetricRead::SlotsShare(0)),
+            read_core("g", "PERF_METRICS.BACKEND_BOUND").via(MetricRead::SlotsShare(3)),
         ])
         .computed_as("100 * (a / b * (c / (d + e + f + g)))", &[
             Num(100.0), Event(0), Event(1), Div, Event(2), Event(3), Event(4), Add, Event(5), Add,
@@ -1167,14 +1167,14 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(3)
         .child_of("Branch_Mispredicts")
         .reads(&[
-            read("a", "BR_MISP_RETIRED.INDIRECT", "CORE"),
-            read("b", "BR_MISP_RETIRED.INDIRECT_CALL", "CORE"),
-            read("c", "BR_MISP_RETIRED.ALL_BRANCHES", "CORE"),
-            read("d", "PERF_METRICS.BRANCH_MISPREDICTS", "CORE").via(MetricRead::SlotsShare(5)),
-            read("e", "PERF_METRICS.FRONTEND_BOUND", "CORE").via(MetricRead::SlotsShare(2)),
-            read("f", "PERF_METRICS.BAD_SPECULATION", "CORE").via(MetricRead::SlotsShare(1)),
-            read("g", "PERF_METRICS.RETIRING", "CORE").via(MetricRead::SlotsShare(0)),
-            read("h", "PERF_METRICS.BACKEND_BOUND", "CORE").via(MetricRead::SlotsShare(3)),
+            read_core("a", "BR_MISP_RETIRED.INDIRECT"),
+            read_core("b", "BR_MISP_RETIRED.INDIRECT_CALL"),
+            read_core("c", "BR_MISP_RETIRED.ALL_BRANCHES"),
+            read_core("d", "PERF_METRICS.BRANCH_MISPREDICTS").via(MetricRead::SlotsShare(5)),
+            read_core("e", "PERF_METRICS.FRONTEND_BOUND").via(MetricRead::SlotsShare(2)),
+            read_core("f", "PERF_METRICS.BAD_SPECULATION").via(MetricRead::SlotsShare(1)),
+            read_core("g", "PERF_METRICS.RETIRING").via(MetricRead::SlotsShare(0)),
+            read_core("h", "PERF_METRICS.BACKEND_BOUND").via(MetricRead::SlotsShare(3)),
         ])
         .computed_as("100 * max((a - b) / c * (d / (e + f + g + h)), 0)", &[
             Num(100.0), Event(0), Event(1), Sub, Event(2), Div, Event(3), Event(4), Event(5), Add,
@@ -1188,13 +1188,13 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(3)
         .child_of("Branch_Mispredicts")
         .reads(&[
-            read("a", "BR_MISP_RETIRED.RET", "CORE"),
-            read("b", "BR_MISP_RETIRED.ALL_BRANCHES", "CORE"),
-            read("c", "PERF_METRICS.BRANCH_MISPREDICTS", "CORE").via(MetricRead::SlotsShare(5)),
-            read("d", "PERF_METRICS.FRONTEND_BOUND", "CORE").via(MetricRead::SlotsShare(2)),
-            read("e", "PERF_METRICS.BAD_SPECULATION", "CORE").via(MetricRead::SlotsShare(1)),
-            read("f", "PERF_METRICS.RETIRING", "CORE").via(MetricRead::SlotsShare(0)),
-            read("g", "PERF_METRICS.BACKEND_BOUND", "CORE").via(MetricRead::SlotsShare(3)),
+            read_core("a", "BR_MISP_RETIRED.RET"),
+            read_core("b", "BR_MISP_RETIRED.ALL_BRANCHES"),
+            read_core("c", "PERF_METRICS.BRANCH_MISPREDICTS").via(MetricRead::SlotsShare(5)),
+            read_core("d", "PERF_METRICS.FRONTEND_BOUND").via(MetricRead::SlotsShare(2)),
+            read_core("e", "PERF_METRICS.BAD_SPECULATION").via(MetricRead::SlotsShare(1)),
+            read_core("f", "PERF_METRICS.RETIRING").via(MetricRead::SlotsShare(0)),
+            read_core("g", "PERF_METRICS.BACKEND_BOUND").via(MetricRead::SlotsShare(3)),
         ])
         .computed_as("100 * (a / b * (c / (d + e + f + g)))", &[
             Num(100.0), Event(0), Event(1), Div, Event(2), Event(3), Event(4), Add, Event(5), Add,
@@ -1208,14 +1208,14 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(3)
         .child_of("Branch_Mispredicts")
         .reads(&[
-            read("a", "PERF_METRICS.BRANCH_MISPREDICTS", "CORE").via(MetricRead::SlotsShare(5)),
-            read("b", "PERF_METRICS.FRONTEND_BOUND", "CORE").via(MetricRead::SlotsShare(2)),
-            read("c", "PERF_METRICS.BAD_SPECULATION", "CORE").via(MetricRead::SlotsShare(1)),
-            read("d", "PERF_METRICS.RETIRING", "CORE").via(MetricRead::SlotsShare(0)),
-            read("e", "PERF_METRICS.BACKEND_BOUND", "CORE").via(MetricRead::SlotsShare(3)),
-            read("f", "BR_MISP_RETIRED.ALL_BRANCHES", "CORE"),
-            read("g", "INT_MISC.CLEARS_COUNT", "CORE"),
-            read("h", "MACHINE_CLEARS.COUNT", "CORE"),
+            read_core("a", "PERF_METRICS.BRANCH_MISPREDICTS").via(MetricRead::SlotsShare(5)),
+            read_core("b", "PERF_METRICS.FRONTEND_BOUND").via(MetricRead::SlotsShare(2)),
+            read_core("c", "PERF_METRICS.BAD_SPECULATION").via(MetricRead::SlotsShare(1)),
+            read_core("d", "PERF_METRICS.RETIRING").via(MetricRead::SlotsShare(0)),
+            read_core("e", "PERF_METRICS.BACKEND_BOUND").via(MetricRead::SlotsShare(3)),
+            read_core("f", "BR_MISP_RETIRED.ALL_BRANCHES"),
+            read_core("g", "INT_MISC.CLEARS_COUNT"),
+            read_core("h", "MACHINE_CLEARS.COUNT"),
         ])
         .computed_as("100 * max(a / (b + c + d + e) * (1 - f / (g - h)), 0.0001)", &[
             Num(100.0), Event(0), Event(1), Event(2), Add, Event(3), Add, Event(4), Add, Div,
@@ -1229,13 +1229,13 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(2)
         .child_of("Bad_Speculation")
         .reads(&[
-            read("a", "PERF_METRICS.FRONTEND_BOUND", "CORE").via(MetricRead::SlotsShare(2)),
-            read("b", "PERF_METRICS.BAD_SPECULATION", "CORE").via(MetricRead::SlotsShare(1)),
-            read("c", "PERF_METRICS.RETIRING", "CORE").via(MetricRead::SlotsShare(0)),
-            read("d", "PERF_METRICS.BACKEND_BOUND", "CORE").via(MetricRead::SlotsShare(3)),
-            read("e", "INT_MISC.UOP_DROPPING", "CORE"),
-            read("f", "TOPDOWN.SLOTS", "CORE").via(MetricRead::Slots),
-            read("g", "PERF_METRICS.BRANCH_MISPREDICTS", "CORE").via(MetricRead::SlotsShare(5)),
+            read_core("a", "PERF_METRICS.FRONTEND_BOUND").via(MetricRead::SlotsShare(2)),
+            read_core("b", "PERF_METRICS.BAD_SPECULATION").via(MetricRead::SlotsShare(1)),
+            read_core("c", "PERF_METRICS.RETIRING").via(MetricRead::SlotsShare(0)),
+            read_core("d", "PERF_METRICS.BACKEND_BOUND").via(MetricRead::SlotsShare(3)),
+            read_core("e", "INT_MISC.UOP_DROPPING"),
+            read_core("f", "TOPDOWN.SLOTS").via(MetricRead::Slots),
+            read_core("g", "PERF_METRICS.BRANCH_MISPREDICTS").via(MetricRead::SlotsShare(5)),
         ])
         .computed_as("100 * max(0, max(1 - (a / (a + b + c + d) - e / f + d / (a + b + c + d) + c / (a + b + c + d)), 0) - g / (a + b + c + d))", &[
             Num(100.0), Num(0.0), Num(1.0), Event(0), Event(0), Event(1), Add, Event(2), Add,
@@ -1250,15 +1250,15 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(3)
         .child_of("Machine_Clears")
         .reads(&[
-            read("a", "PERF_METRICS.FRONTEND_BOUND", "CORE").via(MetricRead::SlotsShare(2)),
-            read("b", "PERF_METRICS.BAD_SPECULATION", "CORE").via(MetricRead::SlotsShare(1)),
-            read("c", "PERF_METRICS.RETIRING", "CORE").via(MetricRead::SlotsShare(0)),
-            read("d", "PERF_METRICS.BACKEND_BOUND", "CORE").via(MetricRead::SlotsShare(3)),
-            read("e", "INT_MISC.UOP_DROPPING", "CORE"),
-            read("f", "TOPDOWN.SLOTS", "CORE").via(MetricRead::Slots),
-            read("g", "PERF_METRICS.BRANCH_MISPREDICTS", "CORE").via(MetricRead::SlotsShare(5)),
-            read("h", "MACHINE_CLEARS.MEMORY_ORDERING", "CORE"),
-            read("i", "MACHINE_CLEARS.COUNT", "CORE"),
+            read_core("a", "PERF_METRICS.FRONTEND_BOUND").via(MetricRead::SlotsShare(2)),
+            read_core("b", "PERF_METRICS.BAD_SPECULATION").via(MetricRead::SlotsShare(1)),
+            read_core("c", "PERF_METRICS.RETIRING").via(MetricRead::SlotsShare(0)),
+            read_core("d", "PERF_METRICS.BACKEND_BOUND").via(MetricRead::SlotsShare(3)),
+            read_core("e", "INT_MISC.UOP_DROPPING"),
+            read_core("f", "TOPDOWN.SLOTS").via(MetricRead::Slots),
+            read_core("g", "PERF_METRICS.BRANCH_MISPREDICTS").via(MetricRead::SlotsShare(5)),
+            read_core("h", "MACHINE_CLEARS.MEMORY_ORDERING"),
+            read_core("i", "MACHINE_CLEARS.COUNT"),
         ])
         .computed_as("100 * max(max(0, max(1 - (a / (a + b + c + d) - e / f + d / (a + b + c + d) + c / (a + b + c + d)), 0) - g / (a + b + c + d)) * (1 - h / i), 0.0001)", &[
             Num(100.0), Num(0.0), Num(1.0), Event(0), Event(0), Event(1), Add, Event(2), Add,
@@ -1274,10 +1274,10 @@ pub static METRICS: &[MetricInfo] = &[
     metric("Backend_Bound", "percent", "TMA", Cpu)
         .in_groups(&["BvOB", "TmaL1"])
         .reads(&[
-            read("a", "PERF_METRICS.BACKEND_BOUND", "CORE").via(MetricRead::SlotsShare(3)),
-            read("b", "PERF_METRICS.FRONTEND_BOUND", "CORE").via(MetricRead::SlotsShare(2)),
-            read("c", "PERF_METRICS.BAD_SPECULATION", "CORE").via(MetricRead::SlotsShare(1)),
-            read("d", "PERF_METRICS.RETIRING", "CORE").via(MetricRead::SlotsShare(0)),
+            read_core("a", "PERF_METRICS.BACKEND_BOUND").via(MetricRead::SlotsShare(3)),
+            read_core("b", "PERF_METRICS.FRONTEND_BOUND").via(MetricRead::SlotsShare(2)),
+            read_core("c", "PERF_METRICS.BAD_SPECULATION").via(MetricRead::SlotsShare(1)),
+            read_core("d", "PERF_METRICS.RETIRING").via(MetricRead::SlotsShare(0)),
         ])
         .computed_as("100 * (a / (b + c + d + a))", &[
             Num(100.0), Event(0), Event(1), Event(2), Add, Event(3), Add, Event(0), Add, Div, Mul,
@@ -1288,11 +1288,11 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(2)
         .child_of("Backend_Bound")
         .reads(&[
-            read("a", "PERF_METRICS.MEMORY_BOUND", "CORE").via(MetricRead::SlotsShare(7)),
-            read("b", "PERF_METRICS.FRONTEND_BOUND", "CORE").via(MetricRead::SlotsShare(2)),
-            read("c", "PERF_METRICS.BAD_SPECULATION", "CORE").via(MetricRead::SlotsShare(1)),
-            read("d", "PERF_METRICS.RETIRING", "CORE").via(MetricRead::SlotsShare(0)),
-            read("e", "PERF_METRICS.BACKEND_BOUND", "CORE").via(MetricRead::SlotsShare(3)),
+            read_core("a", "PERF_METRICS.MEMORY_BOUND").via(MetricRead::SlotsShare(7)),
+            read_core("b", "PERF_METRICS.FRONTEND_BOUND").via(MetricRead::SlotsShare(2)),
+            read_core("c", "PERF_METRICS.BAD_SPECULATION").via(MetricRead::SlotsShare(1)),
+            read_core("d", "PERF_METRICS.RETIRING").via(MetricRead::SlotsShare(0)),
+            read_core("e", "PERF_METRICS.BACKEND_BOUND").via(MetricRead::SlotsShare(3)),
         ])
         .computed_as("100 * (a / (b + c + d + e))", &[
             Num(100.0), Event(0), Event(1), Event(2), Add, Event(3), Add, Event(4), Add, Div, Mul,
@@ -1303,9 +1303,9 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(3)
         .child_of("Memory_Bound")
         .reads(&[
-            read("a", "EXE_ACTIVITY.BOUND_ON_LOADS", "CORE"),
-            read("b", "MEMORY_ACTIVITY.STALLS_L1D_MISS", "CORE"),
-            read("c", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
+            read_core("a", "EXE_ACTIVITY.BOUND_ON_LOADS"),
+            read_core("b", "MEMORY_ACTIVITY.STALLS_L1D_MISS"),
+            read_core("c", "CPU_CLK_UNHALTED.THREAD_P"),
         ])
         .computed_as("100 * max((a - b) / c, 0)", &[
             Num(100.0), Event(0), Event(1), Sub, Event(2), Div, Num(0.0), Max, Mul,
@@ -1317,8 +1317,8 @@ pub static METRICS: &[MetricInfo] = &[
         .in_groups(&["MemoryTLB"])
         .at_level(5)
         .reads(&[
-            read("a", "DTLB_LOAD_MISSES.WALK_ACTIVE", "CORE"),
-            read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
+            read_core("a", "DTLB_LOAD_MISSES.WALK_ACTIVE"),
+            read_core("b", "CPU_CLK_UNHALTED.THREAD_P"),
         ])
         .computed_as("100 * (a / b)", &[Num(100.0), Event(0), Event(1), Div, Mul]),
     metric("Load_STLB_Miss_4K", "percent", "TMA", Cpu)
@@ -1326,11 +1326,11 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(6)
         .child_of("Load_STLB_Miss")
         .reads(&[
-            read("a", "DTLB_LOAD_MISSES.WALK_ACTIVE", "CORE"),
-            read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
-            read("c", "DTLB_LOAD_MISSES.WALK_COMPLETED_4K", "CORE"),
-            read("d", "DTLB_LOAD_MISSES.WALK_COMPLETED_2M_4M", "CORE"),
-            read("e", "DTLB_LOAD_MISSES.WALK_COMPLETED_1G", "CORE"),
+            read_core("a", "DTLB_LOAD_MISSES.WALK_ACTIVE"),
+            read_core("b", "CPU_CLK_UNHALTED.THREAD_P"),
+            read_core("c", "DTLB_LOAD_MISSES.WALK_COMPLETED_4K"),
+            read_core("d", "DTLB_LOAD_MISSES.WALK_COMPLETED_2M_4M"),
+            read_core("e", "DTLB_LOAD_MISSES.WALK_COMPLETED_1G"),
         ])
         .computed_as("100 * (a / b * c / (c + d + e))", &[
             Num(100.0), Event(0), Event(1), Div, Event(2), Mul, Event(2), Event(3), Add, Event(4),
@@ -1341,11 +1341,11 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(6)
         .child_of("Load_STLB_Miss")
         .reads(&[
-            read("a", "DTLB_LOAD_MISSES.WALK_ACTIVE", "CORE"),
-            read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
-            read("c", "DTLB_LOAD_MISSES.WALK_COMPLETED_2M_4M", "CORE"),
-            read("d", "DTLB_LOAD_MISSES.WALK_COMPLETED_4K", "CORE"),
-            read("e", "DTLB_LOAD_MISSES.WALK_COMPLETED_1G", "CORE"),
+            read_core("a", "DTLB_LOAD_MISSES.WALK_ACTIVE"),
+            read_core("b", "CPU_CLK_UNHALTED.THREAD_P"),
+            read_core("c", "DTLB_LOAD_MISSES.WALK_COMPLETED_2M_4M"),
+            read_core("d", "DTLB_LOAD_MISSES.WALK_COMPLETED_4K"),
+            read_core("e", "DTLB_LOAD_MISSES.WALK_COMPLETED_1G"),
         ])
         .computed_as("100 * (a / b * c / (d + c + e))", &[
             Num(100.0), Event(0), Event(1), Div, Event(2), Mul, Event(3), Event(2), Add, Event(4),
@@ -1356,11 +1356,11 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(6)
         .child_of("Load_STLB_Miss")
         .reads(&[
-            read("a", "DTLB_LOAD_MISSES.WALK_ACTIVE", "CORE"),
-            read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
-            read("c", "DTLB_LOAD_MISSES.WALK_COMPLETED_1G", "CORE"),
-            read("d", "DTLB_LOAD_MISSES.WALK_COMPLETED_4K", "CORE"),
-            read("e", "DTLB_LOAD_MISSES.WALK_COMPLETED_2M_4M", "CORE"),
+            read_core("a", "DTLB_LOAD_MISSES.WALK_ACTIVE"),
+            read_core("b", "CPU_CLK_UNHALTED.THREAD_P"),
+            read_core("c", "DTLB_LOAD_MISSES.WALK_COMPLETED_1G"),
+            read_core("d", "DTLB_LOAD_MISSES.WALK_COMPLETED_4K"),
+            read_core("e", "DTLB_LOAD_MISSES.WALK_COMPLETED_2M_4M"),
         ])
         .computed_as("100 * (a / b * c / (d + e + c))", &[
             Num(100.0), Event(0), Event(1), Div, Event(2), Mul, Event(3), Event(4), Add, Event(2),
@@ -1370,8 +1370,8 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(4)
         .child_of("L1_Bound")
         .reads(&[
-            read("a", "LD_BLOCKS.STORE_FORWARD", "CORE"),
-            read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
+            read_core("a", "LD_BLOCKS.STORE_FORWARD"),
+            read_core("b", "CPU_CLK_UNHALTED.THREAD_P"),
         ])
         .computed_as("100 * (13 * a / b)", &[Num(100.0), Num(13.0), Event(0), Mul, Event(1), Div, Mul])
         .threshold_when(&["Store_Fwd_Blk", "L1_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(Store_Fwd_Blk > 10, L1_Bound > 10), Memory_Bound > 20), Backend_Bound > 20)", &[
@@ -1383,12 +1383,12 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(4)
         .child_of("L1_Bound")
         .reads(&[
-            read("a", "MEM_INST_RETIRED.ALL_LOADS", "CORE"),
-            read("b", "MEM_LOAD_RETIRED.FB_HIT", "CORE"),
-            read("c", "MEM_LOAD_RETIRED.L1_MISS", "CORE"),
-            read("e", "CYCLE_ACTIVITY.CYCLES_MEM_ANY", "CORE"),
-            read("f", "MEMORY_ACTIVITY.CYCLES_L1D_MISS", "CORE"),
-            read("g", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
+            read_core("a", "MEM_INST_RETIRED.ALL_LOADS"),
+            read_core("b", "MEM_LOAD_RETIRED.FB_HIT"),
+            read_core("c", "MEM_LOAD_RETIRED.L1_MISS"),
+            read_core("e", "CYCLE_ACTIVITY.CYCLES_MEM_ANY"),
+            read_core("f", "MEMORY_ACTIVITY.CYCLES_L1D_MISS"),
+            read_core("g", "CPU_CLK_UNHALTED.THREAD_P"),
         ])
         .computed_as("100 * (min(2 * (a - b - c) * 20 / 100, max(e - f, 0)) / g)", &[
             Num(100.0), Num(2.0), Event(0), Event(1), Sub, Event(2), Sub, Mul, Num(20.0), Mul,
@@ -1403,8 +1403,8 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(4)
         .child_of("L1_Bound")
         .reads(&[
-            read("a", "L1D_PEND_MISS.FB_FULL", "CORE"),
-            read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
+            read_core("a", "L1D_PEND_MISS.FB_FULL"),
+            read_core("b", "CPU_CLK_UNHALTED.THREAD_P"),
         ])
         .computed_as("100 * (a / b)", &[Num(100.0), Event(0), Event(1), Div, Mul])
         .threshold_when(&["FB_Full"], "FB_Full > 30", &[Event(0), Num(30.0), Gt]),
@@ -1413,9 +1413,9 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(3)
         .child_of("Memory_Bound")
         .reads(&[
-            read("a", "MEMORY_ACTIVITY.STALLS_L1D_MISS", "CORE"),
-            read("b", "MEMORY_ACTIVITY.STALLS_L2_MISS", "CORE"),
-            read("c", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
+            read_core("a", "MEMORY_ACTIVITY.STALLS_L1D_MISS"),
+            read_core("b", "MEMORY_ACTIVITY.STALLS_L2_MISS"),
+            read_core("c", "CPU_CLK_UNHALTED.THREAD_P"),
         ])
         .computed_as("100 * ((a - b) / c)", &[Num(100.0), Event(0), Event(1), Sub, Event(2), Div, Mul])
         .threshold_when(&["L2_Bound", "Memory_Bound", "Backend_Bound"], "min(min(L2_Bound > 5, Memory_Bound > 20), Backend_Bound > 20)", &[
@@ -1426,9 +1426,9 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(3)
         .child_of("Memory_Bound")
         .reads(&[
-            read("a", "MEMORY_ACTIVITY.STALLS_L2_MISS", "CORE"),
-            read("b", "MEMORY_ACTIVITY.STALLS_L3_MISS", "CORE"),
-            read("c", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
+            read_core("a", "MEMORY_ACTIVITY.STALLS_L2_MISS"),
+            read_core("b", "MEMORY_ACTIVITY.STALLS_L3_MISS"),
+            read_core("c", "CPU_CLK_UNHALTED.THREAD_P"),
         ])
         .computed_as("100 * ((a - b) / c)", &[Num(100.0), Event(0), Event(1), Sub, Event(2), Div, Mul])
         .threshold_when(&["L3_Bound", "Memory_Bound", "Backend_Bound"], "min(min(L3_Bound > 5, Memory_Bound > 20), Backend_Bound > 20)", &[
@@ -1439,9 +1439,9 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(4)
         .child_of("L3_Bound")
         .reads(&[
-            read("a", "XQ.FULL_CYCLES", "CORE"),
-            read("b", "L1D_PEND_MISS.L2_STALLS", "CORE"),
-            read("c", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
+            read_core("a", "XQ.FULL_CYCLES"),
+            read_core("b", "L1D_PEND_MISS.L2_STALLS"),
+            read_core("c", "CPU_CLK_UNHALTED.THREAD_P"),
         ])
         .computed_as("100 * ((a + b) / c)", &[Num(100.0), Event(0), Event(1), Add, Event(2), Div, Mul])
         .threshold_when(&["SQ_Full", "L3_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(SQ_Full > 30, L3_Bound > 5), Memory_Bound > 20), Backend_Bound > 20)", &[
@@ -1453,8 +1453,8 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(3)
         .child_of("Memory_Bound")
         .reads(&[
-            read("a", "MEMORY_ACTIVITY.STALLS_L3_MISS", "CORE"),
-            read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
+            read_core("a", "MEMORY_ACTIVITY.STALLS_L3_MISS"),
+            read_core("b", "CPU_CLK_UNHALTED.THREAD_P"),
         ])
         .computed_as("100 * (a / b)", &[Num(100.0), Event(0), Event(1), Div, Mul])
         .threshold_when(&["L3_Miss_Bound", "Memory_Bound", "Backend_Bound"], "min(min(L3_Miss_Bound > 10, Memory_Bound > 20), Backend_Bound > 20)", &[
@@ -1465,8 +1465,8 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(4)
         .child_of("L3_Miss_Bound")
         .reads(&[
-            read("a", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
-            read("b", "OFFCORE_REQUESTS_OUTSTANDING.DATA_RD", "CORE").cmask(12),
+            read_core("a", "CPU_CLK_UNHALTED.THREAD_P"),
+            read_core("b", "OFFCORE_REQUESTS_OUTSTANDING.DATA_RD").cmask(12),
         ])
         .computed_as("100 * (min(a, b) / a)", &[Num(100.0), Event(0), Event(1), Min, Event(0), Div, Mul])
         .threshold_when(&["MEM_Bandwidth", "L3_Miss_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(MEM_Bandwidth > 20, L3_Miss_Bound > 10), Memory_Bound > 20), Backend_Bound > 20)", &[
@@ -1478,8 +1478,8 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(5)
         .child_of("MEM_Bandwidth")
         .reads(&[
-            read("a", "INT_MISC.MBA_STALLS", "CORE"),
-            read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
+            read_core("a", "INT_MISC.MBA_STALLS"),
+            read_core("b", "CPU_CLK_UNHALTED.THREAD_P"),
         ])
         .computed_as("100 * (a / b)", &[Num(100.0), Event(0), Event(1), Div, Mul])
         .threshold_when(&["MBA_Stalls", "MEM_Bandwidth", "L3_Miss_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(min(MBA_Stalls > 10, MEM_Bandwidth > 20), L3_Miss_Bound > 10), Memory_Bound > 20), Backend_Bound > 20)", &[
@@ -1491,9 +1491,9 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(4)
         .child_of("L3_Miss_Bound")
         .reads(&[
-            read("a", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
-            read("b", "OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DATA_RD", "CORE"),
-            read("c", "OFFCORE_REQUESTS_OUTSTANDING.DATA_RD", "CORE").cmask(12),
+            read_core("a", "CPU_CLK_UNHALTED.THREAD_P"),
+            read_core("b", "OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DATA_RD"),
+            read_core("c", "OFFCORE_REQUESTS_OUTSTANDING.DATA_RD").cmask(12),
         ])
         .computed_as("100 * (min(a, b) / a - min(a, c) / a)", &[
             Num(100.0), Event(0), Event(1), Min, Event(0), Div, Event(0), Event(2), Min, Event(0),
@@ -1508,8 +1508,8 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(3)
         .child_of("Memory_Bound")
         .reads(&[
-            read("a", "EXE_ACTIVITY.BOUND_ON_STORES", "CORE"),
-            read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
+            read_core("a", "EXE_ACTIVITY.BOUND_ON_STORES"),
+            read_core("b", "CPU_CLK_UNHALTED.THREAD_P"),
         ])
         .computed_as("100 * (a / b)", &[Num(100.0), Event(0), Event(1), Div, Mul])
         .threshold_when(&["Store_Bound", "Memory_Bound", "Backend_Bound"], "min(min(Store_Bound > 20, Memory_Bound > 20), Backend_Bound > 20)", &[
@@ -1520,11 +1520,11 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(4)
         .child_of("Store_Bound")
         .reads(&[
-            read("a", "MEM_STORE_RETIRED.L2_HIT", "CORE"),
-            read("b", "MEM_INST_RETIRED.LOCK_LOADS", "CORE"),
-            read("c", "MEM_INST_RETIRED.ALL_STORES", "CORE"),
-            read("d", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
-            read("e", "OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DEMAND_RFO", "CORE"),
+            read_core("a", "MEM_STORE_RETIRED.L2_HIT"),
+            read_core("b", "MEM_INST_RETIRED.LOCK_LOADS"),
+            read_core("c", "MEM_INST_RETIRED.ALL_STORES"),
+            read_core("d", "CPU_CLK_UNHALTED.THREAD_P"),
+            read_core("e", "OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DEMAND_RFO"),
         ])
         .computed_as("100 * ((a * 10 * (1 - b / c) + (1 - b / c) * min(d, e)) / d)", &[
             Num(100.0), Event(0), Num(10.0), Mul, Num(1.0), Event(1), Event(2), Div, Sub, Mul,
@@ -1540,8 +1540,8 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(4)
         .child_of("Store_Bound")
         .reads(&[
-            read("a", "OCR.STREAMING_WR.ANY_RESPONSE", "CORE"),
-            read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
+            read_core("a", "OCR.STREAMING_WR.ANY_RESPONSE"),
+            read_core("b", "CPU_CLK_UNHALTED.THREAD_P"),
         ])
         .computed_as("100 * (9 * a / b)", &[Num(100.0), Num(9.0), Event(0), Mul, Event(1), Div, Mul])
         .threshold_when(&["Streaming_Stores", "Store_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(Streaming_Stores > 20, Store_Bound > 20), Memory_Bound > 20), Backend_Bound > 20)", &[
@@ -1552,9 +1552,9 @@ pub static METRICS: &[MetricInfo] = &[
         .in_groups(&["MemoryTLB"])
         .at_level(5)
         .reads(&[
-            read("a", "DTLB_STORE_MISSES.WALK_ACTIVE", "CORE"),
-            read("b", "CPU_CLK_UNHALTED.DISTRIBUTED", "CORE"),
-            read("c", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
+            read_core("a", "DTLB_STORE_MISSES.WALK_ACTIVE"),
+            read_core("b", "CPU_CLK_UNHALTED.DISTRIBUTED"),
+            read_core("c", "CPU_CLK_UNHALTED.THREAD_P"),
         ])
         .computed_as("100 * (a / (b if HYPERTHREADING_ON else c))", &[
             Num(100.0), Event(0), Const(Constant::HyperthreadingOn), Event(1), Event(2), Select,
@@ -1565,12 +1565,12 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(6)
         .child_of("Store_STLB_Miss")
         .reads(&[
-            read("a", "DTLB_STORE_MISSES.WALK_ACTIVE", "CORE"),
-            read("b", "CPU_CLK_UNHALTED.DISTRIBUTED", "CORE"),
-            read("c", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
-            read("d", "DTLB_STORE_MISSES.WALK_COMPLETED_4K", "CORE"),
-            read("e", "DTLB_STORE_MISSES.WALK_COMPLETED_2M_4M", "CORE"),
-            read("f", "DTLB_STORE_MISSES.WALK_COMPLETED_1G", "CORE"),
+            read_core("a", "DTLB_STORE_MISSES.WALK_ACTIVE"),
+            read_core("b", "CPU_CLK_UNHALTED.DISTRIBUTED"),
+            read_core("c", "CPU_CLK_UNHALTED.THREAD_P"),
+            read_core("d", "DTLB_STORE_MISSES.WALK_COMPLETED_4K"),
+            read_core("e", "DTLB_STORE_MISSES.WALK_COMPLETED_2M_4M"),
+            read_core("f", "DTLB_STORE_MISSES.WALK_COMPLETED_1G"),
         ])
         .computed_as("100 * (a / (b if HYPERTHREADING_ON else c) * d / (d + e + f))", &[
             Num(100.0), Event(0), Const(Constant::HyperthreadingOn), Event(1), Event(2), Select,
@@ -1581,12 +1581,12 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(6)
         .child_of("Store_STLB_Miss")
         .reads(&[
-            read("a", "DTLB_STORE_MISSES.WALK_ACTIVE", "CORE"),
-            read("b", "CPU_CLK_UNHALTED.DISTRIBUTED", "CORE"),
-            read("c", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
-            read("d", "DTLB_STORE_MISSES.WALK_COMPLETED_2M_4M", "CORE"),
-            read("e", "DTLB_STORE_MISSES.WALK_COMPLETED_4K", "CORE"),
-            read("f", "DTLB_STORE_MISSES.WALK_COMPLETED_1G", "CORE"),
+            read_core("a", "DTLB_STORE_MISSES.WALK_ACTIVE"),
+            read_core("b", "CPU_CLK_UNHALTED.DISTRIBUTED"),
+            read_core("c", "CPU_CLK_UNHALTED.THREAD_P"),
+            read_core("d", "DTLB_STORE_MISSES.WALK_COMPLETED_2M_4M"),
+            read_core("e", "DTLB_STORE_MISSES.WALK_COMPLETED_4K"),
+            read_core("f", "DTLB_STORE_MISSES.WALK_COMPLETED_1G"),
         ])
         .computed_as("100 * (a / (b if HYPERTHREADING_ON else c) * d / (e + d + f))", &[
             Num(100.0), Event(0), Const(Constant::HyperthreadingOn), Event(1), Event(2), Select,
@@ -1597,12 +1597,12 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(6)
         .child_of("Store_STLB_Miss")
         .reads(&[
-            read("a", "DTLB_STORE_MISSES.WALK_ACTIVE", "CORE"),
-            read("b", "CPU_CLK_UNHALTED.DISTRIBUTED", "CORE"),
-            read("c", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
-            read("d", "DTLB_STORE_MISSES.WALK_COMPLETED_1G", "CORE"),
-            read("e", "DTLB_STORE_MISSES.WALK_COMPLETED_4K", "CORE"),
-            read("f", "DTLB_STORE_MISSES.WALK_COMPLETED_2M_4M", "CORE"),
+            read_core("a", "DTLB_STORE_MISSES.WALK_ACTIVE"),
+            read_core("b", "CPU_CLK_UNHALTED.DISTRIBUTED"),
+            read_core("c", "CPU_CLK_UNHALTED.THREAD_P"),
+            read_core("d", "DTLB_STORE_MISSES.WALK_COMPLETED_1G"),
+            read_core("e", "DTLB_STORE_MISSES.WALK_COMPLETED_4K"),
+            read_core("f", "DTLB_STORE_MISSES.WALK_COMPLETED_2M_4M"),
         ])
         .computed_as("100 * (a / (b if HYPERTHREADING_ON else c) * d / (e + f + d))", &[
             Num(100.0), Event(0), Const(Constant::HyperthreadingOn), Event(1), Event(2), Select,
@@ -1613,11 +1613,11 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(2)
         .child_of("Backend_Bound")
         .reads(&[
-            read("a", "PERF_METRICS.BACKEND_BOUND", "CORE").via(MetricRead::SlotsShare(3)),
-            read("b", "PERF_METRICS.FRONTEND_BOUND", "CORE").via(MetricRead::SlotsShare(2)),
-            read("c", "PERF_METRICS.BAD_SPECULATION", "CORE").via(MetricRead::SlotsShare(1)),
-            read("d", "PERF_METRICS.RETIRING", "CORE").via(MetricRead::SlotsShare(0)),
-            read("e", "PERF_METRICS.MEMORY_BOUND", "CORE").via(MetricRead::SlotsShare(7)),
+            read_core("a", "PERF_METRICS.BACKEND_BOUND").via(MetricRead::SlotsShare(3)),
+            read_core("b", "PERF_METRICS.FRONTEND_BOUND").via(MetricRead::SlotsShare(2)),
+            read_core("c", "PERF_METRICS.BAD_SPECULATION").via(MetricRead::SlotsShare(1)),
+            read_core("d", "PERF_METRICS.RETIRING").via(MetricRead::SlotsShare(0)),
+            read_core("e", "PERF_METRICS.MEMORY_BOUND").via(MetricRead::SlotsShare(7)),
         ])
         .computed_as("100 * max(0, a / (b + c + d + a) - e / (b + c + d + a))", &[
             Num(100.0), Num(0.0), Event(0), Event(1), Event(2), Add, Event(3), Add, Event(0), Add,
@@ -1630,8 +1630,8 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(3)
         .child_of("Core_Bound")
         .reads(&[
-            read("a", "ARITH.DIV_ACTIVE", "CORE"),
-            read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
+            read_core("a", "ARITH.DIV_ACTIVE"),
+            read_core("b", "CPU_CLK_UNHALTED.THREAD_P"),
         ])
         .computed_as("100 * (a / b)", &[Num(100.0), Event(0), Event(1), Div, Mul])
         .threshold_when(&["Divider", "Core_Bound", "Backend_Bound"], "min(min(Divider > 20, Core_Bound > 10), Backend_Bound > 20)", &[
@@ -1641,8 +1641,8 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(4)
         .child_of("Divider")
         .reads(&[
-            read("a", "ARITH.FPDIV_ACTIVE", "CORE"),
-            read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
+            read_core("a", "ARITH.FPDIV_ACTIVE"),
+            read_core("b", "CPU_CLK_UNHALTED.THREAD_P"),
         ])
         .computed_as("100 * (a / b)", &[Num(100.0), Event(0), Event(1), Div, Mul])
         .threshold_when(&["FP_Divider", "Divider", "Core_Bound", "Backend_Bound"], "min(min(min(FP_Divider > 20, Divider > 20), Core_Bound > 10), Backend_Bound > 20)", &[
@@ -1653,9 +1653,9 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(4)
         .child_of("Divider")
         .reads(&[
-            read("a", "ARITH.DIV_ACTIVE", "CORE"),
-            read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
-            read("c", "ARITH.FPDIV_ACTIVE", "CORE"),
+            read_core("a", "ARITH.DIV_ACTIVE"),
+            read_core("b", "CPU_CLK_UNHALTED.THREAD_P"),
+            read_core("c", "ARITH.FPDIV_ACTIVE"),
         ])
         .computed_as("100 * (a / b - c / b)", &[
             Num(100.0), Event(0), Event(1), Div, Event(2), Event(1), Div, Sub, Mul,
@@ -1669,9 +1669,9 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(3)
         .child_of("Core_Bound")
         .reads(&[
-            read("a", "RESOURCE_STALLS.SCOREBOARD", "CORE"),
-            read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
-            read("c", "CPU_CLK_UNHALTED.C02", "CORE"),
+            read_core("a", "RESOURCE_STALLS.SCOREBOARD"),
+            read_core("b", "CPU_CLK_UNHALTED.THREAD_P"),
+            read_core("c", "CPU_CLK_UNHALTED.C02"),
         ])
         .computed_as("100 * (a / b + c / b)", &[
             Num(100.0), Event(0), Event(1), Div, Event(2), Event(1), Div, Add, Mul,
@@ -1683,8 +1683,8 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(4)
         .child_of("Serializing_Operation")
         .reads(&[
-            read("a", "CPU_CLK_UNHALTED.PAUSE", "CORE"),
-            read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
+            read_core("a", "CPU_CLK_UNHALTED.PAUSE"),
+            read_core("b", "CPU_CLK_UNHALTED.THREAD_P"),
         ])
         .computed_as("100 * (a / b)", &[Num(100.0), Event(0), Event(1), Div, Mul])
         .threshold_when(&["Slow_Pause", "Serializing_Operation", "Core_Bound", "Backend_Bound"], "min(min(min(Slow_Pause > 5, Serializing_Operation > 10), Core_Bound > 10), Backend_Bound > 20)", &[
@@ -1696,8 +1696,8 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(4)
         .child_of("Serializing_Operation")
         .reads(&[
-            read("a", "CPU_CLK_UNHALTED.C01", "CORE"),
-            read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
+            read_core("a", "CPU_CLK_UNHALTED.C01"),
+            read_core("b", "CPU_CLK_UNHALTED.THREAD_P"),
         ])
         .computed_as("100 * (a / b)", &[Num(100.0), Event(0), Event(1), Div, Mul])
         .threshold_when(&["C01_Wait", "Serializing_Operation", "Core_Bound", "Backend_Bound"], "min(min(min(C01_Wait > 5, Serializing_Operation > 10), Core_Bound > 10), Backend_Bound > 20)", &[
@@ -1709,8 +1709,8 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(4)
         .child_of("Serializing_Operation")
         .reads(&[
-            read("a", "CPU_CLK_UNHALTED.C02", "CORE"),
-            read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
+            read_core("a", "CPU_CLK_UNHALTED.C02"),
+            read_core("b", "CPU_CLK_UNHALTED.THREAD_P"),
         ])
         .computed_as("100 * (a / b)", &[Num(100.0), Event(0), Event(1), Div, Mul])
         .threshold_when(&["C02_Wait", "Serializing_Operation", "Core_Bound", "Backend_Bound"], "min(min(min(C02_Wait > 5, Serializing_Operation > 10), Core_Bound > 10), Backend_Bound > 20)", &[
@@ -1721,8 +1721,8 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(4)
         .child_of("Serializing_Operation")
         .reads(&[
-            read("a", "MISC2_RETIRED.LFENCE", "CORE"),
-            read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
+            read_core("a", "MISC2_RETIRED.LFENCE"),
+            read_core("b", "CPU_CLK_UNHALTED.THREAD_P"),
         ])
         .computed_as("100 * (13 * a / b)", &[Num(100.0), Num(13.0), Event(0), Mul, Event(1), Div, Mul])
         .threshold_when(&["Memory_Fence", "Serializing_Operation", "Core_Bound", "Backend_Bound"], "min(min(min(Memory_Fence > 5, Serializing_Operation > 10), Core_Bound > 10), Backend_Bound > 20)", &[
@@ -1734,9 +1734,9 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(3)
         .child_of("Core_Bound")
         .reads(&[
-            read("a", "EXE.AMX_BUSY", "CORE"),
-            read("b", "CPU_CLK_UNHALTED.DISTRIBUTED", "CORE"),
-            read("c", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
+            read_core("a", "EXE.AMX_BUSY"),
+            read_core("b", "CPU_CLK_UNHALTED.DISTRIBUTED"),
+            read_core("c", "CPU_CLK_UNHALTED.THREAD_P"),
         ])
         .computed_as("100 * (a / (b if HYPERTHREADING_ON else c))", &[
             Num(100.0), Event(0), Const(Constant::HyperthreadingOn), Event(1), Event(2), Select,
@@ -1750,18 +1750,18 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(3)
         .child_of("Core_Bound")
         .reads(&[
-            read("a", "EXE_ACTIVITY.EXE_BOUND_0_PORTS", "CORE"),
-            read("b", "RESOURCE_STALLS.SCOREBOARD", "CORE"),
-            read("c", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
-            read("d", "EXE_ACTIVITY.1_PORTS_UTIL", "CORE"),
-            read("e", "PERF_METRICS.RETIRING", "CORE").via(MetricRead::SlotsShare(0)),
-            read("f", "PERF_METRICS.FRONTEND_BOUND", "CORE").via(MetricRead::SlotsShare(2)),
-            read("g", "PERF_METRICS.BAD_SPECULATION", "CORE").via(MetricRead::SlotsShare(1)),
-            read("h", "PERF_METRICS.BACKEND_BOUND", "CORE").via(MetricRead::SlotsShare(3)),
-            read("i", "EXE_ACTIVITY.2_3_PORTS_UTIL", "CORE"),
-            read("j", "ARITH.DIV_ACTIVE", "CORE"),
-            read("k", "CYCLE_ACTIVITY.STALLS_TOTAL", "CORE"),
-            read("l", "EXE_ACTIVITY.BOUND_ON_LOADS", "CORE"),
+            read_core("a", "EXE_ACTIVITY.EXE_BOUND_0_PORTS"),
+            read_core("b", "RESOURCE_STALLS.SCOREBOARD"),
+            read_core("c", "CPU_CLK_UNHALTED.THREAD_P"),
+            read_core("d", "EXE_ACTIVITY.1_PORTS_UTIL"),
+            read_core("e", "PERF_METRICS.RETIRING").via(MetricRead::SlotsShare(0)),
+            read_core("f", "PERF_METRICS.FRONTEND_BOUND").via(MetricRead::SlotsShare(2)),
+            read_core("g", "PERF_METRICS.BAD_SPECULATION").via(MetricRead::SlotsShare(1)),
+            read_core("h", "PERF_METRICS.BACKEND_BOUND").via(MetricRead::SlotsShare(3)),
+            read_core("i", "EXE_ACTIVITY.2_3_PORTS_UTIL"),
+            read_core("j", "ARITH.DIV_ACTIVE"),
+            read_core("k", "CYCLE_ACTIVITY.STALLS_TOTAL"),
+            read_core("l", "EXE_ACTIVITY.BOUND_ON_LOADS"),
         ])
         .computed_as("100 * ((max(a - b, 0) / c * c + (d + e / (f + g + e + h) * i)) / c if j < k - l else (d + e / (f + g + e + h) * i) / c)", &[
             Num(100.0), Event(9), Event(10), Event(11), Sub, Lt, Event(0), Event(1), Sub, Num(0.0),
@@ -1778,9 +1778,9 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(4)
         .child_of("Ports_Utilization")
         .reads(&[
-            read("a", "EXE_ACTIVITY.EXE_BOUND_0_PORTS", "CORE"),
-            read("b", "RESOURCE_STALLS.SCOREBOARD", "CORE"),
-            read("c", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
+            read_core("a", "EXE_ACTIVITY.EXE_BOUND_0_PORTS"),
+            read_core("b", "RESOURCE_STALLS.SCOREBOARD"),
+            read_core("c", "CPU_CLK_UNHALTED.THREAD_P"),
         ])
         .computed_as("100 * (max(a - b, 0) / c)", &[
             Num(100.0), Event(0), Event(1), Sub, Num(0.0), Max, Event(2), Div, Mul,
@@ -1793,8 +1793,8 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(5)
         .child_of("Ports_Utilized_0")
         .reads(&[
-            read("a", "ASSISTS.SSE_AVX_MIX", "CORE"),
-            read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
+            read_core("a", "ASSISTS.SSE_AVX_MIX"),
+            read_core("b", "CPU_CLK_UNHALTED.THREAD_P"),
         ])
         .computed_as("100 * (160 * a / b)", &[Num(100.0), Num(160.0), Event(0), Mul, Event(1), Div, Mul])
         .threshold_when(&["Mixing_Vectors"], "Mixing_Vectors > 5", &[Event(0), Num(5.0), Gt]),
@@ -1803,8 +1803,8 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(4)
         .child_of("Ports_Utilization")
         .reads(&[
-            read("a", "EXE_ACTIVITY.1_PORTS_UTIL", "CORE"),
-            read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
+            read_core("a", "EXE_ACTIVITY.1_PORTS_UTIL"),
+            read_core("b", "CPU_CLK_UNHALTED.THREAD_P"),
         ])
         .computed_as("100 * (a / b)", &[Num(100.0), Event(0), Event(1), Div, Mul])
         .threshold_when(&["Ports_Utilized_1", "Ports_Utilization", "Core_Bound", "Backend_Bound"], "min(min(min(Ports_Utilized_1 > 20, Ports_Utilization > 15), Core_Bound > 10), Backend_Bound > 20)", &[
@@ -1816,8 +1816,8 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(4)
         .child_of("Ports_Utilization")
         .reads(&[
-            read("a", "EXE_ACTIVITY.2_PORTS_UTIL", "CORE"),
-            read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
+            read_core("a", "EXE_ACTIVITY.2_PORTS_UTIL"),
+            read_core("b", "CPU_CLK_UNHALTED.THREAD_P"),
         ])
         .computed_as("100 * (a / b)", &[Num(100.0), Event(0), Event(1), Div, Mul])
         .threshold_when(&["Ports_Utilized_2", "Ports_Utilization", "Core_Bound", "Backend_Bound"], "min(min(min(Ports_Utilized_2 > 15, Ports_Utilization > 15), Core_Bound > 10), Backend_Bound > 20)", &[
@@ -1829,8 +1829,8 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(4)
         .child_of("Ports_Utilization")
         .reads(&[
-            read("a", "UOPS_EXECUTED.CYCLES_GE_3", "CORE"),
-            read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
+            read_core("a", "UOPS_EXECUTED.CYCLES_GE_3"),
+            read_core("b", "CPU_CLK_UNHALTED.THREAD_P"),
         ])
         .computed_as("100 * (a / b)", &[Num(100.0), Event(0), Event(1), Div, Mul])
         .threshold_when(&["Ports_Utilized_3m", "Ports_Utilization", "Core_Bound", "Backend_Bound"], "min(min(min(Ports_Utilized_3m > 40, Ports_Utilization > 15), Core_Bound > 10), Backend_Bound > 20)", &[
@@ -1841,12 +1841,12 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(5)
         .child_of("Ports_Utilized_3m")
         .reads(&[
-            read("a", "UOPS_DISPATCHED.PORT_0", "CORE"),
-            read("b", "UOPS_DISPATCHED.PORT_1", "CORE"),
-            read("c", "UOPS_DISPATCHED.PORT_5_11", "CORE"),
-            read("d", "UOPS_DISPATCHED.PORT_6", "CORE"),
-            read("e", "CPU_CLK_UNHALTED.DISTRIBUTED", "CORE"),
-            read("f", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
+            read_core("a", "UOPS_DISPATCHED.PORT_0"),
+            read_core("b", "UOPS_DISPATCHED.PORT_1"),
+            read_core("c", "UOPS_DISPATCHED.PORT_5_11"),
+            read_core("d", "UOPS_DISPATCHED.PORT_6"),
+            read_core("e", "CPU_CLK_UNHALTED.DISTRIBUTED"),
+            read_core("f", "CPU_CLK_UNHALTED.THREAD_P"),
         ])
         .computed_as("100 * ((a + b + c + d) / (5 * (e if HYPERTHREADING_ON else f)))", &[
             Num(100.0), Event(0), Event(1), Add, Event(2), Add, Event(3), Add, Num(5.0),
@@ -1858,9 +1858,9 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(6)
         .child_of("ALU_Op_Utilization")
         .reads(&[
-            read("a", "UOPS_DISPATCHED.PORT_0", "CORE"),
-            read("b", "CPU_CLK_UNHALTED.DISTRIBUTED", "CORE"),
-            read("c", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
+            read_core("a", "UOPS_DISPATCHED.PORT_0"),
+            read_core("b", "CPU_CLK_UNHALTED.DISTRIBUTED"),
+            read_core("c", "CPU_CLK_UNHALTED.THREAD_P"),
         ])
         .computed_as("100 * (a / (b if HYPERTHREADING_ON else c))", &[
             Num(100.0), Event(0), Const(Constant::HyperthreadingOn), Event(1), Event(2), Select,
@@ -1871,9 +1871,9 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(6)
         .child_of("ALU_Op_Utilization")
         .reads(&[
-            read("a", "UOPS_DISPATCHED.PORT_1", "CORE"),
-            read("b", "CPU_CLK_UNHALTED.DISTRIBUTED", "CORE"),
-            read("c", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
+            read_core("a", "UOPS_DISPATCHED.PORT_1"),
+            read_core("b", "CPU_CLK_UNHALTED.DISTRIBUTED"),
+            read_core("c", "CPU_CLK_UNHALTED.THREAD_P"),
         ])
         .computed_as("100 * (a / (b if HYPERTHREADING_ON else c))", &[
             Num(100.0), Event(0), Const(Constant::HyperthreadingOn), Event(1), Event(2), Select,
@@ -1884,9 +1884,9 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(6)
         .child_of("ALU_Op_Utilization")
         .reads(&[
-            read("a", "UOPS_DISPATCHED.PORT_6", "CORE"),
-            read("b", "CPU_CLK_UNHALTED.DISTRIBUTED", "CORE"),
-            read("c", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
+            read_core("a", "UOPS_DISPATCHED.PORT_6"),
+            read_core("b", "CPU_CLK_UNHALTED.DISTRIBUTED"),
+            read_core("c", "CPU_CLK_UNHALTED.THREAD_P"),
         ])
         .computed_as("100 * (a / (b if HYPERTHREADING_ON else c))", &[
             Num(100.0), Event(0), Const(Constant::HyperthreadingOn), Event(1), Event(2), Select,
@@ -1897,9 +1897,9 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(5)
         .child_of("Ports_Utilized_3m")
         .reads(&[
-            read("a", "UOPS_DISPATCHED.PORT_2_3_10", "CORE"),
-            read("b", "CPU_CLK_UNHALTED.DISTRIBUTED", "CORE"),
-            read("c", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
+            read_core("a", "UOPS_DISPATCHED.PORT_2_3_10"),
+            read_core("b", "CPU_CLK_UNHALTED.DISTRIBUTED"),
+            read_core("c", "CPU_CLK_UNHALTED.THREAD_P"),
         ])
         .computed_as("100 * (a / (3 * (b if HYPERTHREADING_ON else c)))", &[
             Num(100.0), Event(0), Num(3.0), Const(Constant::HyperthreadingOn), Event(1), Event(2),
@@ -1910,10 +1910,10 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(5)
         .child_of("Ports_Utilized_3m")
         .reads(&[
-            read("a", "UOPS_DISPATCHED.PORT_4_9", "CORE"),
-            read("b", "UOPS_DISPATCHED.PORT_7_8", "CORE"),
-            read("c", "CPU_CLK_UNHALTED.DISTRIBUTED", "CORE"),
-            read("d", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
+            read_core("a", "UOPS_DISPATCHED.PORT_4_9"),
+            read_core("b", "UOPS_DISPATCHED.PORT_7_8"),
+            read_core("c", "CPU_CLK_UNHALTED.DISTRIBUTED"),
+            read_core("d", "CPU_CLK_UNHALTED.THREAD_P"),
         ])
         .computed_as("100 * ((a + b) / (4 * (c if HYPERTHREADING_ON else d)))", &[
             Num(100.0), Event(0), Event(1), Add, Num(4.0), Const(Constant::HyperthreadingOn),
@@ -1923,10 +1923,10 @@ pub static METRICS: &[MetricInfo] = &[
     metric("Retiring", "percent", "TMA", Cpu)
         .in_groups(&["BvUW", "TmaL1"])
         .reads(&[
-            read("a", "PERF_METRICS.RETIRING", "CORE").via(MetricRead::SlotsShare(0)),
-            read("b", "PERF_METRICS.FRONTEND_BOUND", "CORE").via(MetricRead::SlotsShare(2)),
-            read("c", "PERF_METRICS.BAD_SPECULATION", "CORE").via(MetricRead::SlotsShare(1)),
-            read("d", "PERF_METRICS.BACKEND_BOUND", "CORE").via(MetricRead::SlotsShare(3)),
+            read_core("a", "PERF_METRICS.RETIRING").via(MetricRead::SlotsShare(0)),
+            read_core("b", "PERF_METRICS.FRONTEND_BOUND").via(MetricRead::SlotsShare(2)),
+            read_core("c", "PERF_METRICS.BAD_SPECULATION").via(MetricRead::SlotsShare(1)),
+            read_core("d", "PERF_METRICS.BACKEND_BOUND").via(MetricRead::SlotsShare(3)),
         ])
         .computed_as("100 * (a / (b + c + a + d))", &[
             Num(100.0), Event(0), Event(1), Event(2), Add, Event(0), Add, Event(3), Add, Div, Mul,
@@ -1937,11 +1937,11 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(2)
         .child_of("Retiring")
         .reads(&[
-            read("a", "PERF_METRICS.RETIRING", "CORE").via(MetricRead::SlotsShare(0)),
-            read("b", "PERF_METRICS.FRONTEND_BOUND", "CORE").via(MetricRead::SlotsShare(2)),
-            read("c", "PERF_METRICS.BAD_SPECULATION", "CORE").via(MetricRead::SlotsShare(1)),
-            read("d", "PERF_METRICS.BACKEND_BOUND", "CORE").via(MetricRead::SlotsShare(3)),
-            read("e", "PERF_METRICS.HEAVY_OPERATIONS", "CORE").via(MetricRead::SlotsShare(4)),
+            read_core("a", "PERF_METRICS.RETIRING").via(MetricRead::SlotsShare(0)),
+            read_core("b", "PERF_METRICS.FRONTEND_BOUND").via(MetricRead::SlotsShare(2)),
+            read_core("c", "PERF_METRICS.BAD_SPECULATION").via(MetricRead::SlotsShare(1)),
+            read_core("d", "PERF_METRICS.BACKEND_BOUND").via(MetricRead::SlotsShare(3)),
+            read_core("e", "PERF_METRICS.HEAVY_OPERATIONS").via(MetricRead::SlotsShare(4)),
         ])
         .computed_as("100 * max(0, a / (b + c + a + d) - e / (b + c + a + d))", &[
             Num(100.0), Num(0.0), Event(0), Event(1), Event(2), Add, Event(0), Add, Event(3), Add,
@@ -1954,17 +1954,17 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(3)
         .child_of("Light_Operations")
         .reads(&[
-            read("a", "PERF_METRICS.RETIRING", "CORE").via(MetricRead::SlotsShare(0)),
-            read("b", "PERF_METRICS.FRONTEND_BOUND", "CORE").via(MetricRead::SlotsShare(2)),
-            read("c", "PERF_METRICS.BAD_SPECULATION", "CORE").via(MetricRead::SlotsShare(1)),
-            read("d", "PERF_METRICS.BACKEND_BOUND", "CORE").via(MetricRead::SlotsShare(3)),
-            read("e", "UOPS_EXECUTED.X87", "CORE"),
-            read("f", "UOPS_EXECUTED.THREAD", "CORE"),
-            read("g", "FP_ARITH_INST_RETIRED.SCALAR", "CORE"),
-            read("h", "FP_ARITH_INST_RETIRED2.SCALAR", "CORE"),
-            read("i", "TOPDOWN.SLOTS", "CORE").via(MetricRead::Slots),
-            read("j", "FP_ARITH_INST_RETIRED.VECTOR", "CORE"),
-            read("k", "FP_ARITH_INST_RETIRED2.VECTOR", "CORE"),
+            read_core("a", "PERF_METRICS.RETIRING").via(MetricRead::SlotsShare(0)),
+            read_core("b", "PERF_METRICS.FRONTEND_BOUND").via(MetricRead::SlotsShare(2)),
+            read_core("c", "PERF_METRICS.BAD_SPECULATION").via(MetricRead::SlotsShare(1)),
+            read_core("d", "PERF_METRICS.BACKEND_BOUND").via(MetricRead::SlotsShare(3)),
+            read_core("e", "UOPS_EXECUTED.X87"),
+            read_core("f", "UOPS_EXECUTED.THREAD"),
+            read_core("g", "FP_ARITH_INST_RETIRED.SCALAR"),
+            read_core("h", "FP_ARITH_INST_RETIRED2.SCALAR"),
+            read_core("i", "TOPDOWN.SLOTS").via(MetricRead::Slots),
+            read_core("j", "FP_ARITH_INST_RETIRED.VECTOR"),
+            read_core("k", "FP_ARITH_INST_RETIRED2.VECTOR"),
         ])
         .computed_as("100 * (a / (b + c + a + d) * e / f + (g + h) / (a / (b + c + a + d) * i) + (j + k) / (a / (b + c + a + d) * i))", &[
             Num(100.0), Event(0), Event(1), Event(2), Add, Event(0), Add, Event(3), Add, Div,
@@ -1979,12 +1979,12 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(4)
         .child_of("FP_Arith")
         .reads(&[
-            read("a", "PERF_METRICS.RETIRING", "CORE").via(MetricRead::SlotsShare(0)),
-            read("b", "PERF_METRICS.FRONTEND_BOUND", "CORE").via(MetricRead::SlotsShare(2)),
-            read("c", "PERF_METRICS.BAD_SPECULATION", "CORE").via(MetricRead::SlotsShare(1)),
-            read("d", "PERF_METRICS.BACKEND_BOUND", "CORE").via(MetricRead::SlotsShare(3)),
-            read("e", "UOPS_EXECUTED.X87", "CORE"),
-            read("f", "UOPS_EXECUTED.THREAD", "CORE"),
+            read_core("a", "PERF_METRICS.RETIRING").via(MetricRead::SlotsShare(0)),
+            read_core("b", "PERF_METRICS.FRONTEND_BOUND").via(MetricRead::SlotsShare(2)),
+            read_core("c", "PERF_METRICS.BAD_SPECULATION").via(MetricRead::SlotsShare(1)),
+            read_core("d", "PERF_METRICS.BACKEND_BOUND").via(MetricRead::SlotsShare(3)),
+            read_core("e", "UOPS_EXECUTED.X87"),
+            read_core("f", "UOPS_EXECUTED.THREAD"),
         ])
         .computed_as("100 * (a / (b + c + a + d) * e / f)", &[
             Num(100.0), Event(0), Event(1), Event(2), Add, Event(0), Add, Event(3), Add, Div,
@@ -1998,13 +1998,13 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(4)
         .child_of("FP_Arith")
         .reads(&[
-            read("a", "FP_ARITH_INST_RETIRED.SCALAR", "CORE"),
-            read("b", "FP_ARITH_INST_RETIRED2.SCALAR", "CORE"),
-            read("c", "PERF_METRICS.RETIRING", "CORE").via(MetricRead::SlotsShare(0)),
-            read("d", "PERF_METRICS.FRONTEND_BOUND", "CORE").via(MetricRead::SlotsShare(2)),
-            read("e", "PERF_METRICS.BAD_SPECULATION", "CORE").via(MetricRead::SlotsShare(1)),
-            read("f", "PERF_METRICS.BACKEND_BOUND", "CORE").via(MetricRead::SlotsShare(3)),
-            read("g", "TOPDOWN.SLOTS", "CORE").via(MetricRead::Slots),
+            read_core("a", "FP_ARITH_INST_RETIRED.SCALAR"),
+            read_core("b", "FP_ARITH_INST_RETIRED2.SCALAR"),
+            read_core("c", "PERF_METRICS.RETIRING").via(MetricRead::SlotsShare(0)),
+            read_core("d", "PERF_METRICS.FRONTEND_BOUND").via(MetricRead::SlotsShare(2)),
+            read_core("e", "PERF_METRICS.BAD_SPECULATION").via(MetricRead::SlotsShare(1)),
+            read_core("f", "PERF_METRICS.BACKEND_BOUND").via(MetricRead::SlotsShare(3)),
+            read_core("g", "TOPDOWN.SLOTS").via(MetricRead::Slots),
         ])
         .computed_as("100 * ((a + b) / (c / (d + e + c + f) * g))", &[
             Num(100.0), Event(0), Event(1), Add, Event(2), Event(3), Event(4), Add, Event(2), Add,
@@ -2018,13 +2018,13 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(4)
         .child_of("FP_Arith")
         .reads(&[
-            read("a", "FP_ARITH_INST_RETIRED.VECTOR", "CORE"),
-            read("b", "FP_ARITH_INST_RETIRED2.VECTOR", "CORE"),
-            read("c", "PERF_METRICS.RETIRING", "CORE").via(MetricRead::SlotsShare(0)),
-            read("d", "PERF_METRICS.FRONTEND_BOUND", "CORE").via(MetricRead::SlotsShare(2)),
-            read("e", "PERF_METRICS.BAD_SPECULATION", "CORE").via(MetricRead::SlotsShare(1)),
-            read("f", "PERF_METRICS.BACKEND_BOUND", "CORE").via(MetricRead::SlotsShare(3)),
-            read("g", "TOPDOWN.SLOTS", "CORE").via(MetricRead::Slots),
+            read_core("a", "FP_ARITH_INST_RETIRED.VECTOR"),
+            read_core("b", "FP_ARITH_INST_RETIRED2.VECTOR"),
+            read_core("c", "PERF_METRICS.RETIRING").via(MetricRead::SlotsShare(0)),
+            read_core("d", "PERF_METRICS.FRONTEND_BOUND").via(MetricRead::SlotsShare(2)),
+            read_core("e", "PERF_METRICS.BAD_SPECULATION").via(MetricRead::SlotsShare(1)),
+            read_core("f", "PERF_METRICS.BACKEND_BOUND").via(MetricRead::SlotsShare(3)),
+            read_core("g", "TOPDOWN.SLOTS").via(MetricRead::Slots),
         ])
         .computed_as("100 * ((a + b) / (c / (d + e + c + f) * g))", &[
             Num(100.0), Event(0), Event(1), Add, Event(2), Event(3), Event(4), Add, Event(2), Add,
@@ -2038,14 +2038,14 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(5)
         .child_of("FP_Vector")
         .reads(&[
-            read("a", "FP_ARITH_INST_RETIRED.128B_PACKED_DOUBLE", "CORE"),
-            read("b", "FP_ARITH_INST_RETIRED.128B_PACKED_SINGLE", "CORE"),
-            read("c", "FP_ARITH_INST_RETIRED2.128B_PACKED_HALF", "CORE"),
-            read("d", "PERF_METRICS.RETIRING", "CORE").via(MetricRead::SlotsShare(0)),
-            read("e", "PERF_METRICS.FRONTEND_BOUND", "CORE").via(MetricRead::SlotsShare(2)),
-            read("f", "PERF_METRICS.BAD_SPECULATION", "CORE").via(MetricRead::SlotsShare(1)),
-            read("g", "PERF_METRICS.BACKEND_BOUND", "CORE").via(MetricRead::SlotsShare(3)),
-            read("h", "TOPDOWN.SLOTS", "CORE").via(MetricRead::Slots),
+            read_core("a", "FP_ARITH_INST_RETIRED.128B_PACKED_DOUBLE"),
+            read_core("b", "FP_ARITH_INST_RETIRED.128B_PACKED_SINGLE"),
+            read_core("c", "FP_ARITH_INST_RETIRED2.128B_PACKED_HALF"),
+            read_core("d", "PERF_METRICS.RETIRING").via(MetricRead::SlotsShare(0)),
+            read_core("e", "PERF_METRICS.FRONTEND_BOUND").via(MetricRead::SlotsShare(2)),
+            read_core("f", "PERF_METRICS.BAD_SPECULATION").via(MetricRead::SlotsShare(1)),
+            read_core("g", "PERF_METRICS.BACKEND_BOUND").via(MetricRead::SlotsShare(3)),
+            read_core("h", "TOPDOWN.SLOTS").via(MetricRead::Slots),
         ])
         .computed_as("100 * ((a + b + c) / (d / (e + f + d + g) * h))", &[
             Num(100.0), Event(0), Event(1), Add, Event(2), Add, Event(3), Event(4), Event(5), Add,
@@ -2060,14 +2060,14 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(5)
         .child_of("FP_Vector")
         .reads(&[
-            read("a", "FP_ARITH_INST_RETIRED.256B_PACKED_DOUBLE", "CORE"),
-            read("b", "FP_ARITH_INST_RETIRED.256B_PACKED_SINGLE", "CORE"),
-            read("c", "FP_ARITH_INST_RETIRED2.256B_PACKED_HALF", "CORE"),
-            read("d", "PERF_METRICS.RETIRING", "CORE").via(MetricRead::SlotsShare(0)),
-            read("e", "PERF_METRICS.FRONTEND_BOUND", "CORE").via(MetricRead::SlotsShare(2)),
-            read("f", "PERF_METRICS.BAD_SPECULATION", "CORE").via(MetricRead::SlotsShare(1)),
-            read("g", "PERF_METRICS.BACKEND_BOUND", "CORE").via(MetricRead::SlotsShare(3)),
-            read("h", "TOPDOWN.SLOTS", "CORE").via(MetricRead::Slots),
+            read_core("a", "FP_ARITH_INST_RETIRED.256B_PACKED_DOUBLE"),
+            read_core("b", "FP_ARITH_INST_RETIRED.256B_PACKED_SINGLE"),
+            read_core("c", "FP_ARITH_INST_RETIRED2.256B_PACKED_HALF"),
+            read_core("d", "PERF_METRICS.RETIRING").via(MetricRead::SlotsShare(0)),
+            read_core("e", "PERF_METRICS.FRONTEND_BOUND").via(MetricRead::SlotsShare(2)),
+            read_core("f", "PERF_METRICS.BAD_SPECULATION").via(MetricRead::SlotsShare(1)),
+            read_core("g", "PERF_METRICS.BACKEND_BOUND").via(MetricRead::SlotsShare(3)),
+            read_core("h", "TOPDOWN.SLOTS").via(MetricRead::Slots),
         ])
         .computed_as("100 * ((a + b + c) / (d / (e + f + d + g) * h))", &[
             Num(100.0), Event(0), Event(1), Add, Event(2), Add, Event(3), Event(4), Event(5), Add,
@@ -2082,14 +2082,14 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(5)
         .child_of("FP_Vector")
         .reads(&[
-            read("a", "FP_ARITH_INST_RETIRED.512B_PACKED_DOUBLE", "CORE"),
-            read("b", "FP_ARITH_INST_RETIRED.512B_PACKED_SINGLE", "CORE"),
-            read("c", "FP_ARITH_INST_RETIRED2.512B_PACKED_HALF", "CORE"),
-            read("d", "PERF_METRICS.RETIRING", "CORE").via(MetricRead::SlotsShare(0)),
-            read("e", "PERF_METRICS.FRONTEND_BOUND", "CORE").via(MetricRead::SlotsShare(2)),
-            read("f", "PERF_METRICS.BAD_SPECULATION", "CORE").via(MetricRead::SlotsShare(1)),
-            read("g", "PERF_METRICS.BACKEND_BOUND", "CORE").via(MetricRead::SlotsShare(3)),
-            read("h", "TOPDOWN.SLOTS", "CORE").via(MetricRead::Slots),
+            read_core("a", "FP_ARITH_INST_RETIRED.512B_PACKED_DOUBLE"),
+            read_core("b", "FP_ARITH_INST_RETIRED.512B_PACKED_SINGLE"),
+            read_core("c", "FP_ARITH_INST_RETIRED2.512B_PACKED_HALF"),
+            read_core("d", "PERF_METRICS.RETIRING").via(MetricRead::SlotsShare(0)),
+            read_core("e", "PERF_METRICS.FRONTEND_BOUND").via(MetricRead::SlotsShare(2)),
+            read_core("f", "PERF_METRICS.BAD_SPECULATION").via(MetricRead::SlotsShare(1)),
+            read_core("g", "PERF_METRICS.BACKEND_BOUND").via(MetricRead::SlotsShare(3)),
+            read_core("h", "TOPDOWN.SLOTS").via(MetricRead::Slots),
         ])
         .computed_as("100 * ((a + b + c) / (d / (e + f + d + g) * h))", &[
             Num(100.0), Event(0), Event(1), Add, Event(2), Add, Event(3), Event(4), Event(5), Add,
@@ -2104,16 +2104,16 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(3)
         .child_of("Light_Operations")
         .reads(&[
-            read("a", "INT_VEC_RETIRED.ADD_128", "CORE"),
-            read("b", "INT_VEC_RETIRED.VNNI_128", "CORE"),
-            read("c", "PERF_METRICS.RETIRING", "CORE").via(MetricRead::SlotsShare(0)),
-            read("d", "PERF_METRICS.FRONTEND_BOUND", "CORE").via(MetricRead::SlotsShare(2)),
-            read("e", "PERF_METRICS.BAD_SPECULATION", "CORE").via(MetricRead::SlotsShare(1)),
-            read("f", "PERF_METRICS.BACKEND_BOUND", "CORE").via(MetricRead::SlotsShare(3)),
-            read("g", "TOPDOWN.SLOTS", "CORE").via(MetricRead::Slots),
-            read("h", "INT_VEC_RETIRED.ADD_256", "CORE"),
-            read("i", "INT_VEC_RETIRED.MUL_256", "CORE"),
-            read("j", "INT_VEC_RETIRED.VNNI_256", "CORE"),
+            read_core("a", "INT_VEC_RETIRED.ADD_128"),
+            read_core("b", "INT_VEC_RETIRED.VNNI_128"),
+            read_core("c", "PERF_METRICS.RETIRING").via(MetricRead::SlotsShare(0)),
+            read_core("d", "PERF_METRICS.FRONTEND_BOUND").via(MetricRead::SlotsShare(2)),
+            read_core("e", "PERF_METRICS.BAD_SPECULATION").via(MetricRead::SlotsShare(1)),
+            read_core("f", "PERF_METRICS.BACKEND_BOUND").via(MetricRead::SlotsShare(3)),
+            read_core("g", "TOPDOWN.SLOTS").via(MetricRead::Slots),
+            read_core("h", "INT_VEC_RETIRED.ADD_256"),
+            read_core("i", "INT_VEC_RETIRED.MUL_256"),
+            read_core("j", "INT_VEC_RETIRED.VNNI_256"),
         ])
         .computed_as("100 * ((a + b) / (c / (d + e + c + f) * g) + (h + i + j) / (c / (d + e + c + f) * g))", &[
             Num(100.0), Event(0), Event(1), Add, Event(2), Event(3), Event(4), Add, Event(2), Add,
@@ -2127,13 +2127,13 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(4)
         .child_of("Int_Operations")
         .reads(&[
-            read("a", "INT_VEC_RETIRED.ADD_128", "CORE"),
-            read("b", "INT_VEC_RETIRED.VNNI_128", "CORE"),
-            read("c", "PERF_METRICS.RETIRING", "CORE").via(MetricRead::SlotsShare(0)),
-            read("d", "PERF_METRICS.FRONTEND_BOUND", "CORE").via(MetricRead::SlotsShare(2)),
-            read("e", "PERF_METRICS.BAD_SPECULATION", "CORE").via(MetricRead::SlotsShare(1)),
-            read("f", "PERF_METRICS.BACKEND_BOUND", "CORE").via(MetricRead::SlotsShare(3)),
-            read("g", "TOPDOWN.SLOTS", "CORE").via(MetricRead::Slots),
+            read_core("a", "INT_VEC_RETIRED.ADD_128"),
+            read_core("b", "INT_VEC_RETIRED.VNNI_128"),
+            read_core("c", "PERF_METRICS.RETIRING").via(MetricRead::SlotsShare(0)),
+            read_core("d", "PERF_METRICS.FRONTEND_BOUND").via(MetricRead::SlotsShare(2)),
+            read_core("e", "PERF_METRICS.BAD_SPECULATION").via(MetricRead::SlotsShare(1)),
+            read_core("f", "PERF_METRICS.BACKEND_BOUND").via(MetricRead::SlotsShare(3)),
+            read_core("g", "TOPDOWN.SLOTS").via(MetricRead::Slots),
         ])
         .computed_as("100 * ((a + b) / (c / (d + e + c + f) * g))", &[
             Num(100.0), Event(0), Event(1), Add, Event(2), Event(3), Event(4), Add, Event(2), Add,
@@ -2147,14 +2147,14 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(4)
         .child_of("Int_Operations")
         .reads(&[
-            read("a", "INT_VEC_RETIRED.ADD_256", "CORE"),
-            read("b", "INT_VEC_RETIRED.MUL_256", "CORE"),
-            read("c", "INT_VEC_RETIRED.VNNI_256", "CORE"),
-            read("d", "PERF_METRICS.RETIRING", "CORE").via(MetricRead::SlotsShare(0)),
-            read("e", "PERF_METRICS.FRONTEND_BOUND", "CORE").via(MetricRead::SlotsShare(2)),
-            read("f", "PERF_METRICS.BAD_SPECULATION", "CORE").via(MetricRead::SlotsShare(1)),
-            read("g", "PERF_METRICS.BACKEND_BOUND", "CORE").via(MetricRead::SlotsShare(3)),
-            read("h", "TOPDOWN.SLOTS", "CORE").via(MetricRead::Slots),
+            read_core("a", "INT_VEC_RETIRED.ADD_256"),
+            read_core("b", "INT_VEC_RETIRED.MUL_256"),
+            read_core("c", "INT_VEC_RETIRED.VNNI_256"),
+            read_core("d", "PERF_METRICS.RETIRING").via(MetricRead::SlotsShare(0)),
+            read_core("e", "PERF_METRICS.FRONTEND_BOUND").via(MetricRead::SlotsShare(2)),
+            read_core("f", "PERF_METRICS.BAD_SPECULATION").via(MetricRead::SlotsShare(1)),
+            read_core("g", "PERF_METRICS.BACKEND_BOUND").via(MetricRead::SlotsShare(3)),
+            read_core("h", "TOPDOWN.SLOTS").via(MetricRead::Slots),
         ])
         .computed_as("100 * ((a + b + c) / (d / (e + f + d + g) * h))", &[
             Num(100.0), Event(0), Event(1), Add, Event(2), Add, Event(3), Event(4), Event(5), Add,
@@ -2168,13 +2168,13 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(3)
         .child_of("Light_Operations")
         .reads(&[
-            read("a", "PERF_METRICS.RETIRING", "CORE").via(MetricRead::SlotsShare(0)),
-            read("b", "PERF_METRICS.FRONTEND_BOUND", "CORE").via(MetricRead::SlotsShare(2)),
-            read("c", "PERF_METRICS.BAD_SPECULATION", "CORE").via(MetricRead::SlotsShare(1)),
-            read("d", "PERF_METRICS.BACKEND_BOUND", "CORE").via(MetricRead::SlotsShare(3)),
-            read("e", "PERF_METRICS.HEAVY_OPERATIONS", "CORE").via(MetricRead::SlotsShare(4)),
-            read("f", "MEM_UOP_RETIRED.ANY", "CORE"),
-            read("g", "TOPDOWN.SLOTS", "CORE").via(MetricRead::Slots),
+            read_core("a", "PERF_METRICS.RETIRING").via(MetricRead::SlotsShare(0)),
+            read_core("b", "PERF_METRICS.FRONTEND_BOUND").via(MetricRead::SlotsShare(2)),
+            read_core("c", "PERF_METRICS.BAD_SPECULATION").via(MetricRead::SlotsShare(1)),
+            read_core("d", "PERF_METRICS.BACKEND_BOUND").via(MetricRead::SlotsShare(3)),
+            read_core("e", "PERF_METRICS.HEAVY_OPERATIONS").via(MetricRead::SlotsShare(4)),
+            read_core("f", "MEM_UOP_RETIRED.ANY"),
+            read_core("g", "TOPDOWN.SLOTS").via(MetricRead::Slots),
         ])
         .computed_as("100 * (max(0, a / (b + c + a + d) - e / (b + c + a + d)) * f / (a / (b + c + a + d) * g))", &[
             Num(100.0), Num(0.0), Event(0), Event(1), Event(2), Add, Event(0), Add, Event(3), Add,
@@ -2188,13 +2188,13 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(3)
         .child_of("Light_Operations")
         .reads(&[
-            read("a", "PERF_METRICS.RETIRING", "CORE").via(MetricRead::SlotsShare(0)),
-            read("b", "PERF_METRICS.FRONTEND_BOUND", "CORE").via(MetricRead::SlotsShare(2)),
-            read("c", "PERF_METRICS.BAD_SPECULATION", "CORE").via(MetricRead::SlotsShare(1)),
-            read("d", "PERF_METRICS.BACKEND_BOUND", "CORE").via(MetricRead::SlotsShare(3)),
-            read("e", "PERF_METRICS.HEAVY_OPERATIONS", "CORE").via(MetricRead::SlotsShare(4)),
-            read("f", "INST_RETIRED.MACRO_FUSED", "CORE"),
-            read("g", "TOPDOWN.SLOTS", "CORE").via(MetricRead::Slots),
+            read_core("a", "PERF_METRICS.RETIRING").via(MetricRead::SlotsShare(0)),
+            read_core("b", "PERF_METRICS.FRONTEND_BOUND").via(MetricRead::SlotsShare(2)),
+            read_core("c", "PERF_METRICS.BAD_SPECULATION").via(MetricRead::SlotsShare(1)),
+            read_core("d", "PERF_METRICS.BACKEND_BOUND").via(MetricRead::SlotsShare(3)),
+            read_core("e", "PERF_METRICS.HEAVY_OPERATIONS").via(MetricRead::SlotsShare(4)),
+            read_core("f", "INST_RETIRED.MACRO_FUSED"),
+            read_core("g", "TOPDOWN.SLOTS").via(MetricRead::Slots),
         ])
         .computed_as("100 * (max(0, a / (b + c + a + d) - e / (b + c + a + d)) * f / (a / (b + c + a + d) * g))", &[
             Num(100.0), Num(0.0), Event(0), Event(1), Event(2), Add, Event(0), Add, Event(3), Add,
@@ -2208,14 +2208,14 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(3)
         .child_of("Light_Operations")
         .reads(&[
-            read("a", "PERF_METRICS.RETIRING", "CORE").via(MetricRead::SlotsShare(0)),
-            read("b", "PERF_METRICS.FRONTEND_BOUND", "CORE").via(MetricRead::SlotsShare(2)),
-            read("c", "PERF_METRICS.BAD_SPECULATION", "CORE").via(MetricRead::SlotsShare(1)),
-            read("d", "PERF_METRICS.BACKEND_BOUND", "CORE").via(MetricRead::SlotsShare(3)),
-            read("e", "PERF_METRICS.HEAVY_OPERATIONS", "CORE").via(MetricRead::SlotsShare(4)),
-            read("f", "BR_INST_RETIRED.ALL_BRANCHES", "CORE"),
-            read("g", "INST_RETIRED.MACRO_FUSED", "CORE"),
-            read("h", "TOPDOWN.SLOTS", "CORE").via(MetricRead::Slots),
+            read_core("a", "PERF_METRICS.RETIRING").via(MetricRead::SlotsShare(0)),
+            read_core("b", "PERF_METRICS.FRONTEND_BOUND").via(MetricRead::SlotsShare(2)),
+            read_core("c", "PERF_METRICS.BAD_SPECULATION").via(MetricRead::SlotsShare(1)),
+            read_core("d", "PERF_METRICS.BACKEND_BOUND").via(MetricRead::SlotsShare(3)),
+            read_core("e", "PERF_METRICS.HEAVY_OPERATIONS").via(MetricRead::SlotsShare(4)),
+            read_core("f", "BR_INST_RETIRED.ALL_BRANCHES"),
+            read_core("g", "INST_RETIRED.MACRO_FUSED"),
+            read_core("h", "TOPDOWN.SLOTS").via(MetricRead::Slots),
         ])
         .computed_as("100 * (max(0, a / (b + c + a + d) - e / (b + c + a + d)) * (f - g) / (a / (b + c + a + d) * h))", &[
             Num(100.0), Num(0.0), Event(0), Event(1), Event(2), Add, Event(0), Add, Event(3), Add,
@@ -2229,26 +2229,26 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(3)
         .child_of("Light_Operations")
         .reads(&[
-            read("a", "PERF_METRICS.RETIRING", "CORE").via(MetricRead::SlotsShare(0)),
-            read("b", "PERF_METRICS.FRONTEND_BOUND", "CORE").via(MetricRead::SlotsShare(2)),
-            read("c", "PERF_METRICS.BAD_SPECULATION", "CORE").via(MetricRead::SlotsShare(1)),
-            read("d", "PERF_METRICS.BACKEND_BOUND", "CORE").via(MetricRead::SlotsShare(3)),
-            read("e", "PERF_METRICS.HEAVY_OPERATIONS", "CORE").via(MetricRead::SlotsShare(4)),
-            read("f", "UOPS_EXECUTED.X87", "CORE"),
-            read("g", "UOPS_EXECUTED.THREAD", "CORE"),
-            read("h", "FP_ARITH_INST_RETIRED.SCALAR", "CORE"),
-            read("i", "FP_ARITH_INST_RETIRED2.SCALAR", "CORE"),
-            read("j", "TOPDOWN.SLOTS", "CORE").via(MetricRead::Slots),
-            read("k", "FP_ARITH_INST_RETIRED.VECTOR", "CORE"),
-            read("l", "FP_ARITH_INST_RETIRED2.VECTOR", "CORE"),
-            read("m", "INT_VEC_RETIRED.ADD_128", "CORE"),
-            read("n", "INT_VEC_RETIRED.VNNI_128", "CORE"),
-            read("o", "INT_VEC_RETIRED.ADD_256", "CORE"),
-            read("p", "INT_VEC_RETIRED.MUL_256", "CORE"),
-            read("q", "INT_VEC_RETIRED.VNNI_256", "CORE"),
-            read("r", "MEM_UOP_RETIRED.ANY", "CORE"),
-            read("s", "INST_RETIRED.MACRO_FUSED", "CORE"),
-            read("t", "BR_INST_RETIRED.ALL_BRANCHES", "CORE"),
+            read_core("a", "PERF_METRICS.RETIRING").via(MetricRead::SlotsShare(0)),
+            read_core("b", "PERF_METRICS.FRONTEND_BOUND").via(MetricRead::SlotsShare(2)),
+            read_core("c", "PERF_METRICS.BAD_SPECULATION").via(MetricRead::SlotsShare(1)),
+            read_core("d", "PERF_METRICS.BACKEND_BOUND").via(MetricRead::SlotsShare(3)),
+            read_core("e", "PERF_METRICS.HEAVY_OPERATIONS").via(MetricRead::SlotsShare(4)),
+            read_core("f", "UOPS_EXECUTED.X87"),
+            read_core("g", "UOPS_EXECUTED.THREAD"),
+            read_core("h", "FP_ARITH_INST_RETIRED.SCALAR"),
+            read_core("i", "FP_ARITH_INST_RETIRED2.SCALAR"),
+            read_core("j", "TOPDOWN.SLOTS").via(MetricRead::Slots),
+            read_core("k", "FP_ARITH_INST_RETIRED.VECTOR"),
+            read_core("l", "FP_ARITH_INST_RETIRED2.VECTOR"),
+            read_core("m", "INT_VEC_RETIRED.ADD_128"),
+            read_core("n", "INT_VEC_RETIRED.VNNI_128"),
+            read_core("o", "INT_VEC_RETIRED.ADD_256"),
+            read_core("p", "INT_VEC_RETIRED.MUL_256"),
+            read_core("q", "INT_VEC_RETIRED.VNNI_256"),
+            read_core("r", "MEM_UOP_RETIRED.ANY"),
+            read_core("s", "INST_RETIRED.MACRO_FUSED"),
+            read_core("t", "BR_INST_RETIRED.ALL_BRANCHES"),
         ])
         .computed_as("100 * max(0, max(0, a / (b + c + a + d) - e / (b + c + a + d)) - (a / (b + c + a + d) * f / g + (h + i) / (a / (b + c + a + d) * j) + (k + l) / (a / (b + c + a + d) * j) + ((m + n) / (a / (b + c + a + d) * j) + (o + p + q) / (a / (b + c + a + d) * j)) + max(0, a / (b + c + a + d) - e / (b + c + a + d)) * r / (a / (b + c + a + d) * j) + max(0, a / (b + c + a + d) - e / (b + c + a + d)) * s / (a / (b + c + a + d) * j) + max(0, a / (b + c + a + d) - e / (b + c + a + d)) * (t - s) / (a / (b + c + a + d) * j)))", &[
             Num(100.0), Num(0.0), Num(0.0), Event(0), Event(1), Event(2), Add, Event(0), Add,
@@ -2278,13 +2278,13 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(4)
         .child_of("Other_Light_Ops")
         .reads(&[
-            read("a", "PERF_METRICS.RETIRING", "CORE").via(MetricRead::SlotsShare(0)),
-            read("b", "PERF_METRICS.FRONTEND_BOUND", "CORE").via(MetricRead::SlotsShare(2)),
-            read("c", "PERF_METRICS.BAD_SPECULATION", "CORE").via(MetricRead::SlotsShare(1)),
-            read("d", "PERF_METRICS.BACKEND_BOUND", "CORE").via(MetricRead::SlotsShare(3)),
-            read("e", "PERF_METRICS.HEAVY_OPERATIONS", "CORE").via(MetricRead::SlotsShare(4)),
-            read("f", "INST_RETIRED.NOP", "CORE"),
-            read("g", "TOPDOWN.SLOTS", "CORE").via(MetricRead::Slots),
+            read_core("a", "PERF_METRICS.RETIRING").via(MetricRead::SlotsShare(0)),
+            read_core("b", "PERF_METRICS.FRONTEND_BOUND").via(MetricRead::SlotsShare(2)),
+            read_core("c", "PERF_METRICS.BAD_SPECULATION").via(MetricRead::SlotsShare(1)),
+            read_core("d", "PERF_METRICS.BACKEND_BOUND").via(MetricRead::SlotsShare(3)),
+            read_core("e", "PERF_METRICS.HEAVY_OPERATIONS").via(MetricRead::SlotsShare(4)),
+            read_core("f", "INST_RETIRED.NOP"),
+            read_core("g", "TOPDOWN.SLOTS").via(MetricRead::Slots),
         ])
         .computed_as("100 * (max(0, a / (b + c + a + d) - e / (b + c + a + d)) * f / (a / (b + c + a + d) * g))", &[
             Num(100.0), Num(0.0), Event(0), Event(1), Event(2), Add, Event(0), Add, Event(3), Add,
@@ -2300,13 +2300,13 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(4)
         .child_of("Other_Light_Ops")
         .reads(&[
-            read("a", "PERF_METRICS.RETIRING", "CORE").via(MetricRead::SlotsShare(0)),
-            read("b", "PERF_METRICS.FRONTEND_BOUND", "CORE").via(MetricRead::SlotsShare(2)),
-            read("c", "PERF_METRICS.BAD_SPECULATION", "CORE").via(MetricRead::SlotsShare(1)),
-            read("d", "PERF_METRICS.BACKEND_BOUND", "CORE").via(MetricRead::SlotsShare(3)),
-            read("e", "PERF_METRICS.HEAVY_OPERATIONS", "CORE").via(MetricRead::SlotsShare(4)),
-            read("f", "INT_VEC_RETIRED.SHUFFLES", "CORE"),
-            read("g", "TOPDOWN.SLOTS", "CORE").via(MetricRead::Slots),
+            read_core("a", "PERF_METRICS.RETIRING").via(MetricRead::SlotsShare(0)),
+            read_core("b", "PERF_METRICS.FRONTEND_BOUND").via(MetricRead::SlotsShare(2)),
+            read_core("c", "PERF_METRICS.BAD_SPECULATION").via(MetricRead::SlotsShare(1)),
+            read_core("d", "PERF_METRICS.BACKEND_BOUND").via(MetricRead::SlotsShare(3)),
+            read_core("e", "PERF_METRICS.HEAVY_OPERATIONS").via(MetricRead::SlotsShare(4)),
+            read_core("f", "INT_VEC_RETIRED.SHUFFLES"),
+            read_core("g", "TOPDOWN.SLOTS").via(MetricRead::Slots),
         ])
         .computed_as("100 * (max(0, a / (b + c + a + d) - e / (b + c + a + d)) * f / (a / (b + c + a + d) * g))", &[
             Num(100.0), Num(0.0), Event(0), Event(1), Event(2), Add, Event(0), Add, Event(3), Add,
@@ -2322,11 +2322,11 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(2)
         .child_of("Retiring")
         .reads(&[
-            read("a", "PERF_METRICS.HEAVY_OPERATIONS", "CORE").via(MetricRead::SlotsShare(4)),
-            read("b", "PERF_METRICS.FRONTEND_BOUND", "CORE").via(MetricRead::SlotsShare(2)),
-            read("c", "PERF_METRICS.BAD_SPECULATION", "CORE").via(MetricRead::SlotsShare(1)),
-            read("d", "PERF_METRICS.RETIRING", "CORE").via(MetricRead::SlotsShare(0)),
-            read("e", "PERF_METRICS.BACKEND_BOUND", "CORE").via(MetricRead::SlotsShare(3)),
+            read_core("a", "PERF_METRICS.HEAVY_OPERATIONS").via(MetricRead::SlotsShare(4)),
+            read_core("b", "PERF_METRICS.FRONTEND_BOUND").via(MetricRead::SlotsShare(2)),
+            read_core("c", "PERF_METRICS.BAD_SPECULATION").via(MetricRead::SlotsShare(1)),
+            read_core("d", "PERF_METRICS.RETIRING").via(MetricRead::SlotsShare(0)),
+            read_core("e", "PERF_METRICS.BACKEND_BOUND").via(MetricRead::SlotsShare(3)),
         ])
         .computed_as("100 * (a / (b + c + d + e))", &[
             Num(100.0), Event(0), Event(1), Event(2), Add, Event(3), Add, Event(4), Add, Div, Mul,
@@ -2336,13 +2336,13 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(3)
         .child_of("Heavy_Operations")
         .reads(&[
-            read("a", "PERF_METRICS.HEAVY_OPERATIONS", "CORE").via(MetricRead::SlotsShare(4)),
-            read("b", "PERF_METRICS.FRONTEND_BOUND", "CORE").via(MetricRead::SlotsShare(2)),
-            read("c", "PERF_METRICS.BAD_SPECULATION", "CORE").via(MetricRead::SlotsShare(1)),
-            read("d", "PERF_METRICS.RETIRING", "CORE").via(MetricRead::SlotsShare(0)),
-            read("e", "PERF_METRICS.BACKEND_BOUND", "CORE").via(MetricRead::SlotsShare(3)),
-            read("f", "UOPS_RETIRED.MS", "CORE"),
-            read("g", "TOPDOWN.SLOTS", "CORE").via(MetricRead::Slots),
+            read_core("a", "PERF_METRICS.HEAVY_OPERATIONS").via(MetricRead::SlotsShare(4)),
+            read_core("b", "PERF_METRICS.FRONTEND_BOUND").via(MetricRead::SlotsShare(2)),
+            read_core("c", "PERF_METRICS.BAD_SPECULATION").via(MetricRead::SlotsShare(1)),
+            read_core("d", "PERF_METRICS.RETIRING").via(MetricRead::SlotsShare(0)),
+            read_core("e", "PERF_METRICS.BACKEND_BOUND").via(MetricRead::SlotsShare(3)),
+            read_core("f", "UOPS_RETIRED.MS"),
+            read_core("g", "TOPDOWN.SLOTS").via(MetricRead::Slots),
         ])
         .computed_as("100 * max(0, a / (b + c + d + e) - f / g)", &[
             Num(100.0), Num(0.0), Event(0), Event(1), Event(2), Add, Event(3), Add, Event(4), Add,
@@ -2354,8 +2354,8 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(3)
         .child_of("Heavy_Operations")
         .reads(&[
-            read("a", "UOPS_RETIRED.MS", "CORE"),
-            read("b", "TOPDOWN.SLOTS", "CORE").via(MetricRead::Slots),
+            read_core("a", "UOPS_RETIRED.MS"),
+            read_core("b", "TOPDOWN.SLOTS").via(MetricRead::Slots),
         ])
         .computed_as("100 * (a / b)", &[Num(100.0), Event(0), Event(1), Div, Mul])
         .threshold_when(&["Microcode_Sequencer", "Heavy_Operations"], "min(Microcode_Sequencer > 5, Heavy_Operations > 10)", &[Event(0), Num(5.0), Gt, Event(1), Num(10.0), Gt, Min]),
@@ -2364,8 +2364,8 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(4)
         .child_of("Microcode_Sequencer")
         .reads(&[
-            read("a", "ASSISTS.ANY", "CORE"),
-            read("b", "TOPDOWN.SLOTS", "CORE").via(MetricRead::Slots),
+            read_core("a", "ASSISTS.ANY"),
+            read_core("b", "TOPDOWN.SLOTS").via(MetricRead::Slots),
         ])
         .computed_as("100 * ((99 * 3 + 63 + 30) / 5 * a / b)", &[
             Num(100.0), Num(99.0), Num(3.0), Mul, Num(63.0), Add, Num(30.0), Add, Num(5.0), Div,
@@ -2378,8 +2378,8 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(5)
         .child_of("Assists")
         .reads(&[
-            read("a", "ASSISTS.PAGE_FAULT", "CORE"),
-            read("b", "TOPDOWN.SLOTS", "CORE").via(MetricRead::Slots),
+            read_core("a", "ASSISTS.PAGE_FAULT"),
+            read_core("b", "TOPDOWN.SLOTS").via(MetricRead::Slots),
         ])
         .computed_as("100 * (99 * a / b)", &[Num(100.0), Num(99.0), Event(0), Mul, Event(1), Div, Mul])
         .threshold_when(&["Page_Faults"], "Page_Faults > 5", &[Event(0), Num(5.0), Gt]),
@@ -2388,8 +2388,8 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(5)
         .child_of("Assists")
         .reads(&[
-            read("a", "ASSISTS.FP", "CORE"),
-            read("b", "TOPDOWN.SLOTS", "CORE").via(MetricRead::Slots),
+            read_core("a", "ASSISTS.FP"),
+            read_core("b", "TOPDOWN.SLOTS").via(MetricRead::Slots),
         ])
         .computed_as("100 * (30 * a / b)", &[Num(100.0), Num(30.0), Event(0), Mul, Event(1), Div, Mul])
         .threshold_when(&["FP_Assists"], "FP_Assists > 10", &[Event(0), Num(10.0), Gt]),
@@ -2398,8 +2398,8 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(5)
         .child_of("Assists")
         .reads(&[
-            read("a", "ASSISTS.SSE_AVX_MIX", "CORE"),
-            read("b", "TOPDOWN.SLOTS", "CORE").via(MetricRead::Slots),
+            read_core("a", "ASSISTS.SSE_AVX_MIX"),
+            read_core("b", "TOPDOWN.SLOTS").via(MetricRead::Slots),
         ])
         .computed_as("100 * (63 * a / b)", &[Num(100.0), Num(63.0), Event(0), Mul, Event(1), Div, Mul])
         .threshold_when(&["AVX_Assists"], "AVX_Assists > 10", &[Event(0), Num(10.0), Gt]),
@@ -2407,9 +2407,9 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(4)
         .child_of("Microcode_Sequencer")
         .reads(&[
-            read("a", "UOPS_RETIRED.MS", "CORE"),
-            read("b", "TOPDOWN.SLOTS", "CORE").via(MetricRead::Slots),
-            read("c", "ASSISTS.ANY", "CORE"),
+            read_core("a", "UOPS_RETIRED.MS"),
+            read_core("b", "TOPDOWN.SLOTS").via(MetricRead::Slots),
+            read_core("c", "ASSISTS.ANY"),
         ])
         .computed_as("100 * max(0, a / b - (99 * 3 + 63 + 30) / 5 * c / b)", &[
             Num(100.0), Num(0.0), Event(0), Event(1), Div, Num(99.0), Num(3.0), Mul, Num(63.0),
@@ -2421,21 +2421,21 @@ pub static METRICS: &[MetricInfo] = &[
     metric("Info_Botlnk_L0_Core_Bound_Likely", "", "TMA", Cpu)
         .in_groups(&["Cor", "SMT"])
         .reads(&[
-            read("a", "PERF_METRICS.BACKEND_BOUND", "CORE").via(MetricRead::SlotsShare(3)),
-            read("b", "PERF_METRICS.FRONTEND_BOUND", "CORE").via(MetricRead::SlotsShare(2)),
-            read("c", "PERF_METRICS.BAD_SPECULATION", "CORE").via(MetricRead::SlotsShare(1)),
-            read("d", "PERF_METRICS.RETIRING", "CORE").via(MetricRead::SlotsShare(0)),
-            read("e", "PERF_METRICS.MEMORY_BOUND", "CORE").via(MetricRead::SlotsShare(7)),
-            read("f", "EXE_ACTIVITY.EXE_BOUND_0_PORTS", "CORE"),
-            read("g", "RESOURCE_STALLS.SCOREBOARD", "CORE"),
-            read("h", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
-            read("i", "EXE_ACTIVITY.1_PORTS_UTIL", "CORE"),
-            read("j", "EXE_ACTIVITY.2_3_PORTS_UTIL", "CORE"),
-            read("k", "ARITH.DIV_ACTIVE", "CORE"),
-            read("l", "CYCLE_ACTIVITY.STALLS_TOTAL", "CORE"),
-            read("m", "EXE_ACTIVITY.BOUND_ON_LOADS", "CORE"),
-            read("n", "CPU_CLK_UNHALTED.ONE_THREAD_ACTIVE", "CORE"),
-            read("o", "CPU_CLK_UNHALTED.REF_DISTRIBUTED", "CORE"),
+            read_core("a", "PERF_METRICS.BACKEND_BOUND").via(MetricRead::SlotsShare(3)),
+            read_core("b", "PERF_METRICS.FRONTEND_BOUND").via(MetricRead::SlotsShare(2)),
+            read_core("c", "PERF_METRICS.BAD_SPECULATION").via(MetricRead::SlotsShare(1)),
+            read_core("d", "PERF_METRICS.RETIRING").via(MetricRead::SlotsShare(0)),
+            read_core("e", "PERF_METRICS.MEMORY_BOUND").via(MetricRead::SlotsShare(7)),
+            read_core("f", "EXE_ACTIVITY.EXE_BOUND_0_PORTS"),
+            read_core("g", "RESOURCE_STALLS.SCOREBOARD"),
+            read_core("h", "CPU_CLK_UNHALTED.THREAD_P"),
+            read_core("i", "EXE_ACTIVITY.1_PORTS_UTIL"),
+            read_core("j", "EXE_ACTIVITY.2_3_PORTS_UTIL"),
+            read_core("k", "ARITH.DIV_ACTIVE"),
+            read_core("l", "CYCLE_ACTIVITY.STALLS_TOTAL"),
+            read_core("m", "EXE_ACTIVITY.BOUND_ON_LOADS"),
+            read_core("n", "CPU_CLK_UNHALTED.ONE_THREAD_ACTIVE"),
+            read_core("o", "CPU_CLK_UNHALTED.REF_DISTRIBUTED"),
         ])
         .computed_as("100 * (1 - max(0, a / (b + c + d + a) - e / (b + c + d + a)) / ((max(f - g, 0) / h * h + (i + d / (b + c + d + a) * j)) / h if k < l - m else (i + d / (b + c + d + a) * j) / h) if max(0, a / (b + c + d + a) - e / (b + c + d + a)) < ((max(f - g, 0) / h * h + (i + d / (b + c + d + a) * j)) / h if k < l - m else (i + d / (b + c + d + a) * j) / h) else 1) if (1 - n / o if HYPERTHREADING_ON else 0) > 0.5 else 0", &[
             Const(Constant::HyperthreadingOn), Num(1.0), Event(13), Event(14), Div, Sub, Num(0.0),
@@ -2458,19 +2458,19 @@ pub static METRICS: &[MetricInfo] = &[
     metric("Info_Thread_IPC", "", "TMA", Cpu)
         .in_groups(&["Ret", "Summary"])
         .reads(&[
-            read("a", "INST_RETIRED.ANY_P", "CORE"),
-            read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
+            read_core("a", "INST_RETIRED.ANY_P"),
+            read_core("b", "CPU_CLK_UNHALTED.THREAD_P"),
         ])
         .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("Info_Thread_UopPI", "", "TMA", Cpu)
         .in_groups(&["Pipeline", "Ret", "Retire"])
         .reads(&[
-            read("a", "PERF_METRICS.RETIRING", "CORE").via(MetricRead::SlotsShare(0)),
-            read("b", "PERF_METRICS.FRONTEND_BOUND", "CORE").via(MetricRead::SlotsShare(2)),
-            read("c", "PERF_METRICS.BAD_SPECULATION", "CORE").via(MetricRead::SlotsShare(1)),
-            read("d", "PERF_METRICS.BACKEND_BOUND", "CORE").via(MetricRead::SlotsShare(3)),
-            read("e", "TOPDOWN.SLOTS", "CORE").via(MetricRead::Slots),
-            read("f", "INST_RETIRED.ANY_P", "CORE"),
+            read_core("a", "PERF_METRICS.RETIRING").via(MetricRead::SlotsShare(0)),
+            read_core("b", "PERF_METRICS.FRONTEND_BOUND").via(MetricRead::SlotsShare(2)),
+            read_core("c", "PERF_METRICS.BAD_SPECULATION").via(MetricRead::SlotsShare(1)),
+            read_core("d", "PERF_METRICS.BACKEND_BOUND").via(MetricRead::SlotsShare(3)),
+            read_core("e", "TOPDOWN.SLOTS").via(MetricRead::Slots),
+            read_core("f", "INST_RETIRED.ANY_P"),
         ])
         .computed_as("a / (b + c + a + d) * e / f", &[
             Event(0), Event(1), Event(2), Add, Event(0), Add, Event(3), Add, Div, Event(4), Mul,
@@ -2480,12 +2480,12 @@ pub static METRICS: &[MetricInfo] = &[
     metric("Info_Thread_UpTB", "", "TMA", Cpu)
         .in_groups(&["Branches", "Fed", "FetchBW"])
         .reads(&[
-            read("a", "PERF_METRICS.RETIRING", "CORE").via(MetricRead::SlotsShare(0)),
-            read("b", "PERF_METRICS.FRONTEND_BOUND", "CORE").via(MetricRead::SlotsShare(2)),
-            read("c", "PERF_METRICS.BAD_SPECULATION", "CORE").via(MetricRead::SlotsShare(1)),
-            read("d", "PERF_METRICS.BACKEND_BOUND", "CORE").via(MetricRead::SlotsShare(3)),
-            read("e", "TOPDOWN.SLOTS", "CORE").via(MetricRead::Slots),
-            read("f", "BR_INST_RETIRED.NEAR_TAKEN", "CORE"),
+            read_core("a", "PERF_METRICS.RETIRING").via(MetricRead::SlotsShare(0)),
+            read_core("b", "PERF_METRICS.FRONTEND_BOUND").via(MetricRead::SlotsShare(2)),
+            read_core("c", "PERF_METRICS.BAD_SPECULATION").via(MetricRead::SlotsShare(1)),
+            read_core("d", "PERF_METRICS.BACKEND_BOUND").via(MetricRead::SlotsShare(3)),
+            read_core("e", "TOPDOWN.SLOTS").via(MetricRead::Slots),
+            read_core("f", "BR_INST_RETIRED.NEAR_TAKEN"),
         ])
         .computed_as("a / (b + c + a + d) * e / f", &[
             Event(0), Event(1), Event(2), Add, Event(0), Add, Event(3), Add, Div, Event(4), Mul,
@@ -2495,35 +2495,35 @@ pub static METRICS: &[MetricInfo] = &[
     metric("Info_Thread_CPI", "per instruction", "TMA", Cpu)
         .in_groups(&["Pipeline", "Mem"])
         .reads(&[
-            read("a", "INST_RETIRED.ANY_P", "CORE"),
-            read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
+            read_core("a", "INST_RETIRED.ANY_P"),
+            read_core("b", "CPU_CLK_UNHALTED.THREAD_P"),
         ])
         .computed_as("1 / (a / b)", &[Num(1.0), Event(0), Event(1), Div, Div]),
     metric("Info_Thread_CLKS", "", "TMA", Cpu)
         .in_groups(&["Pipeline"])
         .reads(&[
-            read("a", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
+            read_core("a", "CPU_CLK_UNHALTED.THREAD_P"),
         ])
         .computed_as("a", &[Event(0)]),
     metric("Info_Thread_SLOTS", "", "TMA", Cpu)
         .in_groups(&["TmaL1"])
         .reads(&[
-            read("a", "TOPDOWN.SLOTS", "CORE").via(MetricRead::Slots),
+            read_core("a", "TOPDOWN.SLOTS").via(MetricRead::Slots),
         ])
         .computed_as("a", &[Event(0)]),
     metric("Info_Thread_Execute_per_Issue", "", "TMA", Cpu)
         .in_groups(&["Cor", "Pipeline"])
         .reads(&[
-            read("a", "UOPS_EXECUTED.THREAD", "CORE"),
-            read("b", "UOPS_ISSUED.ANY", "CORE"),
+            read_core("a", "UOPS_EXECUTED.THREAD"),
+            read_core("b", "UOPS_ISSUED.ANY"),
         ])
         .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("Info_Core_CoreIPC", "", "TMA", Cpu)
         .in_groups(&["Ret", "SMT", "TmaL1"])
         .reads(&[
-            read("a", "INST_RETIRED.ANY_P", "CORE"),
-            read("b", "CPU_CLK_UNHALTED.DISTRIBUTED", "CORE"),
-            read("c", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
+            read_core("a", "INST_RETIRED.ANY_P"),
+            read_core("b", "CPU_CLK_UNHALTED.DISTRIBUTED"),
+            read_core("c", "CPU_CLK_UNHALTED.THREAD_P"),
         ])
         .computed_as("a / (b if HYPERTHREADING_ON else c)", &[
             Event(0), Const(Constant::HyperthreadingOn), Event(1), Event(2), Select, Div,
@@ -2531,13 +2531,13 @@ pub static METRICS: &[MetricInfo] = &[
     metric("Info_Core_FLOPc", "", "TMA", Cpu)
         .in_groups(&["Ret", "Flops"])
         .reads(&[
-            read("a", "FP_ARITH_INST_RETIRED.SCALAR", "CORE"),
-            read("b", "FP_ARITH_INST_RETIRED.128B_PACKED_DOUBLE", "CORE"),
-            read("c", "FP_ARITH_INST_RETIRED.4_FLOPS", "CORE"),
-            read("d", "FP_ARITH_INST_RETIRED.8_FLOPS", "CORE"),
-            read("e", "FP_ARITH_INST_RETIRED.512B_PACKED_SINGLE", "CORE"),
-            read("f", "CPU_CLK_UNHALTED.DISTRIBUTED", "CORE"),
-            read("g", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
+            read_core("a", "FP_ARITH_INST_RETIRED.SCALAR"),
+            read_core("b", "FP_ARITH_INST_RETIRED.128B_PACKED_DOUBLE"),
+            read_core("c", "FP_ARITH_INST_RETIRED.4_FLOPS"),
+            read_core("d", "FP_ARITH_INST_RETIRED.8_FLOPS"),
+            read_core("e", "FP_ARITH_INST_RETIRED.512B_PACKED_SINGLE"),
+            read_core("f", "CPU_CLK_UNHALTED.DISTRIBUTED"),
+            read_core("g", "CPU_CLK_UNHALTED.THREAD_P"),
         ])
         .computed_as("(1 * a + 2 * b + 4 * c + 8 * d + 16 * e) / (f if HYPERTHREADING_ON else g)", &[
             Num(1.0), Event(0), Mul, Num(2.0), Event(1), Mul, Add, Num(4.0), Event(2), Mul, Add,
@@ -2547,11 +2547,11 @@ pub static METRICS: &[MetricInfo] = &[
     metric("Info_Core_FP_Arith_Utilization", "", "TMA", Cpu)
         .in_groups(&["Cor", "Flops", "HPC"])
         .reads(&[
-            read("a", "FP_ARITH_DISPATCHED.PORT_0", "CORE"),
-            read("b", "FP_ARITH_DISPATCHED.PORT_1", "CORE"),
-            read("c", "FP_ARITH_DISPATCHED.PORT_5", "CORE"),
-            read("d", "CPU_CLK_UNHALTED.DISTRIBUTED", "CORE"),
-            read("e", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
+            read_core("a", "FP_ARITH_DISPATCHED.PORT_0"),
+            read_core("b", "FP_ARITH_DISPATCHED.PORT_1"),
+            read_core("c", "FP_ARITH_DISPATCHED.PORT_5"),
+            read_core("d", "CPU_CLK_UNHALTED.DISTRIBUTED"),
+            read_core("e", "CPU_CLK_UNHALTED.THREAD_P"),
         ])
         .computed_as("(a + b + c) / (2 * (d if HYPERTHREADING_ON else e))", &[
             Event(0), Event(1), Add, Event(2), Add, Num(2.0), Const(Constant::HyperthreadingOn),
@@ -2560,22 +2560,22 @@ pub static METRICS: &[MetricInfo] = &[
     metric("Info_Core_ILP", "", "TMA", Cpu)
         .in_groups(&["Backend", "Cor", "Pipeline", "PortsUtil"])
         .reads(&[
-            read("a", "UOPS_EXECUTED.THREAD", "CORE"),
-            read("b", "UOPS_EXECUTED.THREAD", "CORE").cmask(1),
+            read_core("a", "UOPS_EXECUTED.THREAD"),
+            read_core("b", "UOPS_EXECUTED.THREAD").cmask(1),
         ])
         .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("Info_Core_EPC", "", "TMA", Cpu)
         .in_groups(&["Power"])
         .reads(&[
-            read("a", "UOPS_EXECUTED.THREAD", "CORE"),
-            read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
+            read_core("a", "UOPS_EXECUTED.THREAD"),
+            read_core("b", "CPU_CLK_UNHALTED.THREAD_P"),
         ])
         .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("Info_Core_CORE_CLKS", "", "TMA", Cpu)
         .in_groups(&["SMT"])
         .reads(&[
-            read("a", "CPU_CLK_UNHALTED.DISTRIBUTED", "CORE"),
-            read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
+            read_core("a", "CPU_CLK_UNHALTED.DISTRIBUTED"),
+            read_core("b", "CPU_CLK_UNHALTED.THREAD_P"),
         ])
         .computed_as("a if HYPERTHREADING_ON else b", &[
             Const(Constant::HyperthreadingOn), Event(0), Event(1), Select,
@@ -2583,59 +2583,59 @@ pub static METRICS: &[MetricInfo] = &[
     metric("Info_Inst_Mix_IpLoad", "", "TMA", Cpu)
         .in_groups(&["InsType"])
         .reads(&[
-            read("a", "INST_RETIRED.ANY_P", "CORE"),
-            read("b", "MEM_INST_RETIRED.ALL_LOADS", "CORE"),
+            read_core("a", "INST_RETIRED.ANY_P"),
+            read_core("b", "MEM_INST_RETIRED.ALL_LOADS"),
         ])
         .computed_as("a / b", &[Event(0), Event(1), Div])
         .threshold_when(&["Info_Inst_Mix_IpLoad"], "Info_Inst_Mix_IpLoad < 3", &[Event(0), Num(3.0), Lt]),
     metric("Info_Inst_Mix_IpStore", "", "TMA", Cpu)
         .in_groups(&["InsType"])
         .reads(&[
-            read("a", "INST_RETIRED.ANY_P", "CORE"),
-            read("b", "MEM_INST_RETIRED.ALL_STORES", "CORE"),
+            read_core("a", "INST_RETIRED.ANY_P"),
+            read_core("b", "MEM_INST_RETIRED.ALL_STORES"),
         ])
         .computed_as("a / b", &[Event(0), Event(1), Div])
         .threshold_when(&["Info_Inst_Mix_IpStore"], "Info_Inst_Mix_IpStore < 8", &[Event(0), Num(8.0), Lt]),
     metric("Info_Inst_Mix_IpBranch", "", "TMA", Cpu)
         .in_groups(&["Branches", "Fed", "InsType"])
         .reads(&[
-            read("a", "INST_RETIRED.ANY_P", "CORE"),
-            read("b", "BR_INST_RETIRED.ALL_BRANCHES", "CORE"),
+            read_core("a", "INST_RETIRED.ANY_P"),
+            read_core("b", "BR_INST_RETIRED.ALL_BRANCHES"),
         ])
         .computed_as("a / b", &[Event(0), Event(1), Div])
         .threshold_when(&["Info_Inst_Mix_IpBranch"], "Info_Inst_Mix_IpBranch < 8", &[Event(0), Num(8.0), Lt]),
     metric("Info_Inst_Mix_IpCall", "", "TMA", Cpu)
         .in_groups(&["Branches", "Fed", "PGO"])
         .reads(&[
-            read("a", "INST_RETIRED.ANY_P", "CORE"),
-            read("b", "BR_INST_RETIRED.NEAR_CALL", "CORE"),
+            read_core("a", "INST_RETIRED.ANY_P"),
+            read_core("b", "BR_INST_RETIRED.NEAR_CALL"),
         ])
         .computed_as("a / b", &[Event(0), Event(1), Div])
         .threshold_when(&["Info_Inst_Mix_IpCall"], "Info_Inst_Mix_IpCall < 200", &[Event(0), Num(200.0), Lt]),
     metric("Info_Inst_Mix_IpTB", "", "TMA", Cpu)
         .in_groups(&["Branches", "Fed", "FetchBW", "Frontend", "PGO"])
         .reads(&[
-            read("a", "INST_RETIRED.ANY_P", "CORE"),
-            read("b", "BR_INST_RETIRED.NEAR_TAKEN", "CORE"),
+            read_core("a", "INST_RETIRED.ANY_P"),
+            read_core("b", "BR_INST_RETIRED.NEAR_TAKEN"),
         ])
         .computed_as("a / b", &[Event(0), Event(1), Div])
         .threshold_when(&["Info_Inst_Mix_IpTB"], "Info_Inst_Mix_IpTB < 6 * 2 + 1", &[Event(0), Num(6.0), Num(2.0), Mul, Num(1.0), Add, Lt]),
     metric("Info_Inst_Mix_BpTkBranch", "", "TMA", Cpu)
         .in_groups(&["Branches", "Fed", "PGO"])
         .reads(&[
-            read("a", "BR_INST_RETIRED.ALL_BRANCHES", "CORE"),
-            read("b", "BR_INST_RETIRED.NEAR_TAKEN", "CORE"),
+            read_core("a", "BR_INST_RETIRED.ALL_BRANCHES"),
+            read_core("b", "BR_INST_RETIRED.NEAR_TAKEN"),
         ])
         .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("Info_Inst_Mix_IpFLOP", "", "TMA", Cpu)
         .in_groups(&["Flops", "InsType"])
         .reads(&[
-            read("a", "INST_RETIRED.ANY_P", "CORE"),
-            read("b", "FP_ARITH_INST_RETIRED.SCALAR", "CORE"),
-            read("c", "FP_ARITH_INST_RETIRED.128B_PACKED_DOUBLE", "CORE"),
-            read("d", "FP_ARITH_INST_RETIRED.4_FLOPS", "CORE"),
-            read("e", "FP_ARITH_INST_RETIRED.8_FLOPS", "CORE"),
-            read("f", "FP_ARITH_INST_RETIRED.512B_PACKED_SINGLE", "CORE"),
+            read_core("a", "INST_RETIRED.ANY_P"),
+            read_core("b", "FP_ARITH_INST_RETIRED.SCALAR"),
+            read_core("c", "FP_ARITH_INST_RETIRED.128B_PACKED_DOUBLE"),
+            read_core("d", "FP_ARITH_INST_RETIRED.4_FLOPS"),
+            read_core("e", "FP_ARITH_INST_RETIRED.8_FLOPS"),
+            read_core("f", "FP_ARITH_INST_RETIRED.512B_PACKED_SINGLE"),
         ])
         .computed_as("a / (1 * b + 2 * c + 4 * d + 8 * e + 16 * f)", &[
             Event(0), Num(1.0), Event(1), Mul, Num(2.0), Event(2), Mul, Add, Num(4.0), Event(3),
@@ -2645,11 +2645,11 @@ pub static METRICS: &[MetricInfo] = &[
     metric("Info_Inst_Mix_IpArith", "", "TMA", Cpu)
         .in_groups(&["Flops", "InsType"])
         .reads(&[
-            read("a", "INST_RETIRED.ANY_P", "CORE"),
-            read("b", "FP_ARITH_INST_RETIRED.SCALAR", "CORE"),
-            read("c", "FP_ARITH_INST_RETIRED2.SCALAR", "CORE"),
-            read("d", "FP_ARITH_INST_RETIRED.VECTOR", "CORE"),
-            read("e", "FP_ARITH_INST_RETIRED2.VECTOR", "CORE"),
+            read_core("a", "INST_RETIRED.ANY_P"),
+            read_core("b", "FP_ARITH_INST_RETIRED.SCALAR"),
+            read_core("c", "FP_ARITH_INST_RETIRED2.SCALAR"),
+            read_core("d", "FP_ARITH_INST_RETIRED.VECTOR"),
+            read_core("e", "FP_ARITH_INST_RETIRED2.VECTOR"),
         ])
         .computed_as("a / (b + c + (d + e))", &[
             Event(0), Event(1), Event(2), Add, Event(3), Event(4), Add, Add, Div,
@@ -2658,94 +2658,94 @@ pub static METRICS: &[MetricInfo] = &[
     metric("Info_Inst_Mix_IpArith_Scalar_HP", "", "TMA", Cpu)
         .in_groups(&["Flops", "FpScalar", "InsType"])
         .reads(&[
-            read("a", "INST_RETIRED.ANY_P", "CORE"),
-            read("b", "FP_ARITH_INST_RETIRED2.SCALAR", "CORE"),
+            read_core("a", "INST_RETIRED.ANY_P"),
+            read_core("b", "FP_ARITH_INST_RETIRED2.SCALAR"),
         ])
         .computed_as("a / b", &[Event(0), Event(1), Div])
         .threshold_when(&["Info_Inst_Mix_IpArith_Scalar_HP"], "Info_Inst_Mix_IpArith_Scalar_HP < 10", &[Event(0), Num(10.0), Lt]),
     metric("Info_Inst_Mix_IpArith_Scalar_SP", "", "TMA", Cpu)
         .in_groups(&["Flops", "FpScalar", "InsType"])
         .reads(&[
-            read("a", "INST_RETIRED.ANY_P", "CORE"),
-            read("b", "FP_ARITH_INST_RETIRED.SCALAR_SINGLE", "CORE"),
+            read_core("a", "INST_RETIRED.ANY_P"),
+            read_core("b", "FP_ARITH_INST_RETIRED.SCALAR_SINGLE"),
         ])
         .computed_as("a / b", &[Event(0), Event(1), Div])
         .threshold_when(&["Info_Inst_Mix_IpArith_Scalar_SP"], "Info_Inst_Mix_IpArith_Scalar_SP < 10", &[Event(0), Num(10.0), Lt]),
     metric("Info_Inst_Mix_IpArith_Scalar_DP", "", "TMA", Cpu)
         .in_groups(&["Flops", "FpScalar", "InsType"])
         .reads(&[
-            read("a", "INST_RETIRED.ANY_P", "CORE"),
-            read("b", "FP_ARITH_INST_RETIRED.SCALAR_DOUBLE", "CORE"),
+            read_core("a", "INST_RETIRED.ANY_P"),
+            read_core("b", "FP_ARITH_INST_RETIRED.SCALAR_DOUBLE"),
         ])
         .computed_as("a / b", &[Event(0), Event(1), Div])
         .threshold_when(&["Info_Inst_Mix_IpArith_Scalar_DP"], "Info_Inst_Mix_IpArith_Scalar_DP < 10", &[Event(0), Num(10.0), Lt]),
     metric("Info_Inst_Mix_IpArith_AVX128", "", "TMA", Cpu)
         .in_groups(&["Flops", "FpVector", "InsType"])
         .reads(&[
-            read("a", "INST_RETIRED.ANY_P", "CORE"),
-            read("b", "FP_ARITH_INST_RETIRED.128B_PACKED_DOUBLE", "CORE"),
-            read("c", "FP_ARITH_INST_RETIRED.128B_PACKED_SINGLE", "CORE"),
-            read("d", "FP_ARITH_INST_RETIRED2.128B_PACKED_HALF", "CORE"),
+            read_core("a", "INST_RETIRED.ANY_P"),
+            read_core("b", "FP_ARITH_INST_RETIRED.128B_PACKED_DOUBLE"),
+            read_core("c", "FP_ARITH_INST_RETIRED.128B_PACKED_SINGLE"),
+            read_core("d", "FP_ARITH_INST_RETIRED2.128B_PACKED_HALF"),
         ])
         .computed_as("a / (b + c + d)", &[Event(0), Event(1), Event(2), Add, Event(3), Add, Div])
         .threshold_when(&["Info_Inst_Mix_IpArith_AVX128"], "Info_Inst_Mix_IpArith_AVX128 < 10", &[Event(0), Num(10.0), Lt]),
     metric("Info_Inst_Mix_IpArith_AVX256", "", "TMA", Cpu)
         .in_groups(&["Flops", "FpVector", "InsType"])
         .reads(&[
-            read("a", "INST_RETIRED.ANY_P", "CORE"),
-            read("b", "FP_ARITH_INST_RETIRED.256B_PACKED_DOUBLE", "CORE"),
-            read("c", "FP_ARITH_INST_RETIRED.256B_PACKED_SINGLE", "CORE"),
-            read("d", "FP_ARITH_INST_RETIRED2.256B_PACKED_HALF", "CORE"),
+            read_core("a", "INST_RETIRED.ANY_P"),
+            read_core("b", "FP_ARITH_INST_RETIRED.256B_PACKED_DOUBLE"),
+            read_core("c", "FP_ARITH_INST_RETIRED.256B_PACKED_SINGLE"),
+            read_core("d", "FP_ARITH_INST_RETIRED2.256B_PACKED_HALF"),
         ])
         .computed_as("a / (b + c + d)", &[Event(0), Event(1), Event(2), Add, Event(3), Add, Div])
         .threshold_when(&["Info_Inst_Mix_IpArith_AVX256"], "Info_Inst_Mix_IpArith_AVX256 < 10", &[Event(0), Num(10.0), Lt]),
     metric("Info_Inst_Mix_IpArith_AVX512", "", "TMA", Cpu)
         .in_groups(&["Flops", "FpVector", "InsType"])
         .reads(&[
-            read("a", "INST_RETIRED.ANY_P", "CORE"),
-            read("b", "FP_ARITH_INST_RETIRED.512B_PACKED_DOUBLE", "CORE"),
-            read("c", "FP_ARITH_INST_RETIRED.512B_PACKED_SINGLE", "CORE"),
-            read("d", "FP_ARITH_INST_RETIRED2.512B_PACKED_HALF", "CORE"),
+            read_core("a", "INST_RETIRED.ANY_P"),
+            read_core("b", "FP_ARITH_INST_RETIRED.512B_PACKED_DOUBLE"),
+            read_core("c", "FP_ARITH_INST_RETIRED.512B_PACKED_SINGLE"),
+            read_core("d", "FP_ARITH_INST_RETIRED2.512B_PACKED_HALF"),
         ])
         .computed_as("a / (b + c + d)", &[Event(0), Event(1), Event(2), Add, Event(3), Add, Div])
         .threshold_when(&["Info_Inst_Mix_IpArith_AVX512"], "Info_Inst_Mix_IpArith_AVX512 < 10", &[Event(0), Num(10.0), Lt]),
     metric("Info_Inst_Mix_VectorMixPKI", "", "TMA", Cpu)
         .reads(&[
-            read("a", "ASSISTS.SSE_AVX_MIX", "CORE"),
-            read("b", "INST_RETIRED.ANY_P", "CORE"),
+            read_core("a", "ASSISTS.SSE_AVX_MIX"),
+            read_core("b", "INST_RETIRED.ANY_P"),
         ])
         .computed_as("1000 * a / b", &[Num(1000.0), Event(0), Mul, Event(1), Div])
         .threshold_when(&["Info_Inst_Mix_VectorMixPKI"], "Info_Inst_Mix_VectorMixPKI > 0.05", &[Event(0), Num(0.05), Gt]),
     metric("Info_Inst_Mix_IpPause", "", "TMA", Cpu)
         .in_groups(&["Flops", "FpVector", "InsType"])
         .reads(&[
-            read("a", "INST_RETIRED.ANY_P", "CORE"),
-            read("b", "CPU_CLK_UNHALTED.PAUSE_INST", "CORE"),
+            read_core("a", "INST_RETIRED.ANY_P"),
+            read_core("b", "CPU_CLK_UNHALTED.PAUSE_INST"),
         ])
         .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("Info_Inst_Mix_IpSWPF", "", "TMA", Cpu)
         .in_groups(&["Prefetches"])
         .reads(&[
-            read("a", "INST_RETIRED.ANY_P", "CORE"),
-            read("b", "SW_PREFETCH_ACCESS.ANY", "CORE"),
+            read_core("a", "INST_RETIRED.ANY_P"),
+            read_core("b", "SW_PREFETCH_ACCESS.ANY"),
         ])
         .computed_as("a / b", &[Event(0), Event(1), Div])
         .threshold_when(&["Info_Inst_Mix_IpSWPF"], "Info_Inst_Mix_IpSWPF < 100", &[Event(0), Num(100.0), Lt]),
     metric("Info_Inst_Mix_Instructions", "", "TMA", Cpu)
         .in_groups(&["Summary", "TmaL1"])
         .reads(&[
-            read("a", "INST_RETIRED.ANY_P", "CORE"),
+            read_core("a", "INST_RETIRED.ANY_P"),
         ])
         .computed_as("a", &[Event(0)]),
     metric("Info_Pipeline_Retire", "", "TMA", Cpu)
         .in_groups(&["Pipeline", "Ret"])
         .reads(&[
-            read("a", "PERF_METRICS.RETIRING", "CORE").via(MetricRead::SlotsShare(0)),
-            read("b", "PERF_METRICS.FRONTEND_BOUND", "CORE").via(MetricRead::SlotsShare(2)),
-            read("c", "PERF_METRICS.BAD_SPECULATION", "CORE").via(MetricRead::SlotsShare(1)),
-            read("d", "PERF_METRICS.BACKEND_BOUND", "CORE").via(MetricRead::SlotsShare(3)),
-            read("e", "TOPDOWN.SLOTS", "CORE").via(MetricRead::Slots),
-            read("f", "UOPS_RETIRED.SLOTS", "CORE").cmask(1),
+            read_core("a", "PERF_METRICS.RETIRING").via(MetricRead::SlotsShare(0)),
+            read_core("b", "PERF_METRICS.FRONTEND_BOUND").via(MetricRead::SlotsShare(2)),
+            read_core("c", "PERF_METRICS.BAD_SPECULATION").via(MetricRead::SlotsShare(1)),
+            read_core("d", "PERF_METRICS.BACKEND_BOUND").via(MetricRead::SlotsShare(3)),
+            read_core("e", "TOPDOWN.SLOTS").via(MetricRead::Slots),
+            read_core("f", "UOPS_RETIRED.SLOTS").cmask(1),
         ])
         .computed_as("a / (b + c + a + d) * e / f", &[
             Event(0), Event(1), Event(2), Add, Event(0), Add, Event(3), Add, Div, Event(4), Mul,
@@ -2754,25 +2754,25 @@ pub static METRICS: &[MetricInfo] = &[
     metric("Info_Pipeline_Strings_Cycles", "", "TMA", Cpu)
         .in_groups(&["MicroSeq", "Pipeline", "Ret"])
         .reads(&[
-            read("a", "INST_RETIRED.REP_ITERATION", "CORE"),
-            read("b", "UOPS_RETIRED.SLOTS", "CORE").cmask(1),
+            read_core("a", "INST_RETIRED.REP_ITERATION"),
+            read_core("b", "UOPS_RETIRED.SLOTS").cmask(1),
         ])
         .computed_as("a / b", &[Event(0), Event(1), Div])
         .threshold_when(&["Info_Pipeline_Strings_Cycles"], "Info_Pipeline_Strings_Cycles > 0.1", &[Event(0), Num(0.1), Gt]),
     metric("Info_Pipeline_IpAssist", "", "TMA", Cpu)
         .in_groups(&["MicroSeq", "Pipeline", "Ret", "Retire"])
         .reads(&[
-            read("a", "INST_RETIRED.ANY_P", "CORE"),
-            read("b", "ASSISTS.ANY", "CORE"),
+            read_core("a", "INST_RETIRED.ANY_P"),
+            read_core("b", "ASSISTS.ANY"),
         ])
         .computed_as("a / b", &[Event(0), Event(1), Div])
         .threshold_when(&["Info_Pipeline_IpAssist"], "Info_Pipeline_IpAssist < 100000", &[Event(0), Num(100000.0), Lt]),
     metric("Info_Pipeline_Execute", "", "TMA", Cpu)
         .in_groups(&["Cor", "Pipeline", "PortsUtil", "SMT"])
         .reads(&[
-            read("a", "UOPS_EXECUTED.THREAD", "CORE"),
-            read("b", "UOPS_EXECUTED.CORE_CYCLES_GE_1", "CORE"),
-            read("c", "UOPS_EXECUTED.THREAD", "CORE").cmask(1),
+            read_core("a", "UOPS_EXECUTED.THREAD"),
+            read_core("b", "UOPS_EXECUTED.CORE_CYCLES_GE_1"),
+            read_core("c", "UOPS_EXECUTED.THREAD").cmask(1),
         ])
         .computed_as("a / (b / 2 if HYPERTHREADING_ON else c)", &[
             Event(0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div, Event(2), Select,
@@ -2781,30 +2781,30 @@ pub static METRICS: &[MetricInfo] = &[
     metric("Info_Pipeline_Fetch_DSB", "", "TMA", Cpu)
         .in_groups(&["Fed", "FetchBW"])
         .reads(&[
-            read("a", "IDQ.DSB_UOPS", "CORE"),
-            read("b", "IDQ.DSB_CYCLES_ANY", "CORE"),
+            read_core("a", "IDQ.DSB_UOPS"),
+            read_core("b", "IDQ.DSB_CYCLES_ANY"),
         ])
         .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("Info_Pipeline_Fetch_MITE", "", "TMA", Cpu)
         .in_groups(&["Fed", "FetchBW"])
         .reads(&[
-            read("a", "IDQ.MITE_UOPS", "CORE"),
-            read("b", "IDQ.MITE_CYCLES_ANY", "CORE"),
+            read_core("a", "IDQ.MITE_UOPS"),
+            read_core("b", "IDQ.MITE_CYCLES_ANY"),
         ])
         .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("Info_Frontend_Fetch_UpC", "", "TMA", Cpu)
         .in_groups(&["Fed", "FetchBW"])
         .reads(&[
-            read("a", "UOPS_ISSUED.ANY", "CORE"),
-            read("b", "UOPS_ISSUED.ANY", "CORE").cmask(1),
+            read_core("a", "UOPS_ISSUED.ANY"),
+            read_core("b", "UOPS_ISSUED.ANY").cmask(1),
         ])
         .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("Info_Frontend_DSB_Coverage", "", "TMA", Cpu)
         .in_groups(&["DSB", "Fed", "FetchBW"])
         .reads(&[
-            read("a", "IDQ.DSB_UOPS", "CORE"),
-            read("b", "IDQ.MITE_UOPS", "CORE"),
-            read("c", "IDQ.MS_UOPS", "CORE"),
+            read_core("a", "IDQ.DSB_UOPS"),
+            read_core("b", "IDQ.MITE_UOPS"),
+            read_core("c", "IDQ.MS_UOPS"),
         ])
         .computed_as("a / (a + b + c)", &[Event(0), Event(0), Event(1), Add, Event(2), Add, Div])
         .threshold_when(&["Info_Frontend_DSB_Coverage", "Info_Thread_IPC"], "min(Info_Frontend_DSB_Coverage < 0.7, Info_Thread_IPC / 6 > 0.35)", &[
@@ -2813,87 +2813,87 @@ pub static METRICS: &[MetricInfo] = &[
     metric("Info_Frontend_Unknown_Branch_Cost", "", "TMA", Cpu)
         .in_groups(&["Fed"])
         .reads(&[
-            read("a", "INT_MISC.UNKNOWN_BRANCH_CYCLES", "CORE"),
-            read("b", "INT_MISC.UNKNOWN_BRANCH_CYCLES", "CORE").cmask(1).edge_detect(),
+            read_core("a", "INT_MISC.UNKNOWN_BRANCH_CYCLES"),
+            read_core("b", "INT_MISC.UNKNOWN_BRANCH_CYCLES").cmask(1).edge_detect(),
         ])
         .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("Info_Frontend_DSB_Switch_Cost", "", "TMA", Cpu)
         .in_groups(&["DSBmiss"])
         .reads(&[
-            read("a", "DSB2MITE_SWITCHES.PENALTY_CYCLES", "CORE"),
-            read("b", "DSB2MITE_SWITCHES.PENALTY_CYCLES", "CORE").cmask(1).edge_detect(),
+            read_core("a", "DSB2MITE_SWITCHES.PENALTY_CYCLES"),
+            read_core("b", "DSB2MITE_SWITCHES.PENALTY_CYCLES").cmask(1).edge_detect(),
         ])
         .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("Info_Frontend_TBpC", "", "TMA", Cpu)
         .in_groups(&["Branches", "FetchBW"])
         .reads(&[
-            read("a", "BR_INST_RETIRED.NEAR_TAKEN", "CORE"),
-            read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
+            read_core("a", "BR_INST_RETIRED.NEAR_TAKEN"),
+            read_core("b", "CPU_CLK_UNHALTED.THREAD_P"),
         ])
         .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("Info_Frontend_ICache_Miss_Latency", "", "TMA", Cpu)
         .in_groups(&["Fed", "FetchLat", "IcMiss"])
         .reads(&[
-            read("a", "ICACHE_DATA.STALLS", "CORE"),
-            read("b", "ICACHE_DATA.STALL_PERIODS", "CORE"),
+            read_core("a", "ICACHE_DATA.STALLS"),
+            read_core("b", "ICACHE_DATA.STALL_PERIODS"),
         ])
         .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("Info_Frontend_IpDSB_Miss_Ret", "", "TMA", Cpu)
         .in_groups(&["DSBmiss", "Fed"])
         .reads(&[
-            read("a", "INST_RETIRED.ANY_P", "CORE"),
-            read("b", "FRONTEND_RETIRED.ANY_DSB_MISS", "CORE"),
+            read_core("a", "INST_RETIRED.ANY_P"),
+            read_core("b", "FRONTEND_RETIRED.ANY_DSB_MISS"),
         ])
         .computed_as("a / b", &[Event(0), Event(1), Div])
         .threshold_when(&["Info_Frontend_IpDSB_Miss_Ret"], "Info_Frontend_IpDSB_Miss_Ret < 50", &[Event(0), Num(50.0), Lt]),
     metric("Info_Frontend_IpUnknown_Branch", "", "TMA", Cpu)
         .in_groups(&["Fed"])
         .reads(&[
-            read("a", "INST_RETIRED.ANY_P", "CORE"),
-            read("b", "BACLEARS.ANY", "CORE"),
+            read_core("a", "INST_RETIRED.ANY_P"),
+            read_core("b", "BACLEARS.ANY"),
         ])
         .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("Info_Frontend_L2MPKI_Code", "", "TMA", Cpu)
         .in_groups(&["IcMiss"])
         .reads(&[
-            read("a", "FRONTEND_RETIRED.L2_MISS", "CORE"),
-            read("b", "INST_RETIRED.ANY_P", "CORE"),
+            read_core("a", "FRONTEND_RETIRED.L2_MISS"),
+            read_core("b", "INST_RETIRED.ANY_P"),
         ])
         .computed_as("1000 * a / b", &[Num(1000.0), Event(0), Mul, Event(1), Div]),
     metric("Info_Frontend_L2MPKI_Code_All", "", "TMA", Cpu)
         .in_groups(&["IcMiss"])
         .reads(&[
-            read("a", "L2_RQSTS.CODE_RD_MISS", "CORE"),
-            read("b", "INST_RETIRED.ANY_P", "CORE"),
+            read_core("a", "L2_RQSTS.CODE_RD_MISS"),
+            read_core("b", "INST_RETIRED.ANY_P"),
         ])
         .computed_as("1000 * a / b", &[Num(1000.0), Event(0), Mul, Event(1), Div]),
     metric("Info_Botlnk_L2_DSB_Misses", "", "TMA", Cpu)
         .in_groups(&["DSBmiss", "Fed"])
         .reads(&[
-            read("a", "PERF_METRICS.FETCH_LATENCY", "CORE").via(MetricRead::SlotsShare(6)),
-            read("b", "PERF_METRICS.FRONTEND_BOUND", "CORE").via(MetricRead::SlotsShare(2)),
-            read("c", "PERF_METRICS.BAD_SPECULATION", "CORE").via(MetricRead::SlotsShare(1)),
-            read("d", "PERF_METRICS.RETIRING", "CORE").via(MetricRead::SlotsShare(0)),
-            read("e", "PERF_METRICS.BACKEND_BOUND", "CORE").via(MetricRead::SlotsShare(3)),
-            read("f", "INT_MISC.UOP_DROPPING", "CORE"),
-            read("g", "TOPDOWN.SLOTS", "CORE").via(MetricRead::Slots),
-            read("h", "DSB2MITE_SWITCHES.PENALTY_CYCLES", "CORE"),
-            read("i", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
-            read("j", "ICACHE_DATA.STALLS", "CORE"),
-            read("k", "ICACHE_TAG.STALLS", "CORE"),
-            read("l", "INT_MISC.CLEAR_RESTEER_CYCLES", "CORE"),
-            read("m", "INT_MISC.UNKNOWN_BRANCH_CYCLES", "CORE"),
-            read("n", "UOPS_RETIRED.MS", "CORE").cmask(1).edge_detect(),
-            read("o", "UOPS_RETIRED.SLOTS", "CORE"),
-            read("p", "UOPS_ISSUED.ANY", "CORE"),
-            read("q", "DECODE.LCP", "CORE"),
-            read("r", "IDQ.MITE_CYCLES_ANY", "CORE"),
-            read("s", "IDQ.MITE_CYCLES_OK", "CORE"),
-            read("t", "CPU_CLK_UNHALTED.DISTRIBUTED", "CORE"),
-            read("u", "IDQ.DSB_CYCLES_ANY", "CORE"),
-            read("v", "IDQ.DSB_CYCLES_OK", "CORE"),
-            read("w", "IDQ.MS_CYCLES_ANY", "CORE"),
-            read("x", "UOPS_RETIRED.MS", "CORE").cmask(1),
+            read_core("a", "PERF_METRICS.FETCH_LATENCY").via(MetricRead::SlotsShare(6)),
+            read_core("b", "PERF_METRICS.FRONTEND_BOUND").via(MetricRead::SlotsShare(2)),
+            read_core("c", "PERF_METRICS.BAD_SPECULATION").via(MetricRead::SlotsShare(1)),
+            read_core("d", "PERF_METRICS.RETIRING").via(MetricRead::SlotsShare(0)),
+            read_core("e", "PERF_METRICS.BACKEND_BOUND").via(MetricRead::SlotsShare(3)),
+            read_core("f", "INT_MISC.UOP_DROPPING"),
+            read_core("g", "TOPDOWN.SLOTS").via(MetricRead::Slots),
+            read_core("h", "DSB2MITE_SWITCHES.PENALTY_CYCLES"),
+            read_core("i", "CPU_CLK_UNHALTED.THREAD_P"),
+            read_core("j", "ICACHE_DATA.STALLS"),
+            read_core("k", "ICACHE_TAG.STALLS"),
+            read_core("l", "INT_MISC.CLEAR_RESTEER_CYCLES"),
+            read_core("m", "INT_MISC.UNKNOWN_BRANCH_CYCLES"),
+            read_core("n", "UOPS_RETIRED.MS").cmask(1).edge_detect(),
+            read_core("o", "UOPS_RETIRED.SLOTS"),
+            read_core("p", "UOPS_ISSUED.ANY"),
+            read_core("q", "DECODE.LCP"),
+            read_core("r", "IDQ.MITE_CYCLES_ANY"),
+            read_core("s", "IDQ.MITE_CYCLES_OK"),
+            read_core("t", "CPU_CLK_UNHALTED.DISTRIBUTED"),
+            read_core("u", "IDQ.DSB_CYCLES_ANY"),
+            read_core("v", "IDQ.DSB_CYCLES_OK"),
+            read_core("w", "IDQ.MS_CYCLES_ANY"),
+            read_core("x", "UOPS_RETIRED.MS").cmask(1),
         ])
         .computed_as("100 * ((a / (b + c + d + e) - f / g) * (h / i) / (j / i + k / i + (l / i + m / i) + 3 * n / (o / p) / i + q / i + h / i) + max(0, b / (b + c + d + e) - f / g - (a / (b + c + d + e) - f / g)) * ((r - s) / (t if HYPERTHREADING_ON else i) / 2) / ((r - s) / (t if HYPERTHREADING_ON else i) / 2 + (u - v) / (t if HYPERTHREADING_ON else i) / 2 + max(w, x / (o / p)) / (t if HYPERTHREADING_ON else i) / 2.4))", &[
             Num(100.0), Event(0), Event(1), Event(2), Add, Event(3), Add, Event(4), Add, Div,
@@ -2916,23 +2916,23 @@ pub static METRICS: &[MetricInfo] = &[
     metric("Info_Botlnk_L2_DSB_Bandwidth", "", "TMA", Cpu)
         .in_groups(&["DSB", "Fed", "FetchBW"])
         .reads(&[
-            read("a", "PERF_METRICS.FRONTEND_BOUND", "CORE").via(MetricRead::SlotsShare(2)),
-            read("b", "PERF_METRICS.BAD_SPECULATION", "CORE").via(MetricRead::SlotsShare(1)),
-            read("c", "PERF_METRICS.RETIRING", "CORE").via(MetricRead::SlotsShare(0)),
-            read("d", "PERF_METRICS.BACKEND_BOUND", "CORE").via(MetricRead::SlotsShare(3)),
-            read("e", "INT_MISC.UOP_DROPPING", "CORE"),
-            read("f", "TOPDOWN.SLOTS", "CORE").via(MetricRead::Slots),
-            read("g", "PERF_METRICS.FETCH_LATENCY", "CORE").via(MetricRead::SlotsShare(6)),
-            read("h", "IDQ.DSB_CYCLES_ANY", "CORE"),
-            read("i", "IDQ.DSB_CYCLES_OK", "CORE"),
-            read("j", "CPU_CLK_UNHALTED.DISTRIBUTED", "CORE"),
-            read("k", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
-            read("l", "IDQ.MITE_CYCLES_ANY", "CORE"),
-            read("m", "IDQ.MITE_CYCLES_OK", "CORE"),
-            read("n", "IDQ.MS_CYCLES_ANY", "CORE"),
-            read("o", "UOPS_RETIRED.MS", "CORE").cmask(1),
-            read("p", "UOPS_RETIRED.SLOTS", "CORE"),
-            read("q", "UOPS_ISSUED.ANY", "CORE"),
+            read_core("a", "PERF_METRICS.FRONTEND_BOUND").via(MetricRead::SlotsShare(2)),
+            read_core("b", "PERF_METRICS.BAD_SPECULATION").via(MetricRead::SlotsShare(1)),
+            read_core("c", "PERF_METRICS.RETIRING").via(MetricRead::SlotsShare(0)),
+            read_core("d", "PERF_METRICS.BACKEND_BOUND").via(MetricRead::SlotsShare(3)),
+            read_core("e", "INT_MISC.UOP_DROPPING"),
+            read_core("f", "TOPDOWN.SLOTS").via(MetricRead::Slots),
+            read_core("g", "PERF_METRICS.FETCH_LATENCY").via(MetricRead::SlotsShare(6)),
+            read_core("h", "IDQ.DSB_CYCLES_ANY"),
+            read_core("i", "IDQ.DSB_CYCLES_OK"),
+            read_core("j", "CPU_CLK_UNHALTED.DISTRIBUTED"),
+            read_core("k", "CPU_CLK_UNHALTED.THREAD_P"),
+            read_core("l", "IDQ.MITE_CYCLES_ANY"),
+            read_core("m", "IDQ.MITE_CYCLES_OK"),
+            read_core("n", "IDQ.MS_CYCLES_ANY"),
+            read_core("o", "UOPS_RETIRED.MS").cmask(1),
+            read_core("p", "UOPS_RETIRED.SLOTS"),
+            read_core("q", "UOPS_ISSUED.ANY"),
         ])
         .computed_as("100 * ((a / (a + b + c + d) - e / f) * (max(0, a / (a + b + c + d) - e / f - (g / (a + b + c + d) - e / f)) / (g / (a + b + c + d) - e / f + max(0, a / (a + b + c + d) - e / f - (g / (a + b + c + d) - e / f)))) * ((h - i) / (j if HYPERTHREADING_ON else k) / 2 / ((l - m) / (j if HYPERTHREADING_ON else k) / 2 + (h - i) / (j if HYPERTHREADING_ON else k) / 2 + max(n, o / (p / q)) / (j if HYPERTHREADING_ON else k) / 2.4)))", &[
             Num(100.0), Event(0), Event(0), Event(1), Add, Event(2), Add, Event(3), Add, Div,
@@ -2955,23 +2955,23 @@ pub static METRICS: &[MetricInfo] = &[
     metric("Info_Botlnk_L2_IC_Misses", "", "TMA", Cpu)
         .in_groups(&["Fed", "FetchLat", "IcMiss"])
         .reads(&[
-            read("a", "PERF_METRICS.FETCH_LATENCY", "CORE").via(MetricRead::SlotsShare(6)),
-            read("b", "PERF_METRICS.FRONTEND_BOUND", "CORE").via(MetricRead::SlotsShare(2)),
-            read("c", "PERF_METRICS.BAD_SPECULATION", "CORE").via(MetricRead::SlotsShare(1)),
-            read("d", "PERF_METRICS.RETIRING", "CORE").via(MetricRead::SlotsShare(0)),
-            read("e", "PERF_METRICS.BACKEND_BOUND", "CORE").via(MetricRead::SlotsShare(3)),
-            read("f", "INT_MISC.UOP_DROPPING", "CORE"),
-            read("g", "TOPDOWN.SLOTS", "CORE").via(MetricRead::Slots),
-            read("h", "ICACHE_DATA.STALLS", "CORE"),
-            read("i", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
-            read("j", "ICACHE_TAG.STALLS", "CORE"),
-            read("k", "INT_MISC.CLEAR_RESTEER_CYCLES", "CORE"),
-            read("l", "INT_MISC.UNKNOWN_BRANCH_CYCLES", "CORE"),
-            read("m", "UOPS_RETIRED.MS", "CORE").cmask(1).edge_detect(),
-            read("n", "UOPS_RETIRED.SLOTS", "CORE"),
-            read("o", "UOPS_ISSUED.ANY", "CORE"),
-            read("p", "DECODE.LCP", "CORE"),
-            read("q", "DSB2MITE_SWITCHES.PENALTY_CYCLES", "CORE"),
+            read_core("a", "PERF_METRICS.FETCH_LATENCY").via(MetricRead::SlotsShare(6)),
+            read_core("b", "PERF_METRICS.FRONTEND_BOUND").via(MetricRead::SlotsShare(2)),
+            read_core("c", "PERF_METRICS.BAD_SPECULATION").via(MetricRead::SlotsShare(1)),
+            read_core("d", "PERF_METRICS.RETIRING").via(MetricRead::SlotsShare(0)),
+            read_core("e", "PERF_METRICS.BACKEND_BOUND").via(MetricRead::SlotsShare(3)),
+            read_core("f", "INT_MISC.UOP_DROPPING"),
+            read_core("g", "TOPDOWN.SLOTS").via(MetricRead::Slots),
+            read_core("h", "ICACHE_DATA.STALLS"),
+            read_core("i", "CPU_CLK_UNHALTED.THREAD_P"),
+            read_core("j", "ICACHE_TAG.STALLS"),
+            read_core("k", "INT_MISC.CLEAR_RESTEER_CYCLES"),
+            read_core("l", "INT_MISC.UNKNOWN_BRANCH_CYCLES"),
+            read_core("m", "UOPS_RETIRED.MS").cmask(1).edge_detect(),
+            read_core("n", "UOPS_RETIRED.SLOTS"),
+            read_core("o", "UOPS_ISSUED.ANY"),
+            read_core("p", "DECODE.LCP"),
+            read_core("q", "DSB2MITE_SWITCHES.PENALTY_CYCLES"),
         ])
         .computed_as("100 * ((a / (b + c + d + e) - f / g) * (h / i) / (h / i + j / i + (k / i + l / i) + 3 * m / (n / o) / i + p / i + q / i))", &[
             Num(100.0), Event(0), Event(1), Event(2), Add, Event(3), Add, Event(4), Add, Div,
@@ -2984,68 +2984,68 @@ pub static METRICS: &[MetricInfo] = &[
     metric("Info_Bad_Spec_IpMispredict", "", "TMA", Cpu)
         .in_groups(&["Bad", "BadSpec", "BrMispredicts"])
         .reads(&[
-            read("a", "INST_RETIRED.ANY_P", "CORE"),
-            read("b", "BR_MISP_RETIRED.ALL_BRANCHES", "CORE"),
+            read_core("a", "INST_RETIRED.ANY_P"),
+            read_core("b", "BR_MISP_RETIRED.ALL_BRANCHES"),
         ])
         .computed_as("a / b", &[Event(0), Event(1), Div])
         .threshold_when(&["Info_Bad_Spec_IpMispredict"], "Info_Bad_Spec_IpMispredict < 200", &[Event(0), Num(200.0), Lt]),
     metric("Info_Bad_Spec_IpMisp_Cond_Ntaken", "", "TMA", Cpu)
         .in_groups(&["Bad", "BrMispredicts"])
         .reads(&[
-            read("a", "INST_RETIRED.ANY_P", "CORE"),
-            read("b", "BR_MISP_RETIRED.COND_NTAKEN", "CORE"),
+            read_core("a", "INST_RETIRED.ANY_P"),
+            read_core("b", "BR_MISP_RETIRED.COND_NTAKEN"),
         ])
         .computed_as("a / b", &[Event(0), Event(1), Div])
         .threshold_when(&["Info_Bad_Spec_IpMisp_Cond_Ntaken"], "Info_Bad_Spec_IpMisp_Cond_Ntaken < 200", &[Event(0), Num(200.0), Lt]),
     metric("Info_Bad_Spec_IpMisp_Cond_Taken", "", "TMA", Cpu)
         .in_groups(&["Bad", "BrMispredicts"])
         .reads(&[
-            read("a", "INST_RETIRED.ANY_P", "CORE"),
-            read("b", "BR_MISP_RETIRED.COND_TAKEN", "CORE"),
+            read_core("a", "INST_RETIRED.ANY_P"),
+            read_core("b", "BR_MISP_RETIRED.COND_TAKEN"),
         ])
         .computed_as("a / b", &[Event(0), Event(1), Div])
         .threshold_when(&["Info_Bad_Spec_IpMisp_Cond_Taken"], "Info_Bad_Spec_IpMisp_Cond_Taken < 200", &[Event(0), Num(200.0), Lt]),
     metric("Info_Bad_Spec_IpMisp_Ret", "", "TMA", Cpu)
         .in_groups(&["Bad", "BrMispredicts"])
         .reads(&[
-            read("a", "INST_RETIRED.ANY_P", "CORE"),
-            read("b", "BR_MISP_RETIRED.RET", "CORE"),
+            read_core("a", "INST_RETIRED.ANY_P"),
+            read_core("b", "BR_MISP_RETIRED.RET"),
         ])
         .computed_as("a / b", &[Event(0), Event(1), Div])
         .threshold_when(&["Info_Bad_Spec_IpMisp_Ret"], "Info_Bad_Spec_IpMisp_Ret < 500", &[Event(0), Num(500.0), Lt]),
     metric("Info_Bad_Spec_IpMisp_Indirect", "", "TMA", Cpu)
         .in_groups(&["Bad", "BrMispredicts"])
         .reads(&[
-            read("a", "INST_RETIRED.ANY_P", "CORE"),
-            read("b", "BR_MISP_RETIRED.INDIRECT", "CORE"),
+            read_core("a", "INST_RETIRED.ANY_P"),
+            read_core("b", "BR_MISP_RETIRED.INDIRECT"),
         ])
         .computed_as("a / b", &[Event(0), Event(1), Div])
         .threshold_when(&["Info_Bad_Spec_IpMisp_Indirect"], "Info_Bad_Spec_IpMisp_Indirect < 1000", &[Event(0), Num(1000.0), Lt]),
     metric("Info_Bad_Spec_Branch_Misprediction_Cost", "", "TMA", Cpu)
         .in_groups(&["Bad", "BrMispredicts"])
         .reads(&[
-            read("a", "UOPS_RETIRED.MS", "CORE"),
-            read("b", "TOPDOWN.SLOTS", "CORE").via(MetricRead::Slots),
-            read("c", "PERF_METRICS.BRANCH_MISPREDICTS", "CORE").via(MetricRead::SlotsShare(5)),
-            read("d", "PERF_METRICS.FRONTEND_BOUND", "CORE").via(MetricRead::SlotsShare(2)),
-            read("e", "PERF_METRICS.BAD_SPECULATION", "CORE").via(MetricRead::SlotsShare(1)),
-            read("f", "PERF_METRICS.RETIRING", "CORE").via(MetricRead::SlotsShare(0)),
-            read("g", "PERF_METRICS.BACKEND_BOUND", "CORE").via(MetricRead::SlotsShare(3)),
-            read("h", "BR_MISP_RETIRED.ALL_BRANCHES", "CORE"),
-            read("i", "INT_MISC.CLEARS_COUNT", "CORE"),
-            read("j", "MACHINE_CLEARS.COUNT", "CORE"),
-            read("k", "PERF_METRICS.FETCH_LATENCY", "CORE").via(MetricRead::SlotsShare(6)),
-            read("l", "INT_MISC.UOP_DROPPING", "CORE"),
-            read("m", "INT_MISC.CLEAR_RESTEER_CYCLES", "CORE"),
-            read("n", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
-            read("o", "ICACHE_DATA.STALLS", "CORE"),
-            read("p", "ICACHE_TAG.STALLS", "CORE"),
-            read("q", "INT_MISC.UNKNOWN_BRANCH_CYCLES", "CORE"),
-            read("r", "UOPS_RETIRED.MS", "CORE").cmask(1).edge_detect(),
-            read("s", "UOPS_RETIRED.SLOTS", "CORE"),
-            read("t", "UOPS_ISSUED.ANY", "CORE"),
-            read("u", "DECODE.LCP", "CORE"),
-            read("v", "DSB2MITE_SWITCHES.PENALTY_CYCLES", "CORE"),
+            read_core("a", "UOPS_RETIRED.MS"),
+            read_core("b", "TOPDOWN.SLOTS").via(MetricRead::Slots),
+            read_core("c", "PERF_METRICS.BRANCH_MISPREDICTS").via(MetricRead::SlotsShare(5)),
+            read_core("d", "PERF_METRICS.FRONTEND_BOUND").via(MetricRead::SlotsShare(2)),
+            read_core("e", "PERF_METRICS.BAD_SPECULATION").via(MetricRead::SlotsShare(1)),
+            read_core("f", "PERF_METRICS.RETIRING").via(MetricRead::SlotsShare(0)),
+            read_core("g", "PERF_METRICS.BACKEND_BOUND").via(MetricRead::SlotsShare(3)),
+            read_core("h", "BR_MISP_RETIRED.ALL_BRANCHES"),
+            read_core("i", "INT_MISC.CLEARS_COUNT"),
+            read_core("j", "MACHINE_CLEARS.COUNT"),
+            read_core("k", "PERF_METRICS.FETCH_LATENCY").via(MetricRead::SlotsShare(6)),
+            read_core("l", "INT_MISC.UOP_DROPPING"),
+            read_core("m", "INT_MISC.CLEAR_RESTEER_CYCLES"),
+            read_core("n", "CPU_CLK_UNHALTED.THREAD_P"),
+            read_core("o", "ICACHE_DATA.STALLS"),
+            read_core("p", "ICACHE_TAG.STALLS"),
+            read_core("q", "INT_MISC.UNKNOWN_BRANCH_CYCLES"),
+            read_core("r", "UOPS_RETIRED.MS").cmask(1).edge_detect(),
+            read_core("s", "UOPS_RETIRED.SLOTS"),
+            read_core("t", "UOPS_ISSUED.ANY"),
+            read_core("u", "DECODE.LCP"),
+            read_core("v", "DSB2MITE_SWITCHES.PENALTY_CYCLES"),
         ])
         .computed_as("100 * (1 - 10 * (a / b) * max(c / (d + e + f + g) * (1 - h / (i - j)), 0.0001) / (c / (d + e + f + g))) * (c / (d + e + f + g) + (k / (d + e + f + g) - l / b) * (c / (d + e + f + g) / max(1 - (d / (d + e + f + g) - l / b + g / (d + e + f + g) + f / (d + e + f + g)), 0) * m / n) / (o / n + p / n + (m / n + q / n) + 3 * r / (s / t) / n + u / n + v / n)) * b / 6 / h / 100", &[
             Num(100.0), Num(1.0), Num(10.0), Event(0), Event(1), Div, Mul, Event(2), Event(3),
@@ -3067,40 +3067,40 @@ pub static METRICS: &[MetricInfo] = &[
     metric("Info_Bad_Spec_Spec_Clears_Ratio", "", "TMA", Cpu)
         .in_groups(&["BrMispredicts"])
         .reads(&[
-            read("a", "INT_MISC.CLEARS_COUNT", "CORE"),
-            read("b", "BR_MISP_RETIRED.ALL_BRANCHES", "CORE"),
-            read("c", "MACHINE_CLEARS.COUNT", "CORE"),
+            read_core("a", "INT_MISC.CLEARS_COUNT"),
+            read_core("b", "BR_MISP_RETIRED.ALL_BRANCHES"),
+            read_core("c", "MACHINE_CLEARS.COUNT"),
         ])
         .computed_as("a / (b + c)", &[Event(0), Event(1), Event(2), Add, Div]),
     metric("Info_Branches_Cond_NT", "", "TMA", Cpu)
         .in_groups(&["Bad", "Branches", "CodeGen", "PGO"])
         .reads(&[
-            read("a", "BR_INST_RETIRED.COND_NTAKEN", "CORE"),
-            read("b", "BR_INST_RETIRED.ALL_BRANCHES", "CORE"),
+            read_core("a", "BR_INST_RETIRED.COND_NTAKEN"),
+            read_core("b", "BR_INST_RETIRED.ALL_BRANCHES"),
         ])
         .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("Info_Branches_Cond_TK", "", "TMA", Cpu)
         .in_groups(&["Bad", "Branches", "CodeGen", "PGO"])
         .reads(&[
-            read("a", "BR_INST_RETIRED.COND_TAKEN", "CORE"),
-            read("b", "BR_INST_RETIRED.ALL_BRANCHES", "CORE"),
+            read_core("a", "BR_INST_RETIRED.COND_TAKEN"),
+            read_core("b", "BR_INST_RETIRED.ALL_BRANCHES"),
         ])
         .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("Info_Branches_CallRet", "", "TMA", Cpu)
         .in_groups(&["Bad", "Branches"])
         .reads(&[
-            read("a", "BR_INST_RETIRED.NEAR_CALL", "CORE"),
-            read("b", "BR_INST_RETIRED.NEAR_RETURN", "CORE"),
-            read("c", "BR_INST_RETIRED.ALL_BRANCHES", "CORE"),
+            read_core("a", "BR_INST_RETIRED.NEAR_CALL"),
+            read_core("b", "BR_INST_RETIRED.NEAR_RETURN"),
+            read_core("c", "BR_INST_RETIRED.ALL_BRANCHES"),
         ])
         .computed_as("(a + b) / c", &[Event(0), Event(1), Add, Event(2), Div]),
     metric("Info_Branches_Jump", "", "TMA", Cpu)
         .in_groups(&["Bad", "Branches"])
         .reads(&[
-            read("a", "BR_INST_RETIRED.NEAR_TAKEN", "CORE"),
-            read("b", "BR_INST_RETIRED.COND_TAKEN", "CORE"),
-            read("c", "BR_INST_RETIRED.NEAR_CALL", "CORE"),
-            read("d", "BR_INST_RETIRED.ALL_BRANCHES", "CORE"),
+            read_core("a", "BR_INST_RETIRED.NEAR_TAKEN"),
+            read_core("b", "BR_INST_RETIRED.COND_TAKEN"),
+            read_core("c", "BR_INST_RETIRED.NEAR_CALL"),
+            read_core("d", "BR_INST_RETIRED.ALL_BRANCHES"),
         ])
         .computed_as("(a - b - 2 * c) / d", &[
             Event(0), Event(1), Sub, Num(2.0), Event(2), Mul, Sub, Event(3), Div,
@@ -3108,12 +3108,12 @@ pub static METRICS: &[MetricInfo] = &[
     metric("Info_Branches_Other_Branches", "", "TMA", Cpu)
         .in_groups(&["Bad", "Branches"])
         .reads(&[
-            read("a", "BR_INST_RETIRED.COND_NTAKEN", "CORE"),
-            read("b", "BR_INST_RETIRED.ALL_BRANCHES", "CORE"),
-            read("c", "BR_INST_RETIRED.COND_TAKEN", "CORE"),
-            read("d", "BR_INST_RETIRED.NEAR_CALL", "CORE"),
-            read("e", "BR_INST_RETIRED.NEAR_RETURN", "CORE"),
-            read("f", "BR_INST_RETIRED.NEAR_TAKEN", "CORE"),
+            read_core("a", "BR_INST_RETIRED.COND_NTAKEN"),
+            read_core("b", "BR_INST_RETIRED.ALL_BRANCHES"),
+            read_core("c", "BR_INST_RETIRED.COND_TAKEN"),
+            read_core("d", "BR_INST_RETIRED.NEAR_CALL"),
+            read_core("e", "BR_INST_RETIRED.NEAR_RETURN"),
+            read_core("f", "BR_INST_RETIRED.NEAR_TAKEN"),
         ])
         .computed_as("1 - (a / b + c / b + (d + e) / b + (f - c - 2 * d) / b)", &[
             Num(1.0), Event(0), Event(1), Div, Event(2), Event(1), Div, Add, Event(3), Event(4),
@@ -3123,92 +3123,92 @@ pub static METRICS: &[MetricInfo] = &[
     metric("Info_Memory_Load_Miss_Real_Latency", "", "TMA", Cpu)
         .in_groups(&["Mem", "MemoryBound", "MemoryLat"])
         .reads(&[
-            read("a", "L1D_PEND_MISS.PENDING", "CORE"),
-            read("b", "MEM_LOAD_COMPLETED.L1_MISS_ANY", "CORE"),
+            read_core("a", "L1D_PEND_MISS.PENDING"),
+            read_core("b", "MEM_LOAD_COMPLETED.L1_MISS_ANY"),
         ])
         .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("Info_Memory_MLP", "", "TMA", Cpu)
         .in_groups(&["Mem", "MemoryBound", "MemoryBW"])
         .reads(&[
-            read("a", "L1D_PEND_MISS.PENDING", "CORE"),
-            read("b", "L1D_PEND_MISS.PENDING_CYCLES", "CORE"),
+            read_core("a", "L1D_PEND_MISS.PENDING"),
+            read_core("b", "L1D_PEND_MISS.PENDING_CYCLES"),
         ])
         .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("Info_Memory_L1MPKI", "", "TMA", Cpu)
         .in_groups(&["CacheHits", "Mem"])
         .reads(&[
-            read("a", "MEM_LOAD_RETIRED.L1_MISS", "CORE"),
-            read("b", "INST_RETIRED.ANY_P", "CORE"),
+            read_core("a", "MEM_LOAD_RETIRED.L1_MISS"),
+            read_core("b", "INST_RETIRED.ANY_P"),
         ])
         .computed_as("1000 * a / b", &[Num(1000.0), Event(0), Mul, Event(1), Div]),
     metric("Info_Memory_L2MPKI", "", "TMA", Cpu)
         .in_groups(&["Mem", "Backend", "CacheHits"])
         .reads(&[
-            read("a", "MEM_LOAD_RETIRED.L2_MISS", "CORE"),
-            read("b", "INST_RETIRED.ANY_P", "CORE"),
+            read_core("a", "MEM_LOAD_RETIRED.L2_MISS"),
+            read_core("b", "INST_RETIRED.ANY_P"),
         ])
         .computed_as("1000 * a / b", &[Num(1000.0), Event(0), Mul, Event(1), Div]),
     metric("Info_Memory_L3MPKI", "", "TMA", Cpu)
         .in_groups(&["Mem"])
         .reads(&[
-            read("a", "MEM_LOAD_RETIRED.L3_MISS", "CORE"),
-            read("b", "INST_RETIRED.ANY_P", "CORE"),
+            read_core("a", "MEM_LOAD_RETIRED.L3_MISS"),
+            read_core("b", "INST_RETIRED.ANY_P"),
         ])
         .computed_as("1000 * a / b", &[Num(1000.0), Event(0), Mul, Event(1), Div]),
     metric("Info_Memory_FB_HPKI", "", "TMA", Cpu)
         .in_groups(&["CacheHits", "Mem"])
         .reads(&[
-            read("a", "MEM_LOAD_RETIRED.FB_HIT", "CORE"),
-            read("b", "INST_RETIRED.ANY_P", "CORE"),
+            read_core("a", "MEM_LOAD_RETIRED.FB_HIT"),
+            read_core("b", "INST_RETIRED.ANY_P"),
         ])
         .computed_as("1000 * a / b", &[Num(1000.0), Event(0), Mul, Event(1), Div]),
     metric("Info_Memory_L1MPKI_Load", "", "TMA", Cpu)
         .in_groups(&["CacheHits", "Mem"])
         .reads(&[
-            read("a", "L2_RQSTS.ALL_DEMAND_DATA_RD", "CORE"),
-            read("b", "INST_RETIRED.ANY_P", "CORE"),
+            read_core("a", "L2_RQSTS.ALL_DEMAND_DATA_RD"),
+            read_core("b", "INST_RETIRED.ANY_P"),
         ])
         .computed_as("1000 * a / b", &[Num(1000.0), Event(0), Mul, Event(1), Div]),
     metric("Info_Memory_L2MPKI_All", "", "TMA", Cpu)
         .in_groups(&["CacheHits", "Mem", "Offcore"])
         .reads(&[
-            read("a", "L2_RQSTS.MISS", "CORE"),
-            read("b", "INST_RETIRED.ANY_P", "CORE"),
+            read_core("a", "L2_RQSTS.MISS"),
+            read_core("b", "INST_RETIRED.ANY_P"),
         ])
         .computed_as("1000 * a / b", &[Num(1000.0), Event(0), Mul, Event(1), Div]),
     metric("Info_Memory_L2MPKI_Load", "", "TMA", Cpu)
         .in_groups(&["CacheHits", "Mem"])
         .reads(&[
-            read("a", "L2_RQSTS.DEMAND_DATA_RD_MISS", "CORE"),
-            read("b", "INST_RETIRED.ANY_P", "CORE"),
+            read_core("a", "L2_RQSTS.DEMAND_DATA_RD_MISS"),
+            read_core("b", "INST_RETIRED.ANY_P"),
         ])
         .computed_as("1000 * a / b", &[Num(1000.0), Event(0), Mul, Event(1), Div]),
     metric("Info_Memory_L2MPKI_RFO", "", "TMA", Cpu)
         .in_groups(&["CacheMisses", "Offcore"])
         .reads(&[
-            read("a", "L2_RQSTS.RFO_MISS", "CORE"),
-            read("b", "INST_RETIRED.ANY_P", "CORE"),
+            read_core("a", "L2_RQSTS.RFO_MISS"),
+            read_core("b", "INST_RETIRED.ANY_P"),
         ])
         .computed_as("1000 * a / b", &[Num(1000.0), Event(0), Mul, Event(1), Div]),
     metric("Info_Memory_L2HPKI_All", "", "TMA", Cpu)
         .in_groups(&["CacheHits", "Mem"])
         .reads(&[
-            read("a", "L2_RQSTS.REFERENCES", "CORE"),
-            read("b", "L2_RQSTS.MISS", "CORE"),
-            read("c", "INST_RETIRED.ANY_P", "CORE"),
+            read_core("a", "L2_RQSTS.REFERENCES"),
+            read_core("b", "L2_RQSTS.MISS"),
+            read_core("c", "INST_RETIRED.ANY_P"),
         ])
         .computed_as("1000 * (a - b) / c", &[Num(1000.0), Event(0), Event(1), Sub, Mul, Event(2), Div]),
     metric("Info_Memory_L2HPKI_Load", "", "TMA", Cpu)
         .in_groups(&["CacheHits", "Mem"])
         .reads(&[
-            read("a", "L2_RQSTS.DEMAND_DATA_RD_HIT", "CORE"),
-            read("b", "INST_RETIRED.ANY_P", "CORE"),
+            read_core("a", "L2_RQSTS.DEMAND_DATA_RD_HIT"),
+            read_core("b", "INST_RETIRED.ANY_P"),
         ])
         .computed_as("1000 * a / b", &[Num(1000.0), Event(0), Mul, Event(1), Div]),
     metric("Info_Memory_L1D_Cache_Fill_BW", "", "TMA", Cpu)
         .in_groups(&["Mem", "MemoryBW"])
         .reads(&[
-            read("a", "L1D.REPLACEMENT", "CORE"),
+            read_core("a", "L1D.REPLACEMENT"),
         ])
         .computed_as("64 * a / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)", &[
             Num(64.0), Event(0), Mul, Num(1000000000.0), Div,
@@ -3217,7 +3217,7 @@ pub static METRICS: &[MetricInfo] = &[
     metric("Info_Memory_L2_Cache_Fill_BW", "", "TMA", Cpu)
         .in_groups(&["Mem", "MemoryBW"])
         .reads(&[
-            read("a", "L2_LINES_IN.ALL", "CORE"),
+            read_core("a", "L2_LINES_IN.ALL"),
         ])
         .computed_as("64 * a / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)", &[
             Num(64.0), Event(0), Mul, Num(1000000000.0), Div,
@@ -3226,7 +3226,7 @@ pub static METRICS: &[MetricInfo] = &[
     metric("Info_Memory_L3_Cache_Fill_BW", "", "TMA", Cpu)
         .in_groups(&["Mem", "MemoryBW"])
         .reads(&[
-            read("a", "LONGEST_LAT_CACHE.MISS", "CORE"),
+            read_core("a", "LONGEST_LAT_CACHE.MISS"),
         ])
         .computed_as("64 * a / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)", &[
             Num(64.0), Event(0), Mul, Num(1000000000.0), Div,
@@ -3235,7 +3235,7 @@ pub static METRICS: &[MetricInfo] = &[
     metric("Info_Memory_L3_Cache_Access_BW", "", "TMA", Cpu)
         .in_groups(&["Mem", "MemoryBW", "Offcore"])
         .reads(&[
-            read("a", "OFFCORE_REQUESTS.ALL_REQUESTS", "CORE"),
+            read_core("a", "OFFCORE_REQUESTS.ALL_REQUESTS"),
         ])
         .computed_as("64 * a / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)", &[
             Num(64.0), Event(0), Mul, Num(1000000000.0), Div,
@@ -3244,11 +3244,11 @@ pub static METRICS: &[MetricInfo] = &[
     metric("Info_Memory_TLB_Page_Walks_Utilization", "", "TMA", Cpu)
         .in_groups(&["Mem", "MemoryTLB"])
         .reads(&[
-            read("a", "ITLB_MISSES.WALK_PENDING", "CORE"),
-            read("b", "DTLB_LOAD_MISSES.WALK_PENDING", "CORE"),
-            read("c", "DTLB_STORE_MISSES.WALK_PENDING", "CORE"),
-            read("d", "CPU_CLK_UNHALTED.DISTRIBUTED", "CORE"),
-            read("e", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
+            read_core("a", "ITLB_MISSES.WALK_PENDING"),
+            read_core("b", "DTLB_LOAD_MISSES.WALK_PENDING"),
+            read_core("c", "DTLB_STORE_MISSES.WALK_PENDING"),
+            read_core("d", "CPU_CLK_UNHALTED.DISTRIBUTED"),
+            read_core("e", "CPU_CLK_UNHALTED.THREAD_P"),
         ])
         .computed_as("(a + b + c) / (4 * (d if HYPERTHREADING_ON else e))", &[
             Event(0), Event(1), Add, Event(2), Add, Num(4.0), Const(Constant::HyperthreadingOn),
@@ -3258,28 +3258,28 @@ pub static METRICS: &[MetricInfo] = &[
     metric("Info_Memory_TLB_Code_STLB_MPKI", "", "TMA", Cpu)
         .in_groups(&["Fed", "MemoryTLB"])
         .reads(&[
-            read("a", "ITLB_MISSES.WALK_COMPLETED", "CORE"),
-            read("b", "INST_RETIRED.ANY_P", "CORE"),
+            read_core("a", "ITLB_MISSES.WALK_COMPLETED"),
+            read_core("b", "INST_RETIRED.ANY_P"),
         ])
         .computed_as("1000 * a / b", &[Num(1000.0), Event(0), Mul, Event(1), Div]),
     metric("Info_Memory_TLB_Load_STLB_MPKI", "", "TMA", Cpu)
         .in_groups(&["Mem", "MemoryTLB"])
         .reads(&[
-            read("a", "DTLB_LOAD_MISSES.WALK_COMPLETED", "CORE"),
-            read("b", "INST_RETIRED.ANY_P", "CORE"),
+            read_core("a", "DTLB_LOAD_MISSES.WALK_COMPLETED"),
+            read_core("b", "INST_RETIRED.ANY_P"),
         ])
         .computed_as("1000 * a / b", &[Num(1000.0), Event(0), Mul, Event(1), Div]),
     metric("Info_Memory_TLB_Store_STLB_MPKI", "", "TMA", Cpu)
         .in_groups(&["Mem", "MemoryTLB"])
         .reads(&[
-            read("a", "DTLB_STORE_MISSES.WALK_COMPLETED", "CORE"),
-            read("b", "INST_RETIRED.ANY_P", "CORE"),
+            read_core("a", "DTLB_STORE_MISSES.WALK_COMPLETED"),
+            read_core("b", "INST_RETIRED.ANY_P"),
         ])
         .computed_as("1000 * a / b", &[Num(1000.0), Event(0), Mul, Event(1), Div]),
     metric("Info_Memory_Core_L1D_Cache_Fill_BW_2T", "", "TMA", Cpu)
         .in_groups(&["Mem", "MemoryBW"])
         .reads(&[
-            read("a", "L1D.REPLACEMENT", "CORE"),
+            read_core("a", "L1D.REPLACEMENT"),
         ])
         .computed_as("64 * a / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)", &[
             Num(64.0), Event(0), Mul, Num(1000000000.0), Div,
@@ -3288,7 +3288,7 @@ pub static METRICS: &[MetricInfo] = &[
     metric("Info_Memory_Core_L2_Cache_Fill_BW_2T", "", "TMA", Cpu)
         .in_groups(&["Mem", "MemoryBW"])
         .reads(&[
-            read("a", "L2_LINES_IN.ALL", "CORE"),
+            read_core("a", "L2_LINES_IN.ALL"),
         ])
         .computed_as("64 * a / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)", &[
             Num(64.0), Event(0), Mul, Num(1000000000.0), Div,
@@ -3297,7 +3297,7 @@ pub static METRICS: &[MetricInfo] = &[
     metric("Info_Memory_Core_L3_Cache_Fill_BW_2T", "", "TMA", Cpu)
         .in_groups(&["Mem", "MemoryBW"])
         .reads(&[
-            read("a", "LONGEST_LAT_CACHE.MISS", "CORE"),
+            read_core("a", "LONGEST_LAT_CACHE.MISS"),
         ])
         .computed_as("64 * a / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)", &[
             Num(64.0), Event(0), Mul, Num(1000000000.0), Div,
@@ -3306,7 +3306,7 @@ pub static METRICS: &[MetricInfo] = &[
     metric("Info_Memory_Core_L3_Cache_Access_BW_2T", "", "TMA", Cpu)
         .in_groups(&["Mem", "MemoryBW", "Offcore"])
         .reads(&[
-            read("a", "OFFCORE_REQUESTS.ALL_REQUESTS", "CORE"),
+            read_core("a", "OFFCORE_REQUESTS.ALL_REQUESTS"),
         ])
         .computed_as("64 * a / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)", &[
             Num(64.0), Event(0), Mul, Num(1000000000.0), Div,
@@ -3315,97 +3315,97 @@ pub static METRICS: &[MetricInfo] = &[
     metric("Info_Memory_Core_L2_Evictions_Silent_PKI", "", "TMA", Cpu)
         .in_groups(&["L2Evicts", "Mem", "Server"])
         .reads(&[
-            read("a", "L2_LINES_OUT.SILENT", "CORE"),
-            read("b", "INST_RETIRED.ANY_P", "CORE"),
+            read_core("a", "L2_LINES_OUT.SILENT"),
+            read_core("b", "INST_RETIRED.ANY_P"),
         ])
         .computed_as("1000 * a / b", &[Num(1000.0), Event(0), Mul, Event(1), Div]),
     metric("Info_Memory_Core_L2_Evictions_NonSilent_PKI", "", "TMA", Cpu)
         .in_groups(&["L2Evicts", "Mem", "Server"])
         .reads(&[
-            read("a", "L2_LINES_OUT.NON_SILENT", "CORE"),
-            read("b", "INST_RETIRED.ANY_P", "CORE"),
+            read_core("a", "L2_LINES_OUT.NON_SILENT"),
+            read_core("b", "INST_RETIRED.ANY_P"),
         ])
         .computed_as("1000 * a / b", &[Num(1000.0), Event(0), Mul, Event(1), Div]),
     metric("Info_Memory_Prefetches_Useless_HWPF", "", "TMA", Cpu)
         .in_groups(&["Prefetches"])
         .reads(&[
-            read("a", "L2_LINES_OUT.USELESS_HWPF", "CORE"),
-            read("b", "L2_LINES_OUT.SILENT", "CORE"),
-            read("c", "L2_LINES_OUT.NON_SILENT", "CORE"),
+            read_core("a", "L2_LINES_OUT.USELESS_HWPF"),
+            read_core("b", "L2_LINES_OUT.SILENT"),
+            read_core("c", "L2_LINES_OUT.NON_SILENT"),
         ])
         .computed_as("a / (b + c)", &[Event(0), Event(1), Event(2), Add, Div])
         .threshold_when(&["Info_Memory_Prefetches_Useless_HWPF"], "Info_Memory_Prefetches_Useless_HWPF > 0.15", &[Event(0), Num(0.15), Gt]),
     metric("Info_Memory_Latency_Load_L2_Miss_Latency", "", "TMA", Cpu)
         .in_groups(&["LockCont", "Memory_Lat", "Offcore"])
         .reads(&[
-            read("a", "OFFCORE_REQUESTS_OUTSTANDING.DEMAND_DATA_RD", "CORE"),
-            read("b", "OFFCORE_REQUESTS.DEMAND_DATA_RD", "CORE"),
+            read_core("a", "OFFCORE_REQUESTS_OUTSTANDING.DEMAND_DATA_RD"),
+            read_core("b", "OFFCORE_REQUESTS.DEMAND_DATA_RD"),
         ])
         .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("Info_Memory_Latency_Load_L3_Miss_Latency", "", "TMA", Cpu)
         .in_groups(&["Memory_Lat", "Offcore"])
         .reads(&[
-            read("a", "OFFCORE_REQUESTS_OUTSTANDING.L3_MISS_DEMAND_DATA_RD", "CORE"),
-            read("b", "OFFCORE_REQUESTS.L3_MISS_DEMAND_DATA_RD", "CORE"),
+            read_core("a", "OFFCORE_REQUESTS_OUTSTANDING.L3_MISS_DEMAND_DATA_RD"),
+            read_core("b", "OFFCORE_REQUESTS.L3_MISS_DEMAND_DATA_RD"),
         ])
         .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("Info_Memory_Latency_Load_L2_MLP", "", "TMA", Cpu)
         .in_groups(&["Memory_BW", "Offcore"])
         .reads(&[
-            read("a", "OFFCORE_REQUESTS_OUTSTANDING.DEMAND_DATA_RD", "CORE"),
-            read("b", "OFFCORE_REQUESTS_OUTSTANDING.DEMAND_DATA_RD", "CORE").cmask(1),
+            read_core("a", "OFFCORE_REQUESTS_OUTSTANDING.DEMAND_DATA_RD"),
+            read_core("b", "OFFCORE_REQUESTS_OUTSTANDING.DEMAND_DATA_RD").cmask(1),
         ])
         .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("Info_Memory_Latency_Data_L2_MLP", "", "TMA", Cpu)
         .in_groups(&["Memory_BW", "Offcore"])
         .reads(&[
-            read("a", "OFFCORE_REQUESTS_OUTSTANDING.DATA_RD", "CORE"),
-            read("b", "OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DATA_RD", "CORE"),
+            read_core("a", "OFFCORE_REQUESTS_OUTSTANDING.DATA_RD"),
+            read_core("b", "OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DATA_RD"),
         ])
         .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("Info_Memory_Mix_Offcore_Read_Any_PKI", "", "TMA", Cpu)
         .in_groups(&["CacheHits", "Offcore", "Server"])
         .reads(&[
-            read("a", "OCR.READS_TO_CORE.ANY_RESPONSE", "CORE"),
-            read("b", "INST_RETIRED.ANY_P", "CORE"),
+            read_core("a", "OCR.READS_TO_CORE.ANY_RESPONSE"),
+            read_core("b", "INST_RETIRED.ANY_P"),
         ])
         .computed_as("1000 * a / b", &[Num(1000.0), Event(0), Mul, Event(1), Div]),
     metric("Info_Memory_Mix_Offcore_Read_L3M_PKI", "", "TMA", Cpu)
         .in_groups(&["Offcore", "Server"])
         .reads(&[
-            read("a", "OCR.READS_TO_CORE.L3_MISS", "CORE"),
-            read("b", "INST_RETIRED.ANY_P", "CORE"),
+            read_core("a", "OCR.READS_TO_CORE.L3_MISS"),
+            read_core("b", "INST_RETIRED.ANY_P"),
         ])
         .computed_as("1000 * a / b", &[Num(1000.0), Event(0), Mul, Event(1), Div]),
     metric("Info_Memory_Mix_Offcore_MWrite_Any_PKI", "", "TMA", Cpu)
         .in_groups(&["Offcore", "Server"])
         .reads(&[
-            read("a", "OCR.MODIFIED_WRITE.ANY_RESPONSE", "CORE"),
-            read("b", "INST_RETIRED.ANY_P", "CORE"),
+            read_core("a", "OCR.MODIFIED_WRITE.ANY_RESPONSE"),
+            read_core("b", "INST_RETIRED.ANY_P"),
         ])
         .computed_as("1000 * a / b", &[Num(1000.0), Event(0), Mul, Event(1), Div]),
     metric("Info_Memory_Mix_UC_Load_PKI", "", "TMA", Cpu)
         .in_groups(&["Mem"])
         .reads(&[
-            read("a", "MEM_LOAD_MISC_RETIRED.UC", "CORE"),
-            read("b", "INST_RETIRED.ANY_P", "CORE"),
+            read_core("a", "MEM_LOAD_MISC_RETIRED.UC"),
+            read_core("b", "INST_RETIRED.ANY_P"),
         ])
         .computed_as("1000 * a / b", &[Num(1000.0), Event(0), Mul, Event(1), Div]),
     metric("Info_Memory_Mix_Bus_Lock_PKI", "", "TMA", Cpu)
         .in_groups(&["Mem"])
         .reads(&[
-            read("a", "SQ_MISC.BUS_LOCK", "CORE"),
-            read("b", "INST_RETIRED.ANY_P", "CORE"),
+            read_core("a", "SQ_MISC.BUS_LOCK"),
+            read_core("b", "INST_RETIRED.ANY_P"),
         ])
         .computed_as("1000 * a / b", &[Num(1000.0), Event(0), Mul, Event(1), Div]),
     metric("Info_System_GFLOPs", "", "TMA", Cpu)
         .in_groups(&["Cor", "Flops", "HPC"])
         .reads(&[
-            read("a", "FP_ARITH_INST_RETIRED.SCALAR", "CORE"),
-            read("b", "FP_ARITH_INST_RETIRED.128B_PACKED_DOUBLE", "CORE"),
-            read("c", "FP_ARITH_INST_RETIRED.4_FLOPS", "CORE"),
-            read("d", "FP_ARITH_INST_RETIRED.8_FLOPS", "CORE"),
-            read("e", "FP_ARITH_INST_RETIRED.512B_PACKED_SINGLE", "CORE"),
+            read_core("a", "FP_ARITH_INST_RETIRED.SCALAR"),
+            read_core("b", "FP_ARITH_INST_RETIRED.128B_PACKED_DOUBLE"),
+            read_core("c", "FP_ARITH_INST_RETIRED.4_FLOPS"),
+            read_core("d", "FP_ARITH_INST_RETIRED.8_FLOPS"),
+            read_core("e", "FP_ARITH_INST_RETIRED.512B_PACKED_SINGLE"),
         ])
         .computed_as("(1 * a + 2 * b + 4 * c + 8 * d + 16 * e) / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)", &[
             Num(1.0), Event(0), Mul, Num(2.0), Event(1), Mul, Add, Num(4.0), Event(2), Mul, Add,
@@ -3415,8 +3415,8 @@ pub static METRICS: &[MetricInfo] = &[
     metric("Info_System_C0_Wait", "", "TMA", Cpu)
         .in_groups(&["C0Wait"])
         .reads(&[
-            read("a", "CPU_CLK_UNHALTED.C0_WAIT", "CORE"),
-            read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
+            read_core("a", "CPU_CLK_UNHALTED.C0_WAIT"),
+            read_core("b", "CPU_CLK_UNHALTED.THREAD_P"),
         ])
         .computed_as("a / b", &[Event(0), Event(1), Div])
         .threshold_when(&["Info_System_C0_Wait"], "Info_System_C0_Wait > 0.05", &[Event(0), Num(0.05), Gt]),
@@ -3467,16 +3467,16 @@ pub static METRICS: &[MetricInfo] = &[
     metric("Info_System_MUX", "", "TMA", Cpu)
         .in_groups(&["Summary"])
         .reads(&[
-            read("a", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
-            read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
+            read_core("a", "CPU_CLK_UNHALTED.THREAD_P"),
+            read_core("b", "CPU_CLK_UNHALTED.THREAD_P"),
         ])
         .computed_as("a / b", &[Event(0), Event(1), Div])
         .threshold_when(&["Info_System_MUX"], "max(Info_System_MUX > 1.1, Info_System_MUX < 0.9)", &[Event(0), Num(1.1), Gt, Event(0), Num(0.9), Lt, Max]),
     metric("Info_System_SMT_2T_Utilization", "", "TMA", Cpu)
         .in_groups(&["SMT"])
         .reads(&[
-            read("a", "CPU_CLK_UNHALTED.ONE_THREAD_ACTIVE", "CORE"),
-            read("b", "CPU_CLK_UNHALTED.REF_DISTRIBUTED", "CORE"),
+            read_core("a", "CPU_CLK_UNHALTED.ONE_THREAD_ACTIVE"),
+            read_core("b", "CPU_CLK_UNHALTED.REF_DISTRIBUTED"),
         ])
         .computed_as("1 - a / b if HYPERTHREADING_ON else 0", &[
             Const(Constant::HyperthreadingOn), Num(1.0), Event(0), Event(1), Div, Sub, Num(0.0),
@@ -3485,7 +3485,7 @@ pub static METRICS: &[MetricInfo] = &[
     metric("Info_Memory_SoC_R2C_Offcore_BW", "GB/sec", "TMA", Cpu)
         .in_groups(&["HPC", "Mem", "MemoryBW", "Server", "Offcore"])
         .reads(&[
-            read("a", "OCR.READS_TO_CORE.ANY_RESPONSE", "CORE"),
+            read_core("a", "OCR.READS_TO_CORE.ANY_RESPONSE"),
         ])
         .computed_as("64 * a / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)", &[
             Num(64.0), Event(0), Mul, Num(1000000000.0), Div,
@@ -3494,7 +3494,7 @@ pub static METRICS: &[MetricInfo] = &[
     metric("Info_Memory_SoC_R2C_L3M_BW", "GB/sec", "TMA", Cpu)
         .in_groups(&["HPC", "Mem", "MemoryBW", "Server", "Offcore"])
         .reads(&[
-            read("a", "OCR.READS_TO_CORE.L3_MISS", "CORE"),
+            read_core("a", "OCR.READS_TO_CORE.L3_MISS"),
         ])
         .computed_as("64 * a / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)", &[
             Num(64.0), Event(0), Mul, Num(1000000000.0), Div,
@@ -3503,7 +3503,7 @@ pub static METRICS: &[MetricInfo] = &[
     metric("Info_Memory_SoC_R2C_DRAM_BW", "GB/sec", "TMA", Cpu)
         .in_groups(&["HPC", "Mem", "MemoryBW", "Server", "Offcore"])
         .reads(&[
-            read("a", "OCR.READS_TO_CORE.DRAM", "CORE"),
+            read_core("a", "OCR.READS_TO_CORE.DRAM"),
         ])
         .computed_as("64 * a / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)", &[
             Num(64.0), Event(0), Mul, Num(1000000000.0), Div,

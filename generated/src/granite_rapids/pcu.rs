@@ -66,14 +66,12 @@ impl Layout for PcuBoxCtlLayout {
     const INFO: &'static RegisterInfo = &PCU_BOX_CTL_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 10, 31, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 10, 31, Access::Rv),
         FieldInfo { name: "rst_ctrs", ident: "rst_ctrs", lsb: 9, msb: 9, access: Access::Wo, role: Some(Role::ResetCounters),
             description: "Reset counters: writing 1 clears every data counter of the box.", ..FieldInfo::EMPTY },
         FieldInfo { name: "rst_ctrl", ident: "rst_ctrl", lsb: 8, msb: 8, access: Access::Wo, role: Some(Role::ResetControls),
             description: "Reset controls: writing 1 clears every counter control register of the box.", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 1, 7, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 1, 7, Access::Rv),
         FieldInfo { name: "frz", ident: "frz", lsb: 0, msb: 0, access: Access::Rw, role: Some(Role::Freeze),
             description: "Freeze: while 1 the box's counters hold their values.", ..FieldInfo::EMPTY },
     ];
@@ -184,20 +182,17 @@ impl Layout for PcuCtlLayout {
     const INFO: &'static RegisterInfo = &PCU_CTL_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 32, 63, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 32, 63, Access::Rv),
         FieldInfo { name: "thresh", ident: "thresh", lsb: 24, msb: 31, access: Access::Rw, role: Some(Role::Threshold),
             description: "Threshold: when non-zero, a cycle is counted only if that cycle's increment compares against this value as selected by invert.", ..FieldInfo::EMPTY },
         FieldInfo { name: "invert", ident: "invert", lsb: 23, msb: 23, access: Access::Rw, values: PcuCtlInvert::VALUES, role: Some(Role::Invert),
             description: "Sense of the threshold comparison; with edge_det, counts falling instead of rising edges.", ..FieldInfo::EMPTY },
         FieldInfo { name: "en", ident: "en", lsb: 22, msb: 22, access: Access::Rw, role: Some(Role::Enable),
             description: "Enables this counter: it counts while this bit is 1 and the box is not frozen.", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 19, 21, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 19, 21, Access::Rv),
         FieldInfo { name: "edge_det", ident: "edge_det", lsb: 18, msb: 18, access: Access::Rw, role: Some(Role::Edge),
             description: "Edge detect: count 0-to-1 transitions of the thresholded event instead of active cycles.", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 16, 17, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 16, 17, Access::Rv),
         FieldInfo { name: "umask", ident: "umask", lsb: 8, msb: 15, access: Access::Rw, role: Some(Role::Umask),
             description: "Unit mask: which sub-events of the selected event are counted.", ..FieldInfo::EMPTY },
         FieldInfo { name: "ev_sel", ident: "ev_sel", lsb: 0, msb: 7, access: Access::Rw, role: Some(Role::Event),
@@ -298,8 +293,7 @@ impl Layout for PcuCtrLayout {
     const INFO: &'static RegisterInfo = &PCU_CTR_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 48, 63, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 48, 63, Access::Rv),
         FieldInfo { name: "event_count", ident: "event_count", lsb: 0, msb: 47, access: Access::RwV, role: Some(Role::Count),
             description: "The accumulated 48-bit count of the event selected by the paired control register; wraps on overflow and keeps counting.", ..FieldInfo::EMPTY },
     ];
@@ -335,7 +329,7 @@ static PCU_CTR_INFO: RegisterInfo = RegisterInfo {
 mod unit_events {
 use super::*;
 #[allow(unused_imports)]
-use crate::core_events::{ev, EventRow};
+use crate::core_events::{event_table, EventRow};
 #[cfg(feature = "metadata")]
 use crate::core_events::{event_info_refs, event_infos};
 
@@ -354,12 +348,6 @@ pub struct Event {
 }
 
 impl Event {
-    /// `UNC_P_CLOCKTICKS`.
-    pub const CLOCKTICKS: Event = Event::row(0);
-    /// `UNC_P_POWER_STATE_OCCUPANCY_CORES_C0`.
-    pub const POWER_STATE_OCCUPANCY_CORES_C0: Event = Event::row(1);
-    /// `UNC_P_POWER_STATE_OCCUPANCY_CORES_C6`.
-    pub const POWER_STATE_OCCUPANCY_CORES_C6: Event = Event::row(2);
 
     /// Every event of the unit.
     pub const ALL: &'static [Event] = &{
@@ -394,28 +382,6 @@ impl Event {
     }
 }
 
-/// The experimental events: from the vendor's experimental lists, whose counts it has
-/// not validated; built with the `experimental-events` feature.
-#[cfg(feature = "experimental-events")]
-impl Event {
-    /// `UNC_P_FREQ_MAX_LIMIT_THERMAL_CYCLES` (experimental).
-    pub const FREQ_MAX_LIMIT_THERMAL_CYCLES: Event = Event::row(3);
-    /// `UNC_P_FREQ_MAX_POWER_CYCLES` (experimental).
-    pub const FREQ_MAX_POWER_CYCLES: Event = Event::row(4);
-    /// `UNC_P_FREQ_TRANS_CYCLES` (experimental).
-    pub const FREQ_TRANS_CYCLES: Event = Event::row(5);
-    /// `UNC_P_PKG_RESIDENCY_C2E_CYCLES` (experimental).
-    pub const PKG_RESIDENCY_C2E_CYCLES: Event = Event::row(6);
-    /// `UNC_P_PKG_RESIDENCY_C6_CYCLES` (experimental).
-    pub const PKG_RESIDENCY_C6_CYCLES: Event = Event::row(7);
-    /// `UNC_P_POWER_STATE_OCCUPANCY_CORES_C3` (experimental).
-    pub const POWER_STATE_OCCUPANCY_CORES_C3: Event = Event::row(8);
-    /// `UNC_P_PROCHOT_EXTERNAL_CYCLES` (experimental).
-    pub const PROCHOT_EXTERNAL_CYCLES: Event = Event::row(9);
-    /// `UNC_P_PROCHOT_INTERNAL_CYCLES` (experimental).
-    pub const PROCHOT_INTERNAL_CYCLES: Event = Event::row(10);
-}
-
 #[cfg(feature = "metadata")]
 impl Event {
     /// The event's facts.
@@ -429,25 +395,30 @@ impl Event {
     }
 }
 
-/// The events, row n for `Event::row(n)`: `ev(name, event select, umask, counters)` (bit n
-/// of counters: counter n may count it) and what else each sets.
-const EVENT_ROWS: &[EventRow] = &[
-    ev("UNC_P_CLOCKTICKS", 0x01, 0x00, 0b1111),
-    ev("UNC_P_POWER_STATE_OCCUPANCY_CORES_C0", 0x35, 0x00, 0b1111),
-    ev("UNC_P_POWER_STATE_OCCUPANCY_CORES_C6", 0x37, 0x00, 0b1111),
-];
-/// The experimental events, numbered after `EVENT_ROWS`.
+event_table! {
+    /// The events, row n for `Event::row(n)`: `ev(name, event select, umask)` and what else each
+    /// sets. The counters that may count them (bit n: counter n) and those without
+    /// Hyper-Threading are the table's, the two numbers before the rows, unless a row
+    /// gives its own (`.on(..)`, `.ht_off(..)`).
+    EVENT_ROWS, EventRowNumber, 0, "", 0b1111, 0b0;
+    CLOCKTICKS = ev("UNC_P_CLOCKTICKS", 0x01, 0x00),
+    POWER_STATE_OCCUPANCY_CORES_C0 = ev("UNC_P_POWER_STATE_OCCUPANCY_CORES_C0", 0x35, 0x00),
+    POWER_STATE_OCCUPANCY_CORES_C6 = ev("UNC_P_POWER_STATE_OCCUPANCY_CORES_C6", 0x37, 0x00),
+}
 #[cfg(feature = "experimental-events")]
-const EXPERIMENTAL_ROWS: &[EventRow] = &[
-    ev("UNC_P_FREQ_MAX_LIMIT_THERMAL_CYCLES", 0x04, 0x00, 0b1111),
-    ev("UNC_P_FREQ_MAX_POWER_CYCLES", 0x05, 0x00, 0b1111),
-    ev("UNC_P_FREQ_TRANS_CYCLES", 0x74, 0x00, 0b1111),
-    ev("UNC_P_PKG_RESIDENCY_C2E_CYCLES", 0x2b, 0x00, 0b1111),
-    ev("UNC_P_PKG_RESIDENCY_C6_CYCLES", 0x2d, 0x00, 0b1111),
-    ev("UNC_P_POWER_STATE_OCCUPANCY_CORES_C3", 0x36, 0x00, 0b1111),
-    ev("UNC_P_PROCHOT_EXTERNAL_CYCLES", 0x0a, 0x00, 0b1111),
-    ev("UNC_P_PROCHOT_INTERNAL_CYCLES", 0x09, 0x00, 0b1111),
-];
+event_table! {
+    /// The experimental events, numbered after `EVENT_ROWS`: from the vendor's experimental
+    /// lists, whose counts it has not validated; built with the `experimental-events` feature.
+    EXPERIMENTAL_ROWS, ExperimentalRowNumber, EVENT_ROWS.len(), " (experimental)", 0b1111, 0b0;
+    FREQ_MAX_LIMIT_THERMAL_CYCLES = ev("UNC_P_FREQ_MAX_LIMIT_THERMAL_CYCLES", 0x04, 0x00),
+    FREQ_MAX_POWER_CYCLES = ev("UNC_P_FREQ_MAX_POWER_CYCLES", 0x05, 0x00),
+    FREQ_TRANS_CYCLES = ev("UNC_P_FREQ_TRANS_CYCLES", 0x74, 0x00),
+    PKG_RESIDENCY_C2E_CYCLES = ev("UNC_P_PKG_RESIDENCY_C2E_CYCLES", 0x2b, 0x00),
+    PKG_RESIDENCY_C6_CYCLES = ev("UNC_P_PKG_RESIDENCY_C6_CYCLES", 0x2d, 0x00),
+    POWER_STATE_OCCUPANCY_CORES_C3 = ev("UNC_P_POWER_STATE_OCCUPANCY_CORES_C3", 0x36, 0x00),
+    PROCHOT_EXTERNAL_CYCLES = ev("UNC_P_PROCHOT_EXTERNAL_CYCLES", 0x0a, 0x00),
+    PROCHOT_INTERNAL_CYCLES = ev("UNC_P_PROCHOT_INTERNAL_CYCLES", 0x09, 0x00),
+}
 #[cfg(not(feature = "experimental-events"))]
 const EXPERIMENTAL_ROWS: &[EventRow] = &[];
 /// The rows built.

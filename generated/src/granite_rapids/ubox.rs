@@ -61,14 +61,12 @@ impl Layout for UBoxCtlLayout {
     const INFO: &'static RegisterInfo = &U_BOX_CTL_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 10, 31, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 10, 31, Access::Rv),
         FieldInfo { name: "rst_ctrs", ident: "rst_ctrs", lsb: 9, msb: 9, access: Access::Wo, role: Some(Role::ResetCounters),
             description: "Reset counters: writing 1 clears every data counter of the box.", ..FieldInfo::EMPTY },
         FieldInfo { name: "rst_ctrl", ident: "rst_ctrl", lsb: 8, msb: 8, access: Access::Wo, role: Some(Role::ResetControls),
             description: "Reset controls: writing 1 clears every counter control register of the box.", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 1, 7, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 1, 7, Access::Rv),
         FieldInfo { name: "frz", ident: "frz", lsb: 0, msb: 0, access: Access::Rw, role: Some(Role::Freeze),
             description: "Freeze: while 1 the box's counters hold their values.", ..FieldInfo::EMPTY },
     ];
@@ -178,20 +176,17 @@ impl Layout for UCtlLayout {
     const INFO: &'static RegisterInfo = &U_CTL_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 32, 63, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 32, 63, Access::Rv),
         FieldInfo { name: "thresh", ident: "thresh", lsb: 24, msb: 31, access: Access::Rw, role: Some(Role::Threshold),
             description: "Threshold: when non-zero, a cycle is counted only if that cycle's increment compares against this value as selected by invert.", ..FieldInfo::EMPTY },
         FieldInfo { name: "invert", ident: "invert", lsb: 23, msb: 23, access: Access::Rw, values: UCtlInvert::VALUES, role: Some(Role::Invert),
             description: "Sense of the threshold comparison; with edge_det, counts falling instead of rising edges.", ..FieldInfo::EMPTY },
         FieldInfo { name: "en", ident: "en", lsb: 22, msb: 22, access: Access::Rw, role: Some(Role::Enable),
             description: "Enables this counter: it counts while this bit is 1 and the box is not frozen.", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 19, 21, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 19, 21, Access::Rv),
         FieldInfo { name: "edge_det", ident: "edge_det", lsb: 18, msb: 18, access: Access::Rw, role: Some(Role::Edge),
             description: "Edge detect: count 0-to-1 transitions of the thresholded event instead of active cycles.", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 16, 17, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 16, 17, Access::Rv),
         FieldInfo { name: "umask", ident: "umask", lsb: 8, msb: 15, access: Access::Rw, role: Some(Role::Umask),
             description: "Unit mask: which sub-events of the selected event are counted.", ..FieldInfo::EMPTY },
         FieldInfo { name: "ev_sel", ident: "ev_sel", lsb: 0, msb: 7, access: Access::Rw, role: Some(Role::Event),
@@ -294,8 +289,7 @@ impl Layout for UCtrLayout {
     const INFO: &'static RegisterInfo = &U_CTR_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 48, 63, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 48, 63, Access::Rv),
         FieldInfo { name: "event_count", ident: "event_count", lsb: 0, msb: 47, access: Access::RwV, role: Some(Role::Count),
             description: "The accumulated 48-bit count of the event selected by the paired control register; wraps on overflow and keeps counting.", ..FieldInfo::EMPTY },
     ];
@@ -360,12 +354,10 @@ impl Layout for UUclkFixedCtlLayout {
     const INFO: &'static RegisterInfo = &U_UCLK_FIXED_CTL_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 23, 63, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 23, 63, Access::Rv),
         FieldInfo::row("en", 22, 22, Access::Rw,
             "Enables the UCLK fixed counter."),
-        FieldInfo::row("rsv", 0, 21, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 0, 21, Access::Rv),
     ];
 }
 
@@ -423,8 +415,7 @@ impl Layout for UUclkFixedCtrLayout {
     const INFO: &'static RegisterInfo = &U_UCLK_FIXED_CTR_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 48, 63, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 48, 63, Access::Rv),
         FieldInfo::row("event_count", 0, 47, Access::RwV,
             "The accumulated 48-bit count of uncore clock cycles; wraps on overflow and keeps counting."),
     ];
@@ -466,7 +457,7 @@ static U_UCLK_FIXED_CTR_INFO: RegisterInfo = RegisterInfo {
 mod unit_events {
 use super::*;
 #[allow(unused_imports)]
-use crate::core_events::{ev, EventRow};
+use crate::core_events::{event_table, EventRow};
 #[cfg(feature = "metadata")]
 use crate::core_events::{event_info_refs, event_infos};
 
@@ -485,8 +476,6 @@ pub struct Event {
 }
 
 impl Event {
-    /// `UNC_U_EVENT_MSG.MSI_RCVD`.
-    pub const EVENT_MSG_MSI_RCVD: Event = Event::row(0);
 
     /// Every event of the unit.
     pub const ALL: &'static [Event] = &{
@@ -521,20 +510,6 @@ impl Event {
     }
 }
 
-/// The experimental events: from the vendor's experimental lists, whose counts it has
-/// not validated; built with the `experimental-events` feature.
-#[cfg(feature = "experimental-events")]
-impl Event {
-    /// `UNC_U_EVENT_MSG.VLW_RCVD` (experimental).
-    pub const EVENT_MSG_VLW_RCVD: Event = Event::row(1);
-    /// `UNC_U_EVENT_MSG.IPI_RCVD` (experimental).
-    pub const EVENT_MSG_IPI_RCVD: Event = Event::row(2);
-    /// `UNC_U_EVENT_MSG.DOORBELL_RCVD` (experimental).
-    pub const EVENT_MSG_DOORBELL_RCVD: Event = Event::row(3);
-    /// `UNC_U_EVENT_MSG.INT_PRIO` (experimental).
-    pub const EVENT_MSG_INT_PRIO: Event = Event::row(4);
-}
-
 #[cfg(feature = "metadata")]
 impl Event {
     /// The event's facts.
@@ -548,19 +523,24 @@ impl Event {
     }
 }
 
-/// The events, row n for `Event::row(n)`: `ev(name, event select, umask, counters)` (bit n
-/// of counters: counter n may count it) and what else each sets.
-const EVENT_ROWS: &[EventRow] = &[
-    ev("UNC_U_EVENT_MSG.MSI_RCVD", 0x42, 0x02, 0b11),
-];
-/// The experimental events, numbered after `EVENT_ROWS`.
+event_table! {
+    /// The events, row n for `Event::row(n)`: `ev(name, event select, umask)` and what else each
+    /// sets. The counters that may count them (bit n: counter n) and those without
+    /// Hyper-Threading are the table's, the two numbers before the rows, unless a row
+    /// gives its own (`.on(..)`, `.ht_off(..)`).
+    EVENT_ROWS, EventRowNumber, 0, "", 0b11, 0b0;
+    EVENT_MSG_MSI_RCVD = ev("UNC_U_EVENT_MSG.MSI_RCVD", 0x42, 0x02),
+}
 #[cfg(feature = "experimental-events")]
-const EXPERIMENTAL_ROWS: &[EventRow] = &[
-    ev("UNC_U_EVENT_MSG.VLW_RCVD", 0x42, 0x01, 0b11),
-    ev("UNC_U_EVENT_MSG.IPI_RCVD", 0x42, 0x04, 0b11),
-    ev("UNC_U_EVENT_MSG.DOORBELL_RCVD", 0x42, 0x08, 0b11),
-    ev("UNC_U_EVENT_MSG.INT_PRIO", 0x42, 0x10, 0b11),
-];
+event_table! {
+    /// The experimental events, numbered after `EVENT_ROWS`: from the vendor's experimental
+    /// lists, whose counts it has not validated; built with the `experimental-events` feature.
+    EXPERIMENTAL_ROWS, ExperimentalRowNumber, EVENT_ROWS.len(), " (experimental)", 0b11, 0b0;
+    EVENT_MSG_VLW_RCVD = ev("UNC_U_EVENT_MSG.VLW_RCVD", 0x42, 0x01),
+    EVENT_MSG_IPI_RCVD = ev("UNC_U_EVENT_MSG.IPI_RCVD", 0x42, 0x04),
+    EVENT_MSG_DOORBELL_RCVD = ev("UNC_U_EVENT_MSG.DOORBELL_RCVD", 0x42, 0x08),
+    EVENT_MSG_INT_PRIO = ev("UNC_U_EVENT_MSG.INT_PRIO", 0x42, 0x10),
+}
 #[cfg(not(feature = "experimental-events"))]
 const EXPERIMENTAL_ROWS: &[EventRow] = &[];
 /// The rows built.

@@ -62,14 +62,12 @@ impl Layout for UpiBoxCtlLayout {
     const INFO: &'static RegisterInfo = &UPI_BOX_CTL_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 10, 31, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 10, 31, Access::Rv),
         FieldInfo { name: "rst_ctrs", ident: "rst_ctrs", lsb: 9, msb: 9, access: Access::Wo, role: Some(Role::ResetCounters),
             description: "Reset counters: writing 1 clears every data counter of the box.", ..FieldInfo::EMPTY },
         FieldInfo { name: "rst_ctrl", ident: "rst_ctrl", lsb: 8, msb: 8, access: Access::Wo, role: Some(Role::ResetControls),
             description: "Reset controls: writing 1 clears every counter control register of the box.", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 1, 7, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 1, 7, Access::Rv),
         FieldInfo { name: "frz", ident: "frz", lsb: 0, msb: 0, access: Access::Rw, role: Some(Role::Freeze),
             description: "Freeze: while 1 the box's counters hold their values.", ..FieldInfo::EMPTY },
     ];
@@ -188,8 +186,7 @@ impl Layout for UpiCtlLayout {
     const INFO: &'static RegisterInfo = &UPI_CTL_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 56, 63, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 56, 63, Access::Rv),
         FieldInfo { name: "umask_ext", ident: "umask_ext", lsb: 32, msb: 55, access: Access::Rw, role: Some(Role::UmaskExt),
             description: "Unit mask extension: further sub-event selection bits (Intel's UMaskExt); perf's umask format carries it in config bits 32-55.", ..FieldInfo::EMPTY },
         FieldInfo { name: "thresh", ident: "thresh", lsb: 24, msb: 31, access: Access::Rw, role: Some(Role::Threshold),
@@ -198,12 +195,10 @@ impl Layout for UpiCtlLayout {
             description: "Sense of the threshold comparison; with edge_det, counts falling instead of rising edges.", ..FieldInfo::EMPTY },
         FieldInfo { name: "en", ident: "en", lsb: 22, msb: 22, access: Access::Rw, role: Some(Role::Enable),
             description: "Enables this counter: it counts while this bit is 1 and the box is not frozen.", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 19, 21, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 19, 21, Access::Rv),
         FieldInfo { name: "edge_det", ident: "edge_det", lsb: 18, msb: 18, access: Access::Rw, role: Some(Role::Edge),
             description: "Edge detect: count 0-to-1 transitions of the thresholded event instead of active cycles.", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 16, 17, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 16, 17, Access::Rv),
         FieldInfo { name: "umask", ident: "umask", lsb: 8, msb: 15, access: Access::Rw, role: Some(Role::Umask),
             description: "Unit mask: which sub-events of the selected event are counted.", ..FieldInfo::EMPTY },
         FieldInfo { name: "ev_sel", ident: "ev_sel", lsb: 0, msb: 7, access: Access::Rw, role: Some(Role::Event),
@@ -324,8 +319,7 @@ impl Layout for UpiCtrLayout {
     const INFO: &'static RegisterInfo = &UPI_CTR_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 48, 63, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 48, 63, Access::Rv),
         FieldInfo { name: "event_count", ident: "event_count", lsb: 0, msb: 47, access: Access::RwV, role: Some(Role::Count),
             description: "The accumulated 48-bit count of the event selected by the paired control register; wraps on overflow and keeps counting.", ..FieldInfo::EMPTY },
     ];
@@ -374,7 +368,7 @@ static UPI_CTR_INFO: RegisterInfo = RegisterInfo {
 mod unit_events {
 use super::*;
 #[allow(unused_imports)]
-use crate::core_events::{ev, EventRow};
+use crate::core_events::{event_table, EventRow};
 #[cfg(feature = "metadata")]
 use crate::core_events::{event_info_refs, event_infos};
 
@@ -395,24 +389,6 @@ pub struct Event {
 }
 
 impl Event {
-    /// `UNC_UPI_CLOCKTICKS`.
-    pub const CLOCKTICKS: Event = Event::row(0);
-    /// `UNC_UPI_TxL_FLITS.ALL_DATA`.
-    pub const TXL_FLITS_ALL_DATA: Event = Event::row(1);
-    /// `UNC_UPI_TxL_FLITS.ALL_NULL`.
-    pub const TXL_FLITS_ALL_NULL: Event = Event::row(2);
-    /// `UNC_UPI_TxL_FLITS.IDLE`.
-    pub const TXL_FLITS_IDLE: Event = Event::row(3);
-    /// `UNC_UPI_TxL_FLITS.NON_DATA`.
-    pub const TXL_FLITS_NON_DATA: Event = Event::row(4);
-    /// `UNC_UPI_RxL_FLITS.ALL_DATA`.
-    pub const RXL_FLITS_ALL_DATA: Event = Event::row(5);
-    /// `UNC_UPI_RxL_FLITS.NON_DATA`.
-    pub const RXL_FLITS_NON_DATA: Event = Event::row(6);
-    /// `UNC_UPI_RxL_BASIC_HDR_MATCH.REQ`.
-    pub const RXL_BASIC_HDR_MATCH_REQ: Event = Event::row(7);
-    /// `UNC_UPI_RxL_BASIC_HDR_MATCH.WB`.
-    pub const RXL_BASIC_HDR_MATCH_WB: Event = Event::row(8);
 
     /// Every event of the unit.
     pub const ALL: &'static [Event] = &{
@@ -447,128 +423,6 @@ impl Event {
     }
 }
 
-/// The experimental events: from the vendor's experimental lists, whose counts it has
-/// not validated; built with the `experimental-events` feature.
-#[cfg(feature = "experimental-events")]
-impl Event {
-    /// `UNC_UPI_TxL_FLITS.SLOT0` (experimental).
-    pub const TXL_FLITS_SLOT0: Event = Event::row(9);
-    /// `UNC_UPI_TxL_FLITS.SLOT1` (experimental).
-    pub const TXL_FLITS_SLOT1: Event = Event::row(10);
-    /// `UNC_UPI_TxL_FLITS.SLOT2` (experimental).
-    pub const TXL_FLITS_SLOT2: Event = Event::row(11);
-    /// `UNC_UPI_TxL_FLITS.DATA` (experimental).
-    pub const TXL_FLITS_DATA: Event = Event::row(12);
-    /// `UNC_UPI_TxL_FLITS.LLCRD` (experimental).
-    pub const TXL_FLITS_LLCRD: Event = Event::row(13);
-    /// `UNC_UPI_TxL_FLITS.NULL` (experimental).
-    pub const TXL_FLITS_NULL: Event = Event::row(14);
-    /// `UNC_UPI_TxL_FLITS.LLCTRL` (experimental).
-    pub const TXL_FLITS_LLCTRL: Event = Event::row(15);
-    /// `UNC_UPI_TxL_FLITS.PROTHDR` (experimental).
-    pub const TXL_FLITS_PROTHDR: Event = Event::row(16);
-    /// `UNC_UPI_RxL_FLITS.SLOT0` (experimental).
-    pub const RXL_FLITS_SLOT0: Event = Event::row(17);
-    /// `UNC_UPI_RxL_FLITS.SLOT1` (experimental).
-    pub const RXL_FLITS_SLOT1: Event = Event::row(18);
-    /// `UNC_UPI_RxL_FLITS.SLOT2` (experimental).
-    pub const RXL_FLITS_SLOT2: Event = Event::row(19);
-    /// `UNC_UPI_RxL_FLITS.DATA` (experimental).
-    pub const RXL_FLITS_DATA: Event = Event::row(20);
-    /// `UNC_UPI_RxL_FLITS.LLCRD` (experimental).
-    pub const RXL_FLITS_LLCRD: Event = Event::row(21);
-    /// `UNC_UPI_RxL_FLITS.NULL` (experimental).
-    pub const RXL_FLITS_NULL: Event = Event::row(22);
-    /// `UNC_UPI_RxL_FLITS.ALL_NULL` (experimental).
-    pub const RXL_FLITS_ALL_NULL: Event = Event::row(23);
-    /// `UNC_UPI_RxL_FLITS.LLCTRL` (experimental).
-    pub const RXL_FLITS_LLCTRL: Event = Event::row(24);
-    /// `UNC_UPI_RxL_FLITS.IDLE` (experimental).
-    pub const RXL_FLITS_IDLE: Event = Event::row(25);
-    /// `UNC_UPI_RxL_FLITS.PROTHDR` (experimental).
-    pub const RXL_FLITS_PROTHDR: Event = Event::row(26);
-    /// `UNC_UPI_TxL_BASIC_HDR_MATCH.REQ` (experimental).
-    pub const TXL_BASIC_HDR_MATCH_REQ: Event = Event::row(27);
-    /// `UNC_UPI_TxL_BASIC_HDR_MATCH.REQ_OPC` (experimental).
-    pub const TXL_BASIC_HDR_MATCH_REQ_OPC: Event = Event::row(28);
-    /// `UNC_UPI_TxL_BASIC_HDR_MATCH.SNP` (experimental).
-    pub const TXL_BASIC_HDR_MATCH_SNP: Event = Event::row(29);
-    /// `UNC_UPI_TxL_BASIC_HDR_MATCH.SNP_OPC` (experimental).
-    pub const TXL_BASIC_HDR_MATCH_SNP_OPC: Event = Event::row(30);
-    /// `UNC_UPI_TxL_BASIC_HDR_MATCH.RSP_NODATA` (experimental).
-    pub const TXL_BASIC_HDR_MATCH_RSP_NODATA: Event = Event::row(31);
-    /// `UNC_UPI_TxL_BASIC_HDR_MATCH.RSP_NODATA_OPC` (experimental).
-    pub const TXL_BASIC_HDR_MATCH_RSP_NODATA_OPC: Event = Event::row(32);
-    /// `UNC_UPI_TxL_BASIC_HDR_MATCH.RSP_DATA` (experimental).
-    pub const TXL_BASIC_HDR_MATCH_RSP_DATA: Event = Event::row(33);
-    /// `UNC_UPI_TxL_BASIC_HDR_MATCH.RSP_DATA_OPC` (experimental).
-    pub const TXL_BASIC_HDR_MATCH_RSP_DATA_OPC: Event = Event::row(34);
-    /// `UNC_UPI_TxL_BASIC_HDR_MATCH.WB` (experimental).
-    pub const TXL_BASIC_HDR_MATCH_WB: Event = Event::row(35);
-    /// `UNC_UPI_TxL_BASIC_HDR_MATCH.WB_OPC` (experimental).
-    pub const TXL_BASIC_HDR_MATCH_WB_OPC: Event = Event::row(36);
-    /// `UNC_UPI_TxL_BASIC_HDR_MATCH.NCB` (experimental).
-    pub const TXL_BASIC_HDR_MATCH_NCB: Event = Event::row(37);
-    /// `UNC_UPI_TxL_BASIC_HDR_MATCH.NCB_OPC` (experimental).
-    pub const TXL_BASIC_HDR_MATCH_NCB_OPC: Event = Event::row(38);
-    /// `UNC_UPI_TxL_BASIC_HDR_MATCH.NCS` (experimental).
-    pub const TXL_BASIC_HDR_MATCH_NCS: Event = Event::row(39);
-    /// `UNC_UPI_TxL_BASIC_HDR_MATCH.NCS_OPC` (experimental).
-    pub const TXL_BASIC_HDR_MATCH_NCS_OPC: Event = Event::row(40);
-    /// `UNC_UPI_RxL_BASIC_HDR_MATCH.REQ_OPC` (experimental).
-    pub const RXL_BASIC_HDR_MATCH_REQ_OPC: Event = Event::row(41);
-    /// `UNC_UPI_RxL_BASIC_HDR_MATCH.SNP` (experimental).
-    pub const RXL_BASIC_HDR_MATCH_SNP: Event = Event::row(42);
-    /// `UNC_UPI_RxL_BASIC_HDR_MATCH.SNP_OPC` (experimental).
-    pub const RXL_BASIC_HDR_MATCH_SNP_OPC: Event = Event::row(43);
-    /// `UNC_UPI_RxL_BASIC_HDR_MATCH.RSP_NODATA` (experimental).
-    pub const RXL_BASIC_HDR_MATCH_RSP_NODATA: Event = Event::row(44);
-    /// `UNC_UPI_RxL_BASIC_HDR_MATCH.RSP_NODATA_OPC` (experimental).
-    pub const RXL_BASIC_HDR_MATCH_RSP_NODATA_OPC: Event = Event::row(45);
-    /// `UNC_UPI_RxL_BASIC_HDR_MATCH.RSP_DATA` (experimental).
-    pub const RXL_BASIC_HDR_MATCH_RSP_DATA: Event = Event::row(46);
-    /// `UNC_UPI_RxL_BASIC_HDR_MATCH.RSP_DATA_OPC` (experimental).
-    pub const RXL_BASIC_HDR_MATCH_RSP_DATA_OPC: Event = Event::row(47);
-    /// `UNC_UPI_RxL_BASIC_HDR_MATCH.WB_OPC` (experimental).
-    pub const RXL_BASIC_HDR_MATCH_WB_OPC: Event = Event::row(48);
-    /// `UNC_UPI_RxL_BASIC_HDR_MATCH.NCB` (experimental).
-    pub const RXL_BASIC_HDR_MATCH_NCB: Event = Event::row(49);
-    /// `UNC_UPI_RxL_BASIC_HDR_MATCH.NCB_OPC` (experimental).
-    pub const RXL_BASIC_HDR_MATCH_NCB_OPC: Event = Event::row(50);
-    /// `UNC_UPI_RxL_BASIC_HDR_MATCH.NCS` (experimental).
-    pub const RXL_BASIC_HDR_MATCH_NCS: Event = Event::row(51);
-    /// `UNC_UPI_RxL_BASIC_HDR_MATCH.NCS_OPC` (experimental).
-    pub const RXL_BASIC_HDR_MATCH_NCS_OPC: Event = Event::row(52);
-    /// `UNC_UPI_L1_POWER_CYCLES` (experimental).
-    pub const L1_POWER_CYCLES: Event = Event::row(53);
-    /// `UNC_UPI_TxL0P_POWER_CYCLES` (experimental).
-    pub const TXL0P_POWER_CYCLES: Event = Event::row(54);
-    /// `UNC_UPI_TxL0P_POWER_CYCLES_LL_ENTER` (experimental).
-    pub const TXL0P_POWER_CYCLES_LL_ENTER: Event = Event::row(55);
-    /// `UNC_UPI_TxL0P_POWER_CYCLES_M3_EXIT` (experimental).
-    pub const TXL0P_POWER_CYCLES_M3_EXIT: Event = Event::row(56);
-    /// `UNC_UPI_RxL_INSERTS.SLOT0` (experimental).
-    pub const RXL_INSERTS_SLOT0: Event = Event::row(57);
-    /// `UNC_UPI_RxL_INSERTS.SLOT1` (experimental).
-    pub const RXL_INSERTS_SLOT1: Event = Event::row(58);
-    /// `UNC_UPI_RxL_INSERTS.SLOT2` (experimental).
-    pub const RXL_INSERTS_SLOT2: Event = Event::row(59);
-    /// `UNC_UPI_RxL_OCCUPANCY.SLOT0` (experimental).
-    pub const RXL_OCCUPANCY_SLOT0: Event = Event::row(60);
-    /// `UNC_UPI_RxL_OCCUPANCY.SLOT1` (experimental).
-    pub const RXL_OCCUPANCY_SLOT1: Event = Event::row(61);
-    /// `UNC_UPI_RxL_OCCUPANCY.SLOT2` (experimental).
-    pub const RXL_OCCUPANCY_SLOT2: Event = Event::row(62);
-    /// `UNC_UPI_TxL_BASIC_HDR_MATCH.RSPI` (experimental).
-    pub const TXL_BASIC_HDR_MATCH_RSPI: Event = Event::row(63);
-    /// `UNC_UPI_TxL_BASIC_HDR_MATCH.RSPCNFLT` (experimental).
-    pub const TXL_BASIC_HDR_MATCH_RSPCNFLT: Event = Event::row(64);
-    /// `UNC_UPI_RxL_BASIC_HDR_MATCH.RSPI` (experimental).
-    pub const RXL_BASIC_HDR_MATCH_RSPI: Event = Event::row(65);
-    /// `UNC_UPI_RxL_BASIC_HDR_MATCH.RSPCNFLT` (experimental).
-    pub const RXL_BASIC_HDR_MATCH_RSPCNFLT: Event = Event::row(66);
-}
-
 #[cfg(feature = "metadata")]
 impl Event {
     /// The event's facts.
@@ -582,81 +436,86 @@ impl Event {
     }
 }
 
-/// The events, row n for `Event::row(n)`: `ev(name, event select, umask, counters)` (bit n
-/// of counters: counter n may count it) and what else each sets.
-const EVENT_ROWS: &[EventRow] = &[
-    ev("UNC_UPI_CLOCKTICKS", 0x01, 0x00, 0b1111),
-    ev("UNC_UPI_TxL_FLITS.ALL_DATA", 0x02, 0x0f, 0b1111),
-    ev("UNC_UPI_TxL_FLITS.ALL_NULL", 0x02, 0x27, 0b1111),
-    ev("UNC_UPI_TxL_FLITS.IDLE", 0x02, 0x47, 0b1111),
-    ev("UNC_UPI_TxL_FLITS.NON_DATA", 0x02, 0x97, 0b1111),
-    ev("UNC_UPI_RxL_FLITS.ALL_DATA", 0x03, 0x0f, 0b1111),
-    ev("UNC_UPI_RxL_FLITS.NON_DATA", 0x03, 0x97, 0b1111),
-    ev("UNC_UPI_RxL_BASIC_HDR_MATCH.REQ", 0x05, 0x08, 0b1111),
-    ev("UNC_UPI_RxL_BASIC_HDR_MATCH.WB", 0x05, 0x0d, 0b1111),
-];
-/// The experimental events, numbered after `EVENT_ROWS`.
+event_table! {
+    /// The events, row n for `Event::row(n)`: `ev(name, event select, umask)` and what else each
+    /// sets. The counters that may count them (bit n: counter n) and those without
+    /// Hyper-Threading are the table's, the two numbers before the rows, unless a row
+    /// gives its own (`.on(..)`, `.ht_off(..)`).
+    EVENT_ROWS, EventRowNumber, 0, "", 0b1111, 0b0;
+    CLOCKTICKS = ev("UNC_UPI_CLOCKTICKS", 0x01, 0x00),
+    TXL_FLITS_ALL_DATA = ev("UNC_UPI_TxL_FLITS.ALL_DATA", 0x02, 0x0f),
+    TXL_FLITS_ALL_NULL = ev("UNC_UPI_TxL_FLITS.ALL_NULL", 0x02, 0x27),
+    TXL_FLITS_IDLE = ev("UNC_UPI_TxL_FLITS.IDLE", 0x02, 0x47),
+    TXL_FLITS_NON_DATA = ev("UNC_UPI_TxL_FLITS.NON_DATA", 0x02, 0x97),
+    RXL_FLITS_ALL_DATA = ev("UNC_UPI_RxL_FLITS.ALL_DATA", 0x03, 0x0f),
+    RXL_FLITS_NON_DATA = ev("UNC_UPI_RxL_FLITS.NON_DATA", 0x03, 0x97),
+    RXL_BASIC_HDR_MATCH_REQ = ev("UNC_UPI_RxL_BASIC_HDR_MATCH.REQ", 0x05, 0x08),
+    RXL_BASIC_HDR_MATCH_WB = ev("UNC_UPI_RxL_BASIC_HDR_MATCH.WB", 0x05, 0x0d),
+}
 #[cfg(feature = "experimental-events")]
-const EXPERIMENTAL_ROWS: &[EventRow] = &[
-    ev("UNC_UPI_TxL_FLITS.SLOT0", 0x02, 0x01, 0b1111),
-    ev("UNC_UPI_TxL_FLITS.SLOT1", 0x02, 0x02, 0b1111),
-    ev("UNC_UPI_TxL_FLITS.SLOT2", 0x02, 0x04, 0b1111),
-    ev("UNC_UPI_TxL_FLITS.DATA", 0x02, 0x08, 0b1111),
-    ev("UNC_UPI_TxL_FLITS.LLCRD", 0x02, 0x10, 0b1111),
-    ev("UNC_UPI_TxL_FLITS.NULL", 0x02, 0x20, 0b1111),
-    ev("UNC_UPI_TxL_FLITS.LLCTRL", 0x02, 0x40, 0b1111),
-    ev("UNC_UPI_TxL_FLITS.PROTHDR", 0x02, 0x80, 0b1111),
-    ev("UNC_UPI_RxL_FLITS.SLOT0", 0x03, 0x01, 0b1111),
-    ev("UNC_UPI_RxL_FLITS.SLOT1", 0x03, 0x02, 0b1111),
-    ev("UNC_UPI_RxL_FLITS.SLOT2", 0x03, 0x04, 0b1111),
-    ev("UNC_UPI_RxL_FLITS.DATA", 0x03, 0x08, 0b1111),
-    ev("UNC_UPI_RxL_FLITS.LLCRD", 0x03, 0x10, 0b1111),
-    ev("UNC_UPI_RxL_FLITS.NULL", 0x03, 0x20, 0b1111),
-    ev("UNC_UPI_RxL_FLITS.ALL_NULL", 0x03, 0x27, 0b1111),
-    ev("UNC_UPI_RxL_FLITS.LLCTRL", 0x03, 0x40, 0b1111),
-    ev("UNC_UPI_RxL_FLITS.IDLE", 0x03, 0x47, 0b1111),
-    ev("UNC_UPI_RxL_FLITS.PROTHDR", 0x03, 0x80, 0b1111),
-    ev("UNC_UPI_TxL_BASIC_HDR_MATCH.REQ", 0x04, 0x08, 0b1111),
-    ev("UNC_UPI_TxL_BASIC_HDR_MATCH.REQ_OPC", 0x04, 0x08, 0b1111).umask_ext(0x1),
-    ev("UNC_UPI_TxL_BASIC_HDR_MATCH.SNP", 0x04, 0x09, 0b1111),
-    ev("UNC_UPI_TxL_BASIC_HDR_MATCH.SNP_OPC", 0x04, 0x09, 0b1111).umask_ext(0x1),
-    ev("UNC_UPI_TxL_BASIC_HDR_MATCH.RSP_NODATA", 0x04, 0x0a, 0b1111),
-    ev("UNC_UPI_TxL_BASIC_HDR_MATCH.RSP_NODATA_OPC", 0x04, 0x0a, 0b1111).umask_ext(0x1),
-    ev("UNC_UPI_TxL_BASIC_HDR_MATCH.RSP_DATA", 0x04, 0x0c, 0b1111),
-    ev("UNC_UPI_TxL_BASIC_HDR_MATCH.RSP_DATA_OPC", 0x04, 0x0c, 0b1111).umask_ext(0x1),
-    ev("UNC_UPI_TxL_BASIC_HDR_MATCH.WB", 0x04, 0x0d, 0b1111),
-    ev("UNC_UPI_TxL_BASIC_HDR_MATCH.WB_OPC", 0x04, 0x0d, 0b1111).umask_ext(0x1),
-    ev("UNC_UPI_TxL_BASIC_HDR_MATCH.NCB", 0x04, 0x0e, 0b1111),
-    ev("UNC_UPI_TxL_BASIC_HDR_MATCH.NCB_OPC", 0x04, 0x0e, 0b1111).umask_ext(0x1),
-    ev("UNC_UPI_TxL_BASIC_HDR_MATCH.NCS", 0x04, 0x0f, 0b1111),
-    ev("UNC_UPI_TxL_BASIC_HDR_MATCH.NCS_OPC", 0x04, 0x0f, 0b1111).umask_ext(0x1),
-    ev("UNC_UPI_RxL_BASIC_HDR_MATCH.REQ_OPC", 0x05, 0x08, 0b1111).umask_ext(0x1),
-    ev("UNC_UPI_RxL_BASIC_HDR_MATCH.SNP", 0x05, 0x09, 0b1111),
-    ev("UNC_UPI_RxL_BASIC_HDR_MATCH.SNP_OPC", 0x05, 0x09, 0b1111).umask_ext(0x1),
-    ev("UNC_UPI_RxL_BASIC_HDR_MATCH.RSP_NODATA", 0x05, 0x0a, 0b1111),
-    ev("UNC_UPI_RxL_BASIC_HDR_MATCH.RSP_NODATA_OPC", 0x05, 0x0a, 0b1111).umask_ext(0x1),
-    ev("UNC_UPI_RxL_BASIC_HDR_MATCH.RSP_DATA", 0x05, 0x0c, 0b1111),
-    ev("UNC_UPI_RxL_BASIC_HDR_MATCH.RSP_DATA_OPC", 0x05, 0x0c, 0b1111).umask_ext(0x1),
-    ev("UNC_UPI_RxL_BASIC_HDR_MATCH.WB_OPC", 0x05, 0x0d, 0b1111).umask_ext(0x1),
-    ev("UNC_UPI_RxL_BASIC_HDR_MATCH.NCB", 0x05, 0x0e, 0b1111),
-    ev("UNC_UPI_RxL_BASIC_HDR_MATCH.NCB_OPC", 0x05, 0x0e, 0b1111).umask_ext(0x1),
-    ev("UNC_UPI_RxL_BASIC_HDR_MATCH.NCS", 0x05, 0x0f, 0b1111),
-    ev("UNC_UPI_RxL_BASIC_HDR_MATCH.NCS_OPC", 0x05, 0x0f, 0b1111).umask_ext(0x1),
-    ev("UNC_UPI_L1_POWER_CYCLES", 0x21, 0x00, 0b1111),
-    ev("UNC_UPI_TxL0P_POWER_CYCLES", 0x27, 0x00, 0b1111),
-    ev("UNC_UPI_TxL0P_POWER_CYCLES_LL_ENTER", 0x28, 0x00, 0b1111),
-    ev("UNC_UPI_TxL0P_POWER_CYCLES_M3_EXIT", 0x29, 0x00, 0b1111),
-    ev("UNC_UPI_RxL_INSERTS.SLOT0", 0x30, 0x01, 0b1111),
-    ev("UNC_UPI_RxL_INSERTS.SLOT1", 0x30, 0x02, 0b1111),
-    ev("UNC_UPI_RxL_INSERTS.SLOT2", 0x30, 0x04, 0b1111),
-    ev("UNC_UPI_RxL_OCCUPANCY.SLOT0", 0x32, 0x01, 0b1111),
-    ev("UNC_UPI_RxL_OCCUPANCY.SLOT1", 0x32, 0x02, 0b1111),
-    ev("UNC_UPI_RxL_OCCUPANCY.SLOT2", 0x32, 0x04, 0b1111),
-    ev("UNC_UPI_TxL_BASIC_HDR_MATCH.RSPI", 0x04, 0x2a, 0b1111).umask_ext(0x1),
-    ev("UNC_UPI_TxL_BASIC_HDR_MATCH.RSPCNFLT", 0x04, 0xaa, 0b1111).umask_ext(0x1),
-    ev("UNC_UPI_RxL_BASIC_HDR_MATCH.RSPI", 0x05, 0x2a, 0b1111).umask_ext(0x1),
-    ev("UNC_UPI_RxL_BASIC_HDR_MATCH.RSPCNFLT", 0x05, 0xaa, 0b1111).umask_ext(0x1),
-];
+event_table! {
+    /// The experimental events, numbered after `EVENT_ROWS`: from the vendor's experimental
+    /// lists, whose counts it has not validated; built with the `experimental-events` feature.
+    EXPERIMENTAL_ROWS, ExperimentalRowNumber, EVENT_ROWS.len(), " (experimental)", 0b1111, 0b0;
+    TXL_FLITS_SLOT0 = ev("UNC_UPI_TxL_FLITS.SLOT0", 0x02, 0x01),
+    TXL_FLITS_SLOT1 = ev("UNC_UPI_TxL_FLITS.SLOT1", 0x02, 0x02),
+    TXL_FLITS_SLOT2 = ev("UNC_UPI_TxL_FLITS.SLOT2", 0x02, 0x04),
+    TXL_FLITS_DATA = ev("UNC_UPI_TxL_FLITS.DATA", 0x02, 0x08),
+    TXL_FLITS_LLCRD = ev("UNC_UPI_TxL_FLITS.LLCRD", 0x02, 0x10),
+    TXL_FLITS_NULL = ev("UNC_UPI_TxL_FLITS.NULL", 0x02, 0x20),
+    TXL_FLITS_LLCTRL = ev("UNC_UPI_TxL_FLITS.LLCTRL", 0x02, 0x40),
+    TXL_FLITS_PROTHDR = ev("UNC_UPI_TxL_FLITS.PROTHDR", 0x02, 0x80),
+    RXL_FLITS_SLOT0 = ev("UNC_UPI_RxL_FLITS.SLOT0", 0x03, 0x01),
+    RXL_FLITS_SLOT1 = ev("UNC_UPI_RxL_FLITS.SLOT1", 0x03, 0x02),
+    RXL_FLITS_SLOT2 = ev("UNC_UPI_RxL_FLITS.SLOT2", 0x03, 0x04),
+    RXL_FLITS_DATA = ev("UNC_UPI_RxL_FLITS.DATA", 0x03, 0x08),
+    RXL_FLITS_LLCRD = ev("UNC_UPI_RxL_FLITS.LLCRD", 0x03, 0x10),
+    RXL_FLITS_NULL = ev("UNC_UPI_RxL_FLITS.NULL", 0x03, 0x20),
+    RXL_FLITS_ALL_NULL = ev("UNC_UPI_RxL_FLITS.ALL_NULL", 0x03, 0x27),
+    RXL_FLITS_LLCTRL = ev("UNC_UPI_RxL_FLITS.LLCTRL", 0x03, 0x40),
+    RXL_FLITS_IDLE = ev("UNC_UPI_RxL_FLITS.IDLE", 0x03, 0x47),
+    RXL_FLITS_PROTHDR = ev("UNC_UPI_RxL_FLITS.PROTHDR", 0x03, 0x80),
+    TXL_BASIC_HDR_MATCH_REQ = ev("UNC_UPI_TxL_BASIC_HDR_MATCH.REQ", 0x04, 0x08),
+    TXL_BASIC_HDR_MATCH_REQ_OPC = ev("UNC_UPI_TxL_BASIC_HDR_MATCH.REQ_OPC", 0x04, 0x08).umask_ext(0x1),
+    TXL_BASIC_HDR_MATCH_SNP = ev("UNC_UPI_TxL_BASIC_HDR_MATCH.SNP", 0x04, 0x09),
+    TXL_BASIC_HDR_MATCH_SNP_OPC = ev("UNC_UPI_TxL_BASIC_HDR_MATCH.SNP_OPC", 0x04, 0x09).umask_ext(0x1),
+    TXL_BASIC_HDR_MATCH_RSP_NODATA = ev("UNC_UPI_TxL_BASIC_HDR_MATCH.RSP_NODATA", 0x04, 0x0a),
+    TXL_BASIC_HDR_MATCH_RSP_NODATA_OPC = ev("UNC_UPI_TxL_BASIC_HDR_MATCH.RSP_NODATA_OPC", 0x04, 0x0a).umask_ext(0x1),
+    TXL_BASIC_HDR_MATCH_RSP_DATA = ev("UNC_UPI_TxL_BASIC_HDR_MATCH.RSP_DATA", 0x04, 0x0c),
+    TXL_BASIC_HDR_MATCH_RSP_DATA_OPC = ev("UNC_UPI_TxL_BASIC_HDR_MATCH.RSP_DATA_OPC", 0x04, 0x0c).umask_ext(0x1),
+    TXL_BASIC_HDR_MATCH_WB = ev("UNC_UPI_TxL_BASIC_HDR_MATCH.WB", 0x04, 0x0d),
+    TXL_BASIC_HDR_MATCH_WB_OPC = ev("UNC_UPI_TxL_BASIC_HDR_MATCH.WB_OPC", 0x04, 0x0d).umask_ext(0x1),
+    TXL_BASIC_HDR_MATCH_NCB = ev("UNC_UPI_TxL_BASIC_HDR_MATCH.NCB", 0x04, 0x0e),
+    TXL_BASIC_HDR_MATCH_NCB_OPC = ev("UNC_UPI_TxL_BASIC_HDR_MATCH.NCB_OPC", 0x04, 0x0e).umask_ext(0x1),
+    TXL_BASIC_HDR_MATCH_NCS = ev("UNC_UPI_TxL_BASIC_HDR_MATCH.NCS", 0x04, 0x0f),
+    TXL_BASIC_HDR_MATCH_NCS_OPC = ev("UNC_UPI_TxL_BASIC_HDR_MATCH.NCS_OPC", 0x04, 0x0f).umask_ext(0x1),
+    RXL_BASIC_HDR_MATCH_REQ_OPC = ev("UNC_UPI_RxL_BASIC_HDR_MATCH.REQ_OPC", 0x05, 0x08).umask_ext(0x1),
+    RXL_BASIC_HDR_MATCH_SNP = ev("UNC_UPI_RxL_BASIC_HDR_MATCH.SNP", 0x05, 0x09),
+    RXL_BASIC_HDR_MATCH_SNP_OPC = ev("UNC_UPI_RxL_BASIC_HDR_MATCH.SNP_OPC", 0x05, 0x09).umask_ext(0x1),
+    RXL_BASIC_HDR_MATCH_RSP_NODATA = ev("UNC_UPI_RxL_BASIC_HDR_MATCH.RSP_NODATA", 0x05, 0x0a),
+    RXL_BASIC_HDR_MATCH_RSP_NODATA_OPC = ev("UNC_UPI_RxL_BASIC_HDR_MATCH.RSP_NODATA_OPC", 0x05, 0x0a).umask_ext(0x1),
+    RXL_BASIC_HDR_MATCH_RSP_DATA = ev("UNC_UPI_RxL_BASIC_HDR_MATCH.RSP_DATA", 0x05, 0x0c),
+    RXL_BASIC_HDR_MATCH_RSP_DATA_OPC = ev("UNC_UPI_RxL_BASIC_HDR_MATCH.RSP_DATA_OPC", 0x05, 0x0c).umask_ext(0x1),
+    RXL_BASIC_HDR_MATCH_WB_OPC = ev("UNC_UPI_RxL_BASIC_HDR_MATCH.WB_OPC", 0x05, 0x0d).umask_ext(0x1),
+    RXL_BASIC_HDR_MATCH_NCB = ev("UNC_UPI_RxL_BASIC_HDR_MATCH.NCB", 0x05, 0x0e),
+    RXL_BASIC_HDR_MATCH_NCB_OPC = ev("UNC_UPI_RxL_BASIC_HDR_MATCH.NCB_OPC", 0x05, 0x0e).umask_ext(0x1),
+    RXL_BASIC_HDR_MATCH_NCS = ev("UNC_UPI_RxL_BASIC_HDR_MATCH.NCS", 0x05, 0x0f),
+    RXL_BASIC_HDR_MATCH_NCS_OPC = ev("UNC_UPI_RxL_BASIC_HDR_MATCH.NCS_OPC", 0x05, 0x0f).umask_ext(0x1),
+    L1_POWER_CYCLES = ev("UNC_UPI_L1_POWER_CYCLES", 0x21, 0x00),
+    TXL0P_POWER_CYCLES = ev("UNC_UPI_TxL0P_POWER_CYCLES", 0x27, 0x00),
+    TXL0P_POWER_CYCLES_LL_ENTER = ev("UNC_UPI_TxL0P_POWER_CYCLES_LL_ENTER", 0x28, 0x00),
+    TXL0P_POWER_CYCLES_M3_EXIT = ev("UNC_UPI_TxL0P_POWER_CYCLES_M3_EXIT", 0x29, 0x00),
+    RXL_INSERTS_SLOT0 = ev("UNC_UPI_RxL_INSERTS.SLOT0", 0x30, 0x01),
+    RXL_INSERTS_SLOT1 = ev("UNC_UPI_RxL_INSERTS.SLOT1", 0x30, 0x02),
+    RXL_INSERTS_SLOT2 = ev("UNC_UPI_RxL_INSERTS.SLOT2", 0x30, 0x04),
+    RXL_OCCUPANCY_SLOT0 = ev("UNC_UPI_RxL_OCCUPANCY.SLOT0", 0x32, 0x01),
+    RXL_OCCUPANCY_SLOT1 = ev("UNC_UPI_RxL_OCCUPANCY.SLOT1", 0x32, 0x02),
+    RXL_OCCUPANCY_SLOT2 = ev("UNC_UPI_RxL_OCCUPANCY.SLOT2", 0x32, 0x04),
+    TXL_BASIC_HDR_MATCH_RSPI = ev("UNC_UPI_TxL_BASIC_HDR_MATCH.RSPI", 0x04, 0x2a).umask_ext(0x1),
+    TXL_BASIC_HDR_MATCH_RSPCNFLT = ev("UNC_UPI_TxL_BASIC_HDR_MATCH.RSPCNFLT", 0x04, 0xaa).umask_ext(0x1),
+    RXL_BASIC_HDR_MATCH_RSPI = ev("UNC_UPI_RxL_BASIC_HDR_MATCH.RSPI", 0x05, 0x2a).umask_ext(0x1),
+    RXL_BASIC_HDR_MATCH_RSPCNFLT = ev("UNC_UPI_RxL_BASIC_HDR_MATCH.RSPCNFLT", 0x05, 0xaa).umask_ext(0x1),
+}
 #[cfg(not(feature = "experimental-events"))]
 const EXPERIMENTAL_ROWS: &[EventRow] = &[];
 /// The rows built.

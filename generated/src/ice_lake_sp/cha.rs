@@ -86,16 +86,12 @@ impl Layout for ChaBoxCtlLayout {
     const INFO: &'static RegisterInfo = &CHA_BOX_CTL_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 18, 31, Access::Rv,
-            "Reserved; write zero."),
-        FieldInfo::row("rsv", 16, 17, Access::Rsv,
-            "Reserved; write zero."),
-        FieldInfo::row("rsv", 9, 15, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 18, 31, Access::Rv),
+        FieldInfo::reserved("rsv", 16, 17, Access::Rsv),
+        FieldInfo::reserved("rsv", 9, 15, Access::Rv),
         FieldInfo { name: "frz", ident: "frz", lsb: 8, msb: 8, access: Access::Rw, role: Some(Role::Freeze),
             description: "Freeze: while 1 the box's counters hold their values.", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 2, 7, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 2, 7, Access::Rv),
         FieldInfo { name: "rst_ctrs", ident: "rst_ctrs", lsb: 1, msb: 1, access: Access::Wo, role: Some(Role::ResetCounters),
             description: "Reset counters: writing 1 clears every data counter of the box.", ..FieldInfo::EMPTY },
         FieldInfo { name: "rst_ctrl", ident: "rst_ctrl", lsb: 0, msb: 0, access: Access::Wo, role: Some(Role::ResetControls),
@@ -246,8 +242,7 @@ impl Layout for ChaCtlLayout {
     const INFO: &'static RegisterInfo = &CHA_CTL_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 58, 63, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 58, 63, Access::Rv),
         FieldInfo { name: "umask_ext", ident: "umask_ext", lsb: 32, msb: 57, access: Access::Rw, role: Some(Role::UmaskExt),
             description: "Unit-mask extension (Intel's UMaskExt): further request attributes (opcode, locality, cache state) the TOR and other events of the list match on.", ..FieldInfo::EMPTY },
         FieldInfo { name: "thresh", ident: "thresh", lsb: 24, msb: 31, access: Access::Rw, role: Some(Role::Threshold),
@@ -256,18 +251,15 @@ impl Layout for ChaCtlLayout {
             description: "Sense of the threshold comparison; with edge_det, counts falling instead of rising edges.", ..FieldInfo::EMPTY },
         FieldInfo { name: "en", ident: "en", lsb: 22, msb: 22, access: Access::Rw, role: Some(Role::Enable),
             description: "Enables this counter: it counts while this bit is 1 and the box is not frozen.", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 21, 21, Access::Rsv,
-            "Reserved; write zero."),
-        FieldInfo::row("rsv", 20, 20, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 21, 21, Access::Rsv),
+        FieldInfo::reserved("rsv", 20, 20, Access::Rsv),
         FieldInfo::row("tid_en", 19, 19, Access::Rw,
             "Thread-id filter enable: with 1, the counter counts only the events that match C{i}_MSR_PMON_BOX_FILTER0.tid."),
         FieldInfo { name: "edge_det", ident: "edge_det", lsb: 18, msb: 18, access: Access::Rw, role: Some(Role::Edge),
             description: "Edge detect: count 0-to-1 transitions of the thresholded event instead of active cycles; needs a non-zero thresh.", ..FieldInfo::EMPTY },
         FieldInfo { name: "rst", ident: "rst", lsb: 17, msb: 17, access: Access::Wo, role: Some(Role::Reset),
             description: "Reset: writing 1 clears the paired data counter.", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 16, 16, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 16, 16, Access::Rsv),
         FieldInfo { name: "umask", ident: "umask", lsb: 8, msb: 15, access: Access::Rw, role: Some(Role::Umask),
             description: "Unit mask: which sub-events of the selected event are counted.", ..FieldInfo::EMPTY },
         FieldInfo { name: "ev_sel", ident: "ev_sel", lsb: 0, msb: 7, access: Access::Rw, role: Some(Role::Event),
@@ -437,8 +429,7 @@ impl Layout for ChaBoxFilter0Layout {
     const INFO: &'static RegisterInfo = &CHA_BOX_FILTER0_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 9, 31, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 9, 31, Access::Rv),
         FieldInfo::row("tid", 0, 8, Access::Rw,
             "Core and thread id to match, for counters whose control has tid_en set."),
     ];
@@ -548,8 +539,7 @@ impl Layout for ChaBoxStatusLayout {
     const INFO: &'static RegisterInfo = &CHA_BOX_STATUS_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 4, 31, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 4, 31, Access::Rv),
         FieldInfo { name: "ov", ident: "ov", lsb: 0, msb: 3, access: Access::Rw1c, role: Some(Role::Overflow), counters: &[0, 1, 2, 3],
             description: "Overflow flags, one per counter (bit n for counter n): hardware sets a bit when that counter wraps; writing 1 to a bit clears it.", ..FieldInfo::EMPTY },
     ];
@@ -655,8 +645,7 @@ impl Layout for ChaCtrLayout {
     const INFO: &'static RegisterInfo = &CHA_CTR_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 48, 63, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 48, 63, Access::Rv),
         FieldInfo { name: "event_count", ident: "event_count", lsb: 0, msb: 47, access: Access::RwV, role: Some(Role::Count),
             description: "The accumulated 48-bit count of the event selected by the paired control register; wraps on overflow and keeps counting.", ..FieldInfo::EMPTY },
     ];
@@ -741,7 +730,7 @@ static CHA_CTR_INFO: RegisterInfo = RegisterInfo {
 mod unit_events {
 use super::*;
 #[allow(unused_imports)]
-use crate::core_events::{ev, EventRow};
+use crate::core_events::{event_table, EventRow};
 #[cfg(feature = "metadata")]
 use crate::core_events::{event_info_refs, event_infos};
 
@@ -762,204 +751,6 @@ pub struct Event {
 }
 
 impl Event {
-    /// `UNC_CHA_DIR_UPDATE.HA`.
-    pub const DIR_UPDATE_HA: Event = Event::row(0);
-    /// `UNC_CHA_DIR_UPDATE.TOR`.
-    pub const DIR_UPDATE_TOR: Event = Event::row(1);
-    /// `UNC_CHA_REQUESTS.INVITOE_LOCAL`.
-    pub const REQUESTS_INVITOE_LOCAL: Event = Event::row(2);
-    /// `UNC_CHA_REQUESTS.INVITOE_REMOTE`.
-    pub const REQUESTS_INVITOE_REMOTE: Event = Event::row(3);
-    /// `UNC_CHA_REQUESTS.READS_LOCAL`.
-    pub const REQUESTS_READS_LOCAL: Event = Event::row(4);
-    /// `UNC_CHA_REQUESTS.READS_REMOTE`.
-    pub const REQUESTS_READS_REMOTE: Event = Event::row(5);
-    /// `UNC_CHA_REQUESTS.WRITES_LOCAL`.
-    pub const REQUESTS_WRITES_LOCAL: Event = Event::row(6);
-    /// `UNC_CHA_REQUESTS.WRITES_REMOTE`.
-    pub const REQUESTS_WRITES_REMOTE: Event = Event::row(7);
-    /// `UNC_CHA_CLOCKTICKS`.
-    pub const CLOCKTICKS: Event = Event::row(8);
-    /// `UNC_CHA_IMC_READS_COUNT.NORMAL`.
-    pub const IMC_READS_COUNT_NORMAL: Event = Event::row(9);
-    /// `UNC_CHA_IMC_WRITES_COUNT.FULL`.
-    pub const IMC_WRITES_COUNT_FULL: Event = Event::row(10);
-    /// `UNC_CHA_LLC_VICTIMS.ALL`.
-    pub const LLC_VICTIMS_ALL: Event = Event::row(11);
-    /// `UNC_CHA_REQUESTS.READS`.
-    pub const REQUESTS_READS: Event = Event::row(12);
-    /// `UNC_CHA_REQUESTS.WRITES`.
-    pub const REQUESTS_WRITES: Event = Event::row(13);
-    /// `UNC_CHA_SF_EVICTION.E_STATE`.
-    pub const SF_EVICTION_E_STATE: Event = Event::row(14);
-    /// `UNC_CHA_SF_EVICTION.M_STATE`.
-    pub const SF_EVICTION_M_STATE: Event = Event::row(15);
-    /// `UNC_CHA_SF_EVICTION.S_STATE`.
-    pub const SF_EVICTION_S_STATE: Event = Event::row(16);
-    /// `UNC_CHA_TOR_INSERTS.IA`.
-    pub const TOR_INSERTS_IA: Event = Event::row(17);
-    /// `UNC_CHA_TOR_INSERTS.IA_HIT`.
-    pub const TOR_INSERTS_IA_HIT: Event = Event::row(18);
-    /// `UNC_CHA_TOR_INSERTS.IA_HIT_CRD`.
-    pub const TOR_INSERTS_IA_HIT_CRD: Event = Event::row(19);
-    /// `UNC_CHA_TOR_INSERTS.IA_HIT_DRD`.
-    pub const TOR_INSERTS_IA_HIT_DRD: Event = Event::row(20);
-    /// `UNC_CHA_TOR_INSERTS.IA_HIT_LLCPREFRFO`.
-    pub const TOR_INSERTS_IA_HIT_LLCPREFRFO: Event = Event::row(21);
-    /// `UNC_CHA_TOR_INSERTS.IA_HIT_RFO`.
-    pub const TOR_INSERTS_IA_HIT_RFO: Event = Event::row(22);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS`.
-    pub const TOR_INSERTS_IA_MISS: Event = Event::row(23);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_CRD`.
-    pub const TOR_INSERTS_IA_MISS_CRD: Event = Event::row(24);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRD`.
-    pub const TOR_INSERTS_IA_MISS_DRD: Event = Event::row(25);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_LLCPREFRFO`.
-    pub const TOR_INSERTS_IA_MISS_LLCPREFRFO: Event = Event::row(26);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_RFO`.
-    pub const TOR_INSERTS_IA_MISS_RFO: Event = Event::row(27);
-    /// `UNC_CHA_TOR_INSERTS.IO`.
-    pub const TOR_INSERTS_IO: Event = Event::row(28);
-    /// `UNC_CHA_TOR_INSERTS.IO_HIT`.
-    pub const TOR_INSERTS_IO_HIT: Event = Event::row(29);
-    /// `UNC_CHA_TOR_INSERTS.IO_MISS`.
-    pub const TOR_INSERTS_IO_MISS: Event = Event::row(30);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA`.
-    pub const TOR_OCCUPANCY_IA: Event = Event::row(31);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_HIT`.
-    pub const TOR_OCCUPANCY_IA_HIT: Event = Event::row(32);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS`.
-    pub const TOR_OCCUPANCY_IA_MISS: Event = Event::row(33);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_CRD`.
-    pub const TOR_OCCUPANCY_IA_MISS_CRD: Event = Event::row(34);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD`.
-    pub const TOR_OCCUPANCY_IA_MISS_DRD: Event = Event::row(35);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_RFO`.
-    pub const TOR_OCCUPANCY_IA_MISS_RFO: Event = Event::row(36);
-    /// `UNC_CHA_TOR_OCCUPANCY.IO`.
-    pub const TOR_OCCUPANCY_IO: Event = Event::row(37);
-    /// `UNC_CHA_TOR_OCCUPANCY.IO_HIT`.
-    pub const TOR_OCCUPANCY_IO_HIT: Event = Event::row(38);
-    /// `UNC_CHA_TOR_OCCUPANCY.IO_MISS`.
-    pub const TOR_OCCUPANCY_IO_MISS: Event = Event::row(39);
-    /// `UNC_CHA_TOR_INSERTS.IO_MISS_ITOM`.
-    pub const TOR_INSERTS_IO_MISS_ITOM: Event = Event::row(40);
-    /// `UNC_CHA_TOR_INSERTS.IO_MISS_RFO`.
-    pub const TOR_INSERTS_IO_MISS_RFO: Event = Event::row(41);
-    /// `UNC_CHA_CMS_CLOCKTICKS`.
-    pub const CMS_CLOCKTICKS: Event = Event::row(42);
-    /// `UNC_CHA_TOR_INSERTS.IA_HIT_CRD_PREF`.
-    pub const TOR_INSERTS_IA_HIT_CRD_PREF: Event = Event::row(43);
-    /// `UNC_CHA_TOR_INSERTS.IA_HIT_DRD_PREF`.
-    pub const TOR_INSERTS_IA_HIT_DRD_PREF: Event = Event::row(44);
-    /// `UNC_CHA_TOR_INSERTS.IA_HIT_RFO_PREF`.
-    pub const TOR_INSERTS_IA_HIT_RFO_PREF: Event = Event::row(45);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_CRD_PREF`.
-    pub const TOR_INSERTS_IA_MISS_CRD_PREF: Event = Event::row(46);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF`.
-    pub const TOR_INSERTS_IA_MISS_DRD_PREF: Event = Event::row(47);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_RFO_PREF`.
-    pub const TOR_INSERTS_IA_MISS_RFO_PREF: Event = Event::row(48);
-    /// `UNC_CHA_TOR_INSERTS.IO_HIT_ITOM`.
-    pub const TOR_INSERTS_IO_HIT_ITOM: Event = Event::row(49);
-    /// `UNC_CHA_TOR_INSERTS.IO_RFO`.
-    pub const TOR_INSERTS_IO_RFO: Event = Event::row(50);
-    /// `UNC_CHA_TOR_INSERTS.IO_ITOM`.
-    pub const TOR_INSERTS_IO_ITOM: Event = Event::row(51);
-    /// `UNC_CHA_TOR_INSERTS.IA_RFO_PREF`.
-    pub const TOR_INSERTS_IA_RFO_PREF: Event = Event::row(52);
-    /// `UNC_CHA_TOR_INSERTS.IA_RFO`.
-    pub const TOR_INSERTS_IA_RFO: Event = Event::row(53);
-    /// `UNC_CHA_TOR_INSERTS.IA_LLCPREFRFO`.
-    pub const TOR_INSERTS_IA_LLCPREFRFO: Event = Event::row(54);
-    /// `UNC_CHA_TOR_INSERTS.IA_DRD_PREF`.
-    pub const TOR_INSERTS_IA_DRD_PREF: Event = Event::row(55);
-    /// `UNC_CHA_TOR_INSERTS.IA_CRD`.
-    pub const TOR_INSERTS_IA_CRD: Event = Event::row(56);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_RFO`.
-    pub const TOR_OCCUPANCY_IA_RFO: Event = Event::row(57);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_DRD`.
-    pub const TOR_OCCUPANCY_IA_DRD: Event = Event::row(58);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_CRD`.
-    pub const TOR_OCCUPANCY_IA_CRD: Event = Event::row(59);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_LOCAL`.
-    pub const TOR_OCCUPANCY_IA_MISS_DRD_LOCAL: Event = Event::row(60);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_REMOTE`.
-    pub const TOR_OCCUPANCY_IA_MISS_DRD_REMOTE: Event = Event::row(61);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRD_LOCAL`.
-    pub const TOR_INSERTS_IA_MISS_DRD_LOCAL: Event = Event::row(62);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRD_REMOTE`.
-    pub const TOR_INSERTS_IA_MISS_DRD_REMOTE: Event = Event::row(63);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF_LOCAL`.
-    pub const TOR_INSERTS_IA_MISS_DRD_PREF_LOCAL: Event = Event::row(64);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF_REMOTE`.
-    pub const TOR_INSERTS_IA_MISS_DRD_PREF_REMOTE: Event = Event::row(65);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_RFO_LOCAL`.
-    pub const TOR_INSERTS_IA_MISS_RFO_LOCAL: Event = Event::row(66);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_RFO_REMOTE`.
-    pub const TOR_INSERTS_IA_MISS_RFO_REMOTE: Event = Event::row(67);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_RFO_PREF_LOCAL`.
-    pub const TOR_INSERTS_IA_MISS_RFO_PREF_LOCAL: Event = Event::row(68);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_RFO_PREF_REMOTE`.
-    pub const TOR_INSERTS_IA_MISS_RFO_PREF_REMOTE: Event = Event::row(69);
-    /// `UNC_CHA_TOR_INSERTS.IA_CLFLUSH`.
-    pub const TOR_INSERTS_IA_CLFLUSH: Event = Event::row(70);
-    /// `UNC_CHA_TOR_INSERTS.IA_SPECITOM`.
-    pub const TOR_INSERTS_IA_SPECITOM: Event = Event::row(71);
-    /// `UNC_CHA_TOR_INSERTS.IO_ITOMCACHENEAR`.
-    pub const TOR_INSERTS_IO_ITOMCACHENEAR: Event = Event::row(72);
-    /// `UNC_CHA_TOR_INSERTS.IO_HIT_ITOMCACHENEAR`.
-    pub const TOR_INSERTS_IO_HIT_ITOMCACHENEAR: Event = Event::row(73);
-    /// `UNC_CHA_TOR_INSERTS.IO_MISS_ITOMCACHENEAR`.
-    pub const TOR_INSERTS_IO_MISS_ITOMCACHENEAR: Event = Event::row(74);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PMM`.
-    pub const TOR_INSERTS_IA_MISS_DRD_PMM: Event = Event::row(75);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRD_LOCAL_PMM`.
-    pub const TOR_INSERTS_IA_MISS_DRD_LOCAL_PMM: Event = Event::row(76);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRD_REMOTE_PMM`.
-    pub const TOR_INSERTS_IA_MISS_DRD_REMOTE_PMM: Event = Event::row(77);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_FULL_STREAMING_WR`.
-    pub const TOR_INSERTS_IA_MISS_FULL_STREAMING_WR: Event = Event::row(78);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_PARTIAL_STREAMING_WR`.
-    pub const TOR_INSERTS_IA_MISS_PARTIAL_STREAMING_WR: Event = Event::row(79);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PMM`.
-    pub const TOR_OCCUPANCY_IA_MISS_DRD_PMM: Event = Event::row(80);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_LLCPREFDATA`.
-    pub const TOR_INSERTS_IA_MISS_LLCPREFDATA: Event = Event::row(81);
-    /// `UNC_CHA_TOR_INSERTS.IO_MISS_PCIRDCUR`.
-    pub const TOR_INSERTS_IO_MISS_PCIRDCUR: Event = Event::row(82);
-    /// `UNC_CHA_TOR_OCCUPANCY.IO_MISS_PCIRDCUR`.
-    pub const TOR_OCCUPANCY_IO_MISS_PCIRDCUR: Event = Event::row(83);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRD_DDR`.
-    pub const TOR_INSERTS_IA_MISS_DRD_DDR: Event = Event::row(84);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRD_LOCAL_DDR`.
-    pub const TOR_INSERTS_IA_MISS_DRD_LOCAL_DDR: Event = Event::row(85);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRD_REMOTE_DDR`.
-    pub const TOR_INSERTS_IA_MISS_DRD_REMOTE_DDR: Event = Event::row(86);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_DDR`.
-    pub const TOR_OCCUPANCY_IA_MISS_DRD_DDR: Event = Event::row(87);
-    /// `UNC_CHA_TOR_INSERTS.IO_HIT_PCIRDCUR`.
-    pub const TOR_INSERTS_IO_HIT_PCIRDCUR: Event = Event::row(88);
-    /// `UNC_CHA_TOR_INSERTS.IO_PCIRDCUR`.
-    pub const TOR_INSERTS_IO_PCIRDCUR: Event = Event::row(89);
-    /// `UNC_CHA_TOR_INSERTS.IA_LLCPREFDATA`.
-    pub const TOR_INSERTS_IA_LLCPREFDATA: Event = Event::row(90);
-    /// `UNC_CHA_TOR_OCCUPANCY.IO_PCIRDCUR`.
-    pub const TOR_OCCUPANCY_IO_PCIRDCUR: Event = Event::row(91);
-    /// `UNC_CHA_LLC_LOOKUP.DATA_READ`.
-    pub const LLC_LOOKUP_DATA_READ: Event = Event::row(92);
-    /// `UNC_CHA_TOR_INSERTS.IO_ITOM_LOCAL`.
-    pub const TOR_INSERTS_IO_ITOM_LOCAL: Event = Event::row(93);
-    /// `UNC_CHA_TOR_INSERTS.IO_ITOM_REMOTE`.
-    pub const TOR_INSERTS_IO_ITOM_REMOTE: Event = Event::row(94);
-    /// `UNC_CHA_TOR_INSERTS.IO_ITOMCACHENEAR_LOCAL`.
-    pub const TOR_INSERTS_IO_ITOMCACHENEAR_LOCAL: Event = Event::row(95);
-    /// `UNC_CHA_TOR_INSERTS.IO_ITOMCACHENEAR_REMOTE`.
-    pub const TOR_INSERTS_IO_ITOMCACHENEAR_REMOTE: Event = Event::row(96);
-    /// `UNC_CHA_TOR_INSERTS.IO_PCIRDCUR_REMOTE`.
-    pub const TOR_INSERTS_IO_PCIRDCUR_REMOTE: Event = Event::row(97);
-    /// `UNC_CHA_TOR_INSERTS.IO_PCIRDCUR_LOCAL`.
-    pub const TOR_INSERTS_IO_PCIRDCUR_LOCAL: Event = Event::row(98);
 
     /// Every event of the unit.
     pub const ALL: &'static [Event] = &{
@@ -994,1988 +785,6 @@ impl Event {
     }
 }
 
-/// The experimental events: from the vendor's experimental lists, whose counts it has
-/// not validated; built with the `experimental-events` feature.
-#[cfg(feature = "experimental-events")]
-impl Event {
-    /// `UNC_CHA_DIR_LOOKUP.NO_SNP` (experimental).
-    pub const DIR_LOOKUP_NO_SNP: Event = Event::row(99);
-    /// `UNC_CHA_DIR_LOOKUP.SNP` (experimental).
-    pub const DIR_LOOKUP_SNP: Event = Event::row(100);
-    /// `UNC_CHA_HITME_HIT.EX_RDS` (experimental).
-    pub const HITME_HIT_EX_RDS: Event = Event::row(101);
-    /// `UNC_CHA_LLC_VICTIMS.LOCAL_ALL` (experimental).
-    pub const LLC_VICTIMS_LOCAL_ALL: Event = Event::row(102);
-    /// `UNC_CHA_LLC_VICTIMS.REMOTE_ALL` (experimental).
-    pub const LLC_VICTIMS_REMOTE_ALL: Event = Event::row(103);
-    /// `UNC_CHA_COUNTER0_OCCUPANCY` (experimental).
-    pub const COUNTER0_OCCUPANCY: Event = Event::row(104);
-    /// `UNC_CHA_MISC.RFO_HIT_S` (experimental).
-    pub const MISC_RFO_HIT_S: Event = Event::row(105);
-    /// `UNC_CHA_REQUESTS.INVITOE` (experimental).
-    pub const REQUESTS_INVITOE: Event = Event::row(106);
-    /// `UNC_CHA_RxC_IRQ1_REJECT.PA_MATCH` (experimental).
-    pub const RXC_IRQ1_REJECT_PA_MATCH: Event = Event::row(107);
-    /// `UNC_CHA_SNOOP_RESP.RSPI` (experimental).
-    pub const SNOOP_RESP_RSPI: Event = Event::row(108);
-    /// `UNC_CHA_SNOOP_RESP.RSPIFWD` (experimental).
-    pub const SNOOP_RESP_RSPIFWD: Event = Event::row(109);
-    /// `UNC_CHA_SNOOP_RESP.RSPS` (experimental).
-    pub const SNOOP_RESP_RSPS: Event = Event::row(110);
-    /// `UNC_CHA_SNOOP_RESP.RSPSFWD` (experimental).
-    pub const SNOOP_RESP_RSPSFWD: Event = Event::row(111);
-    /// `UNC_CHA_TOR_INSERTS.ALL` (experimental).
-    pub const TOR_INSERTS_ALL: Event = Event::row(112);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_HIT_CRD` (experimental).
-    pub const TOR_OCCUPANCY_IA_HIT_CRD: Event = Event::row(113);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_HIT_DRD` (experimental).
-    pub const TOR_OCCUPANCY_IA_HIT_DRD: Event = Event::row(114);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_HIT_LLCPREFRFO` (experimental).
-    pub const TOR_OCCUPANCY_IA_HIT_LLCPREFRFO: Event = Event::row(115);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_HIT_RFO` (experimental).
-    pub const TOR_OCCUPANCY_IA_HIT_RFO: Event = Event::row(116);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_LLCPREFRFO` (experimental).
-    pub const TOR_OCCUPANCY_IA_MISS_LLCPREFRFO: Event = Event::row(117);
-    /// `UNC_CHA_TOR_OCCUPANCY.IO_MISS_RFO` (experimental).
-    pub const TOR_OCCUPANCY_IO_MISS_RFO: Event = Event::row(118);
-    /// `UNC_CHA_TOR_OCCUPANCY.IO_MISS_ITOM` (experimental).
-    pub const TOR_OCCUPANCY_IO_MISS_ITOM: Event = Event::row(119);
-    /// `UNC_CHA_BYPASS_CHA_IMC.TAKEN` (experimental).
-    pub const BYPASS_CHA_IMC_TAKEN: Event = Event::row(120);
-    /// `UNC_CHA_BYPASS_CHA_IMC.INTERMEDIATE` (experimental).
-    pub const BYPASS_CHA_IMC_INTERMEDIATE: Event = Event::row(121);
-    /// `UNC_CHA_BYPASS_CHA_IMC.NOT_TAKEN` (experimental).
-    pub const BYPASS_CHA_IMC_NOT_TAKEN: Event = Event::row(122);
-    /// `UNC_CHA_CORE_SNP.REMOTE_ONE` (experimental).
-    pub const CORE_SNP_REMOTE_ONE: Event = Event::row(123);
-    /// `UNC_CHA_CORE_SNP.EXT_ONE` (experimental).
-    pub const CORE_SNP_EXT_ONE: Event = Event::row(124);
-    /// `UNC_CHA_CORE_SNP.CORE_ONE` (experimental).
-    pub const CORE_SNP_CORE_ONE: Event = Event::row(125);
-    /// `UNC_CHA_CORE_SNP.EVICT_ONE` (experimental).
-    pub const CORE_SNP_EVICT_ONE: Event = Event::row(126);
-    /// `UNC_CHA_CORE_SNP.ANY_ONE` (experimental).
-    pub const CORE_SNP_ANY_ONE: Event = Event::row(127);
-    /// `UNC_CHA_CORE_SNP.REMOTE_GTONE` (experimental).
-    pub const CORE_SNP_REMOTE_GTONE: Event = Event::row(128);
-    /// `UNC_CHA_CORE_SNP.EXT_GTONE` (experimental).
-    pub const CORE_SNP_EXT_GTONE: Event = Event::row(129);
-    /// `UNC_CHA_CORE_SNP.CORE_GTONE` (experimental).
-    pub const CORE_SNP_CORE_GTONE: Event = Event::row(130);
-    /// `UNC_CHA_CORE_SNP.EVICT_GTONE` (experimental).
-    pub const CORE_SNP_EVICT_GTONE: Event = Event::row(131);
-    /// `UNC_CHA_CORE_SNP.ANY_GTONE` (experimental).
-    pub const CORE_SNP_ANY_GTONE: Event = Event::row(132);
-    /// `UNC_CHA_DIRECT_GO.HA_TOR_DEALLOC` (experimental).
-    pub const DIRECT_GO_HA_TOR_DEALLOC: Event = Event::row(133);
-    /// `UNC_CHA_DIRECT_GO.HA_SUPPRESS_NO_D2C` (experimental).
-    pub const DIRECT_GO_HA_SUPPRESS_NO_D2C: Event = Event::row(134);
-    /// `UNC_CHA_DIRECT_GO.HA_SUPPRESS_DRD` (experimental).
-    pub const DIRECT_GO_HA_SUPPRESS_DRD: Event = Event::row(135);
-    /// `UNC_CHA_DIRECT_GO_OPC.EXTCMP` (experimental).
-    pub const DIRECT_GO_OPC_EXTCMP: Event = Event::row(136);
-    /// `UNC_CHA_DIRECT_GO_OPC.PULL` (experimental).
-    pub const DIRECT_GO_OPC_PULL: Event = Event::row(137);
-    /// `UNC_CHA_DIRECT_GO_OPC.GO` (experimental).
-    pub const DIRECT_GO_OPC_GO: Event = Event::row(138);
-    /// `UNC_CHA_DIRECT_GO_OPC.GO_PULL` (experimental).
-    pub const DIRECT_GO_OPC_GO_PULL: Event = Event::row(139);
-    /// `UNC_CHA_DIRECT_GO_OPC.FAST_GO` (experimental).
-    pub const DIRECT_GO_OPC_FAST_GO: Event = Event::row(140);
-    /// `UNC_CHA_DIRECT_GO_OPC.FAST_GO_PULL` (experimental).
-    pub const DIRECT_GO_OPC_FAST_GO_PULL: Event = Event::row(141);
-    /// `UNC_CHA_DIRECT_GO_OPC.NOP` (experimental).
-    pub const DIRECT_GO_OPC_NOP: Event = Event::row(142);
-    /// `UNC_CHA_DIRECT_GO_OPC.IDLE_DUE_SUPPRESS` (experimental).
-    pub const DIRECT_GO_OPC_IDLE_DUE_SUPPRESS: Event = Event::row(143);
-    /// `UNC_CHA_HITME_HIT.SHARED_OWNREQ` (experimental).
-    pub const HITME_HIT_SHARED_OWNREQ: Event = Event::row(144);
-    /// `UNC_CHA_HITME_HIT.WBMTOE` (experimental).
-    pub const HITME_HIT_WBMTOE: Event = Event::row(145);
-    /// `UNC_CHA_HITME_HIT.WBMTOI_OR_S` (experimental).
-    pub const HITME_HIT_WBMTOI_OR_S: Event = Event::row(146);
-    /// `UNC_CHA_HITME_LOOKUP.READ` (experimental).
-    pub const HITME_LOOKUP_READ: Event = Event::row(147);
-    /// `UNC_CHA_HITME_LOOKUP.WRITE` (experimental).
-    pub const HITME_LOOKUP_WRITE: Event = Event::row(148);
-    /// `UNC_CHA_HITME_MISS.SHARED_RDINVOWN` (experimental).
-    pub const HITME_MISS_SHARED_RDINVOWN: Event = Event::row(149);
-    /// `UNC_CHA_HITME_MISS.NOTSHARED_RDINVOWN` (experimental).
-    pub const HITME_MISS_NOTSHARED_RDINVOWN: Event = Event::row(150);
-    /// `UNC_CHA_HITME_MISS.READ_OR_INV` (experimental).
-    pub const HITME_MISS_READ_OR_INV: Event = Event::row(151);
-    /// `UNC_CHA_HITME_UPDATE.DEALLOCATE_RSPFWDI_LOC` (experimental).
-    pub const HITME_UPDATE_DEALLOCATE_RSPFWDI_LOC: Event = Event::row(152);
-    /// `UNC_CHA_HITME_UPDATE.RSPFWDI_REM` (experimental).
-    pub const HITME_UPDATE_RSPFWDI_REM: Event = Event::row(153);
-    /// `UNC_CHA_HITME_UPDATE.SHARED` (experimental).
-    pub const HITME_UPDATE_SHARED: Event = Event::row(154);
-    /// `UNC_CHA_HITME_UPDATE.RDINVOWN` (experimental).
-    pub const HITME_UPDATE_RDINVOWN: Event = Event::row(155);
-    /// `UNC_CHA_HITME_UPDATE.DEALLOCATE` (experimental).
-    pub const HITME_UPDATE_DEALLOCATE: Event = Event::row(156);
-    /// `UNC_CHA_IMC_READS_COUNT.PRIORITY` (experimental).
-    pub const IMC_READS_COUNT_PRIORITY: Event = Event::row(157);
-    /// `UNC_CHA_IMC_WRITES_COUNT.PARTIAL` (experimental).
-    pub const IMC_WRITES_COUNT_PARTIAL: Event = Event::row(158);
-    /// `UNC_CHA_IMC_WRITES_COUNT.FULL_PRIORITY` (experimental).
-    pub const IMC_WRITES_COUNT_FULL_PRIORITY: Event = Event::row(159);
-    /// `UNC_CHA_IMC_WRITES_COUNT.PARTIAL_PRIORITY` (experimental).
-    pub const IMC_WRITES_COUNT_PARTIAL_PRIORITY: Event = Event::row(160);
-    /// `UNC_CHA_LLC_VICTIMS.M_STATE` (experimental).
-    pub const LLC_VICTIMS_M_STATE: Event = Event::row(161);
-    /// `UNC_CHA_LLC_VICTIMS.E_STATE` (experimental).
-    pub const LLC_VICTIMS_E_STATE: Event = Event::row(162);
-    /// `UNC_CHA_LLC_VICTIMS.S_STATE` (experimental).
-    pub const LLC_VICTIMS_S_STATE: Event = Event::row(163);
-    /// `UNC_CHA_LLC_VICTIMS.LOCAL_ONLY` (experimental).
-    pub const LLC_VICTIMS_LOCAL_ONLY: Event = Event::row(164);
-    /// `UNC_CHA_LLC_VICTIMS.REMOTE_ONLY` (experimental).
-    pub const LLC_VICTIMS_REMOTE_ONLY: Event = Event::row(165);
-    /// `UNC_CHA_LLC_VICTIMS.LOCAL_M` (experimental).
-    pub const LLC_VICTIMS_LOCAL_M: Event = Event::row(166);
-    /// `UNC_CHA_LLC_VICTIMS.LOCAL_E` (experimental).
-    pub const LLC_VICTIMS_LOCAL_E: Event = Event::row(167);
-    /// `UNC_CHA_LLC_VICTIMS.LOCAL_S` (experimental).
-    pub const LLC_VICTIMS_LOCAL_S: Event = Event::row(168);
-    /// `UNC_CHA_LLC_VICTIMS.REMOTE_M` (experimental).
-    pub const LLC_VICTIMS_REMOTE_M: Event = Event::row(169);
-    /// `UNC_CHA_LLC_VICTIMS.REMOTE_E` (experimental).
-    pub const LLC_VICTIMS_REMOTE_E: Event = Event::row(170);
-    /// `UNC_CHA_LLC_VICTIMS.REMOTE_S` (experimental).
-    pub const LLC_VICTIMS_REMOTE_S: Event = Event::row(171);
-    /// `UNC_CHA_MISC.RSPI_WAS_FSE` (experimental).
-    pub const MISC_RSPI_WAS_FSE: Event = Event::row(172);
-    /// `UNC_CHA_MISC.WC_ALIASING` (experimental).
-    pub const MISC_WC_ALIASING: Event = Event::row(173);
-    /// `UNC_CHA_MISC.CV0_PREF_VIC` (experimental).
-    pub const MISC_CV0_PREF_VIC: Event = Event::row(174);
-    /// `UNC_CHA_MISC.CV0_PREF_MISS` (experimental).
-    pub const MISC_CV0_PREF_MISS: Event = Event::row(175);
-    /// `UNC_CHA_OSB.LOCAL_INVITOE` (experimental).
-    pub const OSB_LOCAL_INVITOE: Event = Event::row(176);
-    /// `UNC_CHA_OSB.LOCAL_READ` (experimental).
-    pub const OSB_LOCAL_READ: Event = Event::row(177);
-    /// `UNC_CHA_OSB.REMOTE_READ` (experimental).
-    pub const OSB_REMOTE_READ: Event = Event::row(178);
-    /// `UNC_CHA_OSB.REMOTE_READINVITOE` (experimental).
-    pub const OSB_REMOTE_READINVITOE: Event = Event::row(179);
-    /// `UNC_CHA_OSB.RFO_HITS_SNP_BCAST` (experimental).
-    pub const OSB_RFO_HITS_SNP_BCAST: Event = Event::row(180);
-    /// `UNC_CHA_OSB.OFF_PWRHEURISTIC` (experimental).
-    pub const OSB_OFF_PWRHEURISTIC: Event = Event::row(181);
-    /// `UNC_CHA_PIPE_REJECT.RMW_SETMATCH` (experimental).
-    pub const PIPE_REJECT_RMW_SETMATCH: Event = Event::row(182);
-    /// `UNC_CHA_PIPE_REJECT.GOTRACK_PAMATCH` (experimental).
-    pub const PIPE_REJECT_GOTRACK_PAMATCH: Event = Event::row(183);
-    /// `UNC_CHA_PIPE_REJECT.GOTRACK_ALLOWSNP` (experimental).
-    pub const PIPE_REJECT_GOTRACK_ALLOWSNP: Event = Event::row(184);
-    /// `UNC_CHA_PIPE_REJECT.GOTRACK_WAYMATCH` (experimental).
-    pub const PIPE_REJECT_GOTRACK_WAYMATCH: Event = Event::row(185);
-    /// `UNC_CHA_PIPE_REJECT.GOTRACK_ALLWAYRSV` (experimental).
-    pub const PIPE_REJECT_GOTRACK_ALLWAYRSV: Event = Event::row(186);
-    /// `UNC_CHA_PIPE_REJECT.PTL_INPIPE` (experimental).
-    pub const PIPE_REJECT_PTL_INPIPE: Event = Event::row(187);
-    /// `UNC_CHA_PIPE_REJECT.IRQ_SETMATCH_VICP` (experimental).
-    pub const PIPE_REJECT_IRQ_SETMATCH_VICP: Event = Event::row(188);
-    /// `UNC_CHA_PIPE_REJECT.FSF_VICP` (experimental).
-    pub const PIPE_REJECT_FSF_VICP: Event = Event::row(189);
-    /// `UNC_CHA_PIPE_REJECT.ONE_FSF_VIC` (experimental).
-    pub const PIPE_REJECT_ONE_FSF_VIC: Event = Event::row(190);
-    /// `UNC_CHA_PIPE_REJECT.TORID_MATCH_GO_P` (experimental).
-    pub const PIPE_REJECT_TORID_MATCH_GO_P: Event = Event::row(191);
-    /// `UNC_CHA_PIPE_REJECT.IPQ_SETMATCH_VICP` (experimental).
-    pub const PIPE_REJECT_IPQ_SETMATCH_VICP: Event = Event::row(192);
-    /// `UNC_CHA_PIPE_REJECT.WAY_MATCH` (experimental).
-    pub const PIPE_REJECT_WAY_MATCH: Event = Event::row(193);
-    /// `UNC_CHA_PIPE_REJECT.ONE_RSP_CON` (experimental).
-    pub const PIPE_REJECT_ONE_RSP_CON: Event = Event::row(194);
-    /// `UNC_CHA_PIPE_REJECT.IDX_INPIPE` (experimental).
-    pub const PIPE_REJECT_IDX_INPIPE: Event = Event::row(195);
-    /// `UNC_CHA_PIPE_REJECT.SETMATCHENTRYWSCT` (experimental).
-    pub const PIPE_REJECT_SETMATCHENTRYWSCT: Event = Event::row(196);
-    /// `UNC_CHA_PIPE_REJECT.ALLRSFWAYS_RES` (experimental).
-    pub const PIPE_REJECT_ALLRSFWAYS_RES: Event = Event::row(197);
-    /// `UNC_CHA_PIPE_REJECT.RRQ_SETMATCH_VICP` (experimental).
-    pub const PIPE_REJECT_RRQ_SETMATCH_VICP: Event = Event::row(198);
-    /// `UNC_CHA_PIPE_REJECT.ISMQ_SETMATCH_VICP` (experimental).
-    pub const PIPE_REJECT_ISMQ_SETMATCH_VICP: Event = Event::row(199);
-    /// `UNC_CHA_PIPE_REJECT.SF_WAYS_RES` (experimental).
-    pub const PIPE_REJECT_SF_WAYS_RES: Event = Event::row(200);
-    /// `UNC_CHA_PIPE_REJECT.LLC_WAYS_RES` (experimental).
-    pub const PIPE_REJECT_LLC_WAYS_RES: Event = Event::row(201);
-    /// `UNC_CHA_PIPE_REJECT.NOTALLOWSNOOP` (experimental).
-    pub const PIPE_REJECT_NOTALLOWSNOOP: Event = Event::row(202);
-    /// `UNC_CHA_PIPE_REJECT.TOPA_MATCH` (experimental).
-    pub const PIPE_REJECT_TOPA_MATCH: Event = Event::row(203);
-    /// `UNC_CHA_PIPE_REJECT.IVEGRCREDIT` (experimental).
-    pub const PIPE_REJECT_IVEGRCREDIT: Event = Event::row(204);
-    /// `UNC_CHA_PIPE_REJECT.BLEGRCREDIT` (experimental).
-    pub const PIPE_REJECT_BLEGRCREDIT: Event = Event::row(205);
-    /// `UNC_CHA_PIPE_REJECT.ADEGRCREDIT` (experimental).
-    pub const PIPE_REJECT_ADEGRCREDIT: Event = Event::row(206);
-    /// `UNC_CHA_PIPE_REJECT.AKEGRCREDIT` (experimental).
-    pub const PIPE_REJECT_AKEGRCREDIT: Event = Event::row(207);
-    /// `UNC_CHA_PIPE_REJECT.HACREDIT` (experimental).
-    pub const PIPE_REJECT_HACREDIT: Event = Event::row(208);
-    /// `UNC_CHA_PIPE_REJECT.VN_AD_REQ` (experimental).
-    pub const PIPE_REJECT_VN_AD_REQ: Event = Event::row(209);
-    /// `UNC_CHA_PIPE_REJECT.VN_AD_RSP` (experimental).
-    pub const PIPE_REJECT_VN_AD_RSP: Event = Event::row(210);
-    /// `UNC_CHA_PIPE_REJECT.VN_BL_RSP` (experimental).
-    pub const PIPE_REJECT_VN_BL_RSP: Event = Event::row(211);
-    /// `UNC_CHA_READ_NO_CREDITS.MC0` (experimental).
-    pub const READ_NO_CREDITS_MC0: Event = Event::row(212);
-    /// `UNC_CHA_READ_NO_CREDITS.MC1` (experimental).
-    pub const READ_NO_CREDITS_MC1: Event = Event::row(213);
-    /// `UNC_CHA_READ_NO_CREDITS.MC2` (experimental).
-    pub const READ_NO_CREDITS_MC2: Event = Event::row(214);
-    /// `UNC_CHA_READ_NO_CREDITS.MC3` (experimental).
-    pub const READ_NO_CREDITS_MC3: Event = Event::row(215);
-    /// `UNC_CHA_READ_NO_CREDITS.MC4` (experimental).
-    pub const READ_NO_CREDITS_MC4: Event = Event::row(216);
-    /// `UNC_CHA_READ_NO_CREDITS.MC5` (experimental).
-    pub const READ_NO_CREDITS_MC5: Event = Event::row(217);
-    /// `UNC_CHA_READ_NO_CREDITS.MC6` (experimental).
-    pub const READ_NO_CREDITS_MC6: Event = Event::row(218);
-    /// `UNC_CHA_READ_NO_CREDITS.MC7` (experimental).
-    pub const READ_NO_CREDITS_MC7: Event = Event::row(219);
-    /// `UNC_CHA_READ_NO_CREDITS.MC8` (experimental).
-    pub const READ_NO_CREDITS_MC8: Event = Event::row(220);
-    /// `UNC_CHA_READ_NO_CREDITS.MC9` (experimental).
-    pub const READ_NO_CREDITS_MC9: Event = Event::row(221);
-    /// `UNC_CHA_READ_NO_CREDITS.MC10` (experimental).
-    pub const READ_NO_CREDITS_MC10: Event = Event::row(222);
-    /// `UNC_CHA_READ_NO_CREDITS.MC11` (experimental).
-    pub const READ_NO_CREDITS_MC11: Event = Event::row(223);
-    /// `UNC_CHA_READ_NO_CREDITS.MC12` (experimental).
-    pub const READ_NO_CREDITS_MC12: Event = Event::row(224);
-    /// `UNC_CHA_READ_NO_CREDITS.MC13` (experimental).
-    pub const READ_NO_CREDITS_MC13: Event = Event::row(225);
-    /// `UNC_CHA_RxC_INSERTS.IRQ` (experimental).
-    pub const RXC_INSERTS_IRQ: Event = Event::row(226);
-    /// `UNC_CHA_RxC_INSERTS.IRQ_REJ` (experimental).
-    pub const RXC_INSERTS_IRQ_REJ: Event = Event::row(227);
-    /// `UNC_CHA_RxC_INSERTS.IPQ` (experimental).
-    pub const RXC_INSERTS_IPQ: Event = Event::row(228);
-    /// `UNC_CHA_RxC_INSERTS.PRQ` (experimental).
-    pub const RXC_INSERTS_PRQ: Event = Event::row(229);
-    /// `UNC_CHA_RxC_INSERTS.PRQ_REJ` (experimental).
-    pub const RXC_INSERTS_PRQ_REJ: Event = Event::row(230);
-    /// `UNC_CHA_RxC_INSERTS.RRQ` (experimental).
-    pub const RXC_INSERTS_RRQ: Event = Event::row(231);
-    /// `UNC_CHA_RxC_INSERTS.WBQ` (experimental).
-    pub const RXC_INSERTS_WBQ: Event = Event::row(232);
-    /// `UNC_CHA_RxC_IPQ0_REJECT.AD_REQ_VN0` (experimental).
-    pub const RXC_IPQ0_REJECT_AD_REQ_VN0: Event = Event::row(233);
-    /// `UNC_CHA_RxC_IPQ0_REJECT.AD_RSP_VN0` (experimental).
-    pub const RXC_IPQ0_REJECT_AD_RSP_VN0: Event = Event::row(234);
-    /// `UNC_CHA_RxC_IPQ0_REJECT.BL_RSP_VN0` (experimental).
-    pub const RXC_IPQ0_REJECT_BL_RSP_VN0: Event = Event::row(235);
-    /// `UNC_CHA_RxC_IPQ0_REJECT.BL_WB_VN0` (experimental).
-    pub const RXC_IPQ0_REJECT_BL_WB_VN0: Event = Event::row(236);
-    /// `UNC_CHA_RxC_IPQ0_REJECT.BL_NCB_VN0` (experimental).
-    pub const RXC_IPQ0_REJECT_BL_NCB_VN0: Event = Event::row(237);
-    /// `UNC_CHA_RxC_IPQ0_REJECT.BL_NCS_VN0` (experimental).
-    pub const RXC_IPQ0_REJECT_BL_NCS_VN0: Event = Event::row(238);
-    /// `UNC_CHA_RxC_IPQ0_REJECT.AK_NON_UPI` (experimental).
-    pub const RXC_IPQ0_REJECT_AK_NON_UPI: Event = Event::row(239);
-    /// `UNC_CHA_RxC_IPQ0_REJECT.IV_NON_UPI` (experimental).
-    pub const RXC_IPQ0_REJECT_IV_NON_UPI: Event = Event::row(240);
-    /// `UNC_CHA_RxC_IPQ1_REJECT.ANY0` (experimental).
-    pub const RXC_IPQ1_REJECT_ANY0: Event = Event::row(241);
-    /// `UNC_CHA_RxC_IPQ1_REJECT.HA` (experimental).
-    pub const RXC_IPQ1_REJECT_HA: Event = Event::row(242);
-    /// `UNC_CHA_RxC_IPQ1_REJECT.LLC_VICTIM` (experimental).
-    pub const RXC_IPQ1_REJECT_LLC_VICTIM: Event = Event::row(243);
-    /// `UNC_CHA_RxC_IPQ1_REJECT.SF_VICTIM` (experimental).
-    pub const RXC_IPQ1_REJECT_SF_VICTIM: Event = Event::row(244);
-    /// `UNC_CHA_RxC_IPQ1_REJECT.VICTIM` (experimental).
-    pub const RXC_IPQ1_REJECT_VICTIM: Event = Event::row(245);
-    /// `UNC_CHA_RxC_IPQ1_REJECT.LLC_OR_SF_WAY` (experimental).
-    pub const RXC_IPQ1_REJECT_LLC_OR_SF_WAY: Event = Event::row(246);
-    /// `UNC_CHA_RxC_IPQ1_REJECT.ALLOW_SNP` (experimental).
-    pub const RXC_IPQ1_REJECT_ALLOW_SNP: Event = Event::row(247);
-    /// `UNC_CHA_RxC_IPQ1_REJECT.PA_MATCH` (experimental).
-    pub const RXC_IPQ1_REJECT_PA_MATCH: Event = Event::row(248);
-    /// `UNC_CHA_RxC_IRQ0_REJECT.AD_REQ_VN0` (experimental).
-    pub const RXC_IRQ0_REJECT_AD_REQ_VN0: Event = Event::row(249);
-    /// `UNC_CHA_RxC_IRQ0_REJECT.AD_RSP_VN0` (experimental).
-    pub const RXC_IRQ0_REJECT_AD_RSP_VN0: Event = Event::row(250);
-    /// `UNC_CHA_RxC_IRQ0_REJECT.BL_RSP_VN0` (experimental).
-    pub const RXC_IRQ0_REJECT_BL_RSP_VN0: Event = Event::row(251);
-    /// `UNC_CHA_RxC_IRQ0_REJECT.BL_WB_VN0` (experimental).
-    pub const RXC_IRQ0_REJECT_BL_WB_VN0: Event = Event::row(252);
-    /// `UNC_CHA_RxC_IRQ0_REJECT.BL_NCB_VN0` (experimental).
-    pub const RXC_IRQ0_REJECT_BL_NCB_VN0: Event = Event::row(253);
-    /// `UNC_CHA_RxC_IRQ0_REJECT.BL_NCS_VN0` (experimental).
-    pub const RXC_IRQ0_REJECT_BL_NCS_VN0: Event = Event::row(254);
-    /// `UNC_CHA_RxC_IRQ0_REJECT.AK_NON_UPI` (experimental).
-    pub const RXC_IRQ0_REJECT_AK_NON_UPI: Event = Event::row(255);
-    /// `UNC_CHA_RxC_IRQ0_REJECT.IV_NON_UPI` (experimental).
-    pub const RXC_IRQ0_REJECT_IV_NON_UPI: Event = Event::row(256);
-    /// `UNC_CHA_RxC_IRQ1_REJECT.ANY0` (experimental).
-    pub const RXC_IRQ1_REJECT_ANY0: Event = Event::row(257);
-    /// `UNC_CHA_RxC_IRQ1_REJECT.HA` (experimental).
-    pub const RXC_IRQ1_REJECT_HA: Event = Event::row(258);
-    /// `UNC_CHA_RxC_IRQ1_REJECT.LLC_VICTIM` (experimental).
-    pub const RXC_IRQ1_REJECT_LLC_VICTIM: Event = Event::row(259);
-    /// `UNC_CHA_RxC_IRQ1_REJECT.SF_VICTIM` (experimental).
-    pub const RXC_IRQ1_REJECT_SF_VICTIM: Event = Event::row(260);
-    /// `UNC_CHA_RxC_IRQ1_REJECT.VICTIM` (experimental).
-    pub const RXC_IRQ1_REJECT_VICTIM: Event = Event::row(261);
-    /// `UNC_CHA_RxC_IRQ1_REJECT.LLC_OR_SF_WAY` (experimental).
-    pub const RXC_IRQ1_REJECT_LLC_OR_SF_WAY: Event = Event::row(262);
-    /// `UNC_CHA_RxC_IRQ1_REJECT.ALLOW_SNP` (experimental).
-    pub const RXC_IRQ1_REJECT_ALLOW_SNP: Event = Event::row(263);
-    /// `UNC_CHA_RxC_ISMQ0_REJECT.AD_REQ_VN0` (experimental).
-    pub const RXC_ISMQ0_REJECT_AD_REQ_VN0: Event = Event::row(264);
-    /// `UNC_CHA_RxC_ISMQ0_REJECT.AD_RSP_VN0` (experimental).
-    pub const RXC_ISMQ0_REJECT_AD_RSP_VN0: Event = Event::row(265);
-    /// `UNC_CHA_RxC_ISMQ0_REJECT.BL_RSP_VN0` (experimental).
-    pub const RXC_ISMQ0_REJECT_BL_RSP_VN0: Event = Event::row(266);
-    /// `UNC_CHA_RxC_ISMQ0_REJECT.BL_WB_VN0` (experimental).
-    pub const RXC_ISMQ0_REJECT_BL_WB_VN0: Event = Event::row(267);
-    /// `UNC_CHA_RxC_ISMQ0_REJECT.BL_NCB_VN0` (experimental).
-    pub const RXC_ISMQ0_REJECT_BL_NCB_VN0: Event = Event::row(268);
-    /// `UNC_CHA_RxC_ISMQ0_REJECT.BL_NCS_VN0` (experimental).
-    pub const RXC_ISMQ0_REJECT_BL_NCS_VN0: Event = Event::row(269);
-    /// `UNC_CHA_RxC_ISMQ0_REJECT.AK_NON_UPI` (experimental).
-    pub const RXC_ISMQ0_REJECT_AK_NON_UPI: Event = Event::row(270);
-    /// `UNC_CHA_RxC_ISMQ0_REJECT.IV_NON_UPI` (experimental).
-    pub const RXC_ISMQ0_REJECT_IV_NON_UPI: Event = Event::row(271);
-    /// `UNC_CHA_RxC_ISMQ0_RETRY.AD_REQ_VN0` (experimental).
-    pub const RXC_ISMQ0_RETRY_AD_REQ_VN0: Event = Event::row(272);
-    /// `UNC_CHA_RxC_ISMQ0_RETRY.AD_RSP_VN0` (experimental).
-    pub const RXC_ISMQ0_RETRY_AD_RSP_VN0: Event = Event::row(273);
-    /// `UNC_CHA_RxC_ISMQ0_RETRY.BL_RSP_VN0` (experimental).
-    pub const RXC_ISMQ0_RETRY_BL_RSP_VN0: Event = Event::row(274);
-    /// `UNC_CHA_RxC_ISMQ0_RETRY.BL_WB_VN0` (experimental).
-    pub const RXC_ISMQ0_RETRY_BL_WB_VN0: Event = Event::row(275);
-    /// `UNC_CHA_RxC_ISMQ0_RETRY.BL_NCB_VN0` (experimental).
-    pub const RXC_ISMQ0_RETRY_BL_NCB_VN0: Event = Event::row(276);
-    /// `UNC_CHA_RxC_ISMQ0_RETRY.BL_NCS_VN0` (experimental).
-    pub const RXC_ISMQ0_RETRY_BL_NCS_VN0: Event = Event::row(277);
-    /// `UNC_CHA_RxC_ISMQ0_RETRY.AK_NON_UPI` (experimental).
-    pub const RXC_ISMQ0_RETRY_AK_NON_UPI: Event = Event::row(278);
-    /// `UNC_CHA_RxC_ISMQ0_RETRY.IV_NON_UPI` (experimental).
-    pub const RXC_ISMQ0_RETRY_IV_NON_UPI: Event = Event::row(279);
-    /// `UNC_CHA_RxC_ISMQ1_REJECT.ANY0` (experimental).
-    pub const RXC_ISMQ1_REJECT_ANY0: Event = Event::row(280);
-    /// `UNC_CHA_RxC_ISMQ1_REJECT.HA` (experimental).
-    pub const RXC_ISMQ1_REJECT_HA: Event = Event::row(281);
-    /// `UNC_CHA_RxC_ISMQ1_RETRY.ANY0` (experimental).
-    pub const RXC_ISMQ1_RETRY_ANY0: Event = Event::row(282);
-    /// `UNC_CHA_RxC_ISMQ1_RETRY.HA` (experimental).
-    pub const RXC_ISMQ1_RETRY_HA: Event = Event::row(283);
-    /// `UNC_CHA_RxC_OCCUPANCY.IRQ` (experimental).
-    pub const RXC_OCCUPANCY_IRQ: Event = Event::row(284);
-    /// `UNC_CHA_RxC_OCCUPANCY.IPQ` (experimental).
-    pub const RXC_OCCUPANCY_IPQ: Event = Event::row(285);
-    /// `UNC_CHA_RxC_OCCUPANCY.RRQ` (experimental).
-    pub const RXC_OCCUPANCY_RRQ: Event = Event::row(286);
-    /// `UNC_CHA_RxC_OCCUPANCY.WBQ` (experimental).
-    pub const RXC_OCCUPANCY_WBQ: Event = Event::row(287);
-    /// `UNC_CHA_RxC_OTHER0_RETRY.AD_REQ_VN0` (experimental).
-    pub const RXC_OTHER0_RETRY_AD_REQ_VN0: Event = Event::row(288);
-    /// `UNC_CHA_RxC_OTHER0_RETRY.AD_RSP_VN0` (experimental).
-    pub const RXC_OTHER0_RETRY_AD_RSP_VN0: Event = Event::row(289);
-    /// `UNC_CHA_RxC_OTHER0_RETRY.BL_RSP_VN0` (experimental).
-    pub const RXC_OTHER0_RETRY_BL_RSP_VN0: Event = Event::row(290);
-    /// `UNC_CHA_RxC_OTHER0_RETRY.BL_WB_VN0` (experimental).
-    pub const RXC_OTHER0_RETRY_BL_WB_VN0: Event = Event::row(291);
-    /// `UNC_CHA_RxC_OTHER0_RETRY.BL_NCB_VN0` (experimental).
-    pub const RXC_OTHER0_RETRY_BL_NCB_VN0: Event = Event::row(292);
-    /// `UNC_CHA_RxC_OTHER0_RETRY.BL_NCS_VN0` (experimental).
-    pub const RXC_OTHER0_RETRY_BL_NCS_VN0: Event = Event::row(293);
-    /// `UNC_CHA_RxC_OTHER0_RETRY.AK_NON_UPI` (experimental).
-    pub const RXC_OTHER0_RETRY_AK_NON_UPI: Event = Event::row(294);
-    /// `UNC_CHA_RxC_OTHER0_RETRY.IV_NON_UPI` (experimental).
-    pub const RXC_OTHER0_RETRY_IV_NON_UPI: Event = Event::row(295);
-    /// `UNC_CHA_RxC_OTHER1_RETRY.ANY0` (experimental).
-    pub const RXC_OTHER1_RETRY_ANY0: Event = Event::row(296);
-    /// `UNC_CHA_RxC_OTHER1_RETRY.HA` (experimental).
-    pub const RXC_OTHER1_RETRY_HA: Event = Event::row(297);
-    /// `UNC_CHA_RxC_OTHER1_RETRY.LLC_VICTIM` (experimental).
-    pub const RXC_OTHER1_RETRY_LLC_VICTIM: Event = Event::row(298);
-    /// `UNC_CHA_RxC_OTHER1_RETRY.SF_VICTIM` (experimental).
-    pub const RXC_OTHER1_RETRY_SF_VICTIM: Event = Event::row(299);
-    /// `UNC_CHA_RxC_OTHER1_RETRY.VICTIM` (experimental).
-    pub const RXC_OTHER1_RETRY_VICTIM: Event = Event::row(300);
-    /// `UNC_CHA_RxC_OTHER1_RETRY.LLC_OR_SF_WAY` (experimental).
-    pub const RXC_OTHER1_RETRY_LLC_OR_SF_WAY: Event = Event::row(301);
-    /// `UNC_CHA_RxC_OTHER1_RETRY.ALLOW_SNP` (experimental).
-    pub const RXC_OTHER1_RETRY_ALLOW_SNP: Event = Event::row(302);
-    /// `UNC_CHA_RxC_OTHER1_RETRY.PA_MATCH` (experimental).
-    pub const RXC_OTHER1_RETRY_PA_MATCH: Event = Event::row(303);
-    /// `UNC_CHA_RxC_PRQ0_REJECT.AD_REQ_VN0` (experimental).
-    pub const RXC_PRQ0_REJECT_AD_REQ_VN0: Event = Event::row(304);
-    /// `UNC_CHA_RxC_PRQ0_REJECT.AD_RSP_VN0` (experimental).
-    pub const RXC_PRQ0_REJECT_AD_RSP_VN0: Event = Event::row(305);
-    /// `UNC_CHA_RxC_PRQ0_REJECT.BL_RSP_VN0` (experimental).
-    pub const RXC_PRQ0_REJECT_BL_RSP_VN0: Event = Event::row(306);
-    /// `UNC_CHA_RxC_PRQ0_REJECT.BL_WB_VN0` (experimental).
-    pub const RXC_PRQ0_REJECT_BL_WB_VN0: Event = Event::row(307);
-    /// `UNC_CHA_RxC_PRQ0_REJECT.BL_NCB_VN0` (experimental).
-    pub const RXC_PRQ0_REJECT_BL_NCB_VN0: Event = Event::row(308);
-    /// `UNC_CHA_RxC_PRQ0_REJECT.BL_NCS_VN0` (experimental).
-    pub const RXC_PRQ0_REJECT_BL_NCS_VN0: Event = Event::row(309);
-    /// `UNC_CHA_RxC_PRQ0_REJECT.AK_NON_UPI` (experimental).
-    pub const RXC_PRQ0_REJECT_AK_NON_UPI: Event = Event::row(310);
-    /// `UNC_CHA_RxC_PRQ0_REJECT.IV_NON_UPI` (experimental).
-    pub const RXC_PRQ0_REJECT_IV_NON_UPI: Event = Event::row(311);
-    /// `UNC_CHA_RxC_PRQ1_REJECT.ANY0` (experimental).
-    pub const RXC_PRQ1_REJECT_ANY0: Event = Event::row(312);
-    /// `UNC_CHA_RxC_PRQ1_REJECT.HA` (experimental).
-    pub const RXC_PRQ1_REJECT_HA: Event = Event::row(313);
-    /// `UNC_CHA_RxC_PRQ1_REJECT.LLC_VICTIM` (experimental).
-    pub const RXC_PRQ1_REJECT_LLC_VICTIM: Event = Event::row(314);
-    /// `UNC_CHA_RxC_PRQ1_REJECT.SF_VICTIM` (experimental).
-    pub const RXC_PRQ1_REJECT_SF_VICTIM: Event = Event::row(315);
-    /// `UNC_CHA_RxC_PRQ1_REJECT.VICTIM` (experimental).
-    pub const RXC_PRQ1_REJECT_VICTIM: Event = Event::row(316);
-    /// `UNC_CHA_RxC_PRQ1_REJECT.LLC_OR_SF_WAY` (experimental).
-    pub const RXC_PRQ1_REJECT_LLC_OR_SF_WAY: Event = Event::row(317);
-    /// `UNC_CHA_RxC_PRQ1_REJECT.ALLOW_SNP` (experimental).
-    pub const RXC_PRQ1_REJECT_ALLOW_SNP: Event = Event::row(318);
-    /// `UNC_CHA_RxC_PRQ1_REJECT.PA_MATCH` (experimental).
-    pub const RXC_PRQ1_REJECT_PA_MATCH: Event = Event::row(319);
-    /// `UNC_CHA_RxC_REQ_Q0_RETRY.AD_REQ_VN0` (experimental).
-    pub const RXC_REQ_Q0_RETRY_AD_REQ_VN0: Event = Event::row(320);
-    /// `UNC_CHA_RxC_REQ_Q0_RETRY.AD_RSP_VN0` (experimental).
-    pub const RXC_REQ_Q0_RETRY_AD_RSP_VN0: Event = Event::row(321);
-    /// `UNC_CHA_RxC_REQ_Q0_RETRY.BL_RSP_VN0` (experimental).
-    pub const RXC_REQ_Q0_RETRY_BL_RSP_VN0: Event = Event::row(322);
-    /// `UNC_CHA_RxC_REQ_Q0_RETRY.BL_WB_VN0` (experimental).
-    pub const RXC_REQ_Q0_RETRY_BL_WB_VN0: Event = Event::row(323);
-    /// `UNC_CHA_RxC_REQ_Q0_RETRY.BL_NCB_VN0` (experimental).
-    pub const RXC_REQ_Q0_RETRY_BL_NCB_VN0: Event = Event::row(324);
-    /// `UNC_CHA_RxC_REQ_Q0_RETRY.BL_NCS_VN0` (experimental).
-    pub const RXC_REQ_Q0_RETRY_BL_NCS_VN0: Event = Event::row(325);
-    /// `UNC_CHA_RxC_REQ_Q0_RETRY.AK_NON_UPI` (experimental).
-    pub const RXC_REQ_Q0_RETRY_AK_NON_UPI: Event = Event::row(326);
-    /// `UNC_CHA_RxC_REQ_Q0_RETRY.IV_NON_UPI` (experimental).
-    pub const RXC_REQ_Q0_RETRY_IV_NON_UPI: Event = Event::row(327);
-    /// `UNC_CHA_RxC_REQ_Q1_RETRY.ANY0` (experimental).
-    pub const RXC_REQ_Q1_RETRY_ANY0: Event = Event::row(328);
-    /// `UNC_CHA_RxC_REQ_Q1_RETRY.HA` (experimental).
-    pub const RXC_REQ_Q1_RETRY_HA: Event = Event::row(329);
-    /// `UNC_CHA_RxC_REQ_Q1_RETRY.LLC_VICTIM` (experimental).
-    pub const RXC_REQ_Q1_RETRY_LLC_VICTIM: Event = Event::row(330);
-    /// `UNC_CHA_RxC_REQ_Q1_RETRY.SF_VICTIM` (experimental).
-    pub const RXC_REQ_Q1_RETRY_SF_VICTIM: Event = Event::row(331);
-    /// `UNC_CHA_RxC_REQ_Q1_RETRY.VICTIM` (experimental).
-    pub const RXC_REQ_Q1_RETRY_VICTIM: Event = Event::row(332);
-    /// `UNC_CHA_RxC_REQ_Q1_RETRY.LLC_OR_SF_WAY` (experimental).
-    pub const RXC_REQ_Q1_RETRY_LLC_OR_SF_WAY: Event = Event::row(333);
-    /// `UNC_CHA_RxC_REQ_Q1_RETRY.ALLOW_SNP` (experimental).
-    pub const RXC_REQ_Q1_RETRY_ALLOW_SNP: Event = Event::row(334);
-    /// `UNC_CHA_RxC_REQ_Q1_RETRY.PA_MATCH` (experimental).
-    pub const RXC_REQ_Q1_RETRY_PA_MATCH: Event = Event::row(335);
-    /// `UNC_CHA_RxC_RRQ0_REJECT.AD_REQ_VN0` (experimental).
-    pub const RXC_RRQ0_REJECT_AD_REQ_VN0: Event = Event::row(336);
-    /// `UNC_CHA_RxC_RRQ0_REJECT.AD_RSP_VN0` (experimental).
-    pub const RXC_RRQ0_REJECT_AD_RSP_VN0: Event = Event::row(337);
-    /// `UNC_CHA_RxC_RRQ0_REJECT.BL_RSP_VN0` (experimental).
-    pub const RXC_RRQ0_REJECT_BL_RSP_VN0: Event = Event::row(338);
-    /// `UNC_CHA_RxC_RRQ0_REJECT.BL_WB_VN0` (experimental).
-    pub const RXC_RRQ0_REJECT_BL_WB_VN0: Event = Event::row(339);
-    /// `UNC_CHA_RxC_RRQ0_REJECT.BL_NCB_VN0` (experimental).
-    pub const RXC_RRQ0_REJECT_BL_NCB_VN0: Event = Event::row(340);
-    /// `UNC_CHA_RxC_RRQ0_REJECT.BL_NCS_VN0` (experimental).
-    pub const RXC_RRQ0_REJECT_BL_NCS_VN0: Event = Event::row(341);
-    /// `UNC_CHA_RxC_RRQ0_REJECT.AK_NON_UPI` (experimental).
-    pub const RXC_RRQ0_REJECT_AK_NON_UPI: Event = Event::row(342);
-    /// `UNC_CHA_RxC_RRQ0_REJECT.IV_NON_UPI` (experimental).
-    pub const RXC_RRQ0_REJECT_IV_NON_UPI: Event = Event::row(343);
-    /// `UNC_CHA_RxC_RRQ1_REJECT.ANY0` (experimental).
-    pub const RXC_RRQ1_REJECT_ANY0: Event = Event::row(344);
-    /// `UNC_CHA_RxC_RRQ1_REJECT.HA` (experimental).
-    pub const RXC_RRQ1_REJECT_HA: Event = Event::row(345);
-    /// `UNC_CHA_RxC_RRQ1_REJECT.LLC_VICTIM` (experimental).
-    pub const RXC_RRQ1_REJECT_LLC_VICTIM: Event = Event::row(346);
-    /// `UNC_CHA_RxC_RRQ1_REJECT.SF_VICTIM` (experimental).
-    pub const RXC_RRQ1_REJECT_SF_VICTIM: Event = Event::row(347);
-    /// `UNC_CHA_RxC_RRQ1_REJECT.VICTIM` (experimental).
-    pub const RXC_RRQ1_REJECT_VICTIM: Event = Event::row(348);
-    /// `UNC_CHA_RxC_RRQ1_REJECT.LLC_OR_SF_WAY` (experimental).
-    pub const RXC_RRQ1_REJECT_LLC_OR_SF_WAY: Event = Event::row(349);
-    /// `UNC_CHA_RxC_RRQ1_REJECT.ALLOW_SNP` (experimental).
-    pub const RXC_RRQ1_REJECT_ALLOW_SNP: Event = Event::row(350);
-    /// `UNC_CHA_RxC_RRQ1_REJECT.PA_MATCH` (experimental).
-    pub const RXC_RRQ1_REJECT_PA_MATCH: Event = Event::row(351);
-    /// `UNC_CHA_RxC_WBQ0_REJECT.AD_REQ_VN0` (experimental).
-    pub const RXC_WBQ0_REJECT_AD_REQ_VN0: Event = Event::row(352);
-    /// `UNC_CHA_RxC_WBQ0_REJECT.AD_RSP_VN0` (experimental).
-    pub const RXC_WBQ0_REJECT_AD_RSP_VN0: Event = Event::row(353);
-    /// `UNC_CHA_RxC_WBQ0_REJECT.BL_RSP_VN0` (experimental).
-    pub const RXC_WBQ0_REJECT_BL_RSP_VN0: Event = Event::row(354);
-    /// `UNC_CHA_RxC_WBQ0_REJECT.BL_WB_VN0` (experimental).
-    pub const RXC_WBQ0_REJECT_BL_WB_VN0: Event = Event::row(355);
-    /// `UNC_CHA_RxC_WBQ0_REJECT.BL_NCB_VN0` (experimental).
-    pub const RXC_WBQ0_REJECT_BL_NCB_VN0: Event = Event::row(356);
-    /// `UNC_CHA_RxC_WBQ0_REJECT.BL_NCS_VN0` (experimental).
-    pub const RXC_WBQ0_REJECT_BL_NCS_VN0: Event = Event::row(357);
-    /// `UNC_CHA_RxC_WBQ0_REJECT.AK_NON_UPI` (experimental).
-    pub const RXC_WBQ0_REJECT_AK_NON_UPI: Event = Event::row(358);
-    /// `UNC_CHA_RxC_WBQ0_REJECT.IV_NON_UPI` (experimental).
-    pub const RXC_WBQ0_REJECT_IV_NON_UPI: Event = Event::row(359);
-    /// `UNC_CHA_RxC_WBQ1_REJECT.ANY0` (experimental).
-    pub const RXC_WBQ1_REJECT_ANY0: Event = Event::row(360);
-    /// `UNC_CHA_RxC_WBQ1_REJECT.HA` (experimental).
-    pub const RXC_WBQ1_REJECT_HA: Event = Event::row(361);
-    /// `UNC_CHA_RxC_WBQ1_REJECT.LLC_VICTIM` (experimental).
-    pub const RXC_WBQ1_REJECT_LLC_VICTIM: Event = Event::row(362);
-    /// `UNC_CHA_RxC_WBQ1_REJECT.SF_VICTIM` (experimental).
-    pub const RXC_WBQ1_REJECT_SF_VICTIM: Event = Event::row(363);
-    /// `UNC_CHA_RxC_WBQ1_REJECT.VICTIM` (experimental).
-    pub const RXC_WBQ1_REJECT_VICTIM: Event = Event::row(364);
-    /// `UNC_CHA_RxC_WBQ1_REJECT.LLC_OR_SF_WAY` (experimental).
-    pub const RXC_WBQ1_REJECT_LLC_OR_SF_WAY: Event = Event::row(365);
-    /// `UNC_CHA_RxC_WBQ1_REJECT.ALLOW_SNP` (experimental).
-    pub const RXC_WBQ1_REJECT_ALLOW_SNP: Event = Event::row(366);
-    /// `UNC_CHA_RxC_WBQ1_REJECT.PA_MATCH` (experimental).
-    pub const RXC_WBQ1_REJECT_PA_MATCH: Event = Event::row(367);
-    /// `UNC_CHA_SNOOPS_SENT.ALL` (experimental).
-    pub const SNOOPS_SENT_ALL: Event = Event::row(368);
-    /// `UNC_CHA_SNOOPS_SENT.LOCAL` (experimental).
-    pub const SNOOPS_SENT_LOCAL: Event = Event::row(369);
-    /// `UNC_CHA_SNOOPS_SENT.REMOTE` (experimental).
-    pub const SNOOPS_SENT_REMOTE: Event = Event::row(370);
-    /// `UNC_CHA_SNOOPS_SENT.BCST_LOCAL` (experimental).
-    pub const SNOOPS_SENT_BCST_LOCAL: Event = Event::row(371);
-    /// `UNC_CHA_SNOOPS_SENT.BCST_REMOTE` (experimental).
-    pub const SNOOPS_SENT_BCST_REMOTE: Event = Event::row(372);
-    /// `UNC_CHA_SNOOPS_SENT.DIRECT_LOCAL` (experimental).
-    pub const SNOOPS_SENT_DIRECT_LOCAL: Event = Event::row(373);
-    /// `UNC_CHA_SNOOPS_SENT.DIRECT_REMOTE` (experimental).
-    pub const SNOOPS_SENT_DIRECT_REMOTE: Event = Event::row(374);
-    /// `UNC_CHA_SNOOP_RESP.RSPWB` (experimental).
-    pub const SNOOP_RESP_RSPWB: Event = Event::row(375);
-    /// `UNC_CHA_SNOOP_RESP.RSPFWDWB` (experimental).
-    pub const SNOOP_RESP_RSPFWDWB: Event = Event::row(376);
-    /// `UNC_CHA_SNOOP_RESP.RSPCNFLCT` (experimental).
-    pub const SNOOP_RESP_RSPCNFLCT: Event = Event::row(377);
-    /// `UNC_CHA_SNOOP_RESP.RSPFWD` (experimental).
-    pub const SNOOP_RESP_RSPFWD: Event = Event::row(378);
-    /// `UNC_CHA_SNOOP_RESP_LOCAL.RSPI` (experimental).
-    pub const SNOOP_RESP_LOCAL_RSPI: Event = Event::row(379);
-    /// `UNC_CHA_SNOOP_RESP_LOCAL.RSPS` (experimental).
-    pub const SNOOP_RESP_LOCAL_RSPS: Event = Event::row(380);
-    /// `UNC_CHA_SNOOP_RESP_LOCAL.RSPIFWD` (experimental).
-    pub const SNOOP_RESP_LOCAL_RSPIFWD: Event = Event::row(381);
-    /// `UNC_CHA_SNOOP_RESP_LOCAL.RSPSFWD` (experimental).
-    pub const SNOOP_RESP_LOCAL_RSPSFWD: Event = Event::row(382);
-    /// `UNC_CHA_SNOOP_RESP_LOCAL.RSPWB` (experimental).
-    pub const SNOOP_RESP_LOCAL_RSPWB: Event = Event::row(383);
-    /// `UNC_CHA_SNOOP_RESP_LOCAL.RSPFWDWB` (experimental).
-    pub const SNOOP_RESP_LOCAL_RSPFWDWB: Event = Event::row(384);
-    /// `UNC_CHA_SNOOP_RESP_LOCAL.RSPCNFLCT` (experimental).
-    pub const SNOOP_RESP_LOCAL_RSPCNFLCT: Event = Event::row(385);
-    /// `UNC_CHA_SNOOP_RESP_LOCAL.RSPFWD` (experimental).
-    pub const SNOOP_RESP_LOCAL_RSPFWD: Event = Event::row(386);
-    /// `UNC_CHA_SNOOP_RSP_MISC.MTOI_RSPIFWDM` (experimental).
-    pub const SNOOP_RSP_MISC_MTOI_RSPIFWDM: Event = Event::row(387);
-    /// `UNC_CHA_SNOOP_RSP_MISC.MTOI_RSPDATAM` (experimental).
-    pub const SNOOP_RSP_MISC_MTOI_RSPDATAM: Event = Event::row(388);
-    /// `UNC_CHA_SNOOP_RSP_MISC.RSPIFWDMPTL_HITSF` (experimental).
-    pub const SNOOP_RSP_MISC_RSPIFWDMPTL_HITSF: Event = Event::row(389);
-    /// `UNC_CHA_SNOOP_RSP_MISC.RSPIFWDMPTL_HITLLC` (experimental).
-    pub const SNOOP_RSP_MISC_RSPIFWDMPTL_HITLLC: Event = Event::row(390);
-    /// `UNC_CHA_SNOOP_RSP_MISC.PULLDATAPTL_HITSF` (experimental).
-    pub const SNOOP_RSP_MISC_PULLDATAPTL_HITSF: Event = Event::row(391);
-    /// `UNC_CHA_SNOOP_RSP_MISC.PULLDATAPTL_HITLLC` (experimental).
-    pub const SNOOP_RSP_MISC_PULLDATAPTL_HITLLC: Event = Event::row(392);
-    /// `UNC_CHA_WB_PUSH_MTOI.LLC` (experimental).
-    pub const WB_PUSH_MTOI_LLC: Event = Event::row(393);
-    /// `UNC_CHA_WB_PUSH_MTOI.MEM` (experimental).
-    pub const WB_PUSH_MTOI_MEM: Event = Event::row(394);
-    /// `UNC_CHA_WRITE_NO_CREDITS.MC0` (experimental).
-    pub const WRITE_NO_CREDITS_MC0: Event = Event::row(395);
-    /// `UNC_CHA_WRITE_NO_CREDITS.MC1` (experimental).
-    pub const WRITE_NO_CREDITS_MC1: Event = Event::row(396);
-    /// `UNC_CHA_WRITE_NO_CREDITS.MC2` (experimental).
-    pub const WRITE_NO_CREDITS_MC2: Event = Event::row(397);
-    /// `UNC_CHA_WRITE_NO_CREDITS.MC3` (experimental).
-    pub const WRITE_NO_CREDITS_MC3: Event = Event::row(398);
-    /// `UNC_CHA_WRITE_NO_CREDITS.MC4` (experimental).
-    pub const WRITE_NO_CREDITS_MC4: Event = Event::row(399);
-    /// `UNC_CHA_WRITE_NO_CREDITS.MC5` (experimental).
-    pub const WRITE_NO_CREDITS_MC5: Event = Event::row(400);
-    /// `UNC_CHA_WRITE_NO_CREDITS.MC6` (experimental).
-    pub const WRITE_NO_CREDITS_MC6: Event = Event::row(401);
-    /// `UNC_CHA_WRITE_NO_CREDITS.MC7` (experimental).
-    pub const WRITE_NO_CREDITS_MC7: Event = Event::row(402);
-    /// `UNC_CHA_WRITE_NO_CREDITS.MC8` (experimental).
-    pub const WRITE_NO_CREDITS_MC8: Event = Event::row(403);
-    /// `UNC_CHA_WRITE_NO_CREDITS.MC9` (experimental).
-    pub const WRITE_NO_CREDITS_MC9: Event = Event::row(404);
-    /// `UNC_CHA_WRITE_NO_CREDITS.MC10` (experimental).
-    pub const WRITE_NO_CREDITS_MC10: Event = Event::row(405);
-    /// `UNC_CHA_WRITE_NO_CREDITS.MC11` (experimental).
-    pub const WRITE_NO_CREDITS_MC11: Event = Event::row(406);
-    /// `UNC_CHA_WRITE_NO_CREDITS.MC12` (experimental).
-    pub const WRITE_NO_CREDITS_MC12: Event = Event::row(407);
-    /// `UNC_CHA_WRITE_NO_CREDITS.MC13` (experimental).
-    pub const WRITE_NO_CREDITS_MC13: Event = Event::row(408);
-    /// `UNC_CHA_XPT_PREF.SENT0` (experimental).
-    pub const XPT_PREF_SENT0: Event = Event::row(409);
-    /// `UNC_CHA_XPT_PREF.DROP0_NOCRD` (experimental).
-    pub const XPT_PREF_DROP0_NOCRD: Event = Event::row(410);
-    /// `UNC_CHA_XPT_PREF.DROP0_CONFLICT` (experimental).
-    pub const XPT_PREF_DROP0_CONFLICT: Event = Event::row(411);
-    /// `UNC_CHA_XPT_PREF.SENT1` (experimental).
-    pub const XPT_PREF_SENT1: Event = Event::row(412);
-    /// `UNC_CHA_XPT_PREF.DROP1_NOCRD` (experimental).
-    pub const XPT_PREF_DROP1_NOCRD: Event = Event::row(413);
-    /// `UNC_CHA_XPT_PREF.DROP1_CONFLICT` (experimental).
-    pub const XPT_PREF_DROP1_CONFLICT: Event = Event::row(414);
-    /// `UNC_CHA_LLC_LOOKUP.I` (experimental).
-    pub const LLC_LOOKUP_I: Event = Event::row(415);
-    /// `UNC_CHA_LLC_LOOKUP.SF_S` (experimental).
-    pub const LLC_LOOKUP_SF_S: Event = Event::row(416);
-    /// `UNC_CHA_LLC_LOOKUP.SF_E` (experimental).
-    pub const LLC_LOOKUP_SF_E: Event = Event::row(417);
-    /// `UNC_CHA_LLC_LOOKUP.SF_H` (experimental).
-    pub const LLC_LOOKUP_SF_H: Event = Event::row(418);
-    /// `UNC_CHA_LLC_LOOKUP.S` (experimental).
-    pub const LLC_LOOKUP_S: Event = Event::row(419);
-    /// `UNC_CHA_LLC_LOOKUP.E` (experimental).
-    pub const LLC_LOOKUP_E: Event = Event::row(420);
-    /// `UNC_CHA_LLC_LOOKUP.M` (experimental).
-    pub const LLC_LOOKUP_M: Event = Event::row(421);
-    /// `UNC_CHA_LLC_LOOKUP.F` (experimental).
-    pub const LLC_LOOKUP_F: Event = Event::row(422);
-    /// `UNC_CHA_LLC_LOOKUP.RFO` (experimental).
-    pub const LLC_LOOKUP_RFO: Event = Event::row(423);
-    /// `UNC_CHA_TOR_INSERTS.IRQ_IA` (experimental).
-    pub const TOR_INSERTS_IRQ_IA: Event = Event::row(424);
-    /// `UNC_CHA_TOR_INSERTS.EVICT` (experimental).
-    pub const TOR_INSERTS_EVICT: Event = Event::row(425);
-    /// `UNC_CHA_TOR_INSERTS.PRQ_IOSF` (experimental).
-    pub const TOR_INSERTS_PRQ_IOSF: Event = Event::row(426);
-    /// `UNC_CHA_TOR_INSERTS.IPQ` (experimental).
-    pub const TOR_INSERTS_IPQ: Event = Event::row(427);
-    /// `UNC_CHA_TOR_INSERTS.IRQ_NON_IA` (experimental).
-    pub const TOR_INSERTS_IRQ_NON_IA: Event = Event::row(428);
-    /// `UNC_CHA_TOR_INSERTS.PRQ_NON_IOSF` (experimental).
-    pub const TOR_INSERTS_PRQ_NON_IOSF: Event = Event::row(429);
-    /// `UNC_CHA_TOR_INSERTS.RRQ` (experimental).
-    pub const TOR_INSERTS_RRQ: Event = Event::row(430);
-    /// `UNC_CHA_TOR_INSERTS.WBQ` (experimental).
-    pub const TOR_INSERTS_WBQ: Event = Event::row(431);
-    /// `UNC_CHA_TOR_INSERTS.LOC_IO` (experimental).
-    pub const TOR_INSERTS_LOC_IO: Event = Event::row(432);
-    /// `UNC_CHA_TOR_INSERTS.LOC_IA` (experimental).
-    pub const TOR_INSERTS_LOC_IA: Event = Event::row(433);
-    /// `UNC_CHA_TOR_INSERTS.LOC_ALL` (experimental).
-    pub const TOR_INSERTS_LOC_ALL: Event = Event::row(434);
-    /// `UNC_CHA_TOR_INSERTS.HIT` (experimental).
-    pub const TOR_INSERTS_HIT: Event = Event::row(435);
-    /// `UNC_CHA_TOR_INSERTS.MISS` (experimental).
-    pub const TOR_INSERTS_MISS: Event = Event::row(436);
-    /// `UNC_CHA_TOR_INSERTS.MMCFG` (experimental).
-    pub const TOR_INSERTS_MMCFG: Event = Event::row(437);
-    /// `UNC_CHA_TOR_INSERTS.LOCAL_TGT` (experimental).
-    pub const TOR_INSERTS_LOCAL_TGT: Event = Event::row(438);
-    /// `UNC_CHA_TOR_INSERTS.REMOTE_TGT` (experimental).
-    pub const TOR_INSERTS_REMOTE_TGT: Event = Event::row(439);
-    /// `UNC_CHA_TOR_INSERTS.MATCH_OPC` (experimental).
-    pub const TOR_INSERTS_MATCH_OPC: Event = Event::row(440);
-    /// `UNC_CHA_TOR_INSERTS.PREMORPH_OPC` (experimental).
-    pub const TOR_INSERTS_PREMORPH_OPC: Event = Event::row(441);
-    /// `UNC_CHA_TOR_INSERTS.NEARMEM` (experimental).
-    pub const TOR_INSERTS_NEARMEM: Event = Event::row(442);
-    /// `UNC_CHA_TOR_INSERTS.NOT_NEARMEM` (experimental).
-    pub const TOR_INSERTS_NOT_NEARMEM: Event = Event::row(443);
-    /// `UNC_CHA_TOR_INSERTS.NONCOH` (experimental).
-    pub const TOR_INSERTS_NONCOH: Event = Event::row(444);
-    /// `UNC_CHA_TOR_INSERTS.ISOC` (experimental).
-    pub const TOR_INSERTS_ISOC: Event = Event::row(445);
-    /// `UNC_CHA_TOR_OCCUPANCY.IRQ_IA` (experimental).
-    pub const TOR_OCCUPANCY_IRQ_IA: Event = Event::row(446);
-    /// `UNC_CHA_TOR_OCCUPANCY.EVICT` (experimental).
-    pub const TOR_OCCUPANCY_EVICT: Event = Event::row(447);
-    /// `UNC_CHA_TOR_OCCUPANCY.PRQ` (experimental).
-    pub const TOR_OCCUPANCY_PRQ: Event = Event::row(448);
-    /// `UNC_CHA_TOR_OCCUPANCY.IPQ` (experimental).
-    pub const TOR_OCCUPANCY_IPQ: Event = Event::row(449);
-    /// `UNC_CHA_TOR_OCCUPANCY.IRQ_NON_IA` (experimental).
-    pub const TOR_OCCUPANCY_IRQ_NON_IA: Event = Event::row(450);
-    /// `UNC_CHA_TOR_OCCUPANCY.PRQ_NON_IOSF` (experimental).
-    pub const TOR_OCCUPANCY_PRQ_NON_IOSF: Event = Event::row(451);
-    /// `UNC_CHA_TOR_OCCUPANCY.LOC_IO` (experimental).
-    pub const TOR_OCCUPANCY_LOC_IO: Event = Event::row(452);
-    /// `UNC_CHA_TOR_OCCUPANCY.LOC_IA` (experimental).
-    pub const TOR_OCCUPANCY_LOC_IA: Event = Event::row(453);
-    /// `UNC_CHA_TOR_OCCUPANCY.LOC_ALL` (experimental).
-    pub const TOR_OCCUPANCY_LOC_ALL: Event = Event::row(454);
-    /// `UNC_CHA_TOR_OCCUPANCY.HIT` (experimental).
-    pub const TOR_OCCUPANCY_HIT: Event = Event::row(455);
-    /// `UNC_CHA_TOR_OCCUPANCY.MISS` (experimental).
-    pub const TOR_OCCUPANCY_MISS: Event = Event::row(456);
-    /// `UNC_CHA_TOR_OCCUPANCY.MMCFG` (experimental).
-    pub const TOR_OCCUPANCY_MMCFG: Event = Event::row(457);
-    /// `UNC_CHA_TOR_OCCUPANCY.LOCAL_TGT` (experimental).
-    pub const TOR_OCCUPANCY_LOCAL_TGT: Event = Event::row(458);
-    /// `UNC_CHA_TOR_OCCUPANCY.REMOTE_TGT` (experimental).
-    pub const TOR_OCCUPANCY_REMOTE_TGT: Event = Event::row(459);
-    /// `UNC_CHA_TOR_OCCUPANCY.MATCH_OPC` (experimental).
-    pub const TOR_OCCUPANCY_MATCH_OPC: Event = Event::row(460);
-    /// `UNC_CHA_TOR_OCCUPANCY.PREMORPH_OPC` (experimental).
-    pub const TOR_OCCUPANCY_PREMORPH_OPC: Event = Event::row(461);
-    /// `UNC_CHA_TOR_OCCUPANCY.NEARMEM` (experimental).
-    pub const TOR_OCCUPANCY_NEARMEM: Event = Event::row(462);
-    /// `UNC_CHA_TOR_OCCUPANCY.NOT_NEARMEM` (experimental).
-    pub const TOR_OCCUPANCY_NOT_NEARMEM: Event = Event::row(463);
-    /// `UNC_CHA_TOR_OCCUPANCY.NONCOH` (experimental).
-    pub const TOR_OCCUPANCY_NONCOH: Event = Event::row(464);
-    /// `UNC_CHA_TOR_OCCUPANCY.ISOC` (experimental).
-    pub const TOR_OCCUPANCY_ISOC: Event = Event::row(465);
-    /// `UNC_CHA_AG0_AD_CRD_ACQUIRED0.TGR0` (experimental).
-    pub const AG0_AD_CRD_ACQUIRED0_TGR0: Event = Event::row(466);
-    /// `UNC_CHA_AG0_AD_CRD_ACQUIRED0.TGR1` (experimental).
-    pub const AG0_AD_CRD_ACQUIRED0_TGR1: Event = Event::row(467);
-    /// `UNC_CHA_AG0_AD_CRD_ACQUIRED0.TGR2` (experimental).
-    pub const AG0_AD_CRD_ACQUIRED0_TGR2: Event = Event::row(468);
-    /// `UNC_CHA_AG0_AD_CRD_ACQUIRED0.TGR3` (experimental).
-    pub const AG0_AD_CRD_ACQUIRED0_TGR3: Event = Event::row(469);
-    /// `UNC_CHA_AG0_AD_CRD_ACQUIRED0.TGR4` (experimental).
-    pub const AG0_AD_CRD_ACQUIRED0_TGR4: Event = Event::row(470);
-    /// `UNC_CHA_AG0_AD_CRD_ACQUIRED0.TGR5` (experimental).
-    pub const AG0_AD_CRD_ACQUIRED0_TGR5: Event = Event::row(471);
-    /// `UNC_CHA_AG0_AD_CRD_ACQUIRED0.TGR6` (experimental).
-    pub const AG0_AD_CRD_ACQUIRED0_TGR6: Event = Event::row(472);
-    /// `UNC_CHA_AG0_AD_CRD_ACQUIRED0.TGR7` (experimental).
-    pub const AG0_AD_CRD_ACQUIRED0_TGR7: Event = Event::row(473);
-    /// `UNC_CHA_AG0_AD_CRD_ACQUIRED1.TGR8` (experimental).
-    pub const AG0_AD_CRD_ACQUIRED1_TGR8: Event = Event::row(474);
-    /// `UNC_CHA_AG0_AD_CRD_ACQUIRED1.TGR9` (experimental).
-    pub const AG0_AD_CRD_ACQUIRED1_TGR9: Event = Event::row(475);
-    /// `UNC_CHA_AG0_AD_CRD_ACQUIRED1.TGR10` (experimental).
-    pub const AG0_AD_CRD_ACQUIRED1_TGR10: Event = Event::row(476);
-    /// `UNC_CHA_AG0_AD_CRD_OCCUPANCY0.TGR0` (experimental).
-    pub const AG0_AD_CRD_OCCUPANCY0_TGR0: Event = Event::row(477);
-    /// `UNC_CHA_AG0_AD_CRD_OCCUPANCY0.TGR1` (experimental).
-    pub const AG0_AD_CRD_OCCUPANCY0_TGR1: Event = Event::row(478);
-    /// `UNC_CHA_AG0_AD_CRD_OCCUPANCY0.TGR2` (experimental).
-    pub const AG0_AD_CRD_OCCUPANCY0_TGR2: Event = Event::row(479);
-    /// `UNC_CHA_AG0_AD_CRD_OCCUPANCY0.TGR3` (experimental).
-    pub const AG0_AD_CRD_OCCUPANCY0_TGR3: Event = Event::row(480);
-    /// `UNC_CHA_AG0_AD_CRD_OCCUPANCY0.TGR4` (experimental).
-    pub const AG0_AD_CRD_OCCUPANCY0_TGR4: Event = Event::row(481);
-    /// `UNC_CHA_AG0_AD_CRD_OCCUPANCY0.TGR5` (experimental).
-    pub const AG0_AD_CRD_OCCUPANCY0_TGR5: Event = Event::row(482);
-    /// `UNC_CHA_AG0_AD_CRD_OCCUPANCY0.TGR6` (experimental).
-    pub const AG0_AD_CRD_OCCUPANCY0_TGR6: Event = Event::row(483);
-    /// `UNC_CHA_AG0_AD_CRD_OCCUPANCY0.TGR7` (experimental).
-    pub const AG0_AD_CRD_OCCUPANCY0_TGR7: Event = Event::row(484);
-    /// `UNC_CHA_AG0_AD_CRD_OCCUPANCY1.TGR8` (experimental).
-    pub const AG0_AD_CRD_OCCUPANCY1_TGR8: Event = Event::row(485);
-    /// `UNC_CHA_AG0_AD_CRD_OCCUPANCY1.TGR9` (experimental).
-    pub const AG0_AD_CRD_OCCUPANCY1_TGR9: Event = Event::row(486);
-    /// `UNC_CHA_AG0_AD_CRD_OCCUPANCY1.TGR10` (experimental).
-    pub const AG0_AD_CRD_OCCUPANCY1_TGR10: Event = Event::row(487);
-    /// `UNC_CHA_AG0_BL_CRD_ACQUIRED0.TGR0` (experimental).
-    pub const AG0_BL_CRD_ACQUIRED0_TGR0: Event = Event::row(488);
-    /// `UNC_CHA_AG0_BL_CRD_ACQUIRED0.TGR1` (experimental).
-    pub const AG0_BL_CRD_ACQUIRED0_TGR1: Event = Event::row(489);
-    /// `UNC_CHA_AG0_BL_CRD_ACQUIRED0.TGR2` (experimental).
-    pub const AG0_BL_CRD_ACQUIRED0_TGR2: Event = Event::row(490);
-    /// `UNC_CHA_AG0_BL_CRD_ACQUIRED0.TGR3` (experimental).
-    pub const AG0_BL_CRD_ACQUIRED0_TGR3: Event = Event::row(491);
-    /// `UNC_CHA_AG0_BL_CRD_ACQUIRED0.TGR4` (experimental).
-    pub const AG0_BL_CRD_ACQUIRED0_TGR4: Event = Event::row(492);
-    /// `UNC_CHA_AG0_BL_CRD_ACQUIRED0.TGR5` (experimental).
-    pub const AG0_BL_CRD_ACQUIRED0_TGR5: Event = Event::row(493);
-    /// `UNC_CHA_AG0_BL_CRD_ACQUIRED0.TGR6` (experimental).
-    pub const AG0_BL_CRD_ACQUIRED0_TGR6: Event = Event::row(494);
-    /// `UNC_CHA_AG0_BL_CRD_ACQUIRED0.TGR7` (experimental).
-    pub const AG0_BL_CRD_ACQUIRED0_TGR7: Event = Event::row(495);
-    /// `UNC_CHA_AG0_BL_CRD_ACQUIRED1.TGR8` (experimental).
-    pub const AG0_BL_CRD_ACQUIRED1_TGR8: Event = Event::row(496);
-    /// `UNC_CHA_AG0_BL_CRD_ACQUIRED1.TGR9` (experimental).
-    pub const AG0_BL_CRD_ACQUIRED1_TGR9: Event = Event::row(497);
-    /// `UNC_CHA_AG0_BL_CRD_ACQUIRED1.TGR10` (experimental).
-    pub const AG0_BL_CRD_ACQUIRED1_TGR10: Event = Event::row(498);
-    /// `UNC_CHA_AG0_BL_CRD_OCCUPANCY0.TGR0` (experimental).
-    pub const AG0_BL_CRD_OCCUPANCY0_TGR0: Event = Event::row(499);
-    /// `UNC_CHA_AG0_BL_CRD_OCCUPANCY0.TGR1` (experimental).
-    pub const AG0_BL_CRD_OCCUPANCY0_TGR1: Event = Event::row(500);
-    /// `UNC_CHA_AG0_BL_CRD_OCCUPANCY0.TGR2` (experimental).
-    pub const AG0_BL_CRD_OCCUPANCY0_TGR2: Event = Event::row(501);
-    /// `UNC_CHA_AG0_BL_CRD_OCCUPANCY0.TGR3` (experimental).
-    pub const AG0_BL_CRD_OCCUPANCY0_TGR3: Event = Event::row(502);
-    /// `UNC_CHA_AG0_BL_CRD_OCCUPANCY0.TGR4` (experimental).
-    pub const AG0_BL_CRD_OCCUPANCY0_TGR4: Event = Event::row(503);
-    /// `UNC_CHA_AG0_BL_CRD_OCCUPANCY0.TGR5` (experimental).
-    pub const AG0_BL_CRD_OCCUPANCY0_TGR5: Event = Event::row(504);
-    /// `UNC_CHA_AG0_BL_CRD_OCCUPANCY0.TGR6` (experimental).
-    pub const AG0_BL_CRD_OCCUPANCY0_TGR6: Event = Event::row(505);
-    /// `UNC_CHA_AG0_BL_CRD_OCCUPANCY0.TGR7` (experimental).
-    pub const AG0_BL_CRD_OCCUPANCY0_TGR7: Event = Event::row(506);
-    /// `UNC_CHA_AG0_BL_CRD_OCCUPANCY1.TGR8` (experimental).
-    pub const AG0_BL_CRD_OCCUPANCY1_TGR8: Event = Event::row(507);
-    /// `UNC_CHA_AG0_BL_CRD_OCCUPANCY1.TGR9` (experimental).
-    pub const AG0_BL_CRD_OCCUPANCY1_TGR9: Event = Event::row(508);
-    /// `UNC_CHA_AG0_BL_CRD_OCCUPANCY1.TGR10` (experimental).
-    pub const AG0_BL_CRD_OCCUPANCY1_TGR10: Event = Event::row(509);
-    /// `UNC_CHA_AG1_AD_CRD_ACQUIRED0.TGR0` (experimental).
-    pub const AG1_AD_CRD_ACQUIRED0_TGR0: Event = Event::row(510);
-    /// `UNC_CHA_AG1_AD_CRD_ACQUIRED0.TGR1` (experimental).
-    pub const AG1_AD_CRD_ACQUIRED0_TGR1: Event = Event::row(511);
-    /// `UNC_CHA_AG1_AD_CRD_ACQUIRED0.TGR2` (experimental).
-    pub const AG1_AD_CRD_ACQUIRED0_TGR2: Event = Event::row(512);
-    /// `UNC_CHA_AG1_AD_CRD_ACQUIRED0.TGR3` (experimental).
-    pub const AG1_AD_CRD_ACQUIRED0_TGR3: Event = Event::row(513);
-    /// `UNC_CHA_AG1_AD_CRD_ACQUIRED0.TGR4` (experimental).
-    pub const AG1_AD_CRD_ACQUIRED0_TGR4: Event = Event::row(514);
-    /// `UNC_CHA_AG1_AD_CRD_ACQUIRED0.TGR5` (experimental).
-    pub const AG1_AD_CRD_ACQUIRED0_TGR5: Event = Event::row(515);
-    /// `UNC_CHA_AG1_AD_CRD_ACQUIRED0.TGR6` (experimental).
-    pub const AG1_AD_CRD_ACQUIRED0_TGR6: Event = Event::row(516);
-    /// `UNC_CHA_AG1_AD_CRD_ACQUIRED0.TGR7` (experimental).
-    pub const AG1_AD_CRD_ACQUIRED0_TGR7: Event = Event::row(517);
-    /// `UNC_CHA_AG1_AD_CRD_ACQUIRED1.TGR8` (experimental).
-    pub const AG1_AD_CRD_ACQUIRED1_TGR8: Event = Event::row(518);
-    /// `UNC_CHA_AG1_AD_CRD_ACQUIRED1.TGR9` (experimental).
-    pub const AG1_AD_CRD_ACQUIRED1_TGR9: Event = Event::row(519);
-    /// `UNC_CHA_AG1_AD_CRD_ACQUIRED1.TGR10` (experimental).
-    pub const AG1_AD_CRD_ACQUIRED1_TGR10: Event = Event::row(520);
-    /// `UNC_CHA_AG1_AD_CRD_OCCUPANCY0.TGR0` (experimental).
-    pub const AG1_AD_CRD_OCCUPANCY0_TGR0: Event = Event::row(521);
-    /// `UNC_CHA_AG1_AD_CRD_OCCUPANCY0.TGR1` (experimental).
-    pub const AG1_AD_CRD_OCCUPANCY0_TGR1: Event = Event::row(522);
-    /// `UNC_CHA_AG1_AD_CRD_OCCUPANCY0.TGR2` (experimental).
-    pub const AG1_AD_CRD_OCCUPANCY0_TGR2: Event = Event::row(523);
-    /// `UNC_CHA_AG1_AD_CRD_OCCUPANCY0.TGR3` (experimental).
-    pub const AG1_AD_CRD_OCCUPANCY0_TGR3: Event = Event::row(524);
-    /// `UNC_CHA_AG1_AD_CRD_OCCUPANCY0.TGR4` (experimental).
-    pub const AG1_AD_CRD_OCCUPANCY0_TGR4: Event = Event::row(525);
-    /// `UNC_CHA_AG1_AD_CRD_OCCUPANCY0.TGR5` (experimental).
-    pub const AG1_AD_CRD_OCCUPANCY0_TGR5: Event = Event::row(526);
-    /// `UNC_CHA_AG1_AD_CRD_OCCUPANCY0.TGR6` (experimental).
-    pub const AG1_AD_CRD_OCCUPANCY0_TGR6: Event = Event::row(527);
-    /// `UNC_CHA_AG1_AD_CRD_OCCUPANCY0.TGR7` (experimental).
-    pub const AG1_AD_CRD_OCCUPANCY0_TGR7: Event = Event::row(528);
-    /// `UNC_CHA_AG1_AD_CRD_OCCUPANCY1.TGR8` (experimental).
-    pub const AG1_AD_CRD_OCCUPANCY1_TGR8: Event = Event::row(529);
-    /// `UNC_CHA_AG1_AD_CRD_OCCUPANCY1.TGR9` (experimental).
-    pub const AG1_AD_CRD_OCCUPANCY1_TGR9: Event = Event::row(530);
-    /// `UNC_CHA_AG1_AD_CRD_OCCUPANCY1.TGR10` (experimental).
-    pub const AG1_AD_CRD_OCCUPANCY1_TGR10: Event = Event::row(531);
-    /// `UNC_CHA_AG1_BL_CRD_ACQUIRED0.TGR0` (experimental).
-    pub const AG1_BL_CRD_ACQUIRED0_TGR0: Event = Event::row(532);
-    /// `UNC_CHA_AG1_BL_CRD_ACQUIRED0.TGR1` (experimental).
-    pub const AG1_BL_CRD_ACQUIRED0_TGR1: Event = Event::row(533);
-    /// `UNC_CHA_AG1_BL_CRD_ACQUIRED0.TGR2` (experimental).
-    pub const AG1_BL_CRD_ACQUIRED0_TGR2: Event = Event::row(534);
-    /// `UNC_CHA_AG1_BL_CRD_ACQUIRED0.TGR3` (experimental).
-    pub const AG1_BL_CRD_ACQUIRED0_TGR3: Event = Event::row(535);
-    /// `UNC_CHA_AG1_BL_CRD_ACQUIRED0.TGR4` (experimental).
-    pub const AG1_BL_CRD_ACQUIRED0_TGR4: Event = Event::row(536);
-    /// `UNC_CHA_AG1_BL_CRD_ACQUIRED0.TGR5` (experimental).
-    pub const AG1_BL_CRD_ACQUIRED0_TGR5: Event = Event::row(537);
-    /// `UNC_CHA_AG1_BL_CRD_ACQUIRED0.TGR6` (experimental).
-    pub const AG1_BL_CRD_ACQUIRED0_TGR6: Event = Event::row(538);
-    /// `UNC_CHA_AG1_BL_CRD_ACQUIRED0.TGR7` (experimental).
-    pub const AG1_BL_CRD_ACQUIRED0_TGR7: Event = Event::row(539);
-    /// `UNC_CHA_AG1_BL_CRD_ACQUIRED1.TGR8` (experimental).
-    pub const AG1_BL_CRD_ACQUIRED1_TGR8: Event = Event::row(540);
-    /// `UNC_CHA_AG1_BL_CRD_ACQUIRED1.TGR9` (experimental).
-    pub const AG1_BL_CRD_ACQUIRED1_TGR9: Event = Event::row(541);
-    /// `UNC_CHA_AG1_BL_CRD_ACQUIRED1.TGR10` (experimental).
-    pub const AG1_BL_CRD_ACQUIRED1_TGR10: Event = Event::row(542);
-    /// `UNC_CHA_AG1_BL_CRD_OCCUPANCY0.TGR0` (experimental).
-    pub const AG1_BL_CRD_OCCUPANCY0_TGR0: Event = Event::row(543);
-    /// `UNC_CHA_AG1_BL_CRD_OCCUPANCY0.TGR1` (experimental).
-    pub const AG1_BL_CRD_OCCUPANCY0_TGR1: Event = Event::row(544);
-    /// `UNC_CHA_AG1_BL_CRD_OCCUPANCY0.TGR2` (experimental).
-    pub const AG1_BL_CRD_OCCUPANCY0_TGR2: Event = Event::row(545);
-    /// `UNC_CHA_AG1_BL_CRD_OCCUPANCY0.TGR3` (experimental).
-    pub const AG1_BL_CRD_OCCUPANCY0_TGR3: Event = Event::row(546);
-    /// `UNC_CHA_AG1_BL_CRD_OCCUPANCY0.TGR4` (experimental).
-    pub const AG1_BL_CRD_OCCUPANCY0_TGR4: Event = Event::row(547);
-    /// `UNC_CHA_AG1_BL_CRD_OCCUPANCY0.TGR5` (experimental).
-    pub const AG1_BL_CRD_OCCUPANCY0_TGR5: Event = Event::row(548);
-    /// `UNC_CHA_AG1_BL_CRD_OCCUPANCY0.TGR6` (experimental).
-    pub const AG1_BL_CRD_OCCUPANCY0_TGR6: Event = Event::row(549);
-    /// `UNC_CHA_AG1_BL_CRD_OCCUPANCY0.TGR7` (experimental).
-    pub const AG1_BL_CRD_OCCUPANCY0_TGR7: Event = Event::row(550);
-    /// `UNC_CHA_AG1_BL_CRD_OCCUPANCY1.TGR8` (experimental).
-    pub const AG1_BL_CRD_OCCUPANCY1_TGR8: Event = Event::row(551);
-    /// `UNC_CHA_AG1_BL_CRD_OCCUPANCY1.TGR9` (experimental).
-    pub const AG1_BL_CRD_OCCUPANCY1_TGR9: Event = Event::row(552);
-    /// `UNC_CHA_AG1_BL_CRD_OCCUPANCY1.TGR10` (experimental).
-    pub const AG1_BL_CRD_OCCUPANCY1_TGR10: Event = Event::row(553);
-    /// `UNC_CHA_DISTRESS_ASSERTED.VERT` (experimental).
-    pub const DISTRESS_ASSERTED_VERT: Event = Event::row(554);
-    /// `UNC_CHA_DISTRESS_ASSERTED.HORZ` (experimental).
-    pub const DISTRESS_ASSERTED_HORZ: Event = Event::row(555);
-    /// `UNC_CHA_DISTRESS_ASSERTED.DPT_LOCAL` (experimental).
-    pub const DISTRESS_ASSERTED_DPT_LOCAL: Event = Event::row(556);
-    /// `UNC_CHA_DISTRESS_ASSERTED.DPT_NONLOCAL` (experimental).
-    pub const DISTRESS_ASSERTED_DPT_NONLOCAL: Event = Event::row(557);
-    /// `UNC_CHA_DISTRESS_ASSERTED.DPT_STALL_IV` (experimental).
-    pub const DISTRESS_ASSERTED_DPT_STALL_IV: Event = Event::row(558);
-    /// `UNC_CHA_DISTRESS_ASSERTED.DPT_STALL_NOCRD` (experimental).
-    pub const DISTRESS_ASSERTED_DPT_STALL_NOCRD: Event = Event::row(559);
-    /// `UNC_CHA_EGRESS_ORDERING.IV_SNOOPGO_UP` (experimental).
-    pub const EGRESS_ORDERING_IV_SNOOPGO_UP: Event = Event::row(560);
-    /// `UNC_CHA_EGRESS_ORDERING.IV_SNOOPGO_DN` (experimental).
-    pub const EGRESS_ORDERING_IV_SNOOPGO_DN: Event = Event::row(561);
-    /// `UNC_CHA_HORZ_RING_AD_IN_USE.LEFT_EVEN` (experimental).
-    pub const HORZ_RING_AD_IN_USE_LEFT_EVEN: Event = Event::row(562);
-    /// `UNC_CHA_HORZ_RING_AD_IN_USE.LEFT_ODD` (experimental).
-    pub const HORZ_RING_AD_IN_USE_LEFT_ODD: Event = Event::row(563);
-    /// `UNC_CHA_HORZ_RING_AD_IN_USE.RIGHT_EVEN` (experimental).
-    pub const HORZ_RING_AD_IN_USE_RIGHT_EVEN: Event = Event::row(564);
-    /// `UNC_CHA_HORZ_RING_AD_IN_USE.RIGHT_ODD` (experimental).
-    pub const HORZ_RING_AD_IN_USE_RIGHT_ODD: Event = Event::row(565);
-    /// `UNC_CHA_HORZ_RING_AKC_IN_USE.LEFT_EVEN` (experimental).
-    pub const HORZ_RING_AKC_IN_USE_LEFT_EVEN: Event = Event::row(566);
-    /// `UNC_CHA_HORZ_RING_AKC_IN_USE.LEFT_ODD` (experimental).
-    pub const HORZ_RING_AKC_IN_USE_LEFT_ODD: Event = Event::row(567);
-    /// `UNC_CHA_HORZ_RING_AKC_IN_USE.RIGHT_EVEN` (experimental).
-    pub const HORZ_RING_AKC_IN_USE_RIGHT_EVEN: Event = Event::row(568);
-    /// `UNC_CHA_HORZ_RING_AKC_IN_USE.RIGHT_ODD` (experimental).
-    pub const HORZ_RING_AKC_IN_USE_RIGHT_ODD: Event = Event::row(569);
-    /// `UNC_CHA_HORZ_RING_AK_IN_USE.LEFT_EVEN` (experimental).
-    pub const HORZ_RING_AK_IN_USE_LEFT_EVEN: Event = Event::row(570);
-    /// `UNC_CHA_HORZ_RING_AK_IN_USE.LEFT_ODD` (experimental).
-    pub const HORZ_RING_AK_IN_USE_LEFT_ODD: Event = Event::row(571);
-    /// `UNC_CHA_HORZ_RING_AK_IN_USE.RIGHT_EVEN` (experimental).
-    pub const HORZ_RING_AK_IN_USE_RIGHT_EVEN: Event = Event::row(572);
-    /// `UNC_CHA_HORZ_RING_AK_IN_USE.RIGHT_ODD` (experimental).
-    pub const HORZ_RING_AK_IN_USE_RIGHT_ODD: Event = Event::row(573);
-    /// `UNC_CHA_HORZ_RING_BL_IN_USE.LEFT_EVEN` (experimental).
-    pub const HORZ_RING_BL_IN_USE_LEFT_EVEN: Event = Event::row(574);
-    /// `UNC_CHA_HORZ_RING_BL_IN_USE.LEFT_ODD` (experimental).
-    pub const HORZ_RING_BL_IN_USE_LEFT_ODD: Event = Event::row(575);
-    /// `UNC_CHA_HORZ_RING_BL_IN_USE.RIGHT_EVEN` (experimental).
-    pub const HORZ_RING_BL_IN_USE_RIGHT_EVEN: Event = Event::row(576);
-    /// `UNC_CHA_HORZ_RING_BL_IN_USE.RIGHT_ODD` (experimental).
-    pub const HORZ_RING_BL_IN_USE_RIGHT_ODD: Event = Event::row(577);
-    /// `UNC_CHA_HORZ_RING_IV_IN_USE.LEFT` (experimental).
-    pub const HORZ_RING_IV_IN_USE_LEFT: Event = Event::row(578);
-    /// `UNC_CHA_HORZ_RING_IV_IN_USE.RIGHT` (experimental).
-    pub const HORZ_RING_IV_IN_USE_RIGHT: Event = Event::row(579);
-    /// `UNC_CHA_MISC_EXTERNAL.MBE_INST0` (experimental).
-    pub const MISC_EXTERNAL_MBE_INST0: Event = Event::row(580);
-    /// `UNC_CHA_MISC_EXTERNAL.MBE_INST1` (experimental).
-    pub const MISC_EXTERNAL_MBE_INST1: Event = Event::row(581);
-    /// `UNC_CHA_RING_BOUNCES_HORZ.AD` (experimental).
-    pub const RING_BOUNCES_HORZ_AD: Event = Event::row(582);
-    /// `UNC_CHA_RING_BOUNCES_HORZ.AK` (experimental).
-    pub const RING_BOUNCES_HORZ_AK: Event = Event::row(583);
-    /// `UNC_CHA_RING_BOUNCES_HORZ.BL` (experimental).
-    pub const RING_BOUNCES_HORZ_BL: Event = Event::row(584);
-    /// `UNC_CHA_RING_BOUNCES_HORZ.IV` (experimental).
-    pub const RING_BOUNCES_HORZ_IV: Event = Event::row(585);
-    /// `UNC_CHA_RING_BOUNCES_VERT.AD` (experimental).
-    pub const RING_BOUNCES_VERT_AD: Event = Event::row(586);
-    /// `UNC_CHA_RING_BOUNCES_VERT.AK` (experimental).
-    pub const RING_BOUNCES_VERT_AK: Event = Event::row(587);
-    /// `UNC_CHA_RING_BOUNCES_VERT.BL` (experimental).
-    pub const RING_BOUNCES_VERT_BL: Event = Event::row(588);
-    /// `UNC_CHA_RING_BOUNCES_VERT.IV` (experimental).
-    pub const RING_BOUNCES_VERT_IV: Event = Event::row(589);
-    /// `UNC_CHA_RING_BOUNCES_VERT.AKC` (experimental).
-    pub const RING_BOUNCES_VERT_AKC: Event = Event::row(590);
-    /// `UNC_CHA_RING_SINK_STARVED_HORZ.AD` (experimental).
-    pub const RING_SINK_STARVED_HORZ_AD: Event = Event::row(591);
-    /// `UNC_CHA_RING_SINK_STARVED_HORZ.AK` (experimental).
-    pub const RING_SINK_STARVED_HORZ_AK: Event = Event::row(592);
-    /// `UNC_CHA_RING_SINK_STARVED_HORZ.BL` (experimental).
-    pub const RING_SINK_STARVED_HORZ_BL: Event = Event::row(593);
-    /// `UNC_CHA_RING_SINK_STARVED_HORZ.IV` (experimental).
-    pub const RING_SINK_STARVED_HORZ_IV: Event = Event::row(594);
-    /// `UNC_CHA_RING_SINK_STARVED_HORZ.AK_AG1` (experimental).
-    pub const RING_SINK_STARVED_HORZ_AK_AG1: Event = Event::row(595);
-    /// `UNC_CHA_RING_SINK_STARVED_VERT.AD` (experimental).
-    pub const RING_SINK_STARVED_VERT_AD: Event = Event::row(596);
-    /// `UNC_CHA_RING_SINK_STARVED_VERT.AK` (experimental).
-    pub const RING_SINK_STARVED_VERT_AK: Event = Event::row(597);
-    /// `UNC_CHA_RING_SINK_STARVED_VERT.BL` (experimental).
-    pub const RING_SINK_STARVED_VERT_BL: Event = Event::row(598);
-    /// `UNC_CHA_RING_SINK_STARVED_VERT.IV` (experimental).
-    pub const RING_SINK_STARVED_VERT_IV: Event = Event::row(599);
-    /// `UNC_CHA_RING_SINK_STARVED_VERT.AKC` (experimental).
-    pub const RING_SINK_STARVED_VERT_AKC: Event = Event::row(600);
-    /// `UNC_CHA_RxR_BUSY_STARVED.AD_UNCRD` (experimental).
-    pub const RXR_BUSY_STARVED_AD_UNCRD: Event = Event::row(601);
-    /// `UNC_CHA_RxR_BUSY_STARVED.BL_UNCRD` (experimental).
-    pub const RXR_BUSY_STARVED_BL_UNCRD: Event = Event::row(602);
-    /// `UNC_CHA_RxR_BUSY_STARVED.AD_CRD` (experimental).
-    pub const RXR_BUSY_STARVED_AD_CRD: Event = Event::row(603);
-    /// `UNC_CHA_RxR_BUSY_STARVED.BL_CRD` (experimental).
-    pub const RXR_BUSY_STARVED_BL_CRD: Event = Event::row(604);
-    /// `UNC_CHA_RxR_BUSY_STARVED.AD_ALL` (experimental).
-    pub const RXR_BUSY_STARVED_AD_ALL: Event = Event::row(605);
-    /// `UNC_CHA_RxR_BUSY_STARVED.BL_ALL` (experimental).
-    pub const RXR_BUSY_STARVED_BL_ALL: Event = Event::row(606);
-    /// `UNC_CHA_RxR_BYPASS.AD_UNCRD` (experimental).
-    pub const RXR_BYPASS_AD_UNCRD: Event = Event::row(607);
-    /// `UNC_CHA_RxR_BYPASS.AK` (experimental).
-    pub const RXR_BYPASS_AK: Event = Event::row(608);
-    /// `UNC_CHA_RxR_BYPASS.BL_UNCRD` (experimental).
-    pub const RXR_BYPASS_BL_UNCRD: Event = Event::row(609);
-    /// `UNC_CHA_RxR_BYPASS.IV` (experimental).
-    pub const RXR_BYPASS_IV: Event = Event::row(610);
-    /// `UNC_CHA_RxR_BYPASS.AD_CRD` (experimental).
-    pub const RXR_BYPASS_AD_CRD: Event = Event::row(611);
-    /// `UNC_CHA_RxR_BYPASS.BL_CRD` (experimental).
-    pub const RXR_BYPASS_BL_CRD: Event = Event::row(612);
-    /// `UNC_CHA_RxR_BYPASS.AKC_UNCRD` (experimental).
-    pub const RXR_BYPASS_AKC_UNCRD: Event = Event::row(613);
-    /// `UNC_CHA_RxR_BYPASS.AD_ALL` (experimental).
-    pub const RXR_BYPASS_AD_ALL: Event = Event::row(614);
-    /// `UNC_CHA_RxR_BYPASS.BL_ALL` (experimental).
-    pub const RXR_BYPASS_BL_ALL: Event = Event::row(615);
-    /// `UNC_CHA_RxR_CRD_STARVED.AD_UNCRD` (experimental).
-    pub const RXR_CRD_STARVED_AD_UNCRD: Event = Event::row(616);
-    /// `UNC_CHA_RxR_CRD_STARVED.AK` (experimental).
-    pub const RXR_CRD_STARVED_AK: Event = Event::row(617);
-    /// `UNC_CHA_RxR_CRD_STARVED.BL_UNCRD` (experimental).
-    pub const RXR_CRD_STARVED_BL_UNCRD: Event = Event::row(618);
-    /// `UNC_CHA_RxR_CRD_STARVED.IV` (experimental).
-    pub const RXR_CRD_STARVED_IV: Event = Event::row(619);
-    /// `UNC_CHA_RxR_CRD_STARVED.AD_CRD` (experimental).
-    pub const RXR_CRD_STARVED_AD_CRD: Event = Event::row(620);
-    /// `UNC_CHA_RxR_CRD_STARVED.BL_CRD` (experimental).
-    pub const RXR_CRD_STARVED_BL_CRD: Event = Event::row(621);
-    /// `UNC_CHA_RxR_CRD_STARVED.IFV` (experimental).
-    pub const RXR_CRD_STARVED_IFV: Event = Event::row(622);
-    /// `UNC_CHA_RxR_CRD_STARVED.AD_ALL` (experimental).
-    pub const RXR_CRD_STARVED_AD_ALL: Event = Event::row(623);
-    /// `UNC_CHA_RxR_CRD_STARVED.BL_ALL` (experimental).
-    pub const RXR_CRD_STARVED_BL_ALL: Event = Event::row(624);
-    /// `UNC_CHA_RxR_INSERTS.AD_UNCRD` (experimental).
-    pub const RXR_INSERTS_AD_UNCRD: Event = Event::row(625);
-    /// `UNC_CHA_RxR_INSERTS.AK` (experimental).
-    pub const RXR_INSERTS_AK: Event = Event::row(626);
-    /// `UNC_CHA_RxR_INSERTS.BL_UNCRD` (experimental).
-    pub const RXR_INSERTS_BL_UNCRD: Event = Event::row(627);
-    /// `UNC_CHA_RxR_INSERTS.IV` (experimental).
-    pub const RXR_INSERTS_IV: Event = Event::row(628);
-    /// `UNC_CHA_RxR_INSERTS.AD_CRD` (experimental).
-    pub const RXR_INSERTS_AD_CRD: Event = Event::row(629);
-    /// `UNC_CHA_RxR_INSERTS.BL_CRD` (experimental).
-    pub const RXR_INSERTS_BL_CRD: Event = Event::row(630);
-    /// `UNC_CHA_RxR_INSERTS.AKC_UNCRD` (experimental).
-    pub const RXR_INSERTS_AKC_UNCRD: Event = Event::row(631);
-    /// `UNC_CHA_RxR_INSERTS.AD_ALL` (experimental).
-    pub const RXR_INSERTS_AD_ALL: Event = Event::row(632);
-    /// `UNC_CHA_RxR_INSERTS.BL_ALL` (experimental).
-    pub const RXR_INSERTS_BL_ALL: Event = Event::row(633);
-    /// `UNC_CHA_RxR_OCCUPANCY.AD_UNCRD` (experimental).
-    pub const RXR_OCCUPANCY_AD_UNCRD: Event = Event::row(634);
-    /// `UNC_CHA_RxR_OCCUPANCY.AK` (experimental).
-    pub const RXR_OCCUPANCY_AK: Event = Event::row(635);
-    /// `UNC_CHA_RxR_OCCUPANCY.BL_UNCRD` (experimental).
-    pub const RXR_OCCUPANCY_BL_UNCRD: Event = Event::row(636);
-    /// `UNC_CHA_RxR_OCCUPANCY.IV` (experimental).
-    pub const RXR_OCCUPANCY_IV: Event = Event::row(637);
-    /// `UNC_CHA_RxR_OCCUPANCY.AD_CRD` (experimental).
-    pub const RXR_OCCUPANCY_AD_CRD: Event = Event::row(638);
-    /// `UNC_CHA_RxR_OCCUPANCY.BL_CRD` (experimental).
-    pub const RXR_OCCUPANCY_BL_CRD: Event = Event::row(639);
-    /// `UNC_CHA_RxR_OCCUPANCY.AKC_UNCRD` (experimental).
-    pub const RXR_OCCUPANCY_AKC_UNCRD: Event = Event::row(640);
-    /// `UNC_CHA_RxR_OCCUPANCY.AD_ALL` (experimental).
-    pub const RXR_OCCUPANCY_AD_ALL: Event = Event::row(641);
-    /// `UNC_CHA_RxR_OCCUPANCY.BL_ALL` (experimental).
-    pub const RXR_OCCUPANCY_BL_ALL: Event = Event::row(642);
-    /// `UNC_CHA_STALL0_NO_TxR_HORZ_CRD_AD_AG0.TGR0` (experimental).
-    pub const STALL0_NO_TXR_HORZ_CRD_AD_AG0_TGR0: Event = Event::row(643);
-    /// `UNC_CHA_STALL0_NO_TxR_HORZ_CRD_AD_AG0.TGR1` (experimental).
-    pub const STALL0_NO_TXR_HORZ_CRD_AD_AG0_TGR1: Event = Event::row(644);
-    /// `UNC_CHA_STALL0_NO_TxR_HORZ_CRD_AD_AG0.TGR2` (experimental).
-    pub const STALL0_NO_TXR_HORZ_CRD_AD_AG0_TGR2: Event = Event::row(645);
-    /// `UNC_CHA_STALL0_NO_TxR_HORZ_CRD_AD_AG0.TGR3` (experimental).
-    pub const STALL0_NO_TXR_HORZ_CRD_AD_AG0_TGR3: Event = Event::row(646);
-    /// `UNC_CHA_STALL0_NO_TxR_HORZ_CRD_AD_AG0.TGR4` (experimental).
-    pub const STALL0_NO_TXR_HORZ_CRD_AD_AG0_TGR4: Event = Event::row(647);
-    /// `UNC_CHA_STALL0_NO_TxR_HORZ_CRD_AD_AG0.TGR5` (experimental).
-    pub const STALL0_NO_TXR_HORZ_CRD_AD_AG0_TGR5: Event = Event::row(648);
-    /// `UNC_CHA_STALL0_NO_TxR_HORZ_CRD_AD_AG0.TGR6` (experimental).
-    pub const STALL0_NO_TXR_HORZ_CRD_AD_AG0_TGR6: Event = Event::row(649);
-    /// `UNC_CHA_STALL0_NO_TxR_HORZ_CRD_AD_AG0.TGR7` (experimental).
-    pub const STALL0_NO_TXR_HORZ_CRD_AD_AG0_TGR7: Event = Event::row(650);
-    /// `UNC_CHA_STALL0_NO_TxR_HORZ_CRD_AD_AG1.TGR0` (experimental).
-    pub const STALL0_NO_TXR_HORZ_CRD_AD_AG1_TGR0: Event = Event::row(651);
-    /// `UNC_CHA_STALL0_NO_TxR_HORZ_CRD_AD_AG1.TGR1` (experimental).
-    pub const STALL0_NO_TXR_HORZ_CRD_AD_AG1_TGR1: Event = Event::row(652);
-    /// `UNC_CHA_STALL0_NO_TxR_HORZ_CRD_AD_AG1.TGR2` (experimental).
-    pub const STALL0_NO_TXR_HORZ_CRD_AD_AG1_TGR2: Event = Event::row(653);
-    /// `UNC_CHA_STALL0_NO_TxR_HORZ_CRD_AD_AG1.TGR3` (experimental).
-    pub const STALL0_NO_TXR_HORZ_CRD_AD_AG1_TGR3: Event = Event::row(654);
-    /// `UNC_CHA_STALL0_NO_TxR_HORZ_CRD_AD_AG1.TGR4` (experimental).
-    pub const STALL0_NO_TXR_HORZ_CRD_AD_AG1_TGR4: Event = Event::row(655);
-    /// `UNC_CHA_STALL0_NO_TxR_HORZ_CRD_AD_AG1.TGR5` (experimental).
-    pub const STALL0_NO_TXR_HORZ_CRD_AD_AG1_TGR5: Event = Event::row(656);
-    /// `UNC_CHA_STALL0_NO_TxR_HORZ_CRD_AD_AG1.TGR6` (experimental).
-    pub const STALL0_NO_TXR_HORZ_CRD_AD_AG1_TGR6: Event = Event::row(657);
-    /// `UNC_CHA_STALL0_NO_TxR_HORZ_CRD_AD_AG1.TGR7` (experimental).
-    pub const STALL0_NO_TXR_HORZ_CRD_AD_AG1_TGR7: Event = Event::row(658);
-    /// `UNC_CHA_STALL0_NO_TxR_HORZ_CRD_BL_AG0.TGR0` (experimental).
-    pub const STALL0_NO_TXR_HORZ_CRD_BL_AG0_TGR0: Event = Event::row(659);
-    /// `UNC_CHA_STALL0_NO_TxR_HORZ_CRD_BL_AG0.TGR1` (experimental).
-    pub const STALL0_NO_TXR_HORZ_CRD_BL_AG0_TGR1: Event = Event::row(660);
-    /// `UNC_CHA_STALL0_NO_TxR_HORZ_CRD_BL_AG0.TGR2` (experimental).
-    pub const STALL0_NO_TXR_HORZ_CRD_BL_AG0_TGR2: Event = Event::row(661);
-    /// `UNC_CHA_STALL0_NO_TxR_HORZ_CRD_BL_AG0.TGR3` (experimental).
-    pub const STALL0_NO_TXR_HORZ_CRD_BL_AG0_TGR3: Event = Event::row(662);
-    /// `UNC_CHA_STALL0_NO_TxR_HORZ_CRD_BL_AG0.TGR4` (experimental).
-    pub const STALL0_NO_TXR_HORZ_CRD_BL_AG0_TGR4: Event = Event::row(663);
-    /// `UNC_CHA_STALL0_NO_TxR_HORZ_CRD_BL_AG0.TGR5` (experimental).
-    pub const STALL0_NO_TXR_HORZ_CRD_BL_AG0_TGR5: Event = Event::row(664);
-    /// `UNC_CHA_STALL0_NO_TxR_HORZ_CRD_BL_AG0.TGR6` (experimental).
-    pub const STALL0_NO_TXR_HORZ_CRD_BL_AG0_TGR6: Event = Event::row(665);
-    /// `UNC_CHA_STALL0_NO_TxR_HORZ_CRD_BL_AG0.TGR7` (experimental).
-    pub const STALL0_NO_TXR_HORZ_CRD_BL_AG0_TGR7: Event = Event::row(666);
-    /// `UNC_CHA_STALL0_NO_TxR_HORZ_CRD_BL_AG1.TGR0` (experimental).
-    pub const STALL0_NO_TXR_HORZ_CRD_BL_AG1_TGR0: Event = Event::row(667);
-    /// `UNC_CHA_STALL0_NO_TxR_HORZ_CRD_BL_AG1.TGR1` (experimental).
-    pub const STALL0_NO_TXR_HORZ_CRD_BL_AG1_TGR1: Event = Event::row(668);
-    /// `UNC_CHA_STALL0_NO_TxR_HORZ_CRD_BL_AG1.TGR2` (experimental).
-    pub const STALL0_NO_TXR_HORZ_CRD_BL_AG1_TGR2: Event = Event::row(669);
-    /// `UNC_CHA_STALL0_NO_TxR_HORZ_CRD_BL_AG1.TGR3` (experimental).
-    pub const STALL0_NO_TXR_HORZ_CRD_BL_AG1_TGR3: Event = Event::row(670);
-    /// `UNC_CHA_STALL0_NO_TxR_HORZ_CRD_BL_AG1.TGR4` (experimental).
-    pub const STALL0_NO_TXR_HORZ_CRD_BL_AG1_TGR4: Event = Event::row(671);
-    /// `UNC_CHA_STALL0_NO_TxR_HORZ_CRD_BL_AG1.TGR5` (experimental).
-    pub const STALL0_NO_TXR_HORZ_CRD_BL_AG1_TGR5: Event = Event::row(672);
-    /// `UNC_CHA_STALL0_NO_TxR_HORZ_CRD_BL_AG1.TGR6` (experimental).
-    pub const STALL0_NO_TXR_HORZ_CRD_BL_AG1_TGR6: Event = Event::row(673);
-    /// `UNC_CHA_STALL0_NO_TxR_HORZ_CRD_BL_AG1.TGR7` (experimental).
-    pub const STALL0_NO_TXR_HORZ_CRD_BL_AG1_TGR7: Event = Event::row(674);
-    /// `UNC_CHA_STALL1_NO_TxR_HORZ_CRD_AD_AG0.TGR8` (experimental).
-    pub const STALL1_NO_TXR_HORZ_CRD_AD_AG0_TGR8: Event = Event::row(675);
-    /// `UNC_CHA_STALL1_NO_TxR_HORZ_CRD_AD_AG0.TGR9` (experimental).
-    pub const STALL1_NO_TXR_HORZ_CRD_AD_AG0_TGR9: Event = Event::row(676);
-    /// `UNC_CHA_STALL1_NO_TxR_HORZ_CRD_AD_AG0.TGR10` (experimental).
-    pub const STALL1_NO_TXR_HORZ_CRD_AD_AG0_TGR10: Event = Event::row(677);
-    /// `UNC_CHA_STALL1_NO_TxR_HORZ_CRD_AD_AG1_1.TGR8` (experimental).
-    pub const STALL1_NO_TXR_HORZ_CRD_AD_AG1_1_TGR8: Event = Event::row(678);
-    /// `UNC_CHA_STALL1_NO_TxR_HORZ_CRD_AD_AG1_1.TGR9` (experimental).
-    pub const STALL1_NO_TXR_HORZ_CRD_AD_AG1_1_TGR9: Event = Event::row(679);
-    /// `UNC_CHA_STALL1_NO_TxR_HORZ_CRD_AD_AG1_1.TGR10` (experimental).
-    pub const STALL1_NO_TXR_HORZ_CRD_AD_AG1_1_TGR10: Event = Event::row(680);
-    /// `UNC_CHA_STALL1_NO_TxR_HORZ_CRD_BL_AG0_1.TGR8` (experimental).
-    pub const STALL1_NO_TXR_HORZ_CRD_BL_AG0_1_TGR8: Event = Event::row(681);
-    /// `UNC_CHA_STALL1_NO_TxR_HORZ_CRD_BL_AG0_1.TGR9` (experimental).
-    pub const STALL1_NO_TXR_HORZ_CRD_BL_AG0_1_TGR9: Event = Event::row(682);
-    /// `UNC_CHA_STALL1_NO_TxR_HORZ_CRD_BL_AG0_1.TGR10` (experimental).
-    pub const STALL1_NO_TXR_HORZ_CRD_BL_AG0_1_TGR10: Event = Event::row(683);
-    /// `UNC_CHA_STALL1_NO_TxR_HORZ_CRD_BL_AG1_1.TGR8` (experimental).
-    pub const STALL1_NO_TXR_HORZ_CRD_BL_AG1_1_TGR8: Event = Event::row(684);
-    /// `UNC_CHA_STALL1_NO_TxR_HORZ_CRD_BL_AG1_1.TGR9` (experimental).
-    pub const STALL1_NO_TXR_HORZ_CRD_BL_AG1_1_TGR9: Event = Event::row(685);
-    /// `UNC_CHA_STALL1_NO_TxR_HORZ_CRD_BL_AG1_1.TGR10` (experimental).
-    pub const STALL1_NO_TXR_HORZ_CRD_BL_AG1_1_TGR10: Event = Event::row(686);
-    /// `UNC_CHA_TxR_HORZ_ADS_USED.AD_UNCRD` (experimental).
-    pub const TXR_HORZ_ADS_USED_AD_UNCRD: Event = Event::row(687);
-    /// `UNC_CHA_TxR_HORZ_ADS_USED.BL_UNCRD` (experimental).
-    pub const TXR_HORZ_ADS_USED_BL_UNCRD: Event = Event::row(688);
-    /// `UNC_CHA_TxR_HORZ_ADS_USED.AD_CRD` (experimental).
-    pub const TXR_HORZ_ADS_USED_AD_CRD: Event = Event::row(689);
-    /// `UNC_CHA_TxR_HORZ_ADS_USED.BL_CRD` (experimental).
-    pub const TXR_HORZ_ADS_USED_BL_CRD: Event = Event::row(690);
-    /// `UNC_CHA_TxR_HORZ_ADS_USED.AD_ALL` (experimental).
-    pub const TXR_HORZ_ADS_USED_AD_ALL: Event = Event::row(691);
-    /// `UNC_CHA_TxR_HORZ_ADS_USED.BL_ALL` (experimental).
-    pub const TXR_HORZ_ADS_USED_BL_ALL: Event = Event::row(692);
-    /// `UNC_CHA_TxR_HORZ_BYPASS.AD_UNCRD` (experimental).
-    pub const TXR_HORZ_BYPASS_AD_UNCRD: Event = Event::row(693);
-    /// `UNC_CHA_TxR_HORZ_BYPASS.AK` (experimental).
-    pub const TXR_HORZ_BYPASS_AK: Event = Event::row(694);
-    /// `UNC_CHA_TxR_HORZ_BYPASS.BL_UNCRD` (experimental).
-    pub const TXR_HORZ_BYPASS_BL_UNCRD: Event = Event::row(695);
-    /// `UNC_CHA_TxR_HORZ_BYPASS.IV` (experimental).
-    pub const TXR_HORZ_BYPASS_IV: Event = Event::row(696);
-    /// `UNC_CHA_TxR_HORZ_BYPASS.AD_CRD` (experimental).
-    pub const TXR_HORZ_BYPASS_AD_CRD: Event = Event::row(697);
-    /// `UNC_CHA_TxR_HORZ_BYPASS.BL_CRD` (experimental).
-    pub const TXR_HORZ_BYPASS_BL_CRD: Event = Event::row(698);
-    /// `UNC_CHA_TxR_HORZ_BYPASS.AKC_UNCRD` (experimental).
-    pub const TXR_HORZ_BYPASS_AKC_UNCRD: Event = Event::row(699);
-    /// `UNC_CHA_TxR_HORZ_BYPASS.AD_ALL` (experimental).
-    pub const TXR_HORZ_BYPASS_AD_ALL: Event = Event::row(700);
-    /// `UNC_CHA_TxR_HORZ_BYPASS.BL_ALL` (experimental).
-    pub const TXR_HORZ_BYPASS_BL_ALL: Event = Event::row(701);
-    /// `UNC_CHA_TxR_HORZ_CYCLES_FULL.AD_UNCRD` (experimental).
-    pub const TXR_HORZ_CYCLES_FULL_AD_UNCRD: Event = Event::row(702);
-    /// `UNC_CHA_TxR_HORZ_CYCLES_FULL.AK` (experimental).
-    pub const TXR_HORZ_CYCLES_FULL_AK: Event = Event::row(703);
-    /// `UNC_CHA_TxR_HORZ_CYCLES_FULL.BL_UNCRD` (experimental).
-    pub const TXR_HORZ_CYCLES_FULL_BL_UNCRD: Event = Event::row(704);
-    /// `UNC_CHA_TxR_HORZ_CYCLES_FULL.IV` (experimental).
-    pub const TXR_HORZ_CYCLES_FULL_IV: Event = Event::row(705);
-    /// `UNC_CHA_TxR_HORZ_CYCLES_FULL.AD_CRD` (experimental).
-    pub const TXR_HORZ_CYCLES_FULL_AD_CRD: Event = Event::row(706);
-    /// `UNC_CHA_TxR_HORZ_CYCLES_FULL.BL_CRD` (experimental).
-    pub const TXR_HORZ_CYCLES_FULL_BL_CRD: Event = Event::row(707);
-    /// `UNC_CHA_TxR_HORZ_CYCLES_FULL.AKC_UNCRD` (experimental).
-    pub const TXR_HORZ_CYCLES_FULL_AKC_UNCRD: Event = Event::row(708);
-    /// `UNC_CHA_TxR_HORZ_CYCLES_FULL.AD_ALL` (experimental).
-    pub const TXR_HORZ_CYCLES_FULL_AD_ALL: Event = Event::row(709);
-    /// `UNC_CHA_TxR_HORZ_CYCLES_FULL.BL_ALL` (experimental).
-    pub const TXR_HORZ_CYCLES_FULL_BL_ALL: Event = Event::row(710);
-    /// `UNC_CHA_TxR_HORZ_CYCLES_NE.AD_UNCRD` (experimental).
-    pub const TXR_HORZ_CYCLES_NE_AD_UNCRD: Event = Event::row(711);
-    /// `UNC_CHA_TxR_HORZ_CYCLES_NE.AK` (experimental).
-    pub const TXR_HORZ_CYCLES_NE_AK: Event = Event::row(712);
-    /// `UNC_CHA_TxR_HORZ_CYCLES_NE.BL_UNCRD` (experimental).
-    pub const TXR_HORZ_CYCLES_NE_BL_UNCRD: Event = Event::row(713);
-    /// `UNC_CHA_TxR_HORZ_CYCLES_NE.IV` (experimental).
-    pub const TXR_HORZ_CYCLES_NE_IV: Event = Event::row(714);
-    /// `UNC_CHA_TxR_HORZ_CYCLES_NE.AD_CRD` (experimental).
-    pub const TXR_HORZ_CYCLES_NE_AD_CRD: Event = Event::row(715);
-    /// `UNC_CHA_TxR_HORZ_CYCLES_NE.BL_CRD` (experimental).
-    pub const TXR_HORZ_CYCLES_NE_BL_CRD: Event = Event::row(716);
-    /// `UNC_CHA_TxR_HORZ_CYCLES_NE.AKC_UNCRD` (experimental).
-    pub const TXR_HORZ_CYCLES_NE_AKC_UNCRD: Event = Event::row(717);
-    /// `UNC_CHA_TxR_HORZ_CYCLES_NE.AD_ALL` (experimental).
-    pub const TXR_HORZ_CYCLES_NE_AD_ALL: Event = Event::row(718);
-    /// `UNC_CHA_TxR_HORZ_CYCLES_NE.BL_ALL` (experimental).
-    pub const TXR_HORZ_CYCLES_NE_BL_ALL: Event = Event::row(719);
-    /// `UNC_CHA_TxR_HORZ_INSERTS.AD_UNCRD` (experimental).
-    pub const TXR_HORZ_INSERTS_AD_UNCRD: Event = Event::row(720);
-    /// `UNC_CHA_TxR_HORZ_INSERTS.AK` (experimental).
-    pub const TXR_HORZ_INSERTS_AK: Event = Event::row(721);
-    /// `UNC_CHA_TxR_HORZ_INSERTS.BL_UNCRD` (experimental).
-    pub const TXR_HORZ_INSERTS_BL_UNCRD: Event = Event::row(722);
-    /// `UNC_CHA_TxR_HORZ_INSERTS.IV` (experimental).
-    pub const TXR_HORZ_INSERTS_IV: Event = Event::row(723);
-    /// `UNC_CHA_TxR_HORZ_INSERTS.AD_CRD` (experimental).
-    pub const TXR_HORZ_INSERTS_AD_CRD: Event = Event::row(724);
-    /// `UNC_CHA_TxR_HORZ_INSERTS.BL_CRD` (experimental).
-    pub const TXR_HORZ_INSERTS_BL_CRD: Event = Event::row(725);
-    /// `UNC_CHA_TxR_HORZ_INSERTS.AKC_UNCRD` (experimental).
-    pub const TXR_HORZ_INSERTS_AKC_UNCRD: Event = Event::row(726);
-    /// `UNC_CHA_TxR_HORZ_INSERTS.AD_ALL` (experimental).
-    pub const TXR_HORZ_INSERTS_AD_ALL: Event = Event::row(727);
-    /// `UNC_CHA_TxR_HORZ_INSERTS.BL_ALL` (experimental).
-    pub const TXR_HORZ_INSERTS_BL_ALL: Event = Event::row(728);
-    /// `UNC_CHA_TxR_HORZ_NACK.AD_UNCRD` (experimental).
-    pub const TXR_HORZ_NACK_AD_UNCRD: Event = Event::row(729);
-    /// `UNC_CHA_TxR_HORZ_NACK.AK` (experimental).
-    pub const TXR_HORZ_NACK_AK: Event = Event::row(730);
-    /// `UNC_CHA_TxR_HORZ_NACK.BL_UNCRD` (experimental).
-    pub const TXR_HORZ_NACK_BL_UNCRD: Event = Event::row(731);
-    /// `UNC_CHA_TxR_HORZ_NACK.IV` (experimental).
-    pub const TXR_HORZ_NACK_IV: Event = Event::row(732);
-    /// `UNC_CHA_TxR_HORZ_NACK.AD_CRD` (experimental).
-    pub const TXR_HORZ_NACK_AD_CRD: Event = Event::row(733);
-    /// `UNC_CHA_TxR_HORZ_NACK.BL_CRD` (experimental).
-    pub const TXR_HORZ_NACK_BL_CRD: Event = Event::row(734);
-    /// `UNC_CHA_TxR_HORZ_NACK.AKC_UNCRD` (experimental).
-    pub const TXR_HORZ_NACK_AKC_UNCRD: Event = Event::row(735);
-    /// `UNC_CHA_TxR_HORZ_NACK.AD_ALL` (experimental).
-    pub const TXR_HORZ_NACK_AD_ALL: Event = Event::row(736);
-    /// `UNC_CHA_TxR_HORZ_NACK.BL_ALL` (experimental).
-    pub const TXR_HORZ_NACK_BL_ALL: Event = Event::row(737);
-    /// `UNC_CHA_TxR_HORZ_OCCUPANCY.AD_UNCRD` (experimental).
-    pub const TXR_HORZ_OCCUPANCY_AD_UNCRD: Event = Event::row(738);
-    /// `UNC_CHA_TxR_HORZ_OCCUPANCY.AK` (experimental).
-    pub const TXR_HORZ_OCCUPANCY_AK: Event = Event::row(739);
-    /// `UNC_CHA_TxR_HORZ_OCCUPANCY.BL_UNCRD` (experimental).
-    pub const TXR_HORZ_OCCUPANCY_BL_UNCRD: Event = Event::row(740);
-    /// `UNC_CHA_TxR_HORZ_OCCUPANCY.IV` (experimental).
-    pub const TXR_HORZ_OCCUPANCY_IV: Event = Event::row(741);
-    /// `UNC_CHA_TxR_HORZ_OCCUPANCY.AD_CRD` (experimental).
-    pub const TXR_HORZ_OCCUPANCY_AD_CRD: Event = Event::row(742);
-    /// `UNC_CHA_TxR_HORZ_OCCUPANCY.BL_CRD` (experimental).
-    pub const TXR_HORZ_OCCUPANCY_BL_CRD: Event = Event::row(743);
-    /// `UNC_CHA_TxR_HORZ_OCCUPANCY.AKC_UNCRD` (experimental).
-    pub const TXR_HORZ_OCCUPANCY_AKC_UNCRD: Event = Event::row(744);
-    /// `UNC_CHA_TxR_HORZ_OCCUPANCY.AD_ALL` (experimental).
-    pub const TXR_HORZ_OCCUPANCY_AD_ALL: Event = Event::row(745);
-    /// `UNC_CHA_TxR_HORZ_OCCUPANCY.BL_ALL` (experimental).
-    pub const TXR_HORZ_OCCUPANCY_BL_ALL: Event = Event::row(746);
-    /// `UNC_CHA_TxR_HORZ_STARVED.AD_UNCRD` (experimental).
-    pub const TXR_HORZ_STARVED_AD_UNCRD: Event = Event::row(747);
-    /// `UNC_CHA_TxR_HORZ_STARVED.AK` (experimental).
-    pub const TXR_HORZ_STARVED_AK: Event = Event::row(748);
-    /// `UNC_CHA_TxR_HORZ_STARVED.BL_UNCRD` (experimental).
-    pub const TXR_HORZ_STARVED_BL_UNCRD: Event = Event::row(749);
-    /// `UNC_CHA_TxR_HORZ_STARVED.IV` (experimental).
-    pub const TXR_HORZ_STARVED_IV: Event = Event::row(750);
-    /// `UNC_CHA_TxR_HORZ_STARVED.AKC_UNCRD` (experimental).
-    pub const TXR_HORZ_STARVED_AKC_UNCRD: Event = Event::row(751);
-    /// `UNC_CHA_TxR_HORZ_STARVED.AD_ALL` (experimental).
-    pub const TXR_HORZ_STARVED_AD_ALL: Event = Event::row(752);
-    /// `UNC_CHA_TxR_HORZ_STARVED.BL_ALL` (experimental).
-    pub const TXR_HORZ_STARVED_BL_ALL: Event = Event::row(753);
-    /// `UNC_CHA_TxR_VERT_ADS_USED.AD_AG0` (experimental).
-    pub const TXR_VERT_ADS_USED_AD_AG0: Event = Event::row(754);
-    /// `UNC_CHA_TxR_VERT_ADS_USED.BL_AG0` (experimental).
-    pub const TXR_VERT_ADS_USED_BL_AG0: Event = Event::row(755);
-    /// `UNC_CHA_TxR_VERT_ADS_USED.AD_AG1` (experimental).
-    pub const TXR_VERT_ADS_USED_AD_AG1: Event = Event::row(756);
-    /// `UNC_CHA_TxR_VERT_ADS_USED.BL_AG1` (experimental).
-    pub const TXR_VERT_ADS_USED_BL_AG1: Event = Event::row(757);
-    /// `UNC_CHA_TxR_VERT_BYPASS.AD_AG0` (experimental).
-    pub const TXR_VERT_BYPASS_AD_AG0: Event = Event::row(758);
-    /// `UNC_CHA_TxR_VERT_BYPASS.AK_AG0` (experimental).
-    pub const TXR_VERT_BYPASS_AK_AG0: Event = Event::row(759);
-    /// `UNC_CHA_TxR_VERT_BYPASS.BL_AG0` (experimental).
-    pub const TXR_VERT_BYPASS_BL_AG0: Event = Event::row(760);
-    /// `UNC_CHA_TxR_VERT_BYPASS.IV_AG1` (experimental).
-    pub const TXR_VERT_BYPASS_IV_AG1: Event = Event::row(761);
-    /// `UNC_CHA_TxR_VERT_BYPASS.AD_AG1` (experimental).
-    pub const TXR_VERT_BYPASS_AD_AG1: Event = Event::row(762);
-    /// `UNC_CHA_TxR_VERT_BYPASS.AK_AG1` (experimental).
-    pub const TXR_VERT_BYPASS_AK_AG1: Event = Event::row(763);
-    /// `UNC_CHA_TxR_VERT_BYPASS.BL_AG1` (experimental).
-    pub const TXR_VERT_BYPASS_BL_AG1: Event = Event::row(764);
-    /// `UNC_CHA_TxR_VERT_BYPASS_1.AKC_AG0` (experimental).
-    pub const TXR_VERT_BYPASS_1_AKC_AG0: Event = Event::row(765);
-    /// `UNC_CHA_TxR_VERT_BYPASS_1.AKC_AG1` (experimental).
-    pub const TXR_VERT_BYPASS_1_AKC_AG1: Event = Event::row(766);
-    /// `UNC_CHA_TxR_VERT_CYCLES_FULL0.AD_AG0` (experimental).
-    pub const TXR_VERT_CYCLES_FULL0_AD_AG0: Event = Event::row(767);
-    /// `UNC_CHA_TxR_VERT_CYCLES_FULL0.AK_AG0` (experimental).
-    pub const TXR_VERT_CYCLES_FULL0_AK_AG0: Event = Event::row(768);
-    /// `UNC_CHA_TxR_VERT_CYCLES_FULL0.BL_AG0` (experimental).
-    pub const TXR_VERT_CYCLES_FULL0_BL_AG0: Event = Event::row(769);
-    /// `UNC_CHA_TxR_VERT_CYCLES_FULL0.IV_AG0` (experimental).
-    pub const TXR_VERT_CYCLES_FULL0_IV_AG0: Event = Event::row(770);
-    /// `UNC_CHA_TxR_VERT_CYCLES_FULL0.AD_AG1` (experimental).
-    pub const TXR_VERT_CYCLES_FULL0_AD_AG1: Event = Event::row(771);
-    /// `UNC_CHA_TxR_VERT_CYCLES_FULL0.AK_AG1` (experimental).
-    pub const TXR_VERT_CYCLES_FULL0_AK_AG1: Event = Event::row(772);
-    /// `UNC_CHA_TxR_VERT_CYCLES_FULL0.BL_AG1` (experimental).
-    pub const TXR_VERT_CYCLES_FULL0_BL_AG1: Event = Event::row(773);
-    /// `UNC_CHA_TxR_VERT_CYCLES_FULL1.AKC_AG0` (experimental).
-    pub const TXR_VERT_CYCLES_FULL1_AKC_AG0: Event = Event::row(774);
-    /// `UNC_CHA_TxR_VERT_CYCLES_FULL1.AKC_AG1` (experimental).
-    pub const TXR_VERT_CYCLES_FULL1_AKC_AG1: Event = Event::row(775);
-    /// `UNC_CHA_TxR_VERT_CYCLES_NE0.AD_AG0` (experimental).
-    pub const TXR_VERT_CYCLES_NE0_AD_AG0: Event = Event::row(776);
-    /// `UNC_CHA_TxR_VERT_CYCLES_NE0.AK_AG0` (experimental).
-    pub const TXR_VERT_CYCLES_NE0_AK_AG0: Event = Event::row(777);
-    /// `UNC_CHA_TxR_VERT_CYCLES_NE0.BL_AG0` (experimental).
-    pub const TXR_VERT_CYCLES_NE0_BL_AG0: Event = Event::row(778);
-    /// `UNC_CHA_TxR_VERT_CYCLES_NE0.IV_AG0` (experimental).
-    pub const TXR_VERT_CYCLES_NE0_IV_AG0: Event = Event::row(779);
-    /// `UNC_CHA_TxR_VERT_CYCLES_NE0.AD_AG1` (experimental).
-    pub const TXR_VERT_CYCLES_NE0_AD_AG1: Event = Event::row(780);
-    /// `UNC_CHA_TxR_VERT_CYCLES_NE0.AK_AG1` (experimental).
-    pub const TXR_VERT_CYCLES_NE0_AK_AG1: Event = Event::row(781);
-    /// `UNC_CHA_TxR_VERT_CYCLES_NE0.BL_AG1` (experimental).
-    pub const TXR_VERT_CYCLES_NE0_BL_AG1: Event = Event::row(782);
-    /// `UNC_CHA_TxR_VERT_CYCLES_NE1.AKC_AG0` (experimental).
-    pub const TXR_VERT_CYCLES_NE1_AKC_AG0: Event = Event::row(783);
-    /// `UNC_CHA_TxR_VERT_CYCLES_NE1.AKC_AG1` (experimental).
-    pub const TXR_VERT_CYCLES_NE1_AKC_AG1: Event = Event::row(784);
-    /// `UNC_CHA_TxR_VERT_INSERTS0.AD_AG0` (experimental).
-    pub const TXR_VERT_INSERTS0_AD_AG0: Event = Event::row(785);
-    /// `UNC_CHA_TxR_VERT_INSERTS0.AK_AG0` (experimental).
-    pub const TXR_VERT_INSERTS0_AK_AG0: Event = Event::row(786);
-    /// `UNC_CHA_TxR_VERT_INSERTS0.BL_AG0` (experimental).
-    pub const TXR_VERT_INSERTS0_BL_AG0: Event = Event::row(787);
-    /// `UNC_CHA_TxR_VERT_INSERTS0.IV_AG0` (experimental).
-    pub const TXR_VERT_INSERTS0_IV_AG0: Event = Event::row(788);
-    /// `UNC_CHA_TxR_VERT_INSERTS0.AD_AG1` (experimental).
-    pub const TXR_VERT_INSERTS0_AD_AG1: Event = Event::row(789);
-    /// `UNC_CHA_TxR_VERT_INSERTS0.AK_AG1` (experimental).
-    pub const TXR_VERT_INSERTS0_AK_AG1: Event = Event::row(790);
-    /// `UNC_CHA_TxR_VERT_INSERTS0.BL_AG1` (experimental).
-    pub const TXR_VERT_INSERTS0_BL_AG1: Event = Event::row(791);
-    /// `UNC_CHA_TxR_VERT_INSERTS1.AKC_AG0` (experimental).
-    pub const TXR_VERT_INSERTS1_AKC_AG0: Event = Event::row(792);
-    /// `UNC_CHA_TxR_VERT_INSERTS1.AKC_AG1` (experimental).
-    pub const TXR_VERT_INSERTS1_AKC_AG1: Event = Event::row(793);
-    /// `UNC_CHA_TxR_VERT_NACK0.AD_AG0` (experimental).
-    pub const TXR_VERT_NACK0_AD_AG0: Event = Event::row(794);
-    /// `UNC_CHA_TxR_VERT_NACK0.AK_AG0` (experimental).
-    pub const TXR_VERT_NACK0_AK_AG0: Event = Event::row(795);
-    /// `UNC_CHA_TxR_VERT_NACK0.BL_AG0` (experimental).
-    pub const TXR_VERT_NACK0_BL_AG0: Event = Event::row(796);
-    /// `UNC_CHA_TxR_VERT_NACK0.IV_AG0` (experimental).
-    pub const TXR_VERT_NACK0_IV_AG0: Event = Event::row(797);
-    /// `UNC_CHA_TxR_VERT_NACK0.AD_AG1` (experimental).
-    pub const TXR_VERT_NACK0_AD_AG1: Event = Event::row(798);
-    /// `UNC_CHA_TxR_VERT_NACK0.AK_AG1` (experimental).
-    pub const TXR_VERT_NACK0_AK_AG1: Event = Event::row(799);
-    /// `UNC_CHA_TxR_VERT_NACK0.BL_AG1` (experimental).
-    pub const TXR_VERT_NACK0_BL_AG1: Event = Event::row(800);
-    /// `UNC_CHA_TxR_VERT_NACK1.AKC_AG0` (experimental).
-    pub const TXR_VERT_NACK1_AKC_AG0: Event = Event::row(801);
-    /// `UNC_CHA_TxR_VERT_NACK1.AKC_AG1` (experimental).
-    pub const TXR_VERT_NACK1_AKC_AG1: Event = Event::row(802);
-    /// `UNC_CHA_TxR_VERT_OCCUPANCY0.AD_AG0` (experimental).
-    pub const TXR_VERT_OCCUPANCY0_AD_AG0: Event = Event::row(803);
-    /// `UNC_CHA_TxR_VERT_OCCUPANCY0.AK_AG0` (experimental).
-    pub const TXR_VERT_OCCUPANCY0_AK_AG0: Event = Event::row(804);
-    /// `UNC_CHA_TxR_VERT_OCCUPANCY0.BL_AG0` (experimental).
-    pub const TXR_VERT_OCCUPANCY0_BL_AG0: Event = Event::row(805);
-    /// `UNC_CHA_TxR_VERT_OCCUPANCY0.IV_AG0` (experimental).
-    pub const TXR_VERT_OCCUPANCY0_IV_AG0: Event = Event::row(806);
-    /// `UNC_CHA_TxR_VERT_OCCUPANCY0.AD_AG1` (experimental).
-    pub const TXR_VERT_OCCUPANCY0_AD_AG1: Event = Event::row(807);
-    /// `UNC_CHA_TxR_VERT_OCCUPANCY0.AK_AG1` (experimental).
-    pub const TXR_VERT_OCCUPANCY0_AK_AG1: Event = Event::row(808);
-    /// `UNC_CHA_TxR_VERT_OCCUPANCY0.BL_AG1` (experimental).
-    pub const TXR_VERT_OCCUPANCY0_BL_AG1: Event = Event::row(809);
-    /// `UNC_CHA_TxR_VERT_OCCUPANCY1.AKC_AG0` (experimental).
-    pub const TXR_VERT_OCCUPANCY1_AKC_AG0: Event = Event::row(810);
-    /// `UNC_CHA_TxR_VERT_OCCUPANCY1.AKC_AG1` (experimental).
-    pub const TXR_VERT_OCCUPANCY1_AKC_AG1: Event = Event::row(811);
-    /// `UNC_CHA_TxR_VERT_STARVED0.AD_AG0` (experimental).
-    pub const TXR_VERT_STARVED0_AD_AG0: Event = Event::row(812);
-    /// `UNC_CHA_TxR_VERT_STARVED0.AK_AG0` (experimental).
-    pub const TXR_VERT_STARVED0_AK_AG0: Event = Event::row(813);
-    /// `UNC_CHA_TxR_VERT_STARVED0.BL_AG0` (experimental).
-    pub const TXR_VERT_STARVED0_BL_AG0: Event = Event::row(814);
-    /// `UNC_CHA_TxR_VERT_STARVED0.IV_AG0` (experimental).
-    pub const TXR_VERT_STARVED0_IV_AG0: Event = Event::row(815);
-    /// `UNC_CHA_TxR_VERT_STARVED0.AD_AG1` (experimental).
-    pub const TXR_VERT_STARVED0_AD_AG1: Event = Event::row(816);
-    /// `UNC_CHA_TxR_VERT_STARVED0.AK_AG1` (experimental).
-    pub const TXR_VERT_STARVED0_AK_AG1: Event = Event::row(817);
-    /// `UNC_CHA_TxR_VERT_STARVED0.BL_AG1` (experimental).
-    pub const TXR_VERT_STARVED0_BL_AG1: Event = Event::row(818);
-    /// `UNC_CHA_TxR_VERT_STARVED1.AKC_AG0` (experimental).
-    pub const TXR_VERT_STARVED1_AKC_AG0: Event = Event::row(819);
-    /// `UNC_CHA_TxR_VERT_STARVED1.AKC_AG1` (experimental).
-    pub const TXR_VERT_STARVED1_AKC_AG1: Event = Event::row(820);
-    /// `UNC_CHA_TxR_VERT_STARVED1.TGC` (experimental).
-    pub const TXR_VERT_STARVED1_TGC: Event = Event::row(821);
-    /// `UNC_CHA_VERT_RING_AD_IN_USE.UP_EVEN` (experimental).
-    pub const VERT_RING_AD_IN_USE_UP_EVEN: Event = Event::row(822);
-    /// `UNC_CHA_VERT_RING_AD_IN_USE.UP_ODD` (experimental).
-    pub const VERT_RING_AD_IN_USE_UP_ODD: Event = Event::row(823);
-    /// `UNC_CHA_VERT_RING_AD_IN_USE.DN_EVEN` (experimental).
-    pub const VERT_RING_AD_IN_USE_DN_EVEN: Event = Event::row(824);
-    /// `UNC_CHA_VERT_RING_AD_IN_USE.DN_ODD` (experimental).
-    pub const VERT_RING_AD_IN_USE_DN_ODD: Event = Event::row(825);
-    /// `UNC_CHA_VERT_RING_AKC_IN_USE.UP_EVEN` (experimental).
-    pub const VERT_RING_AKC_IN_USE_UP_EVEN: Event = Event::row(826);
-    /// `UNC_CHA_VERT_RING_AKC_IN_USE.UP_ODD` (experimental).
-    pub const VERT_RING_AKC_IN_USE_UP_ODD: Event = Event::row(827);
-    /// `UNC_CHA_VERT_RING_AKC_IN_USE.DN_EVEN` (experimental).
-    pub const VERT_RING_AKC_IN_USE_DN_EVEN: Event = Event::row(828);
-    /// `UNC_CHA_VERT_RING_AKC_IN_USE.DN_ODD` (experimental).
-    pub const VERT_RING_AKC_IN_USE_DN_ODD: Event = Event::row(829);
-    /// `UNC_CHA_VERT_RING_AK_IN_USE.UP_EVEN` (experimental).
-    pub const VERT_RING_AK_IN_USE_UP_EVEN: Event = Event::row(830);
-    /// `UNC_CHA_VERT_RING_AK_IN_USE.UP_ODD` (experimental).
-    pub const VERT_RING_AK_IN_USE_UP_ODD: Event = Event::row(831);
-    /// `UNC_CHA_VERT_RING_AK_IN_USE.DN_EVEN` (experimental).
-    pub const VERT_RING_AK_IN_USE_DN_EVEN: Event = Event::row(832);
-    /// `UNC_CHA_VERT_RING_AK_IN_USE.DN_ODD` (experimental).
-    pub const VERT_RING_AK_IN_USE_DN_ODD: Event = Event::row(833);
-    /// `UNC_CHA_VERT_RING_BL_IN_USE.UP_EVEN` (experimental).
-    pub const VERT_RING_BL_IN_USE_UP_EVEN: Event = Event::row(834);
-    /// `UNC_CHA_VERT_RING_BL_IN_USE.UP_ODD` (experimental).
-    pub const VERT_RING_BL_IN_USE_UP_ODD: Event = Event::row(835);
-    /// `UNC_CHA_VERT_RING_BL_IN_USE.DN_EVEN` (experimental).
-    pub const VERT_RING_BL_IN_USE_DN_EVEN: Event = Event::row(836);
-    /// `UNC_CHA_VERT_RING_BL_IN_USE.DN_ODD` (experimental).
-    pub const VERT_RING_BL_IN_USE_DN_ODD: Event = Event::row(837);
-    /// `UNC_CHA_VERT_RING_IV_IN_USE.UP` (experimental).
-    pub const VERT_RING_IV_IN_USE_UP: Event = Event::row(838);
-    /// `UNC_CHA_VERT_RING_IV_IN_USE.DN` (experimental).
-    pub const VERT_RING_IV_IN_USE_DN: Event = Event::row(839);
-    /// `UNC_CHA_VERT_RING_TGC_IN_USE.UP_EVEN` (experimental).
-    pub const VERT_RING_TGC_IN_USE_UP_EVEN: Event = Event::row(840);
-    /// `UNC_CHA_VERT_RING_TGC_IN_USE.UP_ODD` (experimental).
-    pub const VERT_RING_TGC_IN_USE_UP_ODD: Event = Event::row(841);
-    /// `UNC_CHA_VERT_RING_TGC_IN_USE.DN_EVEN` (experimental).
-    pub const VERT_RING_TGC_IN_USE_DN_EVEN: Event = Event::row(842);
-    /// `UNC_CHA_VERT_RING_TGC_IN_USE.DN_ODD` (experimental).
-    pub const VERT_RING_TGC_IN_USE_DN_ODD: Event = Event::row(843);
-    /// `UNC_CHA_RING_SRC_THRTL` (experimental).
-    pub const RING_SRC_THRTL: Event = Event::row(844);
-    /// `UNC_CHA_RxR_CRD_STARVED_1` (experimental).
-    pub const RXR_CRD_STARVED_1: Event = Event::row(845);
-    /// `UNC_CHA_LLC_LOOKUP.ALL` (experimental).
-    pub const LLC_LOOKUP_ALL: Event = Event::row(846);
-    /// `UNC_CHA_LLC_LOOKUP.FLUSH_INV` (experimental).
-    pub const LLC_LOOKUP_FLUSH_INV: Event = Event::row(847);
-    /// `UNC_CHA_LLC_LOOKUP.FLUSH_INV_REMOTE` (experimental).
-    pub const LLC_LOOKUP_FLUSH_INV_REMOTE: Event = Event::row(848);
-    /// `UNC_CHA_LLC_LOOKUP.DATA_READ_REMOTE` (experimental).
-    pub const LLC_LOOKUP_DATA_READ_REMOTE: Event = Event::row(849);
-    /// `UNC_CHA_LLC_LOOKUP.RFO_REMOTE` (experimental).
-    pub const LLC_LOOKUP_RFO_REMOTE: Event = Event::row(850);
-    /// `UNC_CHA_LLC_LOOKUP.REMOTE_SNP` (experimental).
-    pub const LLC_LOOKUP_REMOTE_SNP: Event = Event::row(851);
-    /// `UNC_CHA_LLC_LOOKUP.FLUSH_INV_LOCAL` (experimental).
-    pub const LLC_LOOKUP_FLUSH_INV_LOCAL: Event = Event::row(852);
-    /// `UNC_CHA_LLC_LOOKUP.DATA_READ_LOCAL` (experimental).
-    pub const LLC_LOOKUP_DATA_READ_LOCAL: Event = Event::row(853);
-    /// `UNC_CHA_LLC_LOOKUP.RFO_LOCAL` (experimental).
-    pub const LLC_LOOKUP_RFO_LOCAL: Event = Event::row(854);
-    /// `UNC_CHA_TOR_INSERTS.IA_HIT_DRD_OPT` (experimental).
-    pub const TOR_INSERTS_IA_HIT_DRD_OPT: Event = Event::row(855);
-    /// `UNC_CHA_TOR_INSERTS.IA_HIT_DRD_OPT_PREF` (experimental).
-    pub const TOR_INSERTS_IA_HIT_DRD_OPT_PREF: Event = Event::row(856);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRD_OPT` (experimental).
-    pub const TOR_INSERTS_IA_MISS_DRD_OPT: Event = Event::row(857);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRD_OPT_PREF` (experimental).
-    pub const TOR_INSERTS_IA_MISS_DRD_OPT_PREF: Event = Event::row(858);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_HIT_CRD_PREF` (experimental).
-    pub const TOR_OCCUPANCY_IA_HIT_CRD_PREF: Event = Event::row(859);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_HIT_DRD_PREF` (experimental).
-    pub const TOR_OCCUPANCY_IA_HIT_DRD_PREF: Event = Event::row(860);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_HIT_DRD_OPT` (experimental).
-    pub const TOR_OCCUPANCY_IA_HIT_DRD_OPT: Event = Event::row(861);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_HIT_DRD_OPT_PREF` (experimental).
-    pub const TOR_OCCUPANCY_IA_HIT_DRD_OPT_PREF: Event = Event::row(862);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_HIT_RFO_PREF` (experimental).
-    pub const TOR_OCCUPANCY_IA_HIT_RFO_PREF: Event = Event::row(863);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_CRD_PREF` (experimental).
-    pub const TOR_OCCUPANCY_IA_MISS_CRD_PREF: Event = Event::row(864);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PREF` (experimental).
-    pub const TOR_OCCUPANCY_IA_MISS_DRD_PREF: Event = Event::row(865);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_OPT` (experimental).
-    pub const TOR_OCCUPANCY_IA_MISS_DRD_OPT: Event = Event::row(866);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_OPT_PREF` (experimental).
-    pub const TOR_OCCUPANCY_IA_MISS_DRD_OPT_PREF: Event = Event::row(867);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_RFO_PREF` (experimental).
-    pub const TOR_OCCUPANCY_IA_MISS_RFO_PREF: Event = Event::row(868);
-    /// `UNC_CHA_TOR_INSERTS.IO_HIT_RFO` (experimental).
-    pub const TOR_INSERTS_IO_HIT_RFO: Event = Event::row(869);
-    /// `UNC_CHA_TOR_OCCUPANCY.IO_HIT_ITOM` (experimental).
-    pub const TOR_OCCUPANCY_IO_HIT_ITOM: Event = Event::row(870);
-    /// `UNC_CHA_TOR_OCCUPANCY.IO_HIT_RFO` (experimental).
-    pub const TOR_OCCUPANCY_IO_HIT_RFO: Event = Event::row(871);
-    /// `UNC_CHA_TOR_INSERTS.IA_DRD` (experimental).
-    pub const TOR_INSERTS_IA_DRD: Event = Event::row(872);
-    /// `UNC_CHA_TOR_INSERTS.IA_DRD_OPT` (experimental).
-    pub const TOR_INSERTS_IA_DRD_OPT: Event = Event::row(873);
-    /// `UNC_CHA_TOR_INSERTS.IA_DRD_OPT_PREF` (experimental).
-    pub const TOR_INSERTS_IA_DRD_OPT_PREF: Event = Event::row(874);
-    /// `UNC_CHA_TOR_INSERTS.IA_CRD_PREF` (experimental).
-    pub const TOR_INSERTS_IA_CRD_PREF: Event = Event::row(875);
-    /// `UNC_CHA_TOR_OCCUPANCY.IO_RFO` (experimental).
-    pub const TOR_OCCUPANCY_IO_RFO: Event = Event::row(876);
-    /// `UNC_CHA_TOR_OCCUPANCY.IO_ITOM` (experimental).
-    pub const TOR_OCCUPANCY_IO_ITOM: Event = Event::row(877);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_RFO_PREF` (experimental).
-    pub const TOR_OCCUPANCY_IA_RFO_PREF: Event = Event::row(878);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_LLCPREFRFO` (experimental).
-    pub const TOR_OCCUPANCY_IA_LLCPREFRFO: Event = Event::row(879);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_DRD_OPT` (experimental).
-    pub const TOR_OCCUPANCY_IA_DRD_OPT: Event = Event::row(880);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_DRD_OPT_PREF` (experimental).
-    pub const TOR_OCCUPANCY_IA_DRD_OPT_PREF: Event = Event::row(881);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_CRD_PREF` (experimental).
-    pub const TOR_OCCUPANCY_IA_CRD_PREF: Event = Event::row(882);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_DRD_PREF` (experimental).
-    pub const TOR_OCCUPANCY_IA_DRD_PREF: Event = Event::row(883);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PREF_LOCAL` (experimental).
-    pub const TOR_OCCUPANCY_IA_MISS_DRD_PREF_LOCAL: Event = Event::row(884);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PREF_REMOTE` (experimental).
-    pub const TOR_OCCUPANCY_IA_MISS_DRD_PREF_REMOTE: Event = Event::row(885);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_RFO_LOCAL` (experimental).
-    pub const TOR_OCCUPANCY_IA_MISS_RFO_LOCAL: Event = Event::row(886);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_RFO_REMOTE` (experimental).
-    pub const TOR_OCCUPANCY_IA_MISS_RFO_REMOTE: Event = Event::row(887);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_RFO_PREF_LOCAL` (experimental).
-    pub const TOR_OCCUPANCY_IA_MISS_RFO_PREF_LOCAL: Event = Event::row(888);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_RFO_PREF_REMOTE` (experimental).
-    pub const TOR_OCCUPANCY_IA_MISS_RFO_PREF_REMOTE: Event = Event::row(889);
-    /// `UNC_CHA_TOR_INSERTS.IA_CLFLUSHOPT` (experimental).
-    pub const TOR_INSERTS_IA_CLFLUSHOPT: Event = Event::row(890);
-    /// `UNC_CHA_TOR_INSERTS.IA_ITOM` (experimental).
-    pub const TOR_INSERTS_IA_ITOM: Event = Event::row(891);
-    /// `UNC_CHA_TOR_INSERTS.IO_WBMTOI` (experimental).
-    pub const TOR_INSERTS_IO_WBMTOI: Event = Event::row(892);
-    /// `UNC_CHA_TOR_INSERTS.IO_CLFLUSH` (experimental).
-    pub const TOR_INSERTS_IO_CLFLUSH: Event = Event::row(893);
-    /// `UNC_CHA_TOR_INSERTS.IA_WBMTOI` (experimental).
-    pub const TOR_INSERTS_IA_WBMTOI: Event = Event::row(894);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF_PMM` (experimental).
-    pub const TOR_INSERTS_IA_MISS_DRD_PREF_PMM: Event = Event::row(895);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF_LOCAL_PMM` (experimental).
-    pub const TOR_INSERTS_IA_MISS_DRD_PREF_LOCAL_PMM: Event = Event::row(896);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF_REMOTE_PMM` (experimental).
-    pub const TOR_INSERTS_IA_MISS_DRD_PREF_REMOTE_PMM: Event = Event::row(897);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_FULL_STREAMING_WR_PMM` (experimental).
-    pub const TOR_INSERTS_IA_MISS_FULL_STREAMING_WR_PMM: Event = Event::row(898);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_FULL_STREAMING_WR_LOCAL_PMM` (experimental).
-    pub const TOR_INSERTS_IA_MISS_FULL_STREAMING_WR_LOCAL_PMM: Event = Event::row(899);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_FULL_STREAMING_WR_REMOTE_PMM` (experimental).
-    pub const TOR_INSERTS_IA_MISS_FULL_STREAMING_WR_REMOTE_PMM: Event = Event::row(900);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_PARTIAL_STREAMING_WR_PMM` (experimental).
-    pub const TOR_INSERTS_IA_MISS_PARTIAL_STREAMING_WR_PMM: Event = Event::row(901);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_PARTIAL_STREAMING_WR_LOCAL_PMM` (experimental).
-    pub const TOR_INSERTS_IA_MISS_PARTIAL_STREAMING_WR_LOCAL_PMM: Event = Event::row(902);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_PARTIAL_STREAMING_WR_REMOTE_PMM` (experimental).
-    pub const TOR_INSERTS_IA_MISS_PARTIAL_STREAMING_WR_REMOTE_PMM: Event = Event::row(903);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_LOCAL_PMM` (experimental).
-    pub const TOR_OCCUPANCY_IA_MISS_DRD_LOCAL_PMM: Event = Event::row(904);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_REMOTE_PMM` (experimental).
-    pub const TOR_OCCUPANCY_IA_MISS_DRD_REMOTE_PMM: Event = Event::row(905);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PREF_PMM` (experimental).
-    pub const TOR_OCCUPANCY_IA_MISS_DRD_PREF_PMM: Event = Event::row(906);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PREF_LOCAL_PMM` (experimental).
-    pub const TOR_OCCUPANCY_IA_MISS_DRD_PREF_LOCAL_PMM: Event = Event::row(907);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PREF_REMOTE_PMM` (experimental).
-    pub const TOR_OCCUPANCY_IA_MISS_DRD_PREF_REMOTE_PMM: Event = Event::row(908);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_FULL_STREAMING_WR` (experimental).
-    pub const TOR_OCCUPANCY_IA_MISS_FULL_STREAMING_WR: Event = Event::row(909);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_FULL_STREAMING_WR_PMM` (experimental).
-    pub const TOR_OCCUPANCY_IA_MISS_FULL_STREAMING_WR_PMM: Event = Event::row(910);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_FULL_STREAMING_WR_LOCAL_PMM` (experimental).
-    pub const TOR_OCCUPANCY_IA_MISS_FULL_STREAMING_WR_LOCAL_PMM: Event = Event::row(911);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_FULL_STREAMING_WR_REMOTE_PMM` (experimental).
-    pub const TOR_OCCUPANCY_IA_MISS_FULL_STREAMING_WR_REMOTE_PMM: Event = Event::row(912);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_PARTIAL_STREAMING_WR` (experimental).
-    pub const TOR_OCCUPANCY_IA_MISS_PARTIAL_STREAMING_WR: Event = Event::row(913);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_PARTIAL_STREAMING_WR_PMM` (experimental).
-    pub const TOR_OCCUPANCY_IA_MISS_PARTIAL_STREAMING_WR_PMM: Event = Event::row(914);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_PARTIAL_STREAMING_WR_LOCAL_PMM` (experimental).
-    pub const TOR_OCCUPANCY_IA_MISS_PARTIAL_STREAMING_WR_LOCAL_PMM: Event = Event::row(915);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_PARTIAL_STREAMING_WR_REMOTE_PMM` (experimental).
-    pub const TOR_OCCUPANCY_IA_MISS_PARTIAL_STREAMING_WR_REMOTE_PMM: Event = Event::row(916);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_WCIL` (experimental).
-    pub const TOR_INSERTS_IA_MISS_WCIL: Event = Event::row(917);
-    /// `UNC_CHA_LLC_LOOKUP.RFO_F` (experimental).
-    pub const LLC_LOOKUP_RFO_F: Event = Event::row(918);
-    /// `UNC_CHA_LLC_LOOKUP.LOCAL_F` (experimental).
-    pub const LLC_LOOKUP_LOCAL_F: Event = Event::row(919);
-    /// `UNC_CHA_LLC_LOOKUP.REMOTE_F` (experimental).
-    pub const LLC_LOOKUP_REMOTE_F: Event = Event::row(920);
-    /// `UNC_CHA_LLC_LOOKUP.REMOTE_SNOOP_F` (experimental).
-    pub const LLC_LOOKUP_REMOTE_SNOOP_F: Event = Event::row(921);
-    /// `UNC_CHA_LLC_LOOKUP.ANY_F` (experimental).
-    pub const LLC_LOOKUP_ANY_F: Event = Event::row(922);
-    /// `UNC_CHA_LLC_LOOKUP.DATA_READ_F` (experimental).
-    pub const LLC_LOOKUP_DATA_READ_F: Event = Event::row(923);
-    /// `UNC_CHA_LLC_LOOKUP.OTHER_REQ_F` (experimental).
-    pub const LLC_LOOKUP_OTHER_REQ_F: Event = Event::row(924);
-    /// `UNC_CHA_LLC_LOOKUP.FLUSH_OR_INV_F` (experimental).
-    pub const LLC_LOOKUP_FLUSH_OR_INV_F: Event = Event::row(925);
-    /// `UNC_CHA_LLC_LOOKUP.CODE_READ_F` (experimental).
-    pub const LLC_LOOKUP_CODE_READ_F: Event = Event::row(926);
-    /// `UNC_CHA_LLC_LOOKUP.COREPREF_OR_DMND_LOCAL_F` (experimental).
-    pub const LLC_LOOKUP_COREPREF_OR_DMND_LOCAL_F: Event = Event::row(927);
-    /// `UNC_CHA_LLC_LOOKUP.LLCPREF_LOCAL_F` (experimental).
-    pub const LLC_LOOKUP_LLCPREF_LOCAL_F: Event = Event::row(928);
-    /// `UNC_CHA_LLC_LOOKUP.PREF_OR_DMND_REMOTE_F` (experimental).
-    pub const LLC_LOOKUP_PREF_OR_DMND_REMOTE_F: Event = Event::row(929);
-    /// `UNC_CHA_LLC_LOOKUP.MISS_ALL` (experimental).
-    pub const LLC_LOOKUP_MISS_ALL: Event = Event::row(930);
-    /// `UNC_CHA_LLC_LOOKUP.DATA_READ_ALL` (experimental).
-    pub const LLC_LOOKUP_DATA_READ_ALL: Event = Event::row(931);
-    /// `UNC_CHA_LLC_LOOKUP.DATA_READ_MISS` (experimental).
-    pub const LLC_LOOKUP_DATA_READ_MISS: Event = Event::row(932);
-    /// `UNC_CHA_LLC_LOOKUP.DMND_READ_LOCAL` (experimental).
-    pub const LLC_LOOKUP_DMND_READ_LOCAL: Event = Event::row(933);
-    /// `UNC_CHA_LLC_LOOKUP.WRITE_LOCAL` (experimental).
-    pub const LLC_LOOKUP_WRITE_LOCAL: Event = Event::row(934);
-    /// `UNC_CHA_LLC_LOOKUP.RFO_PREF_LOCAL` (experimental).
-    pub const LLC_LOOKUP_RFO_PREF_LOCAL: Event = Event::row(935);
-    /// `UNC_CHA_LLC_LOOKUP.WRITE_REMOTE` (experimental).
-    pub const LLC_LOOKUP_WRITE_REMOTE: Event = Event::row(936);
-    /// `UNC_CHA_LLC_LOOKUP.ALL_REMOTE` (experimental).
-    pub const LLC_LOOKUP_ALL_REMOTE: Event = Event::row(937);
-    /// `UNC_CHA_TOR_INSERTS.IA_WCILF` (experimental).
-    pub const TOR_INSERTS_IA_WCILF: Event = Event::row(938);
-    /// `UNC_CHA_TOR_INSERTS.IA_WCIL` (experimental).
-    pub const TOR_INSERTS_IA_WCIL: Event = Event::row(939);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_WIL` (experimental).
-    pub const TOR_INSERTS_IA_MISS_WIL: Event = Event::row(940);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_CRD_LOCAL` (experimental).
-    pub const TOR_INSERTS_IA_MISS_CRD_LOCAL: Event = Event::row(941);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_CRD_REMOTE` (experimental).
-    pub const TOR_INSERTS_IA_MISS_CRD_REMOTE: Event = Event::row(942);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_CRD_PREF_LOCAL` (experimental).
-    pub const TOR_INSERTS_IA_MISS_CRD_PREF_LOCAL: Event = Event::row(943);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_CRD_PREF_REMOTE` (experimental).
-    pub const TOR_INSERTS_IA_MISS_CRD_PREF_REMOTE: Event = Event::row(944);
-    /// `UNC_CHA_TOR_INSERTS.IA_ITOMCACHENEAR` (experimental).
-    pub const TOR_INSERTS_IA_ITOMCACHENEAR: Event = Event::row(945);
-    /// `UNC_CHA_TOR_INSERTS.IA_HIT_ITOM` (experimental).
-    pub const TOR_INSERTS_IA_HIT_ITOM: Event = Event::row(946);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_ITOM` (experimental).
-    pub const TOR_INSERTS_IA_MISS_ITOM: Event = Event::row(947);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_UCRDF` (experimental).
-    pub const TOR_INSERTS_IA_MISS_UCRDF: Event = Event::row(948);
-    /// `UNC_CHA_TOR_INSERTS.IA_LLCPREFCODE` (experimental).
-    pub const TOR_INSERTS_IA_LLCPREFCODE: Event = Event::row(949);
-    /// `UNC_CHA_PMM_MEMMODE_NM_SETCONFLICTS.TOR` (experimental).
-    pub const PMM_MEMMODE_NM_SETCONFLICTS_TOR: Event = Event::row(950);
-    /// `UNC_CHA_PMM_MEMMODE_NM_SETCONFLICTS.SF` (experimental).
-    pub const PMM_MEMMODE_NM_SETCONFLICTS_SF: Event = Event::row(951);
-    /// `UNC_CHA_PMM_MEMMODE_NM_SETCONFLICTS.LLC` (experimental).
-    pub const PMM_MEMMODE_NM_SETCONFLICTS_LLC: Event = Event::row(952);
-    /// `UNC_CHA_TOR_INSERTS.IA_HIT_LLCPREFCODE` (experimental).
-    pub const TOR_INSERTS_IA_HIT_LLCPREFCODE: Event = Event::row(953);
-    /// `UNC_CHA_TOR_INSERTS.IA_HIT_LLCPREFDATA` (experimental).
-    pub const TOR_INSERTS_IA_HIT_LLCPREFDATA: Event = Event::row(954);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_LLCPREFCODE` (experimental).
-    pub const TOR_INSERTS_IA_MISS_LLCPREFCODE: Event = Event::row(955);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_HIT_LLCPREFCODE` (experimental).
-    pub const TOR_OCCUPANCY_IA_HIT_LLCPREFCODE: Event = Event::row(956);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_HIT_LLCPREFDATA` (experimental).
-    pub const TOR_OCCUPANCY_IA_HIT_LLCPREFDATA: Event = Event::row(957);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_LLCPREFCODE` (experimental).
-    pub const TOR_OCCUPANCY_IA_MISS_LLCPREFCODE: Event = Event::row(958);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_LLCPREFDATA` (experimental).
-    pub const TOR_OCCUPANCY_IA_MISS_LLCPREFDATA: Event = Event::row(959);
-    /// `UNC_CHA_PMM_MEMMODE_NM_INVITOX.LOCAL` (experimental).
-    pub const PMM_MEMMODE_NM_INVITOX_LOCAL: Event = Event::row(960);
-    /// `UNC_CHA_PMM_MEMMODE_NM_INVITOX.REMOTE` (experimental).
-    pub const PMM_MEMMODE_NM_INVITOX_REMOTE: Event = Event::row(961);
-    /// `UNC_CHA_PMM_MEMMODE_NM_INVITOX.SETCONFLICT` (experimental).
-    pub const PMM_MEMMODE_NM_INVITOX_SETCONFLICT: Event = Event::row(962);
-    /// `UNC_CHA_PMM_MEMMODE_NM_SETCONFLICTS2.IODC` (experimental).
-    pub const PMM_MEMMODE_NM_SETCONFLICTS2_IODC: Event = Event::row(963);
-    /// `UNC_CHA_PMM_MEMMODE_NM_SETCONFLICTS2.MEMWR` (experimental).
-    pub const PMM_MEMMODE_NM_SETCONFLICTS2_MEMWR: Event = Event::row(964);
-    /// `UNC_CHA_PMM_MEMMODE_NM_SETCONFLICTS2.MEMWRNI` (experimental).
-    pub const PMM_MEMMODE_NM_SETCONFLICTS2_MEMWRNI: Event = Event::row(965);
-    /// `UNC_CHA_PMM_QOS.SLOW_INSERT` (experimental).
-    pub const PMM_QOS_SLOW_INSERT: Event = Event::row(966);
-    /// `UNC_CHA_PMM_QOS.DDR4_FAST_INSERT` (experimental).
-    pub const PMM_QOS_DDR4_FAST_INSERT: Event = Event::row(967);
-    /// `UNC_CHA_PMM_QOS.THROTTLE` (experimental).
-    pub const PMM_QOS_THROTTLE: Event = Event::row(968);
-    /// `UNC_CHA_PMM_QOS.REJ_IRQ` (experimental).
-    pub const PMM_QOS_REJ_IRQ: Event = Event::row(969);
-    /// `UNC_CHA_PMM_QOS.THROTTLE_PRQ` (experimental).
-    pub const PMM_QOS_THROTTLE_PRQ: Event = Event::row(970);
-    /// `UNC_CHA_PMM_QOS.THROTTLE_IRQ` (experimental).
-    pub const PMM_QOS_THROTTLE_IRQ: Event = Event::row(971);
-    /// `UNC_CHA_PMM_QOS.SLOWTORQ_SKIP` (experimental).
-    pub const PMM_QOS_SLOWTORQ_SKIP: Event = Event::row(972);
-    /// `UNC_CHA_PMM_QOS_OCCUPANCY.DDR_SLOW_FIFO` (experimental).
-    pub const PMM_QOS_OCCUPANCY_DDR_SLOW_FIFO: Event = Event::row(973);
-    /// `UNC_CHA_PMM_QOS_OCCUPANCY.DDR_FAST_FIFO` (experimental).
-    pub const PMM_QOS_OCCUPANCY_DDR_FAST_FIFO: Event = Event::row(974);
-    /// `UNC_CHA_PIPE_REJECT.IRQ_PMM` (experimental).
-    pub const PIPE_REJECT_IRQ_PMM: Event = Event::row(975);
-    /// `UNC_CHA_PIPE_REJECT.PRQ_PMM` (experimental).
-    pub const PIPE_REJECT_PRQ_PMM: Event = Event::row(976);
-    /// `UNC_CHA_PIPE_REJECT.PMM_MEMMODE_TOR_MATCH` (experimental).
-    pub const PIPE_REJECT_PMM_MEMMODE_TOR_MATCH: Event = Event::row(977);
-    /// `UNC_CHA_PIPE_REJECT.PMM_MEMMODE_TORMATCH_MULTI` (experimental).
-    pub const PIPE_REJECT_PMM_MEMMODE_TORMATCH_MULTI: Event = Event::row(978);
-    /// `UNC_CHA_TOR_INSERTS.PMM` (experimental).
-    pub const TOR_INSERTS_PMM: Event = Event::row(979);
-    /// `UNC_CHA_TOR_OCCUPANCY.PMM` (experimental).
-    pub const TOR_OCCUPANCY_PMM: Event = Event::row(980);
-    /// `UNC_CHA_DISTRESS_ASSERTED.PMM_LOCAL` (experimental).
-    pub const DISTRESS_ASSERTED_PMM_LOCAL: Event = Event::row(981);
-    /// `UNC_CHA_DISTRESS_ASSERTED.PMM_NONLOCAL` (experimental).
-    pub const DISTRESS_ASSERTED_PMM_NONLOCAL: Event = Event::row(982);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_WCILF_PMM` (experimental).
-    pub const TOR_INSERTS_IA_MISS_WCILF_PMM: Event = Event::row(983);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_LOCAL_WCILF_PMM` (experimental).
-    pub const TOR_INSERTS_IA_MISS_LOCAL_WCILF_PMM: Event = Event::row(984);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_REMOTE_WCILF_PMM` (experimental).
-    pub const TOR_INSERTS_IA_MISS_REMOTE_WCILF_PMM: Event = Event::row(985);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_WCIL_PMM` (experimental).
-    pub const TOR_INSERTS_IA_MISS_WCIL_PMM: Event = Event::row(986);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_LOCAL_WCIL_PMM` (experimental).
-    pub const TOR_INSERTS_IA_MISS_LOCAL_WCIL_PMM: Event = Event::row(987);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_REMOTE_WCIL_PMM` (experimental).
-    pub const TOR_INSERTS_IA_MISS_REMOTE_WCIL_PMM: Event = Event::row(988);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_WCILF_PMM` (experimental).
-    pub const TOR_OCCUPANCY_IA_MISS_WCILF_PMM: Event = Event::row(989);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_LOCAL_WCILF_PMM` (experimental).
-    pub const TOR_OCCUPANCY_IA_MISS_LOCAL_WCILF_PMM: Event = Event::row(990);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_REMOTE_WCILF_PMM` (experimental).
-    pub const TOR_OCCUPANCY_IA_MISS_REMOTE_WCILF_PMM: Event = Event::row(991);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_WCIL_PMM` (experimental).
-    pub const TOR_OCCUPANCY_IA_MISS_WCIL_PMM: Event = Event::row(992);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_LOCAL_WCIL_PMM` (experimental).
-    pub const TOR_OCCUPANCY_IA_MISS_LOCAL_WCIL_PMM: Event = Event::row(993);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_REMOTE_WCIL_PMM` (experimental).
-    pub const TOR_OCCUPANCY_IA_MISS_REMOTE_WCIL_PMM: Event = Event::row(994);
-    /// `UNC_CHA_TOR_INSERTS.DDR` (experimental).
-    pub const TOR_INSERTS_DDR: Event = Event::row(995);
-    /// `UNC_CHA_TOR_OCCUPANCY.DDR` (experimental).
-    pub const TOR_OCCUPANCY_DDR: Event = Event::row(996);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF_DDR` (experimental).
-    pub const TOR_INSERTS_IA_MISS_DRD_PREF_DDR: Event = Event::row(997);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF_LOCAL_DDR` (experimental).
-    pub const TOR_INSERTS_IA_MISS_DRD_PREF_LOCAL_DDR: Event = Event::row(998);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF_REMOTE_DDR` (experimental).
-    pub const TOR_INSERTS_IA_MISS_DRD_PREF_REMOTE_DDR: Event = Event::row(999);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_WCILF_DDR` (experimental).
-    pub const TOR_INSERTS_IA_MISS_WCILF_DDR: Event = Event::row(1000);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_LOCAL_WCILF_DDR` (experimental).
-    pub const TOR_INSERTS_IA_MISS_LOCAL_WCILF_DDR: Event = Event::row(1001);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_REMOTE_WCILF_DDR` (experimental).
-    pub const TOR_INSERTS_IA_MISS_REMOTE_WCILF_DDR: Event = Event::row(1002);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_WCIL_DDR` (experimental).
-    pub const TOR_INSERTS_IA_MISS_WCIL_DDR: Event = Event::row(1003);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_LOCAL_WCIL_DDR` (experimental).
-    pub const TOR_INSERTS_IA_MISS_LOCAL_WCIL_DDR: Event = Event::row(1004);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_REMOTE_WCIL_DDR` (experimental).
-    pub const TOR_INSERTS_IA_MISS_REMOTE_WCIL_DDR: Event = Event::row(1005);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_LOCAL_DDR` (experimental).
-    pub const TOR_OCCUPANCY_IA_MISS_DRD_LOCAL_DDR: Event = Event::row(1006);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_REMOTE_DDR` (experimental).
-    pub const TOR_OCCUPANCY_IA_MISS_DRD_REMOTE_DDR: Event = Event::row(1007);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PREF_DDR` (experimental).
-    pub const TOR_OCCUPANCY_IA_MISS_DRD_PREF_DDR: Event = Event::row(1008);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PREF_LOCAL_DDR` (experimental).
-    pub const TOR_OCCUPANCY_IA_MISS_DRD_PREF_LOCAL_DDR: Event = Event::row(1009);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PREF_REMOTE_DDR` (experimental).
-    pub const TOR_OCCUPANCY_IA_MISS_DRD_PREF_REMOTE_DDR: Event = Event::row(1010);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_WCILF_DDR` (experimental).
-    pub const TOR_OCCUPANCY_IA_MISS_WCILF_DDR: Event = Event::row(1011);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_LOCAL_WCILF_DDR` (experimental).
-    pub const TOR_OCCUPANCY_IA_MISS_LOCAL_WCILF_DDR: Event = Event::row(1012);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_REMOTE_WCILF_DDR` (experimental).
-    pub const TOR_OCCUPANCY_IA_MISS_REMOTE_WCILF_DDR: Event = Event::row(1013);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_WCIL_DDR` (experimental).
-    pub const TOR_OCCUPANCY_IA_MISS_WCIL_DDR: Event = Event::row(1014);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_LOCAL_WCIL_DDR` (experimental).
-    pub const TOR_OCCUPANCY_IA_MISS_LOCAL_WCIL_DDR: Event = Event::row(1015);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_REMOTE_WCIL_DDR` (experimental).
-    pub const TOR_OCCUPANCY_IA_MISS_REMOTE_WCIL_DDR: Event = Event::row(1016);
-    /// `UNC_CHA_TOR_OCCUPANCY.IO_HIT_PCIRDCUR` (experimental).
-    pub const TOR_OCCUPANCY_IO_HIT_PCIRDCUR: Event = Event::row(1017);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_LLCPREFDATA` (experimental).
-    pub const TOR_OCCUPANCY_IA_LLCPREFDATA: Event = Event::row(1018);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_WCILF` (experimental).
-    pub const TOR_INSERTS_IA_MISS_WCILF: Event = Event::row(1019);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_WCILF` (experimental).
-    pub const TOR_OCCUPANCY_IA_MISS_WCILF: Event = Event::row(1020);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_WCIL` (experimental).
-    pub const TOR_OCCUPANCY_IA_MISS_WCIL: Event = Event::row(1021);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_CRD_LOCAL` (experimental).
-    pub const TOR_OCCUPANCY_IA_MISS_CRD_LOCAL: Event = Event::row(1022);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_CRD_REMOTE` (experimental).
-    pub const TOR_OCCUPANCY_IA_MISS_CRD_REMOTE: Event = Event::row(1023);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_CRD_PREF_LOCAL` (experimental).
-    pub const TOR_OCCUPANCY_IA_MISS_CRD_PREF_LOCAL: Event = Event::row(1024);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_CRD_PREF_REMOTE` (experimental).
-    pub const TOR_OCCUPANCY_IA_MISS_CRD_PREF_REMOTE: Event = Event::row(1025);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_CLFLUSH` (experimental).
-    pub const TOR_OCCUPANCY_IA_CLFLUSH: Event = Event::row(1026);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_CLFLUSHOPT` (experimental).
-    pub const TOR_OCCUPANCY_IA_CLFLUSHOPT: Event = Event::row(1027);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_ITOMCACHENEAR` (experimental).
-    pub const TOR_OCCUPANCY_IA_ITOMCACHENEAR: Event = Event::row(1028);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_SPECITOM` (experimental).
-    pub const TOR_OCCUPANCY_IA_SPECITOM: Event = Event::row(1029);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_WBMTOI` (experimental).
-    pub const TOR_OCCUPANCY_IA_WBMTOI: Event = Event::row(1030);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_ITOM` (experimental).
-    pub const TOR_OCCUPANCY_IA_ITOM: Event = Event::row(1031);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_HIT_ITOM` (experimental).
-    pub const TOR_OCCUPANCY_IA_HIT_ITOM: Event = Event::row(1032);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_ITOM` (experimental).
-    pub const TOR_OCCUPANCY_IA_MISS_ITOM: Event = Event::row(1033);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_UCRDF` (experimental).
-    pub const TOR_OCCUPANCY_IA_MISS_UCRDF: Event = Event::row(1034);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_WIL` (experimental).
-    pub const TOR_OCCUPANCY_IA_MISS_WIL: Event = Event::row(1035);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_WCILF` (experimental).
-    pub const TOR_OCCUPANCY_IA_WCILF: Event = Event::row(1036);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_WCIL` (experimental).
-    pub const TOR_OCCUPANCY_IA_WCIL: Event = Event::row(1037);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_LLCPREFCODE` (experimental).
-    pub const TOR_OCCUPANCY_IA_LLCPREFCODE: Event = Event::row(1038);
-    /// `UNC_CHA_TOR_OCCUPANCY.IO_WBMTOI` (experimental).
-    pub const TOR_OCCUPANCY_IO_WBMTOI: Event = Event::row(1039);
-    /// `UNC_CHA_TOR_OCCUPANCY.IO_CLFLUSH` (experimental).
-    pub const TOR_OCCUPANCY_IO_CLFLUSH: Event = Event::row(1040);
-    /// `UNC_CHA_TOR_OCCUPANCY.IO_ITOMCACHENEAR` (experimental).
-    pub const TOR_OCCUPANCY_IO_ITOMCACHENEAR: Event = Event::row(1041);
-    /// `UNC_CHA_TOR_OCCUPANCY.IO_HIT_ITOMCACHENEAR` (experimental).
-    pub const TOR_OCCUPANCY_IO_HIT_ITOMCACHENEAR: Event = Event::row(1042);
-    /// `UNC_CHA_TOR_OCCUPANCY.IO_MISS_ITOMCACHENEAR` (experimental).
-    pub const TOR_OCCUPANCY_IO_MISS_ITOMCACHENEAR: Event = Event::row(1043);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_FULL_STREAMING_WR_DDR` (experimental).
-    pub const TOR_INSERTS_IA_MISS_FULL_STREAMING_WR_DDR: Event = Event::row(1044);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_FULL_STREAMING_WR_LOCAL_DDR` (experimental).
-    pub const TOR_INSERTS_IA_MISS_FULL_STREAMING_WR_LOCAL_DDR: Event = Event::row(1045);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_FULL_STREAMING_WR_REMOTE_DDR` (experimental).
-    pub const TOR_INSERTS_IA_MISS_FULL_STREAMING_WR_REMOTE_DDR: Event = Event::row(1046);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_PARTIAL_STREAMING_WR_DDR` (experimental).
-    pub const TOR_INSERTS_IA_MISS_PARTIAL_STREAMING_WR_DDR: Event = Event::row(1047);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_PARTIAL_STREAMING_WR_LOCAL_DDR` (experimental).
-    pub const TOR_INSERTS_IA_MISS_PARTIAL_STREAMING_WR_LOCAL_DDR: Event = Event::row(1048);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_PARTIAL_STREAMING_WR_REMOTE_DDR` (experimental).
-    pub const TOR_INSERTS_IA_MISS_PARTIAL_STREAMING_WR_REMOTE_DDR: Event = Event::row(1049);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_FULL_STREAMING_WR_DDR` (experimental).
-    pub const TOR_OCCUPANCY_IA_MISS_FULL_STREAMING_WR_DDR: Event = Event::row(1050);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_FULL_STREAMING_WR_LOCAL_DDR` (experimental).
-    pub const TOR_OCCUPANCY_IA_MISS_FULL_STREAMING_WR_LOCAL_DDR: Event = Event::row(1051);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_FULL_STREAMING_WR_REMOTE_DDR` (experimental).
-    pub const TOR_OCCUPANCY_IA_MISS_FULL_STREAMING_WR_REMOTE_DDR: Event = Event::row(1052);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_PARTIAL_STREAMING_WR_DDR` (experimental).
-    pub const TOR_OCCUPANCY_IA_MISS_PARTIAL_STREAMING_WR_DDR: Event = Event::row(1053);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_PARTIAL_STREAMING_WR_LOCAL_DDR` (experimental).
-    pub const TOR_OCCUPANCY_IA_MISS_PARTIAL_STREAMING_WR_LOCAL_DDR: Event = Event::row(1054);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_PARTIAL_STREAMING_WR_REMOTE_DDR` (experimental).
-    pub const TOR_OCCUPANCY_IA_MISS_PARTIAL_STREAMING_WR_REMOTE_DDR: Event = Event::row(1055);
-    /// `UNC_CHA_TOR_INSERTS.IA_WBEFTOE` (experimental).
-    pub const TOR_INSERTS_IA_WBEFTOE: Event = Event::row(1056);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_SPECITOM` (experimental).
-    pub const TOR_OCCUPANCY_IA_MISS_SPECITOM: Event = Event::row(1057);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_SPECITOM` (experimental).
-    pub const TOR_INSERTS_IA_MISS_SPECITOM: Event = Event::row(1058);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRDPTE` (experimental).
-    pub const TOR_INSERTS_IA_MISS_DRDPTE: Event = Event::row(1059);
-    /// `UNC_CHA_TOR_INSERTS.IA_HIT_DRDPTE` (experimental).
-    pub const TOR_INSERTS_IA_HIT_DRDPTE: Event = Event::row(1060);
-    /// `UNC_CHA_TOR_INSERTS.IA_DRDPTE` (experimental).
-    pub const TOR_INSERTS_IA_DRDPTE: Event = Event::row(1061);
-    /// `UNC_CHA_TOR_INSERTS.IA_HIT_SPECITOM` (experimental).
-    pub const TOR_INSERTS_IA_HIT_SPECITOM: Event = Event::row(1062);
-    /// `UNC_CHA_TOR_INSERTS.IA_WBSTOI` (experimental).
-    pub const TOR_INSERTS_IA_WBSTOI: Event = Event::row(1063);
-    /// `UNC_CHA_TOR_INSERTS.IA_WBEFTOI` (experimental).
-    pub const TOR_INSERTS_IA_WBEFTOI: Event = Event::row(1064);
-    /// `UNC_CHA_TOR_INSERTS.IA_WBMTOE` (experimental).
-    pub const TOR_INSERTS_IA_WBMTOE: Event = Event::row(1065);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_DRDPTE` (experimental).
-    pub const TOR_OCCUPANCY_IA_DRDPTE: Event = Event::row(1066);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_HIT_DRDPTE` (experimental).
-    pub const TOR_OCCUPANCY_IA_HIT_DRDPTE: Event = Event::row(1067);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRDPTE` (experimental).
-    pub const TOR_OCCUPANCY_IA_MISS_DRDPTE: Event = Event::row(1068);
-    /// `UNC_CHA_LLC_LOOKUP.CODE_READ_MISS` (experimental).
-    pub const LLC_LOOKUP_CODE_READ_MISS: Event = Event::row(1069);
-    /// `UNC_CHA_LLC_LOOKUP.RFO_MISS` (experimental).
-    pub const LLC_LOOKUP_RFO_MISS: Event = Event::row(1070);
-    /// `UNC_CHA_LLC_LOOKUP.READ` (experimental).
-    pub const LLC_LOOKUP_READ: Event = Event::row(1071);
-    /// `UNC_CHA_LLC_LOOKUP.READ_MISS` (experimental).
-    pub const LLC_LOOKUP_READ_MISS: Event = Event::row(1072);
-    /// `UNC_CHA_LLC_LOOKUP.READ_MISS_LOC_HOM` (experimental).
-    pub const LLC_LOOKUP_READ_MISS_LOC_HOM: Event = Event::row(1073);
-    /// `UNC_CHA_LLC_LOOKUP.READ_MISS_REM_HOM` (experimental).
-    pub const LLC_LOOKUP_READ_MISS_REM_HOM: Event = Event::row(1074);
-    /// `UNC_CHA_LLC_LOOKUP.READ_LOCAL_LOC_HOM` (experimental).
-    pub const LLC_LOOKUP_READ_LOCAL_LOC_HOM: Event = Event::row(1075);
-    /// `UNC_CHA_LLC_LOOKUP.READ_REMOTE_LOC_HOM` (experimental).
-    pub const LLC_LOOKUP_READ_REMOTE_LOC_HOM: Event = Event::row(1076);
-    /// `UNC_CHA_LLC_LOOKUP.READ_LOCAL_REM_HOM` (experimental).
-    pub const LLC_LOOKUP_READ_LOCAL_REM_HOM: Event = Event::row(1077);
-    /// `UNC_CHA_LLC_LOOKUP.READ_SF_HIT` (experimental).
-    pub const LLC_LOOKUP_READ_SF_HIT: Event = Event::row(1078);
-    /// `UNC_CHA_LLC_LOOKUP.READ_OR_SNOOP_REMOTE_MISS_REM_HOM` (experimental).
-    pub const LLC_LOOKUP_READ_OR_SNOOP_REMOTE_MISS_REM_HOM: Event = Event::row(1079);
-    /// `UNC_CHA_LLC_LOOKUP.WRITES_AND_OTHER` (experimental).
-    pub const LLC_LOOKUP_WRITES_AND_OTHER: Event = Event::row(1080);
-    /// `UNC_CHA_LLC_LOOKUP.LOC_HOM` (experimental).
-    pub const LLC_LOOKUP_LOC_HOM: Event = Event::row(1081);
-    /// `UNC_CHA_LLC_LOOKUP.REM_HOM` (experimental).
-    pub const LLC_LOOKUP_REM_HOM: Event = Event::row(1082);
-    /// `UNC_CHA_LLC_LOOKUP.CODE_READ_REMOTE` (experimental).
-    pub const LLC_LOOKUP_CODE_READ_REMOTE: Event = Event::row(1083);
-    /// `UNC_CHA_LLC_LOOKUP.CODE_READ_LOCAL` (experimental).
-    pub const LLC_LOOKUP_CODE_READ_LOCAL: Event = Event::row(1084);
-    /// `UNC_CHA_LLC_LOOKUP.LLCPREF_LOCAL` (experimental).
-    pub const LLC_LOOKUP_LLCPREF_LOCAL: Event = Event::row(1085);
-    /// `UNC_CHA_LLC_LOOKUP.CODE_READ` (experimental).
-    pub const LLC_LOOKUP_CODE_READ: Event = Event::row(1086);
-}
-
 #[cfg(feature = "metadata")]
 impl Event {
     /// The event's facts.
@@ -2989,1101 +798,1106 @@ impl Event {
     }
 }
 
-/// The events, row n for `Event::row(n)`: `ev(name, event select, umask, counters)` (bit n
-/// of counters: counter n may count it) and what else each sets.
-const EVENT_ROWS: &[EventRow] = &[
-    ev("UNC_CHA_DIR_UPDATE.HA", 0x54, 0x01, 0b1111),
-    ev("UNC_CHA_DIR_UPDATE.TOR", 0x54, 0x02, 0b1111),
-    ev("UNC_CHA_REQUESTS.INVITOE_LOCAL", 0x50, 0x10, 0b1111),
-    ev("UNC_CHA_REQUESTS.INVITOE_REMOTE", 0x50, 0x20, 0b1111),
-    ev("UNC_CHA_REQUESTS.READS_LOCAL", 0x50, 0x01, 0b1111),
-    ev("UNC_CHA_REQUESTS.READS_REMOTE", 0x50, 0x02, 0b1111),
-    ev("UNC_CHA_REQUESTS.WRITES_LOCAL", 0x50, 0x04, 0b1111),
-    ev("UNC_CHA_REQUESTS.WRITES_REMOTE", 0x50, 0x08, 0b1111),
-    ev("UNC_CHA_CLOCKTICKS", 0x00, 0x00, 0b1111),
-    ev("UNC_CHA_IMC_READS_COUNT.NORMAL", 0x59, 0x01, 0b1111),
-    ev("UNC_CHA_IMC_WRITES_COUNT.FULL", 0x5b, 0x01, 0b1111),
-    ev("UNC_CHA_LLC_VICTIMS.ALL", 0x37, 0x0f, 0b1111),
-    ev("UNC_CHA_REQUESTS.READS", 0x50, 0x03, 0b1111),
-    ev("UNC_CHA_REQUESTS.WRITES", 0x50, 0x0c, 0b1111),
-    ev("UNC_CHA_SF_EVICTION.E_STATE", 0x3d, 0x02, 0b1111),
-    ev("UNC_CHA_SF_EVICTION.M_STATE", 0x3d, 0x01, 0b1111),
-    ev("UNC_CHA_SF_EVICTION.S_STATE", 0x3d, 0x04, 0b1111),
-    ev("UNC_CHA_TOR_INSERTS.IA", 0x35, 0x01, 0b1111).umask_ext(0xc001ff),
-    ev("UNC_CHA_TOR_INSERTS.IA_HIT", 0x35, 0x01, 0b1111).umask_ext(0xc001fd),
-    ev("UNC_CHA_TOR_INSERTS.IA_HIT_CRD", 0x35, 0x01, 0b1111).umask_ext(0xc80ffd),
-    ev("UNC_CHA_TOR_INSERTS.IA_HIT_DRD", 0x35, 0x01, 0b1111).umask_ext(0xc817fd),
-    ev("UNC_CHA_TOR_INSERTS.IA_HIT_LLCPREFRFO", 0x35, 0x01, 0b1111).umask_ext(0xccc7fd),
-    ev("UNC_CHA_TOR_INSERTS.IA_HIT_RFO", 0x35, 0x01, 0b1111).umask_ext(0xc807fd),
-    ev("UNC_CHA_TOR_INSERTS.IA_MISS", 0x35, 0x01, 0b1111).umask_ext(0xc001fe),
-    ev("UNC_CHA_TOR_INSERTS.IA_MISS_CRD", 0x35, 0x01, 0b1111).umask_ext(0xc80ffe),
-    ev("UNC_CHA_TOR_INSERTS.IA_MISS_DRD", 0x35, 0x01, 0b1111).umask_ext(0xc817fe),
-    ev("UNC_CHA_TOR_INSERTS.IA_MISS_LLCPREFRFO", 0x35, 0x01, 0b1111).umask_ext(0xccc7fe),
-    ev("UNC_CHA_TOR_INSERTS.IA_MISS_RFO", 0x35, 0x01, 0b1111).umask_ext(0xc807fe),
-    ev("UNC_CHA_TOR_INSERTS.IO", 0x35, 0x04, 0b1111).umask_ext(0xc001ff),
-    ev("UNC_CHA_TOR_INSERTS.IO_HIT", 0x35, 0x04, 0b1111).umask_ext(0xc001fd),
-    ev("UNC_CHA_TOR_INSERTS.IO_MISS", 0x35, 0x04, 0b1111).umask_ext(0xc001fe),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA", 0x36, 0x01, 0b1).umask_ext(0xc001ff),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_HIT", 0x36, 0x01, 0b1).umask_ext(0xc001fd),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS", 0x36, 0x01, 0b1).umask_ext(0xc001fe),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_CRD", 0x36, 0x01, 0b1).umask_ext(0xc80ffe),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD", 0x36, 0x01, 0b1).umask_ext(0xc817fe),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_RFO", 0x36, 0x01, 0b1).umask_ext(0xc807fe),
-    ev("UNC_CHA_TOR_OCCUPANCY.IO", 0x36, 0x04, 0b1).umask_ext(0xc001ff),
-    ev("UNC_CHA_TOR_OCCUPANCY.IO_HIT", 0x36, 0x04, 0b1).umask_ext(0xc001fd),
-    ev("UNC_CHA_TOR_OCCUPANCY.IO_MISS", 0x36, 0x04, 0b1).umask_ext(0xc001fe),
-    ev("UNC_CHA_TOR_INSERTS.IO_MISS_ITOM", 0x35, 0x04, 0b1111).umask_ext(0xcc43fe),
-    ev("UNC_CHA_TOR_INSERTS.IO_MISS_RFO", 0x35, 0x04, 0b1111).umask_ext(0xc803fe),
-    ev("UNC_CHA_CMS_CLOCKTICKS", 0xc0, 0x00, 0b1111),
-    ev("UNC_CHA_TOR_INSERTS.IA_HIT_CRD_PREF", 0x35, 0x01, 0b1111).umask_ext(0xc88ffd),
-    ev("UNC_CHA_TOR_INSERTS.IA_HIT_DRD_PREF", 0x35, 0x01, 0b1111).umask_ext(0xc897fd),
-    ev("UNC_CHA_TOR_INSERTS.IA_HIT_RFO_PREF", 0x35, 0x01, 0b1111).umask_ext(0xc887fd),
-    ev("UNC_CHA_TOR_INSERTS.IA_MISS_CRD_PREF", 0x35, 0x01, 0b1111).umask_ext(0xc88ffe),
-    ev("UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF", 0x35, 0x01, 0b1111).umask_ext(0xc897fe),
-    ev("UNC_CHA_TOR_INSERTS.IA_MISS_RFO_PREF", 0x35, 0x01, 0b1111).umask_ext(0xc887fe),
-    ev("UNC_CHA_TOR_INSERTS.IO_HIT_ITOM", 0x35, 0x04, 0b1111).umask_ext(0xcc43fd),
-    ev("UNC_CHA_TOR_INSERTS.IO_RFO", 0x35, 0x04, 0b1111).umask_ext(0xc803ff),
-    ev("UNC_CHA_TOR_INSERTS.IO_ITOM", 0x35, 0x04, 0b1111).umask_ext(0xcc43ff),
-    ev("UNC_CHA_TOR_INSERTS.IA_RFO_PREF", 0x35, 0x01, 0b1111).umask_ext(0xc887ff),
-    ev("UNC_CHA_TOR_INSERTS.IA_RFO", 0x35, 0x01, 0b1111).umask_ext(0xc807ff),
-    ev("UNC_CHA_TOR_INSERTS.IA_LLCPREFRFO", 0x35, 0x01, 0b1111).umask_ext(0xccc7ff),
-    ev("UNC_CHA_TOR_INSERTS.IA_DRD_PREF", 0x35, 0x01, 0b1111).umask_ext(0xc897ff),
-    ev("UNC_CHA_TOR_INSERTS.IA_CRD", 0x35, 0x01, 0b1111).umask_ext(0xc80fff),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_RFO", 0x36, 0x01, 0b1).umask_ext(0xc807ff),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_DRD", 0x36, 0x01, 0b1).umask_ext(0xc817ff),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_CRD", 0x36, 0x01, 0b1).umask_ext(0xc80fff),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_LOCAL", 0x36, 0x01, 0b1).umask_ext(0xc816fe),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_REMOTE", 0x36, 0x01, 0b1).umask_ext(0xc8177e),
-    ev("UNC_CHA_TOR_INSERTS.IA_MISS_DRD_LOCAL", 0x35, 0x01, 0b1111).umask_ext(0xc816fe),
-    ev("UNC_CHA_TOR_INSERTS.IA_MISS_DRD_REMOTE", 0x35, 0x01, 0b1111).umask_ext(0xc8177e),
-    ev("UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF_LOCAL", 0x35, 0x01, 0b1111).umask_ext(0xc896fe),
-    ev("UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF_REMOTE", 0x35, 0x01, 0b1111).umask_ext(0xc8977e),
-    ev("UNC_CHA_TOR_INSERTS.IA_MISS_RFO_LOCAL", 0x35, 0x01, 0b1111).umask_ext(0xc806fe),
-    ev("UNC_CHA_TOR_INSERTS.IA_MISS_RFO_REMOTE", 0x35, 0x01, 0b1111).umask_ext(0xc8077e),
-    ev("UNC_CHA_TOR_INSERTS.IA_MISS_RFO_PREF_LOCAL", 0x35, 0x01, 0b1111).umask_ext(0xc886fe),
-    ev("UNC_CHA_TOR_INSERTS.IA_MISS_RFO_PREF_REMOTE", 0x35, 0x01, 0b1111).umask_ext(0xc8877e),
-    ev("UNC_CHA_TOR_INSERTS.IA_CLFLUSH", 0x35, 0x01, 0b1111).umask_ext(0xc8c7ff),
-    ev("UNC_CHA_TOR_INSERTS.IA_SPECITOM", 0x35, 0x01, 0b1111).umask_ext(0xcc57ff),
-    ev("UNC_CHA_TOR_INSERTS.IO_ITOMCACHENEAR", 0x35, 0x04, 0b1111).umask_ext(0xcd43ff),
-    ev("UNC_CHA_TOR_INSERTS.IO_HIT_ITOMCACHENEAR", 0x35, 0x04, 0b1111).umask_ext(0xcd43fd),
-    ev("UNC_CHA_TOR_INSERTS.IO_MISS_ITOMCACHENEAR", 0x35, 0x04, 0b1111).umask_ext(0xcd43fe),
-    ev("UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PMM", 0x35, 0x01, 0b1111).umask_ext(0xc8178a),
-    ev("UNC_CHA_TOR_INSERTS.IA_MISS_DRD_LOCAL_PMM", 0x35, 0x01, 0b1111).umask_ext(0xc8168a),
-    ev("UNC_CHA_TOR_INSERTS.IA_MISS_DRD_REMOTE_PMM", 0x35, 0x01, 0b1111).umask_ext(0xc8170a),
-    ev("UNC_CHA_TOR_INSERTS.IA_MISS_FULL_STREAMING_WR", 0x35, 0x01, 0b1111).umask_ext(0xc867fe),
-    ev("UNC_CHA_TOR_INSERTS.IA_MISS_PARTIAL_STREAMING_WR", 0x35, 0x01, 0b1111).umask_ext(0xc86ffe),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PMM", 0x36, 0x01, 0b1).umask_ext(0xc8178a),
-    ev("UNC_CHA_TOR_INSERTS.IA_MISS_LLCPREFDATA", 0x35, 0x01, 0b1111).umask_ext(0xccd7fe),
-    ev("UNC_CHA_TOR_INSERTS.IO_MISS_PCIRDCUR", 0x35, 0x04, 0b1111).umask_ext(0xc8f3fe),
-    ev("UNC_CHA_TOR_OCCUPANCY.IO_MISS_PCIRDCUR", 0x36, 0x04, 0b1).umask_ext(0xc8f3fe),
-    ev("UNC_CHA_TOR_INSERTS.IA_MISS_DRD_DDR", 0x35, 0x01, 0b1111).umask_ext(0xc81786),
-    ev("UNC_CHA_TOR_INSERTS.IA_MISS_DRD_LOCAL_DDR", 0x35, 0x01, 0b1111).umask_ext(0xc81686),
-    ev("UNC_CHA_TOR_INSERTS.IA_MISS_DRD_REMOTE_DDR", 0x35, 0x01, 0b1111).umask_ext(0xc81706),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_DDR", 0x36, 0x01, 0b1).umask_ext(0xc81786),
-    ev("UNC_CHA_TOR_INSERTS.IO_HIT_PCIRDCUR", 0x35, 0x04, 0b1111).umask_ext(0xc8f3fd),
-    ev("UNC_CHA_TOR_INSERTS.IO_PCIRDCUR", 0x35, 0x04, 0b1111).umask_ext(0xc8f3ff),
-    ev("UNC_CHA_TOR_INSERTS.IA_LLCPREFDATA", 0x35, 0x01, 0b1111).umask_ext(0xccd7ff),
-    ev("UNC_CHA_TOR_OCCUPANCY.IO_PCIRDCUR", 0x36, 0x04, 0b1).umask_ext(0xc8f3ff),
-    ev("UNC_CHA_LLC_LOOKUP.DATA_READ", 0x34, 0xff, 0b1111).umask_ext(0x1bc1),
-    ev("UNC_CHA_TOR_INSERTS.IO_ITOM_LOCAL", 0x35, 0x04, 0b1111).umask_ext(0xcc42ff),
-    ev("UNC_CHA_TOR_INSERTS.IO_ITOM_REMOTE", 0x35, 0x04, 0b1111).umask_ext(0xcc437f),
-    ev("UNC_CHA_TOR_INSERTS.IO_ITOMCACHENEAR_LOCAL", 0x35, 0x04, 0b1111).umask_ext(0xcd42ff),
-    ev("UNC_CHA_TOR_INSERTS.IO_ITOMCACHENEAR_REMOTE", 0x35, 0x04, 0b1111).umask_ext(0xcd437f),
-    ev("UNC_CHA_TOR_INSERTS.IO_PCIRDCUR_REMOTE", 0x35, 0x04, 0b1111).umask_ext(0xc8f37f),
-    ev("UNC_CHA_TOR_INSERTS.IO_PCIRDCUR_LOCAL", 0x35, 0x04, 0b1111).umask_ext(0xc8f2ff),
-];
-/// The experimental events, numbered after `EVENT_ROWS`.
+event_table! {
+    /// The events, row n for `Event::row(n)`: `ev(name, event select, umask)` and what else each
+    /// sets. The counters that may count them (bit n: counter n) and those without
+    /// Hyper-Threading are the table's, the two numbers before the rows, unless a row
+    /// gives its own (`.on(..)`, `.ht_off(..)`).
+    EVENT_ROWS, EventRowNumber, 0, "", 0b1111, 0b0;
+    DIR_UPDATE_HA = ev("UNC_CHA_DIR_UPDATE.HA", 0x54, 0x01),
+    DIR_UPDATE_TOR = ev("UNC_CHA_DIR_UPDATE.TOR", 0x54, 0x02),
+    REQUESTS_INVITOE_LOCAL = ev("UNC_CHA_REQUESTS.INVITOE_LOCAL", 0x50, 0x10),
+    REQUESTS_INVITOE_REMOTE = ev("UNC_CHA_REQUESTS.INVITOE_REMOTE", 0x50, 0x20),
+    REQUESTS_READS_LOCAL = ev("UNC_CHA_REQUESTS.READS_LOCAL", 0x50, 0x01),
+    REQUESTS_READS_REMOTE = ev("UNC_CHA_REQUESTS.READS_REMOTE", 0x50, 0x02),
+    REQUESTS_WRITES_LOCAL = ev("UNC_CHA_REQUESTS.WRITES_LOCAL", 0x50, 0x04),
+    REQUESTS_WRITES_REMOTE = ev("UNC_CHA_REQUESTS.WRITES_REMOTE", 0x50, 0x08),
+    CLOCKTICKS = ev("UNC_CHA_CLOCKTICKS", 0x00, 0x00),
+    IMC_READS_COUNT_NORMAL = ev("UNC_CHA_IMC_READS_COUNT.NORMAL", 0x59, 0x01),
+    IMC_WRITES_COUNT_FULL = ev("UNC_CHA_IMC_WRITES_COUNT.FULL", 0x5b, 0x01),
+    LLC_VICTIMS_ALL = ev("UNC_CHA_LLC_VICTIMS.ALL", 0x37, 0x0f),
+    REQUESTS_READS = ev("UNC_CHA_REQUESTS.READS", 0x50, 0x03),
+    REQUESTS_WRITES = ev("UNC_CHA_REQUESTS.WRITES", 0x50, 0x0c),
+    SF_EVICTION_E_STATE = ev("UNC_CHA_SF_EVICTION.E_STATE", 0x3d, 0x02),
+    SF_EVICTION_M_STATE = ev("UNC_CHA_SF_EVICTION.M_STATE", 0x3d, 0x01),
+    SF_EVICTION_S_STATE = ev("UNC_CHA_SF_EVICTION.S_STATE", 0x3d, 0x04),
+    TOR_INSERTS_IA = ev("UNC_CHA_TOR_INSERTS.IA", 0x35, 0x01).umask_ext(0xc001ff),
+    TOR_INSERTS_IA_HIT = ev("UNC_CHA_TOR_INSERTS.IA_HIT", 0x35, 0x01).umask_ext(0xc001fd),
+    TOR_INSERTS_IA_HIT_CRD = ev("UNC_CHA_TOR_INSERTS.IA_HIT_CRD", 0x35, 0x01).umask_ext(0xc80ffd),
+    TOR_INSERTS_IA_HIT_DRD = ev("UNC_CHA_TOR_INSERTS.IA_HIT_DRD", 0x35, 0x01).umask_ext(0xc817fd),
+    TOR_INSERTS_IA_HIT_LLCPREFRFO = ev("UNC_CHA_TOR_INSERTS.IA_HIT_LLCPREFRFO", 0x35, 0x01).umask_ext(0xccc7fd),
+    TOR_INSERTS_IA_HIT_RFO = ev("UNC_CHA_TOR_INSERTS.IA_HIT_RFO", 0x35, 0x01).umask_ext(0xc807fd),
+    TOR_INSERTS_IA_MISS = ev("UNC_CHA_TOR_INSERTS.IA_MISS", 0x35, 0x01).umask_ext(0xc001fe),
+    TOR_INSERTS_IA_MISS_CRD = ev("UNC_CHA_TOR_INSERTS.IA_MISS_CRD", 0x35, 0x01).umask_ext(0xc80ffe),
+    TOR_INSERTS_IA_MISS_DRD = ev("UNC_CHA_TOR_INSERTS.IA_MISS_DRD", 0x35, 0x01).umask_ext(0xc817fe),
+    TOR_INSERTS_IA_MISS_LLCPREFRFO = ev("UNC_CHA_TOR_INSERTS.IA_MISS_LLCPREFRFO", 0x35, 0x01).umask_ext(0xccc7fe),
+    TOR_INSERTS_IA_MISS_RFO = ev("UNC_CHA_TOR_INSERTS.IA_MISS_RFO", 0x35, 0x01).umask_ext(0xc807fe),
+    TOR_INSERTS_IO = ev("UNC_CHA_TOR_INSERTS.IO", 0x35, 0x04).umask_ext(0xc001ff),
+    TOR_INSERTS_IO_HIT = ev("UNC_CHA_TOR_INSERTS.IO_HIT", 0x35, 0x04).umask_ext(0xc001fd),
+    TOR_INSERTS_IO_MISS = ev("UNC_CHA_TOR_INSERTS.IO_MISS", 0x35, 0x04).umask_ext(0xc001fe),
+    TOR_OCCUPANCY_IA = ev("UNC_CHA_TOR_OCCUPANCY.IA", 0x36, 0x01).on(0b1).umask_ext(0xc001ff),
+    TOR_OCCUPANCY_IA_HIT = ev("UNC_CHA_TOR_OCCUPANCY.IA_HIT", 0x36, 0x01).on(0b1).umask_ext(0xc001fd),
+    TOR_OCCUPANCY_IA_MISS = ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS", 0x36, 0x01).on(0b1).umask_ext(0xc001fe),
+    TOR_OCCUPANCY_IA_MISS_CRD = ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_CRD", 0x36, 0x01).on(0b1).umask_ext(0xc80ffe),
+    TOR_OCCUPANCY_IA_MISS_DRD = ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD", 0x36, 0x01).on(0b1).umask_ext(0xc817fe),
+    TOR_OCCUPANCY_IA_MISS_RFO = ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_RFO", 0x36, 0x01).on(0b1).umask_ext(0xc807fe),
+    TOR_OCCUPANCY_IO = ev("UNC_CHA_TOR_OCCUPANCY.IO", 0x36, 0x04).on(0b1).umask_ext(0xc001ff),
+    TOR_OCCUPANCY_IO_HIT = ev("UNC_CHA_TOR_OCCUPANCY.IO_HIT", 0x36, 0x04).on(0b1).umask_ext(0xc001fd),
+    TOR_OCCUPANCY_IO_MISS = ev("UNC_CHA_TOR_OCCUPANCY.IO_MISS", 0x36, 0x04).on(0b1).umask_ext(0xc001fe),
+    TOR_INSERTS_IO_MISS_ITOM = ev("UNC_CHA_TOR_INSERTS.IO_MISS_ITOM", 0x35, 0x04).umask_ext(0xcc43fe),
+    TOR_INSERTS_IO_MISS_RFO = ev("UNC_CHA_TOR_INSERTS.IO_MISS_RFO", 0x35, 0x04).umask_ext(0xc803fe),
+    CMS_CLOCKTICKS = ev("UNC_CHA_CMS_CLOCKTICKS", 0xc0, 0x00),
+    TOR_INSERTS_IA_HIT_CRD_PREF = ev("UNC_CHA_TOR_INSERTS.IA_HIT_CRD_PREF", 0x35, 0x01).umask_ext(0xc88ffd),
+    TOR_INSERTS_IA_HIT_DRD_PREF = ev("UNC_CHA_TOR_INSERTS.IA_HIT_DRD_PREF", 0x35, 0x01).umask_ext(0xc897fd),
+    TOR_INSERTS_IA_HIT_RFO_PREF = ev("UNC_CHA_TOR_INSERTS.IA_HIT_RFO_PREF", 0x35, 0x01).umask_ext(0xc887fd),
+    TOR_INSERTS_IA_MISS_CRD_PREF = ev("UNC_CHA_TOR_INSERTS.IA_MISS_CRD_PREF", 0x35, 0x01).umask_ext(0xc88ffe),
+    TOR_INSERTS_IA_MISS_DRD_PREF = ev("UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF", 0x35, 0x01).umask_ext(0xc897fe),
+    TOR_INSERTS_IA_MISS_RFO_PREF = ev("UNC_CHA_TOR_INSERTS.IA_MISS_RFO_PREF", 0x35, 0x01).umask_ext(0xc887fe),
+    TOR_INSERTS_IO_HIT_ITOM = ev("UNC_CHA_TOR_INSERTS.IO_HIT_ITOM", 0x35, 0x04).umask_ext(0xcc43fd),
+    TOR_INSERTS_IO_RFO = ev("UNC_CHA_TOR_INSERTS.IO_RFO", 0x35, 0x04).umask_ext(0xc803ff),
+    TOR_INSERTS_IO_ITOM = ev("UNC_CHA_TOR_INSERTS.IO_ITOM", 0x35, 0x04).umask_ext(0xcc43ff),
+    TOR_INSERTS_IA_RFO_PREF = ev("UNC_CHA_TOR_INSERTS.IA_RFO_PREF", 0x35, 0x01).umask_ext(0xc887ff),
+    TOR_INSERTS_IA_RFO = ev("UNC_CHA_TOR_INSERTS.IA_RFO", 0x35, 0x01).umask_ext(0xc807ff),
+    TOR_INSERTS_IA_LLCPREFRFO = ev("UNC_CHA_TOR_INSERTS.IA_LLCPREFRFO", 0x35, 0x01).umask_ext(0xccc7ff),
+    TOR_INSERTS_IA_DRD_PREF = ev("UNC_CHA_TOR_INSERTS.IA_DRD_PREF", 0x35, 0x01).umask_ext(0xc897ff),
+    TOR_INSERTS_IA_CRD = ev("UNC_CHA_TOR_INSERTS.IA_CRD", 0x35, 0x01).umask_ext(0xc80fff),
+    TOR_OCCUPANCY_IA_RFO = ev("UNC_CHA_TOR_OCCUPANCY.IA_RFO", 0x36, 0x01).on(0b1).umask_ext(0xc807ff),
+    TOR_OCCUPANCY_IA_DRD = ev("UNC_CHA_TOR_OCCUPANCY.IA_DRD", 0x36, 0x01).on(0b1).umask_ext(0xc817ff),
+    TOR_OCCUPANCY_IA_CRD = ev("UNC_CHA_TOR_OCCUPANCY.IA_CRD", 0x36, 0x01).on(0b1).umask_ext(0xc80fff),
+    TOR_OCCUPANCY_IA_MISS_DRD_LOCAL = ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_LOCAL", 0x36, 0x01).on(0b1).umask_ext(0xc816fe),
+    TOR_OCCUPANCY_IA_MISS_DRD_REMOTE = ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_REMOTE", 0x36, 0x01).on(0b1).umask_ext(0xc8177e),
+    TOR_INSERTS_IA_MISS_DRD_LOCAL = ev("UNC_CHA_TOR_INSERTS.IA_MISS_DRD_LOCAL", 0x35, 0x01).umask_ext(0xc816fe),
+    TOR_INSERTS_IA_MISS_DRD_REMOTE = ev("UNC_CHA_TOR_INSERTS.IA_MISS_DRD_REMOTE", 0x35, 0x01).umask_ext(0xc8177e),
+    TOR_INSERTS_IA_MISS_DRD_PREF_LOCAL = ev("UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF_LOCAL", 0x35, 0x01).umask_ext(0xc896fe),
+    TOR_INSERTS_IA_MISS_DRD_PREF_REMOTE = ev("UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF_REMOTE", 0x35, 0x01).umask_ext(0xc8977e),
+    TOR_INSERTS_IA_MISS_RFO_LOCAL = ev("UNC_CHA_TOR_INSERTS.IA_MISS_RFO_LOCAL", 0x35, 0x01).umask_ext(0xc806fe),
+    TOR_INSERTS_IA_MISS_RFO_REMOTE = ev("UNC_CHA_TOR_INSERTS.IA_MISS_RFO_REMOTE", 0x35, 0x01).umask_ext(0xc8077e),
+    TOR_INSERTS_IA_MISS_RFO_PREF_LOCAL = ev("UNC_CHA_TOR_INSERTS.IA_MISS_RFO_PREF_LOCAL", 0x35, 0x01).umask_ext(0xc886fe),
+    TOR_INSERTS_IA_MISS_RFO_PREF_REMOTE = ev("UNC_CHA_TOR_INSERTS.IA_MISS_RFO_PREF_REMOTE", 0x35, 0x01).umask_ext(0xc8877e),
+    TOR_INSERTS_IA_CLFLUSH = ev("UNC_CHA_TOR_INSERTS.IA_CLFLUSH", 0x35, 0x01).umask_ext(0xc8c7ff),
+    TOR_INSERTS_IA_SPECITOM = ev("UNC_CHA_TOR_INSERTS.IA_SPECITOM", 0x35, 0x01).umask_ext(0xcc57ff),
+    TOR_INSERTS_IO_ITOMCACHENEAR = ev("UNC_CHA_TOR_INSERTS.IO_ITOMCACHENEAR", 0x35, 0x04).umask_ext(0xcd43ff),
+    TOR_INSERTS_IO_HIT_ITOMCACHENEAR = ev("UNC_CHA_TOR_INSERTS.IO_HIT_ITOMCACHENEAR", 0x35, 0x04).umask_ext(0xcd43fd),
+    TOR_INSERTS_IO_MISS_ITOMCACHENEAR = ev("UNC_CHA_TOR_INSERTS.IO_MISS_ITOMCACHENEAR", 0x35, 0x04).umask_ext(0xcd43fe),
+    TOR_INSERTS_IA_MISS_DRD_PMM = ev("UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PMM", 0x35, 0x01).umask_ext(0xc8178a),
+    TOR_INSERTS_IA_MISS_DRD_LOCAL_PMM = ev("UNC_CHA_TOR_INSERTS.IA_MISS_DRD_LOCAL_PMM", 0x35, 0x01).umask_ext(0xc8168a),
+    TOR_INSERTS_IA_MISS_DRD_REMOTE_PMM = ev("UNC_CHA_TOR_INSERTS.IA_MISS_DRD_REMOTE_PMM", 0x35, 0x01).umask_ext(0xc8170a),
+    TOR_INSERTS_IA_MISS_FULL_STREAMING_WR = ev("UNC_CHA_TOR_INSERTS.IA_MISS_FULL_STREAMING_WR", 0x35, 0x01).umask_ext(0xc867fe),
+    TOR_INSERTS_IA_MISS_PARTIAL_STREAMING_WR = ev("UNC_CHA_TOR_INSERTS.IA_MISS_PARTIAL_STREAMING_WR", 0x35, 0x01).umask_ext(0xc86ffe),
+    TOR_OCCUPANCY_IA_MISS_DRD_PMM = ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PMM", 0x36, 0x01).on(0b1).umask_ext(0xc8178a),
+    TOR_INSERTS_IA_MISS_LLCPREFDATA = ev("UNC_CHA_TOR_INSERTS.IA_MISS_LLCPREFDATA", 0x35, 0x01).umask_ext(0xccd7fe),
+    TOR_INSERTS_IO_MISS_PCIRDCUR = ev("UNC_CHA_TOR_INSERTS.IO_MISS_PCIRDCUR", 0x35, 0x04).umask_ext(0xc8f3fe),
+    TOR_OCCUPANCY_IO_MISS_PCIRDCUR = ev("UNC_CHA_TOR_OCCUPANCY.IO_MISS_PCIRDCUR", 0x36, 0x04).on(0b1).umask_ext(0xc8f3fe),
+    TOR_INSERTS_IA_MISS_DRD_DDR = ev("UNC_CHA_TOR_INSERTS.IA_MISS_DRD_DDR", 0x35, 0x01).umask_ext(0xc81786),
+    TOR_INSERTS_IA_MISS_DRD_LOCAL_DDR = ev("UNC_CHA_TOR_INSERTS.IA_MISS_DRD_LOCAL_DDR", 0x35, 0x01).umask_ext(0xc81686),
+    TOR_INSERTS_IA_MISS_DRD_REMOTE_DDR = ev("UNC_CHA_TOR_INSERTS.IA_MISS_DRD_REMOTE_DDR", 0x35, 0x01).umask_ext(0xc81706),
+    TOR_OCCUPANCY_IA_MISS_DRD_DDR = ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_DDR", 0x36, 0x01).on(0b1).umask_ext(0xc81786),
+    TOR_INSERTS_IO_HIT_PCIRDCUR = ev("UNC_CHA_TOR_INSERTS.IO_HIT_PCIRDCUR", 0x35, 0x04).umask_ext(0xc8f3fd),
+    TOR_INSERTS_IO_PCIRDCUR = ev("UNC_CHA_TOR_INSERTS.IO_PCIRDCUR", 0x35, 0x04).umask_ext(0xc8f3ff),
+    TOR_INSERTS_IA_LLCPREFDATA = ev("UNC_CHA_TOR_INSERTS.IA_LLCPREFDATA", 0x35, 0x01).umask_ext(0xccd7ff),
+    TOR_OCCUPANCY_IO_PCIRDCUR = ev("UNC_CHA_TOR_OCCUPANCY.IO_PCIRDCUR", 0x36, 0x04).on(0b1).umask_ext(0xc8f3ff),
+    LLC_LOOKUP_DATA_READ = ev("UNC_CHA_LLC_LOOKUP.DATA_READ", 0x34, 0xff).umask_ext(0x1bc1),
+    TOR_INSERTS_IO_ITOM_LOCAL = ev("UNC_CHA_TOR_INSERTS.IO_ITOM_LOCAL", 0x35, 0x04).umask_ext(0xcc42ff),
+    TOR_INSERTS_IO_ITOM_REMOTE = ev("UNC_CHA_TOR_INSERTS.IO_ITOM_REMOTE", 0x35, 0x04).umask_ext(0xcc437f),
+    TOR_INSERTS_IO_ITOMCACHENEAR_LOCAL = ev("UNC_CHA_TOR_INSERTS.IO_ITOMCACHENEAR_LOCAL", 0x35, 0x04).umask_ext(0xcd42ff),
+    TOR_INSERTS_IO_ITOMCACHENEAR_REMOTE = ev("UNC_CHA_TOR_INSERTS.IO_ITOMCACHENEAR_REMOTE", 0x35, 0x04).umask_ext(0xcd437f),
+    TOR_INSERTS_IO_PCIRDCUR_REMOTE = ev("UNC_CHA_TOR_INSERTS.IO_PCIRDCUR_REMOTE", 0x35, 0x04).umask_ext(0xc8f37f),
+    TOR_INSERTS_IO_PCIRDCUR_LOCAL = ev("UNC_CHA_TOR_INSERTS.IO_PCIRDCUR_LOCAL", 0x35, 0x04).umask_ext(0xc8f2ff),
+}
 #[cfg(feature = "experimental-events")]
-const EXPERIMENTAL_ROWS: &[EventRow] = &[
-    ev("UNC_CHA_DIR_LOOKUP.NO_SNP", 0x53, 0x02, 0b1111),
-    ev("UNC_CHA_DIR_LOOKUP.SNP", 0x53, 0x01, 0b1111),
-    ev("UNC_CHA_HITME_HIT.EX_RDS", 0x5f, 0x01, 0b1111),
-    ev("UNC_CHA_LLC_VICTIMS.LOCAL_ALL", 0x37, 0x0f, 0b1111).umask_ext(0x20),
-    ev("UNC_CHA_LLC_VICTIMS.REMOTE_ALL", 0x37, 0x0f, 0b1111).umask_ext(0x80),
-    ev("UNC_CHA_COUNTER0_OCCUPANCY", 0x1f, 0x00, 0b1111),
-    ev("UNC_CHA_MISC.RFO_HIT_S", 0x39, 0x08, 0b1111),
-    ev("UNC_CHA_REQUESTS.INVITOE", 0x50, 0x30, 0b1111),
-    ev("UNC_CHA_RxC_IRQ1_REJECT.PA_MATCH", 0x19, 0x80, 0b1111),
-    ev("UNC_CHA_SNOOP_RESP.RSPI", 0x5c, 0x01, 0b1111),
-    ev("UNC_CHA_SNOOP_RESP.RSPIFWD", 0x5c, 0x04, 0b1111),
-    ev("UNC_CHA_SNOOP_RESP.RSPS", 0x5c, 0x02, 0b1111),
-    ev("UNC_CHA_SNOOP_RESP.RSPSFWD", 0x5c, 0x08, 0b1111),
-    ev("UNC_CHA_TOR_INSERTS.ALL", 0x35, 0xff, 0b1111).umask_ext(0xc001ff),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_HIT_CRD", 0x36, 0x01, 0b1).umask_ext(0xc80ffd),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_HIT_DRD", 0x36, 0x01, 0b1).umask_ext(0xc817fd),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_HIT_LLCPREFRFO", 0x36, 0x01, 0b1).umask_ext(0xccc7fd),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_HIT_RFO", 0x36, 0x01, 0b1).umask_ext(0xc807fd),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_LLCPREFRFO", 0x36, 0x01, 0b1).umask_ext(0xccc7fe),
-    ev("UNC_CHA_TOR_OCCUPANCY.IO_MISS_RFO", 0x36, 0x04, 0b1).umask_ext(0xc803fe),
-    ev("UNC_CHA_TOR_OCCUPANCY.IO_MISS_ITOM", 0x36, 0x04, 0b1).umask_ext(0xcc43fe),
-    ev("UNC_CHA_BYPASS_CHA_IMC.TAKEN", 0x57, 0x01, 0b1111),
-    ev("UNC_CHA_BYPASS_CHA_IMC.INTERMEDIATE", 0x57, 0x02, 0b1111),
-    ev("UNC_CHA_BYPASS_CHA_IMC.NOT_TAKEN", 0x57, 0x04, 0b1111),
-    ev("UNC_CHA_CORE_SNP.REMOTE_ONE", 0x33, 0x11, 0b1111),
-    ev("UNC_CHA_CORE_SNP.EXT_ONE", 0x33, 0x21, 0b1111),
-    ev("UNC_CHA_CORE_SNP.CORE_ONE", 0x33, 0x41, 0b1111),
-    ev("UNC_CHA_CORE_SNP.EVICT_ONE", 0x33, 0x81, 0b1111),
-    ev("UNC_CHA_CORE_SNP.ANY_ONE", 0x33, 0xf1, 0b1111),
-    ev("UNC_CHA_CORE_SNP.REMOTE_GTONE", 0x33, 0x12, 0b1111),
-    ev("UNC_CHA_CORE_SNP.EXT_GTONE", 0x33, 0x22, 0b1111),
-    ev("UNC_CHA_CORE_SNP.CORE_GTONE", 0x33, 0x42, 0b1111),
-    ev("UNC_CHA_CORE_SNP.EVICT_GTONE", 0x33, 0x82, 0b1111),
-    ev("UNC_CHA_CORE_SNP.ANY_GTONE", 0x33, 0xf2, 0b1111),
-    ev("UNC_CHA_DIRECT_GO.HA_TOR_DEALLOC", 0x6e, 0x01, 0b1111),
-    ev("UNC_CHA_DIRECT_GO.HA_SUPPRESS_NO_D2C", 0x6e, 0x02, 0b1111),
-    ev("UNC_CHA_DIRECT_GO.HA_SUPPRESS_DRD", 0x6e, 0x04, 0b1111),
-    ev("UNC_CHA_DIRECT_GO_OPC.EXTCMP", 0x6d, 0x01, 0b1111),
-    ev("UNC_CHA_DIRECT_GO_OPC.PULL", 0x6d, 0x02, 0b1111),
-    ev("UNC_CHA_DIRECT_GO_OPC.GO", 0x6d, 0x04, 0b1111),
-    ev("UNC_CHA_DIRECT_GO_OPC.GO_PULL", 0x6d, 0x08, 0b1111),
-    ev("UNC_CHA_DIRECT_GO_OPC.FAST_GO", 0x6d, 0x10, 0b1111),
-    ev("UNC_CHA_DIRECT_GO_OPC.FAST_GO_PULL", 0x6d, 0x20, 0b1111),
-    ev("UNC_CHA_DIRECT_GO_OPC.NOP", 0x6d, 0x40, 0b1111),
-    ev("UNC_CHA_DIRECT_GO_OPC.IDLE_DUE_SUPPRESS", 0x6d, 0x80, 0b1111),
-    ev("UNC_CHA_HITME_HIT.SHARED_OWNREQ", 0x5f, 0x04, 0b1111),
-    ev("UNC_CHA_HITME_HIT.WBMTOE", 0x5f, 0x08, 0b1111),
-    ev("UNC_CHA_HITME_HIT.WBMTOI_OR_S", 0x5f, 0x10, 0b1111),
-    ev("UNC_CHA_HITME_LOOKUP.READ", 0x5e, 0x01, 0b1111),
-    ev("UNC_CHA_HITME_LOOKUP.WRITE", 0x5e, 0x02, 0b1111),
-    ev("UNC_CHA_HITME_MISS.SHARED_RDINVOWN", 0x60, 0x20, 0b1111),
-    ev("UNC_CHA_HITME_MISS.NOTSHARED_RDINVOWN", 0x60, 0x40, 0b1111),
-    ev("UNC_CHA_HITME_MISS.READ_OR_INV", 0x60, 0x80, 0b1111),
-    ev("UNC_CHA_HITME_UPDATE.DEALLOCATE_RSPFWDI_LOC", 0x61, 0x01, 0b1111),
-    ev("UNC_CHA_HITME_UPDATE.RSPFWDI_REM", 0x61, 0x02, 0b1111),
-    ev("UNC_CHA_HITME_UPDATE.SHARED", 0x61, 0x04, 0b1111),
-    ev("UNC_CHA_HITME_UPDATE.RDINVOWN", 0x61, 0x08, 0b1111),
-    ev("UNC_CHA_HITME_UPDATE.DEALLOCATE", 0x61, 0x10, 0b1111),
-    ev("UNC_CHA_IMC_READS_COUNT.PRIORITY", 0x59, 0x02, 0b1111),
-    ev("UNC_CHA_IMC_WRITES_COUNT.PARTIAL", 0x5b, 0x02, 0b1111),
-    ev("UNC_CHA_IMC_WRITES_COUNT.FULL_PRIORITY", 0x5b, 0x04, 0b1111),
-    ev("UNC_CHA_IMC_WRITES_COUNT.PARTIAL_PRIORITY", 0x5b, 0x08, 0b1111),
-    ev("UNC_CHA_LLC_VICTIMS.M_STATE", 0x37, 0x01, 0b1111),
-    ev("UNC_CHA_LLC_VICTIMS.E_STATE", 0x37, 0x02, 0b1111),
-    ev("UNC_CHA_LLC_VICTIMS.S_STATE", 0x37, 0x04, 0b1111),
-    ev("UNC_CHA_LLC_VICTIMS.LOCAL_ONLY", 0x37, 0x00, 0b1111).umask_ext(0x20),
-    ev("UNC_CHA_LLC_VICTIMS.REMOTE_ONLY", 0x37, 0x00, 0b1111).umask_ext(0x80),
-    ev("UNC_CHA_LLC_VICTIMS.LOCAL_M", 0x37, 0x01, 0b1111).umask_ext(0x20),
-    ev("UNC_CHA_LLC_VICTIMS.LOCAL_E", 0x37, 0x02, 0b1111).umask_ext(0x20),
-    ev("UNC_CHA_LLC_VICTIMS.LOCAL_S", 0x37, 0x04, 0b1111).umask_ext(0x20),
-    ev("UNC_CHA_LLC_VICTIMS.REMOTE_M", 0x37, 0x01, 0b1111).umask_ext(0x80),
-    ev("UNC_CHA_LLC_VICTIMS.REMOTE_E", 0x37, 0x02, 0b1111).umask_ext(0x80),
-    ev("UNC_CHA_LLC_VICTIMS.REMOTE_S", 0x37, 0x04, 0b1111).umask_ext(0x80),
-    ev("UNC_CHA_MISC.RSPI_WAS_FSE", 0x39, 0x01, 0b1111),
-    ev("UNC_CHA_MISC.WC_ALIASING", 0x39, 0x02, 0b1111),
-    ev("UNC_CHA_MISC.CV0_PREF_VIC", 0x39, 0x10, 0b1111),
-    ev("UNC_CHA_MISC.CV0_PREF_MISS", 0x39, 0x20, 0b1111),
-    ev("UNC_CHA_OSB.LOCAL_INVITOE", 0x55, 0x01, 0b1111),
-    ev("UNC_CHA_OSB.LOCAL_READ", 0x55, 0x02, 0b1111),
-    ev("UNC_CHA_OSB.REMOTE_READ", 0x55, 0x04, 0b1111),
-    ev("UNC_CHA_OSB.REMOTE_READINVITOE", 0x55, 0x08, 0b1111),
-    ev("UNC_CHA_OSB.RFO_HITS_SNP_BCAST", 0x55, 0x10, 0b1111),
-    ev("UNC_CHA_OSB.OFF_PWRHEURISTIC", 0x55, 0x20, 0b1111),
-    ev("UNC_CHA_PIPE_REJECT.RMW_SETMATCH", 0x42, 0x01, 0b1111),
-    ev("UNC_CHA_PIPE_REJECT.GOTRACK_PAMATCH", 0x42, 0x02, 0b1111),
-    ev("UNC_CHA_PIPE_REJECT.GOTRACK_ALLOWSNP", 0x42, 0x04, 0b1111),
-    ev("UNC_CHA_PIPE_REJECT.GOTRACK_WAYMATCH", 0x42, 0x08, 0b1111),
-    ev("UNC_CHA_PIPE_REJECT.GOTRACK_ALLWAYRSV", 0x42, 0x10, 0b1111),
-    ev("UNC_CHA_PIPE_REJECT.PTL_INPIPE", 0x42, 0x80, 0b1111),
-    ev("UNC_CHA_PIPE_REJECT.IRQ_SETMATCH_VICP", 0x42, 0x00, 0b1111).umask_ext(0x1),
-    ev("UNC_CHA_PIPE_REJECT.FSF_VICP", 0x42, 0x00, 0b1111).umask_ext(0x2),
-    ev("UNC_CHA_PIPE_REJECT.ONE_FSF_VIC", 0x42, 0x00, 0b1111).umask_ext(0x4),
-    ev("UNC_CHA_PIPE_REJECT.TORID_MATCH_GO_P", 0x42, 0x00, 0b1111).umask_ext(0x10),
-    ev("UNC_CHA_PIPE_REJECT.IPQ_SETMATCH_VICP", 0x42, 0x00, 0b1111).umask_ext(0x20),
-    ev("UNC_CHA_PIPE_REJECT.WAY_MATCH", 0x42, 0x00, 0b1111).umask_ext(0x40),
-    ev("UNC_CHA_PIPE_REJECT.ONE_RSP_CON", 0x42, 0x00, 0b1111).umask_ext(0x80),
-    ev("UNC_CHA_PIPE_REJECT.IDX_INPIPE", 0x42, 0x00, 0b1111).umask_ext(0x100),
-    ev("UNC_CHA_PIPE_REJECT.SETMATCHENTRYWSCT", 0x42, 0x00, 0b1111).umask_ext(0x200),
-    ev("UNC_CHA_PIPE_REJECT.ALLRSFWAYS_RES", 0x42, 0x00, 0b1111).umask_ext(0x800),
-    ev("UNC_CHA_PIPE_REJECT.RRQ_SETMATCH_VICP", 0x42, 0x00, 0b1111).umask_ext(0x1000),
-    ev("UNC_CHA_PIPE_REJECT.ISMQ_SETMATCH_VICP", 0x42, 0x00, 0b1111).umask_ext(0x2000),
-    ev("UNC_CHA_PIPE_REJECT.SF_WAYS_RES", 0x42, 0x00, 0b1111).umask_ext(0x4000),
-    ev("UNC_CHA_PIPE_REJECT.LLC_WAYS_RES", 0x42, 0x00, 0b1111).umask_ext(0x8000),
-    ev("UNC_CHA_PIPE_REJECT.NOTALLOWSNOOP", 0x42, 0x00, 0b1111).umask_ext(0x10000),
-    ev("UNC_CHA_PIPE_REJECT.TOPA_MATCH", 0x42, 0x00, 0b1111).umask_ext(0x20000),
-    ev("UNC_CHA_PIPE_REJECT.IVEGRCREDIT", 0x42, 0x00, 0b1111).umask_ext(0x40000),
-    ev("UNC_CHA_PIPE_REJECT.BLEGRCREDIT", 0x42, 0x00, 0b1111).umask_ext(0x80000),
-    ev("UNC_CHA_PIPE_REJECT.ADEGRCREDIT", 0x42, 0x00, 0b1111).umask_ext(0x100000),
-    ev("UNC_CHA_PIPE_REJECT.AKEGRCREDIT", 0x42, 0x00, 0b1111).umask_ext(0x200000),
-    ev("UNC_CHA_PIPE_REJECT.HACREDIT", 0x42, 0x00, 0b1111).umask_ext(0x400000),
-    ev("UNC_CHA_PIPE_REJECT.VN_AD_REQ", 0x42, 0x00, 0b1111).umask_ext(0x800000),
-    ev("UNC_CHA_PIPE_REJECT.VN_AD_RSP", 0x42, 0x00, 0b1111).umask_ext(0x1000000),
-    ev("UNC_CHA_PIPE_REJECT.VN_BL_RSP", 0x42, 0x00, 0b1111).umask_ext(0x2000000),
-    ev("UNC_CHA_READ_NO_CREDITS.MC0", 0x58, 0x01, 0b1111),
-    ev("UNC_CHA_READ_NO_CREDITS.MC1", 0x58, 0x02, 0b1111),
-    ev("UNC_CHA_READ_NO_CREDITS.MC2", 0x58, 0x04, 0b1111),
-    ev("UNC_CHA_READ_NO_CREDITS.MC3", 0x58, 0x08, 0b1111),
-    ev("UNC_CHA_READ_NO_CREDITS.MC4", 0x58, 0x10, 0b1111),
-    ev("UNC_CHA_READ_NO_CREDITS.MC5", 0x58, 0x20, 0b1111),
-    ev("UNC_CHA_READ_NO_CREDITS.MC6", 0x58, 0x40, 0b1111),
-    ev("UNC_CHA_READ_NO_CREDITS.MC7", 0x58, 0x80, 0b1111),
-    ev("UNC_CHA_READ_NO_CREDITS.MC8", 0x58, 0x00, 0b1111).umask_ext(0x1),
-    ev("UNC_CHA_READ_NO_CREDITS.MC9", 0x58, 0x00, 0b1111).umask_ext(0x2),
-    ev("UNC_CHA_READ_NO_CREDITS.MC10", 0x58, 0x00, 0b1111).umask_ext(0x4),
-    ev("UNC_CHA_READ_NO_CREDITS.MC11", 0x58, 0x00, 0b1111).umask_ext(0x8),
-    ev("UNC_CHA_READ_NO_CREDITS.MC12", 0x58, 0x00, 0b1111).umask_ext(0x10),
-    ev("UNC_CHA_READ_NO_CREDITS.MC13", 0x58, 0x00, 0b1111).umask_ext(0x20),
-    ev("UNC_CHA_RxC_INSERTS.IRQ", 0x13, 0x01, 0b1111),
-    ev("UNC_CHA_RxC_INSERTS.IRQ_REJ", 0x13, 0x02, 0b1111),
-    ev("UNC_CHA_RxC_INSERTS.IPQ", 0x13, 0x04, 0b1111),
-    ev("UNC_CHA_RxC_INSERTS.PRQ", 0x13, 0x10, 0b1111),
-    ev("UNC_CHA_RxC_INSERTS.PRQ_REJ", 0x13, 0x20, 0b1111),
-    ev("UNC_CHA_RxC_INSERTS.RRQ", 0x13, 0x40, 0b1111),
-    ev("UNC_CHA_RxC_INSERTS.WBQ", 0x13, 0x80, 0b1111),
-    ev("UNC_CHA_RxC_IPQ0_REJECT.AD_REQ_VN0", 0x22, 0x01, 0b1111),
-    ev("UNC_CHA_RxC_IPQ0_REJECT.AD_RSP_VN0", 0x22, 0x02, 0b1111),
-    ev("UNC_CHA_RxC_IPQ0_REJECT.BL_RSP_VN0", 0x22, 0x04, 0b1111),
-    ev("UNC_CHA_RxC_IPQ0_REJECT.BL_WB_VN0", 0x22, 0x08, 0b1111),
-    ev("UNC_CHA_RxC_IPQ0_REJECT.BL_NCB_VN0", 0x22, 0x10, 0b1111),
-    ev("UNC_CHA_RxC_IPQ0_REJECT.BL_NCS_VN0", 0x22, 0x20, 0b1111),
-    ev("UNC_CHA_RxC_IPQ0_REJECT.AK_NON_UPI", 0x22, 0x40, 0b1111),
-    ev("UNC_CHA_RxC_IPQ0_REJECT.IV_NON_UPI", 0x22, 0x80, 0b1111),
-    ev("UNC_CHA_RxC_IPQ1_REJECT.ANY0", 0x23, 0x01, 0b1111),
-    ev("UNC_CHA_RxC_IPQ1_REJECT.HA", 0x23, 0x02, 0b1111),
-    ev("UNC_CHA_RxC_IPQ1_REJECT.LLC_VICTIM", 0x23, 0x04, 0b1111),
-    ev("UNC_CHA_RxC_IPQ1_REJECT.SF_VICTIM", 0x23, 0x08, 0b1111),
-    ev("UNC_CHA_RxC_IPQ1_REJECT.VICTIM", 0x23, 0x10, 0b1111),
-    ev("UNC_CHA_RxC_IPQ1_REJECT.LLC_OR_SF_WAY", 0x23, 0x20, 0b1111),
-    ev("UNC_CHA_RxC_IPQ1_REJECT.ALLOW_SNP", 0x23, 0x40, 0b1111),
-    ev("UNC_CHA_RxC_IPQ1_REJECT.PA_MATCH", 0x23, 0x80, 0b1111),
-    ev("UNC_CHA_RxC_IRQ0_REJECT.AD_REQ_VN0", 0x18, 0x01, 0b1111),
-    ev("UNC_CHA_RxC_IRQ0_REJECT.AD_RSP_VN0", 0x18, 0x02, 0b1111),
-    ev("UNC_CHA_RxC_IRQ0_REJECT.BL_RSP_VN0", 0x18, 0x04, 0b1111),
-    ev("UNC_CHA_RxC_IRQ0_REJECT.BL_WB_VN0", 0x18, 0x08, 0b1111),
-    ev("UNC_CHA_RxC_IRQ0_REJECT.BL_NCB_VN0", 0x18, 0x10, 0b1111),
-    ev("UNC_CHA_RxC_IRQ0_REJECT.BL_NCS_VN0", 0x18, 0x20, 0b1111),
-    ev("UNC_CHA_RxC_IRQ0_REJECT.AK_NON_UPI", 0x18, 0x40, 0b1111),
-    ev("UNC_CHA_RxC_IRQ0_REJECT.IV_NON_UPI", 0x18, 0x80, 0b1111),
-    ev("UNC_CHA_RxC_IRQ1_REJECT.ANY0", 0x19, 0x01, 0b1111),
-    ev("UNC_CHA_RxC_IRQ1_REJECT.HA", 0x19, 0x02, 0b1111),
-    ev("UNC_CHA_RxC_IRQ1_REJECT.LLC_VICTIM", 0x19, 0x04, 0b1111),
-    ev("UNC_CHA_RxC_IRQ1_REJECT.SF_VICTIM", 0x19, 0x08, 0b1111),
-    ev("UNC_CHA_RxC_IRQ1_REJECT.VICTIM", 0x19, 0x10, 0b1111),
-    ev("UNC_CHA_RxC_IRQ1_REJECT.LLC_OR_SF_WAY", 0x19, 0x20, 0b1111),
-    ev("UNC_CHA_RxC_IRQ1_REJECT.ALLOW_SNP", 0x19, 0x40, 0b1111),
-    ev("UNC_CHA_RxC_ISMQ0_REJECT.AD_REQ_VN0", 0x24, 0x01, 0b1111),
-    ev("UNC_CHA_RxC_ISMQ0_REJECT.AD_RSP_VN0", 0x24, 0x02, 0b1111),
-    ev("UNC_CHA_RxC_ISMQ0_REJECT.BL_RSP_VN0", 0x24, 0x04, 0b1111),
-    ev("UNC_CHA_RxC_ISMQ0_REJECT.BL_WB_VN0", 0x24, 0x08, 0b1111),
-    ev("UNC_CHA_RxC_ISMQ0_REJECT.BL_NCB_VN0", 0x24, 0x10, 0b1111),
-    ev("UNC_CHA_RxC_ISMQ0_REJECT.BL_NCS_VN0", 0x24, 0x20, 0b1111),
-    ev("UNC_CHA_RxC_ISMQ0_REJECT.AK_NON_UPI", 0x24, 0x40, 0b1111),
-    ev("UNC_CHA_RxC_ISMQ0_REJECT.IV_NON_UPI", 0x24, 0x80, 0b1111),
-    ev("UNC_CHA_RxC_ISMQ0_RETRY.AD_REQ_VN0", 0x2c, 0x01, 0b1111),
-    ev("UNC_CHA_RxC_ISMQ0_RETRY.AD_RSP_VN0", 0x2c, 0x02, 0b1111),
-    ev("UNC_CHA_RxC_ISMQ0_RETRY.BL_RSP_VN0", 0x2c, 0x04, 0b1111),
-    ev("UNC_CHA_RxC_ISMQ0_RETRY.BL_WB_VN0", 0x2c, 0x08, 0b1111),
-    ev("UNC_CHA_RxC_ISMQ0_RETRY.BL_NCB_VN0", 0x2c, 0x10, 0b1111),
-    ev("UNC_CHA_RxC_ISMQ0_RETRY.BL_NCS_VN0", 0x2c, 0x20, 0b1111),
-    ev("UNC_CHA_RxC_ISMQ0_RETRY.AK_NON_UPI", 0x2c, 0x40, 0b1111),
-    ev("UNC_CHA_RxC_ISMQ0_RETRY.IV_NON_UPI", 0x2c, 0x80, 0b1111),
-    ev("UNC_CHA_RxC_ISMQ1_REJECT.ANY0", 0x25, 0x01, 0b1111),
-    ev("UNC_CHA_RxC_ISMQ1_REJECT.HA", 0x25, 0x02, 0b1111),
-    ev("UNC_CHA_RxC_ISMQ1_RETRY.ANY0", 0x2d, 0x01, 0b1111),
-    ev("UNC_CHA_RxC_ISMQ1_RETRY.HA", 0x2d, 0x02, 0b1111),
-    ev("UNC_CHA_RxC_OCCUPANCY.IRQ", 0x11, 0x01, 0b1),
-    ev("UNC_CHA_RxC_OCCUPANCY.IPQ", 0x11, 0x04, 0b1),
-    ev("UNC_CHA_RxC_OCCUPANCY.RRQ", 0x11, 0x40, 0b1),
-    ev("UNC_CHA_RxC_OCCUPANCY.WBQ", 0x11, 0x80, 0b1),
-    ev("UNC_CHA_RxC_OTHER0_RETRY.AD_REQ_VN0", 0x2e, 0x01, 0b1111),
-    ev("UNC_CHA_RxC_OTHER0_RETRY.AD_RSP_VN0", 0x2e, 0x02, 0b1111),
-    ev("UNC_CHA_RxC_OTHER0_RETRY.BL_RSP_VN0", 0x2e, 0x04, 0b1111),
-    ev("UNC_CHA_RxC_OTHER0_RETRY.BL_WB_VN0", 0x2e, 0x08, 0b1111),
-    ev("UNC_CHA_RxC_OTHER0_RETRY.BL_NCB_VN0", 0x2e, 0x10, 0b1111),
-    ev("UNC_CHA_RxC_OTHER0_RETRY.BL_NCS_VN0", 0x2e, 0x20, 0b1111),
-    ev("UNC_CHA_RxC_OTHER0_RETRY.AK_NON_UPI", 0x2e, 0x40, 0b1111),
-    ev("UNC_CHA_RxC_OTHER0_RETRY.IV_NON_UPI", 0x2e, 0x80, 0b1111),
-    ev("UNC_CHA_RxC_OTHER1_RETRY.ANY0", 0x2f, 0x01, 0b1111),
-    ev("UNC_CHA_RxC_OTHER1_RETRY.HA", 0x2f, 0x02, 0b1111),
-    ev("UNC_CHA_RxC_OTHER1_RETRY.LLC_VICTIM", 0x2f, 0x04, 0b1111),
-    ev("UNC_CHA_RxC_OTHER1_RETRY.SF_VICTIM", 0x2f, 0x08, 0b1111),
-    ev("UNC_CHA_RxC_OTHER1_RETRY.VICTIM", 0x2f, 0x10, 0b1111),
-    ev("UNC_CHA_RxC_OTHER1_RETRY.LLC_OR_SF_WAY", 0x2f, 0x20, 0b1111),
-    ev("UNC_CHA_RxC_OTHER1_RETRY.ALLOW_SNP", 0x2f, 0x40, 0b1111),
-    ev("UNC_CHA_RxC_OTHER1_RETRY.PA_MATCH", 0x2f, 0x80, 0b1111),
-    ev("UNC_CHA_RxC_PRQ0_REJECT.AD_REQ_VN0", 0x20, 0x01, 0b1111),
-    ev("UNC_CHA_RxC_PRQ0_REJECT.AD_RSP_VN0", 0x20, 0x02, 0b1111),
-    ev("UNC_CHA_RxC_PRQ0_REJECT.BL_RSP_VN0", 0x20, 0x04, 0b1111),
-    ev("UNC_CHA_RxC_PRQ0_REJECT.BL_WB_VN0", 0x20, 0x08, 0b1111),
-    ev("UNC_CHA_RxC_PRQ0_REJECT.BL_NCB_VN0", 0x20, 0x10, 0b1111),
-    ev("UNC_CHA_RxC_PRQ0_REJECT.BL_NCS_VN0", 0x20, 0x20, 0b1111),
-    ev("UNC_CHA_RxC_PRQ0_REJECT.AK_NON_UPI", 0x20, 0x40, 0b1111),
-    ev("UNC_CHA_RxC_PRQ0_REJECT.IV_NON_UPI", 0x20, 0x80, 0b1111),
-    ev("UNC_CHA_RxC_PRQ1_REJECT.ANY0", 0x21, 0x01, 0b1111),
-    ev("UNC_CHA_RxC_PRQ1_REJECT.HA", 0x21, 0x02, 0b1111),
-    ev("UNC_CHA_RxC_PRQ1_REJECT.LLC_VICTIM", 0x21, 0x04, 0b1111),
-    ev("UNC_CHA_RxC_PRQ1_REJECT.SF_VICTIM", 0x21, 0x08, 0b1111),
-    ev("UNC_CHA_RxC_PRQ1_REJECT.VICTIM", 0x21, 0x10, 0b1111),
-    ev("UNC_CHA_RxC_PRQ1_REJECT.LLC_OR_SF_WAY", 0x21, 0x20, 0b1111),
-    ev("UNC_CHA_RxC_PRQ1_REJECT.ALLOW_SNP", 0x21, 0x40, 0b1111),
-    ev("UNC_CHA_RxC_PRQ1_REJECT.PA_MATCH", 0x21, 0x80, 0b1111),
-    ev("UNC_CHA_RxC_REQ_Q0_RETRY.AD_REQ_VN0", 0x2a, 0x01, 0b1111),
-    ev("UNC_CHA_RxC_REQ_Q0_RETRY.AD_RSP_VN0", 0x2a, 0x02, 0b1111),
-    ev("UNC_CHA_RxC_REQ_Q0_RETRY.BL_RSP_VN0", 0x2a, 0x04, 0b1111),
-    ev("UNC_CHA_RxC_REQ_Q0_RETRY.BL_WB_VN0", 0x2a, 0x08, 0b1111),
-    ev("UNC_CHA_RxC_REQ_Q0_RETRY.BL_NCB_VN0", 0x2a, 0x10, 0b1111),
-    ev("UNC_CHA_RxC_REQ_Q0_RETRY.BL_NCS_VN0", 0x2a, 0x20, 0b1111),
-    ev("UNC_CHA_RxC_REQ_Q0_RETRY.AK_NON_UPI", 0x2a, 0x40, 0b1111),
-    ev("UNC_CHA_RxC_REQ_Q0_RETRY.IV_NON_UPI", 0x2a, 0x80, 0b1111),
-    ev("UNC_CHA_RxC_REQ_Q1_RETRY.ANY0", 0x2b, 0x01, 0b1111),
-    ev("UNC_CHA_RxC_REQ_Q1_RETRY.HA", 0x2b, 0x02, 0b1111),
-    ev("UNC_CHA_RxC_REQ_Q1_RETRY.LLC_VICTIM", 0x2b, 0x04, 0b1111),
-    ev("UNC_CHA_RxC_REQ_Q1_RETRY.SF_VICTIM", 0x2b, 0x08, 0b1111),
-    ev("UNC_CHA_RxC_REQ_Q1_RETRY.VICTIM", 0x2b, 0x10, 0b1111),
-    ev("UNC_CHA_RxC_REQ_Q1_RETRY.LLC_OR_SF_WAY", 0x2b, 0x20, 0b1111),
-    ev("UNC_CHA_RxC_REQ_Q1_RETRY.ALLOW_SNP", 0x2b, 0x40, 0b1111),
-    ev("UNC_CHA_RxC_REQ_Q1_RETRY.PA_MATCH", 0x2b, 0x80, 0b1111),
-    ev("UNC_CHA_RxC_RRQ0_REJECT.AD_REQ_VN0", 0x26, 0x01, 0b1111),
-    ev("UNC_CHA_RxC_RRQ0_REJECT.AD_RSP_VN0", 0x26, 0x02, 0b1111),
-    ev("UNC_CHA_RxC_RRQ0_REJECT.BL_RSP_VN0", 0x26, 0x04, 0b1111),
-    ev("UNC_CHA_RxC_RRQ0_REJECT.BL_WB_VN0", 0x26, 0x08, 0b1111),
-    ev("UNC_CHA_RxC_RRQ0_REJECT.BL_NCB_VN0", 0x26, 0x10, 0b1111),
-    ev("UNC_CHA_RxC_RRQ0_REJECT.BL_NCS_VN0", 0x26, 0x20, 0b1111),
-    ev("UNC_CHA_RxC_RRQ0_REJECT.AK_NON_UPI", 0x26, 0x40, 0b1111),
-    ev("UNC_CHA_RxC_RRQ0_REJECT.IV_NON_UPI", 0x26, 0x80, 0b1111),
-    ev("UNC_CHA_RxC_RRQ1_REJECT.ANY0", 0x27, 0x01, 0b1111),
-    ev("UNC_CHA_RxC_RRQ1_REJECT.HA", 0x27, 0x02, 0b1111),
-    ev("UNC_CHA_RxC_RRQ1_REJECT.LLC_VICTIM", 0x27, 0x04, 0b1111),
-    ev("UNC_CHA_RxC_RRQ1_REJECT.SF_VICTIM", 0x27, 0x08, 0b1111),
-    ev("UNC_CHA_RxC_RRQ1_REJECT.VICTIM", 0x27, 0x10, 0b1111),
-    ev("UNC_CHA_RxC_RRQ1_REJECT.LLC_OR_SF_WAY", 0x27, 0x20, 0b1111),
-    ev("UNC_CHA_RxC_RRQ1_REJECT.ALLOW_SNP", 0x27, 0x40, 0b1111),
-    ev("UNC_CHA_RxC_RRQ1_REJECT.PA_MATCH", 0x27, 0x80, 0b1111),
-    ev("UNC_CHA_RxC_WBQ0_REJECT.AD_REQ_VN0", 0x28, 0x01, 0b1111),
-    ev("UNC_CHA_RxC_WBQ0_REJECT.AD_RSP_VN0", 0x28, 0x02, 0b1111),
-    ev("UNC_CHA_RxC_WBQ0_REJECT.BL_RSP_VN0", 0x28, 0x04, 0b1111),
-    ev("UNC_CHA_RxC_WBQ0_REJECT.BL_WB_VN0", 0x28, 0x08, 0b1111),
-    ev("UNC_CHA_RxC_WBQ0_REJECT.BL_NCB_VN0", 0x28, 0x10, 0b1111),
-    ev("UNC_CHA_RxC_WBQ0_REJECT.BL_NCS_VN0", 0x28, 0x20, 0b1111),
-    ev("UNC_CHA_RxC_WBQ0_REJECT.AK_NON_UPI", 0x28, 0x40, 0b1111),
-    ev("UNC_CHA_RxC_WBQ0_REJECT.IV_NON_UPI", 0x28, 0x80, 0b1111),
-    ev("UNC_CHA_RxC_WBQ1_REJECT.ANY0", 0x29, 0x01, 0b1111),
-    ev("UNC_CHA_RxC_WBQ1_REJECT.HA", 0x29, 0x02, 0b1111),
-    ev("UNC_CHA_RxC_WBQ1_REJECT.LLC_VICTIM", 0x29, 0x04, 0b1111),
-    ev("UNC_CHA_RxC_WBQ1_REJECT.SF_VICTIM", 0x29, 0x08, 0b1111),
-    ev("UNC_CHA_RxC_WBQ1_REJECT.VICTIM", 0x29, 0x10, 0b1111),
-    ev("UNC_CHA_RxC_WBQ1_REJECT.LLC_OR_SF_WAY", 0x29, 0x20, 0b1111),
-    ev("UNC_CHA_RxC_WBQ1_REJECT.ALLOW_SNP", 0x29, 0x40, 0b1111),
-    ev("UNC_CHA_RxC_WBQ1_REJECT.PA_MATCH", 0x29, 0x80, 0b1111),
-    ev("UNC_CHA_SNOOPS_SENT.ALL", 0x51, 0x01, 0b1111),
-    ev("UNC_CHA_SNOOPS_SENT.LOCAL", 0x51, 0x04, 0b1111),
-    ev("UNC_CHA_SNOOPS_SENT.REMOTE", 0x51, 0x08, 0b1111),
-    ev("UNC_CHA_SNOOPS_SENT.BCST_LOCAL", 0x51, 0x10, 0b1111),
-    ev("UNC_CHA_SNOOPS_SENT.BCST_REMOTE", 0x51, 0x20, 0b1111),
-    ev("UNC_CHA_SNOOPS_SENT.DIRECT_LOCAL", 0x51, 0x40, 0b1111),
-    ev("UNC_CHA_SNOOPS_SENT.DIRECT_REMOTE", 0x51, 0x80, 0b1111),
-    ev("UNC_CHA_SNOOP_RESP.RSPWB", 0x5c, 0x10, 0b1111),
-    ev("UNC_CHA_SNOOP_RESP.RSPFWDWB", 0x5c, 0x20, 0b1111),
-    ev("UNC_CHA_SNOOP_RESP.RSPCNFLCT", 0x5c, 0x40, 0b1111),
-    ev("UNC_CHA_SNOOP_RESP.RSPFWD", 0x5c, 0x80, 0b1111),
-    ev("UNC_CHA_SNOOP_RESP_LOCAL.RSPI", 0x5d, 0x01, 0b1111),
-    ev("UNC_CHA_SNOOP_RESP_LOCAL.RSPS", 0x5d, 0x02, 0b1111),
-    ev("UNC_CHA_SNOOP_RESP_LOCAL.RSPIFWD", 0x5d, 0x04, 0b1111),
-    ev("UNC_CHA_SNOOP_RESP_LOCAL.RSPSFWD", 0x5d, 0x08, 0b1111),
-    ev("UNC_CHA_SNOOP_RESP_LOCAL.RSPWB", 0x5d, 0x10, 0b1111),
-    ev("UNC_CHA_SNOOP_RESP_LOCAL.RSPFWDWB", 0x5d, 0x20, 0b1111),
-    ev("UNC_CHA_SNOOP_RESP_LOCAL.RSPCNFLCT", 0x5d, 0x40, 0b1111),
-    ev("UNC_CHA_SNOOP_RESP_LOCAL.RSPFWD", 0x5d, 0x80, 0b1111),
-    ev("UNC_CHA_SNOOP_RSP_MISC.MTOI_RSPIFWDM", 0x6b, 0x01, 0b1111),
-    ev("UNC_CHA_SNOOP_RSP_MISC.MTOI_RSPDATAM", 0x6b, 0x02, 0b1111),
-    ev("UNC_CHA_SNOOP_RSP_MISC.RSPIFWDMPTL_HITSF", 0x6b, 0x04, 0b1111),
-    ev("UNC_CHA_SNOOP_RSP_MISC.RSPIFWDMPTL_HITLLC", 0x6b, 0x08, 0b1111),
-    ev("UNC_CHA_SNOOP_RSP_MISC.PULLDATAPTL_HITSF", 0x6b, 0x10, 0b1111),
-    ev("UNC_CHA_SNOOP_RSP_MISC.PULLDATAPTL_HITLLC", 0x6b, 0x20, 0b1111),
-    ev("UNC_CHA_WB_PUSH_MTOI.LLC", 0x56, 0x01, 0b1111),
-    ev("UNC_CHA_WB_PUSH_MTOI.MEM", 0x56, 0x02, 0b1111),
-    ev("UNC_CHA_WRITE_NO_CREDITS.MC0", 0x5a, 0x01, 0b1111),
-    ev("UNC_CHA_WRITE_NO_CREDITS.MC1", 0x5a, 0x02, 0b1111),
-    ev("UNC_CHA_WRITE_NO_CREDITS.MC2", 0x5a, 0x04, 0b1111),
-    ev("UNC_CHA_WRITE_NO_CREDITS.MC3", 0x5a, 0x08, 0b1111),
-    ev("UNC_CHA_WRITE_NO_CREDITS.MC4", 0x5a, 0x10, 0b1111),
-    ev("UNC_CHA_WRITE_NO_CREDITS.MC5", 0x5a, 0x20, 0b1111),
-    ev("UNC_CHA_WRITE_NO_CREDITS.MC6", 0x5a, 0x40, 0b1111),
-    ev("UNC_CHA_WRITE_NO_CREDITS.MC7", 0x5a, 0x80, 0b1111),
-    ev("UNC_CHA_WRITE_NO_CREDITS.MC8", 0x5a, 0x00, 0b1111).umask_ext(0x1),
-    ev("UNC_CHA_WRITE_NO_CREDITS.MC9", 0x5a, 0x00, 0b1111).umask_ext(0x2),
-    ev("UNC_CHA_WRITE_NO_CREDITS.MC10", 0x5a, 0x00, 0b1111).umask_ext(0x4),
-    ev("UNC_CHA_WRITE_NO_CREDITS.MC11", 0x5a, 0x00, 0b1111).umask_ext(0x8),
-    ev("UNC_CHA_WRITE_NO_CREDITS.MC12", 0x5a, 0x00, 0b1111).umask_ext(0x10),
-    ev("UNC_CHA_WRITE_NO_CREDITS.MC13", 0x5a, 0x00, 0b1111).umask_ext(0x20),
-    ev("UNC_CHA_XPT_PREF.SENT0", 0x6f, 0x01, 0b1111),
-    ev("UNC_CHA_XPT_PREF.DROP0_NOCRD", 0x6f, 0x04, 0b1111),
-    ev("UNC_CHA_XPT_PREF.DROP0_CONFLICT", 0x6f, 0x08, 0b1111),
-    ev("UNC_CHA_XPT_PREF.SENT1", 0x6f, 0x10, 0b1111),
-    ev("UNC_CHA_XPT_PREF.DROP1_NOCRD", 0x6f, 0x40, 0b1111),
-    ev("UNC_CHA_XPT_PREF.DROP1_CONFLICT", 0x6f, 0x80, 0b1111),
-    ev("UNC_CHA_LLC_LOOKUP.I", 0x34, 0x01, 0b1111),
-    ev("UNC_CHA_LLC_LOOKUP.SF_S", 0x34, 0x02, 0b1111),
-    ev("UNC_CHA_LLC_LOOKUP.SF_E", 0x34, 0x04, 0b1111),
-    ev("UNC_CHA_LLC_LOOKUP.SF_H", 0x34, 0x08, 0b1111),
-    ev("UNC_CHA_LLC_LOOKUP.S", 0x34, 0x10, 0b1111),
-    ev("UNC_CHA_LLC_LOOKUP.E", 0x34, 0x20, 0b1111),
-    ev("UNC_CHA_LLC_LOOKUP.M", 0x34, 0x40, 0b1111),
-    ev("UNC_CHA_LLC_LOOKUP.F", 0x34, 0x80, 0b1111),
-    ev("UNC_CHA_LLC_LOOKUP.RFO", 0x34, 0xff, 0b1111).umask_ext(0x1bc8),
-    ev("UNC_CHA_TOR_INSERTS.IRQ_IA", 0x35, 0x01, 0b1111),
-    ev("UNC_CHA_TOR_INSERTS.EVICT", 0x35, 0x02, 0b1111),
-    ev("UNC_CHA_TOR_INSERTS.PRQ_IOSF", 0x35, 0x04, 0b1111),
-    ev("UNC_CHA_TOR_INSERTS.IPQ", 0x35, 0x08, 0b1111),
-    ev("UNC_CHA_TOR_INSERTS.IRQ_NON_IA", 0x35, 0x10, 0b1111),
-    ev("UNC_CHA_TOR_INSERTS.PRQ_NON_IOSF", 0x35, 0x20, 0b1111),
-    ev("UNC_CHA_TOR_INSERTS.RRQ", 0x35, 0x40, 0b1111),
-    ev("UNC_CHA_TOR_INSERTS.WBQ", 0x35, 0x80, 0b1111),
-    ev("UNC_CHA_TOR_INSERTS.LOC_IO", 0x35, 0x04, 0b1111).umask_ext(0xc000ff),
-    ev("UNC_CHA_TOR_INSERTS.LOC_IA", 0x35, 0x01, 0b1111).umask_ext(0xc000ff),
-    ev("UNC_CHA_TOR_INSERTS.LOC_ALL", 0x35, 0x05, 0b1111).umask_ext(0xc000ff),
-    ev("UNC_CHA_TOR_INSERTS.HIT", 0x35, 0x00, 0b1111).umask_ext(0x1),
-    ev("UNC_CHA_TOR_INSERTS.MISS", 0x35, 0x00, 0b1111).umask_ext(0x2),
-    ev("UNC_CHA_TOR_INSERTS.MMCFG", 0x35, 0x00, 0b1111).umask_ext(0x20),
-    ev("UNC_CHA_TOR_INSERTS.LOCAL_TGT", 0x35, 0x00, 0b1111).umask_ext(0x80),
-    ev("UNC_CHA_TOR_INSERTS.REMOTE_TGT", 0x35, 0x00, 0b1111).umask_ext(0x100),
-    ev("UNC_CHA_TOR_INSERTS.MATCH_OPC", 0x35, 0x00, 0b1111).umask_ext(0x200),
-    ev("UNC_CHA_TOR_INSERTS.PREMORPH_OPC", 0x35, 0x00, 0b1111).umask_ext(0x400),
-    ev("UNC_CHA_TOR_INSERTS.NEARMEM", 0x35, 0x00, 0b1111).umask_ext(0x400000),
-    ev("UNC_CHA_TOR_INSERTS.NOT_NEARMEM", 0x35, 0x00, 0b1111).umask_ext(0x800000),
-    ev("UNC_CHA_TOR_INSERTS.NONCOH", 0x35, 0x00, 0b1111).umask_ext(0x1000000),
-    ev("UNC_CHA_TOR_INSERTS.ISOC", 0x35, 0x00, 0b1111).umask_ext(0x2000000),
-    ev("UNC_CHA_TOR_OCCUPANCY.IRQ_IA", 0x36, 0x01, 0b1),
-    ev("UNC_CHA_TOR_OCCUPANCY.EVICT", 0x36, 0x02, 0b1),
-    ev("UNC_CHA_TOR_OCCUPANCY.PRQ", 0x36, 0x04, 0b1),
-    ev("UNC_CHA_TOR_OCCUPANCY.IPQ", 0x36, 0x08, 0b1),
-    ev("UNC_CHA_TOR_OCCUPANCY.IRQ_NON_IA", 0x36, 0x10, 0b1),
-    ev("UNC_CHA_TOR_OCCUPANCY.PRQ_NON_IOSF", 0x36, 0x20, 0b1),
-    ev("UNC_CHA_TOR_OCCUPANCY.LOC_IO", 0x36, 0x04, 0b1).umask_ext(0xc000ff),
-    ev("UNC_CHA_TOR_OCCUPANCY.LOC_IA", 0x36, 0x01, 0b1).umask_ext(0xc000ff),
-    ev("UNC_CHA_TOR_OCCUPANCY.LOC_ALL", 0x36, 0x05, 0b1).umask_ext(0xc000ff),
-    ev("UNC_CHA_TOR_OCCUPANCY.HIT", 0x36, 0x00, 0b1).umask_ext(0x1),
-    ev("UNC_CHA_TOR_OCCUPANCY.MISS", 0x36, 0x00, 0b1).umask_ext(0x2),
-    ev("UNC_CHA_TOR_OCCUPANCY.MMCFG", 0x36, 0x00, 0b1).umask_ext(0x20),
-    ev("UNC_CHA_TOR_OCCUPANCY.LOCAL_TGT", 0x36, 0x00, 0b1).umask_ext(0x80),
-    ev("UNC_CHA_TOR_OCCUPANCY.REMOTE_TGT", 0x36, 0x00, 0b1).umask_ext(0x100),
-    ev("UNC_CHA_TOR_OCCUPANCY.MATCH_OPC", 0x36, 0x00, 0b1).umask_ext(0x200),
-    ev("UNC_CHA_TOR_OCCUPANCY.PREMORPH_OPC", 0x36, 0x00, 0b1).umask_ext(0x400),
-    ev("UNC_CHA_TOR_OCCUPANCY.NEARMEM", 0x36, 0x00, 0b1).umask_ext(0x400000),
-    ev("UNC_CHA_TOR_OCCUPANCY.NOT_NEARMEM", 0x36, 0x00, 0b1).umask_ext(0x800000),
-    ev("UNC_CHA_TOR_OCCUPANCY.NONCOH", 0x36, 0x00, 0b1).umask_ext(0x1000000),
-    ev("UNC_CHA_TOR_OCCUPANCY.ISOC", 0x36, 0x00, 0b1).umask_ext(0x2000000),
-    ev("UNC_CHA_AG0_AD_CRD_ACQUIRED0.TGR0", 0x80, 0x01, 0b1111),
-    ev("UNC_CHA_AG0_AD_CRD_ACQUIRED0.TGR1", 0x80, 0x02, 0b1111),
-    ev("UNC_CHA_AG0_AD_CRD_ACQUIRED0.TGR2", 0x80, 0x04, 0b1111),
-    ev("UNC_CHA_AG0_AD_CRD_ACQUIRED0.TGR3", 0x80, 0x08, 0b1111),
-    ev("UNC_CHA_AG0_AD_CRD_ACQUIRED0.TGR4", 0x80, 0x10, 0b1111),
-    ev("UNC_CHA_AG0_AD_CRD_ACQUIRED0.TGR5", 0x80, 0x20, 0b1111),
-    ev("UNC_CHA_AG0_AD_CRD_ACQUIRED0.TGR6", 0x80, 0x40, 0b1111),
-    ev("UNC_CHA_AG0_AD_CRD_ACQUIRED0.TGR7", 0x80, 0x80, 0b1111),
-    ev("UNC_CHA_AG0_AD_CRD_ACQUIRED1.TGR8", 0x81, 0x01, 0b1111),
-    ev("UNC_CHA_AG0_AD_CRD_ACQUIRED1.TGR9", 0x81, 0x02, 0b1111),
-    ev("UNC_CHA_AG0_AD_CRD_ACQUIRED1.TGR10", 0x81, 0x04, 0b1111),
-    ev("UNC_CHA_AG0_AD_CRD_OCCUPANCY0.TGR0", 0x82, 0x01, 0b1111),
-    ev("UNC_CHA_AG0_AD_CRD_OCCUPANCY0.TGR1", 0x82, 0x02, 0b1111),
-    ev("UNC_CHA_AG0_AD_CRD_OCCUPANCY0.TGR2", 0x82, 0x04, 0b1111),
-    ev("UNC_CHA_AG0_AD_CRD_OCCUPANCY0.TGR3", 0x82, 0x08, 0b1111),
-    ev("UNC_CHA_AG0_AD_CRD_OCCUPANCY0.TGR4", 0x82, 0x10, 0b1111),
-    ev("UNC_CHA_AG0_AD_CRD_OCCUPANCY0.TGR5", 0x82, 0x20, 0b1111),
-    ev("UNC_CHA_AG0_AD_CRD_OCCUPANCY0.TGR6", 0x82, 0x40, 0b1111),
-    ev("UNC_CHA_AG0_AD_CRD_OCCUPANCY0.TGR7", 0x82, 0x80, 0b1111),
-    ev("UNC_CHA_AG0_AD_CRD_OCCUPANCY1.TGR8", 0x83, 0x01, 0b1111),
-    ev("UNC_CHA_AG0_AD_CRD_OCCUPANCY1.TGR9", 0x83, 0x02, 0b1111),
-    ev("UNC_CHA_AG0_AD_CRD_OCCUPANCY1.TGR10", 0x83, 0x04, 0b1111),
-    ev("UNC_CHA_AG0_BL_CRD_ACQUIRED0.TGR0", 0x88, 0x01, 0b1111),
-    ev("UNC_CHA_AG0_BL_CRD_ACQUIRED0.TGR1", 0x88, 0x02, 0b1111),
-    ev("UNC_CHA_AG0_BL_CRD_ACQUIRED0.TGR2", 0x88, 0x04, 0b1111),
-    ev("UNC_CHA_AG0_BL_CRD_ACQUIRED0.TGR3", 0x88, 0x08, 0b1111),
-    ev("UNC_CHA_AG0_BL_CRD_ACQUIRED0.TGR4", 0x88, 0x10, 0b1111),
-    ev("UNC_CHA_AG0_BL_CRD_ACQUIRED0.TGR5", 0x88, 0x20, 0b1111),
-    ev("UNC_CHA_AG0_BL_CRD_ACQUIRED0.TGR6", 0x88, 0x40, 0b1111),
-    ev("UNC_CHA_AG0_BL_CRD_ACQUIRED0.TGR7", 0x88, 0x80, 0b1111),
-    ev("UNC_CHA_AG0_BL_CRD_ACQUIRED1.TGR8", 0x89, 0x01, 0b1111),
-    ev("UNC_CHA_AG0_BL_CRD_ACQUIRED1.TGR9", 0x89, 0x02, 0b1111),
-    ev("UNC_CHA_AG0_BL_CRD_ACQUIRED1.TGR10", 0x89, 0x04, 0b1111),
-    ev("UNC_CHA_AG0_BL_CRD_OCCUPANCY0.TGR0", 0x8a, 0x01, 0b1111),
-    ev("UNC_CHA_AG0_BL_CRD_OCCUPANCY0.TGR1", 0x8a, 0x02, 0b1111),
-    ev("UNC_CHA_AG0_BL_CRD_OCCUPANCY0.TGR2", 0x8a, 0x04, 0b1111),
-    ev("UNC_CHA_AG0_BL_CRD_OCCUPANCY0.TGR3", 0x8a, 0x08, 0b1111),
-    ev("UNC_CHA_AG0_BL_CRD_OCCUPANCY0.TGR4", 0x8a, 0x10, 0b1111),
-    ev("UNC_CHA_AG0_BL_CRD_OCCUPANCY0.TGR5", 0x8a, 0x20, 0b1111),
-    ev("UNC_CHA_AG0_BL_CRD_OCCUPANCY0.TGR6", 0x8a, 0x40, 0b1111),
-    ev("UNC_CHA_AG0_BL_CRD_OCCUPANCY0.TGR7", 0x8a, 0x80, 0b1111),
-    ev("UNC_CHA_AG0_BL_CRD_OCCUPANCY1.TGR8", 0x8b, 0x01, 0b1111),
-    ev("UNC_CHA_AG0_BL_CRD_OCCUPANCY1.TGR9", 0x8b, 0x02, 0b1111),
-    ev("UNC_CHA_AG0_BL_CRD_OCCUPANCY1.TGR10", 0x8b, 0x04, 0b1111),
-    ev("UNC_CHA_AG1_AD_CRD_ACQUIRED0.TGR0", 0x84, 0x01, 0b1111),
-    ev("UNC_CHA_AG1_AD_CRD_ACQUIRED0.TGR1", 0x84, 0x02, 0b1111),
-    ev("UNC_CHA_AG1_AD_CRD_ACQUIRED0.TGR2", 0x84, 0x04, 0b1111),
-    ev("UNC_CHA_AG1_AD_CRD_ACQUIRED0.TGR3", 0x84, 0x08, 0b1111),
-    ev("UNC_CHA_AG1_AD_CRD_ACQUIRED0.TGR4", 0x84, 0x10, 0b1111),
-    ev("UNC_CHA_AG1_AD_CRD_ACQUIRED0.TGR5", 0x84, 0x20, 0b1111),
-    ev("UNC_CHA_AG1_AD_CRD_ACQUIRED0.TGR6", 0x84, 0x40, 0b1111),
-    ev("UNC_CHA_AG1_AD_CRD_ACQUIRED0.TGR7", 0x84, 0x80, 0b1111),
-    ev("UNC_CHA_AG1_AD_CRD_ACQUIRED1.TGR8", 0x85, 0x01, 0b1111),
-    ev("UNC_CHA_AG1_AD_CRD_ACQUIRED1.TGR9", 0x85, 0x02, 0b1111),
-    ev("UNC_CHA_AG1_AD_CRD_ACQUIRED1.TGR10", 0x85, 0x04, 0b1111),
-    ev("UNC_CHA_AG1_AD_CRD_OCCUPANCY0.TGR0", 0x86, 0x01, 0b1111),
-    ev("UNC_CHA_AG1_AD_CRD_OCCUPANCY0.TGR1", 0x86, 0x02, 0b1111),
-    ev("UNC_CHA_AG1_AD_CRD_OCCUPANCY0.TGR2", 0x86, 0x04, 0b1111),
-    ev("UNC_CHA_AG1_AD_CRD_OCCUPANCY0.TGR3", 0x86, 0x08, 0b1111),
-    ev("UNC_CHA_AG1_AD_CRD_OCCUPANCY0.TGR4", 0x86, 0x10, 0b1111),
-    ev("UNC_CHA_AG1_AD_CRD_OCCUPANCY0.TGR5", 0x86, 0x20, 0b1111),
-    ev("UNC_CHA_AG1_AD_CRD_OCCUPANCY0.TGR6", 0x86, 0x40, 0b1111),
-    ev("UNC_CHA_AG1_AD_CRD_OCCUPANCY0.TGR7", 0x86, 0x80, 0b1111),
-    ev("UNC_CHA_AG1_AD_CRD_OCCUPANCY1.TGR8", 0x87, 0x01, 0b1111),
-    ev("UNC_CHA_AG1_AD_CRD_OCCUPANCY1.TGR9", 0x87, 0x02, 0b1111),
-    ev("UNC_CHA_AG1_AD_CRD_OCCUPANCY1.TGR10", 0x87, 0x04, 0b1111),
-    ev("UNC_CHA_AG1_BL_CRD_ACQUIRED0.TGR0", 0x8c, 0x01, 0b1111),
-    ev("UNC_CHA_AG1_BL_CRD_ACQUIRED0.TGR1", 0x8c, 0x02, 0b1111),
-    ev("UNC_CHA_AG1_BL_CRD_ACQUIRED0.TGR2", 0x8c, 0x04, 0b1111),
-    ev("UNC_CHA_AG1_BL_CRD_ACQUIRED0.TGR3", 0x8c, 0x08, 0b1111),
-    ev("UNC_CHA_AG1_BL_CRD_ACQUIRED0.TGR4", 0x8c, 0x10, 0b1111),
-    ev("UNC_CHA_AG1_BL_CRD_ACQUIRED0.TGR5", 0x8c, 0x20, 0b1111),
-    ev("UNC_CHA_AG1_BL_CRD_ACQUIRED0.TGR6", 0x8c, 0x40, 0b1111),
-    ev("UNC_CHA_AG1_BL_CRD_ACQUIRED0.TGR7", 0x8c, 0x80, 0b1111),
-    ev("UNC_CHA_AG1_BL_CRD_ACQUIRED1.TGR8", 0x8d, 0x01, 0b1111),
-    ev("UNC_CHA_AG1_BL_CRD_ACQUIRED1.TGR9", 0x8d, 0x02, 0b1111),
-    ev("UNC_CHA_AG1_BL_CRD_ACQUIRED1.TGR10", 0x8d, 0x04, 0b1111),
-    ev("UNC_CHA_AG1_BL_CRD_OCCUPANCY0.TGR0", 0x8e, 0x01, 0b1111),
-    ev("UNC_CHA_AG1_BL_CRD_OCCUPANCY0.TGR1", 0x8e, 0x02, 0b1111),
-    ev("UNC_CHA_AG1_BL_CRD_OCCUPANCY0.TGR2", 0x8e, 0x04, 0b1111),
-    ev("UNC_CHA_AG1_BL_CRD_OCCUPANCY0.TGR3", 0x8e, 0x08, 0b1111),
-    ev("UNC_CHA_AG1_BL_CRD_OCCUPANCY0.TGR4", 0x8e, 0x10, 0b1111),
-    ev("UNC_CHA_AG1_BL_CRD_OCCUPANCY0.TGR5", 0x8e, 0x20, 0b1111),
-    ev("UNC_CHA_AG1_BL_CRD_OCCUPANCY0.TGR6", 0x8e, 0x40, 0b1111),
-    ev("UNC_CHA_AG1_BL_CRD_OCCUPANCY0.TGR7", 0x8e, 0x80, 0b1111),
-    ev("UNC_CHA_AG1_BL_CRD_OCCUPANCY1.TGR8", 0x8f, 0x01, 0b1111),
-    ev("UNC_CHA_AG1_BL_CRD_OCCUPANCY1.TGR9", 0x8f, 0x02, 0b1111),
-    ev("UNC_CHA_AG1_BL_CRD_OCCUPANCY1.TGR10", 0x8f, 0x04, 0b1111),
-    ev("UNC_CHA_DISTRESS_ASSERTED.VERT", 0xaf, 0x01, 0b1111),
-    ev("UNC_CHA_DISTRESS_ASSERTED.HORZ", 0xaf, 0x02, 0b1111),
-    ev("UNC_CHA_DISTRESS_ASSERTED.DPT_LOCAL", 0xaf, 0x04, 0b1111),
-    ev("UNC_CHA_DISTRESS_ASSERTED.DPT_NONLOCAL", 0xaf, 0x08, 0b1111),
-    ev("UNC_CHA_DISTRESS_ASSERTED.DPT_STALL_IV", 0xaf, 0x40, 0b1111),
-    ev("UNC_CHA_DISTRESS_ASSERTED.DPT_STALL_NOCRD", 0xaf, 0x80, 0b1111),
-    ev("UNC_CHA_EGRESS_ORDERING.IV_SNOOPGO_UP", 0xba, 0x01, 0b1111),
-    ev("UNC_CHA_EGRESS_ORDERING.IV_SNOOPGO_DN", 0xba, 0x04, 0b1111),
-    ev("UNC_CHA_HORZ_RING_AD_IN_USE.LEFT_EVEN", 0xb6, 0x01, 0b1111),
-    ev("UNC_CHA_HORZ_RING_AD_IN_USE.LEFT_ODD", 0xb6, 0x02, 0b1111),
-    ev("UNC_CHA_HORZ_RING_AD_IN_USE.RIGHT_EVEN", 0xb6, 0x04, 0b1111),
-    ev("UNC_CHA_HORZ_RING_AD_IN_USE.RIGHT_ODD", 0xb6, 0x08, 0b1111),
-    ev("UNC_CHA_HORZ_RING_AKC_IN_USE.LEFT_EVEN", 0xbb, 0x01, 0b1111),
-    ev("UNC_CHA_HORZ_RING_AKC_IN_USE.LEFT_ODD", 0xbb, 0x02, 0b1111),
-    ev("UNC_CHA_HORZ_RING_AKC_IN_USE.RIGHT_EVEN", 0xbb, 0x04, 0b1111),
-    ev("UNC_CHA_HORZ_RING_AKC_IN_USE.RIGHT_ODD", 0xbb, 0x08, 0b1111),
-    ev("UNC_CHA_HORZ_RING_AK_IN_USE.LEFT_EVEN", 0xb7, 0x01, 0b1111),
-    ev("UNC_CHA_HORZ_RING_AK_IN_USE.LEFT_ODD", 0xb7, 0x02, 0b1111),
-    ev("UNC_CHA_HORZ_RING_AK_IN_USE.RIGHT_EVEN", 0xb7, 0x04, 0b1111),
-    ev("UNC_CHA_HORZ_RING_AK_IN_USE.RIGHT_ODD", 0xb7, 0x08, 0b1111),
-    ev("UNC_CHA_HORZ_RING_BL_IN_USE.LEFT_EVEN", 0xb8, 0x01, 0b1111),
-    ev("UNC_CHA_HORZ_RING_BL_IN_USE.LEFT_ODD", 0xb8, 0x02, 0b1111),
-    ev("UNC_CHA_HORZ_RING_BL_IN_USE.RIGHT_EVEN", 0xb8, 0x04, 0b1111),
-    ev("UNC_CHA_HORZ_RING_BL_IN_USE.RIGHT_ODD", 0xb8, 0x08, 0b1111),
-    ev("UNC_CHA_HORZ_RING_IV_IN_USE.LEFT", 0xb9, 0x01, 0b1111),
-    ev("UNC_CHA_HORZ_RING_IV_IN_USE.RIGHT", 0xb9, 0x04, 0b1111),
-    ev("UNC_CHA_MISC_EXTERNAL.MBE_INST0", 0xe6, 0x01, 0b1111),
-    ev("UNC_CHA_MISC_EXTERNAL.MBE_INST1", 0xe6, 0x02, 0b1111),
-    ev("UNC_CHA_RING_BOUNCES_HORZ.AD", 0xac, 0x01, 0b1111),
-    ev("UNC_CHA_RING_BOUNCES_HORZ.AK", 0xac, 0x02, 0b1111),
-    ev("UNC_CHA_RING_BOUNCES_HORZ.BL", 0xac, 0x04, 0b1111),
-    ev("UNC_CHA_RING_BOUNCES_HORZ.IV", 0xac, 0x08, 0b1111),
-    ev("UNC_CHA_RING_BOUNCES_VERT.AD", 0xaa, 0x01, 0b1111),
-    ev("UNC_CHA_RING_BOUNCES_VERT.AK", 0xaa, 0x02, 0b1111),
-    ev("UNC_CHA_RING_BOUNCES_VERT.BL", 0xaa, 0x04, 0b1111),
-    ev("UNC_CHA_RING_BOUNCES_VERT.IV", 0xaa, 0x08, 0b1111),
-    ev("UNC_CHA_RING_BOUNCES_VERT.AKC", 0xaa, 0x10, 0b1111),
-    ev("UNC_CHA_RING_SINK_STARVED_HORZ.AD", 0xad, 0x01, 0b1111),
-    ev("UNC_CHA_RING_SINK_STARVED_HORZ.AK", 0xad, 0x02, 0b1111),
-    ev("UNC_CHA_RING_SINK_STARVED_HORZ.BL", 0xad, 0x04, 0b1111),
-    ev("UNC_CHA_RING_SINK_STARVED_HORZ.IV", 0xad, 0x08, 0b1111),
-    ev("UNC_CHA_RING_SINK_STARVED_HORZ.AK_AG1", 0xad, 0x20, 0b1111),
-    ev("UNC_CHA_RING_SINK_STARVED_VERT.AD", 0xab, 0x01, 0b1111),
-    ev("UNC_CHA_RING_SINK_STARVED_VERT.AK", 0xab, 0x02, 0b1111),
-    ev("UNC_CHA_RING_SINK_STARVED_VERT.BL", 0xab, 0x04, 0b1111),
-    ev("UNC_CHA_RING_SINK_STARVED_VERT.IV", 0xab, 0x08, 0b1111),
-    ev("UNC_CHA_RING_SINK_STARVED_VERT.AKC", 0xab, 0x10, 0b1111),
-    ev("UNC_CHA_RxR_BUSY_STARVED.AD_UNCRD", 0xe5, 0x01, 0b1111),
-    ev("UNC_CHA_RxR_BUSY_STARVED.BL_UNCRD", 0xe5, 0x04, 0b1111),
-    ev("UNC_CHA_RxR_BUSY_STARVED.AD_CRD", 0xe5, 0x10, 0b1111),
-    ev("UNC_CHA_RxR_BUSY_STARVED.BL_CRD", 0xe5, 0x40, 0b1111),
-    ev("UNC_CHA_RxR_BUSY_STARVED.AD_ALL", 0xe5, 0x11, 0b1111),
-    ev("UNC_CHA_RxR_BUSY_STARVED.BL_ALL", 0xe5, 0x44, 0b1111),
-    ev("UNC_CHA_RxR_BYPASS.AD_UNCRD", 0xe2, 0x01, 0b1111),
-    ev("UNC_CHA_RxR_BYPASS.AK", 0xe2, 0x02, 0b1111),
-    ev("UNC_CHA_RxR_BYPASS.BL_UNCRD", 0xe2, 0x04, 0b1111),
-    ev("UNC_CHA_RxR_BYPASS.IV", 0xe2, 0x08, 0b1111),
-    ev("UNC_CHA_RxR_BYPASS.AD_CRD", 0xe2, 0x10, 0b1111),
-    ev("UNC_CHA_RxR_BYPASS.BL_CRD", 0xe2, 0x40, 0b1111),
-    ev("UNC_CHA_RxR_BYPASS.AKC_UNCRD", 0xe2, 0x80, 0b1111),
-    ev("UNC_CHA_RxR_BYPASS.AD_ALL", 0xe2, 0x11, 0b1111),
-    ev("UNC_CHA_RxR_BYPASS.BL_ALL", 0xe2, 0x44, 0b1111),
-    ev("UNC_CHA_RxR_CRD_STARVED.AD_UNCRD", 0xe3, 0x01, 0b1111),
-    ev("UNC_CHA_RxR_CRD_STARVED.AK", 0xe3, 0x02, 0b1111),
-    ev("UNC_CHA_RxR_CRD_STARVED.BL_UNCRD", 0xe3, 0x04, 0b1111),
-    ev("UNC_CHA_RxR_CRD_STARVED.IV", 0xe3, 0x08, 0b1111),
-    ev("UNC_CHA_RxR_CRD_STARVED.AD_CRD", 0xe3, 0x10, 0b1111),
-    ev("UNC_CHA_RxR_CRD_STARVED.BL_CRD", 0xe3, 0x40, 0b1111),
-    ev("UNC_CHA_RxR_CRD_STARVED.IFV", 0xe3, 0x80, 0b1111),
-    ev("UNC_CHA_RxR_CRD_STARVED.AD_ALL", 0xe3, 0x11, 0b1111),
-    ev("UNC_CHA_RxR_CRD_STARVED.BL_ALL", 0xe3, 0x44, 0b1111),
-    ev("UNC_CHA_RxR_INSERTS.AD_UNCRD", 0xe1, 0x01, 0b1111),
-    ev("UNC_CHA_RxR_INSERTS.AK", 0xe1, 0x02, 0b1111),
-    ev("UNC_CHA_RxR_INSERTS.BL_UNCRD", 0xe1, 0x04, 0b1111),
-    ev("UNC_CHA_RxR_INSERTS.IV", 0xe1, 0x08, 0b1111),
-    ev("UNC_CHA_RxR_INSERTS.AD_CRD", 0xe1, 0x10, 0b1111),
-    ev("UNC_CHA_RxR_INSERTS.BL_CRD", 0xe1, 0x40, 0b1111),
-    ev("UNC_CHA_RxR_INSERTS.AKC_UNCRD", 0xe1, 0x80, 0b1111),
-    ev("UNC_CHA_RxR_INSERTS.AD_ALL", 0xe1, 0x11, 0b1111),
-    ev("UNC_CHA_RxR_INSERTS.BL_ALL", 0xe1, 0x44, 0b1111),
-    ev("UNC_CHA_RxR_OCCUPANCY.AD_UNCRD", 0xe0, 0x01, 0b1111),
-    ev("UNC_CHA_RxR_OCCUPANCY.AK", 0xe0, 0x02, 0b1111),
-    ev("UNC_CHA_RxR_OCCUPANCY.BL_UNCRD", 0xe0, 0x04, 0b1111),
-    ev("UNC_CHA_RxR_OCCUPANCY.IV", 0xe0, 0x08, 0b1111),
-    ev("UNC_CHA_RxR_OCCUPANCY.AD_CRD", 0xe0, 0x10, 0b1111),
-    ev("UNC_CHA_RxR_OCCUPANCY.BL_CRD", 0xe0, 0x20, 0b1111),
-    ev("UNC_CHA_RxR_OCCUPANCY.AKC_UNCRD", 0xe0, 0x80, 0b1111),
-    ev("UNC_CHA_RxR_OCCUPANCY.AD_ALL", 0xe0, 0x11, 0b1111),
-    ev("UNC_CHA_RxR_OCCUPANCY.BL_ALL", 0xe0, 0x44, 0b1111),
-    ev("UNC_CHA_STALL0_NO_TxR_HORZ_CRD_AD_AG0.TGR0", 0xd0, 0x01, 0b1111),
-    ev("UNC_CHA_STALL0_NO_TxR_HORZ_CRD_AD_AG0.TGR1", 0xd0, 0x02, 0b1111),
-    ev("UNC_CHA_STALL0_NO_TxR_HORZ_CRD_AD_AG0.TGR2", 0xd0, 0x04, 0b1111),
-    ev("UNC_CHA_STALL0_NO_TxR_HORZ_CRD_AD_AG0.TGR3", 0xd0, 0x08, 0b1111),
-    ev("UNC_CHA_STALL0_NO_TxR_HORZ_CRD_AD_AG0.TGR4", 0xd0, 0x10, 0b1111),
-    ev("UNC_CHA_STALL0_NO_TxR_HORZ_CRD_AD_AG0.TGR5", 0xd0, 0x20, 0b1111),
-    ev("UNC_CHA_STALL0_NO_TxR_HORZ_CRD_AD_AG0.TGR6", 0xd0, 0x40, 0b1111),
-    ev("UNC_CHA_STALL0_NO_TxR_HORZ_CRD_AD_AG0.TGR7", 0xd0, 0x80, 0b1111),
-    ev("UNC_CHA_STALL0_NO_TxR_HORZ_CRD_AD_AG1.TGR0", 0xd2, 0x01, 0b1111),
-    ev("UNC_CHA_STALL0_NO_TxR_HORZ_CRD_AD_AG1.TGR1", 0xd2, 0x02, 0b1111),
-    ev("UNC_CHA_STALL0_NO_TxR_HORZ_CRD_AD_AG1.TGR2", 0xd2, 0x04, 0b1111),
-    ev("UNC_CHA_STALL0_NO_TxR_HORZ_CRD_AD_AG1.TGR3", 0xd2, 0x08, 0b1111),
-    ev("UNC_CHA_STALL0_NO_TxR_HORZ_CRD_AD_AG1.TGR4", 0xd2, 0x10, 0b1111),
-    ev("UNC_CHA_STALL0_NO_TxR_HORZ_CRD_AD_AG1.TGR5", 0xd2, 0x20, 0b1111),
-    ev("UNC_CHA_STALL0_NO_TxR_HORZ_CRD_AD_AG1.TGR6", 0xd2, 0x40, 0b1111),
-    ev("UNC_CHA_STALL0_NO_TxR_HORZ_CRD_AD_AG1.TGR7", 0xd2, 0x80, 0b1111),
-    ev("UNC_CHA_STALL0_NO_TxR_HORZ_CRD_BL_AG0.TGR0", 0xd4, 0x01, 0b1111),
-    ev("UNC_CHA_STALL0_NO_TxR_HORZ_CRD_BL_AG0.TGR1", 0xd4, 0x02, 0b1111),
-    ev("UNC_CHA_STALL0_NO_TxR_HORZ_CRD_BL_AG0.TGR2", 0xd4, 0x04, 0b1111),
-    ev("UNC_CHA_STALL0_NO_TxR_HORZ_CRD_BL_AG0.TGR3", 0xd4, 0x08, 0b1111),
-    ev("UNC_CHA_STALL0_NO_TxR_HORZ_CRD_BL_AG0.TGR4", 0xd4, 0x10, 0b1111),
-    ev("UNC_CHA_STALL0_NO_TxR_HORZ_CRD_BL_AG0.TGR5", 0xd4, 0x20, 0b1111),
-    ev("UNC_CHA_STALL0_NO_TxR_HORZ_CRD_BL_AG0.TGR6", 0xd4, 0x40, 0b1111),
-    ev("UNC_CHA_STALL0_NO_TxR_HORZ_CRD_BL_AG0.TGR7", 0xd4, 0x80, 0b1111),
-    ev("UNC_CHA_STALL0_NO_TxR_HORZ_CRD_BL_AG1.TGR0", 0xd6, 0x01, 0b1111),
-    ev("UNC_CHA_STALL0_NO_TxR_HORZ_CRD_BL_AG1.TGR1", 0xd6, 0x02, 0b1111),
-    ev("UNC_CHA_STALL0_NO_TxR_HORZ_CRD_BL_AG1.TGR2", 0xd6, 0x04, 0b1111),
-    ev("UNC_CHA_STALL0_NO_TxR_HORZ_CRD_BL_AG1.TGR3", 0xd6, 0x08, 0b1111),
-    ev("UNC_CHA_STALL0_NO_TxR_HORZ_CRD_BL_AG1.TGR4", 0xd6, 0x10, 0b1111),
-    ev("UNC_CHA_STALL0_NO_TxR_HORZ_CRD_BL_AG1.TGR5", 0xd6, 0x20, 0b1111),
-    ev("UNC_CHA_STALL0_NO_TxR_HORZ_CRD_BL_AG1.TGR6", 0xd6, 0x40, 0b1111),
-    ev("UNC_CHA_STALL0_NO_TxR_HORZ_CRD_BL_AG1.TGR7", 0xd6, 0x80, 0b1111),
-    ev("UNC_CHA_STALL1_NO_TxR_HORZ_CRD_AD_AG0.TGR8", 0xd1, 0x01, 0b1111),
-    ev("UNC_CHA_STALL1_NO_TxR_HORZ_CRD_AD_AG0.TGR9", 0xd1, 0x02, 0b1111),
-    ev("UNC_CHA_STALL1_NO_TxR_HORZ_CRD_AD_AG0.TGR10", 0xd1, 0x04, 0b1111),
-    ev("UNC_CHA_STALL1_NO_TxR_HORZ_CRD_AD_AG1_1.TGR8", 0xd3, 0x01, 0b1111),
-    ev("UNC_CHA_STALL1_NO_TxR_HORZ_CRD_AD_AG1_1.TGR9", 0xd3, 0x02, 0b1111),
-    ev("UNC_CHA_STALL1_NO_TxR_HORZ_CRD_AD_AG1_1.TGR10", 0xd3, 0x04, 0b1111),
-    ev("UNC_CHA_STALL1_NO_TxR_HORZ_CRD_BL_AG0_1.TGR8", 0xd5, 0x01, 0b1111),
-    ev("UNC_CHA_STALL1_NO_TxR_HORZ_CRD_BL_AG0_1.TGR9", 0xd5, 0x02, 0b1111),
-    ev("UNC_CHA_STALL1_NO_TxR_HORZ_CRD_BL_AG0_1.TGR10", 0xd5, 0x04, 0b1111),
-    ev("UNC_CHA_STALL1_NO_TxR_HORZ_CRD_BL_AG1_1.TGR8", 0xd7, 0x01, 0b1111),
-    ev("UNC_CHA_STALL1_NO_TxR_HORZ_CRD_BL_AG1_1.TGR9", 0xd7, 0x02, 0b1111),
-    ev("UNC_CHA_STALL1_NO_TxR_HORZ_CRD_BL_AG1_1.TGR10", 0xd7, 0x04, 0b1111),
-    ev("UNC_CHA_TxR_HORZ_ADS_USED.AD_UNCRD", 0xa6, 0x01, 0b1111),
-    ev("UNC_CHA_TxR_HORZ_ADS_USED.BL_UNCRD", 0xa6, 0x04, 0b1111),
-    ev("UNC_CHA_TxR_HORZ_ADS_USED.AD_CRD", 0xa6, 0x10, 0b1111),
-    ev("UNC_CHA_TxR_HORZ_ADS_USED.BL_CRD", 0xa6, 0x40, 0b1111),
-    ev("UNC_CHA_TxR_HORZ_ADS_USED.AD_ALL", 0xa6, 0x11, 0b1111),
-    ev("UNC_CHA_TxR_HORZ_ADS_USED.BL_ALL", 0xa6, 0x44, 0b1111),
-    ev("UNC_CHA_TxR_HORZ_BYPASS.AD_UNCRD", 0xa7, 0x01, 0b1111),
-    ev("UNC_CHA_TxR_HORZ_BYPASS.AK", 0xa7, 0x02, 0b1111),
-    ev("UNC_CHA_TxR_HORZ_BYPASS.BL_UNCRD", 0xa7, 0x04, 0b1111),
-    ev("UNC_CHA_TxR_HORZ_BYPASS.IV", 0xa7, 0x08, 0b1111),
-    ev("UNC_CHA_TxR_HORZ_BYPASS.AD_CRD", 0xa7, 0x10, 0b1111),
-    ev("UNC_CHA_TxR_HORZ_BYPASS.BL_CRD", 0xa7, 0x40, 0b1111),
-    ev("UNC_CHA_TxR_HORZ_BYPASS.AKC_UNCRD", 0xa7, 0x80, 0b1111),
-    ev("UNC_CHA_TxR_HORZ_BYPASS.AD_ALL", 0xa7, 0x11, 0b1111),
-    ev("UNC_CHA_TxR_HORZ_BYPASS.BL_ALL", 0xa7, 0x44, 0b1111),
-    ev("UNC_CHA_TxR_HORZ_CYCLES_FULL.AD_UNCRD", 0xa2, 0x01, 0b1111),
-    ev("UNC_CHA_TxR_HORZ_CYCLES_FULL.AK", 0xa2, 0x02, 0b1111),
-    ev("UNC_CHA_TxR_HORZ_CYCLES_FULL.BL_UNCRD", 0xa2, 0x04, 0b1111),
-    ev("UNC_CHA_TxR_HORZ_CYCLES_FULL.IV", 0xa2, 0x08, 0b1111),
-    ev("UNC_CHA_TxR_HORZ_CYCLES_FULL.AD_CRD", 0xa2, 0x10, 0b1111),
-    ev("UNC_CHA_TxR_HORZ_CYCLES_FULL.BL_CRD", 0xa2, 0x40, 0b1111),
-    ev("UNC_CHA_TxR_HORZ_CYCLES_FULL.AKC_UNCRD", 0xa2, 0x80, 0b1111),
-    ev("UNC_CHA_TxR_HORZ_CYCLES_FULL.AD_ALL", 0xa2, 0x11, 0b1111),
-    ev("UNC_CHA_TxR_HORZ_CYCLES_FULL.BL_ALL", 0xa2, 0x44, 0b1111),
-    ev("UNC_CHA_TxR_HORZ_CYCLES_NE.AD_UNCRD", 0xa3, 0x01, 0b1111),
-    ev("UNC_CHA_TxR_HORZ_CYCLES_NE.AK", 0xa3, 0x02, 0b1111),
-    ev("UNC_CHA_TxR_HORZ_CYCLES_NE.BL_UNCRD", 0xa3, 0x04, 0b1111),
-    ev("UNC_CHA_TxR_HORZ_CYCLES_NE.IV", 0xa3, 0x08, 0b1111),
-    ev("UNC_CHA_TxR_HORZ_CYCLES_NE.AD_CRD", 0xa3, 0x10, 0b1111),
-    ev("UNC_CHA_TxR_HORZ_CYCLES_NE.BL_CRD", 0xa3, 0x40, 0b1111),
-    ev("UNC_CHA_TxR_HORZ_CYCLES_NE.AKC_UNCRD", 0xa3, 0x80, 0b1111),
-    ev("UNC_CHA_TxR_HORZ_CYCLES_NE.AD_ALL", 0xa3, 0x11, 0b1111),
-    ev("UNC_CHA_TxR_HORZ_CYCLES_NE.BL_ALL", 0xa3, 0x44, 0b1111),
-    ev("UNC_CHA_TxR_HORZ_INSERTS.AD_UNCRD", 0xa1, 0x01, 0b1111),
-    ev("UNC_CHA_TxR_HORZ_INSERTS.AK", 0xa1, 0x02, 0b1111),
-    ev("UNC_CHA_TxR_HORZ_INSERTS.BL_UNCRD", 0xa1, 0x04, 0b1111),
-    ev("UNC_CHA_TxR_HORZ_INSERTS.IV", 0xa1, 0x08, 0b1111),
-    ev("UNC_CHA_TxR_HORZ_INSERTS.AD_CRD", 0xa1, 0x10, 0b1111),
-    ev("UNC_CHA_TxR_HORZ_INSERTS.BL_CRD", 0xa1, 0x40, 0b1111),
-    ev("UNC_CHA_TxR_HORZ_INSERTS.AKC_UNCRD", 0xa1, 0x80, 0b1111),
-    ev("UNC_CHA_TxR_HORZ_INSERTS.AD_ALL", 0xa1, 0x11, 0b1111),
-    ev("UNC_CHA_TxR_HORZ_INSERTS.BL_ALL", 0xa1, 0x44, 0b1111),
-    ev("UNC_CHA_TxR_HORZ_NACK.AD_UNCRD", 0xa4, 0x01, 0b1111),
-    ev("UNC_CHA_TxR_HORZ_NACK.AK", 0xa4, 0x02, 0b1111),
-    ev("UNC_CHA_TxR_HORZ_NACK.BL_UNCRD", 0xa4, 0x04, 0b1111),
-    ev("UNC_CHA_TxR_HORZ_NACK.IV", 0xa4, 0x08, 0b1111),
-    ev("UNC_CHA_TxR_HORZ_NACK.AD_CRD", 0xa4, 0x10, 0b1111),
-    ev("UNC_CHA_TxR_HORZ_NACK.BL_CRD", 0xa4, 0x40, 0b1111),
-    ev("UNC_CHA_TxR_HORZ_NACK.AKC_UNCRD", 0xa4, 0x80, 0b1111),
-    ev("UNC_CHA_TxR_HORZ_NACK.AD_ALL", 0xa4, 0x11, 0b1111),
-    ev("UNC_CHA_TxR_HORZ_NACK.BL_ALL", 0xa4, 0x44, 0b1111),
-    ev("UNC_CHA_TxR_HORZ_OCCUPANCY.AD_UNCRD", 0xa0, 0x01, 0b1111),
-    ev("UNC_CHA_TxR_HORZ_OCCUPANCY.AK", 0xa0, 0x02, 0b1111),
-    ev("UNC_CHA_TxR_HORZ_OCCUPANCY.BL_UNCRD", 0xa0, 0x04, 0b1111),
-    ev("UNC_CHA_TxR_HORZ_OCCUPANCY.IV", 0xa0, 0x08, 0b1111),
-    ev("UNC_CHA_TxR_HORZ_OCCUPANCY.AD_CRD", 0xa0, 0x10, 0b1111),
-    ev("UNC_CHA_TxR_HORZ_OCCUPANCY.BL_CRD", 0xa0, 0x40, 0b1111),
-    ev("UNC_CHA_TxR_HORZ_OCCUPANCY.AKC_UNCRD", 0xa0, 0x80, 0b1111),
-    ev("UNC_CHA_TxR_HORZ_OCCUPANCY.AD_ALL", 0xa0, 0x11, 0b1111),
-    ev("UNC_CHA_TxR_HORZ_OCCUPANCY.BL_ALL", 0xa0, 0x44, 0b1111),
-    ev("UNC_CHA_TxR_HORZ_STARVED.AD_UNCRD", 0xa5, 0x01, 0b1111),
-    ev("UNC_CHA_TxR_HORZ_STARVED.AK", 0xa5, 0x02, 0b1111),
-    ev("UNC_CHA_TxR_HORZ_STARVED.BL_UNCRD", 0xa5, 0x04, 0b1111),
-    ev("UNC_CHA_TxR_HORZ_STARVED.IV", 0xa5, 0x08, 0b1111),
-    ev("UNC_CHA_TxR_HORZ_STARVED.AKC_UNCRD", 0xa5, 0x80, 0b1111),
-    ev("UNC_CHA_TxR_HORZ_STARVED.AD_ALL", 0xa5, 0x01, 0b1111),
-    ev("UNC_CHA_TxR_HORZ_STARVED.BL_ALL", 0xa5, 0x04, 0b1111),
-    ev("UNC_CHA_TxR_VERT_ADS_USED.AD_AG0", 0x9c, 0x01, 0b1111),
-    ev("UNC_CHA_TxR_VERT_ADS_USED.BL_AG0", 0x9c, 0x04, 0b1111),
-    ev("UNC_CHA_TxR_VERT_ADS_USED.AD_AG1", 0x9c, 0x10, 0b1111),
-    ev("UNC_CHA_TxR_VERT_ADS_USED.BL_AG1", 0x9c, 0x40, 0b1111),
-    ev("UNC_CHA_TxR_VERT_BYPASS.AD_AG0", 0x9d, 0x01, 0b1111),
-    ev("UNC_CHA_TxR_VERT_BYPASS.AK_AG0", 0x9d, 0x02, 0b1111),
-    ev("UNC_CHA_TxR_VERT_BYPASS.BL_AG0", 0x9d, 0x04, 0b1111),
-    ev("UNC_CHA_TxR_VERT_BYPASS.IV_AG1", 0x9d, 0x08, 0b1111),
-    ev("UNC_CHA_TxR_VERT_BYPASS.AD_AG1", 0x9d, 0x10, 0b1111),
-    ev("UNC_CHA_TxR_VERT_BYPASS.AK_AG1", 0x9d, 0x20, 0b1111),
-    ev("UNC_CHA_TxR_VERT_BYPASS.BL_AG1", 0x9d, 0x40, 0b1111),
-    ev("UNC_CHA_TxR_VERT_BYPASS_1.AKC_AG0", 0x9e, 0x01, 0b1111),
-    ev("UNC_CHA_TxR_VERT_BYPASS_1.AKC_AG1", 0x9e, 0x02, 0b1111),
-    ev("UNC_CHA_TxR_VERT_CYCLES_FULL0.AD_AG0", 0x94, 0x01, 0b1111),
-    ev("UNC_CHA_TxR_VERT_CYCLES_FULL0.AK_AG0", 0x94, 0x02, 0b1111),
-    ev("UNC_CHA_TxR_VERT_CYCLES_FULL0.BL_AG0", 0x94, 0x04, 0b1111),
-    ev("UNC_CHA_TxR_VERT_CYCLES_FULL0.IV_AG0", 0x94, 0x08, 0b1111),
-    ev("UNC_CHA_TxR_VERT_CYCLES_FULL0.AD_AG1", 0x94, 0x10, 0b1111),
-    ev("UNC_CHA_TxR_VERT_CYCLES_FULL0.AK_AG1", 0x94, 0x20, 0b1111),
-    ev("UNC_CHA_TxR_VERT_CYCLES_FULL0.BL_AG1", 0x94, 0x40, 0b1111),
-    ev("UNC_CHA_TxR_VERT_CYCLES_FULL1.AKC_AG0", 0x95, 0x01, 0b1111),
-    ev("UNC_CHA_TxR_VERT_CYCLES_FULL1.AKC_AG1", 0x95, 0x02, 0b1111),
-    ev("UNC_CHA_TxR_VERT_CYCLES_NE0.AD_AG0", 0x96, 0x01, 0b1111),
-    ev("UNC_CHA_TxR_VERT_CYCLES_NE0.AK_AG0", 0x96, 0x02, 0b1111),
-    ev("UNC_CHA_TxR_VERT_CYCLES_NE0.BL_AG0", 0x96, 0x04, 0b1111),
-    ev("UNC_CHA_TxR_VERT_CYCLES_NE0.IV_AG0", 0x96, 0x08, 0b1111),
-    ev("UNC_CHA_TxR_VERT_CYCLES_NE0.AD_AG1", 0x96, 0x10, 0b1111),
-    ev("UNC_CHA_TxR_VERT_CYCLES_NE0.AK_AG1", 0x96, 0x20, 0b1111),
-    ev("UNC_CHA_TxR_VERT_CYCLES_NE0.BL_AG1", 0x96, 0x40, 0b1111),
-    ev("UNC_CHA_TxR_VERT_CYCLES_NE1.AKC_AG0", 0x97, 0x01, 0b1111),
-    ev("UNC_CHA_TxR_VERT_CYCLES_NE1.AKC_AG1", 0x97, 0x02, 0b1111),
-    ev("UNC_CHA_TxR_VERT_INSERTS0.AD_AG0", 0x92, 0x01, 0b1111),
-    ev("UNC_CHA_TxR_VERT_INSERTS0.AK_AG0", 0x92, 0x02, 0b1111),
-    ev("UNC_CHA_TxR_VERT_INSERTS0.BL_AG0", 0x92, 0x04, 0b1111),
-    ev("UNC_CHA_TxR_VERT_INSERTS0.IV_AG0", 0x92, 0x08, 0b1111),
-    ev("UNC_CHA_TxR_VERT_INSERTS0.AD_AG1", 0x92, 0x10, 0b1111),
-    ev("UNC_CHA_TxR_VERT_INSERTS0.AK_AG1", 0x92, 0x20, 0b1111),
-    ev("UNC_CHA_TxR_VERT_INSERTS0.BL_AG1", 0x92, 0x40, 0b1111),
-    ev("UNC_CHA_TxR_VERT_INSERTS1.AKC_AG0", 0x93, 0x01, 0b1111),
-    ev("UNC_CHA_TxR_VERT_INSERTS1.AKC_AG1", 0x93, 0x02, 0b1111),
-    ev("UNC_CHA_TxR_VERT_NACK0.AD_AG0", 0x98, 0x01, 0b1111),
-    ev("UNC_CHA_TxR_VERT_NACK0.AK_AG0", 0x98, 0x02, 0b1111),
-    ev("UNC_CHA_TxR_VERT_NACK0.BL_AG0", 0x98, 0x04, 0b1111),
-    ev("UNC_CHA_TxR_VERT_NACK0.IV_AG0", 0x98, 0x08, 0b1111),
-    ev("UNC_CHA_TxR_VERT_NACK0.AD_AG1", 0x98, 0x10, 0b1111),
-    ev("UNC_CHA_TxR_VERT_NACK0.AK_AG1", 0x98, 0x20, 0b1111),
-    ev("UNC_CHA_TxR_VERT_NACK0.BL_AG1", 0x98, 0x40, 0b1111),
-    ev("UNC_CHA_TxR_VERT_NACK1.AKC_AG0", 0x99, 0x01, 0b1111),
-    ev("UNC_CHA_TxR_VERT_NACK1.AKC_AG1", 0x99, 0x02, 0b1111),
-    ev("UNC_CHA_TxR_VERT_OCCUPANCY0.AD_AG0", 0x90, 0x01, 0b1111),
-    ev("UNC_CHA_TxR_VERT_OCCUPANCY0.AK_AG0", 0x90, 0x02, 0b1111),
-    ev("UNC_CHA_TxR_VERT_OCCUPANCY0.BL_AG0", 0x90, 0x04, 0b1111),
-    ev("UNC_CHA_TxR_VERT_OCCUPANCY0.IV_AG0", 0x90, 0x08, 0b1111),
-    ev("UNC_CHA_TxR_VERT_OCCUPANCY0.AD_AG1", 0x90, 0x10, 0b1111),
-    ev("UNC_CHA_TxR_VERT_OCCUPANCY0.AK_AG1", 0x90, 0x20, 0b1111),
-    ev("UNC_CHA_TxR_VERT_OCCUPANCY0.BL_AG1", 0x90, 0x40, 0b1111),
-    ev("UNC_CHA_TxR_VERT_OCCUPANCY1.AKC_AG0", 0x91, 0x01, 0b1111),
-    ev("UNC_CHA_TxR_VERT_OCCUPANCY1.AKC_AG1", 0x91, 0x02, 0b1111),
-    ev("UNC_CHA_TxR_VERT_STARVED0.AD_AG0", 0x9a, 0x01, 0b1111),
-    ev("UNC_CHA_TxR_VERT_STARVED0.AK_AG0", 0x9a, 0x02, 0b1111),
-    ev("UNC_CHA_TxR_VERT_STARVED0.BL_AG0", 0x9a, 0x04, 0b1111),
-    ev("UNC_CHA_TxR_VERT_STARVED0.IV_AG0", 0x9a, 0x08, 0b1111),
-    ev("UNC_CHA_TxR_VERT_STARVED0.AD_AG1", 0x9a, 0x10, 0b1111),
-    ev("UNC_CHA_TxR_VERT_STARVED0.AK_AG1", 0x9a, 0x20, 0b1111),
-    ev("UNC_CHA_TxR_VERT_STARVED0.BL_AG1", 0x9a, 0x40, 0b1111),
-    ev("UNC_CHA_TxR_VERT_STARVED1.AKC_AG0", 0x9b, 0x01, 0b1111),
-    ev("UNC_CHA_TxR_VERT_STARVED1.AKC_AG1", 0x9b, 0x02, 0b1111),
-    ev("UNC_CHA_TxR_VERT_STARVED1.TGC", 0x9b, 0x04, 0b1111),
-    ev("UNC_CHA_VERT_RING_AD_IN_USE.UP_EVEN", 0xb0, 0x01, 0b1111),
-    ev("UNC_CHA_VERT_RING_AD_IN_USE.UP_ODD", 0xb0, 0x02, 0b1111),
-    ev("UNC_CHA_VERT_RING_AD_IN_USE.DN_EVEN", 0xb0, 0x04, 0b1111),
-    ev("UNC_CHA_VERT_RING_AD_IN_USE.DN_ODD", 0xb0, 0x08, 0b1111),
-    ev("UNC_CHA_VERT_RING_AKC_IN_USE.UP_EVEN", 0xb4, 0x01, 0b1111),
-    ev("UNC_CHA_VERT_RING_AKC_IN_USE.UP_ODD", 0xb4, 0x02, 0b1111),
-    ev("UNC_CHA_VERT_RING_AKC_IN_USE.DN_EVEN", 0xb4, 0x04, 0b1111),
-    ev("UNC_CHA_VERT_RING_AKC_IN_USE.DN_ODD", 0xb4, 0x08, 0b1111),
-    ev("UNC_CHA_VERT_RING_AK_IN_USE.UP_EVEN", 0xb1, 0x01, 0b1111),
-    ev("UNC_CHA_VERT_RING_AK_IN_USE.UP_ODD", 0xb1, 0x02, 0b1111),
-    ev("UNC_CHA_VERT_RING_AK_IN_USE.DN_EVEN", 0xb1, 0x04, 0b1111),
-    ev("UNC_CHA_VERT_RING_AK_IN_USE.DN_ODD", 0xb1, 0x08, 0b1111),
-    ev("UNC_CHA_VERT_RING_BL_IN_USE.UP_EVEN", 0xb2, 0x01, 0b1111),
-    ev("UNC_CHA_VERT_RING_BL_IN_USE.UP_ODD", 0xb2, 0x02, 0b1111),
-    ev("UNC_CHA_VERT_RING_BL_IN_USE.DN_EVEN", 0xb2, 0x04, 0b1111),
-    ev("UNC_CHA_VERT_RING_BL_IN_USE.DN_ODD", 0xb2, 0x08, 0b1111),
-    ev("UNC_CHA_VERT_RING_IV_IN_USE.UP", 0xb3, 0x01, 0b1111),
-    ev("UNC_CHA_VERT_RING_IV_IN_USE.DN", 0xb3, 0x04, 0b1111),
-    ev("UNC_CHA_VERT_RING_TGC_IN_USE.UP_EVEN", 0xb5, 0x01, 0b1111),
-    ev("UNC_CHA_VERT_RING_TGC_IN_USE.UP_ODD", 0xb5, 0x02, 0b1111),
-    ev("UNC_CHA_VERT_RING_TGC_IN_USE.DN_EVEN", 0xb5, 0x04, 0b1111),
-    ev("UNC_CHA_VERT_RING_TGC_IN_USE.DN_ODD", 0xb5, 0x08, 0b1111),
-    ev("UNC_CHA_RING_SRC_THRTL", 0xae, 0x00, 0b1111),
-    ev("UNC_CHA_RxR_CRD_STARVED_1", 0xe4, 0x00, 0b1111),
-    ev("UNC_CHA_LLC_LOOKUP.ALL", 0x34, 0xff, 0b1111).umask_ext(0x1fff),
-    ev("UNC_CHA_LLC_LOOKUP.FLUSH_INV", 0x34, 0xff, 0b1111).umask_ext(0x1a44),
-    ev("UNC_CHA_LLC_LOOKUP.FLUSH_INV_REMOTE", 0x34, 0xff, 0b1111).umask_ext(0x1a04),
-    ev("UNC_CHA_LLC_LOOKUP.DATA_READ_REMOTE", 0x34, 0xff, 0b1111).umask_ext(0x1a01),
-    ev("UNC_CHA_LLC_LOOKUP.RFO_REMOTE", 0x34, 0xff, 0b1111).umask_ext(0x1a08),
-    ev("UNC_CHA_LLC_LOOKUP.REMOTE_SNP", 0x34, 0xff, 0b1111).umask_ext(0x1c19),
-    ev("UNC_CHA_LLC_LOOKUP.FLUSH_INV_LOCAL", 0x34, 0xff, 0b1111).umask_ext(0x1844),
-    ev("UNC_CHA_LLC_LOOKUP.DATA_READ_LOCAL", 0x34, 0xff, 0b1111).umask_ext(0x19c1),
-    ev("UNC_CHA_LLC_LOOKUP.RFO_LOCAL", 0x34, 0xff, 0b1111).umask_ext(0x19c8),
-    ev("UNC_CHA_TOR_INSERTS.IA_HIT_DRD_OPT", 0x35, 0x01, 0b1111).umask_ext(0xc827fd),
-    ev("UNC_CHA_TOR_INSERTS.IA_HIT_DRD_OPT_PREF", 0x35, 0x01, 0b1111).umask_ext(0xc8a7fd),
-    ev("UNC_CHA_TOR_INSERTS.IA_MISS_DRD_OPT", 0x35, 0x01, 0b1111).umask_ext(0xc827fe),
-    ev("UNC_CHA_TOR_INSERTS.IA_MISS_DRD_OPT_PREF", 0x35, 0x01, 0b1111).umask_ext(0xc8a7fe),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_HIT_CRD_PREF", 0x36, 0x01, 0b1).umask_ext(0xc88ffd),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_HIT_DRD_PREF", 0x36, 0x01, 0b1).umask_ext(0xc897fd),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_HIT_DRD_OPT", 0x36, 0x01, 0b1).umask_ext(0xc827fd),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_HIT_DRD_OPT_PREF", 0x36, 0x01, 0b1).umask_ext(0xc8a7fd),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_HIT_RFO_PREF", 0x36, 0x01, 0b1).umask_ext(0xc887fd),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_CRD_PREF", 0x36, 0x01, 0b1).umask_ext(0xc88ffe),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PREF", 0x36, 0x01, 0b1).umask_ext(0xc897fe),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_OPT", 0x36, 0x01, 0b1).umask_ext(0xc827fe),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_OPT_PREF", 0x36, 0x01, 0b1).umask_ext(0xc8a7fe),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_RFO_PREF", 0x36, 0x01, 0b1).umask_ext(0xc887fe),
-    ev("UNC_CHA_TOR_INSERTS.IO_HIT_RFO", 0x35, 0x04, 0b1111).umask_ext(0xc803fd),
-    ev("UNC_CHA_TOR_OCCUPANCY.IO_HIT_ITOM", 0x36, 0x04, 0b1).umask_ext(0xcc43fd),
-    ev("UNC_CHA_TOR_OCCUPANCY.IO_HIT_RFO", 0x36, 0x04, 0b1).umask_ext(0xc803fd),
-    ev("UNC_CHA_TOR_INSERTS.IA_DRD", 0x35, 0x01, 0b1111).umask_ext(0xc817ff),
-    ev("UNC_CHA_TOR_INSERTS.IA_DRD_OPT", 0x35, 0x01, 0b1111).umask_ext(0xc827ff),
-    ev("UNC_CHA_TOR_INSERTS.IA_DRD_OPT_PREF", 0x35, 0x01, 0b1111).umask_ext(0xc8a7ff),
-    ev("UNC_CHA_TOR_INSERTS.IA_CRD_PREF", 0x35, 0x01, 0b1111).umask_ext(0xc88fff),
-    ev("UNC_CHA_TOR_OCCUPANCY.IO_RFO", 0x36, 0x04, 0b1).umask_ext(0xc803ff),
-    ev("UNC_CHA_TOR_OCCUPANCY.IO_ITOM", 0x36, 0x04, 0b1).umask_ext(0xcc43ff),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_RFO_PREF", 0x36, 0x01, 0b1).umask_ext(0xc887ff),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_LLCPREFRFO", 0x36, 0x01, 0b1).umask_ext(0xccc7ff),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_DRD_OPT", 0x36, 0x01, 0b1).umask_ext(0xc827ff),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_DRD_OPT_PREF", 0x36, 0x01, 0b1).umask_ext(0xc8a7ff),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_CRD_PREF", 0x36, 0x01, 0b1).umask_ext(0xc88fff),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_DRD_PREF", 0x36, 0x01, 0b1).umask_ext(0xc897ff),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PREF_LOCAL", 0x36, 0x01, 0b1).umask_ext(0xc896fe),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PREF_REMOTE", 0x36, 0x01, 0b1).umask_ext(0xc8977e),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_RFO_LOCAL", 0x36, 0x01, 0b1).umask_ext(0xc806fe),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_RFO_REMOTE", 0x36, 0x01, 0b1).umask_ext(0xc8077e),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_RFO_PREF_LOCAL", 0x36, 0x01, 0b1).umask_ext(0xc886fe),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_RFO_PREF_REMOTE", 0x36, 0x01, 0b1).umask_ext(0xc8877e),
-    ev("UNC_CHA_TOR_INSERTS.IA_CLFLUSHOPT", 0x35, 0x01, 0b1111).umask_ext(0xc8d7ff),
-    ev("UNC_CHA_TOR_INSERTS.IA_ITOM", 0x35, 0x01, 0b1111).umask_ext(0xcc47ff),
-    ev("UNC_CHA_TOR_INSERTS.IO_WBMTOI", 0x35, 0x04, 0b1111).umask_ext(0xcc23ff),
-    ev("UNC_CHA_TOR_INSERTS.IO_CLFLUSH", 0x35, 0x04, 0b1111).umask_ext(0xc8c3ff),
-    ev("UNC_CHA_TOR_INSERTS.IA_WBMTOI", 0x35, 0x01, 0b1111).umask_ext(0xcc27ff),
-    ev("UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF_PMM", 0x35, 0x01, 0b1111).umask_ext(0xc8978a),
-    ev("UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF_LOCAL_PMM", 0x35, 0x01, 0b1111).umask_ext(0xc8968a),
-    ev("UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF_REMOTE_PMM", 0x35, 0x01, 0b1111).umask_ext(0xc8970a),
-    ev("UNC_CHA_TOR_INSERTS.IA_MISS_FULL_STREAMING_WR_PMM", 0x35, 0x01, 0b1111).umask_ext(0xc8678a),
-    ev("UNC_CHA_TOR_INSERTS.IA_MISS_FULL_STREAMING_WR_LOCAL_PMM", 0x35, 0x01, 0b1111).umask_ext(0xc8668a),
-    ev("UNC_CHA_TOR_INSERTS.IA_MISS_FULL_STREAMING_WR_REMOTE_PMM", 0x35, 0x01, 0b1111).umask_ext(0xc8670a),
-    ev("UNC_CHA_TOR_INSERTS.IA_MISS_PARTIAL_STREAMING_WR_PMM", 0x35, 0x01, 0b1111).umask_ext(0xc86f8a),
-    ev("UNC_CHA_TOR_INSERTS.IA_MISS_PARTIAL_STREAMING_WR_LOCAL_PMM", 0x35, 0x01, 0b1111).umask_ext(0xc86e8a),
-    ev("UNC_CHA_TOR_INSERTS.IA_MISS_PARTIAL_STREAMING_WR_REMOTE_PMM", 0x35, 0x01, 0b1111).umask_ext(0xc86f0a),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_LOCAL_PMM", 0x36, 0x01, 0b1).umask_ext(0xc8168a),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_REMOTE_PMM", 0x36, 0x01, 0b1).umask_ext(0xc8170a),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PREF_PMM", 0x36, 0x01, 0b1).umask_ext(0xc8978a),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PREF_LOCAL_PMM", 0x36, 0x01, 0b1).umask_ext(0xc8968a),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PREF_REMOTE_PMM", 0x36, 0x01, 0b1).umask_ext(0xc8970a),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_FULL_STREAMING_WR", 0x36, 0x01, 0b1).umask_ext(0xc867fe),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_FULL_STREAMING_WR_PMM", 0x36, 0x01, 0b1).umask_ext(0xc8678a),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_FULL_STREAMING_WR_LOCAL_PMM", 0x36, 0x01, 0b1).umask_ext(0xc8668a),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_FULL_STREAMING_WR_REMOTE_PMM", 0x36, 0x01, 0b1).umask_ext(0xc8670a),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_PARTIAL_STREAMING_WR", 0x36, 0x01, 0b1).umask_ext(0xc86ffe),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_PARTIAL_STREAMING_WR_PMM", 0x36, 0x01, 0b1).umask_ext(0xc86f8a),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_PARTIAL_STREAMING_WR_LOCAL_PMM", 0x36, 0x01, 0b1).umask_ext(0xc86e8a),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_PARTIAL_STREAMING_WR_REMOTE_PMM", 0x36, 0x01, 0b1).umask_ext(0xc86f0a),
-    ev("UNC_CHA_TOR_INSERTS.IA_MISS_WCIL", 0x35, 0x01, 0b1111).umask_ext(0xc86ffe),
-    ev("UNC_CHA_LLC_LOOKUP.RFO_F", 0x34, 0x00, 0b1111).umask_ext(0x8),
-    ev("UNC_CHA_LLC_LOOKUP.LOCAL_F", 0x34, 0x00, 0b1111).umask_ext(0x800),
-    ev("UNC_CHA_LLC_LOOKUP.REMOTE_F", 0x34, 0x00, 0b1111).umask_ext(0x1000),
-    ev("UNC_CHA_LLC_LOOKUP.REMOTE_SNOOP_F", 0x34, 0x00, 0b1111).umask_ext(0x400),
-    ev("UNC_CHA_LLC_LOOKUP.ANY_F", 0x34, 0x00, 0b1111).umask_ext(0x20),
-    ev("UNC_CHA_LLC_LOOKUP.DATA_READ_F", 0x34, 0x00, 0b1111).umask_ext(0x1),
-    ev("UNC_CHA_LLC_LOOKUP.OTHER_REQ_F", 0x34, 0x00, 0b1111).umask_ext(0x2),
-    ev("UNC_CHA_LLC_LOOKUP.FLUSH_OR_INV_F", 0x34, 0x00, 0b1111).umask_ext(0x4),
-    ev("UNC_CHA_LLC_LOOKUP.CODE_READ_F", 0x34, 0x00, 0b1111).umask_ext(0x10),
-    ev("UNC_CHA_LLC_LOOKUP.COREPREF_OR_DMND_LOCAL_F", 0x34, 0x00, 0b1111).umask_ext(0x40),
-    ev("UNC_CHA_LLC_LOOKUP.LLCPREF_LOCAL_F", 0x34, 0x00, 0b1111).umask_ext(0x80),
-    ev("UNC_CHA_LLC_LOOKUP.PREF_OR_DMND_REMOTE_F", 0x34, 0x00, 0b1111).umask_ext(0x200),
-    ev("UNC_CHA_LLC_LOOKUP.MISS_ALL", 0x34, 0x01, 0b1111).umask_ext(0x1fe0),
-    ev("UNC_CHA_LLC_LOOKUP.DATA_READ_ALL", 0x34, 0xff, 0b1111).umask_ext(0x1fc1),
-    ev("UNC_CHA_LLC_LOOKUP.DATA_READ_MISS", 0x34, 0x01, 0b1111).umask_ext(0x1bc1),
-    ev("UNC_CHA_LLC_LOOKUP.DMND_READ_LOCAL", 0x34, 0xff, 0b1111).umask_ext(0x841),
-    ev("UNC_CHA_LLC_LOOKUP.WRITE_LOCAL", 0x34, 0xff, 0b1111).umask_ext(0x842),
-    ev("UNC_CHA_LLC_LOOKUP.RFO_PREF_LOCAL", 0x34, 0xff, 0b1111).umask_ext(0x888),
-    ev("UNC_CHA_LLC_LOOKUP.WRITE_REMOTE", 0x34, 0xff, 0b1111).umask_ext(0x17c2),
-    ev("UNC_CHA_LLC_LOOKUP.ALL_REMOTE", 0x34, 0xff, 0b1111).umask_ext(0x1e20),
-    ev("UNC_CHA_TOR_INSERTS.IA_WCILF", 0x35, 0x01, 0b1111).umask_ext(0xc867ff),
-    ev("UNC_CHA_TOR_INSERTS.IA_WCIL", 0x35, 0x01, 0b1111).umask_ext(0xc86fff),
-    ev("UNC_CHA_TOR_INSERTS.IA_MISS_WIL", 0x35, 0x01, 0b1111).umask_ext(0xc87fde),
-    ev("UNC_CHA_TOR_INSERTS.IA_MISS_CRD_LOCAL", 0x35, 0x01, 0b1111).umask_ext(0xc80efe),
-    ev("UNC_CHA_TOR_INSERTS.IA_MISS_CRD_REMOTE", 0x35, 0x01, 0b1111).umask_ext(0xc80f7e),
-    ev("UNC_CHA_TOR_INSERTS.IA_MISS_CRD_PREF_LOCAL", 0x35, 0x01, 0b1111).umask_ext(0xc88efe),
-    ev("UNC_CHA_TOR_INSERTS.IA_MISS_CRD_PREF_REMOTE", 0x35, 0x01, 0b1111).umask_ext(0xc88f7e),
-    ev("UNC_CHA_TOR_INSERTS.IA_ITOMCACHENEAR", 0x35, 0x01, 0b1111).umask_ext(0xcd47ff),
-    ev("UNC_CHA_TOR_INSERTS.IA_HIT_ITOM", 0x35, 0x01, 0b1111).umask_ext(0xcc47fd),
-    ev("UNC_CHA_TOR_INSERTS.IA_MISS_ITOM", 0x35, 0x01, 0b1111).umask_ext(0xcc47fe),
-    ev("UNC_CHA_TOR_INSERTS.IA_MISS_UCRDF", 0x35, 0x01, 0b1111).umask_ext(0xc877de),
-    ev("UNC_CHA_TOR_INSERTS.IA_LLCPREFCODE", 0x35, 0x01, 0b1111).umask_ext(0xcccfff),
-    ev("UNC_CHA_PMM_MEMMODE_NM_SETCONFLICTS.TOR", 0x64, 0x04, 0b1111),
-    ev("UNC_CHA_PMM_MEMMODE_NM_SETCONFLICTS.SF", 0x64, 0x01, 0b1111),
-    ev("UNC_CHA_PMM_MEMMODE_NM_SETCONFLICTS.LLC", 0x64, 0x02, 0b1111),
-    ev("UNC_CHA_TOR_INSERTS.IA_HIT_LLCPREFCODE", 0x35, 0x01, 0b1111).umask_ext(0xcccffd),
-    ev("UNC_CHA_TOR_INSERTS.IA_HIT_LLCPREFDATA", 0x35, 0x01, 0b1111).umask_ext(0xccd7fd),
-    ev("UNC_CHA_TOR_INSERTS.IA_MISS_LLCPREFCODE", 0x35, 0x01, 0b1111).umask_ext(0xcccffe),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_HIT_LLCPREFCODE", 0x36, 0x01, 0b1).umask_ext(0xcccffd),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_HIT_LLCPREFDATA", 0x36, 0x01, 0b1).umask_ext(0xccd7fd),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_LLCPREFCODE", 0x36, 0x01, 0b1).umask_ext(0xcccffe),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_LLCPREFDATA", 0x36, 0x01, 0b1).umask_ext(0xccd7fe),
-    ev("UNC_CHA_PMM_MEMMODE_NM_INVITOX.LOCAL", 0x65, 0x01, 0b1111),
-    ev("UNC_CHA_PMM_MEMMODE_NM_INVITOX.REMOTE", 0x65, 0x02, 0b1111),
-    ev("UNC_CHA_PMM_MEMMODE_NM_INVITOX.SETCONFLICT", 0x65, 0x04, 0b1111),
-    ev("UNC_CHA_PMM_MEMMODE_NM_SETCONFLICTS2.IODC", 0x70, 0x01, 0b1111),
-    ev("UNC_CHA_PMM_MEMMODE_NM_SETCONFLICTS2.MEMWR", 0x70, 0x02, 0b1111),
-    ev("UNC_CHA_PMM_MEMMODE_NM_SETCONFLICTS2.MEMWRNI", 0x70, 0x04, 0b1111),
-    ev("UNC_CHA_PMM_QOS.SLOW_INSERT", 0x66, 0x01, 0b1111),
-    ev("UNC_CHA_PMM_QOS.DDR4_FAST_INSERT", 0x66, 0x02, 0b1111),
-    ev("UNC_CHA_PMM_QOS.THROTTLE", 0x66, 0x04, 0b1111),
-    ev("UNC_CHA_PMM_QOS.REJ_IRQ", 0x66, 0x08, 0b1111),
-    ev("UNC_CHA_PMM_QOS.THROTTLE_PRQ", 0x66, 0x10, 0b1111),
-    ev("UNC_CHA_PMM_QOS.THROTTLE_IRQ", 0x66, 0x20, 0b1111),
-    ev("UNC_CHA_PMM_QOS.SLOWTORQ_SKIP", 0x66, 0x40, 0b1111),
-    ev("UNC_CHA_PMM_QOS_OCCUPANCY.DDR_SLOW_FIFO", 0x67, 0x01, 0b1111),
-    ev("UNC_CHA_PMM_QOS_OCCUPANCY.DDR_FAST_FIFO", 0x67, 0x02, 0b1111),
-    ev("UNC_CHA_PIPE_REJECT.IRQ_PMM", 0x42, 0x20, 0b1111),
-    ev("UNC_CHA_PIPE_REJECT.PRQ_PMM", 0x42, 0x40, 0b1111),
-    ev("UNC_CHA_PIPE_REJECT.PMM_MEMMODE_TOR_MATCH", 0x42, 0x00, 0b1111).umask_ext(0x8),
-    ev("UNC_CHA_PIPE_REJECT.PMM_MEMMODE_TORMATCH_MULTI", 0x42, 0x00, 0b1111).umask_ext(0x400),
-    ev("UNC_CHA_TOR_INSERTS.PMM", 0x35, 0x00, 0b1111).umask_ext(0x8),
-    ev("UNC_CHA_TOR_OCCUPANCY.PMM", 0x36, 0x00, 0b1).umask_ext(0x8),
-    ev("UNC_CHA_DISTRESS_ASSERTED.PMM_LOCAL", 0xaf, 0x10, 0b1111),
-    ev("UNC_CHA_DISTRESS_ASSERTED.PMM_NONLOCAL", 0xaf, 0x20, 0b1111),
-    ev("UNC_CHA_TOR_INSERTS.IA_MISS_WCILF_PMM", 0x35, 0x01, 0b1111).umask_ext(0xc8678a),
-    ev("UNC_CHA_TOR_INSERTS.IA_MISS_LOCAL_WCILF_PMM", 0x35, 0x01, 0b1111).umask_ext(0xc8668a),
-    ev("UNC_CHA_TOR_INSERTS.IA_MISS_REMOTE_WCILF_PMM", 0x35, 0x01, 0b1111).umask_ext(0xc8670a),
-    ev("UNC_CHA_TOR_INSERTS.IA_MISS_WCIL_PMM", 0x35, 0x01, 0b1111).umask_ext(0xc86f8a),
-    ev("UNC_CHA_TOR_INSERTS.IA_MISS_LOCAL_WCIL_PMM", 0x35, 0x01, 0b1111).umask_ext(0xc86e8a),
-    ev("UNC_CHA_TOR_INSERTS.IA_MISS_REMOTE_WCIL_PMM", 0x35, 0x01, 0b1111).umask_ext(0xc86f0a),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_WCILF_PMM", 0x36, 0x01, 0b1).umask_ext(0xc8678a),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_LOCAL_WCILF_PMM", 0x36, 0x01, 0b1).umask_ext(0xc8668a),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_REMOTE_WCILF_PMM", 0x36, 0x01, 0b1).umask_ext(0xc8670a),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_WCIL_PMM", 0x36, 0x01, 0b1).umask_ext(0xc86f8a),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_LOCAL_WCIL_PMM", 0x36, 0x01, 0b1).umask_ext(0xc86e8a),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_REMOTE_WCIL_PMM", 0x36, 0x01, 0b1).umask_ext(0xc86f0a),
-    ev("UNC_CHA_TOR_INSERTS.DDR", 0x35, 0x00, 0b1111).umask_ext(0x4),
-    ev("UNC_CHA_TOR_OCCUPANCY.DDR", 0x36, 0x00, 0b1).umask_ext(0x4),
-    ev("UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF_DDR", 0x35, 0x01, 0b1111).umask_ext(0xc89786),
-    ev("UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF_LOCAL_DDR", 0x35, 0x01, 0b1111).umask_ext(0xc89686),
-    ev("UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF_REMOTE_DDR", 0x35, 0x01, 0b1111).umask_ext(0xc89706),
-    ev("UNC_CHA_TOR_INSERTS.IA_MISS_WCILF_DDR", 0x35, 0x01, 0b1111).umask_ext(0xc86786),
-    ev("UNC_CHA_TOR_INSERTS.IA_MISS_LOCAL_WCILF_DDR", 0x35, 0x01, 0b1111).umask_ext(0xc86686),
-    ev("UNC_CHA_TOR_INSERTS.IA_MISS_REMOTE_WCILF_DDR", 0x35, 0x01, 0b1111).umask_ext(0xc86706),
-    ev("UNC_CHA_TOR_INSERTS.IA_MISS_WCIL_DDR", 0x35, 0x01, 0b1111).umask_ext(0xc86f86),
-    ev("UNC_CHA_TOR_INSERTS.IA_MISS_LOCAL_WCIL_DDR", 0x35, 0x01, 0b1111).umask_ext(0xc86e86),
-    ev("UNC_CHA_TOR_INSERTS.IA_MISS_REMOTE_WCIL_DDR", 0x35, 0x01, 0b1111).umask_ext(0xc86f06),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_LOCAL_DDR", 0x36, 0x01, 0b1).umask_ext(0xc81686),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_REMOTE_DDR", 0x36, 0x01, 0b1).umask_ext(0xc81706),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PREF_DDR", 0x36, 0x01, 0b1).umask_ext(0xc89786),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PREF_LOCAL_DDR", 0x36, 0x01, 0b1).umask_ext(0xc89686),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PREF_REMOTE_DDR", 0x36, 0x01, 0b1).umask_ext(0xc89706),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_WCILF_DDR", 0x36, 0x01, 0b1).umask_ext(0xc86786),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_LOCAL_WCILF_DDR", 0x36, 0x01, 0b1).umask_ext(0xc86686),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_REMOTE_WCILF_DDR", 0x36, 0x01, 0b1).umask_ext(0xc86706),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_WCIL_DDR", 0x36, 0x01, 0b1).umask_ext(0xc86f86),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_LOCAL_WCIL_DDR", 0x36, 0x01, 0b1).umask_ext(0xc86e86),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_REMOTE_WCIL_DDR", 0x36, 0x01, 0b1).umask_ext(0xc86f06),
-    ev("UNC_CHA_TOR_OCCUPANCY.IO_HIT_PCIRDCUR", 0x36, 0x04, 0b1).umask_ext(0xc8f3fd),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_LLCPREFDATA", 0x36, 0x01, 0b1).umask_ext(0xccd7ff),
-    ev("UNC_CHA_TOR_INSERTS.IA_MISS_WCILF", 0x35, 0x01, 0b1111).umask_ext(0xc867fe),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_WCILF", 0x36, 0x01, 0b1).umask_ext(0xc867fe),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_WCIL", 0x36, 0x01, 0b1).umask_ext(0xc86ffe),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_CRD_LOCAL", 0x36, 0x01, 0b1).umask_ext(0xc80efe),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_CRD_REMOTE", 0x36, 0x01, 0b1).umask_ext(0xc80f7e),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_CRD_PREF_LOCAL", 0x36, 0x01, 0b1).umask_ext(0xc88efe),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_CRD_PREF_REMOTE", 0x36, 0x01, 0b1).umask_ext(0xc88f7e),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_CLFLUSH", 0x36, 0x01, 0b1).umask_ext(0xc8c7ff),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_CLFLUSHOPT", 0x36, 0x01, 0b1).umask_ext(0xc8d7ff),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_ITOMCACHENEAR", 0x36, 0x01, 0b1).umask_ext(0xcd47ff),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_SPECITOM", 0x36, 0x01, 0b1).umask_ext(0xcc57ff),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_WBMTOI", 0x36, 0x01, 0b1).umask_ext(0xcc27ff),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_ITOM", 0x36, 0x01, 0b1).umask_ext(0xcc47ff),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_HIT_ITOM", 0x36, 0x01, 0b1).umask_ext(0xcc47fd),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_ITOM", 0x36, 0x01, 0b1).umask_ext(0xcc47fe),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_UCRDF", 0x36, 0x01, 0b1).umask_ext(0xc877de),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_WIL", 0x36, 0x01, 0b1).umask_ext(0xc87fde),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_WCILF", 0x36, 0x01, 0b1).umask_ext(0xc867ff),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_WCIL", 0x36, 0x01, 0b1).umask_ext(0xc86fff),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_LLCPREFCODE", 0x36, 0x01, 0b1).umask_ext(0xcccfff),
-    ev("UNC_CHA_TOR_OCCUPANCY.IO_WBMTOI", 0x36, 0x04, 0b1).umask_ext(0xcc23ff),
-    ev("UNC_CHA_TOR_OCCUPANCY.IO_CLFLUSH", 0x36, 0x04, 0b1).umask_ext(0xc8c3ff),
-    ev("UNC_CHA_TOR_OCCUPANCY.IO_ITOMCACHENEAR", 0x36, 0x04, 0b1).umask_ext(0xcd43ff),
-    ev("UNC_CHA_TOR_OCCUPANCY.IO_HIT_ITOMCACHENEAR", 0x36, 0x04, 0b1).umask_ext(0xcd43fd),
-    ev("UNC_CHA_TOR_OCCUPANCY.IO_MISS_ITOMCACHENEAR", 0x36, 0x04, 0b1).umask_ext(0xcd43fe),
-    ev("UNC_CHA_TOR_INSERTS.IA_MISS_FULL_STREAMING_WR_DDR", 0x35, 0x01, 0b1111).umask_ext(0xc86786),
-    ev("UNC_CHA_TOR_INSERTS.IA_MISS_FULL_STREAMING_WR_LOCAL_DDR", 0x35, 0x01, 0b1111).umask_ext(0xc86686),
-    ev("UNC_CHA_TOR_INSERTS.IA_MISS_FULL_STREAMING_WR_REMOTE_DDR", 0x35, 0x01, 0b1111).umask_ext(0xc86706),
-    ev("UNC_CHA_TOR_INSERTS.IA_MISS_PARTIAL_STREAMING_WR_DDR", 0x35, 0x01, 0b1111).umask_ext(0xc86f86),
-    ev("UNC_CHA_TOR_INSERTS.IA_MISS_PARTIAL_STREAMING_WR_LOCAL_DDR", 0x35, 0x01, 0b1111).umask_ext(0xc86e86),
-    ev("UNC_CHA_TOR_INSERTS.IA_MISS_PARTIAL_STREAMING_WR_REMOTE_DDR", 0x35, 0x01, 0b1111).umask_ext(0xc86f06),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_FULL_STREAMING_WR_DDR", 0x36, 0x01, 0b1).umask_ext(0xc86786),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_FULL_STREAMING_WR_LOCAL_DDR", 0x36, 0x01, 0b1).umask_ext(0xc86686),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_FULL_STREAMING_WR_REMOTE_DDR", 0x36, 0x01, 0b1).umask_ext(0xc86706),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_PARTIAL_STREAMING_WR_DDR", 0x36, 0x01, 0b1).umask_ext(0xc86f86),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_PARTIAL_STREAMING_WR_LOCAL_DDR", 0x36, 0x01, 0b1).umask_ext(0xc86e86),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_PARTIAL_STREAMING_WR_REMOTE_DDR", 0x36, 0x01, 0b1).umask_ext(0xc86f06),
-    ev("UNC_CHA_TOR_INSERTS.IA_WBEFTOE", 0x35, 0x01, 0b1111).umask_ext(0xcc3fff),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_SPECITOM", 0x36, 0x01, 0b1).umask_ext(0xcc57fe),
-    ev("UNC_CHA_TOR_INSERTS.IA_MISS_SPECITOM", 0x35, 0x01, 0b1111).umask_ext(0xcc57fe),
-    ev("UNC_CHA_TOR_INSERTS.IA_MISS_DRDPTE", 0x35, 0x01, 0b1111).umask_ext(0xc837fe),
-    ev("UNC_CHA_TOR_INSERTS.IA_HIT_DRDPTE", 0x35, 0x01, 0b1111).umask_ext(0xc837fd),
-    ev("UNC_CHA_TOR_INSERTS.IA_DRDPTE", 0x35, 0x01, 0b1111).umask_ext(0xc837ff),
-    ev("UNC_CHA_TOR_INSERTS.IA_HIT_SPECITOM", 0x35, 0x01, 0b1111).umask_ext(0xcc57fd),
-    ev("UNC_CHA_TOR_INSERTS.IA_WBSTOI", 0x35, 0x01, 0b1111).umask_ext(0xcc67ff),
-    ev("UNC_CHA_TOR_INSERTS.IA_WBEFTOI", 0x35, 0x01, 0b1111).umask_ext(0xcc37ff),
-    ev("UNC_CHA_TOR_INSERTS.IA_WBMTOE", 0x35, 0x01, 0b1111).umask_ext(0xcc2fff),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_DRDPTE", 0x36, 0x01, 0b1).umask_ext(0xc837ff),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_HIT_DRDPTE", 0x36, 0x01, 0b1).umask_ext(0xc837fd),
-    ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRDPTE", 0x36, 0x01, 0b1).umask_ext(0xc837fe),
-    ev("UNC_CHA_LLC_LOOKUP.CODE_READ_MISS", 0x34, 0x01, 0b1111).umask_ext(0x1bd0),
-    ev("UNC_CHA_LLC_LOOKUP.RFO_MISS", 0x34, 0x01, 0b1111).umask_ext(0x1bc8),
-    ev("UNC_CHA_LLC_LOOKUP.READ", 0x34, 0xff, 0b1111).umask_ext(0x1bd9),
-    ev("UNC_CHA_LLC_LOOKUP.READ_MISS", 0x34, 0x01, 0b1111).umask_ext(0x1bd9),
-    ev("UNC_CHA_LLC_LOOKUP.READ_MISS_LOC_HOM", 0x34, 0x01, 0b1111).umask_ext(0xbd9),
-    ev("UNC_CHA_LLC_LOOKUP.READ_MISS_REM_HOM", 0x34, 0x01, 0b1111).umask_ext(0x13d9),
-    ev("UNC_CHA_LLC_LOOKUP.READ_LOCAL_LOC_HOM", 0x34, 0xff, 0b1111).umask_ext(0x9d9),
-    ev("UNC_CHA_LLC_LOOKUP.READ_REMOTE_LOC_HOM", 0x34, 0xff, 0b1111).umask_ext(0xa19),
-    ev("UNC_CHA_LLC_LOOKUP.READ_LOCAL_REM_HOM", 0x34, 0xff, 0b1111).umask_ext(0x11d9),
-    ev("UNC_CHA_LLC_LOOKUP.READ_SF_HIT", 0x34, 0x0e, 0b1111).umask_ext(0x1bd9),
-    ev("UNC_CHA_LLC_LOOKUP.READ_OR_SNOOP_REMOTE_MISS_REM_HOM", 0x34, 0x01, 0b1111).umask_ext(0x1619),
-    ev("UNC_CHA_LLC_LOOKUP.WRITES_AND_OTHER", 0x34, 0xff, 0b1111).umask_ext(0x1a42),
-    ev("UNC_CHA_LLC_LOOKUP.LOC_HOM", 0x34, 0xff, 0b1111).umask_ext(0xbdf),
-    ev("UNC_CHA_LLC_LOOKUP.REM_HOM", 0x34, 0xff, 0b1111).umask_ext(0x15df),
-    ev("UNC_CHA_LLC_LOOKUP.CODE_READ_REMOTE", 0x34, 0xff, 0b1111).umask_ext(0x1a10),
-    ev("UNC_CHA_LLC_LOOKUP.CODE_READ_LOCAL", 0x34, 0xff, 0b1111).umask_ext(0x19d0),
-    ev("UNC_CHA_LLC_LOOKUP.LLCPREF_LOCAL", 0x34, 0xff, 0b1111).umask_ext(0x189d),
-    ev("UNC_CHA_LLC_LOOKUP.CODE_READ", 0x34, 0xff, 0b1111).umask_ext(0x1bd0),
-];
+event_table! {
+    /// The experimental events, numbered after `EVENT_ROWS`: from the vendor's experimental
+    /// lists, whose counts it has not validated; built with the `experimental-events` feature.
+    EXPERIMENTAL_ROWS, ExperimentalRowNumber, EVENT_ROWS.len(), " (experimental)", 0b1111, 0b0;
+    DIR_LOOKUP_NO_SNP = ev("UNC_CHA_DIR_LOOKUP.NO_SNP", 0x53, 0x02),
+    DIR_LOOKUP_SNP = ev("UNC_CHA_DIR_LOOKUP.SNP", 0x53, 0x01),
+    HITME_HIT_EX_RDS = ev("UNC_CHA_HITME_HIT.EX_RDS", 0x5f, 0x01),
+    LLC_VICTIMS_LOCAL_ALL = ev("UNC_CHA_LLC_VICTIMS.LOCAL_ALL", 0x37, 0x0f).umask_ext(0x20),
+    LLC_VICTIMS_REMOTE_ALL = ev("UNC_CHA_LLC_VICTIMS.REMOTE_ALL", 0x37, 0x0f).umask_ext(0x80),
+    COUNTER0_OCCUPANCY = ev("UNC_CHA_COUNTER0_OCCUPANCY", 0x1f, 0x00),
+    MISC_RFO_HIT_S = ev("UNC_CHA_MISC.RFO_HIT_S", 0x39, 0x08),
+    REQUESTS_INVITOE = ev("UNC_CHA_REQUESTS.INVITOE", 0x50, 0x30),
+    RXC_IRQ1_REJECT_PA_MATCH = ev("UNC_CHA_RxC_IRQ1_REJECT.PA_MATCH", 0x19, 0x80),
+    SNOOP_RESP_RSPI = ev("UNC_CHA_SNOOP_RESP.RSPI", 0x5c, 0x01),
+    SNOOP_RESP_RSPIFWD = ev("UNC_CHA_SNOOP_RESP.RSPIFWD", 0x5c, 0x04),
+    SNOOP_RESP_RSPS = ev("UNC_CHA_SNOOP_RESP.RSPS", 0x5c, 0x02),
+    SNOOP_RESP_RSPSFWD = ev("UNC_CHA_SNOOP_RESP.RSPSFWD", 0x5c, 0x08),
+    TOR_INSERTS_ALL = ev("UNC_CHA_TOR_INSERTS.ALL", 0x35, 0xff).umask_ext(0xc001ff),
+    TOR_OCCUPANCY_IA_HIT_CRD = ev("UNC_CHA_TOR_OCCUPANCY.IA_HIT_CRD", 0x36, 0x01).on(0b1).umask_ext(0xc80ffd),
+    TOR_OCCUPANCY_IA_HIT_DRD = ev("UNC_CHA_TOR_OCCUPANCY.IA_HIT_DRD", 0x36, 0x01).on(0b1).umask_ext(0xc817fd),
+    TOR_OCCUPANCY_IA_HIT_LLCPREFRFO = ev("UNC_CHA_TOR_OCCUPANCY.IA_HIT_LLCPREFRFO", 0x36, 0x01).on(0b1).umask_ext(0xccc7fd),
+    TOR_OCCUPANCY_IA_HIT_RFO = ev("UNC_CHA_TOR_OCCUPANCY.IA_HIT_RFO", 0x36, 0x01).on(0b1).umask_ext(0xc807fd),
+    TOR_OCCUPANCY_IA_MISS_LLCPREFRFO = ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_LLCPREFRFO", 0x36, 0x01).on(0b1).umask_ext(0xccc7fe),
+    TOR_OCCUPANCY_IO_MISS_RFO = ev("UNC_CHA_TOR_OCCUPANCY.IO_MISS_RFO", 0x36, 0x04).on(0b1).umask_ext(0xc803fe),
+    TOR_OCCUPANCY_IO_MISS_ITOM = ev("UNC_CHA_TOR_OCCUPANCY.IO_MISS_ITOM", 0x36, 0x04).on(0b1).umask_ext(0xcc43fe),
+    BYPASS_CHA_IMC_TAKEN = ev("UNC_CHA_BYPASS_CHA_IMC.TAKEN", 0x57, 0x01),
+    BYPASS_CHA_IMC_INTERMEDIATE = ev("UNC_CHA_BYPASS_CHA_IMC.INTERMEDIATE", 0x57, 0x02),
+    BYPASS_CHA_IMC_NOT_TAKEN = ev("UNC_CHA_BYPASS_CHA_IMC.NOT_TAKEN", 0x57, 0x04),
+    CORE_SNP_REMOTE_ONE = ev("UNC_CHA_CORE_SNP.REMOTE_ONE", 0x33, 0x11),
+    CORE_SNP_EXT_ONE = ev("UNC_CHA_CORE_SNP.EXT_ONE", 0x33, 0x21),
+    CORE_SNP_CORE_ONE = ev("UNC_CHA_CORE_SNP.CORE_ONE", 0x33, 0x41),
+    CORE_SNP_EVICT_ONE = ev("UNC_CHA_CORE_SNP.EVICT_ONE", 0x33, 0x81),
+    CORE_SNP_ANY_ONE = ev("UNC_CHA_CORE_SNP.ANY_ONE", 0x33, 0xf1),
+    CORE_SNP_REMOTE_GTONE = ev("UNC_CHA_CORE_SNP.REMOTE_GTONE", 0x33, 0x12),
+    CORE_SNP_EXT_GTONE = ev("UNC_CHA_CORE_SNP.EXT_GTONE", 0x33, 0x22),
+    CORE_SNP_CORE_GTONE = ev("UNC_CHA_CORE_SNP.CORE_GTONE", 0x33, 0x42),
+    CORE_SNP_EVICT_GTONE = ev("UNC_CHA_CORE_SNP.EVICT_GTONE", 0x33, 0x82),
+    CORE_SNP_ANY_GTONE = ev("UNC_CHA_CORE_SNP.ANY_GTONE", 0x33, 0xf2),
+    DIRECT_GO_HA_TOR_DEALLOC = ev("UNC_CHA_DIRECT_GO.HA_TOR_DEALLOC", 0x6e, 0x01),
+    DIRECT_GO_HA_SUPPRESS_NO_D2C = ev("UNC_CHA_DIRECT_GO.HA_SUPPRESS_NO_D2C", 0x6e, 0x02),
+    DIRECT_GO_HA_SUPPRESS_DRD = ev("UNC_CHA_DIRECT_GO.HA_SUPPRESS_DRD", 0x6e, 0x04),
+    DIRECT_GO_OPC_EXTCMP = ev("UNC_CHA_DIRECT_GO_OPC.EXTCMP", 0x6d, 0x01),
+    DIRECT_GO_OPC_PULL = ev("UNC_CHA_DIRECT_GO_OPC.PULL", 0x6d, 0x02),
+    DIRECT_GO_OPC_GO = ev("UNC_CHA_DIRECT_GO_OPC.GO", 0x6d, 0x04),
+    DIRECT_GO_OPC_GO_PULL = ev("UNC_CHA_DIRECT_GO_OPC.GO_PULL", 0x6d, 0x08),
+    DIRECT_GO_OPC_FAST_GO = ev("UNC_CHA_DIRECT_GO_OPC.FAST_GO", 0x6d, 0x10),
+    DIRECT_GO_OPC_FAST_GO_PULL = ev("UNC_CHA_DIRECT_GO_OPC.FAST_GO_PULL", 0x6d, 0x20),
+    DIRECT_GO_OPC_NOP = ev("UNC_CHA_DIRECT_GO_OPC.NOP", 0x6d, 0x40),
+    DIRECT_GO_OPC_IDLE_DUE_SUPPRESS = ev("UNC_CHA_DIRECT_GO_OPC.IDLE_DUE_SUPPRESS", 0x6d, 0x80),
+    HITME_HIT_SHARED_OWNREQ = ev("UNC_CHA_HITME_HIT.SHARED_OWNREQ", 0x5f, 0x04),
+    HITME_HIT_WBMTOE = ev("UNC_CHA_HITME_HIT.WBMTOE", 0x5f, 0x08),
+    HITME_HIT_WBMTOI_OR_S = ev("UNC_CHA_HITME_HIT.WBMTOI_OR_S", 0x5f, 0x10),
+    HITME_LOOKUP_READ = ev("UNC_CHA_HITME_LOOKUP.READ", 0x5e, 0x01),
+    HITME_LOOKUP_WRITE = ev("UNC_CHA_HITME_LOOKUP.WRITE", 0x5e, 0x02),
+    HITME_MISS_SHARED_RDINVOWN = ev("UNC_CHA_HITME_MISS.SHARED_RDINVOWN", 0x60, 0x20),
+    HITME_MISS_NOTSHARED_RDINVOWN = ev("UNC_CHA_HITME_MISS.NOTSHARED_RDINVOWN", 0x60, 0x40),
+    HITME_MISS_READ_OR_INV = ev("UNC_CHA_HITME_MISS.READ_OR_INV", 0x60, 0x80),
+    HITME_UPDATE_DEALLOCATE_RSPFWDI_LOC = ev("UNC_CHA_HITME_UPDATE.DEALLOCATE_RSPFWDI_LOC", 0x61, 0x01),
+    HITME_UPDATE_RSPFWDI_REM = ev("UNC_CHA_HITME_UPDATE.RSPFWDI_REM", 0x61, 0x02),
+    HITME_UPDATE_SHARED = ev("UNC_CHA_HITME_UPDATE.SHARED", 0x61, 0x04),
+    HITME_UPDATE_RDINVOWN = ev("UNC_CHA_HITME_UPDATE.RDINVOWN", 0x61, 0x08),
+    HITME_UPDATE_DEALLOCATE = ev("UNC_CHA_HITME_UPDATE.DEALLOCATE", 0x61, 0x10),
+    IMC_READS_COUNT_PRIORITY = ev("UNC_CHA_IMC_READS_COUNT.PRIORITY", 0x59, 0x02),
+    IMC_WRITES_COUNT_PARTIAL = ev("UNC_CHA_IMC_WRITES_COUNT.PARTIAL", 0x5b, 0x02),
+    IMC_WRITES_COUNT_FULL_PRIORITY = ev("UNC_CHA_IMC_WRITES_COUNT.FULL_PRIORITY", 0x5b, 0x04),
+    IMC_WRITES_COUNT_PARTIAL_PRIORITY = ev("UNC_CHA_IMC_WRITES_COUNT.PARTIAL_PRIORITY", 0x5b, 0x08),
+    LLC_VICTIMS_M_STATE = ev("UNC_CHA_LLC_VICTIMS.M_STATE", 0x37, 0x01),
+    LLC_VICTIMS_E_STATE = ev("UNC_CHA_LLC_VICTIMS.E_STATE", 0x37, 0x02),
+    LLC_VICTIMS_S_STATE = ev("UNC_CHA_LLC_VICTIMS.S_STATE", 0x37, 0x04),
+    LLC_VICTIMS_LOCAL_ONLY = ev("UNC_CHA_LLC_VICTIMS.LOCAL_ONLY", 0x37, 0x00).umask_ext(0x20),
+    LLC_VICTIMS_REMOTE_ONLY = ev("UNC_CHA_LLC_VICTIMS.REMOTE_ONLY", 0x37, 0x00).umask_ext(0x80),
+    LLC_VICTIMS_LOCAL_M = ev("UNC_CHA_LLC_VICTIMS.LOCAL_M", 0x37, 0x01).umask_ext(0x20),
+    LLC_VICTIMS_LOCAL_E = ev("UNC_CHA_LLC_VICTIMS.LOCAL_E", 0x37, 0x02).umask_ext(0x20),
+    LLC_VICTIMS_LOCAL_S = ev("UNC_CHA_LLC_VICTIMS.LOCAL_S", 0x37, 0x04).umask_ext(0x20),
+    LLC_VICTIMS_REMOTE_M = ev("UNC_CHA_LLC_VICTIMS.REMOTE_M", 0x37, 0x01).umask_ext(0x80),
+    LLC_VICTIMS_REMOTE_E = ev("UNC_CHA_LLC_VICTIMS.REMOTE_E", 0x37, 0x02).umask_ext(0x80),
+    LLC_VICTIMS_REMOTE_S = ev("UNC_CHA_LLC_VICTIMS.REMOTE_S", 0x37, 0x04).umask_ext(0x80),
+    MISC_RSPI_WAS_FSE = ev("UNC_CHA_MISC.RSPI_WAS_FSE", 0x39, 0x01),
+    MISC_WC_ALIASING = ev("UNC_CHA_MISC.WC_ALIASING", 0x39, 0x02),
+    MISC_CV0_PREF_VIC = ev("UNC_CHA_MISC.CV0_PREF_VIC", 0x39, 0x10),
+    MISC_CV0_PREF_MISS = ev("UNC_CHA_MISC.CV0_PREF_MISS", 0x39, 0x20),
+    OSB_LOCAL_INVITOE = ev("UNC_CHA_OSB.LOCAL_INVITOE", 0x55, 0x01),
+    OSB_LOCAL_READ = ev("UNC_CHA_OSB.LOCAL_READ", 0x55, 0x02),
+    OSB_REMOTE_READ = ev("UNC_CHA_OSB.REMOTE_READ", 0x55, 0x04),
+    OSB_REMOTE_READINVITOE = ev("UNC_CHA_OSB.REMOTE_READINVITOE", 0x55, 0x08),
+    OSB_RFO_HITS_SNP_BCAST = ev("UNC_CHA_OSB.RFO_HITS_SNP_BCAST", 0x55, 0x10),
+    OSB_OFF_PWRHEURISTIC = ev("UNC_CHA_OSB.OFF_PWRHEURISTIC", 0x55, 0x20),
+    PIPE_REJECT_RMW_SETMATCH = ev("UNC_CHA_PIPE_REJECT.RMW_SETMATCH", 0x42, 0x01),
+    PIPE_REJECT_GOTRACK_PAMATCH = ev("UNC_CHA_PIPE_REJECT.GOTRACK_PAMATCH", 0x42, 0x02),
+    PIPE_REJECT_GOTRACK_ALLOWSNP = ev("UNC_CHA_PIPE_REJECT.GOTRACK_ALLOWSNP", 0x42, 0x04),
+    PIPE_REJECT_GOTRACK_WAYMATCH = ev("UNC_CHA_PIPE_REJECT.GOTRACK_WAYMATCH", 0x42, 0x08),
+    PIPE_REJECT_GOTRACK_ALLWAYRSV = ev("UNC_CHA_PIPE_REJECT.GOTRACK_ALLWAYRSV", 0x42, 0x10),
+    PIPE_REJECT_PTL_INPIPE = ev("UNC_CHA_PIPE_REJECT.PTL_INPIPE", 0x42, 0x80),
+    PIPE_REJECT_IRQ_SETMATCH_VICP = ev("UNC_CHA_PIPE_REJECT.IRQ_SETMATCH_VICP", 0x42, 0x00).umask_ext(0x1),
+    PIPE_REJECT_FSF_VICP = ev("UNC_CHA_PIPE_REJECT.FSF_VICP", 0x42, 0x00).umask_ext(0x2),
+    PIPE_REJECT_ONE_FSF_VIC = ev("UNC_CHA_PIPE_REJECT.ONE_FSF_VIC", 0x42, 0x00).umask_ext(0x4),
+    PIPE_REJECT_TORID_MATCH_GO_P = ev("UNC_CHA_PIPE_REJECT.TORID_MATCH_GO_P", 0x42, 0x00).umask_ext(0x10),
+    PIPE_REJECT_IPQ_SETMATCH_VICP = ev("UNC_CHA_PIPE_REJECT.IPQ_SETMATCH_VICP", 0x42, 0x00).umask_ext(0x20),
+    PIPE_REJECT_WAY_MATCH = ev("UNC_CHA_PIPE_REJECT.WAY_MATCH", 0x42, 0x00).umask_ext(0x40),
+    PIPE_REJECT_ONE_RSP_CON = ev("UNC_CHA_PIPE_REJECT.ONE_RSP_CON", 0x42, 0x00).umask_ext(0x80),
+    PIPE_REJECT_IDX_INPIPE = ev("UNC_CHA_PIPE_REJECT.IDX_INPIPE", 0x42, 0x00).umask_ext(0x100),
+    PIPE_REJECT_SETMATCHENTRYWSCT = ev("UNC_CHA_PIPE_REJECT.SETMATCHENTRYWSCT", 0x42, 0x00).umask_ext(0x200),
+    PIPE_REJECT_ALLRSFWAYS_RES = ev("UNC_CHA_PIPE_REJECT.ALLRSFWAYS_RES", 0x42, 0x00).umask_ext(0x800),
+    PIPE_REJECT_RRQ_SETMATCH_VICP = ev("UNC_CHA_PIPE_REJECT.RRQ_SETMATCH_VICP", 0x42, 0x00).umask_ext(0x1000),
+    PIPE_REJECT_ISMQ_SETMATCH_VICP = ev("UNC_CHA_PIPE_REJECT.ISMQ_SETMATCH_VICP", 0x42, 0x00).umask_ext(0x2000),
+    PIPE_REJECT_SF_WAYS_RES = ev("UNC_CHA_PIPE_REJECT.SF_WAYS_RES", 0x42, 0x00).umask_ext(0x4000),
+    PIPE_REJECT_LLC_WAYS_RES = ev("UNC_CHA_PIPE_REJECT.LLC_WAYS_RES", 0x42, 0x00).umask_ext(0x8000),
+    PIPE_REJECT_NOTALLOWSNOOP = ev("UNC_CHA_PIPE_REJECT.NOTALLOWSNOOP", 0x42, 0x00).umask_ext(0x10000),
+    PIPE_REJECT_TOPA_MATCH = ev("UNC_CHA_PIPE_REJECT.TOPA_MATCH", 0x42, 0x00).umask_ext(0x20000),
+    PIPE_REJECT_IVEGRCREDIT = ev("UNC_CHA_PIPE_REJECT.IVEGRCREDIT", 0x42, 0x00).umask_ext(0x40000),
+    PIPE_REJECT_BLEGRCREDIT = ev("UNC_CHA_PIPE_REJECT.BLEGRCREDIT", 0x42, 0x00).umask_ext(0x80000),
+    PIPE_REJECT_ADEGRCREDIT = ev("UNC_CHA_PIPE_REJECT.ADEGRCREDIT", 0x42, 0x00).umask_ext(0x100000),
+    PIPE_REJECT_AKEGRCREDIT = ev("UNC_CHA_PIPE_REJECT.AKEGRCREDIT", 0x42, 0x00).umask_ext(0x200000),
+    PIPE_REJECT_HACREDIT = ev("UNC_CHA_PIPE_REJECT.HACREDIT", 0x42, 0x00).umask_ext(0x400000),
+    PIPE_REJECT_VN_AD_REQ = ev("UNC_CHA_PIPE_REJECT.VN_AD_REQ", 0x42, 0x00).umask_ext(0x800000),
+    PIPE_REJECT_VN_AD_RSP = ev("UNC_CHA_PIPE_REJECT.VN_AD_RSP", 0x42, 0x00).umask_ext(0x1000000),
+    PIPE_REJECT_VN_BL_RSP = ev("UNC_CHA_PIPE_REJECT.VN_BL_RSP", 0x42, 0x00).umask_ext(0x2000000),
+    READ_NO_CREDITS_MC0 = ev("UNC_CHA_READ_NO_CREDITS.MC0", 0x58, 0x01),
+    READ_NO_CREDITS_MC1 = ev("UNC_CHA_READ_NO_CREDITS.MC1", 0x58, 0x02),
+    READ_NO_CREDITS_MC2 = ev("UNC_CHA_READ_NO_CREDITS.MC2", 0x58, 0x04),
+    READ_NO_CREDITS_MC3 = ev("UNC_CHA_READ_NO_CREDITS.MC3", 0x58, 0x08),
+    READ_NO_CREDITS_MC4 = ev("UNC_CHA_READ_NO_CREDITS.MC4", 0x58, 0x10),
+    READ_NO_CREDITS_MC5 = ev("UNC_CHA_READ_NO_CREDITS.MC5", 0x58, 0x20),
+    READ_NO_CREDITS_MC6 = ev("UNC_CHA_READ_NO_CREDITS.MC6", 0x58, 0x40),
+    READ_NO_CREDITS_MC7 = ev("UNC_CHA_READ_NO_CREDITS.MC7", 0x58, 0x80),
+    READ_NO_CREDITS_MC8 = ev("UNC_CHA_READ_NO_CREDITS.MC8", 0x58, 0x00).umask_ext(0x1),
+    READ_NO_CREDITS_MC9 = ev("UNC_CHA_READ_NO_CREDITS.MC9", 0x58, 0x00).umask_ext(0x2),
+    READ_NO_CREDITS_MC10 = ev("UNC_CHA_READ_NO_CREDITS.MC10", 0x58, 0x00).umask_ext(0x4),
+    READ_NO_CREDITS_MC11 = ev("UNC_CHA_READ_NO_CREDITS.MC11", 0x58, 0x00).umask_ext(0x8),
+    READ_NO_CREDITS_MC12 = ev("UNC_CHA_READ_NO_CREDITS.MC12", 0x58, 0x00).umask_ext(0x10),
+    READ_NO_CREDITS_MC13 = ev("UNC_CHA_READ_NO_CREDITS.MC13", 0x58, 0x00).umask_ext(0x20),
+    RXC_INSERTS_IRQ = ev("UNC_CHA_RxC_INSERTS.IRQ", 0x13, 0x01),
+    RXC_INSERTS_IRQ_REJ = ev("UNC_CHA_RxC_INSERTS.IRQ_REJ", 0x13, 0x02),
+    RXC_INSERTS_IPQ = ev("UNC_CHA_RxC_INSERTS.IPQ", 0x13, 0x04),
+    RXC_INSERTS_PRQ = ev("UNC_CHA_RxC_INSERTS.PRQ", 0x13, 0x10),
+    RXC_INSERTS_PRQ_REJ = ev("UNC_CHA_RxC_INSERTS.PRQ_REJ", 0x13, 0x20),
+    RXC_INSERTS_RRQ = ev("UNC_CHA_RxC_INSERTS.RRQ", 0x13, 0x40),
+    RXC_INSERTS_WBQ = ev("UNC_CHA_RxC_INSERTS.WBQ", 0x13, 0x80),
+    RXC_IPQ0_REJECT_AD_REQ_VN0 = ev("UNC_CHA_RxC_IPQ0_REJECT.AD_REQ_VN0", 0x22, 0x01),
+    RXC_IPQ0_REJECT_AD_RSP_VN0 = ev("UNC_CHA_RxC_IPQ0_REJECT.AD_RSP_VN0", 0x22, 0x02),
+    RXC_IPQ0_REJECT_BL_RSP_VN0 = ev("UNC_CHA_RxC_IPQ0_REJECT.BL_RSP_VN0", 0x22, 0x04),
+    RXC_IPQ0_REJECT_BL_WB_VN0 = ev("UNC_CHA_RxC_IPQ0_REJECT.BL_WB_VN0", 0x22, 0x08),
+    RXC_IPQ0_REJECT_BL_NCB_VN0 = ev("UNC_CHA_RxC_IPQ0_REJECT.BL_NCB_VN0", 0x22, 0x10),
+    RXC_IPQ0_REJECT_BL_NCS_VN0 = ev("UNC_CHA_RxC_IPQ0_REJECT.BL_NCS_VN0", 0x22, 0x20),
+    RXC_IPQ0_REJECT_AK_NON_UPI = ev("UNC_CHA_RxC_IPQ0_REJECT.AK_NON_UPI", 0x22, 0x40),
+    RXC_IPQ0_REJECT_IV_NON_UPI = ev("UNC_CHA_RxC_IPQ0_REJECT.IV_NON_UPI", 0x22, 0x80),
+    RXC_IPQ1_REJECT_ANY0 = ev("UNC_CHA_RxC_IPQ1_REJECT.ANY0", 0x23, 0x01),
+    RXC_IPQ1_REJECT_HA = ev("UNC_CHA_RxC_IPQ1_REJECT.HA", 0x23, 0x02),
+    RXC_IPQ1_REJECT_LLC_VICTIM = ev("UNC_CHA_RxC_IPQ1_REJECT.LLC_VICTIM", 0x23, 0x04),
+    RXC_IPQ1_REJECT_SF_VICTIM = ev("UNC_CHA_RxC_IPQ1_REJECT.SF_VICTIM", 0x23, 0x08),
+    RXC_IPQ1_REJECT_VICTIM = ev("UNC_CHA_RxC_IPQ1_REJECT.VICTIM", 0x23, 0x10),
+    RXC_IPQ1_REJECT_LLC_OR_SF_WAY = ev("UNC_CHA_RxC_IPQ1_REJECT.LLC_OR_SF_WAY", 0x23, 0x20),
+    RXC_IPQ1_REJECT_ALLOW_SNP = ev("UNC_CHA_RxC_IPQ1_REJECT.ALLOW_SNP", 0x23, 0x40),
+    RXC_IPQ1_REJECT_PA_MATCH = ev("UNC_CHA_RxC_IPQ1_REJECT.PA_MATCH", 0x23, 0x80),
+    RXC_IRQ0_REJECT_AD_REQ_VN0 = ev("UNC_CHA_RxC_IRQ0_REJECT.AD_REQ_VN0", 0x18, 0x01),
+    RXC_IRQ0_REJECT_AD_RSP_VN0 = ev("UNC_CHA_RxC_IRQ0_REJECT.AD_RSP_VN0", 0x18, 0x02),
+    RXC_IRQ0_REJECT_BL_RSP_VN0 = ev("UNC_CHA_RxC_IRQ0_REJECT.BL_RSP_VN0", 0x18, 0x04),
+    RXC_IRQ0_REJECT_BL_WB_VN0 = ev("UNC_CHA_RxC_IRQ0_REJECT.BL_WB_VN0", 0x18, 0x08),
+    RXC_IRQ0_REJECT_BL_NCB_VN0 = ev("UNC_CHA_RxC_IRQ0_REJECT.BL_NCB_VN0", 0x18, 0x10),
+    RXC_IRQ0_REJECT_BL_NCS_VN0 = ev("UNC_CHA_RxC_IRQ0_REJECT.BL_NCS_VN0", 0x18, 0x20),
+    RXC_IRQ0_REJECT_AK_NON_UPI = ev("UNC_CHA_RxC_IRQ0_REJECT.AK_NON_UPI", 0x18, 0x40),
+    RXC_IRQ0_REJECT_IV_NON_UPI = ev("UNC_CHA_RxC_IRQ0_REJECT.IV_NON_UPI", 0x18, 0x80),
+    RXC_IRQ1_REJECT_ANY0 = ev("UNC_CHA_RxC_IRQ1_REJECT.ANY0", 0x19, 0x01),
+    RXC_IRQ1_REJECT_HA = ev("UNC_CHA_RxC_IRQ1_REJECT.HA", 0x19, 0x02),
+    RXC_IRQ1_REJECT_LLC_VICTIM = ev("UNC_CHA_RxC_IRQ1_REJECT.LLC_VICTIM", 0x19, 0x04),
+    RXC_IRQ1_REJECT_SF_VICTIM = ev("UNC_CHA_RxC_IRQ1_REJECT.SF_VICTIM", 0x19, 0x08),
+    RXC_IRQ1_REJECT_VICTIM = ev("UNC_CHA_RxC_IRQ1_REJECT.VICTIM", 0x19, 0x10),
+    RXC_IRQ1_REJECT_LLC_OR_SF_WAY = ev("UNC_CHA_RxC_IRQ1_REJECT.LLC_OR_SF_WAY", 0x19, 0x20),
+    RXC_IRQ1_REJECT_ALLOW_SNP = ev("UNC_CHA_RxC_IRQ1_REJECT.ALLOW_SNP", 0x19, 0x40),
+    RXC_ISMQ0_REJECT_AD_REQ_VN0 = ev("UNC_CHA_RxC_ISMQ0_REJECT.AD_REQ_VN0", 0x24, 0x01),
+    RXC_ISMQ0_REJECT_AD_RSP_VN0 = ev("UNC_CHA_RxC_ISMQ0_REJECT.AD_RSP_VN0", 0x24, 0x02),
+    RXC_ISMQ0_REJECT_BL_RSP_VN0 = ev("UNC_CHA_RxC_ISMQ0_REJECT.BL_RSP_VN0", 0x24, 0x04),
+    RXC_ISMQ0_REJECT_BL_WB_VN0 = ev("UNC_CHA_RxC_ISMQ0_REJECT.BL_WB_VN0", 0x24, 0x08),
+    RXC_ISMQ0_REJECT_BL_NCB_VN0 = ev("UNC_CHA_RxC_ISMQ0_REJECT.BL_NCB_VN0", 0x24, 0x10),
+    RXC_ISMQ0_REJECT_BL_NCS_VN0 = ev("UNC_CHA_RxC_ISMQ0_REJECT.BL_NCS_VN0", 0x24, 0x20),
+    RXC_ISMQ0_REJECT_AK_NON_UPI = ev("UNC_CHA_RxC_ISMQ0_REJECT.AK_NON_UPI", 0x24, 0x40),
+    RXC_ISMQ0_REJECT_IV_NON_UPI = ev("UNC_CHA_RxC_ISMQ0_REJECT.IV_NON_UPI", 0x24, 0x80),
+    RXC_ISMQ0_RETRY_AD_REQ_VN0 = ev("UNC_CHA_RxC_ISMQ0_RETRY.AD_REQ_VN0", 0x2c, 0x01),
+    RXC_ISMQ0_RETRY_AD_RSP_VN0 = ev("UNC_CHA_RxC_ISMQ0_RETRY.AD_RSP_VN0", 0x2c, 0x02),
+    RXC_ISMQ0_RETRY_BL_RSP_VN0 = ev("UNC_CHA_RxC_ISMQ0_RETRY.BL_RSP_VN0", 0x2c, 0x04),
+    RXC_ISMQ0_RETRY_BL_WB_VN0 = ev("UNC_CHA_RxC_ISMQ0_RETRY.BL_WB_VN0", 0x2c, 0x08),
+    RXC_ISMQ0_RETRY_BL_NCB_VN0 = ev("UNC_CHA_RxC_ISMQ0_RETRY.BL_NCB_VN0", 0x2c, 0x10),
+    RXC_ISMQ0_RETRY_BL_NCS_VN0 = ev("UNC_CHA_RxC_ISMQ0_RETRY.BL_NCS_VN0", 0x2c, 0x20),
+    RXC_ISMQ0_RETRY_AK_NON_UPI = ev("UNC_CHA_RxC_ISMQ0_RETRY.AK_NON_UPI", 0x2c, 0x40),
+    RXC_ISMQ0_RETRY_IV_NON_UPI = ev("UNC_CHA_RxC_ISMQ0_RETRY.IV_NON_UPI", 0x2c, 0x80),
+    RXC_ISMQ1_REJECT_ANY0 = ev("UNC_CHA_RxC_ISMQ1_REJECT.ANY0", 0x25, 0x01),
+    RXC_ISMQ1_REJECT_HA = ev("UNC_CHA_RxC_ISMQ1_REJECT.HA", 0x25, 0x02),
+    RXC_ISMQ1_RETRY_ANY0 = ev("UNC_CHA_RxC_ISMQ1_RETRY.ANY0", 0x2d, 0x01),
+    RXC_ISMQ1_RETRY_HA = ev("UNC_CHA_RxC_ISMQ1_RETRY.HA", 0x2d, 0x02),
+    RXC_OCCUPANCY_IRQ = ev("UNC_CHA_RxC_OCCUPANCY.IRQ", 0x11, 0x01).on(0b1),
+    RXC_OCCUPANCY_IPQ = ev("UNC_CHA_RxC_OCCUPANCY.IPQ", 0x11, 0x04).on(0b1),
+    RXC_OCCUPANCY_RRQ = ev("UNC_CHA_RxC_OCCUPANCY.RRQ", 0x11, 0x40).on(0b1),
+    RXC_OCCUPANCY_WBQ = ev("UNC_CHA_RxC_OCCUPANCY.WBQ", 0x11, 0x80).on(0b1),
+    RXC_OTHER0_RETRY_AD_REQ_VN0 = ev("UNC_CHA_RxC_OTHER0_RETRY.AD_REQ_VN0", 0x2e, 0x01),
+    RXC_OTHER0_RETRY_AD_RSP_VN0 = ev("UNC_CHA_RxC_OTHER0_RETRY.AD_RSP_VN0", 0x2e, 0x02),
+    RXC_OTHER0_RETRY_BL_RSP_VN0 = ev("UNC_CHA_RxC_OTHER0_RETRY.BL_RSP_VN0", 0x2e, 0x04),
+    RXC_OTHER0_RETRY_BL_WB_VN0 = ev("UNC_CHA_RxC_OTHER0_RETRY.BL_WB_VN0", 0x2e, 0x08),
+    RXC_OTHER0_RETRY_BL_NCB_VN0 = ev("UNC_CHA_RxC_OTHER0_RETRY.BL_NCB_VN0", 0x2e, 0x10),
+    RXC_OTHER0_RETRY_BL_NCS_VN0 = ev("UNC_CHA_RxC_OTHER0_RETRY.BL_NCS_VN0", 0x2e, 0x20),
+    RXC_OTHER0_RETRY_AK_NON_UPI = ev("UNC_CHA_RxC_OTHER0_RETRY.AK_NON_UPI", 0x2e, 0x40),
+    RXC_OTHER0_RETRY_IV_NON_UPI = ev("UNC_CHA_RxC_OTHER0_RETRY.IV_NON_UPI", 0x2e, 0x80),
+    RXC_OTHER1_RETRY_ANY0 = ev("UNC_CHA_RxC_OTHER1_RETRY.ANY0", 0x2f, 0x01),
+    RXC_OTHER1_RETRY_HA = ev("UNC_CHA_RxC_OTHER1_RETRY.HA", 0x2f, 0x02),
+    RXC_OTHER1_RETRY_LLC_VICTIM = ev("UNC_CHA_RxC_OTHER1_RETRY.LLC_VICTIM", 0x2f, 0x04),
+    RXC_OTHER1_RETRY_SF_VICTIM = ev("UNC_CHA_RxC_OTHER1_RETRY.SF_VICTIM", 0x2f, 0x08),
+    RXC_OTHER1_RETRY_VICTIM = ev("UNC_CHA_RxC_OTHER1_RETRY.VICTIM", 0x2f, 0x10),
+    RXC_OTHER1_RETRY_LLC_OR_SF_WAY = ev("UNC_CHA_RxC_OTHER1_RETRY.LLC_OR_SF_WAY", 0x2f, 0x20),
+    RXC_OTHER1_RETRY_ALLOW_SNP = ev("UNC_CHA_RxC_OTHER1_RETRY.ALLOW_SNP", 0x2f, 0x40),
+    RXC_OTHER1_RETRY_PA_MATCH = ev("UNC_CHA_RxC_OTHER1_RETRY.PA_MATCH", 0x2f, 0x80),
+    RXC_PRQ0_REJECT_AD_REQ_VN0 = ev("UNC_CHA_RxC_PRQ0_REJECT.AD_REQ_VN0", 0x20, 0x01),
+    RXC_PRQ0_REJECT_AD_RSP_VN0 = ev("UNC_CHA_RxC_PRQ0_REJECT.AD_RSP_VN0", 0x20, 0x02),
+    RXC_PRQ0_REJECT_BL_RSP_VN0 = ev("UNC_CHA_RxC_PRQ0_REJECT.BL_RSP_VN0", 0x20, 0x04),
+    RXC_PRQ0_REJECT_BL_WB_VN0 = ev("UNC_CHA_RxC_PRQ0_REJECT.BL_WB_VN0", 0x20, 0x08),
+    RXC_PRQ0_REJECT_BL_NCB_VN0 = ev("UNC_CHA_RxC_PRQ0_REJECT.BL_NCB_VN0", 0x20, 0x10),
+    RXC_PRQ0_REJECT_BL_NCS_VN0 = ev("UNC_CHA_RxC_PRQ0_REJECT.BL_NCS_VN0", 0x20, 0x20),
+    RXC_PRQ0_REJECT_AK_NON_UPI = ev("UNC_CHA_RxC_PRQ0_REJECT.AK_NON_UPI", 0x20, 0x40),
+    RXC_PRQ0_REJECT_IV_NON_UPI = ev("UNC_CHA_RxC_PRQ0_REJECT.IV_NON_UPI", 0x20, 0x80),
+    RXC_PRQ1_REJECT_ANY0 = ev("UNC_CHA_RxC_PRQ1_REJECT.ANY0", 0x21, 0x01),
+    RXC_PRQ1_REJECT_HA = ev("UNC_CHA_RxC_PRQ1_REJECT.HA", 0x21, 0x02),
+    RXC_PRQ1_REJECT_LLC_VICTIM = ev("UNC_CHA_RxC_PRQ1_REJECT.LLC_VICTIM", 0x21, 0x04),
+    RXC_PRQ1_REJECT_SF_VICTIM = ev("UNC_CHA_RxC_PRQ1_REJECT.SF_VICTIM", 0x21, 0x08),
+    RXC_PRQ1_REJECT_VICTIM = ev("UNC_CHA_RxC_PRQ1_REJECT.VICTIM", 0x21, 0x10),
+    RXC_PRQ1_REJECT_LLC_OR_SF_WAY = ev("UNC_CHA_RxC_PRQ1_REJECT.LLC_OR_SF_WAY", 0x21, 0x20),
+    RXC_PRQ1_REJECT_ALLOW_SNP = ev("UNC_CHA_RxC_PRQ1_REJECT.ALLOW_SNP", 0x21, 0x40),
+    RXC_PRQ1_REJECT_PA_MATCH = ev("UNC_CHA_RxC_PRQ1_REJECT.PA_MATCH", 0x21, 0x80),
+    RXC_REQ_Q0_RETRY_AD_REQ_VN0 = ev("UNC_CHA_RxC_REQ_Q0_RETRY.AD_REQ_VN0", 0x2a, 0x01),
+    RXC_REQ_Q0_RETRY_AD_RSP_VN0 = ev("UNC_CHA_RxC_REQ_Q0_RETRY.AD_RSP_VN0", 0x2a, 0x02),
+    RXC_REQ_Q0_RETRY_BL_RSP_VN0 = ev("UNC_CHA_RxC_REQ_Q0_RETRY.BL_RSP_VN0", 0x2a, 0x04),
+    RXC_REQ_Q0_RETRY_BL_WB_VN0 = ev("UNC_CHA_RxC_REQ_Q0_RETRY.BL_WB_VN0", 0x2a, 0x08),
+    RXC_REQ_Q0_RETRY_BL_NCB_VN0 = ev("UNC_CHA_RxC_REQ_Q0_RETRY.BL_NCB_VN0", 0x2a, 0x10),
+    RXC_REQ_Q0_RETRY_BL_NCS_VN0 = ev("UNC_CHA_RxC_REQ_Q0_RETRY.BL_NCS_VN0", 0x2a, 0x20),
+    RXC_REQ_Q0_RETRY_AK_NON_UPI = ev("UNC_CHA_RxC_REQ_Q0_RETRY.AK_NON_UPI", 0x2a, 0x40),
+    RXC_REQ_Q0_RETRY_IV_NON_UPI = ev("UNC_CHA_RxC_REQ_Q0_RETRY.IV_NON_UPI", 0x2a, 0x80),
+    RXC_REQ_Q1_RETRY_ANY0 = ev("UNC_CHA_RxC_REQ_Q1_RETRY.ANY0", 0x2b, 0x01),
+    RXC_REQ_Q1_RETRY_HA = ev("UNC_CHA_RxC_REQ_Q1_RETRY.HA", 0x2b, 0x02),
+    RXC_REQ_Q1_RETRY_LLC_VICTIM = ev("UNC_CHA_RxC_REQ_Q1_RETRY.LLC_VICTIM", 0x2b, 0x04),
+    RXC_REQ_Q1_RETRY_SF_VICTIM = ev("UNC_CHA_RxC_REQ_Q1_RETRY.SF_VICTIM", 0x2b, 0x08),
+    RXC_REQ_Q1_RETRY_VICTIM = ev("UNC_CHA_RxC_REQ_Q1_RETRY.VICTIM", 0x2b, 0x10),
+    RXC_REQ_Q1_RETRY_LLC_OR_SF_WAY = ev("UNC_CHA_RxC_REQ_Q1_RETRY.LLC_OR_SF_WAY", 0x2b, 0x20),
+    RXC_REQ_Q1_RETRY_ALLOW_SNP = ev("UNC_CHA_RxC_REQ_Q1_RETRY.ALLOW_SNP", 0x2b, 0x40),
+    RXC_REQ_Q1_RETRY_PA_MATCH = ev("UNC_CHA_RxC_REQ_Q1_RETRY.PA_MATCH", 0x2b, 0x80),
+    RXC_RRQ0_REJECT_AD_REQ_VN0 = ev("UNC_CHA_RxC_RRQ0_REJECT.AD_REQ_VN0", 0x26, 0x01),
+    RXC_RRQ0_REJECT_AD_RSP_VN0 = ev("UNC_CHA_RxC_RRQ0_REJECT.AD_RSP_VN0", 0x26, 0x02),
+    RXC_RRQ0_REJECT_BL_RSP_VN0 = ev("UNC_CHA_RxC_RRQ0_REJECT.BL_RSP_VN0", 0x26, 0x04),
+    RXC_RRQ0_REJECT_BL_WB_VN0 = ev("UNC_CHA_RxC_RRQ0_REJECT.BL_WB_VN0", 0x26, 0x08),
+    RXC_RRQ0_REJECT_BL_NCB_VN0 = ev("UNC_CHA_RxC_RRQ0_REJECT.BL_NCB_VN0", 0x26, 0x10),
+    RXC_RRQ0_REJECT_BL_NCS_VN0 = ev("UNC_CHA_RxC_RRQ0_REJECT.BL_NCS_VN0", 0x26, 0x20),
+    RXC_RRQ0_REJECT_AK_NON_UPI = ev("UNC_CHA_RxC_RRQ0_REJECT.AK_NON_UPI", 0x26, 0x40),
+    RXC_RRQ0_REJECT_IV_NON_UPI = ev("UNC_CHA_RxC_RRQ0_REJECT.IV_NON_UPI", 0x26, 0x80),
+    RXC_RRQ1_REJECT_ANY0 = ev("UNC_CHA_RxC_RRQ1_REJECT.ANY0", 0x27, 0x01),
+    RXC_RRQ1_REJECT_HA = ev("UNC_CHA_RxC_RRQ1_REJECT.HA", 0x27, 0x02),
+    RXC_RRQ1_REJECT_LLC_VICTIM = ev("UNC_CHA_RxC_RRQ1_REJECT.LLC_VICTIM", 0x27, 0x04),
+    RXC_RRQ1_REJECT_SF_VICTIM = ev("UNC_CHA_RxC_RRQ1_REJECT.SF_VICTIM", 0x27, 0x08),
+    RXC_RRQ1_REJECT_VICTIM = ev("UNC_CHA_RxC_RRQ1_REJECT.VICTIM", 0x27, 0x10),
+    RXC_RRQ1_REJECT_LLC_OR_SF_WAY = ev("UNC_CHA_RxC_RRQ1_REJECT.LLC_OR_SF_WAY", 0x27, 0x20),
+    RXC_RRQ1_REJECT_ALLOW_SNP = ev("UNC_CHA_RxC_RRQ1_REJECT.ALLOW_SNP", 0x27, 0x40),
+    RXC_RRQ1_REJECT_PA_MATCH = ev("UNC_CHA_RxC_RRQ1_REJECT.PA_MATCH", 0x27, 0x80),
+    RXC_WBQ0_REJECT_AD_REQ_VN0 = ev("UNC_CHA_RxC_WBQ0_REJECT.AD_REQ_VN0", 0x28, 0x01),
+    RXC_WBQ0_REJECT_AD_RSP_VN0 = ev("UNC_CHA_RxC_WBQ0_REJECT.AD_RSP_VN0", 0x28, 0x02),
+    RXC_WBQ0_REJECT_BL_RSP_VN0 = ev("UNC_CHA_RxC_WBQ0_REJECT.BL_RSP_VN0", 0x28, 0x04),
+    RXC_WBQ0_REJECT_BL_WB_VN0 = ev("UNC_CHA_RxC_WBQ0_REJECT.BL_WB_VN0", 0x28, 0x08),
+    RXC_WBQ0_REJECT_BL_NCB_VN0 = ev("UNC_CHA_RxC_WBQ0_REJECT.BL_NCB_VN0", 0x28, 0x10),
+    RXC_WBQ0_REJECT_BL_NCS_VN0 = ev("UNC_CHA_RxC_WBQ0_REJECT.BL_NCS_VN0", 0x28, 0x20),
+    RXC_WBQ0_REJECT_AK_NON_UPI = ev("UNC_CHA_RxC_WBQ0_REJECT.AK_NON_UPI", 0x28, 0x40),
+    RXC_WBQ0_REJECT_IV_NON_UPI = ev("UNC_CHA_RxC_WBQ0_REJECT.IV_NON_UPI", 0x28, 0x80),
+    RXC_WBQ1_REJECT_ANY0 = ev("UNC_CHA_RxC_WBQ1_REJECT.ANY0", 0x29, 0x01),
+    RXC_WBQ1_REJECT_HA = ev("UNC_CHA_RxC_WBQ1_REJECT.HA", 0x29, 0x02),
+    RXC_WBQ1_REJECT_LLC_VICTIM = ev("UNC_CHA_RxC_WBQ1_REJECT.LLC_VICTIM", 0x29, 0x04),
+    RXC_WBQ1_REJECT_SF_VICTIM = ev("UNC_CHA_RxC_WBQ1_REJECT.SF_VICTIM", 0x29, 0x08),
+    RXC_WBQ1_REJECT_VICTIM = ev("UNC_CHA_RxC_WBQ1_REJECT.VICTIM", 0x29, 0x10),
+    RXC_WBQ1_REJECT_LLC_OR_SF_WAY = ev("UNC_CHA_RxC_WBQ1_REJECT.LLC_OR_SF_WAY", 0x29, 0x20),
+    RXC_WBQ1_REJECT_ALLOW_SNP = ev("UNC_CHA_RxC_WBQ1_REJECT.ALLOW_SNP", 0x29, 0x40),
+    RXC_WBQ1_REJECT_PA_MATCH = ev("UNC_CHA_RxC_WBQ1_REJECT.PA_MATCH", 0x29, 0x80),
+    SNOOPS_SENT_ALL = ev("UNC_CHA_SNOOPS_SENT.ALL", 0x51, 0x01),
+    SNOOPS_SENT_LOCAL = ev("UNC_CHA_SNOOPS_SENT.LOCAL", 0x51, 0x04),
+    SNOOPS_SENT_REMOTE = ev("UNC_CHA_SNOOPS_SENT.REMOTE", 0x51, 0x08),
+    SNOOPS_SENT_BCST_LOCAL = ev("UNC_CHA_SNOOPS_SENT.BCST_LOCAL", 0x51, 0x10),
+    SNOOPS_SENT_BCST_REMOTE = ev("UNC_CHA_SNOOPS_SENT.BCST_REMOTE", 0x51, 0x20),
+    SNOOPS_SENT_DIRECT_LOCAL = ev("UNC_CHA_SNOOPS_SENT.DIRECT_LOCAL", 0x51, 0x40),
+    SNOOPS_SENT_DIRECT_REMOTE = ev("UNC_CHA_SNOOPS_SENT.DIRECT_REMOTE", 0x51, 0x80),
+    SNOOP_RESP_RSPWB = ev("UNC_CHA_SNOOP_RESP.RSPWB", 0x5c, 0x10),
+    SNOOP_RESP_RSPFWDWB = ev("UNC_CHA_SNOOP_RESP.RSPFWDWB", 0x5c, 0x20),
+    SNOOP_RESP_RSPCNFLCT = ev("UNC_CHA_SNOOP_RESP.RSPCNFLCT", 0x5c, 0x40),
+    SNOOP_RESP_RSPFWD = ev("UNC_CHA_SNOOP_RESP.RSPFWD", 0x5c, 0x80),
+    SNOOP_RESP_LOCAL_RSPI = ev("UNC_CHA_SNOOP_RESP_LOCAL.RSPI", 0x5d, 0x01),
+    SNOOP_RESP_LOCAL_RSPS = ev("UNC_CHA_SNOOP_RESP_LOCAL.RSPS", 0x5d, 0x02),
+    SNOOP_RESP_LOCAL_RSPIFWD = ev("UNC_CHA_SNOOP_RESP_LOCAL.RSPIFWD", 0x5d, 0x04),
+    SNOOP_RESP_LOCAL_RSPSFWD = ev("UNC_CHA_SNOOP_RESP_LOCAL.RSPSFWD", 0x5d, 0x08),
+    SNOOP_RESP_LOCAL_RSPWB = ev("UNC_CHA_SNOOP_RESP_LOCAL.RSPWB", 0x5d, 0x10),
+    SNOOP_RESP_LOCAL_RSPFWDWB = ev("UNC_CHA_SNOOP_RESP_LOCAL.RSPFWDWB", 0x5d, 0x20),
+    SNOOP_RESP_LOCAL_RSPCNFLCT = ev("UNC_CHA_SNOOP_RESP_LOCAL.RSPCNFLCT", 0x5d, 0x40),
+    SNOOP_RESP_LOCAL_RSPFWD = ev("UNC_CHA_SNOOP_RESP_LOCAL.RSPFWD", 0x5d, 0x80),
+    SNOOP_RSP_MISC_MTOI_RSPIFWDM = ev("UNC_CHA_SNOOP_RSP_MISC.MTOI_RSPIFWDM", 0x6b, 0x01),
+    SNOOP_RSP_MISC_MTOI_RSPDATAM = ev("UNC_CHA_SNOOP_RSP_MISC.MTOI_RSPDATAM", 0x6b, 0x02),
+    SNOOP_RSP_MISC_RSPIFWDMPTL_HITSF = ev("UNC_CHA_SNOOP_RSP_MISC.RSPIFWDMPTL_HITSF", 0x6b, 0x04),
+    SNOOP_RSP_MISC_RSPIFWDMPTL_HITLLC = ev("UNC_CHA_SNOOP_RSP_MISC.RSPIFWDMPTL_HITLLC", 0x6b, 0x08),
+    SNOOP_RSP_MISC_PULLDATAPTL_HITSF = ev("UNC_CHA_SNOOP_RSP_MISC.PULLDATAPTL_HITSF", 0x6b, 0x10),
+    SNOOP_RSP_MISC_PULLDATAPTL_HITLLC = ev("UNC_CHA_SNOOP_RSP_MISC.PULLDATAPTL_HITLLC", 0x6b, 0x20),
+    WB_PUSH_MTOI_LLC = ev("UNC_CHA_WB_PUSH_MTOI.LLC", 0x56, 0x01),
+    WB_PUSH_MTOI_MEM = ev("UNC_CHA_WB_PUSH_MTOI.MEM", 0x56, 0x02),
+    WRITE_NO_CREDITS_MC0 = ev("UNC_CHA_WRITE_NO_CREDITS.MC0", 0x5a, 0x01),
+    WRITE_NO_CREDITS_MC1 = ev("UNC_CHA_WRITE_NO_CREDITS.MC1", 0x5a, 0x02),
+    WRITE_NO_CREDITS_MC2 = ev("UNC_CHA_WRITE_NO_CREDITS.MC2", 0x5a, 0x04),
+    WRITE_NO_CREDITS_MC3 = ev("UNC_CHA_WRITE_NO_CREDITS.MC3", 0x5a, 0x08),
+    WRITE_NO_CREDITS_MC4 = ev("UNC_CHA_WRITE_NO_CREDITS.MC4", 0x5a, 0x10),
+    WRITE_NO_CREDITS_MC5 = ev("UNC_CHA_WRITE_NO_CREDITS.MC5", 0x5a, 0x20),
+    WRITE_NO_CREDITS_MC6 = ev("UNC_CHA_WRITE_NO_CREDITS.MC6", 0x5a, 0x40),
+    WRITE_NO_CREDITS_MC7 = ev("UNC_CHA_WRITE_NO_CREDITS.MC7", 0x5a, 0x80),
+    WRITE_NO_CREDITS_MC8 = ev("UNC_CHA_WRITE_NO_CREDITS.MC8", 0x5a, 0x00).umask_ext(0x1),
+    WRITE_NO_CREDITS_MC9 = ev("UNC_CHA_WRITE_NO_CREDITS.MC9", 0x5a, 0x00).umask_ext(0x2),
+    WRITE_NO_CREDITS_MC10 = ev("UNC_CHA_WRITE_NO_CREDITS.MC10", 0x5a, 0x00).umask_ext(0x4),
+    WRITE_NO_CREDITS_MC11 = ev("UNC_CHA_WRITE_NO_CREDITS.MC11", 0x5a, 0x00).umask_ext(0x8),
+    WRITE_NO_CREDITS_MC12 = ev("UNC_CHA_WRITE_NO_CREDITS.MC12", 0x5a, 0x00).umask_ext(0x10),
+    WRITE_NO_CREDITS_MC13 = ev("UNC_CHA_WRITE_NO_CREDITS.MC13", 0x5a, 0x00).umask_ext(0x20),
+    XPT_PREF_SENT0 = ev("UNC_CHA_XPT_PREF.SENT0", 0x6f, 0x01),
+    XPT_PREF_DROP0_NOCRD = ev("UNC_CHA_XPT_PREF.DROP0_NOCRD", 0x6f, 0x04),
+    XPT_PREF_DROP0_CONFLICT = ev("UNC_CHA_XPT_PREF.DROP0_CONFLICT", 0x6f, 0x08),
+    XPT_PREF_SENT1 = ev("UNC_CHA_XPT_PREF.SENT1", 0x6f, 0x10),
+    XPT_PREF_DROP1_NOCRD = ev("UNC_CHA_XPT_PREF.DROP1_NOCRD", 0x6f, 0x40),
+    XPT_PREF_DROP1_CONFLICT = ev("UNC_CHA_XPT_PREF.DROP1_CONFLICT", 0x6f, 0x80),
+    LLC_LOOKUP_I = ev("UNC_CHA_LLC_LOOKUP.I", 0x34, 0x01),
+    LLC_LOOKUP_SF_S = ev("UNC_CHA_LLC_LOOKUP.SF_S", 0x34, 0x02),
+    LLC_LOOKUP_SF_E = ev("UNC_CHA_LLC_LOOKUP.SF_E", 0x34, 0x04),
+    LLC_LOOKUP_SF_H = ev("UNC_CHA_LLC_LOOKUP.SF_H", 0x34, 0x08),
+    LLC_LOOKUP_S = ev("UNC_CHA_LLC_LOOKUP.S", 0x34, 0x10),
+    LLC_LOOKUP_E = ev("UNC_CHA_LLC_LOOKUP.E", 0x34, 0x20),
+    LLC_LOOKUP_M = ev("UNC_CHA_LLC_LOOKUP.M", 0x34, 0x40),
+    LLC_LOOKUP_F = ev("UNC_CHA_LLC_LOOKUP.F", 0x34, 0x80),
+    LLC_LOOKUP_RFO = ev("UNC_CHA_LLC_LOOKUP.RFO", 0x34, 0xff).umask_ext(0x1bc8),
+    TOR_INSERTS_IRQ_IA = ev("UNC_CHA_TOR_INSERTS.IRQ_IA", 0x35, 0x01),
+    TOR_INSERTS_EVICT = ev("UNC_CHA_TOR_INSERTS.EVICT", 0x35, 0x02),
+    TOR_INSERTS_PRQ_IOSF = ev("UNC_CHA_TOR_INSERTS.PRQ_IOSF", 0x35, 0x04),
+    TOR_INSERTS_IPQ = ev("UNC_CHA_TOR_INSERTS.IPQ", 0x35, 0x08),
+    TOR_INSERTS_IRQ_NON_IA = ev("UNC_CHA_TOR_INSERTS.IRQ_NON_IA", 0x35, 0x10),
+    TOR_INSERTS_PRQ_NON_IOSF = ev("UNC_CHA_TOR_INSERTS.PRQ_NON_IOSF", 0x35, 0x20),
+    TOR_INSERTS_RRQ = ev("UNC_CHA_TOR_INSERTS.RRQ", 0x35, 0x40),
+    TOR_INSERTS_WBQ = ev("UNC_CHA_TOR_INSERTS.WBQ", 0x35, 0x80),
+    TOR_INSERTS_LOC_IO = ev("UNC_CHA_TOR_INSERTS.LOC_IO", 0x35, 0x04).umask_ext(0xc000ff),
+    TOR_INSERTS_LOC_IA = ev("UNC_CHA_TOR_INSERTS.LOC_IA", 0x35, 0x01).umask_ext(0xc000ff),
+    TOR_INSERTS_LOC_ALL = ev("UNC_CHA_TOR_INSERTS.LOC_ALL", 0x35, 0x05).umask_ext(0xc000ff),
+    TOR_INSERTS_HIT = ev("UNC_CHA_TOR_INSERTS.HIT", 0x35, 0x00).umask_ext(0x1),
+    TOR_INSERTS_MISS = ev("UNC_CHA_TOR_INSERTS.MISS", 0x35, 0x00).umask_ext(0x2),
+    TOR_INSERTS_MMCFG = ev("UNC_CHA_TOR_INSERTS.MMCFG", 0x35, 0x00).umask_ext(0x20),
+    TOR_INSERTS_LOCAL_TGT = ev("UNC_CHA_TOR_INSERTS.LOCAL_TGT", 0x35, 0x00).umask_ext(0x80),
+    TOR_INSERTS_REMOTE_TGT = ev("UNC_CHA_TOR_INSERTS.REMOTE_TGT", 0x35, 0x00).umask_ext(0x100),
+    TOR_INSERTS_MATCH_OPC = ev("UNC_CHA_TOR_INSERTS.MATCH_OPC", 0x35, 0x00).umask_ext(0x200),
+    TOR_INSERTS_PREMORPH_OPC = ev("UNC_CHA_TOR_INSERTS.PREMORPH_OPC", 0x35, 0x00).umask_ext(0x400),
+    TOR_INSERTS_NEARMEM = ev("UNC_CHA_TOR_INSERTS.NEARMEM", 0x35, 0x00).umask_ext(0x400000),
+    TOR_INSERTS_NOT_NEARMEM = ev("UNC_CHA_TOR_INSERTS.NOT_NEARMEM", 0x35, 0x00).umask_ext(0x800000),
+    TOR_INSERTS_NONCOH = ev("UNC_CHA_TOR_INSERTS.NONCOH", 0x35, 0x00).umask_ext(0x1000000),
+    TOR_INSERTS_ISOC = ev("UNC_CHA_TOR_INSERTS.ISOC", 0x35, 0x00).umask_ext(0x2000000),
+    TOR_OCCUPANCY_IRQ_IA = ev("UNC_CHA_TOR_OCCUPANCY.IRQ_IA", 0x36, 0x01).on(0b1),
+    TOR_OCCUPANCY_EVICT = ev("UNC_CHA_TOR_OCCUPANCY.EVICT", 0x36, 0x02).on(0b1),
+    TOR_OCCUPANCY_PRQ = ev("UNC_CHA_TOR_OCCUPANCY.PRQ", 0x36, 0x04).on(0b1),
+    TOR_OCCUPANCY_IPQ = ev("UNC_CHA_TOR_OCCUPANCY.IPQ", 0x36, 0x08).on(0b1),
+    TOR_OCCUPANCY_IRQ_NON_IA = ev("UNC_CHA_TOR_OCCUPANCY.IRQ_NON_IA", 0x36, 0x10).on(0b1),
+    TOR_OCCUPANCY_PRQ_NON_IOSF = ev("UNC_CHA_TOR_OCCUPANCY.PRQ_NON_IOSF", 0x36, 0x20).on(0b1),
+    TOR_OCCUPANCY_LOC_IO = ev("UNC_CHA_TOR_OCCUPANCY.LOC_IO", 0x36, 0x04).on(0b1).umask_ext(0xc000ff),
+    TOR_OCCUPANCY_LOC_IA = ev("UNC_CHA_TOR_OCCUPANCY.LOC_IA", 0x36, 0x01).on(0b1).umask_ext(0xc000ff),
+    TOR_OCCUPANCY_LOC_ALL = ev("UNC_CHA_TOR_OCCUPANCY.LOC_ALL", 0x36, 0x05).on(0b1).umask_ext(0xc000ff),
+    TOR_OCCUPANCY_HIT = ev("UNC_CHA_TOR_OCCUPANCY.HIT", 0x36, 0x00).on(0b1).umask_ext(0x1),
+    TOR_OCCUPANCY_MISS = ev("UNC_CHA_TOR_OCCUPANCY.MISS", 0x36, 0x00).on(0b1).umask_ext(0x2),
+    TOR_OCCUPANCY_MMCFG = ev("UNC_CHA_TOR_OCCUPANCY.MMCFG", 0x36, 0x00).on(0b1).umask_ext(0x20),
+    TOR_OCCUPANCY_LOCAL_TGT = ev("UNC_CHA_TOR_OCCUPANCY.LOCAL_TGT", 0x36, 0x00).on(0b1).umask_ext(0x80),
+    TOR_OCCUPANCY_REMOTE_TGT = ev("UNC_CHA_TOR_OCCUPANCY.REMOTE_TGT", 0x36, 0x00).on(0b1).umask_ext(0x100),
+    TOR_OCCUPANCY_MATCH_OPC = ev("UNC_CHA_TOR_OCCUPANCY.MATCH_OPC", 0x36, 0x00).on(0b1).umask_ext(0x200),
+    TOR_OCCUPANCY_PREMORPH_OPC = ev("UNC_CHA_TOR_OCCUPANCY.PREMORPH_OPC", 0x36, 0x00).on(0b1).umask_ext(0x400),
+    TOR_OCCUPANCY_NEARMEM = ev("UNC_CHA_TOR_OCCUPANCY.NEARMEM", 0x36, 0x00).on(0b1).umask_ext(0x400000),
+    TOR_OCCUPANCY_NOT_NEARMEM = ev("UNC_CHA_TOR_OCCUPANCY.NOT_NEARMEM", 0x36, 0x00).on(0b1).umask_ext(0x800000),
+    TOR_OCCUPANCY_NONCOH = ev("UNC_CHA_TOR_OCCUPANCY.NONCOH", 0x36, 0x00).on(0b1).umask_ext(0x1000000),
+    TOR_OCCUPANCY_ISOC = ev("UNC_CHA_TOR_OCCUPANCY.ISOC", 0x36, 0x00).on(0b1).umask_ext(0x2000000),
+    AG0_AD_CRD_ACQUIRED0_TGR0 = ev("UNC_CHA_AG0_AD_CRD_ACQUIRED0.TGR0", 0x80, 0x01),
+    AG0_AD_CRD_ACQUIRED0_TGR1 = ev("UNC_CHA_AG0_AD_CRD_ACQUIRED0.TGR1", 0x80, 0x02),
+    AG0_AD_CRD_ACQUIRED0_TGR2 = ev("UNC_CHA_AG0_AD_CRD_ACQUIRED0.TGR2", 0x80, 0x04),
+    AG0_AD_CRD_ACQUIRED0_TGR3 = ev("UNC_CHA_AG0_AD_CRD_ACQUIRED0.TGR3", 0x80, 0x08),
+    AG0_AD_CRD_ACQUIRED0_TGR4 = ev("UNC_CHA_AG0_AD_CRD_ACQUIRED0.TGR4", 0x80, 0x10),
+    AG0_AD_CRD_ACQUIRED0_TGR5 = ev("UNC_CHA_AG0_AD_CRD_ACQUIRED0.TGR5", 0x80, 0x20),
+    AG0_AD_CRD_ACQUIRED0_TGR6 = ev("UNC_CHA_AG0_AD_CRD_ACQUIRED0.TGR6", 0x80, 0x40),
+    AG0_AD_CRD_ACQUIRED0_TGR7 = ev("UNC_CHA_AG0_AD_CRD_ACQUIRED0.TGR7", 0x80, 0x80),
+    AG0_AD_CRD_ACQUIRED1_TGR8 = ev("UNC_CHA_AG0_AD_CRD_ACQUIRED1.TGR8", 0x81, 0x01),
+    AG0_AD_CRD_ACQUIRED1_TGR9 = ev("UNC_CHA_AG0_AD_CRD_ACQUIRED1.TGR9", 0x81, 0x02),
+    AG0_AD_CRD_ACQUIRED1_TGR10 = ev("UNC_CHA_AG0_AD_CRD_ACQUIRED1.TGR10", 0x81, 0x04),
+    AG0_AD_CRD_OCCUPANCY0_TGR0 = ev("UNC_CHA_AG0_AD_CRD_OCCUPANCY0.TGR0", 0x82, 0x01),
+    AG0_AD_CRD_OCCUPANCY0_TGR1 = ev("UNC_CHA_AG0_AD_CRD_OCCUPANCY0.TGR1", 0x82, 0x02),
+    AG0_AD_CRD_OCCUPANCY0_TGR2 = ev("UNC_CHA_AG0_AD_CRD_OCCUPANCY0.TGR2", 0x82, 0x04),
+    AG0_AD_CRD_OCCUPANCY0_TGR3 = ev("UNC_CHA_AG0_AD_CRD_OCCUPANCY0.TGR3", 0x82, 0x08),
+    AG0_AD_CRD_OCCUPANCY0_TGR4 = ev("UNC_CHA_AG0_AD_CRD_OCCUPANCY0.TGR4", 0x82, 0x10),
+    AG0_AD_CRD_OCCUPANCY0_TGR5 = ev("UNC_CHA_AG0_AD_CRD_OCCUPANCY0.TGR5", 0x82, 0x20),
+    AG0_AD_CRD_OCCUPANCY0_TGR6 = ev("UNC_CHA_AG0_AD_CRD_OCCUPANCY0.TGR6", 0x82, 0x40),
+    AG0_AD_CRD_OCCUPANCY0_TGR7 = ev("UNC_CHA_AG0_AD_CRD_OCCUPANCY0.TGR7", 0x82, 0x80),
+    AG0_AD_CRD_OCCUPANCY1_TGR8 = ev("UNC_CHA_AG0_AD_CRD_OCCUPANCY1.TGR8", 0x83, 0x01),
+    AG0_AD_CRD_OCCUPANCY1_TGR9 = ev("UNC_CHA_AG0_AD_CRD_OCCUPANCY1.TGR9", 0x83, 0x02),
+    AG0_AD_CRD_OCCUPANCY1_TGR10 = ev("UNC_CHA_AG0_AD_CRD_OCCUPANCY1.TGR10", 0x83, 0x04),
+    AG0_BL_CRD_ACQUIRED0_TGR0 = ev("UNC_CHA_AG0_BL_CRD_ACQUIRED0.TGR0", 0x88, 0x01),
+    AG0_BL_CRD_ACQUIRED0_TGR1 = ev("UNC_CHA_AG0_BL_CRD_ACQUIRED0.TGR1", 0x88, 0x02),
+    AG0_BL_CRD_ACQUIRED0_TGR2 = ev("UNC_CHA_AG0_BL_CRD_ACQUIRED0.TGR2", 0x88, 0x04),
+    AG0_BL_CRD_ACQUIRED0_TGR3 = ev("UNC_CHA_AG0_BL_CRD_ACQUIRED0.TGR3", 0x88, 0x08),
+    AG0_BL_CRD_ACQUIRED0_TGR4 = ev("UNC_CHA_AG0_BL_CRD_ACQUIRED0.TGR4", 0x88, 0x10),
+    AG0_BL_CRD_ACQUIRED0_TGR5 = ev("UNC_CHA_AG0_BL_CRD_ACQUIRED0.TGR5", 0x88, 0x20),
+    AG0_BL_CRD_ACQUIRED0_TGR6 = ev("UNC_CHA_AG0_BL_CRD_ACQUIRED0.TGR6", 0x88, 0x40),
+    AG0_BL_CRD_ACQUIRED0_TGR7 = ev("UNC_CHA_AG0_BL_CRD_ACQUIRED0.TGR7", 0x88, 0x80),
+    AG0_BL_CRD_ACQUIRED1_TGR8 = ev("UNC_CHA_AG0_BL_CRD_ACQUIRED1.TGR8", 0x89, 0x01),
+    AG0_BL_CRD_ACQUIRED1_TGR9 = ev("UNC_CHA_AG0_BL_CRD_ACQUIRED1.TGR9", 0x89, 0x02),
+    AG0_BL_CRD_ACQUIRED1_TGR10 = ev("UNC_CHA_AG0_BL_CRD_ACQUIRED1.TGR10", 0x89, 0x04),
+    AG0_BL_CRD_OCCUPANCY0_TGR0 = ev("UNC_CHA_AG0_BL_CRD_OCCUPANCY0.TGR0", 0x8a, 0x01),
+    AG0_BL_CRD_OCCUPANCY0_TGR1 = ev("UNC_CHA_AG0_BL_CRD_OCCUPANCY0.TGR1", 0x8a, 0x02),
+    AG0_BL_CRD_OCCUPANCY0_TGR2 = ev("UNC_CHA_AG0_BL_CRD_OCCUPANCY0.TGR2", 0x8a, 0x04),
+    AG0_BL_CRD_OCCUPANCY0_TGR3 = ev("UNC_CHA_AG0_BL_CRD_OCCUPANCY0.TGR3", 0x8a, 0x08),
+    AG0_BL_CRD_OCCUPANCY0_TGR4 = ev("UNC_CHA_AG0_BL_CRD_OCCUPANCY0.TGR4", 0x8a, 0x10),
+    AG0_BL_CRD_OCCUPANCY0_TGR5 = ev("UNC_CHA_AG0_BL_CRD_OCCUPANCY0.TGR5", 0x8a, 0x20),
+    AG0_BL_CRD_OCCUPANCY0_TGR6 = ev("UNC_CHA_AG0_BL_CRD_OCCUPANCY0.TGR6", 0x8a, 0x40),
+    AG0_BL_CRD_OCCUPANCY0_TGR7 = ev("UNC_CHA_AG0_BL_CRD_OCCUPANCY0.TGR7", 0x8a, 0x80),
+    AG0_BL_CRD_OCCUPANCY1_TGR8 = ev("UNC_CHA_AG0_BL_CRD_OCCUPANCY1.TGR8", 0x8b, 0x01),
+    AG0_BL_CRD_OCCUPANCY1_TGR9 = ev("UNC_CHA_AG0_BL_CRD_OCCUPANCY1.TGR9", 0x8b, 0x02),
+    AG0_BL_CRD_OCCUPANCY1_TGR10 = ev("UNC_CHA_AG0_BL_CRD_OCCUPANCY1.TGR10", 0x8b, 0x04),
+    AG1_AD_CRD_ACQUIRED0_TGR0 = ev("UNC_CHA_AG1_AD_CRD_ACQUIRED0.TGR0", 0x84, 0x01),
+    AG1_AD_CRD_ACQUIRED0_TGR1 = ev("UNC_CHA_AG1_AD_CRD_ACQUIRED0.TGR1", 0x84, 0x02),
+    AG1_AD_CRD_ACQUIRED0_TGR2 = ev("UNC_CHA_AG1_AD_CRD_ACQUIRED0.TGR2", 0x84, 0x04),
+    AG1_AD_CRD_ACQUIRED0_TGR3 = ev("UNC_CHA_AG1_AD_CRD_ACQUIRED0.TGR3", 0x84, 0x08),
+    AG1_AD_CRD_ACQUIRED0_TGR4 = ev("UNC_CHA_AG1_AD_CRD_ACQUIRED0.TGR4", 0x84, 0x10),
+    AG1_AD_CRD_ACQUIRED0_TGR5 = ev("UNC_CHA_AG1_AD_CRD_ACQUIRED0.TGR5", 0x84, 0x20),
+    AG1_AD_CRD_ACQUIRED0_TGR6 = ev("UNC_CHA_AG1_AD_CRD_ACQUIRED0.TGR6", 0x84, 0x40),
+    AG1_AD_CRD_ACQUIRED0_TGR7 = ev("UNC_CHA_AG1_AD_CRD_ACQUIRED0.TGR7", 0x84, 0x80),
+    AG1_AD_CRD_ACQUIRED1_TGR8 = ev("UNC_CHA_AG1_AD_CRD_ACQUIRED1.TGR8", 0x85, 0x01),
+    AG1_AD_CRD_ACQUIRED1_TGR9 = ev("UNC_CHA_AG1_AD_CRD_ACQUIRED1.TGR9", 0x85, 0x02),
+    AG1_AD_CRD_ACQUIRED1_TGR10 = ev("UNC_CHA_AG1_AD_CRD_ACQUIRED1.TGR10", 0x85, 0x04),
+    AG1_AD_CRD_OCCUPANCY0_TGR0 = ev("UNC_CHA_AG1_AD_CRD_OCCUPANCY0.TGR0", 0x86, 0x01),
+    AG1_AD_CRD_OCCUPANCY0_TGR1 = ev("UNC_CHA_AG1_AD_CRD_OCCUPANCY0.TGR1", 0x86, 0x02),
+    AG1_AD_CRD_OCCUPANCY0_TGR2 = ev("UNC_CHA_AG1_AD_CRD_OCCUPANCY0.TGR2", 0x86, 0x04),
+    AG1_AD_CRD_OCCUPANCY0_TGR3 = ev("UNC_CHA_AG1_AD_CRD_OCCUPANCY0.TGR3", 0x86, 0x08),
+    AG1_AD_CRD_OCCUPANCY0_TGR4 = ev("UNC_CHA_AG1_AD_CRD_OCCUPANCY0.TGR4", 0x86, 0x10),
+    AG1_AD_CRD_OCCUPANCY0_TGR5 = ev("UNC_CHA_AG1_AD_CRD_OCCUPANCY0.TGR5", 0x86, 0x20),
+    AG1_AD_CRD_OCCUPANCY0_TGR6 = ev("UNC_CHA_AG1_AD_CRD_OCCUPANCY0.TGR6", 0x86, 0x40),
+    AG1_AD_CRD_OCCUPANCY0_TGR7 = ev("UNC_CHA_AG1_AD_CRD_OCCUPANCY0.TGR7", 0x86, 0x80),
+    AG1_AD_CRD_OCCUPANCY1_TGR8 = ev("UNC_CHA_AG1_AD_CRD_OCCUPANCY1.TGR8", 0x87, 0x01),
+    AG1_AD_CRD_OCCUPANCY1_TGR9 = ev("UNC_CHA_AG1_AD_CRD_OCCUPANCY1.TGR9", 0x87, 0x02),
+    AG1_AD_CRD_OCCUPANCY1_TGR10 = ev("UNC_CHA_AG1_AD_CRD_OCCUPANCY1.TGR10", 0x87, 0x04),
+    AG1_BL_CRD_ACQUIRED0_TGR0 = ev("UNC_CHA_AG1_BL_CRD_ACQUIRED0.TGR0", 0x8c, 0x01),
+    AG1_BL_CRD_ACQUIRED0_TGR1 = ev("UNC_CHA_AG1_BL_CRD_ACQUIRED0.TGR1", 0x8c, 0x02),
+    AG1_BL_CRD_ACQUIRED0_TGR2 = ev("UNC_CHA_AG1_BL_CRD_ACQUIRED0.TGR2", 0x8c, 0x04),
+    AG1_BL_CRD_ACQUIRED0_TGR3 = ev("UNC_CHA_AG1_BL_CRD_ACQUIRED0.TGR3", 0x8c, 0x08),
+    AG1_BL_CRD_ACQUIRED0_TGR4 = ev("UNC_CHA_AG1_BL_CRD_ACQUIRED0.TGR4", 0x8c, 0x10),
+    AG1_BL_CRD_ACQUIRED0_TGR5 = ev("UNC_CHA_AG1_BL_CRD_ACQUIRED0.TGR5", 0x8c, 0x20),
+    AG1_BL_CRD_ACQUIRED0_TGR6 = ev("UNC_CHA_AG1_BL_CRD_ACQUIRED0.TGR6", 0x8c, 0x40),
+    AG1_BL_CRD_ACQUIRED0_TGR7 = ev("UNC_CHA_AG1_BL_CRD_ACQUIRED0.TGR7", 0x8c, 0x80),
+    AG1_BL_CRD_ACQUIRED1_TGR8 = ev("UNC_CHA_AG1_BL_CRD_ACQUIRED1.TGR8", 0x8d, 0x01),
+    AG1_BL_CRD_ACQUIRED1_TGR9 = ev("UNC_CHA_AG1_BL_CRD_ACQUIRED1.TGR9", 0x8d, 0x02),
+    AG1_BL_CRD_ACQUIRED1_TGR10 = ev("UNC_CHA_AG1_BL_CRD_ACQUIRED1.TGR10", 0x8d, 0x04),
+    AG1_BL_CRD_OCCUPANCY0_TGR0 = ev("UNC_CHA_AG1_BL_CRD_OCCUPANCY0.TGR0", 0x8e, 0x01),
+    AG1_BL_CRD_OCCUPANCY0_TGR1 = ev("UNC_CHA_AG1_BL_CRD_OCCUPANCY0.TGR1", 0x8e, 0x02),
+    AG1_BL_CRD_OCCUPANCY0_TGR2 = ev("UNC_CHA_AG1_BL_CRD_OCCUPANCY0.TGR2", 0x8e, 0x04),
+    AG1_BL_CRD_OCCUPANCY0_TGR3 = ev("UNC_CHA_AG1_BL_CRD_OCCUPANCY0.TGR3", 0x8e, 0x08),
+    AG1_BL_CRD_OCCUPANCY0_TGR4 = ev("UNC_CHA_AG1_BL_CRD_OCCUPANCY0.TGR4", 0x8e, 0x10),
+    AG1_BL_CRD_OCCUPANCY0_TGR5 = ev("UNC_CHA_AG1_BL_CRD_OCCUPANCY0.TGR5", 0x8e, 0x20),
+    AG1_BL_CRD_OCCUPANCY0_TGR6 = ev("UNC_CHA_AG1_BL_CRD_OCCUPANCY0.TGR6", 0x8e, 0x40),
+    AG1_BL_CRD_OCCUPANCY0_TGR7 = ev("UNC_CHA_AG1_BL_CRD_OCCUPANCY0.TGR7", 0x8e, 0x80),
+    AG1_BL_CRD_OCCUPANCY1_TGR8 = ev("UNC_CHA_AG1_BL_CRD_OCCUPANCY1.TGR8", 0x8f, 0x01),
+    AG1_BL_CRD_OCCUPANCY1_TGR9 = ev("UNC_CHA_AG1_BL_CRD_OCCUPANCY1.TGR9", 0x8f, 0x02),
+    AG1_BL_CRD_OCCUPANCY1_TGR10 = ev("UNC_CHA_AG1_BL_CRD_OCCUPANCY1.TGR10", 0x8f, 0x04),
+    DISTRESS_ASSERTED_VERT = ev("UNC_CHA_DISTRESS_ASSERTED.VERT", 0xaf, 0x01),
+    DISTRESS_ASSERTED_HORZ = ev("UNC_CHA_DISTRESS_ASSERTED.HORZ", 0xaf, 0x02),
+    DISTRESS_ASSERTED_DPT_LOCAL = ev("UNC_CHA_DISTRESS_ASSERTED.DPT_LOCAL", 0xaf, 0x04),
+    DISTRESS_ASSERTED_DPT_NONLOCAL = ev("UNC_CHA_DISTRESS_ASSERTED.DPT_NONLOCAL", 0xaf, 0x08),
+    DISTRESS_ASSERTED_DPT_STALL_IV = ev("UNC_CHA_DISTRESS_ASSERTED.DPT_STALL_IV", 0xaf, 0x40),
+    DISTRESS_ASSERTED_DPT_STALL_NOCRD = ev("UNC_CHA_DISTRESS_ASSERTED.DPT_STALL_NOCRD", 0xaf, 0x80),
+    EGRESS_ORDERING_IV_SNOOPGO_UP = ev("UNC_CHA_EGRESS_ORDERING.IV_SNOOPGO_UP", 0xba, 0x01),
+    EGRESS_ORDERING_IV_SNOOPGO_DN = ev("UNC_CHA_EGRESS_ORDERING.IV_SNOOPGO_DN", 0xba, 0x04),
+    HORZ_RING_AD_IN_USE_LEFT_EVEN = ev("UNC_CHA_HORZ_RING_AD_IN_USE.LEFT_EVEN", 0xb6, 0x01),
+    HORZ_RING_AD_IN_USE_LEFT_ODD = ev("UNC_CHA_HORZ_RING_AD_IN_USE.LEFT_ODD", 0xb6, 0x02),
+    HORZ_RING_AD_IN_USE_RIGHT_EVEN = ev("UNC_CHA_HORZ_RING_AD_IN_USE.RIGHT_EVEN", 0xb6, 0x04),
+    HORZ_RING_AD_IN_USE_RIGHT_ODD = ev("UNC_CHA_HORZ_RING_AD_IN_USE.RIGHT_ODD", 0xb6, 0x08),
+    HORZ_RING_AKC_IN_USE_LEFT_EVEN = ev("UNC_CHA_HORZ_RING_AKC_IN_USE.LEFT_EVEN", 0xbb, 0x01),
+    HORZ_RING_AKC_IN_USE_LEFT_ODD = ev("UNC_CHA_HORZ_RING_AKC_IN_USE.LEFT_ODD", 0xbb, 0x02),
+    HORZ_RING_AKC_IN_USE_RIGHT_EVEN = ev("UNC_CHA_HORZ_RING_AKC_IN_USE.RIGHT_EVEN", 0xbb, 0x04),
+    HORZ_RING_AKC_IN_USE_RIGHT_ODD = ev("UNC_CHA_HORZ_RING_AKC_IN_USE.RIGHT_ODD", 0xbb, 0x08),
+    HORZ_RING_AK_IN_USE_LEFT_EVEN = ev("UNC_CHA_HORZ_RING_AK_IN_USE.LEFT_EVEN", 0xb7, 0x01),
+    HORZ_RING_AK_IN_USE_LEFT_ODD = ev("UNC_CHA_HORZ_RING_AK_IN_USE.LEFT_ODD", 0xb7, 0x02),
+    HORZ_RING_AK_IN_USE_RIGHT_EVEN = ev("UNC_CHA_HORZ_RING_AK_IN_USE.RIGHT_EVEN", 0xb7, 0x04),
+    HORZ_RING_AK_IN_USE_RIGHT_ODD = ev("UNC_CHA_HORZ_RING_AK_IN_USE.RIGHT_ODD", 0xb7, 0x08),
+    HORZ_RING_BL_IN_USE_LEFT_EVEN = ev("UNC_CHA_HORZ_RING_BL_IN_USE.LEFT_EVEN", 0xb8, 0x01),
+    HORZ_RING_BL_IN_USE_LEFT_ODD = ev("UNC_CHA_HORZ_RING_BL_IN_USE.LEFT_ODD", 0xb8, 0x02),
+    HORZ_RING_BL_IN_USE_RIGHT_EVEN = ev("UNC_CHA_HORZ_RING_BL_IN_USE.RIGHT_EVEN", 0xb8, 0x04),
+    HORZ_RING_BL_IN_USE_RIGHT_ODD = ev("UNC_CHA_HORZ_RING_BL_IN_USE.RIGHT_ODD", 0xb8, 0x08),
+    HORZ_RING_IV_IN_USE_LEFT = ev("UNC_CHA_HORZ_RING_IV_IN_USE.LEFT", 0xb9, 0x01),
+    HORZ_RING_IV_IN_USE_RIGHT = ev("UNC_CHA_HORZ_RING_IV_IN_USE.RIGHT", 0xb9, 0x04),
+    MISC_EXTERNAL_MBE_INST0 = ev("UNC_CHA_MISC_EXTERNAL.MBE_INST0", 0xe6, 0x01),
+    MISC_EXTERNAL_MBE_INST1 = ev("UNC_CHA_MISC_EXTERNAL.MBE_INST1", 0xe6, 0x02),
+    RING_BOUNCES_HORZ_AD = ev("UNC_CHA_RING_BOUNCES_HORZ.AD", 0xac, 0x01),
+    RING_BOUNCES_HORZ_AK = ev("UNC_CHA_RING_BOUNCES_HORZ.AK", 0xac, 0x02),
+    RING_BOUNCES_HORZ_BL = ev("UNC_CHA_RING_BOUNCES_HORZ.BL", 0xac, 0x04),
+    RING_BOUNCES_HORZ_IV = ev("UNC_CHA_RING_BOUNCES_HORZ.IV", 0xac, 0x08),
+    RING_BOUNCES_VERT_AD = ev("UNC_CHA_RING_BOUNCES_VERT.AD", 0xaa, 0x01),
+    RING_BOUNCES_VERT_AK = ev("UNC_CHA_RING_BOUNCES_VERT.AK", 0xaa, 0x02),
+    RING_BOUNCES_VERT_BL = ev("UNC_CHA_RING_BOUNCES_VERT.BL", 0xaa, 0x04),
+    RING_BOUNCES_VERT_IV = ev("UNC_CHA_RING_BOUNCES_VERT.IV", 0xaa, 0x08),
+    RING_BOUNCES_VERT_AKC = ev("UNC_CHA_RING_BOUNCES_VERT.AKC", 0xaa, 0x10),
+    RING_SINK_STARVED_HORZ_AD = ev("UNC_CHA_RING_SINK_STARVED_HORZ.AD", 0xad, 0x01),
+    RING_SINK_STARVED_HORZ_AK = ev("UNC_CHA_RING_SINK_STARVED_HORZ.AK", 0xad, 0x02),
+    RING_SINK_STARVED_HORZ_BL = ev("UNC_CHA_RING_SINK_STARVED_HORZ.BL", 0xad, 0x04),
+    RING_SINK_STARVED_HORZ_IV = ev("UNC_CHA_RING_SINK_STARVED_HORZ.IV", 0xad, 0x08),
+    RING_SINK_STARVED_HORZ_AK_AG1 = ev("UNC_CHA_RING_SINK_STARVED_HORZ.AK_AG1", 0xad, 0x20),
+    RING_SINK_STARVED_VERT_AD = ev("UNC_CHA_RING_SINK_STARVED_VERT.AD", 0xab, 0x01),
+    RING_SINK_STARVED_VERT_AK = ev("UNC_CHA_RING_SINK_STARVED_VERT.AK", 0xab, 0x02),
+    RING_SINK_STARVED_VERT_BL = ev("UNC_CHA_RING_SINK_STARVED_VERT.BL", 0xab, 0x04),
+    RING_SINK_STARVED_VERT_IV = ev("UNC_CHA_RING_SINK_STARVED_VERT.IV", 0xab, 0x08),
+    RING_SINK_STARVED_VERT_AKC = ev("UNC_CHA_RING_SINK_STARVED_VERT.AKC", 0xab, 0x10),
+    RXR_BUSY_STARVED_AD_UNCRD = ev("UNC_CHA_RxR_BUSY_STARVED.AD_UNCRD", 0xe5, 0x01),
+    RXR_BUSY_STARVED_BL_UNCRD = ev("UNC_CHA_RxR_BUSY_STARVED.BL_UNCRD", 0xe5, 0x04),
+    RXR_BUSY_STARVED_AD_CRD = ev("UNC_CHA_RxR_BUSY_STARVED.AD_CRD", 0xe5, 0x10),
+    RXR_BUSY_STARVED_BL_CRD = ev("UNC_CHA_RxR_BUSY_STARVED.BL_CRD", 0xe5, 0x40),
+    RXR_BUSY_STARVED_AD_ALL = ev("UNC_CHA_RxR_BUSY_STARVED.AD_ALL", 0xe5, 0x11),
+    RXR_BUSY_STARVED_BL_ALL = ev("UNC_CHA_RxR_BUSY_STARVED.BL_ALL", 0xe5, 0x44),
+    RXR_BYPASS_AD_UNCRD = ev("UNC_CHA_RxR_BYPASS.AD_UNCRD", 0xe2, 0x01),
+    RXR_BYPASS_AK = ev("UNC_CHA_RxR_BYPASS.AK", 0xe2, 0x02),
+    RXR_BYPASS_BL_UNCRD = ev("UNC_CHA_RxR_BYPASS.BL_UNCRD", 0xe2, 0x04),
+    RXR_BYPASS_IV = ev("UNC_CHA_RxR_BYPASS.IV", 0xe2, 0x08),
+    RXR_BYPASS_AD_CRD = ev("UNC_CHA_RxR_BYPASS.AD_CRD", 0xe2, 0x10),
+    RXR_BYPASS_BL_CRD = ev("UNC_CHA_RxR_BYPASS.BL_CRD", 0xe2, 0x40),
+    RXR_BYPASS_AKC_UNCRD = ev("UNC_CHA_RxR_BYPASS.AKC_UNCRD", 0xe2, 0x80),
+    RXR_BYPASS_AD_ALL = ev("UNC_CHA_RxR_BYPASS.AD_ALL", 0xe2, 0x11),
+    RXR_BYPASS_BL_ALL = ev("UNC_CHA_RxR_BYPASS.BL_ALL", 0xe2, 0x44),
+    RXR_CRD_STARVED_AD_UNCRD = ev("UNC_CHA_RxR_CRD_STARVED.AD_UNCRD", 0xe3, 0x01),
+    RXR_CRD_STARVED_AK = ev("UNC_CHA_RxR_CRD_STARVED.AK", 0xe3, 0x02),
+    RXR_CRD_STARVED_BL_UNCRD = ev("UNC_CHA_RxR_CRD_STARVED.BL_UNCRD", 0xe3, 0x04),
+    RXR_CRD_STARVED_IV = ev("UNC_CHA_RxR_CRD_STARVED.IV", 0xe3, 0x08),
+    RXR_CRD_STARVED_AD_CRD = ev("UNC_CHA_RxR_CRD_STARVED.AD_CRD", 0xe3, 0x10),
+    RXR_CRD_STARVED_BL_CRD = ev("UNC_CHA_RxR_CRD_STARVED.BL_CRD", 0xe3, 0x40),
+    RXR_CRD_STARVED_IFV = ev("UNC_CHA_RxR_CRD_STARVED.IFV", 0xe3, 0x80),
+    RXR_CRD_STARVED_AD_ALL = ev("UNC_CHA_RxR_CRD_STARVED.AD_ALL", 0xe3, 0x11),
+    RXR_CRD_STARVED_BL_ALL = ev("UNC_CHA_RxR_CRD_STARVED.BL_ALL", 0xe3, 0x44),
+    RXR_INSERTS_AD_UNCRD = ev("UNC_CHA_RxR_INSERTS.AD_UNCRD", 0xe1, 0x01),
+    RXR_INSERTS_AK = ev("UNC_CHA_RxR_INSERTS.AK", 0xe1, 0x02),
+    RXR_INSERTS_BL_UNCRD = ev("UNC_CHA_RxR_INSERTS.BL_UNCRD", 0xe1, 0x04),
+    RXR_INSERTS_IV = ev("UNC_CHA_RxR_INSERTS.IV", 0xe1, 0x08),
+    RXR_INSERTS_AD_CRD = ev("UNC_CHA_RxR_INSERTS.AD_CRD", 0xe1, 0x10),
+    RXR_INSERTS_BL_CRD = ev("UNC_CHA_RxR_INSERTS.BL_CRD", 0xe1, 0x40),
+    RXR_INSERTS_AKC_UNCRD = ev("UNC_CHA_RxR_INSERTS.AKC_UNCRD", 0xe1, 0x80),
+    RXR_INSERTS_AD_ALL = ev("UNC_CHA_RxR_INSERTS.AD_ALL", 0xe1, 0x11),
+    RXR_INSERTS_BL_ALL = ev("UNC_CHA_RxR_INSERTS.BL_ALL", 0xe1, 0x44),
+    RXR_OCCUPANCY_AD_UNCRD = ev("UNC_CHA_RxR_OCCUPANCY.AD_UNCRD", 0xe0, 0x01),
+    RXR_OCCUPANCY_AK = ev("UNC_CHA_RxR_OCCUPANCY.AK", 0xe0, 0x02),
+    RXR_OCCUPANCY_BL_UNCRD = ev("UNC_CHA_RxR_OCCUPANCY.BL_UNCRD", 0xe0, 0x04),
+    RXR_OCCUPANCY_IV = ev("UNC_CHA_RxR_OCCUPANCY.IV", 0xe0, 0x08),
+    RXR_OCCUPANCY_AD_CRD = ev("UNC_CHA_RxR_OCCUPANCY.AD_CRD", 0xe0, 0x10),
+    RXR_OCCUPANCY_BL_CRD = ev("UNC_CHA_RxR_OCCUPANCY.BL_CRD", 0xe0, 0x20),
+    RXR_OCCUPANCY_AKC_UNCRD = ev("UNC_CHA_RxR_OCCUPANCY.AKC_UNCRD", 0xe0, 0x80),
+    RXR_OCCUPANCY_AD_ALL = ev("UNC_CHA_RxR_OCCUPANCY.AD_ALL", 0xe0, 0x11),
+    RXR_OCCUPANCY_BL_ALL = ev("UNC_CHA_RxR_OCCUPANCY.BL_ALL", 0xe0, 0x44),
+    STALL0_NO_TXR_HORZ_CRD_AD_AG0_TGR0 = ev("UNC_CHA_STALL0_NO_TxR_HORZ_CRD_AD_AG0.TGR0", 0xd0, 0x01),
+    STALL0_NO_TXR_HORZ_CRD_AD_AG0_TGR1 = ev("UNC_CHA_STALL0_NO_TxR_HORZ_CRD_AD_AG0.TGR1", 0xd0, 0x02),
+    STALL0_NO_TXR_HORZ_CRD_AD_AG0_TGR2 = ev("UNC_CHA_STALL0_NO_TxR_HORZ_CRD_AD_AG0.TGR2", 0xd0, 0x04),
+    STALL0_NO_TXR_HORZ_CRD_AD_AG0_TGR3 = ev("UNC_CHA_STALL0_NO_TxR_HORZ_CRD_AD_AG0.TGR3", 0xd0, 0x08),
+    STALL0_NO_TXR_HORZ_CRD_AD_AG0_TGR4 = ev("UNC_CHA_STALL0_NO_TxR_HORZ_CRD_AD_AG0.TGR4", 0xd0, 0x10),
+    STALL0_NO_TXR_HORZ_CRD_AD_AG0_TGR5 = ev("UNC_CHA_STALL0_NO_TxR_HORZ_CRD_AD_AG0.TGR5", 0xd0, 0x20),
+    STALL0_NO_TXR_HORZ_CRD_AD_AG0_TGR6 = ev("UNC_CHA_STALL0_NO_TxR_HORZ_CRD_AD_AG0.TGR6", 0xd0, 0x40),
+    STALL0_NO_TXR_HORZ_CRD_AD_AG0_TGR7 = ev("UNC_CHA_STALL0_NO_TxR_HORZ_CRD_AD_AG0.TGR7", 0xd0, 0x80),
+    STALL0_NO_TXR_HORZ_CRD_AD_AG1_TGR0 = ev("UNC_CHA_STALL0_NO_TxR_HORZ_CRD_AD_AG1.TGR0", 0xd2, 0x01),
+    STALL0_NO_TXR_HORZ_CRD_AD_AG1_TGR1 = ev("UNC_CHA_STALL0_NO_TxR_HORZ_CRD_AD_AG1.TGR1", 0xd2, 0x02),
+    STALL0_NO_TXR_HORZ_CRD_AD_AG1_TGR2 = ev("UNC_CHA_STALL0_NO_TxR_HORZ_CRD_AD_AG1.TGR2", 0xd2, 0x04),
+    STALL0_NO_TXR_HORZ_CRD_AD_AG1_TGR3 = ev("UNC_CHA_STALL0_NO_TxR_HORZ_CRD_AD_AG1.TGR3", 0xd2, 0x08),
+    STALL0_NO_TXR_HORZ_CRD_AD_AG1_TGR4 = ev("UNC_CHA_STALL0_NO_TxR_HORZ_CRD_AD_AG1.TGR4", 0xd2, 0x10),
+    STALL0_NO_TXR_HORZ_CRD_AD_AG1_TGR5 = ev("UNC_CHA_STALL0_NO_TxR_HORZ_CRD_AD_AG1.TGR5", 0xd2, 0x20),
+    STALL0_NO_TXR_HORZ_CRD_AD_AG1_TGR6 = ev("UNC_CHA_STALL0_NO_TxR_HORZ_CRD_AD_AG1.TGR6", 0xd2, 0x40),
+    STALL0_NO_TXR_HORZ_CRD_AD_AG1_TGR7 = ev("UNC_CHA_STALL0_NO_TxR_HORZ_CRD_AD_AG1.TGR7", 0xd2, 0x80),
+    STALL0_NO_TXR_HORZ_CRD_BL_AG0_TGR0 = ev("UNC_CHA_STALL0_NO_TxR_HORZ_CRD_BL_AG0.TGR0", 0xd4, 0x01),
+    STALL0_NO_TXR_HORZ_CRD_BL_AG0_TGR1 = ev("UNC_CHA_STALL0_NO_TxR_HORZ_CRD_BL_AG0.TGR1", 0xd4, 0x02),
+    STALL0_NO_TXR_HORZ_CRD_BL_AG0_TGR2 = ev("UNC_CHA_STALL0_NO_TxR_HORZ_CRD_BL_AG0.TGR2", 0xd4, 0x04),
+    STALL0_NO_TXR_HORZ_CRD_BL_AG0_TGR3 = ev("UNC_CHA_STALL0_NO_TxR_HORZ_CRD_BL_AG0.TGR3", 0xd4, 0x08),
+    STALL0_NO_TXR_HORZ_CRD_BL_AG0_TGR4 = ev("UNC_CHA_STALL0_NO_TxR_HORZ_CRD_BL_AG0.TGR4", 0xd4, 0x10),
+    STALL0_NO_TXR_HORZ_CRD_BL_AG0_TGR5 = ev("UNC_CHA_STALL0_NO_TxR_HORZ_CRD_BL_AG0.TGR5", 0xd4, 0x20),
+    STALL0_NO_TXR_HORZ_CRD_BL_AG0_TGR6 = ev("UNC_CHA_STALL0_NO_TxR_HORZ_CRD_BL_AG0.TGR6", 0xd4, 0x40),
+    STALL0_NO_TXR_HORZ_CRD_BL_AG0_TGR7 = ev("UNC_CHA_STALL0_NO_TxR_HORZ_CRD_BL_AG0.TGR7", 0xd4, 0x80),
+    STALL0_NO_TXR_HORZ_CRD_BL_AG1_TGR0 = ev("UNC_CHA_STALL0_NO_TxR_HORZ_CRD_BL_AG1.TGR0", 0xd6, 0x01),
+    STALL0_NO_TXR_HORZ_CRD_BL_AG1_TGR1 = ev("UNC_CHA_STALL0_NO_TxR_HORZ_CRD_BL_AG1.TGR1", 0xd6, 0x02),
+    STALL0_NO_TXR_HORZ_CRD_BL_AG1_TGR2 = ev("UNC_CHA_STALL0_NO_TxR_HORZ_CRD_BL_AG1.TGR2", 0xd6, 0x04),
+    STALL0_NO_TXR_HORZ_CRD_BL_AG1_TGR3 = ev("UNC_CHA_STALL0_NO_TxR_HORZ_CRD_BL_AG1.TGR3", 0xd6, 0x08),
+    STALL0_NO_TXR_HORZ_CRD_BL_AG1_TGR4 = ev("UNC_CHA_STALL0_NO_TxR_HORZ_CRD_BL_AG1.TGR4", 0xd6, 0x10),
+    STALL0_NO_TXR_HORZ_CRD_BL_AG1_TGR5 = ev("UNC_CHA_STALL0_NO_TxR_HORZ_CRD_BL_AG1.TGR5", 0xd6, 0x20),
+    STALL0_NO_TXR_HORZ_CRD_BL_AG1_TGR6 = ev("UNC_CHA_STALL0_NO_TxR_HORZ_CRD_BL_AG1.TGR6", 0xd6, 0x40),
+    STALL0_NO_TXR_HORZ_CRD_BL_AG1_TGR7 = ev("UNC_CHA_STALL0_NO_TxR_HORZ_CRD_BL_AG1.TGR7", 0xd6, 0x80),
+    STALL1_NO_TXR_HORZ_CRD_AD_AG0_TGR8 = ev("UNC_CHA_STALL1_NO_TxR_HORZ_CRD_AD_AG0.TGR8", 0xd1, 0x01),
+    STALL1_NO_TXR_HORZ_CRD_AD_AG0_TGR9 = ev("UNC_CHA_STALL1_NO_TxR_HORZ_CRD_AD_AG0.TGR9", 0xd1, 0x02),
+    STALL1_NO_TXR_HORZ_CRD_AD_AG0_TGR10 = ev("UNC_CHA_STALL1_NO_TxR_HORZ_CRD_AD_AG0.TGR10", 0xd1, 0x04),
+    STALL1_NO_TXR_HORZ_CRD_AD_AG1_1_TGR8 = ev("UNC_CHA_STALL1_NO_TxR_HORZ_CRD_AD_AG1_1.TGR8", 0xd3, 0x01),
+    STALL1_NO_TXR_HORZ_CRD_AD_AG1_1_TGR9 = ev("UNC_CHA_STALL1_NO_TxR_HORZ_CRD_AD_AG1_1.TGR9", 0xd3, 0x02),
+    STALL1_NO_TXR_HORZ_CRD_AD_AG1_1_TGR10 = ev("UNC_CHA_STALL1_NO_TxR_HORZ_CRD_AD_AG1_1.TGR10", 0xd3, 0x04),
+    STALL1_NO_TXR_HORZ_CRD_BL_AG0_1_TGR8 = ev("UNC_CHA_STALL1_NO_TxR_HORZ_CRD_BL_AG0_1.TGR8", 0xd5, 0x01),
+    STALL1_NO_TXR_HORZ_CRD_BL_AG0_1_TGR9 = ev("UNC_CHA_STALL1_NO_TxR_HORZ_CRD_BL_AG0_1.TGR9", 0xd5, 0x02),
+    STALL1_NO_TXR_HORZ_CRD_BL_AG0_1_TGR10 = ev("UNC_CHA_STALL1_NO_TxR_HORZ_CRD_BL_AG0_1.TGR10", 0xd5, 0x04),
+    STALL1_NO_TXR_HORZ_CRD_BL_AG1_1_TGR8 = ev("UNC_CHA_STALL1_NO_TxR_HORZ_CRD_BL_AG1_1.TGR8", 0xd7, 0x01),
+    STALL1_NO_TXR_HORZ_CRD_BL_AG1_1_TGR9 = ev("UNC_CHA_STALL1_NO_TxR_HORZ_CRD_BL_AG1_1.TGR9", 0xd7, 0x02),
+    STALL1_NO_TXR_HORZ_CRD_BL_AG1_1_TGR10 = ev("UNC_CHA_STALL1_NO_TxR_HORZ_CRD_BL_AG1_1.TGR10", 0xd7, 0x04),
+    TXR_HORZ_ADS_USED_AD_UNCRD = ev("UNC_CHA_TxR_HORZ_ADS_USED.AD_UNCRD", 0xa6, 0x01),
+    TXR_HORZ_ADS_USED_BL_UNCRD = ev("UNC_CHA_TxR_HORZ_ADS_USED.BL_UNCRD", 0xa6, 0x04),
+    TXR_HORZ_ADS_USED_AD_CRD = ev("UNC_CHA_TxR_HORZ_ADS_USED.AD_CRD", 0xa6, 0x10),
+    TXR_HORZ_ADS_USED_BL_CRD = ev("UNC_CHA_TxR_HORZ_ADS_USED.BL_CRD", 0xa6, 0x40),
+    TXR_HORZ_ADS_USED_AD_ALL = ev("UNC_CHA_TxR_HORZ_ADS_USED.AD_ALL", 0xa6, 0x11),
+    TXR_HORZ_ADS_USED_BL_ALL = ev("UNC_CHA_TxR_HORZ_ADS_USED.BL_ALL", 0xa6, 0x44),
+    TXR_HORZ_BYPASS_AD_UNCRD = ev("UNC_CHA_TxR_HORZ_BYPASS.AD_UNCRD", 0xa7, 0x01),
+    TXR_HORZ_BYPASS_AK = ev("UNC_CHA_TxR_HORZ_BYPASS.AK", 0xa7, 0x02),
+    TXR_HORZ_BYPASS_BL_UNCRD = ev("UNC_CHA_TxR_HORZ_BYPASS.BL_UNCRD", 0xa7, 0x04),
+    TXR_HORZ_BYPASS_IV = ev("UNC_CHA_TxR_HORZ_BYPASS.IV", 0xa7, 0x08),
+    TXR_HORZ_BYPASS_AD_CRD = ev("UNC_CHA_TxR_HORZ_BYPASS.AD_CRD", 0xa7, 0x10),
+    TXR_HORZ_BYPASS_BL_CRD = ev("UNC_CHA_TxR_HORZ_BYPASS.BL_CRD", 0xa7, 0x40),
+    TXR_HORZ_BYPASS_AKC_UNCRD = ev("UNC_CHA_TxR_HORZ_BYPASS.AKC_UNCRD", 0xa7, 0x80),
+    TXR_HORZ_BYPASS_AD_ALL = ev("UNC_CHA_TxR_HORZ_BYPASS.AD_ALL", 0xa7, 0x11),
+    TXR_HORZ_BYPASS_BL_ALL = ev("UNC_CHA_TxR_HORZ_BYPASS.BL_ALL", 0xa7, 0x44),
+    TXR_HORZ_CYCLES_FULL_AD_UNCRD = ev("UNC_CHA_TxR_HORZ_CYCLES_FULL.AD_UNCRD", 0xa2, 0x01),
+    TXR_HORZ_CYCLES_FULL_AK = ev("UNC_CHA_TxR_HORZ_CYCLES_FULL.AK", 0xa2, 0x02),
+    TXR_HORZ_CYCLES_FULL_BL_UNCRD = ev("UNC_CHA_TxR_HORZ_CYCLES_FULL.BL_UNCRD", 0xa2, 0x04),
+    TXR_HORZ_CYCLES_FULL_IV = ev("UNC_CHA_TxR_HORZ_CYCLES_FULL.IV", 0xa2, 0x08),
+    TXR_HORZ_CYCLES_FULL_AD_CRD = ev("UNC_CHA_TxR_HORZ_CYCLES_FULL.AD_CRD", 0xa2, 0x10),
+    TXR_HORZ_CYCLES_FULL_BL_CRD = ev("UNC_CHA_TxR_HORZ_CYCLES_FULL.BL_CRD", 0xa2, 0x40),
+    TXR_HORZ_CYCLES_FULL_AKC_UNCRD = ev("UNC_CHA_TxR_HORZ_CYCLES_FULL.AKC_UNCRD", 0xa2, 0x80),
+    TXR_HORZ_CYCLES_FULL_AD_ALL = ev("UNC_CHA_TxR_HORZ_CYCLES_FULL.AD_ALL", 0xa2, 0x11),
+    TXR_HORZ_CYCLES_FULL_BL_ALL = ev("UNC_CHA_TxR_HORZ_CYCLES_FULL.BL_ALL", 0xa2, 0x44),
+    TXR_HORZ_CYCLES_NE_AD_UNCRD = ev("UNC_CHA_TxR_HORZ_CYCLES_NE.AD_UNCRD", 0xa3, 0x01),
+    TXR_HORZ_CYCLES_NE_AK = ev("UNC_CHA_TxR_HORZ_CYCLES_NE.AK", 0xa3, 0x02),
+    TXR_HORZ_CYCLES_NE_BL_UNCRD = ev("UNC_CHA_TxR_HORZ_CYCLES_NE.BL_UNCRD", 0xa3, 0x04),
+    TXR_HORZ_CYCLES_NE_IV = ev("UNC_CHA_TxR_HORZ_CYCLES_NE.IV", 0xa3, 0x08),
+    TXR_HORZ_CYCLES_NE_AD_CRD = ev("UNC_CHA_TxR_HORZ_CYCLES_NE.AD_CRD", 0xa3, 0x10),
+    TXR_HORZ_CYCLES_NE_BL_CRD = ev("UNC_CHA_TxR_HORZ_CYCLES_NE.BL_CRD", 0xa3, 0x40),
+    TXR_HORZ_CYCLES_NE_AKC_UNCRD = ev("UNC_CHA_TxR_HORZ_CYCLES_NE.AKC_UNCRD", 0xa3, 0x80),
+    TXR_HORZ_CYCLES_NE_AD_ALL = ev("UNC_CHA_TxR_HORZ_CYCLES_NE.AD_ALL", 0xa3, 0x11),
+    TXR_HORZ_CYCLES_NE_BL_ALL = ev("UNC_CHA_TxR_HORZ_CYCLES_NE.BL_ALL", 0xa3, 0x44),
+    TXR_HORZ_INSERTS_AD_UNCRD = ev("UNC_CHA_TxR_HORZ_INSERTS.AD_UNCRD", 0xa1, 0x01),
+    TXR_HORZ_INSERTS_AK = ev("UNC_CHA_TxR_HORZ_INSERTS.AK", 0xa1, 0x02),
+    TXR_HORZ_INSERTS_BL_UNCRD = ev("UNC_CHA_TxR_HORZ_INSERTS.BL_UNCRD", 0xa1, 0x04),
+    TXR_HORZ_INSERTS_IV = ev("UNC_CHA_TxR_HORZ_INSERTS.IV", 0xa1, 0x08),
+    TXR_HORZ_INSERTS_AD_CRD = ev("UNC_CHA_TxR_HORZ_INSERTS.AD_CRD", 0xa1, 0x10),
+    TXR_HORZ_INSERTS_BL_CRD = ev("UNC_CHA_TxR_HORZ_INSERTS.BL_CRD", 0xa1, 0x40),
+    TXR_HORZ_INSERTS_AKC_UNCRD = ev("UNC_CHA_TxR_HORZ_INSERTS.AKC_UNCRD", 0xa1, 0x80),
+    TXR_HORZ_INSERTS_AD_ALL = ev("UNC_CHA_TxR_HORZ_INSERTS.AD_ALL", 0xa1, 0x11),
+    TXR_HORZ_INSERTS_BL_ALL = ev("UNC_CHA_TxR_HORZ_INSERTS.BL_ALL", 0xa1, 0x44),
+    TXR_HORZ_NACK_AD_UNCRD = ev("UNC_CHA_TxR_HORZ_NACK.AD_UNCRD", 0xa4, 0x01),
+    TXR_HORZ_NACK_AK = ev("UNC_CHA_TxR_HORZ_NACK.AK", 0xa4, 0x02),
+    TXR_HORZ_NACK_BL_UNCRD = ev("UNC_CHA_TxR_HORZ_NACK.BL_UNCRD", 0xa4, 0x04),
+    TXR_HORZ_NACK_IV = ev("UNC_CHA_TxR_HORZ_NACK.IV", 0xa4, 0x08),
+    TXR_HORZ_NACK_AD_CRD = ev("UNC_CHA_TxR_HORZ_NACK.AD_CRD", 0xa4, 0x10),
+    TXR_HORZ_NACK_BL_CRD = ev("UNC_CHA_TxR_HORZ_NACK.BL_CRD", 0xa4, 0x40),
+    TXR_HORZ_NACK_AKC_UNCRD = ev("UNC_CHA_TxR_HORZ_NACK.AKC_UNCRD", 0xa4, 0x80),
+    TXR_HORZ_NACK_AD_ALL = ev("UNC_CHA_TxR_HORZ_NACK.AD_ALL", 0xa4, 0x11),
+    TXR_HORZ_NACK_BL_ALL = ev("UNC_CHA_TxR_HORZ_NACK.BL_ALL", 0xa4, 0x44),
+    TXR_HORZ_OCCUPANCY_AD_UNCRD = ev("UNC_CHA_TxR_HORZ_OCCUPANCY.AD_UNCRD", 0xa0, 0x01),
+    TXR_HORZ_OCCUPANCY_AK = ev("UNC_CHA_TxR_HORZ_OCCUPANCY.AK", 0xa0, 0x02),
+    TXR_HORZ_OCCUPANCY_BL_UNCRD = ev("UNC_CHA_TxR_HORZ_OCCUPANCY.BL_UNCRD", 0xa0, 0x04),
+    TXR_HORZ_OCCUPANCY_IV = ev("UNC_CHA_TxR_HORZ_OCCUPANCY.IV", 0xa0, 0x08),
+    TXR_HORZ_OCCUPANCY_AD_CRD = ev("UNC_CHA_TxR_HORZ_OCCUPANCY.AD_CRD", 0xa0, 0x10),
+    TXR_HORZ_OCCUPANCY_BL_CRD = ev("UNC_CHA_TxR_HORZ_OCCUPANCY.BL_CRD", 0xa0, 0x40),
+    TXR_HORZ_OCCUPANCY_AKC_UNCRD = ev("UNC_CHA_TxR_HORZ_OCCUPANCY.AKC_UNCRD", 0xa0, 0x80),
+    TXR_HORZ_OCCUPANCY_AD_ALL = ev("UNC_CHA_TxR_HORZ_OCCUPANCY.AD_ALL", 0xa0, 0x11),
+    TXR_HORZ_OCCUPANCY_BL_ALL = ev("UNC_CHA_TxR_HORZ_OCCUPANCY.BL_ALL", 0xa0, 0x44),
+    TXR_HORZ_STARVED_AD_UNCRD = ev("UNC_CHA_TxR_HORZ_STARVED.AD_UNCRD", 0xa5, 0x01),
+    TXR_HORZ_STARVED_AK = ev("UNC_CHA_TxR_HORZ_STARVED.AK", 0xa5, 0x02),
+    TXR_HORZ_STARVED_BL_UNCRD = ev("UNC_CHA_TxR_HORZ_STARVED.BL_UNCRD", 0xa5, 0x04),
+    TXR_HORZ_STARVED_IV = ev("UNC_CHA_TxR_HORZ_STARVED.IV", 0xa5, 0x08),
+    TXR_HORZ_STARVED_AKC_UNCRD = ev("UNC_CHA_TxR_HORZ_STARVED.AKC_UNCRD", 0xa5, 0x80),
+    TXR_HORZ_STARVED_AD_ALL = ev("UNC_CHA_TxR_HORZ_STARVED.AD_ALL", 0xa5, 0x01),
+    TXR_HORZ_STARVED_BL_ALL = ev("UNC_CHA_TxR_HORZ_STARVED.BL_ALL", 0xa5, 0x04),
+    TXR_VERT_ADS_USED_AD_AG0 = ev("UNC_CHA_TxR_VERT_ADS_USED.AD_AG0", 0x9c, 0x01),
+    TXR_VERT_ADS_USED_BL_AG0 = ev("UNC_CHA_TxR_VERT_ADS_USED.BL_AG0", 0x9c, 0x04),
+    TXR_VERT_ADS_USED_AD_AG1 = ev("UNC_CHA_TxR_VERT_ADS_USED.AD_AG1", 0x9c, 0x10),
+    TXR_VERT_ADS_USED_BL_AG1 = ev("UNC_CHA_TxR_VERT_ADS_USED.BL_AG1", 0x9c, 0x40),
+    TXR_VERT_BYPASS_AD_AG0 = ev("UNC_CHA_TxR_VERT_BYPASS.AD_AG0", 0x9d, 0x01),
+    TXR_VERT_BYPASS_AK_AG0 = ev("UNC_CHA_TxR_VERT_BYPASS.AK_AG0", 0x9d, 0x02),
+    TXR_VERT_BYPASS_BL_AG0 = ev("UNC_CHA_TxR_VERT_BYPASS.BL_AG0", 0x9d, 0x04),
+    TXR_VERT_BYPASS_IV_AG1 = ev("UNC_CHA_TxR_VERT_BYPASS.IV_AG1", 0x9d, 0x08),
+    TXR_VERT_BYPASS_AD_AG1 = ev("UNC_CHA_TxR_VERT_BYPASS.AD_AG1", 0x9d, 0x10),
+    TXR_VERT_BYPASS_AK_AG1 = ev("UNC_CHA_TxR_VERT_BYPASS.AK_AG1", 0x9d, 0x20),
+    TXR_VERT_BYPASS_BL_AG1 = ev("UNC_CHA_TxR_VERT_BYPASS.BL_AG1", 0x9d, 0x40),
+    TXR_VERT_BYPASS_1_AKC_AG0 = ev("UNC_CHA_TxR_VERT_BYPASS_1.AKC_AG0", 0x9e, 0x01),
+    TXR_VERT_BYPASS_1_AKC_AG1 = ev("UNC_CHA_TxR_VERT_BYPASS_1.AKC_AG1", 0x9e, 0x02),
+    TXR_VERT_CYCLES_FULL0_AD_AG0 = ev("UNC_CHA_TxR_VERT_CYCLES_FULL0.AD_AG0", 0x94, 0x01),
+    TXR_VERT_CYCLES_FULL0_AK_AG0 = ev("UNC_CHA_TxR_VERT_CYCLES_FULL0.AK_AG0", 0x94, 0x02),
+    TXR_VERT_CYCLES_FULL0_BL_AG0 = ev("UNC_CHA_TxR_VERT_CYCLES_FULL0.BL_AG0", 0x94, 0x04),
+    TXR_VERT_CYCLES_FULL0_IV_AG0 = ev("UNC_CHA_TxR_VERT_CYCLES_FULL0.IV_AG0", 0x94, 0x08),
+    TXR_VERT_CYCLES_FULL0_AD_AG1 = ev("UNC_CHA_TxR_VERT_CYCLES_FULL0.AD_AG1", 0x94, 0x10),
+    TXR_VERT_CYCLES_FULL0_AK_AG1 = ev("UNC_CHA_TxR_VERT_CYCLES_FULL0.AK_AG1", 0x94, 0x20),
+    TXR_VERT_CYCLES_FULL0_BL_AG1 = ev("UNC_CHA_TxR_VERT_CYCLES_FULL0.BL_AG1", 0x94, 0x40),
+    TXR_VERT_CYCLES_FULL1_AKC_AG0 = ev("UNC_CHA_TxR_VERT_CYCLES_FULL1.AKC_AG0", 0x95, 0x01),
+    TXR_VERT_CYCLES_FULL1_AKC_AG1 = ev("UNC_CHA_TxR_VERT_CYCLES_FULL1.AKC_AG1", 0x95, 0x02),
+    TXR_VERT_CYCLES_NE0_AD_AG0 = ev("UNC_CHA_TxR_VERT_CYCLES_NE0.AD_AG0", 0x96, 0x01),
+    TXR_VERT_CYCLES_NE0_AK_AG0 = ev("UNC_CHA_TxR_VERT_CYCLES_NE0.AK_AG0", 0x96, 0x02),
+    TXR_VERT_CYCLES_NE0_BL_AG0 = ev("UNC_CHA_TxR_VERT_CYCLES_NE0.BL_AG0", 0x96, 0x04),
+    TXR_VERT_CYCLES_NE0_IV_AG0 = ev("UNC_CHA_TxR_VERT_CYCLES_NE0.IV_AG0", 0x96, 0x08),
+    TXR_VERT_CYCLES_NE0_AD_AG1 = ev("UNC_CHA_TxR_VERT_CYCLES_NE0.AD_AG1", 0x96, 0x10),
+    TXR_VERT_CYCLES_NE0_AK_AG1 = ev("UNC_CHA_TxR_VERT_CYCLES_NE0.AK_AG1", 0x96, 0x20),
+    TXR_VERT_CYCLES_NE0_BL_AG1 = ev("UNC_CHA_TxR_VERT_CYCLES_NE0.BL_AG1", 0x96, 0x40),
+    TXR_VERT_CYCLES_NE1_AKC_AG0 = ev("UNC_CHA_TxR_VERT_CYCLES_NE1.AKC_AG0", 0x97, 0x01),
+    TXR_VERT_CYCLES_NE1_AKC_AG1 = ev("UNC_CHA_TxR_VERT_CYCLES_NE1.AKC_AG1", 0x97, 0x02),
+    TXR_VERT_INSERTS0_AD_AG0 = ev("UNC_CHA_TxR_VERT_INSERTS0.AD_AG0", 0x92, 0x01),
+    TXR_VERT_INSERTS0_AK_AG0 = ev("UNC_CHA_TxR_VERT_INSERTS0.AK_AG0", 0x92, 0x02),
+    TXR_VERT_INSERTS0_BL_AG0 = ev("UNC_CHA_TxR_VERT_INSERTS0.BL_AG0", 0x92, 0x04),
+    TXR_VERT_INSERTS0_IV_AG0 = ev("UNC_CHA_TxR_VERT_INSERTS0.IV_AG0", 0x92, 0x08),
+    TXR_VERT_INSERTS0_AD_AG1 = ev("UNC_CHA_TxR_VERT_INSERTS0.AD_AG1", 0x92, 0x10),
+    TXR_VERT_INSERTS0_AK_AG1 = ev("UNC_CHA_TxR_VERT_INSERTS0.AK_AG1", 0x92, 0x20),
+    TXR_VERT_INSERTS0_BL_AG1 = ev("UNC_CHA_TxR_VERT_INSERTS0.BL_AG1", 0x92, 0x40),
+    TXR_VERT_INSERTS1_AKC_AG0 = ev("UNC_CHA_TxR_VERT_INSERTS1.AKC_AG0", 0x93, 0x01),
+    TXR_VERT_INSERTS1_AKC_AG1 = ev("UNC_CHA_TxR_VERT_INSERTS1.AKC_AG1", 0x93, 0x02),
+    TXR_VERT_NACK0_AD_AG0 = ev("UNC_CHA_TxR_VERT_NACK0.AD_AG0", 0x98, 0x01),
+    TXR_VERT_NACK0_AK_AG0 = ev("UNC_CHA_TxR_VERT_NACK0.AK_AG0", 0x98, 0x02),
+    TXR_VERT_NACK0_BL_AG0 = ev("UNC_CHA_TxR_VERT_NACK0.BL_AG0", 0x98, 0x04),
+    TXR_VERT_NACK0_IV_AG0 = ev("UNC_CHA_TxR_VERT_NACK0.IV_AG0", 0x98, 0x08),
+    TXR_VERT_NACK0_AD_AG1 = ev("UNC_CHA_TxR_VERT_NACK0.AD_AG1", 0x98, 0x10),
+    TXR_VERT_NACK0_AK_AG1 = ev("UNC_CHA_TxR_VERT_NACK0.AK_AG1", 0x98, 0x20),
+    TXR_VERT_NACK0_BL_AG1 = ev("UNC_CHA_TxR_VERT_NACK0.BL_AG1", 0x98, 0x40),
+    TXR_VERT_NACK1_AKC_AG0 = ev("UNC_CHA_TxR_VERT_NACK1.AKC_AG0", 0x99, 0x01),
+    TXR_VERT_NACK1_AKC_AG1 = ev("UNC_CHA_TxR_VERT_NACK1.AKC_AG1", 0x99, 0x02),
+    TXR_VERT_OCCUPANCY0_AD_AG0 = ev("UNC_CHA_TxR_VERT_OCCUPANCY0.AD_AG0", 0x90, 0x01),
+    TXR_VERT_OCCUPANCY0_AK_AG0 = ev("UNC_CHA_TxR_VERT_OCCUPANCY0.AK_AG0", 0x90, 0x02),
+    TXR_VERT_OCCUPANCY0_BL_AG0 = ev("UNC_CHA_TxR_VERT_OCCUPANCY0.BL_AG0", 0x90, 0x04),
+    TXR_VERT_OCCUPANCY0_IV_AG0 = ev("UNC_CHA_TxR_VERT_OCCUPANCY0.IV_AG0", 0x90, 0x08),
+    TXR_VERT_OCCUPANCY0_AD_AG1 = ev("UNC_CHA_TxR_VERT_OCCUPANCY0.AD_AG1", 0x90, 0x10),
+    TXR_VERT_OCCUPANCY0_AK_AG1 = ev("UNC_CHA_TxR_VERT_OCCUPANCY0.AK_AG1", 0x90, 0x20),
+    TXR_VERT_OCCUPANCY0_BL_AG1 = ev("UNC_CHA_TxR_VERT_OCCUPANCY0.BL_AG1", 0x90, 0x40),
+    TXR_VERT_OCCUPANCY1_AKC_AG0 = ev("UNC_CHA_TxR_VERT_OCCUPANCY1.AKC_AG0", 0x91, 0x01),
+    TXR_VERT_OCCUPANCY1_AKC_AG1 = ev("UNC_CHA_TxR_VERT_OCCUPANCY1.AKC_AG1", 0x91, 0x02),
+    TXR_VERT_STARVED0_AD_AG0 = ev("UNC_CHA_TxR_VERT_STARVED0.AD_AG0", 0x9a, 0x01),
+    TXR_VERT_STARVED0_AK_AG0 = ev("UNC_CHA_TxR_VERT_STARVED0.AK_AG0", 0x9a, 0x02),
+    TXR_VERT_STARVED0_BL_AG0 = ev("UNC_CHA_TxR_VERT_STARVED0.BL_AG0", 0x9a, 0x04),
+    TXR_VERT_STARVED0_IV_AG0 = ev("UNC_CHA_TxR_VERT_STARVED0.IV_AG0", 0x9a, 0x08),
+    TXR_VERT_STARVED0_AD_AG1 = ev("UNC_CHA_TxR_VERT_STARVED0.AD_AG1", 0x9a, 0x10),
+    TXR_VERT_STARVED0_AK_AG1 = ev("UNC_CHA_TxR_VERT_STARVED0.AK_AG1", 0x9a, 0x20),
+    TXR_VERT_STARVED0_BL_AG1 = ev("UNC_CHA_TxR_VERT_STARVED0.BL_AG1", 0x9a, 0x40),
+    TXR_VERT_STARVED1_AKC_AG0 = ev("UNC_CHA_TxR_VERT_STARVED1.AKC_AG0", 0x9b, 0x01),
+    TXR_VERT_STARVED1_AKC_AG1 = ev("UNC_CHA_TxR_VERT_STARVED1.AKC_AG1", 0x9b, 0x02),
+    TXR_VERT_STARVED1_TGC = ev("UNC_CHA_TxR_VERT_STARVED1.TGC", 0x9b, 0x04),
+    VERT_RING_AD_IN_USE_UP_EVEN = ev("UNC_CHA_VERT_RING_AD_IN_USE.UP_EVEN", 0xb0, 0x01),
+    VERT_RING_AD_IN_USE_UP_ODD = ev("UNC_CHA_VERT_RING_AD_IN_USE.UP_ODD", 0xb0, 0x02),
+    VERT_RING_AD_IN_USE_DN_EVEN = ev("UNC_CHA_VERT_RING_AD_IN_USE.DN_EVEN", 0xb0, 0x04),
+    VERT_RING_AD_IN_USE_DN_ODD = ev("UNC_CHA_VERT_RING_AD_IN_USE.DN_ODD", 0xb0, 0x08),
+    VERT_RING_AKC_IN_USE_UP_EVEN = ev("UNC_CHA_VERT_RING_AKC_IN_USE.UP_EVEN", 0xb4, 0x01),
+    VERT_RING_AKC_IN_USE_UP_ODD = ev("UNC_CHA_VERT_RING_AKC_IN_USE.UP_ODD", 0xb4, 0x02),
+    VERT_RING_AKC_IN_USE_DN_EVEN = ev("UNC_CHA_VERT_RING_AKC_IN_USE.DN_EVEN", 0xb4, 0x04),
+    VERT_RING_AKC_IN_USE_DN_ODD = ev("UNC_CHA_VERT_RING_AKC_IN_USE.DN_ODD", 0xb4, 0x08),
+    VERT_RING_AK_IN_USE_UP_EVEN = ev("UNC_CHA_VERT_RING_AK_IN_USE.UP_EVEN", 0xb1, 0x01),
+    VERT_RING_AK_IN_USE_UP_ODD = ev("UNC_CHA_VERT_RING_AK_IN_USE.UP_ODD", 0xb1, 0x02),
+    VERT_RING_AK_IN_USE_DN_EVEN = ev("UNC_CHA_VERT_RING_AK_IN_USE.DN_EVEN", 0xb1, 0x04),
+    VERT_RING_AK_IN_USE_DN_ODD = ev("UNC_CHA_VERT_RING_AK_IN_USE.DN_ODD", 0xb1, 0x08),
+    VERT_RING_BL_IN_USE_UP_EVEN = ev("UNC_CHA_VERT_RING_BL_IN_USE.UP_EVEN", 0xb2, 0x01),
+    VERT_RING_BL_IN_USE_UP_ODD = ev("UNC_CHA_VERT_RING_BL_IN_USE.UP_ODD", 0xb2, 0x02),
+    VERT_RING_BL_IN_USE_DN_EVEN = ev("UNC_CHA_VERT_RING_BL_IN_USE.DN_EVEN", 0xb2, 0x04),
+    VERT_RING_BL_IN_USE_DN_ODD = ev("UNC_CHA_VERT_RING_BL_IN_USE.DN_ODD", 0xb2, 0x08),
+    VERT_RING_IV_IN_USE_UP = ev("UNC_CHA_VERT_RING_IV_IN_USE.UP", 0xb3, 0x01),
+    VERT_RING_IV_IN_USE_DN = ev("UNC_CHA_VERT_RING_IV_IN_USE.DN", 0xb3, 0x04),
+    VERT_RING_TGC_IN_USE_UP_EVEN = ev("UNC_CHA_VERT_RING_TGC_IN_USE.UP_EVEN", 0xb5, 0x01),
+    VERT_RING_TGC_IN_USE_UP_ODD = ev("UNC_CHA_VERT_RING_TGC_IN_USE.UP_ODD", 0xb5, 0x02),
+    VERT_RING_TGC_IN_USE_DN_EVEN = ev("UNC_CHA_VERT_RING_TGC_IN_USE.DN_EVEN", 0xb5, 0x04),
+    VERT_RING_TGC_IN_USE_DN_ODD = ev("UNC_CHA_VERT_RING_TGC_IN_USE.DN_ODD", 0xb5, 0x08),
+    RING_SRC_THRTL = ev("UNC_CHA_RING_SRC_THRTL", 0xae, 0x00),
+    RXR_CRD_STARVED_1 = ev("UNC_CHA_RxR_CRD_STARVED_1", 0xe4, 0x00),
+    LLC_LOOKUP_ALL = ev("UNC_CHA_LLC_LOOKUP.ALL", 0x34, 0xff).umask_ext(0x1fff),
+    LLC_LOOKUP_FLUSH_INV = ev("UNC_CHA_LLC_LOOKUP.FLUSH_INV", 0x34, 0xff).umask_ext(0x1a44),
+    LLC_LOOKUP_FLUSH_INV_REMOTE = ev("UNC_CHA_LLC_LOOKUP.FLUSH_INV_REMOTE", 0x34, 0xff).umask_ext(0x1a04),
+    LLC_LOOKUP_DATA_READ_REMOTE = ev("UNC_CHA_LLC_LOOKUP.DATA_READ_REMOTE", 0x34, 0xff).umask_ext(0x1a01),
+    LLC_LOOKUP_RFO_REMOTE = ev("UNC_CHA_LLC_LOOKUP.RFO_REMOTE", 0x34, 0xff).umask_ext(0x1a08),
+    LLC_LOOKUP_REMOTE_SNP = ev("UNC_CHA_LLC_LOOKUP.REMOTE_SNP", 0x34, 0xff).umask_ext(0x1c19),
+    LLC_LOOKUP_FLUSH_INV_LOCAL = ev("UNC_CHA_LLC_LOOKUP.FLUSH_INV_LOCAL", 0x34, 0xff).umask_ext(0x1844),
+    LLC_LOOKUP_DATA_READ_LOCAL = ev("UNC_CHA_LLC_LOOKUP.DATA_READ_LOCAL", 0x34, 0xff).umask_ext(0x19c1),
+    LLC_LOOKUP_RFO_LOCAL = ev("UNC_CHA_LLC_LOOKUP.RFO_LOCAL", 0x34, 0xff).umask_ext(0x19c8),
+    TOR_INSERTS_IA_HIT_DRD_OPT = ev("UNC_CHA_TOR_INSERTS.IA_HIT_DRD_OPT", 0x35, 0x01).umask_ext(0xc827fd),
+    TOR_INSERTS_IA_HIT_DRD_OPT_PREF = ev("UNC_CHA_TOR_INSERTS.IA_HIT_DRD_OPT_PREF", 0x35, 0x01).umask_ext(0xc8a7fd),
+    TOR_INSERTS_IA_MISS_DRD_OPT = ev("UNC_CHA_TOR_INSERTS.IA_MISS_DRD_OPT", 0x35, 0x01).umask_ext(0xc827fe),
+    TOR_INSERTS_IA_MISS_DRD_OPT_PREF = ev("UNC_CHA_TOR_INSERTS.IA_MISS_DRD_OPT_PREF", 0x35, 0x01).umask_ext(0xc8a7fe),
+    TOR_OCCUPANCY_IA_HIT_CRD_PREF = ev("UNC_CHA_TOR_OCCUPANCY.IA_HIT_CRD_PREF", 0x36, 0x01).on(0b1).umask_ext(0xc88ffd),
+    TOR_OCCUPANCY_IA_HIT_DRD_PREF = ev("UNC_CHA_TOR_OCCUPANCY.IA_HIT_DRD_PREF", 0x36, 0x01).on(0b1).umask_ext(0xc897fd),
+    TOR_OCCUPANCY_IA_HIT_DRD_OPT = ev("UNC_CHA_TOR_OCCUPANCY.IA_HIT_DRD_OPT", 0x36, 0x01).on(0b1).umask_ext(0xc827fd),
+    TOR_OCCUPANCY_IA_HIT_DRD_OPT_PREF = ev("UNC_CHA_TOR_OCCUPANCY.IA_HIT_DRD_OPT_PREF", 0x36, 0x01).on(0b1).umask_ext(0xc8a7fd),
+    TOR_OCCUPANCY_IA_HIT_RFO_PREF = ev("UNC_CHA_TOR_OCCUPANCY.IA_HIT_RFO_PREF", 0x36, 0x01).on(0b1).umask_ext(0xc887fd),
+    TOR_OCCUPANCY_IA_MISS_CRD_PREF = ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_CRD_PREF", 0x36, 0x01).on(0b1).umask_ext(0xc88ffe),
+    TOR_OCCUPANCY_IA_MISS_DRD_PREF = ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PREF", 0x36, 0x01).on(0b1).umask_ext(0xc897fe),
+    TOR_OCCUPANCY_IA_MISS_DRD_OPT = ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_OPT", 0x36, 0x01).on(0b1).umask_ext(0xc827fe),
+    TOR_OCCUPANCY_IA_MISS_DRD_OPT_PREF = ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_OPT_PREF", 0x36, 0x01).on(0b1).umask_ext(0xc8a7fe),
+    TOR_OCCUPANCY_IA_MISS_RFO_PREF = ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_RFO_PREF", 0x36, 0x01).on(0b1).umask_ext(0xc887fe),
+    TOR_INSERTS_IO_HIT_RFO = ev("UNC_CHA_TOR_INSERTS.IO_HIT_RFO", 0x35, 0x04).umask_ext(0xc803fd),
+    TOR_OCCUPANCY_IO_HIT_ITOM = ev("UNC_CHA_TOR_OCCUPANCY.IO_HIT_ITOM", 0x36, 0x04).on(0b1).umask_ext(0xcc43fd),
+    TOR_OCCUPANCY_IO_HIT_RFO = ev("UNC_CHA_TOR_OCCUPANCY.IO_HIT_RFO", 0x36, 0x04).on(0b1).umask_ext(0xc803fd),
+    TOR_INSERTS_IA_DRD = ev("UNC_CHA_TOR_INSERTS.IA_DRD", 0x35, 0x01).umask_ext(0xc817ff),
+    TOR_INSERTS_IA_DRD_OPT = ev("UNC_CHA_TOR_INSERTS.IA_DRD_OPT", 0x35, 0x01).umask_ext(0xc827ff),
+    TOR_INSERTS_IA_DRD_OPT_PREF = ev("UNC_CHA_TOR_INSERTS.IA_DRD_OPT_PREF", 0x35, 0x01).umask_ext(0xc8a7ff),
+    TOR_INSERTS_IA_CRD_PREF = ev("UNC_CHA_TOR_INSERTS.IA_CRD_PREF", 0x35, 0x01).umask_ext(0xc88fff),
+    TOR_OCCUPANCY_IO_RFO = ev("UNC_CHA_TOR_OCCUPANCY.IO_RFO", 0x36, 0x04).on(0b1).umask_ext(0xc803ff),
+    TOR_OCCUPANCY_IO_ITOM = ev("UNC_CHA_TOR_OCCUPANCY.IO_ITOM", 0x36, 0x04).on(0b1).umask_ext(0xcc43ff),
+    TOR_OCCUPANCY_IA_RFO_PREF = ev("UNC_CHA_TOR_OCCUPANCY.IA_RFO_PREF", 0x36, 0x01).on(0b1).umask_ext(0xc887ff),
+    TOR_OCCUPANCY_IA_LLCPREFRFO = ev("UNC_CHA_TOR_OCCUPANCY.IA_LLCPREFRFO", 0x36, 0x01).on(0b1).umask_ext(0xccc7ff),
+    TOR_OCCUPANCY_IA_DRD_OPT = ev("UNC_CHA_TOR_OCCUPANCY.IA_DRD_OPT", 0x36, 0x01).on(0b1).umask_ext(0xc827ff),
+    TOR_OCCUPANCY_IA_DRD_OPT_PREF = ev("UNC_CHA_TOR_OCCUPANCY.IA_DRD_OPT_PREF", 0x36, 0x01).on(0b1).umask_ext(0xc8a7ff),
+    TOR_OCCUPANCY_IA_CRD_PREF = ev("UNC_CHA_TOR_OCCUPANCY.IA_CRD_PREF", 0x36, 0x01).on(0b1).umask_ext(0xc88fff),
+    TOR_OCCUPANCY_IA_DRD_PREF = ev("UNC_CHA_TOR_OCCUPANCY.IA_DRD_PREF", 0x36, 0x01).on(0b1).umask_ext(0xc897ff),
+    TOR_OCCUPANCY_IA_MISS_DRD_PREF_LOCAL = ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PREF_LOCAL", 0x36, 0x01).on(0b1).umask_ext(0xc896fe),
+    TOR_OCCUPANCY_IA_MISS_DRD_PREF_REMOTE = ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PREF_REMOTE", 0x36, 0x01).on(0b1).umask_ext(0xc8977e),
+    TOR_OCCUPANCY_IA_MISS_RFO_LOCAL = ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_RFO_LOCAL", 0x36, 0x01).on(0b1).umask_ext(0xc806fe),
+    TOR_OCCUPANCY_IA_MISS_RFO_REMOTE = ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_RFO_REMOTE", 0x36, 0x01).on(0b1).umask_ext(0xc8077e),
+    TOR_OCCUPANCY_IA_MISS_RFO_PREF_LOCAL = ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_RFO_PREF_LOCAL", 0x36, 0x01).on(0b1).umask_ext(0xc886fe),
+    TOR_OCCUPANCY_IA_MISS_RFO_PREF_REMOTE = ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_RFO_PREF_REMOTE", 0x36, 0x01).on(0b1).umask_ext(0xc8877e),
+    TOR_INSERTS_IA_CLFLUSHOPT = ev("UNC_CHA_TOR_INSERTS.IA_CLFLUSHOPT", 0x35, 0x01).umask_ext(0xc8d7ff),
+    TOR_INSERTS_IA_ITOM = ev("UNC_CHA_TOR_INSERTS.IA_ITOM", 0x35, 0x01).umask_ext(0xcc47ff),
+    TOR_INSERTS_IO_WBMTOI = ev("UNC_CHA_TOR_INSERTS.IO_WBMTOI", 0x35, 0x04).umask_ext(0xcc23ff),
+    TOR_INSERTS_IO_CLFLUSH = ev("UNC_CHA_TOR_INSERTS.IO_CLFLUSH", 0x35, 0x04).umask_ext(0xc8c3ff),
+    TOR_INSERTS_IA_WBMTOI = ev("UNC_CHA_TOR_INSERTS.IA_WBMTOI", 0x35, 0x01).umask_ext(0xcc27ff),
+    TOR_INSERTS_IA_MISS_DRD_PREF_PMM = ev("UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF_PMM", 0x35, 0x01).umask_ext(0xc8978a),
+    TOR_INSERTS_IA_MISS_DRD_PREF_LOCAL_PMM = ev("UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF_LOCAL_PMM", 0x35, 0x01).umask_ext(0xc8968a),
+    TOR_INSERTS_IA_MISS_DRD_PREF_REMOTE_PMM = ev("UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF_REMOTE_PMM", 0x35, 0x01).umask_ext(0xc8970a),
+    TOR_INSERTS_IA_MISS_FULL_STREAMING_WR_PMM = ev("UNC_CHA_TOR_INSERTS.IA_MISS_FULL_STREAMING_WR_PMM", 0x35, 0x01).umask_ext(0xc8678a),
+    TOR_INSERTS_IA_MISS_FULL_STREAMING_WR_LOCAL_PMM = ev("UNC_CHA_TOR_INSERTS.IA_MISS_FULL_STREAMING_WR_LOCAL_PMM", 0x35, 0x01).umask_ext(0xc8668a),
+    TOR_INSERTS_IA_MISS_FULL_STREAMING_WR_REMOTE_PMM = ev("UNC_CHA_TOR_INSERTS.IA_MISS_FULL_STREAMING_WR_REMOTE_PMM", 0x35, 0x01).umask_ext(0xc8670a),
+    TOR_INSERTS_IA_MISS_PARTIAL_STREAMING_WR_PMM = ev("UNC_CHA_TOR_INSERTS.IA_MISS_PARTIAL_STREAMING_WR_PMM", 0x35, 0x01).umask_ext(0xc86f8a),
+    TOR_INSERTS_IA_MISS_PARTIAL_STREAMING_WR_LOCAL_PMM = ev("UNC_CHA_TOR_INSERTS.IA_MISS_PARTIAL_STREAMING_WR_LOCAL_PMM", 0x35, 0x01).umask_ext(0xc86e8a),
+    TOR_INSERTS_IA_MISS_PARTIAL_STREAMING_WR_REMOTE_PMM = ev("UNC_CHA_TOR_INSERTS.IA_MISS_PARTIAL_STREAMING_WR_REMOTE_PMM", 0x35, 0x01).umask_ext(0xc86f0a),
+    TOR_OCCUPANCY_IA_MISS_DRD_LOCAL_PMM = ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_LOCAL_PMM", 0x36, 0x01).on(0b1).umask_ext(0xc8168a),
+    TOR_OCCUPANCY_IA_MISS_DRD_REMOTE_PMM = ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_REMOTE_PMM", 0x36, 0x01).on(0b1).umask_ext(0xc8170a),
+    TOR_OCCUPANCY_IA_MISS_DRD_PREF_PMM = ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PREF_PMM", 0x36, 0x01).on(0b1).umask_ext(0xc8978a),
+    TOR_OCCUPANCY_IA_MISS_DRD_PREF_LOCAL_PMM = ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PREF_LOCAL_PMM", 0x36, 0x01).on(0b1).umask_ext(0xc8968a),
+    TOR_OCCUPANCY_IA_MISS_DRD_PREF_REMOTE_PMM = ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PREF_REMOTE_PMM", 0x36, 0x01).on(0b1).umask_ext(0xc8970a),
+    TOR_OCCUPANCY_IA_MISS_FULL_STREAMING_WR = ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_FULL_STREAMING_WR", 0x36, 0x01).on(0b1).umask_ext(0xc867fe),
+    TOR_OCCUPANCY_IA_MISS_FULL_STREAMING_WR_PMM = ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_FULL_STREAMING_WR_PMM", 0x36, 0x01).on(0b1).umask_ext(0xc8678a),
+    TOR_OCCUPANCY_IA_MISS_FULL_STREAMING_WR_LOCAL_PMM = ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_FULL_STREAMING_WR_LOCAL_PMM", 0x36, 0x01).on(0b1).umask_ext(0xc8668a),
+    TOR_OCCUPANCY_IA_MISS_FULL_STREAMING_WR_REMOTE_PMM = ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_FULL_STREAMING_WR_REMOTE_PMM", 0x36, 0x01).on(0b1).umask_ext(0xc8670a),
+    TOR_OCCUPANCY_IA_MISS_PARTIAL_STREAMING_WR = ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_PARTIAL_STREAMING_WR", 0x36, 0x01).on(0b1).umask_ext(0xc86ffe),
+    TOR_OCCUPANCY_IA_MISS_PARTIAL_STREAMING_WR_PMM = ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_PARTIAL_STREAMING_WR_PMM", 0x36, 0x01).on(0b1).umask_ext(0xc86f8a),
+    TOR_OCCUPANCY_IA_MISS_PARTIAL_STREAMING_WR_LOCAL_PMM = ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_PARTIAL_STREAMING_WR_LOCAL_PMM", 0x36, 0x01).on(0b1).umask_ext(0xc86e8a),
+    TOR_OCCUPANCY_IA_MISS_PARTIAL_STREAMING_WR_REMOTE_PMM = ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_PARTIAL_STREAMING_WR_REMOTE_PMM", 0x36, 0x01).on(0b1).umask_ext(0xc86f0a),
+    TOR_INSERTS_IA_MISS_WCIL = ev("UNC_CHA_TOR_INSERTS.IA_MISS_WCIL", 0x35, 0x01).umask_ext(0xc86ffe),
+    LLC_LOOKUP_RFO_F = ev("UNC_CHA_LLC_LOOKUP.RFO_F", 0x34, 0x00).umask_ext(0x8),
+    LLC_LOOKUP_LOCAL_F = ev("UNC_CHA_LLC_LOOKUP.LOCAL_F", 0x34, 0x00).umask_ext(0x800),
+    LLC_LOOKUP_REMOTE_F = ev("UNC_CHA_LLC_LOOKUP.REMOTE_F", 0x34, 0x00).umask_ext(0x1000),
+    LLC_LOOKUP_REMOTE_SNOOP_F = ev("UNC_CHA_LLC_LOOKUP.REMOTE_SNOOP_F", 0x34, 0x00).umask_ext(0x400),
+    LLC_LOOKUP_ANY_F = ev("UNC_CHA_LLC_LOOKUP.ANY_F", 0x34, 0x00).umask_ext(0x20),
+    LLC_LOOKUP_DATA_READ_F = ev("UNC_CHA_LLC_LOOKUP.DATA_READ_F", 0x34, 0x00).umask_ext(0x1),
+    LLC_LOOKUP_OTHER_REQ_F = ev("UNC_CHA_LLC_LOOKUP.OTHER_REQ_F", 0x34, 0x00).umask_ext(0x2),
+    LLC_LOOKUP_FLUSH_OR_INV_F = ev("UNC_CHA_LLC_LOOKUP.FLUSH_OR_INV_F", 0x34, 0x00).umask_ext(0x4),
+    LLC_LOOKUP_CODE_READ_F = ev("UNC_CHA_LLC_LOOKUP.CODE_READ_F", 0x34, 0x00).umask_ext(0x10),
+    LLC_LOOKUP_COREPREF_OR_DMND_LOCAL_F = ev("UNC_CHA_LLC_LOOKUP.COREPREF_OR_DMND_LOCAL_F", 0x34, 0x00).umask_ext(0x40),
+    LLC_LOOKUP_LLCPREF_LOCAL_F = ev("UNC_CHA_LLC_LOOKUP.LLCPREF_LOCAL_F", 0x34, 0x00).umask_ext(0x80),
+    LLC_LOOKUP_PREF_OR_DMND_REMOTE_F = ev("UNC_CHA_LLC_LOOKUP.PREF_OR_DMND_REMOTE_F", 0x34, 0x00).umask_ext(0x200),
+    LLC_LOOKUP_MISS_ALL = ev("UNC_CHA_LLC_LOOKUP.MISS_ALL", 0x34, 0x01).umask_ext(0x1fe0),
+    LLC_LOOKUP_DATA_READ_ALL = ev("UNC_CHA_LLC_LOOKUP.DATA_READ_ALL", 0x34, 0xff).umask_ext(0x1fc1),
+    LLC_LOOKUP_DATA_READ_MISS = ev("UNC_CHA_LLC_LOOKUP.DATA_READ_MISS", 0x34, 0x01).umask_ext(0x1bc1),
+    LLC_LOOKUP_DMND_READ_LOCAL = ev("UNC_CHA_LLC_LOOKUP.DMND_READ_LOCAL", 0x34, 0xff).umask_ext(0x841),
+    LLC_LOOKUP_WRITE_LOCAL = ev("UNC_CHA_LLC_LOOKUP.WRITE_LOCAL", 0x34, 0xff).umask_ext(0x842),
+    LLC_LOOKUP_RFO_PREF_LOCAL = ev("UNC_CHA_LLC_LOOKUP.RFO_PREF_LOCAL", 0x34, 0xff).umask_ext(0x888),
+    LLC_LOOKUP_WRITE_REMOTE = ev("UNC_CHA_LLC_LOOKUP.WRITE_REMOTE", 0x34, 0xff).umask_ext(0x17c2),
+    LLC_LOOKUP_ALL_REMOTE = ev("UNC_CHA_LLC_LOOKUP.ALL_REMOTE", 0x34, 0xff).umask_ext(0x1e20),
+    TOR_INSERTS_IA_WCILF = ev("UNC_CHA_TOR_INSERTS.IA_WCILF", 0x35, 0x01).umask_ext(0xc867ff),
+    TOR_INSERTS_IA_WCIL = ev("UNC_CHA_TOR_INSERTS.IA_WCIL", 0x35, 0x01).umask_ext(0xc86fff),
+    TOR_INSERTS_IA_MISS_WIL = ev("UNC_CHA_TOR_INSERTS.IA_MISS_WIL", 0x35, 0x01).umask_ext(0xc87fde),
+    TOR_INSERTS_IA_MISS_CRD_LOCAL = ev("UNC_CHA_TOR_INSERTS.IA_MISS_CRD_LOCAL", 0x35, 0x01).umask_ext(0xc80efe),
+    TOR_INSERTS_IA_MISS_CRD_REMOTE = ev("UNC_CHA_TOR_INSERTS.IA_MISS_CRD_REMOTE", 0x35, 0x01).umask_ext(0xc80f7e),
+    TOR_INSERTS_IA_MISS_CRD_PREF_LOCAL = ev("UNC_CHA_TOR_INSERTS.IA_MISS_CRD_PREF_LOCAL", 0x35, 0x01).umask_ext(0xc88efe),
+    TOR_INSERTS_IA_MISS_CRD_PREF_REMOTE = ev("UNC_CHA_TOR_INSERTS.IA_MISS_CRD_PREF_REMOTE", 0x35, 0x01).umask_ext(0xc88f7e),
+    TOR_INSERTS_IA_ITOMCACHENEAR = ev("UNC_CHA_TOR_INSERTS.IA_ITOMCACHENEAR", 0x35, 0x01).umask_ext(0xcd47ff),
+    TOR_INSERTS_IA_HIT_ITOM = ev("UNC_CHA_TOR_INSERTS.IA_HIT_ITOM", 0x35, 0x01).umask_ext(0xcc47fd),
+    TOR_INSERTS_IA_MISS_ITOM = ev("UNC_CHA_TOR_INSERTS.IA_MISS_ITOM", 0x35, 0x01).umask_ext(0xcc47fe),
+    TOR_INSERTS_IA_MISS_UCRDF = ev("UNC_CHA_TOR_INSERTS.IA_MISS_UCRDF", 0x35, 0x01).umask_ext(0xc877de),
+    TOR_INSERTS_IA_LLCPREFCODE = ev("UNC_CHA_TOR_INSERTS.IA_LLCPREFCODE", 0x35, 0x01).umask_ext(0xcccfff),
+    PMM_MEMMODE_NM_SETCONFLICTS_TOR = ev("UNC_CHA_PMM_MEMMODE_NM_SETCONFLICTS.TOR", 0x64, 0x04),
+    PMM_MEMMODE_NM_SETCONFLICTS_SF = ev("UNC_CHA_PMM_MEMMODE_NM_SETCONFLICTS.SF", 0x64, 0x01),
+    PMM_MEMMODE_NM_SETCONFLICTS_LLC = ev("UNC_CHA_PMM_MEMMODE_NM_SETCONFLICTS.LLC", 0x64, 0x02),
+    TOR_INSERTS_IA_HIT_LLCPREFCODE = ev("UNC_CHA_TOR_INSERTS.IA_HIT_LLCPREFCODE", 0x35, 0x01).umask_ext(0xcccffd),
+    TOR_INSERTS_IA_HIT_LLCPREFDATA = ev("UNC_CHA_TOR_INSERTS.IA_HIT_LLCPREFDATA", 0x35, 0x01).umask_ext(0xccd7fd),
+    TOR_INSERTS_IA_MISS_LLCPREFCODE = ev("UNC_CHA_TOR_INSERTS.IA_MISS_LLCPREFCODE", 0x35, 0x01).umask_ext(0xcccffe),
+    TOR_OCCUPANCY_IA_HIT_LLCPREFCODE = ev("UNC_CHA_TOR_OCCUPANCY.IA_HIT_LLCPREFCODE", 0x36, 0x01).on(0b1).umask_ext(0xcccffd),
+    TOR_OCCUPANCY_IA_HIT_LLCPREFDATA = ev("UNC_CHA_TOR_OCCUPANCY.IA_HIT_LLCPREFDATA", 0x36, 0x01).on(0b1).umask_ext(0xccd7fd),
+    TOR_OCCUPANCY_IA_MISS_LLCPREFCODE = ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_LLCPREFCODE", 0x36, 0x01).on(0b1).umask_ext(0xcccffe),
+    TOR_OCCUPANCY_IA_MISS_LLCPREFDATA = ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_LLCPREFDATA", 0x36, 0x01).on(0b1).umask_ext(0xccd7fe),
+    PMM_MEMMODE_NM_INVITOX_LOCAL = ev("UNC_CHA_PMM_MEMMODE_NM_INVITOX.LOCAL", 0x65, 0x01),
+    PMM_MEMMODE_NM_INVITOX_REMOTE = ev("UNC_CHA_PMM_MEMMODE_NM_INVITOX.REMOTE", 0x65, 0x02),
+    PMM_MEMMODE_NM_INVITOX_SETCONFLICT = ev("UNC_CHA_PMM_MEMMODE_NM_INVITOX.SETCONFLICT", 0x65, 0x04),
+    PMM_MEMMODE_NM_SETCONFLICTS2_IODC = ev("UNC_CHA_PMM_MEMMODE_NM_SETCONFLICTS2.IODC", 0x70, 0x01),
+    PMM_MEMMODE_NM_SETCONFLICTS2_MEMWR = ev("UNC_CHA_PMM_MEMMODE_NM_SETCONFLICTS2.MEMWR", 0x70, 0x02),
+    PMM_MEMMODE_NM_SETCONFLICTS2_MEMWRNI = ev("UNC_CHA_PMM_MEMMODE_NM_SETCONFLICTS2.MEMWRNI", 0x70, 0x04),
+    PMM_QOS_SLOW_INSERT = ev("UNC_CHA_PMM_QOS.SLOW_INSERT", 0x66, 0x01),
+    PMM_QOS_DDR4_FAST_INSERT = ev("UNC_CHA_PMM_QOS.DDR4_FAST_INSERT", 0x66, 0x02),
+    PMM_QOS_THROTTLE = ev("UNC_CHA_PMM_QOS.THROTTLE", 0x66, 0x04),
+    PMM_QOS_REJ_IRQ = ev("UNC_CHA_PMM_QOS.REJ_IRQ", 0x66, 0x08),
+    PMM_QOS_THROTTLE_PRQ = ev("UNC_CHA_PMM_QOS.THROTTLE_PRQ", 0x66, 0x10),
+    PMM_QOS_THROTTLE_IRQ = ev("UNC_CHA_PMM_QOS.THROTTLE_IRQ", 0x66, 0x20),
+    PMM_QOS_SLOWTORQ_SKIP = ev("UNC_CHA_PMM_QOS.SLOWTORQ_SKIP", 0x66, 0x40),
+    PMM_QOS_OCCUPANCY_DDR_SLOW_FIFO = ev("UNC_CHA_PMM_QOS_OCCUPANCY.DDR_SLOW_FIFO", 0x67, 0x01),
+    PMM_QOS_OCCUPANCY_DDR_FAST_FIFO = ev("UNC_CHA_PMM_QOS_OCCUPANCY.DDR_FAST_FIFO", 0x67, 0x02),
+    PIPE_REJECT_IRQ_PMM = ev("UNC_CHA_PIPE_REJECT.IRQ_PMM", 0x42, 0x20),
+    PIPE_REJECT_PRQ_PMM = ev("UNC_CHA_PIPE_REJECT.PRQ_PMM", 0x42, 0x40),
+    PIPE_REJECT_PMM_MEMMODE_TOR_MATCH = ev("UNC_CHA_PIPE_REJECT.PMM_MEMMODE_TOR_MATCH", 0x42, 0x00).umask_ext(0x8),
+    PIPE_REJECT_PMM_MEMMODE_TORMATCH_MULTI = ev("UNC_CHA_PIPE_REJECT.PMM_MEMMODE_TORMATCH_MULTI", 0x42, 0x00).umask_ext(0x400),
+    TOR_INSERTS_PMM = ev("UNC_CHA_TOR_INSERTS.PMM", 0x35, 0x00).umask_ext(0x8),
+    TOR_OCCUPANCY_PMM = ev("UNC_CHA_TOR_OCCUPANCY.PMM", 0x36, 0x00).on(0b1).umask_ext(0x8),
+    DISTRESS_ASSERTED_PMM_LOCAL = ev("UNC_CHA_DISTRESS_ASSERTED.PMM_LOCAL", 0xaf, 0x10),
+    DISTRESS_ASSERTED_PMM_NONLOCAL = ev("UNC_CHA_DISTRESS_ASSERTED.PMM_NONLOCAL", 0xaf, 0x20),
+    TOR_INSERTS_IA_MISS_WCILF_PMM = ev("UNC_CHA_TOR_INSERTS.IA_MISS_WCILF_PMM", 0x35, 0x01).umask_ext(0xc8678a),
+    TOR_INSERTS_IA_MISS_LOCAL_WCILF_PMM = ev("UNC_CHA_TOR_INSERTS.IA_MISS_LOCAL_WCILF_PMM", 0x35, 0x01).umask_ext(0xc8668a),
+    TOR_INSERTS_IA_MISS_REMOTE_WCILF_PMM = ev("UNC_CHA_TOR_INSERTS.IA_MISS_REMOTE_WCILF_PMM", 0x35, 0x01).umask_ext(0xc8670a),
+    TOR_INSERTS_IA_MISS_WCIL_PMM = ev("UNC_CHA_TOR_INSERTS.IA_MISS_WCIL_PMM", 0x35, 0x01).umask_ext(0xc86f8a),
+    TOR_INSERTS_IA_MISS_LOCAL_WCIL_PMM = ev("UNC_CHA_TOR_INSERTS.IA_MISS_LOCAL_WCIL_PMM", 0x35, 0x01).umask_ext(0xc86e8a),
+    TOR_INSERTS_IA_MISS_REMOTE_WCIL_PMM = ev("UNC_CHA_TOR_INSERTS.IA_MISS_REMOTE_WCIL_PMM", 0x35, 0x01).umask_ext(0xc86f0a),
+    TOR_OCCUPANCY_IA_MISS_WCILF_PMM = ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_WCILF_PMM", 0x36, 0x01).on(0b1).umask_ext(0xc8678a),
+    TOR_OCCUPANCY_IA_MISS_LOCAL_WCILF_PMM = ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_LOCAL_WCILF_PMM", 0x36, 0x01).on(0b1).umask_ext(0xc8668a),
+    TOR_OCCUPANCY_IA_MISS_REMOTE_WCILF_PMM = ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_REMOTE_WCILF_PMM", 0x36, 0x01).on(0b1).umask_ext(0xc8670a),
+    TOR_OCCUPANCY_IA_MISS_WCIL_PMM = ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_WCIL_PMM", 0x36, 0x01).on(0b1).umask_ext(0xc86f8a),
+    TOR_OCCUPANCY_IA_MISS_LOCAL_WCIL_PMM = ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_LOCAL_WCIL_PMM", 0x36, 0x01).on(0b1).umask_ext(0xc86e8a),
+    TOR_OCCUPANCY_IA_MISS_REMOTE_WCIL_PMM = ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_REMOTE_WCIL_PMM", 0x36, 0x01).on(0b1).umask_ext(0xc86f0a),
+    TOR_INSERTS_DDR = ev("UNC_CHA_TOR_INSERTS.DDR", 0x35, 0x00).umask_ext(0x4),
+    TOR_OCCUPANCY_DDR = ev("UNC_CHA_TOR_OCCUPANCY.DDR", 0x36, 0x00).on(0b1).umask_ext(0x4),
+    TOR_INSERTS_IA_MISS_DRD_PREF_DDR = ev("UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF_DDR", 0x35, 0x01).umask_ext(0xc89786),
+    TOR_INSERTS_IA_MISS_DRD_PREF_LOCAL_DDR = ev("UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF_LOCAL_DDR", 0x35, 0x01).umask_ext(0xc89686),
+    TOR_INSERTS_IA_MISS_DRD_PREF_REMOTE_DDR = ev("UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF_REMOTE_DDR", 0x35, 0x01).umask_ext(0xc89706),
+    TOR_INSERTS_IA_MISS_WCILF_DDR = ev("UNC_CHA_TOR_INSERTS.IA_MISS_WCILF_DDR", 0x35, 0x01).umask_ext(0xc86786),
+    TOR_INSERTS_IA_MISS_LOCAL_WCILF_DDR = ev("UNC_CHA_TOR_INSERTS.IA_MISS_LOCAL_WCILF_DDR", 0x35, 0x01).umask_ext(0xc86686),
+    TOR_INSERTS_IA_MISS_REMOTE_WCILF_DDR = ev("UNC_CHA_TOR_INSERTS.IA_MISS_REMOTE_WCILF_DDR", 0x35, 0x01).umask_ext(0xc86706),
+    TOR_INSERTS_IA_MISS_WCIL_DDR = ev("UNC_CHA_TOR_INSERTS.IA_MISS_WCIL_DDR", 0x35, 0x01).umask_ext(0xc86f86),
+    TOR_INSERTS_IA_MISS_LOCAL_WCIL_DDR = ev("UNC_CHA_TOR_INSERTS.IA_MISS_LOCAL_WCIL_DDR", 0x35, 0x01).umask_ext(0xc86e86),
+    TOR_INSERTS_IA_MISS_REMOTE_WCIL_DDR = ev("UNC_CHA_TOR_INSERTS.IA_MISS_REMOTE_WCIL_DDR", 0x35, 0x01).umask_ext(0xc86f06),
+    TOR_OCCUPANCY_IA_MISS_DRD_LOCAL_DDR = ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_LOCAL_DDR", 0x36, 0x01).on(0b1).umask_ext(0xc81686),
+    TOR_OCCUPANCY_IA_MISS_DRD_REMOTE_DDR = ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_REMOTE_DDR", 0x36, 0x01).on(0b1).umask_ext(0xc81706),
+    TOR_OCCUPANCY_IA_MISS_DRD_PREF_DDR = ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PREF_DDR", 0x36, 0x01).on(0b1).umask_ext(0xc89786),
+    TOR_OCCUPANCY_IA_MISS_DRD_PREF_LOCAL_DDR = ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PREF_LOCAL_DDR", 0x36, 0x01).on(0b1).umask_ext(0xc89686),
+    TOR_OCCUPANCY_IA_MISS_DRD_PREF_REMOTE_DDR = ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PREF_REMOTE_DDR", 0x36, 0x01).on(0b1).umask_ext(0xc89706),
+    TOR_OCCUPANCY_IA_MISS_WCILF_DDR = ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_WCILF_DDR", 0x36, 0x01).on(0b1).umask_ext(0xc86786),
+    TOR_OCCUPANCY_IA_MISS_LOCAL_WCILF_DDR = ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_LOCAL_WCILF_DDR", 0x36, 0x01).on(0b1).umask_ext(0xc86686),
+    TOR_OCCUPANCY_IA_MISS_REMOTE_WCILF_DDR = ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_REMOTE_WCILF_DDR", 0x36, 0x01).on(0b1).umask_ext(0xc86706),
+    TOR_OCCUPANCY_IA_MISS_WCIL_DDR = ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_WCIL_DDR", 0x36, 0x01).on(0b1).umask_ext(0xc86f86),
+    TOR_OCCUPANCY_IA_MISS_LOCAL_WCIL_DDR = ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_LOCAL_WCIL_DDR", 0x36, 0x01).on(0b1).umask_ext(0xc86e86),
+    TOR_OCCUPANCY_IA_MISS_REMOTE_WCIL_DDR = ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_REMOTE_WCIL_DDR", 0x36, 0x01).on(0b1).umask_ext(0xc86f06),
+    TOR_OCCUPANCY_IO_HIT_PCIRDCUR = ev("UNC_CHA_TOR_OCCUPANCY.IO_HIT_PCIRDCUR", 0x36, 0x04).on(0b1).umask_ext(0xc8f3fd),
+    TOR_OCCUPANCY_IA_LLCPREFDATA = ev("UNC_CHA_TOR_OCCUPANCY.IA_LLCPREFDATA", 0x36, 0x01).on(0b1).umask_ext(0xccd7ff),
+    TOR_INSERTS_IA_MISS_WCILF = ev("UNC_CHA_TOR_INSERTS.IA_MISS_WCILF", 0x35, 0x01).umask_ext(0xc867fe),
+    TOR_OCCUPANCY_IA_MISS_WCILF = ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_WCILF", 0x36, 0x01).on(0b1).umask_ext(0xc867fe),
+    TOR_OCCUPANCY_IA_MISS_WCIL = ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_WCIL", 0x36, 0x01).on(0b1).umask_ext(0xc86ffe),
+    TOR_OCCUPANCY_IA_MISS_CRD_LOCAL = ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_CRD_LOCAL", 0x36, 0x01).on(0b1).umask_ext(0xc80efe),
+    TOR_OCCUPANCY_IA_MISS_CRD_REMOTE = ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_CRD_REMOTE", 0x36, 0x01).on(0b1).umask_ext(0xc80f7e),
+    TOR_OCCUPANCY_IA_MISS_CRD_PREF_LOCAL = ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_CRD_PREF_LOCAL", 0x36, 0x01).on(0b1).umask_ext(0xc88efe),
+    TOR_OCCUPANCY_IA_MISS_CRD_PREF_REMOTE = ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_CRD_PREF_REMOTE", 0x36, 0x01).on(0b1).umask_ext(0xc88f7e),
+    TOR_OCCUPANCY_IA_CLFLUSH = ev("UNC_CHA_TOR_OCCUPANCY.IA_CLFLUSH", 0x36, 0x01).on(0b1).umask_ext(0xc8c7ff),
+    TOR_OCCUPANCY_IA_CLFLUSHOPT = ev("UNC_CHA_TOR_OCCUPANCY.IA_CLFLUSHOPT", 0x36, 0x01).on(0b1).umask_ext(0xc8d7ff),
+    TOR_OCCUPANCY_IA_ITOMCACHENEAR = ev("UNC_CHA_TOR_OCCUPANCY.IA_ITOMCACHENEAR", 0x36, 0x01).on(0b1).umask_ext(0xcd47ff),
+    TOR_OCCUPANCY_IA_SPECITOM = ev("UNC_CHA_TOR_OCCUPANCY.IA_SPECITOM", 0x36, 0x01).on(0b1).umask_ext(0xcc57ff),
+    TOR_OCCUPANCY_IA_WBMTOI = ev("UNC_CHA_TOR_OCCUPANCY.IA_WBMTOI", 0x36, 0x01).on(0b1).umask_ext(0xcc27ff),
+    TOR_OCCUPANCY_IA_ITOM = ev("UNC_CHA_TOR_OCCUPANCY.IA_ITOM", 0x36, 0x01).on(0b1).umask_ext(0xcc47ff),
+    TOR_OCCUPANCY_IA_HIT_ITOM = ev("UNC_CHA_TOR_OCCUPANCY.IA_HIT_ITOM", 0x36, 0x01).on(0b1).umask_ext(0xcc47fd),
+    TOR_OCCUPANCY_IA_MISS_ITOM = ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_ITOM", 0x36, 0x01).on(0b1).umask_ext(0xcc47fe),
+    TOR_OCCUPANCY_IA_MISS_UCRDF = ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_UCRDF", 0x36, 0x01).on(0b1).umask_ext(0xc877de),
+    TOR_OCCUPANCY_IA_MISS_WIL = ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_WIL", 0x36, 0x01).on(0b1).umask_ext(0xc87fde),
+    TOR_OCCUPANCY_IA_WCILF = ev("UNC_CHA_TOR_OCCUPANCY.IA_WCILF", 0x36, 0x01).on(0b1).umask_ext(0xc867ff),
+    TOR_OCCUPANCY_IA_WCIL = ev("UNC_CHA_TOR_OCCUPANCY.IA_WCIL", 0x36, 0x01).on(0b1).umask_ext(0xc86fff),
+    TOR_OCCUPANCY_IA_LLCPREFCODE = ev("UNC_CHA_TOR_OCCUPANCY.IA_LLCPREFCODE", 0x36, 0x01).on(0b1).umask_ext(0xcccfff),
+    TOR_OCCUPANCY_IO_WBMTOI = ev("UNC_CHA_TOR_OCCUPANCY.IO_WBMTOI", 0x36, 0x04).on(0b1).umask_ext(0xcc23ff),
+    TOR_OCCUPANCY_IO_CLFLUSH = ev("UNC_CHA_TOR_OCCUPANCY.IO_CLFLUSH", 0x36, 0x04).on(0b1).umask_ext(0xc8c3ff),
+    TOR_OCCUPANCY_IO_ITOMCACHENEAR = ev("UNC_CHA_TOR_OCCUPANCY.IO_ITOMCACHENEAR", 0x36, 0x04).on(0b1).umask_ext(0xcd43ff),
+    TOR_OCCUPANCY_IO_HIT_ITOMCACHENEAR = ev("UNC_CHA_TOR_OCCUPANCY.IO_HIT_ITOMCACHENEAR", 0x36, 0x04).on(0b1).umask_ext(0xcd43fd),
+    TOR_OCCUPANCY_IO_MISS_ITOMCACHENEAR = ev("UNC_CHA_TOR_OCCUPANCY.IO_MISS_ITOMCACHENEAR", 0x36, 0x04).on(0b1).umask_ext(0xcd43fe),
+    TOR_INSERTS_IA_MISS_FULL_STREAMING_WR_DDR = ev("UNC_CHA_TOR_INSERTS.IA_MISS_FULL_STREAMING_WR_DDR", 0x35, 0x01).umask_ext(0xc86786),
+    TOR_INSERTS_IA_MISS_FULL_STREAMING_WR_LOCAL_DDR = ev("UNC_CHA_TOR_INSERTS.IA_MISS_FULL_STREAMING_WR_LOCAL_DDR", 0x35, 0x01).umask_ext(0xc86686),
+    TOR_INSERTS_IA_MISS_FULL_STREAMING_WR_REMOTE_DDR = ev("UNC_CHA_TOR_INSERTS.IA_MISS_FULL_STREAMING_WR_REMOTE_DDR", 0x35, 0x01).umask_ext(0xc86706),
+    TOR_INSERTS_IA_MISS_PARTIAL_STREAMING_WR_DDR = ev("UNC_CHA_TOR_INSERTS.IA_MISS_PARTIAL_STREAMING_WR_DDR", 0x35, 0x01).umask_ext(0xc86f86),
+    TOR_INSERTS_IA_MISS_PARTIAL_STREAMING_WR_LOCAL_DDR = ev("UNC_CHA_TOR_INSERTS.IA_MISS_PARTIAL_STREAMING_WR_LOCAL_DDR", 0x35, 0x01).umask_ext(0xc86e86),
+    TOR_INSERTS_IA_MISS_PARTIAL_STREAMING_WR_REMOTE_DDR = ev("UNC_CHA_TOR_INSERTS.IA_MISS_PARTIAL_STREAMING_WR_REMOTE_DDR", 0x35, 0x01).umask_ext(0xc86f06),
+    TOR_OCCUPANCY_IA_MISS_FULL_STREAMING_WR_DDR = ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_FULL_STREAMING_WR_DDR", 0x36, 0x01).on(0b1).umask_ext(0xc86786),
+    TOR_OCCUPANCY_IA_MISS_FULL_STREAMING_WR_LOCAL_DDR = ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_FULL_STREAMING_WR_LOCAL_DDR", 0x36, 0x01).on(0b1).umask_ext(0xc86686),
+    TOR_OCCUPANCY_IA_MISS_FULL_STREAMING_WR_REMOTE_DDR = ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_FULL_STREAMING_WR_REMOTE_DDR", 0x36, 0x01).on(0b1).umask_ext(0xc86706),
+    TOR_OCCUPANCY_IA_MISS_PARTIAL_STREAMING_WR_DDR = ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_PARTIAL_STREAMING_WR_DDR", 0x36, 0x01).on(0b1).umask_ext(0xc86f86),
+    TOR_OCCUPANCY_IA_MISS_PARTIAL_STREAMING_WR_LOCAL_DDR = ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_PARTIAL_STREAMING_WR_LOCAL_DDR", 0x36, 0x01).on(0b1).umask_ext(0xc86e86),
+    TOR_OCCUPANCY_IA_MISS_PARTIAL_STREAMING_WR_REMOTE_DDR = ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_PARTIAL_STREAMING_WR_REMOTE_DDR", 0x36, 0x01).on(0b1).umask_ext(0xc86f06),
+    TOR_INSERTS_IA_WBEFTOE = ev("UNC_CHA_TOR_INSERTS.IA_WBEFTOE", 0x35, 0x01).umask_ext(0xcc3fff),
+    TOR_OCCUPANCY_IA_MISS_SPECITOM = ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_SPECITOM", 0x36, 0x01).on(0b1).umask_ext(0xcc57fe),
+    TOR_INSERTS_IA_MISS_SPECITOM = ev("UNC_CHA_TOR_INSERTS.IA_MISS_SPECITOM", 0x35, 0x01).umask_ext(0xcc57fe),
+    TOR_INSERTS_IA_MISS_DRDPTE = ev("UNC_CHA_TOR_INSERTS.IA_MISS_DRDPTE", 0x35, 0x01).umask_ext(0xc837fe),
+    TOR_INSERTS_IA_HIT_DRDPTE = ev("UNC_CHA_TOR_INSERTS.IA_HIT_DRDPTE", 0x35, 0x01).umask_ext(0xc837fd),
+    TOR_INSERTS_IA_DRDPTE = ev("UNC_CHA_TOR_INSERTS.IA_DRDPTE", 0x35, 0x01).umask_ext(0xc837ff),
+    TOR_INSERTS_IA_HIT_SPECITOM = ev("UNC_CHA_TOR_INSERTS.IA_HIT_SPECITOM", 0x35, 0x01).umask_ext(0xcc57fd),
+    TOR_INSERTS_IA_WBSTOI = ev("UNC_CHA_TOR_INSERTS.IA_WBSTOI", 0x35, 0x01).umask_ext(0xcc67ff),
+    TOR_INSERTS_IA_WBEFTOI = ev("UNC_CHA_TOR_INSERTS.IA_WBEFTOI", 0x35, 0x01).umask_ext(0xcc37ff),
+    TOR_INSERTS_IA_WBMTOE = ev("UNC_CHA_TOR_INSERTS.IA_WBMTOE", 0x35, 0x01).umask_ext(0xcc2fff),
+    TOR_OCCUPANCY_IA_DRDPTE = ev("UNC_CHA_TOR_OCCUPANCY.IA_DRDPTE", 0x36, 0x01).on(0b1).umask_ext(0xc837ff),
+    TOR_OCCUPANCY_IA_HIT_DRDPTE = ev("UNC_CHA_TOR_OCCUPANCY.IA_HIT_DRDPTE", 0x36, 0x01).on(0b1).umask_ext(0xc837fd),
+    TOR_OCCUPANCY_IA_MISS_DRDPTE = ev("UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRDPTE", 0x36, 0x01).on(0b1).umask_ext(0xc837fe),
+    LLC_LOOKUP_CODE_READ_MISS = ev("UNC_CHA_LLC_LOOKUP.CODE_READ_MISS", 0x34, 0x01).umask_ext(0x1bd0),
+    LLC_LOOKUP_RFO_MISS = ev("UNC_CHA_LLC_LOOKUP.RFO_MISS", 0x34, 0x01).umask_ext(0x1bc8),
+    LLC_LOOKUP_READ = ev("UNC_CHA_LLC_LOOKUP.READ", 0x34, 0xff).umask_ext(0x1bd9),
+    LLC_LOOKUP_READ_MISS = ev("UNC_CHA_LLC_LOOKUP.READ_MISS", 0x34, 0x01).umask_ext(0x1bd9),
+    LLC_LOOKUP_READ_MISS_LOC_HOM = ev("UNC_CHA_LLC_LOOKUP.READ_MISS_LOC_HOM", 0x34, 0x01).umask_ext(0xbd9),
+    LLC_LOOKUP_READ_MISS_REM_HOM = ev("UNC_CHA_LLC_LOOKUP.READ_MISS_REM_HOM", 0x34, 0x01).umask_ext(0x13d9),
+    LLC_LOOKUP_READ_LOCAL_LOC_HOM = ev("UNC_CHA_LLC_LOOKUP.READ_LOCAL_LOC_HOM", 0x34, 0xff).umask_ext(0x9d9),
+    LLC_LOOKUP_READ_REMOTE_LOC_HOM = ev("UNC_CHA_LLC_LOOKUP.READ_REMOTE_LOC_HOM", 0x34, 0xff).umask_ext(0xa19),
+    LLC_LOOKUP_READ_LOCAL_REM_HOM = ev("UNC_CHA_LLC_LOOKUP.READ_LOCAL_REM_HOM", 0x34, 0xff).umask_ext(0x11d9),
+    LLC_LOOKUP_READ_SF_HIT = ev("UNC_CHA_LLC_LOOKUP.READ_SF_HIT", 0x34, 0x0e).umask_ext(0x1bd9),
+    LLC_LOOKUP_READ_OR_SNOOP_REMOTE_MISS_REM_HOM = ev("UNC_CHA_LLC_LOOKUP.READ_OR_SNOOP_REMOTE_MISS_REM_HOM", 0x34, 0x01).umask_ext(0x1619),
+    LLC_LOOKUP_WRITES_AND_OTHER = ev("UNC_CHA_LLC_LOOKUP.WRITES_AND_OTHER", 0x34, 0xff).umask_ext(0x1a42),
+    LLC_LOOKUP_LOC_HOM = ev("UNC_CHA_LLC_LOOKUP.LOC_HOM", 0x34, 0xff).umask_ext(0xbdf),
+    LLC_LOOKUP_REM_HOM = ev("UNC_CHA_LLC_LOOKUP.REM_HOM", 0x34, 0xff).umask_ext(0x15df),
+    LLC_LOOKUP_CODE_READ_REMOTE = ev("UNC_CHA_LLC_LOOKUP.CODE_READ_REMOTE", 0x34, 0xff).umask_ext(0x1a10),
+    LLC_LOOKUP_CODE_READ_LOCAL = ev("UNC_CHA_LLC_LOOKUP.CODE_READ_LOCAL", 0x34, 0xff).umask_ext(0x19d0),
+    LLC_LOOKUP_LLCPREF_LOCAL = ev("UNC_CHA_LLC_LOOKUP.LLCPREF_LOCAL", 0x34, 0xff).umask_ext(0x189d),
+    LLC_LOOKUP_CODE_READ = ev("UNC_CHA_LLC_LOOKUP.CODE_READ", 0x34, 0xff).umask_ext(0x1bd0),
+}
 #[cfg(not(feature = "experimental-events"))]
 const EXPERIMENTAL_ROWS: &[EventRow] = &[];
 /// The rows built.

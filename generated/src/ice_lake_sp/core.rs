@@ -10,7 +10,7 @@ use crate::core_events::CoreEventsInfo;
 use crate::support::EventInfo;
 
 #[allow(unused_imports)]
-use crate::core_events::{ev, EventRow};
+use crate::core_events::{event_table, EventRow};
 #[cfg(feature = "metadata")]
 use crate::core_events::{event_info_refs, event_infos};
 
@@ -24,718 +24,6 @@ pub enum List {}
 pub type Event = CoreEvent<List>;
 
 impl Event {
-    /// `LD_BLOCKS.STORE_FORWARD`.
-    pub const LD_BLOCKS_STORE_FORWARD: Event = Event::row(0);
-    /// `LD_BLOCKS.NO_SR`.
-    pub const LD_BLOCKS_NO_SR: Event = Event::row(1);
-    /// `LD_BLOCKS_PARTIAL.ADDRESS_ALIAS`.
-    pub const LD_BLOCKS_PARTIAL_ADDRESS_ALIAS: Event = Event::row(2);
-    /// `DTLB_LOAD_MISSES.WALK_COMPLETED_4K`.
-    pub const DTLB_LOAD_MISSES_WALK_COMPLETED_4K: Event = Event::row(3);
-    /// `DTLB_LOAD_MISSES.WALK_COMPLETED_2M_4M`.
-    pub const DTLB_LOAD_MISSES_WALK_COMPLETED_2M_4M: Event = Event::row(4);
-    /// `DTLB_LOAD_MISSES.WALK_COMPLETED_1G`.
-    pub const DTLB_LOAD_MISSES_WALK_COMPLETED_1G: Event = Event::row(5);
-    /// `DTLB_LOAD_MISSES.WALK_COMPLETED`.
-    pub const DTLB_LOAD_MISSES_WALK_COMPLETED: Event = Event::row(6);
-    /// `DTLB_LOAD_MISSES.WALK_PENDING`.
-    pub const DTLB_LOAD_MISSES_WALK_PENDING: Event = Event::row(7);
-    /// `DTLB_LOAD_MISSES.WALK_ACTIVE`.
-    pub const DTLB_LOAD_MISSES_WALK_ACTIVE: Event = Event::row(8);
-    /// `DTLB_LOAD_MISSES.STLB_HIT`.
-    pub const DTLB_LOAD_MISSES_STLB_HIT: Event = Event::row(9);
-    /// `INT_MISC.RECOVERY_CYCLES`.
-    pub const INT_MISC_RECOVERY_CYCLES: Event = Event::row(10);
-    /// `INT_MISC.CLEARS_COUNT`.
-    pub const INT_MISC_CLEARS_COUNT: Event = Event::row(11);
-    /// `INT_MISC.ALL_RECOVERY_CYCLES`.
-    pub const INT_MISC_ALL_RECOVERY_CYCLES: Event = Event::row(12);
-    /// `INT_MISC.UOP_DROPPING`.
-    pub const INT_MISC_UOP_DROPPING: Event = Event::row(13);
-    /// `INT_MISC.CLEAR_RESTEER_CYCLES`.
-    pub const INT_MISC_CLEAR_RESTEER_CYCLES: Event = Event::row(14);
-    /// `UOPS_ISSUED.ANY`.
-    pub const UOPS_ISSUED_ANY: Event = Event::row(15);
-    /// `UOPS_ISSUED.STALL_CYCLES`.
-    pub const UOPS_ISSUED_STALL_CYCLES: Event = Event::row(16);
-    /// `UOPS_ISSUED.VECTOR_WIDTH_MISMATCH`.
-    pub const UOPS_ISSUED_VECTOR_WIDTH_MISMATCH: Event = Event::row(17);
-    /// `ARITH.FP_DIVIDER_ACTIVE`.
-    pub const ARITH_FP_DIVIDER_ACTIVE: Event = Event::row(18);
-    /// `ARITH.DIVIDER_ACTIVE`.
-    pub const ARITH_DIVIDER_ACTIVE: Event = Event::row(19);
-    /// `L2_RQSTS.DEMAND_DATA_RD_MISS`.
-    pub const L2_RQSTS_DEMAND_DATA_RD_MISS: Event = Event::row(20);
-    /// `L2_RQSTS.RFO_MISS`.
-    pub const L2_RQSTS_RFO_MISS: Event = Event::row(21);
-    /// `L2_RQSTS.CODE_RD_MISS`.
-    pub const L2_RQSTS_CODE_RD_MISS: Event = Event::row(22);
-    /// `L2_RQSTS.ALL_DEMAND_MISS`.
-    pub const L2_RQSTS_ALL_DEMAND_MISS: Event = Event::row(23);
-    /// `L2_RQSTS.SWPF_MISS`.
-    pub const L2_RQSTS_SWPF_MISS: Event = Event::row(24);
-    /// `L2_RQSTS.DEMAND_DATA_RD_HIT`.
-    pub const L2_RQSTS_DEMAND_DATA_RD_HIT: Event = Event::row(25);
-    /// `L2_RQSTS.RFO_HIT`.
-    pub const L2_RQSTS_RFO_HIT: Event = Event::row(26);
-    /// `L2_RQSTS.CODE_RD_HIT`.
-    pub const L2_RQSTS_CODE_RD_HIT: Event = Event::row(27);
-    /// `L2_RQSTS.SWPF_HIT`.
-    pub const L2_RQSTS_SWPF_HIT: Event = Event::row(28);
-    /// `L2_RQSTS.ALL_DEMAND_DATA_RD`.
-    pub const L2_RQSTS_ALL_DEMAND_DATA_RD: Event = Event::row(29);
-    /// `L2_RQSTS.ALL_RFO`.
-    pub const L2_RQSTS_ALL_RFO: Event = Event::row(30);
-    /// `L2_RQSTS.ALL_CODE_RD`.
-    pub const L2_RQSTS_ALL_CODE_RD: Event = Event::row(31);
-    /// `CORE_POWER.LVL0_TURBO_LICENSE`.
-    pub const CORE_POWER_LVL0_TURBO_LICENSE: Event = Event::row(32);
-    /// `CORE_POWER.LVL1_TURBO_LICENSE`.
-    pub const CORE_POWER_LVL1_TURBO_LICENSE: Event = Event::row(33);
-    /// `CORE_POWER.LVL2_TURBO_LICENSE`.
-    pub const CORE_POWER_LVL2_TURBO_LICENSE: Event = Event::row(34);
-    /// `LONGEST_LAT_CACHE.MISS`.
-    pub const LONGEST_LAT_CACHE_MISS: Event = Event::row(35);
-    /// `LONGEST_LAT_CACHE.REFERENCE`.
-    pub const LONGEST_LAT_CACHE_REFERENCE: Event = Event::row(36);
-    /// `SW_PREFETCH_ACCESS.NTA`.
-    pub const SW_PREFETCH_ACCESS_NTA: Event = Event::row(37);
-    /// `SW_PREFETCH_ACCESS.T0`.
-    pub const SW_PREFETCH_ACCESS_T0: Event = Event::row(38);
-    /// `SW_PREFETCH_ACCESS.T1_T2`.
-    pub const SW_PREFETCH_ACCESS_T1_T2: Event = Event::row(39);
-    /// `SW_PREFETCH_ACCESS.PREFETCHW`.
-    pub const SW_PREFETCH_ACCESS_PREFETCHW: Event = Event::row(40);
-    /// `SW_PREFETCH_ACCESS.ANY`.
-    pub const SW_PREFETCH_ACCESS_ANY: Event = Event::row(41);
-    /// `CPU_CLK_UNHALTED.THREAD_P`.
-    pub const CPU_CLK_UNHALTED_THREAD_P: Event = Event::row(42);
-    /// `CPU_CLK_UNHALTED.REF_XCLK`.
-    pub const CPU_CLK_UNHALTED_REF_XCLK: Event = Event::row(43);
-    /// `CPU_CLK_UNHALTED.ONE_THREAD_ACTIVE`.
-    pub const CPU_CLK_UNHALTED_ONE_THREAD_ACTIVE: Event = Event::row(44);
-    /// `CPU_CLK_UNHALTED.REF_DISTRIBUTED`.
-    pub const CPU_CLK_UNHALTED_REF_DISTRIBUTED: Event = Event::row(45);
-    /// `L1D_PEND_MISS.PENDING`.
-    pub const L1D_PEND_MISS_PENDING: Event = Event::row(46);
-    /// `L1D_PEND_MISS.PENDING_CYCLES`.
-    pub const L1D_PEND_MISS_PENDING_CYCLES: Event = Event::row(47);
-    /// `L1D_PEND_MISS.FB_FULL`.
-    pub const L1D_PEND_MISS_FB_FULL: Event = Event::row(48);
-    /// `L1D_PEND_MISS.FB_FULL_PERIODS`.
-    pub const L1D_PEND_MISS_FB_FULL_PERIODS: Event = Event::row(49);
-    /// `L1D_PEND_MISS.L2_STALL`.
-    pub const L1D_PEND_MISS_L2_STALL: Event = Event::row(50);
-    /// `DTLB_STORE_MISSES.WALK_COMPLETED_4K`.
-    pub const DTLB_STORE_MISSES_WALK_COMPLETED_4K: Event = Event::row(51);
-    /// `DTLB_STORE_MISSES.WALK_COMPLETED_2M_4M`.
-    pub const DTLB_STORE_MISSES_WALK_COMPLETED_2M_4M: Event = Event::row(52);
-    /// `DTLB_STORE_MISSES.WALK_COMPLETED_1G`.
-    pub const DTLB_STORE_MISSES_WALK_COMPLETED_1G: Event = Event::row(53);
-    /// `DTLB_STORE_MISSES.WALK_COMPLETED`.
-    pub const DTLB_STORE_MISSES_WALK_COMPLETED: Event = Event::row(54);
-    /// `DTLB_STORE_MISSES.WALK_PENDING`.
-    pub const DTLB_STORE_MISSES_WALK_PENDING: Event = Event::row(55);
-    /// `DTLB_STORE_MISSES.WALK_ACTIVE`.
-    pub const DTLB_STORE_MISSES_WALK_ACTIVE: Event = Event::row(56);
-    /// `DTLB_STORE_MISSES.STLB_HIT`.
-    pub const DTLB_STORE_MISSES_STLB_HIT: Event = Event::row(57);
-    /// `LOAD_HIT_PREFETCH.SWPF`.
-    pub const LOAD_HIT_PREFETCH_SWPF: Event = Event::row(58);
-    /// `L1D.REPLACEMENT`.
-    pub const L1D_REPLACEMENT: Event = Event::row(59);
-    /// `TX_MEM.ABORT_CONFLICT`.
-    pub const TX_MEM_ABORT_CONFLICT: Event = Event::row(60);
-    /// `TX_MEM.ABORT_CAPACITY_WRITE`.
-    pub const TX_MEM_ABORT_CAPACITY_WRITE: Event = Event::row(61);
-    /// `TX_MEM.ABORT_CAPACITY_READ`.
-    pub const TX_MEM_ABORT_CAPACITY_READ: Event = Event::row(62);
-    /// `INST_DECODED.DECODERS`.
-    pub const INST_DECODED_DECODERS: Event = Event::row(63);
-    /// `UOPS_DECODED.DEC0`.
-    pub const UOPS_DECODED_DEC0: Event = Event::row(64);
-    /// `TX_EXEC.MISC2`.
-    pub const TX_EXEC_MISC2: Event = Event::row(65);
-    /// `TX_EXEC.MISC3`.
-    pub const TX_EXEC_MISC3: Event = Event::row(66);
-    /// `RS_EVENTS.EMPTY_CYCLES`.
-    pub const RS_EVENTS_EMPTY_CYCLES: Event = Event::row(67);
-    /// `RS_EVENTS.EMPTY_END`.
-    pub const RS_EVENTS_EMPTY_END: Event = Event::row(68);
-    /// `OFFCORE_REQUESTS_OUTSTANDING.DEMAND_DATA_RD`.
-    pub const OFFCORE_REQUESTS_OUTSTANDING_DEMAND_DATA_RD: Event = Event::row(69);
-    /// `OFFCORE_REQUESTS_OUTSTANDING.DEMAND_CODE_RD`.
-    pub const OFFCORE_REQUESTS_OUTSTANDING_DEMAND_CODE_RD: Event = Event::row(70);
-    /// `OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DEMAND_CODE_RD`.
-    pub const OFFCORE_REQUESTS_OUTSTANDING_CYCLES_WITH_DEMAND_CODE_RD: Event = Event::row(71);
-    /// `OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DEMAND_RFO`.
-    pub const OFFCORE_REQUESTS_OUTSTANDING_CYCLES_WITH_DEMAND_RFO: Event = Event::row(72);
-    /// `OFFCORE_REQUESTS_OUTSTANDING.ALL_DATA_RD`.
-    pub const OFFCORE_REQUESTS_OUTSTANDING_ALL_DATA_RD: Event = Event::row(73);
-    /// `OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DATA_RD`.
-    pub const OFFCORE_REQUESTS_OUTSTANDING_CYCLES_WITH_DATA_RD: Event = Event::row(74);
-    /// `OFFCORE_REQUESTS_OUTSTANDING.L3_MISS_DEMAND_DATA_RD`.
-    pub const OFFCORE_REQUESTS_OUTSTANDING_L3_MISS_DEMAND_DATA_RD: Event = Event::row(75);
-    /// `OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_L3_MISS_DEMAND_DATA_RD`.
-    pub const OFFCORE_REQUESTS_OUTSTANDING_CYCLES_WITH_L3_MISS_DEMAND_DATA_RD: Event = Event::row(76);
-    /// `OFFCORE_REQUESTS_OUTSTANDING.L3_MISS_DEMAND_DATA_RD_GE_6`.
-    pub const OFFCORE_REQUESTS_OUTSTANDING_L3_MISS_DEMAND_DATA_RD_GE_6: Event = Event::row(77);
-    /// `IDQ.MITE_UOPS`.
-    pub const IDQ_MITE_UOPS: Event = Event::row(78);
-    /// `IDQ.MITE_CYCLES_OK`.
-    pub const IDQ_MITE_CYCLES_OK: Event = Event::row(79);
-    /// `IDQ.MITE_CYCLES_ANY`.
-    pub const IDQ_MITE_CYCLES_ANY: Event = Event::row(80);
-    /// `IDQ.DSB_UOPS`.
-    pub const IDQ_DSB_UOPS: Event = Event::row(81);
-    /// `IDQ.DSB_CYCLES_OK`.
-    pub const IDQ_DSB_CYCLES_OK: Event = Event::row(82);
-    /// `IDQ.DSB_CYCLES_ANY`.
-    pub const IDQ_DSB_CYCLES_ANY: Event = Event::row(83);
-    /// `IDQ.MS_SWITCHES`.
-    pub const IDQ_MS_SWITCHES: Event = Event::row(84);
-    /// `IDQ.MS_UOPS`.
-    pub const IDQ_MS_UOPS: Event = Event::row(85);
-    /// `ICACHE_16B.IFDATA_STALL`.
-    pub const ICACHE_16B_IFDATA_STALL: Event = Event::row(86);
-    /// `ICACHE_DATA.STALLS`.
-    pub const ICACHE_DATA_STALLS: Event = Event::row(87);
-    /// `ICACHE_64B.IFTAG_HIT`.
-    pub const ICACHE_64B_IFTAG_HIT: Event = Event::row(88);
-    /// `ICACHE_64B.IFTAG_MISS`.
-    pub const ICACHE_64B_IFTAG_MISS: Event = Event::row(89);
-    /// `ICACHE_64B.IFTAG_STALL`.
-    pub const ICACHE_64B_IFTAG_STALL: Event = Event::row(90);
-    /// `ICACHE_TAG.STALLS`.
-    pub const ICACHE_TAG_STALLS: Event = Event::row(91);
-    /// `ITLB_MISSES.WALK_COMPLETED_4K`.
-    pub const ITLB_MISSES_WALK_COMPLETED_4K: Event = Event::row(92);
-    /// `ITLB_MISSES.WALK_COMPLETED_2M_4M`.
-    pub const ITLB_MISSES_WALK_COMPLETED_2M_4M: Event = Event::row(93);
-    /// `ITLB_MISSES.WALK_COMPLETED`.
-    pub const ITLB_MISSES_WALK_COMPLETED: Event = Event::row(94);
-    /// `ITLB_MISSES.WALK_PENDING`.
-    pub const ITLB_MISSES_WALK_PENDING: Event = Event::row(95);
-    /// `ITLB_MISSES.WALK_ACTIVE`.
-    pub const ITLB_MISSES_WALK_ACTIVE: Event = Event::row(96);
-    /// `ITLB_MISSES.STLB_HIT`.
-    pub const ITLB_MISSES_STLB_HIT: Event = Event::row(97);
-    /// `ILD_STALL.LCP`.
-    pub const ILD_STALL_LCP: Event = Event::row(98);
-    /// `DECODE.LCP`.
-    pub const DECODE_LCP: Event = Event::row(99);
-    /// `IDQ_UOPS_NOT_DELIVERED.CORE`.
-    pub const IDQ_UOPS_NOT_DELIVERED_CORE: Event = Event::row(100);
-    /// `IDQ_UOPS_NOT_DELIVERED.CYCLES_0_UOPS_DELIV.CORE`.
-    pub const IDQ_UOPS_NOT_DELIVERED_CYCLES_0_UOPS_DELIV_CORE: Event = Event::row(101);
-    /// `IDQ_UOPS_NOT_DELIVERED.CYCLES_FE_WAS_OK`.
-    pub const IDQ_UOPS_NOT_DELIVERED_CYCLES_FE_WAS_OK: Event = Event::row(102);
-    /// `UOPS_DISPATCHED.PORT_0`.
-    pub const UOPS_DISPATCHED_PORT_0: Event = Event::row(103);
-    /// `UOPS_DISPATCHED.PORT_1`.
-    pub const UOPS_DISPATCHED_PORT_1: Event = Event::row(104);
-    /// `UOPS_DISPATCHED.PORT_2_3`.
-    pub const UOPS_DISPATCHED_PORT_2_3: Event = Event::row(105);
-    /// `UOPS_DISPATCHED.PORT_4_9`.
-    pub const UOPS_DISPATCHED_PORT_4_9: Event = Event::row(106);
-    /// `UOPS_DISPATCHED.PORT_5`.
-    pub const UOPS_DISPATCHED_PORT_5: Event = Event::row(107);
-    /// `UOPS_DISPATCHED.PORT_6`.
-    pub const UOPS_DISPATCHED_PORT_6: Event = Event::row(108);
-    /// `UOPS_DISPATCHED.PORT_7_8`.
-    pub const UOPS_DISPATCHED_PORT_7_8: Event = Event::row(109);
-    /// `RESOURCE_STALLS.SCOREBOARD`.
-    pub const RESOURCE_STALLS_SCOREBOARD: Event = Event::row(110);
-    /// `RESOURCE_STALLS.SB`.
-    pub const RESOURCE_STALLS_SB: Event = Event::row(111);
-    /// `CYCLE_ACTIVITY.CYCLES_L2_MISS`.
-    pub const CYCLE_ACTIVITY_CYCLES_L2_MISS: Event = Event::row(112);
-    /// `CYCLE_ACTIVITY.STALLS_TOTAL`.
-    pub const CYCLE_ACTIVITY_STALLS_TOTAL: Event = Event::row(113);
-    /// `CYCLE_ACTIVITY.STALLS_L2_MISS`.
-    pub const CYCLE_ACTIVITY_STALLS_L2_MISS: Event = Event::row(114);
-    /// `CYCLE_ACTIVITY.STALLS_L3_MISS`.
-    pub const CYCLE_ACTIVITY_STALLS_L3_MISS: Event = Event::row(115);
-    /// `CYCLE_ACTIVITY.CYCLES_L1D_MISS`.
-    pub const CYCLE_ACTIVITY_CYCLES_L1D_MISS: Event = Event::row(116);
-    /// `CYCLE_ACTIVITY.STALLS_L1D_MISS`.
-    pub const CYCLE_ACTIVITY_STALLS_L1D_MISS: Event = Event::row(117);
-    /// `CYCLE_ACTIVITY.CYCLES_MEM_ANY`.
-    pub const CYCLE_ACTIVITY_CYCLES_MEM_ANY: Event = Event::row(118);
-    /// `CYCLE_ACTIVITY.STALLS_MEM_ANY`.
-    pub const CYCLE_ACTIVITY_STALLS_MEM_ANY: Event = Event::row(119);
-    /// `TOPDOWN.SLOTS_P`.
-    pub const TOPDOWN_SLOTS_P: Event = Event::row(120);
-    /// `TOPDOWN.BACKEND_BOUND_SLOTS`.
-    pub const TOPDOWN_BACKEND_BOUND_SLOTS: Event = Event::row(121);
-    /// `EXE_ACTIVITY.1_PORTS_UTIL`.
-    pub const EXE_ACTIVITY_1_PORTS_UTIL: Event = Event::row(122);
-    /// `EXE_ACTIVITY.2_PORTS_UTIL`.
-    pub const EXE_ACTIVITY_2_PORTS_UTIL: Event = Event::row(123);
-    /// `EXE_ACTIVITY.3_PORTS_UTIL`.
-    pub const EXE_ACTIVITY_3_PORTS_UTIL: Event = Event::row(124);
-    /// `EXE_ACTIVITY.4_PORTS_UTIL`.
-    pub const EXE_ACTIVITY_4_PORTS_UTIL: Event = Event::row(125);
-    /// `EXE_ACTIVITY.BOUND_ON_STORES`.
-    pub const EXE_ACTIVITY_BOUND_ON_STORES: Event = Event::row(126);
-    /// `LSD.UOPS`.
-    pub const LSD_UOPS: Event = Event::row(127);
-    /// `LSD.CYCLES_ACTIVE`.
-    pub const LSD_CYCLES_ACTIVE: Event = Event::row(128);
-    /// `LSD.CYCLES_OK`.
-    pub const LSD_CYCLES_OK: Event = Event::row(129);
-    /// `DSB2MITE_SWITCHES.PENALTY_CYCLES`.
-    pub const DSB2MITE_SWITCHES_PENALTY_CYCLES: Event = Event::row(130);
-    /// `DSB2MITE_SWITCHES.COUNT`.
-    pub const DSB2MITE_SWITCHES_COUNT: Event = Event::row(131);
-    /// `OFFCORE_REQUESTS.DEMAND_DATA_RD`.
-    pub const OFFCORE_REQUESTS_DEMAND_DATA_RD: Event = Event::row(132);
-    /// `OFFCORE_REQUESTS.DEMAND_CODE_RD`.
-    pub const OFFCORE_REQUESTS_DEMAND_CODE_RD: Event = Event::row(133);
-    /// `OFFCORE_REQUESTS.DEMAND_RFO`.
-    pub const OFFCORE_REQUESTS_DEMAND_RFO: Event = Event::row(134);
-    /// `OFFCORE_REQUESTS.ALL_DATA_RD`.
-    pub const OFFCORE_REQUESTS_ALL_DATA_RD: Event = Event::row(135);
-    /// `OFFCORE_REQUESTS.L3_MISS_DEMAND_DATA_RD`.
-    pub const OFFCORE_REQUESTS_L3_MISS_DEMAND_DATA_RD: Event = Event::row(136);
-    /// `OFFCORE_REQUESTS.ALL_REQUESTS`.
-    pub const OFFCORE_REQUESTS_ALL_REQUESTS: Event = Event::row(137);
-    /// `UOPS_EXECUTED.THREAD`.
-    pub const UOPS_EXECUTED_THREAD: Event = Event::row(138);
-    /// `UOPS_EXECUTED.STALL_CYCLES`.
-    pub const UOPS_EXECUTED_STALL_CYCLES: Event = Event::row(139);
-    /// `UOPS_EXECUTED.CYCLES_GE_1`.
-    pub const UOPS_EXECUTED_CYCLES_GE_1: Event = Event::row(140);
-    /// `UOPS_EXECUTED.CYCLES_GE_2`.
-    pub const UOPS_EXECUTED_CYCLES_GE_2: Event = Event::row(141);
-    /// `UOPS_EXECUTED.CYCLES_GE_3`.
-    pub const UOPS_EXECUTED_CYCLES_GE_3: Event = Event::row(142);
-    /// `UOPS_EXECUTED.CYCLES_GE_4`.
-    pub const UOPS_EXECUTED_CYCLES_GE_4: Event = Event::row(143);
-    /// `UOPS_EXECUTED.CORE_CYCLES_GE_1`.
-    pub const UOPS_EXECUTED_CORE_CYCLES_GE_1: Event = Event::row(144);
-    /// `UOPS_EXECUTED.CORE_CYCLES_GE_2`.
-    pub const UOPS_EXECUTED_CORE_CYCLES_GE_2: Event = Event::row(145);
-    /// `UOPS_EXECUTED.CORE_CYCLES_GE_3`.
-    pub const UOPS_EXECUTED_CORE_CYCLES_GE_3: Event = Event::row(146);
-    /// `UOPS_EXECUTED.CORE_CYCLES_GE_4`.
-    pub const UOPS_EXECUTED_CORE_CYCLES_GE_4: Event = Event::row(147);
-    /// `UOPS_EXECUTED.X87`.
-    pub const UOPS_EXECUTED_X87: Event = Event::row(148);
-    /// `TLB_FLUSH.DTLB_THREAD`.
-    pub const TLB_FLUSH_DTLB_THREAD: Event = Event::row(149);
-    /// `TLB_FLUSH.STLB_ANY`.
-    pub const TLB_FLUSH_STLB_ANY: Event = Event::row(150);
-    /// `INST_RETIRED.ANY_P`.
-    pub const INST_RETIRED_ANY_P: Event = Event::row(151);
-    /// `INST_RETIRED.NOP`.
-    pub const INST_RETIRED_NOP: Event = Event::row(152);
-    /// `ASSISTS.FP`.
-    pub const ASSISTS_FP: Event = Event::row(153);
-    /// `ASSISTS.ANY`.
-    pub const ASSISTS_ANY: Event = Event::row(154);
-    /// `UOPS_RETIRED.STALL_CYCLES`.
-    pub const UOPS_RETIRED_STALL_CYCLES: Event = Event::row(155);
-    /// `UOPS_RETIRED.TOTAL_CYCLES`.
-    pub const UOPS_RETIRED_TOTAL_CYCLES: Event = Event::row(156);
-    /// `UOPS_RETIRED.SLOTS`.
-    pub const UOPS_RETIRED_SLOTS: Event = Event::row(157);
-    /// `MACHINE_CLEARS.COUNT`.
-    pub const MACHINE_CLEARS_COUNT: Event = Event::row(158);
-    /// `MACHINE_CLEARS.MEMORY_ORDERING`.
-    pub const MACHINE_CLEARS_MEMORY_ORDERING: Event = Event::row(159);
-    /// `MACHINE_CLEARS.SMC`.
-    pub const MACHINE_CLEARS_SMC: Event = Event::row(160);
-    /// `BR_INST_RETIRED.ALL_BRANCHES`.
-    pub const BR_INST_RETIRED_ALL_BRANCHES: Event = Event::row(161);
-    /// `BR_INST_RETIRED.COND_TAKEN`.
-    pub const BR_INST_RETIRED_COND_TAKEN: Event = Event::row(162);
-    /// `BR_INST_RETIRED.NEAR_CALL`.
-    pub const BR_INST_RETIRED_NEAR_CALL: Event = Event::row(163);
-    /// `BR_INST_RETIRED.NEAR_RETURN`.
-    pub const BR_INST_RETIRED_NEAR_RETURN: Event = Event::row(164);
-    /// `BR_INST_RETIRED.COND_NTAKEN`.
-    pub const BR_INST_RETIRED_COND_NTAKEN: Event = Event::row(165);
-    /// `BR_INST_RETIRED.COND`.
-    pub const BR_INST_RETIRED_COND: Event = Event::row(166);
-    /// `BR_INST_RETIRED.NEAR_TAKEN`.
-    pub const BR_INST_RETIRED_NEAR_TAKEN: Event = Event::row(167);
-    /// `BR_INST_RETIRED.FAR_BRANCH`.
-    pub const BR_INST_RETIRED_FAR_BRANCH: Event = Event::row(168);
-    /// `BR_INST_RETIRED.INDIRECT`.
-    pub const BR_INST_RETIRED_INDIRECT: Event = Event::row(169);
-    /// `BR_MISP_RETIRED.ALL_BRANCHES`.
-    pub const BR_MISP_RETIRED_ALL_BRANCHES: Event = Event::row(170);
-    /// `BR_MISP_RETIRED.COND_TAKEN`.
-    pub const BR_MISP_RETIRED_COND_TAKEN: Event = Event::row(171);
-    /// `BR_MISP_RETIRED.INDIRECT_CALL`.
-    pub const BR_MISP_RETIRED_INDIRECT_CALL: Event = Event::row(172);
-    /// `BR_MISP_RETIRED.RET`.
-    pub const BR_MISP_RETIRED_RET: Event = Event::row(173);
-    /// `BR_MISP_RETIRED.COND_NTAKEN`.
-    pub const BR_MISP_RETIRED_COND_NTAKEN: Event = Event::row(174);
-    /// `BR_MISP_RETIRED.COND`.
-    pub const BR_MISP_RETIRED_COND: Event = Event::row(175);
-    /// `BR_MISP_RETIRED.NEAR_TAKEN`.
-    pub const BR_MISP_RETIRED_NEAR_TAKEN: Event = Event::row(176);
-    /// `BR_MISP_RETIRED.INDIRECT`.
-    pub const BR_MISP_RETIRED_INDIRECT: Event = Event::row(177);
-    /// `FRONTEND_RETIRED.DSB_MISS`.
-    pub const FRONTEND_RETIRED_DSB_MISS: Event = Event::row(178);
-    /// `FRONTEND_RETIRED.L1I_MISS`.
-    pub const FRONTEND_RETIRED_L1I_MISS: Event = Event::row(179);
-    /// `FRONTEND_RETIRED.L2_MISS`.
-    pub const FRONTEND_RETIRED_L2_MISS: Event = Event::row(180);
-    /// `FRONTEND_RETIRED.ITLB_MISS`.
-    pub const FRONTEND_RETIRED_ITLB_MISS: Event = Event::row(181);
-    /// `FRONTEND_RETIRED.STLB_MISS`.
-    pub const FRONTEND_RETIRED_STLB_MISS: Event = Event::row(182);
-    /// `FRONTEND_RETIRED.LATENCY_GE_2`.
-    pub const FRONTEND_RETIRED_LATENCY_GE_2: Event = Event::row(183);
-    /// `FRONTEND_RETIRED.LATENCY_GE_4`.
-    pub const FRONTEND_RETIRED_LATENCY_GE_4: Event = Event::row(184);
-    /// `FRONTEND_RETIRED.LATENCY_GE_8`.
-    pub const FRONTEND_RETIRED_LATENCY_GE_8: Event = Event::row(185);
-    /// `FRONTEND_RETIRED.LATENCY_GE_16`.
-    pub const FRONTEND_RETIRED_LATENCY_GE_16: Event = Event::row(186);
-    /// `FRONTEND_RETIRED.LATENCY_GE_32`.
-    pub const FRONTEND_RETIRED_LATENCY_GE_32: Event = Event::row(187);
-    /// `FRONTEND_RETIRED.LATENCY_GE_64`.
-    pub const FRONTEND_RETIRED_LATENCY_GE_64: Event = Event::row(188);
-    /// `FRONTEND_RETIRED.LATENCY_GE_128`.
-    pub const FRONTEND_RETIRED_LATENCY_GE_128: Event = Event::row(189);
-    /// `FRONTEND_RETIRED.LATENCY_GE_256`.
-    pub const FRONTEND_RETIRED_LATENCY_GE_256: Event = Event::row(190);
-    /// `FRONTEND_RETIRED.LATENCY_GE_512`.
-    pub const FRONTEND_RETIRED_LATENCY_GE_512: Event = Event::row(191);
-    /// `FRONTEND_RETIRED.LATENCY_GE_2_BUBBLES_GE_1`.
-    pub const FRONTEND_RETIRED_LATENCY_GE_2_BUBBLES_GE_1: Event = Event::row(192);
-    /// `FRONTEND_RETIRED.LATENCY_GE_1`.
-    pub const FRONTEND_RETIRED_LATENCY_GE_1: Event = Event::row(193);
-    /// `FRONTEND_RETIRED.ANY_DSB_MISS`.
-    pub const FRONTEND_RETIRED_ANY_DSB_MISS: Event = Event::row(194);
-    /// `FP_ARITH_INST_RETIRED.SCALAR_DOUBLE`.
-    pub const FP_ARITH_INST_RETIRED_SCALAR_DOUBLE: Event = Event::row(195);
-    /// `FP_ARITH_INST_RETIRED.SCALAR_SINGLE`.
-    pub const FP_ARITH_INST_RETIRED_SCALAR_SINGLE: Event = Event::row(196);
-    /// `FP_ARITH_INST_RETIRED.SCALAR`.
-    pub const FP_ARITH_INST_RETIRED_SCALAR: Event = Event::row(197);
-    /// `FP_ARITH_INST_RETIRED.128B_PACKED_DOUBLE`.
-    pub const FP_ARITH_INST_RETIRED_128B_PACKED_DOUBLE: Event = Event::row(198);
-    /// `FP_ARITH_INST_RETIRED.128B_PACKED_SINGLE`.
-    pub const FP_ARITH_INST_RETIRED_128B_PACKED_SINGLE: Event = Event::row(199);
-    /// `FP_ARITH_INST_RETIRED.256B_PACKED_DOUBLE`.
-    pub const FP_ARITH_INST_RETIRED_256B_PACKED_DOUBLE: Event = Event::row(200);
-    /// `FP_ARITH_INST_RETIRED.4_FLOPS`.
-    pub const FP_ARITH_INST_RETIRED_4_FLOPS: Event = Event::row(201);
-    /// `FP_ARITH_INST_RETIRED.256B_PACKED_SINGLE`.
-    pub const FP_ARITH_INST_RETIRED_256B_PACKED_SINGLE: Event = Event::row(202);
-    /// `FP_ARITH_INST_RETIRED.512B_PACKED_DOUBLE`.
-    pub const FP_ARITH_INST_RETIRED_512B_PACKED_DOUBLE: Event = Event::row(203);
-    /// `FP_ARITH_INST_RETIRED.8_FLOPS`.
-    pub const FP_ARITH_INST_RETIRED_8_FLOPS: Event = Event::row(204);
-    /// `FP_ARITH_INST_RETIRED.512B_PACKED_SINGLE`.
-    pub const FP_ARITH_INST_RETIRED_512B_PACKED_SINGLE: Event = Event::row(205);
-    /// `FP_ARITH_INST_RETIRED.VECTOR`.
-    pub const FP_ARITH_INST_RETIRED_VECTOR: Event = Event::row(206);
-    /// `RTM_RETIRED.START`.
-    pub const RTM_RETIRED_START: Event = Event::row(207);
-    /// `RTM_RETIRED.COMMIT`.
-    pub const RTM_RETIRED_COMMIT: Event = Event::row(208);
-    /// `RTM_RETIRED.ABORTED`.
-    pub const RTM_RETIRED_ABORTED: Event = Event::row(209);
-    /// `RTM_RETIRED.ABORTED_MEM`.
-    pub const RTM_RETIRED_ABORTED_MEM: Event = Event::row(210);
-    /// `RTM_RETIRED.ABORTED_UNFRIENDLY`.
-    pub const RTM_RETIRED_ABORTED_UNFRIENDLY: Event = Event::row(211);
-    /// `RTM_RETIRED.ABORTED_MEMTYPE`.
-    pub const RTM_RETIRED_ABORTED_MEMTYPE: Event = Event::row(212);
-    /// `RTM_RETIRED.ABORTED_EVENTS`.
-    pub const RTM_RETIRED_ABORTED_EVENTS: Event = Event::row(213);
-    /// `MISC_RETIRED.LBR_INSERTS`.
-    pub const MISC_RETIRED_LBR_INSERTS: Event = Event::row(214);
-    /// `MISC_RETIRED.PAUSE_INST`.
-    pub const MISC_RETIRED_PAUSE_INST: Event = Event::row(215);
-    /// `MEM_TRANS_RETIRED.LOAD_LATENCY_GT_4`.
-    pub const MEM_TRANS_RETIRED_LOAD_LATENCY_GT_4: Event = Event::row(216);
-    /// `MEM_TRANS_RETIRED.LOAD_LATENCY_GT_8`.
-    pub const MEM_TRANS_RETIRED_LOAD_LATENCY_GT_8: Event = Event::row(217);
-    /// `MEM_TRANS_RETIRED.LOAD_LATENCY_GT_16`.
-    pub const MEM_TRANS_RETIRED_LOAD_LATENCY_GT_16: Event = Event::row(218);
-    /// `MEM_TRANS_RETIRED.LOAD_LATENCY_GT_32`.
-    pub const MEM_TRANS_RETIRED_LOAD_LATENCY_GT_32: Event = Event::row(219);
-    /// `MEM_TRANS_RETIRED.LOAD_LATENCY_GT_64`.
-    pub const MEM_TRANS_RETIRED_LOAD_LATENCY_GT_64: Event = Event::row(220);
-    /// `MEM_TRANS_RETIRED.LOAD_LATENCY_GT_128`.
-    pub const MEM_TRANS_RETIRED_LOAD_LATENCY_GT_128: Event = Event::row(221);
-    /// `MEM_TRANS_RETIRED.LOAD_LATENCY_GT_256`.
-    pub const MEM_TRANS_RETIRED_LOAD_LATENCY_GT_256: Event = Event::row(222);
-    /// `MEM_TRANS_RETIRED.LOAD_LATENCY_GT_512`.
-    pub const MEM_TRANS_RETIRED_LOAD_LATENCY_GT_512: Event = Event::row(223);
-    /// `MEM_INST_RETIRED.STLB_MISS_LOADS`.
-    pub const MEM_INST_RETIRED_STLB_MISS_LOADS: Event = Event::row(224);
-    /// `MEM_INST_RETIRED.STLB_MISS_STORES`.
-    pub const MEM_INST_RETIRED_STLB_MISS_STORES: Event = Event::row(225);
-    /// `MEM_INST_RETIRED.LOCK_LOADS`.
-    pub const MEM_INST_RETIRED_LOCK_LOADS: Event = Event::row(226);
-    /// `MEM_INST_RETIRED.SPLIT_LOADS`.
-    pub const MEM_INST_RETIRED_SPLIT_LOADS: Event = Event::row(227);
-    /// `MEM_INST_RETIRED.SPLIT_STORES`.
-    pub const MEM_INST_RETIRED_SPLIT_STORES: Event = Event::row(228);
-    /// `MEM_INST_RETIRED.ALL_LOADS`.
-    pub const MEM_INST_RETIRED_ALL_LOADS: Event = Event::row(229);
-    /// `MEM_INST_RETIRED.ALL_STORES`.
-    pub const MEM_INST_RETIRED_ALL_STORES: Event = Event::row(230);
-    /// `MEM_INST_RETIRED.ANY`.
-    pub const MEM_INST_RETIRED_ANY: Event = Event::row(231);
-    /// `MEM_LOAD_RETIRED.L1_HIT`.
-    pub const MEM_LOAD_RETIRED_L1_HIT: Event = Event::row(232);
-    /// `MEM_LOAD_RETIRED.L2_HIT`.
-    pub const MEM_LOAD_RETIRED_L2_HIT: Event = Event::row(233);
-    /// `MEM_LOAD_RETIRED.L3_HIT`.
-    pub const MEM_LOAD_RETIRED_L3_HIT: Event = Event::row(234);
-    /// `MEM_LOAD_RETIRED.L1_MISS`.
-    pub const MEM_LOAD_RETIRED_L1_MISS: Event = Event::row(235);
-    /// `MEM_LOAD_RETIRED.L2_MISS`.
-    pub const MEM_LOAD_RETIRED_L2_MISS: Event = Event::row(236);
-    /// `MEM_LOAD_RETIRED.L3_MISS`.
-    pub const MEM_LOAD_RETIRED_L3_MISS: Event = Event::row(237);
-    /// `MEM_LOAD_RETIRED.FB_HIT`.
-    pub const MEM_LOAD_RETIRED_FB_HIT: Event = Event::row(238);
-    /// `MEM_LOAD_RETIRED.LOCAL_PMM`.
-    pub const MEM_LOAD_RETIRED_LOCAL_PMM: Event = Event::row(239);
-    /// `MEM_LOAD_L3_HIT_RETIRED.XSNP_MISS`.
-    pub const MEM_LOAD_L3_HIT_RETIRED_XSNP_MISS: Event = Event::row(240);
-    /// `MEM_LOAD_L3_HIT_RETIRED.XSNP_NO_FWD`.
-    pub const MEM_LOAD_L3_HIT_RETIRED_XSNP_NO_FWD: Event = Event::row(241);
-    /// `MEM_LOAD_L3_HIT_RETIRED.XSNP_FWD`.
-    pub const MEM_LOAD_L3_HIT_RETIRED_XSNP_FWD: Event = Event::row(242);
-    /// `MEM_LOAD_L3_HIT_RETIRED.XSNP_NONE`.
-    pub const MEM_LOAD_L3_HIT_RETIRED_XSNP_NONE: Event = Event::row(243);
-    /// `MEM_LOAD_L3_MISS_RETIRED.LOCAL_DRAM`.
-    pub const MEM_LOAD_L3_MISS_RETIRED_LOCAL_DRAM: Event = Event::row(244);
-    /// `MEM_LOAD_L3_MISS_RETIRED.REMOTE_DRAM`.
-    pub const MEM_LOAD_L3_MISS_RETIRED_REMOTE_DRAM: Event = Event::row(245);
-    /// `MEM_LOAD_L3_MISS_RETIRED.REMOTE_HITM`.
-    pub const MEM_LOAD_L3_MISS_RETIRED_REMOTE_HITM: Event = Event::row(246);
-    /// `MEM_LOAD_L3_MISS_RETIRED.REMOTE_FWD`.
-    pub const MEM_LOAD_L3_MISS_RETIRED_REMOTE_FWD: Event = Event::row(247);
-    /// `MEM_LOAD_L3_MISS_RETIRED.REMOTE_PMM`.
-    pub const MEM_LOAD_L3_MISS_RETIRED_REMOTE_PMM: Event = Event::row(248);
-    /// `MEM_LOAD_MISC_RETIRED.UC`.
-    pub const MEM_LOAD_MISC_RETIRED_UC: Event = Event::row(249);
-    /// `BACLEARS.ANY`.
-    pub const BACLEARS_ANY: Event = Event::row(250);
-    /// `CPU_CLK_UNHALTED.DISTRIBUTED`.
-    pub const CPU_CLK_UNHALTED_DISTRIBUTED: Event = Event::row(251);
-    /// `CORE_SNOOP_RESPONSE.MISS`.
-    pub const CORE_SNOOP_RESPONSE_MISS: Event = Event::row(252);
-    /// `CORE_SNOOP_RESPONSE.I_HIT_FSE`.
-    pub const CORE_SNOOP_RESPONSE_I_HIT_FSE: Event = Event::row(253);
-    /// `CORE_SNOOP_RESPONSE.S_HIT_FSE`.
-    pub const CORE_SNOOP_RESPONSE_S_HIT_FSE: Event = Event::row(254);
-    /// `CORE_SNOOP_RESPONSE.S_FWD_M`.
-    pub const CORE_SNOOP_RESPONSE_S_FWD_M: Event = Event::row(255);
-    /// `CORE_SNOOP_RESPONSE.I_FWD_M`.
-    pub const CORE_SNOOP_RESPONSE_I_FWD_M: Event = Event::row(256);
-    /// `CORE_SNOOP_RESPONSE.I_FWD_FE`.
-    pub const CORE_SNOOP_RESPONSE_I_FWD_FE: Event = Event::row(257);
-    /// `CORE_SNOOP_RESPONSE.S_FWD_FE`.
-    pub const CORE_SNOOP_RESPONSE_S_FWD_FE: Event = Event::row(258);
-    /// `L2_TRANS.L2_WB`.
-    pub const L2_TRANS_L2_WB: Event = Event::row(259);
-    /// `L2_LINES_IN.ALL`.
-    pub const L2_LINES_IN_ALL: Event = Event::row(260);
-    /// `L2_LINES_OUT.SILENT`.
-    pub const L2_LINES_OUT_SILENT: Event = Event::row(261);
-    /// `L2_LINES_OUT.NON_SILENT`.
-    pub const L2_LINES_OUT_NON_SILENT: Event = Event::row(262);
-    /// `L2_LINES_OUT.USELESS_HWPF`.
-    pub const L2_LINES_OUT_USELESS_HWPF: Event = Event::row(263);
-    /// `SQ_MISC.SQ_FULL`.
-    pub const SQ_MISC_SQ_FULL: Event = Event::row(264);
-    /// `SQ_MISC.BUS_LOCK`.
-    pub const SQ_MISC_BUS_LOCK: Event = Event::row(265);
-    /// `OCR.DEMAND_DATA_RD.L3_HIT.SNOOP_HIT_NO_FWD`.
-    pub const OCR_DEMAND_DATA_RD_L3_HIT_SNOOP_HIT_NO_FWD: Event = Event::row(266);
-    /// `OCR.DEMAND_DATA_RD.L3_HIT.SNOOP_HITM`.
-    pub const OCR_DEMAND_DATA_RD_L3_HIT_SNOOP_HITM: Event = Event::row(267);
-    /// `OCR.DEMAND_DATA_RD.L3_HIT.SNOOP_HIT_WITH_FWD`.
-    pub const OCR_DEMAND_DATA_RD_L3_HIT_SNOOP_HIT_WITH_FWD: Event = Event::row(268);
-    /// `OCR.DEMAND_RFO.L3_HIT.SNOOP_HITM`.
-    pub const OCR_DEMAND_RFO_L3_HIT_SNOOP_HITM: Event = Event::row(269);
-    /// `OCR.DEMAND_CODE_RD.L3_HIT.SNOOP_HITM`.
-    pub const OCR_DEMAND_CODE_RD_L3_HIT_SNOOP_HITM: Event = Event::row(270);
-    /// `OCR.DEMAND_DATA_RD.ANY_RESPONSE`.
-    pub const OCR_DEMAND_DATA_RD_ANY_RESPONSE: Event = Event::row(271);
-    /// `OCR.DEMAND_DATA_RD.L3_MISS`.
-    pub const OCR_DEMAND_DATA_RD_L3_MISS: Event = Event::row(272);
-    /// `OCR.DEMAND_DATA_RD.LOCAL_DRAM`.
-    pub const OCR_DEMAND_DATA_RD_LOCAL_DRAM: Event = Event::row(273);
-    /// `OCR.DEMAND_RFO.LOCAL_DRAM`.
-    pub const OCR_DEMAND_RFO_LOCAL_DRAM: Event = Event::row(274);
-    /// `OCR.DEMAND_CODE_RD.ANY_RESPONSE`.
-    pub const OCR_DEMAND_CODE_RD_ANY_RESPONSE: Event = Event::row(275);
-    /// `OCR.DEMAND_CODE_RD.L3_MISS`.
-    pub const OCR_DEMAND_CODE_RD_L3_MISS: Event = Event::row(276);
-    /// `OCR.DEMAND_CODE_RD.LOCAL_DRAM`.
-    pub const OCR_DEMAND_CODE_RD_LOCAL_DRAM: Event = Event::row(277);
-    /// `OCR.HWPF_L1D_AND_SWPF.L3_MISS`.
-    pub const OCR_HWPF_L1D_AND_SWPF_L3_MISS: Event = Event::row(278);
-    /// `OCR.HWPF_L1D_AND_SWPF.LOCAL_DRAM`.
-    pub const OCR_HWPF_L1D_AND_SWPF_LOCAL_DRAM: Event = Event::row(279);
-    /// `OCR.STREAMING_WR.ANY_RESPONSE`.
-    pub const OCR_STREAMING_WR_ANY_RESPONSE: Event = Event::row(280);
-    /// `OCR.OTHER.ANY_RESPONSE`.
-    pub const OCR_OTHER_ANY_RESPONSE: Event = Event::row(281);
-    /// `OCR.OTHER.L3_MISS`.
-    pub const OCR_OTHER_L3_MISS: Event = Event::row(282);
-    /// `OCR.HWPF_L3.ANY_RESPONSE`.
-    pub const OCR_HWPF_L3_ANY_RESPONSE: Event = Event::row(283);
-    /// `OCR.DEMAND_DATA_RD.REMOTE_DRAM`.
-    pub const OCR_DEMAND_DATA_RD_REMOTE_DRAM: Event = Event::row(284);
-    /// `OCR.DEMAND_DATA_RD.REMOTE_CACHE.SNOOP_HITM`.
-    pub const OCR_DEMAND_DATA_RD_REMOTE_CACHE_SNOOP_HITM: Event = Event::row(285);
-    /// `OCR.DEMAND_DATA_RD.REMOTE_CACHE.SNOOP_HIT_WITH_FWD`.
-    pub const OCR_DEMAND_DATA_RD_REMOTE_CACHE_SNOOP_HIT_WITH_FWD: Event = Event::row(286);
-    /// `OCR.DEMAND_DATA_RD.DRAM`.
-    pub const OCR_DEMAND_DATA_RD_DRAM: Event = Event::row(287);
-    /// `OCR.DEMAND_DATA_RD.REMOTE_PMM`.
-    pub const OCR_DEMAND_DATA_RD_REMOTE_PMM: Event = Event::row(288);
-    /// `OCR.DEMAND_DATA_RD.L3_MISS_LOCAL`.
-    pub const OCR_DEMAND_DATA_RD_L3_MISS_LOCAL: Event = Event::row(289);
-    /// `OCR.DEMAND_DATA_RD.LOCAL_PMM`.
-    pub const OCR_DEMAND_DATA_RD_LOCAL_PMM: Event = Event::row(290);
-    /// `OCR.DEMAND_DATA_RD.PMM`.
-    pub const OCR_DEMAND_DATA_RD_PMM: Event = Event::row(291);
-    /// `OCR.DEMAND_RFO.DRAM`.
-    pub const OCR_DEMAND_RFO_DRAM: Event = Event::row(292);
-    /// `OCR.DEMAND_RFO.REMOTE_PMM`.
-    pub const OCR_DEMAND_RFO_REMOTE_PMM: Event = Event::row(293);
-    /// `OCR.DEMAND_RFO.LOCAL_PMM`.
-    pub const OCR_DEMAND_RFO_LOCAL_PMM: Event = Event::row(294);
-    /// `OCR.DEMAND_RFO.PMM`.
-    pub const OCR_DEMAND_RFO_PMM: Event = Event::row(295);
-    /// `OCR.DEMAND_CODE_RD.DRAM`.
-    pub const OCR_DEMAND_CODE_RD_DRAM: Event = Event::row(296);
-    /// `OCR.DEMAND_CODE_RD.L3_MISS_LOCAL`.
-    pub const OCR_DEMAND_CODE_RD_L3_MISS_LOCAL: Event = Event::row(297);
-    /// `OCR.HWPF_L1D_AND_SWPF.DRAM`.
-    pub const OCR_HWPF_L1D_AND_SWPF_DRAM: Event = Event::row(298);
-    /// `OCR.HWPF_L1D_AND_SWPF.L3_MISS_LOCAL`.
-    pub const OCR_HWPF_L1D_AND_SWPF_L3_MISS_LOCAL: Event = Event::row(299);
-    /// `OCR.OTHER.L3_MISS_LOCAL`.
-    pub const OCR_OTHER_L3_MISS_LOCAL: Event = Event::row(300);
-    /// `OCR.DEMAND_DATA_RD.SNC_PMM`.
-    pub const OCR_DEMAND_DATA_RD_SNC_PMM: Event = Event::row(301);
-    /// `OCR.DEMAND_RFO.SNC_PMM`.
-    pub const OCR_DEMAND_RFO_SNC_PMM: Event = Event::row(302);
-    /// `OCR.DEMAND_DATA_RD.L3_HIT`.
-    pub const OCR_DEMAND_DATA_RD_L3_HIT: Event = Event::row(303);
-    /// `OCR.DEMAND_RFO.L3_HIT`.
-    pub const OCR_DEMAND_RFO_L3_HIT: Event = Event::row(304);
-    /// `OCR.DEMAND_CODE_RD.L3_HIT`.
-    pub const OCR_DEMAND_CODE_RD_L3_HIT: Event = Event::row(305);
-    /// `OCR.HWPF_L1D_AND_SWPF.L3_HIT`.
-    pub const OCR_HWPF_L1D_AND_SWPF_L3_HIT: Event = Event::row(306);
-    /// `OCR.READS_TO_CORE.L3_HIT.SNOOP_HIT_NO_FWD`.
-    pub const OCR_READS_TO_CORE_L3_HIT_SNOOP_HIT_NO_FWD: Event = Event::row(307);
-    /// `OCR.READS_TO_CORE.L3_HIT.SNOOP_HITM`.
-    pub const OCR_READS_TO_CORE_L3_HIT_SNOOP_HITM: Event = Event::row(308);
-    /// `OCR.READS_TO_CORE.L3_HIT.SNOOP_HIT_WITH_FWD`.
-    pub const OCR_READS_TO_CORE_L3_HIT_SNOOP_HIT_WITH_FWD: Event = Event::row(309);
-    /// `OCR.READS_TO_CORE.REMOTE_CACHE.SNOOP_HITM`.
-    pub const OCR_READS_TO_CORE_REMOTE_CACHE_SNOOP_HITM: Event = Event::row(310);
-    /// `OCR.READS_TO_CORE.REMOTE_CACHE.SNOOP_HIT_WITH_FWD`.
-    pub const OCR_READS_TO_CORE_REMOTE_CACHE_SNOOP_HIT_WITH_FWD: Event = Event::row(311);
-    /// `OCR.READS_TO_CORE.REMOTE_CACHE.SNOOP_FWD`.
-    pub const OCR_READS_TO_CORE_REMOTE_CACHE_SNOOP_FWD: Event = Event::row(312);
-    /// `OCR.READS_TO_CORE.DRAM`.
-    pub const OCR_READS_TO_CORE_DRAM: Event = Event::row(313);
-    /// `OCR.READS_TO_CORE.LOCAL_DRAM`.
-    pub const OCR_READS_TO_CORE_LOCAL_DRAM: Event = Event::row(314);
-    /// `OCR.READS_TO_CORE.REMOTE_DRAM`.
-    pub const OCR_READS_TO_CORE_REMOTE_DRAM: Event = Event::row(315);
-    /// `OCR.READS_TO_CORE.REMOTE_PMM`.
-    pub const OCR_READS_TO_CORE_REMOTE_PMM: Event = Event::row(316);
-    /// `OCR.READS_TO_CORE.LOCAL_PMM`.
-    pub const OCR_READS_TO_CORE_LOCAL_PMM: Event = Event::row(317);
-    /// `OCR.READS_TO_CORE.SNC_PMM`.
-    pub const OCR_READS_TO_CORE_SNC_PMM: Event = Event::row(318);
-    /// `OCR.DEMAND_DATA_RD.SNC_DRAM`.
-    pub const OCR_DEMAND_DATA_RD_SNC_DRAM: Event = Event::row(319);
-    /// `OCR.DEMAND_RFO.SNC_DRAM`.
-    pub const OCR_DEMAND_RFO_SNC_DRAM: Event = Event::row(320);
-    /// `OCR.DEMAND_CODE_RD.SNC_DRAM`.
-    pub const OCR_DEMAND_CODE_RD_SNC_DRAM: Event = Event::row(321);
-    /// `OCR.READS_TO_CORE.SNC_DRAM`.
-    pub const OCR_READS_TO_CORE_SNC_DRAM: Event = Event::row(322);
-    /// `OCR.DEMAND_RFO.ANY_RESPONSE`.
-    pub const OCR_DEMAND_RFO_ANY_RESPONSE: Event = Event::row(323);
-    /// `OCR.READS_TO_CORE.ANY_RESPONSE`.
-    pub const OCR_READS_TO_CORE_ANY_RESPONSE: Event = Event::row(324);
-    /// `OCR.STREAMING_WR.L3_HIT`.
-    pub const OCR_STREAMING_WR_L3_HIT: Event = Event::row(325);
-    /// `OCR.HWPF_L3.L3_HIT`.
-    pub const OCR_HWPF_L3_L3_HIT: Event = Event::row(326);
-    /// `OCR.READS_TO_CORE.L3_HIT`.
-    pub const OCR_READS_TO_CORE_L3_HIT: Event = Event::row(327);
-    /// `OCR.DEMAND_RFO.L3_MISS_LOCAL`.
-    pub const OCR_DEMAND_RFO_L3_MISS_LOCAL: Event = Event::row(328);
-    /// `OCR.READS_TO_CORE.L3_MISS_LOCAL`.
-    pub const OCR_READS_TO_CORE_L3_MISS_LOCAL: Event = Event::row(329);
-    /// `OCR.STREAMING_WR.L3_MISS_LOCAL`.
-    pub const OCR_STREAMING_WR_L3_MISS_LOCAL: Event = Event::row(330);
-    /// `OCR.HWPF_L3.L3_MISS_LOCAL`.
-    pub const OCR_HWPF_L3_L3_MISS_LOCAL: Event = Event::row(331);
-    /// `OCR.ITOM.L3_MISS_LOCAL`.
-    pub const OCR_ITOM_L3_MISS_LOCAL: Event = Event::row(332);
-    /// `OCR.READS_TO_CORE.REMOTE`.
-    pub const OCR_READS_TO_CORE_REMOTE: Event = Event::row(333);
-    /// `OCR.HWPF_L3.REMOTE`.
-    pub const OCR_HWPF_L3_REMOTE: Event = Event::row(334);
-    /// `OCR.ITOM.REMOTE`.
-    pub const OCR_ITOM_REMOTE: Event = Event::row(335);
-    /// `OCR.DEMAND_RFO.L3_MISS`.
-    pub const OCR_DEMAND_RFO_L3_MISS: Event = Event::row(336);
-    /// `OCR.READS_TO_CORE.L3_MISS`.
-    pub const OCR_READS_TO_CORE_L3_MISS: Event = Event::row(337);
-    /// `OCR.STREAMING_WR.L3_MISS`.
-    pub const OCR_STREAMING_WR_L3_MISS: Event = Event::row(338);
-    /// `OCR.HWPF_L3.L3_MISS`.
-    pub const OCR_HWPF_L3_L3_MISS: Event = Event::row(339);
-    /// `OCR.PREFETCHES.L3_MISS_LOCAL`.
-    pub const OCR_PREFETCHES_L3_MISS_LOCAL: Event = Event::row(340);
-    /// `OCR.PREFETCHES.L3_HIT`.
-    pub const OCR_PREFETCHES_L3_HIT: Event = Event::row(341);
-    /// `OCR.DEMAND_DATA_RD.SNC_CACHE.HIT_WITH_FWD`.
-    pub const OCR_DEMAND_DATA_RD_SNC_CACHE_HIT_WITH_FWD: Event = Event::row(342);
-    /// `OCR.DEMAND_RFO.SNC_CACHE.HIT_WITH_FWD`.
-    pub const OCR_DEMAND_RFO_SNC_CACHE_HIT_WITH_FWD: Event = Event::row(343);
-    /// `OCR.DEMAND_CODE_RD.SNC_CACHE.HIT_WITH_FWD`.
-    pub const OCR_DEMAND_CODE_RD_SNC_CACHE_HIT_WITH_FWD: Event = Event::row(344);
-    /// `OCR.READS_TO_CORE.SNC_CACHE.HIT_WITH_FWD`.
-    pub const OCR_READS_TO_CORE_SNC_CACHE_HIT_WITH_FWD: Event = Event::row(345);
-    /// `OCR.DEMAND_DATA_RD.SNC_CACHE.HITM`.
-    pub const OCR_DEMAND_DATA_RD_SNC_CACHE_HITM: Event = Event::row(346);
-    /// `OCR.DEMAND_RFO.SNC_CACHE.HITM`.
-    pub const OCR_DEMAND_RFO_SNC_CACHE_HITM: Event = Event::row(347);
-    /// `OCR.DEMAND_CODE_RD.SNC_CACHE.HITM`.
-    pub const OCR_DEMAND_CODE_RD_SNC_CACHE_HITM: Event = Event::row(348);
-    /// `OCR.READS_TO_CORE.SNC_CACHE.HITM`.
-    pub const OCR_READS_TO_CORE_SNC_CACHE_HITM: Event = Event::row(349);
-    /// `OCR.READS_TO_CORE.L3_MISS_LOCAL_SOCKET`.
-    pub const OCR_READS_TO_CORE_L3_MISS_LOCAL_SOCKET: Event = Event::row(350);
-    /// `OCR.READS_TO_CORE.LOCAL_SOCKET_DRAM`.
-    pub const OCR_READS_TO_CORE_LOCAL_SOCKET_DRAM: Event = Event::row(351);
-    /// `OCR.READS_TO_CORE.LOCAL_SOCKET_PMM`.
-    pub const OCR_READS_TO_CORE_LOCAL_SOCKET_PMM: Event = Event::row(352);
-    /// `OCR.HWPF_L2.ANY_RESPONSE`.
-    pub const OCR_HWPF_L2_ANY_RESPONSE: Event = Event::row(353);
-    /// `OCR.READS_TO_CORE.REMOTE_MEMORY`.
-    pub const OCR_READS_TO_CORE_REMOTE_MEMORY: Event = Event::row(354);
-    /// `OCR.WRITE_ESTIMATE.MEMORY`.
-    pub const OCR_WRITE_ESTIMATE_MEMORY: Event = Event::row(355);
     /// Every event of the list.
     pub const ALL: &'static [Event] = &Event::from_rows::<ROW_COUNT>(EVENT_ROWS, EXPERIMENTAL_ROWS);
 
@@ -756,366 +44,369 @@ const AUX_MSR_PEBS_FRONTEND: AuxMsr = AuxMsr { register: "MSR_PEBS_FRONTEND", ad
 const AUX_MSR_PEBS_LD_LAT_THRESHOLD: AuxMsr = AuxMsr { register: "MSR_PEBS_LD_LAT_THRESHOLD", address: 0x3f6, value: 0 };
 /// `MSR_OFFCORE_RSP_0`, as the rows that need it name it (each with its value).
 const AUX_MSR_OFFCORE_RSP_0: AuxMsr = AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0 };
-/// The events, row n for `Event::row(n)`: `ev(name, event select, umask, counters)` (bit n
-/// of counters: counter n may count it) and what else each sets.
-const EVENT_ROWS: &[EventRow] = &[
-    ev("LD_BLOCKS.STORE_FORWARD", 0x03, 0x02, 0b1111),
-    ev("LD_BLOCKS.NO_SR", 0x03, 0x08, 0b1111),
-    ev("LD_BLOCKS_PARTIAL.ADDRESS_ALIAS", 0x07, 0x01, 0b1111),
-    ev("DTLB_LOAD_MISSES.WALK_COMPLETED_4K", 0x08, 0x02, 0b1111),
-    ev("DTLB_LOAD_MISSES.WALK_COMPLETED_2M_4M", 0x08, 0x04, 0b1111),
-    ev("DTLB_LOAD_MISSES.WALK_COMPLETED_1G", 0x08, 0x08, 0b1111),
-    ev("DTLB_LOAD_MISSES.WALK_COMPLETED", 0x08, 0x0e, 0b1111),
-    ev("DTLB_LOAD_MISSES.WALK_PENDING", 0x08, 0x10, 0b1111),
-    ev("DTLB_LOAD_MISSES.WALK_ACTIVE", 0x08, 0x10, 0b1111).threshold(1),
-    ev("DTLB_LOAD_MISSES.STLB_HIT", 0x08, 0x20, 0b1111),
-    ev("INT_MISC.RECOVERY_CYCLES", 0x0d, 0x01, 0b11111111),
-    ev("INT_MISC.CLEARS_COUNT", 0x0d, 0x01, 0b11111111).threshold(1).edge(),
-    ev("INT_MISC.ALL_RECOVERY_CYCLES", 0x0d, 0x03, 0b11111111).threshold(1),
-    ev("INT_MISC.UOP_DROPPING", 0x0d, 0x10, 0b11111111),
-    ev("INT_MISC.CLEAR_RESTEER_CYCLES", 0x0d, 0x80, 0b11111111),
-    ev("UOPS_ISSUED.ANY", 0x0e, 0x01, 0b11111111),
-    ev("UOPS_ISSUED.STALL_CYCLES", 0x0e, 0x01, 0b11111111).threshold(1).invert(),
-    ev("UOPS_ISSUED.VECTOR_WIDTH_MISMATCH", 0x0e, 0x02, 0b11111111),
-    ev("ARITH.FP_DIVIDER_ACTIVE", 0x14, 0x01, 0b11111111).threshold(1),
-    ev("ARITH.DIVIDER_ACTIVE", 0x14, 0x09, 0b11111111).threshold(1),
-    ev("L2_RQSTS.DEMAND_DATA_RD_MISS", 0x24, 0x21, 0b1111),
-    ev("L2_RQSTS.RFO_MISS", 0x24, 0x22, 0b1111),
-    ev("L2_RQSTS.CODE_RD_MISS", 0x24, 0x24, 0b1111),
-    ev("L2_RQSTS.ALL_DEMAND_MISS", 0x24, 0x27, 0b1111),
-    ev("L2_RQSTS.SWPF_MISS", 0x24, 0x28, 0b1111),
-    ev("L2_RQSTS.DEMAND_DATA_RD_HIT", 0x24, 0xc1, 0b1111),
-    ev("L2_RQSTS.RFO_HIT", 0x24, 0xc2, 0b1111),
-    ev("L2_RQSTS.CODE_RD_HIT", 0x24, 0xc4, 0b1111),
-    ev("L2_RQSTS.SWPF_HIT", 0x24, 0xc8, 0b1111),
-    ev("L2_RQSTS.ALL_DEMAND_DATA_RD", 0x24, 0xe1, 0b1111),
-    ev("L2_RQSTS.ALL_RFO", 0x24, 0xe2, 0b1111),
-    ev("L2_RQSTS.ALL_CODE_RD", 0x24, 0xe4, 0b1111),
-    ev("CORE_POWER.LVL0_TURBO_LICENSE", 0x28, 0x07, 0b1111),
-    ev("CORE_POWER.LVL1_TURBO_LICENSE", 0x28, 0x18, 0b1111),
-    ev("CORE_POWER.LVL2_TURBO_LICENSE", 0x28, 0x20, 0b1111),
-    ev("LONGEST_LAT_CACHE.MISS", 0x2e, 0x41, 0b11111111),
-    ev("LONGEST_LAT_CACHE.REFERENCE", 0x2e, 0x4f, 0b11111111),
-    ev("SW_PREFETCH_ACCESS.NTA", 0x32, 0x01, 0b1111),
-    ev("SW_PREFETCH_ACCESS.T0", 0x32, 0x02, 0b1111),
-    ev("SW_PREFETCH_ACCESS.T1_T2", 0x32, 0x04, 0b1111),
-    ev("SW_PREFETCH_ACCESS.PREFETCHW", 0x32, 0x08, 0b1111),
-    ev("SW_PREFETCH_ACCESS.ANY", 0x32, 0x0f, 0b1111),
-    ev("CPU_CLK_UNHALTED.THREAD_P", 0x3c, 0x00, 0b11111111),
-    ev("CPU_CLK_UNHALTED.REF_XCLK", 0x3c, 0x01, 0b11111111),
-    ev("CPU_CLK_UNHALTED.ONE_THREAD_ACTIVE", 0x3c, 0x02, 0b11111111),
-    ev("CPU_CLK_UNHALTED.REF_DISTRIBUTED", 0x3c, 0x08, 0b11111111),
-    ev("L1D_PEND_MISS.PENDING", 0x48, 0x01, 0b1111),
-    ev("L1D_PEND_MISS.PENDING_CYCLES", 0x48, 0x01, 0b1111).threshold(1),
-    ev("L1D_PEND_MISS.FB_FULL", 0x48, 0x02, 0b1111),
-    ev("L1D_PEND_MISS.FB_FULL_PERIODS", 0x48, 0x02, 0b1111).threshold(1).edge(),
-    ev("L1D_PEND_MISS.L2_STALL", 0x48, 0x04, 0b1111),
-    ev("DTLB_STORE_MISSES.WALK_COMPLETED_4K", 0x49, 0x02, 0b1111),
-    ev("DTLB_STORE_MISSES.WALK_COMPLETED_2M_4M", 0x49, 0x04, 0b1111),
-    ev("DTLB_STORE_MISSES.WALK_COMPLETED_1G", 0x49, 0x08, 0b1111),
-    ev("DTLB_STORE_MISSES.WALK_COMPLETED", 0x49, 0x0e, 0b1111),
-    ev("DTLB_STORE_MISSES.WALK_PENDING", 0x49, 0x10, 0b1111),
-    ev("DTLB_STORE_MISSES.WALK_ACTIVE", 0x49, 0x10, 0b1111).threshold(1),
-    ev("DTLB_STORE_MISSES.STLB_HIT", 0x49, 0x20, 0b1111),
-    ev("LOAD_HIT_PREFETCH.SWPF", 0x4c, 0x01, 0b1111),
-    ev("L1D.REPLACEMENT", 0x51, 0x01, 0b1111),
-    ev("TX_MEM.ABORT_CONFLICT", 0x54, 0x01, 0b1111),
-    ev("TX_MEM.ABORT_CAPACITY_WRITE", 0x54, 0x02, 0b1111),
-    ev("TX_MEM.ABORT_CAPACITY_READ", 0x54, 0x80, 0b1111),
-    ev("INST_DECODED.DECODERS", 0x55, 0x01, 0b1111),
-    ev("UOPS_DECODED.DEC0", 0x56, 0x01, 0b1111),
-    ev("TX_EXEC.MISC2", 0x5d, 0x02, 0b11111111),
-    ev("TX_EXEC.MISC3", 0x5d, 0x04, 0b11111111),
-    ev("RS_EVENTS.EMPTY_CYCLES", 0x5e, 0x01, 0b11111111),
-    ev("RS_EVENTS.EMPTY_END", 0x5e, 0x01, 0b11111111).threshold(1).invert().edge(),
-    ev("OFFCORE_REQUESTS_OUTSTANDING.DEMAND_DATA_RD", 0x60, 0x01, 0b1111),
-    ev("OFFCORE_REQUESTS_OUTSTANDING.DEMAND_CODE_RD", 0x60, 0x02, 0b1111),
-    ev("OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DEMAND_CODE_RD", 0x60, 0x02, 0b1111).threshold(1),
-    ev("OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DEMAND_RFO", 0x60, 0x04, 0b1111).threshold(1),
-    ev("OFFCORE_REQUESTS_OUTSTANDING.ALL_DATA_RD", 0x60, 0x08, 0b1111),
-    ev("OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DATA_RD", 0x60, 0x08, 0b1111).threshold(1),
-    ev("OFFCORE_REQUESTS_OUTSTANDING.L3_MISS_DEMAND_DATA_RD", 0x60, 0x10, 0b1111),
-    ev("OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_L3_MISS_DEMAND_DATA_RD", 0x60, 0x10, 0b1111).threshold(1),
-    ev("OFFCORE_REQUESTS_OUTSTANDING.L3_MISS_DEMAND_DATA_RD_GE_6", 0x60, 0x10, 0b1111).threshold(6),
-    ev("IDQ.MITE_UOPS", 0x79, 0x04, 0b1111),
-    ev("IDQ.MITE_CYCLES_OK", 0x79, 0x04, 0b1111).threshold(5),
-    ev("IDQ.MITE_CYCLES_ANY", 0x79, 0x04, 0b1111).threshold(1),
-    ev("IDQ.DSB_UOPS", 0x79, 0x08, 0b1111),
-    ev("IDQ.DSB_CYCLES_OK", 0x79, 0x08, 0b1111).threshold(5),
-    ev("IDQ.DSB_CYCLES_ANY", 0x79, 0x08, 0b1111).threshold(1),
-    ev("IDQ.MS_SWITCHES", 0x79, 0x30, 0b1111).threshold(1).edge(),
-    ev("IDQ.MS_UOPS", 0x79, 0x30, 0b1111),
-    ev("ICACHE_16B.IFDATA_STALL", 0x80, 0x04, 0b1111),
-    ev("ICACHE_DATA.STALLS", 0x80, 0x04, 0b1111),
-    ev("ICACHE_64B.IFTAG_HIT", 0x83, 0x01, 0b1111),
-    ev("ICACHE_64B.IFTAG_MISS", 0x83, 0x02, 0b1111),
-    ev("ICACHE_64B.IFTAG_STALL", 0x83, 0x04, 0b1111),
-    ev("ICACHE_TAG.STALLS", 0x83, 0x04, 0b1111),
-    ev("ITLB_MISSES.WALK_COMPLETED_4K", 0x85, 0x02, 0b1111),
-    ev("ITLB_MISSES.WALK_COMPLETED_2M_4M", 0x85, 0x04, 0b1111),
-    ev("ITLB_MISSES.WALK_COMPLETED", 0x85, 0x0e, 0b1111),
-    ev("ITLB_MISSES.WALK_PENDING", 0x85, 0x10, 0b1111),
-    ev("ITLB_MISSES.WALK_ACTIVE", 0x85, 0x10, 0b1111).threshold(1),
-    ev("ITLB_MISSES.STLB_HIT", 0x85, 0x20, 0b1111),
-    ev("ILD_STALL.LCP", 0x87, 0x01, 0b1111),
-    ev("DECODE.LCP", 0x87, 0x01, 0b1111),
-    ev("IDQ_UOPS_NOT_DELIVERED.CORE", 0x9c, 0x01, 0b11111111),
-    ev("IDQ_UOPS_NOT_DELIVERED.CYCLES_0_UOPS_DELIV.CORE", 0x9c, 0x01, 0b11111111).threshold(5),
-    ev("IDQ_UOPS_NOT_DELIVERED.CYCLES_FE_WAS_OK", 0x9c, 0x01, 0b11111111).threshold(1).invert(),
-    ev("UOPS_DISPATCHED.PORT_0", 0xa1, 0x01, 0b11111111),
-    ev("UOPS_DISPATCHED.PORT_1", 0xa1, 0x02, 0b11111111),
-    ev("UOPS_DISPATCHED.PORT_2_3", 0xa1, 0x04, 0b11111111),
-    ev("UOPS_DISPATCHED.PORT_4_9", 0xa1, 0x10, 0b11111111),
-    ev("UOPS_DISPATCHED.PORT_5", 0xa1, 0x20, 0b11111111),
-    ev("UOPS_DISPATCHED.PORT_6", 0xa1, 0x40, 0b11111111),
-    ev("UOPS_DISPATCHED.PORT_7_8", 0xa1, 0x80, 0b11111111),
-    ev("RESOURCE_STALLS.SCOREBOARD", 0xa2, 0x02, 0b11111111),
-    ev("RESOURCE_STALLS.SB", 0xa2, 0x08, 0b11111111),
-    ev("CYCLE_ACTIVITY.CYCLES_L2_MISS", 0xa3, 0x01, 0b1111).threshold(1),
-    ev("CYCLE_ACTIVITY.STALLS_TOTAL", 0xa3, 0x04, 0b11111111).threshold(4),
-    ev("CYCLE_ACTIVITY.STALLS_L2_MISS", 0xa3, 0x05, 0b1111).threshold(5),
-    ev("CYCLE_ACTIVITY.STALLS_L3_MISS", 0xa3, 0x06, 0b1111).threshold(6),
-    ev("CYCLE_ACTIVITY.CYCLES_L1D_MISS", 0xa3, 0x08, 0b1111).threshold(8),
-    ev("CYCLE_ACTIVITY.STALLS_L1D_MISS", 0xa3, 0x0c, 0b1111).threshold(12),
-    ev("CYCLE_ACTIVITY.CYCLES_MEM_ANY", 0xa3, 0x10, 0b11111111).threshold(16),
-    ev("CYCLE_ACTIVITY.STALLS_MEM_ANY", 0xa3, 0x14, 0b11111111).threshold(20),
-    ev("TOPDOWN.SLOTS_P", 0xa4, 0x01, 0b11111111),
-    ev("TOPDOWN.BACKEND_BOUND_SLOTS", 0xa4, 0x02, 0b11111111),
-    ev("EXE_ACTIVITY.1_PORTS_UTIL", 0xa6, 0x02, 0b11111111),
-    ev("EXE_ACTIVITY.2_PORTS_UTIL", 0xa6, 0x04, 0b11111111),
-    ev("EXE_ACTIVITY.3_PORTS_UTIL", 0xa6, 0x08, 0b11111111),
-    ev("EXE_ACTIVITY.4_PORTS_UTIL", 0xa6, 0x10, 0b11111111),
-    ev("EXE_ACTIVITY.BOUND_ON_STORES", 0xa6, 0x40, 0b11111111).threshold(2),
-    ev("LSD.UOPS", 0xa8, 0x01, 0b1111),
-    ev("LSD.CYCLES_ACTIVE", 0xa8, 0x01, 0b1111).threshold(1),
-    ev("LSD.CYCLES_OK", 0xa8, 0x01, 0b1111).threshold(5),
-    ev("DSB2MITE_SWITCHES.PENALTY_CYCLES", 0xab, 0x02, 0b1111),
-    ev("DSB2MITE_SWITCHES.COUNT", 0xab, 0x02, 0b1111).threshold(1).edge(),
-    ev("OFFCORE_REQUESTS.DEMAND_DATA_RD", 0xb0, 0x01, 0b1111),
-    ev("OFFCORE_REQUESTS.DEMAND_CODE_RD", 0xb0, 0x02, 0b1111),
-    ev("OFFCORE_REQUESTS.DEMAND_RFO", 0xb0, 0x04, 0b1111),
-    ev("OFFCORE_REQUESTS.ALL_DATA_RD", 0xb0, 0x08, 0b1111),
-    ev("OFFCORE_REQUESTS.L3_MISS_DEMAND_DATA_RD", 0xb0, 0x10, 0b1111),
-    ev("OFFCORE_REQUESTS.ALL_REQUESTS", 0xb0, 0x80, 0b1111),
-    ev("UOPS_EXECUTED.THREAD", 0xb1, 0x01, 0b11111111),
-    ev("UOPS_EXECUTED.STALL_CYCLES", 0xb1, 0x01, 0b11111111).threshold(1).invert(),
-    ev("UOPS_EXECUTED.CYCLES_GE_1", 0xb1, 0x01, 0b11111111).threshold(1),
-    ev("UOPS_EXECUTED.CYCLES_GE_2", 0xb1, 0x01, 0b11111111).threshold(2),
-    ev("UOPS_EXECUTED.CYCLES_GE_3", 0xb1, 0x01, 0b11111111).threshold(3),
-    ev("UOPS_EXECUTED.CYCLES_GE_4", 0xb1, 0x01, 0b11111111).threshold(4),
-    ev("UOPS_EXECUTED.CORE_CYCLES_GE_1", 0xb1, 0x02, 0b11111111).threshold(1),
-    ev("UOPS_EXECUTED.CORE_CYCLES_GE_2", 0xb1, 0x02, 0b11111111).threshold(2),
-    ev("UOPS_EXECUTED.CORE_CYCLES_GE_3", 0xb1, 0x02, 0b11111111).threshold(3),
-    ev("UOPS_EXECUTED.CORE_CYCLES_GE_4", 0xb1, 0x02, 0b11111111).threshold(4),
-    ev("UOPS_EXECUTED.X87", 0xb1, 0x10, 0b11111111),
-    ev("TLB_FLUSH.DTLB_THREAD", 0xbd, 0x01, 0b1111),
-    ev("TLB_FLUSH.STLB_ANY", 0xbd, 0x20, 0b1111),
-    ev("INST_RETIRED.ANY_P", 0xc0, 0x00, 0b11111111),
-    ev("INST_RETIRED.NOP", 0xc0, 0x02, 0b11111111),
-    ev("ASSISTS.FP", 0xc1, 0x02, 0b11111111),
-    ev("ASSISTS.ANY", 0xc1, 0x07, 0b11111111),
-    ev("UOPS_RETIRED.STALL_CYCLES", 0xc2, 0x02, 0b11111111).threshold(1).invert(),
-    ev("UOPS_RETIRED.TOTAL_CYCLES", 0xc2, 0x02, 0b11111111).threshold(10).invert(),
-    ev("UOPS_RETIRED.SLOTS", 0xc2, 0x02, 0b11111111),
-    ev("MACHINE_CLEARS.COUNT", 0xc3, 0x01, 0b11111111).threshold(1).edge(),
-    ev("MACHINE_CLEARS.MEMORY_ORDERING", 0xc3, 0x02, 0b11111111),
-    ev("MACHINE_CLEARS.SMC", 0xc3, 0x04, 0b11111111),
-    ev("BR_INST_RETIRED.ALL_BRANCHES", 0xc4, 0x00, 0b11111111),
-    ev("BR_INST_RETIRED.COND_TAKEN", 0xc4, 0x01, 0b11111111),
-    ev("BR_INST_RETIRED.NEAR_CALL", 0xc4, 0x02, 0b11111111),
-    ev("BR_INST_RETIRED.NEAR_RETURN", 0xc4, 0x08, 0b11111111),
-    ev("BR_INST_RETIRED.COND_NTAKEN", 0xc4, 0x10, 0b11111111),
-    ev("BR_INST_RETIRED.COND", 0xc4, 0x11, 0b11111111),
-    ev("BR_INST_RETIRED.NEAR_TAKEN", 0xc4, 0x20, 0b11111111),
-    ev("BR_INST_RETIRED.FAR_BRANCH", 0xc4, 0x40, 0b11111111),
-    ev("BR_INST_RETIRED.INDIRECT", 0xc4, 0x80, 0b11111111),
-    ev("BR_MISP_RETIRED.ALL_BRANCHES", 0xc5, 0x00, 0b11111111),
-    ev("BR_MISP_RETIRED.COND_TAKEN", 0xc5, 0x01, 0b11111111),
-    ev("BR_MISP_RETIRED.INDIRECT_CALL", 0xc5, 0x02, 0b11111111),
-    ev("BR_MISP_RETIRED.RET", 0xc5, 0x08, 0b11111111),
-    ev("BR_MISP_RETIRED.COND_NTAKEN", 0xc5, 0x10, 0b11111111),
-    ev("BR_MISP_RETIRED.COND", 0xc5, 0x11, 0b11111111),
-    ev("BR_MISP_RETIRED.NEAR_TAKEN", 0xc5, 0x20, 0b11111111),
-    ev("BR_MISP_RETIRED.INDIRECT", 0xc5, 0x80, 0b11111111),
-    ev("FRONTEND_RETIRED.DSB_MISS", 0xc6, 0x01, 0b11111111).aux(AUX_MSR_PEBS_FRONTEND, 0x11),
-    ev("FRONTEND_RETIRED.L1I_MISS", 0xc6, 0x01, 0b11111111).aux(AUX_MSR_PEBS_FRONTEND, 0x12),
-    ev("FRONTEND_RETIRED.L2_MISS", 0xc6, 0x01, 0b11111111).aux(AUX_MSR_PEBS_FRONTEND, 0x13),
-    ev("FRONTEND_RETIRED.ITLB_MISS", 0xc6, 0x01, 0b11111111).aux(AUX_MSR_PEBS_FRONTEND, 0x14),
-    ev("FRONTEND_RETIRED.STLB_MISS", 0xc6, 0x01, 0b11111111).aux(AUX_MSR_PEBS_FRONTEND, 0x15),
-    ev("FRONTEND_RETIRED.LATENCY_GE_2", 0xc6, 0x01, 0b11111111).aux(AUX_MSR_PEBS_FRONTEND, 0x500206),
-    ev("FRONTEND_RETIRED.LATENCY_GE_4", 0xc6, 0x01, 0b11111111).aux(AUX_MSR_PEBS_FRONTEND, 0x500406),
-    ev("FRONTEND_RETIRED.LATENCY_GE_8", 0xc6, 0x01, 0b11111111).aux(AUX_MSR_PEBS_FRONTEND, 0x500806),
-    ev("FRONTEND_RETIRED.LATENCY_GE_16", 0xc6, 0x01, 0b11111111).aux(AUX_MSR_PEBS_FRONTEND, 0x501006),
-    ev("FRONTEND_RETIRED.LATENCY_GE_32", 0xc6, 0x01, 0b11111111).aux(AUX_MSR_PEBS_FRONTEND, 0x502006),
-    ev("FRONTEND_RETIRED.LATENCY_GE_64", 0xc6, 0x01, 0b11111111).aux(AUX_MSR_PEBS_FRONTEND, 0x504006),
-    ev("FRONTEND_RETIRED.LATENCY_GE_128", 0xc6, 0x01, 0b11111111).aux(AUX_MSR_PEBS_FRONTEND, 0x508006),
-    ev("FRONTEND_RETIRED.LATENCY_GE_256", 0xc6, 0x01, 0b11111111).aux(AUX_MSR_PEBS_FRONTEND, 0x510006),
-    ev("FRONTEND_RETIRED.LATENCY_GE_512", 0xc6, 0x01, 0b11111111).aux(AUX_MSR_PEBS_FRONTEND, 0x520006),
-    ev("FRONTEND_RETIRED.LATENCY_GE_2_BUBBLES_GE_1", 0xc6, 0x01, 0b11111111).aux(AUX_MSR_PEBS_FRONTEND, 0x100206),
-    ev("FRONTEND_RETIRED.LATENCY_GE_1", 0xc6, 0x01, 0b11111111).aux(AUX_MSR_PEBS_FRONTEND, 0x500106),
-    ev("FRONTEND_RETIRED.ANY_DSB_MISS", 0xc6, 0x01, 0b11111111).aux(AUX_MSR_PEBS_FRONTEND, 0x1),
-    ev("FP_ARITH_INST_RETIRED.SCALAR_DOUBLE", 0xc7, 0x01, 0b11111111),
-    ev("FP_ARITH_INST_RETIRED.SCALAR_SINGLE", 0xc7, 0x02, 0b11111111),
-    ev("FP_ARITH_INST_RETIRED.SCALAR", 0xc7, 0x03, 0b11111111),
-    ev("FP_ARITH_INST_RETIRED.128B_PACKED_DOUBLE", 0xc7, 0x04, 0b11111111),
-    ev("FP_ARITH_INST_RETIRED.128B_PACKED_SINGLE", 0xc7, 0x08, 0b11111111),
-    ev("FP_ARITH_INST_RETIRED.256B_PACKED_DOUBLE", 0xc7, 0x10, 0b11111111),
-    ev("FP_ARITH_INST_RETIRED.4_FLOPS", 0xc7, 0x18, 0b11111111),
-    ev("FP_ARITH_INST_RETIRED.256B_PACKED_SINGLE", 0xc7, 0x20, 0b11111111),
-    ev("FP_ARITH_INST_RETIRED.512B_PACKED_DOUBLE", 0xc7, 0x40, 0b11111111),
-    ev("FP_ARITH_INST_RETIRED.8_FLOPS", 0xc7, 0x60, 0b11111111),
-    ev("FP_ARITH_INST_RETIRED.512B_PACKED_SINGLE", 0xc7, 0x80, 0b11111111),
-    ev("FP_ARITH_INST_RETIRED.VECTOR", 0xc7, 0xfc, 0b11111111),
-    ev("RTM_RETIRED.START", 0xc9, 0x01, 0b11111111),
-    ev("RTM_RETIRED.COMMIT", 0xc9, 0x02, 0b11111111),
-    ev("RTM_RETIRED.ABORTED", 0xc9, 0x04, 0b11111111),
-    ev("RTM_RETIRED.ABORTED_MEM", 0xc9, 0x08, 0b11111111),
-    ev("RTM_RETIRED.ABORTED_UNFRIENDLY", 0xc9, 0x20, 0b11111111),
-    ev("RTM_RETIRED.ABORTED_MEMTYPE", 0xc9, 0x40, 0b11111111),
-    ev("RTM_RETIRED.ABORTED_EVENTS", 0xc9, 0x80, 0b11111111),
-    ev("MISC_RETIRED.LBR_INSERTS", 0xcc, 0x20, 0b11111111),
-    ev("MISC_RETIRED.PAUSE_INST", 0xcc, 0x40, 0b11111111),
-    ev("MEM_TRANS_RETIRED.LOAD_LATENCY_GT_4", 0xcd, 0x01, 0b11111111).aux(AUX_MSR_PEBS_LD_LAT_THRESHOLD, 0x4),
-    ev("MEM_TRANS_RETIRED.LOAD_LATENCY_GT_8", 0xcd, 0x01, 0b11111111).aux(AUX_MSR_PEBS_LD_LAT_THRESHOLD, 0x8),
-    ev("MEM_TRANS_RETIRED.LOAD_LATENCY_GT_16", 0xcd, 0x01, 0b11111111).aux(AUX_MSR_PEBS_LD_LAT_THRESHOLD, 0x10),
-    ev("MEM_TRANS_RETIRED.LOAD_LATENCY_GT_32", 0xcd, 0x01, 0b11111111).aux(AUX_MSR_PEBS_LD_LAT_THRESHOLD, 0x20),
-    ev("MEM_TRANS_RETIRED.LOAD_LATENCY_GT_64", 0xcd, 0x01, 0b11111111).aux(AUX_MSR_PEBS_LD_LAT_THRESHOLD, 0x40),
-    ev("MEM_TRANS_RETIRED.LOAD_LATENCY_GT_128", 0xcd, 0x01, 0b11111111).aux(AUX_MSR_PEBS_LD_LAT_THRESHOLD, 0x80),
-    ev("MEM_TRANS_RETIRED.LOAD_LATENCY_GT_256", 0xcd, 0x01, 0b11111111).aux(AUX_MSR_PEBS_LD_LAT_THRESHOLD, 0x100),
-    ev("MEM_TRANS_RETIRED.LOAD_LATENCY_GT_512", 0xcd, 0x01, 0b11111111).aux(AUX_MSR_PEBS_LD_LAT_THRESHOLD, 0x200),
-    ev("MEM_INST_RETIRED.STLB_MISS_LOADS", 0xd0, 0x11, 0b1111),
-    ev("MEM_INST_RETIRED.STLB_MISS_STORES", 0xd0, 0x12, 0b1111),
-    ev("MEM_INST_RETIRED.LOCK_LOADS", 0xd0, 0x21, 0b1111),
-    ev("MEM_INST_RETIRED.SPLIT_LOADS", 0xd0, 0x41, 0b1111),
-    ev("MEM_INST_RETIRED.SPLIT_STORES", 0xd0, 0x42, 0b1111),
-    ev("MEM_INST_RETIRED.ALL_LOADS", 0xd0, 0x81, 0b1111),
-    ev("MEM_INST_RETIRED.ALL_STORES", 0xd0, 0x82, 0b1111),
-    ev("MEM_INST_RETIRED.ANY", 0xd0, 0x83, 0b1111),
-    ev("MEM_LOAD_RETIRED.L1_HIT", 0xd1, 0x01, 0b1111),
-    ev("MEM_LOAD_RETIRED.L2_HIT", 0xd1, 0x02, 0b1111),
-    ev("MEM_LOAD_RETIRED.L3_HIT", 0xd1, 0x04, 0b1111),
-    ev("MEM_LOAD_RETIRED.L1_MISS", 0xd1, 0x08, 0b1111),
-    ev("MEM_LOAD_RETIRED.L2_MISS", 0xd1, 0x10, 0b1111),
-    ev("MEM_LOAD_RETIRED.L3_MISS", 0xd1, 0x20, 0b1111),
-    ev("MEM_LOAD_RETIRED.FB_HIT", 0xd1, 0x40, 0b1111),
-    ev("MEM_LOAD_RETIRED.LOCAL_PMM", 0xd1, 0x80, 0b1111),
-    ev("MEM_LOAD_L3_HIT_RETIRED.XSNP_MISS", 0xd2, 0x01, 0b1111),
-    ev("MEM_LOAD_L3_HIT_RETIRED.XSNP_NO_FWD", 0xd2, 0x02, 0b1111),
-    ev("MEM_LOAD_L3_HIT_RETIRED.XSNP_FWD", 0xd2, 0x04, 0b1111),
-    ev("MEM_LOAD_L3_HIT_RETIRED.XSNP_NONE", 0xd2, 0x08, 0b1111),
-    ev("MEM_LOAD_L3_MISS_RETIRED.LOCAL_DRAM", 0xd3, 0x01, 0b1111),
-    ev("MEM_LOAD_L3_MISS_RETIRED.REMOTE_DRAM", 0xd3, 0x02, 0b1111),
-    ev("MEM_LOAD_L3_MISS_RETIRED.REMOTE_HITM", 0xd3, 0x04, 0b1111),
-    ev("MEM_LOAD_L3_MISS_RETIRED.REMOTE_FWD", 0xd3, 0x08, 0b1111),
-    ev("MEM_LOAD_L3_MISS_RETIRED.REMOTE_PMM", 0xd3, 0x10, 0b1111),
-    ev("MEM_LOAD_MISC_RETIRED.UC", 0xd4, 0x04, 0b1111),
-    ev("BACLEARS.ANY", 0xe6, 0x01, 0b1111),
-    ev("CPU_CLK_UNHALTED.DISTRIBUTED", 0xec, 0x02, 0b11111111),
-    ev("CORE_SNOOP_RESPONSE.MISS", 0xef, 0x01, 0b1111),
-    ev("CORE_SNOOP_RESPONSE.I_HIT_FSE", 0xef, 0x02, 0b1111),
-    ev("CORE_SNOOP_RESPONSE.S_HIT_FSE", 0xef, 0x04, 0b1111),
-    ev("CORE_SNOOP_RESPONSE.S_FWD_M", 0xef, 0x08, 0b1111),
-    ev("CORE_SNOOP_RESPONSE.I_FWD_M", 0xef, 0x10, 0b1111),
-    ev("CORE_SNOOP_RESPONSE.I_FWD_FE", 0xef, 0x20, 0b1111),
-    ev("CORE_SNOOP_RESPONSE.S_FWD_FE", 0xef, 0x40, 0b1111),
-    ev("L2_TRANS.L2_WB", 0xf0, 0x40, 0b1111),
-    ev("L2_LINES_IN.ALL", 0xf1, 0x1f, 0b1111),
-    ev("L2_LINES_OUT.SILENT", 0xf2, 0x01, 0b1111),
-    ev("L2_LINES_OUT.NON_SILENT", 0xf2, 0x02, 0b1111),
-    ev("L2_LINES_OUT.USELESS_HWPF", 0xf2, 0x04, 0b1111),
-    ev("SQ_MISC.SQ_FULL", 0xf4, 0x04, 0b1111),
-    ev("SQ_MISC.BUS_LOCK", 0xf4, 0x10, 0b1111),
-    ev("OCR.DEMAND_DATA_RD.L3_HIT.SNOOP_HIT_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x4003c0001),
-    ev("OCR.DEMAND_DATA_RD.L3_HIT.SNOOP_HITM", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x10003c0001),
-    ev("OCR.DEMAND_DATA_RD.L3_HIT.SNOOP_HIT_WITH_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x8003c0001),
-    ev("OCR.DEMAND_RFO.L3_HIT.SNOOP_HITM", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x10003c0002),
-    ev("OCR.DEMAND_CODE_RD.L3_HIT.SNOOP_HITM", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x10003c0004),
-    ev("OCR.DEMAND_DATA_RD.ANY_RESPONSE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x10001),
-    ev("OCR.DEMAND_DATA_RD.L3_MISS", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3fbfc00001),
-    ev("OCR.DEMAND_DATA_RD.LOCAL_DRAM", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x104000001),
-    ev("OCR.DEMAND_RFO.LOCAL_DRAM", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x104000002),
-    ev("OCR.DEMAND_CODE_RD.ANY_RESPONSE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x10004),
-    ev("OCR.DEMAND_CODE_RD.L3_MISS", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3fbfc00004),
-    ev("OCR.DEMAND_CODE_RD.LOCAL_DRAM", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x104000004),
-    ev("OCR.HWPF_L1D_AND_SWPF.L3_MISS", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3fbfc00400),
-    ev("OCR.HWPF_L1D_AND_SWPF.LOCAL_DRAM", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x104000400),
-    ev("OCR.STREAMING_WR.ANY_RESPONSE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x10800),
-    ev("OCR.OTHER.ANY_RESPONSE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x18000),
-    ev("OCR.OTHER.L3_MISS", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3fbfc08000),
-    ev("OCR.HWPF_L3.ANY_RESPONSE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x12380),
-    ev("OCR.DEMAND_DATA_RD.REMOTE_DRAM", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x730000001),
-    ev("OCR.DEMAND_DATA_RD.REMOTE_CACHE.SNOOP_HITM", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x1030000001),
-    ev("OCR.DEMAND_DATA_RD.REMOTE_CACHE.SNOOP_HIT_WITH_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x830000001),
-    ev("OCR.DEMAND_DATA_RD.DRAM", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x73c000001),
-    ev("OCR.DEMAND_DATA_RD.REMOTE_PMM", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x703000001),
-    ev("OCR.DEMAND_DATA_RD.L3_MISS_LOCAL", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f84400001),
-    ev("OCR.DEMAND_DATA_RD.LOCAL_PMM", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x100400001),
-    ev("OCR.DEMAND_DATA_RD.PMM", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x703c00001),
-    ev("OCR.DEMAND_RFO.DRAM", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x73c000002),
-    ev("OCR.DEMAND_RFO.REMOTE_PMM", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x703000002),
-    ev("OCR.DEMAND_RFO.LOCAL_PMM", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x100400002),
-    ev("OCR.DEMAND_RFO.PMM", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x703c00002),
-    ev("OCR.DEMAND_CODE_RD.DRAM", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x73c000004),
-    ev("OCR.DEMAND_CODE_RD.L3_MISS_LOCAL", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f84400004),
-    ev("OCR.HWPF_L1D_AND_SWPF.DRAM", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x73c000400),
-    ev("OCR.HWPF_L1D_AND_SWPF.L3_MISS_LOCAL", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f84400400),
-    ev("OCR.OTHER.L3_MISS_LOCAL", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f84408000),
-    ev("OCR.DEMAND_DATA_RD.SNC_PMM", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x700800001),
-    ev("OCR.DEMAND_RFO.SNC_PMM", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x700800002),
-    ev("OCR.DEMAND_DATA_RD.L3_HIT", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f803c0001),
-    ev("OCR.DEMAND_RFO.L3_HIT", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f803c0002),
-    ev("OCR.DEMAND_CODE_RD.L3_HIT", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f803c0004),
-    ev("OCR.HWPF_L1D_AND_SWPF.L3_HIT", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f803c0400),
-    ev("OCR.READS_TO_CORE.L3_HIT.SNOOP_HIT_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x4003c0477),
-    ev("OCR.READS_TO_CORE.L3_HIT.SNOOP_HITM", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x10003c0477),
-    ev("OCR.READS_TO_CORE.L3_HIT.SNOOP_HIT_WITH_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x8003c0477),
-    ev("OCR.READS_TO_CORE.REMOTE_CACHE.SNOOP_HITM", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x1030000477),
-    ev("OCR.READS_TO_CORE.REMOTE_CACHE.SNOOP_HIT_WITH_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x830000477),
-    ev("OCR.READS_TO_CORE.REMOTE_CACHE.SNOOP_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x1830000477),
-    ev("OCR.READS_TO_CORE.DRAM", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x73c000477),
-    ev("OCR.READS_TO_CORE.LOCAL_DRAM", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x104000477),
-    ev("OCR.READS_TO_CORE.REMOTE_DRAM", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x730000477),
-    ev("OCR.READS_TO_CORE.REMOTE_PMM", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x703000477),
-    ev("OCR.READS_TO_CORE.LOCAL_PMM", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x100400477),
-    ev("OCR.READS_TO_CORE.SNC_PMM", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x700800477),
-    ev("OCR.DEMAND_DATA_RD.SNC_DRAM", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x708000001),
-    ev("OCR.DEMAND_RFO.SNC_DRAM", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x708000002),
-    ev("OCR.DEMAND_CODE_RD.SNC_DRAM", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x708000004),
-    ev("OCR.READS_TO_CORE.SNC_DRAM", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x708000477),
-    ev("OCR.DEMAND_RFO.ANY_RESPONSE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f3ffc0002),
-    ev("OCR.READS_TO_CORE.ANY_RESPONSE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f3ffc0477),
-    ev("OCR.STREAMING_WR.L3_HIT", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x80080800),
-    ev("OCR.HWPF_L3.L3_HIT", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x80082380),
-    ev("OCR.READS_TO_CORE.L3_HIT", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f003c0477),
-    ev("OCR.DEMAND_RFO.L3_MISS_LOCAL", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f04400002),
-    ev("OCR.READS_TO_CORE.L3_MISS_LOCAL", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f04400477),
-    ev("OCR.STREAMING_WR.L3_MISS_LOCAL", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x84000800),
-    ev("OCR.HWPF_L3.L3_MISS_LOCAL", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x84002380),
-    ev("OCR.ITOM.L3_MISS_LOCAL", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x84000002),
-    ev("OCR.READS_TO_CORE.REMOTE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f33000477),
-    ev("OCR.HWPF_L3.REMOTE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x90002380),
-    ev("OCR.ITOM.REMOTE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x90000002),
-    ev("OCR.DEMAND_RFO.L3_MISS", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f3fc00002),
-    ev("OCR.READS_TO_CORE.L3_MISS", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f3fc00477),
-    ev("OCR.STREAMING_WR.L3_MISS", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x94000800),
-    ev("OCR.HWPF_L3.L3_MISS", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x94002380),
-    ev("OCR.PREFETCHES.L3_MISS_LOCAL", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f844027f0),
-    ev("OCR.PREFETCHES.L3_HIT", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f803c27f0),
-    ev("OCR.DEMAND_DATA_RD.SNC_CACHE.HIT_WITH_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x808000001),
-    ev("OCR.DEMAND_RFO.SNC_CACHE.HIT_WITH_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x808000002),
-    ev("OCR.DEMAND_CODE_RD.SNC_CACHE.HIT_WITH_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x808000004),
-    ev("OCR.READS_TO_CORE.SNC_CACHE.HIT_WITH_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x808000477),
-    ev("OCR.DEMAND_DATA_RD.SNC_CACHE.HITM", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x1008000001),
-    ev("OCR.DEMAND_RFO.SNC_CACHE.HITM", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x1008000002),
-    ev("OCR.DEMAND_CODE_RD.SNC_CACHE.HITM", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x1008000004),
-    ev("OCR.READS_TO_CORE.SNC_CACHE.HITM", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x1008000477),
-    ev("OCR.READS_TO_CORE.L3_MISS_LOCAL_SOCKET", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x70cc00477),
-    ev("OCR.READS_TO_CORE.LOCAL_SOCKET_DRAM", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x70c000477),
-    ev("OCR.READS_TO_CORE.LOCAL_SOCKET_PMM", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x700c00477),
-    ev("OCR.HWPF_L2.ANY_RESPONSE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x10070),
-    ev("OCR.READS_TO_CORE.REMOTE_MEMORY", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x731800477),
-    ev("OCR.WRITE_ESTIMATE.MEMORY", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0xfbff80822),
-];
+event_table! {
+    /// The events, row n for `Event::row(n)`: `ev(name, event select, umask)` and what else each
+    /// sets. The counters that may count them (bit n: counter n) and those without
+    /// Hyper-Threading are the table's, the two numbers before the rows, unless a row
+    /// gives its own (`.on(..)`, `.ht_off(..)`).
+    EVENT_ROWS, EventRowNumber, 0, "", 0b1111, 0b0;
+    LD_BLOCKS_STORE_FORWARD = ev("LD_BLOCKS.STORE_FORWARD", 0x03, 0x02),
+    LD_BLOCKS_NO_SR = ev("LD_BLOCKS.NO_SR", 0x03, 0x08),
+    LD_BLOCKS_PARTIAL_ADDRESS_ALIAS = ev("LD_BLOCKS_PARTIAL.ADDRESS_ALIAS", 0x07, 0x01),
+    DTLB_LOAD_MISSES_WALK_COMPLETED_4K = ev("DTLB_LOAD_MISSES.WALK_COMPLETED_4K", 0x08, 0x02),
+    DTLB_LOAD_MISSES_WALK_COMPLETED_2M_4M = ev("DTLB_LOAD_MISSES.WALK_COMPLETED_2M_4M", 0x08, 0x04),
+    DTLB_LOAD_MISSES_WALK_COMPLETED_1G = ev("DTLB_LOAD_MISSES.WALK_COMPLETED_1G", 0x08, 0x08),
+    DTLB_LOAD_MISSES_WALK_COMPLETED = ev("DTLB_LOAD_MISSES.WALK_COMPLETED", 0x08, 0x0e),
+    DTLB_LOAD_MISSES_WALK_PENDING = ev("DTLB_LOAD_MISSES.WALK_PENDING", 0x08, 0x10),
+    DTLB_LOAD_MISSES_WALK_ACTIVE = ev("DTLB_LOAD_MISSES.WALK_ACTIVE", 0x08, 0x10).threshold(1),
+    DTLB_LOAD_MISSES_STLB_HIT = ev("DTLB_LOAD_MISSES.STLB_HIT", 0x08, 0x20),
+    INT_MISC_RECOVERY_CYCLES = ev("INT_MISC.RECOVERY_CYCLES", 0x0d, 0x01).on(0b11111111),
+    INT_MISC_CLEARS_COUNT = ev("INT_MISC.CLEARS_COUNT", 0x0d, 0x01).on(0b11111111).threshold(1).edge(),
+    INT_MISC_ALL_RECOVERY_CYCLES = ev("INT_MISC.ALL_RECOVERY_CYCLES", 0x0d, 0x03).on(0b11111111).threshold(1),
+    INT_MISC_UOP_DROPPING = ev("INT_MISC.UOP_DROPPING", 0x0d, 0x10).on(0b11111111),
+    INT_MISC_CLEAR_RESTEER_CYCLES = ev("INT_MISC.CLEAR_RESTEER_CYCLES", 0x0d, 0x80).on(0b11111111),
+    UOPS_ISSUED_ANY = ev("UOPS_ISSUED.ANY", 0x0e, 0x01).on(0b11111111),
+    UOPS_ISSUED_STALL_CYCLES = ev("UOPS_ISSUED.STALL_CYCLES", 0x0e, 0x01).on(0b11111111).threshold(1).invert(),
+    UOPS_ISSUED_VECTOR_WIDTH_MISMATCH = ev("UOPS_ISSUED.VECTOR_WIDTH_MISMATCH", 0x0e, 0x02).on(0b11111111),
+    ARITH_FP_DIVIDER_ACTIVE = ev("ARITH.FP_DIVIDER_ACTIVE", 0x14, 0x01).on(0b11111111).threshold(1),
+    ARITH_DIVIDER_ACTIVE = ev("ARITH.DIVIDER_ACTIVE", 0x14, 0x09).on(0b11111111).threshold(1),
+    L2_RQSTS_DEMAND_DATA_RD_MISS = ev("L2_RQSTS.DEMAND_DATA_RD_MISS", 0x24, 0x21),
+    L2_RQSTS_RFO_MISS = ev("L2_RQSTS.RFO_MISS", 0x24, 0x22),
+    L2_RQSTS_CODE_RD_MISS = ev("L2_RQSTS.CODE_RD_MISS", 0x24, 0x24),
+    L2_RQSTS_ALL_DEMAND_MISS = ev("L2_RQSTS.ALL_DEMAND_MISS", 0x24, 0x27),
+    L2_RQSTS_SWPF_MISS = ev("L2_RQSTS.SWPF_MISS", 0x24, 0x28),
+    L2_RQSTS_DEMAND_DATA_RD_HIT = ev("L2_RQSTS.DEMAND_DATA_RD_HIT", 0x24, 0xc1),
+    L2_RQSTS_RFO_HIT = ev("L2_RQSTS.RFO_HIT", 0x24, 0xc2),
+    L2_RQSTS_CODE_RD_HIT = ev("L2_RQSTS.CODE_RD_HIT", 0x24, 0xc4),
+    L2_RQSTS_SWPF_HIT = ev("L2_RQSTS.SWPF_HIT", 0x24, 0xc8),
+    L2_RQSTS_ALL_DEMAND_DATA_RD = ev("L2_RQSTS.ALL_DEMAND_DATA_RD", 0x24, 0xe1),
+    L2_RQSTS_ALL_RFO = ev("L2_RQSTS.ALL_RFO", 0x24, 0xe2),
+    L2_RQSTS_ALL_CODE_RD = ev("L2_RQSTS.ALL_CODE_RD", 0x24, 0xe4),
+    CORE_POWER_LVL0_TURBO_LICENSE = ev("CORE_POWER.LVL0_TURBO_LICENSE", 0x28, 0x07),
+    CORE_POWER_LVL1_TURBO_LICENSE = ev("CORE_POWER.LVL1_TURBO_LICENSE", 0x28, 0x18),
+    CORE_POWER_LVL2_TURBO_LICENSE = ev("CORE_POWER.LVL2_TURBO_LICENSE", 0x28, 0x20),
+    LONGEST_LAT_CACHE_MISS = ev("LONGEST_LAT_CACHE.MISS", 0x2e, 0x41).on(0b11111111),
+    LONGEST_LAT_CACHE_REFERENCE = ev("LONGEST_LAT_CACHE.REFERENCE", 0x2e, 0x4f).on(0b11111111),
+    SW_PREFETCH_ACCESS_NTA = ev("SW_PREFETCH_ACCESS.NTA", 0x32, 0x01),
+    SW_PREFETCH_ACCESS_T0 = ev("SW_PREFETCH_ACCESS.T0", 0x32, 0x02),
+    SW_PREFETCH_ACCESS_T1_T2 = ev("SW_PREFETCH_ACCESS.T1_T2", 0x32, 0x04),
+    SW_PREFETCH_ACCESS_PREFETCHW = ev("SW_PREFETCH_ACCESS.PREFETCHW", 0x32, 0x08),
+    SW_PREFETCH_ACCESS_ANY = ev("SW_PREFETCH_ACCESS.ANY", 0x32, 0x0f),
+    CPU_CLK_UNHALTED_THREAD_P = ev("CPU_CLK_UNHALTED.THREAD_P", 0x3c, 0x00).on(0b11111111),
+    CPU_CLK_UNHALTED_REF_XCLK = ev("CPU_CLK_UNHALTED.REF_XCLK", 0x3c, 0x01).on(0b11111111),
+    CPU_CLK_UNHALTED_ONE_THREAD_ACTIVE = ev("CPU_CLK_UNHALTED.ONE_THREAD_ACTIVE", 0x3c, 0x02).on(0b11111111),
+    CPU_CLK_UNHALTED_REF_DISTRIBUTED = ev("CPU_CLK_UNHALTED.REF_DISTRIBUTED", 0x3c, 0x08).on(0b11111111),
+    L1D_PEND_MISS_PENDING = ev("L1D_PEND_MISS.PENDING", 0x48, 0x01),
+    L1D_PEND_MISS_PENDING_CYCLES = ev("L1D_PEND_MISS.PENDING_CYCLES", 0x48, 0x01).threshold(1),
+    L1D_PEND_MISS_FB_FULL = ev("L1D_PEND_MISS.FB_FULL", 0x48, 0x02),
+    L1D_PEND_MISS_FB_FULL_PERIODS = ev("L1D_PEND_MISS.FB_FULL_PERIODS", 0x48, 0x02).threshold(1).edge(),
+    L1D_PEND_MISS_L2_STALL = ev("L1D_PEND_MISS.L2_STALL", 0x48, 0x04),
+    DTLB_STORE_MISSES_WALK_COMPLETED_4K = ev("DTLB_STORE_MISSES.WALK_COMPLETED_4K", 0x49, 0x02),
+    DTLB_STORE_MISSES_WALK_COMPLETED_2M_4M = ev("DTLB_STORE_MISSES.WALK_COMPLETED_2M_4M", 0x49, 0x04),
+    DTLB_STORE_MISSES_WALK_COMPLETED_1G = ev("DTLB_STORE_MISSES.WALK_COMPLETED_1G", 0x49, 0x08),
+    DTLB_STORE_MISSES_WALK_COMPLETED = ev("DTLB_STORE_MISSES.WALK_COMPLETED", 0x49, 0x0e),
+    DTLB_STORE_MISSES_WALK_PENDING = ev("DTLB_STORE_MISSES.WALK_PENDING", 0x49, 0x10),
+    DTLB_STORE_MISSES_WALK_ACTIVE = ev("DTLB_STORE_MISSES.WALK_ACTIVE", 0x49, 0x10).threshold(1),
+    DTLB_STORE_MISSES_STLB_HIT = ev("DTLB_STORE_MISSES.STLB_HIT", 0x49, 0x20),
+    LOAD_HIT_PREFETCH_SWPF = ev("LOAD_HIT_PREFETCH.SWPF", 0x4c, 0x01),
+    L1D_REPLACEMENT = ev("L1D.REPLACEMENT", 0x51, 0x01),
+    TX_MEM_ABORT_CONFLICT = ev("TX_MEM.ABORT_CONFLICT", 0x54, 0x01),
+    TX_MEM_ABORT_CAPACITY_WRITE = ev("TX_MEM.ABORT_CAPACITY_WRITE", 0x54, 0x02),
+    TX_MEM_ABORT_CAPACITY_READ = ev("TX_MEM.ABORT_CAPACITY_READ", 0x54, 0x80),
+    INST_DECODED_DECODERS = ev("INST_DECODED.DECODERS", 0x55, 0x01),
+    UOPS_DECODED_DEC0 = ev("UOPS_DECODED.DEC0", 0x56, 0x01),
+    TX_EXEC_MISC2 = ev("TX_EXEC.MISC2", 0x5d, 0x02).on(0b11111111),
+    TX_EXEC_MISC3 = ev("TX_EXEC.MISC3", 0x5d, 0x04).on(0b11111111),
+    RS_EVENTS_EMPTY_CYCLES = ev("RS_EVENTS.EMPTY_CYCLES", 0x5e, 0x01).on(0b11111111),
+    RS_EVENTS_EMPTY_END = ev("RS_EVENTS.EMPTY_END", 0x5e, 0x01).on(0b11111111).threshold(1).invert().edge(),
+    OFFCORE_REQUESTS_OUTSTANDING_DEMAND_DATA_RD = ev("OFFCORE_REQUESTS_OUTSTANDING.DEMAND_DATA_RD", 0x60, 0x01),
+    OFFCORE_REQUESTS_OUTSTANDING_DEMAND_CODE_RD = ev("OFFCORE_REQUESTS_OUTSTANDING.DEMAND_CODE_RD", 0x60, 0x02),
+    OFFCORE_REQUESTS_OUTSTANDING_CYCLES_WITH_DEMAND_CODE_RD = ev("OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DEMAND_CODE_RD", 0x60, 0x02).threshold(1),
+    OFFCORE_REQUESTS_OUTSTANDING_CYCLES_WITH_DEMAND_RFO = ev("OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DEMAND_RFO", 0x60, 0x04).threshold(1),
+    OFFCORE_REQUESTS_OUTSTANDING_ALL_DATA_RD = ev("OFFCORE_REQUESTS_OUTSTANDING.ALL_DATA_RD", 0x60, 0x08),
+    OFFCORE_REQUESTS_OUTSTANDING_CYCLES_WITH_DATA_RD = ev("OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DATA_RD", 0x60, 0x08).threshold(1),
+    OFFCORE_REQUESTS_OUTSTANDING_L3_MISS_DEMAND_DATA_RD = ev("OFFCORE_REQUESTS_OUTSTANDING.L3_MISS_DEMAND_DATA_RD", 0x60, 0x10),
+    OFFCORE_REQUESTS_OUTSTANDING_CYCLES_WITH_L3_MISS_DEMAND_DATA_RD = ev("OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_L3_MISS_DEMAND_DATA_RD", 0x60, 0x10).threshold(1),
+    OFFCORE_REQUESTS_OUTSTANDING_L3_MISS_DEMAND_DATA_RD_GE_6 = ev("OFFCORE_REQUESTS_OUTSTANDING.L3_MISS_DEMAND_DATA_RD_GE_6", 0x60, 0x10).threshold(6),
+    IDQ_MITE_UOPS = ev("IDQ.MITE_UOPS", 0x79, 0x04),
+    IDQ_MITE_CYCLES_OK = ev("IDQ.MITE_CYCLES_OK", 0x79, 0x04).threshold(5),
+    IDQ_MITE_CYCLES_ANY = ev("IDQ.MITE_CYCLES_ANY", 0x79, 0x04).threshold(1),
+    IDQ_DSB_UOPS = ev("IDQ.DSB_UOPS", 0x79, 0x08),
+    IDQ_DSB_CYCLES_OK = ev("IDQ.DSB_CYCLES_OK", 0x79, 0x08).threshold(5),
+    IDQ_DSB_CYCLES_ANY = ev("IDQ.DSB_CYCLES_ANY", 0x79, 0x08).threshold(1),
+    IDQ_MS_SWITCHES = ev("IDQ.MS_SWITCHES", 0x79, 0x30).threshold(1).edge(),
+    IDQ_MS_UOPS = ev("IDQ.MS_UOPS", 0x79, 0x30),
+    ICACHE_16B_IFDATA_STALL = ev("ICACHE_16B.IFDATA_STALL", 0x80, 0x04),
+    ICACHE_DATA_STALLS = ev("ICACHE_DATA.STALLS", 0x80, 0x04),
+    ICACHE_64B_IFTAG_HIT = ev("ICACHE_64B.IFTAG_HIT", 0x83, 0x01),
+    ICACHE_64B_IFTAG_MISS = ev("ICACHE_64B.IFTAG_MISS", 0x83, 0x02),
+    ICACHE_64B_IFTAG_STALL = ev("ICACHE_64B.IFTAG_STALL", 0x83, 0x04),
+    ICACHE_TAG_STALLS = ev("ICACHE_TAG.STALLS", 0x83, 0x04),
+    ITLB_MISSES_WALK_COMPLETED_4K = ev("ITLB_MISSES.WALK_COMPLETED_4K", 0x85, 0x02),
+    ITLB_MISSES_WALK_COMPLETED_2M_4M = ev("ITLB_MISSES.WALK_COMPLETED_2M_4M", 0x85, 0x04),
+    ITLB_MISSES_WALK_COMPLETED = ev("ITLB_MISSES.WALK_COMPLETED", 0x85, 0x0e),
+    ITLB_MISSES_WALK_PENDING = ev("ITLB_MISSES.WALK_PENDING", 0x85, 0x10),
+    ITLB_MISSES_WALK_ACTIVE = ev("ITLB_MISSES.WALK_ACTIVE", 0x85, 0x10).threshold(1),
+    ITLB_MISSES_STLB_HIT = ev("ITLB_MISSES.STLB_HIT", 0x85, 0x20),
+    ILD_STALL_LCP = ev("ILD_STALL.LCP", 0x87, 0x01),
+    DECODE_LCP = ev("DECODE.LCP", 0x87, 0x01),
+    IDQ_UOPS_NOT_DELIVERED_CORE = ev("IDQ_UOPS_NOT_DELIVERED.CORE", 0x9c, 0x01).on(0b11111111),
+    IDQ_UOPS_NOT_DELIVERED_CYCLES_0_UOPS_DELIV_CORE = ev("IDQ_UOPS_NOT_DELIVERED.CYCLES_0_UOPS_DELIV.CORE", 0x9c, 0x01).on(0b11111111).threshold(5),
+    IDQ_UOPS_NOT_DELIVERED_CYCLES_FE_WAS_OK = ev("IDQ_UOPS_NOT_DELIVERED.CYCLES_FE_WAS_OK", 0x9c, 0x01).on(0b11111111).threshold(1).invert(),
+    UOPS_DISPATCHED_PORT_0 = ev("UOPS_DISPATCHED.PORT_0", 0xa1, 0x01).on(0b11111111),
+    UOPS_DISPATCHED_PORT_1 = ev("UOPS_DISPATCHED.PORT_1", 0xa1, 0x02).on(0b11111111),
+    UOPS_DISPATCHED_PORT_2_3 = ev("UOPS_DISPATCHED.PORT_2_3", 0xa1, 0x04).on(0b11111111),
+    UOPS_DISPATCHED_PORT_4_9 = ev("UOPS_DISPATCHED.PORT_4_9", 0xa1, 0x10).on(0b11111111),
+    UOPS_DISPATCHED_PORT_5 = ev("UOPS_DISPATCHED.PORT_5", 0xa1, 0x20).on(0b11111111),
+    UOPS_DISPATCHED_PORT_6 = ev("UOPS_DISPATCHED.PORT_6", 0xa1, 0x40).on(0b11111111),
+    UOPS_DISPATCHED_PORT_7_8 = ev("UOPS_DISPATCHED.PORT_7_8", 0xa1, 0x80).on(0b11111111),
+    RESOURCE_STALLS_SCOREBOARD = ev("RESOURCE_STALLS.SCOREBOARD", 0xa2, 0x02).on(0b11111111),
+    RESOURCE_STALLS_SB = ev("RESOURCE_STALLS.SB", 0xa2, 0x08).on(0b11111111),
+    CYCLE_ACTIVITY_CYCLES_L2_MISS = ev("CYCLE_ACTIVITY.CYCLES_L2_MISS", 0xa3, 0x01).threshold(1),
+    CYCLE_ACTIVITY_STALLS_TOTAL = ev("CYCLE_ACTIVITY.STALLS_TOTAL", 0xa3, 0x04).on(0b11111111).threshold(4),
+    CYCLE_ACTIVITY_STALLS_L2_MISS = ev("CYCLE_ACTIVITY.STALLS_L2_MISS", 0xa3, 0x05).threshold(5),
+    CYCLE_ACTIVITY_STALLS_L3_MISS = ev("CYCLE_ACTIVITY.STALLS_L3_MISS", 0xa3, 0x06).threshold(6),
+    CYCLE_ACTIVITY_CYCLES_L1D_MISS = ev("CYCLE_ACTIVITY.CYCLES_L1D_MISS", 0xa3, 0x08).threshold(8),
+    CYCLE_ACTIVITY_STALLS_L1D_MISS = ev("CYCLE_ACTIVITY.STALLS_L1D_MISS", 0xa3, 0x0c).threshold(12),
+    CYCLE_ACTIVITY_CYCLES_MEM_ANY = ev("CYCLE_ACTIVITY.CYCLES_MEM_ANY", 0xa3, 0x10).on(0b11111111).threshold(16),
+    CYCLE_ACTIVITY_STALLS_MEM_ANY = ev("CYCLE_ACTIVITY.STALLS_MEM_ANY", 0xa3, 0x14).on(0b11111111).threshold(20),
+    TOPDOWN_SLOTS_P = ev("TOPDOWN.SLOTS_P", 0xa4, 0x01).on(0b11111111),
+    TOPDOWN_BACKEND_BOUND_SLOTS = ev("TOPDOWN.BACKEND_BOUND_SLOTS", 0xa4, 0x02).on(0b11111111),
+    EXE_ACTIVITY_1_PORTS_UTIL = ev("EXE_ACTIVITY.1_PORTS_UTIL", 0xa6, 0x02).on(0b11111111),
+    EXE_ACTIVITY_2_PORTS_UTIL = ev("EXE_ACTIVITY.2_PORTS_UTIL", 0xa6, 0x04).on(0b11111111),
+    EXE_ACTIVITY_3_PORTS_UTIL = ev("EXE_ACTIVITY.3_PORTS_UTIL", 0xa6, 0x08).on(0b11111111),
+    EXE_ACTIVITY_4_PORTS_UTIL = ev("EXE_ACTIVITY.4_PORTS_UTIL", 0xa6, 0x10).on(0b11111111),
+    EXE_ACTIVITY_BOUND_ON_STORES = ev("EXE_ACTIVITY.BOUND_ON_STORES", 0xa6, 0x40).on(0b11111111).threshold(2),
+    LSD_UOPS = ev("LSD.UOPS", 0xa8, 0x01),
+    LSD_CYCLES_ACTIVE = ev("LSD.CYCLES_ACTIVE", 0xa8, 0x01).threshold(1),
+    LSD_CYCLES_OK = ev("LSD.CYCLES_OK", 0xa8, 0x01).threshold(5),
+    DSB2MITE_SWITCHES_PENALTY_CYCLES = ev("DSB2MITE_SWITCHES.PENALTY_CYCLES", 0xab, 0x02),
+    DSB2MITE_SWITCHES_COUNT = ev("DSB2MITE_SWITCHES.COUNT", 0xab, 0x02).threshold(1).edge(),
+    OFFCORE_REQUESTS_DEMAND_DATA_RD = ev("OFFCORE_REQUESTS.DEMAND_DATA_RD", 0xb0, 0x01),
+    OFFCORE_REQUESTS_DEMAND_CODE_RD = ev("OFFCORE_REQUESTS.DEMAND_CODE_RD", 0xb0, 0x02),
+    OFFCORE_REQUESTS_DEMAND_RFO = ev("OFFCORE_REQUESTS.DEMAND_RFO", 0xb0, 0x04),
+    OFFCORE_REQUESTS_ALL_DATA_RD = ev("OFFCORE_REQUESTS.ALL_DATA_RD", 0xb0, 0x08),
+    OFFCORE_REQUESTS_L3_MISS_DEMAND_DATA_RD = ev("OFFCORE_REQUESTS.L3_MISS_DEMAND_DATA_RD", 0xb0, 0x10),
+    OFFCORE_REQUESTS_ALL_REQUESTS = ev("OFFCORE_REQUESTS.ALL_REQUESTS", 0xb0, 0x80),
+    UOPS_EXECUTED_THREAD = ev("UOPS_EXECUTED.THREAD", 0xb1, 0x01).on(0b11111111),
+    UOPS_EXECUTED_STALL_CYCLES = ev("UOPS_EXECUTED.STALL_CYCLES", 0xb1, 0x01).on(0b11111111).threshold(1).invert(),
+    UOPS_EXECUTED_CYCLES_GE_1 = ev("UOPS_EXECUTED.CYCLES_GE_1", 0xb1, 0x01).on(0b11111111).threshold(1),
+    UOPS_EXECUTED_CYCLES_GE_2 = ev("UOPS_EXECUTED.CYCLES_GE_2", 0xb1, 0x01).on(0b11111111).threshold(2),
+    UOPS_EXECUTED_CYCLES_GE_3 = ev("UOPS_EXECUTED.CYCLES_GE_3", 0xb1, 0x01).on(0b11111111).threshold(3),
+    UOPS_EXECUTED_CYCLES_GE_4 = ev("UOPS_EXECUTED.CYCLES_GE_4", 0xb1, 0x01).on(0b11111111).threshold(4),
+    UOPS_EXECUTED_CORE_CYCLES_GE_1 = ev("UOPS_EXECUTED.CORE_CYCLES_GE_1", 0xb1, 0x02).on(0b11111111).threshold(1),
+    UOPS_EXECUTED_CORE_CYCLES_GE_2 = ev("UOPS_EXECUTED.CORE_CYCLES_GE_2", 0xb1, 0x02).on(0b11111111).threshold(2),
+    UOPS_EXECUTED_CORE_CYCLES_GE_3 = ev("UOPS_EXECUTED.CORE_CYCLES_GE_3", 0xb1, 0x02).on(0b11111111).threshold(3),
+    UOPS_EXECUTED_CORE_CYCLES_GE_4 = ev("UOPS_EXECUTED.CORE_CYCLES_GE_4", 0xb1, 0x02).on(0b11111111).threshold(4),
+    UOPS_EXECUTED_X87 = ev("UOPS_EXECUTED.X87", 0xb1, 0x10).on(0b11111111),
+    TLB_FLUSH_DTLB_THREAD = ev("TLB_FLUSH.DTLB_THREAD", 0xbd, 0x01),
+    TLB_FLUSH_STLB_ANY = ev("TLB_FLUSH.STLB_ANY", 0xbd, 0x20),
+    INST_RETIRED_ANY_P = ev("INST_RETIRED.ANY_P", 0xc0, 0x00).on(0b11111111),
+    INST_RETIRED_NOP = ev("INST_RETIRED.NOP", 0xc0, 0x02).on(0b11111111),
+    ASSISTS_FP = ev("ASSISTS.FP", 0xc1, 0x02).on(0b11111111),
+    ASSISTS_ANY = ev("ASSISTS.ANY", 0xc1, 0x07).on(0b11111111),
+    UOPS_RETIRED_STALL_CYCLES = ev("UOPS_RETIRED.STALL_CYCLES", 0xc2, 0x02).on(0b11111111).threshold(1).invert(),
+    UOPS_RETIRED_TOTAL_CYCLES = ev("UOPS_RETIRED.TOTAL_CYCLES", 0xc2, 0x02).on(0b11111111).threshold(10).invert(),
+    UOPS_RETIRED_SLOTS = ev("UOPS_RETIRED.SLOTS", 0xc2, 0x02).on(0b11111111),
+    MACHINE_CLEARS_COUNT = ev("MACHINE_CLEARS.COUNT", 0xc3, 0x01).on(0b11111111).threshold(1).edge(),
+    MACHINE_CLEARS_MEMORY_ORDERING = ev("MACHINE_CLEARS.MEMORY_ORDERING", 0xc3, 0x02).on(0b11111111),
+    MACHINE_CLEARS_SMC = ev("MACHINE_CLEARS.SMC", 0xc3, 0x04).on(0b11111111),
+    BR_INST_RETIRED_ALL_BRANCHES = ev("BR_INST_RETIRED.ALL_BRANCHES", 0xc4, 0x00).on(0b11111111),
+    BR_INST_RETIRED_COND_TAKEN = ev("BR_INST_RETIRED.COND_TAKEN", 0xc4, 0x01).on(0b11111111),
+    BR_INST_RETIRED_NEAR_CALL = ev("BR_INST_RETIRED.NEAR_CALL", 0xc4, 0x02).on(0b11111111),
+    BR_INST_RETIRED_NEAR_RETURN = ev("BR_INST_RETIRED.NEAR_RETURN", 0xc4, 0x08).on(0b11111111),
+    BR_INST_RETIRED_COND_NTAKEN = ev("BR_INST_RETIRED.COND_NTAKEN", 0xc4, 0x10).on(0b11111111),
+    BR_INST_RETIRED_COND = ev("BR_INST_RETIRED.COND", 0xc4, 0x11).on(0b11111111),
+    BR_INST_RETIRED_NEAR_TAKEN = ev("BR_INST_RETIRED.NEAR_TAKEN", 0xc4, 0x20).on(0b11111111),
+    BR_INST_RETIRED_FAR_BRANCH = ev("BR_INST_RETIRED.FAR_BRANCH", 0xc4, 0x40).on(0b11111111),
+    BR_INST_RETIRED_INDIRECT = ev("BR_INST_RETIRED.INDIRECT", 0xc4, 0x80).on(0b11111111),
+    BR_MISP_RETIRED_ALL_BRANCHES = ev("BR_MISP_RETIRED.ALL_BRANCHES", 0xc5, 0x00).on(0b11111111),
+    BR_MISP_RETIRED_COND_TAKEN = ev("BR_MISP_RETIRED.COND_TAKEN", 0xc5, 0x01).on(0b11111111),
+    BR_MISP_RETIRED_INDIRECT_CALL = ev("BR_MISP_RETIRED.INDIRECT_CALL", 0xc5, 0x02).on(0b11111111),
+    BR_MISP_RETIRED_RET = ev("BR_MISP_RETIRED.RET", 0xc5, 0x08).on(0b11111111),
+    BR_MISP_RETIRED_COND_NTAKEN = ev("BR_MISP_RETIRED.COND_NTAKEN", 0xc5, 0x10).on(0b11111111),
+    BR_MISP_RETIRED_COND = ev("BR_MISP_RETIRED.COND", 0xc5, 0x11).on(0b11111111),
+    BR_MISP_RETIRED_NEAR_TAKEN = ev("BR_MISP_RETIRED.NEAR_TAKEN", 0xc5, 0x20).on(0b11111111),
+    BR_MISP_RETIRED_INDIRECT = ev("BR_MISP_RETIRED.INDIRECT", 0xc5, 0x80).on(0b11111111),
+    FRONTEND_RETIRED_DSB_MISS = ev("FRONTEND_RETIRED.DSB_MISS", 0xc6, 0x01).on(0b11111111).aux(AUX_MSR_PEBS_FRONTEND, 0x11),
+    FRONTEND_RETIRED_L1I_MISS = ev("FRONTEND_RETIRED.L1I_MISS", 0xc6, 0x01).on(0b11111111).aux(AUX_MSR_PEBS_FRONTEND, 0x12),
+    FRONTEND_RETIRED_L2_MISS = ev("FRONTEND_RETIRED.L2_MISS", 0xc6, 0x01).on(0b11111111).aux(AUX_MSR_PEBS_FRONTEND, 0x13),
+    FRONTEND_RETIRED_ITLB_MISS = ev("FRONTEND_RETIRED.ITLB_MISS", 0xc6, 0x01).on(0b11111111).aux(AUX_MSR_PEBS_FRONTEND, 0x14),
+    FRONTEND_RETIRED_STLB_MISS = ev("FRONTEND_RETIRED.STLB_MISS", 0xc6, 0x01).on(0b11111111).aux(AUX_MSR_PEBS_FRONTEND, 0x15),
+    FRONTEND_RETIRED_LATENCY_GE_2 = ev("FRONTEND_RETIRED.LATENCY_GE_2", 0xc6, 0x01).on(0b11111111).aux(AUX_MSR_PEBS_FRONTEND, 0x500206),
+    FRONTEND_RETIRED_LATENCY_GE_4 = ev("FRONTEND_RETIRED.LATENCY_GE_4", 0xc6, 0x01).on(0b11111111).aux(AUX_MSR_PEBS_FRONTEND, 0x500406),
+    FRONTEND_RETIRED_LATENCY_GE_8 = ev("FRONTEND_RETIRED.LATENCY_GE_8", 0xc6, 0x01).on(0b11111111).aux(AUX_MSR_PEBS_FRONTEND, 0x500806),
+    FRONTEND_RETIRED_LATENCY_GE_16 = ev("FRONTEND_RETIRED.LATENCY_GE_16", 0xc6, 0x01).on(0b11111111).aux(AUX_MSR_PEBS_FRONTEND, 0x501006),
+    FRONTEND_RETIRED_LATENCY_GE_32 = ev("FRONTEND_RETIRED.LATENCY_GE_32", 0xc6, 0x01).on(0b11111111).aux(AUX_MSR_PEBS_FRONTEND, 0x502006),
+    FRONTEND_RETIRED_LATENCY_GE_64 = ev("FRONTEND_RETIRED.LATENCY_GE_64", 0xc6, 0x01).on(0b11111111).aux(AUX_MSR_PEBS_FRONTEND, 0x504006),
+    FRONTEND_RETIRED_LATENCY_GE_128 = ev("FRONTEND_RETIRED.LATENCY_GE_128", 0xc6, 0x01).on(0b11111111).aux(AUX_MSR_PEBS_FRONTEND, 0x508006),
+    FRONTEND_RETIRED_LATENCY_GE_256 = ev("FRONTEND_RETIRED.LATENCY_GE_256", 0xc6, 0x01).on(0b11111111).aux(AUX_MSR_PEBS_FRONTEND, 0x510006),
+    FRONTEND_RETIRED_LATENCY_GE_512 = ev("FRONTEND_RETIRED.LATENCY_GE_512", 0xc6, 0x01).on(0b11111111).aux(AUX_MSR_PEBS_FRONTEND, 0x520006),
+    FRONTEND_RETIRED_LATENCY_GE_2_BUBBLES_GE_1 = ev("FRONTEND_RETIRED.LATENCY_GE_2_BUBBLES_GE_1", 0xc6, 0x01).on(0b11111111).aux(AUX_MSR_PEBS_FRONTEND, 0x100206),
+    FRONTEND_RETIRED_LATENCY_GE_1 = ev("FRONTEND_RETIRED.LATENCY_GE_1", 0xc6, 0x01).on(0b11111111).aux(AUX_MSR_PEBS_FRONTEND, 0x500106),
+    FRONTEND_RETIRED_ANY_DSB_MISS = ev("FRONTEND_RETIRED.ANY_DSB_MISS", 0xc6, 0x01).on(0b11111111).aux(AUX_MSR_PEBS_FRONTEND, 0x1),
+    FP_ARITH_INST_RETIRED_SCALAR_DOUBLE = ev("FP_ARITH_INST_RETIRED.SCALAR_DOUBLE", 0xc7, 0x01).on(0b11111111),
+    FP_ARITH_INST_RETIRED_SCALAR_SINGLE = ev("FP_ARITH_INST_RETIRED.SCALAR_SINGLE", 0xc7, 0x02).on(0b11111111),
+    FP_ARITH_INST_RETIRED_SCALAR = ev("FP_ARITH_INST_RETIRED.SCALAR", 0xc7, 0x03).on(0b11111111),
+    FP_ARITH_INST_RETIRED_128B_PACKED_DOUBLE = ev("FP_ARITH_INST_RETIRED.128B_PACKED_DOUBLE", 0xc7, 0x04).on(0b11111111),
+    FP_ARITH_INST_RETIRED_128B_PACKED_SINGLE = ev("FP_ARITH_INST_RETIRED.128B_PACKED_SINGLE", 0xc7, 0x08).on(0b11111111),
+    FP_ARITH_INST_RETIRED_256B_PACKED_DOUBLE = ev("FP_ARITH_INST_RETIRED.256B_PACKED_DOUBLE", 0xc7, 0x10).on(0b11111111),
+    FP_ARITH_INST_RETIRED_4_FLOPS = ev("FP_ARITH_INST_RETIRED.4_FLOPS", 0xc7, 0x18).on(0b11111111),
+    FP_ARITH_INST_RETIRED_256B_PACKED_SINGLE = ev("FP_ARITH_INST_RETIRED.256B_PACKED_SINGLE", 0xc7, 0x20).on(0b11111111),
+    FP_ARITH_INST_RETIRED_512B_PACKED_DOUBLE = ev("FP_ARITH_INST_RETIRED.512B_PACKED_DOUBLE", 0xc7, 0x40).on(0b11111111),
+    FP_ARITH_INST_RETIRED_8_FLOPS = ev("FP_ARITH_INST_RETIRED.8_FLOPS", 0xc7, 0x60).on(0b11111111),
+    FP_ARITH_INST_RETIRED_512B_PACKED_SINGLE = ev("FP_ARITH_INST_RETIRED.512B_PACKED_SINGLE", 0xc7, 0x80).on(0b11111111),
+    FP_ARITH_INST_RETIRED_VECTOR = ev("FP_ARITH_INST_RETIRED.VECTOR", 0xc7, 0xfc).on(0b11111111),
+    RTM_RETIRED_START = ev("RTM_RETIRED.START", 0xc9, 0x01).on(0b11111111),
+    RTM_RETIRED_COMMIT = ev("RTM_RETIRED.COMMIT", 0xc9, 0x02).on(0b11111111),
+    RTM_RETIRED_ABORTED = ev("RTM_RETIRED.ABORTED", 0xc9, 0x04).on(0b11111111),
+    RTM_RETIRED_ABORTED_MEM = ev("RTM_RETIRED.ABORTED_MEM", 0xc9, 0x08).on(0b11111111),
+    RTM_RETIRED_ABORTED_UNFRIENDLY = ev("RTM_RETIRED.ABORTED_UNFRIENDLY", 0xc9, 0x20).on(0b11111111),
+    RTM_RETIRED_ABORTED_MEMTYPE = ev("RTM_RETIRED.ABORTED_MEMTYPE", 0xc9, 0x40).on(0b11111111),
+    RTM_RETIRED_ABORTED_EVENTS = ev("RTM_RETIRED.ABORTED_EVENTS", 0xc9, 0x80).on(0b11111111),
+    MISC_RETIRED_LBR_INSERTS = ev("MISC_RETIRED.LBR_INSERTS", 0xcc, 0x20).on(0b11111111),
+    MISC_RETIRED_PAUSE_INST = ev("MISC_RETIRED.PAUSE_INST", 0xcc, 0x40).on(0b11111111),
+    MEM_TRANS_RETIRED_LOAD_LATENCY_GT_4 = ev("MEM_TRANS_RETIRED.LOAD_LATENCY_GT_4", 0xcd, 0x01).on(0b11111111).aux(AUX_MSR_PEBS_LD_LAT_THRESHOLD, 0x4),
+    MEM_TRANS_RETIRED_LOAD_LATENCY_GT_8 = ev("MEM_TRANS_RETIRED.LOAD_LATENCY_GT_8", 0xcd, 0x01).on(0b11111111).aux(AUX_MSR_PEBS_LD_LAT_THRESHOLD, 0x8),
+    MEM_TRANS_RETIRED_LOAD_LATENCY_GT_16 = ev("MEM_TRANS_RETIRED.LOAD_LATENCY_GT_16", 0xcd, 0x01).on(0b11111111).aux(AUX_MSR_PEBS_LD_LAT_THRESHOLD, 0x10),
+    MEM_TRANS_RETIRED_LOAD_LATENCY_GT_32 = ev("MEM_TRANS_RETIRED.LOAD_LATENCY_GT_32", 0xcd, 0x01).on(0b11111111).aux(AUX_MSR_PEBS_LD_LAT_THRESHOLD, 0x20),
+    MEM_TRANS_RETIRED_LOAD_LATENCY_GT_64 = ev("MEM_TRANS_RETIRED.LOAD_LATENCY_GT_64", 0xcd, 0x01).on(0b11111111).aux(AUX_MSR_PEBS_LD_LAT_THRESHOLD, 0x40),
+    MEM_TRANS_RETIRED_LOAD_LATENCY_GT_128 = ev("MEM_TRANS_RETIRED.LOAD_LATENCY_GT_128", 0xcd, 0x01).on(0b11111111).aux(AUX_MSR_PEBS_LD_LAT_THRESHOLD, 0x80),
+    MEM_TRANS_RETIRED_LOAD_LATENCY_GT_256 = ev("MEM_TRANS_RETIRED.LOAD_LATENCY_GT_256", 0xcd, 0x01).on(0b11111111).aux(AUX_MSR_PEBS_LD_LAT_THRESHOLD, 0x100),
+    MEM_TRANS_RETIRED_LOAD_LATENCY_GT_512 = ev("MEM_TRANS_RETIRED.LOAD_LATENCY_GT_512", 0xcd, 0x01).on(0b11111111).aux(AUX_MSR_PEBS_LD_LAT_THRESHOLD, 0x200),
+    MEM_INST_RETIRED_STLB_MISS_LOADS = ev("MEM_INST_RETIRED.STLB_MISS_LOADS", 0xd0, 0x11),
+    MEM_INST_RETIRED_STLB_MISS_STORES = ev("MEM_INST_RETIRED.STLB_MISS_STORES", 0xd0, 0x12),
+    MEM_INST_RETIRED_LOCK_LOADS = ev("MEM_INST_RETIRED.LOCK_LOADS", 0xd0, 0x21),
+    MEM_INST_RETIRED_SPLIT_LOADS = ev("MEM_INST_RETIRED.SPLIT_LOADS", 0xd0, 0x41),
+    MEM_INST_RETIRED_SPLIT_STORES = ev("MEM_INST_RETIRED.SPLIT_STORES", 0xd0, 0x42),
+    MEM_INST_RETIRED_ALL_LOADS = ev("MEM_INST_RETIRED.ALL_LOADS", 0xd0, 0x81),
+    MEM_INST_RETIRED_ALL_STORES = ev("MEM_INST_RETIRED.ALL_STORES", 0xd0, 0x82),
+    MEM_INST_RETIRED_ANY = ev("MEM_INST_RETIRED.ANY", 0xd0, 0x83),
+    MEM_LOAD_RETIRED_L1_HIT = ev("MEM_LOAD_RETIRED.L1_HIT", 0xd1, 0x01),
+    MEM_LOAD_RETIRED_L2_HIT = ev("MEM_LOAD_RETIRED.L2_HIT", 0xd1, 0x02),
+    MEM_LOAD_RETIRED_L3_HIT = ev("MEM_LOAD_RETIRED.L3_HIT", 0xd1, 0x04),
+    MEM_LOAD_RETIRED_L1_MISS = ev("MEM_LOAD_RETIRED.L1_MISS", 0xd1, 0x08),
+    MEM_LOAD_RETIRED_L2_MISS = ev("MEM_LOAD_RETIRED.L2_MISS", 0xd1, 0x10),
+    MEM_LOAD_RETIRED_L3_MISS = ev("MEM_LOAD_RETIRED.L3_MISS", 0xd1, 0x20),
+    MEM_LOAD_RETIRED_FB_HIT = ev("MEM_LOAD_RETIRED.FB_HIT", 0xd1, 0x40),
+    MEM_LOAD_RETIRED_LOCAL_PMM = ev("MEM_LOAD_RETIRED.LOCAL_PMM", 0xd1, 0x80),
+    MEM_LOAD_L3_HIT_RETIRED_XSNP_MISS = ev("MEM_LOAD_L3_HIT_RETIRED.XSNP_MISS", 0xd2, 0x01),
+    MEM_LOAD_L3_HIT_RETIRED_XSNP_NO_FWD = ev("MEM_LOAD_L3_HIT_RETIRED.XSNP_NO_FWD", 0xd2, 0x02),
+    MEM_LOAD_L3_HIT_RETIRED_XSNP_FWD = ev("MEM_LOAD_L3_HIT_RETIRED.XSNP_FWD", 0xd2, 0x04),
+    MEM_LOAD_L3_HIT_RETIRED_XSNP_NONE = ev("MEM_LOAD_L3_HIT_RETIRED.XSNP_NONE", 0xd2, 0x08),
+    MEM_LOAD_L3_MISS_RETIRED_LOCAL_DRAM = ev("MEM_LOAD_L3_MISS_RETIRED.LOCAL_DRAM", 0xd3, 0x01),
+    MEM_LOAD_L3_MISS_RETIRED_REMOTE_DRAM = ev("MEM_LOAD_L3_MISS_RETIRED.REMOTE_DRAM", 0xd3, 0x02),
+    MEM_LOAD_L3_MISS_RETIRED_REMOTE_HITM = ev("MEM_LOAD_L3_MISS_RETIRED.REMOTE_HITM", 0xd3, 0x04),
+    MEM_LOAD_L3_MISS_RETIRED_REMOTE_FWD = ev("MEM_LOAD_L3_MISS_RETIRED.REMOTE_FWD", 0xd3, 0x08),
+    MEM_LOAD_L3_MISS_RETIRED_REMOTE_PMM = ev("MEM_LOAD_L3_MISS_RETIRED.REMOTE_PMM", 0xd3, 0x10),
+    MEM_LOAD_MISC_RETIRED_UC = ev("MEM_LOAD_MISC_RETIRED.UC", 0xd4, 0x04),
+    BACLEARS_ANY = ev("BACLEARS.ANY", 0xe6, 0x01),
+    CPU_CLK_UNHALTED_DISTRIBUTED = ev("CPU_CLK_UNHALTED.DISTRIBUTED", 0xec, 0x02).on(0b11111111),
+    CORE_SNOOP_RESPONSE_MISS = ev("CORE_SNOOP_RESPONSE.MISS", 0xef, 0x01),
+    CORE_SNOOP_RESPONSE_I_HIT_FSE = ev("CORE_SNOOP_RESPONSE.I_HIT_FSE", 0xef, 0x02),
+    CORE_SNOOP_RESPONSE_S_HIT_FSE = ev("CORE_SNOOP_RESPONSE.S_HIT_FSE", 0xef, 0x04),
+    CORE_SNOOP_RESPONSE_S_FWD_M = ev("CORE_SNOOP_RESPONSE.S_FWD_M", 0xef, 0x08),
+    CORE_SNOOP_RESPONSE_I_FWD_M = ev("CORE_SNOOP_RESPONSE.I_FWD_M", 0xef, 0x10),
+    CORE_SNOOP_RESPONSE_I_FWD_FE = ev("CORE_SNOOP_RESPONSE.I_FWD_FE", 0xef, 0x20),
+    CORE_SNOOP_RESPONSE_S_FWD_FE = ev("CORE_SNOOP_RESPONSE.S_FWD_FE", 0xef, 0x40),
+    L2_TRANS_L2_WB = ev("L2_TRANS.L2_WB", 0xf0, 0x40),
+    L2_LINES_IN_ALL = ev("L2_LINES_IN.ALL", 0xf1, 0x1f),
+    L2_LINES_OUT_SILENT = ev("L2_LINES_OUT.SILENT", 0xf2, 0x01),
+    L2_LINES_OUT_NON_SILENT = ev("L2_LINES_OUT.NON_SILENT", 0xf2, 0x02),
+    L2_LINES_OUT_USELESS_HWPF = ev("L2_LINES_OUT.USELESS_HWPF", 0xf2, 0x04),
+    SQ_MISC_SQ_FULL = ev("SQ_MISC.SQ_FULL", 0xf4, 0x04),
+    SQ_MISC_BUS_LOCK = ev("SQ_MISC.BUS_LOCK", 0xf4, 0x10),
+    OCR_DEMAND_DATA_RD_L3_HIT_SNOOP_HIT_NO_FWD = ev("OCR.DEMAND_DATA_RD.L3_HIT.SNOOP_HIT_NO_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x4003c0001),
+    OCR_DEMAND_DATA_RD_L3_HIT_SNOOP_HITM = ev("OCR.DEMAND_DATA_RD.L3_HIT.SNOOP_HITM", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x10003c0001),
+    OCR_DEMAND_DATA_RD_L3_HIT_SNOOP_HIT_WITH_FWD = ev("OCR.DEMAND_DATA_RD.L3_HIT.SNOOP_HIT_WITH_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x8003c0001),
+    OCR_DEMAND_RFO_L3_HIT_SNOOP_HITM = ev("OCR.DEMAND_RFO.L3_HIT.SNOOP_HITM", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x10003c0002),
+    OCR_DEMAND_CODE_RD_L3_HIT_SNOOP_HITM = ev("OCR.DEMAND_CODE_RD.L3_HIT.SNOOP_HITM", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x10003c0004),
+    OCR_DEMAND_DATA_RD_ANY_RESPONSE = ev("OCR.DEMAND_DATA_RD.ANY_RESPONSE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x10001),
+    OCR_DEMAND_DATA_RD_L3_MISS = ev("OCR.DEMAND_DATA_RD.L3_MISS", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x3fbfc00001),
+    OCR_DEMAND_DATA_RD_LOCAL_DRAM = ev("OCR.DEMAND_DATA_RD.LOCAL_DRAM", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x104000001),
+    OCR_DEMAND_RFO_LOCAL_DRAM = ev("OCR.DEMAND_RFO.LOCAL_DRAM", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x104000002),
+    OCR_DEMAND_CODE_RD_ANY_RESPONSE = ev("OCR.DEMAND_CODE_RD.ANY_RESPONSE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x10004),
+    OCR_DEMAND_CODE_RD_L3_MISS = ev("OCR.DEMAND_CODE_RD.L3_MISS", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x3fbfc00004),
+    OCR_DEMAND_CODE_RD_LOCAL_DRAM = ev("OCR.DEMAND_CODE_RD.LOCAL_DRAM", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x104000004),
+    OCR_HWPF_L1D_AND_SWPF_L3_MISS = ev("OCR.HWPF_L1D_AND_SWPF.L3_MISS", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x3fbfc00400),
+    OCR_HWPF_L1D_AND_SWPF_LOCAL_DRAM = ev("OCR.HWPF_L1D_AND_SWPF.LOCAL_DRAM", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x104000400),
+    OCR_STREAMING_WR_ANY_RESPONSE = ev("OCR.STREAMING_WR.ANY_RESPONSE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x10800),
+    OCR_OTHER_ANY_RESPONSE = ev("OCR.OTHER.ANY_RESPONSE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x18000),
+    OCR_OTHER_L3_MISS = ev("OCR.OTHER.L3_MISS", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x3fbfc08000),
+    OCR_HWPF_L3_ANY_RESPONSE = ev("OCR.HWPF_L3.ANY_RESPONSE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x12380),
+    OCR_DEMAND_DATA_RD_REMOTE_DRAM = ev("OCR.DEMAND_DATA_RD.REMOTE_DRAM", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x730000001),
+    OCR_DEMAND_DATA_RD_REMOTE_CACHE_SNOOP_HITM = ev("OCR.DEMAND_DATA_RD.REMOTE_CACHE.SNOOP_HITM", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x1030000001),
+    OCR_DEMAND_DATA_RD_REMOTE_CACHE_SNOOP_HIT_WITH_FWD = ev("OCR.DEMAND_DATA_RD.REMOTE_CACHE.SNOOP_HIT_WITH_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x830000001),
+    OCR_DEMAND_DATA_RD_DRAM = ev("OCR.DEMAND_DATA_RD.DRAM", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x73c000001),
+    OCR_DEMAND_DATA_RD_REMOTE_PMM = ev("OCR.DEMAND_DATA_RD.REMOTE_PMM", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x703000001),
+    OCR_DEMAND_DATA_RD_L3_MISS_LOCAL = ev("OCR.DEMAND_DATA_RD.L3_MISS_LOCAL", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f84400001),
+    OCR_DEMAND_DATA_RD_LOCAL_PMM = ev("OCR.DEMAND_DATA_RD.LOCAL_PMM", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x100400001),
+    OCR_DEMAND_DATA_RD_PMM = ev("OCR.DEMAND_DATA_RD.PMM", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x703c00001),
+    OCR_DEMAND_RFO_DRAM = ev("OCR.DEMAND_RFO.DRAM", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x73c000002),
+    OCR_DEMAND_RFO_REMOTE_PMM = ev("OCR.DEMAND_RFO.REMOTE_PMM", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x703000002),
+    OCR_DEMAND_RFO_LOCAL_PMM = ev("OCR.DEMAND_RFO.LOCAL_PMM", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x100400002),
+    OCR_DEMAND_RFO_PMM = ev("OCR.DEMAND_RFO.PMM", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x703c00002),
+    OCR_DEMAND_CODE_RD_DRAM = ev("OCR.DEMAND_CODE_RD.DRAM", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x73c000004),
+    OCR_DEMAND_CODE_RD_L3_MISS_LOCAL = ev("OCR.DEMAND_CODE_RD.L3_MISS_LOCAL", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f84400004),
+    OCR_HWPF_L1D_AND_SWPF_DRAM = ev("OCR.HWPF_L1D_AND_SWPF.DRAM", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x73c000400),
+    OCR_HWPF_L1D_AND_SWPF_L3_MISS_LOCAL = ev("OCR.HWPF_L1D_AND_SWPF.L3_MISS_LOCAL", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f84400400),
+    OCR_OTHER_L3_MISS_LOCAL = ev("OCR.OTHER.L3_MISS_LOCAL", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f84408000),
+    OCR_DEMAND_DATA_RD_SNC_PMM = ev("OCR.DEMAND_DATA_RD.SNC_PMM", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x700800001),
+    OCR_DEMAND_RFO_SNC_PMM = ev("OCR.DEMAND_RFO.SNC_PMM", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x700800002),
+    OCR_DEMAND_DATA_RD_L3_HIT = ev("OCR.DEMAND_DATA_RD.L3_HIT", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f803c0001),
+    OCR_DEMAND_RFO_L3_HIT = ev("OCR.DEMAND_RFO.L3_HIT", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f803c0002),
+    OCR_DEMAND_CODE_RD_L3_HIT = ev("OCR.DEMAND_CODE_RD.L3_HIT", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f803c0004),
+    OCR_HWPF_L1D_AND_SWPF_L3_HIT = ev("OCR.HWPF_L1D_AND_SWPF.L3_HIT", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f803c0400),
+    OCR_READS_TO_CORE_L3_HIT_SNOOP_HIT_NO_FWD = ev("OCR.READS_TO_CORE.L3_HIT.SNOOP_HIT_NO_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x4003c0477),
+    OCR_READS_TO_CORE_L3_HIT_SNOOP_HITM = ev("OCR.READS_TO_CORE.L3_HIT.SNOOP_HITM", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x10003c0477),
+    OCR_READS_TO_CORE_L3_HIT_SNOOP_HIT_WITH_FWD = ev("OCR.READS_TO_CORE.L3_HIT.SNOOP_HIT_WITH_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x8003c0477),
+    OCR_READS_TO_CORE_REMOTE_CACHE_SNOOP_HITM = ev("OCR.READS_TO_CORE.REMOTE_CACHE.SNOOP_HITM", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x1030000477),
+    OCR_READS_TO_CORE_REMOTE_CACHE_SNOOP_HIT_WITH_FWD = ev("OCR.READS_TO_CORE.REMOTE_CACHE.SNOOP_HIT_WITH_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x830000477),
+    OCR_READS_TO_CORE_REMOTE_CACHE_SNOOP_FWD = ev("OCR.READS_TO_CORE.REMOTE_CACHE.SNOOP_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x1830000477),
+    OCR_READS_TO_CORE_DRAM = ev("OCR.READS_TO_CORE.DRAM", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x73c000477),
+    OCR_READS_TO_CORE_LOCAL_DRAM = ev("OCR.READS_TO_CORE.LOCAL_DRAM", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x104000477),
+    OCR_READS_TO_CORE_REMOTE_DRAM = ev("OCR.READS_TO_CORE.REMOTE_DRAM", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x730000477),
+    OCR_READS_TO_CORE_REMOTE_PMM = ev("OCR.READS_TO_CORE.REMOTE_PMM", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x703000477),
+    OCR_READS_TO_CORE_LOCAL_PMM = ev("OCR.READS_TO_CORE.LOCAL_PMM", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x100400477),
+    OCR_READS_TO_CORE_SNC_PMM = ev("OCR.READS_TO_CORE.SNC_PMM", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x700800477),
+    OCR_DEMAND_DATA_RD_SNC_DRAM = ev("OCR.DEMAND_DATA_RD.SNC_DRAM", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x708000001),
+    OCR_DEMAND_RFO_SNC_DRAM = ev("OCR.DEMAND_RFO.SNC_DRAM", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x708000002),
+    OCR_DEMAND_CODE_RD_SNC_DRAM = ev("OCR.DEMAND_CODE_RD.SNC_DRAM", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x708000004),
+    OCR_READS_TO_CORE_SNC_DRAM = ev("OCR.READS_TO_CORE.SNC_DRAM", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x708000477),
+    OCR_DEMAND_RFO_ANY_RESPONSE = ev("OCR.DEMAND_RFO.ANY_RESPONSE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f3ffc0002),
+    OCR_READS_TO_CORE_ANY_RESPONSE = ev("OCR.READS_TO_CORE.ANY_RESPONSE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f3ffc0477),
+    OCR_STREAMING_WR_L3_HIT = ev("OCR.STREAMING_WR.L3_HIT", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x80080800),
+    OCR_HWPF_L3_L3_HIT = ev("OCR.HWPF_L3.L3_HIT", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x80082380),
+    OCR_READS_TO_CORE_L3_HIT = ev("OCR.READS_TO_CORE.L3_HIT", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f003c0477),
+    OCR_DEMAND_RFO_L3_MISS_LOCAL = ev("OCR.DEMAND_RFO.L3_MISS_LOCAL", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f04400002),
+    OCR_READS_TO_CORE_L3_MISS_LOCAL = ev("OCR.READS_TO_CORE.L3_MISS_LOCAL", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f04400477),
+    OCR_STREAMING_WR_L3_MISS_LOCAL = ev("OCR.STREAMING_WR.L3_MISS_LOCAL", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x84000800),
+    OCR_HWPF_L3_L3_MISS_LOCAL = ev("OCR.HWPF_L3.L3_MISS_LOCAL", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x84002380),
+    OCR_ITOM_L3_MISS_LOCAL = ev("OCR.ITOM.L3_MISS_LOCAL", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x84000002),
+    OCR_READS_TO_CORE_REMOTE = ev("OCR.READS_TO_CORE.REMOTE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f33000477),
+    OCR_HWPF_L3_REMOTE = ev("OCR.HWPF_L3.REMOTE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x90002380),
+    OCR_ITOM_REMOTE = ev("OCR.ITOM.REMOTE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x90000002),
+    OCR_DEMAND_RFO_L3_MISS = ev("OCR.DEMAND_RFO.L3_MISS", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f3fc00002),
+    OCR_READS_TO_CORE_L3_MISS = ev("OCR.READS_TO_CORE.L3_MISS", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f3fc00477),
+    OCR_STREAMING_WR_L3_MISS = ev("OCR.STREAMING_WR.L3_MISS", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x94000800),
+    OCR_HWPF_L3_L3_MISS = ev("OCR.HWPF_L3.L3_MISS", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x94002380),
+    OCR_PREFETCHES_L3_MISS_LOCAL = ev("OCR.PREFETCHES.L3_MISS_LOCAL", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f844027f0),
+    OCR_PREFETCHES_L3_HIT = ev("OCR.PREFETCHES.L3_HIT", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f803c27f0),
+    OCR_DEMAND_DATA_RD_SNC_CACHE_HIT_WITH_FWD = ev("OCR.DEMAND_DATA_RD.SNC_CACHE.HIT_WITH_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x808000001),
+    OCR_DEMAND_RFO_SNC_CACHE_HIT_WITH_FWD = ev("OCR.DEMAND_RFO.SNC_CACHE.HIT_WITH_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x808000002),
+    OCR_DEMAND_CODE_RD_SNC_CACHE_HIT_WITH_FWD = ev("OCR.DEMAND_CODE_RD.SNC_CACHE.HIT_WITH_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x808000004),
+    OCR_READS_TO_CORE_SNC_CACHE_HIT_WITH_FWD = ev("OCR.READS_TO_CORE.SNC_CACHE.HIT_WITH_FWD", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x808000477),
+    OCR_DEMAND_DATA_RD_SNC_CACHE_HITM = ev("OCR.DEMAND_DATA_RD.SNC_CACHE.HITM", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x1008000001),
+    OCR_DEMAND_RFO_SNC_CACHE_HITM = ev("OCR.DEMAND_RFO.SNC_CACHE.HITM", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x1008000002),
+    OCR_DEMAND_CODE_RD_SNC_CACHE_HITM = ev("OCR.DEMAND_CODE_RD.SNC_CACHE.HITM", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x1008000004),
+    OCR_READS_TO_CORE_SNC_CACHE_HITM = ev("OCR.READS_TO_CORE.SNC_CACHE.HITM", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x1008000477),
+    OCR_READS_TO_CORE_L3_MISS_LOCAL_SOCKET = ev("OCR.READS_TO_CORE.L3_MISS_LOCAL_SOCKET", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x70cc00477),
+    OCR_READS_TO_CORE_LOCAL_SOCKET_DRAM = ev("OCR.READS_TO_CORE.LOCAL_SOCKET_DRAM", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x70c000477),
+    OCR_READS_TO_CORE_LOCAL_SOCKET_PMM = ev("OCR.READS_TO_CORE.LOCAL_SOCKET_PMM", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x700c00477),
+    OCR_HWPF_L2_ANY_RESPONSE = ev("OCR.HWPF_L2.ANY_RESPONSE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x10070),
+    OCR_READS_TO_CORE_REMOTE_MEMORY = ev("OCR.READS_TO_CORE.REMOTE_MEMORY", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x731800477),
+    OCR_WRITE_ESTIMATE_MEMORY = ev("OCR.WRITE_ESTIMATE.MEMORY", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0xfbff80822),
+}
 /// No experimental events.
 const EXPERIMENTAL_ROWS: &[EventRow] = &[];
 /// The rows built.

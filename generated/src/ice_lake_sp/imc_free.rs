@@ -74,8 +74,7 @@ impl Layout for ImcFreeDclkLayout {
     const INFO: &'static RegisterInfo = &IMC_FREE_DCLK_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 48, 63, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 48, 63, Access::Rv),
         FieldInfo { name: "event_count", ident: "event_count", lsb: 0, msb: 47, access: Access::RoV, role: Some(Role::Count),
             description: "DRAM clock cycles since reset; wraps at 48 bits and keeps counting.", ..FieldInfo::EMPTY },
     ];
@@ -142,8 +141,7 @@ impl Layout for ImcFreeDdrLayout {
     const INFO: &'static RegisterInfo = &IMC_FREE_DDR_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 48, 63, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 48, 63, Access::Rv),
         FieldInfo { name: "event_count", ident: "event_count", lsb: 0, msb: 47, access: Access::RoV, role: Some(Role::Count),
             description: "64-byte units of data moved to or from DRAM since reset; wraps at 48 bits and keeps counting.", ..FieldInfo::EMPTY },
     ];
@@ -214,8 +212,7 @@ impl Layout for ImcFreeDdrtLayout {
     const INFO: &'static RegisterInfo = &IMC_FREE_DDRT_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 48, 63, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 48, 63, Access::Rv),
         FieldInfo { name: "event_count", ident: "event_count", lsb: 0, msb: 47, access: Access::RoV, role: Some(Role::Count),
             description: "64-byte units of data moved to or from persistent memory since reset; wraps at 48 bits and keeps counting.", ..FieldInfo::EMPTY },
     ];

@@ -70,16 +70,12 @@ impl Layout for IrpBoxCtlLayout {
     const INFO: &'static RegisterInfo = &IRP_BOX_CTL_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 18, 31, Access::Rv,
-            "Reserved; write zero."),
-        FieldInfo::row("rsv", 16, 17, Access::Rsv,
-            "Reserved; write zero."),
-        FieldInfo::row("rsv", 9, 15, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 18, 31, Access::Rv),
+        FieldInfo::reserved("rsv", 16, 17, Access::Rsv),
+        FieldInfo::reserved("rsv", 9, 15, Access::Rv),
         FieldInfo { name: "frz", ident: "frz", lsb: 8, msb: 8, access: Access::Rw, role: Some(Role::Freeze),
             description: "Freeze: while 1 the box's counters hold their values.", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 2, 7, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 2, 7, Access::Rv),
         FieldInfo { name: "rst_ctrs", ident: "rst_ctrs", lsb: 1, msb: 1, access: Access::Wo, role: Some(Role::ResetCounters),
             description: "Reset counters: writing 1 clears every data counter of the box.", ..FieldInfo::EMPTY },
         FieldInfo { name: "rst_ctrl", ident: "rst_ctrl", lsb: 0, msb: 0, access: Access::Wo, role: Some(Role::ResetControls),
@@ -204,18 +200,14 @@ impl Layout for IrpCtlLayout {
             description: "Sense of the threshold comparison; with edge_det, counts falling instead of rising edges.", ..FieldInfo::EMPTY },
         FieldInfo { name: "en", ident: "en", lsb: 22, msb: 22, access: Access::Rw, role: Some(Role::Enable),
             description: "Enables this counter: it counts while this bit is 1 and the box is not frozen.", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 21, 21, Access::Rsv,
-            "Reserved; write zero."),
-        FieldInfo::row("rsv", 20, 20, Access::Rsv,
-            "Reserved; write zero."),
-        FieldInfo::row("rsv", 19, 19, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 21, 21, Access::Rsv),
+        FieldInfo::reserved("rsv", 20, 20, Access::Rsv),
+        FieldInfo::reserved("rsv", 19, 19, Access::Rv),
         FieldInfo { name: "edge_det", ident: "edge_det", lsb: 18, msb: 18, access: Access::Rw, role: Some(Role::Edge),
             description: "Edge detect: count 0-to-1 transitions of the thresholded event instead of active cycles; needs a non-zero thresh.", ..FieldInfo::EMPTY },
         FieldInfo { name: "rst", ident: "rst", lsb: 17, msb: 17, access: Access::Wo, role: Some(Role::Reset),
             description: "Reset: writing 1 clears the paired data counter.", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 16, 16, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 16, 16, Access::Rsv),
         FieldInfo { name: "umask", ident: "umask", lsb: 8, msb: 15, access: Access::Rw, role: Some(Role::Umask),
             description: "Unit mask: which sub-events of the selected event are counted.", ..FieldInfo::EMPTY },
         FieldInfo { name: "ev_sel", ident: "ev_sel", lsb: 0, msb: 7, access: Access::Rw, role: Some(Role::Event),
@@ -329,8 +321,7 @@ impl Layout for IrpBoxStatusLayout {
     const INFO: &'static RegisterInfo = &IRP_BOX_STATUS_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 2, 31, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 2, 31, Access::Rv),
         FieldInfo { name: "ov", ident: "ov", lsb: 0, msb: 1, access: Access::Rw1c, role: Some(Role::Overflow), counters: &[0, 1],
             description: "Overflow flags, one per counter (bit n for counter n): hardware sets a bit when that counter wraps; writing 1 to a bit clears it.", ..FieldInfo::EMPTY },
     ];
@@ -401,8 +392,7 @@ impl Layout for IrpCtrLayout {
     const INFO: &'static RegisterInfo = &IRP_CTR_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 48, 63, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 48, 63, Access::Rv),
         FieldInfo { name: "event_count", ident: "event_count", lsb: 0, msb: 47, access: Access::RwV, role: Some(Role::Count),
             description: "The accumulated 48-bit count of the event selected by the paired control register; wraps on overflow and keeps counting.", ..FieldInfo::EMPTY },
     ];
@@ -453,7 +443,7 @@ static IRP_CTR_INFO: RegisterInfo = RegisterInfo {
 mod unit_events {
 use super::*;
 #[allow(unused_imports)]
-use crate::core_events::{ev, EventRow};
+use crate::core_events::{event_table, EventRow};
 #[cfg(feature = "metadata")]
 use crate::core_events::{event_info_refs, event_infos};
 
@@ -472,30 +462,6 @@ pub struct Event {
 }
 
 impl Event {
-    /// `UNC_I_MISC1.LOST_FWD`.
-    pub const MISC1_LOST_FWD: Event = Event::row(0);
-    /// `UNC_I_COHERENT_OPS.PCITOM`.
-    pub const COHERENT_OPS_PCITOM: Event = Event::row(1);
-    /// `UNC_I_COHERENT_OPS.WBMTOI`.
-    pub const COHERENT_OPS_WBMTOI: Event = Event::row(2);
-    /// `UNC_I_CACHE_TOTAL_OCCUPANCY.MEM`.
-    pub const CACHE_TOTAL_OCCUPANCY_MEM: Event = Event::row(3);
-    /// `UNC_I_IRP_ALL.INBOUND_INSERTS`.
-    pub const IRP_ALL_INBOUND_INSERTS: Event = Event::row(4);
-    /// `UNC_I_TRANSACTIONS.WR_PREF`.
-    pub const TRANSACTIONS_WR_PREF: Event = Event::row(5);
-    /// `UNC_I_CLOCKTICKS`.
-    pub const CLOCKTICKS: Event = Event::row(6);
-    /// `UNC_I_FAF_FULL`.
-    pub const FAF_FULL: Event = Event::row(7);
-    /// `UNC_I_FAF_INSERTS`.
-    pub const FAF_INSERTS: Event = Event::row(8);
-    /// `UNC_I_FAF_OCCUPANCY`.
-    pub const FAF_OCCUPANCY: Event = Event::row(9);
-    /// `UNC_I_FAF_TRANSACTIONS`.
-    pub const FAF_TRANSACTIONS: Event = Event::row(10);
-    /// `UNC_I_SNOOP_RESP.ALL_HIT_M`.
-    pub const SNOOP_RESP_ALL_HIT_M: Event = Event::row(11);
 
     /// Every event of the unit.
     pub const ALL: &'static [Event] = &{
@@ -530,136 +496,6 @@ impl Event {
     }
 }
 
-/// The experimental events: from the vendor's experimental lists, whose counts it has
-/// not validated; built with the `experimental-events` feature.
-#[cfg(feature = "experimental-events")]
-impl Event {
-    /// `UNC_I_SNOOP_RESP.HIT_M` (experimental).
-    pub const SNOOP_RESP_HIT_M: Event = Event::row(12);
-    /// `UNC_I_COHERENT_OPS.RFO` (experimental).
-    pub const COHERENT_OPS_RFO: Event = Event::row(13);
-    /// `UNC_I_CACHE_TOTAL_OCCUPANCY.ANY` (experimental).
-    pub const CACHE_TOTAL_OCCUPANCY_ANY: Event = Event::row(14);
-    /// `UNC_I_CACHE_TOTAL_OCCUPANCY.IV_Q` (experimental).
-    pub const CACHE_TOTAL_OCCUPANCY_IV_Q: Event = Event::row(15);
-    /// `UNC_I_COHERENT_OPS.CLFLUSH` (experimental).
-    pub const COHERENT_OPS_CLFLUSH: Event = Event::row(16);
-    /// `UNC_I_IRP_ALL.OUTBOUND_INSERTS` (experimental).
-    pub const IRP_ALL_OUTBOUND_INSERTS: Event = Event::row(17);
-    /// `UNC_I_IRP_ALL.EVICTS` (experimental).
-    pub const IRP_ALL_EVICTS: Event = Event::row(18);
-    /// `UNC_I_MISC0.FAST_REQ` (experimental).
-    pub const MISC0_FAST_REQ: Event = Event::row(19);
-    /// `UNC_I_MISC0.FAST_REJ` (experimental).
-    pub const MISC0_FAST_REJ: Event = Event::row(20);
-    /// `UNC_I_MISC0.2ND_RD_INSERT` (experimental).
-    pub const MISC0_2ND_RD_INSERT: Event = Event::row(21);
-    /// `UNC_I_MISC0.2ND_WR_INSERT` (experimental).
-    pub const MISC0_2ND_WR_INSERT: Event = Event::row(22);
-    /// `UNC_I_MISC0.2ND_ATOMIC_INSERT` (experimental).
-    pub const MISC0_2ND_ATOMIC_INSERT: Event = Event::row(23);
-    /// `UNC_I_MISC0.FAST_XFER` (experimental).
-    pub const MISC0_FAST_XFER: Event = Event::row(24);
-    /// `UNC_I_MISC0.PF_ACK_HINT` (experimental).
-    pub const MISC0_PF_ACK_HINT: Event = Event::row(25);
-    /// `UNC_I_MISC0.SLOWPATH_FWPF_NO_PRF` (experimental).
-    pub const MISC0_SLOWPATH_FWPF_NO_PRF: Event = Event::row(26);
-    /// `UNC_I_MISC1.SLOW_I` (experimental).
-    pub const MISC1_SLOW_I: Event = Event::row(27);
-    /// `UNC_I_MISC1.SLOW_S` (experimental).
-    pub const MISC1_SLOW_S: Event = Event::row(28);
-    /// `UNC_I_MISC1.SLOW_E` (experimental).
-    pub const MISC1_SLOW_E: Event = Event::row(29);
-    /// `UNC_I_MISC1.SLOW_M` (experimental).
-    pub const MISC1_SLOW_M: Event = Event::row(30);
-    /// `UNC_I_MISC1.SEC_RCVD_INVLD` (experimental).
-    pub const MISC1_SEC_RCVD_INVLD: Event = Event::row(31);
-    /// `UNC_I_MISC1.SEC_RCVD_VLD` (experimental).
-    pub const MISC1_SEC_RCVD_VLD: Event = Event::row(32);
-    /// `UNC_I_P2P_TRANSACTIONS.RD` (experimental).
-    pub const P2P_TRANSACTIONS_RD: Event = Event::row(33);
-    /// `UNC_I_P2P_TRANSACTIONS.WR` (experimental).
-    pub const P2P_TRANSACTIONS_WR: Event = Event::row(34);
-    /// `UNC_I_P2P_TRANSACTIONS.MSG` (experimental).
-    pub const P2P_TRANSACTIONS_MSG: Event = Event::row(35);
-    /// `UNC_I_P2P_TRANSACTIONS.CMPL` (experimental).
-    pub const P2P_TRANSACTIONS_CMPL: Event = Event::row(36);
-    /// `UNC_I_P2P_TRANSACTIONS.REM` (experimental).
-    pub const P2P_TRANSACTIONS_REM: Event = Event::row(37);
-    /// `UNC_I_P2P_TRANSACTIONS.REM_AND_TGT_MATCH` (experimental).
-    pub const P2P_TRANSACTIONS_REM_AND_TGT_MATCH: Event = Event::row(38);
-    /// `UNC_I_P2P_TRANSACTIONS.LOC` (experimental).
-    pub const P2P_TRANSACTIONS_LOC: Event = Event::row(39);
-    /// `UNC_I_P2P_TRANSACTIONS.LOC_AND_TGT_MATCH` (experimental).
-    pub const P2P_TRANSACTIONS_LOC_AND_TGT_MATCH: Event = Event::row(40);
-    /// `UNC_I_SNOOP_RESP.MISS` (experimental).
-    pub const SNOOP_RESP_MISS: Event = Event::row(41);
-    /// `UNC_I_SNOOP_RESP.HIT_I` (experimental).
-    pub const SNOOP_RESP_HIT_I: Event = Event::row(42);
-    /// `UNC_I_SNOOP_RESP.HIT_ES` (experimental).
-    pub const SNOOP_RESP_HIT_ES: Event = Event::row(43);
-    /// `UNC_I_SNOOP_RESP.SNPCODE` (experimental).
-    pub const SNOOP_RESP_SNPCODE: Event = Event::row(44);
-    /// `UNC_I_SNOOP_RESP.SNPDATA` (experimental).
-    pub const SNOOP_RESP_SNPDATA: Event = Event::row(45);
-    /// `UNC_I_SNOOP_RESP.SNPINV` (experimental).
-    pub const SNOOP_RESP_SNPINV: Event = Event::row(46);
-    /// `UNC_I_TRANSACTIONS.WRITES` (experimental).
-    pub const TRANSACTIONS_WRITES: Event = Event::row(47);
-    /// `UNC_I_TRANSACTIONS.ATOMIC` (experimental).
-    pub const TRANSACTIONS_ATOMIC: Event = Event::row(48);
-    /// `UNC_I_TRANSACTIONS.OTHER` (experimental).
-    pub const TRANSACTIONS_OTHER: Event = Event::row(49);
-    /// `UNC_I_TRANSACTIONS.ORDERINGQ` (experimental).
-    pub const TRANSACTIONS_ORDERINGQ: Event = Event::row(50);
-    /// `UNC_I_P2P_INSERTS` (experimental).
-    pub const P2P_INSERTS: Event = Event::row(51);
-    /// `UNC_I_P2P_OCCUPANCY` (experimental).
-    pub const P2P_OCCUPANCY: Event = Event::row(52);
-    /// `UNC_I_TxC_AK_INSERTS` (experimental).
-    pub const TXC_AK_INSERTS: Event = Event::row(53);
-    /// `UNC_I_TxC_BL_DRS_CYCLES_FULL` (experimental).
-    pub const TXC_BL_DRS_CYCLES_FULL: Event = Event::row(54);
-    /// `UNC_I_TxC_BL_DRS_INSERTS` (experimental).
-    pub const TXC_BL_DRS_INSERTS: Event = Event::row(55);
-    /// `UNC_I_TxC_BL_DRS_OCCUPANCY` (experimental).
-    pub const TXC_BL_DRS_OCCUPANCY: Event = Event::row(56);
-    /// `UNC_I_TxC_BL_NCB_CYCLES_FULL` (experimental).
-    pub const TXC_BL_NCB_CYCLES_FULL: Event = Event::row(57);
-    /// `UNC_I_TxC_BL_NCB_INSERTS` (experimental).
-    pub const TXC_BL_NCB_INSERTS: Event = Event::row(58);
-    /// `UNC_I_TxC_BL_NCB_OCCUPANCY` (experimental).
-    pub const TXC_BL_NCB_OCCUPANCY: Event = Event::row(59);
-    /// `UNC_I_TxC_BL_NCS_CYCLES_FULL` (experimental).
-    pub const TXC_BL_NCS_CYCLES_FULL: Event = Event::row(60);
-    /// `UNC_I_TxC_BL_NCS_INSERTS` (experimental).
-    pub const TXC_BL_NCS_INSERTS: Event = Event::row(61);
-    /// `UNC_I_TxC_BL_NCS_OCCUPANCY` (experimental).
-    pub const TXC_BL_NCS_OCCUPANCY: Event = Event::row(62);
-    /// `UNC_I_TxR2_AD01_STALL_CREDIT_CYCLES` (experimental).
-    pub const TXR2_AD01_STALL_CREDIT_CYCLES: Event = Event::row(63);
-    /// `UNC_I_TxR2_AD0_STALL_CREDIT_CYCLES` (experimental).
-    pub const TXR2_AD0_STALL_CREDIT_CYCLES: Event = Event::row(64);
-    /// `UNC_I_TxR2_AD1_STALL_CREDIT_CYCLES` (experimental).
-    pub const TXR2_AD1_STALL_CREDIT_CYCLES: Event = Event::row(65);
-    /// `UNC_I_TxR2_BL_STALL_CREDIT_CYCLES` (experimental).
-    pub const TXR2_BL_STALL_CREDIT_CYCLES: Event = Event::row(66);
-    /// `UNC_I_TxS_DATA_INSERTS_NCB` (experimental).
-    pub const TXS_DATA_INSERTS_NCB: Event = Event::row(67);
-    /// `UNC_I_TxS_DATA_INSERTS_NCS` (experimental).
-    pub const TXS_DATA_INSERTS_NCS: Event = Event::row(68);
-    /// `UNC_I_TxS_REQUEST_OCCUPANCY` (experimental).
-    pub const TXS_REQUEST_OCCUPANCY: Event = Event::row(69);
-    /// `UNC_I_SNOOP_RESP.ALL_MISS` (experimental).
-    pub const SNOOP_RESP_ALL_MISS: Event = Event::row(70);
-    /// `UNC_I_SNOOP_RESP.ALL_HIT` (experimental).
-    pub const SNOOP_RESP_ALL_HIT: Event = Event::row(71);
-    /// `UNC_I_SNOOP_RESP.ALL_HIT_ES` (experimental).
-    pub const SNOOP_RESP_ALL_HIT_ES: Event = Event::row(72);
-    /// `UNC_I_SNOOP_RESP.ALL_HIT_I` (experimental).
-    pub const SNOOP_RESP_ALL_HIT_I: Event = Event::row(73);
-}
-
 #[cfg(feature = "metadata")]
 impl Event {
     /// The event's facts.
@@ -673,88 +509,93 @@ impl Event {
     }
 }
 
-/// The events, row n for `Event::row(n)`: `ev(name, event select, umask, counters)` (bit n
-/// of counters: counter n may count it) and what else each sets.
-const EVENT_ROWS: &[EventRow] = &[
-    ev("UNC_I_MISC1.LOST_FWD", 0x1f, 0x10, 0b11),
-    ev("UNC_I_COHERENT_OPS.PCITOM", 0x10, 0x10, 0b11),
-    ev("UNC_I_COHERENT_OPS.WBMTOI", 0x10, 0x40, 0b11),
-    ev("UNC_I_CACHE_TOTAL_OCCUPANCY.MEM", 0x0f, 0x04, 0b11),
-    ev("UNC_I_IRP_ALL.INBOUND_INSERTS", 0x20, 0x01, 0b11),
-    ev("UNC_I_TRANSACTIONS.WR_PREF", 0x11, 0x08, 0b11),
-    ev("UNC_I_CLOCKTICKS", 0x01, 0x00, 0b11),
-    ev("UNC_I_FAF_FULL", 0x17, 0x00, 0b11),
-    ev("UNC_I_FAF_INSERTS", 0x18, 0x00, 0b11),
-    ev("UNC_I_FAF_OCCUPANCY", 0x19, 0x00, 0b11),
-    ev("UNC_I_FAF_TRANSACTIONS", 0x16, 0x00, 0b11),
-    ev("UNC_I_SNOOP_RESP.ALL_HIT_M", 0x12, 0x78, 0b11),
-];
-/// The experimental events, numbered after `EVENT_ROWS`.
+event_table! {
+    /// The events, row n for `Event::row(n)`: `ev(name, event select, umask)` and what else each
+    /// sets. The counters that may count them (bit n: counter n) and those without
+    /// Hyper-Threading are the table's, the two numbers before the rows, unless a row
+    /// gives its own (`.on(..)`, `.ht_off(..)`).
+    EVENT_ROWS, EventRowNumber, 0, "", 0b11, 0b0;
+    MISC1_LOST_FWD = ev("UNC_I_MISC1.LOST_FWD", 0x1f, 0x10),
+    COHERENT_OPS_PCITOM = ev("UNC_I_COHERENT_OPS.PCITOM", 0x10, 0x10),
+    COHERENT_OPS_WBMTOI = ev("UNC_I_COHERENT_OPS.WBMTOI", 0x10, 0x40),
+    CACHE_TOTAL_OCCUPANCY_MEM = ev("UNC_I_CACHE_TOTAL_OCCUPANCY.MEM", 0x0f, 0x04),
+    IRP_ALL_INBOUND_INSERTS = ev("UNC_I_IRP_ALL.INBOUND_INSERTS", 0x20, 0x01),
+    TRANSACTIONS_WR_PREF = ev("UNC_I_TRANSACTIONS.WR_PREF", 0x11, 0x08),
+    CLOCKTICKS = ev("UNC_I_CLOCKTICKS", 0x01, 0x00),
+    FAF_FULL = ev("UNC_I_FAF_FULL", 0x17, 0x00),
+    FAF_INSERTS = ev("UNC_I_FAF_INSERTS", 0x18, 0x00),
+    FAF_OCCUPANCY = ev("UNC_I_FAF_OCCUPANCY", 0x19, 0x00),
+    FAF_TRANSACTIONS = ev("UNC_I_FAF_TRANSACTIONS", 0x16, 0x00),
+    SNOOP_RESP_ALL_HIT_M = ev("UNC_I_SNOOP_RESP.ALL_HIT_M", 0x12, 0x78),
+}
 #[cfg(feature = "experimental-events")]
-const EXPERIMENTAL_ROWS: &[EventRow] = &[
-    ev("UNC_I_SNOOP_RESP.HIT_M", 0x12, 0x08, 0b11),
-    ev("UNC_I_COHERENT_OPS.RFO", 0x10, 0x08, 0b11),
-    ev("UNC_I_CACHE_TOTAL_OCCUPANCY.ANY", 0x0f, 0x01, 0b11),
-    ev("UNC_I_CACHE_TOTAL_OCCUPANCY.IV_Q", 0x0f, 0x02, 0b11),
-    ev("UNC_I_COHERENT_OPS.CLFLUSH", 0x10, 0x80, 0b11),
-    ev("UNC_I_IRP_ALL.OUTBOUND_INSERTS", 0x20, 0x02, 0b11),
-    ev("UNC_I_IRP_ALL.EVICTS", 0x20, 0x04, 0b11),
-    ev("UNC_I_MISC0.FAST_REQ", 0x1e, 0x01, 0b11),
-    ev("UNC_I_MISC0.FAST_REJ", 0x1e, 0x02, 0b11),
-    ev("UNC_I_MISC0.2ND_RD_INSERT", 0x1e, 0x04, 0b11),
-    ev("UNC_I_MISC0.2ND_WR_INSERT", 0x1e, 0x08, 0b11),
-    ev("UNC_I_MISC0.2ND_ATOMIC_INSERT", 0x1e, 0x10, 0b11),
-    ev("UNC_I_MISC0.FAST_XFER", 0x1e, 0x20, 0b11),
-    ev("UNC_I_MISC0.PF_ACK_HINT", 0x1e, 0x40, 0b11),
-    ev("UNC_I_MISC0.SLOWPATH_FWPF_NO_PRF", 0x1e, 0x80, 0b11),
-    ev("UNC_I_MISC1.SLOW_I", 0x1f, 0x01, 0b11),
-    ev("UNC_I_MISC1.SLOW_S", 0x1f, 0x02, 0b11),
-    ev("UNC_I_MISC1.SLOW_E", 0x1f, 0x04, 0b11),
-    ev("UNC_I_MISC1.SLOW_M", 0x1f, 0x08, 0b11),
-    ev("UNC_I_MISC1.SEC_RCVD_INVLD", 0x1f, 0x20, 0b11),
-    ev("UNC_I_MISC1.SEC_RCVD_VLD", 0x1f, 0x40, 0b11),
-    ev("UNC_I_P2P_TRANSACTIONS.RD", 0x13, 0x01, 0b11),
-    ev("UNC_I_P2P_TRANSACTIONS.WR", 0x13, 0x02, 0b11),
-    ev("UNC_I_P2P_TRANSACTIONS.MSG", 0x13, 0x04, 0b11),
-    ev("UNC_I_P2P_TRANSACTIONS.CMPL", 0x13, 0x08, 0b11),
-    ev("UNC_I_P2P_TRANSACTIONS.REM", 0x13, 0x10, 0b11),
-    ev("UNC_I_P2P_TRANSACTIONS.REM_AND_TGT_MATCH", 0x13, 0x20, 0b11),
-    ev("UNC_I_P2P_TRANSACTIONS.LOC", 0x13, 0x40, 0b11),
-    ev("UNC_I_P2P_TRANSACTIONS.LOC_AND_TGT_MATCH", 0x13, 0x80, 0b11),
-    ev("UNC_I_SNOOP_RESP.MISS", 0x12, 0x01, 0b11),
-    ev("UNC_I_SNOOP_RESP.HIT_I", 0x12, 0x02, 0b11),
-    ev("UNC_I_SNOOP_RESP.HIT_ES", 0x12, 0x04, 0b11),
-    ev("UNC_I_SNOOP_RESP.SNPCODE", 0x12, 0x10, 0b11),
-    ev("UNC_I_SNOOP_RESP.SNPDATA", 0x12, 0x20, 0b11),
-    ev("UNC_I_SNOOP_RESP.SNPINV", 0x12, 0x40, 0b11),
-    ev("UNC_I_TRANSACTIONS.WRITES", 0x11, 0x02, 0b11),
-    ev("UNC_I_TRANSACTIONS.ATOMIC", 0x11, 0x10, 0b11),
-    ev("UNC_I_TRANSACTIONS.OTHER", 0x11, 0x20, 0b11),
-    ev("UNC_I_TRANSACTIONS.ORDERINGQ", 0x11, 0x40, 0b11).filters("IRPFilter[4:0]"),
-    ev("UNC_I_P2P_INSERTS", 0x14, 0x00, 0b11),
-    ev("UNC_I_P2P_OCCUPANCY", 0x15, 0x00, 0b11),
-    ev("UNC_I_TxC_AK_INSERTS", 0x0b, 0x00, 0b11),
-    ev("UNC_I_TxC_BL_DRS_CYCLES_FULL", 0x05, 0x00, 0b11),
-    ev("UNC_I_TxC_BL_DRS_INSERTS", 0x02, 0x00, 0b11),
-    ev("UNC_I_TxC_BL_DRS_OCCUPANCY", 0x08, 0x00, 0b11),
-    ev("UNC_I_TxC_BL_NCB_CYCLES_FULL", 0x06, 0x00, 0b11),
-    ev("UNC_I_TxC_BL_NCB_INSERTS", 0x03, 0x00, 0b11),
-    ev("UNC_I_TxC_BL_NCB_OCCUPANCY", 0x09, 0x00, 0b11),
-    ev("UNC_I_TxC_BL_NCS_CYCLES_FULL", 0x07, 0x00, 0b11),
-    ev("UNC_I_TxC_BL_NCS_INSERTS", 0x04, 0x00, 0b11),
-    ev("UNC_I_TxC_BL_NCS_OCCUPANCY", 0x0a, 0x00, 0b11),
-    ev("UNC_I_TxR2_AD01_STALL_CREDIT_CYCLES", 0x1c, 0x00, 0b11),
-    ev("UNC_I_TxR2_AD0_STALL_CREDIT_CYCLES", 0x1a, 0x00, 0b11),
-    ev("UNC_I_TxR2_AD1_STALL_CREDIT_CYCLES", 0x1b, 0x00, 0b11),
-    ev("UNC_I_TxR2_BL_STALL_CREDIT_CYCLES", 0x1d, 0x00, 0b11),
-    ev("UNC_I_TxS_DATA_INSERTS_NCB", 0x0d, 0x00, 0b11),
-    ev("UNC_I_TxS_DATA_INSERTS_NCS", 0x0e, 0x00, 0b11),
-    ev("UNC_I_TxS_REQUEST_OCCUPANCY", 0x0c, 0x00, 0b11),
-    ev("UNC_I_SNOOP_RESP.ALL_MISS", 0x12, 0x71, 0b11),
-    ev("UNC_I_SNOOP_RESP.ALL_HIT", 0x12, 0x7e, 0b11),
-    ev("UNC_I_SNOOP_RESP.ALL_HIT_ES", 0x12, 0x74, 0b11),
-    ev("UNC_I_SNOOP_RESP.ALL_HIT_I", 0x12, 0x72, 0b11),
-];
+event_table! {
+    /// The experimental events, numbered after `EVENT_ROWS`: from the vendor's experimental
+    /// lists, whose counts it has not validated; built with the `experimental-events` feature.
+    EXPERIMENTAL_ROWS, ExperimentalRowNumber, EVENT_ROWS.len(), " (experimental)", 0b11, 0b0;
+    SNOOP_RESP_HIT_M = ev("UNC_I_SNOOP_RESP.HIT_M", 0x12, 0x08),
+    COHERENT_OPS_RFO = ev("UNC_I_COHERENT_OPS.RFO", 0x10, 0x08),
+    CACHE_TOTAL_OCCUPANCY_ANY = ev("UNC_I_CACHE_TOTAL_OCCUPANCY.ANY", 0x0f, 0x01),
+    CACHE_TOTAL_OCCUPANCY_IV_Q = ev("UNC_I_CACHE_TOTAL_OCCUPANCY.IV_Q", 0x0f, 0x02),
+    COHERENT_OPS_CLFLUSH = ev("UNC_I_COHERENT_OPS.CLFLUSH", 0x10, 0x80),
+    IRP_ALL_OUTBOUND_INSERTS = ev("UNC_I_IRP_ALL.OUTBOUND_INSERTS", 0x20, 0x02),
+    IRP_ALL_EVICTS = ev("UNC_I_IRP_ALL.EVICTS", 0x20, 0x04),
+    MISC0_FAST_REQ = ev("UNC_I_MISC0.FAST_REQ", 0x1e, 0x01),
+    MISC0_FAST_REJ = ev("UNC_I_MISC0.FAST_REJ", 0x1e, 0x02),
+    MISC0_2ND_RD_INSERT = ev("UNC_I_MISC0.2ND_RD_INSERT", 0x1e, 0x04),
+    MISC0_2ND_WR_INSERT = ev("UNC_I_MISC0.2ND_WR_INSERT", 0x1e, 0x08),
+    MISC0_2ND_ATOMIC_INSERT = ev("UNC_I_MISC0.2ND_ATOMIC_INSERT", 0x1e, 0x10),
+    MISC0_FAST_XFER = ev("UNC_I_MISC0.FAST_XFER", 0x1e, 0x20),
+    MISC0_PF_ACK_HINT = ev("UNC_I_MISC0.PF_ACK_HINT", 0x1e, 0x40),
+    MISC0_SLOWPATH_FWPF_NO_PRF = ev("UNC_I_MISC0.SLOWPATH_FWPF_NO_PRF", 0x1e, 0x80),
+    MISC1_SLOW_I = ev("UNC_I_MISC1.SLOW_I", 0x1f, 0x01),
+    MISC1_SLOW_S = ev("UNC_I_MISC1.SLOW_S", 0x1f, 0x02),
+    MISC1_SLOW_E = ev("UNC_I_MISC1.SLOW_E", 0x1f, 0x04),
+    MISC1_SLOW_M = ev("UNC_I_MISC1.SLOW_M", 0x1f, 0x08),
+    MISC1_SEC_RCVD_INVLD = ev("UNC_I_MISC1.SEC_RCVD_INVLD", 0x1f, 0x20),
+    MISC1_SEC_RCVD_VLD = ev("UNC_I_MISC1.SEC_RCVD_VLD", 0x1f, 0x40),
+    P2P_TRANSACTIONS_RD = ev("UNC_I_P2P_TRANSACTIONS.RD", 0x13, 0x01),
+    P2P_TRANSACTIONS_WR = ev("UNC_I_P2P_TRANSACTIONS.WR", 0x13, 0x02),
+    P2P_TRANSACTIONS_MSG = ev("UNC_I_P2P_TRANSACTIONS.MSG", 0x13, 0x04),
+    P2P_TRANSACTIONS_CMPL = ev("UNC_I_P2P_TRANSACTIONS.CMPL", 0x13, 0x08),
+    P2P_TRANSACTIONS_REM = ev("UNC_I_P2P_TRANSACTIONS.REM", 0x13, 0x10),
+    P2P_TRANSACTIONS_REM_AND_TGT_MATCH = ev("UNC_I_P2P_TRANSACTIONS.REM_AND_TGT_MATCH", 0x13, 0x20),
+    P2P_TRANSACTIONS_LOC = ev("UNC_I_P2P_TRANSACTIONS.LOC", 0x13, 0x40),
+    P2P_TRANSACTIONS_LOC_AND_TGT_MATCH = ev("UNC_I_P2P_TRANSACTIONS.LOC_AND_TGT_MATCH", 0x13, 0x80),
+    SNOOP_RESP_MISS = ev("UNC_I_SNOOP_RESP.MISS", 0x12, 0x01),
+    SNOOP_RESP_HIT_I = ev("UNC_I_SNOOP_RESP.HIT_I", 0x12, 0x02),
+    SNOOP_RESP_HIT_ES = ev("UNC_I_SNOOP_RESP.HIT_ES", 0x12, 0x04),
+    SNOOP_RESP_SNPCODE = ev("UNC_I_SNOOP_RESP.SNPCODE", 0x12, 0x10),
+    SNOOP_RESP_SNPDATA = ev("UNC_I_SNOOP_RESP.SNPDATA", 0x12, 0x20),
+    SNOOP_RESP_SNPINV = ev("UNC_I_SNOOP_RESP.SNPINV", 0x12, 0x40),
+    TRANSACTIONS_WRITES = ev("UNC_I_TRANSACTIONS.WRITES", 0x11, 0x02),
+    TRANSACTIONS_ATOMIC = ev("UNC_I_TRANSACTIONS.ATOMIC", 0x11, 0x10),
+    TRANSACTIONS_OTHER = ev("UNC_I_TRANSACTIONS.OTHER", 0x11, 0x20),
+    TRANSACTIONS_ORDERINGQ = ev("UNC_I_TRANSACTIONS.ORDERINGQ", 0x11, 0x40).filters("IRPFilter[4:0]"),
+    P2P_INSERTS = ev("UNC_I_P2P_INSERTS", 0x14, 0x00),
+    P2P_OCCUPANCY = ev("UNC_I_P2P_OCCUPANCY", 0x15, 0x00),
+    TXC_AK_INSERTS = ev("UNC_I_TxC_AK_INSERTS", 0x0b, 0x00),
+    TXC_BL_DRS_CYCLES_FULL = ev("UNC_I_TxC_BL_DRS_CYCLES_FULL", 0x05, 0x00),
+    TXC_BL_DRS_INSERTS = ev("UNC_I_TxC_BL_DRS_INSERTS", 0x02, 0x00),
+    TXC_BL_DRS_OCCUPANCY = ev("UNC_I_TxC_BL_DRS_OCCUPANCY", 0x08, 0x00),
+    TXC_BL_NCB_CYCLES_FULL = ev("UNC_I_TxC_BL_NCB_CYCLES_FULL", 0x06, 0x00),
+    TXC_BL_NCB_INSERTS = ev("UNC_I_TxC_BL_NCB_INSERTS", 0x03, 0x00),
+    TXC_BL_NCB_OCCUPANCY = ev("UNC_I_TxC_BL_NCB_OCCUPANCY", 0x09, 0x00),
+    TXC_BL_NCS_CYCLES_FULL = ev("UNC_I_TxC_BL_NCS_CYCLES_FULL", 0x07, 0x00),
+    TXC_BL_NCS_INSERTS = ev("UNC_I_TxC_BL_NCS_INSERTS", 0x04, 0x00),
+    TXC_BL_NCS_OCCUPANCY = ev("UNC_I_TxC_BL_NCS_OCCUPANCY", 0x0a, 0x00),
+    TXR2_AD01_STALL_CREDIT_CYCLES = ev("UNC_I_TxR2_AD01_STALL_CREDIT_CYCLES", 0x1c, 0x00),
+    TXR2_AD0_STALL_CREDIT_CYCLES = ev("UNC_I_TxR2_AD0_STALL_CREDIT_CYCLES", 0x1a, 0x00),
+    TXR2_AD1_STALL_CREDIT_CYCLES = ev("UNC_I_TxR2_AD1_STALL_CREDIT_CYCLES", 0x1b, 0x00),
+    TXR2_BL_STALL_CREDIT_CYCLES = ev("UNC_I_TxR2_BL_STALL_CREDIT_CYCLES", 0x1d, 0x00),
+    TXS_DATA_INSERTS_NCB = ev("UNC_I_TxS_DATA_INSERTS_NCB", 0x0d, 0x00),
+    TXS_DATA_INSERTS_NCS = ev("UNC_I_TxS_DATA_INSERTS_NCS", 0x0e, 0x00),
+    TXS_REQUEST_OCCUPANCY = ev("UNC_I_TxS_REQUEST_OCCUPANCY", 0x0c, 0x00),
+    SNOOP_RESP_ALL_MISS = ev("UNC_I_SNOOP_RESP.ALL_MISS", 0x12, 0x71),
+    SNOOP_RESP_ALL_HIT = ev("UNC_I_SNOOP_RESP.ALL_HIT", 0x12, 0x7e),
+    SNOOP_RESP_ALL_HIT_ES = ev("UNC_I_SNOOP_RESP.ALL_HIT_ES", 0x12, 0x74),
+    SNOOP_RESP_ALL_HIT_I = ev("UNC_I_SNOOP_RESP.ALL_HIT_I", 0x12, 0x72),
+}
 #[cfg(not(feature = "experimental-events"))]
 const EXPERIMENTAL_ROWS: &[EventRow] = &[];
 /// The rows built.

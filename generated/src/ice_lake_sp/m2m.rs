@@ -68,16 +68,12 @@ impl Layout for M2mBoxCtlLayout {
     const INFO: &'static RegisterInfo = &M2M_BOX_CTL_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 18, 31, Access::Rv,
-            "Reserved; write zero."),
-        FieldInfo::row("rsv", 16, 17, Access::Rsv,
-            "Reserved; write zero."),
-        FieldInfo::row("rsv", 9, 15, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 18, 31, Access::Rv),
+        FieldInfo::reserved("rsv", 16, 17, Access::Rsv),
+        FieldInfo::reserved("rsv", 9, 15, Access::Rv),
         FieldInfo { name: "frz", ident: "frz", lsb: 8, msb: 8, access: Access::Rw, role: Some(Role::Freeze),
             description: "Freeze: while 1 the box's counters hold their values.", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 2, 7, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 2, 7, Access::Rv),
         FieldInfo { name: "rst_ctrs", ident: "rst_ctrs", lsb: 1, msb: 1, access: Access::Wo, role: Some(Role::ResetCounters),
             description: "Reset counters: writing 1 clears every data counter of the box.", ..FieldInfo::EMPTY },
         FieldInfo { name: "rst_ctrl", ident: "rst_ctrl", lsb: 0, msb: 0, access: Access::Wo, role: Some(Role::ResetControls),
@@ -188,8 +184,7 @@ impl Layout for M2mCtlLayout {
     const INFO: &'static RegisterInfo = &M2M_CTL_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 40, 63, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 40, 63, Access::Rv),
         FieldInfo { name: "umask_ext", ident: "umask_ext", lsb: 32, msb: 39, access: Access::Rw, role: Some(Role::UmaskExt),
             description: "Unit-mask extension (Intel's UMaskExt): further sub-event bits of the events that name one.", ..FieldInfo::EMPTY },
         FieldInfo { name: "thresh", ident: "thresh", lsb: 24, msb: 31, access: Access::Rw, role: Some(Role::Threshold),
@@ -198,18 +193,14 @@ impl Layout for M2mCtlLayout {
             description: "Sense of the threshold comparison; with edge_det, counts falling instead of rising edges.", ..FieldInfo::EMPTY },
         FieldInfo { name: "en", ident: "en", lsb: 22, msb: 22, access: Access::Rw, role: Some(Role::Enable),
             description: "Enables this counter: it counts while this bit is 1 and the box is not frozen.", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 21, 21, Access::Rsv,
-            "Reserved; write zero."),
-        FieldInfo::row("rsv", 20, 20, Access::Rsv,
-            "Reserved; write zero."),
-        FieldInfo::row("rsv", 19, 19, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 21, 21, Access::Rsv),
+        FieldInfo::reserved("rsv", 20, 20, Access::Rsv),
+        FieldInfo::reserved("rsv", 19, 19, Access::Rv),
         FieldInfo { name: "edge_det", ident: "edge_det", lsb: 18, msb: 18, access: Access::Rw, role: Some(Role::Edge),
             description: "Edge detect: count 0-to-1 transitions of the thresholded event instead of active cycles; needs a non-zero thresh.", ..FieldInfo::EMPTY },
         FieldInfo { name: "rst", ident: "rst", lsb: 17, msb: 17, access: Access::Wo, role: Some(Role::Reset),
             description: "Reset: writing 1 clears the paired data counter.", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 16, 16, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 16, 16, Access::Rsv),
         FieldInfo { name: "umask", ident: "umask", lsb: 8, msb: 15, access: Access::Rw, role: Some(Role::Umask),
             description: "Unit mask: which sub-events of the selected event are counted.", ..FieldInfo::EMPTY },
         FieldInfo { name: "ev_sel", ident: "ev_sel", lsb: 0, msb: 7, access: Access::Rw, role: Some(Role::Event),
@@ -330,8 +321,7 @@ impl Layout for M2mBoxStatusLayout {
     const INFO: &'static RegisterInfo = &M2M_BOX_STATUS_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 4, 31, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 4, 31, Access::Rv),
         FieldInfo { name: "ov", ident: "ov", lsb: 0, msb: 3, access: Access::Rw1c, role: Some(Role::Overflow), counters: &[0, 1, 2, 3],
             description: "Overflow flags, one per counter (bit n for counter n): hardware sets a bit when that counter wraps; writing 1 to a bit clears it.", ..FieldInfo::EMPTY },
     ];
@@ -404,8 +394,7 @@ impl Layout for M2mCtrLayout {
     const INFO: &'static RegisterInfo = &M2M_CTR_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 48, 63, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 48, 63, Access::Rv),
         FieldInfo { name: "event_count", ident: "event_count", lsb: 0, msb: 47, access: Access::RwV, role: Some(Role::Count),
             description: "The accumulated 48-bit count of the event selected by the paired control register; wraps on overflow and keeps counting.", ..FieldInfo::EMPTY },
     ];
@@ -452,7 +441,7 @@ static M2M_CTR_INFO: RegisterInfo = RegisterInfo {
 mod unit_events {
 use super::*;
 #[allow(unused_imports)]
-use crate::core_events::{ev, EventRow};
+use crate::core_events::{event_table, EventRow};
 #[cfg(feature = "metadata")]
 use crate::core_events::{event_info_refs, event_infos};
 
@@ -473,28 +462,6 @@ pub struct Event {
 }
 
 impl Event {
-    /// `UNC_M2M_DIRECTORY_LOOKUP.ANY`.
-    pub const DIRECTORY_LOOKUP_ANY: Event = Event::row(0);
-    /// `UNC_M2M_DIRECTORY_LOOKUP.STATE_A`.
-    pub const DIRECTORY_LOOKUP_STATE_A: Event = Event::row(1);
-    /// `UNC_M2M_DIRECTORY_LOOKUP.STATE_I`.
-    pub const DIRECTORY_LOOKUP_STATE_I: Event = Event::row(2);
-    /// `UNC_M2M_DIRECTORY_LOOKUP.STATE_S`.
-    pub const DIRECTORY_LOOKUP_STATE_S: Event = Event::row(3);
-    /// `UNC_M2M_DIRECTORY_UPDATE.ANY`.
-    pub const DIRECTORY_UPDATE_ANY: Event = Event::row(4);
-    /// `UNC_M2M_TAG_HIT.NM_RD_HIT_CLEAN`.
-    pub const TAG_HIT_NM_RD_HIT_CLEAN: Event = Event::row(5);
-    /// `UNC_M2M_TAG_HIT.NM_RD_HIT_DIRTY`.
-    pub const TAG_HIT_NM_RD_HIT_DIRTY: Event = Event::row(6);
-    /// `UNC_M2M_CLOCKTICKS`.
-    pub const CLOCKTICKS: Event = Event::row(7);
-    /// `UNC_M2M_CMS_CLOCKTICKS`.
-    pub const CMS_CLOCKTICKS: Event = Event::row(8);
-    /// `UNC_M2M_IMC_READS.TO_PMM`.
-    pub const IMC_READS_TO_PMM: Event = Event::row(9);
-    /// `UNC_M2M_IMC_WRITES.TO_PMM`.
-    pub const IMC_WRITES_TO_PMM: Event = Event::row(10);
 
     /// Every event of the unit.
     pub const ALL: &'static [Event] = &{
@@ -529,1432 +496,6 @@ impl Event {
     }
 }
 
-/// The experimental events: from the vendor's experimental lists, whose counts it has
-/// not validated; built with the `experimental-events` feature.
-#[cfg(feature = "experimental-events")]
-impl Event {
-    /// `UNC_M2M_DIRECT2UPI_NOT_TAKEN_CREDITS` (experimental).
-    pub const DIRECT2UPI_NOT_TAKEN_CREDITS: Event = Event::row(11);
-    /// `UNC_M2M_DIRECT2UPI_NOT_TAKEN_DIRSTATE` (experimental).
-    pub const DIRECT2UPI_NOT_TAKEN_DIRSTATE: Event = Event::row(12);
-    /// `UNC_M2M_DIRECT2UPI_TXN_OVERRIDE` (experimental).
-    pub const DIRECT2UPI_TXN_OVERRIDE: Event = Event::row(13);
-    /// `UNC_M2M_IMC_WRITES.NI` (experimental).
-    pub const IMC_WRITES_NI: Event = Event::row(14);
-    /// `UNC_M2M_TAG_HIT.NM_UFILL_HIT_CLEAN` (experimental).
-    pub const TAG_HIT_NM_UFILL_HIT_CLEAN: Event = Event::row(15);
-    /// `UNC_M2M_TAG_HIT.NM_UFILL_HIT_DIRTY` (experimental).
-    pub const TAG_HIT_NM_UFILL_HIT_DIRTY: Event = Event::row(16);
-    /// `UNC_M2M_TAG_MISS` (experimental).
-    pub const TAG_MISS: Event = Event::row(17);
-    /// `UNC_M2M_BYPASS_M2M_EGRESS.NOT_TAKEN` (experimental).
-    pub const BYPASS_M2M_EGRESS_NOT_TAKEN: Event = Event::row(18);
-    /// `UNC_M2M_DIRECT2CORE_NOT_TAKEN_DIRSTATE` (experimental).
-    pub const DIRECT2CORE_NOT_TAKEN_DIRSTATE: Event = Event::row(19);
-    /// `UNC_M2M_DIRECT2CORE_TXN_OVERRIDE` (experimental).
-    pub const DIRECT2CORE_TXN_OVERRIDE: Event = Event::row(20);
-    /// `UNC_M2M_IMC_READS.ALL` (experimental).
-    pub const IMC_READS_ALL: Event = Event::row(21);
-    /// `UNC_M2M_IMC_READS.NORMAL` (experimental).
-    pub const IMC_READS_NORMAL: Event = Event::row(22);
-    /// `UNC_M2M_IMC_WRITES.ALL` (experimental).
-    pub const IMC_WRITES_ALL: Event = Event::row(23);
-    /// `UNC_M2M_IMC_WRITES.FULL` (experimental).
-    pub const IMC_WRITES_FULL: Event = Event::row(24);
-    /// `UNC_M2M_IMC_WRITES.PARTIAL` (experimental).
-    pub const IMC_WRITES_PARTIAL: Event = Event::row(25);
-    /// `UNC_M2M_RxC_AD_INSERTS` (experimental).
-    pub const RXC_AD_INSERTS: Event = Event::row(26);
-    /// `UNC_M2M_RxC_AD_OCCUPANCY` (experimental).
-    pub const RXC_AD_OCCUPANCY: Event = Event::row(27);
-    /// `UNC_M2M_RxC_BL_INSERTS` (experimental).
-    pub const RXC_BL_INSERTS: Event = Event::row(28);
-    /// `UNC_M2M_RxC_BL_OCCUPANCY` (experimental).
-    pub const RXC_BL_OCCUPANCY: Event = Event::row(29);
-    /// `UNC_M2M_TxC_AD_INSERTS` (experimental).
-    pub const TXC_AD_INSERTS: Event = Event::row(30);
-    /// `UNC_M2M_TxC_AD_OCCUPANCY` (experimental).
-    pub const TXC_AD_OCCUPANCY: Event = Event::row(31);
-    /// `UNC_M2M_TxC_BL_INSERTS.ALL` (experimental).
-    pub const TXC_BL_INSERTS_ALL: Event = Event::row(32);
-    /// `UNC_M2M_BYPASS_M2M_EGRESS.TAKEN` (experimental).
-    pub const BYPASS_M2M_EGRESS_TAKEN: Event = Event::row(33);
-    /// `UNC_M2M_BYPASS_M2M_INGRESS.TAKEN` (experimental).
-    pub const BYPASS_M2M_INGRESS_TAKEN: Event = Event::row(34);
-    /// `UNC_M2M_BYPASS_M2M_INGRESS.NOT_TAKEN` (experimental).
-    pub const BYPASS_M2M_INGRESS_NOT_TAKEN: Event = Event::row(35);
-    /// `UNC_M2M_DIRECTORY_HIT.DIRTY_I` (experimental).
-    pub const DIRECTORY_HIT_DIRTY_I: Event = Event::row(36);
-    /// `UNC_M2M_DIRECTORY_HIT.DIRTY_S` (experimental).
-    pub const DIRECTORY_HIT_DIRTY_S: Event = Event::row(37);
-    /// `UNC_M2M_DIRECTORY_HIT.DIRTY_P` (experimental).
-    pub const DIRECTORY_HIT_DIRTY_P: Event = Event::row(38);
-    /// `UNC_M2M_DIRECTORY_HIT.DIRTY_A` (experimental).
-    pub const DIRECTORY_HIT_DIRTY_A: Event = Event::row(39);
-    /// `UNC_M2M_DIRECTORY_HIT.CLEAN_I` (experimental).
-    pub const DIRECTORY_HIT_CLEAN_I: Event = Event::row(40);
-    /// `UNC_M2M_DIRECTORY_HIT.CLEAN_S` (experimental).
-    pub const DIRECTORY_HIT_CLEAN_S: Event = Event::row(41);
-    /// `UNC_M2M_DIRECTORY_HIT.CLEAN_P` (experimental).
-    pub const DIRECTORY_HIT_CLEAN_P: Event = Event::row(42);
-    /// `UNC_M2M_DIRECTORY_HIT.CLEAN_A` (experimental).
-    pub const DIRECTORY_HIT_CLEAN_A: Event = Event::row(43);
-    /// `UNC_M2M_DIRECTORY_MISS.DIRTY_I` (experimental).
-    pub const DIRECTORY_MISS_DIRTY_I: Event = Event::row(44);
-    /// `UNC_M2M_DIRECTORY_MISS.DIRTY_S` (experimental).
-    pub const DIRECTORY_MISS_DIRTY_S: Event = Event::row(45);
-    /// `UNC_M2M_DIRECTORY_MISS.DIRTY_P` (experimental).
-    pub const DIRECTORY_MISS_DIRTY_P: Event = Event::row(46);
-    /// `UNC_M2M_DIRECTORY_MISS.DIRTY_A` (experimental).
-    pub const DIRECTORY_MISS_DIRTY_A: Event = Event::row(47);
-    /// `UNC_M2M_DIRECTORY_MISS.CLEAN_I` (experimental).
-    pub const DIRECTORY_MISS_CLEAN_I: Event = Event::row(48);
-    /// `UNC_M2M_DIRECTORY_MISS.CLEAN_S` (experimental).
-    pub const DIRECTORY_MISS_CLEAN_S: Event = Event::row(49);
-    /// `UNC_M2M_DIRECTORY_MISS.CLEAN_P` (experimental).
-    pub const DIRECTORY_MISS_CLEAN_P: Event = Event::row(50);
-    /// `UNC_M2M_DIRECTORY_MISS.CLEAN_A` (experimental).
-    pub const DIRECTORY_MISS_CLEAN_A: Event = Event::row(51);
-    /// `UNC_M2M_IMC_READS.CH0_NORMAL` (experimental).
-    pub const IMC_READS_CH0_NORMAL: Event = Event::row(52);
-    /// `UNC_M2M_IMC_READS.CH0_ISOCH` (experimental).
-    pub const IMC_READS_CH0_ISOCH: Event = Event::row(53);
-    /// `UNC_M2M_IMC_READS.CH0_ALL` (experimental).
-    pub const IMC_READS_CH0_ALL: Event = Event::row(54);
-    /// `UNC_M2M_IMC_READS.CH0_FROM_TGR` (experimental).
-    pub const IMC_READS_CH0_FROM_TGR: Event = Event::row(55);
-    /// `UNC_M2M_IMC_READS.CH1_NORMAL` (experimental).
-    pub const IMC_READS_CH1_NORMAL: Event = Event::row(56);
-    /// `UNC_M2M_IMC_READS.CH1_ISOCH` (experimental).
-    pub const IMC_READS_CH1_ISOCH: Event = Event::row(57);
-    /// `UNC_M2M_IMC_READS.CH1_ALL` (experimental).
-    pub const IMC_READS_CH1_ALL: Event = Event::row(58);
-    /// `UNC_M2M_IMC_READS.CH1_FROM_TGR` (experimental).
-    pub const IMC_READS_CH1_FROM_TGR: Event = Event::row(59);
-    /// `UNC_M2M_IMC_READS.CH2_FROM_TGR` (experimental).
-    pub const IMC_READS_CH2_FROM_TGR: Event = Event::row(60);
-    /// `UNC_M2M_IMC_WRITES.CH0_FULL` (experimental).
-    pub const IMC_WRITES_CH0_FULL: Event = Event::row(61);
-    /// `UNC_M2M_IMC_WRITES.CH0_PARTIAL` (experimental).
-    pub const IMC_WRITES_CH0_PARTIAL: Event = Event::row(62);
-    /// `UNC_M2M_IMC_WRITES.CH0_FULL_ISOCH` (experimental).
-    pub const IMC_WRITES_CH0_FULL_ISOCH: Event = Event::row(63);
-    /// `UNC_M2M_IMC_WRITES.CH0_PARTIAL_ISOCH` (experimental).
-    pub const IMC_WRITES_CH0_PARTIAL_ISOCH: Event = Event::row(64);
-    /// `UNC_M2M_IMC_WRITES.CH0_ALL` (experimental).
-    pub const IMC_WRITES_CH0_ALL: Event = Event::row(65);
-    /// `UNC_M2M_IMC_WRITES.CH0_FROM_TGR` (experimental).
-    pub const IMC_WRITES_CH0_FROM_TGR: Event = Event::row(66);
-    /// `UNC_M2M_IMC_WRITES.CH0_NI` (experimental).
-    pub const IMC_WRITES_CH0_NI: Event = Event::row(67);
-    /// `UNC_M2M_IMC_WRITES.CH1_FULL` (experimental).
-    pub const IMC_WRITES_CH1_FULL: Event = Event::row(68);
-    /// `UNC_M2M_IMC_WRITES.CH1_PARTIAL` (experimental).
-    pub const IMC_WRITES_CH1_PARTIAL: Event = Event::row(69);
-    /// `UNC_M2M_IMC_WRITES.CH1_FULL_ISOCH` (experimental).
-    pub const IMC_WRITES_CH1_FULL_ISOCH: Event = Event::row(70);
-    /// `UNC_M2M_IMC_WRITES.CH1_PARTIAL_ISOCH` (experimental).
-    pub const IMC_WRITES_CH1_PARTIAL_ISOCH: Event = Event::row(71);
-    /// `UNC_M2M_IMC_WRITES.CH1_ALL` (experimental).
-    pub const IMC_WRITES_CH1_ALL: Event = Event::row(72);
-    /// `UNC_M2M_IMC_WRITES.CH1_FROM_TGR` (experimental).
-    pub const IMC_WRITES_CH1_FROM_TGR: Event = Event::row(73);
-    /// `UNC_M2M_IMC_WRITES.CH1_NI` (experimental).
-    pub const IMC_WRITES_CH1_NI: Event = Event::row(74);
-    /// `UNC_M2M_PKT_MATCH.MESH` (experimental).
-    pub const PKT_MATCH_MESH: Event = Event::row(75);
-    /// `UNC_M2M_PKT_MATCH.MC` (experimental).
-    pub const PKT_MATCH_MC: Event = Event::row(76);
-    /// `UNC_M2M_RPQ_NO_REG_CRD.CH0` (experimental).
-    pub const RPQ_NO_REG_CRD_CH0: Event = Event::row(77);
-    /// `UNC_M2M_RPQ_NO_REG_CRD.CH1` (experimental).
-    pub const RPQ_NO_REG_CRD_CH1: Event = Event::row(78);
-    /// `UNC_M2M_RPQ_NO_REG_CRD.CH2` (experimental).
-    pub const RPQ_NO_REG_CRD_CH2: Event = Event::row(79);
-    /// `UNC_M2M_RPQ_NO_SPEC_CRD.CH0` (experimental).
-    pub const RPQ_NO_SPEC_CRD_CH0: Event = Event::row(80);
-    /// `UNC_M2M_RPQ_NO_SPEC_CRD.CH1` (experimental).
-    pub const RPQ_NO_SPEC_CRD_CH1: Event = Event::row(81);
-    /// `UNC_M2M_RPQ_NO_SPEC_CRD.CH2` (experimental).
-    pub const RPQ_NO_SPEC_CRD_CH2: Event = Event::row(82);
-    /// `UNC_M2M_TRACKER_FULL.CH0` (experimental).
-    pub const TRACKER_FULL_CH0: Event = Event::row(83);
-    /// `UNC_M2M_TRACKER_FULL.CH1` (experimental).
-    pub const TRACKER_FULL_CH1: Event = Event::row(84);
-    /// `UNC_M2M_TRACKER_FULL.CH2` (experimental).
-    pub const TRACKER_FULL_CH2: Event = Event::row(85);
-    /// `UNC_M2M_TRACKER_INSERTS.CH0` (experimental).
-    pub const TRACKER_INSERTS_CH0: Event = Event::row(86);
-    /// `UNC_M2M_TRACKER_INSERTS.CH1` (experimental).
-    pub const TRACKER_INSERTS_CH1: Event = Event::row(87);
-    /// `UNC_M2M_TRACKER_INSERTS.CH2` (experimental).
-    pub const TRACKER_INSERTS_CH2: Event = Event::row(88);
-    /// `UNC_M2M_TRACKER_NE.CH0` (experimental).
-    pub const TRACKER_NE_CH0: Event = Event::row(89);
-    /// `UNC_M2M_TRACKER_NE.CH1` (experimental).
-    pub const TRACKER_NE_CH1: Event = Event::row(90);
-    /// `UNC_M2M_TRACKER_NE.CH2` (experimental).
-    pub const TRACKER_NE_CH2: Event = Event::row(91);
-    /// `UNC_M2M_TRACKER_OCCUPANCY.CH0` (experimental).
-    pub const TRACKER_OCCUPANCY_CH0: Event = Event::row(92);
-    /// `UNC_M2M_TRACKER_OCCUPANCY.CH1` (experimental).
-    pub const TRACKER_OCCUPANCY_CH1: Event = Event::row(93);
-    /// `UNC_M2M_TRACKER_OCCUPANCY.CH2` (experimental).
-    pub const TRACKER_OCCUPANCY_CH2: Event = Event::row(94);
-    /// `UNC_M2M_TxC_AK.NDR` (experimental).
-    pub const TXC_AK_NDR: Event = Event::row(95);
-    /// `UNC_M2M_TxC_AK.CRD_CBO` (experimental).
-    pub const TXC_AK_CRD_CBO: Event = Event::row(96);
-    /// `UNC_M2M_TxC_AK_CREDITS_ACQUIRED.CMS0` (experimental).
-    pub const TXC_AK_CREDITS_ACQUIRED_CMS0: Event = Event::row(97);
-    /// `UNC_M2M_TxC_AK_CREDITS_ACQUIRED.CMS1` (experimental).
-    pub const TXC_AK_CREDITS_ACQUIRED_CMS1: Event = Event::row(98);
-    /// `UNC_M2M_TxC_AK_CYCLES_FULL.CMS0` (experimental).
-    pub const TXC_AK_CYCLES_FULL_CMS0: Event = Event::row(99);
-    /// `UNC_M2M_TxC_AK_CYCLES_FULL.CMS1` (experimental).
-    pub const TXC_AK_CYCLES_FULL_CMS1: Event = Event::row(100);
-    /// `UNC_M2M_TxC_AK_CYCLES_FULL.RDCRD0` (experimental).
-    pub const TXC_AK_CYCLES_FULL_RDCRD0: Event = Event::row(101);
-    /// `UNC_M2M_TxC_AK_CYCLES_FULL.WRCRD0` (experimental).
-    pub const TXC_AK_CYCLES_FULL_WRCRD0: Event = Event::row(102);
-    /// `UNC_M2M_TxC_AK_CYCLES_FULL.WRCMP0` (experimental).
-    pub const TXC_AK_CYCLES_FULL_WRCMP0: Event = Event::row(103);
-    /// `UNC_M2M_TxC_AK_CYCLES_FULL.RDCRD1` (experimental).
-    pub const TXC_AK_CYCLES_FULL_RDCRD1: Event = Event::row(104);
-    /// `UNC_M2M_TxC_AK_CYCLES_FULL.WRCRD1` (experimental).
-    pub const TXC_AK_CYCLES_FULL_WRCRD1: Event = Event::row(105);
-    /// `UNC_M2M_TxC_AK_CYCLES_FULL.WRCMP1` (experimental).
-    pub const TXC_AK_CYCLES_FULL_WRCMP1: Event = Event::row(106);
-    /// `UNC_M2M_TxC_AK_CYCLES_FULL.ALL` (experimental).
-    pub const TXC_AK_CYCLES_FULL_ALL: Event = Event::row(107);
-    /// `UNC_M2M_TxC_AK_CYCLES_NE.CMS0` (experimental).
-    pub const TXC_AK_CYCLES_NE_CMS0: Event = Event::row(108);
-    /// `UNC_M2M_TxC_AK_CYCLES_NE.CMS1` (experimental).
-    pub const TXC_AK_CYCLES_NE_CMS1: Event = Event::row(109);
-    /// `UNC_M2M_TxC_AK_CYCLES_NE.RDCRD` (experimental).
-    pub const TXC_AK_CYCLES_NE_RDCRD: Event = Event::row(110);
-    /// `UNC_M2M_TxC_AK_CYCLES_NE.WRCRD` (experimental).
-    pub const TXC_AK_CYCLES_NE_WRCRD: Event = Event::row(111);
-    /// `UNC_M2M_TxC_AK_CYCLES_NE.WRCMP` (experimental).
-    pub const TXC_AK_CYCLES_NE_WRCMP: Event = Event::row(112);
-    /// `UNC_M2M_TxC_AK_CYCLES_NE.ALL` (experimental).
-    pub const TXC_AK_CYCLES_NE_ALL: Event = Event::row(113);
-    /// `UNC_M2M_TxC_AK_INSERTS.CMS0` (experimental).
-    pub const TXC_AK_INSERTS_CMS0: Event = Event::row(114);
-    /// `UNC_M2M_TxC_AK_INSERTS.CMS1` (experimental).
-    pub const TXC_AK_INSERTS_CMS1: Event = Event::row(115);
-    /// `UNC_M2M_TxC_AK_INSERTS.RDCRD` (experimental).
-    pub const TXC_AK_INSERTS_RDCRD: Event = Event::row(116);
-    /// `UNC_M2M_TxC_AK_INSERTS.WRCRD` (experimental).
-    pub const TXC_AK_INSERTS_WRCRD: Event = Event::row(117);
-    /// `UNC_M2M_TxC_AK_INSERTS.WRCMP` (experimental).
-    pub const TXC_AK_INSERTS_WRCMP: Event = Event::row(118);
-    /// `UNC_M2M_TxC_AK_INSERTS.PREF_RD_CAM_HIT` (experimental).
-    pub const TXC_AK_INSERTS_PREF_RD_CAM_HIT: Event = Event::row(119);
-    /// `UNC_M2M_TxC_AK_INSERTS.ALL` (experimental).
-    pub const TXC_AK_INSERTS_ALL: Event = Event::row(120);
-    /// `UNC_M2M_TxC_AK_NO_CREDIT_CYCLES.CMS0` (experimental).
-    pub const TXC_AK_NO_CREDIT_CYCLES_CMS0: Event = Event::row(121);
-    /// `UNC_M2M_TxC_AK_NO_CREDIT_CYCLES.CMS1` (experimental).
-    pub const TXC_AK_NO_CREDIT_CYCLES_CMS1: Event = Event::row(122);
-    /// `UNC_M2M_TxC_AK_NO_CREDIT_STALLED.CMS0` (experimental).
-    pub const TXC_AK_NO_CREDIT_STALLED_CMS0: Event = Event::row(123);
-    /// `UNC_M2M_TxC_AK_NO_CREDIT_STALLED.CMS1` (experimental).
-    pub const TXC_AK_NO_CREDIT_STALLED_CMS1: Event = Event::row(124);
-    /// `UNC_M2M_TxC_AK_OCCUPANCY.CMS0` (experimental).
-    pub const TXC_AK_OCCUPANCY_CMS0: Event = Event::row(125);
-    /// `UNC_M2M_TxC_AK_OCCUPANCY.CMS1` (experimental).
-    pub const TXC_AK_OCCUPANCY_CMS1: Event = Event::row(126);
-    /// `UNC_M2M_TxC_AK_OCCUPANCY.RDCRD` (experimental).
-    pub const TXC_AK_OCCUPANCY_RDCRD: Event = Event::row(127);
-    /// `UNC_M2M_TxC_AK_OCCUPANCY.WRCRD` (experimental).
-    pub const TXC_AK_OCCUPANCY_WRCRD: Event = Event::row(128);
-    /// `UNC_M2M_TxC_AK_OCCUPANCY.WRCMP` (experimental).
-    pub const TXC_AK_OCCUPANCY_WRCMP: Event = Event::row(129);
-    /// `UNC_M2M_TxC_AK_OCCUPANCY.ALL` (experimental).
-    pub const TXC_AK_OCCUPANCY_ALL: Event = Event::row(130);
-    /// `UNC_M2M_TxC_BL.DRS_CACHE` (experimental).
-    pub const TXC_BL_DRS_CACHE: Event = Event::row(131);
-    /// `UNC_M2M_TxC_BL.DRS_CORE` (experimental).
-    pub const TXC_BL_DRS_CORE: Event = Event::row(132);
-    /// `UNC_M2M_TxC_BL.DRS_UPI` (experimental).
-    pub const TXC_BL_DRS_UPI: Event = Event::row(133);
-    /// `UNC_M2M_TxC_BL_CREDITS_ACQUIRED.CMS0` (experimental).
-    pub const TXC_BL_CREDITS_ACQUIRED_CMS0: Event = Event::row(134);
-    /// `UNC_M2M_TxC_BL_CREDITS_ACQUIRED.CMS1` (experimental).
-    pub const TXC_BL_CREDITS_ACQUIRED_CMS1: Event = Event::row(135);
-    /// `UNC_M2M_TxC_BL_CYCLES_FULL.CMS0` (experimental).
-    pub const TXC_BL_CYCLES_FULL_CMS0: Event = Event::row(136);
-    /// `UNC_M2M_TxC_BL_CYCLES_FULL.CMS1` (experimental).
-    pub const TXC_BL_CYCLES_FULL_CMS1: Event = Event::row(137);
-    /// `UNC_M2M_TxC_BL_CYCLES_FULL.ALL` (experimental).
-    pub const TXC_BL_CYCLES_FULL_ALL: Event = Event::row(138);
-    /// `UNC_M2M_TxC_BL_CYCLES_NE.CMS0` (experimental).
-    pub const TXC_BL_CYCLES_NE_CMS0: Event = Event::row(139);
-    /// `UNC_M2M_TxC_BL_CYCLES_NE.CMS1` (experimental).
-    pub const TXC_BL_CYCLES_NE_CMS1: Event = Event::row(140);
-    /// `UNC_M2M_TxC_BL_CYCLES_NE.ALL` (experimental).
-    pub const TXC_BL_CYCLES_NE_ALL: Event = Event::row(141);
-    /// `UNC_M2M_TxC_BL_INSERTS.CMS0` (experimental).
-    pub const TXC_BL_INSERTS_CMS0: Event = Event::row(142);
-    /// `UNC_M2M_TxC_BL_INSERTS.CMS1` (experimental).
-    pub const TXC_BL_INSERTS_CMS1: Event = Event::row(143);
-    /// `UNC_M2M_TxC_BL_NO_CREDIT_CYCLES.CMS0` (experimental).
-    pub const TXC_BL_NO_CREDIT_CYCLES_CMS0: Event = Event::row(144);
-    /// `UNC_M2M_TxC_BL_NO_CREDIT_CYCLES.CMS1` (experimental).
-    pub const TXC_BL_NO_CREDIT_CYCLES_CMS1: Event = Event::row(145);
-    /// `UNC_M2M_TxC_BL_NO_CREDIT_STALLED.CMS0` (experimental).
-    pub const TXC_BL_NO_CREDIT_STALLED_CMS0: Event = Event::row(146);
-    /// `UNC_M2M_TxC_BL_NO_CREDIT_STALLED.CMS1` (experimental).
-    pub const TXC_BL_NO_CREDIT_STALLED_CMS1: Event = Event::row(147);
-    /// `UNC_M2M_WPQ_FLUSH.CH0` (experimental).
-    pub const WPQ_FLUSH_CH0: Event = Event::row(148);
-    /// `UNC_M2M_WPQ_FLUSH.CH1` (experimental).
-    pub const WPQ_FLUSH_CH1: Event = Event::row(149);
-    /// `UNC_M2M_WPQ_FLUSH.CH2` (experimental).
-    pub const WPQ_FLUSH_CH2: Event = Event::row(150);
-    /// `UNC_M2M_WPQ_NO_REG_CRD.CHN0` (experimental).
-    pub const WPQ_NO_REG_CRD_CHN0: Event = Event::row(151);
-    /// `UNC_M2M_WPQ_NO_REG_CRD.CHN1` (experimental).
-    pub const WPQ_NO_REG_CRD_CHN1: Event = Event::row(152);
-    /// `UNC_M2M_WPQ_NO_REG_CRD.CHN2` (experimental).
-    pub const WPQ_NO_REG_CRD_CHN2: Event = Event::row(153);
-    /// `UNC_M2M_WPQ_NO_SPEC_CRD.CHN0` (experimental).
-    pub const WPQ_NO_SPEC_CRD_CHN0: Event = Event::row(154);
-    /// `UNC_M2M_WPQ_NO_SPEC_CRD.CHN1` (experimental).
-    pub const WPQ_NO_SPEC_CRD_CHN1: Event = Event::row(155);
-    /// `UNC_M2M_WPQ_NO_SPEC_CRD.CHN2` (experimental).
-    pub const WPQ_NO_SPEC_CRD_CHN2: Event = Event::row(156);
-    /// `UNC_M2M_WR_TRACKER_FULL.CH0` (experimental).
-    pub const WR_TRACKER_FULL_CH0: Event = Event::row(157);
-    /// `UNC_M2M_WR_TRACKER_FULL.CH1` (experimental).
-    pub const WR_TRACKER_FULL_CH1: Event = Event::row(158);
-    /// `UNC_M2M_WR_TRACKER_FULL.CH2` (experimental).
-    pub const WR_TRACKER_FULL_CH2: Event = Event::row(159);
-    /// `UNC_M2M_WR_TRACKER_FULL.MIRR` (experimental).
-    pub const WR_TRACKER_FULL_MIRR: Event = Event::row(160);
-    /// `UNC_M2M_WR_TRACKER_INSERTS.CH0` (experimental).
-    pub const WR_TRACKER_INSERTS_CH0: Event = Event::row(161);
-    /// `UNC_M2M_WR_TRACKER_INSERTS.CH1` (experimental).
-    pub const WR_TRACKER_INSERTS_CH1: Event = Event::row(162);
-    /// `UNC_M2M_WR_TRACKER_INSERTS.CH2` (experimental).
-    pub const WR_TRACKER_INSERTS_CH2: Event = Event::row(163);
-    /// `UNC_M2M_WR_TRACKER_NE.CH0` (experimental).
-    pub const WR_TRACKER_NE_CH0: Event = Event::row(164);
-    /// `UNC_M2M_WR_TRACKER_NE.CH1` (experimental).
-    pub const WR_TRACKER_NE_CH1: Event = Event::row(165);
-    /// `UNC_M2M_WR_TRACKER_NE.CH2` (experimental).
-    pub const WR_TRACKER_NE_CH2: Event = Event::row(166);
-    /// `UNC_M2M_WR_TRACKER_NE.MIRR` (experimental).
-    pub const WR_TRACKER_NE_MIRR: Event = Event::row(167);
-    /// `UNC_M2M_WR_TRACKER_NONPOSTED_INSERTS.CH0` (experimental).
-    pub const WR_TRACKER_NONPOSTED_INSERTS_CH0: Event = Event::row(168);
-    /// `UNC_M2M_WR_TRACKER_NONPOSTED_INSERTS.CH1` (experimental).
-    pub const WR_TRACKER_NONPOSTED_INSERTS_CH1: Event = Event::row(169);
-    /// `UNC_M2M_WR_TRACKER_NONPOSTED_INSERTS.CH2` (experimental).
-    pub const WR_TRACKER_NONPOSTED_INSERTS_CH2: Event = Event::row(170);
-    /// `UNC_M2M_WR_TRACKER_NONPOSTED_OCCUPANCY.CH0` (experimental).
-    pub const WR_TRACKER_NONPOSTED_OCCUPANCY_CH0: Event = Event::row(171);
-    /// `UNC_M2M_WR_TRACKER_NONPOSTED_OCCUPANCY.CH1` (experimental).
-    pub const WR_TRACKER_NONPOSTED_OCCUPANCY_CH1: Event = Event::row(172);
-    /// `UNC_M2M_WR_TRACKER_NONPOSTED_OCCUPANCY.CH2` (experimental).
-    pub const WR_TRACKER_NONPOSTED_OCCUPANCY_CH2: Event = Event::row(173);
-    /// `UNC_M2M_WR_TRACKER_OCCUPANCY.CH0` (experimental).
-    pub const WR_TRACKER_OCCUPANCY_CH0: Event = Event::row(174);
-    /// `UNC_M2M_WR_TRACKER_OCCUPANCY.CH1` (experimental).
-    pub const WR_TRACKER_OCCUPANCY_CH1: Event = Event::row(175);
-    /// `UNC_M2M_WR_TRACKER_OCCUPANCY.CH2` (experimental).
-    pub const WR_TRACKER_OCCUPANCY_CH2: Event = Event::row(176);
-    /// `UNC_M2M_WR_TRACKER_OCCUPANCY.MIRR` (experimental).
-    pub const WR_TRACKER_OCCUPANCY_MIRR: Event = Event::row(177);
-    /// `UNC_M2M_WR_TRACKER_POSTED_INSERTS.CH0` (experimental).
-    pub const WR_TRACKER_POSTED_INSERTS_CH0: Event = Event::row(178);
-    /// `UNC_M2M_WR_TRACKER_POSTED_INSERTS.CH1` (experimental).
-    pub const WR_TRACKER_POSTED_INSERTS_CH1: Event = Event::row(179);
-    /// `UNC_M2M_WR_TRACKER_POSTED_INSERTS.CH2` (experimental).
-    pub const WR_TRACKER_POSTED_INSERTS_CH2: Event = Event::row(180);
-    /// `UNC_M2M_WR_TRACKER_POSTED_OCCUPANCY.CH0` (experimental).
-    pub const WR_TRACKER_POSTED_OCCUPANCY_CH0: Event = Event::row(181);
-    /// `UNC_M2M_WR_TRACKER_POSTED_OCCUPANCY.CH1` (experimental).
-    pub const WR_TRACKER_POSTED_OCCUPANCY_CH1: Event = Event::row(182);
-    /// `UNC_M2M_WR_TRACKER_POSTED_OCCUPANCY.CH2` (experimental).
-    pub const WR_TRACKER_POSTED_OCCUPANCY_CH2: Event = Event::row(183);
-    /// `UNC_M2M_IMC_WRITES.CH0_NI_MISS` (experimental).
-    pub const IMC_WRITES_CH0_NI_MISS: Event = Event::row(184);
-    /// `UNC_M2M_IMC_WRITES.CH1_NI_MISS` (experimental).
-    pub const IMC_WRITES_CH1_NI_MISS: Event = Event::row(185);
-    /// `UNC_M2M_PREFCAM_CYCLES_FULL.CH0` (experimental).
-    pub const PREFCAM_CYCLES_FULL_CH0: Event = Event::row(186);
-    /// `UNC_M2M_PREFCAM_CYCLES_FULL.CH1` (experimental).
-    pub const PREFCAM_CYCLES_FULL_CH1: Event = Event::row(187);
-    /// `UNC_M2M_PREFCAM_CYCLES_FULL.CH2` (experimental).
-    pub const PREFCAM_CYCLES_FULL_CH2: Event = Event::row(188);
-    /// `UNC_M2M_PREFCAM_CYCLES_NE.CH0` (experimental).
-    pub const PREFCAM_CYCLES_NE_CH0: Event = Event::row(189);
-    /// `UNC_M2M_PREFCAM_CYCLES_NE.CH1` (experimental).
-    pub const PREFCAM_CYCLES_NE_CH1: Event = Event::row(190);
-    /// `UNC_M2M_PREFCAM_CYCLES_NE.CH2` (experimental).
-    pub const PREFCAM_CYCLES_NE_CH2: Event = Event::row(191);
-    /// `UNC_M2M_PREFCAM_DEALLOCS.CH0_HITA0_INVAL` (experimental).
-    pub const PREFCAM_DEALLOCS_CH0_HITA0_INVAL: Event = Event::row(192);
-    /// `UNC_M2M_PREFCAM_DEALLOCS.CH0_HITA1_INVAL` (experimental).
-    pub const PREFCAM_DEALLOCS_CH0_HITA1_INVAL: Event = Event::row(193);
-    /// `UNC_M2M_PREFCAM_DEALLOCS.CH0_MISS_INVAL` (experimental).
-    pub const PREFCAM_DEALLOCS_CH0_MISS_INVAL: Event = Event::row(194);
-    /// `UNC_M2M_PREFCAM_DEALLOCS.CH0_RSP_PDRESET` (experimental).
-    pub const PREFCAM_DEALLOCS_CH0_RSP_PDRESET: Event = Event::row(195);
-    /// `UNC_M2M_PREFCAM_DEALLOCS.CH1_HITA0_INVAL` (experimental).
-    pub const PREFCAM_DEALLOCS_CH1_HITA0_INVAL: Event = Event::row(196);
-    /// `UNC_M2M_PREFCAM_DEALLOCS.CH1_HITA1_INVAL` (experimental).
-    pub const PREFCAM_DEALLOCS_CH1_HITA1_INVAL: Event = Event::row(197);
-    /// `UNC_M2M_PREFCAM_DEALLOCS.CH1_MISS_INVAL` (experimental).
-    pub const PREFCAM_DEALLOCS_CH1_MISS_INVAL: Event = Event::row(198);
-    /// `UNC_M2M_PREFCAM_DEALLOCS.CH1_RSP_PDRESET` (experimental).
-    pub const PREFCAM_DEALLOCS_CH1_RSP_PDRESET: Event = Event::row(199);
-    /// `UNC_M2M_PREFCAM_DEALLOCS.CH2_HITA0_INVAL` (experimental).
-    pub const PREFCAM_DEALLOCS_CH2_HITA0_INVAL: Event = Event::row(200);
-    /// `UNC_M2M_PREFCAM_DEALLOCS.CH2_HITA1_INVAL` (experimental).
-    pub const PREFCAM_DEALLOCS_CH2_HITA1_INVAL: Event = Event::row(201);
-    /// `UNC_M2M_PREFCAM_DEALLOCS.CH2_MISS_INVAL` (experimental).
-    pub const PREFCAM_DEALLOCS_CH2_MISS_INVAL: Event = Event::row(202);
-    /// `UNC_M2M_PREFCAM_DEALLOCS.CH2_RSP_PDRESET` (experimental).
-    pub const PREFCAM_DEALLOCS_CH2_RSP_PDRESET: Event = Event::row(203);
-    /// `UNC_M2M_PREFCAM_DEMAND_DROPS.CH0_XPT` (experimental).
-    pub const PREFCAM_DEMAND_DROPS_CH0_XPT: Event = Event::row(204);
-    /// `UNC_M2M_PREFCAM_DEMAND_DROPS.CH0_UPI` (experimental).
-    pub const PREFCAM_DEMAND_DROPS_CH0_UPI: Event = Event::row(205);
-    /// `UNC_M2M_PREFCAM_DEMAND_DROPS.CH1_XPT` (experimental).
-    pub const PREFCAM_DEMAND_DROPS_CH1_XPT: Event = Event::row(206);
-    /// `UNC_M2M_PREFCAM_DEMAND_DROPS.CH1_UPI` (experimental).
-    pub const PREFCAM_DEMAND_DROPS_CH1_UPI: Event = Event::row(207);
-    /// `UNC_M2M_PREFCAM_DEMAND_DROPS.CH2_XPT` (experimental).
-    pub const PREFCAM_DEMAND_DROPS_CH2_XPT: Event = Event::row(208);
-    /// `UNC_M2M_PREFCAM_DEMAND_DROPS.CH2_UPI` (experimental).
-    pub const PREFCAM_DEMAND_DROPS_CH2_UPI: Event = Event::row(209);
-    /// `UNC_M2M_PREFCAM_DROP_REASONS_CH0.PF_SECURE_DROP` (experimental).
-    pub const PREFCAM_DROP_REASONS_CH0_PF_SECURE_DROP: Event = Event::row(210);
-    /// `UNC_M2M_PREFCAM_DROP_REASONS_CH0.NOT_PF_SAD_REGION` (experimental).
-    pub const PREFCAM_DROP_REASONS_CH0_NOT_PF_SAD_REGION: Event = Event::row(211);
-    /// `UNC_M2M_PREFCAM_DROP_REASONS_CH0.PF_CAM_HIT` (experimental).
-    pub const PREFCAM_DROP_REASONS_CH0_PF_CAM_HIT: Event = Event::row(212);
-    /// `UNC_M2M_PREFCAM_DROP_REASONS_CH0.STOP_B2B` (experimental).
-    pub const PREFCAM_DROP_REASONS_CH0_STOP_B2B: Event = Event::row(213);
-    /// `UNC_M2M_PREFCAM_DROP_REASONS_CH0.ERRORBLK_RxC` (experimental).
-    pub const PREFCAM_DROP_REASONS_CH0_ERRORBLK_RXC: Event = Event::row(214);
-    /// `UNC_M2M_PREFCAM_DROP_REASONS_CH0.PF_AD_CRD` (experimental).
-    pub const PREFCAM_DROP_REASONS_CH0_PF_AD_CRD: Event = Event::row(215);
-    /// `UNC_M2M_PREFCAM_DROP_REASONS_CH0.PF_CAM_FULL` (experimental).
-    pub const PREFCAM_DROP_REASONS_CH0_PF_CAM_FULL: Event = Event::row(216);
-    /// `UNC_M2M_PREFCAM_DROP_REASONS_CH0.WPQ_PROXY` (experimental).
-    pub const PREFCAM_DROP_REASONS_CH0_WPQ_PROXY: Event = Event::row(217);
-    /// `UNC_M2M_PREFCAM_DROP_REASONS_CH0.RPQ_PROXY` (experimental).
-    pub const PREFCAM_DROP_REASONS_CH0_RPQ_PROXY: Event = Event::row(218);
-    /// `UNC_M2M_PREFCAM_DROP_REASONS_CH0.XPT_THRESH` (experimental).
-    pub const PREFCAM_DROP_REASONS_CH0_XPT_THRESH: Event = Event::row(219);
-    /// `UNC_M2M_PREFCAM_DROP_REASONS_CH0.UPI_THRESH` (experimental).
-    pub const PREFCAM_DROP_REASONS_CH0_UPI_THRESH: Event = Event::row(220);
-    /// `UNC_M2M_PREFCAM_DROP_REASONS_CH1.PF_SECURE_DROP` (experimental).
-    pub const PREFCAM_DROP_REASONS_CH1_PF_SECURE_DROP: Event = Event::row(221);
-    /// `UNC_M2M_PREFCAM_DROP_REASONS_CH1.NOT_PF_SAD_REGION` (experimental).
-    pub const PREFCAM_DROP_REASONS_CH1_NOT_PF_SAD_REGION: Event = Event::row(222);
-    /// `UNC_M2M_PREFCAM_DROP_REASONS_CH1.PF_CAM_HIT` (experimental).
-    pub const PREFCAM_DROP_REASONS_CH1_PF_CAM_HIT: Event = Event::row(223);
-    /// `UNC_M2M_PREFCAM_DROP_REASONS_CH1.STOP_B2B` (experimental).
-    pub const PREFCAM_DROP_REASONS_CH1_STOP_B2B: Event = Event::row(224);
-    /// `UNC_M2M_PREFCAM_DROP_REASONS_CH1.ERRORBLK_RxC` (experimental).
-    pub const PREFCAM_DROP_REASONS_CH1_ERRORBLK_RXC: Event = Event::row(225);
-    /// `UNC_M2M_PREFCAM_DROP_REASONS_CH1.PF_AD_CRD` (experimental).
-    pub const PREFCAM_DROP_REASONS_CH1_PF_AD_CRD: Event = Event::row(226);
-    /// `UNC_M2M_PREFCAM_DROP_REASONS_CH1.PF_CAM_FULL` (experimental).
-    pub const PREFCAM_DROP_REASONS_CH1_PF_CAM_FULL: Event = Event::row(227);
-    /// `UNC_M2M_PREFCAM_DROP_REASONS_CH1.WPQ_PROXY` (experimental).
-    pub const PREFCAM_DROP_REASONS_CH1_WPQ_PROXY: Event = Event::row(228);
-    /// `UNC_M2M_PREFCAM_DROP_REASONS_CH1.RPQ_PROXY` (experimental).
-    pub const PREFCAM_DROP_REASONS_CH1_RPQ_PROXY: Event = Event::row(229);
-    /// `UNC_M2M_PREFCAM_DROP_REASONS_CH1.XPT_THRESH` (experimental).
-    pub const PREFCAM_DROP_REASONS_CH1_XPT_THRESH: Event = Event::row(230);
-    /// `UNC_M2M_PREFCAM_DROP_REASONS_CH1.UPI_THRESH` (experimental).
-    pub const PREFCAM_DROP_REASONS_CH1_UPI_THRESH: Event = Event::row(231);
-    /// `UNC_M2M_PREFCAM_DROP_REASONS_CH2.PF_SECURE_DROP` (experimental).
-    pub const PREFCAM_DROP_REASONS_CH2_PF_SECURE_DROP: Event = Event::row(232);
-    /// `UNC_M2M_PREFCAM_DROP_REASONS_CH2.NOT_PF_SAD_REGION` (experimental).
-    pub const PREFCAM_DROP_REASONS_CH2_NOT_PF_SAD_REGION: Event = Event::row(233);
-    /// `UNC_M2M_PREFCAM_DROP_REASONS_CH2.PF_CAM_HIT` (experimental).
-    pub const PREFCAM_DROP_REASONS_CH2_PF_CAM_HIT: Event = Event::row(234);
-    /// `UNC_M2M_PREFCAM_DROP_REASONS_CH2.STOP_B2B` (experimental).
-    pub const PREFCAM_DROP_REASONS_CH2_STOP_B2B: Event = Event::row(235);
-    /// `UNC_M2M_PREFCAM_DROP_REASONS_CH2.ERRORBLK_RxC` (experimental).
-    pub const PREFCAM_DROP_REASONS_CH2_ERRORBLK_RXC: Event = Event::row(236);
-    /// `UNC_M2M_PREFCAM_DROP_REASONS_CH2.PF_AD_CRD` (experimental).
-    pub const PREFCAM_DROP_REASONS_CH2_PF_AD_CRD: Event = Event::row(237);
-    /// `UNC_M2M_PREFCAM_DROP_REASONS_CH2.PF_CAM_FULL` (experimental).
-    pub const PREFCAM_DROP_REASONS_CH2_PF_CAM_FULL: Event = Event::row(238);
-    /// `UNC_M2M_PREFCAM_DROP_REASONS_CH2.WPQ_PROXY` (experimental).
-    pub const PREFCAM_DROP_REASONS_CH2_WPQ_PROXY: Event = Event::row(239);
-    /// `UNC_M2M_PREFCAM_DROP_REASONS_CH2.RPQ_PROXY` (experimental).
-    pub const PREFCAM_DROP_REASONS_CH2_RPQ_PROXY: Event = Event::row(240);
-    /// `UNC_M2M_PREFCAM_DROP_REASONS_CH2.XPT_THRESH` (experimental).
-    pub const PREFCAM_DROP_REASONS_CH2_XPT_THRESH: Event = Event::row(241);
-    /// `UNC_M2M_PREFCAM_DROP_REASONS_CH2.UPI_THRESH` (experimental).
-    pub const PREFCAM_DROP_REASONS_CH2_UPI_THRESH: Event = Event::row(242);
-    /// `UNC_M2M_PREFCAM_INSERTS.CH0_XPT` (experimental).
-    pub const PREFCAM_INSERTS_CH0_XPT: Event = Event::row(243);
-    /// `UNC_M2M_PREFCAM_INSERTS.CH0_UPI` (experimental).
-    pub const PREFCAM_INSERTS_CH0_UPI: Event = Event::row(244);
-    /// `UNC_M2M_PREFCAM_INSERTS.CH1_XPT` (experimental).
-    pub const PREFCAM_INSERTS_CH1_XPT: Event = Event::row(245);
-    /// `UNC_M2M_PREFCAM_INSERTS.CH1_UPI` (experimental).
-    pub const PREFCAM_INSERTS_CH1_UPI: Event = Event::row(246);
-    /// `UNC_M2M_PREFCAM_INSERTS.CH2_XPT` (experimental).
-    pub const PREFCAM_INSERTS_CH2_XPT: Event = Event::row(247);
-    /// `UNC_M2M_PREFCAM_INSERTS.CH2_UPI` (experimental).
-    pub const PREFCAM_INSERTS_CH2_UPI: Event = Event::row(248);
-    /// `UNC_M2M_PREFCAM_OCCUPANCY.CH0` (experimental).
-    pub const PREFCAM_OCCUPANCY_CH0: Event = Event::row(249);
-    /// `UNC_M2M_PREFCAM_OCCUPANCY.CH1` (experimental).
-    pub const PREFCAM_OCCUPANCY_CH1: Event = Event::row(250);
-    /// `UNC_M2M_PREFCAM_OCCUPANCY.CH2` (experimental).
-    pub const PREFCAM_OCCUPANCY_CH2: Event = Event::row(251);
-    /// `UNC_M2M_PREFCAM_RESP_MISS.CH0` (experimental).
-    pub const PREFCAM_RESP_MISS_CH0: Event = Event::row(252);
-    /// `UNC_M2M_PREFCAM_RESP_MISS.CH1` (experimental).
-    pub const PREFCAM_RESP_MISS_CH1: Event = Event::row(253);
-    /// `UNC_M2M_PREFCAM_RESP_MISS.CH2` (experimental).
-    pub const PREFCAM_RESP_MISS_CH2: Event = Event::row(254);
-    /// `UNC_M2M_PREFCAM_RxC_DEALLOCS.SQUASHED` (experimental).
-    pub const PREFCAM_RXC_DEALLOCS_SQUASHED: Event = Event::row(255);
-    /// `UNC_M2M_PREFCAM_RxC_DEALLOCS.1LM_POSTED` (experimental).
-    pub const PREFCAM_RXC_DEALLOCS_1LM_POSTED: Event = Event::row(256);
-    /// `UNC_M2M_PREFCAM_RxC_DEALLOCS.CIS` (experimental).
-    pub const PREFCAM_RXC_DEALLOCS_CIS: Event = Event::row(257);
-    /// `UNC_M2M_WR_TRACKER_NE.MIRR_NONTGR` (experimental).
-    pub const WR_TRACKER_NE_MIRR_NONTGR: Event = Event::row(258);
-    /// `UNC_M2M_WR_TRACKER_NE.MIRR_PWR` (experimental).
-    pub const WR_TRACKER_NE_MIRR_PWR: Event = Event::row(259);
-    /// `UNC_M2M_WR_TRACKER_OCCUPANCY.MIRR_NONTGR` (experimental).
-    pub const WR_TRACKER_OCCUPANCY_MIRR_NONTGR: Event = Event::row(260);
-    /// `UNC_M2M_WR_TRACKER_OCCUPANCY.MIRR_PWR` (experimental).
-    pub const WR_TRACKER_OCCUPANCY_MIRR_PWR: Event = Event::row(261);
-    /// `UNC_M2M_AG0_AD_CRD_ACQUIRED0.TGR0` (experimental).
-    pub const AG0_AD_CRD_ACQUIRED0_TGR0: Event = Event::row(262);
-    /// `UNC_M2M_AG0_AD_CRD_ACQUIRED0.TGR1` (experimental).
-    pub const AG0_AD_CRD_ACQUIRED0_TGR1: Event = Event::row(263);
-    /// `UNC_M2M_AG0_AD_CRD_ACQUIRED0.TGR2` (experimental).
-    pub const AG0_AD_CRD_ACQUIRED0_TGR2: Event = Event::row(264);
-    /// `UNC_M2M_AG0_AD_CRD_ACQUIRED0.TGR3` (experimental).
-    pub const AG0_AD_CRD_ACQUIRED0_TGR3: Event = Event::row(265);
-    /// `UNC_M2M_AG0_AD_CRD_ACQUIRED0.TGR4` (experimental).
-    pub const AG0_AD_CRD_ACQUIRED0_TGR4: Event = Event::row(266);
-    /// `UNC_M2M_AG0_AD_CRD_ACQUIRED0.TGR5` (experimental).
-    pub const AG0_AD_CRD_ACQUIRED0_TGR5: Event = Event::row(267);
-    /// `UNC_M2M_AG0_AD_CRD_ACQUIRED0.TGR6` (experimental).
-    pub const AG0_AD_CRD_ACQUIRED0_TGR6: Event = Event::row(268);
-    /// `UNC_M2M_AG0_AD_CRD_ACQUIRED0.TGR7` (experimental).
-    pub const AG0_AD_CRD_ACQUIRED0_TGR7: Event = Event::row(269);
-    /// `UNC_M2M_AG0_AD_CRD_ACQUIRED1.TGR8` (experimental).
-    pub const AG0_AD_CRD_ACQUIRED1_TGR8: Event = Event::row(270);
-    /// `UNC_M2M_AG0_AD_CRD_ACQUIRED1.TGR9` (experimental).
-    pub const AG0_AD_CRD_ACQUIRED1_TGR9: Event = Event::row(271);
-    /// `UNC_M2M_AG0_AD_CRD_ACQUIRED1.TGR10` (experimental).
-    pub const AG0_AD_CRD_ACQUIRED1_TGR10: Event = Event::row(272);
-    /// `UNC_M2M_AG0_AD_CRD_OCCUPANCY0.TGR0` (experimental).
-    pub const AG0_AD_CRD_OCCUPANCY0_TGR0: Event = Event::row(273);
-    /// `UNC_M2M_AG0_AD_CRD_OCCUPANCY0.TGR1` (experimental).
-    pub const AG0_AD_CRD_OCCUPANCY0_TGR1: Event = Event::row(274);
-    /// `UNC_M2M_AG0_AD_CRD_OCCUPANCY0.TGR2` (experimental).
-    pub const AG0_AD_CRD_OCCUPANCY0_TGR2: Event = Event::row(275);
-    /// `UNC_M2M_AG0_AD_CRD_OCCUPANCY0.TGR3` (experimental).
-    pub const AG0_AD_CRD_OCCUPANCY0_TGR3: Event = Event::row(276);
-    /// `UNC_M2M_AG0_AD_CRD_OCCUPANCY0.TGR4` (experimental).
-    pub const AG0_AD_CRD_OCCUPANCY0_TGR4: Event = Event::row(277);
-    /// `UNC_M2M_AG0_AD_CRD_OCCUPANCY0.TGR5` (experimental).
-    pub const AG0_AD_CRD_OCCUPANCY0_TGR5: Event = Event::row(278);
-    /// `UNC_M2M_AG0_AD_CRD_OCCUPANCY0.TGR6` (experimental).
-    pub const AG0_AD_CRD_OCCUPANCY0_TGR6: Event = Event::row(279);
-    /// `UNC_M2M_AG0_AD_CRD_OCCUPANCY0.TGR7` (experimental).
-    pub const AG0_AD_CRD_OCCUPANCY0_TGR7: Event = Event::row(280);
-    /// `UNC_M2M_AG0_AD_CRD_OCCUPANCY1.TGR8` (experimental).
-    pub const AG0_AD_CRD_OCCUPANCY1_TGR8: Event = Event::row(281);
-    /// `UNC_M2M_AG0_AD_CRD_OCCUPANCY1.TGR9` (experimental).
-    pub const AG0_AD_CRD_OCCUPANCY1_TGR9: Event = Event::row(282);
-    /// `UNC_M2M_AG0_AD_CRD_OCCUPANCY1.TGR10` (experimental).
-    pub const AG0_AD_CRD_OCCUPANCY1_TGR10: Event = Event::row(283);
-    /// `UNC_M2M_AG0_BL_CRD_ACQUIRED0.TGR0` (experimental).
-    pub const AG0_BL_CRD_ACQUIRED0_TGR0: Event = Event::row(284);
-    /// `UNC_M2M_AG0_BL_CRD_ACQUIRED0.TGR1` (experimental).
-    pub const AG0_BL_CRD_ACQUIRED0_TGR1: Event = Event::row(285);
-    /// `UNC_M2M_AG0_BL_CRD_ACQUIRED0.TGR2` (experimental).
-    pub const AG0_BL_CRD_ACQUIRED0_TGR2: Event = Event::row(286);
-    /// `UNC_M2M_AG0_BL_CRD_ACQUIRED0.TGR3` (experimental).
-    pub const AG0_BL_CRD_ACQUIRED0_TGR3: Event = Event::row(287);
-    /// `UNC_M2M_AG0_BL_CRD_ACQUIRED0.TGR4` (experimental).
-    pub const AG0_BL_CRD_ACQUIRED0_TGR4: Event = Event::row(288);
-    /// `UNC_M2M_AG0_BL_CRD_ACQUIRED0.TGR5` (experimental).
-    pub const AG0_BL_CRD_ACQUIRED0_TGR5: Event = Event::row(289);
-    /// `UNC_M2M_AG0_BL_CRD_ACQUIRED0.TGR6` (experimental).
-    pub const AG0_BL_CRD_ACQUIRED0_TGR6: Event = Event::row(290);
-    /// `UNC_M2M_AG0_BL_CRD_ACQUIRED0.TGR7` (experimental).
-    pub const AG0_BL_CRD_ACQUIRED0_TGR7: Event = Event::row(291);
-    /// `UNC_M2M_AG0_BL_CRD_ACQUIRED1.TGR8` (experimental).
-    pub const AG0_BL_CRD_ACQUIRED1_TGR8: Event = Event::row(292);
-    /// `UNC_M2M_AG0_BL_CRD_ACQUIRED1.TGR9` (experimental).
-    pub const AG0_BL_CRD_ACQUIRED1_TGR9: Event = Event::row(293);
-    /// `UNC_M2M_AG0_BL_CRD_ACQUIRED1.TGR10` (experimental).
-    pub const AG0_BL_CRD_ACQUIRED1_TGR10: Event = Event::row(294);
-    /// `UNC_M2M_AG0_BL_CRD_OCCUPANCY0.TGR0` (experimental).
-    pub const AG0_BL_CRD_OCCUPANCY0_TGR0: Event = Event::row(295);
-    /// `UNC_M2M_AG0_BL_CRD_OCCUPANCY0.TGR1` (experimental).
-    pub const AG0_BL_CRD_OCCUPANCY0_TGR1: Event = Event::row(296);
-    /// `UNC_M2M_AG0_BL_CRD_OCCUPANCY0.TGR2` (experimental).
-    pub const AG0_BL_CRD_OCCUPANCY0_TGR2: Event = Event::row(297);
-    /// `UNC_M2M_AG0_BL_CRD_OCCUPANCY0.TGR3` (experimental).
-    pub const AG0_BL_CRD_OCCUPANCY0_TGR3: Event = Event::row(298);
-    /// `UNC_M2M_AG0_BL_CRD_OCCUPANCY0.TGR4` (experimental).
-    pub const AG0_BL_CRD_OCCUPANCY0_TGR4: Event = Event::row(299);
-    /// `UNC_M2M_AG0_BL_CRD_OCCUPANCY0.TGR5` (experimental).
-    pub const AG0_BL_CRD_OCCUPANCY0_TGR5: Event = Event::row(300);
-    /// `UNC_M2M_AG0_BL_CRD_OCCUPANCY0.TGR6` (experimental).
-    pub const AG0_BL_CRD_OCCUPANCY0_TGR6: Event = Event::row(301);
-    /// `UNC_M2M_AG0_BL_CRD_OCCUPANCY0.TGR7` (experimental).
-    pub const AG0_BL_CRD_OCCUPANCY0_TGR7: Event = Event::row(302);
-    /// `UNC_M2M_AG0_BL_CRD_OCCUPANCY1.TGR8` (experimental).
-    pub const AG0_BL_CRD_OCCUPANCY1_TGR8: Event = Event::row(303);
-    /// `UNC_M2M_AG0_BL_CRD_OCCUPANCY1.TGR9` (experimental).
-    pub const AG0_BL_CRD_OCCUPANCY1_TGR9: Event = Event::row(304);
-    /// `UNC_M2M_AG0_BL_CRD_OCCUPANCY1.TGR10` (experimental).
-    pub const AG0_BL_CRD_OCCUPANCY1_TGR10: Event = Event::row(305);
-    /// `UNC_M2M_AG1_AD_CRD_ACQUIRED0.TGR0` (experimental).
-    pub const AG1_AD_CRD_ACQUIRED0_TGR0: Event = Event::row(306);
-    /// `UNC_M2M_AG1_AD_CRD_ACQUIRED0.TGR1` (experimental).
-    pub const AG1_AD_CRD_ACQUIRED0_TGR1: Event = Event::row(307);
-    /// `UNC_M2M_AG1_AD_CRD_ACQUIRED0.TGR2` (experimental).
-    pub const AG1_AD_CRD_ACQUIRED0_TGR2: Event = Event::row(308);
-    /// `UNC_M2M_AG1_AD_CRD_ACQUIRED0.TGR3` (experimental).
-    pub const AG1_AD_CRD_ACQUIRED0_TGR3: Event = Event::row(309);
-    /// `UNC_M2M_AG1_AD_CRD_ACQUIRED0.TGR4` (experimental).
-    pub const AG1_AD_CRD_ACQUIRED0_TGR4: Event = Event::row(310);
-    /// `UNC_M2M_AG1_AD_CRD_ACQUIRED0.TGR5` (experimental).
-    pub const AG1_AD_CRD_ACQUIRED0_TGR5: Event = Event::row(311);
-    /// `UNC_M2M_AG1_AD_CRD_ACQUIRED0.TGR6` (experimental).
-    pub const AG1_AD_CRD_ACQUIRED0_TGR6: Event = Event::row(312);
-    /// `UNC_M2M_AG1_AD_CRD_ACQUIRED0.TGR7` (experimental).
-    pub const AG1_AD_CRD_ACQUIRED0_TGR7: Event = Event::row(313);
-    /// `UNC_M2M_AG1_AD_CRD_ACQUIRED1.TGR8` (experimental).
-    pub const AG1_AD_CRD_ACQUIRED1_TGR8: Event = Event::row(314);
-    /// `UNC_M2M_AG1_AD_CRD_ACQUIRED1.TGR9` (experimental).
-    pub const AG1_AD_CRD_ACQUIRED1_TGR9: Event = Event::row(315);
-    /// `UNC_M2M_AG1_AD_CRD_ACQUIRED1.TGR10` (experimental).
-    pub const AG1_AD_CRD_ACQUIRED1_TGR10: Event = Event::row(316);
-    /// `UNC_M2M_AG1_AD_CRD_OCCUPANCY0.TGR0` (experimental).
-    pub const AG1_AD_CRD_OCCUPANCY0_TGR0: Event = Event::row(317);
-    /// `UNC_M2M_AG1_AD_CRD_OCCUPANCY0.TGR1` (experimental).
-    pub const AG1_AD_CRD_OCCUPANCY0_TGR1: Event = Event::row(318);
-    /// `UNC_M2M_AG1_AD_CRD_OCCUPANCY0.TGR2` (experimental).
-    pub const AG1_AD_CRD_OCCUPANCY0_TGR2: Event = Event::row(319);
-    /// `UNC_M2M_AG1_AD_CRD_OCCUPANCY0.TGR3` (experimental).
-    pub const AG1_AD_CRD_OCCUPANCY0_TGR3: Event = Event::row(320);
-    /// `UNC_M2M_AG1_AD_CRD_OCCUPANCY0.TGR4` (experimental).
-    pub const AG1_AD_CRD_OCCUPANCY0_TGR4: Event = Event::row(321);
-    /// `UNC_M2M_AG1_AD_CRD_OCCUPANCY0.TGR5` (experimental).
-    pub const AG1_AD_CRD_OCCUPANCY0_TGR5: Event = Event::row(322);
-    /// `UNC_M2M_AG1_AD_CRD_OCCUPANCY0.TGR6` (experimental).
-    pub const AG1_AD_CRD_OCCUPANCY0_TGR6: Event = Event::row(323);
-    /// `UNC_M2M_AG1_AD_CRD_OCCUPANCY0.TGR7` (experimental).
-    pub const AG1_AD_CRD_OCCUPANCY0_TGR7: Event = Event::row(324);
-    /// `UNC_M2M_AG1_AD_CRD_OCCUPANCY1.TGR8` (experimental).
-    pub const AG1_AD_CRD_OCCUPANCY1_TGR8: Event = Event::row(325);
-    /// `UNC_M2M_AG1_AD_CRD_OCCUPANCY1.TGR9` (experimental).
-    pub const AG1_AD_CRD_OCCUPANCY1_TGR9: Event = Event::row(326);
-    /// `UNC_M2M_AG1_AD_CRD_OCCUPANCY1.TGR10` (experimental).
-    pub const AG1_AD_CRD_OCCUPANCY1_TGR10: Event = Event::row(327);
-    /// `UNC_M2M_AG1_BL_CRD_ACQUIRED0.TGR0` (experimental).
-    pub const AG1_BL_CRD_ACQUIRED0_TGR0: Event = Event::row(328);
-    /// `UNC_M2M_AG1_BL_CRD_ACQUIRED0.TGR1` (experimental).
-    pub const AG1_BL_CRD_ACQUIRED0_TGR1: Event = Event::row(329);
-    /// `UNC_M2M_AG1_BL_CRD_ACQUIRED0.TGR2` (experimental).
-    pub const AG1_BL_CRD_ACQUIRED0_TGR2: Event = Event::row(330);
-    /// `UNC_M2M_AG1_BL_CRD_ACQUIRED0.TGR3` (experimental).
-    pub const AG1_BL_CRD_ACQUIRED0_TGR3: Event = Event::row(331);
-    /// `UNC_M2M_AG1_BL_CRD_ACQUIRED0.TGR4` (experimental).
-    pub const AG1_BL_CRD_ACQUIRED0_TGR4: Event = Event::row(332);
-    /// `UNC_M2M_AG1_BL_CRD_ACQUIRED0.TGR5` (experimental).
-    pub const AG1_BL_CRD_ACQUIRED0_TGR5: Event = Event::row(333);
-    /// `UNC_M2M_AG1_BL_CRD_ACQUIRED0.TGR6` (experimental).
-    pub const AG1_BL_CRD_ACQUIRED0_TGR6: Event = Event::row(334);
-    /// `UNC_M2M_AG1_BL_CRD_ACQUIRED0.TGR7` (experimental).
-    pub const AG1_BL_CRD_ACQUIRED0_TGR7: Event = Event::row(335);
-    /// `UNC_M2M_AG1_BL_CRD_ACQUIRED1.TGR8` (experimental).
-    pub const AG1_BL_CRD_ACQUIRED1_TGR8: Event = Event::row(336);
-    /// `UNC_M2M_AG1_BL_CRD_ACQUIRED1.TGR9` (experimental).
-    pub const AG1_BL_CRD_ACQUIRED1_TGR9: Event = Event::row(337);
-    /// `UNC_M2M_AG1_BL_CRD_ACQUIRED1.TGR10` (experimental).
-    pub const AG1_BL_CRD_ACQUIRED1_TGR10: Event = Event::row(338);
-    /// `UNC_M2M_AG1_BL_CRD_OCCUPANCY0.TGR0` (experimental).
-    pub const AG1_BL_CRD_OCCUPANCY0_TGR0: Event = Event::row(339);
-    /// `UNC_M2M_AG1_BL_CRD_OCCUPANCY0.TGR1` (experimental).
-    pub const AG1_BL_CRD_OCCUPANCY0_TGR1: Event = Event::row(340);
-    /// `UNC_M2M_AG1_BL_CRD_OCCUPANCY0.TGR2` (experimental).
-    pub const AG1_BL_CRD_OCCUPANCY0_TGR2: Event = Event::row(341);
-    /// `UNC_M2M_AG1_BL_CRD_OCCUPANCY0.TGR3` (experimental).
-    pub const AG1_BL_CRD_OCCUPANCY0_TGR3: Event = Event::row(342);
-    /// `UNC_M2M_AG1_BL_CRD_OCCUPANCY0.TGR4` (experimental).
-    pub const AG1_BL_CRD_OCCUPANCY0_TGR4: Event = Event::row(343);
-    /// `UNC_M2M_AG1_BL_CRD_OCCUPANCY0.TGR5` (experimental).
-    pub const AG1_BL_CRD_OCCUPANCY0_TGR5: Event = Event::row(344);
-    /// `UNC_M2M_AG1_BL_CRD_OCCUPANCY0.TGR6` (experimental).
-    pub const AG1_BL_CRD_OCCUPANCY0_TGR6: Event = Event::row(345);
-    /// `UNC_M2M_AG1_BL_CRD_OCCUPANCY0.TGR7` (experimental).
-    pub const AG1_BL_CRD_OCCUPANCY0_TGR7: Event = Event::row(346);
-    /// `UNC_M2M_AG1_BL_CRD_OCCUPANCY1.TGR8` (experimental).
-    pub const AG1_BL_CRD_OCCUPANCY1_TGR8: Event = Event::row(347);
-    /// `UNC_M2M_AG1_BL_CRD_OCCUPANCY1.TGR9` (experimental).
-    pub const AG1_BL_CRD_OCCUPANCY1_TGR9: Event = Event::row(348);
-    /// `UNC_M2M_AG1_BL_CRD_OCCUPANCY1.TGR10` (experimental).
-    pub const AG1_BL_CRD_OCCUPANCY1_TGR10: Event = Event::row(349);
-    /// `UNC_M2M_DISTRESS_ASSERTED.VERT` (experimental).
-    pub const DISTRESS_ASSERTED_VERT: Event = Event::row(350);
-    /// `UNC_M2M_DISTRESS_ASSERTED.HORZ` (experimental).
-    pub const DISTRESS_ASSERTED_HORZ: Event = Event::row(351);
-    /// `UNC_M2M_DISTRESS_ASSERTED.DPT_LOCAL` (experimental).
-    pub const DISTRESS_ASSERTED_DPT_LOCAL: Event = Event::row(352);
-    /// `UNC_M2M_DISTRESS_ASSERTED.DPT_NONLOCAL` (experimental).
-    pub const DISTRESS_ASSERTED_DPT_NONLOCAL: Event = Event::row(353);
-    /// `UNC_M2M_DISTRESS_ASSERTED.DPT_STALL_IV` (experimental).
-    pub const DISTRESS_ASSERTED_DPT_STALL_IV: Event = Event::row(354);
-    /// `UNC_M2M_DISTRESS_ASSERTED.DPT_STALL_NOCRD` (experimental).
-    pub const DISTRESS_ASSERTED_DPT_STALL_NOCRD: Event = Event::row(355);
-    /// `UNC_M2M_EGRESS_ORDERING.IV_SNOOPGO_UP` (experimental).
-    pub const EGRESS_ORDERING_IV_SNOOPGO_UP: Event = Event::row(356);
-    /// `UNC_M2M_EGRESS_ORDERING.IV_SNOOPGO_DN` (experimental).
-    pub const EGRESS_ORDERING_IV_SNOOPGO_DN: Event = Event::row(357);
-    /// `UNC_M2M_HORZ_RING_AD_IN_USE.LEFT_EVEN` (experimental).
-    pub const HORZ_RING_AD_IN_USE_LEFT_EVEN: Event = Event::row(358);
-    /// `UNC_M2M_HORZ_RING_AD_IN_USE.LEFT_ODD` (experimental).
-    pub const HORZ_RING_AD_IN_USE_LEFT_ODD: Event = Event::row(359);
-    /// `UNC_M2M_HORZ_RING_AD_IN_USE.RIGHT_EVEN` (experimental).
-    pub const HORZ_RING_AD_IN_USE_RIGHT_EVEN: Event = Event::row(360);
-    /// `UNC_M2M_HORZ_RING_AD_IN_USE.RIGHT_ODD` (experimental).
-    pub const HORZ_RING_AD_IN_USE_RIGHT_ODD: Event = Event::row(361);
-    /// `UNC_M2M_HORZ_RING_AKC_IN_USE.LEFT_EVEN` (experimental).
-    pub const HORZ_RING_AKC_IN_USE_LEFT_EVEN: Event = Event::row(362);
-    /// `UNC_M2M_HORZ_RING_AKC_IN_USE.LEFT_ODD` (experimental).
-    pub const HORZ_RING_AKC_IN_USE_LEFT_ODD: Event = Event::row(363);
-    /// `UNC_M2M_HORZ_RING_AKC_IN_USE.RIGHT_EVEN` (experimental).
-    pub const HORZ_RING_AKC_IN_USE_RIGHT_EVEN: Event = Event::row(364);
-    /// `UNC_M2M_HORZ_RING_AKC_IN_USE.RIGHT_ODD` (experimental).
-    pub const HORZ_RING_AKC_IN_USE_RIGHT_ODD: Event = Event::row(365);
-    /// `UNC_M2M_HORZ_RING_AK_IN_USE.LEFT_EVEN` (experimental).
-    pub const HORZ_RING_AK_IN_USE_LEFT_EVEN: Event = Event::row(366);
-    /// `UNC_M2M_HORZ_RING_AK_IN_USE.LEFT_ODD` (experimental).
-    pub const HORZ_RING_AK_IN_USE_LEFT_ODD: Event = Event::row(367);
-    /// `UNC_M2M_HORZ_RING_AK_IN_USE.RIGHT_EVEN` (experimental).
-    pub const HORZ_RING_AK_IN_USE_RIGHT_EVEN: Event = Event::row(368);
-    /// `UNC_M2M_HORZ_RING_AK_IN_USE.RIGHT_ODD` (experimental).
-    pub const HORZ_RING_AK_IN_USE_RIGHT_ODD: Event = Event::row(369);
-    /// `UNC_M2M_HORZ_RING_BL_IN_USE.LEFT_EVEN` (experimental).
-    pub const HORZ_RING_BL_IN_USE_LEFT_EVEN: Event = Event::row(370);
-    /// `UNC_M2M_HORZ_RING_BL_IN_USE.LEFT_ODD` (experimental).
-    pub const HORZ_RING_BL_IN_USE_LEFT_ODD: Event = Event::row(371);
-    /// `UNC_M2M_HORZ_RING_BL_IN_USE.RIGHT_EVEN` (experimental).
-    pub const HORZ_RING_BL_IN_USE_RIGHT_EVEN: Event = Event::row(372);
-    /// `UNC_M2M_HORZ_RING_BL_IN_USE.RIGHT_ODD` (experimental).
-    pub const HORZ_RING_BL_IN_USE_RIGHT_ODD: Event = Event::row(373);
-    /// `UNC_M2M_HORZ_RING_IV_IN_USE.LEFT` (experimental).
-    pub const HORZ_RING_IV_IN_USE_LEFT: Event = Event::row(374);
-    /// `UNC_M2M_HORZ_RING_IV_IN_USE.RIGHT` (experimental).
-    pub const HORZ_RING_IV_IN_USE_RIGHT: Event = Event::row(375);
-    /// `UNC_M2M_MISC_EXTERNAL.MBE_INST0` (experimental).
-    pub const MISC_EXTERNAL_MBE_INST0: Event = Event::row(376);
-    /// `UNC_M2M_MISC_EXTERNAL.MBE_INST1` (experimental).
-    pub const MISC_EXTERNAL_MBE_INST1: Event = Event::row(377);
-    /// `UNC_M2M_RING_BOUNCES_HORZ.AD` (experimental).
-    pub const RING_BOUNCES_HORZ_AD: Event = Event::row(378);
-    /// `UNC_M2M_RING_BOUNCES_HORZ.AK` (experimental).
-    pub const RING_BOUNCES_HORZ_AK: Event = Event::row(379);
-    /// `UNC_M2M_RING_BOUNCES_HORZ.BL` (experimental).
-    pub const RING_BOUNCES_HORZ_BL: Event = Event::row(380);
-    /// `UNC_M2M_RING_BOUNCES_HORZ.IV` (experimental).
-    pub const RING_BOUNCES_HORZ_IV: Event = Event::row(381);
-    /// `UNC_M2M_RING_BOUNCES_VERT.AD` (experimental).
-    pub const RING_BOUNCES_VERT_AD: Event = Event::row(382);
-    /// `UNC_M2M_RING_BOUNCES_VERT.AK` (experimental).
-    pub const RING_BOUNCES_VERT_AK: Event = Event::row(383);
-    /// `UNC_M2M_RING_BOUNCES_VERT.BL` (experimental).
-    pub const RING_BOUNCES_VERT_BL: Event = Event::row(384);
-    /// `UNC_M2M_RING_BOUNCES_VERT.IV` (experimental).
-    pub const RING_BOUNCES_VERT_IV: Event = Event::row(385);
-    /// `UNC_M2M_RING_BOUNCES_VERT.AKC` (experimental).
-    pub const RING_BOUNCES_VERT_AKC: Event = Event::row(386);
-    /// `UNC_M2M_RING_SINK_STARVED_HORZ.AD` (experimental).
-    pub const RING_SINK_STARVED_HORZ_AD: Event = Event::row(387);
-    /// `UNC_M2M_RING_SINK_STARVED_HORZ.AK` (experimental).
-    pub const RING_SINK_STARVED_HORZ_AK: Event = Event::row(388);
-    /// `UNC_M2M_RING_SINK_STARVED_HORZ.BL` (experimental).
-    pub const RING_SINK_STARVED_HORZ_BL: Event = Event::row(389);
-    /// `UNC_M2M_RING_SINK_STARVED_HORZ.IV` (experimental).
-    pub const RING_SINK_STARVED_HORZ_IV: Event = Event::row(390);
-    /// `UNC_M2M_RING_SINK_STARVED_HORZ.AK_AG1` (experimental).
-    pub const RING_SINK_STARVED_HORZ_AK_AG1: Event = Event::row(391);
-    /// `UNC_M2M_RING_SINK_STARVED_VERT.AD` (experimental).
-    pub const RING_SINK_STARVED_VERT_AD: Event = Event::row(392);
-    /// `UNC_M2M_RING_SINK_STARVED_VERT.AK` (experimental).
-    pub const RING_SINK_STARVED_VERT_AK: Event = Event::row(393);
-    /// `UNC_M2M_RING_SINK_STARVED_VERT.BL` (experimental).
-    pub const RING_SINK_STARVED_VERT_BL: Event = Event::row(394);
-    /// `UNC_M2M_RING_SINK_STARVED_VERT.IV` (experimental).
-    pub const RING_SINK_STARVED_VERT_IV: Event = Event::row(395);
-    /// `UNC_M2M_RING_SINK_STARVED_VERT.AKC` (experimental).
-    pub const RING_SINK_STARVED_VERT_AKC: Event = Event::row(396);
-    /// `UNC_M2M_RxR_BUSY_STARVED.AD_UNCRD` (experimental).
-    pub const RXR_BUSY_STARVED_AD_UNCRD: Event = Event::row(397);
-    /// `UNC_M2M_RxR_BUSY_STARVED.BL_UNCRD` (experimental).
-    pub const RXR_BUSY_STARVED_BL_UNCRD: Event = Event::row(398);
-    /// `UNC_M2M_RxR_BUSY_STARVED.AD_CRD` (experimental).
-    pub const RXR_BUSY_STARVED_AD_CRD: Event = Event::row(399);
-    /// `UNC_M2M_RxR_BUSY_STARVED.BL_CRD` (experimental).
-    pub const RXR_BUSY_STARVED_BL_CRD: Event = Event::row(400);
-    /// `UNC_M2M_RxR_BUSY_STARVED.AD_ALL` (experimental).
-    pub const RXR_BUSY_STARVED_AD_ALL: Event = Event::row(401);
-    /// `UNC_M2M_RxR_BUSY_STARVED.BL_ALL` (experimental).
-    pub const RXR_BUSY_STARVED_BL_ALL: Event = Event::row(402);
-    /// `UNC_M2M_RxR_BYPASS.AD_UNCRD` (experimental).
-    pub const RXR_BYPASS_AD_UNCRD: Event = Event::row(403);
-    /// `UNC_M2M_RxR_BYPASS.AK` (experimental).
-    pub const RXR_BYPASS_AK: Event = Event::row(404);
-    /// `UNC_M2M_RxR_BYPASS.BL_UNCRD` (experimental).
-    pub const RXR_BYPASS_BL_UNCRD: Event = Event::row(405);
-    /// `UNC_M2M_RxR_BYPASS.IV` (experimental).
-    pub const RXR_BYPASS_IV: Event = Event::row(406);
-    /// `UNC_M2M_RxR_BYPASS.AD_CRD` (experimental).
-    pub const RXR_BYPASS_AD_CRD: Event = Event::row(407);
-    /// `UNC_M2M_RxR_BYPASS.BL_CRD` (experimental).
-    pub const RXR_BYPASS_BL_CRD: Event = Event::row(408);
-    /// `UNC_M2M_RxR_BYPASS.AKC_UNCRD` (experimental).
-    pub const RXR_BYPASS_AKC_UNCRD: Event = Event::row(409);
-    /// `UNC_M2M_RxR_BYPASS.AD_ALL` (experimental).
-    pub const RXR_BYPASS_AD_ALL: Event = Event::row(410);
-    /// `UNC_M2M_RxR_BYPASS.BL_ALL` (experimental).
-    pub const RXR_BYPASS_BL_ALL: Event = Event::row(411);
-    /// `UNC_M2M_RxR_CRD_STARVED.AD_UNCRD` (experimental).
-    pub const RXR_CRD_STARVED_AD_UNCRD: Event = Event::row(412);
-    /// `UNC_M2M_RxR_CRD_STARVED.AK` (experimental).
-    pub const RXR_CRD_STARVED_AK: Event = Event::row(413);
-    /// `UNC_M2M_RxR_CRD_STARVED.BL_UNCRD` (experimental).
-    pub const RXR_CRD_STARVED_BL_UNCRD: Event = Event::row(414);
-    /// `UNC_M2M_RxR_CRD_STARVED.IV` (experimental).
-    pub const RXR_CRD_STARVED_IV: Event = Event::row(415);
-    /// `UNC_M2M_RxR_CRD_STARVED.AD_CRD` (experimental).
-    pub const RXR_CRD_STARVED_AD_CRD: Event = Event::row(416);
-    /// `UNC_M2M_RxR_CRD_STARVED.BL_CRD` (experimental).
-    pub const RXR_CRD_STARVED_BL_CRD: Event = Event::row(417);
-    /// `UNC_M2M_RxR_CRD_STARVED.IFV` (experimental).
-    pub const RXR_CRD_STARVED_IFV: Event = Event::row(418);
-    /// `UNC_M2M_RxR_CRD_STARVED.AD_ALL` (experimental).
-    pub const RXR_CRD_STARVED_AD_ALL: Event = Event::row(419);
-    /// `UNC_M2M_RxR_CRD_STARVED.BL_ALL` (experimental).
-    pub const RXR_CRD_STARVED_BL_ALL: Event = Event::row(420);
-    /// `UNC_M2M_RxR_INSERTS.AD_UNCRD` (experimental).
-    pub const RXR_INSERTS_AD_UNCRD: Event = Event::row(421);
-    /// `UNC_M2M_RxR_INSERTS.AK` (experimental).
-    pub const RXR_INSERTS_AK: Event = Event::row(422);
-    /// `UNC_M2M_RxR_INSERTS.BL_UNCRD` (experimental).
-    pub const RXR_INSERTS_BL_UNCRD: Event = Event::row(423);
-    /// `UNC_M2M_RxR_INSERTS.IV` (experimental).
-    pub const RXR_INSERTS_IV: Event = Event::row(424);
-    /// `UNC_M2M_RxR_INSERTS.AD_CRD` (experimental).
-    pub const RXR_INSERTS_AD_CRD: Event = Event::row(425);
-    /// `UNC_M2M_RxR_INSERTS.BL_CRD` (experimental).
-    pub const RXR_INSERTS_BL_CRD: Event = Event::row(426);
-    /// `UNC_M2M_RxR_INSERTS.AKC_UNCRD` (experimental).
-    pub const RXR_INSERTS_AKC_UNCRD: Event = Event::row(427);
-    /// `UNC_M2M_RxR_INSERTS.AD_ALL` (experimental).
-    pub const RXR_INSERTS_AD_ALL: Event = Event::row(428);
-    /// `UNC_M2M_RxR_INSERTS.BL_ALL` (experimental).
-    pub const RXR_INSERTS_BL_ALL: Event = Event::row(429);
-    /// `UNC_M2M_RxR_OCCUPANCY.AD_UNCRD` (experimental).
-    pub const RXR_OCCUPANCY_AD_UNCRD: Event = Event::row(430);
-    /// `UNC_M2M_RxR_OCCUPANCY.AK` (experimental).
-    pub const RXR_OCCUPANCY_AK: Event = Event::row(431);
-    /// `UNC_M2M_RxR_OCCUPANCY.BL_UNCRD` (experimental).
-    pub const RXR_OCCUPANCY_BL_UNCRD: Event = Event::row(432);
-    /// `UNC_M2M_RxR_OCCUPANCY.IV` (experimental).
-    pub const RXR_OCCUPANCY_IV: Event = Event::row(433);
-    /// `UNC_M2M_RxR_OCCUPANCY.AD_CRD` (experimental).
-    pub const RXR_OCCUPANCY_AD_CRD: Event = Event::row(434);
-    /// `UNC_M2M_RxR_OCCUPANCY.BL_CRD` (experimental).
-    pub const RXR_OCCUPANCY_BL_CRD: Event = Event::row(435);
-    /// `UNC_M2M_RxR_OCCUPANCY.AKC_UNCRD` (experimental).
-    pub const RXR_OCCUPANCY_AKC_UNCRD: Event = Event::row(436);
-    /// `UNC_M2M_RxR_OCCUPANCY.AD_ALL` (experimental).
-    pub const RXR_OCCUPANCY_AD_ALL: Event = Event::row(437);
-    /// `UNC_M2M_RxR_OCCUPANCY.BL_ALL` (experimental).
-    pub const RXR_OCCUPANCY_BL_ALL: Event = Event::row(438);
-    /// `UNC_M2M_STALL0_NO_TxR_HORZ_CRD_AD_AG0.TGR0` (experimental).
-    pub const STALL0_NO_TXR_HORZ_CRD_AD_AG0_TGR0: Event = Event::row(439);
-    /// `UNC_M2M_STALL0_NO_TxR_HORZ_CRD_AD_AG0.TGR1` (experimental).
-    pub const STALL0_NO_TXR_HORZ_CRD_AD_AG0_TGR1: Event = Event::row(440);
-    /// `UNC_M2M_STALL0_NO_TxR_HORZ_CRD_AD_AG0.TGR2` (experimental).
-    pub const STALL0_NO_TXR_HORZ_CRD_AD_AG0_TGR2: Event = Event::row(441);
-    /// `UNC_M2M_STALL0_NO_TxR_HORZ_CRD_AD_AG0.TGR3` (experimental).
-    pub const STALL0_NO_TXR_HORZ_CRD_AD_AG0_TGR3: Event = Event::row(442);
-    /// `UNC_M2M_STALL0_NO_TxR_HORZ_CRD_AD_AG0.TGR4` (experimental).
-    pub const STALL0_NO_TXR_HORZ_CRD_AD_AG0_TGR4: Event = Event::row(443);
-    /// `UNC_M2M_STALL0_NO_TxR_HORZ_CRD_AD_AG0.TGR5` (experimental).
-    pub const STALL0_NO_TXR_HORZ_CRD_AD_AG0_TGR5: Event = Event::row(444);
-    /// `UNC_M2M_STALL0_NO_TxR_HORZ_CRD_AD_AG0.TGR6` (experimental).
-    pub const STALL0_NO_TXR_HORZ_CRD_AD_AG0_TGR6: Event = Event::row(445);
-    /// `UNC_M2M_STALL0_NO_TxR_HORZ_CRD_AD_AG0.TGR7` (experimental).
-    pub const STALL0_NO_TXR_HORZ_CRD_AD_AG0_TGR7: Event = Event::row(446);
-    /// `UNC_M2M_STALL0_NO_TxR_HORZ_CRD_AD_AG1.TGR0` (experimental).
-    pub const STALL0_NO_TXR_HORZ_CRD_AD_AG1_TGR0: Event = Event::row(447);
-    /// `UNC_M2M_STALL0_NO_TxR_HORZ_CRD_AD_AG1.TGR1` (experimental).
-    pub const STALL0_NO_TXR_HORZ_CRD_AD_AG1_TGR1: Event = Event::row(448);
-    /// `UNC_M2M_STALL0_NO_TxR_HORZ_CRD_AD_AG1.TGR2` (experimental).
-    pub const STALL0_NO_TXR_HORZ_CRD_AD_AG1_TGR2: Event = Event::row(449);
-    /// `UNC_M2M_STALL0_NO_TxR_HORZ_CRD_AD_AG1.TGR3` (experimental).
-    pub const STALL0_NO_TXR_HORZ_CRD_AD_AG1_TGR3: Event = Event::row(450);
-    /// `UNC_M2M_STALL0_NO_TxR_HORZ_CRD_AD_AG1.TGR4` (experimental).
-    pub const STALL0_NO_TXR_HORZ_CRD_AD_AG1_TGR4: Event = Event::row(451);
-    /// `UNC_M2M_STALL0_NO_TxR_HORZ_CRD_AD_AG1.TGR5` (experimental).
-    pub const STALL0_NO_TXR_HORZ_CRD_AD_AG1_TGR5: Event = Event::row(452);
-    /// `UNC_M2M_STALL0_NO_TxR_HORZ_CRD_AD_AG1.TGR6` (experimental).
-    pub const STALL0_NO_TXR_HORZ_CRD_AD_AG1_TGR6: Event = Event::row(453);
-    /// `UNC_M2M_STALL0_NO_TxR_HORZ_CRD_AD_AG1.TGR7` (experimental).
-    pub const STALL0_NO_TXR_HORZ_CRD_AD_AG1_TGR7: Event = Event::row(454);
-    /// `UNC_M2M_STALL0_NO_TxR_HORZ_CRD_BL_AG0.TGR0` (experimental).
-    pub const STALL0_NO_TXR_HORZ_CRD_BL_AG0_TGR0: Event = Event::row(455);
-    /// `UNC_M2M_STALL0_NO_TxR_HORZ_CRD_BL_AG0.TGR1` (experimental).
-    pub const STALL0_NO_TXR_HORZ_CRD_BL_AG0_TGR1: Event = Event::row(456);
-    /// `UNC_M2M_STALL0_NO_TxR_HORZ_CRD_BL_AG0.TGR2` (experimental).
-    pub const STALL0_NO_TXR_HORZ_CRD_BL_AG0_TGR2: Event = Event::row(457);
-    /// `UNC_M2M_STALL0_NO_TxR_HORZ_CRD_BL_AG0.TGR3` (experimental).
-    pub const STALL0_NO_TXR_HORZ_CRD_BL_AG0_TGR3: Event = Event::row(458);
-    /// `UNC_M2M_STALL0_NO_TxR_HORZ_CRD_BL_AG0.TGR4` (experimental).
-    pub const STALL0_NO_TXR_HORZ_CRD_BL_AG0_TGR4: Event = Event::row(459);
-    /// `UNC_M2M_STALL0_NO_TxR_HORZ_CRD_BL_AG0.TGR5` (experimental).
-    pub const STALL0_NO_TXR_HORZ_CRD_BL_AG0_TGR5: Event = Event::row(460);
-    /// `UNC_M2M_STALL0_NO_TxR_HORZ_CRD_BL_AG0.TGR6` (experimental).
-    pub const STALL0_NO_TXR_HORZ_CRD_BL_AG0_TGR6: Event = Event::row(461);
-    /// `UNC_M2M_STALL0_NO_TxR_HORZ_CRD_BL_AG0.TGR7` (experimental).
-    pub const STALL0_NO_TXR_HORZ_CRD_BL_AG0_TGR7: Event = Event::row(462);
-    /// `UNC_M2M_STALL0_NO_TxR_HORZ_CRD_BL_AG1.TGR0` (experimental).
-    pub const STALL0_NO_TXR_HORZ_CRD_BL_AG1_TGR0: Event = Event::row(463);
-    /// `UNC_M2M_STALL0_NO_TxR_HORZ_CRD_BL_AG1.TGR1` (experimental).
-    pub const STALL0_NO_TXR_HORZ_CRD_BL_AG1_TGR1: Event = Event::row(464);
-    /// `UNC_M2M_STALL0_NO_TxR_HORZ_CRD_BL_AG1.TGR2` (experimental).
-    pub const STALL0_NO_TXR_HORZ_CRD_BL_AG1_TGR2: Event = Event::row(465);
-    /// `UNC_M2M_STALL0_NO_TxR_HORZ_CRD_BL_AG1.TGR3` (experimental).
-    pub const STALL0_NO_TXR_HORZ_CRD_BL_AG1_TGR3: Event = Event::row(466);
-    /// `UNC_M2M_STALL0_NO_TxR_HORZ_CRD_BL_AG1.TGR4` (experimental).
-    pub const STALL0_NO_TXR_HORZ_CRD_BL_AG1_TGR4: Event = Event::row(467);
-    /// `UNC_M2M_STALL0_NO_TxR_HORZ_CRD_BL_AG1.TGR5` (experimental).
-    pub const STALL0_NO_TXR_HORZ_CRD_BL_AG1_TGR5: Event = Event::row(468);
-    /// `UNC_M2M_STALL0_NO_TxR_HORZ_CRD_BL_AG1.TGR6` (experimental).
-    pub const STALL0_NO_TXR_HORZ_CRD_BL_AG1_TGR6: Event = Event::row(469);
-    /// `UNC_M2M_STALL0_NO_TxR_HORZ_CRD_BL_AG1.TGR7` (experimental).
-    pub const STALL0_NO_TXR_HORZ_CRD_BL_AG1_TGR7: Event = Event::row(470);
-    /// `UNC_M2M_STALL1_NO_TxR_HORZ_CRD_AD_AG0.TGR8` (experimental).
-    pub const STALL1_NO_TXR_HORZ_CRD_AD_AG0_TGR8: Event = Event::row(471);
-    /// `UNC_M2M_STALL1_NO_TxR_HORZ_CRD_AD_AG0.TGR9` (experimental).
-    pub const STALL1_NO_TXR_HORZ_CRD_AD_AG0_TGR9: Event = Event::row(472);
-    /// `UNC_M2M_STALL1_NO_TxR_HORZ_CRD_AD_AG0.TGR10` (experimental).
-    pub const STALL1_NO_TXR_HORZ_CRD_AD_AG0_TGR10: Event = Event::row(473);
-    /// `UNC_M2M_STALL1_NO_TxR_HORZ_CRD_AD_AG1_1.TGR8` (experimental).
-    pub const STALL1_NO_TXR_HORZ_CRD_AD_AG1_1_TGR8: Event = Event::row(474);
-    /// `UNC_M2M_STALL1_NO_TxR_HORZ_CRD_AD_AG1_1.TGR9` (experimental).
-    pub const STALL1_NO_TXR_HORZ_CRD_AD_AG1_1_TGR9: Event = Event::row(475);
-    /// `UNC_M2M_STALL1_NO_TxR_HORZ_CRD_AD_AG1_1.TGR10` (experimental).
-    pub const STALL1_NO_TXR_HORZ_CRD_AD_AG1_1_TGR10: Event = Event::row(476);
-    /// `UNC_M2M_STALL1_NO_TxR_HORZ_CRD_BL_AG0_1.TGR8` (experimental).
-    pub const STALL1_NO_TXR_HORZ_CRD_BL_AG0_1_TGR8: Event = Event::row(477);
-    /// `UNC_M2M_STALL1_NO_TxR_HORZ_CRD_BL_AG0_1.TGR9` (experimental).
-    pub const STALL1_NO_TXR_HORZ_CRD_BL_AG0_1_TGR9: Event = Event::row(478);
-    /// `UNC_M2M_STALL1_NO_TxR_HORZ_CRD_BL_AG0_1.TGR10` (experimental).
-    pub const STALL1_NO_TXR_HORZ_CRD_BL_AG0_1_TGR10: Event = Event::row(479);
-    /// `UNC_M2M_STALL1_NO_TxR_HORZ_CRD_BL_AG1_1.TGR8` (experimental).
-    pub const STALL1_NO_TXR_HORZ_CRD_BL_AG1_1_TGR8: Event = Event::row(480);
-    /// `UNC_M2M_STALL1_NO_TxR_HORZ_CRD_BL_AG1_1.TGR9` (experimental).
-    pub const STALL1_NO_TXR_HORZ_CRD_BL_AG1_1_TGR9: Event = Event::row(481);
-    /// `UNC_M2M_STALL1_NO_TxR_HORZ_CRD_BL_AG1_1.TGR10` (experimental).
-    pub const STALL1_NO_TXR_HORZ_CRD_BL_AG1_1_TGR10: Event = Event::row(482);
-    /// `UNC_M2M_TxR_HORZ_ADS_USED.AD_UNCRD` (experimental).
-    pub const TXR_HORZ_ADS_USED_AD_UNCRD: Event = Event::row(483);
-    /// `UNC_M2M_TxR_HORZ_ADS_USED.BL_UNCRD` (experimental).
-    pub const TXR_HORZ_ADS_USED_BL_UNCRD: Event = Event::row(484);
-    /// `UNC_M2M_TxR_HORZ_ADS_USED.AD_CRD` (experimental).
-    pub const TXR_HORZ_ADS_USED_AD_CRD: Event = Event::row(485);
-    /// `UNC_M2M_TxR_HORZ_ADS_USED.BL_CRD` (experimental).
-    pub const TXR_HORZ_ADS_USED_BL_CRD: Event = Event::row(486);
-    /// `UNC_M2M_TxR_HORZ_ADS_USED.AD_ALL` (experimental).
-    pub const TXR_HORZ_ADS_USED_AD_ALL: Event = Event::row(487);
-    /// `UNC_M2M_TxR_HORZ_ADS_USED.BL_ALL` (experimental).
-    pub const TXR_HORZ_ADS_USED_BL_ALL: Event = Event::row(488);
-    /// `UNC_M2M_TxR_HORZ_BYPASS.AD_UNCRD` (experimental).
-    pub const TXR_HORZ_BYPASS_AD_UNCRD: Event = Event::row(489);
-    /// `UNC_M2M_TxR_HORZ_BYPASS.AK` (experimental).
-    pub const TXR_HORZ_BYPASS_AK: Event = Event::row(490);
-    /// `UNC_M2M_TxR_HORZ_BYPASS.BL_UNCRD` (experimental).
-    pub const TXR_HORZ_BYPASS_BL_UNCRD: Event = Event::row(491);
-    /// `UNC_M2M_TxR_HORZ_BYPASS.IV` (experimental).
-    pub const TXR_HORZ_BYPASS_IV: Event = Event::row(492);
-    /// `UNC_M2M_TxR_HORZ_BYPASS.AD_CRD` (experimental).
-    pub const TXR_HORZ_BYPASS_AD_CRD: Event = Event::row(493);
-    /// `UNC_M2M_TxR_HORZ_BYPASS.BL_CRD` (experimental).
-    pub const TXR_HORZ_BYPASS_BL_CRD: Event = Event::row(494);
-    /// `UNC_M2M_TxR_HORZ_BYPASS.AKC_UNCRD` (experimental).
-    pub const TXR_HORZ_BYPASS_AKC_UNCRD: Event = Event::row(495);
-    /// `UNC_M2M_TxR_HORZ_BYPASS.AD_ALL` (experimental).
-    pub const TXR_HORZ_BYPASS_AD_ALL: Event = Event::row(496);
-    /// `UNC_M2M_TxR_HORZ_BYPASS.BL_ALL` (experimental).
-    pub const TXR_HORZ_BYPASS_BL_ALL: Event = Event::row(497);
-    /// `UNC_M2M_TxR_HORZ_CYCLES_FULL.AD_UNCRD` (experimental).
-    pub const TXR_HORZ_CYCLES_FULL_AD_UNCRD: Event = Event::row(498);
-    /// `UNC_M2M_TxR_HORZ_CYCLES_FULL.AK` (experimental).
-    pub const TXR_HORZ_CYCLES_FULL_AK: Event = Event::row(499);
-    /// `UNC_M2M_TxR_HORZ_CYCLES_FULL.BL_UNCRD` (experimental).
-    pub const TXR_HORZ_CYCLES_FULL_BL_UNCRD: Event = Event::row(500);
-    /// `UNC_M2M_TxR_HORZ_CYCLES_FULL.IV` (experimental).
-    pub const TXR_HORZ_CYCLES_FULL_IV: Event = Event::row(501);
-    /// `UNC_M2M_TxR_HORZ_CYCLES_FULL.AD_CRD` (experimental).
-    pub const TXR_HORZ_CYCLES_FULL_AD_CRD: Event = Event::row(502);
-    /// `UNC_M2M_TxR_HORZ_CYCLES_FULL.BL_CRD` (experimental).
-    pub const TXR_HORZ_CYCLES_FULL_BL_CRD: Event = Event::row(503);
-    /// `UNC_M2M_TxR_HORZ_CYCLES_FULL.AKC_UNCRD` (experimental).
-    pub const TXR_HORZ_CYCLES_FULL_AKC_UNCRD: Event = Event::row(504);
-    /// `UNC_M2M_TxR_HORZ_CYCLES_FULL.AD_ALL` (experimental).
-    pub const TXR_HORZ_CYCLES_FULL_AD_ALL: Event = Event::row(505);
-    /// `UNC_M2M_TxR_HORZ_CYCLES_FULL.BL_ALL` (experimental).
-    pub const TXR_HORZ_CYCLES_FULL_BL_ALL: Event = Event::row(506);
-    /// `UNC_M2M_TxR_HORZ_CYCLES_NE.AD_UNCRD` (experimental).
-    pub const TXR_HORZ_CYCLES_NE_AD_UNCRD: Event = Event::row(507);
-    /// `UNC_M2M_TxR_HORZ_CYCLES_NE.AK` (experimental).
-    pub const TXR_HORZ_CYCLES_NE_AK: Event = Event::row(508);
-    /// `UNC_M2M_TxR_HORZ_CYCLES_NE.BL_UNCRD` (experimental).
-    pub const TXR_HORZ_CYCLES_NE_BL_UNCRD: Event = Event::row(509);
-    /// `UNC_M2M_TxR_HORZ_CYCLES_NE.IV` (experimental).
-    pub const TXR_HORZ_CYCLES_NE_IV: Event = Event::row(510);
-    /// `UNC_M2M_TxR_HORZ_CYCLES_NE.AD_CRD` (experimental).
-    pub const TXR_HORZ_CYCLES_NE_AD_CRD: Event = Event::row(511);
-    /// `UNC_M2M_TxR_HORZ_CYCLES_NE.BL_CRD` (experimental).
-    pub const TXR_HORZ_CYCLES_NE_BL_CRD: Event = Event::row(512);
-    /// `UNC_M2M_TxR_HORZ_CYCLES_NE.AKC_UNCRD` (experimental).
-    pub const TXR_HORZ_CYCLES_NE_AKC_UNCRD: Event = Event::row(513);
-    /// `UNC_M2M_TxR_HORZ_CYCLES_NE.AD_ALL` (experimental).
-    pub const TXR_HORZ_CYCLES_NE_AD_ALL: Event = Event::row(514);
-    /// `UNC_M2M_TxR_HORZ_CYCLES_NE.BL_ALL` (experimental).
-    pub const TXR_HORZ_CYCLES_NE_BL_ALL: Event = Event::row(515);
-    /// `UNC_M2M_TxR_HORZ_INSERTS.AD_UNCRD` (experimental).
-    pub const TXR_HORZ_INSERTS_AD_UNCRD: Event = Event::row(516);
-    /// `UNC_M2M_TxR_HORZ_INSERTS.AK` (experimental).
-    pub const TXR_HORZ_INSERTS_AK: Event = Event::row(517);
-    /// `UNC_M2M_TxR_HORZ_INSERTS.BL_UNCRD` (experimental).
-    pub const TXR_HORZ_INSERTS_BL_UNCRD: Event = Event::row(518);
-    /// `UNC_M2M_TxR_HORZ_INSERTS.IV` (experimental).
-    pub const TXR_HORZ_INSERTS_IV: Event = Event::row(519);
-    /// `UNC_M2M_TxR_HORZ_INSERTS.AD_CRD` (experimental).
-    pub const TXR_HORZ_INSERTS_AD_CRD: Event = Event::row(520);
-    /// `UNC_M2M_TxR_HORZ_INSERTS.BL_CRD` (experimental).
-    pub const TXR_HORZ_INSERTS_BL_CRD: Event = Event::row(521);
-    /// `UNC_M2M_TxR_HORZ_INSERTS.AKC_UNCRD` (experimental).
-    pub const TXR_HORZ_INSERTS_AKC_UNCRD: Event = Event::row(522);
-    /// `UNC_M2M_TxR_HORZ_INSERTS.AD_ALL` (experimental).
-    pub const TXR_HORZ_INSERTS_AD_ALL: Event = Event::row(523);
-    /// `UNC_M2M_TxR_HORZ_INSERTS.BL_ALL` (experimental).
-    pub const TXR_HORZ_INSERTS_BL_ALL: Event = Event::row(524);
-    /// `UNC_M2M_TxR_HORZ_NACK.AD_UNCRD` (experimental).
-    pub const TXR_HORZ_NACK_AD_UNCRD: Event = Event::row(525);
-    /// `UNC_M2M_TxR_HORZ_NACK.AK` (experimental).
-    pub const TXR_HORZ_NACK_AK: Event = Event::row(526);
-    /// `UNC_M2M_TxR_HORZ_NACK.BL_UNCRD` (experimental).
-    pub const TXR_HORZ_NACK_BL_UNCRD: Event = Event::row(527);
-    /// `UNC_M2M_TxR_HORZ_NACK.IV` (experimental).
-    pub const TXR_HORZ_NACK_IV: Event = Event::row(528);
-    /// `UNC_M2M_TxR_HORZ_NACK.AD_CRD` (experimental).
-    pub const TXR_HORZ_NACK_AD_CRD: Event = Event::row(529);
-    /// `UNC_M2M_TxR_HORZ_NACK.BL_CRD` (experimental).
-    pub const TXR_HORZ_NACK_BL_CRD: Event = Event::row(530);
-    /// `UNC_M2M_TxR_HORZ_NACK.AKC_UNCRD` (experimental).
-    pub const TXR_HORZ_NACK_AKC_UNCRD: Event = Event::row(531);
-    /// `UNC_M2M_TxR_HORZ_NACK.AD_ALL` (experimental).
-    pub const TXR_HORZ_NACK_AD_ALL: Event = Event::row(532);
-    /// `UNC_M2M_TxR_HORZ_NACK.BL_ALL` (experimental).
-    pub const TXR_HORZ_NACK_BL_ALL: Event = Event::row(533);
-    /// `UNC_M2M_TxR_HORZ_OCCUPANCY.AD_UNCRD` (experimental).
-    pub const TXR_HORZ_OCCUPANCY_AD_UNCRD: Event = Event::row(534);
-    /// `UNC_M2M_TxR_HORZ_OCCUPANCY.AK` (experimental).
-    pub const TXR_HORZ_OCCUPANCY_AK: Event = Event::row(535);
-    /// `UNC_M2M_TxR_HORZ_OCCUPANCY.BL_UNCRD` (experimental).
-    pub const TXR_HORZ_OCCUPANCY_BL_UNCRD: Event = Event::row(536);
-    /// `UNC_M2M_TxR_HORZ_OCCUPANCY.IV` (experimental).
-    pub const TXR_HORZ_OCCUPANCY_IV: Event = Event::row(537);
-    /// `UNC_M2M_TxR_HORZ_OCCUPANCY.AD_CRD` (experimental).
-    pub const TXR_HORZ_OCCUPANCY_AD_CRD: Event = Event::row(538);
-    /// `UNC_M2M_TxR_HORZ_OCCUPANCY.BL_CRD` (experimental).
-    pub const TXR_HORZ_OCCUPANCY_BL_CRD: Event = Event::row(539);
-    /// `UNC_M2M_TxR_HORZ_OCCUPANCY.AKC_UNCRD` (experimental).
-    pub const TXR_HORZ_OCCUPANCY_AKC_UNCRD: Event = Event::row(540);
-    /// `UNC_M2M_TxR_HORZ_OCCUPANCY.AD_ALL` (experimental).
-    pub const TXR_HORZ_OCCUPANCY_AD_ALL: Event = Event::row(541);
-    /// `UNC_M2M_TxR_HORZ_OCCUPANCY.BL_ALL` (experimental).
-    pub const TXR_HORZ_OCCUPANCY_BL_ALL: Event = Event::row(542);
-    /// `UNC_M2M_TxR_HORZ_STARVED.AD_UNCRD` (experimental).
-    pub const TXR_HORZ_STARVED_AD_UNCRD: Event = Event::row(543);
-    /// `UNC_M2M_TxR_HORZ_STARVED.AK` (experimental).
-    pub const TXR_HORZ_STARVED_AK: Event = Event::row(544);
-    /// `UNC_M2M_TxR_HORZ_STARVED.BL_UNCRD` (experimental).
-    pub const TXR_HORZ_STARVED_BL_UNCRD: Event = Event::row(545);
-    /// `UNC_M2M_TxR_HORZ_STARVED.IV` (experimental).
-    pub const TXR_HORZ_STARVED_IV: Event = Event::row(546);
-    /// `UNC_M2M_TxR_HORZ_STARVED.AKC_UNCRD` (experimental).
-    pub const TXR_HORZ_STARVED_AKC_UNCRD: Event = Event::row(547);
-    /// `UNC_M2M_TxR_HORZ_STARVED.AD_ALL` (experimental).
-    pub const TXR_HORZ_STARVED_AD_ALL: Event = Event::row(548);
-    /// `UNC_M2M_TxR_HORZ_STARVED.BL_ALL` (experimental).
-    pub const TXR_HORZ_STARVED_BL_ALL: Event = Event::row(549);
-    /// `UNC_M2M_TxR_VERT_ADS_USED.AD_AG0` (experimental).
-    pub const TXR_VERT_ADS_USED_AD_AG0: Event = Event::row(550);
-    /// `UNC_M2M_TxR_VERT_ADS_USED.BL_AG0` (experimental).
-    pub const TXR_VERT_ADS_USED_BL_AG0: Event = Event::row(551);
-    /// `UNC_M2M_TxR_VERT_ADS_USED.AD_AG1` (experimental).
-    pub const TXR_VERT_ADS_USED_AD_AG1: Event = Event::row(552);
-    /// `UNC_M2M_TxR_VERT_ADS_USED.BL_AG1` (experimental).
-    pub const TXR_VERT_ADS_USED_BL_AG1: Event = Event::row(553);
-    /// `UNC_M2M_TxR_VERT_BYPASS.AD_AG0` (experimental).
-    pub const TXR_VERT_BYPASS_AD_AG0: Event = Event::row(554);
-    /// `UNC_M2M_TxR_VERT_BYPASS.AK_AG0` (experimental).
-    pub const TXR_VERT_BYPASS_AK_AG0: Event = Event::row(555);
-    /// `UNC_M2M_TxR_VERT_BYPASS.BL_AG0` (experimental).
-    pub const TXR_VERT_BYPASS_BL_AG0: Event = Event::row(556);
-    /// `UNC_M2M_TxR_VERT_BYPASS.IV_AG1` (experimental).
-    pub const TXR_VERT_BYPASS_IV_AG1: Event = Event::row(557);
-    /// `UNC_M2M_TxR_VERT_BYPASS.AD_AG1` (experimental).
-    pub const TXR_VERT_BYPASS_AD_AG1: Event = Event::row(558);
-    /// `UNC_M2M_TxR_VERT_BYPASS.AK_AG1` (experimental).
-    pub const TXR_VERT_BYPASS_AK_AG1: Event = Event::row(559);
-    /// `UNC_M2M_TxR_VERT_BYPASS.BL_AG1` (experimental).
-    pub const TXR_VERT_BYPASS_BL_AG1: Event = Event::row(560);
-    /// `UNC_M2M_TxR_VERT_BYPASS_1.AKC_AG0` (experimental).
-    pub const TXR_VERT_BYPASS_1_AKC_AG0: Event = Event::row(561);
-    /// `UNC_M2M_TxR_VERT_BYPASS_1.AKC_AG1` (experimental).
-    pub const TXR_VERT_BYPASS_1_AKC_AG1: Event = Event::row(562);
-    /// `UNC_M2M_TxR_VERT_CYCLES_FULL0.AD_AG0` (experimental).
-    pub const TXR_VERT_CYCLES_FULL0_AD_AG0: Event = Event::row(563);
-    /// `UNC_M2M_TxR_VERT_CYCLES_FULL0.AK_AG0` (experimental).
-    pub const TXR_VERT_CYCLES_FULL0_AK_AG0: Event = Event::row(564);
-    /// `UNC_M2M_TxR_VERT_CYCLES_FULL0.BL_AG0` (experimental).
-    pub const TXR_VERT_CYCLES_FULL0_BL_AG0: Event = Event::row(565);
-    /// `UNC_M2M_TxR_VERT_CYCLES_FULL0.IV_AG0` (experimental).
-    pub const TXR_VERT_CYCLES_FULL0_IV_AG0: Event = Event::row(566);
-    /// `UNC_M2M_TxR_VERT_CYCLES_FULL0.AD_AG1` (experimental).
-    pub const TXR_VERT_CYCLES_FULL0_AD_AG1: Event = Event::row(567);
-    /// `UNC_M2M_TxR_VERT_CYCLES_FULL0.AK_AG1` (experimental).
-    pub const TXR_VERT_CYCLES_FULL0_AK_AG1: Event = Event::row(568);
-    /// `UNC_M2M_TxR_VERT_CYCLES_FULL0.BL_AG1` (experimental).
-    pub const TXR_VERT_CYCLES_FULL0_BL_AG1: Event = Event::row(569);
-    /// `UNC_M2M_TxR_VERT_CYCLES_FULL1.AKC_AG0` (experimental).
-    pub const TXR_VERT_CYCLES_FULL1_AKC_AG0: Event = Event::row(570);
-    /// `UNC_M2M_TxR_VERT_CYCLES_FULL1.AKC_AG1` (experimental).
-    pub const TXR_VERT_CYCLES_FULL1_AKC_AG1: Event = Event::row(571);
-    /// `UNC_M2M_TxR_VERT_CYCLES_NE0.AD_AG0` (experimental).
-    pub const TXR_VERT_CYCLES_NE0_AD_AG0: Event = Event::row(572);
-    /// `UNC_M2M_TxR_VERT_CYCLES_NE0.AK_AG0` (experimental).
-    pub const TXR_VERT_CYCLES_NE0_AK_AG0: Event = Event::row(573);
-    /// `UNC_M2M_TxR_VERT_CYCLES_NE0.BL_AG0` (experimental).
-    pub const TXR_VERT_CYCLES_NE0_BL_AG0: Event = Event::row(574);
-    /// `UNC_M2M_TxR_VERT_CYCLES_NE0.IV_AG0` (experimental).
-    pub const TXR_VERT_CYCLES_NE0_IV_AG0: Event = Event::row(575);
-    /// `UNC_M2M_TxR_VERT_CYCLES_NE0.AD_AG1` (experimental).
-    pub const TXR_VERT_CYCLES_NE0_AD_AG1: Event = Event::row(576);
-    /// `UNC_M2M_TxR_VERT_CYCLES_NE0.AK_AG1` (experimental).
-    pub const TXR_VERT_CYCLES_NE0_AK_AG1: Event = Event::row(577);
-    /// `UNC_M2M_TxR_VERT_CYCLES_NE0.BL_AG1` (experimental).
-    pub const TXR_VERT_CYCLES_NE0_BL_AG1: Event = Event::row(578);
-    /// `UNC_M2M_TxR_VERT_CYCLES_NE1.AKC_AG0` (experimental).
-    pub const TXR_VERT_CYCLES_NE1_AKC_AG0: Event = Event::row(579);
-    /// `UNC_M2M_TxR_VERT_CYCLES_NE1.AKC_AG1` (experimental).
-    pub const TXR_VERT_CYCLES_NE1_AKC_AG1: Event = Event::row(580);
-    /// `UNC_M2M_TxR_VERT_INSERTS0.AD_AG0` (experimental).
-    pub const TXR_VERT_INSERTS0_AD_AG0: Event = Event::row(581);
-    /// `UNC_M2M_TxR_VERT_INSERTS0.AK_AG0` (experimental).
-    pub const TXR_VERT_INSERTS0_AK_AG0: Event = Event::row(582);
-    /// `UNC_M2M_TxR_VERT_INSERTS0.BL_AG0` (experimental).
-    pub const TXR_VERT_INSERTS0_BL_AG0: Event = Event::row(583);
-    /// `UNC_M2M_TxR_VERT_INSERTS0.IV_AG0` (experimental).
-    pub const TXR_VERT_INSERTS0_IV_AG0: Event = Event::row(584);
-    /// `UNC_M2M_TxR_VERT_INSERTS0.AD_AG1` (experimental).
-    pub const TXR_VERT_INSERTS0_AD_AG1: Event = Event::row(585);
-    /// `UNC_M2M_TxR_VERT_INSERTS0.AK_AG1` (experimental).
-    pub const TXR_VERT_INSERTS0_AK_AG1: Event = Event::row(586);
-    /// `UNC_M2M_TxR_VERT_INSERTS0.BL_AG1` (experimental).
-    pub const TXR_VERT_INSERTS0_BL_AG1: Event = Event::row(587);
-    /// `UNC_M2M_TxR_VERT_INSERTS1.AKC_AG0` (experimental).
-    pub const TXR_VERT_INSERTS1_AKC_AG0: Event = Event::row(588);
-    /// `UNC_M2M_TxR_VERT_INSERTS1.AKC_AG1` (experimental).
-    pub const TXR_VERT_INSERTS1_AKC_AG1: Event = Event::row(589);
-    /// `UNC_M2M_TxR_VERT_NACK0.AD_AG0` (experimental).
-    pub const TXR_VERT_NACK0_AD_AG0: Event = Event::row(590);
-    /// `UNC_M2M_TxR_VERT_NACK0.AK_AG0` (experimental).
-    pub const TXR_VERT_NACK0_AK_AG0: Event = Event::row(591);
-    /// `UNC_M2M_TxR_VERT_NACK0.BL_AG0` (experimental).
-    pub const TXR_VERT_NACK0_BL_AG0: Event = Event::row(592);
-    /// `UNC_M2M_TxR_VERT_NACK0.IV_AG0` (experimental).
-    pub const TXR_VERT_NACK0_IV_AG0: Event = Event::row(593);
-    /// `UNC_M2M_TxR_VERT_NACK0.AD_AG1` (experimental).
-    pub const TXR_VERT_NACK0_AD_AG1: Event = Event::row(594);
-    /// `UNC_M2M_TxR_VERT_NACK0.AK_AG1` (experimental).
-    pub const TXR_VERT_NACK0_AK_AG1: Event = Event::row(595);
-    /// `UNC_M2M_TxR_VERT_NACK0.BL_AG1` (experimental).
-    pub const TXR_VERT_NACK0_BL_AG1: Event = Event::row(596);
-    /// `UNC_M2M_TxR_VERT_NACK1.AKC_AG0` (experimental).
-    pub const TXR_VERT_NACK1_AKC_AG0: Event = Event::row(597);
-    /// `UNC_M2M_TxR_VERT_NACK1.AKC_AG1` (experimental).
-    pub const TXR_VERT_NACK1_AKC_AG1: Event = Event::row(598);
-    /// `UNC_M2M_TxR_VERT_OCCUPANCY0.AD_AG0` (experimental).
-    pub const TXR_VERT_OCCUPANCY0_AD_AG0: Event = Event::row(599);
-    /// `UNC_M2M_TxR_VERT_OCCUPANCY0.AK_AG0` (experimental).
-    pub const TXR_VERT_OCCUPANCY0_AK_AG0: Event = Event::row(600);
-    /// `UNC_M2M_TxR_VERT_OCCUPANCY0.BL_AG0` (experimental).
-    pub const TXR_VERT_OCCUPANCY0_BL_AG0: Event = Event::row(601);
-    /// `UNC_M2M_TxR_VERT_OCCUPANCY0.IV_AG0` (experimental).
-    pub const TXR_VERT_OCCUPANCY0_IV_AG0: Event = Event::row(602);
-    /// `UNC_M2M_TxR_VERT_OCCUPANCY0.AD_AG1` (experimental).
-    pub const TXR_VERT_OCCUPANCY0_AD_AG1: Event = Event::row(603);
-    /// `UNC_M2M_TxR_VERT_OCCUPANCY0.AK_AG1` (experimental).
-    pub const TXR_VERT_OCCUPANCY0_AK_AG1: Event = Event::row(604);
-    /// `UNC_M2M_TxR_VERT_OCCUPANCY0.BL_AG1` (experimental).
-    pub const TXR_VERT_OCCUPANCY0_BL_AG1: Event = Event::row(605);
-    /// `UNC_M2M_TxR_VERT_OCCUPANCY1.AKC_AG0` (experimental).
-    pub const TXR_VERT_OCCUPANCY1_AKC_AG0: Event = Event::row(606);
-    /// `UNC_M2M_TxR_VERT_OCCUPANCY1.AKC_AG1` (experimental).
-    pub const TXR_VERT_OCCUPANCY1_AKC_AG1: Event = Event::row(607);
-    /// `UNC_M2M_TxR_VERT_STARVED0.AD_AG0` (experimental).
-    pub const TXR_VERT_STARVED0_AD_AG0: Event = Event::row(608);
-    /// `UNC_M2M_TxR_VERT_STARVED0.AK_AG0` (experimental).
-    pub const TXR_VERT_STARVED0_AK_AG0: Event = Event::row(609);
-    /// `UNC_M2M_TxR_VERT_STARVED0.BL_AG0` (experimental).
-    pub const TXR_VERT_STARVED0_BL_AG0: Event = Event::row(610);
-    /// `UNC_M2M_TxR_VERT_STARVED0.IV_AG0` (experimental).
-    pub const TXR_VERT_STARVED0_IV_AG0: Event = Event::row(611);
-    /// `UNC_M2M_TxR_VERT_STARVED0.AD_AG1` (experimental).
-    pub const TXR_VERT_STARVED0_AD_AG1: Event = Event::row(612);
-    /// `UNC_M2M_TxR_VERT_STARVED0.AK_AG1` (experimental).
-    pub const TXR_VERT_STARVED0_AK_AG1: Event = Event::row(613);
-    /// `UNC_M2M_TxR_VERT_STARVED0.BL_AG1` (experimental).
-    pub const TXR_VERT_STARVED0_BL_AG1: Event = Event::row(614);
-    /// `UNC_M2M_TxR_VERT_STARVED1.AKC_AG0` (experimental).
-    pub const TXR_VERT_STARVED1_AKC_AG0: Event = Event::row(615);
-    /// `UNC_M2M_TxR_VERT_STARVED1.AKC_AG1` (experimental).
-    pub const TXR_VERT_STARVED1_AKC_AG1: Event = Event::row(616);
-    /// `UNC_M2M_TxR_VERT_STARVED1.TGC` (experimental).
-    pub const TXR_VERT_STARVED1_TGC: Event = Event::row(617);
-    /// `UNC_M2M_VERT_RING_AD_IN_USE.UP_EVEN` (experimental).
-    pub const VERT_RING_AD_IN_USE_UP_EVEN: Event = Event::row(618);
-    /// `UNC_M2M_VERT_RING_AD_IN_USE.UP_ODD` (experimental).
-    pub const VERT_RING_AD_IN_USE_UP_ODD: Event = Event::row(619);
-    /// `UNC_M2M_VERT_RING_AD_IN_USE.DN_EVEN` (experimental).
-    pub const VERT_RING_AD_IN_USE_DN_EVEN: Event = Event::row(620);
-    /// `UNC_M2M_VERT_RING_AD_IN_USE.DN_ODD` (experimental).
-    pub const VERT_RING_AD_IN_USE_DN_ODD: Event = Event::row(621);
-    /// `UNC_M2M_VERT_RING_AKC_IN_USE.UP_EVEN` (experimental).
-    pub const VERT_RING_AKC_IN_USE_UP_EVEN: Event = Event::row(622);
-    /// `UNC_M2M_VERT_RING_AKC_IN_USE.UP_ODD` (experimental).
-    pub const VERT_RING_AKC_IN_USE_UP_ODD: Event = Event::row(623);
-    /// `UNC_M2M_VERT_RING_AKC_IN_USE.DN_EVEN` (experimental).
-    pub const VERT_RING_AKC_IN_USE_DN_EVEN: Event = Event::row(624);
-    /// `UNC_M2M_VERT_RING_AKC_IN_USE.DN_ODD` (experimental).
-    pub const VERT_RING_AKC_IN_USE_DN_ODD: Event = Event::row(625);
-    /// `UNC_M2M_VERT_RING_AK_IN_USE.UP_EVEN` (experimental).
-    pub const VERT_RING_AK_IN_USE_UP_EVEN: Event = Event::row(626);
-    /// `UNC_M2M_VERT_RING_AK_IN_USE.UP_ODD` (experimental).
-    pub const VERT_RING_AK_IN_USE_UP_ODD: Event = Event::row(627);
-    /// `UNC_M2M_VERT_RING_AK_IN_USE.DN_EVEN` (experimental).
-    pub const VERT_RING_AK_IN_USE_DN_EVEN: Event = Event::row(628);
-    /// `UNC_M2M_VERT_RING_AK_IN_USE.DN_ODD` (experimental).
-    pub const VERT_RING_AK_IN_USE_DN_ODD: Event = Event::row(629);
-    /// `UNC_M2M_VERT_RING_BL_IN_USE.UP_EVEN` (experimental).
-    pub const VERT_RING_BL_IN_USE_UP_EVEN: Event = Event::row(630);
-    /// `UNC_M2M_VERT_RING_BL_IN_USE.UP_ODD` (experimental).
-    pub const VERT_RING_BL_IN_USE_UP_ODD: Event = Event::row(631);
-    /// `UNC_M2M_VERT_RING_BL_IN_USE.DN_EVEN` (experimental).
-    pub const VERT_RING_BL_IN_USE_DN_EVEN: Event = Event::row(632);
-    /// `UNC_M2M_VERT_RING_BL_IN_USE.DN_ODD` (experimental).
-    pub const VERT_RING_BL_IN_USE_DN_ODD: Event = Event::row(633);
-    /// `UNC_M2M_VERT_RING_IV_IN_USE.UP` (experimental).
-    pub const VERT_RING_IV_IN_USE_UP: Event = Event::row(634);
-    /// `UNC_M2M_VERT_RING_IV_IN_USE.DN` (experimental).
-    pub const VERT_RING_IV_IN_USE_DN: Event = Event::row(635);
-    /// `UNC_M2M_VERT_RING_TGC_IN_USE.UP_EVEN` (experimental).
-    pub const VERT_RING_TGC_IN_USE_UP_EVEN: Event = Event::row(636);
-    /// `UNC_M2M_VERT_RING_TGC_IN_USE.UP_ODD` (experimental).
-    pub const VERT_RING_TGC_IN_USE_UP_ODD: Event = Event::row(637);
-    /// `UNC_M2M_VERT_RING_TGC_IN_USE.DN_EVEN` (experimental).
-    pub const VERT_RING_TGC_IN_USE_DN_EVEN: Event = Event::row(638);
-    /// `UNC_M2M_VERT_RING_TGC_IN_USE.DN_ODD` (experimental).
-    pub const VERT_RING_TGC_IN_USE_DN_ODD: Event = Event::row(639);
-    /// `UNC_M2M_DIRECT2CORE_NOT_TAKEN_NOTFORKED` (experimental).
-    pub const DIRECT2CORE_NOT_TAKEN_NOTFORKED: Event = Event::row(640);
-    /// `UNC_M2M_MIRR_WRQ_INSERTS` (experimental).
-    pub const MIRR_WRQ_INSERTS: Event = Event::row(641);
-    /// `UNC_M2M_MIRR_WRQ_OCCUPANCY` (experimental).
-    pub const MIRR_WRQ_OCCUPANCY: Event = Event::row(642);
-    /// `UNC_M2M_PREFCAM_CIS_DROPS` (experimental).
-    pub const PREFCAM_CIS_DROPS: Event = Event::row(643);
-    /// `UNC_M2M_PREFCAM_RxC_CYCLES_NE` (experimental).
-    pub const PREFCAM_RXC_CYCLES_NE: Event = Event::row(644);
-    /// `UNC_M2M_PREFCAM_RxC_INSERTS` (experimental).
-    pub const PREFCAM_RXC_INSERTS: Event = Event::row(645);
-    /// `UNC_M2M_PREFCAM_RxC_OCCUPANCY` (experimental).
-    pub const PREFCAM_RXC_OCCUPANCY: Event = Event::row(646);
-    /// `UNC_M2M_RING_SRC_THRTL` (experimental).
-    pub const RING_SRC_THRTL: Event = Event::row(647);
-    /// `UNC_M2M_RxC_AD_CYCLES_FULL` (experimental).
-    pub const RXC_AD_CYCLES_FULL: Event = Event::row(648);
-    /// `UNC_M2M_RxC_AD_CYCLES_NE` (experimental).
-    pub const RXC_AD_CYCLES_NE: Event = Event::row(649);
-    /// `UNC_M2M_RxC_AK_WR_CMP` (experimental).
-    pub const RXC_AK_WR_CMP: Event = Event::row(650);
-    /// `UNC_M2M_RxC_BL_CYCLES_FULL` (experimental).
-    pub const RXC_BL_CYCLES_FULL: Event = Event::row(651);
-    /// `UNC_M2M_RxC_BL_CYCLES_NE` (experimental).
-    pub const RXC_BL_CYCLES_NE: Event = Event::row(652);
-    /// `UNC_M2M_RxR_CRD_STARVED_1` (experimental).
-    pub const RXR_CRD_STARVED_1: Event = Event::row(653);
-    /// `UNC_M2M_SCOREBOARD_AD_RETRY_ACCEPTS` (experimental).
-    pub const SCOREBOARD_AD_RETRY_ACCEPTS: Event = Event::row(654);
-    /// `UNC_M2M_SCOREBOARD_AD_RETRY_REJECTS` (experimental).
-    pub const SCOREBOARD_AD_RETRY_REJECTS: Event = Event::row(655);
-    /// `UNC_M2M_SCOREBOARD_BL_RETRY_ACCEPTS` (experimental).
-    pub const SCOREBOARD_BL_RETRY_ACCEPTS: Event = Event::row(656);
-    /// `UNC_M2M_SCOREBOARD_BL_RETRY_REJECTS` (experimental).
-    pub const SCOREBOARD_BL_RETRY_REJECTS: Event = Event::row(657);
-    /// `UNC_M2M_SCOREBOARD_RD_ACCEPTS` (experimental).
-    pub const SCOREBOARD_RD_ACCEPTS: Event = Event::row(658);
-    /// `UNC_M2M_SCOREBOARD_RD_REJECTS` (experimental).
-    pub const SCOREBOARD_RD_REJECTS: Event = Event::row(659);
-    /// `UNC_M2M_SCOREBOARD_WR_ACCEPTS` (experimental).
-    pub const SCOREBOARD_WR_ACCEPTS: Event = Event::row(660);
-    /// `UNC_M2M_SCOREBOARD_WR_REJECTS` (experimental).
-    pub const SCOREBOARD_WR_REJECTS: Event = Event::row(661);
-    /// `UNC_M2M_TGR_AD_CREDITS` (experimental).
-    pub const TGR_AD_CREDITS: Event = Event::row(662);
-    /// `UNC_M2M_TGR_BL_CREDITS` (experimental).
-    pub const TGR_BL_CREDITS: Event = Event::row(663);
-    /// `UNC_M2M_TxC_AD_CREDITS_ACQUIRED` (experimental).
-    pub const TXC_AD_CREDITS_ACQUIRED: Event = Event::row(664);
-    /// `UNC_M2M_TxC_AD_CREDIT_OCCUPANCY` (experimental).
-    pub const TXC_AD_CREDIT_OCCUPANCY: Event = Event::row(665);
-    /// `UNC_M2M_TxC_AD_CYCLES_FULL` (experimental).
-    pub const TXC_AD_CYCLES_FULL: Event = Event::row(666);
-    /// `UNC_M2M_TxC_AD_CYCLES_NE` (experimental).
-    pub const TXC_AD_CYCLES_NE: Event = Event::row(667);
-    /// `UNC_M2M_TxC_AD_NO_CREDIT_CYCLES` (experimental).
-    pub const TXC_AD_NO_CREDIT_CYCLES: Event = Event::row(668);
-    /// `UNC_M2M_TxC_AD_NO_CREDIT_STALLED` (experimental).
-    pub const TXC_AD_NO_CREDIT_STALLED: Event = Event::row(669);
-    /// `UNC_M2M_TxC_AKC_CREDITS` (experimental).
-    pub const TXC_AKC_CREDITS: Event = Event::row(670);
-    /// `UNC_M2M_DISTRESS_PMM` (experimental).
-    pub const DISTRESS_PMM: Event = Event::row(671);
-    /// `UNC_M2M_DISTRESS_PMM_MEMMODE` (experimental).
-    pub const DISTRESS_PMM_MEMMODE: Event = Event::row(672);
-    /// `UNC_M2M_IMC_READS.ISOCH` (experimental).
-    pub const IMC_READS_ISOCH: Event = Event::row(673);
-    /// `UNC_M2M_IMC_READS.FROM_TGR` (experimental).
-    pub const IMC_READS_FROM_TGR: Event = Event::row(674);
-    /// `UNC_M2M_IMC_WRITES.FULL_ISOCH` (experimental).
-    pub const IMC_WRITES_FULL_ISOCH: Event = Event::row(675);
-    /// `UNC_M2M_IMC_WRITES.PARTIAL_ISOCH` (experimental).
-    pub const IMC_WRITES_PARTIAL_ISOCH: Event = Event::row(676);
-    /// `UNC_M2M_IMC_WRITES.TO_DDR_AS_MEM` (experimental).
-    pub const IMC_WRITES_TO_DDR_AS_MEM: Event = Event::row(677);
-    /// `UNC_M2M_IMC_WRITES.TO_DDR_AS_CACHE` (experimental).
-    pub const IMC_WRITES_TO_DDR_AS_CACHE: Event = Event::row(678);
-    /// `UNC_M2M_IMC_WRITES.FROM_TGR` (experimental).
-    pub const IMC_WRITES_FROM_TGR: Event = Event::row(679);
-    /// `UNC_M2M_IMC_WRITES.NI_MISS` (experimental).
-    pub const IMC_WRITES_NI_MISS: Event = Event::row(680);
-    /// `UNC_M2M_PREFCAM_CYCLES_FULL.ALLCH` (experimental).
-    pub const PREFCAM_CYCLES_FULL_ALLCH: Event = Event::row(681);
-    /// `UNC_M2M_PREFCAM_CYCLES_NE.ALLCH` (experimental).
-    pub const PREFCAM_CYCLES_NE_ALLCH: Event = Event::row(682);
-    /// `UNC_M2M_PREFCAM_DEMAND_DROPS.XPT_ALLCH` (experimental).
-    pub const PREFCAM_DEMAND_DROPS_XPT_ALLCH: Event = Event::row(683);
-    /// `UNC_M2M_PREFCAM_DEMAND_DROPS.UPI_ALLCH` (experimental).
-    pub const PREFCAM_DEMAND_DROPS_UPI_ALLCH: Event = Event::row(684);
-    /// `UNC_M2M_PREFCAM_OCCUPANCY.ALLCH` (experimental).
-    pub const PREFCAM_OCCUPANCY_ALLCH: Event = Event::row(685);
-    /// `UNC_M2M_PREFCAM_RESP_MISS.ALLCH` (experimental).
-    pub const PREFCAM_RESP_MISS_ALLCH: Event = Event::row(686);
-    /// `UNC_M2M_IMC_READS.CH0_TO_PMM` (experimental).
-    pub const IMC_READS_CH0_TO_PMM: Event = Event::row(687);
-    /// `UNC_M2M_IMC_READS.CH0_TO_DDR_AS_MEM` (experimental).
-    pub const IMC_READS_CH0_TO_DDR_AS_MEM: Event = Event::row(688);
-    /// `UNC_M2M_IMC_READS.CH0_TO_DDR_AS_CACHE` (experimental).
-    pub const IMC_READS_CH0_TO_DDR_AS_CACHE: Event = Event::row(689);
-    /// `UNC_M2M_IMC_READS.CH1_TO_PMM` (experimental).
-    pub const IMC_READS_CH1_TO_PMM: Event = Event::row(690);
-    /// `UNC_M2M_IMC_READS.CH1_TO_DDR_AS_MEM` (experimental).
-    pub const IMC_READS_CH1_TO_DDR_AS_MEM: Event = Event::row(691);
-    /// `UNC_M2M_IMC_READS.CH1_TO_DDR_AS_CACHE` (experimental).
-    pub const IMC_READS_CH1_TO_DDR_AS_CACHE: Event = Event::row(692);
-    /// `UNC_M2M_IMC_READS.TO_DDR_AS_MEM` (experimental).
-    pub const IMC_READS_TO_DDR_AS_MEM: Event = Event::row(693);
-    /// `UNC_M2M_IMC_READS.TO_DDR_AS_CACHE` (experimental).
-    pub const IMC_READS_TO_DDR_AS_CACHE: Event = Event::row(694);
-    /// `UNC_M2M_IMC_WRITES.CH0_TO_PMM` (experimental).
-    pub const IMC_WRITES_CH0_TO_PMM: Event = Event::row(695);
-    /// `UNC_M2M_IMC_WRITES.CH0_TO_DDR_AS_MEM` (experimental).
-    pub const IMC_WRITES_CH0_TO_DDR_AS_MEM: Event = Event::row(696);
-    /// `UNC_M2M_IMC_WRITES.CH0_TO_DDR_AS_CACHE` (experimental).
-    pub const IMC_WRITES_CH0_TO_DDR_AS_CACHE: Event = Event::row(697);
-    /// `UNC_M2M_IMC_WRITES.CH1_TO_PMM` (experimental).
-    pub const IMC_WRITES_CH1_TO_PMM: Event = Event::row(698);
-    /// `UNC_M2M_IMC_WRITES.CH1_TO_DDR_AS_MEM` (experimental).
-    pub const IMC_WRITES_CH1_TO_DDR_AS_MEM: Event = Event::row(699);
-    /// `UNC_M2M_IMC_WRITES.CH1_TO_DDR_AS_CACHE` (experimental).
-    pub const IMC_WRITES_CH1_TO_DDR_AS_CACHE: Event = Event::row(700);
-    /// `UNC_M2M_RPQ_NO_REG_CRD_PMM.CHN0` (experimental).
-    pub const RPQ_NO_REG_CRD_PMM_CHN0: Event = Event::row(701);
-    /// `UNC_M2M_RPQ_NO_REG_CRD_PMM.CHN1` (experimental).
-    pub const RPQ_NO_REG_CRD_PMM_CHN1: Event = Event::row(702);
-    /// `UNC_M2M_RPQ_NO_REG_CRD_PMM.CHN2` (experimental).
-    pub const RPQ_NO_REG_CRD_PMM_CHN2: Event = Event::row(703);
-    /// `UNC_M2M_WPQ_NO_REG_CRD_PMM.CHN0` (experimental).
-    pub const WPQ_NO_REG_CRD_PMM_CHN0: Event = Event::row(704);
-    /// `UNC_M2M_WPQ_NO_REG_CRD_PMM.CHN1` (experimental).
-    pub const WPQ_NO_REG_CRD_PMM_CHN1: Event = Event::row(705);
-    /// `UNC_M2M_WPQ_NO_REG_CRD_PMM.CHN2` (experimental).
-    pub const WPQ_NO_REG_CRD_PMM_CHN2: Event = Event::row(706);
-    /// `UNC_M2M_PREFCAM_RxC_DEALLOCS.PMM_MEMMODE_ACCEPT` (experimental).
-    pub const PREFCAM_RXC_DEALLOCS_PMM_MEMMODE_ACCEPT: Event = Event::row(707);
-    /// `UNC_M2M_DISTRESS_ASSERTED.PMM_LOCAL` (experimental).
-    pub const DISTRESS_ASSERTED_PMM_LOCAL: Event = Event::row(708);
-    /// `UNC_M2M_DISTRESS_ASSERTED.PMM_NONLOCAL` (experimental).
-    pub const DISTRESS_ASSERTED_PMM_NONLOCAL: Event = Event::row(709);
-    /// `UNC_M2M_PREFCAM_INSERTS.UPI_ALLCH` (experimental).
-    pub const PREFCAM_INSERTS_UPI_ALLCH: Event = Event::row(710);
-    /// `UNC_M2M_PREFCAM_INSERTS.XPT_ALLCH` (experimental).
-    pub const PREFCAM_INSERTS_XPT_ALLCH: Event = Event::row(711);
-    /// `UNC_M2M_RxC_AD_PREF_OCCUPANCY` (experimental).
-    pub const RXC_AD_PREF_OCCUPANCY: Event = Event::row(712);
-    /// `UNC_M2M_PREFCAM_DEMAND_MERGE.CH0_XPTUPI` (experimental).
-    pub const PREFCAM_DEMAND_MERGE_CH0_XPTUPI: Event = Event::row(713);
-    /// `UNC_M2M_PREFCAM_DEMAND_NO_MERGE.XPTUPI_ALLCH` (experimental).
-    pub const PREFCAM_DEMAND_NO_MERGE_XPTUPI_ALLCH: Event = Event::row(714);
-    /// `UNC_M2M_PREFCAM_DEMAND_NO_MERGE.CH2_XPTUPI` (experimental).
-    pub const PREFCAM_DEMAND_NO_MERGE_CH2_XPTUPI: Event = Event::row(715);
-    /// `UNC_M2M_PREFCAM_DEMAND_NO_MERGE.CH1_XPTUPI` (experimental).
-    pub const PREFCAM_DEMAND_NO_MERGE_CH1_XPTUPI: Event = Event::row(716);
-    /// `UNC_M2M_PREFCAM_DEMAND_NO_MERGE.CH0_XPTUPI` (experimental).
-    pub const PREFCAM_DEMAND_NO_MERGE_CH0_XPTUPI: Event = Event::row(717);
-    /// `UNC_M2M_PREFCAM_DEMAND_MERGE.XPTUPI_ALLCH` (experimental).
-    pub const PREFCAM_DEMAND_MERGE_XPTUPI_ALLCH: Event = Event::row(718);
-    /// `UNC_M2M_PREFCAM_DEMAND_MERGE.CH2_XPTUPI` (experimental).
-    pub const PREFCAM_DEMAND_MERGE_CH2_XPTUPI: Event = Event::row(719);
-    /// `UNC_M2M_PREFCAM_DEMAND_MERGE.CH1_XPTUPI` (experimental).
-    pub const PREFCAM_DEMAND_MERGE_CH1_XPTUPI: Event = Event::row(720);
-}
-
 #[cfg(feature = "metadata")]
 impl Event {
     /// The event's facts.
@@ -1968,735 +509,740 @@ impl Event {
     }
 }
 
-/// The events, row n for `Event::row(n)`: `ev(name, event select, umask, counters)` (bit n
-/// of counters: counter n may count it) and what else each sets.
-const EVENT_ROWS: &[EventRow] = &[
-    ev("UNC_M2M_DIRECTORY_LOOKUP.ANY", 0x2d, 0x01, 0b1111),
-    ev("UNC_M2M_DIRECTORY_LOOKUP.STATE_A", 0x2d, 0x08, 0b1111),
-    ev("UNC_M2M_DIRECTORY_LOOKUP.STATE_I", 0x2d, 0x02, 0b1111),
-    ev("UNC_M2M_DIRECTORY_LOOKUP.STATE_S", 0x2d, 0x04, 0b1111),
-    ev("UNC_M2M_DIRECTORY_UPDATE.ANY", 0x2e, 0x01, 0b1111),
-    ev("UNC_M2M_TAG_HIT.NM_RD_HIT_CLEAN", 0x2c, 0x01, 0b1111),
-    ev("UNC_M2M_TAG_HIT.NM_RD_HIT_DIRTY", 0x2c, 0x02, 0b1111),
-    ev("UNC_M2M_CLOCKTICKS", 0x00, 0x00, 0b1111),
-    ev("UNC_M2M_CMS_CLOCKTICKS", 0xc0, 0x00, 0b1111),
-    ev("UNC_M2M_IMC_READS.TO_PMM", 0x37, 0x20, 0b1111).umask_ext(0x7),
-    ev("UNC_M2M_IMC_WRITES.TO_PMM", 0x38, 0x80, 0b1111).umask_ext(0x1c),
-];
-/// The experimental events, numbered after `EVENT_ROWS`.
+event_table! {
+    /// The events, row n for `Event::row(n)`: `ev(name, event select, umask)` and what else each
+    /// sets. The counters that may count them (bit n: counter n) and those without
+    /// Hyper-Threading are the table's, the two numbers before the rows, unless a row
+    /// gives its own (`.on(..)`, `.ht_off(..)`).
+    EVENT_ROWS, EventRowNumber, 0, "", 0b1111, 0b0;
+    DIRECTORY_LOOKUP_ANY = ev("UNC_M2M_DIRECTORY_LOOKUP.ANY", 0x2d, 0x01),
+    DIRECTORY_LOOKUP_STATE_A = ev("UNC_M2M_DIRECTORY_LOOKUP.STATE_A", 0x2d, 0x08),
+    DIRECTORY_LOOKUP_STATE_I = ev("UNC_M2M_DIRECTORY_LOOKUP.STATE_I", 0x2d, 0x02),
+    DIRECTORY_LOOKUP_STATE_S = ev("UNC_M2M_DIRECTORY_LOOKUP.STATE_S", 0x2d, 0x04),
+    DIRECTORY_UPDATE_ANY = ev("UNC_M2M_DIRECTORY_UPDATE.ANY", 0x2e, 0x01),
+    TAG_HIT_NM_RD_HIT_CLEAN = ev("UNC_M2M_TAG_HIT.NM_RD_HIT_CLEAN", 0x2c, 0x01),
+    TAG_HIT_NM_RD_HIT_DIRTY = ev("UNC_M2M_TAG_HIT.NM_RD_HIT_DIRTY", 0x2c, 0x02),
+    CLOCKTICKS = ev("UNC_M2M_CLOCKTICKS", 0x00, 0x00),
+    CMS_CLOCKTICKS = ev("UNC_M2M_CMS_CLOCKTICKS", 0xc0, 0x00),
+    IMC_READS_TO_PMM = ev("UNC_M2M_IMC_READS.TO_PMM", 0x37, 0x20).umask_ext(0x7),
+    IMC_WRITES_TO_PMM = ev("UNC_M2M_IMC_WRITES.TO_PMM", 0x38, 0x80).umask_ext(0x1c),
+}
 #[cfg(feature = "experimental-events")]
-const EXPERIMENTAL_ROWS: &[EventRow] = &[
-    ev("UNC_M2M_DIRECT2UPI_NOT_TAKEN_CREDITS", 0x28, 0x00, 0b1111),
-    ev("UNC_M2M_DIRECT2UPI_NOT_TAKEN_DIRSTATE", 0x27, 0x00, 0b1111),
-    ev("UNC_M2M_DIRECT2UPI_TXN_OVERRIDE", 0x29, 0x00, 0b1111),
-    ev("UNC_M2M_IMC_WRITES.NI", 0x38, 0x00, 0b1111).umask_ext(0x1e),
-    ev("UNC_M2M_TAG_HIT.NM_UFILL_HIT_CLEAN", 0x2c, 0x04, 0b1111),
-    ev("UNC_M2M_TAG_HIT.NM_UFILL_HIT_DIRTY", 0x2c, 0x08, 0b1111),
-    ev("UNC_M2M_TAG_MISS", 0x61, 0x00, 0b1111),
-    ev("UNC_M2M_BYPASS_M2M_EGRESS.NOT_TAKEN", 0x22, 0x02, 0b1111),
-    ev("UNC_M2M_DIRECT2CORE_NOT_TAKEN_DIRSTATE", 0x24, 0x00, 0b1111),
-    ev("UNC_M2M_DIRECT2CORE_TXN_OVERRIDE", 0x25, 0x00, 0b1111),
-    ev("UNC_M2M_IMC_READS.ALL", 0x37, 0x04, 0b1111).umask_ext(0x7),
-    ev("UNC_M2M_IMC_READS.NORMAL", 0x37, 0x01, 0b1111).umask_ext(0x7),
-    ev("UNC_M2M_IMC_WRITES.ALL", 0x38, 0x10, 0b1111).umask_ext(0x1c),
-    ev("UNC_M2M_IMC_WRITES.FULL", 0x38, 0x01, 0b1111).umask_ext(0x1c),
-    ev("UNC_M2M_IMC_WRITES.PARTIAL", 0x38, 0x02, 0b1111).umask_ext(0x1c),
-    ev("UNC_M2M_RxC_AD_INSERTS", 0x01, 0x00, 0b1111),
-    ev("UNC_M2M_RxC_AD_OCCUPANCY", 0x02, 0x00, 0b1111),
-    ev("UNC_M2M_RxC_BL_INSERTS", 0x05, 0x00, 0b1111),
-    ev("UNC_M2M_RxC_BL_OCCUPANCY", 0x06, 0x00, 0b1111),
-    ev("UNC_M2M_TxC_AD_INSERTS", 0x09, 0x00, 0b1111),
-    ev("UNC_M2M_TxC_AD_OCCUPANCY", 0x0a, 0x00, 0b1111),
-    ev("UNC_M2M_TxC_BL_INSERTS.ALL", 0x15, 0x03, 0b1111),
-    ev("UNC_M2M_BYPASS_M2M_EGRESS.TAKEN", 0x22, 0x01, 0b1111),
-    ev("UNC_M2M_BYPASS_M2M_INGRESS.TAKEN", 0x21, 0x01, 0b1111),
-    ev("UNC_M2M_BYPASS_M2M_INGRESS.NOT_TAKEN", 0x21, 0x02, 0b1111),
-    ev("UNC_M2M_DIRECTORY_HIT.DIRTY_I", 0x2a, 0x01, 0b1111),
-    ev("UNC_M2M_DIRECTORY_HIT.DIRTY_S", 0x2a, 0x02, 0b1111),
-    ev("UNC_M2M_DIRECTORY_HIT.DIRTY_P", 0x2a, 0x04, 0b1111),
-    ev("UNC_M2M_DIRECTORY_HIT.DIRTY_A", 0x2a, 0x08, 0b1111),
-    ev("UNC_M2M_DIRECTORY_HIT.CLEAN_I", 0x2a, 0x10, 0b1111),
-    ev("UNC_M2M_DIRECTORY_HIT.CLEAN_S", 0x2a, 0x20, 0b1111),
-    ev("UNC_M2M_DIRECTORY_HIT.CLEAN_P", 0x2a, 0x40, 0b1111),
-    ev("UNC_M2M_DIRECTORY_HIT.CLEAN_A", 0x2a, 0x80, 0b1111),
-    ev("UNC_M2M_DIRECTORY_MISS.DIRTY_I", 0x2b, 0x01, 0b1111),
-    ev("UNC_M2M_DIRECTORY_MISS.DIRTY_S", 0x2b, 0x02, 0b1111),
-    ev("UNC_M2M_DIRECTORY_MISS.DIRTY_P", 0x2b, 0x04, 0b1111),
-    ev("UNC_M2M_DIRECTORY_MISS.DIRTY_A", 0x2b, 0x08, 0b1111),
-    ev("UNC_M2M_DIRECTORY_MISS.CLEAN_I", 0x2b, 0x10, 0b1111),
-    ev("UNC_M2M_DIRECTORY_MISS.CLEAN_S", 0x2b, 0x20, 0b1111),
-    ev("UNC_M2M_DIRECTORY_MISS.CLEAN_P", 0x2b, 0x40, 0b1111),
-    ev("UNC_M2M_DIRECTORY_MISS.CLEAN_A", 0x2b, 0x80, 0b1111),
-    ev("UNC_M2M_IMC_READS.CH0_NORMAL", 0x37, 0x01, 0b1111).umask_ext(0x1),
-    ev("UNC_M2M_IMC_READS.CH0_ISOCH", 0x37, 0x02, 0b1111).umask_ext(0x1),
-    ev("UNC_M2M_IMC_READS.CH0_ALL", 0x37, 0x04, 0b1111).umask_ext(0x1),
-    ev("UNC_M2M_IMC_READS.CH0_FROM_TGR", 0x37, 0x40, 0b1111).umask_ext(0x1),
-    ev("UNC_M2M_IMC_READS.CH1_NORMAL", 0x37, 0x01, 0b1111).umask_ext(0x2),
-    ev("UNC_M2M_IMC_READS.CH1_ISOCH", 0x37, 0x02, 0b1111).umask_ext(0x2),
-    ev("UNC_M2M_IMC_READS.CH1_ALL", 0x37, 0x04, 0b1111).umask_ext(0x2),
-    ev("UNC_M2M_IMC_READS.CH1_FROM_TGR", 0x37, 0x40, 0b1111).umask_ext(0x2),
-    ev("UNC_M2M_IMC_READS.CH2_FROM_TGR", 0x37, 0x40, 0b1111).umask_ext(0x4),
-    ev("UNC_M2M_IMC_WRITES.CH0_FULL", 0x38, 0x01, 0b1111).umask_ext(0x4),
-    ev("UNC_M2M_IMC_WRITES.CH0_PARTIAL", 0x38, 0x02, 0b1111).umask_ext(0x4),
-    ev("UNC_M2M_IMC_WRITES.CH0_FULL_ISOCH", 0x38, 0x04, 0b1111).umask_ext(0x4),
-    ev("UNC_M2M_IMC_WRITES.CH0_PARTIAL_ISOCH", 0x38, 0x08, 0b1111).umask_ext(0x4),
-    ev("UNC_M2M_IMC_WRITES.CH0_ALL", 0x38, 0x10, 0b1111).umask_ext(0x4),
-    ev("UNC_M2M_IMC_WRITES.CH0_FROM_TGR", 0x38, 0x00, 0b1111).umask_ext(0x5),
-    ev("UNC_M2M_IMC_WRITES.CH0_NI", 0x38, 0x00, 0b1111).umask_ext(0x6),
-    ev("UNC_M2M_IMC_WRITES.CH1_FULL", 0x38, 0x01, 0b1111).umask_ext(0x8),
-    ev("UNC_M2M_IMC_WRITES.CH1_PARTIAL", 0x38, 0x02, 0b1111).umask_ext(0x8),
-    ev("UNC_M2M_IMC_WRITES.CH1_FULL_ISOCH", 0x38, 0x04, 0b1111).umask_ext(0x8),
-    ev("UNC_M2M_IMC_WRITES.CH1_PARTIAL_ISOCH", 0x38, 0x08, 0b1111).umask_ext(0x8),
-    ev("UNC_M2M_IMC_WRITES.CH1_ALL", 0x38, 0x10, 0b1111).umask_ext(0x8),
-    ev("UNC_M2M_IMC_WRITES.CH1_FROM_TGR", 0x38, 0x00, 0b1111).umask_ext(0x9),
-    ev("UNC_M2M_IMC_WRITES.CH1_NI", 0x38, 0x00, 0b1111).umask_ext(0xa),
-    ev("UNC_M2M_PKT_MATCH.MESH", 0x4c, 0x01, 0b1111),
-    ev("UNC_M2M_PKT_MATCH.MC", 0x4c, 0x02, 0b1111),
-    ev("UNC_M2M_RPQ_NO_REG_CRD.CH0", 0x43, 0x01, 0b1111),
-    ev("UNC_M2M_RPQ_NO_REG_CRD.CH1", 0x43, 0x02, 0b1111),
-    ev("UNC_M2M_RPQ_NO_REG_CRD.CH2", 0x43, 0x04, 0b1111),
-    ev("UNC_M2M_RPQ_NO_SPEC_CRD.CH0", 0x44, 0x01, 0b1111),
-    ev("UNC_M2M_RPQ_NO_SPEC_CRD.CH1", 0x44, 0x02, 0b1111),
-    ev("UNC_M2M_RPQ_NO_SPEC_CRD.CH2", 0x44, 0x04, 0b1111),
-    ev("UNC_M2M_TRACKER_FULL.CH0", 0x45, 0x01, 0b1111),
-    ev("UNC_M2M_TRACKER_FULL.CH1", 0x45, 0x02, 0b1111),
-    ev("UNC_M2M_TRACKER_FULL.CH2", 0x45, 0x04, 0b1111),
-    ev("UNC_M2M_TRACKER_INSERTS.CH0", 0x49, 0x01, 0b1111),
-    ev("UNC_M2M_TRACKER_INSERTS.CH1", 0x49, 0x02, 0b1111),
-    ev("UNC_M2M_TRACKER_INSERTS.CH2", 0x49, 0x04, 0b1111),
-    ev("UNC_M2M_TRACKER_NE.CH0", 0x46, 0x01, 0b1111),
-    ev("UNC_M2M_TRACKER_NE.CH1", 0x46, 0x02, 0b1111),
-    ev("UNC_M2M_TRACKER_NE.CH2", 0x46, 0x04, 0b1111),
-    ev("UNC_M2M_TRACKER_OCCUPANCY.CH0", 0x47, 0x01, 0b1111),
-    ev("UNC_M2M_TRACKER_OCCUPANCY.CH1", 0x47, 0x02, 0b1111),
-    ev("UNC_M2M_TRACKER_OCCUPANCY.CH2", 0x47, 0x04, 0b1111),
-    ev("UNC_M2M_TxC_AK.NDR", 0x39, 0x01, 0b1111),
-    ev("UNC_M2M_TxC_AK.CRD_CBO", 0x39, 0x02, 0b1111),
-    ev("UNC_M2M_TxC_AK_CREDITS_ACQUIRED.CMS0", 0x1d, 0x01, 0b1111),
-    ev("UNC_M2M_TxC_AK_CREDITS_ACQUIRED.CMS1", 0x1d, 0x02, 0b1111),
-    ev("UNC_M2M_TxC_AK_CYCLES_FULL.CMS0", 0x14, 0x01, 0b1111),
-    ev("UNC_M2M_TxC_AK_CYCLES_FULL.CMS1", 0x14, 0x02, 0b1111),
-    ev("UNC_M2M_TxC_AK_CYCLES_FULL.RDCRD0", 0x14, 0x08, 0b1111),
-    ev("UNC_M2M_TxC_AK_CYCLES_FULL.WRCRD0", 0x14, 0x10, 0b1111),
-    ev("UNC_M2M_TxC_AK_CYCLES_FULL.WRCMP0", 0x14, 0x20, 0b1111),
-    ev("UNC_M2M_TxC_AK_CYCLES_FULL.RDCRD1", 0x14, 0x88, 0b1111),
-    ev("UNC_M2M_TxC_AK_CYCLES_FULL.WRCRD1", 0x14, 0x90, 0b1111),
-    ev("UNC_M2M_TxC_AK_CYCLES_FULL.WRCMP1", 0x14, 0xa0, 0b1111),
-    ev("UNC_M2M_TxC_AK_CYCLES_FULL.ALL", 0x14, 0x03, 0b1111),
-    ev("UNC_M2M_TxC_AK_CYCLES_NE.CMS0", 0x13, 0x01, 0b1111),
-    ev("UNC_M2M_TxC_AK_CYCLES_NE.CMS1", 0x13, 0x02, 0b1111),
-    ev("UNC_M2M_TxC_AK_CYCLES_NE.RDCRD", 0x13, 0x08, 0b1111),
-    ev("UNC_M2M_TxC_AK_CYCLES_NE.WRCRD", 0x13, 0x10, 0b1111),
-    ev("UNC_M2M_TxC_AK_CYCLES_NE.WRCMP", 0x13, 0x20, 0b1111),
-    ev("UNC_M2M_TxC_AK_CYCLES_NE.ALL", 0x13, 0x03, 0b1111),
-    ev("UNC_M2M_TxC_AK_INSERTS.CMS0", 0x11, 0x01, 0b1111),
-    ev("UNC_M2M_TxC_AK_INSERTS.CMS1", 0x11, 0x02, 0b1111),
-    ev("UNC_M2M_TxC_AK_INSERTS.RDCRD", 0x11, 0x08, 0b1111),
-    ev("UNC_M2M_TxC_AK_INSERTS.WRCRD", 0x11, 0x10, 0b1111),
-    ev("UNC_M2M_TxC_AK_INSERTS.WRCMP", 0x11, 0x20, 0b1111),
-    ev("UNC_M2M_TxC_AK_INSERTS.PREF_RD_CAM_HIT", 0x11, 0x40, 0b1111),
-    ev("UNC_M2M_TxC_AK_INSERTS.ALL", 0x11, 0x03, 0b1111),
-    ev("UNC_M2M_TxC_AK_NO_CREDIT_CYCLES.CMS0", 0x1f, 0x01, 0b1111),
-    ev("UNC_M2M_TxC_AK_NO_CREDIT_CYCLES.CMS1", 0x1f, 0x02, 0b1111),
-    ev("UNC_M2M_TxC_AK_NO_CREDIT_STALLED.CMS0", 0x20, 0x01, 0b1111),
-    ev("UNC_M2M_TxC_AK_NO_CREDIT_STALLED.CMS1", 0x20, 0x02, 0b1111),
-    ev("UNC_M2M_TxC_AK_OCCUPANCY.CMS0", 0x12, 0x01, 0b1111),
-    ev("UNC_M2M_TxC_AK_OCCUPANCY.CMS1", 0x12, 0x02, 0b1111),
-    ev("UNC_M2M_TxC_AK_OCCUPANCY.RDCRD", 0x12, 0x08, 0b1111),
-    ev("UNC_M2M_TxC_AK_OCCUPANCY.WRCRD", 0x12, 0x10, 0b1111),
-    ev("UNC_M2M_TxC_AK_OCCUPANCY.WRCMP", 0x12, 0x20, 0b1111),
-    ev("UNC_M2M_TxC_AK_OCCUPANCY.ALL", 0x12, 0x03, 0b1111),
-    ev("UNC_M2M_TxC_BL.DRS_CACHE", 0x40, 0x01, 0b1111),
-    ev("UNC_M2M_TxC_BL.DRS_CORE", 0x40, 0x02, 0b1111),
-    ev("UNC_M2M_TxC_BL.DRS_UPI", 0x40, 0x04, 0b1111),
-    ev("UNC_M2M_TxC_BL_CREDITS_ACQUIRED.CMS0", 0x19, 0x01, 0b1111),
-    ev("UNC_M2M_TxC_BL_CREDITS_ACQUIRED.CMS1", 0x19, 0x02, 0b1111),
-    ev("UNC_M2M_TxC_BL_CYCLES_FULL.CMS0", 0x18, 0x01, 0b1111),
-    ev("UNC_M2M_TxC_BL_CYCLES_FULL.CMS1", 0x18, 0x02, 0b1111),
-    ev("UNC_M2M_TxC_BL_CYCLES_FULL.ALL", 0x18, 0x03, 0b1111),
-    ev("UNC_M2M_TxC_BL_CYCLES_NE.CMS0", 0x17, 0x01, 0b1111),
-    ev("UNC_M2M_TxC_BL_CYCLES_NE.CMS1", 0x17, 0x02, 0b1111),
-    ev("UNC_M2M_TxC_BL_CYCLES_NE.ALL", 0x17, 0x03, 0b1111),
-    ev("UNC_M2M_TxC_BL_INSERTS.CMS0", 0x15, 0x01, 0b1111),
-    ev("UNC_M2M_TxC_BL_INSERTS.CMS1", 0x15, 0x02, 0b1111),
-    ev("UNC_M2M_TxC_BL_NO_CREDIT_CYCLES.CMS0", 0x1b, 0x01, 0b1111),
-    ev("UNC_M2M_TxC_BL_NO_CREDIT_CYCLES.CMS1", 0x1b, 0x02, 0b1111),
-    ev("UNC_M2M_TxC_BL_NO_CREDIT_STALLED.CMS0", 0x1c, 0x01, 0b1111),
-    ev("UNC_M2M_TxC_BL_NO_CREDIT_STALLED.CMS1", 0x1c, 0x02, 0b1111),
-    ev("UNC_M2M_WPQ_FLUSH.CH0", 0x58, 0x01, 0b1111),
-    ev("UNC_M2M_WPQ_FLUSH.CH1", 0x58, 0x02, 0b1111),
-    ev("UNC_M2M_WPQ_FLUSH.CH2", 0x58, 0x04, 0b1111),
-    ev("UNC_M2M_WPQ_NO_REG_CRD.CHN0", 0x4d, 0x01, 0b1111),
-    ev("UNC_M2M_WPQ_NO_REG_CRD.CHN1", 0x4d, 0x02, 0b1111),
-    ev("UNC_M2M_WPQ_NO_REG_CRD.CHN2", 0x4d, 0x04, 0b1111),
-    ev("UNC_M2M_WPQ_NO_SPEC_CRD.CHN0", 0x4e, 0x01, 0b1111),
-    ev("UNC_M2M_WPQ_NO_SPEC_CRD.CHN1", 0x4e, 0x02, 0b1111),
-    ev("UNC_M2M_WPQ_NO_SPEC_CRD.CHN2", 0x4e, 0x04, 0b1111),
-    ev("UNC_M2M_WR_TRACKER_FULL.CH0", 0x4a, 0x01, 0b1111),
-    ev("UNC_M2M_WR_TRACKER_FULL.CH1", 0x4a, 0x02, 0b1111),
-    ev("UNC_M2M_WR_TRACKER_FULL.CH2", 0x4a, 0x04, 0b1111),
-    ev("UNC_M2M_WR_TRACKER_FULL.MIRR", 0x4a, 0x08, 0b1111),
-    ev("UNC_M2M_WR_TRACKER_INSERTS.CH0", 0x56, 0x01, 0b1111),
-    ev("UNC_M2M_WR_TRACKER_INSERTS.CH1", 0x56, 0x02, 0b1111),
-    ev("UNC_M2M_WR_TRACKER_INSERTS.CH2", 0x56, 0x04, 0b1111),
-    ev("UNC_M2M_WR_TRACKER_NE.CH0", 0x4b, 0x01, 0b1111),
-    ev("UNC_M2M_WR_TRACKER_NE.CH1", 0x4b, 0x02, 0b1111),
-    ev("UNC_M2M_WR_TRACKER_NE.CH2", 0x4b, 0x04, 0b1111),
-    ev("UNC_M2M_WR_TRACKER_NE.MIRR", 0x4b, 0x08, 0b1111),
-    ev("UNC_M2M_WR_TRACKER_NONPOSTED_INSERTS.CH0", 0x63, 0x01, 0b1111),
-    ev("UNC_M2M_WR_TRACKER_NONPOSTED_INSERTS.CH1", 0x63, 0x02, 0b1111),
-    ev("UNC_M2M_WR_TRACKER_NONPOSTED_INSERTS.CH2", 0x63, 0x04, 0b1111),
-    ev("UNC_M2M_WR_TRACKER_NONPOSTED_OCCUPANCY.CH0", 0x62, 0x01, 0b1111),
-    ev("UNC_M2M_WR_TRACKER_NONPOSTED_OCCUPANCY.CH1", 0x62, 0x02, 0b1111),
-    ev("UNC_M2M_WR_TRACKER_NONPOSTED_OCCUPANCY.CH2", 0x62, 0x04, 0b1111),
-    ev("UNC_M2M_WR_TRACKER_OCCUPANCY.CH0", 0x55, 0x01, 0b1111),
-    ev("UNC_M2M_WR_TRACKER_OCCUPANCY.CH1", 0x55, 0x02, 0b1111),
-    ev("UNC_M2M_WR_TRACKER_OCCUPANCY.CH2", 0x55, 0x04, 0b1111),
-    ev("UNC_M2M_WR_TRACKER_OCCUPANCY.MIRR", 0x55, 0x08, 0b1111),
-    ev("UNC_M2M_WR_TRACKER_POSTED_INSERTS.CH0", 0x5e, 0x01, 0b1111),
-    ev("UNC_M2M_WR_TRACKER_POSTED_INSERTS.CH1", 0x5e, 0x02, 0b1111),
-    ev("UNC_M2M_WR_TRACKER_POSTED_INSERTS.CH2", 0x5e, 0x04, 0b1111),
-    ev("UNC_M2M_WR_TRACKER_POSTED_OCCUPANCY.CH0", 0x5d, 0x01, 0b1111),
-    ev("UNC_M2M_WR_TRACKER_POSTED_OCCUPANCY.CH1", 0x5d, 0x02, 0b1111),
-    ev("UNC_M2M_WR_TRACKER_POSTED_OCCUPANCY.CH2", 0x5d, 0x04, 0b1111),
-    ev("UNC_M2M_IMC_WRITES.CH0_NI_MISS", 0x38, 0x00, 0b1111).umask_ext(0x20),
-    ev("UNC_M2M_IMC_WRITES.CH1_NI_MISS", 0x38, 0x00, 0b1111).umask_ext(0xc),
-    ev("UNC_M2M_PREFCAM_CYCLES_FULL.CH0", 0x6b, 0x01, 0b1111),
-    ev("UNC_M2M_PREFCAM_CYCLES_FULL.CH1", 0x6b, 0x02, 0b1111),
-    ev("UNC_M2M_PREFCAM_CYCLES_FULL.CH2", 0x6b, 0x04, 0b1111),
-    ev("UNC_M2M_PREFCAM_CYCLES_NE.CH0", 0x6c, 0x01, 0b1111),
-    ev("UNC_M2M_PREFCAM_CYCLES_NE.CH1", 0x6c, 0x02, 0b1111),
-    ev("UNC_M2M_PREFCAM_CYCLES_NE.CH2", 0x6c, 0x04, 0b1111),
-    ev("UNC_M2M_PREFCAM_DEALLOCS.CH0_HITA0_INVAL", 0x6e, 0x01, 0b1111),
-    ev("UNC_M2M_PREFCAM_DEALLOCS.CH0_HITA1_INVAL", 0x6e, 0x02, 0b1111),
-    ev("UNC_M2M_PREFCAM_DEALLOCS.CH0_MISS_INVAL", 0x6e, 0x04, 0b1111),
-    ev("UNC_M2M_PREFCAM_DEALLOCS.CH0_RSP_PDRESET", 0x6e, 0x08, 0b1111),
-    ev("UNC_M2M_PREFCAM_DEALLOCS.CH1_HITA0_INVAL", 0x6e, 0x10, 0b1111),
-    ev("UNC_M2M_PREFCAM_DEALLOCS.CH1_HITA1_INVAL", 0x6e, 0x20, 0b1111),
-    ev("UNC_M2M_PREFCAM_DEALLOCS.CH1_MISS_INVAL", 0x6e, 0x40, 0b1111),
-    ev("UNC_M2M_PREFCAM_DEALLOCS.CH1_RSP_PDRESET", 0x6e, 0x80, 0b1111),
-    ev("UNC_M2M_PREFCAM_DEALLOCS.CH2_HITA0_INVAL", 0x6e, 0x00, 0b1111).umask_ext(0x1),
-    ev("UNC_M2M_PREFCAM_DEALLOCS.CH2_HITA1_INVAL", 0x6e, 0x00, 0b1111).umask_ext(0x2),
-    ev("UNC_M2M_PREFCAM_DEALLOCS.CH2_MISS_INVAL", 0x6e, 0x00, 0b1111).umask_ext(0x4),
-    ev("UNC_M2M_PREFCAM_DEALLOCS.CH2_RSP_PDRESET", 0x6e, 0x00, 0b1111).umask_ext(0x8),
-    ev("UNC_M2M_PREFCAM_DEMAND_DROPS.CH0_XPT", 0x6f, 0x01, 0b1111),
-    ev("UNC_M2M_PREFCAM_DEMAND_DROPS.CH0_UPI", 0x6f, 0x02, 0b1111),
-    ev("UNC_M2M_PREFCAM_DEMAND_DROPS.CH1_XPT", 0x6f, 0x04, 0b1111),
-    ev("UNC_M2M_PREFCAM_DEMAND_DROPS.CH1_UPI", 0x6f, 0x08, 0b1111),
-    ev("UNC_M2M_PREFCAM_DEMAND_DROPS.CH2_XPT", 0x6f, 0x10, 0b1111),
-    ev("UNC_M2M_PREFCAM_DEMAND_DROPS.CH2_UPI", 0x6f, 0x20, 0b1111),
-    ev("UNC_M2M_PREFCAM_DROP_REASONS_CH0.PF_SECURE_DROP", 0x70, 0x01, 0b1111),
-    ev("UNC_M2M_PREFCAM_DROP_REASONS_CH0.NOT_PF_SAD_REGION", 0x70, 0x02, 0b1111),
-    ev("UNC_M2M_PREFCAM_DROP_REASONS_CH0.PF_CAM_HIT", 0x70, 0x04, 0b1111),
-    ev("UNC_M2M_PREFCAM_DROP_REASONS_CH0.STOP_B2B", 0x70, 0x08, 0b1111),
-    ev("UNC_M2M_PREFCAM_DROP_REASONS_CH0.ERRORBLK_RxC", 0x70, 0x10, 0b1111),
-    ev("UNC_M2M_PREFCAM_DROP_REASONS_CH0.PF_AD_CRD", 0x70, 0x20, 0b1111),
-    ev("UNC_M2M_PREFCAM_DROP_REASONS_CH0.PF_CAM_FULL", 0x70, 0x40, 0b1111),
-    ev("UNC_M2M_PREFCAM_DROP_REASONS_CH0.WPQ_PROXY", 0x70, 0x80, 0b1111),
-    ev("UNC_M2M_PREFCAM_DROP_REASONS_CH0.RPQ_PROXY", 0x70, 0x00, 0b1111).umask_ext(0x1),
-    ev("UNC_M2M_PREFCAM_DROP_REASONS_CH0.XPT_THRESH", 0x70, 0x00, 0b1111).umask_ext(0x2),
-    ev("UNC_M2M_PREFCAM_DROP_REASONS_CH0.UPI_THRESH", 0x70, 0x00, 0b1111).umask_ext(0x4),
-    ev("UNC_M2M_PREFCAM_DROP_REASONS_CH1.PF_SECURE_DROP", 0x71, 0x01, 0b1111),
-    ev("UNC_M2M_PREFCAM_DROP_REASONS_CH1.NOT_PF_SAD_REGION", 0x71, 0x02, 0b1111),
-    ev("UNC_M2M_PREFCAM_DROP_REASONS_CH1.PF_CAM_HIT", 0x71, 0x04, 0b1111),
-    ev("UNC_M2M_PREFCAM_DROP_REASONS_CH1.STOP_B2B", 0x71, 0x08, 0b1111),
-    ev("UNC_M2M_PREFCAM_DROP_REASONS_CH1.ERRORBLK_RxC", 0x71, 0x10, 0b1111),
-    ev("UNC_M2M_PREFCAM_DROP_REASONS_CH1.PF_AD_CRD", 0x71, 0x20, 0b1111),
-    ev("UNC_M2M_PREFCAM_DROP_REASONS_CH1.PF_CAM_FULL", 0x71, 0x40, 0b1111),
-    ev("UNC_M2M_PREFCAM_DROP_REASONS_CH1.WPQ_PROXY", 0x71, 0x80, 0b1111),
-    ev("UNC_M2M_PREFCAM_DROP_REASONS_CH1.RPQ_PROXY", 0x71, 0x00, 0b1111).umask_ext(0x1),
-    ev("UNC_M2M_PREFCAM_DROP_REASONS_CH1.XPT_THRESH", 0x71, 0x00, 0b1111).umask_ext(0x2),
-    ev("UNC_M2M_PREFCAM_DROP_REASONS_CH1.UPI_THRESH", 0x71, 0x00, 0b1111).umask_ext(0x4),
-    ev("UNC_M2M_PREFCAM_DROP_REASONS_CH2.PF_SECURE_DROP", 0x72, 0x01, 0b1111),
-    ev("UNC_M2M_PREFCAM_DROP_REASONS_CH2.NOT_PF_SAD_REGION", 0x72, 0x02, 0b1111),
-    ev("UNC_M2M_PREFCAM_DROP_REASONS_CH2.PF_CAM_HIT", 0x72, 0x04, 0b1111),
-    ev("UNC_M2M_PREFCAM_DROP_REASONS_CH2.STOP_B2B", 0x72, 0x08, 0b1111),
-    ev("UNC_M2M_PREFCAM_DROP_REASONS_CH2.ERRORBLK_RxC", 0x72, 0x10, 0b1111),
-    ev("UNC_M2M_PREFCAM_DROP_REASONS_CH2.PF_AD_CRD", 0x72, 0x20, 0b1111),
-    ev("UNC_M2M_PREFCAM_DROP_REASONS_CH2.PF_CAM_FULL", 0x72, 0x40, 0b1111),
-    ev("UNC_M2M_PREFCAM_DROP_REASONS_CH2.WPQ_PROXY", 0x72, 0x80, 0b1111),
-    ev("UNC_M2M_PREFCAM_DROP_REASONS_CH2.RPQ_PROXY", 0x72, 0x00, 0b1111).umask_ext(0x1),
-    ev("UNC_M2M_PREFCAM_DROP_REASONS_CH2.XPT_THRESH", 0x72, 0x00, 0b1111).umask_ext(0x2),
-    ev("UNC_M2M_PREFCAM_DROP_REASONS_CH2.UPI_THRESH", 0x72, 0x00, 0b1111).umask_ext(0x4),
-    ev("UNC_M2M_PREFCAM_INSERTS.CH0_XPT", 0x6d, 0x01, 0b1111),
-    ev("UNC_M2M_PREFCAM_INSERTS.CH0_UPI", 0x6d, 0x02, 0b1111),
-    ev("UNC_M2M_PREFCAM_INSERTS.CH1_XPT", 0x6d, 0x04, 0b1111),
-    ev("UNC_M2M_PREFCAM_INSERTS.CH1_UPI", 0x6d, 0x08, 0b1111),
-    ev("UNC_M2M_PREFCAM_INSERTS.CH2_XPT", 0x6d, 0x10, 0b1111),
-    ev("UNC_M2M_PREFCAM_INSERTS.CH2_UPI", 0x6d, 0x20, 0b1111),
-    ev("UNC_M2M_PREFCAM_OCCUPANCY.CH0", 0x6a, 0x01, 0b1111),
-    ev("UNC_M2M_PREFCAM_OCCUPANCY.CH1", 0x6a, 0x02, 0b1111),
-    ev("UNC_M2M_PREFCAM_OCCUPANCY.CH2", 0x6a, 0x04, 0b1111),
-    ev("UNC_M2M_PREFCAM_RESP_MISS.CH0", 0x76, 0x01, 0b1111),
-    ev("UNC_M2M_PREFCAM_RESP_MISS.CH1", 0x76, 0x02, 0b1111),
-    ev("UNC_M2M_PREFCAM_RESP_MISS.CH2", 0x76, 0x04, 0b1111),
-    ev("UNC_M2M_PREFCAM_RxC_DEALLOCS.SQUASHED", 0x7a, 0x01, 0b1111),
-    ev("UNC_M2M_PREFCAM_RxC_DEALLOCS.1LM_POSTED", 0x7a, 0x02, 0b1111),
-    ev("UNC_M2M_PREFCAM_RxC_DEALLOCS.CIS", 0x7a, 0x08, 0b1111),
-    ev("UNC_M2M_WR_TRACKER_NE.MIRR_NONTGR", 0x4b, 0x10, 0b1111),
-    ev("UNC_M2M_WR_TRACKER_NE.MIRR_PWR", 0x4b, 0x20, 0b1111),
-    ev("UNC_M2M_WR_TRACKER_OCCUPANCY.MIRR_NONTGR", 0x55, 0x10, 0b1111),
-    ev("UNC_M2M_WR_TRACKER_OCCUPANCY.MIRR_PWR", 0x55, 0x20, 0b1111),
-    ev("UNC_M2M_AG0_AD_CRD_ACQUIRED0.TGR0", 0x80, 0x01, 0b1111),
-    ev("UNC_M2M_AG0_AD_CRD_ACQUIRED0.TGR1", 0x80, 0x02, 0b1111),
-    ev("UNC_M2M_AG0_AD_CRD_ACQUIRED0.TGR2", 0x80, 0x04, 0b1111),
-    ev("UNC_M2M_AG0_AD_CRD_ACQUIRED0.TGR3", 0x80, 0x08, 0b1111),
-    ev("UNC_M2M_AG0_AD_CRD_ACQUIRED0.TGR4", 0x80, 0x10, 0b1111),
-    ev("UNC_M2M_AG0_AD_CRD_ACQUIRED0.TGR5", 0x80, 0x20, 0b1111),
-    ev("UNC_M2M_AG0_AD_CRD_ACQUIRED0.TGR6", 0x80, 0x40, 0b1111),
-    ev("UNC_M2M_AG0_AD_CRD_ACQUIRED0.TGR7", 0x80, 0x80, 0b1111),
-    ev("UNC_M2M_AG0_AD_CRD_ACQUIRED1.TGR8", 0x81, 0x01, 0b1111),
-    ev("UNC_M2M_AG0_AD_CRD_ACQUIRED1.TGR9", 0x81, 0x02, 0b1111),
-    ev("UNC_M2M_AG0_AD_CRD_ACQUIRED1.TGR10", 0x81, 0x04, 0b1111),
-    ev("UNC_M2M_AG0_AD_CRD_OCCUPANCY0.TGR0", 0x82, 0x01, 0b1111),
-    ev("UNC_M2M_AG0_AD_CRD_OCCUPANCY0.TGR1", 0x82, 0x02, 0b1111),
-    ev("UNC_M2M_AG0_AD_CRD_OCCUPANCY0.TGR2", 0x82, 0x04, 0b1111),
-    ev("UNC_M2M_AG0_AD_CRD_OCCUPANCY0.TGR3", 0x82, 0x08, 0b1111),
-    ev("UNC_M2M_AG0_AD_CRD_OCCUPANCY0.TGR4", 0x82, 0x10, 0b1111),
-    ev("UNC_M2M_AG0_AD_CRD_OCCUPANCY0.TGR5", 0x82, 0x20, 0b1111),
-    ev("UNC_M2M_AG0_AD_CRD_OCCUPANCY0.TGR6", 0x82, 0x40, 0b1111),
-    ev("UNC_M2M_AG0_AD_CRD_OCCUPANCY0.TGR7", 0x82, 0x80, 0b1111),
-    ev("UNC_M2M_AG0_AD_CRD_OCCUPANCY1.TGR8", 0x83, 0x01, 0b1111),
-    ev("UNC_M2M_AG0_AD_CRD_OCCUPANCY1.TGR9", 0x83, 0x02, 0b1111),
-    ev("UNC_M2M_AG0_AD_CRD_OCCUPANCY1.TGR10", 0x83, 0x04, 0b1111),
-    ev("UNC_M2M_AG0_BL_CRD_ACQUIRED0.TGR0", 0x88, 0x01, 0b1111),
-    ev("UNC_M2M_AG0_BL_CRD_ACQUIRED0.TGR1", 0x88, 0x02, 0b1111),
-    ev("UNC_M2M_AG0_BL_CRD_ACQUIRED0.TGR2", 0x88, 0x04, 0b1111),
-    ev("UNC_M2M_AG0_BL_CRD_ACQUIRED0.TGR3", 0x88, 0x08, 0b1111),
-    ev("UNC_M2M_AG0_BL_CRD_ACQUIRED0.TGR4", 0x88, 0x10, 0b1111),
-    ev("UNC_M2M_AG0_BL_CRD_ACQUIRED0.TGR5", 0x88, 0x20, 0b1111),
-    ev("UNC_M2M_AG0_BL_CRD_ACQUIRED0.TGR6", 0x88, 0x40, 0b1111),
-    ev("UNC_M2M_AG0_BL_CRD_ACQUIRED0.TGR7", 0x88, 0x80, 0b1111),
-    ev("UNC_M2M_AG0_BL_CRD_ACQUIRED1.TGR8", 0x89, 0x01, 0b1111),
-    ev("UNC_M2M_AG0_BL_CRD_ACQUIRED1.TGR9", 0x89, 0x02, 0b1111),
-    ev("UNC_M2M_AG0_BL_CRD_ACQUIRED1.TGR10", 0x89, 0x04, 0b1111),
-    ev("UNC_M2M_AG0_BL_CRD_OCCUPANCY0.TGR0", 0x8a, 0x01, 0b1111),
-    ev("UNC_M2M_AG0_BL_CRD_OCCUPANCY0.TGR1", 0x8a, 0x02, 0b1111),
-    ev("UNC_M2M_AG0_BL_CRD_OCCUPANCY0.TGR2", 0x8a, 0x04, 0b1111),
-    ev("UNC_M2M_AG0_BL_CRD_OCCUPANCY0.TGR3", 0x8a, 0x08, 0b1111),
-    ev("UNC_M2M_AG0_BL_CRD_OCCUPANCY0.TGR4", 0x8a, 0x10, 0b1111),
-    ev("UNC_M2M_AG0_BL_CRD_OCCUPANCY0.TGR5", 0x8a, 0x20, 0b1111),
-    ev("UNC_M2M_AG0_BL_CRD_OCCUPANCY0.TGR6", 0x8a, 0x40, 0b1111),
-    ev("UNC_M2M_AG0_BL_CRD_OCCUPANCY0.TGR7", 0x8a, 0x80, 0b1111),
-    ev("UNC_M2M_AG0_BL_CRD_OCCUPANCY1.TGR8", 0x8b, 0x01, 0b1111),
-    ev("UNC_M2M_AG0_BL_CRD_OCCUPANCY1.TGR9", 0x8b, 0x02, 0b1111),
-    ev("UNC_M2M_AG0_BL_CRD_OCCUPANCY1.TGR10", 0x8b, 0x04, 0b1111),
-    ev("UNC_M2M_AG1_AD_CRD_ACQUIRED0.TGR0", 0x84, 0x01, 0b1111),
-    ev("UNC_M2M_AG1_AD_CRD_ACQUIRED0.TGR1", 0x84, 0x02, 0b1111),
-    ev("UNC_M2M_AG1_AD_CRD_ACQUIRED0.TGR2", 0x84, 0x04, 0b1111),
-    ev("UNC_M2M_AG1_AD_CRD_ACQUIRED0.TGR3", 0x84, 0x08, 0b1111),
-    ev("UNC_M2M_AG1_AD_CRD_ACQUIRED0.TGR4", 0x84, 0x10, 0b1111),
-    ev("UNC_M2M_AG1_AD_CRD_ACQUIRED0.TGR5", 0x84, 0x20, 0b1111),
-    ev("UNC_M2M_AG1_AD_CRD_ACQUIRED0.TGR6", 0x84, 0x40, 0b1111),
-    ev("UNC_M2M_AG1_AD_CRD_ACQUIRED0.TGR7", 0x84, 0x80, 0b1111),
-    ev("UNC_M2M_AG1_AD_CRD_ACQUIRED1.TGR8", 0x85, 0x01, 0b1111),
-    ev("UNC_M2M_AG1_AD_CRD_ACQUIRED1.TGR9", 0x85, 0x02, 0b1111),
-    ev("UNC_M2M_AG1_AD_CRD_ACQUIRED1.TGR10", 0x85, 0x04, 0b1111),
-    ev("UNC_M2M_AG1_AD_CRD_OCCUPANCY0.TGR0", 0x86, 0x01, 0b1111),
-    ev("UNC_M2M_AG1_AD_CRD_OCCUPANCY0.TGR1", 0x86, 0x02, 0b1111),
-    ev("UNC_M2M_AG1_AD_CRD_OCCUPANCY0.TGR2", 0x86, 0x04, 0b1111),
-    ev("UNC_M2M_AG1_AD_CRD_OCCUPANCY0.TGR3", 0x86, 0x08, 0b1111),
-    ev("UNC_M2M_AG1_AD_CRD_OCCUPANCY0.TGR4", 0x86, 0x10, 0b1111),
-    ev("UNC_M2M_AG1_AD_CRD_OCCUPANCY0.TGR5", 0x86, 0x20, 0b1111),
-    ev("UNC_M2M_AG1_AD_CRD_OCCUPANCY0.TGR6", 0x86, 0x40, 0b1111),
-    ev("UNC_M2M_AG1_AD_CRD_OCCUPANCY0.TGR7", 0x86, 0x80, 0b1111),
-    ev("UNC_M2M_AG1_AD_CRD_OCCUPANCY1.TGR8", 0x87, 0x01, 0b1111),
-    ev("UNC_M2M_AG1_AD_CRD_OCCUPANCY1.TGR9", 0x87, 0x02, 0b1111),
-    ev("UNC_M2M_AG1_AD_CRD_OCCUPANCY1.TGR10", 0x87, 0x04, 0b1111),
-    ev("UNC_M2M_AG1_BL_CRD_ACQUIRED0.TGR0", 0x8c, 0x01, 0b1111),
-    ev("UNC_M2M_AG1_BL_CRD_ACQUIRED0.TGR1", 0x8c, 0x02, 0b1111),
-    ev("UNC_M2M_AG1_BL_CRD_ACQUIRED0.TGR2", 0x8c, 0x04, 0b1111),
-    ev("UNC_M2M_AG1_BL_CRD_ACQUIRED0.TGR3", 0x8c, 0x08, 0b1111),
-    ev("UNC_M2M_AG1_BL_CRD_ACQUIRED0.TGR4", 0x8c, 0x10, 0b1111),
-    ev("UNC_M2M_AG1_BL_CRD_ACQUIRED0.TGR5", 0x8c, 0x20, 0b1111),
-    ev("UNC_M2M_AG1_BL_CRD_ACQUIRED0.TGR6", 0x8c, 0x40, 0b1111),
-    ev("UNC_M2M_AG1_BL_CRD_ACQUIRED0.TGR7", 0x8c, 0x80, 0b1111),
-    ev("UNC_M2M_AG1_BL_CRD_ACQUIRED1.TGR8", 0x8d, 0x01, 0b1111),
-    ev("UNC_M2M_AG1_BL_CRD_ACQUIRED1.TGR9", 0x8d, 0x02, 0b1111),
-    ev("UNC_M2M_AG1_BL_CRD_ACQUIRED1.TGR10", 0x8d, 0x04, 0b1111),
-    ev("UNC_M2M_AG1_BL_CRD_OCCUPANCY0.TGR0", 0x8e, 0x01, 0b1111),
-    ev("UNC_M2M_AG1_BL_CRD_OCCUPANCY0.TGR1", 0x8e, 0x02, 0b1111),
-    ev("UNC_M2M_AG1_BL_CRD_OCCUPANCY0.TGR2", 0x8e, 0x04, 0b1111),
-    ev("UNC_M2M_AG1_BL_CRD_OCCUPANCY0.TGR3", 0x8e, 0x08, 0b1111),
-    ev("UNC_M2M_AG1_BL_CRD_OCCUPANCY0.TGR4", 0x8e, 0x10, 0b1111),
-    ev("UNC_M2M_AG1_BL_CRD_OCCUPANCY0.TGR5", 0x8e, 0x20, 0b1111),
-    ev("UNC_M2M_AG1_BL_CRD_OCCUPANCY0.TGR6", 0x8e, 0x40, 0b1111),
-    ev("UNC_M2M_AG1_BL_CRD_OCCUPANCY0.TGR7", 0x8e, 0x80, 0b1111),
-    ev("UNC_M2M_AG1_BL_CRD_OCCUPANCY1.TGR8", 0x8f, 0x01, 0b1111),
-    ev("UNC_M2M_AG1_BL_CRD_OCCUPANCY1.TGR9", 0x8f, 0x02, 0b1111),
-    ev("UNC_M2M_AG1_BL_CRD_OCCUPANCY1.TGR10", 0x8f, 0x04, 0b1111),
-    ev("UNC_M2M_DISTRESS_ASSERTED.VERT", 0xaf, 0x01, 0b1111),
-    ev("UNC_M2M_DISTRESS_ASSERTED.HORZ", 0xaf, 0x02, 0b1111),
-    ev("UNC_M2M_DISTRESS_ASSERTED.DPT_LOCAL", 0xaf, 0x04, 0b1111),
-    ev("UNC_M2M_DISTRESS_ASSERTED.DPT_NONLOCAL", 0xaf, 0x08, 0b1111),
-    ev("UNC_M2M_DISTRESS_ASSERTED.DPT_STALL_IV", 0xaf, 0x40, 0b1111),
-    ev("UNC_M2M_DISTRESS_ASSERTED.DPT_STALL_NOCRD", 0xaf, 0x80, 0b1111),
-    ev("UNC_M2M_EGRESS_ORDERING.IV_SNOOPGO_UP", 0xba, 0x01, 0b1111),
-    ev("UNC_M2M_EGRESS_ORDERING.IV_SNOOPGO_DN", 0xba, 0x04, 0b1111),
-    ev("UNC_M2M_HORZ_RING_AD_IN_USE.LEFT_EVEN", 0xb6, 0x01, 0b1111),
-    ev("UNC_M2M_HORZ_RING_AD_IN_USE.LEFT_ODD", 0xb6, 0x02, 0b1111),
-    ev("UNC_M2M_HORZ_RING_AD_IN_USE.RIGHT_EVEN", 0xb6, 0x04, 0b1111),
-    ev("UNC_M2M_HORZ_RING_AD_IN_USE.RIGHT_ODD", 0xb6, 0x08, 0b1111),
-    ev("UNC_M2M_HORZ_RING_AKC_IN_USE.LEFT_EVEN", 0xbb, 0x01, 0b1111),
-    ev("UNC_M2M_HORZ_RING_AKC_IN_USE.LEFT_ODD", 0xbb, 0x02, 0b1111),
-    ev("UNC_M2M_HORZ_RING_AKC_IN_USE.RIGHT_EVEN", 0xbb, 0x04, 0b1111),
-    ev("UNC_M2M_HORZ_RING_AKC_IN_USE.RIGHT_ODD", 0xbb, 0x08, 0b1111),
-    ev("UNC_M2M_HORZ_RING_AK_IN_USE.LEFT_EVEN", 0xb7, 0x01, 0b1111),
-    ev("UNC_M2M_HORZ_RING_AK_IN_USE.LEFT_ODD", 0xb7, 0x02, 0b1111),
-    ev("UNC_M2M_HORZ_RING_AK_IN_USE.RIGHT_EVEN", 0xb7, 0x04, 0b1111),
-    ev("UNC_M2M_HORZ_RING_AK_IN_USE.RIGHT_ODD", 0xb7, 0x08, 0b1111),
-    ev("UNC_M2M_HORZ_RING_BL_IN_USE.LEFT_EVEN", 0xb8, 0x01, 0b1111),
-    ev("UNC_M2M_HORZ_RING_BL_IN_USE.LEFT_ODD", 0xb8, 0x02, 0b1111),
-    ev("UNC_M2M_HORZ_RING_BL_IN_USE.RIGHT_EVEN", 0xb8, 0x04, 0b1111),
-    ev("UNC_M2M_HORZ_RING_BL_IN_USE.RIGHT_ODD", 0xb8, 0x08, 0b1111),
-    ev("UNC_M2M_HORZ_RING_IV_IN_USE.LEFT", 0xb9, 0x01, 0b1111),
-    ev("UNC_M2M_HORZ_RING_IV_IN_USE.RIGHT", 0xb9, 0x04, 0b1111),
-    ev("UNC_M2M_MISC_EXTERNAL.MBE_INST0", 0xe6, 0x01, 0b1111),
-    ev("UNC_M2M_MISC_EXTERNAL.MBE_INST1", 0xe6, 0x02, 0b1111),
-    ev("UNC_M2M_RING_BOUNCES_HORZ.AD", 0xac, 0x01, 0b1111),
-    ev("UNC_M2M_RING_BOUNCES_HORZ.AK", 0xac, 0x02, 0b1111),
-    ev("UNC_M2M_RING_BOUNCES_HORZ.BL", 0xac, 0x04, 0b1111),
-    ev("UNC_M2M_RING_BOUNCES_HORZ.IV", 0xac, 0x08, 0b1111),
-    ev("UNC_M2M_RING_BOUNCES_VERT.AD", 0xaa, 0x01, 0b1111),
-    ev("UNC_M2M_RING_BOUNCES_VERT.AK", 0xaa, 0x02, 0b1111),
-    ev("UNC_M2M_RING_BOUNCES_VERT.BL", 0xaa, 0x04, 0b1111),
-    ev("UNC_M2M_RING_BOUNCES_VERT.IV", 0xaa, 0x08, 0b1111),
-    ev("UNC_M2M_RING_BOUNCES_VERT.AKC", 0xaa, 0x10, 0b1111),
-    ev("UNC_M2M_RING_SINK_STARVED_HORZ.AD", 0xad, 0x01, 0b1111),
-    ev("UNC_M2M_RING_SINK_STARVED_HORZ.AK", 0xad, 0x02, 0b1111),
-    ev("UNC_M2M_RING_SINK_STARVED_HORZ.BL", 0xad, 0x04, 0b1111),
-    ev("UNC_M2M_RING_SINK_STARVED_HORZ.IV", 0xad, 0x08, 0b1111),
-    ev("UNC_M2M_RING_SINK_STARVED_HORZ.AK_AG1", 0xad, 0x20, 0b1111),
-    ev("UNC_M2M_RING_SINK_STARVED_VERT.AD", 0xab, 0x01, 0b1111),
-    ev("UNC_M2M_RING_SINK_STARVED_VERT.AK", 0xab, 0x02, 0b1111),
-    ev("UNC_M2M_RING_SINK_STARVED_VERT.BL", 0xab, 0x04, 0b1111),
-    ev("UNC_M2M_RING_SINK_STARVED_VERT.IV", 0xab, 0x08, 0b1111),
-    ev("UNC_M2M_RING_SINK_STARVED_VERT.AKC", 0xab, 0x10, 0b1111),
-    ev("UNC_M2M_RxR_BUSY_STARVED.AD_UNCRD", 0xe5, 0x01, 0b1111),
-    ev("UNC_M2M_RxR_BUSY_STARVED.BL_UNCRD", 0xe5, 0x04, 0b1111),
-    ev("UNC_M2M_RxR_BUSY_STARVED.AD_CRD", 0xe5, 0x10, 0b1111),
-    ev("UNC_M2M_RxR_BUSY_STARVED.BL_CRD", 0xe5, 0x40, 0b1111),
-    ev("UNC_M2M_RxR_BUSY_STARVED.AD_ALL", 0xe5, 0x11, 0b1111),
-    ev("UNC_M2M_RxR_BUSY_STARVED.BL_ALL", 0xe5, 0x44, 0b1111),
-    ev("UNC_M2M_RxR_BYPASS.AD_UNCRD", 0xe2, 0x01, 0b1111),
-    ev("UNC_M2M_RxR_BYPASS.AK", 0xe2, 0x02, 0b1111),
-    ev("UNC_M2M_RxR_BYPASS.BL_UNCRD", 0xe2, 0x04, 0b1111),
-    ev("UNC_M2M_RxR_BYPASS.IV", 0xe2, 0x08, 0b1111),
-    ev("UNC_M2M_RxR_BYPASS.AD_CRD", 0xe2, 0x10, 0b1111),
-    ev("UNC_M2M_RxR_BYPASS.BL_CRD", 0xe2, 0x40, 0b1111),
-    ev("UNC_M2M_RxR_BYPASS.AKC_UNCRD", 0xe2, 0x80, 0b1111),
-    ev("UNC_M2M_RxR_BYPASS.AD_ALL", 0xe2, 0x11, 0b1111),
-    ev("UNC_M2M_RxR_BYPASS.BL_ALL", 0xe2, 0x44, 0b1111),
-    ev("UNC_M2M_RxR_CRD_STARVED.AD_UNCRD", 0xe3, 0x01, 0b1111),
-    ev("UNC_M2M_RxR_CRD_STARVED.AK", 0xe3, 0x02, 0b1111),
-    ev("UNC_M2M_RxR_CRD_STARVED.BL_UNCRD", 0xe3, 0x04, 0b1111),
-    ev("UNC_M2M_RxR_CRD_STARVED.IV", 0xe3, 0x08, 0b1111),
-    ev("UNC_M2M_RxR_CRD_STARVED.AD_CRD", 0xe3, 0x10, 0b1111),
-    ev("UNC_M2M_RxR_CRD_STARVED.BL_CRD", 0xe3, 0x40, 0b1111),
-    ev("UNC_M2M_RxR_CRD_STARVED.IFV", 0xe3, 0x80, 0b1111),
-    ev("UNC_M2M_RxR_CRD_STARVED.AD_ALL", 0xe3, 0x11, 0b1111),
-    ev("UNC_M2M_RxR_CRD_STARVED.BL_ALL", 0xe3, 0x44, 0b1111),
-    ev("UNC_M2M_RxR_INSERTS.AD_UNCRD", 0xe1, 0x01, 0b1111),
-    ev("UNC_M2M_RxR_INSERTS.AK", 0xe1, 0x02, 0b1111),
-    ev("UNC_M2M_RxR_INSERTS.BL_UNCRD", 0xe1, 0x04, 0b1111),
-    ev("UNC_M2M_RxR_INSERTS.IV", 0xe1, 0x08, 0b1111),
-    ev("UNC_M2M_RxR_INSERTS.AD_CRD", 0xe1, 0x10, 0b1111),
-    ev("UNC_M2M_RxR_INSERTS.BL_CRD", 0xe1, 0x40, 0b1111),
-    ev("UNC_M2M_RxR_INSERTS.AKC_UNCRD", 0xe1, 0x80, 0b1111),
-    ev("UNC_M2M_RxR_INSERTS.AD_ALL", 0xe1, 0x11, 0b1111),
-    ev("UNC_M2M_RxR_INSERTS.BL_ALL", 0xe1, 0x44, 0b1111),
-    ev("UNC_M2M_RxR_OCCUPANCY.AD_UNCRD", 0xe0, 0x01, 0b1111),
-    ev("UNC_M2M_RxR_OCCUPANCY.AK", 0xe0, 0x02, 0b1111),
-    ev("UNC_M2M_RxR_OCCUPANCY.BL_UNCRD", 0xe0, 0x04, 0b1111),
-    ev("UNC_M2M_RxR_OCCUPANCY.IV", 0xe0, 0x08, 0b1111),
-    ev("UNC_M2M_RxR_OCCUPANCY.AD_CRD", 0xe0, 0x10, 0b1111),
-    ev("UNC_M2M_RxR_OCCUPANCY.BL_CRD", 0xe0, 0x20, 0b1111),
-    ev("UNC_M2M_RxR_OCCUPANCY.AKC_UNCRD", 0xe0, 0x80, 0b1111),
-    ev("UNC_M2M_RxR_OCCUPANCY.AD_ALL", 0xe0, 0x11, 0b1111),
-    ev("UNC_M2M_RxR_OCCUPANCY.BL_ALL", 0xe0, 0x44, 0b1111),
-    ev("UNC_M2M_STALL0_NO_TxR_HORZ_CRD_AD_AG0.TGR0", 0xd0, 0x01, 0b1111),
-    ev("UNC_M2M_STALL0_NO_TxR_HORZ_CRD_AD_AG0.TGR1", 0xd0, 0x02, 0b1111),
-    ev("UNC_M2M_STALL0_NO_TxR_HORZ_CRD_AD_AG0.TGR2", 0xd0, 0x04, 0b1111),
-    ev("UNC_M2M_STALL0_NO_TxR_HORZ_CRD_AD_AG0.TGR3", 0xd0, 0x08, 0b1111),
-    ev("UNC_M2M_STALL0_NO_TxR_HORZ_CRD_AD_AG0.TGR4", 0xd0, 0x10, 0b1111),
-    ev("UNC_M2M_STALL0_NO_TxR_HORZ_CRD_AD_AG0.TGR5", 0xd0, 0x20, 0b1111),
-    ev("UNC_M2M_STALL0_NO_TxR_HORZ_CRD_AD_AG0.TGR6", 0xd0, 0x40, 0b1111),
-    ev("UNC_M2M_STALL0_NO_TxR_HORZ_CRD_AD_AG0.TGR7", 0xd0, 0x80, 0b1111),
-    ev("UNC_M2M_STALL0_NO_TxR_HORZ_CRD_AD_AG1.TGR0", 0xd2, 0x01, 0b1111),
-    ev("UNC_M2M_STALL0_NO_TxR_HORZ_CRD_AD_AG1.TGR1", 0xd2, 0x02, 0b1111),
-    ev("UNC_M2M_STALL0_NO_TxR_HORZ_CRD_AD_AG1.TGR2", 0xd2, 0x04, 0b1111),
-    ev("UNC_M2M_STALL0_NO_TxR_HORZ_CRD_AD_AG1.TGR3", 0xd2, 0x08, 0b1111),
-    ev("UNC_M2M_STALL0_NO_TxR_HORZ_CRD_AD_AG1.TGR4", 0xd2, 0x10, 0b1111),
-    ev("UNC_M2M_STALL0_NO_TxR_HORZ_CRD_AD_AG1.TGR5", 0xd2, 0x20, 0b1111),
-    ev("UNC_M2M_STALL0_NO_TxR_HORZ_CRD_AD_AG1.TGR6", 0xd2, 0x40, 0b1111),
-    ev("UNC_M2M_STALL0_NO_TxR_HORZ_CRD_AD_AG1.TGR7", 0xd2, 0x80, 0b1111),
-    ev("UNC_M2M_STALL0_NO_TxR_HORZ_CRD_BL_AG0.TGR0", 0xd4, 0x01, 0b1111),
-    ev("UNC_M2M_STALL0_NO_TxR_HORZ_CRD_BL_AG0.TGR1", 0xd4, 0x02, 0b1111),
-    ev("UNC_M2M_STALL0_NO_TxR_HORZ_CRD_BL_AG0.TGR2", 0xd4, 0x04, 0b1111),
-    ev("UNC_M2M_STALL0_NO_TxR_HORZ_CRD_BL_AG0.TGR3", 0xd4, 0x08, 0b1111),
-    ev("UNC_M2M_STALL0_NO_TxR_HORZ_CRD_BL_AG0.TGR4", 0xd4, 0x10, 0b1111),
-    ev("UNC_M2M_STALL0_NO_TxR_HORZ_CRD_BL_AG0.TGR5", 0xd4, 0x20, 0b1111),
-    ev("UNC_M2M_STALL0_NO_TxR_HORZ_CRD_BL_AG0.TGR6", 0xd4, 0x40, 0b1111),
-    ev("UNC_M2M_STALL0_NO_TxR_HORZ_CRD_BL_AG0.TGR7", 0xd4, 0x80, 0b1111),
-    ev("UNC_M2M_STALL0_NO_TxR_HORZ_CRD_BL_AG1.TGR0", 0xd6, 0x01, 0b1111),
-    ev("UNC_M2M_STALL0_NO_TxR_HORZ_CRD_BL_AG1.TGR1", 0xd6, 0x02, 0b1111),
-    ev("UNC_M2M_STALL0_NO_TxR_HORZ_CRD_BL_AG1.TGR2", 0xd6, 0x04, 0b1111),
-    ev("UNC_M2M_STALL0_NO_TxR_HORZ_CRD_BL_AG1.TGR3", 0xd6, 0x08, 0b1111),
-    ev("UNC_M2M_STALL0_NO_TxR_HORZ_CRD_BL_AG1.TGR4", 0xd6, 0x10, 0b1111),
-    ev("UNC_M2M_STALL0_NO_TxR_HORZ_CRD_BL_AG1.TGR5", 0xd6, 0x20, 0b1111),
-    ev("UNC_M2M_STALL0_NO_TxR_HORZ_CRD_BL_AG1.TGR6", 0xd6, 0x40, 0b1111),
-    ev("UNC_M2M_STALL0_NO_TxR_HORZ_CRD_BL_AG1.TGR7", 0xd6, 0x80, 0b1111),
-    ev("UNC_M2M_STALL1_NO_TxR_HORZ_CRD_AD_AG0.TGR8", 0xd1, 0x01, 0b1111),
-    ev("UNC_M2M_STALL1_NO_TxR_HORZ_CRD_AD_AG0.TGR9", 0xd1, 0x02, 0b1111),
-    ev("UNC_M2M_STALL1_NO_TxR_HORZ_CRD_AD_AG0.TGR10", 0xd1, 0x04, 0b1111),
-    ev("UNC_M2M_STALL1_NO_TxR_HORZ_CRD_AD_AG1_1.TGR8", 0xd3, 0x01, 0b1111),
-    ev("UNC_M2M_STALL1_NO_TxR_HORZ_CRD_AD_AG1_1.TGR9", 0xd3, 0x02, 0b1111),
-    ev("UNC_M2M_STALL1_NO_TxR_HORZ_CRD_AD_AG1_1.TGR10", 0xd3, 0x04, 0b1111),
-    ev("UNC_M2M_STALL1_NO_TxR_HORZ_CRD_BL_AG0_1.TGR8", 0xd5, 0x01, 0b1111),
-    ev("UNC_M2M_STALL1_NO_TxR_HORZ_CRD_BL_AG0_1.TGR9", 0xd5, 0x02, 0b1111),
-    ev("UNC_M2M_STALL1_NO_TxR_HORZ_CRD_BL_AG0_1.TGR10", 0xd5, 0x04, 0b1111),
-    ev("UNC_M2M_STALL1_NO_TxR_HORZ_CRD_BL_AG1_1.TGR8", 0xd7, 0x01, 0b1111),
-    ev("UNC_M2M_STALL1_NO_TxR_HORZ_CRD_BL_AG1_1.TGR9", 0xd7, 0x02, 0b1111),
-    ev("UNC_M2M_STALL1_NO_TxR_HORZ_CRD_BL_AG1_1.TGR10", 0xd7, 0x04, 0b1111),
-    ev("UNC_M2M_TxR_HORZ_ADS_USED.AD_UNCRD", 0xa6, 0x01, 0b1111),
-    ev("UNC_M2M_TxR_HORZ_ADS_USED.BL_UNCRD", 0xa6, 0x04, 0b1111),
-    ev("UNC_M2M_TxR_HORZ_ADS_USED.AD_CRD", 0xa6, 0x10, 0b1111),
-    ev("UNC_M2M_TxR_HORZ_ADS_USED.BL_CRD", 0xa6, 0x40, 0b1111),
-    ev("UNC_M2M_TxR_HORZ_ADS_USED.AD_ALL", 0xa6, 0x11, 0b1111),
-    ev("UNC_M2M_TxR_HORZ_ADS_USED.BL_ALL", 0xa6, 0x44, 0b1111),
-    ev("UNC_M2M_TxR_HORZ_BYPASS.AD_UNCRD", 0xa7, 0x01, 0b1111),
-    ev("UNC_M2M_TxR_HORZ_BYPASS.AK", 0xa7, 0x02, 0b1111),
-    ev("UNC_M2M_TxR_HORZ_BYPASS.BL_UNCRD", 0xa7, 0x04, 0b1111),
-    ev("UNC_M2M_TxR_HORZ_BYPASS.IV", 0xa7, 0x08, 0b1111),
-    ev("UNC_M2M_TxR_HORZ_BYPASS.AD_CRD", 0xa7, 0x10, 0b1111),
-    ev("UNC_M2M_TxR_HORZ_BYPASS.BL_CRD", 0xa7, 0x40, 0b1111),
-    ev("UNC_M2M_TxR_HORZ_BYPASS.AKC_UNCRD", 0xa7, 0x80, 0b1111),
-    ev("UNC_M2M_TxR_HORZ_BYPASS.AD_ALL", 0xa7, 0x11, 0b1111),
-    ev("UNC_M2M_TxR_HORZ_BYPASS.BL_ALL", 0xa7, 0x44, 0b1111),
-    ev("UNC_M2M_TxR_HORZ_CYCLES_FULL.AD_UNCRD", 0xa2, 0x01, 0b1111),
-    ev("UNC_M2M_TxR_HORZ_CYCLES_FULL.AK", 0xa2, 0x02, 0b1111),
-    ev("UNC_M2M_TxR_HORZ_CYCLES_FULL.BL_UNCRD", 0xa2, 0x04, 0b1111),
-    ev("UNC_M2M_TxR_HORZ_CYCLES_FULL.IV", 0xa2, 0x08, 0b1111),
-    ev("UNC_M2M_TxR_HORZ_CYCLES_FULL.AD_CRD", 0xa2, 0x10, 0b1111),
-    ev("UNC_M2M_TxR_HORZ_CYCLES_FULL.BL_CRD", 0xa2, 0x40, 0b1111),
-    ev("UNC_M2M_TxR_HORZ_CYCLES_FULL.AKC_UNCRD", 0xa2, 0x80, 0b1111),
-    ev("UNC_M2M_TxR_HORZ_CYCLES_FULL.AD_ALL", 0xa2, 0x11, 0b1111),
-    ev("UNC_M2M_TxR_HORZ_CYCLES_FULL.BL_ALL", 0xa2, 0x44, 0b1111),
-    ev("UNC_M2M_TxR_HORZ_CYCLES_NE.AD_UNCRD", 0xa3, 0x01, 0b1111),
-    ev("UNC_M2M_TxR_HORZ_CYCLES_NE.AK", 0xa3, 0x02, 0b1111),
-    ev("UNC_M2M_TxR_HORZ_CYCLES_NE.BL_UNCRD", 0xa3, 0x04, 0b1111),
-    ev("UNC_M2M_TxR_HORZ_CYCLES_NE.IV", 0xa3, 0x08, 0b1111),
-    ev("UNC_M2M_TxR_HORZ_CYCLES_NE.AD_CRD", 0xa3, 0x10, 0b1111),
-    ev("UNC_M2M_TxR_HORZ_CYCLES_NE.BL_CRD", 0xa3, 0x40, 0b1111),
-    ev("UNC_M2M_TxR_HORZ_CYCLES_NE.AKC_UNCRD", 0xa3, 0x80, 0b1111),
-    ev("UNC_M2M_TxR_HORZ_CYCLES_NE.AD_ALL", 0xa3, 0x11, 0b1111),
-    ev("UNC_M2M_TxR_HORZ_CYCLES_NE.BL_ALL", 0xa3, 0x44, 0b1111),
-    ev("UNC_M2M_TxR_HORZ_INSERTS.AD_UNCRD", 0xa1, 0x01, 0b1111),
-    ev("UNC_M2M_TxR_HORZ_INSERTS.AK", 0xa1, 0x02, 0b1111),
-    ev("UNC_M2M_TxR_HORZ_INSERTS.BL_UNCRD", 0xa1, 0x04, 0b1111),
-    ev("UNC_M2M_TxR_HORZ_INSERTS.IV", 0xa1, 0x08, 0b1111),
-    ev("UNC_M2M_TxR_HORZ_INSERTS.AD_CRD", 0xa1, 0x10, 0b1111),
-    ev("UNC_M2M_TxR_HORZ_INSERTS.BL_CRD", 0xa1, 0x40, 0b1111),
-    ev("UNC_M2M_TxR_HORZ_INSERTS.AKC_UNCRD", 0xa1, 0x80, 0b1111),
-    ev("UNC_M2M_TxR_HORZ_INSERTS.AD_ALL", 0xa1, 0x11, 0b1111),
-    ev("UNC_M2M_TxR_HORZ_INSERTS.BL_ALL", 0xa1, 0x44, 0b1111),
-    ev("UNC_M2M_TxR_HORZ_NACK.AD_UNCRD", 0xa4, 0x01, 0b1111),
-    ev("UNC_M2M_TxR_HORZ_NACK.AK", 0xa4, 0x02, 0b1111),
-    ev("UNC_M2M_TxR_HORZ_NACK.BL_UNCRD", 0xa4, 0x04, 0b1111),
-    ev("UNC_M2M_TxR_HORZ_NACK.IV", 0xa4, 0x08, 0b1111),
-    ev("UNC_M2M_TxR_HORZ_NACK.AD_CRD", 0xa4, 0x10, 0b1111),
-    ev("UNC_M2M_TxR_HORZ_NACK.BL_CRD", 0xa4, 0x40, 0b1111),
-    ev("UNC_M2M_TxR_HORZ_NACK.AKC_UNCRD", 0xa4, 0x80, 0b1111),
-    ev("UNC_M2M_TxR_HORZ_NACK.AD_ALL", 0xa4, 0x11, 0b1111),
-    ev("UNC_M2M_TxR_HORZ_NACK.BL_ALL", 0xa4, 0x44, 0b1111),
-    ev("UNC_M2M_TxR_HORZ_OCCUPANCY.AD_UNCRD", 0xa0, 0x01, 0b1111),
-    ev("UNC_M2M_TxR_HORZ_OCCUPANCY.AK", 0xa0, 0x02, 0b1111),
-    ev("UNC_M2M_TxR_HORZ_OCCUPANCY.BL_UNCRD", 0xa0, 0x04, 0b1111),
-    ev("UNC_M2M_TxR_HORZ_OCCUPANCY.IV", 0xa0, 0x08, 0b1111),
-    ev("UNC_M2M_TxR_HORZ_OCCUPANCY.AD_CRD", 0xa0, 0x10, 0b1111),
-    ev("UNC_M2M_TxR_HORZ_OCCUPANCY.BL_CRD", 0xa0, 0x40, 0b1111),
-    ev("UNC_M2M_TxR_HORZ_OCCUPANCY.AKC_UNCRD", 0xa0, 0x80, 0b1111),
-    ev("UNC_M2M_TxR_HORZ_OCCUPANCY.AD_ALL", 0xa0, 0x11, 0b1111),
-    ev("UNC_M2M_TxR_HORZ_OCCUPANCY.BL_ALL", 0xa0, 0x44, 0b1111),
-    ev("UNC_M2M_TxR_HORZ_STARVED.AD_UNCRD", 0xa5, 0x01, 0b1111),
-    ev("UNC_M2M_TxR_HORZ_STARVED.AK", 0xa5, 0x02, 0b1111),
-    ev("UNC_M2M_TxR_HORZ_STARVED.BL_UNCRD", 0xa5, 0x04, 0b1111),
-    ev("UNC_M2M_TxR_HORZ_STARVED.IV", 0xa5, 0x08, 0b1111),
-    ev("UNC_M2M_TxR_HORZ_STARVED.AKC_UNCRD", 0xa5, 0x80, 0b1111),
-    ev("UNC_M2M_TxR_HORZ_STARVED.AD_ALL", 0xa5, 0x01, 0b1111),
-    ev("UNC_M2M_TxR_HORZ_STARVED.BL_ALL", 0xa5, 0x04, 0b1111),
-    ev("UNC_M2M_TxR_VERT_ADS_USED.AD_AG0", 0x9c, 0x01, 0b1111),
-    ev("UNC_M2M_TxR_VERT_ADS_USED.BL_AG0", 0x9c, 0x04, 0b1111),
-    ev("UNC_M2M_TxR_VERT_ADS_USED.AD_AG1", 0x9c, 0x10, 0b1111),
-    ev("UNC_M2M_TxR_VERT_ADS_USED.BL_AG1", 0x9c, 0x40, 0b1111),
-    ev("UNC_M2M_TxR_VERT_BYPASS.AD_AG0", 0x9d, 0x01, 0b1111),
-    ev("UNC_M2M_TxR_VERT_BYPASS.AK_AG0", 0x9d, 0x02, 0b1111),
-    ev("UNC_M2M_TxR_VERT_BYPASS.BL_AG0", 0x9d, 0x04, 0b1111),
-    ev("UNC_M2M_TxR_VERT_BYPASS.IV_AG1", 0x9d, 0x08, 0b1111),
-    ev("UNC_M2M_TxR_VERT_BYPASS.AD_AG1", 0x9d, 0x10, 0b1111),
-    ev("UNC_M2M_TxR_VERT_BYPASS.AK_AG1", 0x9d, 0x20, 0b1111),
-    ev("UNC_M2M_TxR_VERT_BYPASS.BL_AG1", 0x9d, 0x40, 0b1111),
-    ev("UNC_M2M_TxR_VERT_BYPASS_1.AKC_AG0", 0x9e, 0x01, 0b1111),
-    ev("UNC_M2M_TxR_VERT_BYPASS_1.AKC_AG1", 0x9e, 0x02, 0b1111),
-    ev("UNC_M2M_TxR_VERT_CYCLES_FULL0.AD_AG0", 0x94, 0x01, 0b1111),
-    ev("UNC_M2M_TxR_VERT_CYCLES_FULL0.AK_AG0", 0x94, 0x02, 0b1111),
-    ev("UNC_M2M_TxR_VERT_CYCLES_FULL0.BL_AG0", 0x94, 0x04, 0b1111),
-    ev("UNC_M2M_TxR_VERT_CYCLES_FULL0.IV_AG0", 0x94, 0x08, 0b1111),
-    ev("UNC_M2M_TxR_VERT_CYCLES_FULL0.AD_AG1", 0x94, 0x10, 0b1111),
-    ev("UNC_M2M_TxR_VERT_CYCLES_FULL0.AK_AG1", 0x94, 0x20, 0b1111),
-    ev("UNC_M2M_TxR_VERT_CYCLES_FULL0.BL_AG1", 0x94, 0x40, 0b1111),
-    ev("UNC_M2M_TxR_VERT_CYCLES_FULL1.AKC_AG0", 0x95, 0x01, 0b1111),
-    ev("UNC_M2M_TxR_VERT_CYCLES_FULL1.AKC_AG1", 0x95, 0x02, 0b1111),
-    ev("UNC_M2M_TxR_VERT_CYCLES_NE0.AD_AG0", 0x96, 0x01, 0b1111),
-    ev("UNC_M2M_TxR_VERT_CYCLES_NE0.AK_AG0", 0x96, 0x02, 0b1111),
-    ev("UNC_M2M_TxR_VERT_CYCLES_NE0.BL_AG0", 0x96, 0x04, 0b1111),
-    ev("UNC_M2M_TxR_VERT_CYCLES_NE0.IV_AG0", 0x96, 0x08, 0b1111),
-    ev("UNC_M2M_TxR_VERT_CYCLES_NE0.AD_AG1", 0x96, 0x10, 0b1111),
-    ev("UNC_M2M_TxR_VERT_CYCLES_NE0.AK_AG1", 0x96, 0x20, 0b1111),
-    ev("UNC_M2M_TxR_VERT_CYCLES_NE0.BL_AG1", 0x96, 0x40, 0b1111),
-    ev("UNC_M2M_TxR_VERT_CYCLES_NE1.AKC_AG0", 0x97, 0x01, 0b1111),
-    ev("UNC_M2M_TxR_VERT_CYCLES_NE1.AKC_AG1", 0x97, 0x02, 0b1111),
-    ev("UNC_M2M_TxR_VERT_INSERTS0.AD_AG0", 0x92, 0x01, 0b1111),
-    ev("UNC_M2M_TxR_VERT_INSERTS0.AK_AG0", 0x92, 0x02, 0b1111),
-    ev("UNC_M2M_TxR_VERT_INSERTS0.BL_AG0", 0x92, 0x04, 0b1111),
-    ev("UNC_M2M_TxR_VERT_INSERTS0.IV_AG0", 0x92, 0x08, 0b1111),
-    ev("UNC_M2M_TxR_VERT_INSERTS0.AD_AG1", 0x92, 0x10, 0b1111),
-    ev("UNC_M2M_TxR_VERT_INSERTS0.AK_AG1", 0x92, 0x20, 0b1111),
-    ev("UNC_M2M_TxR_VERT_INSERTS0.BL_AG1", 0x92, 0x40, 0b1111),
-    ev("UNC_M2M_TxR_VERT_INSERTS1.AKC_AG0", 0x93, 0x01, 0b1111),
-    ev("UNC_M2M_TxR_VERT_INSERTS1.AKC_AG1", 0x93, 0x02, 0b1111),
-    ev("UNC_M2M_TxR_VERT_NACK0.AD_AG0", 0x98, 0x01, 0b1111),
-    ev("UNC_M2M_TxR_VERT_NACK0.AK_AG0", 0x98, 0x02, 0b1111),
-    ev("UNC_M2M_TxR_VERT_NACK0.BL_AG0", 0x98, 0x04, 0b1111),
-    ev("UNC_M2M_TxR_VERT_NACK0.IV_AG0", 0x98, 0x08, 0b1111),
-    ev("UNC_M2M_TxR_VERT_NACK0.AD_AG1", 0x98, 0x10, 0b1111),
-    ev("UNC_M2M_TxR_VERT_NACK0.AK_AG1", 0x98, 0x20, 0b1111),
-    ev("UNC_M2M_TxR_VERT_NACK0.BL_AG1", 0x98, 0x40, 0b1111),
-    ev("UNC_M2M_TxR_VERT_NACK1.AKC_AG0", 0x99, 0x01, 0b1111),
-    ev("UNC_M2M_TxR_VERT_NACK1.AKC_AG1", 0x99, 0x02, 0b1111),
-    ev("UNC_M2M_TxR_VERT_OCCUPANCY0.AD_AG0", 0x90, 0x01, 0b1111),
-    ev("UNC_M2M_TxR_VERT_OCCUPANCY0.AK_AG0", 0x90, 0x02, 0b1111),
-    ev("UNC_M2M_TxR_VERT_OCCUPANCY0.BL_AG0", 0x90, 0x04, 0b1111),
-    ev("UNC_M2M_TxR_VERT_OCCUPANCY0.IV_AG0", 0x90, 0x08, 0b1111),
-    ev("UNC_M2M_TxR_VERT_OCCUPANCY0.AD_AG1", 0x90, 0x10, 0b1111),
-    ev("UNC_M2M_TxR_VERT_OCCUPANCY0.AK_AG1", 0x90, 0x20, 0b1111),
-    ev("UNC_M2M_TxR_VERT_OCCUPANCY0.BL_AG1", 0x90, 0x40, 0b1111),
-    ev("UNC_M2M_TxR_VERT_OCCUPANCY1.AKC_AG0", 0x91, 0x01, 0b1111),
-    ev("UNC_M2M_TxR_VERT_OCCUPANCY1.AKC_AG1", 0x91, 0x02, 0b1111),
-    ev("UNC_M2M_TxR_VERT_STARVED0.AD_AG0", 0x9a, 0x01, 0b1111),
-    ev("UNC_M2M_TxR_VERT_STARVED0.AK_AG0", 0x9a, 0x02, 0b1111),
-    ev("UNC_M2M_TxR_VERT_STARVED0.BL_AG0", 0x9a, 0x04, 0b1111),
-    ev("UNC_M2M_TxR_VERT_STARVED0.IV_AG0", 0x9a, 0x08, 0b1111),
-    ev("UNC_M2M_TxR_VERT_STARVED0.AD_AG1", 0x9a, 0x10, 0b1111),
-    ev("UNC_M2M_TxR_VERT_STARVED0.AK_AG1", 0x9a, 0x20, 0b1111),
-    ev("UNC_M2M_TxR_VERT_STARVED0.BL_AG1", 0x9a, 0x40, 0b1111),
-    ev("UNC_M2M_TxR_VERT_STARVED1.AKC_AG0", 0x9b, 0x01, 0b1111),
-    ev("UNC_M2M_TxR_VERT_STARVED1.AKC_AG1", 0x9b, 0x02, 0b1111),
-    ev("UNC_M2M_TxR_VERT_STARVED1.TGC", 0x9b, 0x04, 0b1111),
-    ev("UNC_M2M_VERT_RING_AD_IN_USE.UP_EVEN", 0xb0, 0x01, 0b1111),
-    ev("UNC_M2M_VERT_RING_AD_IN_USE.UP_ODD", 0xb0, 0x02, 0b1111),
-    ev("UNC_M2M_VERT_RING_AD_IN_USE.DN_EVEN", 0xb0, 0x04, 0b1111),
-    ev("UNC_M2M_VERT_RING_AD_IN_USE.DN_ODD", 0xb0, 0x08, 0b1111),
-    ev("UNC_M2M_VERT_RING_AKC_IN_USE.UP_EVEN", 0xb4, 0x01, 0b1111),
-    ev("UNC_M2M_VERT_RING_AKC_IN_USE.UP_ODD", 0xb4, 0x02, 0b1111),
-    ev("UNC_M2M_VERT_RING_AKC_IN_USE.DN_EVEN", 0xb4, 0x04, 0b1111),
-    ev("UNC_M2M_VERT_RING_AKC_IN_USE.DN_ODD", 0xb4, 0x08, 0b1111),
-    ev("UNC_M2M_VERT_RING_AK_IN_USE.UP_EVEN", 0xb1, 0x01, 0b1111),
-    ev("UNC_M2M_VERT_RING_AK_IN_USE.UP_ODD", 0xb1, 0x02, 0b1111),
-    ev("UNC_M2M_VERT_RING_AK_IN_USE.DN_EVEN", 0xb1, 0x04, 0b1111),
-    ev("UNC_M2M_VERT_RING_AK_IN_USE.DN_ODD", 0xb1, 0x08, 0b1111),
-    ev("UNC_M2M_VERT_RING_BL_IN_USE.UP_EVEN", 0xb2, 0x01, 0b1111),
-    ev("UNC_M2M_VERT_RING_BL_IN_USE.UP_ODD", 0xb2, 0x02, 0b1111),
-    ev("UNC_M2M_VERT_RING_BL_IN_USE.DN_EVEN", 0xb2, 0x04, 0b1111),
-    ev("UNC_M2M_VERT_RING_BL_IN_USE.DN_ODD", 0xb2, 0x08, 0b1111),
-    ev("UNC_M2M_VERT_RING_IV_IN_USE.UP", 0xb3, 0x01, 0b1111),
-    ev("UNC_M2M_VERT_RING_IV_IN_USE.DN", 0xb3, 0x04, 0b1111),
-    ev("UNC_M2M_VERT_RING_TGC_IN_USE.UP_EVEN", 0xb5, 0x01, 0b1111),
-    ev("UNC_M2M_VERT_RING_TGC_IN_USE.UP_ODD", 0xb5, 0x02, 0b1111),
-    ev("UNC_M2M_VERT_RING_TGC_IN_USE.DN_EVEN", 0xb5, 0x04, 0b1111),
-    ev("UNC_M2M_VERT_RING_TGC_IN_USE.DN_ODD", 0xb5, 0x08, 0b1111),
-    ev("UNC_M2M_DIRECT2CORE_NOT_TAKEN_NOTFORKED", 0x60, 0x00, 0b1111),
-    ev("UNC_M2M_MIRR_WRQ_INSERTS", 0x64, 0x00, 0b1111),
-    ev("UNC_M2M_MIRR_WRQ_OCCUPANCY", 0x65, 0x00, 0b1111),
-    ev("UNC_M2M_PREFCAM_CIS_DROPS", 0x73, 0x00, 0b1111),
-    ev("UNC_M2M_PREFCAM_RxC_CYCLES_NE", 0x79, 0x00, 0b1111),
-    ev("UNC_M2M_PREFCAM_RxC_INSERTS", 0x78, 0x00, 0b1111),
-    ev("UNC_M2M_PREFCAM_RxC_OCCUPANCY", 0x77, 0x00, 0b1111),
-    ev("UNC_M2M_RING_SRC_THRTL", 0xae, 0x00, 0b1111),
-    ev("UNC_M2M_RxC_AD_CYCLES_FULL", 0x04, 0x00, 0b1111),
-    ev("UNC_M2M_RxC_AD_CYCLES_NE", 0x03, 0x00, 0b1111),
-    ev("UNC_M2M_RxC_AK_WR_CMP", 0x5c, 0x00, 0b1111),
-    ev("UNC_M2M_RxC_BL_CYCLES_FULL", 0x08, 0x00, 0b1111),
-    ev("UNC_M2M_RxC_BL_CYCLES_NE", 0x07, 0x00, 0b1111),
-    ev("UNC_M2M_RxR_CRD_STARVED_1", 0xe4, 0x00, 0b1111),
-    ev("UNC_M2M_SCOREBOARD_AD_RETRY_ACCEPTS", 0x33, 0x00, 0b1111),
-    ev("UNC_M2M_SCOREBOARD_AD_RETRY_REJECTS", 0x34, 0x00, 0b1111),
-    ev("UNC_M2M_SCOREBOARD_BL_RETRY_ACCEPTS", 0x35, 0x00, 0b1111),
-    ev("UNC_M2M_SCOREBOARD_BL_RETRY_REJECTS", 0x36, 0x00, 0b1111),
-    ev("UNC_M2M_SCOREBOARD_RD_ACCEPTS", 0x2f, 0x00, 0b1111),
-    ev("UNC_M2M_SCOREBOARD_RD_REJECTS", 0x30, 0x00, 0b1111),
-    ev("UNC_M2M_SCOREBOARD_WR_ACCEPTS", 0x31, 0x00, 0b1111),
-    ev("UNC_M2M_SCOREBOARD_WR_REJECTS", 0x32, 0x00, 0b1111),
-    ev("UNC_M2M_TGR_AD_CREDITS", 0x41, 0x00, 0b1111),
-    ev("UNC_M2M_TGR_BL_CREDITS", 0x42, 0x00, 0b1111),
-    ev("UNC_M2M_TxC_AD_CREDITS_ACQUIRED", 0x0d, 0x00, 0b1111),
-    ev("UNC_M2M_TxC_AD_CREDIT_OCCUPANCY", 0x0e, 0x00, 0b1111),
-    ev("UNC_M2M_TxC_AD_CYCLES_FULL", 0x0c, 0x00, 0b1111),
-    ev("UNC_M2M_TxC_AD_CYCLES_NE", 0x0b, 0x00, 0b1111),
-    ev("UNC_M2M_TxC_AD_NO_CREDIT_CYCLES", 0x0f, 0x00, 0b1111),
-    ev("UNC_M2M_TxC_AD_NO_CREDIT_STALLED", 0x10, 0x00, 0b1111),
-    ev("UNC_M2M_TxC_AKC_CREDITS", 0x5f, 0x00, 0b1111),
-    ev("UNC_M2M_DISTRESS_PMM", 0xf2, 0x00, 0b1111),
-    ev("UNC_M2M_DISTRESS_PMM_MEMMODE", 0xf1, 0x00, 0b1111),
-    ev("UNC_M2M_IMC_READS.ISOCH", 0x37, 0x02, 0b1111).umask_ext(0x7),
-    ev("UNC_M2M_IMC_READS.FROM_TGR", 0x37, 0x40, 0b1111).umask_ext(0x7),
-    ev("UNC_M2M_IMC_WRITES.FULL_ISOCH", 0x38, 0x04, 0b1111).umask_ext(0x1c),
-    ev("UNC_M2M_IMC_WRITES.PARTIAL_ISOCH", 0x38, 0x08, 0b1111).umask_ext(0x1c),
-    ev("UNC_M2M_IMC_WRITES.TO_DDR_AS_MEM", 0x38, 0x20, 0b1111).umask_ext(0x1c),
-    ev("UNC_M2M_IMC_WRITES.TO_DDR_AS_CACHE", 0x38, 0x40, 0b1111).umask_ext(0x1c),
-    ev("UNC_M2M_IMC_WRITES.FROM_TGR", 0x38, 0x00, 0b1111).umask_ext(0x1d),
-    ev("UNC_M2M_IMC_WRITES.NI_MISS", 0x38, 0x00, 0b1111).umask_ext(0x1c),
-    ev("UNC_M2M_PREFCAM_CYCLES_FULL.ALLCH", 0x6b, 0x07, 0b1111),
-    ev("UNC_M2M_PREFCAM_CYCLES_NE.ALLCH", 0x6c, 0x07, 0b1111),
-    ev("UNC_M2M_PREFCAM_DEMAND_DROPS.XPT_ALLCH", 0x6f, 0x15, 0b1111),
-    ev("UNC_M2M_PREFCAM_DEMAND_DROPS.UPI_ALLCH", 0x6f, 0x2a, 0b1111),
-    ev("UNC_M2M_PREFCAM_OCCUPANCY.ALLCH", 0x6a, 0x07, 0b1111),
-    ev("UNC_M2M_PREFCAM_RESP_MISS.ALLCH", 0x76, 0x07, 0b1111),
-    ev("UNC_M2M_IMC_READS.CH0_TO_PMM", 0x37, 0x20, 0b1111).umask_ext(0x1),
-    ev("UNC_M2M_IMC_READS.CH0_TO_DDR_AS_MEM", 0x37, 0x08, 0b1111).umask_ext(0x1),
-    ev("UNC_M2M_IMC_READS.CH0_TO_DDR_AS_CACHE", 0x37, 0x10, 0b1111).umask_ext(0x1),
-    ev("UNC_M2M_IMC_READS.CH1_TO_PMM", 0x37, 0x20, 0b1111).umask_ext(0x2),
-    ev("UNC_M2M_IMC_READS.CH1_TO_DDR_AS_MEM", 0x37, 0x08, 0b1111).umask_ext(0x2),
-    ev("UNC_M2M_IMC_READS.CH1_TO_DDR_AS_CACHE", 0x37, 0x10, 0b1111).umask_ext(0x2),
-    ev("UNC_M2M_IMC_READS.TO_DDR_AS_MEM", 0x37, 0x08, 0b1111).umask_ext(0x7),
-    ev("UNC_M2M_IMC_READS.TO_DDR_AS_CACHE", 0x37, 0x10, 0b1111).umask_ext(0x7),
-    ev("UNC_M2M_IMC_WRITES.CH0_TO_PMM", 0x38, 0x80, 0b1111).umask_ext(0x4),
-    ev("UNC_M2M_IMC_WRITES.CH0_TO_DDR_AS_MEM", 0x38, 0x20, 0b1111).umask_ext(0x4),
-    ev("UNC_M2M_IMC_WRITES.CH0_TO_DDR_AS_CACHE", 0x38, 0x40, 0b1111).umask_ext(0x4),
-    ev("UNC_M2M_IMC_WRITES.CH1_TO_PMM", 0x38, 0x80, 0b1111).umask_ext(0x8),
-    ev("UNC_M2M_IMC_WRITES.CH1_TO_DDR_AS_MEM", 0x38, 0x20, 0b1111).umask_ext(0x8),
-    ev("UNC_M2M_IMC_WRITES.CH1_TO_DDR_AS_CACHE", 0x38, 0x40, 0b1111).umask_ext(0x8),
-    ev("UNC_M2M_RPQ_NO_REG_CRD_PMM.CHN0", 0x4f, 0x01, 0b1111),
-    ev("UNC_M2M_RPQ_NO_REG_CRD_PMM.CHN1", 0x4f, 0x02, 0b1111),
-    ev("UNC_M2M_RPQ_NO_REG_CRD_PMM.CHN2", 0x4f, 0x04, 0b1111),
-    ev("UNC_M2M_WPQ_NO_REG_CRD_PMM.CHN0", 0x51, 0x01, 0b1111),
-    ev("UNC_M2M_WPQ_NO_REG_CRD_PMM.CHN1", 0x51, 0x02, 0b1111),
-    ev("UNC_M2M_WPQ_NO_REG_CRD_PMM.CHN2", 0x51, 0x04, 0b1111),
-    ev("UNC_M2M_PREFCAM_RxC_DEALLOCS.PMM_MEMMODE_ACCEPT", 0x7a, 0x04, 0b1111),
-    ev("UNC_M2M_DISTRESS_ASSERTED.PMM_LOCAL", 0xaf, 0x10, 0b1111),
-    ev("UNC_M2M_DISTRESS_ASSERTED.PMM_NONLOCAL", 0xaf, 0x20, 0b1111),
-    ev("UNC_M2M_PREFCAM_INSERTS.UPI_ALLCH", 0x6d, 0x2a, 0b1111),
-    ev("UNC_M2M_PREFCAM_INSERTS.XPT_ALLCH", 0x6d, 0x15, 0b1111),
-    ev("UNC_M2M_RxC_AD_PREF_OCCUPANCY", 0x77, 0x00, 0b1111),
-    ev("UNC_M2M_PREFCAM_DEMAND_MERGE.CH0_XPTUPI", 0x74, 0x01, 0b1111),
-    ev("UNC_M2M_PREFCAM_DEMAND_NO_MERGE.XPTUPI_ALLCH", 0x75, 0x15, 0b1111),
-    ev("UNC_M2M_PREFCAM_DEMAND_NO_MERGE.CH2_XPTUPI", 0x75, 0x10, 0b1111),
-    ev("UNC_M2M_PREFCAM_DEMAND_NO_MERGE.CH1_XPTUPI", 0x75, 0x04, 0b1111),
-    ev("UNC_M2M_PREFCAM_DEMAND_NO_MERGE.CH0_XPTUPI", 0x75, 0x01, 0b1111),
-    ev("UNC_M2M_PREFCAM_DEMAND_MERGE.XPTUPI_ALLCH", 0x74, 0x15, 0b1111),
-    ev("UNC_M2M_PREFCAM_DEMAND_MERGE.CH2_XPTUPI", 0x74, 0x10, 0b1111),
-    ev("UNC_M2M_PREFCAM_DEMAND_MERGE.CH1_XPTUPI", 0x74, 0x04, 0b1111),
-];
+event_table! {
+    /// The experimental events, numbered after `EVENT_ROWS`: from the vendor's experimental
+    /// lists, whose counts it has not validated; built with the `experimental-events` feature.
+    EXPERIMENTAL_ROWS, ExperimentalRowNumber, EVENT_ROWS.len(), " (experimental)", 0b1111, 0b0;
+    DIRECT2UPI_NOT_TAKEN_CREDITS = ev("UNC_M2M_DIRECT2UPI_NOT_TAKEN_CREDITS", 0x28, 0x00),
+    DIRECT2UPI_NOT_TAKEN_DIRSTATE = ev("UNC_M2M_DIRECT2UPI_NOT_TAKEN_DIRSTATE", 0x27, 0x00),
+    DIRECT2UPI_TXN_OVERRIDE = ev("UNC_M2M_DIRECT2UPI_TXN_OVERRIDE", 0x29, 0x00),
+    IMC_WRITES_NI = ev("UNC_M2M_IMC_WRITES.NI", 0x38, 0x00).umask_ext(0x1e),
+    TAG_HIT_NM_UFILL_HIT_CLEAN = ev("UNC_M2M_TAG_HIT.NM_UFILL_HIT_CLEAN", 0x2c, 0x04),
+    TAG_HIT_NM_UFILL_HIT_DIRTY = ev("UNC_M2M_TAG_HIT.NM_UFILL_HIT_DIRTY", 0x2c, 0x08),
+    TAG_MISS = ev("UNC_M2M_TAG_MISS", 0x61, 0x00),
+    BYPASS_M2M_EGRESS_NOT_TAKEN = ev("UNC_M2M_BYPASS_M2M_EGRESS.NOT_TAKEN", 0x22, 0x02),
+    DIRECT2CORE_NOT_TAKEN_DIRSTATE = ev("UNC_M2M_DIRECT2CORE_NOT_TAKEN_DIRSTATE", 0x24, 0x00),
+    DIRECT2CORE_TXN_OVERRIDE = ev("UNC_M2M_DIRECT2CORE_TXN_OVERRIDE", 0x25, 0x00),
+    IMC_READS_ALL = ev("UNC_M2M_IMC_READS.ALL", 0x37, 0x04).umask_ext(0x7),
+    IMC_READS_NORMAL = ev("UNC_M2M_IMC_READS.NORMAL", 0x37, 0x01).umask_ext(0x7),
+    IMC_WRITES_ALL = ev("UNC_M2M_IMC_WRITES.ALL", 0x38, 0x10).umask_ext(0x1c),
+    IMC_WRITES_FULL = ev("UNC_M2M_IMC_WRITES.FULL", 0x38, 0x01).umask_ext(0x1c),
+    IMC_WRITES_PARTIAL = ev("UNC_M2M_IMC_WRITES.PARTIAL", 0x38, 0x02).umask_ext(0x1c),
+    RXC_AD_INSERTS = ev("UNC_M2M_RxC_AD_INSERTS", 0x01, 0x00),
+    RXC_AD_OCCUPANCY = ev("UNC_M2M_RxC_AD_OCCUPANCY", 0x02, 0x00),
+    RXC_BL_INSERTS = ev("UNC_M2M_RxC_BL_INSERTS", 0x05, 0x00),
+    RXC_BL_OCCUPANCY = ev("UNC_M2M_RxC_BL_OCCUPANCY", 0x06, 0x00),
+    TXC_AD_INSERTS = ev("UNC_M2M_TxC_AD_INSERTS", 0x09, 0x00),
+    TXC_AD_OCCUPANCY = ev("UNC_M2M_TxC_AD_OCCUPANCY", 0x0a, 0x00),
+    TXC_BL_INSERTS_ALL = ev("UNC_M2M_TxC_BL_INSERTS.ALL", 0x15, 0x03),
+    BYPASS_M2M_EGRESS_TAKEN = ev("UNC_M2M_BYPASS_M2M_EGRESS.TAKEN", 0x22, 0x01),
+    BYPASS_M2M_INGRESS_TAKEN = ev("UNC_M2M_BYPASS_M2M_INGRESS.TAKEN", 0x21, 0x01),
+    BYPASS_M2M_INGRESS_NOT_TAKEN = ev("UNC_M2M_BYPASS_M2M_INGRESS.NOT_TAKEN", 0x21, 0x02),
+    DIRECTORY_HIT_DIRTY_I = ev("UNC_M2M_DIRECTORY_HIT.DIRTY_I", 0x2a, 0x01),
+    DIRECTORY_HIT_DIRTY_S = ev("UNC_M2M_DIRECTORY_HIT.DIRTY_S", 0x2a, 0x02),
+    DIRECTORY_HIT_DIRTY_P = ev("UNC_M2M_DIRECTORY_HIT.DIRTY_P", 0x2a, 0x04),
+    DIRECTORY_HIT_DIRTY_A = ev("UNC_M2M_DIRECTORY_HIT.DIRTY_A", 0x2a, 0x08),
+    DIRECTORY_HIT_CLEAN_I = ev("UNC_M2M_DIRECTORY_HIT.CLEAN_I", 0x2a, 0x10),
+    DIRECTORY_HIT_CLEAN_S = ev("UNC_M2M_DIRECTORY_HIT.CLEAN_S", 0x2a, 0x20),
+    DIRECTORY_HIT_CLEAN_P = ev("UNC_M2M_DIRECTORY_HIT.CLEAN_P", 0x2a, 0x40),
+    DIRECTORY_HIT_CLEAN_A = ev("UNC_M2M_DIRECTORY_HIT.CLEAN_A", 0x2a, 0x80),
+    DIRECTORY_MISS_DIRTY_I = ev("UNC_M2M_DIRECTORY_MISS.DIRTY_I", 0x2b, 0x01),
+    DIRECTORY_MISS_DIRTY_S = ev("UNC_M2M_DIRECTORY_MISS.DIRTY_S", 0x2b, 0x02),
+    DIRECTORY_MISS_DIRTY_P = ev("UNC_M2M_DIRECTORY_MISS.DIRTY_P", 0x2b, 0x04),
+    DIRECTORY_MISS_DIRTY_A = ev("UNC_M2M_DIRECTORY_MISS.DIRTY_A", 0x2b, 0x08),
+    DIRECTORY_MISS_CLEAN_I = ev("UNC_M2M_DIRECTORY_MISS.CLEAN_I", 0x2b, 0x10),
+    DIRECTORY_MISS_CLEAN_S = ev("UNC_M2M_DIRECTORY_MISS.CLEAN_S", 0x2b, 0x20),
+    DIRECTORY_MISS_CLEAN_P = ev("UNC_M2M_DIRECTORY_MISS.CLEAN_P", 0x2b, 0x40),
+    DIRECTORY_MISS_CLEAN_A = ev("UNC_M2M_DIRECTORY_MISS.CLEAN_A", 0x2b, 0x80),
+    IMC_READS_CH0_NORMAL = ev("UNC_M2M_IMC_READS.CH0_NORMAL", 0x37, 0x01).umask_ext(0x1),
+    IMC_READS_CH0_ISOCH = ev("UNC_M2M_IMC_READS.CH0_ISOCH", 0x37, 0x02).umask_ext(0x1),
+    IMC_READS_CH0_ALL = ev("UNC_M2M_IMC_READS.CH0_ALL", 0x37, 0x04).umask_ext(0x1),
+    IMC_READS_CH0_FROM_TGR = ev("UNC_M2M_IMC_READS.CH0_FROM_TGR", 0x37, 0x40).umask_ext(0x1),
+    IMC_READS_CH1_NORMAL = ev("UNC_M2M_IMC_READS.CH1_NORMAL", 0x37, 0x01).umask_ext(0x2),
+    IMC_READS_CH1_ISOCH = ev("UNC_M2M_IMC_READS.CH1_ISOCH", 0x37, 0x02).umask_ext(0x2),
+    IMC_READS_CH1_ALL = ev("UNC_M2M_IMC_READS.CH1_ALL", 0x37, 0x04).umask_ext(0x2),
+    IMC_READS_CH1_FROM_TGR = ev("UNC_M2M_IMC_READS.CH1_FROM_TGR", 0x37, 0x40).umask_ext(0x2),
+    IMC_READS_CH2_FROM_TGR = ev("UNC_M2M_IMC_READS.CH2_FROM_TGR", 0x37, 0x40).umask_ext(0x4),
+    IMC_WRITES_CH0_FULL = ev("UNC_M2M_IMC_WRITES.CH0_FULL", 0x38, 0x01).umask_ext(0x4),
+    IMC_WRITES_CH0_PARTIAL = ev("UNC_M2M_IMC_WRITES.CH0_PARTIAL", 0x38, 0x02).umask_ext(0x4),
+    IMC_WRITES_CH0_FULL_ISOCH = ev("UNC_M2M_IMC_WRITES.CH0_FULL_ISOCH", 0x38, 0x04).umask_ext(0x4),
+    IMC_WRITES_CH0_PARTIAL_ISOCH = ev("UNC_M2M_IMC_WRITES.CH0_PARTIAL_ISOCH", 0x38, 0x08).umask_ext(0x4),
+    IMC_WRITES_CH0_ALL = ev("UNC_M2M_IMC_WRITES.CH0_ALL", 0x38, 0x10).umask_ext(0x4),
+    IMC_WRITES_CH0_FROM_TGR = ev("UNC_M2M_IMC_WRITES.CH0_FROM_TGR", 0x38, 0x00).umask_ext(0x5),
+    IMC_WRITES_CH0_NI = ev("UNC_M2M_IMC_WRITES.CH0_NI", 0x38, 0x00).umask_ext(0x6),
+    IMC_WRITES_CH1_FULL = ev("UNC_M2M_IMC_WRITES.CH1_FULL", 0x38, 0x01).umask_ext(0x8),
+    IMC_WRITES_CH1_PARTIAL = ev("UNC_M2M_IMC_WRITES.CH1_PARTIAL", 0x38, 0x02).umask_ext(0x8),
+    IMC_WRITES_CH1_FULL_ISOCH = ev("UNC_M2M_IMC_WRITES.CH1_FULL_ISOCH", 0x38, 0x04).umask_ext(0x8),
+    IMC_WRITES_CH1_PARTIAL_ISOCH = ev("UNC_M2M_IMC_WRITES.CH1_PARTIAL_ISOCH", 0x38, 0x08).umask_ext(0x8),
+    IMC_WRITES_CH1_ALL = ev("UNC_M2M_IMC_WRITES.CH1_ALL", 0x38, 0x10).umask_ext(0x8),
+    IMC_WRITES_CH1_FROM_TGR = ev("UNC_M2M_IMC_WRITES.CH1_FROM_TGR", 0x38, 0x00).umask_ext(0x9),
+    IMC_WRITES_CH1_NI = ev("UNC_M2M_IMC_WRITES.CH1_NI", 0x38, 0x00).umask_ext(0xa),
+    PKT_MATCH_MESH = ev("UNC_M2M_PKT_MATCH.MESH", 0x4c, 0x01),
+    PKT_MATCH_MC = ev("UNC_M2M_PKT_MATCH.MC", 0x4c, 0x02),
+    RPQ_NO_REG_CRD_CH0 = ev("UNC_M2M_RPQ_NO_REG_CRD.CH0", 0x43, 0x01),
+    RPQ_NO_REG_CRD_CH1 = ev("UNC_M2M_RPQ_NO_REG_CRD.CH1", 0x43, 0x02),
+    RPQ_NO_REG_CRD_CH2 = ev("UNC_M2M_RPQ_NO_REG_CRD.CH2", 0x43, 0x04),
+    RPQ_NO_SPEC_CRD_CH0 = ev("UNC_M2M_RPQ_NO_SPEC_CRD.CH0", 0x44, 0x01),
+    RPQ_NO_SPEC_CRD_CH1 = ev("UNC_M2M_RPQ_NO_SPEC_CRD.CH1", 0x44, 0x02),
+    RPQ_NO_SPEC_CRD_CH2 = ev("UNC_M2M_RPQ_NO_SPEC_CRD.CH2", 0x44, 0x04),
+    TRACKER_FULL_CH0 = ev("UNC_M2M_TRACKER_FULL.CH0", 0x45, 0x01),
+    TRACKER_FULL_CH1 = ev("UNC_M2M_TRACKER_FULL.CH1", 0x45, 0x02),
+    TRACKER_FULL_CH2 = ev("UNC_M2M_TRACKER_FULL.CH2", 0x45, 0x04),
+    TRACKER_INSERTS_CH0 = ev("UNC_M2M_TRACKER_INSERTS.CH0", 0x49, 0x01),
+    TRACKER_INSERTS_CH1 = ev("UNC_M2M_TRACKER_INSERTS.CH1", 0x49, 0x02),
+    TRACKER_INSERTS_CH2 = ev("UNC_M2M_TRACKER_INSERTS.CH2", 0x49, 0x04),
+    TRACKER_NE_CH0 = ev("UNC_M2M_TRACKER_NE.CH0", 0x46, 0x01),
+    TRACKER_NE_CH1 = ev("UNC_M2M_TRACKER_NE.CH1", 0x46, 0x02),
+    TRACKER_NE_CH2 = ev("UNC_M2M_TRACKER_NE.CH2", 0x46, 0x04),
+    TRACKER_OCCUPANCY_CH0 = ev("UNC_M2M_TRACKER_OCCUPANCY.CH0", 0x47, 0x01),
+    TRACKER_OCCUPANCY_CH1 = ev("UNC_M2M_TRACKER_OCCUPANCY.CH1", 0x47, 0x02),
+    TRACKER_OCCUPANCY_CH2 = ev("UNC_M2M_TRACKER_OCCUPANCY.CH2", 0x47, 0x04),
+    TXC_AK_NDR = ev("UNC_M2M_TxC_AK.NDR", 0x39, 0x01),
+    TXC_AK_CRD_CBO = ev("UNC_M2M_TxC_AK.CRD_CBO", 0x39, 0x02),
+    TXC_AK_CREDITS_ACQUIRED_CMS0 = ev("UNC_M2M_TxC_AK_CREDITS_ACQUIRED.CMS0", 0x1d, 0x01),
+    TXC_AK_CREDITS_ACQUIRED_CMS1 = ev("UNC_M2M_TxC_AK_CREDITS_ACQUIRED.CMS1", 0x1d, 0x02),
+    TXC_AK_CYCLES_FULL_CMS0 = ev("UNC_M2M_TxC_AK_CYCLES_FULL.CMS0", 0x14, 0x01),
+    TXC_AK_CYCLES_FULL_CMS1 = ev("UNC_M2M_TxC_AK_CYCLES_FULL.CMS1", 0x14, 0x02),
+    TXC_AK_CYCLES_FULL_RDCRD0 = ev("UNC_M2M_TxC_AK_CYCLES_FULL.RDCRD0", 0x14, 0x08),
+    TXC_AK_CYCLES_FULL_WRCRD0 = ev("UNC_M2M_TxC_AK_CYCLES_FULL.WRCRD0", 0x14, 0x10),
+    TXC_AK_CYCLES_FULL_WRCMP0 = ev("UNC_M2M_TxC_AK_CYCLES_FULL.WRCMP0", 0x14, 0x20),
+    TXC_AK_CYCLES_FULL_RDCRD1 = ev("UNC_M2M_TxC_AK_CYCLES_FULL.RDCRD1", 0x14, 0x88),
+    TXC_AK_CYCLES_FULL_WRCRD1 = ev("UNC_M2M_TxC_AK_CYCLES_FULL.WRCRD1", 0x14, 0x90),
+    TXC_AK_CYCLES_FULL_WRCMP1 = ev("UNC_M2M_TxC_AK_CYCLES_FULL.WRCMP1", 0x14, 0xa0),
+    TXC_AK_CYCLES_FULL_ALL = ev("UNC_M2M_TxC_AK_CYCLES_FULL.ALL", 0x14, 0x03),
+    TXC_AK_CYCLES_NE_CMS0 = ev("UNC_M2M_TxC_AK_CYCLES_NE.CMS0", 0x13, 0x01),
+    TXC_AK_CYCLES_NE_CMS1 = ev("UNC_M2M_TxC_AK_CYCLES_NE.CMS1", 0x13, 0x02),
+    TXC_AK_CYCLES_NE_RDCRD = ev("UNC_M2M_TxC_AK_CYCLES_NE.RDCRD", 0x13, 0x08),
+    TXC_AK_CYCLES_NE_WRCRD = ev("UNC_M2M_TxC_AK_CYCLES_NE.WRCRD", 0x13, 0x10),
+    TXC_AK_CYCLES_NE_WRCMP = ev("UNC_M2M_TxC_AK_CYCLES_NE.WRCMP", 0x13, 0x20),
+    TXC_AK_CYCLES_NE_ALL = ev("UNC_M2M_TxC_AK_CYCLES_NE.ALL", 0x13, 0x03),
+    TXC_AK_INSERTS_CMS0 = ev("UNC_M2M_TxC_AK_INSERTS.CMS0", 0x11, 0x01),
+    TXC_AK_INSERTS_CMS1 = ev("UNC_M2M_TxC_AK_INSERTS.CMS1", 0x11, 0x02),
+    TXC_AK_INSERTS_RDCRD = ev("UNC_M2M_TxC_AK_INSERTS.RDCRD", 0x11, 0x08),
+    TXC_AK_INSERTS_WRCRD = ev("UNC_M2M_TxC_AK_INSERTS.WRCRD", 0x11, 0x10),
+    TXC_AK_INSERTS_WRCMP = ev("UNC_M2M_TxC_AK_INSERTS.WRCMP", 0x11, 0x20),
+    TXC_AK_INSERTS_PREF_RD_CAM_HIT = ev("UNC_M2M_TxC_AK_INSERTS.PREF_RD_CAM_HIT", 0x11, 0x40),
+    TXC_AK_INSERTS_ALL = ev("UNC_M2M_TxC_AK_INSERTS.ALL", 0x11, 0x03),
+    TXC_AK_NO_CREDIT_CYCLES_CMS0 = ev("UNC_M2M_TxC_AK_NO_CREDIT_CYCLES.CMS0", 0x1f, 0x01),
+    TXC_AK_NO_CREDIT_CYCLES_CMS1 = ev("UNC_M2M_TxC_AK_NO_CREDIT_CYCLES.CMS1", 0x1f, 0x02),
+    TXC_AK_NO_CREDIT_STALLED_CMS0 = ev("UNC_M2M_TxC_AK_NO_CREDIT_STALLED.CMS0", 0x20, 0x01),
+    TXC_AK_NO_CREDIT_STALLED_CMS1 = ev("UNC_M2M_TxC_AK_NO_CREDIT_STALLED.CMS1", 0x20, 0x02),
+    TXC_AK_OCCUPANCY_CMS0 = ev("UNC_M2M_TxC_AK_OCCUPANCY.CMS0", 0x12, 0x01),
+    TXC_AK_OCCUPANCY_CMS1 = ev("UNC_M2M_TxC_AK_OCCUPANCY.CMS1", 0x12, 0x02),
+    TXC_AK_OCCUPANCY_RDCRD = ev("UNC_M2M_TxC_AK_OCCUPANCY.RDCRD", 0x12, 0x08),
+    TXC_AK_OCCUPANCY_WRCRD = ev("UNC_M2M_TxC_AK_OCCUPANCY.WRCRD", 0x12, 0x10),
+    TXC_AK_OCCUPANCY_WRCMP = ev("UNC_M2M_TxC_AK_OCCUPANCY.WRCMP", 0x12, 0x20),
+    TXC_AK_OCCUPANCY_ALL = ev("UNC_M2M_TxC_AK_OCCUPANCY.ALL", 0x12, 0x03),
+    TXC_BL_DRS_CACHE = ev("UNC_M2M_TxC_BL.DRS_CACHE", 0x40, 0x01),
+    TXC_BL_DRS_CORE = ev("UNC_M2M_TxC_BL.DRS_CORE", 0x40, 0x02),
+    TXC_BL_DRS_UPI = ev("UNC_M2M_TxC_BL.DRS_UPI", 0x40, 0x04),
+    TXC_BL_CREDITS_ACQUIRED_CMS0 = ev("UNC_M2M_TxC_BL_CREDITS_ACQUIRED.CMS0", 0x19, 0x01),
+    TXC_BL_CREDITS_ACQUIRED_CMS1 = ev("UNC_M2M_TxC_BL_CREDITS_ACQUIRED.CMS1", 0x19, 0x02),
+    TXC_BL_CYCLES_FULL_CMS0 = ev("UNC_M2M_TxC_BL_CYCLES_FULL.CMS0", 0x18, 0x01),
+    TXC_BL_CYCLES_FULL_CMS1 = ev("UNC_M2M_TxC_BL_CYCLES_FULL.CMS1", 0x18, 0x02),
+    TXC_BL_CYCLES_FULL_ALL = ev("UNC_M2M_TxC_BL_CYCLES_FULL.ALL", 0x18, 0x03),
+    TXC_BL_CYCLES_NE_CMS0 = ev("UNC_M2M_TxC_BL_CYCLES_NE.CMS0", 0x17, 0x01),
+    TXC_BL_CYCLES_NE_CMS1 = ev("UNC_M2M_TxC_BL_CYCLES_NE.CMS1", 0x17, 0x02),
+    TXC_BL_CYCLES_NE_ALL = ev("UNC_M2M_TxC_BL_CYCLES_NE.ALL", 0x17, 0x03),
+    TXC_BL_INSERTS_CMS0 = ev("UNC_M2M_TxC_BL_INSERTS.CMS0", 0x15, 0x01),
+    TXC_BL_INSERTS_CMS1 = ev("UNC_M2M_TxC_BL_INSERTS.CMS1", 0x15, 0x02),
+    TXC_BL_NO_CREDIT_CYCLES_CMS0 = ev("UNC_M2M_TxC_BL_NO_CREDIT_CYCLES.CMS0", 0x1b, 0x01),
+    TXC_BL_NO_CREDIT_CYCLES_CMS1 = ev("UNC_M2M_TxC_BL_NO_CREDIT_CYCLES.CMS1", 0x1b, 0x02),
+    TXC_BL_NO_CREDIT_STALLED_CMS0 = ev("UNC_M2M_TxC_BL_NO_CREDIT_STALLED.CMS0", 0x1c, 0x01),
+    TXC_BL_NO_CREDIT_STALLED_CMS1 = ev("UNC_M2M_TxC_BL_NO_CREDIT_STALLED.CMS1", 0x1c, 0x02),
+    WPQ_FLUSH_CH0 = ev("UNC_M2M_WPQ_FLUSH.CH0", 0x58, 0x01),
+    WPQ_FLUSH_CH1 = ev("UNC_M2M_WPQ_FLUSH.CH1", 0x58, 0x02),
+    WPQ_FLUSH_CH2 = ev("UNC_M2M_WPQ_FLUSH.CH2", 0x58, 0x04),
+    WPQ_NO_REG_CRD_CHN0 = ev("UNC_M2M_WPQ_NO_REG_CRD.CHN0", 0x4d, 0x01),
+    WPQ_NO_REG_CRD_CHN1 = ev("UNC_M2M_WPQ_NO_REG_CRD.CHN1", 0x4d, 0x02),
+    WPQ_NO_REG_CRD_CHN2 = ev("UNC_M2M_WPQ_NO_REG_CRD.CHN2", 0x4d, 0x04),
+    WPQ_NO_SPEC_CRD_CHN0 = ev("UNC_M2M_WPQ_NO_SPEC_CRD.CHN0", 0x4e, 0x01),
+    WPQ_NO_SPEC_CRD_CHN1 = ev("UNC_M2M_WPQ_NO_SPEC_CRD.CHN1", 0x4e, 0x02),
+    WPQ_NO_SPEC_CRD_CHN2 = ev("UNC_M2M_WPQ_NO_SPEC_CRD.CHN2", 0x4e, 0x04),
+    WR_TRACKER_FULL_CH0 = ev("UNC_M2M_WR_TRACKER_FULL.CH0", 0x4a, 0x01),
+    WR_TRACKER_FULL_CH1 = ev("UNC_M2M_WR_TRACKER_FULL.CH1", 0x4a, 0x02),
+    WR_TRACKER_FULL_CH2 = ev("UNC_M2M_WR_TRACKER_FULL.CH2", 0x4a, 0x04),
+    WR_TRACKER_FULL_MIRR = ev("UNC_M2M_WR_TRACKER_FULL.MIRR", 0x4a, 0x08),
+    WR_TRACKER_INSERTS_CH0 = ev("UNC_M2M_WR_TRACKER_INSERTS.CH0", 0x56, 0x01),
+    WR_TRACKER_INSERTS_CH1 = ev("UNC_M2M_WR_TRACKER_INSERTS.CH1", 0x56, 0x02),
+    WR_TRACKER_INSERTS_CH2 = ev("UNC_M2M_WR_TRACKER_INSERTS.CH2", 0x56, 0x04),
+    WR_TRACKER_NE_CH0 = ev("UNC_M2M_WR_TRACKER_NE.CH0", 0x4b, 0x01),
+    WR_TRACKER_NE_CH1 = ev("UNC_M2M_WR_TRACKER_NE.CH1", 0x4b, 0x02),
+    WR_TRACKER_NE_CH2 = ev("UNC_M2M_WR_TRACKER_NE.CH2", 0x4b, 0x04),
+    WR_TRACKER_NE_MIRR = ev("UNC_M2M_WR_TRACKER_NE.MIRR", 0x4b, 0x08),
+    WR_TRACKER_NONPOSTED_INSERTS_CH0 = ev("UNC_M2M_WR_TRACKER_NONPOSTED_INSERTS.CH0", 0x63, 0x01),
+    WR_TRACKER_NONPOSTED_INSERTS_CH1 = ev("UNC_M2M_WR_TRACKER_NONPOSTED_INSERTS.CH1", 0x63, 0x02),
+    WR_TRACKER_NONPOSTED_INSERTS_CH2 = ev("UNC_M2M_WR_TRACKER_NONPOSTED_INSERTS.CH2", 0x63, 0x04),
+    WR_TRACKER_NONPOSTED_OCCUPANCY_CH0 = ev("UNC_M2M_WR_TRACKER_NONPOSTED_OCCUPANCY.CH0", 0x62, 0x01),
+    WR_TRACKER_NONPOSTED_OCCUPANCY_CH1 = ev("UNC_M2M_WR_TRACKER_NONPOSTED_OCCUPANCY.CH1", 0x62, 0x02),
+    WR_TRACKER_NONPOSTED_OCCUPANCY_CH2 = ev("UNC_M2M_WR_TRACKER_NONPOSTED_OCCUPANCY.CH2", 0x62, 0x04),
+    WR_TRACKER_OCCUPANCY_CH0 = ev("UNC_M2M_WR_TRACKER_OCCUPANCY.CH0", 0x55, 0x01),
+    WR_TRACKER_OCCUPANCY_CH1 = ev("UNC_M2M_WR_TRACKER_OCCUPANCY.CH1", 0x55, 0x02),
+    WR_TRACKER_OCCUPANCY_CH2 = ev("UNC_M2M_WR_TRACKER_OCCUPANCY.CH2", 0x55, 0x04),
+    WR_TRACKER_OCCUPANCY_MIRR = ev("UNC_M2M_WR_TRACKER_OCCUPANCY.MIRR", 0x55, 0x08),
+    WR_TRACKER_POSTED_INSERTS_CH0 = ev("UNC_M2M_WR_TRACKER_POSTED_INSERTS.CH0", 0x5e, 0x01),
+    WR_TRACKER_POSTED_INSERTS_CH1 = ev("UNC_M2M_WR_TRACKER_POSTED_INSERTS.CH1", 0x5e, 0x02),
+    WR_TRACKER_POSTED_INSERTS_CH2 = ev("UNC_M2M_WR_TRACKER_POSTED_INSERTS.CH2", 0x5e, 0x04),
+    WR_TRACKER_POSTED_OCCUPANCY_CH0 = ev("UNC_M2M_WR_TRACKER_POSTED_OCCUPANCY.CH0", 0x5d, 0x01),
+    WR_TRACKER_POSTED_OCCUPANCY_CH1 = ev("UNC_M2M_WR_TRACKER_POSTED_OCCUPANCY.CH1", 0x5d, 0x02),
+    WR_TRACKER_POSTED_OCCUPANCY_CH2 = ev("UNC_M2M_WR_TRACKER_POSTED_OCCUPANCY.CH2", 0x5d, 0x04),
+    IMC_WRITES_CH0_NI_MISS = ev("UNC_M2M_IMC_WRITES.CH0_NI_MISS", 0x38, 0x00).umask_ext(0x20),
+    IMC_WRITES_CH1_NI_MISS = ev("UNC_M2M_IMC_WRITES.CH1_NI_MISS", 0x38, 0x00).umask_ext(0xc),
+    PREFCAM_CYCLES_FULL_CH0 = ev("UNC_M2M_PREFCAM_CYCLES_FULL.CH0", 0x6b, 0x01),
+    PREFCAM_CYCLES_FULL_CH1 = ev("UNC_M2M_PREFCAM_CYCLES_FULL.CH1", 0x6b, 0x02),
+    PREFCAM_CYCLES_FULL_CH2 = ev("UNC_M2M_PREFCAM_CYCLES_FULL.CH2", 0x6b, 0x04),
+    PREFCAM_CYCLES_NE_CH0 = ev("UNC_M2M_PREFCAM_CYCLES_NE.CH0", 0x6c, 0x01),
+    PREFCAM_CYCLES_NE_CH1 = ev("UNC_M2M_PREFCAM_CYCLES_NE.CH1", 0x6c, 0x02),
+    PREFCAM_CYCLES_NE_CH2 = ev("UNC_M2M_PREFCAM_CYCLES_NE.CH2", 0x6c, 0x04),
+    PREFCAM_DEALLOCS_CH0_HITA0_INVAL = ev("UNC_M2M_PREFCAM_DEALLOCS.CH0_HITA0_INVAL", 0x6e, 0x01),
+    PREFCAM_DEALLOCS_CH0_HITA1_INVAL = ev("UNC_M2M_PREFCAM_DEALLOCS.CH0_HITA1_INVAL", 0x6e, 0x02),
+    PREFCAM_DEALLOCS_CH0_MISS_INVAL = ev("UNC_M2M_PREFCAM_DEALLOCS.CH0_MISS_INVAL", 0x6e, 0x04),
+    PREFCAM_DEALLOCS_CH0_RSP_PDRESET = ev("UNC_M2M_PREFCAM_DEALLOCS.CH0_RSP_PDRESET", 0x6e, 0x08),
+    PREFCAM_DEALLOCS_CH1_HITA0_INVAL = ev("UNC_M2M_PREFCAM_DEALLOCS.CH1_HITA0_INVAL", 0x6e, 0x10),
+    PREFCAM_DEALLOCS_CH1_HITA1_INVAL = ev("UNC_M2M_PREFCAM_DEALLOCS.CH1_HITA1_INVAL", 0x6e, 0x20),
+    PREFCAM_DEALLOCS_CH1_MISS_INVAL = ev("UNC_M2M_PREFCAM_DEALLOCS.CH1_MISS_INVAL", 0x6e, 0x40),
+    PREFCAM_DEALLOCS_CH1_RSP_PDRESET = ev("UNC_M2M_PREFCAM_DEALLOCS.CH1_RSP_PDRESET", 0x6e, 0x80),
+    PREFCAM_DEALLOCS_CH2_HITA0_INVAL = ev("UNC_M2M_PREFCAM_DEALLOCS.CH2_HITA0_INVAL", 0x6e, 0x00).umask_ext(0x1),
+    PREFCAM_DEALLOCS_CH2_HITA1_INVAL = ev("UNC_M2M_PREFCAM_DEALLOCS.CH2_HITA1_INVAL", 0x6e, 0x00).umask_ext(0x2),
+    PREFCAM_DEALLOCS_CH2_MISS_INVAL = ev("UNC_M2M_PREFCAM_DEALLOCS.CH2_MISS_INVAL", 0x6e, 0x00).umask_ext(0x4),
+    PREFCAM_DEALLOCS_CH2_RSP_PDRESET = ev("UNC_M2M_PREFCAM_DEALLOCS.CH2_RSP_PDRESET", 0x6e, 0x00).umask_ext(0x8),
+    PREFCAM_DEMAND_DROPS_CH0_XPT = ev("UNC_M2M_PREFCAM_DEMAND_DROPS.CH0_XPT", 0x6f, 0x01),
+    PREFCAM_DEMAND_DROPS_CH0_UPI = ev("UNC_M2M_PREFCAM_DEMAND_DROPS.CH0_UPI", 0x6f, 0x02),
+    PREFCAM_DEMAND_DROPS_CH1_XPT = ev("UNC_M2M_PREFCAM_DEMAND_DROPS.CH1_XPT", 0x6f, 0x04),
+    PREFCAM_DEMAND_DROPS_CH1_UPI = ev("UNC_M2M_PREFCAM_DEMAND_DROPS.CH1_UPI", 0x6f, 0x08),
+    PREFCAM_DEMAND_DROPS_CH2_XPT = ev("UNC_M2M_PREFCAM_DEMAND_DROPS.CH2_XPT", 0x6f, 0x10),
+    PREFCAM_DEMAND_DROPS_CH2_UPI = ev("UNC_M2M_PREFCAM_DEMAND_DROPS.CH2_UPI", 0x6f, 0x20),
+    PREFCAM_DROP_REASONS_CH0_PF_SECURE_DROP = ev("UNC_M2M_PREFCAM_DROP_REASONS_CH0.PF_SECURE_DROP", 0x70, 0x01),
+    PREFCAM_DROP_REASONS_CH0_NOT_PF_SAD_REGION = ev("UNC_M2M_PREFCAM_DROP_REASONS_CH0.NOT_PF_SAD_REGION", 0x70, 0x02),
+    PREFCAM_DROP_REASONS_CH0_PF_CAM_HIT = ev("UNC_M2M_PREFCAM_DROP_REASONS_CH0.PF_CAM_HIT", 0x70, 0x04),
+    PREFCAM_DROP_REASONS_CH0_STOP_B2B = ev("UNC_M2M_PREFCAM_DROP_REASONS_CH0.STOP_B2B", 0x70, 0x08),
+    PREFCAM_DROP_REASONS_CH0_ERRORBLK_RXC = ev("UNC_M2M_PREFCAM_DROP_REASONS_CH0.ERRORBLK_RxC", 0x70, 0x10),
+    PREFCAM_DROP_REASONS_CH0_PF_AD_CRD = ev("UNC_M2M_PREFCAM_DROP_REASONS_CH0.PF_AD_CRD", 0x70, 0x20),
+    PREFCAM_DROP_REASONS_CH0_PF_CAM_FULL = ev("UNC_M2M_PREFCAM_DROP_REASONS_CH0.PF_CAM_FULL", 0x70, 0x40),
+    PREFCAM_DROP_REASONS_CH0_WPQ_PROXY = ev("UNC_M2M_PREFCAM_DROP_REASONS_CH0.WPQ_PROXY", 0x70, 0x80),
+    PREFCAM_DROP_REASONS_CH0_RPQ_PROXY = ev("UNC_M2M_PREFCAM_DROP_REASONS_CH0.RPQ_PROXY", 0x70, 0x00).umask_ext(0x1),
+    PREFCAM_DROP_REASONS_CH0_XPT_THRESH = ev("UNC_M2M_PREFCAM_DROP_REASONS_CH0.XPT_THRESH", 0x70, 0x00).umask_ext(0x2),
+    PREFCAM_DROP_REASONS_CH0_UPI_THRESH = ev("UNC_M2M_PREFCAM_DROP_REASONS_CH0.UPI_THRESH", 0x70, 0x00).umask_ext(0x4),
+    PREFCAM_DROP_REASONS_CH1_PF_SECURE_DROP = ev("UNC_M2M_PREFCAM_DROP_REASONS_CH1.PF_SECURE_DROP", 0x71, 0x01),
+    PREFCAM_DROP_REASONS_CH1_NOT_PF_SAD_REGION = ev("UNC_M2M_PREFCAM_DROP_REASONS_CH1.NOT_PF_SAD_REGION", 0x71, 0x02),
+    PREFCAM_DROP_REASONS_CH1_PF_CAM_HIT = ev("UNC_M2M_PREFCAM_DROP_REASONS_CH1.PF_CAM_HIT", 0x71, 0x04),
+    PREFCAM_DROP_REASONS_CH1_STOP_B2B = ev("UNC_M2M_PREFCAM_DROP_REASONS_CH1.STOP_B2B", 0x71, 0x08),
+    PREFCAM_DROP_REASONS_CH1_ERRORBLK_RXC = ev("UNC_M2M_PREFCAM_DROP_REASONS_CH1.ERRORBLK_RxC", 0x71, 0x10),
+    PREFCAM_DROP_REASONS_CH1_PF_AD_CRD = ev("UNC_M2M_PREFCAM_DROP_REASONS_CH1.PF_AD_CRD", 0x71, 0x20),
+    PREFCAM_DROP_REASONS_CH1_PF_CAM_FULL = ev("UNC_M2M_PREFCAM_DROP_REASONS_CH1.PF_CAM_FULL", 0x71, 0x40),
+    PREFCAM_DROP_REASONS_CH1_WPQ_PROXY = ev("UNC_M2M_PREFCAM_DROP_REASONS_CH1.WPQ_PROXY", 0x71, 0x80),
+    PREFCAM_DROP_REASONS_CH1_RPQ_PROXY = ev("UNC_M2M_PREFCAM_DROP_REASONS_CH1.RPQ_PROXY", 0x71, 0x00).umask_ext(0x1),
+    PREFCAM_DROP_REASONS_CH1_XPT_THRESH = ev("UNC_M2M_PREFCAM_DROP_REASONS_CH1.XPT_THRESH", 0x71, 0x00).umask_ext(0x2),
+    PREFCAM_DROP_REASONS_CH1_UPI_THRESH = ev("UNC_M2M_PREFCAM_DROP_REASONS_CH1.UPI_THRESH", 0x71, 0x00).umask_ext(0x4),
+    PREFCAM_DROP_REASONS_CH2_PF_SECURE_DROP = ev("UNC_M2M_PREFCAM_DROP_REASONS_CH2.PF_SECURE_DROP", 0x72, 0x01),
+    PREFCAM_DROP_REASONS_CH2_NOT_PF_SAD_REGION = ev("UNC_M2M_PREFCAM_DROP_REASONS_CH2.NOT_PF_SAD_REGION", 0x72, 0x02),
+    PREFCAM_DROP_REASONS_CH2_PF_CAM_HIT = ev("UNC_M2M_PREFCAM_DROP_REASONS_CH2.PF_CAM_HIT", 0x72, 0x04),
+    PREFCAM_DROP_REASONS_CH2_STOP_B2B = ev("UNC_M2M_PREFCAM_DROP_REASONS_CH2.STOP_B2B", 0x72, 0x08),
+    PREFCAM_DROP_REASONS_CH2_ERRORBLK_RXC = ev("UNC_M2M_PREFCAM_DROP_REASONS_CH2.ERRORBLK_RxC", 0x72, 0x10),
+    PREFCAM_DROP_REASONS_CH2_PF_AD_CRD = ev("UNC_M2M_PREFCAM_DROP_REASONS_CH2.PF_AD_CRD", 0x72, 0x20),
+    PREFCAM_DROP_REASONS_CH2_PF_CAM_FULL = ev("UNC_M2M_PREFCAM_DROP_REASONS_CH2.PF_CAM_FULL", 0x72, 0x40),
+    PREFCAM_DROP_REASONS_CH2_WPQ_PROXY = ev("UNC_M2M_PREFCAM_DROP_REASONS_CH2.WPQ_PROXY", 0x72, 0x80),
+    PREFCAM_DROP_REASONS_CH2_RPQ_PROXY = ev("UNC_M2M_PREFCAM_DROP_REASONS_CH2.RPQ_PROXY", 0x72, 0x00).umask_ext(0x1),
+    PREFCAM_DROP_REASONS_CH2_XPT_THRESH = ev("UNC_M2M_PREFCAM_DROP_REASONS_CH2.XPT_THRESH", 0x72, 0x00).umask_ext(0x2),
+    PREFCAM_DROP_REASONS_CH2_UPI_THRESH = ev("UNC_M2M_PREFCAM_DROP_REASONS_CH2.UPI_THRESH", 0x72, 0x00).umask_ext(0x4),
+    PREFCAM_INSERTS_CH0_XPT = ev("UNC_M2M_PREFCAM_INSERTS.CH0_XPT", 0x6d, 0x01),
+    PREFCAM_INSERTS_CH0_UPI = ev("UNC_M2M_PREFCAM_INSERTS.CH0_UPI", 0x6d, 0x02),
+    PREFCAM_INSERTS_CH1_XPT = ev("UNC_M2M_PREFCAM_INSERTS.CH1_XPT", 0x6d, 0x04),
+    PREFCAM_INSERTS_CH1_UPI = ev("UNC_M2M_PREFCAM_INSERTS.CH1_UPI", 0x6d, 0x08),
+    PREFCAM_INSERTS_CH2_XPT = ev("UNC_M2M_PREFCAM_INSERTS.CH2_XPT", 0x6d, 0x10),
+    PREFCAM_INSERTS_CH2_UPI = ev("UNC_M2M_PREFCAM_INSERTS.CH2_UPI", 0x6d, 0x20),
+    PREFCAM_OCCUPANCY_CH0 = ev("UNC_M2M_PREFCAM_OCCUPANCY.CH0", 0x6a, 0x01),
+    PREFCAM_OCCUPANCY_CH1 = ev("UNC_M2M_PREFCAM_OCCUPANCY.CH1", 0x6a, 0x02),
+    PREFCAM_OCCUPANCY_CH2 = ev("UNC_M2M_PREFCAM_OCCUPANCY.CH2", 0x6a, 0x04),
+    PREFCAM_RESP_MISS_CH0 = ev("UNC_M2M_PREFCAM_RESP_MISS.CH0", 0x76, 0x01),
+    PREFCAM_RESP_MISS_CH1 = ev("UNC_M2M_PREFCAM_RESP_MISS.CH1", 0x76, 0x02),
+    PREFCAM_RESP_MISS_CH2 = ev("UNC_M2M_PREFCAM_RESP_MISS.CH2", 0x76, 0x04),
+    PREFCAM_RXC_DEALLOCS_SQUASHED = ev("UNC_M2M_PREFCAM_RxC_DEALLOCS.SQUASHED", 0x7a, 0x01),
+    PREFCAM_RXC_DEALLOCS_1LM_POSTED = ev("UNC_M2M_PREFCAM_RxC_DEALLOCS.1LM_POSTED", 0x7a, 0x02),
+    PREFCAM_RXC_DEALLOCS_CIS = ev("UNC_M2M_PREFCAM_RxC_DEALLOCS.CIS", 0x7a, 0x08),
+    WR_TRACKER_NE_MIRR_NONTGR = ev("UNC_M2M_WR_TRACKER_NE.MIRR_NONTGR", 0x4b, 0x10),
+    WR_TRACKER_NE_MIRR_PWR = ev("UNC_M2M_WR_TRACKER_NE.MIRR_PWR", 0x4b, 0x20),
+    WR_TRACKER_OCCUPANCY_MIRR_NONTGR = ev("UNC_M2M_WR_TRACKER_OCCUPANCY.MIRR_NONTGR", 0x55, 0x10),
+    WR_TRACKER_OCCUPANCY_MIRR_PWR = ev("UNC_M2M_WR_TRACKER_OCCUPANCY.MIRR_PWR", 0x55, 0x20),
+    AG0_AD_CRD_ACQUIRED0_TGR0 = ev("UNC_M2M_AG0_AD_CRD_ACQUIRED0.TGR0", 0x80, 0x01),
+    AG0_AD_CRD_ACQUIRED0_TGR1 = ev("UNC_M2M_AG0_AD_CRD_ACQUIRED0.TGR1", 0x80, 0x02),
+    AG0_AD_CRD_ACQUIRED0_TGR2 = ev("UNC_M2M_AG0_AD_CRD_ACQUIRED0.TGR2", 0x80, 0x04),
+    AG0_AD_CRD_ACQUIRED0_TGR3 = ev("UNC_M2M_AG0_AD_CRD_ACQUIRED0.TGR3", 0x80, 0x08),
+    AG0_AD_CRD_ACQUIRED0_TGR4 = ev("UNC_M2M_AG0_AD_CRD_ACQUIRED0.TGR4", 0x80, 0x10),
+    AG0_AD_CRD_ACQUIRED0_TGR5 = ev("UNC_M2M_AG0_AD_CRD_ACQUIRED0.TGR5", 0x80, 0x20),
+    AG0_AD_CRD_ACQUIRED0_TGR6 = ev("UNC_M2M_AG0_AD_CRD_ACQUIRED0.TGR6", 0x80, 0x40),
+    AG0_AD_CRD_ACQUIRED0_TGR7 = ev("UNC_M2M_AG0_AD_CRD_ACQUIRED0.TGR7", 0x80, 0x80),
+    AG0_AD_CRD_ACQUIRED1_TGR8 = ev("UNC_M2M_AG0_AD_CRD_ACQUIRED1.TGR8", 0x81, 0x01),
+    AG0_AD_CRD_ACQUIRED1_TGR9 = ev("UNC_M2M_AG0_AD_CRD_ACQUIRED1.TGR9", 0x81, 0x02),
+    AG0_AD_CRD_ACQUIRED1_TGR10 = ev("UNC_M2M_AG0_AD_CRD_ACQUIRED1.TGR10", 0x81, 0x04),
+    AG0_AD_CRD_OCCUPANCY0_TGR0 = ev("UNC_M2M_AG0_AD_CRD_OCCUPANCY0.TGR0", 0x82, 0x01),
+    AG0_AD_CRD_OCCUPANCY0_TGR1 = ev("UNC_M2M_AG0_AD_CRD_OCCUPANCY0.TGR1", 0x82, 0x02),
+    AG0_AD_CRD_OCCUPANCY0_TGR2 = ev("UNC_M2M_AG0_AD_CRD_OCCUPANCY0.TGR2", 0x82, 0x04),
+    AG0_AD_CRD_OCCUPANCY0_TGR3 = ev("UNC_M2M_AG0_AD_CRD_OCCUPANCY0.TGR3", 0x82, 0x08),
+    AG0_AD_CRD_OCCUPANCY0_TGR4 = ev("UNC_M2M_AG0_AD_CRD_OCCUPANCY0.TGR4", 0x82, 0x10),
+    AG0_AD_CRD_OCCUPANCY0_TGR5 = ev("UNC_M2M_AG0_AD_CRD_OCCUPANCY0.TGR5", 0x82, 0x20),
+    AG0_AD_CRD_OCCUPANCY0_TGR6 = ev("UNC_M2M_AG0_AD_CRD_OCCUPANCY0.TGR6", 0x82, 0x40),
+    AG0_AD_CRD_OCCUPANCY0_TGR7 = ev("UNC_M2M_AG0_AD_CRD_OCCUPANCY0.TGR7", 0x82, 0x80),
+    AG0_AD_CRD_OCCUPANCY1_TGR8 = ev("UNC_M2M_AG0_AD_CRD_OCCUPANCY1.TGR8", 0x83, 0x01),
+    AG0_AD_CRD_OCCUPANCY1_TGR9 = ev("UNC_M2M_AG0_AD_CRD_OCCUPANCY1.TGR9", 0x83, 0x02),
+    AG0_AD_CRD_OCCUPANCY1_TGR10 = ev("UNC_M2M_AG0_AD_CRD_OCCUPANCY1.TGR10", 0x83, 0x04),
+    AG0_BL_CRD_ACQUIRED0_TGR0 = ev("UNC_M2M_AG0_BL_CRD_ACQUIRED0.TGR0", 0x88, 0x01),
+    AG0_BL_CRD_ACQUIRED0_TGR1 = ev("UNC_M2M_AG0_BL_CRD_ACQUIRED0.TGR1", 0x88, 0x02),
+    AG0_BL_CRD_ACQUIRED0_TGR2 = ev("UNC_M2M_AG0_BL_CRD_ACQUIRED0.TGR2", 0x88, 0x04),
+    AG0_BL_CRD_ACQUIRED0_TGR3 = ev("UNC_M2M_AG0_BL_CRD_ACQUIRED0.TGR3", 0x88, 0x08),
+    AG0_BL_CRD_ACQUIRED0_TGR4 = ev("UNC_M2M_AG0_BL_CRD_ACQUIRED0.TGR4", 0x88, 0x10),
+    AG0_BL_CRD_ACQUIRED0_TGR5 = ev("UNC_M2M_AG0_BL_CRD_ACQUIRED0.TGR5", 0x88, 0x20),
+    AG0_BL_CRD_ACQUIRED0_TGR6 = ev("UNC_M2M_AG0_BL_CRD_ACQUIRED0.TGR6", 0x88, 0x40),
+    AG0_BL_CRD_ACQUIRED0_TGR7 = ev("UNC_M2M_AG0_BL_CRD_ACQUIRED0.TGR7", 0x88, 0x80),
+    AG0_BL_CRD_ACQUIRED1_TGR8 = ev("UNC_M2M_AG0_BL_CRD_ACQUIRED1.TGR8", 0x89, 0x01),
+    AG0_BL_CRD_ACQUIRED1_TGR9 = ev("UNC_M2M_AG0_BL_CRD_ACQUIRED1.TGR9", 0x89, 0x02),
+    AG0_BL_CRD_ACQUIRED1_TGR10 = ev("UNC_M2M_AG0_BL_CRD_ACQUIRED1.TGR10", 0x89, 0x04),
+    AG0_BL_CRD_OCCUPANCY0_TGR0 = ev("UNC_M2M_AG0_BL_CRD_OCCUPANCY0.TGR0", 0x8a, 0x01),
+    AG0_BL_CRD_OCCUPANCY0_TGR1 = ev("UNC_M2M_AG0_BL_CRD_OCCUPANCY0.TGR1", 0x8a, 0x02),
+    AG0_BL_CRD_OCCUPANCY0_TGR2 = ev("UNC_M2M_AG0_BL_CRD_OCCUPANCY0.TGR2", 0x8a, 0x04),
+    AG0_BL_CRD_OCCUPANCY0_TGR3 = ev("UNC_M2M_AG0_BL_CRD_OCCUPANCY0.TGR3", 0x8a, 0x08),
+    AG0_BL_CRD_OCCUPANCY0_TGR4 = ev("UNC_M2M_AG0_BL_CRD_OCCUPANCY0.TGR4", 0x8a, 0x10),
+    AG0_BL_CRD_OCCUPANCY0_TGR5 = ev("UNC_M2M_AG0_BL_CRD_OCCUPANCY0.TGR5", 0x8a, 0x20),
+    AG0_BL_CRD_OCCUPANCY0_TGR6 = ev("UNC_M2M_AG0_BL_CRD_OCCUPANCY0.TGR6", 0x8a, 0x40),
+    AG0_BL_CRD_OCCUPANCY0_TGR7 = ev("UNC_M2M_AG0_BL_CRD_OCCUPANCY0.TGR7", 0x8a, 0x80),
+    AG0_BL_CRD_OCCUPANCY1_TGR8 = ev("UNC_M2M_AG0_BL_CRD_OCCUPANCY1.TGR8", 0x8b, 0x01),
+    AG0_BL_CRD_OCCUPANCY1_TGR9 = ev("UNC_M2M_AG0_BL_CRD_OCCUPANCY1.TGR9", 0x8b, 0x02),
+    AG0_BL_CRD_OCCUPANCY1_TGR10 = ev("UNC_M2M_AG0_BL_CRD_OCCUPANCY1.TGR10", 0x8b, 0x04),
+    AG1_AD_CRD_ACQUIRED0_TGR0 = ev("UNC_M2M_AG1_AD_CRD_ACQUIRED0.TGR0", 0x84, 0x01),
+    AG1_AD_CRD_ACQUIRED0_TGR1 = ev("UNC_M2M_AG1_AD_CRD_ACQUIRED0.TGR1", 0x84, 0x02),
+    AG1_AD_CRD_ACQUIRED0_TGR2 = ev("UNC_M2M_AG1_AD_CRD_ACQUIRED0.TGR2", 0x84, 0x04),
+    AG1_AD_CRD_ACQUIRED0_TGR3 = ev("UNC_M2M_AG1_AD_CRD_ACQUIRED0.TGR3", 0x84, 0x08),
+    AG1_AD_CRD_ACQUIRED0_TGR4 = ev("UNC_M2M_AG1_AD_CRD_ACQUIRED0.TGR4", 0x84, 0x10),
+    AG1_AD_CRD_ACQUIRED0_TGR5 = ev("UNC_M2M_AG1_AD_CRD_ACQUIRED0.TGR5", 0x84, 0x20),
+    AG1_AD_CRD_ACQUIRED0_TGR6 = ev("UNC_M2M_AG1_AD_CRD_ACQUIRED0.TGR6", 0x84, 0x40),
+    AG1_AD_CRD_ACQUIRED0_TGR7 = ev("UNC_M2M_AG1_AD_CRD_ACQUIRED0.TGR7", 0x84, 0x80),
+    AG1_AD_CRD_ACQUIRED1_TGR8 = ev("UNC_M2M_AG1_AD_CRD_ACQUIRED1.TGR8", 0x85, 0x01),
+    AG1_AD_CRD_ACQUIRED1_TGR9 = ev("UNC_M2M_AG1_AD_CRD_ACQUIRED1.TGR9", 0x85, 0x02),
+    AG1_AD_CRD_ACQUIRED1_TGR10 = ev("UNC_M2M_AG1_AD_CRD_ACQUIRED1.TGR10", 0x85, 0x04),
+    AG1_AD_CRD_OCCUPANCY0_TGR0 = ev("UNC_M2M_AG1_AD_CRD_OCCUPANCY0.TGR0", 0x86, 0x01),
+    AG1_AD_CRD_OCCUPANCY0_TGR1 = ev("UNC_M2M_AG1_AD_CRD_OCCUPANCY0.TGR1", 0x86, 0x02),
+    AG1_AD_CRD_OCCUPANCY0_TGR2 = ev("UNC_M2M_AG1_AD_CRD_OCCUPANCY0.TGR2", 0x86, 0x04),
+    AG1_AD_CRD_OCCUPANCY0_TGR3 = ev("UNC_M2M_AG1_AD_CRD_OCCUPANCY0.TGR3", 0x86, 0x08),
+    AG1_AD_CRD_OCCUPANCY0_TGR4 = ev("UNC_M2M_AG1_AD_CRD_OCCUPANCY0.TGR4", 0x86, 0x10),
+    AG1_AD_CRD_OCCUPANCY0_TGR5 = ev("UNC_M2M_AG1_AD_CRD_OCCUPANCY0.TGR5", 0x86, 0x20),
+    AG1_AD_CRD_OCCUPANCY0_TGR6 = ev("UNC_M2M_AG1_AD_CRD_OCCUPANCY0.TGR6", 0x86, 0x40),
+    AG1_AD_CRD_OCCUPANCY0_TGR7 = ev("UNC_M2M_AG1_AD_CRD_OCCUPANCY0.TGR7", 0x86, 0x80),
+    AG1_AD_CRD_OCCUPANCY1_TGR8 = ev("UNC_M2M_AG1_AD_CRD_OCCUPANCY1.TGR8", 0x87, 0x01),
+    AG1_AD_CRD_OCCUPANCY1_TGR9 = ev("UNC_M2M_AG1_AD_CRD_OCCUPANCY1.TGR9", 0x87, 0x02),
+    AG1_AD_CRD_OCCUPANCY1_TGR10 = ev("UNC_M2M_AG1_AD_CRD_OCCUPANCY1.TGR10", 0x87, 0x04),
+    AG1_BL_CRD_ACQUIRED0_TGR0 = ev("UNC_M2M_AG1_BL_CRD_ACQUIRED0.TGR0", 0x8c, 0x01),
+    AG1_BL_CRD_ACQUIRED0_TGR1 = ev("UNC_M2M_AG1_BL_CRD_ACQUIRED0.TGR1", 0x8c, 0x02),
+    AG1_BL_CRD_ACQUIRED0_TGR2 = ev("UNC_M2M_AG1_BL_CRD_ACQUIRED0.TGR2", 0x8c, 0x04),
+    AG1_BL_CRD_ACQUIRED0_TGR3 = ev("UNC_M2M_AG1_BL_CRD_ACQUIRED0.TGR3", 0x8c, 0x08),
+    AG1_BL_CRD_ACQUIRED0_TGR4 = ev("UNC_M2M_AG1_BL_CRD_ACQUIRED0.TGR4", 0x8c, 0x10),
+    AG1_BL_CRD_ACQUIRED0_TGR5 = ev("UNC_M2M_AG1_BL_CRD_ACQUIRED0.TGR5", 0x8c, 0x20),
+    AG1_BL_CRD_ACQUIRED0_TGR6 = ev("UNC_M2M_AG1_BL_CRD_ACQUIRED0.TGR6", 0x8c, 0x40),
+    AG1_BL_CRD_ACQUIRED0_TGR7 = ev("UNC_M2M_AG1_BL_CRD_ACQUIRED0.TGR7", 0x8c, 0x80),
+    AG1_BL_CRD_ACQUIRED1_TGR8 = ev("UNC_M2M_AG1_BL_CRD_ACQUIRED1.TGR8", 0x8d, 0x01),
+    AG1_BL_CRD_ACQUIRED1_TGR9 = ev("UNC_M2M_AG1_BL_CRD_ACQUIRED1.TGR9", 0x8d, 0x02),
+    AG1_BL_CRD_ACQUIRED1_TGR10 = ev("UNC_M2M_AG1_BL_CRD_ACQUIRED1.TGR10", 0x8d, 0x04),
+    AG1_BL_CRD_OCCUPANCY0_TGR0 = ev("UNC_M2M_AG1_BL_CRD_OCCUPANCY0.TGR0", 0x8e, 0x01),
+    AG1_BL_CRD_OCCUPANCY0_TGR1 = ev("UNC_M2M_AG1_BL_CRD_OCCUPANCY0.TGR1", 0x8e, 0x02),
+    AG1_BL_CRD_OCCUPANCY0_TGR2 = ev("UNC_M2M_AG1_BL_CRD_OCCUPANCY0.TGR2", 0x8e, 0x04),
+    AG1_BL_CRD_OCCUPANCY0_TGR3 = ev("UNC_M2M_AG1_BL_CRD_OCCUPANCY0.TGR3", 0x8e, 0x08),
+    AG1_BL_CRD_OCCUPANCY0_TGR4 = ev("UNC_M2M_AG1_BL_CRD_OCCUPANCY0.TGR4", 0x8e, 0x10),
+    AG1_BL_CRD_OCCUPANCY0_TGR5 = ev("UNC_M2M_AG1_BL_CRD_OCCUPANCY0.TGR5", 0x8e, 0x20),
+    AG1_BL_CRD_OCCUPANCY0_TGR6 = ev("UNC_M2M_AG1_BL_CRD_OCCUPANCY0.TGR6", 0x8e, 0x40),
+    AG1_BL_CRD_OCCUPANCY0_TGR7 = ev("UNC_M2M_AG1_BL_CRD_OCCUPANCY0.TGR7", 0x8e, 0x80),
+    AG1_BL_CRD_OCCUPANCY1_TGR8 = ev("UNC_M2M_AG1_BL_CRD_OCCUPANCY1.TGR8", 0x8f, 0x01),
+    AG1_BL_CRD_OCCUPANCY1_TGR9 = ev("UNC_M2M_AG1_BL_CRD_OCCUPANCY1.TGR9", 0x8f, 0x02),
+    AG1_BL_CRD_OCCUPANCY1_TGR10 = ev("UNC_M2M_AG1_BL_CRD_OCCUPANCY1.TGR10", 0x8f, 0x04),
+    DISTRESS_ASSERTED_VERT = ev("UNC_M2M_DISTRESS_ASSERTED.VERT", 0xaf, 0x01),
+    DISTRESS_ASSERTED_HORZ = ev("UNC_M2M_DISTRESS_ASSERTED.HORZ", 0xaf, 0x02),
+    DISTRESS_ASSERTED_DPT_LOCAL = ev("UNC_M2M_DISTRESS_ASSERTED.DPT_LOCAL", 0xaf, 0x04),
+    DISTRESS_ASSERTED_DPT_NONLOCAL = ev("UNC_M2M_DISTRESS_ASSERTED.DPT_NONLOCAL", 0xaf, 0x08),
+    DISTRESS_ASSERTED_DPT_STALL_IV = ev("UNC_M2M_DISTRESS_ASSERTED.DPT_STALL_IV", 0xaf, 0x40),
+    DISTRESS_ASSERTED_DPT_STALL_NOCRD = ev("UNC_M2M_DISTRESS_ASSERTED.DPT_STALL_NOCRD", 0xaf, 0x80),
+    EGRESS_ORDERING_IV_SNOOPGO_UP = ev("UNC_M2M_EGRESS_ORDERING.IV_SNOOPGO_UP", 0xba, 0x01),
+    EGRESS_ORDERING_IV_SNOOPGO_DN = ev("UNC_M2M_EGRESS_ORDERING.IV_SNOOPGO_DN", 0xba, 0x04),
+    HORZ_RING_AD_IN_USE_LEFT_EVEN = ev("UNC_M2M_HORZ_RING_AD_IN_USE.LEFT_EVEN", 0xb6, 0x01),
+    HORZ_RING_AD_IN_USE_LEFT_ODD = ev("UNC_M2M_HORZ_RING_AD_IN_USE.LEFT_ODD", 0xb6, 0x02),
+    HORZ_RING_AD_IN_USE_RIGHT_EVEN = ev("UNC_M2M_HORZ_RING_AD_IN_USE.RIGHT_EVEN", 0xb6, 0x04),
+    HORZ_RING_AD_IN_USE_RIGHT_ODD = ev("UNC_M2M_HORZ_RING_AD_IN_USE.RIGHT_ODD", 0xb6, 0x08),
+    HORZ_RING_AKC_IN_USE_LEFT_EVEN = ev("UNC_M2M_HORZ_RING_AKC_IN_USE.LEFT_EVEN", 0xbb, 0x01),
+    HORZ_RING_AKC_IN_USE_LEFT_ODD = ev("UNC_M2M_HORZ_RING_AKC_IN_USE.LEFT_ODD", 0xbb, 0x02),
+    HORZ_RING_AKC_IN_USE_RIGHT_EVEN = ev("UNC_M2M_HORZ_RING_AKC_IN_USE.RIGHT_EVEN", 0xbb, 0x04),
+    HORZ_RING_AKC_IN_USE_RIGHT_ODD = ev("UNC_M2M_HORZ_RING_AKC_IN_USE.RIGHT_ODD", 0xbb, 0x08),
+    HORZ_RING_AK_IN_USE_LEFT_EVEN = ev("UNC_M2M_HORZ_RING_AK_IN_USE.LEFT_EVEN", 0xb7, 0x01),
+    HORZ_RING_AK_IN_USE_LEFT_ODD = ev("UNC_M2M_HORZ_RING_AK_IN_USE.LEFT_ODD", 0xb7, 0x02),
+    HORZ_RING_AK_IN_USE_RIGHT_EVEN = ev("UNC_M2M_HORZ_RING_AK_IN_USE.RIGHT_EVEN", 0xb7, 0x04),
+    HORZ_RING_AK_IN_USE_RIGHT_ODD = ev("UNC_M2M_HORZ_RING_AK_IN_USE.RIGHT_ODD", 0xb7, 0x08),
+    HORZ_RING_BL_IN_USE_LEFT_EVEN = ev("UNC_M2M_HORZ_RING_BL_IN_USE.LEFT_EVEN", 0xb8, 0x01),
+    HORZ_RING_BL_IN_USE_LEFT_ODD = ev("UNC_M2M_HORZ_RING_BL_IN_USE.LEFT_ODD", 0xb8, 0x02),
+    HORZ_RING_BL_IN_USE_RIGHT_EVEN = ev("UNC_M2M_HORZ_RING_BL_IN_USE.RIGHT_EVEN", 0xb8, 0x04),
+    HORZ_RING_BL_IN_USE_RIGHT_ODD = ev("UNC_M2M_HORZ_RING_BL_IN_USE.RIGHT_ODD", 0xb8, 0x08),
+    HORZ_RING_IV_IN_USE_LEFT = ev("UNC_M2M_HORZ_RING_IV_IN_USE.LEFT", 0xb9, 0x01),
+    HORZ_RING_IV_IN_USE_RIGHT = ev("UNC_M2M_HORZ_RING_IV_IN_USE.RIGHT", 0xb9, 0x04),
+    MISC_EXTERNAL_MBE_INST0 = ev("UNC_M2M_MISC_EXTERNAL.MBE_INST0", 0xe6, 0x01),
+    MISC_EXTERNAL_MBE_INST1 = ev("UNC_M2M_MISC_EXTERNAL.MBE_INST1", 0xe6, 0x02),
+    RING_BOUNCES_HORZ_AD = ev("UNC_M2M_RING_BOUNCES_HORZ.AD", 0xac, 0x01),
+    RING_BOUNCES_HORZ_AK = ev("UNC_M2M_RING_BOUNCES_HORZ.AK", 0xac, 0x02),
+    RING_BOUNCES_HORZ_BL = ev("UNC_M2M_RING_BOUNCES_HORZ.BL", 0xac, 0x04),
+    RING_BOUNCES_HORZ_IV = ev("UNC_M2M_RING_BOUNCES_HORZ.IV", 0xac, 0x08),
+    RING_BOUNCES_VERT_AD = ev("UNC_M2M_RING_BOUNCES_VERT.AD", 0xaa, 0x01),
+    RING_BOUNCES_VERT_AK = ev("UNC_M2M_RING_BOUNCES_VERT.AK", 0xaa, 0x02),
+    RING_BOUNCES_VERT_BL = ev("UNC_M2M_RING_BOUNCES_VERT.BL", 0xaa, 0x04),
+    RING_BOUNCES_VERT_IV = ev("UNC_M2M_RING_BOUNCES_VERT.IV", 0xaa, 0x08),
+    RING_BOUNCES_VERT_AKC = ev("UNC_M2M_RING_BOUNCES_VERT.AKC", 0xaa, 0x10),
+    RING_SINK_STARVED_HORZ_AD = ev("UNC_M2M_RING_SINK_STARVED_HORZ.AD", 0xad, 0x01),
+    RING_SINK_STARVED_HORZ_AK = ev("UNC_M2M_RING_SINK_STARVED_HORZ.AK", 0xad, 0x02),
+    RING_SINK_STARVED_HORZ_BL = ev("UNC_M2M_RING_SINK_STARVED_HORZ.BL", 0xad, 0x04),
+    RING_SINK_STARVED_HORZ_IV = ev("UNC_M2M_RING_SINK_STARVED_HORZ.IV", 0xad, 0x08),
+    RING_SINK_STARVED_HORZ_AK_AG1 = ev("UNC_M2M_RING_SINK_STARVED_HORZ.AK_AG1", 0xad, 0x20),
+    RING_SINK_STARVED_VERT_AD = ev("UNC_M2M_RING_SINK_STARVED_VERT.AD", 0xab, 0x01),
+    RING_SINK_STARVED_VERT_AK = ev("UNC_M2M_RING_SINK_STARVED_VERT.AK", 0xab, 0x02),
+    RING_SINK_STARVED_VERT_BL = ev("UNC_M2M_RING_SINK_STARVED_VERT.BL", 0xab, 0x04),
+    RING_SINK_STARVED_VERT_IV = ev("UNC_M2M_RING_SINK_STARVED_VERT.IV", 0xab, 0x08),
+    RING_SINK_STARVED_VERT_AKC = ev("UNC_M2M_RING_SINK_STARVED_VERT.AKC", 0xab, 0x10),
+    RXR_BUSY_STARVED_AD_UNCRD = ev("UNC_M2M_RxR_BUSY_STARVED.AD_UNCRD", 0xe5, 0x01),
+    RXR_BUSY_STARVED_BL_UNCRD = ev("UNC_M2M_RxR_BUSY_STARVED.BL_UNCRD", 0xe5, 0x04),
+    RXR_BUSY_STARVED_AD_CRD = ev("UNC_M2M_RxR_BUSY_STARVED.AD_CRD", 0xe5, 0x10),
+    RXR_BUSY_STARVED_BL_CRD = ev("UNC_M2M_RxR_BUSY_STARVED.BL_CRD", 0xe5, 0x40),
+    RXR_BUSY_STARVED_AD_ALL = ev("UNC_M2M_RxR_BUSY_STARVED.AD_ALL", 0xe5, 0x11),
+    RXR_BUSY_STARVED_BL_ALL = ev("UNC_M2M_RxR_BUSY_STARVED.BL_ALL", 0xe5, 0x44),
+    RXR_BYPASS_AD_UNCRD = ev("UNC_M2M_RxR_BYPASS.AD_UNCRD", 0xe2, 0x01),
+    RXR_BYPASS_AK = ev("UNC_M2M_RxR_BYPASS.AK", 0xe2, 0x02),
+    RXR_BYPASS_BL_UNCRD = ev("UNC_M2M_RxR_BYPASS.BL_UNCRD", 0xe2, 0x04),
+    RXR_BYPASS_IV = ev("UNC_M2M_RxR_BYPASS.IV", 0xe2, 0x08),
+    RXR_BYPASS_AD_CRD = ev("UNC_M2M_RxR_BYPASS.AD_CRD", 0xe2, 0x10),
+    RXR_BYPASS_BL_CRD = ev("UNC_M2M_RxR_BYPASS.BL_CRD", 0xe2, 0x40),
+    RXR_BYPASS_AKC_UNCRD = ev("UNC_M2M_RxR_BYPASS.AKC_UNCRD", 0xe2, 0x80),
+    RXR_BYPASS_AD_ALL = ev("UNC_M2M_RxR_BYPASS.AD_ALL", 0xe2, 0x11),
+    RXR_BYPASS_BL_ALL = ev("UNC_M2M_RxR_BYPASS.BL_ALL", 0xe2, 0x44),
+    RXR_CRD_STARVED_AD_UNCRD = ev("UNC_M2M_RxR_CRD_STARVED.AD_UNCRD", 0xe3, 0x01),
+    RXR_CRD_STARVED_AK = ev("UNC_M2M_RxR_CRD_STARVED.AK", 0xe3, 0x02),
+    RXR_CRD_STARVED_BL_UNCRD = ev("UNC_M2M_RxR_CRD_STARVED.BL_UNCRD", 0xe3, 0x04),
+    RXR_CRD_STARVED_IV = ev("UNC_M2M_RxR_CRD_STARVED.IV", 0xe3, 0x08),
+    RXR_CRD_STARVED_AD_CRD = ev("UNC_M2M_RxR_CRD_STARVED.AD_CRD", 0xe3, 0x10),
+    RXR_CRD_STARVED_BL_CRD = ev("UNC_M2M_RxR_CRD_STARVED.BL_CRD", 0xe3, 0x40),
+    RXR_CRD_STARVED_IFV = ev("UNC_M2M_RxR_CRD_STARVED.IFV", 0xe3, 0x80),
+    RXR_CRD_STARVED_AD_ALL = ev("UNC_M2M_RxR_CRD_STARVED.AD_ALL", 0xe3, 0x11),
+    RXR_CRD_STARVED_BL_ALL = ev("UNC_M2M_RxR_CRD_STARVED.BL_ALL", 0xe3, 0x44),
+    RXR_INSERTS_AD_UNCRD = ev("UNC_M2M_RxR_INSERTS.AD_UNCRD", 0xe1, 0x01),
+    RXR_INSERTS_AK = ev("UNC_M2M_RxR_INSERTS.AK", 0xe1, 0x02),
+    RXR_INSERTS_BL_UNCRD = ev("UNC_M2M_RxR_INSERTS.BL_UNCRD", 0xe1, 0x04),
+    RXR_INSERTS_IV = ev("UNC_M2M_RxR_INSERTS.IV", 0xe1, 0x08),
+    RXR_INSERTS_AD_CRD = ev("UNC_M2M_RxR_INSERTS.AD_CRD", 0xe1, 0x10),
+    RXR_INSERTS_BL_CRD = ev("UNC_M2M_RxR_INSERTS.BL_CRD", 0xe1, 0x40),
+    RXR_INSERTS_AKC_UNCRD = ev("UNC_M2M_RxR_INSERTS.AKC_UNCRD", 0xe1, 0x80),
+    RXR_INSERTS_AD_ALL = ev("UNC_M2M_RxR_INSERTS.AD_ALL", 0xe1, 0x11),
+    RXR_INSERTS_BL_ALL = ev("UNC_M2M_RxR_INSERTS.BL_ALL", 0xe1, 0x44),
+    RXR_OCCUPANCY_AD_UNCRD = ev("UNC_M2M_RxR_OCCUPANCY.AD_UNCRD", 0xe0, 0x01),
+    RXR_OCCUPANCY_AK = ev("UNC_M2M_RxR_OCCUPANCY.AK", 0xe0, 0x02),
+    RXR_OCCUPANCY_BL_UNCRD = ev("UNC_M2M_RxR_OCCUPANCY.BL_UNCRD", 0xe0, 0x04),
+    RXR_OCCUPANCY_IV = ev("UNC_M2M_RxR_OCCUPANCY.IV", 0xe0, 0x08),
+    RXR_OCCUPANCY_AD_CRD = ev("UNC_M2M_RxR_OCCUPANCY.AD_CRD", 0xe0, 0x10),
+    RXR_OCCUPANCY_BL_CRD = ev("UNC_M2M_RxR_OCCUPANCY.BL_CRD", 0xe0, 0x20),
+    RXR_OCCUPANCY_AKC_UNCRD = ev("UNC_M2M_RxR_OCCUPANCY.AKC_UNCRD", 0xe0, 0x80),
+    RXR_OCCUPANCY_AD_ALL = ev("UNC_M2M_RxR_OCCUPANCY.AD_ALL", 0xe0, 0x11),
+    RXR_OCCUPANCY_BL_ALL = ev("UNC_M2M_RxR_OCCUPANCY.BL_ALL", 0xe0, 0x44),
+    STALL0_NO_TXR_HORZ_CRD_AD_AG0_TGR0 = ev("UNC_M2M_STALL0_NO_TxR_HORZ_CRD_AD_AG0.TGR0", 0xd0, 0x01),
+    STALL0_NO_TXR_HORZ_CRD_AD_AG0_TGR1 = ev("UNC_M2M_STALL0_NO_TxR_HORZ_CRD_AD_AG0.TGR1", 0xd0, 0x02),
+    STALL0_NO_TXR_HORZ_CRD_AD_AG0_TGR2 = ev("UNC_M2M_STALL0_NO_TxR_HORZ_CRD_AD_AG0.TGR2", 0xd0, 0x04),
+    STALL0_NO_TXR_HORZ_CRD_AD_AG0_TGR3 = ev("UNC_M2M_STALL0_NO_TxR_HORZ_CRD_AD_AG0.TGR3", 0xd0, 0x08),
+    STALL0_NO_TXR_HORZ_CRD_AD_AG0_TGR4 = ev("UNC_M2M_STALL0_NO_TxR_HORZ_CRD_AD_AG0.TGR4", 0xd0, 0x10),
+    STALL0_NO_TXR_HORZ_CRD_AD_AG0_TGR5 = ev("UNC_M2M_STALL0_NO_TxR_HORZ_CRD_AD_AG0.TGR5", 0xd0, 0x20),
+    STALL0_NO_TXR_HORZ_CRD_AD_AG0_TGR6 = ev("UNC_M2M_STALL0_NO_TxR_HORZ_CRD_AD_AG0.TGR6", 0xd0, 0x40),
+    STALL0_NO_TXR_HORZ_CRD_AD_AG0_TGR7 = ev("UNC_M2M_STALL0_NO_TxR_HORZ_CRD_AD_AG0.TGR7", 0xd0, 0x80),
+    STALL0_NO_TXR_HORZ_CRD_AD_AG1_TGR0 = ev("UNC_M2M_STALL0_NO_TxR_HORZ_CRD_AD_AG1.TGR0", 0xd2, 0x01),
+    STALL0_NO_TXR_HORZ_CRD_AD_AG1_TGR1 = ev("UNC_M2M_STALL0_NO_TxR_HORZ_CRD_AD_AG1.TGR1", 0xd2, 0x02),
+    STALL0_NO_TXR_HORZ_CRD_AD_AG1_TGR2 = ev("UNC_M2M_STALL0_NO_TxR_HORZ_CRD_AD_AG1.TGR2", 0xd2, 0x04),
+    STALL0_NO_TXR_HORZ_CRD_AD_AG1_TGR3 = ev("UNC_M2M_STALL0_NO_TxR_HORZ_CRD_AD_AG1.TGR3", 0xd2, 0x08),
+    STALL0_NO_TXR_HORZ_CRD_AD_AG1_TGR4 = ev("UNC_M2M_STALL0_NO_TxR_HORZ_CRD_AD_AG1.TGR4", 0xd2, 0x10),
+    STALL0_NO_TXR_HORZ_CRD_AD_AG1_TGR5 = ev("UNC_M2M_STALL0_NO_TxR_HORZ_CRD_AD_AG1.TGR5", 0xd2, 0x20),
+    STALL0_NO_TXR_HORZ_CRD_AD_AG1_TGR6 = ev("UNC_M2M_STALL0_NO_TxR_HORZ_CRD_AD_AG1.TGR6", 0xd2, 0x40),
+    STALL0_NO_TXR_HORZ_CRD_AD_AG1_TGR7 = ev("UNC_M2M_STALL0_NO_TxR_HORZ_CRD_AD_AG1.TGR7", 0xd2, 0x80),
+    STALL0_NO_TXR_HORZ_CRD_BL_AG0_TGR0 = ev("UNC_M2M_STALL0_NO_TxR_HORZ_CRD_BL_AG0.TGR0", 0xd4, 0x01),
+    STALL0_NO_TXR_HORZ_CRD_BL_AG0_TGR1 = ev("UNC_M2M_STALL0_NO_TxR_HORZ_CRD_BL_AG0.TGR1", 0xd4, 0x02),
+    STALL0_NO_TXR_HORZ_CRD_BL_AG0_TGR2 = ev("UNC_M2M_STALL0_NO_TxR_HORZ_CRD_BL_AG0.TGR2", 0xd4, 0x04),
+    STALL0_NO_TXR_HORZ_CRD_BL_AG0_TGR3 = ev("UNC_M2M_STALL0_NO_TxR_HORZ_CRD_BL_AG0.TGR3", 0xd4, 0x08),
+    STALL0_NO_TXR_HORZ_CRD_BL_AG0_TGR4 = ev("UNC_M2M_STALL0_NO_TxR_HORZ_CRD_BL_AG0.TGR4", 0xd4, 0x10),
+    STALL0_NO_TXR_HORZ_CRD_BL_AG0_TGR5 = ev("UNC_M2M_STALL0_NO_TxR_HORZ_CRD_BL_AG0.TGR5", 0xd4, 0x20),
+    STALL0_NO_TXR_HORZ_CRD_BL_AG0_TGR6 = ev("UNC_M2M_STALL0_NO_TxR_HORZ_CRD_BL_AG0.TGR6", 0xd4, 0x40),
+    STALL0_NO_TXR_HORZ_CRD_BL_AG0_TGR7 = ev("UNC_M2M_STALL0_NO_TxR_HORZ_CRD_BL_AG0.TGR7", 0xd4, 0x80),
+    STALL0_NO_TXR_HORZ_CRD_BL_AG1_TGR0 = ev("UNC_M2M_STALL0_NO_TxR_HORZ_CRD_BL_AG1.TGR0", 0xd6, 0x01),
+    STALL0_NO_TXR_HORZ_CRD_BL_AG1_TGR1 = ev("UNC_M2M_STALL0_NO_TxR_HORZ_CRD_BL_AG1.TGR1", 0xd6, 0x02),
+    STALL0_NO_TXR_HORZ_CRD_BL_AG1_TGR2 = ev("UNC_M2M_STALL0_NO_TxR_HORZ_CRD_BL_AG1.TGR2", 0xd6, 0x04),
+    STALL0_NO_TXR_HORZ_CRD_BL_AG1_TGR3 = ev("UNC_M2M_STALL0_NO_TxR_HORZ_CRD_BL_AG1.TGR3", 0xd6, 0x08),
+    STALL0_NO_TXR_HORZ_CRD_BL_AG1_TGR4 = ev("UNC_M2M_STALL0_NO_TxR_HORZ_CRD_BL_AG1.TGR4", 0xd6, 0x10),
+    STALL0_NO_TXR_HORZ_CRD_BL_AG1_TGR5 = ev("UNC_M2M_STALL0_NO_TxR_HORZ_CRD_BL_AG1.TGR5", 0xd6, 0x20),
+    STALL0_NO_TXR_HORZ_CRD_BL_AG1_TGR6 = ev("UNC_M2M_STALL0_NO_TxR_HORZ_CRD_BL_AG1.TGR6", 0xd6, 0x40),
+    STALL0_NO_TXR_HORZ_CRD_BL_AG1_TGR7 = ev("UNC_M2M_STALL0_NO_TxR_HORZ_CRD_BL_AG1.TGR7", 0xd6, 0x80),
+    STALL1_NO_TXR_HORZ_CRD_AD_AG0_TGR8 = ev("UNC_M2M_STALL1_NO_TxR_HORZ_CRD_AD_AG0.TGR8", 0xd1, 0x01),
+    STALL1_NO_TXR_HORZ_CRD_AD_AG0_TGR9 = ev("UNC_M2M_STALL1_NO_TxR_HORZ_CRD_AD_AG0.TGR9", 0xd1, 0x02),
+    STALL1_NO_TXR_HORZ_CRD_AD_AG0_TGR10 = ev("UNC_M2M_STALL1_NO_TxR_HORZ_CRD_AD_AG0.TGR10", 0xd1, 0x04),
+    STALL1_NO_TXR_HORZ_CRD_AD_AG1_1_TGR8 = ev("UNC_M2M_STALL1_NO_TxR_HORZ_CRD_AD_AG1_1.TGR8", 0xd3, 0x01),
+    STALL1_NO_TXR_HORZ_CRD_AD_AG1_1_TGR9 = ev("UNC_M2M_STALL1_NO_TxR_HORZ_CRD_AD_AG1_1.TGR9", 0xd3, 0x02),
+    STALL1_NO_TXR_HORZ_CRD_AD_AG1_1_TGR10 = ev("UNC_M2M_STALL1_NO_TxR_HORZ_CRD_AD_AG1_1.TGR10", 0xd3, 0x04),
+    STALL1_NO_TXR_HORZ_CRD_BL_AG0_1_TGR8 = ev("UNC_M2M_STALL1_NO_TxR_HORZ_CRD_BL_AG0_1.TGR8", 0xd5, 0x01),
+    STALL1_NO_TXR_HORZ_CRD_BL_AG0_1_TGR9 = ev("UNC_M2M_STALL1_NO_TxR_HORZ_CRD_BL_AG0_1.TGR9", 0xd5, 0x02),
+    STALL1_NO_TXR_HORZ_CRD_BL_AG0_1_TGR10 = ev("UNC_M2M_STALL1_NO_TxR_HORZ_CRD_BL_AG0_1.TGR10", 0xd5, 0x04),
+    STALL1_NO_TXR_HORZ_CRD_BL_AG1_1_TGR8 = ev("UNC_M2M_STALL1_NO_TxR_HORZ_CRD_BL_AG1_1.TGR8", 0xd7, 0x01),
+    STALL1_NO_TXR_HORZ_CRD_BL_AG1_1_TGR9 = ev("UNC_M2M_STALL1_NO_TxR_HORZ_CRD_BL_AG1_1.TGR9", 0xd7, 0x02),
+    STALL1_NO_TXR_HORZ_CRD_BL_AG1_1_TGR10 = ev("UNC_M2M_STALL1_NO_TxR_HORZ_CRD_BL_AG1_1.TGR10", 0xd7, 0x04),
+    TXR_HORZ_ADS_USED_AD_UNCRD = ev("UNC_M2M_TxR_HORZ_ADS_USED.AD_UNCRD", 0xa6, 0x01),
+    TXR_HORZ_ADS_USED_BL_UNCRD = ev("UNC_M2M_TxR_HORZ_ADS_USED.BL_UNCRD", 0xa6, 0x04),
+    TXR_HORZ_ADS_USED_AD_CRD = ev("UNC_M2M_TxR_HORZ_ADS_USED.AD_CRD", 0xa6, 0x10),
+    TXR_HORZ_ADS_USED_BL_CRD = ev("UNC_M2M_TxR_HORZ_ADS_USED.BL_CRD", 0xa6, 0x40),
+    TXR_HORZ_ADS_USED_AD_ALL = ev("UNC_M2M_TxR_HORZ_ADS_USED.AD_ALL", 0xa6, 0x11),
+    TXR_HORZ_ADS_USED_BL_ALL = ev("UNC_M2M_TxR_HORZ_ADS_USED.BL_ALL", 0xa6, 0x44),
+    TXR_HORZ_BYPASS_AD_UNCRD = ev("UNC_M2M_TxR_HORZ_BYPASS.AD_UNCRD", 0xa7, 0x01),
+    TXR_HORZ_BYPASS_AK = ev("UNC_M2M_TxR_HORZ_BYPASS.AK", 0xa7, 0x02),
+    TXR_HORZ_BYPASS_BL_UNCRD = ev("UNC_M2M_TxR_HORZ_BYPASS.BL_UNCRD", 0xa7, 0x04),
+    TXR_HORZ_BYPASS_IV = ev("UNC_M2M_TxR_HORZ_BYPASS.IV", 0xa7, 0x08),
+    TXR_HORZ_BYPASS_AD_CRD = ev("UNC_M2M_TxR_HORZ_BYPASS.AD_CRD", 0xa7, 0x10),
+    TXR_HORZ_BYPASS_BL_CRD = ev("UNC_M2M_TxR_HORZ_BYPASS.BL_CRD", 0xa7, 0x40),
+    TXR_HORZ_BYPASS_AKC_UNCRD = ev("UNC_M2M_TxR_HORZ_BYPASS.AKC_UNCRD", 0xa7, 0x80),
+    TXR_HORZ_BYPASS_AD_ALL = ev("UNC_M2M_TxR_HORZ_BYPASS.AD_ALL", 0xa7, 0x11),
+    TXR_HORZ_BYPASS_BL_ALL = ev("UNC_M2M_TxR_HORZ_BYPASS.BL_ALL", 0xa7, 0x44),
+    TXR_HORZ_CYCLES_FULL_AD_UNCRD = ev("UNC_M2M_TxR_HORZ_CYCLES_FULL.AD_UNCRD", 0xa2, 0x01),
+    TXR_HORZ_CYCLES_FULL_AK = ev("UNC_M2M_TxR_HORZ_CYCLES_FULL.AK", 0xa2, 0x02),
+    TXR_HORZ_CYCLES_FULL_BL_UNCRD = ev("UNC_M2M_TxR_HORZ_CYCLES_FULL.BL_UNCRD", 0xa2, 0x04),
+    TXR_HORZ_CYCLES_FULL_IV = ev("UNC_M2M_TxR_HORZ_CYCLES_FULL.IV", 0xa2, 0x08),
+    TXR_HORZ_CYCLES_FULL_AD_CRD = ev("UNC_M2M_TxR_HORZ_CYCLES_FULL.AD_CRD", 0xa2, 0x10),
+    TXR_HORZ_CYCLES_FULL_BL_CRD = ev("UNC_M2M_TxR_HORZ_CYCLES_FULL.BL_CRD", 0xa2, 0x40),
+    TXR_HORZ_CYCLES_FULL_AKC_UNCRD = ev("UNC_M2M_TxR_HORZ_CYCLES_FULL.AKC_UNCRD", 0xa2, 0x80),
+    TXR_HORZ_CYCLES_FULL_AD_ALL = ev("UNC_M2M_TxR_HORZ_CYCLES_FULL.AD_ALL", 0xa2, 0x11),
+    TXR_HORZ_CYCLES_FULL_BL_ALL = ev("UNC_M2M_TxR_HORZ_CYCLES_FULL.BL_ALL", 0xa2, 0x44),
+    TXR_HORZ_CYCLES_NE_AD_UNCRD = ev("UNC_M2M_TxR_HORZ_CYCLES_NE.AD_UNCRD", 0xa3, 0x01),
+    TXR_HORZ_CYCLES_NE_AK = ev("UNC_M2M_TxR_HORZ_CYCLES_NE.AK", 0xa3, 0x02),
+    TXR_HORZ_CYCLES_NE_BL_UNCRD = ev("UNC_M2M_TxR_HORZ_CYCLES_NE.BL_UNCRD", 0xa3, 0x04),
+    TXR_HORZ_CYCLES_NE_IV = ev("UNC_M2M_TxR_HORZ_CYCLES_NE.IV", 0xa3, 0x08),
+    TXR_HORZ_CYCLES_NE_AD_CRD = ev("UNC_M2M_TxR_HORZ_CYCLES_NE.AD_CRD", 0xa3, 0x10),
+    TXR_HORZ_CYCLES_NE_BL_CRD = ev("UNC_M2M_TxR_HORZ_CYCLES_NE.BL_CRD", 0xa3, 0x40),
+    TXR_HORZ_CYCLES_NE_AKC_UNCRD = ev("UNC_M2M_TxR_HORZ_CYCLES_NE.AKC_UNCRD", 0xa3, 0x80),
+    TXR_HORZ_CYCLES_NE_AD_ALL = ev("UNC_M2M_TxR_HORZ_CYCLES_NE.AD_ALL", 0xa3, 0x11),
+    TXR_HORZ_CYCLES_NE_BL_ALL = ev("UNC_M2M_TxR_HORZ_CYCLES_NE.BL_ALL", 0xa3, 0x44),
+    TXR_HORZ_INSERTS_AD_UNCRD = ev("UNC_M2M_TxR_HORZ_INSERTS.AD_UNCRD", 0xa1, 0x01),
+    TXR_HORZ_INSERTS_AK = ev("UNC_M2M_TxR_HORZ_INSERTS.AK", 0xa1, 0x02),
+    TXR_HORZ_INSERTS_BL_UNCRD = ev("UNC_M2M_TxR_HORZ_INSERTS.BL_UNCRD", 0xa1, 0x04),
+    TXR_HORZ_INSERTS_IV = ev("UNC_M2M_TxR_HORZ_INSERTS.IV", 0xa1, 0x08),
+    TXR_HORZ_INSERTS_AD_CRD = ev("UNC_M2M_TxR_HORZ_INSERTS.AD_CRD", 0xa1, 0x10),
+    TXR_HORZ_INSERTS_BL_CRD = ev("UNC_M2M_TxR_HORZ_INSERTS.BL_CRD", 0xa1, 0x40),
+    TXR_HORZ_INSERTS_AKC_UNCRD = ev("UNC_M2M_TxR_HORZ_INSERTS.AKC_UNCRD", 0xa1, 0x80),
+    TXR_HORZ_INSERTS_AD_ALL = ev("UNC_M2M_TxR_HORZ_INSERTS.AD_ALL", 0xa1, 0x11),
+    TXR_HORZ_INSERTS_BL_ALL = ev("UNC_M2M_TxR_HORZ_INSERTS.BL_ALL", 0xa1, 0x44),
+    TXR_HORZ_NACK_AD_UNCRD = ev("UNC_M2M_TxR_HORZ_NACK.AD_UNCRD", 0xa4, 0x01),
+    TXR_HORZ_NACK_AK = ev("UNC_M2M_TxR_HORZ_NACK.AK", 0xa4, 0x02),
+    TXR_HORZ_NACK_BL_UNCRD = ev("UNC_M2M_TxR_HORZ_NACK.BL_UNCRD", 0xa4, 0x04),
+    TXR_HORZ_NACK_IV = ev("UNC_M2M_TxR_HORZ_NACK.IV", 0xa4, 0x08),
+    TXR_HORZ_NACK_AD_CRD = ev("UNC_M2M_TxR_HORZ_NACK.AD_CRD", 0xa4, 0x10),
+    TXR_HORZ_NACK_BL_CRD = ev("UNC_M2M_TxR_HORZ_NACK.BL_CRD", 0xa4, 0x40),
+    TXR_HORZ_NACK_AKC_UNCRD = ev("UNC_M2M_TxR_HORZ_NACK.AKC_UNCRD", 0xa4, 0x80),
+    TXR_HORZ_NACK_AD_ALL = ev("UNC_M2M_TxR_HORZ_NACK.AD_ALL", 0xa4, 0x11),
+    TXR_HORZ_NACK_BL_ALL = ev("UNC_M2M_TxR_HORZ_NACK.BL_ALL", 0xa4, 0x44),
+    TXR_HORZ_OCCUPANCY_AD_UNCRD = ev("UNC_M2M_TxR_HORZ_OCCUPANCY.AD_UNCRD", 0xa0, 0x01),
+    TXR_HORZ_OCCUPANCY_AK = ev("UNC_M2M_TxR_HORZ_OCCUPANCY.AK", 0xa0, 0x02),
+    TXR_HORZ_OCCUPANCY_BL_UNCRD = ev("UNC_M2M_TxR_HORZ_OCCUPANCY.BL_UNCRD", 0xa0, 0x04),
+    TXR_HORZ_OCCUPANCY_IV = ev("UNC_M2M_TxR_HORZ_OCCUPANCY.IV", 0xa0, 0x08),
+    TXR_HORZ_OCCUPANCY_AD_CRD = ev("UNC_M2M_TxR_HORZ_OCCUPANCY.AD_CRD", 0xa0, 0x10),
+    TXR_HORZ_OCCUPANCY_BL_CRD = ev("UNC_M2M_TxR_HORZ_OCCUPANCY.BL_CRD", 0xa0, 0x40),
+    TXR_HORZ_OCCUPANCY_AKC_UNCRD = ev("UNC_M2M_TxR_HORZ_OCCUPANCY.AKC_UNCRD", 0xa0, 0x80),
+    TXR_HORZ_OCCUPANCY_AD_ALL = ev("UNC_M2M_TxR_HORZ_OCCUPANCY.AD_ALL", 0xa0, 0x11),
+    TXR_HORZ_OCCUPANCY_BL_ALL = ev("UNC_M2M_TxR_HORZ_OCCUPANCY.BL_ALL", 0xa0, 0x44),
+    TXR_HORZ_STARVED_AD_UNCRD = ev("UNC_M2M_TxR_HORZ_STARVED.AD_UNCRD", 0xa5, 0x01),
+    TXR_HORZ_STARVED_AK = ev("UNC_M2M_TxR_HORZ_STARVED.AK", 0xa5, 0x02),
+    TXR_HORZ_STARVED_BL_UNCRD = ev("UNC_M2M_TxR_HORZ_STARVED.BL_UNCRD", 0xa5, 0x04),
+    TXR_HORZ_STARVED_IV = ev("UNC_M2M_TxR_HORZ_STARVED.IV", 0xa5, 0x08),
+    TXR_HORZ_STARVED_AKC_UNCRD = ev("UNC_M2M_TxR_HORZ_STARVED.AKC_UNCRD", 0xa5, 0x80),
+    TXR_HORZ_STARVED_AD_ALL = ev("UNC_M2M_TxR_HORZ_STARVED.AD_ALL", 0xa5, 0x01),
+    TXR_HORZ_STARVED_BL_ALL = ev("UNC_M2M_TxR_HORZ_STARVED.BL_ALL", 0xa5, 0x04),
+    TXR_VERT_ADS_USED_AD_AG0 = ev("UNC_M2M_TxR_VERT_ADS_USED.AD_AG0", 0x9c, 0x01),
+    TXR_VERT_ADS_USED_BL_AG0 = ev("UNC_M2M_TxR_VERT_ADS_USED.BL_AG0", 0x9c, 0x04),
+    TXR_VERT_ADS_USED_AD_AG1 = ev("UNC_M2M_TxR_VERT_ADS_USED.AD_AG1", 0x9c, 0x10),
+    TXR_VERT_ADS_USED_BL_AG1 = ev("UNC_M2M_TxR_VERT_ADS_USED.BL_AG1", 0x9c, 0x40),
+    TXR_VERT_BYPASS_AD_AG0 = ev("UNC_M2M_TxR_VERT_BYPASS.AD_AG0", 0x9d, 0x01),
+    TXR_VERT_BYPASS_AK_AG0 = ev("UNC_M2M_TxR_VERT_BYPASS.AK_AG0", 0x9d, 0x02),
+    TXR_VERT_BYPASS_BL_AG0 = ev("UNC_M2M_TxR_VERT_BYPASS.BL_AG0", 0x9d, 0x04),
+    TXR_VERT_BYPASS_IV_AG1 = ev("UNC_M2M_TxR_VERT_BYPASS.IV_AG1", 0x9d, 0x08),
+    TXR_VERT_BYPASS_AD_AG1 = ev("UNC_M2M_TxR_VERT_BYPASS.AD_AG1", 0x9d, 0x10),
+    TXR_VERT_BYPASS_AK_AG1 = ev("UNC_M2M_TxR_VERT_BYPASS.AK_AG1", 0x9d, 0x20),
+    TXR_VERT_BYPASS_BL_AG1 = ev("UNC_M2M_TxR_VERT_BYPASS.BL_AG1", 0x9d, 0x40),
+    TXR_VERT_BYPASS_1_AKC_AG0 = ev("UNC_M2M_TxR_VERT_BYPASS_1.AKC_AG0", 0x9e, 0x01),
+    TXR_VERT_BYPASS_1_AKC_AG1 = ev("UNC_M2M_TxR_VERT_BYPASS_1.AKC_AG1", 0x9e, 0x02),
+    TXR_VERT_CYCLES_FULL0_AD_AG0 = ev("UNC_M2M_TxR_VERT_CYCLES_FULL0.AD_AG0", 0x94, 0x01),
+    TXR_VERT_CYCLES_FULL0_AK_AG0 = ev("UNC_M2M_TxR_VERT_CYCLES_FULL0.AK_AG0", 0x94, 0x02),
+    TXR_VERT_CYCLES_FULL0_BL_AG0 = ev("UNC_M2M_TxR_VERT_CYCLES_FULL0.BL_AG0", 0x94, 0x04),
+    TXR_VERT_CYCLES_FULL0_IV_AG0 = ev("UNC_M2M_TxR_VERT_CYCLES_FULL0.IV_AG0", 0x94, 0x08),
+    TXR_VERT_CYCLES_FULL0_AD_AG1 = ev("UNC_M2M_TxR_VERT_CYCLES_FULL0.AD_AG1", 0x94, 0x10),
+    TXR_VERT_CYCLES_FULL0_AK_AG1 = ev("UNC_M2M_TxR_VERT_CYCLES_FULL0.AK_AG1", 0x94, 0x20),
+    TXR_VERT_CYCLES_FULL0_BL_AG1 = ev("UNC_M2M_TxR_VERT_CYCLES_FULL0.BL_AG1", 0x94, 0x40),
+    TXR_VERT_CYCLES_FULL1_AKC_AG0 = ev("UNC_M2M_TxR_VERT_CYCLES_FULL1.AKC_AG0", 0x95, 0x01),
+    TXR_VERT_CYCLES_FULL1_AKC_AG1 = ev("UNC_M2M_TxR_VERT_CYCLES_FULL1.AKC_AG1", 0x95, 0x02),
+    TXR_VERT_CYCLES_NE0_AD_AG0 = ev("UNC_M2M_TxR_VERT_CYCLES_NE0.AD_AG0", 0x96, 0x01),
+    TXR_VERT_CYCLES_NE0_AK_AG0 = ev("UNC_M2M_TxR_VERT_CYCLES_NE0.AK_AG0", 0x96, 0x02),
+    TXR_VERT_CYCLES_NE0_BL_AG0 = ev("UNC_M2M_TxR_VERT_CYCLES_NE0.BL_AG0", 0x96, 0x04),
+    TXR_VERT_CYCLES_NE0_IV_AG0 = ev("UNC_M2M_TxR_VERT_CYCLES_NE0.IV_AG0", 0x96, 0x08),
+    TXR_VERT_CYCLES_NE0_AD_AG1 = ev("UNC_M2M_TxR_VERT_CYCLES_NE0.AD_AG1", 0x96, 0x10),
+    TXR_VERT_CYCLES_NE0_AK_AG1 = ev("UNC_M2M_TxR_VERT_CYCLES_NE0.AK_AG1", 0x96, 0x20),
+    TXR_VERT_CYCLES_NE0_BL_AG1 = ev("UNC_M2M_TxR_VERT_CYCLES_NE0.BL_AG1", 0x96, 0x40),
+    TXR_VERT_CYCLES_NE1_AKC_AG0 = ev("UNC_M2M_TxR_VERT_CYCLES_NE1.AKC_AG0", 0x97, 0x01),
+    TXR_VERT_CYCLES_NE1_AKC_AG1 = ev("UNC_M2M_TxR_VERT_CYCLES_NE1.AKC_AG1", 0x97, 0x02),
+    TXR_VERT_INSERTS0_AD_AG0 = ev("UNC_M2M_TxR_VERT_INSERTS0.AD_AG0", 0x92, 0x01),
+    TXR_VERT_INSERTS0_AK_AG0 = ev("UNC_M2M_TxR_VERT_INSERTS0.AK_AG0", 0x92, 0x02),
+    TXR_VERT_INSERTS0_BL_AG0 = ev("UNC_M2M_TxR_VERT_INSERTS0.BL_AG0", 0x92, 0x04),
+    TXR_VERT_INSERTS0_IV_AG0 = ev("UNC_M2M_TxR_VERT_INSERTS0.IV_AG0", 0x92, 0x08),
+    TXR_VERT_INSERTS0_AD_AG1 = ev("UNC_M2M_TxR_VERT_INSERTS0.AD_AG1", 0x92, 0x10),
+    TXR_VERT_INSERTS0_AK_AG1 = ev("UNC_M2M_TxR_VERT_INSERTS0.AK_AG1", 0x92, 0x20),
+    TXR_VERT_INSERTS0_BL_AG1 = ev("UNC_M2M_TxR_VERT_INSERTS0.BL_AG1", 0x92, 0x40),
+    TXR_VERT_INSERTS1_AKC_AG0 = ev("UNC_M2M_TxR_VERT_INSERTS1.AKC_AG0", 0x93, 0x01),
+    TXR_VERT_INSERTS1_AKC_AG1 = ev("UNC_M2M_TxR_VERT_INSERTS1.AKC_AG1", 0x93, 0x02),
+    TXR_VERT_NACK0_AD_AG0 = ev("UNC_M2M_TxR_VERT_NACK0.AD_AG0", 0x98, 0x01),
+    TXR_VERT_NACK0_AK_AG0 = ev("UNC_M2M_TxR_VERT_NACK0.AK_AG0", 0x98, 0x02),
+    TXR_VERT_NACK0_BL_AG0 = ev("UNC_M2M_TxR_VERT_NACK0.BL_AG0", 0x98, 0x04),
+    TXR_VERT_NACK0_IV_AG0 = ev("UNC_M2M_TxR_VERT_NACK0.IV_AG0", 0x98, 0x08),
+    TXR_VERT_NACK0_AD_AG1 = ev("UNC_M2M_TxR_VERT_NACK0.AD_AG1", 0x98, 0x10),
+    TXR_VERT_NACK0_AK_AG1 = ev("UNC_M2M_TxR_VERT_NACK0.AK_AG1", 0x98, 0x20),
+    TXR_VERT_NACK0_BL_AG1 = ev("UNC_M2M_TxR_VERT_NACK0.BL_AG1", 0x98, 0x40),
+    TXR_VERT_NACK1_AKC_AG0 = ev("UNC_M2M_TxR_VERT_NACK1.AKC_AG0", 0x99, 0x01),
+    TXR_VERT_NACK1_AKC_AG1 = ev("UNC_M2M_TxR_VERT_NACK1.AKC_AG1", 0x99, 0x02),
+    TXR_VERT_OCCUPANCY0_AD_AG0 = ev("UNC_M2M_TxR_VERT_OCCUPANCY0.AD_AG0", 0x90, 0x01),
+    TXR_VERT_OCCUPANCY0_AK_AG0 = ev("UNC_M2M_TxR_VERT_OCCUPANCY0.AK_AG0", 0x90, 0x02),
+    TXR_VERT_OCCUPANCY0_BL_AG0 = ev("UNC_M2M_TxR_VERT_OCCUPANCY0.BL_AG0", 0x90, 0x04),
+    TXR_VERT_OCCUPANCY0_IV_AG0 = ev("UNC_M2M_TxR_VERT_OCCUPANCY0.IV_AG0", 0x90, 0x08),
+    TXR_VERT_OCCUPANCY0_AD_AG1 = ev("UNC_M2M_TxR_VERT_OCCUPANCY0.AD_AG1", 0x90, 0x10),
+    TXR_VERT_OCCUPANCY0_AK_AG1 = ev("UNC_M2M_TxR_VERT_OCCUPANCY0.AK_AG1", 0x90, 0x20),
+    TXR_VERT_OCCUPANCY0_BL_AG1 = ev("UNC_M2M_TxR_VERT_OCCUPANCY0.BL_AG1", 0x90, 0x40),
+    TXR_VERT_OCCUPANCY1_AKC_AG0 = ev("UNC_M2M_TxR_VERT_OCCUPANCY1.AKC_AG0", 0x91, 0x01),
+    TXR_VERT_OCCUPANCY1_AKC_AG1 = ev("UNC_M2M_TxR_VERT_OCCUPANCY1.AKC_AG1", 0x91, 0x02),
+    TXR_VERT_STARVED0_AD_AG0 = ev("UNC_M2M_TxR_VERT_STARVED0.AD_AG0", 0x9a, 0x01),
+    TXR_VERT_STARVED0_AK_AG0 = ev("UNC_M2M_TxR_VERT_STARVED0.AK_AG0", 0x9a, 0x02),
+    TXR_VERT_STARVED0_BL_AG0 = ev("UNC_M2M_TxR_VERT_STARVED0.BL_AG0", 0x9a, 0x04),
+    TXR_VERT_STARVED0_IV_AG0 = ev("UNC_M2M_TxR_VERT_STARVED0.IV_AG0", 0x9a, 0x08),
+    TXR_VERT_STARVED0_AD_AG1 = ev("UNC_M2M_TxR_VERT_STARVED0.AD_AG1", 0x9a, 0x10),
+    TXR_VERT_STARVED0_AK_AG1 = ev("UNC_M2M_TxR_VERT_STARVED0.AK_AG1", 0x9a, 0x20),
+    TXR_VERT_STARVED0_BL_AG1 = ev("UNC_M2M_TxR_VERT_STARVED0.BL_AG1", 0x9a, 0x40),
+    TXR_VERT_STARVED1_AKC_AG0 = ev("UNC_M2M_TxR_VERT_STARVED1.AKC_AG0", 0x9b, 0x01),
+    TXR_VERT_STARVED1_AKC_AG1 = ev("UNC_M2M_TxR_VERT_STARVED1.AKC_AG1", 0x9b, 0x02),
+    TXR_VERT_STARVED1_TGC = ev("UNC_M2M_TxR_VERT_STARVED1.TGC", 0x9b, 0x04),
+    VERT_RING_AD_IN_USE_UP_EVEN = ev("UNC_M2M_VERT_RING_AD_IN_USE.UP_EVEN", 0xb0, 0x01),
+    VERT_RING_AD_IN_USE_UP_ODD = ev("UNC_M2M_VERT_RING_AD_IN_USE.UP_ODD", 0xb0, 0x02),
+    VERT_RING_AD_IN_USE_DN_EVEN = ev("UNC_M2M_VERT_RING_AD_IN_USE.DN_EVEN", 0xb0, 0x04),
+    VERT_RING_AD_IN_USE_DN_ODD = ev("UNC_M2M_VERT_RING_AD_IN_USE.DN_ODD", 0xb0, 0x08),
+    VERT_RING_AKC_IN_USE_UP_EVEN = ev("UNC_M2M_VERT_RING_AKC_IN_USE.UP_EVEN", 0xb4, 0x01),
+    VERT_RING_AKC_IN_USE_UP_ODD = ev("UNC_M2M_VERT_RING_AKC_IN_USE.UP_ODD", 0xb4, 0x02),
+    VERT_RING_AKC_IN_USE_DN_EVEN = ev("UNC_M2M_VERT_RING_AKC_IN_USE.DN_EVEN", 0xb4, 0x04),
+    VERT_RING_AKC_IN_USE_DN_ODD = ev("UNC_M2M_VERT_RING_AKC_IN_USE.DN_ODD", 0xb4, 0x08),
+    VERT_RING_AK_IN_USE_UP_EVEN = ev("UNC_M2M_VERT_RING_AK_IN_USE.UP_EVEN", 0xb1, 0x01),
+    VERT_RING_AK_IN_USE_UP_ODD = ev("UNC_M2M_VERT_RING_AK_IN_USE.UP_ODD", 0xb1, 0x02),
+    VERT_RING_AK_IN_USE_DN_EVEN = ev("UNC_M2M_VERT_RING_AK_IN_USE.DN_EVEN", 0xb1, 0x04),
+    VERT_RING_AK_IN_USE_DN_ODD = ev("UNC_M2M_VERT_RING_AK_IN_USE.DN_ODD", 0xb1, 0x08),
+    VERT_RING_BL_IN_USE_UP_EVEN = ev("UNC_M2M_VERT_RING_BL_IN_USE.UP_EVEN", 0xb2, 0x01),
+    VERT_RING_BL_IN_USE_UP_ODD = ev("UNC_M2M_VERT_RING_BL_IN_USE.UP_ODD", 0xb2, 0x02),
+    VERT_RING_BL_IN_USE_DN_EVEN = ev("UNC_M2M_VERT_RING_BL_IN_USE.DN_EVEN", 0xb2, 0x04),
+    VERT_RING_BL_IN_USE_DN_ODD = ev("UNC_M2M_VERT_RING_BL_IN_USE.DN_ODD", 0xb2, 0x08),
+    VERT_RING_IV_IN_USE_UP = ev("UNC_M2M_VERT_RING_IV_IN_USE.UP", 0xb3, 0x01),
+    VERT_RING_IV_IN_USE_DN = ev("UNC_M2M_VERT_RING_IV_IN_USE.DN", 0xb3, 0x04),
+    VERT_RING_TGC_IN_USE_UP_EVEN = ev("UNC_M2M_VERT_RING_TGC_IN_USE.UP_EVEN", 0xb5, 0x01),
+    VERT_RING_TGC_IN_USE_UP_ODD = ev("UNC_M2M_VERT_RING_TGC_IN_USE.UP_ODD", 0xb5, 0x02),
+    VERT_RING_TGC_IN_USE_DN_EVEN = ev("UNC_M2M_VERT_RING_TGC_IN_USE.DN_EVEN", 0xb5, 0x04),
+    VERT_RING_TGC_IN_USE_DN_ODD = ev("UNC_M2M_VERT_RING_TGC_IN_USE.DN_ODD", 0xb5, 0x08),
+    DIRECT2CORE_NOT_TAKEN_NOTFORKED = ev("UNC_M2M_DIRECT2CORE_NOT_TAKEN_NOTFORKED", 0x60, 0x00),
+    MIRR_WRQ_INSERTS = ev("UNC_M2M_MIRR_WRQ_INSERTS", 0x64, 0x00),
+    MIRR_WRQ_OCCUPANCY = ev("UNC_M2M_MIRR_WRQ_OCCUPANCY", 0x65, 0x00),
+    PREFCAM_CIS_DROPS = ev("UNC_M2M_PREFCAM_CIS_DROPS", 0x73, 0x00),
+    PREFCAM_RXC_CYCLES_NE = ev("UNC_M2M_PREFCAM_RxC_CYCLES_NE", 0x79, 0x00),
+    PREFCAM_RXC_INSERTS = ev("UNC_M2M_PREFCAM_RxC_INSERTS", 0x78, 0x00),
+    PREFCAM_RXC_OCCUPANCY = ev("UNC_M2M_PREFCAM_RxC_OCCUPANCY", 0x77, 0x00),
+    RING_SRC_THRTL = ev("UNC_M2M_RING_SRC_THRTL", 0xae, 0x00),
+    RXC_AD_CYCLES_FULL = ev("UNC_M2M_RxC_AD_CYCLES_FULL", 0x04, 0x00),
+    RXC_AD_CYCLES_NE = ev("UNC_M2M_RxC_AD_CYCLES_NE", 0x03, 0x00),
+    RXC_AK_WR_CMP = ev("UNC_M2M_RxC_AK_WR_CMP", 0x5c, 0x00),
+    RXC_BL_CYCLES_FULL = ev("UNC_M2M_RxC_BL_CYCLES_FULL", 0x08, 0x00),
+    RXC_BL_CYCLES_NE = ev("UNC_M2M_RxC_BL_CYCLES_NE", 0x07, 0x00),
+    RXR_CRD_STARVED_1 = ev("UNC_M2M_RxR_CRD_STARVED_1", 0xe4, 0x00),
+    SCOREBOARD_AD_RETRY_ACCEPTS = ev("UNC_M2M_SCOREBOARD_AD_RETRY_ACCEPTS", 0x33, 0x00),
+    SCOREBOARD_AD_RETRY_REJECTS = ev("UNC_M2M_SCOREBOARD_AD_RETRY_REJECTS", 0x34, 0x00),
+    SCOREBOARD_BL_RETRY_ACCEPTS = ev("UNC_M2M_SCOREBOARD_BL_RETRY_ACCEPTS", 0x35, 0x00),
+    SCOREBOARD_BL_RETRY_REJECTS = ev("UNC_M2M_SCOREBOARD_BL_RETRY_REJECTS", 0x36, 0x00),
+    SCOREBOARD_RD_ACCEPTS = ev("UNC_M2M_SCOREBOARD_RD_ACCEPTS", 0x2f, 0x00),
+    SCOREBOARD_RD_REJECTS = ev("UNC_M2M_SCOREBOARD_RD_REJECTS", 0x30, 0x00),
+    SCOREBOARD_WR_ACCEPTS = ev("UNC_M2M_SCOREBOARD_WR_ACCEPTS", 0x31, 0x00),
+    SCOREBOARD_WR_REJECTS = ev("UNC_M2M_SCOREBOARD_WR_REJECTS", 0x32, 0x00),
+    TGR_AD_CREDITS = ev("UNC_M2M_TGR_AD_CREDITS", 0x41, 0x00),
+    TGR_BL_CREDITS = ev("UNC_M2M_TGR_BL_CREDITS", 0x42, 0x00),
+    TXC_AD_CREDITS_ACQUIRED = ev("UNC_M2M_TxC_AD_CREDITS_ACQUIRED", 0x0d, 0x00),
+    TXC_AD_CREDIT_OCCUPANCY = ev("UNC_M2M_TxC_AD_CREDIT_OCCUPANCY", 0x0e, 0x00),
+    TXC_AD_CYCLES_FULL = ev("UNC_M2M_TxC_AD_CYCLES_FULL", 0x0c, 0x00),
+    TXC_AD_CYCLES_NE = ev("UNC_M2M_TxC_AD_CYCLES_NE", 0x0b, 0x00),
+    TXC_AD_NO_CREDIT_CYCLES = ev("UNC_M2M_TxC_AD_NO_CREDIT_CYCLES", 0x0f, 0x00),
+    TXC_AD_NO_CREDIT_STALLED = ev("UNC_M2M_TxC_AD_NO_CREDIT_STALLED", 0x10, 0x00),
+    TXC_AKC_CREDITS = ev("UNC_M2M_TxC_AKC_CREDITS", 0x5f, 0x00),
+    DISTRESS_PMM = ev("UNC_M2M_DISTRESS_PMM", 0xf2, 0x00),
+    DISTRESS_PMM_MEMMODE = ev("UNC_M2M_DISTRESS_PMM_MEMMODE", 0xf1, 0x00),
+    IMC_READS_ISOCH = ev("UNC_M2M_IMC_READS.ISOCH", 0x37, 0x02).umask_ext(0x7),
+    IMC_READS_FROM_TGR = ev("UNC_M2M_IMC_READS.FROM_TGR", 0x37, 0x40).umask_ext(0x7),
+    IMC_WRITES_FULL_ISOCH = ev("UNC_M2M_IMC_WRITES.FULL_ISOCH", 0x38, 0x04).umask_ext(0x1c),
+    IMC_WRITES_PARTIAL_ISOCH = ev("UNC_M2M_IMC_WRITES.PARTIAL_ISOCH", 0x38, 0x08).umask_ext(0x1c),
+    IMC_WRITES_TO_DDR_AS_MEM = ev("UNC_M2M_IMC_WRITES.TO_DDR_AS_MEM", 0x38, 0x20).umask_ext(0x1c),
+    IMC_WRITES_TO_DDR_AS_CACHE = ev("UNC_M2M_IMC_WRITES.TO_DDR_AS_CACHE", 0x38, 0x40).umask_ext(0x1c),
+    IMC_WRITES_FROM_TGR = ev("UNC_M2M_IMC_WRITES.FROM_TGR", 0x38, 0x00).umask_ext(0x1d),
+    IMC_WRITES_NI_MISS = ev("UNC_M2M_IMC_WRITES.NI_MISS", 0x38, 0x00).umask_ext(0x1c),
+    PREFCAM_CYCLES_FULL_ALLCH = ev("UNC_M2M_PREFCAM_CYCLES_FULL.ALLCH", 0x6b, 0x07),
+    PREFCAM_CYCLES_NE_ALLCH = ev("UNC_M2M_PREFCAM_CYCLES_NE.ALLCH", 0x6c, 0x07),
+    PREFCAM_DEMAND_DROPS_XPT_ALLCH = ev("UNC_M2M_PREFCAM_DEMAND_DROPS.XPT_ALLCH", 0x6f, 0x15),
+    PREFCAM_DEMAND_DROPS_UPI_ALLCH = ev("UNC_M2M_PREFCAM_DEMAND_DROPS.UPI_ALLCH", 0x6f, 0x2a),
+    PREFCAM_OCCUPANCY_ALLCH = ev("UNC_M2M_PREFCAM_OCCUPANCY.ALLCH", 0x6a, 0x07),
+    PREFCAM_RESP_MISS_ALLCH = ev("UNC_M2M_PREFCAM_RESP_MISS.ALLCH", 0x76, 0x07),
+    IMC_READS_CH0_TO_PMM = ev("UNC_M2M_IMC_READS.CH0_TO_PMM", 0x37, 0x20).umask_ext(0x1),
+    IMC_READS_CH0_TO_DDR_AS_MEM = ev("UNC_M2M_IMC_READS.CH0_TO_DDR_AS_MEM", 0x37, 0x08).umask_ext(0x1),
+    IMC_READS_CH0_TO_DDR_AS_CACHE = ev("UNC_M2M_IMC_READS.CH0_TO_DDR_AS_CACHE", 0x37, 0x10).umask_ext(0x1),
+    IMC_READS_CH1_TO_PMM = ev("UNC_M2M_IMC_READS.CH1_TO_PMM", 0x37, 0x20).umask_ext(0x2),
+    IMC_READS_CH1_TO_DDR_AS_MEM = ev("UNC_M2M_IMC_READS.CH1_TO_DDR_AS_MEM", 0x37, 0x08).umask_ext(0x2),
+    IMC_READS_CH1_TO_DDR_AS_CACHE = ev("UNC_M2M_IMC_READS.CH1_TO_DDR_AS_CACHE", 0x37, 0x10).umask_ext(0x2),
+    IMC_READS_TO_DDR_AS_MEM = ev("UNC_M2M_IMC_READS.TO_DDR_AS_MEM", 0x37, 0x08).umask_ext(0x7),
+    IMC_READS_TO_DDR_AS_CACHE = ev("UNC_M2M_IMC_READS.TO_DDR_AS_CACHE", 0x37, 0x10).umask_ext(0x7),
+    IMC_WRITES_CH0_TO_PMM = ev("UNC_M2M_IMC_WRITES.CH0_TO_PMM", 0x38, 0x80).umask_ext(0x4),
+    IMC_WRITES_CH0_TO_DDR_AS_MEM = ev("UNC_M2M_IMC_WRITES.CH0_TO_DDR_AS_MEM", 0x38, 0x20).umask_ext(0x4),
+    IMC_WRITES_CH0_TO_DDR_AS_CACHE = ev("UNC_M2M_IMC_WRITES.CH0_TO_DDR_AS_CACHE", 0x38, 0x40).umask_ext(0x4),
+    IMC_WRITES_CH1_TO_PMM = ev("UNC_M2M_IMC_WRITES.CH1_TO_PMM", 0x38, 0x80).umask_ext(0x8),
+    IMC_WRITES_CH1_TO_DDR_AS_MEM = ev("UNC_M2M_IMC_WRITES.CH1_TO_DDR_AS_MEM", 0x38, 0x20).umask_ext(0x8),
+    IMC_WRITES_CH1_TO_DDR_AS_CACHE = ev("UNC_M2M_IMC_WRITES.CH1_TO_DDR_AS_CACHE", 0x38, 0x40).umask_ext(0x8),
+    RPQ_NO_REG_CRD_PMM_CHN0 = ev("UNC_M2M_RPQ_NO_REG_CRD_PMM.CHN0", 0x4f, 0x01),
+    RPQ_NO_REG_CRD_PMM_CHN1 = ev("UNC_M2M_RPQ_NO_REG_CRD_PMM.CHN1", 0x4f, 0x02),
+    RPQ_NO_REG_CRD_PMM_CHN2 = ev("UNC_M2M_RPQ_NO_REG_CRD_PMM.CHN2", 0x4f, 0x04),
+    WPQ_NO_REG_CRD_PMM_CHN0 = ev("UNC_M2M_WPQ_NO_REG_CRD_PMM.CHN0", 0x51, 0x01),
+    WPQ_NO_REG_CRD_PMM_CHN1 = ev("UNC_M2M_WPQ_NO_REG_CRD_PMM.CHN1", 0x51, 0x02),
+    WPQ_NO_REG_CRD_PMM_CHN2 = ev("UNC_M2M_WPQ_NO_REG_CRD_PMM.CHN2", 0x51, 0x04),
+    PREFCAM_RXC_DEALLOCS_PMM_MEMMODE_ACCEPT = ev("UNC_M2M_PREFCAM_RxC_DEALLOCS.PMM_MEMMODE_ACCEPT", 0x7a, 0x04),
+    DISTRESS_ASSERTED_PMM_LOCAL = ev("UNC_M2M_DISTRESS_ASSERTED.PMM_LOCAL", 0xaf, 0x10),
+    DISTRESS_ASSERTED_PMM_NONLOCAL = ev("UNC_M2M_DISTRESS_ASSERTED.PMM_NONLOCAL", 0xaf, 0x20),
+    PREFCAM_INSERTS_UPI_ALLCH = ev("UNC_M2M_PREFCAM_INSERTS.UPI_ALLCH", 0x6d, 0x2a),
+    PREFCAM_INSERTS_XPT_ALLCH = ev("UNC_M2M_PREFCAM_INSERTS.XPT_ALLCH", 0x6d, 0x15),
+    RXC_AD_PREF_OCCUPANCY = ev("UNC_M2M_RxC_AD_PREF_OCCUPANCY", 0x77, 0x00),
+    PREFCAM_DEMAND_MERGE_CH0_XPTUPI = ev("UNC_M2M_PREFCAM_DEMAND_MERGE.CH0_XPTUPI", 0x74, 0x01),
+    PREFCAM_DEMAND_NO_MERGE_XPTUPI_ALLCH = ev("UNC_M2M_PREFCAM_DEMAND_NO_MERGE.XPTUPI_ALLCH", 0x75, 0x15),
+    PREFCAM_DEMAND_NO_MERGE_CH2_XPTUPI = ev("UNC_M2M_PREFCAM_DEMAND_NO_MERGE.CH2_XPTUPI", 0x75, 0x10),
+    PREFCAM_DEMAND_NO_MERGE_CH1_XPTUPI = ev("UNC_M2M_PREFCAM_DEMAND_NO_MERGE.CH1_XPTUPI", 0x75, 0x04),
+    PREFCAM_DEMAND_NO_MERGE_CH0_XPTUPI = ev("UNC_M2M_PREFCAM_DEMAND_NO_MERGE.CH0_XPTUPI", 0x75, 0x01),
+    PREFCAM_DEMAND_MERGE_XPTUPI_ALLCH = ev("UNC_M2M_PREFCAM_DEMAND_MERGE.XPTUPI_ALLCH", 0x74, 0x15),
+    PREFCAM_DEMAND_MERGE_CH2_XPTUPI = ev("UNC_M2M_PREFCAM_DEMAND_MERGE.CH2_XPTUPI", 0x74, 0x10),
+    PREFCAM_DEMAND_MERGE_CH1_XPTUPI = ev("UNC_M2M_PREFCAM_DEMAND_MERGE.CH1_XPTUPI", 0x74, 0x04),
+}
 #[cfg(not(feature = "experimental-events"))]
 const EXPERIMENTAL_ROWS: &[EventRow] = &[];
 /// The rows built.

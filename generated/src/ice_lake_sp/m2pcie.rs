@@ -66,16 +66,12 @@ impl Layout for M2pcieBoxCtlLayout {
     const INFO: &'static RegisterInfo = &M2PCIE_BOX_CTL_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 18, 31, Access::Rv,
-            "Reserved; write zero."),
-        FieldInfo::row("rsv", 16, 17, Access::Rsv,
-            "Reserved; write zero."),
-        FieldInfo::row("rsv", 9, 15, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 18, 31, Access::Rv),
+        FieldInfo::reserved("rsv", 16, 17, Access::Rsv),
+        FieldInfo::reserved("rsv", 9, 15, Access::Rv),
         FieldInfo { name: "frz", ident: "frz", lsb: 8, msb: 8, access: Access::Rw, role: Some(Role::Freeze),
             description: "Freeze: while 1 the box's counters hold their values.", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 2, 7, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 2, 7, Access::Rv),
         FieldInfo { name: "rst_ctrs", ident: "rst_ctrs", lsb: 1, msb: 1, access: Access::Wo, role: Some(Role::ResetCounters),
             description: "Reset counters: writing 1 clears every data counter of the box.", ..FieldInfo::EMPTY },
         FieldInfo { name: "rst_ctrl", ident: "rst_ctrl", lsb: 0, msb: 0, access: Access::Wo, role: Some(Role::ResetControls),
@@ -199,18 +195,14 @@ impl Layout for M2pcieCtlLayout {
             description: "Sense of the threshold comparison; with edge_det, counts falling instead of rising edges.", ..FieldInfo::EMPTY },
         FieldInfo { name: "en", ident: "en", lsb: 22, msb: 22, access: Access::Rw, role: Some(Role::Enable),
             description: "Enables this counter: it counts while this bit is 1 and the box is not frozen.", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 21, 21, Access::Rsv,
-            "Reserved; write zero."),
-        FieldInfo::row("rsv", 20, 20, Access::Rsv,
-            "Reserved; write zero."),
-        FieldInfo::row("rsv", 19, 19, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 21, 21, Access::Rsv),
+        FieldInfo::reserved("rsv", 20, 20, Access::Rsv),
+        FieldInfo::reserved("rsv", 19, 19, Access::Rv),
         FieldInfo { name: "edge_det", ident: "edge_det", lsb: 18, msb: 18, access: Access::Rw, role: Some(Role::Edge),
             description: "Edge detect: count 0-to-1 transitions of the thresholded event instead of active cycles; needs a non-zero thresh.", ..FieldInfo::EMPTY },
         FieldInfo { name: "rst", ident: "rst", lsb: 17, msb: 17, access: Access::Wo, role: Some(Role::Reset),
             description: "Reset: writing 1 clears the paired data counter.", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 16, 16, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 16, 16, Access::Rsv),
         FieldInfo { name: "umask", ident: "umask", lsb: 8, msb: 15, access: Access::Rw, role: Some(Role::Umask),
             description: "Unit mask: which sub-events of the selected event are counted.", ..FieldInfo::EMPTY },
         FieldInfo { name: "ev_sel", ident: "ev_sel", lsb: 0, msb: 7, access: Access::Rw, role: Some(Role::Event),
@@ -325,8 +317,7 @@ impl Layout for M2pcieBoxStatusLayout {
     const INFO: &'static RegisterInfo = &M2PCIE_BOX_STATUS_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 4, 31, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 4, 31, Access::Rv),
         FieldInfo { name: "ov", ident: "ov", lsb: 0, msb: 3, access: Access::Rw1c, role: Some(Role::Overflow), counters: &[0, 1, 2, 3],
             description: "Overflow flags, one per counter (bit n for counter n): hardware sets a bit when that counter wraps; writing 1 to a bit clears it.", ..FieldInfo::EMPTY },
     ];
@@ -398,8 +389,7 @@ impl Layout for M2pcieCtrLayout {
     const INFO: &'static RegisterInfo = &M2PCIE_CTR_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 48, 63, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 48, 63, Access::Rv),
         FieldInfo { name: "event_count", ident: "event_count", lsb: 0, msb: 47, access: Access::RwV, role: Some(Role::Count),
             description: "The accumulated 48-bit count of the event selected by the paired control register; wraps on overflow and keeps counting.", ..FieldInfo::EMPTY },
     ];
@@ -450,7 +440,7 @@ static M2PCIE_CTR_INFO: RegisterInfo = RegisterInfo {
 mod unit_events {
 use super::*;
 #[allow(unused_imports)]
-use crate::core_events::{ev, EventRow};
+use crate::core_events::{event_table, EventRow};
 #[cfg(feature = "metadata")]
 use crate::core_events::{event_info_refs, event_infos};
 
@@ -469,10 +459,6 @@ pub struct Event {
 }
 
 impl Event {
-    /// `UNC_M2P_CLOCKTICKS`.
-    pub const CLOCKTICKS: Event = Event::row(0);
-    /// `UNC_M2P_CMS_CLOCKTICKS`.
-    pub const CMS_CLOCKTICKS: Event = Event::row(1);
 
     /// Every event of the unit.
     pub const ALL: &'static [Event] = &{
@@ -507,1108 +493,6 @@ impl Event {
     }
 }
 
-/// The experimental events: from the vendor's experimental lists, whose counts it has
-/// not validated; built with the `experimental-events` feature.
-#[cfg(feature = "experimental-events")]
-impl Event {
-    /// `UNC_M2P_IIO_CREDITS_ACQUIRED.DRS_0` (experimental).
-    pub const IIO_CREDITS_ACQUIRED_DRS_0: Event = Event::row(2);
-    /// `UNC_M2P_IIO_CREDITS_ACQUIRED.DRS_1` (experimental).
-    pub const IIO_CREDITS_ACQUIRED_DRS_1: Event = Event::row(3);
-    /// `UNC_M2P_IIO_CREDITS_ACQUIRED.NCB_0` (experimental).
-    pub const IIO_CREDITS_ACQUIRED_NCB_0: Event = Event::row(4);
-    /// `UNC_M2P_IIO_CREDITS_ACQUIRED.NCB_1` (experimental).
-    pub const IIO_CREDITS_ACQUIRED_NCB_1: Event = Event::row(5);
-    /// `UNC_M2P_IIO_CREDITS_ACQUIRED.NCS_0` (experimental).
-    pub const IIO_CREDITS_ACQUIRED_NCS_0: Event = Event::row(6);
-    /// `UNC_M2P_IIO_CREDITS_ACQUIRED.NCS_1` (experimental).
-    pub const IIO_CREDITS_ACQUIRED_NCS_1: Event = Event::row(7);
-    /// `UNC_M2P_IIO_CREDITS_REJECT.DRS` (experimental).
-    pub const IIO_CREDITS_REJECT_DRS: Event = Event::row(8);
-    /// `UNC_M2P_IIO_CREDITS_REJECT.NCB` (experimental).
-    pub const IIO_CREDITS_REJECT_NCB: Event = Event::row(9);
-    /// `UNC_M2P_IIO_CREDITS_REJECT.NCS` (experimental).
-    pub const IIO_CREDITS_REJECT_NCS: Event = Event::row(10);
-    /// `UNC_M2P_IIO_CREDITS_USED.DRS_0` (experimental).
-    pub const IIO_CREDITS_USED_DRS_0: Event = Event::row(11);
-    /// `UNC_M2P_IIO_CREDITS_USED.DRS_1` (experimental).
-    pub const IIO_CREDITS_USED_DRS_1: Event = Event::row(12);
-    /// `UNC_M2P_IIO_CREDITS_USED.NCB_0` (experimental).
-    pub const IIO_CREDITS_USED_NCB_0: Event = Event::row(13);
-    /// `UNC_M2P_IIO_CREDITS_USED.NCB_1` (experimental).
-    pub const IIO_CREDITS_USED_NCB_1: Event = Event::row(14);
-    /// `UNC_M2P_IIO_CREDITS_USED.NCS_0` (experimental).
-    pub const IIO_CREDITS_USED_NCS_0: Event = Event::row(15);
-    /// `UNC_M2P_IIO_CREDITS_USED.NCS_1` (experimental).
-    pub const IIO_CREDITS_USED_NCS_1: Event = Event::row(16);
-    /// `UNC_M2P_RxC_CYCLES_NE.IIO_NCB` (experimental).
-    pub const RXC_CYCLES_NE_IIO_NCB: Event = Event::row(17);
-    /// `UNC_M2P_RxC_CYCLES_NE.IIO_NCS` (experimental).
-    pub const RXC_CYCLES_NE_IIO_NCS: Event = Event::row(18);
-    /// `UNC_M2P_RxC_CYCLES_NE.ALL` (experimental).
-    pub const RXC_CYCLES_NE_ALL: Event = Event::row(19);
-    /// `UNC_M2P_RxC_INSERTS.IIO_NCB` (experimental).
-    pub const RXC_INSERTS_IIO_NCB: Event = Event::row(20);
-    /// `UNC_M2P_RxC_INSERTS.IIO_NCS` (experimental).
-    pub const RXC_INSERTS_IIO_NCS: Event = Event::row(21);
-    /// `UNC_M2P_RxC_INSERTS.ALL` (experimental).
-    pub const RXC_INSERTS_ALL: Event = Event::row(22);
-    /// `UNC_M2P_TxC_CYCLES_FULL.AD_0` (experimental).
-    pub const TXC_CYCLES_FULL_AD_0: Event = Event::row(23);
-    /// `UNC_M2P_TxC_CYCLES_FULL.AK_0` (experimental).
-    pub const TXC_CYCLES_FULL_AK_0: Event = Event::row(24);
-    /// `UNC_M2P_TxC_CYCLES_FULL.BL_0` (experimental).
-    pub const TXC_CYCLES_FULL_BL_0: Event = Event::row(25);
-    /// `UNC_M2P_TxC_CYCLES_FULL.AD_1` (experimental).
-    pub const TXC_CYCLES_FULL_AD_1: Event = Event::row(26);
-    /// `UNC_M2P_TxC_CYCLES_FULL.AK_1` (experimental).
-    pub const TXC_CYCLES_FULL_AK_1: Event = Event::row(27);
-    /// `UNC_M2P_TxC_CYCLES_FULL.BL_1` (experimental).
-    pub const TXC_CYCLES_FULL_BL_1: Event = Event::row(28);
-    /// `UNC_M2P_TxC_CYCLES_NE.AD_0` (experimental).
-    pub const TXC_CYCLES_NE_AD_0: Event = Event::row(29);
-    /// `UNC_M2P_TxC_CYCLES_NE.AK_0` (experimental).
-    pub const TXC_CYCLES_NE_AK_0: Event = Event::row(30);
-    /// `UNC_M2P_TxC_CYCLES_NE.BL_0` (experimental).
-    pub const TXC_CYCLES_NE_BL_0: Event = Event::row(31);
-    /// `UNC_M2P_TxC_CYCLES_NE.AD_1` (experimental).
-    pub const TXC_CYCLES_NE_AD_1: Event = Event::row(32);
-    /// `UNC_M2P_TxC_CYCLES_NE.AK_1` (experimental).
-    pub const TXC_CYCLES_NE_AK_1: Event = Event::row(33);
-    /// `UNC_M2P_TxC_CYCLES_NE.BL_1` (experimental).
-    pub const TXC_CYCLES_NE_BL_1: Event = Event::row(34);
-    /// `UNC_M2P_TxC_INSERTS.AD_0` (experimental).
-    pub const TXC_INSERTS_AD_0: Event = Event::row(35);
-    /// `UNC_M2P_TxC_INSERTS.BL_0` (experimental).
-    pub const TXC_INSERTS_BL_0: Event = Event::row(36);
-    /// `UNC_M2P_TxC_INSERTS.AK_CRD_0` (experimental).
-    pub const TXC_INSERTS_AK_CRD_0: Event = Event::row(37);
-    /// `UNC_M2P_TxC_INSERTS.AD_1` (experimental).
-    pub const TXC_INSERTS_AD_1: Event = Event::row(38);
-    /// `UNC_M2P_TxC_INSERTS.BL_1` (experimental).
-    pub const TXC_INSERTS_BL_1: Event = Event::row(39);
-    /// `UNC_M2P_TxC_INSERTS.AK_CRD_1` (experimental).
-    pub const TXC_INSERTS_AK_CRD_1: Event = Event::row(40);
-    /// `UNC_M2P_LOCAL_DED_P2P_CRD_TAKEN_0.M2IOSF0_NCB` (experimental).
-    pub const LOCAL_DED_P2P_CRD_TAKEN_0_M2IOSF0_NCB: Event = Event::row(41);
-    /// `UNC_M2P_LOCAL_DED_P2P_CRD_TAKEN_0.M2IOSF0_NCS` (experimental).
-    pub const LOCAL_DED_P2P_CRD_TAKEN_0_M2IOSF0_NCS: Event = Event::row(42);
-    /// `UNC_M2P_LOCAL_DED_P2P_CRD_TAKEN_0.M2IOSF1_NCB` (experimental).
-    pub const LOCAL_DED_P2P_CRD_TAKEN_0_M2IOSF1_NCB: Event = Event::row(43);
-    /// `UNC_M2P_LOCAL_DED_P2P_CRD_TAKEN_0.M2IOSF1_NCS` (experimental).
-    pub const LOCAL_DED_P2P_CRD_TAKEN_0_M2IOSF1_NCS: Event = Event::row(44);
-    /// `UNC_M2P_LOCAL_DED_P2P_CRD_TAKEN_0.M2IOSF2_NCB` (experimental).
-    pub const LOCAL_DED_P2P_CRD_TAKEN_0_M2IOSF2_NCB: Event = Event::row(45);
-    /// `UNC_M2P_LOCAL_DED_P2P_CRD_TAKEN_0.M2IOSF2_NCS` (experimental).
-    pub const LOCAL_DED_P2P_CRD_TAKEN_0_M2IOSF2_NCS: Event = Event::row(46);
-    /// `UNC_M2P_LOCAL_DED_P2P_CRD_TAKEN_0.M2IOSF3_NCB` (experimental).
-    pub const LOCAL_DED_P2P_CRD_TAKEN_0_M2IOSF3_NCB: Event = Event::row(47);
-    /// `UNC_M2P_LOCAL_DED_P2P_CRD_TAKEN_0.M2IOSF3_NCS` (experimental).
-    pub const LOCAL_DED_P2P_CRD_TAKEN_0_M2IOSF3_NCS: Event = Event::row(48);
-    /// `UNC_M2P_LOCAL_DED_P2P_CRD_TAKEN_1.M2IOSF4_NCB` (experimental).
-    pub const LOCAL_DED_P2P_CRD_TAKEN_1_M2IOSF4_NCB: Event = Event::row(49);
-    /// `UNC_M2P_LOCAL_DED_P2P_CRD_TAKEN_1.M2IOSF4_NCS` (experimental).
-    pub const LOCAL_DED_P2P_CRD_TAKEN_1_M2IOSF4_NCS: Event = Event::row(50);
-    /// `UNC_M2P_LOCAL_DED_P2P_CRD_TAKEN_1.M2IOSF5_NCB` (experimental).
-    pub const LOCAL_DED_P2P_CRD_TAKEN_1_M2IOSF5_NCB: Event = Event::row(51);
-    /// `UNC_M2P_LOCAL_DED_P2P_CRD_TAKEN_1.M2IOSF5_NCS` (experimental).
-    pub const LOCAL_DED_P2P_CRD_TAKEN_1_M2IOSF5_NCS: Event = Event::row(52);
-    /// `UNC_M2P_LOCAL_P2P_DED_RETURNED_0.MS2IOSF0_NCB` (experimental).
-    pub const LOCAL_P2P_DED_RETURNED_0_MS2IOSF0_NCB: Event = Event::row(53);
-    /// `UNC_M2P_LOCAL_P2P_DED_RETURNED_0.MS2IOSF0_NCS` (experimental).
-    pub const LOCAL_P2P_DED_RETURNED_0_MS2IOSF0_NCS: Event = Event::row(54);
-    /// `UNC_M2P_LOCAL_P2P_DED_RETURNED_0.MS2IOSF1_NCB` (experimental).
-    pub const LOCAL_P2P_DED_RETURNED_0_MS2IOSF1_NCB: Event = Event::row(55);
-    /// `UNC_M2P_LOCAL_P2P_DED_RETURNED_0.MS2IOSF1_NCS` (experimental).
-    pub const LOCAL_P2P_DED_RETURNED_0_MS2IOSF1_NCS: Event = Event::row(56);
-    /// `UNC_M2P_LOCAL_P2P_DED_RETURNED_0.MS2IOSF2_NCB` (experimental).
-    pub const LOCAL_P2P_DED_RETURNED_0_MS2IOSF2_NCB: Event = Event::row(57);
-    /// `UNC_M2P_LOCAL_P2P_DED_RETURNED_0.MS2IOSF2_NCS` (experimental).
-    pub const LOCAL_P2P_DED_RETURNED_0_MS2IOSF2_NCS: Event = Event::row(58);
-    /// `UNC_M2P_LOCAL_P2P_DED_RETURNED_0.MS2IOSF3_NCB` (experimental).
-    pub const LOCAL_P2P_DED_RETURNED_0_MS2IOSF3_NCB: Event = Event::row(59);
-    /// `UNC_M2P_LOCAL_P2P_DED_RETURNED_0.MS2IOSF3_NCS` (experimental).
-    pub const LOCAL_P2P_DED_RETURNED_0_MS2IOSF3_NCS: Event = Event::row(60);
-    /// `UNC_M2P_LOCAL_P2P_DED_RETURNED_1.MS2IOSF4_NCB` (experimental).
-    pub const LOCAL_P2P_DED_RETURNED_1_MS2IOSF4_NCB: Event = Event::row(61);
-    /// `UNC_M2P_LOCAL_P2P_DED_RETURNED_1.MS2IOSF4_NCS` (experimental).
-    pub const LOCAL_P2P_DED_RETURNED_1_MS2IOSF4_NCS: Event = Event::row(62);
-    /// `UNC_M2P_LOCAL_P2P_DED_RETURNED_1.MS2IOSF5_NCB` (experimental).
-    pub const LOCAL_P2P_DED_RETURNED_1_MS2IOSF5_NCB: Event = Event::row(63);
-    /// `UNC_M2P_LOCAL_P2P_DED_RETURNED_1.MS2IOSF5_NCS` (experimental).
-    pub const LOCAL_P2P_DED_RETURNED_1_MS2IOSF5_NCS: Event = Event::row(64);
-    /// `UNC_M2P_LOCAL_P2P_SHAR_RETURNED.AGENT_0` (experimental).
-    pub const LOCAL_P2P_SHAR_RETURNED_AGENT_0: Event = Event::row(65);
-    /// `UNC_M2P_LOCAL_P2P_SHAR_RETURNED.AGENT_1` (experimental).
-    pub const LOCAL_P2P_SHAR_RETURNED_AGENT_1: Event = Event::row(66);
-    /// `UNC_M2P_LOCAL_P2P_SHAR_RETURNED.AGENT_2` (experimental).
-    pub const LOCAL_P2P_SHAR_RETURNED_AGENT_2: Event = Event::row(67);
-    /// `UNC_M2P_LOCAL_SHAR_P2P_CRD_RETURNED.AGENT_0` (experimental).
-    pub const LOCAL_SHAR_P2P_CRD_RETURNED_AGENT_0: Event = Event::row(68);
-    /// `UNC_M2P_LOCAL_SHAR_P2P_CRD_RETURNED.AGENT_1` (experimental).
-    pub const LOCAL_SHAR_P2P_CRD_RETURNED_AGENT_1: Event = Event::row(69);
-    /// `UNC_M2P_LOCAL_SHAR_P2P_CRD_RETURNED.AGENT_2` (experimental).
-    pub const LOCAL_SHAR_P2P_CRD_RETURNED_AGENT_2: Event = Event::row(70);
-    /// `UNC_M2P_LOCAL_SHAR_P2P_CRD_RETURNED.AGENT_3` (experimental).
-    pub const LOCAL_SHAR_P2P_CRD_RETURNED_AGENT_3: Event = Event::row(71);
-    /// `UNC_M2P_LOCAL_SHAR_P2P_CRD_RETURNED.AGENT_4` (experimental).
-    pub const LOCAL_SHAR_P2P_CRD_RETURNED_AGENT_4: Event = Event::row(72);
-    /// `UNC_M2P_LOCAL_SHAR_P2P_CRD_RETURNED.AGENT_5` (experimental).
-    pub const LOCAL_SHAR_P2P_CRD_RETURNED_AGENT_5: Event = Event::row(73);
-    /// `UNC_M2P_LOCAL_SHAR_P2P_CRD_TAKEN_0.M2IOSF0_NCB` (experimental).
-    pub const LOCAL_SHAR_P2P_CRD_TAKEN_0_M2IOSF0_NCB: Event = Event::row(74);
-    /// `UNC_M2P_LOCAL_SHAR_P2P_CRD_TAKEN_0.M2IOSF0_NCS` (experimental).
-    pub const LOCAL_SHAR_P2P_CRD_TAKEN_0_M2IOSF0_NCS: Event = Event::row(75);
-    /// `UNC_M2P_LOCAL_SHAR_P2P_CRD_TAKEN_0.M2IOSF1_NCB` (experimental).
-    pub const LOCAL_SHAR_P2P_CRD_TAKEN_0_M2IOSF1_NCB: Event = Event::row(76);
-    /// `UNC_M2P_LOCAL_SHAR_P2P_CRD_TAKEN_0.M2IOSF1_NCS` (experimental).
-    pub const LOCAL_SHAR_P2P_CRD_TAKEN_0_M2IOSF1_NCS: Event = Event::row(77);
-    /// `UNC_M2P_LOCAL_SHAR_P2P_CRD_TAKEN_0.M2IOSF2_NCB` (experimental).
-    pub const LOCAL_SHAR_P2P_CRD_TAKEN_0_M2IOSF2_NCB: Event = Event::row(78);
-    /// `UNC_M2P_LOCAL_SHAR_P2P_CRD_TAKEN_0.M2IOSF2_NCS` (experimental).
-    pub const LOCAL_SHAR_P2P_CRD_TAKEN_0_M2IOSF2_NCS: Event = Event::row(79);
-    /// `UNC_M2P_LOCAL_SHAR_P2P_CRD_TAKEN_0.M2IOSF3_NCB` (experimental).
-    pub const LOCAL_SHAR_P2P_CRD_TAKEN_0_M2IOSF3_NCB: Event = Event::row(80);
-    /// `UNC_M2P_LOCAL_SHAR_P2P_CRD_TAKEN_0.M2IOSF3_NCS` (experimental).
-    pub const LOCAL_SHAR_P2P_CRD_TAKEN_0_M2IOSF3_NCS: Event = Event::row(81);
-    /// `UNC_M2P_LOCAL_SHAR_P2P_CRD_TAKEN_1.M2IOSF4_NCB` (experimental).
-    pub const LOCAL_SHAR_P2P_CRD_TAKEN_1_M2IOSF4_NCB: Event = Event::row(82);
-    /// `UNC_M2P_LOCAL_SHAR_P2P_CRD_TAKEN_1.M2IOSF4_NCS` (experimental).
-    pub const LOCAL_SHAR_P2P_CRD_TAKEN_1_M2IOSF4_NCS: Event = Event::row(83);
-    /// `UNC_M2P_LOCAL_SHAR_P2P_CRD_TAKEN_1.M2IOSF5_NCB` (experimental).
-    pub const LOCAL_SHAR_P2P_CRD_TAKEN_1_M2IOSF5_NCB: Event = Event::row(84);
-    /// `UNC_M2P_LOCAL_SHAR_P2P_CRD_TAKEN_1.M2IOSF5_NCS` (experimental).
-    pub const LOCAL_SHAR_P2P_CRD_TAKEN_1_M2IOSF5_NCS: Event = Event::row(85);
-    /// `UNC_M2P_LOCAL_SHAR_P2P_CRD_WAIT_0.M2IOSF0_NCB` (experimental).
-    pub const LOCAL_SHAR_P2P_CRD_WAIT_0_M2IOSF0_NCB: Event = Event::row(86);
-    /// `UNC_M2P_LOCAL_SHAR_P2P_CRD_WAIT_0.M2IOSF0_NCS` (experimental).
-    pub const LOCAL_SHAR_P2P_CRD_WAIT_0_M2IOSF0_NCS: Event = Event::row(87);
-    /// `UNC_M2P_LOCAL_SHAR_P2P_CRD_WAIT_0.M2IOSF1_NCB` (experimental).
-    pub const LOCAL_SHAR_P2P_CRD_WAIT_0_M2IOSF1_NCB: Event = Event::row(88);
-    /// `UNC_M2P_LOCAL_SHAR_P2P_CRD_WAIT_0.M2IOSF1_NCS` (experimental).
-    pub const LOCAL_SHAR_P2P_CRD_WAIT_0_M2IOSF1_NCS: Event = Event::row(89);
-    /// `UNC_M2P_LOCAL_SHAR_P2P_CRD_WAIT_0.M2IOSF2_NCB` (experimental).
-    pub const LOCAL_SHAR_P2P_CRD_WAIT_0_M2IOSF2_NCB: Event = Event::row(90);
-    /// `UNC_M2P_LOCAL_SHAR_P2P_CRD_WAIT_0.M2IOSF2_NCS` (experimental).
-    pub const LOCAL_SHAR_P2P_CRD_WAIT_0_M2IOSF2_NCS: Event = Event::row(91);
-    /// `UNC_M2P_LOCAL_SHAR_P2P_CRD_WAIT_0.M2IOSF3_NCB` (experimental).
-    pub const LOCAL_SHAR_P2P_CRD_WAIT_0_M2IOSF3_NCB: Event = Event::row(92);
-    /// `UNC_M2P_LOCAL_SHAR_P2P_CRD_WAIT_0.M2IOSF3_NCS` (experimental).
-    pub const LOCAL_SHAR_P2P_CRD_WAIT_0_M2IOSF3_NCS: Event = Event::row(93);
-    /// `UNC_M2P_LOCAL_SHAR_P2P_CRD_WAIT_1.M2IOSF4_NCB` (experimental).
-    pub const LOCAL_SHAR_P2P_CRD_WAIT_1_M2IOSF4_NCB: Event = Event::row(94);
-    /// `UNC_M2P_LOCAL_SHAR_P2P_CRD_WAIT_1.M2IOSF4_NCS` (experimental).
-    pub const LOCAL_SHAR_P2P_CRD_WAIT_1_M2IOSF4_NCS: Event = Event::row(95);
-    /// `UNC_M2P_LOCAL_SHAR_P2P_CRD_WAIT_1.M2IOSF5_NCB` (experimental).
-    pub const LOCAL_SHAR_P2P_CRD_WAIT_1_M2IOSF5_NCB: Event = Event::row(96);
-    /// `UNC_M2P_LOCAL_SHAR_P2P_CRD_WAIT_1.M2IOSF5_NCS` (experimental).
-    pub const LOCAL_SHAR_P2P_CRD_WAIT_1_M2IOSF5_NCS: Event = Event::row(97);
-    /// `UNC_M2P_P2P_CRD_OCCUPANCY.LOCAL_NCB` (experimental).
-    pub const P2P_CRD_OCCUPANCY_LOCAL_NCB: Event = Event::row(98);
-    /// `UNC_M2P_P2P_CRD_OCCUPANCY.LOCAL_NCS` (experimental).
-    pub const P2P_CRD_OCCUPANCY_LOCAL_NCS: Event = Event::row(99);
-    /// `UNC_M2P_P2P_CRD_OCCUPANCY.REMOTE_NCB` (experimental).
-    pub const P2P_CRD_OCCUPANCY_REMOTE_NCB: Event = Event::row(100);
-    /// `UNC_M2P_P2P_CRD_OCCUPANCY.REMOTE_NCS` (experimental).
-    pub const P2P_CRD_OCCUPANCY_REMOTE_NCS: Event = Event::row(101);
-    /// `UNC_M2P_P2P_CRD_OCCUPANCY.ALL` (experimental).
-    pub const P2P_CRD_OCCUPANCY_ALL: Event = Event::row(102);
-    /// `UNC_M2P_P2P_DED_RECEIVED.LOCAL_NCB` (experimental).
-    pub const P2P_DED_RECEIVED_LOCAL_NCB: Event = Event::row(103);
-    /// `UNC_M2P_P2P_DED_RECEIVED.LOCAL_NCS` (experimental).
-    pub const P2P_DED_RECEIVED_LOCAL_NCS: Event = Event::row(104);
-    /// `UNC_M2P_P2P_DED_RECEIVED.REMOTE_NCB` (experimental).
-    pub const P2P_DED_RECEIVED_REMOTE_NCB: Event = Event::row(105);
-    /// `UNC_M2P_P2P_DED_RECEIVED.REMOTE_NCS` (experimental).
-    pub const P2P_DED_RECEIVED_REMOTE_NCS: Event = Event::row(106);
-    /// `UNC_M2P_P2P_DED_RECEIVED.ALL` (experimental).
-    pub const P2P_DED_RECEIVED_ALL: Event = Event::row(107);
-    /// `UNC_M2P_P2P_SHAR_RECEIVED.LOCAL_NCB` (experimental).
-    pub const P2P_SHAR_RECEIVED_LOCAL_NCB: Event = Event::row(108);
-    /// `UNC_M2P_P2P_SHAR_RECEIVED.LOCAL_NCS` (experimental).
-    pub const P2P_SHAR_RECEIVED_LOCAL_NCS: Event = Event::row(109);
-    /// `UNC_M2P_P2P_SHAR_RECEIVED.REMOTE_NCB` (experimental).
-    pub const P2P_SHAR_RECEIVED_REMOTE_NCB: Event = Event::row(110);
-    /// `UNC_M2P_P2P_SHAR_RECEIVED.REMOTE_NCS` (experimental).
-    pub const P2P_SHAR_RECEIVED_REMOTE_NCS: Event = Event::row(111);
-    /// `UNC_M2P_P2P_SHAR_RECEIVED.ALL` (experimental).
-    pub const P2P_SHAR_RECEIVED_ALL: Event = Event::row(112);
-    /// `UNC_M2P_REMOTE_DED_P2P_CRD_TAKEN_0.UPI0_DRS` (experimental).
-    pub const REMOTE_DED_P2P_CRD_TAKEN_0_UPI0_DRS: Event = Event::row(113);
-    /// `UNC_M2P_REMOTE_DED_P2P_CRD_TAKEN_0.UPI0_NCB` (experimental).
-    pub const REMOTE_DED_P2P_CRD_TAKEN_0_UPI0_NCB: Event = Event::row(114);
-    /// `UNC_M2P_REMOTE_DED_P2P_CRD_TAKEN_0.UPI0_NCS` (experimental).
-    pub const REMOTE_DED_P2P_CRD_TAKEN_0_UPI0_NCS: Event = Event::row(115);
-    /// `UNC_M2P_REMOTE_DED_P2P_CRD_TAKEN_0.UPI1_DRS` (experimental).
-    pub const REMOTE_DED_P2P_CRD_TAKEN_0_UPI1_DRS: Event = Event::row(116);
-    /// `UNC_M2P_REMOTE_DED_P2P_CRD_TAKEN_0.UPI1_NCB` (experimental).
-    pub const REMOTE_DED_P2P_CRD_TAKEN_0_UPI1_NCB: Event = Event::row(117);
-    /// `UNC_M2P_REMOTE_DED_P2P_CRD_TAKEN_0.UPI1_NCS` (experimental).
-    pub const REMOTE_DED_P2P_CRD_TAKEN_0_UPI1_NCS: Event = Event::row(118);
-    /// `UNC_M2P_REMOTE_DED_P2P_CRD_TAKEN_1.UPI2_DRS` (experimental).
-    pub const REMOTE_DED_P2P_CRD_TAKEN_1_UPI2_DRS: Event = Event::row(119);
-    /// `UNC_M2P_REMOTE_DED_P2P_CRD_TAKEN_1.UPI2_NCB` (experimental).
-    pub const REMOTE_DED_P2P_CRD_TAKEN_1_UPI2_NCB: Event = Event::row(120);
-    /// `UNC_M2P_REMOTE_DED_P2P_CRD_TAKEN_1.UPI2_NCS` (experimental).
-    pub const REMOTE_DED_P2P_CRD_TAKEN_1_UPI2_NCS: Event = Event::row(121);
-    /// `UNC_M2P_REMOTE_P2P_DED_RETURNED.UPI0_NCB` (experimental).
-    pub const REMOTE_P2P_DED_RETURNED_UPI0_NCB: Event = Event::row(122);
-    /// `UNC_M2P_REMOTE_P2P_DED_RETURNED.UPI0_NCS` (experimental).
-    pub const REMOTE_P2P_DED_RETURNED_UPI0_NCS: Event = Event::row(123);
-    /// `UNC_M2P_REMOTE_P2P_DED_RETURNED.UPI1_NCB` (experimental).
-    pub const REMOTE_P2P_DED_RETURNED_UPI1_NCB: Event = Event::row(124);
-    /// `UNC_M2P_REMOTE_P2P_DED_RETURNED.UPI1_NCS` (experimental).
-    pub const REMOTE_P2P_DED_RETURNED_UPI1_NCS: Event = Event::row(125);
-    /// `UNC_M2P_REMOTE_P2P_DED_RETURNED.UPI2_NCB` (experimental).
-    pub const REMOTE_P2P_DED_RETURNED_UPI2_NCB: Event = Event::row(126);
-    /// `UNC_M2P_REMOTE_P2P_DED_RETURNED.UPI2_NCS` (experimental).
-    pub const REMOTE_P2P_DED_RETURNED_UPI2_NCS: Event = Event::row(127);
-    /// `UNC_M2P_REMOTE_P2P_SHAR_RETURNED.AGENT_0` (experimental).
-    pub const REMOTE_P2P_SHAR_RETURNED_AGENT_0: Event = Event::row(128);
-    /// `UNC_M2P_REMOTE_P2P_SHAR_RETURNED.AGENT_1` (experimental).
-    pub const REMOTE_P2P_SHAR_RETURNED_AGENT_1: Event = Event::row(129);
-    /// `UNC_M2P_REMOTE_P2P_SHAR_RETURNED.AGENT_2` (experimental).
-    pub const REMOTE_P2P_SHAR_RETURNED_AGENT_2: Event = Event::row(130);
-    /// `UNC_M2P_REMOTE_SHAR_P2P_CRD_RETURNED.AGENT_0` (experimental).
-    pub const REMOTE_SHAR_P2P_CRD_RETURNED_AGENT_0: Event = Event::row(131);
-    /// `UNC_M2P_REMOTE_SHAR_P2P_CRD_RETURNED.AGENT_1` (experimental).
-    pub const REMOTE_SHAR_P2P_CRD_RETURNED_AGENT_1: Event = Event::row(132);
-    /// `UNC_M2P_REMOTE_SHAR_P2P_CRD_RETURNED.AGENT_2` (experimental).
-    pub const REMOTE_SHAR_P2P_CRD_RETURNED_AGENT_2: Event = Event::row(133);
-    /// `UNC_M2P_REMOTE_SHAR_P2P_CRD_TAKEN_0.UPI0_DRS` (experimental).
-    pub const REMOTE_SHAR_P2P_CRD_TAKEN_0_UPI0_DRS: Event = Event::row(134);
-    /// `UNC_M2P_REMOTE_SHAR_P2P_CRD_TAKEN_0.UPI0_NCB` (experimental).
-    pub const REMOTE_SHAR_P2P_CRD_TAKEN_0_UPI0_NCB: Event = Event::row(135);
-    /// `UNC_M2P_REMOTE_SHAR_P2P_CRD_TAKEN_0.UPI0_NCS` (experimental).
-    pub const REMOTE_SHAR_P2P_CRD_TAKEN_0_UPI0_NCS: Event = Event::row(136);
-    /// `UNC_M2P_REMOTE_SHAR_P2P_CRD_TAKEN_0.UPI1_DRS` (experimental).
-    pub const REMOTE_SHAR_P2P_CRD_TAKEN_0_UPI1_DRS: Event = Event::row(137);
-    /// `UNC_M2P_REMOTE_SHAR_P2P_CRD_TAKEN_0.UPI1_NCB` (experimental).
-    pub const REMOTE_SHAR_P2P_CRD_TAKEN_0_UPI1_NCB: Event = Event::row(138);
-    /// `UNC_M2P_REMOTE_SHAR_P2P_CRD_TAKEN_0.UPI1_NCS` (experimental).
-    pub const REMOTE_SHAR_P2P_CRD_TAKEN_0_UPI1_NCS: Event = Event::row(139);
-    /// `UNC_M2P_REMOTE_SHAR_P2P_CRD_TAKEN_1.UPI2_DRS` (experimental).
-    pub const REMOTE_SHAR_P2P_CRD_TAKEN_1_UPI2_DRS: Event = Event::row(140);
-    /// `UNC_M2P_REMOTE_SHAR_P2P_CRD_TAKEN_1.UPI2_NCB` (experimental).
-    pub const REMOTE_SHAR_P2P_CRD_TAKEN_1_UPI2_NCB: Event = Event::row(141);
-    /// `UNC_M2P_REMOTE_SHAR_P2P_CRD_TAKEN_1.UPI2_NCS` (experimental).
-    pub const REMOTE_SHAR_P2P_CRD_TAKEN_1_UPI2_NCS: Event = Event::row(142);
-    /// `UNC_M2P_REMOTE_SHAR_P2P_CRD_WAIT_0.UPI0_DRS` (experimental).
-    pub const REMOTE_SHAR_P2P_CRD_WAIT_0_UPI0_DRS: Event = Event::row(143);
-    /// `UNC_M2P_REMOTE_SHAR_P2P_CRD_WAIT_0.UPI0_NCB` (experimental).
-    pub const REMOTE_SHAR_P2P_CRD_WAIT_0_UPI0_NCB: Event = Event::row(144);
-    /// `UNC_M2P_REMOTE_SHAR_P2P_CRD_WAIT_0.UPI0_NCS` (experimental).
-    pub const REMOTE_SHAR_P2P_CRD_WAIT_0_UPI0_NCS: Event = Event::row(145);
-    /// `UNC_M2P_REMOTE_SHAR_P2P_CRD_WAIT_0.UPI1_DRS` (experimental).
-    pub const REMOTE_SHAR_P2P_CRD_WAIT_0_UPI1_DRS: Event = Event::row(146);
-    /// `UNC_M2P_REMOTE_SHAR_P2P_CRD_WAIT_0.UPI1_NCB` (experimental).
-    pub const REMOTE_SHAR_P2P_CRD_WAIT_0_UPI1_NCB: Event = Event::row(147);
-    /// `UNC_M2P_REMOTE_SHAR_P2P_CRD_WAIT_0.UPI1_NCS` (experimental).
-    pub const REMOTE_SHAR_P2P_CRD_WAIT_0_UPI1_NCS: Event = Event::row(148);
-    /// `UNC_M2P_REMOTE_SHAR_P2P_CRD_WAIT_1.UPI2_DRS` (experimental).
-    pub const REMOTE_SHAR_P2P_CRD_WAIT_1_UPI2_DRS: Event = Event::row(149);
-    /// `UNC_M2P_REMOTE_SHAR_P2P_CRD_WAIT_1.UPI2_NCB` (experimental).
-    pub const REMOTE_SHAR_P2P_CRD_WAIT_1_UPI2_NCB: Event = Event::row(150);
-    /// `UNC_M2P_REMOTE_SHAR_P2P_CRD_WAIT_1.UPI2_NCS` (experimental).
-    pub const REMOTE_SHAR_P2P_CRD_WAIT_1_UPI2_NCS: Event = Event::row(151);
-    /// `UNC_M2P_RxC_CYCLES_NE.CHA_IDI` (experimental).
-    pub const RXC_CYCLES_NE_CHA_IDI: Event = Event::row(152);
-    /// `UNC_M2P_RxC_CYCLES_NE.CHA_NCB` (experimental).
-    pub const RXC_CYCLES_NE_CHA_NCB: Event = Event::row(153);
-    /// `UNC_M2P_RxC_CYCLES_NE.CHA_NCS` (experimental).
-    pub const RXC_CYCLES_NE_CHA_NCS: Event = Event::row(154);
-    /// `UNC_M2P_RxC_INSERTS.CHA_IDI` (experimental).
-    pub const RXC_INSERTS_CHA_IDI: Event = Event::row(155);
-    /// `UNC_M2P_RxC_INSERTS.CHA_NCB` (experimental).
-    pub const RXC_INSERTS_CHA_NCB: Event = Event::row(156);
-    /// `UNC_M2P_RxC_INSERTS.CHA_NCS` (experimental).
-    pub const RXC_INSERTS_CHA_NCS: Event = Event::row(157);
-    /// `UNC_M2P_TxC_CREDITS.PRQ` (experimental).
-    pub const TXC_CREDITS_PRQ: Event = Event::row(158);
-    /// `UNC_M2P_AG0_AD_CRD_ACQUIRED0.TGR0` (experimental).
-    pub const AG0_AD_CRD_ACQUIRED0_TGR0: Event = Event::row(159);
-    /// `UNC_M2P_AG0_AD_CRD_ACQUIRED0.TGR1` (experimental).
-    pub const AG0_AD_CRD_ACQUIRED0_TGR1: Event = Event::row(160);
-    /// `UNC_M2P_AG0_AD_CRD_ACQUIRED0.TGR2` (experimental).
-    pub const AG0_AD_CRD_ACQUIRED0_TGR2: Event = Event::row(161);
-    /// `UNC_M2P_AG0_AD_CRD_ACQUIRED0.TGR3` (experimental).
-    pub const AG0_AD_CRD_ACQUIRED0_TGR3: Event = Event::row(162);
-    /// `UNC_M2P_AG0_AD_CRD_ACQUIRED0.TGR4` (experimental).
-    pub const AG0_AD_CRD_ACQUIRED0_TGR4: Event = Event::row(163);
-    /// `UNC_M2P_AG0_AD_CRD_ACQUIRED0.TGR5` (experimental).
-    pub const AG0_AD_CRD_ACQUIRED0_TGR5: Event = Event::row(164);
-    /// `UNC_M2P_AG0_AD_CRD_ACQUIRED0.TGR6` (experimental).
-    pub const AG0_AD_CRD_ACQUIRED0_TGR6: Event = Event::row(165);
-    /// `UNC_M2P_AG0_AD_CRD_ACQUIRED0.TGR7` (experimental).
-    pub const AG0_AD_CRD_ACQUIRED0_TGR7: Event = Event::row(166);
-    /// `UNC_M2P_AG0_AD_CRD_ACQUIRED1.TGR8` (experimental).
-    pub const AG0_AD_CRD_ACQUIRED1_TGR8: Event = Event::row(167);
-    /// `UNC_M2P_AG0_AD_CRD_ACQUIRED1.TGR9` (experimental).
-    pub const AG0_AD_CRD_ACQUIRED1_TGR9: Event = Event::row(168);
-    /// `UNC_M2P_AG0_AD_CRD_ACQUIRED1.TGR10` (experimental).
-    pub const AG0_AD_CRD_ACQUIRED1_TGR10: Event = Event::row(169);
-    /// `UNC_M2P_AG0_AD_CRD_OCCUPANCY0.TGR0` (experimental).
-    pub const AG0_AD_CRD_OCCUPANCY0_TGR0: Event = Event::row(170);
-    /// `UNC_M2P_AG0_AD_CRD_OCCUPANCY0.TGR1` (experimental).
-    pub const AG0_AD_CRD_OCCUPANCY0_TGR1: Event = Event::row(171);
-    /// `UNC_M2P_AG0_AD_CRD_OCCUPANCY0.TGR2` (experimental).
-    pub const AG0_AD_CRD_OCCUPANCY0_TGR2: Event = Event::row(172);
-    /// `UNC_M2P_AG0_AD_CRD_OCCUPANCY0.TGR3` (experimental).
-    pub const AG0_AD_CRD_OCCUPANCY0_TGR3: Event = Event::row(173);
-    /// `UNC_M2P_AG0_AD_CRD_OCCUPANCY0.TGR4` (experimental).
-    pub const AG0_AD_CRD_OCCUPANCY0_TGR4: Event = Event::row(174);
-    /// `UNC_M2P_AG0_AD_CRD_OCCUPANCY0.TGR5` (experimental).
-    pub const AG0_AD_CRD_OCCUPANCY0_TGR5: Event = Event::row(175);
-    /// `UNC_M2P_AG0_AD_CRD_OCCUPANCY0.TGR6` (experimental).
-    pub const AG0_AD_CRD_OCCUPANCY0_TGR6: Event = Event::row(176);
-    /// `UNC_M2P_AG0_AD_CRD_OCCUPANCY0.TGR7` (experimental).
-    pub const AG0_AD_CRD_OCCUPANCY0_TGR7: Event = Event::row(177);
-    /// `UNC_M2P_AG0_AD_CRD_OCCUPANCY1.TGR8` (experimental).
-    pub const AG0_AD_CRD_OCCUPANCY1_TGR8: Event = Event::row(178);
-    /// `UNC_M2P_AG0_AD_CRD_OCCUPANCY1.TGR9` (experimental).
-    pub const AG0_AD_CRD_OCCUPANCY1_TGR9: Event = Event::row(179);
-    /// `UNC_M2P_AG0_AD_CRD_OCCUPANCY1.TGR10` (experimental).
-    pub const AG0_AD_CRD_OCCUPANCY1_TGR10: Event = Event::row(180);
-    /// `UNC_M2P_AG0_BL_CRD_ACQUIRED0.TGR0` (experimental).
-    pub const AG0_BL_CRD_ACQUIRED0_TGR0: Event = Event::row(181);
-    /// `UNC_M2P_AG0_BL_CRD_ACQUIRED0.TGR1` (experimental).
-    pub const AG0_BL_CRD_ACQUIRED0_TGR1: Event = Event::row(182);
-    /// `UNC_M2P_AG0_BL_CRD_ACQUIRED0.TGR2` (experimental).
-    pub const AG0_BL_CRD_ACQUIRED0_TGR2: Event = Event::row(183);
-    /// `UNC_M2P_AG0_BL_CRD_ACQUIRED0.TGR3` (experimental).
-    pub const AG0_BL_CRD_ACQUIRED0_TGR3: Event = Event::row(184);
-    /// `UNC_M2P_AG0_BL_CRD_ACQUIRED0.TGR4` (experimental).
-    pub const AG0_BL_CRD_ACQUIRED0_TGR4: Event = Event::row(185);
-    /// `UNC_M2P_AG0_BL_CRD_ACQUIRED0.TGR5` (experimental).
-    pub const AG0_BL_CRD_ACQUIRED0_TGR5: Event = Event::row(186);
-    /// `UNC_M2P_AG0_BL_CRD_ACQUIRED0.TGR6` (experimental).
-    pub const AG0_BL_CRD_ACQUIRED0_TGR6: Event = Event::row(187);
-    /// `UNC_M2P_AG0_BL_CRD_ACQUIRED0.TGR7` (experimental).
-    pub const AG0_BL_CRD_ACQUIRED0_TGR7: Event = Event::row(188);
-    /// `UNC_M2P_AG0_BL_CRD_ACQUIRED1.TGR8` (experimental).
-    pub const AG0_BL_CRD_ACQUIRED1_TGR8: Event = Event::row(189);
-    /// `UNC_M2P_AG0_BL_CRD_ACQUIRED1.TGR9` (experimental).
-    pub const AG0_BL_CRD_ACQUIRED1_TGR9: Event = Event::row(190);
-    /// `UNC_M2P_AG0_BL_CRD_ACQUIRED1.TGR10` (experimental).
-    pub const AG0_BL_CRD_ACQUIRED1_TGR10: Event = Event::row(191);
-    /// `UNC_M2P_AG0_BL_CRD_OCCUPANCY0.TGR0` (experimental).
-    pub const AG0_BL_CRD_OCCUPANCY0_TGR0: Event = Event::row(192);
-    /// `UNC_M2P_AG0_BL_CRD_OCCUPANCY0.TGR1` (experimental).
-    pub const AG0_BL_CRD_OCCUPANCY0_TGR1: Event = Event::row(193);
-    /// `UNC_M2P_AG0_BL_CRD_OCCUPANCY0.TGR2` (experimental).
-    pub const AG0_BL_CRD_OCCUPANCY0_TGR2: Event = Event::row(194);
-    /// `UNC_M2P_AG0_BL_CRD_OCCUPANCY0.TGR3` (experimental).
-    pub const AG0_BL_CRD_OCCUPANCY0_TGR3: Event = Event::row(195);
-    /// `UNC_M2P_AG0_BL_CRD_OCCUPANCY0.TGR4` (experimental).
-    pub const AG0_BL_CRD_OCCUPANCY0_TGR4: Event = Event::row(196);
-    /// `UNC_M2P_AG0_BL_CRD_OCCUPANCY0.TGR5` (experimental).
-    pub const AG0_BL_CRD_OCCUPANCY0_TGR5: Event = Event::row(197);
-    /// `UNC_M2P_AG0_BL_CRD_OCCUPANCY0.TGR6` (experimental).
-    pub const AG0_BL_CRD_OCCUPANCY0_TGR6: Event = Event::row(198);
-    /// `UNC_M2P_AG0_BL_CRD_OCCUPANCY0.TGR7` (experimental).
-    pub const AG0_BL_CRD_OCCUPANCY0_TGR7: Event = Event::row(199);
-    /// `UNC_M2P_AG0_BL_CRD_OCCUPANCY1.TGR8` (experimental).
-    pub const AG0_BL_CRD_OCCUPANCY1_TGR8: Event = Event::row(200);
-    /// `UNC_M2P_AG0_BL_CRD_OCCUPANCY1.TGR9` (experimental).
-    pub const AG0_BL_CRD_OCCUPANCY1_TGR9: Event = Event::row(201);
-    /// `UNC_M2P_AG0_BL_CRD_OCCUPANCY1.TGR10` (experimental).
-    pub const AG0_BL_CRD_OCCUPANCY1_TGR10: Event = Event::row(202);
-    /// `UNC_M2P_AG1_AD_CRD_ACQUIRED0.TGR0` (experimental).
-    pub const AG1_AD_CRD_ACQUIRED0_TGR0: Event = Event::row(203);
-    /// `UNC_M2P_AG1_AD_CRD_ACQUIRED0.TGR1` (experimental).
-    pub const AG1_AD_CRD_ACQUIRED0_TGR1: Event = Event::row(204);
-    /// `UNC_M2P_AG1_AD_CRD_ACQUIRED0.TGR2` (experimental).
-    pub const AG1_AD_CRD_ACQUIRED0_TGR2: Event = Event::row(205);
-    /// `UNC_M2P_AG1_AD_CRD_ACQUIRED0.TGR3` (experimental).
-    pub const AG1_AD_CRD_ACQUIRED0_TGR3: Event = Event::row(206);
-    /// `UNC_M2P_AG1_AD_CRD_ACQUIRED0.TGR4` (experimental).
-    pub const AG1_AD_CRD_ACQUIRED0_TGR4: Event = Event::row(207);
-    /// `UNC_M2P_AG1_AD_CRD_ACQUIRED0.TGR5` (experimental).
-    pub const AG1_AD_CRD_ACQUIRED0_TGR5: Event = Event::row(208);
-    /// `UNC_M2P_AG1_AD_CRD_ACQUIRED0.TGR6` (experimental).
-    pub const AG1_AD_CRD_ACQUIRED0_TGR6: Event = Event::row(209);
-    /// `UNC_M2P_AG1_AD_CRD_ACQUIRED0.TGR7` (experimental).
-    pub const AG1_AD_CRD_ACQUIRED0_TGR7: Event = Event::row(210);
-    /// `UNC_M2P_AG1_AD_CRD_ACQUIRED1.TGR8` (experimental).
-    pub const AG1_AD_CRD_ACQUIRED1_TGR8: Event = Event::row(211);
-    /// `UNC_M2P_AG1_AD_CRD_ACQUIRED1.TGR9` (experimental).
-    pub const AG1_AD_CRD_ACQUIRED1_TGR9: Event = Event::row(212);
-    /// `UNC_M2P_AG1_AD_CRD_ACQUIRED1.TGR10` (experimental).
-    pub const AG1_AD_CRD_ACQUIRED1_TGR10: Event = Event::row(213);
-    /// `UNC_M2P_AG1_AD_CRD_OCCUPANCY0.TGR0` (experimental).
-    pub const AG1_AD_CRD_OCCUPANCY0_TGR0: Event = Event::row(214);
-    /// `UNC_M2P_AG1_AD_CRD_OCCUPANCY0.TGR1` (experimental).
-    pub const AG1_AD_CRD_OCCUPANCY0_TGR1: Event = Event::row(215);
-    /// `UNC_M2P_AG1_AD_CRD_OCCUPANCY0.TGR2` (experimental).
-    pub const AG1_AD_CRD_OCCUPANCY0_TGR2: Event = Event::row(216);
-    /// `UNC_M2P_AG1_AD_CRD_OCCUPANCY0.TGR3` (experimental).
-    pub const AG1_AD_CRD_OCCUPANCY0_TGR3: Event = Event::row(217);
-    /// `UNC_M2P_AG1_AD_CRD_OCCUPANCY0.TGR4` (experimental).
-    pub const AG1_AD_CRD_OCCUPANCY0_TGR4: Event = Event::row(218);
-    /// `UNC_M2P_AG1_AD_CRD_OCCUPANCY0.TGR5` (experimental).
-    pub const AG1_AD_CRD_OCCUPANCY0_TGR5: Event = Event::row(219);
-    /// `UNC_M2P_AG1_AD_CRD_OCCUPANCY0.TGR6` (experimental).
-    pub const AG1_AD_CRD_OCCUPANCY0_TGR6: Event = Event::row(220);
-    /// `UNC_M2P_AG1_AD_CRD_OCCUPANCY0.TGR7` (experimental).
-    pub const AG1_AD_CRD_OCCUPANCY0_TGR7: Event = Event::row(221);
-    /// `UNC_M2P_AG1_AD_CRD_OCCUPANCY1.TGR8` (experimental).
-    pub const AG1_AD_CRD_OCCUPANCY1_TGR8: Event = Event::row(222);
-    /// `UNC_M2P_AG1_AD_CRD_OCCUPANCY1.TGR9` (experimental).
-    pub const AG1_AD_CRD_OCCUPANCY1_TGR9: Event = Event::row(223);
-    /// `UNC_M2P_AG1_AD_CRD_OCCUPANCY1.TGR10` (experimental).
-    pub const AG1_AD_CRD_OCCUPANCY1_TGR10: Event = Event::row(224);
-    /// `UNC_M2P_AG1_BL_CRD_ACQUIRED0.TGR0` (experimental).
-    pub const AG1_BL_CRD_ACQUIRED0_TGR0: Event = Event::row(225);
-    /// `UNC_M2P_AG1_BL_CRD_ACQUIRED0.TGR1` (experimental).
-    pub const AG1_BL_CRD_ACQUIRED0_TGR1: Event = Event::row(226);
-    /// `UNC_M2P_AG1_BL_CRD_ACQUIRED0.TGR2` (experimental).
-    pub const AG1_BL_CRD_ACQUIRED0_TGR2: Event = Event::row(227);
-    /// `UNC_M2P_AG1_BL_CRD_ACQUIRED0.TGR3` (experimental).
-    pub const AG1_BL_CRD_ACQUIRED0_TGR3: Event = Event::row(228);
-    /// `UNC_M2P_AG1_BL_CRD_ACQUIRED0.TGR4` (experimental).
-    pub const AG1_BL_CRD_ACQUIRED0_TGR4: Event = Event::row(229);
-    /// `UNC_M2P_AG1_BL_CRD_ACQUIRED0.TGR5` (experimental).
-    pub const AG1_BL_CRD_ACQUIRED0_TGR5: Event = Event::row(230);
-    /// `UNC_M2P_AG1_BL_CRD_ACQUIRED0.TGR6` (experimental).
-    pub const AG1_BL_CRD_ACQUIRED0_TGR6: Event = Event::row(231);
-    /// `UNC_M2P_AG1_BL_CRD_ACQUIRED0.TGR7` (experimental).
-    pub const AG1_BL_CRD_ACQUIRED0_TGR7: Event = Event::row(232);
-    /// `UNC_M2P_AG1_BL_CRD_ACQUIRED1.TGR8` (experimental).
-    pub const AG1_BL_CRD_ACQUIRED1_TGR8: Event = Event::row(233);
-    /// `UNC_M2P_AG1_BL_CRD_ACQUIRED1.TGR9` (experimental).
-    pub const AG1_BL_CRD_ACQUIRED1_TGR9: Event = Event::row(234);
-    /// `UNC_M2P_AG1_BL_CRD_ACQUIRED1.TGR10` (experimental).
-    pub const AG1_BL_CRD_ACQUIRED1_TGR10: Event = Event::row(235);
-    /// `UNC_M2P_AG1_BL_CRD_OCCUPANCY0.TGR0` (experimental).
-    pub const AG1_BL_CRD_OCCUPANCY0_TGR0: Event = Event::row(236);
-    /// `UNC_M2P_AG1_BL_CRD_OCCUPANCY0.TGR1` (experimental).
-    pub const AG1_BL_CRD_OCCUPANCY0_TGR1: Event = Event::row(237);
-    /// `UNC_M2P_AG1_BL_CRD_OCCUPANCY0.TGR2` (experimental).
-    pub const AG1_BL_CRD_OCCUPANCY0_TGR2: Event = Event::row(238);
-    /// `UNC_M2P_AG1_BL_CRD_OCCUPANCY0.TGR3` (experimental).
-    pub const AG1_BL_CRD_OCCUPANCY0_TGR3: Event = Event::row(239);
-    /// `UNC_M2P_AG1_BL_CRD_OCCUPANCY0.TGR4` (experimental).
-    pub const AG1_BL_CRD_OCCUPANCY0_TGR4: Event = Event::row(240);
-    /// `UNC_M2P_AG1_BL_CRD_OCCUPANCY0.TGR5` (experimental).
-    pub const AG1_BL_CRD_OCCUPANCY0_TGR5: Event = Event::row(241);
-    /// `UNC_M2P_AG1_BL_CRD_OCCUPANCY0.TGR6` (experimental).
-    pub const AG1_BL_CRD_OCCUPANCY0_TGR6: Event = Event::row(242);
-    /// `UNC_M2P_AG1_BL_CRD_OCCUPANCY0.TGR7` (experimental).
-    pub const AG1_BL_CRD_OCCUPANCY0_TGR7: Event = Event::row(243);
-    /// `UNC_M2P_AG1_BL_CRD_OCCUPANCY1.TGR8` (experimental).
-    pub const AG1_BL_CRD_OCCUPANCY1_TGR8: Event = Event::row(244);
-    /// `UNC_M2P_AG1_BL_CRD_OCCUPANCY1.TGR9` (experimental).
-    pub const AG1_BL_CRD_OCCUPANCY1_TGR9: Event = Event::row(245);
-    /// `UNC_M2P_AG1_BL_CRD_OCCUPANCY1.TGR10` (experimental).
-    pub const AG1_BL_CRD_OCCUPANCY1_TGR10: Event = Event::row(246);
-    /// `UNC_M2P_DISTRESS_ASSERTED.VERT` (experimental).
-    pub const DISTRESS_ASSERTED_VERT: Event = Event::row(247);
-    /// `UNC_M2P_DISTRESS_ASSERTED.HORZ` (experimental).
-    pub const DISTRESS_ASSERTED_HORZ: Event = Event::row(248);
-    /// `UNC_M2P_DISTRESS_ASSERTED.DPT_LOCAL` (experimental).
-    pub const DISTRESS_ASSERTED_DPT_LOCAL: Event = Event::row(249);
-    /// `UNC_M2P_DISTRESS_ASSERTED.DPT_NONLOCAL` (experimental).
-    pub const DISTRESS_ASSERTED_DPT_NONLOCAL: Event = Event::row(250);
-    /// `UNC_M2P_DISTRESS_ASSERTED.DPT_STALL_IV` (experimental).
-    pub const DISTRESS_ASSERTED_DPT_STALL_IV: Event = Event::row(251);
-    /// `UNC_M2P_DISTRESS_ASSERTED.DPT_STALL_NOCRD` (experimental).
-    pub const DISTRESS_ASSERTED_DPT_STALL_NOCRD: Event = Event::row(252);
-    /// `UNC_M2P_EGRESS_ORDERING.IV_SNOOPGO_UP` (experimental).
-    pub const EGRESS_ORDERING_IV_SNOOPGO_UP: Event = Event::row(253);
-    /// `UNC_M2P_EGRESS_ORDERING.IV_SNOOPGO_DN` (experimental).
-    pub const EGRESS_ORDERING_IV_SNOOPGO_DN: Event = Event::row(254);
-    /// `UNC_M2P_HORZ_RING_AD_IN_USE.LEFT_EVEN` (experimental).
-    pub const HORZ_RING_AD_IN_USE_LEFT_EVEN: Event = Event::row(255);
-    /// `UNC_M2P_HORZ_RING_AD_IN_USE.LEFT_ODD` (experimental).
-    pub const HORZ_RING_AD_IN_USE_LEFT_ODD: Event = Event::row(256);
-    /// `UNC_M2P_HORZ_RING_AD_IN_USE.RIGHT_EVEN` (experimental).
-    pub const HORZ_RING_AD_IN_USE_RIGHT_EVEN: Event = Event::row(257);
-    /// `UNC_M2P_HORZ_RING_AD_IN_USE.RIGHT_ODD` (experimental).
-    pub const HORZ_RING_AD_IN_USE_RIGHT_ODD: Event = Event::row(258);
-    /// `UNC_M2P_HORZ_RING_AKC_IN_USE.LEFT_EVEN` (experimental).
-    pub const HORZ_RING_AKC_IN_USE_LEFT_EVEN: Event = Event::row(259);
-    /// `UNC_M2P_HORZ_RING_AKC_IN_USE.LEFT_ODD` (experimental).
-    pub const HORZ_RING_AKC_IN_USE_LEFT_ODD: Event = Event::row(260);
-    /// `UNC_M2P_HORZ_RING_AKC_IN_USE.RIGHT_EVEN` (experimental).
-    pub const HORZ_RING_AKC_IN_USE_RIGHT_EVEN: Event = Event::row(261);
-    /// `UNC_M2P_HORZ_RING_AKC_IN_USE.RIGHT_ODD` (experimental).
-    pub const HORZ_RING_AKC_IN_USE_RIGHT_ODD: Event = Event::row(262);
-    /// `UNC_M2P_HORZ_RING_AK_IN_USE.LEFT_EVEN` (experimental).
-    pub const HORZ_RING_AK_IN_USE_LEFT_EVEN: Event = Event::row(263);
-    /// `UNC_M2P_HORZ_RING_AK_IN_USE.LEFT_ODD` (experimental).
-    pub const HORZ_RING_AK_IN_USE_LEFT_ODD: Event = Event::row(264);
-    /// `UNC_M2P_HORZ_RING_AK_IN_USE.RIGHT_EVEN` (experimental).
-    pub const HORZ_RING_AK_IN_USE_RIGHT_EVEN: Event = Event::row(265);
-    /// `UNC_M2P_HORZ_RING_AK_IN_USE.RIGHT_ODD` (experimental).
-    pub const HORZ_RING_AK_IN_USE_RIGHT_ODD: Event = Event::row(266);
-    /// `UNC_M2P_HORZ_RING_BL_IN_USE.LEFT_EVEN` (experimental).
-    pub const HORZ_RING_BL_IN_USE_LEFT_EVEN: Event = Event::row(267);
-    /// `UNC_M2P_HORZ_RING_BL_IN_USE.LEFT_ODD` (experimental).
-    pub const HORZ_RING_BL_IN_USE_LEFT_ODD: Event = Event::row(268);
-    /// `UNC_M2P_HORZ_RING_BL_IN_USE.RIGHT_EVEN` (experimental).
-    pub const HORZ_RING_BL_IN_USE_RIGHT_EVEN: Event = Event::row(269);
-    /// `UNC_M2P_HORZ_RING_BL_IN_USE.RIGHT_ODD` (experimental).
-    pub const HORZ_RING_BL_IN_USE_RIGHT_ODD: Event = Event::row(270);
-    /// `UNC_M2P_HORZ_RING_IV_IN_USE.LEFT` (experimental).
-    pub const HORZ_RING_IV_IN_USE_LEFT: Event = Event::row(271);
-    /// `UNC_M2P_HORZ_RING_IV_IN_USE.RIGHT` (experimental).
-    pub const HORZ_RING_IV_IN_USE_RIGHT: Event = Event::row(272);
-    /// `UNC_M2P_MISC_EXTERNAL.MBE_INST0` (experimental).
-    pub const MISC_EXTERNAL_MBE_INST0: Event = Event::row(273);
-    /// `UNC_M2P_MISC_EXTERNAL.MBE_INST1` (experimental).
-    pub const MISC_EXTERNAL_MBE_INST1: Event = Event::row(274);
-    /// `UNC_M2P_RING_BOUNCES_HORZ.AD` (experimental).
-    pub const RING_BOUNCES_HORZ_AD: Event = Event::row(275);
-    /// `UNC_M2P_RING_BOUNCES_HORZ.AK` (experimental).
-    pub const RING_BOUNCES_HORZ_AK: Event = Event::row(276);
-    /// `UNC_M2P_RING_BOUNCES_HORZ.BL` (experimental).
-    pub const RING_BOUNCES_HORZ_BL: Event = Event::row(277);
-    /// `UNC_M2P_RING_BOUNCES_HORZ.IV` (experimental).
-    pub const RING_BOUNCES_HORZ_IV: Event = Event::row(278);
-    /// `UNC_M2P_RING_BOUNCES_VERT.AD` (experimental).
-    pub const RING_BOUNCES_VERT_AD: Event = Event::row(279);
-    /// `UNC_M2P_RING_BOUNCES_VERT.AK` (experimental).
-    pub const RING_BOUNCES_VERT_AK: Event = Event::row(280);
-    /// `UNC_M2P_RING_BOUNCES_VERT.BL` (experimental).
-    pub const RING_BOUNCES_VERT_BL: Event = Event::row(281);
-    /// `UNC_M2P_RING_BOUNCES_VERT.IV` (experimental).
-    pub const RING_BOUNCES_VERT_IV: Event = Event::row(282);
-    /// `UNC_M2P_RING_BOUNCES_VERT.AKC` (experimental).
-    pub const RING_BOUNCES_VERT_AKC: Event = Event::row(283);
-    /// `UNC_M2P_RING_SINK_STARVED_HORZ.AD` (experimental).
-    pub const RING_SINK_STARVED_HORZ_AD: Event = Event::row(284);
-    /// `UNC_M2P_RING_SINK_STARVED_HORZ.AK` (experimental).
-    pub const RING_SINK_STARVED_HORZ_AK: Event = Event::row(285);
-    /// `UNC_M2P_RING_SINK_STARVED_HORZ.BL` (experimental).
-    pub const RING_SINK_STARVED_HORZ_BL: Event = Event::row(286);
-    /// `UNC_M2P_RING_SINK_STARVED_HORZ.IV` (experimental).
-    pub const RING_SINK_STARVED_HORZ_IV: Event = Event::row(287);
-    /// `UNC_M2P_RING_SINK_STARVED_HORZ.AK_AG1` (experimental).
-    pub const RING_SINK_STARVED_HORZ_AK_AG1: Event = Event::row(288);
-    /// `UNC_M2P_RING_SINK_STARVED_VERT.AD` (experimental).
-    pub const RING_SINK_STARVED_VERT_AD: Event = Event::row(289);
-    /// `UNC_M2P_RING_SINK_STARVED_VERT.AK` (experimental).
-    pub const RING_SINK_STARVED_VERT_AK: Event = Event::row(290);
-    /// `UNC_M2P_RING_SINK_STARVED_VERT.BL` (experimental).
-    pub const RING_SINK_STARVED_VERT_BL: Event = Event::row(291);
-    /// `UNC_M2P_RING_SINK_STARVED_VERT.IV` (experimental).
-    pub const RING_SINK_STARVED_VERT_IV: Event = Event::row(292);
-    /// `UNC_M2P_RING_SINK_STARVED_VERT.AKC` (experimental).
-    pub const RING_SINK_STARVED_VERT_AKC: Event = Event::row(293);
-    /// `UNC_M2P_RxR_BUSY_STARVED.AD_UNCRD` (experimental).
-    pub const RXR_BUSY_STARVED_AD_UNCRD: Event = Event::row(294);
-    /// `UNC_M2P_RxR_BUSY_STARVED.BL_UNCRD` (experimental).
-    pub const RXR_BUSY_STARVED_BL_UNCRD: Event = Event::row(295);
-    /// `UNC_M2P_RxR_BUSY_STARVED.AD_CRD` (experimental).
-    pub const RXR_BUSY_STARVED_AD_CRD: Event = Event::row(296);
-    /// `UNC_M2P_RxR_BUSY_STARVED.BL_CRD` (experimental).
-    pub const RXR_BUSY_STARVED_BL_CRD: Event = Event::row(297);
-    /// `UNC_M2P_RxR_BUSY_STARVED.AD_ALL` (experimental).
-    pub const RXR_BUSY_STARVED_AD_ALL: Event = Event::row(298);
-    /// `UNC_M2P_RxR_BUSY_STARVED.BL_ALL` (experimental).
-    pub const RXR_BUSY_STARVED_BL_ALL: Event = Event::row(299);
-    /// `UNC_M2P_RxR_BYPASS.AD_UNCRD` (experimental).
-    pub const RXR_BYPASS_AD_UNCRD: Event = Event::row(300);
-    /// `UNC_M2P_RxR_BYPASS.AK` (experimental).
-    pub const RXR_BYPASS_AK: Event = Event::row(301);
-    /// `UNC_M2P_RxR_BYPASS.BL_UNCRD` (experimental).
-    pub const RXR_BYPASS_BL_UNCRD: Event = Event::row(302);
-    /// `UNC_M2P_RxR_BYPASS.IV` (experimental).
-    pub const RXR_BYPASS_IV: Event = Event::row(303);
-    /// `UNC_M2P_RxR_BYPASS.AD_CRD` (experimental).
-    pub const RXR_BYPASS_AD_CRD: Event = Event::row(304);
-    /// `UNC_M2P_RxR_BYPASS.BL_CRD` (experimental).
-    pub const RXR_BYPASS_BL_CRD: Event = Event::row(305);
-    /// `UNC_M2P_RxR_BYPASS.AKC_UNCRD` (experimental).
-    pub const RXR_BYPASS_AKC_UNCRD: Event = Event::row(306);
-    /// `UNC_M2P_RxR_BYPASS.AD_ALL` (experimental).
-    pub const RXR_BYPASS_AD_ALL: Event = Event::row(307);
-    /// `UNC_M2P_RxR_BYPASS.BL_ALL` (experimental).
-    pub const RXR_BYPASS_BL_ALL: Event = Event::row(308);
-    /// `UNC_M2P_RxR_CRD_STARVED.AD_UNCRD` (experimental).
-    pub const RXR_CRD_STARVED_AD_UNCRD: Event = Event::row(309);
-    /// `UNC_M2P_RxR_CRD_STARVED.AK` (experimental).
-    pub const RXR_CRD_STARVED_AK: Event = Event::row(310);
-    /// `UNC_M2P_RxR_CRD_STARVED.BL_UNCRD` (experimental).
-    pub const RXR_CRD_STARVED_BL_UNCRD: Event = Event::row(311);
-    /// `UNC_M2P_RxR_CRD_STARVED.IV` (experimental).
-    pub const RXR_CRD_STARVED_IV: Event = Event::row(312);
-    /// `UNC_M2P_RxR_CRD_STARVED.AD_CRD` (experimental).
-    pub const RXR_CRD_STARVED_AD_CRD: Event = Event::row(313);
-    /// `UNC_M2P_RxR_CRD_STARVED.BL_CRD` (experimental).
-    pub const RXR_CRD_STARVED_BL_CRD: Event = Event::row(314);
-    /// `UNC_M2P_RxR_CRD_STARVED.IFV` (experimental).
-    pub const RXR_CRD_STARVED_IFV: Event = Event::row(315);
-    /// `UNC_M2P_RxR_CRD_STARVED.AD_ALL` (experimental).
-    pub const RXR_CRD_STARVED_AD_ALL: Event = Event::row(316);
-    /// `UNC_M2P_RxR_CRD_STARVED.BL_ALL` (experimental).
-    pub const RXR_CRD_STARVED_BL_ALL: Event = Event::row(317);
-    /// `UNC_M2P_RxR_INSERTS.AD_UNCRD` (experimental).
-    pub const RXR_INSERTS_AD_UNCRD: Event = Event::row(318);
-    /// `UNC_M2P_RxR_INSERTS.AK` (experimental).
-    pub const RXR_INSERTS_AK: Event = Event::row(319);
-    /// `UNC_M2P_RxR_INSERTS.BL_UNCRD` (experimental).
-    pub const RXR_INSERTS_BL_UNCRD: Event = Event::row(320);
-    /// `UNC_M2P_RxR_INSERTS.IV` (experimental).
-    pub const RXR_INSERTS_IV: Event = Event::row(321);
-    /// `UNC_M2P_RxR_INSERTS.AD_CRD` (experimental).
-    pub const RXR_INSERTS_AD_CRD: Event = Event::row(322);
-    /// `UNC_M2P_RxR_INSERTS.BL_CRD` (experimental).
-    pub const RXR_INSERTS_BL_CRD: Event = Event::row(323);
-    /// `UNC_M2P_RxR_INSERTS.AKC_UNCRD` (experimental).
-    pub const RXR_INSERTS_AKC_UNCRD: Event = Event::row(324);
-    /// `UNC_M2P_RxR_INSERTS.AD_ALL` (experimental).
-    pub const RXR_INSERTS_AD_ALL: Event = Event::row(325);
-    /// `UNC_M2P_RxR_INSERTS.BL_ALL` (experimental).
-    pub const RXR_INSERTS_BL_ALL: Event = Event::row(326);
-    /// `UNC_M2P_RxR_OCCUPANCY.AD_UNCRD` (experimental).
-    pub const RXR_OCCUPANCY_AD_UNCRD: Event = Event::row(327);
-    /// `UNC_M2P_RxR_OCCUPANCY.AK` (experimental).
-    pub const RXR_OCCUPANCY_AK: Event = Event::row(328);
-    /// `UNC_M2P_RxR_OCCUPANCY.BL_UNCRD` (experimental).
-    pub const RXR_OCCUPANCY_BL_UNCRD: Event = Event::row(329);
-    /// `UNC_M2P_RxR_OCCUPANCY.IV` (experimental).
-    pub const RXR_OCCUPANCY_IV: Event = Event::row(330);
-    /// `UNC_M2P_RxR_OCCUPANCY.AD_CRD` (experimental).
-    pub const RXR_OCCUPANCY_AD_CRD: Event = Event::row(331);
-    /// `UNC_M2P_RxR_OCCUPANCY.BL_CRD` (experimental).
-    pub const RXR_OCCUPANCY_BL_CRD: Event = Event::row(332);
-    /// `UNC_M2P_RxR_OCCUPANCY.AKC_UNCRD` (experimental).
-    pub const RXR_OCCUPANCY_AKC_UNCRD: Event = Event::row(333);
-    /// `UNC_M2P_RxR_OCCUPANCY.AD_ALL` (experimental).
-    pub const RXR_OCCUPANCY_AD_ALL: Event = Event::row(334);
-    /// `UNC_M2P_RxR_OCCUPANCY.BL_ALL` (experimental).
-    pub const RXR_OCCUPANCY_BL_ALL: Event = Event::row(335);
-    /// `UNC_M2P_STALL0_NO_TxR_HORZ_CRD_AD_AG0.TGR0` (experimental).
-    pub const STALL0_NO_TXR_HORZ_CRD_AD_AG0_TGR0: Event = Event::row(336);
-    /// `UNC_M2P_STALL0_NO_TxR_HORZ_CRD_AD_AG0.TGR1` (experimental).
-    pub const STALL0_NO_TXR_HORZ_CRD_AD_AG0_TGR1: Event = Event::row(337);
-    /// `UNC_M2P_STALL0_NO_TxR_HORZ_CRD_AD_AG0.TGR2` (experimental).
-    pub const STALL0_NO_TXR_HORZ_CRD_AD_AG0_TGR2: Event = Event::row(338);
-    /// `UNC_M2P_STALL0_NO_TxR_HORZ_CRD_AD_AG0.TGR3` (experimental).
-    pub const STALL0_NO_TXR_HORZ_CRD_AD_AG0_TGR3: Event = Event::row(339);
-    /// `UNC_M2P_STALL0_NO_TxR_HORZ_CRD_AD_AG0.TGR4` (experimental).
-    pub const STALL0_NO_TXR_HORZ_CRD_AD_AG0_TGR4: Event = Event::row(340);
-    /// `UNC_M2P_STALL0_NO_TxR_HORZ_CRD_AD_AG0.TGR5` (experimental).
-    pub const STALL0_NO_TXR_HORZ_CRD_AD_AG0_TGR5: Event = Event::row(341);
-    /// `UNC_M2P_STALL0_NO_TxR_HORZ_CRD_AD_AG0.TGR6` (experimental).
-    pub const STALL0_NO_TXR_HORZ_CRD_AD_AG0_TGR6: Event = Event::row(342);
-    /// `UNC_M2P_STALL0_NO_TxR_HORZ_CRD_AD_AG0.TGR7` (experimental).
-    pub const STALL0_NO_TXR_HORZ_CRD_AD_AG0_TGR7: Event = Event::row(343);
-    /// `UNC_M2P_STALL0_NO_TxR_HORZ_CRD_AD_AG1.TGR0` (experimental).
-    pub const STALL0_NO_TXR_HORZ_CRD_AD_AG1_TGR0: Event = Event::row(344);
-    /// `UNC_M2P_STALL0_NO_TxR_HORZ_CRD_AD_AG1.TGR1` (experimental).
-    pub const STALL0_NO_TXR_HORZ_CRD_AD_AG1_TGR1: Event = Event::row(345);
-    /// `UNC_M2P_STALL0_NO_TxR_HORZ_CRD_AD_AG1.TGR2` (experimental).
-    pub const STALL0_NO_TXR_HORZ_CRD_AD_AG1_TGR2: Event = Event::row(346);
-    /// `UNC_M2P_STALL0_NO_TxR_HORZ_CRD_AD_AG1.TGR3` (experimental).
-    pub const STALL0_NO_TXR_HORZ_CRD_AD_AG1_TGR3: Event = Event::row(347);
-    /// `UNC_M2P_STALL0_NO_TxR_HORZ_CRD_AD_AG1.TGR4` (experimental).
-    pub const STALL0_NO_TXR_HORZ_CRD_AD_AG1_TGR4: Event = Event::row(348);
-    /// `UNC_M2P_STALL0_NO_TxR_HORZ_CRD_AD_AG1.TGR5` (experimental).
-    pub const STALL0_NO_TXR_HORZ_CRD_AD_AG1_TGR5: Event = Event::row(349);
-    /// `UNC_M2P_STALL0_NO_TxR_HORZ_CRD_AD_AG1.TGR6` (experimental).
-    pub const STALL0_NO_TXR_HORZ_CRD_AD_AG1_TGR6: Event = Event::row(350);
-    /// `UNC_M2P_STALL0_NO_TxR_HORZ_CRD_AD_AG1.TGR7` (experimental).
-    pub const STALL0_NO_TXR_HORZ_CRD_AD_AG1_TGR7: Event = Event::row(351);
-    /// `UNC_M2P_STALL0_NO_TxR_HORZ_CRD_BL_AG0.TGR0` (experimental).
-    pub const STALL0_NO_TXR_HORZ_CRD_BL_AG0_TGR0: Event = Event::row(352);
-    /// `UNC_M2P_STALL0_NO_TxR_HORZ_CRD_BL_AG0.TGR1` (experimental).
-    pub const STALL0_NO_TXR_HORZ_CRD_BL_AG0_TGR1: Event = Event::row(353);
-    /// `UNC_M2P_STALL0_NO_TxR_HORZ_CRD_BL_AG0.TGR2` (experimental).
-    pub const STALL0_NO_TXR_HORZ_CRD_BL_AG0_TGR2: Event = Event::row(354);
-    /// `UNC_M2P_STALL0_NO_TxR_HORZ_CRD_BL_AG0.TGR3` (experimental).
-    pub const STALL0_NO_TXR_HORZ_CRD_BL_AG0_TGR3: Event = Event::row(355);
-    /// `UNC_M2P_STALL0_NO_TxR_HORZ_CRD_BL_AG0.TGR4` (experimental).
-    pub const STALL0_NO_TXR_HORZ_CRD_BL_AG0_TGR4: Event = Event::row(356);
-    /// `UNC_M2P_STALL0_NO_TxR_HORZ_CRD_BL_AG0.TGR5` (experimental).
-    pub const STALL0_NO_TXR_HORZ_CRD_BL_AG0_TGR5: Event = Event::row(357);
-    /// `UNC_M2P_STALL0_NO_TxR_HORZ_CRD_BL_AG0.TGR6` (experimental).
-    pub const STALL0_NO_TXR_HORZ_CRD_BL_AG0_TGR6: Event = Event::row(358);
-    /// `UNC_M2P_STALL0_NO_TxR_HORZ_CRD_BL_AG0.TGR7` (experimental).
-    pub const STALL0_NO_TXR_HORZ_CRD_BL_AG0_TGR7: Event = Event::row(359);
-    /// `UNC_M2P_STALL0_NO_TxR_HORZ_CRD_BL_AG1.TGR0` (experimental).
-    pub const STALL0_NO_TXR_HORZ_CRD_BL_AG1_TGR0: Event = Event::row(360);
-    /// `UNC_M2P_STALL0_NO_TxR_HORZ_CRD_BL_AG1.TGR1` (experimental).
-    pub const STALL0_NO_TXR_HORZ_CRD_BL_AG1_TGR1: Event = Event::row(361);
-    /// `UNC_M2P_STALL0_NO_TxR_HORZ_CRD_BL_AG1.TGR2` (experimental).
-    pub const STALL0_NO_TXR_HORZ_CRD_BL_AG1_TGR2: Event = Event::row(362);
-    /// `UNC_M2P_STALL0_NO_TxR_HORZ_CRD_BL_AG1.TGR3` (experimental).
-    pub const STALL0_NO_TXR_HORZ_CRD_BL_AG1_TGR3: Event = Event::row(363);
-    /// `UNC_M2P_STALL0_NO_TxR_HORZ_CRD_BL_AG1.TGR4` (experimental).
-    pub const STALL0_NO_TXR_HORZ_CRD_BL_AG1_TGR4: Event = Event::row(364);
-    /// `UNC_M2P_STALL0_NO_TxR_HORZ_CRD_BL_AG1.TGR5` (experimental).
-    pub const STALL0_NO_TXR_HORZ_CRD_BL_AG1_TGR5: Event = Event::row(365);
-    /// `UNC_M2P_STALL0_NO_TxR_HORZ_CRD_BL_AG1.TGR6` (experimental).
-    pub const STALL0_NO_TXR_HORZ_CRD_BL_AG1_TGR6: Event = Event::row(366);
-    /// `UNC_M2P_STALL0_NO_TxR_HORZ_CRD_BL_AG1.TGR7` (experimental).
-    pub const STALL0_NO_TXR_HORZ_CRD_BL_AG1_TGR7: Event = Event::row(367);
-    /// `UNC_M2P_STALL1_NO_TxR_HORZ_CRD_AD_AG0.TGR8` (experimental).
-    pub const STALL1_NO_TXR_HORZ_CRD_AD_AG0_TGR8: Event = Event::row(368);
-    /// `UNC_M2P_STALL1_NO_TxR_HORZ_CRD_AD_AG0.TGR9` (experimental).
-    pub const STALL1_NO_TXR_HORZ_CRD_AD_AG0_TGR9: Event = Event::row(369);
-    /// `UNC_M2P_STALL1_NO_TxR_HORZ_CRD_AD_AG0.TGR10` (experimental).
-    pub const STALL1_NO_TXR_HORZ_CRD_AD_AG0_TGR10: Event = Event::row(370);
-    /// `UNC_M2P_STALL1_NO_TxR_HORZ_CRD_AD_AG1_1.TGR8` (experimental).
-    pub const STALL1_NO_TXR_HORZ_CRD_AD_AG1_1_TGR8: Event = Event::row(371);
-    /// `UNC_M2P_STALL1_NO_TxR_HORZ_CRD_AD_AG1_1.TGR9` (experimental).
-    pub const STALL1_NO_TXR_HORZ_CRD_AD_AG1_1_TGR9: Event = Event::row(372);
-    /// `UNC_M2P_STALL1_NO_TxR_HORZ_CRD_AD_AG1_1.TGR10` (experimental).
-    pub const STALL1_NO_TXR_HORZ_CRD_AD_AG1_1_TGR10: Event = Event::row(373);
-    /// `UNC_M2P_STALL1_NO_TxR_HORZ_CRD_BL_AG0_1.TGR8` (experimental).
-    pub const STALL1_NO_TXR_HORZ_CRD_BL_AG0_1_TGR8: Event = Event::row(374);
-    /// `UNC_M2P_STALL1_NO_TxR_HORZ_CRD_BL_AG0_1.TGR9` (experimental).
-    pub const STALL1_NO_TXR_HORZ_CRD_BL_AG0_1_TGR9: Event = Event::row(375);
-    /// `UNC_M2P_STALL1_NO_TxR_HORZ_CRD_BL_AG0_1.TGR10` (experimental).
-    pub const STALL1_NO_TXR_HORZ_CRD_BL_AG0_1_TGR10: Event = Event::row(376);
-    /// `UNC_M2P_STALL1_NO_TxR_HORZ_CRD_BL_AG1_1.TGR8` (experimental).
-    pub const STALL1_NO_TXR_HORZ_CRD_BL_AG1_1_TGR8: Event = Event::row(377);
-    /// `UNC_M2P_STALL1_NO_TxR_HORZ_CRD_BL_AG1_1.TGR9` (experimental).
-    pub const STALL1_NO_TXR_HORZ_CRD_BL_AG1_1_TGR9: Event = Event::row(378);
-    /// `UNC_M2P_STALL1_NO_TxR_HORZ_CRD_BL_AG1_1.TGR10` (experimental).
-    pub const STALL1_NO_TXR_HORZ_CRD_BL_AG1_1_TGR10: Event = Event::row(379);
-    /// `UNC_M2P_TxR_HORZ_ADS_USED.AD_UNCRD` (experimental).
-    pub const TXR_HORZ_ADS_USED_AD_UNCRD: Event = Event::row(380);
-    /// `UNC_M2P_TxR_HORZ_ADS_USED.BL_UNCRD` (experimental).
-    pub const TXR_HORZ_ADS_USED_BL_UNCRD: Event = Event::row(381);
-    /// `UNC_M2P_TxR_HORZ_ADS_USED.AD_CRD` (experimental).
-    pub const TXR_HORZ_ADS_USED_AD_CRD: Event = Event::row(382);
-    /// `UNC_M2P_TxR_HORZ_ADS_USED.BL_CRD` (experimental).
-    pub const TXR_HORZ_ADS_USED_BL_CRD: Event = Event::row(383);
-    /// `UNC_M2P_TxR_HORZ_ADS_USED.AD_ALL` (experimental).
-    pub const TXR_HORZ_ADS_USED_AD_ALL: Event = Event::row(384);
-    /// `UNC_M2P_TxR_HORZ_ADS_USED.BL_ALL` (experimental).
-    pub const TXR_HORZ_ADS_USED_BL_ALL: Event = Event::row(385);
-    /// `UNC_M2P_TxR_HORZ_BYPASS.AD_UNCRD` (experimental).
-    pub const TXR_HORZ_BYPASS_AD_UNCRD: Event = Event::row(386);
-    /// `UNC_M2P_TxR_HORZ_BYPASS.AK` (experimental).
-    pub const TXR_HORZ_BYPASS_AK: Event = Event::row(387);
-    /// `UNC_M2P_TxR_HORZ_BYPASS.BL_UNCRD` (experimental).
-    pub const TXR_HORZ_BYPASS_BL_UNCRD: Event = Event::row(388);
-    /// `UNC_M2P_TxR_HORZ_BYPASS.IV` (experimental).
-    pub const TXR_HORZ_BYPASS_IV: Event = Event::row(389);
-    /// `UNC_M2P_TxR_HORZ_BYPASS.AD_CRD` (experimental).
-    pub const TXR_HORZ_BYPASS_AD_CRD: Event = Event::row(390);
-    /// `UNC_M2P_TxR_HORZ_BYPASS.BL_CRD` (experimental).
-    pub const TXR_HORZ_BYPASS_BL_CRD: Event = Event::row(391);
-    /// `UNC_M2P_TxR_HORZ_BYPASS.AKC_UNCRD` (experimental).
-    pub const TXR_HORZ_BYPASS_AKC_UNCRD: Event = Event::row(392);
-    /// `UNC_M2P_TxR_HORZ_BYPASS.AD_ALL` (experimental).
-    pub const TXR_HORZ_BYPASS_AD_ALL: Event = Event::row(393);
-    /// `UNC_M2P_TxR_HORZ_BYPASS.BL_ALL` (experimental).
-    pub const TXR_HORZ_BYPASS_BL_ALL: Event = Event::row(394);
-    /// `UNC_M2P_TxR_HORZ_CYCLES_FULL.AD_UNCRD` (experimental).
-    pub const TXR_HORZ_CYCLES_FULL_AD_UNCRD: Event = Event::row(395);
-    /// `UNC_M2P_TxR_HORZ_CYCLES_FULL.AK` (experimental).
-    pub const TXR_HORZ_CYCLES_FULL_AK: Event = Event::row(396);
-    /// `UNC_M2P_TxR_HORZ_CYCLES_FULL.BL_UNCRD` (experimental).
-    pub const TXR_HORZ_CYCLES_FULL_BL_UNCRD: Event = Event::row(397);
-    /// `UNC_M2P_TxR_HORZ_CYCLES_FULL.IV` (experimental).
-    pub const TXR_HORZ_CYCLES_FULL_IV: Event = Event::row(398);
-    /// `UNC_M2P_TxR_HORZ_CYCLES_FULL.AD_CRD` (experimental).
-    pub const TXR_HORZ_CYCLES_FULL_AD_CRD: Event = Event::row(399);
-    /// `UNC_M2P_TxR_HORZ_CYCLES_FULL.BL_CRD` (experimental).
-    pub const TXR_HORZ_CYCLES_FULL_BL_CRD: Event = Event::row(400);
-    /// `UNC_M2P_TxR_HORZ_CYCLES_FULL.AKC_UNCRD` (experimental).
-    pub const TXR_HORZ_CYCLES_FULL_AKC_UNCRD: Event = Event::row(401);
-    /// `UNC_M2P_TxR_HORZ_CYCLES_FULL.AD_ALL` (experimental).
-    pub const TXR_HORZ_CYCLES_FULL_AD_ALL: Event = Event::row(402);
-    /// `UNC_M2P_TxR_HORZ_CYCLES_FULL.BL_ALL` (experimental).
-    pub const TXR_HORZ_CYCLES_FULL_BL_ALL: Event = Event::row(403);
-    /// `UNC_M2P_TxR_HORZ_CYCLES_NE.AD_UNCRD` (experimental).
-    pub const TXR_HORZ_CYCLES_NE_AD_UNCRD: Event = Event::row(404);
-    /// `UNC_M2P_TxR_HORZ_CYCLES_NE.AK` (experimental).
-    pub const TXR_HORZ_CYCLES_NE_AK: Event = Event::row(405);
-    /// `UNC_M2P_TxR_HORZ_CYCLES_NE.BL_UNCRD` (experimental).
-    pub const TXR_HORZ_CYCLES_NE_BL_UNCRD: Event = Event::row(406);
-    /// `UNC_M2P_TxR_HORZ_CYCLES_NE.IV` (experimental).
-    pub const TXR_HORZ_CYCLES_NE_IV: Event = Event::row(407);
-    /// `UNC_M2P_TxR_HORZ_CYCLES_NE.AD_CRD` (experimental).
-    pub const TXR_HORZ_CYCLES_NE_AD_CRD: Event = Event::row(408);
-    /// `UNC_M2P_TxR_HORZ_CYCLES_NE.BL_CRD` (experimental).
-    pub const TXR_HORZ_CYCLES_NE_BL_CRD: Event = Event::row(409);
-    /// `UNC_M2P_TxR_HORZ_CYCLES_NE.AKC_UNCRD` (experimental).
-    pub const TXR_HORZ_CYCLES_NE_AKC_UNCRD: Event = Event::row(410);
-    /// `UNC_M2P_TxR_HORZ_CYCLES_NE.AD_ALL` (experimental).
-    pub const TXR_HORZ_CYCLES_NE_AD_ALL: Event = Event::row(411);
-    /// `UNC_M2P_TxR_HORZ_CYCLES_NE.BL_ALL` (experimental).
-    pub const TXR_HORZ_CYCLES_NE_BL_ALL: Event = Event::row(412);
-    /// `UNC_M2P_TxR_HORZ_INSERTS.AD_UNCRD` (experimental).
-    pub const TXR_HORZ_INSERTS_AD_UNCRD: Event = Event::row(413);
-    /// `UNC_M2P_TxR_HORZ_INSERTS.AK` (experimental).
-    pub const TXR_HORZ_INSERTS_AK: Event = Event::row(414);
-    /// `UNC_M2P_TxR_HORZ_INSERTS.BL_UNCRD` (experimental).
-    pub const TXR_HORZ_INSERTS_BL_UNCRD: Event = Event::row(415);
-    /// `UNC_M2P_TxR_HORZ_INSERTS.IV` (experimental).
-    pub const TXR_HORZ_INSERTS_IV: Event = Event::row(416);
-    /// `UNC_M2P_TxR_HORZ_INSERTS.AD_CRD` (experimental).
-    pub const TXR_HORZ_INSERTS_AD_CRD: Event = Event::row(417);
-    /// `UNC_M2P_TxR_HORZ_INSERTS.BL_CRD` (experimental).
-    pub const TXR_HORZ_INSERTS_BL_CRD: Event = Event::row(418);
-    /// `UNC_M2P_TxR_HORZ_INSERTS.AKC_UNCRD` (experimental).
-    pub const TXR_HORZ_INSERTS_AKC_UNCRD: Event = Event::row(419);
-    /// `UNC_M2P_TxR_HORZ_INSERTS.AD_ALL` (experimental).
-    pub const TXR_HORZ_INSERTS_AD_ALL: Event = Event::row(420);
-    /// `UNC_M2P_TxR_HORZ_INSERTS.BL_ALL` (experimental).
-    pub const TXR_HORZ_INSERTS_BL_ALL: Event = Event::row(421);
-    /// `UNC_M2P_TxR_HORZ_NACK.AD_UNCRD` (experimental).
-    pub const TXR_HORZ_NACK_AD_UNCRD: Event = Event::row(422);
-    /// `UNC_M2P_TxR_HORZ_NACK.AK` (experimental).
-    pub const TXR_HORZ_NACK_AK: Event = Event::row(423);
-    /// `UNC_M2P_TxR_HORZ_NACK.BL_UNCRD` (experimental).
-    pub const TXR_HORZ_NACK_BL_UNCRD: Event = Event::row(424);
-    /// `UNC_M2P_TxR_HORZ_NACK.IV` (experimental).
-    pub const TXR_HORZ_NACK_IV: Event = Event::row(425);
-    /// `UNC_M2P_TxR_HORZ_NACK.AD_CRD` (experimental).
-    pub const TXR_HORZ_NACK_AD_CRD: Event = Event::row(426);
-    /// `UNC_M2P_TxR_HORZ_NACK.BL_CRD` (experimental).
-    pub const TXR_HORZ_NACK_BL_CRD: Event = Event::row(427);
-    /// `UNC_M2P_TxR_HORZ_NACK.AKC_UNCRD` (experimental).
-    pub const TXR_HORZ_NACK_AKC_UNCRD: Event = Event::row(428);
-    /// `UNC_M2P_TxR_HORZ_NACK.AD_ALL` (experimental).
-    pub const TXR_HORZ_NACK_AD_ALL: Event = Event::row(429);
-    /// `UNC_M2P_TxR_HORZ_NACK.BL_ALL` (experimental).
-    pub const TXR_HORZ_NACK_BL_ALL: Event = Event::row(430);
-    /// `UNC_M2P_TxR_HORZ_OCCUPANCY.AD_UNCRD` (experimental).
-    pub const TXR_HORZ_OCCUPANCY_AD_UNCRD: Event = Event::row(431);
-    /// `UNC_M2P_TxR_HORZ_OCCUPANCY.AK` (experimental).
-    pub const TXR_HORZ_OCCUPANCY_AK: Event = Event::row(432);
-    /// `UNC_M2P_TxR_HORZ_OCCUPANCY.BL_UNCRD` (experimental).
-    pub const TXR_HORZ_OCCUPANCY_BL_UNCRD: Event = Event::row(433);
-    /// `UNC_M2P_TxR_HORZ_OCCUPANCY.IV` (experimental).
-    pub const TXR_HORZ_OCCUPANCY_IV: Event = Event::row(434);
-    /// `UNC_M2P_TxR_HORZ_OCCUPANCY.AD_CRD` (experimental).
-    pub const TXR_HORZ_OCCUPANCY_AD_CRD: Event = Event::row(435);
-    /// `UNC_M2P_TxR_HORZ_OCCUPANCY.BL_CRD` (experimental).
-    pub const TXR_HORZ_OCCUPANCY_BL_CRD: Event = Event::row(436);
-    /// `UNC_M2P_TxR_HORZ_OCCUPANCY.AKC_UNCRD` (experimental).
-    pub const TXR_HORZ_OCCUPANCY_AKC_UNCRD: Event = Event::row(437);
-    /// `UNC_M2P_TxR_HORZ_OCCUPANCY.AD_ALL` (experimental).
-    pub const TXR_HORZ_OCCUPANCY_AD_ALL: Event = Event::row(438);
-    /// `UNC_M2P_TxR_HORZ_OCCUPANCY.BL_ALL` (experimental).
-    pub const TXR_HORZ_OCCUPANCY_BL_ALL: Event = Event::row(439);
-    /// `UNC_M2P_TxR_HORZ_STARVED.AD_UNCRD` (experimental).
-    pub const TXR_HORZ_STARVED_AD_UNCRD: Event = Event::row(440);
-    /// `UNC_M2P_TxR_HORZ_STARVED.AK` (experimental).
-    pub const TXR_HORZ_STARVED_AK: Event = Event::row(441);
-    /// `UNC_M2P_TxR_HORZ_STARVED.BL_UNCRD` (experimental).
-    pub const TXR_HORZ_STARVED_BL_UNCRD: Event = Event::row(442);
-    /// `UNC_M2P_TxR_HORZ_STARVED.IV` (experimental).
-    pub const TXR_HORZ_STARVED_IV: Event = Event::row(443);
-    /// `UNC_M2P_TxR_HORZ_STARVED.AKC_UNCRD` (experimental).
-    pub const TXR_HORZ_STARVED_AKC_UNCRD: Event = Event::row(444);
-    /// `UNC_M2P_TxR_HORZ_STARVED.AD_ALL` (experimental).
-    pub const TXR_HORZ_STARVED_AD_ALL: Event = Event::row(445);
-    /// `UNC_M2P_TxR_HORZ_STARVED.BL_ALL` (experimental).
-    pub const TXR_HORZ_STARVED_BL_ALL: Event = Event::row(446);
-    /// `UNC_M2P_TxR_VERT_ADS_USED.AD_AG0` (experimental).
-    pub const TXR_VERT_ADS_USED_AD_AG0: Event = Event::row(447);
-    /// `UNC_M2P_TxR_VERT_ADS_USED.BL_AG0` (experimental).
-    pub const TXR_VERT_ADS_USED_BL_AG0: Event = Event::row(448);
-    /// `UNC_M2P_TxR_VERT_ADS_USED.AD_AG1` (experimental).
-    pub const TXR_VERT_ADS_USED_AD_AG1: Event = Event::row(449);
-    /// `UNC_M2P_TxR_VERT_ADS_USED.BL_AG1` (experimental).
-    pub const TXR_VERT_ADS_USED_BL_AG1: Event = Event::row(450);
-    /// `UNC_M2P_TxR_VERT_BYPASS.AD_AG0` (experimental).
-    pub const TXR_VERT_BYPASS_AD_AG0: Event = Event::row(451);
-    /// `UNC_M2P_TxR_VERT_BYPASS.AK_AG0` (experimental).
-    pub const TXR_VERT_BYPASS_AK_AG0: Event = Event::row(452);
-    /// `UNC_M2P_TxR_VERT_BYPASS.BL_AG0` (experimental).
-    pub const TXR_VERT_BYPASS_BL_AG0: Event = Event::row(453);
-    /// `UNC_M2P_TxR_VERT_BYPASS.IV_AG1` (experimental).
-    pub const TXR_VERT_BYPASS_IV_AG1: Event = Event::row(454);
-    /// `UNC_M2P_TxR_VERT_BYPASS.AD_AG1` (experimental).
-    pub const TXR_VERT_BYPASS_AD_AG1: Event = Event::row(455);
-    /// `UNC_M2P_TxR_VERT_BYPASS.AK_AG1` (experimental).
-    pub const TXR_VERT_BYPASS_AK_AG1: Event = Event::row(456);
-    /// `UNC_M2P_TxR_VERT_BYPASS.BL_AG1` (experimental).
-    pub const TXR_VERT_BYPASS_BL_AG1: Event = Event::row(457);
-    /// `UNC_M2P_TxR_VERT_BYPASS_1.AKC_AG0` (experimental).
-    pub const TXR_VERT_BYPASS_1_AKC_AG0: Event = Event::row(458);
-    /// `UNC_M2P_TxR_VERT_BYPASS_1.AKC_AG1` (experimental).
-    pub const TXR_VERT_BYPASS_1_AKC_AG1: Event = Event::row(459);
-    /// `UNC_M2P_TxR_VERT_CYCLES_FULL0.AD_AG0` (experimental).
-    pub const TXR_VERT_CYCLES_FULL0_AD_AG0: Event = Event::row(460);
-    /// `UNC_M2P_TxR_VERT_CYCLES_FULL0.AK_AG0` (experimental).
-    pub const TXR_VERT_CYCLES_FULL0_AK_AG0: Event = Event::row(461);
-    /// `UNC_M2P_TxR_VERT_CYCLES_FULL0.BL_AG0` (experimental).
-    pub const TXR_VERT_CYCLES_FULL0_BL_AG0: Event = Event::row(462);
-    /// `UNC_M2P_TxR_VERT_CYCLES_FULL0.IV_AG0` (experimental).
-    pub const TXR_VERT_CYCLES_FULL0_IV_AG0: Event = Event::row(463);
-    /// `UNC_M2P_TxR_VERT_CYCLES_FULL0.AD_AG1` (experimental).
-    pub const TXR_VERT_CYCLES_FULL0_AD_AG1: Event = Event::row(464);
-    /// `UNC_M2P_TxR_VERT_CYCLES_FULL0.AK_AG1` (experimental).
-    pub const TXR_VERT_CYCLES_FULL0_AK_AG1: Event = Event::row(465);
-    /// `UNC_M2P_TxR_VERT_CYCLES_FULL0.BL_AG1` (experimental).
-    pub const TXR_VERT_CYCLES_FULL0_BL_AG1: Event = Event::row(466);
-    /// `UNC_M2P_TxR_VERT_CYCLES_FULL1.AKC_AG0` (experimental).
-    pub const TXR_VERT_CYCLES_FULL1_AKC_AG0: Event = Event::row(467);
-    /// `UNC_M2P_TxR_VERT_CYCLES_FULL1.AKC_AG1` (experimental).
-    pub const TXR_VERT_CYCLES_FULL1_AKC_AG1: Event = Event::row(468);
-    /// `UNC_M2P_TxR_VERT_CYCLES_NE0.AD_AG0` (experimental).
-    pub const TXR_VERT_CYCLES_NE0_AD_AG0: Event = Event::row(469);
-    /// `UNC_M2P_TxR_VERT_CYCLES_NE0.AK_AG0` (experimental).
-    pub const TXR_VERT_CYCLES_NE0_AK_AG0: Event = Event::row(470);
-    /// `UNC_M2P_TxR_VERT_CYCLES_NE0.BL_AG0` (experimental).
-    pub const TXR_VERT_CYCLES_NE0_BL_AG0: Event = Event::row(471);
-    /// `UNC_M2P_TxR_VERT_CYCLES_NE0.IV_AG0` (experimental).
-    pub const TXR_VERT_CYCLES_NE0_IV_AG0: Event = Event::row(472);
-    /// `UNC_M2P_TxR_VERT_CYCLES_NE0.AD_AG1` (experimental).
-    pub const TXR_VERT_CYCLES_NE0_AD_AG1: Event = Event::row(473);
-    /// `UNC_M2P_TxR_VERT_CYCLES_NE0.AK_AG1` (experimental).
-    pub const TXR_VERT_CYCLES_NE0_AK_AG1: Event = Event::row(474);
-    /// `UNC_M2P_TxR_VERT_CYCLES_NE0.BL_AG1` (experimental).
-    pub const TXR_VERT_CYCLES_NE0_BL_AG1: Event = Event::row(475);
-    /// `UNC_M2P_TxR_VERT_CYCLES_NE1.AKC_AG0` (experimental).
-    pub const TXR_VERT_CYCLES_NE1_AKC_AG0: Event = Event::row(476);
-    /// `UNC_M2P_TxR_VERT_CYCLES_NE1.AKC_AG1` (experimental).
-    pub const TXR_VERT_CYCLES_NE1_AKC_AG1: Event = Event::row(477);
-    /// `UNC_M2P_TxR_VERT_INSERTS0.AD_AG0` (experimental).
-    pub const TXR_VERT_INSERTS0_AD_AG0: Event = Event::row(478);
-    /// `UNC_M2P_TxR_VERT_INSERTS0.AK_AG0` (experimental).
-    pub const TXR_VERT_INSERTS0_AK_AG0: Event = Event::row(479);
-    /// `UNC_M2P_TxR_VERT_INSERTS0.BL_AG0` (experimental).
-    pub const TXR_VERT_INSERTS0_BL_AG0: Event = Event::row(480);
-    /// `UNC_M2P_TxR_VERT_INSERTS0.IV_AG0` (experimental).
-    pub const TXR_VERT_INSERTS0_IV_AG0: Event = Event::row(481);
-    /// `UNC_M2P_TxR_VERT_INSERTS0.AD_AG1` (experimental).
-    pub const TXR_VERT_INSERTS0_AD_AG1: Event = Event::row(482);
-    /// `UNC_M2P_TxR_VERT_INSERTS0.AK_AG1` (experimental).
-    pub const TXR_VERT_INSERTS0_AK_AG1: Event = Event::row(483);
-    /// `UNC_M2P_TxR_VERT_INSERTS0.BL_AG1` (experimental).
-    pub const TXR_VERT_INSERTS0_BL_AG1: Event = Event::row(484);
-    /// `UNC_M2P_TxR_VERT_INSERTS1.AKC_AG0` (experimental).
-    pub const TXR_VERT_INSERTS1_AKC_AG0: Event = Event::row(485);
-    /// `UNC_M2P_TxR_VERT_INSERTS1.AKC_AG1` (experimental).
-    pub const TXR_VERT_INSERTS1_AKC_AG1: Event = Event::row(486);
-    /// `UNC_M2P_TxR_VERT_NACK0.AD_AG0` (experimental).
-    pub const TXR_VERT_NACK0_AD_AG0: Event = Event::row(487);
-    /// `UNC_M2P_TxR_VERT_NACK0.AK_AG0` (experimental).
-    pub const TXR_VERT_NACK0_AK_AG0: Event = Event::row(488);
-    /// `UNC_M2P_TxR_VERT_NACK0.BL_AG0` (experimental).
-    pub const TXR_VERT_NACK0_BL_AG0: Event = Event::row(489);
-    /// `UNC_M2P_TxR_VERT_NACK0.IV_AG0` (experimental).
-    pub const TXR_VERT_NACK0_IV_AG0: Event = Event::row(490);
-    /// `UNC_M2P_TxR_VERT_NACK0.AD_AG1` (experimental).
-    pub const TXR_VERT_NACK0_AD_AG1: Event = Event::row(491);
-    /// `UNC_M2P_TxR_VERT_NACK0.AK_AG1` (experimental).
-    pub const TXR_VERT_NACK0_AK_AG1: Event = Event::row(492);
-    /// `UNC_M2P_TxR_VERT_NACK0.BL_AG1` (experimental).
-    pub const TXR_VERT_NACK0_BL_AG1: Event = Event::row(493);
-    /// `UNC_M2P_TxR_VERT_NACK1.AKC_AG0` (experimental).
-    pub const TXR_VERT_NACK1_AKC_AG0: Event = Event::row(494);
-    /// `UNC_M2P_TxR_VERT_NACK1.AKC_AG1` (experimental).
-    pub const TXR_VERT_NACK1_AKC_AG1: Event = Event::row(495);
-    /// `UNC_M2P_TxR_VERT_OCCUPANCY0.AD_AG0` (experimental).
-    pub const TXR_VERT_OCCUPANCY0_AD_AG0: Event = Event::row(496);
-    /// `UNC_M2P_TxR_VERT_OCCUPANCY0.AK_AG0` (experimental).
-    pub const TXR_VERT_OCCUPANCY0_AK_AG0: Event = Event::row(497);
-    /// `UNC_M2P_TxR_VERT_OCCUPANCY0.BL_AG0` (experimental).
-    pub const TXR_VERT_OCCUPANCY0_BL_AG0: Event = Event::row(498);
-    /// `UNC_M2P_TxR_VERT_OCCUPANCY0.IV_AG0` (experimental).
-    pub const TXR_VERT_OCCUPANCY0_IV_AG0: Event = Event::row(499);
-    /// `UNC_M2P_TxR_VERT_OCCUPANCY0.AD_AG1` (experimental).
-    pub const TXR_VERT_OCCUPANCY0_AD_AG1: Event = Event::row(500);
-    /// `UNC_M2P_TxR_VERT_OCCUPANCY0.AK_AG1` (experimental).
-    pub const TXR_VERT_OCCUPANCY0_AK_AG1: Event = Event::row(501);
-    /// `UNC_M2P_TxR_VERT_OCCUPANCY0.BL_AG1` (experimental).
-    pub const TXR_VERT_OCCUPANCY0_BL_AG1: Event = Event::row(502);
-    /// `UNC_M2P_TxR_VERT_OCCUPANCY1.AKC_AG0` (experimental).
-    pub const TXR_VERT_OCCUPANCY1_AKC_AG0: Event = Event::row(503);
-    /// `UNC_M2P_TxR_VERT_OCCUPANCY1.AKC_AG1` (experimental).
-    pub const TXR_VERT_OCCUPANCY1_AKC_AG1: Event = Event::row(504);
-    /// `UNC_M2P_TxR_VERT_STARVED0.AD_AG0` (experimental).
-    pub const TXR_VERT_STARVED0_AD_AG0: Event = Event::row(505);
-    /// `UNC_M2P_TxR_VERT_STARVED0.AK_AG0` (experimental).
-    pub const TXR_VERT_STARVED0_AK_AG0: Event = Event::row(506);
-    /// `UNC_M2P_TxR_VERT_STARVED0.BL_AG0` (experimental).
-    pub const TXR_VERT_STARVED0_BL_AG0: Event = Event::row(507);
-    /// `UNC_M2P_TxR_VERT_STARVED0.IV_AG0` (experimental).
-    pub const TXR_VERT_STARVED0_IV_AG0: Event = Event::row(508);
-    /// `UNC_M2P_TxR_VERT_STARVED0.AD_AG1` (experimental).
-    pub const TXR_VERT_STARVED0_AD_AG1: Event = Event::row(509);
-    /// `UNC_M2P_TxR_VERT_STARVED0.AK_AG1` (experimental).
-    pub const TXR_VERT_STARVED0_AK_AG1: Event = Event::row(510);
-    /// `UNC_M2P_TxR_VERT_STARVED0.BL_AG1` (experimental).
-    pub const TXR_VERT_STARVED0_BL_AG1: Event = Event::row(511);
-    /// `UNC_M2P_TxR_VERT_STARVED1.AKC_AG0` (experimental).
-    pub const TXR_VERT_STARVED1_AKC_AG0: Event = Event::row(512);
-    /// `UNC_M2P_TxR_VERT_STARVED1.AKC_AG1` (experimental).
-    pub const TXR_VERT_STARVED1_AKC_AG1: Event = Event::row(513);
-    /// `UNC_M2P_TxR_VERT_STARVED1.TGC` (experimental).
-    pub const TXR_VERT_STARVED1_TGC: Event = Event::row(514);
-    /// `UNC_M2P_VERT_RING_AD_IN_USE.UP_EVEN` (experimental).
-    pub const VERT_RING_AD_IN_USE_UP_EVEN: Event = Event::row(515);
-    /// `UNC_M2P_VERT_RING_AD_IN_USE.UP_ODD` (experimental).
-    pub const VERT_RING_AD_IN_USE_UP_ODD: Event = Event::row(516);
-    /// `UNC_M2P_VERT_RING_AD_IN_USE.DN_EVEN` (experimental).
-    pub const VERT_RING_AD_IN_USE_DN_EVEN: Event = Event::row(517);
-    /// `UNC_M2P_VERT_RING_AD_IN_USE.DN_ODD` (experimental).
-    pub const VERT_RING_AD_IN_USE_DN_ODD: Event = Event::row(518);
-    /// `UNC_M2P_VERT_RING_AKC_IN_USE.UP_EVEN` (experimental).
-    pub const VERT_RING_AKC_IN_USE_UP_EVEN: Event = Event::row(519);
-    /// `UNC_M2P_VERT_RING_AKC_IN_USE.UP_ODD` (experimental).
-    pub const VERT_RING_AKC_IN_USE_UP_ODD: Event = Event::row(520);
-    /// `UNC_M2P_VERT_RING_AKC_IN_USE.DN_EVEN` (experimental).
-    pub const VERT_RING_AKC_IN_USE_DN_EVEN: Event = Event::row(521);
-    /// `UNC_M2P_VERT_RING_AKC_IN_USE.DN_ODD` (experimental).
-    pub const VERT_RING_AKC_IN_USE_DN_ODD: Event = Event::row(522);
-    /// `UNC_M2P_VERT_RING_AK_IN_USE.UP_EVEN` (experimental).
-    pub const VERT_RING_AK_IN_USE_UP_EVEN: Event = Event::row(523);
-    /// `UNC_M2P_VERT_RING_AK_IN_USE.UP_ODD` (experimental).
-    pub const VERT_RING_AK_IN_USE_UP_ODD: Event = Event::row(524);
-    /// `UNC_M2P_VERT_RING_AK_IN_USE.DN_EVEN` (experimental).
-    pub const VERT_RING_AK_IN_USE_DN_EVEN: Event = Event::row(525);
-    /// `UNC_M2P_VERT_RING_AK_IN_USE.DN_ODD` (experimental).
-    pub const VERT_RING_AK_IN_USE_DN_ODD: Event = Event::row(526);
-    /// `UNC_M2P_VERT_RING_BL_IN_USE.UP_EVEN` (experimental).
-    pub const VERT_RING_BL_IN_USE_UP_EVEN: Event = Event::row(527);
-    /// `UNC_M2P_VERT_RING_BL_IN_USE.UP_ODD` (experimental).
-    pub const VERT_RING_BL_IN_USE_UP_ODD: Event = Event::row(528);
-    /// `UNC_M2P_VERT_RING_BL_IN_USE.DN_EVEN` (experimental).
-    pub const VERT_RING_BL_IN_USE_DN_EVEN: Event = Event::row(529);
-    /// `UNC_M2P_VERT_RING_BL_IN_USE.DN_ODD` (experimental).
-    pub const VERT_RING_BL_IN_USE_DN_ODD: Event = Event::row(530);
-    /// `UNC_M2P_VERT_RING_IV_IN_USE.UP` (experimental).
-    pub const VERT_RING_IV_IN_USE_UP: Event = Event::row(531);
-    /// `UNC_M2P_VERT_RING_IV_IN_USE.DN` (experimental).
-    pub const VERT_RING_IV_IN_USE_DN: Event = Event::row(532);
-    /// `UNC_M2P_VERT_RING_TGC_IN_USE.UP_EVEN` (experimental).
-    pub const VERT_RING_TGC_IN_USE_UP_EVEN: Event = Event::row(533);
-    /// `UNC_M2P_VERT_RING_TGC_IN_USE.UP_ODD` (experimental).
-    pub const VERT_RING_TGC_IN_USE_UP_ODD: Event = Event::row(534);
-    /// `UNC_M2P_VERT_RING_TGC_IN_USE.DN_EVEN` (experimental).
-    pub const VERT_RING_TGC_IN_USE_DN_EVEN: Event = Event::row(535);
-    /// `UNC_M2P_VERT_RING_TGC_IN_USE.DN_ODD` (experimental).
-    pub const VERT_RING_TGC_IN_USE_DN_ODD: Event = Event::row(536);
-    /// `UNC_M2P_RING_SRC_THRTL` (experimental).
-    pub const RING_SRC_THRTL: Event = Event::row(537);
-    /// `UNC_M2P_RxR_CRD_STARVED_1` (experimental).
-    pub const RXR_CRD_STARVED_1: Event = Event::row(538);
-    /// `UNC_M2P_RxC_CYCLES_NE.UPI_NCB` (experimental).
-    pub const RXC_CYCLES_NE_UPI_NCB: Event = Event::row(539);
-    /// `UNC_M2P_RxC_CYCLES_NE.UPI_NCS` (experimental).
-    pub const RXC_CYCLES_NE_UPI_NCS: Event = Event::row(540);
-    /// `UNC_M2P_RxC_INSERTS.UPI_NCB` (experimental).
-    pub const RXC_INSERTS_UPI_NCB: Event = Event::row(541);
-    /// `UNC_M2P_RxC_INSERTS.UPI_NCS` (experimental).
-    pub const RXC_INSERTS_UPI_NCS: Event = Event::row(542);
-    /// `UNC_M2P_TxC_CREDITS.PMM` (experimental).
-    pub const TXC_CREDITS_PMM: Event = Event::row(543);
-    /// `UNC_M2P_TxC_CYCLES_FULL.PMM_BLOCK_1` (experimental).
-    pub const TXC_CYCLES_FULL_PMM_BLOCK_1: Event = Event::row(544);
-    /// `UNC_M2P_TxC_CYCLES_FULL.PMM_BLOCK_0` (experimental).
-    pub const TXC_CYCLES_FULL_PMM_BLOCK_0: Event = Event::row(545);
-    /// `UNC_M2P_TxC_CYCLES_NE.PMM_DISTRESS_1` (experimental).
-    pub const TXC_CYCLES_NE_PMM_DISTRESS_1: Event = Event::row(546);
-    /// `UNC_M2P_TxC_CYCLES_NE.PMM_DISTRESS_0` (experimental).
-    pub const TXC_CYCLES_NE_PMM_DISTRESS_0: Event = Event::row(547);
-    /// `UNC_M2P_DISTRESS_ASSERTED.PMM_LOCAL` (experimental).
-    pub const DISTRESS_ASSERTED_PMM_LOCAL: Event = Event::row(548);
-    /// `UNC_M2P_DISTRESS_ASSERTED.PMM_NONLOCAL` (experimental).
-    pub const DISTRESS_ASSERTED_PMM_NONLOCAL: Event = Event::row(549);
-}
-
 #[cfg(feature = "metadata")]
 impl Event {
     /// The event's facts.
@@ -1622,564 +506,569 @@ impl Event {
     }
 }
 
-/// The events, row n for `Event::row(n)`: `ev(name, event select, umask, counters)` (bit n
-/// of counters: counter n may count it) and what else each sets.
-const EVENT_ROWS: &[EventRow] = &[
-    ev("UNC_M2P_CLOCKTICKS", 0x01, 0x00, 0b1111),
-    ev("UNC_M2P_CMS_CLOCKTICKS", 0xc0, 0x00, 0b1111),
-];
-/// The experimental events, numbered after `EVENT_ROWS`.
+event_table! {
+    /// The events, row n for `Event::row(n)`: `ev(name, event select, umask)` and what else each
+    /// sets. The counters that may count them (bit n: counter n) and those without
+    /// Hyper-Threading are the table's, the two numbers before the rows, unless a row
+    /// gives its own (`.on(..)`, `.ht_off(..)`).
+    EVENT_ROWS, EventRowNumber, 0, "", 0b1111, 0b0;
+    CLOCKTICKS = ev("UNC_M2P_CLOCKTICKS", 0x01, 0x00),
+    CMS_CLOCKTICKS = ev("UNC_M2P_CMS_CLOCKTICKS", 0xc0, 0x00),
+}
 #[cfg(feature = "experimental-events")]
-const EXPERIMENTAL_ROWS: &[EventRow] = &[
-    ev("UNC_M2P_IIO_CREDITS_ACQUIRED.DRS_0", 0x33, 0x01, 0b1111),
-    ev("UNC_M2P_IIO_CREDITS_ACQUIRED.DRS_1", 0x33, 0x02, 0b1111),
-    ev("UNC_M2P_IIO_CREDITS_ACQUIRED.NCB_0", 0x33, 0x04, 0b1111),
-    ev("UNC_M2P_IIO_CREDITS_ACQUIRED.NCB_1", 0x33, 0x08, 0b1111),
-    ev("UNC_M2P_IIO_CREDITS_ACQUIRED.NCS_0", 0x33, 0x10, 0b1111),
-    ev("UNC_M2P_IIO_CREDITS_ACQUIRED.NCS_1", 0x33, 0x20, 0b1111),
-    ev("UNC_M2P_IIO_CREDITS_REJECT.DRS", 0x34, 0x08, 0b1111),
-    ev("UNC_M2P_IIO_CREDITS_REJECT.NCB", 0x34, 0x10, 0b1111),
-    ev("UNC_M2P_IIO_CREDITS_REJECT.NCS", 0x34, 0x20, 0b1111),
-    ev("UNC_M2P_IIO_CREDITS_USED.DRS_0", 0x32, 0x01, 0b1111),
-    ev("UNC_M2P_IIO_CREDITS_USED.DRS_1", 0x32, 0x02, 0b1111),
-    ev("UNC_M2P_IIO_CREDITS_USED.NCB_0", 0x32, 0x04, 0b1111),
-    ev("UNC_M2P_IIO_CREDITS_USED.NCB_1", 0x32, 0x08, 0b1111),
-    ev("UNC_M2P_IIO_CREDITS_USED.NCS_0", 0x32, 0x10, 0b1111),
-    ev("UNC_M2P_IIO_CREDITS_USED.NCS_1", 0x32, 0x20, 0b1111),
-    ev("UNC_M2P_RxC_CYCLES_NE.IIO_NCB", 0x10, 0x20, 0b1111),
-    ev("UNC_M2P_RxC_CYCLES_NE.IIO_NCS", 0x10, 0x40, 0b1111),
-    ev("UNC_M2P_RxC_CYCLES_NE.ALL", 0x10, 0x80, 0b1111),
-    ev("UNC_M2P_RxC_INSERTS.IIO_NCB", 0x11, 0x20, 0b1111),
-    ev("UNC_M2P_RxC_INSERTS.IIO_NCS", 0x11, 0x40, 0b1111),
-    ev("UNC_M2P_RxC_INSERTS.ALL", 0x11, 0x80, 0b1111),
-    ev("UNC_M2P_TxC_CYCLES_FULL.AD_0", 0x25, 0x01, 0b1111),
-    ev("UNC_M2P_TxC_CYCLES_FULL.AK_0", 0x25, 0x02, 0b1111),
-    ev("UNC_M2P_TxC_CYCLES_FULL.BL_0", 0x25, 0x04, 0b1111),
-    ev("UNC_M2P_TxC_CYCLES_FULL.AD_1", 0x25, 0x10, 0b1111),
-    ev("UNC_M2P_TxC_CYCLES_FULL.AK_1", 0x25, 0x20, 0b1111),
-    ev("UNC_M2P_TxC_CYCLES_FULL.BL_1", 0x25, 0x40, 0b1111),
-    ev("UNC_M2P_TxC_CYCLES_NE.AD_0", 0x23, 0x01, 0b11),
-    ev("UNC_M2P_TxC_CYCLES_NE.AK_0", 0x23, 0x02, 0b11),
-    ev("UNC_M2P_TxC_CYCLES_NE.BL_0", 0x23, 0x04, 0b11),
-    ev("UNC_M2P_TxC_CYCLES_NE.AD_1", 0x23, 0x10, 0b11),
-    ev("UNC_M2P_TxC_CYCLES_NE.AK_1", 0x23, 0x20, 0b11),
-    ev("UNC_M2P_TxC_CYCLES_NE.BL_1", 0x23, 0x40, 0b11),
-    ev("UNC_M2P_TxC_INSERTS.AD_0", 0x24, 0x01, 0b1111),
-    ev("UNC_M2P_TxC_INSERTS.BL_0", 0x24, 0x04, 0b1111),
-    ev("UNC_M2P_TxC_INSERTS.AK_CRD_0", 0x24, 0x08, 0b1111),
-    ev("UNC_M2P_TxC_INSERTS.AD_1", 0x24, 0x10, 0b1111),
-    ev("UNC_M2P_TxC_INSERTS.BL_1", 0x24, 0x40, 0b1111),
-    ev("UNC_M2P_TxC_INSERTS.AK_CRD_1", 0x24, 0x80, 0b1111),
-    ev("UNC_M2P_LOCAL_DED_P2P_CRD_TAKEN_0.M2IOSF0_NCB", 0x46, 0x01, 0b1111),
-    ev("UNC_M2P_LOCAL_DED_P2P_CRD_TAKEN_0.M2IOSF0_NCS", 0x46, 0x02, 0b1111),
-    ev("UNC_M2P_LOCAL_DED_P2P_CRD_TAKEN_0.M2IOSF1_NCB", 0x46, 0x04, 0b1111),
-    ev("UNC_M2P_LOCAL_DED_P2P_CRD_TAKEN_0.M2IOSF1_NCS", 0x46, 0x08, 0b1111),
-    ev("UNC_M2P_LOCAL_DED_P2P_CRD_TAKEN_0.M2IOSF2_NCB", 0x46, 0x10, 0b1111),
-    ev("UNC_M2P_LOCAL_DED_P2P_CRD_TAKEN_0.M2IOSF2_NCS", 0x46, 0x20, 0b1111),
-    ev("UNC_M2P_LOCAL_DED_P2P_CRD_TAKEN_0.M2IOSF3_NCB", 0x46, 0x40, 0b1111),
-    ev("UNC_M2P_LOCAL_DED_P2P_CRD_TAKEN_0.M2IOSF3_NCS", 0x46, 0x80, 0b1111),
-    ev("UNC_M2P_LOCAL_DED_P2P_CRD_TAKEN_1.M2IOSF4_NCB", 0x47, 0x01, 0b1111),
-    ev("UNC_M2P_LOCAL_DED_P2P_CRD_TAKEN_1.M2IOSF4_NCS", 0x47, 0x02, 0b1111),
-    ev("UNC_M2P_LOCAL_DED_P2P_CRD_TAKEN_1.M2IOSF5_NCB", 0x47, 0x04, 0b1111),
-    ev("UNC_M2P_LOCAL_DED_P2P_CRD_TAKEN_1.M2IOSF5_NCS", 0x47, 0x08, 0b1111),
-    ev("UNC_M2P_LOCAL_P2P_DED_RETURNED_0.MS2IOSF0_NCB", 0x19, 0x01, 0b1111),
-    ev("UNC_M2P_LOCAL_P2P_DED_RETURNED_0.MS2IOSF0_NCS", 0x19, 0x02, 0b1111),
-    ev("UNC_M2P_LOCAL_P2P_DED_RETURNED_0.MS2IOSF1_NCB", 0x19, 0x04, 0b1111),
-    ev("UNC_M2P_LOCAL_P2P_DED_RETURNED_0.MS2IOSF1_NCS", 0x19, 0x08, 0b1111),
-    ev("UNC_M2P_LOCAL_P2P_DED_RETURNED_0.MS2IOSF2_NCB", 0x19, 0x10, 0b1111),
-    ev("UNC_M2P_LOCAL_P2P_DED_RETURNED_0.MS2IOSF2_NCS", 0x19, 0x20, 0b1111),
-    ev("UNC_M2P_LOCAL_P2P_DED_RETURNED_0.MS2IOSF3_NCB", 0x19, 0x10, 0b1111),
-    ev("UNC_M2P_LOCAL_P2P_DED_RETURNED_0.MS2IOSF3_NCS", 0x19, 0x20, 0b1111),
-    ev("UNC_M2P_LOCAL_P2P_DED_RETURNED_1.MS2IOSF4_NCB", 0x1a, 0x01, 0b1111),
-    ev("UNC_M2P_LOCAL_P2P_DED_RETURNED_1.MS2IOSF4_NCS", 0x1a, 0x02, 0b1111),
-    ev("UNC_M2P_LOCAL_P2P_DED_RETURNED_1.MS2IOSF5_NCB", 0x1a, 0x04, 0b1111),
-    ev("UNC_M2P_LOCAL_P2P_DED_RETURNED_1.MS2IOSF5_NCS", 0x1a, 0x08, 0b1111),
-    ev("UNC_M2P_LOCAL_P2P_SHAR_RETURNED.AGENT_0", 0x17, 0x01, 0b1111),
-    ev("UNC_M2P_LOCAL_P2P_SHAR_RETURNED.AGENT_1", 0x17, 0x02, 0b1111),
-    ev("UNC_M2P_LOCAL_P2P_SHAR_RETURNED.AGENT_2", 0x17, 0x04, 0b1111),
-    ev("UNC_M2P_LOCAL_SHAR_P2P_CRD_RETURNED.AGENT_0", 0x44, 0x01, 0b1111),
-    ev("UNC_M2P_LOCAL_SHAR_P2P_CRD_RETURNED.AGENT_1", 0x44, 0x02, 0b1111),
-    ev("UNC_M2P_LOCAL_SHAR_P2P_CRD_RETURNED.AGENT_2", 0x44, 0x04, 0b1111),
-    ev("UNC_M2P_LOCAL_SHAR_P2P_CRD_RETURNED.AGENT_3", 0x44, 0x08, 0b1111),
-    ev("UNC_M2P_LOCAL_SHAR_P2P_CRD_RETURNED.AGENT_4", 0x44, 0x10, 0b1111),
-    ev("UNC_M2P_LOCAL_SHAR_P2P_CRD_RETURNED.AGENT_5", 0x44, 0x20, 0b1111),
-    ev("UNC_M2P_LOCAL_SHAR_P2P_CRD_TAKEN_0.M2IOSF0_NCB", 0x40, 0x01, 0b1111),
-    ev("UNC_M2P_LOCAL_SHAR_P2P_CRD_TAKEN_0.M2IOSF0_NCS", 0x40, 0x02, 0b1111),
-    ev("UNC_M2P_LOCAL_SHAR_P2P_CRD_TAKEN_0.M2IOSF1_NCB", 0x40, 0x04, 0b1111),
-    ev("UNC_M2P_LOCAL_SHAR_P2P_CRD_TAKEN_0.M2IOSF1_NCS", 0x40, 0x08, 0b1111),
-    ev("UNC_M2P_LOCAL_SHAR_P2P_CRD_TAKEN_0.M2IOSF2_NCB", 0x40, 0x10, 0b1111),
-    ev("UNC_M2P_LOCAL_SHAR_P2P_CRD_TAKEN_0.M2IOSF2_NCS", 0x40, 0x20, 0b1111),
-    ev("UNC_M2P_LOCAL_SHAR_P2P_CRD_TAKEN_0.M2IOSF3_NCB", 0x40, 0x40, 0b1111),
-    ev("UNC_M2P_LOCAL_SHAR_P2P_CRD_TAKEN_0.M2IOSF3_NCS", 0x40, 0x80, 0b1111),
-    ev("UNC_M2P_LOCAL_SHAR_P2P_CRD_TAKEN_1.M2IOSF4_NCB", 0x41, 0x01, 0b1111),
-    ev("UNC_M2P_LOCAL_SHAR_P2P_CRD_TAKEN_1.M2IOSF4_NCS", 0x41, 0x02, 0b1111),
-    ev("UNC_M2P_LOCAL_SHAR_P2P_CRD_TAKEN_1.M2IOSF5_NCB", 0x41, 0x04, 0b1111),
-    ev("UNC_M2P_LOCAL_SHAR_P2P_CRD_TAKEN_1.M2IOSF5_NCS", 0x41, 0x08, 0b1111),
-    ev("UNC_M2P_LOCAL_SHAR_P2P_CRD_WAIT_0.M2IOSF0_NCB", 0x4a, 0x01, 0b1111),
-    ev("UNC_M2P_LOCAL_SHAR_P2P_CRD_WAIT_0.M2IOSF0_NCS", 0x4a, 0x02, 0b1111),
-    ev("UNC_M2P_LOCAL_SHAR_P2P_CRD_WAIT_0.M2IOSF1_NCB", 0x4a, 0x04, 0b1111),
-    ev("UNC_M2P_LOCAL_SHAR_P2P_CRD_WAIT_0.M2IOSF1_NCS", 0x4a, 0x08, 0b1111),
-    ev("UNC_M2P_LOCAL_SHAR_P2P_CRD_WAIT_0.M2IOSF2_NCB", 0x4a, 0x10, 0b1111),
-    ev("UNC_M2P_LOCAL_SHAR_P2P_CRD_WAIT_0.M2IOSF2_NCS", 0x4a, 0x20, 0b1111),
-    ev("UNC_M2P_LOCAL_SHAR_P2P_CRD_WAIT_0.M2IOSF3_NCB", 0x4a, 0x40, 0b1111),
-    ev("UNC_M2P_LOCAL_SHAR_P2P_CRD_WAIT_0.M2IOSF3_NCS", 0x4a, 0x80, 0b1111),
-    ev("UNC_M2P_LOCAL_SHAR_P2P_CRD_WAIT_1.M2IOSF4_NCB", 0x4b, 0x01, 0b1111),
-    ev("UNC_M2P_LOCAL_SHAR_P2P_CRD_WAIT_1.M2IOSF4_NCS", 0x4b, 0x02, 0b1111),
-    ev("UNC_M2P_LOCAL_SHAR_P2P_CRD_WAIT_1.M2IOSF5_NCB", 0x4b, 0x04, 0b1111),
-    ev("UNC_M2P_LOCAL_SHAR_P2P_CRD_WAIT_1.M2IOSF5_NCS", 0x4b, 0x08, 0b1111),
-    ev("UNC_M2P_P2P_CRD_OCCUPANCY.LOCAL_NCB", 0x14, 0x01, 0b11),
-    ev("UNC_M2P_P2P_CRD_OCCUPANCY.LOCAL_NCS", 0x14, 0x02, 0b11),
-    ev("UNC_M2P_P2P_CRD_OCCUPANCY.REMOTE_NCB", 0x14, 0x04, 0b11),
-    ev("UNC_M2P_P2P_CRD_OCCUPANCY.REMOTE_NCS", 0x14, 0x08, 0b11),
-    ev("UNC_M2P_P2P_CRD_OCCUPANCY.ALL", 0x14, 0x10, 0b11),
-    ev("UNC_M2P_P2P_DED_RECEIVED.LOCAL_NCB", 0x16, 0x01, 0b1111),
-    ev("UNC_M2P_P2P_DED_RECEIVED.LOCAL_NCS", 0x16, 0x02, 0b1111),
-    ev("UNC_M2P_P2P_DED_RECEIVED.REMOTE_NCB", 0x16, 0x04, 0b1111),
-    ev("UNC_M2P_P2P_DED_RECEIVED.REMOTE_NCS", 0x16, 0x08, 0b1111),
-    ev("UNC_M2P_P2P_DED_RECEIVED.ALL", 0x16, 0x10, 0b1111),
-    ev("UNC_M2P_P2P_SHAR_RECEIVED.LOCAL_NCB", 0x15, 0x01, 0b1111),
-    ev("UNC_M2P_P2P_SHAR_RECEIVED.LOCAL_NCS", 0x15, 0x02, 0b1111),
-    ev("UNC_M2P_P2P_SHAR_RECEIVED.REMOTE_NCB", 0x15, 0x04, 0b1111),
-    ev("UNC_M2P_P2P_SHAR_RECEIVED.REMOTE_NCS", 0x15, 0x08, 0b1111),
-    ev("UNC_M2P_P2P_SHAR_RECEIVED.ALL", 0x15, 0x10, 0b1111),
-    ev("UNC_M2P_REMOTE_DED_P2P_CRD_TAKEN_0.UPI0_DRS", 0x48, 0x01, 0b1111),
-    ev("UNC_M2P_REMOTE_DED_P2P_CRD_TAKEN_0.UPI0_NCB", 0x48, 0x02, 0b1111),
-    ev("UNC_M2P_REMOTE_DED_P2P_CRD_TAKEN_0.UPI0_NCS", 0x48, 0x04, 0b1111),
-    ev("UNC_M2P_REMOTE_DED_P2P_CRD_TAKEN_0.UPI1_DRS", 0x48, 0x08, 0b1111),
-    ev("UNC_M2P_REMOTE_DED_P2P_CRD_TAKEN_0.UPI1_NCB", 0x48, 0x10, 0b1111),
-    ev("UNC_M2P_REMOTE_DED_P2P_CRD_TAKEN_0.UPI1_NCS", 0x48, 0x20, 0b1111),
-    ev("UNC_M2P_REMOTE_DED_P2P_CRD_TAKEN_1.UPI2_DRS", 0x49, 0x01, 0b1111),
-    ev("UNC_M2P_REMOTE_DED_P2P_CRD_TAKEN_1.UPI2_NCB", 0x49, 0x02, 0b1111),
-    ev("UNC_M2P_REMOTE_DED_P2P_CRD_TAKEN_1.UPI2_NCS", 0x49, 0x04, 0b1111),
-    ev("UNC_M2P_REMOTE_P2P_DED_RETURNED.UPI0_NCB", 0x1b, 0x01, 0b1111),
-    ev("UNC_M2P_REMOTE_P2P_DED_RETURNED.UPI0_NCS", 0x1b, 0x02, 0b1111),
-    ev("UNC_M2P_REMOTE_P2P_DED_RETURNED.UPI1_NCB", 0x1b, 0x04, 0b1111),
-    ev("UNC_M2P_REMOTE_P2P_DED_RETURNED.UPI1_NCS", 0x1b, 0x08, 0b1111),
-    ev("UNC_M2P_REMOTE_P2P_DED_RETURNED.UPI2_NCB", 0x1b, 0x10, 0b1111),
-    ev("UNC_M2P_REMOTE_P2P_DED_RETURNED.UPI2_NCS", 0x1b, 0x20, 0b1111),
-    ev("UNC_M2P_REMOTE_P2P_SHAR_RETURNED.AGENT_0", 0x18, 0x01, 0b1111),
-    ev("UNC_M2P_REMOTE_P2P_SHAR_RETURNED.AGENT_1", 0x18, 0x02, 0b1111),
-    ev("UNC_M2P_REMOTE_P2P_SHAR_RETURNED.AGENT_2", 0x18, 0x04, 0b1111),
-    ev("UNC_M2P_REMOTE_SHAR_P2P_CRD_RETURNED.AGENT_0", 0x45, 0x01, 0b1111),
-    ev("UNC_M2P_REMOTE_SHAR_P2P_CRD_RETURNED.AGENT_1", 0x45, 0x02, 0b1111),
-    ev("UNC_M2P_REMOTE_SHAR_P2P_CRD_RETURNED.AGENT_2", 0x45, 0x04, 0b1111),
-    ev("UNC_M2P_REMOTE_SHAR_P2P_CRD_TAKEN_0.UPI0_DRS", 0x42, 0x01, 0b1111),
-    ev("UNC_M2P_REMOTE_SHAR_P2P_CRD_TAKEN_0.UPI0_NCB", 0x42, 0x02, 0b1111),
-    ev("UNC_M2P_REMOTE_SHAR_P2P_CRD_TAKEN_0.UPI0_NCS", 0x42, 0x04, 0b1111),
-    ev("UNC_M2P_REMOTE_SHAR_P2P_CRD_TAKEN_0.UPI1_DRS", 0x42, 0x08, 0b1111),
-    ev("UNC_M2P_REMOTE_SHAR_P2P_CRD_TAKEN_0.UPI1_NCB", 0x42, 0x10, 0b1111),
-    ev("UNC_M2P_REMOTE_SHAR_P2P_CRD_TAKEN_0.UPI1_NCS", 0x42, 0x20, 0b1111),
-    ev("UNC_M2P_REMOTE_SHAR_P2P_CRD_TAKEN_1.UPI2_DRS", 0x43, 0x01, 0b1111),
-    ev("UNC_M2P_REMOTE_SHAR_P2P_CRD_TAKEN_1.UPI2_NCB", 0x43, 0x02, 0b1111),
-    ev("UNC_M2P_REMOTE_SHAR_P2P_CRD_TAKEN_1.UPI2_NCS", 0x43, 0x04, 0b1111),
-    ev("UNC_M2P_REMOTE_SHAR_P2P_CRD_WAIT_0.UPI0_DRS", 0x4c, 0x01, 0b1111),
-    ev("UNC_M2P_REMOTE_SHAR_P2P_CRD_WAIT_0.UPI0_NCB", 0x4c, 0x02, 0b1111),
-    ev("UNC_M2P_REMOTE_SHAR_P2P_CRD_WAIT_0.UPI0_NCS", 0x4c, 0x04, 0b1111),
-    ev("UNC_M2P_REMOTE_SHAR_P2P_CRD_WAIT_0.UPI1_DRS", 0x4c, 0x08, 0b1111),
-    ev("UNC_M2P_REMOTE_SHAR_P2P_CRD_WAIT_0.UPI1_NCB", 0x4c, 0x10, 0b1111),
-    ev("UNC_M2P_REMOTE_SHAR_P2P_CRD_WAIT_0.UPI1_NCS", 0x4c, 0x20, 0b1111),
-    ev("UNC_M2P_REMOTE_SHAR_P2P_CRD_WAIT_1.UPI2_DRS", 0x4d, 0x01, 0b1111),
-    ev("UNC_M2P_REMOTE_SHAR_P2P_CRD_WAIT_1.UPI2_NCB", 0x4d, 0x02, 0b1111),
-    ev("UNC_M2P_REMOTE_SHAR_P2P_CRD_WAIT_1.UPI2_NCS", 0x4d, 0x04, 0b1111),
-    ev("UNC_M2P_RxC_CYCLES_NE.CHA_IDI", 0x10, 0x01, 0b1111),
-    ev("UNC_M2P_RxC_CYCLES_NE.CHA_NCB", 0x10, 0x02, 0b1111),
-    ev("UNC_M2P_RxC_CYCLES_NE.CHA_NCS", 0x10, 0x04, 0b1111),
-    ev("UNC_M2P_RxC_INSERTS.CHA_IDI", 0x11, 0x01, 0b1111),
-    ev("UNC_M2P_RxC_INSERTS.CHA_NCB", 0x11, 0x02, 0b1111),
-    ev("UNC_M2P_RxC_INSERTS.CHA_NCS", 0x11, 0x04, 0b1111),
-    ev("UNC_M2P_TxC_CREDITS.PRQ", 0x2d, 0x01, 0b11),
-    ev("UNC_M2P_AG0_AD_CRD_ACQUIRED0.TGR0", 0x80, 0x01, 0b1111),
-    ev("UNC_M2P_AG0_AD_CRD_ACQUIRED0.TGR1", 0x80, 0x02, 0b1111),
-    ev("UNC_M2P_AG0_AD_CRD_ACQUIRED0.TGR2", 0x80, 0x04, 0b1111),
-    ev("UNC_M2P_AG0_AD_CRD_ACQUIRED0.TGR3", 0x80, 0x08, 0b1111),
-    ev("UNC_M2P_AG0_AD_CRD_ACQUIRED0.TGR4", 0x80, 0x10, 0b1111),
-    ev("UNC_M2P_AG0_AD_CRD_ACQUIRED0.TGR5", 0x80, 0x20, 0b1111),
-    ev("UNC_M2P_AG0_AD_CRD_ACQUIRED0.TGR6", 0x80, 0x40, 0b1111),
-    ev("UNC_M2P_AG0_AD_CRD_ACQUIRED0.TGR7", 0x80, 0x80, 0b1111),
-    ev("UNC_M2P_AG0_AD_CRD_ACQUIRED1.TGR8", 0x81, 0x01, 0b1111),
-    ev("UNC_M2P_AG0_AD_CRD_ACQUIRED1.TGR9", 0x81, 0x02, 0b1111),
-    ev("UNC_M2P_AG0_AD_CRD_ACQUIRED1.TGR10", 0x81, 0x04, 0b1111),
-    ev("UNC_M2P_AG0_AD_CRD_OCCUPANCY0.TGR0", 0x82, 0x01, 0b1111),
-    ev("UNC_M2P_AG0_AD_CRD_OCCUPANCY0.TGR1", 0x82, 0x02, 0b1111),
-    ev("UNC_M2P_AG0_AD_CRD_OCCUPANCY0.TGR2", 0x82, 0x04, 0b1111),
-    ev("UNC_M2P_AG0_AD_CRD_OCCUPANCY0.TGR3", 0x82, 0x08, 0b1111),
-    ev("UNC_M2P_AG0_AD_CRD_OCCUPANCY0.TGR4", 0x82, 0x10, 0b1111),
-    ev("UNC_M2P_AG0_AD_CRD_OCCUPANCY0.TGR5", 0x82, 0x20, 0b1111),
-    ev("UNC_M2P_AG0_AD_CRD_OCCUPANCY0.TGR6", 0x82, 0x40, 0b1111),
-    ev("UNC_M2P_AG0_AD_CRD_OCCUPANCY0.TGR7", 0x82, 0x80, 0b1111),
-    ev("UNC_M2P_AG0_AD_CRD_OCCUPANCY1.TGR8", 0x83, 0x01, 0b1111),
-    ev("UNC_M2P_AG0_AD_CRD_OCCUPANCY1.TGR9", 0x83, 0x02, 0b1111),
-    ev("UNC_M2P_AG0_AD_CRD_OCCUPANCY1.TGR10", 0x83, 0x04, 0b1111),
-    ev("UNC_M2P_AG0_BL_CRD_ACQUIRED0.TGR0", 0x88, 0x01, 0b1111),
-    ev("UNC_M2P_AG0_BL_CRD_ACQUIRED0.TGR1", 0x88, 0x02, 0b1111),
-    ev("UNC_M2P_AG0_BL_CRD_ACQUIRED0.TGR2", 0x88, 0x04, 0b1111),
-    ev("UNC_M2P_AG0_BL_CRD_ACQUIRED0.TGR3", 0x88, 0x08, 0b1111),
-    ev("UNC_M2P_AG0_BL_CRD_ACQUIRED0.TGR4", 0x88, 0x10, 0b1111),
-    ev("UNC_M2P_AG0_BL_CRD_ACQUIRED0.TGR5", 0x88, 0x20, 0b1111),
-    ev("UNC_M2P_AG0_BL_CRD_ACQUIRED0.TGR6", 0x88, 0x40, 0b1111),
-    ev("UNC_M2P_AG0_BL_CRD_ACQUIRED0.TGR7", 0x88, 0x80, 0b1111),
-    ev("UNC_M2P_AG0_BL_CRD_ACQUIRED1.TGR8", 0x89, 0x01, 0b1111),
-    ev("UNC_M2P_AG0_BL_CRD_ACQUIRED1.TGR9", 0x89, 0x02, 0b1111),
-    ev("UNC_M2P_AG0_BL_CRD_ACQUIRED1.TGR10", 0x89, 0x04, 0b1111),
-    ev("UNC_M2P_AG0_BL_CRD_OCCUPANCY0.TGR0", 0x8a, 0x01, 0b1111),
-    ev("UNC_M2P_AG0_BL_CRD_OCCUPANCY0.TGR1", 0x8a, 0x02, 0b1111),
-    ev("UNC_M2P_AG0_BL_CRD_OCCUPANCY0.TGR2", 0x8a, 0x04, 0b1111),
-    ev("UNC_M2P_AG0_BL_CRD_OCCUPANCY0.TGR3", 0x8a, 0x08, 0b1111),
-    ev("UNC_M2P_AG0_BL_CRD_OCCUPANCY0.TGR4", 0x8a, 0x10, 0b1111),
-    ev("UNC_M2P_AG0_BL_CRD_OCCUPANCY0.TGR5", 0x8a, 0x20, 0b1111),
-    ev("UNC_M2P_AG0_BL_CRD_OCCUPANCY0.TGR6", 0x8a, 0x40, 0b1111),
-    ev("UNC_M2P_AG0_BL_CRD_OCCUPANCY0.TGR7", 0x8a, 0x80, 0b1111),
-    ev("UNC_M2P_AG0_BL_CRD_OCCUPANCY1.TGR8", 0x8b, 0x01, 0b1111),
-    ev("UNC_M2P_AG0_BL_CRD_OCCUPANCY1.TGR9", 0x8b, 0x02, 0b1111),
-    ev("UNC_M2P_AG0_BL_CRD_OCCUPANCY1.TGR10", 0x8b, 0x04, 0b1111),
-    ev("UNC_M2P_AG1_AD_CRD_ACQUIRED0.TGR0", 0x84, 0x01, 0b1111),
-    ev("UNC_M2P_AG1_AD_CRD_ACQUIRED0.TGR1", 0x84, 0x02, 0b1111),
-    ev("UNC_M2P_AG1_AD_CRD_ACQUIRED0.TGR2", 0x84, 0x04, 0b1111),
-    ev("UNC_M2P_AG1_AD_CRD_ACQUIRED0.TGR3", 0x84, 0x08, 0b1111),
-    ev("UNC_M2P_AG1_AD_CRD_ACQUIRED0.TGR4", 0x84, 0x10, 0b1111),
-    ev("UNC_M2P_AG1_AD_CRD_ACQUIRED0.TGR5", 0x84, 0x20, 0b1111),
-    ev("UNC_M2P_AG1_AD_CRD_ACQUIRED0.TGR6", 0x84, 0x40, 0b1111),
-    ev("UNC_M2P_AG1_AD_CRD_ACQUIRED0.TGR7", 0x84, 0x80, 0b1111),
-    ev("UNC_M2P_AG1_AD_CRD_ACQUIRED1.TGR8", 0x85, 0x01, 0b1111),
-    ev("UNC_M2P_AG1_AD_CRD_ACQUIRED1.TGR9", 0x85, 0x02, 0b1111),
-    ev("UNC_M2P_AG1_AD_CRD_ACQUIRED1.TGR10", 0x85, 0x04, 0b1111),
-    ev("UNC_M2P_AG1_AD_CRD_OCCUPANCY0.TGR0", 0x86, 0x01, 0b1111),
-    ev("UNC_M2P_AG1_AD_CRD_OCCUPANCY0.TGR1", 0x86, 0x02, 0b1111),
-    ev("UNC_M2P_AG1_AD_CRD_OCCUPANCY0.TGR2", 0x86, 0x04, 0b1111),
-    ev("UNC_M2P_AG1_AD_CRD_OCCUPANCY0.TGR3", 0x86, 0x08, 0b1111),
-    ev("UNC_M2P_AG1_AD_CRD_OCCUPANCY0.TGR4", 0x86, 0x10, 0b1111),
-    ev("UNC_M2P_AG1_AD_CRD_OCCUPANCY0.TGR5", 0x86, 0x20, 0b1111),
-    ev("UNC_M2P_AG1_AD_CRD_OCCUPANCY0.TGR6", 0x86, 0x40, 0b1111),
-    ev("UNC_M2P_AG1_AD_CRD_OCCUPANCY0.TGR7", 0x86, 0x80, 0b1111),
-    ev("UNC_M2P_AG1_AD_CRD_OCCUPANCY1.TGR8", 0x87, 0x01, 0b1111),
-    ev("UNC_M2P_AG1_AD_CRD_OCCUPANCY1.TGR9", 0x87, 0x02, 0b1111),
-    ev("UNC_M2P_AG1_AD_CRD_OCCUPANCY1.TGR10", 0x87, 0x04, 0b1111),
-    ev("UNC_M2P_AG1_BL_CRD_ACQUIRED0.TGR0", 0x8c, 0x01, 0b1111),
-    ev("UNC_M2P_AG1_BL_CRD_ACQUIRED0.TGR1", 0x8c, 0x02, 0b1111),
-    ev("UNC_M2P_AG1_BL_CRD_ACQUIRED0.TGR2", 0x8c, 0x04, 0b1111),
-    ev("UNC_M2P_AG1_BL_CRD_ACQUIRED0.TGR3", 0x8c, 0x08, 0b1111),
-    ev("UNC_M2P_AG1_BL_CRD_ACQUIRED0.TGR4", 0x8c, 0x10, 0b1111),
-    ev("UNC_M2P_AG1_BL_CRD_ACQUIRED0.TGR5", 0x8c, 0x20, 0b1111),
-    ev("UNC_M2P_AG1_BL_CRD_ACQUIRED0.TGR6", 0x8c, 0x40, 0b1111),
-    ev("UNC_M2P_AG1_BL_CRD_ACQUIRED0.TGR7", 0x8c, 0x80, 0b1111),
-    ev("UNC_M2P_AG1_BL_CRD_ACQUIRED1.TGR8", 0x8d, 0x01, 0b1111),
-    ev("UNC_M2P_AG1_BL_CRD_ACQUIRED1.TGR9", 0x8d, 0x02, 0b1111),
-    ev("UNC_M2P_AG1_BL_CRD_ACQUIRED1.TGR10", 0x8d, 0x04, 0b1111),
-    ev("UNC_M2P_AG1_BL_CRD_OCCUPANCY0.TGR0", 0x8e, 0x01, 0b1111),
-    ev("UNC_M2P_AG1_BL_CRD_OCCUPANCY0.TGR1", 0x8e, 0x02, 0b1111),
-    ev("UNC_M2P_AG1_BL_CRD_OCCUPANCY0.TGR2", 0x8e, 0x04, 0b1111),
-    ev("UNC_M2P_AG1_BL_CRD_OCCUPANCY0.TGR3", 0x8e, 0x08, 0b1111),
-    ev("UNC_M2P_AG1_BL_CRD_OCCUPANCY0.TGR4", 0x8e, 0x10, 0b1111),
-    ev("UNC_M2P_AG1_BL_CRD_OCCUPANCY0.TGR5", 0x8e, 0x20, 0b1111),
-    ev("UNC_M2P_AG1_BL_CRD_OCCUPANCY0.TGR6", 0x8e, 0x40, 0b1111),
-    ev("UNC_M2P_AG1_BL_CRD_OCCUPANCY0.TGR7", 0x8e, 0x80, 0b1111),
-    ev("UNC_M2P_AG1_BL_CRD_OCCUPANCY1.TGR8", 0x8f, 0x01, 0b1111),
-    ev("UNC_M2P_AG1_BL_CRD_OCCUPANCY1.TGR9", 0x8f, 0x02, 0b1111),
-    ev("UNC_M2P_AG1_BL_CRD_OCCUPANCY1.TGR10", 0x8f, 0x04, 0b1111),
-    ev("UNC_M2P_DISTRESS_ASSERTED.VERT", 0xaf, 0x01, 0b1111),
-    ev("UNC_M2P_DISTRESS_ASSERTED.HORZ", 0xaf, 0x02, 0b1111),
-    ev("UNC_M2P_DISTRESS_ASSERTED.DPT_LOCAL", 0xaf, 0x04, 0b1111),
-    ev("UNC_M2P_DISTRESS_ASSERTED.DPT_NONLOCAL", 0xaf, 0x08, 0b1111),
-    ev("UNC_M2P_DISTRESS_ASSERTED.DPT_STALL_IV", 0xaf, 0x40, 0b1111),
-    ev("UNC_M2P_DISTRESS_ASSERTED.DPT_STALL_NOCRD", 0xaf, 0x80, 0b1111),
-    ev("UNC_M2P_EGRESS_ORDERING.IV_SNOOPGO_UP", 0xba, 0x01, 0b1111),
-    ev("UNC_M2P_EGRESS_ORDERING.IV_SNOOPGO_DN", 0xba, 0x04, 0b1111),
-    ev("UNC_M2P_HORZ_RING_AD_IN_USE.LEFT_EVEN", 0xb6, 0x01, 0b1111),
-    ev("UNC_M2P_HORZ_RING_AD_IN_USE.LEFT_ODD", 0xb6, 0x02, 0b1111),
-    ev("UNC_M2P_HORZ_RING_AD_IN_USE.RIGHT_EVEN", 0xb6, 0x04, 0b1111),
-    ev("UNC_M2P_HORZ_RING_AD_IN_USE.RIGHT_ODD", 0xb6, 0x08, 0b1111),
-    ev("UNC_M2P_HORZ_RING_AKC_IN_USE.LEFT_EVEN", 0xbb, 0x01, 0b1111),
-    ev("UNC_M2P_HORZ_RING_AKC_IN_USE.LEFT_ODD", 0xbb, 0x02, 0b1111),
-    ev("UNC_M2P_HORZ_RING_AKC_IN_USE.RIGHT_EVEN", 0xbb, 0x04, 0b1111),
-    ev("UNC_M2P_HORZ_RING_AKC_IN_USE.RIGHT_ODD", 0xbb, 0x08, 0b1111),
-    ev("UNC_M2P_HORZ_RING_AK_IN_USE.LEFT_EVEN", 0xb7, 0x01, 0b1111),
-    ev("UNC_M2P_HORZ_RING_AK_IN_USE.LEFT_ODD", 0xb7, 0x02, 0b1111),
-    ev("UNC_M2P_HORZ_RING_AK_IN_USE.RIGHT_EVEN", 0xb7, 0x04, 0b1111),
-    ev("UNC_M2P_HORZ_RING_AK_IN_USE.RIGHT_ODD", 0xb7, 0x08, 0b1111),
-    ev("UNC_M2P_HORZ_RING_BL_IN_USE.LEFT_EVEN", 0xb8, 0x01, 0b1111),
-    ev("UNC_M2P_HORZ_RING_BL_IN_USE.LEFT_ODD", 0xb8, 0x02, 0b1111),
-    ev("UNC_M2P_HORZ_RING_BL_IN_USE.RIGHT_EVEN", 0xb8, 0x04, 0b1111),
-    ev("UNC_M2P_HORZ_RING_BL_IN_USE.RIGHT_ODD", 0xb8, 0x08, 0b1111),
-    ev("UNC_M2P_HORZ_RING_IV_IN_USE.LEFT", 0xb9, 0x01, 0b1111),
-    ev("UNC_M2P_HORZ_RING_IV_IN_USE.RIGHT", 0xb9, 0x04, 0b1111),
-    ev("UNC_M2P_MISC_EXTERNAL.MBE_INST0", 0xe6, 0x01, 0b1111),
-    ev("UNC_M2P_MISC_EXTERNAL.MBE_INST1", 0xe6, 0x02, 0b1111),
-    ev("UNC_M2P_RING_BOUNCES_HORZ.AD", 0xac, 0x01, 0b1111),
-    ev("UNC_M2P_RING_BOUNCES_HORZ.AK", 0xac, 0x02, 0b1111),
-    ev("UNC_M2P_RING_BOUNCES_HORZ.BL", 0xac, 0x04, 0b1111),
-    ev("UNC_M2P_RING_BOUNCES_HORZ.IV", 0xac, 0x08, 0b1111),
-    ev("UNC_M2P_RING_BOUNCES_VERT.AD", 0xaa, 0x01, 0b1111),
-    ev("UNC_M2P_RING_BOUNCES_VERT.AK", 0xaa, 0x02, 0b1111),
-    ev("UNC_M2P_RING_BOUNCES_VERT.BL", 0xaa, 0x04, 0b1111),
-    ev("UNC_M2P_RING_BOUNCES_VERT.IV", 0xaa, 0x08, 0b1111),
-    ev("UNC_M2P_RING_BOUNCES_VERT.AKC", 0xaa, 0x10, 0b1111),
-    ev("UNC_M2P_RING_SINK_STARVED_HORZ.AD", 0xad, 0x01, 0b1111),
-    ev("UNC_M2P_RING_SINK_STARVED_HORZ.AK", 0xad, 0x02, 0b1111),
-    ev("UNC_M2P_RING_SINK_STARVED_HORZ.BL", 0xad, 0x04, 0b1111),
-    ev("UNC_M2P_RING_SINK_STARVED_HORZ.IV", 0xad, 0x08, 0b1111),
-    ev("UNC_M2P_RING_SINK_STARVED_HORZ.AK_AG1", 0xad, 0x20, 0b1111),
-    ev("UNC_M2P_RING_SINK_STARVED_VERT.AD", 0xab, 0x01, 0b1111),
-    ev("UNC_M2P_RING_SINK_STARVED_VERT.AK", 0xab, 0x02, 0b1111),
-    ev("UNC_M2P_RING_SINK_STARVED_VERT.BL", 0xab, 0x04, 0b1111),
-    ev("UNC_M2P_RING_SINK_STARVED_VERT.IV", 0xab, 0x08, 0b1111),
-    ev("UNC_M2P_RING_SINK_STARVED_VERT.AKC", 0xab, 0x10, 0b1111),
-    ev("UNC_M2P_RxR_BUSY_STARVED.AD_UNCRD", 0xe5, 0x01, 0b1111),
-    ev("UNC_M2P_RxR_BUSY_STARVED.BL_UNCRD", 0xe5, 0x04, 0b1111),
-    ev("UNC_M2P_RxR_BUSY_STARVED.AD_CRD", 0xe5, 0x10, 0b1111),
-    ev("UNC_M2P_RxR_BUSY_STARVED.BL_CRD", 0xe5, 0x40, 0b1111),
-    ev("UNC_M2P_RxR_BUSY_STARVED.AD_ALL", 0xe5, 0x11, 0b1111),
-    ev("UNC_M2P_RxR_BUSY_STARVED.BL_ALL", 0xe5, 0x44, 0b1111),
-    ev("UNC_M2P_RxR_BYPASS.AD_UNCRD", 0xe2, 0x01, 0b1111),
-    ev("UNC_M2P_RxR_BYPASS.AK", 0xe2, 0x02, 0b1111),
-    ev("UNC_M2P_RxR_BYPASS.BL_UNCRD", 0xe2, 0x04, 0b1111),
-    ev("UNC_M2P_RxR_BYPASS.IV", 0xe2, 0x08, 0b1111),
-    ev("UNC_M2P_RxR_BYPASS.AD_CRD", 0xe2, 0x10, 0b1111),
-    ev("UNC_M2P_RxR_BYPASS.BL_CRD", 0xe2, 0x40, 0b1111),
-    ev("UNC_M2P_RxR_BYPASS.AKC_UNCRD", 0xe2, 0x80, 0b1111),
-    ev("UNC_M2P_RxR_BYPASS.AD_ALL", 0xe2, 0x11, 0b1111),
-    ev("UNC_M2P_RxR_BYPASS.BL_ALL", 0xe2, 0x44, 0b1111),
-    ev("UNC_M2P_RxR_CRD_STARVED.AD_UNCRD", 0xe3, 0x01, 0b1111),
-    ev("UNC_M2P_RxR_CRD_STARVED.AK", 0xe3, 0x02, 0b1111),
-    ev("UNC_M2P_RxR_CRD_STARVED.BL_UNCRD", 0xe3, 0x04, 0b1111),
-    ev("UNC_M2P_RxR_CRD_STARVED.IV", 0xe3, 0x08, 0b1111),
-    ev("UNC_M2P_RxR_CRD_STARVED.AD_CRD", 0xe3, 0x10, 0b1111),
-    ev("UNC_M2P_RxR_CRD_STARVED.BL_CRD", 0xe3, 0x40, 0b1111),
-    ev("UNC_M2P_RxR_CRD_STARVED.IFV", 0xe3, 0x80, 0b1111),
-    ev("UNC_M2P_RxR_CRD_STARVED.AD_ALL", 0xe3, 0x11, 0b1111),
-    ev("UNC_M2P_RxR_CRD_STARVED.BL_ALL", 0xe3, 0x44, 0b1111),
-    ev("UNC_M2P_RxR_INSERTS.AD_UNCRD", 0xe1, 0x01, 0b1111),
-    ev("UNC_M2P_RxR_INSERTS.AK", 0xe1, 0x02, 0b1111),
-    ev("UNC_M2P_RxR_INSERTS.BL_UNCRD", 0xe1, 0x04, 0b1111),
-    ev("UNC_M2P_RxR_INSERTS.IV", 0xe1, 0x08, 0b1111),
-    ev("UNC_M2P_RxR_INSERTS.AD_CRD", 0xe1, 0x10, 0b1111),
-    ev("UNC_M2P_RxR_INSERTS.BL_CRD", 0xe1, 0x40, 0b1111),
-    ev("UNC_M2P_RxR_INSERTS.AKC_UNCRD", 0xe1, 0x80, 0b1111),
-    ev("UNC_M2P_RxR_INSERTS.AD_ALL", 0xe1, 0x11, 0b1111),
-    ev("UNC_M2P_RxR_INSERTS.BL_ALL", 0xe1, 0x44, 0b1111),
-    ev("UNC_M2P_RxR_OCCUPANCY.AD_UNCRD", 0xe0, 0x01, 0b1111),
-    ev("UNC_M2P_RxR_OCCUPANCY.AK", 0xe0, 0x02, 0b1111),
-    ev("UNC_M2P_RxR_OCCUPANCY.BL_UNCRD", 0xe0, 0x04, 0b1111),
-    ev("UNC_M2P_RxR_OCCUPANCY.IV", 0xe0, 0x08, 0b1111),
-    ev("UNC_M2P_RxR_OCCUPANCY.AD_CRD", 0xe0, 0x10, 0b1111),
-    ev("UNC_M2P_RxR_OCCUPANCY.BL_CRD", 0xe0, 0x20, 0b1111),
-    ev("UNC_M2P_RxR_OCCUPANCY.AKC_UNCRD", 0xe0, 0x80, 0b1111),
-    ev("UNC_M2P_RxR_OCCUPANCY.AD_ALL", 0xe0, 0x11, 0b1111),
-    ev("UNC_M2P_RxR_OCCUPANCY.BL_ALL", 0xe0, 0x44, 0b1111),
-    ev("UNC_M2P_STALL0_NO_TxR_HORZ_CRD_AD_AG0.TGR0", 0xd0, 0x01, 0b1111),
-    ev("UNC_M2P_STALL0_NO_TxR_HORZ_CRD_AD_AG0.TGR1", 0xd0, 0x02, 0b1111),
-    ev("UNC_M2P_STALL0_NO_TxR_HORZ_CRD_AD_AG0.TGR2", 0xd0, 0x04, 0b1111),
-    ev("UNC_M2P_STALL0_NO_TxR_HORZ_CRD_AD_AG0.TGR3", 0xd0, 0x08, 0b1111),
-    ev("UNC_M2P_STALL0_NO_TxR_HORZ_CRD_AD_AG0.TGR4", 0xd0, 0x10, 0b1111),
-    ev("UNC_M2P_STALL0_NO_TxR_HORZ_CRD_AD_AG0.TGR5", 0xd0, 0x20, 0b1111),
-    ev("UNC_M2P_STALL0_NO_TxR_HORZ_CRD_AD_AG0.TGR6", 0xd0, 0x40, 0b1111),
-    ev("UNC_M2P_STALL0_NO_TxR_HORZ_CRD_AD_AG0.TGR7", 0xd0, 0x80, 0b1111),
-    ev("UNC_M2P_STALL0_NO_TxR_HORZ_CRD_AD_AG1.TGR0", 0xd2, 0x01, 0b1111),
-    ev("UNC_M2P_STALL0_NO_TxR_HORZ_CRD_AD_AG1.TGR1", 0xd2, 0x02, 0b1111),
-    ev("UNC_M2P_STALL0_NO_TxR_HORZ_CRD_AD_AG1.TGR2", 0xd2, 0x04, 0b1111),
-    ev("UNC_M2P_STALL0_NO_TxR_HORZ_CRD_AD_AG1.TGR3", 0xd2, 0x08, 0b1111),
-    ev("UNC_M2P_STALL0_NO_TxR_HORZ_CRD_AD_AG1.TGR4", 0xd2, 0x10, 0b1111),
-    ev("UNC_M2P_STALL0_NO_TxR_HORZ_CRD_AD_AG1.TGR5", 0xd2, 0x20, 0b1111),
-    ev("UNC_M2P_STALL0_NO_TxR_HORZ_CRD_AD_AG1.TGR6", 0xd2, 0x40, 0b1111),
-    ev("UNC_M2P_STALL0_NO_TxR_HORZ_CRD_AD_AG1.TGR7", 0xd2, 0x80, 0b1111),
-    ev("UNC_M2P_STALL0_NO_TxR_HORZ_CRD_BL_AG0.TGR0", 0xd4, 0x01, 0b1111),
-    ev("UNC_M2P_STALL0_NO_TxR_HORZ_CRD_BL_AG0.TGR1", 0xd4, 0x02, 0b1111),
-    ev("UNC_M2P_STALL0_NO_TxR_HORZ_CRD_BL_AG0.TGR2", 0xd4, 0x04, 0b1111),
-    ev("UNC_M2P_STALL0_NO_TxR_HORZ_CRD_BL_AG0.TGR3", 0xd4, 0x08, 0b1111),
-    ev("UNC_M2P_STALL0_NO_TxR_HORZ_CRD_BL_AG0.TGR4", 0xd4, 0x10, 0b1111),
-    ev("UNC_M2P_STALL0_NO_TxR_HORZ_CRD_BL_AG0.TGR5", 0xd4, 0x20, 0b1111),
-    ev("UNC_M2P_STALL0_NO_TxR_HORZ_CRD_BL_AG0.TGR6", 0xd4, 0x40, 0b1111),
-    ev("UNC_M2P_STALL0_NO_TxR_HORZ_CRD_BL_AG0.TGR7", 0xd4, 0x80, 0b1111),
-    ev("UNC_M2P_STALL0_NO_TxR_HORZ_CRD_BL_AG1.TGR0", 0xd6, 0x01, 0b1111),
-    ev("UNC_M2P_STALL0_NO_TxR_HORZ_CRD_BL_AG1.TGR1", 0xd6, 0x02, 0b1111),
-    ev("UNC_M2P_STALL0_NO_TxR_HORZ_CRD_BL_AG1.TGR2", 0xd6, 0x04, 0b1111),
-    ev("UNC_M2P_STALL0_NO_TxR_HORZ_CRD_BL_AG1.TGR3", 0xd6, 0x08, 0b1111),
-    ev("UNC_M2P_STALL0_NO_TxR_HORZ_CRD_BL_AG1.TGR4", 0xd6, 0x10, 0b1111),
-    ev("UNC_M2P_STALL0_NO_TxR_HORZ_CRD_BL_AG1.TGR5", 0xd6, 0x20, 0b1111),
-    ev("UNC_M2P_STALL0_NO_TxR_HORZ_CRD_BL_AG1.TGR6", 0xd6, 0x40, 0b1111),
-    ev("UNC_M2P_STALL0_NO_TxR_HORZ_CRD_BL_AG1.TGR7", 0xd6, 0x80, 0b1111),
-    ev("UNC_M2P_STALL1_NO_TxR_HORZ_CRD_AD_AG0.TGR8", 0xd1, 0x01, 0b1111),
-    ev("UNC_M2P_STALL1_NO_TxR_HORZ_CRD_AD_AG0.TGR9", 0xd1, 0x02, 0b1111),
-    ev("UNC_M2P_STALL1_NO_TxR_HORZ_CRD_AD_AG0.TGR10", 0xd1, 0x04, 0b1111),
-    ev("UNC_M2P_STALL1_NO_TxR_HORZ_CRD_AD_AG1_1.TGR8", 0xd3, 0x01, 0b1111),
-    ev("UNC_M2P_STALL1_NO_TxR_HORZ_CRD_AD_AG1_1.TGR9", 0xd3, 0x02, 0b1111),
-    ev("UNC_M2P_STALL1_NO_TxR_HORZ_CRD_AD_AG1_1.TGR10", 0xd3, 0x04, 0b1111),
-    ev("UNC_M2P_STALL1_NO_TxR_HORZ_CRD_BL_AG0_1.TGR8", 0xd5, 0x01, 0b1111),
-    ev("UNC_M2P_STALL1_NO_TxR_HORZ_CRD_BL_AG0_1.TGR9", 0xd5, 0x02, 0b1111),
-    ev("UNC_M2P_STALL1_NO_TxR_HORZ_CRD_BL_AG0_1.TGR10", 0xd5, 0x04, 0b1111),
-    ev("UNC_M2P_STALL1_NO_TxR_HORZ_CRD_BL_AG1_1.TGR8", 0xd7, 0x01, 0b1111),
-    ev("UNC_M2P_STALL1_NO_TxR_HORZ_CRD_BL_AG1_1.TGR9", 0xd7, 0x02, 0b1111),
-    ev("UNC_M2P_STALL1_NO_TxR_HORZ_CRD_BL_AG1_1.TGR10", 0xd7, 0x04, 0b1111),
-    ev("UNC_M2P_TxR_HORZ_ADS_USED.AD_UNCRD", 0xa6, 0x01, 0b1111),
-    ev("UNC_M2P_TxR_HORZ_ADS_USED.BL_UNCRD", 0xa6, 0x04, 0b1111),
-    ev("UNC_M2P_TxR_HORZ_ADS_USED.AD_CRD", 0xa6, 0x10, 0b1111),
-    ev("UNC_M2P_TxR_HORZ_ADS_USED.BL_CRD", 0xa6, 0x40, 0b1111),
-    ev("UNC_M2P_TxR_HORZ_ADS_USED.AD_ALL", 0xa6, 0x11, 0b1111),
-    ev("UNC_M2P_TxR_HORZ_ADS_USED.BL_ALL", 0xa6, 0x44, 0b1111),
-    ev("UNC_M2P_TxR_HORZ_BYPASS.AD_UNCRD", 0xa7, 0x01, 0b1111),
-    ev("UNC_M2P_TxR_HORZ_BYPASS.AK", 0xa7, 0x02, 0b1111),
-    ev("UNC_M2P_TxR_HORZ_BYPASS.BL_UNCRD", 0xa7, 0x04, 0b1111),
-    ev("UNC_M2P_TxR_HORZ_BYPASS.IV", 0xa7, 0x08, 0b1111),
-    ev("UNC_M2P_TxR_HORZ_BYPASS.AD_CRD", 0xa7, 0x10, 0b1111),
-    ev("UNC_M2P_TxR_HORZ_BYPASS.BL_CRD", 0xa7, 0x40, 0b1111),
-    ev("UNC_M2P_TxR_HORZ_BYPASS.AKC_UNCRD", 0xa7, 0x80, 0b1111),
-    ev("UNC_M2P_TxR_HORZ_BYPASS.AD_ALL", 0xa7, 0x11, 0b1111),
-    ev("UNC_M2P_TxR_HORZ_BYPASS.BL_ALL", 0xa7, 0x44, 0b1111),
-    ev("UNC_M2P_TxR_HORZ_CYCLES_FULL.AD_UNCRD", 0xa2, 0x01, 0b1111),
-    ev("UNC_M2P_TxR_HORZ_CYCLES_FULL.AK", 0xa2, 0x02, 0b1111),
-    ev("UNC_M2P_TxR_HORZ_CYCLES_FULL.BL_UNCRD", 0xa2, 0x04, 0b1111),
-    ev("UNC_M2P_TxR_HORZ_CYCLES_FULL.IV", 0xa2, 0x08, 0b1111),
-    ev("UNC_M2P_TxR_HORZ_CYCLES_FULL.AD_CRD", 0xa2, 0x10, 0b1111),
-    ev("UNC_M2P_TxR_HORZ_CYCLES_FULL.BL_CRD", 0xa2, 0x40, 0b1111),
-    ev("UNC_M2P_TxR_HORZ_CYCLES_FULL.AKC_UNCRD", 0xa2, 0x80, 0b1111),
-    ev("UNC_M2P_TxR_HORZ_CYCLES_FULL.AD_ALL", 0xa2, 0x11, 0b1111),
-    ev("UNC_M2P_TxR_HORZ_CYCLES_FULL.BL_ALL", 0xa2, 0x44, 0b1111),
-    ev("UNC_M2P_TxR_HORZ_CYCLES_NE.AD_UNCRD", 0xa3, 0x01, 0b1111),
-    ev("UNC_M2P_TxR_HORZ_CYCLES_NE.AK", 0xa3, 0x02, 0b1111),
-    ev("UNC_M2P_TxR_HORZ_CYCLES_NE.BL_UNCRD", 0xa3, 0x04, 0b1111),
-    ev("UNC_M2P_TxR_HORZ_CYCLES_NE.IV", 0xa3, 0x08, 0b1111),
-    ev("UNC_M2P_TxR_HORZ_CYCLES_NE.AD_CRD", 0xa3, 0x10, 0b1111),
-    ev("UNC_M2P_TxR_HORZ_CYCLES_NE.BL_CRD", 0xa3, 0x40, 0b1111),
-    ev("UNC_M2P_TxR_HORZ_CYCLES_NE.AKC_UNCRD", 0xa3, 0x80, 0b1111),
-    ev("UNC_M2P_TxR_HORZ_CYCLES_NE.AD_ALL", 0xa3, 0x11, 0b1111),
-    ev("UNC_M2P_TxR_HORZ_CYCLES_NE.BL_ALL", 0xa3, 0x44, 0b1111),
-    ev("UNC_M2P_TxR_HORZ_INSERTS.AD_UNCRD", 0xa1, 0x01, 0b1111),
-    ev("UNC_M2P_TxR_HORZ_INSERTS.AK", 0xa1, 0x02, 0b1111),
-    ev("UNC_M2P_TxR_HORZ_INSERTS.BL_UNCRD", 0xa1, 0x04, 0b1111),
-    ev("UNC_M2P_TxR_HORZ_INSERTS.IV", 0xa1, 0x08, 0b1111),
-    ev("UNC_M2P_TxR_HORZ_INSERTS.AD_CRD", 0xa1, 0x10, 0b1111),
-    ev("UNC_M2P_TxR_HORZ_INSERTS.BL_CRD", 0xa1, 0x40, 0b1111),
-    ev("UNC_M2P_TxR_HORZ_INSERTS.AKC_UNCRD", 0xa1, 0x80, 0b1111),
-    ev("UNC_M2P_TxR_HORZ_INSERTS.AD_ALL", 0xa1, 0x11, 0b1111),
-    ev("UNC_M2P_TxR_HORZ_INSERTS.BL_ALL", 0xa1, 0x44, 0b1111),
-    ev("UNC_M2P_TxR_HORZ_NACK.AD_UNCRD", 0xa4, 0x01, 0b1111),
-    ev("UNC_M2P_TxR_HORZ_NACK.AK", 0xa4, 0x02, 0b1111),
-    ev("UNC_M2P_TxR_HORZ_NACK.BL_UNCRD", 0xa4, 0x04, 0b1111),
-    ev("UNC_M2P_TxR_HORZ_NACK.IV", 0xa4, 0x08, 0b1111),
-    ev("UNC_M2P_TxR_HORZ_NACK.AD_CRD", 0xa4, 0x10, 0b1111),
-    ev("UNC_M2P_TxR_HORZ_NACK.BL_CRD", 0xa4, 0x40, 0b1111),
-    ev("UNC_M2P_TxR_HORZ_NACK.AKC_UNCRD", 0xa4, 0x80, 0b1111),
-    ev("UNC_M2P_TxR_HORZ_NACK.AD_ALL", 0xa4, 0x11, 0b1111),
-    ev("UNC_M2P_TxR_HORZ_NACK.BL_ALL", 0xa4, 0x44, 0b1111),
-    ev("UNC_M2P_TxR_HORZ_OCCUPANCY.AD_UNCRD", 0xa0, 0x01, 0b1111),
-    ev("UNC_M2P_TxR_HORZ_OCCUPANCY.AK", 0xa0, 0x02, 0b1111),
-    ev("UNC_M2P_TxR_HORZ_OCCUPANCY.BL_UNCRD", 0xa0, 0x04, 0b1111),
-    ev("UNC_M2P_TxR_HORZ_OCCUPANCY.IV", 0xa0, 0x08, 0b1111),
-    ev("UNC_M2P_TxR_HORZ_OCCUPANCY.AD_CRD", 0xa0, 0x10, 0b1111),
-    ev("UNC_M2P_TxR_HORZ_OCCUPANCY.BL_CRD", 0xa0, 0x40, 0b1111),
-    ev("UNC_M2P_TxR_HORZ_OCCUPANCY.AKC_UNCRD", 0xa0, 0x80, 0b1111),
-    ev("UNC_M2P_TxR_HORZ_OCCUPANCY.AD_ALL", 0xa0, 0x11, 0b1111),
-    ev("UNC_M2P_TxR_HORZ_OCCUPANCY.BL_ALL", 0xa0, 0x44, 0b1111),
-    ev("UNC_M2P_TxR_HORZ_STARVED.AD_UNCRD", 0xa5, 0x01, 0b1111),
-    ev("UNC_M2P_TxR_HORZ_STARVED.AK", 0xa5, 0x02, 0b1111),
-    ev("UNC_M2P_TxR_HORZ_STARVED.BL_UNCRD", 0xa5, 0x04, 0b1111),
-    ev("UNC_M2P_TxR_HORZ_STARVED.IV", 0xa5, 0x08, 0b1111),
-    ev("UNC_M2P_TxR_HORZ_STARVED.AKC_UNCRD", 0xa5, 0x80, 0b1111),
-    ev("UNC_M2P_TxR_HORZ_STARVED.AD_ALL", 0xa5, 0x01, 0b1111),
-    ev("UNC_M2P_TxR_HORZ_STARVED.BL_ALL", 0xa5, 0x04, 0b1111),
-    ev("UNC_M2P_TxR_VERT_ADS_USED.AD_AG0", 0x9c, 0x01, 0b1111),
-    ev("UNC_M2P_TxR_VERT_ADS_USED.BL_AG0", 0x9c, 0x04, 0b1111),
-    ev("UNC_M2P_TxR_VERT_ADS_USED.AD_AG1", 0x9c, 0x10, 0b1111),
-    ev("UNC_M2P_TxR_VERT_ADS_USED.BL_AG1", 0x9c, 0x40, 0b1111),
-    ev("UNC_M2P_TxR_VERT_BYPASS.AD_AG0", 0x9d, 0x01, 0b1111),
-    ev("UNC_M2P_TxR_VERT_BYPASS.AK_AG0", 0x9d, 0x02, 0b1111),
-    ev("UNC_M2P_TxR_VERT_BYPASS.BL_AG0", 0x9d, 0x04, 0b1111),
-    ev("UNC_M2P_TxR_VERT_BYPASS.IV_AG1", 0x9d, 0x08, 0b1111),
-    ev("UNC_M2P_TxR_VERT_BYPASS.AD_AG1", 0x9d, 0x10, 0b1111),
-    ev("UNC_M2P_TxR_VERT_BYPASS.AK_AG1", 0x9d, 0x20, 0b1111),
-    ev("UNC_M2P_TxR_VERT_BYPASS.BL_AG1", 0x9d, 0x40, 0b1111),
-    ev("UNC_M2P_TxR_VERT_BYPASS_1.AKC_AG0", 0x9e, 0x01, 0b1111),
-    ev("UNC_M2P_TxR_VERT_BYPASS_1.AKC_AG1", 0x9e, 0x02, 0b1111),
-    ev("UNC_M2P_TxR_VERT_CYCLES_FULL0.AD_AG0", 0x94, 0x01, 0b1111),
-    ev("UNC_M2P_TxR_VERT_CYCLES_FULL0.AK_AG0", 0x94, 0x02, 0b1111),
-    ev("UNC_M2P_TxR_VERT_CYCLES_FULL0.BL_AG0", 0x94, 0x04, 0b1111),
-    ev("UNC_M2P_TxR_VERT_CYCLES_FULL0.IV_AG0", 0x94, 0x08, 0b1111),
-    ev("UNC_M2P_TxR_VERT_CYCLES_FULL0.AD_AG1", 0x94, 0x10, 0b1111),
-    ev("UNC_M2P_TxR_VERT_CYCLES_FULL0.AK_AG1", 0x94, 0x20, 0b1111),
-    ev("UNC_M2P_TxR_VERT_CYCLES_FULL0.BL_AG1", 0x94, 0x40, 0b1111),
-    ev("UNC_M2P_TxR_VERT_CYCLES_FULL1.AKC_AG0", 0x95, 0x01, 0b1111),
-    ev("UNC_M2P_TxR_VERT_CYCLES_FULL1.AKC_AG1", 0x95, 0x02, 0b1111),
-    ev("UNC_M2P_TxR_VERT_CYCLES_NE0.AD_AG0", 0x96, 0x01, 0b1111),
-    ev("UNC_M2P_TxR_VERT_CYCLES_NE0.AK_AG0", 0x96, 0x02, 0b1111),
-    ev("UNC_M2P_TxR_VERT_CYCLES_NE0.BL_AG0", 0x96, 0x04, 0b1111),
-    ev("UNC_M2P_TxR_VERT_CYCLES_NE0.IV_AG0", 0x96, 0x08, 0b1111),
-    ev("UNC_M2P_TxR_VERT_CYCLES_NE0.AD_AG1", 0x96, 0x10, 0b1111),
-    ev("UNC_M2P_TxR_VERT_CYCLES_NE0.AK_AG1", 0x96, 0x20, 0b1111),
-    ev("UNC_M2P_TxR_VERT_CYCLES_NE0.BL_AG1", 0x96, 0x40, 0b1111),
-    ev("UNC_M2P_TxR_VERT_CYCLES_NE1.AKC_AG0", 0x97, 0x01, 0b1111),
-    ev("UNC_M2P_TxR_VERT_CYCLES_NE1.AKC_AG1", 0x97, 0x02, 0b1111),
-    ev("UNC_M2P_TxR_VERT_INSERTS0.AD_AG0", 0x92, 0x01, 0b1111),
-    ev("UNC_M2P_TxR_VERT_INSERTS0.AK_AG0", 0x92, 0x02, 0b1111),
-    ev("UNC_M2P_TxR_VERT_INSERTS0.BL_AG0", 0x92, 0x04, 0b1111),
-    ev("UNC_M2P_TxR_VERT_INSERTS0.IV_AG0", 0x92, 0x08, 0b1111),
-    ev("UNC_M2P_TxR_VERT_INSERTS0.AD_AG1", 0x92, 0x10, 0b1111),
-    ev("UNC_M2P_TxR_VERT_INSERTS0.AK_AG1", 0x92, 0x20, 0b1111),
-    ev("UNC_M2P_TxR_VERT_INSERTS0.BL_AG1", 0x92, 0x40, 0b1111),
-    ev("UNC_M2P_TxR_VERT_INSERTS1.AKC_AG0", 0x93, 0x01, 0b1111),
-    ev("UNC_M2P_TxR_VERT_INSERTS1.AKC_AG1", 0x93, 0x02, 0b1111),
-    ev("UNC_M2P_TxR_VERT_NACK0.AD_AG0", 0x98, 0x01, 0b1111),
-    ev("UNC_M2P_TxR_VERT_NACK0.AK_AG0", 0x98, 0x02, 0b1111),
-    ev("UNC_M2P_TxR_VERT_NACK0.BL_AG0", 0x98, 0x04, 0b1111),
-    ev("UNC_M2P_TxR_VERT_NACK0.IV_AG0", 0x98, 0x08, 0b1111),
-    ev("UNC_M2P_TxR_VERT_NACK0.AD_AG1", 0x98, 0x10, 0b1111),
-    ev("UNC_M2P_TxR_VERT_NACK0.AK_AG1", 0x98, 0x20, 0b1111),
-    ev("UNC_M2P_TxR_VERT_NACK0.BL_AG1", 0x98, 0x40, 0b1111),
-    ev("UNC_M2P_TxR_VERT_NACK1.AKC_AG0", 0x99, 0x01, 0b1111),
-    ev("UNC_M2P_TxR_VERT_NACK1.AKC_AG1", 0x99, 0x02, 0b1111),
-    ev("UNC_M2P_TxR_VERT_OCCUPANCY0.AD_AG0", 0x90, 0x01, 0b1111),
-    ev("UNC_M2P_TxR_VERT_OCCUPANCY0.AK_AG0", 0x90, 0x02, 0b1111),
-    ev("UNC_M2P_TxR_VERT_OCCUPANCY0.BL_AG0", 0x90, 0x04, 0b1111),
-    ev("UNC_M2P_TxR_VERT_OCCUPANCY0.IV_AG0", 0x90, 0x08, 0b1111),
-    ev("UNC_M2P_TxR_VERT_OCCUPANCY0.AD_AG1", 0x90, 0x10, 0b1111),
-    ev("UNC_M2P_TxR_VERT_OCCUPANCY0.AK_AG1", 0x90, 0x20, 0b1111),
-    ev("UNC_M2P_TxR_VERT_OCCUPANCY0.BL_AG1", 0x90, 0x40, 0b1111),
-    ev("UNC_M2P_TxR_VERT_OCCUPANCY1.AKC_AG0", 0x91, 0x01, 0b1111),
-    ev("UNC_M2P_TxR_VERT_OCCUPANCY1.AKC_AG1", 0x91, 0x02, 0b1111),
-    ev("UNC_M2P_TxR_VERT_STARVED0.AD_AG0", 0x9a, 0x01, 0b1111),
-    ev("UNC_M2P_TxR_VERT_STARVED0.AK_AG0", 0x9a, 0x02, 0b1111),
-    ev("UNC_M2P_TxR_VERT_STARVED0.BL_AG0", 0x9a, 0x04, 0b1111),
-    ev("UNC_M2P_TxR_VERT_STARVED0.IV_AG0", 0x9a, 0x08, 0b1111),
-    ev("UNC_M2P_TxR_VERT_STARVED0.AD_AG1", 0x9a, 0x10, 0b1111),
-    ev("UNC_M2P_TxR_VERT_STARVED0.AK_AG1", 0x9a, 0x20, 0b1111),
-    ev("UNC_M2P_TxR_VERT_STARVED0.BL_AG1", 0x9a, 0x40, 0b1111),
-    ev("UNC_M2P_TxR_VERT_STARVED1.AKC_AG0", 0x9b, 0x01, 0b1111),
-    ev("UNC_M2P_TxR_VERT_STARVED1.AKC_AG1", 0x9b, 0x02, 0b1111),
-    ev("UNC_M2P_TxR_VERT_STARVED1.TGC", 0x9b, 0x04, 0b1111),
-    ev("UNC_M2P_VERT_RING_AD_IN_USE.UP_EVEN", 0xb0, 0x01, 0b1111),
-    ev("UNC_M2P_VERT_RING_AD_IN_USE.UP_ODD", 0xb0, 0x02, 0b1111),
-    ev("UNC_M2P_VERT_RING_AD_IN_USE.DN_EVEN", 0xb0, 0x04, 0b1111),
-    ev("UNC_M2P_VERT_RING_AD_IN_USE.DN_ODD", 0xb0, 0x08, 0b1111),
-    ev("UNC_M2P_VERT_RING_AKC_IN_USE.UP_EVEN", 0xb4, 0x01, 0b1111),
-    ev("UNC_M2P_VERT_RING_AKC_IN_USE.UP_ODD", 0xb4, 0x02, 0b1111),
-    ev("UNC_M2P_VERT_RING_AKC_IN_USE.DN_EVEN", 0xb4, 0x04, 0b1111),
-    ev("UNC_M2P_VERT_RING_AKC_IN_USE.DN_ODD", 0xb4, 0x08, 0b1111),
-    ev("UNC_M2P_VERT_RING_AK_IN_USE.UP_EVEN", 0xb1, 0x01, 0b1111),
-    ev("UNC_M2P_VERT_RING_AK_IN_USE.UP_ODD", 0xb1, 0x02, 0b1111),
-    ev("UNC_M2P_VERT_RING_AK_IN_USE.DN_EVEN", 0xb1, 0x04, 0b1111),
-    ev("UNC_M2P_VERT_RING_AK_IN_USE.DN_ODD", 0xb1, 0x08, 0b1111),
-    ev("UNC_M2P_VERT_RING_BL_IN_USE.UP_EVEN", 0xb2, 0x01, 0b1111),
-    ev("UNC_M2P_VERT_RING_BL_IN_USE.UP_ODD", 0xb2, 0x02, 0b1111),
-    ev("UNC_M2P_VERT_RING_BL_IN_USE.DN_EVEN", 0xb2, 0x04, 0b1111),
-    ev("UNC_M2P_VERT_RING_BL_IN_USE.DN_ODD", 0xb2, 0x08, 0b1111),
-    ev("UNC_M2P_VERT_RING_IV_IN_USE.UP", 0xb3, 0x01, 0b1111),
-    ev("UNC_M2P_VERT_RING_IV_IN_USE.DN", 0xb3, 0x04, 0b1111),
-    ev("UNC_M2P_VERT_RING_TGC_IN_USE.UP_EVEN", 0xb5, 0x01, 0b1111),
-    ev("UNC_M2P_VERT_RING_TGC_IN_USE.UP_ODD", 0xb5, 0x02, 0b1111),
-    ev("UNC_M2P_VERT_RING_TGC_IN_USE.DN_EVEN", 0xb5, 0x04, 0b1111),
-    ev("UNC_M2P_VERT_RING_TGC_IN_USE.DN_ODD", 0xb5, 0x08, 0b1111),
-    ev("UNC_M2P_RING_SRC_THRTL", 0xae, 0x00, 0b1111),
-    ev("UNC_M2P_RxR_CRD_STARVED_1", 0xe4, 0x00, 0b1111),
-    ev("UNC_M2P_RxC_CYCLES_NE.UPI_NCB", 0x10, 0x08, 0b1111),
-    ev("UNC_M2P_RxC_CYCLES_NE.UPI_NCS", 0x10, 0x10, 0b1111),
-    ev("UNC_M2P_RxC_INSERTS.UPI_NCB", 0x11, 0x08, 0b1111),
-    ev("UNC_M2P_RxC_INSERTS.UPI_NCS", 0x11, 0x10, 0b1111),
-    ev("UNC_M2P_TxC_CREDITS.PMM", 0x2d, 0x02, 0b11),
-    ev("UNC_M2P_TxC_CYCLES_FULL.PMM_BLOCK_1", 0x25, 0x08, 0b1111),
-    ev("UNC_M2P_TxC_CYCLES_FULL.PMM_BLOCK_0", 0x25, 0x80, 0b1111),
-    ev("UNC_M2P_TxC_CYCLES_NE.PMM_DISTRESS_1", 0x23, 0x08, 0b11),
-    ev("UNC_M2P_TxC_CYCLES_NE.PMM_DISTRESS_0", 0x23, 0x80, 0b11),
-    ev("UNC_M2P_DISTRESS_ASSERTED.PMM_LOCAL", 0xaf, 0x10, 0b1111),
-    ev("UNC_M2P_DISTRESS_ASSERTED.PMM_NONLOCAL", 0xaf, 0x20, 0b1111),
-];
+event_table! {
+    /// The experimental events, numbered after `EVENT_ROWS`: from the vendor's experimental
+    /// lists, whose counts it has not validated; built with the `experimental-events` feature.
+    EXPERIMENTAL_ROWS, ExperimentalRowNumber, EVENT_ROWS.len(), " (experimental)", 0b1111, 0b0;
+    IIO_CREDITS_ACQUIRED_DRS_0 = ev("UNC_M2P_IIO_CREDITS_ACQUIRED.DRS_0", 0x33, 0x01),
+    IIO_CREDITS_ACQUIRED_DRS_1 = ev("UNC_M2P_IIO_CREDITS_ACQUIRED.DRS_1", 0x33, 0x02),
+    IIO_CREDITS_ACQUIRED_NCB_0 = ev("UNC_M2P_IIO_CREDITS_ACQUIRED.NCB_0", 0x33, 0x04),
+    IIO_CREDITS_ACQUIRED_NCB_1 = ev("UNC_M2P_IIO_CREDITS_ACQUIRED.NCB_1", 0x33, 0x08),
+    IIO_CREDITS_ACQUIRED_NCS_0 = ev("UNC_M2P_IIO_CREDITS_ACQUIRED.NCS_0", 0x33, 0x10),
+    IIO_CREDITS_ACQUIRED_NCS_1 = ev("UNC_M2P_IIO_CREDITS_ACQUIRED.NCS_1", 0x33, 0x20),
+    IIO_CREDITS_REJECT_DRS = ev("UNC_M2P_IIO_CREDITS_REJECT.DRS", 0x34, 0x08),
+    IIO_CREDITS_REJECT_NCB = ev("UNC_M2P_IIO_CREDITS_REJECT.NCB", 0x34, 0x10),
+    IIO_CREDITS_REJECT_NCS = ev("UNC_M2P_IIO_CREDITS_REJECT.NCS", 0x34, 0x20),
+    IIO_CREDITS_USED_DRS_0 = ev("UNC_M2P_IIO_CREDITS_USED.DRS_0", 0x32, 0x01),
+    IIO_CREDITS_USED_DRS_1 = ev("UNC_M2P_IIO_CREDITS_USED.DRS_1", 0x32, 0x02),
+    IIO_CREDITS_USED_NCB_0 = ev("UNC_M2P_IIO_CREDITS_USED.NCB_0", 0x32, 0x04),
+    IIO_CREDITS_USED_NCB_1 = ev("UNC_M2P_IIO_CREDITS_USED.NCB_1", 0x32, 0x08),
+    IIO_CREDITS_USED_NCS_0 = ev("UNC_M2P_IIO_CREDITS_USED.NCS_0", 0x32, 0x10),
+    IIO_CREDITS_USED_NCS_1 = ev("UNC_M2P_IIO_CREDITS_USED.NCS_1", 0x32, 0x20),
+    RXC_CYCLES_NE_IIO_NCB = ev("UNC_M2P_RxC_CYCLES_NE.IIO_NCB", 0x10, 0x20),
+    RXC_CYCLES_NE_IIO_NCS = ev("UNC_M2P_RxC_CYCLES_NE.IIO_NCS", 0x10, 0x40),
+    RXC_CYCLES_NE_ALL = ev("UNC_M2P_RxC_CYCLES_NE.ALL", 0x10, 0x80),
+    RXC_INSERTS_IIO_NCB = ev("UNC_M2P_RxC_INSERTS.IIO_NCB", 0x11, 0x20),
+    RXC_INSERTS_IIO_NCS = ev("UNC_M2P_RxC_INSERTS.IIO_NCS", 0x11, 0x40),
+    RXC_INSERTS_ALL = ev("UNC_M2P_RxC_INSERTS.ALL", 0x11, 0x80),
+    TXC_CYCLES_FULL_AD_0 = ev("UNC_M2P_TxC_CYCLES_FULL.AD_0", 0x25, 0x01),
+    TXC_CYCLES_FULL_AK_0 = ev("UNC_M2P_TxC_CYCLES_FULL.AK_0", 0x25, 0x02),
+    TXC_CYCLES_FULL_BL_0 = ev("UNC_M2P_TxC_CYCLES_FULL.BL_0", 0x25, 0x04),
+    TXC_CYCLES_FULL_AD_1 = ev("UNC_M2P_TxC_CYCLES_FULL.AD_1", 0x25, 0x10),
+    TXC_CYCLES_FULL_AK_1 = ev("UNC_M2P_TxC_CYCLES_FULL.AK_1", 0x25, 0x20),
+    TXC_CYCLES_FULL_BL_1 = ev("UNC_M2P_TxC_CYCLES_FULL.BL_1", 0x25, 0x40),
+    TXC_CYCLES_NE_AD_0 = ev("UNC_M2P_TxC_CYCLES_NE.AD_0", 0x23, 0x01).on(0b11),
+    TXC_CYCLES_NE_AK_0 = ev("UNC_M2P_TxC_CYCLES_NE.AK_0", 0x23, 0x02).on(0b11),
+    TXC_CYCLES_NE_BL_0 = ev("UNC_M2P_TxC_CYCLES_NE.BL_0", 0x23, 0x04).on(0b11),
+    TXC_CYCLES_NE_AD_1 = ev("UNC_M2P_TxC_CYCLES_NE.AD_1", 0x23, 0x10).on(0b11),
+    TXC_CYCLES_NE_AK_1 = ev("UNC_M2P_TxC_CYCLES_NE.AK_1", 0x23, 0x20).on(0b11),
+    TXC_CYCLES_NE_BL_1 = ev("UNC_M2P_TxC_CYCLES_NE.BL_1", 0x23, 0x40).on(0b11),
+    TXC_INSERTS_AD_0 = ev("UNC_M2P_TxC_INSERTS.AD_0", 0x24, 0x01),
+    TXC_INSERTS_BL_0 = ev("UNC_M2P_TxC_INSERTS.BL_0", 0x24, 0x04),
+    TXC_INSERTS_AK_CRD_0 = ev("UNC_M2P_TxC_INSERTS.AK_CRD_0", 0x24, 0x08),
+    TXC_INSERTS_AD_1 = ev("UNC_M2P_TxC_INSERTS.AD_1", 0x24, 0x10),
+    TXC_INSERTS_BL_1 = ev("UNC_M2P_TxC_INSERTS.BL_1", 0x24, 0x40),
+    TXC_INSERTS_AK_CRD_1 = ev("UNC_M2P_TxC_INSERTS.AK_CRD_1", 0x24, 0x80),
+    LOCAL_DED_P2P_CRD_TAKEN_0_M2IOSF0_NCB = ev("UNC_M2P_LOCAL_DED_P2P_CRD_TAKEN_0.M2IOSF0_NCB", 0x46, 0x01),
+    LOCAL_DED_P2P_CRD_TAKEN_0_M2IOSF0_NCS = ev("UNC_M2P_LOCAL_DED_P2P_CRD_TAKEN_0.M2IOSF0_NCS", 0x46, 0x02),
+    LOCAL_DED_P2P_CRD_TAKEN_0_M2IOSF1_NCB = ev("UNC_M2P_LOCAL_DED_P2P_CRD_TAKEN_0.M2IOSF1_NCB", 0x46, 0x04),
+    LOCAL_DED_P2P_CRD_TAKEN_0_M2IOSF1_NCS = ev("UNC_M2P_LOCAL_DED_P2P_CRD_TAKEN_0.M2IOSF1_NCS", 0x46, 0x08),
+    LOCAL_DED_P2P_CRD_TAKEN_0_M2IOSF2_NCB = ev("UNC_M2P_LOCAL_DED_P2P_CRD_TAKEN_0.M2IOSF2_NCB", 0x46, 0x10),
+    LOCAL_DED_P2P_CRD_TAKEN_0_M2IOSF2_NCS = ev("UNC_M2P_LOCAL_DED_P2P_CRD_TAKEN_0.M2IOSF2_NCS", 0x46, 0x20),
+    LOCAL_DED_P2P_CRD_TAKEN_0_M2IOSF3_NCB = ev("UNC_M2P_LOCAL_DED_P2P_CRD_TAKEN_0.M2IOSF3_NCB", 0x46, 0x40),
+    LOCAL_DED_P2P_CRD_TAKEN_0_M2IOSF3_NCS = ev("UNC_M2P_LOCAL_DED_P2P_CRD_TAKEN_0.M2IOSF3_NCS", 0x46, 0x80),
+    LOCAL_DED_P2P_CRD_TAKEN_1_M2IOSF4_NCB = ev("UNC_M2P_LOCAL_DED_P2P_CRD_TAKEN_1.M2IOSF4_NCB", 0x47, 0x01),
+    LOCAL_DED_P2P_CRD_TAKEN_1_M2IOSF4_NCS = ev("UNC_M2P_LOCAL_DED_P2P_CRD_TAKEN_1.M2IOSF4_NCS", 0x47, 0x02),
+    LOCAL_DED_P2P_CRD_TAKEN_1_M2IOSF5_NCB = ev("UNC_M2P_LOCAL_DED_P2P_CRD_TAKEN_1.M2IOSF5_NCB", 0x47, 0x04),
+    LOCAL_DED_P2P_CRD_TAKEN_1_M2IOSF5_NCS = ev("UNC_M2P_LOCAL_DED_P2P_CRD_TAKEN_1.M2IOSF5_NCS", 0x47, 0x08),
+    LOCAL_P2P_DED_RETURNED_0_MS2IOSF0_NCB = ev("UNC_M2P_LOCAL_P2P_DED_RETURNED_0.MS2IOSF0_NCB", 0x19, 0x01),
+    LOCAL_P2P_DED_RETURNED_0_MS2IOSF0_NCS = ev("UNC_M2P_LOCAL_P2P_DED_RETURNED_0.MS2IOSF0_NCS", 0x19, 0x02),
+    LOCAL_P2P_DED_RETURNED_0_MS2IOSF1_NCB = ev("UNC_M2P_LOCAL_P2P_DED_RETURNED_0.MS2IOSF1_NCB", 0x19, 0x04),
+    LOCAL_P2P_DED_RETURNED_0_MS2IOSF1_NCS = ev("UNC_M2P_LOCAL_P2P_DED_RETURNED_0.MS2IOSF1_NCS", 0x19, 0x08),
+    LOCAL_P2P_DED_RETURNED_0_MS2IOSF2_NCB = ev("UNC_M2P_LOCAL_P2P_DED_RETURNED_0.MS2IOSF2_NCB", 0x19, 0x10),
+    LOCAL_P2P_DED_RETURNED_0_MS2IOSF2_NCS = ev("UNC_M2P_LOCAL_P2P_DED_RETURNED_0.MS2IOSF2_NCS", 0x19, 0x20),
+    LOCAL_P2P_DED_RETURNED_0_MS2IOSF3_NCB = ev("UNC_M2P_LOCAL_P2P_DED_RETURNED_0.MS2IOSF3_NCB", 0x19, 0x10),
+    LOCAL_P2P_DED_RETURNED_0_MS2IOSF3_NCS = ev("UNC_M2P_LOCAL_P2P_DED_RETURNED_0.MS2IOSF3_NCS", 0x19, 0x20),
+    LOCAL_P2P_DED_RETURNED_1_MS2IOSF4_NCB = ev("UNC_M2P_LOCAL_P2P_DED_RETURNED_1.MS2IOSF4_NCB", 0x1a, 0x01),
+    LOCAL_P2P_DED_RETURNED_1_MS2IOSF4_NCS = ev("UNC_M2P_LOCAL_P2P_DED_RETURNED_1.MS2IOSF4_NCS", 0x1a, 0x02),
+    LOCAL_P2P_DED_RETURNED_1_MS2IOSF5_NCB = ev("UNC_M2P_LOCAL_P2P_DED_RETURNED_1.MS2IOSF5_NCB", 0x1a, 0x04),
+    LOCAL_P2P_DED_RETURNED_1_MS2IOSF5_NCS = ev("UNC_M2P_LOCAL_P2P_DED_RETURNED_1.MS2IOSF5_NCS", 0x1a, 0x08),
+    LOCAL_P2P_SHAR_RETURNED_AGENT_0 = ev("UNC_M2P_LOCAL_P2P_SHAR_RETURNED.AGENT_0", 0x17, 0x01),
+    LOCAL_P2P_SHAR_RETURNED_AGENT_1 = ev("UNC_M2P_LOCAL_P2P_SHAR_RETURNED.AGENT_1", 0x17, 0x02),
+    LOCAL_P2P_SHAR_RETURNED_AGENT_2 = ev("UNC_M2P_LOCAL_P2P_SHAR_RETURNED.AGENT_2", 0x17, 0x04),
+    LOCAL_SHAR_P2P_CRD_RETURNED_AGENT_0 = ev("UNC_M2P_LOCAL_SHAR_P2P_CRD_RETURNED.AGENT_0", 0x44, 0x01),
+    LOCAL_SHAR_P2P_CRD_RETURNED_AGENT_1 = ev("UNC_M2P_LOCAL_SHAR_P2P_CRD_RETURNED.AGENT_1", 0x44, 0x02),
+    LOCAL_SHAR_P2P_CRD_RETURNED_AGENT_2 = ev("UNC_M2P_LOCAL_SHAR_P2P_CRD_RETURNED.AGENT_2", 0x44, 0x04),
+    LOCAL_SHAR_P2P_CRD_RETURNED_AGENT_3 = ev("UNC_M2P_LOCAL_SHAR_P2P_CRD_RETURNED.AGENT_3", 0x44, 0x08),
+    LOCAL_SHAR_P2P_CRD_RETURNED_AGENT_4 = ev("UNC_M2P_LOCAL_SHAR_P2P_CRD_RETURNED.AGENT_4", 0x44, 0x10),
+    LOCAL_SHAR_P2P_CRD_RETURNED_AGENT_5 = ev("UNC_M2P_LOCAL_SHAR_P2P_CRD_RETURNED.AGENT_5", 0x44, 0x20),
+    LOCAL_SHAR_P2P_CRD_TAKEN_0_M2IOSF0_NCB = ev("UNC_M2P_LOCAL_SHAR_P2P_CRD_TAKEN_0.M2IOSF0_NCB", 0x40, 0x01),
+    LOCAL_SHAR_P2P_CRD_TAKEN_0_M2IOSF0_NCS = ev("UNC_M2P_LOCAL_SHAR_P2P_CRD_TAKEN_0.M2IOSF0_NCS", 0x40, 0x02),
+    LOCAL_SHAR_P2P_CRD_TAKEN_0_M2IOSF1_NCB = ev("UNC_M2P_LOCAL_SHAR_P2P_CRD_TAKEN_0.M2IOSF1_NCB", 0x40, 0x04),
+    LOCAL_SHAR_P2P_CRD_TAKEN_0_M2IOSF1_NCS = ev("UNC_M2P_LOCAL_SHAR_P2P_CRD_TAKEN_0.M2IOSF1_NCS", 0x40, 0x08),
+    LOCAL_SHAR_P2P_CRD_TAKEN_0_M2IOSF2_NCB = ev("UNC_M2P_LOCAL_SHAR_P2P_CRD_TAKEN_0.M2IOSF2_NCB", 0x40, 0x10),
+    LOCAL_SHAR_P2P_CRD_TAKEN_0_M2IOSF2_NCS = ev("UNC_M2P_LOCAL_SHAR_P2P_CRD_TAKEN_0.M2IOSF2_NCS", 0x40, 0x20),
+    LOCAL_SHAR_P2P_CRD_TAKEN_0_M2IOSF3_NCB = ev("UNC_M2P_LOCAL_SHAR_P2P_CRD_TAKEN_0.M2IOSF3_NCB", 0x40, 0x40),
+    LOCAL_SHAR_P2P_CRD_TAKEN_0_M2IOSF3_NCS = ev("UNC_M2P_LOCAL_SHAR_P2P_CRD_TAKEN_0.M2IOSF3_NCS", 0x40, 0x80),
+    LOCAL_SHAR_P2P_CRD_TAKEN_1_M2IOSF4_NCB = ev("UNC_M2P_LOCAL_SHAR_P2P_CRD_TAKEN_1.M2IOSF4_NCB", 0x41, 0x01),
+    LOCAL_SHAR_P2P_CRD_TAKEN_1_M2IOSF4_NCS = ev("UNC_M2P_LOCAL_SHAR_P2P_CRD_TAKEN_1.M2IOSF4_NCS", 0x41, 0x02),
+    LOCAL_SHAR_P2P_CRD_TAKEN_1_M2IOSF5_NCB = ev("UNC_M2P_LOCAL_SHAR_P2P_CRD_TAKEN_1.M2IOSF5_NCB", 0x41, 0x04),
+    LOCAL_SHAR_P2P_CRD_TAKEN_1_M2IOSF5_NCS = ev("UNC_M2P_LOCAL_SHAR_P2P_CRD_TAKEN_1.M2IOSF5_NCS", 0x41, 0x08),
+    LOCAL_SHAR_P2P_CRD_WAIT_0_M2IOSF0_NCB = ev("UNC_M2P_LOCAL_SHAR_P2P_CRD_WAIT_0.M2IOSF0_NCB", 0x4a, 0x01),
+    LOCAL_SHAR_P2P_CRD_WAIT_0_M2IOSF0_NCS = ev("UNC_M2P_LOCAL_SHAR_P2P_CRD_WAIT_0.M2IOSF0_NCS", 0x4a, 0x02),
+    LOCAL_SHAR_P2P_CRD_WAIT_0_M2IOSF1_NCB = ev("UNC_M2P_LOCAL_SHAR_P2P_CRD_WAIT_0.M2IOSF1_NCB", 0x4a, 0x04),
+    LOCAL_SHAR_P2P_CRD_WAIT_0_M2IOSF1_NCS = ev("UNC_M2P_LOCAL_SHAR_P2P_CRD_WAIT_0.M2IOSF1_NCS", 0x4a, 0x08),
+    LOCAL_SHAR_P2P_CRD_WAIT_0_M2IOSF2_NCB = ev("UNC_M2P_LOCAL_SHAR_P2P_CRD_WAIT_0.M2IOSF2_NCB", 0x4a, 0x10),
+    LOCAL_SHAR_P2P_CRD_WAIT_0_M2IOSF2_NCS = ev("UNC_M2P_LOCAL_SHAR_P2P_CRD_WAIT_0.M2IOSF2_NCS", 0x4a, 0x20),
+    LOCAL_SHAR_P2P_CRD_WAIT_0_M2IOSF3_NCB = ev("UNC_M2P_LOCAL_SHAR_P2P_CRD_WAIT_0.M2IOSF3_NCB", 0x4a, 0x40),
+    LOCAL_SHAR_P2P_CRD_WAIT_0_M2IOSF3_NCS = ev("UNC_M2P_LOCAL_SHAR_P2P_CRD_WAIT_0.M2IOSF3_NCS", 0x4a, 0x80),
+    LOCAL_SHAR_P2P_CRD_WAIT_1_M2IOSF4_NCB = ev("UNC_M2P_LOCAL_SHAR_P2P_CRD_WAIT_1.M2IOSF4_NCB", 0x4b, 0x01),
+    LOCAL_SHAR_P2P_CRD_WAIT_1_M2IOSF4_NCS = ev("UNC_M2P_LOCAL_SHAR_P2P_CRD_WAIT_1.M2IOSF4_NCS", 0x4b, 0x02),
+    LOCAL_SHAR_P2P_CRD_WAIT_1_M2IOSF5_NCB = ev("UNC_M2P_LOCAL_SHAR_P2P_CRD_WAIT_1.M2IOSF5_NCB", 0x4b, 0x04),
+    LOCAL_SHAR_P2P_CRD_WAIT_1_M2IOSF5_NCS = ev("UNC_M2P_LOCAL_SHAR_P2P_CRD_WAIT_1.M2IOSF5_NCS", 0x4b, 0x08),
+    P2P_CRD_OCCUPANCY_LOCAL_NCB = ev("UNC_M2P_P2P_CRD_OCCUPANCY.LOCAL_NCB", 0x14, 0x01).on(0b11),
+    P2P_CRD_OCCUPANCY_LOCAL_NCS = ev("UNC_M2P_P2P_CRD_OCCUPANCY.LOCAL_NCS", 0x14, 0x02).on(0b11),
+    P2P_CRD_OCCUPANCY_REMOTE_NCB = ev("UNC_M2P_P2P_CRD_OCCUPANCY.REMOTE_NCB", 0x14, 0x04).on(0b11),
+    P2P_CRD_OCCUPANCY_REMOTE_NCS = ev("UNC_M2P_P2P_CRD_OCCUPANCY.REMOTE_NCS", 0x14, 0x08).on(0b11),
+    P2P_CRD_OCCUPANCY_ALL = ev("UNC_M2P_P2P_CRD_OCCUPANCY.ALL", 0x14, 0x10).on(0b11),
+    P2P_DED_RECEIVED_LOCAL_NCB = ev("UNC_M2P_P2P_DED_RECEIVED.LOCAL_NCB", 0x16, 0x01),
+    P2P_DED_RECEIVED_LOCAL_NCS = ev("UNC_M2P_P2P_DED_RECEIVED.LOCAL_NCS", 0x16, 0x02),
+    P2P_DED_RECEIVED_REMOTE_NCB = ev("UNC_M2P_P2P_DED_RECEIVED.REMOTE_NCB", 0x16, 0x04),
+    P2P_DED_RECEIVED_REMOTE_NCS = ev("UNC_M2P_P2P_DED_RECEIVED.REMOTE_NCS", 0x16, 0x08),
+    P2P_DED_RECEIVED_ALL = ev("UNC_M2P_P2P_DED_RECEIVED.ALL", 0x16, 0x10),
+    P2P_SHAR_RECEIVED_LOCAL_NCB = ev("UNC_M2P_P2P_SHAR_RECEIVED.LOCAL_NCB", 0x15, 0x01),
+    P2P_SHAR_RECEIVED_LOCAL_NCS = ev("UNC_M2P_P2P_SHAR_RECEIVED.LOCAL_NCS", 0x15, 0x02),
+    P2P_SHAR_RECEIVED_REMOTE_NCB = ev("UNC_M2P_P2P_SHAR_RECEIVED.REMOTE_NCB", 0x15, 0x04),
+    P2P_SHAR_RECEIVED_REMOTE_NCS = ev("UNC_M2P_P2P_SHAR_RECEIVED.REMOTE_NCS", 0x15, 0x08),
+    P2P_SHAR_RECEIVED_ALL = ev("UNC_M2P_P2P_SHAR_RECEIVED.ALL", 0x15, 0x10),
+    REMOTE_DED_P2P_CRD_TAKEN_0_UPI0_DRS = ev("UNC_M2P_REMOTE_DED_P2P_CRD_TAKEN_0.UPI0_DRS", 0x48, 0x01),
+    REMOTE_DED_P2P_CRD_TAKEN_0_UPI0_NCB = ev("UNC_M2P_REMOTE_DED_P2P_CRD_TAKEN_0.UPI0_NCB", 0x48, 0x02),
+    REMOTE_DED_P2P_CRD_TAKEN_0_UPI0_NCS = ev("UNC_M2P_REMOTE_DED_P2P_CRD_TAKEN_0.UPI0_NCS", 0x48, 0x04),
+    REMOTE_DED_P2P_CRD_TAKEN_0_UPI1_DRS = ev("UNC_M2P_REMOTE_DED_P2P_CRD_TAKEN_0.UPI1_DRS", 0x48, 0x08),
+    REMOTE_DED_P2P_CRD_TAKEN_0_UPI1_NCB = ev("UNC_M2P_REMOTE_DED_P2P_CRD_TAKEN_0.UPI1_NCB", 0x48, 0x10),
+    REMOTE_DED_P2P_CRD_TAKEN_0_UPI1_NCS = ev("UNC_M2P_REMOTE_DED_P2P_CRD_TAKEN_0.UPI1_NCS", 0x48, 0x20),
+    REMOTE_DED_P2P_CRD_TAKEN_1_UPI2_DRS = ev("UNC_M2P_REMOTE_DED_P2P_CRD_TAKEN_1.UPI2_DRS", 0x49, 0x01),
+    REMOTE_DED_P2P_CRD_TAKEN_1_UPI2_NCB = ev("UNC_M2P_REMOTE_DED_P2P_CRD_TAKEN_1.UPI2_NCB", 0x49, 0x02),
+    REMOTE_DED_P2P_CRD_TAKEN_1_UPI2_NCS = ev("UNC_M2P_REMOTE_DED_P2P_CRD_TAKEN_1.UPI2_NCS", 0x49, 0x04),
+    REMOTE_P2P_DED_RETURNED_UPI0_NCB = ev("UNC_M2P_REMOTE_P2P_DED_RETURNED.UPI0_NCB", 0x1b, 0x01),
+    REMOTE_P2P_DED_RETURNED_UPI0_NCS = ev("UNC_M2P_REMOTE_P2P_DED_RETURNED.UPI0_NCS", 0x1b, 0x02),
+    REMOTE_P2P_DED_RETURNED_UPI1_NCB = ev("UNC_M2P_REMOTE_P2P_DED_RETURNED.UPI1_NCB", 0x1b, 0x04),
+    REMOTE_P2P_DED_RETURNED_UPI1_NCS = ev("UNC_M2P_REMOTE_P2P_DED_RETURNED.UPI1_NCS", 0x1b, 0x08),
+    REMOTE_P2P_DED_RETURNED_UPI2_NCB = ev("UNC_M2P_REMOTE_P2P_DED_RETURNED.UPI2_NCB", 0x1b, 0x10),
+    REMOTE_P2P_DED_RETURNED_UPI2_NCS = ev("UNC_M2P_REMOTE_P2P_DED_RETURNED.UPI2_NCS", 0x1b, 0x20),
+    REMOTE_P2P_SHAR_RETURNED_AGENT_0 = ev("UNC_M2P_REMOTE_P2P_SHAR_RETURNED.AGENT_0", 0x18, 0x01),
+    REMOTE_P2P_SHAR_RETURNED_AGENT_1 = ev("UNC_M2P_REMOTE_P2P_SHAR_RETURNED.AGENT_1", 0x18, 0x02),
+    REMOTE_P2P_SHAR_RETURNED_AGENT_2 = ev("UNC_M2P_REMOTE_P2P_SHAR_RETURNED.AGENT_2", 0x18, 0x04),
+    REMOTE_SHAR_P2P_CRD_RETURNED_AGENT_0 = ev("UNC_M2P_REMOTE_SHAR_P2P_CRD_RETURNED.AGENT_0", 0x45, 0x01),
+    REMOTE_SHAR_P2P_CRD_RETURNED_AGENT_1 = ev("UNC_M2P_REMOTE_SHAR_P2P_CRD_RETURNED.AGENT_1", 0x45, 0x02),
+    REMOTE_SHAR_P2P_CRD_RETURNED_AGENT_2 = ev("UNC_M2P_REMOTE_SHAR_P2P_CRD_RETURNED.AGENT_2", 0x45, 0x04),
+    REMOTE_SHAR_P2P_CRD_TAKEN_0_UPI0_DRS = ev("UNC_M2P_REMOTE_SHAR_P2P_CRD_TAKEN_0.UPI0_DRS", 0x42, 0x01),
+    REMOTE_SHAR_P2P_CRD_TAKEN_0_UPI0_NCB = ev("UNC_M2P_REMOTE_SHAR_P2P_CRD_TAKEN_0.UPI0_NCB", 0x42, 0x02),
+    REMOTE_SHAR_P2P_CRD_TAKEN_0_UPI0_NCS = ev("UNC_M2P_REMOTE_SHAR_P2P_CRD_TAKEN_0.UPI0_NCS", 0x42, 0x04),
+    REMOTE_SHAR_P2P_CRD_TAKEN_0_UPI1_DRS = ev("UNC_M2P_REMOTE_SHAR_P2P_CRD_TAKEN_0.UPI1_DRS", 0x42, 0x08),
+    REMOTE_SHAR_P2P_CRD_TAKEN_0_UPI1_NCB = ev("UNC_M2P_REMOTE_SHAR_P2P_CRD_TAKEN_0.UPI1_NCB", 0x42, 0x10),
+    REMOTE_SHAR_P2P_CRD_TAKEN_0_UPI1_NCS = ev("UNC_M2P_REMOTE_SHAR_P2P_CRD_TAKEN_0.UPI1_NCS", 0x42, 0x20),
+    REMOTE_SHAR_P2P_CRD_TAKEN_1_UPI2_DRS = ev("UNC_M2P_REMOTE_SHAR_P2P_CRD_TAKEN_1.UPI2_DRS", 0x43, 0x01),
+    REMOTE_SHAR_P2P_CRD_TAKEN_1_UPI2_NCB = ev("UNC_M2P_REMOTE_SHAR_P2P_CRD_TAKEN_1.UPI2_NCB", 0x43, 0x02),
+    REMOTE_SHAR_P2P_CRD_TAKEN_1_UPI2_NCS = ev("UNC_M2P_REMOTE_SHAR_P2P_CRD_TAKEN_1.UPI2_NCS", 0x43, 0x04),
+    REMOTE_SHAR_P2P_CRD_WAIT_0_UPI0_DRS = ev("UNC_M2P_REMOTE_SHAR_P2P_CRD_WAIT_0.UPI0_DRS", 0x4c, 0x01),
+    REMOTE_SHAR_P2P_CRD_WAIT_0_UPI0_NCB = ev("UNC_M2P_REMOTE_SHAR_P2P_CRD_WAIT_0.UPI0_NCB", 0x4c, 0x02),
+    REMOTE_SHAR_P2P_CRD_WAIT_0_UPI0_NCS = ev("UNC_M2P_REMOTE_SHAR_P2P_CRD_WAIT_0.UPI0_NCS", 0x4c, 0x04),
+    REMOTE_SHAR_P2P_CRD_WAIT_0_UPI1_DRS = ev("UNC_M2P_REMOTE_SHAR_P2P_CRD_WAIT_0.UPI1_DRS", 0x4c, 0x08),
+    REMOTE_SHAR_P2P_CRD_WAIT_0_UPI1_NCB = ev("UNC_M2P_REMOTE_SHAR_P2P_CRD_WAIT_0.UPI1_NCB", 0x4c, 0x10),
+    REMOTE_SHAR_P2P_CRD_WAIT_0_UPI1_NCS = ev("UNC_M2P_REMOTE_SHAR_P2P_CRD_WAIT_0.UPI1_NCS", 0x4c, 0x20),
+    REMOTE_SHAR_P2P_CRD_WAIT_1_UPI2_DRS = ev("UNC_M2P_REMOTE_SHAR_P2P_CRD_WAIT_1.UPI2_DRS", 0x4d, 0x01),
+    REMOTE_SHAR_P2P_CRD_WAIT_1_UPI2_NCB = ev("UNC_M2P_REMOTE_SHAR_P2P_CRD_WAIT_1.UPI2_NCB", 0x4d, 0x02),
+    REMOTE_SHAR_P2P_CRD_WAIT_1_UPI2_NCS = ev("UNC_M2P_REMOTE_SHAR_P2P_CRD_WAIT_1.UPI2_NCS", 0x4d, 0x04),
+    RXC_CYCLES_NE_CHA_IDI = ev("UNC_M2P_RxC_CYCLES_NE.CHA_IDI", 0x10, 0x01),
+    RXC_CYCLES_NE_CHA_NCB = ev("UNC_M2P_RxC_CYCLES_NE.CHA_NCB", 0x10, 0x02),
+    RXC_CYCLES_NE_CHA_NCS = ev("UNC_M2P_RxC_CYCLES_NE.CHA_NCS", 0x10, 0x04),
+    RXC_INSERTS_CHA_IDI = ev("UNC_M2P_RxC_INSERTS.CHA_IDI", 0x11, 0x01),
+    RXC_INSERTS_CHA_NCB = ev("UNC_M2P_RxC_INSERTS.CHA_NCB", 0x11, 0x02),
+    RXC_INSERTS_CHA_NCS = ev("UNC_M2P_RxC_INSERTS.CHA_NCS", 0x11, 0x04),
+    TXC_CREDITS_PRQ = ev("UNC_M2P_TxC_CREDITS.PRQ", 0x2d, 0x01).on(0b11),
+    AG0_AD_CRD_ACQUIRED0_TGR0 = ev("UNC_M2P_AG0_AD_CRD_ACQUIRED0.TGR0", 0x80, 0x01),
+    AG0_AD_CRD_ACQUIRED0_TGR1 = ev("UNC_M2P_AG0_AD_CRD_ACQUIRED0.TGR1", 0x80, 0x02),
+    AG0_AD_CRD_ACQUIRED0_TGR2 = ev("UNC_M2P_AG0_AD_CRD_ACQUIRED0.TGR2", 0x80, 0x04),
+    AG0_AD_CRD_ACQUIRED0_TGR3 = ev("UNC_M2P_AG0_AD_CRD_ACQUIRED0.TGR3", 0x80, 0x08),
+    AG0_AD_CRD_ACQUIRED0_TGR4 = ev("UNC_M2P_AG0_AD_CRD_ACQUIRED0.TGR4", 0x80, 0x10),
+    AG0_AD_CRD_ACQUIRED0_TGR5 = ev("UNC_M2P_AG0_AD_CRD_ACQUIRED0.TGR5", 0x80, 0x20),
+    AG0_AD_CRD_ACQUIRED0_TGR6 = ev("UNC_M2P_AG0_AD_CRD_ACQUIRED0.TGR6", 0x80, 0x40),
+    AG0_AD_CRD_ACQUIRED0_TGR7 = ev("UNC_M2P_AG0_AD_CRD_ACQUIRED0.TGR7", 0x80, 0x80),
+    AG0_AD_CRD_ACQUIRED1_TGR8 = ev("UNC_M2P_AG0_AD_CRD_ACQUIRED1.TGR8", 0x81, 0x01),
+    AG0_AD_CRD_ACQUIRED1_TGR9 = ev("UNC_M2P_AG0_AD_CRD_ACQUIRED1.TGR9", 0x81, 0x02),
+    AG0_AD_CRD_ACQUIRED1_TGR10 = ev("UNC_M2P_AG0_AD_CRD_ACQUIRED1.TGR10", 0x81, 0x04),
+    AG0_AD_CRD_OCCUPANCY0_TGR0 = ev("UNC_M2P_AG0_AD_CRD_OCCUPANCY0.TGR0", 0x82, 0x01),
+    AG0_AD_CRD_OCCUPANCY0_TGR1 = ev("UNC_M2P_AG0_AD_CRD_OCCUPANCY0.TGR1", 0x82, 0x02),
+    AG0_AD_CRD_OCCUPANCY0_TGR2 = ev("UNC_M2P_AG0_AD_CRD_OCCUPANCY0.TGR2", 0x82, 0x04),
+    AG0_AD_CRD_OCCUPANCY0_TGR3 = ev("UNC_M2P_AG0_AD_CRD_OCCUPANCY0.TGR3", 0x82, 0x08),
+    AG0_AD_CRD_OCCUPANCY0_TGR4 = ev("UNC_M2P_AG0_AD_CRD_OCCUPANCY0.TGR4", 0x82, 0x10),
+    AG0_AD_CRD_OCCUPANCY0_TGR5 = ev("UNC_M2P_AG0_AD_CRD_OCCUPANCY0.TGR5", 0x82, 0x20),
+    AG0_AD_CRD_OCCUPANCY0_TGR6 = ev("UNC_M2P_AG0_AD_CRD_OCCUPANCY0.TGR6", 0x82, 0x40),
+    AG0_AD_CRD_OCCUPANCY0_TGR7 = ev("UNC_M2P_AG0_AD_CRD_OCCUPANCY0.TGR7", 0x82, 0x80),
+    AG0_AD_CRD_OCCUPANCY1_TGR8 = ev("UNC_M2P_AG0_AD_CRD_OCCUPANCY1.TGR8", 0x83, 0x01),
+    AG0_AD_CRD_OCCUPANCY1_TGR9 = ev("UNC_M2P_AG0_AD_CRD_OCCUPANCY1.TGR9", 0x83, 0x02),
+    AG0_AD_CRD_OCCUPANCY1_TGR10 = ev("UNC_M2P_AG0_AD_CRD_OCCUPANCY1.TGR10", 0x83, 0x04),
+    AG0_BL_CRD_ACQUIRED0_TGR0 = ev("UNC_M2P_AG0_BL_CRD_ACQUIRED0.TGR0", 0x88, 0x01),
+    AG0_BL_CRD_ACQUIRED0_TGR1 = ev("UNC_M2P_AG0_BL_CRD_ACQUIRED0.TGR1", 0x88, 0x02),
+    AG0_BL_CRD_ACQUIRED0_TGR2 = ev("UNC_M2P_AG0_BL_CRD_ACQUIRED0.TGR2", 0x88, 0x04),
+    AG0_BL_CRD_ACQUIRED0_TGR3 = ev("UNC_M2P_AG0_BL_CRD_ACQUIRED0.TGR3", 0x88, 0x08),
+    AG0_BL_CRD_ACQUIRED0_TGR4 = ev("UNC_M2P_AG0_BL_CRD_ACQUIRED0.TGR4", 0x88, 0x10),
+    AG0_BL_CRD_ACQUIRED0_TGR5 = ev("UNC_M2P_AG0_BL_CRD_ACQUIRED0.TGR5", 0x88, 0x20),
+    AG0_BL_CRD_ACQUIRED0_TGR6 = ev("UNC_M2P_AG0_BL_CRD_ACQUIRED0.TGR6", 0x88, 0x40),
+    AG0_BL_CRD_ACQUIRED0_TGR7 = ev("UNC_M2P_AG0_BL_CRD_ACQUIRED0.TGR7", 0x88, 0x80),
+    AG0_BL_CRD_ACQUIRED1_TGR8 = ev("UNC_M2P_AG0_BL_CRD_ACQUIRED1.TGR8", 0x89, 0x01),
+    AG0_BL_CRD_ACQUIRED1_TGR9 = ev("UNC_M2P_AG0_BL_CRD_ACQUIRED1.TGR9", 0x89, 0x02),
+    AG0_BL_CRD_ACQUIRED1_TGR10 = ev("UNC_M2P_AG0_BL_CRD_ACQUIRED1.TGR10", 0x89, 0x04),
+    AG0_BL_CRD_OCCUPANCY0_TGR0 = ev("UNC_M2P_AG0_BL_CRD_OCCUPANCY0.TGR0", 0x8a, 0x01),
+    AG0_BL_CRD_OCCUPANCY0_TGR1 = ev("UNC_M2P_AG0_BL_CRD_OCCUPANCY0.TGR1", 0x8a, 0x02),
+    AG0_BL_CRD_OCCUPANCY0_TGR2 = ev("UNC_M2P_AG0_BL_CRD_OCCUPANCY0.TGR2", 0x8a, 0x04),
+    AG0_BL_CRD_OCCUPANCY0_TGR3 = ev("UNC_M2P_AG0_BL_CRD_OCCUPANCY0.TGR3", 0x8a, 0x08),
+    AG0_BL_CRD_OCCUPANCY0_TGR4 = ev("UNC_M2P_AG0_BL_CRD_OCCUPANCY0.TGR4", 0x8a, 0x10),
+    AG0_BL_CRD_OCCUPANCY0_TGR5 = ev("UNC_M2P_AG0_BL_CRD_OCCUPANCY0.TGR5", 0x8a, 0x20),
+    AG0_BL_CRD_OCCUPANCY0_TGR6 = ev("UNC_M2P_AG0_BL_CRD_OCCUPANCY0.TGR6", 0x8a, 0x40),
+    AG0_BL_CRD_OCCUPANCY0_TGR7 = ev("UNC_M2P_AG0_BL_CRD_OCCUPANCY0.TGR7", 0x8a, 0x80),
+    AG0_BL_CRD_OCCUPANCY1_TGR8 = ev("UNC_M2P_AG0_BL_CRD_OCCUPANCY1.TGR8", 0x8b, 0x01),
+    AG0_BL_CRD_OCCUPANCY1_TGR9 = ev("UNC_M2P_AG0_BL_CRD_OCCUPANCY1.TGR9", 0x8b, 0x02),
+    AG0_BL_CRD_OCCUPANCY1_TGR10 = ev("UNC_M2P_AG0_BL_CRD_OCCUPANCY1.TGR10", 0x8b, 0x04),
+    AG1_AD_CRD_ACQUIRED0_TGR0 = ev("UNC_M2P_AG1_AD_CRD_ACQUIRED0.TGR0", 0x84, 0x01),
+    AG1_AD_CRD_ACQUIRED0_TGR1 = ev("UNC_M2P_AG1_AD_CRD_ACQUIRED0.TGR1", 0x84, 0x02),
+    AG1_AD_CRD_ACQUIRED0_TGR2 = ev("UNC_M2P_AG1_AD_CRD_ACQUIRED0.TGR2", 0x84, 0x04),
+    AG1_AD_CRD_ACQUIRED0_TGR3 = ev("UNC_M2P_AG1_AD_CRD_ACQUIRED0.TGR3", 0x84, 0x08),
+    AG1_AD_CRD_ACQUIRED0_TGR4 = ev("UNC_M2P_AG1_AD_CRD_ACQUIRED0.TGR4", 0x84, 0x10),
+    AG1_AD_CRD_ACQUIRED0_TGR5 = ev("UNC_M2P_AG1_AD_CRD_ACQUIRED0.TGR5", 0x84, 0x20),
+    AG1_AD_CRD_ACQUIRED0_TGR6 = ev("UNC_M2P_AG1_AD_CRD_ACQUIRED0.TGR6", 0x84, 0x40),
+    AG1_AD_CRD_ACQUIRED0_TGR7 = ev("UNC_M2P_AG1_AD_CRD_ACQUIRED0.TGR7", 0x84, 0x80),
+    AG1_AD_CRD_ACQUIRED1_TGR8 = ev("UNC_M2P_AG1_AD_CRD_ACQUIRED1.TGR8", 0x85, 0x01),
+    AG1_AD_CRD_ACQUIRED1_TGR9 = ev("UNC_M2P_AG1_AD_CRD_ACQUIRED1.TGR9", 0x85, 0x02),
+    AG1_AD_CRD_ACQUIRED1_TGR10 = ev("UNC_M2P_AG1_AD_CRD_ACQUIRED1.TGR10", 0x85, 0x04),
+    AG1_AD_CRD_OCCUPANCY0_TGR0 = ev("UNC_M2P_AG1_AD_CRD_OCCUPANCY0.TGR0", 0x86, 0x01),
+    AG1_AD_CRD_OCCUPANCY0_TGR1 = ev("UNC_M2P_AG1_AD_CRD_OCCUPANCY0.TGR1", 0x86, 0x02),
+    AG1_AD_CRD_OCCUPANCY0_TGR2 = ev("UNC_M2P_AG1_AD_CRD_OCCUPANCY0.TGR2", 0x86, 0x04),
+    AG1_AD_CRD_OCCUPANCY0_TGR3 = ev("UNC_M2P_AG1_AD_CRD_OCCUPANCY0.TGR3", 0x86, 0x08),
+    AG1_AD_CRD_OCCUPANCY0_TGR4 = ev("UNC_M2P_AG1_AD_CRD_OCCUPANCY0.TGR4", 0x86, 0x10),
+    AG1_AD_CRD_OCCUPANCY0_TGR5 = ev("UNC_M2P_AG1_AD_CRD_OCCUPANCY0.TGR5", 0x86, 0x20),
+    AG1_AD_CRD_OCCUPANCY0_TGR6 = ev("UNC_M2P_AG1_AD_CRD_OCCUPANCY0.TGR6", 0x86, 0x40),
+    AG1_AD_CRD_OCCUPANCY0_TGR7 = ev("UNC_M2P_AG1_AD_CRD_OCCUPANCY0.TGR7", 0x86, 0x80),
+    AG1_AD_CRD_OCCUPANCY1_TGR8 = ev("UNC_M2P_AG1_AD_CRD_OCCUPANCY1.TGR8", 0x87, 0x01),
+    AG1_AD_CRD_OCCUPANCY1_TGR9 = ev("UNC_M2P_AG1_AD_CRD_OCCUPANCY1.TGR9", 0x87, 0x02),
+    AG1_AD_CRD_OCCUPANCY1_TGR10 = ev("UNC_M2P_AG1_AD_CRD_OCCUPANCY1.TGR10", 0x87, 0x04),
+    AG1_BL_CRD_ACQUIRED0_TGR0 = ev("UNC_M2P_AG1_BL_CRD_ACQUIRED0.TGR0", 0x8c, 0x01),
+    AG1_BL_CRD_ACQUIRED0_TGR1 = ev("UNC_M2P_AG1_BL_CRD_ACQUIRED0.TGR1", 0x8c, 0x02),
+    AG1_BL_CRD_ACQUIRED0_TGR2 = ev("UNC_M2P_AG1_BL_CRD_ACQUIRED0.TGR2", 0x8c, 0x04),
+    AG1_BL_CRD_ACQUIRED0_TGR3 = ev("UNC_M2P_AG1_BL_CRD_ACQUIRED0.TGR3", 0x8c, 0x08),
+    AG1_BL_CRD_ACQUIRED0_TGR4 = ev("UNC_M2P_AG1_BL_CRD_ACQUIRED0.TGR4", 0x8c, 0x10),
+    AG1_BL_CRD_ACQUIRED0_TGR5 = ev("UNC_M2P_AG1_BL_CRD_ACQUIRED0.TGR5", 0x8c, 0x20),
+    AG1_BL_CRD_ACQUIRED0_TGR6 = ev("UNC_M2P_AG1_BL_CRD_ACQUIRED0.TGR6", 0x8c, 0x40),
+    AG1_BL_CRD_ACQUIRED0_TGR7 = ev("UNC_M2P_AG1_BL_CRD_ACQUIRED0.TGR7", 0x8c, 0x80),
+    AG1_BL_CRD_ACQUIRED1_TGR8 = ev("UNC_M2P_AG1_BL_CRD_ACQUIRED1.TGR8", 0x8d, 0x01),
+    AG1_BL_CRD_ACQUIRED1_TGR9 = ev("UNC_M2P_AG1_BL_CRD_ACQUIRED1.TGR9", 0x8d, 0x02),
+    AG1_BL_CRD_ACQUIRED1_TGR10 = ev("UNC_M2P_AG1_BL_CRD_ACQUIRED1.TGR10", 0x8d, 0x04),
+    AG1_BL_CRD_OCCUPANCY0_TGR0 = ev("UNC_M2P_AG1_BL_CRD_OCCUPANCY0.TGR0", 0x8e, 0x01),
+    AG1_BL_CRD_OCCUPANCY0_TGR1 = ev("UNC_M2P_AG1_BL_CRD_OCCUPANCY0.TGR1", 0x8e, 0x02),
+    AG1_BL_CRD_OCCUPANCY0_TGR2 = ev("UNC_M2P_AG1_BL_CRD_OCCUPANCY0.TGR2", 0x8e, 0x04),
+    AG1_BL_CRD_OCCUPANCY0_TGR3 = ev("UNC_M2P_AG1_BL_CRD_OCCUPANCY0.TGR3", 0x8e, 0x08),
+    AG1_BL_CRD_OCCUPANCY0_TGR4 = ev("UNC_M2P_AG1_BL_CRD_OCCUPANCY0.TGR4", 0x8e, 0x10),
+    AG1_BL_CRD_OCCUPANCY0_TGR5 = ev("UNC_M2P_AG1_BL_CRD_OCCUPANCY0.TGR5", 0x8e, 0x20),
+    AG1_BL_CRD_OCCUPANCY0_TGR6 = ev("UNC_M2P_AG1_BL_CRD_OCCUPANCY0.TGR6", 0x8e, 0x40),
+    AG1_BL_CRD_OCCUPANCY0_TGR7 = ev("UNC_M2P_AG1_BL_CRD_OCCUPANCY0.TGR7", 0x8e, 0x80),
+    AG1_BL_CRD_OCCUPANCY1_TGR8 = ev("UNC_M2P_AG1_BL_CRD_OCCUPANCY1.TGR8", 0x8f, 0x01),
+    AG1_BL_CRD_OCCUPANCY1_TGR9 = ev("UNC_M2P_AG1_BL_CRD_OCCUPANCY1.TGR9", 0x8f, 0x02),
+    AG1_BL_CRD_OCCUPANCY1_TGR10 = ev("UNC_M2P_AG1_BL_CRD_OCCUPANCY1.TGR10", 0x8f, 0x04),
+    DISTRESS_ASSERTED_VERT = ev("UNC_M2P_DISTRESS_ASSERTED.VERT", 0xaf, 0x01),
+    DISTRESS_ASSERTED_HORZ = ev("UNC_M2P_DISTRESS_ASSERTED.HORZ", 0xaf, 0x02),
+    DISTRESS_ASSERTED_DPT_LOCAL = ev("UNC_M2P_DISTRESS_ASSERTED.DPT_LOCAL", 0xaf, 0x04),
+    DISTRESS_ASSERTED_DPT_NONLOCAL = ev("UNC_M2P_DISTRESS_ASSERTED.DPT_NONLOCAL", 0xaf, 0x08),
+    DISTRESS_ASSERTED_DPT_STALL_IV = ev("UNC_M2P_DISTRESS_ASSERTED.DPT_STALL_IV", 0xaf, 0x40),
+    DISTRESS_ASSERTED_DPT_STALL_NOCRD = ev("UNC_M2P_DISTRESS_ASSERTED.DPT_STALL_NOCRD", 0xaf, 0x80),
+    EGRESS_ORDERING_IV_SNOOPGO_UP = ev("UNC_M2P_EGRESS_ORDERING.IV_SNOOPGO_UP", 0xba, 0x01),
+    EGRESS_ORDERING_IV_SNOOPGO_DN = ev("UNC_M2P_EGRESS_ORDERING.IV_SNOOPGO_DN", 0xba, 0x04),
+    HORZ_RING_AD_IN_USE_LEFT_EVEN = ev("UNC_M2P_HORZ_RING_AD_IN_USE.LEFT_EVEN", 0xb6, 0x01),
+    HORZ_RING_AD_IN_USE_LEFT_ODD = ev("UNC_M2P_HORZ_RING_AD_IN_USE.LEFT_ODD", 0xb6, 0x02),
+    HORZ_RING_AD_IN_USE_RIGHT_EVEN = ev("UNC_M2P_HORZ_RING_AD_IN_USE.RIGHT_EVEN", 0xb6, 0x04),
+    HORZ_RING_AD_IN_USE_RIGHT_ODD = ev("UNC_M2P_HORZ_RING_AD_IN_USE.RIGHT_ODD", 0xb6, 0x08),
+    HORZ_RING_AKC_IN_USE_LEFT_EVEN = ev("UNC_M2P_HORZ_RING_AKC_IN_USE.LEFT_EVEN", 0xbb, 0x01),
+    HORZ_RING_AKC_IN_USE_LEFT_ODD = ev("UNC_M2P_HORZ_RING_AKC_IN_USE.LEFT_ODD", 0xbb, 0x02),
+    HORZ_RING_AKC_IN_USE_RIGHT_EVEN = ev("UNC_M2P_HORZ_RING_AKC_IN_USE.RIGHT_EVEN", 0xbb, 0x04),
+    HORZ_RING_AKC_IN_USE_RIGHT_ODD = ev("UNC_M2P_HORZ_RING_AKC_IN_USE.RIGHT_ODD", 0xbb, 0x08),
+    HORZ_RING_AK_IN_USE_LEFT_EVEN = ev("UNC_M2P_HORZ_RING_AK_IN_USE.LEFT_EVEN", 0xb7, 0x01),
+    HORZ_RING_AK_IN_USE_LEFT_ODD = ev("UNC_M2P_HORZ_RING_AK_IN_USE.LEFT_ODD", 0xb7, 0x02),
+    HORZ_RING_AK_IN_USE_RIGHT_EVEN = ev("UNC_M2P_HORZ_RING_AK_IN_USE.RIGHT_EVEN", 0xb7, 0x04),
+    HORZ_RING_AK_IN_USE_RIGHT_ODD = ev("UNC_M2P_HORZ_RING_AK_IN_USE.RIGHT_ODD", 0xb7, 0x08),
+    HORZ_RING_BL_IN_USE_LEFT_EVEN = ev("UNC_M2P_HORZ_RING_BL_IN_USE.LEFT_EVEN", 0xb8, 0x01),
+    HORZ_RING_BL_IN_USE_LEFT_ODD = ev("UNC_M2P_HORZ_RING_BL_IN_USE.LEFT_ODD", 0xb8, 0x02),
+    HORZ_RING_BL_IN_USE_RIGHT_EVEN = ev("UNC_M2P_HORZ_RING_BL_IN_USE.RIGHT_EVEN", 0xb8, 0x04),
+    HORZ_RING_BL_IN_USE_RIGHT_ODD = ev("UNC_M2P_HORZ_RING_BL_IN_USE.RIGHT_ODD", 0xb8, 0x08),
+    HORZ_RING_IV_IN_USE_LEFT = ev("UNC_M2P_HORZ_RING_IV_IN_USE.LEFT", 0xb9, 0x01),
+    HORZ_RING_IV_IN_USE_RIGHT = ev("UNC_M2P_HORZ_RING_IV_IN_USE.RIGHT", 0xb9, 0x04),
+    MISC_EXTERNAL_MBE_INST0 = ev("UNC_M2P_MISC_EXTERNAL.MBE_INST0", 0xe6, 0x01),
+    MISC_EXTERNAL_MBE_INST1 = ev("UNC_M2P_MISC_EXTERNAL.MBE_INST1", 0xe6, 0x02),
+    RING_BOUNCES_HORZ_AD = ev("UNC_M2P_RING_BOUNCES_HORZ.AD", 0xac, 0x01),
+    RING_BOUNCES_HORZ_AK = ev("UNC_M2P_RING_BOUNCES_HORZ.AK", 0xac, 0x02),
+    RING_BOUNCES_HORZ_BL = ev("UNC_M2P_RING_BOUNCES_HORZ.BL", 0xac, 0x04),
+    RING_BOUNCES_HORZ_IV = ev("UNC_M2P_RING_BOUNCES_HORZ.IV", 0xac, 0x08),
+    RING_BOUNCES_VERT_AD = ev("UNC_M2P_RING_BOUNCES_VERT.AD", 0xaa, 0x01),
+    RING_BOUNCES_VERT_AK = ev("UNC_M2P_RING_BOUNCES_VERT.AK", 0xaa, 0x02),
+    RING_BOUNCES_VERT_BL = ev("UNC_M2P_RING_BOUNCES_VERT.BL", 0xaa, 0x04),
+    RING_BOUNCES_VERT_IV = ev("UNC_M2P_RING_BOUNCES_VERT.IV", 0xaa, 0x08),
+    RING_BOUNCES_VERT_AKC = ev("UNC_M2P_RING_BOUNCES_VERT.AKC", 0xaa, 0x10),
+    RING_SINK_STARVED_HORZ_AD = ev("UNC_M2P_RING_SINK_STARVED_HORZ.AD", 0xad, 0x01),
+    RING_SINK_STARVED_HORZ_AK = ev("UNC_M2P_RING_SINK_STARVED_HORZ.AK", 0xad, 0x02),
+    RING_SINK_STARVED_HORZ_BL = ev("UNC_M2P_RING_SINK_STARVED_HORZ.BL", 0xad, 0x04),
+    RING_SINK_STARVED_HORZ_IV = ev("UNC_M2P_RING_SINK_STARVED_HORZ.IV", 0xad, 0x08),
+    RING_SINK_STARVED_HORZ_AK_AG1 = ev("UNC_M2P_RING_SINK_STARVED_HORZ.AK_AG1", 0xad, 0x20),
+    RING_SINK_STARVED_VERT_AD = ev("UNC_M2P_RING_SINK_STARVED_VERT.AD", 0xab, 0x01),
+    RING_SINK_STARVED_VERT_AK = ev("UNC_M2P_RING_SINK_STARVED_VERT.AK", 0xab, 0x02),
+    RING_SINK_STARVED_VERT_BL = ev("UNC_M2P_RING_SINK_STARVED_VERT.BL", 0xab, 0x04),
+    RING_SINK_STARVED_VERT_IV = ev("UNC_M2P_RING_SINK_STARVED_VERT.IV", 0xab, 0x08),
+    RING_SINK_STARVED_VERT_AKC = ev("UNC_M2P_RING_SINK_STARVED_VERT.AKC", 0xab, 0x10),
+    RXR_BUSY_STARVED_AD_UNCRD = ev("UNC_M2P_RxR_BUSY_STARVED.AD_UNCRD", 0xe5, 0x01),
+    RXR_BUSY_STARVED_BL_UNCRD = ev("UNC_M2P_RxR_BUSY_STARVED.BL_UNCRD", 0xe5, 0x04),
+    RXR_BUSY_STARVED_AD_CRD = ev("UNC_M2P_RxR_BUSY_STARVED.AD_CRD", 0xe5, 0x10),
+    RXR_BUSY_STARVED_BL_CRD = ev("UNC_M2P_RxR_BUSY_STARVED.BL_CRD", 0xe5, 0x40),
+    RXR_BUSY_STARVED_AD_ALL = ev("UNC_M2P_RxR_BUSY_STARVED.AD_ALL", 0xe5, 0x11),
+    RXR_BUSY_STARVED_BL_ALL = ev("UNC_M2P_RxR_BUSY_STARVED.BL_ALL", 0xe5, 0x44),
+    RXR_BYPASS_AD_UNCRD = ev("UNC_M2P_RxR_BYPASS.AD_UNCRD", 0xe2, 0x01),
+    RXR_BYPASS_AK = ev("UNC_M2P_RxR_BYPASS.AK", 0xe2, 0x02),
+    RXR_BYPASS_BL_UNCRD = ev("UNC_M2P_RxR_BYPASS.BL_UNCRD", 0xe2, 0x04),
+    RXR_BYPASS_IV = ev("UNC_M2P_RxR_BYPASS.IV", 0xe2, 0x08),
+    RXR_BYPASS_AD_CRD = ev("UNC_M2P_RxR_BYPASS.AD_CRD", 0xe2, 0x10),
+    RXR_BYPASS_BL_CRD = ev("UNC_M2P_RxR_BYPASS.BL_CRD", 0xe2, 0x40),
+    RXR_BYPASS_AKC_UNCRD = ev("UNC_M2P_RxR_BYPASS.AKC_UNCRD", 0xe2, 0x80),
+    RXR_BYPASS_AD_ALL = ev("UNC_M2P_RxR_BYPASS.AD_ALL", 0xe2, 0x11),
+    RXR_BYPASS_BL_ALL = ev("UNC_M2P_RxR_BYPASS.BL_ALL", 0xe2, 0x44),
+    RXR_CRD_STARVED_AD_UNCRD = ev("UNC_M2P_RxR_CRD_STARVED.AD_UNCRD", 0xe3, 0x01),
+    RXR_CRD_STARVED_AK = ev("UNC_M2P_RxR_CRD_STARVED.AK", 0xe3, 0x02),
+    RXR_CRD_STARVED_BL_UNCRD = ev("UNC_M2P_RxR_CRD_STARVED.BL_UNCRD", 0xe3, 0x04),
+    RXR_CRD_STARVED_IV = ev("UNC_M2P_RxR_CRD_STARVED.IV", 0xe3, 0x08),
+    RXR_CRD_STARVED_AD_CRD = ev("UNC_M2P_RxR_CRD_STARVED.AD_CRD", 0xe3, 0x10),
+    RXR_CRD_STARVED_BL_CRD = ev("UNC_M2P_RxR_CRD_STARVED.BL_CRD", 0xe3, 0x40),
+    RXR_CRD_STARVED_IFV = ev("UNC_M2P_RxR_CRD_STARVED.IFV", 0xe3, 0x80),
+    RXR_CRD_STARVED_AD_ALL = ev("UNC_M2P_RxR_CRD_STARVED.AD_ALL", 0xe3, 0x11),
+    RXR_CRD_STARVED_BL_ALL = ev("UNC_M2P_RxR_CRD_STARVED.BL_ALL", 0xe3, 0x44),
+    RXR_INSERTS_AD_UNCRD = ev("UNC_M2P_RxR_INSERTS.AD_UNCRD", 0xe1, 0x01),
+    RXR_INSERTS_AK = ev("UNC_M2P_RxR_INSERTS.AK", 0xe1, 0x02),
+    RXR_INSERTS_BL_UNCRD = ev("UNC_M2P_RxR_INSERTS.BL_UNCRD", 0xe1, 0x04),
+    RXR_INSERTS_IV = ev("UNC_M2P_RxR_INSERTS.IV", 0xe1, 0x08),
+    RXR_INSERTS_AD_CRD = ev("UNC_M2P_RxR_INSERTS.AD_CRD", 0xe1, 0x10),
+    RXR_INSERTS_BL_CRD = ev("UNC_M2P_RxR_INSERTS.BL_CRD", 0xe1, 0x40),
+    RXR_INSERTS_AKC_UNCRD = ev("UNC_M2P_RxR_INSERTS.AKC_UNCRD", 0xe1, 0x80),
+    RXR_INSERTS_AD_ALL = ev("UNC_M2P_RxR_INSERTS.AD_ALL", 0xe1, 0x11),
+    RXR_INSERTS_BL_ALL = ev("UNC_M2P_RxR_INSERTS.BL_ALL", 0xe1, 0x44),
+    RXR_OCCUPANCY_AD_UNCRD = ev("UNC_M2P_RxR_OCCUPANCY.AD_UNCRD", 0xe0, 0x01),
+    RXR_OCCUPANCY_AK = ev("UNC_M2P_RxR_OCCUPANCY.AK", 0xe0, 0x02),
+    RXR_OCCUPANCY_BL_UNCRD = ev("UNC_M2P_RxR_OCCUPANCY.BL_UNCRD", 0xe0, 0x04),
+    RXR_OCCUPANCY_IV = ev("UNC_M2P_RxR_OCCUPANCY.IV", 0xe0, 0x08),
+    RXR_OCCUPANCY_AD_CRD = ev("UNC_M2P_RxR_OCCUPANCY.AD_CRD", 0xe0, 0x10),
+    RXR_OCCUPANCY_BL_CRD = ev("UNC_M2P_RxR_OCCUPANCY.BL_CRD", 0xe0, 0x20),
+    RXR_OCCUPANCY_AKC_UNCRD = ev("UNC_M2P_RxR_OCCUPANCY.AKC_UNCRD", 0xe0, 0x80),
+    RXR_OCCUPANCY_AD_ALL = ev("UNC_M2P_RxR_OCCUPANCY.AD_ALL", 0xe0, 0x11),
+    RXR_OCCUPANCY_BL_ALL = ev("UNC_M2P_RxR_OCCUPANCY.BL_ALL", 0xe0, 0x44),
+    STALL0_NO_TXR_HORZ_CRD_AD_AG0_TGR0 = ev("UNC_M2P_STALL0_NO_TxR_HORZ_CRD_AD_AG0.TGR0", 0xd0, 0x01),
+    STALL0_NO_TXR_HORZ_CRD_AD_AG0_TGR1 = ev("UNC_M2P_STALL0_NO_TxR_HORZ_CRD_AD_AG0.TGR1", 0xd0, 0x02),
+    STALL0_NO_TXR_HORZ_CRD_AD_AG0_TGR2 = ev("UNC_M2P_STALL0_NO_TxR_HORZ_CRD_AD_AG0.TGR2", 0xd0, 0x04),
+    STALL0_NO_TXR_HORZ_CRD_AD_AG0_TGR3 = ev("UNC_M2P_STALL0_NO_TxR_HORZ_CRD_AD_AG0.TGR3", 0xd0, 0x08),
+    STALL0_NO_TXR_HORZ_CRD_AD_AG0_TGR4 = ev("UNC_M2P_STALL0_NO_TxR_HORZ_CRD_AD_AG0.TGR4", 0xd0, 0x10),
+    STALL0_NO_TXR_HORZ_CRD_AD_AG0_TGR5 = ev("UNC_M2P_STALL0_NO_TxR_HORZ_CRD_AD_AG0.TGR5", 0xd0, 0x20),
+    STALL0_NO_TXR_HORZ_CRD_AD_AG0_TGR6 = ev("UNC_M2P_STALL0_NO_TxR_HORZ_CRD_AD_AG0.TGR6", 0xd0, 0x40),
+    STALL0_NO_TXR_HORZ_CRD_AD_AG0_TGR7 = ev("UNC_M2P_STALL0_NO_TxR_HORZ_CRD_AD_AG0.TGR7", 0xd0, 0x80),
+    STALL0_NO_TXR_HORZ_CRD_AD_AG1_TGR0 = ev("UNC_M2P_STALL0_NO_TxR_HORZ_CRD_AD_AG1.TGR0", 0xd2, 0x01),
+    STALL0_NO_TXR_HORZ_CRD_AD_AG1_TGR1 = ev("UNC_M2P_STALL0_NO_TxR_HORZ_CRD_AD_AG1.TGR1", 0xd2, 0x02),
+    STALL0_NO_TXR_HORZ_CRD_AD_AG1_TGR2 = ev("UNC_M2P_STALL0_NO_TxR_HORZ_CRD_AD_AG1.TGR2", 0xd2, 0x04),
+    STALL0_NO_TXR_HORZ_CRD_AD_AG1_TGR3 = ev("UNC_M2P_STALL0_NO_TxR_HORZ_CRD_AD_AG1.TGR3", 0xd2, 0x08),
+    STALL0_NO_TXR_HORZ_CRD_AD_AG1_TGR4 = ev("UNC_M2P_STALL0_NO_TxR_HORZ_CRD_AD_AG1.TGR4", 0xd2, 0x10),
+    STALL0_NO_TXR_HORZ_CRD_AD_AG1_TGR5 = ev("UNC_M2P_STALL0_NO_TxR_HORZ_CRD_AD_AG1.TGR5", 0xd2, 0x20),
+    STALL0_NO_TXR_HORZ_CRD_AD_AG1_TGR6 = ev("UNC_M2P_STALL0_NO_TxR_HORZ_CRD_AD_AG1.TGR6", 0xd2, 0x40),
+    STALL0_NO_TXR_HORZ_CRD_AD_AG1_TGR7 = ev("UNC_M2P_STALL0_NO_TxR_HORZ_CRD_AD_AG1.TGR7", 0xd2, 0x80),
+    STALL0_NO_TXR_HORZ_CRD_BL_AG0_TGR0 = ev("UNC_M2P_STALL0_NO_TxR_HORZ_CRD_BL_AG0.TGR0", 0xd4, 0x01),
+    STALL0_NO_TXR_HORZ_CRD_BL_AG0_TGR1 = ev("UNC_M2P_STALL0_NO_TxR_HORZ_CRD_BL_AG0.TGR1", 0xd4, 0x02),
+    STALL0_NO_TXR_HORZ_CRD_BL_AG0_TGR2 = ev("UNC_M2P_STALL0_NO_TxR_HORZ_CRD_BL_AG0.TGR2", 0xd4, 0x04),
+    STALL0_NO_TXR_HORZ_CRD_BL_AG0_TGR3 = ev("UNC_M2P_STALL0_NO_TxR_HORZ_CRD_BL_AG0.TGR3", 0xd4, 0x08),
+    STALL0_NO_TXR_HORZ_CRD_BL_AG0_TGR4 = ev("UNC_M2P_STALL0_NO_TxR_HORZ_CRD_BL_AG0.TGR4", 0xd4, 0x10),
+    STALL0_NO_TXR_HORZ_CRD_BL_AG0_TGR5 = ev("UNC_M2P_STALL0_NO_TxR_HORZ_CRD_BL_AG0.TGR5", 0xd4, 0x20),
+    STALL0_NO_TXR_HORZ_CRD_BL_AG0_TGR6 = ev("UNC_M2P_STALL0_NO_TxR_HORZ_CRD_BL_AG0.TGR6", 0xd4, 0x40),
+    STALL0_NO_TXR_HORZ_CRD_BL_AG0_TGR7 = ev("UNC_M2P_STALL0_NO_TxR_HORZ_CRD_BL_AG0.TGR7", 0xd4, 0x80),
+    STALL0_NO_TXR_HORZ_CRD_BL_AG1_TGR0 = ev("UNC_M2P_STALL0_NO_TxR_HORZ_CRD_BL_AG1.TGR0", 0xd6, 0x01),
+    STALL0_NO_TXR_HORZ_CRD_BL_AG1_TGR1 = ev("UNC_M2P_STALL0_NO_TxR_HORZ_CRD_BL_AG1.TGR1", 0xd6, 0x02),
+    STALL0_NO_TXR_HORZ_CRD_BL_AG1_TGR2 = ev("UNC_M2P_STALL0_NO_TxR_HORZ_CRD_BL_AG1.TGR2", 0xd6, 0x04),
+    STALL0_NO_TXR_HORZ_CRD_BL_AG1_TGR3 = ev("UNC_M2P_STALL0_NO_TxR_HORZ_CRD_BL_AG1.TGR3", 0xd6, 0x08),
+    STALL0_NO_TXR_HORZ_CRD_BL_AG1_TGR4 = ev("UNC_M2P_STALL0_NO_TxR_HORZ_CRD_BL_AG1.TGR4", 0xd6, 0x10),
+    STALL0_NO_TXR_HORZ_CRD_BL_AG1_TGR5 = ev("UNC_M2P_STALL0_NO_TxR_HORZ_CRD_BL_AG1.TGR5", 0xd6, 0x20),
+    STALL0_NO_TXR_HORZ_CRD_BL_AG1_TGR6 = ev("UNC_M2P_STALL0_NO_TxR_HORZ_CRD_BL_AG1.TGR6", 0xd6, 0x40),
+    STALL0_NO_TXR_HORZ_CRD_BL_AG1_TGR7 = ev("UNC_M2P_STALL0_NO_TxR_HORZ_CRD_BL_AG1.TGR7", 0xd6, 0x80),
+    STALL1_NO_TXR_HORZ_CRD_AD_AG0_TGR8 = ev("UNC_M2P_STALL1_NO_TxR_HORZ_CRD_AD_AG0.TGR8", 0xd1, 0x01),
+    STALL1_NO_TXR_HORZ_CRD_AD_AG0_TGR9 = ev("UNC_M2P_STALL1_NO_TxR_HORZ_CRD_AD_AG0.TGR9", 0xd1, 0x02),
+    STALL1_NO_TXR_HORZ_CRD_AD_AG0_TGR10 = ev("UNC_M2P_STALL1_NO_TxR_HORZ_CRD_AD_AG0.TGR10", 0xd1, 0x04),
+    STALL1_NO_TXR_HORZ_CRD_AD_AG1_1_TGR8 = ev("UNC_M2P_STALL1_NO_TxR_HORZ_CRD_AD_AG1_1.TGR8", 0xd3, 0x01),
+    STALL1_NO_TXR_HORZ_CRD_AD_AG1_1_TGR9 = ev("UNC_M2P_STALL1_NO_TxR_HORZ_CRD_AD_AG1_1.TGR9", 0xd3, 0x02),
+    STALL1_NO_TXR_HORZ_CRD_AD_AG1_1_TGR10 = ev("UNC_M2P_STALL1_NO_TxR_HORZ_CRD_AD_AG1_1.TGR10", 0xd3, 0x04),
+    STALL1_NO_TXR_HORZ_CRD_BL_AG0_1_TGR8 = ev("UNC_M2P_STALL1_NO_TxR_HORZ_CRD_BL_AG0_1.TGR8", 0xd5, 0x01),
+    STALL1_NO_TXR_HORZ_CRD_BL_AG0_1_TGR9 = ev("UNC_M2P_STALL1_NO_TxR_HORZ_CRD_BL_AG0_1.TGR9", 0xd5, 0x02),
+    STALL1_NO_TXR_HORZ_CRD_BL_AG0_1_TGR10 = ev("UNC_M2P_STALL1_NO_TxR_HORZ_CRD_BL_AG0_1.TGR10", 0xd5, 0x04),
+    STALL1_NO_TXR_HORZ_CRD_BL_AG1_1_TGR8 = ev("UNC_M2P_STALL1_NO_TxR_HORZ_CRD_BL_AG1_1.TGR8", 0xd7, 0x01),
+    STALL1_NO_TXR_HORZ_CRD_BL_AG1_1_TGR9 = ev("UNC_M2P_STALL1_NO_TxR_HORZ_CRD_BL_AG1_1.TGR9", 0xd7, 0x02),
+    STALL1_NO_TXR_HORZ_CRD_BL_AG1_1_TGR10 = ev("UNC_M2P_STALL1_NO_TxR_HORZ_CRD_BL_AG1_1.TGR10", 0xd7, 0x04),
+    TXR_HORZ_ADS_USED_AD_UNCRD = ev("UNC_M2P_TxR_HORZ_ADS_USED.AD_UNCRD", 0xa6, 0x01),
+    TXR_HORZ_ADS_USED_BL_UNCRD = ev("UNC_M2P_TxR_HORZ_ADS_USED.BL_UNCRD", 0xa6, 0x04),
+    TXR_HORZ_ADS_USED_AD_CRD = ev("UNC_M2P_TxR_HORZ_ADS_USED.AD_CRD", 0xa6, 0x10),
+    TXR_HORZ_ADS_USED_BL_CRD = ev("UNC_M2P_TxR_HORZ_ADS_USED.BL_CRD", 0xa6, 0x40),
+    TXR_HORZ_ADS_USED_AD_ALL = ev("UNC_M2P_TxR_HORZ_ADS_USED.AD_ALL", 0xa6, 0x11),
+    TXR_HORZ_ADS_USED_BL_ALL = ev("UNC_M2P_TxR_HORZ_ADS_USED.BL_ALL", 0xa6, 0x44),
+    TXR_HORZ_BYPASS_AD_UNCRD = ev("UNC_M2P_TxR_HORZ_BYPASS.AD_UNCRD", 0xa7, 0x01),
+    TXR_HORZ_BYPASS_AK = ev("UNC_M2P_TxR_HORZ_BYPASS.AK", 0xa7, 0x02),
+    TXR_HORZ_BYPASS_BL_UNCRD = ev("UNC_M2P_TxR_HORZ_BYPASS.BL_UNCRD", 0xa7, 0x04),
+    TXR_HORZ_BYPASS_IV = ev("UNC_M2P_TxR_HORZ_BYPASS.IV", 0xa7, 0x08),
+    TXR_HORZ_BYPASS_AD_CRD = ev("UNC_M2P_TxR_HORZ_BYPASS.AD_CRD", 0xa7, 0x10),
+    TXR_HORZ_BYPASS_BL_CRD = ev("UNC_M2P_TxR_HORZ_BYPASS.BL_CRD", 0xa7, 0x40),
+    TXR_HORZ_BYPASS_AKC_UNCRD = ev("UNC_M2P_TxR_HORZ_BYPASS.AKC_UNCRD", 0xa7, 0x80),
+    TXR_HORZ_BYPASS_AD_ALL = ev("UNC_M2P_TxR_HORZ_BYPASS.AD_ALL", 0xa7, 0x11),
+    TXR_HORZ_BYPASS_BL_ALL = ev("UNC_M2P_TxR_HORZ_BYPASS.BL_ALL", 0xa7, 0x44),
+    TXR_HORZ_CYCLES_FULL_AD_UNCRD = ev("UNC_M2P_TxR_HORZ_CYCLES_FULL.AD_UNCRD", 0xa2, 0x01),
+    TXR_HORZ_CYCLES_FULL_AK = ev("UNC_M2P_TxR_HORZ_CYCLES_FULL.AK", 0xa2, 0x02),
+    TXR_HORZ_CYCLES_FULL_BL_UNCRD = ev("UNC_M2P_TxR_HORZ_CYCLES_FULL.BL_UNCRD", 0xa2, 0x04),
+    TXR_HORZ_CYCLES_FULL_IV = ev("UNC_M2P_TxR_HORZ_CYCLES_FULL.IV", 0xa2, 0x08),
+    TXR_HORZ_CYCLES_FULL_AD_CRD = ev("UNC_M2P_TxR_HORZ_CYCLES_FULL.AD_CRD", 0xa2, 0x10),
+    TXR_HORZ_CYCLES_FULL_BL_CRD = ev("UNC_M2P_TxR_HORZ_CYCLES_FULL.BL_CRD", 0xa2, 0x40),
+    TXR_HORZ_CYCLES_FULL_AKC_UNCRD = ev("UNC_M2P_TxR_HORZ_CYCLES_FULL.AKC_UNCRD", 0xa2, 0x80),
+    TXR_HORZ_CYCLES_FULL_AD_ALL = ev("UNC_M2P_TxR_HORZ_CYCLES_FULL.AD_ALL", 0xa2, 0x11),
+    TXR_HORZ_CYCLES_FULL_BL_ALL = ev("UNC_M2P_TxR_HORZ_CYCLES_FULL.BL_ALL", 0xa2, 0x44),
+    TXR_HORZ_CYCLES_NE_AD_UNCRD = ev("UNC_M2P_TxR_HORZ_CYCLES_NE.AD_UNCRD", 0xa3, 0x01),
+    TXR_HORZ_CYCLES_NE_AK = ev("UNC_M2P_TxR_HORZ_CYCLES_NE.AK", 0xa3, 0x02),
+    TXR_HORZ_CYCLES_NE_BL_UNCRD = ev("UNC_M2P_TxR_HORZ_CYCLES_NE.BL_UNCRD", 0xa3, 0x04),
+    TXR_HORZ_CYCLES_NE_IV = ev("UNC_M2P_TxR_HORZ_CYCLES_NE.IV", 0xa3, 0x08),
+    TXR_HORZ_CYCLES_NE_AD_CRD = ev("UNC_M2P_TxR_HORZ_CYCLES_NE.AD_CRD", 0xa3, 0x10),
+    TXR_HORZ_CYCLES_NE_BL_CRD = ev("UNC_M2P_TxR_HORZ_CYCLES_NE.BL_CRD", 0xa3, 0x40),
+    TXR_HORZ_CYCLES_NE_AKC_UNCRD = ev("UNC_M2P_TxR_HORZ_CYCLES_NE.AKC_UNCRD", 0xa3, 0x80),
+    TXR_HORZ_CYCLES_NE_AD_ALL = ev("UNC_M2P_TxR_HORZ_CYCLES_NE.AD_ALL", 0xa3, 0x11),
+    TXR_HORZ_CYCLES_NE_BL_ALL = ev("UNC_M2P_TxR_HORZ_CYCLES_NE.BL_ALL", 0xa3, 0x44),
+    TXR_HORZ_INSERTS_AD_UNCRD = ev("UNC_M2P_TxR_HORZ_INSERTS.AD_UNCRD", 0xa1, 0x01),
+    TXR_HORZ_INSERTS_AK = ev("UNC_M2P_TxR_HORZ_INSERTS.AK", 0xa1, 0x02),
+    TXR_HORZ_INSERTS_BL_UNCRD = ev("UNC_M2P_TxR_HORZ_INSERTS.BL_UNCRD", 0xa1, 0x04),
+    TXR_HORZ_INSERTS_IV = ev("UNC_M2P_TxR_HORZ_INSERTS.IV", 0xa1, 0x08),
+    TXR_HORZ_INSERTS_AD_CRD = ev("UNC_M2P_TxR_HORZ_INSERTS.AD_CRD", 0xa1, 0x10),
+    TXR_HORZ_INSERTS_BL_CRD = ev("UNC_M2P_TxR_HORZ_INSERTS.BL_CRD", 0xa1, 0x40),
+    TXR_HORZ_INSERTS_AKC_UNCRD = ev("UNC_M2P_TxR_HORZ_INSERTS.AKC_UNCRD", 0xa1, 0x80),
+    TXR_HORZ_INSERTS_AD_ALL = ev("UNC_M2P_TxR_HORZ_INSERTS.AD_ALL", 0xa1, 0x11),
+    TXR_HORZ_INSERTS_BL_ALL = ev("UNC_M2P_TxR_HORZ_INSERTS.BL_ALL", 0xa1, 0x44),
+    TXR_HORZ_NACK_AD_UNCRD = ev("UNC_M2P_TxR_HORZ_NACK.AD_UNCRD", 0xa4, 0x01),
+    TXR_HORZ_NACK_AK = ev("UNC_M2P_TxR_HORZ_NACK.AK", 0xa4, 0x02),
+    TXR_HORZ_NACK_BL_UNCRD = ev("UNC_M2P_TxR_HORZ_NACK.BL_UNCRD", 0xa4, 0x04),
+    TXR_HORZ_NACK_IV = ev("UNC_M2P_TxR_HORZ_NACK.IV", 0xa4, 0x08),
+    TXR_HORZ_NACK_AD_CRD = ev("UNC_M2P_TxR_HORZ_NACK.AD_CRD", 0xa4, 0x10),
+    TXR_HORZ_NACK_BL_CRD = ev("UNC_M2P_TxR_HORZ_NACK.BL_CRD", 0xa4, 0x40),
+    TXR_HORZ_NACK_AKC_UNCRD = ev("UNC_M2P_TxR_HORZ_NACK.AKC_UNCRD", 0xa4, 0x80),
+    TXR_HORZ_NACK_AD_ALL = ev("UNC_M2P_TxR_HORZ_NACK.AD_ALL", 0xa4, 0x11),
+    TXR_HORZ_NACK_BL_ALL = ev("UNC_M2P_TxR_HORZ_NACK.BL_ALL", 0xa4, 0x44),
+    TXR_HORZ_OCCUPANCY_AD_UNCRD = ev("UNC_M2P_TxR_HORZ_OCCUPANCY.AD_UNCRD", 0xa0, 0x01),
+    TXR_HORZ_OCCUPANCY_AK = ev("UNC_M2P_TxR_HORZ_OCCUPANCY.AK", 0xa0, 0x02),
+    TXR_HORZ_OCCUPANCY_BL_UNCRD = ev("UNC_M2P_TxR_HORZ_OCCUPANCY.BL_UNCRD", 0xa0, 0x04),
+    TXR_HORZ_OCCUPANCY_IV = ev("UNC_M2P_TxR_HORZ_OCCUPANCY.IV", 0xa0, 0x08),
+    TXR_HORZ_OCCUPANCY_AD_CRD = ev("UNC_M2P_TxR_HORZ_OCCUPANCY.AD_CRD", 0xa0, 0x10),
+    TXR_HORZ_OCCUPANCY_BL_CRD = ev("UNC_M2P_TxR_HORZ_OCCUPANCY.BL_CRD", 0xa0, 0x40),
+    TXR_HORZ_OCCUPANCY_AKC_UNCRD = ev("UNC_M2P_TxR_HORZ_OCCUPANCY.AKC_UNCRD", 0xa0, 0x80),
+    TXR_HORZ_OCCUPANCY_AD_ALL = ev("UNC_M2P_TxR_HORZ_OCCUPANCY.AD_ALL", 0xa0, 0x11),
+    TXR_HORZ_OCCUPANCY_BL_ALL = ev("UNC_M2P_TxR_HORZ_OCCUPANCY.BL_ALL", 0xa0, 0x44),
+    TXR_HORZ_STARVED_AD_UNCRD = ev("UNC_M2P_TxR_HORZ_STARVED.AD_UNCRD", 0xa5, 0x01),
+    TXR_HORZ_STARVED_AK = ev("UNC_M2P_TxR_HORZ_STARVED.AK", 0xa5, 0x02),
+    TXR_HORZ_STARVED_BL_UNCRD = ev("UNC_M2P_TxR_HORZ_STARVED.BL_UNCRD", 0xa5, 0x04),
+    TXR_HORZ_STARVED_IV = ev("UNC_M2P_TxR_HORZ_STARVED.IV", 0xa5, 0x08),
+    TXR_HORZ_STARVED_AKC_UNCRD = ev("UNC_M2P_TxR_HORZ_STARVED.AKC_UNCRD", 0xa5, 0x80),
+    TXR_HORZ_STARVED_AD_ALL = ev("UNC_M2P_TxR_HORZ_STARVED.AD_ALL", 0xa5, 0x01),
+    TXR_HORZ_STARVED_BL_ALL = ev("UNC_M2P_TxR_HORZ_STARVED.BL_ALL", 0xa5, 0x04),
+    TXR_VERT_ADS_USED_AD_AG0 = ev("UNC_M2P_TxR_VERT_ADS_USED.AD_AG0", 0x9c, 0x01),
+    TXR_VERT_ADS_USED_BL_AG0 = ev("UNC_M2P_TxR_VERT_ADS_USED.BL_AG0", 0x9c, 0x04),
+    TXR_VERT_ADS_USED_AD_AG1 = ev("UNC_M2P_TxR_VERT_ADS_USED.AD_AG1", 0x9c, 0x10),
+    TXR_VERT_ADS_USED_BL_AG1 = ev("UNC_M2P_TxR_VERT_ADS_USED.BL_AG1", 0x9c, 0x40),
+    TXR_VERT_BYPASS_AD_AG0 = ev("UNC_M2P_TxR_VERT_BYPASS.AD_AG0", 0x9d, 0x01),
+    TXR_VERT_BYPASS_AK_AG0 = ev("UNC_M2P_TxR_VERT_BYPASS.AK_AG0", 0x9d, 0x02),
+    TXR_VERT_BYPASS_BL_AG0 = ev("UNC_M2P_TxR_VERT_BYPASS.BL_AG0", 0x9d, 0x04),
+    TXR_VERT_BYPASS_IV_AG1 = ev("UNC_M2P_TxR_VERT_BYPASS.IV_AG1", 0x9d, 0x08),
+    TXR_VERT_BYPASS_AD_AG1 = ev("UNC_M2P_TxR_VERT_BYPASS.AD_AG1", 0x9d, 0x10),
+    TXR_VERT_BYPASS_AK_AG1 = ev("UNC_M2P_TxR_VERT_BYPASS.AK_AG1", 0x9d, 0x20),
+    TXR_VERT_BYPASS_BL_AG1 = ev("UNC_M2P_TxR_VERT_BYPASS.BL_AG1", 0x9d, 0x40),
+    TXR_VERT_BYPASS_1_AKC_AG0 = ev("UNC_M2P_TxR_VERT_BYPASS_1.AKC_AG0", 0x9e, 0x01),
+    TXR_VERT_BYPASS_1_AKC_AG1 = ev("UNC_M2P_TxR_VERT_BYPASS_1.AKC_AG1", 0x9e, 0x02),
+    TXR_VERT_CYCLES_FULL0_AD_AG0 = ev("UNC_M2P_TxR_VERT_CYCLES_FULL0.AD_AG0", 0x94, 0x01),
+    TXR_VERT_CYCLES_FULL0_AK_AG0 = ev("UNC_M2P_TxR_VERT_CYCLES_FULL0.AK_AG0", 0x94, 0x02),
+    TXR_VERT_CYCLES_FULL0_BL_AG0 = ev("UNC_M2P_TxR_VERT_CYCLES_FULL0.BL_AG0", 0x94, 0x04),
+    TXR_VERT_CYCLES_FULL0_IV_AG0 = ev("UNC_M2P_TxR_VERT_CYCLES_FULL0.IV_AG0", 0x94, 0x08),
+    TXR_VERT_CYCLES_FULL0_AD_AG1 = ev("UNC_M2P_TxR_VERT_CYCLES_FULL0.AD_AG1", 0x94, 0x10),
+    TXR_VERT_CYCLES_FULL0_AK_AG1 = ev("UNC_M2P_TxR_VERT_CYCLES_FULL0.AK_AG1", 0x94, 0x20),
+    TXR_VERT_CYCLES_FULL0_BL_AG1 = ev("UNC_M2P_TxR_VERT_CYCLES_FULL0.BL_AG1", 0x94, 0x40),
+    TXR_VERT_CYCLES_FULL1_AKC_AG0 = ev("UNC_M2P_TxR_VERT_CYCLES_FULL1.AKC_AG0", 0x95, 0x01),
+    TXR_VERT_CYCLES_FULL1_AKC_AG1 = ev("UNC_M2P_TxR_VERT_CYCLES_FULL1.AKC_AG1", 0x95, 0x02),
+    TXR_VERT_CYCLES_NE0_AD_AG0 = ev("UNC_M2P_TxR_VERT_CYCLES_NE0.AD_AG0", 0x96, 0x01),
+    TXR_VERT_CYCLES_NE0_AK_AG0 = ev("UNC_M2P_TxR_VERT_CYCLES_NE0.AK_AG0", 0x96, 0x02),
+    TXR_VERT_CYCLES_NE0_BL_AG0 = ev("UNC_M2P_TxR_VERT_CYCLES_NE0.BL_AG0", 0x96, 0x04),
+    TXR_VERT_CYCLES_NE0_IV_AG0 = ev("UNC_M2P_TxR_VERT_CYCLES_NE0.IV_AG0", 0x96, 0x08),
+    TXR_VERT_CYCLES_NE0_AD_AG1 = ev("UNC_M2P_TxR_VERT_CYCLES_NE0.AD_AG1", 0x96, 0x10),
+    TXR_VERT_CYCLES_NE0_AK_AG1 = ev("UNC_M2P_TxR_VERT_CYCLES_NE0.AK_AG1", 0x96, 0x20),
+    TXR_VERT_CYCLES_NE0_BL_AG1 = ev("UNC_M2P_TxR_VERT_CYCLES_NE0.BL_AG1", 0x96, 0x40),
+    TXR_VERT_CYCLES_NE1_AKC_AG0 = ev("UNC_M2P_TxR_VERT_CYCLES_NE1.AKC_AG0", 0x97, 0x01),
+    TXR_VERT_CYCLES_NE1_AKC_AG1 = ev("UNC_M2P_TxR_VERT_CYCLES_NE1.AKC_AG1", 0x97, 0x02),
+    TXR_VERT_INSERTS0_AD_AG0 = ev("UNC_M2P_TxR_VERT_INSERTS0.AD_AG0", 0x92, 0x01),
+    TXR_VERT_INSERTS0_AK_AG0 = ev("UNC_M2P_TxR_VERT_INSERTS0.AK_AG0", 0x92, 0x02),
+    TXR_VERT_INSERTS0_BL_AG0 = ev("UNC_M2P_TxR_VERT_INSERTS0.BL_AG0", 0x92, 0x04),
+    TXR_VERT_INSERTS0_IV_AG0 = ev("UNC_M2P_TxR_VERT_INSERTS0.IV_AG0", 0x92, 0x08),
+    TXR_VERT_INSERTS0_AD_AG1 = ev("UNC_M2P_TxR_VERT_INSERTS0.AD_AG1", 0x92, 0x10),
+    TXR_VERT_INSERTS0_AK_AG1 = ev("UNC_M2P_TxR_VERT_INSERTS0.AK_AG1", 0x92, 0x20),
+    TXR_VERT_INSERTS0_BL_AG1 = ev("UNC_M2P_TxR_VERT_INSERTS0.BL_AG1", 0x92, 0x40),
+    TXR_VERT_INSERTS1_AKC_AG0 = ev("UNC_M2P_TxR_VERT_INSERTS1.AKC_AG0", 0x93, 0x01),
+    TXR_VERT_INSERTS1_AKC_AG1 = ev("UNC_M2P_TxR_VERT_INSERTS1.AKC_AG1", 0x93, 0x02),
+    TXR_VERT_NACK0_AD_AG0 = ev("UNC_M2P_TxR_VERT_NACK0.AD_AG0", 0x98, 0x01),
+    TXR_VERT_NACK0_AK_AG0 = ev("UNC_M2P_TxR_VERT_NACK0.AK_AG0", 0x98, 0x02),
+    TXR_VERT_NACK0_BL_AG0 = ev("UNC_M2P_TxR_VERT_NACK0.BL_AG0", 0x98, 0x04),
+    TXR_VERT_NACK0_IV_AG0 = ev("UNC_M2P_TxR_VERT_NACK0.IV_AG0", 0x98, 0x08),
+    TXR_VERT_NACK0_AD_AG1 = ev("UNC_M2P_TxR_VERT_NACK0.AD_AG1", 0x98, 0x10),
+    TXR_VERT_NACK0_AK_AG1 = ev("UNC_M2P_TxR_VERT_NACK0.AK_AG1", 0x98, 0x20),
+    TXR_VERT_NACK0_BL_AG1 = ev("UNC_M2P_TxR_VERT_NACK0.BL_AG1", 0x98, 0x40),
+    TXR_VERT_NACK1_AKC_AG0 = ev("UNC_M2P_TxR_VERT_NACK1.AKC_AG0", 0x99, 0x01),
+    TXR_VERT_NACK1_AKC_AG1 = ev("UNC_M2P_TxR_VERT_NACK1.AKC_AG1", 0x99, 0x02),
+    TXR_VERT_OCCUPANCY0_AD_AG0 = ev("UNC_M2P_TxR_VERT_OCCUPANCY0.AD_AG0", 0x90, 0x01),
+    TXR_VERT_OCCUPANCY0_AK_AG0 = ev("UNC_M2P_TxR_VERT_OCCUPANCY0.AK_AG0", 0x90, 0x02),
+    TXR_VERT_OCCUPANCY0_BL_AG0 = ev("UNC_M2P_TxR_VERT_OCCUPANCY0.BL_AG0", 0x90, 0x04),
+    TXR_VERT_OCCUPANCY0_IV_AG0 = ev("UNC_M2P_TxR_VERT_OCCUPANCY0.IV_AG0", 0x90, 0x08),
+    TXR_VERT_OCCUPANCY0_AD_AG1 = ev("UNC_M2P_TxR_VERT_OCCUPANCY0.AD_AG1", 0x90, 0x10),
+    TXR_VERT_OCCUPANCY0_AK_AG1 = ev("UNC_M2P_TxR_VERT_OCCUPANCY0.AK_AG1", 0x90, 0x20),
+    TXR_VERT_OCCUPANCY0_BL_AG1 = ev("UNC_M2P_TxR_VERT_OCCUPANCY0.BL_AG1", 0x90, 0x40),
+    TXR_VERT_OCCUPANCY1_AKC_AG0 = ev("UNC_M2P_TxR_VERT_OCCUPANCY1.AKC_AG0", 0x91, 0x01),
+    TXR_VERT_OCCUPANCY1_AKC_AG1 = ev("UNC_M2P_TxR_VERT_OCCUPANCY1.AKC_AG1", 0x91, 0x02),
+    TXR_VERT_STARVED0_AD_AG0 = ev("UNC_M2P_TxR_VERT_STARVED0.AD_AG0", 0x9a, 0x01),
+    TXR_VERT_STARVED0_AK_AG0 = ev("UNC_M2P_TxR_VERT_STARVED0.AK_AG0", 0x9a, 0x02),
+    TXR_VERT_STARVED0_BL_AG0 = ev("UNC_M2P_TxR_VERT_STARVED0.BL_AG0", 0x9a, 0x04),
+    TXR_VERT_STARVED0_IV_AG0 = ev("UNC_M2P_TxR_VERT_STARVED0.IV_AG0", 0x9a, 0x08),
+    TXR_VERT_STARVED0_AD_AG1 = ev("UNC_M2P_TxR_VERT_STARVED0.AD_AG1", 0x9a, 0x10),
+    TXR_VERT_STARVED0_AK_AG1 = ev("UNC_M2P_TxR_VERT_STARVED0.AK_AG1", 0x9a, 0x20),
+    TXR_VERT_STARVED0_BL_AG1 = ev("UNC_M2P_TxR_VERT_STARVED0.BL_AG1", 0x9a, 0x40),
+    TXR_VERT_STARVED1_AKC_AG0 = ev("UNC_M2P_TxR_VERT_STARVED1.AKC_AG0", 0x9b, 0x01),
+    TXR_VERT_STARVED1_AKC_AG1 = ev("UNC_M2P_TxR_VERT_STARVED1.AKC_AG1", 0x9b, 0x02),
+    TXR_VERT_STARVED1_TGC = ev("UNC_M2P_TxR_VERT_STARVED1.TGC", 0x9b, 0x04),
+    VERT_RING_AD_IN_USE_UP_EVEN = ev("UNC_M2P_VERT_RING_AD_IN_USE.UP_EVEN", 0xb0, 0x01),
+    VERT_RING_AD_IN_USE_UP_ODD = ev("UNC_M2P_VERT_RING_AD_IN_USE.UP_ODD", 0xb0, 0x02),
+    VERT_RING_AD_IN_USE_DN_EVEN = ev("UNC_M2P_VERT_RING_AD_IN_USE.DN_EVEN", 0xb0, 0x04),
+    VERT_RING_AD_IN_USE_DN_ODD = ev("UNC_M2P_VERT_RING_AD_IN_USE.DN_ODD", 0xb0, 0x08),
+    VERT_RING_AKC_IN_USE_UP_EVEN = ev("UNC_M2P_VERT_RING_AKC_IN_USE.UP_EVEN", 0xb4, 0x01),
+    VERT_RING_AKC_IN_USE_UP_ODD = ev("UNC_M2P_VERT_RING_AKC_IN_USE.UP_ODD", 0xb4, 0x02),
+    VERT_RING_AKC_IN_USE_DN_EVEN = ev("UNC_M2P_VERT_RING_AKC_IN_USE.DN_EVEN", 0xb4, 0x04),
+    VERT_RING_AKC_IN_USE_DN_ODD = ev("UNC_M2P_VERT_RING_AKC_IN_USE.DN_ODD", 0xb4, 0x08),
+    VERT_RING_AK_IN_USE_UP_EVEN = ev("UNC_M2P_VERT_RING_AK_IN_USE.UP_EVEN", 0xb1, 0x01),
+    VERT_RING_AK_IN_USE_UP_ODD = ev("UNC_M2P_VERT_RING_AK_IN_USE.UP_ODD", 0xb1, 0x02),
+    VERT_RING_AK_IN_USE_DN_EVEN = ev("UNC_M2P_VERT_RING_AK_IN_USE.DN_EVEN", 0xb1, 0x04),
+    VERT_RING_AK_IN_USE_DN_ODD = ev("UNC_M2P_VERT_RING_AK_IN_USE.DN_ODD", 0xb1, 0x08),
+    VERT_RING_BL_IN_USE_UP_EVEN = ev("UNC_M2P_VERT_RING_BL_IN_USE.UP_EVEN", 0xb2, 0x01),
+    VERT_RING_BL_IN_USE_UP_ODD = ev("UNC_M2P_VERT_RING_BL_IN_USE.UP_ODD", 0xb2, 0x02),
+    VERT_RING_BL_IN_USE_DN_EVEN = ev("UNC_M2P_VERT_RING_BL_IN_USE.DN_EVEN", 0xb2, 0x04),
+    VERT_RING_BL_IN_USE_DN_ODD = ev("UNC_M2P_VERT_RING_BL_IN_USE.DN_ODD", 0xb2, 0x08),
+    VERT_RING_IV_IN_USE_UP = ev("UNC_M2P_VERT_RING_IV_IN_USE.UP", 0xb3, 0x01),
+    VERT_RING_IV_IN_USE_DN = ev("UNC_M2P_VERT_RING_IV_IN_USE.DN", 0xb3, 0x04),
+    VERT_RING_TGC_IN_USE_UP_EVEN = ev("UNC_M2P_VERT_RING_TGC_IN_USE.UP_EVEN", 0xb5, 0x01),
+    VERT_RING_TGC_IN_USE_UP_ODD = ev("UNC_M2P_VERT_RING_TGC_IN_USE.UP_ODD", 0xb5, 0x02),
+    VERT_RING_TGC_IN_USE_DN_EVEN = ev("UNC_M2P_VERT_RING_TGC_IN_USE.DN_EVEN", 0xb5, 0x04),
+    VERT_RING_TGC_IN_USE_DN_ODD = ev("UNC_M2P_VERT_RING_TGC_IN_USE.DN_ODD", 0xb5, 0x08),
+    RING_SRC_THRTL = ev("UNC_M2P_RING_SRC_THRTL", 0xae, 0x00),
+    RXR_CRD_STARVED_1 = ev("UNC_M2P_RxR_CRD_STARVED_1", 0xe4, 0x00),
+    RXC_CYCLES_NE_UPI_NCB = ev("UNC_M2P_RxC_CYCLES_NE.UPI_NCB", 0x10, 0x08),
+    RXC_CYCLES_NE_UPI_NCS = ev("UNC_M2P_RxC_CYCLES_NE.UPI_NCS", 0x10, 0x10),
+    RXC_INSERTS_UPI_NCB = ev("UNC_M2P_RxC_INSERTS.UPI_NCB", 0x11, 0x08),
+    RXC_INSERTS_UPI_NCS = ev("UNC_M2P_RxC_INSERTS.UPI_NCS", 0x11, 0x10),
+    TXC_CREDITS_PMM = ev("UNC_M2P_TxC_CREDITS.PMM", 0x2d, 0x02).on(0b11),
+    TXC_CYCLES_FULL_PMM_BLOCK_1 = ev("UNC_M2P_TxC_CYCLES_FULL.PMM_BLOCK_1", 0x25, 0x08),
+    TXC_CYCLES_FULL_PMM_BLOCK_0 = ev("UNC_M2P_TxC_CYCLES_FULL.PMM_BLOCK_0", 0x25, 0x80),
+    TXC_CYCLES_NE_PMM_DISTRESS_1 = ev("UNC_M2P_TxC_CYCLES_NE.PMM_DISTRESS_1", 0x23, 0x08).on(0b11),
+    TXC_CYCLES_NE_PMM_DISTRESS_0 = ev("UNC_M2P_TxC_CYCLES_NE.PMM_DISTRESS_0", 0x23, 0x80).on(0b11),
+    DISTRESS_ASSERTED_PMM_LOCAL = ev("UNC_M2P_DISTRESS_ASSERTED.PMM_LOCAL", 0xaf, 0x10),
+    DISTRESS_ASSERTED_PMM_NONLOCAL = ev("UNC_M2P_DISTRESS_ASSERTED.PMM_NONLOCAL", 0xaf, 0x20),
+}
 #[cfg(not(feature = "experimental-events"))]
 const EXPERIMENTAL_ROWS: &[EventRow] = &[];
 /// The rows built.

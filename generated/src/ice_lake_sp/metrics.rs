@@ -4,7 +4,7 @@
 //! Each is `metric(name, unit, category, scope)` and what it has besides, one builder a
 //! fact (`crate::metrics`); a formula is its text and its postfix ops.
 
-use crate::metrics::{metric, MetricInfo, Constant, read, MetricRead};
+use crate::metrics::{metric, MetricInfo, Constant, read, read_core, MetricRead};
 use crate::metrics::MetricScope::{Cpu, Socket};
 use crate::metrics::Op::*;
 
@@ -14,68 +14,68 @@ pub static METRICS: &[MetricInfo] = &[
         .about("Share of the core's last-level cache references that hit: references less misses, over references, from the architectural events LLC Reference (0x2E/0x4F) and LLC Misses (0x2E/0x41) of SDM Vol. 3B, Table 18-1.")
         .in_groups(&["CacheHits"])
         .reads(&[
-            read("refs", "LONGEST_LAT_CACHE.REFERENCE", "CORE"),
-            read("misses", "LONGEST_LAT_CACHE.MISS", "CORE"),
+            read_core("refs", "LONGEST_LAT_CACHE.REFERENCE"),
+            read_core("misses", "LONGEST_LAT_CACHE.MISS"),
         ])
         .computed_as("100 * (refs - misses) / refs", &[Num(100.0), Event(0), Event(1), Sub, Mul, Event(0), Div]),
     metric("cpi", "per instruction", "CPI", Cpu)
         .reads(&[
-            read("a", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
-            read("b", "INST_RETIRED.ANY_P", "CORE"),
+            read_core("a", "CPU_CLK_UNHALTED.THREAD_P"),
+            read_core("b", "INST_RETIRED.ANY_P"),
         ])
         .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("loads_per_instr", "per instruction", "", Cpu)
         .reads(&[
-            read("a", "MEM_INST_RETIRED.ALL_LOADS", "CORE"),
-            read("b", "INST_RETIRED.ANY_P", "CORE"),
+            read_core("a", "MEM_INST_RETIRED.ALL_LOADS"),
+            read_core("b", "INST_RETIRED.ANY_P"),
         ])
         .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("stores_per_instr", "per instruction", "", Cpu)
         .reads(&[
-            read("a", "MEM_INST_RETIRED.ALL_STORES", "CORE"),
-            read("b", "INST_RETIRED.ANY_P", "CORE"),
+            read_core("a", "MEM_INST_RETIRED.ALL_STORES"),
+            read_core("b", "INST_RETIRED.ANY_P"),
         ])
         .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("l1d_mpi", "per instruction", "MPI, D-side", Cpu)
         .reads(&[
-            read("a", "L1D.REPLACEMENT", "CORE"),
-            read("b", "INST_RETIRED.ANY_P", "CORE"),
+            read_core("a", "L1D.REPLACEMENT"),
+            read_core("b", "INST_RETIRED.ANY_P"),
         ])
         .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("l1d_demand_data_read_hits_per_instr", "per instruction", "D-side", Cpu)
         .reads(&[
-            read("a", "MEM_LOAD_RETIRED.L1_HIT", "CORE"),
-            read("b", "INST_RETIRED.ANY_P", "CORE"),
+            read_core("a", "MEM_LOAD_RETIRED.L1_HIT"),
+            read_core("b", "INST_RETIRED.ANY_P"),
         ])
         .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("l1_i_code_read_misses_with_prefetches_per_instr", "per instruction", "MPI, I-side", Cpu)
         .reads(&[
-            read("a", "L2_RQSTS.ALL_CODE_RD", "CORE"),
-            read("b", "INST_RETIRED.ANY_P", "CORE"),
+            read_core("a", "L2_RQSTS.ALL_CODE_RD"),
+            read_core("b", "INST_RETIRED.ANY_P"),
         ])
         .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("l2_demand_data_read_hits_per_instr", "per instruction", "D-side", Cpu)
         .reads(&[
-            read("a", "MEM_LOAD_RETIRED.L2_HIT", "CORE"),
-            read("b", "INST_RETIRED.ANY_P", "CORE"),
+            read_core("a", "MEM_LOAD_RETIRED.L2_HIT"),
+            read_core("b", "INST_RETIRED.ANY_P"),
         ])
         .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("l2_mpi", "per instruction", "MPI", Cpu)
         .reads(&[
-            read("a", "L2_LINES_IN.ALL", "CORE"),
-            read("b", "INST_RETIRED.ANY_P", "CORE"),
+            read_core("a", "L2_LINES_IN.ALL"),
+            read_core("b", "INST_RETIRED.ANY_P"),
         ])
         .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("l2_demand_data_read_mpi", "per instruction", "MPI, D-side", Cpu)
         .reads(&[
-            read("a", "MEM_LOAD_RETIRED.L2_MISS", "CORE"),
-            read("b", "INST_RETIRED.ANY_P", "CORE"),
+            read_core("a", "MEM_LOAD_RETIRED.L2_MISS"),
+            read_core("b", "INST_RETIRED.ANY_P"),
         ])
         .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("l2_demand_code_mpi", "per instruction", "MPI, I-side", Cpu)
         .reads(&[
-            read("a", "L2_RQSTS.CODE_RD_MISS", "CORE"),
-            read("b", "INST_RETIRED.ANY_P", "CORE"),
+            read_core("a", "L2_RQSTS.CODE_RD_MISS"),
+            read_core("b", "INST_RETIRED.ANY_P"),
         ])
         .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("llc_data_read_mpi_demand_plus_prefetch", "per instruction", "MPI, D-side", Socket)
@@ -83,14 +83,14 @@ pub static METRICS: &[MetricInfo] = &[
             read("a", "UNC_CHA_TOR_INSERTS.IA_MISS_LLCPREFDATA", "CHA"),
             read("b", "UNC_CHA_TOR_INSERTS.IA_MISS_DRD", "CHA"),
             read("c", "UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF", "CHA"),
-            read("d", "INST_RETIRED.ANY_P", "CORE"),
+            read_core("d", "INST_RETIRED.ANY_P"),
         ])
         .computed_as("(a + b + c) / d", &[Event(0), Event(1), Add, Event(2), Add, Event(3), Div]),
     metric("llc_code_read_mpi_demand_plus_prefetch", "per instruction", "MPI, I-side", Socket)
         .reads(&[
             read("b", "UNC_CHA_TOR_INSERTS.IA_MISS_CRD", "CHA"),
             read("c", "UNC_CHA_TOR_INSERTS.IA_MISS_CRD_PREF", "CHA"),
-            read("d", "INST_RETIRED.ANY_P", "CORE"),
+            read_core("d", "INST_RETIRED.ANY_P"),
         ])
         .computed_as("(b + c) / d", &[Event(0), Event(1), Add, Event(2), Div]),
     metric("llc_demand_data_read_miss_latency", "ns", "Latency", Socket)
@@ -150,32 +150,32 @@ pub static METRICS: &[MetricInfo] = &[
         ]),
     metric("itlb_2nd_level_mpi", "per instruction", "MPI, I-side", Cpu)
         .reads(&[
-            read("a", "ITLB_MISSES.WALK_COMPLETED", "CORE"),
-            read("b", "INST_RETIRED.ANY_P", "CORE"),
+            read_core("a", "ITLB_MISSES.WALK_COMPLETED"),
+            read_core("b", "INST_RETIRED.ANY_P"),
         ])
         .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("itlb_2nd_level_large_page_mpi", "per instruction", "MPI", Cpu)
         .reads(&[
-            read("a", "ITLB_MISSES.WALK_COMPLETED_2M_4M", "CORE"),
-            read("b", "INST_RETIRED.ANY_P", "CORE"),
+            read_core("a", "ITLB_MISSES.WALK_COMPLETED_2M_4M"),
+            read_core("b", "INST_RETIRED.ANY_P"),
         ])
         .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("dtlb_2nd_level_load_mpi", "per instruction", "MPI, D-side", Cpu)
         .reads(&[
-            read("a", "DTLB_LOAD_MISSES.WALK_COMPLETED", "CORE"),
-            read("b", "INST_RETIRED.ANY_P", "CORE"),
+            read_core("a", "DTLB_LOAD_MISSES.WALK_COMPLETED"),
+            read_core("b", "INST_RETIRED.ANY_P"),
         ])
         .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("dtlb_2nd_level_2mb_large_page_load_mpi", "per instruction", "MPI, D-side", Cpu)
         .reads(&[
-            read("a", "DTLB_LOAD_MISSES.WALK_COMPLETED_2M_4M", "CORE"),
-            read("b", "INST_RETIRED.ANY_P", "CORE"),
+            read_core("a", "DTLB_LOAD_MISSES.WALK_COMPLETED_2M_4M"),
+            read_core("b", "INST_RETIRED.ANY_P"),
         ])
         .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("dtlb_2nd_level_store_mpi", "per instruction", "MPI, D-side", Cpu)
         .reads(&[
-            read("a", "DTLB_STORE_MISSES.WALK_COMPLETED", "CORE"),
-            read("b", "INST_RETIRED.ANY_P", "CORE"),
+            read_core("a", "DTLB_STORE_MISSES.WALK_COMPLETED"),
+            read_core("b", "INST_RETIRED.ANY_P"),
         ])
         .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("numa_reads_addressed_to_local_dram", "percent", "NUMA", Socket)
@@ -316,30 +316,30 @@ pub static METRICS: &[MetricInfo] = &[
         .computed_as("100 * (b / a)", &[Num(100.0), Event(1), Event(0), Div, Mul]),
     metric("percent_uops_delivered_from_decoded_icache", "percent", "I-side", Cpu)
         .reads(&[
-            read("a", "IDQ.DSB_UOPS", "CORE"),
-            read("b", "IDQ.MITE_UOPS", "CORE"),
-            read("c", "IDQ.MS_UOPS", "CORE"),
-            read("d", "LSD.UOPS", "CORE"),
+            read_core("a", "IDQ.DSB_UOPS"),
+            read_core("b", "IDQ.MITE_UOPS"),
+            read_core("c", "IDQ.MS_UOPS"),
+            read_core("d", "LSD.UOPS"),
         ])
         .computed_as("100 * (a / (a + b + c + d))", &[
             Num(100.0), Event(0), Event(0), Event(1), Add, Event(2), Add, Event(3), Add, Div, Mul,
         ]),
     metric("percent_uops_delivered_from_legacy_decode_pipeline", "percent", "I-side", Cpu)
         .reads(&[
-            read("a", "IDQ.DSB_UOPS", "CORE"),
-            read("b", "IDQ.MITE_UOPS", "CORE"),
-            read("c", "IDQ.MS_UOPS", "CORE"),
-            read("d", "LSD.UOPS", "CORE"),
+            read_core("a", "IDQ.DSB_UOPS"),
+            read_core("b", "IDQ.MITE_UOPS"),
+            read_core("c", "IDQ.MS_UOPS"),
+            read_core("d", "LSD.UOPS"),
         ])
         .computed_as("100 * (b / (a + b + c + d))", &[
             Num(100.0), Event(1), Event(0), Event(1), Add, Event(2), Add, Event(3), Add, Div, Mul,
         ]),
     metric("percent_uops_delivered_from_microcode_sequencer", "percent", "I-side", Cpu)
         .reads(&[
-            read("a", "IDQ.DSB_UOPS", "CORE"),
-            read("b", "IDQ.MITE_UOPS", "CORE"),
-            read("c", "IDQ.MS_UOPS", "CORE"),
-            read("d", "LSD.UOPS", "CORE"),
+            read_core("a", "IDQ.DSB_UOPS"),
+            read_core("b", "IDQ.MITE_UOPS"),
+            read_core("c", "IDQ.MS_UOPS"),
+            read_core("d", "LSD.UOPS"),
         ])
         .computed_as("100 * (c / (a + b + c + d))", &[
             Num(100.0), Event(2), Event(0), Event(1), Add, Event(2), Add, Event(3), Add, Div, Mul,
@@ -431,27 +431,27 @@ pub static METRICS: &[MetricInfo] = &[
     metric("Bottleneck_Mispredictions", "", "TMA", Cpu)
         .in_groups(&["Bad", "BadSpec", "BrMispredicts", "BvMP"])
         .reads(&[
-            read("a", "UOPS_RETIRED.SLOTS", "CORE"),
-            read("b", "UOPS_ISSUED.ANY", "CORE"),
-            read("c", "IDQ.MS_UOPS", "CORE"),
-            read("d", "TOPDOWN.SLOTS", "CORE").via(MetricRead::Slots),
-            read("e", "BR_MISP_RETIRED.ALL_BRANCHES", "CORE"),
-            read("f", "MACHINE_CLEARS.COUNT", "CORE"),
-            read("g", "PERF_METRICS.FRONTEND_BOUND", "CORE").via(MetricRead::SlotsShare(2)),
-            read("h", "PERF_METRICS.BAD_SPECULATION", "CORE").via(MetricRead::SlotsShare(1)),
-            read("i", "PERF_METRICS.RETIRING", "CORE").via(MetricRead::SlotsShare(0)),
-            read("j", "PERF_METRICS.BACKEND_BOUND", "CORE").via(MetricRead::SlotsShare(3)),
-            read("k", "INT_MISC.UOP_DROPPING", "CORE"),
-            read("l", "INT_MISC.CLEARS_COUNT", "CORE"),
-            read("m", "IDQ_UOPS_NOT_DELIVERED.CYCLES_0_UOPS_DELIV.CORE", "CORE"),
-            read("n", "INT_MISC.CLEAR_RESTEER_CYCLES", "CORE"),
-            read("o", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
-            read("p", "ICACHE_DATA.STALLS", "CORE"),
-            read("q", "ICACHE_TAG.STALLS", "CORE"),
-            read("r", "BACLEARS.ANY", "CORE"),
-            read("s", "IDQ.MS_SWITCHES", "CORE"),
-            read("t", "DECODE.LCP", "CORE"),
-            read("u", "DSB2MITE_SWITCHES.PENALTY_CYCLES", "CORE"),
+            read_core("a", "UOPS_RETIRED.SLOTS"),
+            read_core("b", "UOPS_ISSUED.ANY"),
+            read_core("c", "IDQ.MS_UOPS"),
+            read_core("d", "TOPDOWN.SLOTS").via(MetricRead::Slots),
+            read_core("e", "BR_MISP_RETIRED.ALL_BRANCHES"),
+            read_core("f", "MACHINE_CLEARS.COUNT"),
+            read_core("g", "PERF_METRICS.FRONTEND_BOUND").via(MetricRead::SlotsShare(2)),
+            read_core("h", "PERF_METRICS.BAD_SPECULATION").via(MetricRead::SlotsShare(1)),
+            read_core("i", "PERF_METRICS.RETIRING").via(MetricRead::SlotsShare(0)),
+            read_core("j", "PERF_METRICS.BACKEND_BOUND").via(MetricRead::SlotsShare(3)),
+            read_core("k", "INT_MISC.UOP_DROPPING"),
+            read_core("l", "INT_MISC.CLEARS_COUNT"),
+            read_core("m", "IDQ_UOPS_NOT_DELIVERED.CYCLES_0_UOPS_DELIV.CORE"),
+            read_core("n", "INT_MISC.CLEAR_RESTEER_CYCLES"),
+            read_core("o", "CPU_CLK_UNHALTED.THREAD_P"),
+            read_core("p", "ICACHE_DATA.STALLS"),
+            read_core("q", "ICACHE_TAG.STALLS"),
+            read_core("r", "BACLEARS.ANY"),
+            read_core("s", "IDQ.MS_SWITCHES"),
+            read_core("t", "DECODE.LCP"),
+            read_core("u", "DSB2MITE_SWITCHES.PENALTY_CYCLES"),
         ])
         .computed_as("100 * (1 - 10 * (a / b * c / d) * max(e / (e + f) * max(1 - (g / (g + h + i + j) - k / d + (j / (g + h + i + j) + 5 * l / d) + i / (g + h + i + j)), 0) * (1 - e / (l - f)), 0.0001) / (e / (e + f) * max(1 - (g / (g + h + i + j) - k / d + (j / (g + h + i + j) + 5 * l / d) + i / (g + h + i + j)), 0))) * (e / (e + f) * max(1 - (g / (g + h + i + j) - k / d + (j / (g + h + i + j) + 5 * l / d) + i / (g + h + i + j)), 0) + (5 * m - k) / d * (e / (e + f) * n / o) / (p / o + q / o + (n / o + 10 * r / o) + 3 * s / o + t / o + u / o))", &[
             Num(100.0), Num(1.0), Num(10.0), Event(0), Event(1), Div, Event(2), Mul, Event(3), Div,
@@ -479,17 +479,17 @@ pub static METRICS: &[MetricInfo] = &[
     metric("Bottleneck_Big_Code", "", "TMA", Cpu)
         .in_groups(&["BvBC", "BigFootprint", "Fed", "Frontend", "IcMiss", "MemoryTLB"])
         .reads(&[
-            read("a", "IDQ_UOPS_NOT_DELIVERED.CYCLES_0_UOPS_DELIV.CORE", "CORE"),
-            read("b", "INT_MISC.UOP_DROPPING", "CORE"),
-            read("c", "TOPDOWN.SLOTS", "CORE").via(MetricRead::Slots),
-            read("d", "ICACHE_TAG.STALLS", "CORE"),
-            read("e", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
-            read("f", "ICACHE_DATA.STALLS", "CORE"),
-            read("g", "BACLEARS.ANY", "CORE"),
-            read("h", "INT_MISC.CLEAR_RESTEER_CYCLES", "CORE"),
-            read("i", "IDQ.MS_SWITCHES", "CORE"),
-            read("j", "DECODE.LCP", "CORE"),
-            read("k", "DSB2MITE_SWITCHES.PENALTY_CYCLES", "CORE"),
+            read_core("a", "IDQ_UOPS_NOT_DELIVERED.CYCLES_0_UOPS_DELIV.CORE"),
+            read_core("b", "INT_MISC.UOP_DROPPING"),
+            read_core("c", "TOPDOWN.SLOTS").via(MetricRead::Slots),
+            read_core("d", "ICACHE_TAG.STALLS"),
+            read_core("e", "CPU_CLK_UNHALTED.THREAD_P"),
+            read_core("f", "ICACHE_DATA.STALLS"),
+            read_core("g", "BACLEARS.ANY"),
+            read_core("h", "INT_MISC.CLEAR_RESTEER_CYCLES"),
+            read_core("i", "IDQ.MS_SWITCHES"),
+            read_core("j", "DECODE.LCP"),
+            read_core("k", "DSB2MITE_SWITCHES.PENALTY_CYCLES"),
         ])
         .computed_as("100 * ((5 * a - b) / c) * (d / e + f / e + 10 * g / e) / (f / e + d / e + (h / e + 10 * g / e) + 3 * i / e + j / e + k / e)", &[
             Num(100.0), Num(5.0), Event(0), Mul, Event(1), Sub, Event(2), Div, Mul, Event(3),
@@ -502,33 +502,33 @@ pub static METRICS: &[MetricInfo] = &[
     metric("Bottleneck_Instruction_Fetch_BW", "", "TMA", Cpu)
         .in_groups(&["BvFB", "Fed", "FetchBW", "Frontend"])
         .reads(&[
-            read("a", "PERF_METRICS.FRONTEND_BOUND", "CORE").via(MetricRead::SlotsShare(2)),
-            read("a_a", "CPU_CLK_UNHALTED.DISTRIBUTED", "CORE"),
-            read("b", "PERF_METRICS.BAD_SPECULATION", "CORE").via(MetricRead::SlotsShare(1)),
-            read("c", "PERF_METRICS.RETIRING", "CORE").via(MetricRead::SlotsShare(0)),
-            read("d", "PERF_METRICS.BACKEND_BOUND", "CORE").via(MetricRead::SlotsShare(3)),
-            read("e", "INT_MISC.UOP_DROPPING", "CORE"),
-            read("f", "TOPDOWN.SLOTS", "CORE").via(MetricRead::Slots),
-            read("g", "UOPS_RETIRED.SLOTS", "CORE"),
-            read("h", "UOPS_ISSUED.ANY", "CORE"),
-            read("i", "IDQ.MS_UOPS", "CORE"),
-            read("j", "BR_MISP_RETIRED.ALL_BRANCHES", "CORE"),
-            read("k", "MACHINE_CLEARS.COUNT", "CORE"),
-            read("l", "INT_MISC.CLEARS_COUNT", "CORE"),
-            read("m", "IDQ_UOPS_NOT_DELIVERED.CYCLES_0_UOPS_DELIV.CORE", "CORE"),
-            read("n", "INT_MISC.CLEAR_RESTEER_CYCLES", "CORE"),
-            read("o", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
-            read("p", "ICACHE_DATA.STALLS", "CORE"),
-            read("q", "ICACHE_TAG.STALLS", "CORE"),
-            read("r", "BACLEARS.ANY", "CORE"),
-            read("s", "IDQ.MS_SWITCHES", "CORE"),
-            read("t", "DECODE.LCP", "CORE"),
-            read("u", "DSB2MITE_SWITCHES.PENALTY_CYCLES", "CORE"),
-            read("v", "UOPS_DECODED.DEC0", "CORE"),
-            read("w", "UOPS_DECODED.DEC0", "CORE").cmask(1),
-            read("x", "IDQ.MITE_UOPS", "CORE"),
-            read("y", "ASSISTS.ANY", "CORE"),
-            read("z", "IDQ.MS_UOPS", "CORE").cmask(1),
+            read_core("a", "PERF_METRICS.FRONTEND_BOUND").via(MetricRead::SlotsShare(2)),
+            read_core("a_a", "CPU_CLK_UNHALTED.DISTRIBUTED"),
+            read_core("b", "PERF_METRICS.BAD_SPECULATION").via(MetricRead::SlotsShare(1)),
+            read_core("c", "PERF_METRICS.RETIRING").via(MetricRead::SlotsShare(0)),
+            read_core("d", "PERF_METRICS.BACKEND_BOUND").via(MetricRead::SlotsShare(3)),
+            read_core("e", "INT_MISC.UOP_DROPPING"),
+            read_core("f", "TOPDOWN.SLOTS").via(MetricRead::Slots),
+            read_core("g", "UOPS_RETIRED.SLOTS"),
+            read_core("h", "UOPS_ISSUED.ANY"),
+            read_core("i", "IDQ.MS_UOPS"),
+            read_core("j", "BR_MISP_RETIRED.ALL_BRANCHES"),
+            read_core("k", "MACHINE_CLEARS.COUNT"),
+            read_core("l", "INT_MISC.CLEARS_COUNT"),
+            read_core("m", "IDQ_UOPS_NOT_DELIVERED.CYCLES_0_UOPS_DELIV.CORE"),
+            read_core("n", "INT_MISC.CLEAR_RESTEER_CYCLES"),
+            read_core("o", "CPU_CLK_UNHALTED.THREAD_P"),
+            read_core("p", "ICACHE_DATA.STALLS"),
+            read_core("q", "ICACHE_TAG.STALLS"),
+            read_core("r", "BACLEARS.ANY"),
+            read_core("s", "IDQ.MS_SWITCHES"),
+            read_core("t", "DECODE.LCP"),
+            read_core("u", "DSB2MITE_SWITCHES.PENALTY_CYCLES"),
+            read_core("v", "UOPS_DECODED.DEC0"),
+            read_core("w", "UOPS_DECODED.DEC0").cmask(1),
+            read_core("x", "IDQ.MITE_UOPS"),
+            read_core("y", "ASSISTS.ANY"),
+            read_core("z", "IDQ.MS_UOPS").cmask(1),
         ])
         .computed_as("100 * (a / (a + b + c + d) - e / f - (1 - 10 * (g / h * i / f) * max(j / (j + k) * max(1 - (a / (a + b + c + d) - e / f + (d / (a + b + c + d) + 5 * l / f) + c / (a + b + c + d)), 0) * (1 - j / (l - k)), 0.0001) / (j / (j + k) * max(1 - (a / (a + b + c + d) - e / f + (d / (a + b + c + d) + 5 * l / f) + c / (a + b + c + d)), 0))) * ((5 * m - e) / f) * (j / (j + k) * n / o) / (p / o + q / o + (n / o + 10 * r / o) + 3 * s / o + t / o + u / o) - g / h * i / f / (g / h * i / f + c / (a + b + c + d) * (v - w) / x - g / h * i / f + g / h * i / f) * (34 * y / f / (g / h * i / f)) * ((5 * m - e) / f * (3 * s / o + (n / o + 10 * r / o) * ((1 - j / (j + k)) * n / o + 10 * (g / h * i / f) * max(j / (j + k) * max(1 - (a / (a + b + c + d) - e / f + (d / (a + b + c + d) + 5 * l / f) + c / (a + b + c + d)), 0) * (1 - j / (l - k)), 0.0001) / (j / (j + k) * max(1 - (a / (a + b + c + d) - e / f + (d / (a + b + c + d) + 5 * l / f) + c / (a + b + c + d)), 0)) * (j / (j + k) * n / o)) / (j / (j + k) * n / o + (1 - j / (j + k)) * n / o + 10 * r / o)) / (p / o + q / o + (n / o + 10 * r / o) + 3 * s / o + t / o + u / o) + z / (a_a if HYPERTHREADING_ON else o) / 3.3)) - 100 * ((5 * m - e) / f) * (q / o + p / o + 10 * r / o) / (p / o + q / o + (n / o + 10 * r / o) + 3 * s / o + t / o + u / o)", &[
             Num(100.0), Event(0), Event(0), Event(2), Add, Event(3), Add, Event(4), Add, Div,
@@ -587,10 +587,10 @@ pub static METRICS: &[MetricInfo] = &[
     metric("Bottleneck_Branching_Overhead", "", "TMA", Cpu)
         .in_groups(&["BvBO", "Ret"])
         .reads(&[
-            read("a", "BR_INST_RETIRED.ALL_BRANCHES", "CORE"),
-            read("b", "BR_INST_RETIRED.NEAR_CALL", "CORE"),
-            read("c", "INST_RETIRED.NOP", "CORE"),
-            read("d", "TOPDOWN.SLOTS", "CORE").via(MetricRead::Slots),
+            read_core("a", "BR_INST_RETIRED.ALL_BRANCHES"),
+            read_core("b", "BR_INST_RETIRED.NEAR_CALL"),
+            read_core("c", "INST_RETIRED.NOP"),
+            read_core("d", "TOPDOWN.SLOTS").via(MetricRead::Slots),
         ])
         .computed_as("100 * ((a + 2 * b + c) / d)", &[
             Num(100.0), Event(0), Num(2.0), Event(1), Mul, Add, Event(2), Add, Event(3), Div, Mul,
@@ -599,21 +599,21 @@ pub static METRICS: &[MetricInfo] = &[
     metric("Bottleneck_Useful_Work", "", "TMA", Cpu)
         .in_groups(&["BvUW", "Ret"])
         .reads(&[
-            read("a", "PERF_METRICS.RETIRING", "CORE").via(MetricRead::SlotsShare(0)),
-            read("b", "PERF_METRICS.FRONTEND_BOUND", "CORE").via(MetricRead::SlotsShare(2)),
-            read("c", "PERF_METRICS.BAD_SPECULATION", "CORE").via(MetricRead::SlotsShare(1)),
-            read("d", "PERF_METRICS.BACKEND_BOUND", "CORE").via(MetricRead::SlotsShare(3)),
-            read("e", "BR_INST_RETIRED.ALL_BRANCHES", "CORE"),
-            read("f", "BR_INST_RETIRED.NEAR_CALL", "CORE"),
-            read("g", "INST_RETIRED.NOP", "CORE"),
-            read("h", "TOPDOWN.SLOTS", "CORE").via(MetricRead::Slots),
-            read("i", "UOPS_RETIRED.SLOTS", "CORE"),
-            read("j", "UOPS_ISSUED.ANY", "CORE"),
-            read("k", "IDQ.MS_UOPS", "CORE"),
-            read("l", "UOPS_DECODED.DEC0", "CORE"),
-            read("m", "UOPS_DECODED.DEC0", "CORE").cmask(1),
-            read("n", "IDQ.MITE_UOPS", "CORE"),
-            read("o", "ASSISTS.ANY", "CORE"),
+            read_core("a", "PERF_METRICS.RETIRING").via(MetricRead::SlotsShare(0)),
+            read_core("b", "PERF_METRICS.FRONTEND_BOUND").via(MetricRead::SlotsShare(2)),
+            read_core("c", "PERF_METRICS.BAD_SPECULATION").via(MetricRead::SlotsShare(1)),
+            read_core("d", "PERF_METRICS.BACKEND_BOUND").via(MetricRead::SlotsShare(3)),
+            read_core("e", "BR_INST_RETIRED.ALL_BRANCHES"),
+            read_core("f", "BR_INST_RETIRED.NEAR_CALL"),
+            read_core("g", "INST_RETIRED.NOP"),
+            read_core("h", "TOPDOWN.SLOTS").via(MetricRead::Slots),
+            read_core("i", "UOPS_RETIRED.SLOTS"),
+            read_core("j", "UOPS_ISSUED.ANY"),
+            read_core("k", "IDQ.MS_UOPS"),
+            read_core("l", "UOPS_DECODED.DEC0"),
+            read_core("m", "UOPS_DECODED.DEC0").cmask(1),
+            read_core("n", "IDQ.MITE_UOPS"),
+            read_core("o", "ASSISTS.ANY"),
         ])
         .computed_as("100 * (a / (b + c + a + d) - (e + 2 * f + g) / h - i / j * k / h / (i / j * k / h + a / (b + c + a + d) * (l - m) / n - i / j * k / h + i / j * k / h) * (34 * o / h / (i / j * k / h)) * (i / j * k / h + a / (b + c + a + d) * (l - m) / n))", &[
             Num(100.0), Event(0), Event(1), Event(2), Add, Event(0), Add, Event(3), Add, Div,
@@ -631,12 +631,12 @@ pub static METRICS: &[MetricInfo] = &[
     metric("Frontend_Bound", "percent", "TMA", Cpu)
         .in_groups(&["BvFB", "BvIO", "TmaL1", "PGO"])
         .reads(&[
-            read("a", "PERF_METRICS.FRONTEND_BOUND", "CORE").via(MetricRead::SlotsShare(2)),
-            read("b", "PERF_METRICS.BAD_SPECULATION", "CORE").via(MetricRead::SlotsShare(1)),
-            read("c", "PERF_METRICS.RETIRING", "CORE").via(MetricRead::SlotsShare(0)),
-            read("d", "PERF_METRICS.BACKEND_BOUND", "CORE").via(MetricRead::SlotsShare(3)),
-            read("e", "INT_MISC.UOP_DROPPING", "CORE"),
-            read("f", "TOPDOWN.SLOTS", "CORE").via(MetricRead::Slots),
+            read_core("a", "PERF_METRICS.FRONTEND_BOUND").via(MetricRead::SlotsShare(2)),
+            read_core("b", "PERF_METRICS.BAD_SPECULATION").via(MetricRead::SlotsShare(1)),
+            read_core("c", "PERF_METRICS.RETIRING").via(MetricRead::SlotsShare(0)),
+            read_core("d", "PERF_METRICS.BACKEND_BOUND").via(MetricRead::SlotsShare(3)),
+            read_core("e", "INT_MISC.UOP_DROPPING"),
+            read_core("f", "TOPDOWN.SLOTS").via(MetricRead::Slots),
         ])
         .computed_as("100 * (a / (a + b + c + d) - e / f)", &[
             Num(100.0), Event(0), Event(0), Event(1), Add, Event(2), Add, Event(3), Add, Div,
@@ -648,9 +648,9 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(2)
         .child_of("Frontend_Bound")
         .reads(&[
-            read("a", "IDQ_UOPS_NOT_DELIVERED.CYCLES_0_UOPS_DELIV.CORE", "CORE"),
-            read("b", "INT_MISC.UOP_DROPPING", "CORE"),
-            read("c", "TOPDOWN.SLOTS", "CORE").via(MetricRead::Slots),
+            read_core("a", "IDQ_UOPS_NOT_DELIVERED.CYCLES_0_UOPS_DELIV.CORE"),
+            read_core("b", "INT_MISC.UOP_DROPPING"),
+            read_core("c", "TOPDOWN.SLOTS").via(MetricRead::Slots),
         ])
         .computed_as("100 * ((5 * a - b) / c)", &[
             Num(100.0), Num(5.0), Event(0), Mul, Event(1), Sub, Event(2), Div, Mul,
@@ -661,8 +661,8 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(3)
         .child_of("Fetch_Latency")
         .reads(&[
-            read("a", "ICACHE_DATA.STALLS", "CORE"),
-            read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
+            read_core("a", "ICACHE_DATA.STALLS"),
+            read_core("b", "CPU_CLK_UNHALTED.THREAD_P"),
         ])
         .computed_as("100 * (a / b)", &[Num(100.0), Event(0), Event(1), Div, Mul])
         .threshold_when(&["ICache_Misses", "Fetch_Latency", "Frontend_Bound"], "min(min(ICache_Misses > 5, Fetch_Latency > 10), Frontend_Bound > 15)", &[
@@ -673,9 +673,9 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(4)
         .child_of("ICache_Misses")
         .reads(&[
-            read("a", "ICACHE_DATA.STALLS", "CORE"),
-            read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
-            read("c", "OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DEMAND_CODE_RD", "CORE"),
+            read_core("a", "ICACHE_DATA.STALLS"),
+            read_core("b", "CPU_CLK_UNHALTED.THREAD_P"),
+            read_core("c", "OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DEMAND_CODE_RD"),
         ])
         .computed_as("100 * max(0, a / b - c / b)", &[
             Num(100.0), Num(0.0), Event(0), Event(1), Div, Event(2), Event(1), Div, Sub, Max, Mul,
@@ -689,8 +689,8 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(4)
         .child_of("ICache_Misses")
         .reads(&[
-            read("a", "OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DEMAND_CODE_RD", "CORE"),
-            read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
+            read_core("a", "OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DEMAND_CODE_RD"),
+            read_core("b", "CPU_CLK_UNHALTED.THREAD_P"),
         ])
         .computed_as("100 * (a / b)", &[Num(100.0), Event(0), Event(1), Div, Mul])
         .threshold_when(&["Code_L2_Miss", "ICache_Misses", "Fetch_Latency", "Frontend_Bound"], "min(min(min(Code_L2_Miss > 5, ICache_Misses > 5), Fetch_Latency > 10), Frontend_Bound > 15)", &[
@@ -702,8 +702,8 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(3)
         .child_of("Fetch_Latency")
         .reads(&[
-            read("a", "ICACHE_TAG.STALLS", "CORE"),
-            read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
+            read_core("a", "ICACHE_TAG.STALLS"),
+            read_core("b", "CPU_CLK_UNHALTED.THREAD_P"),
         ])
         .computed_as("100 * (a / b)", &[Num(100.0), Event(0), Event(1), Div, Mul])
         .threshold_when(&["ITLB_Misses", "Fetch_Latency", "Frontend_Bound"], "min(min(ITLB_Misses > 5, Fetch_Latency > 10), Frontend_Bound > 15)", &[
@@ -714,9 +714,9 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(4)
         .child_of("ITLB_Misses")
         .reads(&[
-            read("a", "ICACHE_TAG.STALLS", "CORE"),
-            read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
-            read("c", "ITLB_MISSES.WALK_ACTIVE", "CORE"),
+            read_core("a", "ICACHE_TAG.STALLS"),
+            read_core("b", "CPU_CLK_UNHALTED.THREAD_P"),
+            read_core("c", "ITLB_MISSES.WALK_ACTIVE"),
         ])
         .computed_as("100 * max(0, a / b - c / b)", &[
             Num(100.0), Num(0.0), Event(0), Event(1), Div, Event(2), Event(1), Div, Sub, Max, Mul,
@@ -730,8 +730,8 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(4)
         .child_of("ITLB_Misses")
         .reads(&[
-            read("a", "ITLB_MISSES.WALK_ACTIVE", "CORE"),
-            read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
+            read_core("a", "ITLB_MISSES.WALK_ACTIVE"),
+            read_core("b", "CPU_CLK_UNHALTED.THREAD_P"),
         ])
         .computed_as("100 * (a / b)", &[Num(100.0), Event(0), Event(1), Div, Mul])
         .threshold_when(&["Code_STLB_Miss", "ITLB_Misses", "Fetch_Latency", "Frontend_Bound"], "min(min(min(Code_STLB_Miss > 5, ITLB_Misses > 5), Fetch_Latency > 10), Frontend_Bound > 15)", &[
@@ -743,10 +743,10 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(5)
         .child_of("Code_STLB_Miss")
         .reads(&[
-            read("a", "ITLB_MISSES.WALK_ACTIVE", "CORE"),
-            read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
-            read("c", "ITLB_MISSES.WALK_COMPLETED_4K", "CORE"),
-            read("d", "ITLB_MISSES.WALK_COMPLETED_2M_4M", "CORE"),
+            read_core("a", "ITLB_MISSES.WALK_ACTIVE"),
+            read_core("b", "CPU_CLK_UNHALTED.THREAD_P"),
+            read_core("c", "ITLB_MISSES.WALK_COMPLETED_4K"),
+            read_core("d", "ITLB_MISSES.WALK_COMPLETED_2M_4M"),
         ])
         .computed_as("100 * (a / b * c / (c + d))", &[
             Num(100.0), Event(0), Event(1), Div, Event(2), Mul, Event(2), Event(3), Add, Div, Mul,
@@ -760,10 +760,10 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(5)
         .child_of("Code_STLB_Miss")
         .reads(&[
-            read("a", "ITLB_MISSES.WALK_ACTIVE", "CORE"),
-            read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
-            read("c", "ITLB_MISSES.WALK_COMPLETED_2M_4M", "CORE"),
-            read("d", "ITLB_MISSES.WALK_COMPLETED_4K", "CORE"),
+            read_core("a", "ITLB_MISSES.WALK_ACTIVE"),
+            read_core("b", "CPU_CLK_UNHALTED.THREAD_P"),
+            read_core("c", "ITLB_MISSES.WALK_COMPLETED_2M_4M"),
+            read_core("d", "ITLB_MISSES.WALK_COMPLETED_4K"),
         ])
         .computed_as("100 * (a / b * c / (d + c))", &[
             Num(100.0), Event(0), Event(1), Div, Event(2), Mul, Event(3), Event(2), Add, Div, Mul,
@@ -777,9 +777,9 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(3)
         .child_of("Fetch_Latency")
         .reads(&[
-            read("a", "INT_MISC.CLEAR_RESTEER_CYCLES", "CORE"),
-            read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
-            read("c", "BACLEARS.ANY", "CORE"),
+            read_core("a", "INT_MISC.CLEAR_RESTEER_CYCLES"),
+            read_core("b", "CPU_CLK_UNHALTED.THREAD_P"),
+            read_core("c", "BACLEARS.ANY"),
         ])
         .computed_as("100 * (a / b + 10 * c / b)", &[
             Num(100.0), Event(0), Event(1), Div, Num(10.0), Event(2), Mul, Event(1), Div, Add, Mul,
@@ -792,10 +792,10 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(4)
         .child_of("Branch_Resteers")
         .reads(&[
-            read("a", "BR_MISP_RETIRED.ALL_BRANCHES", "CORE"),
-            read("b", "MACHINE_CLEARS.COUNT", "CORE"),
-            read("c", "INT_MISC.CLEAR_RESTEER_CYCLES", "CORE"),
-            read("d", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
+            read_core("a", "BR_MISP_RETIRED.ALL_BRANCHES"),
+            read_core("b", "MACHINE_CLEARS.COUNT"),
+            read_core("c", "INT_MISC.CLEAR_RESTEER_CYCLES"),
+            read_core("d", "CPU_CLK_UNHALTED.THREAD_P"),
         ])
         .computed_as("100 * (a / (a + b) * c / d)", &[
             Num(100.0), Event(0), Event(0), Event(1), Add, Div, Event(2), Mul, Event(3), Div, Mul,
@@ -809,10 +809,10 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(4)
         .child_of("Branch_Resteers")
         .reads(&[
-            read("a", "BR_MISP_RETIRED.ALL_BRANCHES", "CORE"),
-            read("b", "MACHINE_CLEARS.COUNT", "CORE"),
-            read("c", "INT_MISC.CLEAR_RESTEER_CYCLES", "CORE"),
-            read("d", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
+            read_core("a", "BR_MISP_RETIRED.ALL_BRANCHES"),
+            read_core("b", "MACHINE_CLEARS.COUNT"),
+            read_core("c", "INT_MISC.CLEAR_RESTEER_CYCLES"),
+            read_core("d", "CPU_CLK_UNHALTED.THREAD_P"),
         ])
         .computed_as("100 * ((1 - a / (a + b)) * c / d)", &[
             Num(100.0), Num(1.0), Event(0), Event(0), Event(1), Add, Div, Sub, Event(2), Mul,
@@ -827,8 +827,8 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(4)
         .child_of("Branch_Resteers")
         .reads(&[
-            read("a", "BACLEARS.ANY", "CORE"),
-            read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
+            read_core("a", "BACLEARS.ANY"),
+            read_core("b", "CPU_CLK_UNHALTED.THREAD_P"),
         ])
         .computed_as("100 * (10 * a / b)", &[Num(100.0), Num(10.0), Event(0), Mul, Event(1), Div, Mul])
         .threshold_when(&["Unknown_Branches", "Branch_Resteers", "Fetch_Latency", "Frontend_Bound"], "min(min(min(Unknown_Branches > 5, Branch_Resteers > 5), Fetch_Latency > 10), Frontend_Bound > 15)", &[
@@ -840,8 +840,8 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(3)
         .child_of("Fetch_Latency")
         .reads(&[
-            read("a", "IDQ.MS_SWITCHES", "CORE"),
-            read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
+            read_core("a", "IDQ.MS_SWITCHES"),
+            read_core("b", "CPU_CLK_UNHALTED.THREAD_P"),
         ])
         .computed_as("100 * (3 * a / b)", &[Num(100.0), Num(3.0), Event(0), Mul, Event(1), Div, Mul])
         .threshold_when(&["MS_Switches", "Fetch_Latency", "Frontend_Bound"], "min(min(MS_Switches > 5, Fetch_Latency > 10), Frontend_Bound > 15)", &[
@@ -852,8 +852,8 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(3)
         .child_of("Fetch_Latency")
         .reads(&[
-            read("a", "DECODE.LCP", "CORE"),
-            read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
+            read_core("a", "DECODE.LCP"),
+            read_core("b", "CPU_CLK_UNHALTED.THREAD_P"),
         ])
         .computed_as("100 * (a / b)", &[Num(100.0), Event(0), Event(1), Div, Mul])
         .threshold_when(&["LCP", "Fetch_Latency", "Frontend_Bound"], "min(min(LCP > 5, Fetch_Latency > 10), Frontend_Bound > 15)", &[
@@ -864,8 +864,8 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(3)
         .child_of("Fetch_Latency")
         .reads(&[
-            read("a", "DSB2MITE_SWITCHES.PENALTY_CYCLES", "CORE"),
-            read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
+            read_core("a", "DSB2MITE_SWITCHES.PENALTY_CYCLES"),
+            read_core("b", "CPU_CLK_UNHALTED.THREAD_P"),
         ])
         .computed_as("100 * (a / b)", &[Num(100.0), Event(0), Event(1), Div, Mul])
         .threshold_when(&["DSB_Switches", "Fetch_Latency", "Frontend_Bound"], "min(min(DSB_Switches > 5, Fetch_Latency > 10), Frontend_Bound > 15)", &[
@@ -876,13 +876,13 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(2)
         .child_of("Frontend_Bound")
         .reads(&[
-            read("a", "PERF_METRICS.FRONTEND_BOUND", "CORE").via(MetricRead::SlotsShare(2)),
-            read("b", "PERF_METRICS.BAD_SPECULATION", "CORE").via(MetricRead::SlotsShare(1)),
-            read("c", "PERF_METRICS.RETIRING", "CORE").via(MetricRead::SlotsShare(0)),
-            read("d", "PERF_METRICS.BACKEND_BOUND", "CORE").via(MetricRead::SlotsShare(3)),
-            read("e", "INT_MISC.UOP_DROPPING", "CORE"),
-            read("f", "TOPDOWN.SLOTS", "CORE").via(MetricRead::Slots),
-            read("g", "IDQ_UOPS_NOT_DELIVERED.CYCLES_0_UOPS_DELIV.CORE", "CORE"),
+            read_core("a", "PERF_METRICS.FRONTEND_BOUND").via(MetricRead::SlotsShare(2)),
+            read_core("b", "PERF_METRICS.BAD_SPECULATION").via(MetricRead::SlotsShare(1)),
+            read_core("c", "PERF_METRICS.RETIRING").via(MetricRead::SlotsShare(0)),
+            read_core("d", "PERF_METRICS.BACKEND_BOUND").via(MetricRead::SlotsShare(3)),
+            read_core("e", "INT_MISC.UOP_DROPPING"),
+            read_core("f", "TOPDOWN.SLOTS").via(MetricRead::Slots),
+            read_core("g", "IDQ_UOPS_NOT_DELIVERED.CYCLES_0_UOPS_DELIV.CORE"),
         ])
         .computed_as("100 * max(0, a / (a + b + c + d) - e / f - (5 * g - e) / f)", &[
             Num(100.0), Num(0.0), Event(0), Event(0), Event(1), Add, Event(2), Add, Event(3), Add,
@@ -895,10 +895,10 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(3)
         .child_of("Fetch_Bandwidth")
         .reads(&[
-            read("a", "IDQ.MITE_CYCLES_ANY", "CORE"),
-            read("b", "IDQ.MITE_CYCLES_OK", "CORE"),
-            read("c", "CPU_CLK_UNHALTED.DISTRIBUTED", "CORE"),
-            read("d", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
+            read_core("a", "IDQ.MITE_CYCLES_ANY"),
+            read_core("b", "IDQ.MITE_CYCLES_OK"),
+            read_core("c", "CPU_CLK_UNHALTED.DISTRIBUTED"),
+            read_core("d", "CPU_CLK_UNHALTED.THREAD_P"),
         ])
         .computed_as("100 * ((a - b) / (c if HYPERTHREADING_ON else d) / 2)", &[
             Num(100.0), Event(0), Event(1), Sub, Const(Constant::HyperthreadingOn), Event(2),
@@ -910,10 +910,10 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(4)
         .child_of("MITE")
         .reads(&[
-            read("a", "INST_DECODED.DECODERS", "CORE").cmask(1),
-            read("b", "INST_DECODED.DECODERS", "CORE").cmask(2),
-            read("c", "CPU_CLK_UNHALTED.DISTRIBUTED", "CORE"),
-            read("d", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
+            read_core("a", "INST_DECODED.DECODERS").cmask(1),
+            read_core("b", "INST_DECODED.DECODERS").cmask(2),
+            read_core("c", "CPU_CLK_UNHALTED.DISTRIBUTED"),
+            read_core("d", "CPU_CLK_UNHALTED.THREAD_P"),
         ])
         .computed_as("100 * ((a - b) / (c if HYPERTHREADING_ON else d) / 2)", &[
             Num(100.0), Event(0), Event(1), Sub, Const(Constant::HyperthreadingOn), Event(2),
@@ -927,9 +927,9 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(4)
         .child_of("MITE")
         .reads(&[
-            read("a", "IDQ.MITE_UOPS", "CORE").cmask(4),
-            read("b", "IDQ.MITE_UOPS", "CORE").cmask(5),
-            read("c", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
+            read_core("a", "IDQ.MITE_UOPS").cmask(4),
+            read_core("b", "IDQ.MITE_UOPS").cmask(5),
+            read_core("c", "CPU_CLK_UNHALTED.THREAD_P"),
         ])
         .computed_as("100 * ((a - b) / c)", &[Num(100.0), Event(0), Event(1), Sub, Event(2), Div, Mul])
         .threshold_when(&["MITE_4wide", "MITE", "Fetch_Bandwidth"], "min(min(MITE_4wide > 5, MITE > 10), Fetch_Bandwidth > 20)", &[
@@ -940,10 +940,10 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(3)
         .child_of("Fetch_Bandwidth")
         .reads(&[
-            read("a", "IDQ.DSB_CYCLES_ANY", "CORE"),
-            read("b", "IDQ.DSB_CYCLES_OK", "CORE"),
-            read("c", "CPU_CLK_UNHALTED.DISTRIBUTED", "CORE"),
-            read("d", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
+            read_core("a", "IDQ.DSB_CYCLES_ANY"),
+            read_core("b", "IDQ.DSB_CYCLES_OK"),
+            read_core("c", "CPU_CLK_UNHALTED.DISTRIBUTED"),
+            read_core("d", "CPU_CLK_UNHALTED.THREAD_P"),
         ])
         .computed_as("100 * ((a - b) / (c if HYPERTHREADING_ON else d) / 2)", &[
             Num(100.0), Event(0), Event(1), Sub, Const(Constant::HyperthreadingOn), Event(2),
@@ -955,9 +955,9 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(3)
         .child_of("Fetch_Bandwidth")
         .reads(&[
-            read("a", "IDQ.MS_UOPS", "CORE").cmask(1),
-            read("b", "CPU_CLK_UNHALTED.DISTRIBUTED", "CORE"),
-            read("c", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
+            read_core("a", "IDQ.MS_UOPS").cmask(1),
+            read_core("b", "CPU_CLK_UNHALTED.DISTRIBUTED"),
+            read_core("c", "CPU_CLK_UNHALTED.THREAD_P"),
         ])
         .computed_as("100 * (a / (b if HYPERTHREADING_ON else c) / 3.3)", &[
             Num(100.0), Event(0), Const(Constant::HyperthreadingOn), Event(1), Event(2), Select,
@@ -967,13 +967,13 @@ pub static METRICS: &[MetricInfo] = &[
     metric("Bad_Speculation", "percent", "TMA", Cpu)
         .in_groups(&["TmaL1"])
         .reads(&[
-            read("a", "PERF_METRICS.FRONTEND_BOUND", "CORE").via(MetricRead::SlotsShare(2)),
-            read("b", "PERF_METRICS.BAD_SPECULATION", "CORE").via(MetricRead::SlotsShare(1)),
-            read("c", "PERF_METRICS.RETIRING", "CORE").via(MetricRead::SlotsShare(0)),
-            read("d", "PERF_METRICS.BACKEND_BOUND", "CORE").via(MetricRead::SlotsShare(3)),
-            read("e", "INT_MISC.UOP_DROPPING", "CORE"),
-            read("f", "TOPDOWN.SLOTS", "CORE").via(MetricRead::Slots),
-            read("g", "INT_MISC.CLEARS_COUNT", "CORE"),
+            read_core("a", "PERF_METRICS.FRONTEND_BOUND").via(MetricRead::SlotsShare(2)),
+            read_core("b", "PERF_METRICS.BAD_SPECULATION").via(MetricRead::SlotsShare(1)),
+            read_core("c", "PERF_METRICS.RETIRING").via(MetricRead::SlotsShare(0)),
+            read_core("d", "PERF_METRICS.BACKEND_BOUND").via(MetricRead::SlotsShare(3)),
+            read_core("e", "INT_MISC.UOP_DROPPING"),
+            read_core("f", "TOPDOWN.SLOTS").via(MetricRead::Slots),
+            read_core("g", "INT_MISC.CLEARS_COUNT"),
         ])
         .computed_as("100 * max(1 - (a / (a + b + c + d) - e / f + (d / (a + b + c + d) + 5 * g / f) + c / (a + b + c + d)), 0)", &[
             Num(100.0), Num(1.0), Event(0), Event(0), Event(1), Add, Event(2), Add, Event(3), Add,
@@ -988,15 +988,15 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(2)
         .child_of("Bad_Speculation")
         .reads(&[
-            read("a", "BR_MISP_RETIRED.ALL_BRANCHES", "CORE"),
-            read("b", "MACHINE_CLEARS.COUNT", "CORE"),
-            read("c", "PERF_METRICS.FRONTEND_BOUND", "CORE").via(MetricRead::SlotsShare(2)),
-            read("d", "PERF_METRICS.BAD_SPECULATION", "CORE").via(MetricRead::SlotsShare(1)),
-            read("e", "PERF_METRICS.RETIRING", "CORE").via(MetricRead::SlotsShare(0)),
-            read("f", "PERF_METRICS.BACKEND_BOUND", "CORE").via(MetricRead::SlotsShare(3)),
-            read("g", "INT_MISC.UOP_DROPPING", "CORE"),
-            read("h", "TOPDOWN.SLOTS", "CORE").via(MetricRead::Slots),
-            read("i", "INT_MISC.CLEARS_COUNT", "CORE"),
+            read_core("a", "BR_MISP_RETIRED.ALL_BRANCHES"),
+            read_core("b", "MACHINE_CLEARS.COUNT"),
+            read_core("c", "PERF_METRICS.FRONTEND_BOUND").via(MetricRead::SlotsShare(2)),
+            read_core("d", "PERF_METRICS.BAD_SPECULATION").via(MetricRead::SlotsShare(1)),
+            read_core("e", "PERF_METRICS.RETIRING").via(MetricRead::SlotsShare(0)),
+            read_core("f", "PERF_METRICS.BACKEND_BOUND").via(MetricRead::SlotsShare(3)),
+            read_core("g", "INT_MISC.UOP_DROPPING"),
+            read_core("h", "TOPDOWN.SLOTS").via(MetricRead::Slots),
+            read_core("i", "INT_MISC.CLEARS_COUNT"),
         ])
         .computed_as("100 * (a / (a + b) * max(1 - (c / (c + d + e + f) - g / h + (f / (c + d + e + f) + 5 * i / h) + e / (c + d + e + f)), 0))", &[
             Num(100.0), Event(0), Event(0), Event(1), Add, Div, Num(1.0), Event(2), Event(2),
@@ -1011,15 +1011,15 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(3)
         .child_of("Branch_Mispredicts")
         .reads(&[
-            read("a", "BR_MISP_RETIRED.ALL_BRANCHES", "CORE"),
-            read("b", "MACHINE_CLEARS.COUNT", "CORE"),
-            read("c", "PERF_METRICS.FRONTEND_BOUND", "CORE").via(MetricRead::SlotsShare(2)),
-            read("d", "PERF_METRICS.BAD_SPECULATION", "CORE").via(MetricRead::SlotsShare(1)),
-            read("e", "PERF_METRICS.RETIRING", "CORE").via(MetricRead::SlotsShare(0)),
-            read("f", "PERF_METRICS.BACKEND_BOUND", "CORE").via(MetricRead::SlotsShare(3)),
-            read("g", "INT_MISC.UOP_DROPPING", "CORE"),
-            read("h", "TOPDOWN.SLOTS", "CORE").via(MetricRead::Slots),
-            read("i", "INT_MISC.CLEARS_COUNT", "CORE"),
+            read_core("a", "BR_MISP_RETIRED.ALL_BRANCHES"),
+            read_core("b", "MACHINE_CLEARS.COUNT"),
+            read_core("c", "PERF_METRICS.FRONTEND_BOUND").via(MetricRead::SlotsShare(2)),
+            read_core("d", "PERF_METRICS.BAD_SPECULATION").via(MetricRead::SlotsShare(1)),
+            read_core("e", "PERF_METRICS.RETIRING").via(MetricRead::SlotsShare(0)),
+            read_core("f", "PERF_METRICS.BACKEND_BOUND").via(MetricRead::SlotsShare(3)),
+            read_core("g", "INT_MISC.UOP_DROPPING"),
+            read_core("h", "TOPDOWN.SLOTS").via(MetricRead::Slots),
+            read_core("i", "INT_MISC.CLEARS_COUNT"),
         ])
         .computed_as("100 * max(a / (a + b) * max(1 - (c / (c + d + e + f) - g / h + (f / (c + d + e + f) + 5 * i / h) + e / (c + d + e + f)), 0) * (1 - a / (i - b)), 0.0001)", &[
             Num(100.0), Event(0), Event(0), Event(1), Add, Div, Num(1.0), Event(2), Event(2),
@@ -1037,15 +1037,15 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(2)
         .child_of("Bad_Speculation")
         .reads(&[
-            read("a", "PERF_METRICS.FRONTEND_BOUND", "CORE").via(MetricRead::SlotsShare(2)),
-            read("b", "PERF_METRICS.BAD_SPECULATION", "CORE").via(MetricRead::SlotsShare(1)),
-            read("c", "PERF_METRICS.RETIRING", "CORE").via(MetricRead::SlotsShare(0)),
-            read("d", "PERF_METRICS.BACKEND_BOUND", "CORE").via(MetricRead::SlotsShare(3)),
-            read("e", "INT_MISC.UOP_DROPPING", "CORE"),
-            read("f", "TOPDOWN.SLOTS", "CORE").via(MetricRead::Slots),
-            read("g", "INT_MISC.CLEARS_COUNT", "CORE"),
-            read("h", "BR_MISP_RETIRED.ALL_BRANCHES", "CORE"),
-            read("i", "MACHINE_CLEARS.COUNT", "CORE"),
+            read_core("a", "PERF_METRICS.FRONTEND_BOUND").via(MetricRead::SlotsShare(2)),
+            read_core("b", "PERF_METRICS.BAD_SPECULATION").via(MetricRead::SlotsShare(1)),
+            read_core("c", "PERF_METRICS.RETIRING").via(MetricRead::SlotsShare(0)),
+            read_core("d", "PERF_METRICS.BACKEND_BOUND").via(MetricRead::SlotsShare(3)),
+            read_core("e", "INT_MISC.UOP_DROPPING"),
+            read_core("f", "TOPDOWN.SLOTS").via(MetricRead::Slots),
+            read_core("g", "INT_MISC.CLEARS_COUNT"),
+            read_core("h", "BR_MISP_RETIRED.ALL_BRANCHES"),
+            read_core("i", "MACHINE_CLEARS.COUNT"),
         ])
         .computed_as("100 * max(0, max(1 - (a / (a + b + c + d) - e / f + (d / (a + b + c + d) + 5 * g / f) + c / (a + b + c + d)), 0) - h / (h + i) * max(1 - (a / (a + b + c + d) - e / f + (d / (a + b + c + d) + 5 * g / f) + c / (a + b + c + d)), 0))", &[
             Num(100.0), Num(0.0), Num(1.0), Event(0), Event(0), Event(1), Add, Event(2), Add,
@@ -1064,16 +1064,16 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(3)
         .child_of("Machine_Clears")
         .reads(&[
-            read("a", "PERF_METRICS.FRONTEND_BOUND", "CORE").via(MetricRead::SlotsShare(2)),
-            read("b", "PERF_METRICS.BAD_SPECULATION", "CORE").via(MetricRead::SlotsShare(1)),
-            read("c", "PERF_METRICS.RETIRING", "CORE").via(MetricRead::SlotsShare(0)),
-            read("d", "PERF_METRICS.BACKEND_BOUND", "CORE").via(MetricRead::SlotsShare(3)),
-            read("e", "INT_MISC.UOP_DROPPING", "CORE"),
-            read("f", "TOPDOWN.SLOTS", "CORE").via(MetricRead::Slots),
-            read("g", "INT_MISC.CLEARS_COUNT", "CORE"),
-            read("h", "BR_MISP_RETIRED.ALL_BRANCHES", "CORE"),
-            read("i", "MACHINE_CLEARS.COUNT", "CORE"),
-            read("j", "MACHINE_CLEARS.MEMORY_ORDERING", "CORE"),
+            read_core("a", "PERF_METRICS.FRONTEND_BOUND").via(MetricRead::SlotsShare(2)),
+            read_core("b", "PERF_METRICS.BAD_SPECULATION").via(MetricRead::SlotsShare(1)),
+            read_core("c", "PERF_METRICS.RETIRING").via(MetricRead::SlotsShare(0)),
+            read_core("d", "PERF_METRICS.BACKEND_BOUND").via(MetricRead::SlotsShare(3)),
+            read_core("e", "INT_MISC.UOP_DROPPING"),
+            read_core("f", "TOPDOWN.SLOTS").via(MetricRead::Slots),
+            read_core("g", "INT_MISC.CLEARS_COUNT"),
+            read_core("h", "BR_MISP_RETIRED.ALL_BRANCHES"),
+            read_core("i", "MACHINE_CLEARS.COUNT"),
+            read_core("j", "MACHINE_CLEARS.MEMORY_ORDERING"),
         ])
         .computed_as("100 * max(max(0, max(1 - (a / (a + b + c + d) - e / f + (d / (a + b + c + d) + 5 * g / f) + c / (a + b + c + d)), 0) - h / (h + i) * max(1 - (a / (a + b + c + d) - e / f + (d / (a + b + c + d) + 5 * g / f) + c / (a + b + c + d)), 0)) * (1 - j / i), 0.0001)", &[
             Num(100.0), Num(0.0), Num(1.0), Event(0), Event(0), Event(1), Add, Event(2), Add,
@@ -1093,12 +1093,12 @@ pub static METRICS: &[MetricInfo] = &[
     metric("Backend_Bound", "percent", "TMA", Cpu)
         .in_groups(&["BvOB", "TmaL1"])
         .reads(&[
-            read("a", "PERF_METRICS.BACKEND_BOUND", "CORE").via(MetricRead::SlotsShare(3)),
-            read("b", "PERF_METRICS.FRONTEND_BOUND", "CORE").via(MetricRead::SlotsShare(2)),
-            read("c", "PERF_METRICS.BAD_SPECULATION", "CORE").via(MetricRead::SlotsShare(1)),
-            read("d", "PERF_METRICS.RETIRING", "CORE").via(MetricRead::SlotsShare(0)),
-            read("e", "INT_MISC.CLEARS_COUNT", "CORE"),
-            read("f", "TOPDOWN.SLOTS", "CORE").via(MetricRead::Slots),
+            read_core("a", "PERF_METRICS.BACKEND_BOUND").via(MetricRead::SlotsShare(3)),
+            read_core("b", "PERF_METRICS.FRONTEND_BOUND").via(MetricRead::SlotsShare(2)),
+            read_core("c", "PERF_METRICS.BAD_SPECULATION").via(MetricRead::SlotsShare(1)),
+            read_core("d", "PERF_METRICS.RETIRING").via(MetricRead::SlotsShare(0)),
+            read_core("e", "INT_MISC.CLEARS_COUNT"),
+            read_core("f", "TOPDOWN.SLOTS").via(MetricRead::Slots),
         ])
         .computed_as("100 * (a / (b + c + d + a) + 5 * e / f)", &[
             Num(100.0), Event(0), Event(1), Event(2), Add, Event(3), Add, Event(0), Add, Div,
@@ -1110,17 +1110,17 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(2)
         .child_of("Backend_Bound")
         .reads(&[
-            read("a", "CYCLE_ACTIVITY.STALLS_MEM_ANY", "CORE"),
-            read("b", "EXE_ACTIVITY.BOUND_ON_STORES", "CORE"),
-            read("c", "CYCLE_ACTIVITY.STALLS_TOTAL", "CORE"),
-            read("d", "EXE_ACTIVITY.1_PORTS_UTIL", "CORE"),
-            read("e", "PERF_METRICS.RETIRING", "CORE").via(MetricRead::SlotsShare(0)),
-            read("f", "PERF_METRICS.FRONTEND_BOUND", "CORE").via(MetricRead::SlotsShare(2)),
-            read("g", "PERF_METRICS.BAD_SPECULATION", "CORE").via(MetricRead::SlotsShare(1)),
-            read("h", "PERF_METRICS.BACKEND_BOUND", "CORE").via(MetricRead::SlotsShare(3)),
-            read("i", "EXE_ACTIVITY.2_PORTS_UTIL", "CORE"),
-            read("j", "INT_MISC.CLEARS_COUNT", "CORE"),
-            read("k", "TOPDOWN.SLOTS", "CORE").via(MetricRead::Slots),
+            read_core("a", "CYCLE_ACTIVITY.STALLS_MEM_ANY"),
+            read_core("b", "EXE_ACTIVITY.BOUND_ON_STORES"),
+            read_core("c", "CYCLE_ACTIVITY.STALLS_TOTAL"),
+            read_core("d", "EXE_ACTIVITY.1_PORTS_UTIL"),
+            read_core("e", "PERF_METRICS.RETIRING").via(MetricRead::SlotsShare(0)),
+            read_core("f", "PERF_METRICS.FRONTEND_BOUND").via(MetricRead::SlotsShare(2)),
+            read_core("g", "PERF_METRICS.BAD_SPECULATION").via(MetricRead::SlotsShare(1)),
+            read_core("h", "PERF_METRICS.BACKEND_BOUND").via(MetricRead::SlotsShare(3)),
+            read_core("i", "EXE_ACTIVITY.2_PORTS_UTIL"),
+            read_core("j", "INT_MISC.CLEARS_COUNT"),
+            read_core("k", "TOPDOWN.SLOTS").via(MetricRead::Slots),
         ])
         .computed_as("100 * ((a + b) / (c + (d + e / (f + g + e + h) * i) + b) * (h / (f + g + e + h) + 5 * j / k))", &[
             Num(100.0), Event(0), Event(1), Add, Event(2), Event(3), Event(4), Event(5), Event(6),
@@ -1134,9 +1134,9 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(3)
         .child_of("Memory_Bound")
         .reads(&[
-            read("a", "CYCLE_ACTIVITY.STALLS_MEM_ANY", "CORE"),
-            read("b", "CYCLE_ACTIVITY.STALLS_L1D_MISS", "CORE"),
-            read("c", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
+            read_core("a", "CYCLE_ACTIVITY.STALLS_MEM_ANY"),
+            read_core("b", "CYCLE_ACTIVITY.STALLS_L1D_MISS"),
+            read_core("c", "CPU_CLK_UNHALTED.THREAD_P"),
         ])
         .computed_as("100 * max((a - b) / c, 0)", &[
             Num(100.0), Event(0), Event(1), Sub, Event(2), Div, Num(0.0), Max, Mul,
@@ -1149,11 +1149,11 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(4)
         .child_of("L1_Bound")
         .reads(&[
-            read("a", "DTLB_LOAD_MISSES.STLB_HIT", "CORE").cmask(1),
-            read("b", "DTLB_LOAD_MISSES.WALK_ACTIVE", "CORE"),
-            read("c", "CYCLE_ACTIVITY.CYCLES_MEM_ANY", "CORE"),
-            read("d", "CYCLE_ACTIVITY.CYCLES_L1D_MISS", "CORE"),
-            read("e", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
+            read_core("a", "DTLB_LOAD_MISSES.STLB_HIT").cmask(1),
+            read_core("b", "DTLB_LOAD_MISSES.WALK_ACTIVE"),
+            read_core("c", "CYCLE_ACTIVITY.CYCLES_MEM_ANY"),
+            read_core("d", "CYCLE_ACTIVITY.CYCLES_L1D_MISS"),
+            read_core("e", "CPU_CLK_UNHALTED.THREAD_P"),
         ])
         .computed_as("100 * (min(7 * a + b, max(c - d, 0)) / e)", &[
             Num(100.0), Num(7.0), Event(0), Mul, Event(1), Add, Event(2), Event(3), Sub, Num(0.0),
@@ -1168,11 +1168,11 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(5)
         .child_of("DTLB_Load")
         .reads(&[
-            read("a", "DTLB_LOAD_MISSES.STLB_HIT", "CORE").cmask(1),
-            read("b", "DTLB_LOAD_MISSES.WALK_ACTIVE", "CORE"),
-            read("c", "CYCLE_ACTIVITY.CYCLES_MEM_ANY", "CORE"),
-            read("d", "CYCLE_ACTIVITY.CYCLES_L1D_MISS", "CORE"),
-            read("e", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
+            read_core("a", "DTLB_LOAD_MISSES.STLB_HIT").cmask(1),
+            read_core("b", "DTLB_LOAD_MISSES.WALK_ACTIVE"),
+            read_core("c", "CYCLE_ACTIVITY.CYCLES_MEM_ANY"),
+            read_core("d", "CYCLE_ACTIVITY.CYCLES_L1D_MISS"),
+            read_core("e", "CPU_CLK_UNHALTED.THREAD_P"),
         ])
         .computed_as("100 * (min(7 * a + b, max(c - d, 0)) / e - b / e)", &[
             Num(100.0), Num(7.0), Event(0), Mul, Event(1), Add, Event(2), Event(3), Sub, Num(0.0),
@@ -1187,8 +1187,8 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(5)
         .child_of("DTLB_Load")
         .reads(&[
-            read("a", "DTLB_LOAD_MISSES.WALK_ACTIVE", "CORE"),
-            read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
+            read_core("a", "DTLB_LOAD_MISSES.WALK_ACTIVE"),
+            read_core("b", "CPU_CLK_UNHALTED.THREAD_P"),
         ])
         .computed_as("100 * (a / b)", &[Num(100.0), Event(0), Event(1), Div, Mul])
         .threshold_when(&["Load_STLB_Miss", "DTLB_Load", "L1_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(min(Load_STLB_Miss > 5, DTLB_Load > 10), L1_Bound > 10), Memory_Bound > 20), Backend_Bound > 20)", &[
@@ -1200,11 +1200,11 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(6)
         .child_of("Load_STLB_Miss")
         .reads(&[
-            read("a", "DTLB_LOAD_MISSES.WALK_ACTIVE", "CORE"),
-            read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
-            read("c", "DTLB_LOAD_MISSES.WALK_COMPLETED_4K", "CORE"),
-            read("d", "DTLB_LOAD_MISSES.WALK_COMPLETED_2M_4M", "CORE"),
-            read("e", "DTLB_LOAD_MISSES.WALK_COMPLETED_1G", "CORE"),
+            read_core("a", "DTLB_LOAD_MISSES.WALK_ACTIVE"),
+            read_core("b", "CPU_CLK_UNHALTED.THREAD_P"),
+            read_core("c", "DTLB_LOAD_MISSES.WALK_COMPLETED_4K"),
+            read_core("d", "DTLB_LOAD_MISSES.WALK_COMPLETED_2M_4M"),
+            read_core("e", "DTLB_LOAD_MISSES.WALK_COMPLETED_1G"),
         ])
         .computed_as("100 * (a / b * c / (c + d + e))", &[
             Num(100.0), Event(0), Event(1), Div, Event(2), Mul, Event(2), Event(3), Add, Event(4),
@@ -1220,11 +1220,11 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(6)
         .child_of("Load_STLB_Miss")
         .reads(&[
-            read("a", "DTLB_LOAD_MISSES.WALK_ACTIVE", "CORE"),
-            read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
-            read("c", "DTLB_LOAD_MISSES.WALK_COMPLETED_2M_4M", "CORE"),
-            read("d", "DTLB_LOAD_MISSES.WALK_COMPLETED_4K", "CORE"),
-            read("e", "DTLB_LOAD_MISSES.WALK_COMPLETED_1G", "CORE"),
+            read_core("a", "DTLB_LOAD_MISSES.WALK_ACTIVE"),
+            read_core("b", "CPU_CLK_UNHALTED.THREAD_P"),
+            read_core("c", "DTLB_LOAD_MISSES.WALK_COMPLETED_2M_4M"),
+            read_core("d", "DTLB_LOAD_MISSES.WALK_COMPLETED_4K"),
+            read_core("e", "DTLB_LOAD_MISSES.WALK_COMPLETED_1G"),
         ])
         .computed_as("100 * (a / b * c / (d + c + e))", &[
             Num(100.0), Event(0), Event(1), Div, Event(2), Mul, Event(3), Event(2), Add, Event(4),
@@ -1240,11 +1240,11 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(6)
         .child_of("Load_STLB_Miss")
         .reads(&[
-            read("a", "DTLB_LOAD_MISSES.WALK_ACTIVE", "CORE"),
-            read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
-            read("c", "DTLB_LOAD_MISSES.WALK_COMPLETED_1G", "CORE"),
-            read("d", "DTLB_LOAD_MISSES.WALK_COMPLETED_4K", "CORE"),
-            read("e", "DTLB_LOAD_MISSES.WALK_COMPLETED_2M_4M", "CORE"),
+            read_core("a", "DTLB_LOAD_MISSES.WALK_ACTIVE"),
+            read_core("b", "CPU_CLK_UNHALTED.THREAD_P"),
+            read_core("c", "DTLB_LOAD_MISSES.WALK_COMPLETED_1G"),
+            read_core("d", "DTLB_LOAD_MISSES.WALK_COMPLETED_4K"),
+            read_core("e", "DTLB_LOAD_MISSES.WALK_COMPLETED_2M_4M"),
         ])
         .computed_as("100 * (a / b * c / (d + e + c))", &[
             Num(100.0), Event(0), Event(1), Div, Event(2), Mul, Event(3), Event(4), Add, Event(2),
@@ -1259,8 +1259,8 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(4)
         .child_of("L1_Bound")
         .reads(&[
-            read("a", "LD_BLOCKS.STORE_FORWARD", "CORE"),
-            read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
+            read_core("a", "LD_BLOCKS.STORE_FORWARD"),
+            read_core("b", "CPU_CLK_UNHALTED.THREAD_P"),
         ])
         .computed_as("100 * (13 * a / b)", &[Num(100.0), Num(13.0), Event(0), Mul, Event(1), Div, Mul])
         .threshold_when(&["Store_Fwd_Blk", "L1_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(Store_Fwd_Blk > 10, L1_Bound > 10), Memory_Bound > 20), Backend_Bound > 20)", &[
@@ -1272,12 +1272,12 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(4)
         .child_of("L1_Bound")
         .reads(&[
-            read("a", "MEM_INST_RETIRED.ALL_LOADS", "CORE"),
-            read("b", "MEM_LOAD_RETIRED.FB_HIT", "CORE"),
-            read("c", "MEM_LOAD_RETIRED.L1_MISS", "CORE"),
-            read("e", "CYCLE_ACTIVITY.CYCLES_MEM_ANY", "CORE"),
-            read("f", "CYCLE_ACTIVITY.CYCLES_L1D_MISS", "CORE"),
-            read("g", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
+            read_core("a", "MEM_INST_RETIRED.ALL_LOADS"),
+            read_core("b", "MEM_LOAD_RETIRED.FB_HIT"),
+            read_core("c", "MEM_LOAD_RETIRED.L1_MISS"),
+            read_core("e", "CYCLE_ACTIVITY.CYCLES_MEM_ANY"),
+            read_core("f", "CYCLE_ACTIVITY.CYCLES_L1D_MISS"),
+            read_core("g", "CPU_CLK_UNHALTED.THREAD_P"),
         ])
         .computed_as("100 * (min(2 * (a - b - c) * 20 / 100, max(e - f, 0)) / g)", &[
             Num(100.0), Num(2.0), Event(0), Event(1), Sub, Event(2), Sub, Mul, Num(20.0), Mul,
@@ -1292,12 +1292,12 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(4)
         .child_of("L1_Bound")
         .reads(&[
-            read("a", "MEM_INST_RETIRED.LOCK_LOADS", "CORE"),
-            read("b", "L2_RQSTS.ALL_RFO", "CORE"),
-            read("c", "MEM_INST_RETIRED.ALL_STORES", "CORE"),
-            read("d", "L2_RQSTS.RFO_HIT", "CORE"),
-            read("e", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
-            read("f", "OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DEMAND_RFO", "CORE"),
+            read_core("a", "MEM_INST_RETIRED.LOCK_LOADS"),
+            read_core("b", "L2_RQSTS.ALL_RFO"),
+            read_core("c", "MEM_INST_RETIRED.ALL_STORES"),
+            read_core("d", "L2_RQSTS.RFO_HIT"),
+            read_core("e", "CPU_CLK_UNHALTED.THREAD_P"),
+            read_core("f", "OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DEMAND_RFO"),
         ])
         .computed_as("100 * ((16 * max(0, a - b) + a / c * (10 * d + min(e, f))) / e)", &[
             Num(100.0), Num(16.0), Num(0.0), Event(0), Event(1), Sub, Max, Mul, Event(0), Event(2),
@@ -1312,11 +1312,11 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(4)
         .child_of("L1_Bound")
         .reads(&[
-            read("a", "L1D_PEND_MISS.PENDING", "CORE"),
-            read("b", "MEM_LOAD_RETIRED.L1_MISS", "CORE"),
-            read("c", "MEM_LOAD_RETIRED.FB_HIT", "CORE"),
-            read("d", "LD_BLOCKS.NO_SR", "CORE"),
-            read("e", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
+            read_core("a", "L1D_PEND_MISS.PENDING"),
+            read_core("b", "MEM_LOAD_RETIRED.L1_MISS"),
+            read_core("c", "MEM_LOAD_RETIRED.FB_HIT"),
+            read_core("d", "LD_BLOCKS.NO_SR"),
+            read_core("e", "CPU_CLK_UNHALTED.THREAD_P"),
         ])
         .computed_as("100 * (a / (b + c) * d / e)", &[
             Num(100.0), Event(0), Event(1), Event(2), Add, Div, Event(3), Mul, Event(4), Div, Mul,
@@ -1326,8 +1326,8 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(4)
         .child_of("L1_Bound")
         .reads(&[
-            read("a", "LD_BLOCKS_PARTIAL.ADDRESS_ALIAS", "CORE"),
-            read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
+            read_core("a", "LD_BLOCKS_PARTIAL.ADDRESS_ALIAS"),
+            read_core("b", "CPU_CLK_UNHALTED.THREAD_P"),
         ])
         .computed_as("100 * (a / b)", &[Num(100.0), Event(0), Event(1), Div, Mul]),
     metric("FB_Full", "percent", "TMA", Cpu)
@@ -1335,8 +1335,8 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(4)
         .child_of("L1_Bound")
         .reads(&[
-            read("a", "L1D_PEND_MISS.FB_FULL", "CORE"),
-            read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
+            read_core("a", "L1D_PEND_MISS.FB_FULL"),
+            read_core("b", "CPU_CLK_UNHALTED.THREAD_P"),
         ])
         .computed_as("100 * (a / b)", &[Num(100.0), Event(0), Event(1), Div, Mul])
         .threshold_when(&["FB_Full"], "FB_Full > 30", &[Event(0), Num(30.0), Gt]),
@@ -1345,13 +1345,13 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(3)
         .child_of("Memory_Bound")
         .reads(&[
-            read("a", "MEM_LOAD_RETIRED.L2_HIT", "CORE"),
-            read("b", "MEM_LOAD_RETIRED.FB_HIT", "CORE"),
-            read("c", "MEM_LOAD_RETIRED.L1_MISS", "CORE"),
-            read("d", "L1D_PEND_MISS.FB_FULL_PERIODS", "CORE"),
-            read("e", "CYCLE_ACTIVITY.STALLS_L1D_MISS", "CORE"),
-            read("f", "CYCLE_ACTIVITY.STALLS_L2_MISS", "CORE"),
-            read("g", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
+            read_core("a", "MEM_LOAD_RETIRED.L2_HIT"),
+            read_core("b", "MEM_LOAD_RETIRED.FB_HIT"),
+            read_core("c", "MEM_LOAD_RETIRED.L1_MISS"),
+            read_core("d", "L1D_PEND_MISS.FB_FULL_PERIODS"),
+            read_core("e", "CYCLE_ACTIVITY.STALLS_L1D_MISS"),
+            read_core("f", "CYCLE_ACTIVITY.STALLS_L2_MISS"),
+            read_core("g", "CPU_CLK_UNHALTED.THREAD_P"),
         ])
         .computed_as("100 * (a * (1 + b / c) / (a * (1 + b / c) + d) * ((e - f) / g))", &[
             Num(100.0), Event(0), Num(1.0), Event(1), Event(2), Div, Add, Mul, Event(0), Num(1.0),
@@ -1366,9 +1366,9 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(3)
         .child_of("Memory_Bound")
         .reads(&[
-            read("a", "CYCLE_ACTIVITY.STALLS_L2_MISS", "CORE"),
-            read("b", "CYCLE_ACTIVITY.STALLS_L3_MISS", "CORE"),
-            read("c", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
+            read_core("a", "CYCLE_ACTIVITY.STALLS_L2_MISS"),
+            read_core("b", "CYCLE_ACTIVITY.STALLS_L3_MISS"),
+            read_core("c", "CPU_CLK_UNHALTED.THREAD_P"),
         ])
         .computed_as("100 * ((a - b) / c)", &[Num(100.0), Event(0), Event(1), Sub, Event(2), Div, Mul])
         .threshold_when(&["L3_Bound", "Memory_Bound", "Backend_Bound"], "min(min(L3_Bound > 5, Memory_Bound > 20), Backend_Bound > 20)", &[
@@ -1379,8 +1379,8 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(4)
         .child_of("L3_Bound")
         .reads(&[
-            read("a", "L1D_PEND_MISS.L2_STALL", "CORE"),
-            read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
+            read_core("a", "L1D_PEND_MISS.L2_STALL"),
+            read_core("b", "CPU_CLK_UNHALTED.THREAD_P"),
         ])
         .computed_as("100 * (a / b)", &[Num(100.0), Event(0), Event(1), Div, Mul])
         .threshold_when(&["SQ_Full", "L3_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(SQ_Full > 30, L3_Bound > 5), Memory_Bound > 20), Backend_Bound > 20)", &[
@@ -1392,14 +1392,14 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(3)
         .child_of("Memory_Bound")
         .reads(&[
-            read("a", "CYCLE_ACTIVITY.STALLS_L3_MISS", "CORE"),
-            read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
-            read("c", "CYCLE_ACTIVITY.STALLS_L1D_MISS", "CORE"),
-            read("d", "CYCLE_ACTIVITY.STALLS_L2_MISS", "CORE"),
-            read("e", "MEM_LOAD_RETIRED.L2_HIT", "CORE"),
-            read("f", "MEM_LOAD_RETIRED.FB_HIT", "CORE"),
-            read("g", "MEM_LOAD_RETIRED.L1_MISS", "CORE"),
-            read("h", "L1D_PEND_MISS.FB_FULL_PERIODS", "CORE"),
+            read_core("a", "CYCLE_ACTIVITY.STALLS_L3_MISS"),
+            read_core("b", "CPU_CLK_UNHALTED.THREAD_P"),
+            read_core("c", "CYCLE_ACTIVITY.STALLS_L1D_MISS"),
+            read_core("d", "CYCLE_ACTIVITY.STALLS_L2_MISS"),
+            read_core("e", "MEM_LOAD_RETIRED.L2_HIT"),
+            read_core("f", "MEM_LOAD_RETIRED.FB_HIT"),
+            read_core("g", "MEM_LOAD_RETIRED.L1_MISS"),
+            read_core("h", "L1D_PEND_MISS.FB_FULL_PERIODS"),
         ])
         .computed_as("100 * (a / b + (c - d) / b - e * (1 + f / g) / (e * (1 + f / g) + h) * ((c - d) / b))", &[
             Num(100.0), Event(0), Event(1), Div, Event(2), Event(3), Sub, Event(1), Div, Add,
@@ -1414,8 +1414,8 @@ pub static METRICS: &[MetricInfo] = &[
         .in_groups(&["BvMB", "MemoryBW", "Offcore"])
         .at_level(4)
         .reads(&[
-            read("a", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
-            read("b", "OFFCORE_REQUESTS_OUTSTANDING.ALL_DATA_RD", "CORE").cmask(4),
+            read_core("a", "CPU_CLK_UNHALTED.THREAD_P"),
+            read_core("b", "OFFCORE_REQUESTS_OUTSTANDING.ALL_DATA_RD").cmask(4),
         ])
         .computed_as("100 * (min(a, b) / a)", &[Num(100.0), Event(0), Event(1), Min, Event(0), Div, Mul])
         .threshold_when(&["MEM_Bandwidth", "L3_Miss_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(MEM_Bandwidth > 20, L3_Miss_Bound > 10), Memory_Bound > 20), Backend_Bound > 20)", &[
@@ -1426,9 +1426,9 @@ pub static METRICS: &[MetricInfo] = &[
         .in_groups(&["BvML", "MemoryLat", "Offcore"])
         .at_level(4)
         .reads(&[
-            read("a", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
-            read("b", "OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DATA_RD", "CORE"),
-            read("c", "OFFCORE_REQUESTS_OUTSTANDING.ALL_DATA_RD", "CORE").cmask(4),
+            read_core("a", "CPU_CLK_UNHALTED.THREAD_P"),
+            read_core("b", "OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DATA_RD"),
+            read_core("c", "OFFCORE_REQUESTS_OUTSTANDING.ALL_DATA_RD").cmask(4),
         ])
         .computed_as("100 * (min(a, b) / a - min(a, c) / a)", &[
             Num(100.0), Event(0), Event(1), Min, Event(0), Div, Event(0), Event(2), Min, Event(0),
@@ -1443,8 +1443,8 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(3)
         .child_of("Memory_Bound")
         .reads(&[
-            read("a", "EXE_ACTIVITY.BOUND_ON_STORES", "CORE"),
-            read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
+            read_core("a", "EXE_ACTIVITY.BOUND_ON_STORES"),
+            read_core("b", "CPU_CLK_UNHALTED.THREAD_P"),
         ])
         .computed_as("100 * (a / b)", &[Num(100.0), Event(0), Event(1), Div, Mul])
         .threshold_when(&["Store_Bound", "Memory_Bound", "Backend_Bound"], "min(min(Store_Bound > 20, Memory_Bound > 20), Backend_Bound > 20)", &[
@@ -1455,11 +1455,11 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(4)
         .child_of("Store_Bound")
         .reads(&[
-            read("a", "L2_RQSTS.RFO_HIT", "CORE"),
-            read("b", "MEM_INST_RETIRED.LOCK_LOADS", "CORE"),
-            read("c", "MEM_INST_RETIRED.ALL_STORES", "CORE"),
-            read("d", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
-            read("e", "OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DEMAND_RFO", "CORE"),
+            read_core("a", "L2_RQSTS.RFO_HIT"),
+            read_core("b", "MEM_INST_RETIRED.LOCK_LOADS"),
+            read_core("c", "MEM_INST_RETIRED.ALL_STORES"),
+            read_core("d", "CPU_CLK_UNHALTED.THREAD_P"),
+            read_core("e", "OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DEMAND_RFO"),
         ])
         .computed_as("100 * ((a * 10 * (1 - b / c) + (1 - b / c) * min(d, e)) / d)", &[
             Num(100.0), Event(0), Num(10.0), Mul, Num(1.0), Event(1), Event(2), Div, Sub, Mul,
@@ -1474,9 +1474,9 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(4)
         .child_of("Store_Bound")
         .reads(&[
-            read("a", "MEM_INST_RETIRED.SPLIT_STORES", "CORE"),
-            read("b", "CPU_CLK_UNHALTED.DISTRIBUTED", "CORE"),
-            read("c", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
+            read_core("a", "MEM_INST_RETIRED.SPLIT_STORES"),
+            read_core("b", "CPU_CLK_UNHALTED.DISTRIBUTED"),
+            read_core("c", "CPU_CLK_UNHALTED.THREAD_P"),
         ])
         .computed_as("100 * (a / (b if HYPERTHREADING_ON else c))", &[
             Num(100.0), Event(0), Const(Constant::HyperthreadingOn), Event(1), Event(2), Select,
@@ -1491,8 +1491,8 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(4)
         .child_of("Store_Bound")
         .reads(&[
-            read("a", "OCR.STREAMING_WR.ANY_RESPONSE", "CORE"),
-            read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
+            read_core("a", "OCR.STREAMING_WR.ANY_RESPONSE"),
+            read_core("b", "CPU_CLK_UNHALTED.THREAD_P"),
         ])
         .computed_as("100 * (9 * a / b)", &[Num(100.0), Num(9.0), Event(0), Mul, Event(1), Div, Mul])
         .threshold_when(&["Streaming_Stores", "Store_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(Streaming_Stores > 20, Store_Bound > 20), Memory_Bound > 20), Backend_Bound > 20)", &[
@@ -1504,10 +1504,10 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(4)
         .child_of("Store_Bound")
         .reads(&[
-            read("a", "DTLB_STORE_MISSES.STLB_HIT", "CORE").cmask(1),
-            read("b", "DTLB_STORE_MISSES.WALK_ACTIVE", "CORE"),
-            read("c", "CPU_CLK_UNHALTED.DISTRIBUTED", "CORE"),
-            read("d", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
+            read_core("a", "DTLB_STORE_MISSES.STLB_HIT").cmask(1),
+            read_core("b", "DTLB_STORE_MISSES.WALK_ACTIVE"),
+            read_core("c", "CPU_CLK_UNHALTED.DISTRIBUTED"),
+            read_core("d", "CPU_CLK_UNHALTED.THREAD_P"),
         ])
         .computed_as("100 * ((7 * a + b) / (c if HYPERTHREADING_ON else d))", &[
             Num(100.0), Num(7.0), Event(0), Mul, Event(1), Add, Const(Constant::HyperthreadingOn),
@@ -1522,10 +1522,10 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(5)
         .child_of("DTLB_Store")
         .reads(&[
-            read("a", "DTLB_STORE_MISSES.STLB_HIT", "CORE").cmask(1),
-            read("b", "DTLB_STORE_MISSES.WALK_ACTIVE", "CORE"),
-            read("c", "CPU_CLK_UNHALTED.DISTRIBUTED", "CORE"),
-            read("d", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
+            read_core("a", "DTLB_STORE_MISSES.STLB_HIT").cmask(1),
+            read_core("b", "DTLB_STORE_MISSES.WALK_ACTIVE"),
+            read_core("c", "CPU_CLK_UNHALTED.DISTRIBUTED"),
+            read_core("d", "CPU_CLK_UNHALTED.THREAD_P"),
         ])
         .computed_as("100 * ((7 * a + b) / (c if HYPERTHREADING_ON else d) - b / (c if HYPERTHREADING_ON else d))", &[
             Num(100.0), Num(7.0), Event(0), Mul, Event(1), Add, Const(Constant::HyperthreadingOn),
@@ -1541,9 +1541,9 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(5)
         .child_of("DTLB_Store")
         .reads(&[
-            read("a", "DTLB_STORE_MISSES.WALK_ACTIVE", "CORE"),
-            read("b", "CPU_CLK_UNHALTED.DISTRIBUTED", "CORE"),
-            read("c", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
+            read_core("a", "DTLB_STORE_MISSES.WALK_ACTIVE"),
+            read_core("b", "CPU_CLK_UNHALTED.DISTRIBUTED"),
+            read_core("c", "CPU_CLK_UNHALTED.THREAD_P"),
         ])
         .computed_as("100 * (a / (b if HYPERTHREADING_ON else c))", &[
             Num(100.0), Event(0), Const(Constant::HyperthreadingOn), Event(1), Event(2), Select,
@@ -1558,12 +1558,12 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(6)
         .child_of("Store_STLB_Miss")
         .reads(&[
-            read("a", "DTLB_STORE_MISSES.WALK_ACTIVE", "CORE"),
-            read("b", "CPU_CLK_UNHALTED.DISTRIBUTED", "CORE"),
-            read("c", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
-            read("d", "DTLB_STORE_MISSES.WALK_COMPLETED_4K", "CORE"),
-            read("e", "DTLB_STORE_MISSES.WALK_COMPLETED_2M_4M", "CORE"),
-            read("f", "DTLB_STORE_MISSES.WALK_COMPLETED_1G", "CORE"),
+            read_core("a", "DTLB_STORE_MISSES.WALK_ACTIVE"),
+            read_core("b", "CPU_CLK_UNHALTED.DISTRIBUTED"),
+            read_core("c", "CPU_CLK_UNHALTED.THREAD_P"),
+            read_core("d", "DTLB_STORE_MISSES.WALK_COMPLETED_4K"),
+            read_core("e", "DTLB_STORE_MISSES.WALK_COMPLETED_2M_4M"),
+            read_core("f", "DTLB_STORE_MISSES.WALK_COMPLETED_1G"),
         ])
         .computed_as("100 * (a / (b if HYPERTHREADING_ON else c) * d / (d + e + f))", &[
             Num(100.0), Event(0), Const(Constant::HyperthreadingOn), Event(1), Event(2), Select,
@@ -1579,12 +1579,12 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(6)
         .child_of("Store_STLB_Miss")
         .reads(&[
-            read("a", "DTLB_STORE_MISSES.WALK_ACTIVE", "CORE"),
-            read("b", "CPU_CLK_UNHALTED.DISTRIBUTED", "CORE"),
-            read("c", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
-            read("d", "DTLB_STORE_MISSES.WALK_COMPLETED_2M_4M", "CORE"),
-            read("e", "DTLB_STORE_MISSES.WALK_COMPLETED_4K", "CORE"),
-            read("f", "DTLB_STORE_MISSES.WALK_COMPLETED_1G", "CORE"),
+            read_core("a", "DTLB_STORE_MISSES.WALK_ACTIVE"),
+            read_core("b", "CPU_CLK_UNHALTED.DISTRIBUTED"),
+            read_core("c", "CPU_CLK_UNHALTED.THREAD_P"),
+            read_core("d", "DTLB_STORE_MISSES.WALK_COMPLETED_2M_4M"),
+            read_core("e", "DTLB_STORE_MISSES.WALK_COMPLETED_4K"),
+            read_core("f", "DTLB_STORE_MISSES.WALK_COMPLETED_1G"),
         ])
         .computed_as("100 * (a / (b if HYPERTHREADING_ON else c) * d / (e + d + f))", &[
             Num(100.0), Event(0), Const(Constant::HyperthreadingOn), Event(1), Event(2), Select,
@@ -1600,12 +1600,12 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(6)
         .child_of("Store_STLB_Miss")
         .reads(&[
-            read("a", "DTLB_STORE_MISSES.WALK_ACTIVE", "CORE"),
-            read("b", "CPU_CLK_UNHALTED.DISTRIBUTED", "CORE"),
-            read("c", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
-            read("d", "DTLB_STORE_MISSES.WALK_COMPLETED_1G", "CORE"),
-            read("e", "DTLB_STORE_MISSES.WALK_COMPLETED_4K", "CORE"),
-            read("f", "DTLB_STORE_MISSES.WALK_COMPLETED_2M_4M", "CORE"),
+            read_core("a", "DTLB_STORE_MISSES.WALK_ACTIVE"),
+            read_core("b", "CPU_CLK_UNHALTED.DISTRIBUTED"),
+            read_core("c", "CPU_CLK_UNHALTED.THREAD_P"),
+            read_core("d", "DTLB_STORE_MISSES.WALK_COMPLETED_1G"),
+            read_core("e", "DTLB_STORE_MISSES.WALK_COMPLETED_4K"),
+            read_core("f", "DTLB_STORE_MISSES.WALK_COMPLETED_2M_4M"),
         ])
         .computed_as("100 * (a / (b if HYPERTHREADING_ON else c) * d / (e + f + d))", &[
             Num(100.0), Event(0), Const(Constant::HyperthreadingOn), Event(1), Event(2), Select,
@@ -1621,17 +1621,17 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(2)
         .child_of("Backend_Bound")
         .reads(&[
-            read("a", "PERF_METRICS.BACKEND_BOUND", "CORE").via(MetricRead::SlotsShare(3)),
-            read("b", "PERF_METRICS.FRONTEND_BOUND", "CORE").via(MetricRead::SlotsShare(2)),
-            read("c", "PERF_METRICS.BAD_SPECULATION", "CORE").via(MetricRead::SlotsShare(1)),
-            read("d", "PERF_METRICS.RETIRING", "CORE").via(MetricRead::SlotsShare(0)),
-            read("e", "INT_MISC.CLEARS_COUNT", "CORE"),
-            read("f", "TOPDOWN.SLOTS", "CORE").via(MetricRead::Slots),
-            read("g", "CYCLE_ACTIVITY.STALLS_MEM_ANY", "CORE"),
-            read("h", "EXE_ACTIVITY.BOUND_ON_STORES", "CORE"),
-            read("i", "CYCLE_ACTIVITY.STALLS_TOTAL", "CORE"),
-            read("j", "EXE_ACTIVITY.1_PORTS_UTIL", "CORE"),
-            read("k", "EXE_ACTIVITY.2_PORTS_UTIL", "CORE"),
+            read_core("a", "PERF_METRICS.BACKEND_BOUND").via(MetricRead::SlotsShare(3)),
+            read_core("b", "PERF_METRICS.FRONTEND_BOUND").via(MetricRead::SlotsShare(2)),
+            read_core("c", "PERF_METRICS.BAD_SPECULATION").via(MetricRead::SlotsShare(1)),
+            read_core("d", "PERF_METRICS.RETIRING").via(MetricRead::SlotsShare(0)),
+            read_core("e", "INT_MISC.CLEARS_COUNT"),
+            read_core("f", "TOPDOWN.SLOTS").via(MetricRead::Slots),
+            read_core("g", "CYCLE_ACTIVITY.STALLS_MEM_ANY"),
+            read_core("h", "EXE_ACTIVITY.BOUND_ON_STORES"),
+            read_core("i", "CYCLE_ACTIVITY.STALLS_TOTAL"),
+            read_core("j", "EXE_ACTIVITY.1_PORTS_UTIL"),
+            read_core("k", "EXE_ACTIVITY.2_PORTS_UTIL"),
         ])
         .computed_as("100 * max(0, a / (b + c + d + a) + 5 * e / f - (g + h) / (i + (j + d / (b + c + d + a) * k) + h) * (a / (b + c + d + a) + 5 * e / f))", &[
             Num(100.0), Num(0.0), Event(0), Event(1), Event(2), Add, Event(3), Add, Event(0), Add,
@@ -1647,8 +1647,8 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(3)
         .child_of("Core_Bound")
         .reads(&[
-            read("a", "ARITH.DIVIDER_ACTIVE", "CORE"),
-            read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
+            read_core("a", "ARITH.DIVIDER_ACTIVE"),
+            read_core("b", "CPU_CLK_UNHALTED.THREAD_P"),
         ])
         .computed_as("100 * (a / b)", &[Num(100.0), Event(0), Event(1), Div, Mul])
         .threshold_when(&["Divider", "Core_Bound", "Backend_Bound"], "min(min(Divider > 20, Core_Bound > 10), Backend_Bound > 20)", &[
@@ -1658,8 +1658,8 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(4)
         .child_of("Divider")
         .reads(&[
-            read("a", "ARITH.FP_DIVIDER_ACTIVE", "CORE"),
-            read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
+            read_core("a", "ARITH.FP_DIVIDER_ACTIVE"),
+            read_core("b", "CPU_CLK_UNHALTED.THREAD_P"),
         ])
         .computed_as("100 * (a / b)", &[Num(100.0), Event(0), Event(1), Div, Mul])
         .threshold_when(&["FP_Divider", "Divider", "Core_Bound", "Backend_Bound"], "min(min(min(FP_Divider > 20, Divider > 20), Core_Bound > 10), Backend_Bound > 20)", &[
@@ -1670,9 +1670,9 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(4)
         .child_of("Divider")
         .reads(&[
-            read("a", "ARITH.DIVIDER_ACTIVE", "CORE"),
-            read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
-            read("c", "ARITH.FP_DIVIDER_ACTIVE", "CORE"),
+            read_core("a", "ARITH.DIVIDER_ACTIVE"),
+            read_core("b", "CPU_CLK_UNHALTED.THREAD_P"),
+            read_core("c", "ARITH.FP_DIVIDER_ACTIVE"),
         ])
         .computed_as("100 * (a / b - c / b)", &[
             Num(100.0), Event(0), Event(1), Div, Event(2), Event(1), Div, Sub, Mul,
@@ -1686,8 +1686,8 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(3)
         .child_of("Core_Bound")
         .reads(&[
-            read("a", "RESOURCE_STALLS.SCOREBOARD", "CORE"),
-            read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
+            read_core("a", "RESOURCE_STALLS.SCOREBOARD"),
+            read_core("b", "CPU_CLK_UNHALTED.THREAD_P"),
         ])
         .computed_as("100 * (a / b)", &[Num(100.0), Event(0), Event(1), Div, Mul])
         .threshold_when(&["Serializing_Operation", "Core_Bound", "Backend_Bound"], "min(min(Serializing_Operation > 10, Core_Bound > 10), Backend_Bound > 20)", &[
@@ -1697,8 +1697,8 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(4)
         .child_of("Serializing_Operation")
         .reads(&[
-            read("a", "MISC_RETIRED.PAUSE_INST", "CORE"),
-            read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
+            read_core("a", "MISC_RETIRED.PAUSE_INST"),
+            read_core("b", "CPU_CLK_UNHALTED.THREAD_P"),
         ])
         .computed_as("100 * (37 * a / b)", &[Num(100.0), Num(37.0), Event(0), Mul, Event(1), Div, Mul])
         .threshold_when(&["Slow_Pause", "Serializing_Operation", "Core_Bound", "Backend_Bound"], "min(min(min(Slow_Pause > 5, Serializing_Operation > 10), Core_Bound > 10), Backend_Bound > 20)", &[
@@ -1708,8 +1708,8 @@ pub static METRICS: &[MetricInfo] = &[
     metric("Mixing_Vectors", "percent", "TMA", Cpu)
         .at_level(5)
         .reads(&[
-            read("a", "UOPS_ISSUED.VECTOR_WIDTH_MISMATCH", "CORE"),
-            read("b", "UOPS_ISSUED.ANY", "CORE"),
+            read_core("a", "UOPS_ISSUED.VECTOR_WIDTH_MISMATCH"),
+            read_core("b", "UOPS_ISSUED.ANY"),
         ])
         .computed_as("100 * (a / b)", &[Num(100.0), Event(0), Event(1), Div, Mul])
         .threshold_when(&["Mixing_Vectors"], "Mixing_Vectors > 5", &[Event(0), Num(5.0), Gt]),
@@ -1717,36 +1717,36 @@ pub static METRICS: &[MetricInfo] = &[
         .in_groups(&["PortsUtil"])
         .at_level(4)
         .reads(&[
-            read("a", "EXE_ACTIVITY.1_PORTS_UTIL", "CORE"),
-            read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
+            read_core("a", "EXE_ACTIVITY.1_PORTS_UTIL"),
+            read_core("b", "CPU_CLK_UNHALTED.THREAD_P"),
         ])
         .computed_as("100 * (a / b)", &[Num(100.0), Event(0), Event(1), Div, Mul]),
     metric("Ports_Utilized_2", "percent", "TMA", Cpu)
         .in_groups(&["PortsUtil"])
         .at_level(4)
         .reads(&[
-            read("a", "EXE_ACTIVITY.2_PORTS_UTIL", "CORE"),
-            read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
+            read_core("a", "EXE_ACTIVITY.2_PORTS_UTIL"),
+            read_core("b", "CPU_CLK_UNHALTED.THREAD_P"),
         ])
         .computed_as("100 * (a / b)", &[Num(100.0), Event(0), Event(1), Div, Mul]),
     metric("Ports_Utilized_3m", "percent", "TMA", Cpu)
         .in_groups(&["BvCB", "PortsUtil"])
         .at_level(4)
         .reads(&[
-            read("a", "UOPS_EXECUTED.CYCLES_GE_3", "CORE"),
-            read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
+            read_core("a", "UOPS_EXECUTED.CYCLES_GE_3"),
+            read_core("b", "CPU_CLK_UNHALTED.THREAD_P"),
         ])
         .computed_as("100 * (a / b)", &[Num(100.0), Event(0), Event(1), Div, Mul]),
     metric("ALU_Op_Utilization", "percent", "TMA", Cpu)
         .at_level(5)
         .child_of("Ports_Utilized_3m")
         .reads(&[
-            read("a", "UOPS_DISPATCHED.PORT_0", "CORE"),
-            read("b", "UOPS_DISPATCHED.PORT_1", "CORE"),
-            read("c", "UOPS_DISPATCHED.PORT_5", "CORE"),
-            read("d", "UOPS_DISPATCHED.PORT_6", "CORE"),
-            read("e", "CPU_CLK_UNHALTED.DISTRIBUTED", "CORE"),
-            read("f", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
+            read_core("a", "UOPS_DISPATCHED.PORT_0"),
+            read_core("b", "UOPS_DISPATCHED.PORT_1"),
+            read_core("c", "UOPS_DISPATCHED.PORT_5"),
+            read_core("d", "UOPS_DISPATCHED.PORT_6"),
+            read_core("e", "CPU_CLK_UNHALTED.DISTRIBUTED"),
+            read_core("f", "CPU_CLK_UNHALTED.THREAD_P"),
         ])
         .computed_as("100 * ((a + b + c + d) / (4 * (e if HYPERTHREADING_ON else f)))", &[
             Num(100.0), Event(0), Event(1), Add, Event(2), Add, Event(3), Add, Num(4.0),
@@ -1758,9 +1758,9 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(6)
         .child_of("ALU_Op_Utilization")
         .reads(&[
-            read("a", "UOPS_DISPATCHED.PORT_0", "CORE"),
-            read("b", "CPU_CLK_UNHALTED.DISTRIBUTED", "CORE"),
-            read("c", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
+            read_core("a", "UOPS_DISPATCHED.PORT_0"),
+            read_core("b", "CPU_CLK_UNHALTED.DISTRIBUTED"),
+            read_core("c", "CPU_CLK_UNHALTED.THREAD_P"),
         ])
         .computed_as("100 * (a / (b if HYPERTHREADING_ON else c))", &[
             Num(100.0), Event(0), Const(Constant::HyperthreadingOn), Event(1), Event(2), Select,
@@ -1771,9 +1771,9 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(6)
         .child_of("ALU_Op_Utilization")
         .reads(&[
-            read("a", "UOPS_DISPATCHED.PORT_1", "CORE"),
-            read("b", "CPU_CLK_UNHALTED.DISTRIBUTED", "CORE"),
-            read("c", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
+            read_core("a", "UOPS_DISPATCHED.PORT_1"),
+            read_core("b", "CPU_CLK_UNHALTED.DISTRIBUTED"),
+            read_core("c", "CPU_CLK_UNHALTED.THREAD_P"),
         ])
         .computed_as("100 * (a / (b if HYPERTHREADING_ON else c))", &[
             Num(100.0), Event(0), Const(Constant::HyperthreadingOn), Event(1), Event(2), Select,
@@ -1784,9 +1784,9 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(6)
         .child_of("ALU_Op_Utilization")
         .reads(&[
-            read("a", "UOPS_DISPATCHED.PORT_5", "CORE"),
-            read("b", "CPU_CLK_UNHALTED.DISTRIBUTED", "CORE"),
-            read("c", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
+            read_core("a", "UOPS_DISPATCHED.PORT_5"),
+            read_core("b", "CPU_CLK_UNHALTED.DISTRIBUTED"),
+            read_core("c", "CPU_CLK_UNHALTED.THREAD_P"),
         ])
         .computed_as("100 * (a / (b if HYPERTHREADING_ON else c))", &[
             Num(100.0), Event(0), Const(Constant::HyperthreadingOn), Event(1), Event(2), Select,
@@ -1797,9 +1797,9 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(6)
         .child_of("ALU_Op_Utilization")
         .reads(&[
-            read("a", "UOPS_DISPATCHED.PORT_6", "CORE"),
-            read("b", "CPU_CLK_UNHALTED.DISTRIBUTED", "CORE"),
-            read("c", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
+            read_core("a", "UOPS_DISPATCHED.PORT_6"),
+            read_core("b", "CPU_CLK_UNHALTED.DISTRIBUTED"),
+            read_core("c", "CPU_CLK_UNHALTED.THREAD_P"),
         ])
         .computed_as("100 * (a / (b if HYPERTHREADING_ON else c))", &[
             Num(100.0), Event(0), Const(Constant::HyperthreadingOn), Event(1), Event(2), Select,
@@ -1810,9 +1810,9 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(5)
         .child_of("Ports_Utilized_3m")
         .reads(&[
-            read("a", "UOPS_DISPATCHED.PORT_2_3", "CORE"),
-            read("b", "CPU_CLK_UNHALTED.DISTRIBUTED", "CORE"),
-            read("c", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
+            read_core("a", "UOPS_DISPATCHED.PORT_2_3"),
+            read_core("b", "CPU_CLK_UNHALTED.DISTRIBUTED"),
+            read_core("c", "CPU_CLK_UNHALTED.THREAD_P"),
         ])
         .computed_as("100 * (a / (2 * (b if HYPERTHREADING_ON else c)))", &[
             Num(100.0), Event(0), Num(2.0), Const(Constant::HyperthreadingOn), Event(1), Event(2),
@@ -1823,10 +1823,10 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(5)
         .child_of("Ports_Utilized_3m")
         .reads(&[
-            read("a", "UOPS_DISPATCHED.PORT_4_9", "CORE"),
-            read("b", "UOPS_DISPATCHED.PORT_7_8", "CORE"),
-            read("c", "CPU_CLK_UNHALTED.DISTRIBUTED", "CORE"),
-            read("d", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
+            read_core("a", "UOPS_DISPATCHED.PORT_4_9"),
+            read_core("b", "UOPS_DISPATCHED.PORT_7_8"),
+            read_core("c", "CPU_CLK_UNHALTED.DISTRIBUTED"),
+            read_core("d", "CPU_CLK_UNHALTED.THREAD_P"),
         ])
         .computed_as("100 * ((a + b) / (4 * (c if HYPERTHREADING_ON else d)))", &[
             Num(100.0), Event(0), Event(1), Add, Num(4.0), Const(Constant::HyperthreadingOn),
@@ -1836,10 +1836,10 @@ pub static METRICS: &[MetricInfo] = &[
     metric("Retiring", "percent", "TMA", Cpu)
         .in_groups(&["BvUW", "TmaL1"])
         .reads(&[
-            read("a", "PERF_METRICS.RETIRING", "CORE").via(MetricRead::SlotsShare(0)),
-            read("b", "PERF_METRICS.FRONTEND_BOUND", "CORE").via(MetricRead::SlotsShare(2)),
-            read("c", "PERF_METRICS.BAD_SPECULATION", "CORE").via(MetricRead::SlotsShare(1)),
-            read("d", "PERF_METRICS.BACKEND_BOUND", "CORE").via(MetricRead::SlotsShare(3)),
+            read_core("a", "PERF_METRICS.RETIRING").via(MetricRead::SlotsShare(0)),
+            read_core("b", "PERF_METRICS.FRONTEND_BOUND").via(MetricRead::SlotsShare(2)),
+            read_core("c", "PERF_METRICS.BAD_SPECULATION").via(MetricRead::SlotsShare(1)),
+            read_core("d", "PERF_METRICS.BACKEND_BOUND").via(MetricRead::SlotsShare(3)),
         ])
         .computed_as("100 * (a / (b + c + a + d))", &[
             Num(100.0), Event(0), Event(1), Event(2), Add, Event(0), Add, Event(3), Add, Div, Mul,
@@ -1850,17 +1850,17 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(2)
         .child_of("Retiring")
         .reads(&[
-            read("a", "PERF_METRICS.RETIRING", "CORE").via(MetricRead::SlotsShare(0)),
-            read("b", "PERF_METRICS.FRONTEND_BOUND", "CORE").via(MetricRead::SlotsShare(2)),
-            read("c", "PERF_METRICS.BAD_SPECULATION", "CORE").via(MetricRead::SlotsShare(1)),
-            read("d", "PERF_METRICS.BACKEND_BOUND", "CORE").via(MetricRead::SlotsShare(3)),
-            read("e", "UOPS_RETIRED.SLOTS", "CORE"),
-            read("f", "UOPS_ISSUED.ANY", "CORE"),
-            read("g", "IDQ.MS_UOPS", "CORE"),
-            read("h", "TOPDOWN.SLOTS", "CORE").via(MetricRead::Slots),
-            read("i", "UOPS_DECODED.DEC0", "CORE"),
-            read("j", "UOPS_DECODED.DEC0", "CORE").cmask(1),
-            read("k", "IDQ.MITE_UOPS", "CORE"),
+            read_core("a", "PERF_METRICS.RETIRING").via(MetricRead::SlotsShare(0)),
+            read_core("b", "PERF_METRICS.FRONTEND_BOUND").via(MetricRead::SlotsShare(2)),
+            read_core("c", "PERF_METRICS.BAD_SPECULATION").via(MetricRead::SlotsShare(1)),
+            read_core("d", "PERF_METRICS.BACKEND_BOUND").via(MetricRead::SlotsShare(3)),
+            read_core("e", "UOPS_RETIRED.SLOTS"),
+            read_core("f", "UOPS_ISSUED.ANY"),
+            read_core("g", "IDQ.MS_UOPS"),
+            read_core("h", "TOPDOWN.SLOTS").via(MetricRead::Slots),
+            read_core("i", "UOPS_DECODED.DEC0"),
+            read_core("j", "UOPS_DECODED.DEC0").cmask(1),
+            read_core("k", "IDQ.MITE_UOPS"),
         ])
         .computed_as("100 * max(0, a / (b + c + a + d) - (e / f * g / h + a / (b + c + a + d) * (i - j) / k))", &[
             Num(100.0), Num(0.0), Event(0), Event(1), Event(2), Add, Event(0), Add, Event(3), Add,
@@ -1874,15 +1874,15 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(3)
         .child_of("Light_Operations")
         .reads(&[
-            read("a", "PERF_METRICS.RETIRING", "CORE").via(MetricRead::SlotsShare(0)),
-            read("b", "PERF_METRICS.FRONTEND_BOUND", "CORE").via(MetricRead::SlotsShare(2)),
-            read("c", "PERF_METRICS.BAD_SPECULATION", "CORE").via(MetricRead::SlotsShare(1)),
-            read("d", "PERF_METRICS.BACKEND_BOUND", "CORE").via(MetricRead::SlotsShare(3)),
-            read("e", "UOPS_EXECUTED.X87", "CORE"),
-            read("f", "UOPS_EXECUTED.THREAD", "CORE"),
-            read("g", "FP_ARITH_INST_RETIRED.SCALAR", "CORE"),
-            read("h", "TOPDOWN.SLOTS", "CORE").via(MetricRead::Slots),
-            read("i", "FP_ARITH_INST_RETIRED.VECTOR", "CORE"),
+            read_core("a", "PERF_METRICS.RETIRING").via(MetricRead::SlotsShare(0)),
+            read_core("b", "PERF_METRICS.FRONTEND_BOUND").via(MetricRead::SlotsShare(2)),
+            read_core("c", "PERF_METRICS.BAD_SPECULATION").via(MetricRead::SlotsShare(1)),
+            read_core("d", "PERF_METRICS.BACKEND_BOUND").via(MetricRead::SlotsShare(3)),
+            read_core("e", "UOPS_EXECUTED.X87"),
+            read_core("f", "UOPS_EXECUTED.THREAD"),
+            read_core("g", "FP_ARITH_INST_RETIRED.SCALAR"),
+            read_core("h", "TOPDOWN.SLOTS").via(MetricRead::Slots),
+            read_core("i", "FP_ARITH_INST_RETIRED.VECTOR"),
         ])
         .computed_as("100 * (a / (b + c + a + d) * e / f + g / (a / (b + c + a + d) * h) + i / (a / (b + c + a + d) * h))", &[
             Num(100.0), Event(0), Event(1), Event(2), Add, Event(0), Add, Event(3), Add, Div,
@@ -1896,12 +1896,12 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(4)
         .child_of("FP_Arith")
         .reads(&[
-            read("a", "PERF_METRICS.RETIRING", "CORE").via(MetricRead::SlotsShare(0)),
-            read("b", "PERF_METRICS.FRONTEND_BOUND", "CORE").via(MetricRead::SlotsShare(2)),
-            read("c", "PERF_METRICS.BAD_SPECULATION", "CORE").via(MetricRead::SlotsShare(1)),
-            read("d", "PERF_METRICS.BACKEND_BOUND", "CORE").via(MetricRead::SlotsShare(3)),
-            read("e", "UOPS_EXECUTED.X87", "CORE"),
-            read("f", "UOPS_EXECUTED.THREAD", "CORE"),
+            read_core("a", "PERF_METRICS.RETIRING").via(MetricRead::SlotsShare(0)),
+            read_core("b", "PERF_METRICS.FRONTEND_BOUND").via(MetricRead::SlotsShare(2)),
+            read_core("c", "PERF_METRICS.BAD_SPECULATION").via(MetricRead::SlotsShare(1)),
+            read_core("d", "PERF_METRICS.BACKEND_BOUND").via(MetricRead::SlotsShare(3)),
+            read_core("e", "UOPS_EXECUTED.X87"),
+            read_core("f", "UOPS_EXECUTED.THREAD"),
         ])
         .computed_as("100 * (a / (b + c + a + d) * e / f)", &[
             Num(100.0), Event(0), Event(1), Event(2), Add, Event(0), Add, Event(3), Add, Div,
@@ -1915,12 +1915,12 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(4)
         .child_of("FP_Arith")
         .reads(&[
-            read("a", "FP_ARITH_INST_RETIRED.SCALAR", "CORE"),
-            read("b", "PERF_METRICS.RETIRING", "CORE").via(MetricRead::SlotsShare(0)),
-            read("c", "PERF_METRICS.FRONTEND_BOUND", "CORE").via(MetricRead::SlotsShare(2)),
-            read("d", "PERF_METRICS.BAD_SPECULATION", "CORE").via(MetricRead::SlotsShare(1)),
-            read("e", "PERF_METRICS.BACKEND_BOUND", "CORE").via(MetricRead::SlotsShare(3)),
-            read("f", "TOPDOWN.SLOTS", "CORE").via(MetricRead::Slots),
+            read_core("a", "FP_ARITH_INST_RETIRED.SCALAR"),
+            read_core("b", "PERF_METRICS.RETIRING").via(MetricRead::SlotsShare(0)),
+            read_core("c", "PERF_METRICS.FRONTEND_BOUND").via(MetricRead::SlotsShare(2)),
+            read_core("d", "PERF_METRICS.BAD_SPECULATION").via(MetricRead::SlotsShare(1)),
+            read_core("e", "PERF_METRICS.BACKEND_BOUND").via(MetricRead::SlotsShare(3)),
+            read_core("f", "TOPDOWN.SLOTS").via(MetricRead::Slots),
         ])
         .computed_as("100 * (a / (b / (c + d + b + e) * f))", &[
             Num(100.0), Event(0), Event(1), Event(2), Event(3), Add, Event(1), Add, Event(4), Add,
@@ -1934,12 +1934,12 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(4)
         .child_of("FP_Arith")
         .reads(&[
-            read("a", "FP_ARITH_INST_RETIRED.VECTOR", "CORE"),
-            read("b", "PERF_METRICS.RETIRING", "CORE").via(MetricRead::SlotsShare(0)),
-            read("c", "PERF_METRICS.FRONTEND_BOUND", "CORE").via(MetricRead::SlotsShare(2)),
-            read("d", "PERF_METRICS.BAD_SPECULATION", "CORE").via(MetricRead::SlotsShare(1)),
-            read("e", "PERF_METRICS.BACKEND_BOUND", "CORE").via(MetricRead::SlotsShare(3)),
-            read("f", "TOPDOWN.SLOTS", "CORE").via(MetricRead::Slots),
+            read_core("a", "FP_ARITH_INST_RETIRED.VECTOR"),
+            read_core("b", "PERF_METRICS.RETIRING").via(MetricRead::SlotsShare(0)),
+            read_core("c", "PERF_METRICS.FRONTEND_BOUND").via(MetricRead::SlotsShare(2)),
+            read_core("d", "PERF_METRICS.BAD_SPECULATION").via(MetricRead::SlotsShare(1)),
+            read_core("e", "PERF_METRICS.BACKEND_BOUND").via(MetricRead::SlotsShare(3)),
+            read_core("f", "TOPDOWN.SLOTS").via(MetricRead::Slots),
         ])
         .computed_as("100 * (a / (b / (c + d + b + e) * f))", &[
             Num(100.0), Event(0), Event(1), Event(2), Event(3), Add, Event(1), Add, Event(4), Add,
@@ -1953,13 +1953,13 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(5)
         .child_of("FP_Vector")
         .reads(&[
-            read("a", "FP_ARITH_INST_RETIRED.128B_PACKED_DOUBLE", "CORE"),
-            read("b", "FP_ARITH_INST_RETIRED.128B_PACKED_SINGLE", "CORE"),
-            read("c", "PERF_METRICS.RETIRING", "CORE").via(MetricRead::SlotsShare(0)),
-            read("d", "PERF_METRICS.FRONTEND_BOUND", "CORE").via(MetricRead::SlotsShare(2)),
-            read("e", "PERF_METRICS.BAD_SPECULATION", "CORE").via(MetricRead::SlotsShare(1)),
-            read("f", "PERF_METRICS.BACKEND_BOUND", "CORE").via(MetricRead::SlotsShare(3)),
-            read("g", "TOPDOWN.SLOTS", "CORE").via(MetricRead::Slots),
+            read_core("a", "FP_ARITH_INST_RETIRED.128B_PACKED_DOUBLE"),
+            read_core("b", "FP_ARITH_INST_RETIRED.128B_PACKED_SINGLE"),
+            read_core("c", "PERF_METRICS.RETIRING").via(MetricRead::SlotsShare(0)),
+            read_core("d", "PERF_METRICS.FRONTEND_BOUND").via(MetricRead::SlotsShare(2)),
+            read_core("e", "PERF_METRICS.BAD_SPECULATION").via(MetricRead::SlotsShare(1)),
+            read_core("f", "PERF_METRICS.BACKEND_BOUND").via(MetricRead::SlotsShare(3)),
+            read_core("g", "TOPDOWN.SLOTS").via(MetricRead::Slots),
         ])
         .computed_as("100 * ((a + b) / (c / (d + e + c + f) * g))", &[
             Num(100.0), Event(0), Event(1), Add, Event(2), Event(3), Event(4), Add, Event(2), Add,
@@ -1974,13 +1974,13 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(5)
         .child_of("FP_Vector")
         .reads(&[
-            read("a", "FP_ARITH_INST_RETIRED.256B_PACKED_DOUBLE", "CORE"),
-            read("b", "FP_ARITH_INST_RETIRED.256B_PACKED_SINGLE", "CORE"),
-            read("c", "PERF_METRICS.RETIRING", "CORE").via(MetricRead::SlotsShare(0)),
-            read("d", "PERF_METRICS.FRONTEND_BOUND", "CORE").via(MetricRead::SlotsShare(2)),
-            read("e", "PERF_METRICS.BAD_SPECULATION", "CORE").via(MetricRead::SlotsShare(1)),
-            read("f", "PERF_METRICS.BACKEND_BOUND", "CORE").via(MetricRead::SlotsShare(3)),
-            read("g", "TOPDOWN.SLOTS", "CORE").via(MetricRead::Slots),
+            read_core("a", "FP_ARITH_INST_RETIRED.256B_PACKED_DOUBLE"),
+            read_core("b", "FP_ARITH_INST_RETIRED.256B_PACKED_SINGLE"),
+            read_core("c", "PERF_METRICS.RETIRING").via(MetricRead::SlotsShare(0)),
+            read_core("d", "PERF_METRICS.FRONTEND_BOUND").via(MetricRead::SlotsShare(2)),
+            read_core("e", "PERF_METRICS.BAD_SPECULATION").via(MetricRead::SlotsShare(1)),
+            read_core("f", "PERF_METRICS.BACKEND_BOUND").via(MetricRead::SlotsShare(3)),
+            read_core("g", "TOPDOWN.SLOTS").via(MetricRead::Slots),
         ])
         .computed_as("100 * ((a + b) / (c / (d + e + c + f) * g))", &[
             Num(100.0), Event(0), Event(1), Add, Event(2), Event(3), Event(4), Add, Event(2), Add,
@@ -1995,13 +1995,13 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(5)
         .child_of("FP_Vector")
         .reads(&[
-            read("a", "FP_ARITH_INST_RETIRED.512B_PACKED_DOUBLE", "CORE"),
-            read("b", "FP_ARITH_INST_RETIRED.512B_PACKED_SINGLE", "CORE"),
-            read("c", "PERF_METRICS.RETIRING", "CORE").via(MetricRead::SlotsShare(0)),
-            read("d", "PERF_METRICS.FRONTEND_BOUND", "CORE").via(MetricRead::SlotsShare(2)),
-            read("e", "PERF_METRICS.BAD_SPECULATION", "CORE").via(MetricRead::SlotsShare(1)),
-            read("f", "PERF_METRICS.BACKEND_BOUND", "CORE").via(MetricRead::SlotsShare(3)),
-            read("g", "TOPDOWN.SLOTS", "CORE").via(MetricRead::Slots),
+            read_core("a", "FP_ARITH_INST_RETIRED.512B_PACKED_DOUBLE"),
+            read_core("b", "FP_ARITH_INST_RETIRED.512B_PACKED_SINGLE"),
+            read_core("c", "PERF_METRICS.RETIRING").via(MetricRead::SlotsShare(0)),
+            read_core("d", "PERF_METRICS.FRONTEND_BOUND").via(MetricRead::SlotsShare(2)),
+            read_core("e", "PERF_METRICS.BAD_SPECULATION").via(MetricRead::SlotsShare(1)),
+            read_core("f", "PERF_METRICS.BACKEND_BOUND").via(MetricRead::SlotsShare(3)),
+            read_core("g", "TOPDOWN.SLOTS").via(MetricRead::Slots),
         ])
         .computed_as("100 * ((a + b) / (c / (d + e + c + f) * g))", &[
             Num(100.0), Event(0), Event(1), Add, Event(2), Event(3), Event(4), Add, Event(2), Add,
@@ -2016,19 +2016,19 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(3)
         .child_of("Light_Operations")
         .reads(&[
-            read("a", "PERF_METRICS.RETIRING", "CORE").via(MetricRead::SlotsShare(0)),
-            read("b", "PERF_METRICS.FRONTEND_BOUND", "CORE").via(MetricRead::SlotsShare(2)),
-            read("c", "PERF_METRICS.BAD_SPECULATION", "CORE").via(MetricRead::SlotsShare(1)),
-            read("d", "PERF_METRICS.BACKEND_BOUND", "CORE").via(MetricRead::SlotsShare(3)),
-            read("e", "UOPS_RETIRED.SLOTS", "CORE"),
-            read("f", "UOPS_ISSUED.ANY", "CORE"),
-            read("g", "IDQ.MS_UOPS", "CORE"),
-            read("h", "TOPDOWN.SLOTS", "CORE").via(MetricRead::Slots),
-            read("i", "UOPS_DECODED.DEC0", "CORE"),
-            read("j", "UOPS_DECODED.DEC0", "CORE").cmask(1),
-            read("k", "IDQ.MITE_UOPS", "CORE"),
-            read("l", "MEM_INST_RETIRED.ANY", "CORE"),
-            read("m", "INST_RETIRED.ANY_P", "CORE"),
+            read_core("a", "PERF_METRICS.RETIRING").via(MetricRead::SlotsShare(0)),
+            read_core("b", "PERF_METRICS.FRONTEND_BOUND").via(MetricRead::SlotsShare(2)),
+            read_core("c", "PERF_METRICS.BAD_SPECULATION").via(MetricRead::SlotsShare(1)),
+            read_core("d", "PERF_METRICS.BACKEND_BOUND").via(MetricRead::SlotsShare(3)),
+            read_core("e", "UOPS_RETIRED.SLOTS"),
+            read_core("f", "UOPS_ISSUED.ANY"),
+            read_core("g", "IDQ.MS_UOPS"),
+            read_core("h", "TOPDOWN.SLOTS").via(MetricRead::Slots),
+            read_core("i", "UOPS_DECODED.DEC0"),
+            read_core("j", "UOPS_DECODED.DEC0").cmask(1),
+            read_core("k", "IDQ.MITE_UOPS"),
+            read_core("l", "MEM_INST_RETIRED.ANY"),
+            read_core("m", "INST_RETIRED.ANY_P"),
         ])
         .computed_as("100 * (max(0, a / (b + c + a + d) - (e / f * g / h + a / (b + c + a + d) * (i - j) / k)) * l / m)", &[
             Num(100.0), Num(0.0), Event(0), Event(1), Event(2), Add, Event(0), Add, Event(3), Add,
@@ -2042,18 +2042,18 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(3)
         .child_of("Light_Operations")
         .reads(&[
-            read("a", "PERF_METRICS.RETIRING", "CORE").via(MetricRead::SlotsShare(0)),
-            read("b", "PERF_METRICS.FRONTEND_BOUND", "CORE").via(MetricRead::SlotsShare(2)),
-            read("c", "PERF_METRICS.BAD_SPECULATION", "CORE").via(MetricRead::SlotsShare(1)),
-            read("d", "PERF_METRICS.BACKEND_BOUND", "CORE").via(MetricRead::SlotsShare(3)),
-            read("e", "UOPS_RETIRED.SLOTS", "CORE"),
-            read("f", "UOPS_ISSUED.ANY", "CORE"),
-            read("g", "IDQ.MS_UOPS", "CORE"),
-            read("h", "TOPDOWN.SLOTS", "CORE").via(MetricRead::Slots),
-            read("i", "UOPS_DECODED.DEC0", "CORE"),
-            read("j", "UOPS_DECODED.DEC0", "CORE").cmask(1),
-            read("k", "IDQ.MITE_UOPS", "CORE"),
-            read("l", "BR_INST_RETIRED.ALL_BRANCHES", "CORE"),
+            read_core("a", "PERF_METRICS.RETIRING").via(MetricRead::SlotsShare(0)),
+            read_core("b", "PERF_METRICS.FRONTEND_BOUND").via(MetricRead::SlotsShare(2)),
+            read_core("c", "PERF_METRICS.BAD_SPECULATION").via(MetricRead::SlotsShare(1)),
+            read_core("d", "PERF_METRICS.BACKEND_BOUND").via(MetricRead::SlotsShare(3)),
+            read_core("e", "UOPS_RETIRED.SLOTS"),
+            read_core("f", "UOPS_ISSUED.ANY"),
+            read_core("g", "IDQ.MS_UOPS"),
+            read_core("h", "TOPDOWN.SLOTS").via(MetricRead::Slots),
+            read_core("i", "UOPS_DECODED.DEC0"),
+            read_core("j", "UOPS_DECODED.DEC0").cmask(1),
+            read_core("k", "IDQ.MITE_UOPS"),
+            read_core("l", "BR_INST_RETIRED.ALL_BRANCHES"),
         ])
         .computed_as("100 * (max(0, a / (b + c + a + d) - (e / f * g / h + a / (b + c + a + d) * (i - j) / k)) * l / (a / (b + c + a + d) * h))", &[
             Num(100.0), Num(0.0), Event(0), Event(1), Event(2), Add, Event(0), Add, Event(3), Add,
@@ -2068,24 +2068,24 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(3)
         .child_of("Light_Operations")
         .reads(&[
-            read("a", "PERF_METRICS.RETIRING", "CORE").via(MetricRead::SlotsShare(0)),
-            read("b", "PERF_METRICS.FRONTEND_BOUND", "CORE").via(MetricRead::SlotsShare(2)),
-            read("c", "PERF_METRICS.BAD_SPECULATION", "CORE").via(MetricRead::SlotsShare(1)),
-            read("d", "PERF_METRICS.BACKEND_BOUND", "CORE").via(MetricRead::SlotsShare(3)),
-            read("e", "UOPS_RETIRED.SLOTS", "CORE"),
-            read("f", "UOPS_ISSUED.ANY", "CORE"),
-            read("g", "IDQ.MS_UOPS", "CORE"),
-            read("h", "TOPDOWN.SLOTS", "CORE").via(MetricRead::Slots),
-            read("i", "UOPS_DECODED.DEC0", "CORE"),
-            read("j", "UOPS_DECODED.DEC0", "CORE").cmask(1),
-            read("k", "IDQ.MITE_UOPS", "CORE"),
-            read("l", "UOPS_EXECUTED.X87", "CORE"),
-            read("m", "UOPS_EXECUTED.THREAD", "CORE"),
-            read("n", "FP_ARITH_INST_RETIRED.SCALAR", "CORE"),
-            read("o", "FP_ARITH_INST_RETIRED.VECTOR", "CORE"),
-            read("p", "MEM_INST_RETIRED.ANY", "CORE"),
-            read("q", "INST_RETIRED.ANY_P", "CORE"),
-            read("r", "BR_INST_RETIRED.ALL_BRANCHES", "CORE"),
+            read_core("a", "PERF_METRICS.RETIRING").via(MetricRead::SlotsShare(0)),
+            read_core("b", "PERF_METRICS.FRONTEND_BOUND").via(MetricRead::SlotsShare(2)),
+            read_core("c", "PERF_METRICS.BAD_SPECULATION").via(MetricRead::SlotsShare(1)),
+            read_core("d", "PERF_METRICS.BACKEND_BOUND").via(MetricRead::SlotsShare(3)),
+            read_core("e", "UOPS_RETIRED.SLOTS"),
+            read_core("f", "UOPS_ISSUED.ANY"),
+            read_core("g", "IDQ.MS_UOPS"),
+            read_core("h", "TOPDOWN.SLOTS").via(MetricRead::Slots),
+            read_core("i", "UOPS_DECODED.DEC0"),
+            read_core("j", "UOPS_DECODED.DEC0").cmask(1),
+            read_core("k", "IDQ.MITE_UOPS"),
+            read_core("l", "UOPS_EXECUTED.X87"),
+            read_core("m", "UOPS_EXECUTED.THREAD"),
+            read_core("n", "FP_ARITH_INST_RETIRED.SCALAR"),
+            read_core("o", "FP_ARITH_INST_RETIRED.VECTOR"),
+            read_core("p", "MEM_INST_RETIRED.ANY"),
+            read_core("q", "INST_RETIRED.ANY_P"),
+            read_core("r", "BR_INST_RETIRED.ALL_BRANCHES"),
         ])
         .computed_as("100 * max(0, max(0, a / (b + c + a + d) - (e / f * g / h + a / (b + c + a + d) * (i - j) / k)) - (a / (b + c + a + d) * l / m + n / (a / (b + c + a + d) * h) + o / (a / (b + c + a + d) * h) + max(0, a / (b + c + a + d) - (e / f * g / h + a / (b + c + a + d) * (i - j) / k)) * p / q + max(0, a / (b + c + a + d) - (e / f * g / h + a / (b + c + a + d) * (i - j) / k)) * r / (a / (b + c + a + d) * h)))", &[
             Num(100.0), Num(0.0), Num(0.0), Event(0), Event(1), Event(2), Add, Event(0), Add,
@@ -2111,18 +2111,18 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(4)
         .child_of("Other_Light_Ops")
         .reads(&[
-            read("a", "PERF_METRICS.RETIRING", "CORE").via(MetricRead::SlotsShare(0)),
-            read("b", "PERF_METRICS.FRONTEND_BOUND", "CORE").via(MetricRead::SlotsShare(2)),
-            read("c", "PERF_METRICS.BAD_SPECULATION", "CORE").via(MetricRead::SlotsShare(1)),
-            read("d", "PERF_METRICS.BACKEND_BOUND", "CORE").via(MetricRead::SlotsShare(3)),
-            read("e", "UOPS_RETIRED.SLOTS", "CORE"),
-            read("f", "UOPS_ISSUED.ANY", "CORE"),
-            read("g", "IDQ.MS_UOPS", "CORE"),
-            read("h", "TOPDOWN.SLOTS", "CORE").via(MetricRead::Slots),
-            read("i", "UOPS_DECODED.DEC0", "CORE"),
-            read("j", "UOPS_DECODED.DEC0", "CORE").cmask(1),
-            read("k", "IDQ.MITE_UOPS", "CORE"),
-            read("l", "INST_RETIRED.NOP", "CORE"),
+            read_core("a", "PERF_METRICS.RETIRING").via(MetricRead::SlotsShare(0)),
+            read_core("b", "PERF_METRICS.FRONTEND_BOUND").via(MetricRead::SlotsShare(2)),
+            read_core("c", "PERF_METRICS.BAD_SPECULATION").via(MetricRead::SlotsShare(1)),
+            read_core("d", "PERF_METRICS.BACKEND_BOUND").via(MetricRead::SlotsShare(3)),
+            read_core("e", "UOPS_RETIRED.SLOTS"),
+            read_core("f", "UOPS_ISSUED.ANY"),
+            read_core("g", "IDQ.MS_UOPS"),
+            read_core("h", "TOPDOWN.SLOTS").via(MetricRead::Slots),
+            read_core("i", "UOPS_DECODED.DEC0"),
+            read_core("j", "UOPS_DECODED.DEC0").cmask(1),
+            read_core("k", "IDQ.MITE_UOPS"),
+            read_core("l", "INST_RETIRED.NOP"),
         ])
         .computed_as("100 * (max(0, a / (b + c + a + d) - (e / f * g / h + a / (b + c + a + d) * (i - j) / k)) * l / (a / (b + c + a + d) * h))", &[
             Num(100.0), Num(0.0), Event(0), Event(1), Event(2), Add, Event(0), Add, Event(3), Add,
@@ -2139,17 +2139,17 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(2)
         .child_of("Retiring")
         .reads(&[
-            read("a", "UOPS_RETIRED.SLOTS", "CORE"),
-            read("b", "UOPS_ISSUED.ANY", "CORE"),
-            read("c", "IDQ.MS_UOPS", "CORE"),
-            read("d", "TOPDOWN.SLOTS", "CORE").via(MetricRead::Slots),
-            read("e", "PERF_METRICS.RETIRING", "CORE").via(MetricRead::SlotsShare(0)),
-            read("f", "PERF_METRICS.FRONTEND_BOUND", "CORE").via(MetricRead::SlotsShare(2)),
-            read("g", "PERF_METRICS.BAD_SPECULATION", "CORE").via(MetricRead::SlotsShare(1)),
-            read("h", "PERF_METRICS.BACKEND_BOUND", "CORE").via(MetricRead::SlotsShare(3)),
-            read("i", "UOPS_DECODED.DEC0", "CORE"),
-            read("j", "UOPS_DECODED.DEC0", "CORE").cmask(1),
-            read("k", "IDQ.MITE_UOPS", "CORE"),
+            read_core("a", "UOPS_RETIRED.SLOTS"),
+            read_core("b", "UOPS_ISSUED.ANY"),
+            read_core("c", "IDQ.MS_UOPS"),
+            read_core("d", "TOPDOWN.SLOTS").via(MetricRead::Slots),
+            read_core("e", "PERF_METRICS.RETIRING").via(MetricRead::SlotsShare(0)),
+            read_core("f", "PERF_METRICS.FRONTEND_BOUND").via(MetricRead::SlotsShare(2)),
+            read_core("g", "PERF_METRICS.BAD_SPECULATION").via(MetricRead::SlotsShare(1)),
+            read_core("h", "PERF_METRICS.BACKEND_BOUND").via(MetricRead::SlotsShare(3)),
+            read_core("i", "UOPS_DECODED.DEC0"),
+            read_core("j", "UOPS_DECODED.DEC0").cmask(1),
+            read_core("k", "IDQ.MITE_UOPS"),
         ])
         .computed_as("100 * (a / b * c / d + e / (f + g + e + h) * (i - j) / k)", &[
             Num(100.0), Event(0), Event(1), Div, Event(2), Mul, Event(3), Div, Event(4), Event(5),
@@ -2161,17 +2161,17 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(3)
         .child_of("Heavy_Operations")
         .reads(&[
-            read("a", "UOPS_RETIRED.SLOTS", "CORE"),
-            read("b", "UOPS_ISSUED.ANY", "CORE"),
-            read("c", "IDQ.MS_UOPS", "CORE"),
-            read("d", "TOPDOWN.SLOTS", "CORE").via(MetricRead::Slots),
-            read("e", "PERF_METRICS.RETIRING", "CORE").via(MetricRead::SlotsShare(0)),
-            read("f", "PERF_METRICS.FRONTEND_BOUND", "CORE").via(MetricRead::SlotsShare(2)),
-            read("g", "PERF_METRICS.BAD_SPECULATION", "CORE").via(MetricRead::SlotsShare(1)),
-            read("h", "PERF_METRICS.BACKEND_BOUND", "CORE").via(MetricRead::SlotsShare(3)),
-            read("i", "UOPS_DECODED.DEC0", "CORE"),
-            read("j", "UOPS_DECODED.DEC0", "CORE").cmask(1),
-            read("k", "IDQ.MITE_UOPS", "CORE"),
+            read_core("a", "UOPS_RETIRED.SLOTS"),
+            read_core("b", "UOPS_ISSUED.ANY"),
+            read_core("c", "IDQ.MS_UOPS"),
+            read_core("d", "TOPDOWN.SLOTS").via(MetricRead::Slots),
+            read_core("e", "PERF_METRICS.RETIRING").via(MetricRead::SlotsShare(0)),
+            read_core("f", "PERF_METRICS.FRONTEND_BOUND").via(MetricRead::SlotsShare(2)),
+            read_core("g", "PERF_METRICS.BAD_SPECULATION").via(MetricRead::SlotsShare(1)),
+            read_core("h", "PERF_METRICS.BACKEND_BOUND").via(MetricRead::SlotsShare(3)),
+            read_core("i", "UOPS_DECODED.DEC0"),
+            read_core("j", "UOPS_DECODED.DEC0").cmask(1),
+            read_core("k", "IDQ.MITE_UOPS"),
         ])
         .computed_as("100 * (a / b * c / d + e / (f + g + e + h) * (i - j) / k - a / b * c / d)", &[
             Num(100.0), Event(0), Event(1), Div, Event(2), Mul, Event(3), Div, Event(4), Event(5),
@@ -2184,10 +2184,10 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(3)
         .child_of("Heavy_Operations")
         .reads(&[
-            read("a", "UOPS_RETIRED.SLOTS", "CORE"),
-            read("b", "UOPS_ISSUED.ANY", "CORE"),
-            read("c", "IDQ.MS_UOPS", "CORE"),
-            read("d", "TOPDOWN.SLOTS", "CORE").via(MetricRead::Slots),
+            read_core("a", "UOPS_RETIRED.SLOTS"),
+            read_core("b", "UOPS_ISSUED.ANY"),
+            read_core("c", "IDQ.MS_UOPS"),
+            read_core("d", "TOPDOWN.SLOTS").via(MetricRead::Slots),
         ])
         .computed_as("100 * (a / b * c / d)", &[
             Num(100.0), Event(0), Event(1), Div, Event(2), Mul, Event(3), Div, Mul,
@@ -2198,8 +2198,8 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(4)
         .child_of("Microcode_Sequencer")
         .reads(&[
-            read("a", "ASSISTS.ANY", "CORE"),
-            read("b", "TOPDOWN.SLOTS", "CORE").via(MetricRead::Slots),
+            read_core("a", "ASSISTS.ANY"),
+            read_core("b", "TOPDOWN.SLOTS").via(MetricRead::Slots),
         ])
         .computed_as("100 * (34 * a / b)", &[Num(100.0), Num(34.0), Event(0), Mul, Event(1), Div, Mul])
         .threshold_when(&["Assists", "Microcode_Sequencer", "Heavy_Operations"], "min(min(Assists > 10, Microcode_Sequencer > 5), Heavy_Operations > 10)", &[
@@ -2210,8 +2210,8 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(5)
         .child_of("Assists")
         .reads(&[
-            read("a", "ASSISTS.FP", "CORE"),
-            read("b", "TOPDOWN.SLOTS", "CORE").via(MetricRead::Slots),
+            read_core("a", "ASSISTS.FP"),
+            read_core("b", "TOPDOWN.SLOTS").via(MetricRead::Slots),
         ])
         .computed_as("100 * (34 * a / b)", &[Num(100.0), Num(34.0), Event(0), Mul, Event(1), Div, Mul])
         .threshold_when(&["FP_Assists"], "FP_Assists > 10", &[Event(0), Num(10.0), Gt]),
@@ -2219,11 +2219,11 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(4)
         .child_of("Microcode_Sequencer")
         .reads(&[
-            read("a", "UOPS_RETIRED.SLOTS", "CORE"),
-            read("b", "UOPS_ISSUED.ANY", "CORE"),
-            read("c", "IDQ.MS_UOPS", "CORE"),
-            read("d", "TOPDOWN.SLOTS", "CORE").via(MetricRead::Slots),
-            read("e", "ASSISTS.ANY", "CORE"),
+            read_core("a", "UOPS_RETIRED.SLOTS"),
+            read_core("b", "UOPS_ISSUED.ANY"),
+            read_core("c", "IDQ.MS_UOPS"),
+            read_core("d", "TOPDOWN.SLOTS").via(MetricRead::Slots),
+            read_core("e", "ASSISTS.ANY"),
         ])
         .computed_as("100 * max(0, a / b * c / d - 34 * e / d)", &[
             Num(100.0), Num(0.0), Event(0), Event(1), Div, Event(2), Mul, Event(3), Div, Num(34.0),
@@ -2235,19 +2235,19 @@ pub static METRICS: &[MetricInfo] = &[
     metric("Info_Thread_IPC", "", "TMA", Cpu)
         .in_groups(&["Ret", "Summary"])
         .reads(&[
-            read("a", "INST_RETIRED.ANY_P", "CORE"),
-            read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
+            read_core("a", "INST_RETIRED.ANY_P"),
+            read_core("b", "CPU_CLK_UNHALTED.THREAD_P"),
         ])
         .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("Info_Thread_UopPI", "", "TMA", Cpu)
         .in_groups(&["Pipeline", "Ret", "Retire"])
         .reads(&[
-            read("a", "PERF_METRICS.RETIRING", "CORE").via(MetricRead::SlotsShare(0)),
-            read("b", "PERF_METRICS.FRONTEND_BOUND", "CORE").via(MetricRead::SlotsShare(2)),
-            read("c", "PERF_METRICS.BAD_SPECULATION", "CORE").via(MetricRead::SlotsShare(1)),
-            read("d", "PERF_METRICS.BACKEND_BOUND", "CORE").via(MetricRead::SlotsShare(3)),
-            read("e", "TOPDOWN.SLOTS", "CORE").via(MetricRead::Slots),
-            read("f", "INST_RETIRED.ANY_P", "CORE"),
+            read_core("a", "PERF_METRICS.RETIRING").via(MetricRead::SlotsShare(0)),
+            read_core("b", "PERF_METRICS.FRONTEND_BOUND").via(MetricRead::SlotsShare(2)),
+            read_core("c", "PERF_METRICS.BAD_SPECULATION").via(MetricRead::SlotsShare(1)),
+            read_core("d", "PERF_METRICS.BACKEND_BOUND").via(MetricRead::SlotsShare(3)),
+            read_core("e", "TOPDOWN.SLOTS").via(MetricRead::Slots),
+            read_core("f", "INST_RETIRED.ANY_P"),
         ])
         .computed_as("a / (b + c + a + d) * e / f", &[
             Event(0), Event(1), Event(2), Add, Event(0), Add, Event(3), Add, Div, Event(4), Mul,
@@ -2257,12 +2257,12 @@ pub static METRICS: &[MetricInfo] = &[
     metric("Info_Thread_UpTB", "", "TMA", Cpu)
         .in_groups(&["Branches", "Fed", "FetchBW"])
         .reads(&[
-            read("a", "PERF_METRICS.RETIRING", "CORE").via(MetricRead::SlotsShare(0)),
-            read("b", "PERF_METRICS.FRONTEND_BOUND", "CORE").via(MetricRead::SlotsShare(2)),
-            read("c", "PERF_METRICS.BAD_SPECULATION", "CORE").via(MetricRead::SlotsShare(1)),
-            read("d", "PERF_METRICS.BACKEND_BOUND", "CORE").via(MetricRead::SlotsShare(3)),
-            read("e", "TOPDOWN.SLOTS", "CORE").via(MetricRead::Slots),
-            read("f", "BR_INST_RETIRED.NEAR_TAKEN", "CORE"),
+            read_core("a", "PERF_METRICS.RETIRING").via(MetricRead::SlotsShare(0)),
+            read_core("b", "PERF_METRICS.FRONTEND_BOUND").via(MetricRead::SlotsShare(2)),
+            read_core("c", "PERF_METRICS.BAD_SPECULATION").via(MetricRead::SlotsShare(1)),
+            read_core("d", "PERF_METRICS.BACKEND_BOUND").via(MetricRead::SlotsShare(3)),
+            read_core("e", "TOPDOWN.SLOTS").via(MetricRead::Slots),
+            read_core("f", "BR_INST_RETIRED.NEAR_TAKEN"),
         ])
         .computed_as("a / (b + c + a + d) * e / f", &[
             Event(0), Event(1), Event(2), Add, Event(0), Add, Event(3), Add, Div, Event(4), Mul,
@@ -2272,35 +2272,35 @@ pub static METRICS: &[MetricInfo] = &[
     metric("Info_Thread_CPI", "per instruction", "TMA", Cpu)
         .in_groups(&["Pipeline", "Mem"])
         .reads(&[
-            read("a", "INST_RETIRED.ANY_P", "CORE"),
-            read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
+            read_core("a", "INST_RETIRED.ANY_P"),
+            read_core("b", "CPU_CLK_UNHALTED.THREAD_P"),
         ])
         .computed_as("1 / (a / b)", &[Num(1.0), Event(0), Event(1), Div, Div]),
     metric("Info_Thread_CLKS", "", "TMA", Cpu)
         .in_groups(&["Pipeline"])
         .reads(&[
-            read("a", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
+            read_core("a", "CPU_CLK_UNHALTED.THREAD_P"),
         ])
         .computed_as("a", &[Event(0)]),
     metric("Info_Thread_SLOTS", "", "TMA", Cpu)
         .in_groups(&["TmaL1"])
         .reads(&[
-            read("a", "TOPDOWN.SLOTS", "CORE").via(MetricRead::Slots),
+            read_core("a", "TOPDOWN.SLOTS").via(MetricRead::Slots),
         ])
         .computed_as("a", &[Event(0)]),
     metric("Info_Thread_Execute_per_Issue", "", "TMA", Cpu)
         .in_groups(&["Cor", "Pipeline"])
         .reads(&[
-            read("a", "UOPS_EXECUTED.THREAD", "CORE"),
-            read("b", "UOPS_ISSUED.ANY", "CORE"),
+            read_core("a", "UOPS_EXECUTED.THREAD"),
+            read_core("b", "UOPS_ISSUED.ANY"),
         ])
         .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("Info_Core_CoreIPC", "", "TMA", Cpu)
         .in_groups(&["Ret", "SMT", "TmaL1"])
         .reads(&[
-            read("a", "INST_RETIRED.ANY_P", "CORE"),
-            read("b", "CPU_CLK_UNHALTED.DISTRIBUTED", "CORE"),
-            read("c", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
+            read_core("a", "INST_RETIRED.ANY_P"),
+            read_core("b", "CPU_CLK_UNHALTED.DISTRIBUTED"),
+            read_core("c", "CPU_CLK_UNHALTED.THREAD_P"),
         ])
         .computed_as("a / (b if HYPERTHREADING_ON else c)", &[
             Event(0), Const(Constant::HyperthreadingOn), Event(1), Event(2), Select, Div,
@@ -2308,13 +2308,13 @@ pub static METRICS: &[MetricInfo] = &[
     metric("Info_Core_FLOPc", "", "TMA", Cpu)
         .in_groups(&["Ret", "Flops"])
         .reads(&[
-            read("a", "FP_ARITH_INST_RETIRED.SCALAR", "CORE"),
-            read("b", "FP_ARITH_INST_RETIRED.128B_PACKED_DOUBLE", "CORE"),
-            read("c", "FP_ARITH_INST_RETIRED.4_FLOPS", "CORE"),
-            read("d", "FP_ARITH_INST_RETIRED.8_FLOPS", "CORE"),
-            read("e", "FP_ARITH_INST_RETIRED.512B_PACKED_SINGLE", "CORE"),
-            read("f", "CPU_CLK_UNHALTED.DISTRIBUTED", "CORE"),
-            read("g", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
+            read_core("a", "FP_ARITH_INST_RETIRED.SCALAR"),
+            read_core("b", "FP_ARITH_INST_RETIRED.128B_PACKED_DOUBLE"),
+            read_core("c", "FP_ARITH_INST_RETIRED.4_FLOPS"),
+            read_core("d", "FP_ARITH_INST_RETIRED.8_FLOPS"),
+            read_core("e", "FP_ARITH_INST_RETIRED.512B_PACKED_SINGLE"),
+            read_core("f", "CPU_CLK_UNHALTED.DISTRIBUTED"),
+            read_core("g", "CPU_CLK_UNHALTED.THREAD_P"),
         ])
         .computed_as("(a + 2 * b + 4 * c + 8 * d + 16 * e) / (f if HYPERTHREADING_ON else g)", &[
             Event(0), Num(2.0), Event(1), Mul, Add, Num(4.0), Event(2), Mul, Add, Num(8.0),
@@ -2324,10 +2324,10 @@ pub static METRICS: &[MetricInfo] = &[
     metric("Info_Core_FP_Arith_Utilization", "", "TMA", Cpu)
         .in_groups(&["Cor", "Flops", "HPC"])
         .reads(&[
-            read("a", "FP_ARITH_INST_RETIRED.SCALAR", "CORE"),
-            read("b", "FP_ARITH_INST_RETIRED.VECTOR", "CORE"),
-            read("c", "CPU_CLK_UNHALTED.DISTRIBUTED", "CORE"),
-            read("d", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
+            read_core("a", "FP_ARITH_INST_RETIRED.SCALAR"),
+            read_core("b", "FP_ARITH_INST_RETIRED.VECTOR"),
+            read_core("c", "CPU_CLK_UNHALTED.DISTRIBUTED"),
+            read_core("d", "CPU_CLK_UNHALTED.THREAD_P"),
         ])
         .computed_as("(a + b) / (2 * (c if HYPERTHREADING_ON else d))", &[
             Event(0), Event(1), Add, Num(2.0), Const(Constant::HyperthreadingOn), Event(2),
@@ -2336,22 +2336,22 @@ pub static METRICS: &[MetricInfo] = &[
     metric("Info_Core_ILP", "", "TMA", Cpu)
         .in_groups(&["Backend", "Cor", "Pipeline", "PortsUtil"])
         .reads(&[
-            read("a", "UOPS_EXECUTED.THREAD", "CORE"),
-            read("b", "UOPS_EXECUTED.THREAD", "CORE").cmask(1),
+            read_core("a", "UOPS_EXECUTED.THREAD"),
+            read_core("b", "UOPS_EXECUTED.THREAD").cmask(1),
         ])
         .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("Info_Core_EPC", "", "TMA", Cpu)
         .in_groups(&["Power"])
         .reads(&[
-            read("a", "UOPS_EXECUTED.THREAD", "CORE"),
-            read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
+            read_core("a", "UOPS_EXECUTED.THREAD"),
+            read_core("b", "CPU_CLK_UNHALTED.THREAD_P"),
         ])
         .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("Info_Core_CORE_CLKS", "", "TMA", Cpu)
         .in_groups(&["SMT"])
         .reads(&[
-            read("a", "CPU_CLK_UNHALTED.DISTRIBUTED", "CORE"),
-            read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
+            read_core("a", "CPU_CLK_UNHALTED.DISTRIBUTED"),
+            read_core("b", "CPU_CLK_UNHALTED.THREAD_P"),
         ])
         .computed_as("a if HYPERTHREADING_ON else b", &[
             Const(Constant::HyperthreadingOn), Event(0), Event(1), Select,
@@ -2359,59 +2359,59 @@ pub static METRICS: &[MetricInfo] = &[
     metric("Info_Inst_Mix_IpLoad", "", "TMA", Cpu)
         .in_groups(&["InsType"])
         .reads(&[
-            read("a", "INST_RETIRED.ANY_P", "CORE"),
-            read("b", "MEM_INST_RETIRED.ALL_LOADS", "CORE"),
+            read_core("a", "INST_RETIRED.ANY_P"),
+            read_core("b", "MEM_INST_RETIRED.ALL_LOADS"),
         ])
         .computed_as("a / b", &[Event(0), Event(1), Div])
         .threshold_when(&["Info_Inst_Mix_IpLoad"], "Info_Inst_Mix_IpLoad < 3", &[Event(0), Num(3.0), Lt]),
     metric("Info_Inst_Mix_IpStore", "", "TMA", Cpu)
         .in_groups(&["InsType"])
         .reads(&[
-            read("a", "INST_RETIRED.ANY_P", "CORE"),
-            read("b", "MEM_INST_RETIRED.ALL_STORES", "CORE"),
+            read_core("a", "INST_RETIRED.ANY_P"),
+            read_core("b", "MEM_INST_RETIRED.ALL_STORES"),
         ])
         .computed_as("a / b", &[Event(0), Event(1), Div])
         .threshold_when(&["Info_Inst_Mix_IpStore"], "Info_Inst_Mix_IpStore < 8", &[Event(0), Num(8.0), Lt]),
     metric("Info_Inst_Mix_IpBranch", "", "TMA", Cpu)
         .in_groups(&["Branches", "Fed", "InsType"])
         .reads(&[
-            read("a", "INST_RETIRED.ANY_P", "CORE"),
-            read("b", "BR_INST_RETIRED.ALL_BRANCHES", "CORE"),
+            read_core("a", "INST_RETIRED.ANY_P"),
+            read_core("b", "BR_INST_RETIRED.ALL_BRANCHES"),
         ])
         .computed_as("a / b", &[Event(0), Event(1), Div])
         .threshold_when(&["Info_Inst_Mix_IpBranch"], "Info_Inst_Mix_IpBranch < 8", &[Event(0), Num(8.0), Lt]),
     metric("Info_Inst_Mix_IpCall", "", "TMA", Cpu)
         .in_groups(&["Branches", "Fed", "PGO"])
         .reads(&[
-            read("a", "INST_RETIRED.ANY_P", "CORE"),
-            read("b", "BR_INST_RETIRED.NEAR_CALL", "CORE"),
+            read_core("a", "INST_RETIRED.ANY_P"),
+            read_core("b", "BR_INST_RETIRED.NEAR_CALL"),
         ])
         .computed_as("a / b", &[Event(0), Event(1), Div])
         .threshold_when(&["Info_Inst_Mix_IpCall"], "Info_Inst_Mix_IpCall < 200", &[Event(0), Num(200.0), Lt]),
     metric("Info_Inst_Mix_IpTB", "", "TMA", Cpu)
         .in_groups(&["Branches", "Fed", "FetchBW", "Frontend", "PGO"])
         .reads(&[
-            read("a", "INST_RETIRED.ANY_P", "CORE"),
-            read("b", "BR_INST_RETIRED.NEAR_TAKEN", "CORE"),
+            read_core("a", "INST_RETIRED.ANY_P"),
+            read_core("b", "BR_INST_RETIRED.NEAR_TAKEN"),
         ])
         .computed_as("a / b", &[Event(0), Event(1), Div])
         .threshold_when(&["Info_Inst_Mix_IpTB"], "Info_Inst_Mix_IpTB < 5 * 2 + 1", &[Event(0), Num(5.0), Num(2.0), Mul, Num(1.0), Add, Lt]),
     metric("Info_Inst_Mix_BpTkBranch", "", "TMA", Cpu)
         .in_groups(&["Branches", "Fed", "PGO"])
         .reads(&[
-            read("a", "BR_INST_RETIRED.ALL_BRANCHES", "CORE"),
-            read("b", "BR_INST_RETIRED.NEAR_TAKEN", "CORE"),
+            read_core("a", "BR_INST_RETIRED.ALL_BRANCHES"),
+            read_core("b", "BR_INST_RETIRED.NEAR_TAKEN"),
         ])
         .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("Info_Inst_Mix_IpFLOP", "", "TMA", Cpu)
         .in_groups(&["Flops", "InsType"])
         .reads(&[
-            read("a", "INST_RETIRED.ANY_P", "CORE"),
-            read("b", "FP_ARITH_INST_RETIRED.SCALAR", "CORE"),
-            read("c", "FP_ARITH_INST_RETIRED.128B_PACKED_DOUBLE", "CORE"),
-            read("d", "FP_ARITH_INST_RETIRED.4_FLOPS", "CORE"),
-            read("e", "FP_ARITH_INST_RETIRED.8_FLOPS", "CORE"),
-            read("f", "FP_ARITH_INST_RETIRED.512B_PACKED_SINGLE", "CORE"),
+            read_core("a", "INST_RETIRED.ANY_P"),
+            read_core("b", "FP_ARITH_INST_RETIRED.SCALAR"),
+            read_core("c", "FP_ARITH_INST_RETIRED.128B_PACKED_DOUBLE"),
+            read_core("d", "FP_ARITH_INST_RETIRED.4_FLOPS"),
+            read_core("e", "FP_ARITH_INST_RETIRED.8_FLOPS"),
+            read_core("f", "FP_ARITH_INST_RETIRED.512B_PACKED_SINGLE"),
         ])
         .computed_as("a / (b + 2 * c + 4 * d + 8 * e + 16 * f)", &[
             Event(0), Event(1), Num(2.0), Event(2), Mul, Add, Num(4.0), Event(3), Mul, Add,
@@ -2421,85 +2421,85 @@ pub static METRICS: &[MetricInfo] = &[
     metric("Info_Inst_Mix_IpArith", "", "TMA", Cpu)
         .in_groups(&["Flops", "InsType"])
         .reads(&[
-            read("a", "INST_RETIRED.ANY_P", "CORE"),
-            read("b", "FP_ARITH_INST_RETIRED.SCALAR", "CORE"),
-            read("c", "FP_ARITH_INST_RETIRED.VECTOR", "CORE"),
+            read_core("a", "INST_RETIRED.ANY_P"),
+            read_core("b", "FP_ARITH_INST_RETIRED.SCALAR"),
+            read_core("c", "FP_ARITH_INST_RETIRED.VECTOR"),
         ])
         .computed_as("a / (b + c)", &[Event(0), Event(1), Event(2), Add, Div])
         .threshold_when(&["Info_Inst_Mix_IpArith"], "Info_Inst_Mix_IpArith < 10", &[Event(0), Num(10.0), Lt]),
     metric("Info_Inst_Mix_IpArith_Scalar_SP", "", "TMA", Cpu)
         .in_groups(&["Flops", "FpScalar", "InsType"])
         .reads(&[
-            read("a", "INST_RETIRED.ANY_P", "CORE"),
-            read("b", "FP_ARITH_INST_RETIRED.SCALAR_SINGLE", "CORE"),
+            read_core("a", "INST_RETIRED.ANY_P"),
+            read_core("b", "FP_ARITH_INST_RETIRED.SCALAR_SINGLE"),
         ])
         .computed_as("a / b", &[Event(0), Event(1), Div])
         .threshold_when(&["Info_Inst_Mix_IpArith_Scalar_SP"], "Info_Inst_Mix_IpArith_Scalar_SP < 10", &[Event(0), Num(10.0), Lt]),
     metric("Info_Inst_Mix_IpArith_Scalar_DP", "", "TMA", Cpu)
         .in_groups(&["Flops", "FpScalar", "InsType"])
         .reads(&[
-            read("a", "INST_RETIRED.ANY_P", "CORE"),
-            read("b", "FP_ARITH_INST_RETIRED.SCALAR_DOUBLE", "CORE"),
+            read_core("a", "INST_RETIRED.ANY_P"),
+            read_core("b", "FP_ARITH_INST_RETIRED.SCALAR_DOUBLE"),
         ])
         .computed_as("a / b", &[Event(0), Event(1), Div])
         .threshold_when(&["Info_Inst_Mix_IpArith_Scalar_DP"], "Info_Inst_Mix_IpArith_Scalar_DP < 10", &[Event(0), Num(10.0), Lt]),
     metric("Info_Inst_Mix_IpArith_AVX128", "", "TMA", Cpu)
         .in_groups(&["Flops", "FpVector", "InsType"])
         .reads(&[
-            read("a", "INST_RETIRED.ANY_P", "CORE"),
-            read("b", "FP_ARITH_INST_RETIRED.128B_PACKED_DOUBLE", "CORE"),
-            read("c", "FP_ARITH_INST_RETIRED.128B_PACKED_SINGLE", "CORE"),
+            read_core("a", "INST_RETIRED.ANY_P"),
+            read_core("b", "FP_ARITH_INST_RETIRED.128B_PACKED_DOUBLE"),
+            read_core("c", "FP_ARITH_INST_RETIRED.128B_PACKED_SINGLE"),
         ])
         .computed_as("a / (b + c)", &[Event(0), Event(1), Event(2), Add, Div])
         .threshold_when(&["Info_Inst_Mix_IpArith_AVX128"], "Info_Inst_Mix_IpArith_AVX128 < 10", &[Event(0), Num(10.0), Lt]),
     metric("Info_Inst_Mix_IpArith_AVX256", "", "TMA", Cpu)
         .in_groups(&["Flops", "FpVector", "InsType"])
         .reads(&[
-            read("a", "INST_RETIRED.ANY_P", "CORE"),
-            read("b", "FP_ARITH_INST_RETIRED.256B_PACKED_DOUBLE", "CORE"),
-            read("c", "FP_ARITH_INST_RETIRED.256B_PACKED_SINGLE", "CORE"),
+            read_core("a", "INST_RETIRED.ANY_P"),
+            read_core("b", "FP_ARITH_INST_RETIRED.256B_PACKED_DOUBLE"),
+            read_core("c", "FP_ARITH_INST_RETIRED.256B_PACKED_SINGLE"),
         ])
         .computed_as("a / (b + c)", &[Event(0), Event(1), Event(2), Add, Div])
         .threshold_when(&["Info_Inst_Mix_IpArith_AVX256"], "Info_Inst_Mix_IpArith_AVX256 < 10", &[Event(0), Num(10.0), Lt]),
     metric("Info_Inst_Mix_IpArith_AVX512", "", "TMA", Cpu)
         .in_groups(&["Flops", "FpVector", "InsType"])
         .reads(&[
-            read("a", "INST_RETIRED.ANY_P", "CORE"),
-            read("b", "FP_ARITH_INST_RETIRED.512B_PACKED_DOUBLE", "CORE"),
-            read("c", "FP_ARITH_INST_RETIRED.512B_PACKED_SINGLE", "CORE"),
+            read_core("a", "INST_RETIRED.ANY_P"),
+            read_core("b", "FP_ARITH_INST_RETIRED.512B_PACKED_DOUBLE"),
+            read_core("c", "FP_ARITH_INST_RETIRED.512B_PACKED_SINGLE"),
         ])
         .computed_as("a / (b + c)", &[Event(0), Event(1), Event(2), Add, Div])
         .threshold_when(&["Info_Inst_Mix_IpArith_AVX512"], "Info_Inst_Mix_IpArith_AVX512 < 10", &[Event(0), Num(10.0), Lt]),
     metric("Info_Inst_Mix_IpPause", "", "TMA", Cpu)
         .in_groups(&["Flops", "FpVector", "InsType"])
         .reads(&[
-            read("a", "INST_RETIRED.ANY_P", "CORE"),
-            read("b", "MISC_RETIRED.PAUSE_INST", "CORE"),
+            read_core("a", "INST_RETIRED.ANY_P"),
+            read_core("b", "MISC_RETIRED.PAUSE_INST"),
         ])
         .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("Info_Inst_Mix_IpSWPF", "", "TMA", Cpu)
         .in_groups(&["Prefetches"])
         .reads(&[
-            read("a", "INST_RETIRED.ANY_P", "CORE"),
-            read("b", "SW_PREFETCH_ACCESS.ANY", "CORE"),
+            read_core("a", "INST_RETIRED.ANY_P"),
+            read_core("b", "SW_PREFETCH_ACCESS.ANY"),
         ])
         .computed_as("a / b", &[Event(0), Event(1), Div])
         .threshold_when(&["Info_Inst_Mix_IpSWPF"], "Info_Inst_Mix_IpSWPF < 100", &[Event(0), Num(100.0), Lt]),
     metric("Info_Inst_Mix_Instructions", "", "TMA", Cpu)
         .in_groups(&["Summary", "TmaL1"])
         .reads(&[
-            read("a", "INST_RETIRED.ANY_P", "CORE"),
+            read_core("a", "INST_RETIRED.ANY_P"),
         ])
         .computed_as("a", &[Event(0)]),
     metric("Info_Pipeline_Retire", "", "TMA", Cpu)
         .in_groups(&["Pipeline", "Ret"])
         .reads(&[
-            read("a", "PERF_METRICS.RETIRING", "CORE").via(MetricRead::SlotsShare(0)),
-            read("b", "PERF_METRICS.FRONTEND_BOUND", "CORE").via(MetricRead::SlotsShare(2)),
-            read("c", "PERF_METRICS.BAD_SPECULATION", "CORE").via(MetricRead::SlotsShare(1)),
-            read("d", "PERF_METRICS.BACKEND_BOUND", "CORE").via(MetricRead::SlotsShare(3)),
-            read("e", "TOPDOWN.SLOTS", "CORE").via(MetricRead::Slots),
-            read("f", "UOPS_RETIRED.SLOTS", "CORE").cmask(1),
+            read_core("a", "PERF_METRICS.RETIRING").via(MetricRead::SlotsShare(0)),
+            read_core("b", "PERF_METRICS.FRONTEND_BOUND").via(MetricRead::SlotsShare(2)),
+            read_core("c", "PERF_METRICS.BAD_SPECULATION").via(MetricRead::SlotsShare(1)),
+            read_core("d", "PERF_METRICS.BACKEND_BOUND").via(MetricRead::SlotsShare(3)),
+            read_core("e", "TOPDOWN.SLOTS").via(MetricRead::Slots),
+            read_core("f", "UOPS_RETIRED.SLOTS").cmask(1),
         ])
         .computed_as("a / (b + c + a + d) * e / f", &[
             Event(0), Event(1), Event(2), Add, Event(0), Add, Event(3), Add, Div, Event(4), Mul,
@@ -2508,17 +2508,17 @@ pub static METRICS: &[MetricInfo] = &[
     metric("Info_Pipeline_IpAssist", "", "TMA", Cpu)
         .in_groups(&["MicroSeq", "Pipeline", "Ret", "Retire"])
         .reads(&[
-            read("a", "INST_RETIRED.ANY_P", "CORE"),
-            read("b", "ASSISTS.ANY", "CORE"),
+            read_core("a", "INST_RETIRED.ANY_P"),
+            read_core("b", "ASSISTS.ANY"),
         ])
         .computed_as("a / b", &[Event(0), Event(1), Div])
         .threshold_when(&["Info_Pipeline_IpAssist"], "Info_Pipeline_IpAssist < 100000", &[Event(0), Num(100000.0), Lt]),
     metric("Info_Pipeline_Execute", "", "TMA", Cpu)
         .in_groups(&["Cor", "Pipeline", "PortsUtil", "SMT"])
         .reads(&[
-            read("a", "UOPS_EXECUTED.THREAD", "CORE"),
-            read("b", "UOPS_EXECUTED.CORE_CYCLES_GE_1", "CORE"),
-            read("c", "UOPS_EXECUTED.THREAD", "CORE").cmask(1),
+            read_core("a", "UOPS_EXECUTED.THREAD"),
+            read_core("b", "UOPS_EXECUTED.CORE_CYCLES_GE_1"),
+            read_core("c", "UOPS_EXECUTED.THREAD").cmask(1),
         ])
         .computed_as("a / (b / 2 if HYPERTHREADING_ON else c)", &[
             Event(0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div, Event(2), Select,
@@ -2527,37 +2527,37 @@ pub static METRICS: &[MetricInfo] = &[
     metric("Info_Pipeline_Fetch_DSB", "", "TMA", Cpu)
         .in_groups(&["Fed", "FetchBW"])
         .reads(&[
-            read("a", "IDQ.DSB_UOPS", "CORE"),
-            read("b", "IDQ.DSB_CYCLES_ANY", "CORE"),
+            read_core("a", "IDQ.DSB_UOPS"),
+            read_core("b", "IDQ.DSB_CYCLES_ANY"),
         ])
         .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("Info_Pipeline_Fetch_MITE", "", "TMA", Cpu)
         .in_groups(&["Fed", "FetchBW"])
         .reads(&[
-            read("a", "IDQ.MITE_UOPS", "CORE"),
-            read("b", "IDQ.MITE_CYCLES_ANY", "CORE"),
+            read_core("a", "IDQ.MITE_UOPS"),
+            read_core("b", "IDQ.MITE_CYCLES_ANY"),
         ])
         .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("Info_Pipeline_Fetch_MS", "", "TMA", Cpu)
         .in_groups(&["Fed", "FetchLat", "MicroSeq"])
         .reads(&[
-            read("a", "IDQ.MS_UOPS", "CORE"),
-            read("b", "IDQ.MS_UOPS", "CORE").cmask(1),
+            read_core("a", "IDQ.MS_UOPS"),
+            read_core("b", "IDQ.MS_UOPS").cmask(1),
         ])
         .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("Info_Frontend_Fetch_UpC", "", "TMA", Cpu)
         .in_groups(&["Fed", "FetchBW"])
         .reads(&[
-            read("a", "UOPS_ISSUED.ANY", "CORE"),
-            read("b", "UOPS_ISSUED.ANY", "CORE").cmask(1),
+            read_core("a", "UOPS_ISSUED.ANY"),
+            read_core("b", "UOPS_ISSUED.ANY").cmask(1),
         ])
         .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("Info_Frontend_DSB_Coverage", "", "TMA", Cpu)
         .in_groups(&["DSB", "Fed", "FetchBW"])
         .reads(&[
-            read("a", "IDQ.DSB_UOPS", "CORE"),
-            read("b", "IDQ.MITE_UOPS", "CORE"),
-            read("c", "IDQ.MS_UOPS", "CORE"),
+            read_core("a", "IDQ.DSB_UOPS"),
+            read_core("b", "IDQ.MITE_UOPS"),
+            read_core("c", "IDQ.MS_UOPS"),
         ])
         .computed_as("a / (a + b + c)", &[Event(0), Event(0), Event(1), Add, Event(2), Add, Div])
         .threshold_when(&["Info_Frontend_DSB_Coverage", "Info_Thread_IPC"], "min(Info_Frontend_DSB_Coverage < 0.7, Info_Thread_IPC / 5 > 0.35)", &[
@@ -2566,77 +2566,77 @@ pub static METRICS: &[MetricInfo] = &[
     metric("Info_Frontend_DSB_Switch_Cost", "", "TMA", Cpu)
         .in_groups(&["DSBmiss"])
         .reads(&[
-            read("a", "DSB2MITE_SWITCHES.PENALTY_CYCLES", "CORE"),
-            read("b", "DSB2MITE_SWITCHES.PENALTY_CYCLES", "CORE").cmask(1).edge_detect(),
+            read_core("a", "DSB2MITE_SWITCHES.PENALTY_CYCLES"),
+            read_core("b", "DSB2MITE_SWITCHES.PENALTY_CYCLES").cmask(1).edge_detect(),
         ])
         .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("Info_Frontend_TBpC", "", "TMA", Cpu)
         .in_groups(&["Branches", "FetchBW"])
         .reads(&[
-            read("a", "BR_INST_RETIRED.NEAR_TAKEN", "CORE"),
-            read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
+            read_core("a", "BR_INST_RETIRED.NEAR_TAKEN"),
+            read_core("b", "CPU_CLK_UNHALTED.THREAD_P"),
         ])
         .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("Info_Frontend_ICache_Miss_Latency", "", "TMA", Cpu)
         .in_groups(&["Fed", "FetchLat", "IcMiss"])
         .reads(&[
-            read("a", "ICACHE_16B.IFDATA_STALL", "CORE"),
-            read("b", "ICACHE_16B.IFDATA_STALL", "CORE").cmask(1).edge_detect(),
+            read_core("a", "ICACHE_16B.IFDATA_STALL"),
+            read_core("b", "ICACHE_16B.IFDATA_STALL").cmask(1).edge_detect(),
         ])
         .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("Info_Frontend_IpDSB_Miss_Ret", "", "TMA", Cpu)
         .in_groups(&["DSBmiss", "Fed"])
         .reads(&[
-            read("a", "INST_RETIRED.ANY_P", "CORE"),
-            read("b", "FRONTEND_RETIRED.ANY_DSB_MISS", "CORE"),
+            read_core("a", "INST_RETIRED.ANY_P"),
+            read_core("b", "FRONTEND_RETIRED.ANY_DSB_MISS"),
         ])
         .computed_as("a / b", &[Event(0), Event(1), Div])
         .threshold_when(&["Info_Frontend_IpDSB_Miss_Ret"], "Info_Frontend_IpDSB_Miss_Ret < 50", &[Event(0), Num(50.0), Lt]),
     metric("Info_Frontend_IpUnknown_Branch", "", "TMA", Cpu)
         .in_groups(&["Fed"])
         .reads(&[
-            read("a", "INST_RETIRED.ANY_P", "CORE"),
-            read("b", "BACLEARS.ANY", "CORE"),
+            read_core("a", "INST_RETIRED.ANY_P"),
+            read_core("b", "BACLEARS.ANY"),
         ])
         .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("Info_Frontend_L2MPKI_Code", "", "TMA", Cpu)
         .in_groups(&["IcMiss"])
         .reads(&[
-            read("a", "FRONTEND_RETIRED.L2_MISS", "CORE"),
-            read("b", "INST_RETIRED.ANY_P", "CORE"),
+            read_core("a", "FRONTEND_RETIRED.L2_MISS"),
+            read_core("b", "INST_RETIRED.ANY_P"),
         ])
         .computed_as("1000 * a / b", &[Num(1000.0), Event(0), Mul, Event(1), Div]),
     metric("Info_Frontend_L2MPKI_Code_All", "", "TMA", Cpu)
         .in_groups(&["IcMiss"])
         .reads(&[
-            read("a", "L2_RQSTS.CODE_RD_MISS", "CORE"),
-            read("b", "INST_RETIRED.ANY_P", "CORE"),
+            read_core("a", "L2_RQSTS.CODE_RD_MISS"),
+            read_core("b", "INST_RETIRED.ANY_P"),
         ])
         .computed_as("1000 * a / b", &[Num(1000.0), Event(0), Mul, Event(1), Div]),
     metric("Info_Botlnk_L2_DSB_Misses", "", "TMA", Cpu)
         .in_groups(&["DSBmiss", "Fed"])
         .reads(&[
-            read("a", "IDQ_UOPS_NOT_DELIVERED.CYCLES_0_UOPS_DELIV.CORE", "CORE"),
-            read("b", "INT_MISC.UOP_DROPPING", "CORE"),
-            read("c", "TOPDOWN.SLOTS", "CORE").via(MetricRead::Slots),
-            read("d", "DSB2MITE_SWITCHES.PENALTY_CYCLES", "CORE"),
-            read("e", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
-            read("f", "ICACHE_DATA.STALLS", "CORE"),
-            read("g", "ICACHE_TAG.STALLS", "CORE"),
-            read("h", "INT_MISC.CLEAR_RESTEER_CYCLES", "CORE"),
-            read("i", "BACLEARS.ANY", "CORE"),
-            read("j", "IDQ.MS_SWITCHES", "CORE"),
-            read("k", "DECODE.LCP", "CORE"),
-            read("l", "PERF_METRICS.FRONTEND_BOUND", "CORE").via(MetricRead::SlotsShare(2)),
-            read("m", "PERF_METRICS.BAD_SPECULATION", "CORE").via(MetricRead::SlotsShare(1)),
-            read("n", "PERF_METRICS.RETIRING", "CORE").via(MetricRead::SlotsShare(0)),
-            read("o", "PERF_METRICS.BACKEND_BOUND", "CORE").via(MetricRead::SlotsShare(3)),
-            read("p", "IDQ.MITE_CYCLES_ANY", "CORE"),
-            read("q", "IDQ.MITE_CYCLES_OK", "CORE"),
-            read("r", "CPU_CLK_UNHALTED.DISTRIBUTED", "CORE"),
-            read("s", "IDQ.DSB_CYCLES_ANY", "CORE"),
-            read("t", "IDQ.DSB_CYCLES_OK", "CORE"),
-            read("u", "IDQ.MS_UOPS", "CORE").cmask(1),
+            read_core("a", "IDQ_UOPS_NOT_DELIVERED.CYCLES_0_UOPS_DELIV.CORE"),
+            read_core("b", "INT_MISC.UOP_DROPPING"),
+            read_core("c", "TOPDOWN.SLOTS").via(MetricRead::Slots),
+            read_core("d", "DSB2MITE_SWITCHES.PENALTY_CYCLES"),
+            read_core("e", "CPU_CLK_UNHALTED.THREAD_P"),
+            read_core("f", "ICACHE_DATA.STALLS"),
+            read_core("g", "ICACHE_TAG.STALLS"),
+            read_core("h", "INT_MISC.CLEAR_RESTEER_CYCLES"),
+            read_core("i", "BACLEARS.ANY"),
+            read_core("j", "IDQ.MS_SWITCHES"),
+            read_core("k", "DECODE.LCP"),
+            read_core("l", "PERF_METRICS.FRONTEND_BOUND").via(MetricRead::SlotsShare(2)),
+            read_core("m", "PERF_METRICS.BAD_SPECULATION").via(MetricRead::SlotsShare(1)),
+            read_core("n", "PERF_METRICS.RETIRING").via(MetricRead::SlotsShare(0)),
+            read_core("o", "PERF_METRICS.BACKEND_BOUND").via(MetricRead::SlotsShare(3)),
+            read_core("p", "IDQ.MITE_CYCLES_ANY"),
+            read_core("q", "IDQ.MITE_CYCLES_OK"),
+            read_core("r", "CPU_CLK_UNHALTED.DISTRIBUTED"),
+            read_core("s", "IDQ.DSB_CYCLES_ANY"),
+            read_core("t", "IDQ.DSB_CYCLES_OK"),
+            read_core("u", "IDQ.MS_UOPS").cmask(1),
         ])
         .computed_as("100 * ((5 * a - b) / c * (d / e) / (f / e + g / e + (h / e + 10 * i / e) + 3 * j / e + k / e + d / e) + max(0, l / (l + m + n + o) - b / c - (5 * a - b) / c) * ((p - q) / (r if HYPERTHREADING_ON else e) / 2) / ((p - q) / (r if HYPERTHREADING_ON else e) / 2 + (s - t) / (r if HYPERTHREADING_ON else e) / 2 + u / (r if HYPERTHREADING_ON else e) / 3.3))", &[
             Num(100.0), Num(5.0), Event(0), Mul, Event(1), Sub, Event(2), Div, Event(3), Event(4),
@@ -2656,20 +2656,20 @@ pub static METRICS: &[MetricInfo] = &[
     metric("Info_Botlnk_L2_DSB_Bandwidth", "", "TMA", Cpu)
         .in_groups(&["DSB", "Fed", "FetchBW"])
         .reads(&[
-            read("a", "PERF_METRICS.FRONTEND_BOUND", "CORE").via(MetricRead::SlotsShare(2)),
-            read("b", "PERF_METRICS.BAD_SPECULATION", "CORE").via(MetricRead::SlotsShare(1)),
-            read("c", "PERF_METRICS.RETIRING", "CORE").via(MetricRead::SlotsShare(0)),
-            read("d", "PERF_METRICS.BACKEND_BOUND", "CORE").via(MetricRead::SlotsShare(3)),
-            read("e", "INT_MISC.UOP_DROPPING", "CORE"),
-            read("f", "TOPDOWN.SLOTS", "CORE").via(MetricRead::Slots),
-            read("g", "IDQ_UOPS_NOT_DELIVERED.CYCLES_0_UOPS_DELIV.CORE", "CORE"),
-            read("h", "IDQ.DSB_CYCLES_ANY", "CORE"),
-            read("i", "IDQ.DSB_CYCLES_OK", "CORE"),
-            read("j", "CPU_CLK_UNHALTED.DISTRIBUTED", "CORE"),
-            read("k", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
-            read("l", "IDQ.MITE_CYCLES_ANY", "CORE"),
-            read("m", "IDQ.MITE_CYCLES_OK", "CORE"),
-            read("n", "IDQ.MS_UOPS", "CORE").cmask(1),
+            read_core("a", "PERF_METRICS.FRONTEND_BOUND").via(MetricRead::SlotsShare(2)),
+            read_core("b", "PERF_METRICS.BAD_SPECULATION").via(MetricRead::SlotsShare(1)),
+            read_core("c", "PERF_METRICS.RETIRING").via(MetricRead::SlotsShare(0)),
+            read_core("d", "PERF_METRICS.BACKEND_BOUND").via(MetricRead::SlotsShare(3)),
+            read_core("e", "INT_MISC.UOP_DROPPING"),
+            read_core("f", "TOPDOWN.SLOTS").via(MetricRead::Slots),
+            read_core("g", "IDQ_UOPS_NOT_DELIVERED.CYCLES_0_UOPS_DELIV.CORE"),
+            read_core("h", "IDQ.DSB_CYCLES_ANY"),
+            read_core("i", "IDQ.DSB_CYCLES_OK"),
+            read_core("j", "CPU_CLK_UNHALTED.DISTRIBUTED"),
+            read_core("k", "CPU_CLK_UNHALTED.THREAD_P"),
+            read_core("l", "IDQ.MITE_CYCLES_ANY"),
+            read_core("m", "IDQ.MITE_CYCLES_OK"),
+            read_core("n", "IDQ.MS_UOPS").cmask(1),
         ])
         .computed_as("100 * ((a / (a + b + c + d) - e / f) * (max(0, a / (a + b + c + d) - e / f - (5 * g - e) / f) / ((5 * g - e) / f + max(0, a / (a + b + c + d) - e / f - (5 * g - e) / f))) * ((h - i) / (j if HYPERTHREADING_ON else k) / 2 / ((l - m) / (j if HYPERTHREADING_ON else k) / 2 + (h - i) / (j if HYPERTHREADING_ON else k) / 2 + n / (j if HYPERTHREADING_ON else k) / 3.3)))", &[
             Num(100.0), Event(0), Event(0), Event(1), Add, Event(2), Add, Event(3), Add, Div,
@@ -2690,17 +2690,17 @@ pub static METRICS: &[MetricInfo] = &[
     metric("Info_Botlnk_L2_IC_Misses", "", "TMA", Cpu)
         .in_groups(&["Fed", "FetchLat", "IcMiss"])
         .reads(&[
-            read("a", "IDQ_UOPS_NOT_DELIVERED.CYCLES_0_UOPS_DELIV.CORE", "CORE"),
-            read("b", "INT_MISC.UOP_DROPPING", "CORE"),
-            read("c", "TOPDOWN.SLOTS", "CORE").via(MetricRead::Slots),
-            read("d", "ICACHE_DATA.STALLS", "CORE"),
-            read("e", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
-            read("f", "ICACHE_TAG.STALLS", "CORE"),
-            read("g", "INT_MISC.CLEAR_RESTEER_CYCLES", "CORE"),
-            read("h", "BACLEARS.ANY", "CORE"),
-            read("i", "IDQ.MS_SWITCHES", "CORE"),
-            read("j", "DECODE.LCP", "CORE"),
-            read("k", "DSB2MITE_SWITCHES.PENALTY_CYCLES", "CORE"),
+            read_core("a", "IDQ_UOPS_NOT_DELIVERED.CYCLES_0_UOPS_DELIV.CORE"),
+            read_core("b", "INT_MISC.UOP_DROPPING"),
+            read_core("c", "TOPDOWN.SLOTS").via(MetricRead::Slots),
+            read_core("d", "ICACHE_DATA.STALLS"),
+            read_core("e", "CPU_CLK_UNHALTED.THREAD_P"),
+            read_core("f", "ICACHE_TAG.STALLS"),
+            read_core("g", "INT_MISC.CLEAR_RESTEER_CYCLES"),
+            read_core("h", "BACLEARS.ANY"),
+            read_core("i", "IDQ.MS_SWITCHES"),
+            read_core("j", "DECODE.LCP"),
+            read_core("k", "DSB2MITE_SWITCHES.PENALTY_CYCLES"),
         ])
         .computed_as("100 * ((5 * a - b) / c * (d / e) / (d / e + f / e + (g / e + 10 * h / e) + 3 * i / e + j / e + k / e))", &[
             Num(100.0), Num(5.0), Event(0), Mul, Event(1), Sub, Event(2), Div, Event(3), Event(4),
@@ -2713,67 +2713,67 @@ pub static METRICS: &[MetricInfo] = &[
     metric("Info_Bad_Spec_IpMispredict", "", "TMA", Cpu)
         .in_groups(&["Bad", "BadSpec", "BrMispredicts"])
         .reads(&[
-            read("a", "INST_RETIRED.ANY_P", "CORE"),
-            read("b", "BR_MISP_RETIRED.ALL_BRANCHES", "CORE"),
+            read_core("a", "INST_RETIRED.ANY_P"),
+            read_core("b", "BR_MISP_RETIRED.ALL_BRANCHES"),
         ])
         .computed_as("a / b", &[Event(0), Event(1), Div])
         .threshold_when(&["Info_Bad_Spec_IpMispredict"], "Info_Bad_Spec_IpMispredict < 200", &[Event(0), Num(200.0), Lt]),
     metric("Info_Bad_Spec_IpMisp_Cond_Ntaken", "", "TMA", Cpu)
         .in_groups(&["Bad", "BrMispredicts"])
         .reads(&[
-            read("a", "INST_RETIRED.ANY_P", "CORE"),
-            read("b", "BR_MISP_RETIRED.COND_NTAKEN", "CORE"),
+            read_core("a", "INST_RETIRED.ANY_P"),
+            read_core("b", "BR_MISP_RETIRED.COND_NTAKEN"),
         ])
         .computed_as("a / b", &[Event(0), Event(1), Div])
         .threshold_when(&["Info_Bad_Spec_IpMisp_Cond_Ntaken"], "Info_Bad_Spec_IpMisp_Cond_Ntaken < 200", &[Event(0), Num(200.0), Lt]),
     metric("Info_Bad_Spec_IpMisp_Cond_Taken", "", "TMA", Cpu)
         .in_groups(&["Bad", "BrMispredicts"])
         .reads(&[
-            read("a", "INST_RETIRED.ANY_P", "CORE"),
-            read("b", "BR_MISP_RETIRED.COND_TAKEN", "CORE"),
+            read_core("a", "INST_RETIRED.ANY_P"),
+            read_core("b", "BR_MISP_RETIRED.COND_TAKEN"),
         ])
         .computed_as("a / b", &[Event(0), Event(1), Div])
         .threshold_when(&["Info_Bad_Spec_IpMisp_Cond_Taken"], "Info_Bad_Spec_IpMisp_Cond_Taken < 200", &[Event(0), Num(200.0), Lt]),
     metric("Info_Bad_Spec_IpMisp_Ret", "", "TMA", Cpu)
         .in_groups(&["Bad", "BrMispredicts"])
         .reads(&[
-            read("a", "INST_RETIRED.ANY_P", "CORE"),
-            read("b", "BR_MISP_RETIRED.RET", "CORE"),
+            read_core("a", "INST_RETIRED.ANY_P"),
+            read_core("b", "BR_MISP_RETIRED.RET"),
         ])
         .computed_as("a / b", &[Event(0), Event(1), Div])
         .threshold_when(&["Info_Bad_Spec_IpMisp_Ret"], "Info_Bad_Spec_IpMisp_Ret < 500", &[Event(0), Num(500.0), Lt]),
     metric("Info_Bad_Spec_IpMisp_Indirect", "", "TMA", Cpu)
         .in_groups(&["Bad", "BrMispredicts"])
         .reads(&[
-            read("a", "INST_RETIRED.ANY_P", "CORE"),
-            read("b", "BR_MISP_RETIRED.INDIRECT", "CORE"),
+            read_core("a", "INST_RETIRED.ANY_P"),
+            read_core("b", "BR_MISP_RETIRED.INDIRECT"),
         ])
         .computed_as("a / b", &[Event(0), Event(1), Div])
         .threshold_when(&["Info_Bad_Spec_IpMisp_Indirect"], "Info_Bad_Spec_IpMisp_Indirect < 1000", &[Event(0), Num(1000.0), Lt]),
     metric("Info_Bad_Spec_Branch_Misprediction_Cost", "", "TMA", Cpu)
         .in_groups(&["Bad", "BrMispredicts"])
         .reads(&[
-            read("a", "UOPS_RETIRED.SLOTS", "CORE"),
-            read("b", "UOPS_ISSUED.ANY", "CORE"),
-            read("c", "IDQ.MS_UOPS", "CORE"),
-            read("d", "TOPDOWN.SLOTS", "CORE").via(MetricRead::Slots),
-            read("e", "BR_MISP_RETIRED.ALL_BRANCHES", "CORE"),
-            read("f", "MACHINE_CLEARS.COUNT", "CORE"),
-            read("g", "PERF_METRICS.FRONTEND_BOUND", "CORE").via(MetricRead::SlotsShare(2)),
-            read("h", "PERF_METRICS.BAD_SPECULATION", "CORE").via(MetricRead::SlotsShare(1)),
-            read("i", "PERF_METRICS.RETIRING", "CORE").via(MetricRead::SlotsShare(0)),
-            read("j", "PERF_METRICS.BACKEND_BOUND", "CORE").via(MetricRead::SlotsShare(3)),
-            read("k", "INT_MISC.UOP_DROPPING", "CORE"),
-            read("l", "INT_MISC.CLEARS_COUNT", "CORE"),
-            read("m", "IDQ_UOPS_NOT_DELIVERED.CYCLES_0_UOPS_DELIV.CORE", "CORE"),
-            read("n", "INT_MISC.CLEAR_RESTEER_CYCLES", "CORE"),
-            read("o", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
-            read("p", "ICACHE_DATA.STALLS", "CORE"),
-            read("q", "ICACHE_TAG.STALLS", "CORE"),
-            read("r", "BACLEARS.ANY", "CORE"),
-            read("s", "IDQ.MS_SWITCHES", "CORE"),
-            read("t", "DECODE.LCP", "CORE"),
-            read("u", "DSB2MITE_SWITCHES.PENALTY_CYCLES", "CORE"),
+            read_core("a", "UOPS_RETIRED.SLOTS"),
+            read_core("b", "UOPS_ISSUED.ANY"),
+            read_core("c", "IDQ.MS_UOPS"),
+            read_core("d", "TOPDOWN.SLOTS").via(MetricRead::Slots),
+            read_core("e", "BR_MISP_RETIRED.ALL_BRANCHES"),
+            read_core("f", "MACHINE_CLEARS.COUNT"),
+            read_core("g", "PERF_METRICS.FRONTEND_BOUND").via(MetricRead::SlotsShare(2)),
+            read_core("h", "PERF_METRICS.BAD_SPECULATION").via(MetricRead::SlotsShare(1)),
+            read_core("i", "PERF_METRICS.RETIRING").via(MetricRead::SlotsShare(0)),
+            read_core("j", "PERF_METRICS.BACKEND_BOUND").via(MetricRead::SlotsShare(3)),
+            read_core("k", "INT_MISC.UOP_DROPPING"),
+            read_core("l", "INT_MISC.CLEARS_COUNT"),
+            read_core("m", "IDQ_UOPS_NOT_DELIVERED.CYCLES_0_UOPS_DELIV.CORE"),
+            read_core("n", "INT_MISC.CLEAR_RESTEER_CYCLES"),
+            read_core("o", "CPU_CLK_UNHALTED.THREAD_P"),
+            read_core("p", "ICACHE_DATA.STALLS"),
+            read_core("q", "ICACHE_TAG.STALLS"),
+            read_core("r", "BACLEARS.ANY"),
+            read_core("s", "IDQ.MS_SWITCHES"),
+            read_core("t", "DECODE.LCP"),
+            read_core("u", "DSB2MITE_SWITCHES.PENALTY_CYCLES"),
         ])
         .computed_as("100 * (1 - 10 * (a / b * c / d) * max(e / (e + f) * max(1 - (g / (g + h + i + j) - k / d + (j / (g + h + i + j) + 5 * l / d) + i / (g + h + i + j)), 0) * (1 - e / (l - f)), 0.0001) / (e / (e + f) * max(1 - (g / (g + h + i + j) - k / d + (j / (g + h + i + j) + 5 * l / d) + i / (g + h + i + j)), 0))) * (e / (e + f) * max(1 - (g / (g + h + i + j) - k / d + (j / (g + h + i + j) + 5 * l / d) + i / (g + h + i + j)), 0) + (5 * m - k) / d * (e / (e + f) * n / o) / (p / o + q / o + (n / o + 10 * r / o) + 3 * s / o + t / o + u / o)) * d / 5 / e / 100", &[
             Num(100.0), Num(1.0), Num(10.0), Event(0), Event(1), Div, Event(2), Mul, Event(3), Div,
@@ -2801,40 +2801,40 @@ pub static METRICS: &[MetricInfo] = &[
     metric("Info_Bad_Spec_Spec_Clears_Ratio", "", "TMA", Cpu)
         .in_groups(&["BrMispredicts"])
         .reads(&[
-            read("a", "INT_MISC.CLEARS_COUNT", "CORE"),
-            read("b", "BR_MISP_RETIRED.ALL_BRANCHES", "CORE"),
-            read("c", "MACHINE_CLEARS.COUNT", "CORE"),
+            read_core("a", "INT_MISC.CLEARS_COUNT"),
+            read_core("b", "BR_MISP_RETIRED.ALL_BRANCHES"),
+            read_core("c", "MACHINE_CLEARS.COUNT"),
         ])
         .computed_as("a / (b + c)", &[Event(0), Event(1), Event(2), Add, Div]),
     metric("Info_Branches_Cond_NT", "", "TMA", Cpu)
         .in_groups(&["Bad", "Branches", "CodeGen", "PGO"])
         .reads(&[
-            read("a", "BR_INST_RETIRED.COND_NTAKEN", "CORE"),
-            read("b", "BR_INST_RETIRED.ALL_BRANCHES", "CORE"),
+            read_core("a", "BR_INST_RETIRED.COND_NTAKEN"),
+            read_core("b", "BR_INST_RETIRED.ALL_BRANCHES"),
         ])
         .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("Info_Branches_Cond_TK", "", "TMA", Cpu)
         .in_groups(&["Bad", "Branches", "CodeGen", "PGO"])
         .reads(&[
-            read("a", "BR_INST_RETIRED.COND_TAKEN", "CORE"),
-            read("b", "BR_INST_RETIRED.ALL_BRANCHES", "CORE"),
+            read_core("a", "BR_INST_RETIRED.COND_TAKEN"),
+            read_core("b", "BR_INST_RETIRED.ALL_BRANCHES"),
         ])
         .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("Info_Branches_CallRet", "", "TMA", Cpu)
         .in_groups(&["Bad", "Branches"])
         .reads(&[
-            read("a", "BR_INST_RETIRED.NEAR_CALL", "CORE"),
-            read("b", "BR_INST_RETIRED.NEAR_RETURN", "CORE"),
-            read("c", "BR_INST_RETIRED.ALL_BRANCHES", "CORE"),
+            read_core("a", "BR_INST_RETIRED.NEAR_CALL"),
+            read_core("b", "BR_INST_RETIRED.NEAR_RETURN"),
+            read_core("c", "BR_INST_RETIRED.ALL_BRANCHES"),
         ])
         .computed_as("(a + b) / c", &[Event(0), Event(1), Add, Event(2), Div]),
     metric("Info_Branches_Jump", "", "TMA", Cpu)
         .in_groups(&["Bad", "Branches"])
         .reads(&[
-            read("a", "BR_INST_RETIRED.NEAR_TAKEN", "CORE"),
-            read("b", "BR_INST_RETIRED.COND_TAKEN", "CORE"),
-            read("c", "BR_INST_RETIRED.NEAR_CALL", "CORE"),
-            read("d", "BR_INST_RETIRED.ALL_BRANCHES", "CORE"),
+            read_core("a", "BR_INST_RETIRED.NEAR_TAKEN"),
+            read_core("b", "BR_INST_RETIRED.COND_TAKEN"),
+            read_core("c", "BR_INST_RETIRED.NEAR_CALL"),
+            read_core("d", "BR_INST_RETIRED.ALL_BRANCHES"),
         ])
         .computed_as("(a - b - 2 * c) / d", &[
             Event(0), Event(1), Sub, Num(2.0), Event(2), Mul, Sub, Event(3), Div,
@@ -2842,12 +2842,12 @@ pub static METRICS: &[MetricInfo] = &[
     metric("Info_Branches_Other_Branches", "", "TMA", Cpu)
         .in_groups(&["Bad", "Branches"])
         .reads(&[
-            read("a", "BR_INST_RETIRED.COND_NTAKEN", "CORE"),
-            read("b", "BR_INST_RETIRED.ALL_BRANCHES", "CORE"),
-            read("c", "BR_INST_RETIRED.COND_TAKEN", "CORE"),
-            read("d", "BR_INST_RETIRED.NEAR_CALL", "CORE"),
-            read("e", "BR_INST_RETIRED.NEAR_RETURN", "CORE"),
-            read("f", "BR_INST_RETIRED.NEAR_TAKEN", "CORE"),
+            read_core("a", "BR_INST_RETIRED.COND_NTAKEN"),
+            read_core("b", "BR_INST_RETIRED.ALL_BRANCHES"),
+            read_core("c", "BR_INST_RETIRED.COND_TAKEN"),
+            read_core("d", "BR_INST_RETIRED.NEAR_CALL"),
+            read_core("e", "BR_INST_RETIRED.NEAR_RETURN"),
+            read_core("f", "BR_INST_RETIRED.NEAR_TAKEN"),
         ])
         .computed_as("1 - (a / b + c / b + (d + e) / b + (f - c - 2 * d) / b)", &[
             Num(1.0), Event(0), Event(1), Div, Event(2), Event(1), Div, Add, Event(3), Event(4),
@@ -2857,61 +2857,61 @@ pub static METRICS: &[MetricInfo] = &[
     metric("Info_Memory_Load_Miss_Real_Latency", "", "TMA", Cpu)
         .in_groups(&["Mem", "MemoryBound", "MemoryLat"])
         .reads(&[
-            read("a", "L1D_PEND_MISS.PENDING", "CORE"),
-            read("b", "MEM_LOAD_RETIRED.L1_MISS", "CORE"),
-            read("c", "MEM_LOAD_RETIRED.FB_HIT", "CORE"),
+            read_core("a", "L1D_PEND_MISS.PENDING"),
+            read_core("b", "MEM_LOAD_RETIRED.L1_MISS"),
+            read_core("c", "MEM_LOAD_RETIRED.FB_HIT"),
         ])
         .computed_as("a / (b + c)", &[Event(0), Event(1), Event(2), Add, Div]),
     metric("Info_Memory_MLP", "", "TMA", Cpu)
         .in_groups(&["Mem", "MemoryBound", "MemoryBW"])
         .reads(&[
-            read("a", "L1D_PEND_MISS.PENDING", "CORE"),
-            read("b", "L1D_PEND_MISS.PENDING_CYCLES", "CORE"),
+            read_core("a", "L1D_PEND_MISS.PENDING"),
+            read_core("b", "L1D_PEND_MISS.PENDING_CYCLES"),
         ])
         .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("Info_Memory_L1MPKI", "", "TMA", Cpu)
         .in_groups(&["CacheHits", "Mem"])
         .reads(&[
-            read("a", "MEM_LOAD_RETIRED.L1_MISS", "CORE"),
-            read("b", "INST_RETIRED.ANY_P", "CORE"),
+            read_core("a", "MEM_LOAD_RETIRED.L1_MISS"),
+            read_core("b", "INST_RETIRED.ANY_P"),
         ])
         .computed_as("1000 * a / b", &[Num(1000.0), Event(0), Mul, Event(1), Div]),
     metric("Info_Memory_L2MPKI", "", "TMA", Cpu)
         .in_groups(&["Mem", "Backend", "CacheHits"])
         .reads(&[
-            read("a", "MEM_LOAD_RETIRED.L2_MISS", "CORE"),
-            read("b", "INST_RETIRED.ANY_P", "CORE"),
+            read_core("a", "MEM_LOAD_RETIRED.L2_MISS"),
+            read_core("b", "INST_RETIRED.ANY_P"),
         ])
         .computed_as("1000 * a / b", &[Num(1000.0), Event(0), Mul, Event(1), Div]),
     metric("Info_Memory_L3MPKI", "", "TMA", Cpu)
         .in_groups(&["Mem"])
         .reads(&[
-            read("a", "MEM_LOAD_RETIRED.L3_MISS", "CORE"),
-            read("b", "INST_RETIRED.ANY_P", "CORE"),
+            read_core("a", "MEM_LOAD_RETIRED.L3_MISS"),
+            read_core("b", "INST_RETIRED.ANY_P"),
         ])
         .computed_as("1000 * a / b", &[Num(1000.0), Event(0), Mul, Event(1), Div]),
     metric("Info_Memory_FB_HPKI", "", "TMA", Cpu)
         .in_groups(&["CacheHits", "Mem"])
         .reads(&[
-            read("a", "MEM_LOAD_RETIRED.FB_HIT", "CORE"),
-            read("b", "INST_RETIRED.ANY_P", "CORE"),
+            read_core("a", "MEM_LOAD_RETIRED.FB_HIT"),
+            read_core("b", "INST_RETIRED.ANY_P"),
         ])
         .computed_as("1000 * a / b", &[Num(1000.0), Event(0), Mul, Event(1), Div]),
     metric("Info_Memory_L1MPKI_Load", "", "TMA", Cpu)
         .in_groups(&["CacheHits", "Mem"])
         .reads(&[
-            read("a", "L2_RQSTS.ALL_DEMAND_DATA_RD", "CORE"),
-            read("b", "INST_RETIRED.ANY_P", "CORE"),
+            read_core("a", "L2_RQSTS.ALL_DEMAND_DATA_RD"),
+            read_core("b", "INST_RETIRED.ANY_P"),
         ])
         .computed_as("1000 * a / b", &[Num(1000.0), Event(0), Mul, Event(1), Div]),
     metric("Info_Memory_L2MPKI_All", "", "TMA", Cpu)
         .in_groups(&["CacheHits", "Mem", "Offcore"])
         .reads(&[
-            read("a", "OFFCORE_REQUESTS.ALL_DATA_RD", "CORE"),
-            read("b", "OFFCORE_REQUESTS.DEMAND_DATA_RD", "CORE"),
-            read("c", "L2_RQSTS.ALL_DEMAND_MISS", "CORE"),
-            read("d", "L2_RQSTS.SWPF_MISS", "CORE"),
-            read("e", "INST_RETIRED.ANY_P", "CORE"),
+            read_core("a", "OFFCORE_REQUESTS.ALL_DATA_RD"),
+            read_core("b", "OFFCORE_REQUESTS.DEMAND_DATA_RD"),
+            read_core("c", "L2_RQSTS.ALL_DEMAND_MISS"),
+            read_core("d", "L2_RQSTS.SWPF_MISS"),
+            read_core("e", "INST_RETIRED.ANY_P"),
         ])
         .computed_as("1000 * (a - b + c + d) / e", &[
             Num(1000.0), Event(0), Event(1), Sub, Event(2), Add, Event(3), Add, Mul, Event(4), Div,
@@ -2919,28 +2919,28 @@ pub static METRICS: &[MetricInfo] = &[
     metric("Info_Memory_L2MPKI_Load", "", "TMA", Cpu)
         .in_groups(&["CacheHits", "Mem"])
         .reads(&[
-            read("a", "L2_RQSTS.DEMAND_DATA_RD_MISS", "CORE"),
-            read("b", "INST_RETIRED.ANY_P", "CORE"),
+            read_core("a", "L2_RQSTS.DEMAND_DATA_RD_MISS"),
+            read_core("b", "INST_RETIRED.ANY_P"),
         ])
         .computed_as("1000 * a / b", &[Num(1000.0), Event(0), Mul, Event(1), Div]),
     metric("Info_Memory_L2MPKI_RFO", "", "TMA", Cpu)
         .in_groups(&["CacheMisses", "Offcore"])
         .reads(&[
-            read("a", "L2_RQSTS.RFO_MISS", "CORE"),
-            read("b", "INST_RETIRED.ANY_P", "CORE"),
+            read_core("a", "L2_RQSTS.RFO_MISS"),
+            read_core("b", "INST_RETIRED.ANY_P"),
         ])
         .computed_as("1000 * a / b", &[Num(1000.0), Event(0), Mul, Event(1), Div]),
     metric("Info_Memory_L2HPKI_Load", "", "TMA", Cpu)
         .in_groups(&["CacheHits", "Mem"])
         .reads(&[
-            read("a", "L2_RQSTS.DEMAND_DATA_RD_HIT", "CORE"),
-            read("b", "INST_RETIRED.ANY_P", "CORE"),
+            read_core("a", "L2_RQSTS.DEMAND_DATA_RD_HIT"),
+            read_core("b", "INST_RETIRED.ANY_P"),
         ])
         .computed_as("1000 * a / b", &[Num(1000.0), Event(0), Mul, Event(1), Div]),
     metric("Info_Memory_L1D_Cache_Fill_BW", "", "TMA", Cpu)
         .in_groups(&["Mem", "MemoryBW"])
         .reads(&[
-            read("a", "L1D.REPLACEMENT", "CORE"),
+            read_core("a", "L1D.REPLACEMENT"),
         ])
         .computed_as("64 * a / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)", &[
             Num(64.0), Event(0), Mul, Num(1000000000.0), Div,
@@ -2949,7 +2949,7 @@ pub static METRICS: &[MetricInfo] = &[
     metric("Info_Memory_L2_Cache_Fill_BW", "", "TMA", Cpu)
         .in_groups(&["Mem", "MemoryBW"])
         .reads(&[
-            read("a", "L2_LINES_IN.ALL", "CORE"),
+            read_core("a", "L2_LINES_IN.ALL"),
         ])
         .computed_as("64 * a / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)", &[
             Num(64.0), Event(0), Mul, Num(1000000000.0), Div,
@@ -2958,7 +2958,7 @@ pub static METRICS: &[MetricInfo] = &[
     metric("Info_Memory_L3_Cache_Fill_BW", "", "TMA", Cpu)
         .in_groups(&["Mem", "MemoryBW"])
         .reads(&[
-            read("a", "LONGEST_LAT_CACHE.MISS", "CORE"),
+            read_core("a", "LONGEST_LAT_CACHE.MISS"),
         ])
         .computed_as("64 * a / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)", &[
             Num(64.0), Event(0), Mul, Num(1000000000.0), Div,
@@ -2967,7 +2967,7 @@ pub static METRICS: &[MetricInfo] = &[
     metric("Info_Memory_L3_Cache_Access_BW", "", "TMA", Cpu)
         .in_groups(&["Mem", "MemoryBW", "Offcore"])
         .reads(&[
-            read("a", "OFFCORE_REQUESTS.ALL_REQUESTS", "CORE"),
+            read_core("a", "OFFCORE_REQUESTS.ALL_REQUESTS"),
         ])
         .computed_as("64 * a / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)", &[
             Num(64.0), Event(0), Mul, Num(1000000000.0), Div,
@@ -2976,11 +2976,11 @@ pub static METRICS: &[MetricInfo] = &[
     metric("Info_Memory_TLB_Page_Walks_Utilization", "", "TMA", Cpu)
         .in_groups(&["Mem", "MemoryTLB"])
         .reads(&[
-            read("a", "ITLB_MISSES.WALK_PENDING", "CORE"),
-            read("b", "DTLB_LOAD_MISSES.WALK_PENDING", "CORE"),
-            read("c", "DTLB_STORE_MISSES.WALK_PENDING", "CORE"),
-            read("d", "CPU_CLK_UNHALTED.DISTRIBUTED", "CORE"),
-            read("e", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
+            read_core("a", "ITLB_MISSES.WALK_PENDING"),
+            read_core("b", "DTLB_LOAD_MISSES.WALK_PENDING"),
+            read_core("c", "DTLB_STORE_MISSES.WALK_PENDING"),
+            read_core("d", "CPU_CLK_UNHALTED.DISTRIBUTED"),
+            read_core("e", "CPU_CLK_UNHALTED.THREAD_P"),
         ])
         .computed_as("(a + b + c) / (2 * (d if HYPERTHREADING_ON else e))", &[
             Event(0), Event(1), Add, Event(2), Add, Num(2.0), Const(Constant::HyperthreadingOn),
@@ -2990,28 +2990,28 @@ pub static METRICS: &[MetricInfo] = &[
     metric("Info_Memory_TLB_Code_STLB_MPKI", "", "TMA", Cpu)
         .in_groups(&["Fed", "MemoryTLB"])
         .reads(&[
-            read("a", "ITLB_MISSES.WALK_COMPLETED", "CORE"),
-            read("b", "INST_RETIRED.ANY_P", "CORE"),
+            read_core("a", "ITLB_MISSES.WALK_COMPLETED"),
+            read_core("b", "INST_RETIRED.ANY_P"),
         ])
         .computed_as("1000 * a / b", &[Num(1000.0), Event(0), Mul, Event(1), Div]),
     metric("Info_Memory_TLB_Load_STLB_MPKI", "", "TMA", Cpu)
         .in_groups(&["Mem", "MemoryTLB"])
         .reads(&[
-            read("a", "DTLB_LOAD_MISSES.WALK_COMPLETED", "CORE"),
-            read("b", "INST_RETIRED.ANY_P", "CORE"),
+            read_core("a", "DTLB_LOAD_MISSES.WALK_COMPLETED"),
+            read_core("b", "INST_RETIRED.ANY_P"),
         ])
         .computed_as("1000 * a / b", &[Num(1000.0), Event(0), Mul, Event(1), Div]),
     metric("Info_Memory_TLB_Store_STLB_MPKI", "", "TMA", Cpu)
         .in_groups(&["Mem", "MemoryTLB"])
         .reads(&[
-            read("a", "DTLB_STORE_MISSES.WALK_COMPLETED", "CORE"),
-            read("b", "INST_RETIRED.ANY_P", "CORE"),
+            read_core("a", "DTLB_STORE_MISSES.WALK_COMPLETED"),
+            read_core("b", "INST_RETIRED.ANY_P"),
         ])
         .computed_as("1000 * a / b", &[Num(1000.0), Event(0), Mul, Event(1), Div]),
     metric("Info_Memory_Core_L1D_Cache_Fill_BW_2T", "", "TMA", Cpu)
         .in_groups(&["Mem", "MemoryBW"])
         .reads(&[
-            read("a", "L1D.REPLACEMENT", "CORE"),
+            read_core("a", "L1D.REPLACEMENT"),
         ])
         .computed_as("64 * a / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)", &[
             Num(64.0), Event(0), Mul, Num(1000000000.0), Div,
@@ -3020,7 +3020,7 @@ pub static METRICS: &[MetricInfo] = &[
     metric("Info_Memory_Core_L2_Cache_Fill_BW_2T", "", "TMA", Cpu)
         .in_groups(&["Mem", "MemoryBW"])
         .reads(&[
-            read("a", "L2_LINES_IN.ALL", "CORE"),
+            read_core("a", "L2_LINES_IN.ALL"),
         ])
         .computed_as("64 * a / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)", &[
             Num(64.0), Event(0), Mul, Num(1000000000.0), Div,
@@ -3029,7 +3029,7 @@ pub static METRICS: &[MetricInfo] = &[
     metric("Info_Memory_Core_L3_Cache_Fill_BW_2T", "", "TMA", Cpu)
         .in_groups(&["Mem", "MemoryBW"])
         .reads(&[
-            read("a", "LONGEST_LAT_CACHE.MISS", "CORE"),
+            read_core("a", "LONGEST_LAT_CACHE.MISS"),
         ])
         .computed_as("64 * a / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)", &[
             Num(64.0), Event(0), Mul, Num(1000000000.0), Div,
@@ -3038,7 +3038,7 @@ pub static METRICS: &[MetricInfo] = &[
     metric("Info_Memory_Core_L3_Cache_Access_BW_2T", "", "TMA", Cpu)
         .in_groups(&["Mem", "MemoryBW", "Offcore"])
         .reads(&[
-            read("a", "OFFCORE_REQUESTS.ALL_REQUESTS", "CORE"),
+            read_core("a", "OFFCORE_REQUESTS.ALL_REQUESTS"),
         ])
         .computed_as("64 * a / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)", &[
             Num(64.0), Event(0), Mul, Num(1000000000.0), Div,
@@ -3047,69 +3047,69 @@ pub static METRICS: &[MetricInfo] = &[
     metric("Info_Memory_Core_L2_Evictions_Silent_PKI", "", "TMA", Cpu)
         .in_groups(&["L2Evicts", "Mem", "Server"])
         .reads(&[
-            read("a", "L2_LINES_OUT.SILENT", "CORE"),
-            read("b", "INST_RETIRED.ANY_P", "CORE"),
+            read_core("a", "L2_LINES_OUT.SILENT"),
+            read_core("b", "INST_RETIRED.ANY_P"),
         ])
         .computed_as("1000 * a / b", &[Num(1000.0), Event(0), Mul, Event(1), Div]),
     metric("Info_Memory_Core_L2_Evictions_NonSilent_PKI", "", "TMA", Cpu)
         .in_groups(&["L2Evicts", "Mem", "Server"])
         .reads(&[
-            read("a", "L2_LINES_OUT.NON_SILENT", "CORE"),
-            read("b", "INST_RETIRED.ANY_P", "CORE"),
+            read_core("a", "L2_LINES_OUT.NON_SILENT"),
+            read_core("b", "INST_RETIRED.ANY_P"),
         ])
         .computed_as("1000 * a / b", &[Num(1000.0), Event(0), Mul, Event(1), Div]),
     metric("Info_Memory_Prefetches_Useless_HWPF", "", "TMA", Cpu)
         .in_groups(&["Prefetches"])
         .reads(&[
-            read("a", "L2_LINES_OUT.USELESS_HWPF", "CORE"),
-            read("b", "L2_LINES_OUT.SILENT", "CORE"),
-            read("c", "L2_LINES_OUT.NON_SILENT", "CORE"),
+            read_core("a", "L2_LINES_OUT.USELESS_HWPF"),
+            read_core("b", "L2_LINES_OUT.SILENT"),
+            read_core("c", "L2_LINES_OUT.NON_SILENT"),
         ])
         .computed_as("a / (b + c)", &[Event(0), Event(1), Event(2), Add, Div])
         .threshold_when(&["Info_Memory_Prefetches_Useless_HWPF"], "Info_Memory_Prefetches_Useless_HWPF > 0.15", &[Event(0), Num(0.15), Gt]),
     metric("Info_Memory_Latency_Load_L2_Miss_Latency", "", "TMA", Cpu)
         .in_groups(&["LockCont", "Memory_Lat", "Offcore"])
         .reads(&[
-            read("a", "OFFCORE_REQUESTS_OUTSTANDING.DEMAND_DATA_RD", "CORE"),
-            read("b", "OFFCORE_REQUESTS.DEMAND_DATA_RD", "CORE"),
+            read_core("a", "OFFCORE_REQUESTS_OUTSTANDING.DEMAND_DATA_RD"),
+            read_core("b", "OFFCORE_REQUESTS.DEMAND_DATA_RD"),
         ])
         .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("Info_Memory_Latency_Load_L2_MLP", "", "TMA", Cpu)
         .in_groups(&["Memory_BW", "Offcore"])
         .reads(&[
-            read("a", "OFFCORE_REQUESTS_OUTSTANDING.DEMAND_DATA_RD", "CORE"),
-            read("b", "OFFCORE_REQUESTS_OUTSTANDING.DEMAND_DATA_RD", "CORE").cmask(1),
+            read_core("a", "OFFCORE_REQUESTS_OUTSTANDING.DEMAND_DATA_RD"),
+            read_core("b", "OFFCORE_REQUESTS_OUTSTANDING.DEMAND_DATA_RD").cmask(1),
         ])
         .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("Info_Memory_Latency_Data_L2_MLP", "", "TMA", Cpu)
         .in_groups(&["Memory_BW", "Offcore"])
         .reads(&[
-            read("a", "OFFCORE_REQUESTS_OUTSTANDING.ALL_DATA_RD", "CORE"),
-            read("b", "OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DATA_RD", "CORE"),
+            read_core("a", "OFFCORE_REQUESTS_OUTSTANDING.ALL_DATA_RD"),
+            read_core("b", "OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DATA_RD"),
         ])
         .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("Info_Memory_Mix_UC_Load_PKI", "", "TMA", Cpu)
         .in_groups(&["Mem"])
         .reads(&[
-            read("a", "MEM_LOAD_MISC_RETIRED.UC", "CORE"),
-            read("b", "INST_RETIRED.ANY_P", "CORE"),
+            read_core("a", "MEM_LOAD_MISC_RETIRED.UC"),
+            read_core("b", "INST_RETIRED.ANY_P"),
         ])
         .computed_as("1000 * a / b", &[Num(1000.0), Event(0), Mul, Event(1), Div]),
     metric("Info_Memory_Mix_Bus_Lock_PKI", "", "TMA", Cpu)
         .in_groups(&["Mem"])
         .reads(&[
-            read("a", "SQ_MISC.BUS_LOCK", "CORE"),
-            read("b", "INST_RETIRED.ANY_P", "CORE"),
+            read_core("a", "SQ_MISC.BUS_LOCK"),
+            read_core("b", "INST_RETIRED.ANY_P"),
         ])
         .computed_as("1000 * a / b", &[Num(1000.0), Event(0), Mul, Event(1), Div]),
     metric("Info_System_GFLOPs", "", "TMA", Cpu)
         .in_groups(&["Cor", "Flops", "HPC"])
         .reads(&[
-            read("a", "FP_ARITH_INST_RETIRED.SCALAR", "CORE"),
-            read("b", "FP_ARITH_INST_RETIRED.128B_PACKED_DOUBLE", "CORE"),
-            read("c", "FP_ARITH_INST_RETIRED.4_FLOPS", "CORE"),
-            read("d", "FP_ARITH_INST_RETIRED.8_FLOPS", "CORE"),
-            read("e", "FP_ARITH_INST_RETIRED.512B_PACKED_SINGLE", "CORE"),
+            read_core("a", "FP_ARITH_INST_RETIRED.SCALAR"),
+            read_core("b", "FP_ARITH_INST_RETIRED.128B_PACKED_DOUBLE"),
+            read_core("c", "FP_ARITH_INST_RETIRED.4_FLOPS"),
+            read_core("d", "FP_ARITH_INST_RETIRED.8_FLOPS"),
+            read_core("e", "FP_ARITH_INST_RETIRED.512B_PACKED_SINGLE"),
         ])
         .computed_as("(a + 2 * b + 4 * c + 8 * d + 16 * e) / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)", &[
             Event(0), Num(2.0), Event(1), Mul, Add, Num(4.0), Event(2), Mul, Add, Num(8.0),
@@ -3154,16 +3154,16 @@ pub static METRICS: &[MetricInfo] = &[
     metric("Info_System_MUX", "", "TMA", Cpu)
         .in_groups(&["Summary"])
         .reads(&[
-            read("a", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
-            read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
+            read_core("a", "CPU_CLK_UNHALTED.THREAD_P"),
+            read_core("b", "CPU_CLK_UNHALTED.THREAD_P"),
         ])
         .computed_as("a / b", &[Event(0), Event(1), Div])
         .threshold_when(&["Info_System_MUX"], "max(Info_System_MUX > 1.1, Info_System_MUX < 0.9)", &[Event(0), Num(1.1), Gt, Event(0), Num(0.9), Lt, Max]),
     metric("Info_System_SMT_2T_Utilization", "", "TMA", Cpu)
         .in_groups(&["SMT"])
         .reads(&[
-            read("a", "CPU_CLK_UNHALTED.ONE_THREAD_ACTIVE", "CORE"),
-            read("b", "CPU_CLK_UNHALTED.REF_DISTRIBUTED", "CORE"),
+            read_core("a", "CPU_CLK_UNHALTED.ONE_THREAD_ACTIVE"),
+            read_core("b", "CPU_CLK_UNHALTED.REF_DISTRIBUTED"),
         ])
         .computed_as("1 - a / b if HYPERTHREADING_ON else 0", &[
             Const(Constant::HyperthreadingOn), Num(1.0), Event(0), Event(1), Div, Sub, Num(0.0),

@@ -55,18 +55,14 @@ impl Layout for PcuBoxCtlLayout {
     const INFO: &'static RegisterInfo = &PCU_BOX_CTL_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 18, 31, Access::Rv,
-            "Reserved; write zero."),
-        FieldInfo::row("rsv", 17, 17, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 18, 31, Access::Rv),
+        FieldInfo::reserved("rsv", 17, 17, Access::Rsv),
         FieldInfo { name: "frz_en", ident: "frz_en", lsb: 16, msb: 16, access: Access::Rw, role: Some(Role::FreezeEnable),
             description: "Freeze enable: lets the box's counters be frozen by frz and by the socket-wide freeze (U_MSR_PMON_GLOBAL_CTL.frz_all).", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 9, 15, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 9, 15, Access::Rv),
         FieldInfo { name: "frz", ident: "frz", lsb: 8, msb: 8, access: Access::Rw, role: Some(Role::Freeze),
             description: "Freeze: while 1 the box's counters hold their values.", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 2, 7, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 2, 7, Access::Rv),
         FieldInfo { name: "rst_ctrs", ident: "rst_ctrs", lsb: 1, msb: 1, access: Access::Wo, role: Some(Role::ResetCounters),
             description: "Reset counters: writing 1 clears every data counter of the box.", ..FieldInfo::EMPTY },
         FieldInfo { name: "rst_ctrl", ident: "rst_ctrl", lsb: 0, msb: 0, access: Access::Wo, role: Some(Role::ResetControls),
@@ -214,26 +210,22 @@ impl Layout for PcuCtlLayout {
             "Occupancy edge detect: count 0-to-1 transitions of the occupancy comparison instead of cycles."),
         FieldInfo::row("occ_invert", 30, 30, Access::Rw,
             "Invert the occupancy comparison."),
-        FieldInfo::row("rsv", 29, 29, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 29, 29, Access::Rsv),
         FieldInfo { name: "thresh", ident: "thresh", lsb: 24, msb: 28, access: Access::Rw, role: Some(Role::Threshold),
             description: "Threshold (5 bits): when non-zero, a cycle is counted only if that cycle's increment compares against this value as selected by invert.", ..FieldInfo::EMPTY },
         FieldInfo { name: "invert", ident: "invert", lsb: 23, msb: 23, access: Access::Rw, values: PcuCtlInvert::VALUES, role: Some(Role::Invert),
             description: "Sense of the threshold comparison.", ..FieldInfo::EMPTY },
         FieldInfo { name: "en", ident: "en", lsb: 22, msb: 22, access: Access::Rw, role: Some(Role::Enable),
             description: "Enables this counter: it counts while this bit is 1 and the box is not frozen.", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 19, 21, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 19, 21, Access::Rsv),
         FieldInfo { name: "edge_det", ident: "edge_det", lsb: 18, msb: 18, access: Access::Rw, role: Some(Role::Edge),
             description: "Edge detect: count 0-to-1 transitions of the thresholded event.", ..FieldInfo::EMPTY },
         FieldInfo { name: "rst", ident: "rst", lsb: 17, msb: 17, access: Access::Wo, role: Some(Role::Reset),
             description: "Reset: writing 1 clears the paired data counter.", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 16, 16, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 16, 16, Access::Rsv),
         FieldInfo { name: "occ_sel", ident: "occ_sel", lsb: 14, msb: 15, access: Access::Rw, values: PcuCtlOccSel::VALUES,
             description: "Occupancy select: which C-state occupancy counter the occupancy events (ev_sel bit 7 set) compare.", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 8, 13, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 8, 13, Access::Rsv),
         FieldInfo { name: "ev_sel", ident: "ev_sel", lsb: 0, msb: 7, access: Access::Rw, role: Some(Role::Event),
             description: "Event select: the code of the event to count.", ..FieldInfo::EMPTY },
     ];
@@ -432,8 +424,7 @@ impl Layout for PcuBoxStatusLayout {
     const INFO: &'static RegisterInfo = &PCU_BOX_STATUS_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 4, 31, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 4, 31, Access::Rv),
         FieldInfo { name: "ov", ident: "ov", lsb: 0, msb: 3, access: Access::Rw1c, role: Some(Role::Overflow), counters: &[0, 1, 2, 3],
             description: "Overflow flags, one per counter (bit n for counter n): hardware sets a bit when that counter wraps; writing 1 to a bit clears it.", ..FieldInfo::EMPTY },
     ];
@@ -500,8 +491,7 @@ impl Layout for PcuCtrLayout {
     const INFO: &'static RegisterInfo = &PCU_CTR_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 48, 63, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 48, 63, Access::Rv),
         FieldInfo { name: "event_count", ident: "event_count", lsb: 0, msb: 47, access: Access::RwV, role: Some(Role::Count),
             description: "The accumulated 48-bit count of the event selected by the paired control register; wraps on overflow and keeps counting.", ..FieldInfo::EMPTY },
     ];
@@ -662,7 +652,7 @@ static CAPID7_INFO: RegisterInfo = RegisterInfo {
 mod unit_events {
 use super::*;
 #[allow(unused_imports)]
-use crate::core_events::{ev, EventRow};
+use crate::core_events::{event_table, EventRow};
 #[cfg(feature = "metadata")]
 use crate::core_events::{event_info_refs, event_infos};
 
@@ -681,8 +671,6 @@ pub struct Event {
 }
 
 impl Event {
-    /// `UNC_P_CLOCKTICKS`.
-    pub const CLOCKTICKS: Event = Event::row(0);
 
     /// Every event of the unit.
     pub const ALL: &'static [Event] = &{
@@ -717,56 +705,6 @@ impl Event {
     }
 }
 
-/// The experimental events: from the vendor's experimental lists, whose counts it has
-/// not validated; built with the `experimental-events` feature.
-#[cfg(feature = "experimental-events")]
-impl Event {
-    /// `UNC_P_CORE_TRANSITION_CYCLES` (experimental).
-    pub const CORE_TRANSITION_CYCLES: Event = Event::row(1);
-    /// `UNC_P_DEMOTIONS` (experimental).
-    pub const DEMOTIONS: Event = Event::row(2);
-    /// `UNC_P_FIVR_PS_PS0_CYCLES` (experimental).
-    pub const FIVR_PS_PS0_CYCLES: Event = Event::row(3);
-    /// `UNC_P_FIVR_PS_PS1_CYCLES` (experimental).
-    pub const FIVR_PS_PS1_CYCLES: Event = Event::row(4);
-    /// `UNC_P_FIVR_PS_PS2_CYCLES` (experimental).
-    pub const FIVR_PS_PS2_CYCLES: Event = Event::row(5);
-    /// `UNC_P_FIVR_PS_PS3_CYCLES` (experimental).
-    pub const FIVR_PS_PS3_CYCLES: Event = Event::row(6);
-    /// `UNC_P_FREQ_CLIP_AVX256` (experimental).
-    pub const FREQ_CLIP_AVX256: Event = Event::row(7);
-    /// `UNC_P_FREQ_CLIP_AVX512` (experimental).
-    pub const FREQ_CLIP_AVX512: Event = Event::row(8);
-    /// `UNC_P_FREQ_MAX_LIMIT_THERMAL_CYCLES` (experimental).
-    pub const FREQ_MAX_LIMIT_THERMAL_CYCLES: Event = Event::row(9);
-    /// `UNC_P_FREQ_MAX_POWER_CYCLES` (experimental).
-    pub const FREQ_MAX_POWER_CYCLES: Event = Event::row(10);
-    /// `UNC_P_FREQ_MIN_IO_P_CYCLES` (experimental).
-    pub const FREQ_MIN_IO_P_CYCLES: Event = Event::row(11);
-    /// `UNC_P_FREQ_TRANS_CYCLES` (experimental).
-    pub const FREQ_TRANS_CYCLES: Event = Event::row(12);
-    /// `UNC_P_MEMORY_PHASE_SHEDDING_CYCLES` (experimental).
-    pub const MEMORY_PHASE_SHEDDING_CYCLES: Event = Event::row(13);
-    /// `UNC_P_PKG_RESIDENCY_C0_CYCLES` (experimental).
-    pub const PKG_RESIDENCY_C0_CYCLES: Event = Event::row(14);
-    /// `UNC_P_PKG_RESIDENCY_C2E_CYCLES` (experimental).
-    pub const PKG_RESIDENCY_C2E_CYCLES: Event = Event::row(15);
-    /// `UNC_P_PKG_RESIDENCY_C3_CYCLES` (experimental).
-    pub const PKG_RESIDENCY_C3_CYCLES: Event = Event::row(16);
-    /// `UNC_P_PKG_RESIDENCY_C6_CYCLES` (experimental).
-    pub const PKG_RESIDENCY_C6_CYCLES: Event = Event::row(17);
-    /// `UNC_P_PMAX_THROTTLED_CYCLES` (experimental).
-    pub const PMAX_THROTTLED_CYCLES: Event = Event::row(18);
-    /// `UNC_P_PROCHOT_EXTERNAL_CYCLES` (experimental).
-    pub const PROCHOT_EXTERNAL_CYCLES: Event = Event::row(19);
-    /// `UNC_P_PROCHOT_INTERNAL_CYCLES` (experimental).
-    pub const PROCHOT_INTERNAL_CYCLES: Event = Event::row(20);
-    /// `UNC_P_TOTAL_TRANSITION_CYCLES` (experimental).
-    pub const TOTAL_TRANSITION_CYCLES: Event = Event::row(21);
-    /// `UNC_P_VR_HOT_CYCLES` (experimental).
-    pub const VR_HOT_CYCLES: Event = Event::row(22);
-}
-
 #[cfg(feature = "metadata")]
 impl Event {
     /// The event's facts.
@@ -780,37 +718,42 @@ impl Event {
     }
 }
 
-/// The events, row n for `Event::row(n)`: `ev(name, event select, umask, counters)` (bit n
-/// of counters: counter n may count it) and what else each sets.
-const EVENT_ROWS: &[EventRow] = &[
-    ev("UNC_P_CLOCKTICKS", 0x00, 0x00, 0b1111),
-];
-/// The experimental events, numbered after `EVENT_ROWS`.
+event_table! {
+    /// The events, row n for `Event::row(n)`: `ev(name, event select, umask)` and what else each
+    /// sets. The counters that may count them (bit n: counter n) and those without
+    /// Hyper-Threading are the table's, the two numbers before the rows, unless a row
+    /// gives its own (`.on(..)`, `.ht_off(..)`).
+    EVENT_ROWS, EventRowNumber, 0, "", 0b1111, 0b0;
+    CLOCKTICKS = ev("UNC_P_CLOCKTICKS", 0x00, 0x00),
+}
 #[cfg(feature = "experimental-events")]
-const EXPERIMENTAL_ROWS: &[EventRow] = &[
-    ev("UNC_P_CORE_TRANSITION_CYCLES", 0x60, 0x00, 0b1111),
-    ev("UNC_P_DEMOTIONS", 0x30, 0x00, 0b1111),
-    ev("UNC_P_FIVR_PS_PS0_CYCLES", 0x75, 0x00, 0b1111),
-    ev("UNC_P_FIVR_PS_PS1_CYCLES", 0x76, 0x00, 0b1111),
-    ev("UNC_P_FIVR_PS_PS2_CYCLES", 0x77, 0x00, 0b1111),
-    ev("UNC_P_FIVR_PS_PS3_CYCLES", 0x78, 0x00, 0b1111),
-    ev("UNC_P_FREQ_CLIP_AVX256", 0x49, 0x00, 0b1111),
-    ev("UNC_P_FREQ_CLIP_AVX512", 0x4a, 0x00, 0b1111),
-    ev("UNC_P_FREQ_MAX_LIMIT_THERMAL_CYCLES", 0x04, 0x00, 0b1111),
-    ev("UNC_P_FREQ_MAX_POWER_CYCLES", 0x05, 0x00, 0b1111),
-    ev("UNC_P_FREQ_MIN_IO_P_CYCLES", 0x73, 0x00, 0b1111),
-    ev("UNC_P_FREQ_TRANS_CYCLES", 0x74, 0x00, 0b1111),
-    ev("UNC_P_MEMORY_PHASE_SHEDDING_CYCLES", 0x2f, 0x00, 0b1111),
-    ev("UNC_P_PKG_RESIDENCY_C0_CYCLES", 0x2a, 0x00, 0b1111),
-    ev("UNC_P_PKG_RESIDENCY_C2E_CYCLES", 0x2b, 0x00, 0b1111),
-    ev("UNC_P_PKG_RESIDENCY_C3_CYCLES", 0x2c, 0x00, 0b1111),
-    ev("UNC_P_PKG_RESIDENCY_C6_CYCLES", 0x2d, 0x00, 0b1111),
-    ev("UNC_P_PMAX_THROTTLED_CYCLES", 0x06, 0x00, 0b1111),
-    ev("UNC_P_PROCHOT_EXTERNAL_CYCLES", 0x0a, 0x00, 0b1111),
-    ev("UNC_P_PROCHOT_INTERNAL_CYCLES", 0x09, 0x00, 0b1111),
-    ev("UNC_P_TOTAL_TRANSITION_CYCLES", 0x72, 0x00, 0b1111),
-    ev("UNC_P_VR_HOT_CYCLES", 0x42, 0x00, 0b1111),
-];
+event_table! {
+    /// The experimental events, numbered after `EVENT_ROWS`: from the vendor's experimental
+    /// lists, whose counts it has not validated; built with the `experimental-events` feature.
+    EXPERIMENTAL_ROWS, ExperimentalRowNumber, EVENT_ROWS.len(), " (experimental)", 0b1111, 0b0;
+    CORE_TRANSITION_CYCLES = ev("UNC_P_CORE_TRANSITION_CYCLES", 0x60, 0x00),
+    DEMOTIONS = ev("UNC_P_DEMOTIONS", 0x30, 0x00),
+    FIVR_PS_PS0_CYCLES = ev("UNC_P_FIVR_PS_PS0_CYCLES", 0x75, 0x00),
+    FIVR_PS_PS1_CYCLES = ev("UNC_P_FIVR_PS_PS1_CYCLES", 0x76, 0x00),
+    FIVR_PS_PS2_CYCLES = ev("UNC_P_FIVR_PS_PS2_CYCLES", 0x77, 0x00),
+    FIVR_PS_PS3_CYCLES = ev("UNC_P_FIVR_PS_PS3_CYCLES", 0x78, 0x00),
+    FREQ_CLIP_AVX256 = ev("UNC_P_FREQ_CLIP_AVX256", 0x49, 0x00),
+    FREQ_CLIP_AVX512 = ev("UNC_P_FREQ_CLIP_AVX512", 0x4a, 0x00),
+    FREQ_MAX_LIMIT_THERMAL_CYCLES = ev("UNC_P_FREQ_MAX_LIMIT_THERMAL_CYCLES", 0x04, 0x00),
+    FREQ_MAX_POWER_CYCLES = ev("UNC_P_FREQ_MAX_POWER_CYCLES", 0x05, 0x00),
+    FREQ_MIN_IO_P_CYCLES = ev("UNC_P_FREQ_MIN_IO_P_CYCLES", 0x73, 0x00),
+    FREQ_TRANS_CYCLES = ev("UNC_P_FREQ_TRANS_CYCLES", 0x74, 0x00),
+    MEMORY_PHASE_SHEDDING_CYCLES = ev("UNC_P_MEMORY_PHASE_SHEDDING_CYCLES", 0x2f, 0x00),
+    PKG_RESIDENCY_C0_CYCLES = ev("UNC_P_PKG_RESIDENCY_C0_CYCLES", 0x2a, 0x00),
+    PKG_RESIDENCY_C2E_CYCLES = ev("UNC_P_PKG_RESIDENCY_C2E_CYCLES", 0x2b, 0x00),
+    PKG_RESIDENCY_C3_CYCLES = ev("UNC_P_PKG_RESIDENCY_C3_CYCLES", 0x2c, 0x00),
+    PKG_RESIDENCY_C6_CYCLES = ev("UNC_P_PKG_RESIDENCY_C6_CYCLES", 0x2d, 0x00),
+    PMAX_THROTTLED_CYCLES = ev("UNC_P_PMAX_THROTTLED_CYCLES", 0x06, 0x00),
+    PROCHOT_EXTERNAL_CYCLES = ev("UNC_P_PROCHOT_EXTERNAL_CYCLES", 0x0a, 0x00),
+    PROCHOT_INTERNAL_CYCLES = ev("UNC_P_PROCHOT_INTERNAL_CYCLES", 0x09, 0x00),
+    TOTAL_TRANSITION_CYCLES = ev("UNC_P_TOTAL_TRANSITION_CYCLES", 0x72, 0x00),
+    VR_HOT_CYCLES = ev("UNC_P_VR_HOT_CYCLES", 0x42, 0x00),
+}
 #[cfg(not(feature = "experimental-events"))]
 const EXPERIMENTAL_ROWS: &[EventRow] = &[];
 /// The rows built.

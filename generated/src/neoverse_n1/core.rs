@@ -92,16 +92,14 @@ impl Layout for PmcrLayout {
     const INFO: &'static RegisterInfo = &PMCR_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 32, 63, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 32, 63, Access::Rsv),
         FieldInfo::row("imp", 24, 31, Access::Ro,
             "Implementer code (deprecated by the architecture in favour of MIDR_EL1)."),
         FieldInfo::row("idcode", 16, 23, Access::Ro,
             "Identification code (deprecated; read MIDR_EL1)."),
         FieldInfo { name: "n", ident: "n", lsb: 11, msb: 15, access: Access::Ro, reset: 0x6, role: Some(Role::CounterCount),
             description: "How many event counters the core implements (0 to 31): PMEVCNTR{n}_EL0 and PMEVTYPER{n}_EL0 exist for n below this value. The reset value given is the part's (the Technical Reference Manual's PMCR_EL0.N), which a reader takes from the register rather than from the spec.", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 7, 10, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 7, 10, Access::Rsv),
         FieldInfo::row("lc", 6, 6, Access::Rw,
             "Long cycle counter: when set, the cycle counter overflows when it wraps at 64 bits; when clear, at 32 bits."),
         FieldInfo::row("dp", 5, 5, Access::Rw,
@@ -238,8 +236,7 @@ impl Layout for PmcntensetLayout {
     const INFO: &'static RegisterInfo = &PMCNTENSET_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 32, 63, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 32, 63, Access::Rsv),
         FieldInfo { name: "c", ident: "c", lsb: 31, msb: 31, access: Access::Rw, role: Some(Role::CounterEnable), counters: &[31],
             description: "The cycle counter PMCCNTR_EL0 is enabled.", ..FieldInfo::EMPTY },
         FieldInfo { name: "p", ident: "p", lsb: 0, msb: 30, access: Access::Rw, role: Some(Role::CounterEnable), counters: &[0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30],
@@ -319,8 +316,7 @@ impl Layout for PmcntenclrLayout {
     const INFO: &'static RegisterInfo = &PMCNTENCLR_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 32, 63, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 32, 63, Access::Rsv),
         FieldInfo::row("c", 31, 31, Access::W1c,
             "Write 1 to disable the cycle counter."),
         FieldInfo::row("p", 0, 30, Access::W1c,
@@ -401,8 +397,7 @@ impl Layout for PmovsclrLayout {
     const INFO: &'static RegisterInfo = &PMOVSCLR_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 32, 63, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 32, 63, Access::Rsv),
         FieldInfo { name: "c", ident: "c", lsb: 31, msb: 31, access: Access::W1c, role: Some(Role::OverflowClear), counters: &[31],
             description: "The cycle counter overflowed; write 1 to clear.", ..FieldInfo::EMPTY },
         FieldInfo { name: "p", ident: "p", lsb: 0, msb: 30, access: Access::W1c, role: Some(Role::OverflowClear), counters: &[0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30],
@@ -477,8 +472,7 @@ impl Layout for PmovssetLayout {
     const INFO: &'static RegisterInfo = &PMOVSSET_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 32, 63, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 32, 63, Access::Rsv),
         FieldInfo { name: "c", ident: "c", lsb: 31, msb: 31, access: Access::RwV, role: Some(Role::Overflow), counters: &[31],
             description: "The cycle counter overflowed (set by hardware, or by writing 1).", ..FieldInfo::EMPTY },
         FieldInfo { name: "p", ident: "p", lsb: 0, msb: 30, access: Access::RwV, role: Some(Role::Overflow), counters: &[0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30],
@@ -574,8 +568,7 @@ impl Layout for PmevtyperLayout {
     const INFO: &'static RegisterInfo = &PMEVTYPER_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 32, 63, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 32, 63, Access::Rsv),
         FieldInfo::row("p", 31, 31, Access::Rw,
             "Privileged filter: when set, events at EL1 are not counted."),
         FieldInfo::row("u", 30, 30, Access::Rw,
@@ -588,8 +581,7 @@ impl Layout for PmevtyperLayout {
             "Non-secure EL2 filter: when set, events at (Non-secure) EL2 are counted."),
         FieldInfo::row("m", 26, 26, Access::Rw,
             "EL3 filter: when it differs from p, events at EL3 are not counted."),
-        FieldInfo::row("rsv", 16, 25, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 16, 25, Access::Rsv),
         FieldInfo { name: "ev_sel", ident: "ev_sel", lsb: 0, msb: 15, access: Access::Rw, role: Some(Role::Event),
             description: "The event number, the architecture's evtCount (named ev_sel as every event select of this spec is, which the event lists and tools look up): the architecture's common events below 0x4000 and their extension from 0x4000, the core's own from 0x40 and 0x8000 up, as Arm's event list for this core gives them.", ..FieldInfo::EMPTY },
     ];
@@ -738,8 +730,7 @@ impl Layout for PmevcntrLayout {
     const INFO: &'static RegisterInfo = &PMEVCNTR_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 32, 63, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 32, 63, Access::Rsv),
         FieldInfo { name: "count", ident: "count", lsb: 0, msb: 31, access: Access::RwV, role: Some(Role::Count),
             description: "Event count.", ..FieldInfo::EMPTY },
     ];
@@ -844,8 +835,7 @@ impl Layout for PmccfiltrLayout {
     const INFO: &'static RegisterInfo = &PMCCFILTR_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 32, 63, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 32, 63, Access::Rsv),
         FieldInfo::row("p", 31, 31, Access::Rw,
             "When set, cycles at EL1 are not counted."),
         FieldInfo::row("u", 30, 30, Access::Rw,
@@ -858,8 +848,7 @@ impl Layout for PmccfiltrLayout {
             "When set, cycles at (Non-secure) EL2 are counted."),
         FieldInfo::row("m", 26, 26, Access::Rw,
             "When it differs from p, cycles at EL3 are not counted."),
-        FieldInfo::row("rsv", 0, 25, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 0, 25, Access::Rsv),
     ];
 }
 
@@ -1031,8 +1020,7 @@ impl Layout for PmswincLayout {
     const INFO: &'static RegisterInfo = &PMSWINC_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 31, 63, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 31, 63, Access::Rsv),
         FieldInfo::row("p", 0, 30, Access::Wo,
             "Bit n: write 1 to increment event counter n, if its PMEVTYPER{n}_EL0 selects SW_INCR (0x00); reads as zero."),
     ];
@@ -1106,8 +1094,7 @@ impl Layout for PmselrLayout {
     const INFO: &'static RegisterInfo = &PMSELR_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 5, 63, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 5, 63, Access::Rsv),
         FieldInfo::row("sel", 0, 4, Access::Rw,
             "The counter number: 0 to 30 an event counter (below PMCR_EL0.N), 31 the cycle counter's filter PMCCFILTR_EL0."),
     ];
@@ -1258,8 +1245,7 @@ impl Layout for PmxevcntrLayout {
     const INFO: &'static RegisterInfo = &PMXEVCNTR_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 32, 63, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 32, 63, Access::Rsv),
         FieldInfo::row("value", 0, 31, Access::RwV,
             "The selected event counter's count."),
     ];
@@ -1483,8 +1469,7 @@ impl Layout for PmuserenrLayout {
     const INFO: &'static RegisterInfo = &PMUSERENR_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 4, 63, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 4, 63, Access::Rsv),
         FieldInfo::row("er", 3, 3, Access::Rw,
             "EL0 may read the event counters (PMEVCNTR{n}_EL0, PMXEVCNTR_EL0) and write PMSELR_EL0."),
         FieldInfo::row("cr", 2, 2, Access::Rw,
@@ -1584,8 +1569,7 @@ impl Layout for PmintensetLayout {
     const INFO: &'static RegisterInfo = &PMINTENSET_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 32, 63, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 32, 63, Access::Rsv),
         FieldInfo::row("c", 31, 31, Access::Rw,
             "The cycle counter's overflow raises the interrupt."),
         FieldInfo::row("p", 0, 30, Access::Rw,
@@ -1665,8 +1649,7 @@ impl Layout for PmintenclrLayout {
     const INFO: &'static RegisterInfo = &PMINTENCLR_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 32, 63, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 32, 63, Access::Rsv),
         FieldInfo::row("c", 31, 31, Access::W1c,
             "Write 1 to disable the cycle counter's overflow interrupt."),
         FieldInfo::row("p", 0, 30, Access::W1c,
@@ -1710,7 +1693,7 @@ static PMINTENCLR_INFO: RegisterInfo = RegisterInfo {
 mod unit_events {
 use super::*;
 #[allow(unused_imports)]
-use crate::core_events::{ev, EventRow};
+use crate::core_events::{event_table, EventRow};
 #[cfg(feature = "metadata")]
 use crate::core_events::{event_info_refs, event_infos};
 
@@ -1729,226 +1712,6 @@ pub struct Event {
 }
 
 impl Event {
-    /// `SW_INCR`.
-    pub const SW_INCR: Event = Event::row(0);
-    /// `L1I_CACHE_REFILL`.
-    pub const L1I_CACHE_REFILL: Event = Event::row(1);
-    /// `L1I_TLB_REFILL`.
-    pub const L1I_TLB_REFILL: Event = Event::row(2);
-    /// `L1D_CACHE_REFILL`.
-    pub const L1D_CACHE_REFILL: Event = Event::row(3);
-    /// `L1D_CACHE`.
-    pub const L1D_CACHE: Event = Event::row(4);
-    /// `L1D_TLB_REFILL`.
-    pub const L1D_TLB_REFILL: Event = Event::row(5);
-    /// `INST_RETIRED`.
-    pub const INST_RETIRED: Event = Event::row(6);
-    /// `EXC_TAKEN`.
-    pub const EXC_TAKEN: Event = Event::row(7);
-    /// `EXC_RETURN`.
-    pub const EXC_RETURN: Event = Event::row(8);
-    /// `CID_WRITE_RETIRED`.
-    pub const CID_WRITE_RETIRED: Event = Event::row(9);
-    /// `BR_MIS_PRED`.
-    pub const BR_MIS_PRED: Event = Event::row(10);
-    /// `CPU_CYCLES`.
-    pub const CPU_CYCLES: Event = Event::row(11);
-    /// `BR_PRED`.
-    pub const BR_PRED: Event = Event::row(12);
-    /// `MEM_ACCESS`.
-    pub const MEM_ACCESS: Event = Event::row(13);
-    /// `L1I_CACHE`.
-    pub const L1I_CACHE: Event = Event::row(14);
-    /// `L1D_CACHE_WB`.
-    pub const L1D_CACHE_WB: Event = Event::row(15);
-    /// `L2D_CACHE`.
-    pub const L2D_CACHE: Event = Event::row(16);
-    /// `L2D_CACHE_REFILL`.
-    pub const L2D_CACHE_REFILL: Event = Event::row(17);
-    /// `L2D_CACHE_WB`.
-    pub const L2D_CACHE_WB: Event = Event::row(18);
-    /// `BUS_ACCESS`.
-    pub const BUS_ACCESS: Event = Event::row(19);
-    /// `MEMORY_ERROR`.
-    pub const MEMORY_ERROR: Event = Event::row(20);
-    /// `INST_SPEC`.
-    pub const INST_SPEC: Event = Event::row(21);
-    /// `TTBR_WRITE_RETIRED`.
-    pub const TTBR_WRITE_RETIRED: Event = Event::row(22);
-    /// `BUS_CYCLES`.
-    pub const BUS_CYCLES: Event = Event::row(23);
-    /// `CHAIN`.
-    pub const CHAIN: Event = Event::row(24);
-    /// `L2D_CACHE_ALLOCATE`.
-    pub const L2D_CACHE_ALLOCATE: Event = Event::row(25);
-    /// `BR_RETIRED`.
-    pub const BR_RETIRED: Event = Event::row(26);
-    /// `BR_MIS_PRED_RETIRED`.
-    pub const BR_MIS_PRED_RETIRED: Event = Event::row(27);
-    /// `STALL_FRONTEND`.
-    pub const STALL_FRONTEND: Event = Event::row(28);
-    /// `STALL_BACKEND`.
-    pub const STALL_BACKEND: Event = Event::row(29);
-    /// `L1D_TLB`.
-    pub const L1D_TLB: Event = Event::row(30);
-    /// `L1I_TLB`.
-    pub const L1I_TLB: Event = Event::row(31);
-    /// `L3D_CACHE_ALLOCATE`.
-    pub const L3D_CACHE_ALLOCATE: Event = Event::row(32);
-    /// `L3D_CACHE_REFILL`.
-    pub const L3D_CACHE_REFILL: Event = Event::row(33);
-    /// `L3D_CACHE`.
-    pub const L3D_CACHE: Event = Event::row(34);
-    /// `L2D_TLB_REFILL`.
-    pub const L2D_TLB_REFILL: Event = Event::row(35);
-    /// `L2D_TLB`.
-    pub const L2D_TLB: Event = Event::row(36);
-    /// `REMOTE_ACCESS`.
-    pub const REMOTE_ACCESS: Event = Event::row(37);
-    /// `DTLB_WALK`.
-    pub const DTLB_WALK: Event = Event::row(38);
-    /// `ITLB_WALK`.
-    pub const ITLB_WALK: Event = Event::row(39);
-    /// `LL_CACHE_RD`.
-    pub const LL_CACHE_RD: Event = Event::row(40);
-    /// `LL_CACHE_MISS_RD`.
-    pub const LL_CACHE_MISS_RD: Event = Event::row(41);
-    /// `L1D_CACHE_RD`.
-    pub const L1D_CACHE_RD: Event = Event::row(42);
-    /// `L1D_CACHE_WR`.
-    pub const L1D_CACHE_WR: Event = Event::row(43);
-    /// `L1D_CACHE_REFILL_RD`.
-    pub const L1D_CACHE_REFILL_RD: Event = Event::row(44);
-    /// `L1D_CACHE_REFILL_WR`.
-    pub const L1D_CACHE_REFILL_WR: Event = Event::row(45);
-    /// `L1D_CACHE_REFILL_INNER`.
-    pub const L1D_CACHE_REFILL_INNER: Event = Event::row(46);
-    /// `L1D_CACHE_REFILL_OUTER`.
-    pub const L1D_CACHE_REFILL_OUTER: Event = Event::row(47);
-    /// `L1D_CACHE_WB_VICTIM`.
-    pub const L1D_CACHE_WB_VICTIM: Event = Event::row(48);
-    /// `L1D_CACHE_WB_CLEAN`.
-    pub const L1D_CACHE_WB_CLEAN: Event = Event::row(49);
-    /// `L1D_CACHE_INVAL`.
-    pub const L1D_CACHE_INVAL: Event = Event::row(50);
-    /// `L1D_TLB_REFILL_RD`.
-    pub const L1D_TLB_REFILL_RD: Event = Event::row(51);
-    /// `L1D_TLB_REFILL_WR`.
-    pub const L1D_TLB_REFILL_WR: Event = Event::row(52);
-    /// `L1D_TLB_RD`.
-    pub const L1D_TLB_RD: Event = Event::row(53);
-    /// `L1D_TLB_WR`.
-    pub const L1D_TLB_WR: Event = Event::row(54);
-    /// `L2D_CACHE_RD`.
-    pub const L2D_CACHE_RD: Event = Event::row(55);
-    /// `L2D_CACHE_WR`.
-    pub const L2D_CACHE_WR: Event = Event::row(56);
-    /// `L2D_CACHE_REFILL_RD`.
-    pub const L2D_CACHE_REFILL_RD: Event = Event::row(57);
-    /// `L2D_CACHE_REFILL_WR`.
-    pub const L2D_CACHE_REFILL_WR: Event = Event::row(58);
-    /// `L2D_CACHE_WB_VICTIM`.
-    pub const L2D_CACHE_WB_VICTIM: Event = Event::row(59);
-    /// `L2D_CACHE_WB_CLEAN`.
-    pub const L2D_CACHE_WB_CLEAN: Event = Event::row(60);
-    /// `L2D_CACHE_INVAL`.
-    pub const L2D_CACHE_INVAL: Event = Event::row(61);
-    /// `L2D_TLB_REFILL_RD`.
-    pub const L2D_TLB_REFILL_RD: Event = Event::row(62);
-    /// `L2D_TLB_REFILL_WR`.
-    pub const L2D_TLB_REFILL_WR: Event = Event::row(63);
-    /// `L2D_TLB_RD`.
-    pub const L2D_TLB_RD: Event = Event::row(64);
-    /// `L2D_TLB_WR`.
-    pub const L2D_TLB_WR: Event = Event::row(65);
-    /// `BUS_ACCESS_RD`.
-    pub const BUS_ACCESS_RD: Event = Event::row(66);
-    /// `BUS_ACCESS_WR`.
-    pub const BUS_ACCESS_WR: Event = Event::row(67);
-    /// `MEM_ACCESS_RD`.
-    pub const MEM_ACCESS_RD: Event = Event::row(68);
-    /// `MEM_ACCESS_WR`.
-    pub const MEM_ACCESS_WR: Event = Event::row(69);
-    /// `UNALIGNED_LD_SPEC`.
-    pub const UNALIGNED_LD_SPEC: Event = Event::row(70);
-    /// `UNALIGNED_ST_SPEC`.
-    pub const UNALIGNED_ST_SPEC: Event = Event::row(71);
-    /// `UNALIGNED_LDST_SPEC`.
-    pub const UNALIGNED_LDST_SPEC: Event = Event::row(72);
-    /// `LDREX_SPEC`.
-    pub const LDREX_SPEC: Event = Event::row(73);
-    /// `STREX_PASS_SPEC`.
-    pub const STREX_PASS_SPEC: Event = Event::row(74);
-    /// `STREX_FAIL_SPEC`.
-    pub const STREX_FAIL_SPEC: Event = Event::row(75);
-    /// `STREX_SPEC`.
-    pub const STREX_SPEC: Event = Event::row(76);
-    /// `LD_SPEC`.
-    pub const LD_SPEC: Event = Event::row(77);
-    /// `ST_SPEC`.
-    pub const ST_SPEC: Event = Event::row(78);
-    /// `DP_SPEC`.
-    pub const DP_SPEC: Event = Event::row(79);
-    /// `ASE_SPEC`.
-    pub const ASE_SPEC: Event = Event::row(80);
-    /// `VFP_SPEC`.
-    pub const VFP_SPEC: Event = Event::row(81);
-    /// `PC_WRITE_SPEC`.
-    pub const PC_WRITE_SPEC: Event = Event::row(82);
-    /// `CRYPTO_SPEC`.
-    pub const CRYPTO_SPEC: Event = Event::row(83);
-    /// `BR_IMMED_SPEC`.
-    pub const BR_IMMED_SPEC: Event = Event::row(84);
-    /// `BR_RETURN_SPEC`.
-    pub const BR_RETURN_SPEC: Event = Event::row(85);
-    /// `BR_INDIRECT_SPEC`.
-    pub const BR_INDIRECT_SPEC: Event = Event::row(86);
-    /// `ISB_SPEC`.
-    pub const ISB_SPEC: Event = Event::row(87);
-    /// `DSB_SPEC`.
-    pub const DSB_SPEC: Event = Event::row(88);
-    /// `DMB_SPEC`.
-    pub const DMB_SPEC: Event = Event::row(89);
-    /// `EXC_UNDEF`.
-    pub const EXC_UNDEF: Event = Event::row(90);
-    /// `EXC_SVC`.
-    pub const EXC_SVC: Event = Event::row(91);
-    /// `EXC_PABORT`.
-    pub const EXC_PABORT: Event = Event::row(92);
-    /// `EXC_DABORT`.
-    pub const EXC_DABORT: Event = Event::row(93);
-    /// `EXC_IRQ`.
-    pub const EXC_IRQ: Event = Event::row(94);
-    /// `EXC_FIQ`.
-    pub const EXC_FIQ: Event = Event::row(95);
-    /// `EXC_SMC`.
-    pub const EXC_SMC: Event = Event::row(96);
-    /// `EXC_HVC`.
-    pub const EXC_HVC: Event = Event::row(97);
-    /// `EXC_TRAP_PABORT`.
-    pub const EXC_TRAP_PABORT: Event = Event::row(98);
-    /// `EXC_TRAP_DABORT`.
-    pub const EXC_TRAP_DABORT: Event = Event::row(99);
-    /// `EXC_TRAP_OTHER`.
-    pub const EXC_TRAP_OTHER: Event = Event::row(100);
-    /// `EXC_TRAP_IRQ`.
-    pub const EXC_TRAP_IRQ: Event = Event::row(101);
-    /// `EXC_TRAP_FIQ`.
-    pub const EXC_TRAP_FIQ: Event = Event::row(102);
-    /// `RC_LD_SPEC`.
-    pub const RC_LD_SPEC: Event = Event::row(103);
-    /// `RC_ST_SPEC`.
-    pub const RC_ST_SPEC: Event = Event::row(104);
-    /// `L3D_CACHE_RD`.
-    pub const L3D_CACHE_RD: Event = Event::row(105);
-    /// `SAMPLE_POP`.
-    pub const SAMPLE_POP: Event = Event::row(106);
-    /// `SAMPLE_FEED`.
-    pub const SAMPLE_FEED: Event = Event::row(107);
-    /// `SAMPLE_FILTRATE`.
-    pub const SAMPLE_FILTRATE: Event = Event::row(108);
-    /// `SAMPLE_COLLISION`.
-    pub const SAMPLE_COLLISION: Event = Event::row(109);
 
     /// Every event of the unit.
     pub const ALL: &'static [Event] = &{
@@ -1996,120 +1759,123 @@ impl Event {
     }
 }
 
-/// The events, row n for `Event::row(n)`: `ev(name, event select, umask, counters)` (bit n
-/// of counters: counter n may count it) and what else each sets.
-const EVENT_ROWS: &[EventRow] = &[
-    ev("SW_INCR", 0x00, 0x00, 0b1111111111111111111111111111111),
-    ev("L1I_CACHE_REFILL", 0x01, 0x00, 0b1111111111111111111111111111111),
-    ev("L1I_TLB_REFILL", 0x02, 0x00, 0b1111111111111111111111111111111),
-    ev("L1D_CACHE_REFILL", 0x03, 0x00, 0b1111111111111111111111111111111),
-    ev("L1D_CACHE", 0x04, 0x00, 0b1111111111111111111111111111111),
-    ev("L1D_TLB_REFILL", 0x05, 0x00, 0b1111111111111111111111111111111),
-    ev("INST_RETIRED", 0x08, 0x00, 0b1111111111111111111111111111111),
-    ev("EXC_TAKEN", 0x09, 0x00, 0b1111111111111111111111111111111),
-    ev("EXC_RETURN", 0x0a, 0x00, 0b1111111111111111111111111111111),
-    ev("CID_WRITE_RETIRED", 0x0b, 0x00, 0b1111111111111111111111111111111),
-    ev("BR_MIS_PRED", 0x10, 0x00, 0b1111111111111111111111111111111),
-    ev("CPU_CYCLES", 0x11, 0x00, 0b1111111111111111111111111111111),
-    ev("BR_PRED", 0x12, 0x00, 0b1111111111111111111111111111111),
-    ev("MEM_ACCESS", 0x13, 0x00, 0b1111111111111111111111111111111),
-    ev("L1I_CACHE", 0x14, 0x00, 0b1111111111111111111111111111111),
-    ev("L1D_CACHE_WB", 0x15, 0x00, 0b1111111111111111111111111111111),
-    ev("L2D_CACHE", 0x16, 0x00, 0b1111111111111111111111111111111),
-    ev("L2D_CACHE_REFILL", 0x17, 0x00, 0b1111111111111111111111111111111),
-    ev("L2D_CACHE_WB", 0x18, 0x00, 0b1111111111111111111111111111111),
-    ev("BUS_ACCESS", 0x19, 0x00, 0b1111111111111111111111111111111),
-    ev("MEMORY_ERROR", 0x1a, 0x00, 0b1111111111111111111111111111111),
-    ev("INST_SPEC", 0x1b, 0x00, 0b1111111111111111111111111111111),
-    ev("TTBR_WRITE_RETIRED", 0x1c, 0x00, 0b1111111111111111111111111111111),
-    ev("BUS_CYCLES", 0x1d, 0x00, 0b1111111111111111111111111111111),
-    ev("CHAIN", 0x1e, 0x00, 0b1111111111111111111111111111111),
-    ev("L2D_CACHE_ALLOCATE", 0x20, 0x00, 0b1111111111111111111111111111111),
-    ev("BR_RETIRED", 0x21, 0x00, 0b1111111111111111111111111111111),
-    ev("BR_MIS_PRED_RETIRED", 0x22, 0x00, 0b1111111111111111111111111111111),
-    ev("STALL_FRONTEND", 0x23, 0x00, 0b1111111111111111111111111111111),
-    ev("STALL_BACKEND", 0x24, 0x00, 0b1111111111111111111111111111111),
-    ev("L1D_TLB", 0x25, 0x00, 0b1111111111111111111111111111111),
-    ev("L1I_TLB", 0x26, 0x00, 0b1111111111111111111111111111111),
-    ev("L3D_CACHE_ALLOCATE", 0x29, 0x00, 0b1111111111111111111111111111111),
-    ev("L3D_CACHE_REFILL", 0x2a, 0x00, 0b1111111111111111111111111111111),
-    ev("L3D_CACHE", 0x2b, 0x00, 0b1111111111111111111111111111111),
-    ev("L2D_TLB_REFILL", 0x2d, 0x00, 0b1111111111111111111111111111111),
-    ev("L2D_TLB", 0x2f, 0x00, 0b1111111111111111111111111111111),
-    ev("REMOTE_ACCESS", 0x31, 0x00, 0b1111111111111111111111111111111),
-    ev("DTLB_WALK", 0x34, 0x00, 0b1111111111111111111111111111111),
-    ev("ITLB_WALK", 0x35, 0x00, 0b1111111111111111111111111111111),
-    ev("LL_CACHE_RD", 0x36, 0x00, 0b1111111111111111111111111111111),
-    ev("LL_CACHE_MISS_RD", 0x37, 0x00, 0b1111111111111111111111111111111),
-    ev("L1D_CACHE_RD", 0x40, 0x00, 0b1111111111111111111111111111111),
-    ev("L1D_CACHE_WR", 0x41, 0x00, 0b1111111111111111111111111111111),
-    ev("L1D_CACHE_REFILL_RD", 0x42, 0x00, 0b1111111111111111111111111111111),
-    ev("L1D_CACHE_REFILL_WR", 0x43, 0x00, 0b1111111111111111111111111111111),
-    ev("L1D_CACHE_REFILL_INNER", 0x44, 0x00, 0b1111111111111111111111111111111),
-    ev("L1D_CACHE_REFILL_OUTER", 0x45, 0x00, 0b1111111111111111111111111111111),
-    ev("L1D_CACHE_WB_VICTIM", 0x46, 0x00, 0b1111111111111111111111111111111),
-    ev("L1D_CACHE_WB_CLEAN", 0x47, 0x00, 0b1111111111111111111111111111111),
-    ev("L1D_CACHE_INVAL", 0x48, 0x00, 0b1111111111111111111111111111111),
-    ev("L1D_TLB_REFILL_RD", 0x4c, 0x00, 0b1111111111111111111111111111111),
-    ev("L1D_TLB_REFILL_WR", 0x4d, 0x00, 0b1111111111111111111111111111111),
-    ev("L1D_TLB_RD", 0x4e, 0x00, 0b1111111111111111111111111111111),
-    ev("L1D_TLB_WR", 0x4f, 0x00, 0b1111111111111111111111111111111),
-    ev("L2D_CACHE_RD", 0x50, 0x00, 0b1111111111111111111111111111111),
-    ev("L2D_CACHE_WR", 0x51, 0x00, 0b1111111111111111111111111111111),
-    ev("L2D_CACHE_REFILL_RD", 0x52, 0x00, 0b1111111111111111111111111111111),
-    ev("L2D_CACHE_REFILL_WR", 0x53, 0x00, 0b1111111111111111111111111111111),
-    ev("L2D_CACHE_WB_VICTIM", 0x56, 0x00, 0b1111111111111111111111111111111),
-    ev("L2D_CACHE_WB_CLEAN", 0x57, 0x00, 0b1111111111111111111111111111111),
-    ev("L2D_CACHE_INVAL", 0x58, 0x00, 0b1111111111111111111111111111111),
-    ev("L2D_TLB_REFILL_RD", 0x5c, 0x00, 0b1111111111111111111111111111111),
-    ev("L2D_TLB_REFILL_WR", 0x5d, 0x00, 0b1111111111111111111111111111111),
-    ev("L2D_TLB_RD", 0x5e, 0x00, 0b1111111111111111111111111111111),
-    ev("L2D_TLB_WR", 0x5f, 0x00, 0b1111111111111111111111111111111),
-    ev("BUS_ACCESS_RD", 0x60, 0x00, 0b1111111111111111111111111111111),
-    ev("BUS_ACCESS_WR", 0x61, 0x00, 0b1111111111111111111111111111111),
-    ev("MEM_ACCESS_RD", 0x66, 0x00, 0b1111111111111111111111111111111),
-    ev("MEM_ACCESS_WR", 0x67, 0x00, 0b1111111111111111111111111111111),
-    ev("UNALIGNED_LD_SPEC", 0x68, 0x00, 0b1111111111111111111111111111111),
-    ev("UNALIGNED_ST_SPEC", 0x69, 0x00, 0b1111111111111111111111111111111),
-    ev("UNALIGNED_LDST_SPEC", 0x6a, 0x00, 0b1111111111111111111111111111111),
-    ev("LDREX_SPEC", 0x6c, 0x00, 0b1111111111111111111111111111111),
-    ev("STREX_PASS_SPEC", 0x6d, 0x00, 0b1111111111111111111111111111111),
-    ev("STREX_FAIL_SPEC", 0x6e, 0x00, 0b1111111111111111111111111111111),
-    ev("STREX_SPEC", 0x6f, 0x00, 0b1111111111111111111111111111111),
-    ev("LD_SPEC", 0x70, 0x00, 0b1111111111111111111111111111111),
-    ev("ST_SPEC", 0x71, 0x00, 0b1111111111111111111111111111111),
-    ev("DP_SPEC", 0x73, 0x00, 0b1111111111111111111111111111111),
-    ev("ASE_SPEC", 0x74, 0x00, 0b1111111111111111111111111111111),
-    ev("VFP_SPEC", 0x75, 0x00, 0b1111111111111111111111111111111),
-    ev("PC_WRITE_SPEC", 0x76, 0x00, 0b1111111111111111111111111111111),
-    ev("CRYPTO_SPEC", 0x77, 0x00, 0b1111111111111111111111111111111),
-    ev("BR_IMMED_SPEC", 0x78, 0x00, 0b1111111111111111111111111111111),
-    ev("BR_RETURN_SPEC", 0x79, 0x00, 0b1111111111111111111111111111111),
-    ev("BR_INDIRECT_SPEC", 0x7a, 0x00, 0b1111111111111111111111111111111),
-    ev("ISB_SPEC", 0x7c, 0x00, 0b1111111111111111111111111111111),
-    ev("DSB_SPEC", 0x7d, 0x00, 0b1111111111111111111111111111111),
-    ev("DMB_SPEC", 0x7e, 0x00, 0b1111111111111111111111111111111),
-    ev("EXC_UNDEF", 0x81, 0x00, 0b1111111111111111111111111111111),
-    ev("EXC_SVC", 0x82, 0x00, 0b1111111111111111111111111111111),
-    ev("EXC_PABORT", 0x83, 0x00, 0b1111111111111111111111111111111),
-    ev("EXC_DABORT", 0x84, 0x00, 0b1111111111111111111111111111111),
-    ev("EXC_IRQ", 0x86, 0x00, 0b1111111111111111111111111111111),
-    ev("EXC_FIQ", 0x87, 0x00, 0b1111111111111111111111111111111),
-    ev("EXC_SMC", 0x88, 0x00, 0b1111111111111111111111111111111),
-    ev("EXC_HVC", 0x8a, 0x00, 0b1111111111111111111111111111111),
-    ev("EXC_TRAP_PABORT", 0x8b, 0x00, 0b1111111111111111111111111111111),
-    ev("EXC_TRAP_DABORT", 0x8c, 0x00, 0b1111111111111111111111111111111),
-    ev("EXC_TRAP_OTHER", 0x8d, 0x00, 0b1111111111111111111111111111111),
-    ev("EXC_TRAP_IRQ", 0x8e, 0x00, 0b1111111111111111111111111111111),
-    ev("EXC_TRAP_FIQ", 0x8f, 0x00, 0b1111111111111111111111111111111),
-    ev("RC_LD_SPEC", 0x90, 0x00, 0b1111111111111111111111111111111),
-    ev("RC_ST_SPEC", 0x91, 0x00, 0b1111111111111111111111111111111),
-    ev("L3D_CACHE_RD", 0xa0, 0x00, 0b1111111111111111111111111111111),
-    ev("SAMPLE_POP", 0x4000, 0x00, 0b1111111111111111111111111111111),
-    ev("SAMPLE_FEED", 0x4001, 0x00, 0b1111111111111111111111111111111),
-    ev("SAMPLE_FILTRATE", 0x4002, 0x00, 0b1111111111111111111111111111111),
-    ev("SAMPLE_COLLISION", 0x4003, 0x00, 0b1111111111111111111111111111111),
-];
+event_table! {
+    /// The events, row n for `Event::row(n)`: `ev(name, event select, umask)` and what else each
+    /// sets. The counters that may count them (bit n: counter n) and those without
+    /// Hyper-Threading are the table's, the two numbers before the rows, unless a row
+    /// gives its own (`.on(..)`, `.ht_off(..)`).
+    EVENT_ROWS, EventRowNumber, 0, "", 0b1111111111111111111111111111111, 0b0;
+    SW_INCR = ev("SW_INCR", 0x00, 0x00),
+    L1I_CACHE_REFILL = ev("L1I_CACHE_REFILL", 0x01, 0x00),
+    L1I_TLB_REFILL = ev("L1I_TLB_REFILL", 0x02, 0x00),
+    L1D_CACHE_REFILL = ev("L1D_CACHE_REFILL", 0x03, 0x00),
+    L1D_CACHE = ev("L1D_CACHE", 0x04, 0x00),
+    L1D_TLB_REFILL = ev("L1D_TLB_REFILL", 0x05, 0x00),
+    INST_RETIRED = ev("INST_RETIRED", 0x08, 0x00),
+    EXC_TAKEN = ev("EXC_TAKEN", 0x09, 0x00),
+    EXC_RETURN = ev("EXC_RETURN", 0x0a, 0x00),
+    CID_WRITE_RETIRED = ev("CID_WRITE_RETIRED", 0x0b, 0x00),
+    BR_MIS_PRED = ev("BR_MIS_PRED", 0x10, 0x00),
+    CPU_CYCLES = ev("CPU_CYCLES", 0x11, 0x00),
+    BR_PRED = ev("BR_PRED", 0x12, 0x00),
+    MEM_ACCESS = ev("MEM_ACCESS", 0x13, 0x00),
+    L1I_CACHE = ev("L1I_CACHE", 0x14, 0x00),
+    L1D_CACHE_WB = ev("L1D_CACHE_WB", 0x15, 0x00),
+    L2D_CACHE = ev("L2D_CACHE", 0x16, 0x00),
+    L2D_CACHE_REFILL = ev("L2D_CACHE_REFILL", 0x17, 0x00),
+    L2D_CACHE_WB = ev("L2D_CACHE_WB", 0x18, 0x00),
+    BUS_ACCESS = ev("BUS_ACCESS", 0x19, 0x00),
+    MEMORY_ERROR = ev("MEMORY_ERROR", 0x1a, 0x00),
+    INST_SPEC = ev("INST_SPEC", 0x1b, 0x00),
+    TTBR_WRITE_RETIRED = ev("TTBR_WRITE_RETIRED", 0x1c, 0x00),
+    BUS_CYCLES = ev("BUS_CYCLES", 0x1d, 0x00),
+    CHAIN = ev("CHAIN", 0x1e, 0x00),
+    L2D_CACHE_ALLOCATE = ev("L2D_CACHE_ALLOCATE", 0x20, 0x00),
+    BR_RETIRED = ev("BR_RETIRED", 0x21, 0x00),
+    BR_MIS_PRED_RETIRED = ev("BR_MIS_PRED_RETIRED", 0x22, 0x00),
+    STALL_FRONTEND = ev("STALL_FRONTEND", 0x23, 0x00),
+    STALL_BACKEND = ev("STALL_BACKEND", 0x24, 0x00),
+    L1D_TLB = ev("L1D_TLB", 0x25, 0x00),
+    L1I_TLB = ev("L1I_TLB", 0x26, 0x00),
+    L3D_CACHE_ALLOCATE = ev("L3D_CACHE_ALLOCATE", 0x29, 0x00),
+    L3D_CACHE_REFILL = ev("L3D_CACHE_REFILL", 0x2a, 0x00),
+    L3D_CACHE = ev("L3D_CACHE", 0x2b, 0x00),
+    L2D_TLB_REFILL = ev("L2D_TLB_REFILL", 0x2d, 0x00),
+    L2D_TLB = ev("L2D_TLB", 0x2f, 0x00),
+    REMOTE_ACCESS = ev("REMOTE_ACCESS", 0x31, 0x00),
+    DTLB_WALK = ev("DTLB_WALK", 0x34, 0x00),
+    ITLB_WALK = ev("ITLB_WALK", 0x35, 0x00),
+    LL_CACHE_RD = ev("LL_CACHE_RD", 0x36, 0x00),
+    LL_CACHE_MISS_RD = ev("LL_CACHE_MISS_RD", 0x37, 0x00),
+    L1D_CACHE_RD = ev("L1D_CACHE_RD", 0x40, 0x00),
+    L1D_CACHE_WR = ev("L1D_CACHE_WR", 0x41, 0x00),
+    L1D_CACHE_REFILL_RD = ev("L1D_CACHE_REFILL_RD", 0x42, 0x00),
+    L1D_CACHE_REFILL_WR = ev("L1D_CACHE_REFILL_WR", 0x43, 0x00),
+    L1D_CACHE_REFILL_INNER = ev("L1D_CACHE_REFILL_INNER", 0x44, 0x00),
+    L1D_CACHE_REFILL_OUTER = ev("L1D_CACHE_REFILL_OUTER", 0x45, 0x00),
+    L1D_CACHE_WB_VICTIM = ev("L1D_CACHE_WB_VICTIM", 0x46, 0x00),
+    L1D_CACHE_WB_CLEAN = ev("L1D_CACHE_WB_CLEAN", 0x47, 0x00),
+    L1D_CACHE_INVAL = ev("L1D_CACHE_INVAL", 0x48, 0x00),
+    L1D_TLB_REFILL_RD = ev("L1D_TLB_REFILL_RD", 0x4c, 0x00),
+    L1D_TLB_REFILL_WR = ev("L1D_TLB_REFILL_WR", 0x4d, 0x00),
+    L1D_TLB_RD = ev("L1D_TLB_RD", 0x4e, 0x00),
+    L1D_TLB_WR = ev("L1D_TLB_WR", 0x4f, 0x00),
+    L2D_CACHE_RD = ev("L2D_CACHE_RD", 0x50, 0x00),
+    L2D_CACHE_WR = ev("L2D_CACHE_WR", 0x51, 0x00),
+    L2D_CACHE_REFILL_RD = ev("L2D_CACHE_REFILL_RD", 0x52, 0x00),
+    L2D_CACHE_REFILL_WR = ev("L2D_CACHE_REFILL_WR", 0x53, 0x00),
+    L2D_CACHE_WB_VICTIM = ev("L2D_CACHE_WB_VICTIM", 0x56, 0x00),
+    L2D_CACHE_WB_CLEAN = ev("L2D_CACHE_WB_CLEAN", 0x57, 0x00),
+    L2D_CACHE_INVAL = ev("L2D_CACHE_INVAL", 0x58, 0x00),
+    L2D_TLB_REFILL_RD = ev("L2D_TLB_REFILL_RD", 0x5c, 0x00),
+    L2D_TLB_REFILL_WR = ev("L2D_TLB_REFILL_WR", 0x5d, 0x00),
+    L2D_TLB_RD = ev("L2D_TLB_RD", 0x5e, 0x00),
+    L2D_TLB_WR = ev("L2D_TLB_WR", 0x5f, 0x00),
+    BUS_ACCESS_RD = ev("BUS_ACCESS_RD", 0x60, 0x00),
+    BUS_ACCESS_WR = ev("BUS_ACCESS_WR", 0x61, 0x00),
+    MEM_ACCESS_RD = ev("MEM_ACCESS_RD", 0x66, 0x00),
+    MEM_ACCESS_WR = ev("MEM_ACCESS_WR", 0x67, 0x00),
+    UNALIGNED_LD_SPEC = ev("UNALIGNED_LD_SPEC", 0x68, 0x00),
+    UNALIGNED_ST_SPEC = ev("UNALIGNED_ST_SPEC", 0x69, 0x00),
+    UNALIGNED_LDST_SPEC = ev("UNALIGNED_LDST_SPEC", 0x6a, 0x00),
+    LDREX_SPEC = ev("LDREX_SPEC", 0x6c, 0x00),
+    STREX_PASS_SPEC = ev("STREX_PASS_SPEC", 0x6d, 0x00),
+    STREX_FAIL_SPEC = ev("STREX_FAIL_SPEC", 0x6e, 0x00),
+    STREX_SPEC = ev("STREX_SPEC", 0x6f, 0x00),
+    LD_SPEC = ev("LD_SPEC", 0x70, 0x00),
+    ST_SPEC = ev("ST_SPEC", 0x71, 0x00),
+    DP_SPEC = ev("DP_SPEC", 0x73, 0x00),
+    ASE_SPEC = ev("ASE_SPEC", 0x74, 0x00),
+    VFP_SPEC = ev("VFP_SPEC", 0x75, 0x00),
+    PC_WRITE_SPEC = ev("PC_WRITE_SPEC", 0x76, 0x00),
+    CRYPTO_SPEC = ev("CRYPTO_SPEC", 0x77, 0x00),
+    BR_IMMED_SPEC = ev("BR_IMMED_SPEC", 0x78, 0x00),
+    BR_RETURN_SPEC = ev("BR_RETURN_SPEC", 0x79, 0x00),
+    BR_INDIRECT_SPEC = ev("BR_INDIRECT_SPEC", 0x7a, 0x00),
+    ISB_SPEC = ev("ISB_SPEC", 0x7c, 0x00),
+    DSB_SPEC = ev("DSB_SPEC", 0x7d, 0x00),
+    DMB_SPEC = ev("DMB_SPEC", 0x7e, 0x00),
+    EXC_UNDEF = ev("EXC_UNDEF", 0x81, 0x00),
+    EXC_SVC = ev("EXC_SVC", 0x82, 0x00),
+    EXC_PABORT = ev("EXC_PABORT", 0x83, 0x00),
+    EXC_DABORT = ev("EXC_DABORT", 0x84, 0x00),
+    EXC_IRQ = ev("EXC_IRQ", 0x86, 0x00),
+    EXC_FIQ = ev("EXC_FIQ", 0x87, 0x00),
+    EXC_SMC = ev("EXC_SMC", 0x88, 0x00),
+    EXC_HVC = ev("EXC_HVC", 0x8a, 0x00),
+    EXC_TRAP_PABORT = ev("EXC_TRAP_PABORT", 0x8b, 0x00),
+    EXC_TRAP_DABORT = ev("EXC_TRAP_DABORT", 0x8c, 0x00),
+    EXC_TRAP_OTHER = ev("EXC_TRAP_OTHER", 0x8d, 0x00),
+    EXC_TRAP_IRQ = ev("EXC_TRAP_IRQ", 0x8e, 0x00),
+    EXC_TRAP_FIQ = ev("EXC_TRAP_FIQ", 0x8f, 0x00),
+    RC_LD_SPEC = ev("RC_LD_SPEC", 0x90, 0x00),
+    RC_ST_SPEC = ev("RC_ST_SPEC", 0x91, 0x00),
+    L3D_CACHE_RD = ev("L3D_CACHE_RD", 0xa0, 0x00),
+    SAMPLE_POP = ev("SAMPLE_POP", 0x4000, 0x00),
+    SAMPLE_FEED = ev("SAMPLE_FEED", 0x4001, 0x00),
+    SAMPLE_FILTRATE = ev("SAMPLE_FILTRATE", 0x4002, 0x00),
+    SAMPLE_COLLISION = ev("SAMPLE_COLLISION", 0x4003, 0x00),
+}
 /// No experimental events.
 const EXPERIMENTAL_ROWS: &[EventRow] = &[];
 /// The rows built.

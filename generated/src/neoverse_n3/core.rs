@@ -140,7 +140,7 @@ pub(crate) static PMINTENCLR_INFO: RegisterInfo = RegisterInfo { processor: "neo
 mod unit_events {
 use super::*;
 #[allow(unused_imports)]
-use crate::core_events::{ev, EventRow};
+use crate::core_events::{event_table, EventRow};
 #[cfg(feature = "metadata")]
 use crate::core_events::{event_info_refs, event_infos};
 
@@ -159,408 +159,6 @@ pub struct Event {
 }
 
 impl Event {
-    /// `SW_INCR`.
-    pub const SW_INCR: Event = Event::row(0);
-    /// `L1I_CACHE_REFILL`.
-    pub const L1I_CACHE_REFILL: Event = Event::row(1);
-    /// `L1I_TLB_REFILL`.
-    pub const L1I_TLB_REFILL: Event = Event::row(2);
-    /// `L1D_CACHE_REFILL`.
-    pub const L1D_CACHE_REFILL: Event = Event::row(3);
-    /// `L1D_CACHE`.
-    pub const L1D_CACHE: Event = Event::row(4);
-    /// `L1D_TLB_REFILL`.
-    pub const L1D_TLB_REFILL: Event = Event::row(5);
-    /// `INST_RETIRED`.
-    pub const INST_RETIRED: Event = Event::row(6);
-    /// `EXC_TAKEN`.
-    pub const EXC_TAKEN: Event = Event::row(7);
-    /// `EXC_RETURN`.
-    pub const EXC_RETURN: Event = Event::row(8);
-    /// `CID_WRITE_RETIRED`.
-    pub const CID_WRITE_RETIRED: Event = Event::row(9);
-    /// `PC_WRITE_RETIRED`.
-    pub const PC_WRITE_RETIRED: Event = Event::row(10);
-    /// `BR_IMMED_RETIRED`.
-    pub const BR_IMMED_RETIRED: Event = Event::row(11);
-    /// `BR_RETURN_RETIRED`.
-    pub const BR_RETURN_RETIRED: Event = Event::row(12);
-    /// `BR_MIS_PRED`.
-    pub const BR_MIS_PRED: Event = Event::row(13);
-    /// `CPU_CYCLES`.
-    pub const CPU_CYCLES: Event = Event::row(14);
-    /// `BR_PRED`.
-    pub const BR_PRED: Event = Event::row(15);
-    /// `MEM_ACCESS`.
-    pub const MEM_ACCESS: Event = Event::row(16);
-    /// `L1I_CACHE`.
-    pub const L1I_CACHE: Event = Event::row(17);
-    /// `L1D_CACHE_WB`.
-    pub const L1D_CACHE_WB: Event = Event::row(18);
-    /// `L2D_CACHE`.
-    pub const L2D_CACHE: Event = Event::row(19);
-    /// `L2D_CACHE_REFILL`.
-    pub const L2D_CACHE_REFILL: Event = Event::row(20);
-    /// `L2D_CACHE_WB`.
-    pub const L2D_CACHE_WB: Event = Event::row(21);
-    /// `BUS_ACCESS`.
-    pub const BUS_ACCESS: Event = Event::row(22);
-    /// `INST_SPEC`.
-    pub const INST_SPEC: Event = Event::row(23);
-    /// `TTBR_WRITE_RETIRED`.
-    pub const TTBR_WRITE_RETIRED: Event = Event::row(24);
-    /// `BUS_CYCLES`.
-    pub const BUS_CYCLES: Event = Event::row(25);
-    /// `CHAIN`.
-    pub const CHAIN: Event = Event::row(26);
-    /// `L2D_CACHE_ALLOCATE`.
-    pub const L2D_CACHE_ALLOCATE: Event = Event::row(27);
-    /// `BR_RETIRED`.
-    pub const BR_RETIRED: Event = Event::row(28);
-    /// `BR_MIS_PRED_RETIRED`.
-    pub const BR_MIS_PRED_RETIRED: Event = Event::row(29);
-    /// `STALL_FRONTEND`.
-    pub const STALL_FRONTEND: Event = Event::row(30);
-    /// `STALL_BACKEND`.
-    pub const STALL_BACKEND: Event = Event::row(31);
-    /// `L1D_TLB`.
-    pub const L1D_TLB: Event = Event::row(32);
-    /// `L1I_TLB`.
-    pub const L1I_TLB: Event = Event::row(33);
-    /// `L2I_CACHE`.
-    pub const L2I_CACHE: Event = Event::row(34);
-    /// `L2I_CACHE_REFILL`.
-    pub const L2I_CACHE_REFILL: Event = Event::row(35);
-    /// `L3D_CACHE_ALLOCATE`.
-    pub const L3D_CACHE_ALLOCATE: Event = Event::row(36);
-    /// `L3D_CACHE_REFILL`.
-    pub const L3D_CACHE_REFILL: Event = Event::row(37);
-    /// `L3D_CACHE`.
-    pub const L3D_CACHE: Event = Event::row(38);
-    /// `L2D_TLB_REFILL`.
-    pub const L2D_TLB_REFILL: Event = Event::row(39);
-    /// `L2D_TLB`.
-    pub const L2D_TLB: Event = Event::row(40);
-    /// `REMOTE_ACCESS`.
-    pub const REMOTE_ACCESS: Event = Event::row(41);
-    /// `LL_CACHE`.
-    pub const LL_CACHE: Event = Event::row(42);
-    /// `LL_CACHE_MISS`.
-    pub const LL_CACHE_MISS: Event = Event::row(43);
-    /// `DTLB_WALK`.
-    pub const DTLB_WALK: Event = Event::row(44);
-    /// `ITLB_WALK`.
-    pub const ITLB_WALK: Event = Event::row(45);
-    /// `LL_CACHE_RD`.
-    pub const LL_CACHE_RD: Event = Event::row(46);
-    /// `LL_CACHE_MISS_RD`.
-    pub const LL_CACHE_MISS_RD: Event = Event::row(47);
-    /// `L1D_CACHE_LMISS_RD`.
-    pub const L1D_CACHE_LMISS_RD: Event = Event::row(48);
-    /// `OP_RETIRED`.
-    pub const OP_RETIRED: Event = Event::row(49);
-    /// `OP_SPEC`.
-    pub const OP_SPEC: Event = Event::row(50);
-    /// `STALL`.
-    pub const STALL: Event = Event::row(51);
-    /// `STALL_SLOT_BACKEND`.
-    pub const STALL_SLOT_BACKEND: Event = Event::row(52);
-    /// `STALL_SLOT_FRONTEND`.
-    pub const STALL_SLOT_FRONTEND: Event = Event::row(53);
-    /// `STALL_SLOT`.
-    pub const STALL_SLOT: Event = Event::row(54);
-    /// `L1D_CACHE_RD`.
-    pub const L1D_CACHE_RD: Event = Event::row(55);
-    /// `L1D_CACHE_WR`.
-    pub const L1D_CACHE_WR: Event = Event::row(56);
-    /// `L1D_CACHE_REFILL_INNER`.
-    pub const L1D_CACHE_REFILL_INNER: Event = Event::row(57);
-    /// `L1D_CACHE_REFILL_OUTER`.
-    pub const L1D_CACHE_REFILL_OUTER: Event = Event::row(58);
-    /// `L1D_CACHE_INVAL`.
-    pub const L1D_CACHE_INVAL: Event = Event::row(59);
-    /// `L2D_CACHE_RD`.
-    pub const L2D_CACHE_RD: Event = Event::row(60);
-    /// `L2D_CACHE_WR`.
-    pub const L2D_CACHE_WR: Event = Event::row(61);
-    /// `L2D_CACHE_REFILL_RD`.
-    pub const L2D_CACHE_REFILL_RD: Event = Event::row(62);
-    /// `L2D_CACHE_REFILL_WR`.
-    pub const L2D_CACHE_REFILL_WR: Event = Event::row(63);
-    /// `L2D_CACHE_WB_VICTIM`.
-    pub const L2D_CACHE_WB_VICTIM: Event = Event::row(64);
-    /// `L2D_CACHE_WB_CLEAN`.
-    pub const L2D_CACHE_WB_CLEAN: Event = Event::row(65);
-    /// `L2D_CACHE_INVAL`.
-    pub const L2D_CACHE_INVAL: Event = Event::row(66);
-    /// `BUS_ACCESS_RD`.
-    pub const BUS_ACCESS_RD: Event = Event::row(67);
-    /// `BUS_ACCESS_WR`.
-    pub const BUS_ACCESS_WR: Event = Event::row(68);
-    /// `MEM_ACCESS_RD`.
-    pub const MEM_ACCESS_RD: Event = Event::row(69);
-    /// `MEM_ACCESS_WR`.
-    pub const MEM_ACCESS_WR: Event = Event::row(70);
-    /// `STREX_FAIL_SPEC`.
-    pub const STREX_FAIL_SPEC: Event = Event::row(71);
-    /// `STREX_SPEC`.
-    pub const STREX_SPEC: Event = Event::row(72);
-    /// `LD_SPEC`.
-    pub const LD_SPEC: Event = Event::row(73);
-    /// `ST_SPEC`.
-    pub const ST_SPEC: Event = Event::row(74);
-    /// `DP_SPEC`.
-    pub const DP_SPEC: Event = Event::row(75);
-    /// `ASE_SPEC`.
-    pub const ASE_SPEC: Event = Event::row(76);
-    /// `VFP_SPEC`.
-    pub const VFP_SPEC: Event = Event::row(77);
-    /// `PC_WRITE_SPEC`.
-    pub const PC_WRITE_SPEC: Event = Event::row(78);
-    /// `CRYPTO_SPEC`.
-    pub const CRYPTO_SPEC: Event = Event::row(79);
-    /// `ISB_SPEC`.
-    pub const ISB_SPEC: Event = Event::row(80);
-    /// `DSB_SPEC`.
-    pub const DSB_SPEC: Event = Event::row(81);
-    /// `DMB_SPEC`.
-    pub const DMB_SPEC: Event = Event::row(82);
-    /// `EXC_UNDEF`.
-    pub const EXC_UNDEF: Event = Event::row(83);
-    /// `EXC_SVC`.
-    pub const EXC_SVC: Event = Event::row(84);
-    /// `EXC_PABORT`.
-    pub const EXC_PABORT: Event = Event::row(85);
-    /// `EXC_DABORT`.
-    pub const EXC_DABORT: Event = Event::row(86);
-    /// `EXC_IRQ`.
-    pub const EXC_IRQ: Event = Event::row(87);
-    /// `EXC_FIQ`.
-    pub const EXC_FIQ: Event = Event::row(88);
-    /// `EXC_SMC`.
-    pub const EXC_SMC: Event = Event::row(89);
-    /// `EXC_HVC`.
-    pub const EXC_HVC: Event = Event::row(90);
-    /// `EXC_TRAP_PABORT`.
-    pub const EXC_TRAP_PABORT: Event = Event::row(91);
-    /// `EXC_TRAP_DABORT`.
-    pub const EXC_TRAP_DABORT: Event = Event::row(92);
-    /// `EXC_TRAP_OTHER`.
-    pub const EXC_TRAP_OTHER: Event = Event::row(93);
-    /// `EXC_TRAP_IRQ`.
-    pub const EXC_TRAP_IRQ: Event = Event::row(94);
-    /// `EXC_TRAP_FIQ`.
-    pub const EXC_TRAP_FIQ: Event = Event::row(95);
-    /// `RC_LD_SPEC`.
-    pub const RC_LD_SPEC: Event = Event::row(96);
-    /// `RC_ST_SPEC`.
-    pub const RC_ST_SPEC: Event = Event::row(97);
-    /// `L3D_CACHE_RD`.
-    pub const L3D_CACHE_RD: Event = Event::row(98);
-    /// `SAMPLE_POP`.
-    pub const SAMPLE_POP: Event = Event::row(99);
-    /// `SAMPLE_FEED`.
-    pub const SAMPLE_FEED: Event = Event::row(100);
-    /// `SAMPLE_FILTRATE`.
-    pub const SAMPLE_FILTRATE: Event = Event::row(101);
-    /// `SAMPLE_COLLISION`.
-    pub const SAMPLE_COLLISION: Event = Event::row(102);
-    /// `CNT_CYCLES`.
-    pub const CNT_CYCLES: Event = Event::row(103);
-    /// `STALL_BACKEND_MEM`.
-    pub const STALL_BACKEND_MEM: Event = Event::row(104);
-    /// `L1I_CACHE_LMISS`.
-    pub const L1I_CACHE_LMISS: Event = Event::row(105);
-    /// `L2D_CACHE_LMISS_RD`.
-    pub const L2D_CACHE_LMISS_RD: Event = Event::row(106);
-    /// `L2I_CACHE_LMISS`.
-    pub const L2I_CACHE_LMISS: Event = Event::row(107);
-    /// `L3D_CACHE_LMISS_RD`.
-    pub const L3D_CACHE_LMISS_RD: Event = Event::row(108);
-    /// `TRB_WRAP`.
-    pub const TRB_WRAP: Event = Event::row(109);
-    /// `PMU_OVFS`.
-    pub const PMU_OVFS: Event = Event::row(110);
-    /// `TRB_TRIG`.
-    pub const TRB_TRIG: Event = Event::row(111);
-    /// `PMU_HOVFS`.
-    pub const PMU_HOVFS: Event = Event::row(112);
-    /// `TRCEXTOUT0`.
-    pub const TRCEXTOUT0: Event = Event::row(113);
-    /// `TRCEXTOUT1`.
-    pub const TRCEXTOUT1: Event = Event::row(114);
-    /// `TRCEXTOUT2`.
-    pub const TRCEXTOUT2: Event = Event::row(115);
-    /// `TRCEXTOUT3`.
-    pub const TRCEXTOUT3: Event = Event::row(116);
-    /// `CTI_TRIGOUT4`.
-    pub const CTI_TRIGOUT4: Event = Event::row(117);
-    /// `CTI_TRIGOUT5`.
-    pub const CTI_TRIGOUT5: Event = Event::row(118);
-    /// `CTI_TRIGOUT6`.
-    pub const CTI_TRIGOUT6: Event = Event::row(119);
-    /// `CTI_TRIGOUT7`.
-    pub const CTI_TRIGOUT7: Event = Event::row(120);
-    /// `LDST_ALIGN_LAT`.
-    pub const LDST_ALIGN_LAT: Event = Event::row(121);
-    /// `LD_ALIGN_LAT`.
-    pub const LD_ALIGN_LAT: Event = Event::row(122);
-    /// `ST_ALIGN_LAT`.
-    pub const ST_ALIGN_LAT: Event = Event::row(123);
-    /// `MEM_ACCESS_CHECKED`.
-    pub const MEM_ACCESS_CHECKED: Event = Event::row(124);
-    /// `MEM_ACCESS_CHECKED_RD`.
-    pub const MEM_ACCESS_CHECKED_RD: Event = Event::row(125);
-    /// `MEM_ACCESS_CHECKED_WR`.
-    pub const MEM_ACCESS_CHECKED_WR: Event = Event::row(126);
-    /// `ASE_INST_SPEC`.
-    pub const ASE_INST_SPEC: Event = Event::row(127);
-    /// `SVE_INST_SPEC`.
-    pub const SVE_INST_SPEC: Event = Event::row(128);
-    /// `FP_HP_SPEC`.
-    pub const FP_HP_SPEC: Event = Event::row(129);
-    /// `FP_SP_SPEC`.
-    pub const FP_SP_SPEC: Event = Event::row(130);
-    /// `FP_DP_SPEC`.
-    pub const FP_DP_SPEC: Event = Event::row(131);
-    /// `SVE_PRED_SPEC`.
-    pub const SVE_PRED_SPEC: Event = Event::row(132);
-    /// `SVE_PRED_EMPTY_SPEC`.
-    pub const SVE_PRED_EMPTY_SPEC: Event = Event::row(133);
-    /// `SVE_PRED_FULL_SPEC`.
-    pub const SVE_PRED_FULL_SPEC: Event = Event::row(134);
-    /// `SVE_PRED_PARTIAL_SPEC`.
-    pub const SVE_PRED_PARTIAL_SPEC: Event = Event::row(135);
-    /// `SVE_PRED_NOT_FULL_SPEC`.
-    pub const SVE_PRED_NOT_FULL_SPEC: Event = Event::row(136);
-    /// `SVE_LDFF_SPEC`.
-    pub const SVE_LDFF_SPEC: Event = Event::row(137);
-    /// `SVE_LDFF_FAULT_SPEC`.
-    pub const SVE_LDFF_FAULT_SPEC: Event = Event::row(138);
-    /// `FP_SCALE_OPS_SPEC`.
-    pub const FP_SCALE_OPS_SPEC: Event = Event::row(139);
-    /// `FP_FIXED_OPS_SPEC`.
-    pub const FP_FIXED_OPS_SPEC: Event = Event::row(140);
-    /// `ASE_SVE_INT8_SPEC`.
-    pub const ASE_SVE_INT8_SPEC: Event = Event::row(141);
-    /// `ASE_SVE_INT16_SPEC`.
-    pub const ASE_SVE_INT16_SPEC: Event = Event::row(142);
-    /// `ASE_SVE_INT32_SPEC`.
-    pub const ASE_SVE_INT32_SPEC: Event = Event::row(143);
-    /// `ASE_SVE_INT64_SPEC`.
-    pub const ASE_SVE_INT64_SPEC: Event = Event::row(144);
-    /// `BR_IMMED_TAKEN_RETIRED`.
-    pub const BR_IMMED_TAKEN_RETIRED: Event = Event::row(145);
-    /// `BR_INDNR_TAKEN_RETIRED`.
-    pub const BR_INDNR_TAKEN_RETIRED: Event = Event::row(146);
-    /// `BR_IMMED_PRED_RETIRED`.
-    pub const BR_IMMED_PRED_RETIRED: Event = Event::row(147);
-    /// `BR_IMMED_MIS_PRED_RETIRED`.
-    pub const BR_IMMED_MIS_PRED_RETIRED: Event = Event::row(148);
-    /// `BR_IND_PRED_RETIRED`.
-    pub const BR_IND_PRED_RETIRED: Event = Event::row(149);
-    /// `BR_IND_MIS_PRED_RETIRED`.
-    pub const BR_IND_MIS_PRED_RETIRED: Event = Event::row(150);
-    /// `BR_RETURN_PRED_RETIRED`.
-    pub const BR_RETURN_PRED_RETIRED: Event = Event::row(151);
-    /// `BR_RETURN_MIS_PRED_RETIRED`.
-    pub const BR_RETURN_MIS_PRED_RETIRED: Event = Event::row(152);
-    /// `BR_INDNR_PRED_RETIRED`.
-    pub const BR_INDNR_PRED_RETIRED: Event = Event::row(153);
-    /// `BR_INDNR_MIS_PRED_RETIRED`.
-    pub const BR_INDNR_MIS_PRED_RETIRED: Event = Event::row(154);
-    /// `BR_PRED_RETIRED`.
-    pub const BR_PRED_RETIRED: Event = Event::row(155);
-    /// `BR_IND_RETIRED`.
-    pub const BR_IND_RETIRED: Event = Event::row(156);
-    /// `INST_FETCH_PERCYC`.
-    pub const INST_FETCH_PERCYC: Event = Event::row(157);
-    /// `MEM_ACCESS_RD_PERCYC`.
-    pub const MEM_ACCESS_RD_PERCYC: Event = Event::row(158);
-    /// `INST_FETCH`.
-    pub const INST_FETCH: Event = Event::row(159);
-    /// `DTLB_WALK_PERCYC`.
-    pub const DTLB_WALK_PERCYC: Event = Event::row(160);
-    /// `ITLB_WALK_PERCYC`.
-    pub const ITLB_WALK_PERCYC: Event = Event::row(161);
-    /// `SAMPLE_FEED_BR`.
-    pub const SAMPLE_FEED_BR: Event = Event::row(162);
-    /// `SAMPLE_FEED_LD`.
-    pub const SAMPLE_FEED_LD: Event = Event::row(163);
-    /// `SAMPLE_FEED_ST`.
-    pub const SAMPLE_FEED_ST: Event = Event::row(164);
-    /// `SAMPLE_FEED_OP`.
-    pub const SAMPLE_FEED_OP: Event = Event::row(165);
-    /// `SAMPLE_FEED_EVENT`.
-    pub const SAMPLE_FEED_EVENT: Event = Event::row(166);
-    /// `SAMPLE_FEED_LAT`.
-    pub const SAMPLE_FEED_LAT: Event = Event::row(167);
-    /// `DTLB_HWUPD`.
-    pub const DTLB_HWUPD: Event = Event::row(168);
-    /// `ITLB_HWUPD`.
-    pub const ITLB_HWUPD: Event = Event::row(169);
-    /// `DTLB_STEP`.
-    pub const DTLB_STEP: Event = Event::row(170);
-    /// `ITLB_STEP`.
-    pub const ITLB_STEP: Event = Event::row(171);
-    /// `DTLB_WALK_LARGE`.
-    pub const DTLB_WALK_LARGE: Event = Event::row(172);
-    /// `ITLB_WALK_LARGE`.
-    pub const ITLB_WALK_LARGE: Event = Event::row(173);
-    /// `DTLB_WALK_SMALL`.
-    pub const DTLB_WALK_SMALL: Event = Event::row(174);
-    /// `ITLB_WALK_SMALL`.
-    pub const ITLB_WALK_SMALL: Event = Event::row(175);
-    /// `L1D_CACHE_RW`.
-    pub const L1D_CACHE_RW: Event = Event::row(176);
-    /// `L2D_CACHE_RW`.
-    pub const L2D_CACHE_RW: Event = Event::row(177);
-    /// `L2I_CACHE_RD`.
-    pub const L2I_CACHE_RD: Event = Event::row(178);
-    /// `L3D_CACHE_MISS`.
-    pub const L3D_CACHE_MISS: Event = Event::row(179);
-    /// `L1D_CACHE_HWPRF`.
-    pub const L1D_CACHE_HWPRF: Event = Event::row(180);
-    /// `STALL_FRONTEND_MEMBOUND`.
-    pub const STALL_FRONTEND_MEMBOUND: Event = Event::row(181);
-    /// `STALL_FRONTEND_L1I`.
-    pub const STALL_FRONTEND_L1I: Event = Event::row(182);
-    /// `STALL_FRONTEND_MEM`.
-    pub const STALL_FRONTEND_MEM: Event = Event::row(183);
-    /// `STALL_FRONTEND_TLB`.
-    pub const STALL_FRONTEND_TLB: Event = Event::row(184);
-    /// `STALL_FRONTEND_CPUBOUND`.
-    pub const STALL_FRONTEND_CPUBOUND: Event = Event::row(185);
-    /// `STALL_FRONTEND_FLUSH`.
-    pub const STALL_FRONTEND_FLUSH: Event = Event::row(186);
-    /// `STALL_BACKEND_MEMBOUND`.
-    pub const STALL_BACKEND_MEMBOUND: Event = Event::row(187);
-    /// `STALL_BACKEND_L1D`.
-    pub const STALL_BACKEND_L1D: Event = Event::row(188);
-    /// `STALL_BACKEND_TLB`.
-    pub const STALL_BACKEND_TLB: Event = Event::row(189);
-    /// `STALL_BACKEND_ST`.
-    pub const STALL_BACKEND_ST: Event = Event::row(190);
-    /// `STALL_BACKEND_CPUBOUND`.
-    pub const STALL_BACKEND_CPUBOUND: Event = Event::row(191);
-    /// `STALL_BACKEND_BUSY`.
-    pub const STALL_BACKEND_BUSY: Event = Event::row(192);
-    /// `STALL_BACKEND_RENAME`.
-    pub const STALL_BACKEND_RENAME: Event = Event::row(193);
-    /// `CAS_NEAR_PASS`.
-    pub const CAS_NEAR_PASS: Event = Event::row(194);
-    /// `CAS_NEAR_SPEC`.
-    pub const CAS_NEAR_SPEC: Event = Event::row(195);
-    /// `CAS_FAR_SPEC`.
-    pub const CAS_FAR_SPEC: Event = Event::row(196);
-    /// `L1D_CACHE_REFILL_HWPRF`.
-    pub const L1D_CACHE_REFILL_HWPRF: Event = Event::row(197);
-    /// `L2D_CACHE_PRF`.
-    pub const L2D_CACHE_PRF: Event = Event::row(198);
-    /// `L2D_CACHE_REFILL_PRF`.
-    pub const L2D_CACHE_REFILL_PRF: Event = Event::row(199);
-    /// `LL_CACHE_REFILL`.
-    pub const LL_CACHE_REFILL: Event = Event::row(200);
 
     /// Every event of the unit.
     pub const ALL: &'static [Event] = &{
@@ -608,211 +206,214 @@ impl Event {
     }
 }
 
-/// The events, row n for `Event::row(n)`: `ev(name, event select, umask, counters)` (bit n
-/// of counters: counter n may count it) and what else each sets.
-const EVENT_ROWS: &[EventRow] = &[
-    ev("SW_INCR", 0x00, 0x00, 0b1111111111111111111111111111111),
-    ev("L1I_CACHE_REFILL", 0x01, 0x00, 0b1111111111111111111111111111111),
-    ev("L1I_TLB_REFILL", 0x02, 0x00, 0b1111111111111111111111111111111),
-    ev("L1D_CACHE_REFILL", 0x03, 0x00, 0b1111111111111111111111111111111),
-    ev("L1D_CACHE", 0x04, 0x00, 0b1111111111111111111111111111111),
-    ev("L1D_TLB_REFILL", 0x05, 0x00, 0b1111111111111111111111111111111),
-    ev("INST_RETIRED", 0x08, 0x00, 0b1111111111111111111111111111111),
-    ev("EXC_TAKEN", 0x09, 0x00, 0b1111111111111111111111111111111),
-    ev("EXC_RETURN", 0x0a, 0x00, 0b1111111111111111111111111111111),
-    ev("CID_WRITE_RETIRED", 0x0b, 0x00, 0b1111111111111111111111111111111),
-    ev("PC_WRITE_RETIRED", 0x0c, 0x00, 0b1111111111111111111111111111111),
-    ev("BR_IMMED_RETIRED", 0x0d, 0x00, 0b1111111111111111111111111111111),
-    ev("BR_RETURN_RETIRED", 0x0e, 0x00, 0b1111111111111111111111111111111),
-    ev("BR_MIS_PRED", 0x10, 0x00, 0b1111111111111111111111111111111),
-    ev("CPU_CYCLES", 0x11, 0x00, 0b1111111111111111111111111111111),
-    ev("BR_PRED", 0x12, 0x00, 0b1111111111111111111111111111111),
-    ev("MEM_ACCESS", 0x13, 0x00, 0b1111111111111111111111111111111),
-    ev("L1I_CACHE", 0x14, 0x00, 0b1111111111111111111111111111111),
-    ev("L1D_CACHE_WB", 0x15, 0x00, 0b1111111111111111111111111111111),
-    ev("L2D_CACHE", 0x16, 0x00, 0b1111111111111111111111111111111),
-    ev("L2D_CACHE_REFILL", 0x17, 0x00, 0b1111111111111111111111111111111),
-    ev("L2D_CACHE_WB", 0x18, 0x00, 0b1111111111111111111111111111111),
-    ev("BUS_ACCESS", 0x19, 0x00, 0b1111111111111111111111111111111),
-    ev("INST_SPEC", 0x1b, 0x00, 0b1111111111111111111111111111111),
-    ev("TTBR_WRITE_RETIRED", 0x1c, 0x00, 0b1111111111111111111111111111111),
-    ev("BUS_CYCLES", 0x1d, 0x00, 0b1111111111111111111111111111111),
-    ev("CHAIN", 0x1e, 0x00, 0b1111111111111111111111111111111),
-    ev("L2D_CACHE_ALLOCATE", 0x20, 0x00, 0b1111111111111111111111111111111),
-    ev("BR_RETIRED", 0x21, 0x00, 0b1111111111111111111111111111111),
-    ev("BR_MIS_PRED_RETIRED", 0x22, 0x00, 0b1111111111111111111111111111111),
-    ev("STALL_FRONTEND", 0x23, 0x00, 0b1111111111111111111111111111111),
-    ev("STALL_BACKEND", 0x24, 0x00, 0b1111111111111111111111111111111),
-    ev("L1D_TLB", 0x25, 0x00, 0b1111111111111111111111111111111),
-    ev("L1I_TLB", 0x26, 0x00, 0b1111111111111111111111111111111),
-    ev("L2I_CACHE", 0x27, 0x00, 0b1111111111111111111111111111111),
-    ev("L2I_CACHE_REFILL", 0x28, 0x00, 0b1111111111111111111111111111111),
-    ev("L3D_CACHE_ALLOCATE", 0x29, 0x00, 0b1111111111111111111111111111111),
-    ev("L3D_CACHE_REFILL", 0x2a, 0x00, 0b1111111111111111111111111111111),
-    ev("L3D_CACHE", 0x2b, 0x00, 0b1111111111111111111111111111111),
-    ev("L2D_TLB_REFILL", 0x2d, 0x00, 0b1111111111111111111111111111111),
-    ev("L2D_TLB", 0x2f, 0x00, 0b1111111111111111111111111111111),
-    ev("REMOTE_ACCESS", 0x31, 0x00, 0b1111111111111111111111111111111),
-    ev("LL_CACHE", 0x32, 0x00, 0b1111111111111111111111111111111),
-    ev("LL_CACHE_MISS", 0x33, 0x00, 0b1111111111111111111111111111111),
-    ev("DTLB_WALK", 0x34, 0x00, 0b1111111111111111111111111111111),
-    ev("ITLB_WALK", 0x35, 0x00, 0b1111111111111111111111111111111),
-    ev("LL_CACHE_RD", 0x36, 0x00, 0b1111111111111111111111111111111),
-    ev("LL_CACHE_MISS_RD", 0x37, 0x00, 0b1111111111111111111111111111111),
-    ev("L1D_CACHE_LMISS_RD", 0x39, 0x00, 0b1111111111111111111111111111111),
-    ev("OP_RETIRED", 0x3a, 0x00, 0b1111111111111111111111111111111),
-    ev("OP_SPEC", 0x3b, 0x00, 0b1111111111111111111111111111111),
-    ev("STALL", 0x3c, 0x00, 0b1111111111111111111111111111111),
-    ev("STALL_SLOT_BACKEND", 0x3d, 0x00, 0b1111111111111111111111111111111),
-    ev("STALL_SLOT_FRONTEND", 0x3e, 0x00, 0b1111111111111111111111111111111),
-    ev("STALL_SLOT", 0x3f, 0x00, 0b1111111111111111111111111111111),
-    ev("L1D_CACHE_RD", 0x40, 0x00, 0b1111111111111111111111111111111),
-    ev("L1D_CACHE_WR", 0x41, 0x00, 0b1111111111111111111111111111111),
-    ev("L1D_CACHE_REFILL_INNER", 0x44, 0x00, 0b1111111111111111111111111111111),
-    ev("L1D_CACHE_REFILL_OUTER", 0x45, 0x00, 0b1111111111111111111111111111111),
-    ev("L1D_CACHE_INVAL", 0x48, 0x00, 0b1111111111111111111111111111111),
-    ev("L2D_CACHE_RD", 0x50, 0x00, 0b1111111111111111111111111111111),
-    ev("L2D_CACHE_WR", 0x51, 0x00, 0b1111111111111111111111111111111),
-    ev("L2D_CACHE_REFILL_RD", 0x52, 0x00, 0b1111111111111111111111111111111),
-    ev("L2D_CACHE_REFILL_WR", 0x53, 0x00, 0b1111111111111111111111111111111),
-    ev("L2D_CACHE_WB_VICTIM", 0x56, 0x00, 0b1111111111111111111111111111111),
-    ev("L2D_CACHE_WB_CLEAN", 0x57, 0x00, 0b1111111111111111111111111111111),
-    ev("L2D_CACHE_INVAL", 0x58, 0x00, 0b1111111111111111111111111111111),
-    ev("BUS_ACCESS_RD", 0x60, 0x00, 0b1111111111111111111111111111111),
-    ev("BUS_ACCESS_WR", 0x61, 0x00, 0b1111111111111111111111111111111),
-    ev("MEM_ACCESS_RD", 0x66, 0x00, 0b1111111111111111111111111111111),
-    ev("MEM_ACCESS_WR", 0x67, 0x00, 0b1111111111111111111111111111111),
-    ev("STREX_FAIL_SPEC", 0x6e, 0x00, 0b1111111111111111111111111111111),
-    ev("STREX_SPEC", 0x6f, 0x00, 0b1111111111111111111111111111111),
-    ev("LD_SPEC", 0x70, 0x00, 0b1111111111111111111111111111111),
-    ev("ST_SPEC", 0x71, 0x00, 0b1111111111111111111111111111111),
-    ev("DP_SPEC", 0x73, 0x00, 0b1111111111111111111111111111111),
-    ev("ASE_SPEC", 0x74, 0x00, 0b1111111111111111111111111111111),
-    ev("VFP_SPEC", 0x75, 0x00, 0b1111111111111111111111111111111),
-    ev("PC_WRITE_SPEC", 0x76, 0x00, 0b1111111111111111111111111111111),
-    ev("CRYPTO_SPEC", 0x77, 0x00, 0b1111111111111111111111111111111),
-    ev("ISB_SPEC", 0x7c, 0x00, 0b1111111111111111111111111111111),
-    ev("DSB_SPEC", 0x7d, 0x00, 0b1111111111111111111111111111111),
-    ev("DMB_SPEC", 0x7e, 0x00, 0b1111111111111111111111111111111),
-    ev("EXC_UNDEF", 0x81, 0x00, 0b1111111111111111111111111111111),
-    ev("EXC_SVC", 0x82, 0x00, 0b1111111111111111111111111111111),
-    ev("EXC_PABORT", 0x83, 0x00, 0b1111111111111111111111111111111),
-    ev("EXC_DABORT", 0x84, 0x00, 0b1111111111111111111111111111111),
-    ev("EXC_IRQ", 0x86, 0x00, 0b1111111111111111111111111111111),
-    ev("EXC_FIQ", 0x87, 0x00, 0b1111111111111111111111111111111),
-    ev("EXC_SMC", 0x88, 0x00, 0b1111111111111111111111111111111),
-    ev("EXC_HVC", 0x8a, 0x00, 0b1111111111111111111111111111111),
-    ev("EXC_TRAP_PABORT", 0x8b, 0x00, 0b1111111111111111111111111111111),
-    ev("EXC_TRAP_DABORT", 0x8c, 0x00, 0b1111111111111111111111111111111),
-    ev("EXC_TRAP_OTHER", 0x8d, 0x00, 0b1111111111111111111111111111111),
-    ev("EXC_TRAP_IRQ", 0x8e, 0x00, 0b1111111111111111111111111111111),
-    ev("EXC_TRAP_FIQ", 0x8f, 0x00, 0b1111111111111111111111111111111),
-    ev("RC_LD_SPEC", 0x90, 0x00, 0b1111111111111111111111111111111),
-    ev("RC_ST_SPEC", 0x91, 0x00, 0b1111111111111111111111111111111),
-    ev("L3D_CACHE_RD", 0xa0, 0x00, 0b1111111111111111111111111111111),
-    ev("SAMPLE_POP", 0x4000, 0x00, 0b1111111111111111111111111111111),
-    ev("SAMPLE_FEED", 0x4001, 0x00, 0b1111111111111111111111111111111),
-    ev("SAMPLE_FILTRATE", 0x4002, 0x00, 0b1111111111111111111111111111111),
-    ev("SAMPLE_COLLISION", 0x4003, 0x00, 0b1111111111111111111111111111111),
-    ev("CNT_CYCLES", 0x4004, 0x00, 0b1111111111111111111111111111111),
-    ev("STALL_BACKEND_MEM", 0x4005, 0x00, 0b1111111111111111111111111111111),
-    ev("L1I_CACHE_LMISS", 0x4006, 0x00, 0b1111111111111111111111111111111),
-    ev("L2D_CACHE_LMISS_RD", 0x4009, 0x00, 0b1111111111111111111111111111111),
-    ev("L2I_CACHE_LMISS", 0x400a, 0x00, 0b1111111111111111111111111111111),
-    ev("L3D_CACHE_LMISS_RD", 0x400b, 0x00, 0b1111111111111111111111111111111),
-    ev("TRB_WRAP", 0x400c, 0x00, 0b1111111111111111111111111111111),
-    ev("PMU_OVFS", 0x400d, 0x00, 0b1111111111111111111111111111111),
-    ev("TRB_TRIG", 0x400e, 0x00, 0b1111111111111111111111111111111),
-    ev("PMU_HOVFS", 0x400f, 0x00, 0b1111111111111111111111111111111),
-    ev("TRCEXTOUT0", 0x4010, 0x00, 0b1111111111111111111111111111111),
-    ev("TRCEXTOUT1", 0x4011, 0x00, 0b1111111111111111111111111111111),
-    ev("TRCEXTOUT2", 0x4012, 0x00, 0b1111111111111111111111111111111),
-    ev("TRCEXTOUT3", 0x4013, 0x00, 0b1111111111111111111111111111111),
-    ev("CTI_TRIGOUT4", 0x4018, 0x00, 0b1111111111111111111111111111111),
-    ev("CTI_TRIGOUT5", 0x4019, 0x00, 0b1111111111111111111111111111111),
-    ev("CTI_TRIGOUT6", 0x401a, 0x00, 0b1111111111111111111111111111111),
-    ev("CTI_TRIGOUT7", 0x401b, 0x00, 0b1111111111111111111111111111111),
-    ev("LDST_ALIGN_LAT", 0x4020, 0x00, 0b1111111111111111111111111111111),
-    ev("LD_ALIGN_LAT", 0x4021, 0x00, 0b1111111111111111111111111111111),
-    ev("ST_ALIGN_LAT", 0x4022, 0x00, 0b1111111111111111111111111111111),
-    ev("MEM_ACCESS_CHECKED", 0x4024, 0x00, 0b1111111111111111111111111111111),
-    ev("MEM_ACCESS_CHECKED_RD", 0x4025, 0x00, 0b1111111111111111111111111111111),
-    ev("MEM_ACCESS_CHECKED_WR", 0x4026, 0x00, 0b1111111111111111111111111111111),
-    ev("ASE_INST_SPEC", 0x8005, 0x00, 0b1111111111111111111111111111111),
-    ev("SVE_INST_SPEC", 0x8006, 0x00, 0b1111111111111111111111111111111),
-    ev("FP_HP_SPEC", 0x8014, 0x00, 0b1111111111111111111111111111111),
-    ev("FP_SP_SPEC", 0x8018, 0x00, 0b1111111111111111111111111111111),
-    ev("FP_DP_SPEC", 0x801c, 0x00, 0b1111111111111111111111111111111),
-    ev("SVE_PRED_SPEC", 0x8074, 0x00, 0b1111111111111111111111111111111),
-    ev("SVE_PRED_EMPTY_SPEC", 0x8075, 0x00, 0b1111111111111111111111111111111),
-    ev("SVE_PRED_FULL_SPEC", 0x8076, 0x00, 0b1111111111111111111111111111111),
-    ev("SVE_PRED_PARTIAL_SPEC", 0x8077, 0x00, 0b1111111111111111111111111111111),
-    ev("SVE_PRED_NOT_FULL_SPEC", 0x8079, 0x00, 0b1111111111111111111111111111111),
-    ev("SVE_LDFF_SPEC", 0x80bc, 0x00, 0b1111111111111111111111111111111),
-    ev("SVE_LDFF_FAULT_SPEC", 0x80bd, 0x00, 0b1111111111111111111111111111111),
-    ev("FP_SCALE_OPS_SPEC", 0x80c0, 0x00, 0b1111111111111111111111111111111),
-    ev("FP_FIXED_OPS_SPEC", 0x80c1, 0x00, 0b1111111111111111111111111111111),
-    ev("ASE_SVE_INT8_SPEC", 0x80e3, 0x00, 0b1111111111111111111111111111111),
-    ev("ASE_SVE_INT16_SPEC", 0x80e7, 0x00, 0b1111111111111111111111111111111),
-    ev("ASE_SVE_INT32_SPEC", 0x80eb, 0x00, 0b1111111111111111111111111111111),
-    ev("ASE_SVE_INT64_SPEC", 0x80ef, 0x00, 0b1111111111111111111111111111111),
-    ev("BR_IMMED_TAKEN_RETIRED", 0x8108, 0x00, 0b1111111111111111111111111111111),
-    ev("BR_INDNR_TAKEN_RETIRED", 0x810c, 0x00, 0b1111111111111111111111111111111),
-    ev("BR_IMMED_PRED_RETIRED", 0x8110, 0x00, 0b1111111111111111111111111111111),
-    ev("BR_IMMED_MIS_PRED_RETIRED", 0x8111, 0x00, 0b1111111111111111111111111111111),
-    ev("BR_IND_PRED_RETIRED", 0x8112, 0x00, 0b1111111111111111111111111111111),
-    ev("BR_IND_MIS_PRED_RETIRED", 0x8113, 0x00, 0b1111111111111111111111111111111),
-    ev("BR_RETURN_PRED_RETIRED", 0x8114, 0x00, 0b1111111111111111111111111111111),
-    ev("BR_RETURN_MIS_PRED_RETIRED", 0x8115, 0x00, 0b1111111111111111111111111111111),
-    ev("BR_INDNR_PRED_RETIRED", 0x8116, 0x00, 0b1111111111111111111111111111111),
-    ev("BR_INDNR_MIS_PRED_RETIRED", 0x8117, 0x00, 0b1111111111111111111111111111111),
-    ev("BR_PRED_RETIRED", 0x811c, 0x00, 0b1111111111111111111111111111111),
-    ev("BR_IND_RETIRED", 0x811d, 0x00, 0b1111111111111111111111111111111),
-    ev("INST_FETCH_PERCYC", 0x8120, 0x00, 0b1111111111111111111111111111111),
-    ev("MEM_ACCESS_RD_PERCYC", 0x8121, 0x00, 0b1111111111111111111111111111111),
-    ev("INST_FETCH", 0x8124, 0x00, 0b1111111111111111111111111111111),
-    ev("DTLB_WALK_PERCYC", 0x8128, 0x00, 0b1111111111111111111111111111111),
-    ev("ITLB_WALK_PERCYC", 0x8129, 0x00, 0b1111111111111111111111111111111),
-    ev("SAMPLE_FEED_BR", 0x812a, 0x00, 0b1111111111111111111111111111111),
-    ev("SAMPLE_FEED_LD", 0x812b, 0x00, 0b1111111111111111111111111111111),
-    ev("SAMPLE_FEED_ST", 0x812c, 0x00, 0b1111111111111111111111111111111),
-    ev("SAMPLE_FEED_OP", 0x812d, 0x00, 0b1111111111111111111111111111111),
-    ev("SAMPLE_FEED_EVENT", 0x812e, 0x00, 0b1111111111111111111111111111111),
-    ev("SAMPLE_FEED_LAT", 0x812f, 0x00, 0b1111111111111111111111111111111),
-    ev("DTLB_HWUPD", 0x8134, 0x00, 0b1111111111111111111111111111111),
-    ev("ITLB_HWUPD", 0x8135, 0x00, 0b1111111111111111111111111111111),
-    ev("DTLB_STEP", 0x8136, 0x00, 0b1111111111111111111111111111111),
-    ev("ITLB_STEP", 0x8137, 0x00, 0b1111111111111111111111111111111),
-    ev("DTLB_WALK_LARGE", 0x8138, 0x00, 0b1111111111111111111111111111111),
-    ev("ITLB_WALK_LARGE", 0x8139, 0x00, 0b1111111111111111111111111111111),
-    ev("DTLB_WALK_SMALL", 0x813a, 0x00, 0b1111111111111111111111111111111),
-    ev("ITLB_WALK_SMALL", 0x813b, 0x00, 0b1111111111111111111111111111111),
-    ev("L1D_CACHE_RW", 0x8140, 0x00, 0b1111111111111111111111111111111),
-    ev("L2D_CACHE_RW", 0x8148, 0x00, 0b1111111111111111111111111111111),
-    ev("L2I_CACHE_RD", 0x8149, 0x00, 0b1111111111111111111111111111111),
-    ev("L3D_CACHE_MISS", 0x8152, 0x00, 0b1111111111111111111111111111111),
-    ev("L1D_CACHE_HWPRF", 0x8154, 0x00, 0b1111111111111111111111111111111),
-    ev("STALL_FRONTEND_MEMBOUND", 0x8158, 0x00, 0b1111111111111111111111111111111),
-    ev("STALL_FRONTEND_L1I", 0x8159, 0x00, 0b1111111111111111111111111111111),
-    ev("STALL_FRONTEND_MEM", 0x815b, 0x00, 0b1111111111111111111111111111111),
-    ev("STALL_FRONTEND_TLB", 0x815c, 0x00, 0b1111111111111111111111111111111),
-    ev("STALL_FRONTEND_CPUBOUND", 0x8160, 0x00, 0b1111111111111111111111111111111),
-    ev("STALL_FRONTEND_FLUSH", 0x8162, 0x00, 0b1111111111111111111111111111111),
-    ev("STALL_BACKEND_MEMBOUND", 0x8164, 0x00, 0b1111111111111111111111111111111),
-    ev("STALL_BACKEND_L1D", 0x8165, 0x00, 0b1111111111111111111111111111111),
-    ev("STALL_BACKEND_TLB", 0x8167, 0x00, 0b1111111111111111111111111111111),
-    ev("STALL_BACKEND_ST", 0x8168, 0x00, 0b1111111111111111111111111111111),
-    ev("STALL_BACKEND_CPUBOUND", 0x816a, 0x00, 0b1111111111111111111111111111111),
-    ev("STALL_BACKEND_BUSY", 0x816b, 0x00, 0b1111111111111111111111111111111),
-    ev("STALL_BACKEND_RENAME", 0x816d, 0x00, 0b1111111111111111111111111111111),
-    ev("CAS_NEAR_PASS", 0x8171, 0x00, 0b1111111111111111111111111111111),
-    ev("CAS_NEAR_SPEC", 0x8172, 0x00, 0b1111111111111111111111111111111),
-    ev("CAS_FAR_SPEC", 0x8173, 0x00, 0b1111111111111111111111111111111),
-    ev("L1D_CACHE_REFILL_HWPRF", 0x81bc, 0x00, 0b1111111111111111111111111111111),
-    ev("L2D_CACHE_PRF", 0x8285, 0x00, 0b1111111111111111111111111111111),
-    ev("L2D_CACHE_REFILL_PRF", 0x828d, 0x00, 0b1111111111111111111111111111111),
-    ev("LL_CACHE_REFILL", 0x829a, 0x00, 0b1111111111111111111111111111111),
-];
+event_table! {
+    /// The events, row n for `Event::row(n)`: `ev(name, event select, umask)` and what else each
+    /// sets. The counters that may count them (bit n: counter n) and those without
+    /// Hyper-Threading are the table's, the two numbers before the rows, unless a row
+    /// gives its own (`.on(..)`, `.ht_off(..)`).
+    EVENT_ROWS, EventRowNumber, 0, "", 0b1111111111111111111111111111111, 0b0;
+    SW_INCR = ev("SW_INCR", 0x00, 0x00),
+    L1I_CACHE_REFILL = ev("L1I_CACHE_REFILL", 0x01, 0x00),
+    L1I_TLB_REFILL = ev("L1I_TLB_REFILL", 0x02, 0x00),
+    L1D_CACHE_REFILL = ev("L1D_CACHE_REFILL", 0x03, 0x00),
+    L1D_CACHE = ev("L1D_CACHE", 0x04, 0x00),
+    L1D_TLB_REFILL = ev("L1D_TLB_REFILL", 0x05, 0x00),
+    INST_RETIRED = ev("INST_RETIRED", 0x08, 0x00),
+    EXC_TAKEN = ev("EXC_TAKEN", 0x09, 0x00),
+    EXC_RETURN = ev("EXC_RETURN", 0x0a, 0x00),
+    CID_WRITE_RETIRED = ev("CID_WRITE_RETIRED", 0x0b, 0x00),
+    PC_WRITE_RETIRED = ev("PC_WRITE_RETIRED", 0x0c, 0x00),
+    BR_IMMED_RETIRED = ev("BR_IMMED_RETIRED", 0x0d, 0x00),
+    BR_RETURN_RETIRED = ev("BR_RETURN_RETIRED", 0x0e, 0x00),
+    BR_MIS_PRED = ev("BR_MIS_PRED", 0x10, 0x00),
+    CPU_CYCLES = ev("CPU_CYCLES", 0x11, 0x00),
+    BR_PRED = ev("BR_PRED", 0x12, 0x00),
+    MEM_ACCESS = ev("MEM_ACCESS", 0x13, 0x00),
+    L1I_CACHE = ev("L1I_CACHE", 0x14, 0x00),
+    L1D_CACHE_WB = ev("L1D_CACHE_WB", 0x15, 0x00),
+    L2D_CACHE = ev("L2D_CACHE", 0x16, 0x00),
+    L2D_CACHE_REFILL = ev("L2D_CACHE_REFILL", 0x17, 0x00),
+    L2D_CACHE_WB = ev("L2D_CACHE_WB", 0x18, 0x00),
+    BUS_ACCESS = ev("BUS_ACCESS", 0x19, 0x00),
+    INST_SPEC = ev("INST_SPEC", 0x1b, 0x00),
+    TTBR_WRITE_RETIRED = ev("TTBR_WRITE_RETIRED", 0x1c, 0x00),
+    BUS_CYCLES = ev("BUS_CYCLES", 0x1d, 0x00),
+    CHAIN = ev("CHAIN", 0x1e, 0x00),
+    L2D_CACHE_ALLOCATE = ev("L2D_CACHE_ALLOCATE", 0x20, 0x00),
+    BR_RETIRED = ev("BR_RETIRED", 0x21, 0x00),
+    BR_MIS_PRED_RETIRED = ev("BR_MIS_PRED_RETIRED", 0x22, 0x00),
+    STALL_FRONTEND = ev("STALL_FRONTEND", 0x23, 0x00),
+    STALL_BACKEND = ev("STALL_BACKEND", 0x24, 0x00),
+    L1D_TLB = ev("L1D_TLB", 0x25, 0x00),
+    L1I_TLB = ev("L1I_TLB", 0x26, 0x00),
+    L2I_CACHE = ev("L2I_CACHE", 0x27, 0x00),
+    L2I_CACHE_REFILL = ev("L2I_CACHE_REFILL", 0x28, 0x00),
+    L3D_CACHE_ALLOCATE = ev("L3D_CACHE_ALLOCATE", 0x29, 0x00),
+    L3D_CACHE_REFILL = ev("L3D_CACHE_REFILL", 0x2a, 0x00),
+    L3D_CACHE = ev("L3D_CACHE", 0x2b, 0x00),
+    L2D_TLB_REFILL = ev("L2D_TLB_REFILL", 0x2d, 0x00),
+    L2D_TLB = ev("L2D_TLB", 0x2f, 0x00),
+    REMOTE_ACCESS = ev("REMOTE_ACCESS", 0x31, 0x00),
+    LL_CACHE = ev("LL_CACHE", 0x32, 0x00),
+    LL_CACHE_MISS = ev("LL_CACHE_MISS", 0x33, 0x00),
+    DTLB_WALK = ev("DTLB_WALK", 0x34, 0x00),
+    ITLB_WALK = ev("ITLB_WALK", 0x35, 0x00),
+    LL_CACHE_RD = ev("LL_CACHE_RD", 0x36, 0x00),
+    LL_CACHE_MISS_RD = ev("LL_CACHE_MISS_RD", 0x37, 0x00),
+    L1D_CACHE_LMISS_RD = ev("L1D_CACHE_LMISS_RD", 0x39, 0x00),
+    OP_RETIRED = ev("OP_RETIRED", 0x3a, 0x00),
+    OP_SPEC = ev("OP_SPEC", 0x3b, 0x00),
+    STALL = ev("STALL", 0x3c, 0x00),
+    STALL_SLOT_BACKEND = ev("STALL_SLOT_BACKEND", 0x3d, 0x00),
+    STALL_SLOT_FRONTEND = ev("STALL_SLOT_FRONTEND", 0x3e, 0x00),
+    STALL_SLOT = ev("STALL_SLOT", 0x3f, 0x00),
+    L1D_CACHE_RD = ev("L1D_CACHE_RD", 0x40, 0x00),
+    L1D_CACHE_WR = ev("L1D_CACHE_WR", 0x41, 0x00),
+    L1D_CACHE_REFILL_INNER = ev("L1D_CACHE_REFILL_INNER", 0x44, 0x00),
+    L1D_CACHE_REFILL_OUTER = ev("L1D_CACHE_REFILL_OUTER", 0x45, 0x00),
+    L1D_CACHE_INVAL = ev("L1D_CACHE_INVAL", 0x48, 0x00),
+    L2D_CACHE_RD = ev("L2D_CACHE_RD", 0x50, 0x00),
+    L2D_CACHE_WR = ev("L2D_CACHE_WR", 0x51, 0x00),
+    L2D_CACHE_REFILL_RD = ev("L2D_CACHE_REFILL_RD", 0x52, 0x00),
+    L2D_CACHE_REFILL_WR = ev("L2D_CACHE_REFILL_WR", 0x53, 0x00),
+    L2D_CACHE_WB_VICTIM = ev("L2D_CACHE_WB_VICTIM", 0x56, 0x00),
+    L2D_CACHE_WB_CLEAN = ev("L2D_CACHE_WB_CLEAN", 0x57, 0x00),
+    L2D_CACHE_INVAL = ev("L2D_CACHE_INVAL", 0x58, 0x00),
+    BUS_ACCESS_RD = ev("BUS_ACCESS_RD", 0x60, 0x00),
+    BUS_ACCESS_WR = ev("BUS_ACCESS_WR", 0x61, 0x00),
+    MEM_ACCESS_RD = ev("MEM_ACCESS_RD", 0x66, 0x00),
+    MEM_ACCESS_WR = ev("MEM_ACCESS_WR", 0x67, 0x00),
+    STREX_FAIL_SPEC = ev("STREX_FAIL_SPEC", 0x6e, 0x00),
+    STREX_SPEC = ev("STREX_SPEC", 0x6f, 0x00),
+    LD_SPEC = ev("LD_SPEC", 0x70, 0x00),
+    ST_SPEC = ev("ST_SPEC", 0x71, 0x00),
+    DP_SPEC = ev("DP_SPEC", 0x73, 0x00),
+    ASE_SPEC = ev("ASE_SPEC", 0x74, 0x00),
+    VFP_SPEC = ev("VFP_SPEC", 0x75, 0x00),
+    PC_WRITE_SPEC = ev("PC_WRITE_SPEC", 0x76, 0x00),
+    CRYPTO_SPEC = ev("CRYPTO_SPEC", 0x77, 0x00),
+    ISB_SPEC = ev("ISB_SPEC", 0x7c, 0x00),
+    DSB_SPEC = ev("DSB_SPEC", 0x7d, 0x00),
+    DMB_SPEC = ev("DMB_SPEC", 0x7e, 0x00),
+    EXC_UNDEF = ev("EXC_UNDEF", 0x81, 0x00),
+    EXC_SVC = ev("EXC_SVC", 0x82, 0x00),
+    EXC_PABORT = ev("EXC_PABORT", 0x83, 0x00),
+    EXC_DABORT = ev("EXC_DABORT", 0x84, 0x00),
+    EXC_IRQ = ev("EXC_IRQ", 0x86, 0x00),
+    EXC_FIQ = ev("EXC_FIQ", 0x87, 0x00),
+    EXC_SMC = ev("EXC_SMC", 0x88, 0x00),
+    EXC_HVC = ev("EXC_HVC", 0x8a, 0x00),
+    EXC_TRAP_PABORT = ev("EXC_TRAP_PABORT", 0x8b, 0x00),
+    EXC_TRAP_DABORT = ev("EXC_TRAP_DABORT", 0x8c, 0x00),
+    EXC_TRAP_OTHER = ev("EXC_TRAP_OTHER", 0x8d, 0x00),
+    EXC_TRAP_IRQ = ev("EXC_TRAP_IRQ", 0x8e, 0x00),
+    EXC_TRAP_FIQ = ev("EXC_TRAP_FIQ", 0x8f, 0x00),
+    RC_LD_SPEC = ev("RC_LD_SPEC", 0x90, 0x00),
+    RC_ST_SPEC = ev("RC_ST_SPEC", 0x91, 0x00),
+    L3D_CACHE_RD = ev("L3D_CACHE_RD", 0xa0, 0x00),
+    SAMPLE_POP = ev("SAMPLE_POP", 0x4000, 0x00),
+    SAMPLE_FEED = ev("SAMPLE_FEED", 0x4001, 0x00),
+    SAMPLE_FILTRATE = ev("SAMPLE_FILTRATE", 0x4002, 0x00),
+    SAMPLE_COLLISION = ev("SAMPLE_COLLISION", 0x4003, 0x00),
+    CNT_CYCLES = ev("CNT_CYCLES", 0x4004, 0x00),
+    STALL_BACKEND_MEM = ev("STALL_BACKEND_MEM", 0x4005, 0x00),
+    L1I_CACHE_LMISS = ev("L1I_CACHE_LMISS", 0x4006, 0x00),
+    L2D_CACHE_LMISS_RD = ev("L2D_CACHE_LMISS_RD", 0x4009, 0x00),
+    L2I_CACHE_LMISS = ev("L2I_CACHE_LMISS", 0x400a, 0x00),
+    L3D_CACHE_LMISS_RD = ev("L3D_CACHE_LMISS_RD", 0x400b, 0x00),
+    TRB_WRAP = ev("TRB_WRAP", 0x400c, 0x00),
+    PMU_OVFS = ev("PMU_OVFS", 0x400d, 0x00),
+    TRB_TRIG = ev("TRB_TRIG", 0x400e, 0x00),
+    PMU_HOVFS = ev("PMU_HOVFS", 0x400f, 0x00),
+    TRCEXTOUT0 = ev("TRCEXTOUT0", 0x4010, 0x00),
+    TRCEXTOUT1 = ev("TRCEXTOUT1", 0x4011, 0x00),
+    TRCEXTOUT2 = ev("TRCEXTOUT2", 0x4012, 0x00),
+    TRCEXTOUT3 = ev("TRCEXTOUT3", 0x4013, 0x00),
+    CTI_TRIGOUT4 = ev("CTI_TRIGOUT4", 0x4018, 0x00),
+    CTI_TRIGOUT5 = ev("CTI_TRIGOUT5", 0x4019, 0x00),
+    CTI_TRIGOUT6 = ev("CTI_TRIGOUT6", 0x401a, 0x00),
+    CTI_TRIGOUT7 = ev("CTI_TRIGOUT7", 0x401b, 0x00),
+    LDST_ALIGN_LAT = ev("LDST_ALIGN_LAT", 0x4020, 0x00),
+    LD_ALIGN_LAT = ev("LD_ALIGN_LAT", 0x4021, 0x00),
+    ST_ALIGN_LAT = ev("ST_ALIGN_LAT", 0x4022, 0x00),
+    MEM_ACCESS_CHECKED = ev("MEM_ACCESS_CHECKED", 0x4024, 0x00),
+    MEM_ACCESS_CHECKED_RD = ev("MEM_ACCESS_CHECKED_RD", 0x4025, 0x00),
+    MEM_ACCESS_CHECKED_WR = ev("MEM_ACCESS_CHECKED_WR", 0x4026, 0x00),
+    ASE_INST_SPEC = ev("ASE_INST_SPEC", 0x8005, 0x00),
+    SVE_INST_SPEC = ev("SVE_INST_SPEC", 0x8006, 0x00),
+    FP_HP_SPEC = ev("FP_HP_SPEC", 0x8014, 0x00),
+    FP_SP_SPEC = ev("FP_SP_SPEC", 0x8018, 0x00),
+    FP_DP_SPEC = ev("FP_DP_SPEC", 0x801c, 0x00),
+    SVE_PRED_SPEC = ev("SVE_PRED_SPEC", 0x8074, 0x00),
+    SVE_PRED_EMPTY_SPEC = ev("SVE_PRED_EMPTY_SPEC", 0x8075, 0x00),
+    SVE_PRED_FULL_SPEC = ev("SVE_PRED_FULL_SPEC", 0x8076, 0x00),
+    SVE_PRED_PARTIAL_SPEC = ev("SVE_PRED_PARTIAL_SPEC", 0x8077, 0x00),
+    SVE_PRED_NOT_FULL_SPEC = ev("SVE_PRED_NOT_FULL_SPEC", 0x8079, 0x00),
+    SVE_LDFF_SPEC = ev("SVE_LDFF_SPEC", 0x80bc, 0x00),
+    SVE_LDFF_FAULT_SPEC = ev("SVE_LDFF_FAULT_SPEC", 0x80bd, 0x00),
+    FP_SCALE_OPS_SPEC = ev("FP_SCALE_OPS_SPEC", 0x80c0, 0x00),
+    FP_FIXED_OPS_SPEC = ev("FP_FIXED_OPS_SPEC", 0x80c1, 0x00),
+    ASE_SVE_INT8_SPEC = ev("ASE_SVE_INT8_SPEC", 0x80e3, 0x00),
+    ASE_SVE_INT16_SPEC = ev("ASE_SVE_INT16_SPEC", 0x80e7, 0x00),
+    ASE_SVE_INT32_SPEC = ev("ASE_SVE_INT32_SPEC", 0x80eb, 0x00),
+    ASE_SVE_INT64_SPEC = ev("ASE_SVE_INT64_SPEC", 0x80ef, 0x00),
+    BR_IMMED_TAKEN_RETIRED = ev("BR_IMMED_TAKEN_RETIRED", 0x8108, 0x00),
+    BR_INDNR_TAKEN_RETIRED = ev("BR_INDNR_TAKEN_RETIRED", 0x810c, 0x00),
+    BR_IMMED_PRED_RETIRED = ev("BR_IMMED_PRED_RETIRED", 0x8110, 0x00),
+    BR_IMMED_MIS_PRED_RETIRED = ev("BR_IMMED_MIS_PRED_RETIRED", 0x8111, 0x00),
+    BR_IND_PRED_RETIRED = ev("BR_IND_PRED_RETIRED", 0x8112, 0x00),
+    BR_IND_MIS_PRED_RETIRED = ev("BR_IND_MIS_PRED_RETIRED", 0x8113, 0x00),
+    BR_RETURN_PRED_RETIRED = ev("BR_RETURN_PRED_RETIRED", 0x8114, 0x00),
+    BR_RETURN_MIS_PRED_RETIRED = ev("BR_RETURN_MIS_PRED_RETIRED", 0x8115, 0x00),
+    BR_INDNR_PRED_RETIRED = ev("BR_INDNR_PRED_RETIRED", 0x8116, 0x00),
+    BR_INDNR_MIS_PRED_RETIRED = ev("BR_INDNR_MIS_PRED_RETIRED", 0x8117, 0x00),
+    BR_PRED_RETIRED = ev("BR_PRED_RETIRED", 0x811c, 0x00),
+    BR_IND_RETIRED = ev("BR_IND_RETIRED", 0x811d, 0x00),
+    INST_FETCH_PERCYC = ev("INST_FETCH_PERCYC", 0x8120, 0x00),
+    MEM_ACCESS_RD_PERCYC = ev("MEM_ACCESS_RD_PERCYC", 0x8121, 0x00),
+    INST_FETCH = ev("INST_FETCH", 0x8124, 0x00),
+    DTLB_WALK_PERCYC = ev("DTLB_WALK_PERCYC", 0x8128, 0x00),
+    ITLB_WALK_PERCYC = ev("ITLB_WALK_PERCYC", 0x8129, 0x00),
+    SAMPLE_FEED_BR = ev("SAMPLE_FEED_BR", 0x812a, 0x00),
+    SAMPLE_FEED_LD = ev("SAMPLE_FEED_LD", 0x812b, 0x00),
+    SAMPLE_FEED_ST = ev("SAMPLE_FEED_ST", 0x812c, 0x00),
+    SAMPLE_FEED_OP = ev("SAMPLE_FEED_OP", 0x812d, 0x00),
+    SAMPLE_FEED_EVENT = ev("SAMPLE_FEED_EVENT", 0x812e, 0x00),
+    SAMPLE_FEED_LAT = ev("SAMPLE_FEED_LAT", 0x812f, 0x00),
+    DTLB_HWUPD = ev("DTLB_HWUPD", 0x8134, 0x00),
+    ITLB_HWUPD = ev("ITLB_HWUPD", 0x8135, 0x00),
+    DTLB_STEP = ev("DTLB_STEP", 0x8136, 0x00),
+    ITLB_STEP = ev("ITLB_STEP", 0x8137, 0x00),
+    DTLB_WALK_LARGE = ev("DTLB_WALK_LARGE", 0x8138, 0x00),
+    ITLB_WALK_LARGE = ev("ITLB_WALK_LARGE", 0x8139, 0x00),
+    DTLB_WALK_SMALL = ev("DTLB_WALK_SMALL", 0x813a, 0x00),
+    ITLB_WALK_SMALL = ev("ITLB_WALK_SMALL", 0x813b, 0x00),
+    L1D_CACHE_RW = ev("L1D_CACHE_RW", 0x8140, 0x00),
+    L2D_CACHE_RW = ev("L2D_CACHE_RW", 0x8148, 0x00),
+    L2I_CACHE_RD = ev("L2I_CACHE_RD", 0x8149, 0x00),
+    L3D_CACHE_MISS = ev("L3D_CACHE_MISS", 0x8152, 0x00),
+    L1D_CACHE_HWPRF = ev("L1D_CACHE_HWPRF", 0x8154, 0x00),
+    STALL_FRONTEND_MEMBOUND = ev("STALL_FRONTEND_MEMBOUND", 0x8158, 0x00),
+    STALL_FRONTEND_L1I = ev("STALL_FRONTEND_L1I", 0x8159, 0x00),
+    STALL_FRONTEND_MEM = ev("STALL_FRONTEND_MEM", 0x815b, 0x00),
+    STALL_FRONTEND_TLB = ev("STALL_FRONTEND_TLB", 0x815c, 0x00),
+    STALL_FRONTEND_CPUBOUND = ev("STALL_FRONTEND_CPUBOUND", 0x8160, 0x00),
+    STALL_FRONTEND_FLUSH = ev("STALL_FRONTEND_FLUSH", 0x8162, 0x00),
+    STALL_BACKEND_MEMBOUND = ev("STALL_BACKEND_MEMBOUND", 0x8164, 0x00),
+    STALL_BACKEND_L1D = ev("STALL_BACKEND_L1D", 0x8165, 0x00),
+    STALL_BACKEND_TLB = ev("STALL_BACKEND_TLB", 0x8167, 0x00),
+    STALL_BACKEND_ST = ev("STALL_BACKEND_ST", 0x8168, 0x00),
+    STALL_BACKEND_CPUBOUND = ev("STALL_BACKEND_CPUBOUND", 0x816a, 0x00),
+    STALL_BACKEND_BUSY = ev("STALL_BACKEND_BUSY", 0x816b, 0x00),
+    STALL_BACKEND_RENAME = ev("STALL_BACKEND_RENAME", 0x816d, 0x00),
+    CAS_NEAR_PASS = ev("CAS_NEAR_PASS", 0x8171, 0x00),
+    CAS_NEAR_SPEC = ev("CAS_NEAR_SPEC", 0x8172, 0x00),
+    CAS_FAR_SPEC = ev("CAS_FAR_SPEC", 0x8173, 0x00),
+    L1D_CACHE_REFILL_HWPRF = ev("L1D_CACHE_REFILL_HWPRF", 0x81bc, 0x00),
+    L2D_CACHE_PRF = ev("L2D_CACHE_PRF", 0x8285, 0x00),
+    L2D_CACHE_REFILL_PRF = ev("L2D_CACHE_REFILL_PRF", 0x828d, 0x00),
+    LL_CACHE_REFILL = ev("LL_CACHE_REFILL", 0x829a, 0x00),
+}
 /// No experimental events.
 const EXPERIMENTAL_ROWS: &[EventRow] = &[];
 /// The rows built.

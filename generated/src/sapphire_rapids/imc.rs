@@ -82,14 +82,12 @@ impl Layout for ImcBoxCtlLayout {
     const INFO: &'static RegisterInfo = &IMC_BOX_CTL_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 10, 31, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 10, 31, Access::Rv),
         FieldInfo { name: "rst_ctrs", ident: "rst_ctrs", lsb: 9, msb: 9, access: Access::Wo, role: Some(Role::ResetCounters),
             description: "Reset counters: writing 1 clears every data counter of the box.", ..FieldInfo::EMPTY },
         FieldInfo { name: "rst_ctrl", ident: "rst_ctrl", lsb: 8, msb: 8, access: Access::Wo, role: Some(Role::ResetControls),
             description: "Reset controls: writing 1 clears every counter control register of the box.", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 1, 7, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 1, 7, Access::Rv),
         FieldInfo { name: "frz", ident: "frz", lsb: 0, msb: 0, access: Access::Rw, role: Some(Role::Freeze),
             description: "Freeze: while 1 the box's counters hold their values.", ..FieldInfo::EMPTY },
     ];
@@ -219,12 +217,10 @@ impl Layout for ImcCtlLayout {
             description: "Sense of the threshold comparison; with edge_det, counts falling instead of rising edges.", ..FieldInfo::EMPTY },
         FieldInfo { name: "en", ident: "en", lsb: 22, msb: 22, access: Access::Rw, role: Some(Role::Enable),
             description: "Enables this counter: it counts while this bit is 1 and the box is not frozen.", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 19, 21, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 19, 21, Access::Rv),
         FieldInfo { name: "edge_det", ident: "edge_det", lsb: 18, msb: 18, access: Access::Rw, role: Some(Role::Edge),
             description: "Edge detect: count 0-to-1 transitions of the thresholded event instead of active cycles.", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 16, 17, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 16, 17, Access::Rv),
         FieldInfo { name: "umask", ident: "umask", lsb: 8, msb: 15, access: Access::Rw, role: Some(Role::Umask),
             description: "Unit mask: which sub-events of the selected event are counted.", ..FieldInfo::EMPTY },
         FieldInfo { name: "ev_sel", ident: "ev_sel", lsb: 0, msb: 7, access: Access::Rw, role: Some(Role::Event),
@@ -366,8 +362,7 @@ impl Layout for ImcCtrLayout {
     const INFO: &'static RegisterInfo = &IMC_CTR_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 48, 63, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 48, 63, Access::Rv),
         FieldInfo { name: "event_count", ident: "event_count", lsb: 0, msb: 47, access: Access::RwV, role: Some(Role::Count),
             description: "The accumulated 48-bit count of the event selected by the paired control register; wraps on overflow and keeps counting.", ..FieldInfo::EMPTY },
     ];
@@ -470,12 +465,10 @@ impl Layout for ImcFixedCtlLayout {
     const INFO: &'static RegisterInfo = &IMC_FIXED_CTL_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 23, 31, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 23, 31, Access::Rv),
         FieldInfo { name: "en", ident: "en", lsb: 22, msb: 22, access: Access::Rw, role: Some(Role::Enable),
             description: "Enables the DRAM-clock fixed counter.", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 0, 21, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 0, 21, Access::Rv),
     ];
 }
 
@@ -548,8 +541,7 @@ impl Layout for ImcFixedCtrLayout {
     const INFO: &'static RegisterInfo = &IMC_FIXED_CTR_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 48, 63, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 48, 63, Access::Rv),
         FieldInfo { name: "event_count", ident: "event_count", lsb: 0, msb: 47, access: Access::RwV, role: Some(Role::Count),
             description: "DRAM clock cycles while enabled; wraps on overflow.", ..FieldInfo::EMPTY },
     ];
@@ -606,7 +598,7 @@ static IMC_FIXED_CTR_INFO: RegisterInfo = RegisterInfo {
 mod unit_events {
 use super::*;
 #[allow(unused_imports)]
-use crate::core_events::{ev, EventRow};
+use crate::core_events::{event_table, EventRow};
 #[cfg(feature = "metadata")]
 use crate::core_events::{event_info_refs, event_infos};
 
@@ -625,70 +617,6 @@ pub struct Event {
 }
 
 impl Event {
-    /// `UNC_M_CLOCKTICKS`.
-    pub const CLOCKTICKS: Event = Event::row(0);
-    /// `UNC_M_HCLOCKTICKS`.
-    pub const HCLOCKTICKS: Event = Event::row(1);
-    /// `UNC_M_ACT_COUNT.ALL`.
-    pub const ACT_COUNT_ALL: Event = Event::row(2);
-    /// `UNC_M_PRE_COUNT.RD`.
-    pub const PRE_COUNT_RD: Event = Event::row(3);
-    /// `UNC_M_PRE_COUNT.WR`.
-    pub const PRE_COUNT_WR: Event = Event::row(4);
-    /// `UNC_M_PRE_COUNT.PGT`.
-    pub const PRE_COUNT_PGT: Event = Event::row(5);
-    /// `UNC_M_PRE_COUNT.ALL`.
-    pub const PRE_COUNT_ALL: Event = Event::row(6);
-    /// `UNC_M_CAS_COUNT.RD`.
-    pub const CAS_COUNT_RD: Event = Event::row(7);
-    /// `UNC_M_CAS_COUNT.WR`.
-    pub const CAS_COUNT_WR: Event = Event::row(8);
-    /// `UNC_M_CAS_COUNT.ALL`.
-    pub const CAS_COUNT_ALL: Event = Event::row(9);
-    /// `UNC_M_RPQ_INSERTS.PCH0`.
-    pub const RPQ_INSERTS_PCH0: Event = Event::row(10);
-    /// `UNC_M_RPQ_INSERTS.PCH1`.
-    pub const RPQ_INSERTS_PCH1: Event = Event::row(11);
-    /// `UNC_M_WPQ_INSERTS.PCH0`.
-    pub const WPQ_INSERTS_PCH0: Event = Event::row(12);
-    /// `UNC_M_WPQ_INSERTS.PCH1`.
-    pub const WPQ_INSERTS_PCH1: Event = Event::row(13);
-    /// `UNC_M_RPQ_OCCUPANCY_PCH0`.
-    pub const RPQ_OCCUPANCY_PCH0: Event = Event::row(14);
-    /// `UNC_M_RPQ_OCCUPANCY_PCH1`.
-    pub const RPQ_OCCUPANCY_PCH1: Event = Event::row(15);
-    /// `UNC_M_WPQ_OCCUPANCY_PCH0`.
-    pub const WPQ_OCCUPANCY_PCH0: Event = Event::row(16);
-    /// `UNC_M_WPQ_OCCUPANCY_PCH1`.
-    pub const WPQ_OCCUPANCY_PCH1: Event = Event::row(17);
-    /// `UNC_M_TAGCHK.HIT`.
-    pub const TAGCHK_HIT: Event = Event::row(18);
-    /// `UNC_M_TAGCHK.MISS_CLEAN`.
-    pub const TAGCHK_MISS_CLEAN: Event = Event::row(19);
-    /// `UNC_M_TAGCHK.MISS_DIRTY`.
-    pub const TAGCHK_MISS_DIRTY: Event = Event::row(20);
-    /// `UNC_M_TAGCHK.NM_RD_HIT`.
-    pub const TAGCHK_NM_RD_HIT: Event = Event::row(21);
-    /// `UNC_M_TAGCHK.NM_WR_HIT`.
-    pub const TAGCHK_NM_WR_HIT: Event = Event::row(22);
-    /// `UNC_M_PMM_RPQ_OCCUPANCY.ALL_SCH0`.
-    pub const PMM_RPQ_OCCUPANCY_ALL_SCH0: Event = Event::row(23);
-    /// `UNC_M_PMM_RPQ_OCCUPANCY.ALL_SCH1`.
-    pub const PMM_RPQ_OCCUPANCY_ALL_SCH1: Event = Event::row(24);
-    /// `UNC_M_PMM_RPQ_INSERTS`.
-    pub const PMM_RPQ_INSERTS: Event = Event::row(25);
-    /// `UNC_M_PMM_WPQ_OCCUPANCY.ALL`.
-    pub const PMM_WPQ_OCCUPANCY_ALL: Event = Event::row(26);
-    /// `UNC_M_PMM_WPQ_INSERTS`.
-    pub const PMM_WPQ_INSERTS: Event = Event::row(27);
-    /// `UNC_M_RDB_INSERTS.PCH0`.
-    pub const RDB_INSERTS_PCH0: Event = Event::row(28);
-    /// `UNC_M_RDB_INSERTS.PCH1`.
-    pub const RDB_INSERTS_PCH1: Event = Event::row(29);
-    /// `UNC_M_PMM_WPQ_OCCUPANCY.ALL_SCH0`.
-    pub const PMM_WPQ_OCCUPANCY_ALL_SCH0: Event = Event::row(30);
-    /// `UNC_M_PMM_WPQ_OCCUPANCY.ALL_SCH1`.
-    pub const PMM_WPQ_OCCUPANCY_ALL_SCH1: Event = Event::row(31);
 
     /// Every event of the unit.
     pub const ALL: &'static [Event] = &{
@@ -723,270 +651,6 @@ impl Event {
     }
 }
 
-/// The experimental events: from the vendor's experimental lists, whose counts it has
-/// not validated; built with the `experimental-events` feature.
-#[cfg(feature = "experimental-events")]
-impl Event {
-    /// `UNC_M_CAS_COUNT.RD_REG` (experimental).
-    pub const CAS_COUNT_RD_REG: Event = Event::row(32);
-    /// `UNC_M_CAS_COUNT.RD_UNDERFILL` (experimental).
-    pub const CAS_COUNT_RD_UNDERFILL: Event = Event::row(33);
-    /// `UNC_M_CAS_COUNT.RD_PRE_REG` (experimental).
-    pub const CAS_COUNT_RD_PRE_REG: Event = Event::row(34);
-    /// `UNC_M_CAS_COUNT.RD_PRE_UNDERFILL` (experimental).
-    pub const CAS_COUNT_RD_PRE_UNDERFILL: Event = Event::row(35);
-    /// `UNC_M_CAS_COUNT.WR_PRE` (experimental).
-    pub const CAS_COUNT_WR_PRE: Event = Event::row(36);
-    /// `UNC_M_ECC_CORRECTABLE_ERRORS` (experimental).
-    pub const ECC_CORRECTABLE_ERRORS: Event = Event::row(37);
-    /// `UNC_M_RDB_INSERTS` (experimental).
-    pub const RDB_INSERTS: Event = Event::row(38);
-    /// `UNC_M_RDB_NOT_EMPTY` (experimental).
-    pub const RDB_NOT_EMPTY: Event = Event::row(39);
-    /// `UNC_M_RDB_FULL` (experimental).
-    pub const RDB_FULL: Event = Event::row(40);
-    /// `UNC_M_RDB_OCCUPANCY` (experimental).
-    pub const RDB_OCCUPANCY: Event = Event::row(41);
-    /// `UNC_M_POWER_SELF_REFRESH` (experimental).
-    pub const POWER_SELF_REFRESH: Event = Event::row(42);
-    /// `UNC_M_DRAM_PRE_ALL` (experimental).
-    pub const DRAM_PRE_ALL: Event = Event::row(43);
-    /// `UNC_M_DRAM_REFRESH.PANIC` (experimental).
-    pub const DRAM_REFRESH_PANIC: Event = Event::row(44);
-    /// `UNC_M_DRAM_REFRESH.HIGH` (experimental).
-    pub const DRAM_REFRESH_HIGH: Event = Event::row(45);
-    /// `UNC_M_POWER_THROTTLE_CYCLES.SLOT0` (experimental).
-    pub const POWER_THROTTLE_CYCLES_SLOT0: Event = Event::row(46);
-    /// `UNC_M_POWER_THROTTLE_CYCLES.SLOT1` (experimental).
-    pub const POWER_THROTTLE_CYCLES_SLOT1: Event = Event::row(47);
-    /// `UNC_M_POWER_CKE_CYCLES.LOW_0` (experimental).
-    pub const POWER_CKE_CYCLES_LOW_0: Event = Event::row(48);
-    /// `UNC_M_POWER_CKE_CYCLES.LOW_1` (experimental).
-    pub const POWER_CKE_CYCLES_LOW_1: Event = Event::row(49);
-    /// `UNC_M_POWER_CKE_CYCLES.LOW_2` (experimental).
-    pub const POWER_CKE_CYCLES_LOW_2: Event = Event::row(50);
-    /// `UNC_M_POWER_CKE_CYCLES.LOW_3` (experimental).
-    pub const POWER_CKE_CYCLES_LOW_3: Event = Event::row(51);
-    /// `UNC_M_POWER_CHANNEL_PPD` (experimental).
-    pub const POWER_CHANNEL_PPD: Event = Event::row(52);
-    /// `UNC_M_POWER_CRIT_THROTTLE_CYCLES.SLOT0` (experimental).
-    pub const POWER_CRIT_THROTTLE_CYCLES_SLOT0: Event = Event::row(53);
-    /// `UNC_M_POWER_CRIT_THROTTLE_CYCLES.SLOT1` (experimental).
-    pub const POWER_CRIT_THROTTLE_CYCLES_SLOT1: Event = Event::row(54);
-    /// `UNC_M_PCLS.RD` (experimental).
-    pub const PCLS_RD: Event = Event::row(55);
-    /// `UNC_M_PCLS.WR` (experimental).
-    pub const PCLS_WR: Event = Event::row(56);
-    /// `UNC_M_PCLS.TOTAL` (experimental).
-    pub const PCLS_TOTAL: Event = Event::row(57);
-    /// `UNC_M_SB_CYCLES_NE` (experimental).
-    pub const SB_CYCLES_NE: Event = Event::row(58);
-    /// `UNC_M_SB_CYCLES_FULL` (experimental).
-    pub const SB_CYCLES_FULL: Event = Event::row(59);
-    /// `UNC_M_SB_ACCESSES.ACCEPTS` (experimental).
-    pub const SB_ACCESSES_ACCEPTS: Event = Event::row(60);
-    /// `UNC_M_SB_ACCESSES.REJECTS` (experimental).
-    pub const SB_ACCESSES_REJECTS: Event = Event::row(61);
-    /// `UNC_M_SB_ACCESSES.RD_ACCEPTS` (experimental).
-    pub const SB_ACCESSES_RD_ACCEPTS: Event = Event::row(62);
-    /// `UNC_M_SB_ACCESSES.RD_REJECTS` (experimental).
-    pub const SB_ACCESSES_RD_REJECTS: Event = Event::row(63);
-    /// `UNC_M_SB_ACCESSES.WR_ACCEPTS` (experimental).
-    pub const SB_ACCESSES_WR_ACCEPTS: Event = Event::row(64);
-    /// `UNC_M_SB_ACCESSES.WR_REJECTS` (experimental).
-    pub const SB_ACCESSES_WR_REJECTS: Event = Event::row(65);
-    /// `UNC_M_SB_ACCESSES.NM_RD_CMPS` (experimental).
-    pub const SB_ACCESSES_NM_RD_CMPS: Event = Event::row(66);
-    /// `UNC_M_SB_ACCESSES.NM_WR_CMPS` (experimental).
-    pub const SB_ACCESSES_NM_WR_CMPS: Event = Event::row(67);
-    /// `UNC_M_SB_ACCESSES.FM_RD_CMPS` (experimental).
-    pub const SB_ACCESSES_FM_RD_CMPS: Event = Event::row(68);
-    /// `UNC_M_SB_ACCESSES.FM_WR_CMPS` (experimental).
-    pub const SB_ACCESSES_FM_WR_CMPS: Event = Event::row(69);
-    /// `UNC_M_SB_REJECT.NM_SET_CNFLT` (experimental).
-    pub const SB_REJECT_NM_SET_CNFLT: Event = Event::row(70);
-    /// `UNC_M_SB_REJECT.FM_ADDR_CNFLT` (experimental).
-    pub const SB_REJECT_FM_ADDR_CNFLT: Event = Event::row(71);
-    /// `UNC_M_SB_REJECT.PATROL_SET_CNFLT` (experimental).
-    pub const SB_REJECT_PATROL_SET_CNFLT: Event = Event::row(72);
-    /// `UNC_M_SB_REJECT.CANARY` (experimental).
-    pub const SB_REJECT_CANARY: Event = Event::row(73);
-    /// `UNC_M_SB_REJECT.DDR_EARLY_CMP` (experimental).
-    pub const SB_REJECT_DDR_EARLY_CMP: Event = Event::row(74);
-    /// `UNC_M_SB_OCCUPANCY.RDS` (experimental).
-    pub const SB_OCCUPANCY_RDS: Event = Event::row(75);
-    /// `UNC_M_SB_OCCUPANCY.BLOCK_RDS` (experimental).
-    pub const SB_OCCUPANCY_BLOCK_RDS: Event = Event::row(76);
-    /// `UNC_M_SB_OCCUPANCY.BLOCK_WRS` (experimental).
-    pub const SB_OCCUPANCY_BLOCK_WRS: Event = Event::row(77);
-    /// `UNC_M_SB_INSERTS.RDS` (experimental).
-    pub const SB_INSERTS_RDS: Event = Event::row(78);
-    /// `UNC_M_SB_INSERTS.WRS` (experimental).
-    pub const SB_INSERTS_WRS: Event = Event::row(79);
-    /// `UNC_M_SB_INSERTS.BLOCK_RDS` (experimental).
-    pub const SB_INSERTS_BLOCK_RDS: Event = Event::row(80);
-    /// `UNC_M_SB_INSERTS.BLOCK_WRS` (experimental).
-    pub const SB_INSERTS_BLOCK_WRS: Event = Event::row(81);
-    /// `UNC_M_SB_CANARY.ALLOC` (experimental).
-    pub const SB_CANARY_ALLOC: Event = Event::row(82);
-    /// `UNC_M_SB_CANARY.DEALLOC` (experimental).
-    pub const SB_CANARY_DEALLOC: Event = Event::row(83);
-    /// `UNC_M_SB_CANARY.VLD` (experimental).
-    pub const SB_CANARY_VLD: Event = Event::row(84);
-    /// `UNC_M_SB_PREF_INSERTS.ALL` (experimental).
-    pub const SB_PREF_INSERTS_ALL: Event = Event::row(85);
-    /// `UNC_M_SB_PREF_OCCUPANCY.ALL` (experimental).
-    pub const SB_PREF_OCCUPANCY_ALL: Event = Event::row(86);
-    /// `UNC_M_SB_TAGGED.NEW` (experimental).
-    pub const SB_TAGGED_NEW: Event = Event::row(87);
-    /// `UNC_M_SB_TAGGED.RD_HIT` (experimental).
-    pub const SB_TAGGED_RD_HIT: Event = Event::row(88);
-    /// `UNC_M_SB_TAGGED.RD_MISS` (experimental).
-    pub const SB_TAGGED_RD_MISS: Event = Event::row(89);
-    /// `UNC_M_SB_TAGGED.DDR4_CMP` (experimental).
-    pub const SB_TAGGED_DDR4_CMP: Event = Event::row(90);
-    /// `UNC_M_SB_TAGGED.OCC` (experimental).
-    pub const SB_TAGGED_OCC: Event = Event::row(91);
-    /// `UNC_M_SB_PREF_INSERTS.DDR` (experimental).
-    pub const SB_PREF_INSERTS_DDR: Event = Event::row(92);
-    /// `UNC_M_SB_PREF_INSERTS.PMM` (experimental).
-    pub const SB_PREF_INSERTS_PMM: Event = Event::row(93);
-    /// `UNC_M_SB_TAGGED.PMM0_CMP` (experimental).
-    pub const SB_TAGGED_PMM0_CMP: Event = Event::row(94);
-    /// `UNC_M_SB_TAGGED.PMM1_CMP` (experimental).
-    pub const SB_TAGGED_PMM1_CMP: Event = Event::row(95);
-    /// `UNC_M_SB_TAGGED.PMM2_CMP` (experimental).
-    pub const SB_TAGGED_PMM2_CMP: Event = Event::row(96);
-    /// `UNC_M_SB_OCCUPANCY.PMM_RDS` (experimental).
-    pub const SB_OCCUPANCY_PMM_RDS: Event = Event::row(97);
-    /// `UNC_M_SB_OCCUPANCY.PMM_WRS` (experimental).
-    pub const SB_OCCUPANCY_PMM_WRS: Event = Event::row(98);
-    /// `UNC_M_SB_INSERTS.PMM_RDS` (experimental).
-    pub const SB_INSERTS_PMM_RDS: Event = Event::row(99);
-    /// `UNC_M_SB_INSERTS.PMM_WRS` (experimental).
-    pub const SB_INSERTS_PMM_WRS: Event = Event::row(100);
-    /// `UNC_M_RDB_NE` (experimental).
-    pub const RDB_NE: Event = Event::row(101);
-    /// `UNC_M_PMM_RPQ_OCCUPANCY.NO_GNT_SCH0` (experimental).
-    pub const PMM_RPQ_OCCUPANCY_NO_GNT_SCH0: Event = Event::row(102);
-    /// `UNC_M_PMM_RPQ_OCCUPANCY.NO_GNT_SCH1` (experimental).
-    pub const PMM_RPQ_OCCUPANCY_NO_GNT_SCH1: Event = Event::row(103);
-    /// `UNC_M_PMM_WPQ_OCCUPANCY.CAS` (experimental).
-    pub const PMM_WPQ_OCCUPANCY_CAS: Event = Event::row(104);
-    /// `UNC_M_PMM_WPQ_OCCUPANCY.PWR` (experimental).
-    pub const PMM_WPQ_OCCUPANCY_PWR: Event = Event::row(105);
-    /// `UNC_M_PMM_WPQ_CYCLES_NE` (experimental).
-    pub const PMM_WPQ_CYCLES_NE: Event = Event::row(106);
-    /// `UNC_M_PRE_COUNT.RD_PCH0` (experimental).
-    pub const PRE_COUNT_RD_PCH0: Event = Event::row(107);
-    /// `UNC_M_PRE_COUNT.WR_PCH0` (experimental).
-    pub const PRE_COUNT_WR_PCH0: Event = Event::row(108);
-    /// `UNC_M_PRE_COUNT.UFILL_PCH0` (experimental).
-    pub const PRE_COUNT_UFILL_PCH0: Event = Event::row(109);
-    /// `UNC_M_PRE_COUNT.PGT_PCH0` (experimental).
-    pub const PRE_COUNT_PGT_PCH0: Event = Event::row(110);
-    /// `UNC_M_PRE_COUNT.RD_PCH1` (experimental).
-    pub const PRE_COUNT_RD_PCH1: Event = Event::row(111);
-    /// `UNC_M_PRE_COUNT.WR_PCH1` (experimental).
-    pub const PRE_COUNT_WR_PCH1: Event = Event::row(112);
-    /// `UNC_M_PRE_COUNT.UFILL_PCH1` (experimental).
-    pub const PRE_COUNT_UFILL_PCH1: Event = Event::row(113);
-    /// `UNC_M_PRE_COUNT.PGT_PCH1` (experimental).
-    pub const PRE_COUNT_PGT_PCH1: Event = Event::row(114);
-    /// `UNC_M_PRE_COUNT.UFILL` (experimental).
-    pub const PRE_COUNT_UFILL: Event = Event::row(115);
-    /// `UNC_M_CAS_COUNT.WR_NONPRE` (experimental).
-    pub const CAS_COUNT_WR_NONPRE: Event = Event::row(116);
-    /// `UNC_M_CAS_COUNT.PCH0` (experimental).
-    pub const CAS_COUNT_PCH0: Event = Event::row(117);
-    /// `UNC_M_CAS_COUNT.PCH1` (experimental).
-    pub const CAS_COUNT_PCH1: Event = Event::row(118);
-    /// `UNC_M_CAS_ISSUED_REQ_LEN.RD_64B` (experimental).
-    pub const CAS_ISSUED_REQ_LEN_RD_64B: Event = Event::row(119);
-    /// `UNC_M_CAS_ISSUED_REQ_LEN.RD_UFILL_64B` (experimental).
-    pub const CAS_ISSUED_REQ_LEN_RD_UFILL_64B: Event = Event::row(120);
-    /// `UNC_M_CAS_ISSUED_REQ_LEN.WR_64B` (experimental).
-    pub const CAS_ISSUED_REQ_LEN_WR_64B: Event = Event::row(121);
-    /// `UNC_M_CAS_ISSUED_REQ_LEN.RD_32B` (experimental).
-    pub const CAS_ISSUED_REQ_LEN_RD_32B: Event = Event::row(122);
-    /// `UNC_M_CAS_ISSUED_REQ_LEN.RD_UFILL_32B` (experimental).
-    pub const CAS_ISSUED_REQ_LEN_RD_UFILL_32B: Event = Event::row(123);
-    /// `UNC_M_CAS_ISSUED_REQ_LEN.WR_32B` (experimental).
-    pub const CAS_ISSUED_REQ_LEN_WR_32B: Event = Event::row(124);
-    /// `UNC_M_CAS_ISSUED_REQ_LEN.PCH0` (experimental).
-    pub const CAS_ISSUED_REQ_LEN_PCH0: Event = Event::row(125);
-    /// `UNC_M_CAS_ISSUED_REQ_LEN.PCH1` (experimental).
-    pub const CAS_ISSUED_REQ_LEN_PCH1: Event = Event::row(126);
-    /// `UNC_M_RDB_NE.PCH0` (experimental).
-    pub const RDB_NE_PCH0: Event = Event::row(127);
-    /// `UNC_M_RDB_NE.PCH1` (experimental).
-    pub const RDB_NE_PCH1: Event = Event::row(128);
-    /// `UNC_M_PMM_RPQ_OCCUPANCY.GNT_WAIT_SCH0` (experimental).
-    pub const PMM_RPQ_OCCUPANCY_GNT_WAIT_SCH0: Event = Event::row(129);
-    /// `UNC_M_PMM_RPQ_OCCUPANCY.GNT_WAIT_SCH1` (experimental).
-    pub const PMM_RPQ_OCCUPANCY_GNT_WAIT_SCH1: Event = Event::row(130);
-    /// `UNC_M_SB_STRV_ALLOC.NM_RD` (experimental).
-    pub const SB_STRV_ALLOC_NM_RD: Event = Event::row(131);
-    /// `UNC_M_SB_STRV_ALLOC.NM_WR` (experimental).
-    pub const SB_STRV_ALLOC_NM_WR: Event = Event::row(132);
-    /// `UNC_M_SB_STRV_OCC.NM_RD` (experimental).
-    pub const SB_STRV_OCC_NM_RD: Event = Event::row(133);
-    /// `UNC_M_SB_STRV_OCC.FM_RD` (experimental).
-    pub const SB_STRV_OCC_FM_RD: Event = Event::row(134);
-    /// `UNC_M_SB_STRV_OCC.NM_WR` (experimental).
-    pub const SB_STRV_OCC_NM_WR: Event = Event::row(135);
-    /// `UNC_M_SB_STRV_OCC.FM_WR` (experimental).
-    pub const SB_STRV_OCC_FM_WR: Event = Event::row(136);
-    /// `UNC_M_SB_STRV_OCC.FM_TGR` (experimental).
-    pub const SB_STRV_OCC_FM_TGR: Event = Event::row(137);
-    /// `UNC_M_SB_CANARY.NM_RD_STARVED` (experimental).
-    pub const SB_CANARY_NM_RD_STARVED: Event = Event::row(138);
-    /// `UNC_M_SB_CANARY.NM_WR_STARVED` (experimental).
-    pub const SB_CANARY_NM_WR_STARVED: Event = Event::row(139);
-    /// `UNC_M_SB_CANARY.FM_RD_STARVED` (experimental).
-    pub const SB_CANARY_FM_RD_STARVED: Event = Event::row(140);
-    /// `UNC_M_SB_CANARY.FM_WR_STARVED` (experimental).
-    pub const SB_CANARY_FM_WR_STARVED: Event = Event::row(141);
-    /// `UNC_M_SB_CANARY.FM_TGR_WR_STARVED` (experimental).
-    pub const SB_CANARY_FM_TGR_WR_STARVED: Event = Event::row(142);
-    /// `UNC_M_SB_STRV_DEALLOC.NM_RD` (experimental).
-    pub const SB_STRV_DEALLOC_NM_RD: Event = Event::row(143);
-    /// `UNC_M_SB_STRV_DEALLOC.FM_RD` (experimental).
-    pub const SB_STRV_DEALLOC_FM_RD: Event = Event::row(144);
-    /// `UNC_M_SB_STRV_DEALLOC.NM_WR` (experimental).
-    pub const SB_STRV_DEALLOC_NM_WR: Event = Event::row(145);
-    /// `UNC_M_SB_STRV_DEALLOC.FM_WR` (experimental).
-    pub const SB_STRV_DEALLOC_FM_WR: Event = Event::row(146);
-    /// `UNC_M_SB_STRV_DEALLOC.FM_TGR` (experimental).
-    pub const SB_STRV_DEALLOC_FM_TGR: Event = Event::row(147);
-    /// `UNC_M_SB_PREF_OCCUPANCY.DDR` (experimental).
-    pub const SB_PREF_OCCUPANCY_DDR: Event = Event::row(148);
-    /// `UNC_M_SB_STRV_ALLOC.FM_RD` (experimental).
-    pub const SB_STRV_ALLOC_FM_RD: Event = Event::row(149);
-    /// `UNC_M_SB_STRV_ALLOC.FM_WR` (experimental).
-    pub const SB_STRV_ALLOC_FM_WR: Event = Event::row(150);
-    /// `UNC_M_SB_STRV_ALLOC.FM_TGR` (experimental).
-    pub const SB_STRV_ALLOC_FM_TGR: Event = Event::row(151);
-    /// `UNC_M_WPQ_READ_HIT` (experimental).
-    pub const WPQ_READ_HIT: Event = Event::row(152);
-    /// `UNC_M_WPQ_WRITE_HIT` (experimental).
-    pub const WPQ_WRITE_HIT: Event = Event::row(153);
-    /// `UNC_M_SB_PREF_OCCUPANCY.PMM` (experimental).
-    pub const SB_PREF_OCCUPANCY_PMM: Event = Event::row(154);
-    /// `UNC_M_DRAM_REFRESH.HIGH_ALL` (experimental).
-    pub const DRAM_REFRESH_HIGH_ALL: Event = Event::row(155);
-    /// `UNC_M_DRAM_REFRESH.PANIC_ALL` (experimental).
-    pub const DRAM_REFRESH_PANIC_ALL: Event = Event::row(156);
-    /// `UNC_M_DRAM_REFRESH.HIGH_PCH0` (experimental).
-    pub const DRAM_REFRESH_HIGH_PCH0: Event = Event::row(157);
-    /// `UNC_M_DRAM_REFRESH.HIGH_PCH1` (experimental).
-    pub const DRAM_REFRESH_HIGH_PCH1: Event = Event::row(158);
-    /// `UNC_M_DRAM_REFRESH.PANIC_PCH0` (experimental).
-    pub const DRAM_REFRESH_PANIC_PCH0: Event = Event::row(159);
-    /// `UNC_M_DRAM_REFRESH.PANIC_PCH1` (experimental).
-    pub const DRAM_REFRESH_PANIC_PCH1: Event = Event::row(160);
-}
-
 #[cfg(feature = "metadata")]
 impl Event {
     /// The event's facts.
@@ -1000,175 +664,180 @@ impl Event {
     }
 }
 
-/// The events, row n for `Event::row(n)`: `ev(name, event select, umask, counters)` (bit n
-/// of counters: counter n may count it) and what else each sets.
-const EVENT_ROWS: &[EventRow] = &[
-    ev("UNC_M_CLOCKTICKS", 0x01, 0x01, 0b1111),
-    ev("UNC_M_HCLOCKTICKS", 0x01, 0x00, 0b1111),
-    ev("UNC_M_ACT_COUNT.ALL", 0x02, 0xff, 0b1111),
-    ev("UNC_M_PRE_COUNT.RD", 0x03, 0x11, 0b1111),
-    ev("UNC_M_PRE_COUNT.WR", 0x03, 0x22, 0b1111),
-    ev("UNC_M_PRE_COUNT.PGT", 0x03, 0x88, 0b1111),
-    ev("UNC_M_PRE_COUNT.ALL", 0x03, 0xff, 0b1111),
-    ev("UNC_M_CAS_COUNT.RD", 0x05, 0xcf, 0b1111),
-    ev("UNC_M_CAS_COUNT.WR", 0x05, 0xf0, 0b1111),
-    ev("UNC_M_CAS_COUNT.ALL", 0x05, 0xff, 0b1111),
-    ev("UNC_M_RPQ_INSERTS.PCH0", 0x10, 0x01, 0b1111),
-    ev("UNC_M_RPQ_INSERTS.PCH1", 0x10, 0x02, 0b1111),
-    ev("UNC_M_WPQ_INSERTS.PCH0", 0x20, 0x01, 0b1111),
-    ev("UNC_M_WPQ_INSERTS.PCH1", 0x20, 0x02, 0b1111),
-    ev("UNC_M_RPQ_OCCUPANCY_PCH0", 0x80, 0x00, 0b1111),
-    ev("UNC_M_RPQ_OCCUPANCY_PCH1", 0x81, 0x00, 0b1111),
-    ev("UNC_M_WPQ_OCCUPANCY_PCH0", 0x82, 0x00, 0b1111),
-    ev("UNC_M_WPQ_OCCUPANCY_PCH1", 0x83, 0x00, 0b1111),
-    ev("UNC_M_TAGCHK.HIT", 0xd3, 0x01, 0b1111),
-    ev("UNC_M_TAGCHK.MISS_CLEAN", 0xd3, 0x02, 0b1111),
-    ev("UNC_M_TAGCHK.MISS_DIRTY", 0xd3, 0x04, 0b1111),
-    ev("UNC_M_TAGCHK.NM_RD_HIT", 0xd3, 0x08, 0b1111),
-    ev("UNC_M_TAGCHK.NM_WR_HIT", 0xd3, 0x10, 0b1111),
-    ev("UNC_M_PMM_RPQ_OCCUPANCY.ALL_SCH0", 0xe0, 0x01, 0b1111),
-    ev("UNC_M_PMM_RPQ_OCCUPANCY.ALL_SCH1", 0xe0, 0x02, 0b1111),
-    ev("UNC_M_PMM_RPQ_INSERTS", 0xe3, 0x00, 0b1111),
-    ev("UNC_M_PMM_WPQ_OCCUPANCY.ALL", 0xe4, 0x03, 0b1111),
-    ev("UNC_M_PMM_WPQ_INSERTS", 0xe7, 0x00, 0b1111),
-    ev("UNC_M_RDB_INSERTS.PCH0", 0x17, 0x01, 0b1111),
-    ev("UNC_M_RDB_INSERTS.PCH1", 0x17, 0x02, 0b1111),
-    ev("UNC_M_PMM_WPQ_OCCUPANCY.ALL_SCH0", 0xe4, 0x01, 0b1111),
-    ev("UNC_M_PMM_WPQ_OCCUPANCY.ALL_SCH1", 0xe4, 0x02, 0b1111),
-];
-/// The experimental events, numbered after `EVENT_ROWS`.
+event_table! {
+    /// The events, row n for `Event::row(n)`: `ev(name, event select, umask)` and what else each
+    /// sets. The counters that may count them (bit n: counter n) and those without
+    /// Hyper-Threading are the table's, the two numbers before the rows, unless a row
+    /// gives its own (`.on(..)`, `.ht_off(..)`).
+    EVENT_ROWS, EventRowNumber, 0, "", 0b1111, 0b0;
+    CLOCKTICKS = ev("UNC_M_CLOCKTICKS", 0x01, 0x01),
+    HCLOCKTICKS = ev("UNC_M_HCLOCKTICKS", 0x01, 0x00),
+    ACT_COUNT_ALL = ev("UNC_M_ACT_COUNT.ALL", 0x02, 0xff),
+    PRE_COUNT_RD = ev("UNC_M_PRE_COUNT.RD", 0x03, 0x11),
+    PRE_COUNT_WR = ev("UNC_M_PRE_COUNT.WR", 0x03, 0x22),
+    PRE_COUNT_PGT = ev("UNC_M_PRE_COUNT.PGT", 0x03, 0x88),
+    PRE_COUNT_ALL = ev("UNC_M_PRE_COUNT.ALL", 0x03, 0xff),
+    CAS_COUNT_RD = ev("UNC_M_CAS_COUNT.RD", 0x05, 0xcf),
+    CAS_COUNT_WR = ev("UNC_M_CAS_COUNT.WR", 0x05, 0xf0),
+    CAS_COUNT_ALL = ev("UNC_M_CAS_COUNT.ALL", 0x05, 0xff),
+    RPQ_INSERTS_PCH0 = ev("UNC_M_RPQ_INSERTS.PCH0", 0x10, 0x01),
+    RPQ_INSERTS_PCH1 = ev("UNC_M_RPQ_INSERTS.PCH1", 0x10, 0x02),
+    WPQ_INSERTS_PCH0 = ev("UNC_M_WPQ_INSERTS.PCH0", 0x20, 0x01),
+    WPQ_INSERTS_PCH1 = ev("UNC_M_WPQ_INSERTS.PCH1", 0x20, 0x02),
+    RPQ_OCCUPANCY_PCH0 = ev("UNC_M_RPQ_OCCUPANCY_PCH0", 0x80, 0x00),
+    RPQ_OCCUPANCY_PCH1 = ev("UNC_M_RPQ_OCCUPANCY_PCH1", 0x81, 0x00),
+    WPQ_OCCUPANCY_PCH0 = ev("UNC_M_WPQ_OCCUPANCY_PCH0", 0x82, 0x00),
+    WPQ_OCCUPANCY_PCH1 = ev("UNC_M_WPQ_OCCUPANCY_PCH1", 0x83, 0x00),
+    TAGCHK_HIT = ev("UNC_M_TAGCHK.HIT", 0xd3, 0x01),
+    TAGCHK_MISS_CLEAN = ev("UNC_M_TAGCHK.MISS_CLEAN", 0xd3, 0x02),
+    TAGCHK_MISS_DIRTY = ev("UNC_M_TAGCHK.MISS_DIRTY", 0xd3, 0x04),
+    TAGCHK_NM_RD_HIT = ev("UNC_M_TAGCHK.NM_RD_HIT", 0xd3, 0x08),
+    TAGCHK_NM_WR_HIT = ev("UNC_M_TAGCHK.NM_WR_HIT", 0xd3, 0x10),
+    PMM_RPQ_OCCUPANCY_ALL_SCH0 = ev("UNC_M_PMM_RPQ_OCCUPANCY.ALL_SCH0", 0xe0, 0x01),
+    PMM_RPQ_OCCUPANCY_ALL_SCH1 = ev("UNC_M_PMM_RPQ_OCCUPANCY.ALL_SCH1", 0xe0, 0x02),
+    PMM_RPQ_INSERTS = ev("UNC_M_PMM_RPQ_INSERTS", 0xe3, 0x00),
+    PMM_WPQ_OCCUPANCY_ALL = ev("UNC_M_PMM_WPQ_OCCUPANCY.ALL", 0xe4, 0x03),
+    PMM_WPQ_INSERTS = ev("UNC_M_PMM_WPQ_INSERTS", 0xe7, 0x00),
+    RDB_INSERTS_PCH0 = ev("UNC_M_RDB_INSERTS.PCH0", 0x17, 0x01),
+    RDB_INSERTS_PCH1 = ev("UNC_M_RDB_INSERTS.PCH1", 0x17, 0x02),
+    PMM_WPQ_OCCUPANCY_ALL_SCH0 = ev("UNC_M_PMM_WPQ_OCCUPANCY.ALL_SCH0", 0xe4, 0x01),
+    PMM_WPQ_OCCUPANCY_ALL_SCH1 = ev("UNC_M_PMM_WPQ_OCCUPANCY.ALL_SCH1", 0xe4, 0x02),
+}
 #[cfg(feature = "experimental-events")]
-const EXPERIMENTAL_ROWS: &[EventRow] = &[
-    ev("UNC_M_CAS_COUNT.RD_REG", 0x05, 0xc1, 0b1111),
-    ev("UNC_M_CAS_COUNT.RD_UNDERFILL", 0x05, 0xc4, 0b1111),
-    ev("UNC_M_CAS_COUNT.RD_PRE_REG", 0x05, 0xc2, 0b1111),
-    ev("UNC_M_CAS_COUNT.RD_PRE_UNDERFILL", 0x05, 0xc8, 0b1111),
-    ev("UNC_M_CAS_COUNT.WR_PRE", 0x05, 0xe0, 0b1111),
-    ev("UNC_M_ECC_CORRECTABLE_ERRORS", 0x09, 0x00, 0b1111),
-    ev("UNC_M_RDB_INSERTS", 0x17, 0x03, 0b1111),
-    ev("UNC_M_RDB_NOT_EMPTY", 0x18, 0x03, 0b1111),
-    ev("UNC_M_RDB_FULL", 0x19, 0x00, 0b1111),
-    ev("UNC_M_RDB_OCCUPANCY", 0x1a, 0x00, 0b1111),
-    ev("UNC_M_POWER_SELF_REFRESH", 0x43, 0x00, 0b1111),
-    ev("UNC_M_DRAM_PRE_ALL", 0x44, 0x03, 0b1111),
-    ev("UNC_M_DRAM_REFRESH.PANIC", 0x45, 0x12, 0b1111),
-    ev("UNC_M_DRAM_REFRESH.HIGH", 0x45, 0x24, 0b1111),
-    ev("UNC_M_POWER_THROTTLE_CYCLES.SLOT0", 0x46, 0x01, 0b1111),
-    ev("UNC_M_POWER_THROTTLE_CYCLES.SLOT1", 0x46, 0x02, 0b1111),
-    ev("UNC_M_POWER_CKE_CYCLES.LOW_0", 0x47, 0x01, 0b1111),
-    ev("UNC_M_POWER_CKE_CYCLES.LOW_1", 0x47, 0x02, 0b1111),
-    ev("UNC_M_POWER_CKE_CYCLES.LOW_2", 0x47, 0x04, 0b1111),
-    ev("UNC_M_POWER_CKE_CYCLES.LOW_3", 0x47, 0x08, 0b1111),
-    ev("UNC_M_POWER_CHANNEL_PPD", 0x85, 0x00, 0b1111),
-    ev("UNC_M_POWER_CRIT_THROTTLE_CYCLES.SLOT0", 0x86, 0x01, 0b1111),
-    ev("UNC_M_POWER_CRIT_THROTTLE_CYCLES.SLOT1", 0x86, 0x02, 0b1111),
-    ev("UNC_M_PCLS.RD", 0xa0, 0x05, 0b1111),
-    ev("UNC_M_PCLS.WR", 0xa0, 0x0a, 0b1111),
-    ev("UNC_M_PCLS.TOTAL", 0xa0, 0x0f, 0b1111),
-    ev("UNC_M_SB_CYCLES_NE", 0xd0, 0x00, 0b1111),
-    ev("UNC_M_SB_CYCLES_FULL", 0xd1, 0x00, 0b1111),
-    ev("UNC_M_SB_ACCESSES.ACCEPTS", 0xd2, 0x05, 0b1111),
-    ev("UNC_M_SB_ACCESSES.REJECTS", 0xd2, 0x0a, 0b1111),
-    ev("UNC_M_SB_ACCESSES.RD_ACCEPTS", 0xd2, 0x01, 0b1111),
-    ev("UNC_M_SB_ACCESSES.RD_REJECTS", 0xd2, 0x02, 0b1111),
-    ev("UNC_M_SB_ACCESSES.WR_ACCEPTS", 0xd2, 0x04, 0b1111),
-    ev("UNC_M_SB_ACCESSES.WR_REJECTS", 0xd2, 0x08, 0b1111),
-    ev("UNC_M_SB_ACCESSES.NM_RD_CMPS", 0xd2, 0x10, 0b1111),
-    ev("UNC_M_SB_ACCESSES.NM_WR_CMPS", 0xd2, 0x20, 0b1111),
-    ev("UNC_M_SB_ACCESSES.FM_RD_CMPS", 0xd2, 0x40, 0b1111),
-    ev("UNC_M_SB_ACCESSES.FM_WR_CMPS", 0xd2, 0x80, 0b1111),
-    ev("UNC_M_SB_REJECT.NM_SET_CNFLT", 0xd4, 0x01, 0b1111),
-    ev("UNC_M_SB_REJECT.FM_ADDR_CNFLT", 0xd4, 0x02, 0b1111),
-    ev("UNC_M_SB_REJECT.PATROL_SET_CNFLT", 0xd4, 0x04, 0b1111),
-    ev("UNC_M_SB_REJECT.CANARY", 0xd4, 0x08, 0b1111),
-    ev("UNC_M_SB_REJECT.DDR_EARLY_CMP", 0xd4, 0x20, 0b1111),
-    ev("UNC_M_SB_OCCUPANCY.RDS", 0xd5, 0x01, 0b1111),
-    ev("UNC_M_SB_OCCUPANCY.BLOCK_RDS", 0xd5, 0x20, 0b1111),
-    ev("UNC_M_SB_OCCUPANCY.BLOCK_WRS", 0xd5, 0x40, 0b1111),
-    ev("UNC_M_SB_INSERTS.RDS", 0xd6, 0x01, 0b1111),
-    ev("UNC_M_SB_INSERTS.WRS", 0xd6, 0x02, 0b1111),
-    ev("UNC_M_SB_INSERTS.BLOCK_RDS", 0xd6, 0x10, 0b1111),
-    ev("UNC_M_SB_INSERTS.BLOCK_WRS", 0xd6, 0x20, 0b1111),
-    ev("UNC_M_SB_CANARY.ALLOC", 0xd9, 0x01, 0b1111),
-    ev("UNC_M_SB_CANARY.DEALLOC", 0xd9, 0x02, 0b1111),
-    ev("UNC_M_SB_CANARY.VLD", 0xd9, 0x04, 0b1111),
-    ev("UNC_M_SB_PREF_INSERTS.ALL", 0xda, 0x01, 0b1111),
-    ev("UNC_M_SB_PREF_OCCUPANCY.ALL", 0xdb, 0x01, 0b1111),
-    ev("UNC_M_SB_TAGGED.NEW", 0xdd, 0x01, 0b1111),
-    ev("UNC_M_SB_TAGGED.RD_HIT", 0xdd, 0x02, 0b1111),
-    ev("UNC_M_SB_TAGGED.RD_MISS", 0xdd, 0x04, 0b1111),
-    ev("UNC_M_SB_TAGGED.DDR4_CMP", 0xdd, 0x08, 0b1111),
-    ev("UNC_M_SB_TAGGED.OCC", 0xdd, 0x80, 0b1111),
-    ev("UNC_M_SB_PREF_INSERTS.DDR", 0xda, 0x02, 0b1111),
-    ev("UNC_M_SB_PREF_INSERTS.PMM", 0xda, 0x04, 0b1111),
-    ev("UNC_M_SB_TAGGED.PMM0_CMP", 0xdd, 0x10, 0b1111),
-    ev("UNC_M_SB_TAGGED.PMM1_CMP", 0xdd, 0x20, 0b1111),
-    ev("UNC_M_SB_TAGGED.PMM2_CMP", 0xdd, 0x40, 0b1111),
-    ev("UNC_M_SB_OCCUPANCY.PMM_RDS", 0xd5, 0x04, 0b1111),
-    ev("UNC_M_SB_OCCUPANCY.PMM_WRS", 0xd5, 0x08, 0b1111),
-    ev("UNC_M_SB_INSERTS.PMM_RDS", 0xd6, 0x04, 0b1111),
-    ev("UNC_M_SB_INSERTS.PMM_WRS", 0xd6, 0x08, 0b1111),
-    ev("UNC_M_RDB_NE", 0x18, 0x03, 0b1111),
-    ev("UNC_M_PMM_RPQ_OCCUPANCY.NO_GNT_SCH0", 0xe0, 0x04, 0b1111),
-    ev("UNC_M_PMM_RPQ_OCCUPANCY.NO_GNT_SCH1", 0xe0, 0x08, 0b1111),
-    ev("UNC_M_PMM_WPQ_OCCUPANCY.CAS", 0xe4, 0x0c, 0b1111),
-    ev("UNC_M_PMM_WPQ_OCCUPANCY.PWR", 0xe4, 0x30, 0b1111),
-    ev("UNC_M_PMM_WPQ_CYCLES_NE", 0xe5, 0x00, 0b1111),
-    ev("UNC_M_PRE_COUNT.RD_PCH0", 0x03, 0x01, 0b1111),
-    ev("UNC_M_PRE_COUNT.WR_PCH0", 0x03, 0x02, 0b1111),
-    ev("UNC_M_PRE_COUNT.UFILL_PCH0", 0x03, 0x04, 0b1111),
-    ev("UNC_M_PRE_COUNT.PGT_PCH0", 0x03, 0x08, 0b1111),
-    ev("UNC_M_PRE_COUNT.RD_PCH1", 0x03, 0x10, 0b1111),
-    ev("UNC_M_PRE_COUNT.WR_PCH1", 0x03, 0x20, 0b1111),
-    ev("UNC_M_PRE_COUNT.UFILL_PCH1", 0x03, 0x40, 0b1111),
-    ev("UNC_M_PRE_COUNT.PGT_PCH1", 0x03, 0x80, 0b1111),
-    ev("UNC_M_PRE_COUNT.UFILL", 0x03, 0x44, 0b1111),
-    ev("UNC_M_CAS_COUNT.WR_NONPRE", 0x05, 0xd0, 0b1111),
-    ev("UNC_M_CAS_COUNT.PCH0", 0x05, 0x40, 0b1111),
-    ev("UNC_M_CAS_COUNT.PCH1", 0x05, 0x80, 0b1111),
-    ev("UNC_M_CAS_ISSUED_REQ_LEN.RD_64B", 0x06, 0xc1, 0b1111),
-    ev("UNC_M_CAS_ISSUED_REQ_LEN.RD_UFILL_64B", 0x06, 0xc2, 0b1111),
-    ev("UNC_M_CAS_ISSUED_REQ_LEN.WR_64B", 0x06, 0xc4, 0b1111),
-    ev("UNC_M_CAS_ISSUED_REQ_LEN.RD_32B", 0x06, 0xc8, 0b1111),
-    ev("UNC_M_CAS_ISSUED_REQ_LEN.RD_UFILL_32B", 0x06, 0xd0, 0b1111),
-    ev("UNC_M_CAS_ISSUED_REQ_LEN.WR_32B", 0x06, 0xe0, 0b1111),
-    ev("UNC_M_CAS_ISSUED_REQ_LEN.PCH0", 0x06, 0x40, 0b1111),
-    ev("UNC_M_CAS_ISSUED_REQ_LEN.PCH1", 0x06, 0x80, 0b1111),
-    ev("UNC_M_RDB_NE.PCH0", 0x18, 0x01, 0b1111),
-    ev("UNC_M_RDB_NE.PCH1", 0x18, 0x02, 0b1111),
-    ev("UNC_M_PMM_RPQ_OCCUPANCY.GNT_WAIT_SCH0", 0xe0, 0x10, 0b1111),
-    ev("UNC_M_PMM_RPQ_OCCUPANCY.GNT_WAIT_SCH1", 0xe0, 0x20, 0b1111),
-    ev("UNC_M_SB_STRV_ALLOC.NM_RD", 0xd7, 0x01, 0b1111),
-    ev("UNC_M_SB_STRV_ALLOC.NM_WR", 0xd7, 0x04, 0b1111),
-    ev("UNC_M_SB_STRV_OCC.NM_RD", 0xd8, 0x01, 0b1111),
-    ev("UNC_M_SB_STRV_OCC.FM_RD", 0xd8, 0x02, 0b1111),
-    ev("UNC_M_SB_STRV_OCC.NM_WR", 0xd8, 0x04, 0b1111),
-    ev("UNC_M_SB_STRV_OCC.FM_WR", 0xd8, 0x08, 0b1111),
-    ev("UNC_M_SB_STRV_OCC.FM_TGR", 0xd8, 0x10, 0b1111),
-    ev("UNC_M_SB_CANARY.NM_RD_STARVED", 0xd9, 0x08, 0b1111),
-    ev("UNC_M_SB_CANARY.NM_WR_STARVED", 0xd9, 0x10, 0b1111),
-    ev("UNC_M_SB_CANARY.FM_RD_STARVED", 0xd9, 0x20, 0b1111),
-    ev("UNC_M_SB_CANARY.FM_WR_STARVED", 0xd9, 0x40, 0b1111),
-    ev("UNC_M_SB_CANARY.FM_TGR_WR_STARVED", 0xd9, 0x80, 0b1111),
-    ev("UNC_M_SB_STRV_DEALLOC.NM_RD", 0xde, 0x01, 0b1111),
-    ev("UNC_M_SB_STRV_DEALLOC.FM_RD", 0xde, 0x02, 0b1111),
-    ev("UNC_M_SB_STRV_DEALLOC.NM_WR", 0xde, 0x04, 0b1111),
-    ev("UNC_M_SB_STRV_DEALLOC.FM_WR", 0xde, 0x08, 0b1111),
-    ev("UNC_M_SB_STRV_DEALLOC.FM_TGR", 0xde, 0x10, 0b1111),
-    ev("UNC_M_SB_PREF_OCCUPANCY.DDR", 0xdb, 0x02, 0b1111),
-    ev("UNC_M_SB_STRV_ALLOC.FM_RD", 0xd7, 0x02, 0b1111),
-    ev("UNC_M_SB_STRV_ALLOC.FM_WR", 0xd7, 0x08, 0b1111),
-    ev("UNC_M_SB_STRV_ALLOC.FM_TGR", 0xd7, 0x10, 0b1111),
-    ev("UNC_M_WPQ_READ_HIT", 0x23, 0x00, 0b1111),
-    ev("UNC_M_WPQ_WRITE_HIT", 0x24, 0x00, 0b1111),
-    ev("UNC_M_SB_PREF_OCCUPANCY.PMM", 0xdb, 0x04, 0b1111),
-    ev("UNC_M_DRAM_REFRESH.HIGH_ALL", 0x45, 0x24, 0b1111),
-    ev("UNC_M_DRAM_REFRESH.PANIC_ALL", 0x45, 0x12, 0b1111),
-    ev("UNC_M_DRAM_REFRESH.HIGH_PCH0", 0x45, 0x04, 0b1111),
-    ev("UNC_M_DRAM_REFRESH.HIGH_PCH1", 0x45, 0x20, 0b1111),
-    ev("UNC_M_DRAM_REFRESH.PANIC_PCH0", 0x45, 0x02, 0b1111),
-    ev("UNC_M_DRAM_REFRESH.PANIC_PCH1", 0x45, 0x10, 0b1111),
-];
+event_table! {
+    /// The experimental events, numbered after `EVENT_ROWS`: from the vendor's experimental
+    /// lists, whose counts it has not validated; built with the `experimental-events` feature.
+    EXPERIMENTAL_ROWS, ExperimentalRowNumber, EVENT_ROWS.len(), " (experimental)", 0b1111, 0b0;
+    CAS_COUNT_RD_REG = ev("UNC_M_CAS_COUNT.RD_REG", 0x05, 0xc1),
+    CAS_COUNT_RD_UNDERFILL = ev("UNC_M_CAS_COUNT.RD_UNDERFILL", 0x05, 0xc4),
+    CAS_COUNT_RD_PRE_REG = ev("UNC_M_CAS_COUNT.RD_PRE_REG", 0x05, 0xc2),
+    CAS_COUNT_RD_PRE_UNDERFILL = ev("UNC_M_CAS_COUNT.RD_PRE_UNDERFILL", 0x05, 0xc8),
+    CAS_COUNT_WR_PRE = ev("UNC_M_CAS_COUNT.WR_PRE", 0x05, 0xe0),
+    ECC_CORRECTABLE_ERRORS = ev("UNC_M_ECC_CORRECTABLE_ERRORS", 0x09, 0x00),
+    RDB_INSERTS = ev("UNC_M_RDB_INSERTS", 0x17, 0x03),
+    RDB_NOT_EMPTY = ev("UNC_M_RDB_NOT_EMPTY", 0x18, 0x03),
+    RDB_FULL = ev("UNC_M_RDB_FULL", 0x19, 0x00),
+    RDB_OCCUPANCY = ev("UNC_M_RDB_OCCUPANCY", 0x1a, 0x00),
+    POWER_SELF_REFRESH = ev("UNC_M_POWER_SELF_REFRESH", 0x43, 0x00),
+    DRAM_PRE_ALL = ev("UNC_M_DRAM_PRE_ALL", 0x44, 0x03),
+    DRAM_REFRESH_PANIC = ev("UNC_M_DRAM_REFRESH.PANIC", 0x45, 0x12),
+    DRAM_REFRESH_HIGH = ev("UNC_M_DRAM_REFRESH.HIGH", 0x45, 0x24),
+    POWER_THROTTLE_CYCLES_SLOT0 = ev("UNC_M_POWER_THROTTLE_CYCLES.SLOT0", 0x46, 0x01),
+    POWER_THROTTLE_CYCLES_SLOT1 = ev("UNC_M_POWER_THROTTLE_CYCLES.SLOT1", 0x46, 0x02),
+    POWER_CKE_CYCLES_LOW_0 = ev("UNC_M_POWER_CKE_CYCLES.LOW_0", 0x47, 0x01),
+    POWER_CKE_CYCLES_LOW_1 = ev("UNC_M_POWER_CKE_CYCLES.LOW_1", 0x47, 0x02),
+    POWER_CKE_CYCLES_LOW_2 = ev("UNC_M_POWER_CKE_CYCLES.LOW_2", 0x47, 0x04),
+    POWER_CKE_CYCLES_LOW_3 = ev("UNC_M_POWER_CKE_CYCLES.LOW_3", 0x47, 0x08),
+    POWER_CHANNEL_PPD = ev("UNC_M_POWER_CHANNEL_PPD", 0x85, 0x00),
+    POWER_CRIT_THROTTLE_CYCLES_SLOT0 = ev("UNC_M_POWER_CRIT_THROTTLE_CYCLES.SLOT0", 0x86, 0x01),
+    POWER_CRIT_THROTTLE_CYCLES_SLOT1 = ev("UNC_M_POWER_CRIT_THROTTLE_CYCLES.SLOT1", 0x86, 0x02),
+    PCLS_RD = ev("UNC_M_PCLS.RD", 0xa0, 0x05),
+    PCLS_WR = ev("UNC_M_PCLS.WR", 0xa0, 0x0a),
+    PCLS_TOTAL = ev("UNC_M_PCLS.TOTAL", 0xa0, 0x0f),
+    SB_CYCLES_NE = ev("UNC_M_SB_CYCLES_NE", 0xd0, 0x00),
+    SB_CYCLES_FULL = ev("UNC_M_SB_CYCLES_FULL", 0xd1, 0x00),
+    SB_ACCESSES_ACCEPTS = ev("UNC_M_SB_ACCESSES.ACCEPTS", 0xd2, 0x05),
+    SB_ACCESSES_REJECTS = ev("UNC_M_SB_ACCESSES.REJECTS", 0xd2, 0x0a),
+    SB_ACCESSES_RD_ACCEPTS = ev("UNC_M_SB_ACCESSES.RD_ACCEPTS", 0xd2, 0x01),
+    SB_ACCESSES_RD_REJECTS = ev("UNC_M_SB_ACCESSES.RD_REJECTS", 0xd2, 0x02),
+    SB_ACCESSES_WR_ACCEPTS = ev("UNC_M_SB_ACCESSES.WR_ACCEPTS", 0xd2, 0x04),
+    SB_ACCESSES_WR_REJECTS = ev("UNC_M_SB_ACCESSES.WR_REJECTS", 0xd2, 0x08),
+    SB_ACCESSES_NM_RD_CMPS = ev("UNC_M_SB_ACCESSES.NM_RD_CMPS", 0xd2, 0x10),
+    SB_ACCESSES_NM_WR_CMPS = ev("UNC_M_SB_ACCESSES.NM_WR_CMPS", 0xd2, 0x20),
+    SB_ACCESSES_FM_RD_CMPS = ev("UNC_M_SB_ACCESSES.FM_RD_CMPS", 0xd2, 0x40),
+    SB_ACCESSES_FM_WR_CMPS = ev("UNC_M_SB_ACCESSES.FM_WR_CMPS", 0xd2, 0x80),
+    SB_REJECT_NM_SET_CNFLT = ev("UNC_M_SB_REJECT.NM_SET_CNFLT", 0xd4, 0x01),
+    SB_REJECT_FM_ADDR_CNFLT = ev("UNC_M_SB_REJECT.FM_ADDR_CNFLT", 0xd4, 0x02),
+    SB_REJECT_PATROL_SET_CNFLT = ev("UNC_M_SB_REJECT.PATROL_SET_CNFLT", 0xd4, 0x04),
+    SB_REJECT_CANARY = ev("UNC_M_SB_REJECT.CANARY", 0xd4, 0x08),
+    SB_REJECT_DDR_EARLY_CMP = ev("UNC_M_SB_REJECT.DDR_EARLY_CMP", 0xd4, 0x20),
+    SB_OCCUPANCY_RDS = ev("UNC_M_SB_OCCUPANCY.RDS", 0xd5, 0x01),
+    SB_OCCUPANCY_BLOCK_RDS = ev("UNC_M_SB_OCCUPANCY.BLOCK_RDS", 0xd5, 0x20),
+    SB_OCCUPANCY_BLOCK_WRS = ev("UNC_M_SB_OCCUPANCY.BLOCK_WRS", 0xd5, 0x40),
+    SB_INSERTS_RDS = ev("UNC_M_SB_INSERTS.RDS", 0xd6, 0x01),
+    SB_INSERTS_WRS = ev("UNC_M_SB_INSERTS.WRS", 0xd6, 0x02),
+    SB_INSERTS_BLOCK_RDS = ev("UNC_M_SB_INSERTS.BLOCK_RDS", 0xd6, 0x10),
+    SB_INSERTS_BLOCK_WRS = ev("UNC_M_SB_INSERTS.BLOCK_WRS", 0xd6, 0x20),
+    SB_CANARY_ALLOC = ev("UNC_M_SB_CANARY.ALLOC", 0xd9, 0x01),
+    SB_CANARY_DEALLOC = ev("UNC_M_SB_CANARY.DEALLOC", 0xd9, 0x02),
+    SB_CANARY_VLD = ev("UNC_M_SB_CANARY.VLD", 0xd9, 0x04),
+    SB_PREF_INSERTS_ALL = ev("UNC_M_SB_PREF_INSERTS.ALL", 0xda, 0x01),
+    SB_PREF_OCCUPANCY_ALL = ev("UNC_M_SB_PREF_OCCUPANCY.ALL", 0xdb, 0x01),
+    SB_TAGGED_NEW = ev("UNC_M_SB_TAGGED.NEW", 0xdd, 0x01),
+    SB_TAGGED_RD_HIT = ev("UNC_M_SB_TAGGED.RD_HIT", 0xdd, 0x02),
+    SB_TAGGED_RD_MISS = ev("UNC_M_SB_TAGGED.RD_MISS", 0xdd, 0x04),
+    SB_TAGGED_DDR4_CMP = ev("UNC_M_SB_TAGGED.DDR4_CMP", 0xdd, 0x08),
+    SB_TAGGED_OCC = ev("UNC_M_SB_TAGGED.OCC", 0xdd, 0x80),
+    SB_PREF_INSERTS_DDR = ev("UNC_M_SB_PREF_INSERTS.DDR", 0xda, 0x02),
+    SB_PREF_INSERTS_PMM = ev("UNC_M_SB_PREF_INSERTS.PMM", 0xda, 0x04),
+    SB_TAGGED_PMM0_CMP = ev("UNC_M_SB_TAGGED.PMM0_CMP", 0xdd, 0x10),
+    SB_TAGGED_PMM1_CMP = ev("UNC_M_SB_TAGGED.PMM1_CMP", 0xdd, 0x20),
+    SB_TAGGED_PMM2_CMP = ev("UNC_M_SB_TAGGED.PMM2_CMP", 0xdd, 0x40),
+    SB_OCCUPANCY_PMM_RDS = ev("UNC_M_SB_OCCUPANCY.PMM_RDS", 0xd5, 0x04),
+    SB_OCCUPANCY_PMM_WRS = ev("UNC_M_SB_OCCUPANCY.PMM_WRS", 0xd5, 0x08),
+    SB_INSERTS_PMM_RDS = ev("UNC_M_SB_INSERTS.PMM_RDS", 0xd6, 0x04),
+    SB_INSERTS_PMM_WRS = ev("UNC_M_SB_INSERTS.PMM_WRS", 0xd6, 0x08),
+    RDB_NE = ev("UNC_M_RDB_NE", 0x18, 0x03),
+    PMM_RPQ_OCCUPANCY_NO_GNT_SCH0 = ev("UNC_M_PMM_RPQ_OCCUPANCY.NO_GNT_SCH0", 0xe0, 0x04),
+    PMM_RPQ_OCCUPANCY_NO_GNT_SCH1 = ev("UNC_M_PMM_RPQ_OCCUPANCY.NO_GNT_SCH1", 0xe0, 0x08),
+    PMM_WPQ_OCCUPANCY_CAS = ev("UNC_M_PMM_WPQ_OCCUPANCY.CAS", 0xe4, 0x0c),
+    PMM_WPQ_OCCUPANCY_PWR = ev("UNC_M_PMM_WPQ_OCCUPANCY.PWR", 0xe4, 0x30),
+    PMM_WPQ_CYCLES_NE = ev("UNC_M_PMM_WPQ_CYCLES_NE", 0xe5, 0x00),
+    PRE_COUNT_RD_PCH0 = ev("UNC_M_PRE_COUNT.RD_PCH0", 0x03, 0x01),
+    PRE_COUNT_WR_PCH0 = ev("UNC_M_PRE_COUNT.WR_PCH0", 0x03, 0x02),
+    PRE_COUNT_UFILL_PCH0 = ev("UNC_M_PRE_COUNT.UFILL_PCH0", 0x03, 0x04),
+    PRE_COUNT_PGT_PCH0 = ev("UNC_M_PRE_COUNT.PGT_PCH0", 0x03, 0x08),
+    PRE_COUNT_RD_PCH1 = ev("UNC_M_PRE_COUNT.RD_PCH1", 0x03, 0x10),
+    PRE_COUNT_WR_PCH1 = ev("UNC_M_PRE_COUNT.WR_PCH1", 0x03, 0x20),
+    PRE_COUNT_UFILL_PCH1 = ev("UNC_M_PRE_COUNT.UFILL_PCH1", 0x03, 0x40),
+    PRE_COUNT_PGT_PCH1 = ev("UNC_M_PRE_COUNT.PGT_PCH1", 0x03, 0x80),
+    PRE_COUNT_UFILL = ev("UNC_M_PRE_COUNT.UFILL", 0x03, 0x44),
+    CAS_COUNT_WR_NONPRE = ev("UNC_M_CAS_COUNT.WR_NONPRE", 0x05, 0xd0),
+    CAS_COUNT_PCH0 = ev("UNC_M_CAS_COUNT.PCH0", 0x05, 0x40),
+    CAS_COUNT_PCH1 = ev("UNC_M_CAS_COUNT.PCH1", 0x05, 0x80),
+    CAS_ISSUED_REQ_LEN_RD_64B = ev("UNC_M_CAS_ISSUED_REQ_LEN.RD_64B", 0x06, 0xc1),
+    CAS_ISSUED_REQ_LEN_RD_UFILL_64B = ev("UNC_M_CAS_ISSUED_REQ_LEN.RD_UFILL_64B", 0x06, 0xc2),
+    CAS_ISSUED_REQ_LEN_WR_64B = ev("UNC_M_CAS_ISSUED_REQ_LEN.WR_64B", 0x06, 0xc4),
+    CAS_ISSUED_REQ_LEN_RD_32B = ev("UNC_M_CAS_ISSUED_REQ_LEN.RD_32B", 0x06, 0xc8),
+    CAS_ISSUED_REQ_LEN_RD_UFILL_32B = ev("UNC_M_CAS_ISSUED_REQ_LEN.RD_UFILL_32B", 0x06, 0xd0),
+    CAS_ISSUED_REQ_LEN_WR_32B = ev("UNC_M_CAS_ISSUED_REQ_LEN.WR_32B", 0x06, 0xe0),
+    CAS_ISSUED_REQ_LEN_PCH0 = ev("UNC_M_CAS_ISSUED_REQ_LEN.PCH0", 0x06, 0x40),
+    CAS_ISSUED_REQ_LEN_PCH1 = ev("UNC_M_CAS_ISSUED_REQ_LEN.PCH1", 0x06, 0x80),
+    RDB_NE_PCH0 = ev("UNC_M_RDB_NE.PCH0", 0x18, 0x01),
+    RDB_NE_PCH1 = ev("UNC_M_RDB_NE.PCH1", 0x18, 0x02),
+    PMM_RPQ_OCCUPANCY_GNT_WAIT_SCH0 = ev("UNC_M_PMM_RPQ_OCCUPANCY.GNT_WAIT_SCH0", 0xe0, 0x10),
+    PMM_RPQ_OCCUPANCY_GNT_WAIT_SCH1 = ev("UNC_M_PMM_RPQ_OCCUPANCY.GNT_WAIT_SCH1", 0xe0, 0x20),
+    SB_STRV_ALLOC_NM_RD = ev("UNC_M_SB_STRV_ALLOC.NM_RD", 0xd7, 0x01),
+    SB_STRV_ALLOC_NM_WR = ev("UNC_M_SB_STRV_ALLOC.NM_WR", 0xd7, 0x04),
+    SB_STRV_OCC_NM_RD = ev("UNC_M_SB_STRV_OCC.NM_RD", 0xd8, 0x01),
+    SB_STRV_OCC_FM_RD = ev("UNC_M_SB_STRV_OCC.FM_RD", 0xd8, 0x02),
+    SB_STRV_OCC_NM_WR = ev("UNC_M_SB_STRV_OCC.NM_WR", 0xd8, 0x04),
+    SB_STRV_OCC_FM_WR = ev("UNC_M_SB_STRV_OCC.FM_WR", 0xd8, 0x08),
+    SB_STRV_OCC_FM_TGR = ev("UNC_M_SB_STRV_OCC.FM_TGR", 0xd8, 0x10),
+    SB_CANARY_NM_RD_STARVED = ev("UNC_M_SB_CANARY.NM_RD_STARVED", 0xd9, 0x08),
+    SB_CANARY_NM_WR_STARVED = ev("UNC_M_SB_CANARY.NM_WR_STARVED", 0xd9, 0x10),
+    SB_CANARY_FM_RD_STARVED = ev("UNC_M_SB_CANARY.FM_RD_STARVED", 0xd9, 0x20),
+    SB_CANARY_FM_WR_STARVED = ev("UNC_M_SB_CANARY.FM_WR_STARVED", 0xd9, 0x40),
+    SB_CANARY_FM_TGR_WR_STARVED = ev("UNC_M_SB_CANARY.FM_TGR_WR_STARVED", 0xd9, 0x80),
+    SB_STRV_DEALLOC_NM_RD = ev("UNC_M_SB_STRV_DEALLOC.NM_RD", 0xde, 0x01),
+    SB_STRV_DEALLOC_FM_RD = ev("UNC_M_SB_STRV_DEALLOC.FM_RD", 0xde, 0x02),
+    SB_STRV_DEALLOC_NM_WR = ev("UNC_M_SB_STRV_DEALLOC.NM_WR", 0xde, 0x04),
+    SB_STRV_DEALLOC_FM_WR = ev("UNC_M_SB_STRV_DEALLOC.FM_WR", 0xde, 0x08),
+    SB_STRV_DEALLOC_FM_TGR = ev("UNC_M_SB_STRV_DEALLOC.FM_TGR", 0xde, 0x10),
+    SB_PREF_OCCUPANCY_DDR = ev("UNC_M_SB_PREF_OCCUPANCY.DDR", 0xdb, 0x02),
+    SB_STRV_ALLOC_FM_RD = ev("UNC_M_SB_STRV_ALLOC.FM_RD", 0xd7, 0x02),
+    SB_STRV_ALLOC_FM_WR = ev("UNC_M_SB_STRV_ALLOC.FM_WR", 0xd7, 0x08),
+    SB_STRV_ALLOC_FM_TGR = ev("UNC_M_SB_STRV_ALLOC.FM_TGR", 0xd7, 0x10),
+    WPQ_READ_HIT = ev("UNC_M_WPQ_READ_HIT", 0x23, 0x00),
+    WPQ_WRITE_HIT = ev("UNC_M_WPQ_WRITE_HIT", 0x24, 0x00),
+    SB_PREF_OCCUPANCY_PMM = ev("UNC_M_SB_PREF_OCCUPANCY.PMM", 0xdb, 0x04),
+    DRAM_REFRESH_HIGH_ALL = ev("UNC_M_DRAM_REFRESH.HIGH_ALL", 0x45, 0x24),
+    DRAM_REFRESH_PANIC_ALL = ev("UNC_M_DRAM_REFRESH.PANIC_ALL", 0x45, 0x12),
+    DRAM_REFRESH_HIGH_PCH0 = ev("UNC_M_DRAM_REFRESH.HIGH_PCH0", 0x45, 0x04),
+    DRAM_REFRESH_HIGH_PCH1 = ev("UNC_M_DRAM_REFRESH.HIGH_PCH1", 0x45, 0x20),
+    DRAM_REFRESH_PANIC_PCH0 = ev("UNC_M_DRAM_REFRESH.PANIC_PCH0", 0x45, 0x02),
+    DRAM_REFRESH_PANIC_PCH1 = ev("UNC_M_DRAM_REFRESH.PANIC_PCH1", 0x45, 0x10),
+}
 #[cfg(not(feature = "experimental-events"))]
 const EXPERIMENTAL_ROWS: &[EventRow] = &[];
 /// The rows built.

@@ -75,8 +75,7 @@ impl Layout for ImcFreeDclkLayout {
     const INFO: &'static RegisterInfo = &IMC_FREE_DCLK_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 48, 63, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 48, 63, Access::Rv),
         FieldInfo { name: "event_count", ident: "event_count", lsb: 0, msb: 47, access: Access::RoV, role: Some(Role::Count),
             description: "DRAM clock cycles since reset; wraps at 48 bits and keeps counting.", ..FieldInfo::EMPTY },
     ];
@@ -145,8 +144,7 @@ impl Layout for ImcFreePqCyclesLayout {
     const INFO: &'static RegisterInfo = &IMC_FREE_PQ_CYCLES_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 48, 63, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 48, 63, Access::Rv),
         FieldInfo { name: "event_count", ident: "event_count", lsb: 0, msb: 47, access: Access::RoV, role: Some(Role::Count),
             description: "Cycles since reset in which the queue was not empty; wraps at 48 bits and keeps counting.", ..FieldInfo::EMPTY },
     ];

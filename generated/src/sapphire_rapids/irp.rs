@@ -61,14 +61,12 @@ impl Layout for IrpBoxCtlLayout {
     const INFO: &'static RegisterInfo = &IRP_BOX_CTL_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 10, 31, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 10, 31, Access::Rv),
         FieldInfo { name: "rst_ctrs", ident: "rst_ctrs", lsb: 9, msb: 9, access: Access::Wo, role: Some(Role::ResetCounters),
             description: "Reset counters: writing 1 clears every data counter of the box.", ..FieldInfo::EMPTY },
         FieldInfo { name: "rst_ctrl", ident: "rst_ctrl", lsb: 8, msb: 8, access: Access::Wo, role: Some(Role::ResetControls),
             description: "Reset controls: writing 1 clears every counter control register of the box.", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 1, 7, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 1, 7, Access::Rv),
         FieldInfo { name: "frz", ident: "frz", lsb: 0, msb: 0, access: Access::Rw, role: Some(Role::Freeze),
             description: "Freeze: while 1 the box's counters hold their values.", ..FieldInfo::EMPTY },
     ];
@@ -192,8 +190,7 @@ impl Layout for IrpCtlLayout {
     const INFO: &'static RegisterInfo = &IRP_CTL_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 56, 63, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 56, 63, Access::Rv),
         FieldInfo { name: "umask_ext", ident: "umask_ext", lsb: 32, msb: 55, access: Access::Rw, role: Some(Role::UmaskExt),
             description: "Unit mask extension: further sub-event selection bits (Intel's UMaskExt); perf's umask format carries it in config bits 32-55.", ..FieldInfo::EMPTY },
         FieldInfo { name: "thresh", ident: "thresh", lsb: 24, msb: 31, access: Access::Rw, role: Some(Role::Threshold),
@@ -202,12 +199,10 @@ impl Layout for IrpCtlLayout {
             description: "Sense of the threshold comparison; with edge_det, counts falling instead of rising edges.", ..FieldInfo::EMPTY },
         FieldInfo { name: "en", ident: "en", lsb: 22, msb: 22, access: Access::Rw, role: Some(Role::Enable),
             description: "Enables this counter: it counts while this bit is 1 and the box is not frozen.", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 19, 21, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 19, 21, Access::Rv),
         FieldInfo { name: "edge_det", ident: "edge_det", lsb: 18, msb: 18, access: Access::Rw, role: Some(Role::Edge),
             description: "Edge detect: count 0-to-1 transitions of the thresholded event instead of active cycles.", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 16, 17, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 16, 17, Access::Rv),
         FieldInfo { name: "umask", ident: "umask", lsb: 8, msb: 15, access: Access::Rw, role: Some(Role::Umask),
             description: "Unit mask: which sub-events of the selected event are counted.", ..FieldInfo::EMPTY },
         FieldInfo { name: "ev_sel", ident: "ev_sel", lsb: 0, msb: 7, access: Access::Rw, role: Some(Role::Event),
@@ -333,8 +328,7 @@ impl Layout for IrpCtrLayout {
     const INFO: &'static RegisterInfo = &IRP_CTR_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 48, 63, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 48, 63, Access::Rv),
         FieldInfo { name: "event_count", ident: "event_count", lsb: 0, msb: 47, access: Access::RwV, role: Some(Role::Count),
             description: "The accumulated 48-bit count of the event selected by the paired control register; wraps on overflow and keeps counting.", ..FieldInfo::EMPTY },
     ];
@@ -389,7 +383,7 @@ static IRP_CTR_INFO: RegisterInfo = RegisterInfo {
 mod unit_events {
 use super::*;
 #[allow(unused_imports)]
-use crate::core_events::{ev, EventRow};
+use crate::core_events::{event_table, EventRow};
 #[cfg(feature = "metadata")]
 use crate::core_events::{event_info_refs, event_infos};
 
@@ -410,24 +404,6 @@ pub struct Event {
 }
 
 impl Event {
-    /// `UNC_I_CLOCKTICKS`.
-    pub const CLOCKTICKS: Event = Event::row(0);
-    /// `UNC_I_FAF_TRANSACTIONS`.
-    pub const FAF_TRANSACTIONS: Event = Event::row(1);
-    /// `UNC_I_FAF_FULL`.
-    pub const FAF_FULL: Event = Event::row(2);
-    /// `UNC_I_FAF_INSERTS`.
-    pub const FAF_INSERTS: Event = Event::row(3);
-    /// `UNC_I_FAF_OCCUPANCY`.
-    pub const FAF_OCCUPANCY: Event = Event::row(4);
-    /// `UNC_I_MISC1.LOST_FWD`.
-    pub const MISC1_LOST_FWD: Event = Event::row(5);
-    /// `UNC_I_IRP_ALL.INBOUND_INSERTS`.
-    pub const IRP_ALL_INBOUND_INSERTS: Event = Event::row(6);
-    /// `UNC_I_SNOOP_RESP.ALL_HIT_M`.
-    pub const SNOOP_RESP_ALL_HIT_M: Event = Event::row(7);
-    /// `UNC_I_TRANSACTIONS.WR_PREF`.
-    pub const TRANSACTIONS_WR_PREF: Event = Event::row(8);
 
     /// Every event of the unit.
     pub const ALL: &'static [Event] = &{
@@ -462,102 +438,6 @@ impl Event {
     }
 }
 
-/// The experimental events: from the vendor's experimental lists, whose counts it has
-/// not validated; built with the `experimental-events` feature.
-#[cfg(feature = "experimental-events")]
-impl Event {
-    /// `UNC_I_MISC1.SLOW_I` (experimental).
-    pub const MISC1_SLOW_I: Event = Event::row(9);
-    /// `UNC_I_MISC1.SLOW_S` (experimental).
-    pub const MISC1_SLOW_S: Event = Event::row(10);
-    /// `UNC_I_MISC1.SLOW_E` (experimental).
-    pub const MISC1_SLOW_E: Event = Event::row(11);
-    /// `UNC_I_MISC1.SLOW_M` (experimental).
-    pub const MISC1_SLOW_M: Event = Event::row(12);
-    /// `UNC_I_MISC1.SEC_RCVD_INVLD` (experimental).
-    pub const MISC1_SEC_RCVD_INVLD: Event = Event::row(13);
-    /// `UNC_I_MISC1.SEC_RCVD_VLD` (experimental).
-    pub const MISC1_SEC_RCVD_VLD: Event = Event::row(14);
-    /// `UNC_I_IRP_ALL.OUTBOUND_INSERTS` (experimental).
-    pub const IRP_ALL_OUTBOUND_INSERTS: Event = Event::row(15);
-    /// `UNC_I_IRP_ALL.EVICTS` (experimental).
-    pub const IRP_ALL_EVICTS: Event = Event::row(16);
-    /// `UNC_I_CACHE_TOTAL_OCCUPANCY.MEM` (experimental).
-    pub const CACHE_TOTAL_OCCUPANCY_MEM: Event = Event::row(17);
-    /// `UNC_I_MISC0.2ND_ATOMIC_INSERT` (experimental).
-    pub const MISC0_2ND_ATOMIC_INSERT: Event = Event::row(18);
-    /// `UNC_I_MISC0.2ND_RD_INSERT` (experimental).
-    pub const MISC0_2ND_RD_INSERT: Event = Event::row(19);
-    /// `UNC_I_MISC0.2ND_WR_INSERT` (experimental).
-    pub const MISC0_2ND_WR_INSERT: Event = Event::row(20);
-    /// `UNC_I_MISC0.FAST_REJ` (experimental).
-    pub const MISC0_FAST_REJ: Event = Event::row(21);
-    /// `UNC_I_MISC0.FAST_REQ` (experimental).
-    pub const MISC0_FAST_REQ: Event = Event::row(22);
-    /// `UNC_I_MISC0.FAST_XFER` (experimental).
-    pub const MISC0_FAST_XFER: Event = Event::row(23);
-    /// `UNC_I_MISC0.PF_ACK_HINT` (experimental).
-    pub const MISC0_PF_ACK_HINT: Event = Event::row(24);
-    /// `UNC_I_MISC0.SLOWPATH_FWPF_NO_PRF` (experimental).
-    pub const MISC0_SLOWPATH_FWPF_NO_PRF: Event = Event::row(25);
-    /// `UNC_I_SNOOP_RESP.ALL_HIT` (experimental).
-    pub const SNOOP_RESP_ALL_HIT: Event = Event::row(26);
-    /// `UNC_I_SNOOP_RESP.ALL_HIT_ES` (experimental).
-    pub const SNOOP_RESP_ALL_HIT_ES: Event = Event::row(27);
-    /// `UNC_I_SNOOP_RESP.ALL_HIT_I` (experimental).
-    pub const SNOOP_RESP_ALL_HIT_I: Event = Event::row(28);
-    /// `UNC_I_SNOOP_RESP.ALL_MISS` (experimental).
-    pub const SNOOP_RESP_ALL_MISS: Event = Event::row(29);
-    /// `UNC_I_SNOOP_RESP.HIT_ES` (experimental).
-    pub const SNOOP_RESP_HIT_ES: Event = Event::row(30);
-    /// `UNC_I_SNOOP_RESP.HIT_I` (experimental).
-    pub const SNOOP_RESP_HIT_I: Event = Event::row(31);
-    /// `UNC_I_SNOOP_RESP.HIT_M` (experimental).
-    pub const SNOOP_RESP_HIT_M: Event = Event::row(32);
-    /// `UNC_I_SNOOP_RESP.MISS` (experimental).
-    pub const SNOOP_RESP_MISS: Event = Event::row(33);
-    /// `UNC_I_SNOOP_RESP.SNPCODE` (experimental).
-    pub const SNOOP_RESP_SNPCODE: Event = Event::row(34);
-    /// `UNC_I_SNOOP_RESP.SNPDATA` (experimental).
-    pub const SNOOP_RESP_SNPDATA: Event = Event::row(35);
-    /// `UNC_I_SNOOP_RESP.SNPINV` (experimental).
-    pub const SNOOP_RESP_SNPINV: Event = Event::row(36);
-    /// `UNC_I_TxC_AK_INSERTS` (experimental).
-    pub const TXC_AK_INSERTS: Event = Event::row(37);
-    /// `UNC_I_TxC_BL_DRS_CYCLES_FULL` (experimental).
-    pub const TXC_BL_DRS_CYCLES_FULL: Event = Event::row(38);
-    /// `UNC_I_TxC_BL_DRS_INSERTS` (experimental).
-    pub const TXC_BL_DRS_INSERTS: Event = Event::row(39);
-    /// `UNC_I_TxC_BL_DRS_OCCUPANCY` (experimental).
-    pub const TXC_BL_DRS_OCCUPANCY: Event = Event::row(40);
-    /// `UNC_I_TxC_BL_NCB_CYCLES_FULL` (experimental).
-    pub const TXC_BL_NCB_CYCLES_FULL: Event = Event::row(41);
-    /// `UNC_I_TxC_BL_NCB_INSERTS` (experimental).
-    pub const TXC_BL_NCB_INSERTS: Event = Event::row(42);
-    /// `UNC_I_TxC_BL_NCB_OCCUPANCY` (experimental).
-    pub const TXC_BL_NCB_OCCUPANCY: Event = Event::row(43);
-    /// `UNC_I_TxC_BL_NCS_CYCLES_FULL` (experimental).
-    pub const TXC_BL_NCS_CYCLES_FULL: Event = Event::row(44);
-    /// `UNC_I_TxC_BL_NCS_INSERTS` (experimental).
-    pub const TXC_BL_NCS_INSERTS: Event = Event::row(45);
-    /// `UNC_I_TxC_BL_NCS_OCCUPANCY` (experimental).
-    pub const TXC_BL_NCS_OCCUPANCY: Event = Event::row(46);
-    /// `UNC_I_TxR2_AD0_STALL_CREDIT_CYCLES` (experimental).
-    pub const TXR2_AD0_STALL_CREDIT_CYCLES: Event = Event::row(47);
-    /// `UNC_I_TxR2_AD01_STALL_CREDIT_CYCLES` (experimental).
-    pub const TXR2_AD01_STALL_CREDIT_CYCLES: Event = Event::row(48);
-    /// `UNC_I_TxR2_AD1_STALL_CREDIT_CYCLES` (experimental).
-    pub const TXR2_AD1_STALL_CREDIT_CYCLES: Event = Event::row(49);
-    /// `UNC_I_TxR2_BL_STALL_CREDIT_CYCLES` (experimental).
-    pub const TXR2_BL_STALL_CREDIT_CYCLES: Event = Event::row(50);
-    /// `UNC_I_TxS_DATA_INSERTS_NCB` (experimental).
-    pub const TXS_DATA_INSERTS_NCB: Event = Event::row(51);
-    /// `UNC_I_TxS_DATA_INSERTS_NCS` (experimental).
-    pub const TXS_DATA_INSERTS_NCS: Event = Event::row(52);
-    /// `UNC_I_TxS_REQUEST_OCCUPANCY` (experimental).
-    pub const TXS_REQUEST_OCCUPANCY: Event = Event::row(53);
-}
-
 #[cfg(feature = "metadata")]
 impl Event {
     /// The event's facts.
@@ -571,68 +451,73 @@ impl Event {
     }
 }
 
-/// The events, row n for `Event::row(n)`: `ev(name, event select, umask, counters)` (bit n
-/// of counters: counter n may count it) and what else each sets.
-const EVENT_ROWS: &[EventRow] = &[
-    ev("UNC_I_CLOCKTICKS", 0x01, 0x00, 0b11),
-    ev("UNC_I_FAF_TRANSACTIONS", 0x16, 0x00, 0b11),
-    ev("UNC_I_FAF_FULL", 0x17, 0x00, 0b11),
-    ev("UNC_I_FAF_INSERTS", 0x18, 0x00, 0b11),
-    ev("UNC_I_FAF_OCCUPANCY", 0x19, 0x00, 0b11),
-    ev("UNC_I_MISC1.LOST_FWD", 0x1f, 0x10, 0b11),
-    ev("UNC_I_IRP_ALL.INBOUND_INSERTS", 0x20, 0x01, 0b11),
-    ev("UNC_I_SNOOP_RESP.ALL_HIT_M", 0x12, 0x78, 0b11),
-    ev("UNC_I_TRANSACTIONS.WR_PREF", 0x11, 0x08, 0b11),
-];
-/// The experimental events, numbered after `EVENT_ROWS`.
+event_table! {
+    /// The events, row n for `Event::row(n)`: `ev(name, event select, umask)` and what else each
+    /// sets. The counters that may count them (bit n: counter n) and those without
+    /// Hyper-Threading are the table's, the two numbers before the rows, unless a row
+    /// gives its own (`.on(..)`, `.ht_off(..)`).
+    EVENT_ROWS, EventRowNumber, 0, "", 0b11, 0b0;
+    CLOCKTICKS = ev("UNC_I_CLOCKTICKS", 0x01, 0x00),
+    FAF_TRANSACTIONS = ev("UNC_I_FAF_TRANSACTIONS", 0x16, 0x00),
+    FAF_FULL = ev("UNC_I_FAF_FULL", 0x17, 0x00),
+    FAF_INSERTS = ev("UNC_I_FAF_INSERTS", 0x18, 0x00),
+    FAF_OCCUPANCY = ev("UNC_I_FAF_OCCUPANCY", 0x19, 0x00),
+    MISC1_LOST_FWD = ev("UNC_I_MISC1.LOST_FWD", 0x1f, 0x10),
+    IRP_ALL_INBOUND_INSERTS = ev("UNC_I_IRP_ALL.INBOUND_INSERTS", 0x20, 0x01),
+    SNOOP_RESP_ALL_HIT_M = ev("UNC_I_SNOOP_RESP.ALL_HIT_M", 0x12, 0x78),
+    TRANSACTIONS_WR_PREF = ev("UNC_I_TRANSACTIONS.WR_PREF", 0x11, 0x08),
+}
 #[cfg(feature = "experimental-events")]
-const EXPERIMENTAL_ROWS: &[EventRow] = &[
-    ev("UNC_I_MISC1.SLOW_I", 0x1f, 0x01, 0b11),
-    ev("UNC_I_MISC1.SLOW_S", 0x1f, 0x02, 0b11),
-    ev("UNC_I_MISC1.SLOW_E", 0x1f, 0x04, 0b11),
-    ev("UNC_I_MISC1.SLOW_M", 0x1f, 0x08, 0b11),
-    ev("UNC_I_MISC1.SEC_RCVD_INVLD", 0x1f, 0x20, 0b11),
-    ev("UNC_I_MISC1.SEC_RCVD_VLD", 0x1f, 0x40, 0b11),
-    ev("UNC_I_IRP_ALL.OUTBOUND_INSERTS", 0x20, 0x02, 0b11),
-    ev("UNC_I_IRP_ALL.EVICTS", 0x20, 0x04, 0b11),
-    ev("UNC_I_CACHE_TOTAL_OCCUPANCY.MEM", 0x0f, 0x04, 0b11),
-    ev("UNC_I_MISC0.2ND_ATOMIC_INSERT", 0x1e, 0x10, 0b11),
-    ev("UNC_I_MISC0.2ND_RD_INSERT", 0x1e, 0x04, 0b11),
-    ev("UNC_I_MISC0.2ND_WR_INSERT", 0x1e, 0x08, 0b11),
-    ev("UNC_I_MISC0.FAST_REJ", 0x1e, 0x02, 0b11),
-    ev("UNC_I_MISC0.FAST_REQ", 0x1e, 0x01, 0b11),
-    ev("UNC_I_MISC0.FAST_XFER", 0x1e, 0x20, 0b11),
-    ev("UNC_I_MISC0.PF_ACK_HINT", 0x1e, 0x40, 0b11),
-    ev("UNC_I_MISC0.SLOWPATH_FWPF_NO_PRF", 0x1e, 0x80, 0b11),
-    ev("UNC_I_SNOOP_RESP.ALL_HIT", 0x12, 0x7e, 0b11),
-    ev("UNC_I_SNOOP_RESP.ALL_HIT_ES", 0x12, 0x74, 0b11),
-    ev("UNC_I_SNOOP_RESP.ALL_HIT_I", 0x12, 0x72, 0b11),
-    ev("UNC_I_SNOOP_RESP.ALL_MISS", 0x12, 0x71, 0b11),
-    ev("UNC_I_SNOOP_RESP.HIT_ES", 0x12, 0x04, 0b11),
-    ev("UNC_I_SNOOP_RESP.HIT_I", 0x12, 0x02, 0b11),
-    ev("UNC_I_SNOOP_RESP.HIT_M", 0x12, 0x08, 0b11),
-    ev("UNC_I_SNOOP_RESP.MISS", 0x12, 0x01, 0b11),
-    ev("UNC_I_SNOOP_RESP.SNPCODE", 0x12, 0x10, 0b11),
-    ev("UNC_I_SNOOP_RESP.SNPDATA", 0x12, 0x20, 0b11),
-    ev("UNC_I_SNOOP_RESP.SNPINV", 0x12, 0x40, 0b11),
-    ev("UNC_I_TxC_AK_INSERTS", 0x0b, 0x00, 0b11),
-    ev("UNC_I_TxC_BL_DRS_CYCLES_FULL", 0x05, 0x00, 0b11),
-    ev("UNC_I_TxC_BL_DRS_INSERTS", 0x02, 0x00, 0b11),
-    ev("UNC_I_TxC_BL_DRS_OCCUPANCY", 0x08, 0x00, 0b11),
-    ev("UNC_I_TxC_BL_NCB_CYCLES_FULL", 0x06, 0x00, 0b11),
-    ev("UNC_I_TxC_BL_NCB_INSERTS", 0x03, 0x00, 0b11),
-    ev("UNC_I_TxC_BL_NCB_OCCUPANCY", 0x09, 0x00, 0b11),
-    ev("UNC_I_TxC_BL_NCS_CYCLES_FULL", 0x07, 0x00, 0b11),
-    ev("UNC_I_TxC_BL_NCS_INSERTS", 0x04, 0x00, 0b11),
-    ev("UNC_I_TxC_BL_NCS_OCCUPANCY", 0x0a, 0x00, 0b11),
-    ev("UNC_I_TxR2_AD0_STALL_CREDIT_CYCLES", 0x1a, 0x00, 0b11),
-    ev("UNC_I_TxR2_AD01_STALL_CREDIT_CYCLES", 0x1c, 0x00, 0b11),
-    ev("UNC_I_TxR2_AD1_STALL_CREDIT_CYCLES", 0x1b, 0x00, 0b11),
-    ev("UNC_I_TxR2_BL_STALL_CREDIT_CYCLES", 0x1d, 0x00, 0b11),
-    ev("UNC_I_TxS_DATA_INSERTS_NCB", 0x0d, 0x00, 0b11),
-    ev("UNC_I_TxS_DATA_INSERTS_NCS", 0x0e, 0x00, 0b11),
-    ev("UNC_I_TxS_REQUEST_OCCUPANCY", 0x0c, 0x00, 0b11),
-];
+event_table! {
+    /// The experimental events, numbered after `EVENT_ROWS`: from the vendor's experimental
+    /// lists, whose counts it has not validated; built with the `experimental-events` feature.
+    EXPERIMENTAL_ROWS, ExperimentalRowNumber, EVENT_ROWS.len(), " (experimental)", 0b11, 0b0;
+    MISC1_SLOW_I = ev("UNC_I_MISC1.SLOW_I", 0x1f, 0x01),
+    MISC1_SLOW_S = ev("UNC_I_MISC1.SLOW_S", 0x1f, 0x02),
+    MISC1_SLOW_E = ev("UNC_I_MISC1.SLOW_E", 0x1f, 0x04),
+    MISC1_SLOW_M = ev("UNC_I_MISC1.SLOW_M", 0x1f, 0x08),
+    MISC1_SEC_RCVD_INVLD = ev("UNC_I_MISC1.SEC_RCVD_INVLD", 0x1f, 0x20),
+    MISC1_SEC_RCVD_VLD = ev("UNC_I_MISC1.SEC_RCVD_VLD", 0x1f, 0x40),
+    IRP_ALL_OUTBOUND_INSERTS = ev("UNC_I_IRP_ALL.OUTBOUND_INSERTS", 0x20, 0x02),
+    IRP_ALL_EVICTS = ev("UNC_I_IRP_ALL.EVICTS", 0x20, 0x04),
+    CACHE_TOTAL_OCCUPANCY_MEM = ev("UNC_I_CACHE_TOTAL_OCCUPANCY.MEM", 0x0f, 0x04),
+    MISC0_2ND_ATOMIC_INSERT = ev("UNC_I_MISC0.2ND_ATOMIC_INSERT", 0x1e, 0x10),
+    MISC0_2ND_RD_INSERT = ev("UNC_I_MISC0.2ND_RD_INSERT", 0x1e, 0x04),
+    MISC0_2ND_WR_INSERT = ev("UNC_I_MISC0.2ND_WR_INSERT", 0x1e, 0x08),
+    MISC0_FAST_REJ = ev("UNC_I_MISC0.FAST_REJ", 0x1e, 0x02),
+    MISC0_FAST_REQ = ev("UNC_I_MISC0.FAST_REQ", 0x1e, 0x01),
+    MISC0_FAST_XFER = ev("UNC_I_MISC0.FAST_XFER", 0x1e, 0x20),
+    MISC0_PF_ACK_HINT = ev("UNC_I_MISC0.PF_ACK_HINT", 0x1e, 0x40),
+    MISC0_SLOWPATH_FWPF_NO_PRF = ev("UNC_I_MISC0.SLOWPATH_FWPF_NO_PRF", 0x1e, 0x80),
+    SNOOP_RESP_ALL_HIT = ev("UNC_I_SNOOP_RESP.ALL_HIT", 0x12, 0x7e),
+    SNOOP_RESP_ALL_HIT_ES = ev("UNC_I_SNOOP_RESP.ALL_HIT_ES", 0x12, 0x74),
+    SNOOP_RESP_ALL_HIT_I = ev("UNC_I_SNOOP_RESP.ALL_HIT_I", 0x12, 0x72),
+    SNOOP_RESP_ALL_MISS = ev("UNC_I_SNOOP_RESP.ALL_MISS", 0x12, 0x71),
+    SNOOP_RESP_HIT_ES = ev("UNC_I_SNOOP_RESP.HIT_ES", 0x12, 0x04),
+    SNOOP_RESP_HIT_I = ev("UNC_I_SNOOP_RESP.HIT_I", 0x12, 0x02),
+    SNOOP_RESP_HIT_M = ev("UNC_I_SNOOP_RESP.HIT_M", 0x12, 0x08),
+    SNOOP_RESP_MISS = ev("UNC_I_SNOOP_RESP.MISS", 0x12, 0x01),
+    SNOOP_RESP_SNPCODE = ev("UNC_I_SNOOP_RESP.SNPCODE", 0x12, 0x10),
+    SNOOP_RESP_SNPDATA = ev("UNC_I_SNOOP_RESP.SNPDATA", 0x12, 0x20),
+    SNOOP_RESP_SNPINV = ev("UNC_I_SNOOP_RESP.SNPINV", 0x12, 0x40),
+    TXC_AK_INSERTS = ev("UNC_I_TxC_AK_INSERTS", 0x0b, 0x00),
+    TXC_BL_DRS_CYCLES_FULL = ev("UNC_I_TxC_BL_DRS_CYCLES_FULL", 0x05, 0x00),
+    TXC_BL_DRS_INSERTS = ev("UNC_I_TxC_BL_DRS_INSERTS", 0x02, 0x00),
+    TXC_BL_DRS_OCCUPANCY = ev("UNC_I_TxC_BL_DRS_OCCUPANCY", 0x08, 0x00),
+    TXC_BL_NCB_CYCLES_FULL = ev("UNC_I_TxC_BL_NCB_CYCLES_FULL", 0x06, 0x00),
+    TXC_BL_NCB_INSERTS = ev("UNC_I_TxC_BL_NCB_INSERTS", 0x03, 0x00),
+    TXC_BL_NCB_OCCUPANCY = ev("UNC_I_TxC_BL_NCB_OCCUPANCY", 0x09, 0x00),
+    TXC_BL_NCS_CYCLES_FULL = ev("UNC_I_TxC_BL_NCS_CYCLES_FULL", 0x07, 0x00),
+    TXC_BL_NCS_INSERTS = ev("UNC_I_TxC_BL_NCS_INSERTS", 0x04, 0x00),
+    TXC_BL_NCS_OCCUPANCY = ev("UNC_I_TxC_BL_NCS_OCCUPANCY", 0x0a, 0x00),
+    TXR2_AD0_STALL_CREDIT_CYCLES = ev("UNC_I_TxR2_AD0_STALL_CREDIT_CYCLES", 0x1a, 0x00),
+    TXR2_AD01_STALL_CREDIT_CYCLES = ev("UNC_I_TxR2_AD01_STALL_CREDIT_CYCLES", 0x1c, 0x00),
+    TXR2_AD1_STALL_CREDIT_CYCLES = ev("UNC_I_TxR2_AD1_STALL_CREDIT_CYCLES", 0x1b, 0x00),
+    TXR2_BL_STALL_CREDIT_CYCLES = ev("UNC_I_TxR2_BL_STALL_CREDIT_CYCLES", 0x1d, 0x00),
+    TXS_DATA_INSERTS_NCB = ev("UNC_I_TxS_DATA_INSERTS_NCB", 0x0d, 0x00),
+    TXS_DATA_INSERTS_NCS = ev("UNC_I_TxS_DATA_INSERTS_NCS", 0x0e, 0x00),
+    TXS_REQUEST_OCCUPANCY = ev("UNC_I_TxS_REQUEST_OCCUPANCY", 0x0c, 0x00),
+}
 #[cfg(not(feature = "experimental-events"))]
 const EXPERIMENTAL_ROWS: &[EventRow] = &[];
 /// The rows built.

@@ -55,14 +55,12 @@ impl Layout for M2mBoxCtlLayout {
     const INFO: &'static RegisterInfo = &M2M_BOX_CTL_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 10, 31, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 10, 31, Access::Rv),
         FieldInfo { name: "rst_ctrs", ident: "rst_ctrs", lsb: 9, msb: 9, access: Access::Wo, role: Some(Role::ResetCounters),
             description: "Reset counters: writing 1 clears every data counter of the box.", ..FieldInfo::EMPTY },
         FieldInfo { name: "rst_ctrl", ident: "rst_ctrl", lsb: 8, msb: 8, access: Access::Wo, role: Some(Role::ResetControls),
             description: "Reset controls: writing 1 clears every counter control register of the box.", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 1, 7, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 1, 7, Access::Rv),
         FieldInfo { name: "frz", ident: "frz", lsb: 0, msb: 0, access: Access::Rw, role: Some(Role::Freeze),
             description: "Freeze: while 1 the box's counters hold their values.", ..FieldInfo::EMPTY },
     ];
@@ -177,8 +175,7 @@ impl Layout for M2mCtlLayout {
     const INFO: &'static RegisterInfo = &M2M_CTL_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 56, 63, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 56, 63, Access::Rv),
         FieldInfo { name: "umask_ext", ident: "umask_ext", lsb: 32, msb: 55, access: Access::Rw, role: Some(Role::UmaskExt),
             description: "Unit mask extension: further sub-event selection bits (Intel's UMaskExt); perf's umask format carries it in config bits 32-55.", ..FieldInfo::EMPTY },
         FieldInfo { name: "thresh", ident: "thresh", lsb: 24, msb: 31, access: Access::Rw, role: Some(Role::Threshold),
@@ -187,12 +184,10 @@ impl Layout for M2mCtlLayout {
             description: "Sense of the threshold comparison; with edge_det, counts falling instead of rising edges.", ..FieldInfo::EMPTY },
         FieldInfo { name: "en", ident: "en", lsb: 22, msb: 22, access: Access::Rw, role: Some(Role::Enable),
             description: "Enables this counter: it counts while this bit is 1 and the box is not frozen.", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 19, 21, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 19, 21, Access::Rv),
         FieldInfo { name: "edge_det", ident: "edge_det", lsb: 18, msb: 18, access: Access::Rw, role: Some(Role::Edge),
             description: "Edge detect: count 0-to-1 transitions of the thresholded event instead of active cycles.", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 16, 17, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 16, 17, Access::Rv),
         FieldInfo { name: "umask", ident: "umask", lsb: 8, msb: 15, access: Access::Rw, role: Some(Role::Umask),
             description: "Unit mask: which sub-events of the selected event are counted.", ..FieldInfo::EMPTY },
         FieldInfo { name: "ev_sel", ident: "ev_sel", lsb: 0, msb: 7, access: Access::Rw, role: Some(Role::Event),
@@ -317,8 +312,7 @@ impl Layout for M2mCtrLayout {
     const INFO: &'static RegisterInfo = &M2M_CTR_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 48, 63, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 48, 63, Access::Rv),
         FieldInfo { name: "event_count", ident: "event_count", lsb: 0, msb: 47, access: Access::RwV, role: Some(Role::Count),
             description: "The accumulated 48-bit count of the event selected by the paired control register; wraps on overflow and keeps counting.", ..FieldInfo::EMPTY },
     ];
@@ -368,7 +362,7 @@ static M2M_CTR_INFO: RegisterInfo = RegisterInfo {
 mod unit_events {
 use super::*;
 #[allow(unused_imports)]
-use crate::core_events::{ev, EventRow};
+use crate::core_events::{event_table, EventRow};
 #[cfg(feature = "metadata")]
 use crate::core_events::{event_info_refs, event_infos};
 
@@ -389,28 +383,6 @@ pub struct Event {
 }
 
 impl Event {
-    /// `UNC_M2M_CLOCKTICKS`.
-    pub const CLOCKTICKS: Event = Event::row(0);
-    /// `UNC_M2M_DIRECTORY_LOOKUP.ANY`.
-    pub const DIRECTORY_LOOKUP_ANY: Event = Event::row(1);
-    /// `UNC_M2M_DIRECTORY_LOOKUP.STATE_A`.
-    pub const DIRECTORY_LOOKUP_STATE_A: Event = Event::row(2);
-    /// `UNC_M2M_DIRECTORY_LOOKUP.STATE_I`.
-    pub const DIRECTORY_LOOKUP_STATE_I: Event = Event::row(3);
-    /// `UNC_M2M_DIRECTORY_LOOKUP.STATE_S`.
-    pub const DIRECTORY_LOOKUP_STATE_S: Event = Event::row(4);
-    /// `UNC_M2M_DIRECTORY_UPDATE.ANY`.
-    pub const DIRECTORY_UPDATE_ANY: Event = Event::row(5);
-    /// `UNC_M2M_CMS_CLOCKTICKS`.
-    pub const CMS_CLOCKTICKS: Event = Event::row(6);
-    /// `UNC_M2M_IMC_READS.TO_PMM`.
-    pub const IMC_READS_TO_PMM: Event = Event::row(7);
-    /// `UNC_M2M_IMC_WRITES.TO_PMM`.
-    pub const IMC_WRITES_TO_PMM: Event = Event::row(8);
-    /// `UNC_M2M_TAG_HIT.NM_RD_HIT_CLEAN`.
-    pub const TAG_HIT_NM_RD_HIT_CLEAN: Event = Event::row(9);
-    /// `UNC_M2M_TAG_HIT.NM_RD_HIT_DIRTY`.
-    pub const TAG_HIT_NM_RD_HIT_DIRTY: Event = Event::row(10);
 
     /// Every event of the unit.
     pub const ALL: &'static [Event] = &{
@@ -445,358 +417,6 @@ impl Event {
     }
 }
 
-/// The experimental events: from the vendor's experimental lists, whose counts it has
-/// not validated; built with the `experimental-events` feature.
-#[cfg(feature = "experimental-events")]
-impl Event {
-    /// `UNC_M2M_RxC_AD_INSERTS` (experimental).
-    pub const RXC_AD_INSERTS: Event = Event::row(11);
-    /// `UNC_M2M_RxC_AD_OCCUPANCY` (experimental).
-    pub const RXC_AD_OCCUPANCY: Event = Event::row(12);
-    /// `UNC_M2M_DIRECT2CORE_NOT_TAKEN_DIRSTATE` (experimental).
-    pub const DIRECT2CORE_NOT_TAKEN_DIRSTATE: Event = Event::row(13);
-    /// `UNC_M2M_DIRECT2CORE_TXN_OVERRIDE` (experimental).
-    pub const DIRECT2CORE_TXN_OVERRIDE: Event = Event::row(14);
-    /// `UNC_M2M_DIRECT2UPI_TAKEN` (experimental).
-    pub const DIRECT2UPI_TAKEN: Event = Event::row(15);
-    /// `UNC_M2M_DIRECT2UPI_NOT_TAKEN_DIRSTATE` (experimental).
-    pub const DIRECT2UPI_NOT_TAKEN_DIRSTATE: Event = Event::row(16);
-    /// `UNC_M2M_DIRECT2UPI_NOT_TAKEN_CREDITS` (experimental).
-    pub const DIRECT2UPI_NOT_TAKEN_CREDITS: Event = Event::row(17);
-    /// `UNC_M2M_DIRECT2UPI_TXN_OVERRIDE` (experimental).
-    pub const DIRECT2UPI_TXN_OVERRIDE: Event = Event::row(18);
-    /// `UNC_M2M_DIRECTORY_HIT.DIRTY_I` (experimental).
-    pub const DIRECTORY_HIT_DIRTY_I: Event = Event::row(19);
-    /// `UNC_M2M_DIRECTORY_HIT.DIRTY_S` (experimental).
-    pub const DIRECTORY_HIT_DIRTY_S: Event = Event::row(20);
-    /// `UNC_M2M_DIRECTORY_HIT.DIRTY_P` (experimental).
-    pub const DIRECTORY_HIT_DIRTY_P: Event = Event::row(21);
-    /// `UNC_M2M_DIRECTORY_HIT.DIRTY_A` (experimental).
-    pub const DIRECTORY_HIT_DIRTY_A: Event = Event::row(22);
-    /// `UNC_M2M_DIRECTORY_HIT.CLEAN_I` (experimental).
-    pub const DIRECTORY_HIT_CLEAN_I: Event = Event::row(23);
-    /// `UNC_M2M_DIRECTORY_HIT.CLEAN_S` (experimental).
-    pub const DIRECTORY_HIT_CLEAN_S: Event = Event::row(24);
-    /// `UNC_M2M_DIRECTORY_HIT.CLEAN_P` (experimental).
-    pub const DIRECTORY_HIT_CLEAN_P: Event = Event::row(25);
-    /// `UNC_M2M_DIRECTORY_HIT.CLEAN_A` (experimental).
-    pub const DIRECTORY_HIT_CLEAN_A: Event = Event::row(26);
-    /// `UNC_M2M_DIRECTORY_MISS.DIRTY_I` (experimental).
-    pub const DIRECTORY_MISS_DIRTY_I: Event = Event::row(27);
-    /// `UNC_M2M_DIRECTORY_MISS.DIRTY_S` (experimental).
-    pub const DIRECTORY_MISS_DIRTY_S: Event = Event::row(28);
-    /// `UNC_M2M_DIRECTORY_MISS.DIRTY_P` (experimental).
-    pub const DIRECTORY_MISS_DIRTY_P: Event = Event::row(29);
-    /// `UNC_M2M_DIRECTORY_MISS.DIRTY_A` (experimental).
-    pub const DIRECTORY_MISS_DIRTY_A: Event = Event::row(30);
-    /// `UNC_M2M_DIRECTORY_MISS.CLEAN_I` (experimental).
-    pub const DIRECTORY_MISS_CLEAN_I: Event = Event::row(31);
-    /// `UNC_M2M_DIRECTORY_MISS.CLEAN_S` (experimental).
-    pub const DIRECTORY_MISS_CLEAN_S: Event = Event::row(32);
-    /// `UNC_M2M_DIRECTORY_MISS.CLEAN_P` (experimental).
-    pub const DIRECTORY_MISS_CLEAN_P: Event = Event::row(33);
-    /// `UNC_M2M_DIRECTORY_MISS.CLEAN_A` (experimental).
-    pub const DIRECTORY_MISS_CLEAN_A: Event = Event::row(34);
-    /// `UNC_M2M_DIRECTORY_UPDATE.A2I` (experimental).
-    pub const DIRECTORY_UPDATE_A2I: Event = Event::row(35);
-    /// `UNC_M2M_DIRECTORY_UPDATE.A2S` (experimental).
-    pub const DIRECTORY_UPDATE_A2S: Event = Event::row(36);
-    /// `UNC_M2M_DIRECTORY_UPDATE.I2A` (experimental).
-    pub const DIRECTORY_UPDATE_I2A: Event = Event::row(37);
-    /// `UNC_M2M_DIRECTORY_UPDATE.I2S` (experimental).
-    pub const DIRECTORY_UPDATE_I2S: Event = Event::row(38);
-    /// `UNC_M2M_DIRECTORY_UPDATE.S2A` (experimental).
-    pub const DIRECTORY_UPDATE_S2A: Event = Event::row(39);
-    /// `UNC_M2M_DIRECTORY_UPDATE.S2I` (experimental).
-    pub const DIRECTORY_UPDATE_S2I: Event = Event::row(40);
-    /// `UNC_M2M_IMC_READS.CH0.TO_NM1LM` (experimental).
-    pub const IMC_READS_CH0_TO_NM1LM: Event = Event::row(41);
-    /// `UNC_M2M_IMC_READS.CH0.TO_NMCache` (experimental).
-    pub const IMC_READS_CH0_TO_NMCACHE: Event = Event::row(42);
-    /// `UNC_M2M_IMC_READS.CH1.TO_NM1LM` (experimental).
-    pub const IMC_READS_CH1_TO_NM1LM: Event = Event::row(43);
-    /// `UNC_M2M_IMC_READS.CH1.TO_NMCache` (experimental).
-    pub const IMC_READS_CH1_TO_NMCACHE: Event = Event::row(44);
-    /// `UNC_M2M_IMC_READS.TO_NM1LM` (experimental).
-    pub const IMC_READS_TO_NM1LM: Event = Event::row(45);
-    /// `UNC_M2M_IMC_READS.TO_NMCACHE` (experimental).
-    pub const IMC_READS_TO_NMCACHE: Event = Event::row(46);
-    /// `UNC_M2M_IMC_READS.ALL` (experimental).
-    pub const IMC_READS_ALL: Event = Event::row(47);
-    /// `UNC_M2M_IMC_READS.NORMAL` (experimental).
-    pub const IMC_READS_NORMAL: Event = Event::row(48);
-    /// `UNC_M2M_IMC_WRITES.NI` (experimental).
-    pub const IMC_WRITES_NI: Event = Event::row(49);
-    /// `UNC_M2M_IMC_WRITES.CH0.NI` (experimental).
-    pub const IMC_WRITES_CH0_NI: Event = Event::row(50);
-    /// `UNC_M2M_IMC_WRITES.CH1.NI` (experimental).
-    pub const IMC_WRITES_CH1_NI: Event = Event::row(51);
-    /// `UNC_M2M_IMC_WRITES.ALL` (experimental).
-    pub const IMC_WRITES_ALL: Event = Event::row(52);
-    /// `UNC_M2M_IMC_WRITES.FULL` (experimental).
-    pub const IMC_WRITES_FULL: Event = Event::row(53);
-    /// `UNC_M2M_IMC_WRITES.PARTIAL` (experimental).
-    pub const IMC_WRITES_PARTIAL: Event = Event::row(54);
-    /// `UNC_M2M_TGR_AD_CREDITS` (experimental).
-    pub const TGR_AD_CREDITS: Event = Event::row(55);
-    /// `UNC_M2M_TGR_BL_CREDITS` (experimental).
-    pub const TGR_BL_CREDITS: Event = Event::row(56);
-    /// `UNC_M2M_TRACKER_INSERTS.CH0` (experimental).
-    pub const TRACKER_INSERTS_CH0: Event = Event::row(57);
-    /// `UNC_M2M_TRACKER_INSERTS.CH1` (experimental).
-    pub const TRACKER_INSERTS_CH1: Event = Event::row(58);
-    /// `UNC_M2M_TRACKER_OCCUPANCY.CH0` (experimental).
-    pub const TRACKER_OCCUPANCY_CH0: Event = Event::row(59);
-    /// `UNC_M2M_TRACKER_OCCUPANCY.CH1` (experimental).
-    pub const TRACKER_OCCUPANCY_CH1: Event = Event::row(60);
-    /// `UNC_M2M_WR_TRACKER_NE.CH0` (experimental).
-    pub const WR_TRACKER_NE_CH0: Event = Event::row(61);
-    /// `UNC_M2M_WR_TRACKER_NE.CH1` (experimental).
-    pub const WR_TRACKER_NE_CH1: Event = Event::row(62);
-    /// `UNC_M2M_WR_TRACKER_NE.MIRR` (experimental).
-    pub const WR_TRACKER_NE_MIRR: Event = Event::row(63);
-    /// `UNC_M2M_WR_TRACKER_NE.MIRR_NONTGR` (experimental).
-    pub const WR_TRACKER_NE_MIRR_NONTGR: Event = Event::row(64);
-    /// `UNC_M2M_WR_TRACKER_NE.MIRR_PWR` (experimental).
-    pub const WR_TRACKER_NE_MIRR_PWR: Event = Event::row(65);
-    /// `UNC_M2M_WPQ_NO_REG_CRD.CHN0` (experimental).
-    pub const WPQ_NO_REG_CRD_CHN0: Event = Event::row(66);
-    /// `UNC_M2M_WPQ_NO_REG_CRD.CHN1` (experimental).
-    pub const WPQ_NO_REG_CRD_CHN1: Event = Event::row(67);
-    /// `UNC_M2M_WPQ_NO_SPEC_CRD.CHN0` (experimental).
-    pub const WPQ_NO_SPEC_CRD_CHN0: Event = Event::row(68);
-    /// `UNC_M2M_WPQ_NO_SPEC_CRD.CHN1` (experimental).
-    pub const WPQ_NO_SPEC_CRD_CHN1: Event = Event::row(69);
-    /// `UNC_M2M_WR_TRACKER_INSERTS.CH0` (experimental).
-    pub const WR_TRACKER_INSERTS_CH0: Event = Event::row(70);
-    /// `UNC_M2M_WR_TRACKER_INSERTS.CH1` (experimental).
-    pub const WR_TRACKER_INSERTS_CH1: Event = Event::row(71);
-    /// `UNC_M2M_WPQ_FLUSH.CH0` (experimental).
-    pub const WPQ_FLUSH_CH0: Event = Event::row(72);
-    /// `UNC_M2M_WPQ_FLUSH.CH1` (experimental).
-    pub const WPQ_FLUSH_CH1: Event = Event::row(73);
-    /// `UNC_M2M_WR_TRACKER_POSTED_OCCUPANCY.CH0` (experimental).
-    pub const WR_TRACKER_POSTED_OCCUPANCY_CH0: Event = Event::row(74);
-    /// `UNC_M2M_WR_TRACKER_POSTED_OCCUPANCY.CH1` (experimental).
-    pub const WR_TRACKER_POSTED_OCCUPANCY_CH1: Event = Event::row(75);
-    /// `UNC_M2M_WR_TRACKER_POSTED_INSERTS.CH0` (experimental).
-    pub const WR_TRACKER_POSTED_INSERTS_CH0: Event = Event::row(76);
-    /// `UNC_M2M_WR_TRACKER_POSTED_INSERTS.CH1` (experimental).
-    pub const WR_TRACKER_POSTED_INSERTS_CH1: Event = Event::row(77);
-    /// `UNC_M2M_DIRECT2CORE_NOT_TAKEN_NOTFORKED` (experimental).
-    pub const DIRECT2CORE_NOT_TAKEN_NOTFORKED: Event = Event::row(78);
-    /// `UNC_M2M_TAG_MISS` (experimental).
-    pub const TAG_MISS: Event = Event::row(79);
-    /// `UNC_M2M_WR_TRACKER_NONPOSTED_OCCUPANCY.CH0` (experimental).
-    pub const WR_TRACKER_NONPOSTED_OCCUPANCY_CH0: Event = Event::row(80);
-    /// `UNC_M2M_WR_TRACKER_NONPOSTED_OCCUPANCY.CH1` (experimental).
-    pub const WR_TRACKER_NONPOSTED_OCCUPANCY_CH1: Event = Event::row(81);
-    /// `UNC_M2M_WR_TRACKER_NONPOSTED_INSERTS.CH0` (experimental).
-    pub const WR_TRACKER_NONPOSTED_INSERTS_CH0: Event = Event::row(82);
-    /// `UNC_M2M_WR_TRACKER_NONPOSTED_INSERTS.CH1` (experimental).
-    pub const WR_TRACKER_NONPOSTED_INSERTS_CH1: Event = Event::row(83);
-    /// `UNC_M2M_PREFCAM_OCCUPANCY.CH0` (experimental).
-    pub const PREFCAM_OCCUPANCY_CH0: Event = Event::row(84);
-    /// `UNC_M2M_PREFCAM_OCCUPANCY.CH1` (experimental).
-    pub const PREFCAM_OCCUPANCY_CH1: Event = Event::row(85);
-    /// `UNC_M2M_PREFCAM_INSERTS.CH0_XPT` (experimental).
-    pub const PREFCAM_INSERTS_CH0_XPT: Event = Event::row(86);
-    /// `UNC_M2M_PREFCAM_INSERTS.CH0_UPI` (experimental).
-    pub const PREFCAM_INSERTS_CH0_UPI: Event = Event::row(87);
-    /// `UNC_M2M_PREFCAM_INSERTS.CH1_XPT` (experimental).
-    pub const PREFCAM_INSERTS_CH1_XPT: Event = Event::row(88);
-    /// `UNC_M2M_PREFCAM_INSERTS.CH1_UPI` (experimental).
-    pub const PREFCAM_INSERTS_CH1_UPI: Event = Event::row(89);
-    /// `UNC_M2M_PREFCAM_DEMAND_DROPS.CH0_XPT` (experimental).
-    pub const PREFCAM_DEMAND_DROPS_CH0_XPT: Event = Event::row(90);
-    /// `UNC_M2M_PREFCAM_DEMAND_DROPS.CH0_UPI` (experimental).
-    pub const PREFCAM_DEMAND_DROPS_CH0_UPI: Event = Event::row(91);
-    /// `UNC_M2M_PREFCAM_DEMAND_DROPS.CH1_XPT` (experimental).
-    pub const PREFCAM_DEMAND_DROPS_CH1_XPT: Event = Event::row(92);
-    /// `UNC_M2M_PREFCAM_DEMAND_DROPS.CH1_UPI` (experimental).
-    pub const PREFCAM_DEMAND_DROPS_CH1_UPI: Event = Event::row(93);
-    /// `UNC_M2M_PREFCAM_CIS_DROPS` (experimental).
-    pub const PREFCAM_CIS_DROPS: Event = Event::row(94);
-    /// `UNC_M2M_PREFCAM_RxC_DEALLOCS.SQUASHED` (experimental).
-    pub const PREFCAM_RXC_DEALLOCS_SQUASHED: Event = Event::row(95);
-    /// `UNC_M2M_PREFCAM_RxC_DEALLOCS.1LM_POSTED` (experimental).
-    pub const PREFCAM_RXC_DEALLOCS_1LM_POSTED: Event = Event::row(96);
-    /// `UNC_M2M_PREFCAM_RxC_DEALLOCS.CIS` (experimental).
-    pub const PREFCAM_RXC_DEALLOCS_CIS: Event = Event::row(97);
-    /// `UNC_M2M_PREFCAM_RESP_MISS.CH0` (experimental).
-    pub const PREFCAM_RESP_MISS_CH0: Event = Event::row(98);
-    /// `UNC_M2M_PREFCAM_RESP_MISS.CH1` (experimental).
-    pub const PREFCAM_RESP_MISS_CH1: Event = Event::row(99);
-    /// `UNC_M2M_PREFCAM_INSERTS.UPI_ALLCH` (experimental).
-    pub const PREFCAM_INSERTS_UPI_ALLCH: Event = Event::row(100);
-    /// `UNC_M2M_PREFCAM_INSERTS.XPT_ALLCH` (experimental).
-    pub const PREFCAM_INSERTS_XPT_ALLCH: Event = Event::row(101);
-    /// `UNC_M2M_PREFCAM_DEMAND_DROPS.XPT_ALLCH` (experimental).
-    pub const PREFCAM_DEMAND_DROPS_XPT_ALLCH: Event = Event::row(102);
-    /// `UNC_M2M_PREFCAM_DEMAND_MERGE.UPI_ALLCH` (experimental).
-    pub const PREFCAM_DEMAND_MERGE_UPI_ALLCH: Event = Event::row(103);
-    /// `UNC_M2M_PREFCAM_DEMAND_MERGE.XPT_ALLCH` (experimental).
-    pub const PREFCAM_DEMAND_MERGE_XPT_ALLCH: Event = Event::row(104);
-    /// `UNC_M2M_EGRESS_ORDERING.IV_SNOOPGO_UP` (experimental).
-    pub const EGRESS_ORDERING_IV_SNOOPGO_UP: Event = Event::row(105);
-    /// `UNC_M2M_EGRESS_ORDERING.IV_SNOOPGO_DN` (experimental).
-    pub const EGRESS_ORDERING_IV_SNOOPGO_DN: Event = Event::row(106);
-    /// `UNC_M2M_DIRECT2CORE_NOT_TAKEN_DIRSTATE.NON_CISGRESS` (experimental).
-    pub const DIRECT2CORE_NOT_TAKEN_DIRSTATE_NON_CISGRESS: Event = Event::row(107);
-    /// `UNC_M2M_DIRECT2CORE_TXN_OVERRIDE.PMM_HIT` (experimental).
-    pub const DIRECT2CORE_TXN_OVERRIDE_PMM_HIT: Event = Event::row(108);
-    /// `UNC_M2M_DIRECT2CORE_TXN_OVERRIDE.CISGRESS` (experimental).
-    pub const DIRECT2CORE_TXN_OVERRIDE_CISGRESS: Event = Event::row(109);
-    /// `UNC_M2M_DIRECT2UPITXN_OVERRIDE.PMM_HIT` (experimental).
-    pub const DIRECT2UPITXN_OVERRIDE_PMM_HIT: Event = Event::row(110);
-    /// `UNC_M2M_DIRECT2UPI_TXN_OVERRIDE.CISGRESS` (experimental).
-    pub const DIRECT2UPI_TXN_OVERRIDE_CISGRESS: Event = Event::row(111);
-    /// `UNC_M2M_TAG_HIT.NM_UFILL_HIT_CLEAN` (experimental).
-    pub const TAG_HIT_NM_UFILL_HIT_CLEAN: Event = Event::row(112);
-    /// `UNC_M2M_TAG_HIT.NM_UFILL_HIT_DIRTY` (experimental).
-    pub const TAG_HIT_NM_UFILL_HIT_DIRTY: Event = Event::row(113);
-    /// `UNC_M2M_DIRECTORY_UPDATE.HIT_NON_PMM` (experimental).
-    pub const DIRECTORY_UPDATE_HIT_NON_PMM: Event = Event::row(114);
-    /// `UNC_M2M_DIRECTORY_UPDATE.I_TO_S_HIT_NON_PMM` (experimental).
-    pub const DIRECTORY_UPDATE_I_TO_S_HIT_NON_PMM: Event = Event::row(115);
-    /// `UNC_M2M_DIRECTORY_UPDATE.I_TO_A_HIT_NON_PMM` (experimental).
-    pub const DIRECTORY_UPDATE_I_TO_A_HIT_NON_PMM: Event = Event::row(116);
-    /// `UNC_M2M_DIRECTORY_UPDATE.S_TO_I_HIT_NON_PMM` (experimental).
-    pub const DIRECTORY_UPDATE_S_TO_I_HIT_NON_PMM: Event = Event::row(117);
-    /// `UNC_M2M_DIRECTORY_UPDATE.S_TO_A_HIT_NON_PMM` (experimental).
-    pub const DIRECTORY_UPDATE_S_TO_A_HIT_NON_PMM: Event = Event::row(118);
-    /// `UNC_M2M_DIRECTORY_UPDATE.A_TO_I_HIT_NON_PMM` (experimental).
-    pub const DIRECTORY_UPDATE_A_TO_I_HIT_NON_PMM: Event = Event::row(119);
-    /// `UNC_M2M_DIRECTORY_UPDATE.A_TO_S_HIT_NON_PMM` (experimental).
-    pub const DIRECTORY_UPDATE_A_TO_S_HIT_NON_PMM: Event = Event::row(120);
-    /// `UNC_M2M_DIRECTORY_UPDATE.MISS_NON_PMM` (experimental).
-    pub const DIRECTORY_UPDATE_MISS_NON_PMM: Event = Event::row(121);
-    /// `UNC_M2M_DIRECTORY_UPDATE.I_TO_S_MISS_NON_PMM` (experimental).
-    pub const DIRECTORY_UPDATE_I_TO_S_MISS_NON_PMM: Event = Event::row(122);
-    /// `UNC_M2M_DIRECTORY_UPDATE.I_TO_A_MISS_NON_PMM` (experimental).
-    pub const DIRECTORY_UPDATE_I_TO_A_MISS_NON_PMM: Event = Event::row(123);
-    /// `UNC_M2M_DIRECTORY_UPDATE.S_TO_I_MISS_NON_PMM` (experimental).
-    pub const DIRECTORY_UPDATE_S_TO_I_MISS_NON_PMM: Event = Event::row(124);
-    /// `UNC_M2M_DIRECTORY_UPDATE.S_TO_A_MISS_NON_PMM` (experimental).
-    pub const DIRECTORY_UPDATE_S_TO_A_MISS_NON_PMM: Event = Event::row(125);
-    /// `UNC_M2M_DIRECTORY_UPDATE.A_TO_I_MISS_NON_PMM` (experimental).
-    pub const DIRECTORY_UPDATE_A_TO_I_MISS_NON_PMM: Event = Event::row(126);
-    /// `UNC_M2M_DIRECTORY_UPDATE.A_TO_S_MISS_NON_PMM` (experimental).
-    pub const DIRECTORY_UPDATE_A_TO_S_MISS_NON_PMM: Event = Event::row(127);
-    /// `UNC_M2M_IMC_READS.CH0_ISOCH` (experimental).
-    pub const IMC_READS_CH0_ISOCH: Event = Event::row(128);
-    /// `UNC_M2M_IMC_READS.CH0_FROM_TGR` (experimental).
-    pub const IMC_READS_CH0_FROM_TGR: Event = Event::row(129);
-    /// `UNC_M2M_IMC_READS.CH1_ISOCH` (experimental).
-    pub const IMC_READS_CH1_ISOCH: Event = Event::row(130);
-    /// `UNC_M2M_IMC_READS.CH1_FROM_TGR` (experimental).
-    pub const IMC_READS_CH1_FROM_TGR: Event = Event::row(131);
-    /// `UNC_M2M_IMC_READS.ISOCH` (experimental).
-    pub const IMC_READS_ISOCH: Event = Event::row(132);
-    /// `UNC_M2M_IMC_READS.FROM_TGR` (experimental).
-    pub const IMC_READS_FROM_TGR: Event = Event::row(133);
-    /// `UNC_M2M_IMC_WRITES.CH0_FULL_ISOCH` (experimental).
-    pub const IMC_WRITES_CH0_FULL_ISOCH: Event = Event::row(134);
-    /// `UNC_M2M_IMC_WRITES.CH0_PARTIAL_ISOCH` (experimental).
-    pub const IMC_WRITES_CH0_PARTIAL_ISOCH: Event = Event::row(135);
-    /// `UNC_M2M_IMC_WRITES.CH0_TO_DDR_AS_MEM` (experimental).
-    pub const IMC_WRITES_CH0_TO_DDR_AS_MEM: Event = Event::row(136);
-    /// `UNC_M2M_IMC_WRITES.CH0_TO_DDR_AS_CACHE` (experimental).
-    pub const IMC_WRITES_CH0_TO_DDR_AS_CACHE: Event = Event::row(137);
-    /// `UNC_M2M_IMC_WRITES.CH0_FROM_TGR` (experimental).
-    pub const IMC_WRITES_CH0_FROM_TGR: Event = Event::row(138);
-    /// `UNC_M2M_IMC_WRITES.CH0_NI_MISS` (experimental).
-    pub const IMC_WRITES_CH0_NI_MISS: Event = Event::row(139);
-    /// `UNC_M2M_IMC_WRITES.CH1_FULL_ISOCH` (experimental).
-    pub const IMC_WRITES_CH1_FULL_ISOCH: Event = Event::row(140);
-    /// `UNC_M2M_IMC_WRITES.CH1_PARTIAL_ISOCH` (experimental).
-    pub const IMC_WRITES_CH1_PARTIAL_ISOCH: Event = Event::row(141);
-    /// `UNC_M2M_IMC_WRITES.CH1_TO_DDR_AS_MEM` (experimental).
-    pub const IMC_WRITES_CH1_TO_DDR_AS_MEM: Event = Event::row(142);
-    /// `UNC_M2M_IMC_WRITES.CH1_TO_DDR_AS_CACHE` (experimental).
-    pub const IMC_WRITES_CH1_TO_DDR_AS_CACHE: Event = Event::row(143);
-    /// `UNC_M2M_IMC_WRITES.CH1_FROM_TGR` (experimental).
-    pub const IMC_WRITES_CH1_FROM_TGR: Event = Event::row(144);
-    /// `UNC_M2M_IMC_WRITES.CH1_NI_MISS` (experimental).
-    pub const IMC_WRITES_CH1_NI_MISS: Event = Event::row(145);
-    /// `UNC_M2M_IMC_WRITES.FULL_ISOCH` (experimental).
-    pub const IMC_WRITES_FULL_ISOCH: Event = Event::row(146);
-    /// `UNC_M2M_IMC_WRITES.PARTIAL_ISOCH` (experimental).
-    pub const IMC_WRITES_PARTIAL_ISOCH: Event = Event::row(147);
-    /// `UNC_M2M_IMC_WRITES.FROM_TGR` (experimental).
-    pub const IMC_WRITES_FROM_TGR: Event = Event::row(148);
-    /// `UNC_M2M_IMC_WRITES.NI_MISS` (experimental).
-    pub const IMC_WRITES_NI_MISS: Event = Event::row(149);
-    /// `UNC_M2M_PREFCAM_OCCUPANCY.ALLCH` (experimental).
-    pub const PREFCAM_OCCUPANCY_ALLCH: Event = Event::row(150);
-    /// `UNC_M2M_PREFCAM_DEMAND_DROPS.UPI_ALLCH` (experimental).
-    pub const PREFCAM_DEMAND_DROPS_UPI_ALLCH: Event = Event::row(151);
-    /// `UNC_M2M_PREFCAM_DEMAND_NO_MERGE.WR_SQUASHED` (experimental).
-    pub const PREFCAM_DEMAND_NO_MERGE_WR_SQUASHED: Event = Event::row(152);
-    /// `UNC_M2M_PREFCAM_DEMAND_NO_MERGE.WR_MERGED` (experimental).
-    pub const PREFCAM_DEMAND_NO_MERGE_WR_MERGED: Event = Event::row(153);
-    /// `UNC_M2M_PREFCAM_DEMAND_NO_MERGE.RD_MERGED` (experimental).
-    pub const PREFCAM_DEMAND_NO_MERGE_RD_MERGED: Event = Event::row(154);
-    /// `UNC_M2M_PREFCAM_RESP_MISS.ALLCH` (experimental).
-    pub const PREFCAM_RESP_MISS_ALLCH: Event = Event::row(155);
-    /// `UNC_M2M_PREFCAM_RxC_DEALLOCS.PMM_MEMMODE_ACCEPT` (experimental).
-    pub const PREFCAM_RXC_DEALLOCS_PMM_MEMMODE_ACCEPT: Event = Event::row(156);
-    /// `UNC_M2M_DIRECT2UPI_NOT_TAKEN_DIRSTATE.EGRESS` (experimental).
-    pub const DIRECT2UPI_NOT_TAKEN_DIRSTATE_EGRESS: Event = Event::row(157);
-    /// `UNC_M2M_DIRECT2UPI_NOT_TAKEN_DIRSTATE.NON_CISGRESS` (experimental).
-    pub const DIRECT2UPI_NOT_TAKEN_DIRSTATE_NON_CISGRESS: Event = Event::row(158);
-    /// `UNC_M2M_DIRECT2UPI_NOT_TAKEN_DIRSTATE.CISGRESS` (experimental).
-    pub const DIRECT2UPI_NOT_TAKEN_DIRSTATE_CISGRESS: Event = Event::row(159);
-    /// `UNC_M2M_IMC_READS.CH0_NORMAL` (experimental).
-    pub const IMC_READS_CH0_NORMAL: Event = Event::row(160);
-    /// `UNC_M2M_IMC_READS.CH0_ALL` (experimental).
-    pub const IMC_READS_CH0_ALL: Event = Event::row(161);
-    /// `UNC_M2M_IMC_READS.CH0_TO_PMM` (experimental).
-    pub const IMC_READS_CH0_TO_PMM: Event = Event::row(162);
-    /// `UNC_M2M_IMC_READS.CH1_NORMAL` (experimental).
-    pub const IMC_READS_CH1_NORMAL: Event = Event::row(163);
-    /// `UNC_M2M_IMC_READS.CH1_ALL` (experimental).
-    pub const IMC_READS_CH1_ALL: Event = Event::row(164);
-    /// `UNC_M2M_IMC_READS.CH1_TO_PMM` (experimental).
-    pub const IMC_READS_CH1_TO_PMM: Event = Event::row(165);
-    /// `UNC_M2M_IMC_WRITES.CH0_FULL` (experimental).
-    pub const IMC_WRITES_CH0_FULL: Event = Event::row(166);
-    /// `UNC_M2M_IMC_WRITES.CH0_PARTIAL` (experimental).
-    pub const IMC_WRITES_CH0_PARTIAL: Event = Event::row(167);
-    /// `UNC_M2M_IMC_WRITES.CH0_ALL` (experimental).
-    pub const IMC_WRITES_CH0_ALL: Event = Event::row(168);
-    /// `UNC_M2M_IMC_WRITES.CH0_TO_PMM` (experimental).
-    pub const IMC_WRITES_CH0_TO_PMM: Event = Event::row(169);
-    /// `UNC_M2M_IMC_WRITES.CH1_FULL` (experimental).
-    pub const IMC_WRITES_CH1_FULL: Event = Event::row(170);
-    /// `UNC_M2M_IMC_WRITES.CH1_PARTIAL` (experimental).
-    pub const IMC_WRITES_CH1_PARTIAL: Event = Event::row(171);
-    /// `UNC_M2M_IMC_WRITES.CH1_ALL` (experimental).
-    pub const IMC_WRITES_CH1_ALL: Event = Event::row(172);
-    /// `UNC_M2M_IMC_WRITES.CH1_TO_PMM` (experimental).
-    pub const IMC_WRITES_CH1_TO_PMM: Event = Event::row(173);
-    /// `UNC_M2M_IGR_STARVE_WINNER.MASK7` (experimental).
-    pub const IGR_STARVE_WINNER_MASK7: Event = Event::row(174);
-    /// `UNC_M2M_IMC_READS.CH0_TO_DDR_AS_MEM` (experimental).
-    pub const IMC_READS_CH0_TO_DDR_AS_MEM: Event = Event::row(175);
-    /// `UNC_M2M_IMC_READS.CH0_TO_DDR_AS_CACHE` (experimental).
-    pub const IMC_READS_CH0_TO_DDR_AS_CACHE: Event = Event::row(176);
-    /// `UNC_M2M_IMC_READS.CH1_TO_DDR_AS_MEM` (experimental).
-    pub const IMC_READS_CH1_TO_DDR_AS_MEM: Event = Event::row(177);
-    /// `UNC_M2M_IMC_READS.CH1_TO_DDR_AS_CACHE` (experimental).
-    pub const IMC_READS_CH1_TO_DDR_AS_CACHE: Event = Event::row(178);
-    /// `UNC_M2M_IMC_READS.TO_DDR_AS_MEM` (experimental).
-    pub const IMC_READS_TO_DDR_AS_MEM: Event = Event::row(179);
-    /// `UNC_M2M_IMC_READS.TO_DDR_AS_CACHE` (experimental).
-    pub const IMC_READS_TO_DDR_AS_CACHE: Event = Event::row(180);
-    /// `UNC_M2M_IMC_WRITES.TO_DDR_AS_MEM` (experimental).
-    pub const IMC_WRITES_TO_DDR_AS_MEM: Event = Event::row(181);
-    /// `UNC_M2M_IMC_WRITES.TO_DDR_AS_CACHE` (experimental).
-    pub const IMC_WRITES_TO_DDR_AS_CACHE: Event = Event::row(182);
-    /// `UNC_M2M_PREFCAM_RxC_OCCUPANCY` (experimental).
-    pub const PREFCAM_RXC_OCCUPANCY: Event = Event::row(183);
-}
-
 #[cfg(feature = "metadata")]
 impl Event {
     /// The event's facts.
@@ -810,198 +430,203 @@ impl Event {
     }
 }
 
-/// The events, row n for `Event::row(n)`: `ev(name, event select, umask, counters)` (bit n
-/// of counters: counter n may count it) and what else each sets.
-const EVENT_ROWS: &[EventRow] = &[
-    ev("UNC_M2M_CLOCKTICKS", 0x01, 0x00, 0b1111),
-    ev("UNC_M2M_DIRECTORY_LOOKUP.ANY", 0x20, 0x01, 0b1111),
-    ev("UNC_M2M_DIRECTORY_LOOKUP.STATE_A", 0x20, 0x08, 0b1111),
-    ev("UNC_M2M_DIRECTORY_LOOKUP.STATE_I", 0x20, 0x02, 0b1111),
-    ev("UNC_M2M_DIRECTORY_LOOKUP.STATE_S", 0x20, 0x04, 0b1111),
-    ev("UNC_M2M_DIRECTORY_UPDATE.ANY", 0x21, 0x01, 0b1111).umask_ext(0x3),
-    ev("UNC_M2M_CMS_CLOCKTICKS", 0xc0, 0x00, 0b1111).umask_ext(0x800000),
-    ev("UNC_M2M_IMC_READS.TO_PMM", 0x24, 0x20, 0b1111).umask_ext(0x3),
-    ev("UNC_M2M_IMC_WRITES.TO_PMM", 0x25, 0x80, 0b1111).umask_ext(0x18),
-    ev("UNC_M2M_TAG_HIT.NM_RD_HIT_CLEAN", 0x1f, 0x01, 0b1111),
-    ev("UNC_M2M_TAG_HIT.NM_RD_HIT_DIRTY", 0x1f, 0x02, 0b1111),
-];
-/// The experimental events, numbered after `EVENT_ROWS`.
+event_table! {
+    /// The events, row n for `Event::row(n)`: `ev(name, event select, umask)` and what else each
+    /// sets. The counters that may count them (bit n: counter n) and those without
+    /// Hyper-Threading are the table's, the two numbers before the rows, unless a row
+    /// gives its own (`.on(..)`, `.ht_off(..)`).
+    EVENT_ROWS, EventRowNumber, 0, "", 0b1111, 0b0;
+    CLOCKTICKS = ev("UNC_M2M_CLOCKTICKS", 0x01, 0x00),
+    DIRECTORY_LOOKUP_ANY = ev("UNC_M2M_DIRECTORY_LOOKUP.ANY", 0x20, 0x01),
+    DIRECTORY_LOOKUP_STATE_A = ev("UNC_M2M_DIRECTORY_LOOKUP.STATE_A", 0x20, 0x08),
+    DIRECTORY_LOOKUP_STATE_I = ev("UNC_M2M_DIRECTORY_LOOKUP.STATE_I", 0x20, 0x02),
+    DIRECTORY_LOOKUP_STATE_S = ev("UNC_M2M_DIRECTORY_LOOKUP.STATE_S", 0x20, 0x04),
+    DIRECTORY_UPDATE_ANY = ev("UNC_M2M_DIRECTORY_UPDATE.ANY", 0x21, 0x01).umask_ext(0x3),
+    CMS_CLOCKTICKS = ev("UNC_M2M_CMS_CLOCKTICKS", 0xc0, 0x00).umask_ext(0x800000),
+    IMC_READS_TO_PMM = ev("UNC_M2M_IMC_READS.TO_PMM", 0x24, 0x20).umask_ext(0x3),
+    IMC_WRITES_TO_PMM = ev("UNC_M2M_IMC_WRITES.TO_PMM", 0x25, 0x80).umask_ext(0x18),
+    TAG_HIT_NM_RD_HIT_CLEAN = ev("UNC_M2M_TAG_HIT.NM_RD_HIT_CLEAN", 0x1f, 0x01),
+    TAG_HIT_NM_RD_HIT_DIRTY = ev("UNC_M2M_TAG_HIT.NM_RD_HIT_DIRTY", 0x1f, 0x02),
+}
 #[cfg(feature = "experimental-events")]
-const EXPERIMENTAL_ROWS: &[EventRow] = &[
-    ev("UNC_M2M_RxC_AD_INSERTS", 0x02, 0x01, 0b1111),
-    ev("UNC_M2M_RxC_AD_OCCUPANCY", 0x03, 0x00, 0b1111),
-    ev("UNC_M2M_DIRECT2CORE_NOT_TAKEN_DIRSTATE", 0x17, 0x07, 0b1111),
-    ev("UNC_M2M_DIRECT2CORE_TXN_OVERRIDE", 0x18, 0x03, 0b1111),
-    ev("UNC_M2M_DIRECT2UPI_TAKEN", 0x19, 0x07, 0b1111),
-    ev("UNC_M2M_DIRECT2UPI_NOT_TAKEN_DIRSTATE", 0x1a, 0x07, 0b1111),
-    ev("UNC_M2M_DIRECT2UPI_NOT_TAKEN_CREDITS", 0x1b, 0x07, 0b1111),
-    ev("UNC_M2M_DIRECT2UPI_TXN_OVERRIDE", 0x1c, 0x03, 0b1111),
-    ev("UNC_M2M_DIRECTORY_HIT.DIRTY_I", 0x1d, 0x01, 0b1111),
-    ev("UNC_M2M_DIRECTORY_HIT.DIRTY_S", 0x1d, 0x02, 0b1111),
-    ev("UNC_M2M_DIRECTORY_HIT.DIRTY_P", 0x1d, 0x04, 0b1111),
-    ev("UNC_M2M_DIRECTORY_HIT.DIRTY_A", 0x1d, 0x08, 0b1111),
-    ev("UNC_M2M_DIRECTORY_HIT.CLEAN_I", 0x1d, 0x10, 0b1111),
-    ev("UNC_M2M_DIRECTORY_HIT.CLEAN_S", 0x1d, 0x20, 0b1111),
-    ev("UNC_M2M_DIRECTORY_HIT.CLEAN_P", 0x1d, 0x40, 0b1111),
-    ev("UNC_M2M_DIRECTORY_HIT.CLEAN_A", 0x1d, 0x80, 0b1111),
-    ev("UNC_M2M_DIRECTORY_MISS.DIRTY_I", 0x1e, 0x01, 0b1111),
-    ev("UNC_M2M_DIRECTORY_MISS.DIRTY_S", 0x1e, 0x02, 0b1111),
-    ev("UNC_M2M_DIRECTORY_MISS.DIRTY_P", 0x1e, 0x04, 0b1111),
-    ev("UNC_M2M_DIRECTORY_MISS.DIRTY_A", 0x1e, 0x08, 0b1111),
-    ev("UNC_M2M_DIRECTORY_MISS.CLEAN_I", 0x1e, 0x10, 0b1111),
-    ev("UNC_M2M_DIRECTORY_MISS.CLEAN_S", 0x1e, 0x20, 0b1111),
-    ev("UNC_M2M_DIRECTORY_MISS.CLEAN_P", 0x1e, 0x40, 0b1111),
-    ev("UNC_M2M_DIRECTORY_MISS.CLEAN_A", 0x1e, 0x80, 0b1111),
-    ev("UNC_M2M_DIRECTORY_UPDATE.A2I", 0x21, 0x20, 0b1111).umask_ext(0x3),
-    ev("UNC_M2M_DIRECTORY_UPDATE.A2S", 0x21, 0x40, 0b1111).umask_ext(0x3),
-    ev("UNC_M2M_DIRECTORY_UPDATE.I2A", 0x21, 0x04, 0b1111).umask_ext(0x3),
-    ev("UNC_M2M_DIRECTORY_UPDATE.I2S", 0x21, 0x02, 0b1111).umask_ext(0x3),
-    ev("UNC_M2M_DIRECTORY_UPDATE.S2A", 0x21, 0x10, 0b1111).umask_ext(0x3),
-    ev("UNC_M2M_DIRECTORY_UPDATE.S2I", 0x21, 0x08, 0b1111).umask_ext(0x3),
-    ev("UNC_M2M_IMC_READS.CH0.TO_NM1LM", 0x24, 0x08, 0b1111).umask_ext(0x1),
-    ev("UNC_M2M_IMC_READS.CH0.TO_NMCache", 0x24, 0x10, 0b1111).umask_ext(0x1),
-    ev("UNC_M2M_IMC_READS.CH1.TO_NM1LM", 0x24, 0x08, 0b1111).umask_ext(0x2),
-    ev("UNC_M2M_IMC_READS.CH1.TO_NMCache", 0x24, 0x10, 0b1111).umask_ext(0x2),
-    ev("UNC_M2M_IMC_READS.TO_NM1LM", 0x24, 0x08, 0b1111).umask_ext(0x3),
-    ev("UNC_M2M_IMC_READS.TO_NMCACHE", 0x24, 0x10, 0b1111).umask_ext(0x3),
-    ev("UNC_M2M_IMC_READS.ALL", 0x24, 0x04, 0b1111).umask_ext(0x3),
-    ev("UNC_M2M_IMC_READS.NORMAL", 0x24, 0x01, 0b1111).umask_ext(0x3),
-    ev("UNC_M2M_IMC_WRITES.NI", 0x25, 0x00, 0b1111).umask_ext(0x1a),
-    ev("UNC_M2M_IMC_WRITES.CH0.NI", 0x25, 0x00, 0b1111).umask_ext(0xa),
-    ev("UNC_M2M_IMC_WRITES.CH1.NI", 0x25, 0x00, 0b1111).umask_ext(0x12),
-    ev("UNC_M2M_IMC_WRITES.ALL", 0x25, 0x10, 0b1111).umask_ext(0x18),
-    ev("UNC_M2M_IMC_WRITES.FULL", 0x25, 0x01, 0b1111).umask_ext(0x18),
-    ev("UNC_M2M_IMC_WRITES.PARTIAL", 0x25, 0x02, 0b1111).umask_ext(0x18),
-    ev("UNC_M2M_TGR_AD_CREDITS", 0x2e, 0x00, 0b1111),
-    ev("UNC_M2M_TGR_BL_CREDITS", 0x2f, 0x00, 0b1111),
-    ev("UNC_M2M_TRACKER_INSERTS.CH0", 0x32, 0x04, 0b1111).umask_ext(0x1),
-    ev("UNC_M2M_TRACKER_INSERTS.CH1", 0x32, 0x04, 0b1111).umask_ext(0x2),
-    ev("UNC_M2M_TRACKER_OCCUPANCY.CH0", 0x33, 0x01, 0b1111),
-    ev("UNC_M2M_TRACKER_OCCUPANCY.CH1", 0x33, 0x02, 0b1111),
-    ev("UNC_M2M_WR_TRACKER_NE.CH0", 0x35, 0x01, 0b1111),
-    ev("UNC_M2M_WR_TRACKER_NE.CH1", 0x35, 0x02, 0b1111),
-    ev("UNC_M2M_WR_TRACKER_NE.MIRR", 0x35, 0x04, 0b1111),
-    ev("UNC_M2M_WR_TRACKER_NE.MIRR_NONTGR", 0x35, 0x08, 0b1111),
-    ev("UNC_M2M_WR_TRACKER_NE.MIRR_PWR", 0x35, 0x10, 0b1111),
-    ev("UNC_M2M_WPQ_NO_REG_CRD.CHN0", 0x37, 0x01, 0b1111),
-    ev("UNC_M2M_WPQ_NO_REG_CRD.CHN1", 0x37, 0x02, 0b1111),
-    ev("UNC_M2M_WPQ_NO_SPEC_CRD.CHN0", 0x38, 0x01, 0b1111),
-    ev("UNC_M2M_WPQ_NO_SPEC_CRD.CHN1", 0x38, 0x02, 0b1111),
-    ev("UNC_M2M_WR_TRACKER_INSERTS.CH0", 0x40, 0x01, 0b1111),
-    ev("UNC_M2M_WR_TRACKER_INSERTS.CH1", 0x40, 0x02, 0b1111),
-    ev("UNC_M2M_WPQ_FLUSH.CH0", 0x42, 0x01, 0b1111),
-    ev("UNC_M2M_WPQ_FLUSH.CH1", 0x42, 0x02, 0b1111),
-    ev("UNC_M2M_WR_TRACKER_POSTED_OCCUPANCY.CH0", 0x47, 0x01, 0b1111),
-    ev("UNC_M2M_WR_TRACKER_POSTED_OCCUPANCY.CH1", 0x47, 0x02, 0b1111),
-    ev("UNC_M2M_WR_TRACKER_POSTED_INSERTS.CH0", 0x48, 0x01, 0b1111),
-    ev("UNC_M2M_WR_TRACKER_POSTED_INSERTS.CH1", 0x48, 0x02, 0b1111),
-    ev("UNC_M2M_DIRECT2CORE_NOT_TAKEN_NOTFORKED", 0x4a, 0x00, 0b1111),
-    ev("UNC_M2M_TAG_MISS", 0x4b, 0x03, 0b1111),
-    ev("UNC_M2M_WR_TRACKER_NONPOSTED_OCCUPANCY.CH0", 0x4c, 0x01, 0b1111),
-    ev("UNC_M2M_WR_TRACKER_NONPOSTED_OCCUPANCY.CH1", 0x4c, 0x02, 0b1111),
-    ev("UNC_M2M_WR_TRACKER_NONPOSTED_INSERTS.CH0", 0x4d, 0x01, 0b1111),
-    ev("UNC_M2M_WR_TRACKER_NONPOSTED_INSERTS.CH1", 0x4d, 0x02, 0b1111),
-    ev("UNC_M2M_PREFCAM_OCCUPANCY.CH0", 0x54, 0x01, 0b1111),
-    ev("UNC_M2M_PREFCAM_OCCUPANCY.CH1", 0x54, 0x02, 0b1111),
-    ev("UNC_M2M_PREFCAM_INSERTS.CH0_XPT", 0x56, 0x01, 0b1111),
-    ev("UNC_M2M_PREFCAM_INSERTS.CH0_UPI", 0x56, 0x02, 0b1111),
-    ev("UNC_M2M_PREFCAM_INSERTS.CH1_XPT", 0x56, 0x04, 0b1111),
-    ev("UNC_M2M_PREFCAM_INSERTS.CH1_UPI", 0x56, 0x08, 0b1111),
-    ev("UNC_M2M_PREFCAM_DEMAND_DROPS.CH0_XPT", 0x58, 0x01, 0b1111),
-    ev("UNC_M2M_PREFCAM_DEMAND_DROPS.CH0_UPI", 0x58, 0x02, 0b1111),
-    ev("UNC_M2M_PREFCAM_DEMAND_DROPS.CH1_XPT", 0x58, 0x04, 0b1111),
-    ev("UNC_M2M_PREFCAM_DEMAND_DROPS.CH1_UPI", 0x58, 0x08, 0b1111),
-    ev("UNC_M2M_PREFCAM_CIS_DROPS", 0x5c, 0x00, 0b1111),
-    ev("UNC_M2M_PREFCAM_RxC_DEALLOCS.SQUASHED", 0x62, 0x01, 0b1111),
-    ev("UNC_M2M_PREFCAM_RxC_DEALLOCS.1LM_POSTED", 0x62, 0x02, 0b1111),
-    ev("UNC_M2M_PREFCAM_RxC_DEALLOCS.CIS", 0x62, 0x08, 0b1111),
-    ev("UNC_M2M_PREFCAM_RESP_MISS.CH0", 0x5f, 0x01, 0b1111),
-    ev("UNC_M2M_PREFCAM_RESP_MISS.CH1", 0x5f, 0x02, 0b1111),
-    ev("UNC_M2M_PREFCAM_INSERTS.UPI_ALLCH", 0x56, 0x0a, 0b1111),
-    ev("UNC_M2M_PREFCAM_INSERTS.XPT_ALLCH", 0x56, 0x05, 0b1111),
-    ev("UNC_M2M_PREFCAM_DEMAND_DROPS.XPT_ALLCH", 0x58, 0x05, 0b1111),
-    ev("UNC_M2M_PREFCAM_DEMAND_MERGE.UPI_ALLCH", 0x5d, 0x0a, 0b1111),
-    ev("UNC_M2M_PREFCAM_DEMAND_MERGE.XPT_ALLCH", 0x5d, 0x05, 0b1111),
-    ev("UNC_M2M_EGRESS_ORDERING.IV_SNOOPGO_UP", 0xba, 0x01, 0b1111).umask_ext(0x800000),
-    ev("UNC_M2M_EGRESS_ORDERING.IV_SNOOPGO_DN", 0xba, 0x04, 0b1111).umask_ext(0x800000),
-    ev("UNC_M2M_DIRECT2CORE_NOT_TAKEN_DIRSTATE.NON_CISGRESS", 0x17, 0x02, 0b1111),
-    ev("UNC_M2M_DIRECT2CORE_TXN_OVERRIDE.PMM_HIT", 0x18, 0x01, 0b1111),
-    ev("UNC_M2M_DIRECT2CORE_TXN_OVERRIDE.CISGRESS", 0x18, 0x02, 0b1111),
-    ev("UNC_M2M_DIRECT2UPITXN_OVERRIDE.PMM_HIT", 0x1c, 0x01, 0b1111),
-    ev("UNC_M2M_DIRECT2UPI_TXN_OVERRIDE.CISGRESS", 0x1c, 0x02, 0b1111),
-    ev("UNC_M2M_TAG_HIT.NM_UFILL_HIT_CLEAN", 0x1f, 0x04, 0b1111),
-    ev("UNC_M2M_TAG_HIT.NM_UFILL_HIT_DIRTY", 0x1f, 0x08, 0b1111),
-    ev("UNC_M2M_DIRECTORY_UPDATE.HIT_NON_PMM", 0x21, 0x01, 0b1111).umask_ext(0x1),
-    ev("UNC_M2M_DIRECTORY_UPDATE.I_TO_S_HIT_NON_PMM", 0x21, 0x02, 0b1111).umask_ext(0x1),
-    ev("UNC_M2M_DIRECTORY_UPDATE.I_TO_A_HIT_NON_PMM", 0x21, 0x04, 0b1111).umask_ext(0x1),
-    ev("UNC_M2M_DIRECTORY_UPDATE.S_TO_I_HIT_NON_PMM", 0x21, 0x08, 0b1111).umask_ext(0x1),
-    ev("UNC_M2M_DIRECTORY_UPDATE.S_TO_A_HIT_NON_PMM", 0x21, 0x10, 0b1111).umask_ext(0x1),
-    ev("UNC_M2M_DIRECTORY_UPDATE.A_TO_I_HIT_NON_PMM", 0x21, 0x20, 0b1111).umask_ext(0x1),
-    ev("UNC_M2M_DIRECTORY_UPDATE.A_TO_S_HIT_NON_PMM", 0x21, 0x40, 0b1111).umask_ext(0x1),
-    ev("UNC_M2M_DIRECTORY_UPDATE.MISS_NON_PMM", 0x21, 0x01, 0b1111).umask_ext(0x2),
-    ev("UNC_M2M_DIRECTORY_UPDATE.I_TO_S_MISS_NON_PMM", 0x21, 0x02, 0b1111).umask_ext(0x2),
-    ev("UNC_M2M_DIRECTORY_UPDATE.I_TO_A_MISS_NON_PMM", 0x21, 0x04, 0b1111).umask_ext(0x2),
-    ev("UNC_M2M_DIRECTORY_UPDATE.S_TO_I_MISS_NON_PMM", 0x21, 0x08, 0b1111).umask_ext(0x2),
-    ev("UNC_M2M_DIRECTORY_UPDATE.S_TO_A_MISS_NON_PMM", 0x21, 0x10, 0b1111).umask_ext(0x2),
-    ev("UNC_M2M_DIRECTORY_UPDATE.A_TO_I_MISS_NON_PMM", 0x21, 0x20, 0b1111).umask_ext(0x2),
-    ev("UNC_M2M_DIRECTORY_UPDATE.A_TO_S_MISS_NON_PMM", 0x21, 0x40, 0b1111).umask_ext(0x2),
-    ev("UNC_M2M_IMC_READS.CH0_ISOCH", 0x24, 0x02, 0b1111).umask_ext(0x1),
-    ev("UNC_M2M_IMC_READS.CH0_FROM_TGR", 0x24, 0x40, 0b1111).umask_ext(0x1),
-    ev("UNC_M2M_IMC_READS.CH1_ISOCH", 0x24, 0x02, 0b1111).umask_ext(0x2),
-    ev("UNC_M2M_IMC_READS.CH1_FROM_TGR", 0x24, 0x40, 0b1111).umask_ext(0x2),
-    ev("UNC_M2M_IMC_READS.ISOCH", 0x24, 0x02, 0b1111).umask_ext(0x3),
-    ev("UNC_M2M_IMC_READS.FROM_TGR", 0x24, 0x40, 0b1111).umask_ext(0x3),
-    ev("UNC_M2M_IMC_WRITES.CH0_FULL_ISOCH", 0x25, 0x04, 0b1111).umask_ext(0x8),
-    ev("UNC_M2M_IMC_WRITES.CH0_PARTIAL_ISOCH", 0x25, 0x08, 0b1111).umask_ext(0x8),
-    ev("UNC_M2M_IMC_WRITES.CH0_TO_DDR_AS_MEM", 0x25, 0x20, 0b1111).umask_ext(0x8),
-    ev("UNC_M2M_IMC_WRITES.CH0_TO_DDR_AS_CACHE", 0x25, 0x40, 0b1111).umask_ext(0x8),
-    ev("UNC_M2M_IMC_WRITES.CH0_FROM_TGR", 0x25, 0x00, 0b1111).umask_ext(0x9),
-    ev("UNC_M2M_IMC_WRITES.CH0_NI_MISS", 0x25, 0x00, 0b1111).umask_ext(0xc),
-    ev("UNC_M2M_IMC_WRITES.CH1_FULL_ISOCH", 0x25, 0x04, 0b1111).umask_ext(0x10),
-    ev("UNC_M2M_IMC_WRITES.CH1_PARTIAL_ISOCH", 0x25, 0x08, 0b1111).umask_ext(0x10),
-    ev("UNC_M2M_IMC_WRITES.CH1_TO_DDR_AS_MEM", 0x25, 0x20, 0b1111).umask_ext(0x10),
-    ev("UNC_M2M_IMC_WRITES.CH1_TO_DDR_AS_CACHE", 0x25, 0x40, 0b1111).umask_ext(0x10),
-    ev("UNC_M2M_IMC_WRITES.CH1_FROM_TGR", 0x25, 0x00, 0b1111).umask_ext(0x11),
-    ev("UNC_M2M_IMC_WRITES.CH1_NI_MISS", 0x25, 0x00, 0b1111).umask_ext(0x14),
-    ev("UNC_M2M_IMC_WRITES.FULL_ISOCH", 0x25, 0x04, 0b1111).umask_ext(0x18),
-    ev("UNC_M2M_IMC_WRITES.PARTIAL_ISOCH", 0x25, 0x08, 0b1111).umask_ext(0x18),
-    ev("UNC_M2M_IMC_WRITES.FROM_TGR", 0x25, 0x00, 0b1111).umask_ext(0x19),
-    ev("UNC_M2M_IMC_WRITES.NI_MISS", 0x25, 0x00, 0b1111).umask_ext(0x1c),
-    ev("UNC_M2M_PREFCAM_OCCUPANCY.ALLCH", 0x54, 0x03, 0b1111),
-    ev("UNC_M2M_PREFCAM_DEMAND_DROPS.UPI_ALLCH", 0x58, 0x0a, 0b1111),
-    ev("UNC_M2M_PREFCAM_DEMAND_NO_MERGE.WR_SQUASHED", 0x5e, 0x10, 0b1111),
-    ev("UNC_M2M_PREFCAM_DEMAND_NO_MERGE.WR_MERGED", 0x5e, 0x20, 0b1111),
-    ev("UNC_M2M_PREFCAM_DEMAND_NO_MERGE.RD_MERGED", 0x5e, 0x40, 0b1111),
-    ev("UNC_M2M_PREFCAM_RESP_MISS.ALLCH", 0x5f, 0x03, 0b1111),
-    ev("UNC_M2M_PREFCAM_RxC_DEALLOCS.PMM_MEMMODE_ACCEPT", 0x62, 0x04, 0b1111),
-    ev("UNC_M2M_DIRECT2UPI_NOT_TAKEN_DIRSTATE.EGRESS", 0x1a, 0x01, 0b1111),
-    ev("UNC_M2M_DIRECT2UPI_NOT_TAKEN_DIRSTATE.NON_CISGRESS", 0x1a, 0x02, 0b1111),
-    ev("UNC_M2M_DIRECT2UPI_NOT_TAKEN_DIRSTATE.CISGRESS", 0x1a, 0x04, 0b1111),
-    ev("UNC_M2M_IMC_READS.CH0_NORMAL", 0x24, 0x01, 0b1111).umask_ext(0x1),
-    ev("UNC_M2M_IMC_READS.CH0_ALL", 0x24, 0x04, 0b1111).umask_ext(0x1),
-    ev("UNC_M2M_IMC_READS.CH0_TO_PMM", 0x24, 0x20, 0b1111).umask_ext(0x1),
-    ev("UNC_M2M_IMC_READS.CH1_NORMAL", 0x24, 0x01, 0b1111).umask_ext(0x2),
-    ev("UNC_M2M_IMC_READS.CH1_ALL", 0x24, 0x04, 0b1111).umask_ext(0x2),
-    ev("UNC_M2M_IMC_READS.CH1_TO_PMM", 0x24, 0x20, 0b1111).umask_ext(0x2),
-    ev("UNC_M2M_IMC_WRITES.CH0_FULL", 0x25, 0x01, 0b1111).umask_ext(0x8),
-    ev("UNC_M2M_IMC_WRITES.CH0_PARTIAL", 0x25, 0x02, 0b1111).umask_ext(0x8),
-    ev("UNC_M2M_IMC_WRITES.CH0_ALL", 0x25, 0x10, 0b1111).umask_ext(0x8),
-    ev("UNC_M2M_IMC_WRITES.CH0_TO_PMM", 0x25, 0x80, 0b1111).umask_ext(0x8),
-    ev("UNC_M2M_IMC_WRITES.CH1_FULL", 0x25, 0x01, 0b1111).umask_ext(0x10),
-    ev("UNC_M2M_IMC_WRITES.CH1_PARTIAL", 0x25, 0x02, 0b1111).umask_ext(0x10),
-    ev("UNC_M2M_IMC_WRITES.CH1_ALL", 0x25, 0x10, 0b1111).umask_ext(0x10),
-    ev("UNC_M2M_IMC_WRITES.CH1_TO_PMM", 0x25, 0x80, 0b1111).umask_ext(0x10),
-    ev("UNC_M2M_IGR_STARVE_WINNER.MASK7", 0x44, 0x80, 0b1111),
-    ev("UNC_M2M_IMC_READS.CH0_TO_DDR_AS_MEM", 0x24, 0x08, 0b1111).umask_ext(0x1),
-    ev("UNC_M2M_IMC_READS.CH0_TO_DDR_AS_CACHE", 0x24, 0x10, 0b1111).umask_ext(0x1),
-    ev("UNC_M2M_IMC_READS.CH1_TO_DDR_AS_MEM", 0x24, 0x08, 0b1111).umask_ext(0x2),
-    ev("UNC_M2M_IMC_READS.CH1_TO_DDR_AS_CACHE", 0x24, 0x10, 0b1111).umask_ext(0x2),
-    ev("UNC_M2M_IMC_READS.TO_DDR_AS_MEM", 0x24, 0x08, 0b1111).umask_ext(0x3),
-    ev("UNC_M2M_IMC_READS.TO_DDR_AS_CACHE", 0x24, 0x10, 0b1111).umask_ext(0x3),
-    ev("UNC_M2M_IMC_WRITES.TO_DDR_AS_MEM", 0x25, 0x20, 0b1111).umask_ext(0x18),
-    ev("UNC_M2M_IMC_WRITES.TO_DDR_AS_CACHE", 0x25, 0x40, 0b1111).umask_ext(0x18),
-    ev("UNC_M2M_PREFCAM_RxC_OCCUPANCY", 0x60, 0x00, 0b1111),
-];
+event_table! {
+    /// The experimental events, numbered after `EVENT_ROWS`: from the vendor's experimental
+    /// lists, whose counts it has not validated; built with the `experimental-events` feature.
+    EXPERIMENTAL_ROWS, ExperimentalRowNumber, EVENT_ROWS.len(), " (experimental)", 0b1111, 0b0;
+    RXC_AD_INSERTS = ev("UNC_M2M_RxC_AD_INSERTS", 0x02, 0x01),
+    RXC_AD_OCCUPANCY = ev("UNC_M2M_RxC_AD_OCCUPANCY", 0x03, 0x00),
+    DIRECT2CORE_NOT_TAKEN_DIRSTATE = ev("UNC_M2M_DIRECT2CORE_NOT_TAKEN_DIRSTATE", 0x17, 0x07),
+    DIRECT2CORE_TXN_OVERRIDE = ev("UNC_M2M_DIRECT2CORE_TXN_OVERRIDE", 0x18, 0x03),
+    DIRECT2UPI_TAKEN = ev("UNC_M2M_DIRECT2UPI_TAKEN", 0x19, 0x07),
+    DIRECT2UPI_NOT_TAKEN_DIRSTATE = ev("UNC_M2M_DIRECT2UPI_NOT_TAKEN_DIRSTATE", 0x1a, 0x07),
+    DIRECT2UPI_NOT_TAKEN_CREDITS = ev("UNC_M2M_DIRECT2UPI_NOT_TAKEN_CREDITS", 0x1b, 0x07),
+    DIRECT2UPI_TXN_OVERRIDE = ev("UNC_M2M_DIRECT2UPI_TXN_OVERRIDE", 0x1c, 0x03),
+    DIRECTORY_HIT_DIRTY_I = ev("UNC_M2M_DIRECTORY_HIT.DIRTY_I", 0x1d, 0x01),
+    DIRECTORY_HIT_DIRTY_S = ev("UNC_M2M_DIRECTORY_HIT.DIRTY_S", 0x1d, 0x02),
+    DIRECTORY_HIT_DIRTY_P = ev("UNC_M2M_DIRECTORY_HIT.DIRTY_P", 0x1d, 0x04),
+    DIRECTORY_HIT_DIRTY_A = ev("UNC_M2M_DIRECTORY_HIT.DIRTY_A", 0x1d, 0x08),
+    DIRECTORY_HIT_CLEAN_I = ev("UNC_M2M_DIRECTORY_HIT.CLEAN_I", 0x1d, 0x10),
+    DIRECTORY_HIT_CLEAN_S = ev("UNC_M2M_DIRECTORY_HIT.CLEAN_S", 0x1d, 0x20),
+    DIRECTORY_HIT_CLEAN_P = ev("UNC_M2M_DIRECTORY_HIT.CLEAN_P", 0x1d, 0x40),
+    DIRECTORY_HIT_CLEAN_A = ev("UNC_M2M_DIRECTORY_HIT.CLEAN_A", 0x1d, 0x80),
+    DIRECTORY_MISS_DIRTY_I = ev("UNC_M2M_DIRECTORY_MISS.DIRTY_I", 0x1e, 0x01),
+    DIRECTORY_MISS_DIRTY_S = ev("UNC_M2M_DIRECTORY_MISS.DIRTY_S", 0x1e, 0x02),
+    DIRECTORY_MISS_DIRTY_P = ev("UNC_M2M_DIRECTORY_MISS.DIRTY_P", 0x1e, 0x04),
+    DIRECTORY_MISS_DIRTY_A = ev("UNC_M2M_DIRECTORY_MISS.DIRTY_A", 0x1e, 0x08),
+    DIRECTORY_MISS_CLEAN_I = ev("UNC_M2M_DIRECTORY_MISS.CLEAN_I", 0x1e, 0x10),
+    DIRECTORY_MISS_CLEAN_S = ev("UNC_M2M_DIRECTORY_MISS.CLEAN_S", 0x1e, 0x20),
+    DIRECTORY_MISS_CLEAN_P = ev("UNC_M2M_DIRECTORY_MISS.CLEAN_P", 0x1e, 0x40),
+    DIRECTORY_MISS_CLEAN_A = ev("UNC_M2M_DIRECTORY_MISS.CLEAN_A", 0x1e, 0x80),
+    DIRECTORY_UPDATE_A2I = ev("UNC_M2M_DIRECTORY_UPDATE.A2I", 0x21, 0x20).umask_ext(0x3),
+    DIRECTORY_UPDATE_A2S = ev("UNC_M2M_DIRECTORY_UPDATE.A2S", 0x21, 0x40).umask_ext(0x3),
+    DIRECTORY_UPDATE_I2A = ev("UNC_M2M_DIRECTORY_UPDATE.I2A", 0x21, 0x04).umask_ext(0x3),
+    DIRECTORY_UPDATE_I2S = ev("UNC_M2M_DIRECTORY_UPDATE.I2S", 0x21, 0x02).umask_ext(0x3),
+    DIRECTORY_UPDATE_S2A = ev("UNC_M2M_DIRECTORY_UPDATE.S2A", 0x21, 0x10).umask_ext(0x3),
+    DIRECTORY_UPDATE_S2I = ev("UNC_M2M_DIRECTORY_UPDATE.S2I", 0x21, 0x08).umask_ext(0x3),
+    IMC_READS_CH0_TO_NM1LM = ev("UNC_M2M_IMC_READS.CH0.TO_NM1LM", 0x24, 0x08).umask_ext(0x1),
+    IMC_READS_CH0_TO_NMCACHE = ev("UNC_M2M_IMC_READS.CH0.TO_NMCache", 0x24, 0x10).umask_ext(0x1),
+    IMC_READS_CH1_TO_NM1LM = ev("UNC_M2M_IMC_READS.CH1.TO_NM1LM", 0x24, 0x08).umask_ext(0x2),
+    IMC_READS_CH1_TO_NMCACHE = ev("UNC_M2M_IMC_READS.CH1.TO_NMCache", 0x24, 0x10).umask_ext(0x2),
+    IMC_READS_TO_NM1LM = ev("UNC_M2M_IMC_READS.TO_NM1LM", 0x24, 0x08).umask_ext(0x3),
+    IMC_READS_TO_NMCACHE = ev("UNC_M2M_IMC_READS.TO_NMCACHE", 0x24, 0x10).umask_ext(0x3),
+    IMC_READS_ALL = ev("UNC_M2M_IMC_READS.ALL", 0x24, 0x04).umask_ext(0x3),
+    IMC_READS_NORMAL = ev("UNC_M2M_IMC_READS.NORMAL", 0x24, 0x01).umask_ext(0x3),
+    IMC_WRITES_NI = ev("UNC_M2M_IMC_WRITES.NI", 0x25, 0x00).umask_ext(0x1a),
+    IMC_WRITES_CH0_NI = ev("UNC_M2M_IMC_WRITES.CH0.NI", 0x25, 0x00).umask_ext(0xa),
+    IMC_WRITES_CH1_NI = ev("UNC_M2M_IMC_WRITES.CH1.NI", 0x25, 0x00).umask_ext(0x12),
+    IMC_WRITES_ALL = ev("UNC_M2M_IMC_WRITES.ALL", 0x25, 0x10).umask_ext(0x18),
+    IMC_WRITES_FULL = ev("UNC_M2M_IMC_WRITES.FULL", 0x25, 0x01).umask_ext(0x18),
+    IMC_WRITES_PARTIAL = ev("UNC_M2M_IMC_WRITES.PARTIAL", 0x25, 0x02).umask_ext(0x18),
+    TGR_AD_CREDITS = ev("UNC_M2M_TGR_AD_CREDITS", 0x2e, 0x00),
+    TGR_BL_CREDITS = ev("UNC_M2M_TGR_BL_CREDITS", 0x2f, 0x00),
+    TRACKER_INSERTS_CH0 = ev("UNC_M2M_TRACKER_INSERTS.CH0", 0x32, 0x04).umask_ext(0x1),
+    TRACKER_INSERTS_CH1 = ev("UNC_M2M_TRACKER_INSERTS.CH1", 0x32, 0x04).umask_ext(0x2),
+    TRACKER_OCCUPANCY_CH0 = ev("UNC_M2M_TRACKER_OCCUPANCY.CH0", 0x33, 0x01),
+    TRACKER_OCCUPANCY_CH1 = ev("UNC_M2M_TRACKER_OCCUPANCY.CH1", 0x33, 0x02),
+    WR_TRACKER_NE_CH0 = ev("UNC_M2M_WR_TRACKER_NE.CH0", 0x35, 0x01),
+    WR_TRACKER_NE_CH1 = ev("UNC_M2M_WR_TRACKER_NE.CH1", 0x35, 0x02),
+    WR_TRACKER_NE_MIRR = ev("UNC_M2M_WR_TRACKER_NE.MIRR", 0x35, 0x04),
+    WR_TRACKER_NE_MIRR_NONTGR = ev("UNC_M2M_WR_TRACKER_NE.MIRR_NONTGR", 0x35, 0x08),
+    WR_TRACKER_NE_MIRR_PWR = ev("UNC_M2M_WR_TRACKER_NE.MIRR_PWR", 0x35, 0x10),
+    WPQ_NO_REG_CRD_CHN0 = ev("UNC_M2M_WPQ_NO_REG_CRD.CHN0", 0x37, 0x01),
+    WPQ_NO_REG_CRD_CHN1 = ev("UNC_M2M_WPQ_NO_REG_CRD.CHN1", 0x37, 0x02),
+    WPQ_NO_SPEC_CRD_CHN0 = ev("UNC_M2M_WPQ_NO_SPEC_CRD.CHN0", 0x38, 0x01),
+    WPQ_NO_SPEC_CRD_CHN1 = ev("UNC_M2M_WPQ_NO_SPEC_CRD.CHN1", 0x38, 0x02),
+    WR_TRACKER_INSERTS_CH0 = ev("UNC_M2M_WR_TRACKER_INSERTS.CH0", 0x40, 0x01),
+    WR_TRACKER_INSERTS_CH1 = ev("UNC_M2M_WR_TRACKER_INSERTS.CH1", 0x40, 0x02),
+    WPQ_FLUSH_CH0 = ev("UNC_M2M_WPQ_FLUSH.CH0", 0x42, 0x01),
+    WPQ_FLUSH_CH1 = ev("UNC_M2M_WPQ_FLUSH.CH1", 0x42, 0x02),
+    WR_TRACKER_POSTED_OCCUPANCY_CH0 = ev("UNC_M2M_WR_TRACKER_POSTED_OCCUPANCY.CH0", 0x47, 0x01),
+    WR_TRACKER_POSTED_OCCUPANCY_CH1 = ev("UNC_M2M_WR_TRACKER_POSTED_OCCUPANCY.CH1", 0x47, 0x02),
+    WR_TRACKER_POSTED_INSERTS_CH0 = ev("UNC_M2M_WR_TRACKER_POSTED_INSERTS.CH0", 0x48, 0x01),
+    WR_TRACKER_POSTED_INSERTS_CH1 = ev("UNC_M2M_WR_TRACKER_POSTED_INSERTS.CH1", 0x48, 0x02),
+    DIRECT2CORE_NOT_TAKEN_NOTFORKED = ev("UNC_M2M_DIRECT2CORE_NOT_TAKEN_NOTFORKED", 0x4a, 0x00),
+    TAG_MISS = ev("UNC_M2M_TAG_MISS", 0x4b, 0x03),
+    WR_TRACKER_NONPOSTED_OCCUPANCY_CH0 = ev("UNC_M2M_WR_TRACKER_NONPOSTED_OCCUPANCY.CH0", 0x4c, 0x01),
+    WR_TRACKER_NONPOSTED_OCCUPANCY_CH1 = ev("UNC_M2M_WR_TRACKER_NONPOSTED_OCCUPANCY.CH1", 0x4c, 0x02),
+    WR_TRACKER_NONPOSTED_INSERTS_CH0 = ev("UNC_M2M_WR_TRACKER_NONPOSTED_INSERTS.CH0", 0x4d, 0x01),
+    WR_TRACKER_NONPOSTED_INSERTS_CH1 = ev("UNC_M2M_WR_TRACKER_NONPOSTED_INSERTS.CH1", 0x4d, 0x02),
+    PREFCAM_OCCUPANCY_CH0 = ev("UNC_M2M_PREFCAM_OCCUPANCY.CH0", 0x54, 0x01),
+    PREFCAM_OCCUPANCY_CH1 = ev("UNC_M2M_PREFCAM_OCCUPANCY.CH1", 0x54, 0x02),
+    PREFCAM_INSERTS_CH0_XPT = ev("UNC_M2M_PREFCAM_INSERTS.CH0_XPT", 0x56, 0x01),
+    PREFCAM_INSERTS_CH0_UPI = ev("UNC_M2M_PREFCAM_INSERTS.CH0_UPI", 0x56, 0x02),
+    PREFCAM_INSERTS_CH1_XPT = ev("UNC_M2M_PREFCAM_INSERTS.CH1_XPT", 0x56, 0x04),
+    PREFCAM_INSERTS_CH1_UPI = ev("UNC_M2M_PREFCAM_INSERTS.CH1_UPI", 0x56, 0x08),
+    PREFCAM_DEMAND_DROPS_CH0_XPT = ev("UNC_M2M_PREFCAM_DEMAND_DROPS.CH0_XPT", 0x58, 0x01),
+    PREFCAM_DEMAND_DROPS_CH0_UPI = ev("UNC_M2M_PREFCAM_DEMAND_DROPS.CH0_UPI", 0x58, 0x02),
+    PREFCAM_DEMAND_DROPS_CH1_XPT = ev("UNC_M2M_PREFCAM_DEMAND_DROPS.CH1_XPT", 0x58, 0x04),
+    PREFCAM_DEMAND_DROPS_CH1_UPI = ev("UNC_M2M_PREFCAM_DEMAND_DROPS.CH1_UPI", 0x58, 0x08),
+    PREFCAM_CIS_DROPS = ev("UNC_M2M_PREFCAM_CIS_DROPS", 0x5c, 0x00),
+    PREFCAM_RXC_DEALLOCS_SQUASHED = ev("UNC_M2M_PREFCAM_RxC_DEALLOCS.SQUASHED", 0x62, 0x01),
+    PREFCAM_RXC_DEALLOCS_1LM_POSTED = ev("UNC_M2M_PREFCAM_RxC_DEALLOCS.1LM_POSTED", 0x62, 0x02),
+    PREFCAM_RXC_DEALLOCS_CIS = ev("UNC_M2M_PREFCAM_RxC_DEALLOCS.CIS", 0x62, 0x08),
+    PREFCAM_RESP_MISS_CH0 = ev("UNC_M2M_PREFCAM_RESP_MISS.CH0", 0x5f, 0x01),
+    PREFCAM_RESP_MISS_CH1 = ev("UNC_M2M_PREFCAM_RESP_MISS.CH1", 0x5f, 0x02),
+    PREFCAM_INSERTS_UPI_ALLCH = ev("UNC_M2M_PREFCAM_INSERTS.UPI_ALLCH", 0x56, 0x0a),
+    PREFCAM_INSERTS_XPT_ALLCH = ev("UNC_M2M_PREFCAM_INSERTS.XPT_ALLCH", 0x56, 0x05),
+    PREFCAM_DEMAND_DROPS_XPT_ALLCH = ev("UNC_M2M_PREFCAM_DEMAND_DROPS.XPT_ALLCH", 0x58, 0x05),
+    PREFCAM_DEMAND_MERGE_UPI_ALLCH = ev("UNC_M2M_PREFCAM_DEMAND_MERGE.UPI_ALLCH", 0x5d, 0x0a),
+    PREFCAM_DEMAND_MERGE_XPT_ALLCH = ev("UNC_M2M_PREFCAM_DEMAND_MERGE.XPT_ALLCH", 0x5d, 0x05),
+    EGRESS_ORDERING_IV_SNOOPGO_UP = ev("UNC_M2M_EGRESS_ORDERING.IV_SNOOPGO_UP", 0xba, 0x01).umask_ext(0x800000),
+    EGRESS_ORDERING_IV_SNOOPGO_DN = ev("UNC_M2M_EGRESS_ORDERING.IV_SNOOPGO_DN", 0xba, 0x04).umask_ext(0x800000),
+    DIRECT2CORE_NOT_TAKEN_DIRSTATE_NON_CISGRESS = ev("UNC_M2M_DIRECT2CORE_NOT_TAKEN_DIRSTATE.NON_CISGRESS", 0x17, 0x02),
+    DIRECT2CORE_TXN_OVERRIDE_PMM_HIT = ev("UNC_M2M_DIRECT2CORE_TXN_OVERRIDE.PMM_HIT", 0x18, 0x01),
+    DIRECT2CORE_TXN_OVERRIDE_CISGRESS = ev("UNC_M2M_DIRECT2CORE_TXN_OVERRIDE.CISGRESS", 0x18, 0x02),
+    DIRECT2UPITXN_OVERRIDE_PMM_HIT = ev("UNC_M2M_DIRECT2UPITXN_OVERRIDE.PMM_HIT", 0x1c, 0x01),
+    DIRECT2UPI_TXN_OVERRIDE_CISGRESS = ev("UNC_M2M_DIRECT2UPI_TXN_OVERRIDE.CISGRESS", 0x1c, 0x02),
+    TAG_HIT_NM_UFILL_HIT_CLEAN = ev("UNC_M2M_TAG_HIT.NM_UFILL_HIT_CLEAN", 0x1f, 0x04),
+    TAG_HIT_NM_UFILL_HIT_DIRTY = ev("UNC_M2M_TAG_HIT.NM_UFILL_HIT_DIRTY", 0x1f, 0x08),
+    DIRECTORY_UPDATE_HIT_NON_PMM = ev("UNC_M2M_DIRECTORY_UPDATE.HIT_NON_PMM", 0x21, 0x01).umask_ext(0x1),
+    DIRECTORY_UPDATE_I_TO_S_HIT_NON_PMM = ev("UNC_M2M_DIRECTORY_UPDATE.I_TO_S_HIT_NON_PMM", 0x21, 0x02).umask_ext(0x1),
+    DIRECTORY_UPDATE_I_TO_A_HIT_NON_PMM = ev("UNC_M2M_DIRECTORY_UPDATE.I_TO_A_HIT_NON_PMM", 0x21, 0x04).umask_ext(0x1),
+    DIRECTORY_UPDATE_S_TO_I_HIT_NON_PMM = ev("UNC_M2M_DIRECTORY_UPDATE.S_TO_I_HIT_NON_PMM", 0x21, 0x08).umask_ext(0x1),
+    DIRECTORY_UPDATE_S_TO_A_HIT_NON_PMM = ev("UNC_M2M_DIRECTORY_UPDATE.S_TO_A_HIT_NON_PMM", 0x21, 0x10).umask_ext(0x1),
+    DIRECTORY_UPDATE_A_TO_I_HIT_NON_PMM = ev("UNC_M2M_DIRECTORY_UPDATE.A_TO_I_HIT_NON_PMM", 0x21, 0x20).umask_ext(0x1),
+    DIRECTORY_UPDATE_A_TO_S_HIT_NON_PMM = ev("UNC_M2M_DIRECTORY_UPDATE.A_TO_S_HIT_NON_PMM", 0x21, 0x40).umask_ext(0x1),
+    DIRECTORY_UPDATE_MISS_NON_PMM = ev("UNC_M2M_DIRECTORY_UPDATE.MISS_NON_PMM", 0x21, 0x01).umask_ext(0x2),
+    DIRECTORY_UPDATE_I_TO_S_MISS_NON_PMM = ev("UNC_M2M_DIRECTORY_UPDATE.I_TO_S_MISS_NON_PMM", 0x21, 0x02).umask_ext(0x2),
+    DIRECTORY_UPDATE_I_TO_A_MISS_NON_PMM = ev("UNC_M2M_DIRECTORY_UPDATE.I_TO_A_MISS_NON_PMM", 0x21, 0x04).umask_ext(0x2),
+    DIRECTORY_UPDATE_S_TO_I_MISS_NON_PMM = ev("UNC_M2M_DIRECTORY_UPDATE.S_TO_I_MISS_NON_PMM", 0x21, 0x08).umask_ext(0x2),
+    DIRECTORY_UPDATE_S_TO_A_MISS_NON_PMM = ev("UNC_M2M_DIRECTORY_UPDATE.S_TO_A_MISS_NON_PMM", 0x21, 0x10).umask_ext(0x2),
+    DIRECTORY_UPDATE_A_TO_I_MISS_NON_PMM = ev("UNC_M2M_DIRECTORY_UPDATE.A_TO_I_MISS_NON_PMM", 0x21, 0x20).umask_ext(0x2),
+    DIRECTORY_UPDATE_A_TO_S_MISS_NON_PMM = ev("UNC_M2M_DIRECTORY_UPDATE.A_TO_S_MISS_NON_PMM", 0x21, 0x40).umask_ext(0x2),
+    IMC_READS_CH0_ISOCH = ev("UNC_M2M_IMC_READS.CH0_ISOCH", 0x24, 0x02).umask_ext(0x1),
+    IMC_READS_CH0_FROM_TGR = ev("UNC_M2M_IMC_READS.CH0_FROM_TGR", 0x24, 0x40).umask_ext(0x1),
+    IMC_READS_CH1_ISOCH = ev("UNC_M2M_IMC_READS.CH1_ISOCH", 0x24, 0x02).umask_ext(0x2),
+    IMC_READS_CH1_FROM_TGR = ev("UNC_M2M_IMC_READS.CH1_FROM_TGR", 0x24, 0x40).umask_ext(0x2),
+    IMC_READS_ISOCH = ev("UNC_M2M_IMC_READS.ISOCH", 0x24, 0x02).umask_ext(0x3),
+    IMC_READS_FROM_TGR = ev("UNC_M2M_IMC_READS.FROM_TGR", 0x24, 0x40).umask_ext(0x3),
+    IMC_WRITES_CH0_FULL_ISOCH = ev("UNC_M2M_IMC_WRITES.CH0_FULL_ISOCH", 0x25, 0x04).umask_ext(0x8),
+    IMC_WRITES_CH0_PARTIAL_ISOCH = ev("UNC_M2M_IMC_WRITES.CH0_PARTIAL_ISOCH", 0x25, 0x08).umask_ext(0x8),
+    IMC_WRITES_CH0_TO_DDR_AS_MEM = ev("UNC_M2M_IMC_WRITES.CH0_TO_DDR_AS_MEM", 0x25, 0x20).umask_ext(0x8),
+    IMC_WRITES_CH0_TO_DDR_AS_CACHE = ev("UNC_M2M_IMC_WRITES.CH0_TO_DDR_AS_CACHE", 0x25, 0x40).umask_ext(0x8),
+    IMC_WRITES_CH0_FROM_TGR = ev("UNC_M2M_IMC_WRITES.CH0_FROM_TGR", 0x25, 0x00).umask_ext(0x9),
+    IMC_WRITES_CH0_NI_MISS = ev("UNC_M2M_IMC_WRITES.CH0_NI_MISS", 0x25, 0x00).umask_ext(0xc),
+    IMC_WRITES_CH1_FULL_ISOCH = ev("UNC_M2M_IMC_WRITES.CH1_FULL_ISOCH", 0x25, 0x04).umask_ext(0x10),
+    IMC_WRITES_CH1_PARTIAL_ISOCH = ev("UNC_M2M_IMC_WRITES.CH1_PARTIAL_ISOCH", 0x25, 0x08).umask_ext(0x10),
+    IMC_WRITES_CH1_TO_DDR_AS_MEM = ev("UNC_M2M_IMC_WRITES.CH1_TO_DDR_AS_MEM", 0x25, 0x20).umask_ext(0x10),
+    IMC_WRITES_CH1_TO_DDR_AS_CACHE = ev("UNC_M2M_IMC_WRITES.CH1_TO_DDR_AS_CACHE", 0x25, 0x40).umask_ext(0x10),
+    IMC_WRITES_CH1_FROM_TGR = ev("UNC_M2M_IMC_WRITES.CH1_FROM_TGR", 0x25, 0x00).umask_ext(0x11),
+    IMC_WRITES_CH1_NI_MISS = ev("UNC_M2M_IMC_WRITES.CH1_NI_MISS", 0x25, 0x00).umask_ext(0x14),
+    IMC_WRITES_FULL_ISOCH = ev("UNC_M2M_IMC_WRITES.FULL_ISOCH", 0x25, 0x04).umask_ext(0x18),
+    IMC_WRITES_PARTIAL_ISOCH = ev("UNC_M2M_IMC_WRITES.PARTIAL_ISOCH", 0x25, 0x08).umask_ext(0x18),
+    IMC_WRITES_FROM_TGR = ev("UNC_M2M_IMC_WRITES.FROM_TGR", 0x25, 0x00).umask_ext(0x19),
+    IMC_WRITES_NI_MISS = ev("UNC_M2M_IMC_WRITES.NI_MISS", 0x25, 0x00).umask_ext(0x1c),
+    PREFCAM_OCCUPANCY_ALLCH = ev("UNC_M2M_PREFCAM_OCCUPANCY.ALLCH", 0x54, 0x03),
+    PREFCAM_DEMAND_DROPS_UPI_ALLCH = ev("UNC_M2M_PREFCAM_DEMAND_DROPS.UPI_ALLCH", 0x58, 0x0a),
+    PREFCAM_DEMAND_NO_MERGE_WR_SQUASHED = ev("UNC_M2M_PREFCAM_DEMAND_NO_MERGE.WR_SQUASHED", 0x5e, 0x10),
+    PREFCAM_DEMAND_NO_MERGE_WR_MERGED = ev("UNC_M2M_PREFCAM_DEMAND_NO_MERGE.WR_MERGED", 0x5e, 0x20),
+    PREFCAM_DEMAND_NO_MERGE_RD_MERGED = ev("UNC_M2M_PREFCAM_DEMAND_NO_MERGE.RD_MERGED", 0x5e, 0x40),
+    PREFCAM_RESP_MISS_ALLCH = ev("UNC_M2M_PREFCAM_RESP_MISS.ALLCH", 0x5f, 0x03),
+    PREFCAM_RXC_DEALLOCS_PMM_MEMMODE_ACCEPT = ev("UNC_M2M_PREFCAM_RxC_DEALLOCS.PMM_MEMMODE_ACCEPT", 0x62, 0x04),
+    DIRECT2UPI_NOT_TAKEN_DIRSTATE_EGRESS = ev("UNC_M2M_DIRECT2UPI_NOT_TAKEN_DIRSTATE.EGRESS", 0x1a, 0x01),
+    DIRECT2UPI_NOT_TAKEN_DIRSTATE_NON_CISGRESS = ev("UNC_M2M_DIRECT2UPI_NOT_TAKEN_DIRSTATE.NON_CISGRESS", 0x1a, 0x02),
+    DIRECT2UPI_NOT_TAKEN_DIRSTATE_CISGRESS = ev("UNC_M2M_DIRECT2UPI_NOT_TAKEN_DIRSTATE.CISGRESS", 0x1a, 0x04),
+    IMC_READS_CH0_NORMAL = ev("UNC_M2M_IMC_READS.CH0_NORMAL", 0x24, 0x01).umask_ext(0x1),
+    IMC_READS_CH0_ALL = ev("UNC_M2M_IMC_READS.CH0_ALL", 0x24, 0x04).umask_ext(0x1),
+    IMC_READS_CH0_TO_PMM = ev("UNC_M2M_IMC_READS.CH0_TO_PMM", 0x24, 0x20).umask_ext(0x1),
+    IMC_READS_CH1_NORMAL = ev("UNC_M2M_IMC_READS.CH1_NORMAL", 0x24, 0x01).umask_ext(0x2),
+    IMC_READS_CH1_ALL = ev("UNC_M2M_IMC_READS.CH1_ALL", 0x24, 0x04).umask_ext(0x2),
+    IMC_READS_CH1_TO_PMM = ev("UNC_M2M_IMC_READS.CH1_TO_PMM", 0x24, 0x20).umask_ext(0x2),
+    IMC_WRITES_CH0_FULL = ev("UNC_M2M_IMC_WRITES.CH0_FULL", 0x25, 0x01).umask_ext(0x8),
+    IMC_WRITES_CH0_PARTIAL = ev("UNC_M2M_IMC_WRITES.CH0_PARTIAL", 0x25, 0x02).umask_ext(0x8),
+    IMC_WRITES_CH0_ALL = ev("UNC_M2M_IMC_WRITES.CH0_ALL", 0x25, 0x10).umask_ext(0x8),
+    IMC_WRITES_CH0_TO_PMM = ev("UNC_M2M_IMC_WRITES.CH0_TO_PMM", 0x25, 0x80).umask_ext(0x8),
+    IMC_WRITES_CH1_FULL = ev("UNC_M2M_IMC_WRITES.CH1_FULL", 0x25, 0x01).umask_ext(0x10),
+    IMC_WRITES_CH1_PARTIAL = ev("UNC_M2M_IMC_WRITES.CH1_PARTIAL", 0x25, 0x02).umask_ext(0x10),
+    IMC_WRITES_CH1_ALL = ev("UNC_M2M_IMC_WRITES.CH1_ALL", 0x25, 0x10).umask_ext(0x10),
+    IMC_WRITES_CH1_TO_PMM = ev("UNC_M2M_IMC_WRITES.CH1_TO_PMM", 0x25, 0x80).umask_ext(0x10),
+    IGR_STARVE_WINNER_MASK7 = ev("UNC_M2M_IGR_STARVE_WINNER.MASK7", 0x44, 0x80),
+    IMC_READS_CH0_TO_DDR_AS_MEM = ev("UNC_M2M_IMC_READS.CH0_TO_DDR_AS_MEM", 0x24, 0x08).umask_ext(0x1),
+    IMC_READS_CH0_TO_DDR_AS_CACHE = ev("UNC_M2M_IMC_READS.CH0_TO_DDR_AS_CACHE", 0x24, 0x10).umask_ext(0x1),
+    IMC_READS_CH1_TO_DDR_AS_MEM = ev("UNC_M2M_IMC_READS.CH1_TO_DDR_AS_MEM", 0x24, 0x08).umask_ext(0x2),
+    IMC_READS_CH1_TO_DDR_AS_CACHE = ev("UNC_M2M_IMC_READS.CH1_TO_DDR_AS_CACHE", 0x24, 0x10).umask_ext(0x2),
+    IMC_READS_TO_DDR_AS_MEM = ev("UNC_M2M_IMC_READS.TO_DDR_AS_MEM", 0x24, 0x08).umask_ext(0x3),
+    IMC_READS_TO_DDR_AS_CACHE = ev("UNC_M2M_IMC_READS.TO_DDR_AS_CACHE", 0x24, 0x10).umask_ext(0x3),
+    IMC_WRITES_TO_DDR_AS_MEM = ev("UNC_M2M_IMC_WRITES.TO_DDR_AS_MEM", 0x25, 0x20).umask_ext(0x18),
+    IMC_WRITES_TO_DDR_AS_CACHE = ev("UNC_M2M_IMC_WRITES.TO_DDR_AS_CACHE", 0x25, 0x40).umask_ext(0x18),
+    PREFCAM_RXC_OCCUPANCY = ev("UNC_M2M_PREFCAM_RxC_OCCUPANCY", 0x60, 0x00),
+}
 #[cfg(not(feature = "experimental-events"))]
 const EXPERIMENTAL_ROWS: &[EventRow] = &[];
 /// The rows built.

@@ -62,14 +62,12 @@ impl Layout for M3upiBoxCtlLayout {
     const INFO: &'static RegisterInfo = &M3UPI_BOX_CTL_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 10, 31, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 10, 31, Access::Rv),
         FieldInfo { name: "rst_ctrs", ident: "rst_ctrs", lsb: 9, msb: 9, access: Access::Wo, role: Some(Role::ResetCounters),
             description: "Reset counters: writing 1 clears every data counter of the box.", ..FieldInfo::EMPTY },
         FieldInfo { name: "rst_ctrl", ident: "rst_ctrl", lsb: 8, msb: 8, access: Access::Wo, role: Some(Role::ResetControls),
             description: "Reset controls: writing 1 clears every counter control register of the box.", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 1, 7, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 1, 7, Access::Rv),
         FieldInfo { name: "frz", ident: "frz", lsb: 0, msb: 0, access: Access::Rw, role: Some(Role::Freeze),
             description: "Freeze: while 1 the box's counters hold their values.", ..FieldInfo::EMPTY },
     ];
@@ -186,8 +184,7 @@ impl Layout for M3upiCtlLayout {
     const INFO: &'static RegisterInfo = &M3UPI_CTL_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 56, 63, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 56, 63, Access::Rv),
         FieldInfo { name: "umask_ext", ident: "umask_ext", lsb: 32, msb: 55, access: Access::Rw, role: Some(Role::UmaskExt),
             description: "Unit mask extension: further sub-event selection bits (Intel's UMaskExt); perf's umask format carries it in config bits 32-55.", ..FieldInfo::EMPTY },
         FieldInfo { name: "thresh", ident: "thresh", lsb: 24, msb: 31, access: Access::Rw, role: Some(Role::Threshold),
@@ -196,12 +193,10 @@ impl Layout for M3upiCtlLayout {
             description: "Sense of the threshold comparison; with edge_det, counts falling instead of rising edges.", ..FieldInfo::EMPTY },
         FieldInfo { name: "en", ident: "en", lsb: 22, msb: 22, access: Access::Rw, role: Some(Role::Enable),
             description: "Enables this counter: it counts while this bit is 1 and the box is not frozen.", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 19, 21, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 19, 21, Access::Rv),
         FieldInfo { name: "edge_det", ident: "edge_det", lsb: 18, msb: 18, access: Access::Rw, role: Some(Role::Edge),
             description: "Edge detect: count 0-to-1 transitions of the thresholded event instead of active cycles.", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 16, 17, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 16, 17, Access::Rv),
         FieldInfo { name: "umask", ident: "umask", lsb: 8, msb: 15, access: Access::Rw, role: Some(Role::Umask),
             description: "Unit mask: which sub-events of the selected event are counted.", ..FieldInfo::EMPTY },
         FieldInfo { name: "ev_sel", ident: "ev_sel", lsb: 0, msb: 7, access: Access::Rw, role: Some(Role::Event),
@@ -319,8 +314,7 @@ impl Layout for M3upiCtrLayout {
     const INFO: &'static RegisterInfo = &M3UPI_CTR_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 48, 63, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 48, 63, Access::Rv),
         FieldInfo { name: "event_count", ident: "event_count", lsb: 0, msb: 47, access: Access::RwV, role: Some(Role::Count),
             description: "The accumulated 48-bit count of the event selected by the paired control register; wraps on overflow and keeps counting.", ..FieldInfo::EMPTY },
     ];
@@ -367,7 +361,7 @@ static M3UPI_CTR_INFO: RegisterInfo = RegisterInfo {
 mod unit_events {
 use super::*;
 #[allow(unused_imports)]
-use crate::core_events::{ev, EventRow};
+use crate::core_events::{event_table, EventRow};
 #[cfg(feature = "metadata")]
 use crate::core_events::{event_info_refs, event_infos};
 
@@ -388,8 +382,6 @@ pub struct Event {
 }
 
 impl Event {
-    /// `UNC_M3UPI_CLOCKTICKS`.
-    pub const CLOCKTICKS: Event = Event::row(0);
 
     /// Every event of the unit.
     pub const ALL: &'static [Event] = &{
@@ -424,658 +416,6 @@ impl Event {
     }
 }
 
-/// The experimental events: from the vendor's experimental lists, whose counts it has
-/// not validated; built with the `experimental-events` feature.
-#[cfg(feature = "experimental-events")]
-impl Event {
-    /// `UNC_M3UPI_UPI_PREFETCH_SPAWN` (experimental).
-    pub const UPI_PREFETCH_SPAWN: Event = Event::row(1);
-    /// `UNC_M3UPI_D2U_SENT` (experimental).
-    pub const D2U_SENT: Event = Event::row(2);
-    /// `UNC_M3UPI_D2C_SENT` (experimental).
-    pub const D2C_SENT: Event = Event::row(3);
-    /// `UNC_M3UPI_CMS_CLOCKTICKS` (experimental).
-    pub const CMS_CLOCKTICKS: Event = Event::row(4);
-    /// `UNC_M3UPI_EGRESS_ORDERING.IV_SNOOPGO_UP` (experimental).
-    pub const EGRESS_ORDERING_IV_SNOOPGO_UP: Event = Event::row(5);
-    /// `UNC_M3UPI_EGRESS_ORDERING.IV_SNOOPGO_DN` (experimental).
-    pub const EGRESS_ORDERING_IV_SNOOPGO_DN: Event = Event::row(6);
-    /// `UNC_M3UPI_CHA_AD_CREDITS_EMPTY.VNA` (experimental).
-    pub const CHA_AD_CREDITS_EMPTY_VNA: Event = Event::row(7);
-    /// `UNC_M3UPI_CHA_AD_CREDITS_EMPTY.WB` (experimental).
-    pub const CHA_AD_CREDITS_EMPTY_WB: Event = Event::row(8);
-    /// `UNC_M3UPI_CHA_AD_CREDITS_EMPTY.REQ` (experimental).
-    pub const CHA_AD_CREDITS_EMPTY_REQ: Event = Event::row(9);
-    /// `UNC_M3UPI_CHA_AD_CREDITS_EMPTY.SNP` (experimental).
-    pub const CHA_AD_CREDITS_EMPTY_SNP: Event = Event::row(10);
-    /// `UNC_M3UPI_M2_BL_CREDITS_EMPTY.IIO2_NCB` (experimental).
-    pub const M2_BL_CREDITS_EMPTY_IIO2_NCB: Event = Event::row(11);
-    /// `UNC_M3UPI_M2_BL_CREDITS_EMPTY.IIO3_NCB` (experimental).
-    pub const M2_BL_CREDITS_EMPTY_IIO3_NCB: Event = Event::row(12);
-    /// `UNC_M3UPI_M2_BL_CREDITS_EMPTY.IIO4_NCB` (experimental).
-    pub const M2_BL_CREDITS_EMPTY_IIO4_NCB: Event = Event::row(13);
-    /// `UNC_M3UPI_M2_BL_CREDITS_EMPTY.IIO5_NCB` (experimental).
-    pub const M2_BL_CREDITS_EMPTY_IIO5_NCB: Event = Event::row(14);
-    /// `UNC_M3UPI_M2_BL_CREDITS_EMPTY.NCS` (experimental).
-    pub const M2_BL_CREDITS_EMPTY_NCS: Event = Event::row(15);
-    /// `UNC_M3UPI_M2_BL_CREDITS_EMPTY.NCS_SEL` (experimental).
-    pub const M2_BL_CREDITS_EMPTY_NCS_SEL: Event = Event::row(16);
-    /// `UNC_M3UPI_MULTI_SLOT_RCVD.AD_SLOT0` (experimental).
-    pub const MULTI_SLOT_RCVD_AD_SLOT0: Event = Event::row(17);
-    /// `UNC_M3UPI_MULTI_SLOT_RCVD.AD_SLOT1` (experimental).
-    pub const MULTI_SLOT_RCVD_AD_SLOT1: Event = Event::row(18);
-    /// `UNC_M3UPI_MULTI_SLOT_RCVD.AD_SLOT2` (experimental).
-    pub const MULTI_SLOT_RCVD_AD_SLOT2: Event = Event::row(19);
-    /// `UNC_M3UPI_MULTI_SLOT_RCVD.BL_SLOT0` (experimental).
-    pub const MULTI_SLOT_RCVD_BL_SLOT0: Event = Event::row(20);
-    /// `UNC_M3UPI_MULTI_SLOT_RCVD.AK_SLOT0` (experimental).
-    pub const MULTI_SLOT_RCVD_AK_SLOT0: Event = Event::row(21);
-    /// `UNC_M3UPI_MULTI_SLOT_RCVD.AK_SLOT2` (experimental).
-    pub const MULTI_SLOT_RCVD_AK_SLOT2: Event = Event::row(22);
-    /// `UNC_M3UPI_RxC_ARB_LOST_VN0.AD_REQ` (experimental).
-    pub const RXC_ARB_LOST_VN0_AD_REQ: Event = Event::row(23);
-    /// `UNC_M3UPI_RxC_ARB_LOST_VN0.AD_SNP` (experimental).
-    pub const RXC_ARB_LOST_VN0_AD_SNP: Event = Event::row(24);
-    /// `UNC_M3UPI_RxC_ARB_LOST_VN0.AD_RSP` (experimental).
-    pub const RXC_ARB_LOST_VN0_AD_RSP: Event = Event::row(25);
-    /// `UNC_M3UPI_RxC_ARB_LOST_VN0.BL_RSP` (experimental).
-    pub const RXC_ARB_LOST_VN0_BL_RSP: Event = Event::row(26);
-    /// `UNC_M3UPI_RxC_ARB_LOST_VN0.BL_WB` (experimental).
-    pub const RXC_ARB_LOST_VN0_BL_WB: Event = Event::row(27);
-    /// `UNC_M3UPI_RxC_ARB_LOST_VN0.BL_NCB` (experimental).
-    pub const RXC_ARB_LOST_VN0_BL_NCB: Event = Event::row(28);
-    /// `UNC_M3UPI_RxC_ARB_LOST_VN0.BL_NCS` (experimental).
-    pub const RXC_ARB_LOST_VN0_BL_NCS: Event = Event::row(29);
-    /// `UNC_M3UPI_RxC_ARB_LOST_VN1.AD_REQ` (experimental).
-    pub const RXC_ARB_LOST_VN1_AD_REQ: Event = Event::row(30);
-    /// `UNC_M3UPI_RxC_ARB_LOST_VN1.AD_SNP` (experimental).
-    pub const RXC_ARB_LOST_VN1_AD_SNP: Event = Event::row(31);
-    /// `UNC_M3UPI_RxC_ARB_LOST_VN1.AD_RSP` (experimental).
-    pub const RXC_ARB_LOST_VN1_AD_RSP: Event = Event::row(32);
-    /// `UNC_M3UPI_RxC_ARB_LOST_VN1.BL_RSP` (experimental).
-    pub const RXC_ARB_LOST_VN1_BL_RSP: Event = Event::row(33);
-    /// `UNC_M3UPI_RxC_ARB_LOST_VN1.BL_WB` (experimental).
-    pub const RXC_ARB_LOST_VN1_BL_WB: Event = Event::row(34);
-    /// `UNC_M3UPI_RxC_ARB_LOST_VN1.BL_NCB` (experimental).
-    pub const RXC_ARB_LOST_VN1_BL_NCB: Event = Event::row(35);
-    /// `UNC_M3UPI_RxC_ARB_LOST_VN1.BL_NCS` (experimental).
-    pub const RXC_ARB_LOST_VN1_BL_NCS: Event = Event::row(36);
-    /// `UNC_M3UPI_RxC_ARB_MISC.NO_PROG_AD_VN0` (experimental).
-    pub const RXC_ARB_MISC_NO_PROG_AD_VN0: Event = Event::row(37);
-    /// `UNC_M3UPI_RxC_ARB_MISC.NO_PROG_AD_VN1` (experimental).
-    pub const RXC_ARB_MISC_NO_PROG_AD_VN1: Event = Event::row(38);
-    /// `UNC_M3UPI_RxC_ARB_MISC.NO_PROG_BL_VN0` (experimental).
-    pub const RXC_ARB_MISC_NO_PROG_BL_VN0: Event = Event::row(39);
-    /// `UNC_M3UPI_RxC_ARB_MISC.NO_PROG_BL_VN1` (experimental).
-    pub const RXC_ARB_MISC_NO_PROG_BL_VN1: Event = Event::row(40);
-    /// `UNC_M3UPI_RxC_ARB_MISC.ADBL_PARALLEL_WIN_VN0` (experimental).
-    pub const RXC_ARB_MISC_ADBL_PARALLEL_WIN_VN0: Event = Event::row(41);
-    /// `UNC_M3UPI_RxC_ARB_MISC.ADBL_PARALLEL_WIN_VN1` (experimental).
-    pub const RXC_ARB_MISC_ADBL_PARALLEL_WIN_VN1: Event = Event::row(42);
-    /// `UNC_M3UPI_RxC_ARB_MISC.VN01_PARALLEL_WIN` (experimental).
-    pub const RXC_ARB_MISC_VN01_PARALLEL_WIN: Event = Event::row(43);
-    /// `UNC_M3UPI_RxC_ARB_MISC.ALL_PARALLEL_WIN` (experimental).
-    pub const RXC_ARB_MISC_ALL_PARALLEL_WIN: Event = Event::row(44);
-    /// `UNC_M3UPI_RxC_ARB_NOCRD_VN0.AD_REQ` (experimental).
-    pub const RXC_ARB_NOCRD_VN0_AD_REQ: Event = Event::row(45);
-    /// `UNC_M3UPI_RxC_ARB_NOCRD_VN0.AD_SNP` (experimental).
-    pub const RXC_ARB_NOCRD_VN0_AD_SNP: Event = Event::row(46);
-    /// `UNC_M3UPI_RxC_ARB_NOCRD_VN0.AD_RSP` (experimental).
-    pub const RXC_ARB_NOCRD_VN0_AD_RSP: Event = Event::row(47);
-    /// `UNC_M3UPI_RxC_ARB_NOCRD_VN0.BL_RSP` (experimental).
-    pub const RXC_ARB_NOCRD_VN0_BL_RSP: Event = Event::row(48);
-    /// `UNC_M3UPI_RxC_ARB_NOCRD_VN0.BL_WB` (experimental).
-    pub const RXC_ARB_NOCRD_VN0_BL_WB: Event = Event::row(49);
-    /// `UNC_M3UPI_RxC_ARB_NOCRD_VN0.BL_NCB` (experimental).
-    pub const RXC_ARB_NOCRD_VN0_BL_NCB: Event = Event::row(50);
-    /// `UNC_M3UPI_RxC_ARB_NOCRD_VN0.BL_NCS` (experimental).
-    pub const RXC_ARB_NOCRD_VN0_BL_NCS: Event = Event::row(51);
-    /// `UNC_M3UPI_RxC_ARB_NOCRD_VN1.AD_REQ` (experimental).
-    pub const RXC_ARB_NOCRD_VN1_AD_REQ: Event = Event::row(52);
-    /// `UNC_M3UPI_RxC_ARB_NOCRD_VN1.AD_SNP` (experimental).
-    pub const RXC_ARB_NOCRD_VN1_AD_SNP: Event = Event::row(53);
-    /// `UNC_M3UPI_RxC_ARB_NOCRD_VN1.AD_RSP` (experimental).
-    pub const RXC_ARB_NOCRD_VN1_AD_RSP: Event = Event::row(54);
-    /// `UNC_M3UPI_RxC_ARB_NOCRD_VN1.BL_RSP` (experimental).
-    pub const RXC_ARB_NOCRD_VN1_BL_RSP: Event = Event::row(55);
-    /// `UNC_M3UPI_RxC_ARB_NOCRD_VN1.BL_WB` (experimental).
-    pub const RXC_ARB_NOCRD_VN1_BL_WB: Event = Event::row(56);
-    /// `UNC_M3UPI_RxC_ARB_NOCRD_VN1.BL_NCB` (experimental).
-    pub const RXC_ARB_NOCRD_VN1_BL_NCB: Event = Event::row(57);
-    /// `UNC_M3UPI_RxC_ARB_NOCRD_VN1.BL_NCS` (experimental).
-    pub const RXC_ARB_NOCRD_VN1_BL_NCS: Event = Event::row(58);
-    /// `UNC_M3UPI_RxC_ARB_NOREQ_VN0.AD_REQ` (experimental).
-    pub const RXC_ARB_NOREQ_VN0_AD_REQ: Event = Event::row(59);
-    /// `UNC_M3UPI_RxC_ARB_NOREQ_VN0.AD_SNP` (experimental).
-    pub const RXC_ARB_NOREQ_VN0_AD_SNP: Event = Event::row(60);
-    /// `UNC_M3UPI_RxC_ARB_NOREQ_VN0.AD_RSP` (experimental).
-    pub const RXC_ARB_NOREQ_VN0_AD_RSP: Event = Event::row(61);
-    /// `UNC_M3UPI_RxC_ARB_NOREQ_VN0.BL_RSP` (experimental).
-    pub const RXC_ARB_NOREQ_VN0_BL_RSP: Event = Event::row(62);
-    /// `UNC_M3UPI_RxC_ARB_NOREQ_VN0.BL_WB` (experimental).
-    pub const RXC_ARB_NOREQ_VN0_BL_WB: Event = Event::row(63);
-    /// `UNC_M3UPI_RxC_ARB_NOREQ_VN0.BL_NCB` (experimental).
-    pub const RXC_ARB_NOREQ_VN0_BL_NCB: Event = Event::row(64);
-    /// `UNC_M3UPI_RxC_ARB_NOREQ_VN0.BL_NCS` (experimental).
-    pub const RXC_ARB_NOREQ_VN0_BL_NCS: Event = Event::row(65);
-    /// `UNC_M3UPI_RxC_ARB_NOREQ_VN1.AD_REQ` (experimental).
-    pub const RXC_ARB_NOREQ_VN1_AD_REQ: Event = Event::row(66);
-    /// `UNC_M3UPI_RxC_ARB_NOREQ_VN1.AD_SNP` (experimental).
-    pub const RXC_ARB_NOREQ_VN1_AD_SNP: Event = Event::row(67);
-    /// `UNC_M3UPI_RxC_ARB_NOREQ_VN1.AD_RSP` (experimental).
-    pub const RXC_ARB_NOREQ_VN1_AD_RSP: Event = Event::row(68);
-    /// `UNC_M3UPI_RxC_ARB_NOREQ_VN1.BL_RSP` (experimental).
-    pub const RXC_ARB_NOREQ_VN1_BL_RSP: Event = Event::row(69);
-    /// `UNC_M3UPI_RxC_ARB_NOREQ_VN1.BL_WB` (experimental).
-    pub const RXC_ARB_NOREQ_VN1_BL_WB: Event = Event::row(70);
-    /// `UNC_M3UPI_RxC_ARB_NOREQ_VN1.BL_NCB` (experimental).
-    pub const RXC_ARB_NOREQ_VN1_BL_NCB: Event = Event::row(71);
-    /// `UNC_M3UPI_RxC_ARB_NOREQ_VN1.BL_NCS` (experimental).
-    pub const RXC_ARB_NOREQ_VN1_BL_NCS: Event = Event::row(72);
-    /// `UNC_M3UPI_RxC_BYPASSED.AD_S0_IDLE` (experimental).
-    pub const RXC_BYPASSED_AD_S0_IDLE: Event = Event::row(73);
-    /// `UNC_M3UPI_RxC_BYPASSED.AD_S0_BL_ARB` (experimental).
-    pub const RXC_BYPASSED_AD_S0_BL_ARB: Event = Event::row(74);
-    /// `UNC_M3UPI_RxC_BYPASSED.AD_S1_BL_SLOT` (experimental).
-    pub const RXC_BYPASSED_AD_S1_BL_SLOT: Event = Event::row(75);
-    /// `UNC_M3UPI_RxC_BYPASSED.AD_S2_BL_SLOT` (experimental).
-    pub const RXC_BYPASSED_AD_S2_BL_SLOT: Event = Event::row(76);
-    /// `UNC_M3UPI_RxC_CRD_MISC.ANY_BGF_FIFO` (experimental).
-    pub const RXC_CRD_MISC_ANY_BGF_FIFO: Event = Event::row(77);
-    /// `UNC_M3UPI_RxC_CRD_MISC.ANY_BGF_PATH` (experimental).
-    pub const RXC_CRD_MISC_ANY_BGF_PATH: Event = Event::row(78);
-    /// `UNC_M3UPI_RxC_CRD_MISC.VN0_NO_D2K_FOR_ARB` (experimental).
-    pub const RXC_CRD_MISC_VN0_NO_D2K_FOR_ARB: Event = Event::row(79);
-    /// `UNC_M3UPI_RxC_CRD_MISC.VN1_NO_D2K_FOR_ARB` (experimental).
-    pub const RXC_CRD_MISC_VN1_NO_D2K_FOR_ARB: Event = Event::row(80);
-    /// `UNC_M3UPI_RxC_CRD_MISC.LT1_FOR_D2K` (experimental).
-    pub const RXC_CRD_MISC_LT1_FOR_D2K: Event = Event::row(81);
-    /// `UNC_M3UPI_RxC_CRD_MISC.LT2_FOR_D2K` (experimental).
-    pub const RXC_CRD_MISC_LT2_FOR_D2K: Event = Event::row(82);
-    /// `UNC_M3UPI_RxC_CRD_OCC.VNA_IN_USE` (experimental).
-    pub const RXC_CRD_OCC_VNA_IN_USE: Event = Event::row(83);
-    /// `UNC_M3UPI_RxC_CRD_OCC.FLITS_IN_FIFO` (experimental).
-    pub const RXC_CRD_OCC_FLITS_IN_FIFO: Event = Event::row(84);
-    /// `UNC_M3UPI_RxC_CRD_OCC.FLITS_IN_PATH` (experimental).
-    pub const RXC_CRD_OCC_FLITS_IN_PATH: Event = Event::row(85);
-    /// `UNC_M3UPI_RxC_CRD_OCC.TxQ_CRD` (experimental).
-    pub const RXC_CRD_OCC_TXQ_CRD: Event = Event::row(86);
-    /// `UNC_M3UPI_RxC_CRD_OCC.D2K_CRD` (experimental).
-    pub const RXC_CRD_OCC_D2K_CRD: Event = Event::row(87);
-    /// `UNC_M3UPI_RxC_CRD_OCC.P1P_TOTAL` (experimental).
-    pub const RXC_CRD_OCC_P1P_TOTAL: Event = Event::row(88);
-    /// `UNC_M3UPI_RxC_CRD_OCC.P1P_FIFO` (experimental).
-    pub const RXC_CRD_OCC_P1P_FIFO: Event = Event::row(89);
-    /// `UNC_M3UPI_RxC_CRD_OCC.CONSUMED` (experimental).
-    pub const RXC_CRD_OCC_CONSUMED: Event = Event::row(90);
-    /// `UNC_M3UPI_RxC_CYCLES_NE_VN0.AD_REQ` (experimental).
-    pub const RXC_CYCLES_NE_VN0_AD_REQ: Event = Event::row(91);
-    /// `UNC_M3UPI_RxC_CYCLES_NE_VN0.AD_SNP` (experimental).
-    pub const RXC_CYCLES_NE_VN0_AD_SNP: Event = Event::row(92);
-    /// `UNC_M3UPI_RxC_CYCLES_NE_VN0.AD_RSP` (experimental).
-    pub const RXC_CYCLES_NE_VN0_AD_RSP: Event = Event::row(93);
-    /// `UNC_M3UPI_RxC_CYCLES_NE_VN0.BL_RSP` (experimental).
-    pub const RXC_CYCLES_NE_VN0_BL_RSP: Event = Event::row(94);
-    /// `UNC_M3UPI_RxC_CYCLES_NE_VN0.BL_WB` (experimental).
-    pub const RXC_CYCLES_NE_VN0_BL_WB: Event = Event::row(95);
-    /// `UNC_M3UPI_RxC_CYCLES_NE_VN0.BL_NCB` (experimental).
-    pub const RXC_CYCLES_NE_VN0_BL_NCB: Event = Event::row(96);
-    /// `UNC_M3UPI_RxC_CYCLES_NE_VN0.BL_NCS` (experimental).
-    pub const RXC_CYCLES_NE_VN0_BL_NCS: Event = Event::row(97);
-    /// `UNC_M3UPI_RxC_DATA_FLITS_NOT_SENT.ALL` (experimental).
-    pub const RXC_DATA_FLITS_NOT_SENT_ALL: Event = Event::row(98);
-    /// `UNC_M3UPI_RxC_DATA_FLITS_NOT_SENT.TSV_HI` (experimental).
-    pub const RXC_DATA_FLITS_NOT_SENT_TSV_HI: Event = Event::row(99);
-    /// `UNC_M3UPI_RxC_DATA_FLITS_NOT_SENT.VALID_FOR_FLIT` (experimental).
-    pub const RXC_DATA_FLITS_NOT_SENT_VALID_FOR_FLIT: Event = Event::row(100);
-    /// `UNC_M3UPI_RxC_DATA_FLITS_NOT_SENT.NO_BGF` (experimental).
-    pub const RXC_DATA_FLITS_NOT_SENT_NO_BGF: Event = Event::row(101);
-    /// `UNC_M3UPI_RxC_DATA_FLITS_NOT_SENT.NO_TXQ` (experimental).
-    pub const RXC_DATA_FLITS_NOT_SENT_NO_TXQ: Event = Event::row(102);
-    /// `UNC_M3UPI_RxC_FLITS_GEN_BL.P0_WAIT` (experimental).
-    pub const RXC_FLITS_GEN_BL_P0_WAIT: Event = Event::row(103);
-    /// `UNC_M3UPI_RxC_FLITS_GEN_BL.P1_WAIT` (experimental).
-    pub const RXC_FLITS_GEN_BL_P1_WAIT: Event = Event::row(104);
-    /// `UNC_M3UPI_RxC_FLITS_GEN_BL.P1P_TO_LIMBO` (experimental).
-    pub const RXC_FLITS_GEN_BL_P1P_TO_LIMBO: Event = Event::row(105);
-    /// `UNC_M3UPI_RxC_FLITS_GEN_BL.P1P_BUSY` (experimental).
-    pub const RXC_FLITS_GEN_BL_P1P_BUSY: Event = Event::row(106);
-    /// `UNC_M3UPI_RxC_FLITS_GEN_BL.P1P_AT_LIMIT` (experimental).
-    pub const RXC_FLITS_GEN_BL_P1P_AT_LIMIT: Event = Event::row(107);
-    /// `UNC_M3UPI_RxC_FLITS_GEN_BL.P1P_HOLD_P0` (experimental).
-    pub const RXC_FLITS_GEN_BL_P1P_HOLD_P0: Event = Event::row(108);
-    /// `UNC_M3UPI_RxC_FLITS_GEN_BL.P1P_FIFO_FULL` (experimental).
-    pub const RXC_FLITS_GEN_BL_P1P_FIFO_FULL: Event = Event::row(109);
-    /// `UNC_M3UPI_RxC_FLITS_MISC.S2REQ_RECEIVED` (experimental).
-    pub const RXC_FLITS_MISC_S2REQ_RECEIVED: Event = Event::row(110);
-    /// `UNC_M3UPI_RxC_FLITS_MISC.S2REQ_WITHDRAWN` (experimental).
-    pub const RXC_FLITS_MISC_S2REQ_WITHDRAWN: Event = Event::row(111);
-    /// `UNC_M3UPI_RxC_FLITS_MISC.S2REQ_IN_HOLDOFF` (experimental).
-    pub const RXC_FLITS_MISC_S2REQ_IN_HOLDOFF: Event = Event::row(112);
-    /// `UNC_M3UPI_RxC_FLITS_MISC.S2REQ_IN_SERVICE` (experimental).
-    pub const RXC_FLITS_MISC_S2REQ_IN_SERVICE: Event = Event::row(113);
-    /// `UNC_M3UPI_RxC_FLITS_SLOT_BL.ALL` (experimental).
-    pub const RXC_FLITS_SLOT_BL_ALL: Event = Event::row(114);
-    /// `UNC_M3UPI_RxC_FLITS_SLOT_BL.NEED_DATA` (experimental).
-    pub const RXC_FLITS_SLOT_BL_NEED_DATA: Event = Event::row(115);
-    /// `UNC_M3UPI_RxC_FLITS_SLOT_BL.P0_WAIT` (experimental).
-    pub const RXC_FLITS_SLOT_BL_P0_WAIT: Event = Event::row(116);
-    /// `UNC_M3UPI_RxC_FLITS_SLOT_BL.P1_WAIT` (experimental).
-    pub const RXC_FLITS_SLOT_BL_P1_WAIT: Event = Event::row(117);
-    /// `UNC_M3UPI_RxC_FLITS_SLOT_BL.P1_NOT_REQ` (experimental).
-    pub const RXC_FLITS_SLOT_BL_P1_NOT_REQ: Event = Event::row(118);
-    /// `UNC_M3UPI_RxC_FLITS_SLOT_BL.P1_NOT_REQ_BUT_BUBBLE` (experimental).
-    pub const RXC_FLITS_SLOT_BL_P1_NOT_REQ_BUT_BUBBLE: Event = Event::row(119);
-    /// `UNC_M3UPI_RxC_FLITS_SLOT_BL.P1_NOT_REQ_NOT_AVAIL` (experimental).
-    pub const RXC_FLITS_SLOT_BL_P1_NOT_REQ_NOT_AVAIL: Event = Event::row(120);
-    /// `UNC_M3UPI_RxC_FLIT_GEN_HDR1.ACCUM` (experimental).
-    pub const RXC_FLIT_GEN_HDR1_ACCUM: Event = Event::row(121);
-    /// `UNC_M3UPI_RxC_FLIT_GEN_HDR1.ACCUM_READ` (experimental).
-    pub const RXC_FLIT_GEN_HDR1_ACCUM_READ: Event = Event::row(122);
-    /// `UNC_M3UPI_RxC_FLIT_GEN_HDR1.ACCUM_WASTED` (experimental).
-    pub const RXC_FLIT_GEN_HDR1_ACCUM_WASTED: Event = Event::row(123);
-    /// `UNC_M3UPI_RxC_FLIT_GEN_HDR1.AHEAD_BLOCKED` (experimental).
-    pub const RXC_FLIT_GEN_HDR1_AHEAD_BLOCKED: Event = Event::row(124);
-    /// `UNC_M3UPI_RxC_FLIT_GEN_HDR1.AHEAD_MSG1_DURING` (experimental).
-    pub const RXC_FLIT_GEN_HDR1_AHEAD_MSG1_DURING: Event = Event::row(125);
-    /// `UNC_M3UPI_RxC_FLIT_GEN_HDR1.AHEAD_MSG2_AFTER` (experimental).
-    pub const RXC_FLIT_GEN_HDR1_AHEAD_MSG2_AFTER: Event = Event::row(126);
-    /// `UNC_M3UPI_RxC_FLIT_GEN_HDR1.AHEAD_MSG2_SENT` (experimental).
-    pub const RXC_FLIT_GEN_HDR1_AHEAD_MSG2_SENT: Event = Event::row(127);
-    /// `UNC_M3UPI_RxC_FLIT_GEN_HDR1.AHEAD_MSG1_AFTER` (experimental).
-    pub const RXC_FLIT_GEN_HDR1_AHEAD_MSG1_AFTER: Event = Event::row(128);
-    /// `UNC_M3UPI_RxC_FLIT_GEN_HDR2.RMSTALL` (experimental).
-    pub const RXC_FLIT_GEN_HDR2_RMSTALL: Event = Event::row(129);
-    /// `UNC_M3UPI_RxC_FLIT_GEN_HDR2.RMSTALL_NOMSG` (experimental).
-    pub const RXC_FLIT_GEN_HDR2_RMSTALL_NOMSG: Event = Event::row(130);
-    /// `UNC_M3UPI_RxC_FLIT_GEN_HDR2.PAR` (experimental).
-    pub const RXC_FLIT_GEN_HDR2_PAR: Event = Event::row(131);
-    /// `UNC_M3UPI_RxC_FLIT_GEN_HDR2.PAR_MSG` (experimental).
-    pub const RXC_FLIT_GEN_HDR2_PAR_MSG: Event = Event::row(132);
-    /// `UNC_M3UPI_RxC_FLIT_GEN_HDR2.PAR_FLIT` (experimental).
-    pub const RXC_FLIT_GEN_HDR2_PAR_FLIT: Event = Event::row(133);
-    /// `UNC_M3UPI_RxC_HDR_FLITS_SENT.1_MSG` (experimental).
-    pub const RXC_HDR_FLITS_SENT_1_MSG: Event = Event::row(134);
-    /// `UNC_M3UPI_RxC_HDR_FLITS_SENT.2_MSGS` (experimental).
-    pub const RXC_HDR_FLITS_SENT_2_MSGS: Event = Event::row(135);
-    /// `UNC_M3UPI_RxC_HDR_FLITS_SENT.3_MSGS` (experimental).
-    pub const RXC_HDR_FLITS_SENT_3_MSGS: Event = Event::row(136);
-    /// `UNC_M3UPI_RxC_HDR_FLITS_SENT.1_MSG_VNX` (experimental).
-    pub const RXC_HDR_FLITS_SENT_1_MSG_VNX: Event = Event::row(137);
-    /// `UNC_M3UPI_RxC_HDR_FLITS_SENT.SLOTS_1` (experimental).
-    pub const RXC_HDR_FLITS_SENT_SLOTS_1: Event = Event::row(138);
-    /// `UNC_M3UPI_RxC_HDR_FLITS_SENT.SLOTS_2` (experimental).
-    pub const RXC_HDR_FLITS_SENT_SLOTS_2: Event = Event::row(139);
-    /// `UNC_M3UPI_RxC_HDR_FLITS_SENT.SLOTS_3` (experimental).
-    pub const RXC_HDR_FLITS_SENT_SLOTS_3: Event = Event::row(140);
-    /// `UNC_M3UPI_RxC_HDR_FLIT_NOT_SENT.ALL` (experimental).
-    pub const RXC_HDR_FLIT_NOT_SENT_ALL: Event = Event::row(141);
-    /// `UNC_M3UPI_RxC_HDR_FLIT_NOT_SENT.TSV_HI` (experimental).
-    pub const RXC_HDR_FLIT_NOT_SENT_TSV_HI: Event = Event::row(142);
-    /// `UNC_M3UPI_RxC_HDR_FLIT_NOT_SENT.VALID_FOR_FLIT` (experimental).
-    pub const RXC_HDR_FLIT_NOT_SENT_VALID_FOR_FLIT: Event = Event::row(143);
-    /// `UNC_M3UPI_RxC_HDR_FLIT_NOT_SENT.NO_BGF_CRD` (experimental).
-    pub const RXC_HDR_FLIT_NOT_SENT_NO_BGF_CRD: Event = Event::row(144);
-    /// `UNC_M3UPI_RxC_HDR_FLIT_NOT_SENT.NO_TXQ_CRD` (experimental).
-    pub const RXC_HDR_FLIT_NOT_SENT_NO_TXQ_CRD: Event = Event::row(145);
-    /// `UNC_M3UPI_RxC_HDR_FLIT_NOT_SENT.NO_BGF_NO_MSG` (experimental).
-    pub const RXC_HDR_FLIT_NOT_SENT_NO_BGF_NO_MSG: Event = Event::row(146);
-    /// `UNC_M3UPI_RxC_HDR_FLIT_NOT_SENT.NO_TXQ_NO_MSG` (experimental).
-    pub const RXC_HDR_FLIT_NOT_SENT_NO_TXQ_NO_MSG: Event = Event::row(147);
-    /// `UNC_M3UPI_RxC_HELD.VN0` (experimental).
-    pub const RXC_HELD_VN0: Event = Event::row(148);
-    /// `UNC_M3UPI_RxC_HELD.VN1` (experimental).
-    pub const RXC_HELD_VN1: Event = Event::row(149);
-    /// `UNC_M3UPI_RxC_HELD.PARALLEL_ATTEMPT` (experimental).
-    pub const RXC_HELD_PARALLEL_ATTEMPT: Event = Event::row(150);
-    /// `UNC_M3UPI_RxC_HELD.PARALLEL_SUCCESS` (experimental).
-    pub const RXC_HELD_PARALLEL_SUCCESS: Event = Event::row(151);
-    /// `UNC_M3UPI_RxC_HELD.CANT_SLOT_AD` (experimental).
-    pub const RXC_HELD_CANT_SLOT_AD: Event = Event::row(152);
-    /// `UNC_M3UPI_RxC_HELD.CANT_SLOT_BL` (experimental).
-    pub const RXC_HELD_CANT_SLOT_BL: Event = Event::row(153);
-    /// `UNC_M3UPI_RxC_PACKING_MISS_VN0.AD_REQ` (experimental).
-    pub const RXC_PACKING_MISS_VN0_AD_REQ: Event = Event::row(154);
-    /// `UNC_M3UPI_RxC_PACKING_MISS_VN0.AD_SNP` (experimental).
-    pub const RXC_PACKING_MISS_VN0_AD_SNP: Event = Event::row(155);
-    /// `UNC_M3UPI_RxC_PACKING_MISS_VN0.AD_RSP` (experimental).
-    pub const RXC_PACKING_MISS_VN0_AD_RSP: Event = Event::row(156);
-    /// `UNC_M3UPI_RxC_PACKING_MISS_VN0.BL_RSP` (experimental).
-    pub const RXC_PACKING_MISS_VN0_BL_RSP: Event = Event::row(157);
-    /// `UNC_M3UPI_RxC_PACKING_MISS_VN0.BL_WB` (experimental).
-    pub const RXC_PACKING_MISS_VN0_BL_WB: Event = Event::row(158);
-    /// `UNC_M3UPI_RxC_PACKING_MISS_VN0.BL_NCB` (experimental).
-    pub const RXC_PACKING_MISS_VN0_BL_NCB: Event = Event::row(159);
-    /// `UNC_M3UPI_RxC_PACKING_MISS_VN0.BL_NCS` (experimental).
-    pub const RXC_PACKING_MISS_VN0_BL_NCS: Event = Event::row(160);
-    /// `UNC_M3UPI_RxC_PACKING_MISS_VN1.AD_REQ` (experimental).
-    pub const RXC_PACKING_MISS_VN1_AD_REQ: Event = Event::row(161);
-    /// `UNC_M3UPI_RxC_PACKING_MISS_VN1.AD_SNP` (experimental).
-    pub const RXC_PACKING_MISS_VN1_AD_SNP: Event = Event::row(162);
-    /// `UNC_M3UPI_RxC_PACKING_MISS_VN1.AD_RSP` (experimental).
-    pub const RXC_PACKING_MISS_VN1_AD_RSP: Event = Event::row(163);
-    /// `UNC_M3UPI_RxC_PACKING_MISS_VN1.BL_RSP` (experimental).
-    pub const RXC_PACKING_MISS_VN1_BL_RSP: Event = Event::row(164);
-    /// `UNC_M3UPI_RxC_PACKING_MISS_VN1.BL_WB` (experimental).
-    pub const RXC_PACKING_MISS_VN1_BL_WB: Event = Event::row(165);
-    /// `UNC_M3UPI_RxC_PACKING_MISS_VN1.BL_NCB` (experimental).
-    pub const RXC_PACKING_MISS_VN1_BL_NCB: Event = Event::row(166);
-    /// `UNC_M3UPI_RxC_PACKING_MISS_VN1.BL_NCS` (experimental).
-    pub const RXC_PACKING_MISS_VN1_BL_NCS: Event = Event::row(167);
-    /// `UNC_M3UPI_RxC_VNA_CRD.CORRECTED` (experimental).
-    pub const RXC_VNA_CRD_CORRECTED: Event = Event::row(168);
-    /// `UNC_M3UPI_RxC_VNA_CRD.LT1` (experimental).
-    pub const RXC_VNA_CRD_LT1: Event = Event::row(169);
-    /// `UNC_M3UPI_RxC_VNA_CRD.LT4` (experimental).
-    pub const RXC_VNA_CRD_LT4: Event = Event::row(170);
-    /// `UNC_M3UPI_RxC_VNA_CRD.LT5` (experimental).
-    pub const RXC_VNA_CRD_LT5: Event = Event::row(171);
-    /// `UNC_M3UPI_RxC_VNA_CRD.LT10` (experimental).
-    pub const RXC_VNA_CRD_LT10: Event = Event::row(172);
-    /// `UNC_M3UPI_RxC_VNA_CRD.ANY_IN_USE` (experimental).
-    pub const RXC_VNA_CRD_ANY_IN_USE: Event = Event::row(173);
-    /// `UNC_M3UPI_RxC_VNA_CRD_MISC.REQ_VN01_ALLOC_LT10` (experimental).
-    pub const RXC_VNA_CRD_MISC_REQ_VN01_ALLOC_LT10: Event = Event::row(174);
-    /// `UNC_M3UPI_RxC_VNA_CRD_MISC.REQ_ADBL_ALLOC_L5` (experimental).
-    pub const RXC_VNA_CRD_MISC_REQ_ADBL_ALLOC_L5: Event = Event::row(175);
-    /// `UNC_M3UPI_RxC_VNA_CRD_MISC.VN0_ONLY` (experimental).
-    pub const RXC_VNA_CRD_MISC_VN0_ONLY: Event = Event::row(176);
-    /// `UNC_M3UPI_RxC_VNA_CRD_MISC.VN1_ONLY` (experimental).
-    pub const RXC_VNA_CRD_MISC_VN1_ONLY: Event = Event::row(177);
-    /// `UNC_M3UPI_RxC_VNA_CRD_MISC.VN0_JUST_AD` (experimental).
-    pub const RXC_VNA_CRD_MISC_VN0_JUST_AD: Event = Event::row(178);
-    /// `UNC_M3UPI_RxC_VNA_CRD_MISC.VN0_JUST_BL` (experimental).
-    pub const RXC_VNA_CRD_MISC_VN0_JUST_BL: Event = Event::row(179);
-    /// `UNC_M3UPI_RxC_VNA_CRD_MISC.VN1_JUST_AD` (experimental).
-    pub const RXC_VNA_CRD_MISC_VN1_JUST_AD: Event = Event::row(180);
-    /// `UNC_M3UPI_RxC_VNA_CRD_MISC.VN1_JUST_BL` (experimental).
-    pub const RXC_VNA_CRD_MISC_VN1_JUST_BL: Event = Event::row(181);
-    /// `UNC_M3UPI_TxC_AD_ARB_FAIL.VN0_REQ` (experimental).
-    pub const TXC_AD_ARB_FAIL_VN0_REQ: Event = Event::row(182);
-    /// `UNC_M3UPI_TxC_AD_ARB_FAIL.VN0_SNP` (experimental).
-    pub const TXC_AD_ARB_FAIL_VN0_SNP: Event = Event::row(183);
-    /// `UNC_M3UPI_TxC_AD_ARB_FAIL.VN0_RSP` (experimental).
-    pub const TXC_AD_ARB_FAIL_VN0_RSP: Event = Event::row(184);
-    /// `UNC_M3UPI_TxC_AD_ARB_FAIL.VN0_WB` (experimental).
-    pub const TXC_AD_ARB_FAIL_VN0_WB: Event = Event::row(185);
-    /// `UNC_M3UPI_TxC_AD_ARB_FAIL.VN1_REQ` (experimental).
-    pub const TXC_AD_ARB_FAIL_VN1_REQ: Event = Event::row(186);
-    /// `UNC_M3UPI_TxC_AD_ARB_FAIL.VN1_SNP` (experimental).
-    pub const TXC_AD_ARB_FAIL_VN1_SNP: Event = Event::row(187);
-    /// `UNC_M3UPI_TxC_AD_ARB_FAIL.VN1_RSP` (experimental).
-    pub const TXC_AD_ARB_FAIL_VN1_RSP: Event = Event::row(188);
-    /// `UNC_M3UPI_TxC_AD_ARB_FAIL.VN1_WB` (experimental).
-    pub const TXC_AD_ARB_FAIL_VN1_WB: Event = Event::row(189);
-    /// `UNC_M3UPI_TxC_AD_FLQ_BYPASS.AD_SLOT0` (experimental).
-    pub const TXC_AD_FLQ_BYPASS_AD_SLOT0: Event = Event::row(190);
-    /// `UNC_M3UPI_TxC_AD_FLQ_BYPASS.AD_SLOT1` (experimental).
-    pub const TXC_AD_FLQ_BYPASS_AD_SLOT1: Event = Event::row(191);
-    /// `UNC_M3UPI_TxC_AD_FLQ_BYPASS.AD_SLOT2` (experimental).
-    pub const TXC_AD_FLQ_BYPASS_AD_SLOT2: Event = Event::row(192);
-    /// `UNC_M3UPI_TxC_AD_FLQ_BYPASS.BL_EARLY_RSP` (experimental).
-    pub const TXC_AD_FLQ_BYPASS_BL_EARLY_RSP: Event = Event::row(193);
-    /// `UNC_M3UPI_TxC_AD_FLQ_CYCLES_NE.VN0_REQ` (experimental).
-    pub const TXC_AD_FLQ_CYCLES_NE_VN0_REQ: Event = Event::row(194);
-    /// `UNC_M3UPI_TxC_AD_FLQ_CYCLES_NE.VN0_SNP` (experimental).
-    pub const TXC_AD_FLQ_CYCLES_NE_VN0_SNP: Event = Event::row(195);
-    /// `UNC_M3UPI_TxC_AD_FLQ_CYCLES_NE.VN0_RSP` (experimental).
-    pub const TXC_AD_FLQ_CYCLES_NE_VN0_RSP: Event = Event::row(196);
-    /// `UNC_M3UPI_TxC_AD_FLQ_CYCLES_NE.VN0_WB` (experimental).
-    pub const TXC_AD_FLQ_CYCLES_NE_VN0_WB: Event = Event::row(197);
-    /// `UNC_M3UPI_TxC_AD_FLQ_CYCLES_NE.VN1_REQ` (experimental).
-    pub const TXC_AD_FLQ_CYCLES_NE_VN1_REQ: Event = Event::row(198);
-    /// `UNC_M3UPI_TxC_AD_FLQ_CYCLES_NE.VN1_SNP` (experimental).
-    pub const TXC_AD_FLQ_CYCLES_NE_VN1_SNP: Event = Event::row(199);
-    /// `UNC_M3UPI_TxC_AD_FLQ_CYCLES_NE.VN1_RSP` (experimental).
-    pub const TXC_AD_FLQ_CYCLES_NE_VN1_RSP: Event = Event::row(200);
-    /// `UNC_M3UPI_TxC_AD_FLQ_CYCLES_NE.VN1_WB` (experimental).
-    pub const TXC_AD_FLQ_CYCLES_NE_VN1_WB: Event = Event::row(201);
-    /// `UNC_M3UPI_TxC_AD_FLQ_INSERTS.VN0_REQ` (experimental).
-    pub const TXC_AD_FLQ_INSERTS_VN0_REQ: Event = Event::row(202);
-    /// `UNC_M3UPI_TxC_AD_FLQ_INSERTS.VN0_SNP` (experimental).
-    pub const TXC_AD_FLQ_INSERTS_VN0_SNP: Event = Event::row(203);
-    /// `UNC_M3UPI_TxC_AD_FLQ_INSERTS.VN0_RSP` (experimental).
-    pub const TXC_AD_FLQ_INSERTS_VN0_RSP: Event = Event::row(204);
-    /// `UNC_M3UPI_TxC_AD_FLQ_INSERTS.VN0_WB` (experimental).
-    pub const TXC_AD_FLQ_INSERTS_VN0_WB: Event = Event::row(205);
-    /// `UNC_M3UPI_TxC_AD_FLQ_INSERTS.VN1_REQ` (experimental).
-    pub const TXC_AD_FLQ_INSERTS_VN1_REQ: Event = Event::row(206);
-    /// `UNC_M3UPI_TxC_AD_FLQ_INSERTS.VN1_SNP` (experimental).
-    pub const TXC_AD_FLQ_INSERTS_VN1_SNP: Event = Event::row(207);
-    /// `UNC_M3UPI_TxC_AD_FLQ_INSERTS.VN1_RSP` (experimental).
-    pub const TXC_AD_FLQ_INSERTS_VN1_RSP: Event = Event::row(208);
-    /// `UNC_M3UPI_TxC_AD_FLQ_OCCUPANCY.VN0_REQ` (experimental).
-    pub const TXC_AD_FLQ_OCCUPANCY_VN0_REQ: Event = Event::row(209);
-    /// `UNC_M3UPI_TxC_AD_FLQ_OCCUPANCY.VN0_SNP` (experimental).
-    pub const TXC_AD_FLQ_OCCUPANCY_VN0_SNP: Event = Event::row(210);
-    /// `UNC_M3UPI_TxC_AD_FLQ_OCCUPANCY.VN0_RSP` (experimental).
-    pub const TXC_AD_FLQ_OCCUPANCY_VN0_RSP: Event = Event::row(211);
-    /// `UNC_M3UPI_TxC_AD_FLQ_OCCUPANCY.VN0_WB` (experimental).
-    pub const TXC_AD_FLQ_OCCUPANCY_VN0_WB: Event = Event::row(212);
-    /// `UNC_M3UPI_TxC_AD_FLQ_OCCUPANCY.VN1_REQ` (experimental).
-    pub const TXC_AD_FLQ_OCCUPANCY_VN1_REQ: Event = Event::row(213);
-    /// `UNC_M3UPI_TxC_AD_FLQ_OCCUPANCY.VN1_SNP` (experimental).
-    pub const TXC_AD_FLQ_OCCUPANCY_VN1_SNP: Event = Event::row(214);
-    /// `UNC_M3UPI_TxC_AD_FLQ_OCCUPANCY.VN1_RSP` (experimental).
-    pub const TXC_AD_FLQ_OCCUPANCY_VN1_RSP: Event = Event::row(215);
-    /// `UNC_M3UPI_TxC_BL_ARB_FAIL.VN0_RSP` (experimental).
-    pub const TXC_BL_ARB_FAIL_VN0_RSP: Event = Event::row(216);
-    /// `UNC_M3UPI_TxC_BL_ARB_FAIL.VN0_WB` (experimental).
-    pub const TXC_BL_ARB_FAIL_VN0_WB: Event = Event::row(217);
-    /// `UNC_M3UPI_TxC_BL_ARB_FAIL.VN0_NCB` (experimental).
-    pub const TXC_BL_ARB_FAIL_VN0_NCB: Event = Event::row(218);
-    /// `UNC_M3UPI_TxC_BL_ARB_FAIL.VN0_NCS` (experimental).
-    pub const TXC_BL_ARB_FAIL_VN0_NCS: Event = Event::row(219);
-    /// `UNC_M3UPI_TxC_BL_ARB_FAIL.VN1_RSP` (experimental).
-    pub const TXC_BL_ARB_FAIL_VN1_RSP: Event = Event::row(220);
-    /// `UNC_M3UPI_TxC_BL_ARB_FAIL.VN1_WB` (experimental).
-    pub const TXC_BL_ARB_FAIL_VN1_WB: Event = Event::row(221);
-    /// `UNC_M3UPI_TxC_BL_ARB_FAIL.VN1_NCB` (experimental).
-    pub const TXC_BL_ARB_FAIL_VN1_NCB: Event = Event::row(222);
-    /// `UNC_M3UPI_TxC_BL_ARB_FAIL.VN1_NCS` (experimental).
-    pub const TXC_BL_ARB_FAIL_VN1_NCS: Event = Event::row(223);
-    /// `UNC_M3UPI_TxC_BL_FLQ_CYCLES_NE.VN0_REQ` (experimental).
-    pub const TXC_BL_FLQ_CYCLES_NE_VN0_REQ: Event = Event::row(224);
-    /// `UNC_M3UPI_TxC_BL_FLQ_CYCLES_NE.VN0_SNP` (experimental).
-    pub const TXC_BL_FLQ_CYCLES_NE_VN0_SNP: Event = Event::row(225);
-    /// `UNC_M3UPI_TxC_BL_FLQ_CYCLES_NE.VN0_RSP` (experimental).
-    pub const TXC_BL_FLQ_CYCLES_NE_VN0_RSP: Event = Event::row(226);
-    /// `UNC_M3UPI_TxC_BL_FLQ_CYCLES_NE.VN0_WB` (experimental).
-    pub const TXC_BL_FLQ_CYCLES_NE_VN0_WB: Event = Event::row(227);
-    /// `UNC_M3UPI_TxC_BL_FLQ_CYCLES_NE.VN1_REQ` (experimental).
-    pub const TXC_BL_FLQ_CYCLES_NE_VN1_REQ: Event = Event::row(228);
-    /// `UNC_M3UPI_TxC_BL_FLQ_CYCLES_NE.VN1_SNP` (experimental).
-    pub const TXC_BL_FLQ_CYCLES_NE_VN1_SNP: Event = Event::row(229);
-    /// `UNC_M3UPI_TxC_BL_FLQ_CYCLES_NE.VN1_RSP` (experimental).
-    pub const TXC_BL_FLQ_CYCLES_NE_VN1_RSP: Event = Event::row(230);
-    /// `UNC_M3UPI_TxC_BL_FLQ_CYCLES_NE.VN1_WB` (experimental).
-    pub const TXC_BL_FLQ_CYCLES_NE_VN1_WB: Event = Event::row(231);
-    /// `UNC_M3UPI_TxC_BL_FLQ_INSERTS.VN0_NCB` (experimental).
-    pub const TXC_BL_FLQ_INSERTS_VN0_NCB: Event = Event::row(232);
-    /// `UNC_M3UPI_TxC_BL_FLQ_INSERTS.VN0_NCS` (experimental).
-    pub const TXC_BL_FLQ_INSERTS_VN0_NCS: Event = Event::row(233);
-    /// `UNC_M3UPI_TxC_BL_FLQ_INSERTS.VN0_WB` (experimental).
-    pub const TXC_BL_FLQ_INSERTS_VN0_WB: Event = Event::row(234);
-    /// `UNC_M3UPI_TxC_BL_FLQ_INSERTS.VN0_RSP` (experimental).
-    pub const TXC_BL_FLQ_INSERTS_VN0_RSP: Event = Event::row(235);
-    /// `UNC_M3UPI_TxC_BL_FLQ_INSERTS.VN1_NCB` (experimental).
-    pub const TXC_BL_FLQ_INSERTS_VN1_NCB: Event = Event::row(236);
-    /// `UNC_M3UPI_TxC_BL_FLQ_INSERTS.VN1_NCS` (experimental).
-    pub const TXC_BL_FLQ_INSERTS_VN1_NCS: Event = Event::row(237);
-    /// `UNC_M3UPI_TxC_BL_FLQ_INSERTS.VN1_WB` (experimental).
-    pub const TXC_BL_FLQ_INSERTS_VN1_WB: Event = Event::row(238);
-    /// `UNC_M3UPI_TxC_BL_FLQ_INSERTS.VN1_RSP` (experimental).
-    pub const TXC_BL_FLQ_INSERTS_VN1_RSP: Event = Event::row(239);
-    /// `UNC_M3UPI_TxC_BL_FLQ_OCCUPANCY.VN0_RSP` (experimental).
-    pub const TXC_BL_FLQ_OCCUPANCY_VN0_RSP: Event = Event::row(240);
-    /// `UNC_M3UPI_TxC_BL_FLQ_OCCUPANCY.VN0_WB` (experimental).
-    pub const TXC_BL_FLQ_OCCUPANCY_VN0_WB: Event = Event::row(241);
-    /// `UNC_M3UPI_TxC_BL_FLQ_OCCUPANCY.VN0_NCB` (experimental).
-    pub const TXC_BL_FLQ_OCCUPANCY_VN0_NCB: Event = Event::row(242);
-    /// `UNC_M3UPI_TxC_BL_FLQ_OCCUPANCY.VN0_NCS` (experimental).
-    pub const TXC_BL_FLQ_OCCUPANCY_VN0_NCS: Event = Event::row(243);
-    /// `UNC_M3UPI_TxC_BL_FLQ_OCCUPANCY.VN1_RSP` (experimental).
-    pub const TXC_BL_FLQ_OCCUPANCY_VN1_RSP: Event = Event::row(244);
-    /// `UNC_M3UPI_TxC_BL_FLQ_OCCUPANCY.VN1_WB` (experimental).
-    pub const TXC_BL_FLQ_OCCUPANCY_VN1_WB: Event = Event::row(245);
-    /// `UNC_M3UPI_TxC_BL_FLQ_OCCUPANCY.VN1_NCB` (experimental).
-    pub const TXC_BL_FLQ_OCCUPANCY_VN1_NCB: Event = Event::row(246);
-    /// `UNC_M3UPI_TxC_BL_FLQ_OCCUPANCY.VN1_NCS` (experimental).
-    pub const TXC_BL_FLQ_OCCUPANCY_VN1_NCS: Event = Event::row(247);
-    /// `UNC_M3UPI_TxC_BL_WB_FLQ_OCCUPANCY.VN0_LOCAL` (experimental).
-    pub const TXC_BL_WB_FLQ_OCCUPANCY_VN0_LOCAL: Event = Event::row(248);
-    /// `UNC_M3UPI_TxC_BL_WB_FLQ_OCCUPANCY.VN0_THROUGH` (experimental).
-    pub const TXC_BL_WB_FLQ_OCCUPANCY_VN0_THROUGH: Event = Event::row(249);
-    /// `UNC_M3UPI_TxC_BL_WB_FLQ_OCCUPANCY.VN0_WRPULL` (experimental).
-    pub const TXC_BL_WB_FLQ_OCCUPANCY_VN0_WRPULL: Event = Event::row(250);
-    /// `UNC_M3UPI_TxC_BL_WB_FLQ_OCCUPANCY.VN1_LOCAL` (experimental).
-    pub const TXC_BL_WB_FLQ_OCCUPANCY_VN1_LOCAL: Event = Event::row(251);
-    /// `UNC_M3UPI_TxC_BL_WB_FLQ_OCCUPANCY.VN1_THROUGH` (experimental).
-    pub const TXC_BL_WB_FLQ_OCCUPANCY_VN1_THROUGH: Event = Event::row(252);
-    /// `UNC_M3UPI_TxC_BL_WB_FLQ_OCCUPANCY.VN1_WRPULL` (experimental).
-    pub const TXC_BL_WB_FLQ_OCCUPANCY_VN1_WRPULL: Event = Event::row(253);
-    /// `UNC_M3UPI_UPI_PEER_AD_CREDITS_EMPTY.VNA` (experimental).
-    pub const UPI_PEER_AD_CREDITS_EMPTY_VNA: Event = Event::row(254);
-    /// `UNC_M3UPI_UPI_PEER_AD_CREDITS_EMPTY.VN0_REQ` (experimental).
-    pub const UPI_PEER_AD_CREDITS_EMPTY_VN0_REQ: Event = Event::row(255);
-    /// `UNC_M3UPI_UPI_PEER_AD_CREDITS_EMPTY.VN0_SNP` (experimental).
-    pub const UPI_PEER_AD_CREDITS_EMPTY_VN0_SNP: Event = Event::row(256);
-    /// `UNC_M3UPI_UPI_PEER_AD_CREDITS_EMPTY.VN0_RSP` (experimental).
-    pub const UPI_PEER_AD_CREDITS_EMPTY_VN0_RSP: Event = Event::row(257);
-    /// `UNC_M3UPI_UPI_PEER_AD_CREDITS_EMPTY.VN1_REQ` (experimental).
-    pub const UPI_PEER_AD_CREDITS_EMPTY_VN1_REQ: Event = Event::row(258);
-    /// `UNC_M3UPI_UPI_PEER_AD_CREDITS_EMPTY.VN1_SNP` (experimental).
-    pub const UPI_PEER_AD_CREDITS_EMPTY_VN1_SNP: Event = Event::row(259);
-    /// `UNC_M3UPI_UPI_PEER_AD_CREDITS_EMPTY.VN1_RSP` (experimental).
-    pub const UPI_PEER_AD_CREDITS_EMPTY_VN1_RSP: Event = Event::row(260);
-    /// `UNC_M3UPI_UPI_PEER_BL_CREDITS_EMPTY.VNA` (experimental).
-    pub const UPI_PEER_BL_CREDITS_EMPTY_VNA: Event = Event::row(261);
-    /// `UNC_M3UPI_UPI_PEER_BL_CREDITS_EMPTY.VN0_RSP` (experimental).
-    pub const UPI_PEER_BL_CREDITS_EMPTY_VN0_RSP: Event = Event::row(262);
-    /// `UNC_M3UPI_UPI_PEER_BL_CREDITS_EMPTY.VN0_NCS_NCB` (experimental).
-    pub const UPI_PEER_BL_CREDITS_EMPTY_VN0_NCS_NCB: Event = Event::row(263);
-    /// `UNC_M3UPI_UPI_PEER_BL_CREDITS_EMPTY.VN0_WB` (experimental).
-    pub const UPI_PEER_BL_CREDITS_EMPTY_VN0_WB: Event = Event::row(264);
-    /// `UNC_M3UPI_UPI_PEER_BL_CREDITS_EMPTY.VN1_RSP` (experimental).
-    pub const UPI_PEER_BL_CREDITS_EMPTY_VN1_RSP: Event = Event::row(265);
-    /// `UNC_M3UPI_UPI_PEER_BL_CREDITS_EMPTY.VN1_NCS_NCB` (experimental).
-    pub const UPI_PEER_BL_CREDITS_EMPTY_VN1_NCS_NCB: Event = Event::row(266);
-    /// `UNC_M3UPI_UPI_PEER_BL_CREDITS_EMPTY.VN1_WB` (experimental).
-    pub const UPI_PEER_BL_CREDITS_EMPTY_VN1_WB: Event = Event::row(267);
-    /// `UNC_M3UPI_VN0_CREDITS_USED.REQ` (experimental).
-    pub const VN0_CREDITS_USED_REQ: Event = Event::row(268);
-    /// `UNC_M3UPI_VN0_CREDITS_USED.SNP` (experimental).
-    pub const VN0_CREDITS_USED_SNP: Event = Event::row(269);
-    /// `UNC_M3UPI_VN0_CREDITS_USED.RSP` (experimental).
-    pub const VN0_CREDITS_USED_RSP: Event = Event::row(270);
-    /// `UNC_M3UPI_VN0_CREDITS_USED.WB` (experimental).
-    pub const VN0_CREDITS_USED_WB: Event = Event::row(271);
-    /// `UNC_M3UPI_VN0_CREDITS_USED.NCB` (experimental).
-    pub const VN0_CREDITS_USED_NCB: Event = Event::row(272);
-    /// `UNC_M3UPI_VN0_CREDITS_USED.NCS` (experimental).
-    pub const VN0_CREDITS_USED_NCS: Event = Event::row(273);
-    /// `UNC_M3UPI_VN0_NO_CREDITS.REQ` (experimental).
-    pub const VN0_NO_CREDITS_REQ: Event = Event::row(274);
-    /// `UNC_M3UPI_VN0_NO_CREDITS.SNP` (experimental).
-    pub const VN0_NO_CREDITS_SNP: Event = Event::row(275);
-    /// `UNC_M3UPI_VN0_NO_CREDITS.RSP` (experimental).
-    pub const VN0_NO_CREDITS_RSP: Event = Event::row(276);
-    /// `UNC_M3UPI_VN0_NO_CREDITS.WB` (experimental).
-    pub const VN0_NO_CREDITS_WB: Event = Event::row(277);
-    /// `UNC_M3UPI_VN0_NO_CREDITS.NCB` (experimental).
-    pub const VN0_NO_CREDITS_NCB: Event = Event::row(278);
-    /// `UNC_M3UPI_VN0_NO_CREDITS.NCS` (experimental).
-    pub const VN0_NO_CREDITS_NCS: Event = Event::row(279);
-    /// `UNC_M3UPI_VN1_CREDITS_USED.REQ` (experimental).
-    pub const VN1_CREDITS_USED_REQ: Event = Event::row(280);
-    /// `UNC_M3UPI_VN1_CREDITS_USED.SNP` (experimental).
-    pub const VN1_CREDITS_USED_SNP: Event = Event::row(281);
-    /// `UNC_M3UPI_VN1_CREDITS_USED.RSP` (experimental).
-    pub const VN1_CREDITS_USED_RSP: Event = Event::row(282);
-    /// `UNC_M3UPI_VN1_CREDITS_USED.WB` (experimental).
-    pub const VN1_CREDITS_USED_WB: Event = Event::row(283);
-    /// `UNC_M3UPI_VN1_CREDITS_USED.NCB` (experimental).
-    pub const VN1_CREDITS_USED_NCB: Event = Event::row(284);
-    /// `UNC_M3UPI_VN1_CREDITS_USED.NCS` (experimental).
-    pub const VN1_CREDITS_USED_NCS: Event = Event::row(285);
-    /// `UNC_M3UPI_VN1_NO_CREDITS.REQ` (experimental).
-    pub const VN1_NO_CREDITS_REQ: Event = Event::row(286);
-    /// `UNC_M3UPI_VN1_NO_CREDITS.SNP` (experimental).
-    pub const VN1_NO_CREDITS_SNP: Event = Event::row(287);
-    /// `UNC_M3UPI_VN1_NO_CREDITS.RSP` (experimental).
-    pub const VN1_NO_CREDITS_RSP: Event = Event::row(288);
-    /// `UNC_M3UPI_VN1_NO_CREDITS.WB` (experimental).
-    pub const VN1_NO_CREDITS_WB: Event = Event::row(289);
-    /// `UNC_M3UPI_VN1_NO_CREDITS.NCB` (experimental).
-    pub const VN1_NO_CREDITS_NCB: Event = Event::row(290);
-    /// `UNC_M3UPI_VN1_NO_CREDITS.NCS` (experimental).
-    pub const VN1_NO_CREDITS_NCS: Event = Event::row(291);
-    /// `UNC_M3UPI_WB_OCC_COMPARE.RT_GT_LOCALDEST_VN0` (experimental).
-    pub const WB_OCC_COMPARE_RT_GT_LOCALDEST_VN0: Event = Event::row(292);
-    /// `UNC_M3UPI_WB_OCC_COMPARE.RT_EQ_LOCALDEST_VN0` (experimental).
-    pub const WB_OCC_COMPARE_RT_EQ_LOCALDEST_VN0: Event = Event::row(293);
-    /// `UNC_M3UPI_WB_OCC_COMPARE.RT_LT_LOCALDEST_VN0` (experimental).
-    pub const WB_OCC_COMPARE_RT_LT_LOCALDEST_VN0: Event = Event::row(294);
-    /// `UNC_M3UPI_WB_OCC_COMPARE.RT_GT_LOCALDEST_VN1` (experimental).
-    pub const WB_OCC_COMPARE_RT_GT_LOCALDEST_VN1: Event = Event::row(295);
-    /// `UNC_M3UPI_WB_OCC_COMPARE.RT_EQ_LOCALDEST_VN1` (experimental).
-    pub const WB_OCC_COMPARE_RT_EQ_LOCALDEST_VN1: Event = Event::row(296);
-    /// `UNC_M3UPI_WB_OCC_COMPARE.RT_LT_LOCALDEST_VN1` (experimental).
-    pub const WB_OCC_COMPARE_RT_LT_LOCALDEST_VN1: Event = Event::row(297);
-    /// `UNC_M3UPI_WB_OCC_COMPARE.BOTHNONZERO_RT_GT_LOCALDEST_VN0` (experimental).
-    pub const WB_OCC_COMPARE_BOTHNONZERO_RT_GT_LOCALDEST_VN0: Event = Event::row(298);
-    /// `UNC_M3UPI_WB_OCC_COMPARE.BOTHNONZERO_RT_EQ_LOCALDEST_VN0` (experimental).
-    pub const WB_OCC_COMPARE_BOTHNONZERO_RT_EQ_LOCALDEST_VN0: Event = Event::row(299);
-    /// `UNC_M3UPI_WB_OCC_COMPARE.BOTHNONZERO_RT_LT_LOCALDEST_VN0` (experimental).
-    pub const WB_OCC_COMPARE_BOTHNONZERO_RT_LT_LOCALDEST_VN0: Event = Event::row(300);
-    /// `UNC_M3UPI_WB_OCC_COMPARE.BOTHNONZERO_RT_GT_LOCALDEST_VN1` (experimental).
-    pub const WB_OCC_COMPARE_BOTHNONZERO_RT_GT_LOCALDEST_VN1: Event = Event::row(301);
-    /// `UNC_M3UPI_WB_OCC_COMPARE.BOTHNONZERO_RT_EQ_LOCALDEST_VN1` (experimental).
-    pub const WB_OCC_COMPARE_BOTHNONZERO_RT_EQ_LOCALDEST_VN1: Event = Event::row(302);
-    /// `UNC_M3UPI_WB_OCC_COMPARE.BOTHNONZERO_RT_LT_LOCALDEST_VN1` (experimental).
-    pub const WB_OCC_COMPARE_BOTHNONZERO_RT_LT_LOCALDEST_VN1: Event = Event::row(303);
-    /// `UNC_M3UPI_WB_PENDING.LOCALDEST_VN0` (experimental).
-    pub const WB_PENDING_LOCALDEST_VN0: Event = Event::row(304);
-    /// `UNC_M3UPI_WB_PENDING.ROUTETHRU_VN0` (experimental).
-    pub const WB_PENDING_ROUTETHRU_VN0: Event = Event::row(305);
-    /// `UNC_M3UPI_WB_PENDING.LOCAL_AND_RT_VN0` (experimental).
-    pub const WB_PENDING_LOCAL_AND_RT_VN0: Event = Event::row(306);
-    /// `UNC_M3UPI_WB_PENDING.WAITING4PULL_VN0` (experimental).
-    pub const WB_PENDING_WAITING4PULL_VN0: Event = Event::row(307);
-    /// `UNC_M3UPI_WB_PENDING.LOCALDEST_VN1` (experimental).
-    pub const WB_PENDING_LOCALDEST_VN1: Event = Event::row(308);
-    /// `UNC_M3UPI_WB_PENDING.ROUTETHRU_VN1` (experimental).
-    pub const WB_PENDING_ROUTETHRU_VN1: Event = Event::row(309);
-    /// `UNC_M3UPI_WB_PENDING.LOCAL_AND_RT_VN1` (experimental).
-    pub const WB_PENDING_LOCAL_AND_RT_VN1: Event = Event::row(310);
-    /// `UNC_M3UPI_WB_PENDING.WAITING4PULL_VN1` (experimental).
-    pub const WB_PENDING_WAITING4PULL_VN1: Event = Event::row(311);
-    /// `UNC_M3UPI_XPT_PFTCH.ARRIVED` (experimental).
-    pub const XPT_PFTCH_ARRIVED: Event = Event::row(312);
-    /// `UNC_M3UPI_XPT_PFTCH.BYPASS` (experimental).
-    pub const XPT_PFTCH_BYPASS: Event = Event::row(313);
-    /// `UNC_M3UPI_XPT_PFTCH.ARB` (experimental).
-    pub const XPT_PFTCH_ARB: Event = Event::row(314);
-    /// `UNC_M3UPI_XPT_PFTCH.LOST_ARB` (experimental).
-    pub const XPT_PFTCH_LOST_ARB: Event = Event::row(315);
-    /// `UNC_M3UPI_XPT_PFTCH.FLITTED` (experimental).
-    pub const XPT_PFTCH_FLITTED: Event = Event::row(316);
-    /// `UNC_M3UPI_XPT_PFTCH.LOST_OLD` (experimental).
-    pub const XPT_PFTCH_LOST_OLD: Event = Event::row(317);
-    /// `UNC_M3UPI_XPT_PFTCH.LOST_QFULL` (experimental).
-    pub const XPT_PFTCH_LOST_QFULL: Event = Event::row(318);
-    /// `UNC_M3UPI_TxC_AK_FLQ_INSERTS` (experimental).
-    pub const TXC_AK_FLQ_INSERTS: Event = Event::row(319);
-    /// `UNC_M3UPI_TxC_AK_FLQ_OCCUPANCY` (experimental).
-    pub const TXC_AK_FLQ_OCCUPANCY: Event = Event::row(320);
-    /// `UNC_M3UPI_M2_BL_CREDITS_EMPTY.IIO1_NCB` (experimental).
-    pub const M2_BL_CREDITS_EMPTY_IIO1_NCB: Event = Event::row(321);
-    /// `UNC_M3UPI_M2_BL_CREDITS_EMPTY.UBOX_NCB` (experimental).
-    pub const M2_BL_CREDITS_EMPTY_UBOX_NCB: Event = Event::row(322);
-    /// `UNC_M3UPI_TxC_AD_FLQ_BYPASS` (experimental).
-    pub const TXC_AD_FLQ_BYPASS: Event = Event::row(323);
-}
-
 #[cfg(feature = "metadata")]
 impl Event {
     /// The event's facts.
@@ -1089,338 +429,343 @@ impl Event {
     }
 }
 
-/// The events, row n for `Event::row(n)`: `ev(name, event select, umask, counters)` (bit n
-/// of counters: counter n may count it) and what else each sets.
-const EVENT_ROWS: &[EventRow] = &[
-    ev("UNC_M3UPI_CLOCKTICKS", 0x01, 0x00, 0b1111),
-];
-/// The experimental events, numbered after `EVENT_ROWS`.
+event_table! {
+    /// The events, row n for `Event::row(n)`: `ev(name, event select, umask)` and what else each
+    /// sets. The counters that may count them (bit n: counter n) and those without
+    /// Hyper-Threading are the table's, the two numbers before the rows, unless a row
+    /// gives its own (`.on(..)`, `.ht_off(..)`).
+    EVENT_ROWS, EventRowNumber, 0, "", 0b1111, 0b0;
+    CLOCKTICKS = ev("UNC_M3UPI_CLOCKTICKS", 0x01, 0x00),
+}
 #[cfg(feature = "experimental-events")]
-const EXPERIMENTAL_ROWS: &[EventRow] = &[
-    ev("UNC_M3UPI_UPI_PREFETCH_SPAWN", 0x29, 0x00, 0b1111),
-    ev("UNC_M3UPI_D2U_SENT", 0x2a, 0x00, 0b1111),
-    ev("UNC_M3UPI_D2C_SENT", 0x2b, 0x00, 0b1111),
-    ev("UNC_M3UPI_CMS_CLOCKTICKS", 0xc0, 0x00, 0b1111),
-    ev("UNC_M3UPI_EGRESS_ORDERING.IV_SNOOPGO_UP", 0xba, 0x01, 0b1111),
-    ev("UNC_M3UPI_EGRESS_ORDERING.IV_SNOOPGO_DN", 0xba, 0x04, 0b1111),
-    ev("UNC_M3UPI_CHA_AD_CREDITS_EMPTY.VNA", 0x22, 0x01, 0b1111),
-    ev("UNC_M3UPI_CHA_AD_CREDITS_EMPTY.WB", 0x22, 0x02, 0b1111),
-    ev("UNC_M3UPI_CHA_AD_CREDITS_EMPTY.REQ", 0x22, 0x04, 0b1111),
-    ev("UNC_M3UPI_CHA_AD_CREDITS_EMPTY.SNP", 0x22, 0x08, 0b1111),
-    ev("UNC_M3UPI_M2_BL_CREDITS_EMPTY.IIO2_NCB", 0x23, 0x02, 0b1111),
-    ev("UNC_M3UPI_M2_BL_CREDITS_EMPTY.IIO3_NCB", 0x23, 0x04, 0b1111),
-    ev("UNC_M3UPI_M2_BL_CREDITS_EMPTY.IIO4_NCB", 0x23, 0x08, 0b1111),
-    ev("UNC_M3UPI_M2_BL_CREDITS_EMPTY.IIO5_NCB", 0x23, 0x10, 0b1111),
-    ev("UNC_M3UPI_M2_BL_CREDITS_EMPTY.NCS", 0x23, 0x40, 0b1111),
-    ev("UNC_M3UPI_M2_BL_CREDITS_EMPTY.NCS_SEL", 0x23, 0x80, 0b1111),
-    ev("UNC_M3UPI_MULTI_SLOT_RCVD.AD_SLOT0", 0x3e, 0x01, 0b1111),
-    ev("UNC_M3UPI_MULTI_SLOT_RCVD.AD_SLOT1", 0x3e, 0x02, 0b1111),
-    ev("UNC_M3UPI_MULTI_SLOT_RCVD.AD_SLOT2", 0x3e, 0x04, 0b1111),
-    ev("UNC_M3UPI_MULTI_SLOT_RCVD.BL_SLOT0", 0x3e, 0x08, 0b1111),
-    ev("UNC_M3UPI_MULTI_SLOT_RCVD.AK_SLOT0", 0x3e, 0x10, 0b1111),
-    ev("UNC_M3UPI_MULTI_SLOT_RCVD.AK_SLOT2", 0x3e, 0x20, 0b1111),
-    ev("UNC_M3UPI_RxC_ARB_LOST_VN0.AD_REQ", 0x4b, 0x01, 0b1),
-    ev("UNC_M3UPI_RxC_ARB_LOST_VN0.AD_SNP", 0x4b, 0x02, 0b1),
-    ev("UNC_M3UPI_RxC_ARB_LOST_VN0.AD_RSP", 0x4b, 0x04, 0b1),
-    ev("UNC_M3UPI_RxC_ARB_LOST_VN0.BL_RSP", 0x4b, 0x08, 0b1),
-    ev("UNC_M3UPI_RxC_ARB_LOST_VN0.BL_WB", 0x4b, 0x10, 0b1),
-    ev("UNC_M3UPI_RxC_ARB_LOST_VN0.BL_NCB", 0x4b, 0x20, 0b1),
-    ev("UNC_M3UPI_RxC_ARB_LOST_VN0.BL_NCS", 0x4b, 0x40, 0b1),
-    ev("UNC_M3UPI_RxC_ARB_LOST_VN1.AD_REQ", 0x4c, 0x01, 0b1),
-    ev("UNC_M3UPI_RxC_ARB_LOST_VN1.AD_SNP", 0x4c, 0x02, 0b1),
-    ev("UNC_M3UPI_RxC_ARB_LOST_VN1.AD_RSP", 0x4c, 0x04, 0b1),
-    ev("UNC_M3UPI_RxC_ARB_LOST_VN1.BL_RSP", 0x4c, 0x08, 0b1),
-    ev("UNC_M3UPI_RxC_ARB_LOST_VN1.BL_WB", 0x4c, 0x10, 0b1),
-    ev("UNC_M3UPI_RxC_ARB_LOST_VN1.BL_NCB", 0x4c, 0x20, 0b1),
-    ev("UNC_M3UPI_RxC_ARB_LOST_VN1.BL_NCS", 0x4c, 0x40, 0b1),
-    ev("UNC_M3UPI_RxC_ARB_MISC.NO_PROG_AD_VN0", 0x4d, 0x01, 0b1),
-    ev("UNC_M3UPI_RxC_ARB_MISC.NO_PROG_AD_VN1", 0x4d, 0x02, 0b1),
-    ev("UNC_M3UPI_RxC_ARB_MISC.NO_PROG_BL_VN0", 0x4d, 0x04, 0b1),
-    ev("UNC_M3UPI_RxC_ARB_MISC.NO_PROG_BL_VN1", 0x4d, 0x08, 0b1),
-    ev("UNC_M3UPI_RxC_ARB_MISC.ADBL_PARALLEL_WIN_VN0", 0x4d, 0x10, 0b1),
-    ev("UNC_M3UPI_RxC_ARB_MISC.ADBL_PARALLEL_WIN_VN1", 0x4d, 0x20, 0b1),
-    ev("UNC_M3UPI_RxC_ARB_MISC.VN01_PARALLEL_WIN", 0x4d, 0x40, 0b1),
-    ev("UNC_M3UPI_RxC_ARB_MISC.ALL_PARALLEL_WIN", 0x4d, 0x80, 0b1),
-    ev("UNC_M3UPI_RxC_ARB_NOCRD_VN0.AD_REQ", 0x47, 0x01, 0b1),
-    ev("UNC_M3UPI_RxC_ARB_NOCRD_VN0.AD_SNP", 0x47, 0x02, 0b1),
-    ev("UNC_M3UPI_RxC_ARB_NOCRD_VN0.AD_RSP", 0x47, 0x04, 0b1),
-    ev("UNC_M3UPI_RxC_ARB_NOCRD_VN0.BL_RSP", 0x47, 0x08, 0b1),
-    ev("UNC_M3UPI_RxC_ARB_NOCRD_VN0.BL_WB", 0x47, 0x10, 0b1),
-    ev("UNC_M3UPI_RxC_ARB_NOCRD_VN0.BL_NCB", 0x47, 0x20, 0b1),
-    ev("UNC_M3UPI_RxC_ARB_NOCRD_VN0.BL_NCS", 0x47, 0x40, 0b1),
-    ev("UNC_M3UPI_RxC_ARB_NOCRD_VN1.AD_REQ", 0x48, 0x01, 0b1),
-    ev("UNC_M3UPI_RxC_ARB_NOCRD_VN1.AD_SNP", 0x48, 0x02, 0b1),
-    ev("UNC_M3UPI_RxC_ARB_NOCRD_VN1.AD_RSP", 0x48, 0x04, 0b1),
-    ev("UNC_M3UPI_RxC_ARB_NOCRD_VN1.BL_RSP", 0x48, 0x08, 0b1),
-    ev("UNC_M3UPI_RxC_ARB_NOCRD_VN1.BL_WB", 0x48, 0x10, 0b1),
-    ev("UNC_M3UPI_RxC_ARB_NOCRD_VN1.BL_NCB", 0x48, 0x20, 0b1),
-    ev("UNC_M3UPI_RxC_ARB_NOCRD_VN1.BL_NCS", 0x48, 0x40, 0b1),
-    ev("UNC_M3UPI_RxC_ARB_NOREQ_VN0.AD_REQ", 0x49, 0x01, 0b1),
-    ev("UNC_M3UPI_RxC_ARB_NOREQ_VN0.AD_SNP", 0x49, 0x02, 0b1),
-    ev("UNC_M3UPI_RxC_ARB_NOREQ_VN0.AD_RSP", 0x49, 0x04, 0b1),
-    ev("UNC_M3UPI_RxC_ARB_NOREQ_VN0.BL_RSP", 0x49, 0x08, 0b1),
-    ev("UNC_M3UPI_RxC_ARB_NOREQ_VN0.BL_WB", 0x49, 0x10, 0b1),
-    ev("UNC_M3UPI_RxC_ARB_NOREQ_VN0.BL_NCB", 0x49, 0x20, 0b1),
-    ev("UNC_M3UPI_RxC_ARB_NOREQ_VN0.BL_NCS", 0x49, 0x40, 0b1),
-    ev("UNC_M3UPI_RxC_ARB_NOREQ_VN1.AD_REQ", 0x4a, 0x01, 0b1),
-    ev("UNC_M3UPI_RxC_ARB_NOREQ_VN1.AD_SNP", 0x4a, 0x02, 0b1),
-    ev("UNC_M3UPI_RxC_ARB_NOREQ_VN1.AD_RSP", 0x4a, 0x04, 0b1),
-    ev("UNC_M3UPI_RxC_ARB_NOREQ_VN1.BL_RSP", 0x4a, 0x08, 0b1),
-    ev("UNC_M3UPI_RxC_ARB_NOREQ_VN1.BL_WB", 0x4a, 0x10, 0b1),
-    ev("UNC_M3UPI_RxC_ARB_NOREQ_VN1.BL_NCB", 0x4a, 0x20, 0b1),
-    ev("UNC_M3UPI_RxC_ARB_NOREQ_VN1.BL_NCS", 0x4a, 0x40, 0b1),
-    ev("UNC_M3UPI_RxC_BYPASSED.AD_S0_IDLE", 0x40, 0x01, 0b111),
-    ev("UNC_M3UPI_RxC_BYPASSED.AD_S0_BL_ARB", 0x40, 0x02, 0b111),
-    ev("UNC_M3UPI_RxC_BYPASSED.AD_S1_BL_SLOT", 0x40, 0x04, 0b111),
-    ev("UNC_M3UPI_RxC_BYPASSED.AD_S2_BL_SLOT", 0x40, 0x08, 0b111),
-    ev("UNC_M3UPI_RxC_CRD_MISC.ANY_BGF_FIFO", 0x5f, 0x01, 0b1),
-    ev("UNC_M3UPI_RxC_CRD_MISC.ANY_BGF_PATH", 0x5f, 0x02, 0b1),
-    ev("UNC_M3UPI_RxC_CRD_MISC.VN0_NO_D2K_FOR_ARB", 0x5f, 0x04, 0b1),
-    ev("UNC_M3UPI_RxC_CRD_MISC.VN1_NO_D2K_FOR_ARB", 0x5f, 0x08, 0b1),
-    ev("UNC_M3UPI_RxC_CRD_MISC.LT1_FOR_D2K", 0x5f, 0x10, 0b1),
-    ev("UNC_M3UPI_RxC_CRD_MISC.LT2_FOR_D2K", 0x5f, 0x20, 0b1),
-    ev("UNC_M3UPI_RxC_CRD_OCC.VNA_IN_USE", 0x60, 0x01, 0b1),
-    ev("UNC_M3UPI_RxC_CRD_OCC.FLITS_IN_FIFO", 0x60, 0x02, 0b1),
-    ev("UNC_M3UPI_RxC_CRD_OCC.FLITS_IN_PATH", 0x60, 0x04, 0b1),
-    ev("UNC_M3UPI_RxC_CRD_OCC.TxQ_CRD", 0x60, 0x08, 0b1),
-    ev("UNC_M3UPI_RxC_CRD_OCC.D2K_CRD", 0x60, 0x10, 0b1),
-    ev("UNC_M3UPI_RxC_CRD_OCC.P1P_TOTAL", 0x60, 0x20, 0b1),
-    ev("UNC_M3UPI_RxC_CRD_OCC.P1P_FIFO", 0x60, 0x40, 0b1),
-    ev("UNC_M3UPI_RxC_CRD_OCC.CONSUMED", 0x60, 0x80, 0b1),
-    ev("UNC_M3UPI_RxC_CYCLES_NE_VN0.AD_REQ", 0x43, 0x01, 0b1),
-    ev("UNC_M3UPI_RxC_CYCLES_NE_VN0.AD_SNP", 0x43, 0x02, 0b1),
-    ev("UNC_M3UPI_RxC_CYCLES_NE_VN0.AD_RSP", 0x43, 0x04, 0b1),
-    ev("UNC_M3UPI_RxC_CYCLES_NE_VN0.BL_RSP", 0x43, 0x08, 0b1),
-    ev("UNC_M3UPI_RxC_CYCLES_NE_VN0.BL_WB", 0x43, 0x10, 0b1),
-    ev("UNC_M3UPI_RxC_CYCLES_NE_VN0.BL_NCB", 0x43, 0x20, 0b1),
-    ev("UNC_M3UPI_RxC_CYCLES_NE_VN0.BL_NCS", 0x43, 0x40, 0b1),
-    ev("UNC_M3UPI_RxC_DATA_FLITS_NOT_SENT.ALL", 0x55, 0x01, 0b1),
-    ev("UNC_M3UPI_RxC_DATA_FLITS_NOT_SENT.TSV_HI", 0x55, 0x02, 0b1),
-    ev("UNC_M3UPI_RxC_DATA_FLITS_NOT_SENT.VALID_FOR_FLIT", 0x55, 0x04, 0b1),
-    ev("UNC_M3UPI_RxC_DATA_FLITS_NOT_SENT.NO_BGF", 0x55, 0x08, 0b1),
-    ev("UNC_M3UPI_RxC_DATA_FLITS_NOT_SENT.NO_TXQ", 0x55, 0x10, 0b1),
-    ev("UNC_M3UPI_RxC_FLITS_GEN_BL.P0_WAIT", 0x57, 0x01, 0b1),
-    ev("UNC_M3UPI_RxC_FLITS_GEN_BL.P1_WAIT", 0x57, 0x02, 0b1),
-    ev("UNC_M3UPI_RxC_FLITS_GEN_BL.P1P_TO_LIMBO", 0x57, 0x04, 0b1),
-    ev("UNC_M3UPI_RxC_FLITS_GEN_BL.P1P_BUSY", 0x57, 0x08, 0b1),
-    ev("UNC_M3UPI_RxC_FLITS_GEN_BL.P1P_AT_LIMIT", 0x57, 0x10, 0b1),
-    ev("UNC_M3UPI_RxC_FLITS_GEN_BL.P1P_HOLD_P0", 0x57, 0x20, 0b1),
-    ev("UNC_M3UPI_RxC_FLITS_GEN_BL.P1P_FIFO_FULL", 0x57, 0x40, 0b1),
-    ev("UNC_M3UPI_RxC_FLITS_MISC.S2REQ_RECEIVED", 0x58, 0x01, 0b1),
-    ev("UNC_M3UPI_RxC_FLITS_MISC.S2REQ_WITHDRAWN", 0x58, 0x02, 0b1),
-    ev("UNC_M3UPI_RxC_FLITS_MISC.S2REQ_IN_HOLDOFF", 0x58, 0x04, 0b1),
-    ev("UNC_M3UPI_RxC_FLITS_MISC.S2REQ_IN_SERVICE", 0x58, 0x08, 0b1),
-    ev("UNC_M3UPI_RxC_FLITS_SLOT_BL.ALL", 0x56, 0x01, 0b1),
-    ev("UNC_M3UPI_RxC_FLITS_SLOT_BL.NEED_DATA", 0x56, 0x02, 0b1),
-    ev("UNC_M3UPI_RxC_FLITS_SLOT_BL.P0_WAIT", 0x56, 0x04, 0b1),
-    ev("UNC_M3UPI_RxC_FLITS_SLOT_BL.P1_WAIT", 0x56, 0x08, 0b1),
-    ev("UNC_M3UPI_RxC_FLITS_SLOT_BL.P1_NOT_REQ", 0x56, 0x10, 0b1),
-    ev("UNC_M3UPI_RxC_FLITS_SLOT_BL.P1_NOT_REQ_BUT_BUBBLE", 0x56, 0x20, 0b1),
-    ev("UNC_M3UPI_RxC_FLITS_SLOT_BL.P1_NOT_REQ_NOT_AVAIL", 0x56, 0x40, 0b1),
-    ev("UNC_M3UPI_RxC_FLIT_GEN_HDR1.ACCUM", 0x51, 0x01, 0b1),
-    ev("UNC_M3UPI_RxC_FLIT_GEN_HDR1.ACCUM_READ", 0x51, 0x02, 0b1),
-    ev("UNC_M3UPI_RxC_FLIT_GEN_HDR1.ACCUM_WASTED", 0x51, 0x04, 0b1),
-    ev("UNC_M3UPI_RxC_FLIT_GEN_HDR1.AHEAD_BLOCKED", 0x51, 0x08, 0b1),
-    ev("UNC_M3UPI_RxC_FLIT_GEN_HDR1.AHEAD_MSG1_DURING", 0x51, 0x10, 0b1),
-    ev("UNC_M3UPI_RxC_FLIT_GEN_HDR1.AHEAD_MSG2_AFTER", 0x51, 0x20, 0b1),
-    ev("UNC_M3UPI_RxC_FLIT_GEN_HDR1.AHEAD_MSG2_SENT", 0x51, 0x40, 0b1),
-    ev("UNC_M3UPI_RxC_FLIT_GEN_HDR1.AHEAD_MSG1_AFTER", 0x51, 0x80, 0b1),
-    ev("UNC_M3UPI_RxC_FLIT_GEN_HDR2.RMSTALL", 0x52, 0x01, 0b1),
-    ev("UNC_M3UPI_RxC_FLIT_GEN_HDR2.RMSTALL_NOMSG", 0x52, 0x02, 0b1),
-    ev("UNC_M3UPI_RxC_FLIT_GEN_HDR2.PAR", 0x52, 0x04, 0b1),
-    ev("UNC_M3UPI_RxC_FLIT_GEN_HDR2.PAR_MSG", 0x52, 0x08, 0b1),
-    ev("UNC_M3UPI_RxC_FLIT_GEN_HDR2.PAR_FLIT", 0x52, 0x10, 0b1),
-    ev("UNC_M3UPI_RxC_HDR_FLITS_SENT.1_MSG", 0x54, 0x01, 0b1),
-    ev("UNC_M3UPI_RxC_HDR_FLITS_SENT.2_MSGS", 0x54, 0x02, 0b1),
-    ev("UNC_M3UPI_RxC_HDR_FLITS_SENT.3_MSGS", 0x54, 0x04, 0b1),
-    ev("UNC_M3UPI_RxC_HDR_FLITS_SENT.1_MSG_VNX", 0x54, 0x08, 0b1),
-    ev("UNC_M3UPI_RxC_HDR_FLITS_SENT.SLOTS_1", 0x54, 0x10, 0b1),
-    ev("UNC_M3UPI_RxC_HDR_FLITS_SENT.SLOTS_2", 0x54, 0x20, 0b1),
-    ev("UNC_M3UPI_RxC_HDR_FLITS_SENT.SLOTS_3", 0x54, 0x40, 0b1),
-    ev("UNC_M3UPI_RxC_HDR_FLIT_NOT_SENT.ALL", 0x53, 0x01, 0b1),
-    ev("UNC_M3UPI_RxC_HDR_FLIT_NOT_SENT.TSV_HI", 0x53, 0x02, 0b1),
-    ev("UNC_M3UPI_RxC_HDR_FLIT_NOT_SENT.VALID_FOR_FLIT", 0x53, 0x04, 0b1),
-    ev("UNC_M3UPI_RxC_HDR_FLIT_NOT_SENT.NO_BGF_CRD", 0x53, 0x08, 0b1),
-    ev("UNC_M3UPI_RxC_HDR_FLIT_NOT_SENT.NO_TXQ_CRD", 0x53, 0x10, 0b1),
-    ev("UNC_M3UPI_RxC_HDR_FLIT_NOT_SENT.NO_BGF_NO_MSG", 0x53, 0x20, 0b1),
-    ev("UNC_M3UPI_RxC_HDR_FLIT_NOT_SENT.NO_TXQ_NO_MSG", 0x53, 0x40, 0b1),
-    ev("UNC_M3UPI_RxC_HELD.VN0", 0x50, 0x01, 0b111),
-    ev("UNC_M3UPI_RxC_HELD.VN1", 0x50, 0x02, 0b111),
-    ev("UNC_M3UPI_RxC_HELD.PARALLEL_ATTEMPT", 0x50, 0x04, 0b111),
-    ev("UNC_M3UPI_RxC_HELD.PARALLEL_SUCCESS", 0x50, 0x08, 0b111),
-    ev("UNC_M3UPI_RxC_HELD.CANT_SLOT_AD", 0x50, 0x10, 0b111),
-    ev("UNC_M3UPI_RxC_HELD.CANT_SLOT_BL", 0x50, 0x20, 0b111),
-    ev("UNC_M3UPI_RxC_PACKING_MISS_VN0.AD_REQ", 0x4e, 0x01, 0b111),
-    ev("UNC_M3UPI_RxC_PACKING_MISS_VN0.AD_SNP", 0x4e, 0x02, 0b111),
-    ev("UNC_M3UPI_RxC_PACKING_MISS_VN0.AD_RSP", 0x4e, 0x04, 0b111),
-    ev("UNC_M3UPI_RxC_PACKING_MISS_VN0.BL_RSP", 0x4e, 0x08, 0b111),
-    ev("UNC_M3UPI_RxC_PACKING_MISS_VN0.BL_WB", 0x4e, 0x10, 0b111),
-    ev("UNC_M3UPI_RxC_PACKING_MISS_VN0.BL_NCB", 0x4e, 0x20, 0b111),
-    ev("UNC_M3UPI_RxC_PACKING_MISS_VN0.BL_NCS", 0x4e, 0x40, 0b111),
-    ev("UNC_M3UPI_RxC_PACKING_MISS_VN1.AD_REQ", 0x4f, 0x01, 0b111),
-    ev("UNC_M3UPI_RxC_PACKING_MISS_VN1.AD_SNP", 0x4f, 0x02, 0b111),
-    ev("UNC_M3UPI_RxC_PACKING_MISS_VN1.AD_RSP", 0x4f, 0x04, 0b111),
-    ev("UNC_M3UPI_RxC_PACKING_MISS_VN1.BL_RSP", 0x4f, 0x08, 0b111),
-    ev("UNC_M3UPI_RxC_PACKING_MISS_VN1.BL_WB", 0x4f, 0x10, 0b111),
-    ev("UNC_M3UPI_RxC_PACKING_MISS_VN1.BL_NCB", 0x4f, 0x20, 0b111),
-    ev("UNC_M3UPI_RxC_PACKING_MISS_VN1.BL_NCS", 0x4f, 0x40, 0b111),
-    ev("UNC_M3UPI_RxC_VNA_CRD.CORRECTED", 0x5a, 0x01, 0b1),
-    ev("UNC_M3UPI_RxC_VNA_CRD.LT1", 0x5a, 0x02, 0b1),
-    ev("UNC_M3UPI_RxC_VNA_CRD.LT4", 0x5a, 0x04, 0b1),
-    ev("UNC_M3UPI_RxC_VNA_CRD.LT5", 0x5a, 0x08, 0b1),
-    ev("UNC_M3UPI_RxC_VNA_CRD.LT10", 0x5a, 0x10, 0b1),
-    ev("UNC_M3UPI_RxC_VNA_CRD.ANY_IN_USE", 0x5a, 0x20, 0b1),
-    ev("UNC_M3UPI_RxC_VNA_CRD_MISC.REQ_VN01_ALLOC_LT10", 0x59, 0x01, 0b1),
-    ev("UNC_M3UPI_RxC_VNA_CRD_MISC.REQ_ADBL_ALLOC_L5", 0x59, 0x02, 0b1),
-    ev("UNC_M3UPI_RxC_VNA_CRD_MISC.VN0_ONLY", 0x59, 0x04, 0b1),
-    ev("UNC_M3UPI_RxC_VNA_CRD_MISC.VN1_ONLY", 0x59, 0x08, 0b1),
-    ev("UNC_M3UPI_RxC_VNA_CRD_MISC.VN0_JUST_AD", 0x59, 0x10, 0b1),
-    ev("UNC_M3UPI_RxC_VNA_CRD_MISC.VN0_JUST_BL", 0x59, 0x20, 0b1),
-    ev("UNC_M3UPI_RxC_VNA_CRD_MISC.VN1_JUST_AD", 0x59, 0x40, 0b1),
-    ev("UNC_M3UPI_RxC_VNA_CRD_MISC.VN1_JUST_BL", 0x59, 0x80, 0b1),
-    ev("UNC_M3UPI_TxC_AD_ARB_FAIL.VN0_REQ", 0x30, 0x01, 0b1),
-    ev("UNC_M3UPI_TxC_AD_ARB_FAIL.VN0_SNP", 0x30, 0x02, 0b1),
-    ev("UNC_M3UPI_TxC_AD_ARB_FAIL.VN0_RSP", 0x30, 0x04, 0b1),
-    ev("UNC_M3UPI_TxC_AD_ARB_FAIL.VN0_WB", 0x30, 0x08, 0b1),
-    ev("UNC_M3UPI_TxC_AD_ARB_FAIL.VN1_REQ", 0x30, 0x10, 0b1),
-    ev("UNC_M3UPI_TxC_AD_ARB_FAIL.VN1_SNP", 0x30, 0x20, 0b1),
-    ev("UNC_M3UPI_TxC_AD_ARB_FAIL.VN1_RSP", 0x30, 0x40, 0b1),
-    ev("UNC_M3UPI_TxC_AD_ARB_FAIL.VN1_WB", 0x30, 0x80, 0b1),
-    ev("UNC_M3UPI_TxC_AD_FLQ_BYPASS.AD_SLOT0", 0x2c, 0x01, 0b1111),
-    ev("UNC_M3UPI_TxC_AD_FLQ_BYPASS.AD_SLOT1", 0x2c, 0x02, 0b1111),
-    ev("UNC_M3UPI_TxC_AD_FLQ_BYPASS.AD_SLOT2", 0x2c, 0x04, 0b1111),
-    ev("UNC_M3UPI_TxC_AD_FLQ_BYPASS.BL_EARLY_RSP", 0x2c, 0x08, 0b1111),
-    ev("UNC_M3UPI_TxC_AD_FLQ_CYCLES_NE.VN0_REQ", 0x27, 0x01, 0b1111),
-    ev("UNC_M3UPI_TxC_AD_FLQ_CYCLES_NE.VN0_SNP", 0x27, 0x02, 0b1111),
-    ev("UNC_M3UPI_TxC_AD_FLQ_CYCLES_NE.VN0_RSP", 0x27, 0x04, 0b1111),
-    ev("UNC_M3UPI_TxC_AD_FLQ_CYCLES_NE.VN0_WB", 0x27, 0x08, 0b1111),
-    ev("UNC_M3UPI_TxC_AD_FLQ_CYCLES_NE.VN1_REQ", 0x27, 0x10, 0b1111),
-    ev("UNC_M3UPI_TxC_AD_FLQ_CYCLES_NE.VN1_SNP", 0x27, 0x20, 0b1111),
-    ev("UNC_M3UPI_TxC_AD_FLQ_CYCLES_NE.VN1_RSP", 0x27, 0x40, 0b1111),
-    ev("UNC_M3UPI_TxC_AD_FLQ_CYCLES_NE.VN1_WB", 0x27, 0x80, 0b1111),
-    ev("UNC_M3UPI_TxC_AD_FLQ_INSERTS.VN0_REQ", 0x2d, 0x01, 0b1111),
-    ev("UNC_M3UPI_TxC_AD_FLQ_INSERTS.VN0_SNP", 0x2d, 0x02, 0b1111),
-    ev("UNC_M3UPI_TxC_AD_FLQ_INSERTS.VN0_RSP", 0x2d, 0x04, 0b1111),
-    ev("UNC_M3UPI_TxC_AD_FLQ_INSERTS.VN0_WB", 0x2d, 0x08, 0b1111),
-    ev("UNC_M3UPI_TxC_AD_FLQ_INSERTS.VN1_REQ", 0x2d, 0x10, 0b1111),
-    ev("UNC_M3UPI_TxC_AD_FLQ_INSERTS.VN1_SNP", 0x2d, 0x20, 0b1111),
-    ev("UNC_M3UPI_TxC_AD_FLQ_INSERTS.VN1_RSP", 0x2d, 0x40, 0b1111),
-    ev("UNC_M3UPI_TxC_AD_FLQ_OCCUPANCY.VN0_REQ", 0x1c, 0x01, 0b1),
-    ev("UNC_M3UPI_TxC_AD_FLQ_OCCUPANCY.VN0_SNP", 0x1c, 0x02, 0b1),
-    ev("UNC_M3UPI_TxC_AD_FLQ_OCCUPANCY.VN0_RSP", 0x1c, 0x04, 0b1),
-    ev("UNC_M3UPI_TxC_AD_FLQ_OCCUPANCY.VN0_WB", 0x1c, 0x08, 0b1),
-    ev("UNC_M3UPI_TxC_AD_FLQ_OCCUPANCY.VN1_REQ", 0x1c, 0x10, 0b1),
-    ev("UNC_M3UPI_TxC_AD_FLQ_OCCUPANCY.VN1_SNP", 0x1c, 0x20, 0b1),
-    ev("UNC_M3UPI_TxC_AD_FLQ_OCCUPANCY.VN1_RSP", 0x1c, 0x40, 0b1),
-    ev("UNC_M3UPI_TxC_BL_ARB_FAIL.VN0_RSP", 0x35, 0x01, 0b1),
-    ev("UNC_M3UPI_TxC_BL_ARB_FAIL.VN0_WB", 0x35, 0x02, 0b1),
-    ev("UNC_M3UPI_TxC_BL_ARB_FAIL.VN0_NCB", 0x35, 0x04, 0b1),
-    ev("UNC_M3UPI_TxC_BL_ARB_FAIL.VN0_NCS", 0x35, 0x08, 0b1),
-    ev("UNC_M3UPI_TxC_BL_ARB_FAIL.VN1_RSP", 0x35, 0x10, 0b1),
-    ev("UNC_M3UPI_TxC_BL_ARB_FAIL.VN1_WB", 0x35, 0x20, 0b1),
-    ev("UNC_M3UPI_TxC_BL_ARB_FAIL.VN1_NCB", 0x35, 0x40, 0b1),
-    ev("UNC_M3UPI_TxC_BL_ARB_FAIL.VN1_NCS", 0x35, 0x80, 0b1),
-    ev("UNC_M3UPI_TxC_BL_FLQ_CYCLES_NE.VN0_REQ", 0x28, 0x01, 0b1111),
-    ev("UNC_M3UPI_TxC_BL_FLQ_CYCLES_NE.VN0_SNP", 0x28, 0x02, 0b1111),
-    ev("UNC_M3UPI_TxC_BL_FLQ_CYCLES_NE.VN0_RSP", 0x28, 0x04, 0b1111),
-    ev("UNC_M3UPI_TxC_BL_FLQ_CYCLES_NE.VN0_WB", 0x28, 0x08, 0b1111),
-    ev("UNC_M3UPI_TxC_BL_FLQ_CYCLES_NE.VN1_REQ", 0x28, 0x10, 0b1111),
-    ev("UNC_M3UPI_TxC_BL_FLQ_CYCLES_NE.VN1_SNP", 0x28, 0x20, 0b1111),
-    ev("UNC_M3UPI_TxC_BL_FLQ_CYCLES_NE.VN1_RSP", 0x28, 0x40, 0b1111),
-    ev("UNC_M3UPI_TxC_BL_FLQ_CYCLES_NE.VN1_WB", 0x28, 0x80, 0b1111),
-    ev("UNC_M3UPI_TxC_BL_FLQ_INSERTS.VN0_NCB", 0x2e, 0x01, 0b1111),
-    ev("UNC_M3UPI_TxC_BL_FLQ_INSERTS.VN0_NCS", 0x2e, 0x02, 0b1111),
-    ev("UNC_M3UPI_TxC_BL_FLQ_INSERTS.VN0_WB", 0x2e, 0x04, 0b1111),
-    ev("UNC_M3UPI_TxC_BL_FLQ_INSERTS.VN0_RSP", 0x2e, 0x08, 0b1111),
-    ev("UNC_M3UPI_TxC_BL_FLQ_INSERTS.VN1_NCB", 0x2e, 0x10, 0b1111),
-    ev("UNC_M3UPI_TxC_BL_FLQ_INSERTS.VN1_NCS", 0x2e, 0x20, 0b1111),
-    ev("UNC_M3UPI_TxC_BL_FLQ_INSERTS.VN1_WB", 0x2e, 0x40, 0b1111),
-    ev("UNC_M3UPI_TxC_BL_FLQ_INSERTS.VN1_RSP", 0x2e, 0x80, 0b1111),
-    ev("UNC_M3UPI_TxC_BL_FLQ_OCCUPANCY.VN0_RSP", 0x1d, 0x01, 0b1),
-    ev("UNC_M3UPI_TxC_BL_FLQ_OCCUPANCY.VN0_WB", 0x1d, 0x02, 0b1),
-    ev("UNC_M3UPI_TxC_BL_FLQ_OCCUPANCY.VN0_NCB", 0x1d, 0x04, 0b1),
-    ev("UNC_M3UPI_TxC_BL_FLQ_OCCUPANCY.VN0_NCS", 0x1d, 0x08, 0b1),
-    ev("UNC_M3UPI_TxC_BL_FLQ_OCCUPANCY.VN1_RSP", 0x1d, 0x10, 0b1),
-    ev("UNC_M3UPI_TxC_BL_FLQ_OCCUPANCY.VN1_WB", 0x1d, 0x20, 0b1),
-    ev("UNC_M3UPI_TxC_BL_FLQ_OCCUPANCY.VN1_NCB", 0x1d, 0x40, 0b1),
-    ev("UNC_M3UPI_TxC_BL_FLQ_OCCUPANCY.VN1_NCS", 0x1d, 0x80, 0b1),
-    ev("UNC_M3UPI_TxC_BL_WB_FLQ_OCCUPANCY.VN0_LOCAL", 0x1f, 0x01, 0b1),
-    ev("UNC_M3UPI_TxC_BL_WB_FLQ_OCCUPANCY.VN0_THROUGH", 0x1f, 0x02, 0b1),
-    ev("UNC_M3UPI_TxC_BL_WB_FLQ_OCCUPANCY.VN0_WRPULL", 0x1f, 0x04, 0b1),
-    ev("UNC_M3UPI_TxC_BL_WB_FLQ_OCCUPANCY.VN1_LOCAL", 0x1f, 0x10, 0b1),
-    ev("UNC_M3UPI_TxC_BL_WB_FLQ_OCCUPANCY.VN1_THROUGH", 0x1f, 0x20, 0b1),
-    ev("UNC_M3UPI_TxC_BL_WB_FLQ_OCCUPANCY.VN1_WRPULL", 0x1f, 0x40, 0b1),
-    ev("UNC_M3UPI_UPI_PEER_AD_CREDITS_EMPTY.VNA", 0x20, 0x01, 0b1111),
-    ev("UNC_M3UPI_UPI_PEER_AD_CREDITS_EMPTY.VN0_REQ", 0x20, 0x02, 0b1111),
-    ev("UNC_M3UPI_UPI_PEER_AD_CREDITS_EMPTY.VN0_SNP", 0x20, 0x04, 0b1111),
-    ev("UNC_M3UPI_UPI_PEER_AD_CREDITS_EMPTY.VN0_RSP", 0x20, 0x08, 0b1111),
-    ev("UNC_M3UPI_UPI_PEER_AD_CREDITS_EMPTY.VN1_REQ", 0x20, 0x10, 0b1111),
-    ev("UNC_M3UPI_UPI_PEER_AD_CREDITS_EMPTY.VN1_SNP", 0x20, 0x20, 0b1111),
-    ev("UNC_M3UPI_UPI_PEER_AD_CREDITS_EMPTY.VN1_RSP", 0x20, 0x40, 0b1111),
-    ev("UNC_M3UPI_UPI_PEER_BL_CREDITS_EMPTY.VNA", 0x21, 0x01, 0b1),
-    ev("UNC_M3UPI_UPI_PEER_BL_CREDITS_EMPTY.VN0_RSP", 0x21, 0x02, 0b1),
-    ev("UNC_M3UPI_UPI_PEER_BL_CREDITS_EMPTY.VN0_NCS_NCB", 0x21, 0x04, 0b1),
-    ev("UNC_M3UPI_UPI_PEER_BL_CREDITS_EMPTY.VN0_WB", 0x21, 0x08, 0b1),
-    ev("UNC_M3UPI_UPI_PEER_BL_CREDITS_EMPTY.VN1_RSP", 0x21, 0x10, 0b1),
-    ev("UNC_M3UPI_UPI_PEER_BL_CREDITS_EMPTY.VN1_NCS_NCB", 0x21, 0x20, 0b1),
-    ev("UNC_M3UPI_UPI_PEER_BL_CREDITS_EMPTY.VN1_WB", 0x21, 0x40, 0b1),
-    ev("UNC_M3UPI_VN0_CREDITS_USED.REQ", 0x5b, 0x01, 0b1),
-    ev("UNC_M3UPI_VN0_CREDITS_USED.SNP", 0x5b, 0x02, 0b1),
-    ev("UNC_M3UPI_VN0_CREDITS_USED.RSP", 0x5b, 0x04, 0b1),
-    ev("UNC_M3UPI_VN0_CREDITS_USED.WB", 0x5b, 0x08, 0b1),
-    ev("UNC_M3UPI_VN0_CREDITS_USED.NCB", 0x5b, 0x10, 0b1),
-    ev("UNC_M3UPI_VN0_CREDITS_USED.NCS", 0x5b, 0x20, 0b1),
-    ev("UNC_M3UPI_VN0_NO_CREDITS.REQ", 0x5d, 0x01, 0b1),
-    ev("UNC_M3UPI_VN0_NO_CREDITS.SNP", 0x5d, 0x02, 0b1),
-    ev("UNC_M3UPI_VN0_NO_CREDITS.RSP", 0x5d, 0x04, 0b1),
-    ev("UNC_M3UPI_VN0_NO_CREDITS.WB", 0x5d, 0x08, 0b1),
-    ev("UNC_M3UPI_VN0_NO_CREDITS.NCB", 0x5d, 0x10, 0b1),
-    ev("UNC_M3UPI_VN0_NO_CREDITS.NCS", 0x5d, 0x20, 0b1),
-    ev("UNC_M3UPI_VN1_CREDITS_USED.REQ", 0x5c, 0x01, 0b1),
-    ev("UNC_M3UPI_VN1_CREDITS_USED.SNP", 0x5c, 0x02, 0b1),
-    ev("UNC_M3UPI_VN1_CREDITS_USED.RSP", 0x5c, 0x04, 0b1),
-    ev("UNC_M3UPI_VN1_CREDITS_USED.WB", 0x5c, 0x08, 0b1),
-    ev("UNC_M3UPI_VN1_CREDITS_USED.NCB", 0x5c, 0x10, 0b1),
-    ev("UNC_M3UPI_VN1_CREDITS_USED.NCS", 0x5c, 0x20, 0b1),
-    ev("UNC_M3UPI_VN1_NO_CREDITS.REQ", 0x5e, 0x01, 0b1),
-    ev("UNC_M3UPI_VN1_NO_CREDITS.SNP", 0x5e, 0x02, 0b1),
-    ev("UNC_M3UPI_VN1_NO_CREDITS.RSP", 0x5e, 0x04, 0b1),
-    ev("UNC_M3UPI_VN1_NO_CREDITS.WB", 0x5e, 0x08, 0b1),
-    ev("UNC_M3UPI_VN1_NO_CREDITS.NCB", 0x5e, 0x10, 0b1),
-    ev("UNC_M3UPI_VN1_NO_CREDITS.NCS", 0x5e, 0x20, 0b1),
-    ev("UNC_M3UPI_WB_OCC_COMPARE.RT_GT_LOCALDEST_VN0", 0x7e, 0x01, 0b1),
-    ev("UNC_M3UPI_WB_OCC_COMPARE.RT_EQ_LOCALDEST_VN0", 0x7e, 0x02, 0b1),
-    ev("UNC_M3UPI_WB_OCC_COMPARE.RT_LT_LOCALDEST_VN0", 0x7e, 0x04, 0b1),
-    ev("UNC_M3UPI_WB_OCC_COMPARE.RT_GT_LOCALDEST_VN1", 0x7e, 0x10, 0b1),
-    ev("UNC_M3UPI_WB_OCC_COMPARE.RT_EQ_LOCALDEST_VN1", 0x7e, 0x20, 0b1),
-    ev("UNC_M3UPI_WB_OCC_COMPARE.RT_LT_LOCALDEST_VN1", 0x7e, 0x40, 0b1),
-    ev("UNC_M3UPI_WB_OCC_COMPARE.BOTHNONZERO_RT_GT_LOCALDEST_VN0", 0x7e, 0x81, 0b1),
-    ev("UNC_M3UPI_WB_OCC_COMPARE.BOTHNONZERO_RT_EQ_LOCALDEST_VN0", 0x7e, 0x82, 0b1),
-    ev("UNC_M3UPI_WB_OCC_COMPARE.BOTHNONZERO_RT_LT_LOCALDEST_VN0", 0x7e, 0x84, 0b1),
-    ev("UNC_M3UPI_WB_OCC_COMPARE.BOTHNONZERO_RT_GT_LOCALDEST_VN1", 0x7e, 0x90, 0b1),
-    ev("UNC_M3UPI_WB_OCC_COMPARE.BOTHNONZERO_RT_EQ_LOCALDEST_VN1", 0x7e, 0xa0, 0b1),
-    ev("UNC_M3UPI_WB_OCC_COMPARE.BOTHNONZERO_RT_LT_LOCALDEST_VN1", 0x7e, 0xc0, 0b1),
-    ev("UNC_M3UPI_WB_PENDING.LOCALDEST_VN0", 0x7d, 0x01, 0b1),
-    ev("UNC_M3UPI_WB_PENDING.ROUTETHRU_VN0", 0x7d, 0x02, 0b1),
-    ev("UNC_M3UPI_WB_PENDING.LOCAL_AND_RT_VN0", 0x7d, 0x04, 0b1),
-    ev("UNC_M3UPI_WB_PENDING.WAITING4PULL_VN0", 0x7d, 0x08, 0b1),
-    ev("UNC_M3UPI_WB_PENDING.LOCALDEST_VN1", 0x7d, 0x10, 0b1),
-    ev("UNC_M3UPI_WB_PENDING.ROUTETHRU_VN1", 0x7d, 0x20, 0b1),
-    ev("UNC_M3UPI_WB_PENDING.LOCAL_AND_RT_VN1", 0x7d, 0x40, 0b1),
-    ev("UNC_M3UPI_WB_PENDING.WAITING4PULL_VN1", 0x7d, 0x80, 0b1),
-    ev("UNC_M3UPI_XPT_PFTCH.ARRIVED", 0x61, 0x01, 0b1),
-    ev("UNC_M3UPI_XPT_PFTCH.BYPASS", 0x61, 0x02, 0b1),
-    ev("UNC_M3UPI_XPT_PFTCH.ARB", 0x61, 0x04, 0b1),
-    ev("UNC_M3UPI_XPT_PFTCH.LOST_ARB", 0x61, 0x08, 0b1),
-    ev("UNC_M3UPI_XPT_PFTCH.FLITTED", 0x61, 0x10, 0b1),
-    ev("UNC_M3UPI_XPT_PFTCH.LOST_OLD", 0x61, 0x20, 0b1),
-    ev("UNC_M3UPI_XPT_PFTCH.LOST_QFULL", 0x61, 0x40, 0b1),
-    ev("UNC_M3UPI_TxC_AK_FLQ_INSERTS", 0x2f, 0x00, 0b1111),
-    ev("UNC_M3UPI_TxC_AK_FLQ_OCCUPANCY", 0x1e, 0x00, 0b1),
-    ev("UNC_M3UPI_M2_BL_CREDITS_EMPTY.IIO1_NCB", 0x23, 0x01, 0b1111),
-    ev("UNC_M3UPI_M2_BL_CREDITS_EMPTY.UBOX_NCB", 0x23, 0x20, 0b1111),
-    ev("UNC_M3UPI_TxC_AD_FLQ_BYPASS", 0x2c, 0x00, 0b1111),
-];
+event_table! {
+    /// The experimental events, numbered after `EVENT_ROWS`: from the vendor's experimental
+    /// lists, whose counts it has not validated; built with the `experimental-events` feature.
+    EXPERIMENTAL_ROWS, ExperimentalRowNumber, EVENT_ROWS.len(), " (experimental)", 0b1, 0b0;
+    UPI_PREFETCH_SPAWN = ev("UNC_M3UPI_UPI_PREFETCH_SPAWN", 0x29, 0x00).on(0b1111),
+    D2U_SENT = ev("UNC_M3UPI_D2U_SENT", 0x2a, 0x00).on(0b1111),
+    D2C_SENT = ev("UNC_M3UPI_D2C_SENT", 0x2b, 0x00).on(0b1111),
+    CMS_CLOCKTICKS = ev("UNC_M3UPI_CMS_CLOCKTICKS", 0xc0, 0x00).on(0b1111),
+    EGRESS_ORDERING_IV_SNOOPGO_UP = ev("UNC_M3UPI_EGRESS_ORDERING.IV_SNOOPGO_UP", 0xba, 0x01).on(0b1111),
+    EGRESS_ORDERING_IV_SNOOPGO_DN = ev("UNC_M3UPI_EGRESS_ORDERING.IV_SNOOPGO_DN", 0xba, 0x04).on(0b1111),
+    CHA_AD_CREDITS_EMPTY_VNA = ev("UNC_M3UPI_CHA_AD_CREDITS_EMPTY.VNA", 0x22, 0x01).on(0b1111),
+    CHA_AD_CREDITS_EMPTY_WB = ev("UNC_M3UPI_CHA_AD_CREDITS_EMPTY.WB", 0x22, 0x02).on(0b1111),
+    CHA_AD_CREDITS_EMPTY_REQ = ev("UNC_M3UPI_CHA_AD_CREDITS_EMPTY.REQ", 0x22, 0x04).on(0b1111),
+    CHA_AD_CREDITS_EMPTY_SNP = ev("UNC_M3UPI_CHA_AD_CREDITS_EMPTY.SNP", 0x22, 0x08).on(0b1111),
+    M2_BL_CREDITS_EMPTY_IIO2_NCB = ev("UNC_M3UPI_M2_BL_CREDITS_EMPTY.IIO2_NCB", 0x23, 0x02).on(0b1111),
+    M2_BL_CREDITS_EMPTY_IIO3_NCB = ev("UNC_M3UPI_M2_BL_CREDITS_EMPTY.IIO3_NCB", 0x23, 0x04).on(0b1111),
+    M2_BL_CREDITS_EMPTY_IIO4_NCB = ev("UNC_M3UPI_M2_BL_CREDITS_EMPTY.IIO4_NCB", 0x23, 0x08).on(0b1111),
+    M2_BL_CREDITS_EMPTY_IIO5_NCB = ev("UNC_M3UPI_M2_BL_CREDITS_EMPTY.IIO5_NCB", 0x23, 0x10).on(0b1111),
+    M2_BL_CREDITS_EMPTY_NCS = ev("UNC_M3UPI_M2_BL_CREDITS_EMPTY.NCS", 0x23, 0x40).on(0b1111),
+    M2_BL_CREDITS_EMPTY_NCS_SEL = ev("UNC_M3UPI_M2_BL_CREDITS_EMPTY.NCS_SEL", 0x23, 0x80).on(0b1111),
+    MULTI_SLOT_RCVD_AD_SLOT0 = ev("UNC_M3UPI_MULTI_SLOT_RCVD.AD_SLOT0", 0x3e, 0x01).on(0b1111),
+    MULTI_SLOT_RCVD_AD_SLOT1 = ev("UNC_M3UPI_MULTI_SLOT_RCVD.AD_SLOT1", 0x3e, 0x02).on(0b1111),
+    MULTI_SLOT_RCVD_AD_SLOT2 = ev("UNC_M3UPI_MULTI_SLOT_RCVD.AD_SLOT2", 0x3e, 0x04).on(0b1111),
+    MULTI_SLOT_RCVD_BL_SLOT0 = ev("UNC_M3UPI_MULTI_SLOT_RCVD.BL_SLOT0", 0x3e, 0x08).on(0b1111),
+    MULTI_SLOT_RCVD_AK_SLOT0 = ev("UNC_M3UPI_MULTI_SLOT_RCVD.AK_SLOT0", 0x3e, 0x10).on(0b1111),
+    MULTI_SLOT_RCVD_AK_SLOT2 = ev("UNC_M3UPI_MULTI_SLOT_RCVD.AK_SLOT2", 0x3e, 0x20).on(0b1111),
+    RXC_ARB_LOST_VN0_AD_REQ = ev("UNC_M3UPI_RxC_ARB_LOST_VN0.AD_REQ", 0x4b, 0x01),
+    RXC_ARB_LOST_VN0_AD_SNP = ev("UNC_M3UPI_RxC_ARB_LOST_VN0.AD_SNP", 0x4b, 0x02),
+    RXC_ARB_LOST_VN0_AD_RSP = ev("UNC_M3UPI_RxC_ARB_LOST_VN0.AD_RSP", 0x4b, 0x04),
+    RXC_ARB_LOST_VN0_BL_RSP = ev("UNC_M3UPI_RxC_ARB_LOST_VN0.BL_RSP", 0x4b, 0x08),
+    RXC_ARB_LOST_VN0_BL_WB = ev("UNC_M3UPI_RxC_ARB_LOST_VN0.BL_WB", 0x4b, 0x10),
+    RXC_ARB_LOST_VN0_BL_NCB = ev("UNC_M3UPI_RxC_ARB_LOST_VN0.BL_NCB", 0x4b, 0x20),
+    RXC_ARB_LOST_VN0_BL_NCS = ev("UNC_M3UPI_RxC_ARB_LOST_VN0.BL_NCS", 0x4b, 0x40),
+    RXC_ARB_LOST_VN1_AD_REQ = ev("UNC_M3UPI_RxC_ARB_LOST_VN1.AD_REQ", 0x4c, 0x01),
+    RXC_ARB_LOST_VN1_AD_SNP = ev("UNC_M3UPI_RxC_ARB_LOST_VN1.AD_SNP", 0x4c, 0x02),
+    RXC_ARB_LOST_VN1_AD_RSP = ev("UNC_M3UPI_RxC_ARB_LOST_VN1.AD_RSP", 0x4c, 0x04),
+    RXC_ARB_LOST_VN1_BL_RSP = ev("UNC_M3UPI_RxC_ARB_LOST_VN1.BL_RSP", 0x4c, 0x08),
+    RXC_ARB_LOST_VN1_BL_WB = ev("UNC_M3UPI_RxC_ARB_LOST_VN1.BL_WB", 0x4c, 0x10),
+    RXC_ARB_LOST_VN1_BL_NCB = ev("UNC_M3UPI_RxC_ARB_LOST_VN1.BL_NCB", 0x4c, 0x20),
+    RXC_ARB_LOST_VN1_BL_NCS = ev("UNC_M3UPI_RxC_ARB_LOST_VN1.BL_NCS", 0x4c, 0x40),
+    RXC_ARB_MISC_NO_PROG_AD_VN0 = ev("UNC_M3UPI_RxC_ARB_MISC.NO_PROG_AD_VN0", 0x4d, 0x01),
+    RXC_ARB_MISC_NO_PROG_AD_VN1 = ev("UNC_M3UPI_RxC_ARB_MISC.NO_PROG_AD_VN1", 0x4d, 0x02),
+    RXC_ARB_MISC_NO_PROG_BL_VN0 = ev("UNC_M3UPI_RxC_ARB_MISC.NO_PROG_BL_VN0", 0x4d, 0x04),
+    RXC_ARB_MISC_NO_PROG_BL_VN1 = ev("UNC_M3UPI_RxC_ARB_MISC.NO_PROG_BL_VN1", 0x4d, 0x08),
+    RXC_ARB_MISC_ADBL_PARALLEL_WIN_VN0 = ev("UNC_M3UPI_RxC_ARB_MISC.ADBL_PARALLEL_WIN_VN0", 0x4d, 0x10),
+    RXC_ARB_MISC_ADBL_PARALLEL_WIN_VN1 = ev("UNC_M3UPI_RxC_ARB_MISC.ADBL_PARALLEL_WIN_VN1", 0x4d, 0x20),
+    RXC_ARB_MISC_VN01_PARALLEL_WIN = ev("UNC_M3UPI_RxC_ARB_MISC.VN01_PARALLEL_WIN", 0x4d, 0x40),
+    RXC_ARB_MISC_ALL_PARALLEL_WIN = ev("UNC_M3UPI_RxC_ARB_MISC.ALL_PARALLEL_WIN", 0x4d, 0x80),
+    RXC_ARB_NOCRD_VN0_AD_REQ = ev("UNC_M3UPI_RxC_ARB_NOCRD_VN0.AD_REQ", 0x47, 0x01),
+    RXC_ARB_NOCRD_VN0_AD_SNP = ev("UNC_M3UPI_RxC_ARB_NOCRD_VN0.AD_SNP", 0x47, 0x02),
+    RXC_ARB_NOCRD_VN0_AD_RSP = ev("UNC_M3UPI_RxC_ARB_NOCRD_VN0.AD_RSP", 0x47, 0x04),
+    RXC_ARB_NOCRD_VN0_BL_RSP = ev("UNC_M3UPI_RxC_ARB_NOCRD_VN0.BL_RSP", 0x47, 0x08),
+    RXC_ARB_NOCRD_VN0_BL_WB = ev("UNC_M3UPI_RxC_ARB_NOCRD_VN0.BL_WB", 0x47, 0x10),
+    RXC_ARB_NOCRD_VN0_BL_NCB = ev("UNC_M3UPI_RxC_ARB_NOCRD_VN0.BL_NCB", 0x47, 0x20),
+    RXC_ARB_NOCRD_VN0_BL_NCS = ev("UNC_M3UPI_RxC_ARB_NOCRD_VN0.BL_NCS", 0x47, 0x40),
+    RXC_ARB_NOCRD_VN1_AD_REQ = ev("UNC_M3UPI_RxC_ARB_NOCRD_VN1.AD_REQ", 0x48, 0x01),
+    RXC_ARB_NOCRD_VN1_AD_SNP = ev("UNC_M3UPI_RxC_ARB_NOCRD_VN1.AD_SNP", 0x48, 0x02),
+    RXC_ARB_NOCRD_VN1_AD_RSP = ev("UNC_M3UPI_RxC_ARB_NOCRD_VN1.AD_RSP", 0x48, 0x04),
+    RXC_ARB_NOCRD_VN1_BL_RSP = ev("UNC_M3UPI_RxC_ARB_NOCRD_VN1.BL_RSP", 0x48, 0x08),
+    RXC_ARB_NOCRD_VN1_BL_WB = ev("UNC_M3UPI_RxC_ARB_NOCRD_VN1.BL_WB", 0x48, 0x10),
+    RXC_ARB_NOCRD_VN1_BL_NCB = ev("UNC_M3UPI_RxC_ARB_NOCRD_VN1.BL_NCB", 0x48, 0x20),
+    RXC_ARB_NOCRD_VN1_BL_NCS = ev("UNC_M3UPI_RxC_ARB_NOCRD_VN1.BL_NCS", 0x48, 0x40),
+    RXC_ARB_NOREQ_VN0_AD_REQ = ev("UNC_M3UPI_RxC_ARB_NOREQ_VN0.AD_REQ", 0x49, 0x01),
+    RXC_ARB_NOREQ_VN0_AD_SNP = ev("UNC_M3UPI_RxC_ARB_NOREQ_VN0.AD_SNP", 0x49, 0x02),
+    RXC_ARB_NOREQ_VN0_AD_RSP = ev("UNC_M3UPI_RxC_ARB_NOREQ_VN0.AD_RSP", 0x49, 0x04),
+    RXC_ARB_NOREQ_VN0_BL_RSP = ev("UNC_M3UPI_RxC_ARB_NOREQ_VN0.BL_RSP", 0x49, 0x08),
+    RXC_ARB_NOREQ_VN0_BL_WB = ev("UNC_M3UPI_RxC_ARB_NOREQ_VN0.BL_WB", 0x49, 0x10),
+    RXC_ARB_NOREQ_VN0_BL_NCB = ev("UNC_M3UPI_RxC_ARB_NOREQ_VN0.BL_NCB", 0x49, 0x20),
+    RXC_ARB_NOREQ_VN0_BL_NCS = ev("UNC_M3UPI_RxC_ARB_NOREQ_VN0.BL_NCS", 0x49, 0x40),
+    RXC_ARB_NOREQ_VN1_AD_REQ = ev("UNC_M3UPI_RxC_ARB_NOREQ_VN1.AD_REQ", 0x4a, 0x01),
+    RXC_ARB_NOREQ_VN1_AD_SNP = ev("UNC_M3UPI_RxC_ARB_NOREQ_VN1.AD_SNP", 0x4a, 0x02),
+    RXC_ARB_NOREQ_VN1_AD_RSP = ev("UNC_M3UPI_RxC_ARB_NOREQ_VN1.AD_RSP", 0x4a, 0x04),
+    RXC_ARB_NOREQ_VN1_BL_RSP = ev("UNC_M3UPI_RxC_ARB_NOREQ_VN1.BL_RSP", 0x4a, 0x08),
+    RXC_ARB_NOREQ_VN1_BL_WB = ev("UNC_M3UPI_RxC_ARB_NOREQ_VN1.BL_WB", 0x4a, 0x10),
+    RXC_ARB_NOREQ_VN1_BL_NCB = ev("UNC_M3UPI_RxC_ARB_NOREQ_VN1.BL_NCB", 0x4a, 0x20),
+    RXC_ARB_NOREQ_VN1_BL_NCS = ev("UNC_M3UPI_RxC_ARB_NOREQ_VN1.BL_NCS", 0x4a, 0x40),
+    RXC_BYPASSED_AD_S0_IDLE = ev("UNC_M3UPI_RxC_BYPASSED.AD_S0_IDLE", 0x40, 0x01).on(0b111),
+    RXC_BYPASSED_AD_S0_BL_ARB = ev("UNC_M3UPI_RxC_BYPASSED.AD_S0_BL_ARB", 0x40, 0x02).on(0b111),
+    RXC_BYPASSED_AD_S1_BL_SLOT = ev("UNC_M3UPI_RxC_BYPASSED.AD_S1_BL_SLOT", 0x40, 0x04).on(0b111),
+    RXC_BYPASSED_AD_S2_BL_SLOT = ev("UNC_M3UPI_RxC_BYPASSED.AD_S2_BL_SLOT", 0x40, 0x08).on(0b111),
+    RXC_CRD_MISC_ANY_BGF_FIFO = ev("UNC_M3UPI_RxC_CRD_MISC.ANY_BGF_FIFO", 0x5f, 0x01),
+    RXC_CRD_MISC_ANY_BGF_PATH = ev("UNC_M3UPI_RxC_CRD_MISC.ANY_BGF_PATH", 0x5f, 0x02),
+    RXC_CRD_MISC_VN0_NO_D2K_FOR_ARB = ev("UNC_M3UPI_RxC_CRD_MISC.VN0_NO_D2K_FOR_ARB", 0x5f, 0x04),
+    RXC_CRD_MISC_VN1_NO_D2K_FOR_ARB = ev("UNC_M3UPI_RxC_CRD_MISC.VN1_NO_D2K_FOR_ARB", 0x5f, 0x08),
+    RXC_CRD_MISC_LT1_FOR_D2K = ev("UNC_M3UPI_RxC_CRD_MISC.LT1_FOR_D2K", 0x5f, 0x10),
+    RXC_CRD_MISC_LT2_FOR_D2K = ev("UNC_M3UPI_RxC_CRD_MISC.LT2_FOR_D2K", 0x5f, 0x20),
+    RXC_CRD_OCC_VNA_IN_USE = ev("UNC_M3UPI_RxC_CRD_OCC.VNA_IN_USE", 0x60, 0x01),
+    RXC_CRD_OCC_FLITS_IN_FIFO = ev("UNC_M3UPI_RxC_CRD_OCC.FLITS_IN_FIFO", 0x60, 0x02),
+    RXC_CRD_OCC_FLITS_IN_PATH = ev("UNC_M3UPI_RxC_CRD_OCC.FLITS_IN_PATH", 0x60, 0x04),
+    RXC_CRD_OCC_TXQ_CRD = ev("UNC_M3UPI_RxC_CRD_OCC.TxQ_CRD", 0x60, 0x08),
+    RXC_CRD_OCC_D2K_CRD = ev("UNC_M3UPI_RxC_CRD_OCC.D2K_CRD", 0x60, 0x10),
+    RXC_CRD_OCC_P1P_TOTAL = ev("UNC_M3UPI_RxC_CRD_OCC.P1P_TOTAL", 0x60, 0x20),
+    RXC_CRD_OCC_P1P_FIFO = ev("UNC_M3UPI_RxC_CRD_OCC.P1P_FIFO", 0x60, 0x40),
+    RXC_CRD_OCC_CONSUMED = ev("UNC_M3UPI_RxC_CRD_OCC.CONSUMED", 0x60, 0x80),
+    RXC_CYCLES_NE_VN0_AD_REQ = ev("UNC_M3UPI_RxC_CYCLES_NE_VN0.AD_REQ", 0x43, 0x01),
+    RXC_CYCLES_NE_VN0_AD_SNP = ev("UNC_M3UPI_RxC_CYCLES_NE_VN0.AD_SNP", 0x43, 0x02),
+    RXC_CYCLES_NE_VN0_AD_RSP = ev("UNC_M3UPI_RxC_CYCLES_NE_VN0.AD_RSP", 0x43, 0x04),
+    RXC_CYCLES_NE_VN0_BL_RSP = ev("UNC_M3UPI_RxC_CYCLES_NE_VN0.BL_RSP", 0x43, 0x08),
+    RXC_CYCLES_NE_VN0_BL_WB = ev("UNC_M3UPI_RxC_CYCLES_NE_VN0.BL_WB", 0x43, 0x10),
+    RXC_CYCLES_NE_VN0_BL_NCB = ev("UNC_M3UPI_RxC_CYCLES_NE_VN0.BL_NCB", 0x43, 0x20),
+    RXC_CYCLES_NE_VN0_BL_NCS = ev("UNC_M3UPI_RxC_CYCLES_NE_VN0.BL_NCS", 0x43, 0x40),
+    RXC_DATA_FLITS_NOT_SENT_ALL = ev("UNC_M3UPI_RxC_DATA_FLITS_NOT_SENT.ALL", 0x55, 0x01),
+    RXC_DATA_FLITS_NOT_SENT_TSV_HI = ev("UNC_M3UPI_RxC_DATA_FLITS_NOT_SENT.TSV_HI", 0x55, 0x02),
+    RXC_DATA_FLITS_NOT_SENT_VALID_FOR_FLIT = ev("UNC_M3UPI_RxC_DATA_FLITS_NOT_SENT.VALID_FOR_FLIT", 0x55, 0x04),
+    RXC_DATA_FLITS_NOT_SENT_NO_BGF = ev("UNC_M3UPI_RxC_DATA_FLITS_NOT_SENT.NO_BGF", 0x55, 0x08),
+    RXC_DATA_FLITS_NOT_SENT_NO_TXQ = ev("UNC_M3UPI_RxC_DATA_FLITS_NOT_SENT.NO_TXQ", 0x55, 0x10),
+    RXC_FLITS_GEN_BL_P0_WAIT = ev("UNC_M3UPI_RxC_FLITS_GEN_BL.P0_WAIT", 0x57, 0x01),
+    RXC_FLITS_GEN_BL_P1_WAIT = ev("UNC_M3UPI_RxC_FLITS_GEN_BL.P1_WAIT", 0x57, 0x02),
+    RXC_FLITS_GEN_BL_P1P_TO_LIMBO = ev("UNC_M3UPI_RxC_FLITS_GEN_BL.P1P_TO_LIMBO", 0x57, 0x04),
+    RXC_FLITS_GEN_BL_P1P_BUSY = ev("UNC_M3UPI_RxC_FLITS_GEN_BL.P1P_BUSY", 0x57, 0x08),
+    RXC_FLITS_GEN_BL_P1P_AT_LIMIT = ev("UNC_M3UPI_RxC_FLITS_GEN_BL.P1P_AT_LIMIT", 0x57, 0x10),
+    RXC_FLITS_GEN_BL_P1P_HOLD_P0 = ev("UNC_M3UPI_RxC_FLITS_GEN_BL.P1P_HOLD_P0", 0x57, 0x20),
+    RXC_FLITS_GEN_BL_P1P_FIFO_FULL = ev("UNC_M3UPI_RxC_FLITS_GEN_BL.P1P_FIFO_FULL", 0x57, 0x40),
+    RXC_FLITS_MISC_S2REQ_RECEIVED = ev("UNC_M3UPI_RxC_FLITS_MISC.S2REQ_RECEIVED", 0x58, 0x01),
+    RXC_FLITS_MISC_S2REQ_WITHDRAWN = ev("UNC_M3UPI_RxC_FLITS_MISC.S2REQ_WITHDRAWN", 0x58, 0x02),
+    RXC_FLITS_MISC_S2REQ_IN_HOLDOFF = ev("UNC_M3UPI_RxC_FLITS_MISC.S2REQ_IN_HOLDOFF", 0x58, 0x04),
+    RXC_FLITS_MISC_S2REQ_IN_SERVICE = ev("UNC_M3UPI_RxC_FLITS_MISC.S2REQ_IN_SERVICE", 0x58, 0x08),
+    RXC_FLITS_SLOT_BL_ALL = ev("UNC_M3UPI_RxC_FLITS_SLOT_BL.ALL", 0x56, 0x01),
+    RXC_FLITS_SLOT_BL_NEED_DATA = ev("UNC_M3UPI_RxC_FLITS_SLOT_BL.NEED_DATA", 0x56, 0x02),
+    RXC_FLITS_SLOT_BL_P0_WAIT = ev("UNC_M3UPI_RxC_FLITS_SLOT_BL.P0_WAIT", 0x56, 0x04),
+    RXC_FLITS_SLOT_BL_P1_WAIT = ev("UNC_M3UPI_RxC_FLITS_SLOT_BL.P1_WAIT", 0x56, 0x08),
+    RXC_FLITS_SLOT_BL_P1_NOT_REQ = ev("UNC_M3UPI_RxC_FLITS_SLOT_BL.P1_NOT_REQ", 0x56, 0x10),
+    RXC_FLITS_SLOT_BL_P1_NOT_REQ_BUT_BUBBLE = ev("UNC_M3UPI_RxC_FLITS_SLOT_BL.P1_NOT_REQ_BUT_BUBBLE", 0x56, 0x20),
+    RXC_FLITS_SLOT_BL_P1_NOT_REQ_NOT_AVAIL = ev("UNC_M3UPI_RxC_FLITS_SLOT_BL.P1_NOT_REQ_NOT_AVAIL", 0x56, 0x40),
+    RXC_FLIT_GEN_HDR1_ACCUM = ev("UNC_M3UPI_RxC_FLIT_GEN_HDR1.ACCUM", 0x51, 0x01),
+    RXC_FLIT_GEN_HDR1_ACCUM_READ = ev("UNC_M3UPI_RxC_FLIT_GEN_HDR1.ACCUM_READ", 0x51, 0x02),
+    RXC_FLIT_GEN_HDR1_ACCUM_WASTED = ev("UNC_M3UPI_RxC_FLIT_GEN_HDR1.ACCUM_WASTED", 0x51, 0x04),
+    RXC_FLIT_GEN_HDR1_AHEAD_BLOCKED = ev("UNC_M3UPI_RxC_FLIT_GEN_HDR1.AHEAD_BLOCKED", 0x51, 0x08),
+    RXC_FLIT_GEN_HDR1_AHEAD_MSG1_DURING = ev("UNC_M3UPI_RxC_FLIT_GEN_HDR1.AHEAD_MSG1_DURING", 0x51, 0x10),
+    RXC_FLIT_GEN_HDR1_AHEAD_MSG2_AFTER = ev("UNC_M3UPI_RxC_FLIT_GEN_HDR1.AHEAD_MSG2_AFTER", 0x51, 0x20),
+    RXC_FLIT_GEN_HDR1_AHEAD_MSG2_SENT = ev("UNC_M3UPI_RxC_FLIT_GEN_HDR1.AHEAD_MSG2_SENT", 0x51, 0x40),
+    RXC_FLIT_GEN_HDR1_AHEAD_MSG1_AFTER = ev("UNC_M3UPI_RxC_FLIT_GEN_HDR1.AHEAD_MSG1_AFTER", 0x51, 0x80),
+    RXC_FLIT_GEN_HDR2_RMSTALL = ev("UNC_M3UPI_RxC_FLIT_GEN_HDR2.RMSTALL", 0x52, 0x01),
+    RXC_FLIT_GEN_HDR2_RMSTALL_NOMSG = ev("UNC_M3UPI_RxC_FLIT_GEN_HDR2.RMSTALL_NOMSG", 0x52, 0x02),
+    RXC_FLIT_GEN_HDR2_PAR = ev("UNC_M3UPI_RxC_FLIT_GEN_HDR2.PAR", 0x52, 0x04),
+    RXC_FLIT_GEN_HDR2_PAR_MSG = ev("UNC_M3UPI_RxC_FLIT_GEN_HDR2.PAR_MSG", 0x52, 0x08),
+    RXC_FLIT_GEN_HDR2_PAR_FLIT = ev("UNC_M3UPI_RxC_FLIT_GEN_HDR2.PAR_FLIT", 0x52, 0x10),
+    RXC_HDR_FLITS_SENT_1_MSG = ev("UNC_M3UPI_RxC_HDR_FLITS_SENT.1_MSG", 0x54, 0x01),
+    RXC_HDR_FLITS_SENT_2_MSGS = ev("UNC_M3UPI_RxC_HDR_FLITS_SENT.2_MSGS", 0x54, 0x02),
+    RXC_HDR_FLITS_SENT_3_MSGS = ev("UNC_M3UPI_RxC_HDR_FLITS_SENT.3_MSGS", 0x54, 0x04),
+    RXC_HDR_FLITS_SENT_1_MSG_VNX = ev("UNC_M3UPI_RxC_HDR_FLITS_SENT.1_MSG_VNX", 0x54, 0x08),
+    RXC_HDR_FLITS_SENT_SLOTS_1 = ev("UNC_M3UPI_RxC_HDR_FLITS_SENT.SLOTS_1", 0x54, 0x10),
+    RXC_HDR_FLITS_SENT_SLOTS_2 = ev("UNC_M3UPI_RxC_HDR_FLITS_SENT.SLOTS_2", 0x54, 0x20),
+    RXC_HDR_FLITS_SENT_SLOTS_3 = ev("UNC_M3UPI_RxC_HDR_FLITS_SENT.SLOTS_3", 0x54, 0x40),
+    RXC_HDR_FLIT_NOT_SENT_ALL = ev("UNC_M3UPI_RxC_HDR_FLIT_NOT_SENT.ALL", 0x53, 0x01),
+    RXC_HDR_FLIT_NOT_SENT_TSV_HI = ev("UNC_M3UPI_RxC_HDR_FLIT_NOT_SENT.TSV_HI", 0x53, 0x02),
+    RXC_HDR_FLIT_NOT_SENT_VALID_FOR_FLIT = ev("UNC_M3UPI_RxC_HDR_FLIT_NOT_SENT.VALID_FOR_FLIT", 0x53, 0x04),
+    RXC_HDR_FLIT_NOT_SENT_NO_BGF_CRD = ev("UNC_M3UPI_RxC_HDR_FLIT_NOT_SENT.NO_BGF_CRD", 0x53, 0x08),
+    RXC_HDR_FLIT_NOT_SENT_NO_TXQ_CRD = ev("UNC_M3UPI_RxC_HDR_FLIT_NOT_SENT.NO_TXQ_CRD", 0x53, 0x10),
+    RXC_HDR_FLIT_NOT_SENT_NO_BGF_NO_MSG = ev("UNC_M3UPI_RxC_HDR_FLIT_NOT_SENT.NO_BGF_NO_MSG", 0x53, 0x20),
+    RXC_HDR_FLIT_NOT_SENT_NO_TXQ_NO_MSG = ev("UNC_M3UPI_RxC_HDR_FLIT_NOT_SENT.NO_TXQ_NO_MSG", 0x53, 0x40),
+    RXC_HELD_VN0 = ev("UNC_M3UPI_RxC_HELD.VN0", 0x50, 0x01).on(0b111),
+    RXC_HELD_VN1 = ev("UNC_M3UPI_RxC_HELD.VN1", 0x50, 0x02).on(0b111),
+    RXC_HELD_PARALLEL_ATTEMPT = ev("UNC_M3UPI_RxC_HELD.PARALLEL_ATTEMPT", 0x50, 0x04).on(0b111),
+    RXC_HELD_PARALLEL_SUCCESS = ev("UNC_M3UPI_RxC_HELD.PARALLEL_SUCCESS", 0x50, 0x08).on(0b111),
+    RXC_HELD_CANT_SLOT_AD = ev("UNC_M3UPI_RxC_HELD.CANT_SLOT_AD", 0x50, 0x10).on(0b111),
+    RXC_HELD_CANT_SLOT_BL = ev("UNC_M3UPI_RxC_HELD.CANT_SLOT_BL", 0x50, 0x20).on(0b111),
+    RXC_PACKING_MISS_VN0_AD_REQ = ev("UNC_M3UPI_RxC_PACKING_MISS_VN0.AD_REQ", 0x4e, 0x01).on(0b111),
+    RXC_PACKING_MISS_VN0_AD_SNP = ev("UNC_M3UPI_RxC_PACKING_MISS_VN0.AD_SNP", 0x4e, 0x02).on(0b111),
+    RXC_PACKING_MISS_VN0_AD_RSP = ev("UNC_M3UPI_RxC_PACKING_MISS_VN0.AD_RSP", 0x4e, 0x04).on(0b111),
+    RXC_PACKING_MISS_VN0_BL_RSP = ev("UNC_M3UPI_RxC_PACKING_MISS_VN0.BL_RSP", 0x4e, 0x08).on(0b111),
+    RXC_PACKING_MISS_VN0_BL_WB = ev("UNC_M3UPI_RxC_PACKING_MISS_VN0.BL_WB", 0x4e, 0x10).on(0b111),
+    RXC_PACKING_MISS_VN0_BL_NCB = ev("UNC_M3UPI_RxC_PACKING_MISS_VN0.BL_NCB", 0x4e, 0x20).on(0b111),
+    RXC_PACKING_MISS_VN0_BL_NCS = ev("UNC_M3UPI_RxC_PACKING_MISS_VN0.BL_NCS", 0x4e, 0x40).on(0b111),
+    RXC_PACKING_MISS_VN1_AD_REQ = ev("UNC_M3UPI_RxC_PACKING_MISS_VN1.AD_REQ", 0x4f, 0x01).on(0b111),
+    RXC_PACKING_MISS_VN1_AD_SNP = ev("UNC_M3UPI_RxC_PACKING_MISS_VN1.AD_SNP", 0x4f, 0x02).on(0b111),
+    RXC_PACKING_MISS_VN1_AD_RSP = ev("UNC_M3UPI_RxC_PACKING_MISS_VN1.AD_RSP", 0x4f, 0x04).on(0b111),
+    RXC_PACKING_MISS_VN1_BL_RSP = ev("UNC_M3UPI_RxC_PACKING_MISS_VN1.BL_RSP", 0x4f, 0x08).on(0b111),
+    RXC_PACKING_MISS_VN1_BL_WB = ev("UNC_M3UPI_RxC_PACKING_MISS_VN1.BL_WB", 0x4f, 0x10).on(0b111),
+    RXC_PACKING_MISS_VN1_BL_NCB = ev("UNC_M3UPI_RxC_PACKING_MISS_VN1.BL_NCB", 0x4f, 0x20).on(0b111),
+    RXC_PACKING_MISS_VN1_BL_NCS = ev("UNC_M3UPI_RxC_PACKING_MISS_VN1.BL_NCS", 0x4f, 0x40).on(0b111),
+    RXC_VNA_CRD_CORRECTED = ev("UNC_M3UPI_RxC_VNA_CRD.CORRECTED", 0x5a, 0x01),
+    RXC_VNA_CRD_LT1 = ev("UNC_M3UPI_RxC_VNA_CRD.LT1", 0x5a, 0x02),
+    RXC_VNA_CRD_LT4 = ev("UNC_M3UPI_RxC_VNA_CRD.LT4", 0x5a, 0x04),
+    RXC_VNA_CRD_LT5 = ev("UNC_M3UPI_RxC_VNA_CRD.LT5", 0x5a, 0x08),
+    RXC_VNA_CRD_LT10 = ev("UNC_M3UPI_RxC_VNA_CRD.LT10", 0x5a, 0x10),
+    RXC_VNA_CRD_ANY_IN_USE = ev("UNC_M3UPI_RxC_VNA_CRD.ANY_IN_USE", 0x5a, 0x20),
+    RXC_VNA_CRD_MISC_REQ_VN01_ALLOC_LT10 = ev("UNC_M3UPI_RxC_VNA_CRD_MISC.REQ_VN01_ALLOC_LT10", 0x59, 0x01),
+    RXC_VNA_CRD_MISC_REQ_ADBL_ALLOC_L5 = ev("UNC_M3UPI_RxC_VNA_CRD_MISC.REQ_ADBL_ALLOC_L5", 0x59, 0x02),
+    RXC_VNA_CRD_MISC_VN0_ONLY = ev("UNC_M3UPI_RxC_VNA_CRD_MISC.VN0_ONLY", 0x59, 0x04),
+    RXC_VNA_CRD_MISC_VN1_ONLY = ev("UNC_M3UPI_RxC_VNA_CRD_MISC.VN1_ONLY", 0x59, 0x08),
+    RXC_VNA_CRD_MISC_VN0_JUST_AD = ev("UNC_M3UPI_RxC_VNA_CRD_MISC.VN0_JUST_AD", 0x59, 0x10),
+    RXC_VNA_CRD_MISC_VN0_JUST_BL = ev("UNC_M3UPI_RxC_VNA_CRD_MISC.VN0_JUST_BL", 0x59, 0x20),
+    RXC_VNA_CRD_MISC_VN1_JUST_AD = ev("UNC_M3UPI_RxC_VNA_CRD_MISC.VN1_JUST_AD", 0x59, 0x40),
+    RXC_VNA_CRD_MISC_VN1_JUST_BL = ev("UNC_M3UPI_RxC_VNA_CRD_MISC.VN1_JUST_BL", 0x59, 0x80),
+    TXC_AD_ARB_FAIL_VN0_REQ = ev("UNC_M3UPI_TxC_AD_ARB_FAIL.VN0_REQ", 0x30, 0x01),
+    TXC_AD_ARB_FAIL_VN0_SNP = ev("UNC_M3UPI_TxC_AD_ARB_FAIL.VN0_SNP", 0x30, 0x02),
+    TXC_AD_ARB_FAIL_VN0_RSP = ev("UNC_M3UPI_TxC_AD_ARB_FAIL.VN0_RSP", 0x30, 0x04),
+    TXC_AD_ARB_FAIL_VN0_WB = ev("UNC_M3UPI_TxC_AD_ARB_FAIL.VN0_WB", 0x30, 0x08),
+    TXC_AD_ARB_FAIL_VN1_REQ = ev("UNC_M3UPI_TxC_AD_ARB_FAIL.VN1_REQ", 0x30, 0x10),
+    TXC_AD_ARB_FAIL_VN1_SNP = ev("UNC_M3UPI_TxC_AD_ARB_FAIL.VN1_SNP", 0x30, 0x20),
+    TXC_AD_ARB_FAIL_VN1_RSP = ev("UNC_M3UPI_TxC_AD_ARB_FAIL.VN1_RSP", 0x30, 0x40),
+    TXC_AD_ARB_FAIL_VN1_WB = ev("UNC_M3UPI_TxC_AD_ARB_FAIL.VN1_WB", 0x30, 0x80),
+    TXC_AD_FLQ_BYPASS_AD_SLOT0 = ev("UNC_M3UPI_TxC_AD_FLQ_BYPASS.AD_SLOT0", 0x2c, 0x01).on(0b1111),
+    TXC_AD_FLQ_BYPASS_AD_SLOT1 = ev("UNC_M3UPI_TxC_AD_FLQ_BYPASS.AD_SLOT1", 0x2c, 0x02).on(0b1111),
+    TXC_AD_FLQ_BYPASS_AD_SLOT2 = ev("UNC_M3UPI_TxC_AD_FLQ_BYPASS.AD_SLOT2", 0x2c, 0x04).on(0b1111),
+    TXC_AD_FLQ_BYPASS_BL_EARLY_RSP = ev("UNC_M3UPI_TxC_AD_FLQ_BYPASS.BL_EARLY_RSP", 0x2c, 0x08).on(0b1111),
+    TXC_AD_FLQ_CYCLES_NE_VN0_REQ = ev("UNC_M3UPI_TxC_AD_FLQ_CYCLES_NE.VN0_REQ", 0x27, 0x01).on(0b1111),
+    TXC_AD_FLQ_CYCLES_NE_VN0_SNP = ev("UNC_M3UPI_TxC_AD_FLQ_CYCLES_NE.VN0_SNP", 0x27, 0x02).on(0b1111),
+    TXC_AD_FLQ_CYCLES_NE_VN0_RSP = ev("UNC_M3UPI_TxC_AD_FLQ_CYCLES_NE.VN0_RSP", 0x27, 0x04).on(0b1111),
+    TXC_AD_FLQ_CYCLES_NE_VN0_WB = ev("UNC_M3UPI_TxC_AD_FLQ_CYCLES_NE.VN0_WB", 0x27, 0x08).on(0b1111),
+    TXC_AD_FLQ_CYCLES_NE_VN1_REQ = ev("UNC_M3UPI_TxC_AD_FLQ_CYCLES_NE.VN1_REQ", 0x27, 0x10).on(0b1111),
+    TXC_AD_FLQ_CYCLES_NE_VN1_SNP = ev("UNC_M3UPI_TxC_AD_FLQ_CYCLES_NE.VN1_SNP", 0x27, 0x20).on(0b1111),
+    TXC_AD_FLQ_CYCLES_NE_VN1_RSP = ev("UNC_M3UPI_TxC_AD_FLQ_CYCLES_NE.VN1_RSP", 0x27, 0x40).on(0b1111),
+    TXC_AD_FLQ_CYCLES_NE_VN1_WB = ev("UNC_M3UPI_TxC_AD_FLQ_CYCLES_NE.VN1_WB", 0x27, 0x80).on(0b1111),
+    TXC_AD_FLQ_INSERTS_VN0_REQ = ev("UNC_M3UPI_TxC_AD_FLQ_INSERTS.VN0_REQ", 0x2d, 0x01).on(0b1111),
+    TXC_AD_FLQ_INSERTS_VN0_SNP = ev("UNC_M3UPI_TxC_AD_FLQ_INSERTS.VN0_SNP", 0x2d, 0x02).on(0b1111),
+    TXC_AD_FLQ_INSERTS_VN0_RSP = ev("UNC_M3UPI_TxC_AD_FLQ_INSERTS.VN0_RSP", 0x2d, 0x04).on(0b1111),
+    TXC_AD_FLQ_INSERTS_VN0_WB = ev("UNC_M3UPI_TxC_AD_FLQ_INSERTS.VN0_WB", 0x2d, 0x08).on(0b1111),
+    TXC_AD_FLQ_INSERTS_VN1_REQ = ev("UNC_M3UPI_TxC_AD_FLQ_INSERTS.VN1_REQ", 0x2d, 0x10).on(0b1111),
+    TXC_AD_FLQ_INSERTS_VN1_SNP = ev("UNC_M3UPI_TxC_AD_FLQ_INSERTS.VN1_SNP", 0x2d, 0x20).on(0b1111),
+    TXC_AD_FLQ_INSERTS_VN1_RSP = ev("UNC_M3UPI_TxC_AD_FLQ_INSERTS.VN1_RSP", 0x2d, 0x40).on(0b1111),
+    TXC_AD_FLQ_OCCUPANCY_VN0_REQ = ev("UNC_M3UPI_TxC_AD_FLQ_OCCUPANCY.VN0_REQ", 0x1c, 0x01),
+    TXC_AD_FLQ_OCCUPANCY_VN0_SNP = ev("UNC_M3UPI_TxC_AD_FLQ_OCCUPANCY.VN0_SNP", 0x1c, 0x02),
+    TXC_AD_FLQ_OCCUPANCY_VN0_RSP = ev("UNC_M3UPI_TxC_AD_FLQ_OCCUPANCY.VN0_RSP", 0x1c, 0x04),
+    TXC_AD_FLQ_OCCUPANCY_VN0_WB = ev("UNC_M3UPI_TxC_AD_FLQ_OCCUPANCY.VN0_WB", 0x1c, 0x08),
+    TXC_AD_FLQ_OCCUPANCY_VN1_REQ = ev("UNC_M3UPI_TxC_AD_FLQ_OCCUPANCY.VN1_REQ", 0x1c, 0x10),
+    TXC_AD_FLQ_OCCUPANCY_VN1_SNP = ev("UNC_M3UPI_TxC_AD_FLQ_OCCUPANCY.VN1_SNP", 0x1c, 0x20),
+    TXC_AD_FLQ_OCCUPANCY_VN1_RSP = ev("UNC_M3UPI_TxC_AD_FLQ_OCCUPANCY.VN1_RSP", 0x1c, 0x40),
+    TXC_BL_ARB_FAIL_VN0_RSP = ev("UNC_M3UPI_TxC_BL_ARB_FAIL.VN0_RSP", 0x35, 0x01),
+    TXC_BL_ARB_FAIL_VN0_WB = ev("UNC_M3UPI_TxC_BL_ARB_FAIL.VN0_WB", 0x35, 0x02),
+    TXC_BL_ARB_FAIL_VN0_NCB = ev("UNC_M3UPI_TxC_BL_ARB_FAIL.VN0_NCB", 0x35, 0x04),
+    TXC_BL_ARB_FAIL_VN0_NCS = ev("UNC_M3UPI_TxC_BL_ARB_FAIL.VN0_NCS", 0x35, 0x08),
+    TXC_BL_ARB_FAIL_VN1_RSP = ev("UNC_M3UPI_TxC_BL_ARB_FAIL.VN1_RSP", 0x35, 0x10),
+    TXC_BL_ARB_FAIL_VN1_WB = ev("UNC_M3UPI_TxC_BL_ARB_FAIL.VN1_WB", 0x35, 0x20),
+    TXC_BL_ARB_FAIL_VN1_NCB = ev("UNC_M3UPI_TxC_BL_ARB_FAIL.VN1_NCB", 0x35, 0x40),
+    TXC_BL_ARB_FAIL_VN1_NCS = ev("UNC_M3UPI_TxC_BL_ARB_FAIL.VN1_NCS", 0x35, 0x80),
+    TXC_BL_FLQ_CYCLES_NE_VN0_REQ = ev("UNC_M3UPI_TxC_BL_FLQ_CYCLES_NE.VN0_REQ", 0x28, 0x01).on(0b1111),
+    TXC_BL_FLQ_CYCLES_NE_VN0_SNP = ev("UNC_M3UPI_TxC_BL_FLQ_CYCLES_NE.VN0_SNP", 0x28, 0x02).on(0b1111),
+    TXC_BL_FLQ_CYCLES_NE_VN0_RSP = ev("UNC_M3UPI_TxC_BL_FLQ_CYCLES_NE.VN0_RSP", 0x28, 0x04).on(0b1111),
+    TXC_BL_FLQ_CYCLES_NE_VN0_WB = ev("UNC_M3UPI_TxC_BL_FLQ_CYCLES_NE.VN0_WB", 0x28, 0x08).on(0b1111),
+    TXC_BL_FLQ_CYCLES_NE_VN1_REQ = ev("UNC_M3UPI_TxC_BL_FLQ_CYCLES_NE.VN1_REQ", 0x28, 0x10).on(0b1111),
+    TXC_BL_FLQ_CYCLES_NE_VN1_SNP = ev("UNC_M3UPI_TxC_BL_FLQ_CYCLES_NE.VN1_SNP", 0x28, 0x20).on(0b1111),
+    TXC_BL_FLQ_CYCLES_NE_VN1_RSP = ev("UNC_M3UPI_TxC_BL_FLQ_CYCLES_NE.VN1_RSP", 0x28, 0x40).on(0b1111),
+    TXC_BL_FLQ_CYCLES_NE_VN1_WB = ev("UNC_M3UPI_TxC_BL_FLQ_CYCLES_NE.VN1_WB", 0x28, 0x80).on(0b1111),
+    TXC_BL_FLQ_INSERTS_VN0_NCB = ev("UNC_M3UPI_TxC_BL_FLQ_INSERTS.VN0_NCB", 0x2e, 0x01).on(0b1111),
+    TXC_BL_FLQ_INSERTS_VN0_NCS = ev("UNC_M3UPI_TxC_BL_FLQ_INSERTS.VN0_NCS", 0x2e, 0x02).on(0b1111),
+    TXC_BL_FLQ_INSERTS_VN0_WB = ev("UNC_M3UPI_TxC_BL_FLQ_INSERTS.VN0_WB", 0x2e, 0x04).on(0b1111),
+    TXC_BL_FLQ_INSERTS_VN0_RSP = ev("UNC_M3UPI_TxC_BL_FLQ_INSERTS.VN0_RSP", 0x2e, 0x08).on(0b1111),
+    TXC_BL_FLQ_INSERTS_VN1_NCB = ev("UNC_M3UPI_TxC_BL_FLQ_INSERTS.VN1_NCB", 0x2e, 0x10).on(0b1111),
+    TXC_BL_FLQ_INSERTS_VN1_NCS = ev("UNC_M3UPI_TxC_BL_FLQ_INSERTS.VN1_NCS", 0x2e, 0x20).on(0b1111),
+    TXC_BL_FLQ_INSERTS_VN1_WB = ev("UNC_M3UPI_TxC_BL_FLQ_INSERTS.VN1_WB", 0x2e, 0x40).on(0b1111),
+    TXC_BL_FLQ_INSERTS_VN1_RSP = ev("UNC_M3UPI_TxC_BL_FLQ_INSERTS.VN1_RSP", 0x2e, 0x80).on(0b1111),
+    TXC_BL_FLQ_OCCUPANCY_VN0_RSP = ev("UNC_M3UPI_TxC_BL_FLQ_OCCUPANCY.VN0_RSP", 0x1d, 0x01),
+    TXC_BL_FLQ_OCCUPANCY_VN0_WB = ev("UNC_M3UPI_TxC_BL_FLQ_OCCUPANCY.VN0_WB", 0x1d, 0x02),
+    TXC_BL_FLQ_OCCUPANCY_VN0_NCB = ev("UNC_M3UPI_TxC_BL_FLQ_OCCUPANCY.VN0_NCB", 0x1d, 0x04),
+    TXC_BL_FLQ_OCCUPANCY_VN0_NCS = ev("UNC_M3UPI_TxC_BL_FLQ_OCCUPANCY.VN0_NCS", 0x1d, 0x08),
+    TXC_BL_FLQ_OCCUPANCY_VN1_RSP = ev("UNC_M3UPI_TxC_BL_FLQ_OCCUPANCY.VN1_RSP", 0x1d, 0x10),
+    TXC_BL_FLQ_OCCUPANCY_VN1_WB = ev("UNC_M3UPI_TxC_BL_FLQ_OCCUPANCY.VN1_WB", 0x1d, 0x20),
+    TXC_BL_FLQ_OCCUPANCY_VN1_NCB = ev("UNC_M3UPI_TxC_BL_FLQ_OCCUPANCY.VN1_NCB", 0x1d, 0x40),
+    TXC_BL_FLQ_OCCUPANCY_VN1_NCS = ev("UNC_M3UPI_TxC_BL_FLQ_OCCUPANCY.VN1_NCS", 0x1d, 0x80),
+    TXC_BL_WB_FLQ_OCCUPANCY_VN0_LOCAL = ev("UNC_M3UPI_TxC_BL_WB_FLQ_OCCUPANCY.VN0_LOCAL", 0x1f, 0x01),
+    TXC_BL_WB_FLQ_OCCUPANCY_VN0_THROUGH = ev("UNC_M3UPI_TxC_BL_WB_FLQ_OCCUPANCY.VN0_THROUGH", 0x1f, 0x02),
+    TXC_BL_WB_FLQ_OCCUPANCY_VN0_WRPULL = ev("UNC_M3UPI_TxC_BL_WB_FLQ_OCCUPANCY.VN0_WRPULL", 0x1f, 0x04),
+    TXC_BL_WB_FLQ_OCCUPANCY_VN1_LOCAL = ev("UNC_M3UPI_TxC_BL_WB_FLQ_OCCUPANCY.VN1_LOCAL", 0x1f, 0x10),
+    TXC_BL_WB_FLQ_OCCUPANCY_VN1_THROUGH = ev("UNC_M3UPI_TxC_BL_WB_FLQ_OCCUPANCY.VN1_THROUGH", 0x1f, 0x20),
+    TXC_BL_WB_FLQ_OCCUPANCY_VN1_WRPULL = ev("UNC_M3UPI_TxC_BL_WB_FLQ_OCCUPANCY.VN1_WRPULL", 0x1f, 0x40),
+    UPI_PEER_AD_CREDITS_EMPTY_VNA = ev("UNC_M3UPI_UPI_PEER_AD_CREDITS_EMPTY.VNA", 0x20, 0x01).on(0b1111),
+    UPI_PEER_AD_CREDITS_EMPTY_VN0_REQ = ev("UNC_M3UPI_UPI_PEER_AD_CREDITS_EMPTY.VN0_REQ", 0x20, 0x02).on(0b1111),
+    UPI_PEER_AD_CREDITS_EMPTY_VN0_SNP = ev("UNC_M3UPI_UPI_PEER_AD_CREDITS_EMPTY.VN0_SNP", 0x20, 0x04).on(0b1111),
+    UPI_PEER_AD_CREDITS_EMPTY_VN0_RSP = ev("UNC_M3UPI_UPI_PEER_AD_CREDITS_EMPTY.VN0_RSP", 0x20, 0x08).on(0b1111),
+    UPI_PEER_AD_CREDITS_EMPTY_VN1_REQ = ev("UNC_M3UPI_UPI_PEER_AD_CREDITS_EMPTY.VN1_REQ", 0x20, 0x10).on(0b1111),
+    UPI_PEER_AD_CREDITS_EMPTY_VN1_SNP = ev("UNC_M3UPI_UPI_PEER_AD_CREDITS_EMPTY.VN1_SNP", 0x20, 0x20).on(0b1111),
+    UPI_PEER_AD_CREDITS_EMPTY_VN1_RSP = ev("UNC_M3UPI_UPI_PEER_AD_CREDITS_EMPTY.VN1_RSP", 0x20, 0x40).on(0b1111),
+    UPI_PEER_BL_CREDITS_EMPTY_VNA = ev("UNC_M3UPI_UPI_PEER_BL_CREDITS_EMPTY.VNA", 0x21, 0x01),
+    UPI_PEER_BL_CREDITS_EMPTY_VN0_RSP = ev("UNC_M3UPI_UPI_PEER_BL_CREDITS_EMPTY.VN0_RSP", 0x21, 0x02),
+    UPI_PEER_BL_CREDITS_EMPTY_VN0_NCS_NCB = ev("UNC_M3UPI_UPI_PEER_BL_CREDITS_EMPTY.VN0_NCS_NCB", 0x21, 0x04),
+    UPI_PEER_BL_CREDITS_EMPTY_VN0_WB = ev("UNC_M3UPI_UPI_PEER_BL_CREDITS_EMPTY.VN0_WB", 0x21, 0x08),
+    UPI_PEER_BL_CREDITS_EMPTY_VN1_RSP = ev("UNC_M3UPI_UPI_PEER_BL_CREDITS_EMPTY.VN1_RSP", 0x21, 0x10),
+    UPI_PEER_BL_CREDITS_EMPTY_VN1_NCS_NCB = ev("UNC_M3UPI_UPI_PEER_BL_CREDITS_EMPTY.VN1_NCS_NCB", 0x21, 0x20),
+    UPI_PEER_BL_CREDITS_EMPTY_VN1_WB = ev("UNC_M3UPI_UPI_PEER_BL_CREDITS_EMPTY.VN1_WB", 0x21, 0x40),
+    VN0_CREDITS_USED_REQ = ev("UNC_M3UPI_VN0_CREDITS_USED.REQ", 0x5b, 0x01),
+    VN0_CREDITS_USED_SNP = ev("UNC_M3UPI_VN0_CREDITS_USED.SNP", 0x5b, 0x02),
+    VN0_CREDITS_USED_RSP = ev("UNC_M3UPI_VN0_CREDITS_USED.RSP", 0x5b, 0x04),
+    VN0_CREDITS_USED_WB = ev("UNC_M3UPI_VN0_CREDITS_USED.WB", 0x5b, 0x08),
+    VN0_CREDITS_USED_NCB = ev("UNC_M3UPI_VN0_CREDITS_USED.NCB", 0x5b, 0x10),
+    VN0_CREDITS_USED_NCS = ev("UNC_M3UPI_VN0_CREDITS_USED.NCS", 0x5b, 0x20),
+    VN0_NO_CREDITS_REQ = ev("UNC_M3UPI_VN0_NO_CREDITS.REQ", 0x5d, 0x01),
+    VN0_NO_CREDITS_SNP = ev("UNC_M3UPI_VN0_NO_CREDITS.SNP", 0x5d, 0x02),
+    VN0_NO_CREDITS_RSP = ev("UNC_M3UPI_VN0_NO_CREDITS.RSP", 0x5d, 0x04),
+    VN0_NO_CREDITS_WB = ev("UNC_M3UPI_VN0_NO_CREDITS.WB", 0x5d, 0x08),
+    VN0_NO_CREDITS_NCB = ev("UNC_M3UPI_VN0_NO_CREDITS.NCB", 0x5d, 0x10),
+    VN0_NO_CREDITS_NCS = ev("UNC_M3UPI_VN0_NO_CREDITS.NCS", 0x5d, 0x20),
+    VN1_CREDITS_USED_REQ = ev("UNC_M3UPI_VN1_CREDITS_USED.REQ", 0x5c, 0x01),
+    VN1_CREDITS_USED_SNP = ev("UNC_M3UPI_VN1_CREDITS_USED.SNP", 0x5c, 0x02),
+    VN1_CREDITS_USED_RSP = ev("UNC_M3UPI_VN1_CREDITS_USED.RSP", 0x5c, 0x04),
+    VN1_CREDITS_USED_WB = ev("UNC_M3UPI_VN1_CREDITS_USED.WB", 0x5c, 0x08),
+    VN1_CREDITS_USED_NCB = ev("UNC_M3UPI_VN1_CREDITS_USED.NCB", 0x5c, 0x10),
+    VN1_CREDITS_USED_NCS = ev("UNC_M3UPI_VN1_CREDITS_USED.NCS", 0x5c, 0x20),
+    VN1_NO_CREDITS_REQ = ev("UNC_M3UPI_VN1_NO_CREDITS.REQ", 0x5e, 0x01),
+    VN1_NO_CREDITS_SNP = ev("UNC_M3UPI_VN1_NO_CREDITS.SNP", 0x5e, 0x02),
+    VN1_NO_CREDITS_RSP = ev("UNC_M3UPI_VN1_NO_CREDITS.RSP", 0x5e, 0x04),
+    VN1_NO_CREDITS_WB = ev("UNC_M3UPI_VN1_NO_CREDITS.WB", 0x5e, 0x08),
+    VN1_NO_CREDITS_NCB = ev("UNC_M3UPI_VN1_NO_CREDITS.NCB", 0x5e, 0x10),
+    VN1_NO_CREDITS_NCS = ev("UNC_M3UPI_VN1_NO_CREDITS.NCS", 0x5e, 0x20),
+    WB_OCC_COMPARE_RT_GT_LOCALDEST_VN0 = ev("UNC_M3UPI_WB_OCC_COMPARE.RT_GT_LOCALDEST_VN0", 0x7e, 0x01),
+    WB_OCC_COMPARE_RT_EQ_LOCALDEST_VN0 = ev("UNC_M3UPI_WB_OCC_COMPARE.RT_EQ_LOCALDEST_VN0", 0x7e, 0x02),
+    WB_OCC_COMPARE_RT_LT_LOCALDEST_VN0 = ev("UNC_M3UPI_WB_OCC_COMPARE.RT_LT_LOCALDEST_VN0", 0x7e, 0x04),
+    WB_OCC_COMPARE_RT_GT_LOCALDEST_VN1 = ev("UNC_M3UPI_WB_OCC_COMPARE.RT_GT_LOCALDEST_VN1", 0x7e, 0x10),
+    WB_OCC_COMPARE_RT_EQ_LOCALDEST_VN1 = ev("UNC_M3UPI_WB_OCC_COMPARE.RT_EQ_LOCALDEST_VN1", 0x7e, 0x20),
+    WB_OCC_COMPARE_RT_LT_LOCALDEST_VN1 = ev("UNC_M3UPI_WB_OCC_COMPARE.RT_LT_LOCALDEST_VN1", 0x7e, 0x40),
+    WB_OCC_COMPARE_BOTHNONZERO_RT_GT_LOCALDEST_VN0 = ev("UNC_M3UPI_WB_OCC_COMPARE.BOTHNONZERO_RT_GT_LOCALDEST_VN0", 0x7e, 0x81),
+    WB_OCC_COMPARE_BOTHNONZERO_RT_EQ_LOCALDEST_VN0 = ev("UNC_M3UPI_WB_OCC_COMPARE.BOTHNONZERO_RT_EQ_LOCALDEST_VN0", 0x7e, 0x82),
+    WB_OCC_COMPARE_BOTHNONZERO_RT_LT_LOCALDEST_VN0 = ev("UNC_M3UPI_WB_OCC_COMPARE.BOTHNONZERO_RT_LT_LOCALDEST_VN0", 0x7e, 0x84),
+    WB_OCC_COMPARE_BOTHNONZERO_RT_GT_LOCALDEST_VN1 = ev("UNC_M3UPI_WB_OCC_COMPARE.BOTHNONZERO_RT_GT_LOCALDEST_VN1", 0x7e, 0x90),
+    WB_OCC_COMPARE_BOTHNONZERO_RT_EQ_LOCALDEST_VN1 = ev("UNC_M3UPI_WB_OCC_COMPARE.BOTHNONZERO_RT_EQ_LOCALDEST_VN1", 0x7e, 0xa0),
+    WB_OCC_COMPARE_BOTHNONZERO_RT_LT_LOCALDEST_VN1 = ev("UNC_M3UPI_WB_OCC_COMPARE.BOTHNONZERO_RT_LT_LOCALDEST_VN1", 0x7e, 0xc0),
+    WB_PENDING_LOCALDEST_VN0 = ev("UNC_M3UPI_WB_PENDING.LOCALDEST_VN0", 0x7d, 0x01),
+    WB_PENDING_ROUTETHRU_VN0 = ev("UNC_M3UPI_WB_PENDING.ROUTETHRU_VN0", 0x7d, 0x02),
+    WB_PENDING_LOCAL_AND_RT_VN0 = ev("UNC_M3UPI_WB_PENDING.LOCAL_AND_RT_VN0", 0x7d, 0x04),
+    WB_PENDING_WAITING4PULL_VN0 = ev("UNC_M3UPI_WB_PENDING.WAITING4PULL_VN0", 0x7d, 0x08),
+    WB_PENDING_LOCALDEST_VN1 = ev("UNC_M3UPI_WB_PENDING.LOCALDEST_VN1", 0x7d, 0x10),
+    WB_PENDING_ROUTETHRU_VN1 = ev("UNC_M3UPI_WB_PENDING.ROUTETHRU_VN1", 0x7d, 0x20),
+    WB_PENDING_LOCAL_AND_RT_VN1 = ev("UNC_M3UPI_WB_PENDING.LOCAL_AND_RT_VN1", 0x7d, 0x40),
+    WB_PENDING_WAITING4PULL_VN1 = ev("UNC_M3UPI_WB_PENDING.WAITING4PULL_VN1", 0x7d, 0x80),
+    XPT_PFTCH_ARRIVED = ev("UNC_M3UPI_XPT_PFTCH.ARRIVED", 0x61, 0x01),
+    XPT_PFTCH_BYPASS = ev("UNC_M3UPI_XPT_PFTCH.BYPASS", 0x61, 0x02),
+    XPT_PFTCH_ARB = ev("UNC_M3UPI_XPT_PFTCH.ARB", 0x61, 0x04),
+    XPT_PFTCH_LOST_ARB = ev("UNC_M3UPI_XPT_PFTCH.LOST_ARB", 0x61, 0x08),
+    XPT_PFTCH_FLITTED = ev("UNC_M3UPI_XPT_PFTCH.FLITTED", 0x61, 0x10),
+    XPT_PFTCH_LOST_OLD = ev("UNC_M3UPI_XPT_PFTCH.LOST_OLD", 0x61, 0x20),
+    XPT_PFTCH_LOST_QFULL = ev("UNC_M3UPI_XPT_PFTCH.LOST_QFULL", 0x61, 0x40),
+    TXC_AK_FLQ_INSERTS = ev("UNC_M3UPI_TxC_AK_FLQ_INSERTS", 0x2f, 0x00).on(0b1111),
+    TXC_AK_FLQ_OCCUPANCY = ev("UNC_M3UPI_TxC_AK_FLQ_OCCUPANCY", 0x1e, 0x00),
+    M2_BL_CREDITS_EMPTY_IIO1_NCB = ev("UNC_M3UPI_M2_BL_CREDITS_EMPTY.IIO1_NCB", 0x23, 0x01).on(0b1111),
+    M2_BL_CREDITS_EMPTY_UBOX_NCB = ev("UNC_M3UPI_M2_BL_CREDITS_EMPTY.UBOX_NCB", 0x23, 0x20).on(0b1111),
+    TXC_AD_FLQ_BYPASS = ev("UNC_M3UPI_TxC_AD_FLQ_BYPASS", 0x2c, 0x00).on(0b1111),
+}
 #[cfg(not(feature = "experimental-events"))]
 const EXPERIMENTAL_ROWS: &[EventRow] = &[];
 /// The rows built.

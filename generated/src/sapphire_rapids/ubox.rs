@@ -54,8 +54,7 @@ impl Layout for UGlobalCtlLayout {
     const INFO: &'static RegisterInfo = &U_GLOBAL_CTL_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 1, 63, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 1, 63, Access::Rv),
         FieldInfo::row("frz_all", 0, 0, Access::Rw,
             "Freeze all: while 1, every uncore box of the socket holds its counters; writing 0 lets them count again."),
     ];
@@ -125,14 +124,12 @@ impl Layout for UBoxCtlLayout {
     const INFO: &'static RegisterInfo = &U_BOX_CTL_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 10, 31, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 10, 31, Access::Rv),
         FieldInfo { name: "rst_ctrs", ident: "rst_ctrs", lsb: 9, msb: 9, access: Access::Wo, role: Some(Role::ResetCounters),
             description: "Reset counters: writing 1 clears every data counter of the box.", ..FieldInfo::EMPTY },
         FieldInfo { name: "rst_ctrl", ident: "rst_ctrl", lsb: 8, msb: 8, access: Access::Wo, role: Some(Role::ResetControls),
             description: "Reset controls: writing 1 clears every counter control register of the box.", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 1, 7, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 1, 7, Access::Rv),
         FieldInfo { name: "frz", ident: "frz", lsb: 0, msb: 0, access: Access::Rw, role: Some(Role::Freeze),
             description: "Freeze: while 1 the box's counters hold their values.", ..FieldInfo::EMPTY },
     ];
@@ -242,20 +239,17 @@ impl Layout for UCtlLayout {
     const INFO: &'static RegisterInfo = &U_CTL_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 32, 63, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 32, 63, Access::Rv),
         FieldInfo { name: "thresh", ident: "thresh", lsb: 24, msb: 31, access: Access::Rw, role: Some(Role::Threshold),
             description: "Threshold: when non-zero, a cycle is counted only if that cycle's increment compares against this value as selected by invert.", ..FieldInfo::EMPTY },
         FieldInfo { name: "invert", ident: "invert", lsb: 23, msb: 23, access: Access::Rw, values: UCtlInvert::VALUES, role: Some(Role::Invert),
             description: "Sense of the threshold comparison; with edge_det, counts falling instead of rising edges.", ..FieldInfo::EMPTY },
         FieldInfo { name: "en", ident: "en", lsb: 22, msb: 22, access: Access::Rw, role: Some(Role::Enable),
             description: "Enables this counter: it counts while this bit is 1 and the box is not frozen.", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 19, 21, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 19, 21, Access::Rv),
         FieldInfo { name: "edge_det", ident: "edge_det", lsb: 18, msb: 18, access: Access::Rw, role: Some(Role::Edge),
             description: "Edge detect: count 0-to-1 transitions of the thresholded event instead of active cycles.", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 16, 17, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 16, 17, Access::Rv),
         FieldInfo { name: "umask", ident: "umask", lsb: 8, msb: 15, access: Access::Rw, role: Some(Role::Umask),
             description: "Unit mask: which sub-events of the selected event are counted.", ..FieldInfo::EMPTY },
         FieldInfo { name: "ev_sel", ident: "ev_sel", lsb: 0, msb: 7, access: Access::Rw, role: Some(Role::Event),
@@ -358,8 +352,7 @@ impl Layout for UCtrLayout {
     const INFO: &'static RegisterInfo = &U_CTR_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 48, 63, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 48, 63, Access::Rv),
         FieldInfo { name: "event_count", ident: "event_count", lsb: 0, msb: 47, access: Access::RwV, role: Some(Role::Count),
             description: "The accumulated 48-bit count of the event selected by the paired control register; wraps on overflow and keeps counting.", ..FieldInfo::EMPTY },
     ];
@@ -426,12 +419,10 @@ impl Layout for UUclkFixedCtlLayout {
     const INFO: &'static RegisterInfo = &U_UCLK_FIXED_CTL_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 23, 63, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 23, 63, Access::Rv),
         FieldInfo::row("en", 22, 22, Access::Rw,
             "Enables the UCLK fixed counter."),
-        FieldInfo::row("rsv", 0, 21, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 0, 21, Access::Rv),
     ];
 }
 
@@ -489,8 +480,7 @@ impl Layout for UUclkFixedCtrLayout {
     const INFO: &'static RegisterInfo = &U_UCLK_FIXED_CTR_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 48, 63, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 48, 63, Access::Rv),
         FieldInfo::row("event_count", 0, 47, Access::RwV,
             "The accumulated 48-bit count of uncore clock cycles; wraps on overflow and keeps counting."),
     ];
@@ -591,7 +581,7 @@ static UNC_CBO_CONFIG_INFO: RegisterInfo = RegisterInfo {
 mod unit_events {
 use super::*;
 #[allow(unused_imports)]
-use crate::core_events::{ev, EventRow};
+use crate::core_events::{event_table, EventRow};
 #[cfg(feature = "metadata")]
 use crate::core_events::{event_info_refs, event_infos};
 
@@ -644,68 +634,6 @@ impl Event {
     }
 }
 
-/// The experimental events: from the vendor's experimental lists, whose counts it has
-/// not validated; built with the `experimental-events` feature.
-#[cfg(feature = "experimental-events")]
-impl Event {
-    /// `UNC_U_EVENT_MSG.VLW_RCVD` (experimental).
-    pub const EVENT_MSG_VLW_RCVD: Event = Event::row(0);
-    /// `UNC_U_EVENT_MSG.MSI_RCVD` (experimental).
-    pub const EVENT_MSG_MSI_RCVD: Event = Event::row(1);
-    /// `UNC_U_EVENT_MSG.IPI_RCVD` (experimental).
-    pub const EVENT_MSG_IPI_RCVD: Event = Event::row(2);
-    /// `UNC_U_EVENT_MSG.DOORBELL_RCVD` (experimental).
-    pub const EVENT_MSG_DOORBELL_RCVD: Event = Event::row(3);
-    /// `UNC_U_EVENT_MSG.INT_PRIO` (experimental).
-    pub const EVENT_MSG_INT_PRIO: Event = Event::row(4);
-    /// `UNC_U_PHOLD_CYCLES.ASSERT_TO_ACK` (experimental).
-    pub const PHOLD_CYCLES_ASSERT_TO_ACK: Event = Event::row(5);
-    /// `UNC_U_RACU_REQUESTS` (experimental).
-    pub const RACU_REQUESTS: Event = Event::row(6);
-    /// `UNC_U_RACU_DRNG.RDRAND` (experimental).
-    pub const RACU_DRNG_RDRAND: Event = Event::row(7);
-    /// `UNC_U_RACU_DRNG.RDSEED` (experimental).
-    pub const RACU_DRNG_RDSEED: Event = Event::row(8);
-    /// `UNC_U_RACU_DRNG.PFTCH_BUF_EMPTY` (experimental).
-    pub const RACU_DRNG_PFTCH_BUF_EMPTY: Event = Event::row(9);
-    /// `UNC_U_M2U_MISC1.RxC_CYCLES_NE_CBO_NCB` (experimental).
-    pub const M2U_MISC1_RXC_CYCLES_NE_CBO_NCB: Event = Event::row(10);
-    /// `UNC_U_M2U_MISC1.RxC_CYCLES_NE_CBO_NCS` (experimental).
-    pub const M2U_MISC1_RXC_CYCLES_NE_CBO_NCS: Event = Event::row(11);
-    /// `UNC_U_M2U_MISC1.RxC_CYCLES_NE_UPI_NCB` (experimental).
-    pub const M2U_MISC1_RXC_CYCLES_NE_UPI_NCB: Event = Event::row(12);
-    /// `UNC_U_M2U_MISC1.RxC_CYCLES_NE_UPI_NCS` (experimental).
-    pub const M2U_MISC1_RXC_CYCLES_NE_UPI_NCS: Event = Event::row(13);
-    /// `UNC_U_M2U_MISC1.TxC_CYCLES_CRD_OVF_CBO_NCB` (experimental).
-    pub const M2U_MISC1_TXC_CYCLES_CRD_OVF_CBO_NCB: Event = Event::row(14);
-    /// `UNC_U_M2U_MISC1.TxC_CYCLES_CRD_OVF_CBO_NCS` (experimental).
-    pub const M2U_MISC1_TXC_CYCLES_CRD_OVF_CBO_NCS: Event = Event::row(15);
-    /// `UNC_U_M2U_MISC1.TxC_CYCLES_CRD_OVF_UPI_NCB` (experimental).
-    pub const M2U_MISC1_TXC_CYCLES_CRD_OVF_UPI_NCB: Event = Event::row(16);
-    /// `UNC_U_M2U_MISC1.TxC_CYCLES_CRD_OVF_UPI_NCS` (experimental).
-    pub const M2U_MISC1_TXC_CYCLES_CRD_OVF_UPI_NCS: Event = Event::row(17);
-    /// `UNC_U_M2U_MISC2.RxC_CYCLES_EMPTY_BL` (experimental).
-    pub const M2U_MISC2_RXC_CYCLES_EMPTY_BL: Event = Event::row(18);
-    /// `UNC_U_M2U_MISC2.RxC_CYCLES_FULL_BL` (experimental).
-    pub const M2U_MISC2_RXC_CYCLES_FULL_BL: Event = Event::row(19);
-    /// `UNC_U_M2U_MISC2.TxC_CYCLES_CRD_OVF_VN0_NCB` (experimental).
-    pub const M2U_MISC2_TXC_CYCLES_CRD_OVF_VN0_NCB: Event = Event::row(20);
-    /// `UNC_U_M2U_MISC2.TxC_CYCLES_CRD_OVF_VN0_NCS` (experimental).
-    pub const M2U_MISC2_TXC_CYCLES_CRD_OVF_VN0_NCS: Event = Event::row(21);
-    /// `UNC_U_M2U_MISC2.TxC_CYCLES_EMPTY_AK` (experimental).
-    pub const M2U_MISC2_TXC_CYCLES_EMPTY_AK: Event = Event::row(22);
-    /// `UNC_U_M2U_MISC2.TxC_CYCLES_EMPTY_AKC` (experimental).
-    pub const M2U_MISC2_TXC_CYCLES_EMPTY_AKC: Event = Event::row(23);
-    /// `UNC_U_M2U_MISC2.TxC_CYCLES_EMPTY_BL` (experimental).
-    pub const M2U_MISC2_TXC_CYCLES_EMPTY_BL: Event = Event::row(24);
-    /// `UNC_U_M2U_MISC2.TxC_CYCLES_FULL_BL` (experimental).
-    pub const M2U_MISC2_TXC_CYCLES_FULL_BL: Event = Event::row(25);
-    /// `UNC_U_M2U_MISC3.TxC_CYCLES_FULL_AK` (experimental).
-    pub const M2U_MISC3_TXC_CYCLES_FULL_AK: Event = Event::row(26);
-    /// `UNC_U_M2U_MISC3.TxC_CYCLES_FULL_AKC` (experimental).
-    pub const M2U_MISC3_TXC_CYCLES_FULL_AKC: Event = Event::row(27);
-}
-
 #[cfg(feature = "metadata")]
 impl Event {
     /// The event's facts.
@@ -719,42 +647,47 @@ impl Event {
     }
 }
 
-/// The events, row n for `Event::row(n)`: `ev(name, event select, umask, counters)` (bit n
-/// of counters: counter n may count it) and what else each sets.
-const EVENT_ROWS: &[EventRow] = &[
-];
-/// The experimental events, numbered after `EVENT_ROWS`.
+event_table! {
+    /// The events, row n for `Event::row(n)`: `ev(name, event select, umask)` and what else each
+    /// sets. The counters that may count them (bit n: counter n) and those without
+    /// Hyper-Threading are the table's, the two numbers before the rows, unless a row
+    /// gives its own (`.on(..)`, `.ht_off(..)`).
+    EVENT_ROWS, EventRowNumber, 0, "", 0b0, 0b0;
+}
 #[cfg(feature = "experimental-events")]
-const EXPERIMENTAL_ROWS: &[EventRow] = &[
-    ev("UNC_U_EVENT_MSG.VLW_RCVD", 0x42, 0x01, 0b11),
-    ev("UNC_U_EVENT_MSG.MSI_RCVD", 0x42, 0x02, 0b11),
-    ev("UNC_U_EVENT_MSG.IPI_RCVD", 0x42, 0x04, 0b11),
-    ev("UNC_U_EVENT_MSG.DOORBELL_RCVD", 0x42, 0x08, 0b11),
-    ev("UNC_U_EVENT_MSG.INT_PRIO", 0x42, 0x10, 0b11),
-    ev("UNC_U_PHOLD_CYCLES.ASSERT_TO_ACK", 0x45, 0x01, 0b11),
-    ev("UNC_U_RACU_REQUESTS", 0x46, 0x00, 0b11),
-    ev("UNC_U_RACU_DRNG.RDRAND", 0x4c, 0x01, 0b1),
-    ev("UNC_U_RACU_DRNG.RDSEED", 0x4c, 0x02, 0b1),
-    ev("UNC_U_RACU_DRNG.PFTCH_BUF_EMPTY", 0x4c, 0x04, 0b1),
-    ev("UNC_U_M2U_MISC1.RxC_CYCLES_NE_CBO_NCB", 0x4d, 0x01, 0b1),
-    ev("UNC_U_M2U_MISC1.RxC_CYCLES_NE_CBO_NCS", 0x4d, 0x02, 0b1),
-    ev("UNC_U_M2U_MISC1.RxC_CYCLES_NE_UPI_NCB", 0x4d, 0x04, 0b1),
-    ev("UNC_U_M2U_MISC1.RxC_CYCLES_NE_UPI_NCS", 0x4d, 0x08, 0b1),
-    ev("UNC_U_M2U_MISC1.TxC_CYCLES_CRD_OVF_CBO_NCB", 0x4d, 0x10, 0b1),
-    ev("UNC_U_M2U_MISC1.TxC_CYCLES_CRD_OVF_CBO_NCS", 0x4d, 0x20, 0b1),
-    ev("UNC_U_M2U_MISC1.TxC_CYCLES_CRD_OVF_UPI_NCB", 0x4d, 0x40, 0b1),
-    ev("UNC_U_M2U_MISC1.TxC_CYCLES_CRD_OVF_UPI_NCS", 0x4d, 0x80, 0b1),
-    ev("UNC_U_M2U_MISC2.RxC_CYCLES_EMPTY_BL", 0x4e, 0x02, 0b1),
-    ev("UNC_U_M2U_MISC2.RxC_CYCLES_FULL_BL", 0x4e, 0x01, 0b1),
-    ev("UNC_U_M2U_MISC2.TxC_CYCLES_CRD_OVF_VN0_NCB", 0x4e, 0x04, 0b1),
-    ev("UNC_U_M2U_MISC2.TxC_CYCLES_CRD_OVF_VN0_NCS", 0x4e, 0x08, 0b1),
-    ev("UNC_U_M2U_MISC2.TxC_CYCLES_EMPTY_AK", 0x4e, 0x20, 0b1),
-    ev("UNC_U_M2U_MISC2.TxC_CYCLES_EMPTY_AKC", 0x4e, 0x40, 0b1),
-    ev("UNC_U_M2U_MISC2.TxC_CYCLES_EMPTY_BL", 0x4e, 0x10, 0b1),
-    ev("UNC_U_M2U_MISC2.TxC_CYCLES_FULL_BL", 0x4e, 0x80, 0b1),
-    ev("UNC_U_M2U_MISC3.TxC_CYCLES_FULL_AK", 0x4f, 0x01, 0b1),
-    ev("UNC_U_M2U_MISC3.TxC_CYCLES_FULL_AKC", 0x4f, 0x02, 0b1),
-];
+event_table! {
+    /// The experimental events, numbered after `EVENT_ROWS`: from the vendor's experimental
+    /// lists, whose counts it has not validated; built with the `experimental-events` feature.
+    EXPERIMENTAL_ROWS, ExperimentalRowNumber, EVENT_ROWS.len(), " (experimental)", 0b1, 0b0;
+    EVENT_MSG_VLW_RCVD = ev("UNC_U_EVENT_MSG.VLW_RCVD", 0x42, 0x01).on(0b11),
+    EVENT_MSG_MSI_RCVD = ev("UNC_U_EVENT_MSG.MSI_RCVD", 0x42, 0x02).on(0b11),
+    EVENT_MSG_IPI_RCVD = ev("UNC_U_EVENT_MSG.IPI_RCVD", 0x42, 0x04).on(0b11),
+    EVENT_MSG_DOORBELL_RCVD = ev("UNC_U_EVENT_MSG.DOORBELL_RCVD", 0x42, 0x08).on(0b11),
+    EVENT_MSG_INT_PRIO = ev("UNC_U_EVENT_MSG.INT_PRIO", 0x42, 0x10).on(0b11),
+    PHOLD_CYCLES_ASSERT_TO_ACK = ev("UNC_U_PHOLD_CYCLES.ASSERT_TO_ACK", 0x45, 0x01).on(0b11),
+    RACU_REQUESTS = ev("UNC_U_RACU_REQUESTS", 0x46, 0x00).on(0b11),
+    RACU_DRNG_RDRAND = ev("UNC_U_RACU_DRNG.RDRAND", 0x4c, 0x01),
+    RACU_DRNG_RDSEED = ev("UNC_U_RACU_DRNG.RDSEED", 0x4c, 0x02),
+    RACU_DRNG_PFTCH_BUF_EMPTY = ev("UNC_U_RACU_DRNG.PFTCH_BUF_EMPTY", 0x4c, 0x04),
+    M2U_MISC1_RXC_CYCLES_NE_CBO_NCB = ev("UNC_U_M2U_MISC1.RxC_CYCLES_NE_CBO_NCB", 0x4d, 0x01),
+    M2U_MISC1_RXC_CYCLES_NE_CBO_NCS = ev("UNC_U_M2U_MISC1.RxC_CYCLES_NE_CBO_NCS", 0x4d, 0x02),
+    M2U_MISC1_RXC_CYCLES_NE_UPI_NCB = ev("UNC_U_M2U_MISC1.RxC_CYCLES_NE_UPI_NCB", 0x4d, 0x04),
+    M2U_MISC1_RXC_CYCLES_NE_UPI_NCS = ev("UNC_U_M2U_MISC1.RxC_CYCLES_NE_UPI_NCS", 0x4d, 0x08),
+    M2U_MISC1_TXC_CYCLES_CRD_OVF_CBO_NCB = ev("UNC_U_M2U_MISC1.TxC_CYCLES_CRD_OVF_CBO_NCB", 0x4d, 0x10),
+    M2U_MISC1_TXC_CYCLES_CRD_OVF_CBO_NCS = ev("UNC_U_M2U_MISC1.TxC_CYCLES_CRD_OVF_CBO_NCS", 0x4d, 0x20),
+    M2U_MISC1_TXC_CYCLES_CRD_OVF_UPI_NCB = ev("UNC_U_M2U_MISC1.TxC_CYCLES_CRD_OVF_UPI_NCB", 0x4d, 0x40),
+    M2U_MISC1_TXC_CYCLES_CRD_OVF_UPI_NCS = ev("UNC_U_M2U_MISC1.TxC_CYCLES_CRD_OVF_UPI_NCS", 0x4d, 0x80),
+    M2U_MISC2_RXC_CYCLES_EMPTY_BL = ev("UNC_U_M2U_MISC2.RxC_CYCLES_EMPTY_BL", 0x4e, 0x02),
+    M2U_MISC2_RXC_CYCLES_FULL_BL = ev("UNC_U_M2U_MISC2.RxC_CYCLES_FULL_BL", 0x4e, 0x01),
+    M2U_MISC2_TXC_CYCLES_CRD_OVF_VN0_NCB = ev("UNC_U_M2U_MISC2.TxC_CYCLES_CRD_OVF_VN0_NCB", 0x4e, 0x04),
+    M2U_MISC2_TXC_CYCLES_CRD_OVF_VN0_NCS = ev("UNC_U_M2U_MISC2.TxC_CYCLES_CRD_OVF_VN0_NCS", 0x4e, 0x08),
+    M2U_MISC2_TXC_CYCLES_EMPTY_AK = ev("UNC_U_M2U_MISC2.TxC_CYCLES_EMPTY_AK", 0x4e, 0x20),
+    M2U_MISC2_TXC_CYCLES_EMPTY_AKC = ev("UNC_U_M2U_MISC2.TxC_CYCLES_EMPTY_AKC", 0x4e, 0x40),
+    M2U_MISC2_TXC_CYCLES_EMPTY_BL = ev("UNC_U_M2U_MISC2.TxC_CYCLES_EMPTY_BL", 0x4e, 0x10),
+    M2U_MISC2_TXC_CYCLES_FULL_BL = ev("UNC_U_M2U_MISC2.TxC_CYCLES_FULL_BL", 0x4e, 0x80),
+    M2U_MISC3_TXC_CYCLES_FULL_AK = ev("UNC_U_M2U_MISC3.TxC_CYCLES_FULL_AK", 0x4f, 0x01),
+    M2U_MISC3_TXC_CYCLES_FULL_AKC = ev("UNC_U_M2U_MISC3.TxC_CYCLES_FULL_AKC", 0x4f, 0x02),
+}
 #[cfg(not(feature = "experimental-events"))]
 const EXPERIMENTAL_ROWS: &[EventRow] = &[];
 /// The rows built.

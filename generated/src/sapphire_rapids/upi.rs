@@ -63,14 +63,12 @@ impl Layout for UpiBoxCtlLayout {
     const INFO: &'static RegisterInfo = &UPI_BOX_CTL_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 10, 31, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 10, 31, Access::Rv),
         FieldInfo { name: "rst_ctrs", ident: "rst_ctrs", lsb: 9, msb: 9, access: Access::Wo, role: Some(Role::ResetCounters),
             description: "Reset counters: writing 1 clears every data counter of the box.", ..FieldInfo::EMPTY },
         FieldInfo { name: "rst_ctrl", ident: "rst_ctrl", lsb: 8, msb: 8, access: Access::Wo, role: Some(Role::ResetControls),
             description: "Reset controls: writing 1 clears every counter control register of the box.", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 1, 7, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 1, 7, Access::Rv),
         FieldInfo { name: "frz", ident: "frz", lsb: 0, msb: 0, access: Access::Rw, role: Some(Role::Freeze),
             description: "Freeze: while 1 the box's counters hold their values.", ..FieldInfo::EMPTY },
     ];
@@ -188,8 +186,7 @@ impl Layout for UpiCtlLayout {
     const INFO: &'static RegisterInfo = &UPI_CTL_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 56, 63, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 56, 63, Access::Rv),
         FieldInfo { name: "umask_ext", ident: "umask_ext", lsb: 32, msb: 55, access: Access::Rw, role: Some(Role::UmaskExt),
             description: "Unit mask extension: further sub-event selection bits (Intel's UMaskExt); perf's umask format carries it in config bits 32-55.", ..FieldInfo::EMPTY },
         FieldInfo { name: "thresh", ident: "thresh", lsb: 24, msb: 31, access: Access::Rw, role: Some(Role::Threshold),
@@ -198,12 +195,10 @@ impl Layout for UpiCtlLayout {
             description: "Sense of the threshold comparison; with edge_det, counts falling instead of rising edges.", ..FieldInfo::EMPTY },
         FieldInfo { name: "en", ident: "en", lsb: 22, msb: 22, access: Access::Rw, role: Some(Role::Enable),
             description: "Enables this counter: it counts while this bit is 1 and the box is not frozen.", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 19, 21, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 19, 21, Access::Rv),
         FieldInfo { name: "edge_det", ident: "edge_det", lsb: 18, msb: 18, access: Access::Rw, role: Some(Role::Edge),
             description: "Edge detect: count 0-to-1 transitions of the thresholded event instead of active cycles.", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 16, 17, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 16, 17, Access::Rv),
         FieldInfo { name: "umask", ident: "umask", lsb: 8, msb: 15, access: Access::Rw, role: Some(Role::Umask),
             description: "Unit mask: which sub-events of the selected event are counted.", ..FieldInfo::EMPTY },
         FieldInfo { name: "ev_sel", ident: "ev_sel", lsb: 0, msb: 7, access: Access::Rw, role: Some(Role::Event),
@@ -321,8 +316,7 @@ impl Layout for UpiCtrLayout {
     const INFO: &'static RegisterInfo = &UPI_CTR_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 48, 63, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 48, 63, Access::Rv),
         FieldInfo { name: "event_count", ident: "event_count", lsb: 0, msb: 47, access: Access::RwV, role: Some(Role::Count),
             description: "The accumulated 48-bit count of the event selected by the paired control register; wraps on overflow and keeps counting.", ..FieldInfo::EMPTY },
     ];
@@ -369,7 +363,7 @@ static UPI_CTR_INFO: RegisterInfo = RegisterInfo {
 mod unit_events {
 use super::*;
 #[allow(unused_imports)]
-use crate::core_events::{ev, EventRow};
+use crate::core_events::{event_table, EventRow};
 #[cfg(feature = "metadata")]
 use crate::core_events::{event_info_refs, event_infos};
 
@@ -390,22 +384,6 @@ pub struct Event {
 }
 
 impl Event {
-    /// `UNC_UPI_CLOCKTICKS`.
-    pub const CLOCKTICKS: Event = Event::row(0);
-    /// `UNC_UPI_TxL_FLITS.ALL_DATA`.
-    pub const TXL_FLITS_ALL_DATA: Event = Event::row(1);
-    /// `UNC_UPI_TxL_FLITS.NON_DATA`.
-    pub const TXL_FLITS_NON_DATA: Event = Event::row(2);
-    /// `UNC_UPI_TxL_FLITS.ALL_NULL`.
-    pub const TXL_FLITS_ALL_NULL: Event = Event::row(3);
-    /// `UNC_UPI_RxL_FLITS.ALL_DATA`.
-    pub const RXL_FLITS_ALL_DATA: Event = Event::row(4);
-    /// `UNC_UPI_RxL_FLITS.NON_DATA`.
-    pub const RXL_FLITS_NON_DATA: Event = Event::row(5);
-    /// `UNC_UPI_RxL_FLITS.ALL_NULL`.
-    pub const RXL_FLITS_ALL_NULL: Event = Event::row(6);
-    /// `UNC_UPI_L1_POWER_CYCLES`.
-    pub const L1_POWER_CYCLES: Event = Event::row(7);
 
     /// Every event of the unit.
     pub const ALL: &'static [Event] = &{
@@ -440,240 +418,6 @@ impl Event {
     }
 }
 
-/// The experimental events: from the vendor's experimental lists, whose counts it has
-/// not validated; built with the `experimental-events` feature.
-#[cfg(feature = "experimental-events")]
-impl Event {
-    /// `UNC_UPI_TxL_FLITS.SLOT0` (experimental).
-    pub const TXL_FLITS_SLOT0: Event = Event::row(8);
-    /// `UNC_UPI_TxL_FLITS.SLOT1` (experimental).
-    pub const TXL_FLITS_SLOT1: Event = Event::row(9);
-    /// `UNC_UPI_TxL_FLITS.SLOT2` (experimental).
-    pub const TXL_FLITS_SLOT2: Event = Event::row(10);
-    /// `UNC_UPI_TxL_FLITS.DATA` (experimental).
-    pub const TXL_FLITS_DATA: Event = Event::row(11);
-    /// `UNC_UPI_TxL_FLITS.LLCRD` (experimental).
-    pub const TXL_FLITS_LLCRD: Event = Event::row(12);
-    /// `UNC_UPI_TxL_FLITS.NULL` (experimental).
-    pub const TXL_FLITS_NULL: Event = Event::row(13);
-    /// `UNC_UPI_TxL_FLITS.LLCTRL` (experimental).
-    pub const TXL_FLITS_LLCTRL: Event = Event::row(14);
-    /// `UNC_UPI_TxL_FLITS.PROTHDR` (experimental).
-    pub const TXL_FLITS_PROTHDR: Event = Event::row(15);
-    /// `UNC_UPI_TxL_FLITS.IDLE` (experimental).
-    pub const TXL_FLITS_IDLE: Event = Event::row(16);
-    /// `UNC_UPI_RxL_FLITS.SLOT0` (experimental).
-    pub const RXL_FLITS_SLOT0: Event = Event::row(17);
-    /// `UNC_UPI_RxL_FLITS.SLOT1` (experimental).
-    pub const RXL_FLITS_SLOT1: Event = Event::row(18);
-    /// `UNC_UPI_RxL_FLITS.SLOT2` (experimental).
-    pub const RXL_FLITS_SLOT2: Event = Event::row(19);
-    /// `UNC_UPI_RxL_FLITS.DATA` (experimental).
-    pub const RXL_FLITS_DATA: Event = Event::row(20);
-    /// `UNC_UPI_RxL_FLITS.LLCRD` (experimental).
-    pub const RXL_FLITS_LLCRD: Event = Event::row(21);
-    /// `UNC_UPI_RxL_FLITS.NULL` (experimental).
-    pub const RXL_FLITS_NULL: Event = Event::row(22);
-    /// `UNC_UPI_RxL_FLITS.LLCTRL` (experimental).
-    pub const RXL_FLITS_LLCTRL: Event = Event::row(23);
-    /// `UNC_UPI_RxL_FLITS.PROTHDR` (experimental).
-    pub const RXL_FLITS_PROTHDR: Event = Event::row(24);
-    /// `UNC_UPI_RxL_FLITS.IDLE` (experimental).
-    pub const RXL_FLITS_IDLE: Event = Event::row(25);
-    /// `UNC_UPI_TxL_BASIC_HDR_MATCH.NCB` (experimental).
-    pub const TXL_BASIC_HDR_MATCH_NCB: Event = Event::row(26);
-    /// `UNC_UPI_TxL_BASIC_HDR_MATCH.NCB_OPC` (experimental).
-    pub const TXL_BASIC_HDR_MATCH_NCB_OPC: Event = Event::row(27);
-    /// `UNC_UPI_TxL_BASIC_HDR_MATCH.NCS` (experimental).
-    pub const TXL_BASIC_HDR_MATCH_NCS: Event = Event::row(28);
-    /// `UNC_UPI_TxL_BASIC_HDR_MATCH.NCS_OPC` (experimental).
-    pub const TXL_BASIC_HDR_MATCH_NCS_OPC: Event = Event::row(29);
-    /// `UNC_UPI_RxL_BASIC_HDR_MATCH.NCB` (experimental).
-    pub const RXL_BASIC_HDR_MATCH_NCB: Event = Event::row(30);
-    /// `UNC_UPI_RxL_BASIC_HDR_MATCH.NCB_OPC` (experimental).
-    pub const RXL_BASIC_HDR_MATCH_NCB_OPC: Event = Event::row(31);
-    /// `UNC_UPI_RxL_BASIC_HDR_MATCH.NCS` (experimental).
-    pub const RXL_BASIC_HDR_MATCH_NCS: Event = Event::row(32);
-    /// `UNC_UPI_RxL_BASIC_HDR_MATCH.NCS_OPC` (experimental).
-    pub const RXL_BASIC_HDR_MATCH_NCS_OPC: Event = Event::row(33);
-    /// `UNC_UPI_RxL_CRC_LLR_REQ_TRANSMIT` (experimental).
-    pub const RXL_CRC_LLR_REQ_TRANSMIT: Event = Event::row(34);
-    /// `UNC_UPI_RxL_CRC_ERRORS` (experimental).
-    pub const RXL_CRC_ERRORS: Event = Event::row(35);
-    /// `UNC_UPI_DIRECT_ATTEMPTS.D2C` (experimental).
-    pub const DIRECT_ATTEMPTS_D2C: Event = Event::row(36);
-    /// `UNC_UPI_DIRECT_ATTEMPTS.D2K` (experimental).
-    pub const DIRECT_ATTEMPTS_D2K: Event = Event::row(37);
-    /// `UNC_UPI_M3_BYP_BLOCKED.FLOWQ_AD_VNA_LE2` (experimental).
-    pub const M3_BYP_BLOCKED_FLOWQ_AD_VNA_LE2: Event = Event::row(38);
-    /// `UNC_UPI_M3_BYP_BLOCKED.FLOWQ_BL_VNA_EQ0` (experimental).
-    pub const M3_BYP_BLOCKED_FLOWQ_BL_VNA_EQ0: Event = Event::row(39);
-    /// `UNC_UPI_M3_BYP_BLOCKED.FLOWQ_AK_VNA_LE3` (experimental).
-    pub const M3_BYP_BLOCKED_FLOWQ_AK_VNA_LE3: Event = Event::row(40);
-    /// `UNC_UPI_M3_BYP_BLOCKED.BGF_CRD` (experimental).
-    pub const M3_BYP_BLOCKED_BGF_CRD: Event = Event::row(41);
-    /// `UNC_UPI_M3_BYP_BLOCKED.GV_BLOCK` (experimental).
-    pub const M3_BYP_BLOCKED_GV_BLOCK: Event = Event::row(42);
-    /// `UNC_UPI_M3_RXQ_BLOCKED.FLOWQ_AD_VNA_LE2` (experimental).
-    pub const M3_RXQ_BLOCKED_FLOWQ_AD_VNA_LE2: Event = Event::row(43);
-    /// `UNC_UPI_M3_RXQ_BLOCKED.FLOWQ_AD_VNA_BTW_2_THRESH` (experimental).
-    pub const M3_RXQ_BLOCKED_FLOWQ_AD_VNA_BTW_2_THRESH: Event = Event::row(44);
-    /// `UNC_UPI_M3_RXQ_BLOCKED.FLOWQ_BL_VNA_EQ0` (experimental).
-    pub const M3_RXQ_BLOCKED_FLOWQ_BL_VNA_EQ0: Event = Event::row(45);
-    /// `UNC_UPI_M3_RXQ_BLOCKED.FLOWQ_BL_VNA_BTW_0_THRESH` (experimental).
-    pub const M3_RXQ_BLOCKED_FLOWQ_BL_VNA_BTW_0_THRESH: Event = Event::row(46);
-    /// `UNC_UPI_M3_RXQ_BLOCKED.FLOWQ_AK_VNA_LE3` (experimental).
-    pub const M3_RXQ_BLOCKED_FLOWQ_AK_VNA_LE3: Event = Event::row(47);
-    /// `UNC_UPI_M3_RXQ_BLOCKED.BGF_CRD` (experimental).
-    pub const M3_RXQ_BLOCKED_BGF_CRD: Event = Event::row(48);
-    /// `UNC_UPI_M3_RXQ_BLOCKED.GV_BLOCK` (experimental).
-    pub const M3_RXQ_BLOCKED_GV_BLOCK: Event = Event::row(49);
-    /// `UNC_UPI_M3_CRD_RETURN_BLOCKED` (experimental).
-    pub const M3_CRD_RETURN_BLOCKED: Event = Event::row(50);
-    /// `UNC_UPI_FLOWQ_NO_VNA_CRD.AD_VNA_EQ0` (experimental).
-    pub const FLOWQ_NO_VNA_CRD_AD_VNA_EQ0: Event = Event::row(51);
-    /// `UNC_UPI_FLOWQ_NO_VNA_CRD.AD_VNA_EQ1` (experimental).
-    pub const FLOWQ_NO_VNA_CRD_AD_VNA_EQ1: Event = Event::row(52);
-    /// `UNC_UPI_FLOWQ_NO_VNA_CRD.AD_VNA_EQ2` (experimental).
-    pub const FLOWQ_NO_VNA_CRD_AD_VNA_EQ2: Event = Event::row(53);
-    /// `UNC_UPI_FLOWQ_NO_VNA_CRD.BL_VNA_EQ0` (experimental).
-    pub const FLOWQ_NO_VNA_CRD_BL_VNA_EQ0: Event = Event::row(54);
-    /// `UNC_UPI_FLOWQ_NO_VNA_CRD.AK_VNA_EQ0` (experimental).
-    pub const FLOWQ_NO_VNA_CRD_AK_VNA_EQ0: Event = Event::row(55);
-    /// `UNC_UPI_FLOWQ_NO_VNA_CRD.AK_VNA_EQ1` (experimental).
-    pub const FLOWQ_NO_VNA_CRD_AK_VNA_EQ1: Event = Event::row(56);
-    /// `UNC_UPI_FLOWQ_NO_VNA_CRD.AK_VNA_EQ2` (experimental).
-    pub const FLOWQ_NO_VNA_CRD_AK_VNA_EQ2: Event = Event::row(57);
-    /// `UNC_UPI_FLOWQ_NO_VNA_CRD.AK_VNA_EQ3` (experimental).
-    pub const FLOWQ_NO_VNA_CRD_AK_VNA_EQ3: Event = Event::row(58);
-    /// `UNC_UPI_PHY_INIT_CYCLES` (experimental).
-    pub const PHY_INIT_CYCLES: Event = Event::row(59);
-    /// `UNC_UPI_POWER_L1_REQ` (experimental).
-    pub const POWER_L1_REQ: Event = Event::row(60);
-    /// `UNC_UPI_POWER_L1_NACK` (experimental).
-    pub const POWER_L1_NACK: Event = Event::row(61);
-    /// `UNC_UPI_RxL0_POWER_CYCLES` (experimental).
-    pub const RXL0_POWER_CYCLES: Event = Event::row(62);
-    /// `UNC_UPI_RxL0P_POWER_CYCLES` (experimental).
-    pub const RXL0P_POWER_CYCLES: Event = Event::row(63);
-    /// `UNC_UPI_TxL0_POWER_CYCLES` (experimental).
-    pub const TXL0_POWER_CYCLES: Event = Event::row(64);
-    /// `UNC_UPI_TxL0P_POWER_CYCLES` (experimental).
-    pub const TXL0P_POWER_CYCLES: Event = Event::row(65);
-    /// `UNC_UPI_TxL0P_POWER_CYCLES_LL_ENTER` (experimental).
-    pub const TXL0P_POWER_CYCLES_LL_ENTER: Event = Event::row(66);
-    /// `UNC_UPI_TxL0P_POWER_CYCLES_M3_EXIT` (experimental).
-    pub const TXL0P_POWER_CYCLES_M3_EXIT: Event = Event::row(67);
-    /// `UNC_UPI_TxL0P_CLK_ACTIVE.CFG_CTL` (experimental).
-    pub const TXL0P_CLK_ACTIVE_CFG_CTL: Event = Event::row(68);
-    /// `UNC_UPI_TxL0P_CLK_ACTIVE.RXQ` (experimental).
-    pub const TXL0P_CLK_ACTIVE_RXQ: Event = Event::row(69);
-    /// `UNC_UPI_TxL0P_CLK_ACTIVE.RXQ_BYPASS` (experimental).
-    pub const TXL0P_CLK_ACTIVE_RXQ_BYPASS: Event = Event::row(70);
-    /// `UNC_UPI_TxL0P_CLK_ACTIVE.RXQ_CRED` (experimental).
-    pub const TXL0P_CLK_ACTIVE_RXQ_CRED: Event = Event::row(71);
-    /// `UNC_UPI_TxL0P_CLK_ACTIVE.TXQ` (experimental).
-    pub const TXL0P_CLK_ACTIVE_TXQ: Event = Event::row(72);
-    /// `UNC_UPI_TxL0P_CLK_ACTIVE.RETRY` (experimental).
-    pub const TXL0P_CLK_ACTIVE_RETRY: Event = Event::row(73);
-    /// `UNC_UPI_TxL0P_CLK_ACTIVE.DFX` (experimental).
-    pub const TXL0P_CLK_ACTIVE_DFX: Event = Event::row(74);
-    /// `UNC_UPI_TxL0P_CLK_ACTIVE.SPARE` (experimental).
-    pub const TXL0P_CLK_ACTIVE_SPARE: Event = Event::row(75);
-    /// `UNC_UPI_RxL_INSERTS.SLOT0` (experimental).
-    pub const RXL_INSERTS_SLOT0: Event = Event::row(76);
-    /// `UNC_UPI_RxL_INSERTS.SLOT1` (experimental).
-    pub const RXL_INSERTS_SLOT1: Event = Event::row(77);
-    /// `UNC_UPI_RxL_INSERTS.SLOT2` (experimental).
-    pub const RXL_INSERTS_SLOT2: Event = Event::row(78);
-    /// `UNC_UPI_RxL_BYPASSED.SLOT0` (experimental).
-    pub const RXL_BYPASSED_SLOT0: Event = Event::row(79);
-    /// `UNC_UPI_RxL_BYPASSED.SLOT1` (experimental).
-    pub const RXL_BYPASSED_SLOT1: Event = Event::row(80);
-    /// `UNC_UPI_RxL_BYPASSED.SLOT2` (experimental).
-    pub const RXL_BYPASSED_SLOT2: Event = Event::row(81);
-    /// `UNC_UPI_RxL_OCCUPANCY.SLOT0` (experimental).
-    pub const RXL_OCCUPANCY_SLOT0: Event = Event::row(82);
-    /// `UNC_UPI_RxL_OCCUPANCY.SLOT1` (experimental).
-    pub const RXL_OCCUPANCY_SLOT1: Event = Event::row(83);
-    /// `UNC_UPI_RxL_OCCUPANCY.SLOT2` (experimental).
-    pub const RXL_OCCUPANCY_SLOT2: Event = Event::row(84);
-    /// `UNC_UPI_RxL_SLOT_BYPASS.S0_RXQ1` (experimental).
-    pub const RXL_SLOT_BYPASS_S0_RXQ1: Event = Event::row(85);
-    /// `UNC_UPI_RxL_SLOT_BYPASS.S0_RXQ2` (experimental).
-    pub const RXL_SLOT_BYPASS_S0_RXQ2: Event = Event::row(86);
-    /// `UNC_UPI_RxL_SLOT_BYPASS.S1_RXQ0` (experimental).
-    pub const RXL_SLOT_BYPASS_S1_RXQ0: Event = Event::row(87);
-    /// `UNC_UPI_RxL_SLOT_BYPASS.S1_RXQ2` (experimental).
-    pub const RXL_SLOT_BYPASS_S1_RXQ2: Event = Event::row(88);
-    /// `UNC_UPI_RxL_SLOT_BYPASS.S2_RXQ0` (experimental).
-    pub const RXL_SLOT_BYPASS_S2_RXQ0: Event = Event::row(89);
-    /// `UNC_UPI_RxL_SLOT_BYPASS.S2_RXQ1` (experimental).
-    pub const RXL_SLOT_BYPASS_S2_RXQ1: Event = Event::row(90);
-    /// `UNC_UPI_RxL_CREDITS_CONSUMED_VN0` (experimental).
-    pub const RXL_CREDITS_CONSUMED_VN0: Event = Event::row(91);
-    /// `UNC_UPI_RxL_CREDITS_CONSUMED_VN1` (experimental).
-    pub const RXL_CREDITS_CONSUMED_VN1: Event = Event::row(92);
-    /// `UNC_UPI_TxL_INSERTS` (experimental).
-    pub const TXL_INSERTS: Event = Event::row(93);
-    /// `UNC_UPI_TxL_BYPASSED` (experimental).
-    pub const TXL_BYPASSED: Event = Event::row(94);
-    /// `UNC_UPI_TxL_OCCUPANCY` (experimental).
-    pub const TXL_OCCUPANCY: Event = Event::row(95);
-    /// `UNC_UPI_VNA_CREDIT_RETURN_OCCUPANCY` (experimental).
-    pub const VNA_CREDIT_RETURN_OCCUPANCY: Event = Event::row(96);
-    /// `UNC_UPI_VNA_CREDIT_RETURN_BLOCKED_VN01` (experimental).
-    pub const VNA_CREDIT_RETURN_BLOCKED_VN01: Event = Event::row(97);
-    /// `UNC_UPI_REQ_SLOT2_FROM_M3.VNA` (experimental).
-    pub const REQ_SLOT2_FROM_M3_VNA: Event = Event::row(98);
-    /// `UNC_UPI_REQ_SLOT2_FROM_M3.VN0` (experimental).
-    pub const REQ_SLOT2_FROM_M3_VN0: Event = Event::row(99);
-    /// `UNC_UPI_REQ_SLOT2_FROM_M3.VN1` (experimental).
-    pub const REQ_SLOT2_FROM_M3_VN1: Event = Event::row(100);
-    /// `UNC_UPI_REQ_SLOT2_FROM_M3.ACK` (experimental).
-    pub const REQ_SLOT2_FROM_M3_ACK: Event = Event::row(101);
-    /// `UNC_UPI_TxL_ANY_FLITS.SLOT0` (experimental).
-    pub const TXL_ANY_FLITS_SLOT0: Event = Event::row(102);
-    /// `UNC_UPI_TxL_ANY_FLITS.SLOT1` (experimental).
-    pub const TXL_ANY_FLITS_SLOT1: Event = Event::row(103);
-    /// `UNC_UPI_TxL_ANY_FLITS.SLOT2` (experimental).
-    pub const TXL_ANY_FLITS_SLOT2: Event = Event::row(104);
-    /// `UNC_UPI_TxL_ANY_FLITS.DATA` (experimental).
-    pub const TXL_ANY_FLITS_DATA: Event = Event::row(105);
-    /// `UNC_UPI_TxL_ANY_FLITS.LLCRD` (experimental).
-    pub const TXL_ANY_FLITS_LLCRD: Event = Event::row(106);
-    /// `UNC_UPI_TxL_ANY_FLITS.NULL` (experimental).
-    pub const TXL_ANY_FLITS_NULL: Event = Event::row(107);
-    /// `UNC_UPI_TxL_ANY_FLITS.LLCTRL` (experimental).
-    pub const TXL_ANY_FLITS_LLCTRL: Event = Event::row(108);
-    /// `UNC_UPI_TxL_ANY_FLITS.PROTHDR` (experimental).
-    pub const TXL_ANY_FLITS_PROTHDR: Event = Event::row(109);
-    /// `UNC_UPI_RxL_ANY_FLITS.SLOT0` (experimental).
-    pub const RXL_ANY_FLITS_SLOT0: Event = Event::row(110);
-    /// `UNC_UPI_RxL_ANY_FLITS.SLOT1` (experimental).
-    pub const RXL_ANY_FLITS_SLOT1: Event = Event::row(111);
-    /// `UNC_UPI_RxL_ANY_FLITS.SLOT2` (experimental).
-    pub const RXL_ANY_FLITS_SLOT2: Event = Event::row(112);
-    /// `UNC_UPI_RxL_ANY_FLITS.DATA` (experimental).
-    pub const RXL_ANY_FLITS_DATA: Event = Event::row(113);
-    /// `UNC_UPI_RxL_ANY_FLITS.LLCRD` (experimental).
-    pub const RXL_ANY_FLITS_LLCRD: Event = Event::row(114);
-    /// `UNC_UPI_RxL_ANY_FLITS.NULL` (experimental).
-    pub const RXL_ANY_FLITS_NULL: Event = Event::row(115);
-    /// `UNC_UPI_RxL_ANY_FLITS.LLCTRL` (experimental).
-    pub const RXL_ANY_FLITS_LLCTRL: Event = Event::row(116);
-    /// `UNC_UPI_RxL_ANY_FLITS.PROTHDR` (experimental).
-    pub const RXL_ANY_FLITS_PROTHDR: Event = Event::row(117);
-    /// `UNC_UPI_RxL_CREDITS_CONSUMED_VNA` (experimental).
-    pub const RXL_CREDITS_CONSUMED_VNA: Event = Event::row(118);
-    /// `UNC_UPI_TxL_FLITS.ALL_PROTHDR` (experimental).
-    pub const TXL_FLITS_ALL_PROTHDR: Event = Event::row(119);
-    /// `UNC_UPI_TxL_FLITS.ALL_LLCTRL` (experimental).
-    pub const TXL_FLITS_ALL_LLCTRL: Event = Event::row(120);
-    /// `UNC_UPI_TxL_FLITS.ALL_LLCRD` (experimental).
-    pub const TXL_FLITS_ALL_LLCRD: Event = Event::row(121);
-}
-
 #[cfg(feature = "metadata")]
 impl Event {
     /// The event's facts.
@@ -687,136 +431,141 @@ impl Event {
     }
 }
 
-/// The events, row n for `Event::row(n)`: `ev(name, event select, umask, counters)` (bit n
-/// of counters: counter n may count it) and what else each sets.
-const EVENT_ROWS: &[EventRow] = &[
-    ev("UNC_UPI_CLOCKTICKS", 0x01, 0x00, 0b1111),
-    ev("UNC_UPI_TxL_FLITS.ALL_DATA", 0x02, 0x0f, 0b1111),
-    ev("UNC_UPI_TxL_FLITS.NON_DATA", 0x02, 0x97, 0b1111),
-    ev("UNC_UPI_TxL_FLITS.ALL_NULL", 0x02, 0x27, 0b1111),
-    ev("UNC_UPI_RxL_FLITS.ALL_DATA", 0x03, 0x0f, 0b1111),
-    ev("UNC_UPI_RxL_FLITS.NON_DATA", 0x03, 0x97, 0b1111),
-    ev("UNC_UPI_RxL_FLITS.ALL_NULL", 0x03, 0x27, 0b1111),
-    ev("UNC_UPI_L1_POWER_CYCLES", 0x21, 0x00, 0b1111),
-];
-/// The experimental events, numbered after `EVENT_ROWS`.
+event_table! {
+    /// The events, row n for `Event::row(n)`: `ev(name, event select, umask)` and what else each
+    /// sets. The counters that may count them (bit n: counter n) and those without
+    /// Hyper-Threading are the table's, the two numbers before the rows, unless a row
+    /// gives its own (`.on(..)`, `.ht_off(..)`).
+    EVENT_ROWS, EventRowNumber, 0, "", 0b1111, 0b0;
+    CLOCKTICKS = ev("UNC_UPI_CLOCKTICKS", 0x01, 0x00),
+    TXL_FLITS_ALL_DATA = ev("UNC_UPI_TxL_FLITS.ALL_DATA", 0x02, 0x0f),
+    TXL_FLITS_NON_DATA = ev("UNC_UPI_TxL_FLITS.NON_DATA", 0x02, 0x97),
+    TXL_FLITS_ALL_NULL = ev("UNC_UPI_TxL_FLITS.ALL_NULL", 0x02, 0x27),
+    RXL_FLITS_ALL_DATA = ev("UNC_UPI_RxL_FLITS.ALL_DATA", 0x03, 0x0f),
+    RXL_FLITS_NON_DATA = ev("UNC_UPI_RxL_FLITS.NON_DATA", 0x03, 0x97),
+    RXL_FLITS_ALL_NULL = ev("UNC_UPI_RxL_FLITS.ALL_NULL", 0x03, 0x27),
+    L1_POWER_CYCLES = ev("UNC_UPI_L1_POWER_CYCLES", 0x21, 0x00),
+}
 #[cfg(feature = "experimental-events")]
-const EXPERIMENTAL_ROWS: &[EventRow] = &[
-    ev("UNC_UPI_TxL_FLITS.SLOT0", 0x02, 0x01, 0b1111),
-    ev("UNC_UPI_TxL_FLITS.SLOT1", 0x02, 0x02, 0b1111),
-    ev("UNC_UPI_TxL_FLITS.SLOT2", 0x02, 0x04, 0b1111),
-    ev("UNC_UPI_TxL_FLITS.DATA", 0x02, 0x08, 0b1111),
-    ev("UNC_UPI_TxL_FLITS.LLCRD", 0x02, 0x10, 0b1111),
-    ev("UNC_UPI_TxL_FLITS.NULL", 0x02, 0x20, 0b1111),
-    ev("UNC_UPI_TxL_FLITS.LLCTRL", 0x02, 0x40, 0b1111),
-    ev("UNC_UPI_TxL_FLITS.PROTHDR", 0x02, 0x80, 0b1111),
-    ev("UNC_UPI_TxL_FLITS.IDLE", 0x02, 0x47, 0b1111),
-    ev("UNC_UPI_RxL_FLITS.SLOT0", 0x03, 0x01, 0b1111),
-    ev("UNC_UPI_RxL_FLITS.SLOT1", 0x03, 0x02, 0b1111),
-    ev("UNC_UPI_RxL_FLITS.SLOT2", 0x03, 0x04, 0b1111),
-    ev("UNC_UPI_RxL_FLITS.DATA", 0x03, 0x08, 0b1111),
-    ev("UNC_UPI_RxL_FLITS.LLCRD", 0x03, 0x10, 0b1111),
-    ev("UNC_UPI_RxL_FLITS.NULL", 0x03, 0x20, 0b1111),
-    ev("UNC_UPI_RxL_FLITS.LLCTRL", 0x03, 0x40, 0b1111),
-    ev("UNC_UPI_RxL_FLITS.PROTHDR", 0x03, 0x80, 0b1111),
-    ev("UNC_UPI_RxL_FLITS.IDLE", 0x03, 0x47, 0b1111),
-    ev("UNC_UPI_TxL_BASIC_HDR_MATCH.NCB", 0x04, 0x0e, 0b1111).filters("CtrCtrl[55:32]"),
-    ev("UNC_UPI_TxL_BASIC_HDR_MATCH.NCB_OPC", 0x04, 0x0e, 0b1111).filters("CtrCtrl[55:32]").umask_ext(0x1),
-    ev("UNC_UPI_TxL_BASIC_HDR_MATCH.NCS", 0x04, 0x0f, 0b1111).filters("CtrCtrl[55:32]"),
-    ev("UNC_UPI_TxL_BASIC_HDR_MATCH.NCS_OPC", 0x04, 0x0f, 0b1111).filters("CtrCtrl[55:32]").umask_ext(0x1),
-    ev("UNC_UPI_RxL_BASIC_HDR_MATCH.NCB", 0x05, 0x0e, 0b1111).filters("CtrCtrl[55:32]"),
-    ev("UNC_UPI_RxL_BASIC_HDR_MATCH.NCB_OPC", 0x05, 0x0e, 0b1111).filters("CtrCtrl[55:32]").umask_ext(0x1),
-    ev("UNC_UPI_RxL_BASIC_HDR_MATCH.NCS", 0x05, 0x0f, 0b1111).filters("CtrCtrl[55:32]"),
-    ev("UNC_UPI_RxL_BASIC_HDR_MATCH.NCS_OPC", 0x05, 0x0f, 0b1111).filters("CtrCtrl[55:32]").umask_ext(0x1),
-    ev("UNC_UPI_RxL_CRC_LLR_REQ_TRANSMIT", 0x08, 0x00, 0b1111),
-    ev("UNC_UPI_RxL_CRC_ERRORS", 0x0b, 0x00, 0b1111),
-    ev("UNC_UPI_DIRECT_ATTEMPTS.D2C", 0x12, 0x01, 0b1111),
-    ev("UNC_UPI_DIRECT_ATTEMPTS.D2K", 0x12, 0x02, 0b1111),
-    ev("UNC_UPI_M3_BYP_BLOCKED.FLOWQ_AD_VNA_LE2", 0x14, 0x01, 0b1111),
-    ev("UNC_UPI_M3_BYP_BLOCKED.FLOWQ_BL_VNA_EQ0", 0x14, 0x02, 0b1111),
-    ev("UNC_UPI_M3_BYP_BLOCKED.FLOWQ_AK_VNA_LE3", 0x14, 0x04, 0b1111),
-    ev("UNC_UPI_M3_BYP_BLOCKED.BGF_CRD", 0x14, 0x08, 0b1111),
-    ev("UNC_UPI_M3_BYP_BLOCKED.GV_BLOCK", 0x14, 0x10, 0b1111),
-    ev("UNC_UPI_M3_RXQ_BLOCKED.FLOWQ_AD_VNA_LE2", 0x15, 0x01, 0b1111),
-    ev("UNC_UPI_M3_RXQ_BLOCKED.FLOWQ_AD_VNA_BTW_2_THRESH", 0x15, 0x02, 0b1111),
-    ev("UNC_UPI_M3_RXQ_BLOCKED.FLOWQ_BL_VNA_EQ0", 0x15, 0x04, 0b1111),
-    ev("UNC_UPI_M3_RXQ_BLOCKED.FLOWQ_BL_VNA_BTW_0_THRESH", 0x15, 0x08, 0b1111),
-    ev("UNC_UPI_M3_RXQ_BLOCKED.FLOWQ_AK_VNA_LE3", 0x15, 0x10, 0b1111),
-    ev("UNC_UPI_M3_RXQ_BLOCKED.BGF_CRD", 0x15, 0x20, 0b1111),
-    ev("UNC_UPI_M3_RXQ_BLOCKED.GV_BLOCK", 0x15, 0x40, 0b1111),
-    ev("UNC_UPI_M3_CRD_RETURN_BLOCKED", 0x16, 0x00, 0b1111),
-    ev("UNC_UPI_FLOWQ_NO_VNA_CRD.AD_VNA_EQ0", 0x18, 0x01, 0b1111),
-    ev("UNC_UPI_FLOWQ_NO_VNA_CRD.AD_VNA_EQ1", 0x18, 0x02, 0b1111),
-    ev("UNC_UPI_FLOWQ_NO_VNA_CRD.AD_VNA_EQ2", 0x18, 0x04, 0b1111),
-    ev("UNC_UPI_FLOWQ_NO_VNA_CRD.BL_VNA_EQ0", 0x18, 0x08, 0b1111),
-    ev("UNC_UPI_FLOWQ_NO_VNA_CRD.AK_VNA_EQ0", 0x18, 0x10, 0b1111),
-    ev("UNC_UPI_FLOWQ_NO_VNA_CRD.AK_VNA_EQ1", 0x18, 0x20, 0b1111),
-    ev("UNC_UPI_FLOWQ_NO_VNA_CRD.AK_VNA_EQ2", 0x18, 0x40, 0b1111),
-    ev("UNC_UPI_FLOWQ_NO_VNA_CRD.AK_VNA_EQ3", 0x18, 0x80, 0b1111),
-    ev("UNC_UPI_PHY_INIT_CYCLES", 0x20, 0x00, 0b1111),
-    ev("UNC_UPI_POWER_L1_REQ", 0x22, 0x00, 0b1111),
-    ev("UNC_UPI_POWER_L1_NACK", 0x23, 0x00, 0b1111),
-    ev("UNC_UPI_RxL0_POWER_CYCLES", 0x24, 0x00, 0b1111),
-    ev("UNC_UPI_RxL0P_POWER_CYCLES", 0x25, 0x00, 0b1111),
-    ev("UNC_UPI_TxL0_POWER_CYCLES", 0x26, 0x00, 0b1111),
-    ev("UNC_UPI_TxL0P_POWER_CYCLES", 0x27, 0x00, 0b1111),
-    ev("UNC_UPI_TxL0P_POWER_CYCLES_LL_ENTER", 0x28, 0x00, 0b1111),
-    ev("UNC_UPI_TxL0P_POWER_CYCLES_M3_EXIT", 0x29, 0x00, 0b1111),
-    ev("UNC_UPI_TxL0P_CLK_ACTIVE.CFG_CTL", 0x2a, 0x01, 0b1111),
-    ev("UNC_UPI_TxL0P_CLK_ACTIVE.RXQ", 0x2a, 0x02, 0b1111),
-    ev("UNC_UPI_TxL0P_CLK_ACTIVE.RXQ_BYPASS", 0x2a, 0x04, 0b1111),
-    ev("UNC_UPI_TxL0P_CLK_ACTIVE.RXQ_CRED", 0x2a, 0x08, 0b1111),
-    ev("UNC_UPI_TxL0P_CLK_ACTIVE.TXQ", 0x2a, 0x10, 0b1111),
-    ev("UNC_UPI_TxL0P_CLK_ACTIVE.RETRY", 0x2a, 0x20, 0b1111),
-    ev("UNC_UPI_TxL0P_CLK_ACTIVE.DFX", 0x2a, 0x40, 0b1111),
-    ev("UNC_UPI_TxL0P_CLK_ACTIVE.SPARE", 0x2a, 0x80, 0b1111),
-    ev("UNC_UPI_RxL_INSERTS.SLOT0", 0x30, 0x01, 0b1111),
-    ev("UNC_UPI_RxL_INSERTS.SLOT1", 0x30, 0x02, 0b1111),
-    ev("UNC_UPI_RxL_INSERTS.SLOT2", 0x30, 0x04, 0b1111),
-    ev("UNC_UPI_RxL_BYPASSED.SLOT0", 0x31, 0x01, 0b1111),
-    ev("UNC_UPI_RxL_BYPASSED.SLOT1", 0x31, 0x02, 0b1111),
-    ev("UNC_UPI_RxL_BYPASSED.SLOT2", 0x31, 0x04, 0b1111),
-    ev("UNC_UPI_RxL_OCCUPANCY.SLOT0", 0x32, 0x01, 0b1111),
-    ev("UNC_UPI_RxL_OCCUPANCY.SLOT1", 0x32, 0x02, 0b1111),
-    ev("UNC_UPI_RxL_OCCUPANCY.SLOT2", 0x32, 0x04, 0b1111),
-    ev("UNC_UPI_RxL_SLOT_BYPASS.S0_RXQ1", 0x33, 0x01, 0b1111),
-    ev("UNC_UPI_RxL_SLOT_BYPASS.S0_RXQ2", 0x33, 0x02, 0b1111),
-    ev("UNC_UPI_RxL_SLOT_BYPASS.S1_RXQ0", 0x33, 0x04, 0b1111),
-    ev("UNC_UPI_RxL_SLOT_BYPASS.S1_RXQ2", 0x33, 0x08, 0b1111),
-    ev("UNC_UPI_RxL_SLOT_BYPASS.S2_RXQ0", 0x33, 0x10, 0b1111),
-    ev("UNC_UPI_RxL_SLOT_BYPASS.S2_RXQ1", 0x33, 0x20, 0b1111),
-    ev("UNC_UPI_RxL_CREDITS_CONSUMED_VN0", 0x39, 0x00, 0b1111),
-    ev("UNC_UPI_RxL_CREDITS_CONSUMED_VN1", 0x3a, 0x00, 0b1111),
-    ev("UNC_UPI_TxL_INSERTS", 0x40, 0x00, 0b1111),
-    ev("UNC_UPI_TxL_BYPASSED", 0x41, 0x00, 0b1111),
-    ev("UNC_UPI_TxL_OCCUPANCY", 0x42, 0x00, 0b1111),
-    ev("UNC_UPI_VNA_CREDIT_RETURN_OCCUPANCY", 0x44, 0x00, 0b1111),
-    ev("UNC_UPI_VNA_CREDIT_RETURN_BLOCKED_VN01", 0x45, 0x00, 0b1111),
-    ev("UNC_UPI_REQ_SLOT2_FROM_M3.VNA", 0x46, 0x01, 0b1111),
-    ev("UNC_UPI_REQ_SLOT2_FROM_M3.VN0", 0x46, 0x02, 0b1111),
-    ev("UNC_UPI_REQ_SLOT2_FROM_M3.VN1", 0x46, 0x04, 0b1111),
-    ev("UNC_UPI_REQ_SLOT2_FROM_M3.ACK", 0x46, 0x08, 0b1111),
-    ev("UNC_UPI_TxL_ANY_FLITS.SLOT0", 0x4a, 0x01, 0b1111),
-    ev("UNC_UPI_TxL_ANY_FLITS.SLOT1", 0x4a, 0x02, 0b1111),
-    ev("UNC_UPI_TxL_ANY_FLITS.SLOT2", 0x4a, 0x04, 0b1111),
-    ev("UNC_UPI_TxL_ANY_FLITS.DATA", 0x4a, 0x08, 0b1111),
-    ev("UNC_UPI_TxL_ANY_FLITS.LLCRD", 0x4a, 0x10, 0b1111),
-    ev("UNC_UPI_TxL_ANY_FLITS.NULL", 0x4a, 0x20, 0b1111),
-    ev("UNC_UPI_TxL_ANY_FLITS.LLCTRL", 0x4a, 0x40, 0b1111),
-    ev("UNC_UPI_TxL_ANY_FLITS.PROTHDR", 0x4a, 0x80, 0b1111),
-    ev("UNC_UPI_RxL_ANY_FLITS.SLOT0", 0x4b, 0x01, 0b1111),
-    ev("UNC_UPI_RxL_ANY_FLITS.SLOT1", 0x4b, 0x02, 0b1111),
-    ev("UNC_UPI_RxL_ANY_FLITS.SLOT2", 0x4b, 0x04, 0b1111),
-    ev("UNC_UPI_RxL_ANY_FLITS.DATA", 0x4b, 0x08, 0b1111),
-    ev("UNC_UPI_RxL_ANY_FLITS.LLCRD", 0x4b, 0x10, 0b1111),
-    ev("UNC_UPI_RxL_ANY_FLITS.NULL", 0x4b, 0x20, 0b1111),
-    ev("UNC_UPI_RxL_ANY_FLITS.LLCTRL", 0x4b, 0x40, 0b1111),
-    ev("UNC_UPI_RxL_ANY_FLITS.PROTHDR", 0x4b, 0x80, 0b1111),
-    ev("UNC_UPI_RxL_CREDITS_CONSUMED_VNA", 0x38, 0x00, 0b1111),
-    ev("UNC_UPI_TxL_FLITS.ALL_PROTHDR", 0x02, 0x87, 0b1111),
-    ev("UNC_UPI_TxL_FLITS.ALL_LLCTRL", 0x02, 0x47, 0b1111),
-    ev("UNC_UPI_TxL_FLITS.ALL_LLCRD", 0x02, 0x17, 0b1111),
-];
+event_table! {
+    /// The experimental events, numbered after `EVENT_ROWS`: from the vendor's experimental
+    /// lists, whose counts it has not validated; built with the `experimental-events` feature.
+    EXPERIMENTAL_ROWS, ExperimentalRowNumber, EVENT_ROWS.len(), " (experimental)", 0b1111, 0b0;
+    TXL_FLITS_SLOT0 = ev("UNC_UPI_TxL_FLITS.SLOT0", 0x02, 0x01),
+    TXL_FLITS_SLOT1 = ev("UNC_UPI_TxL_FLITS.SLOT1", 0x02, 0x02),
+    TXL_FLITS_SLOT2 = ev("UNC_UPI_TxL_FLITS.SLOT2", 0x02, 0x04),
+    TXL_FLITS_DATA = ev("UNC_UPI_TxL_FLITS.DATA", 0x02, 0x08),
+    TXL_FLITS_LLCRD = ev("UNC_UPI_TxL_FLITS.LLCRD", 0x02, 0x10),
+    TXL_FLITS_NULL = ev("UNC_UPI_TxL_FLITS.NULL", 0x02, 0x20),
+    TXL_FLITS_LLCTRL = ev("UNC_UPI_TxL_FLITS.LLCTRL", 0x02, 0x40),
+    TXL_FLITS_PROTHDR = ev("UNC_UPI_TxL_FLITS.PROTHDR", 0x02, 0x80),
+    TXL_FLITS_IDLE = ev("UNC_UPI_TxL_FLITS.IDLE", 0x02, 0x47),
+    RXL_FLITS_SLOT0 = ev("UNC_UPI_RxL_FLITS.SLOT0", 0x03, 0x01),
+    RXL_FLITS_SLOT1 = ev("UNC_UPI_RxL_FLITS.SLOT1", 0x03, 0x02),
+    RXL_FLITS_SLOT2 = ev("UNC_UPI_RxL_FLITS.SLOT2", 0x03, 0x04),
+    RXL_FLITS_DATA = ev("UNC_UPI_RxL_FLITS.DATA", 0x03, 0x08),
+    RXL_FLITS_LLCRD = ev("UNC_UPI_RxL_FLITS.LLCRD", 0x03, 0x10),
+    RXL_FLITS_NULL = ev("UNC_UPI_RxL_FLITS.NULL", 0x03, 0x20),
+    RXL_FLITS_LLCTRL = ev("UNC_UPI_RxL_FLITS.LLCTRL", 0x03, 0x40),
+    RXL_FLITS_PROTHDR = ev("UNC_UPI_RxL_FLITS.PROTHDR", 0x03, 0x80),
+    RXL_FLITS_IDLE = ev("UNC_UPI_RxL_FLITS.IDLE", 0x03, 0x47),
+    TXL_BASIC_HDR_MATCH_NCB = ev("UNC_UPI_TxL_BASIC_HDR_MATCH.NCB", 0x04, 0x0e).filters("CtrCtrl[55:32]"),
+    TXL_BASIC_HDR_MATCH_NCB_OPC = ev("UNC_UPI_TxL_BASIC_HDR_MATCH.NCB_OPC", 0x04, 0x0e).filters("CtrCtrl[55:32]").umask_ext(0x1),
+    TXL_BASIC_HDR_MATCH_NCS = ev("UNC_UPI_TxL_BASIC_HDR_MATCH.NCS", 0x04, 0x0f).filters("CtrCtrl[55:32]"),
+    TXL_BASIC_HDR_MATCH_NCS_OPC = ev("UNC_UPI_TxL_BASIC_HDR_MATCH.NCS_OPC", 0x04, 0x0f).filters("CtrCtrl[55:32]").umask_ext(0x1),
+    RXL_BASIC_HDR_MATCH_NCB = ev("UNC_UPI_RxL_BASIC_HDR_MATCH.NCB", 0x05, 0x0e).filters("CtrCtrl[55:32]"),
+    RXL_BASIC_HDR_MATCH_NCB_OPC = ev("UNC_UPI_RxL_BASIC_HDR_MATCH.NCB_OPC", 0x05, 0x0e).filters("CtrCtrl[55:32]").umask_ext(0x1),
+    RXL_BASIC_HDR_MATCH_NCS = ev("UNC_UPI_RxL_BASIC_HDR_MATCH.NCS", 0x05, 0x0f).filters("CtrCtrl[55:32]"),
+    RXL_BASIC_HDR_MATCH_NCS_OPC = ev("UNC_UPI_RxL_BASIC_HDR_MATCH.NCS_OPC", 0x05, 0x0f).filters("CtrCtrl[55:32]").umask_ext(0x1),
+    RXL_CRC_LLR_REQ_TRANSMIT = ev("UNC_UPI_RxL_CRC_LLR_REQ_TRANSMIT", 0x08, 0x00),
+    RXL_CRC_ERRORS = ev("UNC_UPI_RxL_CRC_ERRORS", 0x0b, 0x00),
+    DIRECT_ATTEMPTS_D2C = ev("UNC_UPI_DIRECT_ATTEMPTS.D2C", 0x12, 0x01),
+    DIRECT_ATTEMPTS_D2K = ev("UNC_UPI_DIRECT_ATTEMPTS.D2K", 0x12, 0x02),
+    M3_BYP_BLOCKED_FLOWQ_AD_VNA_LE2 = ev("UNC_UPI_M3_BYP_BLOCKED.FLOWQ_AD_VNA_LE2", 0x14, 0x01),
+    M3_BYP_BLOCKED_FLOWQ_BL_VNA_EQ0 = ev("UNC_UPI_M3_BYP_BLOCKED.FLOWQ_BL_VNA_EQ0", 0x14, 0x02),
+    M3_BYP_BLOCKED_FLOWQ_AK_VNA_LE3 = ev("UNC_UPI_M3_BYP_BLOCKED.FLOWQ_AK_VNA_LE3", 0x14, 0x04),
+    M3_BYP_BLOCKED_BGF_CRD = ev("UNC_UPI_M3_BYP_BLOCKED.BGF_CRD", 0x14, 0x08),
+    M3_BYP_BLOCKED_GV_BLOCK = ev("UNC_UPI_M3_BYP_BLOCKED.GV_BLOCK", 0x14, 0x10),
+    M3_RXQ_BLOCKED_FLOWQ_AD_VNA_LE2 = ev("UNC_UPI_M3_RXQ_BLOCKED.FLOWQ_AD_VNA_LE2", 0x15, 0x01),
+    M3_RXQ_BLOCKED_FLOWQ_AD_VNA_BTW_2_THRESH = ev("UNC_UPI_M3_RXQ_BLOCKED.FLOWQ_AD_VNA_BTW_2_THRESH", 0x15, 0x02),
+    M3_RXQ_BLOCKED_FLOWQ_BL_VNA_EQ0 = ev("UNC_UPI_M3_RXQ_BLOCKED.FLOWQ_BL_VNA_EQ0", 0x15, 0x04),
+    M3_RXQ_BLOCKED_FLOWQ_BL_VNA_BTW_0_THRESH = ev("UNC_UPI_M3_RXQ_BLOCKED.FLOWQ_BL_VNA_BTW_0_THRESH", 0x15, 0x08),
+    M3_RXQ_BLOCKED_FLOWQ_AK_VNA_LE3 = ev("UNC_UPI_M3_RXQ_BLOCKED.FLOWQ_AK_VNA_LE3", 0x15, 0x10),
+    M3_RXQ_BLOCKED_BGF_CRD = ev("UNC_UPI_M3_RXQ_BLOCKED.BGF_CRD", 0x15, 0x20),
+    M3_RXQ_BLOCKED_GV_BLOCK = ev("UNC_UPI_M3_RXQ_BLOCKED.GV_BLOCK", 0x15, 0x40),
+    M3_CRD_RETURN_BLOCKED = ev("UNC_UPI_M3_CRD_RETURN_BLOCKED", 0x16, 0x00),
+    FLOWQ_NO_VNA_CRD_AD_VNA_EQ0 = ev("UNC_UPI_FLOWQ_NO_VNA_CRD.AD_VNA_EQ0", 0x18, 0x01),
+    FLOWQ_NO_VNA_CRD_AD_VNA_EQ1 = ev("UNC_UPI_FLOWQ_NO_VNA_CRD.AD_VNA_EQ1", 0x18, 0x02),
+    FLOWQ_NO_VNA_CRD_AD_VNA_EQ2 = ev("UNC_UPI_FLOWQ_NO_VNA_CRD.AD_VNA_EQ2", 0x18, 0x04),
+    FLOWQ_NO_VNA_CRD_BL_VNA_EQ0 = ev("UNC_UPI_FLOWQ_NO_VNA_CRD.BL_VNA_EQ0", 0x18, 0x08),
+    FLOWQ_NO_VNA_CRD_AK_VNA_EQ0 = ev("UNC_UPI_FLOWQ_NO_VNA_CRD.AK_VNA_EQ0", 0x18, 0x10),
+    FLOWQ_NO_VNA_CRD_AK_VNA_EQ1 = ev("UNC_UPI_FLOWQ_NO_VNA_CRD.AK_VNA_EQ1", 0x18, 0x20),
+    FLOWQ_NO_VNA_CRD_AK_VNA_EQ2 = ev("UNC_UPI_FLOWQ_NO_VNA_CRD.AK_VNA_EQ2", 0x18, 0x40),
+    FLOWQ_NO_VNA_CRD_AK_VNA_EQ3 = ev("UNC_UPI_FLOWQ_NO_VNA_CRD.AK_VNA_EQ3", 0x18, 0x80),
+    PHY_INIT_CYCLES = ev("UNC_UPI_PHY_INIT_CYCLES", 0x20, 0x00),
+    POWER_L1_REQ = ev("UNC_UPI_POWER_L1_REQ", 0x22, 0x00),
+    POWER_L1_NACK = ev("UNC_UPI_POWER_L1_NACK", 0x23, 0x00),
+    RXL0_POWER_CYCLES = ev("UNC_UPI_RxL0_POWER_CYCLES", 0x24, 0x00),
+    RXL0P_POWER_CYCLES = ev("UNC_UPI_RxL0P_POWER_CYCLES", 0x25, 0x00),
+    TXL0_POWER_CYCLES = ev("UNC_UPI_TxL0_POWER_CYCLES", 0x26, 0x00),
+    TXL0P_POWER_CYCLES = ev("UNC_UPI_TxL0P_POWER_CYCLES", 0x27, 0x00),
+    TXL0P_POWER_CYCLES_LL_ENTER = ev("UNC_UPI_TxL0P_POWER_CYCLES_LL_ENTER", 0x28, 0x00),
+    TXL0P_POWER_CYCLES_M3_EXIT = ev("UNC_UPI_TxL0P_POWER_CYCLES_M3_EXIT", 0x29, 0x00),
+    TXL0P_CLK_ACTIVE_CFG_CTL = ev("UNC_UPI_TxL0P_CLK_ACTIVE.CFG_CTL", 0x2a, 0x01),
+    TXL0P_CLK_ACTIVE_RXQ = ev("UNC_UPI_TxL0P_CLK_ACTIVE.RXQ", 0x2a, 0x02),
+    TXL0P_CLK_ACTIVE_RXQ_BYPASS = ev("UNC_UPI_TxL0P_CLK_ACTIVE.RXQ_BYPASS", 0x2a, 0x04),
+    TXL0P_CLK_ACTIVE_RXQ_CRED = ev("UNC_UPI_TxL0P_CLK_ACTIVE.RXQ_CRED", 0x2a, 0x08),
+    TXL0P_CLK_ACTIVE_TXQ = ev("UNC_UPI_TxL0P_CLK_ACTIVE.TXQ", 0x2a, 0x10),
+    TXL0P_CLK_ACTIVE_RETRY = ev("UNC_UPI_TxL0P_CLK_ACTIVE.RETRY", 0x2a, 0x20),
+    TXL0P_CLK_ACTIVE_DFX = ev("UNC_UPI_TxL0P_CLK_ACTIVE.DFX", 0x2a, 0x40),
+    TXL0P_CLK_ACTIVE_SPARE = ev("UNC_UPI_TxL0P_CLK_ACTIVE.SPARE", 0x2a, 0x80),
+    RXL_INSERTS_SLOT0 = ev("UNC_UPI_RxL_INSERTS.SLOT0", 0x30, 0x01),
+    RXL_INSERTS_SLOT1 = ev("UNC_UPI_RxL_INSERTS.SLOT1", 0x30, 0x02),
+    RXL_INSERTS_SLOT2 = ev("UNC_UPI_RxL_INSERTS.SLOT2", 0x30, 0x04),
+    RXL_BYPASSED_SLOT0 = ev("UNC_UPI_RxL_BYPASSED.SLOT0", 0x31, 0x01),
+    RXL_BYPASSED_SLOT1 = ev("UNC_UPI_RxL_BYPASSED.SLOT1", 0x31, 0x02),
+    RXL_BYPASSED_SLOT2 = ev("UNC_UPI_RxL_BYPASSED.SLOT2", 0x31, 0x04),
+    RXL_OCCUPANCY_SLOT0 = ev("UNC_UPI_RxL_OCCUPANCY.SLOT0", 0x32, 0x01),
+    RXL_OCCUPANCY_SLOT1 = ev("UNC_UPI_RxL_OCCUPANCY.SLOT1", 0x32, 0x02),
+    RXL_OCCUPANCY_SLOT2 = ev("UNC_UPI_RxL_OCCUPANCY.SLOT2", 0x32, 0x04),
+    RXL_SLOT_BYPASS_S0_RXQ1 = ev("UNC_UPI_RxL_SLOT_BYPASS.S0_RXQ1", 0x33, 0x01),
+    RXL_SLOT_BYPASS_S0_RXQ2 = ev("UNC_UPI_RxL_SLOT_BYPASS.S0_RXQ2", 0x33, 0x02),
+    RXL_SLOT_BYPASS_S1_RXQ0 = ev("UNC_UPI_RxL_SLOT_BYPASS.S1_RXQ0", 0x33, 0x04),
+    RXL_SLOT_BYPASS_S1_RXQ2 = ev("UNC_UPI_RxL_SLOT_BYPASS.S1_RXQ2", 0x33, 0x08),
+    RXL_SLOT_BYPASS_S2_RXQ0 = ev("UNC_UPI_RxL_SLOT_BYPASS.S2_RXQ0", 0x33, 0x10),
+    RXL_SLOT_BYPASS_S2_RXQ1 = ev("UNC_UPI_RxL_SLOT_BYPASS.S2_RXQ1", 0x33, 0x20),
+    RXL_CREDITS_CONSUMED_VN0 = ev("UNC_UPI_RxL_CREDITS_CONSUMED_VN0", 0x39, 0x00),
+    RXL_CREDITS_CONSUMED_VN1 = ev("UNC_UPI_RxL_CREDITS_CONSUMED_VN1", 0x3a, 0x00),
+    TXL_INSERTS = ev("UNC_UPI_TxL_INSERTS", 0x40, 0x00),
+    TXL_BYPASSED = ev("UNC_UPI_TxL_BYPASSED", 0x41, 0x00),
+    TXL_OCCUPANCY = ev("UNC_UPI_TxL_OCCUPANCY", 0x42, 0x00),
+    VNA_CREDIT_RETURN_OCCUPANCY = ev("UNC_UPI_VNA_CREDIT_RETURN_OCCUPANCY", 0x44, 0x00),
+    VNA_CREDIT_RETURN_BLOCKED_VN01 = ev("UNC_UPI_VNA_CREDIT_RETURN_BLOCKED_VN01", 0x45, 0x00),
+    REQ_SLOT2_FROM_M3_VNA = ev("UNC_UPI_REQ_SLOT2_FROM_M3.VNA", 0x46, 0x01),
+    REQ_SLOT2_FROM_M3_VN0 = ev("UNC_UPI_REQ_SLOT2_FROM_M3.VN0", 0x46, 0x02),
+    REQ_SLOT2_FROM_M3_VN1 = ev("UNC_UPI_REQ_SLOT2_FROM_M3.VN1", 0x46, 0x04),
+    REQ_SLOT2_FROM_M3_ACK = ev("UNC_UPI_REQ_SLOT2_FROM_M3.ACK", 0x46, 0x08),
+    TXL_ANY_FLITS_SLOT0 = ev("UNC_UPI_TxL_ANY_FLITS.SLOT0", 0x4a, 0x01),
+    TXL_ANY_FLITS_SLOT1 = ev("UNC_UPI_TxL_ANY_FLITS.SLOT1", 0x4a, 0x02),
+    TXL_ANY_FLITS_SLOT2 = ev("UNC_UPI_TxL_ANY_FLITS.SLOT2", 0x4a, 0x04),
+    TXL_ANY_FLITS_DATA = ev("UNC_UPI_TxL_ANY_FLITS.DATA", 0x4a, 0x08),
+    TXL_ANY_FLITS_LLCRD = ev("UNC_UPI_TxL_ANY_FLITS.LLCRD", 0x4a, 0x10),
+    TXL_ANY_FLITS_NULL = ev("UNC_UPI_TxL_ANY_FLITS.NULL", 0x4a, 0x20),
+    TXL_ANY_FLITS_LLCTRL = ev("UNC_UPI_TxL_ANY_FLITS.LLCTRL", 0x4a, 0x40),
+    TXL_ANY_FLITS_PROTHDR = ev("UNC_UPI_TxL_ANY_FLITS.PROTHDR", 0x4a, 0x80),
+    RXL_ANY_FLITS_SLOT0 = ev("UNC_UPI_RxL_ANY_FLITS.SLOT0", 0x4b, 0x01),
+    RXL_ANY_FLITS_SLOT1 = ev("UNC_UPI_RxL_ANY_FLITS.SLOT1", 0x4b, 0x02),
+    RXL_ANY_FLITS_SLOT2 = ev("UNC_UPI_RxL_ANY_FLITS.SLOT2", 0x4b, 0x04),
+    RXL_ANY_FLITS_DATA = ev("UNC_UPI_RxL_ANY_FLITS.DATA", 0x4b, 0x08),
+    RXL_ANY_FLITS_LLCRD = ev("UNC_UPI_RxL_ANY_FLITS.LLCRD", 0x4b, 0x10),
+    RXL_ANY_FLITS_NULL = ev("UNC_UPI_RxL_ANY_FLITS.NULL", 0x4b, 0x20),
+    RXL_ANY_FLITS_LLCTRL = ev("UNC_UPI_RxL_ANY_FLITS.LLCTRL", 0x4b, 0x40),
+    RXL_ANY_FLITS_PROTHDR = ev("UNC_UPI_RxL_ANY_FLITS.PROTHDR", 0x4b, 0x80),
+    RXL_CREDITS_CONSUMED_VNA = ev("UNC_UPI_RxL_CREDITS_CONSUMED_VNA", 0x38, 0x00),
+    TXL_FLITS_ALL_PROTHDR = ev("UNC_UPI_TxL_FLITS.ALL_PROTHDR", 0x02, 0x87),
+    TXL_FLITS_ALL_LLCTRL = ev("UNC_UPI_TxL_FLITS.ALL_LLCTRL", 0x02, 0x47),
+    TXL_FLITS_ALL_LLCRD = ev("UNC_UPI_TxL_FLITS.ALL_LLCRD", 0x02, 0x17),
+}
 #[cfg(not(feature = "experimental-events"))]
 const EXPERIMENTAL_ROWS: &[EventRow] = &[];
 /// The rows built.

@@ -54,7 +54,7 @@ pub(crate) static IMC_FIXED_CTR_INFO: RegisterInfo = RegisterInfo { processor: "
 mod unit_events {
 use super::*;
 #[allow(unused_imports)]
-use crate::core_events::{ev, EventRow};
+use crate::core_events::{event_table, EventRow};
 #[cfg(feature = "metadata")]
 use crate::core_events::{event_info_refs, event_infos};
 
@@ -73,86 +73,6 @@ pub struct Event {
 }
 
 impl Event {
-    /// `UNC_M_CLOCKTICKS`.
-    pub const CLOCKTICKS: Event = Event::row(0);
-    /// `UNC_M_ACT_COUNT.ALL`.
-    pub const ACT_COUNT_ALL: Event = Event::row(1);
-    /// `UNC_M_PRE_COUNT.PGT`.
-    pub const PRE_COUNT_PGT: Event = Event::row(2);
-    /// `UNC_M_CAS_COUNT_SCH0.RD_REG`.
-    pub const CAS_COUNT_SCH0_RD_REG: Event = Event::row(3);
-    /// `UNC_M_CAS_COUNT_SCH0.RD_PRE_REG`.
-    pub const CAS_COUNT_SCH0_RD_PRE_REG: Event = Event::row(4);
-    /// `UNC_M_CAS_COUNT_SCH0.RD_UNDERFILL`.
-    pub const CAS_COUNT_SCH0_RD_UNDERFILL: Event = Event::row(5);
-    /// `UNC_M_CAS_COUNT_SCH0.RD_PRE_UNDERFILL`.
-    pub const CAS_COUNT_SCH0_RD_PRE_UNDERFILL: Event = Event::row(6);
-    /// `UNC_M_CAS_COUNT_SCH0.RD`.
-    pub const CAS_COUNT_SCH0_RD: Event = Event::row(7);
-    /// `UNC_M_CAS_COUNT_SCH0.WR`.
-    pub const CAS_COUNT_SCH0_WR: Event = Event::row(8);
-    /// `UNC_M_CAS_COUNT_SCH0.ALL`.
-    pub const CAS_COUNT_SCH0_ALL: Event = Event::row(9);
-    /// `UNC_M_CAS_COUNT_SCH1.RD_REG`.
-    pub const CAS_COUNT_SCH1_RD_REG: Event = Event::row(10);
-    /// `UNC_M_CAS_COUNT_SCH1.RD_PRE_REG`.
-    pub const CAS_COUNT_SCH1_RD_PRE_REG: Event = Event::row(11);
-    /// `UNC_M_CAS_COUNT_SCH1.RD_UNDERFILL`.
-    pub const CAS_COUNT_SCH1_RD_UNDERFILL: Event = Event::row(12);
-    /// `UNC_M_CAS_COUNT_SCH1.RD_PRE_UNDERFILL`.
-    pub const CAS_COUNT_SCH1_RD_PRE_UNDERFILL: Event = Event::row(13);
-    /// `UNC_M_CAS_COUNT_SCH1.RD`.
-    pub const CAS_COUNT_SCH1_RD: Event = Event::row(14);
-    /// `UNC_M_CAS_COUNT_SCH1.WR`.
-    pub const CAS_COUNT_SCH1_WR: Event = Event::row(15);
-    /// `UNC_M_CAS_COUNT_SCH1.ALL`.
-    pub const CAS_COUNT_SCH1_ALL: Event = Event::row(16);
-    /// `UNC_M_RDB_OCCUPANCY_SCH0`.
-    pub const RDB_OCCUPANCY_SCH0: Event = Event::row(17);
-    /// `UNC_M_RDB_OCCUPANCY_SCH1`.
-    pub const RDB_OCCUPANCY_SCH1: Event = Event::row(18);
-    /// `UNC_M_RPQ_OCCUPANCY_SCH0_PCH0`.
-    pub const RPQ_OCCUPANCY_SCH0_PCH0: Event = Event::row(19);
-    /// `UNC_M_RPQ_OCCUPANCY_SCH0_PCH1`.
-    pub const RPQ_OCCUPANCY_SCH0_PCH1: Event = Event::row(20);
-    /// `UNC_M_RPQ_OCCUPANCY_SCH1_PCH0`.
-    pub const RPQ_OCCUPANCY_SCH1_PCH0: Event = Event::row(21);
-    /// `UNC_M_RPQ_OCCUPANCY_SCH1_PCH1`.
-    pub const RPQ_OCCUPANCY_SCH1_PCH1: Event = Event::row(22);
-    /// `UNC_M_WPQ_OCCUPANCY_SCH0_PCH0`.
-    pub const WPQ_OCCUPANCY_SCH0_PCH0: Event = Event::row(23);
-    /// `UNC_M_WPQ_OCCUPANCY_SCH0_PCH1`.
-    pub const WPQ_OCCUPANCY_SCH0_PCH1: Event = Event::row(24);
-    /// `UNC_M_WPQ_OCCUPANCY_SCH1_PCH0`.
-    pub const WPQ_OCCUPANCY_SCH1_PCH0: Event = Event::row(25);
-    /// `UNC_M_WPQ_OCCUPANCY_SCH1_PCH1`.
-    pub const WPQ_OCCUPANCY_SCH1_PCH1: Event = Event::row(26);
-    /// `UNC_M_PRE_COUNT.ALL`.
-    pub const PRE_COUNT_ALL: Event = Event::row(27);
-    /// `UNC_M_RPQ_INSERTS.SCH0_PCH0`.
-    pub const RPQ_INSERTS_SCH0_PCH0: Event = Event::row(28);
-    /// `UNC_M_RPQ_INSERTS.SCH0_PCH1`.
-    pub const RPQ_INSERTS_SCH0_PCH1: Event = Event::row(29);
-    /// `UNC_M_RPQ_INSERTS.SCH1_PCH0`.
-    pub const RPQ_INSERTS_SCH1_PCH0: Event = Event::row(30);
-    /// `UNC_M_RPQ_INSERTS.SCH1_PCH1`.
-    pub const RPQ_INSERTS_SCH1_PCH1: Event = Event::row(31);
-    /// `UNC_M_WPQ_INSERTS.SCH0_PCH0`.
-    pub const WPQ_INSERTS_SCH0_PCH0: Event = Event::row(32);
-    /// `UNC_M_WPQ_INSERTS.SCH0_PCH1`.
-    pub const WPQ_INSERTS_SCH0_PCH1: Event = Event::row(33);
-    /// `UNC_M_WPQ_INSERTS.SCH1_PCH0`.
-    pub const WPQ_INSERTS_SCH1_PCH0: Event = Event::row(34);
-    /// `UNC_M_WPQ_INSERTS.SCH1_PCH1`.
-    pub const WPQ_INSERTS_SCH1_PCH1: Event = Event::row(35);
-    /// `UNC_M_CAS_COUNT_SCH0.RD_NON_UNDERFILL`.
-    pub const CAS_COUNT_SCH0_RD_NON_UNDERFILL: Event = Event::row(36);
-    /// `UNC_M_CAS_COUNT_SCH0.RD_UNDERFILL_ALL`.
-    pub const CAS_COUNT_SCH0_RD_UNDERFILL_ALL: Event = Event::row(37);
-    /// `UNC_M_CAS_COUNT_SCH1.RD_NON_UNDERFILL`.
-    pub const CAS_COUNT_SCH1_RD_NON_UNDERFILL: Event = Event::row(38);
-    /// `UNC_M_CAS_COUNT_SCH1.RD_UNDERFILL_ALL`.
-    pub const CAS_COUNT_SCH1_RD_UNDERFILL_ALL: Event = Event::row(39);
 
     /// Every event of the unit.
     pub const ALL: &'static [Event] = &{
@@ -187,112 +107,6 @@ impl Event {
     }
 }
 
-/// The experimental events: from the vendor's experimental lists, whose counts it has
-/// not validated; built with the `experimental-events` feature.
-#[cfg(feature = "experimental-events")]
-impl Event {
-    /// `UNC_M_HCLOCKTICKS` (experimental).
-    pub const HCLOCKTICKS: Event = Event::row(40);
-    /// `UNC_M_ACT_COUNT.RD` (experimental).
-    pub const ACT_COUNT_RD: Event = Event::row(41);
-    /// `UNC_M_ACT_COUNT.WR` (experimental).
-    pub const ACT_COUNT_WR: Event = Event::row(42);
-    /// `UNC_M_ACT_COUNT.UFILL` (experimental).
-    pub const ACT_COUNT_UFILL: Event = Event::row(43);
-    /// `UNC_M_PRE_COUNT.RD` (experimental).
-    pub const PRE_COUNT_RD: Event = Event::row(44);
-    /// `UNC_M_PRE_COUNT.WR` (experimental).
-    pub const PRE_COUNT_WR: Event = Event::row(45);
-    /// `UNC_M_PRE_COUNT.UFILL` (experimental).
-    pub const PRE_COUNT_UFILL: Event = Event::row(46);
-    /// `UNC_M_CAS_COUNT_SCH0.WR_PRE` (experimental).
-    pub const CAS_COUNT_SCH0_WR_PRE: Event = Event::row(47);
-    /// `UNC_M_CAS_COUNT_SCH0.WR_NONPRE` (experimental).
-    pub const CAS_COUNT_SCH0_WR_NONPRE: Event = Event::row(48);
-    /// `UNC_M_CAS_COUNT_SCH1.WR_PRE` (experimental).
-    pub const CAS_COUNT_SCH1_WR_PRE: Event = Event::row(49);
-    /// `UNC_M_CAS_COUNT_SCH1.WR_NONPRE` (experimental).
-    pub const CAS_COUNT_SCH1_WR_NONPRE: Event = Event::row(50);
-    /// `UNC_M_RPQ_INSERTS.PCH0` (experimental).
-    pub const RPQ_INSERTS_PCH0: Event = Event::row(51);
-    /// `UNC_M_RPQ_INSERTS.PCH1` (experimental).
-    pub const RPQ_INSERTS_PCH1: Event = Event::row(52);
-    /// `UNC_M_WPQ_INSERTS.PCH0` (experimental).
-    pub const WPQ_INSERTS_PCH0: Event = Event::row(53);
-    /// `UNC_M_WPQ_INSERTS.PCH1` (experimental).
-    pub const WPQ_INSERTS_PCH1: Event = Event::row(54);
-    /// `UNC_M_RDB_INSERTS.SCH0` (experimental).
-    pub const RDB_INSERTS_SCH0: Event = Event::row(55);
-    /// `UNC_M_RDB_INSERTS.SCH1` (experimental).
-    pub const RDB_INSERTS_SCH1: Event = Event::row(56);
-    /// `UNC_M_POWER_THROTTLE_CYCLES.BW_SLOT0` (experimental).
-    pub const POWER_THROTTLE_CYCLES_BW_SLOT0: Event = Event::row(57);
-    /// `UNC_M_POWER_THROTTLE_CYCLES.BW_SLOT1` (experimental).
-    pub const POWER_THROTTLE_CYCLES_BW_SLOT1: Event = Event::row(58);
-    /// `UNC_M_POWERDOWN_CYCLES.SCH0_RANK0` (experimental).
-    pub const POWERDOWN_CYCLES_SCH0_RANK0: Event = Event::row(59);
-    /// `UNC_M_POWERDOWN_CYCLES.SCH0_RANK1` (experimental).
-    pub const POWERDOWN_CYCLES_SCH0_RANK1: Event = Event::row(60);
-    /// `UNC_M_POWERDOWN_CYCLES.SCH0_RANK2` (experimental).
-    pub const POWERDOWN_CYCLES_SCH0_RANK2: Event = Event::row(61);
-    /// `UNC_M_POWERDOWN_CYCLES.SCH0_RANK3` (experimental).
-    pub const POWERDOWN_CYCLES_SCH0_RANK3: Event = Event::row(62);
-    /// `UNC_M_POWERDOWN_CYCLES.SCH1_RANK0` (experimental).
-    pub const POWERDOWN_CYCLES_SCH1_RANK0: Event = Event::row(63);
-    /// `UNC_M_POWERDOWN_CYCLES.SCH1_RANK1` (experimental).
-    pub const POWERDOWN_CYCLES_SCH1_RANK1: Event = Event::row(64);
-    /// `UNC_M_POWERDOWN_CYCLES.SCH1_RANK2` (experimental).
-    pub const POWERDOWN_CYCLES_SCH1_RANK2: Event = Event::row(65);
-    /// `UNC_M_POWERDOWN_CYCLES.SCH1_RANK3` (experimental).
-    pub const POWERDOWN_CYCLES_SCH1_RANK3: Event = Event::row(66);
-    /// `UNC_M_POWER_CHANNEL_PPD_CYCLES` (experimental).
-    pub const POWER_CHANNEL_PPD_CYCLES: Event = Event::row(67);
-    /// `UNC_M_SELF_REFRESH.ENTER_SUCCESS_CYCLES` (experimental).
-    pub const SELF_REFRESH_ENTER_SUCCESS_CYCLES: Event = Event::row(68);
-    /// `UNC_M_POWER_THROTTLE_CYCLES.RAPLBLK` (experimental).
-    pub const POWER_THROTTLE_CYCLES_RAPLBLK: Event = Event::row(69);
-    /// `UNC_M_POWER_THROTTLE_CYCLES.MR4BLKEN` (experimental).
-    pub const POWER_THROTTLE_CYCLES_MR4BLKEN: Event = Event::row(70);
-    /// `UNC_M_POWER_CRITICAL_THROTTLE_CYCLES.SLOT0` (experimental).
-    pub const POWER_CRITICAL_THROTTLE_CYCLES_SLOT0: Event = Event::row(71);
-    /// `UNC_M_POWER_CRITICAL_THROTTLE_CYCLES.SLOT1` (experimental).
-    pub const POWER_CRITICAL_THROTTLE_CYCLES_SLOT1: Event = Event::row(72);
-    /// `UNC_M_THROTTLE_LOW_CYCLES.SLOT0` (experimental).
-    pub const THROTTLE_LOW_CYCLES_SLOT0: Event = Event::row(73);
-    /// `UNC_M_THROTTLE_LOW_CYCLES.SLOT1` (experimental).
-    pub const THROTTLE_LOW_CYCLES_SLOT1: Event = Event::row(74);
-    /// `UNC_M_THROTTLE_MID_CYCLES.SLOT0` (experimental).
-    pub const THROTTLE_MID_CYCLES_SLOT0: Event = Event::row(75);
-    /// `UNC_M_THROTTLE_MID_CYCLES.SLOT1` (experimental).
-    pub const THROTTLE_MID_CYCLES_SLOT1: Event = Event::row(76);
-    /// `UNC_M_THROTTLE_HIGH_CYCLES.SLOT0` (experimental).
-    pub const THROTTLE_HIGH_CYCLES_SLOT0: Event = Event::row(77);
-    /// `UNC_M_THROTTLE_HIGH_CYCLES.SLOT1` (experimental).
-    pub const THROTTLE_HIGH_CYCLES_SLOT1: Event = Event::row(78);
-    /// `UNC_M_THROTTLE_CRIT_CYCLES.SLOT0` (experimental).
-    pub const THROTTLE_CRIT_CYCLES_SLOT0: Event = Event::row(79);
-    /// `UNC_M_THROTTLE_CRIT_CYCLES.SLOT1` (experimental).
-    pub const THROTTLE_CRIT_CYCLES_SLOT1: Event = Event::row(80);
-    /// `UNC_M_PDC_MR4ACTIVE_CYCLES.SCH0_DIMM0` (experimental).
-    pub const PDC_MR4ACTIVE_CYCLES_SCH0_DIMM0: Event = Event::row(81);
-    /// `UNC_M_PDC_MR4ACTIVE_CYCLES.SCH0_DIMM1` (experimental).
-    pub const PDC_MR4ACTIVE_CYCLES_SCH0_DIMM1: Event = Event::row(82);
-    /// `UNC_M_PDC_MR4ACTIVE_CYCLES.SCH1_DIMM0` (experimental).
-    pub const PDC_MR4ACTIVE_CYCLES_SCH1_DIMM0: Event = Event::row(83);
-    /// `UNC_M_PDC_MR4ACTIVE_CYCLES.SCH1_DIMM1` (experimental).
-    pub const PDC_MR4ACTIVE_CYCLES_SCH1_DIMM1: Event = Event::row(84);
-    /// `UNC_M_MR4_2XREF_CYCLES.SCH0_DIMM0` (experimental).
-    pub const MR4_2XREF_CYCLES_SCH0_DIMM0: Event = Event::row(85);
-    /// `UNC_M_MR4_2XREF_CYCLES.SCH0_DIMM1` (experimental).
-    pub const MR4_2XREF_CYCLES_SCH0_DIMM1: Event = Event::row(86);
-    /// `UNC_M_MR4_2XREF_CYCLES.SCH1_DIMM0` (experimental).
-    pub const MR4_2XREF_CYCLES_SCH1_DIMM0: Event = Event::row(87);
-    /// `UNC_M_MR4_2XREF_CYCLES.SCH1_DIMM1` (experimental).
-    pub const MR4_2XREF_CYCLES_SCH1_DIMM1: Event = Event::row(88);
-    /// `UNC_M_SELF_REFRESH.ENTER_SUCCESS` (experimental).
-    pub const SELF_REFRESH_ENTER_SUCCESS: Event = Event::row(89);
-}
-
 #[cfg(feature = "metadata")]
 impl Event {
     /// The event's facts.
@@ -306,104 +120,109 @@ impl Event {
     }
 }
 
-/// The events, row n for `Event::row(n)`: `ev(name, event select, umask, counters)` (bit n
-/// of counters: counter n may count it) and what else each sets.
-const EVENT_ROWS: &[EventRow] = &[
-    ev("UNC_M_CLOCKTICKS", 0x01, 0x01, 0b1111),
-    ev("UNC_M_ACT_COUNT.ALL", 0x02, 0xf7, 0b1111),
-    ev("UNC_M_PRE_COUNT.PGT", 0x03, 0xf8, 0b1111),
-    ev("UNC_M_CAS_COUNT_SCH0.RD_REG", 0x05, 0xc1, 0b1111),
-    ev("UNC_M_CAS_COUNT_SCH0.RD_PRE_REG", 0x05, 0xc2, 0b1111),
-    ev("UNC_M_CAS_COUNT_SCH0.RD_UNDERFILL", 0x05, 0xc4, 0b1111),
-    ev("UNC_M_CAS_COUNT_SCH0.RD_PRE_UNDERFILL", 0x05, 0xc8, 0b1111),
-    ev("UNC_M_CAS_COUNT_SCH0.RD", 0x05, 0xcf, 0b1111),
-    ev("UNC_M_CAS_COUNT_SCH0.WR", 0x05, 0xf0, 0b1111),
-    ev("UNC_M_CAS_COUNT_SCH0.ALL", 0x05, 0xff, 0b1111),
-    ev("UNC_M_CAS_COUNT_SCH1.RD_REG", 0x06, 0xc1, 0b1111),
-    ev("UNC_M_CAS_COUNT_SCH1.RD_PRE_REG", 0x06, 0xc2, 0b1111),
-    ev("UNC_M_CAS_COUNT_SCH1.RD_UNDERFILL", 0x06, 0xc4, 0b1111),
-    ev("UNC_M_CAS_COUNT_SCH1.RD_PRE_UNDERFILL", 0x06, 0xc8, 0b1111),
-    ev("UNC_M_CAS_COUNT_SCH1.RD", 0x06, 0xcf, 0b1111),
-    ev("UNC_M_CAS_COUNT_SCH1.WR", 0x06, 0xf0, 0b1111),
-    ev("UNC_M_CAS_COUNT_SCH1.ALL", 0x06, 0xff, 0b1111),
-    ev("UNC_M_RDB_OCCUPANCY_SCH0", 0x1a, 0x00, 0b1111),
-    ev("UNC_M_RDB_OCCUPANCY_SCH1", 0x1b, 0x00, 0b1111),
-    ev("UNC_M_RPQ_OCCUPANCY_SCH0_PCH0", 0x80, 0x00, 0b1111),
-    ev("UNC_M_RPQ_OCCUPANCY_SCH0_PCH1", 0x81, 0x00, 0b1111),
-    ev("UNC_M_RPQ_OCCUPANCY_SCH1_PCH0", 0x82, 0x00, 0b1111),
-    ev("UNC_M_RPQ_OCCUPANCY_SCH1_PCH1", 0x83, 0x00, 0b1111),
-    ev("UNC_M_WPQ_OCCUPANCY_SCH0_PCH0", 0x84, 0x00, 0b1111),
-    ev("UNC_M_WPQ_OCCUPANCY_SCH0_PCH1", 0x85, 0x00, 0b1111),
-    ev("UNC_M_WPQ_OCCUPANCY_SCH1_PCH0", 0x86, 0x00, 0b1111),
-    ev("UNC_M_WPQ_OCCUPANCY_SCH1_PCH1", 0x87, 0x00, 0b1111),
-    ev("UNC_M_PRE_COUNT.ALL", 0x03, 0xff, 0b1111),
-    ev("UNC_M_RPQ_INSERTS.SCH0_PCH0", 0x10, 0x10, 0b1111),
-    ev("UNC_M_RPQ_INSERTS.SCH0_PCH1", 0x10, 0x20, 0b1111),
-    ev("UNC_M_RPQ_INSERTS.SCH1_PCH0", 0x10, 0x40, 0b1111),
-    ev("UNC_M_RPQ_INSERTS.SCH1_PCH1", 0x10, 0x80, 0b1111),
-    ev("UNC_M_WPQ_INSERTS.SCH0_PCH0", 0x22, 0x10, 0b1111),
-    ev("UNC_M_WPQ_INSERTS.SCH0_PCH1", 0x22, 0x20, 0b1111),
-    ev("UNC_M_WPQ_INSERTS.SCH1_PCH0", 0x22, 0x40, 0b1111),
-    ev("UNC_M_WPQ_INSERTS.SCH1_PCH1", 0x22, 0x80, 0b1111),
-    ev("UNC_M_CAS_COUNT_SCH0.RD_NON_UNDERFILL", 0x05, 0xc3, 0b1111),
-    ev("UNC_M_CAS_COUNT_SCH0.RD_UNDERFILL_ALL", 0x05, 0xcc, 0b1111),
-    ev("UNC_M_CAS_COUNT_SCH1.RD_NON_UNDERFILL", 0x06, 0xc3, 0b1111),
-    ev("UNC_M_CAS_COUNT_SCH1.RD_UNDERFILL_ALL", 0x06, 0xcc, 0b1111),
-];
-/// The experimental events, numbered after `EVENT_ROWS`.
+event_table! {
+    /// The events, row n for `Event::row(n)`: `ev(name, event select, umask)` and what else each
+    /// sets. The counters that may count them (bit n: counter n) and those without
+    /// Hyper-Threading are the table's, the two numbers before the rows, unless a row
+    /// gives its own (`.on(..)`, `.ht_off(..)`).
+    EVENT_ROWS, EventRowNumber, 0, "", 0b1111, 0b0;
+    CLOCKTICKS = ev("UNC_M_CLOCKTICKS", 0x01, 0x01),
+    ACT_COUNT_ALL = ev("UNC_M_ACT_COUNT.ALL", 0x02, 0xf7),
+    PRE_COUNT_PGT = ev("UNC_M_PRE_COUNT.PGT", 0x03, 0xf8),
+    CAS_COUNT_SCH0_RD_REG = ev("UNC_M_CAS_COUNT_SCH0.RD_REG", 0x05, 0xc1),
+    CAS_COUNT_SCH0_RD_PRE_REG = ev("UNC_M_CAS_COUNT_SCH0.RD_PRE_REG", 0x05, 0xc2),
+    CAS_COUNT_SCH0_RD_UNDERFILL = ev("UNC_M_CAS_COUNT_SCH0.RD_UNDERFILL", 0x05, 0xc4),
+    CAS_COUNT_SCH0_RD_PRE_UNDERFILL = ev("UNC_M_CAS_COUNT_SCH0.RD_PRE_UNDERFILL", 0x05, 0xc8),
+    CAS_COUNT_SCH0_RD = ev("UNC_M_CAS_COUNT_SCH0.RD", 0x05, 0xcf),
+    CAS_COUNT_SCH0_WR = ev("UNC_M_CAS_COUNT_SCH0.WR", 0x05, 0xf0),
+    CAS_COUNT_SCH0_ALL = ev("UNC_M_CAS_COUNT_SCH0.ALL", 0x05, 0xff),
+    CAS_COUNT_SCH1_RD_REG = ev("UNC_M_CAS_COUNT_SCH1.RD_REG", 0x06, 0xc1),
+    CAS_COUNT_SCH1_RD_PRE_REG = ev("UNC_M_CAS_COUNT_SCH1.RD_PRE_REG", 0x06, 0xc2),
+    CAS_COUNT_SCH1_RD_UNDERFILL = ev("UNC_M_CAS_COUNT_SCH1.RD_UNDERFILL", 0x06, 0xc4),
+    CAS_COUNT_SCH1_RD_PRE_UNDERFILL = ev("UNC_M_CAS_COUNT_SCH1.RD_PRE_UNDERFILL", 0x06, 0xc8),
+    CAS_COUNT_SCH1_RD = ev("UNC_M_CAS_COUNT_SCH1.RD", 0x06, 0xcf),
+    CAS_COUNT_SCH1_WR = ev("UNC_M_CAS_COUNT_SCH1.WR", 0x06, 0xf0),
+    CAS_COUNT_SCH1_ALL = ev("UNC_M_CAS_COUNT_SCH1.ALL", 0x06, 0xff),
+    RDB_OCCUPANCY_SCH0 = ev("UNC_M_RDB_OCCUPANCY_SCH0", 0x1a, 0x00),
+    RDB_OCCUPANCY_SCH1 = ev("UNC_M_RDB_OCCUPANCY_SCH1", 0x1b, 0x00),
+    RPQ_OCCUPANCY_SCH0_PCH0 = ev("UNC_M_RPQ_OCCUPANCY_SCH0_PCH0", 0x80, 0x00),
+    RPQ_OCCUPANCY_SCH0_PCH1 = ev("UNC_M_RPQ_OCCUPANCY_SCH0_PCH1", 0x81, 0x00),
+    RPQ_OCCUPANCY_SCH1_PCH0 = ev("UNC_M_RPQ_OCCUPANCY_SCH1_PCH0", 0x82, 0x00),
+    RPQ_OCCUPANCY_SCH1_PCH1 = ev("UNC_M_RPQ_OCCUPANCY_SCH1_PCH1", 0x83, 0x00),
+    WPQ_OCCUPANCY_SCH0_PCH0 = ev("UNC_M_WPQ_OCCUPANCY_SCH0_PCH0", 0x84, 0x00),
+    WPQ_OCCUPANCY_SCH0_PCH1 = ev("UNC_M_WPQ_OCCUPANCY_SCH0_PCH1", 0x85, 0x00),
+    WPQ_OCCUPANCY_SCH1_PCH0 = ev("UNC_M_WPQ_OCCUPANCY_SCH1_PCH0", 0x86, 0x00),
+    WPQ_OCCUPANCY_SCH1_PCH1 = ev("UNC_M_WPQ_OCCUPANCY_SCH1_PCH1", 0x87, 0x00),
+    PRE_COUNT_ALL = ev("UNC_M_PRE_COUNT.ALL", 0x03, 0xff),
+    RPQ_INSERTS_SCH0_PCH0 = ev("UNC_M_RPQ_INSERTS.SCH0_PCH0", 0x10, 0x10),
+    RPQ_INSERTS_SCH0_PCH1 = ev("UNC_M_RPQ_INSERTS.SCH0_PCH1", 0x10, 0x20),
+    RPQ_INSERTS_SCH1_PCH0 = ev("UNC_M_RPQ_INSERTS.SCH1_PCH0", 0x10, 0x40),
+    RPQ_INSERTS_SCH1_PCH1 = ev("UNC_M_RPQ_INSERTS.SCH1_PCH1", 0x10, 0x80),
+    WPQ_INSERTS_SCH0_PCH0 = ev("UNC_M_WPQ_INSERTS.SCH0_PCH0", 0x22, 0x10),
+    WPQ_INSERTS_SCH0_PCH1 = ev("UNC_M_WPQ_INSERTS.SCH0_PCH1", 0x22, 0x20),
+    WPQ_INSERTS_SCH1_PCH0 = ev("UNC_M_WPQ_INSERTS.SCH1_PCH0", 0x22, 0x40),
+    WPQ_INSERTS_SCH1_PCH1 = ev("UNC_M_WPQ_INSERTS.SCH1_PCH1", 0x22, 0x80),
+    CAS_COUNT_SCH0_RD_NON_UNDERFILL = ev("UNC_M_CAS_COUNT_SCH0.RD_NON_UNDERFILL", 0x05, 0xc3),
+    CAS_COUNT_SCH0_RD_UNDERFILL_ALL = ev("UNC_M_CAS_COUNT_SCH0.RD_UNDERFILL_ALL", 0x05, 0xcc),
+    CAS_COUNT_SCH1_RD_NON_UNDERFILL = ev("UNC_M_CAS_COUNT_SCH1.RD_NON_UNDERFILL", 0x06, 0xc3),
+    CAS_COUNT_SCH1_RD_UNDERFILL_ALL = ev("UNC_M_CAS_COUNT_SCH1.RD_UNDERFILL_ALL", 0x06, 0xcc),
+}
 #[cfg(feature = "experimental-events")]
-const EXPERIMENTAL_ROWS: &[EventRow] = &[
-    ev("UNC_M_HCLOCKTICKS", 0x01, 0x00, 0b1111),
-    ev("UNC_M_ACT_COUNT.RD", 0x02, 0xf1, 0b1111),
-    ev("UNC_M_ACT_COUNT.WR", 0x02, 0xf2, 0b1111),
-    ev("UNC_M_ACT_COUNT.UFILL", 0x02, 0xf4, 0b1111),
-    ev("UNC_M_PRE_COUNT.RD", 0x03, 0xf1, 0b1111),
-    ev("UNC_M_PRE_COUNT.WR", 0x03, 0xf2, 0b1111),
-    ev("UNC_M_PRE_COUNT.UFILL", 0x03, 0xf4, 0b1111),
-    ev("UNC_M_CAS_COUNT_SCH0.WR_PRE", 0x05, 0xe0, 0b1111),
-    ev("UNC_M_CAS_COUNT_SCH0.WR_NONPRE", 0x05, 0xd0, 0b1111),
-    ev("UNC_M_CAS_COUNT_SCH1.WR_PRE", 0x06, 0xe0, 0b1111),
-    ev("UNC_M_CAS_COUNT_SCH1.WR_NONPRE", 0x06, 0xd0, 0b1111),
-    ev("UNC_M_RPQ_INSERTS.PCH0", 0x10, 0x50, 0b1111),
-    ev("UNC_M_RPQ_INSERTS.PCH1", 0x10, 0xa0, 0b1111),
-    ev("UNC_M_WPQ_INSERTS.PCH0", 0x22, 0x50, 0b1111),
-    ev("UNC_M_WPQ_INSERTS.PCH1", 0x22, 0xa0, 0b1111),
-    ev("UNC_M_RDB_INSERTS.SCH0", 0x17, 0x40, 0b1111),
-    ev("UNC_M_RDB_INSERTS.SCH1", 0x17, 0x80, 0b1111),
-    ev("UNC_M_POWER_THROTTLE_CYCLES.BW_SLOT0", 0x46, 0x01, 0b1111),
-    ev("UNC_M_POWER_THROTTLE_CYCLES.BW_SLOT1", 0x46, 0x02, 0b1111),
-    ev("UNC_M_POWERDOWN_CYCLES.SCH0_RANK0", 0x47, 0x01, 0b1111),
-    ev("UNC_M_POWERDOWN_CYCLES.SCH0_RANK1", 0x47, 0x02, 0b1111),
-    ev("UNC_M_POWERDOWN_CYCLES.SCH0_RANK2", 0x47, 0x04, 0b1111),
-    ev("UNC_M_POWERDOWN_CYCLES.SCH0_RANK3", 0x47, 0x08, 0b1111),
-    ev("UNC_M_POWERDOWN_CYCLES.SCH1_RANK0", 0x47, 0x10, 0b1111),
-    ev("UNC_M_POWERDOWN_CYCLES.SCH1_RANK1", 0x47, 0x20, 0b1111),
-    ev("UNC_M_POWERDOWN_CYCLES.SCH1_RANK2", 0x47, 0x40, 0b1111),
-    ev("UNC_M_POWERDOWN_CYCLES.SCH1_RANK3", 0x47, 0x80, 0b1111),
-    ev("UNC_M_POWER_CHANNEL_PPD_CYCLES", 0x88, 0x00, 0b1111),
-    ev("UNC_M_SELF_REFRESH.ENTER_SUCCESS_CYCLES", 0x43, 0x01, 0b1111),
-    ev("UNC_M_POWER_THROTTLE_CYCLES.RAPLBLK", 0x46, 0x04, 0b1111),
-    ev("UNC_M_POWER_THROTTLE_CYCLES.MR4BLKEN", 0x46, 0x08, 0b1111),
-    ev("UNC_M_POWER_CRITICAL_THROTTLE_CYCLES.SLOT0", 0x89, 0x01, 0b1111),
-    ev("UNC_M_POWER_CRITICAL_THROTTLE_CYCLES.SLOT1", 0x89, 0x02, 0b1111),
-    ev("UNC_M_THROTTLE_LOW_CYCLES.SLOT0", 0x8b, 0x01, 0b1111),
-    ev("UNC_M_THROTTLE_LOW_CYCLES.SLOT1", 0x8b, 0x02, 0b1111),
-    ev("UNC_M_THROTTLE_MID_CYCLES.SLOT0", 0x8c, 0x01, 0b1111),
-    ev("UNC_M_THROTTLE_MID_CYCLES.SLOT1", 0x8c, 0x02, 0b1111),
-    ev("UNC_M_THROTTLE_HIGH_CYCLES.SLOT0", 0x8d, 0x01, 0b1111),
-    ev("UNC_M_THROTTLE_HIGH_CYCLES.SLOT1", 0x8d, 0x02, 0b1111),
-    ev("UNC_M_THROTTLE_CRIT_CYCLES.SLOT0", 0x8e, 0x01, 0b1111),
-    ev("UNC_M_THROTTLE_CRIT_CYCLES.SLOT1", 0x8e, 0x02, 0b1111),
-    ev("UNC_M_PDC_MR4ACTIVE_CYCLES.SCH0_DIMM0", 0xa6, 0x01, 0b1111),
-    ev("UNC_M_PDC_MR4ACTIVE_CYCLES.SCH0_DIMM1", 0xa6, 0x02, 0b1111),
-    ev("UNC_M_PDC_MR4ACTIVE_CYCLES.SCH1_DIMM0", 0xa6, 0x04, 0b1111),
-    ev("UNC_M_PDC_MR4ACTIVE_CYCLES.SCH1_DIMM1", 0xa6, 0x08, 0b1111),
-    ev("UNC_M_MR4_2XREF_CYCLES.SCH0_DIMM0", 0xa7, 0x01, 0b1111),
-    ev("UNC_M_MR4_2XREF_CYCLES.SCH0_DIMM1", 0xa7, 0x02, 0b1111),
-    ev("UNC_M_MR4_2XREF_CYCLES.SCH1_DIMM0", 0xa7, 0x04, 0b1111),
-    ev("UNC_M_MR4_2XREF_CYCLES.SCH1_DIMM1", 0xa7, 0x08, 0b1111),
-    ev("UNC_M_SELF_REFRESH.ENTER_SUCCESS", 0x43, 0x02, 0b1111),
-];
+event_table! {
+    /// The experimental events, numbered after `EVENT_ROWS`: from the vendor's experimental
+    /// lists, whose counts it has not validated; built with the `experimental-events` feature.
+    EXPERIMENTAL_ROWS, ExperimentalRowNumber, EVENT_ROWS.len(), " (experimental)", 0b1111, 0b0;
+    HCLOCKTICKS = ev("UNC_M_HCLOCKTICKS", 0x01, 0x00),
+    ACT_COUNT_RD = ev("UNC_M_ACT_COUNT.RD", 0x02, 0xf1),
+    ACT_COUNT_WR = ev("UNC_M_ACT_COUNT.WR", 0x02, 0xf2),
+    ACT_COUNT_UFILL = ev("UNC_M_ACT_COUNT.UFILL", 0x02, 0xf4),
+    PRE_COUNT_RD = ev("UNC_M_PRE_COUNT.RD", 0x03, 0xf1),
+    PRE_COUNT_WR = ev("UNC_M_PRE_COUNT.WR", 0x03, 0xf2),
+    PRE_COUNT_UFILL = ev("UNC_M_PRE_COUNT.UFILL", 0x03, 0xf4),
+    CAS_COUNT_SCH0_WR_PRE = ev("UNC_M_CAS_COUNT_SCH0.WR_PRE", 0x05, 0xe0),
+    CAS_COUNT_SCH0_WR_NONPRE = ev("UNC_M_CAS_COUNT_SCH0.WR_NONPRE", 0x05, 0xd0),
+    CAS_COUNT_SCH1_WR_PRE = ev("UNC_M_CAS_COUNT_SCH1.WR_PRE", 0x06, 0xe0),
+    CAS_COUNT_SCH1_WR_NONPRE = ev("UNC_M_CAS_COUNT_SCH1.WR_NONPRE", 0x06, 0xd0),
+    RPQ_INSERTS_PCH0 = ev("UNC_M_RPQ_INSERTS.PCH0", 0x10, 0x50),
+    RPQ_INSERTS_PCH1 = ev("UNC_M_RPQ_INSERTS.PCH1", 0x10, 0xa0),
+    WPQ_INSERTS_PCH0 = ev("UNC_M_WPQ_INSERTS.PCH0", 0x22, 0x50),
+    WPQ_INSERTS_PCH1 = ev("UNC_M_WPQ_INSERTS.PCH1", 0x22, 0xa0),
+    RDB_INSERTS_SCH0 = ev("UNC_M_RDB_INSERTS.SCH0", 0x17, 0x40),
+    RDB_INSERTS_SCH1 = ev("UNC_M_RDB_INSERTS.SCH1", 0x17, 0x80),
+    POWER_THROTTLE_CYCLES_BW_SLOT0 = ev("UNC_M_POWER_THROTTLE_CYCLES.BW_SLOT0", 0x46, 0x01),
+    POWER_THROTTLE_CYCLES_BW_SLOT1 = ev("UNC_M_POWER_THROTTLE_CYCLES.BW_SLOT1", 0x46, 0x02),
+    POWERDOWN_CYCLES_SCH0_RANK0 = ev("UNC_M_POWERDOWN_CYCLES.SCH0_RANK0", 0x47, 0x01),
+    POWERDOWN_CYCLES_SCH0_RANK1 = ev("UNC_M_POWERDOWN_CYCLES.SCH0_RANK1", 0x47, 0x02),
+    POWERDOWN_CYCLES_SCH0_RANK2 = ev("UNC_M_POWERDOWN_CYCLES.SCH0_RANK2", 0x47, 0x04),
+    POWERDOWN_CYCLES_SCH0_RANK3 = ev("UNC_M_POWERDOWN_CYCLES.SCH0_RANK3", 0x47, 0x08),
+    POWERDOWN_CYCLES_SCH1_RANK0 = ev("UNC_M_POWERDOWN_CYCLES.SCH1_RANK0", 0x47, 0x10),
+    POWERDOWN_CYCLES_SCH1_RANK1 = ev("UNC_M_POWERDOWN_CYCLES.SCH1_RANK1", 0x47, 0x20),
+    POWERDOWN_CYCLES_SCH1_RANK2 = ev("UNC_M_POWERDOWN_CYCLES.SCH1_RANK2", 0x47, 0x40),
+    POWERDOWN_CYCLES_SCH1_RANK3 = ev("UNC_M_POWERDOWN_CYCLES.SCH1_RANK3", 0x47, 0x80),
+    POWER_CHANNEL_PPD_CYCLES = ev("UNC_M_POWER_CHANNEL_PPD_CYCLES", 0x88, 0x00),
+    SELF_REFRESH_ENTER_SUCCESS_CYCLES = ev("UNC_M_SELF_REFRESH.ENTER_SUCCESS_CYCLES", 0x43, 0x01),
+    POWER_THROTTLE_CYCLES_RAPLBLK = ev("UNC_M_POWER_THROTTLE_CYCLES.RAPLBLK", 0x46, 0x04),
+    POWER_THROTTLE_CYCLES_MR4BLKEN = ev("UNC_M_POWER_THROTTLE_CYCLES.MR4BLKEN", 0x46, 0x08),
+    POWER_CRITICAL_THROTTLE_CYCLES_SLOT0 = ev("UNC_M_POWER_CRITICAL_THROTTLE_CYCLES.SLOT0", 0x89, 0x01),
+    POWER_CRITICAL_THROTTLE_CYCLES_SLOT1 = ev("UNC_M_POWER_CRITICAL_THROTTLE_CYCLES.SLOT1", 0x89, 0x02),
+    THROTTLE_LOW_CYCLES_SLOT0 = ev("UNC_M_THROTTLE_LOW_CYCLES.SLOT0", 0x8b, 0x01),
+    THROTTLE_LOW_CYCLES_SLOT1 = ev("UNC_M_THROTTLE_LOW_CYCLES.SLOT1", 0x8b, 0x02),
+    THROTTLE_MID_CYCLES_SLOT0 = ev("UNC_M_THROTTLE_MID_CYCLES.SLOT0", 0x8c, 0x01),
+    THROTTLE_MID_CYCLES_SLOT1 = ev("UNC_M_THROTTLE_MID_CYCLES.SLOT1", 0x8c, 0x02),
+    THROTTLE_HIGH_CYCLES_SLOT0 = ev("UNC_M_THROTTLE_HIGH_CYCLES.SLOT0", 0x8d, 0x01),
+    THROTTLE_HIGH_CYCLES_SLOT1 = ev("UNC_M_THROTTLE_HIGH_CYCLES.SLOT1", 0x8d, 0x02),
+    THROTTLE_CRIT_CYCLES_SLOT0 = ev("UNC_M_THROTTLE_CRIT_CYCLES.SLOT0", 0x8e, 0x01),
+    THROTTLE_CRIT_CYCLES_SLOT1 = ev("UNC_M_THROTTLE_CRIT_CYCLES.SLOT1", 0x8e, 0x02),
+    PDC_MR4ACTIVE_CYCLES_SCH0_DIMM0 = ev("UNC_M_PDC_MR4ACTIVE_CYCLES.SCH0_DIMM0", 0xa6, 0x01),
+    PDC_MR4ACTIVE_CYCLES_SCH0_DIMM1 = ev("UNC_M_PDC_MR4ACTIVE_CYCLES.SCH0_DIMM1", 0xa6, 0x02),
+    PDC_MR4ACTIVE_CYCLES_SCH1_DIMM0 = ev("UNC_M_PDC_MR4ACTIVE_CYCLES.SCH1_DIMM0", 0xa6, 0x04),
+    PDC_MR4ACTIVE_CYCLES_SCH1_DIMM1 = ev("UNC_M_PDC_MR4ACTIVE_CYCLES.SCH1_DIMM1", 0xa6, 0x08),
+    MR4_2XREF_CYCLES_SCH0_DIMM0 = ev("UNC_M_MR4_2XREF_CYCLES.SCH0_DIMM0", 0xa7, 0x01),
+    MR4_2XREF_CYCLES_SCH0_DIMM1 = ev("UNC_M_MR4_2XREF_CYCLES.SCH0_DIMM1", 0xa7, 0x02),
+    MR4_2XREF_CYCLES_SCH1_DIMM0 = ev("UNC_M_MR4_2XREF_CYCLES.SCH1_DIMM0", 0xa7, 0x04),
+    MR4_2XREF_CYCLES_SCH1_DIMM1 = ev("UNC_M_MR4_2XREF_CYCLES.SCH1_DIMM1", 0xa7, 0x08),
+    SELF_REFRESH_ENTER_SUCCESS = ev("UNC_M_SELF_REFRESH.ENTER_SUCCESS", 0x43, 0x02),
+}
 #[cfg(not(feature = "experimental-events"))]
 const EXPERIMENTAL_ROWS: &[EventRow] = &[];
 /// The rows built.

@@ -4,7 +4,7 @@
 //! Each is `metric(name, unit, category, scope)` and what it has besides, one builder a
 //! fact (`crate::metrics`); a formula is its text and its postfix ops.
 
-use crate::metrics::{metric, MetricInfo, Constant, read};
+use crate::metrics::{metric, MetricInfo, Constant, read, read_core};
 use crate::metrics::MetricScope::{Cpu, Socket};
 use crate::metrics::Op::*;
 
@@ -14,8 +14,8 @@ pub static METRICS: &[MetricInfo] = &[
         .about("Share of the core's last-level cache references that hit: references less misses, over references, from the architectural events LLC Reference (0x2E/0x4F) and LLC Misses (0x2E/0x41) of SDM Vol. 3B, Table 18-1.")
         .in_groups(&["CacheHits"])
         .reads(&[
-            read("refs", "LONGEST_LAT_CACHE.REFERENCE", "CORE"),
-            read("misses", "LONGEST_LAT_CACHE.MISS", "CORE"),
+            read_core("refs", "LONGEST_LAT_CACHE.REFERENCE"),
+            read_core("misses", "LONGEST_LAT_CACHE.MISS"),
         ])
         .computed_as("100 * (refs - misses) / refs", &[Num(100.0), Event(0), Event(1), Sub, Mul, Event(0), Div]),
     metric("uncore_frequency", "GHz", "Freq", Socket)
@@ -28,14 +28,14 @@ pub static METRICS: &[MetricInfo] = &[
         ]),
     metric("cpi", "per instruction", "CPI", Cpu)
         .reads(&[
-            read("a", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
-            read("b", "INST_RETIRED.ANY_P", "CORE"),
+            read_core("a", "CPU_CLK_UNHALTED.THREAD_P"),
+            read_core("b", "INST_RETIRED.ANY_P"),
         ])
         .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("l2_mpi", "per instruction", "MPI", Cpu)
         .reads(&[
-            read("a", "LONGEST_LAT_CACHE.REFERENCE", "CORE"),
-            read("b", "INST_RETIRED.ANY_P", "CORE"),
+            read_core("a", "LONGEST_LAT_CACHE.REFERENCE"),
+            read_core("b", "INST_RETIRED.ANY_P"),
         ])
         .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("numa_reads_addressed_to_local_dram", "percent", "NUMA", Socket)
@@ -99,38 +99,38 @@ pub static METRICS: &[MetricInfo] = &[
         ]),
     metric("loads_retired_per_instr", "per instruction", "", Cpu)
         .reads(&[
-            read("a", "MEM_UOPS_RETIRED.ALL_LOADS", "CORE"),
-            read("b", "INST_RETIRED.ANY_P", "CORE"),
+            read_core("a", "MEM_UOPS_RETIRED.ALL_LOADS"),
+            read_core("b", "INST_RETIRED.ANY_P"),
         ])
         .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("stores_retired_per_instr", "per instruction", "", Cpu)
         .reads(&[
-            read("a", "MEM_UOPS_RETIRED.ALL_STORES", "CORE"),
-            read("b", "INST_RETIRED.ANY_P", "CORE"),
+            read_core("a", "MEM_UOPS_RETIRED.ALL_STORES"),
+            read_core("b", "INST_RETIRED.ANY_P"),
         ])
         .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("l1d_demand_data_read_hits_per_instr", "per instruction", "D-side", Cpu)
         .reads(&[
-            read("a", "MEM_LOAD_UOPS_RETIRED.L1_HIT", "CORE"),
-            read("b", "INST_RETIRED.ANY_P", "CORE"),
+            read_core("a", "MEM_LOAD_UOPS_RETIRED.L1_HIT"),
+            read_core("b", "INST_RETIRED.ANY_P"),
         ])
         .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("l1_i_code_read_misses_with_prefetches_per_instr", "per instruction", "MPI, I-side", Cpu)
         .reads(&[
-            read("a", "ICACHE.MISSES", "CORE"),
-            read("b", "INST_RETIRED.ANY_P", "CORE"),
+            read_core("a", "ICACHE.MISSES"),
+            read_core("b", "INST_RETIRED.ANY_P"),
         ])
         .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("l2_demand_data_read_hits_per_instr", "per instruction", "D-side", Cpu)
         .reads(&[
-            read("a", "MEM_LOAD_UOPS_RETIRED.L2_HIT", "CORE"),
-            read("b", "INST_RETIRED.ANY_P", "CORE"),
+            read_core("a", "MEM_LOAD_UOPS_RETIRED.L2_HIT"),
+            read_core("b", "INST_RETIRED.ANY_P"),
         ])
         .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("l2_demand_data_read_mpi", "per instruction", "MPI, D-side", Cpu)
         .reads(&[
-            read("a", "MEM_LOAD_UOPS_RETIRED.L2_MISS", "CORE"),
-            read("b", "INST_RETIRED.ANY_P", "CORE"),
+            read_core("a", "MEM_LOAD_UOPS_RETIRED.L2_MISS"),
+            read_core("b", "INST_RETIRED.ANY_P"),
         ])
         .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("llc_data_read_mpi_demand_plus_prefetch", "per instruction", "MPI, D-side", Socket)
@@ -138,14 +138,14 @@ pub static METRICS: &[MetricInfo] = &[
             read("a", "UNC_CHA_TOR_INSERTS.IA_MISS_DRD_OPT", "CHA"),
             read("b", "UNC_CHA_TOR_INSERTS.IA_MISS_DRD_OPT_PREF", "CHA"),
             read("c", "UNC_CHA_TOR_INSERTS.IA_MISS_LLCPREFDATA", "CHA"),
-            read("d", "INST_RETIRED.ANY_P", "CORE"),
+            read_core("d", "INST_RETIRED.ANY_P"),
         ])
         .computed_as("(a + b + c) / d", &[Event(0), Event(1), Add, Event(2), Add, Event(3), Div]),
     metric("llc_code_read_mpi_demand_plus_prefetch", "per instruction", "MPI, I-side", Socket)
         .reads(&[
             read("a", "UNC_CHA_TOR_INSERTS.IA_MISS_CRD", "CHA"),
             read("b", "UNC_CHA_TOR_INSERTS.IA_MISS_CRD_PREF", "CHA"),
-            read("d", "INST_RETIRED.ANY_P", "CORE"),
+            read_core("d", "INST_RETIRED.ANY_P"),
         ])
         .computed_as("(a + b) / d", &[Event(0), Event(1), Add, Event(2), Div]),
     metric("llc_demand_data_read_miss_latency", "ns", "Latency", Socket)
@@ -161,32 +161,32 @@ pub static METRICS: &[MetricInfo] = &[
         ]),
     metric("itlb_2nd_level_mpi", "per instruction", "MPI, I-side", Cpu)
         .reads(&[
-            read("a", "ITLB_MISSES.WALK_COMPLETED", "CORE"),
-            read("b", "INST_RETIRED.ANY_P", "CORE"),
+            read_core("a", "ITLB_MISSES.WALK_COMPLETED"),
+            read_core("b", "INST_RETIRED.ANY_P"),
         ])
         .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("itlb_2nd_level_large_page_mpi", "per instruction", "MPI", Cpu)
         .reads(&[
-            read("a", "ITLB_MISSES.WALK_COMPLETED_2M_4M", "CORE"),
-            read("b", "INST_RETIRED.ANY_P", "CORE"),
+            read_core("a", "ITLB_MISSES.WALK_COMPLETED_2M_4M"),
+            read_core("b", "INST_RETIRED.ANY_P"),
         ])
         .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("dtlb_2nd_level_load_mpi", "per instruction", "MPI, D-side", Cpu)
         .reads(&[
-            read("a", "DTLB_LOAD_MISSES.WALK_COMPLETED", "CORE"),
-            read("b", "INST_RETIRED.ANY_P", "CORE"),
+            read_core("a", "DTLB_LOAD_MISSES.WALK_COMPLETED"),
+            read_core("b", "INST_RETIRED.ANY_P"),
         ])
         .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("dtlb_2nd_level_2mb_large_page_load_mpi", "per instruction", "MPI, D-side", Cpu)
         .reads(&[
-            read("a", "DTLB_LOAD_MISSES.WALK_COMPLETED_2M_4M", "CORE"),
-            read("b", "INST_RETIRED.ANY_P", "CORE"),
+            read_core("a", "DTLB_LOAD_MISSES.WALK_COMPLETED_2M_4M"),
+            read_core("b", "INST_RETIRED.ANY_P"),
         ])
         .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("dtlb_2nd_level_store_mpi", "per instruction", "MPI, D-side", Cpu)
         .reads(&[
-            read("a", "DTLB_STORE_MISSES.WALK_COMPLETED", "CORE"),
-            read("b", "INST_RETIRED.ANY_P", "CORE"),
+            read_core("a", "DTLB_STORE_MISSES.WALK_COMPLETED"),
+            read_core("b", "INST_RETIRED.ANY_P"),
         ])
         .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("io_bandwidth_read", "MB/sec", "BW, IO", Socket)
@@ -324,8 +324,8 @@ pub static METRICS: &[MetricInfo] = &[
         ]),
     metric("Frontend_Bound", "percent", "TMA", Cpu)
         .reads(&[
-            read("a", "TOPDOWN_FE_BOUND.ALL_P", "CORE"),
-            read("b", "CPU_CLK_UNHALTED.CORE_P", "CORE"),
+            read_core("a", "TOPDOWN_FE_BOUND.ALL_P"),
+            read_core("b", "CPU_CLK_UNHALTED.CORE_P"),
         ])
         .computed_as("100 * (a / (6 * b))", &[Num(100.0), Event(0), Num(6.0), Event(1), Mul, Div, Mul])
         .threshold_when(&["Frontend_Bound"], "Frontend_Bound > 0.2", &[Event(0), Num(0.2), Gt]),
@@ -333,8 +333,8 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(2)
         .child_of("Frontend_Bound")
         .reads(&[
-            read("a", "TOPDOWN_FE_BOUND.FRONTEND_LATENCY", "CORE"),
-            read("b", "CPU_CLK_UNHALTED.CORE_P", "CORE"),
+            read_core("a", "TOPDOWN_FE_BOUND.FRONTEND_LATENCY"),
+            read_core("b", "CPU_CLK_UNHALTED.CORE_P"),
         ])
         .computed_as("100 * (a / (6 * b))", &[Num(100.0), Event(0), Num(6.0), Event(1), Mul, Div, Mul])
         .threshold_when(&["IFetch_Latency", "Frontend_Bound"], "min(IFetch_Latency > 0.15, Frontend_Bound > 0.2)", &[Event(0), Num(0.15), Gt, Event(1), Num(0.2), Gt, Min]),
@@ -342,8 +342,8 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(3)
         .child_of("IFetch_Latency")
         .reads(&[
-            read("a", "TOPDOWN_FE_BOUND.ICACHE", "CORE"),
-            read("b", "CPU_CLK_UNHALTED.CORE_P", "CORE"),
+            read_core("a", "TOPDOWN_FE_BOUND.ICACHE"),
+            read_core("b", "CPU_CLK_UNHALTED.CORE_P"),
         ])
         .computed_as("100 * (a / (6 * b))", &[Num(100.0), Event(0), Num(6.0), Event(1), Mul, Div, Mul])
         .threshold_when(&["ICache_Misses", "IFetch_Latency", "Frontend_Bound"], "min(min(ICache_Misses > 0.05, IFetch_Latency > 0.15), Frontend_Bound > 0.2)", &[
@@ -353,8 +353,8 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(3)
         .child_of("IFetch_Latency")
         .reads(&[
-            read("a", "TOPDOWN_FE_BOUND.ITLB_MISS", "CORE"),
-            read("b", "CPU_CLK_UNHALTED.CORE_P", "CORE"),
+            read_core("a", "TOPDOWN_FE_BOUND.ITLB_MISS"),
+            read_core("b", "CPU_CLK_UNHALTED.CORE_P"),
         ])
         .computed_as("100 * (a / (6 * b))", &[Num(100.0), Event(0), Num(6.0), Event(1), Mul, Div, Mul])
         .threshold_when(&["ITLB_Misses", "IFetch_Latency", "Frontend_Bound"], "min(min(ITLB_Misses > 0.05, IFetch_Latency > 0.15), Frontend_Bound > 0.2)", &[
@@ -364,8 +364,8 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(3)
         .child_of("IFetch_Latency")
         .reads(&[
-            read("a", "TOPDOWN_FE_BOUND.BRANCH_DETECT", "CORE"),
-            read("b", "CPU_CLK_UNHALTED.CORE_P", "CORE"),
+            read_core("a", "TOPDOWN_FE_BOUND.BRANCH_DETECT"),
+            read_core("b", "CPU_CLK_UNHALTED.CORE_P"),
         ])
         .computed_as("100 * (a / (6 * b))", &[Num(100.0), Event(0), Num(6.0), Event(1), Mul, Div, Mul])
         .threshold_when(&["Branch_Detect", "IFetch_Latency", "Frontend_Bound"], "min(min(Branch_Detect > 0.05, IFetch_Latency > 0.15), Frontend_Bound > 0.2)", &[
@@ -375,8 +375,8 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(3)
         .child_of("IFetch_Latency")
         .reads(&[
-            read("a", "TOPDOWN_FE_BOUND.BRANCH_RESTEER", "CORE"),
-            read("b", "CPU_CLK_UNHALTED.CORE_P", "CORE"),
+            read_core("a", "TOPDOWN_FE_BOUND.BRANCH_RESTEER"),
+            read_core("b", "CPU_CLK_UNHALTED.CORE_P"),
         ])
         .computed_as("100 * (a / (6 * b))", &[Num(100.0), Event(0), Num(6.0), Event(1), Mul, Div, Mul])
         .threshold_when(&["Branch_Resteer", "IFetch_Latency", "Frontend_Bound"], "min(min(Branch_Resteer > 0.05, IFetch_Latency > 0.15), Frontend_Bound > 0.2)", &[
@@ -386,8 +386,8 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(2)
         .child_of("Frontend_Bound")
         .reads(&[
-            read("a", "TOPDOWN_FE_BOUND.FRONTEND_BANDWIDTH", "CORE"),
-            read("b", "CPU_CLK_UNHALTED.CORE_P", "CORE"),
+            read_core("a", "TOPDOWN_FE_BOUND.FRONTEND_BANDWIDTH"),
+            read_core("b", "CPU_CLK_UNHALTED.CORE_P"),
         ])
         .computed_as("100 * (a / (6 * b))", &[Num(100.0), Event(0), Num(6.0), Event(1), Mul, Div, Mul])
         .threshold_when(&["IFetch_Bandwidth", "Frontend_Bound"], "min(IFetch_Bandwidth > 0.1, Frontend_Bound > 0.2)", &[Event(0), Num(0.1), Gt, Event(1), Num(0.2), Gt, Min]),
@@ -395,8 +395,8 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(3)
         .child_of("IFetch_Bandwidth")
         .reads(&[
-            read("a", "TOPDOWN_FE_BOUND.CISC", "CORE"),
-            read("b", "CPU_CLK_UNHALTED.CORE_P", "CORE"),
+            read_core("a", "TOPDOWN_FE_BOUND.CISC"),
+            read_core("b", "CPU_CLK_UNHALTED.CORE_P"),
         ])
         .computed_as("100 * (a / (6 * b))", &[Num(100.0), Event(0), Num(6.0), Event(1), Mul, Div, Mul])
         .threshold_when(&["Cisc", "IFetch_Bandwidth", "Frontend_Bound"], "min(min(Cisc > 0.05, IFetch_Bandwidth > 0.1), Frontend_Bound > 0.2)", &[
@@ -406,8 +406,8 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(3)
         .child_of("IFetch_Bandwidth")
         .reads(&[
-            read("a", "TOPDOWN_FE_BOUND.DECODE", "CORE"),
-            read("b", "CPU_CLK_UNHALTED.CORE_P", "CORE"),
+            read_core("a", "TOPDOWN_FE_BOUND.DECODE"),
+            read_core("b", "CPU_CLK_UNHALTED.CORE_P"),
         ])
         .computed_as("100 * (a / (6 * b))", &[Num(100.0), Event(0), Num(6.0), Event(1), Mul, Div, Mul])
         .threshold_when(&["Decode", "IFetch_Bandwidth", "Frontend_Bound"], "min(min(Decode > 0.05, IFetch_Bandwidth > 0.1), Frontend_Bound > 0.2)", &[
@@ -417,8 +417,8 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(3)
         .child_of("IFetch_Bandwidth")
         .reads(&[
-            read("a", "TOPDOWN_FE_BOUND.PREDECODE", "CORE"),
-            read("b", "CPU_CLK_UNHALTED.CORE_P", "CORE"),
+            read_core("a", "TOPDOWN_FE_BOUND.PREDECODE"),
+            read_core("b", "CPU_CLK_UNHALTED.CORE_P"),
         ])
         .computed_as("100 * (a / (6 * b))", &[Num(100.0), Event(0), Num(6.0), Event(1), Mul, Div, Mul])
         .threshold_when(&["Predecode", "IFetch_Bandwidth", "Frontend_Bound"], "min(min(Predecode > 0.05, IFetch_Bandwidth > 0.1), Frontend_Bound > 0.2)", &[
@@ -428,8 +428,8 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(3)
         .child_of("IFetch_Bandwidth")
         .reads(&[
-            read("a", "TOPDOWN_FE_BOUND.OTHER", "CORE"),
-            read("b", "CPU_CLK_UNHALTED.CORE_P", "CORE"),
+            read_core("a", "TOPDOWN_FE_BOUND.OTHER"),
+            read_core("b", "CPU_CLK_UNHALTED.CORE_P"),
         ])
         .computed_as("100 * (a / (6 * b))", &[Num(100.0), Event(0), Num(6.0), Event(1), Mul, Div, Mul])
         .threshold_when(&["Other_FB", "IFetch_Bandwidth", "Frontend_Bound"], "min(min(Other_FB > 0.05, IFetch_Bandwidth > 0.1), Frontend_Bound > 0.2)", &[
@@ -437,8 +437,8 @@ pub static METRICS: &[MetricInfo] = &[
         ]),
     metric("Bad_Speculation", "percent", "TMA", Cpu)
         .reads(&[
-            read("a", "TOPDOWN_BAD_SPECULATION.ALL_P", "CORE"),
-            read("b", "CPU_CLK_UNHALTED.CORE_P", "CORE"),
+            read_core("a", "TOPDOWN_BAD_SPECULATION.ALL_P"),
+            read_core("b", "CPU_CLK_UNHALTED.CORE_P"),
         ])
         .computed_as("100 * (a / (6 * b))", &[Num(100.0), Event(0), Num(6.0), Event(1), Mul, Div, Mul])
         .threshold_when(&["Bad_Speculation"], "Bad_Speculation > 0.15", &[Event(0), Num(0.15), Gt]),
@@ -446,8 +446,8 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(2)
         .child_of("Bad_Speculation")
         .reads(&[
-            read("a", "TOPDOWN_BAD_SPECULATION.MISPREDICT", "CORE"),
-            read("b", "CPU_CLK_UNHALTED.CORE_P", "CORE"),
+            read_core("a", "TOPDOWN_BAD_SPECULATION.MISPREDICT"),
+            read_core("b", "CPU_CLK_UNHALTED.CORE_P"),
         ])
         .computed_as("100 * (a / (6 * b))", &[Num(100.0), Event(0), Num(6.0), Event(1), Mul, Div, Mul])
         .threshold_when(&["Branch_Mispredicts", "Bad_Speculation"], "min(Branch_Mispredicts > 0.05, Bad_Speculation > 0.15)", &[Event(0), Num(0.05), Gt, Event(1), Num(0.15), Gt, Min]),
@@ -455,8 +455,8 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(2)
         .child_of("Bad_Speculation")
         .reads(&[
-            read("a", "TOPDOWN_BAD_SPECULATION.MACHINE_CLEARS", "CORE"),
-            read("b", "CPU_CLK_UNHALTED.CORE_P", "CORE"),
+            read_core("a", "TOPDOWN_BAD_SPECULATION.MACHINE_CLEARS"),
+            read_core("b", "CPU_CLK_UNHALTED.CORE_P"),
         ])
         .computed_as("100 * (a / (6 * b))", &[Num(100.0), Event(0), Num(6.0), Event(1), Mul, Div, Mul])
         .threshold_when(&["Machine_Clears", "Bad_Speculation"], "min(Machine_Clears > 0.05, Bad_Speculation > 0.15)", &[Event(0), Num(0.05), Gt, Event(1), Num(0.15), Gt, Min]),
@@ -464,8 +464,8 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(3)
         .child_of("Machine_Clears")
         .reads(&[
-            read("a", "TOPDOWN_BAD_SPECULATION.NUKE", "CORE"),
-            read("b", "CPU_CLK_UNHALTED.CORE_P", "CORE"),
+            read_core("a", "TOPDOWN_BAD_SPECULATION.NUKE"),
+            read_core("b", "CPU_CLK_UNHALTED.CORE_P"),
         ])
         .computed_as("100 * (a / (6 * b))", &[Num(100.0), Event(0), Num(6.0), Event(1), Mul, Div, Mul])
         .threshold_when(&["Nuke", "Machine_Clears", "Bad_Speculation"], "min(min(Nuke > 0.05, Machine_Clears > 0.05), Bad_Speculation > 0.15)", &[
@@ -475,8 +475,8 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(3)
         .child_of("Machine_Clears")
         .reads(&[
-            read("a", "TOPDOWN_BAD_SPECULATION.FASTNUKE", "CORE"),
-            read("b", "CPU_CLK_UNHALTED.CORE_P", "CORE"),
+            read_core("a", "TOPDOWN_BAD_SPECULATION.FASTNUKE"),
+            read_core("b", "CPU_CLK_UNHALTED.CORE_P"),
         ])
         .computed_as("100 * (a / (6 * b))", &[Num(100.0), Event(0), Num(6.0), Event(1), Mul, Div, Mul])
         .threshold_when(&["Fast_Nuke", "Machine_Clears", "Bad_Speculation"], "min(min(Fast_Nuke > 0.05, Machine_Clears > 0.05), Bad_Speculation > 0.15)", &[
@@ -484,8 +484,8 @@ pub static METRICS: &[MetricInfo] = &[
         ]),
     metric("Backend_Bound", "percent", "TMA", Cpu)
         .reads(&[
-            read("a", "TOPDOWN_BE_BOUND.ALL_P", "CORE"),
-            read("b", "CPU_CLK_UNHALTED.CORE_P", "CORE"),
+            read_core("a", "TOPDOWN_BE_BOUND.ALL_P"),
+            read_core("b", "CPU_CLK_UNHALTED.CORE_P"),
         ])
         .computed_as("100 * (a / (6 * b))", &[Num(100.0), Event(0), Num(6.0), Event(1), Mul, Div, Mul])
         .threshold_when(&["Backend_Bound"], "Backend_Bound > 0.1", &[Event(0), Num(0.1), Gt]),
@@ -493,8 +493,8 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(2)
         .child_of("Backend_Bound")
         .reads(&[
-            read("a", "TOPDOWN_BE_BOUND.ALLOC_RESTRICTIONS", "CORE"),
-            read("b", "CPU_CLK_UNHALTED.CORE_P", "CORE"),
+            read_core("a", "TOPDOWN_BE_BOUND.ALLOC_RESTRICTIONS"),
+            read_core("b", "CPU_CLK_UNHALTED.CORE_P"),
         ])
         .computed_as("100 * (a / (6 * b))", &[Num(100.0), Event(0), Num(6.0), Event(1), Mul, Div, Mul])
         .threshold_when(&["Core_Bound", "Backend_Bound"], "min(Core_Bound > 0.1, Backend_Bound > 0.1)", &[Event(0), Num(0.1), Gt, Event(1), Num(0.1), Gt, Min]),
@@ -502,8 +502,8 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(3)
         .child_of("Core_Bound")
         .reads(&[
-            read("a", "TOPDOWN_BE_BOUND.ALLOC_RESTRICTIONS", "CORE"),
-            read("b", "CPU_CLK_UNHALTED.CORE_P", "CORE"),
+            read_core("a", "TOPDOWN_BE_BOUND.ALLOC_RESTRICTIONS"),
+            read_core("b", "CPU_CLK_UNHALTED.CORE_P"),
         ])
         .computed_as("100 * (a / (6 * b))", &[Num(100.0), Event(0), Num(6.0), Event(1), Mul, Div, Mul])
         .threshold_when(&["Allocation_Restriction", "Core_Bound", "Backend_Bound"], "min(min(Allocation_Restriction > 0.1, Core_Bound > 0.1), Backend_Bound > 0.1)", &[
@@ -513,9 +513,9 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(2)
         .child_of("Backend_Bound")
         .reads(&[
-            read("a", "TOPDOWN_BE_BOUND.ALL_P", "CORE"),
-            read("b", "CPU_CLK_UNHALTED.CORE_P", "CORE"),
-            read("c", "TOPDOWN_BE_BOUND.ALLOC_RESTRICTIONS", "CORE"),
+            read_core("a", "TOPDOWN_BE_BOUND.ALL_P"),
+            read_core("b", "CPU_CLK_UNHALTED.CORE_P"),
+            read_core("c", "TOPDOWN_BE_BOUND.ALLOC_RESTRICTIONS"),
         ])
         .computed_as("100 * (a / (6 * b) - c / (6 * b))", &[
             Num(100.0), Event(0), Num(6.0), Event(1), Mul, Div, Event(2), Num(6.0), Event(1), Mul,
@@ -526,8 +526,8 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(3)
         .child_of("Resource_Bound")
         .reads(&[
-            read("a", "TOPDOWN_BE_BOUND.MEM_SCHEDULER", "CORE"),
-            read("b", "CPU_CLK_UNHALTED.CORE_P", "CORE"),
+            read_core("a", "TOPDOWN_BE_BOUND.MEM_SCHEDULER"),
+            read_core("b", "CPU_CLK_UNHALTED.CORE_P"),
         ])
         .computed_as("100 * (a / (6 * b))", &[Num(100.0), Event(0), Num(6.0), Event(1), Mul, Div, Mul])
         .threshold_when(&["Mem_Scheduler", "Resource_Bound", "Backend_Bound"], "min(min(Mem_Scheduler > 0.1, Resource_Bound > 0.2), Backend_Bound > 0.1)", &[
@@ -537,8 +537,8 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(3)
         .child_of("Resource_Bound")
         .reads(&[
-            read("a", "TOPDOWN_BE_BOUND.NON_MEM_SCHEDULER", "CORE"),
-            read("b", "CPU_CLK_UNHALTED.CORE_P", "CORE"),
+            read_core("a", "TOPDOWN_BE_BOUND.NON_MEM_SCHEDULER"),
+            read_core("b", "CPU_CLK_UNHALTED.CORE_P"),
         ])
         .computed_as("100 * (a / (6 * b))", &[Num(100.0), Event(0), Num(6.0), Event(1), Mul, Div, Mul])
         .threshold_when(&["Non_Mem_Scheduler", "Resource_Bound", "Backend_Bound"], "min(min(Non_Mem_Scheduler > 0.1, Resource_Bound > 0.2), Backend_Bound > 0.1)", &[
@@ -548,8 +548,8 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(3)
         .child_of("Resource_Bound")
         .reads(&[
-            read("a", "TOPDOWN_BE_BOUND.REGISTER", "CORE"),
-            read("b", "CPU_CLK_UNHALTED.CORE_P", "CORE"),
+            read_core("a", "TOPDOWN_BE_BOUND.REGISTER"),
+            read_core("b", "CPU_CLK_UNHALTED.CORE_P"),
         ])
         .computed_as("100 * (a / (6 * b))", &[Num(100.0), Event(0), Num(6.0), Event(1), Mul, Div, Mul])
         .threshold_when(&["Register", "Resource_Bound", "Backend_Bound"], "min(min(Register > 0.1, Resource_Bound > 0.2), Backend_Bound > 0.1)", &[
@@ -559,8 +559,8 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(3)
         .child_of("Resource_Bound")
         .reads(&[
-            read("a", "TOPDOWN_BE_BOUND.REORDER_BUFFER", "CORE"),
-            read("b", "CPU_CLK_UNHALTED.CORE_P", "CORE"),
+            read_core("a", "TOPDOWN_BE_BOUND.REORDER_BUFFER"),
+            read_core("b", "CPU_CLK_UNHALTED.CORE_P"),
         ])
         .computed_as("100 * (a / (6 * b))", &[Num(100.0), Event(0), Num(6.0), Event(1), Mul, Div, Mul])
         .threshold_when(&["Reorder_Buffer", "Resource_Bound", "Backend_Bound"], "min(min(Reorder_Buffer > 0.1, Resource_Bound > 0.2), Backend_Bound > 0.1)", &[
@@ -570,8 +570,8 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(3)
         .child_of("Resource_Bound")
         .reads(&[
-            read("a", "TOPDOWN_BE_BOUND.SERIALIZATION", "CORE"),
-            read("b", "CPU_CLK_UNHALTED.CORE_P", "CORE"),
+            read_core("a", "TOPDOWN_BE_BOUND.SERIALIZATION"),
+            read_core("b", "CPU_CLK_UNHALTED.CORE_P"),
         ])
         .computed_as("100 * (a / (6 * b))", &[Num(100.0), Event(0), Num(6.0), Event(1), Mul, Div, Mul])
         .threshold_when(&["Serialization", "Resource_Bound", "Backend_Bound"], "min(min(Serialization > 0.1, Resource_Bound > 0.2), Backend_Bound > 0.1)", &[
@@ -579,239 +579,239 @@ pub static METRICS: &[MetricInfo] = &[
         ]),
     metric("Retiring", "percent", "TMA", Cpu)
         .reads(&[
-            read("a", "TOPDOWN_RETIRING.ALL_P", "CORE"),
-            read("b", "CPU_CLK_UNHALTED.CORE_P", "CORE"),
+            read_core("a", "TOPDOWN_RETIRING.ALL_P"),
+            read_core("b", "CPU_CLK_UNHALTED.CORE_P"),
         ])
         .computed_as("100 * (a / (6 * b))", &[Num(100.0), Event(0), Num(6.0), Event(1), Mul, Div, Mul])
         .threshold_when(&["Retiring"], "Retiring > 0.75", &[Event(0), Num(0.75), Gt]),
     metric("Info_Bottleneck_Mem_Exec_Bound_Cycles", "percent", "TMA", Cpu)
         .in_groups(&["Mem_Exec"])
         .reads(&[
-            read("a", "LD_HEAD.ANY_AT_RET", "CORE"),
-            read("b", "CPU_CLK_UNHALTED.CORE_P", "CORE"),
+            read_core("a", "LD_HEAD.ANY_AT_RET"),
+            read_core("b", "CPU_CLK_UNHALTED.CORE_P"),
         ])
         .computed_as("100 * a / b", &[Num(100.0), Event(0), Mul, Event(1), Div]),
     metric("Info_Bottleneck_Load_Miss_Bound_Cycles", "percent", "TMA", Cpu)
         .in_groups(&["Load_Store_Miss"])
         .reads(&[
-            read("a", "MEM_BOUND_STALLS_LOAD.ALL", "CORE"),
-            read("b", "CPU_CLK_UNHALTED.CORE_P", "CORE"),
+            read_core("a", "MEM_BOUND_STALLS_LOAD.ALL"),
+            read_core("b", "CPU_CLK_UNHALTED.CORE_P"),
         ])
         .computed_as("100 * a / b", &[Num(100.0), Event(0), Mul, Event(1), Div]),
     metric("Info_Bottleneck_DTLB_Miss_Bound_Cycles", "percent", "TMA", Cpu)
         .reads(&[
-            read("a", "LD_HEAD.DTLB_MISS_AT_RET", "CORE"),
-            read("b", "LD_HEAD.PGWALK_AT_RET", "CORE"),
-            read("c", "CPU_CLK_UNHALTED.CORE_P", "CORE"),
+            read_core("a", "LD_HEAD.DTLB_MISS_AT_RET"),
+            read_core("b", "LD_HEAD.PGWALK_AT_RET"),
+            read_core("c", "CPU_CLK_UNHALTED.CORE_P"),
         ])
         .computed_as("100 * (a + b) / c", &[Num(100.0), Event(0), Event(1), Add, Mul, Event(2), Div]),
     metric("Info_Bottleneck_IFetch_Miss_Bound_Cycles", "percent", "TMA", Cpu)
         .in_groups(&["Ifetch"])
         .reads(&[
-            read("a", "MEM_BOUND_STALLS_IFETCH.ALL", "CORE"),
-            read("b", "CPU_CLK_UNHALTED.CORE_P", "CORE"),
+            read_core("a", "MEM_BOUND_STALLS_IFETCH.ALL"),
+            read_core("b", "CPU_CLK_UNHALTED.CORE_P"),
         ])
         .computed_as("100 * a / b", &[Num(100.0), Event(0), Mul, Event(1), Div]),
     metric("Info_Core_IPC", "", "TMA", Cpu)
         .reads(&[
-            read("a", "INST_RETIRED.ANY_P", "CORE"),
-            read("b", "CPU_CLK_UNHALTED.CORE_P", "CORE"),
+            read_core("a", "INST_RETIRED.ANY_P"),
+            read_core("b", "CPU_CLK_UNHALTED.CORE_P"),
         ])
         .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("Info_Core_CPI", "per instruction", "TMA", Cpu)
         .reads(&[
-            read("a", "CPU_CLK_UNHALTED.CORE_P", "CORE"),
-            read("b", "INST_RETIRED.ANY_P", "CORE"),
+            read_core("a", "CPU_CLK_UNHALTED.CORE_P"),
+            read_core("b", "INST_RETIRED.ANY_P"),
         ])
         .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("Info_Core_UPI", "", "TMA", Cpu)
         .reads(&[
-            read("a", "TOPDOWN_RETIRING.ALL_P", "CORE"),
-            read("b", "INST_RETIRED.ANY_P", "CORE"),
+            read_core("a", "TOPDOWN_RETIRING.ALL_P"),
+            read_core("b", "INST_RETIRED.ANY_P"),
         ])
         .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("Info_Core_FLOPc", "", "TMA", Cpu)
         .in_groups(&["Flops"])
         .reads(&[
-            read("a", "FP_FLOPS_RETIRED.ALL", "CORE"),
-            read("b", "CPU_CLK_UNHALTED.CORE_P", "CORE"),
+            read_core("a", "FP_FLOPS_RETIRED.ALL"),
+            read_core("b", "CPU_CLK_UNHALTED.CORE_P"),
         ])
         .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("Info_Br_Inst_Mix_IpBranch", "", "TMA", Cpu)
         .reads(&[
-            read("a", "INST_RETIRED.ANY_P", "CORE"),
-            read("b", "BR_INST_RETIRED.ALL_BRANCHES", "CORE"),
+            read_core("a", "INST_RETIRED.ANY_P"),
+            read_core("b", "BR_INST_RETIRED.ALL_BRANCHES"),
         ])
         .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("Info_Br_Inst_Mix_IpCall", "", "TMA", Cpu)
         .reads(&[
-            read("a", "INST_RETIRED.ANY_P", "CORE"),
-            read("b", "BR_INST_RETIRED.NEAR_CALL", "CORE"),
+            read_core("a", "INST_RETIRED.ANY_P"),
+            read_core("b", "BR_INST_RETIRED.NEAR_CALL"),
         ])
         .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("Info_Br_Inst_Mix_IpMispredict", "", "TMA", Cpu)
         .reads(&[
-            read("a", "INST_RETIRED.ANY_P", "CORE"),
-            read("b", "BR_MISP_RETIRED.ALL_BRANCHES", "CORE"),
+            read_core("a", "INST_RETIRED.ANY_P"),
+            read_core("b", "BR_MISP_RETIRED.ALL_BRANCHES"),
         ])
         .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("Info_Br_Inst_Mix_IpMisp_Cond_Ntaken", "", "TMA", Cpu)
         .reads(&[
-            read("a", "INST_RETIRED.ANY_P", "CORE"),
-            read("b", "BR_MISP_RETIRED.COND", "CORE"),
-            read("c", "BR_MISP_RETIRED.COND_TAKEN", "CORE"),
+            read_core("a", "INST_RETIRED.ANY_P"),
+            read_core("b", "BR_MISP_RETIRED.COND"),
+            read_core("c", "BR_MISP_RETIRED.COND_TAKEN"),
         ])
         .computed_as("a / (b - c)", &[Event(0), Event(1), Event(2), Sub, Div]),
     metric("Info_Br_Inst_Mix_IpMisp_Cond_Taken", "", "TMA", Cpu)
         .reads(&[
-            read("a", "INST_RETIRED.ANY_P", "CORE"),
-            read("b", "BR_MISP_RETIRED.COND_TAKEN", "CORE"),
+            read_core("a", "INST_RETIRED.ANY_P"),
+            read_core("b", "BR_MISP_RETIRED.COND_TAKEN"),
         ])
         .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("Info_Br_Inst_Mix_IpMisp_Ret", "", "TMA", Cpu)
         .reads(&[
-            read("a", "INST_RETIRED.ANY_P", "CORE"),
-            read("b", "BR_MISP_RETIRED.RETURN", "CORE"),
+            read_core("a", "INST_RETIRED.ANY_P"),
+            read_core("b", "BR_MISP_RETIRED.RETURN"),
         ])
         .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("Info_Br_Inst_Mix_IpMisp_Indirect", "", "TMA", Cpu)
         .reads(&[
-            read("a", "INST_RETIRED.ANY_P", "CORE"),
-            read("b", "BR_MISP_RETIRED.INDIRECT", "CORE"),
+            read_core("a", "INST_RETIRED.ANY_P"),
+            read_core("b", "BR_MISP_RETIRED.INDIRECT"),
         ])
         .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("Info_Arith_Inst_Mix_IpFLOP", "", "TMA", Cpu)
         .in_groups(&["Flops"])
         .reads(&[
-            read("a", "INST_RETIRED.ANY_P", "CORE"),
-            read("b", "FP_FLOPS_RETIRED.ALL", "CORE"),
+            read_core("a", "INST_RETIRED.ANY_P"),
+            read_core("b", "FP_FLOPS_RETIRED.ALL"),
         ])
         .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("Info_Arith_Inst_Mix_IpFPArith_Scalar_SP", "", "TMA", Cpu)
         .in_groups(&["Flops"])
         .reads(&[
-            read("a", "INST_RETIRED.ANY_P", "CORE"),
-            read("b", "FP_INST_RETIRED.32B_SP", "CORE"),
+            read_core("a", "INST_RETIRED.ANY_P"),
+            read_core("b", "FP_INST_RETIRED.32B_SP"),
         ])
         .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("Info_Arith_Inst_Mix_IpFPArith_Scalar_DP", "", "TMA", Cpu)
         .in_groups(&["Flops"])
         .reads(&[
-            read("a", "INST_RETIRED.ANY_P", "CORE"),
-            read("b", "FP_INST_RETIRED.64B_DP", "CORE"),
+            read_core("a", "INST_RETIRED.ANY_P"),
+            read_core("b", "FP_INST_RETIRED.64B_DP"),
         ])
         .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("Info_Arith_Inst_Mix_IpFPArith_AVX128", "", "TMA", Cpu)
         .in_groups(&["Flops"])
         .reads(&[
-            read("a", "INST_RETIRED.ANY_P", "CORE"),
-            read("b", "FP_INST_RETIRED.128B_DP", "CORE"),
-            read("c", "FP_INST_RETIRED.128B_SP", "CORE"),
+            read_core("a", "INST_RETIRED.ANY_P"),
+            read_core("b", "FP_INST_RETIRED.128B_DP"),
+            read_core("c", "FP_INST_RETIRED.128B_SP"),
         ])
         .computed_as("a / (b + c)", &[Event(0), Event(1), Event(2), Add, Div]),
     metric("Info_Uop_Mix_Microcode_Uop_Ratio", "", "TMA", Cpu)
         .reads(&[
-            read("a", "UOPS_RETIRED.MS", "CORE"),
-            read("b", "TOPDOWN_RETIRING.ALL_P", "CORE"),
+            read_core("a", "UOPS_RETIRED.MS"),
+            read_core("b", "TOPDOWN_RETIRING.ALL_P"),
         ])
         .computed_as("100 * a / b", &[Num(100.0), Event(0), Mul, Event(1), Div]),
     metric("Info_Uop_Mix_FPDiv_Uop_Ratio", "", "TMA", Cpu)
         .reads(&[
-            read("a", "UOPS_RETIRED.FPDIV", "CORE"),
-            read("b", "TOPDOWN_RETIRING.ALL_P", "CORE"),
+            read_core("a", "UOPS_RETIRED.FPDIV"),
+            read_core("b", "TOPDOWN_RETIRING.ALL_P"),
         ])
         .computed_as("100 * a / b", &[Num(100.0), Event(0), Mul, Event(1), Div]),
     metric("Info_Uop_Mix_IDiv_Uop_Ratio", "", "TMA", Cpu)
         .reads(&[
-            read("a", "UOPS_RETIRED.IDIV", "CORE"),
-            read("b", "TOPDOWN_RETIRING.ALL_P", "CORE"),
+            read_core("a", "UOPS_RETIRED.IDIV"),
+            read_core("b", "TOPDOWN_RETIRING.ALL_P"),
         ])
         .computed_as("100 * a / b", &[Num(100.0), Event(0), Mul, Event(1), Div]),
     metric("Info_Uop_Mix_X87_Uop_Ratio", "", "TMA", Cpu)
         .reads(&[
-            read("a", "UOPS_RETIRED.X87", "CORE"),
-            read("b", "TOPDOWN_RETIRING.ALL_P", "CORE"),
+            read_core("a", "UOPS_RETIRED.X87"),
+            read_core("b", "TOPDOWN_RETIRING.ALL_P"),
         ])
         .computed_as("100 * a / b", &[Num(100.0), Event(0), Mul, Event(1), Div]),
     metric("Info_Mem_Mix_IpLoad", "", "TMA", Cpu)
         .reads(&[
-            read("a", "INST_RETIRED.ANY_P", "CORE"),
-            read("b", "MEM_UOPS_RETIRED.ALL_LOADS", "CORE"),
+            read_core("a", "INST_RETIRED.ANY_P"),
+            read_core("b", "MEM_UOPS_RETIRED.ALL_LOADS"),
         ])
         .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("Info_Mem_Mix_IpStore", "", "TMA", Cpu)
         .reads(&[
-            read("a", "INST_RETIRED.ANY_P", "CORE"),
-            read("b", "MEM_UOPS_RETIRED.ALL_STORES", "CORE"),
+            read_core("a", "INST_RETIRED.ANY_P"),
+            read_core("b", "MEM_UOPS_RETIRED.ALL_STORES"),
         ])
         .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("Info_Mem_Mix_MemLoad_Ratio", "", "TMA", Cpu)
         .reads(&[
-            read("a", "MEM_UOPS_RETIRED.ALL_LOADS", "CORE"),
-            read("b", "TOPDOWN_RETIRING.ALL_P", "CORE"),
+            read_core("a", "MEM_UOPS_RETIRED.ALL_LOADS"),
+            read_core("b", "TOPDOWN_RETIRING.ALL_P"),
         ])
         .computed_as("1000 * a / b", &[Num(1000.0), Event(0), Mul, Event(1), Div]),
     metric("Info_Mem_Mix_Load_Splits_Ratio", "", "TMA", Cpu)
         .reads(&[
-            read("a", "MEM_UOPS_RETIRED.SPLIT_LOADS", "CORE"),
-            read("b", "MEM_UOPS_RETIRED.ALL_LOADS", "CORE"),
+            read_core("a", "MEM_UOPS_RETIRED.SPLIT_LOADS"),
+            read_core("b", "MEM_UOPS_RETIRED.ALL_LOADS"),
         ])
         .computed_as("100 * a / b", &[Num(100.0), Event(0), Mul, Event(1), Div]),
     metric("Info_Mem_Mix_Load_Locks_Ratio", "", "TMA", Cpu)
         .reads(&[
-            read("a", "MEM_UOPS_RETIRED.LOCK_LOADS", "CORE"),
-            read("b", "MEM_UOPS_RETIRED.ALL_LOADS", "CORE"),
+            read_core("a", "MEM_UOPS_RETIRED.LOCK_LOADS"),
+            read_core("b", "MEM_UOPS_RETIRED.ALL_LOADS"),
         ])
         .computed_as("100 * a / b", &[Num(100.0), Event(0), Mul, Event(1), Div]),
     metric("Info_Mem_Exec_Blocks_Loads_with_StoreFwdBlk", "percent", "TMA", Cpu)
         .reads(&[
-            read("a", "LD_BLOCKS.DATA_UNKNOWN", "CORE"),
-            read("b", "MEM_UOPS_RETIRED.ALL_LOADS", "CORE"),
+            read_core("a", "LD_BLOCKS.DATA_UNKNOWN"),
+            read_core("b", "MEM_UOPS_RETIRED.ALL_LOADS"),
         ])
         .computed_as("100 * a / b", &[Num(100.0), Event(0), Mul, Event(1), Div]),
     metric("Info_Mem_Exec_Blocks_Loads_with_AdressAliasing", "percent", "TMA", Cpu)
         .reads(&[
-            read("a", "LD_BLOCKS.ADDRESS_ALIAS", "CORE"),
-            read("b", "MEM_UOPS_RETIRED.ALL_LOADS", "CORE"),
+            read_core("a", "LD_BLOCKS.ADDRESS_ALIAS"),
+            read_core("b", "MEM_UOPS_RETIRED.ALL_LOADS"),
         ])
         .computed_as("100 * a / b", &[Num(100.0), Event(0), Mul, Event(1), Div]),
     metric("Info_Mem_Exec_Bound_LoadHead_with_STLBHit", "percent", "TMA", Cpu)
         .reads(&[
-            read("a", "LD_HEAD.DTLB_MISS_AT_RET", "CORE"),
-            read("b", "LD_HEAD.ANY_AT_RET", "CORE"),
+            read_core("a", "LD_HEAD.DTLB_MISS_AT_RET"),
+            read_core("b", "LD_HEAD.ANY_AT_RET"),
         ])
         .computed_as("100 * a / b", &[Num(100.0), Event(0), Mul, Event(1), Div]),
     metric("Info_Mem_Exec_Bound_LoadHead_with_Pagewalk", "percent", "TMA", Cpu)
         .reads(&[
-            read("a", "LD_HEAD.PGWALK_AT_RET", "CORE"),
-            read("b", "LD_HEAD.ANY_AT_RET", "CORE"),
+            read_core("a", "LD_HEAD.PGWALK_AT_RET"),
+            read_core("b", "LD_HEAD.ANY_AT_RET"),
         ])
         .computed_as("100 * a / b", &[Num(100.0), Event(0), Mul, Event(1), Div]),
     metric("Info_Mem_Exec_Bound_LoadHead_with_StoreFwding", "percent", "TMA", Cpu)
         .reads(&[
-            read("a", "LD_HEAD.ST_ADDR_AT_RET", "CORE"),
-            read("b", "LD_HEAD.ANY_AT_RET", "CORE"),
+            read_core("a", "LD_HEAD.ST_ADDR_AT_RET"),
+            read_core("b", "LD_HEAD.ANY_AT_RET"),
         ])
         .computed_as("100 * a / b", &[Num(100.0), Event(0), Mul, Event(1), Div]),
     metric("Info_Mem_Exec_Bound_LoadHead_with_OtherPipelineBlks", "percent", "TMA", Cpu)
         .reads(&[
-            read("a", "LD_HEAD.OTHER_AT_RET", "CORE"),
-            read("b", "LD_HEAD.ANY_AT_RET", "CORE"),
+            read_core("a", "LD_HEAD.OTHER_AT_RET"),
+            read_core("b", "LD_HEAD.ANY_AT_RET"),
         ])
         .computed_as("100 * a / b", &[Num(100.0), Event(0), Mul, Event(1), Div]),
     metric("Info_Mem_Exec_Bound_LoadHead_with_L1miss", "percent", "TMA", Cpu)
         .reads(&[
-            read("a", "LD_HEAD.L1_MISS_AT_RET", "CORE"),
-            read("b", "LD_HEAD.ANY_AT_RET", "CORE"),
+            read_core("a", "LD_HEAD.L1_MISS_AT_RET"),
+            read_core("b", "LD_HEAD.ANY_AT_RET"),
         ])
         .computed_as("100 * a / b", &[Num(100.0), Event(0), Mul, Event(1), Div]),
     metric("Info_Load_Store_Bound_Store_Bound", "", "TMA", Cpu)
         .in_groups(&["load_store_bound"])
         .reads(&[
-            read("a", "MEM_SCHEDULER_BLOCK.ST_BUF", "CORE"),
-            read("b", "MEM_SCHEDULER_BLOCK.ALL", "CORE"),
-            read("c", "TOPDOWN_BE_BOUND.MEM_SCHEDULER", "CORE"),
-            read("d", "CPU_CLK_UNHALTED.CORE_P", "CORE"),
+            read_core("a", "MEM_SCHEDULER_BLOCK.ST_BUF"),
+            read_core("b", "MEM_SCHEDULER_BLOCK.ALL"),
+            read_core("c", "TOPDOWN_BE_BOUND.MEM_SCHEDULER"),
+            read_core("d", "CPU_CLK_UNHALTED.CORE_P"),
         ])
         .computed_as("100 * (a / b) * (c / (6 * d))", &[
             Num(100.0), Event(0), Event(1), Div, Mul, Event(2), Num(6.0), Event(3), Mul, Div, Mul,
@@ -819,109 +819,109 @@ pub static METRICS: &[MetricInfo] = &[
     metric("Info_Load_Store_Bound_Load_Bound", "", "TMA", Cpu)
         .in_groups(&["load_store_bound"])
         .reads(&[
-            read("a", "LD_HEAD.L1_BOUND_AT_RET", "CORE"),
-            read("b", "MEM_BOUND_STALLS_LOAD.ALL", "CORE"),
-            read("c", "CPU_CLK_UNHALTED.CORE_P", "CORE"),
+            read_core("a", "LD_HEAD.L1_BOUND_AT_RET"),
+            read_core("b", "MEM_BOUND_STALLS_LOAD.ALL"),
+            read_core("c", "CPU_CLK_UNHALTED.CORE_P"),
         ])
         .computed_as("100 * (a + b) / c", &[Num(100.0), Event(0), Event(1), Add, Mul, Event(2), Div]),
     metric("Info_Load_Store_Bound_L1_Bound", "", "TMA", Cpu)
         .in_groups(&["load_store_bound"])
         .reads(&[
-            read("a", "LD_HEAD.L1_BOUND_AT_RET", "CORE"),
-            read("b", "CPU_CLK_UNHALTED.CORE_P", "CORE"),
+            read_core("a", "LD_HEAD.L1_BOUND_AT_RET"),
+            read_core("b", "CPU_CLK_UNHALTED.CORE_P"),
         ])
         .computed_as("100 * a / b", &[Num(100.0), Event(0), Mul, Event(1), Div]),
     metric("Info_Load_Miss_Bound_LoadMissBound_with_L2Hit", "percent", "TMA", Cpu)
         .in_groups(&["load_store_bound"])
         .reads(&[
-            read("a", "MEM_BOUND_STALLS_LOAD.L2_HIT", "CORE"),
-            read("b", "MEM_BOUND_STALLS_LOAD.ALL", "CORE"),
+            read_core("a", "MEM_BOUND_STALLS_LOAD.L2_HIT"),
+            read_core("b", "MEM_BOUND_STALLS_LOAD.ALL"),
         ])
         .computed_as("100 * a / b", &[Num(100.0), Event(0), Mul, Event(1), Div]),
     metric("Info_Load_Miss_Bound_LoadMissBound_with_L3Hit", "percent", "TMA", Cpu)
         .in_groups(&["load_store_bound"])
         .reads(&[
-            read("a", "MEM_BOUND_STALLS_LOAD.LLC_HIT", "CORE"),
-            read("b", "MEM_BOUND_STALLS_LOAD.ALL", "CORE"),
+            read_core("a", "MEM_BOUND_STALLS_LOAD.LLC_HIT"),
+            read_core("b", "MEM_BOUND_STALLS_LOAD.ALL"),
         ])
         .computed_as("100 * a / b", &[Num(100.0), Event(0), Mul, Event(1), Div]),
     metric("Info_Ifetch_Miss_Bound_IfetchMissBound_with_L2Hit", "percent", "TMA", Cpu)
         .reads(&[
-            read("a", "MEM_BOUND_STALLS_IFETCH.L2_HIT", "CORE"),
-            read("b", "MEM_BOUND_STALLS_IFETCH.ALL", "CORE"),
+            read_core("a", "MEM_BOUND_STALLS_IFETCH.L2_HIT"),
+            read_core("b", "MEM_BOUND_STALLS_IFETCH.ALL"),
         ])
         .computed_as("100 * a / b", &[Num(100.0), Event(0), Mul, Event(1), Div]),
     metric("Info_Ifetch_Miss_Bound_IfetchMissBound_with_L3Hit", "percent", "TMA", Cpu)
         .reads(&[
-            read("a", "MEM_BOUND_STALLS_IFETCH.LLC_HIT", "CORE"),
-            read("b", "MEM_BOUND_STALLS_IFETCH.ALL", "CORE"),
+            read_core("a", "MEM_BOUND_STALLS_IFETCH.LLC_HIT"),
+            read_core("b", "MEM_BOUND_STALLS_IFETCH.ALL"),
         ])
         .computed_as("100 * a / b", &[Num(100.0), Event(0), Mul, Event(1), Div]),
     metric("Info_Br_Mispredict_Bound_Branch_Mispredict_Ratio", "", "TMA", Cpu)
         .reads(&[
-            read("a", "BR_MISP_RETIRED.ALL_BRANCHES", "CORE"),
-            read("b", "BR_INST_RETIRED.ALL_BRANCHES", "CORE"),
+            read_core("a", "BR_MISP_RETIRED.ALL_BRANCHES"),
+            read_core("b", "BR_INST_RETIRED.ALL_BRANCHES"),
         ])
         .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("Info_Br_Mispredict_Bound_Branch_Mispredict_to_Unknown_Branch_Ratio", "", "TMA", Cpu)
         .reads(&[
-            read("a", "BR_MISP_RETIRED.ALL_BRANCHES", "CORE"),
-            read("b", "BACLEARS.ANY", "CORE"),
+            read_core("a", "BR_MISP_RETIRED.ALL_BRANCHES"),
+            read_core("b", "BACLEARS.ANY"),
         ])
         .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("Info_Machine_Clear_Bound_Machine_Clears_FP_Assist_PKI", "", "TMA", Cpu)
         .reads(&[
-            read("a", "MACHINE_CLEARS.FP_ASSIST", "CORE"),
-            read("b", "INST_RETIRED.ANY_P", "CORE"),
+            read_core("a", "MACHINE_CLEARS.FP_ASSIST"),
+            read_core("b", "INST_RETIRED.ANY_P"),
         ])
         .computed_as("1000 * a / b", &[Num(1000.0), Event(0), Mul, Event(1), Div]),
     metric("Info_Machine_Clear_Bound_Machine_Clears_Page_Fault_PKI", "", "TMA", Cpu)
         .reads(&[
-            read("a", "MACHINE_CLEARS.PAGE_FAULT", "CORE"),
-            read("b", "INST_RETIRED.ANY_P", "CORE"),
+            read_core("a", "MACHINE_CLEARS.PAGE_FAULT"),
+            read_core("b", "INST_RETIRED.ANY_P"),
         ])
         .computed_as("1000 * a / b", &[Num(1000.0), Event(0), Mul, Event(1), Div]),
     metric("Info_Machine_Clear_Bound_Machine_Clears_SMC_PKI", "", "TMA", Cpu)
         .reads(&[
-            read("a", "MACHINE_CLEARS.SMC", "CORE"),
-            read("b", "INST_RETIRED.ANY_P", "CORE"),
+            read_core("a", "MACHINE_CLEARS.SMC"),
+            read_core("b", "INST_RETIRED.ANY_P"),
         ])
         .computed_as("1000 * a / b", &[Num(1000.0), Event(0), Mul, Event(1), Div]),
     metric("Info_Buffer_Stalls_Store_Buffer_Stall_Cycles", "percent", "TMA", Cpu)
         .reads(&[
-            read("a", "MEM_SCHEDULER_BLOCK.ST_BUF", "CORE"),
-            read("b", "CPU_CLK_UNHALTED.CORE_P", "CORE"),
+            read_core("a", "MEM_SCHEDULER_BLOCK.ST_BUF"),
+            read_core("b", "CPU_CLK_UNHALTED.CORE_P"),
         ])
         .computed_as("100 * a / b", &[Num(100.0), Event(0), Mul, Event(1), Div]),
     metric("Info_Buffer_Stalls_Load_Buffer_Stall_Cycles", "percent", "TMA", Cpu)
         .reads(&[
-            read("a", "MEM_SCHEDULER_BLOCK.LD_BUF", "CORE"),
-            read("b", "CPU_CLK_UNHALTED.CORE_P", "CORE"),
+            read_core("a", "MEM_SCHEDULER_BLOCK.LD_BUF"),
+            read_core("b", "CPU_CLK_UNHALTED.CORE_P"),
         ])
         .computed_as("100 * a / b", &[Num(100.0), Event(0), Mul, Event(1), Div]),
     metric("Info_Buffer_Stalls_Mem_RSV_Stall_Cycles", "percent", "TMA", Cpu)
         .reads(&[
-            read("a", "MEM_SCHEDULER_BLOCK.RSV", "CORE"),
-            read("b", "CPU_CLK_UNHALTED.CORE_P", "CORE"),
+            read_core("a", "MEM_SCHEDULER_BLOCK.RSV"),
+            read_core("b", "CPU_CLK_UNHALTED.CORE_P"),
         ])
         .computed_as("100 * a / b", &[Num(100.0), Event(0), Mul, Event(1), Div]),
     metric("Info_Serialization_Tpause_Cycles", "percent", "TMA", Cpu)
         .reads(&[
-            read("a", "SERIALIZATION.C01_MS_SCB", "CORE"),
-            read("b", "CPU_CLK_UNHALTED.CORE_P", "CORE"),
+            read_core("a", "SERIALIZATION.C01_MS_SCB"),
+            read_core("b", "CPU_CLK_UNHALTED.CORE_P"),
         ])
         .computed_as("100 * a / (6 * b)", &[Num(100.0), Event(0), Mul, Num(6.0), Event(1), Mul, Div]),
     metric("Info_System_MUX", "", "TMA", Cpu)
         .reads(&[
-            read("a", "CPU_CLK_UNHALTED.CORE_P", "CORE"),
-            read("b", "CPU_CLK_UNHALTED.CORE_P", "CORE"),
+            read_core("a", "CPU_CLK_UNHALTED.CORE_P"),
+            read_core("b", "CPU_CLK_UNHALTED.CORE_P"),
         ])
         .computed_as("a / b", &[Event(0), Event(1), Div])
         .threshold_when(&["Info_System_MUX"], "max(Info_System_MUX > 1.1, Info_System_MUX < 0.9)", &[Event(0), Num(1.1), Gt, Event(0), Num(0.9), Lt, Max]),
     metric("Info_System_GFLOPs", "", "TMA", Cpu)
         .in_groups(&["Flops"])
         .reads(&[
-            read("a", "FP_FLOPS_RETIRED.ALL", "CORE"),
+            read_core("a", "FP_FLOPS_RETIRED.ALL"),
         ])
         .computed_as("a / (DURATIONTIMEINMILLISECONDS / 1000 * 1000000000)", &[
             Event(0), Const(Constant::DurationMilliseconds), Num(1000.0), Div, Num(1000000000.0),

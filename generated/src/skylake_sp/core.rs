@@ -10,7 +10,7 @@ use crate::core_events::CoreEventsInfo;
 use crate::support::EventInfo;
 
 #[allow(unused_imports)]
-use crate::core_events::{ev, EventRow};
+use crate::core_events::{event_table, EventRow};
 #[cfg(feature = "metadata")]
 use crate::core_events::{event_info_refs, event_infos};
 
@@ -24,906 +24,6 @@ pub enum List {}
 pub type Event = CoreEvent<List>;
 
 impl Event {
-    /// `LD_BLOCKS.STORE_FORWARD`.
-    pub const LD_BLOCKS_STORE_FORWARD: Event = Event::row(0);
-    /// `LD_BLOCKS.NO_SR`.
-    pub const LD_BLOCKS_NO_SR: Event = Event::row(1);
-    /// `LD_BLOCKS_PARTIAL.ADDRESS_ALIAS`.
-    pub const LD_BLOCKS_PARTIAL_ADDRESS_ALIAS: Event = Event::row(2);
-    /// `DTLB_LOAD_MISSES.MISS_CAUSES_A_WALK`.
-    pub const DTLB_LOAD_MISSES_MISS_CAUSES_A_WALK: Event = Event::row(3);
-    /// `DTLB_LOAD_MISSES.WALK_COMPLETED_4K`.
-    pub const DTLB_LOAD_MISSES_WALK_COMPLETED_4K: Event = Event::row(4);
-    /// `DTLB_LOAD_MISSES.WALK_COMPLETED_2M_4M`.
-    pub const DTLB_LOAD_MISSES_WALK_COMPLETED_2M_4M: Event = Event::row(5);
-    /// `DTLB_LOAD_MISSES.WALK_COMPLETED_1G`.
-    pub const DTLB_LOAD_MISSES_WALK_COMPLETED_1G: Event = Event::row(6);
-    /// `DTLB_LOAD_MISSES.WALK_COMPLETED`.
-    pub const DTLB_LOAD_MISSES_WALK_COMPLETED: Event = Event::row(7);
-    /// `DTLB_LOAD_MISSES.WALK_PENDING`.
-    pub const DTLB_LOAD_MISSES_WALK_PENDING: Event = Event::row(8);
-    /// `DTLB_LOAD_MISSES.WALK_ACTIVE`.
-    pub const DTLB_LOAD_MISSES_WALK_ACTIVE: Event = Event::row(9);
-    /// `DTLB_LOAD_MISSES.STLB_HIT`.
-    pub const DTLB_LOAD_MISSES_STLB_HIT: Event = Event::row(10);
-    /// `MEMORY_DISAMBIGUATION.HISTORY_RESET`.
-    pub const MEMORY_DISAMBIGUATION_HISTORY_RESET: Event = Event::row(11);
-    /// `INT_MISC.RECOVERY_CYCLES`.
-    pub const INT_MISC_RECOVERY_CYCLES: Event = Event::row(12);
-    /// `INT_MISC.RECOVERY_CYCLES_ANY`.
-    pub const INT_MISC_RECOVERY_CYCLES_ANY: Event = Event::row(13);
-    /// `INT_MISC.CLEARS_COUNT`.
-    pub const INT_MISC_CLEARS_COUNT: Event = Event::row(14);
-    /// `INT_MISC.CLEAR_RESTEER_CYCLES`.
-    pub const INT_MISC_CLEAR_RESTEER_CYCLES: Event = Event::row(15);
-    /// `UOPS_ISSUED.ANY`.
-    pub const UOPS_ISSUED_ANY: Event = Event::row(16);
-    /// `UOPS_ISSUED.STALL_CYCLES`.
-    pub const UOPS_ISSUED_STALL_CYCLES: Event = Event::row(17);
-    /// `UOPS_ISSUED.VECTOR_WIDTH_MISMATCH`.
-    pub const UOPS_ISSUED_VECTOR_WIDTH_MISMATCH: Event = Event::row(18);
-    /// `UOPS_ISSUED.SLOW_LEA`.
-    pub const UOPS_ISSUED_SLOW_LEA: Event = Event::row(19);
-    /// `ARITH.DIVIDER_ACTIVE`.
-    pub const ARITH_DIVIDER_ACTIVE: Event = Event::row(20);
-    /// `L2_RQSTS.DEMAND_DATA_RD_MISS`.
-    pub const L2_RQSTS_DEMAND_DATA_RD_MISS: Event = Event::row(21);
-    /// `L2_RQSTS.RFO_MISS`.
-    pub const L2_RQSTS_RFO_MISS: Event = Event::row(22);
-    /// `L2_RQSTS.CODE_RD_MISS`.
-    pub const L2_RQSTS_CODE_RD_MISS: Event = Event::row(23);
-    /// `L2_RQSTS.ALL_DEMAND_MISS`.
-    pub const L2_RQSTS_ALL_DEMAND_MISS: Event = Event::row(24);
-    /// `L2_RQSTS.PF_MISS`.
-    pub const L2_RQSTS_PF_MISS: Event = Event::row(25);
-    /// `L2_RQSTS.MISS`.
-    pub const L2_RQSTS_MISS: Event = Event::row(26);
-    /// `L2_RQSTS.DEMAND_DATA_RD_HIT`.
-    pub const L2_RQSTS_DEMAND_DATA_RD_HIT: Event = Event::row(27);
-    /// `L2_RQSTS.RFO_HIT`.
-    pub const L2_RQSTS_RFO_HIT: Event = Event::row(28);
-    /// `L2_RQSTS.CODE_RD_HIT`.
-    pub const L2_RQSTS_CODE_RD_HIT: Event = Event::row(29);
-    /// `L2_RQSTS.PF_HIT`.
-    pub const L2_RQSTS_PF_HIT: Event = Event::row(30);
-    /// `L2_RQSTS.ALL_DEMAND_DATA_RD`.
-    pub const L2_RQSTS_ALL_DEMAND_DATA_RD: Event = Event::row(31);
-    /// `L2_RQSTS.ALL_RFO`.
-    pub const L2_RQSTS_ALL_RFO: Event = Event::row(32);
-    /// `L2_RQSTS.ALL_CODE_RD`.
-    pub const L2_RQSTS_ALL_CODE_RD: Event = Event::row(33);
-    /// `L2_RQSTS.ALL_DEMAND_REFERENCES`.
-    pub const L2_RQSTS_ALL_DEMAND_REFERENCES: Event = Event::row(34);
-    /// `L2_RQSTS.ALL_PF`.
-    pub const L2_RQSTS_ALL_PF: Event = Event::row(35);
-    /// `L2_RQSTS.REFERENCES`.
-    pub const L2_RQSTS_REFERENCES: Event = Event::row(36);
-    /// `CORE_POWER.LVL0_TURBO_LICENSE`.
-    pub const CORE_POWER_LVL0_TURBO_LICENSE: Event = Event::row(37);
-    /// `CORE_POWER.LVL1_TURBO_LICENSE`.
-    pub const CORE_POWER_LVL1_TURBO_LICENSE: Event = Event::row(38);
-    /// `CORE_POWER.LVL2_TURBO_LICENSE`.
-    pub const CORE_POWER_LVL2_TURBO_LICENSE: Event = Event::row(39);
-    /// `CORE_POWER.THROTTLE`.
-    pub const CORE_POWER_THROTTLE: Event = Event::row(40);
-    /// `LONGEST_LAT_CACHE.MISS`.
-    pub const LONGEST_LAT_CACHE_MISS: Event = Event::row(41);
-    /// `LONGEST_LAT_CACHE.REFERENCE`.
-    pub const LONGEST_LAT_CACHE_REFERENCE: Event = Event::row(42);
-    /// `SW_PREFETCH_ACCESS.NTA`.
-    pub const SW_PREFETCH_ACCESS_NTA: Event = Event::row(43);
-    /// `SW_PREFETCH_ACCESS.T0`.
-    pub const SW_PREFETCH_ACCESS_T0: Event = Event::row(44);
-    /// `SW_PREFETCH_ACCESS.T1_T2`.
-    pub const SW_PREFETCH_ACCESS_T1_T2: Event = Event::row(45);
-    /// `SW_PREFETCH_ACCESS.PREFETCHW`.
-    pub const SW_PREFETCH_ACCESS_PREFETCHW: Event = Event::row(46);
-    /// `SW_PREFETCH_ACCESS.ANY`.
-    pub const SW_PREFETCH_ACCESS_ANY: Event = Event::row(47);
-    /// `CPU_CLK_UNHALTED.THREAD_P`.
-    pub const CPU_CLK_UNHALTED_THREAD_P: Event = Event::row(48);
-    /// `CPU_CLK_UNHALTED.THREAD_P_ANY`.
-    pub const CPU_CLK_UNHALTED_THREAD_P_ANY: Event = Event::row(49);
-    /// `CPU_CLK_UNHALTED.RING0_TRANS`.
-    pub const CPU_CLK_UNHALTED_RING0_TRANS: Event = Event::row(50);
-    /// `CPU_CLK_THREAD_UNHALTED.REF_XCLK`.
-    pub const CPU_CLK_THREAD_UNHALTED_REF_XCLK: Event = Event::row(51);
-    /// `CPU_CLK_THREAD_UNHALTED.REF_XCLK_ANY`.
-    pub const CPU_CLK_THREAD_UNHALTED_REF_XCLK_ANY: Event = Event::row(52);
-    /// `CPU_CLK_UNHALTED.REF_XCLK`.
-    pub const CPU_CLK_UNHALTED_REF_XCLK: Event = Event::row(53);
-    /// `CPU_CLK_UNHALTED.REF_XCLK_ANY`.
-    pub const CPU_CLK_UNHALTED_REF_XCLK_ANY: Event = Event::row(54);
-    /// `CPU_CLK_THREAD_UNHALTED.ONE_THREAD_ACTIVE`.
-    pub const CPU_CLK_THREAD_UNHALTED_ONE_THREAD_ACTIVE: Event = Event::row(55);
-    /// `CPU_CLK_UNHALTED.ONE_THREAD_ACTIVE`.
-    pub const CPU_CLK_UNHALTED_ONE_THREAD_ACTIVE: Event = Event::row(56);
-    /// `L1D_PEND_MISS.PENDING`.
-    pub const L1D_PEND_MISS_PENDING: Event = Event::row(57);
-    /// `L1D_PEND_MISS.PENDING_CYCLES`.
-    pub const L1D_PEND_MISS_PENDING_CYCLES: Event = Event::row(58);
-    /// `L1D_PEND_MISS.PENDING_CYCLES_ANY`.
-    pub const L1D_PEND_MISS_PENDING_CYCLES_ANY: Event = Event::row(59);
-    /// `L1D_PEND_MISS.FB_FULL`.
-    pub const L1D_PEND_MISS_FB_FULL: Event = Event::row(60);
-    /// `DTLB_STORE_MISSES.MISS_CAUSES_A_WALK`.
-    pub const DTLB_STORE_MISSES_MISS_CAUSES_A_WALK: Event = Event::row(61);
-    /// `DTLB_STORE_MISSES.WALK_COMPLETED_4K`.
-    pub const DTLB_STORE_MISSES_WALK_COMPLETED_4K: Event = Event::row(62);
-    /// `DTLB_STORE_MISSES.WALK_COMPLETED_2M_4M`.
-    pub const DTLB_STORE_MISSES_WALK_COMPLETED_2M_4M: Event = Event::row(63);
-    /// `DTLB_STORE_MISSES.WALK_COMPLETED_1G`.
-    pub const DTLB_STORE_MISSES_WALK_COMPLETED_1G: Event = Event::row(64);
-    /// `DTLB_STORE_MISSES.WALK_COMPLETED`.
-    pub const DTLB_STORE_MISSES_WALK_COMPLETED: Event = Event::row(65);
-    /// `DTLB_STORE_MISSES.WALK_PENDING`.
-    pub const DTLB_STORE_MISSES_WALK_PENDING: Event = Event::row(66);
-    /// `DTLB_STORE_MISSES.WALK_ACTIVE`.
-    pub const DTLB_STORE_MISSES_WALK_ACTIVE: Event = Event::row(67);
-    /// `DTLB_STORE_MISSES.STLB_HIT`.
-    pub const DTLB_STORE_MISSES_STLB_HIT: Event = Event::row(68);
-    /// `LOAD_HIT_PRE.SW_PF`.
-    pub const LOAD_HIT_PRE_SW_PF: Event = Event::row(69);
-    /// `EPT.WALK_PENDING`.
-    pub const EPT_WALK_PENDING: Event = Event::row(70);
-    /// `L1D.REPLACEMENT`.
-    pub const L1D_REPLACEMENT: Event = Event::row(71);
-    /// `TX_MEM.ABORT_CONFLICT`.
-    pub const TX_MEM_ABORT_CONFLICT: Event = Event::row(72);
-    /// `TX_MEM.ABORT_CAPACITY`.
-    pub const TX_MEM_ABORT_CAPACITY: Event = Event::row(73);
-    /// `TX_MEM.ABORT_HLE_STORE_TO_ELIDED_LOCK`.
-    pub const TX_MEM_ABORT_HLE_STORE_TO_ELIDED_LOCK: Event = Event::row(74);
-    /// `TX_MEM.ABORT_HLE_ELISION_BUFFER_NOT_EMPTY`.
-    pub const TX_MEM_ABORT_HLE_ELISION_BUFFER_NOT_EMPTY: Event = Event::row(75);
-    /// `TX_MEM.ABORT_HLE_ELISION_BUFFER_MISMATCH`.
-    pub const TX_MEM_ABORT_HLE_ELISION_BUFFER_MISMATCH: Event = Event::row(76);
-    /// `TX_MEM.ABORT_HLE_ELISION_BUFFER_UNSUPPORTED_ALIGNMENT`.
-    pub const TX_MEM_ABORT_HLE_ELISION_BUFFER_UNSUPPORTED_ALIGNMENT: Event = Event::row(77);
-    /// `TX_MEM.HLE_ELISION_BUFFER_FULL`.
-    pub const TX_MEM_HLE_ELISION_BUFFER_FULL: Event = Event::row(78);
-    /// `INST_DECODED.DECODERS`.
-    pub const INST_DECODED_DECODERS: Event = Event::row(79);
-    /// `PARTIAL_RAT_STALLS.SCOREBOARD`.
-    pub const PARTIAL_RAT_STALLS_SCOREBOARD: Event = Event::row(80);
-    /// `TX_EXEC.MISC1`.
-    pub const TX_EXEC_MISC1: Event = Event::row(81);
-    /// `TX_EXEC.MISC2`.
-    pub const TX_EXEC_MISC2: Event = Event::row(82);
-    /// `TX_EXEC.MISC3`.
-    pub const TX_EXEC_MISC3: Event = Event::row(83);
-    /// `TX_EXEC.MISC4`.
-    pub const TX_EXEC_MISC4: Event = Event::row(84);
-    /// `TX_EXEC.MISC5`.
-    pub const TX_EXEC_MISC5: Event = Event::row(85);
-    /// `RS_EVENTS.EMPTY_CYCLES`.
-    pub const RS_EVENTS_EMPTY_CYCLES: Event = Event::row(86);
-    /// `RS_EVENTS.EMPTY_END`.
-    pub const RS_EVENTS_EMPTY_END: Event = Event::row(87);
-    /// `OFFCORE_REQUESTS_OUTSTANDING.DEMAND_DATA_RD`.
-    pub const OFFCORE_REQUESTS_OUTSTANDING_DEMAND_DATA_RD: Event = Event::row(88);
-    /// `OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DEMAND_DATA_RD`.
-    pub const OFFCORE_REQUESTS_OUTSTANDING_CYCLES_WITH_DEMAND_DATA_RD: Event = Event::row(89);
-    /// `OFFCORE_REQUESTS_OUTSTANDING.DEMAND_DATA_RD_GE_6`.
-    pub const OFFCORE_REQUESTS_OUTSTANDING_DEMAND_DATA_RD_GE_6: Event = Event::row(90);
-    /// `OFFCORE_REQUESTS_OUTSTANDING.DEMAND_CODE_RD`.
-    pub const OFFCORE_REQUESTS_OUTSTANDING_DEMAND_CODE_RD: Event = Event::row(91);
-    /// `OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DEMAND_CODE_RD`.
-    pub const OFFCORE_REQUESTS_OUTSTANDING_CYCLES_WITH_DEMAND_CODE_RD: Event = Event::row(92);
-    /// `OFFCORE_REQUESTS_OUTSTANDING.DEMAND_RFO`.
-    pub const OFFCORE_REQUESTS_OUTSTANDING_DEMAND_RFO: Event = Event::row(93);
-    /// `OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DEMAND_RFO`.
-    pub const OFFCORE_REQUESTS_OUTSTANDING_CYCLES_WITH_DEMAND_RFO: Event = Event::row(94);
-    /// `OFFCORE_REQUESTS_OUTSTANDING.ALL_DATA_RD`.
-    pub const OFFCORE_REQUESTS_OUTSTANDING_ALL_DATA_RD: Event = Event::row(95);
-    /// `OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DATA_RD`.
-    pub const OFFCORE_REQUESTS_OUTSTANDING_CYCLES_WITH_DATA_RD: Event = Event::row(96);
-    /// `OFFCORE_REQUESTS_OUTSTANDING.L3_MISS_DEMAND_DATA_RD`.
-    pub const OFFCORE_REQUESTS_OUTSTANDING_L3_MISS_DEMAND_DATA_RD: Event = Event::row(97);
-    /// `OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_L3_MISS_DEMAND_DATA_RD`.
-    pub const OFFCORE_REQUESTS_OUTSTANDING_CYCLES_WITH_L3_MISS_DEMAND_DATA_RD: Event = Event::row(98);
-    /// `OFFCORE_REQUESTS_OUTSTANDING.L3_MISS_DEMAND_DATA_RD_GE_6`.
-    pub const OFFCORE_REQUESTS_OUTSTANDING_L3_MISS_DEMAND_DATA_RD_GE_6: Event = Event::row(99);
-    /// `IDQ.MITE_UOPS`.
-    pub const IDQ_MITE_UOPS: Event = Event::row(100);
-    /// `IDQ.MITE_CYCLES`.
-    pub const IDQ_MITE_CYCLES: Event = Event::row(101);
-    /// `IDQ.DSB_UOPS`.
-    pub const IDQ_DSB_UOPS: Event = Event::row(102);
-    /// `IDQ.DSB_CYCLES`.
-    pub const IDQ_DSB_CYCLES: Event = Event::row(103);
-    /// `IDQ.MS_DSB_CYCLES`.
-    pub const IDQ_MS_DSB_CYCLES: Event = Event::row(104);
-    /// `IDQ.ALL_DSB_CYCLES_4_UOPS`.
-    pub const IDQ_ALL_DSB_CYCLES_4_UOPS: Event = Event::row(105);
-    /// `IDQ.ALL_DSB_CYCLES_ANY_UOPS`.
-    pub const IDQ_ALL_DSB_CYCLES_ANY_UOPS: Event = Event::row(106);
-    /// `IDQ.DSB_CYCLES_OK`.
-    pub const IDQ_DSB_CYCLES_OK: Event = Event::row(107);
-    /// `IDQ.DSB_CYCLES_ANY`.
-    pub const IDQ_DSB_CYCLES_ANY: Event = Event::row(108);
-    /// `IDQ.MS_MITE_UOPS`.
-    pub const IDQ_MS_MITE_UOPS: Event = Event::row(109);
-    /// `IDQ.ALL_MITE_CYCLES_4_UOPS`.
-    pub const IDQ_ALL_MITE_CYCLES_4_UOPS: Event = Event::row(110);
-    /// `IDQ.ALL_MITE_CYCLES_ANY_UOPS`.
-    pub const IDQ_ALL_MITE_CYCLES_ANY_UOPS: Event = Event::row(111);
-    /// `IDQ.MS_CYCLES`.
-    pub const IDQ_MS_CYCLES: Event = Event::row(112);
-    /// `IDQ.MS_SWITCHES`.
-    pub const IDQ_MS_SWITCHES: Event = Event::row(113);
-    /// `IDQ.MS_UOPS`.
-    pub const IDQ_MS_UOPS: Event = Event::row(114);
-    /// `ICACHE_16B.IFDATA_STALL`.
-    pub const ICACHE_16B_IFDATA_STALL: Event = Event::row(115);
-    /// `ICACHE_64B.IFTAG_HIT`.
-    pub const ICACHE_64B_IFTAG_HIT: Event = Event::row(116);
-    /// `ICACHE_64B.IFTAG_MISS`.
-    pub const ICACHE_64B_IFTAG_MISS: Event = Event::row(117);
-    /// `ICACHE_64B.IFTAG_STALL`.
-    pub const ICACHE_64B_IFTAG_STALL: Event = Event::row(118);
-    /// `ICACHE_TAG.STALLS`.
-    pub const ICACHE_TAG_STALLS: Event = Event::row(119);
-    /// `ITLB_MISSES.MISS_CAUSES_A_WALK`.
-    pub const ITLB_MISSES_MISS_CAUSES_A_WALK: Event = Event::row(120);
-    /// `ITLB_MISSES.WALK_COMPLETED_4K`.
-    pub const ITLB_MISSES_WALK_COMPLETED_4K: Event = Event::row(121);
-    /// `ITLB_MISSES.WALK_COMPLETED_2M_4M`.
-    pub const ITLB_MISSES_WALK_COMPLETED_2M_4M: Event = Event::row(122);
-    /// `ITLB_MISSES.WALK_COMPLETED_1G`.
-    pub const ITLB_MISSES_WALK_COMPLETED_1G: Event = Event::row(123);
-    /// `ITLB_MISSES.WALK_COMPLETED`.
-    pub const ITLB_MISSES_WALK_COMPLETED: Event = Event::row(124);
-    /// `ITLB_MISSES.WALK_PENDING`.
-    pub const ITLB_MISSES_WALK_PENDING: Event = Event::row(125);
-    /// `ITLB_MISSES.WALK_ACTIVE`.
-    pub const ITLB_MISSES_WALK_ACTIVE: Event = Event::row(126);
-    /// `ITLB_MISSES.STLB_HIT`.
-    pub const ITLB_MISSES_STLB_HIT: Event = Event::row(127);
-    /// `ILD_STALL.LCP`.
-    pub const ILD_STALL_LCP: Event = Event::row(128);
-    /// `DECODE.LCP`.
-    pub const DECODE_LCP: Event = Event::row(129);
-    /// `BR_MISP_EXEC.INDIRECT`.
-    pub const BR_MISP_EXEC_INDIRECT: Event = Event::row(130);
-    /// `BR_MISP_EXEC.ALL_BRANCHES`.
-    pub const BR_MISP_EXEC_ALL_BRANCHES: Event = Event::row(131);
-    /// `IDQ_UOPS_NOT_DELIVERED.CORE`.
-    pub const IDQ_UOPS_NOT_DELIVERED_CORE: Event = Event::row(132);
-    /// `IDQ_UOPS_NOT_DELIVERED.CYCLES_0_UOPS_DELIV.CORE`.
-    pub const IDQ_UOPS_NOT_DELIVERED_CYCLES_0_UOPS_DELIV_CORE: Event = Event::row(133);
-    /// `IDQ_UOPS_NOT_DELIVERED.CYCLES_LE_1_UOP_DELIV.CORE`.
-    pub const IDQ_UOPS_NOT_DELIVERED_CYCLES_LE_1_UOP_DELIV_CORE: Event = Event::row(134);
-    /// `IDQ_UOPS_NOT_DELIVERED.CYCLES_LE_2_UOP_DELIV.CORE`.
-    pub const IDQ_UOPS_NOT_DELIVERED_CYCLES_LE_2_UOP_DELIV_CORE: Event = Event::row(135);
-    /// `IDQ_UOPS_NOT_DELIVERED.CYCLES_LE_3_UOP_DELIV.CORE`.
-    pub const IDQ_UOPS_NOT_DELIVERED_CYCLES_LE_3_UOP_DELIV_CORE: Event = Event::row(136);
-    /// `IDQ_UOPS_NOT_DELIVERED.CYCLES_FE_WAS_OK`.
-    pub const IDQ_UOPS_NOT_DELIVERED_CYCLES_FE_WAS_OK: Event = Event::row(137);
-    /// `UOPS_DISPATCHED_PORT.PORT_0`.
-    pub const UOPS_DISPATCHED_PORT_PORT_0: Event = Event::row(138);
-    /// `UOPS_DISPATCHED_PORT.PORT_1`.
-    pub const UOPS_DISPATCHED_PORT_PORT_1: Event = Event::row(139);
-    /// `UOPS_DISPATCHED_PORT.PORT_2`.
-    pub const UOPS_DISPATCHED_PORT_PORT_2: Event = Event::row(140);
-    /// `UOPS_DISPATCHED_PORT.PORT_3`.
-    pub const UOPS_DISPATCHED_PORT_PORT_3: Event = Event::row(141);
-    /// `UOPS_DISPATCHED_PORT.PORT_4`.
-    pub const UOPS_DISPATCHED_PORT_PORT_4: Event = Event::row(142);
-    /// `UOPS_DISPATCHED_PORT.PORT_5`.
-    pub const UOPS_DISPATCHED_PORT_PORT_5: Event = Event::row(143);
-    /// `UOPS_DISPATCHED_PORT.PORT_6`.
-    pub const UOPS_DISPATCHED_PORT_PORT_6: Event = Event::row(144);
-    /// `UOPS_DISPATCHED_PORT.PORT_7`.
-    pub const UOPS_DISPATCHED_PORT_PORT_7: Event = Event::row(145);
-    /// `RESOURCE_STALLS.ANY`.
-    pub const RESOURCE_STALLS_ANY: Event = Event::row(146);
-    /// `RESOURCE_STALLS.SB`.
-    pub const RESOURCE_STALLS_SB: Event = Event::row(147);
-    /// `CYCLE_ACTIVITY.CYCLES_L2_MISS`.
-    pub const CYCLE_ACTIVITY_CYCLES_L2_MISS: Event = Event::row(148);
-    /// `CYCLE_ACTIVITY.CYCLES_L3_MISS`.
-    pub const CYCLE_ACTIVITY_CYCLES_L3_MISS: Event = Event::row(149);
-    /// `CYCLE_ACTIVITY.STALLS_TOTAL`.
-    pub const CYCLE_ACTIVITY_STALLS_TOTAL: Event = Event::row(150);
-    /// `CYCLE_ACTIVITY.STALLS_L2_MISS`.
-    pub const CYCLE_ACTIVITY_STALLS_L2_MISS: Event = Event::row(151);
-    /// `CYCLE_ACTIVITY.STALLS_L3_MISS`.
-    pub const CYCLE_ACTIVITY_STALLS_L3_MISS: Event = Event::row(152);
-    /// `CYCLE_ACTIVITY.CYCLES_L1D_MISS`.
-    pub const CYCLE_ACTIVITY_CYCLES_L1D_MISS: Event = Event::row(153);
-    /// `CYCLE_ACTIVITY.STALLS_L1D_MISS`.
-    pub const CYCLE_ACTIVITY_STALLS_L1D_MISS: Event = Event::row(154);
-    /// `CYCLE_ACTIVITY.CYCLES_MEM_ANY`.
-    pub const CYCLE_ACTIVITY_CYCLES_MEM_ANY: Event = Event::row(155);
-    /// `CYCLE_ACTIVITY.STALLS_MEM_ANY`.
-    pub const CYCLE_ACTIVITY_STALLS_MEM_ANY: Event = Event::row(156);
-    /// `EXE_ACTIVITY.EXE_BOUND_0_PORTS`.
-    pub const EXE_ACTIVITY_EXE_BOUND_0_PORTS: Event = Event::row(157);
-    /// `EXE_ACTIVITY.1_PORTS_UTIL`.
-    pub const EXE_ACTIVITY_1_PORTS_UTIL: Event = Event::row(158);
-    /// `EXE_ACTIVITY.2_PORTS_UTIL`.
-    pub const EXE_ACTIVITY_2_PORTS_UTIL: Event = Event::row(159);
-    /// `EXE_ACTIVITY.3_PORTS_UTIL`.
-    pub const EXE_ACTIVITY_3_PORTS_UTIL: Event = Event::row(160);
-    /// `EXE_ACTIVITY.4_PORTS_UTIL`.
-    pub const EXE_ACTIVITY_4_PORTS_UTIL: Event = Event::row(161);
-    /// `EXE_ACTIVITY.BOUND_ON_STORES`.
-    pub const EXE_ACTIVITY_BOUND_ON_STORES: Event = Event::row(162);
-    /// `LSD.UOPS`.
-    pub const LSD_UOPS: Event = Event::row(163);
-    /// `LSD.CYCLES_ACTIVE`.
-    pub const LSD_CYCLES_ACTIVE: Event = Event::row(164);
-    /// `LSD.CYCLES_4_UOPS`.
-    pub const LSD_CYCLES_4_UOPS: Event = Event::row(165);
-    /// `LSD.CYCLES_OK`.
-    pub const LSD_CYCLES_OK: Event = Event::row(166);
-    /// `DSB2MITE_SWITCHES.COUNT`.
-    pub const DSB2MITE_SWITCHES_COUNT: Event = Event::row(167);
-    /// `DSB2MITE_SWITCHES.PENALTY_CYCLES`.
-    pub const DSB2MITE_SWITCHES_PENALTY_CYCLES: Event = Event::row(168);
-    /// `ITLB.ITLB_FLUSH`.
-    pub const ITLB_ITLB_FLUSH: Event = Event::row(169);
-    /// `OFFCORE_REQUESTS.DEMAND_DATA_RD`.
-    pub const OFFCORE_REQUESTS_DEMAND_DATA_RD: Event = Event::row(170);
-    /// `OFFCORE_REQUESTS.DEMAND_CODE_RD`.
-    pub const OFFCORE_REQUESTS_DEMAND_CODE_RD: Event = Event::row(171);
-    /// `OFFCORE_REQUESTS.DEMAND_RFO`.
-    pub const OFFCORE_REQUESTS_DEMAND_RFO: Event = Event::row(172);
-    /// `OFFCORE_REQUESTS.ALL_DATA_RD`.
-    pub const OFFCORE_REQUESTS_ALL_DATA_RD: Event = Event::row(173);
-    /// `OFFCORE_REQUESTS.L3_MISS_DEMAND_DATA_RD`.
-    pub const OFFCORE_REQUESTS_L3_MISS_DEMAND_DATA_RD: Event = Event::row(174);
-    /// `OFFCORE_REQUESTS.ALL_REQUESTS`.
-    pub const OFFCORE_REQUESTS_ALL_REQUESTS: Event = Event::row(175);
-    /// `UOPS_EXECUTED.THREAD`.
-    pub const UOPS_EXECUTED_THREAD: Event = Event::row(176);
-    /// `UOPS_EXECUTED.STALL_CYCLES`.
-    pub const UOPS_EXECUTED_STALL_CYCLES: Event = Event::row(177);
-    /// `UOPS_EXECUTED.CYCLES_GE_1_UOP_EXEC`.
-    pub const UOPS_EXECUTED_CYCLES_GE_1_UOP_EXEC: Event = Event::row(178);
-    /// `UOPS_EXECUTED.CYCLES_GE_2_UOPS_EXEC`.
-    pub const UOPS_EXECUTED_CYCLES_GE_2_UOPS_EXEC: Event = Event::row(179);
-    /// `UOPS_EXECUTED.CYCLES_GE_3_UOPS_EXEC`.
-    pub const UOPS_EXECUTED_CYCLES_GE_3_UOPS_EXEC: Event = Event::row(180);
-    /// `UOPS_EXECUTED.CYCLES_GE_4_UOPS_EXEC`.
-    pub const UOPS_EXECUTED_CYCLES_GE_4_UOPS_EXEC: Event = Event::row(181);
-    /// `UOPS_EXECUTED.CORE`.
-    pub const UOPS_EXECUTED_CORE: Event = Event::row(182);
-    /// `UOPS_EXECUTED.CORE_CYCLES_GE_1`.
-    pub const UOPS_EXECUTED_CORE_CYCLES_GE_1: Event = Event::row(183);
-    /// `UOPS_EXECUTED.CORE_CYCLES_GE_2`.
-    pub const UOPS_EXECUTED_CORE_CYCLES_GE_2: Event = Event::row(184);
-    /// `UOPS_EXECUTED.CORE_CYCLES_GE_3`.
-    pub const UOPS_EXECUTED_CORE_CYCLES_GE_3: Event = Event::row(185);
-    /// `UOPS_EXECUTED.CORE_CYCLES_GE_4`.
-    pub const UOPS_EXECUTED_CORE_CYCLES_GE_4: Event = Event::row(186);
-    /// `UOPS_EXECUTED.CORE_CYCLES_NONE`.
-    pub const UOPS_EXECUTED_CORE_CYCLES_NONE: Event = Event::row(187);
-    /// `UOPS_EXECUTED.X87`.
-    pub const UOPS_EXECUTED_X87: Event = Event::row(188);
-    /// `OFFCORE_REQUESTS_BUFFER.SQ_FULL`.
-    pub const OFFCORE_REQUESTS_BUFFER_SQ_FULL: Event = Event::row(189);
-    /// `TLB_FLUSH.DTLB_THREAD`.
-    pub const TLB_FLUSH_DTLB_THREAD: Event = Event::row(190);
-    /// `TLB_FLUSH.STLB_ANY`.
-    pub const TLB_FLUSH_STLB_ANY: Event = Event::row(191);
-    /// `INST_RETIRED.ANY_P`.
-    pub const INST_RETIRED_ANY_P: Event = Event::row(192);
-    /// `INST_RETIRED.NOP`.
-    pub const INST_RETIRED_NOP: Event = Event::row(193);
-    /// `OTHER_ASSISTS.ANY`.
-    pub const OTHER_ASSISTS_ANY: Event = Event::row(194);
-    /// `UOPS_RETIRED.RETIRE_SLOTS`.
-    pub const UOPS_RETIRED_RETIRE_SLOTS: Event = Event::row(195);
-    /// `UOPS_RETIRED.STALL_CYCLES`.
-    pub const UOPS_RETIRED_STALL_CYCLES: Event = Event::row(196);
-    /// `UOPS_RETIRED.TOTAL_CYCLES`.
-    pub const UOPS_RETIRED_TOTAL_CYCLES: Event = Event::row(197);
-    /// `UOPS_RETIRED.MACRO_FUSED`.
-    pub const UOPS_RETIRED_MACRO_FUSED: Event = Event::row(198);
-    /// `MACHINE_CLEARS.COUNT`.
-    pub const MACHINE_CLEARS_COUNT: Event = Event::row(199);
-    /// `MACHINE_CLEARS.MEMORY_ORDERING`.
-    pub const MACHINE_CLEARS_MEMORY_ORDERING: Event = Event::row(200);
-    /// `MACHINE_CLEARS.SMC`.
-    pub const MACHINE_CLEARS_SMC: Event = Event::row(201);
-    /// `BR_INST_RETIRED.ALL_BRANCHES`.
-    pub const BR_INST_RETIRED_ALL_BRANCHES: Event = Event::row(202);
-    /// `BR_INST_RETIRED.CONDITIONAL`.
-    pub const BR_INST_RETIRED_CONDITIONAL: Event = Event::row(203);
-    /// `BR_INST_RETIRED.COND`.
-    pub const BR_INST_RETIRED_COND: Event = Event::row(204);
-    /// `BR_INST_RETIRED.NEAR_CALL`.
-    pub const BR_INST_RETIRED_NEAR_CALL: Event = Event::row(205);
-    /// `BR_INST_RETIRED.NEAR_RETURN`.
-    pub const BR_INST_RETIRED_NEAR_RETURN: Event = Event::row(206);
-    /// `BR_INST_RETIRED.NOT_TAKEN`.
-    pub const BR_INST_RETIRED_NOT_TAKEN: Event = Event::row(207);
-    /// `BR_INST_RETIRED.COND_NTAKEN`.
-    pub const BR_INST_RETIRED_COND_NTAKEN: Event = Event::row(208);
-    /// `BR_INST_RETIRED.NEAR_TAKEN`.
-    pub const BR_INST_RETIRED_NEAR_TAKEN: Event = Event::row(209);
-    /// `BR_INST_RETIRED.FAR_BRANCH`.
-    pub const BR_INST_RETIRED_FAR_BRANCH: Event = Event::row(210);
-    /// `BR_MISP_RETIRED.ALL_BRANCHES`.
-    pub const BR_MISP_RETIRED_ALL_BRANCHES: Event = Event::row(211);
-    /// `BR_MISP_RETIRED.CONDITIONAL`.
-    pub const BR_MISP_RETIRED_CONDITIONAL: Event = Event::row(212);
-    /// `BR_MISP_RETIRED.NEAR_CALL`.
-    pub const BR_MISP_RETIRED_NEAR_CALL: Event = Event::row(213);
-    /// `BR_MISP_RETIRED.RET`.
-    pub const BR_MISP_RETIRED_RET: Event = Event::row(214);
-    /// `BR_MISP_RETIRED.NEAR_TAKEN`.
-    pub const BR_MISP_RETIRED_NEAR_TAKEN: Event = Event::row(215);
-    /// `FRONTEND_RETIRED.DSB_MISS`.
-    pub const FRONTEND_RETIRED_DSB_MISS: Event = Event::row(216);
-    /// `FRONTEND_RETIRED.L1I_MISS`.
-    pub const FRONTEND_RETIRED_L1I_MISS: Event = Event::row(217);
-    /// `FRONTEND_RETIRED.L2_MISS`.
-    pub const FRONTEND_RETIRED_L2_MISS: Event = Event::row(218);
-    /// `FRONTEND_RETIRED.ITLB_MISS`.
-    pub const FRONTEND_RETIRED_ITLB_MISS: Event = Event::row(219);
-    /// `FRONTEND_RETIRED.STLB_MISS`.
-    pub const FRONTEND_RETIRED_STLB_MISS: Event = Event::row(220);
-    /// `FRONTEND_RETIRED.LATENCY_GE_2`.
-    pub const FRONTEND_RETIRED_LATENCY_GE_2: Event = Event::row(221);
-    /// `FRONTEND_RETIRED.LATENCY_GE_2_BUBBLES_GE_2`.
-    pub const FRONTEND_RETIRED_LATENCY_GE_2_BUBBLES_GE_2: Event = Event::row(222);
-    /// `FRONTEND_RETIRED.LATENCY_GE_4`.
-    pub const FRONTEND_RETIRED_LATENCY_GE_4: Event = Event::row(223);
-    /// `FRONTEND_RETIRED.LATENCY_GE_8`.
-    pub const FRONTEND_RETIRED_LATENCY_GE_8: Event = Event::row(224);
-    /// `FRONTEND_RETIRED.LATENCY_GE_16`.
-    pub const FRONTEND_RETIRED_LATENCY_GE_16: Event = Event::row(225);
-    /// `FRONTEND_RETIRED.LATENCY_GE_32`.
-    pub const FRONTEND_RETIRED_LATENCY_GE_32: Event = Event::row(226);
-    /// `FRONTEND_RETIRED.LATENCY_GE_64`.
-    pub const FRONTEND_RETIRED_LATENCY_GE_64: Event = Event::row(227);
-    /// `FRONTEND_RETIRED.LATENCY_GE_128`.
-    pub const FRONTEND_RETIRED_LATENCY_GE_128: Event = Event::row(228);
-    /// `FRONTEND_RETIRED.LATENCY_GE_256`.
-    pub const FRONTEND_RETIRED_LATENCY_GE_256: Event = Event::row(229);
-    /// `FRONTEND_RETIRED.LATENCY_GE_512`.
-    pub const FRONTEND_RETIRED_LATENCY_GE_512: Event = Event::row(230);
-    /// `FRONTEND_RETIRED.LATENCY_GE_2_BUBBLES_GE_1`.
-    pub const FRONTEND_RETIRED_LATENCY_GE_2_BUBBLES_GE_1: Event = Event::row(231);
-    /// `FRONTEND_RETIRED.LATENCY_GE_2_BUBBLES_GE_3`.
-    pub const FRONTEND_RETIRED_LATENCY_GE_2_BUBBLES_GE_3: Event = Event::row(232);
-    /// `FRONTEND_RETIRED.ANY_DSB_MISS`.
-    pub const FRONTEND_RETIRED_ANY_DSB_MISS: Event = Event::row(233);
-    /// `FP_ARITH_INST_RETIRED.SCALAR_DOUBLE`.
-    pub const FP_ARITH_INST_RETIRED_SCALAR_DOUBLE: Event = Event::row(234);
-    /// `FP_ARITH_INST_RETIRED.SCALAR_SINGLE`.
-    pub const FP_ARITH_INST_RETIRED_SCALAR_SINGLE: Event = Event::row(235);
-    /// `FP_ARITH_INST_RETIRED.SCALAR`.
-    pub const FP_ARITH_INST_RETIRED_SCALAR: Event = Event::row(236);
-    /// `FP_ARITH_INST_RETIRED.128B_PACKED_DOUBLE`.
-    pub const FP_ARITH_INST_RETIRED_128B_PACKED_DOUBLE: Event = Event::row(237);
-    /// `FP_ARITH_INST_RETIRED.128B_PACKED_SINGLE`.
-    pub const FP_ARITH_INST_RETIRED_128B_PACKED_SINGLE: Event = Event::row(238);
-    /// `FP_ARITH_INST_RETIRED.256B_PACKED_DOUBLE`.
-    pub const FP_ARITH_INST_RETIRED_256B_PACKED_DOUBLE: Event = Event::row(239);
-    /// `FP_ARITH_INST_RETIRED.4_FLOPS`.
-    pub const FP_ARITH_INST_RETIRED_4_FLOPS: Event = Event::row(240);
-    /// `FP_ARITH_INST_RETIRED.8_FLOPS`.
-    pub const FP_ARITH_INST_RETIRED_8_FLOPS: Event = Event::row(241);
-    /// `FP_ARITH_INST_RETIRED.256B_PACKED_SINGLE`.
-    pub const FP_ARITH_INST_RETIRED_256B_PACKED_SINGLE: Event = Event::row(242);
-    /// `FP_ARITH_INST_RETIRED.512B_PACKED_DOUBLE`.
-    pub const FP_ARITH_INST_RETIRED_512B_PACKED_DOUBLE: Event = Event::row(243);
-    /// `FP_ARITH_INST_RETIRED.512B_PACKED_SINGLE`.
-    pub const FP_ARITH_INST_RETIRED_512B_PACKED_SINGLE: Event = Event::row(244);
-    /// `FP_ARITH_INST_RETIRED.VECTOR`.
-    pub const FP_ARITH_INST_RETIRED_VECTOR: Event = Event::row(245);
-    /// `HLE_RETIRED.START`.
-    pub const HLE_RETIRED_START: Event = Event::row(246);
-    /// `HLE_RETIRED.COMMIT`.
-    pub const HLE_RETIRED_COMMIT: Event = Event::row(247);
-    /// `HLE_RETIRED.ABORTED`.
-    pub const HLE_RETIRED_ABORTED: Event = Event::row(248);
-    /// `HLE_RETIRED.ABORTED_MEM`.
-    pub const HLE_RETIRED_ABORTED_MEM: Event = Event::row(249);
-    /// `HLE_RETIRED.ABORTED_TIMER`.
-    pub const HLE_RETIRED_ABORTED_TIMER: Event = Event::row(250);
-    /// `HLE_RETIRED.ABORTED_UNFRIENDLY`.
-    pub const HLE_RETIRED_ABORTED_UNFRIENDLY: Event = Event::row(251);
-    /// `HLE_RETIRED.ABORTED_MEMTYPE`.
-    pub const HLE_RETIRED_ABORTED_MEMTYPE: Event = Event::row(252);
-    /// `HLE_RETIRED.ABORTED_EVENTS`.
-    pub const HLE_RETIRED_ABORTED_EVENTS: Event = Event::row(253);
-    /// `RTM_RETIRED.START`.
-    pub const RTM_RETIRED_START: Event = Event::row(254);
-    /// `RTM_RETIRED.COMMIT`.
-    pub const RTM_RETIRED_COMMIT: Event = Event::row(255);
-    /// `RTM_RETIRED.ABORTED_MEM`.
-    pub const RTM_RETIRED_ABORTED_MEM: Event = Event::row(256);
-    /// `RTM_RETIRED.ABORTED_TIMER`.
-    pub const RTM_RETIRED_ABORTED_TIMER: Event = Event::row(257);
-    /// `RTM_RETIRED.ABORTED_UNFRIENDLY`.
-    pub const RTM_RETIRED_ABORTED_UNFRIENDLY: Event = Event::row(258);
-    /// `RTM_RETIRED.ABORTED_MEMTYPE`.
-    pub const RTM_RETIRED_ABORTED_MEMTYPE: Event = Event::row(259);
-    /// `RTM_RETIRED.ABORTED_EVENTS`.
-    pub const RTM_RETIRED_ABORTED_EVENTS: Event = Event::row(260);
-    /// `FP_ASSIST.ANY`.
-    pub const FP_ASSIST_ANY: Event = Event::row(261);
-    /// `HW_INTERRUPTS.RECEIVED`.
-    pub const HW_INTERRUPTS_RECEIVED: Event = Event::row(262);
-    /// `ROB_MISC_EVENTS.LBR_INSERTS`.
-    pub const ROB_MISC_EVENTS_LBR_INSERTS: Event = Event::row(263);
-    /// `ROB_MISC_EVENTS.PAUSE_INST`.
-    pub const ROB_MISC_EVENTS_PAUSE_INST: Event = Event::row(264);
-    /// `MEM_INST_RETIRED.STLB_MISS_LOADS`.
-    pub const MEM_INST_RETIRED_STLB_MISS_LOADS: Event = Event::row(265);
-    /// `MEM_INST_RETIRED.STLB_MISS_STORES`.
-    pub const MEM_INST_RETIRED_STLB_MISS_STORES: Event = Event::row(266);
-    /// `MEM_INST_RETIRED.LOCK_LOADS`.
-    pub const MEM_INST_RETIRED_LOCK_LOADS: Event = Event::row(267);
-    /// `MEM_INST_RETIRED.SPLIT_LOADS`.
-    pub const MEM_INST_RETIRED_SPLIT_LOADS: Event = Event::row(268);
-    /// `MEM_INST_RETIRED.SPLIT_STORES`.
-    pub const MEM_INST_RETIRED_SPLIT_STORES: Event = Event::row(269);
-    /// `MEM_INST_RETIRED.ALL_LOADS`.
-    pub const MEM_INST_RETIRED_ALL_LOADS: Event = Event::row(270);
-    /// `MEM_INST_RETIRED.ALL_STORES`.
-    pub const MEM_INST_RETIRED_ALL_STORES: Event = Event::row(271);
-    /// `MEM_INST_RETIRED.ANY`.
-    pub const MEM_INST_RETIRED_ANY: Event = Event::row(272);
-    /// `MEM_LOAD_RETIRED.L1_HIT`.
-    pub const MEM_LOAD_RETIRED_L1_HIT: Event = Event::row(273);
-    /// `MEM_LOAD_RETIRED.L2_HIT`.
-    pub const MEM_LOAD_RETIRED_L2_HIT: Event = Event::row(274);
-    /// `MEM_LOAD_RETIRED.L3_HIT`.
-    pub const MEM_LOAD_RETIRED_L3_HIT: Event = Event::row(275);
-    /// `MEM_LOAD_RETIRED.L1_MISS`.
-    pub const MEM_LOAD_RETIRED_L1_MISS: Event = Event::row(276);
-    /// `MEM_LOAD_RETIRED.L2_MISS`.
-    pub const MEM_LOAD_RETIRED_L2_MISS: Event = Event::row(277);
-    /// `MEM_LOAD_RETIRED.L3_MISS`.
-    pub const MEM_LOAD_RETIRED_L3_MISS: Event = Event::row(278);
-    /// `MEM_LOAD_RETIRED.FB_HIT`.
-    pub const MEM_LOAD_RETIRED_FB_HIT: Event = Event::row(279);
-    /// `MEM_LOAD_L3_HIT_RETIRED.XSNP_MISS`.
-    pub const MEM_LOAD_L3_HIT_RETIRED_XSNP_MISS: Event = Event::row(280);
-    /// `MEM_LOAD_L3_HIT_RETIRED.XSNP_HIT`.
-    pub const MEM_LOAD_L3_HIT_RETIRED_XSNP_HIT: Event = Event::row(281);
-    /// `MEM_LOAD_L3_HIT_RETIRED.XSNP_HITM`.
-    pub const MEM_LOAD_L3_HIT_RETIRED_XSNP_HITM: Event = Event::row(282);
-    /// `MEM_LOAD_L3_HIT_RETIRED.XSNP_NONE`.
-    pub const MEM_LOAD_L3_HIT_RETIRED_XSNP_NONE: Event = Event::row(283);
-    /// `MEM_LOAD_L3_MISS_RETIRED.LOCAL_DRAM`.
-    pub const MEM_LOAD_L3_MISS_RETIRED_LOCAL_DRAM: Event = Event::row(284);
-    /// `MEM_LOAD_L3_MISS_RETIRED.REMOTE_DRAM`.
-    pub const MEM_LOAD_L3_MISS_RETIRED_REMOTE_DRAM: Event = Event::row(285);
-    /// `MEM_LOAD_L3_MISS_RETIRED.REMOTE_HITM`.
-    pub const MEM_LOAD_L3_MISS_RETIRED_REMOTE_HITM: Event = Event::row(286);
-    /// `MEM_LOAD_L3_MISS_RETIRED.REMOTE_FWD`.
-    pub const MEM_LOAD_L3_MISS_RETIRED_REMOTE_FWD: Event = Event::row(287);
-    /// `MEM_LOAD_MISC_RETIRED.UC`.
-    pub const MEM_LOAD_MISC_RETIRED_UC: Event = Event::row(288);
-    /// `BACLEARS.ANY`.
-    pub const BACLEARS_ANY: Event = Event::row(289);
-    /// `CORE_SNOOP_RESPONSE.RSP_IHITI`.
-    pub const CORE_SNOOP_RESPONSE_RSP_IHITI: Event = Event::row(290);
-    /// `CORE_SNOOP_RESPONSE.RSP_IHITFSE`.
-    pub const CORE_SNOOP_RESPONSE_RSP_IHITFSE: Event = Event::row(291);
-    /// `CORE_SNOOP_RESPONSE.RSP_SHITFSE`.
-    pub const CORE_SNOOP_RESPONSE_RSP_SHITFSE: Event = Event::row(292);
-    /// `CORE_SNOOP_RESPONSE.RSP_SFWDM`.
-    pub const CORE_SNOOP_RESPONSE_RSP_SFWDM: Event = Event::row(293);
-    /// `CORE_SNOOP_RESPONSE.RSP_IFWDM`.
-    pub const CORE_SNOOP_RESPONSE_RSP_IFWDM: Event = Event::row(294);
-    /// `CORE_SNOOP_RESPONSE.RSP_IFWDFE`.
-    pub const CORE_SNOOP_RESPONSE_RSP_IFWDFE: Event = Event::row(295);
-    /// `CORE_SNOOP_RESPONSE.RSP_SFWDFE`.
-    pub const CORE_SNOOP_RESPONSE_RSP_SFWDFE: Event = Event::row(296);
-    /// `L2_TRANS.L2_WB`.
-    pub const L2_TRANS_L2_WB: Event = Event::row(297);
-    /// `L2_LINES_IN.ALL`.
-    pub const L2_LINES_IN_ALL: Event = Event::row(298);
-    /// `L2_LINES_OUT.SILENT`.
-    pub const L2_LINES_OUT_SILENT: Event = Event::row(299);
-    /// `L2_LINES_OUT.NON_SILENT`.
-    pub const L2_LINES_OUT_NON_SILENT: Event = Event::row(300);
-    /// `L2_LINES_OUT.USELESS_HWPF`.
-    pub const L2_LINES_OUT_USELESS_HWPF: Event = Event::row(301);
-    /// `SQ_MISC.SPLIT_LOCK`.
-    pub const SQ_MISC_SPLIT_LOCK: Event = Event::row(302);
-    /// `IDI_MISC.WB_UPGRADE`.
-    pub const IDI_MISC_WB_UPGRADE: Event = Event::row(303);
-    /// `IDI_MISC.WB_DOWNGRADE`.
-    pub const IDI_MISC_WB_DOWNGRADE: Event = Event::row(304);
-    /// `OFFCORE_RESPONSE.DEMAND_DATA_RD.ANY_RESPONSE`.
-    pub const OFFCORE_RESPONSE_DEMAND_DATA_RD_ANY_RESPONSE: Event = Event::row(305);
-    /// `OFFCORE_RESPONSE.DEMAND_DATA_RD.L3_HIT.NO_SNOOP_NEEDED`.
-    pub const OFFCORE_RESPONSE_DEMAND_DATA_RD_L3_HIT_NO_SNOOP_NEEDED: Event = Event::row(306);
-    /// `OFFCORE_RESPONSE.DEMAND_DATA_RD.L3_HIT.HIT_OTHER_CORE_NO_FWD`.
-    pub const OFFCORE_RESPONSE_DEMAND_DATA_RD_L3_HIT_HIT_OTHER_CORE_NO_FWD: Event = Event::row(307);
-    /// `OFFCORE_RESPONSE.DEMAND_DATA_RD.L3_HIT.HITM_OTHER_CORE`.
-    pub const OFFCORE_RESPONSE_DEMAND_DATA_RD_L3_HIT_HITM_OTHER_CORE: Event = Event::row(308);
-    /// `OFFCORE_RESPONSE.DEMAND_DATA_RD.L3_HIT.ANY_SNOOP`.
-    pub const OFFCORE_RESPONSE_DEMAND_DATA_RD_L3_HIT_ANY_SNOOP: Event = Event::row(309);
-    /// `OFFCORE_RESPONSE.DEMAND_DATA_RD.L3_MISS.ANY_SNOOP`.
-    pub const OFFCORE_RESPONSE_DEMAND_DATA_RD_L3_MISS_ANY_SNOOP: Event = Event::row(310);
-    /// `OFFCORE_RESPONSE.DEMAND_DATA_RD.L3_MISS.REMOTE_HIT_FORWARD`.
-    pub const OFFCORE_RESPONSE_DEMAND_DATA_RD_L3_MISS_REMOTE_HIT_FORWARD: Event = Event::row(311);
-    /// `OFFCORE_RESPONSE.DEMAND_DATA_RD.L3_MISS.REMOTE_HITM`.
-    pub const OFFCORE_RESPONSE_DEMAND_DATA_RD_L3_MISS_REMOTE_HITM: Event = Event::row(312);
-    /// `OFFCORE_RESPONSE.DEMAND_DATA_RD.L3_MISS.SNOOP_MISS_OR_NO_FWD`.
-    pub const OFFCORE_RESPONSE_DEMAND_DATA_RD_L3_MISS_SNOOP_MISS_OR_NO_FWD: Event = Event::row(313);
-    /// `OFFCORE_RESPONSE.DEMAND_DATA_RD.L3_MISS_REMOTE_DRAM.SNOOP_MISS_OR_NO_FWD`.
-    pub const OFFCORE_RESPONSE_DEMAND_DATA_RD_L3_MISS_REMOTE_DRAM_SNOOP_MISS_OR_NO_FWD: Event = Event::row(314);
-    /// `OFFCORE_RESPONSE.DEMAND_DATA_RD.L3_MISS_LOCAL_DRAM.SNOOP_MISS_OR_NO_FWD`.
-    pub const OFFCORE_RESPONSE_DEMAND_DATA_RD_L3_MISS_LOCAL_DRAM_SNOOP_MISS_OR_NO_FWD: Event = Event::row(315);
-    /// `OFFCORE_RESPONSE.DEMAND_RFO.ANY_RESPONSE`.
-    pub const OFFCORE_RESPONSE_DEMAND_RFO_ANY_RESPONSE: Event = Event::row(316);
-    /// `OFFCORE_RESPONSE.DEMAND_RFO.L3_HIT.NO_SNOOP_NEEDED`.
-    pub const OFFCORE_RESPONSE_DEMAND_RFO_L3_HIT_NO_SNOOP_NEEDED: Event = Event::row(317);
-    /// `OFFCORE_RESPONSE.DEMAND_RFO.L3_HIT.HIT_OTHER_CORE_NO_FWD`.
-    pub const OFFCORE_RESPONSE_DEMAND_RFO_L3_HIT_HIT_OTHER_CORE_NO_FWD: Event = Event::row(318);
-    /// `OFFCORE_RESPONSE.DEMAND_RFO.L3_HIT.HITM_OTHER_CORE`.
-    pub const OFFCORE_RESPONSE_DEMAND_RFO_L3_HIT_HITM_OTHER_CORE: Event = Event::row(319);
-    /// `OFFCORE_RESPONSE.DEMAND_RFO.L3_HIT.ANY_SNOOP`.
-    pub const OFFCORE_RESPONSE_DEMAND_RFO_L3_HIT_ANY_SNOOP: Event = Event::row(320);
-    /// `OFFCORE_RESPONSE.DEMAND_RFO.L3_MISS.ANY_SNOOP`.
-    pub const OFFCORE_RESPONSE_DEMAND_RFO_L3_MISS_ANY_SNOOP: Event = Event::row(321);
-    /// `OFFCORE_RESPONSE.DEMAND_RFO.L3_MISS.REMOTE_HIT_FORWARD`.
-    pub const OFFCORE_RESPONSE_DEMAND_RFO_L3_MISS_REMOTE_HIT_FORWARD: Event = Event::row(322);
-    /// `OFFCORE_RESPONSE.DEMAND_RFO.L3_MISS.REMOTE_HITM`.
-    pub const OFFCORE_RESPONSE_DEMAND_RFO_L3_MISS_REMOTE_HITM: Event = Event::row(323);
-    /// `OFFCORE_RESPONSE.DEMAND_RFO.L3_MISS.SNOOP_MISS_OR_NO_FWD`.
-    pub const OFFCORE_RESPONSE_DEMAND_RFO_L3_MISS_SNOOP_MISS_OR_NO_FWD: Event = Event::row(324);
-    /// `OFFCORE_RESPONSE.DEMAND_RFO.L3_MISS_REMOTE_DRAM.SNOOP_MISS_OR_NO_FWD`.
-    pub const OFFCORE_RESPONSE_DEMAND_RFO_L3_MISS_REMOTE_DRAM_SNOOP_MISS_OR_NO_FWD: Event = Event::row(325);
-    /// `OFFCORE_RESPONSE.DEMAND_RFO.L3_MISS_LOCAL_DRAM.SNOOP_MISS_OR_NO_FWD`.
-    pub const OFFCORE_RESPONSE_DEMAND_RFO_L3_MISS_LOCAL_DRAM_SNOOP_MISS_OR_NO_FWD: Event = Event::row(326);
-    /// `OFFCORE_RESPONSE.DEMAND_CODE_RD.ANY_RESPONSE`.
-    pub const OFFCORE_RESPONSE_DEMAND_CODE_RD_ANY_RESPONSE: Event = Event::row(327);
-    /// `OFFCORE_RESPONSE.DEMAND_CODE_RD.L3_HIT.NO_SNOOP_NEEDED`.
-    pub const OFFCORE_RESPONSE_DEMAND_CODE_RD_L3_HIT_NO_SNOOP_NEEDED: Event = Event::row(328);
-    /// `OFFCORE_RESPONSE.DEMAND_CODE_RD.L3_HIT.HIT_OTHER_CORE_NO_FWD`.
-    pub const OFFCORE_RESPONSE_DEMAND_CODE_RD_L3_HIT_HIT_OTHER_CORE_NO_FWD: Event = Event::row(329);
-    /// `OFFCORE_RESPONSE.DEMAND_CODE_RD.L3_HIT.HITM_OTHER_CORE`.
-    pub const OFFCORE_RESPONSE_DEMAND_CODE_RD_L3_HIT_HITM_OTHER_CORE: Event = Event::row(330);
-    /// `OFFCORE_RESPONSE.DEMAND_CODE_RD.L3_HIT.ANY_SNOOP`.
-    pub const OFFCORE_RESPONSE_DEMAND_CODE_RD_L3_HIT_ANY_SNOOP: Event = Event::row(331);
-    /// `OFFCORE_RESPONSE.DEMAND_CODE_RD.L3_MISS.ANY_SNOOP`.
-    pub const OFFCORE_RESPONSE_DEMAND_CODE_RD_L3_MISS_ANY_SNOOP: Event = Event::row(332);
-    /// `OFFCORE_RESPONSE.DEMAND_CODE_RD.L3_MISS.REMOTE_HIT_FORWARD`.
-    pub const OFFCORE_RESPONSE_DEMAND_CODE_RD_L3_MISS_REMOTE_HIT_FORWARD: Event = Event::row(333);
-    /// `OFFCORE_RESPONSE.DEMAND_CODE_RD.L3_MISS.REMOTE_HITM`.
-    pub const OFFCORE_RESPONSE_DEMAND_CODE_RD_L3_MISS_REMOTE_HITM: Event = Event::row(334);
-    /// `OFFCORE_RESPONSE.DEMAND_CODE_RD.L3_MISS.SNOOP_MISS_OR_NO_FWD`.
-    pub const OFFCORE_RESPONSE_DEMAND_CODE_RD_L3_MISS_SNOOP_MISS_OR_NO_FWD: Event = Event::row(335);
-    /// `OFFCORE_RESPONSE.DEMAND_CODE_RD.L3_MISS_REMOTE_DRAM.SNOOP_MISS_OR_NO_FWD`.
-    pub const OFFCORE_RESPONSE_DEMAND_CODE_RD_L3_MISS_REMOTE_DRAM_SNOOP_MISS_OR_NO_FWD: Event = Event::row(336);
-    /// `OFFCORE_RESPONSE.DEMAND_CODE_RD.L3_MISS_LOCAL_DRAM.SNOOP_MISS_OR_NO_FWD`.
-    pub const OFFCORE_RESPONSE_DEMAND_CODE_RD_L3_MISS_LOCAL_DRAM_SNOOP_MISS_OR_NO_FWD: Event = Event::row(337);
-    /// `OFFCORE_RESPONSE.PF_L2_DATA_RD.ANY_RESPONSE`.
-    pub const OFFCORE_RESPONSE_PF_L2_DATA_RD_ANY_RESPONSE: Event = Event::row(338);
-    /// `OFFCORE_RESPONSE.PF_L2_DATA_RD.L3_HIT.NO_SNOOP_NEEDED`.
-    pub const OFFCORE_RESPONSE_PF_L2_DATA_RD_L3_HIT_NO_SNOOP_NEEDED: Event = Event::row(339);
-    /// `OFFCORE_RESPONSE.PF_L2_DATA_RD.L3_HIT.HIT_OTHER_CORE_NO_FWD`.
-    pub const OFFCORE_RESPONSE_PF_L2_DATA_RD_L3_HIT_HIT_OTHER_CORE_NO_FWD: Event = Event::row(340);
-    /// `OFFCORE_RESPONSE.PF_L2_DATA_RD.L3_HIT.HITM_OTHER_CORE`.
-    pub const OFFCORE_RESPONSE_PF_L2_DATA_RD_L3_HIT_HITM_OTHER_CORE: Event = Event::row(341);
-    /// `OFFCORE_RESPONSE.PF_L2_DATA_RD.L3_HIT.ANY_SNOOP`.
-    pub const OFFCORE_RESPONSE_PF_L2_DATA_RD_L3_HIT_ANY_SNOOP: Event = Event::row(342);
-    /// `OFFCORE_RESPONSE.PF_L2_DATA_RD.L3_MISS.ANY_SNOOP`.
-    pub const OFFCORE_RESPONSE_PF_L2_DATA_RD_L3_MISS_ANY_SNOOP: Event = Event::row(343);
-    /// `OFFCORE_RESPONSE.PF_L2_DATA_RD.L3_MISS.REMOTE_HIT_FORWARD`.
-    pub const OFFCORE_RESPONSE_PF_L2_DATA_RD_L3_MISS_REMOTE_HIT_FORWARD: Event = Event::row(344);
-    /// `OFFCORE_RESPONSE.PF_L2_DATA_RD.L3_MISS.REMOTE_HITM`.
-    pub const OFFCORE_RESPONSE_PF_L2_DATA_RD_L3_MISS_REMOTE_HITM: Event = Event::row(345);
-    /// `OFFCORE_RESPONSE.PF_L2_DATA_RD.L3_MISS.SNOOP_MISS_OR_NO_FWD`.
-    pub const OFFCORE_RESPONSE_PF_L2_DATA_RD_L3_MISS_SNOOP_MISS_OR_NO_FWD: Event = Event::row(346);
-    /// `OFFCORE_RESPONSE.PF_L2_DATA_RD.L3_MISS_REMOTE_DRAM.SNOOP_MISS_OR_NO_FWD`.
-    pub const OFFCORE_RESPONSE_PF_L2_DATA_RD_L3_MISS_REMOTE_DRAM_SNOOP_MISS_OR_NO_FWD: Event = Event::row(347);
-    /// `OFFCORE_RESPONSE.PF_L2_DATA_RD.L3_MISS_LOCAL_DRAM.SNOOP_MISS_OR_NO_FWD`.
-    pub const OFFCORE_RESPONSE_PF_L2_DATA_RD_L3_MISS_LOCAL_DRAM_SNOOP_MISS_OR_NO_FWD: Event = Event::row(348);
-    /// `OFFCORE_RESPONSE.PF_L2_RFO.ANY_RESPONSE`.
-    pub const OFFCORE_RESPONSE_PF_L2_RFO_ANY_RESPONSE: Event = Event::row(349);
-    /// `OFFCORE_RESPONSE.PF_L2_RFO.L3_HIT.NO_SNOOP_NEEDED`.
-    pub const OFFCORE_RESPONSE_PF_L2_RFO_L3_HIT_NO_SNOOP_NEEDED: Event = Event::row(350);
-    /// `OFFCORE_RESPONSE.PF_L2_RFO.L3_HIT.HIT_OTHER_CORE_NO_FWD`.
-    pub const OFFCORE_RESPONSE_PF_L2_RFO_L3_HIT_HIT_OTHER_CORE_NO_FWD: Event = Event::row(351);
-    /// `OFFCORE_RESPONSE.PF_L2_RFO.L3_HIT.HITM_OTHER_CORE`.
-    pub const OFFCORE_RESPONSE_PF_L2_RFO_L3_HIT_HITM_OTHER_CORE: Event = Event::row(352);
-    /// `OFFCORE_RESPONSE.PF_L2_RFO.L3_HIT.ANY_SNOOP`.
-    pub const OFFCORE_RESPONSE_PF_L2_RFO_L3_HIT_ANY_SNOOP: Event = Event::row(353);
-    /// `OFFCORE_RESPONSE.PF_L2_RFO.L3_MISS.ANY_SNOOP`.
-    pub const OFFCORE_RESPONSE_PF_L2_RFO_L3_MISS_ANY_SNOOP: Event = Event::row(354);
-    /// `OFFCORE_RESPONSE.PF_L2_RFO.L3_MISS.REMOTE_HIT_FORWARD`.
-    pub const OFFCORE_RESPONSE_PF_L2_RFO_L3_MISS_REMOTE_HIT_FORWARD: Event = Event::row(355);
-    /// `OFFCORE_RESPONSE.PF_L2_RFO.L3_MISS.REMOTE_HITM`.
-    pub const OFFCORE_RESPONSE_PF_L2_RFO_L3_MISS_REMOTE_HITM: Event = Event::row(356);
-    /// `OFFCORE_RESPONSE.PF_L2_RFO.L3_MISS.SNOOP_MISS_OR_NO_FWD`.
-    pub const OFFCORE_RESPONSE_PF_L2_RFO_L3_MISS_SNOOP_MISS_OR_NO_FWD: Event = Event::row(357);
-    /// `OFFCORE_RESPONSE.PF_L2_RFO.L3_MISS_REMOTE_DRAM.SNOOP_MISS_OR_NO_FWD`.
-    pub const OFFCORE_RESPONSE_PF_L2_RFO_L3_MISS_REMOTE_DRAM_SNOOP_MISS_OR_NO_FWD: Event = Event::row(358);
-    /// `OFFCORE_RESPONSE.PF_L2_RFO.L3_MISS_LOCAL_DRAM.SNOOP_MISS_OR_NO_FWD`.
-    pub const OFFCORE_RESPONSE_PF_L2_RFO_L3_MISS_LOCAL_DRAM_SNOOP_MISS_OR_NO_FWD: Event = Event::row(359);
-    /// `OFFCORE_RESPONSE.PF_L3_DATA_RD.ANY_RESPONSE`.
-    pub const OFFCORE_RESPONSE_PF_L3_DATA_RD_ANY_RESPONSE: Event = Event::row(360);
-    /// `OFFCORE_RESPONSE.PF_L3_DATA_RD.L3_HIT.NO_SNOOP_NEEDED`.
-    pub const OFFCORE_RESPONSE_PF_L3_DATA_RD_L3_HIT_NO_SNOOP_NEEDED: Event = Event::row(361);
-    /// `OFFCORE_RESPONSE.PF_L3_DATA_RD.L3_HIT.HIT_OTHER_CORE_NO_FWD`.
-    pub const OFFCORE_RESPONSE_PF_L3_DATA_RD_L3_HIT_HIT_OTHER_CORE_NO_FWD: Event = Event::row(362);
-    /// `OFFCORE_RESPONSE.PF_L3_DATA_RD.L3_HIT.HITM_OTHER_CORE`.
-    pub const OFFCORE_RESPONSE_PF_L3_DATA_RD_L3_HIT_HITM_OTHER_CORE: Event = Event::row(363);
-    /// `OFFCORE_RESPONSE.PF_L3_DATA_RD.L3_HIT.ANY_SNOOP`.
-    pub const OFFCORE_RESPONSE_PF_L3_DATA_RD_L3_HIT_ANY_SNOOP: Event = Event::row(364);
-    /// `OFFCORE_RESPONSE.PF_L3_DATA_RD.L3_MISS.ANY_SNOOP`.
-    pub const OFFCORE_RESPONSE_PF_L3_DATA_RD_L3_MISS_ANY_SNOOP: Event = Event::row(365);
-    /// `OFFCORE_RESPONSE.PF_L3_DATA_RD.L3_MISS.REMOTE_HIT_FORWARD`.
-    pub const OFFCORE_RESPONSE_PF_L3_DATA_RD_L3_MISS_REMOTE_HIT_FORWARD: Event = Event::row(366);
-    /// `OFFCORE_RESPONSE.PF_L3_DATA_RD.L3_MISS.REMOTE_HITM`.
-    pub const OFFCORE_RESPONSE_PF_L3_DATA_RD_L3_MISS_REMOTE_HITM: Event = Event::row(367);
-    /// `OFFCORE_RESPONSE.PF_L3_DATA_RD.L3_MISS.SNOOP_MISS_OR_NO_FWD`.
-    pub const OFFCORE_RESPONSE_PF_L3_DATA_RD_L3_MISS_SNOOP_MISS_OR_NO_FWD: Event = Event::row(368);
-    /// `OFFCORE_RESPONSE.PF_L3_DATA_RD.L3_MISS_REMOTE_DRAM.SNOOP_MISS_OR_NO_FWD`.
-    pub const OFFCORE_RESPONSE_PF_L3_DATA_RD_L3_MISS_REMOTE_DRAM_SNOOP_MISS_OR_NO_FWD: Event = Event::row(369);
-    /// `OFFCORE_RESPONSE.PF_L3_DATA_RD.L3_MISS_LOCAL_DRAM.SNOOP_MISS_OR_NO_FWD`.
-    pub const OFFCORE_RESPONSE_PF_L3_DATA_RD_L3_MISS_LOCAL_DRAM_SNOOP_MISS_OR_NO_FWD: Event = Event::row(370);
-    /// `OFFCORE_RESPONSE.PF_L3_RFO.ANY_RESPONSE`.
-    pub const OFFCORE_RESPONSE_PF_L3_RFO_ANY_RESPONSE: Event = Event::row(371);
-    /// `OFFCORE_RESPONSE.PF_L3_RFO.L3_HIT.NO_SNOOP_NEEDED`.
-    pub const OFFCORE_RESPONSE_PF_L3_RFO_L3_HIT_NO_SNOOP_NEEDED: Event = Event::row(372);
-    /// `OFFCORE_RESPONSE.PF_L3_RFO.L3_HIT.HIT_OTHER_CORE_NO_FWD`.
-    pub const OFFCORE_RESPONSE_PF_L3_RFO_L3_HIT_HIT_OTHER_CORE_NO_FWD: Event = Event::row(373);
-    /// `OFFCORE_RESPONSE.PF_L3_RFO.L3_HIT.HITM_OTHER_CORE`.
-    pub const OFFCORE_RESPONSE_PF_L3_RFO_L3_HIT_HITM_OTHER_CORE: Event = Event::row(374);
-    /// `OFFCORE_RESPONSE.PF_L3_RFO.L3_HIT.ANY_SNOOP`.
-    pub const OFFCORE_RESPONSE_PF_L3_RFO_L3_HIT_ANY_SNOOP: Event = Event::row(375);
-    /// `OFFCORE_RESPONSE.PF_L3_RFO.L3_MISS.ANY_SNOOP`.
-    pub const OFFCORE_RESPONSE_PF_L3_RFO_L3_MISS_ANY_SNOOP: Event = Event::row(376);
-    /// `OFFCORE_RESPONSE.PF_L3_RFO.L3_MISS.REMOTE_HIT_FORWARD`.
-    pub const OFFCORE_RESPONSE_PF_L3_RFO_L3_MISS_REMOTE_HIT_FORWARD: Event = Event::row(377);
-    /// `OFFCORE_RESPONSE.PF_L3_RFO.L3_MISS.REMOTE_HITM`.
-    pub const OFFCORE_RESPONSE_PF_L3_RFO_L3_MISS_REMOTE_HITM: Event = Event::row(378);
-    /// `OFFCORE_RESPONSE.PF_L3_RFO.L3_MISS.SNOOP_MISS_OR_NO_FWD`.
-    pub const OFFCORE_RESPONSE_PF_L3_RFO_L3_MISS_SNOOP_MISS_OR_NO_FWD: Event = Event::row(379);
-    /// `OFFCORE_RESPONSE.PF_L3_RFO.L3_MISS_REMOTE_DRAM.SNOOP_MISS_OR_NO_FWD`.
-    pub const OFFCORE_RESPONSE_PF_L3_RFO_L3_MISS_REMOTE_DRAM_SNOOP_MISS_OR_NO_FWD: Event = Event::row(380);
-    /// `OFFCORE_RESPONSE.PF_L3_RFO.L3_MISS_LOCAL_DRAM.SNOOP_MISS_OR_NO_FWD`.
-    pub const OFFCORE_RESPONSE_PF_L3_RFO_L3_MISS_LOCAL_DRAM_SNOOP_MISS_OR_NO_FWD: Event = Event::row(381);
-    /// `OFFCORE_RESPONSE.PF_L1D_AND_SW.ANY_RESPONSE`.
-    pub const OFFCORE_RESPONSE_PF_L1D_AND_SW_ANY_RESPONSE: Event = Event::row(382);
-    /// `OFFCORE_RESPONSE.PF_L1D_AND_SW.L3_HIT.NO_SNOOP_NEEDED`.
-    pub const OFFCORE_RESPONSE_PF_L1D_AND_SW_L3_HIT_NO_SNOOP_NEEDED: Event = Event::row(383);
-    /// `OFFCORE_RESPONSE.PF_L1D_AND_SW.L3_HIT.HIT_OTHER_CORE_NO_FWD`.
-    pub const OFFCORE_RESPONSE_PF_L1D_AND_SW_L3_HIT_HIT_OTHER_CORE_NO_FWD: Event = Event::row(384);
-    /// `OFFCORE_RESPONSE.PF_L1D_AND_SW.L3_HIT.HITM_OTHER_CORE`.
-    pub const OFFCORE_RESPONSE_PF_L1D_AND_SW_L3_HIT_HITM_OTHER_CORE: Event = Event::row(385);
-    /// `OFFCORE_RESPONSE.PF_L1D_AND_SW.L3_HIT.ANY_SNOOP`.
-    pub const OFFCORE_RESPONSE_PF_L1D_AND_SW_L3_HIT_ANY_SNOOP: Event = Event::row(386);
-    /// `OFFCORE_RESPONSE.PF_L1D_AND_SW.L3_MISS.ANY_SNOOP`.
-    pub const OFFCORE_RESPONSE_PF_L1D_AND_SW_L3_MISS_ANY_SNOOP: Event = Event::row(387);
-    /// `OFFCORE_RESPONSE.PF_L1D_AND_SW.L3_MISS.REMOTE_HIT_FORWARD`.
-    pub const OFFCORE_RESPONSE_PF_L1D_AND_SW_L3_MISS_REMOTE_HIT_FORWARD: Event = Event::row(388);
-    /// `OFFCORE_RESPONSE.PF_L1D_AND_SW.L3_MISS.REMOTE_HITM`.
-    pub const OFFCORE_RESPONSE_PF_L1D_AND_SW_L3_MISS_REMOTE_HITM: Event = Event::row(389);
-    /// `OFFCORE_RESPONSE.PF_L1D_AND_SW.L3_MISS.SNOOP_MISS_OR_NO_FWD`.
-    pub const OFFCORE_RESPONSE_PF_L1D_AND_SW_L3_MISS_SNOOP_MISS_OR_NO_FWD: Event = Event::row(390);
-    /// `OFFCORE_RESPONSE.PF_L1D_AND_SW.L3_MISS_REMOTE_DRAM.SNOOP_MISS_OR_NO_FWD`.
-    pub const OFFCORE_RESPONSE_PF_L1D_AND_SW_L3_MISS_REMOTE_DRAM_SNOOP_MISS_OR_NO_FWD: Event = Event::row(391);
-    /// `OFFCORE_RESPONSE.PF_L1D_AND_SW.L3_MISS_LOCAL_DRAM.SNOOP_MISS_OR_NO_FWD`.
-    pub const OFFCORE_RESPONSE_PF_L1D_AND_SW_L3_MISS_LOCAL_DRAM_SNOOP_MISS_OR_NO_FWD: Event = Event::row(392);
-    /// `OFFCORE_RESPONSE.ALL_PF_DATA_RD.ANY_RESPONSE`.
-    pub const OFFCORE_RESPONSE_ALL_PF_DATA_RD_ANY_RESPONSE: Event = Event::row(393);
-    /// `OFFCORE_RESPONSE.ALL_PF_DATA_RD.L3_HIT.NO_SNOOP_NEEDED`.
-    pub const OFFCORE_RESPONSE_ALL_PF_DATA_RD_L3_HIT_NO_SNOOP_NEEDED: Event = Event::row(394);
-    /// `OFFCORE_RESPONSE.ALL_PF_DATA_RD.L3_HIT.HIT_OTHER_CORE_NO_FWD`.
-    pub const OFFCORE_RESPONSE_ALL_PF_DATA_RD_L3_HIT_HIT_OTHER_CORE_NO_FWD: Event = Event::row(395);
-    /// `OFFCORE_RESPONSE.ALL_PF_DATA_RD.L3_HIT.HITM_OTHER_CORE`.
-    pub const OFFCORE_RESPONSE_ALL_PF_DATA_RD_L3_HIT_HITM_OTHER_CORE: Event = Event::row(396);
-    /// `OFFCORE_RESPONSE.ALL_PF_DATA_RD.L3_HIT.ANY_SNOOP`.
-    pub const OFFCORE_RESPONSE_ALL_PF_DATA_RD_L3_HIT_ANY_SNOOP: Event = Event::row(397);
-    /// `OFFCORE_RESPONSE.ALL_PF_DATA_RD.L3_MISS.ANY_SNOOP`.
-    pub const OFFCORE_RESPONSE_ALL_PF_DATA_RD_L3_MISS_ANY_SNOOP: Event = Event::row(398);
-    /// `OFFCORE_RESPONSE.ALL_PF_DATA_RD.L3_MISS.REMOTE_HIT_FORWARD`.
-    pub const OFFCORE_RESPONSE_ALL_PF_DATA_RD_L3_MISS_REMOTE_HIT_FORWARD: Event = Event::row(399);
-    /// `OFFCORE_RESPONSE.ALL_PF_DATA_RD.L3_MISS.REMOTE_HITM`.
-    pub const OFFCORE_RESPONSE_ALL_PF_DATA_RD_L3_MISS_REMOTE_HITM: Event = Event::row(400);
-    /// `OFFCORE_RESPONSE.ALL_PF_DATA_RD.L3_MISS.SNOOP_MISS_OR_NO_FWD`.
-    pub const OFFCORE_RESPONSE_ALL_PF_DATA_RD_L3_MISS_SNOOP_MISS_OR_NO_FWD: Event = Event::row(401);
-    /// `OFFCORE_RESPONSE.ALL_PF_DATA_RD.L3_MISS_REMOTE_DRAM.SNOOP_MISS_OR_NO_FWD`.
-    pub const OFFCORE_RESPONSE_ALL_PF_DATA_RD_L3_MISS_REMOTE_DRAM_SNOOP_MISS_OR_NO_FWD: Event = Event::row(402);
-    /// `OFFCORE_RESPONSE.ALL_PF_DATA_RD.L3_MISS_LOCAL_DRAM.SNOOP_MISS_OR_NO_FWD`.
-    pub const OFFCORE_RESPONSE_ALL_PF_DATA_RD_L3_MISS_LOCAL_DRAM_SNOOP_MISS_OR_NO_FWD: Event = Event::row(403);
-    /// `OFFCORE_RESPONSE.ALL_PF_RFO.ANY_RESPONSE`.
-    pub const OFFCORE_RESPONSE_ALL_PF_RFO_ANY_RESPONSE: Event = Event::row(404);
-    /// `OFFCORE_RESPONSE.ALL_PF_RFO.L3_HIT.NO_SNOOP_NEEDED`.
-    pub const OFFCORE_RESPONSE_ALL_PF_RFO_L3_HIT_NO_SNOOP_NEEDED: Event = Event::row(405);
-    /// `OFFCORE_RESPONSE.ALL_PF_RFO.L3_HIT.HIT_OTHER_CORE_NO_FWD`.
-    pub const OFFCORE_RESPONSE_ALL_PF_RFO_L3_HIT_HIT_OTHER_CORE_NO_FWD: Event = Event::row(406);
-    /// `OFFCORE_RESPONSE.ALL_PF_RFO.L3_HIT.HITM_OTHER_CORE`.
-    pub const OFFCORE_RESPONSE_ALL_PF_RFO_L3_HIT_HITM_OTHER_CORE: Event = Event::row(407);
-    /// `OFFCORE_RESPONSE.ALL_PF_RFO.L3_HIT.ANY_SNOOP`.
-    pub const OFFCORE_RESPONSE_ALL_PF_RFO_L3_HIT_ANY_SNOOP: Event = Event::row(408);
-    /// `OFFCORE_RESPONSE.ALL_PF_RFO.L3_MISS.ANY_SNOOP`.
-    pub const OFFCORE_RESPONSE_ALL_PF_RFO_L3_MISS_ANY_SNOOP: Event = Event::row(409);
-    /// `OFFCORE_RESPONSE.ALL_PF_RFO.L3_MISS.REMOTE_HIT_FORWARD`.
-    pub const OFFCORE_RESPONSE_ALL_PF_RFO_L3_MISS_REMOTE_HIT_FORWARD: Event = Event::row(410);
-    /// `OFFCORE_RESPONSE.ALL_PF_RFO.L3_MISS.REMOTE_HITM`.
-    pub const OFFCORE_RESPONSE_ALL_PF_RFO_L3_MISS_REMOTE_HITM: Event = Event::row(411);
-    /// `OFFCORE_RESPONSE.ALL_PF_RFO.L3_MISS.SNOOP_MISS_OR_NO_FWD`.
-    pub const OFFCORE_RESPONSE_ALL_PF_RFO_L3_MISS_SNOOP_MISS_OR_NO_FWD: Event = Event::row(412);
-    /// `OFFCORE_RESPONSE.ALL_PF_RFO.L3_MISS_REMOTE_DRAM.SNOOP_MISS_OR_NO_FWD`.
-    pub const OFFCORE_RESPONSE_ALL_PF_RFO_L3_MISS_REMOTE_DRAM_SNOOP_MISS_OR_NO_FWD: Event = Event::row(413);
-    /// `OFFCORE_RESPONSE.ALL_PF_RFO.L3_MISS_LOCAL_DRAM.SNOOP_MISS_OR_NO_FWD`.
-    pub const OFFCORE_RESPONSE_ALL_PF_RFO_L3_MISS_LOCAL_DRAM_SNOOP_MISS_OR_NO_FWD: Event = Event::row(414);
-    /// `OFFCORE_RESPONSE.ALL_DATA_RD.ANY_RESPONSE`.
-    pub const OFFCORE_RESPONSE_ALL_DATA_RD_ANY_RESPONSE: Event = Event::row(415);
-    /// `OFFCORE_RESPONSE.ALL_DATA_RD.L3_HIT.NO_SNOOP_NEEDED`.
-    pub const OFFCORE_RESPONSE_ALL_DATA_RD_L3_HIT_NO_SNOOP_NEEDED: Event = Event::row(416);
-    /// `OFFCORE_RESPONSE.ALL_DATA_RD.L3_HIT.HIT_OTHER_CORE_NO_FWD`.
-    pub const OFFCORE_RESPONSE_ALL_DATA_RD_L3_HIT_HIT_OTHER_CORE_NO_FWD: Event = Event::row(417);
-    /// `OFFCORE_RESPONSE.ALL_DATA_RD.L3_HIT.HITM_OTHER_CORE`.
-    pub const OFFCORE_RESPONSE_ALL_DATA_RD_L3_HIT_HITM_OTHER_CORE: Event = Event::row(418);
-    /// `OFFCORE_RESPONSE.ALL_DATA_RD.L3_HIT.ANY_SNOOP`.
-    pub const OFFCORE_RESPONSE_ALL_DATA_RD_L3_HIT_ANY_SNOOP: Event = Event::row(419);
-    /// `OFFCORE_RESPONSE.ALL_DATA_RD.L3_MISS.ANY_SNOOP`.
-    pub const OFFCORE_RESPONSE_ALL_DATA_RD_L3_MISS_ANY_SNOOP: Event = Event::row(420);
-    /// `OFFCORE_RESPONSE.ALL_DATA_RD.L3_MISS.REMOTE_HIT_FORWARD`.
-    pub const OFFCORE_RESPONSE_ALL_DATA_RD_L3_MISS_REMOTE_HIT_FORWARD: Event = Event::row(421);
-    /// `OFFCORE_RESPONSE.ALL_DATA_RD.L3_MISS.REMOTE_HITM`.
-    pub const OFFCORE_RESPONSE_ALL_DATA_RD_L3_MISS_REMOTE_HITM: Event = Event::row(422);
-    /// `OFFCORE_RESPONSE.ALL_DATA_RD.L3_MISS.SNOOP_MISS_OR_NO_FWD`.
-    pub const OFFCORE_RESPONSE_ALL_DATA_RD_L3_MISS_SNOOP_MISS_OR_NO_FWD: Event = Event::row(423);
-    /// `OFFCORE_RESPONSE.ALL_DATA_RD.L3_MISS_REMOTE_DRAM.SNOOP_MISS_OR_NO_FWD`.
-    pub const OFFCORE_RESPONSE_ALL_DATA_RD_L3_MISS_REMOTE_DRAM_SNOOP_MISS_OR_NO_FWD: Event = Event::row(424);
-    /// `OFFCORE_RESPONSE.ALL_DATA_RD.L3_MISS_LOCAL_DRAM.SNOOP_MISS_OR_NO_FWD`.
-    pub const OFFCORE_RESPONSE_ALL_DATA_RD_L3_MISS_LOCAL_DRAM_SNOOP_MISS_OR_NO_FWD: Event = Event::row(425);
-    /// `OFFCORE_RESPONSE.ALL_RFO.ANY_RESPONSE`.
-    pub const OFFCORE_RESPONSE_ALL_RFO_ANY_RESPONSE: Event = Event::row(426);
-    /// `OFFCORE_RESPONSE.ALL_RFO.L3_HIT.NO_SNOOP_NEEDED`.
-    pub const OFFCORE_RESPONSE_ALL_RFO_L3_HIT_NO_SNOOP_NEEDED: Event = Event::row(427);
-    /// `OFFCORE_RESPONSE.ALL_RFO.L3_HIT.HIT_OTHER_CORE_NO_FWD`.
-    pub const OFFCORE_RESPONSE_ALL_RFO_L3_HIT_HIT_OTHER_CORE_NO_FWD: Event = Event::row(428);
-    /// `OFFCORE_RESPONSE.ALL_RFO.L3_HIT.HITM_OTHER_CORE`.
-    pub const OFFCORE_RESPONSE_ALL_RFO_L3_HIT_HITM_OTHER_CORE: Event = Event::row(429);
-    /// `OFFCORE_RESPONSE.ALL_RFO.L3_HIT.ANY_SNOOP`.
-    pub const OFFCORE_RESPONSE_ALL_RFO_L3_HIT_ANY_SNOOP: Event = Event::row(430);
-    /// `OFFCORE_RESPONSE.ALL_RFO.L3_MISS.ANY_SNOOP`.
-    pub const OFFCORE_RESPONSE_ALL_RFO_L3_MISS_ANY_SNOOP: Event = Event::row(431);
-    /// `OFFCORE_RESPONSE.ALL_RFO.L3_MISS.REMOTE_HIT_FORWARD`.
-    pub const OFFCORE_RESPONSE_ALL_RFO_L3_MISS_REMOTE_HIT_FORWARD: Event = Event::row(432);
-    /// `OFFCORE_RESPONSE.ALL_RFO.L3_MISS.REMOTE_HITM`.
-    pub const OFFCORE_RESPONSE_ALL_RFO_L3_MISS_REMOTE_HITM: Event = Event::row(433);
-    /// `OFFCORE_RESPONSE.ALL_RFO.L3_MISS.SNOOP_MISS_OR_NO_FWD`.
-    pub const OFFCORE_RESPONSE_ALL_RFO_L3_MISS_SNOOP_MISS_OR_NO_FWD: Event = Event::row(434);
-    /// `OFFCORE_RESPONSE.ALL_RFO.L3_MISS_REMOTE_DRAM.SNOOP_MISS_OR_NO_FWD`.
-    pub const OFFCORE_RESPONSE_ALL_RFO_L3_MISS_REMOTE_DRAM_SNOOP_MISS_OR_NO_FWD: Event = Event::row(435);
-    /// `OFFCORE_RESPONSE.ALL_RFO.L3_MISS_LOCAL_DRAM.SNOOP_MISS_OR_NO_FWD`.
-    pub const OFFCORE_RESPONSE_ALL_RFO_L3_MISS_LOCAL_DRAM_SNOOP_MISS_OR_NO_FWD: Event = Event::row(436);
-    /// `OFFCORE_RESPONSE.DEMAND_DATA_RD.L3_HIT.SNOOP_HIT_WITH_FWD`.
-    pub const OFFCORE_RESPONSE_DEMAND_DATA_RD_L3_HIT_SNOOP_HIT_WITH_FWD: Event = Event::row(437);
-    /// `OFFCORE_RESPONSE.DEMAND_RFO.L3_HIT.SNOOP_HIT_WITH_FWD`.
-    pub const OFFCORE_RESPONSE_DEMAND_RFO_L3_HIT_SNOOP_HIT_WITH_FWD: Event = Event::row(438);
-    /// `OFFCORE_RESPONSE.DEMAND_CODE_RD.L3_HIT.SNOOP_HIT_WITH_FWD`.
-    pub const OFFCORE_RESPONSE_DEMAND_CODE_RD_L3_HIT_SNOOP_HIT_WITH_FWD: Event = Event::row(439);
-    /// `OFFCORE_RESPONSE.PF_L2_DATA_RD.L3_HIT.SNOOP_HIT_WITH_FWD`.
-    pub const OFFCORE_RESPONSE_PF_L2_DATA_RD_L3_HIT_SNOOP_HIT_WITH_FWD: Event = Event::row(440);
-    /// `OFFCORE_RESPONSE.PF_L2_RFO.L3_HIT.SNOOP_HIT_WITH_FWD`.
-    pub const OFFCORE_RESPONSE_PF_L2_RFO_L3_HIT_SNOOP_HIT_WITH_FWD: Event = Event::row(441);
-    /// `OFFCORE_RESPONSE.PF_L3_DATA_RD.L3_HIT.SNOOP_HIT_WITH_FWD`.
-    pub const OFFCORE_RESPONSE_PF_L3_DATA_RD_L3_HIT_SNOOP_HIT_WITH_FWD: Event = Event::row(442);
-    /// `OFFCORE_RESPONSE.PF_L3_RFO.L3_HIT.SNOOP_HIT_WITH_FWD`.
-    pub const OFFCORE_RESPONSE_PF_L3_RFO_L3_HIT_SNOOP_HIT_WITH_FWD: Event = Event::row(443);
-    /// `OFFCORE_RESPONSE.PF_L1D_AND_SW.L3_HIT.SNOOP_HIT_WITH_FWD`.
-    pub const OFFCORE_RESPONSE_PF_L1D_AND_SW_L3_HIT_SNOOP_HIT_WITH_FWD: Event = Event::row(444);
-    /// `OFFCORE_RESPONSE.ALL_PF_DATA_RD.L3_HIT.SNOOP_HIT_WITH_FWD`.
-    pub const OFFCORE_RESPONSE_ALL_PF_DATA_RD_L3_HIT_SNOOP_HIT_WITH_FWD: Event = Event::row(445);
-    /// `OFFCORE_RESPONSE.ALL_PF_RFO.L3_HIT.SNOOP_HIT_WITH_FWD`.
-    pub const OFFCORE_RESPONSE_ALL_PF_RFO_L3_HIT_SNOOP_HIT_WITH_FWD: Event = Event::row(446);
-    /// `OFFCORE_RESPONSE.ALL_DATA_RD.L3_HIT.SNOOP_HIT_WITH_FWD`.
-    pub const OFFCORE_RESPONSE_ALL_DATA_RD_L3_HIT_SNOOP_HIT_WITH_FWD: Event = Event::row(447);
-    /// `OFFCORE_RESPONSE.ALL_RFO.L3_HIT.SNOOP_HIT_WITH_FWD`.
-    pub const OFFCORE_RESPONSE_ALL_RFO_L3_HIT_SNOOP_HIT_WITH_FWD: Event = Event::row(448);
-    /// `OFFCORE_RESPONSE.ALL_READS.L3_HIT.HIT_OTHER_CORE_FWD`.
-    pub const OFFCORE_RESPONSE_ALL_READS_L3_HIT_HIT_OTHER_CORE_FWD: Event = Event::row(449);
     /// Every event of the list.
     pub const ALL: &'static [Event] = &Event::from_rows::<ROW_COUNT>(EVENT_ROWS, EXPERIMENTAL_ROWS);
 
@@ -942,460 +42,463 @@ impl crate::core_events::EventList for List {
 const AUX_MSR_PEBS_FRONTEND: AuxMsr = AuxMsr { register: "MSR_PEBS_FRONTEND", address: 0x3f7, value: 0 };
 /// `MSR_OFFCORE_RSP_0`, as the rows that need it name it (each with its value).
 const AUX_MSR_OFFCORE_RSP_0: AuxMsr = AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0 };
-/// The events, row n for `Event::row(n)`: `ev(name, event select, umask, counters)` (bit n
-/// of counters: counter n may count it) and what else each sets.
-const EVENT_ROWS: &[EventRow] = &[
-    ev("LD_BLOCKS.STORE_FORWARD", 0x03, 0x02, 0b1111).ht_off(0b11111111),
-    ev("LD_BLOCKS.NO_SR", 0x03, 0x08, 0b1111).ht_off(0b11111111),
-    ev("LD_BLOCKS_PARTIAL.ADDRESS_ALIAS", 0x07, 0x01, 0b1111).ht_off(0b11111111),
-    ev("DTLB_LOAD_MISSES.MISS_CAUSES_A_WALK", 0x08, 0x01, 0b1111).ht_off(0b11111111),
-    ev("DTLB_LOAD_MISSES.WALK_COMPLETED_4K", 0x08, 0x02, 0b1111).ht_off(0b11111111),
-    ev("DTLB_LOAD_MISSES.WALK_COMPLETED_2M_4M", 0x08, 0x04, 0b1111).ht_off(0b11111111),
-    ev("DTLB_LOAD_MISSES.WALK_COMPLETED_1G", 0x08, 0x08, 0b1111).ht_off(0b11111111),
-    ev("DTLB_LOAD_MISSES.WALK_COMPLETED", 0x08, 0x0e, 0b1111).ht_off(0b11111111),
-    ev("DTLB_LOAD_MISSES.WALK_PENDING", 0x08, 0x10, 0b1111).ht_off(0b11111111),
-    ev("DTLB_LOAD_MISSES.WALK_ACTIVE", 0x08, 0x10, 0b1111).ht_off(0b11111111).threshold(1),
-    ev("DTLB_LOAD_MISSES.STLB_HIT", 0x08, 0x20, 0b1111).ht_off(0b11111111),
-    ev("MEMORY_DISAMBIGUATION.HISTORY_RESET", 0x09, 0x01, 0b1111).ht_off(0b11111111),
-    ev("INT_MISC.RECOVERY_CYCLES", 0x0d, 0x01, 0b1111).ht_off(0b11111111),
-    ev("INT_MISC.RECOVERY_CYCLES_ANY", 0x0d, 0x01, 0b1111).ht_off(0b11111111).any_thread(),
-    ev("INT_MISC.CLEARS_COUNT", 0x0d, 0x01, 0b1111).ht_off(0b11111111).threshold(1).edge(),
-    ev("INT_MISC.CLEAR_RESTEER_CYCLES", 0x0d, 0x80, 0b1111).ht_off(0b11111111),
-    ev("UOPS_ISSUED.ANY", 0x0e, 0x01, 0b1111).ht_off(0b11111111),
-    ev("UOPS_ISSUED.STALL_CYCLES", 0x0e, 0x01, 0b1111).ht_off(0b11111111).threshold(1).invert(),
-    ev("UOPS_ISSUED.VECTOR_WIDTH_MISMATCH", 0x0e, 0x02, 0b1111).ht_off(0b11111111),
-    ev("UOPS_ISSUED.SLOW_LEA", 0x0e, 0x20, 0b1111).ht_off(0b11111111),
-    ev("ARITH.DIVIDER_ACTIVE", 0x14, 0x01, 0b1111).ht_off(0b11111111).threshold(1),
-    ev("L2_RQSTS.DEMAND_DATA_RD_MISS", 0x24, 0x21, 0b1111).ht_off(0b11111111),
-    ev("L2_RQSTS.RFO_MISS", 0x24, 0x22, 0b1111).ht_off(0b11111111),
-    ev("L2_RQSTS.CODE_RD_MISS", 0x24, 0x24, 0b1111).ht_off(0b11111111),
-    ev("L2_RQSTS.ALL_DEMAND_MISS", 0x24, 0x27, 0b1111).ht_off(0b11111111),
-    ev("L2_RQSTS.PF_MISS", 0x24, 0x38, 0b1111).ht_off(0b11111111),
-    ev("L2_RQSTS.MISS", 0x24, 0x3f, 0b1111).ht_off(0b11111111),
-    ev("L2_RQSTS.DEMAND_DATA_RD_HIT", 0x24, 0xc1, 0b1111).ht_off(0b11111111),
-    ev("L2_RQSTS.RFO_HIT", 0x24, 0xc2, 0b1111).ht_off(0b11111111),
-    ev("L2_RQSTS.CODE_RD_HIT", 0x24, 0xc4, 0b1111).ht_off(0b11111111),
-    ev("L2_RQSTS.PF_HIT", 0x24, 0xd8, 0b1111).ht_off(0b11111111),
-    ev("L2_RQSTS.ALL_DEMAND_DATA_RD", 0x24, 0xe1, 0b1111).ht_off(0b11111111),
-    ev("L2_RQSTS.ALL_RFO", 0x24, 0xe2, 0b1111).ht_off(0b11111111),
-    ev("L2_RQSTS.ALL_CODE_RD", 0x24, 0xe4, 0b1111).ht_off(0b11111111),
-    ev("L2_RQSTS.ALL_DEMAND_REFERENCES", 0x24, 0xe7, 0b1111).ht_off(0b11111111),
-    ev("L2_RQSTS.ALL_PF", 0x24, 0xf8, 0b1111).ht_off(0b11111111),
-    ev("L2_RQSTS.REFERENCES", 0x24, 0xff, 0b1111).ht_off(0b11111111),
-    ev("CORE_POWER.LVL0_TURBO_LICENSE", 0x28, 0x07, 0b1111).ht_off(0b11111111),
-    ev("CORE_POWER.LVL1_TURBO_LICENSE", 0x28, 0x18, 0b1111).ht_off(0b11111111),
-    ev("CORE_POWER.LVL2_TURBO_LICENSE", 0x28, 0x20, 0b1111).ht_off(0b11111111),
-    ev("CORE_POWER.THROTTLE", 0x28, 0x40, 0b1111).ht_off(0b11111111),
-    ev("LONGEST_LAT_CACHE.MISS", 0x2e, 0x41, 0b1111).ht_off(0b11111111),
-    ev("LONGEST_LAT_CACHE.REFERENCE", 0x2e, 0x4f, 0b1111).ht_off(0b11111111),
-    ev("SW_PREFETCH_ACCESS.NTA", 0x32, 0x01, 0b1111).ht_off(0b11111111),
-    ev("SW_PREFETCH_ACCESS.T0", 0x32, 0x02, 0b1111).ht_off(0b11111111),
-    ev("SW_PREFETCH_ACCESS.T1_T2", 0x32, 0x04, 0b1111).ht_off(0b11111111),
-    ev("SW_PREFETCH_ACCESS.PREFETCHW", 0x32, 0x08, 0b1111).ht_off(0b11111111),
-    ev("SW_PREFETCH_ACCESS.ANY", 0x32, 0x0f, 0b1111).ht_off(0b11111111),
-    ev("CPU_CLK_UNHALTED.THREAD_P", 0x3c, 0x00, 0b1111).ht_off(0b11111111),
-    ev("CPU_CLK_UNHALTED.THREAD_P_ANY", 0x3c, 0x00, 0b1111).ht_off(0b11111111).any_thread(),
-    ev("CPU_CLK_UNHALTED.RING0_TRANS", 0x3c, 0x00, 0b1111).ht_off(0b11111111).threshold(1).edge(),
-    ev("CPU_CLK_THREAD_UNHALTED.REF_XCLK", 0x3c, 0x01, 0b1111).ht_off(0b11111111),
-    ev("CPU_CLK_THREAD_UNHALTED.REF_XCLK_ANY", 0x3c, 0x01, 0b1111).ht_off(0b11111111).any_thread(),
-    ev("CPU_CLK_UNHALTED.REF_XCLK", 0x3c, 0x01, 0b1111).ht_off(0b11111111),
-    ev("CPU_CLK_UNHALTED.REF_XCLK_ANY", 0x3c, 0x01, 0b1111).ht_off(0b11111111).any_thread(),
-    ev("CPU_CLK_THREAD_UNHALTED.ONE_THREAD_ACTIVE", 0x3c, 0x02, 0b1111).ht_off(0b11111111),
-    ev("CPU_CLK_UNHALTED.ONE_THREAD_ACTIVE", 0x3c, 0x02, 0b1111).ht_off(0b11111111),
-    ev("L1D_PEND_MISS.PENDING", 0x48, 0x01, 0b1111).ht_off(0b11111111),
-    ev("L1D_PEND_MISS.PENDING_CYCLES", 0x48, 0x01, 0b1111).ht_off(0b11111111).threshold(1),
-    ev("L1D_PEND_MISS.PENDING_CYCLES_ANY", 0x48, 0x01, 0b1111).ht_off(0b11111111).threshold(1).any_thread(),
-    ev("L1D_PEND_MISS.FB_FULL", 0x48, 0x02, 0b1111).ht_off(0b11111111),
-    ev("DTLB_STORE_MISSES.MISS_CAUSES_A_WALK", 0x49, 0x01, 0b1111).ht_off(0b11111111),
-    ev("DTLB_STORE_MISSES.WALK_COMPLETED_4K", 0x49, 0x02, 0b1111).ht_off(0b11111111),
-    ev("DTLB_STORE_MISSES.WALK_COMPLETED_2M_4M", 0x49, 0x04, 0b1111).ht_off(0b11111111),
-    ev("DTLB_STORE_MISSES.WALK_COMPLETED_1G", 0x49, 0x08, 0b1111).ht_off(0b11111111),
-    ev("DTLB_STORE_MISSES.WALK_COMPLETED", 0x49, 0x0e, 0b1111).ht_off(0b11111111),
-    ev("DTLB_STORE_MISSES.WALK_PENDING", 0x49, 0x10, 0b1111).ht_off(0b11111111),
-    ev("DTLB_STORE_MISSES.WALK_ACTIVE", 0x49, 0x10, 0b1111).ht_off(0b11111111).threshold(1),
-    ev("DTLB_STORE_MISSES.STLB_HIT", 0x49, 0x20, 0b1111).ht_off(0b11111111),
-    ev("LOAD_HIT_PRE.SW_PF", 0x4c, 0x01, 0b1111).ht_off(0b11111111),
-    ev("EPT.WALK_PENDING", 0x4f, 0x10, 0b1111).ht_off(0b11111111),
-    ev("L1D.REPLACEMENT", 0x51, 0x01, 0b1111).ht_off(0b11111111),
-    ev("TX_MEM.ABORT_CONFLICT", 0x54, 0x01, 0b1111).ht_off(0b11111111),
-    ev("TX_MEM.ABORT_CAPACITY", 0x54, 0x02, 0b1111).ht_off(0b11111111),
-    ev("TX_MEM.ABORT_HLE_STORE_TO_ELIDED_LOCK", 0x54, 0x04, 0b1111).ht_off(0b11111111),
-    ev("TX_MEM.ABORT_HLE_ELISION_BUFFER_NOT_EMPTY", 0x54, 0x08, 0b1111).ht_off(0b11111111),
-    ev("TX_MEM.ABORT_HLE_ELISION_BUFFER_MISMATCH", 0x54, 0x10, 0b1111).ht_off(0b11111111),
-    ev("TX_MEM.ABORT_HLE_ELISION_BUFFER_UNSUPPORTED_ALIGNMENT", 0x54, 0x20, 0b1111).ht_off(0b11111111),
-    ev("TX_MEM.HLE_ELISION_BUFFER_FULL", 0x54, 0x40, 0b1111).ht_off(0b11111111),
-    ev("INST_DECODED.DECODERS", 0x55, 0x01, 0b1111).ht_off(0b11111111),
-    ev("PARTIAL_RAT_STALLS.SCOREBOARD", 0x59, 0x01, 0b1111).ht_off(0b11111111),
-    ev("TX_EXEC.MISC1", 0x5d, 0x01, 0b1111).ht_off(0b11111111),
-    ev("TX_EXEC.MISC2", 0x5d, 0x02, 0b1111).ht_off(0b11111111),
-    ev("TX_EXEC.MISC3", 0x5d, 0x04, 0b1111).ht_off(0b11111111),
-    ev("TX_EXEC.MISC4", 0x5d, 0x08, 0b1111).ht_off(0b11111111),
-    ev("TX_EXEC.MISC5", 0x5d, 0x10, 0b1111).ht_off(0b11111111),
-    ev("RS_EVENTS.EMPTY_CYCLES", 0x5e, 0x01, 0b1111).ht_off(0b11111111),
-    ev("RS_EVENTS.EMPTY_END", 0x5e, 0x01, 0b1111).ht_off(0b11111111).threshold(1).invert().edge(),
-    ev("OFFCORE_REQUESTS_OUTSTANDING.DEMAND_DATA_RD", 0x60, 0x01, 0b1111).ht_off(0b11111111),
-    ev("OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DEMAND_DATA_RD", 0x60, 0x01, 0b1111).ht_off(0b11111111).threshold(1),
-    ev("OFFCORE_REQUESTS_OUTSTANDING.DEMAND_DATA_RD_GE_6", 0x60, 0x01, 0b1111).ht_off(0b11111111).threshold(6),
-    ev("OFFCORE_REQUESTS_OUTSTANDING.DEMAND_CODE_RD", 0x60, 0x02, 0b1111).ht_off(0b11111111),
-    ev("OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DEMAND_CODE_RD", 0x60, 0x02, 0b1111).ht_off(0b11111111).threshold(1),
-    ev("OFFCORE_REQUESTS_OUTSTANDING.DEMAND_RFO", 0x60, 0x04, 0b1111).ht_off(0b11111111),
-    ev("OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DEMAND_RFO", 0x60, 0x04, 0b1111).ht_off(0b11111111).threshold(1),
-    ev("OFFCORE_REQUESTS_OUTSTANDING.ALL_DATA_RD", 0x60, 0x08, 0b1111).ht_off(0b11111111),
-    ev("OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DATA_RD", 0x60, 0x08, 0b1111).ht_off(0b11111111).threshold(1),
-    ev("OFFCORE_REQUESTS_OUTSTANDING.L3_MISS_DEMAND_DATA_RD", 0x60, 0x10, 0b1111).ht_off(0b11111111),
-    ev("OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_L3_MISS_DEMAND_DATA_RD", 0x60, 0x10, 0b1111).ht_off(0b11111111).threshold(1),
-    ev("OFFCORE_REQUESTS_OUTSTANDING.L3_MISS_DEMAND_DATA_RD_GE_6", 0x60, 0x10, 0b1111).ht_off(0b11111111).threshold(6),
-    ev("IDQ.MITE_UOPS", 0x79, 0x04, 0b1111).ht_off(0b11111111),
-    ev("IDQ.MITE_CYCLES", 0x79, 0x04, 0b1111).ht_off(0b11111111).threshold(1),
-    ev("IDQ.DSB_UOPS", 0x79, 0x08, 0b1111).ht_off(0b11111111),
-    ev("IDQ.DSB_CYCLES", 0x79, 0x08, 0b1111).ht_off(0b11111111).threshold(1),
-    ev("IDQ.MS_DSB_CYCLES", 0x79, 0x10, 0b1111).ht_off(0b11111111).threshold(1),
-    ev("IDQ.ALL_DSB_CYCLES_4_UOPS", 0x79, 0x18, 0b1111).ht_off(0b11111111).threshold(4),
-    ev("IDQ.ALL_DSB_CYCLES_ANY_UOPS", 0x79, 0x18, 0b1111).ht_off(0b11111111).threshold(1),
-    ev("IDQ.DSB_CYCLES_OK", 0x79, 0x18, 0b1111).ht_off(0b11111111).threshold(4),
-    ev("IDQ.DSB_CYCLES_ANY", 0x79, 0x18, 0b1111).ht_off(0b11111111).threshold(1),
-    ev("IDQ.MS_MITE_UOPS", 0x79, 0x20, 0b1111).ht_off(0b11111111),
-    ev("IDQ.ALL_MITE_CYCLES_4_UOPS", 0x79, 0x24, 0b1111).ht_off(0b11111111).threshold(4),
-    ev("IDQ.ALL_MITE_CYCLES_ANY_UOPS", 0x79, 0x24, 0b1111).ht_off(0b11111111).threshold(1),
-    ev("IDQ.MS_CYCLES", 0x79, 0x30, 0b1111).ht_off(0b11111111).threshold(1),
-    ev("IDQ.MS_SWITCHES", 0x79, 0x30, 0b1111).ht_off(0b11111111).threshold(1).edge(),
-    ev("IDQ.MS_UOPS", 0x79, 0x30, 0b1111).ht_off(0b11111111),
-    ev("ICACHE_16B.IFDATA_STALL", 0x80, 0x04, 0b1111).ht_off(0b11111111),
-    ev("ICACHE_64B.IFTAG_HIT", 0x83, 0x01, 0b1111).ht_off(0b11111111),
-    ev("ICACHE_64B.IFTAG_MISS", 0x83, 0x02, 0b1111).ht_off(0b11111111),
-    ev("ICACHE_64B.IFTAG_STALL", 0x83, 0x04, 0b1111).ht_off(0b11111111),
-    ev("ICACHE_TAG.STALLS", 0x83, 0x04, 0b1111).ht_off(0b11111111),
-    ev("ITLB_MISSES.MISS_CAUSES_A_WALK", 0x85, 0x01, 0b1111).ht_off(0b11111111),
-    ev("ITLB_MISSES.WALK_COMPLETED_4K", 0x85, 0x02, 0b1111).ht_off(0b11111111),
-    ev("ITLB_MISSES.WALK_COMPLETED_2M_4M", 0x85, 0x04, 0b1111).ht_off(0b11111111),
-    ev("ITLB_MISSES.WALK_COMPLETED_1G", 0x85, 0x08, 0b1111).ht_off(0b11111111),
-    ev("ITLB_MISSES.WALK_COMPLETED", 0x85, 0x0e, 0b1111).ht_off(0b11111111),
-    ev("ITLB_MISSES.WALK_PENDING", 0x85, 0x10, 0b1111).ht_off(0b11111111),
-    ev("ITLB_MISSES.WALK_ACTIVE", 0x85, 0x10, 0b1111).ht_off(0b11111111).threshold(1),
-    ev("ITLB_MISSES.STLB_HIT", 0x85, 0x20, 0b1111).ht_off(0b11111111),
-    ev("ILD_STALL.LCP", 0x87, 0x01, 0b1111).ht_off(0b11111111),
-    ev("DECODE.LCP", 0x87, 0x01, 0b1111).ht_off(0b11111111),
-    ev("BR_MISP_EXEC.INDIRECT", 0x89, 0xe4, 0b1111).ht_off(0b11111111),
-    ev("BR_MISP_EXEC.ALL_BRANCHES", 0x89, 0xff, 0b1111).ht_off(0b11111111),
-    ev("IDQ_UOPS_NOT_DELIVERED.CORE", 0x9c, 0x01, 0b1111).ht_off(0b11111111),
-    ev("IDQ_UOPS_NOT_DELIVERED.CYCLES_0_UOPS_DELIV.CORE", 0x9c, 0x01, 0b1111).ht_off(0b11111111).threshold(4),
-    ev("IDQ_UOPS_NOT_DELIVERED.CYCLES_LE_1_UOP_DELIV.CORE", 0x9c, 0x01, 0b1111).ht_off(0b11111111).threshold(3),
-    ev("IDQ_UOPS_NOT_DELIVERED.CYCLES_LE_2_UOP_DELIV.CORE", 0x9c, 0x01, 0b1111).ht_off(0b11111111).threshold(2),
-    ev("IDQ_UOPS_NOT_DELIVERED.CYCLES_LE_3_UOP_DELIV.CORE", 0x9c, 0x01, 0b1111).ht_off(0b11111111).threshold(1),
-    ev("IDQ_UOPS_NOT_DELIVERED.CYCLES_FE_WAS_OK", 0x9c, 0x01, 0b1111).ht_off(0b11111111).threshold(1).invert(),
-    ev("UOPS_DISPATCHED_PORT.PORT_0", 0xa1, 0x01, 0b1111).ht_off(0b11111111),
-    ev("UOPS_DISPATCHED_PORT.PORT_1", 0xa1, 0x02, 0b1111).ht_off(0b11111111),
-    ev("UOPS_DISPATCHED_PORT.PORT_2", 0xa1, 0x04, 0b1111).ht_off(0b11111111),
-    ev("UOPS_DISPATCHED_PORT.PORT_3", 0xa1, 0x08, 0b1111).ht_off(0b11111111),
-    ev("UOPS_DISPATCHED_PORT.PORT_4", 0xa1, 0x10, 0b1111).ht_off(0b11111111),
-    ev("UOPS_DISPATCHED_PORT.PORT_5", 0xa1, 0x20, 0b1111).ht_off(0b11111111),
-    ev("UOPS_DISPATCHED_PORT.PORT_6", 0xa1, 0x40, 0b1111).ht_off(0b11111111),
-    ev("UOPS_DISPATCHED_PORT.PORT_7", 0xa1, 0x80, 0b1111).ht_off(0b11111111),
-    ev("RESOURCE_STALLS.ANY", 0xa2, 0x01, 0b1111).ht_off(0b11111111),
-    ev("RESOURCE_STALLS.SB", 0xa2, 0x08, 0b1111).ht_off(0b11111111),
-    ev("CYCLE_ACTIVITY.CYCLES_L2_MISS", 0xa3, 0x01, 0b1111).ht_off(0b11111111).threshold(1),
-    ev("CYCLE_ACTIVITY.CYCLES_L3_MISS", 0xa3, 0x02, 0b1111).ht_off(0b11111111).threshold(2),
-    ev("CYCLE_ACTIVITY.STALLS_TOTAL", 0xa3, 0x04, 0b1111).ht_off(0b11111111).threshold(4),
-    ev("CYCLE_ACTIVITY.STALLS_L2_MISS", 0xa3, 0x05, 0b1111).ht_off(0b11111111).threshold(5),
-    ev("CYCLE_ACTIVITY.STALLS_L3_MISS", 0xa3, 0x06, 0b1111).ht_off(0b11111111).threshold(6),
-    ev("CYCLE_ACTIVITY.CYCLES_L1D_MISS", 0xa3, 0x08, 0b1111).ht_off(0b11111111).threshold(8),
-    ev("CYCLE_ACTIVITY.STALLS_L1D_MISS", 0xa3, 0x0c, 0b1111).ht_off(0b11111111).threshold(12),
-    ev("CYCLE_ACTIVITY.CYCLES_MEM_ANY", 0xa3, 0x10, 0b1111).ht_off(0b11111111).threshold(16),
-    ev("CYCLE_ACTIVITY.STALLS_MEM_ANY", 0xa3, 0x14, 0b1111).threshold(20),
-    ev("EXE_ACTIVITY.EXE_BOUND_0_PORTS", 0xa6, 0x01, 0b1111).ht_off(0b11111111),
-    ev("EXE_ACTIVITY.1_PORTS_UTIL", 0xa6, 0x02, 0b1111).ht_off(0b11111111),
-    ev("EXE_ACTIVITY.2_PORTS_UTIL", 0xa6, 0x04, 0b1111).ht_off(0b11111111),
-    ev("EXE_ACTIVITY.3_PORTS_UTIL", 0xa6, 0x08, 0b1111).ht_off(0b11111111),
-    ev("EXE_ACTIVITY.4_PORTS_UTIL", 0xa6, 0x10, 0b1111).ht_off(0b11111111),
-    ev("EXE_ACTIVITY.BOUND_ON_STORES", 0xa6, 0x40, 0b1111).ht_off(0b11111111),
-    ev("LSD.UOPS", 0xa8, 0x01, 0b1111).ht_off(0b11111111),
-    ev("LSD.CYCLES_ACTIVE", 0xa8, 0x01, 0b1111).ht_off(0b11111111).threshold(1),
-    ev("LSD.CYCLES_4_UOPS", 0xa8, 0x01, 0b1111).ht_off(0b11111111).threshold(4),
-    ev("LSD.CYCLES_OK", 0xa8, 0x01, 0b1111).ht_off(0b11111111).threshold(4),
-    ev("DSB2MITE_SWITCHES.COUNT", 0xab, 0x01, 0b1111).ht_off(0b11111111),
-    ev("DSB2MITE_SWITCHES.PENALTY_CYCLES", 0xab, 0x02, 0b1111).ht_off(0b11111111),
-    ev("ITLB.ITLB_FLUSH", 0xae, 0x01, 0b1111).ht_off(0b11111111),
-    ev("OFFCORE_REQUESTS.DEMAND_DATA_RD", 0xb0, 0x01, 0b1111).ht_off(0b11111111),
-    ev("OFFCORE_REQUESTS.DEMAND_CODE_RD", 0xb0, 0x02, 0b1111).ht_off(0b11111111),
-    ev("OFFCORE_REQUESTS.DEMAND_RFO", 0xb0, 0x04, 0b1111).ht_off(0b11111111),
-    ev("OFFCORE_REQUESTS.ALL_DATA_RD", 0xb0, 0x08, 0b1111).ht_off(0b11111111),
-    ev("OFFCORE_REQUESTS.L3_MISS_DEMAND_DATA_RD", 0xb0, 0x10, 0b1111).ht_off(0b11111111),
-    ev("OFFCORE_REQUESTS.ALL_REQUESTS", 0xb0, 0x80, 0b1111).ht_off(0b11111111),
-    ev("UOPS_EXECUTED.THREAD", 0xb1, 0x01, 0b1111).ht_off(0b11111111),
-    ev("UOPS_EXECUTED.STALL_CYCLES", 0xb1, 0x01, 0b1111).ht_off(0b11111111).threshold(1).invert(),
-    ev("UOPS_EXECUTED.CYCLES_GE_1_UOP_EXEC", 0xb1, 0x01, 0b1111).ht_off(0b11111111).threshold(1),
-    ev("UOPS_EXECUTED.CYCLES_GE_2_UOPS_EXEC", 0xb1, 0x01, 0b1111).ht_off(0b11111111).threshold(2),
-    ev("UOPS_EXECUTED.CYCLES_GE_3_UOPS_EXEC", 0xb1, 0x01, 0b1111).ht_off(0b11111111).threshold(3),
-    ev("UOPS_EXECUTED.CYCLES_GE_4_UOPS_EXEC", 0xb1, 0x01, 0b1111).ht_off(0b11111111).threshold(4),
-    ev("UOPS_EXECUTED.CORE", 0xb1, 0x02, 0b1111).ht_off(0b11111111),
-    ev("UOPS_EXECUTED.CORE_CYCLES_GE_1", 0xb1, 0x02, 0b1111).ht_off(0b11111111).threshold(1),
-    ev("UOPS_EXECUTED.CORE_CYCLES_GE_2", 0xb1, 0x02, 0b1111).ht_off(0b11111111).threshold(2),
-    ev("UOPS_EXECUTED.CORE_CYCLES_GE_3", 0xb1, 0x02, 0b1111).ht_off(0b11111111).threshold(3),
-    ev("UOPS_EXECUTED.CORE_CYCLES_GE_4", 0xb1, 0x02, 0b1111).ht_off(0b11111111).threshold(4),
-    ev("UOPS_EXECUTED.CORE_CYCLES_NONE", 0xb1, 0x02, 0b1111).ht_off(0b11111111).threshold(1).invert(),
-    ev("UOPS_EXECUTED.X87", 0xb1, 0x10, 0b1111).ht_off(0b11111111),
-    ev("OFFCORE_REQUESTS_BUFFER.SQ_FULL", 0xb2, 0x01, 0b1111).ht_off(0b11111111),
-    ev("TLB_FLUSH.DTLB_THREAD", 0xbd, 0x01, 0b1111).ht_off(0b11111111),
-    ev("TLB_FLUSH.STLB_ANY", 0xbd, 0x20, 0b1111).ht_off(0b11111111),
-    ev("INST_RETIRED.ANY_P", 0xc0, 0x00, 0b1111).ht_off(0b11111111),
-    ev("INST_RETIRED.NOP", 0xc0, 0x02, 0b1111).ht_off(0b11111111),
-    ev("OTHER_ASSISTS.ANY", 0xc1, 0x3f, 0b1111).ht_off(0b11111111),
-    ev("UOPS_RETIRED.RETIRE_SLOTS", 0xc2, 0x02, 0b1111).ht_off(0b11111111),
-    ev("UOPS_RETIRED.STALL_CYCLES", 0xc2, 0x02, 0b1111).ht_off(0b11111111).threshold(1).invert(),
-    ev("UOPS_RETIRED.TOTAL_CYCLES", 0xc2, 0x02, 0b1111).ht_off(0b11111111).threshold(16).invert(),
-    ev("UOPS_RETIRED.MACRO_FUSED", 0xc2, 0x04, 0b1111).ht_off(0b11111111),
-    ev("MACHINE_CLEARS.COUNT", 0xc3, 0x01, 0b1111).ht_off(0b11111111).threshold(1).edge(),
-    ev("MACHINE_CLEARS.MEMORY_ORDERING", 0xc3, 0x02, 0b1111).ht_off(0b11111111),
-    ev("MACHINE_CLEARS.SMC", 0xc3, 0x04, 0b1111).ht_off(0b11111111),
-    ev("BR_INST_RETIRED.ALL_BRANCHES", 0xc4, 0x00, 0b1111).ht_off(0b11111111),
-    ev("BR_INST_RETIRED.CONDITIONAL", 0xc4, 0x01, 0b1111).ht_off(0b11111111),
-    ev("BR_INST_RETIRED.COND", 0xc4, 0x01, 0b1111).ht_off(0b11111111),
-    ev("BR_INST_RETIRED.NEAR_CALL", 0xc4, 0x02, 0b1111).ht_off(0b11111111),
-    ev("BR_INST_RETIRED.NEAR_RETURN", 0xc4, 0x08, 0b1111).ht_off(0b11111111),
-    ev("BR_INST_RETIRED.NOT_TAKEN", 0xc4, 0x10, 0b1111).ht_off(0b11111111),
-    ev("BR_INST_RETIRED.COND_NTAKEN", 0xc4, 0x10, 0b1111).ht_off(0b11111111),
-    ev("BR_INST_RETIRED.NEAR_TAKEN", 0xc4, 0x20, 0b1111).ht_off(0b11111111),
-    ev("BR_INST_RETIRED.FAR_BRANCH", 0xc4, 0x40, 0b1111).ht_off(0b11111111),
-    ev("BR_MISP_RETIRED.ALL_BRANCHES", 0xc5, 0x00, 0b1111).ht_off(0b11111111),
-    ev("BR_MISP_RETIRED.CONDITIONAL", 0xc5, 0x01, 0b1111).ht_off(0b11111111),
-    ev("BR_MISP_RETIRED.NEAR_CALL", 0xc5, 0x02, 0b1111).ht_off(0b11111111),
-    ev("BR_MISP_RETIRED.RET", 0xc5, 0x08, 0b1111).ht_off(0b11111111),
-    ev("BR_MISP_RETIRED.NEAR_TAKEN", 0xc5, 0x20, 0b1111).ht_off(0b11111111),
-    ev("FRONTEND_RETIRED.DSB_MISS", 0xc6, 0x01, 0b1111).aux(AUX_MSR_PEBS_FRONTEND, 0x11),
-    ev("FRONTEND_RETIRED.L1I_MISS", 0xc6, 0x01, 0b1111).aux(AUX_MSR_PEBS_FRONTEND, 0x12),
-    ev("FRONTEND_RETIRED.L2_MISS", 0xc6, 0x01, 0b1111).aux(AUX_MSR_PEBS_FRONTEND, 0x13),
-    ev("FRONTEND_RETIRED.ITLB_MISS", 0xc6, 0x01, 0b1111).aux(AUX_MSR_PEBS_FRONTEND, 0x14),
-    ev("FRONTEND_RETIRED.STLB_MISS", 0xc6, 0x01, 0b1111).aux(AUX_MSR_PEBS_FRONTEND, 0x15),
-    ev("FRONTEND_RETIRED.LATENCY_GE_2", 0xc6, 0x01, 0b1111).aux(AUX_MSR_PEBS_FRONTEND, 0x400206),
-    ev("FRONTEND_RETIRED.LATENCY_GE_2_BUBBLES_GE_2", 0xc6, 0x01, 0b1111).aux(AUX_MSR_PEBS_FRONTEND, 0x200206),
-    ev("FRONTEND_RETIRED.LATENCY_GE_4", 0xc6, 0x01, 0b1111).aux(AUX_MSR_PEBS_FRONTEND, 0x400406),
-    ev("FRONTEND_RETIRED.LATENCY_GE_8", 0xc6, 0x01, 0b1111).aux(AUX_MSR_PEBS_FRONTEND, 0x400806),
-    ev("FRONTEND_RETIRED.LATENCY_GE_16", 0xc6, 0x01, 0b1111).aux(AUX_MSR_PEBS_FRONTEND, 0x401006),
-    ev("FRONTEND_RETIRED.LATENCY_GE_32", 0xc6, 0x01, 0b1111).aux(AUX_MSR_PEBS_FRONTEND, 0x402006),
-    ev("FRONTEND_RETIRED.LATENCY_GE_64", 0xc6, 0x01, 0b1111).aux(AUX_MSR_PEBS_FRONTEND, 0x404006),
-    ev("FRONTEND_RETIRED.LATENCY_GE_128", 0xc6, 0x01, 0b1111).aux(AUX_MSR_PEBS_FRONTEND, 0x408006),
-    ev("FRONTEND_RETIRED.LATENCY_GE_256", 0xc6, 0x01, 0b1111).aux(AUX_MSR_PEBS_FRONTEND, 0x410006),
-    ev("FRONTEND_RETIRED.LATENCY_GE_512", 0xc6, 0x01, 0b1111).aux(AUX_MSR_PEBS_FRONTEND, 0x420006),
-    ev("FRONTEND_RETIRED.LATENCY_GE_2_BUBBLES_GE_1", 0xc6, 0x01, 0b1111).aux(AUX_MSR_PEBS_FRONTEND, 0x100206),
-    ev("FRONTEND_RETIRED.LATENCY_GE_2_BUBBLES_GE_3", 0xc6, 0x01, 0b1111).aux(AUX_MSR_PEBS_FRONTEND, 0x300206),
-    ev("FRONTEND_RETIRED.ANY_DSB_MISS", 0xc6, 0x01, 0b1111).aux(AUX_MSR_PEBS_FRONTEND, 0x1),
-    ev("FP_ARITH_INST_RETIRED.SCALAR_DOUBLE", 0xc7, 0x01, 0b1111).ht_off(0b11111111),
-    ev("FP_ARITH_INST_RETIRED.SCALAR_SINGLE", 0xc7, 0x02, 0b1111).ht_off(0b11111111),
-    ev("FP_ARITH_INST_RETIRED.SCALAR", 0xc7, 0x03, 0b1111).ht_off(0b11111111),
-    ev("FP_ARITH_INST_RETIRED.128B_PACKED_DOUBLE", 0xc7, 0x04, 0b1111).ht_off(0b11111111),
-    ev("FP_ARITH_INST_RETIRED.128B_PACKED_SINGLE", 0xc7, 0x08, 0b1111).ht_off(0b11111111),
-    ev("FP_ARITH_INST_RETIRED.256B_PACKED_DOUBLE", 0xc7, 0x10, 0b1111).ht_off(0b11111111),
-    ev("FP_ARITH_INST_RETIRED.4_FLOPS", 0xc7, 0x18, 0b1111).ht_off(0b11111111),
-    ev("FP_ARITH_INST_RETIRED.8_FLOPS", 0xc7, 0x18, 0b1111).ht_off(0b11111111),
-    ev("FP_ARITH_INST_RETIRED.256B_PACKED_SINGLE", 0xc7, 0x20, 0b1111).ht_off(0b11111111),
-    ev("FP_ARITH_INST_RETIRED.512B_PACKED_DOUBLE", 0xc7, 0x40, 0b1111).ht_off(0b11111111),
-    ev("FP_ARITH_INST_RETIRED.512B_PACKED_SINGLE", 0xc7, 0x80, 0b1111).ht_off(0b11111111),
-    ev("FP_ARITH_INST_RETIRED.VECTOR", 0xc7, 0xfc, 0b1111).ht_off(0b11111111),
-    ev("HLE_RETIRED.START", 0xc8, 0x01, 0b1111).ht_off(0b11111111),
-    ev("HLE_RETIRED.COMMIT", 0xc8, 0x02, 0b1111).ht_off(0b11111111),
-    ev("HLE_RETIRED.ABORTED", 0xc8, 0x04, 0b1111).ht_off(0b11111111),
-    ev("HLE_RETIRED.ABORTED_MEM", 0xc8, 0x08, 0b1111).ht_off(0b11111111),
-    ev("HLE_RETIRED.ABORTED_TIMER", 0xc8, 0x10, 0b1111).ht_off(0b11111111),
-    ev("HLE_RETIRED.ABORTED_UNFRIENDLY", 0xc8, 0x20, 0b1111).ht_off(0b11111111),
-    ev("HLE_RETIRED.ABORTED_MEMTYPE", 0xc8, 0x40, 0b1111).ht_off(0b11111111),
-    ev("HLE_RETIRED.ABORTED_EVENTS", 0xc8, 0x80, 0b1111).ht_off(0b11111111),
-    ev("RTM_RETIRED.START", 0xc9, 0x01, 0b1111).ht_off(0b11111111),
-    ev("RTM_RETIRED.COMMIT", 0xc9, 0x02, 0b1111).ht_off(0b11111111),
-    ev("RTM_RETIRED.ABORTED_MEM", 0xc9, 0x08, 0b1111).ht_off(0b11111111),
-    ev("RTM_RETIRED.ABORTED_TIMER", 0xc9, 0x10, 0b1111).ht_off(0b11111111),
-    ev("RTM_RETIRED.ABORTED_UNFRIENDLY", 0xc9, 0x20, 0b1111).ht_off(0b11111111),
-    ev("RTM_RETIRED.ABORTED_MEMTYPE", 0xc9, 0x40, 0b1111).ht_off(0b11111111),
-    ev("RTM_RETIRED.ABORTED_EVENTS", 0xc9, 0x80, 0b1111).ht_off(0b11111111),
-    ev("FP_ASSIST.ANY", 0xca, 0x1e, 0b1111).ht_off(0b11111111).threshold(1),
-    ev("HW_INTERRUPTS.RECEIVED", 0xcb, 0x01, 0b1111).ht_off(0b11111111),
-    ev("ROB_MISC_EVENTS.LBR_INSERTS", 0xcc, 0x20, 0b1111).ht_off(0b11111111),
-    ev("ROB_MISC_EVENTS.PAUSE_INST", 0xcc, 0x40, 0b1111).ht_off(0b11111111),
-    ev("MEM_INST_RETIRED.STLB_MISS_LOADS", 0xd0, 0x11, 0b1111),
-    ev("MEM_INST_RETIRED.STLB_MISS_STORES", 0xd0, 0x12, 0b1111),
-    ev("MEM_INST_RETIRED.LOCK_LOADS", 0xd0, 0x21, 0b1111),
-    ev("MEM_INST_RETIRED.SPLIT_LOADS", 0xd0, 0x41, 0b1111),
-    ev("MEM_INST_RETIRED.SPLIT_STORES", 0xd0, 0x42, 0b1111),
-    ev("MEM_INST_RETIRED.ALL_LOADS", 0xd0, 0x81, 0b1111),
-    ev("MEM_INST_RETIRED.ALL_STORES", 0xd0, 0x82, 0b1111),
-    ev("MEM_INST_RETIRED.ANY", 0xd0, 0x83, 0b1111),
-    ev("MEM_LOAD_RETIRED.L1_HIT", 0xd1, 0x01, 0b1111),
-    ev("MEM_LOAD_RETIRED.L2_HIT", 0xd1, 0x02, 0b1111),
-    ev("MEM_LOAD_RETIRED.L3_HIT", 0xd1, 0x04, 0b1111),
-    ev("MEM_LOAD_RETIRED.L1_MISS", 0xd1, 0x08, 0b1111),
-    ev("MEM_LOAD_RETIRED.L2_MISS", 0xd1, 0x10, 0b1111),
-    ev("MEM_LOAD_RETIRED.L3_MISS", 0xd1, 0x20, 0b1111),
-    ev("MEM_LOAD_RETIRED.FB_HIT", 0xd1, 0x40, 0b1111),
-    ev("MEM_LOAD_L3_HIT_RETIRED.XSNP_MISS", 0xd2, 0x01, 0b1111),
-    ev("MEM_LOAD_L3_HIT_RETIRED.XSNP_HIT", 0xd2, 0x02, 0b1111),
-    ev("MEM_LOAD_L3_HIT_RETIRED.XSNP_HITM", 0xd2, 0x04, 0b1111),
-    ev("MEM_LOAD_L3_HIT_RETIRED.XSNP_NONE", 0xd2, 0x08, 0b1111),
-    ev("MEM_LOAD_L3_MISS_RETIRED.LOCAL_DRAM", 0xd3, 0x01, 0b1111),
-    ev("MEM_LOAD_L3_MISS_RETIRED.REMOTE_DRAM", 0xd3, 0x02, 0b1111),
-    ev("MEM_LOAD_L3_MISS_RETIRED.REMOTE_HITM", 0xd3, 0x04, 0b1111),
-    ev("MEM_LOAD_L3_MISS_RETIRED.REMOTE_FWD", 0xd3, 0x08, 0b1111),
-    ev("MEM_LOAD_MISC_RETIRED.UC", 0xd4, 0x04, 0b1111),
-    ev("BACLEARS.ANY", 0xe6, 0x01, 0b1111).ht_off(0b11111111),
-    ev("CORE_SNOOP_RESPONSE.RSP_IHITI", 0xef, 0x01, 0b1111).ht_off(0b11111111),
-    ev("CORE_SNOOP_RESPONSE.RSP_IHITFSE", 0xef, 0x02, 0b1111).ht_off(0b11111111),
-    ev("CORE_SNOOP_RESPONSE.RSP_SHITFSE", 0xef, 0x04, 0b1111).ht_off(0b11111111),
-    ev("CORE_SNOOP_RESPONSE.RSP_SFWDM", 0xef, 0x08, 0b1111).ht_off(0b11111111),
-    ev("CORE_SNOOP_RESPONSE.RSP_IFWDM", 0xef, 0x10, 0b1111).ht_off(0b11111111),
-    ev("CORE_SNOOP_RESPONSE.RSP_IFWDFE", 0xef, 0x20, 0b1111).ht_off(0b11111111),
-    ev("CORE_SNOOP_RESPONSE.RSP_SFWDFE", 0xef, 0x40, 0b1111).ht_off(0b11111111),
-    ev("L2_TRANS.L2_WB", 0xf0, 0x40, 0b1111).ht_off(0b11111111),
-    ev("L2_LINES_IN.ALL", 0xf1, 0x1f, 0b1111).ht_off(0b11111111),
-    ev("L2_LINES_OUT.SILENT", 0xf2, 0x01, 0b1111).ht_off(0b11111111),
-    ev("L2_LINES_OUT.NON_SILENT", 0xf2, 0x02, 0b1111).ht_off(0b11111111),
-    ev("L2_LINES_OUT.USELESS_HWPF", 0xf2, 0x04, 0b1111).ht_off(0b11111111),
-    ev("SQ_MISC.SPLIT_LOCK", 0xf4, 0x10, 0b1111).ht_off(0b11111111),
-    ev("IDI_MISC.WB_UPGRADE", 0xfe, 0x02, 0b1111).ht_off(0b11111111),
-    ev("IDI_MISC.WB_DOWNGRADE", 0xfe, 0x04, 0b1111).ht_off(0b11111111),
-    ev("OFFCORE_RESPONSE.DEMAND_DATA_RD.ANY_RESPONSE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x10001),
-    ev("OFFCORE_RESPONSE.DEMAND_DATA_RD.L3_HIT.NO_SNOOP_NEEDED", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x1003c0001),
-    ev("OFFCORE_RESPONSE.DEMAND_DATA_RD.L3_HIT.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x4003c0001),
-    ev("OFFCORE_RESPONSE.DEMAND_DATA_RD.L3_HIT.HITM_OTHER_CORE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x10003c0001),
-    ev("OFFCORE_RESPONSE.DEMAND_DATA_RD.L3_HIT.ANY_SNOOP", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f803c0001),
-    ev("OFFCORE_RESPONSE.DEMAND_DATA_RD.L3_MISS.ANY_SNOOP", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3fbc000001),
-    ev("OFFCORE_RESPONSE.DEMAND_DATA_RD.L3_MISS.REMOTE_HIT_FORWARD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x83fc00001),
-    ev("OFFCORE_RESPONSE.DEMAND_DATA_RD.L3_MISS.REMOTE_HITM", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x103fc00001),
-    ev("OFFCORE_RESPONSE.DEMAND_DATA_RD.L3_MISS.SNOOP_MISS_OR_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x63fc00001),
-    ev("OFFCORE_RESPONSE.DEMAND_DATA_RD.L3_MISS_REMOTE_DRAM.SNOOP_MISS_OR_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x63b800001),
-    ev("OFFCORE_RESPONSE.DEMAND_DATA_RD.L3_MISS_LOCAL_DRAM.SNOOP_MISS_OR_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x604000001),
-    ev("OFFCORE_RESPONSE.DEMAND_RFO.ANY_RESPONSE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x10002),
-    ev("OFFCORE_RESPONSE.DEMAND_RFO.L3_HIT.NO_SNOOP_NEEDED", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x1003c0002),
-    ev("OFFCORE_RESPONSE.DEMAND_RFO.L3_HIT.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x4003c0002),
-    ev("OFFCORE_RESPONSE.DEMAND_RFO.L3_HIT.HITM_OTHER_CORE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x10003c0002),
-    ev("OFFCORE_RESPONSE.DEMAND_RFO.L3_HIT.ANY_SNOOP", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f803c0002),
-    ev("OFFCORE_RESPONSE.DEMAND_RFO.L3_MISS.ANY_SNOOP", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3fbc000002),
-    ev("OFFCORE_RESPONSE.DEMAND_RFO.L3_MISS.REMOTE_HIT_FORWARD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x83fc00002),
-    ev("OFFCORE_RESPONSE.DEMAND_RFO.L3_MISS.REMOTE_HITM", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x103fc00002),
-    ev("OFFCORE_RESPONSE.DEMAND_RFO.L3_MISS.SNOOP_MISS_OR_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x63fc00002),
-    ev("OFFCORE_RESPONSE.DEMAND_RFO.L3_MISS_REMOTE_DRAM.SNOOP_MISS_OR_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x63b800002),
-    ev("OFFCORE_RESPONSE.DEMAND_RFO.L3_MISS_LOCAL_DRAM.SNOOP_MISS_OR_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x604000002),
-    ev("OFFCORE_RESPONSE.DEMAND_CODE_RD.ANY_RESPONSE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x10004),
-    ev("OFFCORE_RESPONSE.DEMAND_CODE_RD.L3_HIT.NO_SNOOP_NEEDED", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x1003c0004),
-    ev("OFFCORE_RESPONSE.DEMAND_CODE_RD.L3_HIT.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x4003c0004),
-    ev("OFFCORE_RESPONSE.DEMAND_CODE_RD.L3_HIT.HITM_OTHER_CORE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x10003c0004),
-    ev("OFFCORE_RESPONSE.DEMAND_CODE_RD.L3_HIT.ANY_SNOOP", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f803c0004),
-    ev("OFFCORE_RESPONSE.DEMAND_CODE_RD.L3_MISS.ANY_SNOOP", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3fbc000004),
-    ev("OFFCORE_RESPONSE.DEMAND_CODE_RD.L3_MISS.REMOTE_HIT_FORWARD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x83fc00004),
-    ev("OFFCORE_RESPONSE.DEMAND_CODE_RD.L3_MISS.REMOTE_HITM", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x103fc00004),
-    ev("OFFCORE_RESPONSE.DEMAND_CODE_RD.L3_MISS.SNOOP_MISS_OR_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x63fc00004),
-    ev("OFFCORE_RESPONSE.DEMAND_CODE_RD.L3_MISS_REMOTE_DRAM.SNOOP_MISS_OR_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x63b800004),
-    ev("OFFCORE_RESPONSE.DEMAND_CODE_RD.L3_MISS_LOCAL_DRAM.SNOOP_MISS_OR_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x604000004),
-    ev("OFFCORE_RESPONSE.PF_L2_DATA_RD.ANY_RESPONSE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x10010),
-    ev("OFFCORE_RESPONSE.PF_L2_DATA_RD.L3_HIT.NO_SNOOP_NEEDED", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x1003c0010),
-    ev("OFFCORE_RESPONSE.PF_L2_DATA_RD.L3_HIT.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x4003c0010),
-    ev("OFFCORE_RESPONSE.PF_L2_DATA_RD.L3_HIT.HITM_OTHER_CORE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x10003c0010),
-    ev("OFFCORE_RESPONSE.PF_L2_DATA_RD.L3_HIT.ANY_SNOOP", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f803c0010),
-    ev("OFFCORE_RESPONSE.PF_L2_DATA_RD.L3_MISS.ANY_SNOOP", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3fbc000010),
-    ev("OFFCORE_RESPONSE.PF_L2_DATA_RD.L3_MISS.REMOTE_HIT_FORWARD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x83fc00010),
-    ev("OFFCORE_RESPONSE.PF_L2_DATA_RD.L3_MISS.REMOTE_HITM", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x103fc00010),
-    ev("OFFCORE_RESPONSE.PF_L2_DATA_RD.L3_MISS.SNOOP_MISS_OR_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x63fc00010),
-    ev("OFFCORE_RESPONSE.PF_L2_DATA_RD.L3_MISS_REMOTE_DRAM.SNOOP_MISS_OR_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x63b800010),
-    ev("OFFCORE_RESPONSE.PF_L2_DATA_RD.L3_MISS_LOCAL_DRAM.SNOOP_MISS_OR_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x604000010),
-    ev("OFFCORE_RESPONSE.PF_L2_RFO.ANY_RESPONSE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x10020),
-    ev("OFFCORE_RESPONSE.PF_L2_RFO.L3_HIT.NO_SNOOP_NEEDED", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x1003c0020),
-    ev("OFFCORE_RESPONSE.PF_L2_RFO.L3_HIT.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x4003c0020),
-    ev("OFFCORE_RESPONSE.PF_L2_RFO.L3_HIT.HITM_OTHER_CORE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x10003c0020),
-    ev("OFFCORE_RESPONSE.PF_L2_RFO.L3_HIT.ANY_SNOOP", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f803c0020),
-    ev("OFFCORE_RESPONSE.PF_L2_RFO.L3_MISS.ANY_SNOOP", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3fbc000020),
-    ev("OFFCORE_RESPONSE.PF_L2_RFO.L3_MISS.REMOTE_HIT_FORWARD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x83fc00020),
-    ev("OFFCORE_RESPONSE.PF_L2_RFO.L3_MISS.REMOTE_HITM", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x103fc00020),
-    ev("OFFCORE_RESPONSE.PF_L2_RFO.L3_MISS.SNOOP_MISS_OR_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x63fc00020),
-    ev("OFFCORE_RESPONSE.PF_L2_RFO.L3_MISS_REMOTE_DRAM.SNOOP_MISS_OR_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x63b800020),
-    ev("OFFCORE_RESPONSE.PF_L2_RFO.L3_MISS_LOCAL_DRAM.SNOOP_MISS_OR_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x604000020),
-    ev("OFFCORE_RESPONSE.PF_L3_DATA_RD.ANY_RESPONSE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x10080),
-    ev("OFFCORE_RESPONSE.PF_L3_DATA_RD.L3_HIT.NO_SNOOP_NEEDED", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x1003c0080),
-    ev("OFFCORE_RESPONSE.PF_L3_DATA_RD.L3_HIT.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x4003c0080),
-    ev("OFFCORE_RESPONSE.PF_L3_DATA_RD.L3_HIT.HITM_OTHER_CORE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x10003c0080),
-    ev("OFFCORE_RESPONSE.PF_L3_DATA_RD.L3_HIT.ANY_SNOOP", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f803c0080),
-    ev("OFFCORE_RESPONSE.PF_L3_DATA_RD.L3_MISS.ANY_SNOOP", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3fbc000080),
-    ev("OFFCORE_RESPONSE.PF_L3_DATA_RD.L3_MISS.REMOTE_HIT_FORWARD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x83fc00080),
-    ev("OFFCORE_RESPONSE.PF_L3_DATA_RD.L3_MISS.REMOTE_HITM", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x103fc00080),
-    ev("OFFCORE_RESPONSE.PF_L3_DATA_RD.L3_MISS.SNOOP_MISS_OR_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x63fc00080),
-    ev("OFFCORE_RESPONSE.PF_L3_DATA_RD.L3_MISS_REMOTE_DRAM.SNOOP_MISS_OR_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x63b800080),
-    ev("OFFCORE_RESPONSE.PF_L3_DATA_RD.L3_MISS_LOCAL_DRAM.SNOOP_MISS_OR_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x604000080),
-    ev("OFFCORE_RESPONSE.PF_L3_RFO.ANY_RESPONSE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x10100),
-    ev("OFFCORE_RESPONSE.PF_L3_RFO.L3_HIT.NO_SNOOP_NEEDED", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x1003c0100),
-    ev("OFFCORE_RESPONSE.PF_L3_RFO.L3_HIT.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x4003c0100),
-    ev("OFFCORE_RESPONSE.PF_L3_RFO.L3_HIT.HITM_OTHER_CORE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x10003c0100),
-    ev("OFFCORE_RESPONSE.PF_L3_RFO.L3_HIT.ANY_SNOOP", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f803c0100),
-    ev("OFFCORE_RESPONSE.PF_L3_RFO.L3_MISS.ANY_SNOOP", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3fbc000100),
-    ev("OFFCORE_RESPONSE.PF_L3_RFO.L3_MISS.REMOTE_HIT_FORWARD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x83fc00100),
-    ev("OFFCORE_RESPONSE.PF_L3_RFO.L3_MISS.REMOTE_HITM", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x103fc00100),
-    ev("OFFCORE_RESPONSE.PF_L3_RFO.L3_MISS.SNOOP_MISS_OR_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x63fc00100),
-    ev("OFFCORE_RESPONSE.PF_L3_RFO.L3_MISS_REMOTE_DRAM.SNOOP_MISS_OR_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x63b800100),
-    ev("OFFCORE_RESPONSE.PF_L3_RFO.L3_MISS_LOCAL_DRAM.SNOOP_MISS_OR_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x604000100),
-    ev("OFFCORE_RESPONSE.PF_L1D_AND_SW.ANY_RESPONSE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x10400),
-    ev("OFFCORE_RESPONSE.PF_L1D_AND_SW.L3_HIT.NO_SNOOP_NEEDED", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x1003c0400),
-    ev("OFFCORE_RESPONSE.PF_L1D_AND_SW.L3_HIT.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x4003c0400),
-    ev("OFFCORE_RESPONSE.PF_L1D_AND_SW.L3_HIT.HITM_OTHER_CORE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x10003c0400),
-    ev("OFFCORE_RESPONSE.PF_L1D_AND_SW.L3_HIT.ANY_SNOOP", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f803c0400),
-    ev("OFFCORE_RESPONSE.PF_L1D_AND_SW.L3_MISS.ANY_SNOOP", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3fbc000400),
-    ev("OFFCORE_RESPONSE.PF_L1D_AND_SW.L3_MISS.REMOTE_HIT_FORWARD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x83fc00400),
-    ev("OFFCORE_RESPONSE.PF_L1D_AND_SW.L3_MISS.REMOTE_HITM", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x103fc00400),
-    ev("OFFCORE_RESPONSE.PF_L1D_AND_SW.L3_MISS.SNOOP_MISS_OR_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x63fc00400),
-    ev("OFFCORE_RESPONSE.PF_L1D_AND_SW.L3_MISS_REMOTE_DRAM.SNOOP_MISS_OR_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x63b800400),
-    ev("OFFCORE_RESPONSE.PF_L1D_AND_SW.L3_MISS_LOCAL_DRAM.SNOOP_MISS_OR_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x604000400),
-    ev("OFFCORE_RESPONSE.ALL_PF_DATA_RD.ANY_RESPONSE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x10490),
-    ev("OFFCORE_RESPONSE.ALL_PF_DATA_RD.L3_HIT.NO_SNOOP_NEEDED", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x1003c0490),
-    ev("OFFCORE_RESPONSE.ALL_PF_DATA_RD.L3_HIT.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x4003c0490),
-    ev("OFFCORE_RESPONSE.ALL_PF_DATA_RD.L3_HIT.HITM_OTHER_CORE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x10003c0490),
-    ev("OFFCORE_RESPONSE.ALL_PF_DATA_RD.L3_HIT.ANY_SNOOP", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f803c0490),
-    ev("OFFCORE_RESPONSE.ALL_PF_DATA_RD.L3_MISS.ANY_SNOOP", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3fbc000490),
-    ev("OFFCORE_RESPONSE.ALL_PF_DATA_RD.L3_MISS.REMOTE_HIT_FORWARD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x83fc00490),
-    ev("OFFCORE_RESPONSE.ALL_PF_DATA_RD.L3_MISS.REMOTE_HITM", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x103fc00490),
-    ev("OFFCORE_RESPONSE.ALL_PF_DATA_RD.L3_MISS.SNOOP_MISS_OR_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x63fc00490),
-    ev("OFFCORE_RESPONSE.ALL_PF_DATA_RD.L3_MISS_REMOTE_DRAM.SNOOP_MISS_OR_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x63b800490),
-    ev("OFFCORE_RESPONSE.ALL_PF_DATA_RD.L3_MISS_LOCAL_DRAM.SNOOP_MISS_OR_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x604000490),
-    ev("OFFCORE_RESPONSE.ALL_PF_RFO.ANY_RESPONSE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x10120),
-    ev("OFFCORE_RESPONSE.ALL_PF_RFO.L3_HIT.NO_SNOOP_NEEDED", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x1003c0120),
-    ev("OFFCORE_RESPONSE.ALL_PF_RFO.L3_HIT.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x4003c0120),
-    ev("OFFCORE_RESPONSE.ALL_PF_RFO.L3_HIT.HITM_OTHER_CORE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x10003c0120),
-    ev("OFFCORE_RESPONSE.ALL_PF_RFO.L3_HIT.ANY_SNOOP", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f803c0120),
-    ev("OFFCORE_RESPONSE.ALL_PF_RFO.L3_MISS.ANY_SNOOP", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3fbc000120),
-    ev("OFFCORE_RESPONSE.ALL_PF_RFO.L3_MISS.REMOTE_HIT_FORWARD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x83fc00120),
-    ev("OFFCORE_RESPONSE.ALL_PF_RFO.L3_MISS.REMOTE_HITM", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x103fc00120),
-    ev("OFFCORE_RESPONSE.ALL_PF_RFO.L3_MISS.SNOOP_MISS_OR_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x63fc00120),
-    ev("OFFCORE_RESPONSE.ALL_PF_RFO.L3_MISS_REMOTE_DRAM.SNOOP_MISS_OR_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x63b800120),
-    ev("OFFCORE_RESPONSE.ALL_PF_RFO.L3_MISS_LOCAL_DRAM.SNOOP_MISS_OR_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x604000120),
-    ev("OFFCORE_RESPONSE.ALL_DATA_RD.ANY_RESPONSE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x10491),
-    ev("OFFCORE_RESPONSE.ALL_DATA_RD.L3_HIT.NO_SNOOP_NEEDED", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x1003c0491),
-    ev("OFFCORE_RESPONSE.ALL_DATA_RD.L3_HIT.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x4003c0491),
-    ev("OFFCORE_RESPONSE.ALL_DATA_RD.L3_HIT.HITM_OTHER_CORE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x10003c0491),
-    ev("OFFCORE_RESPONSE.ALL_DATA_RD.L3_HIT.ANY_SNOOP", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f803c0491),
-    ev("OFFCORE_RESPONSE.ALL_DATA_RD.L3_MISS.ANY_SNOOP", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3fbc000491),
-    ev("OFFCORE_RESPONSE.ALL_DATA_RD.L3_MISS.REMOTE_HIT_FORWARD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x83fc00491),
-    ev("OFFCORE_RESPONSE.ALL_DATA_RD.L3_MISS.REMOTE_HITM", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x103fc00491),
-    ev("OFFCORE_RESPONSE.ALL_DATA_RD.L3_MISS.SNOOP_MISS_OR_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x63fc00491),
-    ev("OFFCORE_RESPONSE.ALL_DATA_RD.L3_MISS_REMOTE_DRAM.SNOOP_MISS_OR_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x63b800491),
-    ev("OFFCORE_RESPONSE.ALL_DATA_RD.L3_MISS_LOCAL_DRAM.SNOOP_MISS_OR_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x604000491),
-    ev("OFFCORE_RESPONSE.ALL_RFO.ANY_RESPONSE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x10122),
-    ev("OFFCORE_RESPONSE.ALL_RFO.L3_HIT.NO_SNOOP_NEEDED", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x1003c0122),
-    ev("OFFCORE_RESPONSE.ALL_RFO.L3_HIT.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x4003c0122),
-    ev("OFFCORE_RESPONSE.ALL_RFO.L3_HIT.HITM_OTHER_CORE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x10003c0122),
-    ev("OFFCORE_RESPONSE.ALL_RFO.L3_HIT.ANY_SNOOP", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f803c0122),
-    ev("OFFCORE_RESPONSE.ALL_RFO.L3_MISS.ANY_SNOOP", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3fbc000122),
-    ev("OFFCORE_RESPONSE.ALL_RFO.L3_MISS.REMOTE_HIT_FORWARD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x83fc00122),
-    ev("OFFCORE_RESPONSE.ALL_RFO.L3_MISS.REMOTE_HITM", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x103fc00122),
-    ev("OFFCORE_RESPONSE.ALL_RFO.L3_MISS.SNOOP_MISS_OR_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x63fc00122),
-    ev("OFFCORE_RESPONSE.ALL_RFO.L3_MISS_REMOTE_DRAM.SNOOP_MISS_OR_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x63b800122),
-    ev("OFFCORE_RESPONSE.ALL_RFO.L3_MISS_LOCAL_DRAM.SNOOP_MISS_OR_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x604000122),
-    ev("OFFCORE_RESPONSE.DEMAND_DATA_RD.L3_HIT.SNOOP_HIT_WITH_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x8003c0001),
-    ev("OFFCORE_RESPONSE.DEMAND_RFO.L3_HIT.SNOOP_HIT_WITH_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x8003c0002),
-    ev("OFFCORE_RESPONSE.DEMAND_CODE_RD.L3_HIT.SNOOP_HIT_WITH_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x8003c0004),
-    ev("OFFCORE_RESPONSE.PF_L2_DATA_RD.L3_HIT.SNOOP_HIT_WITH_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x8003c0010),
-    ev("OFFCORE_RESPONSE.PF_L2_RFO.L3_HIT.SNOOP_HIT_WITH_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x8003c0020),
-    ev("OFFCORE_RESPONSE.PF_L3_DATA_RD.L3_HIT.SNOOP_HIT_WITH_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x8003c0080),
-    ev("OFFCORE_RESPONSE.PF_L3_RFO.L3_HIT.SNOOP_HIT_WITH_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x8003c0100),
-    ev("OFFCORE_RESPONSE.PF_L1D_AND_SW.L3_HIT.SNOOP_HIT_WITH_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x8003c0400),
-    ev("OFFCORE_RESPONSE.ALL_PF_DATA_RD.L3_HIT.SNOOP_HIT_WITH_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x8003c0490),
-    ev("OFFCORE_RESPONSE.ALL_PF_RFO.L3_HIT.SNOOP_HIT_WITH_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x8003c0120),
-    ev("OFFCORE_RESPONSE.ALL_DATA_RD.L3_HIT.SNOOP_HIT_WITH_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x8003c0491),
-    ev("OFFCORE_RESPONSE.ALL_RFO.L3_HIT.SNOOP_HIT_WITH_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x8003c0122),
-    ev("OFFCORE_RESPONSE.ALL_READS.L3_HIT.HIT_OTHER_CORE_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x8003c07f7),
-];
+event_table! {
+    /// The events, row n for `Event::row(n)`: `ev(name, event select, umask)` and what else each
+    /// sets. The counters that may count them (bit n: counter n) and those without
+    /// Hyper-Threading are the table's, the two numbers before the rows, unless a row
+    /// gives its own (`.on(..)`, `.ht_off(..)`).
+    EVENT_ROWS, EventRowNumber, 0, "", 0b1111, 0b11111111;
+    LD_BLOCKS_STORE_FORWARD = ev("LD_BLOCKS.STORE_FORWARD", 0x03, 0x02),
+    LD_BLOCKS_NO_SR = ev("LD_BLOCKS.NO_SR", 0x03, 0x08),
+    LD_BLOCKS_PARTIAL_ADDRESS_ALIAS = ev("LD_BLOCKS_PARTIAL.ADDRESS_ALIAS", 0x07, 0x01),
+    DTLB_LOAD_MISSES_MISS_CAUSES_A_WALK = ev("DTLB_LOAD_MISSES.MISS_CAUSES_A_WALK", 0x08, 0x01),
+    DTLB_LOAD_MISSES_WALK_COMPLETED_4K = ev("DTLB_LOAD_MISSES.WALK_COMPLETED_4K", 0x08, 0x02),
+    DTLB_LOAD_MISSES_WALK_COMPLETED_2M_4M = ev("DTLB_LOAD_MISSES.WALK_COMPLETED_2M_4M", 0x08, 0x04),
+    DTLB_LOAD_MISSES_WALK_COMPLETED_1G = ev("DTLB_LOAD_MISSES.WALK_COMPLETED_1G", 0x08, 0x08),
+    DTLB_LOAD_MISSES_WALK_COMPLETED = ev("DTLB_LOAD_MISSES.WALK_COMPLETED", 0x08, 0x0e),
+    DTLB_LOAD_MISSES_WALK_PENDING = ev("DTLB_LOAD_MISSES.WALK_PENDING", 0x08, 0x10),
+    DTLB_LOAD_MISSES_WALK_ACTIVE = ev("DTLB_LOAD_MISSES.WALK_ACTIVE", 0x08, 0x10).threshold(1),
+    DTLB_LOAD_MISSES_STLB_HIT = ev("DTLB_LOAD_MISSES.STLB_HIT", 0x08, 0x20),
+    MEMORY_DISAMBIGUATION_HISTORY_RESET = ev("MEMORY_DISAMBIGUATION.HISTORY_RESET", 0x09, 0x01),
+    INT_MISC_RECOVERY_CYCLES = ev("INT_MISC.RECOVERY_CYCLES", 0x0d, 0x01),
+    INT_MISC_RECOVERY_CYCLES_ANY = ev("INT_MISC.RECOVERY_CYCLES_ANY", 0x0d, 0x01).any_thread(),
+    INT_MISC_CLEARS_COUNT = ev("INT_MISC.CLEARS_COUNT", 0x0d, 0x01).threshold(1).edge(),
+    INT_MISC_CLEAR_RESTEER_CYCLES = ev("INT_MISC.CLEAR_RESTEER_CYCLES", 0x0d, 0x80),
+    UOPS_ISSUED_ANY = ev("UOPS_ISSUED.ANY", 0x0e, 0x01),
+    UOPS_ISSUED_STALL_CYCLES = ev("UOPS_ISSUED.STALL_CYCLES", 0x0e, 0x01).threshold(1).invert(),
+    UOPS_ISSUED_VECTOR_WIDTH_MISMATCH = ev("UOPS_ISSUED.VECTOR_WIDTH_MISMATCH", 0x0e, 0x02),
+    UOPS_ISSUED_SLOW_LEA = ev("UOPS_ISSUED.SLOW_LEA", 0x0e, 0x20),
+    ARITH_DIVIDER_ACTIVE = ev("ARITH.DIVIDER_ACTIVE", 0x14, 0x01).threshold(1),
+    L2_RQSTS_DEMAND_DATA_RD_MISS = ev("L2_RQSTS.DEMAND_DATA_RD_MISS", 0x24, 0x21),
+    L2_RQSTS_RFO_MISS = ev("L2_RQSTS.RFO_MISS", 0x24, 0x22),
+    L2_RQSTS_CODE_RD_MISS = ev("L2_RQSTS.CODE_RD_MISS", 0x24, 0x24),
+    L2_RQSTS_ALL_DEMAND_MISS = ev("L2_RQSTS.ALL_DEMAND_MISS", 0x24, 0x27),
+    L2_RQSTS_PF_MISS = ev("L2_RQSTS.PF_MISS", 0x24, 0x38),
+    L2_RQSTS_MISS = ev("L2_RQSTS.MISS", 0x24, 0x3f),
+    L2_RQSTS_DEMAND_DATA_RD_HIT = ev("L2_RQSTS.DEMAND_DATA_RD_HIT", 0x24, 0xc1),
+    L2_RQSTS_RFO_HIT = ev("L2_RQSTS.RFO_HIT", 0x24, 0xc2),
+    L2_RQSTS_CODE_RD_HIT = ev("L2_RQSTS.CODE_RD_HIT", 0x24, 0xc4),
+    L2_RQSTS_PF_HIT = ev("L2_RQSTS.PF_HIT", 0x24, 0xd8),
+    L2_RQSTS_ALL_DEMAND_DATA_RD = ev("L2_RQSTS.ALL_DEMAND_DATA_RD", 0x24, 0xe1),
+    L2_RQSTS_ALL_RFO = ev("L2_RQSTS.ALL_RFO", 0x24, 0xe2),
+    L2_RQSTS_ALL_CODE_RD = ev("L2_RQSTS.ALL_CODE_RD", 0x24, 0xe4),
+    L2_RQSTS_ALL_DEMAND_REFERENCES = ev("L2_RQSTS.ALL_DEMAND_REFERENCES", 0x24, 0xe7),
+    L2_RQSTS_ALL_PF = ev("L2_RQSTS.ALL_PF", 0x24, 0xf8),
+    L2_RQSTS_REFERENCES = ev("L2_RQSTS.REFERENCES", 0x24, 0xff),
+    CORE_POWER_LVL0_TURBO_LICENSE = ev("CORE_POWER.LVL0_TURBO_LICENSE", 0x28, 0x07),
+    CORE_POWER_LVL1_TURBO_LICENSE = ev("CORE_POWER.LVL1_TURBO_LICENSE", 0x28, 0x18),
+    CORE_POWER_LVL2_TURBO_LICENSE = ev("CORE_POWER.LVL2_TURBO_LICENSE", 0x28, 0x20),
+    CORE_POWER_THROTTLE = ev("CORE_POWER.THROTTLE", 0x28, 0x40),
+    LONGEST_LAT_CACHE_MISS = ev("LONGEST_LAT_CACHE.MISS", 0x2e, 0x41),
+    LONGEST_LAT_CACHE_REFERENCE = ev("LONGEST_LAT_CACHE.REFERENCE", 0x2e, 0x4f),
+    SW_PREFETCH_ACCESS_NTA = ev("SW_PREFETCH_ACCESS.NTA", 0x32, 0x01),
+    SW_PREFETCH_ACCESS_T0 = ev("SW_PREFETCH_ACCESS.T0", 0x32, 0x02),
+    SW_PREFETCH_ACCESS_T1_T2 = ev("SW_PREFETCH_ACCESS.T1_T2", 0x32, 0x04),
+    SW_PREFETCH_ACCESS_PREFETCHW = ev("SW_PREFETCH_ACCESS.PREFETCHW", 0x32, 0x08),
+    SW_PREFETCH_ACCESS_ANY = ev("SW_PREFETCH_ACCESS.ANY", 0x32, 0x0f),
+    CPU_CLK_UNHALTED_THREAD_P = ev("CPU_CLK_UNHALTED.THREAD_P", 0x3c, 0x00),
+    CPU_CLK_UNHALTED_THREAD_P_ANY = ev("CPU_CLK_UNHALTED.THREAD_P_ANY", 0x3c, 0x00).any_thread(),
+    CPU_CLK_UNHALTED_RING0_TRANS = ev("CPU_CLK_UNHALTED.RING0_TRANS", 0x3c, 0x00).threshold(1).edge(),
+    CPU_CLK_THREAD_UNHALTED_REF_XCLK = ev("CPU_CLK_THREAD_UNHALTED.REF_XCLK", 0x3c, 0x01),
+    CPU_CLK_THREAD_UNHALTED_REF_XCLK_ANY = ev("CPU_CLK_THREAD_UNHALTED.REF_XCLK_ANY", 0x3c, 0x01).any_thread(),
+    CPU_CLK_UNHALTED_REF_XCLK = ev("CPU_CLK_UNHALTED.REF_XCLK", 0x3c, 0x01),
+    CPU_CLK_UNHALTED_REF_XCLK_ANY = ev("CPU_CLK_UNHALTED.REF_XCLK_ANY", 0x3c, 0x01).any_thread(),
+    CPU_CLK_THREAD_UNHALTED_ONE_THREAD_ACTIVE = ev("CPU_CLK_THREAD_UNHALTED.ONE_THREAD_ACTIVE", 0x3c, 0x02),
+    CPU_CLK_UNHALTED_ONE_THREAD_ACTIVE = ev("CPU_CLK_UNHALTED.ONE_THREAD_ACTIVE", 0x3c, 0x02),
+    L1D_PEND_MISS_PENDING = ev("L1D_PEND_MISS.PENDING", 0x48, 0x01),
+    L1D_PEND_MISS_PENDING_CYCLES = ev("L1D_PEND_MISS.PENDING_CYCLES", 0x48, 0x01).threshold(1),
+    L1D_PEND_MISS_PENDING_CYCLES_ANY = ev("L1D_PEND_MISS.PENDING_CYCLES_ANY", 0x48, 0x01).threshold(1).any_thread(),
+    L1D_PEND_MISS_FB_FULL = ev("L1D_PEND_MISS.FB_FULL", 0x48, 0x02),
+    DTLB_STORE_MISSES_MISS_CAUSES_A_WALK = ev("DTLB_STORE_MISSES.MISS_CAUSES_A_WALK", 0x49, 0x01),
+    DTLB_STORE_MISSES_WALK_COMPLETED_4K = ev("DTLB_STORE_MISSES.WALK_COMPLETED_4K", 0x49, 0x02),
+    DTLB_STORE_MISSES_WALK_COMPLETED_2M_4M = ev("DTLB_STORE_MISSES.WALK_COMPLETED_2M_4M", 0x49, 0x04),
+    DTLB_STORE_MISSES_WALK_COMPLETED_1G = ev("DTLB_STORE_MISSES.WALK_COMPLETED_1G", 0x49, 0x08),
+    DTLB_STORE_MISSES_WALK_COMPLETED = ev("DTLB_STORE_MISSES.WALK_COMPLETED", 0x49, 0x0e),
+    DTLB_STORE_MISSES_WALK_PENDING = ev("DTLB_STORE_MISSES.WALK_PENDING", 0x49, 0x10),
+    DTLB_STORE_MISSES_WALK_ACTIVE = ev("DTLB_STORE_MISSES.WALK_ACTIVE", 0x49, 0x10).threshold(1),
+    DTLB_STORE_MISSES_STLB_HIT = ev("DTLB_STORE_MISSES.STLB_HIT", 0x49, 0x20),
+    LOAD_HIT_PRE_SW_PF = ev("LOAD_HIT_PRE.SW_PF", 0x4c, 0x01),
+    EPT_WALK_PENDING = ev("EPT.WALK_PENDING", 0x4f, 0x10),
+    L1D_REPLACEMENT = ev("L1D.REPLACEMENT", 0x51, 0x01),
+    TX_MEM_ABORT_CONFLICT = ev("TX_MEM.ABORT_CONFLICT", 0x54, 0x01),
+    TX_MEM_ABORT_CAPACITY = ev("TX_MEM.ABORT_CAPACITY", 0x54, 0x02),
+    TX_MEM_ABORT_HLE_STORE_TO_ELIDED_LOCK = ev("TX_MEM.ABORT_HLE_STORE_TO_ELIDED_LOCK", 0x54, 0x04),
+    TX_MEM_ABORT_HLE_ELISION_BUFFER_NOT_EMPTY = ev("TX_MEM.ABORT_HLE_ELISION_BUFFER_NOT_EMPTY", 0x54, 0x08),
+    TX_MEM_ABORT_HLE_ELISION_BUFFER_MISMATCH = ev("TX_MEM.ABORT_HLE_ELISION_BUFFER_MISMATCH", 0x54, 0x10),
+    TX_MEM_ABORT_HLE_ELISION_BUFFER_UNSUPPORTED_ALIGNMENT = ev("TX_MEM.ABORT_HLE_ELISION_BUFFER_UNSUPPORTED_ALIGNMENT", 0x54, 0x20),
+    TX_MEM_HLE_ELISION_BUFFER_FULL = ev("TX_MEM.HLE_ELISION_BUFFER_FULL", 0x54, 0x40),
+    INST_DECODED_DECODERS = ev("INST_DECODED.DECODERS", 0x55, 0x01),
+    PARTIAL_RAT_STALLS_SCOREBOARD = ev("PARTIAL_RAT_STALLS.SCOREBOARD", 0x59, 0x01),
+    TX_EXEC_MISC1 = ev("TX_EXEC.MISC1", 0x5d, 0x01),
+    TX_EXEC_MISC2 = ev("TX_EXEC.MISC2", 0x5d, 0x02),
+    TX_EXEC_MISC3 = ev("TX_EXEC.MISC3", 0x5d, 0x04),
+    TX_EXEC_MISC4 = ev("TX_EXEC.MISC4", 0x5d, 0x08),
+    TX_EXEC_MISC5 = ev("TX_EXEC.MISC5", 0x5d, 0x10),
+    RS_EVENTS_EMPTY_CYCLES = ev("RS_EVENTS.EMPTY_CYCLES", 0x5e, 0x01),
+    RS_EVENTS_EMPTY_END = ev("RS_EVENTS.EMPTY_END", 0x5e, 0x01).threshold(1).invert().edge(),
+    OFFCORE_REQUESTS_OUTSTANDING_DEMAND_DATA_RD = ev("OFFCORE_REQUESTS_OUTSTANDING.DEMAND_DATA_RD", 0x60, 0x01),
+    OFFCORE_REQUESTS_OUTSTANDING_CYCLES_WITH_DEMAND_DATA_RD = ev("OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DEMAND_DATA_RD", 0x60, 0x01).threshold(1),
+    OFFCORE_REQUESTS_OUTSTANDING_DEMAND_DATA_RD_GE_6 = ev("OFFCORE_REQUESTS_OUTSTANDING.DEMAND_DATA_RD_GE_6", 0x60, 0x01).threshold(6),
+    OFFCORE_REQUESTS_OUTSTANDING_DEMAND_CODE_RD = ev("OFFCORE_REQUESTS_OUTSTANDING.DEMAND_CODE_RD", 0x60, 0x02),
+    OFFCORE_REQUESTS_OUTSTANDING_CYCLES_WITH_DEMAND_CODE_RD = ev("OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DEMAND_CODE_RD", 0x60, 0x02).threshold(1),
+    OFFCORE_REQUESTS_OUTSTANDING_DEMAND_RFO = ev("OFFCORE_REQUESTS_OUTSTANDING.DEMAND_RFO", 0x60, 0x04),
+    OFFCORE_REQUESTS_OUTSTANDING_CYCLES_WITH_DEMAND_RFO = ev("OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DEMAND_RFO", 0x60, 0x04).threshold(1),
+    OFFCORE_REQUESTS_OUTSTANDING_ALL_DATA_RD = ev("OFFCORE_REQUESTS_OUTSTANDING.ALL_DATA_RD", 0x60, 0x08),
+    OFFCORE_REQUESTS_OUTSTANDING_CYCLES_WITH_DATA_RD = ev("OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DATA_RD", 0x60, 0x08).threshold(1),
+    OFFCORE_REQUESTS_OUTSTANDING_L3_MISS_DEMAND_DATA_RD = ev("OFFCORE_REQUESTS_OUTSTANDING.L3_MISS_DEMAND_DATA_RD", 0x60, 0x10),
+    OFFCORE_REQUESTS_OUTSTANDING_CYCLES_WITH_L3_MISS_DEMAND_DATA_RD = ev("OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_L3_MISS_DEMAND_DATA_RD", 0x60, 0x10).threshold(1),
+    OFFCORE_REQUESTS_OUTSTANDING_L3_MISS_DEMAND_DATA_RD_GE_6 = ev("OFFCORE_REQUESTS_OUTSTANDING.L3_MISS_DEMAND_DATA_RD_GE_6", 0x60, 0x10).threshold(6),
+    IDQ_MITE_UOPS = ev("IDQ.MITE_UOPS", 0x79, 0x04),
+    IDQ_MITE_CYCLES = ev("IDQ.MITE_CYCLES", 0x79, 0x04).threshold(1),
+    IDQ_DSB_UOPS = ev("IDQ.DSB_UOPS", 0x79, 0x08),
+    IDQ_DSB_CYCLES = ev("IDQ.DSB_CYCLES", 0x79, 0x08).threshold(1),
+    IDQ_MS_DSB_CYCLES = ev("IDQ.MS_DSB_CYCLES", 0x79, 0x10).threshold(1),
+    IDQ_ALL_DSB_CYCLES_4_UOPS = ev("IDQ.ALL_DSB_CYCLES_4_UOPS", 0x79, 0x18).threshold(4),
+    IDQ_ALL_DSB_CYCLES_ANY_UOPS = ev("IDQ.ALL_DSB_CYCLES_ANY_UOPS", 0x79, 0x18).threshold(1),
+    IDQ_DSB_CYCLES_OK = ev("IDQ.DSB_CYCLES_OK", 0x79, 0x18).threshold(4),
+    IDQ_DSB_CYCLES_ANY = ev("IDQ.DSB_CYCLES_ANY", 0x79, 0x18).threshold(1),
+    IDQ_MS_MITE_UOPS = ev("IDQ.MS_MITE_UOPS", 0x79, 0x20),
+    IDQ_ALL_MITE_CYCLES_4_UOPS = ev("IDQ.ALL_MITE_CYCLES_4_UOPS", 0x79, 0x24).threshold(4),
+    IDQ_ALL_MITE_CYCLES_ANY_UOPS = ev("IDQ.ALL_MITE_CYCLES_ANY_UOPS", 0x79, 0x24).threshold(1),
+    IDQ_MS_CYCLES = ev("IDQ.MS_CYCLES", 0x79, 0x30).threshold(1),
+    IDQ_MS_SWITCHES = ev("IDQ.MS_SWITCHES", 0x79, 0x30).threshold(1).edge(),
+    IDQ_MS_UOPS = ev("IDQ.MS_UOPS", 0x79, 0x30),
+    ICACHE_16B_IFDATA_STALL = ev("ICACHE_16B.IFDATA_STALL", 0x80, 0x04),
+    ICACHE_64B_IFTAG_HIT = ev("ICACHE_64B.IFTAG_HIT", 0x83, 0x01),
+    ICACHE_64B_IFTAG_MISS = ev("ICACHE_64B.IFTAG_MISS", 0x83, 0x02),
+    ICACHE_64B_IFTAG_STALL = ev("ICACHE_64B.IFTAG_STALL", 0x83, 0x04),
+    ICACHE_TAG_STALLS = ev("ICACHE_TAG.STALLS", 0x83, 0x04),
+    ITLB_MISSES_MISS_CAUSES_A_WALK = ev("ITLB_MISSES.MISS_CAUSES_A_WALK", 0x85, 0x01),
+    ITLB_MISSES_WALK_COMPLETED_4K = ev("ITLB_MISSES.WALK_COMPLETED_4K", 0x85, 0x02),
+    ITLB_MISSES_WALK_COMPLETED_2M_4M = ev("ITLB_MISSES.WALK_COMPLETED_2M_4M", 0x85, 0x04),
+    ITLB_MISSES_WALK_COMPLETED_1G = ev("ITLB_MISSES.WALK_COMPLETED_1G", 0x85, 0x08),
+    ITLB_MISSES_WALK_COMPLETED = ev("ITLB_MISSES.WALK_COMPLETED", 0x85, 0x0e),
+    ITLB_MISSES_WALK_PENDING = ev("ITLB_MISSES.WALK_PENDING", 0x85, 0x10),
+    ITLB_MISSES_WALK_ACTIVE = ev("ITLB_MISSES.WALK_ACTIVE", 0x85, 0x10).threshold(1),
+    ITLB_MISSES_STLB_HIT = ev("ITLB_MISSES.STLB_HIT", 0x85, 0x20),
+    ILD_STALL_LCP = ev("ILD_STALL.LCP", 0x87, 0x01),
+    DECODE_LCP = ev("DECODE.LCP", 0x87, 0x01),
+    BR_MISP_EXEC_INDIRECT = ev("BR_MISP_EXEC.INDIRECT", 0x89, 0xe4),
+    BR_MISP_EXEC_ALL_BRANCHES = ev("BR_MISP_EXEC.ALL_BRANCHES", 0x89, 0xff),
+    IDQ_UOPS_NOT_DELIVERED_CORE = ev("IDQ_UOPS_NOT_DELIVERED.CORE", 0x9c, 0x01),
+    IDQ_UOPS_NOT_DELIVERED_CYCLES_0_UOPS_DELIV_CORE = ev("IDQ_UOPS_NOT_DELIVERED.CYCLES_0_UOPS_DELIV.CORE", 0x9c, 0x01).threshold(4),
+    IDQ_UOPS_NOT_DELIVERED_CYCLES_LE_1_UOP_DELIV_CORE = ev("IDQ_UOPS_NOT_DELIVERED.CYCLES_LE_1_UOP_DELIV.CORE", 0x9c, 0x01).threshold(3),
+    IDQ_UOPS_NOT_DELIVERED_CYCLES_LE_2_UOP_DELIV_CORE = ev("IDQ_UOPS_NOT_DELIVERED.CYCLES_LE_2_UOP_DELIV.CORE", 0x9c, 0x01).threshold(2),
+    IDQ_UOPS_NOT_DELIVERED_CYCLES_LE_3_UOP_DELIV_CORE = ev("IDQ_UOPS_NOT_DELIVERED.CYCLES_LE_3_UOP_DELIV.CORE", 0x9c, 0x01).threshold(1),
+    IDQ_UOPS_NOT_DELIVERED_CYCLES_FE_WAS_OK = ev("IDQ_UOPS_NOT_DELIVERED.CYCLES_FE_WAS_OK", 0x9c, 0x01).threshold(1).invert(),
+    UOPS_DISPATCHED_PORT_PORT_0 = ev("UOPS_DISPATCHED_PORT.PORT_0", 0xa1, 0x01),
+    UOPS_DISPATCHED_PORT_PORT_1 = ev("UOPS_DISPATCHED_PORT.PORT_1", 0xa1, 0x02),
+    UOPS_DISPATCHED_PORT_PORT_2 = ev("UOPS_DISPATCHED_PORT.PORT_2", 0xa1, 0x04),
+    UOPS_DISPATCHED_PORT_PORT_3 = ev("UOPS_DISPATCHED_PORT.PORT_3", 0xa1, 0x08),
+    UOPS_DISPATCHED_PORT_PORT_4 = ev("UOPS_DISPATCHED_PORT.PORT_4", 0xa1, 0x10),
+    UOPS_DISPATCHED_PORT_PORT_5 = ev("UOPS_DISPATCHED_PORT.PORT_5", 0xa1, 0x20),
+    UOPS_DISPATCHED_PORT_PORT_6 = ev("UOPS_DISPATCHED_PORT.PORT_6", 0xa1, 0x40),
+    UOPS_DISPATCHED_PORT_PORT_7 = ev("UOPS_DISPATCHED_PORT.PORT_7", 0xa1, 0x80),
+    RESOURCE_STALLS_ANY = ev("RESOURCE_STALLS.ANY", 0xa2, 0x01),
+    RESOURCE_STALLS_SB = ev("RESOURCE_STALLS.SB", 0xa2, 0x08),
+    CYCLE_ACTIVITY_CYCLES_L2_MISS = ev("CYCLE_ACTIVITY.CYCLES_L2_MISS", 0xa3, 0x01).threshold(1),
+    CYCLE_ACTIVITY_CYCLES_L3_MISS = ev("CYCLE_ACTIVITY.CYCLES_L3_MISS", 0xa3, 0x02).threshold(2),
+    CYCLE_ACTIVITY_STALLS_TOTAL = ev("CYCLE_ACTIVITY.STALLS_TOTAL", 0xa3, 0x04).threshold(4),
+    CYCLE_ACTIVITY_STALLS_L2_MISS = ev("CYCLE_ACTIVITY.STALLS_L2_MISS", 0xa3, 0x05).threshold(5),
+    CYCLE_ACTIVITY_STALLS_L3_MISS = ev("CYCLE_ACTIVITY.STALLS_L3_MISS", 0xa3, 0x06).threshold(6),
+    CYCLE_ACTIVITY_CYCLES_L1D_MISS = ev("CYCLE_ACTIVITY.CYCLES_L1D_MISS", 0xa3, 0x08).threshold(8),
+    CYCLE_ACTIVITY_STALLS_L1D_MISS = ev("CYCLE_ACTIVITY.STALLS_L1D_MISS", 0xa3, 0x0c).threshold(12),
+    CYCLE_ACTIVITY_CYCLES_MEM_ANY = ev("CYCLE_ACTIVITY.CYCLES_MEM_ANY", 0xa3, 0x10).threshold(16),
+    CYCLE_ACTIVITY_STALLS_MEM_ANY = ev("CYCLE_ACTIVITY.STALLS_MEM_ANY", 0xa3, 0x14).ht_off(0b0).threshold(20),
+    EXE_ACTIVITY_EXE_BOUND_0_PORTS = ev("EXE_ACTIVITY.EXE_BOUND_0_PORTS", 0xa6, 0x01),
+    EXE_ACTIVITY_1_PORTS_UTIL = ev("EXE_ACTIVITY.1_PORTS_UTIL", 0xa6, 0x02),
+    EXE_ACTIVITY_2_PORTS_UTIL = ev("EXE_ACTIVITY.2_PORTS_UTIL", 0xa6, 0x04),
+    EXE_ACTIVITY_3_PORTS_UTIL = ev("EXE_ACTIVITY.3_PORTS_UTIL", 0xa6, 0x08),
+    EXE_ACTIVITY_4_PORTS_UTIL = ev("EXE_ACTIVITY.4_PORTS_UTIL", 0xa6, 0x10),
+    EXE_ACTIVITY_BOUND_ON_STORES = ev("EXE_ACTIVITY.BOUND_ON_STORES", 0xa6, 0x40),
+    LSD_UOPS = ev("LSD.UOPS", 0xa8, 0x01),
+    LSD_CYCLES_ACTIVE = ev("LSD.CYCLES_ACTIVE", 0xa8, 0x01).threshold(1),
+    LSD_CYCLES_4_UOPS = ev("LSD.CYCLES_4_UOPS", 0xa8, 0x01).threshold(4),
+    LSD_CYCLES_OK = ev("LSD.CYCLES_OK", 0xa8, 0x01).threshold(4),
+    DSB2MITE_SWITCHES_COUNT = ev("DSB2MITE_SWITCHES.COUNT", 0xab, 0x01),
+    DSB2MITE_SWITCHES_PENALTY_CYCLES = ev("DSB2MITE_SWITCHES.PENALTY_CYCLES", 0xab, 0x02),
+    ITLB_ITLB_FLUSH = ev("ITLB.ITLB_FLUSH", 0xae, 0x01),
+    OFFCORE_REQUESTS_DEMAND_DATA_RD = ev("OFFCORE_REQUESTS.DEMAND_DATA_RD", 0xb0, 0x01),
+    OFFCORE_REQUESTS_DEMAND_CODE_RD = ev("OFFCORE_REQUESTS.DEMAND_CODE_RD", 0xb0, 0x02),
+    OFFCORE_REQUESTS_DEMAND_RFO = ev("OFFCORE_REQUESTS.DEMAND_RFO", 0xb0, 0x04),
+    OFFCORE_REQUESTS_ALL_DATA_RD = ev("OFFCORE_REQUESTS.ALL_DATA_RD", 0xb0, 0x08),
+    OFFCORE_REQUESTS_L3_MISS_DEMAND_DATA_RD = ev("OFFCORE_REQUESTS.L3_MISS_DEMAND_DATA_RD", 0xb0, 0x10),
+    OFFCORE_REQUESTS_ALL_REQUESTS = ev("OFFCORE_REQUESTS.ALL_REQUESTS", 0xb0, 0x80),
+    UOPS_EXECUTED_THREAD = ev("UOPS_EXECUTED.THREAD", 0xb1, 0x01),
+    UOPS_EXECUTED_STALL_CYCLES = ev("UOPS_EXECUTED.STALL_CYCLES", 0xb1, 0x01).threshold(1).invert(),
+    UOPS_EXECUTED_CYCLES_GE_1_UOP_EXEC = ev("UOPS_EXECUTED.CYCLES_GE_1_UOP_EXEC", 0xb1, 0x01).threshold(1),
+    UOPS_EXECUTED_CYCLES_GE_2_UOPS_EXEC = ev("UOPS_EXECUTED.CYCLES_GE_2_UOPS_EXEC", 0xb1, 0x01).threshold(2),
+    UOPS_EXECUTED_CYCLES_GE_3_UOPS_EXEC = ev("UOPS_EXECUTED.CYCLES_GE_3_UOPS_EXEC", 0xb1, 0x01).threshold(3),
+    UOPS_EXECUTED_CYCLES_GE_4_UOPS_EXEC = ev("UOPS_EXECUTED.CYCLES_GE_4_UOPS_EXEC", 0xb1, 0x01).threshold(4),
+    UOPS_EXECUTED_CORE = ev("UOPS_EXECUTED.CORE", 0xb1, 0x02),
+    UOPS_EXECUTED_CORE_CYCLES_GE_1 = ev("UOPS_EXECUTED.CORE_CYCLES_GE_1", 0xb1, 0x02).threshold(1),
+    UOPS_EXECUTED_CORE_CYCLES_GE_2 = ev("UOPS_EXECUTED.CORE_CYCLES_GE_2", 0xb1, 0x02).threshold(2),
+    UOPS_EXECUTED_CORE_CYCLES_GE_3 = ev("UOPS_EXECUTED.CORE_CYCLES_GE_3", 0xb1, 0x02).threshold(3),
+    UOPS_EXECUTED_CORE_CYCLES_GE_4 = ev("UOPS_EXECUTED.CORE_CYCLES_GE_4", 0xb1, 0x02).threshold(4),
+    UOPS_EXECUTED_CORE_CYCLES_NONE = ev("UOPS_EXECUTED.CORE_CYCLES_NONE", 0xb1, 0x02).threshold(1).invert(),
+    UOPS_EXECUTED_X87 = ev("UOPS_EXECUTED.X87", 0xb1, 0x10),
+    OFFCORE_REQUESTS_BUFFER_SQ_FULL = ev("OFFCORE_REQUESTS_BUFFER.SQ_FULL", 0xb2, 0x01),
+    TLB_FLUSH_DTLB_THREAD = ev("TLB_FLUSH.DTLB_THREAD", 0xbd, 0x01),
+    TLB_FLUSH_STLB_ANY = ev("TLB_FLUSH.STLB_ANY", 0xbd, 0x20),
+    INST_RETIRED_ANY_P = ev("INST_RETIRED.ANY_P", 0xc0, 0x00),
+    INST_RETIRED_NOP = ev("INST_RETIRED.NOP", 0xc0, 0x02),
+    OTHER_ASSISTS_ANY = ev("OTHER_ASSISTS.ANY", 0xc1, 0x3f),
+    UOPS_RETIRED_RETIRE_SLOTS = ev("UOPS_RETIRED.RETIRE_SLOTS", 0xc2, 0x02),
+    UOPS_RETIRED_STALL_CYCLES = ev("UOPS_RETIRED.STALL_CYCLES", 0xc2, 0x02).threshold(1).invert(),
+    UOPS_RETIRED_TOTAL_CYCLES = ev("UOPS_RETIRED.TOTAL_CYCLES", 0xc2, 0x02).threshold(16).invert(),
+    UOPS_RETIRED_MACRO_FUSED = ev("UOPS_RETIRED.MACRO_FUSED", 0xc2, 0x04),
+    MACHINE_CLEARS_COUNT = ev("MACHINE_CLEARS.COUNT", 0xc3, 0x01).threshold(1).edge(),
+    MACHINE_CLEARS_MEMORY_ORDERING = ev("MACHINE_CLEARS.MEMORY_ORDERING", 0xc3, 0x02),
+    MACHINE_CLEARS_SMC = ev("MACHINE_CLEARS.SMC", 0xc3, 0x04),
+    BR_INST_RETIRED_ALL_BRANCHES = ev("BR_INST_RETIRED.ALL_BRANCHES", 0xc4, 0x00),
+    BR_INST_RETIRED_CONDITIONAL = ev("BR_INST_RETIRED.CONDITIONAL", 0xc4, 0x01),
+    BR_INST_RETIRED_COND = ev("BR_INST_RETIRED.COND", 0xc4, 0x01),
+    BR_INST_RETIRED_NEAR_CALL = ev("BR_INST_RETIRED.NEAR_CALL", 0xc4, 0x02),
+    BR_INST_RETIRED_NEAR_RETURN = ev("BR_INST_RETIRED.NEAR_RETURN", 0xc4, 0x08),
+    BR_INST_RETIRED_NOT_TAKEN = ev("BR_INST_RETIRED.NOT_TAKEN", 0xc4, 0x10),
+    BR_INST_RETIRED_COND_NTAKEN = ev("BR_INST_RETIRED.COND_NTAKEN", 0xc4, 0x10),
+    BR_INST_RETIRED_NEAR_TAKEN = ev("BR_INST_RETIRED.NEAR_TAKEN", 0xc4, 0x20),
+    BR_INST_RETIRED_FAR_BRANCH = ev("BR_INST_RETIRED.FAR_BRANCH", 0xc4, 0x40),
+    BR_MISP_RETIRED_ALL_BRANCHES = ev("BR_MISP_RETIRED.ALL_BRANCHES", 0xc5, 0x00),
+    BR_MISP_RETIRED_CONDITIONAL = ev("BR_MISP_RETIRED.CONDITIONAL", 0xc5, 0x01),
+    BR_MISP_RETIRED_NEAR_CALL = ev("BR_MISP_RETIRED.NEAR_CALL", 0xc5, 0x02),
+    BR_MISP_RETIRED_RET = ev("BR_MISP_RETIRED.RET", 0xc5, 0x08),
+    BR_MISP_RETIRED_NEAR_TAKEN = ev("BR_MISP_RETIRED.NEAR_TAKEN", 0xc5, 0x20),
+    FRONTEND_RETIRED_DSB_MISS = ev("FRONTEND_RETIRED.DSB_MISS", 0xc6, 0x01).ht_off(0b0).aux(AUX_MSR_PEBS_FRONTEND, 0x11),
+    FRONTEND_RETIRED_L1I_MISS = ev("FRONTEND_RETIRED.L1I_MISS", 0xc6, 0x01).ht_off(0b0).aux(AUX_MSR_PEBS_FRONTEND, 0x12),
+    FRONTEND_RETIRED_L2_MISS = ev("FRONTEND_RETIRED.L2_MISS", 0xc6, 0x01).ht_off(0b0).aux(AUX_MSR_PEBS_FRONTEND, 0x13),
+    FRONTEND_RETIRED_ITLB_MISS = ev("FRONTEND_RETIRED.ITLB_MISS", 0xc6, 0x01).ht_off(0b0).aux(AUX_MSR_PEBS_FRONTEND, 0x14),
+    FRONTEND_RETIRED_STLB_MISS = ev("FRONTEND_RETIRED.STLB_MISS", 0xc6, 0x01).ht_off(0b0).aux(AUX_MSR_PEBS_FRONTEND, 0x15),
+    FRONTEND_RETIRED_LATENCY_GE_2 = ev("FRONTEND_RETIRED.LATENCY_GE_2", 0xc6, 0x01).ht_off(0b0).aux(AUX_MSR_PEBS_FRONTEND, 0x400206),
+    FRONTEND_RETIRED_LATENCY_GE_2_BUBBLES_GE_2 = ev("FRONTEND_RETIRED.LATENCY_GE_2_BUBBLES_GE_2", 0xc6, 0x01).ht_off(0b0).aux(AUX_MSR_PEBS_FRONTEND, 0x200206),
+    FRONTEND_RETIRED_LATENCY_GE_4 = ev("FRONTEND_RETIRED.LATENCY_GE_4", 0xc6, 0x01).ht_off(0b0).aux(AUX_MSR_PEBS_FRONTEND, 0x400406),
+    FRONTEND_RETIRED_LATENCY_GE_8 = ev("FRONTEND_RETIRED.LATENCY_GE_8", 0xc6, 0x01).ht_off(0b0).aux(AUX_MSR_PEBS_FRONTEND, 0x400806),
+    FRONTEND_RETIRED_LATENCY_GE_16 = ev("FRONTEND_RETIRED.LATENCY_GE_16", 0xc6, 0x01).ht_off(0b0).aux(AUX_MSR_PEBS_FRONTEND, 0x401006),
+    FRONTEND_RETIRED_LATENCY_GE_32 = ev("FRONTEND_RETIRED.LATENCY_GE_32", 0xc6, 0x01).ht_off(0b0).aux(AUX_MSR_PEBS_FRONTEND, 0x402006),
+    FRONTEND_RETIRED_LATENCY_GE_64 = ev("FRONTEND_RETIRED.LATENCY_GE_64", 0xc6, 0x01).ht_off(0b0).aux(AUX_MSR_PEBS_FRONTEND, 0x404006),
+    FRONTEND_RETIRED_LATENCY_GE_128 = ev("FRONTEND_RETIRED.LATENCY_GE_128", 0xc6, 0x01).ht_off(0b0).aux(AUX_MSR_PEBS_FRONTEND, 0x408006),
+    FRONTEND_RETIRED_LATENCY_GE_256 = ev("FRONTEND_RETIRED.LATENCY_GE_256", 0xc6, 0x01).ht_off(0b0).aux(AUX_MSR_PEBS_FRONTEND, 0x410006),
+    FRONTEND_RETIRED_LATENCY_GE_512 = ev("FRONTEND_RETIRED.LATENCY_GE_512", 0xc6, 0x01).ht_off(0b0).aux(AUX_MSR_PEBS_FRONTEND, 0x420006),
+    FRONTEND_RETIRED_LATENCY_GE_2_BUBBLES_GE_1 = ev("FRONTEND_RETIRED.LATENCY_GE_2_BUBBLES_GE_1", 0xc6, 0x01).ht_off(0b0).aux(AUX_MSR_PEBS_FRONTEND, 0x100206),
+    FRONTEND_RETIRED_LATENCY_GE_2_BUBBLES_GE_3 = ev("FRONTEND_RETIRED.LATENCY_GE_2_BUBBLES_GE_3", 0xc6, 0x01).ht_off(0b0).aux(AUX_MSR_PEBS_FRONTEND, 0x300206),
+    FRONTEND_RETIRED_ANY_DSB_MISS = ev("FRONTEND_RETIRED.ANY_DSB_MISS", 0xc6, 0x01).ht_off(0b0).aux(AUX_MSR_PEBS_FRONTEND, 0x1),
+    FP_ARITH_INST_RETIRED_SCALAR_DOUBLE = ev("FP_ARITH_INST_RETIRED.SCALAR_DOUBLE", 0xc7, 0x01),
+    FP_ARITH_INST_RETIRED_SCALAR_SINGLE = ev("FP_ARITH_INST_RETIRED.SCALAR_SINGLE", 0xc7, 0x02),
+    FP_ARITH_INST_RETIRED_SCALAR = ev("FP_ARITH_INST_RETIRED.SCALAR", 0xc7, 0x03),
+    FP_ARITH_INST_RETIRED_128B_PACKED_DOUBLE = ev("FP_ARITH_INST_RETIRED.128B_PACKED_DOUBLE", 0xc7, 0x04),
+    FP_ARITH_INST_RETIRED_128B_PACKED_SINGLE = ev("FP_ARITH_INST_RETIRED.128B_PACKED_SINGLE", 0xc7, 0x08),
+    FP_ARITH_INST_RETIRED_256B_PACKED_DOUBLE = ev("FP_ARITH_INST_RETIRED.256B_PACKED_DOUBLE", 0xc7, 0x10),
+    FP_ARITH_INST_RETIRED_4_FLOPS = ev("FP_ARITH_INST_RETIRED.4_FLOPS", 0xc7, 0x18),
+    FP_ARITH_INST_RETIRED_8_FLOPS = ev("FP_ARITH_INST_RETIRED.8_FLOPS", 0xc7, 0x18),
+    FP_ARITH_INST_RETIRED_256B_PACKED_SINGLE = ev("FP_ARITH_INST_RETIRED.256B_PACKED_SINGLE", 0xc7, 0x20),
+    FP_ARITH_INST_RETIRED_512B_PACKED_DOUBLE = ev("FP_ARITH_INST_RETIRED.512B_PACKED_DOUBLE", 0xc7, 0x40),
+    FP_ARITH_INST_RETIRED_512B_PACKED_SINGLE = ev("FP_ARITH_INST_RETIRED.512B_PACKED_SINGLE", 0xc7, 0x80),
+    FP_ARITH_INST_RETIRED_VECTOR = ev("FP_ARITH_INST_RETIRED.VECTOR", 0xc7, 0xfc),
+    HLE_RETIRED_START = ev("HLE_RETIRED.START", 0xc8, 0x01),
+    HLE_RETIRED_COMMIT = ev("HLE_RETIRED.COMMIT", 0xc8, 0x02),
+    HLE_RETIRED_ABORTED = ev("HLE_RETIRED.ABORTED", 0xc8, 0x04),
+    HLE_RETIRED_ABORTED_MEM = ev("HLE_RETIRED.ABORTED_MEM", 0xc8, 0x08),
+    HLE_RETIRED_ABORTED_TIMER = ev("HLE_RETIRED.ABORTED_TIMER", 0xc8, 0x10),
+    HLE_RETIRED_ABORTED_UNFRIENDLY = ev("HLE_RETIRED.ABORTED_UNFRIENDLY", 0xc8, 0x20),
+    HLE_RETIRED_ABORTED_MEMTYPE = ev("HLE_RETIRED.ABORTED_MEMTYPE", 0xc8, 0x40),
+    HLE_RETIRED_ABORTED_EVENTS = ev("HLE_RETIRED.ABORTED_EVENTS", 0xc8, 0x80),
+    RTM_RETIRED_START = ev("RTM_RETIRED.START", 0xc9, 0x01),
+    RTM_RETIRED_COMMIT = ev("RTM_RETIRED.COMMIT", 0xc9, 0x02),
+    RTM_RETIRED_ABORTED_MEM = ev("RTM_RETIRED.ABORTED_MEM", 0xc9, 0x08),
+    RTM_RETIRED_ABORTED_TIMER = ev("RTM_RETIRED.ABORTED_TIMER", 0xc9, 0x10),
+    RTM_RETIRED_ABORTED_UNFRIENDLY = ev("RTM_RETIRED.ABORTED_UNFRIENDLY", 0xc9, 0x20),
+    RTM_RETIRED_ABORTED_MEMTYPE = ev("RTM_RETIRED.ABORTED_MEMTYPE", 0xc9, 0x40),
+    RTM_RETIRED_ABORTED_EVENTS = ev("RTM_RETIRED.ABORTED_EVENTS", 0xc9, 0x80),
+    FP_ASSIST_ANY = ev("FP_ASSIST.ANY", 0xca, 0x1e).threshold(1),
+    HW_INTERRUPTS_RECEIVED = ev("HW_INTERRUPTS.RECEIVED", 0xcb, 0x01),
+    ROB_MISC_EVENTS_LBR_INSERTS = ev("ROB_MISC_EVENTS.LBR_INSERTS", 0xcc, 0x20),
+    ROB_MISC_EVENTS_PAUSE_INST = ev("ROB_MISC_EVENTS.PAUSE_INST", 0xcc, 0x40),
+    MEM_INST_RETIRED_STLB_MISS_LOADS = ev("MEM_INST_RETIRED.STLB_MISS_LOADS", 0xd0, 0x11).ht_off(0b0),
+    MEM_INST_RETIRED_STLB_MISS_STORES = ev("MEM_INST_RETIRED.STLB_MISS_STORES", 0xd0, 0x12).ht_off(0b0),
+    MEM_INST_RETIRED_LOCK_LOADS = ev("MEM_INST_RETIRED.LOCK_LOADS", 0xd0, 0x21).ht_off(0b0),
+    MEM_INST_RETIRED_SPLIT_LOADS = ev("MEM_INST_RETIRED.SPLIT_LOADS", 0xd0, 0x41).ht_off(0b0),
+    MEM_INST_RETIRED_SPLIT_STORES = ev("MEM_INST_RETIRED.SPLIT_STORES", 0xd0, 0x42).ht_off(0b0),
+    MEM_INST_RETIRED_ALL_LOADS = ev("MEM_INST_RETIRED.ALL_LOADS", 0xd0, 0x81).ht_off(0b0),
+    MEM_INST_RETIRED_ALL_STORES = ev("MEM_INST_RETIRED.ALL_STORES", 0xd0, 0x82).ht_off(0b0),
+    MEM_INST_RETIRED_ANY = ev("MEM_INST_RETIRED.ANY", 0xd0, 0x83).ht_off(0b0),
+    MEM_LOAD_RETIRED_L1_HIT = ev("MEM_LOAD_RETIRED.L1_HIT", 0xd1, 0x01).ht_off(0b0),
+    MEM_LOAD_RETIRED_L2_HIT = ev("MEM_LOAD_RETIRED.L2_HIT", 0xd1, 0x02).ht_off(0b0),
+    MEM_LOAD_RETIRED_L3_HIT = ev("MEM_LOAD_RETIRED.L3_HIT", 0xd1, 0x04).ht_off(0b0),
+    MEM_LOAD_RETIRED_L1_MISS = ev("MEM_LOAD_RETIRED.L1_MISS", 0xd1, 0x08).ht_off(0b0),
+    MEM_LOAD_RETIRED_L2_MISS = ev("MEM_LOAD_RETIRED.L2_MISS", 0xd1, 0x10).ht_off(0b0),
+    MEM_LOAD_RETIRED_L3_MISS = ev("MEM_LOAD_RETIRED.L3_MISS", 0xd1, 0x20).ht_off(0b0),
+    MEM_LOAD_RETIRED_FB_HIT = ev("MEM_LOAD_RETIRED.FB_HIT", 0xd1, 0x40).ht_off(0b0),
+    MEM_LOAD_L3_HIT_RETIRED_XSNP_MISS = ev("MEM_LOAD_L3_HIT_RETIRED.XSNP_MISS", 0xd2, 0x01).ht_off(0b0),
+    MEM_LOAD_L3_HIT_RETIRED_XSNP_HIT = ev("MEM_LOAD_L3_HIT_RETIRED.XSNP_HIT", 0xd2, 0x02).ht_off(0b0),
+    MEM_LOAD_L3_HIT_RETIRED_XSNP_HITM = ev("MEM_LOAD_L3_HIT_RETIRED.XSNP_HITM", 0xd2, 0x04).ht_off(0b0),
+    MEM_LOAD_L3_HIT_RETIRED_XSNP_NONE = ev("MEM_LOAD_L3_HIT_RETIRED.XSNP_NONE", 0xd2, 0x08).ht_off(0b0),
+    MEM_LOAD_L3_MISS_RETIRED_LOCAL_DRAM = ev("MEM_LOAD_L3_MISS_RETIRED.LOCAL_DRAM", 0xd3, 0x01).ht_off(0b0),
+    MEM_LOAD_L3_MISS_RETIRED_REMOTE_DRAM = ev("MEM_LOAD_L3_MISS_RETIRED.REMOTE_DRAM", 0xd3, 0x02).ht_off(0b0),
+    MEM_LOAD_L3_MISS_RETIRED_REMOTE_HITM = ev("MEM_LOAD_L3_MISS_RETIRED.REMOTE_HITM", 0xd3, 0x04).ht_off(0b0),
+    MEM_LOAD_L3_MISS_RETIRED_REMOTE_FWD = ev("MEM_LOAD_L3_MISS_RETIRED.REMOTE_FWD", 0xd3, 0x08).ht_off(0b0),
+    MEM_LOAD_MISC_RETIRED_UC = ev("MEM_LOAD_MISC_RETIRED.UC", 0xd4, 0x04).ht_off(0b0),
+    BACLEARS_ANY = ev("BACLEARS.ANY", 0xe6, 0x01),
+    CORE_SNOOP_RESPONSE_RSP_IHITI = ev("CORE_SNOOP_RESPONSE.RSP_IHITI", 0xef, 0x01),
+    CORE_SNOOP_RESPONSE_RSP_IHITFSE = ev("CORE_SNOOP_RESPONSE.RSP_IHITFSE", 0xef, 0x02),
+    CORE_SNOOP_RESPONSE_RSP_SHITFSE = ev("CORE_SNOOP_RESPONSE.RSP_SHITFSE", 0xef, 0x04),
+    CORE_SNOOP_RESPONSE_RSP_SFWDM = ev("CORE_SNOOP_RESPONSE.RSP_SFWDM", 0xef, 0x08),
+    CORE_SNOOP_RESPONSE_RSP_IFWDM = ev("CORE_SNOOP_RESPONSE.RSP_IFWDM", 0xef, 0x10),
+    CORE_SNOOP_RESPONSE_RSP_IFWDFE = ev("CORE_SNOOP_RESPONSE.RSP_IFWDFE", 0xef, 0x20),
+    CORE_SNOOP_RESPONSE_RSP_SFWDFE = ev("CORE_SNOOP_RESPONSE.RSP_SFWDFE", 0xef, 0x40),
+    L2_TRANS_L2_WB = ev("L2_TRANS.L2_WB", 0xf0, 0x40),
+    L2_LINES_IN_ALL = ev("L2_LINES_IN.ALL", 0xf1, 0x1f),
+    L2_LINES_OUT_SILENT = ev("L2_LINES_OUT.SILENT", 0xf2, 0x01),
+    L2_LINES_OUT_NON_SILENT = ev("L2_LINES_OUT.NON_SILENT", 0xf2, 0x02),
+    L2_LINES_OUT_USELESS_HWPF = ev("L2_LINES_OUT.USELESS_HWPF", 0xf2, 0x04),
+    SQ_MISC_SPLIT_LOCK = ev("SQ_MISC.SPLIT_LOCK", 0xf4, 0x10),
+    IDI_MISC_WB_UPGRADE = ev("IDI_MISC.WB_UPGRADE", 0xfe, 0x02),
+    IDI_MISC_WB_DOWNGRADE = ev("IDI_MISC.WB_DOWNGRADE", 0xfe, 0x04),
+    OFFCORE_RESPONSE_DEMAND_DATA_RD_ANY_RESPONSE = ev("OFFCORE_RESPONSE.DEMAND_DATA_RD.ANY_RESPONSE", 0xb7, 0x01).ht_off(0b0).aux(AUX_MSR_OFFCORE_RSP_0, 0x10001),
+    OFFCORE_RESPONSE_DEMAND_DATA_RD_L3_HIT_NO_SNOOP_NEEDED = ev("OFFCORE_RESPONSE.DEMAND_DATA_RD.L3_HIT.NO_SNOOP_NEEDED", 0xb7, 0x01).ht_off(0b0).aux(AUX_MSR_OFFCORE_RSP_0, 0x1003c0001),
+    OFFCORE_RESPONSE_DEMAND_DATA_RD_L3_HIT_HIT_OTHER_CORE_NO_FWD = ev("OFFCORE_RESPONSE.DEMAND_DATA_RD.L3_HIT.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01).ht_off(0b0).aux(AUX_MSR_OFFCORE_RSP_0, 0x4003c0001),
+    OFFCORE_RESPONSE_DEMAND_DATA_RD_L3_HIT_HITM_OTHER_CORE = ev("OFFCORE_RESPONSE.DEMAND_DATA_RD.L3_HIT.HITM_OTHER_CORE", 0xb7, 0x01).ht_off(0b0).aux(AUX_MSR_OFFCORE_RSP_0, 0x10003c0001),
+    OFFCORE_RESPONSE_DEMAND_DATA_RD_L3_HIT_ANY_SNOOP = ev("OFFCORE_RESPONSE.DEMAND_DATA_RD.L3_HIT.ANY_SNOOP", 0xb7, 0x01).ht_off(0b0).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f803c0001),
+    OFFCORE_RESPONSE_DEMAND_DATA_RD_L3_MISS_ANY_SNOOP = ev("OFFCORE_RESPONSE.DEMAND_DATA_RD.L3_MISS.ANY_SNOOP", 0xb7, 0x01).ht_off(0b0).aux(AUX_MSR_OFFCORE_RSP_0, 0x3fbc000001),
+    OFFCORE_RESPONSE_DEMAND_DATA_RD_L3_MISS_REMOTE_HIT_FORWARD = ev("OFFCORE_RESPONSE.DEMAND_DATA_RD.L3_MISS.REMOTE_HIT_FORWARD", 0xb7, 0x01).ht_off(0b0).aux(AUX_MSR_OFFCORE_RSP_0, 0x83fc00001),
+    OFFCORE_RESPONSE_DEMAND_DATA_RD_L3_MISS_REMOTE_HITM = ev("OFFCORE_RESPONSE.DEMAND_DATA_RD.L3_MISS.REMOTE_HITM", 0xb7, 0x01).ht_off(0b0).aux(AUX_MSR_OFFCORE_RSP_0, 0x103fc00001),
+    OFFCORE_RESPONSE_DEMAND_DATA_RD_L3_MISS_SNOOP_MISS_OR_NO_FWD = ev("OFFCORE_RESPONSE.DEMAND_DATA_RD.L3_MISS.SNOOP_MISS_OR_NO_FWD", 0xb7, 0x01).ht_off(0b0).aux(AUX_MSR_OFFCORE_RSP_0, 0x63fc00001),
+    OFFCORE_RESPONSE_DEMAND_DATA_RD_L3_MISS_REMOTE_DRAM_SNOOP_MISS_OR_NO_FWD = ev("OFFCORE_RESPONSE.DEMAND_DATA_RD.L3_MISS_REMOTE_DRAM.SNOOP_MISS_OR_NO_FWD", 0xb7, 0x01).ht_off(0b0).aux(AUX_MSR_OFFCORE_RSP_0, 0x63b800001),
+    OFFCORE_RESPONSE_DEMAND_DATA_RD_L3_MISS_LOCAL_DRAM_SNOOP_MISS_OR_NO_FWD = ev("OFFCORE_RESPONSE.DEMAND_DATA_RD.L3_MISS_LOCAL_DRAM.SNOOP_MISS_OR_NO_FWD", 0xb7, 0x01).ht_off(0b0).aux(AUX_MSR_OFFCORE_RSP_0, 0x604000001),
+    OFFCORE_RESPONSE_DEMAND_RFO_ANY_RESPONSE = ev("OFFCORE_RESPONSE.DEMAND_RFO.ANY_RESPONSE", 0xb7, 0x01).ht_off(0b0).aux(AUX_MSR_OFFCORE_RSP_0, 0x10002),
+    OFFCORE_RESPONSE_DEMAND_RFO_L3_HIT_NO_SNOOP_NEEDED = ev("OFFCORE_RESPONSE.DEMAND_RFO.L3_HIT.NO_SNOOP_NEEDED", 0xb7, 0x01).ht_off(0b0).aux(AUX_MSR_OFFCORE_RSP_0, 0x1003c0002),
+    OFFCORE_RESPONSE_DEMAND_RFO_L3_HIT_HIT_OTHER_CORE_NO_FWD = ev("OFFCORE_RESPONSE.DEMAND_RFO.L3_HIT.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01).ht_off(0b0).aux(AUX_MSR_OFFCORE_RSP_0, 0x4003c0002),
+    OFFCORE_RESPONSE_DEMAND_RFO_L3_HIT_HITM_OTHER_CORE = ev("OFFCORE_RESPONSE.DEMAND_RFO.L3_HIT.HITM_OTHER_CORE", 0xb7, 0x01).ht_off(0b0).aux(AUX_MSR_OFFCORE_RSP_0, 0x10003c0002),
+    OFFCORE_RESPONSE_DEMAND_RFO_L3_HIT_ANY_SNOOP = ev("OFFCORE_RESPONSE.DEMAND_RFO.L3_HIT.ANY_SNOOP", 0xb7, 0x01).ht_off(0b0).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f803c0002),
+    OFFCORE_RESPONSE_DEMAND_RFO_L3_MISS_ANY_SNOOP = ev("OFFCORE_RESPONSE.DEMAND_RFO.L3_MISS.ANY_SNOOP", 0xb7, 0x01).ht_off(0b0).aux(AUX_MSR_OFFCORE_RSP_0, 0x3fbc000002),
+    OFFCORE_RESPONSE_DEMAND_RFO_L3_MISS_REMOTE_HIT_FORWARD = ev("OFFCORE_RESPONSE.DEMAND_RFO.L3_MISS.REMOTE_HIT_FORWARD", 0xb7, 0x01).ht_off(0b0).aux(AUX_MSR_OFFCORE_RSP_0, 0x83fc00002),
+    OFFCORE_RESPONSE_DEMAND_RFO_L3_MISS_REMOTE_HITM = ev("OFFCORE_RESPONSE.DEMAND_RFO.L3_MISS.REMOTE_HITM", 0xb7, 0x01).ht_off(0b0).aux(AUX_MSR_OFFCORE_RSP_0, 0x103fc00002),
+    OFFCORE_RESPONSE_DEMAND_RFO_L3_MISS_SNOOP_MISS_OR_NO_FWD = ev("OFFCORE_RESPONSE.DEMAND_RFO.L3_MISS.SNOOP_MISS_OR_NO_FWD", 0xb7, 0x01).ht_off(0b0).aux(AUX_MSR_OFFCORE_RSP_0, 0x63fc00002),
+    OFFCORE_RESPONSE_DEMAND_RFO_L3_MISS_REMOTE_DRAM_SNOOP_MISS_OR_NO_FWD = ev("OFFCORE_RESPONSE.DEMAND_RFO.L3_MISS_REMOTE_DRAM.SNOOP_MISS_OR_NO_FWD", 0xb7, 0x01).ht_off(0b0).aux(AUX_MSR_OFFCORE_RSP_0, 0x63b800002),
+    OFFCORE_RESPONSE_DEMAND_RFO_L3_MISS_LOCAL_DRAM_SNOOP_MISS_OR_NO_FWD = ev("OFFCORE_RESPONSE.DEMAND_RFO.L3_MISS_LOCAL_DRAM.SNOOP_MISS_OR_NO_FWD", 0xb7, 0x01).ht_off(0b0).aux(AUX_MSR_OFFCORE_RSP_0, 0x604000002),
+    OFFCORE_RESPONSE_DEMAND_CODE_RD_ANY_RESPONSE = ev("OFFCORE_RESPONSE.DEMAND_CODE_RD.ANY_RESPONSE", 0xb7, 0x01).ht_off(0b0).aux(AUX_MSR_OFFCORE_RSP_0, 0x10004),
+    OFFCORE_RESPONSE_DEMAND_CODE_RD_L3_HIT_NO_SNOOP_NEEDED = ev("OFFCORE_RESPONSE.DEMAND_CODE_RD.L3_HIT.NO_SNOOP_NEEDED", 0xb7, 0x01).ht_off(0b0).aux(AUX_MSR_OFFCORE_RSP_0, 0x1003c0004),
+    OFFCORE_RESPONSE_DEMAND_CODE_RD_L3_HIT_HIT_OTHER_CORE_NO_FWD = ev("OFFCORE_RESPONSE.DEMAND_CODE_RD.L3_HIT.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01).ht_off(0b0).aux(AUX_MSR_OFFCORE_RSP_0, 0x4003c0004),
+    OFFCORE_RESPONSE_DEMAND_CODE_RD_L3_HIT_HITM_OTHER_CORE = ev("OFFCORE_RESPONSE.DEMAND_CODE_RD.L3_HIT.HITM_OTHER_CORE", 0xb7, 0x01).ht_off(0b0).aux(AUX_MSR_OFFCORE_RSP_0, 0x10003c0004),
+    OFFCORE_RESPONSE_DEMAND_CODE_RD_L3_HIT_ANY_SNOOP = ev("OFFCORE_RESPONSE.DEMAND_CODE_RD.L3_HIT.ANY_SNOOP", 0xb7, 0x01).ht_off(0b0).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f803c0004),
+    OFFCORE_RESPONSE_DEMAND_CODE_RD_L3_MISS_ANY_SNOOP = ev("OFFCORE_RESPONSE.DEMAND_CODE_RD.L3_MISS.ANY_SNOOP", 0xb7, 0x01).ht_off(0b0).aux(AUX_MSR_OFFCORE_RSP_0, 0x3fbc000004),
+    OFFCORE_RESPONSE_DEMAND_CODE_RD_L3_MISS_REMOTE_HIT_FORWARD = ev("OFFCORE_RESPONSE.DEMAND_CODE_RD.L3_MISS.REMOTE_HIT_FORWARD", 0xb7, 0x01).ht_off(0b0).aux(AUX_MSR_OFFCORE_RSP_0, 0x83fc00004),
+    OFFCORE_RESPONSE_DEMAND_CODE_RD_L3_MISS_REMOTE_HITM = ev("OFFCORE_RESPONSE.DEMAND_CODE_RD.L3_MISS.REMOTE_HITM", 0xb7, 0x01).ht_off(0b0).aux(AUX_MSR_OFFCORE_RSP_0, 0x103fc00004),
+    OFFCORE_RESPONSE_DEMAND_CODE_RD_L3_MISS_SNOOP_MISS_OR_NO_FWD = ev("OFFCORE_RESPONSE.DEMAND_CODE_RD.L3_MISS.SNOOP_MISS_OR_NO_FWD", 0xb7, 0x01).ht_off(0b0).aux(AUX_MSR_OFFCORE_RSP_0, 0x63fc00004),
+    OFFCORE_RESPONSE_DEMAND_CODE_RD_L3_MISS_REMOTE_DRAM_SNOOP_MISS_OR_NO_FWD = ev("OFFCORE_RESPONSE.DEMAND_CODE_RD.L3_MISS_REMOTE_DRAM.SNOOP_MISS_OR_NO_FWD", 0xb7, 0x01).ht_off(0b0).aux(AUX_MSR_OFFCORE_RSP_0, 0x63b800004),
+    OFFCORE_RESPONSE_DEMAND_CODE_RD_L3_MISS_LOCAL_DRAM_SNOOP_MISS_OR_NO_FWD = ev("OFFCORE_RESPONSE.DEMAND_CODE_RD.L3_MISS_LOCAL_DRAM.SNOOP_MISS_OR_NO_FWD", 0xb7, 0x01).ht_off(0b0).aux(AUX_MSR_OFFCORE_RSP_0, 0x604000004),
+    OFFCORE_RESPONSE_PF_L2_DATA_RD_ANY_RESPONSE = ev("OFFCORE_RESPONSE.PF_L2_DATA_RD.ANY_RESPONSE", 0xb7, 0x01).ht_off(0b0).aux(AUX_MSR_OFFCORE_RSP_0, 0x10010),
+    OFFCORE_RESPONSE_PF_L2_DATA_RD_L3_HIT_NO_SNOOP_NEEDED = ev("OFFCORE_RESPONSE.PF_L2_DATA_RD.L3_HIT.NO_SNOOP_NEEDED", 0xb7, 0x01).ht_off(0b0).aux(AUX_MSR_OFFCORE_RSP_0, 0x1003c0010),
+    OFFCORE_RESPONSE_PF_L2_DATA_RD_L3_HIT_HIT_OTHER_CORE_NO_FWD = ev("OFFCORE_RESPONSE.PF_L2_DATA_RD.L3_HIT.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01).ht_off(0b0).aux(AUX_MSR_OFFCORE_RSP_0, 0x4003c0010),
+    OFFCORE_RESPONSE_PF_L2_DATA_RD_L3_HIT_HITM_OTHER_CORE = ev("OFFCORE_RESPONSE.PF_L2_DATA_RD.L3_HIT.HITM_OTHER_CORE", 0xb7, 0x01).ht_off(0b0).aux(AUX_MSR_OFFCORE_RSP_0, 0x10003c0010),
+    OFFCORE_RESPONSE_PF_L2_DATA_RD_L3_HIT_ANY_SNOOP = ev("OFFCORE_RESPONSE.PF_L2_DATA_RD.L3_HIT.ANY_SNOOP", 0xb7, 0x01).ht_off(0b0).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f803c0010),
+    OFFCORE_RESPONSE_PF_L2_DATA_RD_L3_MISS_ANY_SNOOP = ev("OFFCORE_RESPONSE.PF_L2_DATA_RD.L3_MISS.ANY_SNOOP", 0xb7, 0x01).ht_off(0b0).aux(AUX_MSR_OFFCORE_RSP_0, 0x3fbc000010),
+    OFFCORE_RESPONSE_PF_L2_DATA_RD_L3_MISS_REMOTE_HIT_FORWARD = ev("OFFCORE_RESPONSE.PF_L2_DATA_RD.L3_MISS.REMOTE_HIT_FORWARD", 0xb7, 0x01).ht_off(0b0).aux(AUX_MSR_OFFCORE_RSP_0, 0x83fc00010),
+    OFFCORE_RESPONSE_PF_L2_DATA_RD_L3_MISS_REMOTE_HITM = ev("OFFCORE_RESPONSE.PF_L2_DATA_RD.L3_MISS.REMOTE_HITM", 0xb7, 0x01).ht_off(0b0).aux(AUX_MSR_OFFCORE_RSP_0, 0x103fc00010),
+    OFFCORE_RESPONSE_PF_L2_DATA_RD_L3_MISS_SNOOP_MISS_OR_NO_FWD = ev("OFFCORE_RESPONSE.PF_L2_DATA_RD.L3_MISS.SNOOP_MISS_OR_NO_FWD", 0xb7, 0x01).ht_off(0b0).aux(AUX_MSR_OFFCORE_RSP_0, 0x63fc00010),
+    OFFCORE_RESPONSE_PF_L2_DATA_RD_L3_MISS_REMOTE_DRAM_SNOOP_MISS_OR_NO_FWD = ev("OFFCORE_RESPONSE.PF_L2_DATA_RD.L3_MISS_REMOTE_DRAM.SNOOP_MISS_OR_NO_FWD", 0xb7, 0x01).ht_off(0b0).aux(AUX_MSR_OFFCORE_RSP_0, 0x63b800010),
+    OFFCORE_RESPONSE_PF_L2_DATA_RD_L3_MISS_LOCAL_DRAM_SNOOP_MISS_OR_NO_FWD = ev("OFFCORE_RESPONSE.PF_L2_DATA_RD.L3_MISS_LOCAL_DRAM.SNOOP_MISS_OR_NO_FWD", 0xb7, 0x01).ht_off(0b0).aux(AUX_MSR_OFFCORE_RSP_0, 0x604000010),
+    OFFCORE_RESPONSE_PF_L2_RFO_ANY_RESPONSE = ev("OFFCORE_RESPONSE.PF_L2_RFO.ANY_RESPONSE", 0xb7, 0x01).ht_off(0b0).aux(AUX_MSR_OFFCORE_RSP_0, 0x10020),
+    OFFCORE_RESPONSE_PF_L2_RFO_L3_HIT_NO_SNOOP_NEEDED = ev("OFFCORE_RESPONSE.PF_L2_RFO.L3_HIT.NO_SNOOP_NEEDED", 0xb7, 0x01).ht_off(0b0).aux(AUX_MSR_OFFCORE_RSP_0, 0x1003c0020),
+    OFFCORE_RESPONSE_PF_L2_RFO_L3_HIT_HIT_OTHER_CORE_NO_FWD = ev("OFFCORE_RESPONSE.PF_L2_RFO.L3_HIT.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01).ht_off(0b0).aux(AUX_MSR_OFFCORE_RSP_0, 0x4003c0020),
+    OFFCORE_RESPONSE_PF_L2_RFO_L3_HIT_HITM_OTHER_CORE = ev("OFFCORE_RESPONSE.PF_L2_RFO.L3_HIT.HITM_OTHER_CORE", 0xb7, 0x01).ht_off(0b0).aux(AUX_MSR_OFFCORE_RSP_0, 0x10003c0020),
+    OFFCORE_RESPONSE_PF_L2_RFO_L3_HIT_ANY_SNOOP = ev("OFFCORE_RESPONSE.PF_L2_RFO.L3_HIT.ANY_SNOOP", 0xb7, 0x01).ht_off(0b0).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f803c0020),
+    OFFCORE_RESPONSE_PF_L2_RFO_L3_MISS_ANY_SNOOP = ev("OFFCORE_RESPONSE.PF_L2_RFO.L3_MISS.ANY_SNOOP", 0xb7, 0x01).ht_off(0b0).aux(AUX_MSR_OFFCORE_RSP_0, 0x3fbc000020),
+    OFFCORE_RESPONSE_PF_L2_RFO_L3_MISS_REMOTE_HIT_FORWARD = ev("OFFCORE_RESPONSE.PF_L2_RFO.L3_MISS.REMOTE_HIT_FORWARD", 0xb7, 0x01).ht_off(0b0).aux(AUX_MSR_OFFCORE_RSP_0, 0x83fc00020),
+    OFFCORE_RESPONSE_PF_L2_RFO_L3_MISS_REMOTE_HITM = ev("OFFCORE_RESPONSE.PF_L2_RFO.L3_MISS.REMOTE_HITM", 0xb7, 0x01).ht_off(0b0).aux(AUX_MSR_OFFCORE_RSP_0, 0x103fc00020),
+    OFFCORE_RESPONSE_PF_L2_RFO_L3_MISS_SNOOP_MISS_OR_NO_FWD = ev("OFFCORE_RESPONSE.PF_L2_RFO.L3_MISS.SNOOP_MISS_OR_NO_FWD", 0xb7, 0x01).ht_off(0b0).aux(AUX_MSR_OFFCORE_RSP_0, 0x63fc00020),
+    OFFCORE_RESPONSE_PF_L2_RFO_L3_MISS_REMOTE_DRAM_SNOOP_MISS_OR_NO_FWD = ev("OFFCORE_RESPONSE.PF_L2_RFO.L3_MISS_REMOTE_DRAM.SNOOP_MISS_OR_NO_FWD", 0xb7, 0x01).ht_off(0b0).aux(AUX_MSR_OFFCORE_RSP_0, 0x63b800020),
+    OFFCORE_RESPONSE_PF_L2_RFO_L3_MISS_LOCAL_DRAM_SNOOP_MISS_OR_NO_FWD = ev("OFFCORE_RESPONSE.PF_L2_RFO.L3_MISS_LOCAL_DRAM.SNOOP_MISS_OR_NO_FWD", 0xb7, 0x01).ht_off(0b0).aux(AUX_MSR_OFFCORE_RSP_0, 0x604000020),
+    OFFCORE_RESPONSE_PF_L3_DATA_RD_ANY_RESPONSE = ev("OFFCORE_RESPONSE.PF_L3_DATA_RD.ANY_RESPONSE", 0xb7, 0x01).ht_off(0b0).aux(AUX_MSR_OFFCORE_RSP_0, 0x10080),
+    OFFCORE_RESPONSE_PF_L3_DATA_RD_L3_HIT_NO_SNOOP_NEEDED = ev("OFFCORE_RESPONSE.PF_L3_DATA_RD.L3_HIT.NO_SNOOP_NEEDED", 0xb7, 0x01).ht_off(0b0).aux(AUX_MSR_OFFCORE_RSP_0, 0x1003c0080),
+    OFFCORE_RESPONSE_PF_L3_DATA_RD_L3_HIT_HIT_OTHER_CORE_NO_FWD = ev("OFFCORE_RESPONSE.PF_L3_DATA_RD.L3_HIT.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01).ht_off(0b0).aux(AUX_MSR_OFFCORE_RSP_0, 0x4003c0080),
+    OFFCORE_RESPONSE_PF_L3_DATA_RD_L3_HIT_HITM_OTHER_CORE = ev("OFFCORE_RESPONSE.PF_L3_DATA_RD.L3_HIT.HITM_OTHER_CORE", 0xb7, 0x01).ht_off(0b0).aux(AUX_MSR_OFFCORE_RSP_0, 0x10003c0080),
+    OFFCORE_RESPONSE_PF_L3_DATA_RD_L3_HIT_ANY_SNOOP = ev("OFFCORE_RESPONSE.PF_L3_DATA_RD.L3_HIT.ANY_SNOOP", 0xb7, 0x01).ht_off(0b0).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f803c0080),
+    OFFCORE_RESPONSE_PF_L3_DATA_RD_L3_MISS_ANY_SNOOP = ev("OFFCORE_RESPONSE.PF_L3_DATA_RD.L3_MISS.ANY_SNOOP", 0xb7, 0x01).ht_off(0b0).aux(AUX_MSR_OFFCORE_RSP_0, 0x3fbc000080),
+    OFFCORE_RESPONSE_PF_L3_DATA_RD_L3_MISS_REMOTE_HIT_FORWARD = ev("OFFCORE_RESPONSE.PF_L3_DATA_RD.L3_MISS.REMOTE_HIT_FORWARD", 0xb7, 0x01).ht_off(0b0).aux(AUX_MSR_OFFCORE_RSP_0, 0x83fc00080),
+    OFFCORE_RESPONSE_PF_L3_DATA_RD_L3_MISS_REMOTE_HITM = ev("OFFCORE_RESPONSE.PF_L3_DATA_RD.L3_MISS.REMOTE_HITM", 0xb7, 0x01).ht_off(0b0).aux(AUX_MSR_OFFCORE_RSP_0, 0x103fc00080),
+    OFFCORE_RESPONSE_PF_L3_DATA_RD_L3_MISS_SNOOP_MISS_OR_NO_FWD = ev("OFFCORE_RESPONSE.PF_L3_DATA_RD.L3_MISS.SNOOP_MISS_OR_NO_FWD", 0xb7, 0x01).ht_off(0b0).aux(AUX_MSR_OFFCORE_RSP_0, 0x63fc00080),
+    OFFCORE_RESPONSE_PF_L3_DATA_RD_L3_MISS_REMOTE_DRAM_SNOOP_MISS_OR_NO_FWD = ev("OFFCORE_RESPONSE.PF_L3_DATA_RD.L3_MISS_REMOTE_DRAM.SNOOP_MISS_OR_NO_FWD", 0xb7, 0x01).ht_off(0b0).aux(AUX_MSR_OFFCORE_RSP_0, 0x63b800080),
+    OFFCORE_RESPONSE_PF_L3_DATA_RD_L3_MISS_LOCAL_DRAM_SNOOP_MISS_OR_NO_FWD = ev("OFFCORE_RESPONSE.PF_L3_DATA_RD.L3_MISS_LOCAL_DRAM.SNOOP_MISS_OR_NO_FWD", 0xb7, 0x01).ht_off(0b0).aux(AUX_MSR_OFFCORE_RSP_0, 0x604000080),
+    OFFCORE_RESPONSE_PF_L3_RFO_ANY_RESPONSE = ev("OFFCORE_RESPONSE.PF_L3_RFO.ANY_RESPONSE", 0xb7, 0x01).ht_off(0b0).aux(AUX_MSR_OFFCORE_RSP_0, 0x10100),
+    OFFCORE_RESPONSE_PF_L3_RFO_L3_HIT_NO_SNOOP_NEEDED = ev("OFFCORE_RESPONSE.PF_L3_RFO.L3_HIT.NO_SNOOP_NEEDED", 0xb7, 0x01).ht_off(0b0).aux(AUX_MSR_OFFCORE_RSP_0, 0x1003c0100),
+    OFFCORE_RESPONSE_PF_L3_RFO_L3_HIT_HIT_OTHER_CORE_NO_FWD = ev("OFFCORE_RESPONSE.PF_L3_RFO.L3_HIT.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01).ht_off(0b0).aux(AUX_MSR_OFFCORE_RSP_0, 0x4003c0100),
+    OFFCORE_RESPONSE_PF_L3_RFO_L3_HIT_HITM_OTHER_CORE = ev("OFFCORE_RESPONSE.PF_L3_RFO.L3_HIT.HITM_OTHER_CORE", 0xb7, 0x01).ht_off(0b0).aux(AUX_MSR_OFFCORE_RSP_0, 0x10003c0100),
+    OFFCORE_RESPONSE_PF_L3_RFO_L3_HIT_ANY_SNOOP = ev("OFFCORE_RESPONSE.PF_L3_RFO.L3_HIT.ANY_SNOOP", 0xb7, 0x01).ht_off(0b0).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f803c0100),
+    OFFCORE_RESPONSE_PF_L3_RFO_L3_MISS_ANY_SNOOP = ev("OFFCORE_RESPONSE.PF_L3_RFO.L3_MISS.ANY_SNOOP", 0xb7, 0x01).ht_off(0b0).aux(AUX_MSR_OFFCORE_RSP_0, 0x3fbc000100),
+    OFFCORE_RESPONSE_PF_L3_RFO_L3_MISS_REMOTE_HIT_FORWARD = ev("OFFCORE_RESPONSE.PF_L3_RFO.L3_MISS.REMOTE_HIT_FORWARD", 0xb7, 0x01).ht_off(0b0).aux(AUX_MSR_OFFCORE_RSP_0, 0x83fc00100),
+    OFFCORE_RESPONSE_PF_L3_RFO_L3_MISS_REMOTE_HITM = ev("OFFCORE_RESPONSE.PF_L3_RFO.L3_MISS.REMOTE_HITM", 0xb7, 0x01).ht_off(0b0).aux(AUX_MSR_OFFCORE_RSP_0, 0x103fc00100),
+    OFFCORE_RESPONSE_PF_L3_RFO_L3_MISS_SNOOP_MISS_OR_NO_FWD = ev("OFFCORE_RESPONSE.PF_L3_RFO.L3_MISS.SNOOP_MISS_OR_NO_FWD", 0xb7, 0x01).ht_off(0b0).aux(AUX_MSR_OFFCORE_RSP_0, 0x63fc00100),
+    OFFCORE_RESPONSE_PF_L3_RFO_L3_MISS_REMOTE_DRAM_SNOOP_MISS_OR_NO_FWD = ev("OFFCORE_RESPONSE.PF_L3_RFO.L3_MISS_REMOTE_DRAM.SNOOP_MISS_OR_NO_FWD", 0xb7, 0x01).ht_off(0b0).aux(AUX_MSR_OFFCORE_RSP_0, 0x63b800100),
+    OFFCORE_RESPONSE_PF_L3_RFO_L3_MISS_LOCAL_DRAM_SNOOP_MISS_OR_NO_FWD = ev("OFFCORE_RESPONSE.PF_L3_RFO.L3_MISS_LOCAL_DRAM.SNOOP_MISS_OR_NO_FWD", 0xb7, 0x01).ht_off(0b0).aux(AUX_MSR_OFFCORE_RSP_0, 0x604000100),
+    OFFCORE_RESPONSE_PF_L1D_AND_SW_ANY_RESPONSE = ev("OFFCORE_RESPONSE.PF_L1D_AND_SW.ANY_RESPONSE", 0xb7, 0x01).ht_off(0b0).aux(AUX_MSR_OFFCORE_RSP_0, 0x10400),
+    OFFCORE_RESPONSE_PF_L1D_AND_SW_L3_HIT_NO_SNOOP_NEEDED = ev("OFFCORE_RESPONSE.PF_L1D_AND_SW.L3_HIT.NO_SNOOP_NEEDED", 0xb7, 0x01).ht_off(0b0).aux(AUX_MSR_OFFCORE_RSP_0, 0x1003c0400),
+    OFFCORE_RESPONSE_PF_L1D_AND_SW_L3_HIT_HIT_OTHER_CORE_NO_FWD = ev("OFFCORE_RESPONSE.PF_L1D_AND_SW.L3_HIT.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01).ht_off(0b0).aux(AUX_MSR_OFFCORE_RSP_0, 0x4003c0400),
+    OFFCORE_RESPONSE_PF_L1D_AND_SW_L3_HIT_HITM_OTHER_CORE = ev("OFFCORE_RESPONSE.PF_L1D_AND_SW.L3_HIT.HITM_OTHER_CORE", 0xb7, 0x01).ht_off(0b0).aux(AUX_MSR_OFFCORE_RSP_0, 0x10003c0400),
+    OFFCORE_RESPONSE_PF_L1D_AND_SW_L3_HIT_ANY_SNOOP = ev("OFFCORE_RESPONSE.PF_L1D_AND_SW.L3_HIT.ANY_SNOOP", 0xb7, 0x01).ht_off(0b0).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f803c0400),
+    OFFCORE_RESPONSE_PF_L1D_AND_SW_L3_MISS_ANY_SNOOP = ev("OFFCORE_RESPONSE.PF_L1D_AND_SW.L3_MISS.ANY_SNOOP", 0xb7, 0x01).ht_off(0b0).aux(AUX_MSR_OFFCORE_RSP_0, 0x3fbc000400),
+    OFFCORE_RESPONSE_PF_L1D_AND_SW_L3_MISS_REMOTE_HIT_FORWARD = ev("OFFCORE_RESPONSE.PF_L1D_AND_SW.L3_MISS.REMOTE_HIT_FORWARD", 0xb7, 0x01).ht_off(0b0).aux(AUX_MSR_OFFCORE_RSP_0, 0x83fc00400),
+    OFFCORE_RESPONSE_PF_L1D_AND_SW_L3_MISS_REMOTE_HITM = ev("OFFCORE_RESPONSE.PF_L1D_AND_SW.L3_MISS.REMOTE_HITM", 0xb7, 0x01).ht_off(0b0).aux(AUX_MSR_OFFCORE_RSP_0, 0x103fc00400),
+    OFFCORE_RESPONSE_PF_L1D_AND_SW_L3_MISS_SNOOP_MISS_OR_NO_FWD = ev("OFFCORE_RESPONSE.PF_L1D_AND_SW.L3_MISS.SNOOP_MISS_OR_NO_FWD", 0xb7, 0x01).ht_off(0b0).aux(AUX_MSR_OFFCORE_RSP_0, 0x63fc00400),
+    OFFCORE_RESPONSE_PF_L1D_AND_SW_L3_MISS_REMOTE_DRAM_SNOOP_MISS_OR_NO_FWD = ev("OFFCORE_RESPONSE.PF_L1D_AND_SW.L3_MISS_REMOTE_DRAM.SNOOP_MISS_OR_NO_FWD", 0xb7, 0x01).ht_off(0b0).aux(AUX_MSR_OFFCORE_RSP_0, 0x63b800400),
+    OFFCORE_RESPONSE_PF_L1D_AND_SW_L3_MISS_LOCAL_DRAM_SNOOP_MISS_OR_NO_FWD = ev("OFFCORE_RESPONSE.PF_L1D_AND_SW.L3_MISS_LOCAL_DRAM.SNOOP_MISS_OR_NO_FWD", 0xb7, 0x01).ht_off(0b0).aux(AUX_MSR_OFFCORE_RSP_0, 0x604000400),
+    OFFCORE_RESPONSE_ALL_PF_DATA_RD_ANY_RESPONSE = ev("OFFCORE_RESPONSE.ALL_PF_DATA_RD.ANY_RESPONSE", 0xb7, 0x01).ht_off(0b0).aux(AUX_MSR_OFFCORE_RSP_0, 0x10490),
+    OFFCORE_RESPONSE_ALL_PF_DATA_RD_L3_HIT_NO_SNOOP_NEEDED = ev("OFFCORE_RESPONSE.ALL_PF_DATA_RD.L3_HIT.NO_SNOOP_NEEDED", 0xb7, 0x01).ht_off(0b0).aux(AUX_MSR_OFFCORE_RSP_0, 0x1003c0490),
+    OFFCORE_RESPONSE_ALL_PF_DATA_RD_L3_HIT_HIT_OTHER_CORE_NO_FWD = ev("OFFCORE_RESPONSE.ALL_PF_DATA_RD.L3_HIT.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01).ht_off(0b0).aux(AUX_MSR_OFFCORE_RSP_0, 0x4003c0490),
+    OFFCORE_RESPONSE_ALL_PF_DATA_RD_L3_HIT_HITM_OTHER_CORE = ev("OFFCORE_RESPONSE.ALL_PF_DATA_RD.L3_HIT.HITM_OTHER_CORE", 0xb7, 0x01).ht_off(0b0).aux(AUX_MSR_OFFCORE_RSP_0, 0x10003c0490),
+    OFFCORE_RESPONSE_ALL_PF_DATA_RD_L3_HIT_ANY_SNOOP = ev("OFFCORE_RESPONSE.ALL_PF_DATA_RD.L3_HIT.ANY_SNOOP", 0xb7, 0x01).ht_off(0b0).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f803c0490),
+    OFFCORE_RESPONSE_ALL_PF_DATA_RD_L3_MISS_ANY_SNOOP = ev("OFFCORE_RESPONSE.ALL_PF_DATA_RD.L3_MISS.ANY_SNOOP", 0xb7, 0x01).ht_off(0b0).aux(AUX_MSR_OFFCORE_RSP_0, 0x3fbc000490),
+    OFFCORE_RESPONSE_ALL_PF_DATA_RD_L3_MISS_REMOTE_HIT_FORWARD = ev("OFFCORE_RESPONSE.ALL_PF_DATA_RD.L3_MISS.REMOTE_HIT_FORWARD", 0xb7, 0x01).ht_off(0b0).aux(AUX_MSR_OFFCORE_RSP_0, 0x83fc00490),
+    OFFCORE_RESPONSE_ALL_PF_DATA_RD_L3_MISS_REMOTE_HITM = ev("OFFCORE_RESPONSE.ALL_PF_DATA_RD.L3_MISS.REMOTE_HITM", 0xb7, 0x01).ht_off(0b0).aux(AUX_MSR_OFFCORE_RSP_0, 0x103fc00490),
+    OFFCORE_RESPONSE_ALL_PF_DATA_RD_L3_MISS_SNOOP_MISS_OR_NO_FWD = ev("OFFCORE_RESPONSE.ALL_PF_DATA_RD.L3_MISS.SNOOP_MISS_OR_NO_FWD", 0xb7, 0x01).ht_off(0b0).aux(AUX_MSR_OFFCORE_RSP_0, 0x63fc00490),
+    OFFCORE_RESPONSE_ALL_PF_DATA_RD_L3_MISS_REMOTE_DRAM_SNOOP_MISS_OR_NO_FWD = ev("OFFCORE_RESPONSE.ALL_PF_DATA_RD.L3_MISS_REMOTE_DRAM.SNOOP_MISS_OR_NO_FWD", 0xb7, 0x01).ht_off(0b0).aux(AUX_MSR_OFFCORE_RSP_0, 0x63b800490),
+    OFFCORE_RESPONSE_ALL_PF_DATA_RD_L3_MISS_LOCAL_DRAM_SNOOP_MISS_OR_NO_FWD = ev("OFFCORE_RESPONSE.ALL_PF_DATA_RD.L3_MISS_LOCAL_DRAM.SNOOP_MISS_OR_NO_FWD", 0xb7, 0x01).ht_off(0b0).aux(AUX_MSR_OFFCORE_RSP_0, 0x604000490),
+    OFFCORE_RESPONSE_ALL_PF_RFO_ANY_RESPONSE = ev("OFFCORE_RESPONSE.ALL_PF_RFO.ANY_RESPONSE", 0xb7, 0x01).ht_off(0b0).aux(AUX_MSR_OFFCORE_RSP_0, 0x10120),
+    OFFCORE_RESPONSE_ALL_PF_RFO_L3_HIT_NO_SNOOP_NEEDED = ev("OFFCORE_RESPONSE.ALL_PF_RFO.L3_HIT.NO_SNOOP_NEEDED", 0xb7, 0x01).ht_off(0b0).aux(AUX_MSR_OFFCORE_RSP_0, 0x1003c0120),
+    OFFCORE_RESPONSE_ALL_PF_RFO_L3_HIT_HIT_OTHER_CORE_NO_FWD = ev("OFFCORE_RESPONSE.ALL_PF_RFO.L3_HIT.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01).ht_off(0b0).aux(AUX_MSR_OFFCORE_RSP_0, 0x4003c0120),
+    OFFCORE_RESPONSE_ALL_PF_RFO_L3_HIT_HITM_OTHER_CORE = ev("OFFCORE_RESPONSE.ALL_PF_RFO.L3_HIT.HITM_OTHER_CORE", 0xb7, 0x01).ht_off(0b0).aux(AUX_MSR_OFFCORE_RSP_0, 0x10003c0120),
+    OFFCORE_RESPONSE_ALL_PF_RFO_L3_HIT_ANY_SNOOP = ev("OFFCORE_RESPONSE.ALL_PF_RFO.L3_HIT.ANY_SNOOP", 0xb7, 0x01).ht_off(0b0).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f803c0120),
+    OFFCORE_RESPONSE_ALL_PF_RFO_L3_MISS_ANY_SNOOP = ev("OFFCORE_RESPONSE.ALL_PF_RFO.L3_MISS.ANY_SNOOP", 0xb7, 0x01).ht_off(0b0).aux(AUX_MSR_OFFCORE_RSP_0, 0x3fbc000120),
+    OFFCORE_RESPONSE_ALL_PF_RFO_L3_MISS_REMOTE_HIT_FORWARD = ev("OFFCORE_RESPONSE.ALL_PF_RFO.L3_MISS.REMOTE_HIT_FORWARD", 0xb7, 0x01).ht_off(0b0).aux(AUX_MSR_OFFCORE_RSP_0, 0x83fc00120),
+    OFFCORE_RESPONSE_ALL_PF_RFO_L3_MISS_REMOTE_HITM = ev("OFFCORE_RESPONSE.ALL_PF_RFO.L3_MISS.REMOTE_HITM", 0xb7, 0x01).ht_off(0b0).aux(AUX_MSR_OFFCORE_RSP_0, 0x103fc00120),
+    OFFCORE_RESPONSE_ALL_PF_RFO_L3_MISS_SNOOP_MISS_OR_NO_FWD = ev("OFFCORE_RESPONSE.ALL_PF_RFO.L3_MISS.SNOOP_MISS_OR_NO_FWD", 0xb7, 0x01).ht_off(0b0).aux(AUX_MSR_OFFCORE_RSP_0, 0x63fc00120),
+    OFFCORE_RESPONSE_ALL_PF_RFO_L3_MISS_REMOTE_DRAM_SNOOP_MISS_OR_NO_FWD = ev("OFFCORE_RESPONSE.ALL_PF_RFO.L3_MISS_REMOTE_DRAM.SNOOP_MISS_OR_NO_FWD", 0xb7, 0x01).ht_off(0b0).aux(AUX_MSR_OFFCORE_RSP_0, 0x63b800120),
+    OFFCORE_RESPONSE_ALL_PF_RFO_L3_MISS_LOCAL_DRAM_SNOOP_MISS_OR_NO_FWD = ev("OFFCORE_RESPONSE.ALL_PF_RFO.L3_MISS_LOCAL_DRAM.SNOOP_MISS_OR_NO_FWD", 0xb7, 0x01).ht_off(0b0).aux(AUX_MSR_OFFCORE_RSP_0, 0x604000120),
+    OFFCORE_RESPONSE_ALL_DATA_RD_ANY_RESPONSE = ev("OFFCORE_RESPONSE.ALL_DATA_RD.ANY_RESPONSE", 0xb7, 0x01).ht_off(0b0).aux(AUX_MSR_OFFCORE_RSP_0, 0x10491),
+    OFFCORE_RESPONSE_ALL_DATA_RD_L3_HIT_NO_SNOOP_NEEDED = ev("OFFCORE_RESPONSE.ALL_DATA_RD.L3_HIT.NO_SNOOP_NEEDED", 0xb7, 0x01).ht_off(0b0).aux(AUX_MSR_OFFCORE_RSP_0, 0x1003c0491),
+    OFFCORE_RESPONSE_ALL_DATA_RD_L3_HIT_HIT_OTHER_CORE_NO_FWD = ev("OFFCORE_RESPONSE.ALL_DATA_RD.L3_HIT.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01).ht_off(0b0).aux(AUX_MSR_OFFCORE_RSP_0, 0x4003c0491),
+    OFFCORE_RESPONSE_ALL_DATA_RD_L3_HIT_HITM_OTHER_CORE = ev("OFFCORE_RESPONSE.ALL_DATA_RD.L3_HIT.HITM_OTHER_CORE", 0xb7, 0x01).ht_off(0b0).aux(AUX_MSR_OFFCORE_RSP_0, 0x10003c0491),
+    OFFCORE_RESPONSE_ALL_DATA_RD_L3_HIT_ANY_SNOOP = ev("OFFCORE_RESPONSE.ALL_DATA_RD.L3_HIT.ANY_SNOOP", 0xb7, 0x01).ht_off(0b0).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f803c0491),
+    OFFCORE_RESPONSE_ALL_DATA_RD_L3_MISS_ANY_SNOOP = ev("OFFCORE_RESPONSE.ALL_DATA_RD.L3_MISS.ANY_SNOOP", 0xb7, 0x01).ht_off(0b0).aux(AUX_MSR_OFFCORE_RSP_0, 0x3fbc000491),
+    OFFCORE_RESPONSE_ALL_DATA_RD_L3_MISS_REMOTE_HIT_FORWARD = ev("OFFCORE_RESPONSE.ALL_DATA_RD.L3_MISS.REMOTE_HIT_FORWARD", 0xb7, 0x01).ht_off(0b0).aux(AUX_MSR_OFFCORE_RSP_0, 0x83fc00491),
+    OFFCORE_RESPONSE_ALL_DATA_RD_L3_MISS_REMOTE_HITM = ev("OFFCORE_RESPONSE.ALL_DATA_RD.L3_MISS.REMOTE_HITM", 0xb7, 0x01).ht_off(0b0).aux(AUX_MSR_OFFCORE_RSP_0, 0x103fc00491),
+    OFFCORE_RESPONSE_ALL_DATA_RD_L3_MISS_SNOOP_MISS_OR_NO_FWD = ev("OFFCORE_RESPONSE.ALL_DATA_RD.L3_MISS.SNOOP_MISS_OR_NO_FWD", 0xb7, 0x01).ht_off(0b0).aux(AUX_MSR_OFFCORE_RSP_0, 0x63fc00491),
+    OFFCORE_RESPONSE_ALL_DATA_RD_L3_MISS_REMOTE_DRAM_SNOOP_MISS_OR_NO_FWD = ev("OFFCORE_RESPONSE.ALL_DATA_RD.L3_MISS_REMOTE_DRAM.SNOOP_MISS_OR_NO_FWD", 0xb7, 0x01).ht_off(0b0).aux(AUX_MSR_OFFCORE_RSP_0, 0x63b800491),
+    OFFCORE_RESPONSE_ALL_DATA_RD_L3_MISS_LOCAL_DRAM_SNOOP_MISS_OR_NO_FWD = ev("OFFCORE_RESPONSE.ALL_DATA_RD.L3_MISS_LOCAL_DRAM.SNOOP_MISS_OR_NO_FWD", 0xb7, 0x01).ht_off(0b0).aux(AUX_MSR_OFFCORE_RSP_0, 0x604000491),
+    OFFCORE_RESPONSE_ALL_RFO_ANY_RESPONSE = ev("OFFCORE_RESPONSE.ALL_RFO.ANY_RESPONSE", 0xb7, 0x01).ht_off(0b0).aux(AUX_MSR_OFFCORE_RSP_0, 0x10122),
+    OFFCORE_RESPONSE_ALL_RFO_L3_HIT_NO_SNOOP_NEEDED = ev("OFFCORE_RESPONSE.ALL_RFO.L3_HIT.NO_SNOOP_NEEDED", 0xb7, 0x01).ht_off(0b0).aux(AUX_MSR_OFFCORE_RSP_0, 0x1003c0122),
+    OFFCORE_RESPONSE_ALL_RFO_L3_HIT_HIT_OTHER_CORE_NO_FWD = ev("OFFCORE_RESPONSE.ALL_RFO.L3_HIT.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01).ht_off(0b0).aux(AUX_MSR_OFFCORE_RSP_0, 0x4003c0122),
+    OFFCORE_RESPONSE_ALL_RFO_L3_HIT_HITM_OTHER_CORE = ev("OFFCORE_RESPONSE.ALL_RFO.L3_HIT.HITM_OTHER_CORE", 0xb7, 0x01).ht_off(0b0).aux(AUX_MSR_OFFCORE_RSP_0, 0x10003c0122),
+    OFFCORE_RESPONSE_ALL_RFO_L3_HIT_ANY_SNOOP = ev("OFFCORE_RESPONSE.ALL_RFO.L3_HIT.ANY_SNOOP", 0xb7, 0x01).ht_off(0b0).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f803c0122),
+    OFFCORE_RESPONSE_ALL_RFO_L3_MISS_ANY_SNOOP = ev("OFFCORE_RESPONSE.ALL_RFO.L3_MISS.ANY_SNOOP", 0xb7, 0x01).ht_off(0b0).aux(AUX_MSR_OFFCORE_RSP_0, 0x3fbc000122),
+    OFFCORE_RESPONSE_ALL_RFO_L3_MISS_REMOTE_HIT_FORWARD = ev("OFFCORE_RESPONSE.ALL_RFO.L3_MISS.REMOTE_HIT_FORWARD", 0xb7, 0x01).ht_off(0b0).aux(AUX_MSR_OFFCORE_RSP_0, 0x83fc00122),
+    OFFCORE_RESPONSE_ALL_RFO_L3_MISS_REMOTE_HITM = ev("OFFCORE_RESPONSE.ALL_RFO.L3_MISS.REMOTE_HITM", 0xb7, 0x01).ht_off(0b0).aux(AUX_MSR_OFFCORE_RSP_0, 0x103fc00122),
+    OFFCORE_RESPONSE_ALL_RFO_L3_MISS_SNOOP_MISS_OR_NO_FWD = ev("OFFCORE_RESPONSE.ALL_RFO.L3_MISS.SNOOP_MISS_OR_NO_FWD", 0xb7, 0x01).ht_off(0b0).aux(AUX_MSR_OFFCORE_RSP_0, 0x63fc00122),
+    OFFCORE_RESPONSE_ALL_RFO_L3_MISS_REMOTE_DRAM_SNOOP_MISS_OR_NO_FWD = ev("OFFCORE_RESPONSE.ALL_RFO.L3_MISS_REMOTE_DRAM.SNOOP_MISS_OR_NO_FWD", 0xb7, 0x01).ht_off(0b0).aux(AUX_MSR_OFFCORE_RSP_0, 0x63b800122),
+    OFFCORE_RESPONSE_ALL_RFO_L3_MISS_LOCAL_DRAM_SNOOP_MISS_OR_NO_FWD = ev("OFFCORE_RESPONSE.ALL_RFO.L3_MISS_LOCAL_DRAM.SNOOP_MISS_OR_NO_FWD", 0xb7, 0x01).ht_off(0b0).aux(AUX_MSR_OFFCORE_RSP_0, 0x604000122),
+    OFFCORE_RESPONSE_DEMAND_DATA_RD_L3_HIT_SNOOP_HIT_WITH_FWD = ev("OFFCORE_RESPONSE.DEMAND_DATA_RD.L3_HIT.SNOOP_HIT_WITH_FWD", 0xb7, 0x01).ht_off(0b0).aux(AUX_MSR_OFFCORE_RSP_0, 0x8003c0001),
+    OFFCORE_RESPONSE_DEMAND_RFO_L3_HIT_SNOOP_HIT_WITH_FWD = ev("OFFCORE_RESPONSE.DEMAND_RFO.L3_HIT.SNOOP_HIT_WITH_FWD", 0xb7, 0x01).ht_off(0b0).aux(AUX_MSR_OFFCORE_RSP_0, 0x8003c0002),
+    OFFCORE_RESPONSE_DEMAND_CODE_RD_L3_HIT_SNOOP_HIT_WITH_FWD = ev("OFFCORE_RESPONSE.DEMAND_CODE_RD.L3_HIT.SNOOP_HIT_WITH_FWD", 0xb7, 0x01).ht_off(0b0).aux(AUX_MSR_OFFCORE_RSP_0, 0x8003c0004),
+    OFFCORE_RESPONSE_PF_L2_DATA_RD_L3_HIT_SNOOP_HIT_WITH_FWD = ev("OFFCORE_RESPONSE.PF_L2_DATA_RD.L3_HIT.SNOOP_HIT_WITH_FWD", 0xb7, 0x01).ht_off(0b0).aux(AUX_MSR_OFFCORE_RSP_0, 0x8003c0010),
+    OFFCORE_RESPONSE_PF_L2_RFO_L3_HIT_SNOOP_HIT_WITH_FWD = ev("OFFCORE_RESPONSE.PF_L2_RFO.L3_HIT.SNOOP_HIT_WITH_FWD", 0xb7, 0x01).ht_off(0b0).aux(AUX_MSR_OFFCORE_RSP_0, 0x8003c0020),
+    OFFCORE_RESPONSE_PF_L3_DATA_RD_L3_HIT_SNOOP_HIT_WITH_FWD = ev("OFFCORE_RESPONSE.PF_L3_DATA_RD.L3_HIT.SNOOP_HIT_WITH_FWD", 0xb7, 0x01).ht_off(0b0).aux(AUX_MSR_OFFCORE_RSP_0, 0x8003c0080),
+    OFFCORE_RESPONSE_PF_L3_RFO_L3_HIT_SNOOP_HIT_WITH_FWD = ev("OFFCORE_RESPONSE.PF_L3_RFO.L3_HIT.SNOOP_HIT_WITH_FWD", 0xb7, 0x01).ht_off(0b0).aux(AUX_MSR_OFFCORE_RSP_0, 0x8003c0100),
+    OFFCORE_RESPONSE_PF_L1D_AND_SW_L3_HIT_SNOOP_HIT_WITH_FWD = ev("OFFCORE_RESPONSE.PF_L1D_AND_SW.L3_HIT.SNOOP_HIT_WITH_FWD", 0xb7, 0x01).ht_off(0b0).aux(AUX_MSR_OFFCORE_RSP_0, 0x8003c0400),
+    OFFCORE_RESPONSE_ALL_PF_DATA_RD_L3_HIT_SNOOP_HIT_WITH_FWD = ev("OFFCORE_RESPONSE.ALL_PF_DATA_RD.L3_HIT.SNOOP_HIT_WITH_FWD", 0xb7, 0x01).ht_off(0b0).aux(AUX_MSR_OFFCORE_RSP_0, 0x8003c0490),
+    OFFCORE_RESPONSE_ALL_PF_RFO_L3_HIT_SNOOP_HIT_WITH_FWD = ev("OFFCORE_RESPONSE.ALL_PF_RFO.L3_HIT.SNOOP_HIT_WITH_FWD", 0xb7, 0x01).ht_off(0b0).aux(AUX_MSR_OFFCORE_RSP_0, 0x8003c0120),
+    OFFCORE_RESPONSE_ALL_DATA_RD_L3_HIT_SNOOP_HIT_WITH_FWD = ev("OFFCORE_RESPONSE.ALL_DATA_RD.L3_HIT.SNOOP_HIT_WITH_FWD", 0xb7, 0x01).ht_off(0b0).aux(AUX_MSR_OFFCORE_RSP_0, 0x8003c0491),
+    OFFCORE_RESPONSE_ALL_RFO_L3_HIT_SNOOP_HIT_WITH_FWD = ev("OFFCORE_RESPONSE.ALL_RFO.L3_HIT.SNOOP_HIT_WITH_FWD", 0xb7, 0x01).ht_off(0b0).aux(AUX_MSR_OFFCORE_RSP_0, 0x8003c0122),
+    OFFCORE_RESPONSE_ALL_READS_L3_HIT_HIT_OTHER_CORE_FWD = ev("OFFCORE_RESPONSE.ALL_READS.L3_HIT.HIT_OTHER_CORE_FWD", 0xb7, 0x01).ht_off(0b0).aux(AUX_MSR_OFFCORE_RSP_0, 0x8003c07f7),
+}
 /// No experimental events.
 const EXPERIMENTAL_ROWS: &[EventRow] = &[];
 /// The rows built.

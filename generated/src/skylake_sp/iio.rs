@@ -66,18 +66,14 @@ impl Layout for IioBoxCtlLayout {
     const INFO: &'static RegisterInfo = &IIO_BOX_CTL_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 18, 31, Access::Rv,
-            "Reserved; write zero."),
-        FieldInfo::row("rsv", 17, 17, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 18, 31, Access::Rv),
+        FieldInfo::reserved("rsv", 17, 17, Access::Rsv),
         FieldInfo { name: "frz_en", ident: "frz_en", lsb: 16, msb: 16, access: Access::Rw, role: Some(Role::FreezeEnable),
             description: "Freeze enable: lets the box's counters be frozen by frz and by the socket-wide freeze (U_MSR_PMON_GLOBAL_CTL.frz_all).", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 9, 15, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 9, 15, Access::Rv),
         FieldInfo { name: "frz", ident: "frz", lsb: 8, msb: 8, access: Access::Rw, role: Some(Role::Freeze),
             description: "Freeze: while 1 (and, where the box has it, frz_en is 1) the box's counters hold their values.", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 2, 7, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 2, 7, Access::Rv),
         FieldInfo { name: "rst_ctrs", ident: "rst_ctrs", lsb: 1, msb: 1, access: Access::Wo, role: Some(Role::ResetCounters),
             description: "Reset counters: writing 1 clears every data counter of the box.", ..FieldInfo::EMPTY },
         FieldInfo { name: "rst_ctrl", ident: "rst_ctrl", lsb: 0, msb: 0, access: Access::Wo, role: Some(Role::ResetControls),
@@ -205,8 +201,7 @@ impl Layout for IioCtlLayout {
     const INFO: &'static RegisterInfo = &IIO_CTL_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 47, 63, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 47, 63, Access::Rv),
         FieldInfo { name: "fc_mask", ident: "fc_mask", lsb: 44, msb: 46, access: Access::Rw, role: Some(Role::FcMask),
             description: "Function-class mask (Intel's FCMask): which classes of traffic (posted, non-posted, completions) the event counts.", ..FieldInfo::EMPTY },
         FieldInfo { name: "ch_mask", ident: "ch_mask", lsb: 36, msb: 43, access: Access::Rw, role: Some(Role::PortMask),
@@ -217,18 +212,15 @@ impl Layout for IioCtlLayout {
             description: "Sense of the threshold comparison; with edge_det, counts falling instead of rising edges.", ..FieldInfo::EMPTY },
         FieldInfo { name: "en", ident: "en", lsb: 22, msb: 22, access: Access::Rw, role: Some(Role::Enable),
             description: "Enables this counter: it counts while this bit is 1 and the box is not frozen.", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 21, 21, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 21, 21, Access::Rsv),
         FieldInfo::row("ov_en", 20, 20, Access::Rw,
             "Overflow enable (Intel PCM's IIO_MSR_PMON_CTL_OV_EN): lets an overflow of this counter be signalled beyond the box."),
-        FieldInfo::row("rsv", 19, 19, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 19, 19, Access::Rv),
         FieldInfo { name: "edge_det", ident: "edge_det", lsb: 18, msb: 18, access: Access::Rw, role: Some(Role::Edge),
             description: "Edge detect: count 0-to-1 transitions of the thresholded event instead of active cycles; needs a non-zero thresh.", ..FieldInfo::EMPTY },
         FieldInfo { name: "rst", ident: "rst", lsb: 17, msb: 17, access: Access::Wo, role: Some(Role::Reset),
             description: "Reset: writing 1 clears the paired data counter.", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 16, 16, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 16, 16, Access::Rsv),
         FieldInfo { name: "umask", ident: "umask", lsb: 8, msb: 15, access: Access::Rw, role: Some(Role::Umask),
             description: "Unit mask: which sub-events of the selected event are counted.", ..FieldInfo::EMPTY },
         FieldInfo { name: "ev_sel", ident: "ev_sel", lsb: 0, msb: 7, access: Access::Rw, role: Some(Role::Event),
@@ -367,8 +359,7 @@ impl Layout for IioBoxStatusLayout {
     const INFO: &'static RegisterInfo = &IIO_BOX_STATUS_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 4, 31, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 4, 31, Access::Rv),
         FieldInfo { name: "ov", ident: "ov", lsb: 0, msb: 3, access: Access::Rw1c, role: Some(Role::Overflow), counters: &[0, 1, 2, 3],
             description: "Overflow flags, one per counter (bit n for counter n): hardware sets a bit when that counter wraps; writing 1 to a bit clears it.", ..FieldInfo::EMPTY },
     ];
@@ -441,8 +432,7 @@ impl Layout for IioCtrLayout {
     const INFO: &'static RegisterInfo = &IIO_CTR_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 48, 63, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 48, 63, Access::Rv),
         FieldInfo { name: "event_count", ident: "event_count", lsb: 0, msb: 47, access: Access::RwV, role: Some(Role::Count),
             description: "The accumulated 48-bit count of the event selected by the paired control register; wraps on overflow and keeps counting.", ..FieldInfo::EMPTY },
     ];
@@ -491,7 +481,7 @@ static IIO_CTR_INFO: RegisterInfo = RegisterInfo {
 mod unit_events {
 use super::*;
 #[allow(unused_imports)]
-use crate::core_events::{ev, EventRow};
+use crate::core_events::{event_table, EventRow};
 #[cfg(feature = "metadata")]
 use crate::core_events::{event_info_refs, event_infos};
 
@@ -514,156 +504,6 @@ pub struct Event {
 }
 
 impl Event {
-    /// `UNC_IIO_CLOCKTICKS`.
-    pub const CLOCKTICKS: Event = Event::row(0);
-    /// `UNC_IIO_DATA_REQ_BY_CPU.MEM_WRITE.PART0`.
-    pub const DATA_REQ_BY_CPU_MEM_WRITE_PART0: Event = Event::row(1);
-    /// `UNC_IIO_DATA_REQ_BY_CPU.MEM_WRITE.PART1`.
-    pub const DATA_REQ_BY_CPU_MEM_WRITE_PART1: Event = Event::row(2);
-    /// `UNC_IIO_DATA_REQ_BY_CPU.MEM_WRITE.PART2`.
-    pub const DATA_REQ_BY_CPU_MEM_WRITE_PART2: Event = Event::row(3);
-    /// `UNC_IIO_DATA_REQ_BY_CPU.MEM_WRITE.PART3`.
-    pub const DATA_REQ_BY_CPU_MEM_WRITE_PART3: Event = Event::row(4);
-    /// `UNC_IIO_DATA_REQ_BY_CPU.PEER_WRITE.PART0`.
-    pub const DATA_REQ_BY_CPU_PEER_WRITE_PART0: Event = Event::row(5);
-    /// `UNC_IIO_DATA_REQ_BY_CPU.PEER_WRITE.PART1`.
-    pub const DATA_REQ_BY_CPU_PEER_WRITE_PART1: Event = Event::row(6);
-    /// `UNC_IIO_DATA_REQ_BY_CPU.PEER_WRITE.PART2`.
-    pub const DATA_REQ_BY_CPU_PEER_WRITE_PART2: Event = Event::row(7);
-    /// `UNC_IIO_DATA_REQ_BY_CPU.PEER_WRITE.PART3`.
-    pub const DATA_REQ_BY_CPU_PEER_WRITE_PART3: Event = Event::row(8);
-    /// `UNC_IIO_DATA_REQ_BY_CPU.MEM_READ.PART0`.
-    pub const DATA_REQ_BY_CPU_MEM_READ_PART0: Event = Event::row(9);
-    /// `UNC_IIO_DATA_REQ_BY_CPU.MEM_READ.PART1`.
-    pub const DATA_REQ_BY_CPU_MEM_READ_PART1: Event = Event::row(10);
-    /// `UNC_IIO_DATA_REQ_BY_CPU.MEM_READ.PART2`.
-    pub const DATA_REQ_BY_CPU_MEM_READ_PART2: Event = Event::row(11);
-    /// `UNC_IIO_DATA_REQ_BY_CPU.MEM_READ.PART3`.
-    pub const DATA_REQ_BY_CPU_MEM_READ_PART3: Event = Event::row(12);
-    /// `UNC_IIO_DATA_REQ_BY_CPU.PEER_READ.PART0`.
-    pub const DATA_REQ_BY_CPU_PEER_READ_PART0: Event = Event::row(13);
-    /// `UNC_IIO_DATA_REQ_BY_CPU.PEER_READ.PART1`.
-    pub const DATA_REQ_BY_CPU_PEER_READ_PART1: Event = Event::row(14);
-    /// `UNC_IIO_DATA_REQ_BY_CPU.PEER_READ.PART2`.
-    pub const DATA_REQ_BY_CPU_PEER_READ_PART2: Event = Event::row(15);
-    /// `UNC_IIO_DATA_REQ_BY_CPU.PEER_READ.PART3`.
-    pub const DATA_REQ_BY_CPU_PEER_READ_PART3: Event = Event::row(16);
-    /// `UNC_IIO_DATA_REQ_OF_CPU.MEM_WRITE.PART0`.
-    pub const DATA_REQ_OF_CPU_MEM_WRITE_PART0: Event = Event::row(17);
-    /// `UNC_IIO_DATA_REQ_OF_CPU.MEM_WRITE.PART1`.
-    pub const DATA_REQ_OF_CPU_MEM_WRITE_PART1: Event = Event::row(18);
-    /// `UNC_IIO_DATA_REQ_OF_CPU.MEM_WRITE.PART2`.
-    pub const DATA_REQ_OF_CPU_MEM_WRITE_PART2: Event = Event::row(19);
-    /// `UNC_IIO_DATA_REQ_OF_CPU.MEM_WRITE.PART3`.
-    pub const DATA_REQ_OF_CPU_MEM_WRITE_PART3: Event = Event::row(20);
-    /// `UNC_IIO_DATA_REQ_OF_CPU.PEER_WRITE.PART0`.
-    pub const DATA_REQ_OF_CPU_PEER_WRITE_PART0: Event = Event::row(21);
-    /// `UNC_IIO_DATA_REQ_OF_CPU.PEER_WRITE.PART1`.
-    pub const DATA_REQ_OF_CPU_PEER_WRITE_PART1: Event = Event::row(22);
-    /// `UNC_IIO_DATA_REQ_OF_CPU.PEER_WRITE.PART2`.
-    pub const DATA_REQ_OF_CPU_PEER_WRITE_PART2: Event = Event::row(23);
-    /// `UNC_IIO_DATA_REQ_OF_CPU.PEER_WRITE.PART3`.
-    pub const DATA_REQ_OF_CPU_PEER_WRITE_PART3: Event = Event::row(24);
-    /// `UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.PART0`.
-    pub const DATA_REQ_OF_CPU_MEM_READ_PART0: Event = Event::row(25);
-    /// `UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.PART1`.
-    pub const DATA_REQ_OF_CPU_MEM_READ_PART1: Event = Event::row(26);
-    /// `UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.PART2`.
-    pub const DATA_REQ_OF_CPU_MEM_READ_PART2: Event = Event::row(27);
-    /// `UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.PART3`.
-    pub const DATA_REQ_OF_CPU_MEM_READ_PART3: Event = Event::row(28);
-    /// `UNC_IIO_DATA_REQ_OF_CPU.PEER_READ.PART0`.
-    pub const DATA_REQ_OF_CPU_PEER_READ_PART0: Event = Event::row(29);
-    /// `UNC_IIO_DATA_REQ_OF_CPU.PEER_READ.PART1`.
-    pub const DATA_REQ_OF_CPU_PEER_READ_PART1: Event = Event::row(30);
-    /// `UNC_IIO_DATA_REQ_OF_CPU.PEER_READ.PART2`.
-    pub const DATA_REQ_OF_CPU_PEER_READ_PART2: Event = Event::row(31);
-    /// `UNC_IIO_DATA_REQ_OF_CPU.PEER_READ.PART3`.
-    pub const DATA_REQ_OF_CPU_PEER_READ_PART3: Event = Event::row(32);
-    /// `UNC_IIO_TXN_REQ_BY_CPU.MEM_WRITE.PART0`.
-    pub const TXN_REQ_BY_CPU_MEM_WRITE_PART0: Event = Event::row(33);
-    /// `UNC_IIO_TXN_REQ_BY_CPU.MEM_WRITE.PART1`.
-    pub const TXN_REQ_BY_CPU_MEM_WRITE_PART1: Event = Event::row(34);
-    /// `UNC_IIO_TXN_REQ_BY_CPU.MEM_WRITE.PART2`.
-    pub const TXN_REQ_BY_CPU_MEM_WRITE_PART2: Event = Event::row(35);
-    /// `UNC_IIO_TXN_REQ_BY_CPU.MEM_WRITE.PART3`.
-    pub const TXN_REQ_BY_CPU_MEM_WRITE_PART3: Event = Event::row(36);
-    /// `UNC_IIO_TXN_REQ_BY_CPU.PEER_WRITE.PART0`.
-    pub const TXN_REQ_BY_CPU_PEER_WRITE_PART0: Event = Event::row(37);
-    /// `UNC_IIO_TXN_REQ_BY_CPU.PEER_WRITE.PART1`.
-    pub const TXN_REQ_BY_CPU_PEER_WRITE_PART1: Event = Event::row(38);
-    /// `UNC_IIO_TXN_REQ_BY_CPU.PEER_WRITE.PART2`.
-    pub const TXN_REQ_BY_CPU_PEER_WRITE_PART2: Event = Event::row(39);
-    /// `UNC_IIO_TXN_REQ_BY_CPU.PEER_WRITE.PART3`.
-    pub const TXN_REQ_BY_CPU_PEER_WRITE_PART3: Event = Event::row(40);
-    /// `UNC_IIO_TXN_REQ_BY_CPU.MEM_READ.PART0`.
-    pub const TXN_REQ_BY_CPU_MEM_READ_PART0: Event = Event::row(41);
-    /// `UNC_IIO_TXN_REQ_BY_CPU.MEM_READ.PART1`.
-    pub const TXN_REQ_BY_CPU_MEM_READ_PART1: Event = Event::row(42);
-    /// `UNC_IIO_TXN_REQ_BY_CPU.MEM_READ.PART2`.
-    pub const TXN_REQ_BY_CPU_MEM_READ_PART2: Event = Event::row(43);
-    /// `UNC_IIO_TXN_REQ_BY_CPU.MEM_READ.PART3`.
-    pub const TXN_REQ_BY_CPU_MEM_READ_PART3: Event = Event::row(44);
-    /// `UNC_IIO_TXN_REQ_BY_CPU.PEER_READ.PART0`.
-    pub const TXN_REQ_BY_CPU_PEER_READ_PART0: Event = Event::row(45);
-    /// `UNC_IIO_TXN_REQ_BY_CPU.PEER_READ.PART1`.
-    pub const TXN_REQ_BY_CPU_PEER_READ_PART1: Event = Event::row(46);
-    /// `UNC_IIO_TXN_REQ_BY_CPU.PEER_READ.PART2`.
-    pub const TXN_REQ_BY_CPU_PEER_READ_PART2: Event = Event::row(47);
-    /// `UNC_IIO_TXN_REQ_BY_CPU.PEER_READ.PART3`.
-    pub const TXN_REQ_BY_CPU_PEER_READ_PART3: Event = Event::row(48);
-    /// `UNC_IIO_TXN_REQ_OF_CPU.MEM_WRITE.PART0`.
-    pub const TXN_REQ_OF_CPU_MEM_WRITE_PART0: Event = Event::row(49);
-    /// `UNC_IIO_TXN_REQ_OF_CPU.MEM_WRITE.PART1`.
-    pub const TXN_REQ_OF_CPU_MEM_WRITE_PART1: Event = Event::row(50);
-    /// `UNC_IIO_TXN_REQ_OF_CPU.MEM_WRITE.PART2`.
-    pub const TXN_REQ_OF_CPU_MEM_WRITE_PART2: Event = Event::row(51);
-    /// `UNC_IIO_TXN_REQ_OF_CPU.MEM_WRITE.PART3`.
-    pub const TXN_REQ_OF_CPU_MEM_WRITE_PART3: Event = Event::row(52);
-    /// `UNC_IIO_TXN_REQ_OF_CPU.PEER_WRITE.PART0`.
-    pub const TXN_REQ_OF_CPU_PEER_WRITE_PART0: Event = Event::row(53);
-    /// `UNC_IIO_TXN_REQ_OF_CPU.PEER_WRITE.PART1`.
-    pub const TXN_REQ_OF_CPU_PEER_WRITE_PART1: Event = Event::row(54);
-    /// `UNC_IIO_TXN_REQ_OF_CPU.PEER_WRITE.PART2`.
-    pub const TXN_REQ_OF_CPU_PEER_WRITE_PART2: Event = Event::row(55);
-    /// `UNC_IIO_TXN_REQ_OF_CPU.PEER_WRITE.PART3`.
-    pub const TXN_REQ_OF_CPU_PEER_WRITE_PART3: Event = Event::row(56);
-    /// `UNC_IIO_TXN_REQ_OF_CPU.MEM_READ.PART0`.
-    pub const TXN_REQ_OF_CPU_MEM_READ_PART0: Event = Event::row(57);
-    /// `UNC_IIO_TXN_REQ_OF_CPU.MEM_READ.PART1`.
-    pub const TXN_REQ_OF_CPU_MEM_READ_PART1: Event = Event::row(58);
-    /// `UNC_IIO_TXN_REQ_OF_CPU.MEM_READ.PART2`.
-    pub const TXN_REQ_OF_CPU_MEM_READ_PART2: Event = Event::row(59);
-    /// `UNC_IIO_TXN_REQ_OF_CPU.MEM_READ.PART3`.
-    pub const TXN_REQ_OF_CPU_MEM_READ_PART3: Event = Event::row(60);
-    /// `UNC_IIO_TXN_REQ_OF_CPU.PEER_READ.PART0`.
-    pub const TXN_REQ_OF_CPU_PEER_READ_PART0: Event = Event::row(61);
-    /// `UNC_IIO_TXN_REQ_OF_CPU.PEER_READ.PART1`.
-    pub const TXN_REQ_OF_CPU_PEER_READ_PART1: Event = Event::row(62);
-    /// `UNC_IIO_TXN_REQ_OF_CPU.PEER_READ.PART2`.
-    pub const TXN_REQ_OF_CPU_PEER_READ_PART2: Event = Event::row(63);
-    /// `UNC_IIO_TXN_REQ_OF_CPU.PEER_READ.PART3`.
-    pub const TXN_REQ_OF_CPU_PEER_READ_PART3: Event = Event::row(64);
-    /// `UNC_IIO_COMP_BUF_INSERTS.CMPD.PART0`.
-    pub const COMP_BUF_INSERTS_CMPD_PART0: Event = Event::row(65);
-    /// `UNC_IIO_COMP_BUF_INSERTS.CMPD.PART1`.
-    pub const COMP_BUF_INSERTS_CMPD_PART1: Event = Event::row(66);
-    /// `UNC_IIO_COMP_BUF_INSERTS.CMPD.PART2`.
-    pub const COMP_BUF_INSERTS_CMPD_PART2: Event = Event::row(67);
-    /// `UNC_IIO_COMP_BUF_INSERTS.CMPD.PART3`.
-    pub const COMP_BUF_INSERTS_CMPD_PART3: Event = Event::row(68);
-    /// `UNC_IIO_COMP_BUF_OCCUPANCY.CMPD.PART0`.
-    pub const COMP_BUF_OCCUPANCY_CMPD_PART0: Event = Event::row(69);
-    /// `UNC_IIO_COMP_BUF_OCCUPANCY.CMPD.PART1`.
-    pub const COMP_BUF_OCCUPANCY_CMPD_PART1: Event = Event::row(70);
-    /// `UNC_IIO_COMP_BUF_OCCUPANCY.CMPD.PART2`.
-    pub const COMP_BUF_OCCUPANCY_CMPD_PART2: Event = Event::row(71);
-    /// `UNC_IIO_COMP_BUF_OCCUPANCY.CMPD.PART3`.
-    pub const COMP_BUF_OCCUPANCY_CMPD_PART3: Event = Event::row(72);
-    /// `UNC_IIO_COMP_BUF_INSERTS.CMPD.ALL_PARTS`.
-    pub const COMP_BUF_INSERTS_CMPD_ALL_PARTS: Event = Event::row(73);
-    /// `UNC_IIO_COMP_BUF_OCCUPANCY.CMPD.ALL_PARTS`.
-    pub const COMP_BUF_OCCUPANCY_CMPD_ALL_PARTS: Event = Event::row(74);
 
     /// Every event of the unit.
     pub const ALL: &'static [Event] = &{
@@ -698,296 +538,6 @@ impl Event {
     }
 }
 
-/// The experimental events: from the vendor's experimental lists, whose counts it has
-/// not validated; built with the `experimental-events` feature.
-#[cfg(feature = "experimental-events")]
-impl Event {
-    /// `UNC_IIO_COMP_BUF_INSERTS.PORT0` (experimental).
-    pub const COMP_BUF_INSERTS_PORT0: Event = Event::row(75);
-    /// `UNC_IIO_COMP_BUF_INSERTS.PORT1` (experimental).
-    pub const COMP_BUF_INSERTS_PORT1: Event = Event::row(76);
-    /// `UNC_IIO_COMP_BUF_INSERTS.PORT2` (experimental).
-    pub const COMP_BUF_INSERTS_PORT2: Event = Event::row(77);
-    /// `UNC_IIO_COMP_BUF_INSERTS.PORT3` (experimental).
-    pub const COMP_BUF_INSERTS_PORT3: Event = Event::row(78);
-    /// `UNC_IIO_LINK_NUM_CORR_ERR` (experimental).
-    pub const LINK_NUM_CORR_ERR: Event = Event::row(79);
-    /// `UNC_IIO_LINK_NUM_RETRIES` (experimental).
-    pub const LINK_NUM_RETRIES: Event = Event::row(80);
-    /// `UNC_IIO_MASK_MATCH` (experimental).
-    pub const MASK_MATCH: Event = Event::row(81);
-    /// `UNC_IIO_MASK_MATCH_AND.BUS0` (experimental).
-    pub const MASK_MATCH_AND_BUS0: Event = Event::row(82);
-    /// `UNC_IIO_MASK_MATCH_AND.BUS1` (experimental).
-    pub const MASK_MATCH_AND_BUS1: Event = Event::row(83);
-    /// `UNC_IIO_MASK_MATCH_AND.BUS0_NOT_BUS1` (experimental).
-    pub const MASK_MATCH_AND_BUS0_NOT_BUS1: Event = Event::row(84);
-    /// `UNC_IIO_MASK_MATCH_AND.BUS0_BUS1` (experimental).
-    pub const MASK_MATCH_AND_BUS0_BUS1: Event = Event::row(85);
-    /// `UNC_IIO_MASK_MATCH_AND.NOT_BUS0_BUS1` (experimental).
-    pub const MASK_MATCH_AND_NOT_BUS0_BUS1: Event = Event::row(86);
-    /// `UNC_IIO_MASK_MATCH_AND.NOT_BUS0_NOT_BUS1` (experimental).
-    pub const MASK_MATCH_AND_NOT_BUS0_NOT_BUS1: Event = Event::row(87);
-    /// `UNC_IIO_MASK_MATCH_OR.BUS0` (experimental).
-    pub const MASK_MATCH_OR_BUS0: Event = Event::row(88);
-    /// `UNC_IIO_MASK_MATCH_OR.BUS1` (experimental).
-    pub const MASK_MATCH_OR_BUS1: Event = Event::row(89);
-    /// `UNC_IIO_MASK_MATCH_OR.BUS0_NOT_BUS1` (experimental).
-    pub const MASK_MATCH_OR_BUS0_NOT_BUS1: Event = Event::row(90);
-    /// `UNC_IIO_MASK_MATCH_OR.BUS0_BUS1` (experimental).
-    pub const MASK_MATCH_OR_BUS0_BUS1: Event = Event::row(91);
-    /// `UNC_IIO_MASK_MATCH_OR.NOT_BUS0_BUS1` (experimental).
-    pub const MASK_MATCH_OR_NOT_BUS0_BUS1: Event = Event::row(92);
-    /// `UNC_IIO_MASK_MATCH_OR.NOT_BUS0_NOT_BUS1` (experimental).
-    pub const MASK_MATCH_OR_NOT_BUS0_NOT_BUS1: Event = Event::row(93);
-    /// `UNC_IIO_NOTHING` (experimental).
-    pub const NOTHING: Event = Event::row(94);
-    /// `UNC_IIO_SYMBOL_TIMES` (experimental).
-    pub const SYMBOL_TIMES: Event = Event::row(95);
-    /// `UNC_IIO_VTD_ACCESS.L4_PAGE_HIT` (experimental).
-    pub const VTD_ACCESS_L4_PAGE_HIT: Event = Event::row(96);
-    /// `UNC_IIO_VTD_ACCESS.CTXT_MISS` (experimental).
-    pub const VTD_ACCESS_CTXT_MISS: Event = Event::row(97);
-    /// `UNC_IIO_VTD_ACCESS.L1_MISS` (experimental).
-    pub const VTD_ACCESS_L1_MISS: Event = Event::row(98);
-    /// `UNC_IIO_VTD_ACCESS.L2_MISS` (experimental).
-    pub const VTD_ACCESS_L2_MISS: Event = Event::row(99);
-    /// `UNC_IIO_VTD_ACCESS.L3_MISS` (experimental).
-    pub const VTD_ACCESS_L3_MISS: Event = Event::row(100);
-    /// `UNC_IIO_VTD_ACCESS.TLB_MISS` (experimental).
-    pub const VTD_ACCESS_TLB_MISS: Event = Event::row(101);
-    /// `UNC_IIO_VTD_ACCESS.TLB_FULL` (experimental).
-    pub const VTD_ACCESS_TLB_FULL: Event = Event::row(102);
-    /// `UNC_IIO_VTD_ACCESS.TLB1_MISS` (experimental).
-    pub const VTD_ACCESS_TLB1_MISS: Event = Event::row(103);
-    /// `UNC_IIO_VTD_OCCUPANCY` (experimental).
-    pub const VTD_OCCUPANCY: Event = Event::row(104);
-    /// `UNC_IIO_DATA_REQ_BY_CPU.CFG_WRITE.PART0` (experimental).
-    pub const DATA_REQ_BY_CPU_CFG_WRITE_PART0: Event = Event::row(105);
-    /// `UNC_IIO_DATA_REQ_BY_CPU.CFG_WRITE.PART1` (experimental).
-    pub const DATA_REQ_BY_CPU_CFG_WRITE_PART1: Event = Event::row(106);
-    /// `UNC_IIO_DATA_REQ_BY_CPU.CFG_WRITE.PART2` (experimental).
-    pub const DATA_REQ_BY_CPU_CFG_WRITE_PART2: Event = Event::row(107);
-    /// `UNC_IIO_DATA_REQ_BY_CPU.CFG_WRITE.PART3` (experimental).
-    pub const DATA_REQ_BY_CPU_CFG_WRITE_PART3: Event = Event::row(108);
-    /// `UNC_IIO_DATA_REQ_BY_CPU.IO_WRITE.PART0` (experimental).
-    pub const DATA_REQ_BY_CPU_IO_WRITE_PART0: Event = Event::row(109);
-    /// `UNC_IIO_DATA_REQ_BY_CPU.IO_WRITE.PART1` (experimental).
-    pub const DATA_REQ_BY_CPU_IO_WRITE_PART1: Event = Event::row(110);
-    /// `UNC_IIO_DATA_REQ_BY_CPU.IO_WRITE.PART2` (experimental).
-    pub const DATA_REQ_BY_CPU_IO_WRITE_PART2: Event = Event::row(111);
-    /// `UNC_IIO_DATA_REQ_BY_CPU.IO_WRITE.PART3` (experimental).
-    pub const DATA_REQ_BY_CPU_IO_WRITE_PART3: Event = Event::row(112);
-    /// `UNC_IIO_DATA_REQ_BY_CPU.CFG_READ.PART0` (experimental).
-    pub const DATA_REQ_BY_CPU_CFG_READ_PART0: Event = Event::row(113);
-    /// `UNC_IIO_DATA_REQ_BY_CPU.CFG_READ.PART1` (experimental).
-    pub const DATA_REQ_BY_CPU_CFG_READ_PART1: Event = Event::row(114);
-    /// `UNC_IIO_DATA_REQ_BY_CPU.CFG_READ.PART2` (experimental).
-    pub const DATA_REQ_BY_CPU_CFG_READ_PART2: Event = Event::row(115);
-    /// `UNC_IIO_DATA_REQ_BY_CPU.CFG_READ.PART3` (experimental).
-    pub const DATA_REQ_BY_CPU_CFG_READ_PART3: Event = Event::row(116);
-    /// `UNC_IIO_DATA_REQ_BY_CPU.IO_READ.PART0` (experimental).
-    pub const DATA_REQ_BY_CPU_IO_READ_PART0: Event = Event::row(117);
-    /// `UNC_IIO_DATA_REQ_BY_CPU.IO_READ.PART1` (experimental).
-    pub const DATA_REQ_BY_CPU_IO_READ_PART1: Event = Event::row(118);
-    /// `UNC_IIO_DATA_REQ_BY_CPU.IO_READ.PART2` (experimental).
-    pub const DATA_REQ_BY_CPU_IO_READ_PART2: Event = Event::row(119);
-    /// `UNC_IIO_DATA_REQ_BY_CPU.IO_READ.PART3` (experimental).
-    pub const DATA_REQ_BY_CPU_IO_READ_PART3: Event = Event::row(120);
-    /// `UNC_IIO_DATA_REQ_BY_CPU.CFG_READ.VTD0` (experimental).
-    pub const DATA_REQ_BY_CPU_CFG_READ_VTD0: Event = Event::row(121);
-    /// `UNC_IIO_DATA_REQ_BY_CPU.CFG_READ.VTD1` (experimental).
-    pub const DATA_REQ_BY_CPU_CFG_READ_VTD1: Event = Event::row(122);
-    /// `UNC_IIO_DATA_REQ_BY_CPU.CFG_WRITE.VTD0` (experimental).
-    pub const DATA_REQ_BY_CPU_CFG_WRITE_VTD0: Event = Event::row(123);
-    /// `UNC_IIO_DATA_REQ_BY_CPU.CFG_WRITE.VTD1` (experimental).
-    pub const DATA_REQ_BY_CPU_CFG_WRITE_VTD1: Event = Event::row(124);
-    /// `UNC_IIO_DATA_REQ_BY_CPU.IO_READ.VTD0` (experimental).
-    pub const DATA_REQ_BY_CPU_IO_READ_VTD0: Event = Event::row(125);
-    /// `UNC_IIO_DATA_REQ_BY_CPU.IO_READ.VTD1` (experimental).
-    pub const DATA_REQ_BY_CPU_IO_READ_VTD1: Event = Event::row(126);
-    /// `UNC_IIO_DATA_REQ_BY_CPU.IO_WRITE.VTD0` (experimental).
-    pub const DATA_REQ_BY_CPU_IO_WRITE_VTD0: Event = Event::row(127);
-    /// `UNC_IIO_DATA_REQ_BY_CPU.IO_WRITE.VTD1` (experimental).
-    pub const DATA_REQ_BY_CPU_IO_WRITE_VTD1: Event = Event::row(128);
-    /// `UNC_IIO_DATA_REQ_BY_CPU.MEM_READ.VTD0` (experimental).
-    pub const DATA_REQ_BY_CPU_MEM_READ_VTD0: Event = Event::row(129);
-    /// `UNC_IIO_DATA_REQ_BY_CPU.MEM_READ.VTD1` (experimental).
-    pub const DATA_REQ_BY_CPU_MEM_READ_VTD1: Event = Event::row(130);
-    /// `UNC_IIO_DATA_REQ_BY_CPU.MEM_WRITE.VTD0` (experimental).
-    pub const DATA_REQ_BY_CPU_MEM_WRITE_VTD0: Event = Event::row(131);
-    /// `UNC_IIO_DATA_REQ_BY_CPU.MEM_WRITE.VTD1` (experimental).
-    pub const DATA_REQ_BY_CPU_MEM_WRITE_VTD1: Event = Event::row(132);
-    /// `UNC_IIO_DATA_REQ_BY_CPU.PEER_READ.VTD0` (experimental).
-    pub const DATA_REQ_BY_CPU_PEER_READ_VTD0: Event = Event::row(133);
-    /// `UNC_IIO_DATA_REQ_BY_CPU.PEER_READ.VTD1` (experimental).
-    pub const DATA_REQ_BY_CPU_PEER_READ_VTD1: Event = Event::row(134);
-    /// `UNC_IIO_DATA_REQ_BY_CPU.PEER_WRITE.VTD0` (experimental).
-    pub const DATA_REQ_BY_CPU_PEER_WRITE_VTD0: Event = Event::row(135);
-    /// `UNC_IIO_DATA_REQ_BY_CPU.PEER_WRITE.VTD1` (experimental).
-    pub const DATA_REQ_BY_CPU_PEER_WRITE_VTD1: Event = Event::row(136);
-    /// `UNC_IIO_DATA_REQ_OF_CPU.ATOMIC.PART0` (experimental).
-    pub const DATA_REQ_OF_CPU_ATOMIC_PART0: Event = Event::row(137);
-    /// `UNC_IIO_DATA_REQ_OF_CPU.ATOMIC.PART1` (experimental).
-    pub const DATA_REQ_OF_CPU_ATOMIC_PART1: Event = Event::row(138);
-    /// `UNC_IIO_DATA_REQ_OF_CPU.ATOMIC.PART2` (experimental).
-    pub const DATA_REQ_OF_CPU_ATOMIC_PART2: Event = Event::row(139);
-    /// `UNC_IIO_DATA_REQ_OF_CPU.ATOMIC.PART3` (experimental).
-    pub const DATA_REQ_OF_CPU_ATOMIC_PART3: Event = Event::row(140);
-    /// `UNC_IIO_DATA_REQ_OF_CPU.ATOMICCMP.PART0` (experimental).
-    pub const DATA_REQ_OF_CPU_ATOMICCMP_PART0: Event = Event::row(141);
-    /// `UNC_IIO_DATA_REQ_OF_CPU.ATOMICCMP.PART1` (experimental).
-    pub const DATA_REQ_OF_CPU_ATOMICCMP_PART1: Event = Event::row(142);
-    /// `UNC_IIO_DATA_REQ_OF_CPU.ATOMICCMP.PART2` (experimental).
-    pub const DATA_REQ_OF_CPU_ATOMICCMP_PART2: Event = Event::row(143);
-    /// `UNC_IIO_DATA_REQ_OF_CPU.ATOMICCMP.PART3` (experimental).
-    pub const DATA_REQ_OF_CPU_ATOMICCMP_PART3: Event = Event::row(144);
-    /// `UNC_IIO_DATA_REQ_OF_CPU.MSG.PART0` (experimental).
-    pub const DATA_REQ_OF_CPU_MSG_PART0: Event = Event::row(145);
-    /// `UNC_IIO_DATA_REQ_OF_CPU.MSG.PART1` (experimental).
-    pub const DATA_REQ_OF_CPU_MSG_PART1: Event = Event::row(146);
-    /// `UNC_IIO_DATA_REQ_OF_CPU.MSG.PART2` (experimental).
-    pub const DATA_REQ_OF_CPU_MSG_PART2: Event = Event::row(147);
-    /// `UNC_IIO_DATA_REQ_OF_CPU.MSG.PART3` (experimental).
-    pub const DATA_REQ_OF_CPU_MSG_PART3: Event = Event::row(148);
-    /// `UNC_IIO_DATA_REQ_OF_CPU.ATOMIC.VTD0` (experimental).
-    pub const DATA_REQ_OF_CPU_ATOMIC_VTD0: Event = Event::row(149);
-    /// `UNC_IIO_DATA_REQ_OF_CPU.ATOMIC.VTD1` (experimental).
-    pub const DATA_REQ_OF_CPU_ATOMIC_VTD1: Event = Event::row(150);
-    /// `UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.VTD0` (experimental).
-    pub const DATA_REQ_OF_CPU_MEM_READ_VTD0: Event = Event::row(151);
-    /// `UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.VTD1` (experimental).
-    pub const DATA_REQ_OF_CPU_MEM_READ_VTD1: Event = Event::row(152);
-    /// `UNC_IIO_DATA_REQ_OF_CPU.MEM_WRITE.VTD0` (experimental).
-    pub const DATA_REQ_OF_CPU_MEM_WRITE_VTD0: Event = Event::row(153);
-    /// `UNC_IIO_DATA_REQ_OF_CPU.MEM_WRITE.VTD1` (experimental).
-    pub const DATA_REQ_OF_CPU_MEM_WRITE_VTD1: Event = Event::row(154);
-    /// `UNC_IIO_DATA_REQ_OF_CPU.MSG.VTD0` (experimental).
-    pub const DATA_REQ_OF_CPU_MSG_VTD0: Event = Event::row(155);
-    /// `UNC_IIO_DATA_REQ_OF_CPU.MSG.VTD1` (experimental).
-    pub const DATA_REQ_OF_CPU_MSG_VTD1: Event = Event::row(156);
-    /// `UNC_IIO_DATA_REQ_OF_CPU.PEER_READ.VTD0` (experimental).
-    pub const DATA_REQ_OF_CPU_PEER_READ_VTD0: Event = Event::row(157);
-    /// `UNC_IIO_DATA_REQ_OF_CPU.PEER_READ.VTD1` (experimental).
-    pub const DATA_REQ_OF_CPU_PEER_READ_VTD1: Event = Event::row(158);
-    /// `UNC_IIO_DATA_REQ_OF_CPU.PEER_WRITE.VTD0` (experimental).
-    pub const DATA_REQ_OF_CPU_PEER_WRITE_VTD0: Event = Event::row(159);
-    /// `UNC_IIO_DATA_REQ_OF_CPU.PEER_WRITE.VTD1` (experimental).
-    pub const DATA_REQ_OF_CPU_PEER_WRITE_VTD1: Event = Event::row(160);
-    /// `UNC_IIO_TXN_REQ_BY_CPU.CFG_WRITE.PART0` (experimental).
-    pub const TXN_REQ_BY_CPU_CFG_WRITE_PART0: Event = Event::row(161);
-    /// `UNC_IIO_TXN_REQ_BY_CPU.CFG_WRITE.PART1` (experimental).
-    pub const TXN_REQ_BY_CPU_CFG_WRITE_PART1: Event = Event::row(162);
-    /// `UNC_IIO_TXN_REQ_BY_CPU.CFG_WRITE.PART2` (experimental).
-    pub const TXN_REQ_BY_CPU_CFG_WRITE_PART2: Event = Event::row(163);
-    /// `UNC_IIO_TXN_REQ_BY_CPU.CFG_WRITE.PART3` (experimental).
-    pub const TXN_REQ_BY_CPU_CFG_WRITE_PART3: Event = Event::row(164);
-    /// `UNC_IIO_TXN_REQ_BY_CPU.IO_WRITE.PART0` (experimental).
-    pub const TXN_REQ_BY_CPU_IO_WRITE_PART0: Event = Event::row(165);
-    /// `UNC_IIO_TXN_REQ_BY_CPU.IO_WRITE.PART1` (experimental).
-    pub const TXN_REQ_BY_CPU_IO_WRITE_PART1: Event = Event::row(166);
-    /// `UNC_IIO_TXN_REQ_BY_CPU.IO_WRITE.PART2` (experimental).
-    pub const TXN_REQ_BY_CPU_IO_WRITE_PART2: Event = Event::row(167);
-    /// `UNC_IIO_TXN_REQ_BY_CPU.IO_WRITE.PART3` (experimental).
-    pub const TXN_REQ_BY_CPU_IO_WRITE_PART3: Event = Event::row(168);
-    /// `UNC_IIO_TXN_REQ_BY_CPU.CFG_READ.PART0` (experimental).
-    pub const TXN_REQ_BY_CPU_CFG_READ_PART0: Event = Event::row(169);
-    /// `UNC_IIO_TXN_REQ_BY_CPU.CFG_READ.PART1` (experimental).
-    pub const TXN_REQ_BY_CPU_CFG_READ_PART1: Event = Event::row(170);
-    /// `UNC_IIO_TXN_REQ_BY_CPU.CFG_READ.PART2` (experimental).
-    pub const TXN_REQ_BY_CPU_CFG_READ_PART2: Event = Event::row(171);
-    /// `UNC_IIO_TXN_REQ_BY_CPU.CFG_READ.PART3` (experimental).
-    pub const TXN_REQ_BY_CPU_CFG_READ_PART3: Event = Event::row(172);
-    /// `UNC_IIO_TXN_REQ_BY_CPU.IO_READ.PART0` (experimental).
-    pub const TXN_REQ_BY_CPU_IO_READ_PART0: Event = Event::row(173);
-    /// `UNC_IIO_TXN_REQ_BY_CPU.IO_READ.PART1` (experimental).
-    pub const TXN_REQ_BY_CPU_IO_READ_PART1: Event = Event::row(174);
-    /// `UNC_IIO_TXN_REQ_BY_CPU.IO_READ.PART2` (experimental).
-    pub const TXN_REQ_BY_CPU_IO_READ_PART2: Event = Event::row(175);
-    /// `UNC_IIO_TXN_REQ_BY_CPU.IO_READ.PART3` (experimental).
-    pub const TXN_REQ_BY_CPU_IO_READ_PART3: Event = Event::row(176);
-    /// `UNC_IIO_TXN_REQ_BY_CPU.CFG_READ.VTD0` (experimental).
-    pub const TXN_REQ_BY_CPU_CFG_READ_VTD0: Event = Event::row(177);
-    /// `UNC_IIO_TXN_REQ_BY_CPU.CFG_READ.VTD1` (experimental).
-    pub const TXN_REQ_BY_CPU_CFG_READ_VTD1: Event = Event::row(178);
-    /// `UNC_IIO_TXN_REQ_BY_CPU.CFG_WRITE.VTD0` (experimental).
-    pub const TXN_REQ_BY_CPU_CFG_WRITE_VTD0: Event = Event::row(179);
-    /// `UNC_IIO_TXN_REQ_BY_CPU.IO_READ.VTD0` (experimental).
-    pub const TXN_REQ_BY_CPU_IO_READ_VTD0: Event = Event::row(180);
-    /// `UNC_IIO_TXN_REQ_BY_CPU.IO_READ.VTD1` (experimental).
-    pub const TXN_REQ_BY_CPU_IO_READ_VTD1: Event = Event::row(181);
-    /// `UNC_IIO_TXN_REQ_BY_CPU.IO_WRITE.VTD0` (experimental).
-    pub const TXN_REQ_BY_CPU_IO_WRITE_VTD0: Event = Event::row(182);
-    /// `UNC_IIO_TXN_REQ_BY_CPU.IO_WRITE.VTD1` (experimental).
-    pub const TXN_REQ_BY_CPU_IO_WRITE_VTD1: Event = Event::row(183);
-    /// `UNC_IIO_TXN_REQ_BY_CPU.MEM_READ.VTD0` (experimental).
-    pub const TXN_REQ_BY_CPU_MEM_READ_VTD0: Event = Event::row(184);
-    /// `UNC_IIO_TXN_REQ_BY_CPU.MEM_READ.VTD1` (experimental).
-    pub const TXN_REQ_BY_CPU_MEM_READ_VTD1: Event = Event::row(185);
-    /// `UNC_IIO_TXN_REQ_BY_CPU.MEM_WRITE.VTD0` (experimental).
-    pub const TXN_REQ_BY_CPU_MEM_WRITE_VTD0: Event = Event::row(186);
-    /// `UNC_IIO_TXN_REQ_BY_CPU.MEM_WRITE.VTD1` (experimental).
-    pub const TXN_REQ_BY_CPU_MEM_WRITE_VTD1: Event = Event::row(187);
-    /// `UNC_IIO_TXN_REQ_BY_CPU.PEER_READ.VTD0` (experimental).
-    pub const TXN_REQ_BY_CPU_PEER_READ_VTD0: Event = Event::row(188);
-    /// `UNC_IIO_TXN_REQ_BY_CPU.PEER_READ.VTD1` (experimental).
-    pub const TXN_REQ_BY_CPU_PEER_READ_VTD1: Event = Event::row(189);
-    /// `UNC_IIO_TXN_REQ_BY_CPU.PEER_WRITE.VTD0` (experimental).
-    pub const TXN_REQ_BY_CPU_PEER_WRITE_VTD0: Event = Event::row(190);
-    /// `UNC_IIO_TXN_REQ_BY_CPU.PEER_WRITE.VTD1` (experimental).
-    pub const TXN_REQ_BY_CPU_PEER_WRITE_VTD1: Event = Event::row(191);
-    /// `UNC_IIO_TXN_REQ_BY_CPU.CFG_WRITE.VTD1` (experimental).
-    pub const TXN_REQ_BY_CPU_CFG_WRITE_VTD1: Event = Event::row(192);
-    /// `UNC_IIO_TXN_REQ_OF_CPU.MEM_WRITE.VTD0` (experimental).
-    pub const TXN_REQ_OF_CPU_MEM_WRITE_VTD0: Event = Event::row(193);
-    /// `UNC_IIO_TXN_REQ_OF_CPU.MEM_WRITE.VTD1` (experimental).
-    pub const TXN_REQ_OF_CPU_MEM_WRITE_VTD1: Event = Event::row(194);
-    /// `UNC_IIO_TXN_REQ_OF_CPU.PEER_WRITE.VTD0` (experimental).
-    pub const TXN_REQ_OF_CPU_PEER_WRITE_VTD0: Event = Event::row(195);
-    /// `UNC_IIO_TXN_REQ_OF_CPU.PEER_WRITE.VTD1` (experimental).
-    pub const TXN_REQ_OF_CPU_PEER_WRITE_VTD1: Event = Event::row(196);
-    /// `UNC_IIO_TXN_REQ_OF_CPU.MEM_READ.VTD0` (experimental).
-    pub const TXN_REQ_OF_CPU_MEM_READ_VTD0: Event = Event::row(197);
-    /// `UNC_IIO_TXN_REQ_OF_CPU.MEM_READ.VTD1` (experimental).
-    pub const TXN_REQ_OF_CPU_MEM_READ_VTD1: Event = Event::row(198);
-    /// `UNC_IIO_TXN_REQ_OF_CPU.PEER_READ.VTD0` (experimental).
-    pub const TXN_REQ_OF_CPU_PEER_READ_VTD0: Event = Event::row(199);
-    /// `UNC_IIO_TXN_REQ_OF_CPU.PEER_READ.VTD1` (experimental).
-    pub const TXN_REQ_OF_CPU_PEER_READ_VTD1: Event = Event::row(200);
-    /// `UNC_IIO_TXN_REQ_OF_CPU.ATOMIC.PART0` (experimental).
-    pub const TXN_REQ_OF_CPU_ATOMIC_PART0: Event = Event::row(201);
-    /// `UNC_IIO_TXN_REQ_OF_CPU.ATOMIC.PART1` (experimental).
-    pub const TXN_REQ_OF_CPU_ATOMIC_PART1: Event = Event::row(202);
-    /// `UNC_IIO_TXN_REQ_OF_CPU.ATOMIC.PART2` (experimental).
-    pub const TXN_REQ_OF_CPU_ATOMIC_PART2: Event = Event::row(203);
-    /// `UNC_IIO_TXN_REQ_OF_CPU.ATOMIC.PART3` (experimental).
-    pub const TXN_REQ_OF_CPU_ATOMIC_PART3: Event = Event::row(204);
-    /// `UNC_IIO_TXN_REQ_OF_CPU.ATOMIC.VTD0` (experimental).
-    pub const TXN_REQ_OF_CPU_ATOMIC_VTD0: Event = Event::row(205);
-    /// `UNC_IIO_TXN_REQ_OF_CPU.ATOMIC.VTD1` (experimental).
-    pub const TXN_REQ_OF_CPU_ATOMIC_VTD1: Event = Event::row(206);
-    /// `UNC_IIO_TXN_REQ_OF_CPU.ATOMICCMP.PART0` (experimental).
-    pub const TXN_REQ_OF_CPU_ATOMICCMP_PART0: Event = Event::row(207);
-    /// `UNC_IIO_TXN_REQ_OF_CPU.ATOMICCMP.PART1` (experimental).
-    pub const TXN_REQ_OF_CPU_ATOMICCMP_PART1: Event = Event::row(208);
-    /// `UNC_IIO_TXN_REQ_OF_CPU.ATOMICCMP.PART2` (experimental).
-    pub const TXN_REQ_OF_CPU_ATOMICCMP_PART2: Event = Event::row(209);
-    /// `UNC_IIO_TXN_REQ_OF_CPU.ATOMICCMP.PART3` (experimental).
-    pub const TXN_REQ_OF_CPU_ATOMICCMP_PART3: Event = Event::row(210);
-    /// `UNC_IIO_TXN_REQ_OF_CPU.MSG.PART0` (experimental).
-    pub const TXN_REQ_OF_CPU_MSG_PART0: Event = Event::row(211);
-    /// `UNC_IIO_TXN_REQ_OF_CPU.MSG.PART1` (experimental).
-    pub const TXN_REQ_OF_CPU_MSG_PART1: Event = Event::row(212);
-    /// `UNC_IIO_TXN_REQ_OF_CPU.MSG.PART2` (experimental).
-    pub const TXN_REQ_OF_CPU_MSG_PART2: Event = Event::row(213);
-    /// `UNC_IIO_TXN_REQ_OF_CPU.MSG.PART3` (experimental).
-    pub const TXN_REQ_OF_CPU_MSG_PART3: Event = Event::row(214);
-    /// `UNC_IIO_TXN_REQ_OF_CPU.MSG.VTD0` (experimental).
-    pub const TXN_REQ_OF_CPU_MSG_VTD0: Event = Event::row(215);
-    /// `UNC_IIO_TXN_REQ_OF_CPU.MSG.VTD1` (experimental).
-    pub const TXN_REQ_OF_CPU_MSG_VTD1: Event = Event::row(216);
-}
-
 #[cfg(feature = "metadata")]
 impl Event {
     /// The event's facts.
@@ -1001,231 +551,236 @@ impl Event {
     }
 }
 
-/// The events, row n for `Event::row(n)`: `ev(name, event select, umask, counters)` (bit n
-/// of counters: counter n may count it) and what else each sets.
-const EVENT_ROWS: &[EventRow] = &[
-    ev("UNC_IIO_CLOCKTICKS", 0x01, 0x00, 0b1111),
-    ev("UNC_IIO_DATA_REQ_BY_CPU.MEM_WRITE.PART0", 0xc0, 0x01, 0b1100).filters("fc, chnl").port_mask(0x1).fc_mask(0x7),
-    ev("UNC_IIO_DATA_REQ_BY_CPU.MEM_WRITE.PART1", 0xc0, 0x01, 0b1100).filters("fc, chnl").port_mask(0x2).fc_mask(0x7),
-    ev("UNC_IIO_DATA_REQ_BY_CPU.MEM_WRITE.PART2", 0xc0, 0x01, 0b1100).filters("fc, chnl").port_mask(0x4).fc_mask(0x7),
-    ev("UNC_IIO_DATA_REQ_BY_CPU.MEM_WRITE.PART3", 0xc0, 0x01, 0b1100).filters("fc, chnl").port_mask(0x8).fc_mask(0x7),
-    ev("UNC_IIO_DATA_REQ_BY_CPU.PEER_WRITE.PART0", 0xc0, 0x02, 0b1100).filters("fc, chnl").port_mask(0x1).fc_mask(0x7),
-    ev("UNC_IIO_DATA_REQ_BY_CPU.PEER_WRITE.PART1", 0xc0, 0x02, 0b1100).filters("fc, chnl").port_mask(0x2).fc_mask(0x7),
-    ev("UNC_IIO_DATA_REQ_BY_CPU.PEER_WRITE.PART2", 0xc0, 0x02, 0b1100).filters("fc, chnl").port_mask(0x4).fc_mask(0x7),
-    ev("UNC_IIO_DATA_REQ_BY_CPU.PEER_WRITE.PART3", 0xc0, 0x02, 0b1100).filters("fc, chnl").port_mask(0x8).fc_mask(0x7),
-    ev("UNC_IIO_DATA_REQ_BY_CPU.MEM_READ.PART0", 0xc0, 0x04, 0b1100).filters("fc, chnl").port_mask(0x1).fc_mask(0x7),
-    ev("UNC_IIO_DATA_REQ_BY_CPU.MEM_READ.PART1", 0xc0, 0x04, 0b1100).filters("fc, chnl").port_mask(0x2).fc_mask(0x7),
-    ev("UNC_IIO_DATA_REQ_BY_CPU.MEM_READ.PART2", 0xc0, 0x04, 0b1100).filters("fc, chnl").port_mask(0x4).fc_mask(0x7),
-    ev("UNC_IIO_DATA_REQ_BY_CPU.MEM_READ.PART3", 0xc0, 0x04, 0b1100).filters("fc, chnl").port_mask(0x8).fc_mask(0x7),
-    ev("UNC_IIO_DATA_REQ_BY_CPU.PEER_READ.PART0", 0xc0, 0x08, 0b1100).filters("fc, chnl").port_mask(0x1).fc_mask(0x7),
-    ev("UNC_IIO_DATA_REQ_BY_CPU.PEER_READ.PART1", 0xc0, 0x08, 0b1100).filters("fc, chnl").port_mask(0x2).fc_mask(0x7),
-    ev("UNC_IIO_DATA_REQ_BY_CPU.PEER_READ.PART2", 0xc0, 0x08, 0b1100).filters("fc, chnl").port_mask(0x4).fc_mask(0x7),
-    ev("UNC_IIO_DATA_REQ_BY_CPU.PEER_READ.PART3", 0xc0, 0x08, 0b1100).filters("fc, chnl").port_mask(0x8).fc_mask(0x7),
-    ev("UNC_IIO_DATA_REQ_OF_CPU.MEM_WRITE.PART0", 0x83, 0x01, 0b11).filters("fc, chnl").port_mask(0x1).fc_mask(0x7),
-    ev("UNC_IIO_DATA_REQ_OF_CPU.MEM_WRITE.PART1", 0x83, 0x01, 0b11).filters("fc, chnl").port_mask(0x2).fc_mask(0x7),
-    ev("UNC_IIO_DATA_REQ_OF_CPU.MEM_WRITE.PART2", 0x83, 0x01, 0b11).filters("fc, chnl").port_mask(0x4).fc_mask(0x7),
-    ev("UNC_IIO_DATA_REQ_OF_CPU.MEM_WRITE.PART3", 0x83, 0x01, 0b11).filters("fc, chnl").port_mask(0x8).fc_mask(0x7),
-    ev("UNC_IIO_DATA_REQ_OF_CPU.PEER_WRITE.PART0", 0x83, 0x02, 0b11).filters("fc, chnl").port_mask(0x1).fc_mask(0x7),
-    ev("UNC_IIO_DATA_REQ_OF_CPU.PEER_WRITE.PART1", 0x83, 0x02, 0b11).filters("fc, chnl").port_mask(0x2).fc_mask(0x7),
-    ev("UNC_IIO_DATA_REQ_OF_CPU.PEER_WRITE.PART2", 0x83, 0x02, 0b11).filters("fc, chnl").port_mask(0x4).fc_mask(0x7),
-    ev("UNC_IIO_DATA_REQ_OF_CPU.PEER_WRITE.PART3", 0x83, 0x02, 0b11).filters("fc, chnl").port_mask(0x8).fc_mask(0x7),
-    ev("UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.PART0", 0x83, 0x04, 0b11).filters("fc, chnl").port_mask(0x1).fc_mask(0x7),
-    ev("UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.PART1", 0x83, 0x04, 0b11).filters("fc, chnl").port_mask(0x2).fc_mask(0x7),
-    ev("UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.PART2", 0x83, 0x04, 0b11).filters("fc, chnl").port_mask(0x4).fc_mask(0x7),
-    ev("UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.PART3", 0x83, 0x04, 0b11).filters("fc, chnl").port_mask(0x8).fc_mask(0x7),
-    ev("UNC_IIO_DATA_REQ_OF_CPU.PEER_READ.PART0", 0x83, 0x08, 0b11).filters("fc, chnl").port_mask(0x1).fc_mask(0x7),
-    ev("UNC_IIO_DATA_REQ_OF_CPU.PEER_READ.PART1", 0x83, 0x08, 0b11).filters("fc, chnl").port_mask(0x2).fc_mask(0x7),
-    ev("UNC_IIO_DATA_REQ_OF_CPU.PEER_READ.PART2", 0x83, 0x08, 0b11).filters("fc, chnl").port_mask(0x4).fc_mask(0x7),
-    ev("UNC_IIO_DATA_REQ_OF_CPU.PEER_READ.PART3", 0x83, 0x08, 0b11).filters("fc, chnl").port_mask(0x8).fc_mask(0x7),
-    ev("UNC_IIO_TXN_REQ_BY_CPU.MEM_WRITE.PART0", 0xc1, 0x01, 0b1111).filters("fc, chnl").port_mask(0x1).fc_mask(0x7),
-    ev("UNC_IIO_TXN_REQ_BY_CPU.MEM_WRITE.PART1", 0xc1, 0x01, 0b1111).filters("fc, chnl").port_mask(0x2).fc_mask(0x7),
-    ev("UNC_IIO_TXN_REQ_BY_CPU.MEM_WRITE.PART2", 0xc1, 0x01, 0b1111).filters("fc, chnl").port_mask(0x4).fc_mask(0x7),
-    ev("UNC_IIO_TXN_REQ_BY_CPU.MEM_WRITE.PART3", 0xc1, 0x01, 0b1111).filters("fc, chnl").port_mask(0x8).fc_mask(0x7),
-    ev("UNC_IIO_TXN_REQ_BY_CPU.PEER_WRITE.PART0", 0xc1, 0x02, 0b1111).filters("fc, chnl").port_mask(0x1).fc_mask(0x7),
-    ev("UNC_IIO_TXN_REQ_BY_CPU.PEER_WRITE.PART1", 0xc1, 0x02, 0b1111).filters("fc, chnl").port_mask(0x2).fc_mask(0x7),
-    ev("UNC_IIO_TXN_REQ_BY_CPU.PEER_WRITE.PART2", 0xc1, 0x02, 0b1111).filters("fc, chnl").port_mask(0x4).fc_mask(0x7),
-    ev("UNC_IIO_TXN_REQ_BY_CPU.PEER_WRITE.PART3", 0xc1, 0x02, 0b1111).filters("fc, chnl").port_mask(0x8).fc_mask(0x7),
-    ev("UNC_IIO_TXN_REQ_BY_CPU.MEM_READ.PART0", 0xc1, 0x04, 0b1111).filters("fc, chnl").port_mask(0x1).fc_mask(0x7),
-    ev("UNC_IIO_TXN_REQ_BY_CPU.MEM_READ.PART1", 0xc1, 0x04, 0b1111).filters("fc, chnl").port_mask(0x2).fc_mask(0x7),
-    ev("UNC_IIO_TXN_REQ_BY_CPU.MEM_READ.PART2", 0xc1, 0x04, 0b1111).filters("fc, chnl").port_mask(0x4).fc_mask(0x7),
-    ev("UNC_IIO_TXN_REQ_BY_CPU.MEM_READ.PART3", 0xc1, 0x04, 0b1111).filters("fc, chnl").port_mask(0x8).fc_mask(0x7),
-    ev("UNC_IIO_TXN_REQ_BY_CPU.PEER_READ.PART0", 0xc1, 0x08, 0b1111).filters("fc, chnl").port_mask(0x1).fc_mask(0x7),
-    ev("UNC_IIO_TXN_REQ_BY_CPU.PEER_READ.PART1", 0xc1, 0x08, 0b1111).filters("fc, chnl").port_mask(0x2).fc_mask(0x7),
-    ev("UNC_IIO_TXN_REQ_BY_CPU.PEER_READ.PART2", 0xc1, 0x08, 0b1111).filters("fc, chnl").port_mask(0x4).fc_mask(0x7),
-    ev("UNC_IIO_TXN_REQ_BY_CPU.PEER_READ.PART3", 0xc1, 0x08, 0b1111).filters("fc, chnl").port_mask(0x8).fc_mask(0x7),
-    ev("UNC_IIO_TXN_REQ_OF_CPU.MEM_WRITE.PART0", 0x84, 0x01, 0b1111).filters("chnl").port_mask(0x1).fc_mask(0x7),
-    ev("UNC_IIO_TXN_REQ_OF_CPU.MEM_WRITE.PART1", 0x84, 0x01, 0b1111).filters("chnl").port_mask(0x2).fc_mask(0x7),
-    ev("UNC_IIO_TXN_REQ_OF_CPU.MEM_WRITE.PART2", 0x84, 0x01, 0b1111).filters("chnl").port_mask(0x4).fc_mask(0x7),
-    ev("UNC_IIO_TXN_REQ_OF_CPU.MEM_WRITE.PART3", 0x84, 0x01, 0b1111).filters("chnl").port_mask(0x8).fc_mask(0x7),
-    ev("UNC_IIO_TXN_REQ_OF_CPU.PEER_WRITE.PART0", 0x84, 0x02, 0b1111).filters("chnl").port_mask(0x1).fc_mask(0x7),
-    ev("UNC_IIO_TXN_REQ_OF_CPU.PEER_WRITE.PART1", 0x84, 0x02, 0b1111).filters("chnl").port_mask(0x2).fc_mask(0x7),
-    ev("UNC_IIO_TXN_REQ_OF_CPU.PEER_WRITE.PART2", 0x84, 0x02, 0b1111).filters("chnl").port_mask(0x4).fc_mask(0x7),
-    ev("UNC_IIO_TXN_REQ_OF_CPU.PEER_WRITE.PART3", 0x84, 0x02, 0b1111).filters("chnl").port_mask(0x8).fc_mask(0x7),
-    ev("UNC_IIO_TXN_REQ_OF_CPU.MEM_READ.PART0", 0x84, 0x04, 0b1111).filters("chnl").port_mask(0x1).fc_mask(0x7),
-    ev("UNC_IIO_TXN_REQ_OF_CPU.MEM_READ.PART1", 0x84, 0x04, 0b1111).filters("chnl").port_mask(0x2).fc_mask(0x7),
-    ev("UNC_IIO_TXN_REQ_OF_CPU.MEM_READ.PART2", 0x84, 0x04, 0b1111).filters("chnl").port_mask(0x4).fc_mask(0x7),
-    ev("UNC_IIO_TXN_REQ_OF_CPU.MEM_READ.PART3", 0x84, 0x04, 0b1111).filters("chnl").port_mask(0x8).fc_mask(0x7),
-    ev("UNC_IIO_TXN_REQ_OF_CPU.PEER_READ.PART0", 0x84, 0x08, 0b1111).filters("chnl").port_mask(0x1).fc_mask(0x7),
-    ev("UNC_IIO_TXN_REQ_OF_CPU.PEER_READ.PART1", 0x84, 0x08, 0b1111).filters("chnl").port_mask(0x2).fc_mask(0x7),
-    ev("UNC_IIO_TXN_REQ_OF_CPU.PEER_READ.PART2", 0x84, 0x08, 0b1111).filters("chnl").port_mask(0x4).fc_mask(0x7),
-    ev("UNC_IIO_TXN_REQ_OF_CPU.PEER_READ.PART3", 0x84, 0x08, 0b1111).filters("chnl").port_mask(0x8).fc_mask(0x7),
-    ev("UNC_IIO_COMP_BUF_INSERTS.CMPD.PART0", 0xc2, 0x03, 0b1111).port_mask(0x1).fc_mask(0x4),
-    ev("UNC_IIO_COMP_BUF_INSERTS.CMPD.PART1", 0xc2, 0x03, 0b1111).port_mask(0x2).fc_mask(0x4),
-    ev("UNC_IIO_COMP_BUF_INSERTS.CMPD.PART2", 0xc2, 0x03, 0b1111).port_mask(0x4).fc_mask(0x4),
-    ev("UNC_IIO_COMP_BUF_INSERTS.CMPD.PART3", 0xc2, 0x03, 0b1111).port_mask(0x8).fc_mask(0x4),
-    ev("UNC_IIO_COMP_BUF_OCCUPANCY.CMPD.PART0", 0xd5, 0x01, 0b1100).fc_mask(0x4),
-    ev("UNC_IIO_COMP_BUF_OCCUPANCY.CMPD.PART1", 0xd5, 0x02, 0b1100).fc_mask(0x4),
-    ev("UNC_IIO_COMP_BUF_OCCUPANCY.CMPD.PART2", 0xd5, 0x04, 0b1100).fc_mask(0x4),
-    ev("UNC_IIO_COMP_BUF_OCCUPANCY.CMPD.PART3", 0xd5, 0x08, 0b1100).fc_mask(0x4),
-    ev("UNC_IIO_COMP_BUF_INSERTS.CMPD.ALL_PARTS", 0xc2, 0x03, 0b1111).port_mask(0xf).fc_mask(0x4),
-    ev("UNC_IIO_COMP_BUF_OCCUPANCY.CMPD.ALL_PARTS", 0xd5, 0x0f, 0b1100).fc_mask(0x4),
-];
-/// The experimental events, numbered after `EVENT_ROWS`.
+event_table! {
+    /// The events, row n for `Event::row(n)`: `ev(name, event select, umask)` and what else each
+    /// sets. The counters that may count them (bit n: counter n) and those without
+    /// Hyper-Threading are the table's, the two numbers before the rows, unless a row
+    /// gives its own (`.on(..)`, `.ht_off(..)`).
+    EVENT_ROWS, EventRowNumber, 0, "", 0b1111, 0b0;
+    CLOCKTICKS = ev("UNC_IIO_CLOCKTICKS", 0x01, 0x00),
+    DATA_REQ_BY_CPU_MEM_WRITE_PART0 = ev("UNC_IIO_DATA_REQ_BY_CPU.MEM_WRITE.PART0", 0xc0, 0x01).on(0b1100).filters("fc, chnl").port_mask(0x1).fc_mask(0x7),
+    DATA_REQ_BY_CPU_MEM_WRITE_PART1 = ev("UNC_IIO_DATA_REQ_BY_CPU.MEM_WRITE.PART1", 0xc0, 0x01).on(0b1100).filters("fc, chnl").port_mask(0x2).fc_mask(0x7),
+    DATA_REQ_BY_CPU_MEM_WRITE_PART2 = ev("UNC_IIO_DATA_REQ_BY_CPU.MEM_WRITE.PART2", 0xc0, 0x01).on(0b1100).filters("fc, chnl").port_mask(0x4).fc_mask(0x7),
+    DATA_REQ_BY_CPU_MEM_WRITE_PART3 = ev("UNC_IIO_DATA_REQ_BY_CPU.MEM_WRITE.PART3", 0xc0, 0x01).on(0b1100).filters("fc, chnl").port_mask(0x8).fc_mask(0x7),
+    DATA_REQ_BY_CPU_PEER_WRITE_PART0 = ev("UNC_IIO_DATA_REQ_BY_CPU.PEER_WRITE.PART0", 0xc0, 0x02).on(0b1100).filters("fc, chnl").port_mask(0x1).fc_mask(0x7),
+    DATA_REQ_BY_CPU_PEER_WRITE_PART1 = ev("UNC_IIO_DATA_REQ_BY_CPU.PEER_WRITE.PART1", 0xc0, 0x02).on(0b1100).filters("fc, chnl").port_mask(0x2).fc_mask(0x7),
+    DATA_REQ_BY_CPU_PEER_WRITE_PART2 = ev("UNC_IIO_DATA_REQ_BY_CPU.PEER_WRITE.PART2", 0xc0, 0x02).on(0b1100).filters("fc, chnl").port_mask(0x4).fc_mask(0x7),
+    DATA_REQ_BY_CPU_PEER_WRITE_PART3 = ev("UNC_IIO_DATA_REQ_BY_CPU.PEER_WRITE.PART3", 0xc0, 0x02).on(0b1100).filters("fc, chnl").port_mask(0x8).fc_mask(0x7),
+    DATA_REQ_BY_CPU_MEM_READ_PART0 = ev("UNC_IIO_DATA_REQ_BY_CPU.MEM_READ.PART0", 0xc0, 0x04).on(0b1100).filters("fc, chnl").port_mask(0x1).fc_mask(0x7),
+    DATA_REQ_BY_CPU_MEM_READ_PART1 = ev("UNC_IIO_DATA_REQ_BY_CPU.MEM_READ.PART1", 0xc0, 0x04).on(0b1100).filters("fc, chnl").port_mask(0x2).fc_mask(0x7),
+    DATA_REQ_BY_CPU_MEM_READ_PART2 = ev("UNC_IIO_DATA_REQ_BY_CPU.MEM_READ.PART2", 0xc0, 0x04).on(0b1100).filters("fc, chnl").port_mask(0x4).fc_mask(0x7),
+    DATA_REQ_BY_CPU_MEM_READ_PART3 = ev("UNC_IIO_DATA_REQ_BY_CPU.MEM_READ.PART3", 0xc0, 0x04).on(0b1100).filters("fc, chnl").port_mask(0x8).fc_mask(0x7),
+    DATA_REQ_BY_CPU_PEER_READ_PART0 = ev("UNC_IIO_DATA_REQ_BY_CPU.PEER_READ.PART0", 0xc0, 0x08).on(0b1100).filters("fc, chnl").port_mask(0x1).fc_mask(0x7),
+    DATA_REQ_BY_CPU_PEER_READ_PART1 = ev("UNC_IIO_DATA_REQ_BY_CPU.PEER_READ.PART1", 0xc0, 0x08).on(0b1100).filters("fc, chnl").port_mask(0x2).fc_mask(0x7),
+    DATA_REQ_BY_CPU_PEER_READ_PART2 = ev("UNC_IIO_DATA_REQ_BY_CPU.PEER_READ.PART2", 0xc0, 0x08).on(0b1100).filters("fc, chnl").port_mask(0x4).fc_mask(0x7),
+    DATA_REQ_BY_CPU_PEER_READ_PART3 = ev("UNC_IIO_DATA_REQ_BY_CPU.PEER_READ.PART3", 0xc0, 0x08).on(0b1100).filters("fc, chnl").port_mask(0x8).fc_mask(0x7),
+    DATA_REQ_OF_CPU_MEM_WRITE_PART0 = ev("UNC_IIO_DATA_REQ_OF_CPU.MEM_WRITE.PART0", 0x83, 0x01).on(0b11).filters("fc, chnl").port_mask(0x1).fc_mask(0x7),
+    DATA_REQ_OF_CPU_MEM_WRITE_PART1 = ev("UNC_IIO_DATA_REQ_OF_CPU.MEM_WRITE.PART1", 0x83, 0x01).on(0b11).filters("fc, chnl").port_mask(0x2).fc_mask(0x7),
+    DATA_REQ_OF_CPU_MEM_WRITE_PART2 = ev("UNC_IIO_DATA_REQ_OF_CPU.MEM_WRITE.PART2", 0x83, 0x01).on(0b11).filters("fc, chnl").port_mask(0x4).fc_mask(0x7),
+    DATA_REQ_OF_CPU_MEM_WRITE_PART3 = ev("UNC_IIO_DATA_REQ_OF_CPU.MEM_WRITE.PART3", 0x83, 0x01).on(0b11).filters("fc, chnl").port_mask(0x8).fc_mask(0x7),
+    DATA_REQ_OF_CPU_PEER_WRITE_PART0 = ev("UNC_IIO_DATA_REQ_OF_CPU.PEER_WRITE.PART0", 0x83, 0x02).on(0b11).filters("fc, chnl").port_mask(0x1).fc_mask(0x7),
+    DATA_REQ_OF_CPU_PEER_WRITE_PART1 = ev("UNC_IIO_DATA_REQ_OF_CPU.PEER_WRITE.PART1", 0x83, 0x02).on(0b11).filters("fc, chnl").port_mask(0x2).fc_mask(0x7),
+    DATA_REQ_OF_CPU_PEER_WRITE_PART2 = ev("UNC_IIO_DATA_REQ_OF_CPU.PEER_WRITE.PART2", 0x83, 0x02).on(0b11).filters("fc, chnl").port_mask(0x4).fc_mask(0x7),
+    DATA_REQ_OF_CPU_PEER_WRITE_PART3 = ev("UNC_IIO_DATA_REQ_OF_CPU.PEER_WRITE.PART3", 0x83, 0x02).on(0b11).filters("fc, chnl").port_mask(0x8).fc_mask(0x7),
+    DATA_REQ_OF_CPU_MEM_READ_PART0 = ev("UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.PART0", 0x83, 0x04).on(0b11).filters("fc, chnl").port_mask(0x1).fc_mask(0x7),
+    DATA_REQ_OF_CPU_MEM_READ_PART1 = ev("UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.PART1", 0x83, 0x04).on(0b11).filters("fc, chnl").port_mask(0x2).fc_mask(0x7),
+    DATA_REQ_OF_CPU_MEM_READ_PART2 = ev("UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.PART2", 0x83, 0x04).on(0b11).filters("fc, chnl").port_mask(0x4).fc_mask(0x7),
+    DATA_REQ_OF_CPU_MEM_READ_PART3 = ev("UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.PART3", 0x83, 0x04).on(0b11).filters("fc, chnl").port_mask(0x8).fc_mask(0x7),
+    DATA_REQ_OF_CPU_PEER_READ_PART0 = ev("UNC_IIO_DATA_REQ_OF_CPU.PEER_READ.PART0", 0x83, 0x08).on(0b11).filters("fc, chnl").port_mask(0x1).fc_mask(0x7),
+    DATA_REQ_OF_CPU_PEER_READ_PART1 = ev("UNC_IIO_DATA_REQ_OF_CPU.PEER_READ.PART1", 0x83, 0x08).on(0b11).filters("fc, chnl").port_mask(0x2).fc_mask(0x7),
+    DATA_REQ_OF_CPU_PEER_READ_PART2 = ev("UNC_IIO_DATA_REQ_OF_CPU.PEER_READ.PART2", 0x83, 0x08).on(0b11).filters("fc, chnl").port_mask(0x4).fc_mask(0x7),
+    DATA_REQ_OF_CPU_PEER_READ_PART3 = ev("UNC_IIO_DATA_REQ_OF_CPU.PEER_READ.PART3", 0x83, 0x08).on(0b11).filters("fc, chnl").port_mask(0x8).fc_mask(0x7),
+    TXN_REQ_BY_CPU_MEM_WRITE_PART0 = ev("UNC_IIO_TXN_REQ_BY_CPU.MEM_WRITE.PART0", 0xc1, 0x01).filters("fc, chnl").port_mask(0x1).fc_mask(0x7),
+    TXN_REQ_BY_CPU_MEM_WRITE_PART1 = ev("UNC_IIO_TXN_REQ_BY_CPU.MEM_WRITE.PART1", 0xc1, 0x01).filters("fc, chnl").port_mask(0x2).fc_mask(0x7),
+    TXN_REQ_BY_CPU_MEM_WRITE_PART2 = ev("UNC_IIO_TXN_REQ_BY_CPU.MEM_WRITE.PART2", 0xc1, 0x01).filters("fc, chnl").port_mask(0x4).fc_mask(0x7),
+    TXN_REQ_BY_CPU_MEM_WRITE_PART3 = ev("UNC_IIO_TXN_REQ_BY_CPU.MEM_WRITE.PART3", 0xc1, 0x01).filters("fc, chnl").port_mask(0x8).fc_mask(0x7),
+    TXN_REQ_BY_CPU_PEER_WRITE_PART0 = ev("UNC_IIO_TXN_REQ_BY_CPU.PEER_WRITE.PART0", 0xc1, 0x02).filters("fc, chnl").port_mask(0x1).fc_mask(0x7),
+    TXN_REQ_BY_CPU_PEER_WRITE_PART1 = ev("UNC_IIO_TXN_REQ_BY_CPU.PEER_WRITE.PART1", 0xc1, 0x02).filters("fc, chnl").port_mask(0x2).fc_mask(0x7),
+    TXN_REQ_BY_CPU_PEER_WRITE_PART2 = ev("UNC_IIO_TXN_REQ_BY_CPU.PEER_WRITE.PART2", 0xc1, 0x02).filters("fc, chnl").port_mask(0x4).fc_mask(0x7),
+    TXN_REQ_BY_CPU_PEER_WRITE_PART3 = ev("UNC_IIO_TXN_REQ_BY_CPU.PEER_WRITE.PART3", 0xc1, 0x02).filters("fc, chnl").port_mask(0x8).fc_mask(0x7),
+    TXN_REQ_BY_CPU_MEM_READ_PART0 = ev("UNC_IIO_TXN_REQ_BY_CPU.MEM_READ.PART0", 0xc1, 0x04).filters("fc, chnl").port_mask(0x1).fc_mask(0x7),
+    TXN_REQ_BY_CPU_MEM_READ_PART1 = ev("UNC_IIO_TXN_REQ_BY_CPU.MEM_READ.PART1", 0xc1, 0x04).filters("fc, chnl").port_mask(0x2).fc_mask(0x7),
+    TXN_REQ_BY_CPU_MEM_READ_PART2 = ev("UNC_IIO_TXN_REQ_BY_CPU.MEM_READ.PART2", 0xc1, 0x04).filters("fc, chnl").port_mask(0x4).fc_mask(0x7),
+    TXN_REQ_BY_CPU_MEM_READ_PART3 = ev("UNC_IIO_TXN_REQ_BY_CPU.MEM_READ.PART3", 0xc1, 0x04).filters("fc, chnl").port_mask(0x8).fc_mask(0x7),
+    TXN_REQ_BY_CPU_PEER_READ_PART0 = ev("UNC_IIO_TXN_REQ_BY_CPU.PEER_READ.PART0", 0xc1, 0x08).filters("fc, chnl").port_mask(0x1).fc_mask(0x7),
+    TXN_REQ_BY_CPU_PEER_READ_PART1 = ev("UNC_IIO_TXN_REQ_BY_CPU.PEER_READ.PART1", 0xc1, 0x08).filters("fc, chnl").port_mask(0x2).fc_mask(0x7),
+    TXN_REQ_BY_CPU_PEER_READ_PART2 = ev("UNC_IIO_TXN_REQ_BY_CPU.PEER_READ.PART2", 0xc1, 0x08).filters("fc, chnl").port_mask(0x4).fc_mask(0x7),
+    TXN_REQ_BY_CPU_PEER_READ_PART3 = ev("UNC_IIO_TXN_REQ_BY_CPU.PEER_READ.PART3", 0xc1, 0x08).filters("fc, chnl").port_mask(0x8).fc_mask(0x7),
+    TXN_REQ_OF_CPU_MEM_WRITE_PART0 = ev("UNC_IIO_TXN_REQ_OF_CPU.MEM_WRITE.PART0", 0x84, 0x01).filters("chnl").port_mask(0x1).fc_mask(0x7),
+    TXN_REQ_OF_CPU_MEM_WRITE_PART1 = ev("UNC_IIO_TXN_REQ_OF_CPU.MEM_WRITE.PART1", 0x84, 0x01).filters("chnl").port_mask(0x2).fc_mask(0x7),
+    TXN_REQ_OF_CPU_MEM_WRITE_PART2 = ev("UNC_IIO_TXN_REQ_OF_CPU.MEM_WRITE.PART2", 0x84, 0x01).filters("chnl").port_mask(0x4).fc_mask(0x7),
+    TXN_REQ_OF_CPU_MEM_WRITE_PART3 = ev("UNC_IIO_TXN_REQ_OF_CPU.MEM_WRITE.PART3", 0x84, 0x01).filters("chnl").port_mask(0x8).fc_mask(0x7),
+    TXN_REQ_OF_CPU_PEER_WRITE_PART0 = ev("UNC_IIO_TXN_REQ_OF_CPU.PEER_WRITE.PART0", 0x84, 0x02).filters("chnl").port_mask(0x1).fc_mask(0x7),
+    TXN_REQ_OF_CPU_PEER_WRITE_PART1 = ev("UNC_IIO_TXN_REQ_OF_CPU.PEER_WRITE.PART1", 0x84, 0x02).filters("chnl").port_mask(0x2).fc_mask(0x7),
+    TXN_REQ_OF_CPU_PEER_WRITE_PART2 = ev("UNC_IIO_TXN_REQ_OF_CPU.PEER_WRITE.PART2", 0x84, 0x02).filters("chnl").port_mask(0x4).fc_mask(0x7),
+    TXN_REQ_OF_CPU_PEER_WRITE_PART3 = ev("UNC_IIO_TXN_REQ_OF_CPU.PEER_WRITE.PART3", 0x84, 0x02).filters("chnl").port_mask(0x8).fc_mask(0x7),
+    TXN_REQ_OF_CPU_MEM_READ_PART0 = ev("UNC_IIO_TXN_REQ_OF_CPU.MEM_READ.PART0", 0x84, 0x04).filters("chnl").port_mask(0x1).fc_mask(0x7),
+    TXN_REQ_OF_CPU_MEM_READ_PART1 = ev("UNC_IIO_TXN_REQ_OF_CPU.MEM_READ.PART1", 0x84, 0x04).filters("chnl").port_mask(0x2).fc_mask(0x7),
+    TXN_REQ_OF_CPU_MEM_READ_PART2 = ev("UNC_IIO_TXN_REQ_OF_CPU.MEM_READ.PART2", 0x84, 0x04).filters("chnl").port_mask(0x4).fc_mask(0x7),
+    TXN_REQ_OF_CPU_MEM_READ_PART3 = ev("UNC_IIO_TXN_REQ_OF_CPU.MEM_READ.PART3", 0x84, 0x04).filters("chnl").port_mask(0x8).fc_mask(0x7),
+    TXN_REQ_OF_CPU_PEER_READ_PART0 = ev("UNC_IIO_TXN_REQ_OF_CPU.PEER_READ.PART0", 0x84, 0x08).filters("chnl").port_mask(0x1).fc_mask(0x7),
+    TXN_REQ_OF_CPU_PEER_READ_PART1 = ev("UNC_IIO_TXN_REQ_OF_CPU.PEER_READ.PART1", 0x84, 0x08).filters("chnl").port_mask(0x2).fc_mask(0x7),
+    TXN_REQ_OF_CPU_PEER_READ_PART2 = ev("UNC_IIO_TXN_REQ_OF_CPU.PEER_READ.PART2", 0x84, 0x08).filters("chnl").port_mask(0x4).fc_mask(0x7),
+    TXN_REQ_OF_CPU_PEER_READ_PART3 = ev("UNC_IIO_TXN_REQ_OF_CPU.PEER_READ.PART3", 0x84, 0x08).filters("chnl").port_mask(0x8).fc_mask(0x7),
+    COMP_BUF_INSERTS_CMPD_PART0 = ev("UNC_IIO_COMP_BUF_INSERTS.CMPD.PART0", 0xc2, 0x03).port_mask(0x1).fc_mask(0x4),
+    COMP_BUF_INSERTS_CMPD_PART1 = ev("UNC_IIO_COMP_BUF_INSERTS.CMPD.PART1", 0xc2, 0x03).port_mask(0x2).fc_mask(0x4),
+    COMP_BUF_INSERTS_CMPD_PART2 = ev("UNC_IIO_COMP_BUF_INSERTS.CMPD.PART2", 0xc2, 0x03).port_mask(0x4).fc_mask(0x4),
+    COMP_BUF_INSERTS_CMPD_PART3 = ev("UNC_IIO_COMP_BUF_INSERTS.CMPD.PART3", 0xc2, 0x03).port_mask(0x8).fc_mask(0x4),
+    COMP_BUF_OCCUPANCY_CMPD_PART0 = ev("UNC_IIO_COMP_BUF_OCCUPANCY.CMPD.PART0", 0xd5, 0x01).on(0b1100).fc_mask(0x4),
+    COMP_BUF_OCCUPANCY_CMPD_PART1 = ev("UNC_IIO_COMP_BUF_OCCUPANCY.CMPD.PART1", 0xd5, 0x02).on(0b1100).fc_mask(0x4),
+    COMP_BUF_OCCUPANCY_CMPD_PART2 = ev("UNC_IIO_COMP_BUF_OCCUPANCY.CMPD.PART2", 0xd5, 0x04).on(0b1100).fc_mask(0x4),
+    COMP_BUF_OCCUPANCY_CMPD_PART3 = ev("UNC_IIO_COMP_BUF_OCCUPANCY.CMPD.PART3", 0xd5, 0x08).on(0b1100).fc_mask(0x4),
+    COMP_BUF_INSERTS_CMPD_ALL_PARTS = ev("UNC_IIO_COMP_BUF_INSERTS.CMPD.ALL_PARTS", 0xc2, 0x03).port_mask(0xf).fc_mask(0x4),
+    COMP_BUF_OCCUPANCY_CMPD_ALL_PARTS = ev("UNC_IIO_COMP_BUF_OCCUPANCY.CMPD.ALL_PARTS", 0xd5, 0x0f).on(0b1100).fc_mask(0x4),
+}
 #[cfg(feature = "experimental-events")]
-const EXPERIMENTAL_ROWS: &[EventRow] = &[
-    ev("UNC_IIO_COMP_BUF_INSERTS.PORT0", 0xc2, 0x04, 0b1111).port_mask(0x1).fc_mask(0x7),
-    ev("UNC_IIO_COMP_BUF_INSERTS.PORT1", 0xc2, 0x04, 0b1111).port_mask(0x2).fc_mask(0x7),
-    ev("UNC_IIO_COMP_BUF_INSERTS.PORT2", 0xc2, 0x04, 0b1111).port_mask(0x4).fc_mask(0x7),
-    ev("UNC_IIO_COMP_BUF_INSERTS.PORT3", 0xc2, 0x04, 0b1111).port_mask(0x8).fc_mask(0x7),
-    ev("UNC_IIO_LINK_NUM_CORR_ERR", 0x0f, 0x00, 0b1111),
-    ev("UNC_IIO_LINK_NUM_RETRIES", 0x0e, 0x00, 0b1111),
-    ev("UNC_IIO_MASK_MATCH", 0x21, 0x00, 0b1111),
-    ev("UNC_IIO_MASK_MATCH_AND.BUS0", 0x02, 0x01, 0b1111),
-    ev("UNC_IIO_MASK_MATCH_AND.BUS1", 0x02, 0x02, 0b1111),
-    ev("UNC_IIO_MASK_MATCH_AND.BUS0_NOT_BUS1", 0x02, 0x04, 0b1111),
-    ev("UNC_IIO_MASK_MATCH_AND.BUS0_BUS1", 0x02, 0x08, 0b1111),
-    ev("UNC_IIO_MASK_MATCH_AND.NOT_BUS0_BUS1", 0x02, 0x10, 0b1111),
-    ev("UNC_IIO_MASK_MATCH_AND.NOT_BUS0_NOT_BUS1", 0x02, 0x20, 0b1111),
-    ev("UNC_IIO_MASK_MATCH_OR.BUS0", 0x03, 0x01, 0b1111),
-    ev("UNC_IIO_MASK_MATCH_OR.BUS1", 0x03, 0x02, 0b1111),
-    ev("UNC_IIO_MASK_MATCH_OR.BUS0_NOT_BUS1", 0x03, 0x04, 0b1111),
-    ev("UNC_IIO_MASK_MATCH_OR.BUS0_BUS1", 0x03, 0x08, 0b1111),
-    ev("UNC_IIO_MASK_MATCH_OR.NOT_BUS0_BUS1", 0x03, 0x10, 0b1111),
-    ev("UNC_IIO_MASK_MATCH_OR.NOT_BUS0_NOT_BUS1", 0x03, 0x20, 0b1111),
-    ev("UNC_IIO_NOTHING", 0x00, 0x00, 0b1111),
-    ev("UNC_IIO_SYMBOL_TIMES", 0x82, 0x00, 0b1111),
-    ev("UNC_IIO_VTD_ACCESS.L4_PAGE_HIT", 0x41, 0x01, 0b1111),
-    ev("UNC_IIO_VTD_ACCESS.CTXT_MISS", 0x41, 0x02, 0b1111),
-    ev("UNC_IIO_VTD_ACCESS.L1_MISS", 0x41, 0x04, 0b1111),
-    ev("UNC_IIO_VTD_ACCESS.L2_MISS", 0x41, 0x08, 0b1111),
-    ev("UNC_IIO_VTD_ACCESS.L3_MISS", 0x41, 0x10, 0b1111),
-    ev("UNC_IIO_VTD_ACCESS.TLB_MISS", 0x41, 0x20, 0b1111),
-    ev("UNC_IIO_VTD_ACCESS.TLB_FULL", 0x41, 0x40, 0b1111),
-    ev("UNC_IIO_VTD_ACCESS.TLB1_MISS", 0x41, 0x80, 0b1111),
-    ev("UNC_IIO_VTD_OCCUPANCY", 0x40, 0x00, 0b1111),
-    ev("UNC_IIO_DATA_REQ_BY_CPU.CFG_WRITE.PART0", 0xc0, 0x10, 0b1100).filters("fc, chnl").port_mask(0x1).fc_mask(0x7),
-    ev("UNC_IIO_DATA_REQ_BY_CPU.CFG_WRITE.PART1", 0xc0, 0x10, 0b1100).filters("fc, chnl").port_mask(0x2).fc_mask(0x7),
-    ev("UNC_IIO_DATA_REQ_BY_CPU.CFG_WRITE.PART2", 0xc0, 0x10, 0b1100).filters("fc, chnl").port_mask(0x4).fc_mask(0x7),
-    ev("UNC_IIO_DATA_REQ_BY_CPU.CFG_WRITE.PART3", 0xc0, 0x10, 0b1100).filters("fc, chnl").port_mask(0x8).fc_mask(0x7),
-    ev("UNC_IIO_DATA_REQ_BY_CPU.IO_WRITE.PART0", 0xc0, 0x20, 0b1100).filters("fc, chnl").port_mask(0x1).fc_mask(0x7),
-    ev("UNC_IIO_DATA_REQ_BY_CPU.IO_WRITE.PART1", 0xc0, 0x20, 0b1100).filters("fc, chnl").port_mask(0x2).fc_mask(0x7),
-    ev("UNC_IIO_DATA_REQ_BY_CPU.IO_WRITE.PART2", 0xc0, 0x20, 0b1100).filters("fc, chnl").port_mask(0x4).fc_mask(0x7),
-    ev("UNC_IIO_DATA_REQ_BY_CPU.IO_WRITE.PART3", 0xc0, 0x20, 0b1100).filters("fc, chnl").port_mask(0x8).fc_mask(0x7),
-    ev("UNC_IIO_DATA_REQ_BY_CPU.CFG_READ.PART0", 0xc0, 0x40, 0b1100).filters("fc, chnl").port_mask(0x1).fc_mask(0x7),
-    ev("UNC_IIO_DATA_REQ_BY_CPU.CFG_READ.PART1", 0xc0, 0x40, 0b1100).filters("fc, chnl").port_mask(0x2).fc_mask(0x7),
-    ev("UNC_IIO_DATA_REQ_BY_CPU.CFG_READ.PART2", 0xc0, 0x40, 0b1100).filters("fc, chnl").port_mask(0x4).fc_mask(0x7),
-    ev("UNC_IIO_DATA_REQ_BY_CPU.CFG_READ.PART3", 0xc0, 0x40, 0b1100).filters("fc, chnl").port_mask(0x8).fc_mask(0x7),
-    ev("UNC_IIO_DATA_REQ_BY_CPU.IO_READ.PART0", 0xc0, 0x80, 0b1100).filters("fc, chnl").port_mask(0x1).fc_mask(0x7),
-    ev("UNC_IIO_DATA_REQ_BY_CPU.IO_READ.PART1", 0xc0, 0x80, 0b1100).filters("fc, chnl").port_mask(0x2).fc_mask(0x7),
-    ev("UNC_IIO_DATA_REQ_BY_CPU.IO_READ.PART2", 0xc0, 0x80, 0b1100).filters("fc, chnl").port_mask(0x4).fc_mask(0x7),
-    ev("UNC_IIO_DATA_REQ_BY_CPU.IO_READ.PART3", 0xc0, 0x80, 0b1100).filters("fc, chnl").port_mask(0x8).fc_mask(0x7),
-    ev("UNC_IIO_DATA_REQ_BY_CPU.CFG_READ.VTD0", 0xc0, 0x40, 0b1100).filters("fc, chnl").port_mask(0x10).fc_mask(0x7),
-    ev("UNC_IIO_DATA_REQ_BY_CPU.CFG_READ.VTD1", 0xc0, 0x40, 0b1100).filters("fc, chnl").port_mask(0x20).fc_mask(0x7),
-    ev("UNC_IIO_DATA_REQ_BY_CPU.CFG_WRITE.VTD0", 0xc0, 0x10, 0b1100).filters("fc, chnl").port_mask(0x10).fc_mask(0x7),
-    ev("UNC_IIO_DATA_REQ_BY_CPU.CFG_WRITE.VTD1", 0xc0, 0x10, 0b1100).filters("fc, chnl").port_mask(0x20).fc_mask(0x7),
-    ev("UNC_IIO_DATA_REQ_BY_CPU.IO_READ.VTD0", 0xc0, 0x80, 0b1100).filters("fc, chnl").port_mask(0x10).fc_mask(0x7),
-    ev("UNC_IIO_DATA_REQ_BY_CPU.IO_READ.VTD1", 0xc0, 0x80, 0b1100).filters("fc, chnl").port_mask(0x20).fc_mask(0x7),
-    ev("UNC_IIO_DATA_REQ_BY_CPU.IO_WRITE.VTD0", 0xc0, 0x20, 0b1100).filters("fc, chnl").port_mask(0x10).fc_mask(0x7),
-    ev("UNC_IIO_DATA_REQ_BY_CPU.IO_WRITE.VTD1", 0xc0, 0x20, 0b1100).filters("fc, chnl").port_mask(0x20).fc_mask(0x7),
-    ev("UNC_IIO_DATA_REQ_BY_CPU.MEM_READ.VTD0", 0xc0, 0x04, 0b1100).filters("fc, chnl").port_mask(0x10).fc_mask(0x7),
-    ev("UNC_IIO_DATA_REQ_BY_CPU.MEM_READ.VTD1", 0xc0, 0x04, 0b1100).filters("fc, chnl").port_mask(0x20).fc_mask(0x7),
-    ev("UNC_IIO_DATA_REQ_BY_CPU.MEM_WRITE.VTD0", 0xc0, 0x01, 0b1100).filters("fc, chnl").port_mask(0x10).fc_mask(0x7),
-    ev("UNC_IIO_DATA_REQ_BY_CPU.MEM_WRITE.VTD1", 0xc0, 0x01, 0b1100).filters("fc, chnl").port_mask(0x20).fc_mask(0x7),
-    ev("UNC_IIO_DATA_REQ_BY_CPU.PEER_READ.VTD0", 0xc0, 0x08, 0b1100).filters("fc, chnl").port_mask(0x10).fc_mask(0x7),
-    ev("UNC_IIO_DATA_REQ_BY_CPU.PEER_READ.VTD1", 0xc0, 0x08, 0b1100).filters("fc, chnl").port_mask(0x20).fc_mask(0x7),
-    ev("UNC_IIO_DATA_REQ_BY_CPU.PEER_WRITE.VTD0", 0xc0, 0x02, 0b1100).filters("fc, chnl").port_mask(0x10).fc_mask(0x7),
-    ev("UNC_IIO_DATA_REQ_BY_CPU.PEER_WRITE.VTD1", 0xc0, 0x02, 0b1100).filters("fc, chnl").port_mask(0x20).fc_mask(0x7),
-    ev("UNC_IIO_DATA_REQ_OF_CPU.ATOMIC.PART0", 0x83, 0x10, 0b11).filters("fc, chnl").port_mask(0x1).fc_mask(0x7),
-    ev("UNC_IIO_DATA_REQ_OF_CPU.ATOMIC.PART1", 0x83, 0x10, 0b11).filters("fc, chnl").port_mask(0x2).fc_mask(0x7),
-    ev("UNC_IIO_DATA_REQ_OF_CPU.ATOMIC.PART2", 0x83, 0x10, 0b11).filters("fc, chnl").port_mask(0x4).fc_mask(0x7),
-    ev("UNC_IIO_DATA_REQ_OF_CPU.ATOMIC.PART3", 0x83, 0x10, 0b11).filters("fc, chnl").port_mask(0x8).fc_mask(0x7),
-    ev("UNC_IIO_DATA_REQ_OF_CPU.ATOMICCMP.PART0", 0x83, 0x20, 0b11).filters("fc, chnl").port_mask(0x1).fc_mask(0x7),
-    ev("UNC_IIO_DATA_REQ_OF_CPU.ATOMICCMP.PART1", 0x83, 0x20, 0b11).filters("fc, chnl").port_mask(0x2).fc_mask(0x7),
-    ev("UNC_IIO_DATA_REQ_OF_CPU.ATOMICCMP.PART2", 0x83, 0x20, 0b11).filters("fc, chnl").port_mask(0x4).fc_mask(0x7),
-    ev("UNC_IIO_DATA_REQ_OF_CPU.ATOMICCMP.PART3", 0x83, 0x20, 0b11).filters("fc, chnl").port_mask(0x8).fc_mask(0x7),
-    ev("UNC_IIO_DATA_REQ_OF_CPU.MSG.PART0", 0x83, 0x40, 0b11).filters("fc, chnl").port_mask(0x1).fc_mask(0x7),
-    ev("UNC_IIO_DATA_REQ_OF_CPU.MSG.PART1", 0x83, 0x40, 0b11).filters("fc, chnl").port_mask(0x2).fc_mask(0x7),
-    ev("UNC_IIO_DATA_REQ_OF_CPU.MSG.PART2", 0x83, 0x40, 0b11).filters("fc, chnl").port_mask(0x4).fc_mask(0x7),
-    ev("UNC_IIO_DATA_REQ_OF_CPU.MSG.PART3", 0x83, 0x40, 0b11).filters("fc, chnl").port_mask(0x8).fc_mask(0x7),
-    ev("UNC_IIO_DATA_REQ_OF_CPU.ATOMIC.VTD0", 0x83, 0x10, 0b11).filters("fc, chnl").port_mask(0x10).fc_mask(0x7),
-    ev("UNC_IIO_DATA_REQ_OF_CPU.ATOMIC.VTD1", 0x83, 0x10, 0b11).filters("fc, chnl").port_mask(0x20).fc_mask(0x7),
-    ev("UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.VTD0", 0x83, 0x04, 0b11).filters("fc, chnl").port_mask(0x10).fc_mask(0x7),
-    ev("UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.VTD1", 0x83, 0x04, 0b11).filters("fc, chnl").port_mask(0x20).fc_mask(0x7),
-    ev("UNC_IIO_DATA_REQ_OF_CPU.MEM_WRITE.VTD0", 0x83, 0x01, 0b11).filters("fc, chnl").port_mask(0x10).fc_mask(0x7),
-    ev("UNC_IIO_DATA_REQ_OF_CPU.MEM_WRITE.VTD1", 0x83, 0x01, 0b11).filters("fc, chnl").port_mask(0x20).fc_mask(0x7),
-    ev("UNC_IIO_DATA_REQ_OF_CPU.MSG.VTD0", 0x83, 0x40, 0b11).filters("fc, chnl").port_mask(0x10).fc_mask(0x7),
-    ev("UNC_IIO_DATA_REQ_OF_CPU.MSG.VTD1", 0x83, 0x40, 0b11).filters("fc, chnl").port_mask(0x20).fc_mask(0x7),
-    ev("UNC_IIO_DATA_REQ_OF_CPU.PEER_READ.VTD0", 0x83, 0x08, 0b11).filters("fc, chnl").port_mask(0x10).fc_mask(0x7),
-    ev("UNC_IIO_DATA_REQ_OF_CPU.PEER_READ.VTD1", 0x83, 0x08, 0b11).filters("fc, chnl").port_mask(0x20).fc_mask(0x7),
-    ev("UNC_IIO_DATA_REQ_OF_CPU.PEER_WRITE.VTD0", 0x83, 0x02, 0b11).filters("fc, chnl").port_mask(0x10).fc_mask(0x7),
-    ev("UNC_IIO_DATA_REQ_OF_CPU.PEER_WRITE.VTD1", 0x83, 0x02, 0b11).filters("fc, chnl").port_mask(0x20).fc_mask(0x7),
-    ev("UNC_IIO_TXN_REQ_BY_CPU.CFG_WRITE.PART0", 0xc1, 0x10, 0b1111).filters("fc, chnl").port_mask(0x1).fc_mask(0x7),
-    ev("UNC_IIO_TXN_REQ_BY_CPU.CFG_WRITE.PART1", 0xc1, 0x10, 0b1111).filters("fc, chnl").port_mask(0x2).fc_mask(0x7),
-    ev("UNC_IIO_TXN_REQ_BY_CPU.CFG_WRITE.PART2", 0xc1, 0x10, 0b1111).filters("fc, chnl").port_mask(0x4).fc_mask(0x7),
-    ev("UNC_IIO_TXN_REQ_BY_CPU.CFG_WRITE.PART3", 0xc1, 0x10, 0b1111).filters("fc, chnl").port_mask(0x8).fc_mask(0x7),
-    ev("UNC_IIO_TXN_REQ_BY_CPU.IO_WRITE.PART0", 0xc1, 0x20, 0b1111).filters("fc, chnl").port_mask(0x1).fc_mask(0x7),
-    ev("UNC_IIO_TXN_REQ_BY_CPU.IO_WRITE.PART1", 0xc1, 0x20, 0b1111).filters("fc, chnl").port_mask(0x2).fc_mask(0x7),
-    ev("UNC_IIO_TXN_REQ_BY_CPU.IO_WRITE.PART2", 0xc1, 0x20, 0b1111).filters("fc, chnl").port_mask(0x4).fc_mask(0x7),
-    ev("UNC_IIO_TXN_REQ_BY_CPU.IO_WRITE.PART3", 0xc1, 0x20, 0b1111).filters("fc, chnl").port_mask(0x8).fc_mask(0x7),
-    ev("UNC_IIO_TXN_REQ_BY_CPU.CFG_READ.PART0", 0xc1, 0x40, 0b1111).filters("fc, chnl").port_mask(0x1).fc_mask(0x7),
-    ev("UNC_IIO_TXN_REQ_BY_CPU.CFG_READ.PART1", 0xc1, 0x40, 0b1111).filters("fc, chnl").port_mask(0x2).fc_mask(0x7),
-    ev("UNC_IIO_TXN_REQ_BY_CPU.CFG_READ.PART2", 0xc1, 0x40, 0b1111).filters("fc, chnl").port_mask(0x4).fc_mask(0x7),
-    ev("UNC_IIO_TXN_REQ_BY_CPU.CFG_READ.PART3", 0xc1, 0x40, 0b1111).filters("fc, chnl").port_mask(0x8).fc_mask(0x7),
-    ev("UNC_IIO_TXN_REQ_BY_CPU.IO_READ.PART0", 0xc1, 0x80, 0b1111).filters("fc, chnl").port_mask(0x1).fc_mask(0x7),
-    ev("UNC_IIO_TXN_REQ_BY_CPU.IO_READ.PART1", 0xc1, 0x80, 0b1111).filters("fc, chnl").port_mask(0x2).fc_mask(0x7),
-    ev("UNC_IIO_TXN_REQ_BY_CPU.IO_READ.PART2", 0xc1, 0x80, 0b1111).filters("fc, chnl").port_mask(0x4).fc_mask(0x7),
-    ev("UNC_IIO_TXN_REQ_BY_CPU.IO_READ.PART3", 0xc1, 0x80, 0b1111).filters("fc, chnl").port_mask(0x8).fc_mask(0x7),
-    ev("UNC_IIO_TXN_REQ_BY_CPU.CFG_READ.VTD0", 0xc1, 0x40, 0b1111).filters("fc, chnl").port_mask(0x10).fc_mask(0x7),
-    ev("UNC_IIO_TXN_REQ_BY_CPU.CFG_READ.VTD1", 0xc1, 0x40, 0b1111).filters("fc, chnl").port_mask(0x20).fc_mask(0x7),
-    ev("UNC_IIO_TXN_REQ_BY_CPU.CFG_WRITE.VTD0", 0xc1, 0x10, 0b1111).filters("fc, chnl").port_mask(0x10).fc_mask(0x7),
-    ev("UNC_IIO_TXN_REQ_BY_CPU.IO_READ.VTD0", 0xc1, 0x80, 0b1111).filters("fc, chnl").port_mask(0x10).fc_mask(0x7),
-    ev("UNC_IIO_TXN_REQ_BY_CPU.IO_READ.VTD1", 0xc1, 0x80, 0b1111).filters("fc, chnl").port_mask(0x20).fc_mask(0x7),
-    ev("UNC_IIO_TXN_REQ_BY_CPU.IO_WRITE.VTD0", 0xc1, 0x20, 0b1111).filters("fc, chnl").port_mask(0x10).fc_mask(0x7),
-    ev("UNC_IIO_TXN_REQ_BY_CPU.IO_WRITE.VTD1", 0xc1, 0x20, 0b1111).filters("fc, chnl").port_mask(0x20).fc_mask(0x7),
-    ev("UNC_IIO_TXN_REQ_BY_CPU.MEM_READ.VTD0", 0xc1, 0x04, 0b1111).filters("fc, chnl").port_mask(0x10).fc_mask(0x7),
-    ev("UNC_IIO_TXN_REQ_BY_CPU.MEM_READ.VTD1", 0xc1, 0x04, 0b1111).filters("fc, chnl").port_mask(0x20).fc_mask(0x7),
-    ev("UNC_IIO_TXN_REQ_BY_CPU.MEM_WRITE.VTD0", 0xc1, 0x01, 0b1111).filters("fc, chnl").port_mask(0x10).fc_mask(0x7),
-    ev("UNC_IIO_TXN_REQ_BY_CPU.MEM_WRITE.VTD1", 0xc1, 0x01, 0b1111).filters("fc, chnl").port_mask(0x20).fc_mask(0x7),
-    ev("UNC_IIO_TXN_REQ_BY_CPU.PEER_READ.VTD0", 0xc1, 0x08, 0b1111).filters("fc, chnl").port_mask(0x10).fc_mask(0x7),
-    ev("UNC_IIO_TXN_REQ_BY_CPU.PEER_READ.VTD1", 0xc1, 0x08, 0b1111).filters("fc, chnl").port_mask(0x20).fc_mask(0x7),
-    ev("UNC_IIO_TXN_REQ_BY_CPU.PEER_WRITE.VTD0", 0xc1, 0x02, 0b1111).filters("fc, chnl").port_mask(0x10).fc_mask(0x7),
-    ev("UNC_IIO_TXN_REQ_BY_CPU.PEER_WRITE.VTD1", 0xc1, 0x02, 0b1111).filters("fc, chnl").port_mask(0x20).fc_mask(0x7),
-    ev("UNC_IIO_TXN_REQ_BY_CPU.CFG_WRITE.VTD1", 0xc1, 0x10, 0b1111).filters("fc, chnl").port_mask(0x20).fc_mask(0x7),
-    ev("UNC_IIO_TXN_REQ_OF_CPU.MEM_WRITE.VTD0", 0x84, 0x01, 0b1111).filters("chnl").port_mask(0x10).fc_mask(0x7),
-    ev("UNC_IIO_TXN_REQ_OF_CPU.MEM_WRITE.VTD1", 0x84, 0x01, 0b1111).filters("chnl").port_mask(0x20).fc_mask(0x7),
-    ev("UNC_IIO_TXN_REQ_OF_CPU.PEER_WRITE.VTD0", 0x84, 0x02, 0b1111).filters("chnl").port_mask(0x10).fc_mask(0x7),
-    ev("UNC_IIO_TXN_REQ_OF_CPU.PEER_WRITE.VTD1", 0x84, 0x02, 0b1111).filters("chnl").port_mask(0x20).fc_mask(0x7),
-    ev("UNC_IIO_TXN_REQ_OF_CPU.MEM_READ.VTD0", 0x84, 0x04, 0b1111).filters("chnl").port_mask(0x10).fc_mask(0x7),
-    ev("UNC_IIO_TXN_REQ_OF_CPU.MEM_READ.VTD1", 0x84, 0x04, 0b1111).filters("chnl").port_mask(0x20).fc_mask(0x7),
-    ev("UNC_IIO_TXN_REQ_OF_CPU.PEER_READ.VTD0", 0x84, 0x08, 0b1111).filters("chnl").port_mask(0x10).fc_mask(0x7),
-    ev("UNC_IIO_TXN_REQ_OF_CPU.PEER_READ.VTD1", 0x84, 0x08, 0b1111).filters("chnl").port_mask(0x20).fc_mask(0x7),
-    ev("UNC_IIO_TXN_REQ_OF_CPU.ATOMIC.PART0", 0x84, 0x10, 0b1111).filters("chnl").port_mask(0x1).fc_mask(0x7),
-    ev("UNC_IIO_TXN_REQ_OF_CPU.ATOMIC.PART1", 0x84, 0x10, 0b1111).filters("chnl").port_mask(0x2).fc_mask(0x7),
-    ev("UNC_IIO_TXN_REQ_OF_CPU.ATOMIC.PART2", 0x84, 0x10, 0b1111).filters("chnl").port_mask(0x4).fc_mask(0x7),
-    ev("UNC_IIO_TXN_REQ_OF_CPU.ATOMIC.PART3", 0x84, 0x10, 0b1111).filters("chnl").port_mask(0x8).fc_mask(0x7),
-    ev("UNC_IIO_TXN_REQ_OF_CPU.ATOMIC.VTD0", 0x84, 0x10, 0b1111).filters("chnl").port_mask(0x10).fc_mask(0x7),
-    ev("UNC_IIO_TXN_REQ_OF_CPU.ATOMIC.VTD1", 0x84, 0x10, 0b1111).filters("chnl").port_mask(0x20).fc_mask(0x7),
-    ev("UNC_IIO_TXN_REQ_OF_CPU.ATOMICCMP.PART0", 0x84, 0x20, 0b1111).filters("chnl").port_mask(0x1).fc_mask(0x7),
-    ev("UNC_IIO_TXN_REQ_OF_CPU.ATOMICCMP.PART1", 0x84, 0x20, 0b1111).filters("chnl").port_mask(0x2).fc_mask(0x7),
-    ev("UNC_IIO_TXN_REQ_OF_CPU.ATOMICCMP.PART2", 0x84, 0x20, 0b1111).filters("chnl").port_mask(0x4).fc_mask(0x7),
-    ev("UNC_IIO_TXN_REQ_OF_CPU.ATOMICCMP.PART3", 0x84, 0x20, 0b1111).filters("chnl").port_mask(0x8).fc_mask(0x7),
-    ev("UNC_IIO_TXN_REQ_OF_CPU.MSG.PART0", 0x84, 0x40, 0b1111).filters("chnl").port_mask(0x1).fc_mask(0x7),
-    ev("UNC_IIO_TXN_REQ_OF_CPU.MSG.PART1", 0x84, 0x40, 0b1111).filters("chnl").port_mask(0x2).fc_mask(0x7),
-    ev("UNC_IIO_TXN_REQ_OF_CPU.MSG.PART2", 0x84, 0x40, 0b1111).filters("chnl").port_mask(0x4).fc_mask(0x7),
-    ev("UNC_IIO_TXN_REQ_OF_CPU.MSG.PART3", 0x84, 0x40, 0b1111).filters("chnl").port_mask(0x8).fc_mask(0x7),
-    ev("UNC_IIO_TXN_REQ_OF_CPU.MSG.VTD0", 0x84, 0x40, 0b1111).filters("chnl").port_mask(0x10).fc_mask(0x7),
-    ev("UNC_IIO_TXN_REQ_OF_CPU.MSG.VTD1", 0x84, 0x40, 0b1111).filters("chnl").port_mask(0x20).fc_mask(0x7),
-];
+event_table! {
+    /// The experimental events, numbered after `EVENT_ROWS`: from the vendor's experimental
+    /// lists, whose counts it has not validated; built with the `experimental-events` feature.
+    EXPERIMENTAL_ROWS, ExperimentalRowNumber, EVENT_ROWS.len(), " (experimental)", 0b1111, 0b0;
+    COMP_BUF_INSERTS_PORT0 = ev("UNC_IIO_COMP_BUF_INSERTS.PORT0", 0xc2, 0x04).port_mask(0x1).fc_mask(0x7),
+    COMP_BUF_INSERTS_PORT1 = ev("UNC_IIO_COMP_BUF_INSERTS.PORT1", 0xc2, 0x04).port_mask(0x2).fc_mask(0x7),
+    COMP_BUF_INSERTS_PORT2 = ev("UNC_IIO_COMP_BUF_INSERTS.PORT2", 0xc2, 0x04).port_mask(0x4).fc_mask(0x7),
+    COMP_BUF_INSERTS_PORT3 = ev("UNC_IIO_COMP_BUF_INSERTS.PORT3", 0xc2, 0x04).port_mask(0x8).fc_mask(0x7),
+    LINK_NUM_CORR_ERR = ev("UNC_IIO_LINK_NUM_CORR_ERR", 0x0f, 0x00),
+    LINK_NUM_RETRIES = ev("UNC_IIO_LINK_NUM_RETRIES", 0x0e, 0x00),
+    MASK_MATCH = ev("UNC_IIO_MASK_MATCH", 0x21, 0x00),
+    MASK_MATCH_AND_BUS0 = ev("UNC_IIO_MASK_MATCH_AND.BUS0", 0x02, 0x01),
+    MASK_MATCH_AND_BUS1 = ev("UNC_IIO_MASK_MATCH_AND.BUS1", 0x02, 0x02),
+    MASK_MATCH_AND_BUS0_NOT_BUS1 = ev("UNC_IIO_MASK_MATCH_AND.BUS0_NOT_BUS1", 0x02, 0x04),
+    MASK_MATCH_AND_BUS0_BUS1 = ev("UNC_IIO_MASK_MATCH_AND.BUS0_BUS1", 0x02, 0x08),
+    MASK_MATCH_AND_NOT_BUS0_BUS1 = ev("UNC_IIO_MASK_MATCH_AND.NOT_BUS0_BUS1", 0x02, 0x10),
+    MASK_MATCH_AND_NOT_BUS0_NOT_BUS1 = ev("UNC_IIO_MASK_MATCH_AND.NOT_BUS0_NOT_BUS1", 0x02, 0x20),
+    MASK_MATCH_OR_BUS0 = ev("UNC_IIO_MASK_MATCH_OR.BUS0", 0x03, 0x01),
+    MASK_MATCH_OR_BUS1 = ev("UNC_IIO_MASK_MATCH_OR.BUS1", 0x03, 0x02),
+    MASK_MATCH_OR_BUS0_NOT_BUS1 = ev("UNC_IIO_MASK_MATCH_OR.BUS0_NOT_BUS1", 0x03, 0x04),
+    MASK_MATCH_OR_BUS0_BUS1 = ev("UNC_IIO_MASK_MATCH_OR.BUS0_BUS1", 0x03, 0x08),
+    MASK_MATCH_OR_NOT_BUS0_BUS1 = ev("UNC_IIO_MASK_MATCH_OR.NOT_BUS0_BUS1", 0x03, 0x10),
+    MASK_MATCH_OR_NOT_BUS0_NOT_BUS1 = ev("UNC_IIO_MASK_MATCH_OR.NOT_BUS0_NOT_BUS1", 0x03, 0x20),
+    NOTHING = ev("UNC_IIO_NOTHING", 0x00, 0x00),
+    SYMBOL_TIMES = ev("UNC_IIO_SYMBOL_TIMES", 0x82, 0x00),
+    VTD_ACCESS_L4_PAGE_HIT = ev("UNC_IIO_VTD_ACCESS.L4_PAGE_HIT", 0x41, 0x01),
+    VTD_ACCESS_CTXT_MISS = ev("UNC_IIO_VTD_ACCESS.CTXT_MISS", 0x41, 0x02),
+    VTD_ACCESS_L1_MISS = ev("UNC_IIO_VTD_ACCESS.L1_MISS", 0x41, 0x04),
+    VTD_ACCESS_L2_MISS = ev("UNC_IIO_VTD_ACCESS.L2_MISS", 0x41, 0x08),
+    VTD_ACCESS_L3_MISS = ev("UNC_IIO_VTD_ACCESS.L3_MISS", 0x41, 0x10),
+    VTD_ACCESS_TLB_MISS = ev("UNC_IIO_VTD_ACCESS.TLB_MISS", 0x41, 0x20),
+    VTD_ACCESS_TLB_FULL = ev("UNC_IIO_VTD_ACCESS.TLB_FULL", 0x41, 0x40),
+    VTD_ACCESS_TLB1_MISS = ev("UNC_IIO_VTD_ACCESS.TLB1_MISS", 0x41, 0x80),
+    VTD_OCCUPANCY = ev("UNC_IIO_VTD_OCCUPANCY", 0x40, 0x00),
+    DATA_REQ_BY_CPU_CFG_WRITE_PART0 = ev("UNC_IIO_DATA_REQ_BY_CPU.CFG_WRITE.PART0", 0xc0, 0x10).on(0b1100).filters("fc, chnl").port_mask(0x1).fc_mask(0x7),
+    DATA_REQ_BY_CPU_CFG_WRITE_PART1 = ev("UNC_IIO_DATA_REQ_BY_CPU.CFG_WRITE.PART1", 0xc0, 0x10).on(0b1100).filters("fc, chnl").port_mask(0x2).fc_mask(0x7),
+    DATA_REQ_BY_CPU_CFG_WRITE_PART2 = ev("UNC_IIO_DATA_REQ_BY_CPU.CFG_WRITE.PART2", 0xc0, 0x10).on(0b1100).filters("fc, chnl").port_mask(0x4).fc_mask(0x7),
+    DATA_REQ_BY_CPU_CFG_WRITE_PART3 = ev("UNC_IIO_DATA_REQ_BY_CPU.CFG_WRITE.PART3", 0xc0, 0x10).on(0b1100).filters("fc, chnl").port_mask(0x8).fc_mask(0x7),
+    DATA_REQ_BY_CPU_IO_WRITE_PART0 = ev("UNC_IIO_DATA_REQ_BY_CPU.IO_WRITE.PART0", 0xc0, 0x20).on(0b1100).filters("fc, chnl").port_mask(0x1).fc_mask(0x7),
+    DATA_REQ_BY_CPU_IO_WRITE_PART1 = ev("UNC_IIO_DATA_REQ_BY_CPU.IO_WRITE.PART1", 0xc0, 0x20).on(0b1100).filters("fc, chnl").port_mask(0x2).fc_mask(0x7),
+    DATA_REQ_BY_CPU_IO_WRITE_PART2 = ev("UNC_IIO_DATA_REQ_BY_CPU.IO_WRITE.PART2", 0xc0, 0x20).on(0b1100).filters("fc, chnl").port_mask(0x4).fc_mask(0x7),
+    DATA_REQ_BY_CPU_IO_WRITE_PART3 = ev("UNC_IIO_DATA_REQ_BY_CPU.IO_WRITE.PART3", 0xc0, 0x20).on(0b1100).filters("fc, chnl").port_mask(0x8).fc_mask(0x7),
+    DATA_REQ_BY_CPU_CFG_READ_PART0 = ev("UNC_IIO_DATA_REQ_BY_CPU.CFG_READ.PART0", 0xc0, 0x40).on(0b1100).filters("fc, chnl").port_mask(0x1).fc_mask(0x7),
+    DATA_REQ_BY_CPU_CFG_READ_PART1 = ev("UNC_IIO_DATA_REQ_BY_CPU.CFG_READ.PART1", 0xc0, 0x40).on(0b1100).filters("fc, chnl").port_mask(0x2).fc_mask(0x7),
+    DATA_REQ_BY_CPU_CFG_READ_PART2 = ev("UNC_IIO_DATA_REQ_BY_CPU.CFG_READ.PART2", 0xc0, 0x40).on(0b1100).filters("fc, chnl").port_mask(0x4).fc_mask(0x7),
+    DATA_REQ_BY_CPU_CFG_READ_PART3 = ev("UNC_IIO_DATA_REQ_BY_CPU.CFG_READ.PART3", 0xc0, 0x40).on(0b1100).filters("fc, chnl").port_mask(0x8).fc_mask(0x7),
+    DATA_REQ_BY_CPU_IO_READ_PART0 = ev("UNC_IIO_DATA_REQ_BY_CPU.IO_READ.PART0", 0xc0, 0x80).on(0b1100).filters("fc, chnl").port_mask(0x1).fc_mask(0x7),
+    DATA_REQ_BY_CPU_IO_READ_PART1 = ev("UNC_IIO_DATA_REQ_BY_CPU.IO_READ.PART1", 0xc0, 0x80).on(0b1100).filters("fc, chnl").port_mask(0x2).fc_mask(0x7),
+    DATA_REQ_BY_CPU_IO_READ_PART2 = ev("UNC_IIO_DATA_REQ_BY_CPU.IO_READ.PART2", 0xc0, 0x80).on(0b1100).filters("fc, chnl").port_mask(0x4).fc_mask(0x7),
+    DATA_REQ_BY_CPU_IO_READ_PART3 = ev("UNC_IIO_DATA_REQ_BY_CPU.IO_READ.PART3", 0xc0, 0x80).on(0b1100).filters("fc, chnl").port_mask(0x8).fc_mask(0x7),
+    DATA_REQ_BY_CPU_CFG_READ_VTD0 = ev("UNC_IIO_DATA_REQ_BY_CPU.CFG_READ.VTD0", 0xc0, 0x40).on(0b1100).filters("fc, chnl").port_mask(0x10).fc_mask(0x7),
+    DATA_REQ_BY_CPU_CFG_READ_VTD1 = ev("UNC_IIO_DATA_REQ_BY_CPU.CFG_READ.VTD1", 0xc0, 0x40).on(0b1100).filters("fc, chnl").port_mask(0x20).fc_mask(0x7),
+    DATA_REQ_BY_CPU_CFG_WRITE_VTD0 = ev("UNC_IIO_DATA_REQ_BY_CPU.CFG_WRITE.VTD0", 0xc0, 0x10).on(0b1100).filters("fc, chnl").port_mask(0x10).fc_mask(0x7),
+    DATA_REQ_BY_CPU_CFG_WRITE_VTD1 = ev("UNC_IIO_DATA_REQ_BY_CPU.CFG_WRITE.VTD1", 0xc0, 0x10).on(0b1100).filters("fc, chnl").port_mask(0x20).fc_mask(0x7),
+    DATA_REQ_BY_CPU_IO_READ_VTD0 = ev("UNC_IIO_DATA_REQ_BY_CPU.IO_READ.VTD0", 0xc0, 0x80).on(0b1100).filters("fc, chnl").port_mask(0x10).fc_mask(0x7),
+    DATA_REQ_BY_CPU_IO_READ_VTD1 = ev("UNC_IIO_DATA_REQ_BY_CPU.IO_READ.VTD1", 0xc0, 0x80).on(0b1100).filters("fc, chnl").port_mask(0x20).fc_mask(0x7),
+    DATA_REQ_BY_CPU_IO_WRITE_VTD0 = ev("UNC_IIO_DATA_REQ_BY_CPU.IO_WRITE.VTD0", 0xc0, 0x20).on(0b1100).filters("fc, chnl").port_mask(0x10).fc_mask(0x7),
+    DATA_REQ_BY_CPU_IO_WRITE_VTD1 = ev("UNC_IIO_DATA_REQ_BY_CPU.IO_WRITE.VTD1", 0xc0, 0x20).on(0b1100).filters("fc, chnl").port_mask(0x20).fc_mask(0x7),
+    DATA_REQ_BY_CPU_MEM_READ_VTD0 = ev("UNC_IIO_DATA_REQ_BY_CPU.MEM_READ.VTD0", 0xc0, 0x04).on(0b1100).filters("fc, chnl").port_mask(0x10).fc_mask(0x7),
+    DATA_REQ_BY_CPU_MEM_READ_VTD1 = ev("UNC_IIO_DATA_REQ_BY_CPU.MEM_READ.VTD1", 0xc0, 0x04).on(0b1100).filters("fc, chnl").port_mask(0x20).fc_mask(0x7),
+    DATA_REQ_BY_CPU_MEM_WRITE_VTD0 = ev("UNC_IIO_DATA_REQ_BY_CPU.MEM_WRITE.VTD0", 0xc0, 0x01).on(0b1100).filters("fc, chnl").port_mask(0x10).fc_mask(0x7),
+    DATA_REQ_BY_CPU_MEM_WRITE_VTD1 = ev("UNC_IIO_DATA_REQ_BY_CPU.MEM_WRITE.VTD1", 0xc0, 0x01).on(0b1100).filters("fc, chnl").port_mask(0x20).fc_mask(0x7),
+    DATA_REQ_BY_CPU_PEER_READ_VTD0 = ev("UNC_IIO_DATA_REQ_BY_CPU.PEER_READ.VTD0", 0xc0, 0x08).on(0b1100).filters("fc, chnl").port_mask(0x10).fc_mask(0x7),
+    DATA_REQ_BY_CPU_PEER_READ_VTD1 = ev("UNC_IIO_DATA_REQ_BY_CPU.PEER_READ.VTD1", 0xc0, 0x08).on(0b1100).filters("fc, chnl").port_mask(0x20).fc_mask(0x7),
+    DATA_REQ_BY_CPU_PEER_WRITE_VTD0 = ev("UNC_IIO_DATA_REQ_BY_CPU.PEER_WRITE.VTD0", 0xc0, 0x02).on(0b1100).filters("fc, chnl").port_mask(0x10).fc_mask(0x7),
+    DATA_REQ_BY_CPU_PEER_WRITE_VTD1 = ev("UNC_IIO_DATA_REQ_BY_CPU.PEER_WRITE.VTD1", 0xc0, 0x02).on(0b1100).filters("fc, chnl").port_mask(0x20).fc_mask(0x7),
+    DATA_REQ_OF_CPU_ATOMIC_PART0 = ev("UNC_IIO_DATA_REQ_OF_CPU.ATOMIC.PART0", 0x83, 0x10).on(0b11).filters("fc, chnl").port_mask(0x1).fc_mask(0x7),
+    DATA_REQ_OF_CPU_ATOMIC_PART1 = ev("UNC_IIO_DATA_REQ_OF_CPU.ATOMIC.PART1", 0x83, 0x10).on(0b11).filters("fc, chnl").port_mask(0x2).fc_mask(0x7),
+    DATA_REQ_OF_CPU_ATOMIC_PART2 = ev("UNC_IIO_DATA_REQ_OF_CPU.ATOMIC.PART2", 0x83, 0x10).on(0b11).filters("fc, chnl").port_mask(0x4).fc_mask(0x7),
+    DATA_REQ_OF_CPU_ATOMIC_PART3 = ev("UNC_IIO_DATA_REQ_OF_CPU.ATOMIC.PART3", 0x83, 0x10).on(0b11).filters("fc, chnl").port_mask(0x8).fc_mask(0x7),
+    DATA_REQ_OF_CPU_ATOMICCMP_PART0 = ev("UNC_IIO_DATA_REQ_OF_CPU.ATOMICCMP.PART0", 0x83, 0x20).on(0b11).filters("fc, chnl").port_mask(0x1).fc_mask(0x7),
+    DATA_REQ_OF_CPU_ATOMICCMP_PART1 = ev("UNC_IIO_DATA_REQ_OF_CPU.ATOMICCMP.PART1", 0x83, 0x20).on(0b11).filters("fc, chnl").port_mask(0x2).fc_mask(0x7),
+    DATA_REQ_OF_CPU_ATOMICCMP_PART2 = ev("UNC_IIO_DATA_REQ_OF_CPU.ATOMICCMP.PART2", 0x83, 0x20).on(0b11).filters("fc, chnl").port_mask(0x4).fc_mask(0x7),
+    DATA_REQ_OF_CPU_ATOMICCMP_PART3 = ev("UNC_IIO_DATA_REQ_OF_CPU.ATOMICCMP.PART3", 0x83, 0x20).on(0b11).filters("fc, chnl").port_mask(0x8).fc_mask(0x7),
+    DATA_REQ_OF_CPU_MSG_PART0 = ev("UNC_IIO_DATA_REQ_OF_CPU.MSG.PART0", 0x83, 0x40).on(0b11).filters("fc, chnl").port_mask(0x1).fc_mask(0x7),
+    DATA_REQ_OF_CPU_MSG_PART1 = ev("UNC_IIO_DATA_REQ_OF_CPU.MSG.PART1", 0x83, 0x40).on(0b11).filters("fc, chnl").port_mask(0x2).fc_mask(0x7),
+    DATA_REQ_OF_CPU_MSG_PART2 = ev("UNC_IIO_DATA_REQ_OF_CPU.MSG.PART2", 0x83, 0x40).on(0b11).filters("fc, chnl").port_mask(0x4).fc_mask(0x7),
+    DATA_REQ_OF_CPU_MSG_PART3 = ev("UNC_IIO_DATA_REQ_OF_CPU.MSG.PART3", 0x83, 0x40).on(0b11).filters("fc, chnl").port_mask(0x8).fc_mask(0x7),
+    DATA_REQ_OF_CPU_ATOMIC_VTD0 = ev("UNC_IIO_DATA_REQ_OF_CPU.ATOMIC.VTD0", 0x83, 0x10).on(0b11).filters("fc, chnl").port_mask(0x10).fc_mask(0x7),
+    DATA_REQ_OF_CPU_ATOMIC_VTD1 = ev("UNC_IIO_DATA_REQ_OF_CPU.ATOMIC.VTD1", 0x83, 0x10).on(0b11).filters("fc, chnl").port_mask(0x20).fc_mask(0x7),
+    DATA_REQ_OF_CPU_MEM_READ_VTD0 = ev("UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.VTD0", 0x83, 0x04).on(0b11).filters("fc, chnl").port_mask(0x10).fc_mask(0x7),
+    DATA_REQ_OF_CPU_MEM_READ_VTD1 = ev("UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.VTD1", 0x83, 0x04).on(0b11).filters("fc, chnl").port_mask(0x20).fc_mask(0x7),
+    DATA_REQ_OF_CPU_MEM_WRITE_VTD0 = ev("UNC_IIO_DATA_REQ_OF_CPU.MEM_WRITE.VTD0", 0x83, 0x01).on(0b11).filters("fc, chnl").port_mask(0x10).fc_mask(0x7),
+    DATA_REQ_OF_CPU_MEM_WRITE_VTD1 = ev("UNC_IIO_DATA_REQ_OF_CPU.MEM_WRITE.VTD1", 0x83, 0x01).on(0b11).filters("fc, chnl").port_mask(0x20).fc_mask(0x7),
+    DATA_REQ_OF_CPU_MSG_VTD0 = ev("UNC_IIO_DATA_REQ_OF_CPU.MSG.VTD0", 0x83, 0x40).on(0b11).filters("fc, chnl").port_mask(0x10).fc_mask(0x7),
+    DATA_REQ_OF_CPU_MSG_VTD1 = ev("UNC_IIO_DATA_REQ_OF_CPU.MSG.VTD1", 0x83, 0x40).on(0b11).filters("fc, chnl").port_mask(0x20).fc_mask(0x7),
+    DATA_REQ_OF_CPU_PEER_READ_VTD0 = ev("UNC_IIO_DATA_REQ_OF_CPU.PEER_READ.VTD0", 0x83, 0x08).on(0b11).filters("fc, chnl").port_mask(0x10).fc_mask(0x7),
+    DATA_REQ_OF_CPU_PEER_READ_VTD1 = ev("UNC_IIO_DATA_REQ_OF_CPU.PEER_READ.VTD1", 0x83, 0x08).on(0b11).filters("fc, chnl").port_mask(0x20).fc_mask(0x7),
+    DATA_REQ_OF_CPU_PEER_WRITE_VTD0 = ev("UNC_IIO_DATA_REQ_OF_CPU.PEER_WRITE.VTD0", 0x83, 0x02).on(0b11).filters("fc, chnl").port_mask(0x10).fc_mask(0x7),
+    DATA_REQ_OF_CPU_PEER_WRITE_VTD1 = ev("UNC_IIO_DATA_REQ_OF_CPU.PEER_WRITE.VTD1", 0x83, 0x02).on(0b11).filters("fc, chnl").port_mask(0x20).fc_mask(0x7),
+    TXN_REQ_BY_CPU_CFG_WRITE_PART0 = ev("UNC_IIO_TXN_REQ_BY_CPU.CFG_WRITE.PART0", 0xc1, 0x10).filters("fc, chnl").port_mask(0x1).fc_mask(0x7),
+    TXN_REQ_BY_CPU_CFG_WRITE_PART1 = ev("UNC_IIO_TXN_REQ_BY_CPU.CFG_WRITE.PART1", 0xc1, 0x10).filters("fc, chnl").port_mask(0x2).fc_mask(0x7),
+    TXN_REQ_BY_CPU_CFG_WRITE_PART2 = ev("UNC_IIO_TXN_REQ_BY_CPU.CFG_WRITE.PART2", 0xc1, 0x10).filters("fc, chnl").port_mask(0x4).fc_mask(0x7),
+    TXN_REQ_BY_CPU_CFG_WRITE_PART3 = ev("UNC_IIO_TXN_REQ_BY_CPU.CFG_WRITE.PART3", 0xc1, 0x10).filters("fc, chnl").port_mask(0x8).fc_mask(0x7),
+    TXN_REQ_BY_CPU_IO_WRITE_PART0 = ev("UNC_IIO_TXN_REQ_BY_CPU.IO_WRITE.PART0", 0xc1, 0x20).filters("fc, chnl").port_mask(0x1).fc_mask(0x7),
+    TXN_REQ_BY_CPU_IO_WRITE_PART1 = ev("UNC_IIO_TXN_REQ_BY_CPU.IO_WRITE.PART1", 0xc1, 0x20).filters("fc, chnl").port_mask(0x2).fc_mask(0x7),
+    TXN_REQ_BY_CPU_IO_WRITE_PART2 = ev("UNC_IIO_TXN_REQ_BY_CPU.IO_WRITE.PART2", 0xc1, 0x20).filters("fc, chnl").port_mask(0x4).fc_mask(0x7),
+    TXN_REQ_BY_CPU_IO_WRITE_PART3 = ev("UNC_IIO_TXN_REQ_BY_CPU.IO_WRITE.PART3", 0xc1, 0x20).filters("fc, chnl").port_mask(0x8).fc_mask(0x7),
+    TXN_REQ_BY_CPU_CFG_READ_PART0 = ev("UNC_IIO_TXN_REQ_BY_CPU.CFG_READ.PART0", 0xc1, 0x40).filters("fc, chnl").port_mask(0x1).fc_mask(0x7),
+    TXN_REQ_BY_CPU_CFG_READ_PART1 = ev("UNC_IIO_TXN_REQ_BY_CPU.CFG_READ.PART1", 0xc1, 0x40).filters("fc, chnl").port_mask(0x2).fc_mask(0x7),
+    TXN_REQ_BY_CPU_CFG_READ_PART2 = ev("UNC_IIO_TXN_REQ_BY_CPU.CFG_READ.PART2", 0xc1, 0x40).filters("fc, chnl").port_mask(0x4).fc_mask(0x7),
+    TXN_REQ_BY_CPU_CFG_READ_PART3 = ev("UNC_IIO_TXN_REQ_BY_CPU.CFG_READ.PART3", 0xc1, 0x40).filters("fc, chnl").port_mask(0x8).fc_mask(0x7),
+    TXN_REQ_BY_CPU_IO_READ_PART0 = ev("UNC_IIO_TXN_REQ_BY_CPU.IO_READ.PART0", 0xc1, 0x80).filters("fc, chnl").port_mask(0x1).fc_mask(0x7),
+    TXN_REQ_BY_CPU_IO_READ_PART1 = ev("UNC_IIO_TXN_REQ_BY_CPU.IO_READ.PART1", 0xc1, 0x80).filters("fc, chnl").port_mask(0x2).fc_mask(0x7),
+    TXN_REQ_BY_CPU_IO_READ_PART2 = ev("UNC_IIO_TXN_REQ_BY_CPU.IO_READ.PART2", 0xc1, 0x80).filters("fc, chnl").port_mask(0x4).fc_mask(0x7),
+    TXN_REQ_BY_CPU_IO_READ_PART3 = ev("UNC_IIO_TXN_REQ_BY_CPU.IO_READ.PART3", 0xc1, 0x80).filters("fc, chnl").port_mask(0x8).fc_mask(0x7),
+    TXN_REQ_BY_CPU_CFG_READ_VTD0 = ev("UNC_IIO_TXN_REQ_BY_CPU.CFG_READ.VTD0", 0xc1, 0x40).filters("fc, chnl").port_mask(0x10).fc_mask(0x7),
+    TXN_REQ_BY_CPU_CFG_READ_VTD1 = ev("UNC_IIO_TXN_REQ_BY_CPU.CFG_READ.VTD1", 0xc1, 0x40).filters("fc, chnl").port_mask(0x20).fc_mask(0x7),
+    TXN_REQ_BY_CPU_CFG_WRITE_VTD0 = ev("UNC_IIO_TXN_REQ_BY_CPU.CFG_WRITE.VTD0", 0xc1, 0x10).filters("fc, chnl").port_mask(0x10).fc_mask(0x7),
+    TXN_REQ_BY_CPU_IO_READ_VTD0 = ev("UNC_IIO_TXN_REQ_BY_CPU.IO_READ.VTD0", 0xc1, 0x80).filters("fc, chnl").port_mask(0x10).fc_mask(0x7),
+    TXN_REQ_BY_CPU_IO_READ_VTD1 = ev("UNC_IIO_TXN_REQ_BY_CPU.IO_READ.VTD1", 0xc1, 0x80).filters("fc, chnl").port_mask(0x20).fc_mask(0x7),
+    TXN_REQ_BY_CPU_IO_WRITE_VTD0 = ev("UNC_IIO_TXN_REQ_BY_CPU.IO_WRITE.VTD0", 0xc1, 0x20).filters("fc, chnl").port_mask(0x10).fc_mask(0x7),
+    TXN_REQ_BY_CPU_IO_WRITE_VTD1 = ev("UNC_IIO_TXN_REQ_BY_CPU.IO_WRITE.VTD1", 0xc1, 0x20).filters("fc, chnl").port_mask(0x20).fc_mask(0x7),
+    TXN_REQ_BY_CPU_MEM_READ_VTD0 = ev("UNC_IIO_TXN_REQ_BY_CPU.MEM_READ.VTD0", 0xc1, 0x04).filters("fc, chnl").port_mask(0x10).fc_mask(0x7),
+    TXN_REQ_BY_CPU_MEM_READ_VTD1 = ev("UNC_IIO_TXN_REQ_BY_CPU.MEM_READ.VTD1", 0xc1, 0x04).filters("fc, chnl").port_mask(0x20).fc_mask(0x7),
+    TXN_REQ_BY_CPU_MEM_WRITE_VTD0 = ev("UNC_IIO_TXN_REQ_BY_CPU.MEM_WRITE.VTD0", 0xc1, 0x01).filters("fc, chnl").port_mask(0x10).fc_mask(0x7),
+    TXN_REQ_BY_CPU_MEM_WRITE_VTD1 = ev("UNC_IIO_TXN_REQ_BY_CPU.MEM_WRITE.VTD1", 0xc1, 0x01).filters("fc, chnl").port_mask(0x20).fc_mask(0x7),
+    TXN_REQ_BY_CPU_PEER_READ_VTD0 = ev("UNC_IIO_TXN_REQ_BY_CPU.PEER_READ.VTD0", 0xc1, 0x08).filters("fc, chnl").port_mask(0x10).fc_mask(0x7),
+    TXN_REQ_BY_CPU_PEER_READ_VTD1 = ev("UNC_IIO_TXN_REQ_BY_CPU.PEER_READ.VTD1", 0xc1, 0x08).filters("fc, chnl").port_mask(0x20).fc_mask(0x7),
+    TXN_REQ_BY_CPU_PEER_WRITE_VTD0 = ev("UNC_IIO_TXN_REQ_BY_CPU.PEER_WRITE.VTD0", 0xc1, 0x02).filters("fc, chnl").port_mask(0x10).fc_mask(0x7),
+    TXN_REQ_BY_CPU_PEER_WRITE_VTD1 = ev("UNC_IIO_TXN_REQ_BY_CPU.PEER_WRITE.VTD1", 0xc1, 0x02).filters("fc, chnl").port_mask(0x20).fc_mask(0x7),
+    TXN_REQ_BY_CPU_CFG_WRITE_VTD1 = ev("UNC_IIO_TXN_REQ_BY_CPU.CFG_WRITE.VTD1", 0xc1, 0x10).filters("fc, chnl").port_mask(0x20).fc_mask(0x7),
+    TXN_REQ_OF_CPU_MEM_WRITE_VTD0 = ev("UNC_IIO_TXN_REQ_OF_CPU.MEM_WRITE.VTD0", 0x84, 0x01).filters("chnl").port_mask(0x10).fc_mask(0x7),
+    TXN_REQ_OF_CPU_MEM_WRITE_VTD1 = ev("UNC_IIO_TXN_REQ_OF_CPU.MEM_WRITE.VTD1", 0x84, 0x01).filters("chnl").port_mask(0x20).fc_mask(0x7),
+    TXN_REQ_OF_CPU_PEER_WRITE_VTD0 = ev("UNC_IIO_TXN_REQ_OF_CPU.PEER_WRITE.VTD0", 0x84, 0x02).filters("chnl").port_mask(0x10).fc_mask(0x7),
+    TXN_REQ_OF_CPU_PEER_WRITE_VTD1 = ev("UNC_IIO_TXN_REQ_OF_CPU.PEER_WRITE.VTD1", 0x84, 0x02).filters("chnl").port_mask(0x20).fc_mask(0x7),
+    TXN_REQ_OF_CPU_MEM_READ_VTD0 = ev("UNC_IIO_TXN_REQ_OF_CPU.MEM_READ.VTD0", 0x84, 0x04).filters("chnl").port_mask(0x10).fc_mask(0x7),
+    TXN_REQ_OF_CPU_MEM_READ_VTD1 = ev("UNC_IIO_TXN_REQ_OF_CPU.MEM_READ.VTD1", 0x84, 0x04).filters("chnl").port_mask(0x20).fc_mask(0x7),
+    TXN_REQ_OF_CPU_PEER_READ_VTD0 = ev("UNC_IIO_TXN_REQ_OF_CPU.PEER_READ.VTD0", 0x84, 0x08).filters("chnl").port_mask(0x10).fc_mask(0x7),
+    TXN_REQ_OF_CPU_PEER_READ_VTD1 = ev("UNC_IIO_TXN_REQ_OF_CPU.PEER_READ.VTD1", 0x84, 0x08).filters("chnl").port_mask(0x20).fc_mask(0x7),
+    TXN_REQ_OF_CPU_ATOMIC_PART0 = ev("UNC_IIO_TXN_REQ_OF_CPU.ATOMIC.PART0", 0x84, 0x10).filters("chnl").port_mask(0x1).fc_mask(0x7),
+    TXN_REQ_OF_CPU_ATOMIC_PART1 = ev("UNC_IIO_TXN_REQ_OF_CPU.ATOMIC.PART1", 0x84, 0x10).filters("chnl").port_mask(0x2).fc_mask(0x7),
+    TXN_REQ_OF_CPU_ATOMIC_PART2 = ev("UNC_IIO_TXN_REQ_OF_CPU.ATOMIC.PART2", 0x84, 0x10).filters("chnl").port_mask(0x4).fc_mask(0x7),
+    TXN_REQ_OF_CPU_ATOMIC_PART3 = ev("UNC_IIO_TXN_REQ_OF_CPU.ATOMIC.PART3", 0x84, 0x10).filters("chnl").port_mask(0x8).fc_mask(0x7),
+    TXN_REQ_OF_CPU_ATOMIC_VTD0 = ev("UNC_IIO_TXN_REQ_OF_CPU.ATOMIC.VTD0", 0x84, 0x10).filters("chnl").port_mask(0x10).fc_mask(0x7),
+    TXN_REQ_OF_CPU_ATOMIC_VTD1 = ev("UNC_IIO_TXN_REQ_OF_CPU.ATOMIC.VTD1", 0x84, 0x10).filters("chnl").port_mask(0x20).fc_mask(0x7),
+    TXN_REQ_OF_CPU_ATOMICCMP_PART0 = ev("UNC_IIO_TXN_REQ_OF_CPU.ATOMICCMP.PART0", 0x84, 0x20).filters("chnl").port_mask(0x1).fc_mask(0x7),
+    TXN_REQ_OF_CPU_ATOMICCMP_PART1 = ev("UNC_IIO_TXN_REQ_OF_CPU.ATOMICCMP.PART1", 0x84, 0x20).filters("chnl").port_mask(0x2).fc_mask(0x7),
+    TXN_REQ_OF_CPU_ATOMICCMP_PART2 = ev("UNC_IIO_TXN_REQ_OF_CPU.ATOMICCMP.PART2", 0x84, 0x20).filters("chnl").port_mask(0x4).fc_mask(0x7),
+    TXN_REQ_OF_CPU_ATOMICCMP_PART3 = ev("UNC_IIO_TXN_REQ_OF_CPU.ATOMICCMP.PART3", 0x84, 0x20).filters("chnl").port_mask(0x8).fc_mask(0x7),
+    TXN_REQ_OF_CPU_MSG_PART0 = ev("UNC_IIO_TXN_REQ_OF_CPU.MSG.PART0", 0x84, 0x40).filters("chnl").port_mask(0x1).fc_mask(0x7),
+    TXN_REQ_OF_CPU_MSG_PART1 = ev("UNC_IIO_TXN_REQ_OF_CPU.MSG.PART1", 0x84, 0x40).filters("chnl").port_mask(0x2).fc_mask(0x7),
+    TXN_REQ_OF_CPU_MSG_PART2 = ev("UNC_IIO_TXN_REQ_OF_CPU.MSG.PART2", 0x84, 0x40).filters("chnl").port_mask(0x4).fc_mask(0x7),
+    TXN_REQ_OF_CPU_MSG_PART3 = ev("UNC_IIO_TXN_REQ_OF_CPU.MSG.PART3", 0x84, 0x40).filters("chnl").port_mask(0x8).fc_mask(0x7),
+    TXN_REQ_OF_CPU_MSG_VTD0 = ev("UNC_IIO_TXN_REQ_OF_CPU.MSG.VTD0", 0x84, 0x40).filters("chnl").port_mask(0x10).fc_mask(0x7),
+    TXN_REQ_OF_CPU_MSG_VTD1 = ev("UNC_IIO_TXN_REQ_OF_CPU.MSG.VTD1", 0x84, 0x40).filters("chnl").port_mask(0x20).fc_mask(0x7),
+}
 #[cfg(not(feature = "experimental-events"))]
 const EXPERIMENTAL_ROWS: &[EventRow] = &[];
 /// The rows built.

@@ -51,8 +51,7 @@ impl Layout for IioFreeIoclkLayout {
     const INFO: &'static RegisterInfo = &IIO_FREE_IOCLK_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 36, 63, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 36, 63, Access::Rv),
         FieldInfo { name: "event_count", ident: "event_count", lsb: 0, msb: 35, access: Access::RoV, role: Some(Role::Count),
             description: "I/O clock cycles of the stack since reset; wraps at 36 bits and keeps counting.", ..FieldInfo::EMPTY },
     ];
@@ -121,8 +120,7 @@ impl Layout for IioFreeBwLayout {
     const INFO: &'static RegisterInfo = &IIO_FREE_BW_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 36, 63, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 36, 63, Access::Rv),
         FieldInfo { name: "event_count", ident: "event_count", lsb: 0, msb: 35, access: Access::RoV, role: Some(Role::Count),
             description: "4-byte units of data moved through the port since reset; wraps at 36 bits and keeps counting.", ..FieldInfo::EMPTY },
     ];
@@ -191,8 +189,7 @@ impl Layout for IioFreeUtilLayout {
     const INFO: &'static RegisterInfo = &IIO_FREE_UTIL_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 36, 63, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 36, 63, Access::Rv),
         FieldInfo { name: "event_count", ident: "event_count", lsb: 0, msb: 35, access: Access::RoV, role: Some(Role::Count),
             description: "Utilisation of the port in its direction since reset; wraps at 36 bits and keeps counting.", ..FieldInfo::EMPTY },
     ];

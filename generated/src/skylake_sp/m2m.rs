@@ -65,18 +65,14 @@ impl Layout for M2mBoxCtlLayout {
     const INFO: &'static RegisterInfo = &M2M_BOX_CTL_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 18, 31, Access::Rv,
-            "Reserved; write zero."),
-        FieldInfo::row("rsv", 17, 17, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 18, 31, Access::Rv),
+        FieldInfo::reserved("rsv", 17, 17, Access::Rsv),
         FieldInfo { name: "frz_en", ident: "frz_en", lsb: 16, msb: 16, access: Access::Rw, role: Some(Role::FreezeEnable),
             description: "Freeze enable: lets the box's counters be frozen by frz and by the socket-wide freeze (U_MSR_PMON_GLOBAL_CTL.frz_all).", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 9, 15, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 9, 15, Access::Rv),
         FieldInfo { name: "frz", ident: "frz", lsb: 8, msb: 8, access: Access::Rw, role: Some(Role::Freeze),
             description: "Freeze: while 1 (and, where the box has it, frz_en is 1) the box's counters hold their values.", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 2, 7, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 2, 7, Access::Rv),
         FieldInfo { name: "rst_ctrs", ident: "rst_ctrs", lsb: 1, msb: 1, access: Access::Wo, role: Some(Role::ResetCounters),
             description: "Reset counters: writing 1 clears every data counter of the box.", ..FieldInfo::EMPTY },
         FieldInfo { name: "rst_ctrl", ident: "rst_ctrl", lsb: 0, msb: 0, access: Access::Wo, role: Some(Role::ResetControls),
@@ -214,18 +210,14 @@ impl Layout for M2mCtlLayout {
             description: "Sense of the threshold comparison; with edge_det, counts falling instead of rising edges.", ..FieldInfo::EMPTY },
         FieldInfo { name: "en", ident: "en", lsb: 22, msb: 22, access: Access::Rw, role: Some(Role::Enable),
             description: "Enables this counter: it counts while this bit is 1 and the box is not frozen.", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 21, 21, Access::Rsv,
-            "Reserved; write zero."),
-        FieldInfo::row("rsv", 20, 20, Access::Rsv,
-            "Reserved; write zero."),
-        FieldInfo::row("rsv", 19, 19, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 21, 21, Access::Rsv),
+        FieldInfo::reserved("rsv", 20, 20, Access::Rsv),
+        FieldInfo::reserved("rsv", 19, 19, Access::Rv),
         FieldInfo { name: "edge_det", ident: "edge_det", lsb: 18, msb: 18, access: Access::Rw, role: Some(Role::Edge),
             description: "Edge detect: count 0-to-1 transitions of the thresholded event instead of active cycles; needs a non-zero thresh.", ..FieldInfo::EMPTY },
         FieldInfo { name: "rst", ident: "rst", lsb: 17, msb: 17, access: Access::Wo, role: Some(Role::Reset),
             description: "Reset: writing 1 clears the paired data counter.", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 16, 16, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 16, 16, Access::Rsv),
         FieldInfo { name: "umask", ident: "umask", lsb: 8, msb: 15, access: Access::Rw, role: Some(Role::Umask),
             description: "Unit mask: which sub-events of the selected event are counted.", ..FieldInfo::EMPTY },
         FieldInfo { name: "ev_sel", ident: "ev_sel", lsb: 0, msb: 7, access: Access::Rw, role: Some(Role::Event),
@@ -343,8 +335,7 @@ impl Layout for M2mBoxStatusLayout {
     const INFO: &'static RegisterInfo = &M2M_BOX_STATUS_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 4, 31, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 4, 31, Access::Rv),
         FieldInfo { name: "ov", ident: "ov", lsb: 0, msb: 3, access: Access::Rw1c, role: Some(Role::Overflow), counters: &[0, 1, 2, 3],
             description: "Overflow flags, one per counter (bit n for counter n): hardware sets a bit when that counter wraps; writing 1 to a bit clears it.", ..FieldInfo::EMPTY },
     ];
@@ -415,8 +406,7 @@ impl Layout for M2mCtrLayout {
     const INFO: &'static RegisterInfo = &M2M_CTR_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 48, 63, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 48, 63, Access::Rv),
         FieldInfo { name: "event_count", ident: "event_count", lsb: 0, msb: 47, access: Access::RwV, role: Some(Role::Count),
             description: "The accumulated 48-bit count of the event selected by the paired control register; wraps on overflow and keeps counting.", ..FieldInfo::EMPTY },
     ];
@@ -461,7 +451,7 @@ static M2M_CTR_INFO: RegisterInfo = RegisterInfo {
 mod unit_events {
 use super::*;
 #[allow(unused_imports)]
-use crate::core_events::{ev, EventRow};
+use crate::core_events::{event_table, EventRow};
 #[cfg(feature = "metadata")]
 use crate::core_events::{event_info_refs, event_infos};
 
@@ -480,74 +470,6 @@ pub struct Event {
 }
 
 impl Event {
-    /// `UNC_M2M_BYPASS_M2M_Egress.NOT_TAKEN`.
-    pub const BYPASS_M2M_EGRESS_NOT_TAKEN: Event = Event::row(0);
-    /// `UNC_M2M_DIRECT2CORE_NOT_TAKEN_DIRSTATE`.
-    pub const DIRECT2CORE_NOT_TAKEN_DIRSTATE: Event = Event::row(1);
-    /// `UNC_M2M_DIRECT2CORE_TAKEN`.
-    pub const DIRECT2CORE_TAKEN: Event = Event::row(2);
-    /// `UNC_M2M_DIRECT2CORE_TXN_OVERRIDE`.
-    pub const DIRECT2CORE_TXN_OVERRIDE: Event = Event::row(3);
-    /// `UNC_M2M_DIRECTORY_LOOKUP.ANY`.
-    pub const DIRECTORY_LOOKUP_ANY: Event = Event::row(4);
-    /// `UNC_M2M_DIRECTORY_LOOKUP.STATE_I`.
-    pub const DIRECTORY_LOOKUP_STATE_I: Event = Event::row(5);
-    /// `UNC_M2M_DIRECTORY_LOOKUP.STATE_S`.
-    pub const DIRECTORY_LOOKUP_STATE_S: Event = Event::row(6);
-    /// `UNC_M2M_DIRECTORY_LOOKUP.STATE_A`.
-    pub const DIRECTORY_LOOKUP_STATE_A: Event = Event::row(7);
-    /// `UNC_M2M_DIRECTORY_UPDATE.ANY`.
-    pub const DIRECTORY_UPDATE_ANY: Event = Event::row(8);
-    /// `UNC_M2M_DIRECTORY_UPDATE.I2S`.
-    pub const DIRECTORY_UPDATE_I2S: Event = Event::row(9);
-    /// `UNC_M2M_DIRECTORY_UPDATE.I2A`.
-    pub const DIRECTORY_UPDATE_I2A: Event = Event::row(10);
-    /// `UNC_M2M_DIRECTORY_UPDATE.S2I`.
-    pub const DIRECTORY_UPDATE_S2I: Event = Event::row(11);
-    /// `UNC_M2M_DIRECTORY_UPDATE.S2A`.
-    pub const DIRECTORY_UPDATE_S2A: Event = Event::row(12);
-    /// `UNC_M2M_DIRECTORY_UPDATE.A2I`.
-    pub const DIRECTORY_UPDATE_A2I: Event = Event::row(13);
-    /// `UNC_M2M_DIRECTORY_UPDATE.A2S`.
-    pub const DIRECTORY_UPDATE_A2S: Event = Event::row(14);
-    /// `UNC_M2M_IMC_READS.NORMAL`.
-    pub const IMC_READS_NORMAL: Event = Event::row(15);
-    /// `UNC_M2M_IMC_READS.ALL`.
-    pub const IMC_READS_ALL: Event = Event::row(16);
-    /// `UNC_M2M_IMC_WRITES.PARTIAL`.
-    pub const IMC_WRITES_PARTIAL: Event = Event::row(17);
-    /// `UNC_M2M_IMC_WRITES.ALL`.
-    pub const IMC_WRITES_ALL: Event = Event::row(18);
-    /// `UNC_M2M_IMC_WRITES.NI`.
-    pub const IMC_WRITES_NI: Event = Event::row(19);
-    /// `UNC_M2M_PREFCAM_DEMAND_PROMOTIONS`.
-    pub const PREFCAM_DEMAND_PROMOTIONS: Event = Event::row(20);
-    /// `UNC_M2M_PREFCAM_INSERTS`.
-    pub const PREFCAM_INSERTS: Event = Event::row(21);
-    /// `UNC_M2M_RxC_AD_INSERTS`.
-    pub const RXC_AD_INSERTS: Event = Event::row(22);
-    /// `UNC_M2M_RxC_AD_OCCUPANCY`.
-    pub const RXC_AD_OCCUPANCY: Event = Event::row(23);
-    /// `UNC_M2M_RxC_BL_INSERTS`.
-    pub const RXC_BL_INSERTS: Event = Event::row(24);
-    /// `UNC_M2M_RxC_BL_OCCUPANCY`.
-    pub const RXC_BL_OCCUPANCY: Event = Event::row(25);
-    /// `UNC_M2M_TxC_AD_INSERTS`.
-    pub const TXC_AD_INSERTS: Event = Event::row(26);
-    /// `UNC_M2M_TxC_AD_OCCUPANCY`.
-    pub const TXC_AD_OCCUPANCY: Event = Event::row(27);
-    /// `UNC_M2M_TxC_BL_INSERTS.ALL`.
-    pub const TXC_BL_INSERTS_ALL: Event = Event::row(28);
-    /// `UNC_M2M_TxC_BL_OCCUPANCY.ALL`.
-    pub const TXC_BL_OCCUPANCY_ALL: Event = Event::row(29);
-    /// `UNC_M2M_DIRECT2UPI_NOT_TAKEN_CREDITS`.
-    pub const DIRECT2UPI_NOT_TAKEN_CREDITS: Event = Event::row(30);
-    /// `UNC_M2M_DIRECT2UPI_NOT_TAKEN_DIRSTATE`.
-    pub const DIRECT2UPI_NOT_TAKEN_DIRSTATE: Event = Event::row(31);
-    /// `UNC_M2M_DIRECT2UPI_TAKEN`.
-    pub const DIRECT2UPI_TAKEN: Event = Event::row(32);
-    /// `UNC_M2M_DIRECT2UPI_TXN_OVERRIDE`.
-    pub const DIRECT2UPI_TXN_OVERRIDE: Event = Event::row(33);
 
     /// Every event of the unit.
     pub const ALL: &'static [Event] = &{
@@ -582,798 +504,6 @@ impl Event {
     }
 }
 
-/// The experimental events: from the vendor's experimental lists, whose counts it has
-/// not validated; built with the `experimental-events` feature.
-#[cfg(feature = "experimental-events")]
-impl Event {
-    /// `UNC_M2M_BYPASS_M2M_Egress.TAKEN` (experimental).
-    pub const BYPASS_M2M_EGRESS_TAKEN: Event = Event::row(34);
-    /// `UNC_M2M_CLOCKTICKS` (experimental).
-    pub const CLOCKTICKS: Event = Event::row(35);
-    /// `UNC_M2M_DIRECTORY_HIT.DIRTY_I` (experimental).
-    pub const DIRECTORY_HIT_DIRTY_I: Event = Event::row(36);
-    /// `UNC_M2M_DIRECTORY_HIT.DIRTY_S` (experimental).
-    pub const DIRECTORY_HIT_DIRTY_S: Event = Event::row(37);
-    /// `UNC_M2M_DIRECTORY_HIT.DIRTY_P` (experimental).
-    pub const DIRECTORY_HIT_DIRTY_P: Event = Event::row(38);
-    /// `UNC_M2M_DIRECTORY_HIT.DIRTY_A` (experimental).
-    pub const DIRECTORY_HIT_DIRTY_A: Event = Event::row(39);
-    /// `UNC_M2M_DIRECTORY_HIT.CLEAN_I` (experimental).
-    pub const DIRECTORY_HIT_CLEAN_I: Event = Event::row(40);
-    /// `UNC_M2M_DIRECTORY_HIT.CLEAN_S` (experimental).
-    pub const DIRECTORY_HIT_CLEAN_S: Event = Event::row(41);
-    /// `UNC_M2M_DIRECTORY_HIT.CLEAN_P` (experimental).
-    pub const DIRECTORY_HIT_CLEAN_P: Event = Event::row(42);
-    /// `UNC_M2M_DIRECTORY_HIT.CLEAN_A` (experimental).
-    pub const DIRECTORY_HIT_CLEAN_A: Event = Event::row(43);
-    /// `UNC_M2M_DIRECTORY_MISS.DIRTY_I` (experimental).
-    pub const DIRECTORY_MISS_DIRTY_I: Event = Event::row(44);
-    /// `UNC_M2M_DIRECTORY_MISS.DIRTY_S` (experimental).
-    pub const DIRECTORY_MISS_DIRTY_S: Event = Event::row(45);
-    /// `UNC_M2M_DIRECTORY_MISS.DIRTY_P` (experimental).
-    pub const DIRECTORY_MISS_DIRTY_P: Event = Event::row(46);
-    /// `UNC_M2M_DIRECTORY_MISS.DIRTY_A` (experimental).
-    pub const DIRECTORY_MISS_DIRTY_A: Event = Event::row(47);
-    /// `UNC_M2M_DIRECTORY_MISS.CLEAN_I` (experimental).
-    pub const DIRECTORY_MISS_CLEAN_I: Event = Event::row(48);
-    /// `UNC_M2M_DIRECTORY_MISS.CLEAN_S` (experimental).
-    pub const DIRECTORY_MISS_CLEAN_S: Event = Event::row(49);
-    /// `UNC_M2M_DIRECTORY_MISS.CLEAN_P` (experimental).
-    pub const DIRECTORY_MISS_CLEAN_P: Event = Event::row(50);
-    /// `UNC_M2M_DIRECTORY_MISS.CLEAN_A` (experimental).
-    pub const DIRECTORY_MISS_CLEAN_A: Event = Event::row(51);
-    /// `UNC_M2M_IMC_READS.ISOCH` (experimental).
-    pub const IMC_READS_ISOCH: Event = Event::row(52);
-    /// `UNC_M2M_IMC_READS.FROM_TRANSGRESS` (experimental).
-    pub const IMC_READS_FROM_TRANSGRESS: Event = Event::row(53);
-    /// `UNC_M2M_IMC_WRITES.FULL` (experimental).
-    pub const IMC_WRITES_FULL: Event = Event::row(54);
-    /// `UNC_M2M_IMC_WRITES.FULL_ISOCH` (experimental).
-    pub const IMC_WRITES_FULL_ISOCH: Event = Event::row(55);
-    /// `UNC_M2M_IMC_WRITES.PARTIAL_ISOCH` (experimental).
-    pub const IMC_WRITES_PARTIAL_ISOCH: Event = Event::row(56);
-    /// `UNC_M2M_IMC_WRITES.FROM_TRANSGRESS` (experimental).
-    pub const IMC_WRITES_FROM_TRANSGRESS: Event = Event::row(57);
-    /// `UNC_M2M_PKT_MATCH.MESH` (experimental).
-    pub const PKT_MATCH_MESH: Event = Event::row(58);
-    /// `UNC_M2M_PKT_MATCH.MC` (experimental).
-    pub const PKT_MATCH_MC: Event = Event::row(59);
-    /// `UNC_M2M_PREFCAM_CYCLES_FULL` (experimental).
-    pub const PREFCAM_CYCLES_FULL: Event = Event::row(60);
-    /// `UNC_M2M_PREFCAM_CYCLES_NE` (experimental).
-    pub const PREFCAM_CYCLES_NE: Event = Event::row(61);
-    /// `UNC_M2M_PREFCAM_OCCUPANCY` (experimental).
-    pub const PREFCAM_OCCUPANCY: Event = Event::row(62);
-    /// `UNC_M2M_TGR_AD_CREDITS` (experimental).
-    pub const TGR_AD_CREDITS: Event = Event::row(63);
-    /// `UNC_M2M_TGR_BL_CREDITS` (experimental).
-    pub const TGR_BL_CREDITS: Event = Event::row(64);
-    /// `UNC_M2M_TRACKER_CYCLES_FULL.CH0` (experimental).
-    pub const TRACKER_CYCLES_FULL_CH0: Event = Event::row(65);
-    /// `UNC_M2M_TRACKER_CYCLES_FULL.CH1` (experimental).
-    pub const TRACKER_CYCLES_FULL_CH1: Event = Event::row(66);
-    /// `UNC_M2M_TRACKER_CYCLES_FULL.CH2` (experimental).
-    pub const TRACKER_CYCLES_FULL_CH2: Event = Event::row(67);
-    /// `UNC_M2M_TRACKER_CYCLES_NE.CH0` (experimental).
-    pub const TRACKER_CYCLES_NE_CH0: Event = Event::row(68);
-    /// `UNC_M2M_TRACKER_CYCLES_NE.CH1` (experimental).
-    pub const TRACKER_CYCLES_NE_CH1: Event = Event::row(69);
-    /// `UNC_M2M_TRACKER_CYCLES_NE.CH2` (experimental).
-    pub const TRACKER_CYCLES_NE_CH2: Event = Event::row(70);
-    /// `UNC_M2M_TRACKER_INSERTS.CH0` (experimental).
-    pub const TRACKER_INSERTS_CH0: Event = Event::row(71);
-    /// `UNC_M2M_TRACKER_INSERTS.CH1` (experimental).
-    pub const TRACKER_INSERTS_CH1: Event = Event::row(72);
-    /// `UNC_M2M_TRACKER_INSERTS.CH2` (experimental).
-    pub const TRACKER_INSERTS_CH2: Event = Event::row(73);
-    /// `UNC_M2M_TRACKER_OCCUPANCY.CH0` (experimental).
-    pub const TRACKER_OCCUPANCY_CH0: Event = Event::row(74);
-    /// `UNC_M2M_TRACKER_OCCUPANCY.CH1` (experimental).
-    pub const TRACKER_OCCUPANCY_CH1: Event = Event::row(75);
-    /// `UNC_M2M_TRACKER_OCCUPANCY.CH2` (experimental).
-    pub const TRACKER_OCCUPANCY_CH2: Event = Event::row(76);
-    /// `UNC_M2M_TRACKER_PENDING_OCCUPANCY` (experimental).
-    pub const TRACKER_PENDING_OCCUPANCY: Event = Event::row(77);
-    /// `UNC_M2M_WRITE_TRACKER_CYCLES_FULL.CH0` (experimental).
-    pub const WRITE_TRACKER_CYCLES_FULL_CH0: Event = Event::row(78);
-    /// `UNC_M2M_WRITE_TRACKER_CYCLES_FULL.CH1` (experimental).
-    pub const WRITE_TRACKER_CYCLES_FULL_CH1: Event = Event::row(79);
-    /// `UNC_M2M_WRITE_TRACKER_CYCLES_FULL.CH2` (experimental).
-    pub const WRITE_TRACKER_CYCLES_FULL_CH2: Event = Event::row(80);
-    /// `UNC_M2M_WRITE_TRACKER_CYCLES_NE.CH0` (experimental).
-    pub const WRITE_TRACKER_CYCLES_NE_CH0: Event = Event::row(81);
-    /// `UNC_M2M_WRITE_TRACKER_CYCLES_NE.CH1` (experimental).
-    pub const WRITE_TRACKER_CYCLES_NE_CH1: Event = Event::row(82);
-    /// `UNC_M2M_WRITE_TRACKER_CYCLES_NE.CH2` (experimental).
-    pub const WRITE_TRACKER_CYCLES_NE_CH2: Event = Event::row(83);
-    /// `UNC_M2M_WRITE_TRACKER_INSERTS.CH0` (experimental).
-    pub const WRITE_TRACKER_INSERTS_CH0: Event = Event::row(84);
-    /// `UNC_M2M_WRITE_TRACKER_INSERTS.CH1` (experimental).
-    pub const WRITE_TRACKER_INSERTS_CH1: Event = Event::row(85);
-    /// `UNC_M2M_WRITE_TRACKER_INSERTS.CH2` (experimental).
-    pub const WRITE_TRACKER_INSERTS_CH2: Event = Event::row(86);
-    /// `UNC_M2M_WRITE_TRACKER_OCCUPANCY.CH0` (experimental).
-    pub const WRITE_TRACKER_OCCUPANCY_CH0: Event = Event::row(87);
-    /// `UNC_M2M_WRITE_TRACKER_OCCUPANCY.CH1` (experimental).
-    pub const WRITE_TRACKER_OCCUPANCY_CH1: Event = Event::row(88);
-    /// `UNC_M2M_WRITE_TRACKER_OCCUPANCY.CH2` (experimental).
-    pub const WRITE_TRACKER_OCCUPANCY_CH2: Event = Event::row(89);
-    /// `UNC_M2M_AG0_AD_CRD_ACQUIRED.TGR0` (experimental).
-    pub const AG0_AD_CRD_ACQUIRED_TGR0: Event = Event::row(90);
-    /// `UNC_M2M_AG0_AD_CRD_ACQUIRED.TGR1` (experimental).
-    pub const AG0_AD_CRD_ACQUIRED_TGR1: Event = Event::row(91);
-    /// `UNC_M2M_AG0_AD_CRD_ACQUIRED.TGR2` (experimental).
-    pub const AG0_AD_CRD_ACQUIRED_TGR2: Event = Event::row(92);
-    /// `UNC_M2M_AG0_AD_CRD_ACQUIRED.TGR3` (experimental).
-    pub const AG0_AD_CRD_ACQUIRED_TGR3: Event = Event::row(93);
-    /// `UNC_M2M_AG0_AD_CRD_ACQUIRED.TGR4` (experimental).
-    pub const AG0_AD_CRD_ACQUIRED_TGR4: Event = Event::row(94);
-    /// `UNC_M2M_AG0_AD_CRD_ACQUIRED.TGR5` (experimental).
-    pub const AG0_AD_CRD_ACQUIRED_TGR5: Event = Event::row(95);
-    /// `UNC_M2M_AG0_AD_CRD_OCCUPANCY.TGR0` (experimental).
-    pub const AG0_AD_CRD_OCCUPANCY_TGR0: Event = Event::row(96);
-    /// `UNC_M2M_AG0_AD_CRD_OCCUPANCY.TGR1` (experimental).
-    pub const AG0_AD_CRD_OCCUPANCY_TGR1: Event = Event::row(97);
-    /// `UNC_M2M_AG0_AD_CRD_OCCUPANCY.TGR2` (experimental).
-    pub const AG0_AD_CRD_OCCUPANCY_TGR2: Event = Event::row(98);
-    /// `UNC_M2M_AG0_AD_CRD_OCCUPANCY.TGR3` (experimental).
-    pub const AG0_AD_CRD_OCCUPANCY_TGR3: Event = Event::row(99);
-    /// `UNC_M2M_AG0_AD_CRD_OCCUPANCY.TGR4` (experimental).
-    pub const AG0_AD_CRD_OCCUPANCY_TGR4: Event = Event::row(100);
-    /// `UNC_M2M_AG0_AD_CRD_OCCUPANCY.TGR5` (experimental).
-    pub const AG0_AD_CRD_OCCUPANCY_TGR5: Event = Event::row(101);
-    /// `UNC_M2M_AG0_BL_CRD_ACQUIRED.TGR0` (experimental).
-    pub const AG0_BL_CRD_ACQUIRED_TGR0: Event = Event::row(102);
-    /// `UNC_M2M_AG0_BL_CRD_ACQUIRED.TGR1` (experimental).
-    pub const AG0_BL_CRD_ACQUIRED_TGR1: Event = Event::row(103);
-    /// `UNC_M2M_AG0_BL_CRD_ACQUIRED.TGR2` (experimental).
-    pub const AG0_BL_CRD_ACQUIRED_TGR2: Event = Event::row(104);
-    /// `UNC_M2M_AG0_BL_CRD_ACQUIRED.TGR3` (experimental).
-    pub const AG0_BL_CRD_ACQUIRED_TGR3: Event = Event::row(105);
-    /// `UNC_M2M_AG0_BL_CRD_ACQUIRED.TGR4` (experimental).
-    pub const AG0_BL_CRD_ACQUIRED_TGR4: Event = Event::row(106);
-    /// `UNC_M2M_AG0_BL_CRD_ACQUIRED.TGR5` (experimental).
-    pub const AG0_BL_CRD_ACQUIRED_TGR5: Event = Event::row(107);
-    /// `UNC_M2M_AG0_BL_CRD_OCCUPANCY.TGR0` (experimental).
-    pub const AG0_BL_CRD_OCCUPANCY_TGR0: Event = Event::row(108);
-    /// `UNC_M2M_AG0_BL_CRD_OCCUPANCY.TGR1` (experimental).
-    pub const AG0_BL_CRD_OCCUPANCY_TGR1: Event = Event::row(109);
-    /// `UNC_M2M_AG0_BL_CRD_OCCUPANCY.TGR2` (experimental).
-    pub const AG0_BL_CRD_OCCUPANCY_TGR2: Event = Event::row(110);
-    /// `UNC_M2M_AG0_BL_CRD_OCCUPANCY.TGR3` (experimental).
-    pub const AG0_BL_CRD_OCCUPANCY_TGR3: Event = Event::row(111);
-    /// `UNC_M2M_AG0_BL_CRD_OCCUPANCY.TGR4` (experimental).
-    pub const AG0_BL_CRD_OCCUPANCY_TGR4: Event = Event::row(112);
-    /// `UNC_M2M_AG0_BL_CRD_OCCUPANCY.TGR5` (experimental).
-    pub const AG0_BL_CRD_OCCUPANCY_TGR5: Event = Event::row(113);
-    /// `UNC_M2M_AG1_AD_CRD_ACQUIRED.TGR0` (experimental).
-    pub const AG1_AD_CRD_ACQUIRED_TGR0: Event = Event::row(114);
-    /// `UNC_M2M_AG1_AD_CRD_ACQUIRED.TGR1` (experimental).
-    pub const AG1_AD_CRD_ACQUIRED_TGR1: Event = Event::row(115);
-    /// `UNC_M2M_AG1_AD_CRD_ACQUIRED.TGR2` (experimental).
-    pub const AG1_AD_CRD_ACQUIRED_TGR2: Event = Event::row(116);
-    /// `UNC_M2M_AG1_AD_CRD_ACQUIRED.TGR3` (experimental).
-    pub const AG1_AD_CRD_ACQUIRED_TGR3: Event = Event::row(117);
-    /// `UNC_M2M_AG1_AD_CRD_ACQUIRED.TGR4` (experimental).
-    pub const AG1_AD_CRD_ACQUIRED_TGR4: Event = Event::row(118);
-    /// `UNC_M2M_AG1_AD_CRD_ACQUIRED.TGR5` (experimental).
-    pub const AG1_AD_CRD_ACQUIRED_TGR5: Event = Event::row(119);
-    /// `UNC_M2M_AG1_AD_CRD_OCCUPANCY.TGR0` (experimental).
-    pub const AG1_AD_CRD_OCCUPANCY_TGR0: Event = Event::row(120);
-    /// `UNC_M2M_AG1_AD_CRD_OCCUPANCY.TGR1` (experimental).
-    pub const AG1_AD_CRD_OCCUPANCY_TGR1: Event = Event::row(121);
-    /// `UNC_M2M_AG1_AD_CRD_OCCUPANCY.TGR2` (experimental).
-    pub const AG1_AD_CRD_OCCUPANCY_TGR2: Event = Event::row(122);
-    /// `UNC_M2M_AG1_AD_CRD_OCCUPANCY.TGR3` (experimental).
-    pub const AG1_AD_CRD_OCCUPANCY_TGR3: Event = Event::row(123);
-    /// `UNC_M2M_AG1_AD_CRD_OCCUPANCY.TGR4` (experimental).
-    pub const AG1_AD_CRD_OCCUPANCY_TGR4: Event = Event::row(124);
-    /// `UNC_M2M_AG1_AD_CRD_OCCUPANCY.TGR5` (experimental).
-    pub const AG1_AD_CRD_OCCUPANCY_TGR5: Event = Event::row(125);
-    /// `UNC_M2M_AG1_BL_CRD_OCCUPANCY.TGR0` (experimental).
-    pub const AG1_BL_CRD_OCCUPANCY_TGR0: Event = Event::row(126);
-    /// `UNC_M2M_AG1_BL_CRD_OCCUPANCY.TGR1` (experimental).
-    pub const AG1_BL_CRD_OCCUPANCY_TGR1: Event = Event::row(127);
-    /// `UNC_M2M_AG1_BL_CRD_OCCUPANCY.TGR2` (experimental).
-    pub const AG1_BL_CRD_OCCUPANCY_TGR2: Event = Event::row(128);
-    /// `UNC_M2M_AG1_BL_CRD_OCCUPANCY.TGR3` (experimental).
-    pub const AG1_BL_CRD_OCCUPANCY_TGR3: Event = Event::row(129);
-    /// `UNC_M2M_AG1_BL_CRD_OCCUPANCY.TGR4` (experimental).
-    pub const AG1_BL_CRD_OCCUPANCY_TGR4: Event = Event::row(130);
-    /// `UNC_M2M_AG1_BL_CRD_OCCUPANCY.TGR5` (experimental).
-    pub const AG1_BL_CRD_OCCUPANCY_TGR5: Event = Event::row(131);
-    /// `UNC_M2M_AG1_BL_CREDITS_ACQUIRED.TGR0` (experimental).
-    pub const AG1_BL_CREDITS_ACQUIRED_TGR0: Event = Event::row(132);
-    /// `UNC_M2M_AG1_BL_CREDITS_ACQUIRED.TGR1` (experimental).
-    pub const AG1_BL_CREDITS_ACQUIRED_TGR1: Event = Event::row(133);
-    /// `UNC_M2M_AG1_BL_CREDITS_ACQUIRED.TGR2` (experimental).
-    pub const AG1_BL_CREDITS_ACQUIRED_TGR2: Event = Event::row(134);
-    /// `UNC_M2M_AG1_BL_CREDITS_ACQUIRED.TGR3` (experimental).
-    pub const AG1_BL_CREDITS_ACQUIRED_TGR3: Event = Event::row(135);
-    /// `UNC_M2M_AG1_BL_CREDITS_ACQUIRED.TGR4` (experimental).
-    pub const AG1_BL_CREDITS_ACQUIRED_TGR4: Event = Event::row(136);
-    /// `UNC_M2M_AG1_BL_CREDITS_ACQUIRED.TGR5` (experimental).
-    pub const AG1_BL_CREDITS_ACQUIRED_TGR5: Event = Event::row(137);
-    /// `UNC_M2M_EGRESS_ORDERING.IV_SNOOPGO_DN` (experimental).
-    pub const EGRESS_ORDERING_IV_SNOOPGO_DN: Event = Event::row(138);
-    /// `UNC_M2M_EGRESS_ORDERING.IV_SNOOPGO_UP` (experimental).
-    pub const EGRESS_ORDERING_IV_SNOOPGO_UP: Event = Event::row(139);
-    /// `UNC_M2M_HORZ_RING_AD_IN_USE.LEFT_EVEN` (experimental).
-    pub const HORZ_RING_AD_IN_USE_LEFT_EVEN: Event = Event::row(140);
-    /// `UNC_M2M_HORZ_RING_AD_IN_USE.LEFT_ODD` (experimental).
-    pub const HORZ_RING_AD_IN_USE_LEFT_ODD: Event = Event::row(141);
-    /// `UNC_M2M_HORZ_RING_AD_IN_USE.RIGHT_EVEN` (experimental).
-    pub const HORZ_RING_AD_IN_USE_RIGHT_EVEN: Event = Event::row(142);
-    /// `UNC_M2M_HORZ_RING_AD_IN_USE.RIGHT_ODD` (experimental).
-    pub const HORZ_RING_AD_IN_USE_RIGHT_ODD: Event = Event::row(143);
-    /// `UNC_M2M_HORZ_RING_AK_IN_USE.LEFT_EVEN` (experimental).
-    pub const HORZ_RING_AK_IN_USE_LEFT_EVEN: Event = Event::row(144);
-    /// `UNC_M2M_HORZ_RING_AK_IN_USE.LEFT_ODD` (experimental).
-    pub const HORZ_RING_AK_IN_USE_LEFT_ODD: Event = Event::row(145);
-    /// `UNC_M2M_HORZ_RING_AK_IN_USE.RIGHT_EVEN` (experimental).
-    pub const HORZ_RING_AK_IN_USE_RIGHT_EVEN: Event = Event::row(146);
-    /// `UNC_M2M_HORZ_RING_AK_IN_USE.RIGHT_ODD` (experimental).
-    pub const HORZ_RING_AK_IN_USE_RIGHT_ODD: Event = Event::row(147);
-    /// `UNC_M2M_HORZ_RING_BL_IN_USE.LEFT_EVEN` (experimental).
-    pub const HORZ_RING_BL_IN_USE_LEFT_EVEN: Event = Event::row(148);
-    /// `UNC_M2M_HORZ_RING_BL_IN_USE.LEFT_ODD` (experimental).
-    pub const HORZ_RING_BL_IN_USE_LEFT_ODD: Event = Event::row(149);
-    /// `UNC_M2M_HORZ_RING_BL_IN_USE.RIGHT_EVEN` (experimental).
-    pub const HORZ_RING_BL_IN_USE_RIGHT_EVEN: Event = Event::row(150);
-    /// `UNC_M2M_HORZ_RING_BL_IN_USE.RIGHT_ODD` (experimental).
-    pub const HORZ_RING_BL_IN_USE_RIGHT_ODD: Event = Event::row(151);
-    /// `UNC_M2M_HORZ_RING_IV_IN_USE.LEFT` (experimental).
-    pub const HORZ_RING_IV_IN_USE_LEFT: Event = Event::row(152);
-    /// `UNC_M2M_HORZ_RING_IV_IN_USE.RIGHT` (experimental).
-    pub const HORZ_RING_IV_IN_USE_RIGHT: Event = Event::row(153);
-    /// `UNC_M2M_RING_BOUNCES_HORZ.AD` (experimental).
-    pub const RING_BOUNCES_HORZ_AD: Event = Event::row(154);
-    /// `UNC_M2M_RING_BOUNCES_HORZ.AK` (experimental).
-    pub const RING_BOUNCES_HORZ_AK: Event = Event::row(155);
-    /// `UNC_M2M_RING_BOUNCES_HORZ.BL` (experimental).
-    pub const RING_BOUNCES_HORZ_BL: Event = Event::row(156);
-    /// `UNC_M2M_RING_BOUNCES_HORZ.IV` (experimental).
-    pub const RING_BOUNCES_HORZ_IV: Event = Event::row(157);
-    /// `UNC_M2M_RING_BOUNCES_VERT.AD` (experimental).
-    pub const RING_BOUNCES_VERT_AD: Event = Event::row(158);
-    /// `UNC_M2M_RING_BOUNCES_VERT.AK` (experimental).
-    pub const RING_BOUNCES_VERT_AK: Event = Event::row(159);
-    /// `UNC_M2M_RING_BOUNCES_VERT.BL` (experimental).
-    pub const RING_BOUNCES_VERT_BL: Event = Event::row(160);
-    /// `UNC_M2M_RING_BOUNCES_VERT.IV` (experimental).
-    pub const RING_BOUNCES_VERT_IV: Event = Event::row(161);
-    /// `UNC_M2M_RING_SINK_STARVED_HORZ.AD` (experimental).
-    pub const RING_SINK_STARVED_HORZ_AD: Event = Event::row(162);
-    /// `UNC_M2M_RING_SINK_STARVED_HORZ.AK` (experimental).
-    pub const RING_SINK_STARVED_HORZ_AK: Event = Event::row(163);
-    /// `UNC_M2M_RING_SINK_STARVED_HORZ.AK_AG1` (experimental).
-    pub const RING_SINK_STARVED_HORZ_AK_AG1: Event = Event::row(164);
-    /// `UNC_M2M_RING_SINK_STARVED_HORZ.BL` (experimental).
-    pub const RING_SINK_STARVED_HORZ_BL: Event = Event::row(165);
-    /// `UNC_M2M_RING_SINK_STARVED_HORZ.IV` (experimental).
-    pub const RING_SINK_STARVED_HORZ_IV: Event = Event::row(166);
-    /// `UNC_M2M_RING_SINK_STARVED_VERT.AD` (experimental).
-    pub const RING_SINK_STARVED_VERT_AD: Event = Event::row(167);
-    /// `UNC_M2M_RING_SINK_STARVED_VERT.AK` (experimental).
-    pub const RING_SINK_STARVED_VERT_AK: Event = Event::row(168);
-    /// `UNC_M2M_RING_SINK_STARVED_VERT.BL` (experimental).
-    pub const RING_SINK_STARVED_VERT_BL: Event = Event::row(169);
-    /// `UNC_M2M_RING_SINK_STARVED_VERT.IV` (experimental).
-    pub const RING_SINK_STARVED_VERT_IV: Event = Event::row(170);
-    /// `UNC_M2M_RING_SRC_THRTL` (experimental).
-    pub const RING_SRC_THRTL: Event = Event::row(171);
-    /// `UNC_M2M_RxC_AD_CYCLES_FULL` (experimental).
-    pub const RXC_AD_CYCLES_FULL: Event = Event::row(172);
-    /// `UNC_M2M_RxC_AD_CYCLES_NE` (experimental).
-    pub const RXC_AD_CYCLES_NE: Event = Event::row(173);
-    /// `UNC_M2M_RxC_BL_CYCLES_FULL` (experimental).
-    pub const RXC_BL_CYCLES_FULL: Event = Event::row(174);
-    /// `UNC_M2M_RxC_BL_CYCLES_NE` (experimental).
-    pub const RXC_BL_CYCLES_NE: Event = Event::row(175);
-    /// `UNC_M2M_RxR_BUSY_STARVED.AD_BNC` (experimental).
-    pub const RXR_BUSY_STARVED_AD_BNC: Event = Event::row(176);
-    /// `UNC_M2M_RxR_BUSY_STARVED.AD_CRD` (experimental).
-    pub const RXR_BUSY_STARVED_AD_CRD: Event = Event::row(177);
-    /// `UNC_M2M_RxR_BUSY_STARVED.BL_BNC` (experimental).
-    pub const RXR_BUSY_STARVED_BL_BNC: Event = Event::row(178);
-    /// `UNC_M2M_RxR_BUSY_STARVED.BL_CRD` (experimental).
-    pub const RXR_BUSY_STARVED_BL_CRD: Event = Event::row(179);
-    /// `UNC_M2M_RxR_BYPASS.AD_BNC` (experimental).
-    pub const RXR_BYPASS_AD_BNC: Event = Event::row(180);
-    /// `UNC_M2M_RxR_BYPASS.AD_CRD` (experimental).
-    pub const RXR_BYPASS_AD_CRD: Event = Event::row(181);
-    /// `UNC_M2M_RxR_BYPASS.AK_BNC` (experimental).
-    pub const RXR_BYPASS_AK_BNC: Event = Event::row(182);
-    /// `UNC_M2M_RxR_BYPASS.BL_BNC` (experimental).
-    pub const RXR_BYPASS_BL_BNC: Event = Event::row(183);
-    /// `UNC_M2M_RxR_BYPASS.BL_CRD` (experimental).
-    pub const RXR_BYPASS_BL_CRD: Event = Event::row(184);
-    /// `UNC_M2M_RxR_BYPASS.IV_BNC` (experimental).
-    pub const RXR_BYPASS_IV_BNC: Event = Event::row(185);
-    /// `UNC_M2M_RxR_CRD_STARVED.AD_BNC` (experimental).
-    pub const RXR_CRD_STARVED_AD_BNC: Event = Event::row(186);
-    /// `UNC_M2M_RxR_CRD_STARVED.AD_CRD` (experimental).
-    pub const RXR_CRD_STARVED_AD_CRD: Event = Event::row(187);
-    /// `UNC_M2M_RxR_CRD_STARVED.AK_BNC` (experimental).
-    pub const RXR_CRD_STARVED_AK_BNC: Event = Event::row(188);
-    /// `UNC_M2M_RxR_CRD_STARVED.BL_BNC` (experimental).
-    pub const RXR_CRD_STARVED_BL_BNC: Event = Event::row(189);
-    /// `UNC_M2M_RxR_CRD_STARVED.BL_CRD` (experimental).
-    pub const RXR_CRD_STARVED_BL_CRD: Event = Event::row(190);
-    /// `UNC_M2M_RxR_CRD_STARVED.IFV` (experimental).
-    pub const RXR_CRD_STARVED_IFV: Event = Event::row(191);
-    /// `UNC_M2M_RxR_CRD_STARVED.IV_BNC` (experimental).
-    pub const RXR_CRD_STARVED_IV_BNC: Event = Event::row(192);
-    /// `UNC_M2M_RxR_INSERTS.AD_BNC` (experimental).
-    pub const RXR_INSERTS_AD_BNC: Event = Event::row(193);
-    /// `UNC_M2M_RxR_INSERTS.AD_CRD` (experimental).
-    pub const RXR_INSERTS_AD_CRD: Event = Event::row(194);
-    /// `UNC_M2M_RxR_INSERTS.AK_BNC` (experimental).
-    pub const RXR_INSERTS_AK_BNC: Event = Event::row(195);
-    /// `UNC_M2M_RxR_INSERTS.BL_BNC` (experimental).
-    pub const RXR_INSERTS_BL_BNC: Event = Event::row(196);
-    /// `UNC_M2M_RxR_INSERTS.BL_CRD` (experimental).
-    pub const RXR_INSERTS_BL_CRD: Event = Event::row(197);
-    /// `UNC_M2M_RxR_INSERTS.IV_BNC` (experimental).
-    pub const RXR_INSERTS_IV_BNC: Event = Event::row(198);
-    /// `UNC_M2M_RxR_OCCUPANCY.AD_BNC` (experimental).
-    pub const RXR_OCCUPANCY_AD_BNC: Event = Event::row(199);
-    /// `UNC_M2M_RxR_OCCUPANCY.AD_CRD` (experimental).
-    pub const RXR_OCCUPANCY_AD_CRD: Event = Event::row(200);
-    /// `UNC_M2M_RxR_OCCUPANCY.AK_BNC` (experimental).
-    pub const RXR_OCCUPANCY_AK_BNC: Event = Event::row(201);
-    /// `UNC_M2M_RxR_OCCUPANCY.BL_BNC` (experimental).
-    pub const RXR_OCCUPANCY_BL_BNC: Event = Event::row(202);
-    /// `UNC_M2M_RxR_OCCUPANCY.BL_CRD` (experimental).
-    pub const RXR_OCCUPANCY_BL_CRD: Event = Event::row(203);
-    /// `UNC_M2M_RxR_OCCUPANCY.IV_BNC` (experimental).
-    pub const RXR_OCCUPANCY_IV_BNC: Event = Event::row(204);
-    /// `UNC_M2M_STALL_NO_TxR_HORZ_CRD_AD_AG0.TGR0` (experimental).
-    pub const STALL_NO_TXR_HORZ_CRD_AD_AG0_TGR0: Event = Event::row(205);
-    /// `UNC_M2M_STALL_NO_TxR_HORZ_CRD_AD_AG0.TGR1` (experimental).
-    pub const STALL_NO_TXR_HORZ_CRD_AD_AG0_TGR1: Event = Event::row(206);
-    /// `UNC_M2M_STALL_NO_TxR_HORZ_CRD_AD_AG0.TGR2` (experimental).
-    pub const STALL_NO_TXR_HORZ_CRD_AD_AG0_TGR2: Event = Event::row(207);
-    /// `UNC_M2M_STALL_NO_TxR_HORZ_CRD_AD_AG0.TGR3` (experimental).
-    pub const STALL_NO_TXR_HORZ_CRD_AD_AG0_TGR3: Event = Event::row(208);
-    /// `UNC_M2M_STALL_NO_TxR_HORZ_CRD_AD_AG0.TGR4` (experimental).
-    pub const STALL_NO_TXR_HORZ_CRD_AD_AG0_TGR4: Event = Event::row(209);
-    /// `UNC_M2M_STALL_NO_TxR_HORZ_CRD_AD_AG0.TGR5` (experimental).
-    pub const STALL_NO_TXR_HORZ_CRD_AD_AG0_TGR5: Event = Event::row(210);
-    /// `UNC_M2M_STALL_NO_TxR_HORZ_CRD_AD_AG1.TGR0` (experimental).
-    pub const STALL_NO_TXR_HORZ_CRD_AD_AG1_TGR0: Event = Event::row(211);
-    /// `UNC_M2M_STALL_NO_TxR_HORZ_CRD_AD_AG1.TGR1` (experimental).
-    pub const STALL_NO_TXR_HORZ_CRD_AD_AG1_TGR1: Event = Event::row(212);
-    /// `UNC_M2M_STALL_NO_TxR_HORZ_CRD_AD_AG1.TGR2` (experimental).
-    pub const STALL_NO_TXR_HORZ_CRD_AD_AG1_TGR2: Event = Event::row(213);
-    /// `UNC_M2M_STALL_NO_TxR_HORZ_CRD_AD_AG1.TGR3` (experimental).
-    pub const STALL_NO_TXR_HORZ_CRD_AD_AG1_TGR3: Event = Event::row(214);
-    /// `UNC_M2M_STALL_NO_TxR_HORZ_CRD_AD_AG1.TGR4` (experimental).
-    pub const STALL_NO_TXR_HORZ_CRD_AD_AG1_TGR4: Event = Event::row(215);
-    /// `UNC_M2M_STALL_NO_TxR_HORZ_CRD_AD_AG1.TGR5` (experimental).
-    pub const STALL_NO_TXR_HORZ_CRD_AD_AG1_TGR5: Event = Event::row(216);
-    /// `UNC_M2M_STALL_NO_TxR_HORZ_CRD_BL_AG0.TGR0` (experimental).
-    pub const STALL_NO_TXR_HORZ_CRD_BL_AG0_TGR0: Event = Event::row(217);
-    /// `UNC_M2M_STALL_NO_TxR_HORZ_CRD_BL_AG0.TGR1` (experimental).
-    pub const STALL_NO_TXR_HORZ_CRD_BL_AG0_TGR1: Event = Event::row(218);
-    /// `UNC_M2M_STALL_NO_TxR_HORZ_CRD_BL_AG0.TGR2` (experimental).
-    pub const STALL_NO_TXR_HORZ_CRD_BL_AG0_TGR2: Event = Event::row(219);
-    /// `UNC_M2M_STALL_NO_TxR_HORZ_CRD_BL_AG0.TGR3` (experimental).
-    pub const STALL_NO_TXR_HORZ_CRD_BL_AG0_TGR3: Event = Event::row(220);
-    /// `UNC_M2M_STALL_NO_TxR_HORZ_CRD_BL_AG0.TGR4` (experimental).
-    pub const STALL_NO_TXR_HORZ_CRD_BL_AG0_TGR4: Event = Event::row(221);
-    /// `UNC_M2M_STALL_NO_TxR_HORZ_CRD_BL_AG0.TGR5` (experimental).
-    pub const STALL_NO_TXR_HORZ_CRD_BL_AG0_TGR5: Event = Event::row(222);
-    /// `UNC_M2M_STALL_NO_TxR_HORZ_CRD_BL_AG1.TGR0` (experimental).
-    pub const STALL_NO_TXR_HORZ_CRD_BL_AG1_TGR0: Event = Event::row(223);
-    /// `UNC_M2M_STALL_NO_TxR_HORZ_CRD_BL_AG1.TGR1` (experimental).
-    pub const STALL_NO_TXR_HORZ_CRD_BL_AG1_TGR1: Event = Event::row(224);
-    /// `UNC_M2M_STALL_NO_TxR_HORZ_CRD_BL_AG1.TGR2` (experimental).
-    pub const STALL_NO_TXR_HORZ_CRD_BL_AG1_TGR2: Event = Event::row(225);
-    /// `UNC_M2M_STALL_NO_TxR_HORZ_CRD_BL_AG1.TGR3` (experimental).
-    pub const STALL_NO_TXR_HORZ_CRD_BL_AG1_TGR3: Event = Event::row(226);
-    /// `UNC_M2M_STALL_NO_TxR_HORZ_CRD_BL_AG1.TGR4` (experimental).
-    pub const STALL_NO_TXR_HORZ_CRD_BL_AG1_TGR4: Event = Event::row(227);
-    /// `UNC_M2M_STALL_NO_TxR_HORZ_CRD_BL_AG1.TGR5` (experimental).
-    pub const STALL_NO_TXR_HORZ_CRD_BL_AG1_TGR5: Event = Event::row(228);
-    /// `UNC_M2M_TxC_AD_CREDIT_OCCUPANCY` (experimental).
-    pub const TXC_AD_CREDIT_OCCUPANCY: Event = Event::row(229);
-    /// `UNC_M2M_TxC_AD_CREDITS_ACQUIRED` (experimental).
-    pub const TXC_AD_CREDITS_ACQUIRED: Event = Event::row(230);
-    /// `UNC_M2M_TxC_AD_CYCLES_FULL` (experimental).
-    pub const TXC_AD_CYCLES_FULL: Event = Event::row(231);
-    /// `UNC_M2M_TxC_AD_CYCLES_NE` (experimental).
-    pub const TXC_AD_CYCLES_NE: Event = Event::row(232);
-    /// `UNC_M2M_TxC_AD_NO_CREDIT_CYCLES` (experimental).
-    pub const TXC_AD_NO_CREDIT_CYCLES: Event = Event::row(233);
-    /// `UNC_M2M_TxC_AD_NO_CREDIT_STALLED` (experimental).
-    pub const TXC_AD_NO_CREDIT_STALLED: Event = Event::row(234);
-    /// `UNC_M2M_TxC_AK.CRD_CBO` (experimental).
-    pub const TXC_AK_CRD_CBO: Event = Event::row(235);
-    /// `UNC_M2M_TxC_AK.NDR` (experimental).
-    pub const TXC_AK_NDR: Event = Event::row(236);
-    /// `UNC_M2M_TxC_AK_CREDIT_OCCUPANCY.CMS0` (experimental).
-    pub const TXC_AK_CREDIT_OCCUPANCY_CMS0: Event = Event::row(237);
-    /// `UNC_M2M_TxC_AK_CREDIT_OCCUPANCY.CMS1` (experimental).
-    pub const TXC_AK_CREDIT_OCCUPANCY_CMS1: Event = Event::row(238);
-    /// `UNC_M2M_TxC_AK_CREDITS_ACQUIRED.CMS0` (experimental).
-    pub const TXC_AK_CREDITS_ACQUIRED_CMS0: Event = Event::row(239);
-    /// `UNC_M2M_TxC_AK_CREDITS_ACQUIRED.CMS1` (experimental).
-    pub const TXC_AK_CREDITS_ACQUIRED_CMS1: Event = Event::row(240);
-    /// `UNC_M2M_TxC_AK_NO_CREDIT_CYCLES.CMS0` (experimental).
-    pub const TXC_AK_NO_CREDIT_CYCLES_CMS0: Event = Event::row(241);
-    /// `UNC_M2M_TxC_AK_NO_CREDIT_CYCLES.CMS1` (experimental).
-    pub const TXC_AK_NO_CREDIT_CYCLES_CMS1: Event = Event::row(242);
-    /// `UNC_M2M_TxC_AK_NO_CREDIT_STALLED.CMS0` (experimental).
-    pub const TXC_AK_NO_CREDIT_STALLED_CMS0: Event = Event::row(243);
-    /// `UNC_M2M_TxC_AK_NO_CREDIT_STALLED.CMS1` (experimental).
-    pub const TXC_AK_NO_CREDIT_STALLED_CMS1: Event = Event::row(244);
-    /// `UNC_M2M_TxC_BL.DRS_CACHE` (experimental).
-    pub const TXC_BL_DRS_CACHE: Event = Event::row(245);
-    /// `UNC_M2M_TxC_BL.DRS_CORE` (experimental).
-    pub const TXC_BL_DRS_CORE: Event = Event::row(246);
-    /// `UNC_M2M_TxC_BL_CREDIT_OCCUPANCY.CMS0` (experimental).
-    pub const TXC_BL_CREDIT_OCCUPANCY_CMS0: Event = Event::row(247);
-    /// `UNC_M2M_TxC_BL_CREDIT_OCCUPANCY.CMS1` (experimental).
-    pub const TXC_BL_CREDIT_OCCUPANCY_CMS1: Event = Event::row(248);
-    /// `UNC_M2M_TxC_BL_CREDITS_ACQUIRED.CMS0` (experimental).
-    pub const TXC_BL_CREDITS_ACQUIRED_CMS0: Event = Event::row(249);
-    /// `UNC_M2M_TxC_BL_CREDITS_ACQUIRED.CMS1` (experimental).
-    pub const TXC_BL_CREDITS_ACQUIRED_CMS1: Event = Event::row(250);
-    /// `UNC_M2M_TxC_BL_CYCLES_FULL.ALL` (experimental).
-    pub const TXC_BL_CYCLES_FULL_ALL: Event = Event::row(251);
-    /// `UNC_M2M_TxC_BL_CYCLES_FULL.CMS0` (experimental).
-    pub const TXC_BL_CYCLES_FULL_CMS0: Event = Event::row(252);
-    /// `UNC_M2M_TxC_BL_CYCLES_FULL.CMS1` (experimental).
-    pub const TXC_BL_CYCLES_FULL_CMS1: Event = Event::row(253);
-    /// `UNC_M2M_TxC_BL_CYCLES_NE.ALL` (experimental).
-    pub const TXC_BL_CYCLES_NE_ALL: Event = Event::row(254);
-    /// `UNC_M2M_TxC_BL_CYCLES_NE.CMS0` (experimental).
-    pub const TXC_BL_CYCLES_NE_CMS0: Event = Event::row(255);
-    /// `UNC_M2M_TxC_BL_CYCLES_NE.CMS1` (experimental).
-    pub const TXC_BL_CYCLES_NE_CMS1: Event = Event::row(256);
-    /// `UNC_M2M_TxC_BL_INSERTS.CMS0` (experimental).
-    pub const TXC_BL_INSERTS_CMS0: Event = Event::row(257);
-    /// `UNC_M2M_TxC_BL_INSERTS.CMS1` (experimental).
-    pub const TXC_BL_INSERTS_CMS1: Event = Event::row(258);
-    /// `UNC_M2M_TxC_BL_NO_CREDIT_CYCLES.CMS0` (experimental).
-    pub const TXC_BL_NO_CREDIT_CYCLES_CMS0: Event = Event::row(259);
-    /// `UNC_M2M_TxC_BL_NO_CREDIT_CYCLES.CMS1` (experimental).
-    pub const TXC_BL_NO_CREDIT_CYCLES_CMS1: Event = Event::row(260);
-    /// `UNC_M2M_TxC_BL_NO_CREDIT_STALLED.CMS0` (experimental).
-    pub const TXC_BL_NO_CREDIT_STALLED_CMS0: Event = Event::row(261);
-    /// `UNC_M2M_TxC_BL_NO_CREDIT_STALLED.CMS1` (experimental).
-    pub const TXC_BL_NO_CREDIT_STALLED_CMS1: Event = Event::row(262);
-    /// `UNC_M2M_TxC_BL_OCCUPANCY.CMS0` (experimental).
-    pub const TXC_BL_OCCUPANCY_CMS0: Event = Event::row(263);
-    /// `UNC_M2M_TxC_BL_OCCUPANCY.CMS1` (experimental).
-    pub const TXC_BL_OCCUPANCY_CMS1: Event = Event::row(264);
-    /// `UNC_M2M_TxR_HORZ_ADS_USED.AD_BNC` (experimental).
-    pub const TXR_HORZ_ADS_USED_AD_BNC: Event = Event::row(265);
-    /// `UNC_M2M_TxR_HORZ_ADS_USED.AD_CRD` (experimental).
-    pub const TXR_HORZ_ADS_USED_AD_CRD: Event = Event::row(266);
-    /// `UNC_M2M_TxR_HORZ_ADS_USED.AK_BNC` (experimental).
-    pub const TXR_HORZ_ADS_USED_AK_BNC: Event = Event::row(267);
-    /// `UNC_M2M_TxR_HORZ_ADS_USED.BL_BNC` (experimental).
-    pub const TXR_HORZ_ADS_USED_BL_BNC: Event = Event::row(268);
-    /// `UNC_M2M_TxR_HORZ_ADS_USED.BL_CRD` (experimental).
-    pub const TXR_HORZ_ADS_USED_BL_CRD: Event = Event::row(269);
-    /// `UNC_M2M_TxR_HORZ_BYPASS.AD_BNC` (experimental).
-    pub const TXR_HORZ_BYPASS_AD_BNC: Event = Event::row(270);
-    /// `UNC_M2M_TxR_HORZ_BYPASS.AD_CRD` (experimental).
-    pub const TXR_HORZ_BYPASS_AD_CRD: Event = Event::row(271);
-    /// `UNC_M2M_TxR_HORZ_BYPASS.AK_BNC` (experimental).
-    pub const TXR_HORZ_BYPASS_AK_BNC: Event = Event::row(272);
-    /// `UNC_M2M_TxR_HORZ_BYPASS.BL_BNC` (experimental).
-    pub const TXR_HORZ_BYPASS_BL_BNC: Event = Event::row(273);
-    /// `UNC_M2M_TxR_HORZ_BYPASS.BL_CRD` (experimental).
-    pub const TXR_HORZ_BYPASS_BL_CRD: Event = Event::row(274);
-    /// `UNC_M2M_TxR_HORZ_BYPASS.IV_BNC` (experimental).
-    pub const TXR_HORZ_BYPASS_IV_BNC: Event = Event::row(275);
-    /// `UNC_M2M_TxR_HORZ_CYCLES_FULL.AD_BNC` (experimental).
-    pub const TXR_HORZ_CYCLES_FULL_AD_BNC: Event = Event::row(276);
-    /// `UNC_M2M_TxR_HORZ_CYCLES_FULL.AD_CRD` (experimental).
-    pub const TXR_HORZ_CYCLES_FULL_AD_CRD: Event = Event::row(277);
-    /// `UNC_M2M_TxR_HORZ_CYCLES_FULL.AK_BNC` (experimental).
-    pub const TXR_HORZ_CYCLES_FULL_AK_BNC: Event = Event::row(278);
-    /// `UNC_M2M_TxR_HORZ_CYCLES_FULL.BL_BNC` (experimental).
-    pub const TXR_HORZ_CYCLES_FULL_BL_BNC: Event = Event::row(279);
-    /// `UNC_M2M_TxR_HORZ_CYCLES_FULL.BL_CRD` (experimental).
-    pub const TXR_HORZ_CYCLES_FULL_BL_CRD: Event = Event::row(280);
-    /// `UNC_M2M_TxR_HORZ_CYCLES_FULL.IV_BNC` (experimental).
-    pub const TXR_HORZ_CYCLES_FULL_IV_BNC: Event = Event::row(281);
-    /// `UNC_M2M_TxR_HORZ_CYCLES_NE.AD_BNC` (experimental).
-    pub const TXR_HORZ_CYCLES_NE_AD_BNC: Event = Event::row(282);
-    /// `UNC_M2M_TxR_HORZ_CYCLES_NE.AD_CRD` (experimental).
-    pub const TXR_HORZ_CYCLES_NE_AD_CRD: Event = Event::row(283);
-    /// `UNC_M2M_TxR_HORZ_CYCLES_NE.AK_BNC` (experimental).
-    pub const TXR_HORZ_CYCLES_NE_AK_BNC: Event = Event::row(284);
-    /// `UNC_M2M_TxR_HORZ_CYCLES_NE.BL_BNC` (experimental).
-    pub const TXR_HORZ_CYCLES_NE_BL_BNC: Event = Event::row(285);
-    /// `UNC_M2M_TxR_HORZ_CYCLES_NE.BL_CRD` (experimental).
-    pub const TXR_HORZ_CYCLES_NE_BL_CRD: Event = Event::row(286);
-    /// `UNC_M2M_TxR_HORZ_CYCLES_NE.IV_BNC` (experimental).
-    pub const TXR_HORZ_CYCLES_NE_IV_BNC: Event = Event::row(287);
-    /// `UNC_M2M_TxR_HORZ_INSERTS.AD_BNC` (experimental).
-    pub const TXR_HORZ_INSERTS_AD_BNC: Event = Event::row(288);
-    /// `UNC_M2M_TxR_HORZ_INSERTS.AD_CRD` (experimental).
-    pub const TXR_HORZ_INSERTS_AD_CRD: Event = Event::row(289);
-    /// `UNC_M2M_TxR_HORZ_INSERTS.AK_BNC` (experimental).
-    pub const TXR_HORZ_INSERTS_AK_BNC: Event = Event::row(290);
-    /// `UNC_M2M_TxR_HORZ_INSERTS.BL_BNC` (experimental).
-    pub const TXR_HORZ_INSERTS_BL_BNC: Event = Event::row(291);
-    /// `UNC_M2M_TxR_HORZ_INSERTS.BL_CRD` (experimental).
-    pub const TXR_HORZ_INSERTS_BL_CRD: Event = Event::row(292);
-    /// `UNC_M2M_TxR_HORZ_INSERTS.IV_BNC` (experimental).
-    pub const TXR_HORZ_INSERTS_IV_BNC: Event = Event::row(293);
-    /// `UNC_M2M_TxR_HORZ_NACK.AD_BNC` (experimental).
-    pub const TXR_HORZ_NACK_AD_BNC: Event = Event::row(294);
-    /// `UNC_M2M_TxR_HORZ_NACK.AD_CRD` (experimental).
-    pub const TXR_HORZ_NACK_AD_CRD: Event = Event::row(295);
-    /// `UNC_M2M_TxR_HORZ_NACK.AK_BNC` (experimental).
-    pub const TXR_HORZ_NACK_AK_BNC: Event = Event::row(296);
-    /// `UNC_M2M_TxR_HORZ_NACK.BL_BNC` (experimental).
-    pub const TXR_HORZ_NACK_BL_BNC: Event = Event::row(297);
-    /// `UNC_M2M_TxR_HORZ_NACK.BL_CRD` (experimental).
-    pub const TXR_HORZ_NACK_BL_CRD: Event = Event::row(298);
-    /// `UNC_M2M_TxR_HORZ_NACK.IV_BNC` (experimental).
-    pub const TXR_HORZ_NACK_IV_BNC: Event = Event::row(299);
-    /// `UNC_M2M_TxR_HORZ_OCCUPANCY.AD_BNC` (experimental).
-    pub const TXR_HORZ_OCCUPANCY_AD_BNC: Event = Event::row(300);
-    /// `UNC_M2M_TxR_HORZ_OCCUPANCY.AD_CRD` (experimental).
-    pub const TXR_HORZ_OCCUPANCY_AD_CRD: Event = Event::row(301);
-    /// `UNC_M2M_TxR_HORZ_OCCUPANCY.AK_BNC` (experimental).
-    pub const TXR_HORZ_OCCUPANCY_AK_BNC: Event = Event::row(302);
-    /// `UNC_M2M_TxR_HORZ_OCCUPANCY.BL_BNC` (experimental).
-    pub const TXR_HORZ_OCCUPANCY_BL_BNC: Event = Event::row(303);
-    /// `UNC_M2M_TxR_HORZ_OCCUPANCY.BL_CRD` (experimental).
-    pub const TXR_HORZ_OCCUPANCY_BL_CRD: Event = Event::row(304);
-    /// `UNC_M2M_TxR_HORZ_OCCUPANCY.IV_BNC` (experimental).
-    pub const TXR_HORZ_OCCUPANCY_IV_BNC: Event = Event::row(305);
-    /// `UNC_M2M_TxR_HORZ_STARVED.AD_BNC` (experimental).
-    pub const TXR_HORZ_STARVED_AD_BNC: Event = Event::row(306);
-    /// `UNC_M2M_TxR_HORZ_STARVED.AK_BNC` (experimental).
-    pub const TXR_HORZ_STARVED_AK_BNC: Event = Event::row(307);
-    /// `UNC_M2M_TxR_HORZ_STARVED.BL_BNC` (experimental).
-    pub const TXR_HORZ_STARVED_BL_BNC: Event = Event::row(308);
-    /// `UNC_M2M_TxR_HORZ_STARVED.IV_BNC` (experimental).
-    pub const TXR_HORZ_STARVED_IV_BNC: Event = Event::row(309);
-    /// `UNC_M2M_TxR_VERT_ADS_USED.AD_AG0` (experimental).
-    pub const TXR_VERT_ADS_USED_AD_AG0: Event = Event::row(310);
-    /// `UNC_M2M_TxR_VERT_ADS_USED.AD_AG1` (experimental).
-    pub const TXR_VERT_ADS_USED_AD_AG1: Event = Event::row(311);
-    /// `UNC_M2M_TxR_VERT_ADS_USED.AK_AG0` (experimental).
-    pub const TXR_VERT_ADS_USED_AK_AG0: Event = Event::row(312);
-    /// `UNC_M2M_TxR_VERT_ADS_USED.AK_AG1` (experimental).
-    pub const TXR_VERT_ADS_USED_AK_AG1: Event = Event::row(313);
-    /// `UNC_M2M_TxR_VERT_ADS_USED.BL_AG0` (experimental).
-    pub const TXR_VERT_ADS_USED_BL_AG0: Event = Event::row(314);
-    /// `UNC_M2M_TxR_VERT_ADS_USED.BL_AG1` (experimental).
-    pub const TXR_VERT_ADS_USED_BL_AG1: Event = Event::row(315);
-    /// `UNC_M2M_TxR_VERT_BYPASS.AD_AG0` (experimental).
-    pub const TXR_VERT_BYPASS_AD_AG0: Event = Event::row(316);
-    /// `UNC_M2M_TxR_VERT_BYPASS.AD_AG1` (experimental).
-    pub const TXR_VERT_BYPASS_AD_AG1: Event = Event::row(317);
-    /// `UNC_M2M_TxR_VERT_BYPASS.AK_AG0` (experimental).
-    pub const TXR_VERT_BYPASS_AK_AG0: Event = Event::row(318);
-    /// `UNC_M2M_TxR_VERT_BYPASS.AK_AG1` (experimental).
-    pub const TXR_VERT_BYPASS_AK_AG1: Event = Event::row(319);
-    /// `UNC_M2M_TxR_VERT_BYPASS.BL_AG0` (experimental).
-    pub const TXR_VERT_BYPASS_BL_AG0: Event = Event::row(320);
-    /// `UNC_M2M_TxR_VERT_BYPASS.BL_AG1` (experimental).
-    pub const TXR_VERT_BYPASS_BL_AG1: Event = Event::row(321);
-    /// `UNC_M2M_TxR_VERT_BYPASS.IV` (experimental).
-    pub const TXR_VERT_BYPASS_IV: Event = Event::row(322);
-    /// `UNC_M2M_TxR_VERT_CYCLES_FULL.AD_AG0` (experimental).
-    pub const TXR_VERT_CYCLES_FULL_AD_AG0: Event = Event::row(323);
-    /// `UNC_M2M_TxR_VERT_CYCLES_FULL.AD_AG1` (experimental).
-    pub const TXR_VERT_CYCLES_FULL_AD_AG1: Event = Event::row(324);
-    /// `UNC_M2M_TxR_VERT_CYCLES_FULL.AK_AG0` (experimental).
-    pub const TXR_VERT_CYCLES_FULL_AK_AG0: Event = Event::row(325);
-    /// `UNC_M2M_TxR_VERT_CYCLES_FULL.AK_AG1` (experimental).
-    pub const TXR_VERT_CYCLES_FULL_AK_AG1: Event = Event::row(326);
-    /// `UNC_M2M_TxR_VERT_CYCLES_FULL.BL_AG0` (experimental).
-    pub const TXR_VERT_CYCLES_FULL_BL_AG0: Event = Event::row(327);
-    /// `UNC_M2M_TxR_VERT_CYCLES_FULL.BL_AG1` (experimental).
-    pub const TXR_VERT_CYCLES_FULL_BL_AG1: Event = Event::row(328);
-    /// `UNC_M2M_TxR_VERT_CYCLES_FULL.IV` (experimental).
-    pub const TXR_VERT_CYCLES_FULL_IV: Event = Event::row(329);
-    /// `UNC_M2M_TxR_VERT_CYCLES_NE.AD_AG0` (experimental).
-    pub const TXR_VERT_CYCLES_NE_AD_AG0: Event = Event::row(330);
-    /// `UNC_M2M_TxR_VERT_CYCLES_NE.AD_AG1` (experimental).
-    pub const TXR_VERT_CYCLES_NE_AD_AG1: Event = Event::row(331);
-    /// `UNC_M2M_TxR_VERT_CYCLES_NE.AK_AG0` (experimental).
-    pub const TXR_VERT_CYCLES_NE_AK_AG0: Event = Event::row(332);
-    /// `UNC_M2M_TxR_VERT_CYCLES_NE.AK_AG1` (experimental).
-    pub const TXR_VERT_CYCLES_NE_AK_AG1: Event = Event::row(333);
-    /// `UNC_M2M_TxR_VERT_CYCLES_NE.BL_AG0` (experimental).
-    pub const TXR_VERT_CYCLES_NE_BL_AG0: Event = Event::row(334);
-    /// `UNC_M2M_TxR_VERT_CYCLES_NE.BL_AG1` (experimental).
-    pub const TXR_VERT_CYCLES_NE_BL_AG1: Event = Event::row(335);
-    /// `UNC_M2M_TxR_VERT_CYCLES_NE.IV` (experimental).
-    pub const TXR_VERT_CYCLES_NE_IV: Event = Event::row(336);
-    /// `UNC_M2M_TxR_VERT_INSERTS.AD_AG0` (experimental).
-    pub const TXR_VERT_INSERTS_AD_AG0: Event = Event::row(337);
-    /// `UNC_M2M_TxR_VERT_INSERTS.AD_AG1` (experimental).
-    pub const TXR_VERT_INSERTS_AD_AG1: Event = Event::row(338);
-    /// `UNC_M2M_TxR_VERT_INSERTS.AK_AG0` (experimental).
-    pub const TXR_VERT_INSERTS_AK_AG0: Event = Event::row(339);
-    /// `UNC_M2M_TxR_VERT_INSERTS.AK_AG1` (experimental).
-    pub const TXR_VERT_INSERTS_AK_AG1: Event = Event::row(340);
-    /// `UNC_M2M_TxR_VERT_INSERTS.BL_AG0` (experimental).
-    pub const TXR_VERT_INSERTS_BL_AG0: Event = Event::row(341);
-    /// `UNC_M2M_TxR_VERT_INSERTS.BL_AG1` (experimental).
-    pub const TXR_VERT_INSERTS_BL_AG1: Event = Event::row(342);
-    /// `UNC_M2M_TxR_VERT_INSERTS.IV` (experimental).
-    pub const TXR_VERT_INSERTS_IV: Event = Event::row(343);
-    /// `UNC_M2M_TxR_VERT_NACK.AD_AG0` (experimental).
-    pub const TXR_VERT_NACK_AD_AG0: Event = Event::row(344);
-    /// `UNC_M2M_TxR_VERT_NACK.AD_AG1` (experimental).
-    pub const TXR_VERT_NACK_AD_AG1: Event = Event::row(345);
-    /// `UNC_M2M_TxR_VERT_NACK.AK_AG0` (experimental).
-    pub const TXR_VERT_NACK_AK_AG0: Event = Event::row(346);
-    /// `UNC_M2M_TxR_VERT_NACK.AK_AG1` (experimental).
-    pub const TXR_VERT_NACK_AK_AG1: Event = Event::row(347);
-    /// `UNC_M2M_TxR_VERT_NACK.BL_AG0` (experimental).
-    pub const TXR_VERT_NACK_BL_AG0: Event = Event::row(348);
-    /// `UNC_M2M_TxR_VERT_NACK.BL_AG1` (experimental).
-    pub const TXR_VERT_NACK_BL_AG1: Event = Event::row(349);
-    /// `UNC_M2M_TxR_VERT_OCCUPANCY.AD_AG0` (experimental).
-    pub const TXR_VERT_OCCUPANCY_AD_AG0: Event = Event::row(350);
-    /// `UNC_M2M_TxR_VERT_OCCUPANCY.AD_AG1` (experimental).
-    pub const TXR_VERT_OCCUPANCY_AD_AG1: Event = Event::row(351);
-    /// `UNC_M2M_TxR_VERT_OCCUPANCY.AK_AG0` (experimental).
-    pub const TXR_VERT_OCCUPANCY_AK_AG0: Event = Event::row(352);
-    /// `UNC_M2M_TxR_VERT_OCCUPANCY.AK_AG1` (experimental).
-    pub const TXR_VERT_OCCUPANCY_AK_AG1: Event = Event::row(353);
-    /// `UNC_M2M_TxR_VERT_OCCUPANCY.BL_AG0` (experimental).
-    pub const TXR_VERT_OCCUPANCY_BL_AG0: Event = Event::row(354);
-    /// `UNC_M2M_TxR_VERT_OCCUPANCY.BL_AG1` (experimental).
-    pub const TXR_VERT_OCCUPANCY_BL_AG1: Event = Event::row(355);
-    /// `UNC_M2M_TxR_VERT_OCCUPANCY.IV` (experimental).
-    pub const TXR_VERT_OCCUPANCY_IV: Event = Event::row(356);
-    /// `UNC_M2M_TxR_VERT_STARVED.AD_AG0` (experimental).
-    pub const TXR_VERT_STARVED_AD_AG0: Event = Event::row(357);
-    /// `UNC_M2M_TxR_VERT_STARVED.AD_AG1` (experimental).
-    pub const TXR_VERT_STARVED_AD_AG1: Event = Event::row(358);
-    /// `UNC_M2M_TxR_VERT_STARVED.AK_AG0` (experimental).
-    pub const TXR_VERT_STARVED_AK_AG0: Event = Event::row(359);
-    /// `UNC_M2M_TxR_VERT_STARVED.AK_AG1` (experimental).
-    pub const TXR_VERT_STARVED_AK_AG1: Event = Event::row(360);
-    /// `UNC_M2M_TxR_VERT_STARVED.BL_AG0` (experimental).
-    pub const TXR_VERT_STARVED_BL_AG0: Event = Event::row(361);
-    /// `UNC_M2M_TxR_VERT_STARVED.BL_AG1` (experimental).
-    pub const TXR_VERT_STARVED_BL_AG1: Event = Event::row(362);
-    /// `UNC_M2M_VERT_RING_AD_IN_USE.DN_EVEN` (experimental).
-    pub const VERT_RING_AD_IN_USE_DN_EVEN: Event = Event::row(363);
-    /// `UNC_M2M_VERT_RING_AD_IN_USE.DN_ODD` (experimental).
-    pub const VERT_RING_AD_IN_USE_DN_ODD: Event = Event::row(364);
-    /// `UNC_M2M_VERT_RING_AD_IN_USE.UP_EVEN` (experimental).
-    pub const VERT_RING_AD_IN_USE_UP_EVEN: Event = Event::row(365);
-    /// `UNC_M2M_VERT_RING_AD_IN_USE.UP_ODD` (experimental).
-    pub const VERT_RING_AD_IN_USE_UP_ODD: Event = Event::row(366);
-    /// `UNC_M2M_VERT_RING_AK_IN_USE.DN_EVEN` (experimental).
-    pub const VERT_RING_AK_IN_USE_DN_EVEN: Event = Event::row(367);
-    /// `UNC_M2M_VERT_RING_AK_IN_USE.DN_ODD` (experimental).
-    pub const VERT_RING_AK_IN_USE_DN_ODD: Event = Event::row(368);
-    /// `UNC_M2M_VERT_RING_AK_IN_USE.UP_EVEN` (experimental).
-    pub const VERT_RING_AK_IN_USE_UP_EVEN: Event = Event::row(369);
-    /// `UNC_M2M_VERT_RING_AK_IN_USE.UP_ODD` (experimental).
-    pub const VERT_RING_AK_IN_USE_UP_ODD: Event = Event::row(370);
-    /// `UNC_M2M_VERT_RING_BL_IN_USE.DN_EVEN` (experimental).
-    pub const VERT_RING_BL_IN_USE_DN_EVEN: Event = Event::row(371);
-    /// `UNC_M2M_VERT_RING_BL_IN_USE.DN_ODD` (experimental).
-    pub const VERT_RING_BL_IN_USE_DN_ODD: Event = Event::row(372);
-    /// `UNC_M2M_VERT_RING_BL_IN_USE.UP_EVEN` (experimental).
-    pub const VERT_RING_BL_IN_USE_UP_EVEN: Event = Event::row(373);
-    /// `UNC_M2M_VERT_RING_BL_IN_USE.UP_ODD` (experimental).
-    pub const VERT_RING_BL_IN_USE_UP_ODD: Event = Event::row(374);
-    /// `UNC_M2M_VERT_RING_IV_IN_USE.DN` (experimental).
-    pub const VERT_RING_IV_IN_USE_DN: Event = Event::row(375);
-    /// `UNC_M2M_VERT_RING_IV_IN_USE.UP` (experimental).
-    pub const VERT_RING_IV_IN_USE_UP: Event = Event::row(376);
-    /// `UNC_M2M_RPQ_CYCLES_SPEC_CREDITS.CHN0` (experimental).
-    pub const RPQ_CYCLES_SPEC_CREDITS_CHN0: Event = Event::row(377);
-    /// `UNC_M2M_RPQ_CYCLES_SPEC_CREDITS.CHN1` (experimental).
-    pub const RPQ_CYCLES_SPEC_CREDITS_CHN1: Event = Event::row(378);
-    /// `UNC_M2M_RPQ_CYCLES_SPEC_CREDITS.CHN2` (experimental).
-    pub const RPQ_CYCLES_SPEC_CREDITS_CHN2: Event = Event::row(379);
-    /// `UNC_M2M_TxC_BL.DRS_UPI` (experimental).
-    pub const TXC_BL_DRS_UPI: Event = Event::row(380);
-    /// `UNC_M2M_TxR_VERT_NACK.IV` (experimental).
-    pub const TXR_VERT_NACK_IV: Event = Event::row(381);
-    /// `UNC_M2M_TxR_VERT_STARVED.IV` (experimental).
-    pub const TXR_VERT_STARVED_IV: Event = Event::row(382);
-    /// `UNC_M2M_WPQ_CYCLES_REG_CREDITS.CHN0` (experimental).
-    pub const WPQ_CYCLES_REG_CREDITS_CHN0: Event = Event::row(383);
-    /// `UNC_M2M_WPQ_CYCLES_REG_CREDITS.CHN1` (experimental).
-    pub const WPQ_CYCLES_REG_CREDITS_CHN1: Event = Event::row(384);
-    /// `UNC_M2M_WPQ_CYCLES_REG_CREDITS.CHN2` (experimental).
-    pub const WPQ_CYCLES_REG_CREDITS_CHN2: Event = Event::row(385);
-    /// `UNC_M2M_BYPASS_M2M_INGRESS.TAKEN` (experimental).
-    pub const BYPASS_M2M_INGRESS_TAKEN: Event = Event::row(386);
-    /// `UNC_M2M_BYPASS_M2M_INGRESS.NOT_TAKEN` (experimental).
-    pub const BYPASS_M2M_INGRESS_NOT_TAKEN: Event = Event::row(387);
-    /// `UNC_M2M_CMS_CLOCKTICKS` (experimental).
-    pub const CMS_CLOCKTICKS: Event = Event::row(388);
-    /// `UNC_M2M_WPQ_CYCLES_SPEC_CREDITS.CHN0` (experimental).
-    pub const WPQ_CYCLES_SPEC_CREDITS_CHN0: Event = Event::row(389);
-    /// `UNC_M2M_WPQ_CYCLES_SPEC_CREDITS.CHN1` (experimental).
-    pub const WPQ_CYCLES_SPEC_CREDITS_CHN1: Event = Event::row(390);
-    /// `UNC_M2M_WPQ_CYCLES_SPEC_CREDITS.CHN2` (experimental).
-    pub const WPQ_CYCLES_SPEC_CREDITS_CHN2: Event = Event::row(391);
-    /// `UNC_M2M_FAST_ASSERTED.VERT` (experimental).
-    pub const FAST_ASSERTED_VERT: Event = Event::row(392);
-    /// `UNC_M2M_FAST_ASSERTED.HORZ` (experimental).
-    pub const FAST_ASSERTED_HORZ: Event = Event::row(393);
-    /// `UNC_M2M_RPQ_CYCLES_REG_CREDITS.CHN0` (experimental).
-    pub const RPQ_CYCLES_REG_CREDITS_CHN0: Event = Event::row(394);
-    /// `UNC_M2M_RPQ_CYCLES_REG_CREDITS.CHN1` (experimental).
-    pub const RPQ_CYCLES_REG_CREDITS_CHN1: Event = Event::row(395);
-    /// `UNC_M2M_RPQ_CYCLES_REG_CREDITS.CHN2` (experimental).
-    pub const RPQ_CYCLES_REG_CREDITS_CHN2: Event = Event::row(396);
-    /// `UNC_M2M_TxC_AK_CYCLES_FULL.CMS0` (experimental).
-    pub const TXC_AK_CYCLES_FULL_CMS0: Event = Event::row(397);
-    /// `UNC_M2M_TxC_AK_CYCLES_FULL.CMS1` (experimental).
-    pub const TXC_AK_CYCLES_FULL_CMS1: Event = Event::row(398);
-    /// `UNC_M2M_TxC_AK_CYCLES_FULL.RDCRD0` (experimental).
-    pub const TXC_AK_CYCLES_FULL_RDCRD0: Event = Event::row(399);
-    /// `UNC_M2M_TxC_AK_CYCLES_FULL.WRCRD0` (experimental).
-    pub const TXC_AK_CYCLES_FULL_WRCRD0: Event = Event::row(400);
-    /// `UNC_M2M_TxC_AK_CYCLES_FULL.WRCMP0` (experimental).
-    pub const TXC_AK_CYCLES_FULL_WRCMP0: Event = Event::row(401);
-    /// `UNC_M2M_TxC_AK_CYCLES_FULL.RDCRD1` (experimental).
-    pub const TXC_AK_CYCLES_FULL_RDCRD1: Event = Event::row(402);
-    /// `UNC_M2M_TxC_AK_CYCLES_FULL.WRCRD1` (experimental).
-    pub const TXC_AK_CYCLES_FULL_WRCRD1: Event = Event::row(403);
-    /// `UNC_M2M_TxC_AK_CYCLES_FULL.WRCMP1` (experimental).
-    pub const TXC_AK_CYCLES_FULL_WRCMP1: Event = Event::row(404);
-    /// `UNC_M2M_TxC_AK_CYCLES_FULL.ALL` (experimental).
-    pub const TXC_AK_CYCLES_FULL_ALL: Event = Event::row(405);
-    /// `UNC_M2M_TxC_AK_CYCLES_NE.CMS0` (experimental).
-    pub const TXC_AK_CYCLES_NE_CMS0: Event = Event::row(406);
-    /// `UNC_M2M_TxC_AK_CYCLES_NE.CMS1` (experimental).
-    pub const TXC_AK_CYCLES_NE_CMS1: Event = Event::row(407);
-    /// `UNC_M2M_TxC_AK_CYCLES_NE.RDCRD` (experimental).
-    pub const TXC_AK_CYCLES_NE_RDCRD: Event = Event::row(408);
-    /// `UNC_M2M_TxC_AK_CYCLES_NE.WRCRD` (experimental).
-    pub const TXC_AK_CYCLES_NE_WRCRD: Event = Event::row(409);
-    /// `UNC_M2M_TxC_AK_CYCLES_NE.WRCMP` (experimental).
-    pub const TXC_AK_CYCLES_NE_WRCMP: Event = Event::row(410);
-    /// `UNC_M2M_TxC_AK_CYCLES_NE.ALL` (experimental).
-    pub const TXC_AK_CYCLES_NE_ALL: Event = Event::row(411);
-    /// `UNC_M2M_TxC_AK_INSERTS.CMS0` (experimental).
-    pub const TXC_AK_INSERTS_CMS0: Event = Event::row(412);
-    /// `UNC_M2M_TxC_AK_INSERTS.CMS1` (experimental).
-    pub const TXC_AK_INSERTS_CMS1: Event = Event::row(413);
-    /// `UNC_M2M_TxC_AK_INSERTS.RDCRD` (experimental).
-    pub const TXC_AK_INSERTS_RDCRD: Event = Event::row(414);
-    /// `UNC_M2M_TxC_AK_INSERTS.WRCRD` (experimental).
-    pub const TXC_AK_INSERTS_WRCRD: Event = Event::row(415);
-    /// `UNC_M2M_TxC_AK_INSERTS.WRCMP` (experimental).
-    pub const TXC_AK_INSERTS_WRCMP: Event = Event::row(416);
-    /// `UNC_M2M_TxC_AK_INSERTS.PREF_RD_CAM_HIT` (experimental).
-    pub const TXC_AK_INSERTS_PREF_RD_CAM_HIT: Event = Event::row(417);
-    /// `UNC_M2M_TxC_AK_INSERTS.ALL` (experimental).
-    pub const TXC_AK_INSERTS_ALL: Event = Event::row(418);
-    /// `UNC_M2M_TxC_AK_OCCUPANCY.CMS0` (experimental).
-    pub const TXC_AK_OCCUPANCY_CMS0: Event = Event::row(419);
-    /// `UNC_M2M_TxC_AK_OCCUPANCY.CMS1` (experimental).
-    pub const TXC_AK_OCCUPANCY_CMS1: Event = Event::row(420);
-    /// `UNC_M2M_TxC_AK_OCCUPANCY.RDCRD` (experimental).
-    pub const TXC_AK_OCCUPANCY_RDCRD: Event = Event::row(421);
-    /// `UNC_M2M_TxC_AK_OCCUPANCY.WRCRD` (experimental).
-    pub const TXC_AK_OCCUPANCY_WRCRD: Event = Event::row(422);
-    /// `UNC_M2M_TxC_AK_OCCUPANCY.WRCMP` (experimental).
-    pub const TXC_AK_OCCUPANCY_WRCMP: Event = Event::row(423);
-    /// `UNC_M2M_TxC_AK_OCCUPANCY.ALL` (experimental).
-    pub const TXC_AK_OCCUPANCY_ALL: Event = Event::row(424);
-    /// `UNC_M2M_TxC_AK_SIDEBAND.RD` (experimental).
-    pub const TXC_AK_SIDEBAND_RD: Event = Event::row(425);
-    /// `UNC_M2M_TxC_AK_SIDEBAND.WR` (experimental).
-    pub const TXC_AK_SIDEBAND_WR: Event = Event::row(426);
-}
-
 #[cfg(feature = "metadata")]
 impl Event {
     /// The event's facts.
@@ -1387,441 +517,446 @@ impl Event {
     }
 }
 
-/// The events, row n for `Event::row(n)`: `ev(name, event select, umask, counters)` (bit n
-/// of counters: counter n may count it) and what else each sets.
-const EVENT_ROWS: &[EventRow] = &[
-    ev("UNC_M2M_BYPASS_M2M_Egress.NOT_TAKEN", 0x22, 0x02, 0b1111),
-    ev("UNC_M2M_DIRECT2CORE_NOT_TAKEN_DIRSTATE", 0x24, 0x00, 0b1111),
-    ev("UNC_M2M_DIRECT2CORE_TAKEN", 0x23, 0x00, 0b1111),
-    ev("UNC_M2M_DIRECT2CORE_TXN_OVERRIDE", 0x25, 0x00, 0b1111),
-    ev("UNC_M2M_DIRECTORY_LOOKUP.ANY", 0x2d, 0x01, 0b1111),
-    ev("UNC_M2M_DIRECTORY_LOOKUP.STATE_I", 0x2d, 0x02, 0b1111),
-    ev("UNC_M2M_DIRECTORY_LOOKUP.STATE_S", 0x2d, 0x04, 0b1111),
-    ev("UNC_M2M_DIRECTORY_LOOKUP.STATE_A", 0x2d, 0x08, 0b1111),
-    ev("UNC_M2M_DIRECTORY_UPDATE.ANY", 0x2e, 0x01, 0b1111),
-    ev("UNC_M2M_DIRECTORY_UPDATE.I2S", 0x2e, 0x02, 0b1111),
-    ev("UNC_M2M_DIRECTORY_UPDATE.I2A", 0x2e, 0x04, 0b1111),
-    ev("UNC_M2M_DIRECTORY_UPDATE.S2I", 0x2e, 0x08, 0b1111),
-    ev("UNC_M2M_DIRECTORY_UPDATE.S2A", 0x2e, 0x10, 0b1111),
-    ev("UNC_M2M_DIRECTORY_UPDATE.A2I", 0x2e, 0x20, 0b1111),
-    ev("UNC_M2M_DIRECTORY_UPDATE.A2S", 0x2e, 0x40, 0b1111),
-    ev("UNC_M2M_IMC_READS.NORMAL", 0x37, 0x01, 0b1111),
-    ev("UNC_M2M_IMC_READS.ALL", 0x37, 0x04, 0b1111),
-    ev("UNC_M2M_IMC_WRITES.PARTIAL", 0x38, 0x02, 0b1111),
-    ev("UNC_M2M_IMC_WRITES.ALL", 0x38, 0x10, 0b1111),
-    ev("UNC_M2M_IMC_WRITES.NI", 0x38, 0x80, 0b1111),
-    ev("UNC_M2M_PREFCAM_DEMAND_PROMOTIONS", 0x56, 0x00, 0b1111),
-    ev("UNC_M2M_PREFCAM_INSERTS", 0x57, 0x00, 0b1111),
-    ev("UNC_M2M_RxC_AD_INSERTS", 0x01, 0x00, 0b1111),
-    ev("UNC_M2M_RxC_AD_OCCUPANCY", 0x02, 0x00, 0b1111),
-    ev("UNC_M2M_RxC_BL_INSERTS", 0x05, 0x00, 0b1111),
-    ev("UNC_M2M_RxC_BL_OCCUPANCY", 0x06, 0x00, 0b1111),
-    ev("UNC_M2M_TxC_AD_INSERTS", 0x09, 0x00, 0b1111),
-    ev("UNC_M2M_TxC_AD_OCCUPANCY", 0x0a, 0x00, 0b1111),
-    ev("UNC_M2M_TxC_BL_INSERTS.ALL", 0x15, 0x03, 0b1111),
-    ev("UNC_M2M_TxC_BL_OCCUPANCY.ALL", 0x16, 0x03, 0b1111),
-    ev("UNC_M2M_DIRECT2UPI_NOT_TAKEN_CREDITS", 0x28, 0x00, 0b1111),
-    ev("UNC_M2M_DIRECT2UPI_NOT_TAKEN_DIRSTATE", 0x27, 0x00, 0b1111),
-    ev("UNC_M2M_DIRECT2UPI_TAKEN", 0x26, 0x00, 0b1111),
-    ev("UNC_M2M_DIRECT2UPI_TXN_OVERRIDE", 0x29, 0x00, 0b1111),
-];
-/// The experimental events, numbered after `EVENT_ROWS`.
+event_table! {
+    /// The events, row n for `Event::row(n)`: `ev(name, event select, umask)` and what else each
+    /// sets. The counters that may count them (bit n: counter n) and those without
+    /// Hyper-Threading are the table's, the two numbers before the rows, unless a row
+    /// gives its own (`.on(..)`, `.ht_off(..)`).
+    EVENT_ROWS, EventRowNumber, 0, "", 0b1111, 0b0;
+    BYPASS_M2M_EGRESS_NOT_TAKEN = ev("UNC_M2M_BYPASS_M2M_Egress.NOT_TAKEN", 0x22, 0x02),
+    DIRECT2CORE_NOT_TAKEN_DIRSTATE = ev("UNC_M2M_DIRECT2CORE_NOT_TAKEN_DIRSTATE", 0x24, 0x00),
+    DIRECT2CORE_TAKEN = ev("UNC_M2M_DIRECT2CORE_TAKEN", 0x23, 0x00),
+    DIRECT2CORE_TXN_OVERRIDE = ev("UNC_M2M_DIRECT2CORE_TXN_OVERRIDE", 0x25, 0x00),
+    DIRECTORY_LOOKUP_ANY = ev("UNC_M2M_DIRECTORY_LOOKUP.ANY", 0x2d, 0x01),
+    DIRECTORY_LOOKUP_STATE_I = ev("UNC_M2M_DIRECTORY_LOOKUP.STATE_I", 0x2d, 0x02),
+    DIRECTORY_LOOKUP_STATE_S = ev("UNC_M2M_DIRECTORY_LOOKUP.STATE_S", 0x2d, 0x04),
+    DIRECTORY_LOOKUP_STATE_A = ev("UNC_M2M_DIRECTORY_LOOKUP.STATE_A", 0x2d, 0x08),
+    DIRECTORY_UPDATE_ANY = ev("UNC_M2M_DIRECTORY_UPDATE.ANY", 0x2e, 0x01),
+    DIRECTORY_UPDATE_I2S = ev("UNC_M2M_DIRECTORY_UPDATE.I2S", 0x2e, 0x02),
+    DIRECTORY_UPDATE_I2A = ev("UNC_M2M_DIRECTORY_UPDATE.I2A", 0x2e, 0x04),
+    DIRECTORY_UPDATE_S2I = ev("UNC_M2M_DIRECTORY_UPDATE.S2I", 0x2e, 0x08),
+    DIRECTORY_UPDATE_S2A = ev("UNC_M2M_DIRECTORY_UPDATE.S2A", 0x2e, 0x10),
+    DIRECTORY_UPDATE_A2I = ev("UNC_M2M_DIRECTORY_UPDATE.A2I", 0x2e, 0x20),
+    DIRECTORY_UPDATE_A2S = ev("UNC_M2M_DIRECTORY_UPDATE.A2S", 0x2e, 0x40),
+    IMC_READS_NORMAL = ev("UNC_M2M_IMC_READS.NORMAL", 0x37, 0x01),
+    IMC_READS_ALL = ev("UNC_M2M_IMC_READS.ALL", 0x37, 0x04),
+    IMC_WRITES_PARTIAL = ev("UNC_M2M_IMC_WRITES.PARTIAL", 0x38, 0x02),
+    IMC_WRITES_ALL = ev("UNC_M2M_IMC_WRITES.ALL", 0x38, 0x10),
+    IMC_WRITES_NI = ev("UNC_M2M_IMC_WRITES.NI", 0x38, 0x80),
+    PREFCAM_DEMAND_PROMOTIONS = ev("UNC_M2M_PREFCAM_DEMAND_PROMOTIONS", 0x56, 0x00),
+    PREFCAM_INSERTS = ev("UNC_M2M_PREFCAM_INSERTS", 0x57, 0x00),
+    RXC_AD_INSERTS = ev("UNC_M2M_RxC_AD_INSERTS", 0x01, 0x00),
+    RXC_AD_OCCUPANCY = ev("UNC_M2M_RxC_AD_OCCUPANCY", 0x02, 0x00),
+    RXC_BL_INSERTS = ev("UNC_M2M_RxC_BL_INSERTS", 0x05, 0x00),
+    RXC_BL_OCCUPANCY = ev("UNC_M2M_RxC_BL_OCCUPANCY", 0x06, 0x00),
+    TXC_AD_INSERTS = ev("UNC_M2M_TxC_AD_INSERTS", 0x09, 0x00),
+    TXC_AD_OCCUPANCY = ev("UNC_M2M_TxC_AD_OCCUPANCY", 0x0a, 0x00),
+    TXC_BL_INSERTS_ALL = ev("UNC_M2M_TxC_BL_INSERTS.ALL", 0x15, 0x03),
+    TXC_BL_OCCUPANCY_ALL = ev("UNC_M2M_TxC_BL_OCCUPANCY.ALL", 0x16, 0x03),
+    DIRECT2UPI_NOT_TAKEN_CREDITS = ev("UNC_M2M_DIRECT2UPI_NOT_TAKEN_CREDITS", 0x28, 0x00),
+    DIRECT2UPI_NOT_TAKEN_DIRSTATE = ev("UNC_M2M_DIRECT2UPI_NOT_TAKEN_DIRSTATE", 0x27, 0x00),
+    DIRECT2UPI_TAKEN = ev("UNC_M2M_DIRECT2UPI_TAKEN", 0x26, 0x00),
+    DIRECT2UPI_TXN_OVERRIDE = ev("UNC_M2M_DIRECT2UPI_TXN_OVERRIDE", 0x29, 0x00),
+}
 #[cfg(feature = "experimental-events")]
-const EXPERIMENTAL_ROWS: &[EventRow] = &[
-    ev("UNC_M2M_BYPASS_M2M_Egress.TAKEN", 0x22, 0x01, 0b1111),
-    ev("UNC_M2M_CLOCKTICKS", 0x00, 0x00, 0b1111),
-    ev("UNC_M2M_DIRECTORY_HIT.DIRTY_I", 0x2a, 0x01, 0b1111),
-    ev("UNC_M2M_DIRECTORY_HIT.DIRTY_S", 0x2a, 0x02, 0b1111),
-    ev("UNC_M2M_DIRECTORY_HIT.DIRTY_P", 0x2a, 0x04, 0b1111),
-    ev("UNC_M2M_DIRECTORY_HIT.DIRTY_A", 0x2a, 0x08, 0b1111),
-    ev("UNC_M2M_DIRECTORY_HIT.CLEAN_I", 0x2a, 0x10, 0b1111),
-    ev("UNC_M2M_DIRECTORY_HIT.CLEAN_S", 0x2a, 0x20, 0b1111),
-    ev("UNC_M2M_DIRECTORY_HIT.CLEAN_P", 0x2a, 0x40, 0b1111),
-    ev("UNC_M2M_DIRECTORY_HIT.CLEAN_A", 0x2a, 0x80, 0b1111),
-    ev("UNC_M2M_DIRECTORY_MISS.DIRTY_I", 0x2b, 0x01, 0b1111),
-    ev("UNC_M2M_DIRECTORY_MISS.DIRTY_S", 0x2b, 0x02, 0b1111),
-    ev("UNC_M2M_DIRECTORY_MISS.DIRTY_P", 0x2b, 0x04, 0b1111),
-    ev("UNC_M2M_DIRECTORY_MISS.DIRTY_A", 0x2b, 0x08, 0b1111),
-    ev("UNC_M2M_DIRECTORY_MISS.CLEAN_I", 0x2b, 0x10, 0b1111),
-    ev("UNC_M2M_DIRECTORY_MISS.CLEAN_S", 0x2b, 0x20, 0b1111),
-    ev("UNC_M2M_DIRECTORY_MISS.CLEAN_P", 0x2b, 0x40, 0b1111),
-    ev("UNC_M2M_DIRECTORY_MISS.CLEAN_A", 0x2b, 0x80, 0b1111),
-    ev("UNC_M2M_IMC_READS.ISOCH", 0x37, 0x02, 0b1111),
-    ev("UNC_M2M_IMC_READS.FROM_TRANSGRESS", 0x37, 0x10, 0b1111),
-    ev("UNC_M2M_IMC_WRITES.FULL", 0x38, 0x01, 0b1111),
-    ev("UNC_M2M_IMC_WRITES.FULL_ISOCH", 0x38, 0x04, 0b1111),
-    ev("UNC_M2M_IMC_WRITES.PARTIAL_ISOCH", 0x38, 0x08, 0b1111),
-    ev("UNC_M2M_IMC_WRITES.FROM_TRANSGRESS", 0x38, 0x40, 0b1111),
-    ev("UNC_M2M_PKT_MATCH.MESH", 0x4c, 0x01, 0b1111),
-    ev("UNC_M2M_PKT_MATCH.MC", 0x4c, 0x02, 0b1111),
-    ev("UNC_M2M_PREFCAM_CYCLES_FULL", 0x53, 0x00, 0b1111),
-    ev("UNC_M2M_PREFCAM_CYCLES_NE", 0x54, 0x00, 0b1111),
-    ev("UNC_M2M_PREFCAM_OCCUPANCY", 0x55, 0x00, 0b1111),
-    ev("UNC_M2M_TGR_AD_CREDITS", 0x41, 0x00, 0b1111),
-    ev("UNC_M2M_TGR_BL_CREDITS", 0x42, 0x00, 0b1111),
-    ev("UNC_M2M_TRACKER_CYCLES_FULL.CH0", 0x45, 0x01, 0b1111),
-    ev("UNC_M2M_TRACKER_CYCLES_FULL.CH1", 0x45, 0x02, 0b1111),
-    ev("UNC_M2M_TRACKER_CYCLES_FULL.CH2", 0x45, 0x04, 0b1111),
-    ev("UNC_M2M_TRACKER_CYCLES_NE.CH0", 0x46, 0x01, 0b1111),
-    ev("UNC_M2M_TRACKER_CYCLES_NE.CH1", 0x46, 0x02, 0b1111),
-    ev("UNC_M2M_TRACKER_CYCLES_NE.CH2", 0x46, 0x04, 0b1111),
-    ev("UNC_M2M_TRACKER_INSERTS.CH0", 0x49, 0x01, 0b1111),
-    ev("UNC_M2M_TRACKER_INSERTS.CH1", 0x49, 0x02, 0b1111),
-    ev("UNC_M2M_TRACKER_INSERTS.CH2", 0x49, 0x04, 0b1111),
-    ev("UNC_M2M_TRACKER_OCCUPANCY.CH0", 0x47, 0x01, 0b1111),
-    ev("UNC_M2M_TRACKER_OCCUPANCY.CH1", 0x47, 0x02, 0b1111),
-    ev("UNC_M2M_TRACKER_OCCUPANCY.CH2", 0x47, 0x04, 0b1111),
-    ev("UNC_M2M_TRACKER_PENDING_OCCUPANCY", 0x48, 0x00, 0b1111),
-    ev("UNC_M2M_WRITE_TRACKER_CYCLES_FULL.CH0", 0x4a, 0x01, 0b1111),
-    ev("UNC_M2M_WRITE_TRACKER_CYCLES_FULL.CH1", 0x4a, 0x02, 0b1111),
-    ev("UNC_M2M_WRITE_TRACKER_CYCLES_FULL.CH2", 0x4a, 0x04, 0b1111),
-    ev("UNC_M2M_WRITE_TRACKER_CYCLES_NE.CH0", 0x4b, 0x01, 0b1111),
-    ev("UNC_M2M_WRITE_TRACKER_CYCLES_NE.CH1", 0x4b, 0x02, 0b1111),
-    ev("UNC_M2M_WRITE_TRACKER_CYCLES_NE.CH2", 0x4b, 0x04, 0b1111),
-    ev("UNC_M2M_WRITE_TRACKER_INSERTS.CH0", 0x61, 0x01, 0b1111),
-    ev("UNC_M2M_WRITE_TRACKER_INSERTS.CH1", 0x61, 0x02, 0b1111),
-    ev("UNC_M2M_WRITE_TRACKER_INSERTS.CH2", 0x61, 0x04, 0b1111),
-    ev("UNC_M2M_WRITE_TRACKER_OCCUPANCY.CH0", 0x60, 0x01, 0b1111),
-    ev("UNC_M2M_WRITE_TRACKER_OCCUPANCY.CH1", 0x60, 0x02, 0b1111),
-    ev("UNC_M2M_WRITE_TRACKER_OCCUPANCY.CH2", 0x60, 0x04, 0b1111),
-    ev("UNC_M2M_AG0_AD_CRD_ACQUIRED.TGR0", 0x80, 0x01, 0b1111),
-    ev("UNC_M2M_AG0_AD_CRD_ACQUIRED.TGR1", 0x80, 0x02, 0b1111),
-    ev("UNC_M2M_AG0_AD_CRD_ACQUIRED.TGR2", 0x80, 0x04, 0b1111),
-    ev("UNC_M2M_AG0_AD_CRD_ACQUIRED.TGR3", 0x80, 0x08, 0b1111),
-    ev("UNC_M2M_AG0_AD_CRD_ACQUIRED.TGR4", 0x80, 0x10, 0b1111),
-    ev("UNC_M2M_AG0_AD_CRD_ACQUIRED.TGR5", 0x80, 0x20, 0b1111),
-    ev("UNC_M2M_AG0_AD_CRD_OCCUPANCY.TGR0", 0x82, 0x01, 0b1111),
-    ev("UNC_M2M_AG0_AD_CRD_OCCUPANCY.TGR1", 0x82, 0x02, 0b1111),
-    ev("UNC_M2M_AG0_AD_CRD_OCCUPANCY.TGR2", 0x82, 0x04, 0b1111),
-    ev("UNC_M2M_AG0_AD_CRD_OCCUPANCY.TGR3", 0x82, 0x08, 0b1111),
-    ev("UNC_M2M_AG0_AD_CRD_OCCUPANCY.TGR4", 0x82, 0x10, 0b1111),
-    ev("UNC_M2M_AG0_AD_CRD_OCCUPANCY.TGR5", 0x82, 0x20, 0b1111),
-    ev("UNC_M2M_AG0_BL_CRD_ACQUIRED.TGR0", 0x88, 0x01, 0b1111),
-    ev("UNC_M2M_AG0_BL_CRD_ACQUIRED.TGR1", 0x88, 0x02, 0b1111),
-    ev("UNC_M2M_AG0_BL_CRD_ACQUIRED.TGR2", 0x88, 0x04, 0b1111),
-    ev("UNC_M2M_AG0_BL_CRD_ACQUIRED.TGR3", 0x88, 0x08, 0b1111),
-    ev("UNC_M2M_AG0_BL_CRD_ACQUIRED.TGR4", 0x88, 0x10, 0b1111),
-    ev("UNC_M2M_AG0_BL_CRD_ACQUIRED.TGR5", 0x88, 0x20, 0b1111),
-    ev("UNC_M2M_AG0_BL_CRD_OCCUPANCY.TGR0", 0x8a, 0x01, 0b1111),
-    ev("UNC_M2M_AG0_BL_CRD_OCCUPANCY.TGR1", 0x8a, 0x02, 0b1111),
-    ev("UNC_M2M_AG0_BL_CRD_OCCUPANCY.TGR2", 0x8a, 0x04, 0b1111),
-    ev("UNC_M2M_AG0_BL_CRD_OCCUPANCY.TGR3", 0x8a, 0x08, 0b1111),
-    ev("UNC_M2M_AG0_BL_CRD_OCCUPANCY.TGR4", 0x8a, 0x10, 0b1111),
-    ev("UNC_M2M_AG0_BL_CRD_OCCUPANCY.TGR5", 0x8a, 0x20, 0b1111),
-    ev("UNC_M2M_AG1_AD_CRD_ACQUIRED.TGR0", 0x84, 0x01, 0b1111),
-    ev("UNC_M2M_AG1_AD_CRD_ACQUIRED.TGR1", 0x84, 0x02, 0b1111),
-    ev("UNC_M2M_AG1_AD_CRD_ACQUIRED.TGR2", 0x84, 0x04, 0b1111),
-    ev("UNC_M2M_AG1_AD_CRD_ACQUIRED.TGR3", 0x84, 0x08, 0b1111),
-    ev("UNC_M2M_AG1_AD_CRD_ACQUIRED.TGR4", 0x84, 0x10, 0b1111),
-    ev("UNC_M2M_AG1_AD_CRD_ACQUIRED.TGR5", 0x84, 0x20, 0b1111),
-    ev("UNC_M2M_AG1_AD_CRD_OCCUPANCY.TGR0", 0x86, 0x01, 0b1111),
-    ev("UNC_M2M_AG1_AD_CRD_OCCUPANCY.TGR1", 0x86, 0x02, 0b1111),
-    ev("UNC_M2M_AG1_AD_CRD_OCCUPANCY.TGR2", 0x86, 0x04, 0b1111),
-    ev("UNC_M2M_AG1_AD_CRD_OCCUPANCY.TGR3", 0x86, 0x08, 0b1111),
-    ev("UNC_M2M_AG1_AD_CRD_OCCUPANCY.TGR4", 0x86, 0x10, 0b1111),
-    ev("UNC_M2M_AG1_AD_CRD_OCCUPANCY.TGR5", 0x86, 0x20, 0b1111),
-    ev("UNC_M2M_AG1_BL_CRD_OCCUPANCY.TGR0", 0x8e, 0x01, 0b1111),
-    ev("UNC_M2M_AG1_BL_CRD_OCCUPANCY.TGR1", 0x8e, 0x02, 0b1111),
-    ev("UNC_M2M_AG1_BL_CRD_OCCUPANCY.TGR2", 0x8e, 0x04, 0b1111),
-    ev("UNC_M2M_AG1_BL_CRD_OCCUPANCY.TGR3", 0x8e, 0x08, 0b1111),
-    ev("UNC_M2M_AG1_BL_CRD_OCCUPANCY.TGR4", 0x8e, 0x10, 0b1111),
-    ev("UNC_M2M_AG1_BL_CRD_OCCUPANCY.TGR5", 0x8e, 0x20, 0b1111),
-    ev("UNC_M2M_AG1_BL_CREDITS_ACQUIRED.TGR0", 0x8c, 0x01, 0b1111),
-    ev("UNC_M2M_AG1_BL_CREDITS_ACQUIRED.TGR1", 0x8c, 0x02, 0b1111),
-    ev("UNC_M2M_AG1_BL_CREDITS_ACQUIRED.TGR2", 0x8c, 0x04, 0b1111),
-    ev("UNC_M2M_AG1_BL_CREDITS_ACQUIRED.TGR3", 0x8c, 0x08, 0b1111),
-    ev("UNC_M2M_AG1_BL_CREDITS_ACQUIRED.TGR4", 0x8c, 0x10, 0b1111),
-    ev("UNC_M2M_AG1_BL_CREDITS_ACQUIRED.TGR5", 0x8c, 0x20, 0b1111),
-    ev("UNC_M2M_EGRESS_ORDERING.IV_SNOOPGO_DN", 0xae, 0x04, 0b1111),
-    ev("UNC_M2M_EGRESS_ORDERING.IV_SNOOPGO_UP", 0xae, 0x01, 0b1111),
-    ev("UNC_M2M_HORZ_RING_AD_IN_USE.LEFT_EVEN", 0xa7, 0x01, 0b1111),
-    ev("UNC_M2M_HORZ_RING_AD_IN_USE.LEFT_ODD", 0xa7, 0x02, 0b1111),
-    ev("UNC_M2M_HORZ_RING_AD_IN_USE.RIGHT_EVEN", 0xa7, 0x04, 0b1111),
-    ev("UNC_M2M_HORZ_RING_AD_IN_USE.RIGHT_ODD", 0xa7, 0x08, 0b1111),
-    ev("UNC_M2M_HORZ_RING_AK_IN_USE.LEFT_EVEN", 0xa9, 0x01, 0b1111),
-    ev("UNC_M2M_HORZ_RING_AK_IN_USE.LEFT_ODD", 0xa9, 0x02, 0b1111),
-    ev("UNC_M2M_HORZ_RING_AK_IN_USE.RIGHT_EVEN", 0xa9, 0x04, 0b1111),
-    ev("UNC_M2M_HORZ_RING_AK_IN_USE.RIGHT_ODD", 0xa9, 0x08, 0b1111),
-    ev("UNC_M2M_HORZ_RING_BL_IN_USE.LEFT_EVEN", 0xab, 0x01, 0b1111),
-    ev("UNC_M2M_HORZ_RING_BL_IN_USE.LEFT_ODD", 0xab, 0x02, 0b1111),
-    ev("UNC_M2M_HORZ_RING_BL_IN_USE.RIGHT_EVEN", 0xab, 0x04, 0b1111),
-    ev("UNC_M2M_HORZ_RING_BL_IN_USE.RIGHT_ODD", 0xab, 0x08, 0b1111),
-    ev("UNC_M2M_HORZ_RING_IV_IN_USE.LEFT", 0xad, 0x01, 0b1111),
-    ev("UNC_M2M_HORZ_RING_IV_IN_USE.RIGHT", 0xad, 0x04, 0b1111),
-    ev("UNC_M2M_RING_BOUNCES_HORZ.AD", 0xa1, 0x01, 0b1111),
-    ev("UNC_M2M_RING_BOUNCES_HORZ.AK", 0xa1, 0x02, 0b1111),
-    ev("UNC_M2M_RING_BOUNCES_HORZ.BL", 0xa1, 0x04, 0b1111),
-    ev("UNC_M2M_RING_BOUNCES_HORZ.IV", 0xa1, 0x08, 0b1111),
-    ev("UNC_M2M_RING_BOUNCES_VERT.AD", 0xa0, 0x01, 0b1111),
-    ev("UNC_M2M_RING_BOUNCES_VERT.AK", 0xa0, 0x02, 0b1111),
-    ev("UNC_M2M_RING_BOUNCES_VERT.BL", 0xa0, 0x04, 0b1111),
-    ev("UNC_M2M_RING_BOUNCES_VERT.IV", 0xa0, 0x08, 0b1111),
-    ev("UNC_M2M_RING_SINK_STARVED_HORZ.AD", 0xa3, 0x01, 0b1111),
-    ev("UNC_M2M_RING_SINK_STARVED_HORZ.AK", 0xa3, 0x02, 0b1111),
-    ev("UNC_M2M_RING_SINK_STARVED_HORZ.AK_AG1", 0xa3, 0x20, 0b1111),
-    ev("UNC_M2M_RING_SINK_STARVED_HORZ.BL", 0xa3, 0x04, 0b1111),
-    ev("UNC_M2M_RING_SINK_STARVED_HORZ.IV", 0xa3, 0x08, 0b1111),
-    ev("UNC_M2M_RING_SINK_STARVED_VERT.AD", 0xa2, 0x01, 0b1111),
-    ev("UNC_M2M_RING_SINK_STARVED_VERT.AK", 0xa2, 0x02, 0b1111),
-    ev("UNC_M2M_RING_SINK_STARVED_VERT.BL", 0xa2, 0x04, 0b1111),
-    ev("UNC_M2M_RING_SINK_STARVED_VERT.IV", 0xa2, 0x08, 0b1111),
-    ev("UNC_M2M_RING_SRC_THRTL", 0xa4, 0x00, 0b1111),
-    ev("UNC_M2M_RxC_AD_CYCLES_FULL", 0x04, 0x00, 0b1111),
-    ev("UNC_M2M_RxC_AD_CYCLES_NE", 0x03, 0x00, 0b1111),
-    ev("UNC_M2M_RxC_BL_CYCLES_FULL", 0x08, 0x00, 0b1111),
-    ev("UNC_M2M_RxC_BL_CYCLES_NE", 0x07, 0x00, 0b1111),
-    ev("UNC_M2M_RxR_BUSY_STARVED.AD_BNC", 0xb4, 0x01, 0b1111),
-    ev("UNC_M2M_RxR_BUSY_STARVED.AD_CRD", 0xb4, 0x10, 0b1111),
-    ev("UNC_M2M_RxR_BUSY_STARVED.BL_BNC", 0xb4, 0x04, 0b1111),
-    ev("UNC_M2M_RxR_BUSY_STARVED.BL_CRD", 0xb4, 0x40, 0b1111),
-    ev("UNC_M2M_RxR_BYPASS.AD_BNC", 0xb2, 0x01, 0b1111),
-    ev("UNC_M2M_RxR_BYPASS.AD_CRD", 0xb2, 0x10, 0b1111),
-    ev("UNC_M2M_RxR_BYPASS.AK_BNC", 0xb2, 0x02, 0b1111),
-    ev("UNC_M2M_RxR_BYPASS.BL_BNC", 0xb2, 0x04, 0b1111),
-    ev("UNC_M2M_RxR_BYPASS.BL_CRD", 0xb2, 0x40, 0b1111),
-    ev("UNC_M2M_RxR_BYPASS.IV_BNC", 0xb2, 0x08, 0b1111),
-    ev("UNC_M2M_RxR_CRD_STARVED.AD_BNC", 0xb3, 0x01, 0b1111),
-    ev("UNC_M2M_RxR_CRD_STARVED.AD_CRD", 0xb3, 0x10, 0b1111),
-    ev("UNC_M2M_RxR_CRD_STARVED.AK_BNC", 0xb3, 0x02, 0b1111),
-    ev("UNC_M2M_RxR_CRD_STARVED.BL_BNC", 0xb3, 0x04, 0b1111),
-    ev("UNC_M2M_RxR_CRD_STARVED.BL_CRD", 0xb3, 0x40, 0b1111),
-    ev("UNC_M2M_RxR_CRD_STARVED.IFV", 0xb3, 0x80, 0b1111),
-    ev("UNC_M2M_RxR_CRD_STARVED.IV_BNC", 0xb3, 0x08, 0b1111),
-    ev("UNC_M2M_RxR_INSERTS.AD_BNC", 0xb1, 0x01, 0b1111),
-    ev("UNC_M2M_RxR_INSERTS.AD_CRD", 0xb1, 0x10, 0b1111),
-    ev("UNC_M2M_RxR_INSERTS.AK_BNC", 0xb1, 0x02, 0b1111),
-    ev("UNC_M2M_RxR_INSERTS.BL_BNC", 0xb1, 0x04, 0b1111),
-    ev("UNC_M2M_RxR_INSERTS.BL_CRD", 0xb1, 0x40, 0b1111),
-    ev("UNC_M2M_RxR_INSERTS.IV_BNC", 0xb1, 0x08, 0b1111),
-    ev("UNC_M2M_RxR_OCCUPANCY.AD_BNC", 0xb0, 0x01, 0b1111),
-    ev("UNC_M2M_RxR_OCCUPANCY.AD_CRD", 0xb0, 0x10, 0b1111),
-    ev("UNC_M2M_RxR_OCCUPANCY.AK_BNC", 0xb0, 0x02, 0b1111),
-    ev("UNC_M2M_RxR_OCCUPANCY.BL_BNC", 0xb0, 0x04, 0b1111),
-    ev("UNC_M2M_RxR_OCCUPANCY.BL_CRD", 0xb0, 0x40, 0b1111),
-    ev("UNC_M2M_RxR_OCCUPANCY.IV_BNC", 0xb0, 0x08, 0b1111),
-    ev("UNC_M2M_STALL_NO_TxR_HORZ_CRD_AD_AG0.TGR0", 0xd0, 0x01, 0b1111),
-    ev("UNC_M2M_STALL_NO_TxR_HORZ_CRD_AD_AG0.TGR1", 0xd0, 0x02, 0b1111),
-    ev("UNC_M2M_STALL_NO_TxR_HORZ_CRD_AD_AG0.TGR2", 0xd0, 0x04, 0b1111),
-    ev("UNC_M2M_STALL_NO_TxR_HORZ_CRD_AD_AG0.TGR3", 0xd0, 0x08, 0b1111),
-    ev("UNC_M2M_STALL_NO_TxR_HORZ_CRD_AD_AG0.TGR4", 0xd0, 0x10, 0b1111),
-    ev("UNC_M2M_STALL_NO_TxR_HORZ_CRD_AD_AG0.TGR5", 0xd0, 0x20, 0b1111),
-    ev("UNC_M2M_STALL_NO_TxR_HORZ_CRD_AD_AG1.TGR0", 0xd2, 0x01, 0b1111),
-    ev("UNC_M2M_STALL_NO_TxR_HORZ_CRD_AD_AG1.TGR1", 0xd2, 0x02, 0b1111),
-    ev("UNC_M2M_STALL_NO_TxR_HORZ_CRD_AD_AG1.TGR2", 0xd2, 0x04, 0b1111),
-    ev("UNC_M2M_STALL_NO_TxR_HORZ_CRD_AD_AG1.TGR3", 0xd2, 0x08, 0b1111),
-    ev("UNC_M2M_STALL_NO_TxR_HORZ_CRD_AD_AG1.TGR4", 0xd2, 0x10, 0b1111),
-    ev("UNC_M2M_STALL_NO_TxR_HORZ_CRD_AD_AG1.TGR5", 0xd2, 0x20, 0b1111),
-    ev("UNC_M2M_STALL_NO_TxR_HORZ_CRD_BL_AG0.TGR0", 0xd4, 0x01, 0b1111),
-    ev("UNC_M2M_STALL_NO_TxR_HORZ_CRD_BL_AG0.TGR1", 0xd4, 0x02, 0b1111),
-    ev("UNC_M2M_STALL_NO_TxR_HORZ_CRD_BL_AG0.TGR2", 0xd4, 0x04, 0b1111),
-    ev("UNC_M2M_STALL_NO_TxR_HORZ_CRD_BL_AG0.TGR3", 0xd4, 0x08, 0b1111),
-    ev("UNC_M2M_STALL_NO_TxR_HORZ_CRD_BL_AG0.TGR4", 0xd4, 0x10, 0b1111),
-    ev("UNC_M2M_STALL_NO_TxR_HORZ_CRD_BL_AG0.TGR5", 0xd4, 0x20, 0b1111),
-    ev("UNC_M2M_STALL_NO_TxR_HORZ_CRD_BL_AG1.TGR0", 0xd6, 0x01, 0b1111),
-    ev("UNC_M2M_STALL_NO_TxR_HORZ_CRD_BL_AG1.TGR1", 0xd6, 0x02, 0b1111),
-    ev("UNC_M2M_STALL_NO_TxR_HORZ_CRD_BL_AG1.TGR2", 0xd6, 0x04, 0b1111),
-    ev("UNC_M2M_STALL_NO_TxR_HORZ_CRD_BL_AG1.TGR3", 0xd6, 0x08, 0b1111),
-    ev("UNC_M2M_STALL_NO_TxR_HORZ_CRD_BL_AG1.TGR4", 0xd6, 0x10, 0b1111),
-    ev("UNC_M2M_STALL_NO_TxR_HORZ_CRD_BL_AG1.TGR5", 0xd6, 0x20, 0b1111),
-    ev("UNC_M2M_TxC_AD_CREDIT_OCCUPANCY", 0x0e, 0x00, 0b1111),
-    ev("UNC_M2M_TxC_AD_CREDITS_ACQUIRED", 0x0d, 0x00, 0b1111),
-    ev("UNC_M2M_TxC_AD_CYCLES_FULL", 0x0c, 0x00, 0b1111),
-    ev("UNC_M2M_TxC_AD_CYCLES_NE", 0x0b, 0x00, 0b1111),
-    ev("UNC_M2M_TxC_AD_NO_CREDIT_CYCLES", 0x0f, 0x00, 0b1111),
-    ev("UNC_M2M_TxC_AD_NO_CREDIT_STALLED", 0x10, 0x00, 0b1111),
-    ev("UNC_M2M_TxC_AK.CRD_CBO", 0x39, 0x02, 0b1111),
-    ev("UNC_M2M_TxC_AK.NDR", 0x39, 0x01, 0b1111),
-    ev("UNC_M2M_TxC_AK_CREDIT_OCCUPANCY.CMS0", 0x1e, 0x01, 0b1111),
-    ev("UNC_M2M_TxC_AK_CREDIT_OCCUPANCY.CMS1", 0x1e, 0x02, 0b1111),
-    ev("UNC_M2M_TxC_AK_CREDITS_ACQUIRED.CMS0", 0x1d, 0x01, 0b1111),
-    ev("UNC_M2M_TxC_AK_CREDITS_ACQUIRED.CMS1", 0x1d, 0x02, 0b1111),
-    ev("UNC_M2M_TxC_AK_NO_CREDIT_CYCLES.CMS0", 0x1f, 0x01, 0b1111),
-    ev("UNC_M2M_TxC_AK_NO_CREDIT_CYCLES.CMS1", 0x1f, 0x02, 0b1111),
-    ev("UNC_M2M_TxC_AK_NO_CREDIT_STALLED.CMS0", 0x20, 0x01, 0b1111),
-    ev("UNC_M2M_TxC_AK_NO_CREDIT_STALLED.CMS1", 0x20, 0x02, 0b1111),
-    ev("UNC_M2M_TxC_BL.DRS_CACHE", 0x40, 0x01, 0b1111),
-    ev("UNC_M2M_TxC_BL.DRS_CORE", 0x40, 0x02, 0b1111),
-    ev("UNC_M2M_TxC_BL_CREDIT_OCCUPANCY.CMS0", 0x1a, 0x01, 0b1111),
-    ev("UNC_M2M_TxC_BL_CREDIT_OCCUPANCY.CMS1", 0x1a, 0x02, 0b1111),
-    ev("UNC_M2M_TxC_BL_CREDITS_ACQUIRED.CMS0", 0x19, 0x01, 0b1111),
-    ev("UNC_M2M_TxC_BL_CREDITS_ACQUIRED.CMS1", 0x19, 0x02, 0b1111),
-    ev("UNC_M2M_TxC_BL_CYCLES_FULL.ALL", 0x18, 0x03, 0b1111),
-    ev("UNC_M2M_TxC_BL_CYCLES_FULL.CMS0", 0x18, 0x01, 0b1111),
-    ev("UNC_M2M_TxC_BL_CYCLES_FULL.CMS1", 0x18, 0x02, 0b1111),
-    ev("UNC_M2M_TxC_BL_CYCLES_NE.ALL", 0x17, 0x03, 0b1111),
-    ev("UNC_M2M_TxC_BL_CYCLES_NE.CMS0", 0x17, 0x01, 0b1111),
-    ev("UNC_M2M_TxC_BL_CYCLES_NE.CMS1", 0x17, 0x02, 0b1111),
-    ev("UNC_M2M_TxC_BL_INSERTS.CMS0", 0x15, 0x01, 0b1111),
-    ev("UNC_M2M_TxC_BL_INSERTS.CMS1", 0x15, 0x02, 0b1111),
-    ev("UNC_M2M_TxC_BL_NO_CREDIT_CYCLES.CMS0", 0x1b, 0x01, 0b1111),
-    ev("UNC_M2M_TxC_BL_NO_CREDIT_CYCLES.CMS1", 0x1b, 0x02, 0b1111),
-    ev("UNC_M2M_TxC_BL_NO_CREDIT_STALLED.CMS0", 0x1c, 0x01, 0b1111),
-    ev("UNC_M2M_TxC_BL_NO_CREDIT_STALLED.CMS1", 0x1c, 0x02, 0b1111),
-    ev("UNC_M2M_TxC_BL_OCCUPANCY.CMS0", 0x16, 0x01, 0b1111),
-    ev("UNC_M2M_TxC_BL_OCCUPANCY.CMS1", 0x16, 0x02, 0b1111),
-    ev("UNC_M2M_TxR_HORZ_ADS_USED.AD_BNC", 0x9d, 0x01, 0b1111),
-    ev("UNC_M2M_TxR_HORZ_ADS_USED.AD_CRD", 0x9d, 0x10, 0b1111),
-    ev("UNC_M2M_TxR_HORZ_ADS_USED.AK_BNC", 0x9d, 0x02, 0b1111),
-    ev("UNC_M2M_TxR_HORZ_ADS_USED.BL_BNC", 0x9d, 0x04, 0b1111),
-    ev("UNC_M2M_TxR_HORZ_ADS_USED.BL_CRD", 0x9d, 0x40, 0b1111),
-    ev("UNC_M2M_TxR_HORZ_BYPASS.AD_BNC", 0x9f, 0x01, 0b1111),
-    ev("UNC_M2M_TxR_HORZ_BYPASS.AD_CRD", 0x9f, 0x10, 0b1111),
-    ev("UNC_M2M_TxR_HORZ_BYPASS.AK_BNC", 0x9f, 0x02, 0b1111),
-    ev("UNC_M2M_TxR_HORZ_BYPASS.BL_BNC", 0x9f, 0x04, 0b1111),
-    ev("UNC_M2M_TxR_HORZ_BYPASS.BL_CRD", 0x9f, 0x40, 0b1111),
-    ev("UNC_M2M_TxR_HORZ_BYPASS.IV_BNC", 0x9f, 0x08, 0b1111),
-    ev("UNC_M2M_TxR_HORZ_CYCLES_FULL.AD_BNC", 0x96, 0x01, 0b1111),
-    ev("UNC_M2M_TxR_HORZ_CYCLES_FULL.AD_CRD", 0x96, 0x10, 0b1111),
-    ev("UNC_M2M_TxR_HORZ_CYCLES_FULL.AK_BNC", 0x96, 0x02, 0b1111),
-    ev("UNC_M2M_TxR_HORZ_CYCLES_FULL.BL_BNC", 0x96, 0x04, 0b1111),
-    ev("UNC_M2M_TxR_HORZ_CYCLES_FULL.BL_CRD", 0x96, 0x40, 0b1111),
-    ev("UNC_M2M_TxR_HORZ_CYCLES_FULL.IV_BNC", 0x96, 0x08, 0b1111),
-    ev("UNC_M2M_TxR_HORZ_CYCLES_NE.AD_BNC", 0x97, 0x01, 0b1111),
-    ev("UNC_M2M_TxR_HORZ_CYCLES_NE.AD_CRD", 0x97, 0x10, 0b1111),
-    ev("UNC_M2M_TxR_HORZ_CYCLES_NE.AK_BNC", 0x97, 0x02, 0b1111),
-    ev("UNC_M2M_TxR_HORZ_CYCLES_NE.BL_BNC", 0x97, 0x04, 0b1111),
-    ev("UNC_M2M_TxR_HORZ_CYCLES_NE.BL_CRD", 0x97, 0x40, 0b1111),
-    ev("UNC_M2M_TxR_HORZ_CYCLES_NE.IV_BNC", 0x97, 0x08, 0b1111),
-    ev("UNC_M2M_TxR_HORZ_INSERTS.AD_BNC", 0x95, 0x01, 0b1111),
-    ev("UNC_M2M_TxR_HORZ_INSERTS.AD_CRD", 0x95, 0x10, 0b1111),
-    ev("UNC_M2M_TxR_HORZ_INSERTS.AK_BNC", 0x95, 0x02, 0b1111),
-    ev("UNC_M2M_TxR_HORZ_INSERTS.BL_BNC", 0x95, 0x04, 0b1111),
-    ev("UNC_M2M_TxR_HORZ_INSERTS.BL_CRD", 0x95, 0x40, 0b1111),
-    ev("UNC_M2M_TxR_HORZ_INSERTS.IV_BNC", 0x95, 0x08, 0b1111),
-    ev("UNC_M2M_TxR_HORZ_NACK.AD_BNC", 0x99, 0x01, 0b1111),
-    ev("UNC_M2M_TxR_HORZ_NACK.AD_CRD", 0x99, 0x20, 0b1111),
-    ev("UNC_M2M_TxR_HORZ_NACK.AK_BNC", 0x99, 0x02, 0b1111),
-    ev("UNC_M2M_TxR_HORZ_NACK.BL_BNC", 0x99, 0x04, 0b1111),
-    ev("UNC_M2M_TxR_HORZ_NACK.BL_CRD", 0x99, 0x40, 0b1111),
-    ev("UNC_M2M_TxR_HORZ_NACK.IV_BNC", 0x99, 0x08, 0b1111),
-    ev("UNC_M2M_TxR_HORZ_OCCUPANCY.AD_BNC", 0x94, 0x01, 0b1111),
-    ev("UNC_M2M_TxR_HORZ_OCCUPANCY.AD_CRD", 0x94, 0x10, 0b1111),
-    ev("UNC_M2M_TxR_HORZ_OCCUPANCY.AK_BNC", 0x94, 0x02, 0b1111),
-    ev("UNC_M2M_TxR_HORZ_OCCUPANCY.BL_BNC", 0x94, 0x04, 0b1111),
-    ev("UNC_M2M_TxR_HORZ_OCCUPANCY.BL_CRD", 0x94, 0x40, 0b1111),
-    ev("UNC_M2M_TxR_HORZ_OCCUPANCY.IV_BNC", 0x94, 0x08, 0b1111),
-    ev("UNC_M2M_TxR_HORZ_STARVED.AD_BNC", 0x9b, 0x01, 0b1111),
-    ev("UNC_M2M_TxR_HORZ_STARVED.AK_BNC", 0x9b, 0x02, 0b1111),
-    ev("UNC_M2M_TxR_HORZ_STARVED.BL_BNC", 0x9b, 0x04, 0b1111),
-    ev("UNC_M2M_TxR_HORZ_STARVED.IV_BNC", 0x9b, 0x08, 0b1111),
-    ev("UNC_M2M_TxR_VERT_ADS_USED.AD_AG0", 0x9c, 0x01, 0b1111),
-    ev("UNC_M2M_TxR_VERT_ADS_USED.AD_AG1", 0x9c, 0x10, 0b1111),
-    ev("UNC_M2M_TxR_VERT_ADS_USED.AK_AG0", 0x9c, 0x02, 0b1111),
-    ev("UNC_M2M_TxR_VERT_ADS_USED.AK_AG1", 0x9c, 0x20, 0b1111),
-    ev("UNC_M2M_TxR_VERT_ADS_USED.BL_AG0", 0x9c, 0x04, 0b1111),
-    ev("UNC_M2M_TxR_VERT_ADS_USED.BL_AG1", 0x9c, 0x40, 0b1111),
-    ev("UNC_M2M_TxR_VERT_BYPASS.AD_AG0", 0x9e, 0x01, 0b1111),
-    ev("UNC_M2M_TxR_VERT_BYPASS.AD_AG1", 0x9e, 0x10, 0b1111),
-    ev("UNC_M2M_TxR_VERT_BYPASS.AK_AG0", 0x9e, 0x02, 0b1111),
-    ev("UNC_M2M_TxR_VERT_BYPASS.AK_AG1", 0x9e, 0x20, 0b1111),
-    ev("UNC_M2M_TxR_VERT_BYPASS.BL_AG0", 0x9e, 0x04, 0b1111),
-    ev("UNC_M2M_TxR_VERT_BYPASS.BL_AG1", 0x9e, 0x40, 0b1111),
-    ev("UNC_M2M_TxR_VERT_BYPASS.IV", 0x9e, 0x08, 0b1111),
-    ev("UNC_M2M_TxR_VERT_CYCLES_FULL.AD_AG0", 0x92, 0x01, 0b1111),
-    ev("UNC_M2M_TxR_VERT_CYCLES_FULL.AD_AG1", 0x92, 0x10, 0b1111),
-    ev("UNC_M2M_TxR_VERT_CYCLES_FULL.AK_AG0", 0x92, 0x02, 0b1111),
-    ev("UNC_M2M_TxR_VERT_CYCLES_FULL.AK_AG1", 0x92, 0x20, 0b1111),
-    ev("UNC_M2M_TxR_VERT_CYCLES_FULL.BL_AG0", 0x92, 0x04, 0b1111),
-    ev("UNC_M2M_TxR_VERT_CYCLES_FULL.BL_AG1", 0x92, 0x40, 0b1111),
-    ev("UNC_M2M_TxR_VERT_CYCLES_FULL.IV", 0x92, 0x08, 0b1111),
-    ev("UNC_M2M_TxR_VERT_CYCLES_NE.AD_AG0", 0x93, 0x01, 0b1111),
-    ev("UNC_M2M_TxR_VERT_CYCLES_NE.AD_AG1", 0x93, 0x10, 0b1111),
-    ev("UNC_M2M_TxR_VERT_CYCLES_NE.AK_AG0", 0x93, 0x02, 0b1111),
-    ev("UNC_M2M_TxR_VERT_CYCLES_NE.AK_AG1", 0x93, 0x20, 0b1111),
-    ev("UNC_M2M_TxR_VERT_CYCLES_NE.BL_AG0", 0x93, 0x04, 0b1111),
-    ev("UNC_M2M_TxR_VERT_CYCLES_NE.BL_AG1", 0x93, 0x40, 0b1111),
-    ev("UNC_M2M_TxR_VERT_CYCLES_NE.IV", 0x93, 0x08, 0b1111),
-    ev("UNC_M2M_TxR_VERT_INSERTS.AD_AG0", 0x91, 0x01, 0b1111),
-    ev("UNC_M2M_TxR_VERT_INSERTS.AD_AG1", 0x91, 0x10, 0b1111),
-    ev("UNC_M2M_TxR_VERT_INSERTS.AK_AG0", 0x91, 0x02, 0b1111),
-    ev("UNC_M2M_TxR_VERT_INSERTS.AK_AG1", 0x91, 0x20, 0b1111),
-    ev("UNC_M2M_TxR_VERT_INSERTS.BL_AG0", 0x91, 0x04, 0b1111),
-    ev("UNC_M2M_TxR_VERT_INSERTS.BL_AG1", 0x91, 0x40, 0b1111),
-    ev("UNC_M2M_TxR_VERT_INSERTS.IV", 0x91, 0x08, 0b1111),
-    ev("UNC_M2M_TxR_VERT_NACK.AD_AG0", 0x98, 0x01, 0b1111),
-    ev("UNC_M2M_TxR_VERT_NACK.AD_AG1", 0x98, 0x10, 0b1111),
-    ev("UNC_M2M_TxR_VERT_NACK.AK_AG0", 0x98, 0x02, 0b1111),
-    ev("UNC_M2M_TxR_VERT_NACK.AK_AG1", 0x98, 0x20, 0b1111),
-    ev("UNC_M2M_TxR_VERT_NACK.BL_AG0", 0x98, 0x04, 0b1111),
-    ev("UNC_M2M_TxR_VERT_NACK.BL_AG1", 0x98, 0x40, 0b1111),
-    ev("UNC_M2M_TxR_VERT_OCCUPANCY.AD_AG0", 0x90, 0x01, 0b1111),
-    ev("UNC_M2M_TxR_VERT_OCCUPANCY.AD_AG1", 0x90, 0x10, 0b1111),
-    ev("UNC_M2M_TxR_VERT_OCCUPANCY.AK_AG0", 0x90, 0x02, 0b1111),
-    ev("UNC_M2M_TxR_VERT_OCCUPANCY.AK_AG1", 0x90, 0x20, 0b1111),
-    ev("UNC_M2M_TxR_VERT_OCCUPANCY.BL_AG0", 0x90, 0x04, 0b1111),
-    ev("UNC_M2M_TxR_VERT_OCCUPANCY.BL_AG1", 0x90, 0x40, 0b1111),
-    ev("UNC_M2M_TxR_VERT_OCCUPANCY.IV", 0x90, 0x08, 0b1111),
-    ev("UNC_M2M_TxR_VERT_STARVED.AD_AG0", 0x9a, 0x01, 0b1111),
-    ev("UNC_M2M_TxR_VERT_STARVED.AD_AG1", 0x9a, 0x10, 0b1111),
-    ev("UNC_M2M_TxR_VERT_STARVED.AK_AG0", 0x9a, 0x02, 0b1111),
-    ev("UNC_M2M_TxR_VERT_STARVED.AK_AG1", 0x9a, 0x20, 0b1111),
-    ev("UNC_M2M_TxR_VERT_STARVED.BL_AG0", 0x9a, 0x04, 0b1111),
-    ev("UNC_M2M_TxR_VERT_STARVED.BL_AG1", 0x9a, 0x40, 0b1111),
-    ev("UNC_M2M_VERT_RING_AD_IN_USE.DN_EVEN", 0xa6, 0x04, 0b1111),
-    ev("UNC_M2M_VERT_RING_AD_IN_USE.DN_ODD", 0xa6, 0x08, 0b1111),
-    ev("UNC_M2M_VERT_RING_AD_IN_USE.UP_EVEN", 0xa6, 0x01, 0b1111),
-    ev("UNC_M2M_VERT_RING_AD_IN_USE.UP_ODD", 0xa6, 0x02, 0b1111),
-    ev("UNC_M2M_VERT_RING_AK_IN_USE.DN_EVEN", 0xa8, 0x04, 0b1111),
-    ev("UNC_M2M_VERT_RING_AK_IN_USE.DN_ODD", 0xa8, 0x08, 0b1111),
-    ev("UNC_M2M_VERT_RING_AK_IN_USE.UP_EVEN", 0xa8, 0x01, 0b1111),
-    ev("UNC_M2M_VERT_RING_AK_IN_USE.UP_ODD", 0xa8, 0x02, 0b1111),
-    ev("UNC_M2M_VERT_RING_BL_IN_USE.DN_EVEN", 0xaa, 0x04, 0b1111),
-    ev("UNC_M2M_VERT_RING_BL_IN_USE.DN_ODD", 0xaa, 0x08, 0b1111),
-    ev("UNC_M2M_VERT_RING_BL_IN_USE.UP_EVEN", 0xaa, 0x01, 0b1111),
-    ev("UNC_M2M_VERT_RING_BL_IN_USE.UP_ODD", 0xaa, 0x02, 0b1111),
-    ev("UNC_M2M_VERT_RING_IV_IN_USE.DN", 0xac, 0x04, 0b1111),
-    ev("UNC_M2M_VERT_RING_IV_IN_USE.UP", 0xac, 0x01, 0b1111),
-    ev("UNC_M2M_RPQ_CYCLES_SPEC_CREDITS.CHN0", 0x44, 0x01, 0b1111),
-    ev("UNC_M2M_RPQ_CYCLES_SPEC_CREDITS.CHN1", 0x44, 0x02, 0b1111),
-    ev("UNC_M2M_RPQ_CYCLES_SPEC_CREDITS.CHN2", 0x44, 0x04, 0b1111),
-    ev("UNC_M2M_TxC_BL.DRS_UPI", 0x40, 0x04, 0b1111),
-    ev("UNC_M2M_TxR_VERT_NACK.IV", 0x98, 0x08, 0b1111),
-    ev("UNC_M2M_TxR_VERT_STARVED.IV", 0x9a, 0x08, 0b1111),
-    ev("UNC_M2M_WPQ_CYCLES_REG_CREDITS.CHN0", 0x4d, 0x01, 0b1111),
-    ev("UNC_M2M_WPQ_CYCLES_REG_CREDITS.CHN1", 0x4d, 0x02, 0b1111),
-    ev("UNC_M2M_WPQ_CYCLES_REG_CREDITS.CHN2", 0x4d, 0x04, 0b1111),
-    ev("UNC_M2M_BYPASS_M2M_INGRESS.TAKEN", 0x21, 0x01, 0b1111),
-    ev("UNC_M2M_BYPASS_M2M_INGRESS.NOT_TAKEN", 0x21, 0x02, 0b1111),
-    ev("UNC_M2M_CMS_CLOCKTICKS", 0xc0, 0x00, 0b1111),
-    ev("UNC_M2M_WPQ_CYCLES_SPEC_CREDITS.CHN0", 0x4e, 0x01, 0b1111),
-    ev("UNC_M2M_WPQ_CYCLES_SPEC_CREDITS.CHN1", 0x4e, 0x02, 0b1111),
-    ev("UNC_M2M_WPQ_CYCLES_SPEC_CREDITS.CHN2", 0x4e, 0x04, 0b1111),
-    ev("UNC_M2M_FAST_ASSERTED.VERT", 0xa5, 0x01, 0b1111),
-    ev("UNC_M2M_FAST_ASSERTED.HORZ", 0xa5, 0x02, 0b1111),
-    ev("UNC_M2M_RPQ_CYCLES_REG_CREDITS.CHN0", 0x43, 0x01, 0b1111),
-    ev("UNC_M2M_RPQ_CYCLES_REG_CREDITS.CHN1", 0x43, 0x02, 0b1111),
-    ev("UNC_M2M_RPQ_CYCLES_REG_CREDITS.CHN2", 0x43, 0x04, 0b1111),
-    ev("UNC_M2M_TxC_AK_CYCLES_FULL.CMS0", 0x14, 0x01, 0b1111),
-    ev("UNC_M2M_TxC_AK_CYCLES_FULL.CMS1", 0x14, 0x02, 0b1111),
-    ev("UNC_M2M_TxC_AK_CYCLES_FULL.RDCRD0", 0x14, 0x08, 0b1111),
-    ev("UNC_M2M_TxC_AK_CYCLES_FULL.WRCRD0", 0x14, 0x10, 0b1111),
-    ev("UNC_M2M_TxC_AK_CYCLES_FULL.WRCMP0", 0x14, 0x20, 0b1111),
-    ev("UNC_M2M_TxC_AK_CYCLES_FULL.RDCRD1", 0x14, 0x88, 0b1111),
-    ev("UNC_M2M_TxC_AK_CYCLES_FULL.WRCRD1", 0x14, 0x90, 0b1111),
-    ev("UNC_M2M_TxC_AK_CYCLES_FULL.WRCMP1", 0x14, 0xa0, 0b1111),
-    ev("UNC_M2M_TxC_AK_CYCLES_FULL.ALL", 0x14, 0x03, 0b1111),
-    ev("UNC_M2M_TxC_AK_CYCLES_NE.CMS0", 0x13, 0x01, 0b1111),
-    ev("UNC_M2M_TxC_AK_CYCLES_NE.CMS1", 0x13, 0x02, 0b1111),
-    ev("UNC_M2M_TxC_AK_CYCLES_NE.RDCRD", 0x13, 0x08, 0b1111),
-    ev("UNC_M2M_TxC_AK_CYCLES_NE.WRCRD", 0x13, 0x10, 0b1111),
-    ev("UNC_M2M_TxC_AK_CYCLES_NE.WRCMP", 0x13, 0x20, 0b1111),
-    ev("UNC_M2M_TxC_AK_CYCLES_NE.ALL", 0x13, 0x03, 0b1111),
-    ev("UNC_M2M_TxC_AK_INSERTS.CMS0", 0x11, 0x01, 0b1111),
-    ev("UNC_M2M_TxC_AK_INSERTS.CMS1", 0x11, 0x02, 0b1111),
-    ev("UNC_M2M_TxC_AK_INSERTS.RDCRD", 0x11, 0x08, 0b1111),
-    ev("UNC_M2M_TxC_AK_INSERTS.WRCRD", 0x11, 0x10, 0b1111),
-    ev("UNC_M2M_TxC_AK_INSERTS.WRCMP", 0x11, 0x20, 0b1111),
-    ev("UNC_M2M_TxC_AK_INSERTS.PREF_RD_CAM_HIT", 0x11, 0x40, 0b1111),
-    ev("UNC_M2M_TxC_AK_INSERTS.ALL", 0x11, 0x03, 0b1111),
-    ev("UNC_M2M_TxC_AK_OCCUPANCY.CMS0", 0x12, 0x01, 0b1111),
-    ev("UNC_M2M_TxC_AK_OCCUPANCY.CMS1", 0x12, 0x02, 0b1111),
-    ev("UNC_M2M_TxC_AK_OCCUPANCY.RDCRD", 0x12, 0x08, 0b1111),
-    ev("UNC_M2M_TxC_AK_OCCUPANCY.WRCRD", 0x12, 0x10, 0b1111),
-    ev("UNC_M2M_TxC_AK_OCCUPANCY.WRCMP", 0x12, 0x20, 0b1111),
-    ev("UNC_M2M_TxC_AK_OCCUPANCY.ALL", 0x12, 0x03, 0b1111),
-    ev("UNC_M2M_TxC_AK_SIDEBAND.RD", 0x6b, 0x01, 0b1111),
-    ev("UNC_M2M_TxC_AK_SIDEBAND.WR", 0x6b, 0x02, 0b1111),
-];
+event_table! {
+    /// The experimental events, numbered after `EVENT_ROWS`: from the vendor's experimental
+    /// lists, whose counts it has not validated; built with the `experimental-events` feature.
+    EXPERIMENTAL_ROWS, ExperimentalRowNumber, EVENT_ROWS.len(), " (experimental)", 0b1111, 0b0;
+    BYPASS_M2M_EGRESS_TAKEN = ev("UNC_M2M_BYPASS_M2M_Egress.TAKEN", 0x22, 0x01),
+    CLOCKTICKS = ev("UNC_M2M_CLOCKTICKS", 0x00, 0x00),
+    DIRECTORY_HIT_DIRTY_I = ev("UNC_M2M_DIRECTORY_HIT.DIRTY_I", 0x2a, 0x01),
+    DIRECTORY_HIT_DIRTY_S = ev("UNC_M2M_DIRECTORY_HIT.DIRTY_S", 0x2a, 0x02),
+    DIRECTORY_HIT_DIRTY_P = ev("UNC_M2M_DIRECTORY_HIT.DIRTY_P", 0x2a, 0x04),
+    DIRECTORY_HIT_DIRTY_A = ev("UNC_M2M_DIRECTORY_HIT.DIRTY_A", 0x2a, 0x08),
+    DIRECTORY_HIT_CLEAN_I = ev("UNC_M2M_DIRECTORY_HIT.CLEAN_I", 0x2a, 0x10),
+    DIRECTORY_HIT_CLEAN_S = ev("UNC_M2M_DIRECTORY_HIT.CLEAN_S", 0x2a, 0x20),
+    DIRECTORY_HIT_CLEAN_P = ev("UNC_M2M_DIRECTORY_HIT.CLEAN_P", 0x2a, 0x40),
+    DIRECTORY_HIT_CLEAN_A = ev("UNC_M2M_DIRECTORY_HIT.CLEAN_A", 0x2a, 0x80),
+    DIRECTORY_MISS_DIRTY_I = ev("UNC_M2M_DIRECTORY_MISS.DIRTY_I", 0x2b, 0x01),
+    DIRECTORY_MISS_DIRTY_S = ev("UNC_M2M_DIRECTORY_MISS.DIRTY_S", 0x2b, 0x02),
+    DIRECTORY_MISS_DIRTY_P = ev("UNC_M2M_DIRECTORY_MISS.DIRTY_P", 0x2b, 0x04),
+    DIRECTORY_MISS_DIRTY_A = ev("UNC_M2M_DIRECTORY_MISS.DIRTY_A", 0x2b, 0x08),
+    DIRECTORY_MISS_CLEAN_I = ev("UNC_M2M_DIRECTORY_MISS.CLEAN_I", 0x2b, 0x10),
+    DIRECTORY_MISS_CLEAN_S = ev("UNC_M2M_DIRECTORY_MISS.CLEAN_S", 0x2b, 0x20),
+    DIRECTORY_MISS_CLEAN_P = ev("UNC_M2M_DIRECTORY_MISS.CLEAN_P", 0x2b, 0x40),
+    DIRECTORY_MISS_CLEAN_A = ev("UNC_M2M_DIRECTORY_MISS.CLEAN_A", 0x2b, 0x80),
+    IMC_READS_ISOCH = ev("UNC_M2M_IMC_READS.ISOCH", 0x37, 0x02),
+    IMC_READS_FROM_TRANSGRESS = ev("UNC_M2M_IMC_READS.FROM_TRANSGRESS", 0x37, 0x10),
+    IMC_WRITES_FULL = ev("UNC_M2M_IMC_WRITES.FULL", 0x38, 0x01),
+    IMC_WRITES_FULL_ISOCH = ev("UNC_M2M_IMC_WRITES.FULL_ISOCH", 0x38, 0x04),
+    IMC_WRITES_PARTIAL_ISOCH = ev("UNC_M2M_IMC_WRITES.PARTIAL_ISOCH", 0x38, 0x08),
+    IMC_WRITES_FROM_TRANSGRESS = ev("UNC_M2M_IMC_WRITES.FROM_TRANSGRESS", 0x38, 0x40),
+    PKT_MATCH_MESH = ev("UNC_M2M_PKT_MATCH.MESH", 0x4c, 0x01),
+    PKT_MATCH_MC = ev("UNC_M2M_PKT_MATCH.MC", 0x4c, 0x02),
+    PREFCAM_CYCLES_FULL = ev("UNC_M2M_PREFCAM_CYCLES_FULL", 0x53, 0x00),
+    PREFCAM_CYCLES_NE = ev("UNC_M2M_PREFCAM_CYCLES_NE", 0x54, 0x00),
+    PREFCAM_OCCUPANCY = ev("UNC_M2M_PREFCAM_OCCUPANCY", 0x55, 0x00),
+    TGR_AD_CREDITS = ev("UNC_M2M_TGR_AD_CREDITS", 0x41, 0x00),
+    TGR_BL_CREDITS = ev("UNC_M2M_TGR_BL_CREDITS", 0x42, 0x00),
+    TRACKER_CYCLES_FULL_CH0 = ev("UNC_M2M_TRACKER_CYCLES_FULL.CH0", 0x45, 0x01),
+    TRACKER_CYCLES_FULL_CH1 = ev("UNC_M2M_TRACKER_CYCLES_FULL.CH1", 0x45, 0x02),
+    TRACKER_CYCLES_FULL_CH2 = ev("UNC_M2M_TRACKER_CYCLES_FULL.CH2", 0x45, 0x04),
+    TRACKER_CYCLES_NE_CH0 = ev("UNC_M2M_TRACKER_CYCLES_NE.CH0", 0x46, 0x01),
+    TRACKER_CYCLES_NE_CH1 = ev("UNC_M2M_TRACKER_CYCLES_NE.CH1", 0x46, 0x02),
+    TRACKER_CYCLES_NE_CH2 = ev("UNC_M2M_TRACKER_CYCLES_NE.CH2", 0x46, 0x04),
+    TRACKER_INSERTS_CH0 = ev("UNC_M2M_TRACKER_INSERTS.CH0", 0x49, 0x01),
+    TRACKER_INSERTS_CH1 = ev("UNC_M2M_TRACKER_INSERTS.CH1", 0x49, 0x02),
+    TRACKER_INSERTS_CH2 = ev("UNC_M2M_TRACKER_INSERTS.CH2", 0x49, 0x04),
+    TRACKER_OCCUPANCY_CH0 = ev("UNC_M2M_TRACKER_OCCUPANCY.CH0", 0x47, 0x01),
+    TRACKER_OCCUPANCY_CH1 = ev("UNC_M2M_TRACKER_OCCUPANCY.CH1", 0x47, 0x02),
+    TRACKER_OCCUPANCY_CH2 = ev("UNC_M2M_TRACKER_OCCUPANCY.CH2", 0x47, 0x04),
+    TRACKER_PENDING_OCCUPANCY = ev("UNC_M2M_TRACKER_PENDING_OCCUPANCY", 0x48, 0x00),
+    WRITE_TRACKER_CYCLES_FULL_CH0 = ev("UNC_M2M_WRITE_TRACKER_CYCLES_FULL.CH0", 0x4a, 0x01),
+    WRITE_TRACKER_CYCLES_FULL_CH1 = ev("UNC_M2M_WRITE_TRACKER_CYCLES_FULL.CH1", 0x4a, 0x02),
+    WRITE_TRACKER_CYCLES_FULL_CH2 = ev("UNC_M2M_WRITE_TRACKER_CYCLES_FULL.CH2", 0x4a, 0x04),
+    WRITE_TRACKER_CYCLES_NE_CH0 = ev("UNC_M2M_WRITE_TRACKER_CYCLES_NE.CH0", 0x4b, 0x01),
+    WRITE_TRACKER_CYCLES_NE_CH1 = ev("UNC_M2M_WRITE_TRACKER_CYCLES_NE.CH1", 0x4b, 0x02),
+    WRITE_TRACKER_CYCLES_NE_CH2 = ev("UNC_M2M_WRITE_TRACKER_CYCLES_NE.CH2", 0x4b, 0x04),
+    WRITE_TRACKER_INSERTS_CH0 = ev("UNC_M2M_WRITE_TRACKER_INSERTS.CH0", 0x61, 0x01),
+    WRITE_TRACKER_INSERTS_CH1 = ev("UNC_M2M_WRITE_TRACKER_INSERTS.CH1", 0x61, 0x02),
+    WRITE_TRACKER_INSERTS_CH2 = ev("UNC_M2M_WRITE_TRACKER_INSERTS.CH2", 0x61, 0x04),
+    WRITE_TRACKER_OCCUPANCY_CH0 = ev("UNC_M2M_WRITE_TRACKER_OCCUPANCY.CH0", 0x60, 0x01),
+    WRITE_TRACKER_OCCUPANCY_CH1 = ev("UNC_M2M_WRITE_TRACKER_OCCUPANCY.CH1", 0x60, 0x02),
+    WRITE_TRACKER_OCCUPANCY_CH2 = ev("UNC_M2M_WRITE_TRACKER_OCCUPANCY.CH2", 0x60, 0x04),
+    AG0_AD_CRD_ACQUIRED_TGR0 = ev("UNC_M2M_AG0_AD_CRD_ACQUIRED.TGR0", 0x80, 0x01),
+    AG0_AD_CRD_ACQUIRED_TGR1 = ev("UNC_M2M_AG0_AD_CRD_ACQUIRED.TGR1", 0x80, 0x02),
+    AG0_AD_CRD_ACQUIRED_TGR2 = ev("UNC_M2M_AG0_AD_CRD_ACQUIRED.TGR2", 0x80, 0x04),
+    AG0_AD_CRD_ACQUIRED_TGR3 = ev("UNC_M2M_AG0_AD_CRD_ACQUIRED.TGR3", 0x80, 0x08),
+    AG0_AD_CRD_ACQUIRED_TGR4 = ev("UNC_M2M_AG0_AD_CRD_ACQUIRED.TGR4", 0x80, 0x10),
+    AG0_AD_CRD_ACQUIRED_TGR5 = ev("UNC_M2M_AG0_AD_CRD_ACQUIRED.TGR5", 0x80, 0x20),
+    AG0_AD_CRD_OCCUPANCY_TGR0 = ev("UNC_M2M_AG0_AD_CRD_OCCUPANCY.TGR0", 0x82, 0x01),
+    AG0_AD_CRD_OCCUPANCY_TGR1 = ev("UNC_M2M_AG0_AD_CRD_OCCUPANCY.TGR1", 0x82, 0x02),
+    AG0_AD_CRD_OCCUPANCY_TGR2 = ev("UNC_M2M_AG0_AD_CRD_OCCUPANCY.TGR2", 0x82, 0x04),
+    AG0_AD_CRD_OCCUPANCY_TGR3 = ev("UNC_M2M_AG0_AD_CRD_OCCUPANCY.TGR3", 0x82, 0x08),
+    AG0_AD_CRD_OCCUPANCY_TGR4 = ev("UNC_M2M_AG0_AD_CRD_OCCUPANCY.TGR4", 0x82, 0x10),
+    AG0_AD_CRD_OCCUPANCY_TGR5 = ev("UNC_M2M_AG0_AD_CRD_OCCUPANCY.TGR5", 0x82, 0x20),
+    AG0_BL_CRD_ACQUIRED_TGR0 = ev("UNC_M2M_AG0_BL_CRD_ACQUIRED.TGR0", 0x88, 0x01),
+    AG0_BL_CRD_ACQUIRED_TGR1 = ev("UNC_M2M_AG0_BL_CRD_ACQUIRED.TGR1", 0x88, 0x02),
+    AG0_BL_CRD_ACQUIRED_TGR2 = ev("UNC_M2M_AG0_BL_CRD_ACQUIRED.TGR2", 0x88, 0x04),
+    AG0_BL_CRD_ACQUIRED_TGR3 = ev("UNC_M2M_AG0_BL_CRD_ACQUIRED.TGR3", 0x88, 0x08),
+    AG0_BL_CRD_ACQUIRED_TGR4 = ev("UNC_M2M_AG0_BL_CRD_ACQUIRED.TGR4", 0x88, 0x10),
+    AG0_BL_CRD_ACQUIRED_TGR5 = ev("UNC_M2M_AG0_BL_CRD_ACQUIRED.TGR5", 0x88, 0x20),
+    AG0_BL_CRD_OCCUPANCY_TGR0 = ev("UNC_M2M_AG0_BL_CRD_OCCUPANCY.TGR0", 0x8a, 0x01),
+    AG0_BL_CRD_OCCUPANCY_TGR1 = ev("UNC_M2M_AG0_BL_CRD_OCCUPANCY.TGR1", 0x8a, 0x02),
+    AG0_BL_CRD_OCCUPANCY_TGR2 = ev("UNC_M2M_AG0_BL_CRD_OCCUPANCY.TGR2", 0x8a, 0x04),
+    AG0_BL_CRD_OCCUPANCY_TGR3 = ev("UNC_M2M_AG0_BL_CRD_OCCUPANCY.TGR3", 0x8a, 0x08),
+    AG0_BL_CRD_OCCUPANCY_TGR4 = ev("UNC_M2M_AG0_BL_CRD_OCCUPANCY.TGR4", 0x8a, 0x10),
+    AG0_BL_CRD_OCCUPANCY_TGR5 = ev("UNC_M2M_AG0_BL_CRD_OCCUPANCY.TGR5", 0x8a, 0x20),
+    AG1_AD_CRD_ACQUIRED_TGR0 = ev("UNC_M2M_AG1_AD_CRD_ACQUIRED.TGR0", 0x84, 0x01),
+    AG1_AD_CRD_ACQUIRED_TGR1 = ev("UNC_M2M_AG1_AD_CRD_ACQUIRED.TGR1", 0x84, 0x02),
+    AG1_AD_CRD_ACQUIRED_TGR2 = ev("UNC_M2M_AG1_AD_CRD_ACQUIRED.TGR2", 0x84, 0x04),
+    AG1_AD_CRD_ACQUIRED_TGR3 = ev("UNC_M2M_AG1_AD_CRD_ACQUIRED.TGR3", 0x84, 0x08),
+    AG1_AD_CRD_ACQUIRED_TGR4 = ev("UNC_M2M_AG1_AD_CRD_ACQUIRED.TGR4", 0x84, 0x10),
+    AG1_AD_CRD_ACQUIRED_TGR5 = ev("UNC_M2M_AG1_AD_CRD_ACQUIRED.TGR5", 0x84, 0x20),
+    AG1_AD_CRD_OCCUPANCY_TGR0 = ev("UNC_M2M_AG1_AD_CRD_OCCUPANCY.TGR0", 0x86, 0x01),
+    AG1_AD_CRD_OCCUPANCY_TGR1 = ev("UNC_M2M_AG1_AD_CRD_OCCUPANCY.TGR1", 0x86, 0x02),
+    AG1_AD_CRD_OCCUPANCY_TGR2 = ev("UNC_M2M_AG1_AD_CRD_OCCUPANCY.TGR2", 0x86, 0x04),
+    AG1_AD_CRD_OCCUPANCY_TGR3 = ev("UNC_M2M_AG1_AD_CRD_OCCUPANCY.TGR3", 0x86, 0x08),
+    AG1_AD_CRD_OCCUPANCY_TGR4 = ev("UNC_M2M_AG1_AD_CRD_OCCUPANCY.TGR4", 0x86, 0x10),
+    AG1_AD_CRD_OCCUPANCY_TGR5 = ev("UNC_M2M_AG1_AD_CRD_OCCUPANCY.TGR5", 0x86, 0x20),
+    AG1_BL_CRD_OCCUPANCY_TGR0 = ev("UNC_M2M_AG1_BL_CRD_OCCUPANCY.TGR0", 0x8e, 0x01),
+    AG1_BL_CRD_OCCUPANCY_TGR1 = ev("UNC_M2M_AG1_BL_CRD_OCCUPANCY.TGR1", 0x8e, 0x02),
+    AG1_BL_CRD_OCCUPANCY_TGR2 = ev("UNC_M2M_AG1_BL_CRD_OCCUPANCY.TGR2", 0x8e, 0x04),
+    AG1_BL_CRD_OCCUPANCY_TGR3 = ev("UNC_M2M_AG1_BL_CRD_OCCUPANCY.TGR3", 0x8e, 0x08),
+    AG1_BL_CRD_OCCUPANCY_TGR4 = ev("UNC_M2M_AG1_BL_CRD_OCCUPANCY.TGR4", 0x8e, 0x10),
+    AG1_BL_CRD_OCCUPANCY_TGR5 = ev("UNC_M2M_AG1_BL_CRD_OCCUPANCY.TGR5", 0x8e, 0x20),
+    AG1_BL_CREDITS_ACQUIRED_TGR0 = ev("UNC_M2M_AG1_BL_CREDITS_ACQUIRED.TGR0", 0x8c, 0x01),
+    AG1_BL_CREDITS_ACQUIRED_TGR1 = ev("UNC_M2M_AG1_BL_CREDITS_ACQUIRED.TGR1", 0x8c, 0x02),
+    AG1_BL_CREDITS_ACQUIRED_TGR2 = ev("UNC_M2M_AG1_BL_CREDITS_ACQUIRED.TGR2", 0x8c, 0x04),
+    AG1_BL_CREDITS_ACQUIRED_TGR3 = ev("UNC_M2M_AG1_BL_CREDITS_ACQUIRED.TGR3", 0x8c, 0x08),
+    AG1_BL_CREDITS_ACQUIRED_TGR4 = ev("UNC_M2M_AG1_BL_CREDITS_ACQUIRED.TGR4", 0x8c, 0x10),
+    AG1_BL_CREDITS_ACQUIRED_TGR5 = ev("UNC_M2M_AG1_BL_CREDITS_ACQUIRED.TGR5", 0x8c, 0x20),
+    EGRESS_ORDERING_IV_SNOOPGO_DN = ev("UNC_M2M_EGRESS_ORDERING.IV_SNOOPGO_DN", 0xae, 0x04),
+    EGRESS_ORDERING_IV_SNOOPGO_UP = ev("UNC_M2M_EGRESS_ORDERING.IV_SNOOPGO_UP", 0xae, 0x01),
+    HORZ_RING_AD_IN_USE_LEFT_EVEN = ev("UNC_M2M_HORZ_RING_AD_IN_USE.LEFT_EVEN", 0xa7, 0x01),
+    HORZ_RING_AD_IN_USE_LEFT_ODD = ev("UNC_M2M_HORZ_RING_AD_IN_USE.LEFT_ODD", 0xa7, 0x02),
+    HORZ_RING_AD_IN_USE_RIGHT_EVEN = ev("UNC_M2M_HORZ_RING_AD_IN_USE.RIGHT_EVEN", 0xa7, 0x04),
+    HORZ_RING_AD_IN_USE_RIGHT_ODD = ev("UNC_M2M_HORZ_RING_AD_IN_USE.RIGHT_ODD", 0xa7, 0x08),
+    HORZ_RING_AK_IN_USE_LEFT_EVEN = ev("UNC_M2M_HORZ_RING_AK_IN_USE.LEFT_EVEN", 0xa9, 0x01),
+    HORZ_RING_AK_IN_USE_LEFT_ODD = ev("UNC_M2M_HORZ_RING_AK_IN_USE.LEFT_ODD", 0xa9, 0x02),
+    HORZ_RING_AK_IN_USE_RIGHT_EVEN = ev("UNC_M2M_HORZ_RING_AK_IN_USE.RIGHT_EVEN", 0xa9, 0x04),
+    HORZ_RING_AK_IN_USE_RIGHT_ODD = ev("UNC_M2M_HORZ_RING_AK_IN_USE.RIGHT_ODD", 0xa9, 0x08),
+    HORZ_RING_BL_IN_USE_LEFT_EVEN = ev("UNC_M2M_HORZ_RING_BL_IN_USE.LEFT_EVEN", 0xab, 0x01),
+    HORZ_RING_BL_IN_USE_LEFT_ODD = ev("UNC_M2M_HORZ_RING_BL_IN_USE.LEFT_ODD", 0xab, 0x02),
+    HORZ_RING_BL_IN_USE_RIGHT_EVEN = ev("UNC_M2M_HORZ_RING_BL_IN_USE.RIGHT_EVEN", 0xab, 0x04),
+    HORZ_RING_BL_IN_USE_RIGHT_ODD = ev("UNC_M2M_HORZ_RING_BL_IN_USE.RIGHT_ODD", 0xab, 0x08),
+    HORZ_RING_IV_IN_USE_LEFT = ev("UNC_M2M_HORZ_RING_IV_IN_USE.LEFT", 0xad, 0x01),
+    HORZ_RING_IV_IN_USE_RIGHT = ev("UNC_M2M_HORZ_RING_IV_IN_USE.RIGHT", 0xad, 0x04),
+    RING_BOUNCES_HORZ_AD = ev("UNC_M2M_RING_BOUNCES_HORZ.AD", 0xa1, 0x01),
+    RING_BOUNCES_HORZ_AK = ev("UNC_M2M_RING_BOUNCES_HORZ.AK", 0xa1, 0x02),
+    RING_BOUNCES_HORZ_BL = ev("UNC_M2M_RING_BOUNCES_HORZ.BL", 0xa1, 0x04),
+    RING_BOUNCES_HORZ_IV = ev("UNC_M2M_RING_BOUNCES_HORZ.IV", 0xa1, 0x08),
+    RING_BOUNCES_VERT_AD = ev("UNC_M2M_RING_BOUNCES_VERT.AD", 0xa0, 0x01),
+    RING_BOUNCES_VERT_AK = ev("UNC_M2M_RING_BOUNCES_VERT.AK", 0xa0, 0x02),
+    RING_BOUNCES_VERT_BL = ev("UNC_M2M_RING_BOUNCES_VERT.BL", 0xa0, 0x04),
+    RING_BOUNCES_VERT_IV = ev("UNC_M2M_RING_BOUNCES_VERT.IV", 0xa0, 0x08),
+    RING_SINK_STARVED_HORZ_AD = ev("UNC_M2M_RING_SINK_STARVED_HORZ.AD", 0xa3, 0x01),
+    RING_SINK_STARVED_HORZ_AK = ev("UNC_M2M_RING_SINK_STARVED_HORZ.AK", 0xa3, 0x02),
+    RING_SINK_STARVED_HORZ_AK_AG1 = ev("UNC_M2M_RING_SINK_STARVED_HORZ.AK_AG1", 0xa3, 0x20),
+    RING_SINK_STARVED_HORZ_BL = ev("UNC_M2M_RING_SINK_STARVED_HORZ.BL", 0xa3, 0x04),
+    RING_SINK_STARVED_HORZ_IV = ev("UNC_M2M_RING_SINK_STARVED_HORZ.IV", 0xa3, 0x08),
+    RING_SINK_STARVED_VERT_AD = ev("UNC_M2M_RING_SINK_STARVED_VERT.AD", 0xa2, 0x01),
+    RING_SINK_STARVED_VERT_AK = ev("UNC_M2M_RING_SINK_STARVED_VERT.AK", 0xa2, 0x02),
+    RING_SINK_STARVED_VERT_BL = ev("UNC_M2M_RING_SINK_STARVED_VERT.BL", 0xa2, 0x04),
+    RING_SINK_STARVED_VERT_IV = ev("UNC_M2M_RING_SINK_STARVED_VERT.IV", 0xa2, 0x08),
+    RING_SRC_THRTL = ev("UNC_M2M_RING_SRC_THRTL", 0xa4, 0x00),
+    RXC_AD_CYCLES_FULL = ev("UNC_M2M_RxC_AD_CYCLES_FULL", 0x04, 0x00),
+    RXC_AD_CYCLES_NE = ev("UNC_M2M_RxC_AD_CYCLES_NE", 0x03, 0x00),
+    RXC_BL_CYCLES_FULL = ev("UNC_M2M_RxC_BL_CYCLES_FULL", 0x08, 0x00),
+    RXC_BL_CYCLES_NE = ev("UNC_M2M_RxC_BL_CYCLES_NE", 0x07, 0x00),
+    RXR_BUSY_STARVED_AD_BNC = ev("UNC_M2M_RxR_BUSY_STARVED.AD_BNC", 0xb4, 0x01),
+    RXR_BUSY_STARVED_AD_CRD = ev("UNC_M2M_RxR_BUSY_STARVED.AD_CRD", 0xb4, 0x10),
+    RXR_BUSY_STARVED_BL_BNC = ev("UNC_M2M_RxR_BUSY_STARVED.BL_BNC", 0xb4, 0x04),
+    RXR_BUSY_STARVED_BL_CRD = ev("UNC_M2M_RxR_BUSY_STARVED.BL_CRD", 0xb4, 0x40),
+    RXR_BYPASS_AD_BNC = ev("UNC_M2M_RxR_BYPASS.AD_BNC", 0xb2, 0x01),
+    RXR_BYPASS_AD_CRD = ev("UNC_M2M_RxR_BYPASS.AD_CRD", 0xb2, 0x10),
+    RXR_BYPASS_AK_BNC = ev("UNC_M2M_RxR_BYPASS.AK_BNC", 0xb2, 0x02),
+    RXR_BYPASS_BL_BNC = ev("UNC_M2M_RxR_BYPASS.BL_BNC", 0xb2, 0x04),
+    RXR_BYPASS_BL_CRD = ev("UNC_M2M_RxR_BYPASS.BL_CRD", 0xb2, 0x40),
+    RXR_BYPASS_IV_BNC = ev("UNC_M2M_RxR_BYPASS.IV_BNC", 0xb2, 0x08),
+    RXR_CRD_STARVED_AD_BNC = ev("UNC_M2M_RxR_CRD_STARVED.AD_BNC", 0xb3, 0x01),
+    RXR_CRD_STARVED_AD_CRD = ev("UNC_M2M_RxR_CRD_STARVED.AD_CRD", 0xb3, 0x10),
+    RXR_CRD_STARVED_AK_BNC = ev("UNC_M2M_RxR_CRD_STARVED.AK_BNC", 0xb3, 0x02),
+    RXR_CRD_STARVED_BL_BNC = ev("UNC_M2M_RxR_CRD_STARVED.BL_BNC", 0xb3, 0x04),
+    RXR_CRD_STARVED_BL_CRD = ev("UNC_M2M_RxR_CRD_STARVED.BL_CRD", 0xb3, 0x40),
+    RXR_CRD_STARVED_IFV = ev("UNC_M2M_RxR_CRD_STARVED.IFV", 0xb3, 0x80),
+    RXR_CRD_STARVED_IV_BNC = ev("UNC_M2M_RxR_CRD_STARVED.IV_BNC", 0xb3, 0x08),
+    RXR_INSERTS_AD_BNC = ev("UNC_M2M_RxR_INSERTS.AD_BNC", 0xb1, 0x01),
+    RXR_INSERTS_AD_CRD = ev("UNC_M2M_RxR_INSERTS.AD_CRD", 0xb1, 0x10),
+    RXR_INSERTS_AK_BNC = ev("UNC_M2M_RxR_INSERTS.AK_BNC", 0xb1, 0x02),
+    RXR_INSERTS_BL_BNC = ev("UNC_M2M_RxR_INSERTS.BL_BNC", 0xb1, 0x04),
+    RXR_INSERTS_BL_CRD = ev("UNC_M2M_RxR_INSERTS.BL_CRD", 0xb1, 0x40),
+    RXR_INSERTS_IV_BNC = ev("UNC_M2M_RxR_INSERTS.IV_BNC", 0xb1, 0x08),
+    RXR_OCCUPANCY_AD_BNC = ev("UNC_M2M_RxR_OCCUPANCY.AD_BNC", 0xb0, 0x01),
+    RXR_OCCUPANCY_AD_CRD = ev("UNC_M2M_RxR_OCCUPANCY.AD_CRD", 0xb0, 0x10),
+    RXR_OCCUPANCY_AK_BNC = ev("UNC_M2M_RxR_OCCUPANCY.AK_BNC", 0xb0, 0x02),
+    RXR_OCCUPANCY_BL_BNC = ev("UNC_M2M_RxR_OCCUPANCY.BL_BNC", 0xb0, 0x04),
+    RXR_OCCUPANCY_BL_CRD = ev("UNC_M2M_RxR_OCCUPANCY.BL_CRD", 0xb0, 0x40),
+    RXR_OCCUPANCY_IV_BNC = ev("UNC_M2M_RxR_OCCUPANCY.IV_BNC", 0xb0, 0x08),
+    STALL_NO_TXR_HORZ_CRD_AD_AG0_TGR0 = ev("UNC_M2M_STALL_NO_TxR_HORZ_CRD_AD_AG0.TGR0", 0xd0, 0x01),
+    STALL_NO_TXR_HORZ_CRD_AD_AG0_TGR1 = ev("UNC_M2M_STALL_NO_TxR_HORZ_CRD_AD_AG0.TGR1", 0xd0, 0x02),
+    STALL_NO_TXR_HORZ_CRD_AD_AG0_TGR2 = ev("UNC_M2M_STALL_NO_TxR_HORZ_CRD_AD_AG0.TGR2", 0xd0, 0x04),
+    STALL_NO_TXR_HORZ_CRD_AD_AG0_TGR3 = ev("UNC_M2M_STALL_NO_TxR_HORZ_CRD_AD_AG0.TGR3", 0xd0, 0x08),
+    STALL_NO_TXR_HORZ_CRD_AD_AG0_TGR4 = ev("UNC_M2M_STALL_NO_TxR_HORZ_CRD_AD_AG0.TGR4", 0xd0, 0x10),
+    STALL_NO_TXR_HORZ_CRD_AD_AG0_TGR5 = ev("UNC_M2M_STALL_NO_TxR_HORZ_CRD_AD_AG0.TGR5", 0xd0, 0x20),
+    STALL_NO_TXR_HORZ_CRD_AD_AG1_TGR0 = ev("UNC_M2M_STALL_NO_TxR_HORZ_CRD_AD_AG1.TGR0", 0xd2, 0x01),
+    STALL_NO_TXR_HORZ_CRD_AD_AG1_TGR1 = ev("UNC_M2M_STALL_NO_TxR_HORZ_CRD_AD_AG1.TGR1", 0xd2, 0x02),
+    STALL_NO_TXR_HORZ_CRD_AD_AG1_TGR2 = ev("UNC_M2M_STALL_NO_TxR_HORZ_CRD_AD_AG1.TGR2", 0xd2, 0x04),
+    STALL_NO_TXR_HORZ_CRD_AD_AG1_TGR3 = ev("UNC_M2M_STALL_NO_TxR_HORZ_CRD_AD_AG1.TGR3", 0xd2, 0x08),
+    STALL_NO_TXR_HORZ_CRD_AD_AG1_TGR4 = ev("UNC_M2M_STALL_NO_TxR_HORZ_CRD_AD_AG1.TGR4", 0xd2, 0x10),
+    STALL_NO_TXR_HORZ_CRD_AD_AG1_TGR5 = ev("UNC_M2M_STALL_NO_TxR_HORZ_CRD_AD_AG1.TGR5", 0xd2, 0x20),
+    STALL_NO_TXR_HORZ_CRD_BL_AG0_TGR0 = ev("UNC_M2M_STALL_NO_TxR_HORZ_CRD_BL_AG0.TGR0", 0xd4, 0x01),
+    STALL_NO_TXR_HORZ_CRD_BL_AG0_TGR1 = ev("UNC_M2M_STALL_NO_TxR_HORZ_CRD_BL_AG0.TGR1", 0xd4, 0x02),
+    STALL_NO_TXR_HORZ_CRD_BL_AG0_TGR2 = ev("UNC_M2M_STALL_NO_TxR_HORZ_CRD_BL_AG0.TGR2", 0xd4, 0x04),
+    STALL_NO_TXR_HORZ_CRD_BL_AG0_TGR3 = ev("UNC_M2M_STALL_NO_TxR_HORZ_CRD_BL_AG0.TGR3", 0xd4, 0x08),
+    STALL_NO_TXR_HORZ_CRD_BL_AG0_TGR4 = ev("UNC_M2M_STALL_NO_TxR_HORZ_CRD_BL_AG0.TGR4", 0xd4, 0x10),
+    STALL_NO_TXR_HORZ_CRD_BL_AG0_TGR5 = ev("UNC_M2M_STALL_NO_TxR_HORZ_CRD_BL_AG0.TGR5", 0xd4, 0x20),
+    STALL_NO_TXR_HORZ_CRD_BL_AG1_TGR0 = ev("UNC_M2M_STALL_NO_TxR_HORZ_CRD_BL_AG1.TGR0", 0xd6, 0x01),
+    STALL_NO_TXR_HORZ_CRD_BL_AG1_TGR1 = ev("UNC_M2M_STALL_NO_TxR_HORZ_CRD_BL_AG1.TGR1", 0xd6, 0x02),
+    STALL_NO_TXR_HORZ_CRD_BL_AG1_TGR2 = ev("UNC_M2M_STALL_NO_TxR_HORZ_CRD_BL_AG1.TGR2", 0xd6, 0x04),
+    STALL_NO_TXR_HORZ_CRD_BL_AG1_TGR3 = ev("UNC_M2M_STALL_NO_TxR_HORZ_CRD_BL_AG1.TGR3", 0xd6, 0x08),
+    STALL_NO_TXR_HORZ_CRD_BL_AG1_TGR4 = ev("UNC_M2M_STALL_NO_TxR_HORZ_CRD_BL_AG1.TGR4", 0xd6, 0x10),
+    STALL_NO_TXR_HORZ_CRD_BL_AG1_TGR5 = ev("UNC_M2M_STALL_NO_TxR_HORZ_CRD_BL_AG1.TGR5", 0xd6, 0x20),
+    TXC_AD_CREDIT_OCCUPANCY = ev("UNC_M2M_TxC_AD_CREDIT_OCCUPANCY", 0x0e, 0x00),
+    TXC_AD_CREDITS_ACQUIRED = ev("UNC_M2M_TxC_AD_CREDITS_ACQUIRED", 0x0d, 0x00),
+    TXC_AD_CYCLES_FULL = ev("UNC_M2M_TxC_AD_CYCLES_FULL", 0x0c, 0x00),
+    TXC_AD_CYCLES_NE = ev("UNC_M2M_TxC_AD_CYCLES_NE", 0x0b, 0x00),
+    TXC_AD_NO_CREDIT_CYCLES = ev("UNC_M2M_TxC_AD_NO_CREDIT_CYCLES", 0x0f, 0x00),
+    TXC_AD_NO_CREDIT_STALLED = ev("UNC_M2M_TxC_AD_NO_CREDIT_STALLED", 0x10, 0x00),
+    TXC_AK_CRD_CBO = ev("UNC_M2M_TxC_AK.CRD_CBO", 0x39, 0x02),
+    TXC_AK_NDR = ev("UNC_M2M_TxC_AK.NDR", 0x39, 0x01),
+    TXC_AK_CREDIT_OCCUPANCY_CMS0 = ev("UNC_M2M_TxC_AK_CREDIT_OCCUPANCY.CMS0", 0x1e, 0x01),
+    TXC_AK_CREDIT_OCCUPANCY_CMS1 = ev("UNC_M2M_TxC_AK_CREDIT_OCCUPANCY.CMS1", 0x1e, 0x02),
+    TXC_AK_CREDITS_ACQUIRED_CMS0 = ev("UNC_M2M_TxC_AK_CREDITS_ACQUIRED.CMS0", 0x1d, 0x01),
+    TXC_AK_CREDITS_ACQUIRED_CMS1 = ev("UNC_M2M_TxC_AK_CREDITS_ACQUIRED.CMS1", 0x1d, 0x02),
+    TXC_AK_NO_CREDIT_CYCLES_CMS0 = ev("UNC_M2M_TxC_AK_NO_CREDIT_CYCLES.CMS0", 0x1f, 0x01),
+    TXC_AK_NO_CREDIT_CYCLES_CMS1 = ev("UNC_M2M_TxC_AK_NO_CREDIT_CYCLES.CMS1", 0x1f, 0x02),
+    TXC_AK_NO_CREDIT_STALLED_CMS0 = ev("UNC_M2M_TxC_AK_NO_CREDIT_STALLED.CMS0", 0x20, 0x01),
+    TXC_AK_NO_CREDIT_STALLED_CMS1 = ev("UNC_M2M_TxC_AK_NO_CREDIT_STALLED.CMS1", 0x20, 0x02),
+    TXC_BL_DRS_CACHE = ev("UNC_M2M_TxC_BL.DRS_CACHE", 0x40, 0x01),
+    TXC_BL_DRS_CORE = ev("UNC_M2M_TxC_BL.DRS_CORE", 0x40, 0x02),
+    TXC_BL_CREDIT_OCCUPANCY_CMS0 = ev("UNC_M2M_TxC_BL_CREDIT_OCCUPANCY.CMS0", 0x1a, 0x01),
+    TXC_BL_CREDIT_OCCUPANCY_CMS1 = ev("UNC_M2M_TxC_BL_CREDIT_OCCUPANCY.CMS1", 0x1a, 0x02),
+    TXC_BL_CREDITS_ACQUIRED_CMS0 = ev("UNC_M2M_TxC_BL_CREDITS_ACQUIRED.CMS0", 0x19, 0x01),
+    TXC_BL_CREDITS_ACQUIRED_CMS1 = ev("UNC_M2M_TxC_BL_CREDITS_ACQUIRED.CMS1", 0x19, 0x02),
+    TXC_BL_CYCLES_FULL_ALL = ev("UNC_M2M_TxC_BL_CYCLES_FULL.ALL", 0x18, 0x03),
+    TXC_BL_CYCLES_FULL_CMS0 = ev("UNC_M2M_TxC_BL_CYCLES_FULL.CMS0", 0x18, 0x01),
+    TXC_BL_CYCLES_FULL_CMS1 = ev("UNC_M2M_TxC_BL_CYCLES_FULL.CMS1", 0x18, 0x02),
+    TXC_BL_CYCLES_NE_ALL = ev("UNC_M2M_TxC_BL_CYCLES_NE.ALL", 0x17, 0x03),
+    TXC_BL_CYCLES_NE_CMS0 = ev("UNC_M2M_TxC_BL_CYCLES_NE.CMS0", 0x17, 0x01),
+    TXC_BL_CYCLES_NE_CMS1 = ev("UNC_M2M_TxC_BL_CYCLES_NE.CMS1", 0x17, 0x02),
+    TXC_BL_INSERTS_CMS0 = ev("UNC_M2M_TxC_BL_INSERTS.CMS0", 0x15, 0x01),
+    TXC_BL_INSERTS_CMS1 = ev("UNC_M2M_TxC_BL_INSERTS.CMS1", 0x15, 0x02),
+    TXC_BL_NO_CREDIT_CYCLES_CMS0 = ev("UNC_M2M_TxC_BL_NO_CREDIT_CYCLES.CMS0", 0x1b, 0x01),
+    TXC_BL_NO_CREDIT_CYCLES_CMS1 = ev("UNC_M2M_TxC_BL_NO_CREDIT_CYCLES.CMS1", 0x1b, 0x02),
+    TXC_BL_NO_CREDIT_STALLED_CMS0 = ev("UNC_M2M_TxC_BL_NO_CREDIT_STALLED.CMS0", 0x1c, 0x01),
+    TXC_BL_NO_CREDIT_STALLED_CMS1 = ev("UNC_M2M_TxC_BL_NO_CREDIT_STALLED.CMS1", 0x1c, 0x02),
+    TXC_BL_OCCUPANCY_CMS0 = ev("UNC_M2M_TxC_BL_OCCUPANCY.CMS0", 0x16, 0x01),
+    TXC_BL_OCCUPANCY_CMS1 = ev("UNC_M2M_TxC_BL_OCCUPANCY.CMS1", 0x16, 0x02),
+    TXR_HORZ_ADS_USED_AD_BNC = ev("UNC_M2M_TxR_HORZ_ADS_USED.AD_BNC", 0x9d, 0x01),
+    TXR_HORZ_ADS_USED_AD_CRD = ev("UNC_M2M_TxR_HORZ_ADS_USED.AD_CRD", 0x9d, 0x10),
+    TXR_HORZ_ADS_USED_AK_BNC = ev("UNC_M2M_TxR_HORZ_ADS_USED.AK_BNC", 0x9d, 0x02),
+    TXR_HORZ_ADS_USED_BL_BNC = ev("UNC_M2M_TxR_HORZ_ADS_USED.BL_BNC", 0x9d, 0x04),
+    TXR_HORZ_ADS_USED_BL_CRD = ev("UNC_M2M_TxR_HORZ_ADS_USED.BL_CRD", 0x9d, 0x40),
+    TXR_HORZ_BYPASS_AD_BNC = ev("UNC_M2M_TxR_HORZ_BYPASS.AD_BNC", 0x9f, 0x01),
+    TXR_HORZ_BYPASS_AD_CRD = ev("UNC_M2M_TxR_HORZ_BYPASS.AD_CRD", 0x9f, 0x10),
+    TXR_HORZ_BYPASS_AK_BNC = ev("UNC_M2M_TxR_HORZ_BYPASS.AK_BNC", 0x9f, 0x02),
+    TXR_HORZ_BYPASS_BL_BNC = ev("UNC_M2M_TxR_HORZ_BYPASS.BL_BNC", 0x9f, 0x04),
+    TXR_HORZ_BYPASS_BL_CRD = ev("UNC_M2M_TxR_HORZ_BYPASS.BL_CRD", 0x9f, 0x40),
+    TXR_HORZ_BYPASS_IV_BNC = ev("UNC_M2M_TxR_HORZ_BYPASS.IV_BNC", 0x9f, 0x08),
+    TXR_HORZ_CYCLES_FULL_AD_BNC = ev("UNC_M2M_TxR_HORZ_CYCLES_FULL.AD_BNC", 0x96, 0x01),
+    TXR_HORZ_CYCLES_FULL_AD_CRD = ev("UNC_M2M_TxR_HORZ_CYCLES_FULL.AD_CRD", 0x96, 0x10),
+    TXR_HORZ_CYCLES_FULL_AK_BNC = ev("UNC_M2M_TxR_HORZ_CYCLES_FULL.AK_BNC", 0x96, 0x02),
+    TXR_HORZ_CYCLES_FULL_BL_BNC = ev("UNC_M2M_TxR_HORZ_CYCLES_FULL.BL_BNC", 0x96, 0x04),
+    TXR_HORZ_CYCLES_FULL_BL_CRD = ev("UNC_M2M_TxR_HORZ_CYCLES_FULL.BL_CRD", 0x96, 0x40),
+    TXR_HORZ_CYCLES_FULL_IV_BNC = ev("UNC_M2M_TxR_HORZ_CYCLES_FULL.IV_BNC", 0x96, 0x08),
+    TXR_HORZ_CYCLES_NE_AD_BNC = ev("UNC_M2M_TxR_HORZ_CYCLES_NE.AD_BNC", 0x97, 0x01),
+    TXR_HORZ_CYCLES_NE_AD_CRD = ev("UNC_M2M_TxR_HORZ_CYCLES_NE.AD_CRD", 0x97, 0x10),
+    TXR_HORZ_CYCLES_NE_AK_BNC = ev("UNC_M2M_TxR_HORZ_CYCLES_NE.AK_BNC", 0x97, 0x02),
+    TXR_HORZ_CYCLES_NE_BL_BNC = ev("UNC_M2M_TxR_HORZ_CYCLES_NE.BL_BNC", 0x97, 0x04),
+    TXR_HORZ_CYCLES_NE_BL_CRD = ev("UNC_M2M_TxR_HORZ_CYCLES_NE.BL_CRD", 0x97, 0x40),
+    TXR_HORZ_CYCLES_NE_IV_BNC = ev("UNC_M2M_TxR_HORZ_CYCLES_NE.IV_BNC", 0x97, 0x08),
+    TXR_HORZ_INSERTS_AD_BNC = ev("UNC_M2M_TxR_HORZ_INSERTS.AD_BNC", 0x95, 0x01),
+    TXR_HORZ_INSERTS_AD_CRD = ev("UNC_M2M_TxR_HORZ_INSERTS.AD_CRD", 0x95, 0x10),
+    TXR_HORZ_INSERTS_AK_BNC = ev("UNC_M2M_TxR_HORZ_INSERTS.AK_BNC", 0x95, 0x02),
+    TXR_HORZ_INSERTS_BL_BNC = ev("UNC_M2M_TxR_HORZ_INSERTS.BL_BNC", 0x95, 0x04),
+    TXR_HORZ_INSERTS_BL_CRD = ev("UNC_M2M_TxR_HORZ_INSERTS.BL_CRD", 0x95, 0x40),
+    TXR_HORZ_INSERTS_IV_BNC = ev("UNC_M2M_TxR_HORZ_INSERTS.IV_BNC", 0x95, 0x08),
+    TXR_HORZ_NACK_AD_BNC = ev("UNC_M2M_TxR_HORZ_NACK.AD_BNC", 0x99, 0x01),
+    TXR_HORZ_NACK_AD_CRD = ev("UNC_M2M_TxR_HORZ_NACK.AD_CRD", 0x99, 0x20),
+    TXR_HORZ_NACK_AK_BNC = ev("UNC_M2M_TxR_HORZ_NACK.AK_BNC", 0x99, 0x02),
+    TXR_HORZ_NACK_BL_BNC = ev("UNC_M2M_TxR_HORZ_NACK.BL_BNC", 0x99, 0x04),
+    TXR_HORZ_NACK_BL_CRD = ev("UNC_M2M_TxR_HORZ_NACK.BL_CRD", 0x99, 0x40),
+    TXR_HORZ_NACK_IV_BNC = ev("UNC_M2M_TxR_HORZ_NACK.IV_BNC", 0x99, 0x08),
+    TXR_HORZ_OCCUPANCY_AD_BNC = ev("UNC_M2M_TxR_HORZ_OCCUPANCY.AD_BNC", 0x94, 0x01),
+    TXR_HORZ_OCCUPANCY_AD_CRD = ev("UNC_M2M_TxR_HORZ_OCCUPANCY.AD_CRD", 0x94, 0x10),
+    TXR_HORZ_OCCUPANCY_AK_BNC = ev("UNC_M2M_TxR_HORZ_OCCUPANCY.AK_BNC", 0x94, 0x02),
+    TXR_HORZ_OCCUPANCY_BL_BNC = ev("UNC_M2M_TxR_HORZ_OCCUPANCY.BL_BNC", 0x94, 0x04),
+    TXR_HORZ_OCCUPANCY_BL_CRD = ev("UNC_M2M_TxR_HORZ_OCCUPANCY.BL_CRD", 0x94, 0x40),
+    TXR_HORZ_OCCUPANCY_IV_BNC = ev("UNC_M2M_TxR_HORZ_OCCUPANCY.IV_BNC", 0x94, 0x08),
+    TXR_HORZ_STARVED_AD_BNC = ev("UNC_M2M_TxR_HORZ_STARVED.AD_BNC", 0x9b, 0x01),
+    TXR_HORZ_STARVED_AK_BNC = ev("UNC_M2M_TxR_HORZ_STARVED.AK_BNC", 0x9b, 0x02),
+    TXR_HORZ_STARVED_BL_BNC = ev("UNC_M2M_TxR_HORZ_STARVED.BL_BNC", 0x9b, 0x04),
+    TXR_HORZ_STARVED_IV_BNC = ev("UNC_M2M_TxR_HORZ_STARVED.IV_BNC", 0x9b, 0x08),
+    TXR_VERT_ADS_USED_AD_AG0 = ev("UNC_M2M_TxR_VERT_ADS_USED.AD_AG0", 0x9c, 0x01),
+    TXR_VERT_ADS_USED_AD_AG1 = ev("UNC_M2M_TxR_VERT_ADS_USED.AD_AG1", 0x9c, 0x10),
+    TXR_VERT_ADS_USED_AK_AG0 = ev("UNC_M2M_TxR_VERT_ADS_USED.AK_AG0", 0x9c, 0x02),
+    TXR_VERT_ADS_USED_AK_AG1 = ev("UNC_M2M_TxR_VERT_ADS_USED.AK_AG1", 0x9c, 0x20),
+    TXR_VERT_ADS_USED_BL_AG0 = ev("UNC_M2M_TxR_VERT_ADS_USED.BL_AG0", 0x9c, 0x04),
+    TXR_VERT_ADS_USED_BL_AG1 = ev("UNC_M2M_TxR_VERT_ADS_USED.BL_AG1", 0x9c, 0x40),
+    TXR_VERT_BYPASS_AD_AG0 = ev("UNC_M2M_TxR_VERT_BYPASS.AD_AG0", 0x9e, 0x01),
+    TXR_VERT_BYPASS_AD_AG1 = ev("UNC_M2M_TxR_VERT_BYPASS.AD_AG1", 0x9e, 0x10),
+    TXR_VERT_BYPASS_AK_AG0 = ev("UNC_M2M_TxR_VERT_BYPASS.AK_AG0", 0x9e, 0x02),
+    TXR_VERT_BYPASS_AK_AG1 = ev("UNC_M2M_TxR_VERT_BYPASS.AK_AG1", 0x9e, 0x20),
+    TXR_VERT_BYPASS_BL_AG0 = ev("UNC_M2M_TxR_VERT_BYPASS.BL_AG0", 0x9e, 0x04),
+    TXR_VERT_BYPASS_BL_AG1 = ev("UNC_M2M_TxR_VERT_BYPASS.BL_AG1", 0x9e, 0x40),
+    TXR_VERT_BYPASS_IV = ev("UNC_M2M_TxR_VERT_BYPASS.IV", 0x9e, 0x08),
+    TXR_VERT_CYCLES_FULL_AD_AG0 = ev("UNC_M2M_TxR_VERT_CYCLES_FULL.AD_AG0", 0x92, 0x01),
+    TXR_VERT_CYCLES_FULL_AD_AG1 = ev("UNC_M2M_TxR_VERT_CYCLES_FULL.AD_AG1", 0x92, 0x10),
+    TXR_VERT_CYCLES_FULL_AK_AG0 = ev("UNC_M2M_TxR_VERT_CYCLES_FULL.AK_AG0", 0x92, 0x02),
+    TXR_VERT_CYCLES_FULL_AK_AG1 = ev("UNC_M2M_TxR_VERT_CYCLES_FULL.AK_AG1", 0x92, 0x20),
+    TXR_VERT_CYCLES_FULL_BL_AG0 = ev("UNC_M2M_TxR_VERT_CYCLES_FULL.BL_AG0", 0x92, 0x04),
+    TXR_VERT_CYCLES_FULL_BL_AG1 = ev("UNC_M2M_TxR_VERT_CYCLES_FULL.BL_AG1", 0x92, 0x40),
+    TXR_VERT_CYCLES_FULL_IV = ev("UNC_M2M_TxR_VERT_CYCLES_FULL.IV", 0x92, 0x08),
+    TXR_VERT_CYCLES_NE_AD_AG0 = ev("UNC_M2M_TxR_VERT_CYCLES_NE.AD_AG0", 0x93, 0x01),
+    TXR_VERT_CYCLES_NE_AD_AG1 = ev("UNC_M2M_TxR_VERT_CYCLES_NE.AD_AG1", 0x93, 0x10),
+    TXR_VERT_CYCLES_NE_AK_AG0 = ev("UNC_M2M_TxR_VERT_CYCLES_NE.AK_AG0", 0x93, 0x02),
+    TXR_VERT_CYCLES_NE_AK_AG1 = ev("UNC_M2M_TxR_VERT_CYCLES_NE.AK_AG1", 0x93, 0x20),
+    TXR_VERT_CYCLES_NE_BL_AG0 = ev("UNC_M2M_TxR_VERT_CYCLES_NE.BL_AG0", 0x93, 0x04),
+    TXR_VERT_CYCLES_NE_BL_AG1 = ev("UNC_M2M_TxR_VERT_CYCLES_NE.BL_AG1", 0x93, 0x40),
+    TXR_VERT_CYCLES_NE_IV = ev("UNC_M2M_TxR_VERT_CYCLES_NE.IV", 0x93, 0x08),
+    TXR_VERT_INSERTS_AD_AG0 = ev("UNC_M2M_TxR_VERT_INSERTS.AD_AG0", 0x91, 0x01),
+    TXR_VERT_INSERTS_AD_AG1 = ev("UNC_M2M_TxR_VERT_INSERTS.AD_AG1", 0x91, 0x10),
+    TXR_VERT_INSERTS_AK_AG0 = ev("UNC_M2M_TxR_VERT_INSERTS.AK_AG0", 0x91, 0x02),
+    TXR_VERT_INSERTS_AK_AG1 = ev("UNC_M2M_TxR_VERT_INSERTS.AK_AG1", 0x91, 0x20),
+    TXR_VERT_INSERTS_BL_AG0 = ev("UNC_M2M_TxR_VERT_INSERTS.BL_AG0", 0x91, 0x04),
+    TXR_VERT_INSERTS_BL_AG1 = ev("UNC_M2M_TxR_VERT_INSERTS.BL_AG1", 0x91, 0x40),
+    TXR_VERT_INSERTS_IV = ev("UNC_M2M_TxR_VERT_INSERTS.IV", 0x91, 0x08),
+    TXR_VERT_NACK_AD_AG0 = ev("UNC_M2M_TxR_VERT_NACK.AD_AG0", 0x98, 0x01),
+    TXR_VERT_NACK_AD_AG1 = ev("UNC_M2M_TxR_VERT_NACK.AD_AG1", 0x98, 0x10),
+    TXR_VERT_NACK_AK_AG0 = ev("UNC_M2M_TxR_VERT_NACK.AK_AG0", 0x98, 0x02),
+    TXR_VERT_NACK_AK_AG1 = ev("UNC_M2M_TxR_VERT_NACK.AK_AG1", 0x98, 0x20),
+    TXR_VERT_NACK_BL_AG0 = ev("UNC_M2M_TxR_VERT_NACK.BL_AG0", 0x98, 0x04),
+    TXR_VERT_NACK_BL_AG1 = ev("UNC_M2M_TxR_VERT_NACK.BL_AG1", 0x98, 0x40),
+    TXR_VERT_OCCUPANCY_AD_AG0 = ev("UNC_M2M_TxR_VERT_OCCUPANCY.AD_AG0", 0x90, 0x01),
+    TXR_VERT_OCCUPANCY_AD_AG1 = ev("UNC_M2M_TxR_VERT_OCCUPANCY.AD_AG1", 0x90, 0x10),
+    TXR_VERT_OCCUPANCY_AK_AG0 = ev("UNC_M2M_TxR_VERT_OCCUPANCY.AK_AG0", 0x90, 0x02),
+    TXR_VERT_OCCUPANCY_AK_AG1 = ev("UNC_M2M_TxR_VERT_OCCUPANCY.AK_AG1", 0x90, 0x20),
+    TXR_VERT_OCCUPANCY_BL_AG0 = ev("UNC_M2M_TxR_VERT_OCCUPANCY.BL_AG0", 0x90, 0x04),
+    TXR_VERT_OCCUPANCY_BL_AG1 = ev("UNC_M2M_TxR_VERT_OCCUPANCY.BL_AG1", 0x90, 0x40),
+    TXR_VERT_OCCUPANCY_IV = ev("UNC_M2M_TxR_VERT_OCCUPANCY.IV", 0x90, 0x08),
+    TXR_VERT_STARVED_AD_AG0 = ev("UNC_M2M_TxR_VERT_STARVED.AD_AG0", 0x9a, 0x01),
+    TXR_VERT_STARVED_AD_AG1 = ev("UNC_M2M_TxR_VERT_STARVED.AD_AG1", 0x9a, 0x10),
+    TXR_VERT_STARVED_AK_AG0 = ev("UNC_M2M_TxR_VERT_STARVED.AK_AG0", 0x9a, 0x02),
+    TXR_VERT_STARVED_AK_AG1 = ev("UNC_M2M_TxR_VERT_STARVED.AK_AG1", 0x9a, 0x20),
+    TXR_VERT_STARVED_BL_AG0 = ev("UNC_M2M_TxR_VERT_STARVED.BL_AG0", 0x9a, 0x04),
+    TXR_VERT_STARVED_BL_AG1 = ev("UNC_M2M_TxR_VERT_STARVED.BL_AG1", 0x9a, 0x40),
+    VERT_RING_AD_IN_USE_DN_EVEN = ev("UNC_M2M_VERT_RING_AD_IN_USE.DN_EVEN", 0xa6, 0x04),
+    VERT_RING_AD_IN_USE_DN_ODD = ev("UNC_M2M_VERT_RING_AD_IN_USE.DN_ODD", 0xa6, 0x08),
+    VERT_RING_AD_IN_USE_UP_EVEN = ev("UNC_M2M_VERT_RING_AD_IN_USE.UP_EVEN", 0xa6, 0x01),
+    VERT_RING_AD_IN_USE_UP_ODD = ev("UNC_M2M_VERT_RING_AD_IN_USE.UP_ODD", 0xa6, 0x02),
+    VERT_RING_AK_IN_USE_DN_EVEN = ev("UNC_M2M_VERT_RING_AK_IN_USE.DN_EVEN", 0xa8, 0x04),
+    VERT_RING_AK_IN_USE_DN_ODD = ev("UNC_M2M_VERT_RING_AK_IN_USE.DN_ODD", 0xa8, 0x08),
+    VERT_RING_AK_IN_USE_UP_EVEN = ev("UNC_M2M_VERT_RING_AK_IN_USE.UP_EVEN", 0xa8, 0x01),
+    VERT_RING_AK_IN_USE_UP_ODD = ev("UNC_M2M_VERT_RING_AK_IN_USE.UP_ODD", 0xa8, 0x02),
+    VERT_RING_BL_IN_USE_DN_EVEN = ev("UNC_M2M_VERT_RING_BL_IN_USE.DN_EVEN", 0xaa, 0x04),
+    VERT_RING_BL_IN_USE_DN_ODD = ev("UNC_M2M_VERT_RING_BL_IN_USE.DN_ODD", 0xaa, 0x08),
+    VERT_RING_BL_IN_USE_UP_EVEN = ev("UNC_M2M_VERT_RING_BL_IN_USE.UP_EVEN", 0xaa, 0x01),
+    VERT_RING_BL_IN_USE_UP_ODD = ev("UNC_M2M_VERT_RING_BL_IN_USE.UP_ODD", 0xaa, 0x02),
+    VERT_RING_IV_IN_USE_DN = ev("UNC_M2M_VERT_RING_IV_IN_USE.DN", 0xac, 0x04),
+    VERT_RING_IV_IN_USE_UP = ev("UNC_M2M_VERT_RING_IV_IN_USE.UP", 0xac, 0x01),
+    RPQ_CYCLES_SPEC_CREDITS_CHN0 = ev("UNC_M2M_RPQ_CYCLES_SPEC_CREDITS.CHN0", 0x44, 0x01),
+    RPQ_CYCLES_SPEC_CREDITS_CHN1 = ev("UNC_M2M_RPQ_CYCLES_SPEC_CREDITS.CHN1", 0x44, 0x02),
+    RPQ_CYCLES_SPEC_CREDITS_CHN2 = ev("UNC_M2M_RPQ_CYCLES_SPEC_CREDITS.CHN2", 0x44, 0x04),
+    TXC_BL_DRS_UPI = ev("UNC_M2M_TxC_BL.DRS_UPI", 0x40, 0x04),
+    TXR_VERT_NACK_IV = ev("UNC_M2M_TxR_VERT_NACK.IV", 0x98, 0x08),
+    TXR_VERT_STARVED_IV = ev("UNC_M2M_TxR_VERT_STARVED.IV", 0x9a, 0x08),
+    WPQ_CYCLES_REG_CREDITS_CHN0 = ev("UNC_M2M_WPQ_CYCLES_REG_CREDITS.CHN0", 0x4d, 0x01),
+    WPQ_CYCLES_REG_CREDITS_CHN1 = ev("UNC_M2M_WPQ_CYCLES_REG_CREDITS.CHN1", 0x4d, 0x02),
+    WPQ_CYCLES_REG_CREDITS_CHN2 = ev("UNC_M2M_WPQ_CYCLES_REG_CREDITS.CHN2", 0x4d, 0x04),
+    BYPASS_M2M_INGRESS_TAKEN = ev("UNC_M2M_BYPASS_M2M_INGRESS.TAKEN", 0x21, 0x01),
+    BYPASS_M2M_INGRESS_NOT_TAKEN = ev("UNC_M2M_BYPASS_M2M_INGRESS.NOT_TAKEN", 0x21, 0x02),
+    CMS_CLOCKTICKS = ev("UNC_M2M_CMS_CLOCKTICKS", 0xc0, 0x00),
+    WPQ_CYCLES_SPEC_CREDITS_CHN0 = ev("UNC_M2M_WPQ_CYCLES_SPEC_CREDITS.CHN0", 0x4e, 0x01),
+    WPQ_CYCLES_SPEC_CREDITS_CHN1 = ev("UNC_M2M_WPQ_CYCLES_SPEC_CREDITS.CHN1", 0x4e, 0x02),
+    WPQ_CYCLES_SPEC_CREDITS_CHN2 = ev("UNC_M2M_WPQ_CYCLES_SPEC_CREDITS.CHN2", 0x4e, 0x04),
+    FAST_ASSERTED_VERT = ev("UNC_M2M_FAST_ASSERTED.VERT", 0xa5, 0x01),
+    FAST_ASSERTED_HORZ = ev("UNC_M2M_FAST_ASSERTED.HORZ", 0xa5, 0x02),
+    RPQ_CYCLES_REG_CREDITS_CHN0 = ev("UNC_M2M_RPQ_CYCLES_REG_CREDITS.CHN0", 0x43, 0x01),
+    RPQ_CYCLES_REG_CREDITS_CHN1 = ev("UNC_M2M_RPQ_CYCLES_REG_CREDITS.CHN1", 0x43, 0x02),
+    RPQ_CYCLES_REG_CREDITS_CHN2 = ev("UNC_M2M_RPQ_CYCLES_REG_CREDITS.CHN2", 0x43, 0x04),
+    TXC_AK_CYCLES_FULL_CMS0 = ev("UNC_M2M_TxC_AK_CYCLES_FULL.CMS0", 0x14, 0x01),
+    TXC_AK_CYCLES_FULL_CMS1 = ev("UNC_M2M_TxC_AK_CYCLES_FULL.CMS1", 0x14, 0x02),
+    TXC_AK_CYCLES_FULL_RDCRD0 = ev("UNC_M2M_TxC_AK_CYCLES_FULL.RDCRD0", 0x14, 0x08),
+    TXC_AK_CYCLES_FULL_WRCRD0 = ev("UNC_M2M_TxC_AK_CYCLES_FULL.WRCRD0", 0x14, 0x10),
+    TXC_AK_CYCLES_FULL_WRCMP0 = ev("UNC_M2M_TxC_AK_CYCLES_FULL.WRCMP0", 0x14, 0x20),
+    TXC_AK_CYCLES_FULL_RDCRD1 = ev("UNC_M2M_TxC_AK_CYCLES_FULL.RDCRD1", 0x14, 0x88),
+    TXC_AK_CYCLES_FULL_WRCRD1 = ev("UNC_M2M_TxC_AK_CYCLES_FULL.WRCRD1", 0x14, 0x90),
+    TXC_AK_CYCLES_FULL_WRCMP1 = ev("UNC_M2M_TxC_AK_CYCLES_FULL.WRCMP1", 0x14, 0xa0),
+    TXC_AK_CYCLES_FULL_ALL = ev("UNC_M2M_TxC_AK_CYCLES_FULL.ALL", 0x14, 0x03),
+    TXC_AK_CYCLES_NE_CMS0 = ev("UNC_M2M_TxC_AK_CYCLES_NE.CMS0", 0x13, 0x01),
+    TXC_AK_CYCLES_NE_CMS1 = ev("UNC_M2M_TxC_AK_CYCLES_NE.CMS1", 0x13, 0x02),
+    TXC_AK_CYCLES_NE_RDCRD = ev("UNC_M2M_TxC_AK_CYCLES_NE.RDCRD", 0x13, 0x08),
+    TXC_AK_CYCLES_NE_WRCRD = ev("UNC_M2M_TxC_AK_CYCLES_NE.WRCRD", 0x13, 0x10),
+    TXC_AK_CYCLES_NE_WRCMP = ev("UNC_M2M_TxC_AK_CYCLES_NE.WRCMP", 0x13, 0x20),
+    TXC_AK_CYCLES_NE_ALL = ev("UNC_M2M_TxC_AK_CYCLES_NE.ALL", 0x13, 0x03),
+    TXC_AK_INSERTS_CMS0 = ev("UNC_M2M_TxC_AK_INSERTS.CMS0", 0x11, 0x01),
+    TXC_AK_INSERTS_CMS1 = ev("UNC_M2M_TxC_AK_INSERTS.CMS1", 0x11, 0x02),
+    TXC_AK_INSERTS_RDCRD = ev("UNC_M2M_TxC_AK_INSERTS.RDCRD", 0x11, 0x08),
+    TXC_AK_INSERTS_WRCRD = ev("UNC_M2M_TxC_AK_INSERTS.WRCRD", 0x11, 0x10),
+    TXC_AK_INSERTS_WRCMP = ev("UNC_M2M_TxC_AK_INSERTS.WRCMP", 0x11, 0x20),
+    TXC_AK_INSERTS_PREF_RD_CAM_HIT = ev("UNC_M2M_TxC_AK_INSERTS.PREF_RD_CAM_HIT", 0x11, 0x40),
+    TXC_AK_INSERTS_ALL = ev("UNC_M2M_TxC_AK_INSERTS.ALL", 0x11, 0x03),
+    TXC_AK_OCCUPANCY_CMS0 = ev("UNC_M2M_TxC_AK_OCCUPANCY.CMS0", 0x12, 0x01),
+    TXC_AK_OCCUPANCY_CMS1 = ev("UNC_M2M_TxC_AK_OCCUPANCY.CMS1", 0x12, 0x02),
+    TXC_AK_OCCUPANCY_RDCRD = ev("UNC_M2M_TxC_AK_OCCUPANCY.RDCRD", 0x12, 0x08),
+    TXC_AK_OCCUPANCY_WRCRD = ev("UNC_M2M_TxC_AK_OCCUPANCY.WRCRD", 0x12, 0x10),
+    TXC_AK_OCCUPANCY_WRCMP = ev("UNC_M2M_TxC_AK_OCCUPANCY.WRCMP", 0x12, 0x20),
+    TXC_AK_OCCUPANCY_ALL = ev("UNC_M2M_TxC_AK_OCCUPANCY.ALL", 0x12, 0x03),
+    TXC_AK_SIDEBAND_RD = ev("UNC_M2M_TxC_AK_SIDEBAND.RD", 0x6b, 0x01),
+    TXC_AK_SIDEBAND_WR = ev("UNC_M2M_TxC_AK_SIDEBAND.WR", 0x6b, 0x02),
+}
 #[cfg(not(feature = "experimental-events"))]
 const EXPERIMENTAL_ROWS: &[EventRow] = &[];
 /// The rows built.

@@ -63,12 +63,10 @@ impl Layout for UGlobalCtlLayout {
     const FIELDS: &'static [FieldInfo] = &[
         FieldInfo { name: "frz_all", ident: "frz_all", lsb: 63, msb: 63, access: Access::Wo, role: Some(Role::GlobalFreeze),
             description: "Freeze all: writing 1 freezes every uncore box that has frz_en set.", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 62, 62, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 62, 62, Access::Rv),
         FieldInfo { name: "unfrz_all", ident: "unfrz_all", lsb: 61, msb: 61, access: Access::Wo, role: Some(Role::GlobalUnfreeze),
             description: "Unfreeze all: writing 1 lets the frozen boxes count again.", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 0, 60, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 0, 60, Access::Rv),
     ];
 }
 
@@ -145,8 +143,7 @@ impl Layout for UGlobalStatusLayout {
             "Set when a counter of mesh-to-memory box 1 overflows; write 1 to clear."),
         FieldInfo::row("ov_m2m0", 62, 62, Access::Rw1c,
             "Set when a counter of mesh-to-memory box 0 overflows; write 1 to clear."),
-        FieldInfo::row("rsv", 61, 61, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 61, 61, Access::Rv),
         FieldInfo::row("ov_stack4", 60, 60, Access::Rw1c,
             "likwid tests and clears this bit for both IIO stack 4 and IRP stack 4; which box sets it is not known from the sources read."),
         FieldInfo::row("ov_stack3", 59, 59, Access::Rw1c,
@@ -157,14 +154,12 @@ impl Layout for UGlobalStatusLayout {
             "likwid tests and clears this bit for both IIO stack 1 and IRP stack 1; which box sets it is not known from the sources read."),
         FieldInfo::row("ov_stack0", 56, 56, Access::Rw1c,
             "likwid tests and clears this bit for both IIO stack 0 and IRP stack 0; which box sets it is not known from the sources read."),
-        FieldInfo::row("rsv", 48, 55, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 48, 55, Access::Rv),
         FieldInfo::row("ov_m3upi1", 47, 47, Access::Rw1c,
             "Set when a counter of M3UPI link 1 overflows; write 1 to clear."),
         FieldInfo::row("ov_m3upi0", 46, 46, Access::Rw1c,
             "Set when a counter of M3UPI link 0 overflows; write 1 to clear."),
-        FieldInfo::row("rsv", 44, 45, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 44, 45, Access::Rv),
         FieldInfo::row("ov_upi2", 43, 43, Access::Rw1c,
             "Set when a counter of UPI link 2 overflows; write 1 to clear."),
         FieldInfo::row("ov_upi1", 42, 42, Access::Rw1c,
@@ -175,8 +170,7 @@ impl Layout for UGlobalStatusLayout {
             "Set when a counter of a channel of memory controller 1 (IMC3-IMC5) overflows; write 1 to clear."),
         FieldInfo::row("ov_imc0", 39, 39, Access::Rw1c,
             "Set when a counter of a channel of memory controller 0 (IMC0-IMC2) overflows; write 1 to clear."),
-        FieldInfo::row("rsv", 31, 38, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 31, 38, Access::Rv),
         FieldInfo::row("ov_cha27", 30, 30, Access::Rw1c,
             "Set when a counter of CHA 27 overflows; write 1 to clear."),
         FieldInfo::row("ov_cha26", 29, 29, Access::Rw1c,
@@ -597,14 +591,11 @@ impl Layout for UUclkFixedCtlLayout {
     const INFO: &'static RegisterInfo = &U_UCLK_FIXED_CTL_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 23, 31, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 23, 31, Access::Rv),
         FieldInfo { name: "en", ident: "en", lsb: 22, msb: 22, access: Access::Rw, role: Some(Role::Enable),
             description: "Enables the UCLK fixed counter.", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 20, 21, Access::Rsv,
-            "Reserved; write zero."),
-        FieldInfo::row("rsv", 0, 19, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 20, 21, Access::Rsv),
+        FieldInfo::reserved("rsv", 0, 19, Access::Rv),
     ];
 }
 
@@ -662,8 +653,7 @@ impl Layout for UUclkFixedCtrLayout {
     const INFO: &'static RegisterInfo = &U_UCLK_FIXED_CTR_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 48, 63, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 48, 63, Access::Rv),
         FieldInfo { name: "event_count", ident: "event_count", lsb: 0, msb: 47, access: Access::RwV, role: Some(Role::Count),
             description: "The accumulated 48-bit count of the event selected by the paired control register; wraps on overflow and keeps counting.", ..FieldInfo::EMPTY },
     ];
@@ -757,26 +747,21 @@ impl Layout for UCtlLayout {
     const INFO: &'static RegisterInfo = &U_CTL_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 29, 31, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 29, 31, Access::Rv),
         FieldInfo { name: "thresh", ident: "thresh", lsb: 24, msb: 28, access: Access::Rw, role: Some(Role::Threshold),
             description: "Threshold: when non-zero, a cycle is counted only if that cycle's increment compares against this value as selected by invert.", ..FieldInfo::EMPTY },
         FieldInfo { name: "invert", ident: "invert", lsb: 23, msb: 23, access: Access::Rw, values: UCtlInvert::VALUES, role: Some(Role::Invert),
             description: "Sense of the threshold comparison; with edge_det, counts falling instead of rising edges.", ..FieldInfo::EMPTY },
         FieldInfo { name: "en", ident: "en", lsb: 22, msb: 22, access: Access::Rw, role: Some(Role::Enable),
             description: "Enables this counter: it counts while this bit is 1 and the box is not frozen.", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 21, 21, Access::Rsv,
-            "Reserved; write zero."),
-        FieldInfo::row("rsv", 20, 20, Access::Rsv,
-            "Reserved; write zero."),
-        FieldInfo::row("rsv", 19, 19, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 21, 21, Access::Rsv),
+        FieldInfo::reserved("rsv", 20, 20, Access::Rsv),
+        FieldInfo::reserved("rsv", 19, 19, Access::Rv),
         FieldInfo { name: "edge_det", ident: "edge_det", lsb: 18, msb: 18, access: Access::Rw, role: Some(Role::Edge),
             description: "Edge detect: count 0-to-1 transitions of the thresholded event instead of active cycles; needs a non-zero thresh.", ..FieldInfo::EMPTY },
         FieldInfo { name: "rst", ident: "rst", lsb: 17, msb: 17, access: Access::Wo, role: Some(Role::Reset),
             description: "Reset: writing 1 clears the paired data counter.", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 16, 16, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 16, 16, Access::Rsv),
         FieldInfo { name: "umask", ident: "umask", lsb: 8, msb: 15, access: Access::Rw, role: Some(Role::Umask),
             description: "Unit mask: which sub-events of the selected event are counted.", ..FieldInfo::EMPTY },
         FieldInfo { name: "ev_sel", ident: "ev_sel", lsb: 0, msb: 7, access: Access::Rw, role: Some(Role::Event),
@@ -881,8 +866,7 @@ impl Layout for UBoxStatusLayout {
     const INFO: &'static RegisterInfo = &U_BOX_STATUS_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 2, 31, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 2, 31, Access::Rv),
         FieldInfo::row("ov", 0, 1, Access::Rw1c,
             "Overflow flags, one per counter (bit n for counter n): hardware sets a bit when that counter wraps; writing 1 to a bit clears it."),
     ];
@@ -948,8 +932,7 @@ impl Layout for UCtrLayout {
     const INFO: &'static RegisterInfo = &U_CTR_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 48, 63, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 48, 63, Access::Rv),
         FieldInfo { name: "event_count", ident: "event_count", lsb: 0, msb: 47, access: Access::RwV, role: Some(Role::Count),
             description: "The accumulated 48-bit count of the event selected by the paired control register; wraps on overflow and keeps counting.", ..FieldInfo::EMPTY },
     ];
@@ -1019,8 +1002,7 @@ impl Layout for UCpuNodeIdLayout {
     const INFO: &'static RegisterInfo = &U_CPU_NODE_ID_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 3, 31, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 3, 31, Access::Rv),
         FieldInfo::row("local_node_id", 0, 2, Access::Ro,
             "Node id of this socket, set by firmware."),
     ];
@@ -1082,8 +1064,7 @@ impl Layout for UGidNidMapLayout {
     const INFO: &'static RegisterInfo = &U_GID_NID_MAP_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 24, 31, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 24, 31, Access::Rv),
         FieldInfo::row("node_id7", 21, 23, Access::Ro,
             "Node id of the socket whose group (package) id is 7."),
         FieldInfo::row("node_id6", 18, 20, Access::Ro,
@@ -1189,8 +1170,7 @@ impl Layout for CpuBusNumberLayout {
     const FIELDS: &'static [FieldInfo] = &[
         FieldInfo::row("valid", 63, 63, Access::Ro,
             "Set once firmware has programmed the bus numbers; while 0 the bytes below mean nothing."),
-        FieldInfo::row("rsv", 48, 62, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 48, 62, Access::Rv),
         FieldInfo::row("bus_num_5", 40, 47, Access::Ro,
             "The PCI bus number firmware gave CPUBUSNO(5): the root bus of the socket's I/O stack 5, whose IIO box is IIO5."),
         FieldInfo::row("bus_num_4", 32, 39, Access::Ro,
@@ -1267,7 +1247,7 @@ static CPU_BUS_NUMBER_INFO: RegisterInfo = RegisterInfo {
 mod unit_events {
 use super::*;
 #[allow(unused_imports)]
-use crate::core_events::{ev, EventRow};
+use crate::core_events::{event_table, EventRow};
 #[cfg(feature = "metadata")]
 use crate::core_events::{event_info_refs, event_infos};
 
@@ -1320,34 +1300,6 @@ impl Event {
     }
 }
 
-/// The experimental events: from the vendor's experimental lists, whose counts it has
-/// not validated; built with the `experimental-events` feature.
-#[cfg(feature = "experimental-events")]
-impl Event {
-    /// `UNC_U_EVENT_MSG.VLW_RCVD` (experimental).
-    pub const EVENT_MSG_VLW_RCVD: Event = Event::row(0);
-    /// `UNC_U_EVENT_MSG.MSI_RCVD` (experimental).
-    pub const EVENT_MSG_MSI_RCVD: Event = Event::row(1);
-    /// `UNC_U_EVENT_MSG.IPI_RCVD` (experimental).
-    pub const EVENT_MSG_IPI_RCVD: Event = Event::row(2);
-    /// `UNC_U_EVENT_MSG.DOORBELL_RCVD` (experimental).
-    pub const EVENT_MSG_DOORBELL_RCVD: Event = Event::row(3);
-    /// `UNC_U_EVENT_MSG.INT_PRIO` (experimental).
-    pub const EVENT_MSG_INT_PRIO: Event = Event::row(4);
-    /// `UNC_U_LOCK_CYCLES` (experimental).
-    pub const LOCK_CYCLES: Event = Event::row(5);
-    /// `UNC_U_PHOLD_CYCLES.ASSERT_TO_ACK` (experimental).
-    pub const PHOLD_CYCLES_ASSERT_TO_ACK: Event = Event::row(6);
-    /// `UNC_U_RACU_DRNG.RDRAND` (experimental).
-    pub const RACU_DRNG_RDRAND: Event = Event::row(7);
-    /// `UNC_U_RACU_DRNG.RDSEED` (experimental).
-    pub const RACU_DRNG_RDSEED: Event = Event::row(8);
-    /// `UNC_U_RACU_DRNG.PFTCH_BUF_EMPTY` (experimental).
-    pub const RACU_DRNG_PFTCH_BUF_EMPTY: Event = Event::row(9);
-    /// `UNC_U_RACU_REQUESTS` (experimental).
-    pub const RACU_REQUESTS: Event = Event::row(10);
-}
-
 #[cfg(feature = "metadata")]
 impl Event {
     /// The event's facts.
@@ -1361,25 +1313,30 @@ impl Event {
     }
 }
 
-/// The events, row n for `Event::row(n)`: `ev(name, event select, umask, counters)` (bit n
-/// of counters: counter n may count it) and what else each sets.
-const EVENT_ROWS: &[EventRow] = &[
-];
-/// The experimental events, numbered after `EVENT_ROWS`.
+event_table! {
+    /// The events, row n for `Event::row(n)`: `ev(name, event select, umask)` and what else each
+    /// sets. The counters that may count them (bit n: counter n) and those without
+    /// Hyper-Threading are the table's, the two numbers before the rows, unless a row
+    /// gives its own (`.on(..)`, `.ht_off(..)`).
+    EVENT_ROWS, EventRowNumber, 0, "", 0b0, 0b0;
+}
 #[cfg(feature = "experimental-events")]
-const EXPERIMENTAL_ROWS: &[EventRow] = &[
-    ev("UNC_U_EVENT_MSG.VLW_RCVD", 0x42, 0x01, 0b11),
-    ev("UNC_U_EVENT_MSG.MSI_RCVD", 0x42, 0x02, 0b11),
-    ev("UNC_U_EVENT_MSG.IPI_RCVD", 0x42, 0x04, 0b11).filters("UBoxFilter[3:0]"),
-    ev("UNC_U_EVENT_MSG.DOORBELL_RCVD", 0x42, 0x08, 0b11).filters("UBoxFilter[3:0]"),
-    ev("UNC_U_EVENT_MSG.INT_PRIO", 0x42, 0x10, 0b11).filters("UBoxFilter[3:0]"),
-    ev("UNC_U_LOCK_CYCLES", 0x44, 0x00, 0b11),
-    ev("UNC_U_PHOLD_CYCLES.ASSERT_TO_ACK", 0x45, 0x01, 0b11),
-    ev("UNC_U_RACU_DRNG.RDRAND", 0x4c, 0x01, 0b11),
-    ev("UNC_U_RACU_DRNG.RDSEED", 0x4c, 0x02, 0b11),
-    ev("UNC_U_RACU_DRNG.PFTCH_BUF_EMPTY", 0x4c, 0x04, 0b11),
-    ev("UNC_U_RACU_REQUESTS", 0x46, 0x00, 0b11),
-];
+event_table! {
+    /// The experimental events, numbered after `EVENT_ROWS`: from the vendor's experimental
+    /// lists, whose counts it has not validated; built with the `experimental-events` feature.
+    EXPERIMENTAL_ROWS, ExperimentalRowNumber, EVENT_ROWS.len(), " (experimental)", 0b11, 0b0;
+    EVENT_MSG_VLW_RCVD = ev("UNC_U_EVENT_MSG.VLW_RCVD", 0x42, 0x01),
+    EVENT_MSG_MSI_RCVD = ev("UNC_U_EVENT_MSG.MSI_RCVD", 0x42, 0x02),
+    EVENT_MSG_IPI_RCVD = ev("UNC_U_EVENT_MSG.IPI_RCVD", 0x42, 0x04).filters("UBoxFilter[3:0]"),
+    EVENT_MSG_DOORBELL_RCVD = ev("UNC_U_EVENT_MSG.DOORBELL_RCVD", 0x42, 0x08).filters("UBoxFilter[3:0]"),
+    EVENT_MSG_INT_PRIO = ev("UNC_U_EVENT_MSG.INT_PRIO", 0x42, 0x10).filters("UBoxFilter[3:0]"),
+    LOCK_CYCLES = ev("UNC_U_LOCK_CYCLES", 0x44, 0x00),
+    PHOLD_CYCLES_ASSERT_TO_ACK = ev("UNC_U_PHOLD_CYCLES.ASSERT_TO_ACK", 0x45, 0x01),
+    RACU_DRNG_RDRAND = ev("UNC_U_RACU_DRNG.RDRAND", 0x4c, 0x01),
+    RACU_DRNG_RDSEED = ev("UNC_U_RACU_DRNG.RDSEED", 0x4c, 0x02),
+    RACU_DRNG_PFTCH_BUF_EMPTY = ev("UNC_U_RACU_DRNG.PFTCH_BUF_EMPTY", 0x4c, 0x04),
+    RACU_REQUESTS = ev("UNC_U_RACU_REQUESTS", 0x46, 0x00),
+}
 #[cfg(not(feature = "experimental-events"))]
 const EXPERIMENTAL_ROWS: &[EventRow] = &[];
 /// The rows built.

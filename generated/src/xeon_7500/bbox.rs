@@ -60,8 +60,7 @@ impl Layout for BGlobalCtlLayout {
     const INFO: &'static RegisterInfo = &B_GLOBAL_CTL_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 4, 31, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 4, 31, Access::Rv),
         FieldInfo { name: "ctr_en", ident: "ctr_en", lsb: 0, msb: 3, access: Access::Rw, role: Some(Role::CounterEnable), counters: &[0, 1, 2, 3],
             description: "Per-counter enable, bit n for counter n of this box.", ..FieldInfo::EMPTY },
     ];
@@ -130,8 +129,7 @@ impl Layout for BGlobalStatusLayout {
     const INFO: &'static RegisterInfo = &B_GLOBAL_STATUS_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 4, 31, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 4, 31, Access::Rv),
         FieldInfo { name: "ov", ident: "ov", lsb: 0, msb: 3, access: Access::RwV, role: Some(Role::Overflow), counters: &[0, 1, 2, 3],
             description: "Overflow flag per counter, bit n for counter n; set by hardware when that counter carries out of bit 47, cleared through the matching clr_ov bit.", ..FieldInfo::EMPTY },
     ];
@@ -202,8 +200,7 @@ impl Layout for BGlobalOvfCtlLayout {
     const INFO: &'static RegisterInfo = &B_GLOBAL_OVF_CTL_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 4, 31, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 4, 31, Access::Rv),
         FieldInfo { name: "clr_ov", ident: "clr_ov", lsb: 0, msb: 3, access: Access::W1c, role: Some(Role::OverflowClear), counters: &[0, 1, 2, 3],
             description: "Write 1 to bit n to clear ov bit n of the status register; writing 0 has no effect.", ..FieldInfo::EMPTY },
     ];
@@ -277,20 +274,14 @@ impl Layout for BEvtSelLayout {
     const INFO: &'static RegisterInfo = &B_EVT_SEL_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("ig", 63, 63, Access::Ig,
-            "Reads zero; writes ignored."),
-        FieldInfo::row("rsv", 61, 62, Access::Rsv,
-            "Reserved; write zero."),
-        FieldInfo::row("ig", 51, 60, Access::Ig,
-            "Reads zero; writes ignored."),
-        FieldInfo::row("rsv", 50, 50, Access::Rsv,
-            "Reserved; write zero."),
-        FieldInfo::row("ig", 21, 49, Access::Ig,
-            "Reads zero; writes ignored."),
+        FieldInfo::reserved("ig", 63, 63, Access::Ig),
+        FieldInfo::reserved("rsv", 61, 62, Access::Rsv),
+        FieldInfo::reserved("ig", 51, 60, Access::Ig),
+        FieldInfo::reserved("rsv", 50, 50, Access::Rsv),
+        FieldInfo::reserved("ig", 21, 49, Access::Ig),
         FieldInfo { name: "pmi_en", ident: "pmi_en", lsb: 20, msb: 20, access: Access::Rw, role: Some(Role::OverflowEnable),
             description: "Signal a PMI to the U-box when this counter overflows.", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 6, 19, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 6, 19, Access::Rv),
         FieldInfo { name: "ev_sel", ident: "ev_sel", lsb: 1, msb: 5, access: Access::Rw, role: Some(Role::Event),
             description: "Selects the event from the set available to this particular counter.", ..FieldInfo::EMPTY },
         FieldInfo { name: "en", ident: "en", lsb: 0, msb: 0, access: Access::Rw, role: Some(Role::Enable),
@@ -376,8 +367,7 @@ impl Layout for BCntLayout {
     const INFO: &'static RegisterInfo = &B_CNT_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 48, 63, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 48, 63, Access::Rv),
         FieldInfo { name: "event_count", ident: "event_count", lsb: 0, msb: 47, access: Access::RwV, role: Some(Role::Count),
             description: "The 48-bit event count. Software may preload it (for example with 2^48 minus a sample interval) so that it overflows after a chosen number of events.", ..FieldInfo::EMPTY },
     ];
@@ -449,8 +439,7 @@ impl Layout for BMatchLayout {
     const INFO: &'static RegisterInfo = &B_MATCH_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 60, 63, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 60, 63, Access::Rv),
         FieldInfo::row("opc_out", 56, 59, Access::Rw,
             "Opcode of outgoing packets to match."),
         FieldInfo::row("opc_in", 52, 55, Access::Rw,
@@ -563,8 +552,7 @@ impl Layout for BMaskLayout {
     const INFO: &'static RegisterInfo = &B_MASK_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 60, 63, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 60, 63, Access::Rv),
         FieldInfo::row("opc_out", 56, 59, Access::Rw,
             "Mask for the outgoing-opcode match: set bits take part in the comparison."),
         FieldInfo::row("opc_in", 52, 55, Access::Rw,

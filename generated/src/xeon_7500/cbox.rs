@@ -56,8 +56,7 @@ impl Layout for CGlobalCtlLayout {
     const INFO: &'static RegisterInfo = &C_GLOBAL_CTL_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 6, 31, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 6, 31, Access::Rv),
         FieldInfo { name: "ctr_en", ident: "ctr_en", lsb: 0, msb: 5, access: Access::Rw, role: Some(Role::CounterEnable), counters: &[0, 1, 2, 3, 4, 5],
             description: "Per-counter enable, bit n for counter n of this box.", ..FieldInfo::EMPTY },
     ];
@@ -138,8 +137,7 @@ impl Layout for CGlobalStatusLayout {
     const INFO: &'static RegisterInfo = &C_GLOBAL_STATUS_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 6, 31, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 6, 31, Access::Rv),
         FieldInfo { name: "ov", ident: "ov", lsb: 0, msb: 5, access: Access::RwV, role: Some(Role::Overflow), counters: &[0, 1, 2, 3, 4, 5],
             description: "Overflow flag per counter, bit n for counter n; set by hardware when that counter carries out of bit 47, cleared through the matching clr_ov bit.", ..FieldInfo::EMPTY },
     ];
@@ -226,8 +224,7 @@ impl Layout for CGlobalOvfCtlLayout {
     const INFO: &'static RegisterInfo = &C_GLOBAL_OVF_CTL_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 6, 31, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 6, 31, Access::Rv),
         FieldInfo { name: "clr_ov", ident: "clr_ov", lsb: 0, msb: 5, access: Access::W1c, role: Some(Role::OverflowClear), counters: &[0, 1, 2, 3, 4, 5],
             description: "Write 1 to bit n to clear ov bit n of the status register; writing 0 has no effect.", ..FieldInfo::EMPTY },
     ];
@@ -342,30 +339,23 @@ impl Layout for CEvtSelLayout {
     const INFO: &'static RegisterInfo = &C_EVT_SEL_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("ig", 63, 63, Access::Ig,
-            "Reads zero; writes ignored."),
-        FieldInfo::row("rsv", 61, 62, Access::Rsv,
-            "Reserved; write zero."),
-        FieldInfo::row("ig", 50, 60, Access::Ig,
-            "Reads zero; writes ignored."),
-        FieldInfo::row("rsv", 32, 49, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("ig", 63, 63, Access::Ig),
+        FieldInfo::reserved("rsv", 61, 62, Access::Rsv),
+        FieldInfo::reserved("ig", 50, 60, Access::Ig),
+        FieldInfo::reserved("rsv", 32, 49, Access::Rv),
         FieldInfo { name: "threshold", ident: "threshold", lsb: 24, msb: 31, access: Access::Rw, role: Some(Role::Threshold),
             description: "Threshold compared with the per-cycle event increment; 0 disables the comparison.", ..FieldInfo::EMPTY },
         FieldInfo { name: "invert", ident: "invert", lsb: 23, msb: 23, access: Access::Rw, values: CEvtSelInvert::VALUES, role: Some(Role::Invert),
             description: "Selects the sense of the threshold comparison.", ..FieldInfo::EMPTY },
         FieldInfo { name: "en", ident: "en", lsb: 22, msb: 22, access: Access::Rw, role: Some(Role::Enable),
             description: "Local enable; C{i}_MSR_PMON_GLOBAL_CTL.ctr_en and the U-box enable must also be set.", ..FieldInfo::EMPTY },
-        FieldInfo::row("ig", 21, 21, Access::Ig,
-            "Reads zero; writes ignored."),
+        FieldInfo::reserved("ig", 21, 21, Access::Ig),
         FieldInfo { name: "pmi_en", ident: "pmi_en", lsb: 20, msb: 20, access: Access::Rw, role: Some(Role::OverflowEnable),
             description: "Signal a PMI to the U-box when this counter overflows.", ..FieldInfo::EMPTY },
-        FieldInfo::row("ig", 19, 19, Access::Ig,
-            "Reads zero; writes ignored."),
+        FieldInfo::reserved("ig", 19, 19, Access::Ig),
         FieldInfo { name: "edge_detect", ident: "edge_detect", lsb: 18, msb: 18, access: Access::Rw, role: Some(Role::Edge),
             description: "Count 0-to-1 transitions of a one-bit event instead of every cycle it is asserted.", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 16, 17, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 16, 17, Access::Rv),
         FieldInfo { name: "umask", ident: "umask", lsb: 8, msb: 15, access: Access::Rw, role: Some(Role::Umask),
             description: "Unit mask qualifying the selected event.", ..FieldInfo::EMPTY },
         FieldInfo { name: "ev_sel", ident: "ev_sel", lsb: 0, msb: 7, access: Access::Rw, role: Some(Role::Event),
@@ -481,8 +471,7 @@ impl Layout for CCtrLayout {
     const INFO: &'static RegisterInfo = &C_CTR_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 48, 63, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 48, 63, Access::Rv),
         FieldInfo { name: "event_count", ident: "event_count", lsb: 0, msb: 47, access: Access::RwV, role: Some(Role::Count),
             description: "The 48-bit event count. Software may preload it (for example with 2^48 minus a sample interval) so that it overflows after a chosen number of events.", ..FieldInfo::EMPTY },
     ];

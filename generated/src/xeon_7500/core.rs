@@ -10,7 +10,7 @@ use crate::core_events::CoreEventsInfo;
 use crate::support::EventInfo;
 
 #[allow(unused_imports)]
-use crate::core_events::{ev, EventRow};
+use crate::core_events::{event_table, EventRow};
 #[cfg(feature = "metadata")]
 use crate::core_events::{event_info_refs, event_infos};
 
@@ -24,1074 +24,6 @@ pub enum List {}
 pub type Event = CoreEvent<List>;
 
 impl Event {
-    /// `ARITH.CYCLES_DIV_BUSY`.
-    pub const ARITH_CYCLES_DIV_BUSY: Event = Event::row(0);
-    /// `ARITH.DIV`.
-    pub const ARITH_DIV: Event = Event::row(1);
-    /// `ARITH.MUL`.
-    pub const ARITH_MUL: Event = Event::row(2);
-    /// `BACLEAR.BAD_TARGET`.
-    pub const BACLEAR_BAD_TARGET: Event = Event::row(3);
-    /// `BACLEAR.CLEAR`.
-    pub const BACLEAR_CLEAR: Event = Event::row(4);
-    /// `BACLEAR_FORCE_IQ`.
-    pub const BACLEAR_FORCE_IQ: Event = Event::row(5);
-    /// `BPU_CLEARS.EARLY`.
-    pub const BPU_CLEARS_EARLY: Event = Event::row(6);
-    /// `BPU_CLEARS.LATE`.
-    pub const BPU_CLEARS_LATE: Event = Event::row(7);
-    /// `BPU_MISSED_CALL_RET`.
-    pub const BPU_MISSED_CALL_RET: Event = Event::row(8);
-    /// `BR_INST_DECODED`.
-    pub const BR_INST_DECODED: Event = Event::row(9);
-    /// `BR_INST_EXEC.ANY`.
-    pub const BR_INST_EXEC_ANY: Event = Event::row(10);
-    /// `BR_INST_EXEC.COND`.
-    pub const BR_INST_EXEC_COND: Event = Event::row(11);
-    /// `BR_INST_EXEC.DIRECT`.
-    pub const BR_INST_EXEC_DIRECT: Event = Event::row(12);
-    /// `BR_INST_EXEC.DIRECT_NEAR_CALL`.
-    pub const BR_INST_EXEC_DIRECT_NEAR_CALL: Event = Event::row(13);
-    /// `BR_INST_EXEC.INDIRECT_NEAR_CALL`.
-    pub const BR_INST_EXEC_INDIRECT_NEAR_CALL: Event = Event::row(14);
-    /// `BR_INST_EXEC.INDIRECT_NON_CALL`.
-    pub const BR_INST_EXEC_INDIRECT_NON_CALL: Event = Event::row(15);
-    /// `BR_INST_EXEC.NEAR_CALLS`.
-    pub const BR_INST_EXEC_NEAR_CALLS: Event = Event::row(16);
-    /// `BR_INST_EXEC.NON_CALLS`.
-    pub const BR_INST_EXEC_NON_CALLS: Event = Event::row(17);
-    /// `BR_INST_EXEC.RETURN_NEAR`.
-    pub const BR_INST_EXEC_RETURN_NEAR: Event = Event::row(18);
-    /// `BR_INST_EXEC.TAKEN`.
-    pub const BR_INST_EXEC_TAKEN: Event = Event::row(19);
-    /// `BR_INST_RETIRED.ALL_BRANCHES`.
-    pub const BR_INST_RETIRED_ALL_BRANCHES: Event = Event::row(20);
-    /// `BR_INST_RETIRED.CONDITIONAL`.
-    pub const BR_INST_RETIRED_CONDITIONAL: Event = Event::row(21);
-    /// `BR_INST_RETIRED.NEAR_CALL`.
-    pub const BR_INST_RETIRED_NEAR_CALL: Event = Event::row(22);
-    /// `BR_MISP_EXEC.ANY`.
-    pub const BR_MISP_EXEC_ANY: Event = Event::row(23);
-    /// `BR_MISP_EXEC.COND`.
-    pub const BR_MISP_EXEC_COND: Event = Event::row(24);
-    /// `BR_MISP_EXEC.DIRECT`.
-    pub const BR_MISP_EXEC_DIRECT: Event = Event::row(25);
-    /// `BR_MISP_EXEC.DIRECT_NEAR_CALL`.
-    pub const BR_MISP_EXEC_DIRECT_NEAR_CALL: Event = Event::row(26);
-    /// `BR_MISP_EXEC.INDIRECT_NEAR_CALL`.
-    pub const BR_MISP_EXEC_INDIRECT_NEAR_CALL: Event = Event::row(27);
-    /// `BR_MISP_EXEC.INDIRECT_NON_CALL`.
-    pub const BR_MISP_EXEC_INDIRECT_NON_CALL: Event = Event::row(28);
-    /// `BR_MISP_EXEC.NEAR_CALLS`.
-    pub const BR_MISP_EXEC_NEAR_CALLS: Event = Event::row(29);
-    /// `BR_MISP_EXEC.NON_CALLS`.
-    pub const BR_MISP_EXEC_NON_CALLS: Event = Event::row(30);
-    /// `BR_MISP_EXEC.RETURN_NEAR`.
-    pub const BR_MISP_EXEC_RETURN_NEAR: Event = Event::row(31);
-    /// `BR_MISP_EXEC.TAKEN`.
-    pub const BR_MISP_EXEC_TAKEN: Event = Event::row(32);
-    /// `BR_MISP_RETIRED.NEAR_CALL`.
-    pub const BR_MISP_RETIRED_NEAR_CALL: Event = Event::row(33);
-    /// `CACHE_LOCK_CYCLES.L1D`.
-    pub const CACHE_LOCK_CYCLES_L1D: Event = Event::row(34);
-    /// `CACHE_LOCK_CYCLES.L1D_L2`.
-    pub const CACHE_LOCK_CYCLES_L1D_L2: Event = Event::row(35);
-    /// `CPU_CLK_UNHALTED.REF_P`.
-    pub const CPU_CLK_UNHALTED_REF_P: Event = Event::row(36);
-    /// `CPU_CLK_UNHALTED.THREAD_P`.
-    pub const CPU_CLK_UNHALTED_THREAD_P: Event = Event::row(37);
-    /// `CPU_CLK_UNHALTED.TOTAL_CYCLES`.
-    pub const CPU_CLK_UNHALTED_TOTAL_CYCLES: Event = Event::row(38);
-    /// `DTLB_LOAD_MISSES.ANY`.
-    pub const DTLB_LOAD_MISSES_ANY: Event = Event::row(39);
-    /// `DTLB_LOAD_MISSES.PDE_MISS`.
-    pub const DTLB_LOAD_MISSES_PDE_MISS: Event = Event::row(40);
-    /// `DTLB_LOAD_MISSES.STLB_HIT`.
-    pub const DTLB_LOAD_MISSES_STLB_HIT: Event = Event::row(41);
-    /// `DTLB_LOAD_MISSES.WALK_COMPLETED`.
-    pub const DTLB_LOAD_MISSES_WALK_COMPLETED: Event = Event::row(42);
-    /// `DTLB_MISSES.ANY`.
-    pub const DTLB_MISSES_ANY: Event = Event::row(43);
-    /// `DTLB_MISSES.STLB_HIT`.
-    pub const DTLB_MISSES_STLB_HIT: Event = Event::row(44);
-    /// `DTLB_MISSES.WALK_COMPLETED`.
-    pub const DTLB_MISSES_WALK_COMPLETED: Event = Event::row(45);
-    /// `ES_REG_RENAMES`.
-    pub const ES_REG_RENAMES: Event = Event::row(46);
-    /// `FP_ASSIST.ALL`.
-    pub const FP_ASSIST_ALL: Event = Event::row(47);
-    /// `FP_ASSIST.INPUT`.
-    pub const FP_ASSIST_INPUT: Event = Event::row(48);
-    /// `FP_ASSIST.OUTPUT`.
-    pub const FP_ASSIST_OUTPUT: Event = Event::row(49);
-    /// `FP_COMP_OPS_EXE.MMX`.
-    pub const FP_COMP_OPS_EXE_MMX: Event = Event::row(50);
-    /// `FP_COMP_OPS_EXE.SSE_DOUBLE_PRECISION`.
-    pub const FP_COMP_OPS_EXE_SSE_DOUBLE_PRECISION: Event = Event::row(51);
-    /// `FP_COMP_OPS_EXE.SSE_FP`.
-    pub const FP_COMP_OPS_EXE_SSE_FP: Event = Event::row(52);
-    /// `FP_COMP_OPS_EXE.SSE_FP_PACKED`.
-    pub const FP_COMP_OPS_EXE_SSE_FP_PACKED: Event = Event::row(53);
-    /// `FP_COMP_OPS_EXE.SSE_FP_SCALAR`.
-    pub const FP_COMP_OPS_EXE_SSE_FP_SCALAR: Event = Event::row(54);
-    /// `FP_COMP_OPS_EXE.SSE_SINGLE_PRECISION`.
-    pub const FP_COMP_OPS_EXE_SSE_SINGLE_PRECISION: Event = Event::row(55);
-    /// `FP_COMP_OPS_EXE.SSE2_INTEGER`.
-    pub const FP_COMP_OPS_EXE_SSE2_INTEGER: Event = Event::row(56);
-    /// `FP_COMP_OPS_EXE.X87`.
-    pub const FP_COMP_OPS_EXE_X87: Event = Event::row(57);
-    /// `FP_MMX_TRANS.ANY`.
-    pub const FP_MMX_TRANS_ANY: Event = Event::row(58);
-    /// `FP_MMX_TRANS.TO_FP`.
-    pub const FP_MMX_TRANS_TO_FP: Event = Event::row(59);
-    /// `FP_MMX_TRANS.TO_MMX`.
-    pub const FP_MMX_TRANS_TO_MMX: Event = Event::row(60);
-    /// `ILD_STALL.ANY`.
-    pub const ILD_STALL_ANY: Event = Event::row(61);
-    /// `ILD_STALL.IQ_FULL`.
-    pub const ILD_STALL_IQ_FULL: Event = Event::row(62);
-    /// `ILD_STALL.LCP`.
-    pub const ILD_STALL_LCP: Event = Event::row(63);
-    /// `ILD_STALL.MRU`.
-    pub const ILD_STALL_MRU: Event = Event::row(64);
-    /// `ILD_STALL.REGEN`.
-    pub const ILD_STALL_REGEN: Event = Event::row(65);
-    /// `INST_DECODED.DEC0`.
-    pub const INST_DECODED_DEC0: Event = Event::row(66);
-    /// `INST_QUEUE_WRITE_CYCLES`.
-    pub const INST_QUEUE_WRITE_CYCLES: Event = Event::row(67);
-    /// `INST_QUEUE_WRITES`.
-    pub const INST_QUEUE_WRITES: Event = Event::row(68);
-    /// `INST_RETIRED.ANY_P`.
-    pub const INST_RETIRED_ANY_P: Event = Event::row(69);
-    /// `INST_RETIRED.MMX`.
-    pub const INST_RETIRED_MMX: Event = Event::row(70);
-    /// `INST_RETIRED.TOTAL_CYCLES`.
-    pub const INST_RETIRED_TOTAL_CYCLES: Event = Event::row(71);
-    /// `INST_RETIRED.X87`.
-    pub const INST_RETIRED_X87: Event = Event::row(72);
-    /// `IO_TRANSACTIONS`.
-    pub const IO_TRANSACTIONS: Event = Event::row(73);
-    /// `ITLB_FLUSH`.
-    pub const ITLB_FLUSH: Event = Event::row(74);
-    /// `ITLB_MISS_RETIRED`.
-    pub const ITLB_MISS_RETIRED: Event = Event::row(75);
-    /// `ITLB_MISSES.ANY`.
-    pub const ITLB_MISSES_ANY: Event = Event::row(76);
-    /// `ITLB_MISSES.WALK_COMPLETED`.
-    pub const ITLB_MISSES_WALK_COMPLETED: Event = Event::row(77);
-    /// `L1D.M_EVICT`.
-    pub const L1D_M_EVICT: Event = Event::row(78);
-    /// `L1D.M_REPL`.
-    pub const L1D_M_REPL: Event = Event::row(79);
-    /// `L1D.M_SNOOP_EVICT`.
-    pub const L1D_M_SNOOP_EVICT: Event = Event::row(80);
-    /// `L1D.REPL`.
-    pub const L1D_REPL: Event = Event::row(81);
-    /// `L1D_ALL_REF.ANY`.
-    pub const L1D_ALL_REF_ANY: Event = Event::row(82);
-    /// `L1D_ALL_REF.CACHEABLE`.
-    pub const L1D_ALL_REF_CACHEABLE: Event = Event::row(83);
-    /// `L1D_CACHE_LD.E_STATE`.
-    pub const L1D_CACHE_LD_E_STATE: Event = Event::row(84);
-    /// `L1D_CACHE_LD.I_STATE`.
-    pub const L1D_CACHE_LD_I_STATE: Event = Event::row(85);
-    /// `L1D_CACHE_LD.M_STATE`.
-    pub const L1D_CACHE_LD_M_STATE: Event = Event::row(86);
-    /// `L1D_CACHE_LD.MESI`.
-    pub const L1D_CACHE_LD_MESI: Event = Event::row(87);
-    /// `L1D_CACHE_LD.S_STATE`.
-    pub const L1D_CACHE_LD_S_STATE: Event = Event::row(88);
-    /// `L1D_CACHE_LOCK.E_STATE`.
-    pub const L1D_CACHE_LOCK_E_STATE: Event = Event::row(89);
-    /// `L1D_CACHE_LOCK.HIT`.
-    pub const L1D_CACHE_LOCK_HIT: Event = Event::row(90);
-    /// `L1D_CACHE_LOCK.M_STATE`.
-    pub const L1D_CACHE_LOCK_M_STATE: Event = Event::row(91);
-    /// `L1D_CACHE_LOCK.S_STATE`.
-    pub const L1D_CACHE_LOCK_S_STATE: Event = Event::row(92);
-    /// `L1D_CACHE_LOCK_FB_HIT`.
-    pub const L1D_CACHE_LOCK_FB_HIT: Event = Event::row(93);
-    /// `L1D_CACHE_PREFETCH_LOCK_FB_HIT`.
-    pub const L1D_CACHE_PREFETCH_LOCK_FB_HIT: Event = Event::row(94);
-    /// `L1D_CACHE_ST.E_STATE`.
-    pub const L1D_CACHE_ST_E_STATE: Event = Event::row(95);
-    /// `L1D_CACHE_ST.M_STATE`.
-    pub const L1D_CACHE_ST_M_STATE: Event = Event::row(96);
-    /// `L1D_CACHE_ST.S_STATE`.
-    pub const L1D_CACHE_ST_S_STATE: Event = Event::row(97);
-    /// `L1D_PREFETCH.MISS`.
-    pub const L1D_PREFETCH_MISS: Event = Event::row(98);
-    /// `L1D_PREFETCH.REQUESTS`.
-    pub const L1D_PREFETCH_REQUESTS: Event = Event::row(99);
-    /// `L1D_PREFETCH.TRIGGERS`.
-    pub const L1D_PREFETCH_TRIGGERS: Event = Event::row(100);
-    /// `L1D_WB_L2.E_STATE`.
-    pub const L1D_WB_L2_E_STATE: Event = Event::row(101);
-    /// `L1D_WB_L2.I_STATE`.
-    pub const L1D_WB_L2_I_STATE: Event = Event::row(102);
-    /// `L1D_WB_L2.M_STATE`.
-    pub const L1D_WB_L2_M_STATE: Event = Event::row(103);
-    /// `L1D_WB_L2.MESI`.
-    pub const L1D_WB_L2_MESI: Event = Event::row(104);
-    /// `L1D_WB_L2.S_STATE`.
-    pub const L1D_WB_L2_S_STATE: Event = Event::row(105);
-    /// `L1I.CYCLES_STALLED`.
-    pub const L1I_CYCLES_STALLED: Event = Event::row(106);
-    /// `L1I.HITS`.
-    pub const L1I_HITS: Event = Event::row(107);
-    /// `L1I.MISSES`.
-    pub const L1I_MISSES: Event = Event::row(108);
-    /// `L1I.READS`.
-    pub const L1I_READS: Event = Event::row(109);
-    /// `L2_DATA_RQSTS.ANY`.
-    pub const L2_DATA_RQSTS_ANY: Event = Event::row(110);
-    /// `L2_DATA_RQSTS.DEMAND.E_STATE`.
-    pub const L2_DATA_RQSTS_DEMAND_E_STATE: Event = Event::row(111);
-    /// `L2_DATA_RQSTS.DEMAND.I_STATE`.
-    pub const L2_DATA_RQSTS_DEMAND_I_STATE: Event = Event::row(112);
-    /// `L2_DATA_RQSTS.DEMAND.M_STATE`.
-    pub const L2_DATA_RQSTS_DEMAND_M_STATE: Event = Event::row(113);
-    /// `L2_DATA_RQSTS.DEMAND.MESI`.
-    pub const L2_DATA_RQSTS_DEMAND_MESI: Event = Event::row(114);
-    /// `L2_DATA_RQSTS.DEMAND.S_STATE`.
-    pub const L2_DATA_RQSTS_DEMAND_S_STATE: Event = Event::row(115);
-    /// `L2_DATA_RQSTS.PREFETCH.E_STATE`.
-    pub const L2_DATA_RQSTS_PREFETCH_E_STATE: Event = Event::row(116);
-    /// `L2_DATA_RQSTS.PREFETCH.I_STATE`.
-    pub const L2_DATA_RQSTS_PREFETCH_I_STATE: Event = Event::row(117);
-    /// `L2_DATA_RQSTS.PREFETCH.M_STATE`.
-    pub const L2_DATA_RQSTS_PREFETCH_M_STATE: Event = Event::row(118);
-    /// `L2_DATA_RQSTS.PREFETCH.MESI`.
-    pub const L2_DATA_RQSTS_PREFETCH_MESI: Event = Event::row(119);
-    /// `L2_DATA_RQSTS.PREFETCH.S_STATE`.
-    pub const L2_DATA_RQSTS_PREFETCH_S_STATE: Event = Event::row(120);
-    /// `L2_LINES_IN.ANY`.
-    pub const L2_LINES_IN_ANY: Event = Event::row(121);
-    /// `L2_LINES_IN.E_STATE`.
-    pub const L2_LINES_IN_E_STATE: Event = Event::row(122);
-    /// `L2_LINES_IN.S_STATE`.
-    pub const L2_LINES_IN_S_STATE: Event = Event::row(123);
-    /// `L2_LINES_OUT.ANY`.
-    pub const L2_LINES_OUT_ANY: Event = Event::row(124);
-    /// `L2_LINES_OUT.DEMAND_CLEAN`.
-    pub const L2_LINES_OUT_DEMAND_CLEAN: Event = Event::row(125);
-    /// `L2_LINES_OUT.DEMAND_DIRTY`.
-    pub const L2_LINES_OUT_DEMAND_DIRTY: Event = Event::row(126);
-    /// `L2_LINES_OUT.PREFETCH_CLEAN`.
-    pub const L2_LINES_OUT_PREFETCH_CLEAN: Event = Event::row(127);
-    /// `L2_LINES_OUT.PREFETCH_DIRTY`.
-    pub const L2_LINES_OUT_PREFETCH_DIRTY: Event = Event::row(128);
-    /// `L2_RQSTS.IFETCH_HIT`.
-    pub const L2_RQSTS_IFETCH_HIT: Event = Event::row(129);
-    /// `L2_RQSTS.IFETCH_MISS`.
-    pub const L2_RQSTS_IFETCH_MISS: Event = Event::row(130);
-    /// `L2_RQSTS.IFETCHES`.
-    pub const L2_RQSTS_IFETCHES: Event = Event::row(131);
-    /// `L2_RQSTS.LD_HIT`.
-    pub const L2_RQSTS_LD_HIT: Event = Event::row(132);
-    /// `L2_RQSTS.LD_MISS`.
-    pub const L2_RQSTS_LD_MISS: Event = Event::row(133);
-    /// `L2_RQSTS.LOADS`.
-    pub const L2_RQSTS_LOADS: Event = Event::row(134);
-    /// `L2_RQSTS.MISS`.
-    pub const L2_RQSTS_MISS: Event = Event::row(135);
-    /// `L2_RQSTS.PREFETCH_HIT`.
-    pub const L2_RQSTS_PREFETCH_HIT: Event = Event::row(136);
-    /// `L2_RQSTS.PREFETCH_MISS`.
-    pub const L2_RQSTS_PREFETCH_MISS: Event = Event::row(137);
-    /// `L2_RQSTS.PREFETCHES`.
-    pub const L2_RQSTS_PREFETCHES: Event = Event::row(138);
-    /// `L2_RQSTS.REFERENCES`.
-    pub const L2_RQSTS_REFERENCES: Event = Event::row(139);
-    /// `L2_RQSTS.RFO_HIT`.
-    pub const L2_RQSTS_RFO_HIT: Event = Event::row(140);
-    /// `L2_RQSTS.RFO_MISS`.
-    pub const L2_RQSTS_RFO_MISS: Event = Event::row(141);
-    /// `L2_RQSTS.RFOS`.
-    pub const L2_RQSTS_RFOS: Event = Event::row(142);
-    /// `L2_TRANSACTIONS.ANY`.
-    pub const L2_TRANSACTIONS_ANY: Event = Event::row(143);
-    /// `L2_TRANSACTIONS.FILL`.
-    pub const L2_TRANSACTIONS_FILL: Event = Event::row(144);
-    /// `L2_TRANSACTIONS.IFETCH`.
-    pub const L2_TRANSACTIONS_IFETCH: Event = Event::row(145);
-    /// `L2_TRANSACTIONS.L1D_WB`.
-    pub const L2_TRANSACTIONS_L1D_WB: Event = Event::row(146);
-    /// `L2_TRANSACTIONS.LOAD`.
-    pub const L2_TRANSACTIONS_LOAD: Event = Event::row(147);
-    /// `L2_TRANSACTIONS.PREFETCH`.
-    pub const L2_TRANSACTIONS_PREFETCH: Event = Event::row(148);
-    /// `L2_TRANSACTIONS.RFO`.
-    pub const L2_TRANSACTIONS_RFO: Event = Event::row(149);
-    /// `L2_TRANSACTIONS.WB`.
-    pub const L2_TRANSACTIONS_WB: Event = Event::row(150);
-    /// `L2_WRITE.LOCK.E_STATE`.
-    pub const L2_WRITE_LOCK_E_STATE: Event = Event::row(151);
-    /// `L2_WRITE.LOCK.HIT`.
-    pub const L2_WRITE_LOCK_HIT: Event = Event::row(152);
-    /// `L2_WRITE.LOCK.I_STATE`.
-    pub const L2_WRITE_LOCK_I_STATE: Event = Event::row(153);
-    /// `L2_WRITE.LOCK.M_STATE`.
-    pub const L2_WRITE_LOCK_M_STATE: Event = Event::row(154);
-    /// `L2_WRITE.LOCK.MESI`.
-    pub const L2_WRITE_LOCK_MESI: Event = Event::row(155);
-    /// `L2_WRITE.LOCK.S_STATE`.
-    pub const L2_WRITE_LOCK_S_STATE: Event = Event::row(156);
-    /// `L2_WRITE.RFO.HIT`.
-    pub const L2_WRITE_RFO_HIT: Event = Event::row(157);
-    /// `L2_WRITE.RFO.I_STATE`.
-    pub const L2_WRITE_RFO_I_STATE: Event = Event::row(158);
-    /// `L2_WRITE.RFO.M_STATE`.
-    pub const L2_WRITE_RFO_M_STATE: Event = Event::row(159);
-    /// `L2_WRITE.RFO.MESI`.
-    pub const L2_WRITE_RFO_MESI: Event = Event::row(160);
-    /// `L2_WRITE.RFO.S_STATE`.
-    pub const L2_WRITE_RFO_S_STATE: Event = Event::row(161);
-    /// `LARGE_ITLB.HIT`.
-    pub const LARGE_ITLB_HIT: Event = Event::row(162);
-    /// `LOAD_DISPATCH.ANY`.
-    pub const LOAD_DISPATCH_ANY: Event = Event::row(163);
-    /// `LOAD_DISPATCH.MOB`.
-    pub const LOAD_DISPATCH_MOB: Event = Event::row(164);
-    /// `LOAD_DISPATCH.RS`.
-    pub const LOAD_DISPATCH_RS: Event = Event::row(165);
-    /// `LOAD_DISPATCH.RS_DELAYED`.
-    pub const LOAD_DISPATCH_RS_DELAYED: Event = Event::row(166);
-    /// `LOAD_HIT_PRE`.
-    pub const LOAD_HIT_PRE: Event = Event::row(167);
-    /// `LONGEST_LAT_CACHE.MISS`.
-    pub const LONGEST_LAT_CACHE_MISS: Event = Event::row(168);
-    /// `LONGEST_LAT_CACHE.REFERENCE`.
-    pub const LONGEST_LAT_CACHE_REFERENCE: Event = Event::row(169);
-    /// `LSD.ACTIVE`.
-    pub const LSD_ACTIVE: Event = Event::row(170);
-    /// `LSD.INACTIVE`.
-    pub const LSD_INACTIVE: Event = Event::row(171);
-    /// `LSD_OVERFLOW`.
-    pub const LSD_OVERFLOW: Event = Event::row(172);
-    /// `MACHINE_CLEARS.CYCLES`.
-    pub const MACHINE_CLEARS_CYCLES: Event = Event::row(173);
-    /// `MACHINE_CLEARS.MEM_ORDER`.
-    pub const MACHINE_CLEARS_MEM_ORDER: Event = Event::row(174);
-    /// `MACHINE_CLEARS.SMC`.
-    pub const MACHINE_CLEARS_SMC: Event = Event::row(175);
-    /// `MACRO_INSTS.DECODED`.
-    pub const MACRO_INSTS_DECODED: Event = Event::row(176);
-    /// `MACRO_INSTS.FUSIONS_DECODED`.
-    pub const MACRO_INSTS_FUSIONS_DECODED: Event = Event::row(177);
-    /// `MEM_INST_RETIRED.LOADS`.
-    pub const MEM_INST_RETIRED_LOADS: Event = Event::row(178);
-    /// `MEM_INST_RETIRED.STORES`.
-    pub const MEM_INST_RETIRED_STORES: Event = Event::row(179);
-    /// `MEM_LOAD_RETIRED.DTLB_MISS`.
-    pub const MEM_LOAD_RETIRED_DTLB_MISS: Event = Event::row(180);
-    /// `MEM_LOAD_RETIRED.HIT_LFB`.
-    pub const MEM_LOAD_RETIRED_HIT_LFB: Event = Event::row(181);
-    /// `MEM_LOAD_RETIRED.L1D_HIT`.
-    pub const MEM_LOAD_RETIRED_L1D_HIT: Event = Event::row(182);
-    /// `MEM_LOAD_RETIRED.L2_HIT`.
-    pub const MEM_LOAD_RETIRED_L2_HIT: Event = Event::row(183);
-    /// `MEM_LOAD_RETIRED.LLC_MISS`.
-    pub const MEM_LOAD_RETIRED_LLC_MISS: Event = Event::row(184);
-    /// `MEM_LOAD_RETIRED.LLC_UNSHARED_HIT`.
-    pub const MEM_LOAD_RETIRED_LLC_UNSHARED_HIT: Event = Event::row(185);
-    /// `MEM_LOAD_RETIRED.OTHER_CORE_L2_HIT_HITM`.
-    pub const MEM_LOAD_RETIRED_OTHER_CORE_L2_HIT_HITM: Event = Event::row(186);
-    /// `MEM_STORE_RETIRED.DTLB_MISS`.
-    pub const MEM_STORE_RETIRED_DTLB_MISS: Event = Event::row(187);
-    /// `OFFCORE_REQUESTS.L1D_WRITEBACK`.
-    pub const OFFCORE_REQUESTS_L1D_WRITEBACK: Event = Event::row(188);
-    /// `OFFCORE_REQUESTS_SQ_FULL`.
-    pub const OFFCORE_REQUESTS_SQ_FULL: Event = Event::row(189);
-    /// `PARTIAL_ADDRESS_ALIAS`.
-    pub const PARTIAL_ADDRESS_ALIAS: Event = Event::row(190);
-    /// `RAT_STALLS.ANY`.
-    pub const RAT_STALLS_ANY: Event = Event::row(191);
-    /// `RAT_STALLS.FLAGS`.
-    pub const RAT_STALLS_FLAGS: Event = Event::row(192);
-    /// `RAT_STALLS.REGISTERS`.
-    pub const RAT_STALLS_REGISTERS: Event = Event::row(193);
-    /// `RAT_STALLS.ROB_READ_PORT`.
-    pub const RAT_STALLS_ROB_READ_PORT: Event = Event::row(194);
-    /// `RAT_STALLS.SCOREBOARD`.
-    pub const RAT_STALLS_SCOREBOARD: Event = Event::row(195);
-    /// `RESOURCE_STALLS.ANY`.
-    pub const RESOURCE_STALLS_ANY: Event = Event::row(196);
-    /// `RESOURCE_STALLS.FPCW`.
-    pub const RESOURCE_STALLS_FPCW: Event = Event::row(197);
-    /// `RESOURCE_STALLS.LOAD`.
-    pub const RESOURCE_STALLS_LOAD: Event = Event::row(198);
-    /// `RESOURCE_STALLS.MXCSR`.
-    pub const RESOURCE_STALLS_MXCSR: Event = Event::row(199);
-    /// `RESOURCE_STALLS.OTHER`.
-    pub const RESOURCE_STALLS_OTHER: Event = Event::row(200);
-    /// `RESOURCE_STALLS.ROB_FULL`.
-    pub const RESOURCE_STALLS_ROB_FULL: Event = Event::row(201);
-    /// `RESOURCE_STALLS.RS_FULL`.
-    pub const RESOURCE_STALLS_RS_FULL: Event = Event::row(202);
-    /// `RESOURCE_STALLS.STORE`.
-    pub const RESOURCE_STALLS_STORE: Event = Event::row(203);
-    /// `SB_DRAIN.ANY`.
-    pub const SB_DRAIN_ANY: Event = Event::row(204);
-    /// `SEG_RENAME_STALLS`.
-    pub const SEG_RENAME_STALLS: Event = Event::row(205);
-    /// `SIMD_INT_128.PACK`.
-    pub const SIMD_INT_128_PACK: Event = Event::row(206);
-    /// `SIMD_INT_128.PACKED_ARITH`.
-    pub const SIMD_INT_128_PACKED_ARITH: Event = Event::row(207);
-    /// `SIMD_INT_128.PACKED_LOGICAL`.
-    pub const SIMD_INT_128_PACKED_LOGICAL: Event = Event::row(208);
-    /// `SIMD_INT_128.PACKED_MPY`.
-    pub const SIMD_INT_128_PACKED_MPY: Event = Event::row(209);
-    /// `SIMD_INT_128.PACKED_SHIFT`.
-    pub const SIMD_INT_128_PACKED_SHIFT: Event = Event::row(210);
-    /// `SIMD_INT_128.SHUFFLE_MOVE`.
-    pub const SIMD_INT_128_SHUFFLE_MOVE: Event = Event::row(211);
-    /// `SIMD_INT_128.UNPACK`.
-    pub const SIMD_INT_128_UNPACK: Event = Event::row(212);
-    /// `SIMD_INT_64.PACK`.
-    pub const SIMD_INT_64_PACK: Event = Event::row(213);
-    /// `SIMD_INT_64.PACKED_ARITH`.
-    pub const SIMD_INT_64_PACKED_ARITH: Event = Event::row(214);
-    /// `SIMD_INT_64.PACKED_LOGICAL`.
-    pub const SIMD_INT_64_PACKED_LOGICAL: Event = Event::row(215);
-    /// `SIMD_INT_64.PACKED_MPY`.
-    pub const SIMD_INT_64_PACKED_MPY: Event = Event::row(216);
-    /// `SIMD_INT_64.PACKED_SHIFT`.
-    pub const SIMD_INT_64_PACKED_SHIFT: Event = Event::row(217);
-    /// `SIMD_INT_64.SHUFFLE_MOVE`.
-    pub const SIMD_INT_64_SHUFFLE_MOVE: Event = Event::row(218);
-    /// `SIMD_INT_64.UNPACK`.
-    pub const SIMD_INT_64_UNPACK: Event = Event::row(219);
-    /// `SNOOP_RESPONSE.HIT`.
-    pub const SNOOP_RESPONSE_HIT: Event = Event::row(220);
-    /// `SNOOP_RESPONSE.HITE`.
-    pub const SNOOP_RESPONSE_HITE: Event = Event::row(221);
-    /// `SNOOP_RESPONSE.HITM`.
-    pub const SNOOP_RESPONSE_HITM: Event = Event::row(222);
-    /// `SQ_FULL_STALL_CYCLES`.
-    pub const SQ_FULL_STALL_CYCLES: Event = Event::row(223);
-    /// `SQ_MISC.SPLIT_LOCK`.
-    pub const SQ_MISC_SPLIT_LOCK: Event = Event::row(224);
-    /// `SSEX_UOPS_RETIRED.PACKED_DOUBLE`.
-    pub const SSEX_UOPS_RETIRED_PACKED_DOUBLE: Event = Event::row(225);
-    /// `SSEX_UOPS_RETIRED.PACKED_SINGLE`.
-    pub const SSEX_UOPS_RETIRED_PACKED_SINGLE: Event = Event::row(226);
-    /// `SSEX_UOPS_RETIRED.SCALAR_DOUBLE`.
-    pub const SSEX_UOPS_RETIRED_SCALAR_DOUBLE: Event = Event::row(227);
-    /// `SSEX_UOPS_RETIRED.SCALAR_SINGLE`.
-    pub const SSEX_UOPS_RETIRED_SCALAR_SINGLE: Event = Event::row(228);
-    /// `SSEX_UOPS_RETIRED.VECTOR_INTEGER`.
-    pub const SSEX_UOPS_RETIRED_VECTOR_INTEGER: Event = Event::row(229);
-    /// `STORE_BLOCKS.AT_RET`.
-    pub const STORE_BLOCKS_AT_RET: Event = Event::row(230);
-    /// `STORE_BLOCKS.L1D_BLOCK`.
-    pub const STORE_BLOCKS_L1D_BLOCK: Event = Event::row(231);
-    /// `TWO_UOP_INSTS_DECODED`.
-    pub const TWO_UOP_INSTS_DECODED: Event = Event::row(232);
-    /// `UOP_UNFUSION`.
-    pub const UOP_UNFUSION: Event = Event::row(233);
-    /// `UOPS_DECODED.ESP_FOLDING`.
-    pub const UOPS_DECODED_ESP_FOLDING: Event = Event::row(234);
-    /// `UOPS_DECODED.ESP_SYNC`.
-    pub const UOPS_DECODED_ESP_SYNC: Event = Event::row(235);
-    /// `UOPS_DECODED.MS_CYCLES_ACTIVE`.
-    pub const UOPS_DECODED_MS_CYCLES_ACTIVE: Event = Event::row(236);
-    /// `UOPS_DECODED.STALL_CYCLES`.
-    pub const UOPS_DECODED_STALL_CYCLES: Event = Event::row(237);
-    /// `UOPS_EXECUTED.CORE_ACTIVE_CYCLES`.
-    pub const UOPS_EXECUTED_CORE_ACTIVE_CYCLES: Event = Event::row(238);
-    /// `UOPS_EXECUTED.CORE_ACTIVE_CYCLES_NO_PORT5`.
-    pub const UOPS_EXECUTED_CORE_ACTIVE_CYCLES_NO_PORT5: Event = Event::row(239);
-    /// `UOPS_EXECUTED.CORE_STALL_COUNT`.
-    pub const UOPS_EXECUTED_CORE_STALL_COUNT: Event = Event::row(240);
-    /// `UOPS_EXECUTED.CORE_STALL_COUNT_NO_PORT5`.
-    pub const UOPS_EXECUTED_CORE_STALL_COUNT_NO_PORT5: Event = Event::row(241);
-    /// `UOPS_EXECUTED.CORE_STALL_CYCLES`.
-    pub const UOPS_EXECUTED_CORE_STALL_CYCLES: Event = Event::row(242);
-    /// `UOPS_EXECUTED.CORE_STALL_CYCLES_NO_PORT5`.
-    pub const UOPS_EXECUTED_CORE_STALL_CYCLES_NO_PORT5: Event = Event::row(243);
-    /// `UOPS_EXECUTED.PORT0`.
-    pub const UOPS_EXECUTED_PORT0: Event = Event::row(244);
-    /// `UOPS_EXECUTED.PORT015`.
-    pub const UOPS_EXECUTED_PORT015: Event = Event::row(245);
-    /// `UOPS_EXECUTED.PORT015_STALL_CYCLES`.
-    pub const UOPS_EXECUTED_PORT015_STALL_CYCLES: Event = Event::row(246);
-    /// `UOPS_EXECUTED.PORT1`.
-    pub const UOPS_EXECUTED_PORT1: Event = Event::row(247);
-    /// `UOPS_EXECUTED.PORT2_CORE`.
-    pub const UOPS_EXECUTED_PORT2_CORE: Event = Event::row(248);
-    /// `UOPS_EXECUTED.PORT234_CORE`.
-    pub const UOPS_EXECUTED_PORT234_CORE: Event = Event::row(249);
-    /// `UOPS_EXECUTED.PORT3_CORE`.
-    pub const UOPS_EXECUTED_PORT3_CORE: Event = Event::row(250);
-    /// `UOPS_EXECUTED.PORT4_CORE`.
-    pub const UOPS_EXECUTED_PORT4_CORE: Event = Event::row(251);
-    /// `UOPS_EXECUTED.PORT5`.
-    pub const UOPS_EXECUTED_PORT5: Event = Event::row(252);
-    /// `UOPS_ISSUED.ANY`.
-    pub const UOPS_ISSUED_ANY: Event = Event::row(253);
-    /// `UOPS_ISSUED.CORE_STALL_CYCLES`.
-    pub const UOPS_ISSUED_CORE_STALL_CYCLES: Event = Event::row(254);
-    /// `UOPS_ISSUED.CYCLES_ALL_THREADS`.
-    pub const UOPS_ISSUED_CYCLES_ALL_THREADS: Event = Event::row(255);
-    /// `UOPS_ISSUED.FUSED`.
-    pub const UOPS_ISSUED_FUSED: Event = Event::row(256);
-    /// `UOPS_ISSUED.STALL_CYCLES`.
-    pub const UOPS_ISSUED_STALL_CYCLES: Event = Event::row(257);
-    /// `UOPS_RETIRED.ACTIVE_CYCLES`.
-    pub const UOPS_RETIRED_ACTIVE_CYCLES: Event = Event::row(258);
-    /// `UOPS_RETIRED.ANY`.
-    pub const UOPS_RETIRED_ANY: Event = Event::row(259);
-    /// `UOPS_RETIRED.MACRO_FUSED`.
-    pub const UOPS_RETIRED_MACRO_FUSED: Event = Event::row(260);
-    /// `UOPS_RETIRED.RETIRE_SLOTS`.
-    pub const UOPS_RETIRED_RETIRE_SLOTS: Event = Event::row(261);
-    /// `UOPS_RETIRED.STALL_CYCLES`.
-    pub const UOPS_RETIRED_STALL_CYCLES: Event = Event::row(262);
-    /// `UOPS_RETIRED.TOTAL_CYCLES`.
-    pub const UOPS_RETIRED_TOTAL_CYCLES: Event = Event::row(263);
-    /// `OFFCORE_RESPONSE_0.ANY_DATA.ANY_CACHE_DRAM`.
-    pub const OFFCORE_RESPONSE_0_ANY_DATA_ANY_CACHE_DRAM: Event = Event::row(264);
-    /// `OFFCORE_RESPONSE_0.ANY_DATA.ANY_DRAM`.
-    pub const OFFCORE_RESPONSE_0_ANY_DATA_ANY_DRAM: Event = Event::row(265);
-    /// `OFFCORE_RESPONSE_0.ANY_DATA.ANY_LLC_MISS`.
-    pub const OFFCORE_RESPONSE_0_ANY_DATA_ANY_LLC_MISS: Event = Event::row(266);
-    /// `OFFCORE_RESPONSE_0.ANY_DATA.ANY_LOCATION`.
-    pub const OFFCORE_RESPONSE_0_ANY_DATA_ANY_LOCATION: Event = Event::row(267);
-    /// `OFFCORE_RESPONSE_0.ANY_DATA.IO_CSR_MMIO`.
-    pub const OFFCORE_RESPONSE_0_ANY_DATA_IO_CSR_MMIO: Event = Event::row(268);
-    /// `OFFCORE_RESPONSE_0.ANY_DATA.LLC_HIT_NO_OTHER_CORE`.
-    pub const OFFCORE_RESPONSE_0_ANY_DATA_LLC_HIT_NO_OTHER_CORE: Event = Event::row(269);
-    /// `OFFCORE_RESPONSE_0.ANY_DATA.LLC_HIT_OTHER_CORE_HIT`.
-    pub const OFFCORE_RESPONSE_0_ANY_DATA_LLC_HIT_OTHER_CORE_HIT: Event = Event::row(270);
-    /// `OFFCORE_RESPONSE_0.ANY_DATA.LLC_HIT_OTHER_CORE_HITM`.
-    pub const OFFCORE_RESPONSE_0_ANY_DATA_LLC_HIT_OTHER_CORE_HITM: Event = Event::row(271);
-    /// `OFFCORE_RESPONSE_0.ANY_DATA.LOCAL_CACHE`.
-    pub const OFFCORE_RESPONSE_0_ANY_DATA_LOCAL_CACHE: Event = Event::row(272);
-    /// `OFFCORE_RESPONSE_0.ANY_DATA.LOCAL_CACHE_DRAM`.
-    pub const OFFCORE_RESPONSE_0_ANY_DATA_LOCAL_CACHE_DRAM: Event = Event::row(273);
-    /// `OFFCORE_RESPONSE_0.ANY_DATA.LOCAL_DRAM`.
-    pub const OFFCORE_RESPONSE_0_ANY_DATA_LOCAL_DRAM: Event = Event::row(274);
-    /// `OFFCORE_RESPONSE_0.ANY_DATA.REMOTE_CACHE`.
-    pub const OFFCORE_RESPONSE_0_ANY_DATA_REMOTE_CACHE: Event = Event::row(275);
-    /// `OFFCORE_RESPONSE_0.ANY_DATA.REMOTE_CACHE_DRAM`.
-    pub const OFFCORE_RESPONSE_0_ANY_DATA_REMOTE_CACHE_DRAM: Event = Event::row(276);
-    /// `OFFCORE_RESPONSE_0.ANY_DATA.REMOTE_CACHE_HIT`.
-    pub const OFFCORE_RESPONSE_0_ANY_DATA_REMOTE_CACHE_HIT: Event = Event::row(277);
-    /// `OFFCORE_RESPONSE_0.ANY_DATA.REMOTE_CACHE_HITM`.
-    pub const OFFCORE_RESPONSE_0_ANY_DATA_REMOTE_CACHE_HITM: Event = Event::row(278);
-    /// `OFFCORE_RESPONSE_0.ANY_DATA.REMOTE_DRAM`.
-    pub const OFFCORE_RESPONSE_0_ANY_DATA_REMOTE_DRAM: Event = Event::row(279);
-    /// `OFFCORE_RESPONSE_0.ANY_IFETCH.ANY_CACHE_DRAM`.
-    pub const OFFCORE_RESPONSE_0_ANY_IFETCH_ANY_CACHE_DRAM: Event = Event::row(280);
-    /// `OFFCORE_RESPONSE_0.ANY_IFETCH.ANY_DRAM`.
-    pub const OFFCORE_RESPONSE_0_ANY_IFETCH_ANY_DRAM: Event = Event::row(281);
-    /// `OFFCORE_RESPONSE_0.ANY_IFETCH.ANY_LLC_MISS`.
-    pub const OFFCORE_RESPONSE_0_ANY_IFETCH_ANY_LLC_MISS: Event = Event::row(282);
-    /// `OFFCORE_RESPONSE_0.ANY_IFETCH.ANY_LOCATION`.
-    pub const OFFCORE_RESPONSE_0_ANY_IFETCH_ANY_LOCATION: Event = Event::row(283);
-    /// `OFFCORE_RESPONSE_0.ANY_IFETCH.IO_CSR_MMIO`.
-    pub const OFFCORE_RESPONSE_0_ANY_IFETCH_IO_CSR_MMIO: Event = Event::row(284);
-    /// `OFFCORE_RESPONSE_0.ANY_IFETCH.LLC_HIT_NO_OTHER_CORE`.
-    pub const OFFCORE_RESPONSE_0_ANY_IFETCH_LLC_HIT_NO_OTHER_CORE: Event = Event::row(285);
-    /// `OFFCORE_RESPONSE_0.ANY_IFETCH.LLC_HIT_OTHER_CORE_HIT`.
-    pub const OFFCORE_RESPONSE_0_ANY_IFETCH_LLC_HIT_OTHER_CORE_HIT: Event = Event::row(286);
-    /// `OFFCORE_RESPONSE_0.ANY_IFETCH.LLC_HIT_OTHER_CORE_HITM`.
-    pub const OFFCORE_RESPONSE_0_ANY_IFETCH_LLC_HIT_OTHER_CORE_HITM: Event = Event::row(287);
-    /// `OFFCORE_RESPONSE_0.ANY_IFETCH.LOCAL_CACHE`.
-    pub const OFFCORE_RESPONSE_0_ANY_IFETCH_LOCAL_CACHE: Event = Event::row(288);
-    /// `OFFCORE_RESPONSE_0.ANY_IFETCH.LOCAL_CACHE_DRAM`.
-    pub const OFFCORE_RESPONSE_0_ANY_IFETCH_LOCAL_CACHE_DRAM: Event = Event::row(289);
-    /// `OFFCORE_RESPONSE_0.ANY_IFETCH.LOCAL_DRAM`.
-    pub const OFFCORE_RESPONSE_0_ANY_IFETCH_LOCAL_DRAM: Event = Event::row(290);
-    /// `OFFCORE_RESPONSE_0.ANY_IFETCH.REMOTE_CACHE`.
-    pub const OFFCORE_RESPONSE_0_ANY_IFETCH_REMOTE_CACHE: Event = Event::row(291);
-    /// `OFFCORE_RESPONSE_0.ANY_IFETCH.REMOTE_CACHE_DRAM`.
-    pub const OFFCORE_RESPONSE_0_ANY_IFETCH_REMOTE_CACHE_DRAM: Event = Event::row(292);
-    /// `OFFCORE_RESPONSE_0.ANY_IFETCH.REMOTE_CACHE_HIT`.
-    pub const OFFCORE_RESPONSE_0_ANY_IFETCH_REMOTE_CACHE_HIT: Event = Event::row(293);
-    /// `OFFCORE_RESPONSE_0.ANY_IFETCH.REMOTE_CACHE_HITM`.
-    pub const OFFCORE_RESPONSE_0_ANY_IFETCH_REMOTE_CACHE_HITM: Event = Event::row(294);
-    /// `OFFCORE_RESPONSE_0.ANY_IFETCH.REMOTE_DRAM`.
-    pub const OFFCORE_RESPONSE_0_ANY_IFETCH_REMOTE_DRAM: Event = Event::row(295);
-    /// `OFFCORE_RESPONSE_0.ANY_REQUEST.ANY_CACHE_DRAM`.
-    pub const OFFCORE_RESPONSE_0_ANY_REQUEST_ANY_CACHE_DRAM: Event = Event::row(296);
-    /// `OFFCORE_RESPONSE_0.ANY_REQUEST.ANY_DRAM`.
-    pub const OFFCORE_RESPONSE_0_ANY_REQUEST_ANY_DRAM: Event = Event::row(297);
-    /// `OFFCORE_RESPONSE_0.ANY_REQUEST.ANY_LLC_MISS`.
-    pub const OFFCORE_RESPONSE_0_ANY_REQUEST_ANY_LLC_MISS: Event = Event::row(298);
-    /// `OFFCORE_RESPONSE_0.ANY_REQUEST.ANY_LOCATION`.
-    pub const OFFCORE_RESPONSE_0_ANY_REQUEST_ANY_LOCATION: Event = Event::row(299);
-    /// `OFFCORE_RESPONSE_0.ANY_REQUEST.IO_CSR_MMIO`.
-    pub const OFFCORE_RESPONSE_0_ANY_REQUEST_IO_CSR_MMIO: Event = Event::row(300);
-    /// `OFFCORE_RESPONSE_0.ANY_REQUEST.LLC_HIT_NO_OTHER_CORE`.
-    pub const OFFCORE_RESPONSE_0_ANY_REQUEST_LLC_HIT_NO_OTHER_CORE: Event = Event::row(301);
-    /// `OFFCORE_RESPONSE_0.ANY_REQUEST.LLC_HIT_OTHER_CORE_HIT`.
-    pub const OFFCORE_RESPONSE_0_ANY_REQUEST_LLC_HIT_OTHER_CORE_HIT: Event = Event::row(302);
-    /// `OFFCORE_RESPONSE_0.ANY_REQUEST.LLC_HIT_OTHER_CORE_HITM`.
-    pub const OFFCORE_RESPONSE_0_ANY_REQUEST_LLC_HIT_OTHER_CORE_HITM: Event = Event::row(303);
-    /// `OFFCORE_RESPONSE_0.ANY_REQUEST.LOCAL_CACHE`.
-    pub const OFFCORE_RESPONSE_0_ANY_REQUEST_LOCAL_CACHE: Event = Event::row(304);
-    /// `OFFCORE_RESPONSE_0.ANY_REQUEST.LOCAL_CACHE_DRAM`.
-    pub const OFFCORE_RESPONSE_0_ANY_REQUEST_LOCAL_CACHE_DRAM: Event = Event::row(305);
-    /// `OFFCORE_RESPONSE_0.ANY_REQUEST.LOCAL_DRAM`.
-    pub const OFFCORE_RESPONSE_0_ANY_REQUEST_LOCAL_DRAM: Event = Event::row(306);
-    /// `OFFCORE_RESPONSE_0.ANY_REQUEST.REMOTE_CACHE`.
-    pub const OFFCORE_RESPONSE_0_ANY_REQUEST_REMOTE_CACHE: Event = Event::row(307);
-    /// `OFFCORE_RESPONSE_0.ANY_REQUEST.REMOTE_CACHE_DRAM`.
-    pub const OFFCORE_RESPONSE_0_ANY_REQUEST_REMOTE_CACHE_DRAM: Event = Event::row(308);
-    /// `OFFCORE_RESPONSE_0.ANY_REQUEST.REMOTE_CACHE_HIT`.
-    pub const OFFCORE_RESPONSE_0_ANY_REQUEST_REMOTE_CACHE_HIT: Event = Event::row(309);
-    /// `OFFCORE_RESPONSE_0.ANY_REQUEST.REMOTE_CACHE_HITM`.
-    pub const OFFCORE_RESPONSE_0_ANY_REQUEST_REMOTE_CACHE_HITM: Event = Event::row(310);
-    /// `OFFCORE_RESPONSE_0.ANY_REQUEST.REMOTE_DRAM`.
-    pub const OFFCORE_RESPONSE_0_ANY_REQUEST_REMOTE_DRAM: Event = Event::row(311);
-    /// `OFFCORE_RESPONSE_0.ANY_RFO.ANY_CACHE_DRAM`.
-    pub const OFFCORE_RESPONSE_0_ANY_RFO_ANY_CACHE_DRAM: Event = Event::row(312);
-    /// `OFFCORE_RESPONSE_0.ANY_RFO.ANY_DRAM`.
-    pub const OFFCORE_RESPONSE_0_ANY_RFO_ANY_DRAM: Event = Event::row(313);
-    /// `OFFCORE_RESPONSE_0.ANY_RFO.ANY_LLC_MISS`.
-    pub const OFFCORE_RESPONSE_0_ANY_RFO_ANY_LLC_MISS: Event = Event::row(314);
-    /// `OFFCORE_RESPONSE_0.ANY_RFO.ANY_LOCATION`.
-    pub const OFFCORE_RESPONSE_0_ANY_RFO_ANY_LOCATION: Event = Event::row(315);
-    /// `OFFCORE_RESPONSE_0.ANY_RFO.IO_CSR_MMIO`.
-    pub const OFFCORE_RESPONSE_0_ANY_RFO_IO_CSR_MMIO: Event = Event::row(316);
-    /// `OFFCORE_RESPONSE_0.ANY_RFO.LLC_HIT_NO_OTHER_CORE`.
-    pub const OFFCORE_RESPONSE_0_ANY_RFO_LLC_HIT_NO_OTHER_CORE: Event = Event::row(317);
-    /// `OFFCORE_RESPONSE_0.ANY_RFO.LLC_HIT_OTHER_CORE_HIT`.
-    pub const OFFCORE_RESPONSE_0_ANY_RFO_LLC_HIT_OTHER_CORE_HIT: Event = Event::row(318);
-    /// `OFFCORE_RESPONSE_0.ANY_RFO.LLC_HIT_OTHER_CORE_HITM`.
-    pub const OFFCORE_RESPONSE_0_ANY_RFO_LLC_HIT_OTHER_CORE_HITM: Event = Event::row(319);
-    /// `OFFCORE_RESPONSE_0.ANY_RFO.LOCAL_CACHE`.
-    pub const OFFCORE_RESPONSE_0_ANY_RFO_LOCAL_CACHE: Event = Event::row(320);
-    /// `OFFCORE_RESPONSE_0.ANY_RFO.LOCAL_CACHE_DRAM`.
-    pub const OFFCORE_RESPONSE_0_ANY_RFO_LOCAL_CACHE_DRAM: Event = Event::row(321);
-    /// `OFFCORE_RESPONSE_0.ANY_RFO.LOCAL_DRAM`.
-    pub const OFFCORE_RESPONSE_0_ANY_RFO_LOCAL_DRAM: Event = Event::row(322);
-    /// `OFFCORE_RESPONSE_0.ANY_RFO.REMOTE_CACHE`.
-    pub const OFFCORE_RESPONSE_0_ANY_RFO_REMOTE_CACHE: Event = Event::row(323);
-    /// `OFFCORE_RESPONSE_0.ANY_RFO.REMOTE_CACHE_DRAM`.
-    pub const OFFCORE_RESPONSE_0_ANY_RFO_REMOTE_CACHE_DRAM: Event = Event::row(324);
-    /// `OFFCORE_RESPONSE_0.ANY_RFO.REMOTE_CACHE_HIT`.
-    pub const OFFCORE_RESPONSE_0_ANY_RFO_REMOTE_CACHE_HIT: Event = Event::row(325);
-    /// `OFFCORE_RESPONSE_0.ANY_RFO.REMOTE_CACHE_HITM`.
-    pub const OFFCORE_RESPONSE_0_ANY_RFO_REMOTE_CACHE_HITM: Event = Event::row(326);
-    /// `OFFCORE_RESPONSE_0.ANY_RFO.REMOTE_DRAM`.
-    pub const OFFCORE_RESPONSE_0_ANY_RFO_REMOTE_DRAM: Event = Event::row(327);
-    /// `OFFCORE_RESPONSE_0.COREWB.ANY_CACHE_DRAM`.
-    pub const OFFCORE_RESPONSE_0_COREWB_ANY_CACHE_DRAM: Event = Event::row(328);
-    /// `OFFCORE_RESPONSE_0.COREWB.ANY_DRAM`.
-    pub const OFFCORE_RESPONSE_0_COREWB_ANY_DRAM: Event = Event::row(329);
-    /// `OFFCORE_RESPONSE_0.COREWB.ANY_LLC_MISS`.
-    pub const OFFCORE_RESPONSE_0_COREWB_ANY_LLC_MISS: Event = Event::row(330);
-    /// `OFFCORE_RESPONSE_0.COREWB.ANY_LOCATION`.
-    pub const OFFCORE_RESPONSE_0_COREWB_ANY_LOCATION: Event = Event::row(331);
-    /// `OFFCORE_RESPONSE_0.COREWB.IO_CSR_MMIO`.
-    pub const OFFCORE_RESPONSE_0_COREWB_IO_CSR_MMIO: Event = Event::row(332);
-    /// `OFFCORE_RESPONSE_0.COREWB.LLC_HIT_NO_OTHER_CORE`.
-    pub const OFFCORE_RESPONSE_0_COREWB_LLC_HIT_NO_OTHER_CORE: Event = Event::row(333);
-    /// `OFFCORE_RESPONSE_0.COREWB.LLC_HIT_OTHER_CORE_HITM`.
-    pub const OFFCORE_RESPONSE_0_COREWB_LLC_HIT_OTHER_CORE_HITM: Event = Event::row(334);
-    /// `OFFCORE_RESPONSE_0.COREWB.LOCAL_CACHE`.
-    pub const OFFCORE_RESPONSE_0_COREWB_LOCAL_CACHE: Event = Event::row(335);
-    /// `OFFCORE_RESPONSE_0.COREWB.LOCAL_CACHE_DRAM`.
-    pub const OFFCORE_RESPONSE_0_COREWB_LOCAL_CACHE_DRAM: Event = Event::row(336);
-    /// `OFFCORE_RESPONSE_0.COREWB.LOCAL_DRAM`.
-    pub const OFFCORE_RESPONSE_0_COREWB_LOCAL_DRAM: Event = Event::row(337);
-    /// `OFFCORE_RESPONSE_0.COREWB.REMOTE_CACHE`.
-    pub const OFFCORE_RESPONSE_0_COREWB_REMOTE_CACHE: Event = Event::row(338);
-    /// `OFFCORE_RESPONSE_0.COREWB.REMOTE_CACHE_DRAM`.
-    pub const OFFCORE_RESPONSE_0_COREWB_REMOTE_CACHE_DRAM: Event = Event::row(339);
-    /// `OFFCORE_RESPONSE_0.COREWB.REMOTE_CACHE_HIT`.
-    pub const OFFCORE_RESPONSE_0_COREWB_REMOTE_CACHE_HIT: Event = Event::row(340);
-    /// `OFFCORE_RESPONSE_0.COREWB.REMOTE_CACHE_HITM`.
-    pub const OFFCORE_RESPONSE_0_COREWB_REMOTE_CACHE_HITM: Event = Event::row(341);
-    /// `OFFCORE_RESPONSE_0.COREWB.REMOTE_DRAM`.
-    pub const OFFCORE_RESPONSE_0_COREWB_REMOTE_DRAM: Event = Event::row(342);
-    /// `OFFCORE_RESPONSE_0.DATA_IFETCH.ANY_CACHE_DRAM`.
-    pub const OFFCORE_RESPONSE_0_DATA_IFETCH_ANY_CACHE_DRAM: Event = Event::row(343);
-    /// `OFFCORE_RESPONSE_0.DATA_IFETCH.ANY_DRAM`.
-    pub const OFFCORE_RESPONSE_0_DATA_IFETCH_ANY_DRAM: Event = Event::row(344);
-    /// `OFFCORE_RESPONSE_0.DATA_IFETCH.ANY_LLC_MISS`.
-    pub const OFFCORE_RESPONSE_0_DATA_IFETCH_ANY_LLC_MISS: Event = Event::row(345);
-    /// `OFFCORE_RESPONSE_0.DATA_IFETCH.ANY_LOCATION`.
-    pub const OFFCORE_RESPONSE_0_DATA_IFETCH_ANY_LOCATION: Event = Event::row(346);
-    /// `OFFCORE_RESPONSE_0.DATA_IFETCH.IO_CSR_MMIO`.
-    pub const OFFCORE_RESPONSE_0_DATA_IFETCH_IO_CSR_MMIO: Event = Event::row(347);
-    /// `OFFCORE_RESPONSE_0.DATA_IFETCH.LLC_HIT_NO_OTHER_CORE`.
-    pub const OFFCORE_RESPONSE_0_DATA_IFETCH_LLC_HIT_NO_OTHER_CORE: Event = Event::row(348);
-    /// `OFFCORE_RESPONSE_0.DATA_IFETCH.LLC_HIT_OTHER_CORE_HIT`.
-    pub const OFFCORE_RESPONSE_0_DATA_IFETCH_LLC_HIT_OTHER_CORE_HIT: Event = Event::row(349);
-    /// `OFFCORE_RESPONSE_0.DATA_IFETCH.LLC_HIT_OTHER_CORE_HITM`.
-    pub const OFFCORE_RESPONSE_0_DATA_IFETCH_LLC_HIT_OTHER_CORE_HITM: Event = Event::row(350);
-    /// `OFFCORE_RESPONSE_0.DATA_IFETCH.LOCAL_CACHE`.
-    pub const OFFCORE_RESPONSE_0_DATA_IFETCH_LOCAL_CACHE: Event = Event::row(351);
-    /// `OFFCORE_RESPONSE_0.DATA_IFETCH.LOCAL_CACHE_DRAM`.
-    pub const OFFCORE_RESPONSE_0_DATA_IFETCH_LOCAL_CACHE_DRAM: Event = Event::row(352);
-    /// `OFFCORE_RESPONSE_0.DATA_IFETCH.LOCAL_DRAM`.
-    pub const OFFCORE_RESPONSE_0_DATA_IFETCH_LOCAL_DRAM: Event = Event::row(353);
-    /// `OFFCORE_RESPONSE_0.DATA_IFETCH.REMOTE_CACHE`.
-    pub const OFFCORE_RESPONSE_0_DATA_IFETCH_REMOTE_CACHE: Event = Event::row(354);
-    /// `OFFCORE_RESPONSE_0.DATA_IFETCH.REMOTE_CACHE_DRAM`.
-    pub const OFFCORE_RESPONSE_0_DATA_IFETCH_REMOTE_CACHE_DRAM: Event = Event::row(355);
-    /// `OFFCORE_RESPONSE_0.DATA_IFETCH.REMOTE_CACHE_HIT`.
-    pub const OFFCORE_RESPONSE_0_DATA_IFETCH_REMOTE_CACHE_HIT: Event = Event::row(356);
-    /// `OFFCORE_RESPONSE_0.DATA_IFETCH.REMOTE_CACHE_HITM`.
-    pub const OFFCORE_RESPONSE_0_DATA_IFETCH_REMOTE_CACHE_HITM: Event = Event::row(357);
-    /// `OFFCORE_RESPONSE_0.DATA_IFETCH.REMOTE_DRAM`.
-    pub const OFFCORE_RESPONSE_0_DATA_IFETCH_REMOTE_DRAM: Event = Event::row(358);
-    /// `OFFCORE_RESPONSE_0.DATA_IN.ANY_CACHE_DRAM`.
-    pub const OFFCORE_RESPONSE_0_DATA_IN_ANY_CACHE_DRAM: Event = Event::row(359);
-    /// `OFFCORE_RESPONSE_0.DATA_IN.ANY_DRAM`.
-    pub const OFFCORE_RESPONSE_0_DATA_IN_ANY_DRAM: Event = Event::row(360);
-    /// `OFFCORE_RESPONSE_0.DATA_IN.ANY_LLC_MISS`.
-    pub const OFFCORE_RESPONSE_0_DATA_IN_ANY_LLC_MISS: Event = Event::row(361);
-    /// `OFFCORE_RESPONSE_0.DATA_IN.ANY_LOCATION`.
-    pub const OFFCORE_RESPONSE_0_DATA_IN_ANY_LOCATION: Event = Event::row(362);
-    /// `OFFCORE_RESPONSE_0.DATA_IN.IO_CSR_MMIO`.
-    pub const OFFCORE_RESPONSE_0_DATA_IN_IO_CSR_MMIO: Event = Event::row(363);
-    /// `OFFCORE_RESPONSE_0.DATA_IN.LLC_HIT_NO_OTHER_CORE`.
-    pub const OFFCORE_RESPONSE_0_DATA_IN_LLC_HIT_NO_OTHER_CORE: Event = Event::row(364);
-    /// `OFFCORE_RESPONSE_0.DATA_IN.LLC_HIT_OTHER_CORE_HIT`.
-    pub const OFFCORE_RESPONSE_0_DATA_IN_LLC_HIT_OTHER_CORE_HIT: Event = Event::row(365);
-    /// `OFFCORE_RESPONSE_0.DATA_IN.LLC_HIT_OTHER_CORE_HITM`.
-    pub const OFFCORE_RESPONSE_0_DATA_IN_LLC_HIT_OTHER_CORE_HITM: Event = Event::row(366);
-    /// `OFFCORE_RESPONSE_0.DATA_IN.LOCAL_CACHE`.
-    pub const OFFCORE_RESPONSE_0_DATA_IN_LOCAL_CACHE: Event = Event::row(367);
-    /// `OFFCORE_RESPONSE_0.DATA_IN.LOCAL_CACHE_DRAM`.
-    pub const OFFCORE_RESPONSE_0_DATA_IN_LOCAL_CACHE_DRAM: Event = Event::row(368);
-    /// `OFFCORE_RESPONSE_0.DATA_IN.LOCAL_DRAM`.
-    pub const OFFCORE_RESPONSE_0_DATA_IN_LOCAL_DRAM: Event = Event::row(369);
-    /// `OFFCORE_RESPONSE_0.DATA_IN.REMOTE_CACHE`.
-    pub const OFFCORE_RESPONSE_0_DATA_IN_REMOTE_CACHE: Event = Event::row(370);
-    /// `OFFCORE_RESPONSE_0.DATA_IN.REMOTE_CACHE_DRAM`.
-    pub const OFFCORE_RESPONSE_0_DATA_IN_REMOTE_CACHE_DRAM: Event = Event::row(371);
-    /// `OFFCORE_RESPONSE_0.DATA_IN.REMOTE_CACHE_HIT`.
-    pub const OFFCORE_RESPONSE_0_DATA_IN_REMOTE_CACHE_HIT: Event = Event::row(372);
-    /// `OFFCORE_RESPONSE_0.DATA_IN.REMOTE_CACHE_HITM`.
-    pub const OFFCORE_RESPONSE_0_DATA_IN_REMOTE_CACHE_HITM: Event = Event::row(373);
-    /// `OFFCORE_RESPONSE_0.DATA_IN.REMOTE_DRAM`.
-    pub const OFFCORE_RESPONSE_0_DATA_IN_REMOTE_DRAM: Event = Event::row(374);
-    /// `OFFCORE_RESPONSE_0.DEMAND_DATA.ANY_CACHE_DRAM`.
-    pub const OFFCORE_RESPONSE_0_DEMAND_DATA_ANY_CACHE_DRAM: Event = Event::row(375);
-    /// `OFFCORE_RESPONSE_0.DEMAND_DATA.ANY_DRAM`.
-    pub const OFFCORE_RESPONSE_0_DEMAND_DATA_ANY_DRAM: Event = Event::row(376);
-    /// `OFFCORE_RESPONSE_0.DEMAND_DATA.ANY_LLC_MISS`.
-    pub const OFFCORE_RESPONSE_0_DEMAND_DATA_ANY_LLC_MISS: Event = Event::row(377);
-    /// `OFFCORE_RESPONSE_0.DEMAND_DATA.ANY_LOCATION`.
-    pub const OFFCORE_RESPONSE_0_DEMAND_DATA_ANY_LOCATION: Event = Event::row(378);
-    /// `OFFCORE_RESPONSE_0.DEMAND_DATA.IO_CSR_MMIO`.
-    pub const OFFCORE_RESPONSE_0_DEMAND_DATA_IO_CSR_MMIO: Event = Event::row(379);
-    /// `OFFCORE_RESPONSE_0.DEMAND_DATA.LLC_HIT_NO_OTHER_CORE`.
-    pub const OFFCORE_RESPONSE_0_DEMAND_DATA_LLC_HIT_NO_OTHER_CORE: Event = Event::row(380);
-    /// `OFFCORE_RESPONSE_0.DEMAND_DATA.LLC_HIT_OTHER_CORE_HIT`.
-    pub const OFFCORE_RESPONSE_0_DEMAND_DATA_LLC_HIT_OTHER_CORE_HIT: Event = Event::row(381);
-    /// `OFFCORE_RESPONSE_0.DEMAND_DATA.LLC_HIT_OTHER_CORE_HITM`.
-    pub const OFFCORE_RESPONSE_0_DEMAND_DATA_LLC_HIT_OTHER_CORE_HITM: Event = Event::row(382);
-    /// `OFFCORE_RESPONSE_0.DEMAND_DATA.LOCAL_CACHE`.
-    pub const OFFCORE_RESPONSE_0_DEMAND_DATA_LOCAL_CACHE: Event = Event::row(383);
-    /// `OFFCORE_RESPONSE_0.DEMAND_DATA.LOCAL_CACHE_DRAM`.
-    pub const OFFCORE_RESPONSE_0_DEMAND_DATA_LOCAL_CACHE_DRAM: Event = Event::row(384);
-    /// `OFFCORE_RESPONSE_0.DEMAND_DATA.LOCAL_DRAM`.
-    pub const OFFCORE_RESPONSE_0_DEMAND_DATA_LOCAL_DRAM: Event = Event::row(385);
-    /// `OFFCORE_RESPONSE_0.DEMAND_DATA.REMOTE_CACHE`.
-    pub const OFFCORE_RESPONSE_0_DEMAND_DATA_REMOTE_CACHE: Event = Event::row(386);
-    /// `OFFCORE_RESPONSE_0.DEMAND_DATA.REMOTE_CACHE_DRAM`.
-    pub const OFFCORE_RESPONSE_0_DEMAND_DATA_REMOTE_CACHE_DRAM: Event = Event::row(387);
-    /// `OFFCORE_RESPONSE_0.DEMAND_DATA.REMOTE_CACHE_HIT`.
-    pub const OFFCORE_RESPONSE_0_DEMAND_DATA_REMOTE_CACHE_HIT: Event = Event::row(388);
-    /// `OFFCORE_RESPONSE_0.DEMAND_DATA.REMOTE_CACHE_HITM`.
-    pub const OFFCORE_RESPONSE_0_DEMAND_DATA_REMOTE_CACHE_HITM: Event = Event::row(389);
-    /// `OFFCORE_RESPONSE_0.DEMAND_DATA.REMOTE_DRAM`.
-    pub const OFFCORE_RESPONSE_0_DEMAND_DATA_REMOTE_DRAM: Event = Event::row(390);
-    /// `OFFCORE_RESPONSE_0.DEMAND_DATA_RD.ANY_CACHE_DRAM`.
-    pub const OFFCORE_RESPONSE_0_DEMAND_DATA_RD_ANY_CACHE_DRAM: Event = Event::row(391);
-    /// `OFFCORE_RESPONSE_0.DEMAND_DATA_RD.ANY_DRAM`.
-    pub const OFFCORE_RESPONSE_0_DEMAND_DATA_RD_ANY_DRAM: Event = Event::row(392);
-    /// `OFFCORE_RESPONSE_0.DEMAND_DATA_RD.ANY_LLC_MISS`.
-    pub const OFFCORE_RESPONSE_0_DEMAND_DATA_RD_ANY_LLC_MISS: Event = Event::row(393);
-    /// `OFFCORE_RESPONSE_0.DEMAND_DATA_RD.ANY_LOCATION`.
-    pub const OFFCORE_RESPONSE_0_DEMAND_DATA_RD_ANY_LOCATION: Event = Event::row(394);
-    /// `OFFCORE_RESPONSE_0.DEMAND_DATA_RD.IO_CSR_MMIO`.
-    pub const OFFCORE_RESPONSE_0_DEMAND_DATA_RD_IO_CSR_MMIO: Event = Event::row(395);
-    /// `OFFCORE_RESPONSE_0.DEMAND_DATA_RD.LLC_HIT_NO_OTHER_CORE`.
-    pub const OFFCORE_RESPONSE_0_DEMAND_DATA_RD_LLC_HIT_NO_OTHER_CORE: Event = Event::row(396);
-    /// `OFFCORE_RESPONSE_0.DEMAND_DATA_RD.LLC_HIT_OTHER_CORE_HIT`.
-    pub const OFFCORE_RESPONSE_0_DEMAND_DATA_RD_LLC_HIT_OTHER_CORE_HIT: Event = Event::row(397);
-    /// `OFFCORE_RESPONSE_0.DEMAND_DATA_RD.LLC_HIT_OTHER_CORE_HITM`.
-    pub const OFFCORE_RESPONSE_0_DEMAND_DATA_RD_LLC_HIT_OTHER_CORE_HITM: Event = Event::row(398);
-    /// `OFFCORE_RESPONSE_0.DEMAND_DATA_RD.LOCAL_CACHE`.
-    pub const OFFCORE_RESPONSE_0_DEMAND_DATA_RD_LOCAL_CACHE: Event = Event::row(399);
-    /// `OFFCORE_RESPONSE_0.DEMAND_DATA_RD.LOCAL_CACHE_DRAM`.
-    pub const OFFCORE_RESPONSE_0_DEMAND_DATA_RD_LOCAL_CACHE_DRAM: Event = Event::row(400);
-    /// `OFFCORE_RESPONSE_0.DEMAND_DATA_RD.LOCAL_DRAM`.
-    pub const OFFCORE_RESPONSE_0_DEMAND_DATA_RD_LOCAL_DRAM: Event = Event::row(401);
-    /// `OFFCORE_RESPONSE_0.DEMAND_DATA_RD.REMOTE_CACHE`.
-    pub const OFFCORE_RESPONSE_0_DEMAND_DATA_RD_REMOTE_CACHE: Event = Event::row(402);
-    /// `OFFCORE_RESPONSE_0.DEMAND_DATA_RD.REMOTE_CACHE_DRAM`.
-    pub const OFFCORE_RESPONSE_0_DEMAND_DATA_RD_REMOTE_CACHE_DRAM: Event = Event::row(403);
-    /// `OFFCORE_RESPONSE_0.DEMAND_DATA_RD.REMOTE_CACHE_HIT`.
-    pub const OFFCORE_RESPONSE_0_DEMAND_DATA_RD_REMOTE_CACHE_HIT: Event = Event::row(404);
-    /// `OFFCORE_RESPONSE_0.DEMAND_DATA_RD.REMOTE_CACHE_HITM`.
-    pub const OFFCORE_RESPONSE_0_DEMAND_DATA_RD_REMOTE_CACHE_HITM: Event = Event::row(405);
-    /// `OFFCORE_RESPONSE_0.DEMAND_DATA_RD.REMOTE_DRAM`.
-    pub const OFFCORE_RESPONSE_0_DEMAND_DATA_RD_REMOTE_DRAM: Event = Event::row(406);
-    /// `OFFCORE_RESPONSE_0.DEMAND_IFETCH.ANY_CACHE_DRAM`.
-    pub const OFFCORE_RESPONSE_0_DEMAND_IFETCH_ANY_CACHE_DRAM: Event = Event::row(407);
-    /// `OFFCORE_RESPONSE_0.DEMAND_IFETCH.ANY_DRAM`.
-    pub const OFFCORE_RESPONSE_0_DEMAND_IFETCH_ANY_DRAM: Event = Event::row(408);
-    /// `OFFCORE_RESPONSE_0.DEMAND_IFETCH.ANY_LLC_MISS`.
-    pub const OFFCORE_RESPONSE_0_DEMAND_IFETCH_ANY_LLC_MISS: Event = Event::row(409);
-    /// `OFFCORE_RESPONSE_0.DEMAND_IFETCH.ANY_LOCATION`.
-    pub const OFFCORE_RESPONSE_0_DEMAND_IFETCH_ANY_LOCATION: Event = Event::row(410);
-    /// `OFFCORE_RESPONSE_0.DEMAND_IFETCH.IO_CSR_MMIO`.
-    pub const OFFCORE_RESPONSE_0_DEMAND_IFETCH_IO_CSR_MMIO: Event = Event::row(411);
-    /// `OFFCORE_RESPONSE_0.DEMAND_IFETCH.LLC_HIT_NO_OTHER_CORE`.
-    pub const OFFCORE_RESPONSE_0_DEMAND_IFETCH_LLC_HIT_NO_OTHER_CORE: Event = Event::row(412);
-    /// `OFFCORE_RESPONSE_0.DEMAND_IFETCH.LLC_HIT_OTHER_CORE_HIT`.
-    pub const OFFCORE_RESPONSE_0_DEMAND_IFETCH_LLC_HIT_OTHER_CORE_HIT: Event = Event::row(413);
-    /// `OFFCORE_RESPONSE_0.DEMAND_IFETCH.LLC_HIT_OTHER_CORE_HITM`.
-    pub const OFFCORE_RESPONSE_0_DEMAND_IFETCH_LLC_HIT_OTHER_CORE_HITM: Event = Event::row(414);
-    /// `OFFCORE_RESPONSE_0.DEMAND_IFETCH.LOCAL_CACHE`.
-    pub const OFFCORE_RESPONSE_0_DEMAND_IFETCH_LOCAL_CACHE: Event = Event::row(415);
-    /// `OFFCORE_RESPONSE_0.DEMAND_IFETCH.LOCAL_CACHE_DRAM`.
-    pub const OFFCORE_RESPONSE_0_DEMAND_IFETCH_LOCAL_CACHE_DRAM: Event = Event::row(416);
-    /// `OFFCORE_RESPONSE_0.DEMAND_IFETCH.LOCAL_DRAM`.
-    pub const OFFCORE_RESPONSE_0_DEMAND_IFETCH_LOCAL_DRAM: Event = Event::row(417);
-    /// `OFFCORE_RESPONSE_0.DEMAND_IFETCH.REMOTE_CACHE`.
-    pub const OFFCORE_RESPONSE_0_DEMAND_IFETCH_REMOTE_CACHE: Event = Event::row(418);
-    /// `OFFCORE_RESPONSE_0.DEMAND_IFETCH.REMOTE_CACHE_DRAM`.
-    pub const OFFCORE_RESPONSE_0_DEMAND_IFETCH_REMOTE_CACHE_DRAM: Event = Event::row(419);
-    /// `OFFCORE_RESPONSE_0.DEMAND_IFETCH.REMOTE_CACHE_HIT`.
-    pub const OFFCORE_RESPONSE_0_DEMAND_IFETCH_REMOTE_CACHE_HIT: Event = Event::row(420);
-    /// `OFFCORE_RESPONSE_0.DEMAND_IFETCH.REMOTE_CACHE_HITM`.
-    pub const OFFCORE_RESPONSE_0_DEMAND_IFETCH_REMOTE_CACHE_HITM: Event = Event::row(421);
-    /// `OFFCORE_RESPONSE_0.DEMAND_IFETCH.REMOTE_DRAM`.
-    pub const OFFCORE_RESPONSE_0_DEMAND_IFETCH_REMOTE_DRAM: Event = Event::row(422);
-    /// `OFFCORE_RESPONSE_0.DEMAND_RFO.ANY_CACHE_DRAM`.
-    pub const OFFCORE_RESPONSE_0_DEMAND_RFO_ANY_CACHE_DRAM: Event = Event::row(423);
-    /// `OFFCORE_RESPONSE_0.DEMAND_RFO.ANY_DRAM`.
-    pub const OFFCORE_RESPONSE_0_DEMAND_RFO_ANY_DRAM: Event = Event::row(424);
-    /// `OFFCORE_RESPONSE_0.DEMAND_RFO.ANY_LLC_MISS`.
-    pub const OFFCORE_RESPONSE_0_DEMAND_RFO_ANY_LLC_MISS: Event = Event::row(425);
-    /// `OFFCORE_RESPONSE_0.DEMAND_RFO.ANY_LOCATION`.
-    pub const OFFCORE_RESPONSE_0_DEMAND_RFO_ANY_LOCATION: Event = Event::row(426);
-    /// `OFFCORE_RESPONSE_0.DEMAND_RFO.IO_CSR_MMIO`.
-    pub const OFFCORE_RESPONSE_0_DEMAND_RFO_IO_CSR_MMIO: Event = Event::row(427);
-    /// `OFFCORE_RESPONSE_0.DEMAND_RFO.LLC_HIT_NO_OTHER_CORE`.
-    pub const OFFCORE_RESPONSE_0_DEMAND_RFO_LLC_HIT_NO_OTHER_CORE: Event = Event::row(428);
-    /// `OFFCORE_RESPONSE_0.DEMAND_RFO.LLC_HIT_OTHER_CORE_HIT`.
-    pub const OFFCORE_RESPONSE_0_DEMAND_RFO_LLC_HIT_OTHER_CORE_HIT: Event = Event::row(429);
-    /// `OFFCORE_RESPONSE_0.DEMAND_RFO.LLC_HIT_OTHER_CORE_HITM`.
-    pub const OFFCORE_RESPONSE_0_DEMAND_RFO_LLC_HIT_OTHER_CORE_HITM: Event = Event::row(430);
-    /// `OFFCORE_RESPONSE_0.DEMAND_RFO.LOCAL_CACHE`.
-    pub const OFFCORE_RESPONSE_0_DEMAND_RFO_LOCAL_CACHE: Event = Event::row(431);
-    /// `OFFCORE_RESPONSE_0.DEMAND_RFO.LOCAL_CACHE_DRAM`.
-    pub const OFFCORE_RESPONSE_0_DEMAND_RFO_LOCAL_CACHE_DRAM: Event = Event::row(432);
-    /// `OFFCORE_RESPONSE_0.DEMAND_RFO.LOCAL_DRAM`.
-    pub const OFFCORE_RESPONSE_0_DEMAND_RFO_LOCAL_DRAM: Event = Event::row(433);
-    /// `OFFCORE_RESPONSE_0.DEMAND_RFO.REMOTE_CACHE`.
-    pub const OFFCORE_RESPONSE_0_DEMAND_RFO_REMOTE_CACHE: Event = Event::row(434);
-    /// `OFFCORE_RESPONSE_0.DEMAND_RFO.REMOTE_CACHE_DRAM`.
-    pub const OFFCORE_RESPONSE_0_DEMAND_RFO_REMOTE_CACHE_DRAM: Event = Event::row(435);
-    /// `OFFCORE_RESPONSE_0.DEMAND_RFO.REMOTE_CACHE_HIT`.
-    pub const OFFCORE_RESPONSE_0_DEMAND_RFO_REMOTE_CACHE_HIT: Event = Event::row(436);
-    /// `OFFCORE_RESPONSE_0.DEMAND_RFO.REMOTE_CACHE_HITM`.
-    pub const OFFCORE_RESPONSE_0_DEMAND_RFO_REMOTE_CACHE_HITM: Event = Event::row(437);
-    /// `OFFCORE_RESPONSE_0.DEMAND_RFO.REMOTE_DRAM`.
-    pub const OFFCORE_RESPONSE_0_DEMAND_RFO_REMOTE_DRAM: Event = Event::row(438);
-    /// `OFFCORE_RESPONSE_0.OTHER.ANY_CACHE_DRAM`.
-    pub const OFFCORE_RESPONSE_0_OTHER_ANY_CACHE_DRAM: Event = Event::row(439);
-    /// `OFFCORE_RESPONSE_0.OTHER.ANY_DRAM`.
-    pub const OFFCORE_RESPONSE_0_OTHER_ANY_DRAM: Event = Event::row(440);
-    /// `OFFCORE_RESPONSE_0.OTHER.ANY_LLC_MISS`.
-    pub const OFFCORE_RESPONSE_0_OTHER_ANY_LLC_MISS: Event = Event::row(441);
-    /// `OFFCORE_RESPONSE_0.OTHER.ANY_LOCATION`.
-    pub const OFFCORE_RESPONSE_0_OTHER_ANY_LOCATION: Event = Event::row(442);
-    /// `OFFCORE_RESPONSE_0.OTHER.IO_CSR_MMIO`.
-    pub const OFFCORE_RESPONSE_0_OTHER_IO_CSR_MMIO: Event = Event::row(443);
-    /// `OFFCORE_RESPONSE_0.OTHER.LLC_HIT_NO_OTHER_CORE`.
-    pub const OFFCORE_RESPONSE_0_OTHER_LLC_HIT_NO_OTHER_CORE: Event = Event::row(444);
-    /// `OFFCORE_RESPONSE_0.OTHER.LLC_HIT_OTHER_CORE_HIT`.
-    pub const OFFCORE_RESPONSE_0_OTHER_LLC_HIT_OTHER_CORE_HIT: Event = Event::row(445);
-    /// `OFFCORE_RESPONSE_0.OTHER.LLC_HIT_OTHER_CORE_HITM`.
-    pub const OFFCORE_RESPONSE_0_OTHER_LLC_HIT_OTHER_CORE_HITM: Event = Event::row(446);
-    /// `OFFCORE_RESPONSE_0.OTHER.LOCAL_CACHE`.
-    pub const OFFCORE_RESPONSE_0_OTHER_LOCAL_CACHE: Event = Event::row(447);
-    /// `OFFCORE_RESPONSE_0.OTHER.LOCAL_CACHE_DRAM`.
-    pub const OFFCORE_RESPONSE_0_OTHER_LOCAL_CACHE_DRAM: Event = Event::row(448);
-    /// `OFFCORE_RESPONSE_0.OTHER.REMOTE_CACHE`.
-    pub const OFFCORE_RESPONSE_0_OTHER_REMOTE_CACHE: Event = Event::row(449);
-    /// `OFFCORE_RESPONSE_0.OTHER.REMOTE_CACHE_DRAM`.
-    pub const OFFCORE_RESPONSE_0_OTHER_REMOTE_CACHE_DRAM: Event = Event::row(450);
-    /// `OFFCORE_RESPONSE_0.OTHER.REMOTE_CACHE_HIT`.
-    pub const OFFCORE_RESPONSE_0_OTHER_REMOTE_CACHE_HIT: Event = Event::row(451);
-    /// `OFFCORE_RESPONSE_0.OTHER.REMOTE_CACHE_HITM`.
-    pub const OFFCORE_RESPONSE_0_OTHER_REMOTE_CACHE_HITM: Event = Event::row(452);
-    /// `OFFCORE_RESPONSE_0.OTHER.REMOTE_DRAM`.
-    pub const OFFCORE_RESPONSE_0_OTHER_REMOTE_DRAM: Event = Event::row(453);
-    /// `OFFCORE_RESPONSE_0.PF_DATA.ANY_CACHE_DRAM`.
-    pub const OFFCORE_RESPONSE_0_PF_DATA_ANY_CACHE_DRAM: Event = Event::row(454);
-    /// `OFFCORE_RESPONSE_0.PF_DATA.ANY_DRAM`.
-    pub const OFFCORE_RESPONSE_0_PF_DATA_ANY_DRAM: Event = Event::row(455);
-    /// `OFFCORE_RESPONSE_0.PF_DATA.ANY_LLC_MISS`.
-    pub const OFFCORE_RESPONSE_0_PF_DATA_ANY_LLC_MISS: Event = Event::row(456);
-    /// `OFFCORE_RESPONSE_0.PF_DATA.ANY_LOCATION`.
-    pub const OFFCORE_RESPONSE_0_PF_DATA_ANY_LOCATION: Event = Event::row(457);
-    /// `OFFCORE_RESPONSE_0.PF_DATA.IO_CSR_MMIO`.
-    pub const OFFCORE_RESPONSE_0_PF_DATA_IO_CSR_MMIO: Event = Event::row(458);
-    /// `OFFCORE_RESPONSE_0.PF_DATA.LLC_HIT_NO_OTHER_CORE`.
-    pub const OFFCORE_RESPONSE_0_PF_DATA_LLC_HIT_NO_OTHER_CORE: Event = Event::row(459);
-    /// `OFFCORE_RESPONSE_0.PF_DATA.LLC_HIT_OTHER_CORE_HIT`.
-    pub const OFFCORE_RESPONSE_0_PF_DATA_LLC_HIT_OTHER_CORE_HIT: Event = Event::row(460);
-    /// `OFFCORE_RESPONSE_0.PF_DATA.LLC_HIT_OTHER_CORE_HITM`.
-    pub const OFFCORE_RESPONSE_0_PF_DATA_LLC_HIT_OTHER_CORE_HITM: Event = Event::row(461);
-    /// `OFFCORE_RESPONSE_0.PF_DATA.LOCAL_CACHE`.
-    pub const OFFCORE_RESPONSE_0_PF_DATA_LOCAL_CACHE: Event = Event::row(462);
-    /// `OFFCORE_RESPONSE_0.PF_DATA.LOCAL_CACHE_DRAM`.
-    pub const OFFCORE_RESPONSE_0_PF_DATA_LOCAL_CACHE_DRAM: Event = Event::row(463);
-    /// `OFFCORE_RESPONSE_0.PF_DATA.LOCAL_DRAM`.
-    pub const OFFCORE_RESPONSE_0_PF_DATA_LOCAL_DRAM: Event = Event::row(464);
-    /// `OFFCORE_RESPONSE_0.PF_DATA.REMOTE_CACHE`.
-    pub const OFFCORE_RESPONSE_0_PF_DATA_REMOTE_CACHE: Event = Event::row(465);
-    /// `OFFCORE_RESPONSE_0.PF_DATA.REMOTE_CACHE_DRAM`.
-    pub const OFFCORE_RESPONSE_0_PF_DATA_REMOTE_CACHE_DRAM: Event = Event::row(466);
-    /// `OFFCORE_RESPONSE_0.PF_DATA.REMOTE_CACHE_HIT`.
-    pub const OFFCORE_RESPONSE_0_PF_DATA_REMOTE_CACHE_HIT: Event = Event::row(467);
-    /// `OFFCORE_RESPONSE_0.PF_DATA.REMOTE_CACHE_HITM`.
-    pub const OFFCORE_RESPONSE_0_PF_DATA_REMOTE_CACHE_HITM: Event = Event::row(468);
-    /// `OFFCORE_RESPONSE_0.PF_DATA.REMOTE_DRAM`.
-    pub const OFFCORE_RESPONSE_0_PF_DATA_REMOTE_DRAM: Event = Event::row(469);
-    /// `OFFCORE_RESPONSE_0.PF_DATA_RD.ANY_CACHE_DRAM`.
-    pub const OFFCORE_RESPONSE_0_PF_DATA_RD_ANY_CACHE_DRAM: Event = Event::row(470);
-    /// `OFFCORE_RESPONSE_0.PF_DATA_RD.ANY_DRAM`.
-    pub const OFFCORE_RESPONSE_0_PF_DATA_RD_ANY_DRAM: Event = Event::row(471);
-    /// `OFFCORE_RESPONSE_0.PF_DATA_RD.ANY_LLC_MISS`.
-    pub const OFFCORE_RESPONSE_0_PF_DATA_RD_ANY_LLC_MISS: Event = Event::row(472);
-    /// `OFFCORE_RESPONSE_0.PF_DATA_RD.ANY_LOCATION`.
-    pub const OFFCORE_RESPONSE_0_PF_DATA_RD_ANY_LOCATION: Event = Event::row(473);
-    /// `OFFCORE_RESPONSE_0.PF_DATA_RD.IO_CSR_MMIO`.
-    pub const OFFCORE_RESPONSE_0_PF_DATA_RD_IO_CSR_MMIO: Event = Event::row(474);
-    /// `OFFCORE_RESPONSE_0.PF_DATA_RD.LLC_HIT_NO_OTHER_CORE`.
-    pub const OFFCORE_RESPONSE_0_PF_DATA_RD_LLC_HIT_NO_OTHER_CORE: Event = Event::row(475);
-    /// `OFFCORE_RESPONSE_0.PF_DATA_RD.LLC_HIT_OTHER_CORE_HIT`.
-    pub const OFFCORE_RESPONSE_0_PF_DATA_RD_LLC_HIT_OTHER_CORE_HIT: Event = Event::row(476);
-    /// `OFFCORE_RESPONSE_0.PF_DATA_RD.LLC_HIT_OTHER_CORE_HITM`.
-    pub const OFFCORE_RESPONSE_0_PF_DATA_RD_LLC_HIT_OTHER_CORE_HITM: Event = Event::row(477);
-    /// `OFFCORE_RESPONSE_0.PF_DATA_RD.LOCAL_CACHE`.
-    pub const OFFCORE_RESPONSE_0_PF_DATA_RD_LOCAL_CACHE: Event = Event::row(478);
-    /// `OFFCORE_RESPONSE_0.PF_DATA_RD.LOCAL_CACHE_DRAM`.
-    pub const OFFCORE_RESPONSE_0_PF_DATA_RD_LOCAL_CACHE_DRAM: Event = Event::row(479);
-    /// `OFFCORE_RESPONSE_0.PF_DATA_RD.LOCAL_DRAM`.
-    pub const OFFCORE_RESPONSE_0_PF_DATA_RD_LOCAL_DRAM: Event = Event::row(480);
-    /// `OFFCORE_RESPONSE_0.PF_DATA_RD.REMOTE_CACHE`.
-    pub const OFFCORE_RESPONSE_0_PF_DATA_RD_REMOTE_CACHE: Event = Event::row(481);
-    /// `OFFCORE_RESPONSE_0.PF_DATA_RD.REMOTE_CACHE_DRAM`.
-    pub const OFFCORE_RESPONSE_0_PF_DATA_RD_REMOTE_CACHE_DRAM: Event = Event::row(482);
-    /// `OFFCORE_RESPONSE_0.PF_DATA_RD.REMOTE_CACHE_HIT`.
-    pub const OFFCORE_RESPONSE_0_PF_DATA_RD_REMOTE_CACHE_HIT: Event = Event::row(483);
-    /// `OFFCORE_RESPONSE_0.PF_DATA_RD.REMOTE_CACHE_HITM`.
-    pub const OFFCORE_RESPONSE_0_PF_DATA_RD_REMOTE_CACHE_HITM: Event = Event::row(484);
-    /// `OFFCORE_RESPONSE_0.PF_DATA_RD.REMOTE_DRAM`.
-    pub const OFFCORE_RESPONSE_0_PF_DATA_RD_REMOTE_DRAM: Event = Event::row(485);
-    /// `OFFCORE_RESPONSE_0.PF_IFETCH.ANY_CACHE_DRAM`.
-    pub const OFFCORE_RESPONSE_0_PF_IFETCH_ANY_CACHE_DRAM: Event = Event::row(486);
-    /// `OFFCORE_RESPONSE_0.PF_IFETCH.ANY_DRAM`.
-    pub const OFFCORE_RESPONSE_0_PF_IFETCH_ANY_DRAM: Event = Event::row(487);
-    /// `OFFCORE_RESPONSE_0.PF_IFETCH.ANY_LLC_MISS`.
-    pub const OFFCORE_RESPONSE_0_PF_IFETCH_ANY_LLC_MISS: Event = Event::row(488);
-    /// `OFFCORE_RESPONSE_0.PF_IFETCH.ANY_LOCATION`.
-    pub const OFFCORE_RESPONSE_0_PF_IFETCH_ANY_LOCATION: Event = Event::row(489);
-    /// `OFFCORE_RESPONSE_0.PF_IFETCH.IO_CSR_MMIO`.
-    pub const OFFCORE_RESPONSE_0_PF_IFETCH_IO_CSR_MMIO: Event = Event::row(490);
-    /// `OFFCORE_RESPONSE_0.PF_IFETCH.LLC_HIT_NO_OTHER_CORE`.
-    pub const OFFCORE_RESPONSE_0_PF_IFETCH_LLC_HIT_NO_OTHER_CORE: Event = Event::row(491);
-    /// `OFFCORE_RESPONSE_0.PF_IFETCH.LLC_HIT_OTHER_CORE_HIT`.
-    pub const OFFCORE_RESPONSE_0_PF_IFETCH_LLC_HIT_OTHER_CORE_HIT: Event = Event::row(492);
-    /// `OFFCORE_RESPONSE_0.PF_IFETCH.LLC_HIT_OTHER_CORE_HITM`.
-    pub const OFFCORE_RESPONSE_0_PF_IFETCH_LLC_HIT_OTHER_CORE_HITM: Event = Event::row(493);
-    /// `OFFCORE_RESPONSE_0.PF_IFETCH.LOCAL_CACHE`.
-    pub const OFFCORE_RESPONSE_0_PF_IFETCH_LOCAL_CACHE: Event = Event::row(494);
-    /// `OFFCORE_RESPONSE_0.PF_IFETCH.LOCAL_CACHE_DRAM`.
-    pub const OFFCORE_RESPONSE_0_PF_IFETCH_LOCAL_CACHE_DRAM: Event = Event::row(495);
-    /// `OFFCORE_RESPONSE_0.PF_IFETCH.LOCAL_DRAM`.
-    pub const OFFCORE_RESPONSE_0_PF_IFETCH_LOCAL_DRAM: Event = Event::row(496);
-    /// `OFFCORE_RESPONSE_0.PF_IFETCH.REMOTE_CACHE`.
-    pub const OFFCORE_RESPONSE_0_PF_IFETCH_REMOTE_CACHE: Event = Event::row(497);
-    /// `OFFCORE_RESPONSE_0.PF_IFETCH.REMOTE_CACHE_DRAM`.
-    pub const OFFCORE_RESPONSE_0_PF_IFETCH_REMOTE_CACHE_DRAM: Event = Event::row(498);
-    /// `OFFCORE_RESPONSE_0.PF_IFETCH.REMOTE_CACHE_HIT`.
-    pub const OFFCORE_RESPONSE_0_PF_IFETCH_REMOTE_CACHE_HIT: Event = Event::row(499);
-    /// `OFFCORE_RESPONSE_0.PF_IFETCH.REMOTE_CACHE_HITM`.
-    pub const OFFCORE_RESPONSE_0_PF_IFETCH_REMOTE_CACHE_HITM: Event = Event::row(500);
-    /// `OFFCORE_RESPONSE_0.PF_IFETCH.REMOTE_DRAM`.
-    pub const OFFCORE_RESPONSE_0_PF_IFETCH_REMOTE_DRAM: Event = Event::row(501);
-    /// `OFFCORE_RESPONSE_0.PF_RFO.ANY_CACHE_DRAM`.
-    pub const OFFCORE_RESPONSE_0_PF_RFO_ANY_CACHE_DRAM: Event = Event::row(502);
-    /// `OFFCORE_RESPONSE_0.PF_RFO.ANY_DRAM`.
-    pub const OFFCORE_RESPONSE_0_PF_RFO_ANY_DRAM: Event = Event::row(503);
-    /// `OFFCORE_RESPONSE_0.PF_RFO.ANY_LLC_MISS`.
-    pub const OFFCORE_RESPONSE_0_PF_RFO_ANY_LLC_MISS: Event = Event::row(504);
-    /// `OFFCORE_RESPONSE_0.PF_RFO.ANY_LOCATION`.
-    pub const OFFCORE_RESPONSE_0_PF_RFO_ANY_LOCATION: Event = Event::row(505);
-    /// `OFFCORE_RESPONSE_0.PF_RFO.IO_CSR_MMIO`.
-    pub const OFFCORE_RESPONSE_0_PF_RFO_IO_CSR_MMIO: Event = Event::row(506);
-    /// `OFFCORE_RESPONSE_0.PF_RFO.LLC_HIT_NO_OTHER_CORE`.
-    pub const OFFCORE_RESPONSE_0_PF_RFO_LLC_HIT_NO_OTHER_CORE: Event = Event::row(507);
-    /// `OFFCORE_RESPONSE_0.PF_RFO.LLC_HIT_OTHER_CORE_HIT`.
-    pub const OFFCORE_RESPONSE_0_PF_RFO_LLC_HIT_OTHER_CORE_HIT: Event = Event::row(508);
-    /// `OFFCORE_RESPONSE_0.PF_RFO.LLC_HIT_OTHER_CORE_HITM`.
-    pub const OFFCORE_RESPONSE_0_PF_RFO_LLC_HIT_OTHER_CORE_HITM: Event = Event::row(509);
-    /// `OFFCORE_RESPONSE_0.PF_RFO.LOCAL_CACHE`.
-    pub const OFFCORE_RESPONSE_0_PF_RFO_LOCAL_CACHE: Event = Event::row(510);
-    /// `OFFCORE_RESPONSE_0.PF_RFO.LOCAL_CACHE_DRAM`.
-    pub const OFFCORE_RESPONSE_0_PF_RFO_LOCAL_CACHE_DRAM: Event = Event::row(511);
-    /// `OFFCORE_RESPONSE_0.PF_RFO.LOCAL_DRAM`.
-    pub const OFFCORE_RESPONSE_0_PF_RFO_LOCAL_DRAM: Event = Event::row(512);
-    /// `OFFCORE_RESPONSE_0.PF_RFO.REMOTE_CACHE`.
-    pub const OFFCORE_RESPONSE_0_PF_RFO_REMOTE_CACHE: Event = Event::row(513);
-    /// `OFFCORE_RESPONSE_0.PF_RFO.REMOTE_CACHE_DRAM`.
-    pub const OFFCORE_RESPONSE_0_PF_RFO_REMOTE_CACHE_DRAM: Event = Event::row(514);
-    /// `OFFCORE_RESPONSE_0.PF_RFO.REMOTE_CACHE_HIT`.
-    pub const OFFCORE_RESPONSE_0_PF_RFO_REMOTE_CACHE_HIT: Event = Event::row(515);
-    /// `OFFCORE_RESPONSE_0.PF_RFO.REMOTE_CACHE_HITM`.
-    pub const OFFCORE_RESPONSE_0_PF_RFO_REMOTE_CACHE_HITM: Event = Event::row(516);
-    /// `OFFCORE_RESPONSE_0.PF_RFO.REMOTE_DRAM`.
-    pub const OFFCORE_RESPONSE_0_PF_RFO_REMOTE_DRAM: Event = Event::row(517);
-    /// `OFFCORE_RESPONSE_0.PREFETCH.ANY_CACHE_DRAM`.
-    pub const OFFCORE_RESPONSE_0_PREFETCH_ANY_CACHE_DRAM: Event = Event::row(518);
-    /// `OFFCORE_RESPONSE_0.PREFETCH.ANY_DRAM`.
-    pub const OFFCORE_RESPONSE_0_PREFETCH_ANY_DRAM: Event = Event::row(519);
-    /// `OFFCORE_RESPONSE_0.PREFETCH.ANY_LLC_MISS`.
-    pub const OFFCORE_RESPONSE_0_PREFETCH_ANY_LLC_MISS: Event = Event::row(520);
-    /// `OFFCORE_RESPONSE_0.PREFETCH.ANY_LOCATION`.
-    pub const OFFCORE_RESPONSE_0_PREFETCH_ANY_LOCATION: Event = Event::row(521);
-    /// `OFFCORE_RESPONSE_0.PREFETCH.IO_CSR_MMIO`.
-    pub const OFFCORE_RESPONSE_0_PREFETCH_IO_CSR_MMIO: Event = Event::row(522);
-    /// `OFFCORE_RESPONSE_0.PREFETCH.LLC_HIT_NO_OTHER_CORE`.
-    pub const OFFCORE_RESPONSE_0_PREFETCH_LLC_HIT_NO_OTHER_CORE: Event = Event::row(523);
-    /// `OFFCORE_RESPONSE_0.PREFETCH.LLC_HIT_OTHER_CORE_HIT`.
-    pub const OFFCORE_RESPONSE_0_PREFETCH_LLC_HIT_OTHER_CORE_HIT: Event = Event::row(524);
-    /// `OFFCORE_RESPONSE_0.PREFETCH.LLC_HIT_OTHER_CORE_HITM`.
-    pub const OFFCORE_RESPONSE_0_PREFETCH_LLC_HIT_OTHER_CORE_HITM: Event = Event::row(525);
-    /// `OFFCORE_RESPONSE_0.PREFETCH.LOCAL_CACHE`.
-    pub const OFFCORE_RESPONSE_0_PREFETCH_LOCAL_CACHE: Event = Event::row(526);
-    /// `OFFCORE_RESPONSE_0.PREFETCH.LOCAL_CACHE_DRAM`.
-    pub const OFFCORE_RESPONSE_0_PREFETCH_LOCAL_CACHE_DRAM: Event = Event::row(527);
-    /// `OFFCORE_RESPONSE_0.PREFETCH.LOCAL_DRAM`.
-    pub const OFFCORE_RESPONSE_0_PREFETCH_LOCAL_DRAM: Event = Event::row(528);
-    /// `OFFCORE_RESPONSE_0.PREFETCH.REMOTE_CACHE`.
-    pub const OFFCORE_RESPONSE_0_PREFETCH_REMOTE_CACHE: Event = Event::row(529);
-    /// `OFFCORE_RESPONSE_0.PREFETCH.REMOTE_CACHE_DRAM`.
-    pub const OFFCORE_RESPONSE_0_PREFETCH_REMOTE_CACHE_DRAM: Event = Event::row(530);
-    /// `OFFCORE_RESPONSE_0.PREFETCH.REMOTE_CACHE_HIT`.
-    pub const OFFCORE_RESPONSE_0_PREFETCH_REMOTE_CACHE_HIT: Event = Event::row(531);
-    /// `OFFCORE_RESPONSE_0.PREFETCH.REMOTE_CACHE_HITM`.
-    pub const OFFCORE_RESPONSE_0_PREFETCH_REMOTE_CACHE_HITM: Event = Event::row(532);
-    /// `OFFCORE_RESPONSE_0.PREFETCH.REMOTE_DRAM`.
-    pub const OFFCORE_RESPONSE_0_PREFETCH_REMOTE_DRAM: Event = Event::row(533);
     /// Every event of the list.
     pub const ALL: &'static [Event] = &Event::from_rows::<ROW_COUNT>(EVENT_ROWS, EXPERIMENTAL_ROWS);
 
@@ -1108,544 +40,547 @@ impl crate::core_events::EventList for List {
 
 /// `MSR_OFFCORE_RSP_0`, as the rows that need it name it (each with its value).
 const AUX_MSR_OFFCORE_RSP_0: AuxMsr = AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0 };
-/// The events, row n for `Event::row(n)`: `ev(name, event select, umask, counters)` (bit n
-/// of counters: counter n may count it) and what else each sets.
-const EVENT_ROWS: &[EventRow] = &[
-    ev("ARITH.CYCLES_DIV_BUSY", 0x14, 0x01, 0b1111),
-    ev("ARITH.DIV", 0x14, 0x01, 0b1111).threshold(1).invert().edge(),
-    ev("ARITH.MUL", 0x14, 0x02, 0b1111),
-    ev("BACLEAR.BAD_TARGET", 0xe6, 0x02, 0b1111),
-    ev("BACLEAR.CLEAR", 0xe6, 0x01, 0b1111),
-    ev("BACLEAR_FORCE_IQ", 0xa7, 0x01, 0b1111),
-    ev("BPU_CLEARS.EARLY", 0xe8, 0x01, 0b1111),
-    ev("BPU_CLEARS.LATE", 0xe8, 0x02, 0b1111),
-    ev("BPU_MISSED_CALL_RET", 0xe5, 0x01, 0b1111),
-    ev("BR_INST_DECODED", 0xe0, 0x01, 0b1111),
-    ev("BR_INST_EXEC.ANY", 0x88, 0x7f, 0b1111),
-    ev("BR_INST_EXEC.COND", 0x88, 0x01, 0b1111),
-    ev("BR_INST_EXEC.DIRECT", 0x88, 0x02, 0b1111),
-    ev("BR_INST_EXEC.DIRECT_NEAR_CALL", 0x88, 0x10, 0b1111),
-    ev("BR_INST_EXEC.INDIRECT_NEAR_CALL", 0x88, 0x20, 0b1111),
-    ev("BR_INST_EXEC.INDIRECT_NON_CALL", 0x88, 0x04, 0b1111),
-    ev("BR_INST_EXEC.NEAR_CALLS", 0x88, 0x30, 0b1111),
-    ev("BR_INST_EXEC.NON_CALLS", 0x88, 0x07, 0b1111),
-    ev("BR_INST_EXEC.RETURN_NEAR", 0x88, 0x08, 0b1111),
-    ev("BR_INST_EXEC.TAKEN", 0x88, 0x40, 0b1111),
-    ev("BR_INST_RETIRED.ALL_BRANCHES", 0xc4, 0x04, 0b1111),
-    ev("BR_INST_RETIRED.CONDITIONAL", 0xc4, 0x01, 0b1111),
-    ev("BR_INST_RETIRED.NEAR_CALL", 0xc4, 0x02, 0b1111),
-    ev("BR_MISP_EXEC.ANY", 0x89, 0x7f, 0b1111),
-    ev("BR_MISP_EXEC.COND", 0x89, 0x01, 0b1111),
-    ev("BR_MISP_EXEC.DIRECT", 0x89, 0x02, 0b1111),
-    ev("BR_MISP_EXEC.DIRECT_NEAR_CALL", 0x89, 0x10, 0b1111),
-    ev("BR_MISP_EXEC.INDIRECT_NEAR_CALL", 0x89, 0x20, 0b1111),
-    ev("BR_MISP_EXEC.INDIRECT_NON_CALL", 0x89, 0x04, 0b1111),
-    ev("BR_MISP_EXEC.NEAR_CALLS", 0x89, 0x30, 0b1111),
-    ev("BR_MISP_EXEC.NON_CALLS", 0x89, 0x07, 0b1111),
-    ev("BR_MISP_EXEC.RETURN_NEAR", 0x89, 0x08, 0b1111),
-    ev("BR_MISP_EXEC.TAKEN", 0x89, 0x40, 0b1111),
-    ev("BR_MISP_RETIRED.NEAR_CALL", 0xc5, 0x02, 0b1111),
-    ev("CACHE_LOCK_CYCLES.L1D", 0x63, 0x02, 0b11),
-    ev("CACHE_LOCK_CYCLES.L1D_L2", 0x63, 0x01, 0b11),
-    ev("CPU_CLK_UNHALTED.REF_P", 0x3c, 0x01, 0b1111),
-    ev("CPU_CLK_UNHALTED.THREAD_P", 0x3c, 0x00, 0b1111),
-    ev("CPU_CLK_UNHALTED.TOTAL_CYCLES", 0x3c, 0x00, 0b1111).threshold(2).invert(),
-    ev("DTLB_LOAD_MISSES.ANY", 0x08, 0x01, 0b1111),
-    ev("DTLB_LOAD_MISSES.PDE_MISS", 0x08, 0x20, 0b1111),
-    ev("DTLB_LOAD_MISSES.STLB_HIT", 0x08, 0x10, 0b1111),
-    ev("DTLB_LOAD_MISSES.WALK_COMPLETED", 0x08, 0x02, 0b1111),
-    ev("DTLB_MISSES.ANY", 0x49, 0x01, 0b1111),
-    ev("DTLB_MISSES.STLB_HIT", 0x49, 0x10, 0b1111),
-    ev("DTLB_MISSES.WALK_COMPLETED", 0x49, 0x02, 0b1111),
-    ev("ES_REG_RENAMES", 0xd5, 0x01, 0b1111),
-    ev("FP_ASSIST.ALL", 0xf7, 0x01, 0b1111),
-    ev("FP_ASSIST.INPUT", 0xf7, 0x04, 0b1111),
-    ev("FP_ASSIST.OUTPUT", 0xf7, 0x02, 0b1111),
-    ev("FP_COMP_OPS_EXE.MMX", 0x10, 0x02, 0b1111),
-    ev("FP_COMP_OPS_EXE.SSE_DOUBLE_PRECISION", 0x10, 0x80, 0b1111),
-    ev("FP_COMP_OPS_EXE.SSE_FP", 0x10, 0x04, 0b1111),
-    ev("FP_COMP_OPS_EXE.SSE_FP_PACKED", 0x10, 0x10, 0b1111),
-    ev("FP_COMP_OPS_EXE.SSE_FP_SCALAR", 0x10, 0x20, 0b1111),
-    ev("FP_COMP_OPS_EXE.SSE_SINGLE_PRECISION", 0x10, 0x40, 0b1111),
-    ev("FP_COMP_OPS_EXE.SSE2_INTEGER", 0x10, 0x08, 0b1111),
-    ev("FP_COMP_OPS_EXE.X87", 0x10, 0x01, 0b1111),
-    ev("FP_MMX_TRANS.ANY", 0xcc, 0x03, 0b1111),
-    ev("FP_MMX_TRANS.TO_FP", 0xcc, 0x01, 0b1111),
-    ev("FP_MMX_TRANS.TO_MMX", 0xcc, 0x02, 0b1111),
-    ev("ILD_STALL.ANY", 0x87, 0x0f, 0b1111),
-    ev("ILD_STALL.IQ_FULL", 0x87, 0x04, 0b1111),
-    ev("ILD_STALL.LCP", 0x87, 0x01, 0b1111),
-    ev("ILD_STALL.MRU", 0x87, 0x02, 0b1111),
-    ev("ILD_STALL.REGEN", 0x87, 0x08, 0b1111),
-    ev("INST_DECODED.DEC0", 0x18, 0x01, 0b1111),
-    ev("INST_QUEUE_WRITE_CYCLES", 0x1e, 0x01, 0b1111),
-    ev("INST_QUEUE_WRITES", 0x17, 0x01, 0b1111),
-    ev("INST_RETIRED.ANY_P", 0xc0, 0x01, 0b1111),
-    ev("INST_RETIRED.MMX", 0xc0, 0x04, 0b1111),
-    ev("INST_RETIRED.TOTAL_CYCLES", 0xc0, 0x01, 0b1111).threshold(16).invert(),
-    ev("INST_RETIRED.X87", 0xc0, 0x02, 0b1111),
-    ev("IO_TRANSACTIONS", 0x6c, 0x01, 0b1111),
-    ev("ITLB_FLUSH", 0xae, 0x01, 0b1111),
-    ev("ITLB_MISS_RETIRED", 0xc8, 0x20, 0b1111),
-    ev("ITLB_MISSES.ANY", 0x85, 0x01, 0b1111),
-    ev("ITLB_MISSES.WALK_COMPLETED", 0x85, 0x02, 0b1111),
-    ev("L1D.M_EVICT", 0x51, 0x04, 0b11),
-    ev("L1D.M_REPL", 0x51, 0x02, 0b11),
-    ev("L1D.M_SNOOP_EVICT", 0x51, 0x08, 0b11),
-    ev("L1D.REPL", 0x51, 0x01, 0b11),
-    ev("L1D_ALL_REF.ANY", 0x43, 0x01, 0b11),
-    ev("L1D_ALL_REF.CACHEABLE", 0x43, 0x02, 0b11),
-    ev("L1D_CACHE_LD.E_STATE", 0x40, 0x04, 0b11),
-    ev("L1D_CACHE_LD.I_STATE", 0x40, 0x01, 0b11),
-    ev("L1D_CACHE_LD.M_STATE", 0x40, 0x08, 0b11),
-    ev("L1D_CACHE_LD.MESI", 0x40, 0x0f, 0b11),
-    ev("L1D_CACHE_LD.S_STATE", 0x40, 0x02, 0b11),
-    ev("L1D_CACHE_LOCK.E_STATE", 0x42, 0x04, 0b11),
-    ev("L1D_CACHE_LOCK.HIT", 0x42, 0x01, 0b11),
-    ev("L1D_CACHE_LOCK.M_STATE", 0x42, 0x08, 0b11),
-    ev("L1D_CACHE_LOCK.S_STATE", 0x42, 0x02, 0b11),
-    ev("L1D_CACHE_LOCK_FB_HIT", 0x53, 0x01, 0b11),
-    ev("L1D_CACHE_PREFETCH_LOCK_FB_HIT", 0x52, 0x01, 0b11),
-    ev("L1D_CACHE_ST.E_STATE", 0x41, 0x04, 0b11),
-    ev("L1D_CACHE_ST.M_STATE", 0x41, 0x08, 0b11),
-    ev("L1D_CACHE_ST.S_STATE", 0x41, 0x02, 0b11),
-    ev("L1D_PREFETCH.MISS", 0x4e, 0x02, 0b11),
-    ev("L1D_PREFETCH.REQUESTS", 0x4e, 0x01, 0b11),
-    ev("L1D_PREFETCH.TRIGGERS", 0x4e, 0x04, 0b11),
-    ev("L1D_WB_L2.E_STATE", 0x28, 0x04, 0b1111),
-    ev("L1D_WB_L2.I_STATE", 0x28, 0x01, 0b1111),
-    ev("L1D_WB_L2.M_STATE", 0x28, 0x08, 0b1111),
-    ev("L1D_WB_L2.MESI", 0x28, 0x0f, 0b1111),
-    ev("L1D_WB_L2.S_STATE", 0x28, 0x02, 0b1111),
-    ev("L1I.CYCLES_STALLED", 0x80, 0x04, 0b1111),
-    ev("L1I.HITS", 0x80, 0x01, 0b1111),
-    ev("L1I.MISSES", 0x80, 0x02, 0b1111),
-    ev("L1I.READS", 0x80, 0x03, 0b1111),
-    ev("L2_DATA_RQSTS.ANY", 0x26, 0xff, 0b1111),
-    ev("L2_DATA_RQSTS.DEMAND.E_STATE", 0x26, 0x04, 0b1111),
-    ev("L2_DATA_RQSTS.DEMAND.I_STATE", 0x26, 0x01, 0b1111),
-    ev("L2_DATA_RQSTS.DEMAND.M_STATE", 0x26, 0x08, 0b1111),
-    ev("L2_DATA_RQSTS.DEMAND.MESI", 0x26, 0x0f, 0b1111),
-    ev("L2_DATA_RQSTS.DEMAND.S_STATE", 0x26, 0x02, 0b1111),
-    ev("L2_DATA_RQSTS.PREFETCH.E_STATE", 0x26, 0x40, 0b1111),
-    ev("L2_DATA_RQSTS.PREFETCH.I_STATE", 0x26, 0x10, 0b1111),
-    ev("L2_DATA_RQSTS.PREFETCH.M_STATE", 0x26, 0x80, 0b1111),
-    ev("L2_DATA_RQSTS.PREFETCH.MESI", 0x26, 0xf0, 0b1111),
-    ev("L2_DATA_RQSTS.PREFETCH.S_STATE", 0x26, 0x20, 0b1111),
-    ev("L2_LINES_IN.ANY", 0xf1, 0x07, 0b1111),
-    ev("L2_LINES_IN.E_STATE", 0xf1, 0x04, 0b1111),
-    ev("L2_LINES_IN.S_STATE", 0xf1, 0x02, 0b1111),
-    ev("L2_LINES_OUT.ANY", 0xf2, 0x0f, 0b1111),
-    ev("L2_LINES_OUT.DEMAND_CLEAN", 0xf2, 0x01, 0b1111),
-    ev("L2_LINES_OUT.DEMAND_DIRTY", 0xf2, 0x02, 0b1111),
-    ev("L2_LINES_OUT.PREFETCH_CLEAN", 0xf2, 0x04, 0b1111),
-    ev("L2_LINES_OUT.PREFETCH_DIRTY", 0xf2, 0x08, 0b1111),
-    ev("L2_RQSTS.IFETCH_HIT", 0x24, 0x10, 0b1111),
-    ev("L2_RQSTS.IFETCH_MISS", 0x24, 0x20, 0b1111),
-    ev("L2_RQSTS.IFETCHES", 0x24, 0x30, 0b1111),
-    ev("L2_RQSTS.LD_HIT", 0x24, 0x01, 0b1111),
-    ev("L2_RQSTS.LD_MISS", 0x24, 0x02, 0b1111),
-    ev("L2_RQSTS.LOADS", 0x24, 0x03, 0b1111),
-    ev("L2_RQSTS.MISS", 0x24, 0xaa, 0b1111),
-    ev("L2_RQSTS.PREFETCH_HIT", 0x24, 0x40, 0b1111),
-    ev("L2_RQSTS.PREFETCH_MISS", 0x24, 0x80, 0b1111),
-    ev("L2_RQSTS.PREFETCHES", 0x24, 0xc0, 0b1111),
-    ev("L2_RQSTS.REFERENCES", 0x24, 0xff, 0b1111),
-    ev("L2_RQSTS.RFO_HIT", 0x24, 0x04, 0b1111),
-    ev("L2_RQSTS.RFO_MISS", 0x24, 0x08, 0b1111),
-    ev("L2_RQSTS.RFOS", 0x24, 0x0c, 0b1111),
-    ev("L2_TRANSACTIONS.ANY", 0xf0, 0x80, 0b1111),
-    ev("L2_TRANSACTIONS.FILL", 0xf0, 0x20, 0b1111),
-    ev("L2_TRANSACTIONS.IFETCH", 0xf0, 0x04, 0b1111),
-    ev("L2_TRANSACTIONS.L1D_WB", 0xf0, 0x10, 0b1111),
-    ev("L2_TRANSACTIONS.LOAD", 0xf0, 0x01, 0b1111),
-    ev("L2_TRANSACTIONS.PREFETCH", 0xf0, 0x08, 0b1111),
-    ev("L2_TRANSACTIONS.RFO", 0xf0, 0x02, 0b1111),
-    ev("L2_TRANSACTIONS.WB", 0xf0, 0x40, 0b1111),
-    ev("L2_WRITE.LOCK.E_STATE", 0x27, 0x40, 0b1111),
-    ev("L2_WRITE.LOCK.HIT", 0x27, 0xe0, 0b1111),
-    ev("L2_WRITE.LOCK.I_STATE", 0x27, 0x10, 0b1111),
-    ev("L2_WRITE.LOCK.M_STATE", 0x27, 0x80, 0b1111),
-    ev("L2_WRITE.LOCK.MESI", 0x27, 0xf0, 0b1111),
-    ev("L2_WRITE.LOCK.S_STATE", 0x27, 0x20, 0b1111),
-    ev("L2_WRITE.RFO.HIT", 0x27, 0x0e, 0b1111),
-    ev("L2_WRITE.RFO.I_STATE", 0x27, 0x01, 0b1111),
-    ev("L2_WRITE.RFO.M_STATE", 0x27, 0x08, 0b1111),
-    ev("L2_WRITE.RFO.MESI", 0x27, 0x0f, 0b1111),
-    ev("L2_WRITE.RFO.S_STATE", 0x27, 0x02, 0b1111),
-    ev("LARGE_ITLB.HIT", 0x82, 0x01, 0b1111),
-    ev("LOAD_DISPATCH.ANY", 0x13, 0x07, 0b1111),
-    ev("LOAD_DISPATCH.MOB", 0x13, 0x04, 0b1111),
-    ev("LOAD_DISPATCH.RS", 0x13, 0x01, 0b1111),
-    ev("LOAD_DISPATCH.RS_DELAYED", 0x13, 0x02, 0b1111),
-    ev("LOAD_HIT_PRE", 0x4c, 0x01, 0b11),
-    ev("LONGEST_LAT_CACHE.MISS", 0x2e, 0x41, 0b1111),
-    ev("LONGEST_LAT_CACHE.REFERENCE", 0x2e, 0x4f, 0b1111),
-    ev("LSD.ACTIVE", 0xa8, 0x01, 0b1111).threshold(1),
-    ev("LSD.INACTIVE", 0xa8, 0x01, 0b1111).threshold(1).invert(),
-    ev("LSD_OVERFLOW", 0x20, 0x01, 0b1111),
-    ev("MACHINE_CLEARS.CYCLES", 0xc3, 0x01, 0b1111),
-    ev("MACHINE_CLEARS.MEM_ORDER", 0xc3, 0x02, 0b1111),
-    ev("MACHINE_CLEARS.SMC", 0xc3, 0x04, 0b1111),
-    ev("MACRO_INSTS.DECODED", 0xd0, 0x01, 0b1111),
-    ev("MACRO_INSTS.FUSIONS_DECODED", 0xa6, 0x01, 0b1111),
-    ev("MEM_INST_RETIRED.LOADS", 0x0b, 0x01, 0b1111),
-    ev("MEM_INST_RETIRED.STORES", 0x0b, 0x02, 0b1111),
-    ev("MEM_LOAD_RETIRED.DTLB_MISS", 0xcb, 0x80, 0b1111),
-    ev("MEM_LOAD_RETIRED.HIT_LFB", 0xcb, 0x40, 0b1111),
-    ev("MEM_LOAD_RETIRED.L1D_HIT", 0xcb, 0x01, 0b1111),
-    ev("MEM_LOAD_RETIRED.L2_HIT", 0xcb, 0x02, 0b1111),
-    ev("MEM_LOAD_RETIRED.LLC_MISS", 0xcb, 0x10, 0b1111),
-    ev("MEM_LOAD_RETIRED.LLC_UNSHARED_HIT", 0xcb, 0x04, 0b1111),
-    ev("MEM_LOAD_RETIRED.OTHER_CORE_L2_HIT_HITM", 0xcb, 0x08, 0b1111),
-    ev("MEM_STORE_RETIRED.DTLB_MISS", 0x0c, 0x01, 0b1111),
-    ev("OFFCORE_REQUESTS.L1D_WRITEBACK", 0xb0, 0x40, 0b1111),
-    ev("OFFCORE_REQUESTS_SQ_FULL", 0xb2, 0x01, 0b1111),
-    ev("PARTIAL_ADDRESS_ALIAS", 0x07, 0x01, 0b1111),
-    ev("RAT_STALLS.ANY", 0xd2, 0x0f, 0b1111),
-    ev("RAT_STALLS.FLAGS", 0xd2, 0x01, 0b1111),
-    ev("RAT_STALLS.REGISTERS", 0xd2, 0x02, 0b1111),
-    ev("RAT_STALLS.ROB_READ_PORT", 0xd2, 0x04, 0b1111),
-    ev("RAT_STALLS.SCOREBOARD", 0xd2, 0x08, 0b1111),
-    ev("RESOURCE_STALLS.ANY", 0xa2, 0x01, 0b1111),
-    ev("RESOURCE_STALLS.FPCW", 0xa2, 0x20, 0b1111),
-    ev("RESOURCE_STALLS.LOAD", 0xa2, 0x02, 0b1111),
-    ev("RESOURCE_STALLS.MXCSR", 0xa2, 0x40, 0b1111),
-    ev("RESOURCE_STALLS.OTHER", 0xa2, 0x80, 0b1111),
-    ev("RESOURCE_STALLS.ROB_FULL", 0xa2, 0x10, 0b1111),
-    ev("RESOURCE_STALLS.RS_FULL", 0xa2, 0x04, 0b1111),
-    ev("RESOURCE_STALLS.STORE", 0xa2, 0x08, 0b1111),
-    ev("SB_DRAIN.ANY", 0x04, 0x07, 0b1111),
-    ev("SEG_RENAME_STALLS", 0xd4, 0x01, 0b1111),
-    ev("SIMD_INT_128.PACK", 0x12, 0x04, 0b1111),
-    ev("SIMD_INT_128.PACKED_ARITH", 0x12, 0x20, 0b1111),
-    ev("SIMD_INT_128.PACKED_LOGICAL", 0x12, 0x10, 0b1111),
-    ev("SIMD_INT_128.PACKED_MPY", 0x12, 0x01, 0b1111),
-    ev("SIMD_INT_128.PACKED_SHIFT", 0x12, 0x02, 0b1111),
-    ev("SIMD_INT_128.SHUFFLE_MOVE", 0x12, 0x40, 0b1111),
-    ev("SIMD_INT_128.UNPACK", 0x12, 0x08, 0b1111),
-    ev("SIMD_INT_64.PACK", 0xfd, 0x04, 0b1111),
-    ev("SIMD_INT_64.PACKED_ARITH", 0xfd, 0x20, 0b1111),
-    ev("SIMD_INT_64.PACKED_LOGICAL", 0xfd, 0x10, 0b1111),
-    ev("SIMD_INT_64.PACKED_MPY", 0xfd, 0x01, 0b1111),
-    ev("SIMD_INT_64.PACKED_SHIFT", 0xfd, 0x02, 0b1111),
-    ev("SIMD_INT_64.SHUFFLE_MOVE", 0xfd, 0x40, 0b1111),
-    ev("SIMD_INT_64.UNPACK", 0xfd, 0x08, 0b1111),
-    ev("SNOOP_RESPONSE.HIT", 0xb8, 0x01, 0b1111),
-    ev("SNOOP_RESPONSE.HITE", 0xb8, 0x02, 0b1111),
-    ev("SNOOP_RESPONSE.HITM", 0xb8, 0x04, 0b1111),
-    ev("SQ_FULL_STALL_CYCLES", 0xf6, 0x01, 0b1111),
-    ev("SQ_MISC.SPLIT_LOCK", 0xf4, 0x10, 0b1111),
-    ev("SSEX_UOPS_RETIRED.PACKED_DOUBLE", 0xc7, 0x04, 0b1111),
-    ev("SSEX_UOPS_RETIRED.PACKED_SINGLE", 0xc7, 0x01, 0b1111),
-    ev("SSEX_UOPS_RETIRED.SCALAR_DOUBLE", 0xc7, 0x08, 0b1111),
-    ev("SSEX_UOPS_RETIRED.SCALAR_SINGLE", 0xc7, 0x02, 0b1111),
-    ev("SSEX_UOPS_RETIRED.VECTOR_INTEGER", 0xc7, 0x10, 0b1111),
-    ev("STORE_BLOCKS.AT_RET", 0x06, 0x04, 0b1111),
-    ev("STORE_BLOCKS.L1D_BLOCK", 0x06, 0x08, 0b1111),
-    ev("TWO_UOP_INSTS_DECODED", 0x19, 0x01, 0b1111),
-    ev("UOP_UNFUSION", 0xdb, 0x01, 0b1111),
-    ev("UOPS_DECODED.ESP_FOLDING", 0xd1, 0x04, 0b1111),
-    ev("UOPS_DECODED.ESP_SYNC", 0xd1, 0x08, 0b1111),
-    ev("UOPS_DECODED.MS_CYCLES_ACTIVE", 0xd1, 0x02, 0b1111).threshold(1),
-    ev("UOPS_DECODED.STALL_CYCLES", 0xd1, 0x01, 0b1111).threshold(1).invert(),
-    ev("UOPS_EXECUTED.CORE_ACTIVE_CYCLES", 0xb1, 0x3f, 0b1111).threshold(1).any_thread(),
-    ev("UOPS_EXECUTED.CORE_ACTIVE_CYCLES_NO_PORT5", 0xb1, 0x1f, 0b1111).threshold(1).any_thread(),
-    ev("UOPS_EXECUTED.CORE_STALL_COUNT", 0xb1, 0x3f, 0b1111).threshold(1).invert().edge().any_thread(),
-    ev("UOPS_EXECUTED.CORE_STALL_COUNT_NO_PORT5", 0xb1, 0x1f, 0b1111).threshold(1).invert().edge().any_thread(),
-    ev("UOPS_EXECUTED.CORE_STALL_CYCLES", 0xb1, 0x3f, 0b1111).threshold(1).invert().any_thread(),
-    ev("UOPS_EXECUTED.CORE_STALL_CYCLES_NO_PORT5", 0xb1, 0x1f, 0b1111).threshold(1).invert().any_thread(),
-    ev("UOPS_EXECUTED.PORT0", 0xb1, 0x01, 0b1111),
-    ev("UOPS_EXECUTED.PORT015", 0xb1, 0x40, 0b1111),
-    ev("UOPS_EXECUTED.PORT015_STALL_CYCLES", 0xb1, 0x40, 0b1111).threshold(1).invert(),
-    ev("UOPS_EXECUTED.PORT1", 0xb1, 0x02, 0b1111),
-    ev("UOPS_EXECUTED.PORT2_CORE", 0xb1, 0x04, 0b1111).any_thread(),
-    ev("UOPS_EXECUTED.PORT234_CORE", 0xb1, 0x80, 0b1111).any_thread(),
-    ev("UOPS_EXECUTED.PORT3_CORE", 0xb1, 0x08, 0b1111).any_thread(),
-    ev("UOPS_EXECUTED.PORT4_CORE", 0xb1, 0x10, 0b1111).any_thread(),
-    ev("UOPS_EXECUTED.PORT5", 0xb1, 0x20, 0b1111),
-    ev("UOPS_ISSUED.ANY", 0x0e, 0x01, 0b1111),
-    ev("UOPS_ISSUED.CORE_STALL_CYCLES", 0x0e, 0x01, 0b1111).threshold(1).invert().any_thread(),
-    ev("UOPS_ISSUED.CYCLES_ALL_THREADS", 0x0e, 0x01, 0b1111).threshold(1).any_thread(),
-    ev("UOPS_ISSUED.FUSED", 0x0e, 0x02, 0b1111),
-    ev("UOPS_ISSUED.STALL_CYCLES", 0x0e, 0x01, 0b1111).threshold(1).invert(),
-    ev("UOPS_RETIRED.ACTIVE_CYCLES", 0xc2, 0x01, 0b1111).threshold(1),
-    ev("UOPS_RETIRED.ANY", 0xc2, 0x01, 0b1111),
-    ev("UOPS_RETIRED.MACRO_FUSED", 0xc2, 0x04, 0b1111),
-    ev("UOPS_RETIRED.RETIRE_SLOTS", 0xc2, 0x02, 0b1111),
-    ev("UOPS_RETIRED.STALL_CYCLES", 0xc2, 0x01, 0b1111).threshold(1).invert(),
-    ev("UOPS_RETIRED.TOTAL_CYCLES", 0xc2, 0x01, 0b1111).threshold(16).invert(),
-    ev("OFFCORE_RESPONSE_0.ANY_DATA.ANY_CACHE_DRAM", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x7f11),
-    ev("OFFCORE_RESPONSE_0.ANY_DATA.ANY_DRAM", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x6011),
-    ev("OFFCORE_RESPONSE_0.ANY_DATA.ANY_LLC_MISS", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0xf811),
-    ev("OFFCORE_RESPONSE_0.ANY_DATA.ANY_LOCATION", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0xff11),
-    ev("OFFCORE_RESPONSE_0.ANY_DATA.IO_CSR_MMIO", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x8011),
-    ev("OFFCORE_RESPONSE_0.ANY_DATA.LLC_HIT_NO_OTHER_CORE", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x111),
-    ev("OFFCORE_RESPONSE_0.ANY_DATA.LLC_HIT_OTHER_CORE_HIT", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x211),
-    ev("OFFCORE_RESPONSE_0.ANY_DATA.LLC_HIT_OTHER_CORE_HITM", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x411),
-    ev("OFFCORE_RESPONSE_0.ANY_DATA.LOCAL_CACHE", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x711),
-    ev("OFFCORE_RESPONSE_0.ANY_DATA.LOCAL_CACHE_DRAM", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x4711),
-    ev("OFFCORE_RESPONSE_0.ANY_DATA.LOCAL_DRAM", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x4011),
-    ev("OFFCORE_RESPONSE_0.ANY_DATA.REMOTE_CACHE", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x1811),
-    ev("OFFCORE_RESPONSE_0.ANY_DATA.REMOTE_CACHE_DRAM", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x3811),
-    ev("OFFCORE_RESPONSE_0.ANY_DATA.REMOTE_CACHE_HIT", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x1011),
-    ev("OFFCORE_RESPONSE_0.ANY_DATA.REMOTE_CACHE_HITM", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x811),
-    ev("OFFCORE_RESPONSE_0.ANY_DATA.REMOTE_DRAM", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x2011),
-    ev("OFFCORE_RESPONSE_0.ANY_IFETCH.ANY_CACHE_DRAM", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x7f44),
-    ev("OFFCORE_RESPONSE_0.ANY_IFETCH.ANY_DRAM", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x6044),
-    ev("OFFCORE_RESPONSE_0.ANY_IFETCH.ANY_LLC_MISS", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0xf844),
-    ev("OFFCORE_RESPONSE_0.ANY_IFETCH.ANY_LOCATION", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0xff44),
-    ev("OFFCORE_RESPONSE_0.ANY_IFETCH.IO_CSR_MMIO", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x8044),
-    ev("OFFCORE_RESPONSE_0.ANY_IFETCH.LLC_HIT_NO_OTHER_CORE", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x144),
-    ev("OFFCORE_RESPONSE_0.ANY_IFETCH.LLC_HIT_OTHER_CORE_HIT", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x244),
-    ev("OFFCORE_RESPONSE_0.ANY_IFETCH.LLC_HIT_OTHER_CORE_HITM", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x444),
-    ev("OFFCORE_RESPONSE_0.ANY_IFETCH.LOCAL_CACHE", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x744),
-    ev("OFFCORE_RESPONSE_0.ANY_IFETCH.LOCAL_CACHE_DRAM", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x4744),
-    ev("OFFCORE_RESPONSE_0.ANY_IFETCH.LOCAL_DRAM", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x4044),
-    ev("OFFCORE_RESPONSE_0.ANY_IFETCH.REMOTE_CACHE", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x1844),
-    ev("OFFCORE_RESPONSE_0.ANY_IFETCH.REMOTE_CACHE_DRAM", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x3844),
-    ev("OFFCORE_RESPONSE_0.ANY_IFETCH.REMOTE_CACHE_HIT", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x1044),
-    ev("OFFCORE_RESPONSE_0.ANY_IFETCH.REMOTE_CACHE_HITM", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x844),
-    ev("OFFCORE_RESPONSE_0.ANY_IFETCH.REMOTE_DRAM", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x2044),
-    ev("OFFCORE_RESPONSE_0.ANY_REQUEST.ANY_CACHE_DRAM", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x7fff),
-    ev("OFFCORE_RESPONSE_0.ANY_REQUEST.ANY_DRAM", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x60ff),
-    ev("OFFCORE_RESPONSE_0.ANY_REQUEST.ANY_LLC_MISS", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0xf8ff),
-    ev("OFFCORE_RESPONSE_0.ANY_REQUEST.ANY_LOCATION", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0xffff),
-    ev("OFFCORE_RESPONSE_0.ANY_REQUEST.IO_CSR_MMIO", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x80ff),
-    ev("OFFCORE_RESPONSE_0.ANY_REQUEST.LLC_HIT_NO_OTHER_CORE", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x1ff),
-    ev("OFFCORE_RESPONSE_0.ANY_REQUEST.LLC_HIT_OTHER_CORE_HIT", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x2ff),
-    ev("OFFCORE_RESPONSE_0.ANY_REQUEST.LLC_HIT_OTHER_CORE_HITM", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x4ff),
-    ev("OFFCORE_RESPONSE_0.ANY_REQUEST.LOCAL_CACHE", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x7ff),
-    ev("OFFCORE_RESPONSE_0.ANY_REQUEST.LOCAL_CACHE_DRAM", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x47ff),
-    ev("OFFCORE_RESPONSE_0.ANY_REQUEST.LOCAL_DRAM", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x40ff),
-    ev("OFFCORE_RESPONSE_0.ANY_REQUEST.REMOTE_CACHE", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x18ff),
-    ev("OFFCORE_RESPONSE_0.ANY_REQUEST.REMOTE_CACHE_DRAM", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x38ff),
-    ev("OFFCORE_RESPONSE_0.ANY_REQUEST.REMOTE_CACHE_HIT", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x10ff),
-    ev("OFFCORE_RESPONSE_0.ANY_REQUEST.REMOTE_CACHE_HITM", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x8ff),
-    ev("OFFCORE_RESPONSE_0.ANY_REQUEST.REMOTE_DRAM", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x20ff),
-    ev("OFFCORE_RESPONSE_0.ANY_RFO.ANY_CACHE_DRAM", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x7f22),
-    ev("OFFCORE_RESPONSE_0.ANY_RFO.ANY_DRAM", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x6022),
-    ev("OFFCORE_RESPONSE_0.ANY_RFO.ANY_LLC_MISS", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0xf822),
-    ev("OFFCORE_RESPONSE_0.ANY_RFO.ANY_LOCATION", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0xff22),
-    ev("OFFCORE_RESPONSE_0.ANY_RFO.IO_CSR_MMIO", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x8022),
-    ev("OFFCORE_RESPONSE_0.ANY_RFO.LLC_HIT_NO_OTHER_CORE", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x122),
-    ev("OFFCORE_RESPONSE_0.ANY_RFO.LLC_HIT_OTHER_CORE_HIT", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x222),
-    ev("OFFCORE_RESPONSE_0.ANY_RFO.LLC_HIT_OTHER_CORE_HITM", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x422),
-    ev("OFFCORE_RESPONSE_0.ANY_RFO.LOCAL_CACHE", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x722),
-    ev("OFFCORE_RESPONSE_0.ANY_RFO.LOCAL_CACHE_DRAM", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x4722),
-    ev("OFFCORE_RESPONSE_0.ANY_RFO.LOCAL_DRAM", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x4022),
-    ev("OFFCORE_RESPONSE_0.ANY_RFO.REMOTE_CACHE", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x1822),
-    ev("OFFCORE_RESPONSE_0.ANY_RFO.REMOTE_CACHE_DRAM", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x3822),
-    ev("OFFCORE_RESPONSE_0.ANY_RFO.REMOTE_CACHE_HIT", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x1022),
-    ev("OFFCORE_RESPONSE_0.ANY_RFO.REMOTE_CACHE_HITM", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x822),
-    ev("OFFCORE_RESPONSE_0.ANY_RFO.REMOTE_DRAM", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x2022),
-    ev("OFFCORE_RESPONSE_0.COREWB.ANY_CACHE_DRAM", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x7f08),
-    ev("OFFCORE_RESPONSE_0.COREWB.ANY_DRAM", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x6008),
-    ev("OFFCORE_RESPONSE_0.COREWB.ANY_LLC_MISS", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0xf808),
-    ev("OFFCORE_RESPONSE_0.COREWB.ANY_LOCATION", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0xff08),
-    ev("OFFCORE_RESPONSE_0.COREWB.IO_CSR_MMIO", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x8008),
-    ev("OFFCORE_RESPONSE_0.COREWB.LLC_HIT_NO_OTHER_CORE", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x108),
-    ev("OFFCORE_RESPONSE_0.COREWB.LLC_HIT_OTHER_CORE_HITM", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x408),
-    ev("OFFCORE_RESPONSE_0.COREWB.LOCAL_CACHE", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x708),
-    ev("OFFCORE_RESPONSE_0.COREWB.LOCAL_CACHE_DRAM", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x4708),
-    ev("OFFCORE_RESPONSE_0.COREWB.LOCAL_DRAM", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x4008),
-    ev("OFFCORE_RESPONSE_0.COREWB.REMOTE_CACHE", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x1808),
-    ev("OFFCORE_RESPONSE_0.COREWB.REMOTE_CACHE_DRAM", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x3808),
-    ev("OFFCORE_RESPONSE_0.COREWB.REMOTE_CACHE_HIT", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x1008),
-    ev("OFFCORE_RESPONSE_0.COREWB.REMOTE_CACHE_HITM", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x808),
-    ev("OFFCORE_RESPONSE_0.COREWB.REMOTE_DRAM", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x2008),
-    ev("OFFCORE_RESPONSE_0.DATA_IFETCH.ANY_CACHE_DRAM", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x7f77),
-    ev("OFFCORE_RESPONSE_0.DATA_IFETCH.ANY_DRAM", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x6077),
-    ev("OFFCORE_RESPONSE_0.DATA_IFETCH.ANY_LLC_MISS", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0xf877),
-    ev("OFFCORE_RESPONSE_0.DATA_IFETCH.ANY_LOCATION", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0xff77),
-    ev("OFFCORE_RESPONSE_0.DATA_IFETCH.IO_CSR_MMIO", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x8077),
-    ev("OFFCORE_RESPONSE_0.DATA_IFETCH.LLC_HIT_NO_OTHER_CORE", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x177),
-    ev("OFFCORE_RESPONSE_0.DATA_IFETCH.LLC_HIT_OTHER_CORE_HIT", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x277),
-    ev("OFFCORE_RESPONSE_0.DATA_IFETCH.LLC_HIT_OTHER_CORE_HITM", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x477),
-    ev("OFFCORE_RESPONSE_0.DATA_IFETCH.LOCAL_CACHE", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x777),
-    ev("OFFCORE_RESPONSE_0.DATA_IFETCH.LOCAL_CACHE_DRAM", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x4777),
-    ev("OFFCORE_RESPONSE_0.DATA_IFETCH.LOCAL_DRAM", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x4077),
-    ev("OFFCORE_RESPONSE_0.DATA_IFETCH.REMOTE_CACHE", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x1877),
-    ev("OFFCORE_RESPONSE_0.DATA_IFETCH.REMOTE_CACHE_DRAM", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x3877),
-    ev("OFFCORE_RESPONSE_0.DATA_IFETCH.REMOTE_CACHE_HIT", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x1077),
-    ev("OFFCORE_RESPONSE_0.DATA_IFETCH.REMOTE_CACHE_HITM", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x877),
-    ev("OFFCORE_RESPONSE_0.DATA_IFETCH.REMOTE_DRAM", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x2077),
-    ev("OFFCORE_RESPONSE_0.DATA_IN.ANY_CACHE_DRAM", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x7f33),
-    ev("OFFCORE_RESPONSE_0.DATA_IN.ANY_DRAM", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x6033),
-    ev("OFFCORE_RESPONSE_0.DATA_IN.ANY_LLC_MISS", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0xf833),
-    ev("OFFCORE_RESPONSE_0.DATA_IN.ANY_LOCATION", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0xff33),
-    ev("OFFCORE_RESPONSE_0.DATA_IN.IO_CSR_MMIO", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x8033),
-    ev("OFFCORE_RESPONSE_0.DATA_IN.LLC_HIT_NO_OTHER_CORE", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x133),
-    ev("OFFCORE_RESPONSE_0.DATA_IN.LLC_HIT_OTHER_CORE_HIT", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x233),
-    ev("OFFCORE_RESPONSE_0.DATA_IN.LLC_HIT_OTHER_CORE_HITM", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x433),
-    ev("OFFCORE_RESPONSE_0.DATA_IN.LOCAL_CACHE", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x733),
-    ev("OFFCORE_RESPONSE_0.DATA_IN.LOCAL_CACHE_DRAM", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x4733),
-    ev("OFFCORE_RESPONSE_0.DATA_IN.LOCAL_DRAM", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x4033),
-    ev("OFFCORE_RESPONSE_0.DATA_IN.REMOTE_CACHE", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x1833),
-    ev("OFFCORE_RESPONSE_0.DATA_IN.REMOTE_CACHE_DRAM", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x3833),
-    ev("OFFCORE_RESPONSE_0.DATA_IN.REMOTE_CACHE_HIT", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x1033),
-    ev("OFFCORE_RESPONSE_0.DATA_IN.REMOTE_CACHE_HITM", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x833),
-    ev("OFFCORE_RESPONSE_0.DATA_IN.REMOTE_DRAM", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x2033),
-    ev("OFFCORE_RESPONSE_0.DEMAND_DATA.ANY_CACHE_DRAM", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x7f03),
-    ev("OFFCORE_RESPONSE_0.DEMAND_DATA.ANY_DRAM", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x6003),
-    ev("OFFCORE_RESPONSE_0.DEMAND_DATA.ANY_LLC_MISS", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0xf803),
-    ev("OFFCORE_RESPONSE_0.DEMAND_DATA.ANY_LOCATION", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0xff03),
-    ev("OFFCORE_RESPONSE_0.DEMAND_DATA.IO_CSR_MMIO", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x8003),
-    ev("OFFCORE_RESPONSE_0.DEMAND_DATA.LLC_HIT_NO_OTHER_CORE", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x103),
-    ev("OFFCORE_RESPONSE_0.DEMAND_DATA.LLC_HIT_OTHER_CORE_HIT", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x203),
-    ev("OFFCORE_RESPONSE_0.DEMAND_DATA.LLC_HIT_OTHER_CORE_HITM", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x403),
-    ev("OFFCORE_RESPONSE_0.DEMAND_DATA.LOCAL_CACHE", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x703),
-    ev("OFFCORE_RESPONSE_0.DEMAND_DATA.LOCAL_CACHE_DRAM", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x4703),
-    ev("OFFCORE_RESPONSE_0.DEMAND_DATA.LOCAL_DRAM", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x4003),
-    ev("OFFCORE_RESPONSE_0.DEMAND_DATA.REMOTE_CACHE", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x1803),
-    ev("OFFCORE_RESPONSE_0.DEMAND_DATA.REMOTE_CACHE_DRAM", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x3803),
-    ev("OFFCORE_RESPONSE_0.DEMAND_DATA.REMOTE_CACHE_HIT", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x1003),
-    ev("OFFCORE_RESPONSE_0.DEMAND_DATA.REMOTE_CACHE_HITM", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x803),
-    ev("OFFCORE_RESPONSE_0.DEMAND_DATA.REMOTE_DRAM", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x2003),
-    ev("OFFCORE_RESPONSE_0.DEMAND_DATA_RD.ANY_CACHE_DRAM", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x7f01),
-    ev("OFFCORE_RESPONSE_0.DEMAND_DATA_RD.ANY_DRAM", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x6001),
-    ev("OFFCORE_RESPONSE_0.DEMAND_DATA_RD.ANY_LLC_MISS", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0xf801),
-    ev("OFFCORE_RESPONSE_0.DEMAND_DATA_RD.ANY_LOCATION", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0xff01),
-    ev("OFFCORE_RESPONSE_0.DEMAND_DATA_RD.IO_CSR_MMIO", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x8001),
-    ev("OFFCORE_RESPONSE_0.DEMAND_DATA_RD.LLC_HIT_NO_OTHER_CORE", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x101),
-    ev("OFFCORE_RESPONSE_0.DEMAND_DATA_RD.LLC_HIT_OTHER_CORE_HIT", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x201),
-    ev("OFFCORE_RESPONSE_0.DEMAND_DATA_RD.LLC_HIT_OTHER_CORE_HITM", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x401),
-    ev("OFFCORE_RESPONSE_0.DEMAND_DATA_RD.LOCAL_CACHE", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x701),
-    ev("OFFCORE_RESPONSE_0.DEMAND_DATA_RD.LOCAL_CACHE_DRAM", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x4701),
-    ev("OFFCORE_RESPONSE_0.DEMAND_DATA_RD.LOCAL_DRAM", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x4001),
-    ev("OFFCORE_RESPONSE_0.DEMAND_DATA_RD.REMOTE_CACHE", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x1801),
-    ev("OFFCORE_RESPONSE_0.DEMAND_DATA_RD.REMOTE_CACHE_DRAM", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x3801),
-    ev("OFFCORE_RESPONSE_0.DEMAND_DATA_RD.REMOTE_CACHE_HIT", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x1001),
-    ev("OFFCORE_RESPONSE_0.DEMAND_DATA_RD.REMOTE_CACHE_HITM", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x801),
-    ev("OFFCORE_RESPONSE_0.DEMAND_DATA_RD.REMOTE_DRAM", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x2001),
-    ev("OFFCORE_RESPONSE_0.DEMAND_IFETCH.ANY_CACHE_DRAM", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x7f04),
-    ev("OFFCORE_RESPONSE_0.DEMAND_IFETCH.ANY_DRAM", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x6004),
-    ev("OFFCORE_RESPONSE_0.DEMAND_IFETCH.ANY_LLC_MISS", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0xf804),
-    ev("OFFCORE_RESPONSE_0.DEMAND_IFETCH.ANY_LOCATION", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0xff04),
-    ev("OFFCORE_RESPONSE_0.DEMAND_IFETCH.IO_CSR_MMIO", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x8004),
-    ev("OFFCORE_RESPONSE_0.DEMAND_IFETCH.LLC_HIT_NO_OTHER_CORE", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x104),
-    ev("OFFCORE_RESPONSE_0.DEMAND_IFETCH.LLC_HIT_OTHER_CORE_HIT", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x204),
-    ev("OFFCORE_RESPONSE_0.DEMAND_IFETCH.LLC_HIT_OTHER_CORE_HITM", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x404),
-    ev("OFFCORE_RESPONSE_0.DEMAND_IFETCH.LOCAL_CACHE", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x704),
-    ev("OFFCORE_RESPONSE_0.DEMAND_IFETCH.LOCAL_CACHE_DRAM", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x4704),
-    ev("OFFCORE_RESPONSE_0.DEMAND_IFETCH.LOCAL_DRAM", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x4004),
-    ev("OFFCORE_RESPONSE_0.DEMAND_IFETCH.REMOTE_CACHE", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x1804),
-    ev("OFFCORE_RESPONSE_0.DEMAND_IFETCH.REMOTE_CACHE_DRAM", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x3804),
-    ev("OFFCORE_RESPONSE_0.DEMAND_IFETCH.REMOTE_CACHE_HIT", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x1004),
-    ev("OFFCORE_RESPONSE_0.DEMAND_IFETCH.REMOTE_CACHE_HITM", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x804),
-    ev("OFFCORE_RESPONSE_0.DEMAND_IFETCH.REMOTE_DRAM", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x2004),
-    ev("OFFCORE_RESPONSE_0.DEMAND_RFO.ANY_CACHE_DRAM", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x7f02),
-    ev("OFFCORE_RESPONSE_0.DEMAND_RFO.ANY_DRAM", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x6002),
-    ev("OFFCORE_RESPONSE_0.DEMAND_RFO.ANY_LLC_MISS", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0xf802),
-    ev("OFFCORE_RESPONSE_0.DEMAND_RFO.ANY_LOCATION", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0xff02),
-    ev("OFFCORE_RESPONSE_0.DEMAND_RFO.IO_CSR_MMIO", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x8002),
-    ev("OFFCORE_RESPONSE_0.DEMAND_RFO.LLC_HIT_NO_OTHER_CORE", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x102),
-    ev("OFFCORE_RESPONSE_0.DEMAND_RFO.LLC_HIT_OTHER_CORE_HIT", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x202),
-    ev("OFFCORE_RESPONSE_0.DEMAND_RFO.LLC_HIT_OTHER_CORE_HITM", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x402),
-    ev("OFFCORE_RESPONSE_0.DEMAND_RFO.LOCAL_CACHE", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x702),
-    ev("OFFCORE_RESPONSE_0.DEMAND_RFO.LOCAL_CACHE_DRAM", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x4702),
-    ev("OFFCORE_RESPONSE_0.DEMAND_RFO.LOCAL_DRAM", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x4002),
-    ev("OFFCORE_RESPONSE_0.DEMAND_RFO.REMOTE_CACHE", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x1802),
-    ev("OFFCORE_RESPONSE_0.DEMAND_RFO.REMOTE_CACHE_DRAM", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x3802),
-    ev("OFFCORE_RESPONSE_0.DEMAND_RFO.REMOTE_CACHE_HIT", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x1002),
-    ev("OFFCORE_RESPONSE_0.DEMAND_RFO.REMOTE_CACHE_HITM", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x802),
-    ev("OFFCORE_RESPONSE_0.DEMAND_RFO.REMOTE_DRAM", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x2002),
-    ev("OFFCORE_RESPONSE_0.OTHER.ANY_CACHE_DRAM", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x7f80),
-    ev("OFFCORE_RESPONSE_0.OTHER.ANY_DRAM", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x6080),
-    ev("OFFCORE_RESPONSE_0.OTHER.ANY_LLC_MISS", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0xf880),
-    ev("OFFCORE_RESPONSE_0.OTHER.ANY_LOCATION", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0xff80),
-    ev("OFFCORE_RESPONSE_0.OTHER.IO_CSR_MMIO", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x8080),
-    ev("OFFCORE_RESPONSE_0.OTHER.LLC_HIT_NO_OTHER_CORE", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x180),
-    ev("OFFCORE_RESPONSE_0.OTHER.LLC_HIT_OTHER_CORE_HIT", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x280),
-    ev("OFFCORE_RESPONSE_0.OTHER.LLC_HIT_OTHER_CORE_HITM", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x480),
-    ev("OFFCORE_RESPONSE_0.OTHER.LOCAL_CACHE", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x780),
-    ev("OFFCORE_RESPONSE_0.OTHER.LOCAL_CACHE_DRAM", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x4780),
-    ev("OFFCORE_RESPONSE_0.OTHER.REMOTE_CACHE", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x1880),
-    ev("OFFCORE_RESPONSE_0.OTHER.REMOTE_CACHE_DRAM", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x3880),
-    ev("OFFCORE_RESPONSE_0.OTHER.REMOTE_CACHE_HIT", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x1080),
-    ev("OFFCORE_RESPONSE_0.OTHER.REMOTE_CACHE_HITM", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x880),
-    ev("OFFCORE_RESPONSE_0.OTHER.REMOTE_DRAM", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x2080),
-    ev("OFFCORE_RESPONSE_0.PF_DATA.ANY_CACHE_DRAM", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x7f30),
-    ev("OFFCORE_RESPONSE_0.PF_DATA.ANY_DRAM", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x6030),
-    ev("OFFCORE_RESPONSE_0.PF_DATA.ANY_LLC_MISS", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0xf830),
-    ev("OFFCORE_RESPONSE_0.PF_DATA.ANY_LOCATION", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0xff30),
-    ev("OFFCORE_RESPONSE_0.PF_DATA.IO_CSR_MMIO", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x8030),
-    ev("OFFCORE_RESPONSE_0.PF_DATA.LLC_HIT_NO_OTHER_CORE", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x130),
-    ev("OFFCORE_RESPONSE_0.PF_DATA.LLC_HIT_OTHER_CORE_HIT", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x230),
-    ev("OFFCORE_RESPONSE_0.PF_DATA.LLC_HIT_OTHER_CORE_HITM", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x430),
-    ev("OFFCORE_RESPONSE_0.PF_DATA.LOCAL_CACHE", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x730),
-    ev("OFFCORE_RESPONSE_0.PF_DATA.LOCAL_CACHE_DRAM", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x4730),
-    ev("OFFCORE_RESPONSE_0.PF_DATA.LOCAL_DRAM", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x4030),
-    ev("OFFCORE_RESPONSE_0.PF_DATA.REMOTE_CACHE", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x1830),
-    ev("OFFCORE_RESPONSE_0.PF_DATA.REMOTE_CACHE_DRAM", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x3830),
-    ev("OFFCORE_RESPONSE_0.PF_DATA.REMOTE_CACHE_HIT", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x1030),
-    ev("OFFCORE_RESPONSE_0.PF_DATA.REMOTE_CACHE_HITM", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x830),
-    ev("OFFCORE_RESPONSE_0.PF_DATA.REMOTE_DRAM", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x2030),
-    ev("OFFCORE_RESPONSE_0.PF_DATA_RD.ANY_CACHE_DRAM", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x7f10),
-    ev("OFFCORE_RESPONSE_0.PF_DATA_RD.ANY_DRAM", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x6010),
-    ev("OFFCORE_RESPONSE_0.PF_DATA_RD.ANY_LLC_MISS", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0xf810),
-    ev("OFFCORE_RESPONSE_0.PF_DATA_RD.ANY_LOCATION", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0xff10),
-    ev("OFFCORE_RESPONSE_0.PF_DATA_RD.IO_CSR_MMIO", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x8010),
-    ev("OFFCORE_RESPONSE_0.PF_DATA_RD.LLC_HIT_NO_OTHER_CORE", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x110),
-    ev("OFFCORE_RESPONSE_0.PF_DATA_RD.LLC_HIT_OTHER_CORE_HIT", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x210),
-    ev("OFFCORE_RESPONSE_0.PF_DATA_RD.LLC_HIT_OTHER_CORE_HITM", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x410),
-    ev("OFFCORE_RESPONSE_0.PF_DATA_RD.LOCAL_CACHE", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x710),
-    ev("OFFCORE_RESPONSE_0.PF_DATA_RD.LOCAL_CACHE_DRAM", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x4710),
-    ev("OFFCORE_RESPONSE_0.PF_DATA_RD.LOCAL_DRAM", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x4010),
-    ev("OFFCORE_RESPONSE_0.PF_DATA_RD.REMOTE_CACHE", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x1810),
-    ev("OFFCORE_RESPONSE_0.PF_DATA_RD.REMOTE_CACHE_DRAM", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x3810),
-    ev("OFFCORE_RESPONSE_0.PF_DATA_RD.REMOTE_CACHE_HIT", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x1010),
-    ev("OFFCORE_RESPONSE_0.PF_DATA_RD.REMOTE_CACHE_HITM", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x810),
-    ev("OFFCORE_RESPONSE_0.PF_DATA_RD.REMOTE_DRAM", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x2010),
-    ev("OFFCORE_RESPONSE_0.PF_IFETCH.ANY_CACHE_DRAM", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x7f40),
-    ev("OFFCORE_RESPONSE_0.PF_IFETCH.ANY_DRAM", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x6040),
-    ev("OFFCORE_RESPONSE_0.PF_IFETCH.ANY_LLC_MISS", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0xf840),
-    ev("OFFCORE_RESPONSE_0.PF_IFETCH.ANY_LOCATION", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0xff40),
-    ev("OFFCORE_RESPONSE_0.PF_IFETCH.IO_CSR_MMIO", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x8040),
-    ev("OFFCORE_RESPONSE_0.PF_IFETCH.LLC_HIT_NO_OTHER_CORE", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x140),
-    ev("OFFCORE_RESPONSE_0.PF_IFETCH.LLC_HIT_OTHER_CORE_HIT", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x240),
-    ev("OFFCORE_RESPONSE_0.PF_IFETCH.LLC_HIT_OTHER_CORE_HITM", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x440),
-    ev("OFFCORE_RESPONSE_0.PF_IFETCH.LOCAL_CACHE", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x740),
-    ev("OFFCORE_RESPONSE_0.PF_IFETCH.LOCAL_CACHE_DRAM", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x4740),
-    ev("OFFCORE_RESPONSE_0.PF_IFETCH.LOCAL_DRAM", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x4040),
-    ev("OFFCORE_RESPONSE_0.PF_IFETCH.REMOTE_CACHE", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x1840),
-    ev("OFFCORE_RESPONSE_0.PF_IFETCH.REMOTE_CACHE_DRAM", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x3840),
-    ev("OFFCORE_RESPONSE_0.PF_IFETCH.REMOTE_CACHE_HIT", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x1040),
-    ev("OFFCORE_RESPONSE_0.PF_IFETCH.REMOTE_CACHE_HITM", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x840),
-    ev("OFFCORE_RESPONSE_0.PF_IFETCH.REMOTE_DRAM", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x2040),
-    ev("OFFCORE_RESPONSE_0.PF_RFO.ANY_CACHE_DRAM", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x7f20),
-    ev("OFFCORE_RESPONSE_0.PF_RFO.ANY_DRAM", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x6020),
-    ev("OFFCORE_RESPONSE_0.PF_RFO.ANY_LLC_MISS", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0xf820),
-    ev("OFFCORE_RESPONSE_0.PF_RFO.ANY_LOCATION", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0xff20),
-    ev("OFFCORE_RESPONSE_0.PF_RFO.IO_CSR_MMIO", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x8020),
-    ev("OFFCORE_RESPONSE_0.PF_RFO.LLC_HIT_NO_OTHER_CORE", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x120),
-    ev("OFFCORE_RESPONSE_0.PF_RFO.LLC_HIT_OTHER_CORE_HIT", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x220),
-    ev("OFFCORE_RESPONSE_0.PF_RFO.LLC_HIT_OTHER_CORE_HITM", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x420),
-    ev("OFFCORE_RESPONSE_0.PF_RFO.LOCAL_CACHE", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x720),
-    ev("OFFCORE_RESPONSE_0.PF_RFO.LOCAL_CACHE_DRAM", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x4720),
-    ev("OFFCORE_RESPONSE_0.PF_RFO.LOCAL_DRAM", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x4020),
-    ev("OFFCORE_RESPONSE_0.PF_RFO.REMOTE_CACHE", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x1820),
-    ev("OFFCORE_RESPONSE_0.PF_RFO.REMOTE_CACHE_DRAM", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x3820),
-    ev("OFFCORE_RESPONSE_0.PF_RFO.REMOTE_CACHE_HIT", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x1020),
-    ev("OFFCORE_RESPONSE_0.PF_RFO.REMOTE_CACHE_HITM", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x820),
-    ev("OFFCORE_RESPONSE_0.PF_RFO.REMOTE_DRAM", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x2020),
-    ev("OFFCORE_RESPONSE_0.PREFETCH.ANY_CACHE_DRAM", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x7f70),
-    ev("OFFCORE_RESPONSE_0.PREFETCH.ANY_DRAM", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x6070),
-    ev("OFFCORE_RESPONSE_0.PREFETCH.ANY_LLC_MISS", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0xf870),
-    ev("OFFCORE_RESPONSE_0.PREFETCH.ANY_LOCATION", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0xff70),
-    ev("OFFCORE_RESPONSE_0.PREFETCH.IO_CSR_MMIO", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x8070),
-    ev("OFFCORE_RESPONSE_0.PREFETCH.LLC_HIT_NO_OTHER_CORE", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x170),
-    ev("OFFCORE_RESPONSE_0.PREFETCH.LLC_HIT_OTHER_CORE_HIT", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x270),
-    ev("OFFCORE_RESPONSE_0.PREFETCH.LLC_HIT_OTHER_CORE_HITM", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x470),
-    ev("OFFCORE_RESPONSE_0.PREFETCH.LOCAL_CACHE", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x770),
-    ev("OFFCORE_RESPONSE_0.PREFETCH.LOCAL_CACHE_DRAM", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x4770),
-    ev("OFFCORE_RESPONSE_0.PREFETCH.LOCAL_DRAM", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x4070),
-    ev("OFFCORE_RESPONSE_0.PREFETCH.REMOTE_CACHE", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x1870),
-    ev("OFFCORE_RESPONSE_0.PREFETCH.REMOTE_CACHE_DRAM", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x3870),
-    ev("OFFCORE_RESPONSE_0.PREFETCH.REMOTE_CACHE_HIT", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x1070),
-    ev("OFFCORE_RESPONSE_0.PREFETCH.REMOTE_CACHE_HITM", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x870),
-    ev("OFFCORE_RESPONSE_0.PREFETCH.REMOTE_DRAM", 0xb7, 0x01, 0b100).aux(AUX_MSR_OFFCORE_RSP_0, 0x2070),
-];
+event_table! {
+    /// The events, row n for `Event::row(n)`: `ev(name, event select, umask)` and what else each
+    /// sets. The counters that may count them (bit n: counter n) and those without
+    /// Hyper-Threading are the table's, the two numbers before the rows, unless a row
+    /// gives its own (`.on(..)`, `.ht_off(..)`).
+    EVENT_ROWS, EventRowNumber, 0, "", 0b100, 0b0;
+    ARITH_CYCLES_DIV_BUSY = ev("ARITH.CYCLES_DIV_BUSY", 0x14, 0x01).on(0b1111),
+    ARITH_DIV = ev("ARITH.DIV", 0x14, 0x01).on(0b1111).threshold(1).invert().edge(),
+    ARITH_MUL = ev("ARITH.MUL", 0x14, 0x02).on(0b1111),
+    BACLEAR_BAD_TARGET = ev("BACLEAR.BAD_TARGET", 0xe6, 0x02).on(0b1111),
+    BACLEAR_CLEAR = ev("BACLEAR.CLEAR", 0xe6, 0x01).on(0b1111),
+    BACLEAR_FORCE_IQ = ev("BACLEAR_FORCE_IQ", 0xa7, 0x01).on(0b1111),
+    BPU_CLEARS_EARLY = ev("BPU_CLEARS.EARLY", 0xe8, 0x01).on(0b1111),
+    BPU_CLEARS_LATE = ev("BPU_CLEARS.LATE", 0xe8, 0x02).on(0b1111),
+    BPU_MISSED_CALL_RET = ev("BPU_MISSED_CALL_RET", 0xe5, 0x01).on(0b1111),
+    BR_INST_DECODED = ev("BR_INST_DECODED", 0xe0, 0x01).on(0b1111),
+    BR_INST_EXEC_ANY = ev("BR_INST_EXEC.ANY", 0x88, 0x7f).on(0b1111),
+    BR_INST_EXEC_COND = ev("BR_INST_EXEC.COND", 0x88, 0x01).on(0b1111),
+    BR_INST_EXEC_DIRECT = ev("BR_INST_EXEC.DIRECT", 0x88, 0x02).on(0b1111),
+    BR_INST_EXEC_DIRECT_NEAR_CALL = ev("BR_INST_EXEC.DIRECT_NEAR_CALL", 0x88, 0x10).on(0b1111),
+    BR_INST_EXEC_INDIRECT_NEAR_CALL = ev("BR_INST_EXEC.INDIRECT_NEAR_CALL", 0x88, 0x20).on(0b1111),
+    BR_INST_EXEC_INDIRECT_NON_CALL = ev("BR_INST_EXEC.INDIRECT_NON_CALL", 0x88, 0x04).on(0b1111),
+    BR_INST_EXEC_NEAR_CALLS = ev("BR_INST_EXEC.NEAR_CALLS", 0x88, 0x30).on(0b1111),
+    BR_INST_EXEC_NON_CALLS = ev("BR_INST_EXEC.NON_CALLS", 0x88, 0x07).on(0b1111),
+    BR_INST_EXEC_RETURN_NEAR = ev("BR_INST_EXEC.RETURN_NEAR", 0x88, 0x08).on(0b1111),
+    BR_INST_EXEC_TAKEN = ev("BR_INST_EXEC.TAKEN", 0x88, 0x40).on(0b1111),
+    BR_INST_RETIRED_ALL_BRANCHES = ev("BR_INST_RETIRED.ALL_BRANCHES", 0xc4, 0x04).on(0b1111),
+    BR_INST_RETIRED_CONDITIONAL = ev("BR_INST_RETIRED.CONDITIONAL", 0xc4, 0x01).on(0b1111),
+    BR_INST_RETIRED_NEAR_CALL = ev("BR_INST_RETIRED.NEAR_CALL", 0xc4, 0x02).on(0b1111),
+    BR_MISP_EXEC_ANY = ev("BR_MISP_EXEC.ANY", 0x89, 0x7f).on(0b1111),
+    BR_MISP_EXEC_COND = ev("BR_MISP_EXEC.COND", 0x89, 0x01).on(0b1111),
+    BR_MISP_EXEC_DIRECT = ev("BR_MISP_EXEC.DIRECT", 0x89, 0x02).on(0b1111),
+    BR_MISP_EXEC_DIRECT_NEAR_CALL = ev("BR_MISP_EXEC.DIRECT_NEAR_CALL", 0x89, 0x10).on(0b1111),
+    BR_MISP_EXEC_INDIRECT_NEAR_CALL = ev("BR_MISP_EXEC.INDIRECT_NEAR_CALL", 0x89, 0x20).on(0b1111),
+    BR_MISP_EXEC_INDIRECT_NON_CALL = ev("BR_MISP_EXEC.INDIRECT_NON_CALL", 0x89, 0x04).on(0b1111),
+    BR_MISP_EXEC_NEAR_CALLS = ev("BR_MISP_EXEC.NEAR_CALLS", 0x89, 0x30).on(0b1111),
+    BR_MISP_EXEC_NON_CALLS = ev("BR_MISP_EXEC.NON_CALLS", 0x89, 0x07).on(0b1111),
+    BR_MISP_EXEC_RETURN_NEAR = ev("BR_MISP_EXEC.RETURN_NEAR", 0x89, 0x08).on(0b1111),
+    BR_MISP_EXEC_TAKEN = ev("BR_MISP_EXEC.TAKEN", 0x89, 0x40).on(0b1111),
+    BR_MISP_RETIRED_NEAR_CALL = ev("BR_MISP_RETIRED.NEAR_CALL", 0xc5, 0x02).on(0b1111),
+    CACHE_LOCK_CYCLES_L1D = ev("CACHE_LOCK_CYCLES.L1D", 0x63, 0x02).on(0b11),
+    CACHE_LOCK_CYCLES_L1D_L2 = ev("CACHE_LOCK_CYCLES.L1D_L2", 0x63, 0x01).on(0b11),
+    CPU_CLK_UNHALTED_REF_P = ev("CPU_CLK_UNHALTED.REF_P", 0x3c, 0x01).on(0b1111),
+    CPU_CLK_UNHALTED_THREAD_P = ev("CPU_CLK_UNHALTED.THREAD_P", 0x3c, 0x00).on(0b1111),
+    CPU_CLK_UNHALTED_TOTAL_CYCLES = ev("CPU_CLK_UNHALTED.TOTAL_CYCLES", 0x3c, 0x00).on(0b1111).threshold(2).invert(),
+    DTLB_LOAD_MISSES_ANY = ev("DTLB_LOAD_MISSES.ANY", 0x08, 0x01).on(0b1111),
+    DTLB_LOAD_MISSES_PDE_MISS = ev("DTLB_LOAD_MISSES.PDE_MISS", 0x08, 0x20).on(0b1111),
+    DTLB_LOAD_MISSES_STLB_HIT = ev("DTLB_LOAD_MISSES.STLB_HIT", 0x08, 0x10).on(0b1111),
+    DTLB_LOAD_MISSES_WALK_COMPLETED = ev("DTLB_LOAD_MISSES.WALK_COMPLETED", 0x08, 0x02).on(0b1111),
+    DTLB_MISSES_ANY = ev("DTLB_MISSES.ANY", 0x49, 0x01).on(0b1111),
+    DTLB_MISSES_STLB_HIT = ev("DTLB_MISSES.STLB_HIT", 0x49, 0x10).on(0b1111),
+    DTLB_MISSES_WALK_COMPLETED = ev("DTLB_MISSES.WALK_COMPLETED", 0x49, 0x02).on(0b1111),
+    ES_REG_RENAMES = ev("ES_REG_RENAMES", 0xd5, 0x01).on(0b1111),
+    FP_ASSIST_ALL = ev("FP_ASSIST.ALL", 0xf7, 0x01).on(0b1111),
+    FP_ASSIST_INPUT = ev("FP_ASSIST.INPUT", 0xf7, 0x04).on(0b1111),
+    FP_ASSIST_OUTPUT = ev("FP_ASSIST.OUTPUT", 0xf7, 0x02).on(0b1111),
+    FP_COMP_OPS_EXE_MMX = ev("FP_COMP_OPS_EXE.MMX", 0x10, 0x02).on(0b1111),
+    FP_COMP_OPS_EXE_SSE_DOUBLE_PRECISION = ev("FP_COMP_OPS_EXE.SSE_DOUBLE_PRECISION", 0x10, 0x80).on(0b1111),
+    FP_COMP_OPS_EXE_SSE_FP = ev("FP_COMP_OPS_EXE.SSE_FP", 0x10, 0x04).on(0b1111),
+    FP_COMP_OPS_EXE_SSE_FP_PACKED = ev("FP_COMP_OPS_EXE.SSE_FP_PACKED", 0x10, 0x10).on(0b1111),
+    FP_COMP_OPS_EXE_SSE_FP_SCALAR = ev("FP_COMP_OPS_EXE.SSE_FP_SCALAR", 0x10, 0x20).on(0b1111),
+    FP_COMP_OPS_EXE_SSE_SINGLE_PRECISION = ev("FP_COMP_OPS_EXE.SSE_SINGLE_PRECISION", 0x10, 0x40).on(0b1111),
+    FP_COMP_OPS_EXE_SSE2_INTEGER = ev("FP_COMP_OPS_EXE.SSE2_INTEGER", 0x10, 0x08).on(0b1111),
+    FP_COMP_OPS_EXE_X87 = ev("FP_COMP_OPS_EXE.X87", 0x10, 0x01).on(0b1111),
+    FP_MMX_TRANS_ANY = ev("FP_MMX_TRANS.ANY", 0xcc, 0x03).on(0b1111),
+    FP_MMX_TRANS_TO_FP = ev("FP_MMX_TRANS.TO_FP", 0xcc, 0x01).on(0b1111),
+    FP_MMX_TRANS_TO_MMX = ev("FP_MMX_TRANS.TO_MMX", 0xcc, 0x02).on(0b1111),
+    ILD_STALL_ANY = ev("ILD_STALL.ANY", 0x87, 0x0f).on(0b1111),
+    ILD_STALL_IQ_FULL = ev("ILD_STALL.IQ_FULL", 0x87, 0x04).on(0b1111),
+    ILD_STALL_LCP = ev("ILD_STALL.LCP", 0x87, 0x01).on(0b1111),
+    ILD_STALL_MRU = ev("ILD_STALL.MRU", 0x87, 0x02).on(0b1111),
+    ILD_STALL_REGEN = ev("ILD_STALL.REGEN", 0x87, 0x08).on(0b1111),
+    INST_DECODED_DEC0 = ev("INST_DECODED.DEC0", 0x18, 0x01).on(0b1111),
+    INST_QUEUE_WRITE_CYCLES = ev("INST_QUEUE_WRITE_CYCLES", 0x1e, 0x01).on(0b1111),
+    INST_QUEUE_WRITES = ev("INST_QUEUE_WRITES", 0x17, 0x01).on(0b1111),
+    INST_RETIRED_ANY_P = ev("INST_RETIRED.ANY_P", 0xc0, 0x01).on(0b1111),
+    INST_RETIRED_MMX = ev("INST_RETIRED.MMX", 0xc0, 0x04).on(0b1111),
+    INST_RETIRED_TOTAL_CYCLES = ev("INST_RETIRED.TOTAL_CYCLES", 0xc0, 0x01).on(0b1111).threshold(16).invert(),
+    INST_RETIRED_X87 = ev("INST_RETIRED.X87", 0xc0, 0x02).on(0b1111),
+    IO_TRANSACTIONS = ev("IO_TRANSACTIONS", 0x6c, 0x01).on(0b1111),
+    ITLB_FLUSH = ev("ITLB_FLUSH", 0xae, 0x01).on(0b1111),
+    ITLB_MISS_RETIRED = ev("ITLB_MISS_RETIRED", 0xc8, 0x20).on(0b1111),
+    ITLB_MISSES_ANY = ev("ITLB_MISSES.ANY", 0x85, 0x01).on(0b1111),
+    ITLB_MISSES_WALK_COMPLETED = ev("ITLB_MISSES.WALK_COMPLETED", 0x85, 0x02).on(0b1111),
+    L1D_M_EVICT = ev("L1D.M_EVICT", 0x51, 0x04).on(0b11),
+    L1D_M_REPL = ev("L1D.M_REPL", 0x51, 0x02).on(0b11),
+    L1D_M_SNOOP_EVICT = ev("L1D.M_SNOOP_EVICT", 0x51, 0x08).on(0b11),
+    L1D_REPL = ev("L1D.REPL", 0x51, 0x01).on(0b11),
+    L1D_ALL_REF_ANY = ev("L1D_ALL_REF.ANY", 0x43, 0x01).on(0b11),
+    L1D_ALL_REF_CACHEABLE = ev("L1D_ALL_REF.CACHEABLE", 0x43, 0x02).on(0b11),
+    L1D_CACHE_LD_E_STATE = ev("L1D_CACHE_LD.E_STATE", 0x40, 0x04).on(0b11),
+    L1D_CACHE_LD_I_STATE = ev("L1D_CACHE_LD.I_STATE", 0x40, 0x01).on(0b11),
+    L1D_CACHE_LD_M_STATE = ev("L1D_CACHE_LD.M_STATE", 0x40, 0x08).on(0b11),
+    L1D_CACHE_LD_MESI = ev("L1D_CACHE_LD.MESI", 0x40, 0x0f).on(0b11),
+    L1D_CACHE_LD_S_STATE = ev("L1D_CACHE_LD.S_STATE", 0x40, 0x02).on(0b11),
+    L1D_CACHE_LOCK_E_STATE = ev("L1D_CACHE_LOCK.E_STATE", 0x42, 0x04).on(0b11),
+    L1D_CACHE_LOCK_HIT = ev("L1D_CACHE_LOCK.HIT", 0x42, 0x01).on(0b11),
+    L1D_CACHE_LOCK_M_STATE = ev("L1D_CACHE_LOCK.M_STATE", 0x42, 0x08).on(0b11),
+    L1D_CACHE_LOCK_S_STATE = ev("L1D_CACHE_LOCK.S_STATE", 0x42, 0x02).on(0b11),
+    L1D_CACHE_LOCK_FB_HIT = ev("L1D_CACHE_LOCK_FB_HIT", 0x53, 0x01).on(0b11),
+    L1D_CACHE_PREFETCH_LOCK_FB_HIT = ev("L1D_CACHE_PREFETCH_LOCK_FB_HIT", 0x52, 0x01).on(0b11),
+    L1D_CACHE_ST_E_STATE = ev("L1D_CACHE_ST.E_STATE", 0x41, 0x04).on(0b11),
+    L1D_CACHE_ST_M_STATE = ev("L1D_CACHE_ST.M_STATE", 0x41, 0x08).on(0b11),
+    L1D_CACHE_ST_S_STATE = ev("L1D_CACHE_ST.S_STATE", 0x41, 0x02).on(0b11),
+    L1D_PREFETCH_MISS = ev("L1D_PREFETCH.MISS", 0x4e, 0x02).on(0b11),
+    L1D_PREFETCH_REQUESTS = ev("L1D_PREFETCH.REQUESTS", 0x4e, 0x01).on(0b11),
+    L1D_PREFETCH_TRIGGERS = ev("L1D_PREFETCH.TRIGGERS", 0x4e, 0x04).on(0b11),
+    L1D_WB_L2_E_STATE = ev("L1D_WB_L2.E_STATE", 0x28, 0x04).on(0b1111),
+    L1D_WB_L2_I_STATE = ev("L1D_WB_L2.I_STATE", 0x28, 0x01).on(0b1111),
+    L1D_WB_L2_M_STATE = ev("L1D_WB_L2.M_STATE", 0x28, 0x08).on(0b1111),
+    L1D_WB_L2_MESI = ev("L1D_WB_L2.MESI", 0x28, 0x0f).on(0b1111),
+    L1D_WB_L2_S_STATE = ev("L1D_WB_L2.S_STATE", 0x28, 0x02).on(0b1111),
+    L1I_CYCLES_STALLED = ev("L1I.CYCLES_STALLED", 0x80, 0x04).on(0b1111),
+    L1I_HITS = ev("L1I.HITS", 0x80, 0x01).on(0b1111),
+    L1I_MISSES = ev("L1I.MISSES", 0x80, 0x02).on(0b1111),
+    L1I_READS = ev("L1I.READS", 0x80, 0x03).on(0b1111),
+    L2_DATA_RQSTS_ANY = ev("L2_DATA_RQSTS.ANY", 0x26, 0xff).on(0b1111),
+    L2_DATA_RQSTS_DEMAND_E_STATE = ev("L2_DATA_RQSTS.DEMAND.E_STATE", 0x26, 0x04).on(0b1111),
+    L2_DATA_RQSTS_DEMAND_I_STATE = ev("L2_DATA_RQSTS.DEMAND.I_STATE", 0x26, 0x01).on(0b1111),
+    L2_DATA_RQSTS_DEMAND_M_STATE = ev("L2_DATA_RQSTS.DEMAND.M_STATE", 0x26, 0x08).on(0b1111),
+    L2_DATA_RQSTS_DEMAND_MESI = ev("L2_DATA_RQSTS.DEMAND.MESI", 0x26, 0x0f).on(0b1111),
+    L2_DATA_RQSTS_DEMAND_S_STATE = ev("L2_DATA_RQSTS.DEMAND.S_STATE", 0x26, 0x02).on(0b1111),
+    L2_DATA_RQSTS_PREFETCH_E_STATE = ev("L2_DATA_RQSTS.PREFETCH.E_STATE", 0x26, 0x40).on(0b1111),
+    L2_DATA_RQSTS_PREFETCH_I_STATE = ev("L2_DATA_RQSTS.PREFETCH.I_STATE", 0x26, 0x10).on(0b1111),
+    L2_DATA_RQSTS_PREFETCH_M_STATE = ev("L2_DATA_RQSTS.PREFETCH.M_STATE", 0x26, 0x80).on(0b1111),
+    L2_DATA_RQSTS_PREFETCH_MESI = ev("L2_DATA_RQSTS.PREFETCH.MESI", 0x26, 0xf0).on(0b1111),
+    L2_DATA_RQSTS_PREFETCH_S_STATE = ev("L2_DATA_RQSTS.PREFETCH.S_STATE", 0x26, 0x20).on(0b1111),
+    L2_LINES_IN_ANY = ev("L2_LINES_IN.ANY", 0xf1, 0x07).on(0b1111),
+    L2_LINES_IN_E_STATE = ev("L2_LINES_IN.E_STATE", 0xf1, 0x04).on(0b1111),
+    L2_LINES_IN_S_STATE = ev("L2_LINES_IN.S_STATE", 0xf1, 0x02).on(0b1111),
+    L2_LINES_OUT_ANY = ev("L2_LINES_OUT.ANY", 0xf2, 0x0f).on(0b1111),
+    L2_LINES_OUT_DEMAND_CLEAN = ev("L2_LINES_OUT.DEMAND_CLEAN", 0xf2, 0x01).on(0b1111),
+    L2_LINES_OUT_DEMAND_DIRTY = ev("L2_LINES_OUT.DEMAND_DIRTY", 0xf2, 0x02).on(0b1111),
+    L2_LINES_OUT_PREFETCH_CLEAN = ev("L2_LINES_OUT.PREFETCH_CLEAN", 0xf2, 0x04).on(0b1111),
+    L2_LINES_OUT_PREFETCH_DIRTY = ev("L2_LINES_OUT.PREFETCH_DIRTY", 0xf2, 0x08).on(0b1111),
+    L2_RQSTS_IFETCH_HIT = ev("L2_RQSTS.IFETCH_HIT", 0x24, 0x10).on(0b1111),
+    L2_RQSTS_IFETCH_MISS = ev("L2_RQSTS.IFETCH_MISS", 0x24, 0x20).on(0b1111),
+    L2_RQSTS_IFETCHES = ev("L2_RQSTS.IFETCHES", 0x24, 0x30).on(0b1111),
+    L2_RQSTS_LD_HIT = ev("L2_RQSTS.LD_HIT", 0x24, 0x01).on(0b1111),
+    L2_RQSTS_LD_MISS = ev("L2_RQSTS.LD_MISS", 0x24, 0x02).on(0b1111),
+    L2_RQSTS_LOADS = ev("L2_RQSTS.LOADS", 0x24, 0x03).on(0b1111),
+    L2_RQSTS_MISS = ev("L2_RQSTS.MISS", 0x24, 0xaa).on(0b1111),
+    L2_RQSTS_PREFETCH_HIT = ev("L2_RQSTS.PREFETCH_HIT", 0x24, 0x40).on(0b1111),
+    L2_RQSTS_PREFETCH_MISS = ev("L2_RQSTS.PREFETCH_MISS", 0x24, 0x80).on(0b1111),
+    L2_RQSTS_PREFETCHES = ev("L2_RQSTS.PREFETCHES", 0x24, 0xc0).on(0b1111),
+    L2_RQSTS_REFERENCES = ev("L2_RQSTS.REFERENCES", 0x24, 0xff).on(0b1111),
+    L2_RQSTS_RFO_HIT = ev("L2_RQSTS.RFO_HIT", 0x24, 0x04).on(0b1111),
+    L2_RQSTS_RFO_MISS = ev("L2_RQSTS.RFO_MISS", 0x24, 0x08).on(0b1111),
+    L2_RQSTS_RFOS = ev("L2_RQSTS.RFOS", 0x24, 0x0c).on(0b1111),
+    L2_TRANSACTIONS_ANY = ev("L2_TRANSACTIONS.ANY", 0xf0, 0x80).on(0b1111),
+    L2_TRANSACTIONS_FILL = ev("L2_TRANSACTIONS.FILL", 0xf0, 0x20).on(0b1111),
+    L2_TRANSACTIONS_IFETCH = ev("L2_TRANSACTIONS.IFETCH", 0xf0, 0x04).on(0b1111),
+    L2_TRANSACTIONS_L1D_WB = ev("L2_TRANSACTIONS.L1D_WB", 0xf0, 0x10).on(0b1111),
+    L2_TRANSACTIONS_LOAD = ev("L2_TRANSACTIONS.LOAD", 0xf0, 0x01).on(0b1111),
+    L2_TRANSACTIONS_PREFETCH = ev("L2_TRANSACTIONS.PREFETCH", 0xf0, 0x08).on(0b1111),
+    L2_TRANSACTIONS_RFO = ev("L2_TRANSACTIONS.RFO", 0xf0, 0x02).on(0b1111),
+    L2_TRANSACTIONS_WB = ev("L2_TRANSACTIONS.WB", 0xf0, 0x40).on(0b1111),
+    L2_WRITE_LOCK_E_STATE = ev("L2_WRITE.LOCK.E_STATE", 0x27, 0x40).on(0b1111),
+    L2_WRITE_LOCK_HIT = ev("L2_WRITE.LOCK.HIT", 0x27, 0xe0).on(0b1111),
+    L2_WRITE_LOCK_I_STATE = ev("L2_WRITE.LOCK.I_STATE", 0x27, 0x10).on(0b1111),
+    L2_WRITE_LOCK_M_STATE = ev("L2_WRITE.LOCK.M_STATE", 0x27, 0x80).on(0b1111),
+    L2_WRITE_LOCK_MESI = ev("L2_WRITE.LOCK.MESI", 0x27, 0xf0).on(0b1111),
+    L2_WRITE_LOCK_S_STATE = ev("L2_WRITE.LOCK.S_STATE", 0x27, 0x20).on(0b1111),
+    L2_WRITE_RFO_HIT = ev("L2_WRITE.RFO.HIT", 0x27, 0x0e).on(0b1111),
+    L2_WRITE_RFO_I_STATE = ev("L2_WRITE.RFO.I_STATE", 0x27, 0x01).on(0b1111),
+    L2_WRITE_RFO_M_STATE = ev("L2_WRITE.RFO.M_STATE", 0x27, 0x08).on(0b1111),
+    L2_WRITE_RFO_MESI = ev("L2_WRITE.RFO.MESI", 0x27, 0x0f).on(0b1111),
+    L2_WRITE_RFO_S_STATE = ev("L2_WRITE.RFO.S_STATE", 0x27, 0x02).on(0b1111),
+    LARGE_ITLB_HIT = ev("LARGE_ITLB.HIT", 0x82, 0x01).on(0b1111),
+    LOAD_DISPATCH_ANY = ev("LOAD_DISPATCH.ANY", 0x13, 0x07).on(0b1111),
+    LOAD_DISPATCH_MOB = ev("LOAD_DISPATCH.MOB", 0x13, 0x04).on(0b1111),
+    LOAD_DISPATCH_RS = ev("LOAD_DISPATCH.RS", 0x13, 0x01).on(0b1111),
+    LOAD_DISPATCH_RS_DELAYED = ev("LOAD_DISPATCH.RS_DELAYED", 0x13, 0x02).on(0b1111),
+    LOAD_HIT_PRE = ev("LOAD_HIT_PRE", 0x4c, 0x01).on(0b11),
+    LONGEST_LAT_CACHE_MISS = ev("LONGEST_LAT_CACHE.MISS", 0x2e, 0x41).on(0b1111),
+    LONGEST_LAT_CACHE_REFERENCE = ev("LONGEST_LAT_CACHE.REFERENCE", 0x2e, 0x4f).on(0b1111),
+    LSD_ACTIVE = ev("LSD.ACTIVE", 0xa8, 0x01).on(0b1111).threshold(1),
+    LSD_INACTIVE = ev("LSD.INACTIVE", 0xa8, 0x01).on(0b1111).threshold(1).invert(),
+    LSD_OVERFLOW = ev("LSD_OVERFLOW", 0x20, 0x01).on(0b1111),
+    MACHINE_CLEARS_CYCLES = ev("MACHINE_CLEARS.CYCLES", 0xc3, 0x01).on(0b1111),
+    MACHINE_CLEARS_MEM_ORDER = ev("MACHINE_CLEARS.MEM_ORDER", 0xc3, 0x02).on(0b1111),
+    MACHINE_CLEARS_SMC = ev("MACHINE_CLEARS.SMC", 0xc3, 0x04).on(0b1111),
+    MACRO_INSTS_DECODED = ev("MACRO_INSTS.DECODED", 0xd0, 0x01).on(0b1111),
+    MACRO_INSTS_FUSIONS_DECODED = ev("MACRO_INSTS.FUSIONS_DECODED", 0xa6, 0x01).on(0b1111),
+    MEM_INST_RETIRED_LOADS = ev("MEM_INST_RETIRED.LOADS", 0x0b, 0x01).on(0b1111),
+    MEM_INST_RETIRED_STORES = ev("MEM_INST_RETIRED.STORES", 0x0b, 0x02).on(0b1111),
+    MEM_LOAD_RETIRED_DTLB_MISS = ev("MEM_LOAD_RETIRED.DTLB_MISS", 0xcb, 0x80).on(0b1111),
+    MEM_LOAD_RETIRED_HIT_LFB = ev("MEM_LOAD_RETIRED.HIT_LFB", 0xcb, 0x40).on(0b1111),
+    MEM_LOAD_RETIRED_L1D_HIT = ev("MEM_LOAD_RETIRED.L1D_HIT", 0xcb, 0x01).on(0b1111),
+    MEM_LOAD_RETIRED_L2_HIT = ev("MEM_LOAD_RETIRED.L2_HIT", 0xcb, 0x02).on(0b1111),
+    MEM_LOAD_RETIRED_LLC_MISS = ev("MEM_LOAD_RETIRED.LLC_MISS", 0xcb, 0x10).on(0b1111),
+    MEM_LOAD_RETIRED_LLC_UNSHARED_HIT = ev("MEM_LOAD_RETIRED.LLC_UNSHARED_HIT", 0xcb, 0x04).on(0b1111),
+    MEM_LOAD_RETIRED_OTHER_CORE_L2_HIT_HITM = ev("MEM_LOAD_RETIRED.OTHER_CORE_L2_HIT_HITM", 0xcb, 0x08).on(0b1111),
+    MEM_STORE_RETIRED_DTLB_MISS = ev("MEM_STORE_RETIRED.DTLB_MISS", 0x0c, 0x01).on(0b1111),
+    OFFCORE_REQUESTS_L1D_WRITEBACK = ev("OFFCORE_REQUESTS.L1D_WRITEBACK", 0xb0, 0x40).on(0b1111),
+    OFFCORE_REQUESTS_SQ_FULL = ev("OFFCORE_REQUESTS_SQ_FULL", 0xb2, 0x01).on(0b1111),
+    PARTIAL_ADDRESS_ALIAS = ev("PARTIAL_ADDRESS_ALIAS", 0x07, 0x01).on(0b1111),
+    RAT_STALLS_ANY = ev("RAT_STALLS.ANY", 0xd2, 0x0f).on(0b1111),
+    RAT_STALLS_FLAGS = ev("RAT_STALLS.FLAGS", 0xd2, 0x01).on(0b1111),
+    RAT_STALLS_REGISTERS = ev("RAT_STALLS.REGISTERS", 0xd2, 0x02).on(0b1111),
+    RAT_STALLS_ROB_READ_PORT = ev("RAT_STALLS.ROB_READ_PORT", 0xd2, 0x04).on(0b1111),
+    RAT_STALLS_SCOREBOARD = ev("RAT_STALLS.SCOREBOARD", 0xd2, 0x08).on(0b1111),
+    RESOURCE_STALLS_ANY = ev("RESOURCE_STALLS.ANY", 0xa2, 0x01).on(0b1111),
+    RESOURCE_STALLS_FPCW = ev("RESOURCE_STALLS.FPCW", 0xa2, 0x20).on(0b1111),
+    RESOURCE_STALLS_LOAD = ev("RESOURCE_STALLS.LOAD", 0xa2, 0x02).on(0b1111),
+    RESOURCE_STALLS_MXCSR = ev("RESOURCE_STALLS.MXCSR", 0xa2, 0x40).on(0b1111),
+    RESOURCE_STALLS_OTHER = ev("RESOURCE_STALLS.OTHER", 0xa2, 0x80).on(0b1111),
+    RESOURCE_STALLS_ROB_FULL = ev("RESOURCE_STALLS.ROB_FULL", 0xa2, 0x10).on(0b1111),
+    RESOURCE_STALLS_RS_FULL = ev("RESOURCE_STALLS.RS_FULL", 0xa2, 0x04).on(0b1111),
+    RESOURCE_STALLS_STORE = ev("RESOURCE_STALLS.STORE", 0xa2, 0x08).on(0b1111),
+    SB_DRAIN_ANY = ev("SB_DRAIN.ANY", 0x04, 0x07).on(0b1111),
+    SEG_RENAME_STALLS = ev("SEG_RENAME_STALLS", 0xd4, 0x01).on(0b1111),
+    SIMD_INT_128_PACK = ev("SIMD_INT_128.PACK", 0x12, 0x04).on(0b1111),
+    SIMD_INT_128_PACKED_ARITH = ev("SIMD_INT_128.PACKED_ARITH", 0x12, 0x20).on(0b1111),
+    SIMD_INT_128_PACKED_LOGICAL = ev("SIMD_INT_128.PACKED_LOGICAL", 0x12, 0x10).on(0b1111),
+    SIMD_INT_128_PACKED_MPY = ev("SIMD_INT_128.PACKED_MPY", 0x12, 0x01).on(0b1111),
+    SIMD_INT_128_PACKED_SHIFT = ev("SIMD_INT_128.PACKED_SHIFT", 0x12, 0x02).on(0b1111),
+    SIMD_INT_128_SHUFFLE_MOVE = ev("SIMD_INT_128.SHUFFLE_MOVE", 0x12, 0x40).on(0b1111),
+    SIMD_INT_128_UNPACK = ev("SIMD_INT_128.UNPACK", 0x12, 0x08).on(0b1111),
+    SIMD_INT_64_PACK = ev("SIMD_INT_64.PACK", 0xfd, 0x04).on(0b1111),
+    SIMD_INT_64_PACKED_ARITH = ev("SIMD_INT_64.PACKED_ARITH", 0xfd, 0x20).on(0b1111),
+    SIMD_INT_64_PACKED_LOGICAL = ev("SIMD_INT_64.PACKED_LOGICAL", 0xfd, 0x10).on(0b1111),
+    SIMD_INT_64_PACKED_MPY = ev("SIMD_INT_64.PACKED_MPY", 0xfd, 0x01).on(0b1111),
+    SIMD_INT_64_PACKED_SHIFT = ev("SIMD_INT_64.PACKED_SHIFT", 0xfd, 0x02).on(0b1111),
+    SIMD_INT_64_SHUFFLE_MOVE = ev("SIMD_INT_64.SHUFFLE_MOVE", 0xfd, 0x40).on(0b1111),
+    SIMD_INT_64_UNPACK = ev("SIMD_INT_64.UNPACK", 0xfd, 0x08).on(0b1111),
+    SNOOP_RESPONSE_HIT = ev("SNOOP_RESPONSE.HIT", 0xb8, 0x01).on(0b1111),
+    SNOOP_RESPONSE_HITE = ev("SNOOP_RESPONSE.HITE", 0xb8, 0x02).on(0b1111),
+    SNOOP_RESPONSE_HITM = ev("SNOOP_RESPONSE.HITM", 0xb8, 0x04).on(0b1111),
+    SQ_FULL_STALL_CYCLES = ev("SQ_FULL_STALL_CYCLES", 0xf6, 0x01).on(0b1111),
+    SQ_MISC_SPLIT_LOCK = ev("SQ_MISC.SPLIT_LOCK", 0xf4, 0x10).on(0b1111),
+    SSEX_UOPS_RETIRED_PACKED_DOUBLE = ev("SSEX_UOPS_RETIRED.PACKED_DOUBLE", 0xc7, 0x04).on(0b1111),
+    SSEX_UOPS_RETIRED_PACKED_SINGLE = ev("SSEX_UOPS_RETIRED.PACKED_SINGLE", 0xc7, 0x01).on(0b1111),
+    SSEX_UOPS_RETIRED_SCALAR_DOUBLE = ev("SSEX_UOPS_RETIRED.SCALAR_DOUBLE", 0xc7, 0x08).on(0b1111),
+    SSEX_UOPS_RETIRED_SCALAR_SINGLE = ev("SSEX_UOPS_RETIRED.SCALAR_SINGLE", 0xc7, 0x02).on(0b1111),
+    SSEX_UOPS_RETIRED_VECTOR_INTEGER = ev("SSEX_UOPS_RETIRED.VECTOR_INTEGER", 0xc7, 0x10).on(0b1111),
+    STORE_BLOCKS_AT_RET = ev("STORE_BLOCKS.AT_RET", 0x06, 0x04).on(0b1111),
+    STORE_BLOCKS_L1D_BLOCK = ev("STORE_BLOCKS.L1D_BLOCK", 0x06, 0x08).on(0b1111),
+    TWO_UOP_INSTS_DECODED = ev("TWO_UOP_INSTS_DECODED", 0x19, 0x01).on(0b1111),
+    UOP_UNFUSION = ev("UOP_UNFUSION", 0xdb, 0x01).on(0b1111),
+    UOPS_DECODED_ESP_FOLDING = ev("UOPS_DECODED.ESP_FOLDING", 0xd1, 0x04).on(0b1111),
+    UOPS_DECODED_ESP_SYNC = ev("UOPS_DECODED.ESP_SYNC", 0xd1, 0x08).on(0b1111),
+    UOPS_DECODED_MS_CYCLES_ACTIVE = ev("UOPS_DECODED.MS_CYCLES_ACTIVE", 0xd1, 0x02).on(0b1111).threshold(1),
+    UOPS_DECODED_STALL_CYCLES = ev("UOPS_DECODED.STALL_CYCLES", 0xd1, 0x01).on(0b1111).threshold(1).invert(),
+    UOPS_EXECUTED_CORE_ACTIVE_CYCLES = ev("UOPS_EXECUTED.CORE_ACTIVE_CYCLES", 0xb1, 0x3f).on(0b1111).threshold(1).any_thread(),
+    UOPS_EXECUTED_CORE_ACTIVE_CYCLES_NO_PORT5 = ev("UOPS_EXECUTED.CORE_ACTIVE_CYCLES_NO_PORT5", 0xb1, 0x1f).on(0b1111).threshold(1).any_thread(),
+    UOPS_EXECUTED_CORE_STALL_COUNT = ev("UOPS_EXECUTED.CORE_STALL_COUNT", 0xb1, 0x3f).on(0b1111).threshold(1).invert().edge().any_thread(),
+    UOPS_EXECUTED_CORE_STALL_COUNT_NO_PORT5 = ev("UOPS_EXECUTED.CORE_STALL_COUNT_NO_PORT5", 0xb1, 0x1f).on(0b1111).threshold(1).invert().edge().any_thread(),
+    UOPS_EXECUTED_CORE_STALL_CYCLES = ev("UOPS_EXECUTED.CORE_STALL_CYCLES", 0xb1, 0x3f).on(0b1111).threshold(1).invert().any_thread(),
+    UOPS_EXECUTED_CORE_STALL_CYCLES_NO_PORT5 = ev("UOPS_EXECUTED.CORE_STALL_CYCLES_NO_PORT5", 0xb1, 0x1f).on(0b1111).threshold(1).invert().any_thread(),
+    UOPS_EXECUTED_PORT0 = ev("UOPS_EXECUTED.PORT0", 0xb1, 0x01).on(0b1111),
+    UOPS_EXECUTED_PORT015 = ev("UOPS_EXECUTED.PORT015", 0xb1, 0x40).on(0b1111),
+    UOPS_EXECUTED_PORT015_STALL_CYCLES = ev("UOPS_EXECUTED.PORT015_STALL_CYCLES", 0xb1, 0x40).on(0b1111).threshold(1).invert(),
+    UOPS_EXECUTED_PORT1 = ev("UOPS_EXECUTED.PORT1", 0xb1, 0x02).on(0b1111),
+    UOPS_EXECUTED_PORT2_CORE = ev("UOPS_EXECUTED.PORT2_CORE", 0xb1, 0x04).on(0b1111).any_thread(),
+    UOPS_EXECUTED_PORT234_CORE = ev("UOPS_EXECUTED.PORT234_CORE", 0xb1, 0x80).on(0b1111).any_thread(),
+    UOPS_EXECUTED_PORT3_CORE = ev("UOPS_EXECUTED.PORT3_CORE", 0xb1, 0x08).on(0b1111).any_thread(),
+    UOPS_EXECUTED_PORT4_CORE = ev("UOPS_EXECUTED.PORT4_CORE", 0xb1, 0x10).on(0b1111).any_thread(),
+    UOPS_EXECUTED_PORT5 = ev("UOPS_EXECUTED.PORT5", 0xb1, 0x20).on(0b1111),
+    UOPS_ISSUED_ANY = ev("UOPS_ISSUED.ANY", 0x0e, 0x01).on(0b1111),
+    UOPS_ISSUED_CORE_STALL_CYCLES = ev("UOPS_ISSUED.CORE_STALL_CYCLES", 0x0e, 0x01).on(0b1111).threshold(1).invert().any_thread(),
+    UOPS_ISSUED_CYCLES_ALL_THREADS = ev("UOPS_ISSUED.CYCLES_ALL_THREADS", 0x0e, 0x01).on(0b1111).threshold(1).any_thread(),
+    UOPS_ISSUED_FUSED = ev("UOPS_ISSUED.FUSED", 0x0e, 0x02).on(0b1111),
+    UOPS_ISSUED_STALL_CYCLES = ev("UOPS_ISSUED.STALL_CYCLES", 0x0e, 0x01).on(0b1111).threshold(1).invert(),
+    UOPS_RETIRED_ACTIVE_CYCLES = ev("UOPS_RETIRED.ACTIVE_CYCLES", 0xc2, 0x01).on(0b1111).threshold(1),
+    UOPS_RETIRED_ANY = ev("UOPS_RETIRED.ANY", 0xc2, 0x01).on(0b1111),
+    UOPS_RETIRED_MACRO_FUSED = ev("UOPS_RETIRED.MACRO_FUSED", 0xc2, 0x04).on(0b1111),
+    UOPS_RETIRED_RETIRE_SLOTS = ev("UOPS_RETIRED.RETIRE_SLOTS", 0xc2, 0x02).on(0b1111),
+    UOPS_RETIRED_STALL_CYCLES = ev("UOPS_RETIRED.STALL_CYCLES", 0xc2, 0x01).on(0b1111).threshold(1).invert(),
+    UOPS_RETIRED_TOTAL_CYCLES = ev("UOPS_RETIRED.TOTAL_CYCLES", 0xc2, 0x01).on(0b1111).threshold(16).invert(),
+    OFFCORE_RESPONSE_0_ANY_DATA_ANY_CACHE_DRAM = ev("OFFCORE_RESPONSE_0.ANY_DATA.ANY_CACHE_DRAM", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x7f11),
+    OFFCORE_RESPONSE_0_ANY_DATA_ANY_DRAM = ev("OFFCORE_RESPONSE_0.ANY_DATA.ANY_DRAM", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x6011),
+    OFFCORE_RESPONSE_0_ANY_DATA_ANY_LLC_MISS = ev("OFFCORE_RESPONSE_0.ANY_DATA.ANY_LLC_MISS", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0xf811),
+    OFFCORE_RESPONSE_0_ANY_DATA_ANY_LOCATION = ev("OFFCORE_RESPONSE_0.ANY_DATA.ANY_LOCATION", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0xff11),
+    OFFCORE_RESPONSE_0_ANY_DATA_IO_CSR_MMIO = ev("OFFCORE_RESPONSE_0.ANY_DATA.IO_CSR_MMIO", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x8011),
+    OFFCORE_RESPONSE_0_ANY_DATA_LLC_HIT_NO_OTHER_CORE = ev("OFFCORE_RESPONSE_0.ANY_DATA.LLC_HIT_NO_OTHER_CORE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x111),
+    OFFCORE_RESPONSE_0_ANY_DATA_LLC_HIT_OTHER_CORE_HIT = ev("OFFCORE_RESPONSE_0.ANY_DATA.LLC_HIT_OTHER_CORE_HIT", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x211),
+    OFFCORE_RESPONSE_0_ANY_DATA_LLC_HIT_OTHER_CORE_HITM = ev("OFFCORE_RESPONSE_0.ANY_DATA.LLC_HIT_OTHER_CORE_HITM", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x411),
+    OFFCORE_RESPONSE_0_ANY_DATA_LOCAL_CACHE = ev("OFFCORE_RESPONSE_0.ANY_DATA.LOCAL_CACHE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x711),
+    OFFCORE_RESPONSE_0_ANY_DATA_LOCAL_CACHE_DRAM = ev("OFFCORE_RESPONSE_0.ANY_DATA.LOCAL_CACHE_DRAM", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x4711),
+    OFFCORE_RESPONSE_0_ANY_DATA_LOCAL_DRAM = ev("OFFCORE_RESPONSE_0.ANY_DATA.LOCAL_DRAM", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x4011),
+    OFFCORE_RESPONSE_0_ANY_DATA_REMOTE_CACHE = ev("OFFCORE_RESPONSE_0.ANY_DATA.REMOTE_CACHE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x1811),
+    OFFCORE_RESPONSE_0_ANY_DATA_REMOTE_CACHE_DRAM = ev("OFFCORE_RESPONSE_0.ANY_DATA.REMOTE_CACHE_DRAM", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x3811),
+    OFFCORE_RESPONSE_0_ANY_DATA_REMOTE_CACHE_HIT = ev("OFFCORE_RESPONSE_0.ANY_DATA.REMOTE_CACHE_HIT", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x1011),
+    OFFCORE_RESPONSE_0_ANY_DATA_REMOTE_CACHE_HITM = ev("OFFCORE_RESPONSE_0.ANY_DATA.REMOTE_CACHE_HITM", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x811),
+    OFFCORE_RESPONSE_0_ANY_DATA_REMOTE_DRAM = ev("OFFCORE_RESPONSE_0.ANY_DATA.REMOTE_DRAM", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x2011),
+    OFFCORE_RESPONSE_0_ANY_IFETCH_ANY_CACHE_DRAM = ev("OFFCORE_RESPONSE_0.ANY_IFETCH.ANY_CACHE_DRAM", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x7f44),
+    OFFCORE_RESPONSE_0_ANY_IFETCH_ANY_DRAM = ev("OFFCORE_RESPONSE_0.ANY_IFETCH.ANY_DRAM", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x6044),
+    OFFCORE_RESPONSE_0_ANY_IFETCH_ANY_LLC_MISS = ev("OFFCORE_RESPONSE_0.ANY_IFETCH.ANY_LLC_MISS", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0xf844),
+    OFFCORE_RESPONSE_0_ANY_IFETCH_ANY_LOCATION = ev("OFFCORE_RESPONSE_0.ANY_IFETCH.ANY_LOCATION", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0xff44),
+    OFFCORE_RESPONSE_0_ANY_IFETCH_IO_CSR_MMIO = ev("OFFCORE_RESPONSE_0.ANY_IFETCH.IO_CSR_MMIO", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x8044),
+    OFFCORE_RESPONSE_0_ANY_IFETCH_LLC_HIT_NO_OTHER_CORE = ev("OFFCORE_RESPONSE_0.ANY_IFETCH.LLC_HIT_NO_OTHER_CORE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x144),
+    OFFCORE_RESPONSE_0_ANY_IFETCH_LLC_HIT_OTHER_CORE_HIT = ev("OFFCORE_RESPONSE_0.ANY_IFETCH.LLC_HIT_OTHER_CORE_HIT", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x244),
+    OFFCORE_RESPONSE_0_ANY_IFETCH_LLC_HIT_OTHER_CORE_HITM = ev("OFFCORE_RESPONSE_0.ANY_IFETCH.LLC_HIT_OTHER_CORE_HITM", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x444),
+    OFFCORE_RESPONSE_0_ANY_IFETCH_LOCAL_CACHE = ev("OFFCORE_RESPONSE_0.ANY_IFETCH.LOCAL_CACHE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x744),
+    OFFCORE_RESPONSE_0_ANY_IFETCH_LOCAL_CACHE_DRAM = ev("OFFCORE_RESPONSE_0.ANY_IFETCH.LOCAL_CACHE_DRAM", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x4744),
+    OFFCORE_RESPONSE_0_ANY_IFETCH_LOCAL_DRAM = ev("OFFCORE_RESPONSE_0.ANY_IFETCH.LOCAL_DRAM", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x4044),
+    OFFCORE_RESPONSE_0_ANY_IFETCH_REMOTE_CACHE = ev("OFFCORE_RESPONSE_0.ANY_IFETCH.REMOTE_CACHE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x1844),
+    OFFCORE_RESPONSE_0_ANY_IFETCH_REMOTE_CACHE_DRAM = ev("OFFCORE_RESPONSE_0.ANY_IFETCH.REMOTE_CACHE_DRAM", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x3844),
+    OFFCORE_RESPONSE_0_ANY_IFETCH_REMOTE_CACHE_HIT = ev("OFFCORE_RESPONSE_0.ANY_IFETCH.REMOTE_CACHE_HIT", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x1044),
+    OFFCORE_RESPONSE_0_ANY_IFETCH_REMOTE_CACHE_HITM = ev("OFFCORE_RESPONSE_0.ANY_IFETCH.REMOTE_CACHE_HITM", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x844),
+    OFFCORE_RESPONSE_0_ANY_IFETCH_REMOTE_DRAM = ev("OFFCORE_RESPONSE_0.ANY_IFETCH.REMOTE_DRAM", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x2044),
+    OFFCORE_RESPONSE_0_ANY_REQUEST_ANY_CACHE_DRAM = ev("OFFCORE_RESPONSE_0.ANY_REQUEST.ANY_CACHE_DRAM", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x7fff),
+    OFFCORE_RESPONSE_0_ANY_REQUEST_ANY_DRAM = ev("OFFCORE_RESPONSE_0.ANY_REQUEST.ANY_DRAM", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x60ff),
+    OFFCORE_RESPONSE_0_ANY_REQUEST_ANY_LLC_MISS = ev("OFFCORE_RESPONSE_0.ANY_REQUEST.ANY_LLC_MISS", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0xf8ff),
+    OFFCORE_RESPONSE_0_ANY_REQUEST_ANY_LOCATION = ev("OFFCORE_RESPONSE_0.ANY_REQUEST.ANY_LOCATION", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0xffff),
+    OFFCORE_RESPONSE_0_ANY_REQUEST_IO_CSR_MMIO = ev("OFFCORE_RESPONSE_0.ANY_REQUEST.IO_CSR_MMIO", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x80ff),
+    OFFCORE_RESPONSE_0_ANY_REQUEST_LLC_HIT_NO_OTHER_CORE = ev("OFFCORE_RESPONSE_0.ANY_REQUEST.LLC_HIT_NO_OTHER_CORE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x1ff),
+    OFFCORE_RESPONSE_0_ANY_REQUEST_LLC_HIT_OTHER_CORE_HIT = ev("OFFCORE_RESPONSE_0.ANY_REQUEST.LLC_HIT_OTHER_CORE_HIT", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x2ff),
+    OFFCORE_RESPONSE_0_ANY_REQUEST_LLC_HIT_OTHER_CORE_HITM = ev("OFFCORE_RESPONSE_0.ANY_REQUEST.LLC_HIT_OTHER_CORE_HITM", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x4ff),
+    OFFCORE_RESPONSE_0_ANY_REQUEST_LOCAL_CACHE = ev("OFFCORE_RESPONSE_0.ANY_REQUEST.LOCAL_CACHE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x7ff),
+    OFFCORE_RESPONSE_0_ANY_REQUEST_LOCAL_CACHE_DRAM = ev("OFFCORE_RESPONSE_0.ANY_REQUEST.LOCAL_CACHE_DRAM", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x47ff),
+    OFFCORE_RESPONSE_0_ANY_REQUEST_LOCAL_DRAM = ev("OFFCORE_RESPONSE_0.ANY_REQUEST.LOCAL_DRAM", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x40ff),
+    OFFCORE_RESPONSE_0_ANY_REQUEST_REMOTE_CACHE = ev("OFFCORE_RESPONSE_0.ANY_REQUEST.REMOTE_CACHE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x18ff),
+    OFFCORE_RESPONSE_0_ANY_REQUEST_REMOTE_CACHE_DRAM = ev("OFFCORE_RESPONSE_0.ANY_REQUEST.REMOTE_CACHE_DRAM", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x38ff),
+    OFFCORE_RESPONSE_0_ANY_REQUEST_REMOTE_CACHE_HIT = ev("OFFCORE_RESPONSE_0.ANY_REQUEST.REMOTE_CACHE_HIT", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x10ff),
+    OFFCORE_RESPONSE_0_ANY_REQUEST_REMOTE_CACHE_HITM = ev("OFFCORE_RESPONSE_0.ANY_REQUEST.REMOTE_CACHE_HITM", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x8ff),
+    OFFCORE_RESPONSE_0_ANY_REQUEST_REMOTE_DRAM = ev("OFFCORE_RESPONSE_0.ANY_REQUEST.REMOTE_DRAM", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x20ff),
+    OFFCORE_RESPONSE_0_ANY_RFO_ANY_CACHE_DRAM = ev("OFFCORE_RESPONSE_0.ANY_RFO.ANY_CACHE_DRAM", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x7f22),
+    OFFCORE_RESPONSE_0_ANY_RFO_ANY_DRAM = ev("OFFCORE_RESPONSE_0.ANY_RFO.ANY_DRAM", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x6022),
+    OFFCORE_RESPONSE_0_ANY_RFO_ANY_LLC_MISS = ev("OFFCORE_RESPONSE_0.ANY_RFO.ANY_LLC_MISS", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0xf822),
+    OFFCORE_RESPONSE_0_ANY_RFO_ANY_LOCATION = ev("OFFCORE_RESPONSE_0.ANY_RFO.ANY_LOCATION", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0xff22),
+    OFFCORE_RESPONSE_0_ANY_RFO_IO_CSR_MMIO = ev("OFFCORE_RESPONSE_0.ANY_RFO.IO_CSR_MMIO", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x8022),
+    OFFCORE_RESPONSE_0_ANY_RFO_LLC_HIT_NO_OTHER_CORE = ev("OFFCORE_RESPONSE_0.ANY_RFO.LLC_HIT_NO_OTHER_CORE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x122),
+    OFFCORE_RESPONSE_0_ANY_RFO_LLC_HIT_OTHER_CORE_HIT = ev("OFFCORE_RESPONSE_0.ANY_RFO.LLC_HIT_OTHER_CORE_HIT", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x222),
+    OFFCORE_RESPONSE_0_ANY_RFO_LLC_HIT_OTHER_CORE_HITM = ev("OFFCORE_RESPONSE_0.ANY_RFO.LLC_HIT_OTHER_CORE_HITM", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x422),
+    OFFCORE_RESPONSE_0_ANY_RFO_LOCAL_CACHE = ev("OFFCORE_RESPONSE_0.ANY_RFO.LOCAL_CACHE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x722),
+    OFFCORE_RESPONSE_0_ANY_RFO_LOCAL_CACHE_DRAM = ev("OFFCORE_RESPONSE_0.ANY_RFO.LOCAL_CACHE_DRAM", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x4722),
+    OFFCORE_RESPONSE_0_ANY_RFO_LOCAL_DRAM = ev("OFFCORE_RESPONSE_0.ANY_RFO.LOCAL_DRAM", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x4022),
+    OFFCORE_RESPONSE_0_ANY_RFO_REMOTE_CACHE = ev("OFFCORE_RESPONSE_0.ANY_RFO.REMOTE_CACHE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x1822),
+    OFFCORE_RESPONSE_0_ANY_RFO_REMOTE_CACHE_DRAM = ev("OFFCORE_RESPONSE_0.ANY_RFO.REMOTE_CACHE_DRAM", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x3822),
+    OFFCORE_RESPONSE_0_ANY_RFO_REMOTE_CACHE_HIT = ev("OFFCORE_RESPONSE_0.ANY_RFO.REMOTE_CACHE_HIT", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x1022),
+    OFFCORE_RESPONSE_0_ANY_RFO_REMOTE_CACHE_HITM = ev("OFFCORE_RESPONSE_0.ANY_RFO.REMOTE_CACHE_HITM", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x822),
+    OFFCORE_RESPONSE_0_ANY_RFO_REMOTE_DRAM = ev("OFFCORE_RESPONSE_0.ANY_RFO.REMOTE_DRAM", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x2022),
+    OFFCORE_RESPONSE_0_COREWB_ANY_CACHE_DRAM = ev("OFFCORE_RESPONSE_0.COREWB.ANY_CACHE_DRAM", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x7f08),
+    OFFCORE_RESPONSE_0_COREWB_ANY_DRAM = ev("OFFCORE_RESPONSE_0.COREWB.ANY_DRAM", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x6008),
+    OFFCORE_RESPONSE_0_COREWB_ANY_LLC_MISS = ev("OFFCORE_RESPONSE_0.COREWB.ANY_LLC_MISS", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0xf808),
+    OFFCORE_RESPONSE_0_COREWB_ANY_LOCATION = ev("OFFCORE_RESPONSE_0.COREWB.ANY_LOCATION", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0xff08),
+    OFFCORE_RESPONSE_0_COREWB_IO_CSR_MMIO = ev("OFFCORE_RESPONSE_0.COREWB.IO_CSR_MMIO", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x8008),
+    OFFCORE_RESPONSE_0_COREWB_LLC_HIT_NO_OTHER_CORE = ev("OFFCORE_RESPONSE_0.COREWB.LLC_HIT_NO_OTHER_CORE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x108),
+    OFFCORE_RESPONSE_0_COREWB_LLC_HIT_OTHER_CORE_HITM = ev("OFFCORE_RESPONSE_0.COREWB.LLC_HIT_OTHER_CORE_HITM", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x408),
+    OFFCORE_RESPONSE_0_COREWB_LOCAL_CACHE = ev("OFFCORE_RESPONSE_0.COREWB.LOCAL_CACHE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x708),
+    OFFCORE_RESPONSE_0_COREWB_LOCAL_CACHE_DRAM = ev("OFFCORE_RESPONSE_0.COREWB.LOCAL_CACHE_DRAM", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x4708),
+    OFFCORE_RESPONSE_0_COREWB_LOCAL_DRAM = ev("OFFCORE_RESPONSE_0.COREWB.LOCAL_DRAM", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x4008),
+    OFFCORE_RESPONSE_0_COREWB_REMOTE_CACHE = ev("OFFCORE_RESPONSE_0.COREWB.REMOTE_CACHE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x1808),
+    OFFCORE_RESPONSE_0_COREWB_REMOTE_CACHE_DRAM = ev("OFFCORE_RESPONSE_0.COREWB.REMOTE_CACHE_DRAM", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x3808),
+    OFFCORE_RESPONSE_0_COREWB_REMOTE_CACHE_HIT = ev("OFFCORE_RESPONSE_0.COREWB.REMOTE_CACHE_HIT", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x1008),
+    OFFCORE_RESPONSE_0_COREWB_REMOTE_CACHE_HITM = ev("OFFCORE_RESPONSE_0.COREWB.REMOTE_CACHE_HITM", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x808),
+    OFFCORE_RESPONSE_0_COREWB_REMOTE_DRAM = ev("OFFCORE_RESPONSE_0.COREWB.REMOTE_DRAM", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x2008),
+    OFFCORE_RESPONSE_0_DATA_IFETCH_ANY_CACHE_DRAM = ev("OFFCORE_RESPONSE_0.DATA_IFETCH.ANY_CACHE_DRAM", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x7f77),
+    OFFCORE_RESPONSE_0_DATA_IFETCH_ANY_DRAM = ev("OFFCORE_RESPONSE_0.DATA_IFETCH.ANY_DRAM", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x6077),
+    OFFCORE_RESPONSE_0_DATA_IFETCH_ANY_LLC_MISS = ev("OFFCORE_RESPONSE_0.DATA_IFETCH.ANY_LLC_MISS", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0xf877),
+    OFFCORE_RESPONSE_0_DATA_IFETCH_ANY_LOCATION = ev("OFFCORE_RESPONSE_0.DATA_IFETCH.ANY_LOCATION", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0xff77),
+    OFFCORE_RESPONSE_0_DATA_IFETCH_IO_CSR_MMIO = ev("OFFCORE_RESPONSE_0.DATA_IFETCH.IO_CSR_MMIO", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x8077),
+    OFFCORE_RESPONSE_0_DATA_IFETCH_LLC_HIT_NO_OTHER_CORE = ev("OFFCORE_RESPONSE_0.DATA_IFETCH.LLC_HIT_NO_OTHER_CORE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x177),
+    OFFCORE_RESPONSE_0_DATA_IFETCH_LLC_HIT_OTHER_CORE_HIT = ev("OFFCORE_RESPONSE_0.DATA_IFETCH.LLC_HIT_OTHER_CORE_HIT", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x277),
+    OFFCORE_RESPONSE_0_DATA_IFETCH_LLC_HIT_OTHER_CORE_HITM = ev("OFFCORE_RESPONSE_0.DATA_IFETCH.LLC_HIT_OTHER_CORE_HITM", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x477),
+    OFFCORE_RESPONSE_0_DATA_IFETCH_LOCAL_CACHE = ev("OFFCORE_RESPONSE_0.DATA_IFETCH.LOCAL_CACHE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x777),
+    OFFCORE_RESPONSE_0_DATA_IFETCH_LOCAL_CACHE_DRAM = ev("OFFCORE_RESPONSE_0.DATA_IFETCH.LOCAL_CACHE_DRAM", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x4777),
+    OFFCORE_RESPONSE_0_DATA_IFETCH_LOCAL_DRAM = ev("OFFCORE_RESPONSE_0.DATA_IFETCH.LOCAL_DRAM", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x4077),
+    OFFCORE_RESPONSE_0_DATA_IFETCH_REMOTE_CACHE = ev("OFFCORE_RESPONSE_0.DATA_IFETCH.REMOTE_CACHE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x1877),
+    OFFCORE_RESPONSE_0_DATA_IFETCH_REMOTE_CACHE_DRAM = ev("OFFCORE_RESPONSE_0.DATA_IFETCH.REMOTE_CACHE_DRAM", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x3877),
+    OFFCORE_RESPONSE_0_DATA_IFETCH_REMOTE_CACHE_HIT = ev("OFFCORE_RESPONSE_0.DATA_IFETCH.REMOTE_CACHE_HIT", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x1077),
+    OFFCORE_RESPONSE_0_DATA_IFETCH_REMOTE_CACHE_HITM = ev("OFFCORE_RESPONSE_0.DATA_IFETCH.REMOTE_CACHE_HITM", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x877),
+    OFFCORE_RESPONSE_0_DATA_IFETCH_REMOTE_DRAM = ev("OFFCORE_RESPONSE_0.DATA_IFETCH.REMOTE_DRAM", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x2077),
+    OFFCORE_RESPONSE_0_DATA_IN_ANY_CACHE_DRAM = ev("OFFCORE_RESPONSE_0.DATA_IN.ANY_CACHE_DRAM", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x7f33),
+    OFFCORE_RESPONSE_0_DATA_IN_ANY_DRAM = ev("OFFCORE_RESPONSE_0.DATA_IN.ANY_DRAM", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x6033),
+    OFFCORE_RESPONSE_0_DATA_IN_ANY_LLC_MISS = ev("OFFCORE_RESPONSE_0.DATA_IN.ANY_LLC_MISS", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0xf833),
+    OFFCORE_RESPONSE_0_DATA_IN_ANY_LOCATION = ev("OFFCORE_RESPONSE_0.DATA_IN.ANY_LOCATION", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0xff33),
+    OFFCORE_RESPONSE_0_DATA_IN_IO_CSR_MMIO = ev("OFFCORE_RESPONSE_0.DATA_IN.IO_CSR_MMIO", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x8033),
+    OFFCORE_RESPONSE_0_DATA_IN_LLC_HIT_NO_OTHER_CORE = ev("OFFCORE_RESPONSE_0.DATA_IN.LLC_HIT_NO_OTHER_CORE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x133),
+    OFFCORE_RESPONSE_0_DATA_IN_LLC_HIT_OTHER_CORE_HIT = ev("OFFCORE_RESPONSE_0.DATA_IN.LLC_HIT_OTHER_CORE_HIT", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x233),
+    OFFCORE_RESPONSE_0_DATA_IN_LLC_HIT_OTHER_CORE_HITM = ev("OFFCORE_RESPONSE_0.DATA_IN.LLC_HIT_OTHER_CORE_HITM", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x433),
+    OFFCORE_RESPONSE_0_DATA_IN_LOCAL_CACHE = ev("OFFCORE_RESPONSE_0.DATA_IN.LOCAL_CACHE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x733),
+    OFFCORE_RESPONSE_0_DATA_IN_LOCAL_CACHE_DRAM = ev("OFFCORE_RESPONSE_0.DATA_IN.LOCAL_CACHE_DRAM", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x4733),
+    OFFCORE_RESPONSE_0_DATA_IN_LOCAL_DRAM = ev("OFFCORE_RESPONSE_0.DATA_IN.LOCAL_DRAM", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x4033),
+    OFFCORE_RESPONSE_0_DATA_IN_REMOTE_CACHE = ev("OFFCORE_RESPONSE_0.DATA_IN.REMOTE_CACHE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x1833),
+    OFFCORE_RESPONSE_0_DATA_IN_REMOTE_CACHE_DRAM = ev("OFFCORE_RESPONSE_0.DATA_IN.REMOTE_CACHE_DRAM", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x3833),
+    OFFCORE_RESPONSE_0_DATA_IN_REMOTE_CACHE_HIT = ev("OFFCORE_RESPONSE_0.DATA_IN.REMOTE_CACHE_HIT", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x1033),
+    OFFCORE_RESPONSE_0_DATA_IN_REMOTE_CACHE_HITM = ev("OFFCORE_RESPONSE_0.DATA_IN.REMOTE_CACHE_HITM", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x833),
+    OFFCORE_RESPONSE_0_DATA_IN_REMOTE_DRAM = ev("OFFCORE_RESPONSE_0.DATA_IN.REMOTE_DRAM", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x2033),
+    OFFCORE_RESPONSE_0_DEMAND_DATA_ANY_CACHE_DRAM = ev("OFFCORE_RESPONSE_0.DEMAND_DATA.ANY_CACHE_DRAM", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x7f03),
+    OFFCORE_RESPONSE_0_DEMAND_DATA_ANY_DRAM = ev("OFFCORE_RESPONSE_0.DEMAND_DATA.ANY_DRAM", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x6003),
+    OFFCORE_RESPONSE_0_DEMAND_DATA_ANY_LLC_MISS = ev("OFFCORE_RESPONSE_0.DEMAND_DATA.ANY_LLC_MISS", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0xf803),
+    OFFCORE_RESPONSE_0_DEMAND_DATA_ANY_LOCATION = ev("OFFCORE_RESPONSE_0.DEMAND_DATA.ANY_LOCATION", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0xff03),
+    OFFCORE_RESPONSE_0_DEMAND_DATA_IO_CSR_MMIO = ev("OFFCORE_RESPONSE_0.DEMAND_DATA.IO_CSR_MMIO", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x8003),
+    OFFCORE_RESPONSE_0_DEMAND_DATA_LLC_HIT_NO_OTHER_CORE = ev("OFFCORE_RESPONSE_0.DEMAND_DATA.LLC_HIT_NO_OTHER_CORE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x103),
+    OFFCORE_RESPONSE_0_DEMAND_DATA_LLC_HIT_OTHER_CORE_HIT = ev("OFFCORE_RESPONSE_0.DEMAND_DATA.LLC_HIT_OTHER_CORE_HIT", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x203),
+    OFFCORE_RESPONSE_0_DEMAND_DATA_LLC_HIT_OTHER_CORE_HITM = ev("OFFCORE_RESPONSE_0.DEMAND_DATA.LLC_HIT_OTHER_CORE_HITM", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x403),
+    OFFCORE_RESPONSE_0_DEMAND_DATA_LOCAL_CACHE = ev("OFFCORE_RESPONSE_0.DEMAND_DATA.LOCAL_CACHE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x703),
+    OFFCORE_RESPONSE_0_DEMAND_DATA_LOCAL_CACHE_DRAM = ev("OFFCORE_RESPONSE_0.DEMAND_DATA.LOCAL_CACHE_DRAM", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x4703),
+    OFFCORE_RESPONSE_0_DEMAND_DATA_LOCAL_DRAM = ev("OFFCORE_RESPONSE_0.DEMAND_DATA.LOCAL_DRAM", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x4003),
+    OFFCORE_RESPONSE_0_DEMAND_DATA_REMOTE_CACHE = ev("OFFCORE_RESPONSE_0.DEMAND_DATA.REMOTE_CACHE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x1803),
+    OFFCORE_RESPONSE_0_DEMAND_DATA_REMOTE_CACHE_DRAM = ev("OFFCORE_RESPONSE_0.DEMAND_DATA.REMOTE_CACHE_DRAM", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x3803),
+    OFFCORE_RESPONSE_0_DEMAND_DATA_REMOTE_CACHE_HIT = ev("OFFCORE_RESPONSE_0.DEMAND_DATA.REMOTE_CACHE_HIT", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x1003),
+    OFFCORE_RESPONSE_0_DEMAND_DATA_REMOTE_CACHE_HITM = ev("OFFCORE_RESPONSE_0.DEMAND_DATA.REMOTE_CACHE_HITM", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x803),
+    OFFCORE_RESPONSE_0_DEMAND_DATA_REMOTE_DRAM = ev("OFFCORE_RESPONSE_0.DEMAND_DATA.REMOTE_DRAM", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x2003),
+    OFFCORE_RESPONSE_0_DEMAND_DATA_RD_ANY_CACHE_DRAM = ev("OFFCORE_RESPONSE_0.DEMAND_DATA_RD.ANY_CACHE_DRAM", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x7f01),
+    OFFCORE_RESPONSE_0_DEMAND_DATA_RD_ANY_DRAM = ev("OFFCORE_RESPONSE_0.DEMAND_DATA_RD.ANY_DRAM", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x6001),
+    OFFCORE_RESPONSE_0_DEMAND_DATA_RD_ANY_LLC_MISS = ev("OFFCORE_RESPONSE_0.DEMAND_DATA_RD.ANY_LLC_MISS", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0xf801),
+    OFFCORE_RESPONSE_0_DEMAND_DATA_RD_ANY_LOCATION = ev("OFFCORE_RESPONSE_0.DEMAND_DATA_RD.ANY_LOCATION", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0xff01),
+    OFFCORE_RESPONSE_0_DEMAND_DATA_RD_IO_CSR_MMIO = ev("OFFCORE_RESPONSE_0.DEMAND_DATA_RD.IO_CSR_MMIO", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x8001),
+    OFFCORE_RESPONSE_0_DEMAND_DATA_RD_LLC_HIT_NO_OTHER_CORE = ev("OFFCORE_RESPONSE_0.DEMAND_DATA_RD.LLC_HIT_NO_OTHER_CORE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x101),
+    OFFCORE_RESPONSE_0_DEMAND_DATA_RD_LLC_HIT_OTHER_CORE_HIT = ev("OFFCORE_RESPONSE_0.DEMAND_DATA_RD.LLC_HIT_OTHER_CORE_HIT", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x201),
+    OFFCORE_RESPONSE_0_DEMAND_DATA_RD_LLC_HIT_OTHER_CORE_HITM = ev("OFFCORE_RESPONSE_0.DEMAND_DATA_RD.LLC_HIT_OTHER_CORE_HITM", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x401),
+    OFFCORE_RESPONSE_0_DEMAND_DATA_RD_LOCAL_CACHE = ev("OFFCORE_RESPONSE_0.DEMAND_DATA_RD.LOCAL_CACHE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x701),
+    OFFCORE_RESPONSE_0_DEMAND_DATA_RD_LOCAL_CACHE_DRAM = ev("OFFCORE_RESPONSE_0.DEMAND_DATA_RD.LOCAL_CACHE_DRAM", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x4701),
+    OFFCORE_RESPONSE_0_DEMAND_DATA_RD_LOCAL_DRAM = ev("OFFCORE_RESPONSE_0.DEMAND_DATA_RD.LOCAL_DRAM", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x4001),
+    OFFCORE_RESPONSE_0_DEMAND_DATA_RD_REMOTE_CACHE = ev("OFFCORE_RESPONSE_0.DEMAND_DATA_RD.REMOTE_CACHE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x1801),
+    OFFCORE_RESPONSE_0_DEMAND_DATA_RD_REMOTE_CACHE_DRAM = ev("OFFCORE_RESPONSE_0.DEMAND_DATA_RD.REMOTE_CACHE_DRAM", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x3801),
+    OFFCORE_RESPONSE_0_DEMAND_DATA_RD_REMOTE_CACHE_HIT = ev("OFFCORE_RESPONSE_0.DEMAND_DATA_RD.REMOTE_CACHE_HIT", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x1001),
+    OFFCORE_RESPONSE_0_DEMAND_DATA_RD_REMOTE_CACHE_HITM = ev("OFFCORE_RESPONSE_0.DEMAND_DATA_RD.REMOTE_CACHE_HITM", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x801),
+    OFFCORE_RESPONSE_0_DEMAND_DATA_RD_REMOTE_DRAM = ev("OFFCORE_RESPONSE_0.DEMAND_DATA_RD.REMOTE_DRAM", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x2001),
+    OFFCORE_RESPONSE_0_DEMAND_IFETCH_ANY_CACHE_DRAM = ev("OFFCORE_RESPONSE_0.DEMAND_IFETCH.ANY_CACHE_DRAM", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x7f04),
+    OFFCORE_RESPONSE_0_DEMAND_IFETCH_ANY_DRAM = ev("OFFCORE_RESPONSE_0.DEMAND_IFETCH.ANY_DRAM", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x6004),
+    OFFCORE_RESPONSE_0_DEMAND_IFETCH_ANY_LLC_MISS = ev("OFFCORE_RESPONSE_0.DEMAND_IFETCH.ANY_LLC_MISS", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0xf804),
+    OFFCORE_RESPONSE_0_DEMAND_IFETCH_ANY_LOCATION = ev("OFFCORE_RESPONSE_0.DEMAND_IFETCH.ANY_LOCATION", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0xff04),
+    OFFCORE_RESPONSE_0_DEMAND_IFETCH_IO_CSR_MMIO = ev("OFFCORE_RESPONSE_0.DEMAND_IFETCH.IO_CSR_MMIO", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x8004),
+    OFFCORE_RESPONSE_0_DEMAND_IFETCH_LLC_HIT_NO_OTHER_CORE = ev("OFFCORE_RESPONSE_0.DEMAND_IFETCH.LLC_HIT_NO_OTHER_CORE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x104),
+    OFFCORE_RESPONSE_0_DEMAND_IFETCH_LLC_HIT_OTHER_CORE_HIT = ev("OFFCORE_RESPONSE_0.DEMAND_IFETCH.LLC_HIT_OTHER_CORE_HIT", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x204),
+    OFFCORE_RESPONSE_0_DEMAND_IFETCH_LLC_HIT_OTHER_CORE_HITM = ev("OFFCORE_RESPONSE_0.DEMAND_IFETCH.LLC_HIT_OTHER_CORE_HITM", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x404),
+    OFFCORE_RESPONSE_0_DEMAND_IFETCH_LOCAL_CACHE = ev("OFFCORE_RESPONSE_0.DEMAND_IFETCH.LOCAL_CACHE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x704),
+    OFFCORE_RESPONSE_0_DEMAND_IFETCH_LOCAL_CACHE_DRAM = ev("OFFCORE_RESPONSE_0.DEMAND_IFETCH.LOCAL_CACHE_DRAM", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x4704),
+    OFFCORE_RESPONSE_0_DEMAND_IFETCH_LOCAL_DRAM = ev("OFFCORE_RESPONSE_0.DEMAND_IFETCH.LOCAL_DRAM", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x4004),
+    OFFCORE_RESPONSE_0_DEMAND_IFETCH_REMOTE_CACHE = ev("OFFCORE_RESPONSE_0.DEMAND_IFETCH.REMOTE_CACHE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x1804),
+    OFFCORE_RESPONSE_0_DEMAND_IFETCH_REMOTE_CACHE_DRAM = ev("OFFCORE_RESPONSE_0.DEMAND_IFETCH.REMOTE_CACHE_DRAM", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x3804),
+    OFFCORE_RESPONSE_0_DEMAND_IFETCH_REMOTE_CACHE_HIT = ev("OFFCORE_RESPONSE_0.DEMAND_IFETCH.REMOTE_CACHE_HIT", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x1004),
+    OFFCORE_RESPONSE_0_DEMAND_IFETCH_REMOTE_CACHE_HITM = ev("OFFCORE_RESPONSE_0.DEMAND_IFETCH.REMOTE_CACHE_HITM", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x804),
+    OFFCORE_RESPONSE_0_DEMAND_IFETCH_REMOTE_DRAM = ev("OFFCORE_RESPONSE_0.DEMAND_IFETCH.REMOTE_DRAM", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x2004),
+    OFFCORE_RESPONSE_0_DEMAND_RFO_ANY_CACHE_DRAM = ev("OFFCORE_RESPONSE_0.DEMAND_RFO.ANY_CACHE_DRAM", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x7f02),
+    OFFCORE_RESPONSE_0_DEMAND_RFO_ANY_DRAM = ev("OFFCORE_RESPONSE_0.DEMAND_RFO.ANY_DRAM", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x6002),
+    OFFCORE_RESPONSE_0_DEMAND_RFO_ANY_LLC_MISS = ev("OFFCORE_RESPONSE_0.DEMAND_RFO.ANY_LLC_MISS", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0xf802),
+    OFFCORE_RESPONSE_0_DEMAND_RFO_ANY_LOCATION = ev("OFFCORE_RESPONSE_0.DEMAND_RFO.ANY_LOCATION", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0xff02),
+    OFFCORE_RESPONSE_0_DEMAND_RFO_IO_CSR_MMIO = ev("OFFCORE_RESPONSE_0.DEMAND_RFO.IO_CSR_MMIO", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x8002),
+    OFFCORE_RESPONSE_0_DEMAND_RFO_LLC_HIT_NO_OTHER_CORE = ev("OFFCORE_RESPONSE_0.DEMAND_RFO.LLC_HIT_NO_OTHER_CORE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x102),
+    OFFCORE_RESPONSE_0_DEMAND_RFO_LLC_HIT_OTHER_CORE_HIT = ev("OFFCORE_RESPONSE_0.DEMAND_RFO.LLC_HIT_OTHER_CORE_HIT", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x202),
+    OFFCORE_RESPONSE_0_DEMAND_RFO_LLC_HIT_OTHER_CORE_HITM = ev("OFFCORE_RESPONSE_0.DEMAND_RFO.LLC_HIT_OTHER_CORE_HITM", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x402),
+    OFFCORE_RESPONSE_0_DEMAND_RFO_LOCAL_CACHE = ev("OFFCORE_RESPONSE_0.DEMAND_RFO.LOCAL_CACHE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x702),
+    OFFCORE_RESPONSE_0_DEMAND_RFO_LOCAL_CACHE_DRAM = ev("OFFCORE_RESPONSE_0.DEMAND_RFO.LOCAL_CACHE_DRAM", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x4702),
+    OFFCORE_RESPONSE_0_DEMAND_RFO_LOCAL_DRAM = ev("OFFCORE_RESPONSE_0.DEMAND_RFO.LOCAL_DRAM", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x4002),
+    OFFCORE_RESPONSE_0_DEMAND_RFO_REMOTE_CACHE = ev("OFFCORE_RESPONSE_0.DEMAND_RFO.REMOTE_CACHE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x1802),
+    OFFCORE_RESPONSE_0_DEMAND_RFO_REMOTE_CACHE_DRAM = ev("OFFCORE_RESPONSE_0.DEMAND_RFO.REMOTE_CACHE_DRAM", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x3802),
+    OFFCORE_RESPONSE_0_DEMAND_RFO_REMOTE_CACHE_HIT = ev("OFFCORE_RESPONSE_0.DEMAND_RFO.REMOTE_CACHE_HIT", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x1002),
+    OFFCORE_RESPONSE_0_DEMAND_RFO_REMOTE_CACHE_HITM = ev("OFFCORE_RESPONSE_0.DEMAND_RFO.REMOTE_CACHE_HITM", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x802),
+    OFFCORE_RESPONSE_0_DEMAND_RFO_REMOTE_DRAM = ev("OFFCORE_RESPONSE_0.DEMAND_RFO.REMOTE_DRAM", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x2002),
+    OFFCORE_RESPONSE_0_OTHER_ANY_CACHE_DRAM = ev("OFFCORE_RESPONSE_0.OTHER.ANY_CACHE_DRAM", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x7f80),
+    OFFCORE_RESPONSE_0_OTHER_ANY_DRAM = ev("OFFCORE_RESPONSE_0.OTHER.ANY_DRAM", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x6080),
+    OFFCORE_RESPONSE_0_OTHER_ANY_LLC_MISS = ev("OFFCORE_RESPONSE_0.OTHER.ANY_LLC_MISS", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0xf880),
+    OFFCORE_RESPONSE_0_OTHER_ANY_LOCATION = ev("OFFCORE_RESPONSE_0.OTHER.ANY_LOCATION", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0xff80),
+    OFFCORE_RESPONSE_0_OTHER_IO_CSR_MMIO = ev("OFFCORE_RESPONSE_0.OTHER.IO_CSR_MMIO", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x8080),
+    OFFCORE_RESPONSE_0_OTHER_LLC_HIT_NO_OTHER_CORE = ev("OFFCORE_RESPONSE_0.OTHER.LLC_HIT_NO_OTHER_CORE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x180),
+    OFFCORE_RESPONSE_0_OTHER_LLC_HIT_OTHER_CORE_HIT = ev("OFFCORE_RESPONSE_0.OTHER.LLC_HIT_OTHER_CORE_HIT", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x280),
+    OFFCORE_RESPONSE_0_OTHER_LLC_HIT_OTHER_CORE_HITM = ev("OFFCORE_RESPONSE_0.OTHER.LLC_HIT_OTHER_CORE_HITM", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x480),
+    OFFCORE_RESPONSE_0_OTHER_LOCAL_CACHE = ev("OFFCORE_RESPONSE_0.OTHER.LOCAL_CACHE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x780),
+    OFFCORE_RESPONSE_0_OTHER_LOCAL_CACHE_DRAM = ev("OFFCORE_RESPONSE_0.OTHER.LOCAL_CACHE_DRAM", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x4780),
+    OFFCORE_RESPONSE_0_OTHER_REMOTE_CACHE = ev("OFFCORE_RESPONSE_0.OTHER.REMOTE_CACHE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x1880),
+    OFFCORE_RESPONSE_0_OTHER_REMOTE_CACHE_DRAM = ev("OFFCORE_RESPONSE_0.OTHER.REMOTE_CACHE_DRAM", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x3880),
+    OFFCORE_RESPONSE_0_OTHER_REMOTE_CACHE_HIT = ev("OFFCORE_RESPONSE_0.OTHER.REMOTE_CACHE_HIT", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x1080),
+    OFFCORE_RESPONSE_0_OTHER_REMOTE_CACHE_HITM = ev("OFFCORE_RESPONSE_0.OTHER.REMOTE_CACHE_HITM", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x880),
+    OFFCORE_RESPONSE_0_OTHER_REMOTE_DRAM = ev("OFFCORE_RESPONSE_0.OTHER.REMOTE_DRAM", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x2080),
+    OFFCORE_RESPONSE_0_PF_DATA_ANY_CACHE_DRAM = ev("OFFCORE_RESPONSE_0.PF_DATA.ANY_CACHE_DRAM", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x7f30),
+    OFFCORE_RESPONSE_0_PF_DATA_ANY_DRAM = ev("OFFCORE_RESPONSE_0.PF_DATA.ANY_DRAM", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x6030),
+    OFFCORE_RESPONSE_0_PF_DATA_ANY_LLC_MISS = ev("OFFCORE_RESPONSE_0.PF_DATA.ANY_LLC_MISS", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0xf830),
+    OFFCORE_RESPONSE_0_PF_DATA_ANY_LOCATION = ev("OFFCORE_RESPONSE_0.PF_DATA.ANY_LOCATION", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0xff30),
+    OFFCORE_RESPONSE_0_PF_DATA_IO_CSR_MMIO = ev("OFFCORE_RESPONSE_0.PF_DATA.IO_CSR_MMIO", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x8030),
+    OFFCORE_RESPONSE_0_PF_DATA_LLC_HIT_NO_OTHER_CORE = ev("OFFCORE_RESPONSE_0.PF_DATA.LLC_HIT_NO_OTHER_CORE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x130),
+    OFFCORE_RESPONSE_0_PF_DATA_LLC_HIT_OTHER_CORE_HIT = ev("OFFCORE_RESPONSE_0.PF_DATA.LLC_HIT_OTHER_CORE_HIT", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x230),
+    OFFCORE_RESPONSE_0_PF_DATA_LLC_HIT_OTHER_CORE_HITM = ev("OFFCORE_RESPONSE_0.PF_DATA.LLC_HIT_OTHER_CORE_HITM", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x430),
+    OFFCORE_RESPONSE_0_PF_DATA_LOCAL_CACHE = ev("OFFCORE_RESPONSE_0.PF_DATA.LOCAL_CACHE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x730),
+    OFFCORE_RESPONSE_0_PF_DATA_LOCAL_CACHE_DRAM = ev("OFFCORE_RESPONSE_0.PF_DATA.LOCAL_CACHE_DRAM", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x4730),
+    OFFCORE_RESPONSE_0_PF_DATA_LOCAL_DRAM = ev("OFFCORE_RESPONSE_0.PF_DATA.LOCAL_DRAM", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x4030),
+    OFFCORE_RESPONSE_0_PF_DATA_REMOTE_CACHE = ev("OFFCORE_RESPONSE_0.PF_DATA.REMOTE_CACHE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x1830),
+    OFFCORE_RESPONSE_0_PF_DATA_REMOTE_CACHE_DRAM = ev("OFFCORE_RESPONSE_0.PF_DATA.REMOTE_CACHE_DRAM", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x3830),
+    OFFCORE_RESPONSE_0_PF_DATA_REMOTE_CACHE_HIT = ev("OFFCORE_RESPONSE_0.PF_DATA.REMOTE_CACHE_HIT", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x1030),
+    OFFCORE_RESPONSE_0_PF_DATA_REMOTE_CACHE_HITM = ev("OFFCORE_RESPONSE_0.PF_DATA.REMOTE_CACHE_HITM", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x830),
+    OFFCORE_RESPONSE_0_PF_DATA_REMOTE_DRAM = ev("OFFCORE_RESPONSE_0.PF_DATA.REMOTE_DRAM", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x2030),
+    OFFCORE_RESPONSE_0_PF_DATA_RD_ANY_CACHE_DRAM = ev("OFFCORE_RESPONSE_0.PF_DATA_RD.ANY_CACHE_DRAM", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x7f10),
+    OFFCORE_RESPONSE_0_PF_DATA_RD_ANY_DRAM = ev("OFFCORE_RESPONSE_0.PF_DATA_RD.ANY_DRAM", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x6010),
+    OFFCORE_RESPONSE_0_PF_DATA_RD_ANY_LLC_MISS = ev("OFFCORE_RESPONSE_0.PF_DATA_RD.ANY_LLC_MISS", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0xf810),
+    OFFCORE_RESPONSE_0_PF_DATA_RD_ANY_LOCATION = ev("OFFCORE_RESPONSE_0.PF_DATA_RD.ANY_LOCATION", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0xff10),
+    OFFCORE_RESPONSE_0_PF_DATA_RD_IO_CSR_MMIO = ev("OFFCORE_RESPONSE_0.PF_DATA_RD.IO_CSR_MMIO", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x8010),
+    OFFCORE_RESPONSE_0_PF_DATA_RD_LLC_HIT_NO_OTHER_CORE = ev("OFFCORE_RESPONSE_0.PF_DATA_RD.LLC_HIT_NO_OTHER_CORE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x110),
+    OFFCORE_RESPONSE_0_PF_DATA_RD_LLC_HIT_OTHER_CORE_HIT = ev("OFFCORE_RESPONSE_0.PF_DATA_RD.LLC_HIT_OTHER_CORE_HIT", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x210),
+    OFFCORE_RESPONSE_0_PF_DATA_RD_LLC_HIT_OTHER_CORE_HITM = ev("OFFCORE_RESPONSE_0.PF_DATA_RD.LLC_HIT_OTHER_CORE_HITM", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x410),
+    OFFCORE_RESPONSE_0_PF_DATA_RD_LOCAL_CACHE = ev("OFFCORE_RESPONSE_0.PF_DATA_RD.LOCAL_CACHE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x710),
+    OFFCORE_RESPONSE_0_PF_DATA_RD_LOCAL_CACHE_DRAM = ev("OFFCORE_RESPONSE_0.PF_DATA_RD.LOCAL_CACHE_DRAM", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x4710),
+    OFFCORE_RESPONSE_0_PF_DATA_RD_LOCAL_DRAM = ev("OFFCORE_RESPONSE_0.PF_DATA_RD.LOCAL_DRAM", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x4010),
+    OFFCORE_RESPONSE_0_PF_DATA_RD_REMOTE_CACHE = ev("OFFCORE_RESPONSE_0.PF_DATA_RD.REMOTE_CACHE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x1810),
+    OFFCORE_RESPONSE_0_PF_DATA_RD_REMOTE_CACHE_DRAM = ev("OFFCORE_RESPONSE_0.PF_DATA_RD.REMOTE_CACHE_DRAM", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x3810),
+    OFFCORE_RESPONSE_0_PF_DATA_RD_REMOTE_CACHE_HIT = ev("OFFCORE_RESPONSE_0.PF_DATA_RD.REMOTE_CACHE_HIT", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x1010),
+    OFFCORE_RESPONSE_0_PF_DATA_RD_REMOTE_CACHE_HITM = ev("OFFCORE_RESPONSE_0.PF_DATA_RD.REMOTE_CACHE_HITM", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x810),
+    OFFCORE_RESPONSE_0_PF_DATA_RD_REMOTE_DRAM = ev("OFFCORE_RESPONSE_0.PF_DATA_RD.REMOTE_DRAM", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x2010),
+    OFFCORE_RESPONSE_0_PF_IFETCH_ANY_CACHE_DRAM = ev("OFFCORE_RESPONSE_0.PF_IFETCH.ANY_CACHE_DRAM", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x7f40),
+    OFFCORE_RESPONSE_0_PF_IFETCH_ANY_DRAM = ev("OFFCORE_RESPONSE_0.PF_IFETCH.ANY_DRAM", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x6040),
+    OFFCORE_RESPONSE_0_PF_IFETCH_ANY_LLC_MISS = ev("OFFCORE_RESPONSE_0.PF_IFETCH.ANY_LLC_MISS", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0xf840),
+    OFFCORE_RESPONSE_0_PF_IFETCH_ANY_LOCATION = ev("OFFCORE_RESPONSE_0.PF_IFETCH.ANY_LOCATION", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0xff40),
+    OFFCORE_RESPONSE_0_PF_IFETCH_IO_CSR_MMIO = ev("OFFCORE_RESPONSE_0.PF_IFETCH.IO_CSR_MMIO", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x8040),
+    OFFCORE_RESPONSE_0_PF_IFETCH_LLC_HIT_NO_OTHER_CORE = ev("OFFCORE_RESPONSE_0.PF_IFETCH.LLC_HIT_NO_OTHER_CORE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x140),
+    OFFCORE_RESPONSE_0_PF_IFETCH_LLC_HIT_OTHER_CORE_HIT = ev("OFFCORE_RESPONSE_0.PF_IFETCH.LLC_HIT_OTHER_CORE_HIT", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x240),
+    OFFCORE_RESPONSE_0_PF_IFETCH_LLC_HIT_OTHER_CORE_HITM = ev("OFFCORE_RESPONSE_0.PF_IFETCH.LLC_HIT_OTHER_CORE_HITM", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x440),
+    OFFCORE_RESPONSE_0_PF_IFETCH_LOCAL_CACHE = ev("OFFCORE_RESPONSE_0.PF_IFETCH.LOCAL_CACHE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x740),
+    OFFCORE_RESPONSE_0_PF_IFETCH_LOCAL_CACHE_DRAM = ev("OFFCORE_RESPONSE_0.PF_IFETCH.LOCAL_CACHE_DRAM", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x4740),
+    OFFCORE_RESPONSE_0_PF_IFETCH_LOCAL_DRAM = ev("OFFCORE_RESPONSE_0.PF_IFETCH.LOCAL_DRAM", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x4040),
+    OFFCORE_RESPONSE_0_PF_IFETCH_REMOTE_CACHE = ev("OFFCORE_RESPONSE_0.PF_IFETCH.REMOTE_CACHE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x1840),
+    OFFCORE_RESPONSE_0_PF_IFETCH_REMOTE_CACHE_DRAM = ev("OFFCORE_RESPONSE_0.PF_IFETCH.REMOTE_CACHE_DRAM", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x3840),
+    OFFCORE_RESPONSE_0_PF_IFETCH_REMOTE_CACHE_HIT = ev("OFFCORE_RESPONSE_0.PF_IFETCH.REMOTE_CACHE_HIT", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x1040),
+    OFFCORE_RESPONSE_0_PF_IFETCH_REMOTE_CACHE_HITM = ev("OFFCORE_RESPONSE_0.PF_IFETCH.REMOTE_CACHE_HITM", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x840),
+    OFFCORE_RESPONSE_0_PF_IFETCH_REMOTE_DRAM = ev("OFFCORE_RESPONSE_0.PF_IFETCH.REMOTE_DRAM", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x2040),
+    OFFCORE_RESPONSE_0_PF_RFO_ANY_CACHE_DRAM = ev("OFFCORE_RESPONSE_0.PF_RFO.ANY_CACHE_DRAM", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x7f20),
+    OFFCORE_RESPONSE_0_PF_RFO_ANY_DRAM = ev("OFFCORE_RESPONSE_0.PF_RFO.ANY_DRAM", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x6020),
+    OFFCORE_RESPONSE_0_PF_RFO_ANY_LLC_MISS = ev("OFFCORE_RESPONSE_0.PF_RFO.ANY_LLC_MISS", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0xf820),
+    OFFCORE_RESPONSE_0_PF_RFO_ANY_LOCATION = ev("OFFCORE_RESPONSE_0.PF_RFO.ANY_LOCATION", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0xff20),
+    OFFCORE_RESPONSE_0_PF_RFO_IO_CSR_MMIO = ev("OFFCORE_RESPONSE_0.PF_RFO.IO_CSR_MMIO", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x8020),
+    OFFCORE_RESPONSE_0_PF_RFO_LLC_HIT_NO_OTHER_CORE = ev("OFFCORE_RESPONSE_0.PF_RFO.LLC_HIT_NO_OTHER_CORE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x120),
+    OFFCORE_RESPONSE_0_PF_RFO_LLC_HIT_OTHER_CORE_HIT = ev("OFFCORE_RESPONSE_0.PF_RFO.LLC_HIT_OTHER_CORE_HIT", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x220),
+    OFFCORE_RESPONSE_0_PF_RFO_LLC_HIT_OTHER_CORE_HITM = ev("OFFCORE_RESPONSE_0.PF_RFO.LLC_HIT_OTHER_CORE_HITM", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x420),
+    OFFCORE_RESPONSE_0_PF_RFO_LOCAL_CACHE = ev("OFFCORE_RESPONSE_0.PF_RFO.LOCAL_CACHE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x720),
+    OFFCORE_RESPONSE_0_PF_RFO_LOCAL_CACHE_DRAM = ev("OFFCORE_RESPONSE_0.PF_RFO.LOCAL_CACHE_DRAM", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x4720),
+    OFFCORE_RESPONSE_0_PF_RFO_LOCAL_DRAM = ev("OFFCORE_RESPONSE_0.PF_RFO.LOCAL_DRAM", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x4020),
+    OFFCORE_RESPONSE_0_PF_RFO_REMOTE_CACHE = ev("OFFCORE_RESPONSE_0.PF_RFO.REMOTE_CACHE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x1820),
+    OFFCORE_RESPONSE_0_PF_RFO_REMOTE_CACHE_DRAM = ev("OFFCORE_RESPONSE_0.PF_RFO.REMOTE_CACHE_DRAM", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x3820),
+    OFFCORE_RESPONSE_0_PF_RFO_REMOTE_CACHE_HIT = ev("OFFCORE_RESPONSE_0.PF_RFO.REMOTE_CACHE_HIT", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x1020),
+    OFFCORE_RESPONSE_0_PF_RFO_REMOTE_CACHE_HITM = ev("OFFCORE_RESPONSE_0.PF_RFO.REMOTE_CACHE_HITM", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x820),
+    OFFCORE_RESPONSE_0_PF_RFO_REMOTE_DRAM = ev("OFFCORE_RESPONSE_0.PF_RFO.REMOTE_DRAM", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x2020),
+    OFFCORE_RESPONSE_0_PREFETCH_ANY_CACHE_DRAM = ev("OFFCORE_RESPONSE_0.PREFETCH.ANY_CACHE_DRAM", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x7f70),
+    OFFCORE_RESPONSE_0_PREFETCH_ANY_DRAM = ev("OFFCORE_RESPONSE_0.PREFETCH.ANY_DRAM", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x6070),
+    OFFCORE_RESPONSE_0_PREFETCH_ANY_LLC_MISS = ev("OFFCORE_RESPONSE_0.PREFETCH.ANY_LLC_MISS", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0xf870),
+    OFFCORE_RESPONSE_0_PREFETCH_ANY_LOCATION = ev("OFFCORE_RESPONSE_0.PREFETCH.ANY_LOCATION", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0xff70),
+    OFFCORE_RESPONSE_0_PREFETCH_IO_CSR_MMIO = ev("OFFCORE_RESPONSE_0.PREFETCH.IO_CSR_MMIO", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x8070),
+    OFFCORE_RESPONSE_0_PREFETCH_LLC_HIT_NO_OTHER_CORE = ev("OFFCORE_RESPONSE_0.PREFETCH.LLC_HIT_NO_OTHER_CORE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x170),
+    OFFCORE_RESPONSE_0_PREFETCH_LLC_HIT_OTHER_CORE_HIT = ev("OFFCORE_RESPONSE_0.PREFETCH.LLC_HIT_OTHER_CORE_HIT", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x270),
+    OFFCORE_RESPONSE_0_PREFETCH_LLC_HIT_OTHER_CORE_HITM = ev("OFFCORE_RESPONSE_0.PREFETCH.LLC_HIT_OTHER_CORE_HITM", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x470),
+    OFFCORE_RESPONSE_0_PREFETCH_LOCAL_CACHE = ev("OFFCORE_RESPONSE_0.PREFETCH.LOCAL_CACHE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x770),
+    OFFCORE_RESPONSE_0_PREFETCH_LOCAL_CACHE_DRAM = ev("OFFCORE_RESPONSE_0.PREFETCH.LOCAL_CACHE_DRAM", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x4770),
+    OFFCORE_RESPONSE_0_PREFETCH_LOCAL_DRAM = ev("OFFCORE_RESPONSE_0.PREFETCH.LOCAL_DRAM", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x4070),
+    OFFCORE_RESPONSE_0_PREFETCH_REMOTE_CACHE = ev("OFFCORE_RESPONSE_0.PREFETCH.REMOTE_CACHE", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x1870),
+    OFFCORE_RESPONSE_0_PREFETCH_REMOTE_CACHE_DRAM = ev("OFFCORE_RESPONSE_0.PREFETCH.REMOTE_CACHE_DRAM", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x3870),
+    OFFCORE_RESPONSE_0_PREFETCH_REMOTE_CACHE_HIT = ev("OFFCORE_RESPONSE_0.PREFETCH.REMOTE_CACHE_HIT", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x1070),
+    OFFCORE_RESPONSE_0_PREFETCH_REMOTE_CACHE_HITM = ev("OFFCORE_RESPONSE_0.PREFETCH.REMOTE_CACHE_HITM", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x870),
+    OFFCORE_RESPONSE_0_PREFETCH_REMOTE_DRAM = ev("OFFCORE_RESPONSE_0.PREFETCH.REMOTE_DRAM", 0xb7, 0x01).aux(AUX_MSR_OFFCORE_RSP_0, 0x2070),
+}
 /// No experimental events.
 const EXPERIMENTAL_ROWS: &[EventRow] = &[];
 /// The rows built.

@@ -60,8 +60,7 @@ impl Layout for MGlobalCtlLayout {
     const INFO: &'static RegisterInfo = &M_GLOBAL_CTL_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 6, 31, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 6, 31, Access::Rv),
         FieldInfo { name: "ctr_en", ident: "ctr_en", lsb: 0, msb: 5, access: Access::Rw, role: Some(Role::CounterEnable), counters: &[0, 1, 2, 3, 4, 5],
             description: "Per-counter enable, bit n for counter n of this box.", ..FieldInfo::EMPTY },
     ];
@@ -130,8 +129,7 @@ impl Layout for MGlobalStatusLayout {
     const INFO: &'static RegisterInfo = &M_GLOBAL_STATUS_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 6, 31, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 6, 31, Access::Rv),
         FieldInfo { name: "ov", ident: "ov", lsb: 0, msb: 5, access: Access::RwV, role: Some(Role::Overflow), counters: &[0, 1, 2, 3, 4, 5],
             description: "Overflow flag per counter, bit n for counter n; set by hardware when that counter carries out of bit 47, cleared through the matching clr_ov bit.", ..FieldInfo::EMPTY },
     ];
@@ -202,8 +200,7 @@ impl Layout for MGlobalOvfCtlLayout {
     const INFO: &'static RegisterInfo = &M_GLOBAL_OVF_CTL_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 6, 31, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 6, 31, Access::Rv),
         FieldInfo { name: "clr_ov", ident: "clr_ov", lsb: 0, msb: 5, access: Access::W1c, role: Some(Role::OverflowClear), counters: &[0, 1, 2, 3, 4, 5],
             description: "Write 1 to bit n to clear ov bit n of the status register; writing 0 has no effect.", ..FieldInfo::EMPTY },
     ];
@@ -277,8 +274,7 @@ impl Layout for MPmuTimestampLayout {
     const INFO: &'static RegisterInfo = &M_PMU_TIMESTAMP_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 0, 63, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 0, 63, Access::Rv),
     ];
 }
 
@@ -336,22 +332,16 @@ impl Layout for MCntCtlLayout {
     const INFO: &'static RegisterInfo = &M_CNT_CTL_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("ig", 63, 63, Access::Ig,
-            "Reads zero; writes ignored."),
-        FieldInfo::row("rsv", 61, 62, Access::Rsv,
-            "Reserved; write zero."),
-        FieldInfo::row("ig", 25, 60, Access::Ig,
-            "Reads zero; writes ignored."),
-        FieldInfo::row("rsv", 22, 24, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("ig", 63, 63, Access::Ig),
+        FieldInfo::reserved("rsv", 61, 62, Access::Rsv),
+        FieldInfo::reserved("ig", 25, 60, Access::Ig),
+        FieldInfo::reserved("rsv", 22, 24, Access::Rsv),
         FieldInfo::row("set_flag_sel", 19, 21, Access::Rw,
             "Secondary event select (the condition that sets the enable flag); only used when flag_mode is 1."),
-        FieldInfo::row("rsv", 14, 18, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 14, 18, Access::Rsv),
         FieldInfo { name: "inc_sel", ident: "inc_sel", lsb: 9, msb: 13, access: Access::Rw, role: Some(Role::Event),
             description: "Primary event select: the increment signal for this counter.", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 8, 8, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 8, 8, Access::Rsv),
         FieldInfo::row("flag_mode", 7, 7, Access::Rw,
             "Selects flag mode, in which set_flag_sel rather than inc_sel chooses the event."),
         FieldInfo::row("wrap_mode", 6, 6, Access::Rw,
@@ -483,8 +473,7 @@ impl Layout for MCntLayout {
     const INFO: &'static RegisterInfo = &M_CNT_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 48, 63, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 48, 63, Access::Rv),
         FieldInfo { name: "event_count", ident: "event_count", lsb: 0, msb: 47, access: Access::RwV, role: Some(Role::Count),
             description: "The 48-bit event count. Software may preload it (for example with 2^48 minus a sample interval) so that it overflows after a chosen number of events.", ..FieldInfo::EMPTY },
     ];
@@ -558,8 +547,7 @@ impl Layout for MPmuMmCfgLayout {
     const FIELDS: &'static [FieldInfo] = &[
         FieldInfo::row("en", 63, 63, Access::Rw,
             "Enables the address match/mask filter. Software should clear it while reprogramming the match and mask registers and set it afterwards."),
-        FieldInfo::row("rsv", 0, 62, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 0, 62, Access::Rv),
     ];
 }
 
@@ -624,8 +612,7 @@ impl Layout for MPmuAddrMatchLayout {
     const INFO: &'static RegisterInfo = &M_PMU_ADDR_MATCH_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 34, 63, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 34, 63, Access::Rv),
         FieldInfo::row("addr", 0, 33, Access::Rw,
             "Address bits to match (34 bits)."),
     ];
@@ -698,8 +685,7 @@ impl Layout for MPmuAddrMaskLayout {
     const INFO: &'static RegisterInfo = &M_PMU_ADDR_MASK_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 27, 63, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 27, 63, Access::Rv),
         FieldInfo::row("mask", 0, 26, Access::Rw,
             "Address mask bits (27 bits)."),
     ];
@@ -770,8 +756,7 @@ impl Layout for MPmuDspLayout {
     const INFO: &'static RegisterInfo = &M_PMU_DSP_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 32, 63, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 32, 63, Access::Rv),
         FieldInfo::row("dsp_cfg", 0, 31, Access::Rw,
             "Event qualification for the DSP-refined events; the encoding is defined by the guide's DSP table."),
     ];
@@ -837,8 +822,7 @@ impl Layout for MPmuIssLayout {
     const INFO: &'static RegisterInfo = &M_PMU_ISS_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 32, 63, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 32, 63, Access::Rv),
         FieldInfo::row("iss_cfg", 0, 31, Access::Rw,
             "Event qualification for the ISS-refined events; the encoding is defined by the guide's ISS table."),
     ];
@@ -903,8 +887,7 @@ impl Layout for MPmuMapLayout {
     const INFO: &'static RegisterInfo = &M_PMU_MAP_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 32, 63, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 32, 63, Access::Rv),
         FieldInfo::row("map_cfg", 0, 31, Access::Rw,
             "Event qualification for the MAP-refined event; the encoding is defined by the guide's MAP table."),
     ];
@@ -969,8 +952,7 @@ impl Layout for MPmuMscThrLayout {
     const INFO: &'static RegisterInfo = &M_PMU_MSC_THR_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 32, 63, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 32, 63, Access::Rv),
         FieldInfo::row("thr_cfg", 0, 31, Access::Rw,
             "Event qualification (thresholds) for the MSC_THR-refined events; the encoding is defined by the guide's MSC_THR table."),
     ];
@@ -1036,8 +1018,7 @@ impl Layout for MPmuPgtLayout {
     const INFO: &'static RegisterInfo = &M_PMU_PGT_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 32, 63, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 32, 63, Access::Rv),
         FieldInfo::row("pgt_cfg", 0, 31, Access::Rw,
             "Event qualification for the PGT-refined events; the encoding is defined by the guide's PGT table."),
     ];
@@ -1103,8 +1084,7 @@ impl Layout for MPmuPldLayout {
     const INFO: &'static RegisterInfo = &M_PMU_PLD_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 32, 63, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 32, 63, Access::Rv),
         FieldInfo::row("pld_cfg", 0, 31, Access::Rw,
             "Event qualification for the PLD-refined events; the encoding is defined by the guide's PLD table."),
     ];
@@ -1186,8 +1166,7 @@ impl Layout for MPmuZdpCtlFvcLayout {
     const INFO: &'static RegisterInfo = &M_PMU_ZDP_CTL_FVC_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 24, 63, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 24, 63, Access::Rv),
         FieldInfo::row("pbox_init_err", 23, 23, Access::Rw,
             "Shared qualifier bit the guide names pbox_init_err; its use in the event encodings is defined by the guide's table."),
         FieldInfo::row("evnt3", 20, 22, Access::Rw,

@@ -4,7 +4,7 @@
 //! Each is `metric(name, unit, category, scope)` and what it has besides, one builder a
 //! fact (`crate::metrics`); a formula is its text and its postfix ops.
 
-use crate::metrics::{metric, MetricInfo, read};
+use crate::metrics::{metric, MetricInfo, read_core};
 use crate::metrics::MetricScope::{Cpu};
 use crate::metrics::Op::*;
 
@@ -14,16 +14,16 @@ pub static METRICS: &[MetricInfo] = &[
         .about("Share of the core's last-level cache references that hit: references less misses, over references, from the architectural events LLC Reference (0x2E/0x4F) and LLC Misses (0x2E/0x41) of SDM Vol. 3B, Table 18-1.")
         .in_groups(&["CacheHits"])
         .reads(&[
-            read("refs", "LONGEST_LAT_CACHE.REFERENCE", "CORE"),
-            read("misses", "LONGEST_LAT_CACHE.MISS", "CORE"),
+            read_core("refs", "LONGEST_LAT_CACHE.REFERENCE"),
+            read_core("misses", "LONGEST_LAT_CACHE.MISS"),
         ])
         .computed_as("100 * (refs - misses) / refs", &[Num(100.0), Event(0), Event(1), Sub, Mul, Event(0), Div]),
     metric("ipc", "instructions per cycle", "CPI", Cpu)
         .about("Instructions retired per unhalted core cycle, from the architectural events Instructions Retired (0xC0) and UnHalted Core Cycles (0x3C) of SDM Vol. 3B, Table 18-1.")
         .in_groups(&["Summary"])
         .reads(&[
-            read("inst", "INST_RETIRED.ANY_P", "CORE"),
-            read("cycles", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
+            read_core("inst", "INST_RETIRED.ANY_P"),
+            read_core("cycles", "CPU_CLK_UNHALTED.THREAD_P"),
         ])
         .computed_as("inst / cycles", &[Event(0), Event(1), Div]),
 ];

@@ -58,8 +58,7 @@ impl Layout for RGlobalCtlLoLayout {
     const INFO: &'static RegisterInfo = &R_GLOBAL_CTL_LO_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 8, 31, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 8, 31, Access::Rv),
         FieldInfo { name: "ctr_en", ident: "ctr_en", lsb: 0, msb: 7, access: Access::Rw, role: Some(Role::CounterEnable), counters: &[0, 1, 2, 3, 4, 5, 6, 7],
             description: "Enable per counter; bit k for counter k.", ..FieldInfo::EMPTY },
     ];
@@ -123,8 +122,7 @@ impl Layout for RGlobalStatusLoLayout {
     const INFO: &'static RegisterInfo = &R_GLOBAL_STATUS_LO_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 8, 31, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 8, 31, Access::Rv),
         FieldInfo { name: "ov", ident: "ov", lsb: 0, msb: 7, access: Access::RwV, role: Some(Role::Overflow), counters: &[0, 1, 2, 3, 4, 5, 6, 7],
             description: "Overflow flag per counter of this half.", ..FieldInfo::EMPTY },
     ];
@@ -188,8 +186,7 @@ impl Layout for RGlobalOvfCtlLoLayout {
     const INFO: &'static RegisterInfo = &R_GLOBAL_OVF_CTL_LO_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 8, 31, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 8, 31, Access::Rv),
         FieldInfo { name: "clr_ov", ident: "clr_ov", lsb: 0, msb: 7, access: Access::W1c, role: Some(Role::OverflowClear), counters: &[0, 1, 2, 3, 4, 5, 6, 7],
             description: "Write 1 to bit k to clear the matching ov bit.", ..FieldInfo::EMPTY },
     ];
@@ -248,8 +245,7 @@ impl Layout for RGlobalCtlHiLayout {
     const INFO: &'static RegisterInfo = &R_GLOBAL_CTL_HI_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 8, 31, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 8, 31, Access::Rv),
         FieldInfo { name: "ctr_en", ident: "ctr_en", lsb: 0, msb: 7, access: Access::Rw, role: Some(Role::CounterEnable), counters: &[8, 9, 10, 11, 12, 13, 14, 15],
             description: "Enable per counter; bit k for counter k+8.", ..FieldInfo::EMPTY },
     ];
@@ -313,8 +309,7 @@ impl Layout for RGlobalStatusHiLayout {
     const INFO: &'static RegisterInfo = &R_GLOBAL_STATUS_HI_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 8, 31, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 8, 31, Access::Rv),
         FieldInfo { name: "ov", ident: "ov", lsb: 0, msb: 7, access: Access::RwV, role: Some(Role::Overflow), counters: &[8, 9, 10, 11, 12, 13, 14, 15],
             description: "Overflow flag per counter of this half.", ..FieldInfo::EMPTY },
     ];
@@ -378,8 +373,7 @@ impl Layout for RGlobalOvfCtlHiLayout {
     const INFO: &'static RegisterInfo = &R_GLOBAL_OVF_CTL_HI_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 8, 31, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 8, 31, Access::Rv),
         FieldInfo { name: "clr_ov", ident: "clr_ov", lsb: 0, msb: 7, access: Access::W1c, role: Some(Role::OverflowClear), counters: &[8, 9, 10, 11, 12, 13, 14, 15],
             description: "Write 1 to bit k to clear the matching ov bit.", ..FieldInfo::EMPTY },
     ];
@@ -440,12 +434,9 @@ impl Layout for RCtlLayout {
     const INFO: &'static RegisterInfo = &R_CTL_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("ig", 63, 63, Access::Ig,
-            "Reads zero; writes ignored."),
-        FieldInfo::row("rsv", 61, 62, Access::Rsv,
-            "Reserved; write zero."),
-        FieldInfo::row("ig", 7, 60, Access::Ig,
-            "Reads zero; writes ignored."),
+        FieldInfo::reserved("ig", 63, 63, Access::Ig),
+        FieldInfo::reserved("rsv", 61, 62, Access::Rsv),
+        FieldInfo::reserved("ig", 7, 60, Access::Ig),
         FieldInfo { name: "pmi_en", ident: "pmi_en", lsb: 6, msb: 6, access: Access::Rw, role: Some(Role::OverflowEnable),
             description: "Signal a PMI to the U-box when this counter overflows.", ..FieldInfo::EMPTY },
         FieldInfo { name: "ev_sel", ident: "ev_sel", lsb: 1, msb: 5, access: Access::Rw, role: Some(Role::Event),
@@ -527,8 +518,7 @@ impl Layout for RCtrLayout {
     const INFO: &'static RegisterInfo = &R_CTR_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 48, 63, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 48, 63, Access::Rv),
         FieldInfo { name: "event_count", ident: "event_count", lsb: 0, msb: 47, access: Access::RwV, role: Some(Role::Count),
             description: "The 48-bit event count. Software may preload it (for example with 2^48 minus a sample interval) so that it overflows after a chosen number of events.", ..FieldInfo::EMPTY },
     ];
@@ -604,8 +594,7 @@ impl Layout for RIperfCfg0Layout {
     const INFO: &'static RegisterInfo = &R_IPERF_CFG0_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 32, 63, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 32, 63, Access::Rv),
         FieldInfo::row("iperf_cfg", 0, 31, Access::Rw,
             "IPERF event configuration (the guide's IPERF sub-fields). Linux's presets use bit 31 for flits sent, bit 30 for idle flits and 0xC4 for data responses."),
     ];
@@ -674,8 +663,7 @@ impl Layout for RIperfCfg1Layout {
     const INFO: &'static RegisterInfo = &R_IPERF_CFG1_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 32, 63, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 32, 63, Access::Rv),
         FieldInfo::row("iperf_cfg", 0, 31, Access::Rw,
             "IPERF event configuration, same encoding as R_MSR_PORT{n}_IPERF_CFG0."),
     ];
@@ -738,8 +726,7 @@ impl Layout for RQlxCfgLayout {
     const INFO: &'static RegisterInfo = &R_QLX_CFG_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 16, 63, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 16, 63, Access::Rv),
         FieldInfo::row("qlx_cfg1", 8, 15, Access::Rw,
             "Second QLX event select of this port, used by the R-box ev_sel value that names the upper QLX sub-field."),
         FieldInfo::row("qlx_cfg0", 0, 7, Access::Rw,
@@ -821,8 +808,7 @@ impl Layout for RXbrSet1MmCfgLayout {
     const INFO: &'static RegisterInfo = &R_XBR_SET1_MM_CFG_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 32, 63, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 32, 63, Access::Rv),
         FieldInfo::row("mm_cfg", 0, 31, Access::Rw,
             "Match/mask configuration for this set: how the match and mask registers are applied and what the set's event counts (the guide's XBR MM_CFG sub-fields)."),
     ];
@@ -1037,8 +1023,7 @@ impl Layout for RXbrSet2MmCfgLayout {
     const INFO: &'static RegisterInfo = &R_XBR_SET2_MM_CFG_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 32, 63, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 32, 63, Access::Rv),
         FieldInfo::row("mm_cfg", 0, 31, Access::Rw,
             "Match/mask configuration for this set: how the match and mask registers are applied and what the set's event counts (the guide's XBR MM_CFG sub-fields)."),
     ];

@@ -58,8 +58,7 @@ impl Layout for SGlobalCtlLayout {
     const INFO: &'static RegisterInfo = &S_GLOBAL_CTL_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 4, 31, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 4, 31, Access::Rv),
         FieldInfo { name: "ctr_en", ident: "ctr_en", lsb: 0, msb: 3, access: Access::Rw, role: Some(Role::CounterEnable), counters: &[0, 1, 2, 3],
             description: "Per-counter enable, bit n for counter n of this box.", ..FieldInfo::EMPTY },
     ];
@@ -128,8 +127,7 @@ impl Layout for SGlobalStatusLayout {
     const INFO: &'static RegisterInfo = &S_GLOBAL_STATUS_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 4, 31, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 4, 31, Access::Rv),
         FieldInfo { name: "ov", ident: "ov", lsb: 0, msb: 3, access: Access::RwV, role: Some(Role::Overflow), counters: &[0, 1, 2, 3],
             description: "Overflow flag per counter, bit n for counter n; set by hardware when that counter carries out of bit 47, cleared through the matching clr_ov bit.", ..FieldInfo::EMPTY },
     ];
@@ -201,8 +199,7 @@ impl Layout for SGlobalOvfCtlLayout {
     const INFO: &'static RegisterInfo = &S_GLOBAL_OVF_CTL_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 4, 31, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 4, 31, Access::Rv),
         FieldInfo { name: "clr_ov", ident: "clr_ov", lsb: 0, msb: 3, access: Access::W1c, role: Some(Role::OverflowClear), counters: &[0, 1, 2, 3],
             description: "Write 1 to bit n to clear ov bit n of the status register; writing 0 has no effect.", ..FieldInfo::EMPTY },
     ];
@@ -279,22 +276,18 @@ impl Layout for SSummaryLayout {
     const INFO: &'static RegisterInfo = &S_SUMMARY_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("ig", 20, 63, Access::Ig,
-            "Reads zero; writes ignored."),
+        FieldInfo::reserved("ig", 20, 63, Access::Ig),
         FieldInfo::row("ov_r", 19, 19, Access::RoV,
             "An R-box counter overflowed: the left R-box half (counters 0-7) for S-box 0, the right half (counters 8-15) for S-box 1."),
         FieldInfo::row("ov_s", 18, 18, Access::RoV,
             "A counter of this S-box itself overflowed."),
-        FieldInfo::row("ig", 17, 17, Access::Ig,
-            "Reads zero; writes ignored."),
+        FieldInfo::reserved("ig", 17, 17, Access::Ig),
         FieldInfo::row("ov_mb", 16, 16, Access::RoV,
             "A counter in the M-box or B-box attached to this S-box overflowed."),
-        FieldInfo::row("ig", 3, 15, Access::Ig,
-            "Reads zero; writes ignored."),
+        FieldInfo::reserved("ig", 3, 15, Access::Ig),
         FieldInfo::row("ov_c_l", 2, 2, Access::RoV,
             "A counter in one of the 'left' C-boxes overflowed: C0 or C1 for S-box 0, C4 or C5 for S-box 1."),
-        FieldInfo::row("ig", 1, 1, Access::Ig,
-            "Reads zero; writes ignored."),
+        FieldInfo::reserved("ig", 1, 1, Access::Ig),
         FieldInfo::row("ov_c_r", 0, 0, Access::RoV,
             "A counter in one of the 'right' C-boxes overflowed: C2 or C3 for S-box 0, C6 or C7 for S-box 1."),
     ];
@@ -398,24 +391,20 @@ impl Layout for SEvtSelLayout {
     const INFO: &'static RegisterInfo = &S_EVT_SEL_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 32, 63, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 32, 63, Access::Rv),
         FieldInfo { name: "thresh", ident: "thresh", lsb: 24, msb: 31, access: Access::Rw, role: Some(Role::Threshold),
             description: "Threshold compared with the per-cycle event increment; 0 disables the comparison.", ..FieldInfo::EMPTY },
         FieldInfo { name: "invert", ident: "invert", lsb: 23, msb: 23, access: Access::Rw, values: SEvtSelInvert::VALUES, role: Some(Role::Invert),
             description: "Selects the sense of the threshold comparison.", ..FieldInfo::EMPTY },
         FieldInfo { name: "en", ident: "en", lsb: 22, msb: 22, access: Access::Rw, role: Some(Role::Enable),
             description: "Local enable for this counter (Linux sets bit 22 to enable S-box events).", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 21, 21, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 21, 21, Access::Rv),
         FieldInfo { name: "pmi_en", ident: "pmi_en", lsb: 20, msb: 20, access: Access::Rw, role: Some(Role::OverflowEnable),
             description: "Signal a PMI to the U-box when this counter overflows.", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 19, 19, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 19, 19, Access::Rv),
         FieldInfo { name: "edge_detect", ident: "edge_detect", lsb: 18, msb: 18, access: Access::Rw, role: Some(Role::Edge),
             description: "Count 0-to-1 transitions of a one-bit event instead of every cycle it is asserted.", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 16, 17, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 16, 17, Access::Rv),
         FieldInfo { name: "umask", ident: "umask", lsb: 8, msb: 15, access: Access::Rw, role: Some(Role::Umask),
             description: "Unit mask qualifying the selected event.", ..FieldInfo::EMPTY },
         FieldInfo { name: "ev_sel", ident: "ev_sel", lsb: 0, msb: 7, access: Access::Rw, role: Some(Role::Event),
@@ -520,8 +509,7 @@ impl Layout for SCtrLayout {
     const INFO: &'static RegisterInfo = &S_CTR_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 48, 63, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 48, 63, Access::Rv),
         FieldInfo { name: "event_count", ident: "event_count", lsb: 0, msb: 47, access: Access::RwV, role: Some(Role::Count),
             description: "The 48-bit event count. Software may preload it (for example with 2^48 minus a sample interval) so that it overflows after a chosen number of events.", ..FieldInfo::EMPTY },
     ];
@@ -594,8 +582,7 @@ impl Layout for SMmCfgLayout {
     const FIELDS: &'static [FieldInfo] = &[
         FieldInfo::row("en", 63, 63, Access::Rw,
             "Enables the match/mask filter. Software should clear it while reprogramming the match and mask registers and set it afterwards."),
-        FieldInfo::row("rsv", 0, 62, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 0, 62, Access::Rv),
     ];
 }
 

@@ -69,14 +69,12 @@ impl Layout for UGlobalCtlLayout {
     const FIELDS: &'static [FieldInfo] = &[
         FieldInfo { name: "frz_all", ident: "frz_all", lsb: 31, msb: 31, access: Access::Rw, role: Some(Role::FreezeOnPmi),
             description: "When set, an overflow PMI arriving at the U-box freezes (disables) all uncore counting, so the counters hold the values they had at the overflow.", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 30, 30, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 30, 30, Access::Rv),
         FieldInfo { name: "rst_all", ident: "rst_all", lsb: 29, msb: 29, access: Access::Rw, role: Some(Role::GlobalReset),
             description: "When written as 1, resets all uncore counters; write it back to 0 (in the same write that sets en_all) before counting resumes.", ..FieldInfo::EMPTY },
         FieldInfo { name: "en_all", ident: "en_all", lsb: 28, msb: 28, access: Access::Rw, role: Some(Role::GlobalEnable),
             description: "Master enable: no uncore counter collects events unless this bit is 1. Cleared by hardware when a PMI freezes the uncore.", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 5, 27, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 5, 27, Access::Rv),
         FieldInfo { name: "pmi_core_sel", ident: "pmi_core_sel", lsb: 1, msb: 4, access: Access::Rw, role: Some(Role::PmiSelect),
             description: "Mask of cores that receive a PMI when an uncore counter with pmi_en overflows; bit k of the field selects core k, zero sends no PMI.", ..FieldInfo::EMPTY },
         FieldInfo { name: "en", ident: "en", lsb: 0, msb: 0, access: Access::Rw, role: Some(Role::CounterEnable), counters: &[0],
@@ -184,8 +182,7 @@ impl Layout for UGlobalStatusLayout {
     const INFO: &'static RegisterInfo = &U_GLOBAL_STATUS_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 4, 31, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 4, 31, Access::Rv),
         FieldInfo::row("ov_s0", 3, 3, Access::RwV,
             "A counter in S-box 0 or in a box that reports through S-box 0 overflowed; read S0_MSR_PMON_SUMMARY next."),
         FieldInfo::row("ov_s1", 2, 2, Access::RwV,
@@ -276,8 +273,7 @@ impl Layout for UGlobalOvfCtlLayout {
     const INFO: &'static RegisterInfo = &U_GLOBAL_OVF_CTL_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 4, 31, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 4, 31, Access::Rv),
         FieldInfo::row("clr_ov_s0", 3, 3, Access::W1c,
             "Write 1 to clear ov_s0."),
         FieldInfo::row("clr_ov_s1", 2, 2, Access::W1c,
@@ -365,8 +361,7 @@ impl Layout for UGlobalSummaryLayout {
     const INFO: &'static RegisterInfo = &U_GLOBAL_SUMMARY_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 0, 31, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 0, 31, Access::Rv),
     ];
 }
 
@@ -413,24 +408,18 @@ impl Layout for UEvtSelLayout {
     const INFO: &'static RegisterInfo = &U_EVT_SEL_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("ig", 63, 63, Access::Ig,
-            "Reads zero; writes ignored."),
-        FieldInfo::row("rsv", 62, 62, Access::Rsv,
-            "Reserved; write zero."),
-        FieldInfo::row("ig", 23, 61, Access::Ig,
-            "Reads zero; writes ignored."),
+        FieldInfo::reserved("ig", 63, 63, Access::Ig),
+        FieldInfo::reserved("rsv", 62, 62, Access::Rsv),
+        FieldInfo::reserved("ig", 23, 61, Access::Ig),
         FieldInfo { name: "en", ident: "en", lsb: 22, msb: 22, access: Access::Rw, role: Some(Role::Enable),
             description: "Local enable for the U-box counter; U_MSR_PMON_GLOBAL_CTL.en and en_all must also be set.", ..FieldInfo::EMPTY },
-        FieldInfo::row("ig", 21, 21, Access::Ig,
-            "Reads zero; writes ignored."),
+        FieldInfo::reserved("ig", 21, 21, Access::Ig),
         FieldInfo { name: "pmi_en", ident: "pmi_en", lsb: 20, msb: 20, access: Access::Rw, role: Some(Role::OverflowEnable),
             description: "Signal a PMI to the U-box when the counter overflows.", ..FieldInfo::EMPTY },
-        FieldInfo::row("ig", 19, 19, Access::Ig,
-            "Reads zero; writes ignored."),
+        FieldInfo::reserved("ig", 19, 19, Access::Ig),
         FieldInfo { name: "edge_detect", ident: "edge_detect", lsb: 18, msb: 18, access: Access::Rw, role: Some(Role::Edge),
             description: "Count 0-to-1 transitions of the event instead of every cycle it is asserted.", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 8, 17, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 8, 17, Access::Rv),
         FieldInfo { name: "ev_sel", ident: "ev_sel", lsb: 0, msb: 7, access: Access::Rw, role: Some(Role::Event),
             description: "Selects the U-box event to count.", ..FieldInfo::EMPTY },
     ];
@@ -511,8 +500,7 @@ impl Layout for UCtrLayout {
     const INFO: &'static RegisterInfo = &U_CTR_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 48, 63, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 48, 63, Access::Rv),
         FieldInfo { name: "event_count", ident: "event_count", lsb: 0, msb: 47, access: Access::RwV, role: Some(Role::Count),
             description: "The 48-bit event count. Software may preload it (for example with 2^48 minus a sample interval) so that it overflows after a chosen number of events.", ..FieldInfo::EMPTY },
     ];

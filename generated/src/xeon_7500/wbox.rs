@@ -60,8 +60,7 @@ impl Layout for WGlobalCtlLayout {
     const FIELDS: &'static [FieldInfo] = &[
         FieldInfo { name: "fixed_en", ident: "fixed_en", lsb: 31, msb: 31, access: Access::Rw, role: Some(Role::CounterEnable), counters: &[4],
             description: "Enables the fixed counter W_MSR_PMON_FIXED_CTR.", ..FieldInfo::EMPTY },
-        FieldInfo::row("ig", 4, 30, Access::Ig,
-            "Reads zero; writes ignored."),
+        FieldInfo::reserved("ig", 4, 30, Access::Ig),
         FieldInfo { name: "ctr_en", ident: "ctr_en", lsb: 0, msb: 3, access: Access::Rw, role: Some(Role::CounterEnable), counters: &[0, 1, 2, 3],
             description: "Per-counter enable, bit n for W_MSR_PMON_CTR{n}.", ..FieldInfo::EMPTY },
     ];
@@ -135,8 +134,7 @@ impl Layout for WGlobalStatusLayout {
     const FIELDS: &'static [FieldInfo] = &[
         FieldInfo { name: "ov_fixed", ident: "ov_fixed", lsb: 31, msb: 31, access: Access::RwV, role: Some(Role::Overflow), counters: &[4],
             description: "The fixed counter overflowed.", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 4, 30, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 4, 30, Access::Rv),
         FieldInfo { name: "ov", ident: "ov", lsb: 0, msb: 3, access: Access::RwV, role: Some(Role::Overflow), counters: &[0, 1, 2, 3],
             description: "Overflow flag per general-purpose counter, bit n for W_MSR_PMON_CTR{n}.", ..FieldInfo::EMPTY },
     ];
@@ -211,8 +209,7 @@ impl Layout for WGlobalOvfCtlLayout {
     const FIELDS: &'static [FieldInfo] = &[
         FieldInfo { name: "clr_ov_fixed", ident: "clr_ov_fixed", lsb: 31, msb: 31, access: Access::W1c, role: Some(Role::OverflowClear), counters: &[4],
             description: "Write 1 to clear ov_fixed.", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 4, 30, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 4, 30, Access::Rv),
         FieldInfo { name: "clr_ov", ident: "clr_ov", lsb: 0, msb: 3, access: Access::W1c, role: Some(Role::OverflowClear), counters: &[0, 1, 2, 3],
             description: "Write 1 to bit n to clear ov bit n.", ..FieldInfo::EMPTY },
     ];
@@ -330,32 +327,24 @@ impl Layout for WEvtSelLayout {
     const INFO: &'static RegisterInfo = &W_EVT_SEL_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("ig", 63, 63, Access::Ig,
-            "Reads zero; writes ignored."),
-        FieldInfo::row("rsv", 61, 62, Access::Rsv,
-            "Reserved; write zero."),
-        FieldInfo::row("ig", 51, 60, Access::Ig,
-            "Reads zero; writes ignored."),
-        FieldInfo::row("rsv", 50, 50, Access::Rsv,
-            "Reserved; write zero."),
-        FieldInfo::row("ig", 32, 49, Access::Ig,
-            "Reads zero; writes ignored."),
+        FieldInfo::reserved("ig", 63, 63, Access::Ig),
+        FieldInfo::reserved("rsv", 61, 62, Access::Rsv),
+        FieldInfo::reserved("ig", 51, 60, Access::Ig),
+        FieldInfo::reserved("rsv", 50, 50, Access::Rsv),
+        FieldInfo::reserved("ig", 32, 49, Access::Ig),
         FieldInfo { name: "thresh", ident: "thresh", lsb: 24, msb: 31, access: Access::Rw, role: Some(Role::Threshold),
             description: "Threshold compared with the per-cycle event increment; 0 disables the comparison.", ..FieldInfo::EMPTY },
         FieldInfo { name: "invert", ident: "invert", lsb: 23, msb: 23, access: Access::Rw, values: WEvtSelInvert::VALUES, role: Some(Role::Invert),
             description: "Selects the sense of the threshold comparison.", ..FieldInfo::EMPTY },
         FieldInfo { name: "en", ident: "en", lsb: 22, msb: 22, access: Access::Rw, role: Some(Role::Enable),
             description: "Local enable for this counter; W_MSR_PMON_GLOBAL_CTL.ctr_en and the U-box enable must also be set.", ..FieldInfo::EMPTY },
-        FieldInfo::row("ig", 21, 21, Access::Ig,
-            "Reads zero; writes ignored."),
+        FieldInfo::reserved("ig", 21, 21, Access::Ig),
         FieldInfo { name: "pmi_en", ident: "pmi_en", lsb: 20, msb: 20, access: Access::Rw, role: Some(Role::OverflowEnable),
             description: "Signal a PMI to the U-box when this counter overflows.", ..FieldInfo::EMPTY },
-        FieldInfo::row("ig", 19, 19, Access::Ig,
-            "Reads zero; writes ignored."),
+        FieldInfo::reserved("ig", 19, 19, Access::Ig),
         FieldInfo { name: "edge_detect", ident: "edge_detect", lsb: 18, msb: 18, access: Access::Rw, role: Some(Role::Edge),
             description: "Count 0-to-1 transitions of a one-bit event instead of every cycle it is asserted.", ..FieldInfo::EMPTY },
-        FieldInfo::row("ig", 16, 17, Access::Ig,
-            "Reads zero; writes ignored."),
+        FieldInfo::reserved("ig", 16, 17, Access::Ig),
         FieldInfo { name: "umask", ident: "umask", lsb: 8, msb: 15, access: Access::Rw, role: Some(Role::Umask),
             description: "For the W-box: per-core mask for core-scoped events, bit k selecting core k.", ..FieldInfo::EMPTY },
         FieldInfo { name: "ev_sel", ident: "ev_sel", lsb: 0, msb: 7, access: Access::Rw, role: Some(Role::Event),
@@ -465,8 +454,7 @@ impl Layout for WCtrLayout {
     const INFO: &'static RegisterInfo = &W_CTR_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 48, 63, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 48, 63, Access::Rv),
         FieldInfo { name: "event_count", ident: "event_count", lsb: 0, msb: 47, access: Access::RwV, role: Some(Role::Count),
             description: "The 48-bit event count. Software may preload it (for example with 2^48 minus a sample interval) so that it overflows after a chosen number of events.", ..FieldInfo::EMPTY },
     ];
@@ -532,10 +520,8 @@ impl Layout for WFixedCtrCtlLayout {
     const INFO: &'static RegisterInfo = &W_FIXED_CTR_CTL_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("ig", 3, 63, Access::Ig,
-            "Reads zero; writes ignored."),
-        FieldInfo::row("rsv", 2, 2, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("ig", 3, 63, Access::Ig),
+        FieldInfo::reserved("rsv", 2, 2, Access::Rsv),
         FieldInfo { name: "pmi_en", ident: "pmi_en", lsb: 1, msb: 1, access: Access::Rw, role: Some(Role::OverflowEnable),
             description: "Signal a PMI to the U-box when the fixed counter overflows.", ..FieldInfo::EMPTY },
         FieldInfo { name: "en", ident: "en", lsb: 0, msb: 0, access: Access::Rw, role: Some(Role::Enable),
@@ -608,8 +594,7 @@ impl Layout for WFixedCtrLayout {
     const INFO: &'static RegisterInfo = &W_FIXED_CTR_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 48, 63, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 48, 63, Access::Rv),
         FieldInfo { name: "event_count", ident: "event_count", lsb: 0, msb: 47, access: Access::RwV, role: Some(Role::Count),
             description: "The 48-bit event count. Software may preload it (for example with 2^48 minus a sample interval) so that it overflows after a chosen number of events.", ..FieldInfo::EMPTY },
     ];

@@ -62,18 +62,14 @@ impl Layout for CboBoxCtlLayout {
     const INFO: &'static RegisterInfo = &CBO_BOX_CTL_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 18, 31, Access::Rv,
-            "Reserved; write zero."),
-        FieldInfo::row("rsv", 17, 17, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 18, 31, Access::Rv),
+        FieldInfo::reserved("rsv", 17, 17, Access::Rsv),
         FieldInfo { name: "frz_en", ident: "frz_en", lsb: 16, msb: 16, access: Access::Wo, role: Some(Role::FreezeEnable),
             description: "Freeze enable: when set, a freeze signal stops this box's counters; when clear, the box ignores freeze signals.", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 9, 15, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 9, 15, Access::Rv),
         FieldInfo { name: "frz", ident: "frz", lsb: 8, msb: 8, access: Access::Wo, role: Some(Role::Freeze),
             description: "Freeze: writing 1 while frz_en is set halts all counters of this CBo until the bit is cleared.", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 2, 7, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 2, 7, Access::Rv),
         FieldInfo { name: "rst_ctrs", ident: "rst_ctrs", lsb: 1, msb: 1, access: Access::Wo, role: Some(Role::ResetCounters),
             description: "Reset counters: writing 1 clears every data counter of the box to zero.", ..FieldInfo::EMPTY },
         FieldInfo { name: "rst_ctrl", ident: "rst_ctrl", lsb: 0, msb: 0, access: Access::Wo, role: Some(Role::ResetControls),
@@ -210,16 +206,14 @@ impl Layout for CboCtlLayout {
             description: "Selects the sense of the threshold comparison. With edge_det also set, the counter counts falling rather than rising edges.", ..FieldInfo::EMPTY },
         FieldInfo { name: "en", ident: "en", lsb: 22, msb: 22, access: Access::RwV, role: Some(Role::Enable),
             description: "Enables this counter; it counts only while this bit is 1.", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 20, 21, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 20, 21, Access::Rsv),
         FieldInfo::row("tid_en", 19, 19, Access::RwV,
             "Thread-id filter enable: when 1, the counter only counts occurrences that match the tid field of C{i}_MSR_PMON_BOX_FILTER; when 0, all threads are counted."),
         FieldInfo { name: "edge_det", ident: "edge_det", lsb: 18, msb: 18, access: Access::RwV, role: Some(Role::Edge),
             description: "Edge detect: when 1, the counter advances once per 0-to-1 transition of the thresholded event instead of once per cycle in which it is active; needs a non-zero thresh.", ..FieldInfo::EMPTY },
         FieldInfo { name: "rst", ident: "rst", lsb: 17, msb: 17, access: Access::Wo, role: Some(Role::Reset),
             description: "Reset: writing 1 clears the paired data counter to zero.", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 16, 16, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 16, 16, Access::Rsv),
         FieldInfo { name: "umask", ident: "umask", lsb: 8, msb: 15, access: Access::RwV, role: Some(Role::Umask),
             description: "Unit mask: chooses which sub-events of the selected event are counted.", ..FieldInfo::EMPTY },
         FieldInfo { name: "ev_sel", ident: "ev_sel", lsb: 0, msb: 7, access: Access::RwV, role: Some(Role::Event),
@@ -349,8 +343,7 @@ impl Layout for CboCtrLayout {
     const INFO: &'static RegisterInfo = &CBO_CTR_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 44, 63, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 44, 63, Access::Rv),
         FieldInfo { name: "event_count", ident: "event_count", lsb: 0, msb: 43, access: Access::RwV, role: Some(Role::Count),
             description: "The accumulated 44-bit count of the event selected by C{i}_MSR_PMON_CTL{n}.", ..FieldInfo::EMPTY },
     ];
@@ -451,8 +444,7 @@ impl Layout for CboBoxFilterLayout {
             "Cache-line states to match for the LLC_LOOKUP event, one bit per state; setting several bits tracks several states."),
         FieldInfo::row("nid", 10, 17, Access::Rw,
             "Node id to match, for the events that filter by node."),
-        FieldInfo::row("rsv", 5, 9, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 5, 9, Access::Rsv),
         FieldInfo::row("tid", 0, 4, Access::Rw,
             "Thread/core id to match; used by any CBo event whose control register has tid_en set."),
     ];
@@ -532,7 +524,7 @@ static CBO_BOX_FILTER_INFO: RegisterInfo = RegisterInfo {
 mod unit_events {
 use super::*;
 #[allow(unused_imports)]
-use crate::core_events::{ev, EventRow};
+use crate::core_events::{event_table, EventRow};
 #[cfg(feature = "metadata")]
 use crate::core_events::{event_info_refs, event_infos};
 
@@ -551,200 +543,6 @@ pub struct Event {
 }
 
 impl Event {
-    /// `UNC_C_CLOCKTICKS`.
-    pub const CLOCKTICKS: Event = Event::row(0);
-    /// `UNC_C_COUNTER0_OCCUPANCY`.
-    pub const COUNTER0_OCCUPANCY: Event = Event::row(1);
-    /// `UNC_C_ISMQ_DRD_MISS_OCC`.
-    pub const ISMQ_DRD_MISS_OCC: Event = Event::row(2);
-    /// `UNC_C_LLC_LOOKUP.DATA_READ`.
-    pub const LLC_LOOKUP_DATA_READ: Event = Event::row(3);
-    /// `UNC_C_LLC_LOOKUP.NID`.
-    pub const LLC_LOOKUP_NID: Event = Event::row(4);
-    /// `UNC_C_LLC_LOOKUP.REMOTE_SNOOP`.
-    pub const LLC_LOOKUP_REMOTE_SNOOP: Event = Event::row(5);
-    /// `UNC_C_LLC_LOOKUP.WRITE`.
-    pub const LLC_LOOKUP_WRITE: Event = Event::row(6);
-    /// `UNC_C_LLC_VICTIMS.E_STATE`.
-    pub const LLC_VICTIMS_E_STATE: Event = Event::row(7);
-    /// `UNC_C_LLC_VICTIMS.MISS`.
-    pub const LLC_VICTIMS_MISS: Event = Event::row(8);
-    /// `UNC_C_LLC_VICTIMS.M_STATE`.
-    pub const LLC_VICTIMS_M_STATE: Event = Event::row(9);
-    /// `UNC_C_LLC_VICTIMS.NID`.
-    pub const LLC_VICTIMS_NID: Event = Event::row(10);
-    /// `UNC_C_LLC_VICTIMS.S_STATE`.
-    pub const LLC_VICTIMS_S_STATE: Event = Event::row(11);
-    /// `UNC_C_MISC.RFO_HIT_S`.
-    pub const MISC_RFO_HIT_S: Event = Event::row(12);
-    /// `UNC_C_MISC.RSPI_WAS_FSE`.
-    pub const MISC_RSPI_WAS_FSE: Event = Event::row(13);
-    /// `UNC_C_MISC.STARTED`.
-    pub const MISC_STARTED: Event = Event::row(14);
-    /// `UNC_C_MISC.WC_ALIASING`.
-    pub const MISC_WC_ALIASING: Event = Event::row(15);
-    /// `UNC_C_RING_AD_USED.DOWN_EVEN`.
-    pub const RING_AD_USED_DOWN_EVEN: Event = Event::row(16);
-    /// `UNC_C_RING_AD_USED.DOWN_ODD`.
-    pub const RING_AD_USED_DOWN_ODD: Event = Event::row(17);
-    /// `UNC_C_RING_AD_USED.UP_EVEN`.
-    pub const RING_AD_USED_UP_EVEN: Event = Event::row(18);
-    /// `UNC_C_RING_AD_USED.UP_ODD`.
-    pub const RING_AD_USED_UP_ODD: Event = Event::row(19);
-    /// `UNC_C_RING_AK_USED.DOWN_EVEN`.
-    pub const RING_AK_USED_DOWN_EVEN: Event = Event::row(20);
-    /// `UNC_C_RING_AK_USED.DOWN_ODD`.
-    pub const RING_AK_USED_DOWN_ODD: Event = Event::row(21);
-    /// `UNC_C_RING_AK_USED.UP_EVEN`.
-    pub const RING_AK_USED_UP_EVEN: Event = Event::row(22);
-    /// `UNC_C_RING_AK_USED.UP_ODD`.
-    pub const RING_AK_USED_UP_ODD: Event = Event::row(23);
-    /// `UNC_C_RING_BL_USED.DOWN_EVEN`.
-    pub const RING_BL_USED_DOWN_EVEN: Event = Event::row(24);
-    /// `UNC_C_RING_BL_USED.DOWN_ODD`.
-    pub const RING_BL_USED_DOWN_ODD: Event = Event::row(25);
-    /// `UNC_C_RING_BL_USED.UP_EVEN`.
-    pub const RING_BL_USED_UP_EVEN: Event = Event::row(26);
-    /// `UNC_C_RING_BL_USED.UP_ODD`.
-    pub const RING_BL_USED_UP_ODD: Event = Event::row(27);
-    /// `UNC_C_RING_BOUNCES.AK_CORE`.
-    pub const RING_BOUNCES_AK_CORE: Event = Event::row(28);
-    /// `UNC_C_RING_BOUNCES.BL_CORE`.
-    pub const RING_BOUNCES_BL_CORE: Event = Event::row(29);
-    /// `UNC_C_RING_BOUNCES.IV_CORE`.
-    pub const RING_BOUNCES_IV_CORE: Event = Event::row(30);
-    /// `UNC_C_RING_IV_USED.ANY`.
-    pub const RING_IV_USED_ANY: Event = Event::row(31);
-    /// `UNC_C_RING_SINK_STARVED.AD_CACHE`.
-    pub const RING_SINK_STARVED_AD_CACHE: Event = Event::row(32);
-    /// `UNC_C_RING_SINK_STARVED.AK_CORE`.
-    pub const RING_SINK_STARVED_AK_CORE: Event = Event::row(33);
-    /// `UNC_C_RING_SINK_STARVED.BL_CORE`.
-    pub const RING_SINK_STARVED_BL_CORE: Event = Event::row(34);
-    /// `UNC_C_RING_SINK_STARVED.IV_CORE`.
-    pub const RING_SINK_STARVED_IV_CORE: Event = Event::row(35);
-    /// `UNC_C_RING_SRC_THRTL`.
-    pub const RING_SRC_THRTL: Event = Event::row(36);
-    /// `UNC_C_RxR_EXT_STARVED.IPQ`.
-    pub const RXR_EXT_STARVED_IPQ: Event = Event::row(37);
-    /// `UNC_C_RxR_EXT_STARVED.IRQ`.
-    pub const RXR_EXT_STARVED_IRQ: Event = Event::row(38);
-    /// `UNC_C_RxR_EXT_STARVED.ISMQ`.
-    pub const RXR_EXT_STARVED_ISMQ: Event = Event::row(39);
-    /// `UNC_C_RxR_EXT_STARVED.ISMQ_BIDS`.
-    pub const RXR_EXT_STARVED_ISMQ_BIDS: Event = Event::row(40);
-    /// `UNC_C_RxR_INSERTS.IPQ`.
-    pub const RXR_INSERTS_IPQ: Event = Event::row(41);
-    /// `UNC_C_RxR_INSERTS.IRQ`.
-    pub const RXR_INSERTS_IRQ: Event = Event::row(42);
-    /// `UNC_C_RxR_INSERTS.IRQ_REJECTED`.
-    pub const RXR_INSERTS_IRQ_REJECTED: Event = Event::row(43);
-    /// `UNC_C_RxR_INSERTS.VFIFO`.
-    pub const RXR_INSERTS_VFIFO: Event = Event::row(44);
-    /// `UNC_C_RxR_INT_STARVED.IPQ`.
-    pub const RXR_INT_STARVED_IPQ: Event = Event::row(45);
-    /// `UNC_C_RxR_INT_STARVED.IRQ`.
-    pub const RXR_INT_STARVED_IRQ: Event = Event::row(46);
-    /// `UNC_C_RxR_INT_STARVED.ISMQ`.
-    pub const RXR_INT_STARVED_ISMQ: Event = Event::row(47);
-    /// `UNC_C_RxR_IPQ_RETRY.ADDR_CONFLICT`.
-    pub const RXR_IPQ_RETRY_ADDR_CONFLICT: Event = Event::row(48);
-    /// `UNC_C_RxR_IPQ_RETRY.ANY`.
-    pub const RXR_IPQ_RETRY_ANY: Event = Event::row(49);
-    /// `UNC_C_RxR_IPQ_RETRY.FULL`.
-    pub const RXR_IPQ_RETRY_FULL: Event = Event::row(50);
-    /// `UNC_C_RxR_IPQ_RETRY.QPI_CREDITS`.
-    pub const RXR_IPQ_RETRY_QPI_CREDITS: Event = Event::row(51);
-    /// `UNC_C_RxR_IRQ_RETRY.ADDR_CONFLICT`.
-    pub const RXR_IRQ_RETRY_ADDR_CONFLICT: Event = Event::row(52);
-    /// `UNC_C_RxR_IRQ_RETRY.ANY`.
-    pub const RXR_IRQ_RETRY_ANY: Event = Event::row(53);
-    /// `UNC_C_RxR_IRQ_RETRY.FULL`.
-    pub const RXR_IRQ_RETRY_FULL: Event = Event::row(54);
-    /// `UNC_C_RxR_IRQ_RETRY.QPI_CREDITS`.
-    pub const RXR_IRQ_RETRY_QPI_CREDITS: Event = Event::row(55);
-    /// `UNC_C_RxR_IRQ_RETRY.RTID`.
-    pub const RXR_IRQ_RETRY_RTID: Event = Event::row(56);
-    /// `UNC_C_RxR_ISMQ_RETRY.ANY`.
-    pub const RXR_ISMQ_RETRY_ANY: Event = Event::row(57);
-    /// `UNC_C_RxR_ISMQ_RETRY.FULL`.
-    pub const RXR_ISMQ_RETRY_FULL: Event = Event::row(58);
-    /// `UNC_C_RxR_ISMQ_RETRY.IIO_CREDITS`.
-    pub const RXR_ISMQ_RETRY_IIO_CREDITS: Event = Event::row(59);
-    /// `UNC_C_RxR_ISMQ_RETRY.QPI_CREDITS`.
-    pub const RXR_ISMQ_RETRY_QPI_CREDITS: Event = Event::row(60);
-    /// `UNC_C_RxR_ISMQ_RETRY.RTID`.
-    pub const RXR_ISMQ_RETRY_RTID: Event = Event::row(61);
-    /// `UNC_C_RxR_OCCUPANCY.IPQ`.
-    pub const RXR_OCCUPANCY_IPQ: Event = Event::row(62);
-    /// `UNC_C_RxR_OCCUPANCY.IRQ`.
-    pub const RXR_OCCUPANCY_IRQ: Event = Event::row(63);
-    /// `UNC_C_RxR_OCCUPANCY.IRQ_REJECTED`.
-    pub const RXR_OCCUPANCY_IRQ_REJECTED: Event = Event::row(64);
-    /// `UNC_C_RxR_OCCUPANCY.VFIFO`.
-    pub const RXR_OCCUPANCY_VFIFO: Event = Event::row(65);
-    /// `UNC_C_TOR_INSERTS.EVICTION`.
-    pub const TOR_INSERTS_EVICTION: Event = Event::row(66);
-    /// `UNC_C_TOR_INSERTS.MISS_ALL`.
-    pub const TOR_INSERTS_MISS_ALL: Event = Event::row(67);
-    /// `UNC_C_TOR_INSERTS.MISS_OPCODE`.
-    pub const TOR_INSERTS_MISS_OPCODE: Event = Event::row(68);
-    /// `UNC_C_TOR_INSERTS.NID_ALL`.
-    pub const TOR_INSERTS_NID_ALL: Event = Event::row(69);
-    /// `UNC_C_TOR_INSERTS.NID_EVICTION`.
-    pub const TOR_INSERTS_NID_EVICTION: Event = Event::row(70);
-    /// `UNC_C_TOR_INSERTS.NID_MISS_ALL`.
-    pub const TOR_INSERTS_NID_MISS_ALL: Event = Event::row(71);
-    /// `UNC_C_TOR_INSERTS.NID_MISS_OPCODE`.
-    pub const TOR_INSERTS_NID_MISS_OPCODE: Event = Event::row(72);
-    /// `UNC_C_TOR_INSERTS.NID_OPCODE`.
-    pub const TOR_INSERTS_NID_OPCODE: Event = Event::row(73);
-    /// `UNC_C_TOR_INSERTS.NID_WB`.
-    pub const TOR_INSERTS_NID_WB: Event = Event::row(74);
-    /// `UNC_C_TOR_INSERTS.OPCODE`.
-    pub const TOR_INSERTS_OPCODE: Event = Event::row(75);
-    /// `UNC_C_TOR_INSERTS.WB`.
-    pub const TOR_INSERTS_WB: Event = Event::row(76);
-    /// `UNC_C_TOR_OCCUPANCY.ALL`.
-    pub const TOR_OCCUPANCY_ALL: Event = Event::row(77);
-    /// `UNC_C_TOR_OCCUPANCY.EVICTION`.
-    pub const TOR_OCCUPANCY_EVICTION: Event = Event::row(78);
-    /// `UNC_C_TOR_OCCUPANCY.MISS_ALL`.
-    pub const TOR_OCCUPANCY_MISS_ALL: Event = Event::row(79);
-    /// `UNC_C_TOR_OCCUPANCY.MISS_OPCODE`.
-    pub const TOR_OCCUPANCY_MISS_OPCODE: Event = Event::row(80);
-    /// `UNC_C_TOR_OCCUPANCY.NID_ALL`.
-    pub const TOR_OCCUPANCY_NID_ALL: Event = Event::row(81);
-    /// `UNC_C_TOR_OCCUPANCY.NID_EVICTION`.
-    pub const TOR_OCCUPANCY_NID_EVICTION: Event = Event::row(82);
-    /// `UNC_C_TOR_OCCUPANCY.NID_MISS_ALL`.
-    pub const TOR_OCCUPANCY_NID_MISS_ALL: Event = Event::row(83);
-    /// `UNC_C_TOR_OCCUPANCY.NID_MISS_OPCODE`.
-    pub const TOR_OCCUPANCY_NID_MISS_OPCODE: Event = Event::row(84);
-    /// `UNC_C_TOR_OCCUPANCY.NID_OPCODE`.
-    pub const TOR_OCCUPANCY_NID_OPCODE: Event = Event::row(85);
-    /// `UNC_C_TOR_OCCUPANCY.OPCODE`.
-    pub const TOR_OCCUPANCY_OPCODE: Event = Event::row(86);
-    /// `UNC_C_TxR_ADS_USED`.
-    pub const TXR_ADS_USED: Event = Event::row(87);
-    /// `UNC_C_TxR_INSERTS.AD_CACHE`.
-    pub const TXR_INSERTS_AD_CACHE: Event = Event::row(88);
-    /// `UNC_C_TxR_INSERTS.AD_CORE`.
-    pub const TXR_INSERTS_AD_CORE: Event = Event::row(89);
-    /// `UNC_C_TxR_INSERTS.AK_CACHE`.
-    pub const TXR_INSERTS_AK_CACHE: Event = Event::row(90);
-    /// `UNC_C_TxR_INSERTS.AK_CORE`.
-    pub const TXR_INSERTS_AK_CORE: Event = Event::row(91);
-    /// `UNC_C_TxR_INSERTS.BL_CACHE`.
-    pub const TXR_INSERTS_BL_CACHE: Event = Event::row(92);
-    /// `UNC_C_TxR_INSERTS.BL_CORE`.
-    pub const TXR_INSERTS_BL_CORE: Event = Event::row(93);
-    /// `UNC_C_TxR_INSERTS.IV_CACHE`.
-    pub const TXR_INSERTS_IV_CACHE: Event = Event::row(94);
-    /// `UNC_C_TxR_STARVED.AK`.
-    pub const TXR_STARVED_AK: Event = Event::row(95);
-    /// `UNC_C_TxR_STARVED.BL`.
-    pub const TXR_STARVED_BL: Event = Event::row(96);
 
     /// Every event of the unit.
     pub const ALL: &'static [Event] = &{
@@ -792,107 +590,110 @@ impl Event {
     }
 }
 
-/// The events, row n for `Event::row(n)`: `ev(name, event select, umask, counters)` (bit n
-/// of counters: counter n may count it) and what else each sets.
-const EVENT_ROWS: &[EventRow] = &[
-    ev("UNC_C_CLOCKTICKS", 0x00, 0x00, 0b1111),
-    ev("UNC_C_COUNTER0_OCCUPANCY", 0x1f, 0x00, 0b1110),
-    ev("UNC_C_ISMQ_DRD_MISS_OCC", 0x21, 0x00, 0b11),
-    ev("UNC_C_LLC_LOOKUP.DATA_READ", 0x34, 0x03, 0b11).filters("CBoFilter[22:18]"),
-    ev("UNC_C_LLC_LOOKUP.NID", 0x34, 0x41, 0b11).filters("CBoFilter[22:18], CBoFilter[17:10]"),
-    ev("UNC_C_LLC_LOOKUP.REMOTE_SNOOP", 0x34, 0x09, 0b11).filters("CBoFilter[22:18]"),
-    ev("UNC_C_LLC_LOOKUP.WRITE", 0x34, 0x05, 0b11).filters("CBoFilter[22:18]"),
-    ev("UNC_C_LLC_VICTIMS.E_STATE", 0x37, 0x02, 0b11),
-    ev("UNC_C_LLC_VICTIMS.MISS", 0x37, 0x08, 0b11),
-    ev("UNC_C_LLC_VICTIMS.M_STATE", 0x37, 0x01, 0b11),
-    ev("UNC_C_LLC_VICTIMS.NID", 0x37, 0x40, 0b11).filters("CBoFilter[17:10]"),
-    ev("UNC_C_LLC_VICTIMS.S_STATE", 0x37, 0x04, 0b11),
-    ev("UNC_C_MISC.RFO_HIT_S", 0x39, 0x08, 0b11),
-    ev("UNC_C_MISC.RSPI_WAS_FSE", 0x39, 0x01, 0b11),
-    ev("UNC_C_MISC.STARTED", 0x39, 0x04, 0b11),
-    ev("UNC_C_MISC.WC_ALIASING", 0x39, 0x02, 0b11),
-    ev("UNC_C_RING_AD_USED.DOWN_EVEN", 0x1b, 0x04, 0b1100),
-    ev("UNC_C_RING_AD_USED.DOWN_ODD", 0x1b, 0x08, 0b1100),
-    ev("UNC_C_RING_AD_USED.UP_EVEN", 0x1b, 0x01, 0b1100),
-    ev("UNC_C_RING_AD_USED.UP_ODD", 0x1b, 0x02, 0b1100),
-    ev("UNC_C_RING_AK_USED.DOWN_EVEN", 0x1c, 0x04, 0b1100),
-    ev("UNC_C_RING_AK_USED.DOWN_ODD", 0x1c, 0x08, 0b1100),
-    ev("UNC_C_RING_AK_USED.UP_EVEN", 0x1c, 0x01, 0b1100),
-    ev("UNC_C_RING_AK_USED.UP_ODD", 0x1c, 0x02, 0b1100),
-    ev("UNC_C_RING_BL_USED.DOWN_EVEN", 0x1d, 0x04, 0b1100),
-    ev("UNC_C_RING_BL_USED.DOWN_ODD", 0x1d, 0x08, 0b1100),
-    ev("UNC_C_RING_BL_USED.UP_EVEN", 0x1d, 0x01, 0b1100),
-    ev("UNC_C_RING_BL_USED.UP_ODD", 0x1d, 0x02, 0b1100),
-    ev("UNC_C_RING_BOUNCES.AK_CORE", 0x05, 0x02, 0b11),
-    ev("UNC_C_RING_BOUNCES.BL_CORE", 0x05, 0x04, 0b11),
-    ev("UNC_C_RING_BOUNCES.IV_CORE", 0x05, 0x08, 0b11),
-    ev("UNC_C_RING_IV_USED.ANY", 0x1e, 0x0f, 0b1100),
-    ev("UNC_C_RING_SINK_STARVED.AD_CACHE", 0x06, 0x01, 0b11),
-    ev("UNC_C_RING_SINK_STARVED.AK_CORE", 0x06, 0x02, 0b11),
-    ev("UNC_C_RING_SINK_STARVED.BL_CORE", 0x06, 0x04, 0b11),
-    ev("UNC_C_RING_SINK_STARVED.IV_CORE", 0x06, 0x08, 0b11),
-    ev("UNC_C_RING_SRC_THRTL", 0x07, 0x00, 0b11),
-    ev("UNC_C_RxR_EXT_STARVED.IPQ", 0x12, 0x02, 0b11),
-    ev("UNC_C_RxR_EXT_STARVED.IRQ", 0x12, 0x01, 0b11),
-    ev("UNC_C_RxR_EXT_STARVED.ISMQ", 0x12, 0x04, 0b11),
-    ev("UNC_C_RxR_EXT_STARVED.ISMQ_BIDS", 0x12, 0x08, 0b11),
-    ev("UNC_C_RxR_INSERTS.IPQ", 0x13, 0x04, 0b11),
-    ev("UNC_C_RxR_INSERTS.IRQ", 0x13, 0x01, 0b11),
-    ev("UNC_C_RxR_INSERTS.IRQ_REJECTED", 0x13, 0x02, 0b11),
-    ev("UNC_C_RxR_INSERTS.VFIFO", 0x13, 0x10, 0b11),
-    ev("UNC_C_RxR_INT_STARVED.IPQ", 0x14, 0x04, 0b11),
-    ev("UNC_C_RxR_INT_STARVED.IRQ", 0x14, 0x01, 0b11),
-    ev("UNC_C_RxR_INT_STARVED.ISMQ", 0x14, 0x08, 0b11),
-    ev("UNC_C_RxR_IPQ_RETRY.ADDR_CONFLICT", 0x31, 0x04, 0b11),
-    ev("UNC_C_RxR_IPQ_RETRY.ANY", 0x31, 0x01, 0b11),
-    ev("UNC_C_RxR_IPQ_RETRY.FULL", 0x31, 0x02, 0b11),
-    ev("UNC_C_RxR_IPQ_RETRY.QPI_CREDITS", 0x31, 0x10, 0b11),
-    ev("UNC_C_RxR_IRQ_RETRY.ADDR_CONFLICT", 0x32, 0x04, 0b11),
-    ev("UNC_C_RxR_IRQ_RETRY.ANY", 0x32, 0x01, 0b11),
-    ev("UNC_C_RxR_IRQ_RETRY.FULL", 0x32, 0x02, 0b11),
-    ev("UNC_C_RxR_IRQ_RETRY.QPI_CREDITS", 0x32, 0x10, 0b11),
-    ev("UNC_C_RxR_IRQ_RETRY.RTID", 0x32, 0x08, 0b11),
-    ev("UNC_C_RxR_ISMQ_RETRY.ANY", 0x33, 0x01, 0b11),
-    ev("UNC_C_RxR_ISMQ_RETRY.FULL", 0x33, 0x02, 0b11),
-    ev("UNC_C_RxR_ISMQ_RETRY.IIO_CREDITS", 0x33, 0x20, 0b11),
-    ev("UNC_C_RxR_ISMQ_RETRY.QPI_CREDITS", 0x33, 0x10, 0b11),
-    ev("UNC_C_RxR_ISMQ_RETRY.RTID", 0x33, 0x08, 0b11),
-    ev("UNC_C_RxR_OCCUPANCY.IPQ", 0x11, 0x04, 0b1),
-    ev("UNC_C_RxR_OCCUPANCY.IRQ", 0x11, 0x01, 0b1),
-    ev("UNC_C_RxR_OCCUPANCY.IRQ_REJECTED", 0x11, 0x02, 0b1),
-    ev("UNC_C_RxR_OCCUPANCY.VFIFO", 0x11, 0x10, 0b1),
-    ev("UNC_C_TOR_INSERTS.EVICTION", 0x35, 0x04, 0b11),
-    ev("UNC_C_TOR_INSERTS.MISS_ALL", 0x35, 0x0a, 0b11),
-    ev("UNC_C_TOR_INSERTS.MISS_OPCODE", 0x35, 0x03, 0b11).filters("CBoFilter[31:23]"),
-    ev("UNC_C_TOR_INSERTS.NID_ALL", 0x35, 0x48, 0b11).filters("CBoFilter[17:10]"),
-    ev("UNC_C_TOR_INSERTS.NID_EVICTION", 0x35, 0x44, 0b11).filters("CBoFilter[17:10]"),
-    ev("UNC_C_TOR_INSERTS.NID_MISS_ALL", 0x35, 0x4a, 0b11).filters("CBoFilter[17:10]"),
-    ev("UNC_C_TOR_INSERTS.NID_MISS_OPCODE", 0x35, 0x43, 0b11).filters("CBoFilter[31:23], CBoFilter[17:10]"),
-    ev("UNC_C_TOR_INSERTS.NID_OPCODE", 0x35, 0x41, 0b11).filters("CBoFilter[31:23], CBoFilter[17:10]"),
-    ev("UNC_C_TOR_INSERTS.NID_WB", 0x35, 0x50, 0b11).filters("CBoFilter[17:10]"),
-    ev("UNC_C_TOR_INSERTS.OPCODE", 0x35, 0x01, 0b11).filters("CBoFilter[31:23]"),
-    ev("UNC_C_TOR_INSERTS.WB", 0x35, 0x10, 0b11),
-    ev("UNC_C_TOR_OCCUPANCY.ALL", 0x36, 0x08, 0b1),
-    ev("UNC_C_TOR_OCCUPANCY.EVICTION", 0x36, 0x04, 0b1),
-    ev("UNC_C_TOR_OCCUPANCY.MISS_ALL", 0x36, 0x0a, 0b1),
-    ev("UNC_C_TOR_OCCUPANCY.MISS_OPCODE", 0x36, 0x03, 0b1).filters("CBoFilter[31:23]"),
-    ev("UNC_C_TOR_OCCUPANCY.NID_ALL", 0x36, 0x48, 0b1).filters("CBoFilter[17:10]"),
-    ev("UNC_C_TOR_OCCUPANCY.NID_EVICTION", 0x36, 0x44, 0b1).filters("CBoFilter[17:10]"),
-    ev("UNC_C_TOR_OCCUPANCY.NID_MISS_ALL", 0x36, 0x4a, 0b1).filters("CBoFilter[17:10]"),
-    ev("UNC_C_TOR_OCCUPANCY.NID_MISS_OPCODE", 0x36, 0x43, 0b1).filters("CBoFilter[31:23], CBoFilter[17:10]"),
-    ev("UNC_C_TOR_OCCUPANCY.NID_OPCODE", 0x36, 0x41, 0b1).filters("CBoFilter[31:23], CBoFilter[17:10]"),
-    ev("UNC_C_TOR_OCCUPANCY.OPCODE", 0x36, 0x01, 0b1).filters("CBoFilter[31:23]"),
-    ev("UNC_C_TxR_ADS_USED", 0x04, 0x00, 0b11),
-    ev("UNC_C_TxR_INSERTS.AD_CACHE", 0x02, 0x01, 0b11),
-    ev("UNC_C_TxR_INSERTS.AD_CORE", 0x02, 0x10, 0b11),
-    ev("UNC_C_TxR_INSERTS.AK_CACHE", 0x02, 0x02, 0b11),
-    ev("UNC_C_TxR_INSERTS.AK_CORE", 0x02, 0x20, 0b11),
-    ev("UNC_C_TxR_INSERTS.BL_CACHE", 0x02, 0x04, 0b11),
-    ev("UNC_C_TxR_INSERTS.BL_CORE", 0x02, 0x40, 0b11),
-    ev("UNC_C_TxR_INSERTS.IV_CACHE", 0x02, 0x08, 0b11),
-    ev("UNC_C_TxR_STARVED.AK", 0x03, 0x02, 0b11),
-    ev("UNC_C_TxR_STARVED.BL", 0x03, 0x04, 0b11),
-];
+event_table! {
+    /// The events, row n for `Event::row(n)`: `ev(name, event select, umask)` and what else each
+    /// sets. The counters that may count them (bit n: counter n) and those without
+    /// Hyper-Threading are the table's, the two numbers before the rows, unless a row
+    /// gives its own (`.on(..)`, `.ht_off(..)`).
+    EVENT_ROWS, EventRowNumber, 0, "", 0b11, 0b0;
+    CLOCKTICKS = ev("UNC_C_CLOCKTICKS", 0x00, 0x00).on(0b1111),
+    COUNTER0_OCCUPANCY = ev("UNC_C_COUNTER0_OCCUPANCY", 0x1f, 0x00).on(0b1110),
+    ISMQ_DRD_MISS_OCC = ev("UNC_C_ISMQ_DRD_MISS_OCC", 0x21, 0x00),
+    LLC_LOOKUP_DATA_READ = ev("UNC_C_LLC_LOOKUP.DATA_READ", 0x34, 0x03).filters("CBoFilter[22:18]"),
+    LLC_LOOKUP_NID = ev("UNC_C_LLC_LOOKUP.NID", 0x34, 0x41).filters("CBoFilter[22:18], CBoFilter[17:10]"),
+    LLC_LOOKUP_REMOTE_SNOOP = ev("UNC_C_LLC_LOOKUP.REMOTE_SNOOP", 0x34, 0x09).filters("CBoFilter[22:18]"),
+    LLC_LOOKUP_WRITE = ev("UNC_C_LLC_LOOKUP.WRITE", 0x34, 0x05).filters("CBoFilter[22:18]"),
+    LLC_VICTIMS_E_STATE = ev("UNC_C_LLC_VICTIMS.E_STATE", 0x37, 0x02),
+    LLC_VICTIMS_MISS = ev("UNC_C_LLC_VICTIMS.MISS", 0x37, 0x08),
+    LLC_VICTIMS_M_STATE = ev("UNC_C_LLC_VICTIMS.M_STATE", 0x37, 0x01),
+    LLC_VICTIMS_NID = ev("UNC_C_LLC_VICTIMS.NID", 0x37, 0x40).filters("CBoFilter[17:10]"),
+    LLC_VICTIMS_S_STATE = ev("UNC_C_LLC_VICTIMS.S_STATE", 0x37, 0x04),
+    MISC_RFO_HIT_S = ev("UNC_C_MISC.RFO_HIT_S", 0x39, 0x08),
+    MISC_RSPI_WAS_FSE = ev("UNC_C_MISC.RSPI_WAS_FSE", 0x39, 0x01),
+    MISC_STARTED = ev("UNC_C_MISC.STARTED", 0x39, 0x04),
+    MISC_WC_ALIASING = ev("UNC_C_MISC.WC_ALIASING", 0x39, 0x02),
+    RING_AD_USED_DOWN_EVEN = ev("UNC_C_RING_AD_USED.DOWN_EVEN", 0x1b, 0x04).on(0b1100),
+    RING_AD_USED_DOWN_ODD = ev("UNC_C_RING_AD_USED.DOWN_ODD", 0x1b, 0x08).on(0b1100),
+    RING_AD_USED_UP_EVEN = ev("UNC_C_RING_AD_USED.UP_EVEN", 0x1b, 0x01).on(0b1100),
+    RING_AD_USED_UP_ODD = ev("UNC_C_RING_AD_USED.UP_ODD", 0x1b, 0x02).on(0b1100),
+    RING_AK_USED_DOWN_EVEN = ev("UNC_C_RING_AK_USED.DOWN_EVEN", 0x1c, 0x04).on(0b1100),
+    RING_AK_USED_DOWN_ODD = ev("UNC_C_RING_AK_USED.DOWN_ODD", 0x1c, 0x08).on(0b1100),
+    RING_AK_USED_UP_EVEN = ev("UNC_C_RING_AK_USED.UP_EVEN", 0x1c, 0x01).on(0b1100),
+    RING_AK_USED_UP_ODD = ev("UNC_C_RING_AK_USED.UP_ODD", 0x1c, 0x02).on(0b1100),
+    RING_BL_USED_DOWN_EVEN = ev("UNC_C_RING_BL_USED.DOWN_EVEN", 0x1d, 0x04).on(0b1100),
+    RING_BL_USED_DOWN_ODD = ev("UNC_C_RING_BL_USED.DOWN_ODD", 0x1d, 0x08).on(0b1100),
+    RING_BL_USED_UP_EVEN = ev("UNC_C_RING_BL_USED.UP_EVEN", 0x1d, 0x01).on(0b1100),
+    RING_BL_USED_UP_ODD = ev("UNC_C_RING_BL_USED.UP_ODD", 0x1d, 0x02).on(0b1100),
+    RING_BOUNCES_AK_CORE = ev("UNC_C_RING_BOUNCES.AK_CORE", 0x05, 0x02),
+    RING_BOUNCES_BL_CORE = ev("UNC_C_RING_BOUNCES.BL_CORE", 0x05, 0x04),
+    RING_BOUNCES_IV_CORE = ev("UNC_C_RING_BOUNCES.IV_CORE", 0x05, 0x08),
+    RING_IV_USED_ANY = ev("UNC_C_RING_IV_USED.ANY", 0x1e, 0x0f).on(0b1100),
+    RING_SINK_STARVED_AD_CACHE = ev("UNC_C_RING_SINK_STARVED.AD_CACHE", 0x06, 0x01),
+    RING_SINK_STARVED_AK_CORE = ev("UNC_C_RING_SINK_STARVED.AK_CORE", 0x06, 0x02),
+    RING_SINK_STARVED_BL_CORE = ev("UNC_C_RING_SINK_STARVED.BL_CORE", 0x06, 0x04),
+    RING_SINK_STARVED_IV_CORE = ev("UNC_C_RING_SINK_STARVED.IV_CORE", 0x06, 0x08),
+    RING_SRC_THRTL = ev("UNC_C_RING_SRC_THRTL", 0x07, 0x00),
+    RXR_EXT_STARVED_IPQ = ev("UNC_C_RxR_EXT_STARVED.IPQ", 0x12, 0x02),
+    RXR_EXT_STARVED_IRQ = ev("UNC_C_RxR_EXT_STARVED.IRQ", 0x12, 0x01),
+    RXR_EXT_STARVED_ISMQ = ev("UNC_C_RxR_EXT_STARVED.ISMQ", 0x12, 0x04),
+    RXR_EXT_STARVED_ISMQ_BIDS = ev("UNC_C_RxR_EXT_STARVED.ISMQ_BIDS", 0x12, 0x08),
+    RXR_INSERTS_IPQ = ev("UNC_C_RxR_INSERTS.IPQ", 0x13, 0x04),
+    RXR_INSERTS_IRQ = ev("UNC_C_RxR_INSERTS.IRQ", 0x13, 0x01),
+    RXR_INSERTS_IRQ_REJECTED = ev("UNC_C_RxR_INSERTS.IRQ_REJECTED", 0x13, 0x02),
+    RXR_INSERTS_VFIFO = ev("UNC_C_RxR_INSERTS.VFIFO", 0x13, 0x10),
+    RXR_INT_STARVED_IPQ = ev("UNC_C_RxR_INT_STARVED.IPQ", 0x14, 0x04),
+    RXR_INT_STARVED_IRQ = ev("UNC_C_RxR_INT_STARVED.IRQ", 0x14, 0x01),
+    RXR_INT_STARVED_ISMQ = ev("UNC_C_RxR_INT_STARVED.ISMQ", 0x14, 0x08),
+    RXR_IPQ_RETRY_ADDR_CONFLICT = ev("UNC_C_RxR_IPQ_RETRY.ADDR_CONFLICT", 0x31, 0x04),
+    RXR_IPQ_RETRY_ANY = ev("UNC_C_RxR_IPQ_RETRY.ANY", 0x31, 0x01),
+    RXR_IPQ_RETRY_FULL = ev("UNC_C_RxR_IPQ_RETRY.FULL", 0x31, 0x02),
+    RXR_IPQ_RETRY_QPI_CREDITS = ev("UNC_C_RxR_IPQ_RETRY.QPI_CREDITS", 0x31, 0x10),
+    RXR_IRQ_RETRY_ADDR_CONFLICT = ev("UNC_C_RxR_IRQ_RETRY.ADDR_CONFLICT", 0x32, 0x04),
+    RXR_IRQ_RETRY_ANY = ev("UNC_C_RxR_IRQ_RETRY.ANY", 0x32, 0x01),
+    RXR_IRQ_RETRY_FULL = ev("UNC_C_RxR_IRQ_RETRY.FULL", 0x32, 0x02),
+    RXR_IRQ_RETRY_QPI_CREDITS = ev("UNC_C_RxR_IRQ_RETRY.QPI_CREDITS", 0x32, 0x10),
+    RXR_IRQ_RETRY_RTID = ev("UNC_C_RxR_IRQ_RETRY.RTID", 0x32, 0x08),
+    RXR_ISMQ_RETRY_ANY = ev("UNC_C_RxR_ISMQ_RETRY.ANY", 0x33, 0x01),
+    RXR_ISMQ_RETRY_FULL = ev("UNC_C_RxR_ISMQ_RETRY.FULL", 0x33, 0x02),
+    RXR_ISMQ_RETRY_IIO_CREDITS = ev("UNC_C_RxR_ISMQ_RETRY.IIO_CREDITS", 0x33, 0x20),
+    RXR_ISMQ_RETRY_QPI_CREDITS = ev("UNC_C_RxR_ISMQ_RETRY.QPI_CREDITS", 0x33, 0x10),
+    RXR_ISMQ_RETRY_RTID = ev("UNC_C_RxR_ISMQ_RETRY.RTID", 0x33, 0x08),
+    RXR_OCCUPANCY_IPQ = ev("UNC_C_RxR_OCCUPANCY.IPQ", 0x11, 0x04).on(0b1),
+    RXR_OCCUPANCY_IRQ = ev("UNC_C_RxR_OCCUPANCY.IRQ", 0x11, 0x01).on(0b1),
+    RXR_OCCUPANCY_IRQ_REJECTED = ev("UNC_C_RxR_OCCUPANCY.IRQ_REJECTED", 0x11, 0x02).on(0b1),
+    RXR_OCCUPANCY_VFIFO = ev("UNC_C_RxR_OCCUPANCY.VFIFO", 0x11, 0x10).on(0b1),
+    TOR_INSERTS_EVICTION = ev("UNC_C_TOR_INSERTS.EVICTION", 0x35, 0x04),
+    TOR_INSERTS_MISS_ALL = ev("UNC_C_TOR_INSERTS.MISS_ALL", 0x35, 0x0a),
+    TOR_INSERTS_MISS_OPCODE = ev("UNC_C_TOR_INSERTS.MISS_OPCODE", 0x35, 0x03).filters("CBoFilter[31:23]"),
+    TOR_INSERTS_NID_ALL = ev("UNC_C_TOR_INSERTS.NID_ALL", 0x35, 0x48).filters("CBoFilter[17:10]"),
+    TOR_INSERTS_NID_EVICTION = ev("UNC_C_TOR_INSERTS.NID_EVICTION", 0x35, 0x44).filters("CBoFilter[17:10]"),
+    TOR_INSERTS_NID_MISS_ALL = ev("UNC_C_TOR_INSERTS.NID_MISS_ALL", 0x35, 0x4a).filters("CBoFilter[17:10]"),
+    TOR_INSERTS_NID_MISS_OPCODE = ev("UNC_C_TOR_INSERTS.NID_MISS_OPCODE", 0x35, 0x43).filters("CBoFilter[31:23], CBoFilter[17:10]"),
+    TOR_INSERTS_NID_OPCODE = ev("UNC_C_TOR_INSERTS.NID_OPCODE", 0x35, 0x41).filters("CBoFilter[31:23], CBoFilter[17:10]"),
+    TOR_INSERTS_NID_WB = ev("UNC_C_TOR_INSERTS.NID_WB", 0x35, 0x50).filters("CBoFilter[17:10]"),
+    TOR_INSERTS_OPCODE = ev("UNC_C_TOR_INSERTS.OPCODE", 0x35, 0x01).filters("CBoFilter[31:23]"),
+    TOR_INSERTS_WB = ev("UNC_C_TOR_INSERTS.WB", 0x35, 0x10),
+    TOR_OCCUPANCY_ALL = ev("UNC_C_TOR_OCCUPANCY.ALL", 0x36, 0x08).on(0b1),
+    TOR_OCCUPANCY_EVICTION = ev("UNC_C_TOR_OCCUPANCY.EVICTION", 0x36, 0x04).on(0b1),
+    TOR_OCCUPANCY_MISS_ALL = ev("UNC_C_TOR_OCCUPANCY.MISS_ALL", 0x36, 0x0a).on(0b1),
+    TOR_OCCUPANCY_MISS_OPCODE = ev("UNC_C_TOR_OCCUPANCY.MISS_OPCODE", 0x36, 0x03).on(0b1).filters("CBoFilter[31:23]"),
+    TOR_OCCUPANCY_NID_ALL = ev("UNC_C_TOR_OCCUPANCY.NID_ALL", 0x36, 0x48).on(0b1).filters("CBoFilter[17:10]"),
+    TOR_OCCUPANCY_NID_EVICTION = ev("UNC_C_TOR_OCCUPANCY.NID_EVICTION", 0x36, 0x44).on(0b1).filters("CBoFilter[17:10]"),
+    TOR_OCCUPANCY_NID_MISS_ALL = ev("UNC_C_TOR_OCCUPANCY.NID_MISS_ALL", 0x36, 0x4a).on(0b1).filters("CBoFilter[17:10]"),
+    TOR_OCCUPANCY_NID_MISS_OPCODE = ev("UNC_C_TOR_OCCUPANCY.NID_MISS_OPCODE", 0x36, 0x43).on(0b1).filters("CBoFilter[31:23], CBoFilter[17:10]"),
+    TOR_OCCUPANCY_NID_OPCODE = ev("UNC_C_TOR_OCCUPANCY.NID_OPCODE", 0x36, 0x41).on(0b1).filters("CBoFilter[31:23], CBoFilter[17:10]"),
+    TOR_OCCUPANCY_OPCODE = ev("UNC_C_TOR_OCCUPANCY.OPCODE", 0x36, 0x01).on(0b1).filters("CBoFilter[31:23]"),
+    TXR_ADS_USED = ev("UNC_C_TxR_ADS_USED", 0x04, 0x00),
+    TXR_INSERTS_AD_CACHE = ev("UNC_C_TxR_INSERTS.AD_CACHE", 0x02, 0x01),
+    TXR_INSERTS_AD_CORE = ev("UNC_C_TxR_INSERTS.AD_CORE", 0x02, 0x10),
+    TXR_INSERTS_AK_CACHE = ev("UNC_C_TxR_INSERTS.AK_CACHE", 0x02, 0x02),
+    TXR_INSERTS_AK_CORE = ev("UNC_C_TxR_INSERTS.AK_CORE", 0x02, 0x20),
+    TXR_INSERTS_BL_CACHE = ev("UNC_C_TxR_INSERTS.BL_CACHE", 0x02, 0x04),
+    TXR_INSERTS_BL_CORE = ev("UNC_C_TxR_INSERTS.BL_CORE", 0x02, 0x40),
+    TXR_INSERTS_IV_CACHE = ev("UNC_C_TxR_INSERTS.IV_CACHE", 0x02, 0x08),
+    TXR_STARVED_AK = ev("UNC_C_TxR_STARVED.AK", 0x03, 0x02),
+    TXR_STARVED_BL = ev("UNC_C_TxR_STARVED.BL", 0x03, 0x04),
+}
 /// No experimental events.
 const EXPERIMENTAL_ROWS: &[EventRow] = &[];
 /// The rows built.

@@ -10,7 +10,7 @@ use crate::core_events::CoreEventsInfo;
 use crate::support::EventInfo;
 
 #[allow(unused_imports)]
-use crate::core_events::{ev, EventRow};
+use crate::core_events::{event_table, EventRow};
 #[cfg(feature = "metadata")]
 use crate::core_events::{event_info_refs, event_infos};
 
@@ -24,682 +24,6 @@ pub enum List {}
 pub type Event = CoreEvent<List>;
 
 impl Event {
-    /// `BR_INST_EXEC.NONTAKEN_CONDITIONAL`.
-    pub const BR_INST_EXEC_NONTAKEN_CONDITIONAL: Event = Event::row(0);
-    /// `BR_INST_EXEC.TAKEN_CONDITIONAL`.
-    pub const BR_INST_EXEC_TAKEN_CONDITIONAL: Event = Event::row(1);
-    /// `BR_INST_EXEC.TAKEN_DIRECT_JUMP`.
-    pub const BR_INST_EXEC_TAKEN_DIRECT_JUMP: Event = Event::row(2);
-    /// `BR_INST_EXEC.TAKEN_INDIRECT_JUMP_NON_CALL_RET`.
-    pub const BR_INST_EXEC_TAKEN_INDIRECT_JUMP_NON_CALL_RET: Event = Event::row(3);
-    /// `BR_INST_EXEC.TAKEN_INDIRECT_NEAR_RETURN`.
-    pub const BR_INST_EXEC_TAKEN_INDIRECT_NEAR_RETURN: Event = Event::row(4);
-    /// `BR_INST_EXEC.TAKEN_DIRECT_NEAR_CALL`.
-    pub const BR_INST_EXEC_TAKEN_DIRECT_NEAR_CALL: Event = Event::row(5);
-    /// `BR_INST_EXEC.TAKEN_INDIRECT_NEAR_CALL`.
-    pub const BR_INST_EXEC_TAKEN_INDIRECT_NEAR_CALL: Event = Event::row(6);
-    /// `BR_INST_EXEC.ALL_CONDITIONAL`.
-    pub const BR_INST_EXEC_ALL_CONDITIONAL: Event = Event::row(7);
-    /// `BR_INST_EXEC.ALL_DIRECT_JMP`.
-    pub const BR_INST_EXEC_ALL_DIRECT_JMP: Event = Event::row(8);
-    /// `BR_INST_EXEC.ALL_INDIRECT_JUMP_NON_CALL_RET`.
-    pub const BR_INST_EXEC_ALL_INDIRECT_JUMP_NON_CALL_RET: Event = Event::row(9);
-    /// `BR_INST_EXEC.ALL_INDIRECT_NEAR_RETURN`.
-    pub const BR_INST_EXEC_ALL_INDIRECT_NEAR_RETURN: Event = Event::row(10);
-    /// `BR_INST_EXEC.ALL_DIRECT_NEAR_CALL`.
-    pub const BR_INST_EXEC_ALL_DIRECT_NEAR_CALL: Event = Event::row(11);
-    /// `BR_MISP_EXEC.NONTAKEN_CONDITIONAL`.
-    pub const BR_MISP_EXEC_NONTAKEN_CONDITIONAL: Event = Event::row(12);
-    /// `BR_MISP_EXEC.TAKEN_CONDITIONAL`.
-    pub const BR_MISP_EXEC_TAKEN_CONDITIONAL: Event = Event::row(13);
-    /// `BR_MISP_EXEC.TAKEN_INDIRECT_JUMP_NON_CALL_RET`.
-    pub const BR_MISP_EXEC_TAKEN_INDIRECT_JUMP_NON_CALL_RET: Event = Event::row(14);
-    /// `BR_MISP_EXEC.TAKEN_RETURN_NEAR`.
-    pub const BR_MISP_EXEC_TAKEN_RETURN_NEAR: Event = Event::row(15);
-    /// `BR_MISP_EXEC.TAKEN_DIRECT_NEAR_CALL`.
-    pub const BR_MISP_EXEC_TAKEN_DIRECT_NEAR_CALL: Event = Event::row(16);
-    /// `BR_MISP_EXEC.TAKEN_INDIRECT_NEAR_CALL`.
-    pub const BR_MISP_EXEC_TAKEN_INDIRECT_NEAR_CALL: Event = Event::row(17);
-    /// `BR_MISP_EXEC.ALL_CONDITIONAL`.
-    pub const BR_MISP_EXEC_ALL_CONDITIONAL: Event = Event::row(18);
-    /// `BR_MISP_EXEC.ALL_INDIRECT_JUMP_NON_CALL_RET`.
-    pub const BR_MISP_EXEC_ALL_INDIRECT_JUMP_NON_CALL_RET: Event = Event::row(19);
-    /// `BR_MISP_EXEC.ALL_DIRECT_NEAR_CALL`.
-    pub const BR_MISP_EXEC_ALL_DIRECT_NEAR_CALL: Event = Event::row(20);
-    /// `BR_MISP_EXEC.INDIRECT`.
-    pub const BR_MISP_EXEC_INDIRECT: Event = Event::row(21);
-    /// `CPU_CLK_UNHALTED.THREAD_P`.
-    pub const CPU_CLK_UNHALTED_THREAD_P: Event = Event::row(22);
-    /// `ITLB.ITLB_FLUSH`.
-    pub const ITLB_ITLB_FLUSH: Event = Event::row(23);
-    /// `ICACHE.HIT`.
-    pub const ICACHE_HIT: Event = Event::row(24);
-    /// `ICACHE.MISSES`.
-    pub const ICACHE_MISSES: Event = Event::row(25);
-    /// `LSD.UOPS`.
-    pub const LSD_UOPS: Event = Event::row(26);
-    /// `LSD.CYCLES_ACTIVE`.
-    pub const LSD_CYCLES_ACTIVE: Event = Event::row(27);
-    /// `ILD_STALL.LCP`.
-    pub const ILD_STALL_LCP: Event = Event::row(28);
-    /// `ILD_STALL.IQ_FULL`.
-    pub const ILD_STALL_IQ_FULL: Event = Event::row(29);
-    /// `INSTS_WRITTEN_TO_IQ.INSTS`.
-    pub const INSTS_WRITTEN_TO_IQ_INSTS: Event = Event::row(30);
-    /// `IDQ.EMPTY`.
-    pub const IDQ_EMPTY: Event = Event::row(31);
-    /// `IDQ.MITE_UOPS`.
-    pub const IDQ_MITE_UOPS: Event = Event::row(32);
-    /// `IDQ.DSB_UOPS`.
-    pub const IDQ_DSB_UOPS: Event = Event::row(33);
-    /// `IDQ.MS_DSB_UOPS`.
-    pub const IDQ_MS_DSB_UOPS: Event = Event::row(34);
-    /// `IDQ.MS_MITE_UOPS`.
-    pub const IDQ_MS_MITE_UOPS: Event = Event::row(35);
-    /// `IDQ.MS_UOPS`.
-    pub const IDQ_MS_UOPS: Event = Event::row(36);
-    /// `IDQ.MS_CYCLES`.
-    pub const IDQ_MS_CYCLES: Event = Event::row(37);
-    /// `IDQ_UOPS_NOT_DELIVERED.CORE`.
-    pub const IDQ_UOPS_NOT_DELIVERED_CORE: Event = Event::row(38);
-    /// `IDQ_UOPS_NOT_DELIVERED.CYCLES_0_UOPS_DELIV.CORE`.
-    pub const IDQ_UOPS_NOT_DELIVERED_CYCLES_0_UOPS_DELIV_CORE: Event = Event::row(39);
-    /// `IDQ_UOPS_NOT_DELIVERED.CYCLES_LE_1_UOP_DELIV.CORE`.
-    pub const IDQ_UOPS_NOT_DELIVERED_CYCLES_LE_1_UOP_DELIV_CORE: Event = Event::row(40);
-    /// `DSB2MITE_SWITCHES.COUNT`.
-    pub const DSB2MITE_SWITCHES_COUNT: Event = Event::row(41);
-    /// `DSB2MITE_SWITCHES.PENALTY_CYCLES`.
-    pub const DSB2MITE_SWITCHES_PENALTY_CYCLES: Event = Event::row(42);
-    /// `DSB_FILL.OTHER_CANCEL`.
-    pub const DSB_FILL_OTHER_CANCEL: Event = Event::row(43);
-    /// `DSB_FILL.EXCEED_DSB_LINES`.
-    pub const DSB_FILL_EXCEED_DSB_LINES: Event = Event::row(44);
-    /// `INT_MISC.RAT_STALL_CYCLES`.
-    pub const INT_MISC_RAT_STALL_CYCLES: Event = Event::row(45);
-    /// `PARTIAL_RAT_STALLS.FLAGS_MERGE_UOP`.
-    pub const PARTIAL_RAT_STALLS_FLAGS_MERGE_UOP: Event = Event::row(46);
-    /// `PARTIAL_RAT_STALLS.SLOW_LEA_WINDOW`.
-    pub const PARTIAL_RAT_STALLS_SLOW_LEA_WINDOW: Event = Event::row(47);
-    /// `PARTIAL_RAT_STALLS.MUL_SINGLE_UOP`.
-    pub const PARTIAL_RAT_STALLS_MUL_SINGLE_UOP: Event = Event::row(48);
-    /// `RESOURCE_STALLS.ANY`.
-    pub const RESOURCE_STALLS_ANY: Event = Event::row(49);
-    /// `RESOURCE_STALLS.LB`.
-    pub const RESOURCE_STALLS_LB: Event = Event::row(50);
-    /// `RESOURCE_STALLS.RS`.
-    pub const RESOURCE_STALLS_RS: Event = Event::row(51);
-    /// `RESOURCE_STALLS.SB`.
-    pub const RESOURCE_STALLS_SB: Event = Event::row(52);
-    /// `RESOURCE_STALLS.ROB`.
-    pub const RESOURCE_STALLS_ROB: Event = Event::row(53);
-    /// `RESOURCE_STALLS2.BOB_FULL`.
-    pub const RESOURCE_STALLS2_BOB_FULL: Event = Event::row(54);
-    /// `UOPS_ISSUED.ANY`.
-    pub const UOPS_ISSUED_ANY: Event = Event::row(55);
-    /// `UOPS_ISSUED.STALL_CYCLES`.
-    pub const UOPS_ISSUED_STALL_CYCLES: Event = Event::row(56);
-    /// `UOPS_ISSUED.CORE_STALL_CYCLES`.
-    pub const UOPS_ISSUED_CORE_STALL_CYCLES: Event = Event::row(57);
-    /// `RS_EVENTS.EMPTY_CYCLES`.
-    pub const RS_EVENTS_EMPTY_CYCLES: Event = Event::row(58);
-    /// `CPL_CYCLES.RING0`.
-    pub const CPL_CYCLES_RING0: Event = Event::row(59);
-    /// `CPL_CYCLES.RING0_TRANS`.
-    pub const CPL_CYCLES_RING0_TRANS: Event = Event::row(60);
-    /// `CPL_CYCLES.RING123`.
-    pub const CPL_CYCLES_RING123: Event = Event::row(61);
-    /// `ROB_MISC_EVENTS.LBR_INSERTS`.
-    pub const ROB_MISC_EVENTS_LBR_INSERTS: Event = Event::row(62);
-    /// `MACHINE_CLEARS.MEMORY_ORDERING`.
-    pub const MACHINE_CLEARS_MEMORY_ORDERING: Event = Event::row(63);
-    /// `MACHINE_CLEARS.SMC`.
-    pub const MACHINE_CLEARS_SMC: Event = Event::row(64);
-    /// `MACHINE_CLEARS.MASKMOV`.
-    pub const MACHINE_CLEARS_MASKMOV: Event = Event::row(65);
-    /// `INST_RETIRED.ANY_P`.
-    pub const INST_RETIRED_ANY_P: Event = Event::row(66);
-    /// `UOPS_RETIRED.ALL`.
-    pub const UOPS_RETIRED_ALL: Event = Event::row(67);
-    /// `UOPS_RETIRED.RETIRE_SLOTS`.
-    pub const UOPS_RETIRED_RETIRE_SLOTS: Event = Event::row(68);
-    /// `UOPS_RETIRED.STALL_CYCLES`.
-    pub const UOPS_RETIRED_STALL_CYCLES: Event = Event::row(69);
-    /// `UOPS_RETIRED.TOTAL_CYCLES`.
-    pub const UOPS_RETIRED_TOTAL_CYCLES: Event = Event::row(70);
-    /// `BR_INST_RETIRED.CONDITIONAL`.
-    pub const BR_INST_RETIRED_CONDITIONAL: Event = Event::row(71);
-    /// `BR_INST_RETIRED.NEAR_CALL`.
-    pub const BR_INST_RETIRED_NEAR_CALL: Event = Event::row(72);
-    /// `BR_INST_RETIRED.ALL_BRANCHES`.
-    pub const BR_INST_RETIRED_ALL_BRANCHES: Event = Event::row(73);
-    /// `BR_INST_RETIRED.NEAR_RETURN`.
-    pub const BR_INST_RETIRED_NEAR_RETURN: Event = Event::row(74);
-    /// `BR_INST_RETIRED.NOT_TAKEN`.
-    pub const BR_INST_RETIRED_NOT_TAKEN: Event = Event::row(75);
-    /// `BR_INST_RETIRED.NEAR_TAKEN`.
-    pub const BR_INST_RETIRED_NEAR_TAKEN: Event = Event::row(76);
-    /// `BR_INST_RETIRED.FAR_BRANCH`.
-    pub const BR_INST_RETIRED_FAR_BRANCH: Event = Event::row(77);
-    /// `BR_MISP_RETIRED.CONDITIONAL`.
-    pub const BR_MISP_RETIRED_CONDITIONAL: Event = Event::row(78);
-    /// `BR_MISP_RETIRED.NEAR_CALL`.
-    pub const BR_MISP_RETIRED_NEAR_CALL: Event = Event::row(79);
-    /// `BR_MISP_RETIRED.ALL_BRANCHES`.
-    pub const BR_MISP_RETIRED_ALL_BRANCHES: Event = Event::row(80);
-    /// `BR_MISP_RETIRED.NOT_TAKEN`.
-    pub const BR_MISP_RETIRED_NOT_TAKEN: Event = Event::row(81);
-    /// `BR_MISP_RETIRED.TAKEN`.
-    pub const BR_MISP_RETIRED_TAKEN: Event = Event::row(82);
-    /// `OTHER_ASSISTS.ITLB_MISS_RETIRED`.
-    pub const OTHER_ASSISTS_ITLB_MISS_RETIRED: Event = Event::row(83);
-    /// `OTHER_ASSISTS.AVX_STORE`.
-    pub const OTHER_ASSISTS_AVX_STORE: Event = Event::row(84);
-    /// `OTHER_ASSISTS.AVX_TO_SSE`.
-    pub const OTHER_ASSISTS_AVX_TO_SSE: Event = Event::row(85);
-    /// `OTHER_ASSISTS.SSE_TO_AVX`.
-    pub const OTHER_ASSISTS_SSE_TO_AVX: Event = Event::row(86);
-    /// `FP_ASSIST.X87_OUTPUT`.
-    pub const FP_ASSIST_X87_OUTPUT: Event = Event::row(87);
-    /// `FP_ASSIST.X87_INPUT`.
-    pub const FP_ASSIST_X87_INPUT: Event = Event::row(88);
-    /// `FP_ASSIST.SIMD_OUTPUT`.
-    pub const FP_ASSIST_SIMD_OUTPUT: Event = Event::row(89);
-    /// `FP_ASSIST.SIMD_INPUT`.
-    pub const FP_ASSIST_SIMD_INPUT: Event = Event::row(90);
-    /// `MEM_UOPS_RETIRED.STLB_MISS_LOADS`.
-    pub const MEM_UOPS_RETIRED_STLB_MISS_LOADS: Event = Event::row(91);
-    /// `MEM_UOPS_RETIRED.STLB_MISS_STORES`.
-    pub const MEM_UOPS_RETIRED_STLB_MISS_STORES: Event = Event::row(92);
-    /// `MEM_UOPS_RETIRED.LOCK_LOADS`.
-    pub const MEM_UOPS_RETIRED_LOCK_LOADS: Event = Event::row(93);
-    /// `MEM_UOPS_RETIRED.SPLIT_LOADS`.
-    pub const MEM_UOPS_RETIRED_SPLIT_LOADS: Event = Event::row(94);
-    /// `MEM_UOPS_RETIRED.SPLIT_STORES`.
-    pub const MEM_UOPS_RETIRED_SPLIT_STORES: Event = Event::row(95);
-    /// `MEM_UOPS_RETIRED.ALL_LOADS`.
-    pub const MEM_UOPS_RETIRED_ALL_LOADS: Event = Event::row(96);
-    /// `MEM_UOPS_RETIRED.ALL_STORES`.
-    pub const MEM_UOPS_RETIRED_ALL_STORES: Event = Event::row(97);
-    /// `MEM_LOAD_UOPS_RETIRED.L1_HIT`.
-    pub const MEM_LOAD_UOPS_RETIRED_L1_HIT: Event = Event::row(98);
-    /// `MEM_LOAD_UOPS_RETIRED.L2_HIT`.
-    pub const MEM_LOAD_UOPS_RETIRED_L2_HIT: Event = Event::row(99);
-    /// `MEM_LOAD_UOPS_RETIRED.LLC_HIT`.
-    pub const MEM_LOAD_UOPS_RETIRED_LLC_HIT: Event = Event::row(100);
-    /// `MEM_LOAD_UOPS_RETIRED.LLC_MISS`.
-    pub const MEM_LOAD_UOPS_RETIRED_LLC_MISS: Event = Event::row(101);
-    /// `MEM_LOAD_UOPS_RETIRED.HIT_LFB`.
-    pub const MEM_LOAD_UOPS_RETIRED_HIT_LFB: Event = Event::row(102);
-    /// `MEM_LOAD_UOPS_LLC_HIT_RETIRED.XSNP_MISS`.
-    pub const MEM_LOAD_UOPS_LLC_HIT_RETIRED_XSNP_MISS: Event = Event::row(103);
-    /// `MEM_LOAD_UOPS_LLC_HIT_RETIRED.XSNP_HIT`.
-    pub const MEM_LOAD_UOPS_LLC_HIT_RETIRED_XSNP_HIT: Event = Event::row(104);
-    /// `MEM_LOAD_UOPS_LLC_HIT_RETIRED.XSNP_HITM`.
-    pub const MEM_LOAD_UOPS_LLC_HIT_RETIRED_XSNP_HITM: Event = Event::row(105);
-    /// `MEM_LOAD_UOPS_LLC_HIT_RETIRED.XSNP_NONE`.
-    pub const MEM_LOAD_UOPS_LLC_HIT_RETIRED_XSNP_NONE: Event = Event::row(106);
-    /// `MEM_LOAD_UOPS_LLC_MISS_RETIRED.LOCAL_DRAM`.
-    pub const MEM_LOAD_UOPS_LLC_MISS_RETIRED_LOCAL_DRAM: Event = Event::row(107);
-    /// `MEM_LOAD_UOPS_LLC_MISS_RETIRED.REMOTE_DRAM`.
-    pub const MEM_LOAD_UOPS_LLC_MISS_RETIRED_REMOTE_DRAM: Event = Event::row(108);
-    /// `ARITH.FPU_DIV_ACTIVE`.
-    pub const ARITH_FPU_DIV_ACTIVE: Event = Event::row(109);
-    /// `ARITH.FPU_DIV`.
-    pub const ARITH_FPU_DIV: Event = Event::row(110);
-    /// `FP_COMP_OPS_EXE.X87`.
-    pub const FP_COMP_OPS_EXE_X87: Event = Event::row(111);
-    /// `FP_COMP_OPS_EXE.SSE_PACKED_DOUBLE`.
-    pub const FP_COMP_OPS_EXE_SSE_PACKED_DOUBLE: Event = Event::row(112);
-    /// `FP_COMP_OPS_EXE.SSE_SCALAR_SINGLE`.
-    pub const FP_COMP_OPS_EXE_SSE_SCALAR_SINGLE: Event = Event::row(113);
-    /// `FP_COMP_OPS_EXE.SSE_PACKED_SINGLE`.
-    pub const FP_COMP_OPS_EXE_SSE_PACKED_SINGLE: Event = Event::row(114);
-    /// `FP_COMP_OPS_EXE.SSE_SCALAR_DOUBLE`.
-    pub const FP_COMP_OPS_EXE_SSE_SCALAR_DOUBLE: Event = Event::row(115);
-    /// `SIMD_FP_256.PACKED_SINGLE`.
-    pub const SIMD_FP_256_PACKED_SINGLE: Event = Event::row(116);
-    /// `SIMD_FP_256.PACKED_DOUBLE`.
-    pub const SIMD_FP_256_PACKED_DOUBLE: Event = Event::row(117);
-    /// `UOPS_DISPATCHED.THREAD`.
-    pub const UOPS_DISPATCHED_THREAD: Event = Event::row(118);
-    /// `UOPS_DISPATCHED.CORE`.
-    pub const UOPS_DISPATCHED_CORE: Event = Event::row(119);
-    /// `UOPS_DISPATCHED_PORT.PORT_0`.
-    pub const UOPS_DISPATCHED_PORT_PORT_0: Event = Event::row(120);
-    /// `UOPS_DISPATCHED_PORT.PORT_1`.
-    pub const UOPS_DISPATCHED_PORT_PORT_1: Event = Event::row(121);
-    /// `UOPS_DISPATCHED_PORT.PORT_4`.
-    pub const UOPS_DISPATCHED_PORT_PORT_4: Event = Event::row(122);
-    /// `UOPS_DISPATCHED_PORT.PORT_5`.
-    pub const UOPS_DISPATCHED_PORT_PORT_5: Event = Event::row(123);
-    /// `CYCLE_ACTIVITY.CYCLES_NO_DISPATCH`.
-    pub const CYCLE_ACTIVITY_CYCLES_NO_DISPATCH: Event = Event::row(124);
-    /// `CYCLE_ACTIVITY.CYCLES_L1D_PENDING`.
-    pub const CYCLE_ACTIVITY_CYCLES_L1D_PENDING: Event = Event::row(125);
-    /// `CYCLE_ACTIVITY.CYCLES_L2_PENDING`.
-    pub const CYCLE_ACTIVITY_CYCLES_L2_PENDING: Event = Event::row(126);
-    /// `CYCLE_ACTIVITY.STALLS_L1D_PENDING`.
-    pub const CYCLE_ACTIVITY_STALLS_L1D_PENDING: Event = Event::row(127);
-    /// `CYCLE_ACTIVITY.STALLS_L2_PENDING`.
-    pub const CYCLE_ACTIVITY_STALLS_L2_PENDING: Event = Event::row(128);
-    /// `EPT.WALK_CYCLES`.
-    pub const EPT_WALK_CYCLES: Event = Event::row(129);
-    /// `ITLB_MISSES.MISS_CAUSES_A_WALK`.
-    pub const ITLB_MISSES_MISS_CAUSES_A_WALK: Event = Event::row(130);
-    /// `ITLB_MISSES.WALK_COMPLETED`.
-    pub const ITLB_MISSES_WALK_COMPLETED: Event = Event::row(131);
-    /// `ITLB_MISSES.WALK_DURATION`.
-    pub const ITLB_MISSES_WALK_DURATION: Event = Event::row(132);
-    /// `ITLB_MISSES.STLB_HIT`.
-    pub const ITLB_MISSES_STLB_HIT: Event = Event::row(133);
-    /// `DTLB_LOAD_MISSES.MISS_CAUSES_A_WALK`.
-    pub const DTLB_LOAD_MISSES_MISS_CAUSES_A_WALK: Event = Event::row(134);
-    /// `DTLB_LOAD_MISSES.WALK_COMPLETED`.
-    pub const DTLB_LOAD_MISSES_WALK_COMPLETED: Event = Event::row(135);
-    /// `DTLB_LOAD_MISSES.WALK_DURATION`.
-    pub const DTLB_LOAD_MISSES_WALK_DURATION: Event = Event::row(136);
-    /// `DTLB_LOAD_MISSES.STLB_HIT`.
-    pub const DTLB_LOAD_MISSES_STLB_HIT: Event = Event::row(137);
-    /// `DTLB_STORE_MISSES.MISS_CAUSES_A_WALK`.
-    pub const DTLB_STORE_MISSES_MISS_CAUSES_A_WALK: Event = Event::row(138);
-    /// `DTLB_STORE_MISSES.WALK_COMPLETED`.
-    pub const DTLB_STORE_MISSES_WALK_COMPLETED: Event = Event::row(139);
-    /// `DTLB_STORE_MISSES.WALK_DURATION`.
-    pub const DTLB_STORE_MISSES_WALK_DURATION: Event = Event::row(140);
-    /// `DTLB_STORE_MISSES.STLB_HIT`.
-    pub const DTLB_STORE_MISSES_STLB_HIT: Event = Event::row(141);
-    /// `TLB_FLUSH.DTLB_THREAD`.
-    pub const TLB_FLUSH_DTLB_THREAD: Event = Event::row(142);
-    /// `TLB_FLUSH.STLB_ANY`.
-    pub const TLB_FLUSH_STLB_ANY: Event = Event::row(143);
-    /// `L1D.REPLACEMENT`.
-    pub const L1D_REPLACEMENT: Event = Event::row(144);
-    /// `L1D.ALLOCATED_IN_M`.
-    pub const L1D_ALLOCATED_IN_M: Event = Event::row(145);
-    /// `L1D.EVICTION`.
-    pub const L1D_EVICTION: Event = Event::row(146);
-    /// `L1D.ALL_M_REPLACEMENT`.
-    pub const L1D_ALL_M_REPLACEMENT: Event = Event::row(147);
-    /// `L1D_PEND_MISS.PENDING`.
-    pub const L1D_PEND_MISS_PENDING: Event = Event::row(148);
-    /// `L1D_PEND_MISS.PENDING_CYCLES`.
-    pub const L1D_PEND_MISS_PENDING_CYCLES: Event = Event::row(149);
-    /// `LOAD_HIT_PRE.SW_PF`.
-    pub const LOAD_HIT_PRE_SW_PF: Event = Event::row(150);
-    /// `LOAD_HIT_PRE.HW_PF`.
-    pub const LOAD_HIT_PRE_HW_PF: Event = Event::row(151);
-    /// `HW_PRE_REQ.DL1_MISS`.
-    pub const HW_PRE_REQ_DL1_MISS: Event = Event::row(152);
-    /// `LOCK_CYCLES.SPLIT_LOCK_UC_LOCK_DURATION`.
-    pub const LOCK_CYCLES_SPLIT_LOCK_UC_LOCK_DURATION: Event = Event::row(153);
-    /// `LOCK_CYCLES.CACHE_LOCK_DURATION`.
-    pub const LOCK_CYCLES_CACHE_LOCK_DURATION: Event = Event::row(154);
-    /// `LD_BLOCKS.DATA_UNKNOWN`.
-    pub const LD_BLOCKS_DATA_UNKNOWN: Event = Event::row(155);
-    /// `LD_BLOCKS.STORE_FORWARD`.
-    pub const LD_BLOCKS_STORE_FORWARD: Event = Event::row(156);
-    /// `LD_BLOCKS.NO_SR`.
-    pub const LD_BLOCKS_NO_SR: Event = Event::row(157);
-    /// `LD_BLOCKS.ALL_BLOCK`.
-    pub const LD_BLOCKS_ALL_BLOCK: Event = Event::row(158);
-    /// `LD_BLOCKS_PARTIAL.ADDRESS_ALIAS`.
-    pub const LD_BLOCKS_PARTIAL_ADDRESS_ALIAS: Event = Event::row(159);
-    /// `LD_BLOCKS_PARTIAL.ALL_STA_BLOCK`.
-    pub const LD_BLOCKS_PARTIAL_ALL_STA_BLOCK: Event = Event::row(160);
-    /// `MISALIGN_MEM_REF.LOADS`.
-    pub const MISALIGN_MEM_REF_LOADS: Event = Event::row(161);
-    /// `MISALIGN_MEM_REF.STORES`.
-    pub const MISALIGN_MEM_REF_STORES: Event = Event::row(162);
-    /// `AGU_BYPASS_CANCEL.COUNT`.
-    pub const AGU_BYPASS_CANCEL_COUNT: Event = Event::row(163);
-    /// `OFFCORE_REQUESTS_OUTSTANDING.DEMAND_DATA_RD`.
-    pub const OFFCORE_REQUESTS_OUTSTANDING_DEMAND_DATA_RD: Event = Event::row(164);
-    /// `OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DEMAND_DATA_RD`.
-    pub const OFFCORE_REQUESTS_OUTSTANDING_CYCLES_WITH_DEMAND_DATA_RD: Event = Event::row(165);
-    /// `OFFCORE_REQUESTS_OUTSTANDING.DEMAND_RFO`.
-    pub const OFFCORE_REQUESTS_OUTSTANDING_DEMAND_RFO: Event = Event::row(166);
-    /// `OFFCORE_REQUESTS_OUTSTANDING.ALL_DATA_RD`.
-    pub const OFFCORE_REQUESTS_OUTSTANDING_ALL_DATA_RD: Event = Event::row(167);
-    /// `OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DATA_RD`.
-    pub const OFFCORE_REQUESTS_OUTSTANDING_CYCLES_WITH_DATA_RD: Event = Event::row(168);
-    /// `OFFCORE_REQUESTS.DEMAND_DATA_RD`.
-    pub const OFFCORE_REQUESTS_DEMAND_DATA_RD: Event = Event::row(169);
-    /// `OFFCORE_REQUESTS.DEMAND_CODE_RD`.
-    pub const OFFCORE_REQUESTS_DEMAND_CODE_RD: Event = Event::row(170);
-    /// `OFFCORE_REQUESTS.DEMAND_RFO`.
-    pub const OFFCORE_REQUESTS_DEMAND_RFO: Event = Event::row(171);
-    /// `OFFCORE_REQUESTS.ALL_DATA_RD`.
-    pub const OFFCORE_REQUESTS_ALL_DATA_RD: Event = Event::row(172);
-    /// `OFFCORE_REQUESTS_BUFFER.SQ_FULL`.
-    pub const OFFCORE_REQUESTS_BUFFER_SQ_FULL: Event = Event::row(173);
-    /// `L2_RQSTS.DEMAND_DATA_RD_HIT`.
-    pub const L2_RQSTS_DEMAND_DATA_RD_HIT: Event = Event::row(174);
-    /// `L2_RQSTS.RFO_HIT`.
-    pub const L2_RQSTS_RFO_HIT: Event = Event::row(175);
-    /// `L2_RQSTS.RFO_MISS`.
-    pub const L2_RQSTS_RFO_MISS: Event = Event::row(176);
-    /// `L2_RQSTS.CODE_RD_HIT`.
-    pub const L2_RQSTS_CODE_RD_HIT: Event = Event::row(177);
-    /// `L2_RQSTS.CODE_RD_MISS`.
-    pub const L2_RQSTS_CODE_RD_MISS: Event = Event::row(178);
-    /// `L2_RQSTS.PF_HIT`.
-    pub const L2_RQSTS_PF_HIT: Event = Event::row(179);
-    /// `L2_RQSTS.PF_MISS`.
-    pub const L2_RQSTS_PF_MISS: Event = Event::row(180);
-    /// `L2_STORE_LOCK_RQSTS.MISS`.
-    pub const L2_STORE_LOCK_RQSTS_MISS: Event = Event::row(181);
-    /// `L2_STORE_LOCK_RQSTS.HIT_E`.
-    pub const L2_STORE_LOCK_RQSTS_HIT_E: Event = Event::row(182);
-    /// `L2_STORE_LOCK_RQSTS.HIT_M`.
-    pub const L2_STORE_LOCK_RQSTS_HIT_M: Event = Event::row(183);
-    /// `L2_STORE_LOCK_RQSTS.ALL`.
-    pub const L2_STORE_LOCK_RQSTS_ALL: Event = Event::row(184);
-    /// `L2_L1D_WB_RQSTS.MISS`.
-    pub const L2_L1D_WB_RQSTS_MISS: Event = Event::row(185);
-    /// `L2_L1D_WB_RQSTS.HIT_S`.
-    pub const L2_L1D_WB_RQSTS_HIT_S: Event = Event::row(186);
-    /// `L2_L1D_WB_RQSTS.HIT_E`.
-    pub const L2_L1D_WB_RQSTS_HIT_E: Event = Event::row(187);
-    /// `L2_L1D_WB_RQSTS.HIT_M`.
-    pub const L2_L1D_WB_RQSTS_HIT_M: Event = Event::row(188);
-    /// `L2_L1D_WB_RQSTS.ALL`.
-    pub const L2_L1D_WB_RQSTS_ALL: Event = Event::row(189);
-    /// `L2_TRANS.DEMAND_DATA_RD`.
-    pub const L2_TRANS_DEMAND_DATA_RD: Event = Event::row(190);
-    /// `L2_TRANS.RFO`.
-    pub const L2_TRANS_RFO: Event = Event::row(191);
-    /// `L2_TRANS.CODE_RD`.
-    pub const L2_TRANS_CODE_RD: Event = Event::row(192);
-    /// `L2_TRANS.ALL_PF`.
-    pub const L2_TRANS_ALL_PF: Event = Event::row(193);
-    /// `L2_TRANS.L1D_WB`.
-    pub const L2_TRANS_L1D_WB: Event = Event::row(194);
-    /// `L2_TRANS.L2_FILL`.
-    pub const L2_TRANS_L2_FILL: Event = Event::row(195);
-    /// `L2_TRANS.L2_WB`.
-    pub const L2_TRANS_L2_WB: Event = Event::row(196);
-    /// `L2_TRANS.ALL_REQUESTS`.
-    pub const L2_TRANS_ALL_REQUESTS: Event = Event::row(197);
-    /// `L2_LINES_IN.I`.
-    pub const L2_LINES_IN_I: Event = Event::row(198);
-    /// `L2_LINES_IN.S`.
-    pub const L2_LINES_IN_S: Event = Event::row(199);
-    /// `L2_LINES_IN.E`.
-    pub const L2_LINES_IN_E: Event = Event::row(200);
-    /// `L2_LINES_IN.ALL`.
-    pub const L2_LINES_IN_ALL: Event = Event::row(201);
-    /// `L2_LINES_OUT.DEMAND_CLEAN`.
-    pub const L2_LINES_OUT_DEMAND_CLEAN: Event = Event::row(202);
-    /// `L2_LINES_OUT.DEMAND_DIRTY`.
-    pub const L2_LINES_OUT_DEMAND_DIRTY: Event = Event::row(203);
-    /// `L2_LINES_OUT.PF_CLEAN`.
-    pub const L2_LINES_OUT_PF_CLEAN: Event = Event::row(204);
-    /// `L2_LINES_OUT.PF_DIRTY`.
-    pub const L2_LINES_OUT_PF_DIRTY: Event = Event::row(205);
-    /// `L2_LINES_OUT.DIRTY_ALL`.
-    pub const L2_LINES_OUT_DIRTY_ALL: Event = Event::row(206);
-    /// `LONGEST_LAT_CACHE.MISS`.
-    pub const LONGEST_LAT_CACHE_MISS: Event = Event::row(207);
-    /// `LONGEST_LAT_CACHE.REFERENCE`.
-    pub const LONGEST_LAT_CACHE_REFERENCE: Event = Event::row(208);
-    /// `SQ_MISC.SPLIT_LOCK`.
-    pub const SQ_MISC_SPLIT_LOCK: Event = Event::row(209);
-    /// `CPU_CLK_THREAD_UNHALTED.REF_XCLK`.
-    pub const CPU_CLK_THREAD_UNHALTED_REF_XCLK: Event = Event::row(210);
-    /// `CPU_CLK_THREAD_UNHALTED.ONE_THREAD_ACTIVE`.
-    pub const CPU_CLK_THREAD_UNHALTED_ONE_THREAD_ACTIVE: Event = Event::row(211);
-    /// `UOPS_DISPATCHED_PORT.PORT_0_CORE`.
-    pub const UOPS_DISPATCHED_PORT_PORT_0_CORE: Event = Event::row(212);
-    /// `UOPS_DISPATCHED_PORT.PORT_1_CORE`.
-    pub const UOPS_DISPATCHED_PORT_PORT_1_CORE: Event = Event::row(213);
-    /// `UOPS_DISPATCHED_PORT.PORT_4_CORE`.
-    pub const UOPS_DISPATCHED_PORT_PORT_4_CORE: Event = Event::row(214);
-    /// `UOPS_DISPATCHED_PORT.PORT_5_CORE`.
-    pub const UOPS_DISPATCHED_PORT_PORT_5_CORE: Event = Event::row(215);
-    /// `IDQ.MITE_CYCLES`.
-    pub const IDQ_MITE_CYCLES: Event = Event::row(216);
-    /// `IDQ.DSB_CYCLES`.
-    pub const IDQ_DSB_CYCLES: Event = Event::row(217);
-    /// `UOPS_DISPATCHED_PORT.PORT_2`.
-    pub const UOPS_DISPATCHED_PORT_PORT_2: Event = Event::row(218);
-    /// `UOPS_DISPATCHED_PORT.PORT_3`.
-    pub const UOPS_DISPATCHED_PORT_PORT_3: Event = Event::row(219);
-    /// `IDQ.MS_DSB_CYCLES`.
-    pub const IDQ_MS_DSB_CYCLES: Event = Event::row(220);
-    /// `IDQ.MS_DSB_OCCUR`.
-    pub const IDQ_MS_DSB_OCCUR: Event = Event::row(221);
-    /// `UOPS_DISPATCHED_PORT.PORT_2_CORE`.
-    pub const UOPS_DISPATCHED_PORT_PORT_2_CORE: Event = Event::row(222);
-    /// `UOPS_DISPATCHED_PORT.PORT_3_CORE`.
-    pub const UOPS_DISPATCHED_PORT_PORT_3_CORE: Event = Event::row(223);
-    /// `L2_RQSTS.ALL_DEMAND_DATA_RD`.
-    pub const L2_RQSTS_ALL_DEMAND_DATA_RD: Event = Event::row(224);
-    /// `L2_RQSTS.ALL_RFO`.
-    pub const L2_RQSTS_ALL_RFO: Event = Event::row(225);
-    /// `L2_RQSTS.ALL_CODE_RD`.
-    pub const L2_RQSTS_ALL_CODE_RD: Event = Event::row(226);
-    /// `L2_RQSTS.ALL_PF`.
-    pub const L2_RQSTS_ALL_PF: Event = Event::row(227);
-    /// `L1D_BLOCKS.BANK_CONFLICT_CYCLES`.
-    pub const L1D_BLOCKS_BANK_CONFLICT_CYCLES: Event = Event::row(228);
-    /// `RESOURCE_STALLS2.ALL_PRF_CONTROL`.
-    pub const RESOURCE_STALLS2_ALL_PRF_CONTROL: Event = Event::row(229);
-    /// `IDQ_UOPS_NOT_DELIVERED.CYCLES_LE_2_UOP_DELIV.CORE`.
-    pub const IDQ_UOPS_NOT_DELIVERED_CYCLES_LE_2_UOP_DELIV_CORE: Event = Event::row(230);
-    /// `IDQ_UOPS_NOT_DELIVERED.CYCLES_LE_3_UOP_DELIV.CORE`.
-    pub const IDQ_UOPS_NOT_DELIVERED_CYCLES_LE_3_UOP_DELIV_CORE: Event = Event::row(231);
-    /// `RESOURCE_STALLS2.ALL_FL_EMPTY`.
-    pub const RESOURCE_STALLS2_ALL_FL_EMPTY: Event = Event::row(232);
-    /// `RESOURCE_STALLS.MEM_RS`.
-    pub const RESOURCE_STALLS_MEM_RS: Event = Event::row(233);
-    /// `RESOURCE_STALLS.OOO_RSRC`.
-    pub const RESOURCE_STALLS_OOO_RSRC: Event = Event::row(234);
-    /// `RESOURCE_STALLS2.OOO_RSRC`.
-    pub const RESOURCE_STALLS2_OOO_RSRC: Event = Event::row(235);
-    /// `RESOURCE_STALLS.LB_SB`.
-    pub const RESOURCE_STALLS_LB_SB: Event = Event::row(236);
-    /// `INT_MISC.RECOVERY_CYCLES`.
-    pub const INT_MISC_RECOVERY_CYCLES: Event = Event::row(237);
-    /// `PARTIAL_RAT_STALLS.FLAGS_MERGE_UOP_CYCLES`.
-    pub const PARTIAL_RAT_STALLS_FLAGS_MERGE_UOP_CYCLES: Event = Event::row(238);
-    /// `IDQ_UOPS_NOT_DELIVERED.CYCLES_GE_1_UOP_DELIV.CORE`.
-    pub const IDQ_UOPS_NOT_DELIVERED_CYCLES_GE_1_UOP_DELIV_CORE: Event = Event::row(239);
-    /// `INT_MISC.RECOVERY_STALLS_COUNT`.
-    pub const INT_MISC_RECOVERY_STALLS_COUNT: Event = Event::row(240);
-    /// `IDQ.ALL_DSB_CYCLES_4_UOPS`.
-    pub const IDQ_ALL_DSB_CYCLES_4_UOPS: Event = Event::row(241);
-    /// `IDQ.ALL_DSB_CYCLES_ANY_UOPS`.
-    pub const IDQ_ALL_DSB_CYCLES_ANY_UOPS: Event = Event::row(242);
-    /// `IDQ.ALL_MITE_CYCLES_4_UOPS`.
-    pub const IDQ_ALL_MITE_CYCLES_4_UOPS: Event = Event::row(243);
-    /// `IDQ.ALL_MITE_CYCLES_ANY_UOPS`.
-    pub const IDQ_ALL_MITE_CYCLES_ANY_UOPS: Event = Event::row(244);
-    /// `DSB_FILL.ALL_CANCEL`.
-    pub const DSB_FILL_ALL_CANCEL: Event = Event::row(245);
-    /// `FP_ASSIST.ANY`.
-    pub const FP_ASSIST_ANY: Event = Event::row(246);
-    /// `BACLEARS.ANY`.
-    pub const BACLEARS_ANY: Event = Event::row(247);
-    /// `OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DEMAND_RFO`.
-    pub const OFFCORE_REQUESTS_OUTSTANDING_CYCLES_WITH_DEMAND_RFO: Event = Event::row(248);
-    /// `IDQ_UOPS_NOT_DELIVERED.CYCLES_FE_WAS_OK`.
-    pub const IDQ_UOPS_NOT_DELIVERED_CYCLES_FE_WAS_OK: Event = Event::row(249);
-    /// `BR_INST_EXEC.ALL_BRANCHES`.
-    pub const BR_INST_EXEC_ALL_BRANCHES: Event = Event::row(250);
-    /// `BR_MISP_EXEC.ALL_BRANCHES`.
-    pub const BR_MISP_EXEC_ALL_BRANCHES: Event = Event::row(251);
-    /// `IDQ.MITE_ALL_UOPS`.
-    pub const IDQ_MITE_ALL_UOPS: Event = Event::row(252);
-    /// `UOPS_RETIRED.CORE_STALL_CYCLES`.
-    pub const UOPS_RETIRED_CORE_STALL_CYCLES: Event = Event::row(253);
-    /// `LSD.CYCLES_4_UOPS`.
-    pub const LSD_CYCLES_4_UOPS: Event = Event::row(254);
-    /// `MACHINE_CLEARS.COUNT`.
-    pub const MACHINE_CLEARS_COUNT: Event = Event::row(255);
-    /// `RS_EVENTS.EMPTY_END`.
-    pub const RS_EVENTS_EMPTY_END: Event = Event::row(256);
-    /// `IDQ.MS_SWITCHES`.
-    pub const IDQ_MS_SWITCHES: Event = Event::row(257);
-    /// `CPU_CLK_UNHALTED.THREAD_P_ANY`.
-    pub const CPU_CLK_UNHALTED_THREAD_P_ANY: Event = Event::row(258);
-    /// `CPU_CLK_THREAD_UNHALTED.REF_XCLK_ANY`.
-    pub const CPU_CLK_THREAD_UNHALTED_REF_XCLK_ANY: Event = Event::row(259);
-    /// `INT_MISC.RECOVERY_CYCLES_ANY`.
-    pub const INT_MISC_RECOVERY_CYCLES_ANY: Event = Event::row(260);
-    /// `OFFCORE_REQUESTS_OUTSTANDING.DEMAND_DATA_RD_C6`.
-    pub const OFFCORE_REQUESTS_OUTSTANDING_DEMAND_DATA_RD_C6: Event = Event::row(261);
-    /// `UOPS_EXECUTED.CORE_CYCLES_GE_1`.
-    pub const UOPS_EXECUTED_CORE_CYCLES_GE_1: Event = Event::row(262);
-    /// `UOPS_EXECUTED.CORE_CYCLES_GE_2`.
-    pub const UOPS_EXECUTED_CORE_CYCLES_GE_2: Event = Event::row(263);
-    /// `UOPS_EXECUTED.CORE_CYCLES_GE_3`.
-    pub const UOPS_EXECUTED_CORE_CYCLES_GE_3: Event = Event::row(264);
-    /// `UOPS_EXECUTED.CORE_CYCLES_GE_4`.
-    pub const UOPS_EXECUTED_CORE_CYCLES_GE_4: Event = Event::row(265);
-    /// `UOPS_EXECUTED.CORE_CYCLES_NONE`.
-    pub const UOPS_EXECUTED_CORE_CYCLES_NONE: Event = Event::row(266);
-    /// `L1D_PEND_MISS.PENDING_CYCLES_ANY`.
-    pub const L1D_PEND_MISS_PENDING_CYCLES_ANY: Event = Event::row(267);
-    /// `L1D_PEND_MISS.FB_FULL`.
-    pub const L1D_PEND_MISS_FB_FULL: Event = Event::row(268);
-    /// `CPU_CLK_UNHALTED.REF_XCLK`.
-    pub const CPU_CLK_UNHALTED_REF_XCLK: Event = Event::row(269);
-    /// `CPU_CLK_UNHALTED.REF_XCLK_ANY`.
-    pub const CPU_CLK_UNHALTED_REF_XCLK_ANY: Event = Event::row(270);
-    /// `CPU_CLK_UNHALTED.ONE_THREAD_ACTIVE`.
-    pub const CPU_CLK_UNHALTED_ONE_THREAD_ACTIVE: Event = Event::row(271);
-    /// `OFFCORE_RESPONSE.ALL_DATA_RD.LLC_HIT.HIT_OTHER_CORE_NO_FWD`.
-    pub const OFFCORE_RESPONSE_ALL_DATA_RD_LLC_HIT_HIT_OTHER_CORE_NO_FWD: Event = Event::row(272);
-    /// `OFFCORE_RESPONSE.ALL_DATA_RD.LLC_HIT.HITM_OTHER_CORE`.
-    pub const OFFCORE_RESPONSE_ALL_DATA_RD_LLC_HIT_HITM_OTHER_CORE: Event = Event::row(273);
-    /// `OFFCORE_RESPONSE.ALL_DATA_RD.LLC_HIT.NO_SNOOP_NEEDED`.
-    pub const OFFCORE_RESPONSE_ALL_DATA_RD_LLC_HIT_NO_SNOOP_NEEDED: Event = Event::row(274);
-    /// `OFFCORE_RESPONSE.ALL_DATA_RD.LLC_HIT.SNOOP_MISS`.
-    pub const OFFCORE_RESPONSE_ALL_DATA_RD_LLC_HIT_SNOOP_MISS: Event = Event::row(275);
-    /// `OFFCORE_RESPONSE.ALL_PF_DATA_RD.LLC_HIT.ANY_RESPONSE`.
-    pub const OFFCORE_RESPONSE_ALL_PF_DATA_RD_LLC_HIT_ANY_RESPONSE: Event = Event::row(276);
-    /// `OFFCORE_RESPONSE.ALL_PF_DATA_RD.LLC_HIT.HIT_OTHER_CORE_NO_FWD`.
-    pub const OFFCORE_RESPONSE_ALL_PF_DATA_RD_LLC_HIT_HIT_OTHER_CORE_NO_FWD: Event = Event::row(277);
-    /// `OFFCORE_RESPONSE.ALL_PF_DATA_RD.LLC_HIT.HITM_OTHER_CORE`.
-    pub const OFFCORE_RESPONSE_ALL_PF_DATA_RD_LLC_HIT_HITM_OTHER_CORE: Event = Event::row(278);
-    /// `OFFCORE_RESPONSE.ALL_PF_DATA_RD.LLC_HIT.NO_SNOOP_NEEDED`.
-    pub const OFFCORE_RESPONSE_ALL_PF_DATA_RD_LLC_HIT_NO_SNOOP_NEEDED: Event = Event::row(279);
-    /// `OFFCORE_RESPONSE.ALL_PF_DATA_RD.LLC_HIT.SNOOP_MISS`.
-    pub const OFFCORE_RESPONSE_ALL_PF_DATA_RD_LLC_HIT_SNOOP_MISS: Event = Event::row(280);
-    /// `OFFCORE_RESPONSE.ALL_READS.LLC_HIT.ANY_RESPONSE`.
-    pub const OFFCORE_RESPONSE_ALL_READS_LLC_HIT_ANY_RESPONSE: Event = Event::row(281);
-    /// `OFFCORE_RESPONSE.ALL_READS.LLC_HIT.HIT_OTHER_CORE_NO_FWD`.
-    pub const OFFCORE_RESPONSE_ALL_READS_LLC_HIT_HIT_OTHER_CORE_NO_FWD: Event = Event::row(282);
-    /// `OFFCORE_RESPONSE.ALL_READS.LLC_HIT.HITM_OTHER_CORE`.
-    pub const OFFCORE_RESPONSE_ALL_READS_LLC_HIT_HITM_OTHER_CORE: Event = Event::row(283);
-    /// `OFFCORE_RESPONSE.ALL_READS.LLC_HIT.NO_SNOOP_NEEDED`.
-    pub const OFFCORE_RESPONSE_ALL_READS_LLC_HIT_NO_SNOOP_NEEDED: Event = Event::row(284);
-    /// `OFFCORE_RESPONSE.ALL_READS.LLC_HIT.SNOOP_MISS`.
-    pub const OFFCORE_RESPONSE_ALL_READS_LLC_HIT_SNOOP_MISS: Event = Event::row(285);
-    /// `OFFCORE_RESPONSE.COREWB.ANY_RESPONSE`.
-    pub const OFFCORE_RESPONSE_COREWB_ANY_RESPONSE: Event = Event::row(286);
-    /// `OFFCORE_RESPONSE.DEMAND_CODE_RD.LLC_HIT.ANY_RESPONSE`.
-    pub const OFFCORE_RESPONSE_DEMAND_CODE_RD_LLC_HIT_ANY_RESPONSE: Event = Event::row(287);
-    /// `OFFCORE_RESPONSE.DEMAND_CODE_RD.LLC_MISS.ANY_RESPONSE`.
-    pub const OFFCORE_RESPONSE_DEMAND_CODE_RD_LLC_MISS_ANY_RESPONSE: Event = Event::row(288);
-    /// `OFFCORE_RESPONSE.DEMAND_CODE_RD.LLC_MISS.LOCAL_DRAM`.
-    pub const OFFCORE_RESPONSE_DEMAND_CODE_RD_LLC_MISS_LOCAL_DRAM: Event = Event::row(289);
-    /// `OFFCORE_RESPONSE.DEMAND_CODE_RD.LLC_MISS.REMOTE_DRAM`.
-    pub const OFFCORE_RESPONSE_DEMAND_CODE_RD_LLC_MISS_REMOTE_DRAM: Event = Event::row(290);
-    /// `OFFCORE_RESPONSE.DEMAND_CODE_RD.LLC_MISS.REMOTE_HIT_FORWARD`.
-    pub const OFFCORE_RESPONSE_DEMAND_CODE_RD_LLC_MISS_REMOTE_HIT_FORWARD: Event = Event::row(291);
-    /// `OFFCORE_RESPONSE.DEMAND_CODE_RD.LLC_MISS.REMOTE_HITM`.
-    pub const OFFCORE_RESPONSE_DEMAND_CODE_RD_LLC_MISS_REMOTE_HITM: Event = Event::row(292);
-    /// `OFFCORE_RESPONSE.DEMAND_DATA_RD.LLC_HIT.ANY_RESPONSE`.
-    pub const OFFCORE_RESPONSE_DEMAND_DATA_RD_LLC_HIT_ANY_RESPONSE: Event = Event::row(293);
-    /// `OFFCORE_RESPONSE.DEMAND_DATA_RD.LLC_HIT.HIT_OTHER_CORE_NO_FWD`.
-    pub const OFFCORE_RESPONSE_DEMAND_DATA_RD_LLC_HIT_HIT_OTHER_CORE_NO_FWD: Event = Event::row(294);
-    /// `OFFCORE_RESPONSE.DEMAND_DATA_RD.LLC_HIT.HITM_OTHER_CORE`.
-    pub const OFFCORE_RESPONSE_DEMAND_DATA_RD_LLC_HIT_HITM_OTHER_CORE: Event = Event::row(295);
-    /// `OFFCORE_RESPONSE.DEMAND_DATA_RD.LLC_HIT.NO_SNOOP_NEEDED`.
-    pub const OFFCORE_RESPONSE_DEMAND_DATA_RD_LLC_HIT_NO_SNOOP_NEEDED: Event = Event::row(296);
-    /// `OFFCORE_RESPONSE.DEMAND_DATA_RD.LLC_HIT.SNOOP_MISS`.
-    pub const OFFCORE_RESPONSE_DEMAND_DATA_RD_LLC_HIT_SNOOP_MISS: Event = Event::row(297);
-    /// `OFFCORE_RESPONSE.DEMAND_DATA_RD.LLC_MISS.ANY_DRAM`.
-    pub const OFFCORE_RESPONSE_DEMAND_DATA_RD_LLC_MISS_ANY_DRAM: Event = Event::row(298);
-    /// `OFFCORE_RESPONSE.DEMAND_DATA_RD.LLC_MISS.ANY_RESPONSE`.
-    pub const OFFCORE_RESPONSE_DEMAND_DATA_RD_LLC_MISS_ANY_RESPONSE: Event = Event::row(299);
-    /// `OFFCORE_RESPONSE.DEMAND_DATA_RD.LLC_MISS.LOCAL_DRAM`.
-    pub const OFFCORE_RESPONSE_DEMAND_DATA_RD_LLC_MISS_LOCAL_DRAM: Event = Event::row(300);
-    /// `OFFCORE_RESPONSE.DEMAND_DATA_RD.LLC_MISS.REMOTE_DRAM`.
-    pub const OFFCORE_RESPONSE_DEMAND_DATA_RD_LLC_MISS_REMOTE_DRAM: Event = Event::row(301);
-    /// `OFFCORE_RESPONSE.DEMAND_DATA_RD.LLC_MISS.REMOTE_HIT_FORWARD`.
-    pub const OFFCORE_RESPONSE_DEMAND_DATA_RD_LLC_MISS_REMOTE_HIT_FORWARD: Event = Event::row(302);
-    /// `OFFCORE_RESPONSE.DEMAND_DATA_RD.LLC_MISS.REMOTE_HITM`.
-    pub const OFFCORE_RESPONSE_DEMAND_DATA_RD_LLC_MISS_REMOTE_HITM: Event = Event::row(303);
-    /// `OFFCORE_RESPONSE.OTHER.LRU_HINTS`.
-    pub const OFFCORE_RESPONSE_OTHER_LRU_HINTS: Event = Event::row(304);
-    /// `OFFCORE_RESPONSE.OTHER.PORTIO_MMIO_UC`.
-    pub const OFFCORE_RESPONSE_OTHER_PORTIO_MMIO_UC: Event = Event::row(305);
-    /// `OFFCORE_RESPONSE.PF_L2_CODE_RD.LLC_HIT.ANY_RESPONSE`.
-    pub const OFFCORE_RESPONSE_PF_L2_CODE_RD_LLC_HIT_ANY_RESPONSE: Event = Event::row(306);
-    /// `OFFCORE_RESPONSE.PF_L2_CODE_RD.LLC_MISS.ANY_RESPONSE`.
-    pub const OFFCORE_RESPONSE_PF_L2_CODE_RD_LLC_MISS_ANY_RESPONSE: Event = Event::row(307);
-    /// `OFFCORE_RESPONSE.PF_L2_DATA_RD.LLC_HIT.ANY_RESPONSE`.
-    pub const OFFCORE_RESPONSE_PF_L2_DATA_RD_LLC_HIT_ANY_RESPONSE: Event = Event::row(308);
-    /// `OFFCORE_RESPONSE.PF_L2_DATA_RD.LLC_HIT.HIT_OTHER_CORE_NO_FWD`.
-    pub const OFFCORE_RESPONSE_PF_L2_DATA_RD_LLC_HIT_HIT_OTHER_CORE_NO_FWD: Event = Event::row(309);
-    /// `OFFCORE_RESPONSE.PF_L2_DATA_RD.LLC_HIT.HITM_OTHER_CORE`.
-    pub const OFFCORE_RESPONSE_PF_L2_DATA_RD_LLC_HIT_HITM_OTHER_CORE: Event = Event::row(310);
-    /// `OFFCORE_RESPONSE.PF_L2_DATA_RD.LLC_HIT.NO_SNOOP_NEEDED`.
-    pub const OFFCORE_RESPONSE_PF_L2_DATA_RD_LLC_HIT_NO_SNOOP_NEEDED: Event = Event::row(311);
-    /// `OFFCORE_RESPONSE.PF_L2_DATA_RD.LLC_HIT.SNOOP_MISS`.
-    pub const OFFCORE_RESPONSE_PF_L2_DATA_RD_LLC_HIT_SNOOP_MISS: Event = Event::row(312);
-    /// `OFFCORE_RESPONSE.PF_L2_DATA_RD.LLC_MISS.ANY_DRAM`.
-    pub const OFFCORE_RESPONSE_PF_L2_DATA_RD_LLC_MISS_ANY_DRAM: Event = Event::row(313);
-    /// `OFFCORE_RESPONSE.PF_L2_DATA_RD.LLC_MISS.ANY_RESPONSE`.
-    pub const OFFCORE_RESPONSE_PF_L2_DATA_RD_LLC_MISS_ANY_RESPONSE: Event = Event::row(314);
-    /// `OFFCORE_RESPONSE.PF_L2_DATA_RD.LLC_MISS.LOCAL_DRAM`.
-    pub const OFFCORE_RESPONSE_PF_L2_DATA_RD_LLC_MISS_LOCAL_DRAM: Event = Event::row(315);
-    /// `OFFCORE_RESPONSE.PF_L2_DATA_RD.LLC_MISS.REMOTE_DRAM`.
-    pub const OFFCORE_RESPONSE_PF_L2_DATA_RD_LLC_MISS_REMOTE_DRAM: Event = Event::row(316);
-    /// `OFFCORE_RESPONSE.PF_L2_DATA_RD.LLC_MISS.REMOTE_HIT_FORWARD`.
-    pub const OFFCORE_RESPONSE_PF_L2_DATA_RD_LLC_MISS_REMOTE_HIT_FORWARD: Event = Event::row(317);
-    /// `OFFCORE_RESPONSE.PF_L2_DATA_RD.LLC_MISS.REMOTE_HITM`.
-    pub const OFFCORE_RESPONSE_PF_L2_DATA_RD_LLC_MISS_REMOTE_HITM: Event = Event::row(318);
-    /// `OFFCORE_RESPONSE.PF_LLC_CODE_RD.LLC_HIT.ANY_RESPONSE`.
-    pub const OFFCORE_RESPONSE_PF_LLC_CODE_RD_LLC_HIT_ANY_RESPONSE: Event = Event::row(319);
-    /// `OFFCORE_RESPONSE.PF_LLC_CODE_RD.LLC_MISS.ANY_RESPONSE`.
-    pub const OFFCORE_RESPONSE_PF_LLC_CODE_RD_LLC_MISS_ANY_RESPONSE: Event = Event::row(320);
-    /// `OFFCORE_RESPONSE.PF_LLC_DATA_RD.LLC_HIT.ANY_RESPONSE`.
-    pub const OFFCORE_RESPONSE_PF_LLC_DATA_RD_LLC_HIT_ANY_RESPONSE: Event = Event::row(321);
-    /// `OFFCORE_RESPONSE.PF_LLC_DATA_RD.LLC_HIT.HIT_OTHER_CORE_NO_FWD`.
-    pub const OFFCORE_RESPONSE_PF_LLC_DATA_RD_LLC_HIT_HIT_OTHER_CORE_NO_FWD: Event = Event::row(322);
-    /// `OFFCORE_RESPONSE.PF_LLC_DATA_RD.LLC_HIT.HITM_OTHER_CORE`.
-    pub const OFFCORE_RESPONSE_PF_LLC_DATA_RD_LLC_HIT_HITM_OTHER_CORE: Event = Event::row(323);
-    /// `OFFCORE_RESPONSE.PF_LLC_DATA_RD.LLC_HIT.NO_SNOOP_NEEDED`.
-    pub const OFFCORE_RESPONSE_PF_LLC_DATA_RD_LLC_HIT_NO_SNOOP_NEEDED: Event = Event::row(324);
-    /// `OFFCORE_RESPONSE.PF_LLC_DATA_RD.LLC_HIT.SNOOP_MISS`.
-    pub const OFFCORE_RESPONSE_PF_LLC_DATA_RD_LLC_HIT_SNOOP_MISS: Event = Event::row(325);
-    /// `OFFCORE_RESPONSE.PF_LLC_DATA_RD.LLC_MISS.ANY_RESPONSE`.
-    pub const OFFCORE_RESPONSE_PF_LLC_DATA_RD_LLC_MISS_ANY_RESPONSE: Event = Event::row(326);
-    /// `OFFCORE_RESPONSE.SPLIT_LOCK_UC_LOCK.ANY_RESPONSE`.
-    pub const OFFCORE_RESPONSE_SPLIT_LOCK_UC_LOCK_ANY_RESPONSE: Event = Event::row(327);
-    /// `OFFCORE_RESPONSE.STREAMING_STORES.ANY_RESPONSE`.
-    pub const OFFCORE_RESPONSE_STREAMING_STORES_ANY_RESPONSE: Event = Event::row(328);
-    /// `OFFCORE_RESPONSE.DEMAND_DATA_RD.ANY_RESPONSE`.
-    pub const OFFCORE_RESPONSE_DEMAND_DATA_RD_ANY_RESPONSE: Event = Event::row(329);
-    /// `OFFCORE_RESPONSE.DEMAND_RFO.ANY_RESPONSE`.
-    pub const OFFCORE_RESPONSE_DEMAND_RFO_ANY_RESPONSE: Event = Event::row(330);
-    /// `OFFCORE_RESPONSE.DEMAND_CODE_RD.ANY_RESPONSE`.
-    pub const OFFCORE_RESPONSE_DEMAND_CODE_RD_ANY_RESPONSE: Event = Event::row(331);
-    /// `OFFCORE_RESPONSE.ALL_DATA_RD.ANY_RESPONSE`.
-    pub const OFFCORE_RESPONSE_ALL_DATA_RD_ANY_RESPONSE: Event = Event::row(332);
-    /// `OFFCORE_RESPONSE.ALL_RFO.ANY_RESPONSE`.
-    pub const OFFCORE_RESPONSE_ALL_RFO_ANY_RESPONSE: Event = Event::row(333);
-    /// `OFFCORE_RESPONSE.ALL_READS.ANY_RESPONSE`.
-    pub const OFFCORE_RESPONSE_ALL_READS_ANY_RESPONSE: Event = Event::row(334);
-    /// `OFFCORE_RESPONSE.ALL_DEMAND_MLC_PREF_READS.LLC_MISS.LOCAL_DRAM`.
-    pub const OFFCORE_RESPONSE_ALL_DEMAND_MLC_PREF_READS_LLC_MISS_LOCAL_DRAM: Event = Event::row(335);
-    /// `OFFCORE_RESPONSE.ALL_DEMAND_MLC_PREF_READS.LLC_MISS.ANY_RESPONSE`.
-    pub const OFFCORE_RESPONSE_ALL_DEMAND_MLC_PREF_READS_LLC_MISS_ANY_RESPONSE: Event = Event::row(336);
-    /// `OFFCORE_RESPONSE.ALL_DEMAND_MLC_PREF_READS.LLC_MISS.REMOTE_HITM_HIT_FORWARD`.
-    pub const OFFCORE_RESPONSE_ALL_DEMAND_MLC_PREF_READS_LLC_MISS_REMOTE_HITM_HIT_FORWARD: Event = Event::row(337);
     /// Every event of the list.
     pub const ALL: &'static [Event] = &Event::from_rows::<ROW_COUNT>(EVENT_ROWS, EXPERIMENTAL_ROWS);
 
@@ -716,348 +40,351 @@ impl crate::core_events::EventList for List {
 
 /// `MSR_OFFCORE_RSP_0`, as the rows that need it name it (each with its value).
 const AUX_MSR_OFFCORE_RSP_0: AuxMsr = AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0 };
-/// The events, row n for `Event::row(n)`: `ev(name, event select, umask, counters)` (bit n
-/// of counters: counter n may count it) and what else each sets.
-const EVENT_ROWS: &[EventRow] = &[
-    ev("BR_INST_EXEC.NONTAKEN_CONDITIONAL", 0x88, 0x41, 0b1111).ht_off(0b11111111),
-    ev("BR_INST_EXEC.TAKEN_CONDITIONAL", 0x88, 0x81, 0b1111).ht_off(0b11111111),
-    ev("BR_INST_EXEC.TAKEN_DIRECT_JUMP", 0x88, 0x82, 0b1111).ht_off(0b11111111),
-    ev("BR_INST_EXEC.TAKEN_INDIRECT_JUMP_NON_CALL_RET", 0x88, 0x84, 0b1111).ht_off(0b11111111),
-    ev("BR_INST_EXEC.TAKEN_INDIRECT_NEAR_RETURN", 0x88, 0x88, 0b1111).ht_off(0b11111111),
-    ev("BR_INST_EXEC.TAKEN_DIRECT_NEAR_CALL", 0x88, 0x90, 0b1111).ht_off(0b11111111),
-    ev("BR_INST_EXEC.TAKEN_INDIRECT_NEAR_CALL", 0x88, 0xa0, 0b1111).ht_off(0b11111111),
-    ev("BR_INST_EXEC.ALL_CONDITIONAL", 0x88, 0xc1, 0b1111).ht_off(0b11111111),
-    ev("BR_INST_EXEC.ALL_DIRECT_JMP", 0x88, 0xc2, 0b1111).ht_off(0b11111111),
-    ev("BR_INST_EXEC.ALL_INDIRECT_JUMP_NON_CALL_RET", 0x88, 0xc4, 0b1111).ht_off(0b11111111),
-    ev("BR_INST_EXEC.ALL_INDIRECT_NEAR_RETURN", 0x88, 0xc8, 0b1111).ht_off(0b11111111),
-    ev("BR_INST_EXEC.ALL_DIRECT_NEAR_CALL", 0x88, 0xd0, 0b1111).ht_off(0b11111111),
-    ev("BR_MISP_EXEC.NONTAKEN_CONDITIONAL", 0x89, 0x41, 0b1111).ht_off(0b11111111),
-    ev("BR_MISP_EXEC.TAKEN_CONDITIONAL", 0x89, 0x81, 0b1111).ht_off(0b11111111),
-    ev("BR_MISP_EXEC.TAKEN_INDIRECT_JUMP_NON_CALL_RET", 0x89, 0x84, 0b1111).ht_off(0b11111111),
-    ev("BR_MISP_EXEC.TAKEN_RETURN_NEAR", 0x89, 0x88, 0b1111).ht_off(0b11111111),
-    ev("BR_MISP_EXEC.TAKEN_DIRECT_NEAR_CALL", 0x89, 0x90, 0b1111).ht_off(0b11111111),
-    ev("BR_MISP_EXEC.TAKEN_INDIRECT_NEAR_CALL", 0x89, 0xa0, 0b1111).ht_off(0b11111111),
-    ev("BR_MISP_EXEC.ALL_CONDITIONAL", 0x89, 0xc1, 0b1111).ht_off(0b11111111),
-    ev("BR_MISP_EXEC.ALL_INDIRECT_JUMP_NON_CALL_RET", 0x89, 0xc4, 0b1111).ht_off(0b11111111),
-    ev("BR_MISP_EXEC.ALL_DIRECT_NEAR_CALL", 0x89, 0xd0, 0b1111).ht_off(0b11111111),
-    ev("BR_MISP_EXEC.INDIRECT", 0x89, 0xe4, 0b1111).ht_off(0b11111111),
-    ev("CPU_CLK_UNHALTED.THREAD_P", 0x3c, 0x00, 0b1111).ht_off(0b11111111),
-    ev("ITLB.ITLB_FLUSH", 0xae, 0x01, 0b1111).ht_off(0b11111111),
-    ev("ICACHE.HIT", 0x80, 0x01, 0b1111).ht_off(0b11111111),
-    ev("ICACHE.MISSES", 0x80, 0x02, 0b1111).ht_off(0b11111111),
-    ev("LSD.UOPS", 0xa8, 0x01, 0b1111).ht_off(0b11111111),
-    ev("LSD.CYCLES_ACTIVE", 0xa8, 0x01, 0b1111).ht_off(0b11111111).threshold(1),
-    ev("ILD_STALL.LCP", 0x87, 0x01, 0b1111).ht_off(0b11111111),
-    ev("ILD_STALL.IQ_FULL", 0x87, 0x04, 0b1111).ht_off(0b11111111),
-    ev("INSTS_WRITTEN_TO_IQ.INSTS", 0x17, 0x01, 0b1111).ht_off(0b11111111),
-    ev("IDQ.EMPTY", 0x79, 0x02, 0b1111),
-    ev("IDQ.MITE_UOPS", 0x79, 0x04, 0b1111).ht_off(0b11111111),
-    ev("IDQ.DSB_UOPS", 0x79, 0x08, 0b1111).ht_off(0b11111111),
-    ev("IDQ.MS_DSB_UOPS", 0x79, 0x10, 0b1111).ht_off(0b11111111),
-    ev("IDQ.MS_MITE_UOPS", 0x79, 0x20, 0b1111).ht_off(0b11111111),
-    ev("IDQ.MS_UOPS", 0x79, 0x30, 0b1111).ht_off(0b11111111),
-    ev("IDQ.MS_CYCLES", 0x79, 0x30, 0b1111).ht_off(0b11111111).threshold(1),
-    ev("IDQ_UOPS_NOT_DELIVERED.CORE", 0x9c, 0x01, 0b1111),
-    ev("IDQ_UOPS_NOT_DELIVERED.CYCLES_0_UOPS_DELIV.CORE", 0x9c, 0x01, 0b1111).threshold(4),
-    ev("IDQ_UOPS_NOT_DELIVERED.CYCLES_LE_1_UOP_DELIV.CORE", 0x9c, 0x01, 0b1111).threshold(3),
-    ev("DSB2MITE_SWITCHES.COUNT", 0xab, 0x01, 0b1111).ht_off(0b11111111),
-    ev("DSB2MITE_SWITCHES.PENALTY_CYCLES", 0xab, 0x02, 0b1111).ht_off(0b11111111),
-    ev("DSB_FILL.OTHER_CANCEL", 0xac, 0x02, 0b1111).ht_off(0b11111111),
-    ev("DSB_FILL.EXCEED_DSB_LINES", 0xac, 0x08, 0b1111).ht_off(0b11111111),
-    ev("INT_MISC.RAT_STALL_CYCLES", 0x0d, 0x40, 0b1111).ht_off(0b11111111),
-    ev("PARTIAL_RAT_STALLS.FLAGS_MERGE_UOP", 0x59, 0x20, 0b1111).ht_off(0b11111111),
-    ev("PARTIAL_RAT_STALLS.SLOW_LEA_WINDOW", 0x59, 0x40, 0b1111).ht_off(0b11111111),
-    ev("PARTIAL_RAT_STALLS.MUL_SINGLE_UOP", 0x59, 0x80, 0b1111).ht_off(0b11111111),
-    ev("RESOURCE_STALLS.ANY", 0xa2, 0x01, 0b1111).ht_off(0b11111111),
-    ev("RESOURCE_STALLS.LB", 0xa2, 0x02, 0b1111).ht_off(0b11111111),
-    ev("RESOURCE_STALLS.RS", 0xa2, 0x04, 0b1111).ht_off(0b11111111),
-    ev("RESOURCE_STALLS.SB", 0xa2, 0x08, 0b1111).ht_off(0b11111111),
-    ev("RESOURCE_STALLS.ROB", 0xa2, 0x10, 0b1111).ht_off(0b11111111),
-    ev("RESOURCE_STALLS2.BOB_FULL", 0x5b, 0x40, 0b1111).ht_off(0b11111111),
-    ev("UOPS_ISSUED.ANY", 0x0e, 0x01, 0b1111).ht_off(0b11111111),
-    ev("UOPS_ISSUED.STALL_CYCLES", 0x0e, 0x01, 0b1111).threshold(1).invert(),
-    ev("UOPS_ISSUED.CORE_STALL_CYCLES", 0x0e, 0x01, 0b1111).threshold(1).invert().any_thread(),
-    ev("RS_EVENTS.EMPTY_CYCLES", 0x5e, 0x01, 0b1111).ht_off(0b11111111),
-    ev("CPL_CYCLES.RING0", 0x5c, 0x01, 0b1111).ht_off(0b11111111),
-    ev("CPL_CYCLES.RING0_TRANS", 0x5c, 0x01, 0b1111).ht_off(0b11111111).threshold(1).edge(),
-    ev("CPL_CYCLES.RING123", 0x5c, 0x02, 0b1111).ht_off(0b11111111),
-    ev("ROB_MISC_EVENTS.LBR_INSERTS", 0xcc, 0x20, 0b1111).ht_off(0b11111111),
-    ev("MACHINE_CLEARS.MEMORY_ORDERING", 0xc3, 0x02, 0b1111).ht_off(0b11111111),
-    ev("MACHINE_CLEARS.SMC", 0xc3, 0x04, 0b1111).ht_off(0b11111111),
-    ev("MACHINE_CLEARS.MASKMOV", 0xc3, 0x20, 0b1111).ht_off(0b11111111),
-    ev("INST_RETIRED.ANY_P", 0xc0, 0x00, 0b1111).ht_off(0b11111111),
-    ev("UOPS_RETIRED.ALL", 0xc2, 0x01, 0b1111).ht_off(0b11111111),
-    ev("UOPS_RETIRED.RETIRE_SLOTS", 0xc2, 0x02, 0b1111).ht_off(0b11111111),
-    ev("UOPS_RETIRED.STALL_CYCLES", 0xc2, 0x01, 0b1111).threshold(1).invert(),
-    ev("UOPS_RETIRED.TOTAL_CYCLES", 0xc2, 0x01, 0b1111).threshold(10).invert(),
-    ev("BR_INST_RETIRED.CONDITIONAL", 0xc4, 0x01, 0b1111).ht_off(0b11111111),
-    ev("BR_INST_RETIRED.NEAR_CALL", 0xc4, 0x02, 0b1111).ht_off(0b11111111),
-    ev("BR_INST_RETIRED.ALL_BRANCHES", 0xc4, 0x00, 0b1111).ht_off(0b11111111),
-    ev("BR_INST_RETIRED.NEAR_RETURN", 0xc4, 0x08, 0b1111).ht_off(0b11111111),
-    ev("BR_INST_RETIRED.NOT_TAKEN", 0xc4, 0x10, 0b1111).ht_off(0b11111111),
-    ev("BR_INST_RETIRED.NEAR_TAKEN", 0xc4, 0x20, 0b1111).ht_off(0b11111111),
-    ev("BR_INST_RETIRED.FAR_BRANCH", 0xc4, 0x40, 0b1111).ht_off(0b11111111),
-    ev("BR_MISP_RETIRED.CONDITIONAL", 0xc5, 0x01, 0b1111).ht_off(0b11111111),
-    ev("BR_MISP_RETIRED.NEAR_CALL", 0xc5, 0x02, 0b1111).ht_off(0b11111111),
-    ev("BR_MISP_RETIRED.ALL_BRANCHES", 0xc5, 0x00, 0b1111).ht_off(0b11111111),
-    ev("BR_MISP_RETIRED.NOT_TAKEN", 0xc5, 0x10, 0b1111).ht_off(0b11111111),
-    ev("BR_MISP_RETIRED.TAKEN", 0xc5, 0x20, 0b1111).ht_off(0b11111111),
-    ev("OTHER_ASSISTS.ITLB_MISS_RETIRED", 0xc1, 0x02, 0b1111).ht_off(0b11111111),
-    ev("OTHER_ASSISTS.AVX_STORE", 0xc1, 0x08, 0b1111).ht_off(0b11111111),
-    ev("OTHER_ASSISTS.AVX_TO_SSE", 0xc1, 0x10, 0b1111).ht_off(0b11111111),
-    ev("OTHER_ASSISTS.SSE_TO_AVX", 0xc1, 0x20, 0b1111).ht_off(0b11111111),
-    ev("FP_ASSIST.X87_OUTPUT", 0xca, 0x02, 0b1111).ht_off(0b11111111),
-    ev("FP_ASSIST.X87_INPUT", 0xca, 0x04, 0b1111).ht_off(0b11111111),
-    ev("FP_ASSIST.SIMD_OUTPUT", 0xca, 0x08, 0b1111).ht_off(0b11111111),
-    ev("FP_ASSIST.SIMD_INPUT", 0xca, 0x10, 0b1111).ht_off(0b11111111),
-    ev("MEM_UOPS_RETIRED.STLB_MISS_LOADS", 0xd0, 0x11, 0b1111),
-    ev("MEM_UOPS_RETIRED.STLB_MISS_STORES", 0xd0, 0x12, 0b1111),
-    ev("MEM_UOPS_RETIRED.LOCK_LOADS", 0xd0, 0x21, 0b1111),
-    ev("MEM_UOPS_RETIRED.SPLIT_LOADS", 0xd0, 0x41, 0b1111),
-    ev("MEM_UOPS_RETIRED.SPLIT_STORES", 0xd0, 0x42, 0b1111),
-    ev("MEM_UOPS_RETIRED.ALL_LOADS", 0xd0, 0x81, 0b1111),
-    ev("MEM_UOPS_RETIRED.ALL_STORES", 0xd0, 0x82, 0b1111),
-    ev("MEM_LOAD_UOPS_RETIRED.L1_HIT", 0xd1, 0x01, 0b1111),
-    ev("MEM_LOAD_UOPS_RETIRED.L2_HIT", 0xd1, 0x02, 0b1111),
-    ev("MEM_LOAD_UOPS_RETIRED.LLC_HIT", 0xd1, 0x04, 0b1111),
-    ev("MEM_LOAD_UOPS_RETIRED.LLC_MISS", 0xd1, 0x20, 0b1111),
-    ev("MEM_LOAD_UOPS_RETIRED.HIT_LFB", 0xd1, 0x40, 0b1111),
-    ev("MEM_LOAD_UOPS_LLC_HIT_RETIRED.XSNP_MISS", 0xd2, 0x01, 0b1111),
-    ev("MEM_LOAD_UOPS_LLC_HIT_RETIRED.XSNP_HIT", 0xd2, 0x02, 0b1111),
-    ev("MEM_LOAD_UOPS_LLC_HIT_RETIRED.XSNP_HITM", 0xd2, 0x04, 0b1111),
-    ev("MEM_LOAD_UOPS_LLC_HIT_RETIRED.XSNP_NONE", 0xd2, 0x08, 0b1111),
-    ev("MEM_LOAD_UOPS_LLC_MISS_RETIRED.LOCAL_DRAM", 0xd3, 0x01, 0b1111),
-    ev("MEM_LOAD_UOPS_LLC_MISS_RETIRED.REMOTE_DRAM", 0xd3, 0x04, 0b1111),
-    ev("ARITH.FPU_DIV_ACTIVE", 0x14, 0x01, 0b1111).ht_off(0b11111111),
-    ev("ARITH.FPU_DIV", 0x14, 0x01, 0b1111).ht_off(0b11111111).threshold(1).edge(),
-    ev("FP_COMP_OPS_EXE.X87", 0x10, 0x01, 0b1111).ht_off(0b11111111),
-    ev("FP_COMP_OPS_EXE.SSE_PACKED_DOUBLE", 0x10, 0x10, 0b1111).ht_off(0b11111111),
-    ev("FP_COMP_OPS_EXE.SSE_SCALAR_SINGLE", 0x10, 0x20, 0b1111).ht_off(0b11111111),
-    ev("FP_COMP_OPS_EXE.SSE_PACKED_SINGLE", 0x10, 0x40, 0b1111).ht_off(0b11111111),
-    ev("FP_COMP_OPS_EXE.SSE_SCALAR_DOUBLE", 0x10, 0x80, 0b1111).ht_off(0b11111111),
-    ev("SIMD_FP_256.PACKED_SINGLE", 0x11, 0x01, 0b1111).ht_off(0b11111111),
-    ev("SIMD_FP_256.PACKED_DOUBLE", 0x11, 0x02, 0b1111).ht_off(0b11111111),
-    ev("UOPS_DISPATCHED.THREAD", 0xb1, 0x01, 0b1111).ht_off(0b11111111),
-    ev("UOPS_DISPATCHED.CORE", 0xb1, 0x02, 0b1111).ht_off(0b11111111),
-    ev("UOPS_DISPATCHED_PORT.PORT_0", 0xa1, 0x01, 0b1111).ht_off(0b11111111),
-    ev("UOPS_DISPATCHED_PORT.PORT_1", 0xa1, 0x02, 0b1111).ht_off(0b11111111),
-    ev("UOPS_DISPATCHED_PORT.PORT_4", 0xa1, 0x40, 0b1111).ht_off(0b11111111),
-    ev("UOPS_DISPATCHED_PORT.PORT_5", 0xa1, 0x80, 0b1111).ht_off(0b11111111),
-    ev("CYCLE_ACTIVITY.CYCLES_NO_DISPATCH", 0xa3, 0x04, 0b1111).threshold(4),
-    ev("CYCLE_ACTIVITY.CYCLES_L1D_PENDING", 0xa3, 0x02, 0b100).threshold(2),
-    ev("CYCLE_ACTIVITY.CYCLES_L2_PENDING", 0xa3, 0x01, 0b1111).ht_off(0b11111111).threshold(1),
-    ev("CYCLE_ACTIVITY.STALLS_L1D_PENDING", 0xa3, 0x06, 0b100).threshold(6),
-    ev("CYCLE_ACTIVITY.STALLS_L2_PENDING", 0xa3, 0x05, 0b1111).threshold(5),
-    ev("EPT.WALK_CYCLES", 0x4f, 0x10, 0b1111).ht_off(0b11111111),
-    ev("ITLB_MISSES.MISS_CAUSES_A_WALK", 0x85, 0x01, 0b1111).ht_off(0b11111111),
-    ev("ITLB_MISSES.WALK_COMPLETED", 0x85, 0x02, 0b1111).ht_off(0b11111111),
-    ev("ITLB_MISSES.WALK_DURATION", 0x85, 0x04, 0b1111).ht_off(0b11111111),
-    ev("ITLB_MISSES.STLB_HIT", 0x85, 0x10, 0b1111).ht_off(0b11111111),
-    ev("DTLB_LOAD_MISSES.MISS_CAUSES_A_WALK", 0x08, 0x01, 0b1111).ht_off(0b11111111),
-    ev("DTLB_LOAD_MISSES.WALK_COMPLETED", 0x08, 0x02, 0b1111).ht_off(0b11111111),
-    ev("DTLB_LOAD_MISSES.WALK_DURATION", 0x08, 0x04, 0b1111).ht_off(0b11111111),
-    ev("DTLB_LOAD_MISSES.STLB_HIT", 0x08, 0x10, 0b1111).ht_off(0b11111111),
-    ev("DTLB_STORE_MISSES.MISS_CAUSES_A_WALK", 0x49, 0x01, 0b1111).ht_off(0b11111111),
-    ev("DTLB_STORE_MISSES.WALK_COMPLETED", 0x49, 0x02, 0b1111).ht_off(0b11111111),
-    ev("DTLB_STORE_MISSES.WALK_DURATION", 0x49, 0x04, 0b1111).ht_off(0b11111111),
-    ev("DTLB_STORE_MISSES.STLB_HIT", 0x49, 0x10, 0b1111).ht_off(0b11111111),
-    ev("TLB_FLUSH.DTLB_THREAD", 0xbd, 0x01, 0b1111).ht_off(0b11111111),
-    ev("TLB_FLUSH.STLB_ANY", 0xbd, 0x20, 0b1111).ht_off(0b11111111),
-    ev("L1D.REPLACEMENT", 0x51, 0x01, 0b1111).ht_off(0b11111111),
-    ev("L1D.ALLOCATED_IN_M", 0x51, 0x02, 0b1111).ht_off(0b11111111),
-    ev("L1D.EVICTION", 0x51, 0x04, 0b1111).ht_off(0b11111111),
-    ev("L1D.ALL_M_REPLACEMENT", 0x51, 0x08, 0b1111).ht_off(0b11111111),
-    ev("L1D_PEND_MISS.PENDING", 0x48, 0x01, 0b100),
-    ev("L1D_PEND_MISS.PENDING_CYCLES", 0x48, 0x01, 0b100).threshold(1),
-    ev("LOAD_HIT_PRE.SW_PF", 0x4c, 0x01, 0b1111).ht_off(0b11111111),
-    ev("LOAD_HIT_PRE.HW_PF", 0x4c, 0x02, 0b1111).ht_off(0b11111111),
-    ev("HW_PRE_REQ.DL1_MISS", 0x4e, 0x02, 0b1111).ht_off(0b11111111),
-    ev("LOCK_CYCLES.SPLIT_LOCK_UC_LOCK_DURATION", 0x63, 0x01, 0b1111).ht_off(0b11111111),
-    ev("LOCK_CYCLES.CACHE_LOCK_DURATION", 0x63, 0x02, 0b1111).ht_off(0b11111111),
-    ev("LD_BLOCKS.DATA_UNKNOWN", 0x03, 0x01, 0b1111).ht_off(0b11111111),
-    ev("LD_BLOCKS.STORE_FORWARD", 0x03, 0x02, 0b1111).ht_off(0b11111111),
-    ev("LD_BLOCKS.NO_SR", 0x03, 0x08, 0b1111).ht_off(0b11111111),
-    ev("LD_BLOCKS.ALL_BLOCK", 0x03, 0x10, 0b1111).ht_off(0b11111111),
-    ev("LD_BLOCKS_PARTIAL.ADDRESS_ALIAS", 0x07, 0x01, 0b1111).ht_off(0b11111111),
-    ev("LD_BLOCKS_PARTIAL.ALL_STA_BLOCK", 0x07, 0x08, 0b1111).ht_off(0b11111111),
-    ev("MISALIGN_MEM_REF.LOADS", 0x05, 0x01, 0b1111).ht_off(0b11111111),
-    ev("MISALIGN_MEM_REF.STORES", 0x05, 0x02, 0b1111).ht_off(0b11111111),
-    ev("AGU_BYPASS_CANCEL.COUNT", 0xb6, 0x01, 0b1111).ht_off(0b11111111),
-    ev("OFFCORE_REQUESTS_OUTSTANDING.DEMAND_DATA_RD", 0x60, 0x01, 0b1111).ht_off(0b11111111),
-    ev("OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DEMAND_DATA_RD", 0x60, 0x01, 0b1111).ht_off(0b11111111).threshold(1),
-    ev("OFFCORE_REQUESTS_OUTSTANDING.DEMAND_RFO", 0x60, 0x04, 0b1111).ht_off(0b11111111),
-    ev("OFFCORE_REQUESTS_OUTSTANDING.ALL_DATA_RD", 0x60, 0x08, 0b1111).ht_off(0b11111111),
-    ev("OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DATA_RD", 0x60, 0x08, 0b1111).ht_off(0b11111111).threshold(1),
-    ev("OFFCORE_REQUESTS.DEMAND_DATA_RD", 0xb0, 0x01, 0b1111).ht_off(0b11111111),
-    ev("OFFCORE_REQUESTS.DEMAND_CODE_RD", 0xb0, 0x02, 0b1111).ht_off(0b11111111),
-    ev("OFFCORE_REQUESTS.DEMAND_RFO", 0xb0, 0x04, 0b1111).ht_off(0b11111111),
-    ev("OFFCORE_REQUESTS.ALL_DATA_RD", 0xb0, 0x08, 0b1111).ht_off(0b11111111),
-    ev("OFFCORE_REQUESTS_BUFFER.SQ_FULL", 0xb2, 0x01, 0b1111).ht_off(0b11111111),
-    ev("L2_RQSTS.DEMAND_DATA_RD_HIT", 0x24, 0x01, 0b1111).ht_off(0b11111111),
-    ev("L2_RQSTS.RFO_HIT", 0x24, 0x04, 0b1111).ht_off(0b11111111),
-    ev("L2_RQSTS.RFO_MISS", 0x24, 0x08, 0b1111).ht_off(0b11111111),
-    ev("L2_RQSTS.CODE_RD_HIT", 0x24, 0x10, 0b1111).ht_off(0b11111111),
-    ev("L2_RQSTS.CODE_RD_MISS", 0x24, 0x20, 0b1111).ht_off(0b11111111),
-    ev("L2_RQSTS.PF_HIT", 0x24, 0x40, 0b1111).ht_off(0b11111111),
-    ev("L2_RQSTS.PF_MISS", 0x24, 0x80, 0b1111).ht_off(0b11111111),
-    ev("L2_STORE_LOCK_RQSTS.MISS", 0x27, 0x01, 0b1111).ht_off(0b11111111),
-    ev("L2_STORE_LOCK_RQSTS.HIT_E", 0x27, 0x04, 0b1111).ht_off(0b11111111),
-    ev("L2_STORE_LOCK_RQSTS.HIT_M", 0x27, 0x08, 0b1111).ht_off(0b11111111),
-    ev("L2_STORE_LOCK_RQSTS.ALL", 0x27, 0x0f, 0b1111).ht_off(0b11111111),
-    ev("L2_L1D_WB_RQSTS.MISS", 0x28, 0x01, 0b1111).ht_off(0b11111111),
-    ev("L2_L1D_WB_RQSTS.HIT_S", 0x28, 0x02, 0b1111).ht_off(0b11111111),
-    ev("L2_L1D_WB_RQSTS.HIT_E", 0x28, 0x04, 0b1111).ht_off(0b11111111),
-    ev("L2_L1D_WB_RQSTS.HIT_M", 0x28, 0x08, 0b1111).ht_off(0b11111111),
-    ev("L2_L1D_WB_RQSTS.ALL", 0x28, 0x0f, 0b1111).ht_off(0b11111111),
-    ev("L2_TRANS.DEMAND_DATA_RD", 0xf0, 0x01, 0b1111).ht_off(0b11111111),
-    ev("L2_TRANS.RFO", 0xf0, 0x02, 0b1111).ht_off(0b11111111),
-    ev("L2_TRANS.CODE_RD", 0xf0, 0x04, 0b1111).ht_off(0b11111111),
-    ev("L2_TRANS.ALL_PF", 0xf0, 0x08, 0b1111).ht_off(0b11111111),
-    ev("L2_TRANS.L1D_WB", 0xf0, 0x10, 0b1111).ht_off(0b11111111),
-    ev("L2_TRANS.L2_FILL", 0xf0, 0x20, 0b1111).ht_off(0b11111111),
-    ev("L2_TRANS.L2_WB", 0xf0, 0x40, 0b1111).ht_off(0b11111111),
-    ev("L2_TRANS.ALL_REQUESTS", 0xf0, 0x80, 0b1111).ht_off(0b11111111),
-    ev("L2_LINES_IN.I", 0xf1, 0x01, 0b1111).ht_off(0b11111111),
-    ev("L2_LINES_IN.S", 0xf1, 0x02, 0b1111).ht_off(0b11111111),
-    ev("L2_LINES_IN.E", 0xf1, 0x04, 0b1111).ht_off(0b11111111),
-    ev("L2_LINES_IN.ALL", 0xf1, 0x07, 0b1111).ht_off(0b11111111),
-    ev("L2_LINES_OUT.DEMAND_CLEAN", 0xf2, 0x01, 0b1111).ht_off(0b11111111),
-    ev("L2_LINES_OUT.DEMAND_DIRTY", 0xf2, 0x02, 0b1111).ht_off(0b11111111),
-    ev("L2_LINES_OUT.PF_CLEAN", 0xf2, 0x04, 0b1111).ht_off(0b11111111),
-    ev("L2_LINES_OUT.PF_DIRTY", 0xf2, 0x08, 0b1111).ht_off(0b11111111),
-    ev("L2_LINES_OUT.DIRTY_ALL", 0xf2, 0x0a, 0b1111).ht_off(0b11111111),
-    ev("LONGEST_LAT_CACHE.MISS", 0x2e, 0x41, 0b1111).ht_off(0b11111111),
-    ev("LONGEST_LAT_CACHE.REFERENCE", 0x2e, 0x4f, 0b1111).ht_off(0b11111111),
-    ev("SQ_MISC.SPLIT_LOCK", 0xf4, 0x10, 0b1111).ht_off(0b11111111),
-    ev("CPU_CLK_THREAD_UNHALTED.REF_XCLK", 0x3c, 0x01, 0b1111).ht_off(0b11111111),
-    ev("CPU_CLK_THREAD_UNHALTED.ONE_THREAD_ACTIVE", 0x3c, 0x02, 0b1111),
-    ev("UOPS_DISPATCHED_PORT.PORT_0_CORE", 0xa1, 0x01, 0b1111).ht_off(0b11111111).any_thread(),
-    ev("UOPS_DISPATCHED_PORT.PORT_1_CORE", 0xa1, 0x02, 0b1111).ht_off(0b11111111).any_thread(),
-    ev("UOPS_DISPATCHED_PORT.PORT_4_CORE", 0xa1, 0x40, 0b1111).ht_off(0b11111111).any_thread(),
-    ev("UOPS_DISPATCHED_PORT.PORT_5_CORE", 0xa1, 0x80, 0b1111).ht_off(0b11111111).any_thread(),
-    ev("IDQ.MITE_CYCLES", 0x79, 0x04, 0b1111).ht_off(0b11111111).threshold(1),
-    ev("IDQ.DSB_CYCLES", 0x79, 0x08, 0b1111).ht_off(0b11111111).threshold(1),
-    ev("UOPS_DISPATCHED_PORT.PORT_2", 0xa1, 0x0c, 0b1111).ht_off(0b11111111),
-    ev("UOPS_DISPATCHED_PORT.PORT_3", 0xa1, 0x30, 0b1111).ht_off(0b11111111),
-    ev("IDQ.MS_DSB_CYCLES", 0x79, 0x10, 0b1111).ht_off(0b11111111).threshold(1),
-    ev("IDQ.MS_DSB_OCCUR", 0x79, 0x10, 0b1111).ht_off(0b11111111).threshold(1).edge(),
-    ev("UOPS_DISPATCHED_PORT.PORT_2_CORE", 0xa1, 0x0c, 0b1111).ht_off(0b11111111).any_thread(),
-    ev("UOPS_DISPATCHED_PORT.PORT_3_CORE", 0xa1, 0x30, 0b1111).ht_off(0b11111111).any_thread(),
-    ev("L2_RQSTS.ALL_DEMAND_DATA_RD", 0x24, 0x03, 0b1111).ht_off(0b11111111),
-    ev("L2_RQSTS.ALL_RFO", 0x24, 0x0c, 0b1111).ht_off(0b11111111),
-    ev("L2_RQSTS.ALL_CODE_RD", 0x24, 0x30, 0b1111).ht_off(0b11111111),
-    ev("L2_RQSTS.ALL_PF", 0x24, 0xc0, 0b1111).ht_off(0b11111111),
-    ev("L1D_BLOCKS.BANK_CONFLICT_CYCLES", 0xbf, 0x05, 0b1111).ht_off(0b11111111).threshold(1),
-    ev("RESOURCE_STALLS2.ALL_PRF_CONTROL", 0x5b, 0x0f, 0b1111).ht_off(0b11111111),
-    ev("IDQ_UOPS_NOT_DELIVERED.CYCLES_LE_2_UOP_DELIV.CORE", 0x9c, 0x01, 0b1111).threshold(2),
-    ev("IDQ_UOPS_NOT_DELIVERED.CYCLES_LE_3_UOP_DELIV.CORE", 0x9c, 0x01, 0b1111).threshold(1),
-    ev("RESOURCE_STALLS2.ALL_FL_EMPTY", 0x5b, 0x0c, 0b1111).ht_off(0b11111111),
-    ev("RESOURCE_STALLS.MEM_RS", 0xa2, 0x0e, 0b1111).ht_off(0b11111111),
-    ev("RESOURCE_STALLS.OOO_RSRC", 0xa2, 0xf0, 0b1111).ht_off(0b11111111),
-    ev("RESOURCE_STALLS2.OOO_RSRC", 0x5b, 0x4f, 0b1111).ht_off(0b11111111),
-    ev("RESOURCE_STALLS.LB_SB", 0xa2, 0x0a, 0b1111).ht_off(0b11111111),
-    ev("INT_MISC.RECOVERY_CYCLES", 0x0d, 0x03, 0b1111).ht_off(0b11111111).threshold(1),
-    ev("PARTIAL_RAT_STALLS.FLAGS_MERGE_UOP_CYCLES", 0x59, 0x20, 0b1111).ht_off(0b11111111).threshold(1),
-    ev("IDQ_UOPS_NOT_DELIVERED.CYCLES_GE_1_UOP_DELIV.CORE", 0x9c, 0x01, 0b1111).threshold(4).invert(),
-    ev("INT_MISC.RECOVERY_STALLS_COUNT", 0x0d, 0x03, 0b1111).ht_off(0b11111111).threshold(1).edge(),
-    ev("IDQ.ALL_DSB_CYCLES_4_UOPS", 0x79, 0x18, 0b1111).ht_off(0b11111111).threshold(4),
-    ev("IDQ.ALL_DSB_CYCLES_ANY_UOPS", 0x79, 0x18, 0b1111).ht_off(0b11111111).threshold(1),
-    ev("IDQ.ALL_MITE_CYCLES_4_UOPS", 0x79, 0x24, 0b1111).ht_off(0b11111111).threshold(4),
-    ev("IDQ.ALL_MITE_CYCLES_ANY_UOPS", 0x79, 0x24, 0b1111).ht_off(0b11111111).threshold(1),
-    ev("DSB_FILL.ALL_CANCEL", 0xac, 0x0a, 0b1111).ht_off(0b11111111),
-    ev("FP_ASSIST.ANY", 0xca, 0x1e, 0b1111).threshold(1),
-    ev("BACLEARS.ANY", 0xe6, 0x1f, 0b1111).ht_off(0b11111111),
-    ev("OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DEMAND_RFO", 0x60, 0x04, 0b1111).ht_off(0b11111111).threshold(1),
-    ev("IDQ_UOPS_NOT_DELIVERED.CYCLES_FE_WAS_OK", 0x9c, 0x01, 0b1111).threshold(1).invert(),
-    ev("BR_INST_EXEC.ALL_BRANCHES", 0x88, 0xff, 0b1111).ht_off(0b11111111),
-    ev("BR_MISP_EXEC.ALL_BRANCHES", 0x89, 0xff, 0b1111).ht_off(0b11111111),
-    ev("IDQ.MITE_ALL_UOPS", 0x79, 0x3c, 0b1111).ht_off(0b11111111),
-    ev("UOPS_RETIRED.CORE_STALL_CYCLES", 0xc2, 0x01, 0b1111).threshold(1).invert(),
-    ev("LSD.CYCLES_4_UOPS", 0xa8, 0x01, 0b1111).ht_off(0b11111111).threshold(4),
-    ev("MACHINE_CLEARS.COUNT", 0xc3, 0x01, 0b1111).ht_off(0b11111111).threshold(1).edge(),
-    ev("RS_EVENTS.EMPTY_END", 0x5e, 0x01, 0b1111).ht_off(0b11111111).threshold(1).invert().edge(),
-    ev("IDQ.MS_SWITCHES", 0x79, 0x30, 0b1111).ht_off(0b11111111).threshold(1).edge(),
-    ev("CPU_CLK_UNHALTED.THREAD_P_ANY", 0x3c, 0x00, 0b1111).ht_off(0b11111111).any_thread(),
-    ev("CPU_CLK_THREAD_UNHALTED.REF_XCLK_ANY", 0x3c, 0x01, 0b1111).ht_off(0b11111111).any_thread(),
-    ev("INT_MISC.RECOVERY_CYCLES_ANY", 0x0d, 0x03, 0b1111).ht_off(0b11111111).threshold(1).any_thread(),
-    ev("OFFCORE_REQUESTS_OUTSTANDING.DEMAND_DATA_RD_C6", 0x60, 0x01, 0b1111).ht_off(0b11111111).threshold(6),
-    ev("UOPS_EXECUTED.CORE_CYCLES_GE_1", 0xb1, 0x02, 0b1111).ht_off(0b11111111).threshold(1),
-    ev("UOPS_EXECUTED.CORE_CYCLES_GE_2", 0xb1, 0x02, 0b1111).ht_off(0b11111111).threshold(2),
-    ev("UOPS_EXECUTED.CORE_CYCLES_GE_3", 0xb1, 0x02, 0b1111).ht_off(0b11111111).threshold(3),
-    ev("UOPS_EXECUTED.CORE_CYCLES_GE_4", 0xb1, 0x02, 0b1111).ht_off(0b11111111).threshold(4),
-    ev("UOPS_EXECUTED.CORE_CYCLES_NONE", 0xb1, 0x02, 0b1111).ht_off(0b11111111).invert(),
-    ev("L1D_PEND_MISS.PENDING_CYCLES_ANY", 0x48, 0x01, 0b100).threshold(1).any_thread(),
-    ev("L1D_PEND_MISS.FB_FULL", 0x48, 0x02, 0b1111).ht_off(0b11111111).threshold(1),
-    ev("CPU_CLK_UNHALTED.REF_XCLK", 0x3c, 0x01, 0b1111).ht_off(0b11111111),
-    ev("CPU_CLK_UNHALTED.REF_XCLK_ANY", 0x3c, 0x01, 0b1111).ht_off(0b11111111).any_thread(),
-    ev("CPU_CLK_UNHALTED.ONE_THREAD_ACTIVE", 0x3c, 0x02, 0b1111).ht_off(0b11111111),
-    ev("OFFCORE_RESPONSE.ALL_DATA_RD.LLC_HIT.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x4003c0091),
-    ev("OFFCORE_RESPONSE.ALL_DATA_RD.LLC_HIT.HITM_OTHER_CORE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x10003c0091),
-    ev("OFFCORE_RESPONSE.ALL_DATA_RD.LLC_HIT.NO_SNOOP_NEEDED", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x1003c0091),
-    ev("OFFCORE_RESPONSE.ALL_DATA_RD.LLC_HIT.SNOOP_MISS", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x2003c0091),
-    ev("OFFCORE_RESPONSE.ALL_PF_DATA_RD.LLC_HIT.ANY_RESPONSE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f803c0090),
-    ev("OFFCORE_RESPONSE.ALL_PF_DATA_RD.LLC_HIT.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x4003c0090),
-    ev("OFFCORE_RESPONSE.ALL_PF_DATA_RD.LLC_HIT.HITM_OTHER_CORE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x10003c0090),
-    ev("OFFCORE_RESPONSE.ALL_PF_DATA_RD.LLC_HIT.NO_SNOOP_NEEDED", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x1003c0090),
-    ev("OFFCORE_RESPONSE.ALL_PF_DATA_RD.LLC_HIT.SNOOP_MISS", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x2003c0090),
-    ev("OFFCORE_RESPONSE.ALL_READS.LLC_HIT.ANY_RESPONSE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f803c03f7),
-    ev("OFFCORE_RESPONSE.ALL_READS.LLC_HIT.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x4003c03f7),
-    ev("OFFCORE_RESPONSE.ALL_READS.LLC_HIT.HITM_OTHER_CORE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x10003c03f7),
-    ev("OFFCORE_RESPONSE.ALL_READS.LLC_HIT.NO_SNOOP_NEEDED", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x1003c03f7),
-    ev("OFFCORE_RESPONSE.ALL_READS.LLC_HIT.SNOOP_MISS", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x2003c03f7),
-    ev("OFFCORE_RESPONSE.COREWB.ANY_RESPONSE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x10008),
-    ev("OFFCORE_RESPONSE.DEMAND_CODE_RD.LLC_HIT.ANY_RESPONSE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f803c0004),
-    ev("OFFCORE_RESPONSE.DEMAND_CODE_RD.LLC_MISS.ANY_RESPONSE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3fffc20004),
-    ev("OFFCORE_RESPONSE.DEMAND_CODE_RD.LLC_MISS.LOCAL_DRAM", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x600400004),
-    ev("OFFCORE_RESPONSE.DEMAND_CODE_RD.LLC_MISS.REMOTE_DRAM", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x67f800004),
-    ev("OFFCORE_RESPONSE.DEMAND_CODE_RD.LLC_MISS.REMOTE_HIT_FORWARD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x87f820004),
-    ev("OFFCORE_RESPONSE.DEMAND_CODE_RD.LLC_MISS.REMOTE_HITM", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x107fc00004),
-    ev("OFFCORE_RESPONSE.DEMAND_DATA_RD.LLC_HIT.ANY_RESPONSE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f803c0001),
-    ev("OFFCORE_RESPONSE.DEMAND_DATA_RD.LLC_HIT.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x4003c0001),
-    ev("OFFCORE_RESPONSE.DEMAND_DATA_RD.LLC_HIT.HITM_OTHER_CORE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x10003c0001),
-    ev("OFFCORE_RESPONSE.DEMAND_DATA_RD.LLC_HIT.NO_SNOOP_NEEDED", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x1003c0001),
-    ev("OFFCORE_RESPONSE.DEMAND_DATA_RD.LLC_HIT.SNOOP_MISS", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x2003c0001),
-    ev("OFFCORE_RESPONSE.DEMAND_DATA_RD.LLC_MISS.ANY_DRAM", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x67fc00001),
-    ev("OFFCORE_RESPONSE.DEMAND_DATA_RD.LLC_MISS.ANY_RESPONSE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3fffc20001),
-    ev("OFFCORE_RESPONSE.DEMAND_DATA_RD.LLC_MISS.LOCAL_DRAM", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x600400001),
-    ev("OFFCORE_RESPONSE.DEMAND_DATA_RD.LLC_MISS.REMOTE_DRAM", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x67f800001),
-    ev("OFFCORE_RESPONSE.DEMAND_DATA_RD.LLC_MISS.REMOTE_HIT_FORWARD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x87f820001),
-    ev("OFFCORE_RESPONSE.DEMAND_DATA_RD.LLC_MISS.REMOTE_HITM", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x107fc00001),
-    ev("OFFCORE_RESPONSE.OTHER.LRU_HINTS", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x803c8000),
-    ev("OFFCORE_RESPONSE.OTHER.PORTIO_MMIO_UC", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x23ffc08000),
-    ev("OFFCORE_RESPONSE.PF_L2_CODE_RD.LLC_HIT.ANY_RESPONSE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f803c0040),
-    ev("OFFCORE_RESPONSE.PF_L2_CODE_RD.LLC_MISS.ANY_RESPONSE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3fffc20040),
-    ev("OFFCORE_RESPONSE.PF_L2_DATA_RD.LLC_HIT.ANY_RESPONSE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f803c0010),
-    ev("OFFCORE_RESPONSE.PF_L2_DATA_RD.LLC_HIT.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x4003c0010),
-    ev("OFFCORE_RESPONSE.PF_L2_DATA_RD.LLC_HIT.HITM_OTHER_CORE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x10003c0010),
-    ev("OFFCORE_RESPONSE.PF_L2_DATA_RD.LLC_HIT.NO_SNOOP_NEEDED", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x1003c0010),
-    ev("OFFCORE_RESPONSE.PF_L2_DATA_RD.LLC_HIT.SNOOP_MISS", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x2003c0010),
-    ev("OFFCORE_RESPONSE.PF_L2_DATA_RD.LLC_MISS.ANY_DRAM", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x67fc00010),
-    ev("OFFCORE_RESPONSE.PF_L2_DATA_RD.LLC_MISS.ANY_RESPONSE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3fffc20010),
-    ev("OFFCORE_RESPONSE.PF_L2_DATA_RD.LLC_MISS.LOCAL_DRAM", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x600400010),
-    ev("OFFCORE_RESPONSE.PF_L2_DATA_RD.LLC_MISS.REMOTE_DRAM", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x67f800010),
-    ev("OFFCORE_RESPONSE.PF_L2_DATA_RD.LLC_MISS.REMOTE_HIT_FORWARD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x87f820010),
-    ev("OFFCORE_RESPONSE.PF_L2_DATA_RD.LLC_MISS.REMOTE_HITM", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x107fc00010),
-    ev("OFFCORE_RESPONSE.PF_LLC_CODE_RD.LLC_HIT.ANY_RESPONSE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f803c0200),
-    ev("OFFCORE_RESPONSE.PF_LLC_CODE_RD.LLC_MISS.ANY_RESPONSE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3fffc20200),
-    ev("OFFCORE_RESPONSE.PF_LLC_DATA_RD.LLC_HIT.ANY_RESPONSE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f803c0080),
-    ev("OFFCORE_RESPONSE.PF_LLC_DATA_RD.LLC_HIT.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x4003c0080),
-    ev("OFFCORE_RESPONSE.PF_LLC_DATA_RD.LLC_HIT.HITM_OTHER_CORE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x10003c0080),
-    ev("OFFCORE_RESPONSE.PF_LLC_DATA_RD.LLC_HIT.NO_SNOOP_NEEDED", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x1003c0080),
-    ev("OFFCORE_RESPONSE.PF_LLC_DATA_RD.LLC_HIT.SNOOP_MISS", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x2003c0080),
-    ev("OFFCORE_RESPONSE.PF_LLC_DATA_RD.LLC_MISS.ANY_RESPONSE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3fffc20080),
-    ev("OFFCORE_RESPONSE.SPLIT_LOCK_UC_LOCK.ANY_RESPONSE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x10400),
-    ev("OFFCORE_RESPONSE.STREAMING_STORES.ANY_RESPONSE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x10800),
-    ev("OFFCORE_RESPONSE.DEMAND_DATA_RD.ANY_RESPONSE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x10001),
-    ev("OFFCORE_RESPONSE.DEMAND_RFO.ANY_RESPONSE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x10002),
-    ev("OFFCORE_RESPONSE.DEMAND_CODE_RD.ANY_RESPONSE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x10004),
-    ev("OFFCORE_RESPONSE.ALL_DATA_RD.ANY_RESPONSE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x105b3),
-    ev("OFFCORE_RESPONSE.ALL_RFO.ANY_RESPONSE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x10122),
-    ev("OFFCORE_RESPONSE.ALL_READS.ANY_RESPONSE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x107f7),
-    ev("OFFCORE_RESPONSE.ALL_DEMAND_MLC_PREF_READS.LLC_MISS.LOCAL_DRAM", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x600400077),
-    ev("OFFCORE_RESPONSE.ALL_DEMAND_MLC_PREF_READS.LLC_MISS.ANY_RESPONSE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3fffc20077),
-    ev("OFFCORE_RESPONSE.ALL_DEMAND_MLC_PREF_READS.LLC_MISS.REMOTE_HITM_HIT_FORWARD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x187fc20077),
-];
+event_table! {
+    /// The events, row n for `Event::row(n)`: `ev(name, event select, umask)` and what else each
+    /// sets. The counters that may count them (bit n: counter n) and those without
+    /// Hyper-Threading are the table's, the two numbers before the rows, unless a row
+    /// gives its own (`.on(..)`, `.ht_off(..)`).
+    EVENT_ROWS, EventRowNumber, 0, "", 0b1111, 0b11111111;
+    BR_INST_EXEC_NONTAKEN_CONDITIONAL = ev("BR_INST_EXEC.NONTAKEN_CONDITIONAL", 0x88, 0x41),
+    BR_INST_EXEC_TAKEN_CONDITIONAL = ev("BR_INST_EXEC.TAKEN_CONDITIONAL", 0x88, 0x81),
+    BR_INST_EXEC_TAKEN_DIRECT_JUMP = ev("BR_INST_EXEC.TAKEN_DIRECT_JUMP", 0x88, 0x82),
+    BR_INST_EXEC_TAKEN_INDIRECT_JUMP_NON_CALL_RET = ev("BR_INST_EXEC.TAKEN_INDIRECT_JUMP_NON_CALL_RET", 0x88, 0x84),
+    BR_INST_EXEC_TAKEN_INDIRECT_NEAR_RETURN = ev("BR_INST_EXEC.TAKEN_INDIRECT_NEAR_RETURN", 0x88, 0x88),
+    BR_INST_EXEC_TAKEN_DIRECT_NEAR_CALL = ev("BR_INST_EXEC.TAKEN_DIRECT_NEAR_CALL", 0x88, 0x90),
+    BR_INST_EXEC_TAKEN_INDIRECT_NEAR_CALL = ev("BR_INST_EXEC.TAKEN_INDIRECT_NEAR_CALL", 0x88, 0xa0),
+    BR_INST_EXEC_ALL_CONDITIONAL = ev("BR_INST_EXEC.ALL_CONDITIONAL", 0x88, 0xc1),
+    BR_INST_EXEC_ALL_DIRECT_JMP = ev("BR_INST_EXEC.ALL_DIRECT_JMP", 0x88, 0xc2),
+    BR_INST_EXEC_ALL_INDIRECT_JUMP_NON_CALL_RET = ev("BR_INST_EXEC.ALL_INDIRECT_JUMP_NON_CALL_RET", 0x88, 0xc4),
+    BR_INST_EXEC_ALL_INDIRECT_NEAR_RETURN = ev("BR_INST_EXEC.ALL_INDIRECT_NEAR_RETURN", 0x88, 0xc8),
+    BR_INST_EXEC_ALL_DIRECT_NEAR_CALL = ev("BR_INST_EXEC.ALL_DIRECT_NEAR_CALL", 0x88, 0xd0),
+    BR_MISP_EXEC_NONTAKEN_CONDITIONAL = ev("BR_MISP_EXEC.NONTAKEN_CONDITIONAL", 0x89, 0x41),
+    BR_MISP_EXEC_TAKEN_CONDITIONAL = ev("BR_MISP_EXEC.TAKEN_CONDITIONAL", 0x89, 0x81),
+    BR_MISP_EXEC_TAKEN_INDIRECT_JUMP_NON_CALL_RET = ev("BR_MISP_EXEC.TAKEN_INDIRECT_JUMP_NON_CALL_RET", 0x89, 0x84),
+    BR_MISP_EXEC_TAKEN_RETURN_NEAR = ev("BR_MISP_EXEC.TAKEN_RETURN_NEAR", 0x89, 0x88),
+    BR_MISP_EXEC_TAKEN_DIRECT_NEAR_CALL = ev("BR_MISP_EXEC.TAKEN_DIRECT_NEAR_CALL", 0x89, 0x90),
+    BR_MISP_EXEC_TAKEN_INDIRECT_NEAR_CALL = ev("BR_MISP_EXEC.TAKEN_INDIRECT_NEAR_CALL", 0x89, 0xa0),
+    BR_MISP_EXEC_ALL_CONDITIONAL = ev("BR_MISP_EXEC.ALL_CONDITIONAL", 0x89, 0xc1),
+    BR_MISP_EXEC_ALL_INDIRECT_JUMP_NON_CALL_RET = ev("BR_MISP_EXEC.ALL_INDIRECT_JUMP_NON_CALL_RET", 0x89, 0xc4),
+    BR_MISP_EXEC_ALL_DIRECT_NEAR_CALL = ev("BR_MISP_EXEC.ALL_DIRECT_NEAR_CALL", 0x89, 0xd0),
+    BR_MISP_EXEC_INDIRECT = ev("BR_MISP_EXEC.INDIRECT", 0x89, 0xe4),
+    CPU_CLK_UNHALTED_THREAD_P = ev("CPU_CLK_UNHALTED.THREAD_P", 0x3c, 0x00),
+    ITLB_ITLB_FLUSH = ev("ITLB.ITLB_FLUSH", 0xae, 0x01),
+    ICACHE_HIT = ev("ICACHE.HIT", 0x80, 0x01),
+    ICACHE_MISSES = ev("ICACHE.MISSES", 0x80, 0x02),
+    LSD_UOPS = ev("LSD.UOPS", 0xa8, 0x01),
+    LSD_CYCLES_ACTIVE = ev("LSD.CYCLES_ACTIVE", 0xa8, 0x01).threshold(1),
+    ILD_STALL_LCP = ev("ILD_STALL.LCP", 0x87, 0x01),
+    ILD_STALL_IQ_FULL = ev("ILD_STALL.IQ_FULL", 0x87, 0x04),
+    INSTS_WRITTEN_TO_IQ_INSTS = ev("INSTS_WRITTEN_TO_IQ.INSTS", 0x17, 0x01),
+    IDQ_EMPTY = ev("IDQ.EMPTY", 0x79, 0x02).ht_off(0b0),
+    IDQ_MITE_UOPS = ev("IDQ.MITE_UOPS", 0x79, 0x04),
+    IDQ_DSB_UOPS = ev("IDQ.DSB_UOPS", 0x79, 0x08),
+    IDQ_MS_DSB_UOPS = ev("IDQ.MS_DSB_UOPS", 0x79, 0x10),
+    IDQ_MS_MITE_UOPS = ev("IDQ.MS_MITE_UOPS", 0x79, 0x20),
+    IDQ_MS_UOPS = ev("IDQ.MS_UOPS", 0x79, 0x30),
+    IDQ_MS_CYCLES = ev("IDQ.MS_CYCLES", 0x79, 0x30).threshold(1),
+    IDQ_UOPS_NOT_DELIVERED_CORE = ev("IDQ_UOPS_NOT_DELIVERED.CORE", 0x9c, 0x01).ht_off(0b0),
+    IDQ_UOPS_NOT_DELIVERED_CYCLES_0_UOPS_DELIV_CORE = ev("IDQ_UOPS_NOT_DELIVERED.CYCLES_0_UOPS_DELIV.CORE", 0x9c, 0x01).ht_off(0b0).threshold(4),
+    IDQ_UOPS_NOT_DELIVERED_CYCLES_LE_1_UOP_DELIV_CORE = ev("IDQ_UOPS_NOT_DELIVERED.CYCLES_LE_1_UOP_DELIV.CORE", 0x9c, 0x01).ht_off(0b0).threshold(3),
+    DSB2MITE_SWITCHES_COUNT = ev("DSB2MITE_SWITCHES.COUNT", 0xab, 0x01),
+    DSB2MITE_SWITCHES_PENALTY_CYCLES = ev("DSB2MITE_SWITCHES.PENALTY_CYCLES", 0xab, 0x02),
+    DSB_FILL_OTHER_CANCEL = ev("DSB_FILL.OTHER_CANCEL", 0xac, 0x02),
+    DSB_FILL_EXCEED_DSB_LINES = ev("DSB_FILL.EXCEED_DSB_LINES", 0xac, 0x08),
+    INT_MISC_RAT_STALL_CYCLES = ev("INT_MISC.RAT_STALL_CYCLES", 0x0d, 0x40),
+    PARTIAL_RAT_STALLS_FLAGS_MERGE_UOP = ev("PARTIAL_RAT_STALLS.FLAGS_MERGE_UOP", 0x59, 0x20),
+    PARTIAL_RAT_STALLS_SLOW_LEA_WINDOW = ev("PARTIAL_RAT_STALLS.SLOW_LEA_WINDOW", 0x59, 0x40),
+    PARTIAL_RAT_STALLS_MUL_SINGLE_UOP = ev("PARTIAL_RAT_STALLS.MUL_SINGLE_UOP", 0x59, 0x80),
+    RESOURCE_STALLS_ANY = ev("RESOURCE_STALLS.ANY", 0xa2, 0x01),
+    RESOURCE_STALLS_LB = ev("RESOURCE_STALLS.LB", 0xa2, 0x02),
+    RESOURCE_STALLS_RS = ev("RESOURCE_STALLS.RS", 0xa2, 0x04),
+    RESOURCE_STALLS_SB = ev("RESOURCE_STALLS.SB", 0xa2, 0x08),
+    RESOURCE_STALLS_ROB = ev("RESOURCE_STALLS.ROB", 0xa2, 0x10),
+    RESOURCE_STALLS2_BOB_FULL = ev("RESOURCE_STALLS2.BOB_FULL", 0x5b, 0x40),
+    UOPS_ISSUED_ANY = ev("UOPS_ISSUED.ANY", 0x0e, 0x01),
+    UOPS_ISSUED_STALL_CYCLES = ev("UOPS_ISSUED.STALL_CYCLES", 0x0e, 0x01).ht_off(0b0).threshold(1).invert(),
+    UOPS_ISSUED_CORE_STALL_CYCLES = ev("UOPS_ISSUED.CORE_STALL_CYCLES", 0x0e, 0x01).ht_off(0b0).threshold(1).invert().any_thread(),
+    RS_EVENTS_EMPTY_CYCLES = ev("RS_EVENTS.EMPTY_CYCLES", 0x5e, 0x01),
+    CPL_CYCLES_RING0 = ev("CPL_CYCLES.RING0", 0x5c, 0x01),
+    CPL_CYCLES_RING0_TRANS = ev("CPL_CYCLES.RING0_TRANS", 0x5c, 0x01).threshold(1).edge(),
+    CPL_CYCLES_RING123 = ev("CPL_CYCLES.RING123", 0x5c, 0x02),
+    ROB_MISC_EVENTS_LBR_INSERTS = ev("ROB_MISC_EVENTS.LBR_INSERTS", 0xcc, 0x20),
+    MACHINE_CLEARS_MEMORY_ORDERING = ev("MACHINE_CLEARS.MEMORY_ORDERING", 0xc3, 0x02),
+    MACHINE_CLEARS_SMC = ev("MACHINE_CLEARS.SMC", 0xc3, 0x04),
+    MACHINE_CLEARS_MASKMOV = ev("MACHINE_CLEARS.MASKMOV", 0xc3, 0x20),
+    INST_RETIRED_ANY_P = ev("INST_RETIRED.ANY_P", 0xc0, 0x00),
+    UOPS_RETIRED_ALL = ev("UOPS_RETIRED.ALL", 0xc2, 0x01),
+    UOPS_RETIRED_RETIRE_SLOTS = ev("UOPS_RETIRED.RETIRE_SLOTS", 0xc2, 0x02),
+    UOPS_RETIRED_STALL_CYCLES = ev("UOPS_RETIRED.STALL_CYCLES", 0xc2, 0x01).ht_off(0b0).threshold(1).invert(),
+    UOPS_RETIRED_TOTAL_CYCLES = ev("UOPS_RETIRED.TOTAL_CYCLES", 0xc2, 0x01).ht_off(0b0).threshold(10).invert(),
+    BR_INST_RETIRED_CONDITIONAL = ev("BR_INST_RETIRED.CONDITIONAL", 0xc4, 0x01),
+    BR_INST_RETIRED_NEAR_CALL = ev("BR_INST_RETIRED.NEAR_CALL", 0xc4, 0x02),
+    BR_INST_RETIRED_ALL_BRANCHES = ev("BR_INST_RETIRED.ALL_BRANCHES", 0xc4, 0x00),
+    BR_INST_RETIRED_NEAR_RETURN = ev("BR_INST_RETIRED.NEAR_RETURN", 0xc4, 0x08),
+    BR_INST_RETIRED_NOT_TAKEN = ev("BR_INST_RETIRED.NOT_TAKEN", 0xc4, 0x10),
+    BR_INST_RETIRED_NEAR_TAKEN = ev("BR_INST_RETIRED.NEAR_TAKEN", 0xc4, 0x20),
+    BR_INST_RETIRED_FAR_BRANCH = ev("BR_INST_RETIRED.FAR_BRANCH", 0xc4, 0x40),
+    BR_MISP_RETIRED_CONDITIONAL = ev("BR_MISP_RETIRED.CONDITIONAL", 0xc5, 0x01),
+    BR_MISP_RETIRED_NEAR_CALL = ev("BR_MISP_RETIRED.NEAR_CALL", 0xc5, 0x02),
+    BR_MISP_RETIRED_ALL_BRANCHES = ev("BR_MISP_RETIRED.ALL_BRANCHES", 0xc5, 0x00),
+    BR_MISP_RETIRED_NOT_TAKEN = ev("BR_MISP_RETIRED.NOT_TAKEN", 0xc5, 0x10),
+    BR_MISP_RETIRED_TAKEN = ev("BR_MISP_RETIRED.TAKEN", 0xc5, 0x20),
+    OTHER_ASSISTS_ITLB_MISS_RETIRED = ev("OTHER_ASSISTS.ITLB_MISS_RETIRED", 0xc1, 0x02),
+    OTHER_ASSISTS_AVX_STORE = ev("OTHER_ASSISTS.AVX_STORE", 0xc1, 0x08),
+    OTHER_ASSISTS_AVX_TO_SSE = ev("OTHER_ASSISTS.AVX_TO_SSE", 0xc1, 0x10),
+    OTHER_ASSISTS_SSE_TO_AVX = ev("OTHER_ASSISTS.SSE_TO_AVX", 0xc1, 0x20),
+    FP_ASSIST_X87_OUTPUT = ev("FP_ASSIST.X87_OUTPUT", 0xca, 0x02),
+    FP_ASSIST_X87_INPUT = ev("FP_ASSIST.X87_INPUT", 0xca, 0x04),
+    FP_ASSIST_SIMD_OUTPUT = ev("FP_ASSIST.SIMD_OUTPUT", 0xca, 0x08),
+    FP_ASSIST_SIMD_INPUT = ev("FP_ASSIST.SIMD_INPUT", 0xca, 0x10),
+    MEM_UOPS_RETIRED_STLB_MISS_LOADS = ev("MEM_UOPS_RETIRED.STLB_MISS_LOADS", 0xd0, 0x11).ht_off(0b0),
+    MEM_UOPS_RETIRED_STLB_MISS_STORES = ev("MEM_UOPS_RETIRED.STLB_MISS_STORES", 0xd0, 0x12).ht_off(0b0),
+    MEM_UOPS_RETIRED_LOCK_LOADS = ev("MEM_UOPS_RETIRED.LOCK_LOADS", 0xd0, 0x21).ht_off(0b0),
+    MEM_UOPS_RETIRED_SPLIT_LOADS = ev("MEM_UOPS_RETIRED.SPLIT_LOADS", 0xd0, 0x41).ht_off(0b0),
+    MEM_UOPS_RETIRED_SPLIT_STORES = ev("MEM_UOPS_RETIRED.SPLIT_STORES", 0xd0, 0x42).ht_off(0b0),
+    MEM_UOPS_RETIRED_ALL_LOADS = ev("MEM_UOPS_RETIRED.ALL_LOADS", 0xd0, 0x81).ht_off(0b0),
+    MEM_UOPS_RETIRED_ALL_STORES = ev("MEM_UOPS_RETIRED.ALL_STORES", 0xd0, 0x82).ht_off(0b0),
+    MEM_LOAD_UOPS_RETIRED_L1_HIT = ev("MEM_LOAD_UOPS_RETIRED.L1_HIT", 0xd1, 0x01).ht_off(0b0),
+    MEM_LOAD_UOPS_RETIRED_L2_HIT = ev("MEM_LOAD_UOPS_RETIRED.L2_HIT", 0xd1, 0x02).ht_off(0b0),
+    MEM_LOAD_UOPS_RETIRED_LLC_HIT = ev("MEM_LOAD_UOPS_RETIRED.LLC_HIT", 0xd1, 0x04).ht_off(0b0),
+    MEM_LOAD_UOPS_RETIRED_LLC_MISS = ev("MEM_LOAD_UOPS_RETIRED.LLC_MISS", 0xd1, 0x20).ht_off(0b0),
+    MEM_LOAD_UOPS_RETIRED_HIT_LFB = ev("MEM_LOAD_UOPS_RETIRED.HIT_LFB", 0xd1, 0x40).ht_off(0b0),
+    MEM_LOAD_UOPS_LLC_HIT_RETIRED_XSNP_MISS = ev("MEM_LOAD_UOPS_LLC_HIT_RETIRED.XSNP_MISS", 0xd2, 0x01).ht_off(0b0),
+    MEM_LOAD_UOPS_LLC_HIT_RETIRED_XSNP_HIT = ev("MEM_LOAD_UOPS_LLC_HIT_RETIRED.XSNP_HIT", 0xd2, 0x02).ht_off(0b0),
+    MEM_LOAD_UOPS_LLC_HIT_RETIRED_XSNP_HITM = ev("MEM_LOAD_UOPS_LLC_HIT_RETIRED.XSNP_HITM", 0xd2, 0x04).ht_off(0b0),
+    MEM_LOAD_UOPS_LLC_HIT_RETIRED_XSNP_NONE = ev("MEM_LOAD_UOPS_LLC_HIT_RETIRED.XSNP_NONE", 0xd2, 0x08).ht_off(0b0),
+    MEM_LOAD_UOPS_LLC_MISS_RETIRED_LOCAL_DRAM = ev("MEM_LOAD_UOPS_LLC_MISS_RETIRED.LOCAL_DRAM", 0xd3, 0x01).ht_off(0b0),
+    MEM_LOAD_UOPS_LLC_MISS_RETIRED_REMOTE_DRAM = ev("MEM_LOAD_UOPS_LLC_MISS_RETIRED.REMOTE_DRAM", 0xd3, 0x04).ht_off(0b0),
+    ARITH_FPU_DIV_ACTIVE = ev("ARITH.FPU_DIV_ACTIVE", 0x14, 0x01),
+    ARITH_FPU_DIV = ev("ARITH.FPU_DIV", 0x14, 0x01).threshold(1).edge(),
+    FP_COMP_OPS_EXE_X87 = ev("FP_COMP_OPS_EXE.X87", 0x10, 0x01),
+    FP_COMP_OPS_EXE_SSE_PACKED_DOUBLE = ev("FP_COMP_OPS_EXE.SSE_PACKED_DOUBLE", 0x10, 0x10),
+    FP_COMP_OPS_EXE_SSE_SCALAR_SINGLE = ev("FP_COMP_OPS_EXE.SSE_SCALAR_SINGLE", 0x10, 0x20),
+    FP_COMP_OPS_EXE_SSE_PACKED_SINGLE = ev("FP_COMP_OPS_EXE.SSE_PACKED_SINGLE", 0x10, 0x40),
+    FP_COMP_OPS_EXE_SSE_SCALAR_DOUBLE = ev("FP_COMP_OPS_EXE.SSE_SCALAR_DOUBLE", 0x10, 0x80),
+    SIMD_FP_256_PACKED_SINGLE = ev("SIMD_FP_256.PACKED_SINGLE", 0x11, 0x01),
+    SIMD_FP_256_PACKED_DOUBLE = ev("SIMD_FP_256.PACKED_DOUBLE", 0x11, 0x02),
+    UOPS_DISPATCHED_THREAD = ev("UOPS_DISPATCHED.THREAD", 0xb1, 0x01),
+    UOPS_DISPATCHED_CORE = ev("UOPS_DISPATCHED.CORE", 0xb1, 0x02),
+    UOPS_DISPATCHED_PORT_PORT_0 = ev("UOPS_DISPATCHED_PORT.PORT_0", 0xa1, 0x01),
+    UOPS_DISPATCHED_PORT_PORT_1 = ev("UOPS_DISPATCHED_PORT.PORT_1", 0xa1, 0x02),
+    UOPS_DISPATCHED_PORT_PORT_4 = ev("UOPS_DISPATCHED_PORT.PORT_4", 0xa1, 0x40),
+    UOPS_DISPATCHED_PORT_PORT_5 = ev("UOPS_DISPATCHED_PORT.PORT_5", 0xa1, 0x80),
+    CYCLE_ACTIVITY_CYCLES_NO_DISPATCH = ev("CYCLE_ACTIVITY.CYCLES_NO_DISPATCH", 0xa3, 0x04).ht_off(0b0).threshold(4),
+    CYCLE_ACTIVITY_CYCLES_L1D_PENDING = ev("CYCLE_ACTIVITY.CYCLES_L1D_PENDING", 0xa3, 0x02).on(0b100).ht_off(0b0).threshold(2),
+    CYCLE_ACTIVITY_CYCLES_L2_PENDING = ev("CYCLE_ACTIVITY.CYCLES_L2_PENDING", 0xa3, 0x01).threshold(1),
+    CYCLE_ACTIVITY_STALLS_L1D_PENDING = ev("CYCLE_ACTIVITY.STALLS_L1D_PENDING", 0xa3, 0x06).on(0b100).ht_off(0b0).threshold(6),
+    CYCLE_ACTIVITY_STALLS_L2_PENDING = ev("CYCLE_ACTIVITY.STALLS_L2_PENDING", 0xa3, 0x05).ht_off(0b0).threshold(5),
+    EPT_WALK_CYCLES = ev("EPT.WALK_CYCLES", 0x4f, 0x10),
+    ITLB_MISSES_MISS_CAUSES_A_WALK = ev("ITLB_MISSES.MISS_CAUSES_A_WALK", 0x85, 0x01),
+    ITLB_MISSES_WALK_COMPLETED = ev("ITLB_MISSES.WALK_COMPLETED", 0x85, 0x02),
+    ITLB_MISSES_WALK_DURATION = ev("ITLB_MISSES.WALK_DURATION", 0x85, 0x04),
+    ITLB_MISSES_STLB_HIT = ev("ITLB_MISSES.STLB_HIT", 0x85, 0x10),
+    DTLB_LOAD_MISSES_MISS_CAUSES_A_WALK = ev("DTLB_LOAD_MISSES.MISS_CAUSES_A_WALK", 0x08, 0x01),
+    DTLB_LOAD_MISSES_WALK_COMPLETED = ev("DTLB_LOAD_MISSES.WALK_COMPLETED", 0x08, 0x02),
+    DTLB_LOAD_MISSES_WALK_DURATION = ev("DTLB_LOAD_MISSES.WALK_DURATION", 0x08, 0x04),
+    DTLB_LOAD_MISSES_STLB_HIT = ev("DTLB_LOAD_MISSES.STLB_HIT", 0x08, 0x10),
+    DTLB_STORE_MISSES_MISS_CAUSES_A_WALK = ev("DTLB_STORE_MISSES.MISS_CAUSES_A_WALK", 0x49, 0x01),
+    DTLB_STORE_MISSES_WALK_COMPLETED = ev("DTLB_STORE_MISSES.WALK_COMPLETED", 0x49, 0x02),
+    DTLB_STORE_MISSES_WALK_DURATION = ev("DTLB_STORE_MISSES.WALK_DURATION", 0x49, 0x04),
+    DTLB_STORE_MISSES_STLB_HIT = ev("DTLB_STORE_MISSES.STLB_HIT", 0x49, 0x10),
+    TLB_FLUSH_DTLB_THREAD = ev("TLB_FLUSH.DTLB_THREAD", 0xbd, 0x01),
+    TLB_FLUSH_STLB_ANY = ev("TLB_FLUSH.STLB_ANY", 0xbd, 0x20),
+    L1D_REPLACEMENT = ev("L1D.REPLACEMENT", 0x51, 0x01),
+    L1D_ALLOCATED_IN_M = ev("L1D.ALLOCATED_IN_M", 0x51, 0x02),
+    L1D_EVICTION = ev("L1D.EVICTION", 0x51, 0x04),
+    L1D_ALL_M_REPLACEMENT = ev("L1D.ALL_M_REPLACEMENT", 0x51, 0x08),
+    L1D_PEND_MISS_PENDING = ev("L1D_PEND_MISS.PENDING", 0x48, 0x01).on(0b100).ht_off(0b0),
+    L1D_PEND_MISS_PENDING_CYCLES = ev("L1D_PEND_MISS.PENDING_CYCLES", 0x48, 0x01).on(0b100).ht_off(0b0).threshold(1),
+    LOAD_HIT_PRE_SW_PF = ev("LOAD_HIT_PRE.SW_PF", 0x4c, 0x01),
+    LOAD_HIT_PRE_HW_PF = ev("LOAD_HIT_PRE.HW_PF", 0x4c, 0x02),
+    HW_PRE_REQ_DL1_MISS = ev("HW_PRE_REQ.DL1_MISS", 0x4e, 0x02),
+    LOCK_CYCLES_SPLIT_LOCK_UC_LOCK_DURATION = ev("LOCK_CYCLES.SPLIT_LOCK_UC_LOCK_DURATION", 0x63, 0x01),
+    LOCK_CYCLES_CACHE_LOCK_DURATION = ev("LOCK_CYCLES.CACHE_LOCK_DURATION", 0x63, 0x02),
+    LD_BLOCKS_DATA_UNKNOWN = ev("LD_BLOCKS.DATA_UNKNOWN", 0x03, 0x01),
+    LD_BLOCKS_STORE_FORWARD = ev("LD_BLOCKS.STORE_FORWARD", 0x03, 0x02),
+    LD_BLOCKS_NO_SR = ev("LD_BLOCKS.NO_SR", 0x03, 0x08),
+    LD_BLOCKS_ALL_BLOCK = ev("LD_BLOCKS.ALL_BLOCK", 0x03, 0x10),
+    LD_BLOCKS_PARTIAL_ADDRESS_ALIAS = ev("LD_BLOCKS_PARTIAL.ADDRESS_ALIAS", 0x07, 0x01),
+    LD_BLOCKS_PARTIAL_ALL_STA_BLOCK = ev("LD_BLOCKS_PARTIAL.ALL_STA_BLOCK", 0x07, 0x08),
+    MISALIGN_MEM_REF_LOADS = ev("MISALIGN_MEM_REF.LOADS", 0x05, 0x01),
+    MISALIGN_MEM_REF_STORES = ev("MISALIGN_MEM_REF.STORES", 0x05, 0x02),
+    AGU_BYPASS_CANCEL_COUNT = ev("AGU_BYPASS_CANCEL.COUNT", 0xb6, 0x01),
+    OFFCORE_REQUESTS_OUTSTANDING_DEMAND_DATA_RD = ev("OFFCORE_REQUESTS_OUTSTANDING.DEMAND_DATA_RD", 0x60, 0x01),
+    OFFCORE_REQUESTS_OUTSTANDING_CYCLES_WITH_DEMAND_DATA_RD = ev("OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DEMAND_DATA_RD", 0x60, 0x01).threshold(1),
+    OFFCORE_REQUESTS_OUTSTANDING_DEMAND_RFO = ev("OFFCORE_REQUESTS_OUTSTANDING.DEMAND_RFO", 0x60, 0x04),
+    OFFCORE_REQUESTS_OUTSTANDING_ALL_DATA_RD = ev("OFFCORE_REQUESTS_OUTSTANDING.ALL_DATA_RD", 0x60, 0x08),
+    OFFCORE_REQUESTS_OUTSTANDING_CYCLES_WITH_DATA_RD = ev("OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DATA_RD", 0x60, 0x08).threshold(1),
+    OFFCORE_REQUESTS_DEMAND_DATA_RD = ev("OFFCORE_REQUESTS.DEMAND_DATA_RD", 0xb0, 0x01),
+    OFFCORE_REQUESTS_DEMAND_CODE_RD = ev("OFFCORE_REQUESTS.DEMAND_CODE_RD", 0xb0, 0x02),
+    OFFCORE_REQUESTS_DEMAND_RFO = ev("OFFCORE_REQUESTS.DEMAND_RFO", 0xb0, 0x04),
+    OFFCORE_REQUESTS_ALL_DATA_RD = ev("OFFCORE_REQUESTS.ALL_DATA_RD", 0xb0, 0x08),
+    OFFCORE_REQUESTS_BUFFER_SQ_FULL = ev("OFFCORE_REQUESTS_BUFFER.SQ_FULL", 0xb2, 0x01),
+    L2_RQSTS_DEMAND_DATA_RD_HIT = ev("L2_RQSTS.DEMAND_DATA_RD_HIT", 0x24, 0x01),
+    L2_RQSTS_RFO_HIT = ev("L2_RQSTS.RFO_HIT", 0x24, 0x04),
+    L2_RQSTS_RFO_MISS = ev("L2_RQSTS.RFO_MISS", 0x24, 0x08),
+    L2_RQSTS_CODE_RD_HIT = ev("L2_RQSTS.CODE_RD_HIT", 0x24, 0x10),
+    L2_RQSTS_CODE_RD_MISS = ev("L2_RQSTS.CODE_RD_MISS", 0x24, 0x20),
+    L2_RQSTS_PF_HIT = ev("L2_RQSTS.PF_HIT", 0x24, 0x40),
+    L2_RQSTS_PF_MISS = ev("L2_RQSTS.PF_MISS", 0x24, 0x80),
+    L2_STORE_LOCK_RQSTS_MISS = ev("L2_STORE_LOCK_RQSTS.MISS", 0x27, 0x01),
+    L2_STORE_LOCK_RQSTS_HIT_E = ev("L2_STORE_LOCK_RQSTS.HIT_E", 0x27, 0x04),
+    L2_STORE_LOCK_RQSTS_HIT_M = ev("L2_STORE_LOCK_RQSTS.HIT_M", 0x27, 0x08),
+    L2_STORE_LOCK_RQSTS_ALL = ev("L2_STORE_LOCK_RQSTS.ALL", 0x27, 0x0f),
+    L2_L1D_WB_RQSTS_MISS = ev("L2_L1D_WB_RQSTS.MISS", 0x28, 0x01),
+    L2_L1D_WB_RQSTS_HIT_S = ev("L2_L1D_WB_RQSTS.HIT_S", 0x28, 0x02),
+    L2_L1D_WB_RQSTS_HIT_E = ev("L2_L1D_WB_RQSTS.HIT_E", 0x28, 0x04),
+    L2_L1D_WB_RQSTS_HIT_M = ev("L2_L1D_WB_RQSTS.HIT_M", 0x28, 0x08),
+    L2_L1D_WB_RQSTS_ALL = ev("L2_L1D_WB_RQSTS.ALL", 0x28, 0x0f),
+    L2_TRANS_DEMAND_DATA_RD = ev("L2_TRANS.DEMAND_DATA_RD", 0xf0, 0x01),
+    L2_TRANS_RFO = ev("L2_TRANS.RFO", 0xf0, 0x02),
+    L2_TRANS_CODE_RD = ev("L2_TRANS.CODE_RD", 0xf0, 0x04),
+    L2_TRANS_ALL_PF = ev("L2_TRANS.ALL_PF", 0xf0, 0x08),
+    L2_TRANS_L1D_WB = ev("L2_TRANS.L1D_WB", 0xf0, 0x10),
+    L2_TRANS_L2_FILL = ev("L2_TRANS.L2_FILL", 0xf0, 0x20),
+    L2_TRANS_L2_WB = ev("L2_TRANS.L2_WB", 0xf0, 0x40),
+    L2_TRANS_ALL_REQUESTS = ev("L2_TRANS.ALL_REQUESTS", 0xf0, 0x80),
+    L2_LINES_IN_I = ev("L2_LINES_IN.I", 0xf1, 0x01),
+    L2_LINES_IN_S = ev("L2_LINES_IN.S", 0xf1, 0x02),
+    L2_LINES_IN_E = ev("L2_LINES_IN.E", 0xf1, 0x04),
+    L2_LINES_IN_ALL = ev("L2_LINES_IN.ALL", 0xf1, 0x07),
+    L2_LINES_OUT_DEMAND_CLEAN = ev("L2_LINES_OUT.DEMAND_CLEAN", 0xf2, 0x01),
+    L2_LINES_OUT_DEMAND_DIRTY = ev("L2_LINES_OUT.DEMAND_DIRTY", 0xf2, 0x02),
+    L2_LINES_OUT_PF_CLEAN = ev("L2_LINES_OUT.PF_CLEAN", 0xf2, 0x04),
+    L2_LINES_OUT_PF_DIRTY = ev("L2_LINES_OUT.PF_DIRTY", 0xf2, 0x08),
+    L2_LINES_OUT_DIRTY_ALL = ev("L2_LINES_OUT.DIRTY_ALL", 0xf2, 0x0a),
+    LONGEST_LAT_CACHE_MISS = ev("LONGEST_LAT_CACHE.MISS", 0x2e, 0x41),
+    LONGEST_LAT_CACHE_REFERENCE = ev("LONGEST_LAT_CACHE.REFERENCE", 0x2e, 0x4f),
+    SQ_MISC_SPLIT_LOCK = ev("SQ_MISC.SPLIT_LOCK", 0xf4, 0x10),
+    CPU_CLK_THREAD_UNHALTED_REF_XCLK = ev("CPU_CLK_THREAD_UNHALTED.REF_XCLK", 0x3c, 0x01),
+    CPU_CLK_THREAD_UNHALTED_ONE_THREAD_ACTIVE = ev("CPU_CLK_THREAD_UNHALTED.ONE_THREAD_ACTIVE", 0x3c, 0x02).ht_off(0b0),
+    UOPS_DISPATCHED_PORT_PORT_0_CORE = ev("UOPS_DISPATCHED_PORT.PORT_0_CORE", 0xa1, 0x01).any_thread(),
+    UOPS_DISPATCHED_PORT_PORT_1_CORE = ev("UOPS_DISPATCHED_PORT.PORT_1_CORE", 0xa1, 0x02).any_thread(),
+    UOPS_DISPATCHED_PORT_PORT_4_CORE = ev("UOPS_DISPATCHED_PORT.PORT_4_CORE", 0xa1, 0x40).any_thread(),
+    UOPS_DISPATCHED_PORT_PORT_5_CORE = ev("UOPS_DISPATCHED_PORT.PORT_5_CORE", 0xa1, 0x80).any_thread(),
+    IDQ_MITE_CYCLES = ev("IDQ.MITE_CYCLES", 0x79, 0x04).threshold(1),
+    IDQ_DSB_CYCLES = ev("IDQ.DSB_CYCLES", 0x79, 0x08).threshold(1),
+    UOPS_DISPATCHED_PORT_PORT_2 = ev("UOPS_DISPATCHED_PORT.PORT_2", 0xa1, 0x0c),
+    UOPS_DISPATCHED_PORT_PORT_3 = ev("UOPS_DISPATCHED_PORT.PORT_3", 0xa1, 0x30),
+    IDQ_MS_DSB_CYCLES = ev("IDQ.MS_DSB_CYCLES", 0x79, 0x10).threshold(1),
+    IDQ_MS_DSB_OCCUR = ev("IDQ.MS_DSB_OCCUR", 0x79, 0x10).threshold(1).edge(),
+    UOPS_DISPATCHED_PORT_PORT_2_CORE = ev("UOPS_DISPATCHED_PORT.PORT_2_CORE", 0xa1, 0x0c).any_thread(),
+    UOPS_DISPATCHED_PORT_PORT_3_CORE = ev("UOPS_DISPATCHED_PORT.PORT_3_CORE", 0xa1, 0x30).any_thread(),
+    L2_RQSTS_ALL_DEMAND_DATA_RD = ev("L2_RQSTS.ALL_DEMAND_DATA_RD", 0x24, 0x03),
+    L2_RQSTS_ALL_RFO = ev("L2_RQSTS.ALL_RFO", 0x24, 0x0c),
+    L2_RQSTS_ALL_CODE_RD = ev("L2_RQSTS.ALL_CODE_RD", 0x24, 0x30),
+    L2_RQSTS_ALL_PF = ev("L2_RQSTS.ALL_PF", 0x24, 0xc0),
+    L1D_BLOCKS_BANK_CONFLICT_CYCLES = ev("L1D_BLOCKS.BANK_CONFLICT_CYCLES", 0xbf, 0x05).threshold(1),
+    RESOURCE_STALLS2_ALL_PRF_CONTROL = ev("RESOURCE_STALLS2.ALL_PRF_CONTROL", 0x5b, 0x0f),
+    IDQ_UOPS_NOT_DELIVERED_CYCLES_LE_2_UOP_DELIV_CORE = ev("IDQ_UOPS_NOT_DELIVERED.CYCLES_LE_2_UOP_DELIV.CORE", 0x9c, 0x01).ht_off(0b0).threshold(2),
+    IDQ_UOPS_NOT_DELIVERED_CYCLES_LE_3_UOP_DELIV_CORE = ev("IDQ_UOPS_NOT_DELIVERED.CYCLES_LE_3_UOP_DELIV.CORE", 0x9c, 0x01).ht_off(0b0).threshold(1),
+    RESOURCE_STALLS2_ALL_FL_EMPTY = ev("RESOURCE_STALLS2.ALL_FL_EMPTY", 0x5b, 0x0c),
+    RESOURCE_STALLS_MEM_RS = ev("RESOURCE_STALLS.MEM_RS", 0xa2, 0x0e),
+    RESOURCE_STALLS_OOO_RSRC = ev("RESOURCE_STALLS.OOO_RSRC", 0xa2, 0xf0),
+    RESOURCE_STALLS2_OOO_RSRC = ev("RESOURCE_STALLS2.OOO_RSRC", 0x5b, 0x4f),
+    RESOURCE_STALLS_LB_SB = ev("RESOURCE_STALLS.LB_SB", 0xa2, 0x0a),
+    INT_MISC_RECOVERY_CYCLES = ev("INT_MISC.RECOVERY_CYCLES", 0x0d, 0x03).threshold(1),
+    PARTIAL_RAT_STALLS_FLAGS_MERGE_UOP_CYCLES = ev("PARTIAL_RAT_STALLS.FLAGS_MERGE_UOP_CYCLES", 0x59, 0x20).threshold(1),
+    IDQ_UOPS_NOT_DELIVERED_CYCLES_GE_1_UOP_DELIV_CORE = ev("IDQ_UOPS_NOT_DELIVERED.CYCLES_GE_1_UOP_DELIV.CORE", 0x9c, 0x01).ht_off(0b0).threshold(4).invert(),
+    INT_MISC_RECOVERY_STALLS_COUNT = ev("INT_MISC.RECOVERY_STALLS_COUNT", 0x0d, 0x03).threshold(1).edge(),
+    IDQ_ALL_DSB_CYCLES_4_UOPS = ev("IDQ.ALL_DSB_CYCLES_4_UOPS", 0x79, 0x18).threshold(4),
+    IDQ_ALL_DSB_CYCLES_ANY_UOPS = ev("IDQ.ALL_DSB_CYCLES_ANY_UOPS", 0x79, 0x18).threshold(1),
+    IDQ_ALL_MITE_CYCLES_4_UOPS = ev("IDQ.ALL_MITE_CYCLES_4_UOPS", 0x79, 0x24).threshold(4),
+    IDQ_ALL_MITE_CYCLES_ANY_UOPS = ev("IDQ.ALL_MITE_CYCLES_ANY_UOPS", 0x79, 0x24).threshold(1),
+    DSB_FILL_ALL_CANCEL = ev("DSB_FILL.ALL_CANCEL", 0xac, 0x0a),
+    FP_ASSIST_ANY = ev("FP_ASSIST.ANY", 0xca, 0x1e).ht_off(0b0).threshold(1),
+    BACLEARS_ANY = ev("BACLEARS.ANY", 0xe6, 0x1f),
+    OFFCORE_REQUESTS_OUTSTANDING_CYCLES_WITH_DEMAND_RFO = ev("OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DEMAND_RFO", 0x60, 0x04).threshold(1),
+    IDQ_UOPS_NOT_DELIVERED_CYCLES_FE_WAS_OK = ev("IDQ_UOPS_NOT_DELIVERED.CYCLES_FE_WAS_OK", 0x9c, 0x01).ht_off(0b0).threshold(1).invert(),
+    BR_INST_EXEC_ALL_BRANCHES = ev("BR_INST_EXEC.ALL_BRANCHES", 0x88, 0xff),
+    BR_MISP_EXEC_ALL_BRANCHES = ev("BR_MISP_EXEC.ALL_BRANCHES", 0x89, 0xff),
+    IDQ_MITE_ALL_UOPS = ev("IDQ.MITE_ALL_UOPS", 0x79, 0x3c),
+    UOPS_RETIRED_CORE_STALL_CYCLES = ev("UOPS_RETIRED.CORE_STALL_CYCLES", 0xc2, 0x01).ht_off(0b0).threshold(1).invert(),
+    LSD_CYCLES_4_UOPS = ev("LSD.CYCLES_4_UOPS", 0xa8, 0x01).threshold(4),
+    MACHINE_CLEARS_COUNT = ev("MACHINE_CLEARS.COUNT", 0xc3, 0x01).threshold(1).edge(),
+    RS_EVENTS_EMPTY_END = ev("RS_EVENTS.EMPTY_END", 0x5e, 0x01).threshold(1).invert().edge(),
+    IDQ_MS_SWITCHES = ev("IDQ.MS_SWITCHES", 0x79, 0x30).threshold(1).edge(),
+    CPU_CLK_UNHALTED_THREAD_P_ANY = ev("CPU_CLK_UNHALTED.THREAD_P_ANY", 0x3c, 0x00).any_thread(),
+    CPU_CLK_THREAD_UNHALTED_REF_XCLK_ANY = ev("CPU_CLK_THREAD_UNHALTED.REF_XCLK_ANY", 0x3c, 0x01).any_thread(),
+    INT_MISC_RECOVERY_CYCLES_ANY = ev("INT_MISC.RECOVERY_CYCLES_ANY", 0x0d, 0x03).threshold(1).any_thread(),
+    OFFCORE_REQUESTS_OUTSTANDING_DEMAND_DATA_RD_C6 = ev("OFFCORE_REQUESTS_OUTSTANDING.DEMAND_DATA_RD_C6", 0x60, 0x01).threshold(6),
+    UOPS_EXECUTED_CORE_CYCLES_GE_1 = ev("UOPS_EXECUTED.CORE_CYCLES_GE_1", 0xb1, 0x02).threshold(1),
+    UOPS_EXECUTED_CORE_CYCLES_GE_2 = ev("UOPS_EXECUTED.CORE_CYCLES_GE_2", 0xb1, 0x02).threshold(2),
+    UOPS_EXECUTED_CORE_CYCLES_GE_3 = ev("UOPS_EXECUTED.CORE_CYCLES_GE_3", 0xb1, 0x02).threshold(3),
+    UOPS_EXECUTED_CORE_CYCLES_GE_4 = ev("UOPS_EXECUTED.CORE_CYCLES_GE_4", 0xb1, 0x02).threshold(4),
+    UOPS_EXECUTED_CORE_CYCLES_NONE = ev("UOPS_EXECUTED.CORE_CYCLES_NONE", 0xb1, 0x02).invert(),
+    L1D_PEND_MISS_PENDING_CYCLES_ANY = ev("L1D_PEND_MISS.PENDING_CYCLES_ANY", 0x48, 0x01).on(0b100).ht_off(0b0).threshold(1).any_thread(),
+    L1D_PEND_MISS_FB_FULL = ev("L1D_PEND_MISS.FB_FULL", 0x48, 0x02).threshold(1),
+    CPU_CLK_UNHALTED_REF_XCLK = ev("CPU_CLK_UNHALTED.REF_XCLK", 0x3c, 0x01),
+    CPU_CLK_UNHALTED_REF_XCLK_ANY = ev("CPU_CLK_UNHALTED.REF_XCLK_ANY", 0x3c, 0x01).any_thread(),
+    CPU_CLK_UNHALTED_ONE_THREAD_ACTIVE = ev("CPU_CLK_UNHALTED.ONE_THREAD_ACTIVE", 0x3c, 0x02),
+    OFFCORE_RESPONSE_ALL_DATA_RD_LLC_HIT_HIT_OTHER_CORE_NO_FWD = ev("OFFCORE_RESPONSE.ALL_DATA_RD.LLC_HIT.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01).ht_off(0b0).aux(AUX_MSR_OFFCORE_RSP_0, 0x4003c0091),
+    OFFCORE_RESPONSE_ALL_DATA_RD_LLC_HIT_HITM_OTHER_CORE = ev("OFFCORE_RESPONSE.ALL_DATA_RD.LLC_HIT.HITM_OTHER_CORE", 0xb7, 0x01).ht_off(0b0).aux(AUX_MSR_OFFCORE_RSP_0, 0x10003c0091),
+    OFFCORE_RESPONSE_ALL_DATA_RD_LLC_HIT_NO_SNOOP_NEEDED = ev("OFFCORE_RESPONSE.ALL_DATA_RD.LLC_HIT.NO_SNOOP_NEEDED", 0xb7, 0x01).ht_off(0b0).aux(AUX_MSR_OFFCORE_RSP_0, 0x1003c0091),
+    OFFCORE_RESPONSE_ALL_DATA_RD_LLC_HIT_SNOOP_MISS = ev("OFFCORE_RESPONSE.ALL_DATA_RD.LLC_HIT.SNOOP_MISS", 0xb7, 0x01).ht_off(0b0).aux(AUX_MSR_OFFCORE_RSP_0, 0x2003c0091),
+    OFFCORE_RESPONSE_ALL_PF_DATA_RD_LLC_HIT_ANY_RESPONSE = ev("OFFCORE_RESPONSE.ALL_PF_DATA_RD.LLC_HIT.ANY_RESPONSE", 0xb7, 0x01).ht_off(0b0).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f803c0090),
+    OFFCORE_RESPONSE_ALL_PF_DATA_RD_LLC_HIT_HIT_OTHER_CORE_NO_FWD = ev("OFFCORE_RESPONSE.ALL_PF_DATA_RD.LLC_HIT.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01).ht_off(0b0).aux(AUX_MSR_OFFCORE_RSP_0, 0x4003c0090),
+    OFFCORE_RESPONSE_ALL_PF_DATA_RD_LLC_HIT_HITM_OTHER_CORE = ev("OFFCORE_RESPONSE.ALL_PF_DATA_RD.LLC_HIT.HITM_OTHER_CORE", 0xb7, 0x01).ht_off(0b0).aux(AUX_MSR_OFFCORE_RSP_0, 0x10003c0090),
+    OFFCORE_RESPONSE_ALL_PF_DATA_RD_LLC_HIT_NO_SNOOP_NEEDED = ev("OFFCORE_RESPONSE.ALL_PF_DATA_RD.LLC_HIT.NO_SNOOP_NEEDED", 0xb7, 0x01).ht_off(0b0).aux(AUX_MSR_OFFCORE_RSP_0, 0x1003c0090),
+    OFFCORE_RESPONSE_ALL_PF_DATA_RD_LLC_HIT_SNOOP_MISS = ev("OFFCORE_RESPONSE.ALL_PF_DATA_RD.LLC_HIT.SNOOP_MISS", 0xb7, 0x01).ht_off(0b0).aux(AUX_MSR_OFFCORE_RSP_0, 0x2003c0090),
+    OFFCORE_RESPONSE_ALL_READS_LLC_HIT_ANY_RESPONSE = ev("OFFCORE_RESPONSE.ALL_READS.LLC_HIT.ANY_RESPONSE", 0xb7, 0x01).ht_off(0b0).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f803c03f7),
+    OFFCORE_RESPONSE_ALL_READS_LLC_HIT_HIT_OTHER_CORE_NO_FWD = ev("OFFCORE_RESPONSE.ALL_READS.LLC_HIT.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01).ht_off(0b0).aux(AUX_MSR_OFFCORE_RSP_0, 0x4003c03f7),
+    OFFCORE_RESPONSE_ALL_READS_LLC_HIT_HITM_OTHER_CORE = ev("OFFCORE_RESPONSE.ALL_READS.LLC_HIT.HITM_OTHER_CORE", 0xb7, 0x01).ht_off(0b0).aux(AUX_MSR_OFFCORE_RSP_0, 0x10003c03f7),
+    OFFCORE_RESPONSE_ALL_READS_LLC_HIT_NO_SNOOP_NEEDED = ev("OFFCORE_RESPONSE.ALL_READS.LLC_HIT.NO_SNOOP_NEEDED", 0xb7, 0x01).ht_off(0b0).aux(AUX_MSR_OFFCORE_RSP_0, 0x1003c03f7),
+    OFFCORE_RESPONSE_ALL_READS_LLC_HIT_SNOOP_MISS = ev("OFFCORE_RESPONSE.ALL_READS.LLC_HIT.SNOOP_MISS", 0xb7, 0x01).ht_off(0b0).aux(AUX_MSR_OFFCORE_RSP_0, 0x2003c03f7),
+    OFFCORE_RESPONSE_COREWB_ANY_RESPONSE = ev("OFFCORE_RESPONSE.COREWB.ANY_RESPONSE", 0xb7, 0x01).ht_off(0b0).aux(AUX_MSR_OFFCORE_RSP_0, 0x10008),
+    OFFCORE_RESPONSE_DEMAND_CODE_RD_LLC_HIT_ANY_RESPONSE = ev("OFFCORE_RESPONSE.DEMAND_CODE_RD.LLC_HIT.ANY_RESPONSE", 0xb7, 0x01).ht_off(0b0).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f803c0004),
+    OFFCORE_RESPONSE_DEMAND_CODE_RD_LLC_MISS_ANY_RESPONSE = ev("OFFCORE_RESPONSE.DEMAND_CODE_RD.LLC_MISS.ANY_RESPONSE", 0xb7, 0x01).ht_off(0b0).aux(AUX_MSR_OFFCORE_RSP_0, 0x3fffc20004),
+    OFFCORE_RESPONSE_DEMAND_CODE_RD_LLC_MISS_LOCAL_DRAM = ev("OFFCORE_RESPONSE.DEMAND_CODE_RD.LLC_MISS.LOCAL_DRAM", 0xb7, 0x01).ht_off(0b0).aux(AUX_MSR_OFFCORE_RSP_0, 0x600400004),
+    OFFCORE_RESPONSE_DEMAND_CODE_RD_LLC_MISS_REMOTE_DRAM = ev("OFFCORE_RESPONSE.DEMAND_CODE_RD.LLC_MISS.REMOTE_DRAM", 0xb7, 0x01).ht_off(0b0).aux(AUX_MSR_OFFCORE_RSP_0, 0x67f800004),
+    OFFCORE_RESPONSE_DEMAND_CODE_RD_LLC_MISS_REMOTE_HIT_FORWARD = ev("OFFCORE_RESPONSE.DEMAND_CODE_RD.LLC_MISS.REMOTE_HIT_FORWARD", 0xb7, 0x01).ht_off(0b0).aux(AUX_MSR_OFFCORE_RSP_0, 0x87f820004),
+    OFFCORE_RESPONSE_DEMAND_CODE_RD_LLC_MISS_REMOTE_HITM = ev("OFFCORE_RESPONSE.DEMAND_CODE_RD.LLC_MISS.REMOTE_HITM", 0xb7, 0x01).ht_off(0b0).aux(AUX_MSR_OFFCORE_RSP_0, 0x107fc00004),
+    OFFCORE_RESPONSE_DEMAND_DATA_RD_LLC_HIT_ANY_RESPONSE = ev("OFFCORE_RESPONSE.DEMAND_DATA_RD.LLC_HIT.ANY_RESPONSE", 0xb7, 0x01).ht_off(0b0).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f803c0001),
+    OFFCORE_RESPONSE_DEMAND_DATA_RD_LLC_HIT_HIT_OTHER_CORE_NO_FWD = ev("OFFCORE_RESPONSE.DEMAND_DATA_RD.LLC_HIT.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01).ht_off(0b0).aux(AUX_MSR_OFFCORE_RSP_0, 0x4003c0001),
+    OFFCORE_RESPONSE_DEMAND_DATA_RD_LLC_HIT_HITM_OTHER_CORE = ev("OFFCORE_RESPONSE.DEMAND_DATA_RD.LLC_HIT.HITM_OTHER_CORE", 0xb7, 0x01).ht_off(0b0).aux(AUX_MSR_OFFCORE_RSP_0, 0x10003c0001),
+    OFFCORE_RESPONSE_DEMAND_DATA_RD_LLC_HIT_NO_SNOOP_NEEDED = ev("OFFCORE_RESPONSE.DEMAND_DATA_RD.LLC_HIT.NO_SNOOP_NEEDED", 0xb7, 0x01).ht_off(0b0).aux(AUX_MSR_OFFCORE_RSP_0, 0x1003c0001),
+    OFFCORE_RESPONSE_DEMAND_DATA_RD_LLC_HIT_SNOOP_MISS = ev("OFFCORE_RESPONSE.DEMAND_DATA_RD.LLC_HIT.SNOOP_MISS", 0xb7, 0x01).ht_off(0b0).aux(AUX_MSR_OFFCORE_RSP_0, 0x2003c0001),
+    OFFCORE_RESPONSE_DEMAND_DATA_RD_LLC_MISS_ANY_DRAM = ev("OFFCORE_RESPONSE.DEMAND_DATA_RD.LLC_MISS.ANY_DRAM", 0xb7, 0x01).ht_off(0b0).aux(AUX_MSR_OFFCORE_RSP_0, 0x67fc00001),
+    OFFCORE_RESPONSE_DEMAND_DATA_RD_LLC_MISS_ANY_RESPONSE = ev("OFFCORE_RESPONSE.DEMAND_DATA_RD.LLC_MISS.ANY_RESPONSE", 0xb7, 0x01).ht_off(0b0).aux(AUX_MSR_OFFCORE_RSP_0, 0x3fffc20001),
+    OFFCORE_RESPONSE_DEMAND_DATA_RD_LLC_MISS_LOCAL_DRAM = ev("OFFCORE_RESPONSE.DEMAND_DATA_RD.LLC_MISS.LOCAL_DRAM", 0xb7, 0x01).ht_off(0b0).aux(AUX_MSR_OFFCORE_RSP_0, 0x600400001),
+    OFFCORE_RESPONSE_DEMAND_DATA_RD_LLC_MISS_REMOTE_DRAM = ev("OFFCORE_RESPONSE.DEMAND_DATA_RD.LLC_MISS.REMOTE_DRAM", 0xb7, 0x01).ht_off(0b0).aux(AUX_MSR_OFFCORE_RSP_0, 0x67f800001),
+    OFFCORE_RESPONSE_DEMAND_DATA_RD_LLC_MISS_REMOTE_HIT_FORWARD = ev("OFFCORE_RESPONSE.DEMAND_DATA_RD.LLC_MISS.REMOTE_HIT_FORWARD", 0xb7, 0x01).ht_off(0b0).aux(AUX_MSR_OFFCORE_RSP_0, 0x87f820001),
+    OFFCORE_RESPONSE_DEMAND_DATA_RD_LLC_MISS_REMOTE_HITM = ev("OFFCORE_RESPONSE.DEMAND_DATA_RD.LLC_MISS.REMOTE_HITM", 0xb7, 0x01).ht_off(0b0).aux(AUX_MSR_OFFCORE_RSP_0, 0x107fc00001),
+    OFFCORE_RESPONSE_OTHER_LRU_HINTS = ev("OFFCORE_RESPONSE.OTHER.LRU_HINTS", 0xb7, 0x01).ht_off(0b0).aux(AUX_MSR_OFFCORE_RSP_0, 0x803c8000),
+    OFFCORE_RESPONSE_OTHER_PORTIO_MMIO_UC = ev("OFFCORE_RESPONSE.OTHER.PORTIO_MMIO_UC", 0xb7, 0x01).ht_off(0b0).aux(AUX_MSR_OFFCORE_RSP_0, 0x23ffc08000),
+    OFFCORE_RESPONSE_PF_L2_CODE_RD_LLC_HIT_ANY_RESPONSE = ev("OFFCORE_RESPONSE.PF_L2_CODE_RD.LLC_HIT.ANY_RESPONSE", 0xb7, 0x01).ht_off(0b0).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f803c0040),
+    OFFCORE_RESPONSE_PF_L2_CODE_RD_LLC_MISS_ANY_RESPONSE = ev("OFFCORE_RESPONSE.PF_L2_CODE_RD.LLC_MISS.ANY_RESPONSE", 0xb7, 0x01).ht_off(0b0).aux(AUX_MSR_OFFCORE_RSP_0, 0x3fffc20040),
+    OFFCORE_RESPONSE_PF_L2_DATA_RD_LLC_HIT_ANY_RESPONSE = ev("OFFCORE_RESPONSE.PF_L2_DATA_RD.LLC_HIT.ANY_RESPONSE", 0xb7, 0x01).ht_off(0b0).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f803c0010),
+    OFFCORE_RESPONSE_PF_L2_DATA_RD_LLC_HIT_HIT_OTHER_CORE_NO_FWD = ev("OFFCORE_RESPONSE.PF_L2_DATA_RD.LLC_HIT.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01).ht_off(0b0).aux(AUX_MSR_OFFCORE_RSP_0, 0x4003c0010),
+    OFFCORE_RESPONSE_PF_L2_DATA_RD_LLC_HIT_HITM_OTHER_CORE = ev("OFFCORE_RESPONSE.PF_L2_DATA_RD.LLC_HIT.HITM_OTHER_CORE", 0xb7, 0x01).ht_off(0b0).aux(AUX_MSR_OFFCORE_RSP_0, 0x10003c0010),
+    OFFCORE_RESPONSE_PF_L2_DATA_RD_LLC_HIT_NO_SNOOP_NEEDED = ev("OFFCORE_RESPONSE.PF_L2_DATA_RD.LLC_HIT.NO_SNOOP_NEEDED", 0xb7, 0x01).ht_off(0b0).aux(AUX_MSR_OFFCORE_RSP_0, 0x1003c0010),
+    OFFCORE_RESPONSE_PF_L2_DATA_RD_LLC_HIT_SNOOP_MISS = ev("OFFCORE_RESPONSE.PF_L2_DATA_RD.LLC_HIT.SNOOP_MISS", 0xb7, 0x01).ht_off(0b0).aux(AUX_MSR_OFFCORE_RSP_0, 0x2003c0010),
+    OFFCORE_RESPONSE_PF_L2_DATA_RD_LLC_MISS_ANY_DRAM = ev("OFFCORE_RESPONSE.PF_L2_DATA_RD.LLC_MISS.ANY_DRAM", 0xb7, 0x01).ht_off(0b0).aux(AUX_MSR_OFFCORE_RSP_0, 0x67fc00010),
+    OFFCORE_RESPONSE_PF_L2_DATA_RD_LLC_MISS_ANY_RESPONSE = ev("OFFCORE_RESPONSE.PF_L2_DATA_RD.LLC_MISS.ANY_RESPONSE", 0xb7, 0x01).ht_off(0b0).aux(AUX_MSR_OFFCORE_RSP_0, 0x3fffc20010),
+    OFFCORE_RESPONSE_PF_L2_DATA_RD_LLC_MISS_LOCAL_DRAM = ev("OFFCORE_RESPONSE.PF_L2_DATA_RD.LLC_MISS.LOCAL_DRAM", 0xb7, 0x01).ht_off(0b0).aux(AUX_MSR_OFFCORE_RSP_0, 0x600400010),
+    OFFCORE_RESPONSE_PF_L2_DATA_RD_LLC_MISS_REMOTE_DRAM = ev("OFFCORE_RESPONSE.PF_L2_DATA_RD.LLC_MISS.REMOTE_DRAM", 0xb7, 0x01).ht_off(0b0).aux(AUX_MSR_OFFCORE_RSP_0, 0x67f800010),
+    OFFCORE_RESPONSE_PF_L2_DATA_RD_LLC_MISS_REMOTE_HIT_FORWARD = ev("OFFCORE_RESPONSE.PF_L2_DATA_RD.LLC_MISS.REMOTE_HIT_FORWARD", 0xb7, 0x01).ht_off(0b0).aux(AUX_MSR_OFFCORE_RSP_0, 0x87f820010),
+    OFFCORE_RESPONSE_PF_L2_DATA_RD_LLC_MISS_REMOTE_HITM = ev("OFFCORE_RESPONSE.PF_L2_DATA_RD.LLC_MISS.REMOTE_HITM", 0xb7, 0x01).ht_off(0b0).aux(AUX_MSR_OFFCORE_RSP_0, 0x107fc00010),
+    OFFCORE_RESPONSE_PF_LLC_CODE_RD_LLC_HIT_ANY_RESPONSE = ev("OFFCORE_RESPONSE.PF_LLC_CODE_RD.LLC_HIT.ANY_RESPONSE", 0xb7, 0x01).ht_off(0b0).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f803c0200),
+    OFFCORE_RESPONSE_PF_LLC_CODE_RD_LLC_MISS_ANY_RESPONSE = ev("OFFCORE_RESPONSE.PF_LLC_CODE_RD.LLC_MISS.ANY_RESPONSE", 0xb7, 0x01).ht_off(0b0).aux(AUX_MSR_OFFCORE_RSP_0, 0x3fffc20200),
+    OFFCORE_RESPONSE_PF_LLC_DATA_RD_LLC_HIT_ANY_RESPONSE = ev("OFFCORE_RESPONSE.PF_LLC_DATA_RD.LLC_HIT.ANY_RESPONSE", 0xb7, 0x01).ht_off(0b0).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f803c0080),
+    OFFCORE_RESPONSE_PF_LLC_DATA_RD_LLC_HIT_HIT_OTHER_CORE_NO_FWD = ev("OFFCORE_RESPONSE.PF_LLC_DATA_RD.LLC_HIT.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01).ht_off(0b0).aux(AUX_MSR_OFFCORE_RSP_0, 0x4003c0080),
+    OFFCORE_RESPONSE_PF_LLC_DATA_RD_LLC_HIT_HITM_OTHER_CORE = ev("OFFCORE_RESPONSE.PF_LLC_DATA_RD.LLC_HIT.HITM_OTHER_CORE", 0xb7, 0x01).ht_off(0b0).aux(AUX_MSR_OFFCORE_RSP_0, 0x10003c0080),
+    OFFCORE_RESPONSE_PF_LLC_DATA_RD_LLC_HIT_NO_SNOOP_NEEDED = ev("OFFCORE_RESPONSE.PF_LLC_DATA_RD.LLC_HIT.NO_SNOOP_NEEDED", 0xb7, 0x01).ht_off(0b0).aux(AUX_MSR_OFFCORE_RSP_0, 0x1003c0080),
+    OFFCORE_RESPONSE_PF_LLC_DATA_RD_LLC_HIT_SNOOP_MISS = ev("OFFCORE_RESPONSE.PF_LLC_DATA_RD.LLC_HIT.SNOOP_MISS", 0xb7, 0x01).ht_off(0b0).aux(AUX_MSR_OFFCORE_RSP_0, 0x2003c0080),
+    OFFCORE_RESPONSE_PF_LLC_DATA_RD_LLC_MISS_ANY_RESPONSE = ev("OFFCORE_RESPONSE.PF_LLC_DATA_RD.LLC_MISS.ANY_RESPONSE", 0xb7, 0x01).ht_off(0b0).aux(AUX_MSR_OFFCORE_RSP_0, 0x3fffc20080),
+    OFFCORE_RESPONSE_SPLIT_LOCK_UC_LOCK_ANY_RESPONSE = ev("OFFCORE_RESPONSE.SPLIT_LOCK_UC_LOCK.ANY_RESPONSE", 0xb7, 0x01).ht_off(0b0).aux(AUX_MSR_OFFCORE_RSP_0, 0x10400),
+    OFFCORE_RESPONSE_STREAMING_STORES_ANY_RESPONSE = ev("OFFCORE_RESPONSE.STREAMING_STORES.ANY_RESPONSE", 0xb7, 0x01).ht_off(0b0).aux(AUX_MSR_OFFCORE_RSP_0, 0x10800),
+    OFFCORE_RESPONSE_DEMAND_DATA_RD_ANY_RESPONSE = ev("OFFCORE_RESPONSE.DEMAND_DATA_RD.ANY_RESPONSE", 0xb7, 0x01).ht_off(0b0).aux(AUX_MSR_OFFCORE_RSP_0, 0x10001),
+    OFFCORE_RESPONSE_DEMAND_RFO_ANY_RESPONSE = ev("OFFCORE_RESPONSE.DEMAND_RFO.ANY_RESPONSE", 0xb7, 0x01).ht_off(0b0).aux(AUX_MSR_OFFCORE_RSP_0, 0x10002),
+    OFFCORE_RESPONSE_DEMAND_CODE_RD_ANY_RESPONSE = ev("OFFCORE_RESPONSE.DEMAND_CODE_RD.ANY_RESPONSE", 0xb7, 0x01).ht_off(0b0).aux(AUX_MSR_OFFCORE_RSP_0, 0x10004),
+    OFFCORE_RESPONSE_ALL_DATA_RD_ANY_RESPONSE = ev("OFFCORE_RESPONSE.ALL_DATA_RD.ANY_RESPONSE", 0xb7, 0x01).ht_off(0b0).aux(AUX_MSR_OFFCORE_RSP_0, 0x105b3),
+    OFFCORE_RESPONSE_ALL_RFO_ANY_RESPONSE = ev("OFFCORE_RESPONSE.ALL_RFO.ANY_RESPONSE", 0xb7, 0x01).ht_off(0b0).aux(AUX_MSR_OFFCORE_RSP_0, 0x10122),
+    OFFCORE_RESPONSE_ALL_READS_ANY_RESPONSE = ev("OFFCORE_RESPONSE.ALL_READS.ANY_RESPONSE", 0xb7, 0x01).ht_off(0b0).aux(AUX_MSR_OFFCORE_RSP_0, 0x107f7),
+    OFFCORE_RESPONSE_ALL_DEMAND_MLC_PREF_READS_LLC_MISS_LOCAL_DRAM = ev("OFFCORE_RESPONSE.ALL_DEMAND_MLC_PREF_READS.LLC_MISS.LOCAL_DRAM", 0xb7, 0x01).ht_off(0b0).aux(AUX_MSR_OFFCORE_RSP_0, 0x600400077),
+    OFFCORE_RESPONSE_ALL_DEMAND_MLC_PREF_READS_LLC_MISS_ANY_RESPONSE = ev("OFFCORE_RESPONSE.ALL_DEMAND_MLC_PREF_READS.LLC_MISS.ANY_RESPONSE", 0xb7, 0x01).ht_off(0b0).aux(AUX_MSR_OFFCORE_RSP_0, 0x3fffc20077),
+    OFFCORE_RESPONSE_ALL_DEMAND_MLC_PREF_READS_LLC_MISS_REMOTE_HITM_HIT_FORWARD = ev("OFFCORE_RESPONSE.ALL_DEMAND_MLC_PREF_READS.LLC_MISS.REMOTE_HITM_HIT_FORWARD", 0xb7, 0x01).ht_off(0b0).aux(AUX_MSR_OFFCORE_RSP_0, 0x187fc20077),
+}
 /// No experimental events.
 const EXPERIMENTAL_ROWS: &[EventRow] = &[];
 /// The rows built.

@@ -64,18 +64,14 @@ impl Layout for HaBoxCtlLayout {
     const INFO: &'static RegisterInfo = &HA_BOX_CTL_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 18, 31, Access::Rv,
-            "Reserved; write zero."),
-        FieldInfo::row("rsv", 17, 17, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 18, 31, Access::Rv),
+        FieldInfo::reserved("rsv", 17, 17, Access::Rsv),
         FieldInfo { name: "frz_en", ident: "frz_en", lsb: 16, msb: 16, access: Access::Wo, role: Some(Role::FreezeEnable),
             description: "Freeze enable: with this bit set the box stops its counters when a freeze signal arrives; with it clear such signals have no effect on this box.", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 9, 15, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 9, 15, Access::Rv),
         FieldInfo { name: "frz", ident: "frz", lsb: 8, msb: 8, access: Access::Wo, role: Some(Role::Freeze),
             description: "Freeze: writing 1 while frz_en is set halts every counter of the box until the bit is cleared again.", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 2, 7, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 2, 7, Access::Rv),
         FieldInfo { name: "rst_ctrs", ident: "rst_ctrs", lsb: 1, msb: 1, access: Access::Wo, role: Some(Role::ResetCounters),
             description: "Reset counters: writing 1 sets all data counters of the box to zero.", ..FieldInfo::EMPTY },
         FieldInfo { name: "rst_ctrl", ident: "rst_ctrl", lsb: 0, msb: 0, access: Access::Wo, role: Some(Role::ResetControls),
@@ -189,14 +185,11 @@ impl Layout for HaCtlLayout {
             description: "Selects the sense of the threshold comparison. With edge_det also set, the counter counts falling rather than rising edges.", ..FieldInfo::EMPTY },
         FieldInfo { name: "en", ident: "en", lsb: 22, msb: 22, access: Access::RwV, role: Some(Role::Enable),
             description: "Enables this counter; it counts only while this bit is 1.", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 20, 21, Access::Rsv,
-            "Reserved; write zero."),
-        FieldInfo::row("rsv", 19, 19, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 20, 21, Access::Rsv),
+        FieldInfo::reserved("rsv", 19, 19, Access::Rv),
         FieldInfo { name: "edge_det", ident: "edge_det", lsb: 18, msb: 18, access: Access::RwV, role: Some(Role::Edge),
             description: "Edge detect: when 1, the counter advances once per 0-to-1 transition of the thresholded event instead of once per cycle in which it is active; needs a non-zero thresh.", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 16, 17, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 16, 17, Access::Rsv),
         FieldInfo { name: "umask", ident: "umask", lsb: 8, msb: 15, access: Access::RwV, role: Some(Role::Umask),
             description: "Unit mask: chooses which sub-events of the selected event are counted.", ..FieldInfo::EMPTY },
         FieldInfo { name: "ev_sel", ident: "ev_sel", lsb: 0, msb: 7, access: Access::RwV, role: Some(Role::Event),
@@ -298,8 +291,7 @@ impl Layout for HaCtrLayout {
     const INFO: &'static RegisterInfo = &HA_CTR_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 48, 63, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 48, 63, Access::Rv),
         FieldInfo { name: "event_count", ident: "event_count", lsb: 0, msb: 47, access: Access::RwV, role: Some(Role::Count),
             description: "The accumulated 48-bit count of the event selected by HA_PCI_PMON_CTL{n}.", ..FieldInfo::EMPTY },
     ];
@@ -377,8 +369,7 @@ impl Layout for HaAddrMatch0Layout {
     const FIELDS: &'static [FieldInfo] = &[
         FieldInfo::row("lo_addr", 6, 31, Access::Rw,
             "Bits 31:6 of the cache-line-aligned system address to match."),
-        FieldInfo::row("rsv", 0, 5, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 0, 5, Access::Rsv),
     ];
 }
 
@@ -443,8 +434,7 @@ impl Layout for HaAddrMatch1Layout {
     const INFO: &'static RegisterInfo = &HA_ADDR_MATCH1_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 14, 31, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 14, 31, Access::Rv),
         FieldInfo::row("hi_addr", 0, 13, Access::Rw,
             "Bits 45:32 of the cache-line-aligned system address to match."),
     ];
@@ -510,8 +500,7 @@ impl Layout for HaOpcodeMatchLayout {
     const INFO: &'static RegisterInfo = &HA_OPCODE_MATCH_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 6, 31, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 6, 31, Access::Rv),
         FieldInfo::row("opc", 0, 5, Access::Rw,
             "Opcode (with its message class) of incoming requests to match; encodings in the guide's packet-matching reference (Tables 2-142 and 2-143)."),
     ];
@@ -553,7 +542,7 @@ static HA_OPCODE_MATCH_INFO: RegisterInfo = RegisterInfo {
 mod unit_events {
 use super::*;
 #[allow(unused_imports)]
-use crate::core_events::{ev, EventRow};
+use crate::core_events::{event_table, EventRow};
 #[cfg(feature = "metadata")]
 use crate::core_events::{event_info_refs, event_infos};
 
@@ -572,224 +561,6 @@ pub struct Event {
 }
 
 impl Event {
-    /// `UNC_H_ADDR_OPC_MATCH.FILT`.
-    pub const ADDR_OPC_MATCH_FILT: Event = Event::row(0);
-    /// `UNC_H_BYPASS_IMC.NOT_TAKEN`.
-    pub const BYPASS_IMC_NOT_TAKEN: Event = Event::row(1);
-    /// `UNC_H_BYPASS_IMC.TAKEN`.
-    pub const BYPASS_IMC_TAKEN: Event = Event::row(2);
-    /// `UNC_H_CLOCKTICKS`.
-    pub const CLOCKTICKS: Event = Event::row(3);
-    /// `UNC_H_CONFLICT_CYCLES.CONFLICT`.
-    pub const CONFLICT_CYCLES_CONFLICT: Event = Event::row(4);
-    /// `UNC_H_CONFLICT_CYCLES.NO_CONFLICT`.
-    pub const CONFLICT_CYCLES_NO_CONFLICT: Event = Event::row(5);
-    /// `UNC_H_DIRECT2CORE_COUNT`.
-    pub const DIRECT2CORE_COUNT: Event = Event::row(6);
-    /// `UNC_H_DIRECT2CORE_CYCLES_DISABLED`.
-    pub const DIRECT2CORE_CYCLES_DISABLED: Event = Event::row(7);
-    /// `UNC_H_DIRECT2CORE_TXN_OVERRIDE`.
-    pub const DIRECT2CORE_TXN_OVERRIDE: Event = Event::row(8);
-    /// `UNC_H_DIRECTORY_LOOKUP.NO_SNP`.
-    pub const DIRECTORY_LOOKUP_NO_SNP: Event = Event::row(9);
-    /// `UNC_H_DIRECTORY_LOOKUP.SNP`.
-    pub const DIRECTORY_LOOKUP_SNP: Event = Event::row(10);
-    /// `UNC_H_DIRECTORY_UPDATE.ANY`.
-    pub const DIRECTORY_UPDATE_ANY: Event = Event::row(11);
-    /// `UNC_H_DIRECTORY_UPDATE.CLEAR`.
-    pub const DIRECTORY_UPDATE_CLEAR: Event = Event::row(12);
-    /// `UNC_H_DIRECTORY_UPDATE.SET`.
-    pub const DIRECTORY_UPDATE_SET: Event = Event::row(13);
-    /// `UNC_H_IGR_NO_CREDIT_CYCLES.AD_QPI0`.
-    pub const IGR_NO_CREDIT_CYCLES_AD_QPI0: Event = Event::row(14);
-    /// `UNC_H_IGR_NO_CREDIT_CYCLES.AD_QPI1`.
-    pub const IGR_NO_CREDIT_CYCLES_AD_QPI1: Event = Event::row(15);
-    /// `UNC_H_IGR_NO_CREDIT_CYCLES.BL_QPI0`.
-    pub const IGR_NO_CREDIT_CYCLES_BL_QPI0: Event = Event::row(16);
-    /// `UNC_H_IGR_NO_CREDIT_CYCLES.BL_QPI1`.
-    pub const IGR_NO_CREDIT_CYCLES_BL_QPI1: Event = Event::row(17);
-    /// `UNC_H_IMC_RETRY`.
-    pub const IMC_RETRY: Event = Event::row(18);
-    /// `UNC_H_IMC_WRITES.ALL`.
-    pub const IMC_WRITES_ALL: Event = Event::row(19);
-    /// `UNC_H_IMC_WRITES.FULL`.
-    pub const IMC_WRITES_FULL: Event = Event::row(20);
-    /// `UNC_H_IMC_WRITES.FULL_ISOCH`.
-    pub const IMC_WRITES_FULL_ISOCH: Event = Event::row(21);
-    /// `UNC_H_IMC_WRITES.PARTIAL`.
-    pub const IMC_WRITES_PARTIAL: Event = Event::row(22);
-    /// `UNC_H_IMC_WRITES.PARTIAL_ISOCH`.
-    pub const IMC_WRITES_PARTIAL_ISOCH: Event = Event::row(23);
-    /// `UNC_H_REQUESTS.READS`.
-    pub const REQUESTS_READS: Event = Event::row(24);
-    /// `UNC_H_REQUESTS.WRITES`.
-    pub const REQUESTS_WRITES: Event = Event::row(25);
-    /// `UNC_H_RING_AD_USED.CCW_EVEN`.
-    pub const RING_AD_USED_CCW_EVEN: Event = Event::row(26);
-    /// `UNC_H_RING_AD_USED.CCW_ODD`.
-    pub const RING_AD_USED_CCW_ODD: Event = Event::row(27);
-    /// `UNC_H_RING_AD_USED.CW_EVEN`.
-    pub const RING_AD_USED_CW_EVEN: Event = Event::row(28);
-    /// `UNC_H_RING_AD_USED.CW_ODD`.
-    pub const RING_AD_USED_CW_ODD: Event = Event::row(29);
-    /// `UNC_H_RING_AK_USED.CCW_EVEN`.
-    pub const RING_AK_USED_CCW_EVEN: Event = Event::row(30);
-    /// `UNC_H_RING_AK_USED.CCW_ODD`.
-    pub const RING_AK_USED_CCW_ODD: Event = Event::row(31);
-    /// `UNC_H_RING_AK_USED.CW_EVEN`.
-    pub const RING_AK_USED_CW_EVEN: Event = Event::row(32);
-    /// `UNC_H_RING_AK_USED.CW_ODD`.
-    pub const RING_AK_USED_CW_ODD: Event = Event::row(33);
-    /// `UNC_H_RING_BL_USED.CCW_EVEN`.
-    pub const RING_BL_USED_CCW_EVEN: Event = Event::row(34);
-    /// `UNC_H_RING_BL_USED.CCW_ODD`.
-    pub const RING_BL_USED_CCW_ODD: Event = Event::row(35);
-    /// `UNC_H_RING_BL_USED.CW_EVEN`.
-    pub const RING_BL_USED_CW_EVEN: Event = Event::row(36);
-    /// `UNC_H_RING_BL_USED.CW_ODD`.
-    pub const RING_BL_USED_CW_ODD: Event = Event::row(37);
-    /// `UNC_H_RPQ_CYCLES_NO_REG_CREDITS.CHN0`.
-    pub const RPQ_CYCLES_NO_REG_CREDITS_CHN0: Event = Event::row(38);
-    /// `UNC_H_RPQ_CYCLES_NO_REG_CREDITS.CHN1`.
-    pub const RPQ_CYCLES_NO_REG_CREDITS_CHN1: Event = Event::row(39);
-    /// `UNC_H_RPQ_CYCLES_NO_REG_CREDITS.CHN2`.
-    pub const RPQ_CYCLES_NO_REG_CREDITS_CHN2: Event = Event::row(40);
-    /// `UNC_H_RPQ_CYCLES_NO_REG_CREDITS.CHN3`.
-    pub const RPQ_CYCLES_NO_REG_CREDITS_CHN3: Event = Event::row(41);
-    /// `UNC_H_RPQ_CYCLES_NO_SPEC_CREDITS.CHN0`.
-    pub const RPQ_CYCLES_NO_SPEC_CREDITS_CHN0: Event = Event::row(42);
-    /// `UNC_H_RPQ_CYCLES_NO_SPEC_CREDITS.CHN1`.
-    pub const RPQ_CYCLES_NO_SPEC_CREDITS_CHN1: Event = Event::row(43);
-    /// `UNC_H_RPQ_CYCLES_NO_SPEC_CREDITS.CHN2`.
-    pub const RPQ_CYCLES_NO_SPEC_CREDITS_CHN2: Event = Event::row(44);
-    /// `UNC_H_RPQ_CYCLES_NO_SPEC_CREDITS.CHN3`.
-    pub const RPQ_CYCLES_NO_SPEC_CREDITS_CHN3: Event = Event::row(45);
-    /// `UNC_H_TAD_REQUESTS_G0.REGION0`.
-    pub const TAD_REQUESTS_G0_REGION0: Event = Event::row(46);
-    /// `UNC_H_TAD_REQUESTS_G0.REGION1`.
-    pub const TAD_REQUESTS_G0_REGION1: Event = Event::row(47);
-    /// `UNC_H_TAD_REQUESTS_G0.REGION2`.
-    pub const TAD_REQUESTS_G0_REGION2: Event = Event::row(48);
-    /// `UNC_H_TAD_REQUESTS_G0.REGION3`.
-    pub const TAD_REQUESTS_G0_REGION3: Event = Event::row(49);
-    /// `UNC_H_TAD_REQUESTS_G0.REGION4`.
-    pub const TAD_REQUESTS_G0_REGION4: Event = Event::row(50);
-    /// `UNC_H_TAD_REQUESTS_G0.REGION5`.
-    pub const TAD_REQUESTS_G0_REGION5: Event = Event::row(51);
-    /// `UNC_H_TAD_REQUESTS_G0.REGION6`.
-    pub const TAD_REQUESTS_G0_REGION6: Event = Event::row(52);
-    /// `UNC_H_TAD_REQUESTS_G0.REGION7`.
-    pub const TAD_REQUESTS_G0_REGION7: Event = Event::row(53);
-    /// `UNC_H_TAD_REQUESTS_G1.REGION10`.
-    pub const TAD_REQUESTS_G1_REGION10: Event = Event::row(54);
-    /// `UNC_H_TAD_REQUESTS_G1.REGION11`.
-    pub const TAD_REQUESTS_G1_REGION11: Event = Event::row(55);
-    /// `UNC_H_TAD_REQUESTS_G1.REGION8`.
-    pub const TAD_REQUESTS_G1_REGION8: Event = Event::row(56);
-    /// `UNC_H_TAD_REQUESTS_G1.REGION9`.
-    pub const TAD_REQUESTS_G1_REGION9: Event = Event::row(57);
-    /// `UNC_H_TRACKER_INSERTS.ALL`.
-    pub const TRACKER_INSERTS_ALL: Event = Event::row(58);
-    /// `UNC_H_TxR_AD.NDR`.
-    pub const TXR_AD_NDR: Event = Event::row(59);
-    /// `UNC_H_TxR_AD.SNP`.
-    pub const TXR_AD_SNP: Event = Event::row(60);
-    /// `UNC_H_TxR_AD_CYCLES_FULL.ALL`.
-    pub const TXR_AD_CYCLES_FULL_ALL: Event = Event::row(61);
-    /// `UNC_H_TxR_AD_CYCLES_FULL.SCHED0`.
-    pub const TXR_AD_CYCLES_FULL_SCHED0: Event = Event::row(62);
-    /// `UNC_H_TxR_AD_CYCLES_FULL.SCHED1`.
-    pub const TXR_AD_CYCLES_FULL_SCHED1: Event = Event::row(63);
-    /// `UNC_H_TxR_AD_CYCLES_NE.ALL`.
-    pub const TXR_AD_CYCLES_NE_ALL: Event = Event::row(64);
-    /// `UNC_H_TxR_AD_CYCLES_NE.SCHED0`.
-    pub const TXR_AD_CYCLES_NE_SCHED0: Event = Event::row(65);
-    /// `UNC_H_TxR_AD_CYCLES_NE.SCHED1`.
-    pub const TXR_AD_CYCLES_NE_SCHED1: Event = Event::row(66);
-    /// `UNC_H_TxR_AD_INSERTS.ALL`.
-    pub const TXR_AD_INSERTS_ALL: Event = Event::row(67);
-    /// `UNC_H_TxR_AD_INSERTS.SCHED0`.
-    pub const TXR_AD_INSERTS_SCHED0: Event = Event::row(68);
-    /// `UNC_H_TxR_AD_INSERTS.SCHED1`.
-    pub const TXR_AD_INSERTS_SCHED1: Event = Event::row(69);
-    /// `UNC_H_TxR_AD_OCCUPANCY.ALL`.
-    pub const TXR_AD_OCCUPANCY_ALL: Event = Event::row(70);
-    /// `UNC_H_TxR_AD_OCCUPANCY.SCHED0`.
-    pub const TXR_AD_OCCUPANCY_SCHED0: Event = Event::row(71);
-    /// `UNC_H_TxR_AD_OCCUPANCY.SCHED1`.
-    pub const TXR_AD_OCCUPANCY_SCHED1: Event = Event::row(72);
-    /// `UNC_H_TxR_AK_CYCLES_FULL.ALL`.
-    pub const TXR_AK_CYCLES_FULL_ALL: Event = Event::row(73);
-    /// `UNC_H_TxR_AK_CYCLES_FULL.SCHED0`.
-    pub const TXR_AK_CYCLES_FULL_SCHED0: Event = Event::row(74);
-    /// `UNC_H_TxR_AK_CYCLES_FULL.SCHED1`.
-    pub const TXR_AK_CYCLES_FULL_SCHED1: Event = Event::row(75);
-    /// `UNC_H_TxR_AK_CYCLES_NE.ALL`.
-    pub const TXR_AK_CYCLES_NE_ALL: Event = Event::row(76);
-    /// `UNC_H_TxR_AK_CYCLES_NE.SCHED0`.
-    pub const TXR_AK_CYCLES_NE_SCHED0: Event = Event::row(77);
-    /// `UNC_H_TxR_AK_CYCLES_NE.SCHED1`.
-    pub const TXR_AK_CYCLES_NE_SCHED1: Event = Event::row(78);
-    /// `UNC_H_TxR_AK_INSERTS.ALL`.
-    pub const TXR_AK_INSERTS_ALL: Event = Event::row(79);
-    /// `UNC_H_TxR_AK_INSERTS.SCHED0`.
-    pub const TXR_AK_INSERTS_SCHED0: Event = Event::row(80);
-    /// `UNC_H_TxR_AK_INSERTS.SCHED1`.
-    pub const TXR_AK_INSERTS_SCHED1: Event = Event::row(81);
-    /// `UNC_H_TxR_AK_NDR`.
-    pub const TXR_AK_NDR: Event = Event::row(82);
-    /// `UNC_H_TxR_AK_OCCUPANCY.ALL`.
-    pub const TXR_AK_OCCUPANCY_ALL: Event = Event::row(83);
-    /// `UNC_H_TxR_AK_OCCUPANCY.SCHED0`.
-    pub const TXR_AK_OCCUPANCY_SCHED0: Event = Event::row(84);
-    /// `UNC_H_TxR_AK_OCCUPANCY.SCHED1`.
-    pub const TXR_AK_OCCUPANCY_SCHED1: Event = Event::row(85);
-    /// `UNC_H_TxR_BL.DRS_CACHE`.
-    pub const TXR_BL_DRS_CACHE: Event = Event::row(86);
-    /// `UNC_H_TxR_BL.DRS_CORE`.
-    pub const TXR_BL_DRS_CORE: Event = Event::row(87);
-    /// `UNC_H_TxR_BL.DRS_QPI`.
-    pub const TXR_BL_DRS_QPI: Event = Event::row(88);
-    /// `UNC_H_TxR_BL_CYCLES_FULL.ALL`.
-    pub const TXR_BL_CYCLES_FULL_ALL: Event = Event::row(89);
-    /// `UNC_H_TxR_BL_CYCLES_FULL.SCHED0`.
-    pub const TXR_BL_CYCLES_FULL_SCHED0: Event = Event::row(90);
-    /// `UNC_H_TxR_BL_CYCLES_FULL.SCHED1`.
-    pub const TXR_BL_CYCLES_FULL_SCHED1: Event = Event::row(91);
-    /// `UNC_H_TxR_BL_CYCLES_NE.ALL`.
-    pub const TXR_BL_CYCLES_NE_ALL: Event = Event::row(92);
-    /// `UNC_H_TxR_BL_CYCLES_NE.SCHED0`.
-    pub const TXR_BL_CYCLES_NE_SCHED0: Event = Event::row(93);
-    /// `UNC_H_TxR_BL_CYCLES_NE.SCHED1`.
-    pub const TXR_BL_CYCLES_NE_SCHED1: Event = Event::row(94);
-    /// `UNC_H_TxR_BL_INSERTS.ALL`.
-    pub const TXR_BL_INSERTS_ALL: Event = Event::row(95);
-    /// `UNC_H_TxR_BL_INSERTS.SCHED0`.
-    pub const TXR_BL_INSERTS_SCHED0: Event = Event::row(96);
-    /// `UNC_H_TxR_BL_INSERTS.SCHED1`.
-    pub const TXR_BL_INSERTS_SCHED1: Event = Event::row(97);
-    /// `UNC_H_TxR_BL_OCCUPANCY.ALL`.
-    pub const TXR_BL_OCCUPANCY_ALL: Event = Event::row(98);
-    /// `UNC_H_TxR_BL_OCCUPANCY.SCHED0`.
-    pub const TXR_BL_OCCUPANCY_SCHED0: Event = Event::row(99);
-    /// `UNC_H_TxR_BL_OCCUPANCY.SCHED1`.
-    pub const TXR_BL_OCCUPANCY_SCHED1: Event = Event::row(100);
-    /// `UNC_H_WPQ_CYCLES_NO_REG_CREDITS.CHN0`.
-    pub const WPQ_CYCLES_NO_REG_CREDITS_CHN0: Event = Event::row(101);
-    /// `UNC_H_WPQ_CYCLES_NO_REG_CREDITS.CHN1`.
-    pub const WPQ_CYCLES_NO_REG_CREDITS_CHN1: Event = Event::row(102);
-    /// `UNC_H_WPQ_CYCLES_NO_REG_CREDITS.CHN2`.
-    pub const WPQ_CYCLES_NO_REG_CREDITS_CHN2: Event = Event::row(103);
-    /// `UNC_H_WPQ_CYCLES_NO_REG_CREDITS.CHN3`.
-    pub const WPQ_CYCLES_NO_REG_CREDITS_CHN3: Event = Event::row(104);
-    /// `UNC_H_WPQ_CYCLES_NO_SPEC_CREDITS.CHN0`.
-    pub const WPQ_CYCLES_NO_SPEC_CREDITS_CHN0: Event = Event::row(105);
-    /// `UNC_H_WPQ_CYCLES_NO_SPEC_CREDITS.CHN1`.
-    pub const WPQ_CYCLES_NO_SPEC_CREDITS_CHN1: Event = Event::row(106);
-    /// `UNC_H_WPQ_CYCLES_NO_SPEC_CREDITS.CHN2`.
-    pub const WPQ_CYCLES_NO_SPEC_CREDITS_CHN2: Event = Event::row(107);
-    /// `UNC_H_WPQ_CYCLES_NO_SPEC_CREDITS.CHN3`.
-    pub const WPQ_CYCLES_NO_SPEC_CREDITS_CHN3: Event = Event::row(108);
 
     /// Every event of the unit.
     pub const ALL: &'static [Event] = &{
@@ -837,119 +608,122 @@ impl Event {
     }
 }
 
-/// The events, row n for `Event::row(n)`: `ev(name, event select, umask, counters)` (bit n
-/// of counters: counter n may count it) and what else each sets.
-const EVENT_ROWS: &[EventRow] = &[
-    ev("UNC_H_ADDR_OPC_MATCH.FILT", 0x20, 0x03, 0b1111).filters("HA_AddrMatch0[31:6], HA_AddrMatch1[13:0], HA_OpcodeMatch[5:0]"),
-    ev("UNC_H_BYPASS_IMC.NOT_TAKEN", 0x14, 0x02, 0b1111),
-    ev("UNC_H_BYPASS_IMC.TAKEN", 0x14, 0x01, 0b1111),
-    ev("UNC_H_CLOCKTICKS", 0x00, 0x00, 0b1111),
-    ev("UNC_H_CONFLICT_CYCLES.CONFLICT", 0x0b, 0x02, 0b1111),
-    ev("UNC_H_CONFLICT_CYCLES.NO_CONFLICT", 0x0b, 0x01, 0b1111),
-    ev("UNC_H_DIRECT2CORE_COUNT", 0x11, 0x00, 0b1111),
-    ev("UNC_H_DIRECT2CORE_CYCLES_DISABLED", 0x12, 0x00, 0b1111),
-    ev("UNC_H_DIRECT2CORE_TXN_OVERRIDE", 0x13, 0x00, 0b1111),
-    ev("UNC_H_DIRECTORY_LOOKUP.NO_SNP", 0x0c, 0x02, 0b1111),
-    ev("UNC_H_DIRECTORY_LOOKUP.SNP", 0x0c, 0x01, 0b1111),
-    ev("UNC_H_DIRECTORY_UPDATE.ANY", 0x0d, 0x03, 0b1111),
-    ev("UNC_H_DIRECTORY_UPDATE.CLEAR", 0x0d, 0x02, 0b1111),
-    ev("UNC_H_DIRECTORY_UPDATE.SET", 0x0d, 0x01, 0b1111),
-    ev("UNC_H_IGR_NO_CREDIT_CYCLES.AD_QPI0", 0x22, 0x01, 0b1111),
-    ev("UNC_H_IGR_NO_CREDIT_CYCLES.AD_QPI1", 0x22, 0x02, 0b1111),
-    ev("UNC_H_IGR_NO_CREDIT_CYCLES.BL_QPI0", 0x22, 0x04, 0b1111),
-    ev("UNC_H_IGR_NO_CREDIT_CYCLES.BL_QPI1", 0x22, 0x08, 0b1111),
-    ev("UNC_H_IMC_RETRY", 0x1e, 0x00, 0b1111),
-    ev("UNC_H_IMC_WRITES.ALL", 0x1a, 0x0f, 0b1111),
-    ev("UNC_H_IMC_WRITES.FULL", 0x1a, 0x01, 0b1111),
-    ev("UNC_H_IMC_WRITES.FULL_ISOCH", 0x1a, 0x04, 0b1111),
-    ev("UNC_H_IMC_WRITES.PARTIAL", 0x1a, 0x02, 0b1111),
-    ev("UNC_H_IMC_WRITES.PARTIAL_ISOCH", 0x1a, 0x08, 0b1111),
-    ev("UNC_H_REQUESTS.READS", 0x01, 0x03, 0b1111),
-    ev("UNC_H_REQUESTS.WRITES", 0x01, 0x0c, 0b1111),
-    ev("UNC_H_RING_AD_USED.CCW_EVEN", 0x3e, 0x04, 0b1111),
-    ev("UNC_H_RING_AD_USED.CCW_ODD", 0x3e, 0x08, 0b1111),
-    ev("UNC_H_RING_AD_USED.CW_EVEN", 0x3e, 0x01, 0b1111),
-    ev("UNC_H_RING_AD_USED.CW_ODD", 0x3e, 0x02, 0b1111),
-    ev("UNC_H_RING_AK_USED.CCW_EVEN", 0x3f, 0x04, 0b1111),
-    ev("UNC_H_RING_AK_USED.CCW_ODD", 0x3f, 0x08, 0b1111),
-    ev("UNC_H_RING_AK_USED.CW_EVEN", 0x3f, 0x01, 0b1111),
-    ev("UNC_H_RING_AK_USED.CW_ODD", 0x3f, 0x02, 0b1111),
-    ev("UNC_H_RING_BL_USED.CCW_EVEN", 0x40, 0x04, 0b1111),
-    ev("UNC_H_RING_BL_USED.CCW_ODD", 0x40, 0x08, 0b1111),
-    ev("UNC_H_RING_BL_USED.CW_EVEN", 0x40, 0x01, 0b1111),
-    ev("UNC_H_RING_BL_USED.CW_ODD", 0x40, 0x02, 0b1111),
-    ev("UNC_H_RPQ_CYCLES_NO_REG_CREDITS.CHN0", 0x15, 0x01, 0b1111),
-    ev("UNC_H_RPQ_CYCLES_NO_REG_CREDITS.CHN1", 0x15, 0x02, 0b1111),
-    ev("UNC_H_RPQ_CYCLES_NO_REG_CREDITS.CHN2", 0x15, 0x04, 0b1111),
-    ev("UNC_H_RPQ_CYCLES_NO_REG_CREDITS.CHN3", 0x15, 0x08, 0b1111),
-    ev("UNC_H_RPQ_CYCLES_NO_SPEC_CREDITS.CHN0", 0x16, 0x01, 0b1111),
-    ev("UNC_H_RPQ_CYCLES_NO_SPEC_CREDITS.CHN1", 0x16, 0x02, 0b1111),
-    ev("UNC_H_RPQ_CYCLES_NO_SPEC_CREDITS.CHN2", 0x16, 0x04, 0b1111),
-    ev("UNC_H_RPQ_CYCLES_NO_SPEC_CREDITS.CHN3", 0x16, 0x08, 0b1111),
-    ev("UNC_H_TAD_REQUESTS_G0.REGION0", 0x1b, 0x01, 0b1111),
-    ev("UNC_H_TAD_REQUESTS_G0.REGION1", 0x1b, 0x02, 0b1111),
-    ev("UNC_H_TAD_REQUESTS_G0.REGION2", 0x1b, 0x04, 0b1111),
-    ev("UNC_H_TAD_REQUESTS_G0.REGION3", 0x1b, 0x08, 0b1111),
-    ev("UNC_H_TAD_REQUESTS_G0.REGION4", 0x1b, 0x10, 0b1111),
-    ev("UNC_H_TAD_REQUESTS_G0.REGION5", 0x1b, 0x20, 0b1111),
-    ev("UNC_H_TAD_REQUESTS_G0.REGION6", 0x1b, 0x40, 0b1111),
-    ev("UNC_H_TAD_REQUESTS_G0.REGION7", 0x1b, 0x80, 0b1111),
-    ev("UNC_H_TAD_REQUESTS_G1.REGION10", 0x1c, 0x04, 0b1111),
-    ev("UNC_H_TAD_REQUESTS_G1.REGION11", 0x1c, 0x08, 0b1111),
-    ev("UNC_H_TAD_REQUESTS_G1.REGION8", 0x1c, 0x01, 0b1111),
-    ev("UNC_H_TAD_REQUESTS_G1.REGION9", 0x1c, 0x02, 0b1111),
-    ev("UNC_H_TRACKER_INSERTS.ALL", 0x06, 0x03, 0b1111),
-    ev("UNC_H_TxR_AD.NDR", 0x0f, 0x01, 0b1111),
-    ev("UNC_H_TxR_AD.SNP", 0x0f, 0x02, 0b1111),
-    ev("UNC_H_TxR_AD_CYCLES_FULL.ALL", 0x2a, 0x03, 0b1111),
-    ev("UNC_H_TxR_AD_CYCLES_FULL.SCHED0", 0x2a, 0x01, 0b1111),
-    ev("UNC_H_TxR_AD_CYCLES_FULL.SCHED1", 0x2a, 0x02, 0b1111),
-    ev("UNC_H_TxR_AD_CYCLES_NE.ALL", 0x29, 0x03, 0b1111),
-    ev("UNC_H_TxR_AD_CYCLES_NE.SCHED0", 0x29, 0x01, 0b1111),
-    ev("UNC_H_TxR_AD_CYCLES_NE.SCHED1", 0x29, 0x02, 0b1111),
-    ev("UNC_H_TxR_AD_INSERTS.ALL", 0x27, 0x03, 0b1111),
-    ev("UNC_H_TxR_AD_INSERTS.SCHED0", 0x27, 0x01, 0b1111),
-    ev("UNC_H_TxR_AD_INSERTS.SCHED1", 0x27, 0x02, 0b1111),
-    ev("UNC_H_TxR_AD_OCCUPANCY.ALL", 0x28, 0x03, 0b1111),
-    ev("UNC_H_TxR_AD_OCCUPANCY.SCHED0", 0x28, 0x01, 0b1111),
-    ev("UNC_H_TxR_AD_OCCUPANCY.SCHED1", 0x28, 0x02, 0b1111),
-    ev("UNC_H_TxR_AK_CYCLES_FULL.ALL", 0x32, 0x03, 0b1111),
-    ev("UNC_H_TxR_AK_CYCLES_FULL.SCHED0", 0x32, 0x01, 0b1111),
-    ev("UNC_H_TxR_AK_CYCLES_FULL.SCHED1", 0x32, 0x02, 0b1111),
-    ev("UNC_H_TxR_AK_CYCLES_NE.ALL", 0x31, 0x03, 0b1111),
-    ev("UNC_H_TxR_AK_CYCLES_NE.SCHED0", 0x31, 0x01, 0b1111),
-    ev("UNC_H_TxR_AK_CYCLES_NE.SCHED1", 0x31, 0x02, 0b1111),
-    ev("UNC_H_TxR_AK_INSERTS.ALL", 0x2f, 0x03, 0b1111),
-    ev("UNC_H_TxR_AK_INSERTS.SCHED0", 0x2f, 0x01, 0b1111),
-    ev("UNC_H_TxR_AK_INSERTS.SCHED1", 0x2f, 0x02, 0b1111),
-    ev("UNC_H_TxR_AK_NDR", 0x0e, 0x00, 0b1111),
-    ev("UNC_H_TxR_AK_OCCUPANCY.ALL", 0x30, 0x03, 0b1111),
-    ev("UNC_H_TxR_AK_OCCUPANCY.SCHED0", 0x30, 0x01, 0b1111),
-    ev("UNC_H_TxR_AK_OCCUPANCY.SCHED1", 0x30, 0x02, 0b1111),
-    ev("UNC_H_TxR_BL.DRS_CACHE", 0x10, 0x01, 0b1111),
-    ev("UNC_H_TxR_BL.DRS_CORE", 0x10, 0x02, 0b1111),
-    ev("UNC_H_TxR_BL.DRS_QPI", 0x10, 0x04, 0b1111),
-    ev("UNC_H_TxR_BL_CYCLES_FULL.ALL", 0x36, 0x03, 0b1111),
-    ev("UNC_H_TxR_BL_CYCLES_FULL.SCHED0", 0x36, 0x01, 0b1111),
-    ev("UNC_H_TxR_BL_CYCLES_FULL.SCHED1", 0x36, 0x02, 0b1111),
-    ev("UNC_H_TxR_BL_CYCLES_NE.ALL", 0x35, 0x03, 0b1111),
-    ev("UNC_H_TxR_BL_CYCLES_NE.SCHED0", 0x35, 0x01, 0b1111),
-    ev("UNC_H_TxR_BL_CYCLES_NE.SCHED1", 0x35, 0x02, 0b1111),
-    ev("UNC_H_TxR_BL_INSERTS.ALL", 0x33, 0x03, 0b1111),
-    ev("UNC_H_TxR_BL_INSERTS.SCHED0", 0x33, 0x01, 0b1111),
-    ev("UNC_H_TxR_BL_INSERTS.SCHED1", 0x33, 0x02, 0b1111),
-    ev("UNC_H_TxR_BL_OCCUPANCY.ALL", 0x34, 0x03, 0b1111),
-    ev("UNC_H_TxR_BL_OCCUPANCY.SCHED0", 0x34, 0x01, 0b1111),
-    ev("UNC_H_TxR_BL_OCCUPANCY.SCHED1", 0x34, 0x02, 0b1111),
-    ev("UNC_H_WPQ_CYCLES_NO_REG_CREDITS.CHN0", 0x18, 0x01, 0b1111),
-    ev("UNC_H_WPQ_CYCLES_NO_REG_CREDITS.CHN1", 0x18, 0x02, 0b1111),
-    ev("UNC_H_WPQ_CYCLES_NO_REG_CREDITS.CHN2", 0x18, 0x04, 0b1111),
-    ev("UNC_H_WPQ_CYCLES_NO_REG_CREDITS.CHN3", 0x18, 0x08, 0b1111),
-    ev("UNC_H_WPQ_CYCLES_NO_SPEC_CREDITS.CHN0", 0x19, 0x01, 0b1111),
-    ev("UNC_H_WPQ_CYCLES_NO_SPEC_CREDITS.CHN1", 0x19, 0x02, 0b1111),
-    ev("UNC_H_WPQ_CYCLES_NO_SPEC_CREDITS.CHN2", 0x19, 0x04, 0b1111),
-    ev("UNC_H_WPQ_CYCLES_NO_SPEC_CREDITS.CHN3", 0x19, 0x08, 0b1111),
-];
+event_table! {
+    /// The events, row n for `Event::row(n)`: `ev(name, event select, umask)` and what else each
+    /// sets. The counters that may count them (bit n: counter n) and those without
+    /// Hyper-Threading are the table's, the two numbers before the rows, unless a row
+    /// gives its own (`.on(..)`, `.ht_off(..)`).
+    EVENT_ROWS, EventRowNumber, 0, "", 0b1111, 0b0;
+    ADDR_OPC_MATCH_FILT = ev("UNC_H_ADDR_OPC_MATCH.FILT", 0x20, 0x03).filters("HA_AddrMatch0[31:6], HA_AddrMatch1[13:0], HA_OpcodeMatch[5:0]"),
+    BYPASS_IMC_NOT_TAKEN = ev("UNC_H_BYPASS_IMC.NOT_TAKEN", 0x14, 0x02),
+    BYPASS_IMC_TAKEN = ev("UNC_H_BYPASS_IMC.TAKEN", 0x14, 0x01),
+    CLOCKTICKS = ev("UNC_H_CLOCKTICKS", 0x00, 0x00),
+    CONFLICT_CYCLES_CONFLICT = ev("UNC_H_CONFLICT_CYCLES.CONFLICT", 0x0b, 0x02),
+    CONFLICT_CYCLES_NO_CONFLICT = ev("UNC_H_CONFLICT_CYCLES.NO_CONFLICT", 0x0b, 0x01),
+    DIRECT2CORE_COUNT = ev("UNC_H_DIRECT2CORE_COUNT", 0x11, 0x00),
+    DIRECT2CORE_CYCLES_DISABLED = ev("UNC_H_DIRECT2CORE_CYCLES_DISABLED", 0x12, 0x00),
+    DIRECT2CORE_TXN_OVERRIDE = ev("UNC_H_DIRECT2CORE_TXN_OVERRIDE", 0x13, 0x00),
+    DIRECTORY_LOOKUP_NO_SNP = ev("UNC_H_DIRECTORY_LOOKUP.NO_SNP", 0x0c, 0x02),
+    DIRECTORY_LOOKUP_SNP = ev("UNC_H_DIRECTORY_LOOKUP.SNP", 0x0c, 0x01),
+    DIRECTORY_UPDATE_ANY = ev("UNC_H_DIRECTORY_UPDATE.ANY", 0x0d, 0x03),
+    DIRECTORY_UPDATE_CLEAR = ev("UNC_H_DIRECTORY_UPDATE.CLEAR", 0x0d, 0x02),
+    DIRECTORY_UPDATE_SET = ev("UNC_H_DIRECTORY_UPDATE.SET", 0x0d, 0x01),
+    IGR_NO_CREDIT_CYCLES_AD_QPI0 = ev("UNC_H_IGR_NO_CREDIT_CYCLES.AD_QPI0", 0x22, 0x01),
+    IGR_NO_CREDIT_CYCLES_AD_QPI1 = ev("UNC_H_IGR_NO_CREDIT_CYCLES.AD_QPI1", 0x22, 0x02),
+    IGR_NO_CREDIT_CYCLES_BL_QPI0 = ev("UNC_H_IGR_NO_CREDIT_CYCLES.BL_QPI0", 0x22, 0x04),
+    IGR_NO_CREDIT_CYCLES_BL_QPI1 = ev("UNC_H_IGR_NO_CREDIT_CYCLES.BL_QPI1", 0x22, 0x08),
+    IMC_RETRY = ev("UNC_H_IMC_RETRY", 0x1e, 0x00),
+    IMC_WRITES_ALL = ev("UNC_H_IMC_WRITES.ALL", 0x1a, 0x0f),
+    IMC_WRITES_FULL = ev("UNC_H_IMC_WRITES.FULL", 0x1a, 0x01),
+    IMC_WRITES_FULL_ISOCH = ev("UNC_H_IMC_WRITES.FULL_ISOCH", 0x1a, 0x04),
+    IMC_WRITES_PARTIAL = ev("UNC_H_IMC_WRITES.PARTIAL", 0x1a, 0x02),
+    IMC_WRITES_PARTIAL_ISOCH = ev("UNC_H_IMC_WRITES.PARTIAL_ISOCH", 0x1a, 0x08),
+    REQUESTS_READS = ev("UNC_H_REQUESTS.READS", 0x01, 0x03),
+    REQUESTS_WRITES = ev("UNC_H_REQUESTS.WRITES", 0x01, 0x0c),
+    RING_AD_USED_CCW_EVEN = ev("UNC_H_RING_AD_USED.CCW_EVEN", 0x3e, 0x04),
+    RING_AD_USED_CCW_ODD = ev("UNC_H_RING_AD_USED.CCW_ODD", 0x3e, 0x08),
+    RING_AD_USED_CW_EVEN = ev("UNC_H_RING_AD_USED.CW_EVEN", 0x3e, 0x01),
+    RING_AD_USED_CW_ODD = ev("UNC_H_RING_AD_USED.CW_ODD", 0x3e, 0x02),
+    RING_AK_USED_CCW_EVEN = ev("UNC_H_RING_AK_USED.CCW_EVEN", 0x3f, 0x04),
+    RING_AK_USED_CCW_ODD = ev("UNC_H_RING_AK_USED.CCW_ODD", 0x3f, 0x08),
+    RING_AK_USED_CW_EVEN = ev("UNC_H_RING_AK_USED.CW_EVEN", 0x3f, 0x01),
+    RING_AK_USED_CW_ODD = ev("UNC_H_RING_AK_USED.CW_ODD", 0x3f, 0x02),
+    RING_BL_USED_CCW_EVEN = ev("UNC_H_RING_BL_USED.CCW_EVEN", 0x40, 0x04),
+    RING_BL_USED_CCW_ODD = ev("UNC_H_RING_BL_USED.CCW_ODD", 0x40, 0x08),
+    RING_BL_USED_CW_EVEN = ev("UNC_H_RING_BL_USED.CW_EVEN", 0x40, 0x01),
+    RING_BL_USED_CW_ODD = ev("UNC_H_RING_BL_USED.CW_ODD", 0x40, 0x02),
+    RPQ_CYCLES_NO_REG_CREDITS_CHN0 = ev("UNC_H_RPQ_CYCLES_NO_REG_CREDITS.CHN0", 0x15, 0x01),
+    RPQ_CYCLES_NO_REG_CREDITS_CHN1 = ev("UNC_H_RPQ_CYCLES_NO_REG_CREDITS.CHN1", 0x15, 0x02),
+    RPQ_CYCLES_NO_REG_CREDITS_CHN2 = ev("UNC_H_RPQ_CYCLES_NO_REG_CREDITS.CHN2", 0x15, 0x04),
+    RPQ_CYCLES_NO_REG_CREDITS_CHN3 = ev("UNC_H_RPQ_CYCLES_NO_REG_CREDITS.CHN3", 0x15, 0x08),
+    RPQ_CYCLES_NO_SPEC_CREDITS_CHN0 = ev("UNC_H_RPQ_CYCLES_NO_SPEC_CREDITS.CHN0", 0x16, 0x01),
+    RPQ_CYCLES_NO_SPEC_CREDITS_CHN1 = ev("UNC_H_RPQ_CYCLES_NO_SPEC_CREDITS.CHN1", 0x16, 0x02),
+    RPQ_CYCLES_NO_SPEC_CREDITS_CHN2 = ev("UNC_H_RPQ_CYCLES_NO_SPEC_CREDITS.CHN2", 0x16, 0x04),
+    RPQ_CYCLES_NO_SPEC_CREDITS_CHN3 = ev("UNC_H_RPQ_CYCLES_NO_SPEC_CREDITS.CHN3", 0x16, 0x08),
+    TAD_REQUESTS_G0_REGION0 = ev("UNC_H_TAD_REQUESTS_G0.REGION0", 0x1b, 0x01),
+    TAD_REQUESTS_G0_REGION1 = ev("UNC_H_TAD_REQUESTS_G0.REGION1", 0x1b, 0x02),
+    TAD_REQUESTS_G0_REGION2 = ev("UNC_H_TAD_REQUESTS_G0.REGION2", 0x1b, 0x04),
+    TAD_REQUESTS_G0_REGION3 = ev("UNC_H_TAD_REQUESTS_G0.REGION3", 0x1b, 0x08),
+    TAD_REQUESTS_G0_REGION4 = ev("UNC_H_TAD_REQUESTS_G0.REGION4", 0x1b, 0x10),
+    TAD_REQUESTS_G0_REGION5 = ev("UNC_H_TAD_REQUESTS_G0.REGION5", 0x1b, 0x20),
+    TAD_REQUESTS_G0_REGION6 = ev("UNC_H_TAD_REQUESTS_G0.REGION6", 0x1b, 0x40),
+    TAD_REQUESTS_G0_REGION7 = ev("UNC_H_TAD_REQUESTS_G0.REGION7", 0x1b, 0x80),
+    TAD_REQUESTS_G1_REGION10 = ev("UNC_H_TAD_REQUESTS_G1.REGION10", 0x1c, 0x04),
+    TAD_REQUESTS_G1_REGION11 = ev("UNC_H_TAD_REQUESTS_G1.REGION11", 0x1c, 0x08),
+    TAD_REQUESTS_G1_REGION8 = ev("UNC_H_TAD_REQUESTS_G1.REGION8", 0x1c, 0x01),
+    TAD_REQUESTS_G1_REGION9 = ev("UNC_H_TAD_REQUESTS_G1.REGION9", 0x1c, 0x02),
+    TRACKER_INSERTS_ALL = ev("UNC_H_TRACKER_INSERTS.ALL", 0x06, 0x03),
+    TXR_AD_NDR = ev("UNC_H_TxR_AD.NDR", 0x0f, 0x01),
+    TXR_AD_SNP = ev("UNC_H_TxR_AD.SNP", 0x0f, 0x02),
+    TXR_AD_CYCLES_FULL_ALL = ev("UNC_H_TxR_AD_CYCLES_FULL.ALL", 0x2a, 0x03),
+    TXR_AD_CYCLES_FULL_SCHED0 = ev("UNC_H_TxR_AD_CYCLES_FULL.SCHED0", 0x2a, 0x01),
+    TXR_AD_CYCLES_FULL_SCHED1 = ev("UNC_H_TxR_AD_CYCLES_FULL.SCHED1", 0x2a, 0x02),
+    TXR_AD_CYCLES_NE_ALL = ev("UNC_H_TxR_AD_CYCLES_NE.ALL", 0x29, 0x03),
+    TXR_AD_CYCLES_NE_SCHED0 = ev("UNC_H_TxR_AD_CYCLES_NE.SCHED0", 0x29, 0x01),
+    TXR_AD_CYCLES_NE_SCHED1 = ev("UNC_H_TxR_AD_CYCLES_NE.SCHED1", 0x29, 0x02),
+    TXR_AD_INSERTS_ALL = ev("UNC_H_TxR_AD_INSERTS.ALL", 0x27, 0x03),
+    TXR_AD_INSERTS_SCHED0 = ev("UNC_H_TxR_AD_INSERTS.SCHED0", 0x27, 0x01),
+    TXR_AD_INSERTS_SCHED1 = ev("UNC_H_TxR_AD_INSERTS.SCHED1", 0x27, 0x02),
+    TXR_AD_OCCUPANCY_ALL = ev("UNC_H_TxR_AD_OCCUPANCY.ALL", 0x28, 0x03),
+    TXR_AD_OCCUPANCY_SCHED0 = ev("UNC_H_TxR_AD_OCCUPANCY.SCHED0", 0x28, 0x01),
+    TXR_AD_OCCUPANCY_SCHED1 = ev("UNC_H_TxR_AD_OCCUPANCY.SCHED1", 0x28, 0x02),
+    TXR_AK_CYCLES_FULL_ALL = ev("UNC_H_TxR_AK_CYCLES_FULL.ALL", 0x32, 0x03),
+    TXR_AK_CYCLES_FULL_SCHED0 = ev("UNC_H_TxR_AK_CYCLES_FULL.SCHED0", 0x32, 0x01),
+    TXR_AK_CYCLES_FULL_SCHED1 = ev("UNC_H_TxR_AK_CYCLES_FULL.SCHED1", 0x32, 0x02),
+    TXR_AK_CYCLES_NE_ALL = ev("UNC_H_TxR_AK_CYCLES_NE.ALL", 0x31, 0x03),
+    TXR_AK_CYCLES_NE_SCHED0 = ev("UNC_H_TxR_AK_CYCLES_NE.SCHED0", 0x31, 0x01),
+    TXR_AK_CYCLES_NE_SCHED1 = ev("UNC_H_TxR_AK_CYCLES_NE.SCHED1", 0x31, 0x02),
+    TXR_AK_INSERTS_ALL = ev("UNC_H_TxR_AK_INSERTS.ALL", 0x2f, 0x03),
+    TXR_AK_INSERTS_SCHED0 = ev("UNC_H_TxR_AK_INSERTS.SCHED0", 0x2f, 0x01),
+    TXR_AK_INSERTS_SCHED1 = ev("UNC_H_TxR_AK_INSERTS.SCHED1", 0x2f, 0x02),
+    TXR_AK_NDR = ev("UNC_H_TxR_AK_NDR", 0x0e, 0x00),
+    TXR_AK_OCCUPANCY_ALL = ev("UNC_H_TxR_AK_OCCUPANCY.ALL", 0x30, 0x03),
+    TXR_AK_OCCUPANCY_SCHED0 = ev("UNC_H_TxR_AK_OCCUPANCY.SCHED0", 0x30, 0x01),
+    TXR_AK_OCCUPANCY_SCHED1 = ev("UNC_H_TxR_AK_OCCUPANCY.SCHED1", 0x30, 0x02),
+    TXR_BL_DRS_CACHE = ev("UNC_H_TxR_BL.DRS_CACHE", 0x10, 0x01),
+    TXR_BL_DRS_CORE = ev("UNC_H_TxR_BL.DRS_CORE", 0x10, 0x02),
+    TXR_BL_DRS_QPI = ev("UNC_H_TxR_BL.DRS_QPI", 0x10, 0x04),
+    TXR_BL_CYCLES_FULL_ALL = ev("UNC_H_TxR_BL_CYCLES_FULL.ALL", 0x36, 0x03),
+    TXR_BL_CYCLES_FULL_SCHED0 = ev("UNC_H_TxR_BL_CYCLES_FULL.SCHED0", 0x36, 0x01),
+    TXR_BL_CYCLES_FULL_SCHED1 = ev("UNC_H_TxR_BL_CYCLES_FULL.SCHED1", 0x36, 0x02),
+    TXR_BL_CYCLES_NE_ALL = ev("UNC_H_TxR_BL_CYCLES_NE.ALL", 0x35, 0x03),
+    TXR_BL_CYCLES_NE_SCHED0 = ev("UNC_H_TxR_BL_CYCLES_NE.SCHED0", 0x35, 0x01),
+    TXR_BL_CYCLES_NE_SCHED1 = ev("UNC_H_TxR_BL_CYCLES_NE.SCHED1", 0x35, 0x02),
+    TXR_BL_INSERTS_ALL = ev("UNC_H_TxR_BL_INSERTS.ALL", 0x33, 0x03),
+    TXR_BL_INSERTS_SCHED0 = ev("UNC_H_TxR_BL_INSERTS.SCHED0", 0x33, 0x01),
+    TXR_BL_INSERTS_SCHED1 = ev("UNC_H_TxR_BL_INSERTS.SCHED1", 0x33, 0x02),
+    TXR_BL_OCCUPANCY_ALL = ev("UNC_H_TxR_BL_OCCUPANCY.ALL", 0x34, 0x03),
+    TXR_BL_OCCUPANCY_SCHED0 = ev("UNC_H_TxR_BL_OCCUPANCY.SCHED0", 0x34, 0x01),
+    TXR_BL_OCCUPANCY_SCHED1 = ev("UNC_H_TxR_BL_OCCUPANCY.SCHED1", 0x34, 0x02),
+    WPQ_CYCLES_NO_REG_CREDITS_CHN0 = ev("UNC_H_WPQ_CYCLES_NO_REG_CREDITS.CHN0", 0x18, 0x01),
+    WPQ_CYCLES_NO_REG_CREDITS_CHN1 = ev("UNC_H_WPQ_CYCLES_NO_REG_CREDITS.CHN1", 0x18, 0x02),
+    WPQ_CYCLES_NO_REG_CREDITS_CHN2 = ev("UNC_H_WPQ_CYCLES_NO_REG_CREDITS.CHN2", 0x18, 0x04),
+    WPQ_CYCLES_NO_REG_CREDITS_CHN3 = ev("UNC_H_WPQ_CYCLES_NO_REG_CREDITS.CHN3", 0x18, 0x08),
+    WPQ_CYCLES_NO_SPEC_CREDITS_CHN0 = ev("UNC_H_WPQ_CYCLES_NO_SPEC_CREDITS.CHN0", 0x19, 0x01),
+    WPQ_CYCLES_NO_SPEC_CREDITS_CHN1 = ev("UNC_H_WPQ_CYCLES_NO_SPEC_CREDITS.CHN1", 0x19, 0x02),
+    WPQ_CYCLES_NO_SPEC_CREDITS_CHN2 = ev("UNC_H_WPQ_CYCLES_NO_SPEC_CREDITS.CHN2", 0x19, 0x04),
+    WPQ_CYCLES_NO_SPEC_CREDITS_CHN3 = ev("UNC_H_WPQ_CYCLES_NO_SPEC_CREDITS.CHN3", 0x19, 0x08),
+}
 /// No experimental events.
 const EXPERIMENTAL_ROWS: &[EventRow] = &[];
 /// The rows built.

@@ -65,18 +65,14 @@ impl Layout for ImcBoxCtlLayout {
     const INFO: &'static RegisterInfo = &IMC_BOX_CTL_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 18, 31, Access::Rv,
-            "Reserved; write zero."),
-        FieldInfo::row("rsv", 17, 17, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 18, 31, Access::Rv),
+        FieldInfo::reserved("rsv", 17, 17, Access::Rsv),
         FieldInfo { name: "frz_en", ident: "frz_en", lsb: 16, msb: 16, access: Access::Wo, role: Some(Role::FreezeEnable),
             description: "Freeze enable: while set, a freeze signal stops this channel's counters; while clear, the channel ignores freeze signals.", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 9, 15, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 9, 15, Access::Rv),
         FieldInfo { name: "frz", ident: "frz", lsb: 8, msb: 8, access: Access::Wo, role: Some(Role::Freeze),
             description: "Freeze: writing 1 while frz_en is set halts every counter of the channel until the bit is cleared again.", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 2, 7, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 2, 7, Access::Rv),
         FieldInfo { name: "rst_ctrs", ident: "rst_ctrs", lsb: 1, msb: 1, access: Access::Wo, role: Some(Role::ResetCounters),
             description: "Reset counters: writing 1 sets all data counters of the channel to zero.", ..FieldInfo::EMPTY },
         FieldInfo { name: "rst_ctrl", ident: "rst_ctrl", lsb: 0, msb: 0, access: Access::Wo, role: Some(Role::ResetControls),
@@ -216,14 +212,11 @@ impl Layout for ImcCtlLayout {
             description: "Selects the sense of the threshold comparison. With edge_det also set, the counter counts falling rather than rising edges.", ..FieldInfo::EMPTY },
         FieldInfo { name: "en", ident: "en", lsb: 22, msb: 22, access: Access::RwV, role: Some(Role::Enable),
             description: "Enables this counter; it counts only while this bit is 1.", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 20, 21, Access::Rsv,
-            "Reserved; write zero."),
-        FieldInfo::row("rsv", 19, 19, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 20, 21, Access::Rsv),
+        FieldInfo::reserved("rsv", 19, 19, Access::Rv),
         FieldInfo { name: "edge_det", ident: "edge_det", lsb: 18, msb: 18, access: Access::RwV, role: Some(Role::Edge),
             description: "Edge detect: when 1, the counter advances once per 0-to-1 transition of the thresholded event instead of once per cycle in which it is active; needs a non-zero thresh.", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 16, 17, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 16, 17, Access::Rsv),
         FieldInfo { name: "umask", ident: "umask", lsb: 8, msb: 15, access: Access::RwV, role: Some(Role::Umask),
             description: "Unit mask: chooses which sub-events of the selected event are counted.", ..FieldInfo::EMPTY },
         FieldInfo { name: "ev_sel", ident: "ev_sel", lsb: 0, msb: 7, access: Access::RwV, role: Some(Role::Event),
@@ -336,8 +329,7 @@ impl Layout for ImcCtrLayout {
     const INFO: &'static RegisterInfo = &IMC_CTR_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 48, 63, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 48, 63, Access::Rv),
         FieldInfo { name: "event_count", ident: "event_count", lsb: 0, msb: 47, access: Access::RwV, role: Some(Role::Count),
             description: "The accumulated 48-bit count of the event selected by MC_CH{i}_PCI_PMON_CTL{n}.", ..FieldInfo::EMPTY },
     ];
@@ -408,18 +400,14 @@ impl Layout for ImcFixedCtlLayout {
     const INFO: &'static RegisterInfo = &IMC_FIXED_CTL_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 24, 31, Access::Rv,
-            "Reserved; write zero."),
-        FieldInfo::row("rsv", 23, 23, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 24, 31, Access::Rv),
+        FieldInfo::reserved("rsv", 23, 23, Access::Rsv),
         FieldInfo { name: "en", ident: "en", lsb: 22, msb: 22, access: Access::RwV, role: Some(Role::Enable),
             description: "Enables the fixed DRAM-clock counter; it counts only while this bit is 1.", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 20, 21, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 20, 21, Access::Rsv),
         FieldInfo { name: "rst", ident: "rst", lsb: 19, msb: 19, access: Access::Wo, role: Some(Role::Reset),
             description: "Reset: writing 1 clears the fixed counter (MC_CH{i}_PCI_PMON_FIXED_CTR) to zero.", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 0, 18, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 0, 18, Access::Rv),
     ];
 }
 
@@ -491,8 +479,7 @@ impl Layout for ImcFixedCtrLayout {
     const INFO: &'static RegisterInfo = &IMC_FIXED_CTR_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 48, 63, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 48, 63, Access::Rv),
         FieldInfo { name: "event_count", ident: "event_count", lsb: 0, msb: 47, access: Access::RwV, role: Some(Role::Count),
             description: "The accumulated 48-bit count of DRAM clock cycles since the counter was last cleared.", ..FieldInfo::EMPTY },
     ];
@@ -539,7 +526,7 @@ static IMC_FIXED_CTR_INFO: RegisterInfo = RegisterInfo {
 mod unit_events {
 use super::*;
 #[allow(unused_imports)]
-use crate::core_events::{ev, EventRow};
+use crate::core_events::{event_table, EventRow};
 #[cfg(feature = "metadata")]
 use crate::core_events::{event_info_refs, event_infos};
 
@@ -558,108 +545,6 @@ pub struct Event {
 }
 
 impl Event {
-    /// `UNC_M_ACT_COUNT`.
-    pub const ACT_COUNT: Event = Event::row(0);
-    /// `UNC_M_CAS_COUNT.ALL`.
-    pub const CAS_COUNT_ALL: Event = Event::row(1);
-    /// `UNC_M_CAS_COUNT.RD`.
-    pub const CAS_COUNT_RD: Event = Event::row(2);
-    /// `UNC_M_CAS_COUNT.RD_REG`.
-    pub const CAS_COUNT_RD_REG: Event = Event::row(3);
-    /// `UNC_M_CAS_COUNT.RD_UNDERFILL`.
-    pub const CAS_COUNT_RD_UNDERFILL: Event = Event::row(4);
-    /// `UNC_M_CAS_COUNT.WR`.
-    pub const CAS_COUNT_WR: Event = Event::row(5);
-    /// `UNC_M_CAS_COUNT.WR_RMM`.
-    pub const CAS_COUNT_WR_RMM: Event = Event::row(6);
-    /// `UNC_M_CAS_COUNT.WR_WMM`.
-    pub const CAS_COUNT_WR_WMM: Event = Event::row(7);
-    /// `UNC_M_DRAM_PRE_ALL`.
-    pub const DRAM_PRE_ALL: Event = Event::row(8);
-    /// `UNC_M_DRAM_REFRESH.HIGH`.
-    pub const DRAM_REFRESH_HIGH: Event = Event::row(9);
-    /// `UNC_M_DRAM_REFRESH.PANIC`.
-    pub const DRAM_REFRESH_PANIC: Event = Event::row(10);
-    /// `UNC_M_ECC_CORRECTABLE_ERRORS`.
-    pub const ECC_CORRECTABLE_ERRORS: Event = Event::row(11);
-    /// `UNC_M_MAJOR_MODES.ISOCH`.
-    pub const MAJOR_MODES_ISOCH: Event = Event::row(12);
-    /// `UNC_M_MAJOR_MODES.PARTIAL`.
-    pub const MAJOR_MODES_PARTIAL: Event = Event::row(13);
-    /// `UNC_M_MAJOR_MODES.READ`.
-    pub const MAJOR_MODES_READ: Event = Event::row(14);
-    /// `UNC_M_MAJOR_MODES.WRITE`.
-    pub const MAJOR_MODES_WRITE: Event = Event::row(15);
-    /// `UNC_M_POWER_CHANNEL_DLLOFF`.
-    pub const POWER_CHANNEL_DLLOFF: Event = Event::row(16);
-    /// `UNC_M_POWER_CHANNEL_PPD`.
-    pub const POWER_CHANNEL_PPD: Event = Event::row(17);
-    /// `UNC_M_POWER_CKE_CYCLES.RANK0`.
-    pub const POWER_CKE_CYCLES_RANK0: Event = Event::row(18);
-    /// `UNC_M_POWER_CKE_CYCLES.RANK1`.
-    pub const POWER_CKE_CYCLES_RANK1: Event = Event::row(19);
-    /// `UNC_M_POWER_CKE_CYCLES.RANK2`.
-    pub const POWER_CKE_CYCLES_RANK2: Event = Event::row(20);
-    /// `UNC_M_POWER_CKE_CYCLES.RANK3`.
-    pub const POWER_CKE_CYCLES_RANK3: Event = Event::row(21);
-    /// `UNC_M_POWER_CKE_CYCLES.RANK4`.
-    pub const POWER_CKE_CYCLES_RANK4: Event = Event::row(22);
-    /// `UNC_M_POWER_CKE_CYCLES.RANK5`.
-    pub const POWER_CKE_CYCLES_RANK5: Event = Event::row(23);
-    /// `UNC_M_POWER_CKE_CYCLES.RANK6`.
-    pub const POWER_CKE_CYCLES_RANK6: Event = Event::row(24);
-    /// `UNC_M_POWER_CKE_CYCLES.RANK7`.
-    pub const POWER_CKE_CYCLES_RANK7: Event = Event::row(25);
-    /// `UNC_M_POWER_CRITICAL_THROTTLE_CYCLES`.
-    pub const POWER_CRITICAL_THROTTLE_CYCLES: Event = Event::row(26);
-    /// `UNC_M_POWER_SELF_REFRESH`.
-    pub const POWER_SELF_REFRESH: Event = Event::row(27);
-    /// `UNC_M_POWER_THROTTLE_CYCLES.RANK0`.
-    pub const POWER_THROTTLE_CYCLES_RANK0: Event = Event::row(28);
-    /// `UNC_M_POWER_THROTTLE_CYCLES.RANK1`.
-    pub const POWER_THROTTLE_CYCLES_RANK1: Event = Event::row(29);
-    /// `UNC_M_POWER_THROTTLE_CYCLES.RANK2`.
-    pub const POWER_THROTTLE_CYCLES_RANK2: Event = Event::row(30);
-    /// `UNC_M_POWER_THROTTLE_CYCLES.RANK3`.
-    pub const POWER_THROTTLE_CYCLES_RANK3: Event = Event::row(31);
-    /// `UNC_M_POWER_THROTTLE_CYCLES.RANK4`.
-    pub const POWER_THROTTLE_CYCLES_RANK4: Event = Event::row(32);
-    /// `UNC_M_POWER_THROTTLE_CYCLES.RANK5`.
-    pub const POWER_THROTTLE_CYCLES_RANK5: Event = Event::row(33);
-    /// `UNC_M_POWER_THROTTLE_CYCLES.RANK6`.
-    pub const POWER_THROTTLE_CYCLES_RANK6: Event = Event::row(34);
-    /// `UNC_M_POWER_THROTTLE_CYCLES.RANK7`.
-    pub const POWER_THROTTLE_CYCLES_RANK7: Event = Event::row(35);
-    /// `UNC_M_PREEMPTION.RD_PREEMPT_RD`.
-    pub const PREEMPTION_RD_PREEMPT_RD: Event = Event::row(36);
-    /// `UNC_M_PREEMPTION.RD_PREEMPT_WR`.
-    pub const PREEMPTION_RD_PREEMPT_WR: Event = Event::row(37);
-    /// `UNC_M_PRE_COUNT.PAGE_CLOSE`.
-    pub const PRE_COUNT_PAGE_CLOSE: Event = Event::row(38);
-    /// `UNC_M_PRE_COUNT.PAGE_MISS`.
-    pub const PRE_COUNT_PAGE_MISS: Event = Event::row(39);
-    /// `UNC_M_RPQ_CYCLES_FULL`.
-    pub const RPQ_CYCLES_FULL: Event = Event::row(40);
-    /// `UNC_M_RPQ_CYCLES_NE`.
-    pub const RPQ_CYCLES_NE: Event = Event::row(41);
-    /// `UNC_M_RPQ_INSERTS`.
-    pub const RPQ_INSERTS: Event = Event::row(42);
-    /// `UNC_M_RPQ_OCCUPANCY`.
-    pub const RPQ_OCCUPANCY: Event = Event::row(43);
-    /// `UNC_M_WPQ_CYCLES_FULL`.
-    pub const WPQ_CYCLES_FULL: Event = Event::row(44);
-    /// `UNC_M_WPQ_CYCLES_NE`.
-    pub const WPQ_CYCLES_NE: Event = Event::row(45);
-    /// `UNC_M_WPQ_INSERTS`.
-    pub const WPQ_INSERTS: Event = Event::row(46);
-    /// `UNC_M_WPQ_OCCUPANCY`.
-    pub const WPQ_OCCUPANCY: Event = Event::row(47);
-    /// `UNC_M_WPQ_READ_HIT`.
-    pub const WPQ_READ_HIT: Event = Event::row(48);
-    /// `UNC_M_WPQ_WRITE_HIT`.
-    pub const WPQ_WRITE_HIT: Event = Event::row(49);
-    /// `UNC_M_CLOCKTICKS`.
-    pub const CLOCKTICKS: Event = Event::row(50);
 
     /// Every event of the unit.
     pub const ALL: &'static [Event] = &{
@@ -707,61 +592,64 @@ impl Event {
     }
 }
 
-/// The events, row n for `Event::row(n)`: `ev(name, event select, umask, counters)` (bit n
-/// of counters: counter n may count it) and what else each sets.
-const EVENT_ROWS: &[EventRow] = &[
-    ev("UNC_M_ACT_COUNT", 0x01, 0x00, 0b1111),
-    ev("UNC_M_CAS_COUNT.ALL", 0x04, 0x0f, 0b1111),
-    ev("UNC_M_CAS_COUNT.RD", 0x04, 0x03, 0b1111),
-    ev("UNC_M_CAS_COUNT.RD_REG", 0x04, 0x01, 0b1111),
-    ev("UNC_M_CAS_COUNT.RD_UNDERFILL", 0x04, 0x02, 0b1111),
-    ev("UNC_M_CAS_COUNT.WR", 0x04, 0x0c, 0b1111),
-    ev("UNC_M_CAS_COUNT.WR_RMM", 0x04, 0x08, 0b1111),
-    ev("UNC_M_CAS_COUNT.WR_WMM", 0x04, 0x04, 0b1111),
-    ev("UNC_M_DRAM_PRE_ALL", 0x06, 0x00, 0b1111),
-    ev("UNC_M_DRAM_REFRESH.HIGH", 0x05, 0x04, 0b1111),
-    ev("UNC_M_DRAM_REFRESH.PANIC", 0x05, 0x02, 0b1111),
-    ev("UNC_M_ECC_CORRECTABLE_ERRORS", 0x09, 0x00, 0b1111),
-    ev("UNC_M_MAJOR_MODES.ISOCH", 0x07, 0x08, 0b1111),
-    ev("UNC_M_MAJOR_MODES.PARTIAL", 0x07, 0x04, 0b1111),
-    ev("UNC_M_MAJOR_MODES.READ", 0x07, 0x01, 0b1111),
-    ev("UNC_M_MAJOR_MODES.WRITE", 0x07, 0x02, 0b1111),
-    ev("UNC_M_POWER_CHANNEL_DLLOFF", 0x84, 0x00, 0b1111),
-    ev("UNC_M_POWER_CHANNEL_PPD", 0x85, 0x00, 0b1111),
-    ev("UNC_M_POWER_CKE_CYCLES.RANK0", 0x83, 0x01, 0b1111),
-    ev("UNC_M_POWER_CKE_CYCLES.RANK1", 0x83, 0x02, 0b1111),
-    ev("UNC_M_POWER_CKE_CYCLES.RANK2", 0x83, 0x04, 0b1111),
-    ev("UNC_M_POWER_CKE_CYCLES.RANK3", 0x83, 0x08, 0b1111),
-    ev("UNC_M_POWER_CKE_CYCLES.RANK4", 0x83, 0x10, 0b1111),
-    ev("UNC_M_POWER_CKE_CYCLES.RANK5", 0x83, 0x20, 0b1111),
-    ev("UNC_M_POWER_CKE_CYCLES.RANK6", 0x83, 0x40, 0b1111),
-    ev("UNC_M_POWER_CKE_CYCLES.RANK7", 0x83, 0x80, 0b1111),
-    ev("UNC_M_POWER_CRITICAL_THROTTLE_CYCLES", 0x86, 0x00, 0b1111),
-    ev("UNC_M_POWER_SELF_REFRESH", 0x43, 0x00, 0b1111),
-    ev("UNC_M_POWER_THROTTLE_CYCLES.RANK0", 0x41, 0x01, 0b1111),
-    ev("UNC_M_POWER_THROTTLE_CYCLES.RANK1", 0x41, 0x02, 0b1111),
-    ev("UNC_M_POWER_THROTTLE_CYCLES.RANK2", 0x41, 0x04, 0b1111),
-    ev("UNC_M_POWER_THROTTLE_CYCLES.RANK3", 0x41, 0x08, 0b1111),
-    ev("UNC_M_POWER_THROTTLE_CYCLES.RANK4", 0x41, 0x10, 0b1111),
-    ev("UNC_M_POWER_THROTTLE_CYCLES.RANK5", 0x41, 0x20, 0b1111),
-    ev("UNC_M_POWER_THROTTLE_CYCLES.RANK6", 0x41, 0x40, 0b1111),
-    ev("UNC_M_POWER_THROTTLE_CYCLES.RANK7", 0x41, 0x80, 0b1111),
-    ev("UNC_M_PREEMPTION.RD_PREEMPT_RD", 0x08, 0x01, 0b1111),
-    ev("UNC_M_PREEMPTION.RD_PREEMPT_WR", 0x08, 0x02, 0b1111),
-    ev("UNC_M_PRE_COUNT.PAGE_CLOSE", 0x02, 0x02, 0b1111),
-    ev("UNC_M_PRE_COUNT.PAGE_MISS", 0x02, 0x01, 0b1111),
-    ev("UNC_M_RPQ_CYCLES_FULL", 0x12, 0x00, 0b1111),
-    ev("UNC_M_RPQ_CYCLES_NE", 0x11, 0x00, 0b1111),
-    ev("UNC_M_RPQ_INSERTS", 0x10, 0x00, 0b1111),
-    ev("UNC_M_RPQ_OCCUPANCY", 0x80, 0x00, 0b1111),
-    ev("UNC_M_WPQ_CYCLES_FULL", 0x22, 0x00, 0b1111),
-    ev("UNC_M_WPQ_CYCLES_NE", 0x21, 0x00, 0b1111),
-    ev("UNC_M_WPQ_INSERTS", 0x20, 0x00, 0b1111),
-    ev("UNC_M_WPQ_OCCUPANCY", 0x81, 0x00, 0b1111),
-    ev("UNC_M_WPQ_READ_HIT", 0x23, 0x00, 0b1111),
-    ev("UNC_M_WPQ_WRITE_HIT", 0x24, 0x00, 0b1111),
-    ev("UNC_M_CLOCKTICKS", 0x00, 0x00, 0b1111),
-];
+event_table! {
+    /// The events, row n for `Event::row(n)`: `ev(name, event select, umask)` and what else each
+    /// sets. The counters that may count them (bit n: counter n) and those without
+    /// Hyper-Threading are the table's, the two numbers before the rows, unless a row
+    /// gives its own (`.on(..)`, `.ht_off(..)`).
+    EVENT_ROWS, EventRowNumber, 0, "", 0b1111, 0b0;
+    ACT_COUNT = ev("UNC_M_ACT_COUNT", 0x01, 0x00),
+    CAS_COUNT_ALL = ev("UNC_M_CAS_COUNT.ALL", 0x04, 0x0f),
+    CAS_COUNT_RD = ev("UNC_M_CAS_COUNT.RD", 0x04, 0x03),
+    CAS_COUNT_RD_REG = ev("UNC_M_CAS_COUNT.RD_REG", 0x04, 0x01),
+    CAS_COUNT_RD_UNDERFILL = ev("UNC_M_CAS_COUNT.RD_UNDERFILL", 0x04, 0x02),
+    CAS_COUNT_WR = ev("UNC_M_CAS_COUNT.WR", 0x04, 0x0c),
+    CAS_COUNT_WR_RMM = ev("UNC_M_CAS_COUNT.WR_RMM", 0x04, 0x08),
+    CAS_COUNT_WR_WMM = ev("UNC_M_CAS_COUNT.WR_WMM", 0x04, 0x04),
+    DRAM_PRE_ALL = ev("UNC_M_DRAM_PRE_ALL", 0x06, 0x00),
+    DRAM_REFRESH_HIGH = ev("UNC_M_DRAM_REFRESH.HIGH", 0x05, 0x04),
+    DRAM_REFRESH_PANIC = ev("UNC_M_DRAM_REFRESH.PANIC", 0x05, 0x02),
+    ECC_CORRECTABLE_ERRORS = ev("UNC_M_ECC_CORRECTABLE_ERRORS", 0x09, 0x00),
+    MAJOR_MODES_ISOCH = ev("UNC_M_MAJOR_MODES.ISOCH", 0x07, 0x08),
+    MAJOR_MODES_PARTIAL = ev("UNC_M_MAJOR_MODES.PARTIAL", 0x07, 0x04),
+    MAJOR_MODES_READ = ev("UNC_M_MAJOR_MODES.READ", 0x07, 0x01),
+    MAJOR_MODES_WRITE = ev("UNC_M_MAJOR_MODES.WRITE", 0x07, 0x02),
+    POWER_CHANNEL_DLLOFF = ev("UNC_M_POWER_CHANNEL_DLLOFF", 0x84, 0x00),
+    POWER_CHANNEL_PPD = ev("UNC_M_POWER_CHANNEL_PPD", 0x85, 0x00),
+    POWER_CKE_CYCLES_RANK0 = ev("UNC_M_POWER_CKE_CYCLES.RANK0", 0x83, 0x01),
+    POWER_CKE_CYCLES_RANK1 = ev("UNC_M_POWER_CKE_CYCLES.RANK1", 0x83, 0x02),
+    POWER_CKE_CYCLES_RANK2 = ev("UNC_M_POWER_CKE_CYCLES.RANK2", 0x83, 0x04),
+    POWER_CKE_CYCLES_RANK3 = ev("UNC_M_POWER_CKE_CYCLES.RANK3", 0x83, 0x08),
+    POWER_CKE_CYCLES_RANK4 = ev("UNC_M_POWER_CKE_CYCLES.RANK4", 0x83, 0x10),
+    POWER_CKE_CYCLES_RANK5 = ev("UNC_M_POWER_CKE_CYCLES.RANK5", 0x83, 0x20),
+    POWER_CKE_CYCLES_RANK6 = ev("UNC_M_POWER_CKE_CYCLES.RANK6", 0x83, 0x40),
+    POWER_CKE_CYCLES_RANK7 = ev("UNC_M_POWER_CKE_CYCLES.RANK7", 0x83, 0x80),
+    POWER_CRITICAL_THROTTLE_CYCLES = ev("UNC_M_POWER_CRITICAL_THROTTLE_CYCLES", 0x86, 0x00),
+    POWER_SELF_REFRESH = ev("UNC_M_POWER_SELF_REFRESH", 0x43, 0x00),
+    POWER_THROTTLE_CYCLES_RANK0 = ev("UNC_M_POWER_THROTTLE_CYCLES.RANK0", 0x41, 0x01),
+    POWER_THROTTLE_CYCLES_RANK1 = ev("UNC_M_POWER_THROTTLE_CYCLES.RANK1", 0x41, 0x02),
+    POWER_THROTTLE_CYCLES_RANK2 = ev("UNC_M_POWER_THROTTLE_CYCLES.RANK2", 0x41, 0x04),
+    POWER_THROTTLE_CYCLES_RANK3 = ev("UNC_M_POWER_THROTTLE_CYCLES.RANK3", 0x41, 0x08),
+    POWER_THROTTLE_CYCLES_RANK4 = ev("UNC_M_POWER_THROTTLE_CYCLES.RANK4", 0x41, 0x10),
+    POWER_THROTTLE_CYCLES_RANK5 = ev("UNC_M_POWER_THROTTLE_CYCLES.RANK5", 0x41, 0x20),
+    POWER_THROTTLE_CYCLES_RANK6 = ev("UNC_M_POWER_THROTTLE_CYCLES.RANK6", 0x41, 0x40),
+    POWER_THROTTLE_CYCLES_RANK7 = ev("UNC_M_POWER_THROTTLE_CYCLES.RANK7", 0x41, 0x80),
+    PREEMPTION_RD_PREEMPT_RD = ev("UNC_M_PREEMPTION.RD_PREEMPT_RD", 0x08, 0x01),
+    PREEMPTION_RD_PREEMPT_WR = ev("UNC_M_PREEMPTION.RD_PREEMPT_WR", 0x08, 0x02),
+    PRE_COUNT_PAGE_CLOSE = ev("UNC_M_PRE_COUNT.PAGE_CLOSE", 0x02, 0x02),
+    PRE_COUNT_PAGE_MISS = ev("UNC_M_PRE_COUNT.PAGE_MISS", 0x02, 0x01),
+    RPQ_CYCLES_FULL = ev("UNC_M_RPQ_CYCLES_FULL", 0x12, 0x00),
+    RPQ_CYCLES_NE = ev("UNC_M_RPQ_CYCLES_NE", 0x11, 0x00),
+    RPQ_INSERTS = ev("UNC_M_RPQ_INSERTS", 0x10, 0x00),
+    RPQ_OCCUPANCY = ev("UNC_M_RPQ_OCCUPANCY", 0x80, 0x00),
+    WPQ_CYCLES_FULL = ev("UNC_M_WPQ_CYCLES_FULL", 0x22, 0x00),
+    WPQ_CYCLES_NE = ev("UNC_M_WPQ_CYCLES_NE", 0x21, 0x00),
+    WPQ_INSERTS = ev("UNC_M_WPQ_INSERTS", 0x20, 0x00),
+    WPQ_OCCUPANCY = ev("UNC_M_WPQ_OCCUPANCY", 0x81, 0x00),
+    WPQ_READ_HIT = ev("UNC_M_WPQ_READ_HIT", 0x23, 0x00),
+    WPQ_WRITE_HIT = ev("UNC_M_WPQ_WRITE_HIT", 0x24, 0x00),
+    CLOCKTICKS = ev("UNC_M_CLOCKTICKS", 0x00, 0x00),
+}
 /// No experimental events.
 const EXPERIMENTAL_ROWS: &[EventRow] = &[];
 /// The rows built.

@@ -4,7 +4,7 @@
 //! Each is `metric(name, unit, category, scope)` and what it has besides, one builder a
 //! fact (`crate::metrics`); a formula is its text and its postfix ops.
 
-use crate::metrics::{metric, MetricInfo, Constant, read};
+use crate::metrics::{metric, MetricInfo, Constant, read, read_core};
 use crate::metrics::MetricScope::{Cpu, Socket};
 use crate::metrics::Op::*;
 
@@ -14,16 +14,16 @@ pub static METRICS: &[MetricInfo] = &[
         .about("Share of the core's last-level cache references that hit: references less misses, over references, from the architectural events LLC Reference (0x2E/0x4F) and LLC Misses (0x2E/0x41) of SDM Vol. 3B, Table 18-1.")
         .in_groups(&["CacheHits"])
         .reads(&[
-            read("refs", "LONGEST_LAT_CACHE.REFERENCE", "CORE"),
-            read("misses", "LONGEST_LAT_CACHE.MISS", "CORE"),
+            read_core("refs", "LONGEST_LAT_CACHE.REFERENCE"),
+            read_core("misses", "LONGEST_LAT_CACHE.MISS"),
         ])
         .computed_as("100 * (refs - misses) / refs", &[Num(100.0), Event(0), Event(1), Sub, Mul, Event(0), Div]),
     metric("ipc", "instructions per cycle", "CPI", Cpu)
         .about("Instructions retired per unhalted core cycle, from the architectural events Instructions Retired (0xC0) and UnHalted Core Cycles (0x3C) of SDM Vol. 3B, Table 18-1.")
         .in_groups(&["Summary"])
         .reads(&[
-            read("inst", "INST_RETIRED.ANY_P", "CORE"),
-            read("cycles", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
+            read_core("inst", "INST_RETIRED.ANY_P"),
+            read_core("cycles", "CPU_CLK_UNHALTED.THREAD_P"),
         ])
         .computed_as("inst / cycles", &[Event(0), Event(1), Div]),
     metric("memory_bandwidth_read", "MB/sec", "BW, MC", Socket)
@@ -59,10 +59,10 @@ pub static METRICS: &[MetricInfo] = &[
         .about("Share of the core's issue slots (4 a cycle) in which the front end delivered no uop while the back end could take one. With Hyper-Threading the slots are the core's: half the thread's cycles, scaled up by the share of cycles one thread ran alone.")
         .in_groups(&["TmaL1"])
         .reads(&[
-            read("a", "IDQ_UOPS_NOT_DELIVERED.CORE", "CORE"),
-            read("c", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
-            read("one", "CPU_CLK_UNHALTED.ONE_THREAD_ACTIVE", "CORE"),
-            read("xclk", "CPU_CLK_UNHALTED.REF_XCLK", "CORE"),
+            read_core("a", "IDQ_UOPS_NOT_DELIVERED.CORE"),
+            read_core("c", "CPU_CLK_UNHALTED.THREAD_P"),
+            read_core("one", "CPU_CLK_UNHALTED.ONE_THREAD_ACTIVE"),
+            read_core("xclk", "CPU_CLK_UNHALTED.REF_XCLK"),
         ])
         .computed_as("100 * a / (4 * (c / 2 * (1 + one / xclk) if HYPERTHREADING_ON else c))", &[
             Num(100.0), Event(0), Mul, Num(4.0), Const(Constant::HyperthreadingOn), Event(1),
@@ -72,13 +72,13 @@ pub static METRICS: &[MetricInfo] = &[
         .about("Share of issue slots spent on uops that never retired, and on the cycles the issue stage recovered from a misprediction (4 slots each).")
         .in_groups(&["TmaL1"])
         .reads(&[
-            read("i", "UOPS_ISSUED.ANY", "CORE"),
-            read("r", "UOPS_RETIRED.RETIRE_SLOTS", "CORE"),
-            read("rec_any", "INT_MISC.RECOVERY_CYCLES_ANY", "CORE"),
-            read("rec", "INT_MISC.RECOVERY_CYCLES", "CORE"),
-            read("c", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
-            read("one", "CPU_CLK_UNHALTED.ONE_THREAD_ACTIVE", "CORE"),
-            read("xclk", "CPU_CLK_UNHALTED.REF_XCLK", "CORE"),
+            read_core("i", "UOPS_ISSUED.ANY"),
+            read_core("r", "UOPS_RETIRED.RETIRE_SLOTS"),
+            read_core("rec_any", "INT_MISC.RECOVERY_CYCLES_ANY"),
+            read_core("rec", "INT_MISC.RECOVERY_CYCLES"),
+            read_core("c", "CPU_CLK_UNHALTED.THREAD_P"),
+            read_core("one", "CPU_CLK_UNHALTED.ONE_THREAD_ACTIVE"),
+            read_core("xclk", "CPU_CLK_UNHALTED.REF_XCLK"),
         ])
         .computed_as("100 * (i - r + 4 * (rec_any / 2 if HYPERTHREADING_ON else rec)) / (4 * (c / 2 * (1 + one / xclk) if HYPERTHREADING_ON else c))", &[
             Num(100.0), Event(0), Event(1), Sub, Num(4.0), Const(Constant::HyperthreadingOn),
@@ -90,10 +90,10 @@ pub static METRICS: &[MetricInfo] = &[
         .about("Share of issue slots filled by uops that retired.")
         .in_groups(&["TmaL1"])
         .reads(&[
-            read("r", "UOPS_RETIRED.RETIRE_SLOTS", "CORE"),
-            read("c", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
-            read("one", "CPU_CLK_UNHALTED.ONE_THREAD_ACTIVE", "CORE"),
-            read("xclk", "CPU_CLK_UNHALTED.REF_XCLK", "CORE"),
+            read_core("r", "UOPS_RETIRED.RETIRE_SLOTS"),
+            read_core("c", "CPU_CLK_UNHALTED.THREAD_P"),
+            read_core("one", "CPU_CLK_UNHALTED.ONE_THREAD_ACTIVE"),
+            read_core("xclk", "CPU_CLK_UNHALTED.REF_XCLK"),
         ])
         .computed_as("100 * r / (4 * (c / 2 * (1 + one / xclk) if HYPERTHREADING_ON else c))", &[
             Num(100.0), Event(0), Mul, Num(4.0), Const(Constant::HyperthreadingOn), Event(1),
@@ -103,14 +103,14 @@ pub static METRICS: &[MetricInfo] = &[
         .about("Share of issue slots lost because the back end could not take uops: what the other three categories leave.")
         .in_groups(&["TmaL1"])
         .reads(&[
-            read("a", "IDQ_UOPS_NOT_DELIVERED.CORE", "CORE"),
-            read("i", "UOPS_ISSUED.ANY", "CORE"),
-            read("r", "UOPS_RETIRED.RETIRE_SLOTS", "CORE"),
-            read("rec_any", "INT_MISC.RECOVERY_CYCLES_ANY", "CORE"),
-            read("rec", "INT_MISC.RECOVERY_CYCLES", "CORE"),
-            read("c", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
-            read("one", "CPU_CLK_UNHALTED.ONE_THREAD_ACTIVE", "CORE"),
-            read("xclk", "CPU_CLK_UNHALTED.REF_XCLK", "CORE"),
+            read_core("a", "IDQ_UOPS_NOT_DELIVERED.CORE"),
+            read_core("i", "UOPS_ISSUED.ANY"),
+            read_core("r", "UOPS_RETIRED.RETIRE_SLOTS"),
+            read_core("rec_any", "INT_MISC.RECOVERY_CYCLES_ANY"),
+            read_core("rec", "INT_MISC.RECOVERY_CYCLES"),
+            read_core("c", "CPU_CLK_UNHALTED.THREAD_P"),
+            read_core("one", "CPU_CLK_UNHALTED.ONE_THREAD_ACTIVE"),
+            read_core("xclk", "CPU_CLK_UNHALTED.REF_XCLK"),
         ])
         .computed_as("100 - 100 * (a + i - r + 4 * (rec_any / 2 if HYPERTHREADING_ON else rec) + r) / (4 * (c / 2 * (1 + one / xclk) if HYPERTHREADING_ON else c))", &[
             Num(100.0), Num(100.0), Event(0), Event(1), Add, Event(2), Sub, Num(4.0),

@@ -63,18 +63,14 @@ impl Layout for PcuBoxCtlLayout {
     const INFO: &'static RegisterInfo = &PCU_BOX_CTL_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 18, 31, Access::Rv,
-            "Reserved; write zero."),
-        FieldInfo::row("rsv", 17, 17, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 18, 31, Access::Rv),
+        FieldInfo::reserved("rsv", 17, 17, Access::Rsv),
         FieldInfo { name: "frz_en", ident: "frz_en", lsb: 16, msb: 16, access: Access::Wo, role: Some(Role::FreezeEnable),
             description: "Freeze enable: when set, a freeze signal stops the PCU counters; when clear, the box ignores freeze signals.", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 9, 15, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 9, 15, Access::Rv),
         FieldInfo { name: "frz", ident: "frz", lsb: 8, msb: 8, access: Access::Wo, role: Some(Role::Freeze),
             description: "Freeze: writing 1 while frz_en is set halts all PCU counters until the bit is cleared.", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 2, 7, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 2, 7, Access::Rv),
         FieldInfo { name: "rst_ctrs", ident: "rst_ctrs", lsb: 1, msb: 1, access: Access::Wo, role: Some(Role::ResetCounters),
             description: "Reset counters: writing 1 clears every PCU data counter to zero.", ..FieldInfo::EMPTY },
         FieldInfo { name: "rst_ctrl", ident: "rst_ctrl", lsb: 0, msb: 0, access: Access::Wo, role: Some(Role::ResetControls),
@@ -248,8 +244,7 @@ impl Layout for PcuCtlLayout {
             "Edge detect for occupancy events (ev_sel bit 7 set): when 1, the counter advances on each 0-to-1 transition of the thresholded occupancy condition rather than in every cycle it holds; needs a non-zero thresh."),
         FieldInfo { name: "occ_invert", ident: "occ_invert", lsb: 30, msb: 30, access: Access::RwV, values: PcuCtlOccInvert::VALUES,
             description: "Sense of the threshold comparison for occupancy events (ev_sel bit 7 set).", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 29, 29, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 29, 29, Access::Rsv),
         FieldInfo { name: "thresh", ident: "thresh", lsb: 24, msb: 28, access: Access::RwV, role: Some(Role::Threshold),
             description: "Threshold (5 bits): when non-zero, a cycle is counted only if that cycle's increment compares against this value as selected by invert (or occ_invert for occupancy events); use 1 for events that increment by at most one per cycle.", ..FieldInfo::EMPTY },
         FieldInfo { name: "invert", ident: "invert", lsb: 23, msb: 23, access: Access::RwV, values: PcuCtlInvert::VALUES, role: Some(Role::Invert),
@@ -258,18 +253,15 @@ impl Layout for PcuCtlLayout {
             description: "Enables this counter; it counts only while this bit is 1.", ..FieldInfo::EMPTY },
         FieldInfo { name: "ev_sel_ext", ident: "ev_sel_ext", lsb: 21, msb: 21, access: Access::RwV, role: Some(Role::EventExt),
             description: "Event select extension: an extra event-select bit needed by some PCU events (for example the frequency and core transition-cycle events).", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 19, 20, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 19, 20, Access::Rsv),
         FieldInfo { name: "edge_det", ident: "edge_det", lsb: 18, msb: 18, access: Access::RwV, role: Some(Role::Edge),
             description: "Edge detect for ordinary events: when 1, the counter advances once per 0-to-1 transition of the thresholded event instead of once per cycle in which it is active; needs a non-zero thresh.", ..FieldInfo::EMPTY },
         FieldInfo { name: "rst", ident: "rst", lsb: 17, msb: 17, access: Access::Wo, role: Some(Role::Reset),
             description: "Reset: writing 1 clears the paired data counter to zero.", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 16, 16, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 16, 16, Access::Rsv),
         FieldInfo { name: "occ_sel", ident: "occ_sel", lsb: 14, msb: 15, access: Access::RwV, values: PCU_CTL_OCC_SEL_VALUES,
             description: "Occupancy select: for occupancy events (ev_sel bit 7 set), which of the PCU's core-state occupancy counters the event samples.", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 8, 13, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 8, 13, Access::Rsv),
         FieldInfo { name: "ev_sel", ident: "ev_sel", lsb: 0, msb: 7, access: Access::RwV, role: Some(Role::Event),
             description: "Event select: the code of the PCU event to count. Bit 7 set marks an occupancy event, which uses occ_sel, occ_invert and occ_edge_det.", ..FieldInfo::EMPTY },
     ];
@@ -407,8 +399,7 @@ impl Layout for PcuCtrLayout {
     const INFO: &'static RegisterInfo = &PCU_CTR_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 48, 63, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 48, 63, Access::Rv),
         FieldInfo { name: "event_count", ident: "event_count", lsb: 0, msb: 47, access: Access::RwV, role: Some(Role::Count),
             description: "The accumulated 48-bit count of the event selected by PCU_MSR_PMON_CTL{n}.", ..FieldInfo::EMPTY },
     ];
@@ -675,7 +666,7 @@ static PCU_CORE_C3_CTR_INFO: RegisterInfo = RegisterInfo {
 mod unit_events {
 use super::*;
 #[allow(unused_imports)]
-use crate::core_events::{ev, EventRow};
+use crate::core_events::{event_table, EventRow};
 #[cfg(feature = "metadata")]
 use crate::core_events::{event_info_refs, event_infos};
 
@@ -694,78 +685,6 @@ pub struct Event {
 }
 
 impl Event {
-    /// `UNC_P_CLOCKTICKS`.
-    pub const CLOCKTICKS: Event = Event::row(0);
-    /// `UNC_P_CORE0_TRANSITION_CYCLES`.
-    pub const CORE0_TRANSITION_CYCLES: Event = Event::row(1);
-    /// `UNC_P_CORE1_TRANSITION_CYCLES`.
-    pub const CORE1_TRANSITION_CYCLES: Event = Event::row(2);
-    /// `UNC_P_CORE2_TRANSITION_CYCLES`.
-    pub const CORE2_TRANSITION_CYCLES: Event = Event::row(3);
-    /// `UNC_P_CORE3_TRANSITION_CYCLES`.
-    pub const CORE3_TRANSITION_CYCLES: Event = Event::row(4);
-    /// `UNC_P_CORE4_TRANSITION_CYCLES`.
-    pub const CORE4_TRANSITION_CYCLES: Event = Event::row(5);
-    /// `UNC_P_CORE5_TRANSITION_CYCLES`.
-    pub const CORE5_TRANSITION_CYCLES: Event = Event::row(6);
-    /// `UNC_P_CORE6_TRANSITION_CYCLES`.
-    pub const CORE6_TRANSITION_CYCLES: Event = Event::row(7);
-    /// `UNC_P_CORE7_TRANSITION_CYCLES`.
-    pub const CORE7_TRANSITION_CYCLES: Event = Event::row(8);
-    /// `UNC_P_DEMOTIONS_CORE0`.
-    pub const DEMOTIONS_CORE0: Event = Event::row(9);
-    /// `UNC_P_DEMOTIONS_CORE1`.
-    pub const DEMOTIONS_CORE1: Event = Event::row(10);
-    /// `UNC_P_DEMOTIONS_CORE2`.
-    pub const DEMOTIONS_CORE2: Event = Event::row(11);
-    /// `UNC_P_DEMOTIONS_CORE3`.
-    pub const DEMOTIONS_CORE3: Event = Event::row(12);
-    /// `UNC_P_DEMOTIONS_CORE4`.
-    pub const DEMOTIONS_CORE4: Event = Event::row(13);
-    /// `UNC_P_DEMOTIONS_CORE5`.
-    pub const DEMOTIONS_CORE5: Event = Event::row(14);
-    /// `UNC_P_DEMOTIONS_CORE6`.
-    pub const DEMOTIONS_CORE6: Event = Event::row(15);
-    /// `UNC_P_DEMOTIONS_CORE7`.
-    pub const DEMOTIONS_CORE7: Event = Event::row(16);
-    /// `UNC_P_FREQ_BAND0_CYCLES`.
-    pub const FREQ_BAND0_CYCLES: Event = Event::row(17);
-    /// `UNC_P_FREQ_BAND1_CYCLES`.
-    pub const FREQ_BAND1_CYCLES: Event = Event::row(18);
-    /// `UNC_P_FREQ_BAND2_CYCLES`.
-    pub const FREQ_BAND2_CYCLES: Event = Event::row(19);
-    /// `UNC_P_FREQ_BAND3_CYCLES`.
-    pub const FREQ_BAND3_CYCLES: Event = Event::row(20);
-    /// `UNC_P_FREQ_MAX_CURRENT_CYCLES`.
-    pub const FREQ_MAX_CURRENT_CYCLES: Event = Event::row(21);
-    /// `UNC_P_FREQ_MAX_LIMIT_THERMAL_CYCLES`.
-    pub const FREQ_MAX_LIMIT_THERMAL_CYCLES: Event = Event::row(22);
-    /// `UNC_P_FREQ_MAX_OS_CYCLES`.
-    pub const FREQ_MAX_OS_CYCLES: Event = Event::row(23);
-    /// `UNC_P_FREQ_MAX_POWER_CYCLES`.
-    pub const FREQ_MAX_POWER_CYCLES: Event = Event::row(24);
-    /// `UNC_P_FREQ_MIN_IO_P_CYCLES`.
-    pub const FREQ_MIN_IO_P_CYCLES: Event = Event::row(25);
-    /// `UNC_P_FREQ_MIN_PERF_P_CYCLES`.
-    pub const FREQ_MIN_PERF_P_CYCLES: Event = Event::row(26);
-    /// `UNC_P_FREQ_TRANS_CYCLES`.
-    pub const FREQ_TRANS_CYCLES: Event = Event::row(27);
-    /// `UNC_P_MEMORY_PHASE_SHEDDING_CYCLES`.
-    pub const MEMORY_PHASE_SHEDDING_CYCLES: Event = Event::row(28);
-    /// `UNC_P_PROCHOT_EXTERNAL_CYCLES`.
-    pub const PROCHOT_EXTERNAL_CYCLES: Event = Event::row(29);
-    /// `UNC_P_PROCHOT_INTERNAL_CYCLES`.
-    pub const PROCHOT_INTERNAL_CYCLES: Event = Event::row(30);
-    /// `UNC_P_TOTAL_TRANSITION_CYCLES`.
-    pub const TOTAL_TRANSITION_CYCLES: Event = Event::row(31);
-    /// `UNC_P_VOLT_TRANS_CYCLES_CHANGE`.
-    pub const VOLT_TRANS_CYCLES_CHANGE: Event = Event::row(32);
-    /// `UNC_P_VOLT_TRANS_CYCLES_DECREASE`.
-    pub const VOLT_TRANS_CYCLES_DECREASE: Event = Event::row(33);
-    /// `UNC_P_VOLT_TRANS_CYCLES_INCREASE`.
-    pub const VOLT_TRANS_CYCLES_INCREASE: Event = Event::row(34);
-    /// `UNC_P_VR_HOT_CYCLES`.
-    pub const VR_HOT_CYCLES: Event = Event::row(35);
 
     /// Every event of the unit.
     pub const ALL: &'static [Event] = &{
@@ -813,46 +732,49 @@ impl Event {
     }
 }
 
-/// The events, row n for `Event::row(n)`: `ev(name, event select, umask, counters)` (bit n
-/// of counters: counter n may count it) and what else each sets.
-const EVENT_ROWS: &[EventRow] = &[
-    ev("UNC_P_CLOCKTICKS", 0x00, 0x00, 0b1111),
-    ev("UNC_P_CORE0_TRANSITION_CYCLES", 0x03, 0x00, 0b1111).ext_sel(),
-    ev("UNC_P_CORE1_TRANSITION_CYCLES", 0x04, 0x00, 0b1111).ext_sel(),
-    ev("UNC_P_CORE2_TRANSITION_CYCLES", 0x05, 0x00, 0b1111).ext_sel(),
-    ev("UNC_P_CORE3_TRANSITION_CYCLES", 0x06, 0x00, 0b1111).ext_sel(),
-    ev("UNC_P_CORE4_TRANSITION_CYCLES", 0x07, 0x00, 0b1111).ext_sel(),
-    ev("UNC_P_CORE5_TRANSITION_CYCLES", 0x08, 0x00, 0b1111).ext_sel(),
-    ev("UNC_P_CORE6_TRANSITION_CYCLES", 0x09, 0x00, 0b1111).ext_sel(),
-    ev("UNC_P_CORE7_TRANSITION_CYCLES", 0x0a, 0x00, 0b1111).ext_sel(),
-    ev("UNC_P_DEMOTIONS_CORE0", 0x1e, 0x00, 0b1111).filters("PCUFilter[7:0]"),
-    ev("UNC_P_DEMOTIONS_CORE1", 0x1f, 0x00, 0b1111).filters("PCUFilter[7:0]"),
-    ev("UNC_P_DEMOTIONS_CORE2", 0x20, 0x00, 0b1111),
-    ev("UNC_P_DEMOTIONS_CORE3", 0x21, 0x00, 0b1111).filters("PCUFilter[7:0]"),
-    ev("UNC_P_DEMOTIONS_CORE4", 0x22, 0x00, 0b1111).filters("PCUFilter[7:0]"),
-    ev("UNC_P_DEMOTIONS_CORE5", 0x23, 0x00, 0b1111).filters("PCUFilter[7:0]"),
-    ev("UNC_P_DEMOTIONS_CORE6", 0x24, 0x00, 0b1111).filters("PCUFilter[7:0]"),
-    ev("UNC_P_DEMOTIONS_CORE7", 0x25, 0x00, 0b1111).filters("PCUFilter[7:0]"),
-    ev("UNC_P_FREQ_BAND0_CYCLES", 0x0b, 0x00, 0b1111).filters("PCUFilter[7:0]"),
-    ev("UNC_P_FREQ_BAND1_CYCLES", 0x0c, 0x00, 0b1111).filters("PCUFilter[15:8]"),
-    ev("UNC_P_FREQ_BAND2_CYCLES", 0x0d, 0x00, 0b1111).filters("PCUFilter[23:16]"),
-    ev("UNC_P_FREQ_BAND3_CYCLES", 0x0e, 0x00, 0b1111).filters("PCUFilter[31:24]"),
-    ev("UNC_P_FREQ_MAX_CURRENT_CYCLES", 0x07, 0x00, 0b1111),
-    ev("UNC_P_FREQ_MAX_LIMIT_THERMAL_CYCLES", 0x04, 0x00, 0b1111),
-    ev("UNC_P_FREQ_MAX_OS_CYCLES", 0x06, 0x00, 0b1111),
-    ev("UNC_P_FREQ_MAX_POWER_CYCLES", 0x05, 0x00, 0b1111),
-    ev("UNC_P_FREQ_MIN_IO_P_CYCLES", 0x01, 0x00, 0b1111).ext_sel(),
-    ev("UNC_P_FREQ_MIN_PERF_P_CYCLES", 0x02, 0x00, 0b1111).ext_sel(),
-    ev("UNC_P_FREQ_TRANS_CYCLES", 0x00, 0x00, 0b1111).ext_sel(),
-    ev("UNC_P_MEMORY_PHASE_SHEDDING_CYCLES", 0x2f, 0x00, 0b1111),
-    ev("UNC_P_PROCHOT_EXTERNAL_CYCLES", 0x0a, 0x00, 0b1111),
-    ev("UNC_P_PROCHOT_INTERNAL_CYCLES", 0x09, 0x00, 0b1111),
-    ev("UNC_P_TOTAL_TRANSITION_CYCLES", 0x0b, 0x00, 0b1111).ext_sel(),
-    ev("UNC_P_VOLT_TRANS_CYCLES_CHANGE", 0x03, 0x00, 0b1111),
-    ev("UNC_P_VOLT_TRANS_CYCLES_DECREASE", 0x02, 0x00, 0b1111),
-    ev("UNC_P_VOLT_TRANS_CYCLES_INCREASE", 0x01, 0x00, 0b1111),
-    ev("UNC_P_VR_HOT_CYCLES", 0x32, 0x00, 0b1111),
-];
+event_table! {
+    /// The events, row n for `Event::row(n)`: `ev(name, event select, umask)` and what else each
+    /// sets. The counters that may count them (bit n: counter n) and those without
+    /// Hyper-Threading are the table's, the two numbers before the rows, unless a row
+    /// gives its own (`.on(..)`, `.ht_off(..)`).
+    EVENT_ROWS, EventRowNumber, 0, "", 0b1111, 0b0;
+    CLOCKTICKS = ev("UNC_P_CLOCKTICKS", 0x00, 0x00),
+    CORE0_TRANSITION_CYCLES = ev("UNC_P_CORE0_TRANSITION_CYCLES", 0x03, 0x00).ext_sel(),
+    CORE1_TRANSITION_CYCLES = ev("UNC_P_CORE1_TRANSITION_CYCLES", 0x04, 0x00).ext_sel(),
+    CORE2_TRANSITION_CYCLES = ev("UNC_P_CORE2_TRANSITION_CYCLES", 0x05, 0x00).ext_sel(),
+    CORE3_TRANSITION_CYCLES = ev("UNC_P_CORE3_TRANSITION_CYCLES", 0x06, 0x00).ext_sel(),
+    CORE4_TRANSITION_CYCLES = ev("UNC_P_CORE4_TRANSITION_CYCLES", 0x07, 0x00).ext_sel(),
+    CORE5_TRANSITION_CYCLES = ev("UNC_P_CORE5_TRANSITION_CYCLES", 0x08, 0x00).ext_sel(),
+    CORE6_TRANSITION_CYCLES = ev("UNC_P_CORE6_TRANSITION_CYCLES", 0x09, 0x00).ext_sel(),
+    CORE7_TRANSITION_CYCLES = ev("UNC_P_CORE7_TRANSITION_CYCLES", 0x0a, 0x00).ext_sel(),
+    DEMOTIONS_CORE0 = ev("UNC_P_DEMOTIONS_CORE0", 0x1e, 0x00).filters("PCUFilter[7:0]"),
+    DEMOTIONS_CORE1 = ev("UNC_P_DEMOTIONS_CORE1", 0x1f, 0x00).filters("PCUFilter[7:0]"),
+    DEMOTIONS_CORE2 = ev("UNC_P_DEMOTIONS_CORE2", 0x20, 0x00),
+    DEMOTIONS_CORE3 = ev("UNC_P_DEMOTIONS_CORE3", 0x21, 0x00).filters("PCUFilter[7:0]"),
+    DEMOTIONS_CORE4 = ev("UNC_P_DEMOTIONS_CORE4", 0x22, 0x00).filters("PCUFilter[7:0]"),
+    DEMOTIONS_CORE5 = ev("UNC_P_DEMOTIONS_CORE5", 0x23, 0x00).filters("PCUFilter[7:0]"),
+    DEMOTIONS_CORE6 = ev("UNC_P_DEMOTIONS_CORE6", 0x24, 0x00).filters("PCUFilter[7:0]"),
+    DEMOTIONS_CORE7 = ev("UNC_P_DEMOTIONS_CORE7", 0x25, 0x00).filters("PCUFilter[7:0]"),
+    FREQ_BAND0_CYCLES = ev("UNC_P_FREQ_BAND0_CYCLES", 0x0b, 0x00).filters("PCUFilter[7:0]"),
+    FREQ_BAND1_CYCLES = ev("UNC_P_FREQ_BAND1_CYCLES", 0x0c, 0x00).filters("PCUFilter[15:8]"),
+    FREQ_BAND2_CYCLES = ev("UNC_P_FREQ_BAND2_CYCLES", 0x0d, 0x00).filters("PCUFilter[23:16]"),
+    FREQ_BAND3_CYCLES = ev("UNC_P_FREQ_BAND3_CYCLES", 0x0e, 0x00).filters("PCUFilter[31:24]"),
+    FREQ_MAX_CURRENT_CYCLES = ev("UNC_P_FREQ_MAX_CURRENT_CYCLES", 0x07, 0x00),
+    FREQ_MAX_LIMIT_THERMAL_CYCLES = ev("UNC_P_FREQ_MAX_LIMIT_THERMAL_CYCLES", 0x04, 0x00),
+    FREQ_MAX_OS_CYCLES = ev("UNC_P_FREQ_MAX_OS_CYCLES", 0x06, 0x00),
+    FREQ_MAX_POWER_CYCLES = ev("UNC_P_FREQ_MAX_POWER_CYCLES", 0x05, 0x00),
+    FREQ_MIN_IO_P_CYCLES = ev("UNC_P_FREQ_MIN_IO_P_CYCLES", 0x01, 0x00).ext_sel(),
+    FREQ_MIN_PERF_P_CYCLES = ev("UNC_P_FREQ_MIN_PERF_P_CYCLES", 0x02, 0x00).ext_sel(),
+    FREQ_TRANS_CYCLES = ev("UNC_P_FREQ_TRANS_CYCLES", 0x00, 0x00).ext_sel(),
+    MEMORY_PHASE_SHEDDING_CYCLES = ev("UNC_P_MEMORY_PHASE_SHEDDING_CYCLES", 0x2f, 0x00),
+    PROCHOT_EXTERNAL_CYCLES = ev("UNC_P_PROCHOT_EXTERNAL_CYCLES", 0x0a, 0x00),
+    PROCHOT_INTERNAL_CYCLES = ev("UNC_P_PROCHOT_INTERNAL_CYCLES", 0x09, 0x00),
+    TOTAL_TRANSITION_CYCLES = ev("UNC_P_TOTAL_TRANSITION_CYCLES", 0x0b, 0x00).ext_sel(),
+    VOLT_TRANS_CYCLES_CHANGE = ev("UNC_P_VOLT_TRANS_CYCLES_CHANGE", 0x03, 0x00),
+    VOLT_TRANS_CYCLES_DECREASE = ev("UNC_P_VOLT_TRANS_CYCLES_DECREASE", 0x02, 0x00),
+    VOLT_TRANS_CYCLES_INCREASE = ev("UNC_P_VOLT_TRANS_CYCLES_INCREASE", 0x01, 0x00),
+    VR_HOT_CYCLES = ev("UNC_P_VR_HOT_CYCLES", 0x32, 0x00),
+}
 /// No experimental events.
 const EXPERIMENTAL_ROWS: &[EventRow] = &[];
 /// The rows built.

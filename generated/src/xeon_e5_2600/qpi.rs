@@ -65,18 +65,14 @@ impl Layout for QpiBoxCtlLayout {
     const INFO: &'static RegisterInfo = &QPI_BOX_CTL_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 18, 31, Access::Rv,
-            "Reserved; write zero."),
-        FieldInfo::row("rsv", 17, 17, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 18, 31, Access::Rv),
+        FieldInfo::reserved("rsv", 17, 17, Access::Rsv),
         FieldInfo { name: "frz_en", ident: "frz_en", lsb: 16, msb: 16, access: Access::Wo, role: Some(Role::FreezeEnable),
             description: "Freeze enable: when set, a freeze signal stops this box's counters; when clear, the box ignores freeze signals.", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 9, 15, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 9, 15, Access::Rv),
         FieldInfo { name: "frz", ident: "frz", lsb: 8, msb: 8, access: Access::Wo, role: Some(Role::Freeze),
             description: "Freeze: writing 1 while frz_en is set halts all counters of this port's box until the bit is cleared.", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 2, 7, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 2, 7, Access::Rv),
         FieldInfo { name: "rst_ctrs", ident: "rst_ctrs", lsb: 1, msb: 1, access: Access::Wo, role: Some(Role::ResetCounters),
             description: "Reset counters: writing 1 clears every data counter of the box to zero.", ..FieldInfo::EMPTY },
         FieldInfo { name: "rst_ctrl", ident: "rst_ctrl", lsb: 0, msb: 0, access: Access::Wo, role: Some(Role::ResetControls),
@@ -205,16 +201,13 @@ impl Layout for QpiCtlLayout {
             description: "Enables this counter; it counts only while this bit is 1.", ..FieldInfo::EMPTY },
         FieldInfo { name: "ev_sel_ext", ident: "ev_sel_ext", lsb: 21, msb: 21, access: Access::RwV, role: Some(Role::EventExt),
             description: "Event select extension: the most significant (ninth) bit of the event code, combined with ev_sel to reach QPI events numbered 0x100 and above.", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 20, 20, Access::Rsv,
-            "Reserved; write zero."),
-        FieldInfo::row("rsv", 19, 19, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 20, 20, Access::Rsv),
+        FieldInfo::reserved("rsv", 19, 19, Access::Rv),
         FieldInfo { name: "edge_det", ident: "edge_det", lsb: 18, msb: 18, access: Access::RwV, role: Some(Role::Edge),
             description: "Edge detect: when 1, the counter advances once per 0-to-1 transition of the thresholded event instead of once per cycle in which it is active; needs a non-zero thresh.", ..FieldInfo::EMPTY },
         FieldInfo { name: "rst", ident: "rst", lsb: 17, msb: 17, access: Access::Wo, role: Some(Role::Reset),
             description: "Reset: writing 1 clears the paired data counter to zero.", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 16, 16, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 16, 16, Access::Rsv),
         FieldInfo { name: "umask", ident: "umask", lsb: 8, msb: 15, access: Access::RwV, role: Some(Role::Umask),
             description: "Unit mask: chooses which sub-events of the selected event are counted.", ..FieldInfo::EMPTY },
         FieldInfo { name: "ev_sel", ident: "ev_sel", lsb: 0, msb: 7, access: Access::RwV, role: Some(Role::Event),
@@ -335,8 +328,7 @@ impl Layout for QpiCtrLayout {
     const INFO: &'static RegisterInfo = &QPI_CTR_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 48, 63, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 48, 63, Access::Rv),
         FieldInfo { name: "event_count", ident: "event_count", lsb: 0, msb: 47, access: Access::RwV, role: Some(Role::Count),
             description: "The accumulated 48-bit count of the event selected by Q_P{i}_PCI_PMON_CTL{n}.", ..FieldInfo::EMPTY },
     ];
@@ -410,8 +402,7 @@ impl Layout for QpiPktMatch0Layout {
     const FIELDS: &'static [FieldInfo] = &[
         FieldInfo::row("rnid_4", 31, 31, Access::Rw,
             "Bit 4, the most significant bit, of the remote node id to match; bits 3:0 are in Q_P{i}_PCI_PMON_PKT_MATCH1.rnid_3_0."),
-        FieldInfo::row("rsv", 18, 30, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 18, 30, Access::Rsv),
         FieldInfo::row("dnid", 13, 17, Access::Rw,
             "Destination node id to match."),
         FieldInfo::row("mc", 9, 12, Access::Rw,
@@ -420,8 +411,7 @@ impl Layout for QpiPktMatch0Layout {
             "Opcode to match; which opcodes exist depends on the message class (guide section 2.10)."),
         FieldInfo::row("vnw", 3, 4, Access::Rw,
             "Virtual network to match."),
-        FieldInfo::row("rsv", 0, 2, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 0, 2, Access::Rsv),
     ];
 }
 
@@ -535,12 +525,10 @@ impl Layout for QpiPktMatch1Layout {
     const INFO: &'static RegisterInfo = &QPI_PKT_MATCH1_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 20, 31, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 20, 31, Access::Rsv),
         FieldInfo { name: "rds", ident: "rds", lsb: 16, msb: 19, access: Access::Rw, values: QPI_PKT_MATCH1_RDS_VALUES,
             description: "Response data state to match; meaningful only for DRS-class packets with opcodes 0x0 to 0x2. One bit per cache-line state; the states are mutually exclusive.", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 4, 15, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 4, 15, Access::Rsv),
         FieldInfo::row("rnid_3_0", 0, 3, Access::Rw,
             "Bits 3:0 of the remote node id to match; bit 4 is Q_P{i}_PCI_PMON_PKT_MATCH0.rnid_4."),
     ];
@@ -622,8 +610,7 @@ impl Layout for QpiPktMask0Layout {
     const FIELDS: &'static [FieldInfo] = &[
         FieldInfo::row("rnid_4", 31, 31, Access::Rw,
             "Mask for bit 4 of the remote node id."),
-        FieldInfo::row("rsv", 18, 30, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 18, 30, Access::Rsv),
         FieldInfo::row("dnid", 13, 17, Access::Rw,
             "Mask for the destination node id."),
         FieldInfo::row("mc", 9, 12, Access::Rw,
@@ -632,8 +619,7 @@ impl Layout for QpiPktMask0Layout {
             "Mask for the opcode."),
         FieldInfo::row("vnw", 3, 4, Access::Rw,
             "Mask for the virtual network."),
-        FieldInfo::row("rsv", 0, 2, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 0, 2, Access::Rsv),
     ];
 }
 
@@ -732,12 +718,10 @@ impl Layout for QpiPktMask1Layout {
     const INFO: &'static RegisterInfo = &QPI_PKT_MASK1_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 20, 31, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 20, 31, Access::Rsv),
         FieldInfo::row("rds", 16, 19, Access::Rw,
             "Mask for the response data state (see MATCH1.rds for the state encodings)."),
-        FieldInfo::row("rsv", 4, 15, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 4, 15, Access::Rsv),
         FieldInfo::row("rnid_3_0", 0, 3, Access::Rw,
             "Mask for bits 3:0 of the remote node id."),
     ];
@@ -791,7 +775,7 @@ static QPI_PKT_MASK1_INFO: RegisterInfo = RegisterInfo {
 mod unit_events {
 use super::*;
 #[allow(unused_imports)]
-use crate::core_events::{ev, EventRow};
+use crate::core_events::{event_table, EventRow};
 #[cfg(feature = "metadata")]
 use crate::core_events::{event_info_refs, event_infos};
 
@@ -810,174 +794,6 @@ pub struct Event {
 }
 
 impl Event {
-    /// `UNC_Q_CLOCKTICKS`.
-    pub const CLOCKTICKS: Event = Event::row(0);
-    /// `UNC_Q_CTO_COUNT`.
-    pub const CTO_COUNT: Event = Event::row(1);
-    /// `UNC_Q_DIRECT2CORE.FAILURE_CREDITS`.
-    pub const DIRECT2CORE_FAILURE_CREDITS: Event = Event::row(2);
-    /// `UNC_Q_DIRECT2CORE.FAILURE_CREDITS_RBT`.
-    pub const DIRECT2CORE_FAILURE_CREDITS_RBT: Event = Event::row(3);
-    /// `UNC_Q_DIRECT2CORE.FAILURE_RBT`.
-    pub const DIRECT2CORE_FAILURE_RBT: Event = Event::row(4);
-    /// `UNC_Q_DIRECT2CORE.SUCCESS`.
-    pub const DIRECT2CORE_SUCCESS: Event = Event::row(5);
-    /// `UNC_Q_L1_POWER_CYCLES`.
-    pub const L1_POWER_CYCLES: Event = Event::row(6);
-    /// `UNC_Q_RxL0P_POWER_CYCLES`.
-    pub const RXL0P_POWER_CYCLES: Event = Event::row(7);
-    /// `UNC_Q_RxL0_POWER_CYCLES`.
-    pub const RXL0_POWER_CYCLES: Event = Event::row(8);
-    /// `UNC_Q_RxL_BYPASSED`.
-    pub const RXL_BYPASSED: Event = Event::row(9);
-    /// `UNC_Q_RxL_CRC_ERRORS.LINK_INIT`.
-    pub const RXL_CRC_ERRORS_LINK_INIT: Event = Event::row(10);
-    /// `UNC_Q_RxL_CRC_ERRORS.NORMAL_OP`.
-    pub const RXL_CRC_ERRORS_NORMAL_OP: Event = Event::row(11);
-    /// `UNC_Q_RxL_CREDITS_CONSUMED_VN0.DRS`.
-    pub const RXL_CREDITS_CONSUMED_VN0_DRS: Event = Event::row(12);
-    /// `UNC_Q_RxL_CREDITS_CONSUMED_VN0.HOM`.
-    pub const RXL_CREDITS_CONSUMED_VN0_HOM: Event = Event::row(13);
-    /// `UNC_Q_RxL_CREDITS_CONSUMED_VN0.NCB`.
-    pub const RXL_CREDITS_CONSUMED_VN0_NCB: Event = Event::row(14);
-    /// `UNC_Q_RxL_CREDITS_CONSUMED_VN0.NCS`.
-    pub const RXL_CREDITS_CONSUMED_VN0_NCS: Event = Event::row(15);
-    /// `UNC_Q_RxL_CREDITS_CONSUMED_VN0.NDR`.
-    pub const RXL_CREDITS_CONSUMED_VN0_NDR: Event = Event::row(16);
-    /// `UNC_Q_RxL_CREDITS_CONSUMED_VN0.SNP`.
-    pub const RXL_CREDITS_CONSUMED_VN0_SNP: Event = Event::row(17);
-    /// `UNC_Q_RxL_CREDITS_CONSUMED_VNA`.
-    pub const RXL_CREDITS_CONSUMED_VNA: Event = Event::row(18);
-    /// `UNC_Q_RxL_CYCLES_NE`.
-    pub const RXL_CYCLES_NE: Event = Event::row(19);
-    /// `UNC_Q_RxL_FLITS_G0.DATA`.
-    pub const RXL_FLITS_G0_DATA: Event = Event::row(20);
-    /// `UNC_Q_RxL_FLITS_G0.IDLE`.
-    pub const RXL_FLITS_G0_IDLE: Event = Event::row(21);
-    /// `UNC_Q_RxL_FLITS_G0.NON_DATA`.
-    pub const RXL_FLITS_G0_NON_DATA: Event = Event::row(22);
-    /// `UNC_Q_RxL_FLITS_G1.DRS`.
-    pub const RXL_FLITS_G1_DRS: Event = Event::row(23);
-    /// `UNC_Q_RxL_FLITS_G1.DRS_DATA`.
-    pub const RXL_FLITS_G1_DRS_DATA: Event = Event::row(24);
-    /// `UNC_Q_RxL_FLITS_G1.DRS_NONDATA`.
-    pub const RXL_FLITS_G1_DRS_NONDATA: Event = Event::row(25);
-    /// `UNC_Q_RxL_FLITS_G1.HOM`.
-    pub const RXL_FLITS_G1_HOM: Event = Event::row(26);
-    /// `UNC_Q_RxL_FLITS_G1.HOM_NONREQ`.
-    pub const RXL_FLITS_G1_HOM_NONREQ: Event = Event::row(27);
-    /// `UNC_Q_RxL_FLITS_G1.HOM_REQ`.
-    pub const RXL_FLITS_G1_HOM_REQ: Event = Event::row(28);
-    /// `UNC_Q_RxL_FLITS_G1.SNP`.
-    pub const RXL_FLITS_G1_SNP: Event = Event::row(29);
-    /// `UNC_Q_RxL_FLITS_G2.NCB`.
-    pub const RXL_FLITS_G2_NCB: Event = Event::row(30);
-    /// `UNC_Q_RxL_FLITS_G2.NCB_DATA`.
-    pub const RXL_FLITS_G2_NCB_DATA: Event = Event::row(31);
-    /// `UNC_Q_RxL_FLITS_G2.NCB_NONDATA`.
-    pub const RXL_FLITS_G2_NCB_NONDATA: Event = Event::row(32);
-    /// `UNC_Q_RxL_FLITS_G2.NCS`.
-    pub const RXL_FLITS_G2_NCS: Event = Event::row(33);
-    /// `UNC_Q_RxL_FLITS_G2.NDR_AD`.
-    pub const RXL_FLITS_G2_NDR_AD: Event = Event::row(34);
-    /// `UNC_Q_RxL_FLITS_G2.NDR_AK`.
-    pub const RXL_FLITS_G2_NDR_AK: Event = Event::row(35);
-    /// `UNC_Q_RxL_INSERTS`.
-    pub const RXL_INSERTS: Event = Event::row(36);
-    /// `UNC_Q_RxL_INSERTS_DRS`.
-    pub const RXL_INSERTS_DRS: Event = Event::row(37);
-    /// `UNC_Q_RxL_INSERTS_HOM`.
-    pub const RXL_INSERTS_HOM: Event = Event::row(38);
-    /// `UNC_Q_RxL_INSERTS_NCB`.
-    pub const RXL_INSERTS_NCB: Event = Event::row(39);
-    /// `UNC_Q_RxL_INSERTS_NCS`.
-    pub const RXL_INSERTS_NCS: Event = Event::row(40);
-    /// `UNC_Q_RxL_INSERTS_NDR`.
-    pub const RXL_INSERTS_NDR: Event = Event::row(41);
-    /// `UNC_Q_RxL_INSERTS_SNP`.
-    pub const RXL_INSERTS_SNP: Event = Event::row(42);
-    /// `UNC_Q_RxL_OCCUPANCY`.
-    pub const RXL_OCCUPANCY: Event = Event::row(43);
-    /// `UNC_Q_RxL_OCCUPANCY_DRS`.
-    pub const RXL_OCCUPANCY_DRS: Event = Event::row(44);
-    /// `UNC_Q_RxL_OCCUPANCY_HOM`.
-    pub const RXL_OCCUPANCY_HOM: Event = Event::row(45);
-    /// `UNC_Q_RxL_OCCUPANCY_NCB`.
-    pub const RXL_OCCUPANCY_NCB: Event = Event::row(46);
-    /// `UNC_Q_RxL_OCCUPANCY_NCS`.
-    pub const RXL_OCCUPANCY_NCS: Event = Event::row(47);
-    /// `UNC_Q_RxL_OCCUPANCY_NDR`.
-    pub const RXL_OCCUPANCY_NDR: Event = Event::row(48);
-    /// `UNC_Q_RxL_OCCUPANCY_SNP`.
-    pub const RXL_OCCUPANCY_SNP: Event = Event::row(49);
-    /// `UNC_Q_RxL_STALLS.BGF_DRS`.
-    pub const RXL_STALLS_BGF_DRS: Event = Event::row(50);
-    /// `UNC_Q_RxL_STALLS.BGF_HOM`.
-    pub const RXL_STALLS_BGF_HOM: Event = Event::row(51);
-    /// `UNC_Q_RxL_STALLS.BGF_NCB`.
-    pub const RXL_STALLS_BGF_NCB: Event = Event::row(52);
-    /// `UNC_Q_RxL_STALLS.BGF_NCS`.
-    pub const RXL_STALLS_BGF_NCS: Event = Event::row(53);
-    /// `UNC_Q_RxL_STALLS.BGF_NDR`.
-    pub const RXL_STALLS_BGF_NDR: Event = Event::row(54);
-    /// `UNC_Q_RxL_STALLS.BGF_SNP`.
-    pub const RXL_STALLS_BGF_SNP: Event = Event::row(55);
-    /// `UNC_Q_RxL_STALLS.EGRESS_CREDITS`.
-    pub const RXL_STALLS_EGRESS_CREDITS: Event = Event::row(56);
-    /// `UNC_Q_RxL_STALLS.GV`.
-    pub const RXL_STALLS_GV: Event = Event::row(57);
-    /// `UNC_Q_TxL0P_POWER_CYCLES`.
-    pub const TXL0P_POWER_CYCLES: Event = Event::row(58);
-    /// `UNC_Q_TxL0_POWER_CYCLES`.
-    pub const TXL0_POWER_CYCLES: Event = Event::row(59);
-    /// `UNC_Q_TxL_BYPASSED`.
-    pub const TXL_BYPASSED: Event = Event::row(60);
-    /// `UNC_Q_TxL_CRC_NO_CREDITS.ALMOST_FULL`.
-    pub const TXL_CRC_NO_CREDITS_ALMOST_FULL: Event = Event::row(61);
-    /// `UNC_Q_TxL_CRC_NO_CREDITS.FULL`.
-    pub const TXL_CRC_NO_CREDITS_FULL: Event = Event::row(62);
-    /// `UNC_Q_TxL_CYCLES_NE`.
-    pub const TXL_CYCLES_NE: Event = Event::row(63);
-    /// `UNC_Q_TxL_FLITS_G0.DATA`.
-    pub const TXL_FLITS_G0_DATA: Event = Event::row(64);
-    /// `UNC_Q_TxL_FLITS_G0.IDLE`.
-    pub const TXL_FLITS_G0_IDLE: Event = Event::row(65);
-    /// `UNC_Q_TxL_FLITS_G0.NON_DATA`.
-    pub const TXL_FLITS_G0_NON_DATA: Event = Event::row(66);
-    /// `UNC_Q_TxL_FLITS_G1.DRS`.
-    pub const TXL_FLITS_G1_DRS: Event = Event::row(67);
-    /// `UNC_Q_TxL_FLITS_G1.DRS_DATA`.
-    pub const TXL_FLITS_G1_DRS_DATA: Event = Event::row(68);
-    /// `UNC_Q_TxL_FLITS_G1.DRS_NONDATA`.
-    pub const TXL_FLITS_G1_DRS_NONDATA: Event = Event::row(69);
-    /// `UNC_Q_TxL_FLITS_G1.HOM`.
-    pub const TXL_FLITS_G1_HOM: Event = Event::row(70);
-    /// `UNC_Q_TxL_FLITS_G1.HOM_NONREQ`.
-    pub const TXL_FLITS_G1_HOM_NONREQ: Event = Event::row(71);
-    /// `UNC_Q_TxL_FLITS_G1.HOM_REQ`.
-    pub const TXL_FLITS_G1_HOM_REQ: Event = Event::row(72);
-    /// `UNC_Q_TxL_FLITS_G1.SNP`.
-    pub const TXL_FLITS_G1_SNP: Event = Event::row(73);
-    /// `UNC_Q_TxL_FLITS_G2.NCB`.
-    pub const TXL_FLITS_G2_NCB: Event = Event::row(74);
-    /// `UNC_Q_TxL_FLITS_G2.NCB_DATA`.
-    pub const TXL_FLITS_G2_NCB_DATA: Event = Event::row(75);
-    /// `UNC_Q_TxL_FLITS_G2.NCB_NONDATA`.
-    pub const TXL_FLITS_G2_NCB_NONDATA: Event = Event::row(76);
-    /// `UNC_Q_TxL_FLITS_G2.NCS`.
-    pub const TXL_FLITS_G2_NCS: Event = Event::row(77);
-    /// `UNC_Q_TxL_FLITS_G2.NDR_AD`.
-    pub const TXL_FLITS_G2_NDR_AD: Event = Event::row(78);
-    /// `UNC_Q_TxL_FLITS_G2.NDR_AK`.
-    pub const TXL_FLITS_G2_NDR_AK: Event = Event::row(79);
-    /// `UNC_Q_TxL_INSERTS`.
-    pub const TXL_INSERTS: Event = Event::row(80);
-    /// `UNC_Q_TxL_OCCUPANCY`.
-    pub const TXL_OCCUPANCY: Event = Event::row(81);
-    /// `UNC_Q_VNA_CREDIT_RETURNS`.
-    pub const VNA_CREDIT_RETURNS: Event = Event::row(82);
-    /// `UNC_Q_VNA_CREDIT_RETURN_OCCUPANCY`.
-    pub const VNA_CREDIT_RETURN_OCCUPANCY: Event = Event::row(83);
 
     /// Every event of the unit.
     pub const ALL: &'static [Event] = &{
@@ -1025,94 +841,97 @@ impl Event {
     }
 }
 
-/// The events, row n for `Event::row(n)`: `ev(name, event select, umask, counters)` (bit n
-/// of counters: counter n may count it) and what else each sets.
-const EVENT_ROWS: &[EventRow] = &[
-    ev("UNC_Q_CLOCKTICKS", 0x14, 0x00, 0b1111),
-    ev("UNC_Q_CTO_COUNT", 0x38, 0x00, 0b1111).ext_sel(),
-    ev("UNC_Q_DIRECT2CORE.FAILURE_CREDITS", 0x13, 0x02, 0b1111),
-    ev("UNC_Q_DIRECT2CORE.FAILURE_CREDITS_RBT", 0x13, 0x08, 0b1111),
-    ev("UNC_Q_DIRECT2CORE.FAILURE_RBT", 0x13, 0x04, 0b1111),
-    ev("UNC_Q_DIRECT2CORE.SUCCESS", 0x13, 0x01, 0b1111),
-    ev("UNC_Q_L1_POWER_CYCLES", 0x12, 0x00, 0b1111),
-    ev("UNC_Q_RxL0P_POWER_CYCLES", 0x10, 0x00, 0b1111),
-    ev("UNC_Q_RxL0_POWER_CYCLES", 0x0f, 0x00, 0b1111),
-    ev("UNC_Q_RxL_BYPASSED", 0x09, 0x00, 0b1111),
-    ev("UNC_Q_RxL_CRC_ERRORS.LINK_INIT", 0x03, 0x01, 0b1111),
-    ev("UNC_Q_RxL_CRC_ERRORS.NORMAL_OP", 0x03, 0x02, 0b1111),
-    ev("UNC_Q_RxL_CREDITS_CONSUMED_VN0.DRS", 0x1e, 0x01, 0b1111).ext_sel(),
-    ev("UNC_Q_RxL_CREDITS_CONSUMED_VN0.HOM", 0x1e, 0x08, 0b1111).ext_sel(),
-    ev("UNC_Q_RxL_CREDITS_CONSUMED_VN0.NCB", 0x1e, 0x02, 0b1111).ext_sel(),
-    ev("UNC_Q_RxL_CREDITS_CONSUMED_VN0.NCS", 0x1e, 0x04, 0b1111).ext_sel(),
-    ev("UNC_Q_RxL_CREDITS_CONSUMED_VN0.NDR", 0x1e, 0x20, 0b1111).ext_sel(),
-    ev("UNC_Q_RxL_CREDITS_CONSUMED_VN0.SNP", 0x1e, 0x10, 0b1111).ext_sel(),
-    ev("UNC_Q_RxL_CREDITS_CONSUMED_VNA", 0x1d, 0x00, 0b1111).ext_sel(),
-    ev("UNC_Q_RxL_CYCLES_NE", 0x0a, 0x00, 0b1111),
-    ev("UNC_Q_RxL_FLITS_G0.DATA", 0x01, 0x02, 0b1111),
-    ev("UNC_Q_RxL_FLITS_G0.IDLE", 0x01, 0x01, 0b1111),
-    ev("UNC_Q_RxL_FLITS_G0.NON_DATA", 0x01, 0x04, 0b1111),
-    ev("UNC_Q_RxL_FLITS_G1.DRS", 0x02, 0x18, 0b1111).ext_sel(),
-    ev("UNC_Q_RxL_FLITS_G1.DRS_DATA", 0x02, 0x08, 0b1111).ext_sel(),
-    ev("UNC_Q_RxL_FLITS_G1.DRS_NONDATA", 0x02, 0x10, 0b1111).ext_sel(),
-    ev("UNC_Q_RxL_FLITS_G1.HOM", 0x02, 0x06, 0b1111).ext_sel(),
-    ev("UNC_Q_RxL_FLITS_G1.HOM_NONREQ", 0x02, 0x04, 0b1111).ext_sel(),
-    ev("UNC_Q_RxL_FLITS_G1.HOM_REQ", 0x02, 0x02, 0b1111).ext_sel(),
-    ev("UNC_Q_RxL_FLITS_G1.SNP", 0x02, 0x01, 0b1111).ext_sel(),
-    ev("UNC_Q_RxL_FLITS_G2.NCB", 0x03, 0x0c, 0b1111).ext_sel(),
-    ev("UNC_Q_RxL_FLITS_G2.NCB_DATA", 0x03, 0x04, 0b1111).ext_sel(),
-    ev("UNC_Q_RxL_FLITS_G2.NCB_NONDATA", 0x03, 0x08, 0b1111).ext_sel(),
-    ev("UNC_Q_RxL_FLITS_G2.NCS", 0x03, 0x10, 0b1111).ext_sel(),
-    ev("UNC_Q_RxL_FLITS_G2.NDR_AD", 0x03, 0x01, 0b1111).ext_sel(),
-    ev("UNC_Q_RxL_FLITS_G2.NDR_AK", 0x03, 0x02, 0b1111).ext_sel(),
-    ev("UNC_Q_RxL_INSERTS", 0x08, 0x00, 0b1111),
-    ev("UNC_Q_RxL_INSERTS_DRS", 0x09, 0x00, 0b1111).ext_sel(),
-    ev("UNC_Q_RxL_INSERTS_HOM", 0x0c, 0x00, 0b1111).ext_sel(),
-    ev("UNC_Q_RxL_INSERTS_NCB", 0x0a, 0x00, 0b1111).ext_sel(),
-    ev("UNC_Q_RxL_INSERTS_NCS", 0x0b, 0x00, 0b1111).ext_sel(),
-    ev("UNC_Q_RxL_INSERTS_NDR", 0x0e, 0x00, 0b1111).ext_sel(),
-    ev("UNC_Q_RxL_INSERTS_SNP", 0x0d, 0x00, 0b1111).ext_sel(),
-    ev("UNC_Q_RxL_OCCUPANCY", 0x0b, 0x00, 0b1111),
-    ev("UNC_Q_RxL_OCCUPANCY_DRS", 0x15, 0x00, 0b1111).ext_sel(),
-    ev("UNC_Q_RxL_OCCUPANCY_HOM", 0x18, 0x00, 0b1111).ext_sel(),
-    ev("UNC_Q_RxL_OCCUPANCY_NCB", 0x16, 0x00, 0b1111).ext_sel(),
-    ev("UNC_Q_RxL_OCCUPANCY_NCS", 0x17, 0x00, 0b1111).ext_sel(),
-    ev("UNC_Q_RxL_OCCUPANCY_NDR", 0x1a, 0x00, 0b1111).ext_sel(),
-    ev("UNC_Q_RxL_OCCUPANCY_SNP", 0x19, 0x00, 0b1111).ext_sel(),
-    ev("UNC_Q_RxL_STALLS.BGF_DRS", 0x35, 0x01, 0b1111),
-    ev("UNC_Q_RxL_STALLS.BGF_HOM", 0x35, 0x08, 0b1111),
-    ev("UNC_Q_RxL_STALLS.BGF_NCB", 0x35, 0x02, 0b1111),
-    ev("UNC_Q_RxL_STALLS.BGF_NCS", 0x35, 0x04, 0b1111),
-    ev("UNC_Q_RxL_STALLS.BGF_NDR", 0x35, 0x20, 0b1111),
-    ev("UNC_Q_RxL_STALLS.BGF_SNP", 0x35, 0x10, 0b1111),
-    ev("UNC_Q_RxL_STALLS.EGRESS_CREDITS", 0x35, 0x40, 0b1111),
-    ev("UNC_Q_RxL_STALLS.GV", 0x35, 0x80, 0b1111),
-    ev("UNC_Q_TxL0P_POWER_CYCLES", 0x0d, 0x00, 0b1111),
-    ev("UNC_Q_TxL0_POWER_CYCLES", 0x0c, 0x00, 0b1111),
-    ev("UNC_Q_TxL_BYPASSED", 0x05, 0x00, 0b1111),
-    ev("UNC_Q_TxL_CRC_NO_CREDITS.ALMOST_FULL", 0x02, 0x02, 0b1111),
-    ev("UNC_Q_TxL_CRC_NO_CREDITS.FULL", 0x02, 0x01, 0b1111),
-    ev("UNC_Q_TxL_CYCLES_NE", 0x06, 0x00, 0b1111),
-    ev("UNC_Q_TxL_FLITS_G0.DATA", 0x00, 0x02, 0b1111),
-    ev("UNC_Q_TxL_FLITS_G0.IDLE", 0x00, 0x01, 0b1111),
-    ev("UNC_Q_TxL_FLITS_G0.NON_DATA", 0x00, 0x04, 0b1111),
-    ev("UNC_Q_TxL_FLITS_G1.DRS", 0x00, 0x18, 0b1111).ext_sel(),
-    ev("UNC_Q_TxL_FLITS_G1.DRS_DATA", 0x00, 0x08, 0b1111).ext_sel(),
-    ev("UNC_Q_TxL_FLITS_G1.DRS_NONDATA", 0x00, 0x10, 0b1111).ext_sel(),
-    ev("UNC_Q_TxL_FLITS_G1.HOM", 0x00, 0x06, 0b1111).ext_sel(),
-    ev("UNC_Q_TxL_FLITS_G1.HOM_NONREQ", 0x00, 0x04, 0b1111).ext_sel(),
-    ev("UNC_Q_TxL_FLITS_G1.HOM_REQ", 0x00, 0x02, 0b1111).ext_sel(),
-    ev("UNC_Q_TxL_FLITS_G1.SNP", 0x00, 0x01, 0b1111).ext_sel(),
-    ev("UNC_Q_TxL_FLITS_G2.NCB", 0x01, 0x0c, 0b1111).ext_sel(),
-    ev("UNC_Q_TxL_FLITS_G2.NCB_DATA", 0x01, 0x04, 0b1111).ext_sel(),
-    ev("UNC_Q_TxL_FLITS_G2.NCB_NONDATA", 0x01, 0x08, 0b1111).ext_sel(),
-    ev("UNC_Q_TxL_FLITS_G2.NCS", 0x01, 0x10, 0b1111).ext_sel(),
-    ev("UNC_Q_TxL_FLITS_G2.NDR_AD", 0x01, 0x01, 0b1111).ext_sel(),
-    ev("UNC_Q_TxL_FLITS_G2.NDR_AK", 0x01, 0x02, 0b1111).ext_sel(),
-    ev("UNC_Q_TxL_INSERTS", 0x04, 0x00, 0b1111),
-    ev("UNC_Q_TxL_OCCUPANCY", 0x07, 0x00, 0b1111),
-    ev("UNC_Q_VNA_CREDIT_RETURNS", 0x1c, 0x00, 0b1111).ext_sel(),
-    ev("UNC_Q_VNA_CREDIT_RETURN_OCCUPANCY", 0x1b, 0x00, 0b1111).ext_sel(),
-];
+event_table! {
+    /// The events, row n for `Event::row(n)`: `ev(name, event select, umask)` and what else each
+    /// sets. The counters that may count them (bit n: counter n) and those without
+    /// Hyper-Threading are the table's, the two numbers before the rows, unless a row
+    /// gives its own (`.on(..)`, `.ht_off(..)`).
+    EVENT_ROWS, EventRowNumber, 0, "", 0b1111, 0b0;
+    CLOCKTICKS = ev("UNC_Q_CLOCKTICKS", 0x14, 0x00),
+    CTO_COUNT = ev("UNC_Q_CTO_COUNT", 0x38, 0x00).ext_sel(),
+    DIRECT2CORE_FAILURE_CREDITS = ev("UNC_Q_DIRECT2CORE.FAILURE_CREDITS", 0x13, 0x02),
+    DIRECT2CORE_FAILURE_CREDITS_RBT = ev("UNC_Q_DIRECT2CORE.FAILURE_CREDITS_RBT", 0x13, 0x08),
+    DIRECT2CORE_FAILURE_RBT = ev("UNC_Q_DIRECT2CORE.FAILURE_RBT", 0x13, 0x04),
+    DIRECT2CORE_SUCCESS = ev("UNC_Q_DIRECT2CORE.SUCCESS", 0x13, 0x01),
+    L1_POWER_CYCLES = ev("UNC_Q_L1_POWER_CYCLES", 0x12, 0x00),
+    RXL0P_POWER_CYCLES = ev("UNC_Q_RxL0P_POWER_CYCLES", 0x10, 0x00),
+    RXL0_POWER_CYCLES = ev("UNC_Q_RxL0_POWER_CYCLES", 0x0f, 0x00),
+    RXL_BYPASSED = ev("UNC_Q_RxL_BYPASSED", 0x09, 0x00),
+    RXL_CRC_ERRORS_LINK_INIT = ev("UNC_Q_RxL_CRC_ERRORS.LINK_INIT", 0x03, 0x01),
+    RXL_CRC_ERRORS_NORMAL_OP = ev("UNC_Q_RxL_CRC_ERRORS.NORMAL_OP", 0x03, 0x02),
+    RXL_CREDITS_CONSUMED_VN0_DRS = ev("UNC_Q_RxL_CREDITS_CONSUMED_VN0.DRS", 0x1e, 0x01).ext_sel(),
+    RXL_CREDITS_CONSUMED_VN0_HOM = ev("UNC_Q_RxL_CREDITS_CONSUMED_VN0.HOM", 0x1e, 0x08).ext_sel(),
+    RXL_CREDITS_CONSUMED_VN0_NCB = ev("UNC_Q_RxL_CREDITS_CONSUMED_VN0.NCB", 0x1e, 0x02).ext_sel(),
+    RXL_CREDITS_CONSUMED_VN0_NCS = ev("UNC_Q_RxL_CREDITS_CONSUMED_VN0.NCS", 0x1e, 0x04).ext_sel(),
+    RXL_CREDITS_CONSUMED_VN0_NDR = ev("UNC_Q_RxL_CREDITS_CONSUMED_VN0.NDR", 0x1e, 0x20).ext_sel(),
+    RXL_CREDITS_CONSUMED_VN0_SNP = ev("UNC_Q_RxL_CREDITS_CONSUMED_VN0.SNP", 0x1e, 0x10).ext_sel(),
+    RXL_CREDITS_CONSUMED_VNA = ev("UNC_Q_RxL_CREDITS_CONSUMED_VNA", 0x1d, 0x00).ext_sel(),
+    RXL_CYCLES_NE = ev("UNC_Q_RxL_CYCLES_NE", 0x0a, 0x00),
+    RXL_FLITS_G0_DATA = ev("UNC_Q_RxL_FLITS_G0.DATA", 0x01, 0x02),
+    RXL_FLITS_G0_IDLE = ev("UNC_Q_RxL_FLITS_G0.IDLE", 0x01, 0x01),
+    RXL_FLITS_G0_NON_DATA = ev("UNC_Q_RxL_FLITS_G0.NON_DATA", 0x01, 0x04),
+    RXL_FLITS_G1_DRS = ev("UNC_Q_RxL_FLITS_G1.DRS", 0x02, 0x18).ext_sel(),
+    RXL_FLITS_G1_DRS_DATA = ev("UNC_Q_RxL_FLITS_G1.DRS_DATA", 0x02, 0x08).ext_sel(),
+    RXL_FLITS_G1_DRS_NONDATA = ev("UNC_Q_RxL_FLITS_G1.DRS_NONDATA", 0x02, 0x10).ext_sel(),
+    RXL_FLITS_G1_HOM = ev("UNC_Q_RxL_FLITS_G1.HOM", 0x02, 0x06).ext_sel(),
+    RXL_FLITS_G1_HOM_NONREQ = ev("UNC_Q_RxL_FLITS_G1.HOM_NONREQ", 0x02, 0x04).ext_sel(),
+    RXL_FLITS_G1_HOM_REQ = ev("UNC_Q_RxL_FLITS_G1.HOM_REQ", 0x02, 0x02).ext_sel(),
+    RXL_FLITS_G1_SNP = ev("UNC_Q_RxL_FLITS_G1.SNP", 0x02, 0x01).ext_sel(),
+    RXL_FLITS_G2_NCB = ev("UNC_Q_RxL_FLITS_G2.NCB", 0x03, 0x0c).ext_sel(),
+    RXL_FLITS_G2_NCB_DATA = ev("UNC_Q_RxL_FLITS_G2.NCB_DATA", 0x03, 0x04).ext_sel(),
+    RXL_FLITS_G2_NCB_NONDATA = ev("UNC_Q_RxL_FLITS_G2.NCB_NONDATA", 0x03, 0x08).ext_sel(),
+    RXL_FLITS_G2_NCS = ev("UNC_Q_RxL_FLITS_G2.NCS", 0x03, 0x10).ext_sel(),
+    RXL_FLITS_G2_NDR_AD = ev("UNC_Q_RxL_FLITS_G2.NDR_AD", 0x03, 0x01).ext_sel(),
+    RXL_FLITS_G2_NDR_AK = ev("UNC_Q_RxL_FLITS_G2.NDR_AK", 0x03, 0x02).ext_sel(),
+    RXL_INSERTS = ev("UNC_Q_RxL_INSERTS", 0x08, 0x00),
+    RXL_INSERTS_DRS = ev("UNC_Q_RxL_INSERTS_DRS", 0x09, 0x00).ext_sel(),
+    RXL_INSERTS_HOM = ev("UNC_Q_RxL_INSERTS_HOM", 0x0c, 0x00).ext_sel(),
+    RXL_INSERTS_NCB = ev("UNC_Q_RxL_INSERTS_NCB", 0x0a, 0x00).ext_sel(),
+    RXL_INSERTS_NCS = ev("UNC_Q_RxL_INSERTS_NCS", 0x0b, 0x00).ext_sel(),
+    RXL_INSERTS_NDR = ev("UNC_Q_RxL_INSERTS_NDR", 0x0e, 0x00).ext_sel(),
+    RXL_INSERTS_SNP = ev("UNC_Q_RxL_INSERTS_SNP", 0x0d, 0x00).ext_sel(),
+    RXL_OCCUPANCY = ev("UNC_Q_RxL_OCCUPANCY", 0x0b, 0x00),
+    RXL_OCCUPANCY_DRS = ev("UNC_Q_RxL_OCCUPANCY_DRS", 0x15, 0x00).ext_sel(),
+    RXL_OCCUPANCY_HOM = ev("UNC_Q_RxL_OCCUPANCY_HOM", 0x18, 0x00).ext_sel(),
+    RXL_OCCUPANCY_NCB = ev("UNC_Q_RxL_OCCUPANCY_NCB", 0x16, 0x00).ext_sel(),
+    RXL_OCCUPANCY_NCS = ev("UNC_Q_RxL_OCCUPANCY_NCS", 0x17, 0x00).ext_sel(),
+    RXL_OCCUPANCY_NDR = ev("UNC_Q_RxL_OCCUPANCY_NDR", 0x1a, 0x00).ext_sel(),
+    RXL_OCCUPANCY_SNP = ev("UNC_Q_RxL_OCCUPANCY_SNP", 0x19, 0x00).ext_sel(),
+    RXL_STALLS_BGF_DRS = ev("UNC_Q_RxL_STALLS.BGF_DRS", 0x35, 0x01),
+    RXL_STALLS_BGF_HOM = ev("UNC_Q_RxL_STALLS.BGF_HOM", 0x35, 0x08),
+    RXL_STALLS_BGF_NCB = ev("UNC_Q_RxL_STALLS.BGF_NCB", 0x35, 0x02),
+    RXL_STALLS_BGF_NCS = ev("UNC_Q_RxL_STALLS.BGF_NCS", 0x35, 0x04),
+    RXL_STALLS_BGF_NDR = ev("UNC_Q_RxL_STALLS.BGF_NDR", 0x35, 0x20),
+    RXL_STALLS_BGF_SNP = ev("UNC_Q_RxL_STALLS.BGF_SNP", 0x35, 0x10),
+    RXL_STALLS_EGRESS_CREDITS = ev("UNC_Q_RxL_STALLS.EGRESS_CREDITS", 0x35, 0x40),
+    RXL_STALLS_GV = ev("UNC_Q_RxL_STALLS.GV", 0x35, 0x80),
+    TXL0P_POWER_CYCLES = ev("UNC_Q_TxL0P_POWER_CYCLES", 0x0d, 0x00),
+    TXL0_POWER_CYCLES = ev("UNC_Q_TxL0_POWER_CYCLES", 0x0c, 0x00),
+    TXL_BYPASSED = ev("UNC_Q_TxL_BYPASSED", 0x05, 0x00),
+    TXL_CRC_NO_CREDITS_ALMOST_FULL = ev("UNC_Q_TxL_CRC_NO_CREDITS.ALMOST_FULL", 0x02, 0x02),
+    TXL_CRC_NO_CREDITS_FULL = ev("UNC_Q_TxL_CRC_NO_CREDITS.FULL", 0x02, 0x01),
+    TXL_CYCLES_NE = ev("UNC_Q_TxL_CYCLES_NE", 0x06, 0x00),
+    TXL_FLITS_G0_DATA = ev("UNC_Q_TxL_FLITS_G0.DATA", 0x00, 0x02),
+    TXL_FLITS_G0_IDLE = ev("UNC_Q_TxL_FLITS_G0.IDLE", 0x00, 0x01),
+    TXL_FLITS_G0_NON_DATA = ev("UNC_Q_TxL_FLITS_G0.NON_DATA", 0x00, 0x04),
+    TXL_FLITS_G1_DRS = ev("UNC_Q_TxL_FLITS_G1.DRS", 0x00, 0x18).ext_sel(),
+    TXL_FLITS_G1_DRS_DATA = ev("UNC_Q_TxL_FLITS_G1.DRS_DATA", 0x00, 0x08).ext_sel(),
+    TXL_FLITS_G1_DRS_NONDATA = ev("UNC_Q_TxL_FLITS_G1.DRS_NONDATA", 0x00, 0x10).ext_sel(),
+    TXL_FLITS_G1_HOM = ev("UNC_Q_TxL_FLITS_G1.HOM", 0x00, 0x06).ext_sel(),
+    TXL_FLITS_G1_HOM_NONREQ = ev("UNC_Q_TxL_FLITS_G1.HOM_NONREQ", 0x00, 0x04).ext_sel(),
+    TXL_FLITS_G1_HOM_REQ = ev("UNC_Q_TxL_FLITS_G1.HOM_REQ", 0x00, 0x02).ext_sel(),
+    TXL_FLITS_G1_SNP = ev("UNC_Q_TxL_FLITS_G1.SNP", 0x00, 0x01).ext_sel(),
+    TXL_FLITS_G2_NCB = ev("UNC_Q_TxL_FLITS_G2.NCB", 0x01, 0x0c).ext_sel(),
+    TXL_FLITS_G2_NCB_DATA = ev("UNC_Q_TxL_FLITS_G2.NCB_DATA", 0x01, 0x04).ext_sel(),
+    TXL_FLITS_G2_NCB_NONDATA = ev("UNC_Q_TxL_FLITS_G2.NCB_NONDATA", 0x01, 0x08).ext_sel(),
+    TXL_FLITS_G2_NCS = ev("UNC_Q_TxL_FLITS_G2.NCS", 0x01, 0x10).ext_sel(),
+    TXL_FLITS_G2_NDR_AD = ev("UNC_Q_TxL_FLITS_G2.NDR_AD", 0x01, 0x01).ext_sel(),
+    TXL_FLITS_G2_NDR_AK = ev("UNC_Q_TxL_FLITS_G2.NDR_AK", 0x01, 0x02).ext_sel(),
+    TXL_INSERTS = ev("UNC_Q_TxL_INSERTS", 0x04, 0x00),
+    TXL_OCCUPANCY = ev("UNC_Q_TxL_OCCUPANCY", 0x07, 0x00),
+    VNA_CREDIT_RETURNS = ev("UNC_Q_VNA_CREDIT_RETURNS", 0x1c, 0x00).ext_sel(),
+    VNA_CREDIT_RETURN_OCCUPANCY = ev("UNC_Q_VNA_CREDIT_RETURN_OCCUPANCY", 0x1b, 0x00).ext_sel(),
+}
 /// No experimental events.
 const EXPERIMENTAL_ROWS: &[EventRow] = &[];
 /// The rows built.

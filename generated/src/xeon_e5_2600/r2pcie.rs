@@ -61,18 +61,14 @@ impl Layout for R2pcieBoxCtlLayout {
     const INFO: &'static RegisterInfo = &R2PCIE_BOX_CTL_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 18, 31, Access::Rv,
-            "Reserved; write zero."),
-        FieldInfo::row("rsv", 17, 17, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 18, 31, Access::Rv),
+        FieldInfo::reserved("rsv", 17, 17, Access::Rsv),
         FieldInfo { name: "frz_en", ident: "frz_en", lsb: 16, msb: 16, access: Access::Wo, role: Some(Role::FreezeEnable),
             description: "Freeze enable: while set, a freeze signal stops this box's counters; while clear, the box ignores freeze signals.", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 9, 15, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 9, 15, Access::Rv),
         FieldInfo { name: "frz", ident: "frz", lsb: 8, msb: 8, access: Access::Wo, role: Some(Role::Freeze),
             description: "Freeze: writing 1 while frz_en is set halts every counter of the box until the bit is cleared again.", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 2, 7, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 2, 7, Access::Rv),
         FieldInfo { name: "rst_ctrs", ident: "rst_ctrs", lsb: 1, msb: 1, access: Access::Wo, role: Some(Role::ResetCounters),
             description: "Reset counters: writing 1 sets all data counters of the box to zero.", ..FieldInfo::EMPTY },
         FieldInfo { name: "rst_ctrl", ident: "rst_ctrl", lsb: 0, msb: 0, access: Access::Wo, role: Some(Role::ResetControls),
@@ -186,16 +182,13 @@ impl Layout for R2pcieCtlLayout {
             description: "Selects the sense of the threshold comparison. With edge_det also set, the counter counts falling rather than rising edges.", ..FieldInfo::EMPTY },
         FieldInfo { name: "en", ident: "en", lsb: 22, msb: 22, access: Access::RwV, role: Some(Role::Enable),
             description: "Enables this counter; it counts only while this bit is 1.", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 20, 21, Access::Rsv,
-            "Reserved; write zero."),
-        FieldInfo::row("rsv", 19, 19, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 20, 21, Access::Rsv),
+        FieldInfo::reserved("rsv", 19, 19, Access::Rv),
         FieldInfo { name: "edge_det", ident: "edge_det", lsb: 18, msb: 18, access: Access::RwV, role: Some(Role::Edge),
             description: "Edge detect: when 1, the counter advances once per 0-to-1 transition of the thresholded event instead of once per cycle in which it is active; needs a non-zero thresh.", ..FieldInfo::EMPTY },
         FieldInfo { name: "rst", ident: "rst", lsb: 17, msb: 17, access: Access::Wo, role: Some(Role::Reset),
             description: "Reset: writing 1 clears the paired data counter to zero.", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 16, 16, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 16, 16, Access::Rsv),
         FieldInfo { name: "umask", ident: "umask", lsb: 8, msb: 15, access: Access::RwV, role: Some(Role::Umask),
             description: "Unit mask: chooses which sub-events of the selected event are counted.", ..FieldInfo::EMPTY },
         FieldInfo { name: "ev_sel", ident: "ev_sel", lsb: 0, msb: 7, access: Access::RwV, role: Some(Role::Event),
@@ -302,8 +295,7 @@ impl Layout for R2pcieCtrLayout {
     const INFO: &'static RegisterInfo = &R2PCIE_CTR_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 44, 63, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 44, 63, Access::Rv),
         FieldInfo { name: "event_count", ident: "event_count", lsb: 0, msb: 43, access: Access::RwV, role: Some(Role::Count),
             description: "The accumulated 44-bit count of the event selected by R2_PCI_PMON_CTL{n}.", ..FieldInfo::EMPTY },
     ];
@@ -345,7 +337,7 @@ static R2PCIE_CTR_INFO: RegisterInfo = RegisterInfo {
 mod unit_events {
 use super::*;
 #[allow(unused_imports)]
-use crate::core_events::{ev, EventRow};
+use crate::core_events::{event_table, EventRow};
 #[cfg(feature = "metadata")]
 use crate::core_events::{event_info_refs, event_infos};
 
@@ -364,78 +356,6 @@ pub struct Event {
 }
 
 impl Event {
-    /// `UNC_R2_CLOCKTICKS`.
-    pub const CLOCKTICKS: Event = Event::row(0);
-    /// `UNC_R2_IIO_CREDITS_ACQUIRED.DRS`.
-    pub const IIO_CREDITS_ACQUIRED_DRS: Event = Event::row(1);
-    /// `UNC_R2_IIO_CREDITS_ACQUIRED.NCB`.
-    pub const IIO_CREDITS_ACQUIRED_NCB: Event = Event::row(2);
-    /// `UNC_R2_IIO_CREDITS_ACQUIRED.NCS`.
-    pub const IIO_CREDITS_ACQUIRED_NCS: Event = Event::row(3);
-    /// `UNC_R2_IIO_CREDITS_REJECT.DRS`.
-    pub const IIO_CREDITS_REJECT_DRS: Event = Event::row(4);
-    /// `UNC_R2_IIO_CREDITS_REJECT.NCB`.
-    pub const IIO_CREDITS_REJECT_NCB: Event = Event::row(5);
-    /// `UNC_R2_IIO_CREDITS_REJECT.NCS`.
-    pub const IIO_CREDITS_REJECT_NCS: Event = Event::row(6);
-    /// `UNC_R2_IIO_CREDITS_USED.DRS`.
-    pub const IIO_CREDITS_USED_DRS: Event = Event::row(7);
-    /// `UNC_R2_IIO_CREDITS_USED.NCB`.
-    pub const IIO_CREDITS_USED_NCB: Event = Event::row(8);
-    /// `UNC_R2_IIO_CREDITS_USED.NCS`.
-    pub const IIO_CREDITS_USED_NCS: Event = Event::row(9);
-    /// `UNC_R2_RING_AD_USED.CCW_EVEN`.
-    pub const RING_AD_USED_CCW_EVEN: Event = Event::row(10);
-    /// `UNC_R2_RING_AD_USED.CCW_ODD`.
-    pub const RING_AD_USED_CCW_ODD: Event = Event::row(11);
-    /// `UNC_R2_RING_AD_USED.CW_EVEN`.
-    pub const RING_AD_USED_CW_EVEN: Event = Event::row(12);
-    /// `UNC_R2_RING_AD_USED.CW_ODD`.
-    pub const RING_AD_USED_CW_ODD: Event = Event::row(13);
-    /// `UNC_R2_RING_AK_USED.CCW_EVEN`.
-    pub const RING_AK_USED_CCW_EVEN: Event = Event::row(14);
-    /// `UNC_R2_RING_AK_USED.CCW_ODD`.
-    pub const RING_AK_USED_CCW_ODD: Event = Event::row(15);
-    /// `UNC_R2_RING_AK_USED.CW_EVEN`.
-    pub const RING_AK_USED_CW_EVEN: Event = Event::row(16);
-    /// `UNC_R2_RING_AK_USED.CW_ODD`.
-    pub const RING_AK_USED_CW_ODD: Event = Event::row(17);
-    /// `UNC_R2_RING_BL_USED.CCW_EVEN`.
-    pub const RING_BL_USED_CCW_EVEN: Event = Event::row(18);
-    /// `UNC_R2_RING_BL_USED.CCW_ODD`.
-    pub const RING_BL_USED_CCW_ODD: Event = Event::row(19);
-    /// `UNC_R2_RING_BL_USED.CW_EVEN`.
-    pub const RING_BL_USED_CW_EVEN: Event = Event::row(20);
-    /// `UNC_R2_RING_BL_USED.CW_ODD`.
-    pub const RING_BL_USED_CW_ODD: Event = Event::row(21);
-    /// `UNC_R2_RING_IV_USED.ANY`.
-    pub const RING_IV_USED_ANY: Event = Event::row(22);
-    /// `UNC_R2_RxR_AK_BOUNCES`.
-    pub const RXR_AK_BOUNCES: Event = Event::row(23);
-    /// `UNC_R2_RxR_CYCLES_NE.DRS`.
-    pub const RXR_CYCLES_NE_DRS: Event = Event::row(24);
-    /// `UNC_R2_RxR_CYCLES_NE.NCB`.
-    pub const RXR_CYCLES_NE_NCB: Event = Event::row(25);
-    /// `UNC_R2_RxR_CYCLES_NE.NCS`.
-    pub const RXR_CYCLES_NE_NCS: Event = Event::row(26);
-    /// `UNC_R2_TxR_CYCLES_FULL.AD`.
-    pub const TXR_CYCLES_FULL_AD: Event = Event::row(27);
-    /// `UNC_R2_TxR_CYCLES_FULL.AK`.
-    pub const TXR_CYCLES_FULL_AK: Event = Event::row(28);
-    /// `UNC_R2_TxR_CYCLES_FULL.BL`.
-    pub const TXR_CYCLES_FULL_BL: Event = Event::row(29);
-    /// `UNC_R2_TxR_CYCLES_NE.AD`.
-    pub const TXR_CYCLES_NE_AD: Event = Event::row(30);
-    /// `UNC_R2_TxR_CYCLES_NE.AK`.
-    pub const TXR_CYCLES_NE_AK: Event = Event::row(31);
-    /// `UNC_R2_TxR_CYCLES_NE.BL`.
-    pub const TXR_CYCLES_NE_BL: Event = Event::row(32);
-    /// `UNC_R2_TxR_NACKS.AD`.
-    pub const TXR_NACKS_AD: Event = Event::row(33);
-    /// `UNC_R2_TxR_NACKS.AK`.
-    pub const TXR_NACKS_AK: Event = Event::row(34);
-    /// `UNC_R2_TxR_NACKS.BL`.
-    pub const TXR_NACKS_BL: Event = Event::row(35);
 
     /// Every event of the unit.
     pub const ALL: &'static [Event] = &{
@@ -483,46 +403,49 @@ impl Event {
     }
 }
 
-/// The events, row n for `Event::row(n)`: `ev(name, event select, umask, counters)` (bit n
-/// of counters: counter n may count it) and what else each sets.
-const EVENT_ROWS: &[EventRow] = &[
-    ev("UNC_R2_CLOCKTICKS", 0x01, 0x00, 0b1111),
-    ev("UNC_R2_IIO_CREDITS_ACQUIRED.DRS", 0x33, 0x08, 0b11),
-    ev("UNC_R2_IIO_CREDITS_ACQUIRED.NCB", 0x33, 0x10, 0b11),
-    ev("UNC_R2_IIO_CREDITS_ACQUIRED.NCS", 0x33, 0x20, 0b11),
-    ev("UNC_R2_IIO_CREDITS_REJECT.DRS", 0x34, 0x08, 0b11),
-    ev("UNC_R2_IIO_CREDITS_REJECT.NCB", 0x34, 0x10, 0b11),
-    ev("UNC_R2_IIO_CREDITS_REJECT.NCS", 0x34, 0x20, 0b11),
-    ev("UNC_R2_IIO_CREDITS_USED.DRS", 0x32, 0x08, 0b11),
-    ev("UNC_R2_IIO_CREDITS_USED.NCB", 0x32, 0x10, 0b11),
-    ev("UNC_R2_IIO_CREDITS_USED.NCS", 0x32, 0x20, 0b11),
-    ev("UNC_R2_RING_AD_USED.CCW_EVEN", 0x07, 0x04, 0b1111),
-    ev("UNC_R2_RING_AD_USED.CCW_ODD", 0x07, 0x08, 0b1111),
-    ev("UNC_R2_RING_AD_USED.CW_EVEN", 0x07, 0x01, 0b1111),
-    ev("UNC_R2_RING_AD_USED.CW_ODD", 0x07, 0x02, 0b1111),
-    ev("UNC_R2_RING_AK_USED.CCW_EVEN", 0x08, 0x04, 0b1111),
-    ev("UNC_R2_RING_AK_USED.CCW_ODD", 0x08, 0x08, 0b1111),
-    ev("UNC_R2_RING_AK_USED.CW_EVEN", 0x08, 0x01, 0b1111),
-    ev("UNC_R2_RING_AK_USED.CW_ODD", 0x08, 0x02, 0b1111),
-    ev("UNC_R2_RING_BL_USED.CCW_EVEN", 0x09, 0x04, 0b1111),
-    ev("UNC_R2_RING_BL_USED.CCW_ODD", 0x09, 0x08, 0b1111),
-    ev("UNC_R2_RING_BL_USED.CW_EVEN", 0x09, 0x01, 0b1111),
-    ev("UNC_R2_RING_BL_USED.CW_ODD", 0x09, 0x02, 0b1111),
-    ev("UNC_R2_RING_IV_USED.ANY", 0x0a, 0x0f, 0b1111),
-    ev("UNC_R2_RxR_AK_BOUNCES", 0x12, 0x00, 0b1),
-    ev("UNC_R2_RxR_CYCLES_NE.DRS", 0x10, 0x08, 0b11),
-    ev("UNC_R2_RxR_CYCLES_NE.NCB", 0x10, 0x10, 0b11),
-    ev("UNC_R2_RxR_CYCLES_NE.NCS", 0x10, 0x20, 0b11),
-    ev("UNC_R2_TxR_CYCLES_FULL.AD", 0x25, 0x01, 0b1),
-    ev("UNC_R2_TxR_CYCLES_FULL.AK", 0x25, 0x02, 0b1),
-    ev("UNC_R2_TxR_CYCLES_FULL.BL", 0x25, 0x04, 0b1),
-    ev("UNC_R2_TxR_CYCLES_NE.AD", 0x23, 0x01, 0b1),
-    ev("UNC_R2_TxR_CYCLES_NE.AK", 0x23, 0x02, 0b1),
-    ev("UNC_R2_TxR_CYCLES_NE.BL", 0x23, 0x04, 0b1),
-    ev("UNC_R2_TxR_NACKS.AD", 0x26, 0x01, 0b11),
-    ev("UNC_R2_TxR_NACKS.AK", 0x26, 0x02, 0b11),
-    ev("UNC_R2_TxR_NACKS.BL", 0x26, 0x04, 0b11),
-];
+event_table! {
+    /// The events, row n for `Event::row(n)`: `ev(name, event select, umask)` and what else each
+    /// sets. The counters that may count them (bit n: counter n) and those without
+    /// Hyper-Threading are the table's, the two numbers before the rows, unless a row
+    /// gives its own (`.on(..)`, `.ht_off(..)`).
+    EVENT_ROWS, EventRowNumber, 0, "", 0b11, 0b0;
+    CLOCKTICKS = ev("UNC_R2_CLOCKTICKS", 0x01, 0x00).on(0b1111),
+    IIO_CREDITS_ACQUIRED_DRS = ev("UNC_R2_IIO_CREDITS_ACQUIRED.DRS", 0x33, 0x08),
+    IIO_CREDITS_ACQUIRED_NCB = ev("UNC_R2_IIO_CREDITS_ACQUIRED.NCB", 0x33, 0x10),
+    IIO_CREDITS_ACQUIRED_NCS = ev("UNC_R2_IIO_CREDITS_ACQUIRED.NCS", 0x33, 0x20),
+    IIO_CREDITS_REJECT_DRS = ev("UNC_R2_IIO_CREDITS_REJECT.DRS", 0x34, 0x08),
+    IIO_CREDITS_REJECT_NCB = ev("UNC_R2_IIO_CREDITS_REJECT.NCB", 0x34, 0x10),
+    IIO_CREDITS_REJECT_NCS = ev("UNC_R2_IIO_CREDITS_REJECT.NCS", 0x34, 0x20),
+    IIO_CREDITS_USED_DRS = ev("UNC_R2_IIO_CREDITS_USED.DRS", 0x32, 0x08),
+    IIO_CREDITS_USED_NCB = ev("UNC_R2_IIO_CREDITS_USED.NCB", 0x32, 0x10),
+    IIO_CREDITS_USED_NCS = ev("UNC_R2_IIO_CREDITS_USED.NCS", 0x32, 0x20),
+    RING_AD_USED_CCW_EVEN = ev("UNC_R2_RING_AD_USED.CCW_EVEN", 0x07, 0x04).on(0b1111),
+    RING_AD_USED_CCW_ODD = ev("UNC_R2_RING_AD_USED.CCW_ODD", 0x07, 0x08).on(0b1111),
+    RING_AD_USED_CW_EVEN = ev("UNC_R2_RING_AD_USED.CW_EVEN", 0x07, 0x01).on(0b1111),
+    RING_AD_USED_CW_ODD = ev("UNC_R2_RING_AD_USED.CW_ODD", 0x07, 0x02).on(0b1111),
+    RING_AK_USED_CCW_EVEN = ev("UNC_R2_RING_AK_USED.CCW_EVEN", 0x08, 0x04).on(0b1111),
+    RING_AK_USED_CCW_ODD = ev("UNC_R2_RING_AK_USED.CCW_ODD", 0x08, 0x08).on(0b1111),
+    RING_AK_USED_CW_EVEN = ev("UNC_R2_RING_AK_USED.CW_EVEN", 0x08, 0x01).on(0b1111),
+    RING_AK_USED_CW_ODD = ev("UNC_R2_RING_AK_USED.CW_ODD", 0x08, 0x02).on(0b1111),
+    RING_BL_USED_CCW_EVEN = ev("UNC_R2_RING_BL_USED.CCW_EVEN", 0x09, 0x04).on(0b1111),
+    RING_BL_USED_CCW_ODD = ev("UNC_R2_RING_BL_USED.CCW_ODD", 0x09, 0x08).on(0b1111),
+    RING_BL_USED_CW_EVEN = ev("UNC_R2_RING_BL_USED.CW_EVEN", 0x09, 0x01).on(0b1111),
+    RING_BL_USED_CW_ODD = ev("UNC_R2_RING_BL_USED.CW_ODD", 0x09, 0x02).on(0b1111),
+    RING_IV_USED_ANY = ev("UNC_R2_RING_IV_USED.ANY", 0x0a, 0x0f).on(0b1111),
+    RXR_AK_BOUNCES = ev("UNC_R2_RxR_AK_BOUNCES", 0x12, 0x00).on(0b1),
+    RXR_CYCLES_NE_DRS = ev("UNC_R2_RxR_CYCLES_NE.DRS", 0x10, 0x08),
+    RXR_CYCLES_NE_NCB = ev("UNC_R2_RxR_CYCLES_NE.NCB", 0x10, 0x10),
+    RXR_CYCLES_NE_NCS = ev("UNC_R2_RxR_CYCLES_NE.NCS", 0x10, 0x20),
+    TXR_CYCLES_FULL_AD = ev("UNC_R2_TxR_CYCLES_FULL.AD", 0x25, 0x01).on(0b1),
+    TXR_CYCLES_FULL_AK = ev("UNC_R2_TxR_CYCLES_FULL.AK", 0x25, 0x02).on(0b1),
+    TXR_CYCLES_FULL_BL = ev("UNC_R2_TxR_CYCLES_FULL.BL", 0x25, 0x04).on(0b1),
+    TXR_CYCLES_NE_AD = ev("UNC_R2_TxR_CYCLES_NE.AD", 0x23, 0x01).on(0b1),
+    TXR_CYCLES_NE_AK = ev("UNC_R2_TxR_CYCLES_NE.AK", 0x23, 0x02).on(0b1),
+    TXR_CYCLES_NE_BL = ev("UNC_R2_TxR_CYCLES_NE.BL", 0x23, 0x04).on(0b1),
+    TXR_NACKS_AD = ev("UNC_R2_TxR_NACKS.AD", 0x26, 0x01),
+    TXR_NACKS_AK = ev("UNC_R2_TxR_NACKS.AK", 0x26, 0x02),
+    TXR_NACKS_BL = ev("UNC_R2_TxR_NACKS.BL", 0x26, 0x04),
+}
 /// No experimental events.
 const EXPERIMENTAL_ROWS: &[EventRow] = &[];
 /// The rows built.

@@ -60,18 +60,14 @@ impl Layout for R3qpiBoxCtlLayout {
     const INFO: &'static RegisterInfo = &R3QPI_BOX_CTL_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 18, 31, Access::Rv,
-            "Reserved; write zero."),
-        FieldInfo::row("rsv", 17, 17, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 18, 31, Access::Rv),
+        FieldInfo::reserved("rsv", 17, 17, Access::Rsv),
         FieldInfo { name: "frz_en", ident: "frz_en", lsb: 16, msb: 16, access: Access::Wo, role: Some(Role::FreezeEnable),
             description: "Freeze enable: while set, a freeze signal stops this box's counters; while clear, the box ignores freeze signals.", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 9, 15, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 9, 15, Access::Rv),
         FieldInfo { name: "frz", ident: "frz", lsb: 8, msb: 8, access: Access::Wo, role: Some(Role::Freeze),
             description: "Freeze: writing 1 while frz_en is set halts every counter of the box until the bit is cleared again.", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 2, 7, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 2, 7, Access::Rv),
         FieldInfo { name: "rst_ctrs", ident: "rst_ctrs", lsb: 1, msb: 1, access: Access::Wo, role: Some(Role::ResetCounters),
             description: "Reset counters: writing 1 sets all data counters of the box to zero.", ..FieldInfo::EMPTY },
         FieldInfo { name: "rst_ctrl", ident: "rst_ctrl", lsb: 0, msb: 0, access: Access::Wo, role: Some(Role::ResetControls),
@@ -188,16 +184,13 @@ impl Layout for R3qpiCtlLayout {
             description: "Selects the sense of the threshold comparison. With edge_det also set, the counter counts falling rather than rising edges.", ..FieldInfo::EMPTY },
         FieldInfo { name: "en", ident: "en", lsb: 22, msb: 22, access: Access::RwV, role: Some(Role::Enable),
             description: "Enables this counter; it counts only while this bit is 1.", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 20, 21, Access::Rsv,
-            "Reserved; write zero."),
-        FieldInfo::row("rsv", 19, 19, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 20, 21, Access::Rsv),
+        FieldInfo::reserved("rsv", 19, 19, Access::Rv),
         FieldInfo { name: "edge_det", ident: "edge_det", lsb: 18, msb: 18, access: Access::RwV, role: Some(Role::Edge),
             description: "Edge detect: when 1, the counter advances once per 0-to-1 transition of the thresholded event instead of once per cycle in which it is active; needs a non-zero thresh.", ..FieldInfo::EMPTY },
         FieldInfo { name: "rst", ident: "rst", lsb: 17, msb: 17, access: Access::Wo, role: Some(Role::Reset),
             description: "Reset: writing 1 clears the paired data counter to zero.", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 16, 16, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 16, 16, Access::Rsv),
         FieldInfo { name: "umask", ident: "umask", lsb: 8, msb: 15, access: Access::RwV, role: Some(Role::Umask),
             description: "Unit mask: chooses which sub-events of the selected event are counted.", ..FieldInfo::EMPTY },
         FieldInfo { name: "ev_sel", ident: "ev_sel", lsb: 0, msb: 7, access: Access::RwV, role: Some(Role::Event),
@@ -307,8 +300,7 @@ impl Layout for R3qpiCtrLayout {
     const INFO: &'static RegisterInfo = &R3QPI_CTR_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 44, 63, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 44, 63, Access::Rv),
         FieldInfo { name: "event_count", ident: "event_count", lsb: 0, msb: 43, access: Access::RwV, role: Some(Role::Count),
             description: "The accumulated 44-bit count of the event selected by R3_L{i}_PCI_PMON_CTL{n}.", ..FieldInfo::EMPTY },
     ];
@@ -353,7 +345,7 @@ static R3QPI_CTR_INFO: RegisterInfo = RegisterInfo {
 mod unit_events {
 use super::*;
 #[allow(unused_imports)]
-use crate::core_events::{ev, EventRow};
+use crate::core_events::{event_table, EventRow};
 #[cfg(feature = "metadata")]
 use crate::core_events::{event_info_refs, event_infos};
 
@@ -372,132 +364,6 @@ pub struct Event {
 }
 
 impl Event {
-    /// `UNC_R3_CLOCKTICKS`.
-    pub const CLOCKTICKS: Event = Event::row(0);
-    /// `UNC_R3_IIO_CREDITS_ACQUIRED.DRS`.
-    pub const IIO_CREDITS_ACQUIRED_DRS: Event = Event::row(1);
-    /// `UNC_R3_IIO_CREDITS_ACQUIRED.NCB`.
-    pub const IIO_CREDITS_ACQUIRED_NCB: Event = Event::row(2);
-    /// `UNC_R3_IIO_CREDITS_ACQUIRED.NCS`.
-    pub const IIO_CREDITS_ACQUIRED_NCS: Event = Event::row(3);
-    /// `UNC_R3_IIO_CREDITS_REJECT.DRS`.
-    pub const IIO_CREDITS_REJECT_DRS: Event = Event::row(4);
-    /// `UNC_R3_IIO_CREDITS_REJECT.NCB`.
-    pub const IIO_CREDITS_REJECT_NCB: Event = Event::row(5);
-    /// `UNC_R3_IIO_CREDITS_REJECT.NCS`.
-    pub const IIO_CREDITS_REJECT_NCS: Event = Event::row(6);
-    /// `UNC_R3_IIO_CREDITS_USED.DRS`.
-    pub const IIO_CREDITS_USED_DRS: Event = Event::row(7);
-    /// `UNC_R3_IIO_CREDITS_USED.NCB`.
-    pub const IIO_CREDITS_USED_NCB: Event = Event::row(8);
-    /// `UNC_R3_IIO_CREDITS_USED.NCS`.
-    pub const IIO_CREDITS_USED_NCS: Event = Event::row(9);
-    /// `UNC_R3_RING_AD_USED.CCW_EVEN`.
-    pub const RING_AD_USED_CCW_EVEN: Event = Event::row(10);
-    /// `UNC_R3_RING_AD_USED.CCW_ODD`.
-    pub const RING_AD_USED_CCW_ODD: Event = Event::row(11);
-    /// `UNC_R3_RING_AD_USED.CW_EVEN`.
-    pub const RING_AD_USED_CW_EVEN: Event = Event::row(12);
-    /// `UNC_R3_RING_AD_USED.CW_ODD`.
-    pub const RING_AD_USED_CW_ODD: Event = Event::row(13);
-    /// `UNC_R3_RING_AK_USED.CCW_EVEN`.
-    pub const RING_AK_USED_CCW_EVEN: Event = Event::row(14);
-    /// `UNC_R3_RING_AK_USED.CCW_ODD`.
-    pub const RING_AK_USED_CCW_ODD: Event = Event::row(15);
-    /// `UNC_R3_RING_AK_USED.CW_EVEN`.
-    pub const RING_AK_USED_CW_EVEN: Event = Event::row(16);
-    /// `UNC_R3_RING_AK_USED.CW_ODD`.
-    pub const RING_AK_USED_CW_ODD: Event = Event::row(17);
-    /// `UNC_R3_RING_BL_USED.CCW_EVEN`.
-    pub const RING_BL_USED_CCW_EVEN: Event = Event::row(18);
-    /// `UNC_R3_RING_BL_USED.CCW_ODD`.
-    pub const RING_BL_USED_CCW_ODD: Event = Event::row(19);
-    /// `UNC_R3_RING_BL_USED.CW_EVEN`.
-    pub const RING_BL_USED_CW_EVEN: Event = Event::row(20);
-    /// `UNC_R3_RING_BL_USED.CW_ODD`.
-    pub const RING_BL_USED_CW_ODD: Event = Event::row(21);
-    /// `UNC_R3_RING_IV_USED.ANY`.
-    pub const RING_IV_USED_ANY: Event = Event::row(22);
-    /// `UNC_R3_RxR_BYPASSED.AD`.
-    pub const RXR_BYPASSED_AD: Event = Event::row(23);
-    /// `UNC_R3_RxR_CYCLES_NE.DRS`.
-    pub const RXR_CYCLES_NE_DRS: Event = Event::row(24);
-    /// `UNC_R3_RxR_CYCLES_NE.HOM`.
-    pub const RXR_CYCLES_NE_HOM: Event = Event::row(25);
-    /// `UNC_R3_RxR_CYCLES_NE.NCB`.
-    pub const RXR_CYCLES_NE_NCB: Event = Event::row(26);
-    /// `UNC_R3_RxR_CYCLES_NE.NCS`.
-    pub const RXR_CYCLES_NE_NCS: Event = Event::row(27);
-    /// `UNC_R3_RxR_CYCLES_NE.NDR`.
-    pub const RXR_CYCLES_NE_NDR: Event = Event::row(28);
-    /// `UNC_R3_RxR_CYCLES_NE.SNP`.
-    pub const RXR_CYCLES_NE_SNP: Event = Event::row(29);
-    /// `UNC_R3_RxR_INSERTS.DRS`.
-    pub const RXR_INSERTS_DRS: Event = Event::row(30);
-    /// `UNC_R3_RxR_INSERTS.HOM`.
-    pub const RXR_INSERTS_HOM: Event = Event::row(31);
-    /// `UNC_R3_RxR_INSERTS.NCB`.
-    pub const RXR_INSERTS_NCB: Event = Event::row(32);
-    /// `UNC_R3_RxR_INSERTS.NCS`.
-    pub const RXR_INSERTS_NCS: Event = Event::row(33);
-    /// `UNC_R3_RxR_INSERTS.NDR`.
-    pub const RXR_INSERTS_NDR: Event = Event::row(34);
-    /// `UNC_R3_RxR_INSERTS.SNP`.
-    pub const RXR_INSERTS_SNP: Event = Event::row(35);
-    /// `UNC_R3_RxR_OCCUPANCY.DRS`.
-    pub const RXR_OCCUPANCY_DRS: Event = Event::row(36);
-    /// `UNC_R3_RxR_OCCUPANCY.HOM`.
-    pub const RXR_OCCUPANCY_HOM: Event = Event::row(37);
-    /// `UNC_R3_RxR_OCCUPANCY.NCB`.
-    pub const RXR_OCCUPANCY_NCB: Event = Event::row(38);
-    /// `UNC_R3_RxR_OCCUPANCY.NCS`.
-    pub const RXR_OCCUPANCY_NCS: Event = Event::row(39);
-    /// `UNC_R3_RxR_OCCUPANCY.NDR`.
-    pub const RXR_OCCUPANCY_NDR: Event = Event::row(40);
-    /// `UNC_R3_RxR_OCCUPANCY.SNP`.
-    pub const RXR_OCCUPANCY_SNP: Event = Event::row(41);
-    /// `UNC_R3_VN0_CREDITS_REJECT.DRS`.
-    pub const VN0_CREDITS_REJECT_DRS: Event = Event::row(42);
-    /// `UNC_R3_VN0_CREDITS_REJECT.HOM`.
-    pub const VN0_CREDITS_REJECT_HOM: Event = Event::row(43);
-    /// `UNC_R3_VN0_CREDITS_REJECT.NCB`.
-    pub const VN0_CREDITS_REJECT_NCB: Event = Event::row(44);
-    /// `UNC_R3_VN0_CREDITS_REJECT.NCS`.
-    pub const VN0_CREDITS_REJECT_NCS: Event = Event::row(45);
-    /// `UNC_R3_VN0_CREDITS_REJECT.NDR`.
-    pub const VN0_CREDITS_REJECT_NDR: Event = Event::row(46);
-    /// `UNC_R3_VN0_CREDITS_REJECT.SNP`.
-    pub const VN0_CREDITS_REJECT_SNP: Event = Event::row(47);
-    /// `UNC_R3_VN0_CREDITS_USED.DRS`.
-    pub const VN0_CREDITS_USED_DRS: Event = Event::row(48);
-    /// `UNC_R3_VN0_CREDITS_USED.HOM`.
-    pub const VN0_CREDITS_USED_HOM: Event = Event::row(49);
-    /// `UNC_R3_VN0_CREDITS_USED.NCB`.
-    pub const VN0_CREDITS_USED_NCB: Event = Event::row(50);
-    /// `UNC_R3_VN0_CREDITS_USED.NCS`.
-    pub const VN0_CREDITS_USED_NCS: Event = Event::row(51);
-    /// `UNC_R3_VN0_CREDITS_USED.NDR`.
-    pub const VN0_CREDITS_USED_NDR: Event = Event::row(52);
-    /// `UNC_R3_VN0_CREDITS_USED.SNP`.
-    pub const VN0_CREDITS_USED_SNP: Event = Event::row(53);
-    /// `UNC_R3_VNA_CREDITS_ACQUIRED`.
-    pub const VNA_CREDITS_ACQUIRED: Event = Event::row(54);
-    /// `UNC_R3_VNA_CREDITS_REJECT.DRS`.
-    pub const VNA_CREDITS_REJECT_DRS: Event = Event::row(55);
-    /// `UNC_R3_VNA_CREDITS_REJECT.HOM`.
-    pub const VNA_CREDITS_REJECT_HOM: Event = Event::row(56);
-    /// `UNC_R3_VNA_CREDITS_REJECT.NCB`.
-    pub const VNA_CREDITS_REJECT_NCB: Event = Event::row(57);
-    /// `UNC_R3_VNA_CREDITS_REJECT.NCS`.
-    pub const VNA_CREDITS_REJECT_NCS: Event = Event::row(58);
-    /// `UNC_R3_VNA_CREDITS_REJECT.NDR`.
-    pub const VNA_CREDITS_REJECT_NDR: Event = Event::row(59);
-    /// `UNC_R3_VNA_CREDITS_REJECT.SNP`.
-    pub const VNA_CREDITS_REJECT_SNP: Event = Event::row(60);
-    /// `UNC_R3_VNA_CREDIT_CYCLES_OUT`.
-    pub const VNA_CREDIT_CYCLES_OUT: Event = Event::row(61);
-    /// `UNC_R3_VNA_CREDIT_CYCLES_USED`.
-    pub const VNA_CREDIT_CYCLES_USED: Event = Event::row(62);
 
     /// Every event of the unit.
     pub const ALL: &'static [Event] = &{
@@ -545,73 +411,76 @@ impl Event {
     }
 }
 
-/// The events, row n for `Event::row(n)`: `ev(name, event select, umask, counters)` (bit n
-/// of counters: counter n may count it) and what else each sets.
-const EVENT_ROWS: &[EventRow] = &[
-    ev("UNC_R3_CLOCKTICKS", 0x01, 0x00, 0b111),
-    ev("UNC_R3_IIO_CREDITS_ACQUIRED.DRS", 0x20, 0x08, 0b11),
-    ev("UNC_R3_IIO_CREDITS_ACQUIRED.NCB", 0x20, 0x10, 0b11),
-    ev("UNC_R3_IIO_CREDITS_ACQUIRED.NCS", 0x20, 0x20, 0b11),
-    ev("UNC_R3_IIO_CREDITS_REJECT.DRS", 0x21, 0x08, 0b11),
-    ev("UNC_R3_IIO_CREDITS_REJECT.NCB", 0x21, 0x10, 0b11),
-    ev("UNC_R3_IIO_CREDITS_REJECT.NCS", 0x21, 0x20, 0b11),
-    ev("UNC_R3_IIO_CREDITS_USED.DRS", 0x22, 0x08, 0b11),
-    ev("UNC_R3_IIO_CREDITS_USED.NCB", 0x22, 0x10, 0b11),
-    ev("UNC_R3_IIO_CREDITS_USED.NCS", 0x22, 0x20, 0b11),
-    ev("UNC_R3_RING_AD_USED.CCW_EVEN", 0x07, 0x04, 0b111),
-    ev("UNC_R3_RING_AD_USED.CCW_ODD", 0x07, 0x08, 0b111),
-    ev("UNC_R3_RING_AD_USED.CW_EVEN", 0x07, 0x01, 0b111),
-    ev("UNC_R3_RING_AD_USED.CW_ODD", 0x07, 0x02, 0b111),
-    ev("UNC_R3_RING_AK_USED.CCW_EVEN", 0x08, 0x04, 0b111),
-    ev("UNC_R3_RING_AK_USED.CCW_ODD", 0x08, 0x08, 0b111),
-    ev("UNC_R3_RING_AK_USED.CW_EVEN", 0x08, 0x01, 0b111),
-    ev("UNC_R3_RING_AK_USED.CW_ODD", 0x08, 0x02, 0b111),
-    ev("UNC_R3_RING_BL_USED.CCW_EVEN", 0x09, 0x04, 0b111),
-    ev("UNC_R3_RING_BL_USED.CCW_ODD", 0x09, 0x08, 0b111),
-    ev("UNC_R3_RING_BL_USED.CW_EVEN", 0x09, 0x01, 0b111),
-    ev("UNC_R3_RING_BL_USED.CW_ODD", 0x09, 0x02, 0b111),
-    ev("UNC_R3_RING_IV_USED.ANY", 0x0a, 0x0f, 0b111),
-    ev("UNC_R3_RxR_BYPASSED.AD", 0x12, 0x01, 0b11),
-    ev("UNC_R3_RxR_CYCLES_NE.DRS", 0x10, 0x08, 0b11),
-    ev("UNC_R3_RxR_CYCLES_NE.HOM", 0x10, 0x01, 0b11),
-    ev("UNC_R3_RxR_CYCLES_NE.NCB", 0x10, 0x10, 0b11),
-    ev("UNC_R3_RxR_CYCLES_NE.NCS", 0x10, 0x20, 0b11),
-    ev("UNC_R3_RxR_CYCLES_NE.NDR", 0x10, 0x04, 0b11),
-    ev("UNC_R3_RxR_CYCLES_NE.SNP", 0x10, 0x02, 0b11),
-    ev("UNC_R3_RxR_INSERTS.DRS", 0x11, 0x08, 0b11),
-    ev("UNC_R3_RxR_INSERTS.HOM", 0x11, 0x01, 0b11),
-    ev("UNC_R3_RxR_INSERTS.NCB", 0x11, 0x10, 0b11),
-    ev("UNC_R3_RxR_INSERTS.NCS", 0x11, 0x20, 0b11),
-    ev("UNC_R3_RxR_INSERTS.NDR", 0x11, 0x04, 0b11),
-    ev("UNC_R3_RxR_INSERTS.SNP", 0x11, 0x02, 0b11),
-    ev("UNC_R3_RxR_OCCUPANCY.DRS", 0x13, 0x08, 0b1),
-    ev("UNC_R3_RxR_OCCUPANCY.HOM", 0x13, 0x01, 0b1),
-    ev("UNC_R3_RxR_OCCUPANCY.NCB", 0x13, 0x10, 0b1),
-    ev("UNC_R3_RxR_OCCUPANCY.NCS", 0x13, 0x20, 0b1),
-    ev("UNC_R3_RxR_OCCUPANCY.NDR", 0x13, 0x04, 0b1),
-    ev("UNC_R3_RxR_OCCUPANCY.SNP", 0x13, 0x02, 0b1),
-    ev("UNC_R3_VN0_CREDITS_REJECT.DRS", 0x37, 0x08, 0b11),
-    ev("UNC_R3_VN0_CREDITS_REJECT.HOM", 0x37, 0x01, 0b11),
-    ev("UNC_R3_VN0_CREDITS_REJECT.NCB", 0x37, 0x10, 0b11),
-    ev("UNC_R3_VN0_CREDITS_REJECT.NCS", 0x37, 0x20, 0b11),
-    ev("UNC_R3_VN0_CREDITS_REJECT.NDR", 0x37, 0x04, 0b11),
-    ev("UNC_R3_VN0_CREDITS_REJECT.SNP", 0x37, 0x02, 0b11),
-    ev("UNC_R3_VN0_CREDITS_USED.DRS", 0x36, 0x08, 0b11),
-    ev("UNC_R3_VN0_CREDITS_USED.HOM", 0x36, 0x01, 0b11),
-    ev("UNC_R3_VN0_CREDITS_USED.NCB", 0x36, 0x10, 0b11),
-    ev("UNC_R3_VN0_CREDITS_USED.NCS", 0x36, 0x20, 0b11),
-    ev("UNC_R3_VN0_CREDITS_USED.NDR", 0x36, 0x04, 0b11),
-    ev("UNC_R3_VN0_CREDITS_USED.SNP", 0x36, 0x02, 0b11),
-    ev("UNC_R3_VNA_CREDITS_ACQUIRED", 0x33, 0x00, 0b11),
-    ev("UNC_R3_VNA_CREDITS_REJECT.DRS", 0x34, 0x08, 0b11),
-    ev("UNC_R3_VNA_CREDITS_REJECT.HOM", 0x34, 0x01, 0b11),
-    ev("UNC_R3_VNA_CREDITS_REJECT.NCB", 0x34, 0x10, 0b11),
-    ev("UNC_R3_VNA_CREDITS_REJECT.NCS", 0x34, 0x20, 0b11),
-    ev("UNC_R3_VNA_CREDITS_REJECT.NDR", 0x34, 0x04, 0b11),
-    ev("UNC_R3_VNA_CREDITS_REJECT.SNP", 0x34, 0x02, 0b11),
-    ev("UNC_R3_VNA_CREDIT_CYCLES_OUT", 0x31, 0x00, 0b11),
-    ev("UNC_R3_VNA_CREDIT_CYCLES_USED", 0x32, 0x00, 0b11),
-];
+event_table! {
+    /// The events, row n for `Event::row(n)`: `ev(name, event select, umask)` and what else each
+    /// sets. The counters that may count them (bit n: counter n) and those without
+    /// Hyper-Threading are the table's, the two numbers before the rows, unless a row
+    /// gives its own (`.on(..)`, `.ht_off(..)`).
+    EVENT_ROWS, EventRowNumber, 0, "", 0b11, 0b0;
+    CLOCKTICKS = ev("UNC_R3_CLOCKTICKS", 0x01, 0x00).on(0b111),
+    IIO_CREDITS_ACQUIRED_DRS = ev("UNC_R3_IIO_CREDITS_ACQUIRED.DRS", 0x20, 0x08),
+    IIO_CREDITS_ACQUIRED_NCB = ev("UNC_R3_IIO_CREDITS_ACQUIRED.NCB", 0x20, 0x10),
+    IIO_CREDITS_ACQUIRED_NCS = ev("UNC_R3_IIO_CREDITS_ACQUIRED.NCS", 0x20, 0x20),
+    IIO_CREDITS_REJECT_DRS = ev("UNC_R3_IIO_CREDITS_REJECT.DRS", 0x21, 0x08),
+    IIO_CREDITS_REJECT_NCB = ev("UNC_R3_IIO_CREDITS_REJECT.NCB", 0x21, 0x10),
+    IIO_CREDITS_REJECT_NCS = ev("UNC_R3_IIO_CREDITS_REJECT.NCS", 0x21, 0x20),
+    IIO_CREDITS_USED_DRS = ev("UNC_R3_IIO_CREDITS_USED.DRS", 0x22, 0x08),
+    IIO_CREDITS_USED_NCB = ev("UNC_R3_IIO_CREDITS_USED.NCB", 0x22, 0x10),
+    IIO_CREDITS_USED_NCS = ev("UNC_R3_IIO_CREDITS_USED.NCS", 0x22, 0x20),
+    RING_AD_USED_CCW_EVEN = ev("UNC_R3_RING_AD_USED.CCW_EVEN", 0x07, 0x04).on(0b111),
+    RING_AD_USED_CCW_ODD = ev("UNC_R3_RING_AD_USED.CCW_ODD", 0x07, 0x08).on(0b111),
+    RING_AD_USED_CW_EVEN = ev("UNC_R3_RING_AD_USED.CW_EVEN", 0x07, 0x01).on(0b111),
+    RING_AD_USED_CW_ODD = ev("UNC_R3_RING_AD_USED.CW_ODD", 0x07, 0x02).on(0b111),
+    RING_AK_USED_CCW_EVEN = ev("UNC_R3_RING_AK_USED.CCW_EVEN", 0x08, 0x04).on(0b111),
+    RING_AK_USED_CCW_ODD = ev("UNC_R3_RING_AK_USED.CCW_ODD", 0x08, 0x08).on(0b111),
+    RING_AK_USED_CW_EVEN = ev("UNC_R3_RING_AK_USED.CW_EVEN", 0x08, 0x01).on(0b111),
+    RING_AK_USED_CW_ODD = ev("UNC_R3_RING_AK_USED.CW_ODD", 0x08, 0x02).on(0b111),
+    RING_BL_USED_CCW_EVEN = ev("UNC_R3_RING_BL_USED.CCW_EVEN", 0x09, 0x04).on(0b111),
+    RING_BL_USED_CCW_ODD = ev("UNC_R3_RING_BL_USED.CCW_ODD", 0x09, 0x08).on(0b111),
+    RING_BL_USED_CW_EVEN = ev("UNC_R3_RING_BL_USED.CW_EVEN", 0x09, 0x01).on(0b111),
+    RING_BL_USED_CW_ODD = ev("UNC_R3_RING_BL_USED.CW_ODD", 0x09, 0x02).on(0b111),
+    RING_IV_USED_ANY = ev("UNC_R3_RING_IV_USED.ANY", 0x0a, 0x0f).on(0b111),
+    RXR_BYPASSED_AD = ev("UNC_R3_RxR_BYPASSED.AD", 0x12, 0x01),
+    RXR_CYCLES_NE_DRS = ev("UNC_R3_RxR_CYCLES_NE.DRS", 0x10, 0x08),
+    RXR_CYCLES_NE_HOM = ev("UNC_R3_RxR_CYCLES_NE.HOM", 0x10, 0x01),
+    RXR_CYCLES_NE_NCB = ev("UNC_R3_RxR_CYCLES_NE.NCB", 0x10, 0x10),
+    RXR_CYCLES_NE_NCS = ev("UNC_R3_RxR_CYCLES_NE.NCS", 0x10, 0x20),
+    RXR_CYCLES_NE_NDR = ev("UNC_R3_RxR_CYCLES_NE.NDR", 0x10, 0x04),
+    RXR_CYCLES_NE_SNP = ev("UNC_R3_RxR_CYCLES_NE.SNP", 0x10, 0x02),
+    RXR_INSERTS_DRS = ev("UNC_R3_RxR_INSERTS.DRS", 0x11, 0x08),
+    RXR_INSERTS_HOM = ev("UNC_R3_RxR_INSERTS.HOM", 0x11, 0x01),
+    RXR_INSERTS_NCB = ev("UNC_R3_RxR_INSERTS.NCB", 0x11, 0x10),
+    RXR_INSERTS_NCS = ev("UNC_R3_RxR_INSERTS.NCS", 0x11, 0x20),
+    RXR_INSERTS_NDR = ev("UNC_R3_RxR_INSERTS.NDR", 0x11, 0x04),
+    RXR_INSERTS_SNP = ev("UNC_R3_RxR_INSERTS.SNP", 0x11, 0x02),
+    RXR_OCCUPANCY_DRS = ev("UNC_R3_RxR_OCCUPANCY.DRS", 0x13, 0x08).on(0b1),
+    RXR_OCCUPANCY_HOM = ev("UNC_R3_RxR_OCCUPANCY.HOM", 0x13, 0x01).on(0b1),
+    RXR_OCCUPANCY_NCB = ev("UNC_R3_RxR_OCCUPANCY.NCB", 0x13, 0x10).on(0b1),
+    RXR_OCCUPANCY_NCS = ev("UNC_R3_RxR_OCCUPANCY.NCS", 0x13, 0x20).on(0b1),
+    RXR_OCCUPANCY_NDR = ev("UNC_R3_RxR_OCCUPANCY.NDR", 0x13, 0x04).on(0b1),
+    RXR_OCCUPANCY_SNP = ev("UNC_R3_RxR_OCCUPANCY.SNP", 0x13, 0x02).on(0b1),
+    VN0_CREDITS_REJECT_DRS = ev("UNC_R3_VN0_CREDITS_REJECT.DRS", 0x37, 0x08),
+    VN0_CREDITS_REJECT_HOM = ev("UNC_R3_VN0_CREDITS_REJECT.HOM", 0x37, 0x01),
+    VN0_CREDITS_REJECT_NCB = ev("UNC_R3_VN0_CREDITS_REJECT.NCB", 0x37, 0x10),
+    VN0_CREDITS_REJECT_NCS = ev("UNC_R3_VN0_CREDITS_REJECT.NCS", 0x37, 0x20),
+    VN0_CREDITS_REJECT_NDR = ev("UNC_R3_VN0_CREDITS_REJECT.NDR", 0x37, 0x04),
+    VN0_CREDITS_REJECT_SNP = ev("UNC_R3_VN0_CREDITS_REJECT.SNP", 0x37, 0x02),
+    VN0_CREDITS_USED_DRS = ev("UNC_R3_VN0_CREDITS_USED.DRS", 0x36, 0x08),
+    VN0_CREDITS_USED_HOM = ev("UNC_R3_VN0_CREDITS_USED.HOM", 0x36, 0x01),
+    VN0_CREDITS_USED_NCB = ev("UNC_R3_VN0_CREDITS_USED.NCB", 0x36, 0x10),
+    VN0_CREDITS_USED_NCS = ev("UNC_R3_VN0_CREDITS_USED.NCS", 0x36, 0x20),
+    VN0_CREDITS_USED_NDR = ev("UNC_R3_VN0_CREDITS_USED.NDR", 0x36, 0x04),
+    VN0_CREDITS_USED_SNP = ev("UNC_R3_VN0_CREDITS_USED.SNP", 0x36, 0x02),
+    VNA_CREDITS_ACQUIRED = ev("UNC_R3_VNA_CREDITS_ACQUIRED", 0x33, 0x00),
+    VNA_CREDITS_REJECT_DRS = ev("UNC_R3_VNA_CREDITS_REJECT.DRS", 0x34, 0x08),
+    VNA_CREDITS_REJECT_HOM = ev("UNC_R3_VNA_CREDITS_REJECT.HOM", 0x34, 0x01),
+    VNA_CREDITS_REJECT_NCB = ev("UNC_R3_VNA_CREDITS_REJECT.NCB", 0x34, 0x10),
+    VNA_CREDITS_REJECT_NCS = ev("UNC_R3_VNA_CREDITS_REJECT.NCS", 0x34, 0x20),
+    VNA_CREDITS_REJECT_NDR = ev("UNC_R3_VNA_CREDITS_REJECT.NDR", 0x34, 0x04),
+    VNA_CREDITS_REJECT_SNP = ev("UNC_R3_VNA_CREDITS_REJECT.SNP", 0x34, 0x02),
+    VNA_CREDIT_CYCLES_OUT = ev("UNC_R3_VNA_CREDIT_CYCLES_OUT", 0x31, 0x00),
+    VNA_CREDIT_CYCLES_USED = ev("UNC_R3_VNA_CREDIT_CYCLES_USED", 0x32, 0x00),
+}
 /// No experimental events.
 const EXPERIMENTAL_ROWS: &[EventRow] = &[];
 /// The rows built.

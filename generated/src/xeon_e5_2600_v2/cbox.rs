@@ -72,18 +72,15 @@ impl Layout for CboBoxCtlLayout {
     const INFO: &'static RegisterInfo = &CBO_BOX_CTL_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 18, 31, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 18, 31, Access::Rv),
         FieldInfo::row("ov_en", 17, 17, Access::Rw,
             "Unit overflow enable: lets overflows of this box's counters travel on to the U-box. The guide asks software to write 1 here (see the note)."),
         FieldInfo { name: "frz_en", ident: "frz_en", lsb: 16, msb: 16, access: Access::Rw, role: Some(Role::FreezeEnable),
             description: "Unit freeze enable: lets this box's counters obey the uncore-wide freeze signal. The guide asks software to write 1 here (see the note).", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 9, 15, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 9, 15, Access::Rv),
         FieldInfo { name: "frz", ident: "frz", lsb: 8, msb: 8, access: Access::Wo, role: Some(Role::Freeze),
             description: "Freeze: writing 1 stops all counters of this box until the bit is written as 0.", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 2, 7, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 2, 7, Access::Rv),
         FieldInfo { name: "rst_ctrs", ident: "rst_ctrs", lsb: 1, msb: 1, access: Access::Wo, role: Some(Role::ResetCounters),
             description: "Reset counters: writing 1 clears every data counter of the box to zero.", ..FieldInfo::EMPTY },
         FieldInfo { name: "rst_ctrl", ident: "rst_ctrl", lsb: 0, msb: 0, access: Access::Wo, role: Some(Role::ResetControls),
@@ -190,20 +187,17 @@ impl Layout for CboCtlLayout {
     const FIELDS: &'static [FieldInfo] = &[
         FieldInfo { name: "thresh", ident: "thresh", lsb: 24, msb: 31, access: Access::RwV, role: Some(Role::Threshold),
             description: "Threshold: when non-zero, a cycle is counted only if that cycle's increment is at least this value; edge_det works only with a non-zero threshold (use 1 for events that increment by at most one per cycle).", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 23, 23, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 23, 23, Access::Rsv),
         FieldInfo { name: "en", ident: "en", lsb: 22, msb: 22, access: Access::RwV, role: Some(Role::Enable),
             description: "Enables this counter; it counts only while this bit is 1 (and the uncore is not frozen).", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 20, 21, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 20, 21, Access::Rsv),
         FieldInfo::row("tid_en", 19, 19, Access::RwV,
             "Thread-id filter enable: when 1, the counter counts only occurrences that match the tid field of C{i}_MSR_PMON_BOX_FILTER0."),
         FieldInfo { name: "edge_det", ident: "edge_det", lsb: 18, msb: 18, access: Access::RwV, role: Some(Role::Edge),
             description: "Edge detect: when 1, the counter advances once per 0-to-1 transition of the thresholded event instead of once per cycle in which it is active; needs a non-zero thresh.", ..FieldInfo::EMPTY },
         FieldInfo { name: "rst", ident: "rst", lsb: 17, msb: 17, access: Access::Wo, role: Some(Role::Reset),
             description: "Reset: writing 1 clears the paired data counter to zero.", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 16, 16, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 16, 16, Access::Rsv),
         FieldInfo { name: "umask", ident: "umask", lsb: 8, msb: 15, access: Access::RwV, role: Some(Role::Umask),
             description: "Unit mask: chooses which sub-events of the selected event are counted.", ..FieldInfo::EMPTY },
         FieldInfo { name: "ev_sel", ident: "ev_sel", lsb: 0, msb: 7, access: Access::RwV, role: Some(Role::Event),
@@ -323,8 +317,7 @@ impl Layout for CboCtrLayout {
     const INFO: &'static RegisterInfo = &CBO_CTR_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 44, 63, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 44, 63, Access::Rv),
         FieldInfo { name: "event_count", ident: "event_count", lsb: 0, msb: 43, access: Access::RwV, role: Some(Role::Count),
             description: "The accumulated 44-bit count of the event selected by C{i}_MSR_PMON_CTL{n}.", ..FieldInfo::EMPTY },
     ];
@@ -416,12 +409,10 @@ impl Layout for CboBoxFilter0Layout {
     const INFO: &'static RegisterInfo = &CBO_BOX_FILTER0_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 23, 31, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 23, 31, Access::Rsv),
         FieldInfo::row("state", 17, 22, Access::Rw,
             "Cache-line states to match, one bit per state, for LLC lookup/victim events."),
-        FieldInfo::row("rsv", 9, 16, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 9, 16, Access::Rsv),
         FieldInfo::row("link", 5, 8, Access::Rw,
             "QPI link to match, for events that filter by link."),
         FieldInfo::row("tid", 0, 4, Access::Rw,
@@ -538,8 +529,7 @@ impl Layout for CboBoxFilter1Layout {
             "Match requests related to C6 entry/exit."),
         FieldInfo::row("opc", 20, 28, Access::Rw,
             "Opcode of the queued request to match."),
-        FieldInfo::row("rsv", 16, 19, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 16, 19, Access::Rsv),
         FieldInfo::row("nid", 0, 15, Access::Rw,
             "Node id mask to match, one bit per node."),
     ];
@@ -622,7 +612,7 @@ static CBO_BOX_FILTER1_INFO: RegisterInfo = RegisterInfo {
 mod unit_events {
 use super::*;
 #[allow(unused_imports)]
-use crate::core_events::{ev, EventRow};
+use crate::core_events::{event_table, EventRow};
 #[cfg(feature = "metadata")]
 use crate::core_events::{event_info_refs, event_infos};
 
@@ -641,320 +631,6 @@ pub struct Event {
 }
 
 impl Event {
-    /// `UNC_C_CLOCKTICKS`.
-    pub const CLOCKTICKS: Event = Event::row(0);
-    /// `UNC_C_COUNTER0_OCCUPANCY`.
-    pub const COUNTER0_OCCUPANCY: Event = Event::row(1);
-    /// `UNC_C_LLC_LOOKUP.ANY`.
-    pub const LLC_LOOKUP_ANY: Event = Event::row(2);
-    /// `UNC_C_LLC_LOOKUP.DATA_READ`.
-    pub const LLC_LOOKUP_DATA_READ: Event = Event::row(3);
-    /// `UNC_C_LLC_LOOKUP.NID`.
-    pub const LLC_LOOKUP_NID: Event = Event::row(4);
-    /// `UNC_C_LLC_LOOKUP.REMOTE_SNOOP`.
-    pub const LLC_LOOKUP_REMOTE_SNOOP: Event = Event::row(5);
-    /// `UNC_C_LLC_LOOKUP.WRITE`.
-    pub const LLC_LOOKUP_WRITE: Event = Event::row(6);
-    /// `UNC_C_LLC_VICTIMS.E_STATE`.
-    pub const LLC_VICTIMS_E_STATE: Event = Event::row(7);
-    /// `UNC_C_LLC_VICTIMS.MISS`.
-    pub const LLC_VICTIMS_MISS: Event = Event::row(8);
-    /// `UNC_C_LLC_VICTIMS.M_STATE`.
-    pub const LLC_VICTIMS_M_STATE: Event = Event::row(9);
-    /// `UNC_C_LLC_VICTIMS.NID`.
-    pub const LLC_VICTIMS_NID: Event = Event::row(10);
-    /// `UNC_C_LLC_VICTIMS.S_STATE`.
-    pub const LLC_VICTIMS_S_STATE: Event = Event::row(11);
-    /// `UNC_C_MISC.RFO_HIT_S`.
-    pub const MISC_RFO_HIT_S: Event = Event::row(12);
-    /// `UNC_C_MISC.RSPI_WAS_FSE`.
-    pub const MISC_RSPI_WAS_FSE: Event = Event::row(13);
-    /// `UNC_C_MISC.STARTED`.
-    pub const MISC_STARTED: Event = Event::row(14);
-    /// `UNC_C_MISC.WC_ALIASING`.
-    pub const MISC_WC_ALIASING: Event = Event::row(15);
-    /// `UNC_C_QLRU.AGE0`.
-    pub const QLRU_AGE0: Event = Event::row(16);
-    /// `UNC_C_QLRU.AGE1`.
-    pub const QLRU_AGE1: Event = Event::row(17);
-    /// `UNC_C_QLRU.AGE2`.
-    pub const QLRU_AGE2: Event = Event::row(18);
-    /// `UNC_C_QLRU.AGE3`.
-    pub const QLRU_AGE3: Event = Event::row(19);
-    /// `UNC_C_QLRU.LRU_DECREMENT`.
-    pub const QLRU_LRU_DECREMENT: Event = Event::row(20);
-    /// `UNC_C_QLRU.VICTIM_NON_ZERO`.
-    pub const QLRU_VICTIM_NON_ZERO: Event = Event::row(21);
-    /// `UNC_C_RING_AD_USED.DOWN_VR0_EVEN`.
-    pub const RING_AD_USED_DOWN_VR0_EVEN: Event = Event::row(22);
-    /// `UNC_C_RING_AD_USED.DOWN_VR0_ODD`.
-    pub const RING_AD_USED_DOWN_VR0_ODD: Event = Event::row(23);
-    /// `UNC_C_RING_AD_USED.DOWN_VR1_EVEN`.
-    pub const RING_AD_USED_DOWN_VR1_EVEN: Event = Event::row(24);
-    /// `UNC_C_RING_AD_USED.DOWN_VR1_ODD`.
-    pub const RING_AD_USED_DOWN_VR1_ODD: Event = Event::row(25);
-    /// `UNC_C_RING_AD_USED.UP_VR0_EVEN`.
-    pub const RING_AD_USED_UP_VR0_EVEN: Event = Event::row(26);
-    /// `UNC_C_RING_AD_USED.UP_VR0_ODD`.
-    pub const RING_AD_USED_UP_VR0_ODD: Event = Event::row(27);
-    /// `UNC_C_RING_AD_USED.UP_VR1_EVEN`.
-    pub const RING_AD_USED_UP_VR1_EVEN: Event = Event::row(28);
-    /// `UNC_C_RING_AD_USED.UP_VR1_ODD`.
-    pub const RING_AD_USED_UP_VR1_ODD: Event = Event::row(29);
-    /// `UNC_C_RING_AK_USED.DOWN_VR0_EVEN`.
-    pub const RING_AK_USED_DOWN_VR0_EVEN: Event = Event::row(30);
-    /// `UNC_C_RING_AK_USED.DOWN_VR0_ODD`.
-    pub const RING_AK_USED_DOWN_VR0_ODD: Event = Event::row(31);
-    /// `UNC_C_RING_AK_USED.DOWN_VR1_EVEN`.
-    pub const RING_AK_USED_DOWN_VR1_EVEN: Event = Event::row(32);
-    /// `UNC_C_RING_AK_USED.DOWN_VR1_ODD`.
-    pub const RING_AK_USED_DOWN_VR1_ODD: Event = Event::row(33);
-    /// `UNC_C_RING_AK_USED.UP_VR0_EVEN`.
-    pub const RING_AK_USED_UP_VR0_EVEN: Event = Event::row(34);
-    /// `UNC_C_RING_AK_USED.UP_VR0_ODD`.
-    pub const RING_AK_USED_UP_VR0_ODD: Event = Event::row(35);
-    /// `UNC_C_RING_AK_USED.UP_VR1_EVEN`.
-    pub const RING_AK_USED_UP_VR1_EVEN: Event = Event::row(36);
-    /// `UNC_C_RING_AK_USED.UP_VR1_ODD`.
-    pub const RING_AK_USED_UP_VR1_ODD: Event = Event::row(37);
-    /// `UNC_C_RING_BL_USED.DOWN_VR0_EVEN`.
-    pub const RING_BL_USED_DOWN_VR0_EVEN: Event = Event::row(38);
-    /// `UNC_C_RING_BL_USED.DOWN_VR0_ODD`.
-    pub const RING_BL_USED_DOWN_VR0_ODD: Event = Event::row(39);
-    /// `UNC_C_RING_BL_USED.DOWN_VR1_EVEN`.
-    pub const RING_BL_USED_DOWN_VR1_EVEN: Event = Event::row(40);
-    /// `UNC_C_RING_BL_USED.DOWN_VR1_ODD`.
-    pub const RING_BL_USED_DOWN_VR1_ODD: Event = Event::row(41);
-    /// `UNC_C_RING_BL_USED.UP_VR0_EVEN`.
-    pub const RING_BL_USED_UP_VR0_EVEN: Event = Event::row(42);
-    /// `UNC_C_RING_BL_USED.UP_VR0_ODD`.
-    pub const RING_BL_USED_UP_VR0_ODD: Event = Event::row(43);
-    /// `UNC_C_RING_BL_USED.UP_VR1_EVEN`.
-    pub const RING_BL_USED_UP_VR1_EVEN: Event = Event::row(44);
-    /// `UNC_C_RING_BL_USED.UP_VR1_ODD`.
-    pub const RING_BL_USED_UP_VR1_ODD: Event = Event::row(45);
-    /// `UNC_C_RING_BOUNCES.AK_CORE`.
-    pub const RING_BOUNCES_AK_CORE: Event = Event::row(46);
-    /// `UNC_C_RING_BOUNCES.BL_CORE`.
-    pub const RING_BOUNCES_BL_CORE: Event = Event::row(47);
-    /// `UNC_C_RING_BOUNCES.IV_CORE`.
-    pub const RING_BOUNCES_IV_CORE: Event = Event::row(48);
-    /// `UNC_C_RING_IV_USED.ANY`.
-    pub const RING_IV_USED_ANY: Event = Event::row(49);
-    /// `UNC_C_RING_IV_USED.DOWN`.
-    pub const RING_IV_USED_DOWN: Event = Event::row(50);
-    /// `UNC_C_RING_IV_USED.UP`.
-    pub const RING_IV_USED_UP: Event = Event::row(51);
-    /// `UNC_C_RING_SRC_THRTL`.
-    pub const RING_SRC_THRTL: Event = Event::row(52);
-    /// `UNC_C_RxR_EXT_STARVED.IPQ`.
-    pub const RXR_EXT_STARVED_IPQ: Event = Event::row(53);
-    /// `UNC_C_RxR_EXT_STARVED.IRQ`.
-    pub const RXR_EXT_STARVED_IRQ: Event = Event::row(54);
-    /// `UNC_C_RxR_EXT_STARVED.ISMQ_BIDS`.
-    pub const RXR_EXT_STARVED_ISMQ_BIDS: Event = Event::row(55);
-    /// `UNC_C_RxR_INSERTS.IPQ`.
-    pub const RXR_INSERTS_IPQ: Event = Event::row(56);
-    /// `UNC_C_RxR_INSERTS.IRQ`.
-    pub const RXR_INSERTS_IRQ: Event = Event::row(57);
-    /// `UNC_C_RxR_INSERTS.IRQ_REJECTED`.
-    pub const RXR_INSERTS_IRQ_REJECTED: Event = Event::row(58);
-    /// `UNC_C_RxR_INSERTS.VFIFO`.
-    pub const RXR_INSERTS_VFIFO: Event = Event::row(59);
-    /// `UNC_C_RxR_INT_STARVED.IPQ`.
-    pub const RXR_INT_STARVED_IPQ: Event = Event::row(60);
-    /// `UNC_C_RxR_INT_STARVED.IRQ`.
-    pub const RXR_INT_STARVED_IRQ: Event = Event::row(61);
-    /// `UNC_C_RxR_INT_STARVED.ISMQ`.
-    pub const RXR_INT_STARVED_ISMQ: Event = Event::row(62);
-    /// `UNC_C_RxR_IPQ_RETRY.ADDR_CONFLICT`.
-    pub const RXR_IPQ_RETRY_ADDR_CONFLICT: Event = Event::row(63);
-    /// `UNC_C_RxR_IPQ_RETRY.ANY`.
-    pub const RXR_IPQ_RETRY_ANY: Event = Event::row(64);
-    /// `UNC_C_RxR_IPQ_RETRY.FULL`.
-    pub const RXR_IPQ_RETRY_FULL: Event = Event::row(65);
-    /// `UNC_C_RxR_IPQ_RETRY.QPI_CREDITS`.
-    pub const RXR_IPQ_RETRY_QPI_CREDITS: Event = Event::row(66);
-    /// `UNC_C_RxR_IRQ_RETRY.ADDR_CONFLICT`.
-    pub const RXR_IRQ_RETRY_ADDR_CONFLICT: Event = Event::row(67);
-    /// `UNC_C_RxR_IRQ_RETRY.ANY`.
-    pub const RXR_IRQ_RETRY_ANY: Event = Event::row(68);
-    /// `UNC_C_RxR_IRQ_RETRY.FULL`.
-    pub const RXR_IRQ_RETRY_FULL: Event = Event::row(69);
-    /// `UNC_C_RxR_IRQ_RETRY.IIO_CREDITS`.
-    pub const RXR_IRQ_RETRY_IIO_CREDITS: Event = Event::row(70);
-    /// `UNC_C_RxR_IRQ_RETRY.QPI_CREDITS`.
-    pub const RXR_IRQ_RETRY_QPI_CREDITS: Event = Event::row(71);
-    /// `UNC_C_RxR_IRQ_RETRY.RTID`.
-    pub const RXR_IRQ_RETRY_RTID: Event = Event::row(72);
-    /// `UNC_C_RxR_ISMQ_RETRY.ANY`.
-    pub const RXR_ISMQ_RETRY_ANY: Event = Event::row(73);
-    /// `UNC_C_RxR_ISMQ_RETRY.FULL`.
-    pub const RXR_ISMQ_RETRY_FULL: Event = Event::row(74);
-    /// `UNC_C_RxR_ISMQ_RETRY.IIO_CREDITS`.
-    pub const RXR_ISMQ_RETRY_IIO_CREDITS: Event = Event::row(75);
-    /// `UNC_C_RxR_ISMQ_RETRY.QPI_CREDITS`.
-    pub const RXR_ISMQ_RETRY_QPI_CREDITS: Event = Event::row(76);
-    /// `UNC_C_RxR_ISMQ_RETRY.RTID`.
-    pub const RXR_ISMQ_RETRY_RTID: Event = Event::row(77);
-    /// `UNC_C_RxR_ISMQ_RETRY.WB_CREDITS`.
-    pub const RXR_ISMQ_RETRY_WB_CREDITS: Event = Event::row(78);
-    /// `UNC_C_RxR_OCCUPANCY.IPQ`.
-    pub const RXR_OCCUPANCY_IPQ: Event = Event::row(79);
-    /// `UNC_C_RxR_OCCUPANCY.IRQ`.
-    pub const RXR_OCCUPANCY_IRQ: Event = Event::row(80);
-    /// `UNC_C_RxR_OCCUPANCY.IRQ_REJECTED`.
-    pub const RXR_OCCUPANCY_IRQ_REJECTED: Event = Event::row(81);
-    /// `UNC_C_RxR_OCCUPANCY.VFIFO`.
-    pub const RXR_OCCUPANCY_VFIFO: Event = Event::row(82);
-    /// `UNC_C_TOR_INSERTS.ALL`.
-    pub const TOR_INSERTS_ALL: Event = Event::row(83);
-    /// `UNC_C_TOR_INSERTS.EVICTION`.
-    pub const TOR_INSERTS_EVICTION: Event = Event::row(84);
-    /// `UNC_C_TOR_INSERTS.LOCAL`.
-    pub const TOR_INSERTS_LOCAL: Event = Event::row(85);
-    /// `UNC_C_TOR_INSERTS.LOCAL_OPCODE`.
-    pub const TOR_INSERTS_LOCAL_OPCODE: Event = Event::row(86);
-    /// `UNC_C_TOR_INSERTS.MISS_LOCAL`.
-    pub const TOR_INSERTS_MISS_LOCAL: Event = Event::row(87);
-    /// `UNC_C_TOR_INSERTS.MISS_LOCAL_OPCODE`.
-    pub const TOR_INSERTS_MISS_LOCAL_OPCODE: Event = Event::row(88);
-    /// `UNC_C_TOR_INSERTS.MISS_OPCODE`.
-    pub const TOR_INSERTS_MISS_OPCODE: Event = Event::row(89);
-    /// `UNC_C_TOR_INSERTS.MISS_REMOTE`.
-    pub const TOR_INSERTS_MISS_REMOTE: Event = Event::row(90);
-    /// `UNC_C_TOR_INSERTS.MISS_REMOTE_OPCODE`.
-    pub const TOR_INSERTS_MISS_REMOTE_OPCODE: Event = Event::row(91);
-    /// `UNC_C_TOR_INSERTS.NID_ALL`.
-    pub const TOR_INSERTS_NID_ALL: Event = Event::row(92);
-    /// `UNC_C_TOR_INSERTS.NID_EVICTION`.
-    pub const TOR_INSERTS_NID_EVICTION: Event = Event::row(93);
-    /// `UNC_C_TOR_INSERTS.NID_MISS_ALL`.
-    pub const TOR_INSERTS_NID_MISS_ALL: Event = Event::row(94);
-    /// `UNC_C_TOR_INSERTS.NID_MISS_OPCODE`.
-    pub const TOR_INSERTS_NID_MISS_OPCODE: Event = Event::row(95);
-    /// `UNC_C_TOR_INSERTS.NID_OPCODE`.
-    pub const TOR_INSERTS_NID_OPCODE: Event = Event::row(96);
-    /// `UNC_C_TOR_INSERTS.NID_WB`.
-    pub const TOR_INSERTS_NID_WB: Event = Event::row(97);
-    /// `UNC_C_TOR_INSERTS.OPCODE`.
-    pub const TOR_INSERTS_OPCODE: Event = Event::row(98);
-    /// `UNC_C_TOR_INSERTS.REMOTE`.
-    pub const TOR_INSERTS_REMOTE: Event = Event::row(99);
-    /// `UNC_C_TOR_INSERTS.REMOTE_OPCODE`.
-    pub const TOR_INSERTS_REMOTE_OPCODE: Event = Event::row(100);
-    /// `UNC_C_TOR_INSERTS.WB`.
-    pub const TOR_INSERTS_WB: Event = Event::row(101);
-    /// `UNC_C_TOR_OCCUPANCY.ALL`.
-    pub const TOR_OCCUPANCY_ALL: Event = Event::row(102);
-    /// `UNC_C_TOR_OCCUPANCY.EVICTION`.
-    pub const TOR_OCCUPANCY_EVICTION: Event = Event::row(103);
-    /// `UNC_C_TOR_OCCUPANCY.LOCAL`.
-    pub const TOR_OCCUPANCY_LOCAL: Event = Event::row(104);
-    /// `UNC_C_TOR_OCCUPANCY.LOCAL_OPCODE`.
-    pub const TOR_OCCUPANCY_LOCAL_OPCODE: Event = Event::row(105);
-    /// `UNC_C_TOR_OCCUPANCY.MISS_ALL`.
-    pub const TOR_OCCUPANCY_MISS_ALL: Event = Event::row(106);
-    /// `UNC_C_TOR_OCCUPANCY.MISS_LOCAL`.
-    pub const TOR_OCCUPANCY_MISS_LOCAL: Event = Event::row(107);
-    /// `UNC_C_TOR_OCCUPANCY.MISS_LOCAL_OPCODE`.
-    pub const TOR_OCCUPANCY_MISS_LOCAL_OPCODE: Event = Event::row(108);
-    /// `UNC_C_TOR_OCCUPANCY.MISS_OPCODE`.
-    pub const TOR_OCCUPANCY_MISS_OPCODE: Event = Event::row(109);
-    /// `UNC_C_TOR_OCCUPANCY.MISS_REMOTE`.
-    pub const TOR_OCCUPANCY_MISS_REMOTE: Event = Event::row(110);
-    /// `UNC_C_TOR_OCCUPANCY.MISS_REMOTE_OPCODE`.
-    pub const TOR_OCCUPANCY_MISS_REMOTE_OPCODE: Event = Event::row(111);
-    /// `UNC_C_TOR_OCCUPANCY.NID_ALL`.
-    pub const TOR_OCCUPANCY_NID_ALL: Event = Event::row(112);
-    /// `UNC_C_TOR_OCCUPANCY.NID_EVICTION`.
-    pub const TOR_OCCUPANCY_NID_EVICTION: Event = Event::row(113);
-    /// `UNC_C_TOR_OCCUPANCY.NID_MISS_ALL`.
-    pub const TOR_OCCUPANCY_NID_MISS_ALL: Event = Event::row(114);
-    /// `UNC_C_TOR_OCCUPANCY.NID_MISS_OPCODE`.
-    pub const TOR_OCCUPANCY_NID_MISS_OPCODE: Event = Event::row(115);
-    /// `UNC_C_TOR_OCCUPANCY.NID_OPCODE`.
-    pub const TOR_OCCUPANCY_NID_OPCODE: Event = Event::row(116);
-    /// `UNC_C_TOR_OCCUPANCY.NID_WB`.
-    pub const TOR_OCCUPANCY_NID_WB: Event = Event::row(117);
-    /// `UNC_C_TOR_OCCUPANCY.OPCODE`.
-    pub const TOR_OCCUPANCY_OPCODE: Event = Event::row(118);
-    /// `UNC_C_TOR_OCCUPANCY.REMOTE`.
-    pub const TOR_OCCUPANCY_REMOTE: Event = Event::row(119);
-    /// `UNC_C_TOR_OCCUPANCY.REMOTE_OPCODE`.
-    pub const TOR_OCCUPANCY_REMOTE_OPCODE: Event = Event::row(120);
-    /// `UNC_C_TOR_OCCUPANCY.WB`.
-    pub const TOR_OCCUPANCY_WB: Event = Event::row(121);
-    /// `UNC_C_TxR_ADS_USED.AD`.
-    pub const TXR_ADS_USED_AD: Event = Event::row(122);
-    /// `UNC_C_TxR_ADS_USED.AK`.
-    pub const TXR_ADS_USED_AK: Event = Event::row(123);
-    /// `UNC_C_TxR_ADS_USED.BL`.
-    pub const TXR_ADS_USED_BL: Event = Event::row(124);
-    /// `UNC_C_TxR_INSERTS.AD_CACHE`.
-    pub const TXR_INSERTS_AD_CACHE: Event = Event::row(125);
-    /// `UNC_C_TxR_INSERTS.AD_CORE`.
-    pub const TXR_INSERTS_AD_CORE: Event = Event::row(126);
-    /// `UNC_C_TxR_INSERTS.AK_CACHE`.
-    pub const TXR_INSERTS_AK_CACHE: Event = Event::row(127);
-    /// `UNC_C_TxR_INSERTS.AK_CORE`.
-    pub const TXR_INSERTS_AK_CORE: Event = Event::row(128);
-    /// `UNC_C_TxR_INSERTS.BL_CACHE`.
-    pub const TXR_INSERTS_BL_CACHE: Event = Event::row(129);
-    /// `UNC_C_TxR_INSERTS.BL_CORE`.
-    pub const TXR_INSERTS_BL_CORE: Event = Event::row(130);
-    /// `UNC_C_TxR_INSERTS.IV_CACHE`.
-    pub const TXR_INSERTS_IV_CACHE: Event = Event::row(131);
-    /// `UNC_C_TxR_STARVED.AD_CORE`.
-    pub const TXR_STARVED_AD_CORE: Event = Event::row(132);
-    /// `UNC_C_TxR_STARVED.AK_BOTH`.
-    pub const TXR_STARVED_AK_BOTH: Event = Event::row(133);
-    /// `UNC_C_TxR_STARVED.IV`.
-    pub const TXR_STARVED_IV: Event = Event::row(134);
-    /// `UNC_C_RING_AD_USED.UP`.
-    pub const RING_AD_USED_UP: Event = Event::row(135);
-    /// `UNC_C_RING_AD_USED.DOWN`.
-    pub const RING_AD_USED_DOWN: Event = Event::row(136);
-    /// `UNC_C_RING_AK_USED.UP`.
-    pub const RING_AK_USED_UP: Event = Event::row(137);
-    /// `UNC_C_RING_AK_USED.DOWN`.
-    pub const RING_AK_USED_DOWN: Event = Event::row(138);
-    /// `UNC_C_RING_BL_USED.UP`.
-    pub const RING_BL_USED_UP: Event = Event::row(139);
-    /// `UNC_C_RING_BL_USED.DOWN`.
-    pub const RING_BL_USED_DOWN: Event = Event::row(140);
-    /// `UNC_C_RING_BOUNCES.AD_IRQ`.
-    pub const RING_BOUNCES_AD_IRQ: Event = Event::row(141);
-    /// `UNC_C_RING_BOUNCES.AK`.
-    pub const RING_BOUNCES_AK: Event = Event::row(142);
-    /// `UNC_C_RING_BOUNCES.BL`.
-    pub const RING_BOUNCES_BL: Event = Event::row(143);
-    /// `UNC_C_RING_BOUNCES.IV`.
-    pub const RING_BOUNCES_IV: Event = Event::row(144);
-    /// `UNC_C_RING_SINK_STARVED.AD_IRQ`.
-    pub const RING_SINK_STARVED_AD_IRQ: Event = Event::row(145);
-    /// `UNC_C_RING_SINK_STARVED.AD_IPQ`.
-    pub const RING_SINK_STARVED_AD_IPQ: Event = Event::row(146);
-    /// `UNC_C_RING_SINK_STARVED.IV`.
-    pub const RING_SINK_STARVED_IV: Event = Event::row(147);
-    /// `UNC_C_RxR_EXT_STARVED.PRQ`.
-    pub const RXR_EXT_STARVED_PRQ: Event = Event::row(148);
-    /// `UNC_C_RxR_INSERTS.IRQ_REJ`.
-    pub const RXR_INSERTS_IRQ_REJ: Event = Event::row(149);
-    /// `UNC_C_RING_AD_USED.CW`.
-    pub const RING_AD_USED_CW: Event = Event::row(150);
-    /// `UNC_C_RING_AD_USED.CCW`.
-    pub const RING_AD_USED_CCW: Event = Event::row(151);
-    /// `UNC_C_RING_AK_USED.CW`.
-    pub const RING_AK_USED_CW: Event = Event::row(152);
-    /// `UNC_C_RING_AK_USED.CCW`.
-    pub const RING_AK_USED_CCW: Event = Event::row(153);
-    /// `UNC_C_RING_BL_USED.CW`.
-    pub const RING_BL_USED_CW: Event = Event::row(154);
-    /// `UNC_C_RING_BL_USED.CCW`.
-    pub const RING_BL_USED_CCW: Event = Event::row(155);
-    /// `UNC_C_RxR_OCCUPANCY.IRQ_REJ`.
-    pub const RXR_OCCUPANCY_IRQ_REJ: Event = Event::row(156);
 
     /// Every event of the unit.
     pub const ALL: &'static [Event] = &{
@@ -1002,167 +678,170 @@ impl Event {
     }
 }
 
-/// The events, row n for `Event::row(n)`: `ev(name, event select, umask, counters)` (bit n
-/// of counters: counter n may count it) and what else each sets.
-const EVENT_ROWS: &[EventRow] = &[
-    ev("UNC_C_CLOCKTICKS", 0x00, 0x00, 0b1111),
-    ev("UNC_C_COUNTER0_OCCUPANCY", 0x1f, 0x00, 0b1110),
-    ev("UNC_C_LLC_LOOKUP.ANY", 0x34, 0x11, 0b11).filters("CBoFilter0[23:17]"),
-    ev("UNC_C_LLC_LOOKUP.DATA_READ", 0x34, 0x03, 0b11).filters("CBoFilter0[23:17]"),
-    ev("UNC_C_LLC_LOOKUP.NID", 0x34, 0x41, 0b11).filters("CBoFilter0[23:17]"),
-    ev("UNC_C_LLC_LOOKUP.REMOTE_SNOOP", 0x34, 0x09, 0b11).filters("CBoFilter0[23:17]"),
-    ev("UNC_C_LLC_LOOKUP.WRITE", 0x34, 0x05, 0b11).filters("CBoFilter0[23:17]"),
-    ev("UNC_C_LLC_VICTIMS.E_STATE", 0x37, 0x02, 0b11),
-    ev("UNC_C_LLC_VICTIMS.MISS", 0x37, 0x08, 0b11),
-    ev("UNC_C_LLC_VICTIMS.M_STATE", 0x37, 0x01, 0b11),
-    ev("UNC_C_LLC_VICTIMS.NID", 0x37, 0x40, 0b11).filters("CBoFilter1[15:0]"),
-    ev("UNC_C_LLC_VICTIMS.S_STATE", 0x37, 0x04, 0b11),
-    ev("UNC_C_MISC.RFO_HIT_S", 0x39, 0x08, 0b11),
-    ev("UNC_C_MISC.RSPI_WAS_FSE", 0x39, 0x01, 0b11),
-    ev("UNC_C_MISC.STARTED", 0x39, 0x04, 0b11),
-    ev("UNC_C_MISC.WC_ALIASING", 0x39, 0x02, 0b11),
-    ev("UNC_C_QLRU.AGE0", 0x3c, 0x01, 0b11),
-    ev("UNC_C_QLRU.AGE1", 0x3c, 0x02, 0b11),
-    ev("UNC_C_QLRU.AGE2", 0x3c, 0x04, 0b11),
-    ev("UNC_C_QLRU.AGE3", 0x3c, 0x08, 0b11),
-    ev("UNC_C_QLRU.LRU_DECREMENT", 0x3c, 0x10, 0b11),
-    ev("UNC_C_QLRU.VICTIM_NON_ZERO", 0x3c, 0x20, 0b11),
-    ev("UNC_C_RING_AD_USED.DOWN_VR0_EVEN", 0x1b, 0x04, 0b1100),
-    ev("UNC_C_RING_AD_USED.DOWN_VR0_ODD", 0x1b, 0x08, 0b1100),
-    ev("UNC_C_RING_AD_USED.DOWN_VR1_EVEN", 0x1b, 0x40, 0b1100),
-    ev("UNC_C_RING_AD_USED.DOWN_VR1_ODD", 0x1b, 0x80, 0b1100),
-    ev("UNC_C_RING_AD_USED.UP_VR0_EVEN", 0x1b, 0x01, 0b1100),
-    ev("UNC_C_RING_AD_USED.UP_VR0_ODD", 0x1b, 0x02, 0b1100),
-    ev("UNC_C_RING_AD_USED.UP_VR1_EVEN", 0x1b, 0x10, 0b1100),
-    ev("UNC_C_RING_AD_USED.UP_VR1_ODD", 0x1b, 0x20, 0b1100),
-    ev("UNC_C_RING_AK_USED.DOWN_VR0_EVEN", 0x1c, 0x04, 0b1100),
-    ev("UNC_C_RING_AK_USED.DOWN_VR0_ODD", 0x1c, 0x08, 0b1100),
-    ev("UNC_C_RING_AK_USED.DOWN_VR1_EVEN", 0x1c, 0x40, 0b1100),
-    ev("UNC_C_RING_AK_USED.DOWN_VR1_ODD", 0x1c, 0x80, 0b1100),
-    ev("UNC_C_RING_AK_USED.UP_VR0_EVEN", 0x1c, 0x01, 0b1100),
-    ev("UNC_C_RING_AK_USED.UP_VR0_ODD", 0x1c, 0x02, 0b1100),
-    ev("UNC_C_RING_AK_USED.UP_VR1_EVEN", 0x1c, 0x10, 0b1100),
-    ev("UNC_C_RING_AK_USED.UP_VR1_ODD", 0x1c, 0x20, 0b1100),
-    ev("UNC_C_RING_BL_USED.DOWN_VR0_EVEN", 0x1d, 0x04, 0b1100),
-    ev("UNC_C_RING_BL_USED.DOWN_VR0_ODD", 0x1d, 0x08, 0b1100),
-    ev("UNC_C_RING_BL_USED.DOWN_VR1_EVEN", 0x1d, 0x40, 0b1100),
-    ev("UNC_C_RING_BL_USED.DOWN_VR1_ODD", 0x1d, 0x80, 0b1100),
-    ev("UNC_C_RING_BL_USED.UP_VR0_EVEN", 0x1d, 0x01, 0b1100),
-    ev("UNC_C_RING_BL_USED.UP_VR0_ODD", 0x1d, 0x02, 0b1100),
-    ev("UNC_C_RING_BL_USED.UP_VR1_EVEN", 0x1d, 0x10, 0b1100),
-    ev("UNC_C_RING_BL_USED.UP_VR1_ODD", 0x1d, 0x20, 0b1100),
-    ev("UNC_C_RING_BOUNCES.AK_CORE", 0x05, 0x02, 0b11),
-    ev("UNC_C_RING_BOUNCES.BL_CORE", 0x05, 0x04, 0b11),
-    ev("UNC_C_RING_BOUNCES.IV_CORE", 0x05, 0x08, 0b11),
-    ev("UNC_C_RING_IV_USED.ANY", 0x1e, 0x0f, 0b1100),
-    ev("UNC_C_RING_IV_USED.DOWN", 0x1e, 0xcc, 0b1100),
-    ev("UNC_C_RING_IV_USED.UP", 0x1e, 0x33, 0b1100),
-    ev("UNC_C_RING_SRC_THRTL", 0x07, 0x00, 0b11),
-    ev("UNC_C_RxR_EXT_STARVED.IPQ", 0x12, 0x02, 0b11),
-    ev("UNC_C_RxR_EXT_STARVED.IRQ", 0x12, 0x01, 0b11),
-    ev("UNC_C_RxR_EXT_STARVED.ISMQ_BIDS", 0x12, 0x08, 0b11),
-    ev("UNC_C_RxR_INSERTS.IPQ", 0x13, 0x04, 0b11),
-    ev("UNC_C_RxR_INSERTS.IRQ", 0x13, 0x01, 0b11),
-    ev("UNC_C_RxR_INSERTS.IRQ_REJECTED", 0x13, 0x02, 0b11),
-    ev("UNC_C_RxR_INSERTS.VFIFO", 0x13, 0x10, 0b11),
-    ev("UNC_C_RxR_INT_STARVED.IPQ", 0x14, 0x04, 0b11),
-    ev("UNC_C_RxR_INT_STARVED.IRQ", 0x14, 0x01, 0b11),
-    ev("UNC_C_RxR_INT_STARVED.ISMQ", 0x14, 0x08, 0b11),
-    ev("UNC_C_RxR_IPQ_RETRY.ADDR_CONFLICT", 0x31, 0x04, 0b11),
-    ev("UNC_C_RxR_IPQ_RETRY.ANY", 0x31, 0x01, 0b11),
-    ev("UNC_C_RxR_IPQ_RETRY.FULL", 0x31, 0x02, 0b11),
-    ev("UNC_C_RxR_IPQ_RETRY.QPI_CREDITS", 0x31, 0x10, 0b11),
-    ev("UNC_C_RxR_IRQ_RETRY.ADDR_CONFLICT", 0x32, 0x04, 0b11),
-    ev("UNC_C_RxR_IRQ_RETRY.ANY", 0x32, 0x01, 0b11),
-    ev("UNC_C_RxR_IRQ_RETRY.FULL", 0x32, 0x02, 0b11),
-    ev("UNC_C_RxR_IRQ_RETRY.IIO_CREDITS", 0x32, 0x20, 0b11),
-    ev("UNC_C_RxR_IRQ_RETRY.QPI_CREDITS", 0x32, 0x10, 0b11),
-    ev("UNC_C_RxR_IRQ_RETRY.RTID", 0x32, 0x08, 0b11),
-    ev("UNC_C_RxR_ISMQ_RETRY.ANY", 0x33, 0x01, 0b11),
-    ev("UNC_C_RxR_ISMQ_RETRY.FULL", 0x33, 0x02, 0b11),
-    ev("UNC_C_RxR_ISMQ_RETRY.IIO_CREDITS", 0x33, 0x20, 0b11),
-    ev("UNC_C_RxR_ISMQ_RETRY.QPI_CREDITS", 0x33, 0x10, 0b11),
-    ev("UNC_C_RxR_ISMQ_RETRY.RTID", 0x33, 0x08, 0b11),
-    ev("UNC_C_RxR_ISMQ_RETRY.WB_CREDITS", 0x33, 0x80, 0b11),
-    ev("UNC_C_RxR_OCCUPANCY.IPQ", 0x11, 0x04, 0b1),
-    ev("UNC_C_RxR_OCCUPANCY.IRQ", 0x11, 0x01, 0b1),
-    ev("UNC_C_RxR_OCCUPANCY.IRQ_REJECTED", 0x11, 0x02, 0b1),
-    ev("UNC_C_RxR_OCCUPANCY.VFIFO", 0x11, 0x10, 0b1),
-    ev("UNC_C_TOR_INSERTS.ALL", 0x35, 0x08, 0b11),
-    ev("UNC_C_TOR_INSERTS.EVICTION", 0x35, 0x04, 0b11),
-    ev("UNC_C_TOR_INSERTS.LOCAL", 0x35, 0x28, 0b11),
-    ev("UNC_C_TOR_INSERTS.LOCAL_OPCODE", 0x35, 0x21, 0b11).filters("CBoFilter1[28:20]"),
-    ev("UNC_C_TOR_INSERTS.MISS_LOCAL", 0x35, 0x2a, 0b11),
-    ev("UNC_C_TOR_INSERTS.MISS_LOCAL_OPCODE", 0x35, 0x23, 0b11).filters("CBoFilter1[28:20]"),
-    ev("UNC_C_TOR_INSERTS.MISS_OPCODE", 0x35, 0x03, 0b11).filters("CBoFilter1[28:20]"),
-    ev("UNC_C_TOR_INSERTS.MISS_REMOTE", 0x35, 0x8a, 0b11),
-    ev("UNC_C_TOR_INSERTS.MISS_REMOTE_OPCODE", 0x35, 0x83, 0b11).filters("CBoFilter1[28:20]"),
-    ev("UNC_C_TOR_INSERTS.NID_ALL", 0x35, 0x48, 0b11).filters("CBoFilter1[15:0]"),
-    ev("UNC_C_TOR_INSERTS.NID_EVICTION", 0x35, 0x44, 0b11).filters("CBoFilter1[15:0]"),
-    ev("UNC_C_TOR_INSERTS.NID_MISS_ALL", 0x35, 0x4a, 0b11).filters("CBoFilter1[15:0]"),
-    ev("UNC_C_TOR_INSERTS.NID_MISS_OPCODE", 0x35, 0x43, 0b11).filters("CBoFilter1[28:20], CBoFilter1[15:0]"),
-    ev("UNC_C_TOR_INSERTS.NID_OPCODE", 0x35, 0x41, 0b11).filters("CBoFilter1[28:20], CBoFilter1[15:0]"),
-    ev("UNC_C_TOR_INSERTS.NID_WB", 0x35, 0x50, 0b11).filters("CBoFilter1[15:0]"),
-    ev("UNC_C_TOR_INSERTS.OPCODE", 0x35, 0x01, 0b11).filters("CBoFilter1[28:20]"),
-    ev("UNC_C_TOR_INSERTS.REMOTE", 0x35, 0x88, 0b11),
-    ev("UNC_C_TOR_INSERTS.REMOTE_OPCODE", 0x35, 0x81, 0b11).filters("CBoFilter1[28:20]"),
-    ev("UNC_C_TOR_INSERTS.WB", 0x35, 0x10, 0b11),
-    ev("UNC_C_TOR_OCCUPANCY.ALL", 0x36, 0x08, 0b1),
-    ev("UNC_C_TOR_OCCUPANCY.EVICTION", 0x36, 0x04, 0b1),
-    ev("UNC_C_TOR_OCCUPANCY.LOCAL", 0x36, 0x28, 0b1),
-    ev("UNC_C_TOR_OCCUPANCY.LOCAL_OPCODE", 0x36, 0x21, 0b1).filters("CBoFilter1[28:20]"),
-    ev("UNC_C_TOR_OCCUPANCY.MISS_ALL", 0x36, 0x0a, 0b1),
-    ev("UNC_C_TOR_OCCUPANCY.MISS_LOCAL", 0x36, 0x2a, 0b1),
-    ev("UNC_C_TOR_OCCUPANCY.MISS_LOCAL_OPCODE", 0x36, 0x23, 0b1).filters("CBoFilter1[28:20]"),
-    ev("UNC_C_TOR_OCCUPANCY.MISS_OPCODE", 0x36, 0x03, 0b1).filters("CBoFilter1[28:20]"),
-    ev("UNC_C_TOR_OCCUPANCY.MISS_REMOTE", 0x36, 0x8a, 0b1),
-    ev("UNC_C_TOR_OCCUPANCY.MISS_REMOTE_OPCODE", 0x36, 0x83, 0b1).filters("CBoFilter1[28:20]"),
-    ev("UNC_C_TOR_OCCUPANCY.NID_ALL", 0x36, 0x48, 0b1).filters("CBoFilter1[15:0]"),
-    ev("UNC_C_TOR_OCCUPANCY.NID_EVICTION", 0x36, 0x44, 0b1).filters("CBoFilter1[15:0]"),
-    ev("UNC_C_TOR_OCCUPANCY.NID_MISS_ALL", 0x36, 0x4a, 0b1).filters("CBoFilter1[15:0]"),
-    ev("UNC_C_TOR_OCCUPANCY.NID_MISS_OPCODE", 0x36, 0x43, 0b1).filters("CBoFilter1[28:20], CBoFilter1[15:0]"),
-    ev("UNC_C_TOR_OCCUPANCY.NID_OPCODE", 0x36, 0x41, 0b1).filters("CBoFilter1[28:20], CBoFilter1[15:0]"),
-    ev("UNC_C_TOR_OCCUPANCY.NID_WB", 0x36, 0x50, 0b1).filters("CBoFilter1[15:0]"),
-    ev("UNC_C_TOR_OCCUPANCY.OPCODE", 0x36, 0x01, 0b1).filters("CBoFilter1[28:20]"),
-    ev("UNC_C_TOR_OCCUPANCY.REMOTE", 0x36, 0x88, 0b1),
-    ev("UNC_C_TOR_OCCUPANCY.REMOTE_OPCODE", 0x36, 0x81, 0b1).filters("CBoFilter1[28:20]"),
-    ev("UNC_C_TOR_OCCUPANCY.WB", 0x36, 0x10, 0b1),
-    ev("UNC_C_TxR_ADS_USED.AD", 0x04, 0x01, 0b11),
-    ev("UNC_C_TxR_ADS_USED.AK", 0x04, 0x02, 0b11),
-    ev("UNC_C_TxR_ADS_USED.BL", 0x04, 0x04, 0b11),
-    ev("UNC_C_TxR_INSERTS.AD_CACHE", 0x02, 0x01, 0b11),
-    ev("UNC_C_TxR_INSERTS.AD_CORE", 0x02, 0x10, 0b11),
-    ev("UNC_C_TxR_INSERTS.AK_CACHE", 0x02, 0x02, 0b11),
-    ev("UNC_C_TxR_INSERTS.AK_CORE", 0x02, 0x20, 0b11),
-    ev("UNC_C_TxR_INSERTS.BL_CACHE", 0x02, 0x04, 0b11),
-    ev("UNC_C_TxR_INSERTS.BL_CORE", 0x02, 0x40, 0b11),
-    ev("UNC_C_TxR_INSERTS.IV_CACHE", 0x02, 0x08, 0b11),
-    ev("UNC_C_TxR_STARVED.AD_CORE", 0x03, 0x10, 0b11),
-    ev("UNC_C_TxR_STARVED.AK_BOTH", 0x03, 0x02, 0b11),
-    ev("UNC_C_TxR_STARVED.IV", 0x03, 0x08, 0b11),
-    ev("UNC_C_RING_AD_USED.UP", 0x1b, 0x33, 0b1100),
-    ev("UNC_C_RING_AD_USED.DOWN", 0x1b, 0xcc, 0b1100),
-    ev("UNC_C_RING_AK_USED.UP", 0x1c, 0x33, 0b1100),
-    ev("UNC_C_RING_AK_USED.DOWN", 0x1c, 0xcc, 0b1100),
-    ev("UNC_C_RING_BL_USED.UP", 0x1d, 0x33, 0b1100),
-    ev("UNC_C_RING_BL_USED.DOWN", 0x1d, 0xcc, 0b1100),
-    ev("UNC_C_RING_BOUNCES.AD_IRQ", 0x05, 0x02, 0b11),
-    ev("UNC_C_RING_BOUNCES.AK", 0x05, 0x04, 0b11),
-    ev("UNC_C_RING_BOUNCES.BL", 0x05, 0x08, 0b11),
-    ev("UNC_C_RING_BOUNCES.IV", 0x05, 0x10, 0b11),
-    ev("UNC_C_RING_SINK_STARVED.AD_IRQ", 0x06, 0x01, 0b11),
-    ev("UNC_C_RING_SINK_STARVED.AD_IPQ", 0x06, 0x02, 0b11),
-    ev("UNC_C_RING_SINK_STARVED.IV", 0x06, 0x10, 0b11),
-    ev("UNC_C_RxR_EXT_STARVED.PRQ", 0x12, 0x04, 0b11),
-    ev("UNC_C_RxR_INSERTS.IRQ_REJ", 0x13, 0x02, 0b11),
-    ev("UNC_C_RING_AD_USED.CW", 0x1b, 0x03, 0b1100),
-    ev("UNC_C_RING_AD_USED.CCW", 0x1b, 0x0c, 0b1100),
-    ev("UNC_C_RING_AK_USED.CW", 0x1c, 0x03, 0b1100),
-    ev("UNC_C_RING_AK_USED.CCW", 0x1c, 0x0c, 0b1100),
-    ev("UNC_C_RING_BL_USED.CW", 0x1d, 0x03, 0b1100),
-    ev("UNC_C_RING_BL_USED.CCW", 0x1d, 0x0c, 0b1100),
-    ev("UNC_C_RxR_OCCUPANCY.IRQ_REJ", 0x11, 0x02, 0b1),
-];
+event_table! {
+    /// The events, row n for `Event::row(n)`: `ev(name, event select, umask)` and what else each
+    /// sets. The counters that may count them (bit n: counter n) and those without
+    /// Hyper-Threading are the table's, the two numbers before the rows, unless a row
+    /// gives its own (`.on(..)`, `.ht_off(..)`).
+    EVENT_ROWS, EventRowNumber, 0, "", 0b11, 0b0;
+    CLOCKTICKS = ev("UNC_C_CLOCKTICKS", 0x00, 0x00).on(0b1111),
+    COUNTER0_OCCUPANCY = ev("UNC_C_COUNTER0_OCCUPANCY", 0x1f, 0x00).on(0b1110),
+    LLC_LOOKUP_ANY = ev("UNC_C_LLC_LOOKUP.ANY", 0x34, 0x11).filters("CBoFilter0[23:17]"),
+    LLC_LOOKUP_DATA_READ = ev("UNC_C_LLC_LOOKUP.DATA_READ", 0x34, 0x03).filters("CBoFilter0[23:17]"),
+    LLC_LOOKUP_NID = ev("UNC_C_LLC_LOOKUP.NID", 0x34, 0x41).filters("CBoFilter0[23:17]"),
+    LLC_LOOKUP_REMOTE_SNOOP = ev("UNC_C_LLC_LOOKUP.REMOTE_SNOOP", 0x34, 0x09).filters("CBoFilter0[23:17]"),
+    LLC_LOOKUP_WRITE = ev("UNC_C_LLC_LOOKUP.WRITE", 0x34, 0x05).filters("CBoFilter0[23:17]"),
+    LLC_VICTIMS_E_STATE = ev("UNC_C_LLC_VICTIMS.E_STATE", 0x37, 0x02),
+    LLC_VICTIMS_MISS = ev("UNC_C_LLC_VICTIMS.MISS", 0x37, 0x08),
+    LLC_VICTIMS_M_STATE = ev("UNC_C_LLC_VICTIMS.M_STATE", 0x37, 0x01),
+    LLC_VICTIMS_NID = ev("UNC_C_LLC_VICTIMS.NID", 0x37, 0x40).filters("CBoFilter1[15:0]"),
+    LLC_VICTIMS_S_STATE = ev("UNC_C_LLC_VICTIMS.S_STATE", 0x37, 0x04),
+    MISC_RFO_HIT_S = ev("UNC_C_MISC.RFO_HIT_S", 0x39, 0x08),
+    MISC_RSPI_WAS_FSE = ev("UNC_C_MISC.RSPI_WAS_FSE", 0x39, 0x01),
+    MISC_STARTED = ev("UNC_C_MISC.STARTED", 0x39, 0x04),
+    MISC_WC_ALIASING = ev("UNC_C_MISC.WC_ALIASING", 0x39, 0x02),
+    QLRU_AGE0 = ev("UNC_C_QLRU.AGE0", 0x3c, 0x01),
+    QLRU_AGE1 = ev("UNC_C_QLRU.AGE1", 0x3c, 0x02),
+    QLRU_AGE2 = ev("UNC_C_QLRU.AGE2", 0x3c, 0x04),
+    QLRU_AGE3 = ev("UNC_C_QLRU.AGE3", 0x3c, 0x08),
+    QLRU_LRU_DECREMENT = ev("UNC_C_QLRU.LRU_DECREMENT", 0x3c, 0x10),
+    QLRU_VICTIM_NON_ZERO = ev("UNC_C_QLRU.VICTIM_NON_ZERO", 0x3c, 0x20),
+    RING_AD_USED_DOWN_VR0_EVEN = ev("UNC_C_RING_AD_USED.DOWN_VR0_EVEN", 0x1b, 0x04).on(0b1100),
+    RING_AD_USED_DOWN_VR0_ODD = ev("UNC_C_RING_AD_USED.DOWN_VR0_ODD", 0x1b, 0x08).on(0b1100),
+    RING_AD_USED_DOWN_VR1_EVEN = ev("UNC_C_RING_AD_USED.DOWN_VR1_EVEN", 0x1b, 0x40).on(0b1100),
+    RING_AD_USED_DOWN_VR1_ODD = ev("UNC_C_RING_AD_USED.DOWN_VR1_ODD", 0x1b, 0x80).on(0b1100),
+    RING_AD_USED_UP_VR0_EVEN = ev("UNC_C_RING_AD_USED.UP_VR0_EVEN", 0x1b, 0x01).on(0b1100),
+    RING_AD_USED_UP_VR0_ODD = ev("UNC_C_RING_AD_USED.UP_VR0_ODD", 0x1b, 0x02).on(0b1100),
+    RING_AD_USED_UP_VR1_EVEN = ev("UNC_C_RING_AD_USED.UP_VR1_EVEN", 0x1b, 0x10).on(0b1100),
+    RING_AD_USED_UP_VR1_ODD = ev("UNC_C_RING_AD_USED.UP_VR1_ODD", 0x1b, 0x20).on(0b1100),
+    RING_AK_USED_DOWN_VR0_EVEN = ev("UNC_C_RING_AK_USED.DOWN_VR0_EVEN", 0x1c, 0x04).on(0b1100),
+    RING_AK_USED_DOWN_VR0_ODD = ev("UNC_C_RING_AK_USED.DOWN_VR0_ODD", 0x1c, 0x08).on(0b1100),
+    RING_AK_USED_DOWN_VR1_EVEN = ev("UNC_C_RING_AK_USED.DOWN_VR1_EVEN", 0x1c, 0x40).on(0b1100),
+    RING_AK_USED_DOWN_VR1_ODD = ev("UNC_C_RING_AK_USED.DOWN_VR1_ODD", 0x1c, 0x80).on(0b1100),
+    RING_AK_USED_UP_VR0_EVEN = ev("UNC_C_RING_AK_USED.UP_VR0_EVEN", 0x1c, 0x01).on(0b1100),
+    RING_AK_USED_UP_VR0_ODD = ev("UNC_C_RING_AK_USED.UP_VR0_ODD", 0x1c, 0x02).on(0b1100),
+    RING_AK_USED_UP_VR1_EVEN = ev("UNC_C_RING_AK_USED.UP_VR1_EVEN", 0x1c, 0x10).on(0b1100),
+    RING_AK_USED_UP_VR1_ODD = ev("UNC_C_RING_AK_USED.UP_VR1_ODD", 0x1c, 0x20).on(0b1100),
+    RING_BL_USED_DOWN_VR0_EVEN = ev("UNC_C_RING_BL_USED.DOWN_VR0_EVEN", 0x1d, 0x04).on(0b1100),
+    RING_BL_USED_DOWN_VR0_ODD = ev("UNC_C_RING_BL_USED.DOWN_VR0_ODD", 0x1d, 0x08).on(0b1100),
+    RING_BL_USED_DOWN_VR1_EVEN = ev("UNC_C_RING_BL_USED.DOWN_VR1_EVEN", 0x1d, 0x40).on(0b1100),
+    RING_BL_USED_DOWN_VR1_ODD = ev("UNC_C_RING_BL_USED.DOWN_VR1_ODD", 0x1d, 0x80).on(0b1100),
+    RING_BL_USED_UP_VR0_EVEN = ev("UNC_C_RING_BL_USED.UP_VR0_EVEN", 0x1d, 0x01).on(0b1100),
+    RING_BL_USED_UP_VR0_ODD = ev("UNC_C_RING_BL_USED.UP_VR0_ODD", 0x1d, 0x02).on(0b1100),
+    RING_BL_USED_UP_VR1_EVEN = ev("UNC_C_RING_BL_USED.UP_VR1_EVEN", 0x1d, 0x10).on(0b1100),
+    RING_BL_USED_UP_VR1_ODD = ev("UNC_C_RING_BL_USED.UP_VR1_ODD", 0x1d, 0x20).on(0b1100),
+    RING_BOUNCES_AK_CORE = ev("UNC_C_RING_BOUNCES.AK_CORE", 0x05, 0x02),
+    RING_BOUNCES_BL_CORE = ev("UNC_C_RING_BOUNCES.BL_CORE", 0x05, 0x04),
+    RING_BOUNCES_IV_CORE = ev("UNC_C_RING_BOUNCES.IV_CORE", 0x05, 0x08),
+    RING_IV_USED_ANY = ev("UNC_C_RING_IV_USED.ANY", 0x1e, 0x0f).on(0b1100),
+    RING_IV_USED_DOWN = ev("UNC_C_RING_IV_USED.DOWN", 0x1e, 0xcc).on(0b1100),
+    RING_IV_USED_UP = ev("UNC_C_RING_IV_USED.UP", 0x1e, 0x33).on(0b1100),
+    RING_SRC_THRTL = ev("UNC_C_RING_SRC_THRTL", 0x07, 0x00),
+    RXR_EXT_STARVED_IPQ = ev("UNC_C_RxR_EXT_STARVED.IPQ", 0x12, 0x02),
+    RXR_EXT_STARVED_IRQ = ev("UNC_C_RxR_EXT_STARVED.IRQ", 0x12, 0x01),
+    RXR_EXT_STARVED_ISMQ_BIDS = ev("UNC_C_RxR_EXT_STARVED.ISMQ_BIDS", 0x12, 0x08),
+    RXR_INSERTS_IPQ = ev("UNC_C_RxR_INSERTS.IPQ", 0x13, 0x04),
+    RXR_INSERTS_IRQ = ev("UNC_C_RxR_INSERTS.IRQ", 0x13, 0x01),
+    RXR_INSERTS_IRQ_REJECTED = ev("UNC_C_RxR_INSERTS.IRQ_REJECTED", 0x13, 0x02),
+    RXR_INSERTS_VFIFO = ev("UNC_C_RxR_INSERTS.VFIFO", 0x13, 0x10),
+    RXR_INT_STARVED_IPQ = ev("UNC_C_RxR_INT_STARVED.IPQ", 0x14, 0x04),
+    RXR_INT_STARVED_IRQ = ev("UNC_C_RxR_INT_STARVED.IRQ", 0x14, 0x01),
+    RXR_INT_STARVED_ISMQ = ev("UNC_C_RxR_INT_STARVED.ISMQ", 0x14, 0x08),
+    RXR_IPQ_RETRY_ADDR_CONFLICT = ev("UNC_C_RxR_IPQ_RETRY.ADDR_CONFLICT", 0x31, 0x04),
+    RXR_IPQ_RETRY_ANY = ev("UNC_C_RxR_IPQ_RETRY.ANY", 0x31, 0x01),
+    RXR_IPQ_RETRY_FULL = ev("UNC_C_RxR_IPQ_RETRY.FULL", 0x31, 0x02),
+    RXR_IPQ_RETRY_QPI_CREDITS = ev("UNC_C_RxR_IPQ_RETRY.QPI_CREDITS", 0x31, 0x10),
+    RXR_IRQ_RETRY_ADDR_CONFLICT = ev("UNC_C_RxR_IRQ_RETRY.ADDR_CONFLICT", 0x32, 0x04),
+    RXR_IRQ_RETRY_ANY = ev("UNC_C_RxR_IRQ_RETRY.ANY", 0x32, 0x01),
+    RXR_IRQ_RETRY_FULL = ev("UNC_C_RxR_IRQ_RETRY.FULL", 0x32, 0x02),
+    RXR_IRQ_RETRY_IIO_CREDITS = ev("UNC_C_RxR_IRQ_RETRY.IIO_CREDITS", 0x32, 0x20),
+    RXR_IRQ_RETRY_QPI_CREDITS = ev("UNC_C_RxR_IRQ_RETRY.QPI_CREDITS", 0x32, 0x10),
+    RXR_IRQ_RETRY_RTID = ev("UNC_C_RxR_IRQ_RETRY.RTID", 0x32, 0x08),
+    RXR_ISMQ_RETRY_ANY = ev("UNC_C_RxR_ISMQ_RETRY.ANY", 0x33, 0x01),
+    RXR_ISMQ_RETRY_FULL = ev("UNC_C_RxR_ISMQ_RETRY.FULL", 0x33, 0x02),
+    RXR_ISMQ_RETRY_IIO_CREDITS = ev("UNC_C_RxR_ISMQ_RETRY.IIO_CREDITS", 0x33, 0x20),
+    RXR_ISMQ_RETRY_QPI_CREDITS = ev("UNC_C_RxR_ISMQ_RETRY.QPI_CREDITS", 0x33, 0x10),
+    RXR_ISMQ_RETRY_RTID = ev("UNC_C_RxR_ISMQ_RETRY.RTID", 0x33, 0x08),
+    RXR_ISMQ_RETRY_WB_CREDITS = ev("UNC_C_RxR_ISMQ_RETRY.WB_CREDITS", 0x33, 0x80),
+    RXR_OCCUPANCY_IPQ = ev("UNC_C_RxR_OCCUPANCY.IPQ", 0x11, 0x04).on(0b1),
+    RXR_OCCUPANCY_IRQ = ev("UNC_C_RxR_OCCUPANCY.IRQ", 0x11, 0x01).on(0b1),
+    RXR_OCCUPANCY_IRQ_REJECTED = ev("UNC_C_RxR_OCCUPANCY.IRQ_REJECTED", 0x11, 0x02).on(0b1),
+    RXR_OCCUPANCY_VFIFO = ev("UNC_C_RxR_OCCUPANCY.VFIFO", 0x11, 0x10).on(0b1),
+    TOR_INSERTS_ALL = ev("UNC_C_TOR_INSERTS.ALL", 0x35, 0x08),
+    TOR_INSERTS_EVICTION = ev("UNC_C_TOR_INSERTS.EVICTION", 0x35, 0x04),
+    TOR_INSERTS_LOCAL = ev("UNC_C_TOR_INSERTS.LOCAL", 0x35, 0x28),
+    TOR_INSERTS_LOCAL_OPCODE = ev("UNC_C_TOR_INSERTS.LOCAL_OPCODE", 0x35, 0x21).filters("CBoFilter1[28:20]"),
+    TOR_INSERTS_MISS_LOCAL = ev("UNC_C_TOR_INSERTS.MISS_LOCAL", 0x35, 0x2a),
+    TOR_INSERTS_MISS_LOCAL_OPCODE = ev("UNC_C_TOR_INSERTS.MISS_LOCAL_OPCODE", 0x35, 0x23).filters("CBoFilter1[28:20]"),
+    TOR_INSERTS_MISS_OPCODE = ev("UNC_C_TOR_INSERTS.MISS_OPCODE", 0x35, 0x03).filters("CBoFilter1[28:20]"),
+    TOR_INSERTS_MISS_REMOTE = ev("UNC_C_TOR_INSERTS.MISS_REMOTE", 0x35, 0x8a),
+    TOR_INSERTS_MISS_REMOTE_OPCODE = ev("UNC_C_TOR_INSERTS.MISS_REMOTE_OPCODE", 0x35, 0x83).filters("CBoFilter1[28:20]"),
+    TOR_INSERTS_NID_ALL = ev("UNC_C_TOR_INSERTS.NID_ALL", 0x35, 0x48).filters("CBoFilter1[15:0]"),
+    TOR_INSERTS_NID_EVICTION = ev("UNC_C_TOR_INSERTS.NID_EVICTION", 0x35, 0x44).filters("CBoFilter1[15:0]"),
+    TOR_INSERTS_NID_MISS_ALL = ev("UNC_C_TOR_INSERTS.NID_MISS_ALL", 0x35, 0x4a).filters("CBoFilter1[15:0]"),
+    TOR_INSERTS_NID_MISS_OPCODE = ev("UNC_C_TOR_INSERTS.NID_MISS_OPCODE", 0x35, 0x43).filters("CBoFilter1[28:20], CBoFilter1[15:0]"),
+    TOR_INSERTS_NID_OPCODE = ev("UNC_C_TOR_INSERTS.NID_OPCODE", 0x35, 0x41).filters("CBoFilter1[28:20], CBoFilter1[15:0]"),
+    TOR_INSERTS_NID_WB = ev("UNC_C_TOR_INSERTS.NID_WB", 0x35, 0x50).filters("CBoFilter1[15:0]"),
+    TOR_INSERTS_OPCODE = ev("UNC_C_TOR_INSERTS.OPCODE", 0x35, 0x01).filters("CBoFilter1[28:20]"),
+    TOR_INSERTS_REMOTE = ev("UNC_C_TOR_INSERTS.REMOTE", 0x35, 0x88),
+    TOR_INSERTS_REMOTE_OPCODE = ev("UNC_C_TOR_INSERTS.REMOTE_OPCODE", 0x35, 0x81).filters("CBoFilter1[28:20]"),
+    TOR_INSERTS_WB = ev("UNC_C_TOR_INSERTS.WB", 0x35, 0x10),
+    TOR_OCCUPANCY_ALL = ev("UNC_C_TOR_OCCUPANCY.ALL", 0x36, 0x08).on(0b1),
+    TOR_OCCUPANCY_EVICTION = ev("UNC_C_TOR_OCCUPANCY.EVICTION", 0x36, 0x04).on(0b1),
+    TOR_OCCUPANCY_LOCAL = ev("UNC_C_TOR_OCCUPANCY.LOCAL", 0x36, 0x28).on(0b1),
+    TOR_OCCUPANCY_LOCAL_OPCODE = ev("UNC_C_TOR_OCCUPANCY.LOCAL_OPCODE", 0x36, 0x21).on(0b1).filters("CBoFilter1[28:20]"),
+    TOR_OCCUPANCY_MISS_ALL = ev("UNC_C_TOR_OCCUPANCY.MISS_ALL", 0x36, 0x0a).on(0b1),
+    TOR_OCCUPANCY_MISS_LOCAL = ev("UNC_C_TOR_OCCUPANCY.MISS_LOCAL", 0x36, 0x2a).on(0b1),
+    TOR_OCCUPANCY_MISS_LOCAL_OPCODE = ev("UNC_C_TOR_OCCUPANCY.MISS_LOCAL_OPCODE", 0x36, 0x23).on(0b1).filters("CBoFilter1[28:20]"),
+    TOR_OCCUPANCY_MISS_OPCODE = ev("UNC_C_TOR_OCCUPANCY.MISS_OPCODE", 0x36, 0x03).on(0b1).filters("CBoFilter1[28:20]"),
+    TOR_OCCUPANCY_MISS_REMOTE = ev("UNC_C_TOR_OCCUPANCY.MISS_REMOTE", 0x36, 0x8a).on(0b1),
+    TOR_OCCUPANCY_MISS_REMOTE_OPCODE = ev("UNC_C_TOR_OCCUPANCY.MISS_REMOTE_OPCODE", 0x36, 0x83).on(0b1).filters("CBoFilter1[28:20]"),
+    TOR_OCCUPANCY_NID_ALL = ev("UNC_C_TOR_OCCUPANCY.NID_ALL", 0x36, 0x48).on(0b1).filters("CBoFilter1[15:0]"),
+    TOR_OCCUPANCY_NID_EVICTION = ev("UNC_C_TOR_OCCUPANCY.NID_EVICTION", 0x36, 0x44).on(0b1).filters("CBoFilter1[15:0]"),
+    TOR_OCCUPANCY_NID_MISS_ALL = ev("UNC_C_TOR_OCCUPANCY.NID_MISS_ALL", 0x36, 0x4a).on(0b1).filters("CBoFilter1[15:0]"),
+    TOR_OCCUPANCY_NID_MISS_OPCODE = ev("UNC_C_TOR_OCCUPANCY.NID_MISS_OPCODE", 0x36, 0x43).on(0b1).filters("CBoFilter1[28:20], CBoFilter1[15:0]"),
+    TOR_OCCUPANCY_NID_OPCODE = ev("UNC_C_TOR_OCCUPANCY.NID_OPCODE", 0x36, 0x41).on(0b1).filters("CBoFilter1[28:20], CBoFilter1[15:0]"),
+    TOR_OCCUPANCY_NID_WB = ev("UNC_C_TOR_OCCUPANCY.NID_WB", 0x36, 0x50).on(0b1).filters("CBoFilter1[15:0]"),
+    TOR_OCCUPANCY_OPCODE = ev("UNC_C_TOR_OCCUPANCY.OPCODE", 0x36, 0x01).on(0b1).filters("CBoFilter1[28:20]"),
+    TOR_OCCUPANCY_REMOTE = ev("UNC_C_TOR_OCCUPANCY.REMOTE", 0x36, 0x88).on(0b1),
+    TOR_OCCUPANCY_REMOTE_OPCODE = ev("UNC_C_TOR_OCCUPANCY.REMOTE_OPCODE", 0x36, 0x81).on(0b1).filters("CBoFilter1[28:20]"),
+    TOR_OCCUPANCY_WB = ev("UNC_C_TOR_OCCUPANCY.WB", 0x36, 0x10).on(0b1),
+    TXR_ADS_USED_AD = ev("UNC_C_TxR_ADS_USED.AD", 0x04, 0x01),
+    TXR_ADS_USED_AK = ev("UNC_C_TxR_ADS_USED.AK", 0x04, 0x02),
+    TXR_ADS_USED_BL = ev("UNC_C_TxR_ADS_USED.BL", 0x04, 0x04),
+    TXR_INSERTS_AD_CACHE = ev("UNC_C_TxR_INSERTS.AD_CACHE", 0x02, 0x01),
+    TXR_INSERTS_AD_CORE = ev("UNC_C_TxR_INSERTS.AD_CORE", 0x02, 0x10),
+    TXR_INSERTS_AK_CACHE = ev("UNC_C_TxR_INSERTS.AK_CACHE", 0x02, 0x02),
+    TXR_INSERTS_AK_CORE = ev("UNC_C_TxR_INSERTS.AK_CORE", 0x02, 0x20),
+    TXR_INSERTS_BL_CACHE = ev("UNC_C_TxR_INSERTS.BL_CACHE", 0x02, 0x04),
+    TXR_INSERTS_BL_CORE = ev("UNC_C_TxR_INSERTS.BL_CORE", 0x02, 0x40),
+    TXR_INSERTS_IV_CACHE = ev("UNC_C_TxR_INSERTS.IV_CACHE", 0x02, 0x08),
+    TXR_STARVED_AD_CORE = ev("UNC_C_TxR_STARVED.AD_CORE", 0x03, 0x10),
+    TXR_STARVED_AK_BOTH = ev("UNC_C_TxR_STARVED.AK_BOTH", 0x03, 0x02),
+    TXR_STARVED_IV = ev("UNC_C_TxR_STARVED.IV", 0x03, 0x08),
+    RING_AD_USED_UP = ev("UNC_C_RING_AD_USED.UP", 0x1b, 0x33).on(0b1100),
+    RING_AD_USED_DOWN = ev("UNC_C_RING_AD_USED.DOWN", 0x1b, 0xcc).on(0b1100),
+    RING_AK_USED_UP = ev("UNC_C_RING_AK_USED.UP", 0x1c, 0x33).on(0b1100),
+    RING_AK_USED_DOWN = ev("UNC_C_RING_AK_USED.DOWN", 0x1c, 0xcc).on(0b1100),
+    RING_BL_USED_UP = ev("UNC_C_RING_BL_USED.UP", 0x1d, 0x33).on(0b1100),
+    RING_BL_USED_DOWN = ev("UNC_C_RING_BL_USED.DOWN", 0x1d, 0xcc).on(0b1100),
+    RING_BOUNCES_AD_IRQ = ev("UNC_C_RING_BOUNCES.AD_IRQ", 0x05, 0x02),
+    RING_BOUNCES_AK = ev("UNC_C_RING_BOUNCES.AK", 0x05, 0x04),
+    RING_BOUNCES_BL = ev("UNC_C_RING_BOUNCES.BL", 0x05, 0x08),
+    RING_BOUNCES_IV = ev("UNC_C_RING_BOUNCES.IV", 0x05, 0x10),
+    RING_SINK_STARVED_AD_IRQ = ev("UNC_C_RING_SINK_STARVED.AD_IRQ", 0x06, 0x01),
+    RING_SINK_STARVED_AD_IPQ = ev("UNC_C_RING_SINK_STARVED.AD_IPQ", 0x06, 0x02),
+    RING_SINK_STARVED_IV = ev("UNC_C_RING_SINK_STARVED.IV", 0x06, 0x10),
+    RXR_EXT_STARVED_PRQ = ev("UNC_C_RxR_EXT_STARVED.PRQ", 0x12, 0x04),
+    RXR_INSERTS_IRQ_REJ = ev("UNC_C_RxR_INSERTS.IRQ_REJ", 0x13, 0x02),
+    RING_AD_USED_CW = ev("UNC_C_RING_AD_USED.CW", 0x1b, 0x03).on(0b1100),
+    RING_AD_USED_CCW = ev("UNC_C_RING_AD_USED.CCW", 0x1b, 0x0c).on(0b1100),
+    RING_AK_USED_CW = ev("UNC_C_RING_AK_USED.CW", 0x1c, 0x03).on(0b1100),
+    RING_AK_USED_CCW = ev("UNC_C_RING_AK_USED.CCW", 0x1c, 0x0c).on(0b1100),
+    RING_BL_USED_CW = ev("UNC_C_RING_BL_USED.CW", 0x1d, 0x03).on(0b1100),
+    RING_BL_USED_CCW = ev("UNC_C_RING_BL_USED.CCW", 0x1d, 0x0c).on(0b1100),
+    RXR_OCCUPANCY_IRQ_REJ = ev("UNC_C_RxR_OCCUPANCY.IRQ_REJ", 0x11, 0x02).on(0b1),
+}
 /// No experimental events.
 const EXPERIMENTAL_ROWS: &[EventRow] = &[];
 /// The rows built.

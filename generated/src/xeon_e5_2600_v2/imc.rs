@@ -74,18 +74,15 @@ impl Layout for ImcBoxCtlLayout {
     const INFO: &'static RegisterInfo = &IMC_BOX_CTL_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 18, 31, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 18, 31, Access::Rv),
         FieldInfo::row("ov_en", 17, 17, Access::Rw,
             "Unit overflow enable: lets overflows of this box's counters travel on to the U-box. The guide asks software to write 1 here (see the note)."),
         FieldInfo { name: "frz_en", ident: "frz_en", lsb: 16, msb: 16, access: Access::Rw, role: Some(Role::FreezeEnable),
             description: "Unit freeze enable: lets this box's counters obey the uncore-wide freeze signal. The guide asks software to write 1 here (see the note).", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 9, 15, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 9, 15, Access::Rv),
         FieldInfo { name: "frz", ident: "frz", lsb: 8, msb: 8, access: Access::Wo, role: Some(Role::Freeze),
             description: "Freeze: writing 1 stops all counters of this box until the bit is written as 0.", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 2, 7, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 2, 7, Access::Rv),
         FieldInfo { name: "rst_ctrs", ident: "rst_ctrs", lsb: 1, msb: 1, access: Access::Wo, role: Some(Role::ResetCounters),
             description: "Reset counters: writing 1 clears every data counter of the box to zero.", ..FieldInfo::EMPTY },
         FieldInfo { name: "rst_ctrl", ident: "rst_ctrl", lsb: 0, msb: 0, access: Access::Wo, role: Some(Role::ResetControls),
@@ -181,10 +178,8 @@ impl Layout for ImcBoxStatusLayout {
     const INFO: &'static RegisterInfo = &IMC_BOX_STATUS_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 6, 31, Access::Rv,
-            "Reserved; write zero."),
-        FieldInfo::row("rsv", 5, 5, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 6, 31, Access::Rv),
+        FieldInfo::reserved("rsv", 5, 5, Access::Rsv),
         FieldInfo { name: "ov", ident: "ov", lsb: 0, msb: 4, access: Access::Rw1c, role: Some(Role::Overflow), counters: &[0, 1, 2, 3, 4],
             description: "Overflow bits, one per counter of the box: hardware sets a bit when the counter overflows with ov_en set in its control; writing 1 to a bit clears it (RW1C in the guide).", ..FieldInfo::EMPTY },
     ];
@@ -262,22 +257,18 @@ impl Layout for ImcCtlLayout {
     const FIELDS: &'static [FieldInfo] = &[
         FieldInfo { name: "thresh", ident: "thresh", lsb: 24, msb: 31, access: Access::RwV, role: Some(Role::Threshold),
             description: "Threshold: when non-zero, a cycle is counted only if that cycle's increment is at least this value; edge_det works only with a non-zero threshold (use 1 for events that increment by at most one per cycle).", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 23, 23, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 23, 23, Access::Rsv),
         FieldInfo { name: "en", ident: "en", lsb: 22, msb: 22, access: Access::RwV, role: Some(Role::Enable),
             description: "Enables this counter; it counts only while this bit is 1 (and the uncore is not frozen).", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 21, 21, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 21, 21, Access::Rsv),
         FieldInfo { name: "ov_en", ident: "ov_en", lsb: 20, msb: 20, access: Access::RwV, role: Some(Role::OverflowEnable),
             description: "Overflow enable: when 1, an overflow of the paired counter sets its bit in the box status register and is reported to the U-box, which records it in its global status and may raise a PMI and freeze the uncore.", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 19, 19, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 19, 19, Access::Rv),
         FieldInfo { name: "edge_det", ident: "edge_det", lsb: 18, msb: 18, access: Access::RwV, role: Some(Role::Edge),
             description: "Edge detect: when 1, the counter advances once per 0-to-1 transition of the thresholded event instead of once per cycle in which it is active; needs a non-zero thresh.", ..FieldInfo::EMPTY },
         FieldInfo { name: "rst", ident: "rst", lsb: 17, msb: 17, access: Access::Wo, role: Some(Role::Reset),
             description: "Reset: writing 1 clears the paired data counter to zero.", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 16, 16, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 16, 16, Access::Rsv),
         FieldInfo { name: "umask", ident: "umask", lsb: 8, msb: 15, access: Access::RwV, role: Some(Role::Umask),
             description: "Unit mask: chooses which sub-events of the selected event are counted.", ..FieldInfo::EMPTY },
         FieldInfo { name: "ev_sel", ident: "ev_sel", lsb: 0, msb: 7, access: Access::RwV, role: Some(Role::Event),
@@ -391,8 +382,7 @@ impl Layout for ImcCtrLayout {
     const INFO: &'static RegisterInfo = &IMC_CTR_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 48, 63, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 48, 63, Access::Rv),
         FieldInfo { name: "event_count", ident: "event_count", lsb: 0, msb: 47, access: Access::RwV, role: Some(Role::Count),
             description: "The accumulated 48-bit count of the event selected by MC_CH{i}_PCI_PMON_CTL{n}.", ..FieldInfo::EMPTY },
     ];
@@ -469,20 +459,16 @@ impl Layout for ImcFixedCtlLayout {
     const INFO: &'static RegisterInfo = &IMC_FIXED_CTL_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 24, 31, Access::Rv,
-            "Reserved; write zero."),
-        FieldInfo::row("rsv", 23, 23, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 24, 31, Access::Rv),
+        FieldInfo::reserved("rsv", 23, 23, Access::Rsv),
         FieldInfo { name: "en", ident: "en", lsb: 22, msb: 22, access: Access::RwV, role: Some(Role::Enable),
             description: "Enables the fixed DRAM-clock counter.", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 21, 21, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 21, 21, Access::Rsv),
         FieldInfo { name: "ov_en", ident: "ov_en", lsb: 20, msb: 20, access: Access::RwV, role: Some(Role::OverflowEnable),
             description: "Overflow enable: when 1, an overflow of the paired counter sets its bit in the box status register and is reported to the U-box, which records it in its global status and may raise a PMI and freeze the uncore.", ..FieldInfo::EMPTY },
         FieldInfo { name: "rst", ident: "rst", lsb: 19, msb: 19, access: Access::Wo, role: Some(Role::Reset),
             description: "Reset: writing 1 clears the fixed counter.", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 0, 18, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 0, 18, Access::Rv),
     ];
 }
 
@@ -564,8 +550,7 @@ impl Layout for ImcFixedCtrLayout {
     const INFO: &'static RegisterInfo = &IMC_FIXED_CTR_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 48, 63, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 48, 63, Access::Rv),
         FieldInfo { name: "event_count", ident: "event_count", lsb: 0, msb: 47, access: Access::RwV, role: Some(Role::Count),
             description: "The accumulated 48-bit count of the event selected by MC_CH{i}_PCI_PMON_FIXED_CTL.", ..FieldInfo::EMPTY },
     ];
@@ -619,7 +604,7 @@ static IMC_FIXED_CTR_INFO: RegisterInfo = RegisterInfo {
 mod unit_events {
 use super::*;
 #[allow(unused_imports)]
-use crate::core_events::{ev, EventRow};
+use crate::core_events::{event_table, EventRow};
 #[cfg(feature = "metadata")]
 use crate::core_events::{event_info_refs, event_infos};
 
@@ -638,402 +623,6 @@ pub struct Event {
 }
 
 impl Event {
-    /// `UNC_M_ACT_COUNT.RD`.
-    pub const ACT_COUNT_RD: Event = Event::row(0);
-    /// `UNC_M_ACT_COUNT.WR`.
-    pub const ACT_COUNT_WR: Event = Event::row(1);
-    /// `UNC_M_BYP_CMDS.ACT`.
-    pub const BYP_CMDS_ACT: Event = Event::row(2);
-    /// `UNC_M_BYP_CMDS.CAS`.
-    pub const BYP_CMDS_CAS: Event = Event::row(3);
-    /// `UNC_M_BYP_CMDS.PRE`.
-    pub const BYP_CMDS_PRE: Event = Event::row(4);
-    /// `UNC_M_CAS_COUNT.ALL`.
-    pub const CAS_COUNT_ALL: Event = Event::row(5);
-    /// `UNC_M_CAS_COUNT.RD`.
-    pub const CAS_COUNT_RD: Event = Event::row(6);
-    /// `UNC_M_CAS_COUNT.RD_REG`.
-    pub const CAS_COUNT_RD_REG: Event = Event::row(7);
-    /// `UNC_M_CAS_COUNT.RD_RMM`.
-    pub const CAS_COUNT_RD_RMM: Event = Event::row(8);
-    /// `UNC_M_CAS_COUNT.RD_UNDERFILL`.
-    pub const CAS_COUNT_RD_UNDERFILL: Event = Event::row(9);
-    /// `UNC_M_CAS_COUNT.RD_WMM`.
-    pub const CAS_COUNT_RD_WMM: Event = Event::row(10);
-    /// `UNC_M_CAS_COUNT.WR`.
-    pub const CAS_COUNT_WR: Event = Event::row(11);
-    /// `UNC_M_CAS_COUNT.WR_RMM`.
-    pub const CAS_COUNT_WR_RMM: Event = Event::row(12);
-    /// `UNC_M_CAS_COUNT.WR_WMM`.
-    pub const CAS_COUNT_WR_WMM: Event = Event::row(13);
-    /// `UNC_M_DRAM_PRE_ALL`.
-    pub const DRAM_PRE_ALL: Event = Event::row(14);
-    /// `UNC_M_DRAM_REFRESH.HIGH`.
-    pub const DRAM_REFRESH_HIGH: Event = Event::row(15);
-    /// `UNC_M_DRAM_REFRESH.PANIC`.
-    pub const DRAM_REFRESH_PANIC: Event = Event::row(16);
-    /// `UNC_M_ECC_CORRECTABLE_ERRORS`.
-    pub const ECC_CORRECTABLE_ERRORS: Event = Event::row(17);
-    /// `UNC_M_MAJOR_MODES.ISOCH`.
-    pub const MAJOR_MODES_ISOCH: Event = Event::row(18);
-    /// `UNC_M_MAJOR_MODES.PARTIAL`.
-    pub const MAJOR_MODES_PARTIAL: Event = Event::row(19);
-    /// `UNC_M_MAJOR_MODES.READ`.
-    pub const MAJOR_MODES_READ: Event = Event::row(20);
-    /// `UNC_M_MAJOR_MODES.WRITE`.
-    pub const MAJOR_MODES_WRITE: Event = Event::row(21);
-    /// `UNC_M_POWER_CHANNEL_DLLOFF`.
-    pub const POWER_CHANNEL_DLLOFF: Event = Event::row(22);
-    /// `UNC_M_POWER_CHANNEL_PPD`.
-    pub const POWER_CHANNEL_PPD: Event = Event::row(23);
-    /// `UNC_M_POWER_CKE_CYCLES.RANK0`.
-    pub const POWER_CKE_CYCLES_RANK0: Event = Event::row(24);
-    /// `UNC_M_POWER_CKE_CYCLES.RANK1`.
-    pub const POWER_CKE_CYCLES_RANK1: Event = Event::row(25);
-    /// `UNC_M_POWER_CKE_CYCLES.RANK2`.
-    pub const POWER_CKE_CYCLES_RANK2: Event = Event::row(26);
-    /// `UNC_M_POWER_CKE_CYCLES.RANK3`.
-    pub const POWER_CKE_CYCLES_RANK3: Event = Event::row(27);
-    /// `UNC_M_POWER_CKE_CYCLES.RANK4`.
-    pub const POWER_CKE_CYCLES_RANK4: Event = Event::row(28);
-    /// `UNC_M_POWER_CKE_CYCLES.RANK5`.
-    pub const POWER_CKE_CYCLES_RANK5: Event = Event::row(29);
-    /// `UNC_M_POWER_CKE_CYCLES.RANK6`.
-    pub const POWER_CKE_CYCLES_RANK6: Event = Event::row(30);
-    /// `UNC_M_POWER_CKE_CYCLES.RANK7`.
-    pub const POWER_CKE_CYCLES_RANK7: Event = Event::row(31);
-    /// `UNC_M_POWER_CRITICAL_THROTTLE_CYCLES`.
-    pub const POWER_CRITICAL_THROTTLE_CYCLES: Event = Event::row(32);
-    /// `UNC_M_POWER_SELF_REFRESH`.
-    pub const POWER_SELF_REFRESH: Event = Event::row(33);
-    /// `UNC_M_POWER_THROTTLE_CYCLES.RANK0`.
-    pub const POWER_THROTTLE_CYCLES_RANK0: Event = Event::row(34);
-    /// `UNC_M_POWER_THROTTLE_CYCLES.RANK1`.
-    pub const POWER_THROTTLE_CYCLES_RANK1: Event = Event::row(35);
-    /// `UNC_M_POWER_THROTTLE_CYCLES.RANK2`.
-    pub const POWER_THROTTLE_CYCLES_RANK2: Event = Event::row(36);
-    /// `UNC_M_POWER_THROTTLE_CYCLES.RANK3`.
-    pub const POWER_THROTTLE_CYCLES_RANK3: Event = Event::row(37);
-    /// `UNC_M_POWER_THROTTLE_CYCLES.RANK4`.
-    pub const POWER_THROTTLE_CYCLES_RANK4: Event = Event::row(38);
-    /// `UNC_M_POWER_THROTTLE_CYCLES.RANK5`.
-    pub const POWER_THROTTLE_CYCLES_RANK5: Event = Event::row(39);
-    /// `UNC_M_POWER_THROTTLE_CYCLES.RANK6`.
-    pub const POWER_THROTTLE_CYCLES_RANK6: Event = Event::row(40);
-    /// `UNC_M_POWER_THROTTLE_CYCLES.RANK7`.
-    pub const POWER_THROTTLE_CYCLES_RANK7: Event = Event::row(41);
-    /// `UNC_M_PREEMPTION.RD_PREEMPT_RD`.
-    pub const PREEMPTION_RD_PREEMPT_RD: Event = Event::row(42);
-    /// `UNC_M_PREEMPTION.RD_PREEMPT_WR`.
-    pub const PREEMPTION_RD_PREEMPT_WR: Event = Event::row(43);
-    /// `UNC_M_PRE_COUNT.PAGE_CLOSE`.
-    pub const PRE_COUNT_PAGE_CLOSE: Event = Event::row(44);
-    /// `UNC_M_PRE_COUNT.PAGE_MISS`.
-    pub const PRE_COUNT_PAGE_MISS: Event = Event::row(45);
-    /// `UNC_M_PRE_COUNT.RD`.
-    pub const PRE_COUNT_RD: Event = Event::row(46);
-    /// `UNC_M_PRE_COUNT.WR`.
-    pub const PRE_COUNT_WR: Event = Event::row(47);
-    /// `UNC_M_RD_CAS_PRIO.HIGH`.
-    pub const RD_CAS_PRIO_HIGH: Event = Event::row(48);
-    /// `UNC_M_RD_CAS_PRIO.LOW`.
-    pub const RD_CAS_PRIO_LOW: Event = Event::row(49);
-    /// `UNC_M_RD_CAS_PRIO.MED`.
-    pub const RD_CAS_PRIO_MED: Event = Event::row(50);
-    /// `UNC_M_RD_CAS_PRIO.PANIC`.
-    pub const RD_CAS_PRIO_PANIC: Event = Event::row(51);
-    /// `UNC_M_RD_CAS_RANK0.BANK0`.
-    pub const RD_CAS_RANK0_BANK0: Event = Event::row(52);
-    /// `UNC_M_RD_CAS_RANK0.BANK1`.
-    pub const RD_CAS_RANK0_BANK1: Event = Event::row(53);
-    /// `UNC_M_RD_CAS_RANK0.BANK2`.
-    pub const RD_CAS_RANK0_BANK2: Event = Event::row(54);
-    /// `UNC_M_RD_CAS_RANK0.BANK3`.
-    pub const RD_CAS_RANK0_BANK3: Event = Event::row(55);
-    /// `UNC_M_RD_CAS_RANK0.BANK4`.
-    pub const RD_CAS_RANK0_BANK4: Event = Event::row(56);
-    /// `UNC_M_RD_CAS_RANK0.BANK5`.
-    pub const RD_CAS_RANK0_BANK5: Event = Event::row(57);
-    /// `UNC_M_RD_CAS_RANK0.BANK6`.
-    pub const RD_CAS_RANK0_BANK6: Event = Event::row(58);
-    /// `UNC_M_RD_CAS_RANK0.BANK7`.
-    pub const RD_CAS_RANK0_BANK7: Event = Event::row(59);
-    /// `UNC_M_RPQ_CYCLES_NE`.
-    pub const RPQ_CYCLES_NE: Event = Event::row(60);
-    /// `UNC_M_RPQ_INSERTS`.
-    pub const RPQ_INSERTS: Event = Event::row(61);
-    /// `UNC_M_VMSE_MXB_WR_OCCUPANCY`.
-    pub const VMSE_MXB_WR_OCCUPANCY: Event = Event::row(62);
-    /// `UNC_M_VMSE_WR_PUSH.RMM`.
-    pub const VMSE_WR_PUSH_RMM: Event = Event::row(63);
-    /// `UNC_M_VMSE_WR_PUSH.WMM`.
-    pub const VMSE_WR_PUSH_WMM: Event = Event::row(64);
-    /// `UNC_M_WMM_TO_RMM.LOW_THRESH`.
-    pub const WMM_TO_RMM_LOW_THRESH: Event = Event::row(65);
-    /// `UNC_M_WMM_TO_RMM.STARVE`.
-    pub const WMM_TO_RMM_STARVE: Event = Event::row(66);
-    /// `UNC_M_WMM_TO_RMM.VMSE_RETRY`.
-    pub const WMM_TO_RMM_VMSE_RETRY: Event = Event::row(67);
-    /// `UNC_M_WPQ_CYCLES_FULL`.
-    pub const WPQ_CYCLES_FULL: Event = Event::row(68);
-    /// `UNC_M_WPQ_CYCLES_NE`.
-    pub const WPQ_CYCLES_NE: Event = Event::row(69);
-    /// `UNC_M_WPQ_INSERTS`.
-    pub const WPQ_INSERTS: Event = Event::row(70);
-    /// `UNC_M_WPQ_READ_HIT`.
-    pub const WPQ_READ_HIT: Event = Event::row(71);
-    /// `UNC_M_WPQ_WRITE_HIT`.
-    pub const WPQ_WRITE_HIT: Event = Event::row(72);
-    /// `UNC_M_WRONG_MM`.
-    pub const WRONG_MM: Event = Event::row(73);
-    /// `UNC_M_WR_CAS_RANK0.BANK0`.
-    pub const WR_CAS_RANK0_BANK0: Event = Event::row(74);
-    /// `UNC_M_WR_CAS_RANK0.BANK1`.
-    pub const WR_CAS_RANK0_BANK1: Event = Event::row(75);
-    /// `UNC_M_WR_CAS_RANK0.BANK2`.
-    pub const WR_CAS_RANK0_BANK2: Event = Event::row(76);
-    /// `UNC_M_WR_CAS_RANK0.BANK3`.
-    pub const WR_CAS_RANK0_BANK3: Event = Event::row(77);
-    /// `UNC_M_WR_CAS_RANK0.BANK4`.
-    pub const WR_CAS_RANK0_BANK4: Event = Event::row(78);
-    /// `UNC_M_WR_CAS_RANK0.BANK5`.
-    pub const WR_CAS_RANK0_BANK5: Event = Event::row(79);
-    /// `UNC_M_WR_CAS_RANK0.BANK6`.
-    pub const WR_CAS_RANK0_BANK6: Event = Event::row(80);
-    /// `UNC_M_WR_CAS_RANK0.BANK7`.
-    pub const WR_CAS_RANK0_BANK7: Event = Event::row(81);
-    /// `UNC_M_ACT_COUNT.BYP`.
-    pub const ACT_COUNT_BYP: Event = Event::row(82);
-    /// `UNC_M_DCLOCKTICKS`.
-    pub const DCLOCKTICKS: Event = Event::row(83);
-    /// `UNC_M_POWER_PCU_THROTTLING`.
-    pub const POWER_PCU_THROTTLING: Event = Event::row(84);
-    /// `UNC_M_PRE_COUNT.BYP`.
-    pub const PRE_COUNT_BYP: Event = Event::row(85);
-    /// `UNC_M_RD_CAS_RANK1.BANK0`.
-    pub const RD_CAS_RANK1_BANK0: Event = Event::row(86);
-    /// `UNC_M_RD_CAS_RANK1.BANK1`.
-    pub const RD_CAS_RANK1_BANK1: Event = Event::row(87);
-    /// `UNC_M_RD_CAS_RANK1.BANK2`.
-    pub const RD_CAS_RANK1_BANK2: Event = Event::row(88);
-    /// `UNC_M_RD_CAS_RANK1.BANK3`.
-    pub const RD_CAS_RANK1_BANK3: Event = Event::row(89);
-    /// `UNC_M_RD_CAS_RANK1.BANK4`.
-    pub const RD_CAS_RANK1_BANK4: Event = Event::row(90);
-    /// `UNC_M_RD_CAS_RANK1.BANK5`.
-    pub const RD_CAS_RANK1_BANK5: Event = Event::row(91);
-    /// `UNC_M_RD_CAS_RANK1.BANK6`.
-    pub const RD_CAS_RANK1_BANK6: Event = Event::row(92);
-    /// `UNC_M_RD_CAS_RANK1.BANK7`.
-    pub const RD_CAS_RANK1_BANK7: Event = Event::row(93);
-    /// `UNC_M_RD_CAS_RANK2.BANK0`.
-    pub const RD_CAS_RANK2_BANK0: Event = Event::row(94);
-    /// `UNC_M_RD_CAS_RANK2.BANK1`.
-    pub const RD_CAS_RANK2_BANK1: Event = Event::row(95);
-    /// `UNC_M_RD_CAS_RANK2.BANK2`.
-    pub const RD_CAS_RANK2_BANK2: Event = Event::row(96);
-    /// `UNC_M_RD_CAS_RANK2.BANK3`.
-    pub const RD_CAS_RANK2_BANK3: Event = Event::row(97);
-    /// `UNC_M_RD_CAS_RANK2.BANK4`.
-    pub const RD_CAS_RANK2_BANK4: Event = Event::row(98);
-    /// `UNC_M_RD_CAS_RANK2.BANK5`.
-    pub const RD_CAS_RANK2_BANK5: Event = Event::row(99);
-    /// `UNC_M_RD_CAS_RANK2.BANK6`.
-    pub const RD_CAS_RANK2_BANK6: Event = Event::row(100);
-    /// `UNC_M_RD_CAS_RANK2.BANK7`.
-    pub const RD_CAS_RANK2_BANK7: Event = Event::row(101);
-    /// `UNC_M_RD_CAS_RANK3.BANK0`.
-    pub const RD_CAS_RANK3_BANK0: Event = Event::row(102);
-    /// `UNC_M_RD_CAS_RANK3.BANK1`.
-    pub const RD_CAS_RANK3_BANK1: Event = Event::row(103);
-    /// `UNC_M_RD_CAS_RANK3.BANK2`.
-    pub const RD_CAS_RANK3_BANK2: Event = Event::row(104);
-    /// `UNC_M_RD_CAS_RANK3.BANK3`.
-    pub const RD_CAS_RANK3_BANK3: Event = Event::row(105);
-    /// `UNC_M_RD_CAS_RANK3.BANK4`.
-    pub const RD_CAS_RANK3_BANK4: Event = Event::row(106);
-    /// `UNC_M_RD_CAS_RANK3.BANK5`.
-    pub const RD_CAS_RANK3_BANK5: Event = Event::row(107);
-    /// `UNC_M_RD_CAS_RANK3.BANK6`.
-    pub const RD_CAS_RANK3_BANK6: Event = Event::row(108);
-    /// `UNC_M_RD_CAS_RANK3.BANK7`.
-    pub const RD_CAS_RANK3_BANK7: Event = Event::row(109);
-    /// `UNC_M_RD_CAS_RANK4.BANK0`.
-    pub const RD_CAS_RANK4_BANK0: Event = Event::row(110);
-    /// `UNC_M_RD_CAS_RANK4.BANK1`.
-    pub const RD_CAS_RANK4_BANK1: Event = Event::row(111);
-    /// `UNC_M_RD_CAS_RANK4.BANK2`.
-    pub const RD_CAS_RANK4_BANK2: Event = Event::row(112);
-    /// `UNC_M_RD_CAS_RANK4.BANK3`.
-    pub const RD_CAS_RANK4_BANK3: Event = Event::row(113);
-    /// `UNC_M_RD_CAS_RANK4.BANK4`.
-    pub const RD_CAS_RANK4_BANK4: Event = Event::row(114);
-    /// `UNC_M_RD_CAS_RANK4.BANK5`.
-    pub const RD_CAS_RANK4_BANK5: Event = Event::row(115);
-    /// `UNC_M_RD_CAS_RANK4.BANK6`.
-    pub const RD_CAS_RANK4_BANK6: Event = Event::row(116);
-    /// `UNC_M_RD_CAS_RANK4.BANK7`.
-    pub const RD_CAS_RANK4_BANK7: Event = Event::row(117);
-    /// `UNC_M_RD_CAS_RANK5.BANK0`.
-    pub const RD_CAS_RANK5_BANK0: Event = Event::row(118);
-    /// `UNC_M_RD_CAS_RANK5.BANK1`.
-    pub const RD_CAS_RANK5_BANK1: Event = Event::row(119);
-    /// `UNC_M_RD_CAS_RANK5.BANK2`.
-    pub const RD_CAS_RANK5_BANK2: Event = Event::row(120);
-    /// `UNC_M_RD_CAS_RANK5.BANK3`.
-    pub const RD_CAS_RANK5_BANK3: Event = Event::row(121);
-    /// `UNC_M_RD_CAS_RANK5.BANK4`.
-    pub const RD_CAS_RANK5_BANK4: Event = Event::row(122);
-    /// `UNC_M_RD_CAS_RANK5.BANK5`.
-    pub const RD_CAS_RANK5_BANK5: Event = Event::row(123);
-    /// `UNC_M_RD_CAS_RANK5.BANK6`.
-    pub const RD_CAS_RANK5_BANK6: Event = Event::row(124);
-    /// `UNC_M_RD_CAS_RANK5.BANK7`.
-    pub const RD_CAS_RANK5_BANK7: Event = Event::row(125);
-    /// `UNC_M_RD_CAS_RANK6.BANK0`.
-    pub const RD_CAS_RANK6_BANK0: Event = Event::row(126);
-    /// `UNC_M_RD_CAS_RANK6.BANK1`.
-    pub const RD_CAS_RANK6_BANK1: Event = Event::row(127);
-    /// `UNC_M_RD_CAS_RANK6.BANK2`.
-    pub const RD_CAS_RANK6_BANK2: Event = Event::row(128);
-    /// `UNC_M_RD_CAS_RANK6.BANK3`.
-    pub const RD_CAS_RANK6_BANK3: Event = Event::row(129);
-    /// `UNC_M_RD_CAS_RANK6.BANK4`.
-    pub const RD_CAS_RANK6_BANK4: Event = Event::row(130);
-    /// `UNC_M_RD_CAS_RANK6.BANK5`.
-    pub const RD_CAS_RANK6_BANK5: Event = Event::row(131);
-    /// `UNC_M_RD_CAS_RANK6.BANK6`.
-    pub const RD_CAS_RANK6_BANK6: Event = Event::row(132);
-    /// `UNC_M_RD_CAS_RANK6.BANK7`.
-    pub const RD_CAS_RANK6_BANK7: Event = Event::row(133);
-    /// `UNC_M_RD_CAS_RANK7.BANK0`.
-    pub const RD_CAS_RANK7_BANK0: Event = Event::row(134);
-    /// `UNC_M_RD_CAS_RANK7.BANK1`.
-    pub const RD_CAS_RANK7_BANK1: Event = Event::row(135);
-    /// `UNC_M_RD_CAS_RANK7.BANK2`.
-    pub const RD_CAS_RANK7_BANK2: Event = Event::row(136);
-    /// `UNC_M_RD_CAS_RANK7.BANK3`.
-    pub const RD_CAS_RANK7_BANK3: Event = Event::row(137);
-    /// `UNC_M_RD_CAS_RANK7.BANK4`.
-    pub const RD_CAS_RANK7_BANK4: Event = Event::row(138);
-    /// `UNC_M_RD_CAS_RANK7.BANK5`.
-    pub const RD_CAS_RANK7_BANK5: Event = Event::row(139);
-    /// `UNC_M_RD_CAS_RANK7.BANK6`.
-    pub const RD_CAS_RANK7_BANK6: Event = Event::row(140);
-    /// `UNC_M_RD_CAS_RANK7.BANK7`.
-    pub const RD_CAS_RANK7_BANK7: Event = Event::row(141);
-    /// `UNC_M_WR_CAS_RANK1.BANK0`.
-    pub const WR_CAS_RANK1_BANK0: Event = Event::row(142);
-    /// `UNC_M_WR_CAS_RANK1.BANK1`.
-    pub const WR_CAS_RANK1_BANK1: Event = Event::row(143);
-    /// `UNC_M_WR_CAS_RANK1.BANK2`.
-    pub const WR_CAS_RANK1_BANK2: Event = Event::row(144);
-    /// `UNC_M_WR_CAS_RANK1.BANK3`.
-    pub const WR_CAS_RANK1_BANK3: Event = Event::row(145);
-    /// `UNC_M_WR_CAS_RANK1.BANK4`.
-    pub const WR_CAS_RANK1_BANK4: Event = Event::row(146);
-    /// `UNC_M_WR_CAS_RANK1.BANK5`.
-    pub const WR_CAS_RANK1_BANK5: Event = Event::row(147);
-    /// `UNC_M_WR_CAS_RANK1.BANK6`.
-    pub const WR_CAS_RANK1_BANK6: Event = Event::row(148);
-    /// `UNC_M_WR_CAS_RANK1.BANK7`.
-    pub const WR_CAS_RANK1_BANK7: Event = Event::row(149);
-    /// `UNC_M_WR_CAS_RANK2.BANK0`.
-    pub const WR_CAS_RANK2_BANK0: Event = Event::row(150);
-    /// `UNC_M_WR_CAS_RANK2.BANK1`.
-    pub const WR_CAS_RANK2_BANK1: Event = Event::row(151);
-    /// `UNC_M_WR_CAS_RANK2.BANK2`.
-    pub const WR_CAS_RANK2_BANK2: Event = Event::row(152);
-    /// `UNC_M_WR_CAS_RANK2.BANK3`.
-    pub const WR_CAS_RANK2_BANK3: Event = Event::row(153);
-    /// `UNC_M_WR_CAS_RANK2.BANK4`.
-    pub const WR_CAS_RANK2_BANK4: Event = Event::row(154);
-    /// `UNC_M_WR_CAS_RANK2.BANK5`.
-    pub const WR_CAS_RANK2_BANK5: Event = Event::row(155);
-    /// `UNC_M_WR_CAS_RANK2.BANK6`.
-    pub const WR_CAS_RANK2_BANK6: Event = Event::row(156);
-    /// `UNC_M_WR_CAS_RANK2.BANK7`.
-    pub const WR_CAS_RANK2_BANK7: Event = Event::row(157);
-    /// `UNC_M_WR_CAS_RANK3.BANK0`.
-    pub const WR_CAS_RANK3_BANK0: Event = Event::row(158);
-    /// `UNC_M_WR_CAS_RANK3.BANK1`.
-    pub const WR_CAS_RANK3_BANK1: Event = Event::row(159);
-    /// `UNC_M_WR_CAS_RANK3.BANK2`.
-    pub const WR_CAS_RANK3_BANK2: Event = Event::row(160);
-    /// `UNC_M_WR_CAS_RANK3.BANK3`.
-    pub const WR_CAS_RANK3_BANK3: Event = Event::row(161);
-    /// `UNC_M_WR_CAS_RANK3.BANK4`.
-    pub const WR_CAS_RANK3_BANK4: Event = Event::row(162);
-    /// `UNC_M_WR_CAS_RANK3.BANK5`.
-    pub const WR_CAS_RANK3_BANK5: Event = Event::row(163);
-    /// `UNC_M_WR_CAS_RANK3.BANK6`.
-    pub const WR_CAS_RANK3_BANK6: Event = Event::row(164);
-    /// `UNC_M_WR_CAS_RANK3.BANK7`.
-    pub const WR_CAS_RANK3_BANK7: Event = Event::row(165);
-    /// `UNC_M_WR_CAS_RANK4.BANK0`.
-    pub const WR_CAS_RANK4_BANK0: Event = Event::row(166);
-    /// `UNC_M_WR_CAS_RANK4.BANK1`.
-    pub const WR_CAS_RANK4_BANK1: Event = Event::row(167);
-    /// `UNC_M_WR_CAS_RANK4.BANK2`.
-    pub const WR_CAS_RANK4_BANK2: Event = Event::row(168);
-    /// `UNC_M_WR_CAS_RANK4.BANK3`.
-    pub const WR_CAS_RANK4_BANK3: Event = Event::row(169);
-    /// `UNC_M_WR_CAS_RANK4.BANK4`.
-    pub const WR_CAS_RANK4_BANK4: Event = Event::row(170);
-    /// `UNC_M_WR_CAS_RANK4.BANK5`.
-    pub const WR_CAS_RANK4_BANK5: Event = Event::row(171);
-    /// `UNC_M_WR_CAS_RANK4.BANK6`.
-    pub const WR_CAS_RANK4_BANK6: Event = Event::row(172);
-    /// `UNC_M_WR_CAS_RANK4.BANK7`.
-    pub const WR_CAS_RANK4_BANK7: Event = Event::row(173);
-    /// `UNC_M_WR_CAS_RANK5.BANK0`.
-    pub const WR_CAS_RANK5_BANK0: Event = Event::row(174);
-    /// `UNC_M_WR_CAS_RANK5.BANK1`.
-    pub const WR_CAS_RANK5_BANK1: Event = Event::row(175);
-    /// `UNC_M_WR_CAS_RANK5.BANK2`.
-    pub const WR_CAS_RANK5_BANK2: Event = Event::row(176);
-    /// `UNC_M_WR_CAS_RANK5.BANK3`.
-    pub const WR_CAS_RANK5_BANK3: Event = Event::row(177);
-    /// `UNC_M_WR_CAS_RANK5.BANK4`.
-    pub const WR_CAS_RANK5_BANK4: Event = Event::row(178);
-    /// `UNC_M_WR_CAS_RANK5.BANK5`.
-    pub const WR_CAS_RANK5_BANK5: Event = Event::row(179);
-    /// `UNC_M_WR_CAS_RANK5.BANK6`.
-    pub const WR_CAS_RANK5_BANK6: Event = Event::row(180);
-    /// `UNC_M_WR_CAS_RANK5.BANK7`.
-    pub const WR_CAS_RANK5_BANK7: Event = Event::row(181);
-    /// `UNC_M_WR_CAS_RANK6.BANK0`.
-    pub const WR_CAS_RANK6_BANK0: Event = Event::row(182);
-    /// `UNC_M_WR_CAS_RANK6.BANK1`.
-    pub const WR_CAS_RANK6_BANK1: Event = Event::row(183);
-    /// `UNC_M_WR_CAS_RANK6.BANK2`.
-    pub const WR_CAS_RANK6_BANK2: Event = Event::row(184);
-    /// `UNC_M_WR_CAS_RANK6.BANK3`.
-    pub const WR_CAS_RANK6_BANK3: Event = Event::row(185);
-    /// `UNC_M_WR_CAS_RANK6.BANK4`.
-    pub const WR_CAS_RANK6_BANK4: Event = Event::row(186);
-    /// `UNC_M_WR_CAS_RANK6.BANK5`.
-    pub const WR_CAS_RANK6_BANK5: Event = Event::row(187);
-    /// `UNC_M_WR_CAS_RANK6.BANK6`.
-    pub const WR_CAS_RANK6_BANK6: Event = Event::row(188);
-    /// `UNC_M_WR_CAS_RANK6.BANK7`.
-    pub const WR_CAS_RANK6_BANK7: Event = Event::row(189);
-    /// `UNC_M_WR_CAS_RANK7.BANK0`.
-    pub const WR_CAS_RANK7_BANK0: Event = Event::row(190);
-    /// `UNC_M_WR_CAS_RANK7.BANK1`.
-    pub const WR_CAS_RANK7_BANK1: Event = Event::row(191);
-    /// `UNC_M_WR_CAS_RANK7.BANK2`.
-    pub const WR_CAS_RANK7_BANK2: Event = Event::row(192);
-    /// `UNC_M_WR_CAS_RANK7.BANK3`.
-    pub const WR_CAS_RANK7_BANK3: Event = Event::row(193);
-    /// `UNC_M_WR_CAS_RANK7.BANK4`.
-    pub const WR_CAS_RANK7_BANK4: Event = Event::row(194);
-    /// `UNC_M_WR_CAS_RANK7.BANK5`.
-    pub const WR_CAS_RANK7_BANK5: Event = Event::row(195);
-    /// `UNC_M_WR_CAS_RANK7.BANK6`.
-    pub const WR_CAS_RANK7_BANK6: Event = Event::row(196);
-    /// `UNC_M_WR_CAS_RANK7.BANK7`.
-    pub const WR_CAS_RANK7_BANK7: Event = Event::row(197);
 
     /// Every event of the unit.
     pub const ALL: &'static [Event] = &{
@@ -1081,208 +670,211 @@ impl Event {
     }
 }
 
-/// The events, row n for `Event::row(n)`: `ev(name, event select, umask, counters)` (bit n
-/// of counters: counter n may count it) and what else each sets.
-const EVENT_ROWS: &[EventRow] = &[
-    ev("UNC_M_ACT_COUNT.RD", 0x01, 0x01, 0b1111),
-    ev("UNC_M_ACT_COUNT.WR", 0x01, 0x02, 0b1111),
-    ev("UNC_M_BYP_CMDS.ACT", 0xa1, 0x01, 0b1111),
-    ev("UNC_M_BYP_CMDS.CAS", 0xa1, 0x02, 0b1111),
-    ev("UNC_M_BYP_CMDS.PRE", 0xa1, 0x04, 0b1111),
-    ev("UNC_M_CAS_COUNT.ALL", 0x04, 0x0f, 0b1111),
-    ev("UNC_M_CAS_COUNT.RD", 0x04, 0x03, 0b1111),
-    ev("UNC_M_CAS_COUNT.RD_REG", 0x04, 0x01, 0b1111),
-    ev("UNC_M_CAS_COUNT.RD_RMM", 0x04, 0x20, 0b1111),
-    ev("UNC_M_CAS_COUNT.RD_UNDERFILL", 0x04, 0x02, 0b1111),
-    ev("UNC_M_CAS_COUNT.RD_WMM", 0x04, 0x10, 0b1111),
-    ev("UNC_M_CAS_COUNT.WR", 0x04, 0x0c, 0b1111),
-    ev("UNC_M_CAS_COUNT.WR_RMM", 0x04, 0x08, 0b1111),
-    ev("UNC_M_CAS_COUNT.WR_WMM", 0x04, 0x04, 0b1111),
-    ev("UNC_M_DRAM_PRE_ALL", 0x06, 0x00, 0b1111),
-    ev("UNC_M_DRAM_REFRESH.HIGH", 0x05, 0x04, 0b1111),
-    ev("UNC_M_DRAM_REFRESH.PANIC", 0x05, 0x02, 0b1111),
-    ev("UNC_M_ECC_CORRECTABLE_ERRORS", 0x09, 0x00, 0b1111),
-    ev("UNC_M_MAJOR_MODES.ISOCH", 0x07, 0x08, 0b1111),
-    ev("UNC_M_MAJOR_MODES.PARTIAL", 0x07, 0x04, 0b1111),
-    ev("UNC_M_MAJOR_MODES.READ", 0x07, 0x01, 0b1111),
-    ev("UNC_M_MAJOR_MODES.WRITE", 0x07, 0x02, 0b1111),
-    ev("UNC_M_POWER_CHANNEL_DLLOFF", 0x84, 0x00, 0b1111),
-    ev("UNC_M_POWER_CHANNEL_PPD", 0x85, 0x00, 0b1111),
-    ev("UNC_M_POWER_CKE_CYCLES.RANK0", 0x83, 0x01, 0b1111),
-    ev("UNC_M_POWER_CKE_CYCLES.RANK1", 0x83, 0x02, 0b1111),
-    ev("UNC_M_POWER_CKE_CYCLES.RANK2", 0x83, 0x04, 0b1111),
-    ev("UNC_M_POWER_CKE_CYCLES.RANK3", 0x83, 0x08, 0b1111),
-    ev("UNC_M_POWER_CKE_CYCLES.RANK4", 0x83, 0x10, 0b1111),
-    ev("UNC_M_POWER_CKE_CYCLES.RANK5", 0x83, 0x20, 0b1111),
-    ev("UNC_M_POWER_CKE_CYCLES.RANK6", 0x83, 0x40, 0b1111),
-    ev("UNC_M_POWER_CKE_CYCLES.RANK7", 0x83, 0x80, 0b1111),
-    ev("UNC_M_POWER_CRITICAL_THROTTLE_CYCLES", 0x86, 0x00, 0b1111),
-    ev("UNC_M_POWER_SELF_REFRESH", 0x43, 0x00, 0b1111),
-    ev("UNC_M_POWER_THROTTLE_CYCLES.RANK0", 0x41, 0x01, 0b1111),
-    ev("UNC_M_POWER_THROTTLE_CYCLES.RANK1", 0x41, 0x02, 0b1111),
-    ev("UNC_M_POWER_THROTTLE_CYCLES.RANK2", 0x41, 0x04, 0b1111),
-    ev("UNC_M_POWER_THROTTLE_CYCLES.RANK3", 0x41, 0x08, 0b1111),
-    ev("UNC_M_POWER_THROTTLE_CYCLES.RANK4", 0x41, 0x10, 0b1111),
-    ev("UNC_M_POWER_THROTTLE_CYCLES.RANK5", 0x41, 0x20, 0b1111),
-    ev("UNC_M_POWER_THROTTLE_CYCLES.RANK6", 0x41, 0x40, 0b1111),
-    ev("UNC_M_POWER_THROTTLE_CYCLES.RANK7", 0x41, 0x80, 0b1111),
-    ev("UNC_M_PREEMPTION.RD_PREEMPT_RD", 0x08, 0x01, 0b1111),
-    ev("UNC_M_PREEMPTION.RD_PREEMPT_WR", 0x08, 0x02, 0b1111),
-    ev("UNC_M_PRE_COUNT.PAGE_CLOSE", 0x02, 0x02, 0b1111),
-    ev("UNC_M_PRE_COUNT.PAGE_MISS", 0x02, 0x01, 0b1111),
-    ev("UNC_M_PRE_COUNT.RD", 0x02, 0x04, 0b1111),
-    ev("UNC_M_PRE_COUNT.WR", 0x02, 0x08, 0b1111),
-    ev("UNC_M_RD_CAS_PRIO.HIGH", 0xa0, 0x04, 0b1111),
-    ev("UNC_M_RD_CAS_PRIO.LOW", 0xa0, 0x01, 0b1111),
-    ev("UNC_M_RD_CAS_PRIO.MED", 0xa0, 0x02, 0b1111),
-    ev("UNC_M_RD_CAS_PRIO.PANIC", 0xa0, 0x08, 0b1111),
-    ev("UNC_M_RD_CAS_RANK0.BANK0", 0xb0, 0x01, 0b1111),
-    ev("UNC_M_RD_CAS_RANK0.BANK1", 0xb0, 0x02, 0b1111),
-    ev("UNC_M_RD_CAS_RANK0.BANK2", 0xb0, 0x04, 0b1111),
-    ev("UNC_M_RD_CAS_RANK0.BANK3", 0xb0, 0x08, 0b1111),
-    ev("UNC_M_RD_CAS_RANK0.BANK4", 0xb0, 0x10, 0b1111),
-    ev("UNC_M_RD_CAS_RANK0.BANK5", 0xb0, 0x20, 0b1111),
-    ev("UNC_M_RD_CAS_RANK0.BANK6", 0xb0, 0x40, 0b1111),
-    ev("UNC_M_RD_CAS_RANK0.BANK7", 0xb0, 0x80, 0b1111),
-    ev("UNC_M_RPQ_CYCLES_NE", 0x11, 0x00, 0b1111),
-    ev("UNC_M_RPQ_INSERTS", 0x10, 0x00, 0b1111),
-    ev("UNC_M_VMSE_MXB_WR_OCCUPANCY", 0x91, 0x00, 0b1111),
-    ev("UNC_M_VMSE_WR_PUSH.RMM", 0x90, 0x02, 0b1111),
-    ev("UNC_M_VMSE_WR_PUSH.WMM", 0x90, 0x01, 0b1111),
-    ev("UNC_M_WMM_TO_RMM.LOW_THRESH", 0xc0, 0x01, 0b1111),
-    ev("UNC_M_WMM_TO_RMM.STARVE", 0xc0, 0x02, 0b1111),
-    ev("UNC_M_WMM_TO_RMM.VMSE_RETRY", 0xc0, 0x04, 0b1111),
-    ev("UNC_M_WPQ_CYCLES_FULL", 0x22, 0x00, 0b1111),
-    ev("UNC_M_WPQ_CYCLES_NE", 0x21, 0x00, 0b1111),
-    ev("UNC_M_WPQ_INSERTS", 0x20, 0x00, 0b1111),
-    ev("UNC_M_WPQ_READ_HIT", 0x23, 0x00, 0b1111),
-    ev("UNC_M_WPQ_WRITE_HIT", 0x24, 0x00, 0b1111),
-    ev("UNC_M_WRONG_MM", 0xc1, 0x00, 0b1111),
-    ev("UNC_M_WR_CAS_RANK0.BANK0", 0xb8, 0x01, 0b1111),
-    ev("UNC_M_WR_CAS_RANK0.BANK1", 0xb8, 0x02, 0b1111),
-    ev("UNC_M_WR_CAS_RANK0.BANK2", 0xb8, 0x04, 0b1111),
-    ev("UNC_M_WR_CAS_RANK0.BANK3", 0xb8, 0x08, 0b1111),
-    ev("UNC_M_WR_CAS_RANK0.BANK4", 0xb8, 0x10, 0b1111),
-    ev("UNC_M_WR_CAS_RANK0.BANK5", 0xb8, 0x20, 0b1111),
-    ev("UNC_M_WR_CAS_RANK0.BANK6", 0xb8, 0x40, 0b1111),
-    ev("UNC_M_WR_CAS_RANK0.BANK7", 0xb8, 0x80, 0b1111),
-    ev("UNC_M_ACT_COUNT.BYP", 0x01, 0x08, 0b1111),
-    ev("UNC_M_DCLOCKTICKS", 0x00, 0x00, 0b1111),
-    ev("UNC_M_POWER_PCU_THROTTLING", 0x42, 0x00, 0b1111),
-    ev("UNC_M_PRE_COUNT.BYP", 0x02, 0x10, 0b1111),
-    ev("UNC_M_RD_CAS_RANK1.BANK0", 0xb1, 0x01, 0b1111),
-    ev("UNC_M_RD_CAS_RANK1.BANK1", 0xb1, 0x02, 0b1111),
-    ev("UNC_M_RD_CAS_RANK1.BANK2", 0xb1, 0x04, 0b1111),
-    ev("UNC_M_RD_CAS_RANK1.BANK3", 0xb1, 0x08, 0b1111),
-    ev("UNC_M_RD_CAS_RANK1.BANK4", 0xb1, 0x10, 0b1111),
-    ev("UNC_M_RD_CAS_RANK1.BANK5", 0xb1, 0x20, 0b1111),
-    ev("UNC_M_RD_CAS_RANK1.BANK6", 0xb1, 0x40, 0b1111),
-    ev("UNC_M_RD_CAS_RANK1.BANK7", 0xb1, 0x80, 0b1111),
-    ev("UNC_M_RD_CAS_RANK2.BANK0", 0xb2, 0x01, 0b1111),
-    ev("UNC_M_RD_CAS_RANK2.BANK1", 0xb2, 0x02, 0b1111),
-    ev("UNC_M_RD_CAS_RANK2.BANK2", 0xb2, 0x04, 0b1111),
-    ev("UNC_M_RD_CAS_RANK2.BANK3", 0xb2, 0x08, 0b1111),
-    ev("UNC_M_RD_CAS_RANK2.BANK4", 0xb2, 0x10, 0b1111),
-    ev("UNC_M_RD_CAS_RANK2.BANK5", 0xb2, 0x20, 0b1111),
-    ev("UNC_M_RD_CAS_RANK2.BANK6", 0xb2, 0x40, 0b1111),
-    ev("UNC_M_RD_CAS_RANK2.BANK7", 0xb2, 0x80, 0b1111),
-    ev("UNC_M_RD_CAS_RANK3.BANK0", 0xb3, 0x01, 0b1111),
-    ev("UNC_M_RD_CAS_RANK3.BANK1", 0xb3, 0x02, 0b1111),
-    ev("UNC_M_RD_CAS_RANK3.BANK2", 0xb3, 0x04, 0b1111),
-    ev("UNC_M_RD_CAS_RANK3.BANK3", 0xb3, 0x08, 0b1111),
-    ev("UNC_M_RD_CAS_RANK3.BANK4", 0xb3, 0x10, 0b1111),
-    ev("UNC_M_RD_CAS_RANK3.BANK5", 0xb3, 0x20, 0b1111),
-    ev("UNC_M_RD_CAS_RANK3.BANK6", 0xb3, 0x40, 0b1111),
-    ev("UNC_M_RD_CAS_RANK3.BANK7", 0xb3, 0x80, 0b1111),
-    ev("UNC_M_RD_CAS_RANK4.BANK0", 0xb4, 0x01, 0b1111),
-    ev("UNC_M_RD_CAS_RANK4.BANK1", 0xb4, 0x02, 0b1111),
-    ev("UNC_M_RD_CAS_RANK4.BANK2", 0xb4, 0x04, 0b1111),
-    ev("UNC_M_RD_CAS_RANK4.BANK3", 0xb4, 0x08, 0b1111),
-    ev("UNC_M_RD_CAS_RANK4.BANK4", 0xb4, 0x10, 0b1111),
-    ev("UNC_M_RD_CAS_RANK4.BANK5", 0xb4, 0x20, 0b1111),
-    ev("UNC_M_RD_CAS_RANK4.BANK6", 0xb4, 0x40, 0b1111),
-    ev("UNC_M_RD_CAS_RANK4.BANK7", 0xb4, 0x80, 0b1111),
-    ev("UNC_M_RD_CAS_RANK5.BANK0", 0xb5, 0x01, 0b1111),
-    ev("UNC_M_RD_CAS_RANK5.BANK1", 0xb5, 0x02, 0b1111),
-    ev("UNC_M_RD_CAS_RANK5.BANK2", 0xb5, 0x04, 0b1111),
-    ev("UNC_M_RD_CAS_RANK5.BANK3", 0xb5, 0x08, 0b1111),
-    ev("UNC_M_RD_CAS_RANK5.BANK4", 0xb5, 0x10, 0b1111),
-    ev("UNC_M_RD_CAS_RANK5.BANK5", 0xb5, 0x20, 0b1111),
-    ev("UNC_M_RD_CAS_RANK5.BANK6", 0xb5, 0x40, 0b1111),
-    ev("UNC_M_RD_CAS_RANK5.BANK7", 0xb5, 0x80, 0b1111),
-    ev("UNC_M_RD_CAS_RANK6.BANK0", 0xb6, 0x01, 0b1111),
-    ev("UNC_M_RD_CAS_RANK6.BANK1", 0xb6, 0x02, 0b1111),
-    ev("UNC_M_RD_CAS_RANK6.BANK2", 0xb6, 0x04, 0b1111),
-    ev("UNC_M_RD_CAS_RANK6.BANK3", 0xb6, 0x08, 0b1111),
-    ev("UNC_M_RD_CAS_RANK6.BANK4", 0xb6, 0x10, 0b1111),
-    ev("UNC_M_RD_CAS_RANK6.BANK5", 0xb6, 0x20, 0b1111),
-    ev("UNC_M_RD_CAS_RANK6.BANK6", 0xb6, 0x40, 0b1111),
-    ev("UNC_M_RD_CAS_RANK6.BANK7", 0xb6, 0x80, 0b1111),
-    ev("UNC_M_RD_CAS_RANK7.BANK0", 0xb7, 0x01, 0b1111),
-    ev("UNC_M_RD_CAS_RANK7.BANK1", 0xb7, 0x02, 0b1111),
-    ev("UNC_M_RD_CAS_RANK7.BANK2", 0xb7, 0x04, 0b1111),
-    ev("UNC_M_RD_CAS_RANK7.BANK3", 0xb7, 0x08, 0b1111),
-    ev("UNC_M_RD_CAS_RANK7.BANK4", 0xb7, 0x10, 0b1111),
-    ev("UNC_M_RD_CAS_RANK7.BANK5", 0xb7, 0x20, 0b1111),
-    ev("UNC_M_RD_CAS_RANK7.BANK6", 0xb7, 0x40, 0b1111),
-    ev("UNC_M_RD_CAS_RANK7.BANK7", 0xb7, 0x80, 0b1111),
-    ev("UNC_M_WR_CAS_RANK1.BANK0", 0xb9, 0x01, 0b1111),
-    ev("UNC_M_WR_CAS_RANK1.BANK1", 0xb9, 0x02, 0b1111),
-    ev("UNC_M_WR_CAS_RANK1.BANK2", 0xb9, 0x04, 0b1111),
-    ev("UNC_M_WR_CAS_RANK1.BANK3", 0xb9, 0x08, 0b1111),
-    ev("UNC_M_WR_CAS_RANK1.BANK4", 0xb9, 0x10, 0b1111),
-    ev("UNC_M_WR_CAS_RANK1.BANK5", 0xb9, 0x20, 0b1111),
-    ev("UNC_M_WR_CAS_RANK1.BANK6", 0xb9, 0x40, 0b1111),
-    ev("UNC_M_WR_CAS_RANK1.BANK7", 0xb9, 0x80, 0b1111),
-    ev("UNC_M_WR_CAS_RANK2.BANK0", 0xba, 0x01, 0b1111),
-    ev("UNC_M_WR_CAS_RANK2.BANK1", 0xba, 0x02, 0b1111),
-    ev("UNC_M_WR_CAS_RANK2.BANK2", 0xba, 0x04, 0b1111),
-    ev("UNC_M_WR_CAS_RANK2.BANK3", 0xba, 0x08, 0b1111),
-    ev("UNC_M_WR_CAS_RANK2.BANK4", 0xba, 0x10, 0b1111),
-    ev("UNC_M_WR_CAS_RANK2.BANK5", 0xba, 0x20, 0b1111),
-    ev("UNC_M_WR_CAS_RANK2.BANK6", 0xba, 0x40, 0b1111),
-    ev("UNC_M_WR_CAS_RANK2.BANK7", 0xba, 0x80, 0b1111),
-    ev("UNC_M_WR_CAS_RANK3.BANK0", 0xbb, 0x01, 0b1111),
-    ev("UNC_M_WR_CAS_RANK3.BANK1", 0xbb, 0x02, 0b1111),
-    ev("UNC_M_WR_CAS_RANK3.BANK2", 0xbb, 0x04, 0b1111),
-    ev("UNC_M_WR_CAS_RANK3.BANK3", 0xbb, 0x08, 0b1111),
-    ev("UNC_M_WR_CAS_RANK3.BANK4", 0xbb, 0x10, 0b1111),
-    ev("UNC_M_WR_CAS_RANK3.BANK5", 0xbb, 0x20, 0b1111),
-    ev("UNC_M_WR_CAS_RANK3.BANK6", 0xbb, 0x40, 0b1111),
-    ev("UNC_M_WR_CAS_RANK3.BANK7", 0xbb, 0x80, 0b1111),
-    ev("UNC_M_WR_CAS_RANK4.BANK0", 0xbc, 0x01, 0b1111),
-    ev("UNC_M_WR_CAS_RANK4.BANK1", 0xbc, 0x02, 0b1111),
-    ev("UNC_M_WR_CAS_RANK4.BANK2", 0xbc, 0x04, 0b1111),
-    ev("UNC_M_WR_CAS_RANK4.BANK3", 0xbc, 0x08, 0b1111),
-    ev("UNC_M_WR_CAS_RANK4.BANK4", 0xbc, 0x10, 0b1111),
-    ev("UNC_M_WR_CAS_RANK4.BANK5", 0xbc, 0x20, 0b1111),
-    ev("UNC_M_WR_CAS_RANK4.BANK6", 0xbc, 0x40, 0b1111),
-    ev("UNC_M_WR_CAS_RANK4.BANK7", 0xbc, 0x80, 0b1111),
-    ev("UNC_M_WR_CAS_RANK5.BANK0", 0xbd, 0x01, 0b1111),
-    ev("UNC_M_WR_CAS_RANK5.BANK1", 0xbd, 0x02, 0b1111),
-    ev("UNC_M_WR_CAS_RANK5.BANK2", 0xbd, 0x04, 0b1111),
-    ev("UNC_M_WR_CAS_RANK5.BANK3", 0xbd, 0x08, 0b1111),
-    ev("UNC_M_WR_CAS_RANK5.BANK4", 0xbd, 0x10, 0b1111),
-    ev("UNC_M_WR_CAS_RANK5.BANK5", 0xbd, 0x20, 0b1111),
-    ev("UNC_M_WR_CAS_RANK5.BANK6", 0xbd, 0x40, 0b1111),
-    ev("UNC_M_WR_CAS_RANK5.BANK7", 0xbd, 0x80, 0b1111),
-    ev("UNC_M_WR_CAS_RANK6.BANK0", 0xbe, 0x01, 0b1111),
-    ev("UNC_M_WR_CAS_RANK6.BANK1", 0xbe, 0x02, 0b1111),
-    ev("UNC_M_WR_CAS_RANK6.BANK2", 0xbe, 0x04, 0b1111),
-    ev("UNC_M_WR_CAS_RANK6.BANK3", 0xbe, 0x08, 0b1111),
-    ev("UNC_M_WR_CAS_RANK6.BANK4", 0xbe, 0x10, 0b1111),
-    ev("UNC_M_WR_CAS_RANK6.BANK5", 0xbe, 0x20, 0b1111),
-    ev("UNC_M_WR_CAS_RANK6.BANK6", 0xbe, 0x40, 0b1111),
-    ev("UNC_M_WR_CAS_RANK6.BANK7", 0xbe, 0x80, 0b1111),
-    ev("UNC_M_WR_CAS_RANK7.BANK0", 0xbf, 0x01, 0b1111),
-    ev("UNC_M_WR_CAS_RANK7.BANK1", 0xbf, 0x02, 0b1111),
-    ev("UNC_M_WR_CAS_RANK7.BANK2", 0xbf, 0x04, 0b1111),
-    ev("UNC_M_WR_CAS_RANK7.BANK3", 0xbf, 0x08, 0b1111),
-    ev("UNC_M_WR_CAS_RANK7.BANK4", 0xbf, 0x10, 0b1111),
-    ev("UNC_M_WR_CAS_RANK7.BANK5", 0xbf, 0x20, 0b1111),
-    ev("UNC_M_WR_CAS_RANK7.BANK6", 0xbf, 0x40, 0b1111),
-    ev("UNC_M_WR_CAS_RANK7.BANK7", 0xbf, 0x80, 0b1111),
-];
+event_table! {
+    /// The events, row n for `Event::row(n)`: `ev(name, event select, umask)` and what else each
+    /// sets. The counters that may count them (bit n: counter n) and those without
+    /// Hyper-Threading are the table's, the two numbers before the rows, unless a row
+    /// gives its own (`.on(..)`, `.ht_off(..)`).
+    EVENT_ROWS, EventRowNumber, 0, "", 0b1111, 0b0;
+    ACT_COUNT_RD = ev("UNC_M_ACT_COUNT.RD", 0x01, 0x01),
+    ACT_COUNT_WR = ev("UNC_M_ACT_COUNT.WR", 0x01, 0x02),
+    BYP_CMDS_ACT = ev("UNC_M_BYP_CMDS.ACT", 0xa1, 0x01),
+    BYP_CMDS_CAS = ev("UNC_M_BYP_CMDS.CAS", 0xa1, 0x02),
+    BYP_CMDS_PRE = ev("UNC_M_BYP_CMDS.PRE", 0xa1, 0x04),
+    CAS_COUNT_ALL = ev("UNC_M_CAS_COUNT.ALL", 0x04, 0x0f),
+    CAS_COUNT_RD = ev("UNC_M_CAS_COUNT.RD", 0x04, 0x03),
+    CAS_COUNT_RD_REG = ev("UNC_M_CAS_COUNT.RD_REG", 0x04, 0x01),
+    CAS_COUNT_RD_RMM = ev("UNC_M_CAS_COUNT.RD_RMM", 0x04, 0x20),
+    CAS_COUNT_RD_UNDERFILL = ev("UNC_M_CAS_COUNT.RD_UNDERFILL", 0x04, 0x02),
+    CAS_COUNT_RD_WMM = ev("UNC_M_CAS_COUNT.RD_WMM", 0x04, 0x10),
+    CAS_COUNT_WR = ev("UNC_M_CAS_COUNT.WR", 0x04, 0x0c),
+    CAS_COUNT_WR_RMM = ev("UNC_M_CAS_COUNT.WR_RMM", 0x04, 0x08),
+    CAS_COUNT_WR_WMM = ev("UNC_M_CAS_COUNT.WR_WMM", 0x04, 0x04),
+    DRAM_PRE_ALL = ev("UNC_M_DRAM_PRE_ALL", 0x06, 0x00),
+    DRAM_REFRESH_HIGH = ev("UNC_M_DRAM_REFRESH.HIGH", 0x05, 0x04),
+    DRAM_REFRESH_PANIC = ev("UNC_M_DRAM_REFRESH.PANIC", 0x05, 0x02),
+    ECC_CORRECTABLE_ERRORS = ev("UNC_M_ECC_CORRECTABLE_ERRORS", 0x09, 0x00),
+    MAJOR_MODES_ISOCH = ev("UNC_M_MAJOR_MODES.ISOCH", 0x07, 0x08),
+    MAJOR_MODES_PARTIAL = ev("UNC_M_MAJOR_MODES.PARTIAL", 0x07, 0x04),
+    MAJOR_MODES_READ = ev("UNC_M_MAJOR_MODES.READ", 0x07, 0x01),
+    MAJOR_MODES_WRITE = ev("UNC_M_MAJOR_MODES.WRITE", 0x07, 0x02),
+    POWER_CHANNEL_DLLOFF = ev("UNC_M_POWER_CHANNEL_DLLOFF", 0x84, 0x00),
+    POWER_CHANNEL_PPD = ev("UNC_M_POWER_CHANNEL_PPD", 0x85, 0x00),
+    POWER_CKE_CYCLES_RANK0 = ev("UNC_M_POWER_CKE_CYCLES.RANK0", 0x83, 0x01),
+    POWER_CKE_CYCLES_RANK1 = ev("UNC_M_POWER_CKE_CYCLES.RANK1", 0x83, 0x02),
+    POWER_CKE_CYCLES_RANK2 = ev("UNC_M_POWER_CKE_CYCLES.RANK2", 0x83, 0x04),
+    POWER_CKE_CYCLES_RANK3 = ev("UNC_M_POWER_CKE_CYCLES.RANK3", 0x83, 0x08),
+    POWER_CKE_CYCLES_RANK4 = ev("UNC_M_POWER_CKE_CYCLES.RANK4", 0x83, 0x10),
+    POWER_CKE_CYCLES_RANK5 = ev("UNC_M_POWER_CKE_CYCLES.RANK5", 0x83, 0x20),
+    POWER_CKE_CYCLES_RANK6 = ev("UNC_M_POWER_CKE_CYCLES.RANK6", 0x83, 0x40),
+    POWER_CKE_CYCLES_RANK7 = ev("UNC_M_POWER_CKE_CYCLES.RANK7", 0x83, 0x80),
+    POWER_CRITICAL_THROTTLE_CYCLES = ev("UNC_M_POWER_CRITICAL_THROTTLE_CYCLES", 0x86, 0x00),
+    POWER_SELF_REFRESH = ev("UNC_M_POWER_SELF_REFRESH", 0x43, 0x00),
+    POWER_THROTTLE_CYCLES_RANK0 = ev("UNC_M_POWER_THROTTLE_CYCLES.RANK0", 0x41, 0x01),
+    POWER_THROTTLE_CYCLES_RANK1 = ev("UNC_M_POWER_THROTTLE_CYCLES.RANK1", 0x41, 0x02),
+    POWER_THROTTLE_CYCLES_RANK2 = ev("UNC_M_POWER_THROTTLE_CYCLES.RANK2", 0x41, 0x04),
+    POWER_THROTTLE_CYCLES_RANK3 = ev("UNC_M_POWER_THROTTLE_CYCLES.RANK3", 0x41, 0x08),
+    POWER_THROTTLE_CYCLES_RANK4 = ev("UNC_M_POWER_THROTTLE_CYCLES.RANK4", 0x41, 0x10),
+    POWER_THROTTLE_CYCLES_RANK5 = ev("UNC_M_POWER_THROTTLE_CYCLES.RANK5", 0x41, 0x20),
+    POWER_THROTTLE_CYCLES_RANK6 = ev("UNC_M_POWER_THROTTLE_CYCLES.RANK6", 0x41, 0x40),
+    POWER_THROTTLE_CYCLES_RANK7 = ev("UNC_M_POWER_THROTTLE_CYCLES.RANK7", 0x41, 0x80),
+    PREEMPTION_RD_PREEMPT_RD = ev("UNC_M_PREEMPTION.RD_PREEMPT_RD", 0x08, 0x01),
+    PREEMPTION_RD_PREEMPT_WR = ev("UNC_M_PREEMPTION.RD_PREEMPT_WR", 0x08, 0x02),
+    PRE_COUNT_PAGE_CLOSE = ev("UNC_M_PRE_COUNT.PAGE_CLOSE", 0x02, 0x02),
+    PRE_COUNT_PAGE_MISS = ev("UNC_M_PRE_COUNT.PAGE_MISS", 0x02, 0x01),
+    PRE_COUNT_RD = ev("UNC_M_PRE_COUNT.RD", 0x02, 0x04),
+    PRE_COUNT_WR = ev("UNC_M_PRE_COUNT.WR", 0x02, 0x08),
+    RD_CAS_PRIO_HIGH = ev("UNC_M_RD_CAS_PRIO.HIGH", 0xa0, 0x04),
+    RD_CAS_PRIO_LOW = ev("UNC_M_RD_CAS_PRIO.LOW", 0xa0, 0x01),
+    RD_CAS_PRIO_MED = ev("UNC_M_RD_CAS_PRIO.MED", 0xa0, 0x02),
+    RD_CAS_PRIO_PANIC = ev("UNC_M_RD_CAS_PRIO.PANIC", 0xa0, 0x08),
+    RD_CAS_RANK0_BANK0 = ev("UNC_M_RD_CAS_RANK0.BANK0", 0xb0, 0x01),
+    RD_CAS_RANK0_BANK1 = ev("UNC_M_RD_CAS_RANK0.BANK1", 0xb0, 0x02),
+    RD_CAS_RANK0_BANK2 = ev("UNC_M_RD_CAS_RANK0.BANK2", 0xb0, 0x04),
+    RD_CAS_RANK0_BANK3 = ev("UNC_M_RD_CAS_RANK0.BANK3", 0xb0, 0x08),
+    RD_CAS_RANK0_BANK4 = ev("UNC_M_RD_CAS_RANK0.BANK4", 0xb0, 0x10),
+    RD_CAS_RANK0_BANK5 = ev("UNC_M_RD_CAS_RANK0.BANK5", 0xb0, 0x20),
+    RD_CAS_RANK0_BANK6 = ev("UNC_M_RD_CAS_RANK0.BANK6", 0xb0, 0x40),
+    RD_CAS_RANK0_BANK7 = ev("UNC_M_RD_CAS_RANK0.BANK7", 0xb0, 0x80),
+    RPQ_CYCLES_NE = ev("UNC_M_RPQ_CYCLES_NE", 0x11, 0x00),
+    RPQ_INSERTS = ev("UNC_M_RPQ_INSERTS", 0x10, 0x00),
+    VMSE_MXB_WR_OCCUPANCY = ev("UNC_M_VMSE_MXB_WR_OCCUPANCY", 0x91, 0x00),
+    VMSE_WR_PUSH_RMM = ev("UNC_M_VMSE_WR_PUSH.RMM", 0x90, 0x02),
+    VMSE_WR_PUSH_WMM = ev("UNC_M_VMSE_WR_PUSH.WMM", 0x90, 0x01),
+    WMM_TO_RMM_LOW_THRESH = ev("UNC_M_WMM_TO_RMM.LOW_THRESH", 0xc0, 0x01),
+    WMM_TO_RMM_STARVE = ev("UNC_M_WMM_TO_RMM.STARVE", 0xc0, 0x02),
+    WMM_TO_RMM_VMSE_RETRY = ev("UNC_M_WMM_TO_RMM.VMSE_RETRY", 0xc0, 0x04),
+    WPQ_CYCLES_FULL = ev("UNC_M_WPQ_CYCLES_FULL", 0x22, 0x00),
+    WPQ_CYCLES_NE = ev("UNC_M_WPQ_CYCLES_NE", 0x21, 0x00),
+    WPQ_INSERTS = ev("UNC_M_WPQ_INSERTS", 0x20, 0x00),
+    WPQ_READ_HIT = ev("UNC_M_WPQ_READ_HIT", 0x23, 0x00),
+    WPQ_WRITE_HIT = ev("UNC_M_WPQ_WRITE_HIT", 0x24, 0x00),
+    WRONG_MM = ev("UNC_M_WRONG_MM", 0xc1, 0x00),
+    WR_CAS_RANK0_BANK0 = ev("UNC_M_WR_CAS_RANK0.BANK0", 0xb8, 0x01),
+    WR_CAS_RANK0_BANK1 = ev("UNC_M_WR_CAS_RANK0.BANK1", 0xb8, 0x02),
+    WR_CAS_RANK0_BANK2 = ev("UNC_M_WR_CAS_RANK0.BANK2", 0xb8, 0x04),
+    WR_CAS_RANK0_BANK3 = ev("UNC_M_WR_CAS_RANK0.BANK3", 0xb8, 0x08),
+    WR_CAS_RANK0_BANK4 = ev("UNC_M_WR_CAS_RANK0.BANK4", 0xb8, 0x10),
+    WR_CAS_RANK0_BANK5 = ev("UNC_M_WR_CAS_RANK0.BANK5", 0xb8, 0x20),
+    WR_CAS_RANK0_BANK6 = ev("UNC_M_WR_CAS_RANK0.BANK6", 0xb8, 0x40),
+    WR_CAS_RANK0_BANK7 = ev("UNC_M_WR_CAS_RANK0.BANK7", 0xb8, 0x80),
+    ACT_COUNT_BYP = ev("UNC_M_ACT_COUNT.BYP", 0x01, 0x08),
+    DCLOCKTICKS = ev("UNC_M_DCLOCKTICKS", 0x00, 0x00),
+    POWER_PCU_THROTTLING = ev("UNC_M_POWER_PCU_THROTTLING", 0x42, 0x00),
+    PRE_COUNT_BYP = ev("UNC_M_PRE_COUNT.BYP", 0x02, 0x10),
+    RD_CAS_RANK1_BANK0 = ev("UNC_M_RD_CAS_RANK1.BANK0", 0xb1, 0x01),
+    RD_CAS_RANK1_BANK1 = ev("UNC_M_RD_CAS_RANK1.BANK1", 0xb1, 0x02),
+    RD_CAS_RANK1_BANK2 = ev("UNC_M_RD_CAS_RANK1.BANK2", 0xb1, 0x04),
+    RD_CAS_RANK1_BANK3 = ev("UNC_M_RD_CAS_RANK1.BANK3", 0xb1, 0x08),
+    RD_CAS_RANK1_BANK4 = ev("UNC_M_RD_CAS_RANK1.BANK4", 0xb1, 0x10),
+    RD_CAS_RANK1_BANK5 = ev("UNC_M_RD_CAS_RANK1.BANK5", 0xb1, 0x20),
+    RD_CAS_RANK1_BANK6 = ev("UNC_M_RD_CAS_RANK1.BANK6", 0xb1, 0x40),
+    RD_CAS_RANK1_BANK7 = ev("UNC_M_RD_CAS_RANK1.BANK7", 0xb1, 0x80),
+    RD_CAS_RANK2_BANK0 = ev("UNC_M_RD_CAS_RANK2.BANK0", 0xb2, 0x01),
+    RD_CAS_RANK2_BANK1 = ev("UNC_M_RD_CAS_RANK2.BANK1", 0xb2, 0x02),
+    RD_CAS_RANK2_BANK2 = ev("UNC_M_RD_CAS_RANK2.BANK2", 0xb2, 0x04),
+    RD_CAS_RANK2_BANK3 = ev("UNC_M_RD_CAS_RANK2.BANK3", 0xb2, 0x08),
+    RD_CAS_RANK2_BANK4 = ev("UNC_M_RD_CAS_RANK2.BANK4", 0xb2, 0x10),
+    RD_CAS_RANK2_BANK5 = ev("UNC_M_RD_CAS_RANK2.BANK5", 0xb2, 0x20),
+    RD_CAS_RANK2_BANK6 = ev("UNC_M_RD_CAS_RANK2.BANK6", 0xb2, 0x40),
+    RD_CAS_RANK2_BANK7 = ev("UNC_M_RD_CAS_RANK2.BANK7", 0xb2, 0x80),
+    RD_CAS_RANK3_BANK0 = ev("UNC_M_RD_CAS_RANK3.BANK0", 0xb3, 0x01),
+    RD_CAS_RANK3_BANK1 = ev("UNC_M_RD_CAS_RANK3.BANK1", 0xb3, 0x02),
+    RD_CAS_RANK3_BANK2 = ev("UNC_M_RD_CAS_RANK3.BANK2", 0xb3, 0x04),
+    RD_CAS_RANK3_BANK3 = ev("UNC_M_RD_CAS_RANK3.BANK3", 0xb3, 0x08),
+    RD_CAS_RANK3_BANK4 = ev("UNC_M_RD_CAS_RANK3.BANK4", 0xb3, 0x10),
+    RD_CAS_RANK3_BANK5 = ev("UNC_M_RD_CAS_RANK3.BANK5", 0xb3, 0x20),
+    RD_CAS_RANK3_BANK6 = ev("UNC_M_RD_CAS_RANK3.BANK6", 0xb3, 0x40),
+    RD_CAS_RANK3_BANK7 = ev("UNC_M_RD_CAS_RANK3.BANK7", 0xb3, 0x80),
+    RD_CAS_RANK4_BANK0 = ev("UNC_M_RD_CAS_RANK4.BANK0", 0xb4, 0x01),
+    RD_CAS_RANK4_BANK1 = ev("UNC_M_RD_CAS_RANK4.BANK1", 0xb4, 0x02),
+    RD_CAS_RANK4_BANK2 = ev("UNC_M_RD_CAS_RANK4.BANK2", 0xb4, 0x04),
+    RD_CAS_RANK4_BANK3 = ev("UNC_M_RD_CAS_RANK4.BANK3", 0xb4, 0x08),
+    RD_CAS_RANK4_BANK4 = ev("UNC_M_RD_CAS_RANK4.BANK4", 0xb4, 0x10),
+    RD_CAS_RANK4_BANK5 = ev("UNC_M_RD_CAS_RANK4.BANK5", 0xb4, 0x20),
+    RD_CAS_RANK4_BANK6 = ev("UNC_M_RD_CAS_RANK4.BANK6", 0xb4, 0x40),
+    RD_CAS_RANK4_BANK7 = ev("UNC_M_RD_CAS_RANK4.BANK7", 0xb4, 0x80),
+    RD_CAS_RANK5_BANK0 = ev("UNC_M_RD_CAS_RANK5.BANK0", 0xb5, 0x01),
+    RD_CAS_RANK5_BANK1 = ev("UNC_M_RD_CAS_RANK5.BANK1", 0xb5, 0x02),
+    RD_CAS_RANK5_BANK2 = ev("UNC_M_RD_CAS_RANK5.BANK2", 0xb5, 0x04),
+    RD_CAS_RANK5_BANK3 = ev("UNC_M_RD_CAS_RANK5.BANK3", 0xb5, 0x08),
+    RD_CAS_RANK5_BANK4 = ev("UNC_M_RD_CAS_RANK5.BANK4", 0xb5, 0x10),
+    RD_CAS_RANK5_BANK5 = ev("UNC_M_RD_CAS_RANK5.BANK5", 0xb5, 0x20),
+    RD_CAS_RANK5_BANK6 = ev("UNC_M_RD_CAS_RANK5.BANK6", 0xb5, 0x40),
+    RD_CAS_RANK5_BANK7 = ev("UNC_M_RD_CAS_RANK5.BANK7", 0xb5, 0x80),
+    RD_CAS_RANK6_BANK0 = ev("UNC_M_RD_CAS_RANK6.BANK0", 0xb6, 0x01),
+    RD_CAS_RANK6_BANK1 = ev("UNC_M_RD_CAS_RANK6.BANK1", 0xb6, 0x02),
+    RD_CAS_RANK6_BANK2 = ev("UNC_M_RD_CAS_RANK6.BANK2", 0xb6, 0x04),
+    RD_CAS_RANK6_BANK3 = ev("UNC_M_RD_CAS_RANK6.BANK3", 0xb6, 0x08),
+    RD_CAS_RANK6_BANK4 = ev("UNC_M_RD_CAS_RANK6.BANK4", 0xb6, 0x10),
+    RD_CAS_RANK6_BANK5 = ev("UNC_M_RD_CAS_RANK6.BANK5", 0xb6, 0x20),
+    RD_CAS_RANK6_BANK6 = ev("UNC_M_RD_CAS_RANK6.BANK6", 0xb6, 0x40),
+    RD_CAS_RANK6_BANK7 = ev("UNC_M_RD_CAS_RANK6.BANK7", 0xb6, 0x80),
+    RD_CAS_RANK7_BANK0 = ev("UNC_M_RD_CAS_RANK7.BANK0", 0xb7, 0x01),
+    RD_CAS_RANK7_BANK1 = ev("UNC_M_RD_CAS_RANK7.BANK1", 0xb7, 0x02),
+    RD_CAS_RANK7_BANK2 = ev("UNC_M_RD_CAS_RANK7.BANK2", 0xb7, 0x04),
+    RD_CAS_RANK7_BANK3 = ev("UNC_M_RD_CAS_RANK7.BANK3", 0xb7, 0x08),
+    RD_CAS_RANK7_BANK4 = ev("UNC_M_RD_CAS_RANK7.BANK4", 0xb7, 0x10),
+    RD_CAS_RANK7_BANK5 = ev("UNC_M_RD_CAS_RANK7.BANK5", 0xb7, 0x20),
+    RD_CAS_RANK7_BANK6 = ev("UNC_M_RD_CAS_RANK7.BANK6", 0xb7, 0x40),
+    RD_CAS_RANK7_BANK7 = ev("UNC_M_RD_CAS_RANK7.BANK7", 0xb7, 0x80),
+    WR_CAS_RANK1_BANK0 = ev("UNC_M_WR_CAS_RANK1.BANK0", 0xb9, 0x01),
+    WR_CAS_RANK1_BANK1 = ev("UNC_M_WR_CAS_RANK1.BANK1", 0xb9, 0x02),
+    WR_CAS_RANK1_BANK2 = ev("UNC_M_WR_CAS_RANK1.BANK2", 0xb9, 0x04),
+    WR_CAS_RANK1_BANK3 = ev("UNC_M_WR_CAS_RANK1.BANK3", 0xb9, 0x08),
+    WR_CAS_RANK1_BANK4 = ev("UNC_M_WR_CAS_RANK1.BANK4", 0xb9, 0x10),
+    WR_CAS_RANK1_BANK5 = ev("UNC_M_WR_CAS_RANK1.BANK5", 0xb9, 0x20),
+    WR_CAS_RANK1_BANK6 = ev("UNC_M_WR_CAS_RANK1.BANK6", 0xb9, 0x40),
+    WR_CAS_RANK1_BANK7 = ev("UNC_M_WR_CAS_RANK1.BANK7", 0xb9, 0x80),
+    WR_CAS_RANK2_BANK0 = ev("UNC_M_WR_CAS_RANK2.BANK0", 0xba, 0x01),
+    WR_CAS_RANK2_BANK1 = ev("UNC_M_WR_CAS_RANK2.BANK1", 0xba, 0x02),
+    WR_CAS_RANK2_BANK2 = ev("UNC_M_WR_CAS_RANK2.BANK2", 0xba, 0x04),
+    WR_CAS_RANK2_BANK3 = ev("UNC_M_WR_CAS_RANK2.BANK3", 0xba, 0x08),
+    WR_CAS_RANK2_BANK4 = ev("UNC_M_WR_CAS_RANK2.BANK4", 0xba, 0x10),
+    WR_CAS_RANK2_BANK5 = ev("UNC_M_WR_CAS_RANK2.BANK5", 0xba, 0x20),
+    WR_CAS_RANK2_BANK6 = ev("UNC_M_WR_CAS_RANK2.BANK6", 0xba, 0x40),
+    WR_CAS_RANK2_BANK7 = ev("UNC_M_WR_CAS_RANK2.BANK7", 0xba, 0x80),
+    WR_CAS_RANK3_BANK0 = ev("UNC_M_WR_CAS_RANK3.BANK0", 0xbb, 0x01),
+    WR_CAS_RANK3_BANK1 = ev("UNC_M_WR_CAS_RANK3.BANK1", 0xbb, 0x02),
+    WR_CAS_RANK3_BANK2 = ev("UNC_M_WR_CAS_RANK3.BANK2", 0xbb, 0x04),
+    WR_CAS_RANK3_BANK3 = ev("UNC_M_WR_CAS_RANK3.BANK3", 0xbb, 0x08),
+    WR_CAS_RANK3_BANK4 = ev("UNC_M_WR_CAS_RANK3.BANK4", 0xbb, 0x10),
+    WR_CAS_RANK3_BANK5 = ev("UNC_M_WR_CAS_RANK3.BANK5", 0xbb, 0x20),
+    WR_CAS_RANK3_BANK6 = ev("UNC_M_WR_CAS_RANK3.BANK6", 0xbb, 0x40),
+    WR_CAS_RANK3_BANK7 = ev("UNC_M_WR_CAS_RANK3.BANK7", 0xbb, 0x80),
+    WR_CAS_RANK4_BANK0 = ev("UNC_M_WR_CAS_RANK4.BANK0", 0xbc, 0x01),
+    WR_CAS_RANK4_BANK1 = ev("UNC_M_WR_CAS_RANK4.BANK1", 0xbc, 0x02),
+    WR_CAS_RANK4_BANK2 = ev("UNC_M_WR_CAS_RANK4.BANK2", 0xbc, 0x04),
+    WR_CAS_RANK4_BANK3 = ev("UNC_M_WR_CAS_RANK4.BANK3", 0xbc, 0x08),
+    WR_CAS_RANK4_BANK4 = ev("UNC_M_WR_CAS_RANK4.BANK4", 0xbc, 0x10),
+    WR_CAS_RANK4_BANK5 = ev("UNC_M_WR_CAS_RANK4.BANK5", 0xbc, 0x20),
+    WR_CAS_RANK4_BANK6 = ev("UNC_M_WR_CAS_RANK4.BANK6", 0xbc, 0x40),
+    WR_CAS_RANK4_BANK7 = ev("UNC_M_WR_CAS_RANK4.BANK7", 0xbc, 0x80),
+    WR_CAS_RANK5_BANK0 = ev("UNC_M_WR_CAS_RANK5.BANK0", 0xbd, 0x01),
+    WR_CAS_RANK5_BANK1 = ev("UNC_M_WR_CAS_RANK5.BANK1", 0xbd, 0x02),
+    WR_CAS_RANK5_BANK2 = ev("UNC_M_WR_CAS_RANK5.BANK2", 0xbd, 0x04),
+    WR_CAS_RANK5_BANK3 = ev("UNC_M_WR_CAS_RANK5.BANK3", 0xbd, 0x08),
+    WR_CAS_RANK5_BANK4 = ev("UNC_M_WR_CAS_RANK5.BANK4", 0xbd, 0x10),
+    WR_CAS_RANK5_BANK5 = ev("UNC_M_WR_CAS_RANK5.BANK5", 0xbd, 0x20),
+    WR_CAS_RANK5_BANK6 = ev("UNC_M_WR_CAS_RANK5.BANK6", 0xbd, 0x40),
+    WR_CAS_RANK5_BANK7 = ev("UNC_M_WR_CAS_RANK5.BANK7", 0xbd, 0x80),
+    WR_CAS_RANK6_BANK0 = ev("UNC_M_WR_CAS_RANK6.BANK0", 0xbe, 0x01),
+    WR_CAS_RANK6_BANK1 = ev("UNC_M_WR_CAS_RANK6.BANK1", 0xbe, 0x02),
+    WR_CAS_RANK6_BANK2 = ev("UNC_M_WR_CAS_RANK6.BANK2", 0xbe, 0x04),
+    WR_CAS_RANK6_BANK3 = ev("UNC_M_WR_CAS_RANK6.BANK3", 0xbe, 0x08),
+    WR_CAS_RANK6_BANK4 = ev("UNC_M_WR_CAS_RANK6.BANK4", 0xbe, 0x10),
+    WR_CAS_RANK6_BANK5 = ev("UNC_M_WR_CAS_RANK6.BANK5", 0xbe, 0x20),
+    WR_CAS_RANK6_BANK6 = ev("UNC_M_WR_CAS_RANK6.BANK6", 0xbe, 0x40),
+    WR_CAS_RANK6_BANK7 = ev("UNC_M_WR_CAS_RANK6.BANK7", 0xbe, 0x80),
+    WR_CAS_RANK7_BANK0 = ev("UNC_M_WR_CAS_RANK7.BANK0", 0xbf, 0x01),
+    WR_CAS_RANK7_BANK1 = ev("UNC_M_WR_CAS_RANK7.BANK1", 0xbf, 0x02),
+    WR_CAS_RANK7_BANK2 = ev("UNC_M_WR_CAS_RANK7.BANK2", 0xbf, 0x04),
+    WR_CAS_RANK7_BANK3 = ev("UNC_M_WR_CAS_RANK7.BANK3", 0xbf, 0x08),
+    WR_CAS_RANK7_BANK4 = ev("UNC_M_WR_CAS_RANK7.BANK4", 0xbf, 0x10),
+    WR_CAS_RANK7_BANK5 = ev("UNC_M_WR_CAS_RANK7.BANK5", 0xbf, 0x20),
+    WR_CAS_RANK7_BANK6 = ev("UNC_M_WR_CAS_RANK7.BANK6", 0xbf, 0x40),
+    WR_CAS_RANK7_BANK7 = ev("UNC_M_WR_CAS_RANK7.BANK7", 0xbf, 0x80),
+}
 /// No experimental events.
 const EXPERIMENTAL_ROWS: &[EventRow] = &[];
 /// The rows built.

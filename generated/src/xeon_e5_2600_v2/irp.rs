@@ -69,18 +69,15 @@ impl Layout for IrpBoxCtlLayout {
     const INFO: &'static RegisterInfo = &IRP_BOX_CTL_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 18, 31, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 18, 31, Access::Rv),
         FieldInfo::row("ov_en", 17, 17, Access::Rw,
             "Unit overflow enable: lets overflows of this box's counters travel on to the U-box. The guide asks software to write 1 here (see the note)."),
         FieldInfo { name: "frz_en", ident: "frz_en", lsb: 16, msb: 16, access: Access::Rw, role: Some(Role::FreezeEnable),
             description: "Unit freeze enable: lets this box's counters obey the uncore-wide freeze signal. The guide asks software to write 1 here (see the note).", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 9, 15, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 9, 15, Access::Rv),
         FieldInfo { name: "frz", ident: "frz", lsb: 8, msb: 8, access: Access::Wo, role: Some(Role::Freeze),
             description: "Freeze: writing 1 stops all counters of this box until the bit is written as 0.", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 2, 7, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 2, 7, Access::Rv),
         FieldInfo { name: "rst_ctrs", ident: "rst_ctrs", lsb: 1, msb: 1, access: Access::Wo, role: Some(Role::ResetCounters),
             description: "Reset counters: writing 1 clears every data counter of the box to zero.", ..FieldInfo::EMPTY },
         FieldInfo { name: "rst_ctrl", ident: "rst_ctrl", lsb: 0, msb: 0, access: Access::Wo, role: Some(Role::ResetControls),
@@ -174,10 +171,8 @@ impl Layout for IrpBoxStatusLayout {
     const INFO: &'static RegisterInfo = &IRP_BOX_STATUS_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 5, 31, Access::Rv,
-            "Reserved; write zero."),
-        FieldInfo::row("rsv", 4, 4, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 5, 31, Access::Rv),
+        FieldInfo::reserved("rsv", 4, 4, Access::Rsv),
         FieldInfo { name: "ov", ident: "ov", lsb: 0, msb: 3, access: Access::Rw1c, role: Some(Role::Overflow), counters: &[0, 1, 2, 3],
             description: "Overflow bits, one per counter of the box: hardware sets a bit when the counter overflows with ov_en set in its control; writing 1 to a bit clears it (RW1C in the guide).", ..FieldInfo::EMPTY },
     ];
@@ -250,22 +245,18 @@ impl Layout for IrpCtlLayout {
     const FIELDS: &'static [FieldInfo] = &[
         FieldInfo { name: "thresh", ident: "thresh", lsb: 24, msb: 31, access: Access::RwV, role: Some(Role::Threshold),
             description: "Threshold: when non-zero, a cycle is counted only if that cycle's increment is at least this value; edge_det works only with a non-zero threshold (use 1 for events that increment by at most one per cycle).", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 23, 23, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 23, 23, Access::Rsv),
         FieldInfo { name: "en", ident: "en", lsb: 22, msb: 22, access: Access::RwV, role: Some(Role::Enable),
             description: "Enables this counter; it counts only while this bit is 1 (and the uncore is not frozen).", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 21, 21, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 21, 21, Access::Rsv),
         FieldInfo { name: "ov_en", ident: "ov_en", lsb: 20, msb: 20, access: Access::RwV, role: Some(Role::OverflowEnable),
             description: "Overflow enable: when 1, an overflow of the paired counter sets its bit in the box status register and is reported to the U-box, which records it in its global status and may raise a PMI and freeze the uncore.", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 19, 19, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 19, 19, Access::Rv),
         FieldInfo { name: "edge_det", ident: "edge_det", lsb: 18, msb: 18, access: Access::RwV, role: Some(Role::Edge),
             description: "Edge detect: when 1, the counter advances once per 0-to-1 transition of the thresholded event instead of once per cycle in which it is active; needs a non-zero thresh.", ..FieldInfo::EMPTY },
         FieldInfo { name: "rst", ident: "rst", lsb: 17, msb: 17, access: Access::Wo, role: Some(Role::Reset),
             description: "Reset: writing 1 clears the paired data counter to zero.", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 16, 16, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 16, 16, Access::Rsv),
         FieldInfo { name: "umask", ident: "umask", lsb: 8, msb: 15, access: Access::RwV, role: Some(Role::Umask),
             description: "Unit mask: chooses which sub-events of the selected event are counted.", ..FieldInfo::EMPTY },
         FieldInfo { name: "ev_sel", ident: "ev_sel", lsb: 0, msb: 7, access: Access::RwV, role: Some(Role::Event),
@@ -377,8 +368,7 @@ impl Layout for IrpCtrLayout {
     const INFO: &'static RegisterInfo = &IRP_CTR_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 48, 63, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 48, 63, Access::Rv),
         FieldInfo { name: "event_count", ident: "event_count", lsb: 0, msb: 47, access: Access::RwV, role: Some(Role::Count),
             description: "The accumulated 48-bit count of the event selected by IRP_PCI_PMON_CTL{n}.", ..FieldInfo::EMPTY },
     ];
@@ -423,7 +413,7 @@ static IRP_CTR_INFO: RegisterInfo = RegisterInfo {
 mod unit_events {
 use super::*;
 #[allow(unused_imports)]
-use crate::core_events::{ev, EventRow};
+use crate::core_events::{event_table, EventRow};
 #[cfg(feature = "metadata")]
 use crate::core_events::{event_info_refs, event_infos};
 
@@ -442,82 +432,6 @@ pub struct Event {
 }
 
 impl Event {
-    /// `UNC_I_ADDRESS_MATCH.MERGE_COUNT`.
-    pub const ADDRESS_MATCH_MERGE_COUNT: Event = Event::row(0);
-    /// `UNC_I_ADDRESS_MATCH.STALL_COUNT`.
-    pub const ADDRESS_MATCH_STALL_COUNT: Event = Event::row(1);
-    /// `UNC_I_CACHE_ACK_PENDING_OCCUPANCY.ANY`.
-    pub const CACHE_ACK_PENDING_OCCUPANCY_ANY: Event = Event::row(2);
-    /// `UNC_I_CACHE_ACK_PENDING_OCCUPANCY.SOURCE`.
-    pub const CACHE_ACK_PENDING_OCCUPANCY_SOURCE: Event = Event::row(3);
-    /// `UNC_I_CACHE_OWN_OCCUPANCY.ANY`.
-    pub const CACHE_OWN_OCCUPANCY_ANY: Event = Event::row(4);
-    /// `UNC_I_CACHE_OWN_OCCUPANCY.SOURCE`.
-    pub const CACHE_OWN_OCCUPANCY_SOURCE: Event = Event::row(5);
-    /// `UNC_I_CACHE_READ_OCCUPANCY.ANY`.
-    pub const CACHE_READ_OCCUPANCY_ANY: Event = Event::row(6);
-    /// `UNC_I_CACHE_READ_OCCUPANCY.SOURCE`.
-    pub const CACHE_READ_OCCUPANCY_SOURCE: Event = Event::row(7);
-    /// `UNC_I_CACHE_TOTAL_OCCUPANCY.ANY`.
-    pub const CACHE_TOTAL_OCCUPANCY_ANY: Event = Event::row(8);
-    /// `UNC_I_CACHE_TOTAL_OCCUPANCY.SOURCE`.
-    pub const CACHE_TOTAL_OCCUPANCY_SOURCE: Event = Event::row(9);
-    /// `UNC_I_CACHE_WRITE_OCCUPANCY.ANY`.
-    pub const CACHE_WRITE_OCCUPANCY_ANY: Event = Event::row(10);
-    /// `UNC_I_CACHE_WRITE_OCCUPANCY.SOURCE`.
-    pub const CACHE_WRITE_OCCUPANCY_SOURCE: Event = Event::row(11);
-    /// `UNC_I_CLOCKTICKS`.
-    pub const CLOCKTICKS: Event = Event::row(12);
-    /// `UNC_I_RxR_AK_CYCLES_FULL`.
-    pub const RXR_AK_CYCLES_FULL: Event = Event::row(13);
-    /// `UNC_I_RxR_AK_INSERTS`.
-    pub const RXR_AK_INSERTS: Event = Event::row(14);
-    /// `UNC_I_RxR_AK_OCCUPANCY`.
-    pub const RXR_AK_OCCUPANCY: Event = Event::row(15);
-    /// `UNC_I_RxR_BL_DRS_CYCLES_FULL`.
-    pub const RXR_BL_DRS_CYCLES_FULL: Event = Event::row(16);
-    /// `UNC_I_RxR_BL_DRS_INSERTS`.
-    pub const RXR_BL_DRS_INSERTS: Event = Event::row(17);
-    /// `UNC_I_RxR_BL_DRS_OCCUPANCY`.
-    pub const RXR_BL_DRS_OCCUPANCY: Event = Event::row(18);
-    /// `UNC_I_RxR_BL_NCB_CYCLES_FULL`.
-    pub const RXR_BL_NCB_CYCLES_FULL: Event = Event::row(19);
-    /// `UNC_I_RxR_BL_NCB_INSERTS`.
-    pub const RXR_BL_NCB_INSERTS: Event = Event::row(20);
-    /// `UNC_I_RxR_BL_NCB_OCCUPANCY`.
-    pub const RXR_BL_NCB_OCCUPANCY: Event = Event::row(21);
-    /// `UNC_I_RxR_BL_NCS_CYCLES_FULL`.
-    pub const RXR_BL_NCS_CYCLES_FULL: Event = Event::row(22);
-    /// `UNC_I_RxR_BL_NCS_INSERTS`.
-    pub const RXR_BL_NCS_INSERTS: Event = Event::row(23);
-    /// `UNC_I_RxR_BL_NCS_OCCUPANCY`.
-    pub const RXR_BL_NCS_OCCUPANCY: Event = Event::row(24);
-    /// `UNC_I_TICKLES.LOST_OWNERSHIP`.
-    pub const TICKLES_LOST_OWNERSHIP: Event = Event::row(25);
-    /// `UNC_I_TICKLES.TOP_OF_QUEUE`.
-    pub const TICKLES_TOP_OF_QUEUE: Event = Event::row(26);
-    /// `UNC_I_TRANSACTIONS.ORDERINGQ`.
-    pub const TRANSACTIONS_ORDERINGQ: Event = Event::row(27);
-    /// `UNC_I_TRANSACTIONS.PD_PREFETCHES`.
-    pub const TRANSACTIONS_PD_PREFETCHES: Event = Event::row(28);
-    /// `UNC_I_TRANSACTIONS.READS`.
-    pub const TRANSACTIONS_READS: Event = Event::row(29);
-    /// `UNC_I_TRANSACTIONS.WRITES`.
-    pub const TRANSACTIONS_WRITES: Event = Event::row(30);
-    /// `UNC_I_TxR_AD_STALL_CREDIT_CYCLES`.
-    pub const TXR_AD_STALL_CREDIT_CYCLES: Event = Event::row(31);
-    /// `UNC_I_TxR_BL_STALL_CREDIT_CYCLES`.
-    pub const TXR_BL_STALL_CREDIT_CYCLES: Event = Event::row(32);
-    /// `UNC_I_TxR_DATA_INSERTS_NCB`.
-    pub const TXR_DATA_INSERTS_NCB: Event = Event::row(33);
-    /// `UNC_I_TxR_DATA_INSERTS_NCS`.
-    pub const TXR_DATA_INSERTS_NCS: Event = Event::row(34);
-    /// `UNC_I_TxR_REQUEST_OCCUPANCY`.
-    pub const TXR_REQUEST_OCCUPANCY: Event = Event::row(35);
-    /// `UNC_I_WRITE_ORDERING_STALL_CYCLES`.
-    pub const WRITE_ORDERING_STALL_CYCLES: Event = Event::row(36);
-    /// `UNC_I_TRANSACTIONS.RD_PREFETCHES`.
-    pub const TRANSACTIONS_RD_PREFETCHES: Event = Event::row(37);
 
     /// Every event of the unit.
     pub const ALL: &'static [Event] = &{
@@ -565,48 +479,51 @@ impl Event {
     }
 }
 
-/// The events, row n for `Event::row(n)`: `ev(name, event select, umask, counters)` (bit n
-/// of counters: counter n may count it) and what else each sets.
-const EVENT_ROWS: &[EventRow] = &[
-    ev("UNC_I_ADDRESS_MATCH.MERGE_COUNT", 0x17, 0x02, 0b11),
-    ev("UNC_I_ADDRESS_MATCH.STALL_COUNT", 0x17, 0x01, 0b11),
-    ev("UNC_I_CACHE_ACK_PENDING_OCCUPANCY.ANY", 0x14, 0x01, 0b11),
-    ev("UNC_I_CACHE_ACK_PENDING_OCCUPANCY.SOURCE", 0x14, 0x02, 0b11),
-    ev("UNC_I_CACHE_OWN_OCCUPANCY.ANY", 0x13, 0x01, 0b11),
-    ev("UNC_I_CACHE_OWN_OCCUPANCY.SOURCE", 0x13, 0x02, 0b11),
-    ev("UNC_I_CACHE_READ_OCCUPANCY.ANY", 0x10, 0x01, 0b11),
-    ev("UNC_I_CACHE_READ_OCCUPANCY.SOURCE", 0x10, 0x02, 0b11),
-    ev("UNC_I_CACHE_TOTAL_OCCUPANCY.ANY", 0x12, 0x01, 0b11),
-    ev("UNC_I_CACHE_TOTAL_OCCUPANCY.SOURCE", 0x12, 0x02, 0b11),
-    ev("UNC_I_CACHE_WRITE_OCCUPANCY.ANY", 0x11, 0x01, 0b11),
-    ev("UNC_I_CACHE_WRITE_OCCUPANCY.SOURCE", 0x11, 0x02, 0b11),
-    ev("UNC_I_CLOCKTICKS", 0x00, 0x00, 0b11),
-    ev("UNC_I_RxR_AK_CYCLES_FULL", 0x0b, 0x00, 0b11),
-    ev("UNC_I_RxR_AK_INSERTS", 0x0a, 0x00, 0b11),
-    ev("UNC_I_RxR_AK_OCCUPANCY", 0x0c, 0x00, 0b11),
-    ev("UNC_I_RxR_BL_DRS_CYCLES_FULL", 0x04, 0x00, 0b11),
-    ev("UNC_I_RxR_BL_DRS_INSERTS", 0x01, 0x00, 0b11),
-    ev("UNC_I_RxR_BL_DRS_OCCUPANCY", 0x07, 0x00, 0b11),
-    ev("UNC_I_RxR_BL_NCB_CYCLES_FULL", 0x05, 0x00, 0b11),
-    ev("UNC_I_RxR_BL_NCB_INSERTS", 0x02, 0x00, 0b11),
-    ev("UNC_I_RxR_BL_NCB_OCCUPANCY", 0x08, 0x00, 0b11),
-    ev("UNC_I_RxR_BL_NCS_CYCLES_FULL", 0x06, 0x00, 0b11),
-    ev("UNC_I_RxR_BL_NCS_INSERTS", 0x03, 0x00, 0b11),
-    ev("UNC_I_RxR_BL_NCS_OCCUPANCY", 0x09, 0x00, 0b11),
-    ev("UNC_I_TICKLES.LOST_OWNERSHIP", 0x16, 0x01, 0b11),
-    ev("UNC_I_TICKLES.TOP_OF_QUEUE", 0x16, 0x02, 0b11),
-    ev("UNC_I_TRANSACTIONS.ORDERINGQ", 0x15, 0x08, 0b11).filters("IRPFilter[4:0]"),
-    ev("UNC_I_TRANSACTIONS.PD_PREFETCHES", 0x15, 0x04, 0b11),
-    ev("UNC_I_TRANSACTIONS.READS", 0x15, 0x01, 0b11),
-    ev("UNC_I_TRANSACTIONS.WRITES", 0x15, 0x02, 0b11),
-    ev("UNC_I_TxR_AD_STALL_CREDIT_CYCLES", 0x18, 0x00, 0b11),
-    ev("UNC_I_TxR_BL_STALL_CREDIT_CYCLES", 0x19, 0x00, 0b11),
-    ev("UNC_I_TxR_DATA_INSERTS_NCB", 0x0e, 0x00, 0b11),
-    ev("UNC_I_TxR_DATA_INSERTS_NCS", 0x0f, 0x00, 0b11),
-    ev("UNC_I_TxR_REQUEST_OCCUPANCY", 0x0d, 0x00, 0b11),
-    ev("UNC_I_WRITE_ORDERING_STALL_CYCLES", 0x1a, 0x00, 0b11),
-    ev("UNC_I_TRANSACTIONS.RD_PREFETCHES", 0x15, 0x04, 0b11),
-];
+event_table! {
+    /// The events, row n for `Event::row(n)`: `ev(name, event select, umask)` and what else each
+    /// sets. The counters that may count them (bit n: counter n) and those without
+    /// Hyper-Threading are the table's, the two numbers before the rows, unless a row
+    /// gives its own (`.on(..)`, `.ht_off(..)`).
+    EVENT_ROWS, EventRowNumber, 0, "", 0b11, 0b0;
+    ADDRESS_MATCH_MERGE_COUNT = ev("UNC_I_ADDRESS_MATCH.MERGE_COUNT", 0x17, 0x02),
+    ADDRESS_MATCH_STALL_COUNT = ev("UNC_I_ADDRESS_MATCH.STALL_COUNT", 0x17, 0x01),
+    CACHE_ACK_PENDING_OCCUPANCY_ANY = ev("UNC_I_CACHE_ACK_PENDING_OCCUPANCY.ANY", 0x14, 0x01),
+    CACHE_ACK_PENDING_OCCUPANCY_SOURCE = ev("UNC_I_CACHE_ACK_PENDING_OCCUPANCY.SOURCE", 0x14, 0x02),
+    CACHE_OWN_OCCUPANCY_ANY = ev("UNC_I_CACHE_OWN_OCCUPANCY.ANY", 0x13, 0x01),
+    CACHE_OWN_OCCUPANCY_SOURCE = ev("UNC_I_CACHE_OWN_OCCUPANCY.SOURCE", 0x13, 0x02),
+    CACHE_READ_OCCUPANCY_ANY = ev("UNC_I_CACHE_READ_OCCUPANCY.ANY", 0x10, 0x01),
+    CACHE_READ_OCCUPANCY_SOURCE = ev("UNC_I_CACHE_READ_OCCUPANCY.SOURCE", 0x10, 0x02),
+    CACHE_TOTAL_OCCUPANCY_ANY = ev("UNC_I_CACHE_TOTAL_OCCUPANCY.ANY", 0x12, 0x01),
+    CACHE_TOTAL_OCCUPANCY_SOURCE = ev("UNC_I_CACHE_TOTAL_OCCUPANCY.SOURCE", 0x12, 0x02),
+    CACHE_WRITE_OCCUPANCY_ANY = ev("UNC_I_CACHE_WRITE_OCCUPANCY.ANY", 0x11, 0x01),
+    CACHE_WRITE_OCCUPANCY_SOURCE = ev("UNC_I_CACHE_WRITE_OCCUPANCY.SOURCE", 0x11, 0x02),
+    CLOCKTICKS = ev("UNC_I_CLOCKTICKS", 0x00, 0x00),
+    RXR_AK_CYCLES_FULL = ev("UNC_I_RxR_AK_CYCLES_FULL", 0x0b, 0x00),
+    RXR_AK_INSERTS = ev("UNC_I_RxR_AK_INSERTS", 0x0a, 0x00),
+    RXR_AK_OCCUPANCY = ev("UNC_I_RxR_AK_OCCUPANCY", 0x0c, 0x00),
+    RXR_BL_DRS_CYCLES_FULL = ev("UNC_I_RxR_BL_DRS_CYCLES_FULL", 0x04, 0x00),
+    RXR_BL_DRS_INSERTS = ev("UNC_I_RxR_BL_DRS_INSERTS", 0x01, 0x00),
+    RXR_BL_DRS_OCCUPANCY = ev("UNC_I_RxR_BL_DRS_OCCUPANCY", 0x07, 0x00),
+    RXR_BL_NCB_CYCLES_FULL = ev("UNC_I_RxR_BL_NCB_CYCLES_FULL", 0x05, 0x00),
+    RXR_BL_NCB_INSERTS = ev("UNC_I_RxR_BL_NCB_INSERTS", 0x02, 0x00),
+    RXR_BL_NCB_OCCUPANCY = ev("UNC_I_RxR_BL_NCB_OCCUPANCY", 0x08, 0x00),
+    RXR_BL_NCS_CYCLES_FULL = ev("UNC_I_RxR_BL_NCS_CYCLES_FULL", 0x06, 0x00),
+    RXR_BL_NCS_INSERTS = ev("UNC_I_RxR_BL_NCS_INSERTS", 0x03, 0x00),
+    RXR_BL_NCS_OCCUPANCY = ev("UNC_I_RxR_BL_NCS_OCCUPANCY", 0x09, 0x00),
+    TICKLES_LOST_OWNERSHIP = ev("UNC_I_TICKLES.LOST_OWNERSHIP", 0x16, 0x01),
+    TICKLES_TOP_OF_QUEUE = ev("UNC_I_TICKLES.TOP_OF_QUEUE", 0x16, 0x02),
+    TRANSACTIONS_ORDERINGQ = ev("UNC_I_TRANSACTIONS.ORDERINGQ", 0x15, 0x08).filters("IRPFilter[4:0]"),
+    TRANSACTIONS_PD_PREFETCHES = ev("UNC_I_TRANSACTIONS.PD_PREFETCHES", 0x15, 0x04),
+    TRANSACTIONS_READS = ev("UNC_I_TRANSACTIONS.READS", 0x15, 0x01),
+    TRANSACTIONS_WRITES = ev("UNC_I_TRANSACTIONS.WRITES", 0x15, 0x02),
+    TXR_AD_STALL_CREDIT_CYCLES = ev("UNC_I_TxR_AD_STALL_CREDIT_CYCLES", 0x18, 0x00),
+    TXR_BL_STALL_CREDIT_CYCLES = ev("UNC_I_TxR_BL_STALL_CREDIT_CYCLES", 0x19, 0x00),
+    TXR_DATA_INSERTS_NCB = ev("UNC_I_TxR_DATA_INSERTS_NCB", 0x0e, 0x00),
+    TXR_DATA_INSERTS_NCS = ev("UNC_I_TxR_DATA_INSERTS_NCS", 0x0f, 0x00),
+    TXR_REQUEST_OCCUPANCY = ev("UNC_I_TxR_REQUEST_OCCUPANCY", 0x0d, 0x00),
+    WRITE_ORDERING_STALL_CYCLES = ev("UNC_I_WRITE_ORDERING_STALL_CYCLES", 0x1a, 0x00),
+    TRANSACTIONS_RD_PREFETCHES = ev("UNC_I_TRANSACTIONS.RD_PREFETCHES", 0x15, 0x04),
+}
 /// No experimental events.
 const EXPERIMENTAL_ROWS: &[EventRow] = &[];
 /// The rows built.

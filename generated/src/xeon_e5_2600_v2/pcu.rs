@@ -71,18 +71,15 @@ impl Layout for PcuBoxCtlLayout {
     const INFO: &'static RegisterInfo = &PCU_BOX_CTL_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 18, 31, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 18, 31, Access::Rv),
         FieldInfo::row("ov_en", 17, 17, Access::Rw,
             "Unit overflow enable: lets overflows of this box's counters travel on to the U-box. The guide asks software to write 1 here (see the note)."),
         FieldInfo { name: "frz_en", ident: "frz_en", lsb: 16, msb: 16, access: Access::Rw, role: Some(Role::FreezeEnable),
             description: "Unit freeze enable: lets this box's counters obey the uncore-wide freeze signal. The guide asks software to write 1 here (see the note).", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 9, 15, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 9, 15, Access::Rv),
         FieldInfo { name: "frz", ident: "frz", lsb: 8, msb: 8, access: Access::Wo, role: Some(Role::Freeze),
             description: "Freeze: writing 1 stops all counters of this box until the bit is written as 0.", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 2, 7, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 2, 7, Access::Rv),
         FieldInfo { name: "rst_ctrs", ident: "rst_ctrs", lsb: 1, msb: 1, access: Access::Wo, role: Some(Role::ResetCounters),
             description: "Reset counters: writing 1 clears every data counter of the box to zero.", ..FieldInfo::EMPTY },
         FieldInfo { name: "rst_ctrl", ident: "rst_ctrl", lsb: 0, msb: 0, access: Access::Wo, role: Some(Role::ResetControls),
@@ -174,10 +171,8 @@ impl Layout for PcuBoxStatusLayout {
     const INFO: &'static RegisterInfo = &PCU_BOX_STATUS_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 5, 31, Access::Rv,
-            "Reserved; write zero."),
-        FieldInfo::row("rsv", 4, 4, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 5, 31, Access::Rv),
+        FieldInfo::reserved("rsv", 4, 4, Access::Rsv),
         FieldInfo { name: "ov", ident: "ov", lsb: 0, msb: 3, access: Access::Rw1c, role: Some(Role::Overflow), counters: &[0, 1, 2, 3],
             description: "Overflow bits, one per counter of the box: hardware sets a bit when the counter overflows with ov_en set in its control; writing 1 to a bit clears it (RW1C in the guide).", ..FieldInfo::EMPTY },
     ];
@@ -253,30 +248,25 @@ impl Layout for PcuCtlLayout {
             "Edge detect for occupancy events (ev_sel bit 7 set): count 0-to-1 transitions of the thresholded occupancy."),
         FieldInfo::row("occ_invert", 30, 30, Access::RwV,
             "Invert the threshold comparison for occupancy events (count cycles below thresh)."),
-        FieldInfo::row("rsv", 29, 29, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 29, 29, Access::Rsv),
         FieldInfo { name: "thresh", ident: "thresh", lsb: 24, msb: 28, access: Access::RwV, role: Some(Role::Threshold),
             description: "Threshold: when non-zero, a cycle is counted only if that cycle's increment is at least this value; edge_det works only with a non-zero threshold (use 1 for events that increment by at most one per cycle).", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 23, 23, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 23, 23, Access::Rsv),
         FieldInfo { name: "en", ident: "en", lsb: 22, msb: 22, access: Access::RwV, role: Some(Role::Enable),
             description: "Enables this counter; it counts only while this bit is 1 (and the uncore is not frozen).", ..FieldInfo::EMPTY },
         FieldInfo { name: "ev_sel_ext", ident: "ev_sel_ext", lsb: 21, msb: 21, access: Access::RwV, role: Some(Role::EventExt),
             description: "Event select extension bit.", ..FieldInfo::EMPTY },
         FieldInfo { name: "ov_en", ident: "ov_en", lsb: 20, msb: 20, access: Access::RwV, role: Some(Role::OverflowEnable),
             description: "Overflow enable: when 1, an overflow of the paired counter sets its bit in the box status register and is reported to the U-box, which records it in its global status and may raise a PMI and freeze the uncore.", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 19, 19, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 19, 19, Access::Rv),
         FieldInfo { name: "edge_det", ident: "edge_det", lsb: 18, msb: 18, access: Access::RwV, role: Some(Role::Edge),
             description: "Edge detect: when 1, the counter advances once per 0-to-1 transition of the thresholded event instead of once per cycle in which it is active; needs a non-zero thresh.", ..FieldInfo::EMPTY },
         FieldInfo { name: "rst", ident: "rst", lsb: 17, msb: 17, access: Access::Wo, role: Some(Role::Reset),
             description: "Reset: writing 1 clears the paired data counter to zero.", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 16, 16, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 16, 16, Access::Rsv),
         FieldInfo::row("occ_sel", 14, 15, Access::RwV,
             "Occupancy select: which core C-state occupancy counter feeds occupancy events."),
-        FieldInfo::row("rsv", 8, 13, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 8, 13, Access::Rsv),
         FieldInfo { name: "ev_sel", ident: "ev_sel", lsb: 0, msb: 7, access: Access::RwV, role: Some(Role::Event),
             description: "Event select; bit 7 set selects an occupancy event.", ..FieldInfo::EMPTY },
     ];
@@ -404,8 +394,7 @@ impl Layout for PcuCtrLayout {
     const INFO: &'static RegisterInfo = &PCU_CTR_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 48, 63, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 48, 63, Access::Rv),
         FieldInfo { name: "event_count", ident: "event_count", lsb: 0, msb: 47, access: Access::RwV, role: Some(Role::Count),
             description: "The accumulated 48-bit count of the event selected by PCU_MSR_PMON_CTL{n}.", ..FieldInfo::EMPTY },
     ];
@@ -651,7 +640,7 @@ static PCU_CORE_C3_CTR_INFO: RegisterInfo = RegisterInfo {
 mod unit_events {
 use super::*;
 #[allow(unused_imports)]
-use crate::core_events::{ev, EventRow};
+use crate::core_events::{event_table, EventRow};
 #[cfg(feature = "metadata")]
 use crate::core_events::{event_info_refs, event_infos};
 
@@ -670,148 +659,6 @@ pub struct Event {
 }
 
 impl Event {
-    /// `UNC_P_CLOCKTICKS`.
-    pub const CLOCKTICKS: Event = Event::row(0);
-    /// `UNC_P_CORE0_TRANSITION_CYCLES`.
-    pub const CORE0_TRANSITION_CYCLES: Event = Event::row(1);
-    /// `UNC_P_CORE10_TRANSITION_CYCLES`.
-    pub const CORE10_TRANSITION_CYCLES: Event = Event::row(2);
-    /// `UNC_P_CORE11_TRANSITION_CYCLES`.
-    pub const CORE11_TRANSITION_CYCLES: Event = Event::row(3);
-    /// `UNC_P_CORE12_TRANSITION_CYCLES`.
-    pub const CORE12_TRANSITION_CYCLES: Event = Event::row(4);
-    /// `UNC_P_CORE13_TRANSITION_CYCLES`.
-    pub const CORE13_TRANSITION_CYCLES: Event = Event::row(5);
-    /// `UNC_P_CORE14_TRANSITION_CYCLES`.
-    pub const CORE14_TRANSITION_CYCLES: Event = Event::row(6);
-    /// `UNC_P_CORE1_TRANSITION_CYCLES`.
-    pub const CORE1_TRANSITION_CYCLES: Event = Event::row(7);
-    /// `UNC_P_CORE2_TRANSITION_CYCLES`.
-    pub const CORE2_TRANSITION_CYCLES: Event = Event::row(8);
-    /// `UNC_P_CORE3_TRANSITION_CYCLES`.
-    pub const CORE3_TRANSITION_CYCLES: Event = Event::row(9);
-    /// `UNC_P_CORE4_TRANSITION_CYCLES`.
-    pub const CORE4_TRANSITION_CYCLES: Event = Event::row(10);
-    /// `UNC_P_CORE5_TRANSITION_CYCLES`.
-    pub const CORE5_TRANSITION_CYCLES: Event = Event::row(11);
-    /// `UNC_P_CORE6_TRANSITION_CYCLES`.
-    pub const CORE6_TRANSITION_CYCLES: Event = Event::row(12);
-    /// `UNC_P_CORE7_TRANSITION_CYCLES`.
-    pub const CORE7_TRANSITION_CYCLES: Event = Event::row(13);
-    /// `UNC_P_CORE8_TRANSITION_CYCLES`.
-    pub const CORE8_TRANSITION_CYCLES: Event = Event::row(14);
-    /// `UNC_P_CORE9_TRANSITION_CYCLES`.
-    pub const CORE9_TRANSITION_CYCLES: Event = Event::row(15);
-    /// `UNC_P_DELAYED_C_STATE_ABORT_CORE0`.
-    pub const DELAYED_C_STATE_ABORT_CORE0: Event = Event::row(16);
-    /// `UNC_P_DELAYED_C_STATE_ABORT_CORE1`.
-    pub const DELAYED_C_STATE_ABORT_CORE1: Event = Event::row(17);
-    /// `UNC_P_DELAYED_C_STATE_ABORT_CORE10`.
-    pub const DELAYED_C_STATE_ABORT_CORE10: Event = Event::row(18);
-    /// `UNC_P_DELAYED_C_STATE_ABORT_CORE11`.
-    pub const DELAYED_C_STATE_ABORT_CORE11: Event = Event::row(19);
-    /// `UNC_P_DELAYED_C_STATE_ABORT_CORE12`.
-    pub const DELAYED_C_STATE_ABORT_CORE12: Event = Event::row(20);
-    /// `UNC_P_DELAYED_C_STATE_ABORT_CORE13`.
-    pub const DELAYED_C_STATE_ABORT_CORE13: Event = Event::row(21);
-    /// `UNC_P_DELAYED_C_STATE_ABORT_CORE14`.
-    pub const DELAYED_C_STATE_ABORT_CORE14: Event = Event::row(22);
-    /// `UNC_P_DELAYED_C_STATE_ABORT_CORE2`.
-    pub const DELAYED_C_STATE_ABORT_CORE2: Event = Event::row(23);
-    /// `UNC_P_DELAYED_C_STATE_ABORT_CORE3`.
-    pub const DELAYED_C_STATE_ABORT_CORE3: Event = Event::row(24);
-    /// `UNC_P_DELAYED_C_STATE_ABORT_CORE4`.
-    pub const DELAYED_C_STATE_ABORT_CORE4: Event = Event::row(25);
-    /// `UNC_P_DELAYED_C_STATE_ABORT_CORE5`.
-    pub const DELAYED_C_STATE_ABORT_CORE5: Event = Event::row(26);
-    /// `UNC_P_DELAYED_C_STATE_ABORT_CORE6`.
-    pub const DELAYED_C_STATE_ABORT_CORE6: Event = Event::row(27);
-    /// `UNC_P_DELAYED_C_STATE_ABORT_CORE7`.
-    pub const DELAYED_C_STATE_ABORT_CORE7: Event = Event::row(28);
-    /// `UNC_P_DELAYED_C_STATE_ABORT_CORE8`.
-    pub const DELAYED_C_STATE_ABORT_CORE8: Event = Event::row(29);
-    /// `UNC_P_DELAYED_C_STATE_ABORT_CORE9`.
-    pub const DELAYED_C_STATE_ABORT_CORE9: Event = Event::row(30);
-    /// `UNC_P_DEMOTIONS_CORE0`.
-    pub const DEMOTIONS_CORE0: Event = Event::row(31);
-    /// `UNC_P_DEMOTIONS_CORE1`.
-    pub const DEMOTIONS_CORE1: Event = Event::row(32);
-    /// `UNC_P_DEMOTIONS_CORE2`.
-    pub const DEMOTIONS_CORE2: Event = Event::row(33);
-    /// `UNC_P_DEMOTIONS_CORE3`.
-    pub const DEMOTIONS_CORE3: Event = Event::row(34);
-    /// `UNC_P_DEMOTIONS_CORE4`.
-    pub const DEMOTIONS_CORE4: Event = Event::row(35);
-    /// `UNC_P_DEMOTIONS_CORE5`.
-    pub const DEMOTIONS_CORE5: Event = Event::row(36);
-    /// `UNC_P_DEMOTIONS_CORE6`.
-    pub const DEMOTIONS_CORE6: Event = Event::row(37);
-    /// `UNC_P_DEMOTIONS_CORE7`.
-    pub const DEMOTIONS_CORE7: Event = Event::row(38);
-    /// `UNC_P_FREQ_BAND0_CYCLES`.
-    pub const FREQ_BAND0_CYCLES: Event = Event::row(39);
-    /// `UNC_P_FREQ_BAND1_CYCLES`.
-    pub const FREQ_BAND1_CYCLES: Event = Event::row(40);
-    /// `UNC_P_FREQ_BAND2_CYCLES`.
-    pub const FREQ_BAND2_CYCLES: Event = Event::row(41);
-    /// `UNC_P_FREQ_BAND3_CYCLES`.
-    pub const FREQ_BAND3_CYCLES: Event = Event::row(42);
-    /// `UNC_P_FREQ_MAX_CURRENT_CYCLES`.
-    pub const FREQ_MAX_CURRENT_CYCLES: Event = Event::row(43);
-    /// `UNC_P_FREQ_MAX_LIMIT_THERMAL_CYCLES`.
-    pub const FREQ_MAX_LIMIT_THERMAL_CYCLES: Event = Event::row(44);
-    /// `UNC_P_FREQ_MAX_OS_CYCLES`.
-    pub const FREQ_MAX_OS_CYCLES: Event = Event::row(45);
-    /// `UNC_P_FREQ_MAX_POWER_CYCLES`.
-    pub const FREQ_MAX_POWER_CYCLES: Event = Event::row(46);
-    /// `UNC_P_FREQ_MIN_IO_P_CYCLES`.
-    pub const FREQ_MIN_IO_P_CYCLES: Event = Event::row(47);
-    /// `UNC_P_FREQ_MIN_PERF_P_CYCLES`.
-    pub const FREQ_MIN_PERF_P_CYCLES: Event = Event::row(48);
-    /// `UNC_P_FREQ_TRANS_CYCLES`.
-    pub const FREQ_TRANS_CYCLES: Event = Event::row(49);
-    /// `UNC_P_MEMORY_PHASE_SHEDDING_CYCLES`.
-    pub const MEMORY_PHASE_SHEDDING_CYCLES: Event = Event::row(50);
-    /// `UNC_P_PKG_C_EXIT_LATENCY_SEL`.
-    pub const PKG_C_EXIT_LATENCY_SEL: Event = Event::row(51);
-    /// `UNC_P_PKG_C_STATE_RESIDENCY_C0_CYCLES`.
-    pub const PKG_C_STATE_RESIDENCY_C0_CYCLES: Event = Event::row(52);
-    /// `UNC_P_PKG_C_STATE_RESIDENCY_C2_CYCLES`.
-    pub const PKG_C_STATE_RESIDENCY_C2_CYCLES: Event = Event::row(53);
-    /// `UNC_P_PKG_C_STATE_RESIDENCY_C3_CYCLES`.
-    pub const PKG_C_STATE_RESIDENCY_C3_CYCLES: Event = Event::row(54);
-    /// `UNC_P_PKG_C_STATE_RESIDENCY_C6_CYCLES`.
-    pub const PKG_C_STATE_RESIDENCY_C6_CYCLES: Event = Event::row(55);
-    /// `UNC_P_PROCHOT_EXTERNAL_CYCLES`.
-    pub const PROCHOT_EXTERNAL_CYCLES: Event = Event::row(56);
-    /// `UNC_P_PROCHOT_INTERNAL_CYCLES`.
-    pub const PROCHOT_INTERNAL_CYCLES: Event = Event::row(57);
-    /// `UNC_P_TOTAL_TRANSITION_CYCLES`.
-    pub const TOTAL_TRANSITION_CYCLES: Event = Event::row(58);
-    /// `UNC_P_VOLT_TRANS_CYCLES_CHANGE`.
-    pub const VOLT_TRANS_CYCLES_CHANGE: Event = Event::row(59);
-    /// `UNC_P_VOLT_TRANS_CYCLES_DECREASE`.
-    pub const VOLT_TRANS_CYCLES_DECREASE: Event = Event::row(60);
-    /// `UNC_P_VOLT_TRANS_CYCLES_INCREASE`.
-    pub const VOLT_TRANS_CYCLES_INCREASE: Event = Event::row(61);
-    /// `UNC_P_VR_HOT_CYCLES`.
-    pub const VR_HOT_CYCLES: Event = Event::row(62);
-    /// `UNC_P_DEMOTIONS_CORE10`.
-    pub const DEMOTIONS_CORE10: Event = Event::row(63);
-    /// `UNC_P_DEMOTIONS_CORE11`.
-    pub const DEMOTIONS_CORE11: Event = Event::row(64);
-    /// `UNC_P_DEMOTIONS_CORE12`.
-    pub const DEMOTIONS_CORE12: Event = Event::row(65);
-    /// `UNC_P_DEMOTIONS_CORE13`.
-    pub const DEMOTIONS_CORE13: Event = Event::row(66);
-    /// `UNC_P_DEMOTIONS_CORE14`.
-    pub const DEMOTIONS_CORE14: Event = Event::row(67);
-    /// `UNC_P_DEMOTIONS_CORE8`.
-    pub const DEMOTIONS_CORE8: Event = Event::row(68);
-    /// `UNC_P_DEMOTIONS_CORE9`.
-    pub const DEMOTIONS_CORE9: Event = Event::row(69);
-    /// `UNC_P_PKG_C_EXIT_LATENCY`.
-    pub const PKG_C_EXIT_LATENCY: Event = Event::row(70);
 
     /// Every event of the unit.
     pub const ALL: &'static [Event] = &{
@@ -859,81 +706,84 @@ impl Event {
     }
 }
 
-/// The events, row n for `Event::row(n)`: `ev(name, event select, umask, counters)` (bit n
-/// of counters: counter n may count it) and what else each sets.
-const EVENT_ROWS: &[EventRow] = &[
-    ev("UNC_P_CLOCKTICKS", 0x00, 0x00, 0b1111),
-    ev("UNC_P_CORE0_TRANSITION_CYCLES", 0x70, 0x00, 0b1111),
-    ev("UNC_P_CORE10_TRANSITION_CYCLES", 0x7a, 0x00, 0b1111),
-    ev("UNC_P_CORE11_TRANSITION_CYCLES", 0x7b, 0x00, 0b1111),
-    ev("UNC_P_CORE12_TRANSITION_CYCLES", 0x7c, 0x00, 0b1111),
-    ev("UNC_P_CORE13_TRANSITION_CYCLES", 0x7d, 0x00, 0b1111),
-    ev("UNC_P_CORE14_TRANSITION_CYCLES", 0x7e, 0x00, 0b1111),
-    ev("UNC_P_CORE1_TRANSITION_CYCLES", 0x71, 0x00, 0b1111),
-    ev("UNC_P_CORE2_TRANSITION_CYCLES", 0x72, 0x00, 0b1111),
-    ev("UNC_P_CORE3_TRANSITION_CYCLES", 0x73, 0x00, 0b1111),
-    ev("UNC_P_CORE4_TRANSITION_CYCLES", 0x74, 0x00, 0b1111),
-    ev("UNC_P_CORE5_TRANSITION_CYCLES", 0x75, 0x00, 0b1111),
-    ev("UNC_P_CORE6_TRANSITION_CYCLES", 0x76, 0x00, 0b1111),
-    ev("UNC_P_CORE7_TRANSITION_CYCLES", 0x77, 0x00, 0b1111),
-    ev("UNC_P_CORE8_TRANSITION_CYCLES", 0x78, 0x00, 0b1111),
-    ev("UNC_P_CORE9_TRANSITION_CYCLES", 0x79, 0x00, 0b1111),
-    ev("UNC_P_DELAYED_C_STATE_ABORT_CORE0", 0x17, 0x00, 0b1111).ext_sel(),
-    ev("UNC_P_DELAYED_C_STATE_ABORT_CORE1", 0x18, 0x00, 0b1111).ext_sel(),
-    ev("UNC_P_DELAYED_C_STATE_ABORT_CORE10", 0x21, 0x00, 0b1111).ext_sel(),
-    ev("UNC_P_DELAYED_C_STATE_ABORT_CORE11", 0x22, 0x00, 0b1111).ext_sel(),
-    ev("UNC_P_DELAYED_C_STATE_ABORT_CORE12", 0x23, 0x00, 0b1111).ext_sel(),
-    ev("UNC_P_DELAYED_C_STATE_ABORT_CORE13", 0x24, 0x00, 0b1111).ext_sel(),
-    ev("UNC_P_DELAYED_C_STATE_ABORT_CORE14", 0x25, 0x00, 0b1111).ext_sel(),
-    ev("UNC_P_DELAYED_C_STATE_ABORT_CORE2", 0x19, 0x00, 0b1111).ext_sel(),
-    ev("UNC_P_DELAYED_C_STATE_ABORT_CORE3", 0x1a, 0x00, 0b1111).ext_sel(),
-    ev("UNC_P_DELAYED_C_STATE_ABORT_CORE4", 0x1b, 0x00, 0b1111).ext_sel(),
-    ev("UNC_P_DELAYED_C_STATE_ABORT_CORE5", 0x1c, 0x00, 0b1111).ext_sel(),
-    ev("UNC_P_DELAYED_C_STATE_ABORT_CORE6", 0x1d, 0x00, 0b1111).ext_sel(),
-    ev("UNC_P_DELAYED_C_STATE_ABORT_CORE7", 0x1e, 0x00, 0b1111).ext_sel(),
-    ev("UNC_P_DELAYED_C_STATE_ABORT_CORE8", 0x1f, 0x00, 0b1111).ext_sel(),
-    ev("UNC_P_DELAYED_C_STATE_ABORT_CORE9", 0x20, 0x00, 0b1111).ext_sel(),
-    ev("UNC_P_DEMOTIONS_CORE0", 0x1e, 0x00, 0b1111).filters("PCUFilter[7:0]"),
-    ev("UNC_P_DEMOTIONS_CORE1", 0x1f, 0x00, 0b1111).filters("PCUFilter[7:0]"),
-    ev("UNC_P_DEMOTIONS_CORE2", 0x20, 0x00, 0b1111).filters("PCUFilter[7:0]"),
-    ev("UNC_P_DEMOTIONS_CORE3", 0x21, 0x00, 0b1111).filters("PCUFilter[7:0]"),
-    ev("UNC_P_DEMOTIONS_CORE4", 0x22, 0x00, 0b1111).filters("PCUFilter[7:0]"),
-    ev("UNC_P_DEMOTIONS_CORE5", 0x23, 0x00, 0b1111).filters("PCUFilter[7:0]"),
-    ev("UNC_P_DEMOTIONS_CORE6", 0x24, 0x00, 0b1111).filters("PCUFilter[7:0]"),
-    ev("UNC_P_DEMOTIONS_CORE7", 0x25, 0x00, 0b1111).filters("PCUFilter[7:0]"),
-    ev("UNC_P_FREQ_BAND0_CYCLES", 0x0b, 0x00, 0b1111).filters("PCUFilter[7:0]"),
-    ev("UNC_P_FREQ_BAND1_CYCLES", 0x0c, 0x00, 0b1111).filters("PCUFilter[15:8]"),
-    ev("UNC_P_FREQ_BAND2_CYCLES", 0x0d, 0x00, 0b1111).filters("PCUFilter[23:16]"),
-    ev("UNC_P_FREQ_BAND3_CYCLES", 0x0e, 0x00, 0b1111).filters("PCUFilter[31:24]"),
-    ev("UNC_P_FREQ_MAX_CURRENT_CYCLES", 0x07, 0x00, 0b1111),
-    ev("UNC_P_FREQ_MAX_LIMIT_THERMAL_CYCLES", 0x04, 0x00, 0b1111),
-    ev("UNC_P_FREQ_MAX_OS_CYCLES", 0x06, 0x00, 0b1111),
-    ev("UNC_P_FREQ_MAX_POWER_CYCLES", 0x05, 0x00, 0b1111),
-    ev("UNC_P_FREQ_MIN_IO_P_CYCLES", 0x61, 0x00, 0b1111),
-    ev("UNC_P_FREQ_MIN_PERF_P_CYCLES", 0x62, 0x00, 0b1111),
-    ev("UNC_P_FREQ_TRANS_CYCLES", 0x60, 0x00, 0b1111),
-    ev("UNC_P_MEMORY_PHASE_SHEDDING_CYCLES", 0x2f, 0x00, 0b1111),
-    ev("UNC_P_PKG_C_EXIT_LATENCY_SEL", 0x26, 0x00, 0b1111).ext_sel(),
-    ev("UNC_P_PKG_C_STATE_RESIDENCY_C0_CYCLES", 0x2a, 0x00, 0b1111).ext_sel(),
-    ev("UNC_P_PKG_C_STATE_RESIDENCY_C2_CYCLES", 0x2b, 0x00, 0b1111).ext_sel(),
-    ev("UNC_P_PKG_C_STATE_RESIDENCY_C3_CYCLES", 0x2c, 0x00, 0b1111).ext_sel(),
-    ev("UNC_P_PKG_C_STATE_RESIDENCY_C6_CYCLES", 0x2d, 0x00, 0b1111).ext_sel(),
-    ev("UNC_P_PROCHOT_EXTERNAL_CYCLES", 0x0a, 0x00, 0b1111),
-    ev("UNC_P_PROCHOT_INTERNAL_CYCLES", 0x09, 0x00, 0b1111),
-    ev("UNC_P_TOTAL_TRANSITION_CYCLES", 0x63, 0x00, 0b1111),
-    ev("UNC_P_VOLT_TRANS_CYCLES_CHANGE", 0x03, 0x00, 0b1111),
-    ev("UNC_P_VOLT_TRANS_CYCLES_DECREASE", 0x02, 0x00, 0b1111),
-    ev("UNC_P_VOLT_TRANS_CYCLES_INCREASE", 0x01, 0x00, 0b1111),
-    ev("UNC_P_VR_HOT_CYCLES", 0x32, 0x00, 0b1111),
-    ev("UNC_P_DEMOTIONS_CORE10", 0x42, 0x00, 0b1111).filters("PCUFilter[7:0]"),
-    ev("UNC_P_DEMOTIONS_CORE11", 0x43, 0x00, 0b1111).filters("PCUFilter[7:0]"),
-    ev("UNC_P_DEMOTIONS_CORE12", 0x44, 0x00, 0b1111).filters("PCUFilter[7:0]"),
-    ev("UNC_P_DEMOTIONS_CORE13", 0x45, 0x00, 0b1111).filters("PCUFilter[7:0]"),
-    ev("UNC_P_DEMOTIONS_CORE14", 0x46, 0x00, 0b1111).filters("PCUFilter[7:0]"),
-    ev("UNC_P_DEMOTIONS_CORE8", 0x40, 0x00, 0b1111).filters("PCUFilter[7:0]"),
-    ev("UNC_P_DEMOTIONS_CORE9", 0x41, 0x00, 0b1111).filters("PCUFilter[7:0]"),
-    ev("UNC_P_PKG_C_EXIT_LATENCY", 0x26, 0x00, 0b1111).ext_sel(),
-];
+event_table! {
+    /// The events, row n for `Event::row(n)`: `ev(name, event select, umask)` and what else each
+    /// sets. The counters that may count them (bit n: counter n) and those without
+    /// Hyper-Threading are the table's, the two numbers before the rows, unless a row
+    /// gives its own (`.on(..)`, `.ht_off(..)`).
+    EVENT_ROWS, EventRowNumber, 0, "", 0b1111, 0b0;
+    CLOCKTICKS = ev("UNC_P_CLOCKTICKS", 0x00, 0x00),
+    CORE0_TRANSITION_CYCLES = ev("UNC_P_CORE0_TRANSITION_CYCLES", 0x70, 0x00),
+    CORE10_TRANSITION_CYCLES = ev("UNC_P_CORE10_TRANSITION_CYCLES", 0x7a, 0x00),
+    CORE11_TRANSITION_CYCLES = ev("UNC_P_CORE11_TRANSITION_CYCLES", 0x7b, 0x00),
+    CORE12_TRANSITION_CYCLES = ev("UNC_P_CORE12_TRANSITION_CYCLES", 0x7c, 0x00),
+    CORE13_TRANSITION_CYCLES = ev("UNC_P_CORE13_TRANSITION_CYCLES", 0x7d, 0x00),
+    CORE14_TRANSITION_CYCLES = ev("UNC_P_CORE14_TRANSITION_CYCLES", 0x7e, 0x00),
+    CORE1_TRANSITION_CYCLES = ev("UNC_P_CORE1_TRANSITION_CYCLES", 0x71, 0x00),
+    CORE2_TRANSITION_CYCLES = ev("UNC_P_CORE2_TRANSITION_CYCLES", 0x72, 0x00),
+    CORE3_TRANSITION_CYCLES = ev("UNC_P_CORE3_TRANSITION_CYCLES", 0x73, 0x00),
+    CORE4_TRANSITION_CYCLES = ev("UNC_P_CORE4_TRANSITION_CYCLES", 0x74, 0x00),
+    CORE5_TRANSITION_CYCLES = ev("UNC_P_CORE5_TRANSITION_CYCLES", 0x75, 0x00),
+    CORE6_TRANSITION_CYCLES = ev("UNC_P_CORE6_TRANSITION_CYCLES", 0x76, 0x00),
+    CORE7_TRANSITION_CYCLES = ev("UNC_P_CORE7_TRANSITION_CYCLES", 0x77, 0x00),
+    CORE8_TRANSITION_CYCLES = ev("UNC_P_CORE8_TRANSITION_CYCLES", 0x78, 0x00),
+    CORE9_TRANSITION_CYCLES = ev("UNC_P_CORE9_TRANSITION_CYCLES", 0x79, 0x00),
+    DELAYED_C_STATE_ABORT_CORE0 = ev("UNC_P_DELAYED_C_STATE_ABORT_CORE0", 0x17, 0x00).ext_sel(),
+    DELAYED_C_STATE_ABORT_CORE1 = ev("UNC_P_DELAYED_C_STATE_ABORT_CORE1", 0x18, 0x00).ext_sel(),
+    DELAYED_C_STATE_ABORT_CORE10 = ev("UNC_P_DELAYED_C_STATE_ABORT_CORE10", 0x21, 0x00).ext_sel(),
+    DELAYED_C_STATE_ABORT_CORE11 = ev("UNC_P_DELAYED_C_STATE_ABORT_CORE11", 0x22, 0x00).ext_sel(),
+    DELAYED_C_STATE_ABORT_CORE12 = ev("UNC_P_DELAYED_C_STATE_ABORT_CORE12", 0x23, 0x00).ext_sel(),
+    DELAYED_C_STATE_ABORT_CORE13 = ev("UNC_P_DELAYED_C_STATE_ABORT_CORE13", 0x24, 0x00).ext_sel(),
+    DELAYED_C_STATE_ABORT_CORE14 = ev("UNC_P_DELAYED_C_STATE_ABORT_CORE14", 0x25, 0x00).ext_sel(),
+    DELAYED_C_STATE_ABORT_CORE2 = ev("UNC_P_DELAYED_C_STATE_ABORT_CORE2", 0x19, 0x00).ext_sel(),
+    DELAYED_C_STATE_ABORT_CORE3 = ev("UNC_P_DELAYED_C_STATE_ABORT_CORE3", 0x1a, 0x00).ext_sel(),
+    DELAYED_C_STATE_ABORT_CORE4 = ev("UNC_P_DELAYED_C_STATE_ABORT_CORE4", 0x1b, 0x00).ext_sel(),
+    DELAYED_C_STATE_ABORT_CORE5 = ev("UNC_P_DELAYED_C_STATE_ABORT_CORE5", 0x1c, 0x00).ext_sel(),
+    DELAYED_C_STATE_ABORT_CORE6 = ev("UNC_P_DELAYED_C_STATE_ABORT_CORE6", 0x1d, 0x00).ext_sel(),
+    DELAYED_C_STATE_ABORT_CORE7 = ev("UNC_P_DELAYED_C_STATE_ABORT_CORE7", 0x1e, 0x00).ext_sel(),
+    DELAYED_C_STATE_ABORT_CORE8 = ev("UNC_P_DELAYED_C_STATE_ABORT_CORE8", 0x1f, 0x00).ext_sel(),
+    DELAYED_C_STATE_ABORT_CORE9 = ev("UNC_P_DELAYED_C_STATE_ABORT_CORE9", 0x20, 0x00).ext_sel(),
+    DEMOTIONS_CORE0 = ev("UNC_P_DEMOTIONS_CORE0", 0x1e, 0x00).filters("PCUFilter[7:0]"),
+    DEMOTIONS_CORE1 = ev("UNC_P_DEMOTIONS_CORE1", 0x1f, 0x00).filters("PCUFilter[7:0]"),
+    DEMOTIONS_CORE2 = ev("UNC_P_DEMOTIONS_CORE2", 0x20, 0x00).filters("PCUFilter[7:0]"),
+    DEMOTIONS_CORE3 = ev("UNC_P_DEMOTIONS_CORE3", 0x21, 0x00).filters("PCUFilter[7:0]"),
+    DEMOTIONS_CORE4 = ev("UNC_P_DEMOTIONS_CORE4", 0x22, 0x00).filters("PCUFilter[7:0]"),
+    DEMOTIONS_CORE5 = ev("UNC_P_DEMOTIONS_CORE5", 0x23, 0x00).filters("PCUFilter[7:0]"),
+    DEMOTIONS_CORE6 = ev("UNC_P_DEMOTIONS_CORE6", 0x24, 0x00).filters("PCUFilter[7:0]"),
+    DEMOTIONS_CORE7 = ev("UNC_P_DEMOTIONS_CORE7", 0x25, 0x00).filters("PCUFilter[7:0]"),
+    FREQ_BAND0_CYCLES = ev("UNC_P_FREQ_BAND0_CYCLES", 0x0b, 0x00).filters("PCUFilter[7:0]"),
+    FREQ_BAND1_CYCLES = ev("UNC_P_FREQ_BAND1_CYCLES", 0x0c, 0x00).filters("PCUFilter[15:8]"),
+    FREQ_BAND2_CYCLES = ev("UNC_P_FREQ_BAND2_CYCLES", 0x0d, 0x00).filters("PCUFilter[23:16]"),
+    FREQ_BAND3_CYCLES = ev("UNC_P_FREQ_BAND3_CYCLES", 0x0e, 0x00).filters("PCUFilter[31:24]"),
+    FREQ_MAX_CURRENT_CYCLES = ev("UNC_P_FREQ_MAX_CURRENT_CYCLES", 0x07, 0x00),
+    FREQ_MAX_LIMIT_THERMAL_CYCLES = ev("UNC_P_FREQ_MAX_LIMIT_THERMAL_CYCLES", 0x04, 0x00),
+    FREQ_MAX_OS_CYCLES = ev("UNC_P_FREQ_MAX_OS_CYCLES", 0x06, 0x00),
+    FREQ_MAX_POWER_CYCLES = ev("UNC_P_FREQ_MAX_POWER_CYCLES", 0x05, 0x00),
+    FREQ_MIN_IO_P_CYCLES = ev("UNC_P_FREQ_MIN_IO_P_CYCLES", 0x61, 0x00),
+    FREQ_MIN_PERF_P_CYCLES = ev("UNC_P_FREQ_MIN_PERF_P_CYCLES", 0x62, 0x00),
+    FREQ_TRANS_CYCLES = ev("UNC_P_FREQ_TRANS_CYCLES", 0x60, 0x00),
+    MEMORY_PHASE_SHEDDING_CYCLES = ev("UNC_P_MEMORY_PHASE_SHEDDING_CYCLES", 0x2f, 0x00),
+    PKG_C_EXIT_LATENCY_SEL = ev("UNC_P_PKG_C_EXIT_LATENCY_SEL", 0x26, 0x00).ext_sel(),
+    PKG_C_STATE_RESIDENCY_C0_CYCLES = ev("UNC_P_PKG_C_STATE_RESIDENCY_C0_CYCLES", 0x2a, 0x00).ext_sel(),
+    PKG_C_STATE_RESIDENCY_C2_CYCLES = ev("UNC_P_PKG_C_STATE_RESIDENCY_C2_CYCLES", 0x2b, 0x00).ext_sel(),
+    PKG_C_STATE_RESIDENCY_C3_CYCLES = ev("UNC_P_PKG_C_STATE_RESIDENCY_C3_CYCLES", 0x2c, 0x00).ext_sel(),
+    PKG_C_STATE_RESIDENCY_C6_CYCLES = ev("UNC_P_PKG_C_STATE_RESIDENCY_C6_CYCLES", 0x2d, 0x00).ext_sel(),
+    PROCHOT_EXTERNAL_CYCLES = ev("UNC_P_PROCHOT_EXTERNAL_CYCLES", 0x0a, 0x00),
+    PROCHOT_INTERNAL_CYCLES = ev("UNC_P_PROCHOT_INTERNAL_CYCLES", 0x09, 0x00),
+    TOTAL_TRANSITION_CYCLES = ev("UNC_P_TOTAL_TRANSITION_CYCLES", 0x63, 0x00),
+    VOLT_TRANS_CYCLES_CHANGE = ev("UNC_P_VOLT_TRANS_CYCLES_CHANGE", 0x03, 0x00),
+    VOLT_TRANS_CYCLES_DECREASE = ev("UNC_P_VOLT_TRANS_CYCLES_DECREASE", 0x02, 0x00),
+    VOLT_TRANS_CYCLES_INCREASE = ev("UNC_P_VOLT_TRANS_CYCLES_INCREASE", 0x01, 0x00),
+    VR_HOT_CYCLES = ev("UNC_P_VR_HOT_CYCLES", 0x32, 0x00),
+    DEMOTIONS_CORE10 = ev("UNC_P_DEMOTIONS_CORE10", 0x42, 0x00).filters("PCUFilter[7:0]"),
+    DEMOTIONS_CORE11 = ev("UNC_P_DEMOTIONS_CORE11", 0x43, 0x00).filters("PCUFilter[7:0]"),
+    DEMOTIONS_CORE12 = ev("UNC_P_DEMOTIONS_CORE12", 0x44, 0x00).filters("PCUFilter[7:0]"),
+    DEMOTIONS_CORE13 = ev("UNC_P_DEMOTIONS_CORE13", 0x45, 0x00).filters("PCUFilter[7:0]"),
+    DEMOTIONS_CORE14 = ev("UNC_P_DEMOTIONS_CORE14", 0x46, 0x00).filters("PCUFilter[7:0]"),
+    DEMOTIONS_CORE8 = ev("UNC_P_DEMOTIONS_CORE8", 0x40, 0x00).filters("PCUFilter[7:0]"),
+    DEMOTIONS_CORE9 = ev("UNC_P_DEMOTIONS_CORE9", 0x41, 0x00).filters("PCUFilter[7:0]"),
+    PKG_C_EXIT_LATENCY = ev("UNC_P_PKG_C_EXIT_LATENCY", 0x26, 0x00).ext_sel(),
+}
 /// No experimental events.
 const EXPERIMENTAL_ROWS: &[EventRow] = &[];
 /// The rows built.

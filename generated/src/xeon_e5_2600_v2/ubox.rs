@@ -73,10 +73,8 @@ impl Layout for UGlobalCtlLayout {
             "Wake on PMI: 1 wakes sleeping cores in pmi_core_sel before sending them the PMI; 0 sends it only to awake cores."),
         FieldInfo { name: "unfrz_all", ident: "unfrz_all", lsb: 29, msb: 29, access: Access::Wo, role: Some(Role::GlobalUnfreeze),
             description: "Unfreeze all: writing 1 lets every uncore counter count again.", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 27, 28, Access::Rsv,
-            "Reserved; write zero."),
-        FieldInfo::row("rsv", 15, 26, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 27, 28, Access::Rsv),
+        FieldInfo::reserved("rsv", 15, 26, Access::Rv),
         FieldInfo { name: "pmi_core_sel", ident: "pmi_core_sel", lsb: 0, msb: 14, access: Access::Rw, role: Some(Role::PmiSelect),
             description: "One bit per core: the cores that receive a PMI when an uncore counter overflows (all zero: no PMI).", ..FieldInfo::EMPTY },
     ];
@@ -168,8 +166,7 @@ impl Layout for UGlobalStatusLayout {
     const INFO: &'static RegisterInfo = &U_GLOBAL_STATUS_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 27, 31, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 27, 31, Access::Rv),
         FieldInfo::row("ov_r2pcie", 26, 26, Access::Rw1c,
             "Set when a counter of the R2PCIe box overflows with its overflow enable set; write 1 to clear."),
         FieldInfo::row("ov_r3qpi1", 25, 25, Access::Rw1c,
@@ -470,26 +467,21 @@ impl Layout for UCtlLayout {
     const INFO: &'static RegisterInfo = &U_CTL_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 29, 31, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 29, 31, Access::Rv),
         FieldInfo { name: "thresh", ident: "thresh", lsb: 24, msb: 28, access: Access::RwV, role: Some(Role::Threshold),
             description: "Threshold: when non-zero, a cycle is counted only if that cycle's increment is at least this value; edge_det works only with a non-zero threshold (use 1 for events that increment by at most one per cycle).", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 23, 23, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 23, 23, Access::Rsv),
         FieldInfo { name: "en", ident: "en", lsb: 22, msb: 22, access: Access::RwV, role: Some(Role::Enable),
             description: "Enables this counter; it counts only while this bit is 1 (and the uncore is not frozen).", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 21, 21, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 21, 21, Access::Rsv),
         FieldInfo { name: "ov_en", ident: "ov_en", lsb: 20, msb: 20, access: Access::RwV, role: Some(Role::OverflowEnable),
             description: "Overflow enable: when 1, an overflow of the paired counter sets its bit in the box status register and is reported to the U-box, which records it in its global status and may raise a PMI and freeze the uncore.", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 19, 19, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 19, 19, Access::Rv),
         FieldInfo { name: "edge_det", ident: "edge_det", lsb: 18, msb: 18, access: Access::RwV, role: Some(Role::Edge),
             description: "Edge detect: when 1, the counter advances once per 0-to-1 transition of the thresholded event instead of once per cycle in which it is active; needs a non-zero thresh.", ..FieldInfo::EMPTY },
         FieldInfo { name: "rst", ident: "rst", lsb: 17, msb: 17, access: Access::Wo, role: Some(Role::Reset),
             description: "Reset: writing 1 clears the paired data counter to zero.", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 16, 16, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 16, 16, Access::Rsv),
         FieldInfo { name: "umask", ident: "umask", lsb: 8, msb: 15, access: Access::RwV, role: Some(Role::Umask),
             description: "Unit mask: chooses which sub-events of the selected event are counted.", ..FieldInfo::EMPTY },
         FieldInfo { name: "ev_sel", ident: "ev_sel", lsb: 0, msb: 7, access: Access::RwV, role: Some(Role::Event),
@@ -598,8 +590,7 @@ impl Layout for UCtrLayout {
     const INFO: &'static RegisterInfo = &U_CTR_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 44, 63, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 44, 63, Access::Rv),
         FieldInfo { name: "event_count", ident: "event_count", lsb: 0, msb: 43, access: Access::RwV, role: Some(Role::Count),
             description: "The accumulated 44-bit count of the event selected by U_MSR_PMON_CTL{n}.", ..FieldInfo::EMPTY },
     ];
@@ -663,16 +654,13 @@ impl Layout for UUclkFixedCtlLayout {
     const INFO: &'static RegisterInfo = &U_UCLK_FIXED_CTL_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 23, 31, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 23, 31, Access::Rv),
         FieldInfo { name: "en", ident: "en", lsb: 22, msb: 22, access: Access::Rw, role: Some(Role::Enable),
             description: "Enables the uncore-clock fixed counter.", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 21, 21, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 21, 21, Access::Rsv),
         FieldInfo { name: "ov_en", ident: "ov_en", lsb: 20, msb: 20, access: Access::Rw, role: Some(Role::OverflowEnable),
             description: "Overflow enable: when 1, an overflow of the paired counter sets its bit in the box status register and is reported to the U-box, which records it in its global status and may raise a PMI and freeze the uncore.", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 0, 19, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 0, 19, Access::Rv),
     ];
 }
 
@@ -740,8 +728,7 @@ impl Layout for UUclkFixedCtrLayout {
     const INFO: &'static RegisterInfo = &U_UCLK_FIXED_CTR_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 48, 63, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 48, 63, Access::Rv),
         FieldInfo { name: "event_count", ident: "event_count", lsb: 0, msb: 47, access: Access::RwV, role: Some(Role::Count),
             description: "The accumulated 48-bit count of the event selected by U_MSR_PMON_UCLK_FIXED_CTL.", ..FieldInfo::EMPTY },
     ];
@@ -809,8 +796,7 @@ impl Layout for UCpuNodeIdLayout {
     const INFO: &'static RegisterInfo = &U_CPU_NODE_ID_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 3, 31, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 3, 31, Access::Rv),
         FieldInfo::row("local_node_id", 0, 2, Access::Ro,
             "Node id of this socket, set by firmware."),
     ];
@@ -872,8 +858,7 @@ impl Layout for UGidNidMapLayout {
     const INFO: &'static RegisterInfo = &U_GID_NID_MAP_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 24, 31, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 24, 31, Access::Rv),
         FieldInfo::row("node_id7", 21, 23, Access::Ro,
             "Node id of the socket whose group (package) id is 7."),
         FieldInfo::row("node_id6", 18, 20, Access::Ro,
@@ -953,7 +938,7 @@ static U_GID_NID_MAP_INFO: RegisterInfo = RegisterInfo {
 mod unit_events {
 use super::*;
 #[allow(unused_imports)]
-use crate::core_events::{ev, EventRow};
+use crate::core_events::{event_table, EventRow};
 #[cfg(feature = "metadata")]
 use crate::core_events::{event_info_refs, event_infos};
 
@@ -972,48 +957,6 @@ pub struct Event {
 }
 
 impl Event {
-    /// `UNC_U_EVENT_MSG.DOORBELL_RCVD`.
-    pub const EVENT_MSG_DOORBELL_RCVD: Event = Event::row(0);
-    /// `UNC_U_EVENT_MSG.INT_PRIO`.
-    pub const EVENT_MSG_INT_PRIO: Event = Event::row(1);
-    /// `UNC_U_EVENT_MSG.IPI_RCVD`.
-    pub const EVENT_MSG_IPI_RCVD: Event = Event::row(2);
-    /// `UNC_U_EVENT_MSG.MSI_RCVD`.
-    pub const EVENT_MSG_MSI_RCVD: Event = Event::row(3);
-    /// `UNC_U_EVENT_MSG.VLW_RCVD`.
-    pub const EVENT_MSG_VLW_RCVD: Event = Event::row(4);
-    /// `UNC_U_FILTER_MATCH.DISABLE`.
-    pub const FILTER_MATCH_DISABLE: Event = Event::row(5);
-    /// `UNC_U_FILTER_MATCH.ENABLE`.
-    pub const FILTER_MATCH_ENABLE: Event = Event::row(6);
-    /// `UNC_U_FILTER_MATCH.U2C_DISABLE`.
-    pub const FILTER_MATCH_U2C_DISABLE: Event = Event::row(7);
-    /// `UNC_U_FILTER_MATCH.U2C_ENABLE`.
-    pub const FILTER_MATCH_U2C_ENABLE: Event = Event::row(8);
-    /// `UNC_U_LOCK_CYCLES`.
-    pub const LOCK_CYCLES: Event = Event::row(9);
-    /// `UNC_U_PHOLD_CYCLES.ASSERT_TO_ACK`.
-    pub const PHOLD_CYCLES_ASSERT_TO_ACK: Event = Event::row(10);
-    /// `UNC_U_U2C_EVENTS.CMC`.
-    pub const U2C_EVENTS_CMC: Event = Event::row(11);
-    /// `UNC_U_U2C_EVENTS.LIVELOCK`.
-    pub const U2C_EVENTS_LIVELOCK: Event = Event::row(12);
-    /// `UNC_U_U2C_EVENTS.LTERROR`.
-    pub const U2C_EVENTS_LTERROR: Event = Event::row(13);
-    /// `UNC_U_U2C_EVENTS.MONITOR_T0`.
-    pub const U2C_EVENTS_MONITOR_T0: Event = Event::row(14);
-    /// `UNC_U_U2C_EVENTS.MONITOR_T1`.
-    pub const U2C_EVENTS_MONITOR_T1: Event = Event::row(15);
-    /// `UNC_U_U2C_EVENTS.OTHER`.
-    pub const U2C_EVENTS_OTHER: Event = Event::row(16);
-    /// `UNC_U_U2C_EVENTS.TRAP`.
-    pub const U2C_EVENTS_TRAP: Event = Event::row(17);
-    /// `UNC_U_U2C_EVENTS.UMC`.
-    pub const U2C_EVENTS_UMC: Event = Event::row(18);
-    /// `UNC_U_RACU_REQUESTS`.
-    pub const RACU_REQUESTS: Event = Event::row(19);
-    /// `UNC_U_CLOCKTICKS`.
-    pub const CLOCKTICKS: Event = Event::row(20);
 
     /// Every event of the unit.
     pub const ALL: &'static [Event] = &{
@@ -1061,31 +1004,34 @@ impl Event {
     }
 }
 
-/// The events, row n for `Event::row(n)`: `ev(name, event select, umask, counters)` (bit n
-/// of counters: counter n may count it) and what else each sets.
-const EVENT_ROWS: &[EventRow] = &[
-    ev("UNC_U_EVENT_MSG.DOORBELL_RCVD", 0x42, 0x08, 0b11),
-    ev("UNC_U_EVENT_MSG.INT_PRIO", 0x42, 0x10, 0b11),
-    ev("UNC_U_EVENT_MSG.IPI_RCVD", 0x42, 0x04, 0b11),
-    ev("UNC_U_EVENT_MSG.MSI_RCVD", 0x42, 0x02, 0b11),
-    ev("UNC_U_EVENT_MSG.VLW_RCVD", 0x42, 0x01, 0b11),
-    ev("UNC_U_FILTER_MATCH.DISABLE", 0x41, 0x02, 0b11),
-    ev("UNC_U_FILTER_MATCH.ENABLE", 0x41, 0x01, 0b11).filters("UBoxFilter[3:0]"),
-    ev("UNC_U_FILTER_MATCH.U2C_DISABLE", 0x41, 0x08, 0b11),
-    ev("UNC_U_FILTER_MATCH.U2C_ENABLE", 0x41, 0x04, 0b11).filters("UBoxFilter[3:0]"),
-    ev("UNC_U_LOCK_CYCLES", 0x44, 0x00, 0b11),
-    ev("UNC_U_PHOLD_CYCLES.ASSERT_TO_ACK", 0x45, 0x01, 0b11),
-    ev("UNC_U_U2C_EVENTS.CMC", 0x43, 0x10, 0b11),
-    ev("UNC_U_U2C_EVENTS.LIVELOCK", 0x43, 0x04, 0b11),
-    ev("UNC_U_U2C_EVENTS.LTERROR", 0x43, 0x08, 0b11),
-    ev("UNC_U_U2C_EVENTS.MONITOR_T0", 0x43, 0x01, 0b11),
-    ev("UNC_U_U2C_EVENTS.MONITOR_T1", 0x43, 0x02, 0b11),
-    ev("UNC_U_U2C_EVENTS.OTHER", 0x43, 0x80, 0b11),
-    ev("UNC_U_U2C_EVENTS.TRAP", 0x43, 0x40, 0b11),
-    ev("UNC_U_U2C_EVENTS.UMC", 0x43, 0x20, 0b11),
-    ev("UNC_U_RACU_REQUESTS", 0x46, 0x00, 0b11),
-    ev("UNC_U_CLOCKTICKS", 0x00, 0x00, 0b11),
-];
+event_table! {
+    /// The events, row n for `Event::row(n)`: `ev(name, event select, umask)` and what else each
+    /// sets. The counters that may count them (bit n: counter n) and those without
+    /// Hyper-Threading are the table's, the two numbers before the rows, unless a row
+    /// gives its own (`.on(..)`, `.ht_off(..)`).
+    EVENT_ROWS, EventRowNumber, 0, "", 0b11, 0b0;
+    EVENT_MSG_DOORBELL_RCVD = ev("UNC_U_EVENT_MSG.DOORBELL_RCVD", 0x42, 0x08),
+    EVENT_MSG_INT_PRIO = ev("UNC_U_EVENT_MSG.INT_PRIO", 0x42, 0x10),
+    EVENT_MSG_IPI_RCVD = ev("UNC_U_EVENT_MSG.IPI_RCVD", 0x42, 0x04),
+    EVENT_MSG_MSI_RCVD = ev("UNC_U_EVENT_MSG.MSI_RCVD", 0x42, 0x02),
+    EVENT_MSG_VLW_RCVD = ev("UNC_U_EVENT_MSG.VLW_RCVD", 0x42, 0x01),
+    FILTER_MATCH_DISABLE = ev("UNC_U_FILTER_MATCH.DISABLE", 0x41, 0x02),
+    FILTER_MATCH_ENABLE = ev("UNC_U_FILTER_MATCH.ENABLE", 0x41, 0x01).filters("UBoxFilter[3:0]"),
+    FILTER_MATCH_U2C_DISABLE = ev("UNC_U_FILTER_MATCH.U2C_DISABLE", 0x41, 0x08),
+    FILTER_MATCH_U2C_ENABLE = ev("UNC_U_FILTER_MATCH.U2C_ENABLE", 0x41, 0x04).filters("UBoxFilter[3:0]"),
+    LOCK_CYCLES = ev("UNC_U_LOCK_CYCLES", 0x44, 0x00),
+    PHOLD_CYCLES_ASSERT_TO_ACK = ev("UNC_U_PHOLD_CYCLES.ASSERT_TO_ACK", 0x45, 0x01),
+    U2C_EVENTS_CMC = ev("UNC_U_U2C_EVENTS.CMC", 0x43, 0x10),
+    U2C_EVENTS_LIVELOCK = ev("UNC_U_U2C_EVENTS.LIVELOCK", 0x43, 0x04),
+    U2C_EVENTS_LTERROR = ev("UNC_U_U2C_EVENTS.LTERROR", 0x43, 0x08),
+    U2C_EVENTS_MONITOR_T0 = ev("UNC_U_U2C_EVENTS.MONITOR_T0", 0x43, 0x01),
+    U2C_EVENTS_MONITOR_T1 = ev("UNC_U_U2C_EVENTS.MONITOR_T1", 0x43, 0x02),
+    U2C_EVENTS_OTHER = ev("UNC_U_U2C_EVENTS.OTHER", 0x43, 0x80),
+    U2C_EVENTS_TRAP = ev("UNC_U_U2C_EVENTS.TRAP", 0x43, 0x40),
+    U2C_EVENTS_UMC = ev("UNC_U_U2C_EVENTS.UMC", 0x43, 0x20),
+    RACU_REQUESTS = ev("UNC_U_RACU_REQUESTS", 0x46, 0x00),
+    CLOCKTICKS = ev("UNC_U_CLOCKTICKS", 0x00, 0x00),
+}
 /// No experimental events.
 const EXPERIMENTAL_ROWS: &[EventRow] = &[];
 /// The rows built.

@@ -10,7 +10,7 @@ use crate::core_events::CoreEventsInfo;
 use crate::support::EventInfo;
 
 #[allow(unused_imports)]
-use crate::core_events::{ev, EventRow};
+use crate::core_events::{event_table, EventRow};
 #[cfg(feature = "metadata")]
 use crate::core_events::{event_info_refs, event_infos};
 
@@ -24,746 +24,6 @@ pub enum List {}
 pub type Event = CoreEvent<List>;
 
 impl Event {
-    /// `LD_BLOCKS.STORE_FORWARD`.
-    pub const LD_BLOCKS_STORE_FORWARD: Event = Event::row(0);
-    /// `LD_BLOCKS.NO_SR`.
-    pub const LD_BLOCKS_NO_SR: Event = Event::row(1);
-    /// `MISALIGN_MEM_REF.LOADS`.
-    pub const MISALIGN_MEM_REF_LOADS: Event = Event::row(2);
-    /// `MISALIGN_MEM_REF.STORES`.
-    pub const MISALIGN_MEM_REF_STORES: Event = Event::row(3);
-    /// `LD_BLOCKS_PARTIAL.ADDRESS_ALIAS`.
-    pub const LD_BLOCKS_PARTIAL_ADDRESS_ALIAS: Event = Event::row(4);
-    /// `DTLB_LOAD_MISSES.MISS_CAUSES_A_WALK`.
-    pub const DTLB_LOAD_MISSES_MISS_CAUSES_A_WALK: Event = Event::row(5);
-    /// `DTLB_LOAD_MISSES.WALK_COMPLETED_4K`.
-    pub const DTLB_LOAD_MISSES_WALK_COMPLETED_4K: Event = Event::row(6);
-    /// `DTLB_LOAD_MISSES.WALK_COMPLETED_2M_4M`.
-    pub const DTLB_LOAD_MISSES_WALK_COMPLETED_2M_4M: Event = Event::row(7);
-    /// `DTLB_LOAD_MISSES.WALK_COMPLETED_1G`.
-    pub const DTLB_LOAD_MISSES_WALK_COMPLETED_1G: Event = Event::row(8);
-    /// `DTLB_LOAD_MISSES.WALK_COMPLETED`.
-    pub const DTLB_LOAD_MISSES_WALK_COMPLETED: Event = Event::row(9);
-    /// `DTLB_LOAD_MISSES.WALK_DURATION`.
-    pub const DTLB_LOAD_MISSES_WALK_DURATION: Event = Event::row(10);
-    /// `DTLB_LOAD_MISSES.STLB_HIT_4K`.
-    pub const DTLB_LOAD_MISSES_STLB_HIT_4K: Event = Event::row(11);
-    /// `DTLB_LOAD_MISSES.STLB_HIT_2M`.
-    pub const DTLB_LOAD_MISSES_STLB_HIT_2M: Event = Event::row(12);
-    /// `DTLB_LOAD_MISSES.STLB_HIT`.
-    pub const DTLB_LOAD_MISSES_STLB_HIT: Event = Event::row(13);
-    /// `DTLB_LOAD_MISSES.PDE_CACHE_MISS`.
-    pub const DTLB_LOAD_MISSES_PDE_CACHE_MISS: Event = Event::row(14);
-    /// `INT_MISC.RECOVERY_CYCLES`.
-    pub const INT_MISC_RECOVERY_CYCLES: Event = Event::row(15);
-    /// `INT_MISC.RECOVERY_CYCLES_ANY`.
-    pub const INT_MISC_RECOVERY_CYCLES_ANY: Event = Event::row(16);
-    /// `UOPS_ISSUED.ANY`.
-    pub const UOPS_ISSUED_ANY: Event = Event::row(17);
-    /// `UOPS_ISSUED.STALL_CYCLES`.
-    pub const UOPS_ISSUED_STALL_CYCLES: Event = Event::row(18);
-    /// `UOPS_ISSUED.CORE_STALL_CYCLES`.
-    pub const UOPS_ISSUED_CORE_STALL_CYCLES: Event = Event::row(19);
-    /// `UOPS_ISSUED.FLAGS_MERGE`.
-    pub const UOPS_ISSUED_FLAGS_MERGE: Event = Event::row(20);
-    /// `UOPS_ISSUED.SLOW_LEA`.
-    pub const UOPS_ISSUED_SLOW_LEA: Event = Event::row(21);
-    /// `UOPS_ISSUED.SINGLE_MUL`.
-    pub const UOPS_ISSUED_SINGLE_MUL: Event = Event::row(22);
-    /// `ARITH.DIVIDER_UOPS`.
-    pub const ARITH_DIVIDER_UOPS: Event = Event::row(23);
-    /// `L2_RQSTS.DEMAND_DATA_RD_MISS`.
-    pub const L2_RQSTS_DEMAND_DATA_RD_MISS: Event = Event::row(24);
-    /// `L2_RQSTS.RFO_MISS`.
-    pub const L2_RQSTS_RFO_MISS: Event = Event::row(25);
-    /// `L2_RQSTS.CODE_RD_MISS`.
-    pub const L2_RQSTS_CODE_RD_MISS: Event = Event::row(26);
-    /// `L2_RQSTS.ALL_DEMAND_MISS`.
-    pub const L2_RQSTS_ALL_DEMAND_MISS: Event = Event::row(27);
-    /// `L2_RQSTS.L2_PF_MISS`.
-    pub const L2_RQSTS_L2_PF_MISS: Event = Event::row(28);
-    /// `L2_RQSTS.MISS`.
-    pub const L2_RQSTS_MISS: Event = Event::row(29);
-    /// `L2_RQSTS.DEMAND_DATA_RD_HIT`.
-    pub const L2_RQSTS_DEMAND_DATA_RD_HIT: Event = Event::row(30);
-    /// `L2_RQSTS.RFO_HIT`.
-    pub const L2_RQSTS_RFO_HIT: Event = Event::row(31);
-    /// `L2_RQSTS.CODE_RD_HIT`.
-    pub const L2_RQSTS_CODE_RD_HIT: Event = Event::row(32);
-    /// `L2_RQSTS.L2_PF_HIT`.
-    pub const L2_RQSTS_L2_PF_HIT: Event = Event::row(33);
-    /// `L2_RQSTS.ALL_DEMAND_DATA_RD`.
-    pub const L2_RQSTS_ALL_DEMAND_DATA_RD: Event = Event::row(34);
-    /// `L2_RQSTS.ALL_RFO`.
-    pub const L2_RQSTS_ALL_RFO: Event = Event::row(35);
-    /// `L2_RQSTS.ALL_CODE_RD`.
-    pub const L2_RQSTS_ALL_CODE_RD: Event = Event::row(36);
-    /// `L2_RQSTS.ALL_DEMAND_REFERENCES`.
-    pub const L2_RQSTS_ALL_DEMAND_REFERENCES: Event = Event::row(37);
-    /// `L2_RQSTS.ALL_PF`.
-    pub const L2_RQSTS_ALL_PF: Event = Event::row(38);
-    /// `L2_RQSTS.REFERENCES`.
-    pub const L2_RQSTS_REFERENCES: Event = Event::row(39);
-    /// `L2_DEMAND_RQSTS.WB_HIT`.
-    pub const L2_DEMAND_RQSTS_WB_HIT: Event = Event::row(40);
-    /// `LONGEST_LAT_CACHE.MISS`.
-    pub const LONGEST_LAT_CACHE_MISS: Event = Event::row(41);
-    /// `LONGEST_LAT_CACHE.REFERENCE`.
-    pub const LONGEST_LAT_CACHE_REFERENCE: Event = Event::row(42);
-    /// `CPU_CLK_UNHALTED.THREAD_P`.
-    pub const CPU_CLK_UNHALTED_THREAD_P: Event = Event::row(43);
-    /// `CPU_CLK_UNHALTED.THREAD_P_ANY`.
-    pub const CPU_CLK_UNHALTED_THREAD_P_ANY: Event = Event::row(44);
-    /// `CPU_CLK_THREAD_UNHALTED.REF_XCLK`.
-    pub const CPU_CLK_THREAD_UNHALTED_REF_XCLK: Event = Event::row(45);
-    /// `CPU_CLK_THREAD_UNHALTED.REF_XCLK_ANY`.
-    pub const CPU_CLK_THREAD_UNHALTED_REF_XCLK_ANY: Event = Event::row(46);
-    /// `CPU_CLK_UNHALTED.REF_XCLK`.
-    pub const CPU_CLK_UNHALTED_REF_XCLK: Event = Event::row(47);
-    /// `CPU_CLK_UNHALTED.REF_XCLK_ANY`.
-    pub const CPU_CLK_UNHALTED_REF_XCLK_ANY: Event = Event::row(48);
-    /// `CPU_CLK_THREAD_UNHALTED.ONE_THREAD_ACTIVE`.
-    pub const CPU_CLK_THREAD_UNHALTED_ONE_THREAD_ACTIVE: Event = Event::row(49);
-    /// `CPU_CLK_UNHALTED.ONE_THREAD_ACTIVE`.
-    pub const CPU_CLK_UNHALTED_ONE_THREAD_ACTIVE: Event = Event::row(50);
-    /// `L1D_PEND_MISS.PENDING`.
-    pub const L1D_PEND_MISS_PENDING: Event = Event::row(51);
-    /// `L1D_PEND_MISS.PENDING_CYCLES`.
-    pub const L1D_PEND_MISS_PENDING_CYCLES: Event = Event::row(52);
-    /// `L1D_PEND_MISS.PENDING_CYCLES_ANY`.
-    pub const L1D_PEND_MISS_PENDING_CYCLES_ANY: Event = Event::row(53);
-    /// `L1D_PEND_MISS.REQUEST_FB_FULL`.
-    pub const L1D_PEND_MISS_REQUEST_FB_FULL: Event = Event::row(54);
-    /// `L1D_PEND_MISS.FB_FULL`.
-    pub const L1D_PEND_MISS_FB_FULL: Event = Event::row(55);
-    /// `DTLB_STORE_MISSES.MISS_CAUSES_A_WALK`.
-    pub const DTLB_STORE_MISSES_MISS_CAUSES_A_WALK: Event = Event::row(56);
-    /// `DTLB_STORE_MISSES.WALK_COMPLETED_4K`.
-    pub const DTLB_STORE_MISSES_WALK_COMPLETED_4K: Event = Event::row(57);
-    /// `DTLB_STORE_MISSES.WALK_COMPLETED_2M_4M`.
-    pub const DTLB_STORE_MISSES_WALK_COMPLETED_2M_4M: Event = Event::row(58);
-    /// `DTLB_STORE_MISSES.WALK_COMPLETED_1G`.
-    pub const DTLB_STORE_MISSES_WALK_COMPLETED_1G: Event = Event::row(59);
-    /// `DTLB_STORE_MISSES.WALK_COMPLETED`.
-    pub const DTLB_STORE_MISSES_WALK_COMPLETED: Event = Event::row(60);
-    /// `DTLB_STORE_MISSES.WALK_DURATION`.
-    pub const DTLB_STORE_MISSES_WALK_DURATION: Event = Event::row(61);
-    /// `DTLB_STORE_MISSES.STLB_HIT_4K`.
-    pub const DTLB_STORE_MISSES_STLB_HIT_4K: Event = Event::row(62);
-    /// `DTLB_STORE_MISSES.STLB_HIT_2M`.
-    pub const DTLB_STORE_MISSES_STLB_HIT_2M: Event = Event::row(63);
-    /// `DTLB_STORE_MISSES.STLB_HIT`.
-    pub const DTLB_STORE_MISSES_STLB_HIT: Event = Event::row(64);
-    /// `DTLB_STORE_MISSES.PDE_CACHE_MISS`.
-    pub const DTLB_STORE_MISSES_PDE_CACHE_MISS: Event = Event::row(65);
-    /// `LOAD_HIT_PRE.SW_PF`.
-    pub const LOAD_HIT_PRE_SW_PF: Event = Event::row(66);
-    /// `LOAD_HIT_PRE.HW_PF`.
-    pub const LOAD_HIT_PRE_HW_PF: Event = Event::row(67);
-    /// `EPT.WALK_CYCLES`.
-    pub const EPT_WALK_CYCLES: Event = Event::row(68);
-    /// `L1D.REPLACEMENT`.
-    pub const L1D_REPLACEMENT: Event = Event::row(69);
-    /// `TX_MEM.ABORT_CONFLICT`.
-    pub const TX_MEM_ABORT_CONFLICT: Event = Event::row(70);
-    /// `TX_MEM.ABORT_CAPACITY_WRITE`.
-    pub const TX_MEM_ABORT_CAPACITY_WRITE: Event = Event::row(71);
-    /// `TX_MEM.ABORT_HLE_STORE_TO_ELIDED_LOCK`.
-    pub const TX_MEM_ABORT_HLE_STORE_TO_ELIDED_LOCK: Event = Event::row(72);
-    /// `TX_MEM.ABORT_HLE_ELISION_BUFFER_NOT_EMPTY`.
-    pub const TX_MEM_ABORT_HLE_ELISION_BUFFER_NOT_EMPTY: Event = Event::row(73);
-    /// `TX_MEM.ABORT_HLE_ELISION_BUFFER_MISMATCH`.
-    pub const TX_MEM_ABORT_HLE_ELISION_BUFFER_MISMATCH: Event = Event::row(74);
-    /// `TX_MEM.ABORT_HLE_ELISION_BUFFER_UNSUPPORTED_ALIGNMENT`.
-    pub const TX_MEM_ABORT_HLE_ELISION_BUFFER_UNSUPPORTED_ALIGNMENT: Event = Event::row(75);
-    /// `TX_MEM.HLE_ELISION_BUFFER_FULL`.
-    pub const TX_MEM_HLE_ELISION_BUFFER_FULL: Event = Event::row(76);
-    /// `MOVE_ELIMINATION.INT_ELIMINATED`.
-    pub const MOVE_ELIMINATION_INT_ELIMINATED: Event = Event::row(77);
-    /// `MOVE_ELIMINATION.SIMD_ELIMINATED`.
-    pub const MOVE_ELIMINATION_SIMD_ELIMINATED: Event = Event::row(78);
-    /// `MOVE_ELIMINATION.INT_NOT_ELIMINATED`.
-    pub const MOVE_ELIMINATION_INT_NOT_ELIMINATED: Event = Event::row(79);
-    /// `MOVE_ELIMINATION.SIMD_NOT_ELIMINATED`.
-    pub const MOVE_ELIMINATION_SIMD_NOT_ELIMINATED: Event = Event::row(80);
-    /// `CPL_CYCLES.RING0`.
-    pub const CPL_CYCLES_RING0: Event = Event::row(81);
-    /// `CPL_CYCLES.RING0_TRANS`.
-    pub const CPL_CYCLES_RING0_TRANS: Event = Event::row(82);
-    /// `CPL_CYCLES.RING123`.
-    pub const CPL_CYCLES_RING123: Event = Event::row(83);
-    /// `TX_EXEC.MISC1`.
-    pub const TX_EXEC_MISC1: Event = Event::row(84);
-    /// `TX_EXEC.MISC2`.
-    pub const TX_EXEC_MISC2: Event = Event::row(85);
-    /// `TX_EXEC.MISC3`.
-    pub const TX_EXEC_MISC3: Event = Event::row(86);
-    /// `TX_EXEC.MISC4`.
-    pub const TX_EXEC_MISC4: Event = Event::row(87);
-    /// `TX_EXEC.MISC5`.
-    pub const TX_EXEC_MISC5: Event = Event::row(88);
-    /// `RS_EVENTS.EMPTY_CYCLES`.
-    pub const RS_EVENTS_EMPTY_CYCLES: Event = Event::row(89);
-    /// `RS_EVENTS.EMPTY_END`.
-    pub const RS_EVENTS_EMPTY_END: Event = Event::row(90);
-    /// `OFFCORE_REQUESTS_OUTSTANDING.DEMAND_DATA_RD`.
-    pub const OFFCORE_REQUESTS_OUTSTANDING_DEMAND_DATA_RD: Event = Event::row(91);
-    /// `OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DEMAND_DATA_RD`.
-    pub const OFFCORE_REQUESTS_OUTSTANDING_CYCLES_WITH_DEMAND_DATA_RD: Event = Event::row(92);
-    /// `OFFCORE_REQUESTS_OUTSTANDING.DEMAND_DATA_RD_GE_6`.
-    pub const OFFCORE_REQUESTS_OUTSTANDING_DEMAND_DATA_RD_GE_6: Event = Event::row(93);
-    /// `OFFCORE_REQUESTS_OUTSTANDING.DEMAND_CODE_RD`.
-    pub const OFFCORE_REQUESTS_OUTSTANDING_DEMAND_CODE_RD: Event = Event::row(94);
-    /// `OFFCORE_REQUESTS_OUTSTANDING.DEMAND_RFO`.
-    pub const OFFCORE_REQUESTS_OUTSTANDING_DEMAND_RFO: Event = Event::row(95);
-    /// `OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DEMAND_RFO`.
-    pub const OFFCORE_REQUESTS_OUTSTANDING_CYCLES_WITH_DEMAND_RFO: Event = Event::row(96);
-    /// `OFFCORE_REQUESTS_OUTSTANDING.ALL_DATA_RD`.
-    pub const OFFCORE_REQUESTS_OUTSTANDING_ALL_DATA_RD: Event = Event::row(97);
-    /// `OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DATA_RD`.
-    pub const OFFCORE_REQUESTS_OUTSTANDING_CYCLES_WITH_DATA_RD: Event = Event::row(98);
-    /// `LOCK_CYCLES.SPLIT_LOCK_UC_LOCK_DURATION`.
-    pub const LOCK_CYCLES_SPLIT_LOCK_UC_LOCK_DURATION: Event = Event::row(99);
-    /// `LOCK_CYCLES.CACHE_LOCK_DURATION`.
-    pub const LOCK_CYCLES_CACHE_LOCK_DURATION: Event = Event::row(100);
-    /// `IDQ.EMPTY`.
-    pub const IDQ_EMPTY: Event = Event::row(101);
-    /// `IDQ.MITE_UOPS`.
-    pub const IDQ_MITE_UOPS: Event = Event::row(102);
-    /// `IDQ.MITE_CYCLES`.
-    pub const IDQ_MITE_CYCLES: Event = Event::row(103);
-    /// `IDQ.DSB_UOPS`.
-    pub const IDQ_DSB_UOPS: Event = Event::row(104);
-    /// `IDQ.DSB_CYCLES`.
-    pub const IDQ_DSB_CYCLES: Event = Event::row(105);
-    /// `IDQ.MS_DSB_UOPS`.
-    pub const IDQ_MS_DSB_UOPS: Event = Event::row(106);
-    /// `IDQ.MS_DSB_CYCLES`.
-    pub const IDQ_MS_DSB_CYCLES: Event = Event::row(107);
-    /// `IDQ.MS_DSB_OCCUR`.
-    pub const IDQ_MS_DSB_OCCUR: Event = Event::row(108);
-    /// `IDQ.ALL_DSB_CYCLES_4_UOPS`.
-    pub const IDQ_ALL_DSB_CYCLES_4_UOPS: Event = Event::row(109);
-    /// `IDQ.ALL_DSB_CYCLES_ANY_UOPS`.
-    pub const IDQ_ALL_DSB_CYCLES_ANY_UOPS: Event = Event::row(110);
-    /// `IDQ.MS_MITE_UOPS`.
-    pub const IDQ_MS_MITE_UOPS: Event = Event::row(111);
-    /// `IDQ.ALL_MITE_CYCLES_4_UOPS`.
-    pub const IDQ_ALL_MITE_CYCLES_4_UOPS: Event = Event::row(112);
-    /// `IDQ.ALL_MITE_CYCLES_ANY_UOPS`.
-    pub const IDQ_ALL_MITE_CYCLES_ANY_UOPS: Event = Event::row(113);
-    /// `IDQ.MS_UOPS`.
-    pub const IDQ_MS_UOPS: Event = Event::row(114);
-    /// `IDQ.MS_CYCLES`.
-    pub const IDQ_MS_CYCLES: Event = Event::row(115);
-    /// `IDQ.MS_SWITCHES`.
-    pub const IDQ_MS_SWITCHES: Event = Event::row(116);
-    /// `IDQ.MITE_ALL_UOPS`.
-    pub const IDQ_MITE_ALL_UOPS: Event = Event::row(117);
-    /// `ICACHE.HIT`.
-    pub const ICACHE_HIT: Event = Event::row(118);
-    /// `ICACHE.MISSES`.
-    pub const ICACHE_MISSES: Event = Event::row(119);
-    /// `ICACHE.IFETCH_STALL`.
-    pub const ICACHE_IFETCH_STALL: Event = Event::row(120);
-    /// `ICACHE.IFDATA_STALL`.
-    pub const ICACHE_IFDATA_STALL: Event = Event::row(121);
-    /// `ITLB_MISSES.MISS_CAUSES_A_WALK`.
-    pub const ITLB_MISSES_MISS_CAUSES_A_WALK: Event = Event::row(122);
-    /// `ITLB_MISSES.WALK_COMPLETED_4K`.
-    pub const ITLB_MISSES_WALK_COMPLETED_4K: Event = Event::row(123);
-    /// `ITLB_MISSES.WALK_COMPLETED_2M_4M`.
-    pub const ITLB_MISSES_WALK_COMPLETED_2M_4M: Event = Event::row(124);
-    /// `ITLB_MISSES.WALK_COMPLETED_1G`.
-    pub const ITLB_MISSES_WALK_COMPLETED_1G: Event = Event::row(125);
-    /// `ITLB_MISSES.WALK_COMPLETED`.
-    pub const ITLB_MISSES_WALK_COMPLETED: Event = Event::row(126);
-    /// `ITLB_MISSES.WALK_DURATION`.
-    pub const ITLB_MISSES_WALK_DURATION: Event = Event::row(127);
-    /// `ITLB_MISSES.STLB_HIT_4K`.
-    pub const ITLB_MISSES_STLB_HIT_4K: Event = Event::row(128);
-    /// `ITLB_MISSES.STLB_HIT_2M`.
-    pub const ITLB_MISSES_STLB_HIT_2M: Event = Event::row(129);
-    /// `ITLB_MISSES.STLB_HIT`.
-    pub const ITLB_MISSES_STLB_HIT: Event = Event::row(130);
-    /// `ILD_STALL.LCP`.
-    pub const ILD_STALL_LCP: Event = Event::row(131);
-    /// `ILD_STALL.IQ_FULL`.
-    pub const ILD_STALL_IQ_FULL: Event = Event::row(132);
-    /// `BR_INST_EXEC.NONTAKEN_CONDITIONAL`.
-    pub const BR_INST_EXEC_NONTAKEN_CONDITIONAL: Event = Event::row(133);
-    /// `BR_INST_EXEC.TAKEN_CONDITIONAL`.
-    pub const BR_INST_EXEC_TAKEN_CONDITIONAL: Event = Event::row(134);
-    /// `BR_INST_EXEC.TAKEN_DIRECT_JUMP`.
-    pub const BR_INST_EXEC_TAKEN_DIRECT_JUMP: Event = Event::row(135);
-    /// `BR_INST_EXEC.TAKEN_INDIRECT_JUMP_NON_CALL_RET`.
-    pub const BR_INST_EXEC_TAKEN_INDIRECT_JUMP_NON_CALL_RET: Event = Event::row(136);
-    /// `BR_INST_EXEC.TAKEN_INDIRECT_NEAR_RETURN`.
-    pub const BR_INST_EXEC_TAKEN_INDIRECT_NEAR_RETURN: Event = Event::row(137);
-    /// `BR_INST_EXEC.TAKEN_DIRECT_NEAR_CALL`.
-    pub const BR_INST_EXEC_TAKEN_DIRECT_NEAR_CALL: Event = Event::row(138);
-    /// `BR_INST_EXEC.TAKEN_INDIRECT_NEAR_CALL`.
-    pub const BR_INST_EXEC_TAKEN_INDIRECT_NEAR_CALL: Event = Event::row(139);
-    /// `BR_INST_EXEC.ALL_CONDITIONAL`.
-    pub const BR_INST_EXEC_ALL_CONDITIONAL: Event = Event::row(140);
-    /// `BR_INST_EXEC.ALL_DIRECT_JMP`.
-    pub const BR_INST_EXEC_ALL_DIRECT_JMP: Event = Event::row(141);
-    /// `BR_INST_EXEC.ALL_INDIRECT_JUMP_NON_CALL_RET`.
-    pub const BR_INST_EXEC_ALL_INDIRECT_JUMP_NON_CALL_RET: Event = Event::row(142);
-    /// `BR_INST_EXEC.ALL_INDIRECT_NEAR_RETURN`.
-    pub const BR_INST_EXEC_ALL_INDIRECT_NEAR_RETURN: Event = Event::row(143);
-    /// `BR_INST_EXEC.ALL_DIRECT_NEAR_CALL`.
-    pub const BR_INST_EXEC_ALL_DIRECT_NEAR_CALL: Event = Event::row(144);
-    /// `BR_INST_EXEC.ALL_BRANCHES`.
-    pub const BR_INST_EXEC_ALL_BRANCHES: Event = Event::row(145);
-    /// `BR_MISP_EXEC.NONTAKEN_CONDITIONAL`.
-    pub const BR_MISP_EXEC_NONTAKEN_CONDITIONAL: Event = Event::row(146);
-    /// `BR_MISP_EXEC.TAKEN_CONDITIONAL`.
-    pub const BR_MISP_EXEC_TAKEN_CONDITIONAL: Event = Event::row(147);
-    /// `BR_MISP_EXEC.TAKEN_INDIRECT_JUMP_NON_CALL_RET`.
-    pub const BR_MISP_EXEC_TAKEN_INDIRECT_JUMP_NON_CALL_RET: Event = Event::row(148);
-    /// `BR_MISP_EXEC.TAKEN_RETURN_NEAR`.
-    pub const BR_MISP_EXEC_TAKEN_RETURN_NEAR: Event = Event::row(149);
-    /// `BR_MISP_EXEC.TAKEN_INDIRECT_NEAR_CALL`.
-    pub const BR_MISP_EXEC_TAKEN_INDIRECT_NEAR_CALL: Event = Event::row(150);
-    /// `BR_MISP_EXEC.ALL_CONDITIONAL`.
-    pub const BR_MISP_EXEC_ALL_CONDITIONAL: Event = Event::row(151);
-    /// `BR_MISP_EXEC.ALL_INDIRECT_JUMP_NON_CALL_RET`.
-    pub const BR_MISP_EXEC_ALL_INDIRECT_JUMP_NON_CALL_RET: Event = Event::row(152);
-    /// `BR_MISP_EXEC.INDIRECT`.
-    pub const BR_MISP_EXEC_INDIRECT: Event = Event::row(153);
-    /// `BR_MISP_EXEC.ALL_BRANCHES`.
-    pub const BR_MISP_EXEC_ALL_BRANCHES: Event = Event::row(154);
-    /// `IDQ_UOPS_NOT_DELIVERED.CORE`.
-    pub const IDQ_UOPS_NOT_DELIVERED_CORE: Event = Event::row(155);
-    /// `IDQ_UOPS_NOT_DELIVERED.CYCLES_0_UOPS_DELIV.CORE`.
-    pub const IDQ_UOPS_NOT_DELIVERED_CYCLES_0_UOPS_DELIV_CORE: Event = Event::row(156);
-    /// `IDQ_UOPS_NOT_DELIVERED.CYCLES_LE_1_UOP_DELIV.CORE`.
-    pub const IDQ_UOPS_NOT_DELIVERED_CYCLES_LE_1_UOP_DELIV_CORE: Event = Event::row(157);
-    /// `IDQ_UOPS_NOT_DELIVERED.CYCLES_LE_2_UOP_DELIV.CORE`.
-    pub const IDQ_UOPS_NOT_DELIVERED_CYCLES_LE_2_UOP_DELIV_CORE: Event = Event::row(158);
-    /// `IDQ_UOPS_NOT_DELIVERED.CYCLES_LE_3_UOP_DELIV.CORE`.
-    pub const IDQ_UOPS_NOT_DELIVERED_CYCLES_LE_3_UOP_DELIV_CORE: Event = Event::row(159);
-    /// `IDQ_UOPS_NOT_DELIVERED.CYCLES_FE_WAS_OK`.
-    pub const IDQ_UOPS_NOT_DELIVERED_CYCLES_FE_WAS_OK: Event = Event::row(160);
-    /// `UOPS_EXECUTED_PORT.PORT_0`.
-    pub const UOPS_EXECUTED_PORT_PORT_0: Event = Event::row(161);
-    /// `UOPS_EXECUTED_PORT.PORT_0_CORE`.
-    pub const UOPS_EXECUTED_PORT_PORT_0_CORE: Event = Event::row(162);
-    /// `UOPS_DISPATCHED_PORT.PORT_0`.
-    pub const UOPS_DISPATCHED_PORT_PORT_0: Event = Event::row(163);
-    /// `UOPS_EXECUTED_PORT.PORT_1`.
-    pub const UOPS_EXECUTED_PORT_PORT_1: Event = Event::row(164);
-    /// `UOPS_EXECUTED_PORT.PORT_1_CORE`.
-    pub const UOPS_EXECUTED_PORT_PORT_1_CORE: Event = Event::row(165);
-    /// `UOPS_DISPATCHED_PORT.PORT_1`.
-    pub const UOPS_DISPATCHED_PORT_PORT_1: Event = Event::row(166);
-    /// `UOPS_EXECUTED_PORT.PORT_2`.
-    pub const UOPS_EXECUTED_PORT_PORT_2: Event = Event::row(167);
-    /// `UOPS_EXECUTED_PORT.PORT_2_CORE`.
-    pub const UOPS_EXECUTED_PORT_PORT_2_CORE: Event = Event::row(168);
-    /// `UOPS_DISPATCHED_PORT.PORT_2`.
-    pub const UOPS_DISPATCHED_PORT_PORT_2: Event = Event::row(169);
-    /// `UOPS_EXECUTED_PORT.PORT_3`.
-    pub const UOPS_EXECUTED_PORT_PORT_3: Event = Event::row(170);
-    /// `UOPS_EXECUTED_PORT.PORT_3_CORE`.
-    pub const UOPS_EXECUTED_PORT_PORT_3_CORE: Event = Event::row(171);
-    /// `UOPS_DISPATCHED_PORT.PORT_3`.
-    pub const UOPS_DISPATCHED_PORT_PORT_3: Event = Event::row(172);
-    /// `UOPS_EXECUTED_PORT.PORT_4`.
-    pub const UOPS_EXECUTED_PORT_PORT_4: Event = Event::row(173);
-    /// `UOPS_EXECUTED_PORT.PORT_4_CORE`.
-    pub const UOPS_EXECUTED_PORT_PORT_4_CORE: Event = Event::row(174);
-    /// `UOPS_DISPATCHED_PORT.PORT_4`.
-    pub const UOPS_DISPATCHED_PORT_PORT_4: Event = Event::row(175);
-    /// `UOPS_EXECUTED_PORT.PORT_5`.
-    pub const UOPS_EXECUTED_PORT_PORT_5: Event = Event::row(176);
-    /// `UOPS_EXECUTED_PORT.PORT_5_CORE`.
-    pub const UOPS_EXECUTED_PORT_PORT_5_CORE: Event = Event::row(177);
-    /// `UOPS_DISPATCHED_PORT.PORT_5`.
-    pub const UOPS_DISPATCHED_PORT_PORT_5: Event = Event::row(178);
-    /// `UOPS_EXECUTED_PORT.PORT_6`.
-    pub const UOPS_EXECUTED_PORT_PORT_6: Event = Event::row(179);
-    /// `UOPS_EXECUTED_PORT.PORT_6_CORE`.
-    pub const UOPS_EXECUTED_PORT_PORT_6_CORE: Event = Event::row(180);
-    /// `UOPS_DISPATCHED_PORT.PORT_6`.
-    pub const UOPS_DISPATCHED_PORT_PORT_6: Event = Event::row(181);
-    /// `UOPS_EXECUTED_PORT.PORT_7`.
-    pub const UOPS_EXECUTED_PORT_PORT_7: Event = Event::row(182);
-    /// `UOPS_EXECUTED_PORT.PORT_7_CORE`.
-    pub const UOPS_EXECUTED_PORT_PORT_7_CORE: Event = Event::row(183);
-    /// `UOPS_DISPATCHED_PORT.PORT_7`.
-    pub const UOPS_DISPATCHED_PORT_PORT_7: Event = Event::row(184);
-    /// `RESOURCE_STALLS.ANY`.
-    pub const RESOURCE_STALLS_ANY: Event = Event::row(185);
-    /// `RESOURCE_STALLS.RS`.
-    pub const RESOURCE_STALLS_RS: Event = Event::row(186);
-    /// `RESOURCE_STALLS.SB`.
-    pub const RESOURCE_STALLS_SB: Event = Event::row(187);
-    /// `RESOURCE_STALLS.ROB`.
-    pub const RESOURCE_STALLS_ROB: Event = Event::row(188);
-    /// `CYCLE_ACTIVITY.CYCLES_L2_PENDING`.
-    pub const CYCLE_ACTIVITY_CYCLES_L2_PENDING: Event = Event::row(189);
-    /// `CYCLE_ACTIVITY.CYCLES_LDM_PENDING`.
-    pub const CYCLE_ACTIVITY_CYCLES_LDM_PENDING: Event = Event::row(190);
-    /// `CYCLE_ACTIVITY.CYCLES_NO_EXECUTE`.
-    pub const CYCLE_ACTIVITY_CYCLES_NO_EXECUTE: Event = Event::row(191);
-    /// `CYCLE_ACTIVITY.STALLS_L2_PENDING`.
-    pub const CYCLE_ACTIVITY_STALLS_L2_PENDING: Event = Event::row(192);
-    /// `CYCLE_ACTIVITY.STALLS_LDM_PENDING`.
-    pub const CYCLE_ACTIVITY_STALLS_LDM_PENDING: Event = Event::row(193);
-    /// `CYCLE_ACTIVITY.CYCLES_L1D_PENDING`.
-    pub const CYCLE_ACTIVITY_CYCLES_L1D_PENDING: Event = Event::row(194);
-    /// `CYCLE_ACTIVITY.STALLS_L1D_PENDING`.
-    pub const CYCLE_ACTIVITY_STALLS_L1D_PENDING: Event = Event::row(195);
-    /// `LSD.UOPS`.
-    pub const LSD_UOPS: Event = Event::row(196);
-    /// `LSD.CYCLES_ACTIVE`.
-    pub const LSD_CYCLES_ACTIVE: Event = Event::row(197);
-    /// `LSD.CYCLES_4_UOPS`.
-    pub const LSD_CYCLES_4_UOPS: Event = Event::row(198);
-    /// `DSB2MITE_SWITCHES.PENALTY_CYCLES`.
-    pub const DSB2MITE_SWITCHES_PENALTY_CYCLES: Event = Event::row(199);
-    /// `ITLB.ITLB_FLUSH`.
-    pub const ITLB_ITLB_FLUSH: Event = Event::row(200);
-    /// `OFFCORE_REQUESTS.DEMAND_DATA_RD`.
-    pub const OFFCORE_REQUESTS_DEMAND_DATA_RD: Event = Event::row(201);
-    /// `OFFCORE_REQUESTS.DEMAND_CODE_RD`.
-    pub const OFFCORE_REQUESTS_DEMAND_CODE_RD: Event = Event::row(202);
-    /// `OFFCORE_REQUESTS.DEMAND_RFO`.
-    pub const OFFCORE_REQUESTS_DEMAND_RFO: Event = Event::row(203);
-    /// `OFFCORE_REQUESTS.ALL_DATA_RD`.
-    pub const OFFCORE_REQUESTS_ALL_DATA_RD: Event = Event::row(204);
-    /// `UOPS_EXECUTED.STALL_CYCLES`.
-    pub const UOPS_EXECUTED_STALL_CYCLES: Event = Event::row(205);
-    /// `UOPS_EXECUTED.CYCLES_GE_1_UOP_EXEC`.
-    pub const UOPS_EXECUTED_CYCLES_GE_1_UOP_EXEC: Event = Event::row(206);
-    /// `UOPS_EXECUTED.CYCLES_GE_2_UOPS_EXEC`.
-    pub const UOPS_EXECUTED_CYCLES_GE_2_UOPS_EXEC: Event = Event::row(207);
-    /// `UOPS_EXECUTED.CYCLES_GE_3_UOPS_EXEC`.
-    pub const UOPS_EXECUTED_CYCLES_GE_3_UOPS_EXEC: Event = Event::row(208);
-    /// `UOPS_EXECUTED.CYCLES_GE_4_UOPS_EXEC`.
-    pub const UOPS_EXECUTED_CYCLES_GE_4_UOPS_EXEC: Event = Event::row(209);
-    /// `UOPS_EXECUTED.CORE`.
-    pub const UOPS_EXECUTED_CORE: Event = Event::row(210);
-    /// `UOPS_EXECUTED.CORE_CYCLES_GE_1`.
-    pub const UOPS_EXECUTED_CORE_CYCLES_GE_1: Event = Event::row(211);
-    /// `UOPS_EXECUTED.CORE_CYCLES_GE_2`.
-    pub const UOPS_EXECUTED_CORE_CYCLES_GE_2: Event = Event::row(212);
-    /// `UOPS_EXECUTED.CORE_CYCLES_GE_3`.
-    pub const UOPS_EXECUTED_CORE_CYCLES_GE_3: Event = Event::row(213);
-    /// `UOPS_EXECUTED.CORE_CYCLES_GE_4`.
-    pub const UOPS_EXECUTED_CORE_CYCLES_GE_4: Event = Event::row(214);
-    /// `UOPS_EXECUTED.CORE_CYCLES_NONE`.
-    pub const UOPS_EXECUTED_CORE_CYCLES_NONE: Event = Event::row(215);
-    /// `OFFCORE_REQUESTS_BUFFER.SQ_FULL`.
-    pub const OFFCORE_REQUESTS_BUFFER_SQ_FULL: Event = Event::row(216);
-    /// `PAGE_WALKER_LOADS.DTLB_L1`.
-    pub const PAGE_WALKER_LOADS_DTLB_L1: Event = Event::row(217);
-    /// `PAGE_WALKER_LOADS.DTLB_L2`.
-    pub const PAGE_WALKER_LOADS_DTLB_L2: Event = Event::row(218);
-    /// `PAGE_WALKER_LOADS.DTLB_L3`.
-    pub const PAGE_WALKER_LOADS_DTLB_L3: Event = Event::row(219);
-    /// `PAGE_WALKER_LOADS.DTLB_MEMORY`.
-    pub const PAGE_WALKER_LOADS_DTLB_MEMORY: Event = Event::row(220);
-    /// `PAGE_WALKER_LOADS.ITLB_L1`.
-    pub const PAGE_WALKER_LOADS_ITLB_L1: Event = Event::row(221);
-    /// `PAGE_WALKER_LOADS.ITLB_L2`.
-    pub const PAGE_WALKER_LOADS_ITLB_L2: Event = Event::row(222);
-    /// `PAGE_WALKER_LOADS.ITLB_L3`.
-    pub const PAGE_WALKER_LOADS_ITLB_L3: Event = Event::row(223);
-    /// `PAGE_WALKER_LOADS.ITLB_MEMORY`.
-    pub const PAGE_WALKER_LOADS_ITLB_MEMORY: Event = Event::row(224);
-    /// `PAGE_WALKER_LOADS.EPT_DTLB_L1`.
-    pub const PAGE_WALKER_LOADS_EPT_DTLB_L1: Event = Event::row(225);
-    /// `PAGE_WALKER_LOADS.EPT_DTLB_L2`.
-    pub const PAGE_WALKER_LOADS_EPT_DTLB_L2: Event = Event::row(226);
-    /// `PAGE_WALKER_LOADS.EPT_DTLB_L3`.
-    pub const PAGE_WALKER_LOADS_EPT_DTLB_L3: Event = Event::row(227);
-    /// `PAGE_WALKER_LOADS.EPT_DTLB_MEMORY`.
-    pub const PAGE_WALKER_LOADS_EPT_DTLB_MEMORY: Event = Event::row(228);
-    /// `PAGE_WALKER_LOADS.EPT_ITLB_L1`.
-    pub const PAGE_WALKER_LOADS_EPT_ITLB_L1: Event = Event::row(229);
-    /// `PAGE_WALKER_LOADS.EPT_ITLB_L2`.
-    pub const PAGE_WALKER_LOADS_EPT_ITLB_L2: Event = Event::row(230);
-    /// `PAGE_WALKER_LOADS.EPT_ITLB_L3`.
-    pub const PAGE_WALKER_LOADS_EPT_ITLB_L3: Event = Event::row(231);
-    /// `PAGE_WALKER_LOADS.EPT_ITLB_MEMORY`.
-    pub const PAGE_WALKER_LOADS_EPT_ITLB_MEMORY: Event = Event::row(232);
-    /// `TLB_FLUSH.DTLB_THREAD`.
-    pub const TLB_FLUSH_DTLB_THREAD: Event = Event::row(233);
-    /// `TLB_FLUSH.STLB_ANY`.
-    pub const TLB_FLUSH_STLB_ANY: Event = Event::row(234);
-    /// `INST_RETIRED.ANY_P`.
-    pub const INST_RETIRED_ANY_P: Event = Event::row(235);
-    /// `INST_RETIRED.X87`.
-    pub const INST_RETIRED_X87: Event = Event::row(236);
-    /// `OTHER_ASSISTS.AVX_TO_SSE`.
-    pub const OTHER_ASSISTS_AVX_TO_SSE: Event = Event::row(237);
-    /// `OTHER_ASSISTS.SSE_TO_AVX`.
-    pub const OTHER_ASSISTS_SSE_TO_AVX: Event = Event::row(238);
-    /// `OTHER_ASSISTS.ANY_WB_ASSIST`.
-    pub const OTHER_ASSISTS_ANY_WB_ASSIST: Event = Event::row(239);
-    /// `UOPS_RETIRED.ALL`.
-    pub const UOPS_RETIRED_ALL: Event = Event::row(240);
-    /// `UOPS_RETIRED.STALL_CYCLES`.
-    pub const UOPS_RETIRED_STALL_CYCLES: Event = Event::row(241);
-    /// `UOPS_RETIRED.TOTAL_CYCLES`.
-    pub const UOPS_RETIRED_TOTAL_CYCLES: Event = Event::row(242);
-    /// `UOPS_RETIRED.CORE_STALL_CYCLES`.
-    pub const UOPS_RETIRED_CORE_STALL_CYCLES: Event = Event::row(243);
-    /// `UOPS_RETIRED.RETIRE_SLOTS`.
-    pub const UOPS_RETIRED_RETIRE_SLOTS: Event = Event::row(244);
-    /// `MACHINE_CLEARS.CYCLES`.
-    pub const MACHINE_CLEARS_CYCLES: Event = Event::row(245);
-    /// `MACHINE_CLEARS.COUNT`.
-    pub const MACHINE_CLEARS_COUNT: Event = Event::row(246);
-    /// `MACHINE_CLEARS.MEMORY_ORDERING`.
-    pub const MACHINE_CLEARS_MEMORY_ORDERING: Event = Event::row(247);
-    /// `MACHINE_CLEARS.SMC`.
-    pub const MACHINE_CLEARS_SMC: Event = Event::row(248);
-    /// `MACHINE_CLEARS.MASKMOV`.
-    pub const MACHINE_CLEARS_MASKMOV: Event = Event::row(249);
-    /// `BR_INST_RETIRED.ALL_BRANCHES`.
-    pub const BR_INST_RETIRED_ALL_BRANCHES: Event = Event::row(250);
-    /// `BR_INST_RETIRED.CONDITIONAL`.
-    pub const BR_INST_RETIRED_CONDITIONAL: Event = Event::row(251);
-    /// `BR_INST_RETIRED.NEAR_CALL`.
-    pub const BR_INST_RETIRED_NEAR_CALL: Event = Event::row(252);
-    /// `BR_INST_RETIRED.NEAR_CALL_R3`.
-    pub const BR_INST_RETIRED_NEAR_CALL_R3: Event = Event::row(253);
-    /// `BR_INST_RETIRED.NEAR_RETURN`.
-    pub const BR_INST_RETIRED_NEAR_RETURN: Event = Event::row(254);
-    /// `BR_INST_RETIRED.NOT_TAKEN`.
-    pub const BR_INST_RETIRED_NOT_TAKEN: Event = Event::row(255);
-    /// `BR_INST_RETIRED.NEAR_TAKEN`.
-    pub const BR_INST_RETIRED_NEAR_TAKEN: Event = Event::row(256);
-    /// `BR_INST_RETIRED.FAR_BRANCH`.
-    pub const BR_INST_RETIRED_FAR_BRANCH: Event = Event::row(257);
-    /// `BR_MISP_RETIRED.ALL_BRANCHES`.
-    pub const BR_MISP_RETIRED_ALL_BRANCHES: Event = Event::row(258);
-    /// `BR_MISP_RETIRED.CONDITIONAL`.
-    pub const BR_MISP_RETIRED_CONDITIONAL: Event = Event::row(259);
-    /// `BR_MISP_RETIRED.NEAR_TAKEN`.
-    pub const BR_MISP_RETIRED_NEAR_TAKEN: Event = Event::row(260);
-    /// `AVX_INSTS.ALL`.
-    pub const AVX_INSTS_ALL: Event = Event::row(261);
-    /// `HLE_RETIRED.START`.
-    pub const HLE_RETIRED_START: Event = Event::row(262);
-    /// `HLE_RETIRED.COMMIT`.
-    pub const HLE_RETIRED_COMMIT: Event = Event::row(263);
-    /// `HLE_RETIRED.ABORTED`.
-    pub const HLE_RETIRED_ABORTED: Event = Event::row(264);
-    /// `HLE_RETIRED.ABORTED_MISC1`.
-    pub const HLE_RETIRED_ABORTED_MISC1: Event = Event::row(265);
-    /// `HLE_RETIRED.ABORTED_MISC2`.
-    pub const HLE_RETIRED_ABORTED_MISC2: Event = Event::row(266);
-    /// `HLE_RETIRED.ABORTED_MISC3`.
-    pub const HLE_RETIRED_ABORTED_MISC3: Event = Event::row(267);
-    /// `HLE_RETIRED.ABORTED_MISC4`.
-    pub const HLE_RETIRED_ABORTED_MISC4: Event = Event::row(268);
-    /// `HLE_RETIRED.ABORTED_MISC5`.
-    pub const HLE_RETIRED_ABORTED_MISC5: Event = Event::row(269);
-    /// `RTM_RETIRED.START`.
-    pub const RTM_RETIRED_START: Event = Event::row(270);
-    /// `RTM_RETIRED.COMMIT`.
-    pub const RTM_RETIRED_COMMIT: Event = Event::row(271);
-    /// `RTM_RETIRED.ABORTED`.
-    pub const RTM_RETIRED_ABORTED: Event = Event::row(272);
-    /// `RTM_RETIRED.ABORTED_MISC1`.
-    pub const RTM_RETIRED_ABORTED_MISC1: Event = Event::row(273);
-    /// `RTM_RETIRED.ABORTED_MISC2`.
-    pub const RTM_RETIRED_ABORTED_MISC2: Event = Event::row(274);
-    /// `RTM_RETIRED.ABORTED_MISC3`.
-    pub const RTM_RETIRED_ABORTED_MISC3: Event = Event::row(275);
-    /// `RTM_RETIRED.ABORTED_MISC4`.
-    pub const RTM_RETIRED_ABORTED_MISC4: Event = Event::row(276);
-    /// `RTM_RETIRED.ABORTED_MISC5`.
-    pub const RTM_RETIRED_ABORTED_MISC5: Event = Event::row(277);
-    /// `FP_ASSIST.X87_OUTPUT`.
-    pub const FP_ASSIST_X87_OUTPUT: Event = Event::row(278);
-    /// `FP_ASSIST.X87_INPUT`.
-    pub const FP_ASSIST_X87_INPUT: Event = Event::row(279);
-    /// `FP_ASSIST.SIMD_OUTPUT`.
-    pub const FP_ASSIST_SIMD_OUTPUT: Event = Event::row(280);
-    /// `FP_ASSIST.SIMD_INPUT`.
-    pub const FP_ASSIST_SIMD_INPUT: Event = Event::row(281);
-    /// `FP_ASSIST.ANY`.
-    pub const FP_ASSIST_ANY: Event = Event::row(282);
-    /// `ROB_MISC_EVENTS.LBR_INSERTS`.
-    pub const ROB_MISC_EVENTS_LBR_INSERTS: Event = Event::row(283);
-    /// `MEM_UOPS_RETIRED.STLB_MISS_LOADS`.
-    pub const MEM_UOPS_RETIRED_STLB_MISS_LOADS: Event = Event::row(284);
-    /// `MEM_UOPS_RETIRED.STLB_MISS_STORES`.
-    pub const MEM_UOPS_RETIRED_STLB_MISS_STORES: Event = Event::row(285);
-    /// `MEM_UOPS_RETIRED.LOCK_LOADS`.
-    pub const MEM_UOPS_RETIRED_LOCK_LOADS: Event = Event::row(286);
-    /// `MEM_UOPS_RETIRED.SPLIT_LOADS`.
-    pub const MEM_UOPS_RETIRED_SPLIT_LOADS: Event = Event::row(287);
-    /// `MEM_UOPS_RETIRED.SPLIT_STORES`.
-    pub const MEM_UOPS_RETIRED_SPLIT_STORES: Event = Event::row(288);
-    /// `MEM_UOPS_RETIRED.ALL_LOADS`.
-    pub const MEM_UOPS_RETIRED_ALL_LOADS: Event = Event::row(289);
-    /// `MEM_UOPS_RETIRED.ALL_STORES`.
-    pub const MEM_UOPS_RETIRED_ALL_STORES: Event = Event::row(290);
-    /// `MEM_LOAD_UOPS_RETIRED.L1_HIT`.
-    pub const MEM_LOAD_UOPS_RETIRED_L1_HIT: Event = Event::row(291);
-    /// `MEM_LOAD_UOPS_RETIRED.L2_HIT`.
-    pub const MEM_LOAD_UOPS_RETIRED_L2_HIT: Event = Event::row(292);
-    /// `MEM_LOAD_UOPS_RETIRED.L3_HIT`.
-    pub const MEM_LOAD_UOPS_RETIRED_L3_HIT: Event = Event::row(293);
-    /// `MEM_LOAD_UOPS_RETIRED.L1_MISS`.
-    pub const MEM_LOAD_UOPS_RETIRED_L1_MISS: Event = Event::row(294);
-    /// `MEM_LOAD_UOPS_RETIRED.L2_MISS`.
-    pub const MEM_LOAD_UOPS_RETIRED_L2_MISS: Event = Event::row(295);
-    /// `MEM_LOAD_UOPS_RETIRED.L3_MISS`.
-    pub const MEM_LOAD_UOPS_RETIRED_L3_MISS: Event = Event::row(296);
-    /// `MEM_LOAD_UOPS_RETIRED.HIT_LFB`.
-    pub const MEM_LOAD_UOPS_RETIRED_HIT_LFB: Event = Event::row(297);
-    /// `MEM_LOAD_UOPS_L3_HIT_RETIRED.XSNP_MISS`.
-    pub const MEM_LOAD_UOPS_L3_HIT_RETIRED_XSNP_MISS: Event = Event::row(298);
-    /// `MEM_LOAD_UOPS_L3_HIT_RETIRED.XSNP_HIT`.
-    pub const MEM_LOAD_UOPS_L3_HIT_RETIRED_XSNP_HIT: Event = Event::row(299);
-    /// `MEM_LOAD_UOPS_L3_HIT_RETIRED.XSNP_HITM`.
-    pub const MEM_LOAD_UOPS_L3_HIT_RETIRED_XSNP_HITM: Event = Event::row(300);
-    /// `MEM_LOAD_UOPS_L3_HIT_RETIRED.XSNP_NONE`.
-    pub const MEM_LOAD_UOPS_L3_HIT_RETIRED_XSNP_NONE: Event = Event::row(301);
-    /// `MEM_LOAD_UOPS_L3_MISS_RETIRED.LOCAL_DRAM`.
-    pub const MEM_LOAD_UOPS_L3_MISS_RETIRED_LOCAL_DRAM: Event = Event::row(302);
-    /// `MEM_LOAD_UOPS_L3_MISS_RETIRED.REMOTE_DRAM`.
-    pub const MEM_LOAD_UOPS_L3_MISS_RETIRED_REMOTE_DRAM: Event = Event::row(303);
-    /// `MEM_LOAD_UOPS_L3_MISS_RETIRED.REMOTE_HITM`.
-    pub const MEM_LOAD_UOPS_L3_MISS_RETIRED_REMOTE_HITM: Event = Event::row(304);
-    /// `MEM_LOAD_UOPS_L3_MISS_RETIRED.REMOTE_FWD`.
-    pub const MEM_LOAD_UOPS_L3_MISS_RETIRED_REMOTE_FWD: Event = Event::row(305);
-    /// `BACLEARS.ANY`.
-    pub const BACLEARS_ANY: Event = Event::row(306);
-    /// `L2_TRANS.DEMAND_DATA_RD`.
-    pub const L2_TRANS_DEMAND_DATA_RD: Event = Event::row(307);
-    /// `L2_TRANS.RFO`.
-    pub const L2_TRANS_RFO: Event = Event::row(308);
-    /// `L2_TRANS.CODE_RD`.
-    pub const L2_TRANS_CODE_RD: Event = Event::row(309);
-    /// `L2_TRANS.ALL_PF`.
-    pub const L2_TRANS_ALL_PF: Event = Event::row(310);
-    /// `L2_TRANS.L1D_WB`.
-    pub const L2_TRANS_L1D_WB: Event = Event::row(311);
-    /// `L2_TRANS.L2_FILL`.
-    pub const L2_TRANS_L2_FILL: Event = Event::row(312);
-    /// `L2_TRANS.L2_WB`.
-    pub const L2_TRANS_L2_WB: Event = Event::row(313);
-    /// `L2_TRANS.ALL_REQUESTS`.
-    pub const L2_TRANS_ALL_REQUESTS: Event = Event::row(314);
-    /// `L2_LINES_IN.I`.
-    pub const L2_LINES_IN_I: Event = Event::row(315);
-    /// `L2_LINES_IN.S`.
-    pub const L2_LINES_IN_S: Event = Event::row(316);
-    /// `L2_LINES_IN.E`.
-    pub const L2_LINES_IN_E: Event = Event::row(317);
-    /// `L2_LINES_IN.ALL`.
-    pub const L2_LINES_IN_ALL: Event = Event::row(318);
-    /// `L2_LINES_OUT.DEMAND_CLEAN`.
-    pub const L2_LINES_OUT_DEMAND_CLEAN: Event = Event::row(319);
-    /// `L2_LINES_OUT.DEMAND_DIRTY`.
-    pub const L2_LINES_OUT_DEMAND_DIRTY: Event = Event::row(320);
-    /// `SQ_MISC.SPLIT_LOCK`.
-    pub const SQ_MISC_SPLIT_LOCK: Event = Event::row(321);
-    /// `OFFCORE_RESPONSE.DEMAND_DATA_RD.LLC_HIT.HIT_OTHER_CORE_NO_FWD`.
-    pub const OFFCORE_RESPONSE_DEMAND_DATA_RD_LLC_HIT_HIT_OTHER_CORE_NO_FWD: Event = Event::row(322);
-    /// `OFFCORE_RESPONSE.DEMAND_DATA_RD.LLC_HIT.HITM_OTHER_CORE`.
-    pub const OFFCORE_RESPONSE_DEMAND_DATA_RD_LLC_HIT_HITM_OTHER_CORE: Event = Event::row(323);
-    /// `OFFCORE_RESPONSE.DEMAND_DATA_RD.LLC_MISS.ANY_RESPONSE`.
-    pub const OFFCORE_RESPONSE_DEMAND_DATA_RD_LLC_MISS_ANY_RESPONSE: Event = Event::row(324);
-    /// `OFFCORE_RESPONSE.DEMAND_DATA_RD.LLC_MISS.LOCAL_DRAM`.
-    pub const OFFCORE_RESPONSE_DEMAND_DATA_RD_LLC_MISS_LOCAL_DRAM: Event = Event::row(325);
-    /// `OFFCORE_RESPONSE.DEMAND_RFO.LLC_HIT.HIT_OTHER_CORE_NO_FWD`.
-    pub const OFFCORE_RESPONSE_DEMAND_RFO_LLC_HIT_HIT_OTHER_CORE_NO_FWD: Event = Event::row(326);
-    /// `OFFCORE_RESPONSE.DEMAND_RFO.LLC_HIT.HITM_OTHER_CORE`.
-    pub const OFFCORE_RESPONSE_DEMAND_RFO_LLC_HIT_HITM_OTHER_CORE: Event = Event::row(327);
-    /// `OFFCORE_RESPONSE.DEMAND_RFO.LLC_MISS.ANY_RESPONSE`.
-    pub const OFFCORE_RESPONSE_DEMAND_RFO_LLC_MISS_ANY_RESPONSE: Event = Event::row(328);
-    /// `OFFCORE_RESPONSE.DEMAND_RFO.LLC_MISS.LOCAL_DRAM`.
-    pub const OFFCORE_RESPONSE_DEMAND_RFO_LLC_MISS_LOCAL_DRAM: Event = Event::row(329);
-    /// `OFFCORE_RESPONSE.DEMAND_RFO.LLC_MISS.REMOTE_HITM`.
-    pub const OFFCORE_RESPONSE_DEMAND_RFO_LLC_MISS_REMOTE_HITM: Event = Event::row(330);
-    /// `OFFCORE_RESPONSE.DEMAND_CODE_RD.LLC_HIT.HIT_OTHER_CORE_NO_FWD`.
-    pub const OFFCORE_RESPONSE_DEMAND_CODE_RD_LLC_HIT_HIT_OTHER_CORE_NO_FWD: Event = Event::row(331);
-    /// `OFFCORE_RESPONSE.DEMAND_CODE_RD.LLC_HIT.HITM_OTHER_CORE`.
-    pub const OFFCORE_RESPONSE_DEMAND_CODE_RD_LLC_HIT_HITM_OTHER_CORE: Event = Event::row(332);
-    /// `OFFCORE_RESPONSE.DEMAND_CODE_RD.LLC_MISS.ANY_RESPONSE`.
-    pub const OFFCORE_RESPONSE_DEMAND_CODE_RD_LLC_MISS_ANY_RESPONSE: Event = Event::row(333);
-    /// `OFFCORE_RESPONSE.DEMAND_CODE_RD.LLC_MISS.LOCAL_DRAM`.
-    pub const OFFCORE_RESPONSE_DEMAND_CODE_RD_LLC_MISS_LOCAL_DRAM: Event = Event::row(334);
-    /// `OFFCORE_RESPONSE.PF_L2_DATA_RD.LLC_HIT.ANY_RESPONSE`.
-    pub const OFFCORE_RESPONSE_PF_L2_DATA_RD_LLC_HIT_ANY_RESPONSE: Event = Event::row(335);
-    /// `OFFCORE_RESPONSE.PF_L2_DATA_RD.LLC_MISS.ANY_RESPONSE`.
-    pub const OFFCORE_RESPONSE_PF_L2_DATA_RD_LLC_MISS_ANY_RESPONSE: Event = Event::row(336);
-    /// `OFFCORE_RESPONSE.PF_L2_RFO.LLC_HIT.ANY_RESPONSE`.
-    pub const OFFCORE_RESPONSE_PF_L2_RFO_LLC_HIT_ANY_RESPONSE: Event = Event::row(337);
-    /// `OFFCORE_RESPONSE.PF_L2_RFO.LLC_MISS.ANY_RESPONSE`.
-    pub const OFFCORE_RESPONSE_PF_L2_RFO_LLC_MISS_ANY_RESPONSE: Event = Event::row(338);
-    /// `OFFCORE_RESPONSE.PF_L2_CODE_RD.LLC_HIT.ANY_RESPONSE`.
-    pub const OFFCORE_RESPONSE_PF_L2_CODE_RD_LLC_HIT_ANY_RESPONSE: Event = Event::row(339);
-    /// `OFFCORE_RESPONSE.PF_L2_CODE_RD.LLC_MISS.ANY_RESPONSE`.
-    pub const OFFCORE_RESPONSE_PF_L2_CODE_RD_LLC_MISS_ANY_RESPONSE: Event = Event::row(340);
-    /// `OFFCORE_RESPONSE.PF_LLC_DATA_RD.LLC_HIT.ANY_RESPONSE`.
-    pub const OFFCORE_RESPONSE_PF_LLC_DATA_RD_LLC_HIT_ANY_RESPONSE: Event = Event::row(341);
-    /// `OFFCORE_RESPONSE.PF_LLC_DATA_RD.LLC_MISS.ANY_RESPONSE`.
-    pub const OFFCORE_RESPONSE_PF_LLC_DATA_RD_LLC_MISS_ANY_RESPONSE: Event = Event::row(342);
-    /// `OFFCORE_RESPONSE.PF_LLC_RFO.LLC_HIT.ANY_RESPONSE`.
-    pub const OFFCORE_RESPONSE_PF_LLC_RFO_LLC_HIT_ANY_RESPONSE: Event = Event::row(343);
-    /// `OFFCORE_RESPONSE.PF_LLC_RFO.LLC_MISS.ANY_RESPONSE`.
-    pub const OFFCORE_RESPONSE_PF_LLC_RFO_LLC_MISS_ANY_RESPONSE: Event = Event::row(344);
-    /// `OFFCORE_RESPONSE.PF_LLC_CODE_RD.LLC_HIT.ANY_RESPONSE`.
-    pub const OFFCORE_RESPONSE_PF_LLC_CODE_RD_LLC_HIT_ANY_RESPONSE: Event = Event::row(345);
-    /// `OFFCORE_RESPONSE.PF_LLC_CODE_RD.LLC_MISS.ANY_RESPONSE`.
-    pub const OFFCORE_RESPONSE_PF_LLC_CODE_RD_LLC_MISS_ANY_RESPONSE: Event = Event::row(346);
-    /// `OFFCORE_RESPONSE.ALL_DATA_RD.LLC_HIT.HIT_OTHER_CORE_NO_FWD`.
-    pub const OFFCORE_RESPONSE_ALL_DATA_RD_LLC_HIT_HIT_OTHER_CORE_NO_FWD: Event = Event::row(347);
-    /// `OFFCORE_RESPONSE.ALL_DATA_RD.LLC_HIT.HITM_OTHER_CORE`.
-    pub const OFFCORE_RESPONSE_ALL_DATA_RD_LLC_HIT_HITM_OTHER_CORE: Event = Event::row(348);
-    /// `OFFCORE_RESPONSE.ALL_DATA_RD.LLC_MISS.ANY_RESPONSE`.
-    pub const OFFCORE_RESPONSE_ALL_DATA_RD_LLC_MISS_ANY_RESPONSE: Event = Event::row(349);
-    /// `OFFCORE_RESPONSE.ALL_DATA_RD.LLC_MISS.LOCAL_DRAM`.
-    pub const OFFCORE_RESPONSE_ALL_DATA_RD_LLC_MISS_LOCAL_DRAM: Event = Event::row(350);
-    /// `OFFCORE_RESPONSE.ALL_DATA_RD.LLC_MISS.REMOTE_DRAM`.
-    pub const OFFCORE_RESPONSE_ALL_DATA_RD_LLC_MISS_REMOTE_DRAM: Event = Event::row(351);
-    /// `OFFCORE_RESPONSE.ALL_DATA_RD.LLC_MISS.REMOTE_HITM`.
-    pub const OFFCORE_RESPONSE_ALL_DATA_RD_LLC_MISS_REMOTE_HITM: Event = Event::row(352);
-    /// `OFFCORE_RESPONSE.ALL_DATA_RD.LLC_MISS.REMOTE_HIT_FORWARD`.
-    pub const OFFCORE_RESPONSE_ALL_DATA_RD_LLC_MISS_REMOTE_HIT_FORWARD: Event = Event::row(353);
-    /// `OFFCORE_RESPONSE.ALL_RFO.LLC_HIT.HIT_OTHER_CORE_NO_FWD`.
-    pub const OFFCORE_RESPONSE_ALL_RFO_LLC_HIT_HIT_OTHER_CORE_NO_FWD: Event = Event::row(354);
-    /// `OFFCORE_RESPONSE.ALL_RFO.LLC_HIT.HITM_OTHER_CORE`.
-    pub const OFFCORE_RESPONSE_ALL_RFO_LLC_HIT_HITM_OTHER_CORE: Event = Event::row(355);
-    /// `OFFCORE_RESPONSE.ALL_RFO.LLC_MISS.ANY_RESPONSE`.
-    pub const OFFCORE_RESPONSE_ALL_RFO_LLC_MISS_ANY_RESPONSE: Event = Event::row(356);
-    /// `OFFCORE_RESPONSE.ALL_RFO.LLC_MISS.LOCAL_DRAM`.
-    pub const OFFCORE_RESPONSE_ALL_RFO_LLC_MISS_LOCAL_DRAM: Event = Event::row(357);
-    /// `OFFCORE_RESPONSE.ALL_CODE_RD.LLC_HIT.HIT_OTHER_CORE_NO_FWD`.
-    pub const OFFCORE_RESPONSE_ALL_CODE_RD_LLC_HIT_HIT_OTHER_CORE_NO_FWD: Event = Event::row(358);
-    /// `OFFCORE_RESPONSE.ALL_CODE_RD.LLC_MISS.ANY_RESPONSE`.
-    pub const OFFCORE_RESPONSE_ALL_CODE_RD_LLC_MISS_ANY_RESPONSE: Event = Event::row(359);
-    /// `OFFCORE_RESPONSE.ALL_CODE_RD.LLC_MISS.LOCAL_DRAM`.
-    pub const OFFCORE_RESPONSE_ALL_CODE_RD_LLC_MISS_LOCAL_DRAM: Event = Event::row(360);
-    /// `OFFCORE_RESPONSE.ALL_READS.LLC_HIT.HIT_OTHER_CORE_NO_FWD`.
-    pub const OFFCORE_RESPONSE_ALL_READS_LLC_HIT_HIT_OTHER_CORE_NO_FWD: Event = Event::row(361);
-    /// `OFFCORE_RESPONSE.ALL_READS.LLC_HIT.HITM_OTHER_CORE`.
-    pub const OFFCORE_RESPONSE_ALL_READS_LLC_HIT_HITM_OTHER_CORE: Event = Event::row(362);
-    /// `OFFCORE_RESPONSE.ALL_READS.LLC_MISS.ANY_RESPONSE`.
-    pub const OFFCORE_RESPONSE_ALL_READS_LLC_MISS_ANY_RESPONSE: Event = Event::row(363);
-    /// `OFFCORE_RESPONSE.ALL_READS.LLC_MISS.LOCAL_DRAM`.
-    pub const OFFCORE_RESPONSE_ALL_READS_LLC_MISS_LOCAL_DRAM: Event = Event::row(364);
-    /// `OFFCORE_RESPONSE.ALL_READS.LLC_MISS.REMOTE_DRAM`.
-    pub const OFFCORE_RESPONSE_ALL_READS_LLC_MISS_REMOTE_DRAM: Event = Event::row(365);
-    /// `OFFCORE_RESPONSE.ALL_READS.LLC_MISS.REMOTE_HITM`.
-    pub const OFFCORE_RESPONSE_ALL_READS_LLC_MISS_REMOTE_HITM: Event = Event::row(366);
-    /// `OFFCORE_RESPONSE.ALL_READS.LLC_MISS.REMOTE_HIT_FORWARD`.
-    pub const OFFCORE_RESPONSE_ALL_READS_LLC_MISS_REMOTE_HIT_FORWARD: Event = Event::row(367);
-    /// `OFFCORE_RESPONSE.ALL_REQUESTS.LLC_HIT.ANY_RESPONSE`.
-    pub const OFFCORE_RESPONSE_ALL_REQUESTS_LLC_HIT_ANY_RESPONSE: Event = Event::row(368);
-    /// `OFFCORE_RESPONSE.ALL_REQUESTS.LLC_MISS.ANY_RESPONSE`.
-    pub const OFFCORE_RESPONSE_ALL_REQUESTS_LLC_MISS_ANY_RESPONSE: Event = Event::row(369);
     /// Every event of the list.
     pub const ALL: &'static [Event] = &Event::from_rows::<ROW_COUNT>(EVENT_ROWS, EXPERIMENTAL_ROWS);
 
@@ -780,380 +40,383 @@ impl crate::core_events::EventList for List {
 
 /// `MSR_OFFCORE_RSP_0`, as the rows that need it name it (each with its value).
 const AUX_MSR_OFFCORE_RSP_0: AuxMsr = AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0 };
-/// The events, row n for `Event::row(n)`: `ev(name, event select, umask, counters)` (bit n
-/// of counters: counter n may count it) and what else each sets.
-const EVENT_ROWS: &[EventRow] = &[
-    ev("LD_BLOCKS.STORE_FORWARD", 0x03, 0x02, 0b1111).ht_off(0b11111111),
-    ev("LD_BLOCKS.NO_SR", 0x03, 0x08, 0b1111).ht_off(0b11111111),
-    ev("MISALIGN_MEM_REF.LOADS", 0x05, 0x01, 0b1111).ht_off(0b11111111),
-    ev("MISALIGN_MEM_REF.STORES", 0x05, 0x02, 0b1111).ht_off(0b11111111),
-    ev("LD_BLOCKS_PARTIAL.ADDRESS_ALIAS", 0x07, 0x01, 0b1111).ht_off(0b11111111),
-    ev("DTLB_LOAD_MISSES.MISS_CAUSES_A_WALK", 0x08, 0x01, 0b1111).ht_off(0b11111111),
-    ev("DTLB_LOAD_MISSES.WALK_COMPLETED_4K", 0x08, 0x02, 0b1111).ht_off(0b11111111),
-    ev("DTLB_LOAD_MISSES.WALK_COMPLETED_2M_4M", 0x08, 0x04, 0b1111).ht_off(0b11111111),
-    ev("DTLB_LOAD_MISSES.WALK_COMPLETED_1G", 0x08, 0x08, 0b1111).ht_off(0b11111111),
-    ev("DTLB_LOAD_MISSES.WALK_COMPLETED", 0x08, 0x0e, 0b1111).ht_off(0b11111111),
-    ev("DTLB_LOAD_MISSES.WALK_DURATION", 0x08, 0x10, 0b1111).ht_off(0b11111111),
-    ev("DTLB_LOAD_MISSES.STLB_HIT_4K", 0x08, 0x20, 0b1111).ht_off(0b11111111),
-    ev("DTLB_LOAD_MISSES.STLB_HIT_2M", 0x08, 0x40, 0b1111).ht_off(0b11111111),
-    ev("DTLB_LOAD_MISSES.STLB_HIT", 0x08, 0x60, 0b1111).ht_off(0b11111111),
-    ev("DTLB_LOAD_MISSES.PDE_CACHE_MISS", 0x08, 0x80, 0b1111).ht_off(0b11111111),
-    ev("INT_MISC.RECOVERY_CYCLES", 0x0d, 0x03, 0b1111).ht_off(0b11111111).threshold(1),
-    ev("INT_MISC.RECOVERY_CYCLES_ANY", 0x0d, 0x03, 0b1111).ht_off(0b11111111).threshold(1).any_thread(),
-    ev("UOPS_ISSUED.ANY", 0x0e, 0x01, 0b1111).ht_off(0b11111111),
-    ev("UOPS_ISSUED.STALL_CYCLES", 0x0e, 0x01, 0b1111).threshold(1).invert(),
-    ev("UOPS_ISSUED.CORE_STALL_CYCLES", 0x0e, 0x01, 0b1111).threshold(1).invert().any_thread(),
-    ev("UOPS_ISSUED.FLAGS_MERGE", 0x0e, 0x10, 0b1111).ht_off(0b11111111),
-    ev("UOPS_ISSUED.SLOW_LEA", 0x0e, 0x20, 0b1111).ht_off(0b11111111),
-    ev("UOPS_ISSUED.SINGLE_MUL", 0x0e, 0x40, 0b1111).ht_off(0b11111111),
-    ev("ARITH.DIVIDER_UOPS", 0x14, 0x02, 0b1111).ht_off(0b11111111),
-    ev("L2_RQSTS.DEMAND_DATA_RD_MISS", 0x24, 0x21, 0b1111).ht_off(0b11111111),
-    ev("L2_RQSTS.RFO_MISS", 0x24, 0x22, 0b1111).ht_off(0b11111111),
-    ev("L2_RQSTS.CODE_RD_MISS", 0x24, 0x24, 0b1111).ht_off(0b11111111),
-    ev("L2_RQSTS.ALL_DEMAND_MISS", 0x24, 0x27, 0b1111).ht_off(0b11111111),
-    ev("L2_RQSTS.L2_PF_MISS", 0x24, 0x30, 0b1111).ht_off(0b11111111),
-    ev("L2_RQSTS.MISS", 0x24, 0x3f, 0b1111).ht_off(0b11111111),
-    ev("L2_RQSTS.DEMAND_DATA_RD_HIT", 0x24, 0xc1, 0b1111).ht_off(0b11111111),
-    ev("L2_RQSTS.RFO_HIT", 0x24, 0xc2, 0b1111).ht_off(0b11111111),
-    ev("L2_RQSTS.CODE_RD_HIT", 0x24, 0xc4, 0b1111).ht_off(0b11111111),
-    ev("L2_RQSTS.L2_PF_HIT", 0x24, 0xd0, 0b1111).ht_off(0b11111111),
-    ev("L2_RQSTS.ALL_DEMAND_DATA_RD", 0x24, 0xe1, 0b1111).ht_off(0b11111111),
-    ev("L2_RQSTS.ALL_RFO", 0x24, 0xe2, 0b1111).ht_off(0b11111111),
-    ev("L2_RQSTS.ALL_CODE_RD", 0x24, 0xe4, 0b1111).ht_off(0b11111111),
-    ev("L2_RQSTS.ALL_DEMAND_REFERENCES", 0x24, 0xe7, 0b1111).ht_off(0b11111111),
-    ev("L2_RQSTS.ALL_PF", 0x24, 0xf8, 0b1111).ht_off(0b11111111),
-    ev("L2_RQSTS.REFERENCES", 0x24, 0xff, 0b1111).ht_off(0b11111111),
-    ev("L2_DEMAND_RQSTS.WB_HIT", 0x27, 0x50, 0b1111).ht_off(0b11111111),
-    ev("LONGEST_LAT_CACHE.MISS", 0x2e, 0x41, 0b1111).ht_off(0b11111111),
-    ev("LONGEST_LAT_CACHE.REFERENCE", 0x2e, 0x4f, 0b1111).ht_off(0b11111111),
-    ev("CPU_CLK_UNHALTED.THREAD_P", 0x3c, 0x00, 0b1111).ht_off(0b11111111),
-    ev("CPU_CLK_UNHALTED.THREAD_P_ANY", 0x3c, 0x00, 0b1111).ht_off(0b11111111).any_thread(),
-    ev("CPU_CLK_THREAD_UNHALTED.REF_XCLK", 0x3c, 0x01, 0b1111).ht_off(0b11111111),
-    ev("CPU_CLK_THREAD_UNHALTED.REF_XCLK_ANY", 0x3c, 0x01, 0b1111).ht_off(0b11111111).any_thread(),
-    ev("CPU_CLK_UNHALTED.REF_XCLK", 0x3c, 0x01, 0b1111).ht_off(0b11111111),
-    ev("CPU_CLK_UNHALTED.REF_XCLK_ANY", 0x3c, 0x01, 0b1111).ht_off(0b11111111).any_thread(),
-    ev("CPU_CLK_THREAD_UNHALTED.ONE_THREAD_ACTIVE", 0x3c, 0x02, 0b1111),
-    ev("CPU_CLK_UNHALTED.ONE_THREAD_ACTIVE", 0x3c, 0x02, 0b1111).ht_off(0b11111111),
-    ev("L1D_PEND_MISS.PENDING", 0x48, 0x01, 0b100),
-    ev("L1D_PEND_MISS.PENDING_CYCLES", 0x48, 0x01, 0b100).threshold(1),
-    ev("L1D_PEND_MISS.PENDING_CYCLES_ANY", 0x48, 0x01, 0b100).threshold(1).any_thread(),
-    ev("L1D_PEND_MISS.REQUEST_FB_FULL", 0x48, 0x02, 0b1111).ht_off(0b11111111),
-    ev("L1D_PEND_MISS.FB_FULL", 0x48, 0x02, 0b1111).ht_off(0b11111111).threshold(1),
-    ev("DTLB_STORE_MISSES.MISS_CAUSES_A_WALK", 0x49, 0x01, 0b1111).ht_off(0b11111111),
-    ev("DTLB_STORE_MISSES.WALK_COMPLETED_4K", 0x49, 0x02, 0b1111).ht_off(0b11111111),
-    ev("DTLB_STORE_MISSES.WALK_COMPLETED_2M_4M", 0x49, 0x04, 0b1111).ht_off(0b11111111),
-    ev("DTLB_STORE_MISSES.WALK_COMPLETED_1G", 0x49, 0x08, 0b1111).ht_off(0b11111111),
-    ev("DTLB_STORE_MISSES.WALK_COMPLETED", 0x49, 0x0e, 0b1111).ht_off(0b11111111),
-    ev("DTLB_STORE_MISSES.WALK_DURATION", 0x49, 0x10, 0b1111).ht_off(0b11111111),
-    ev("DTLB_STORE_MISSES.STLB_HIT_4K", 0x49, 0x20, 0b1111).ht_off(0b11111111),
-    ev("DTLB_STORE_MISSES.STLB_HIT_2M", 0x49, 0x40, 0b1111).ht_off(0b11111111),
-    ev("DTLB_STORE_MISSES.STLB_HIT", 0x49, 0x60, 0b1111).ht_off(0b11111111),
-    ev("DTLB_STORE_MISSES.PDE_CACHE_MISS", 0x49, 0x80, 0b1111).ht_off(0b11111111),
-    ev("LOAD_HIT_PRE.SW_PF", 0x4c, 0x01, 0b1111).ht_off(0b11111111),
-    ev("LOAD_HIT_PRE.HW_PF", 0x4c, 0x02, 0b1111).ht_off(0b11111111),
-    ev("EPT.WALK_CYCLES", 0x4f, 0x10, 0b1111).ht_off(0b11111111),
-    ev("L1D.REPLACEMENT", 0x51, 0x01, 0b1111).ht_off(0b11111111),
-    ev("TX_MEM.ABORT_CONFLICT", 0x54, 0x01, 0b1111).ht_off(0b11111111),
-    ev("TX_MEM.ABORT_CAPACITY_WRITE", 0x54, 0x02, 0b1111).ht_off(0b11111111),
-    ev("TX_MEM.ABORT_HLE_STORE_TO_ELIDED_LOCK", 0x54, 0x04, 0b1111).ht_off(0b11111111),
-    ev("TX_MEM.ABORT_HLE_ELISION_BUFFER_NOT_EMPTY", 0x54, 0x08, 0b1111).ht_off(0b11111111),
-    ev("TX_MEM.ABORT_HLE_ELISION_BUFFER_MISMATCH", 0x54, 0x10, 0b1111).ht_off(0b11111111),
-    ev("TX_MEM.ABORT_HLE_ELISION_BUFFER_UNSUPPORTED_ALIGNMENT", 0x54, 0x20, 0b1111).ht_off(0b11111111),
-    ev("TX_MEM.HLE_ELISION_BUFFER_FULL", 0x54, 0x40, 0b1111).ht_off(0b11111111),
-    ev("MOVE_ELIMINATION.INT_ELIMINATED", 0x58, 0x01, 0b1111).ht_off(0b11111111),
-    ev("MOVE_ELIMINATION.SIMD_ELIMINATED", 0x58, 0x02, 0b1111).ht_off(0b11111111),
-    ev("MOVE_ELIMINATION.INT_NOT_ELIMINATED", 0x58, 0x04, 0b1111).ht_off(0b11111111),
-    ev("MOVE_ELIMINATION.SIMD_NOT_ELIMINATED", 0x58, 0x08, 0b1111).ht_off(0b11111111),
-    ev("CPL_CYCLES.RING0", 0x5c, 0x01, 0b1111).ht_off(0b11111111),
-    ev("CPL_CYCLES.RING0_TRANS", 0x5c, 0x01, 0b1111).ht_off(0b11111111).threshold(1).edge(),
-    ev("CPL_CYCLES.RING123", 0x5c, 0x02, 0b1111).ht_off(0b11111111),
-    ev("TX_EXEC.MISC1", 0x5d, 0x01, 0b1111).ht_off(0b11111111),
-    ev("TX_EXEC.MISC2", 0x5d, 0x02, 0b1111).ht_off(0b11111111),
-    ev("TX_EXEC.MISC3", 0x5d, 0x04, 0b1111).ht_off(0b11111111),
-    ev("TX_EXEC.MISC4", 0x5d, 0x08, 0b1111).ht_off(0b11111111),
-    ev("TX_EXEC.MISC5", 0x5d, 0x10, 0b1111).ht_off(0b11111111),
-    ev("RS_EVENTS.EMPTY_CYCLES", 0x5e, 0x01, 0b1111).ht_off(0b11111111),
-    ev("RS_EVENTS.EMPTY_END", 0x5e, 0x01, 0b1111).ht_off(0b11111111).threshold(1).invert().edge(),
-    ev("OFFCORE_REQUESTS_OUTSTANDING.DEMAND_DATA_RD", 0x60, 0x01, 0b1111).ht_off(0b11111111),
-    ev("OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DEMAND_DATA_RD", 0x60, 0x01, 0b1111).ht_off(0b11111111).threshold(1),
-    ev("OFFCORE_REQUESTS_OUTSTANDING.DEMAND_DATA_RD_GE_6", 0x60, 0x01, 0b1111).ht_off(0b11111111).threshold(6),
-    ev("OFFCORE_REQUESTS_OUTSTANDING.DEMAND_CODE_RD", 0x60, 0x02, 0b1111).ht_off(0b11111111),
-    ev("OFFCORE_REQUESTS_OUTSTANDING.DEMAND_RFO", 0x60, 0x04, 0b1111).ht_off(0b11111111),
-    ev("OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DEMAND_RFO", 0x60, 0x04, 0b1111).ht_off(0b11111111).threshold(1),
-    ev("OFFCORE_REQUESTS_OUTSTANDING.ALL_DATA_RD", 0x60, 0x08, 0b1111).ht_off(0b11111111),
-    ev("OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DATA_RD", 0x60, 0x08, 0b1111).ht_off(0b11111111).threshold(1),
-    ev("LOCK_CYCLES.SPLIT_LOCK_UC_LOCK_DURATION", 0x63, 0x01, 0b1111).ht_off(0b11111111),
-    ev("LOCK_CYCLES.CACHE_LOCK_DURATION", 0x63, 0x02, 0b1111).ht_off(0b11111111),
-    ev("IDQ.EMPTY", 0x79, 0x02, 0b1111),
-    ev("IDQ.MITE_UOPS", 0x79, 0x04, 0b1111).ht_off(0b11111111),
-    ev("IDQ.MITE_CYCLES", 0x79, 0x04, 0b1111).ht_off(0b11111111).threshold(1),
-    ev("IDQ.DSB_UOPS", 0x79, 0x08, 0b1111).ht_off(0b11111111),
-    ev("IDQ.DSB_CYCLES", 0x79, 0x08, 0b1111).ht_off(0b11111111).threshold(1),
-    ev("IDQ.MS_DSB_UOPS", 0x79, 0x10, 0b1111).ht_off(0b11111111),
-    ev("IDQ.MS_DSB_CYCLES", 0x79, 0x10, 0b1111).ht_off(0b11111111).threshold(1),
-    ev("IDQ.MS_DSB_OCCUR", 0x79, 0x10, 0b1111).ht_off(0b11111111).threshold(1).edge(),
-    ev("IDQ.ALL_DSB_CYCLES_4_UOPS", 0x79, 0x18, 0b1111).ht_off(0b11111111).threshold(4),
-    ev("IDQ.ALL_DSB_CYCLES_ANY_UOPS", 0x79, 0x18, 0b1111).ht_off(0b11111111).threshold(1),
-    ev("IDQ.MS_MITE_UOPS", 0x79, 0x20, 0b1111).ht_off(0b11111111),
-    ev("IDQ.ALL_MITE_CYCLES_4_UOPS", 0x79, 0x24, 0b1111).ht_off(0b11111111).threshold(4),
-    ev("IDQ.ALL_MITE_CYCLES_ANY_UOPS", 0x79, 0x24, 0b1111).ht_off(0b11111111).threshold(1),
-    ev("IDQ.MS_UOPS", 0x79, 0x30, 0b1111).ht_off(0b11111111),
-    ev("IDQ.MS_CYCLES", 0x79, 0x30, 0b1111).ht_off(0b11111111).threshold(1),
-    ev("IDQ.MS_SWITCHES", 0x79, 0x30, 0b1111).ht_off(0b11111111).threshold(1).edge(),
-    ev("IDQ.MITE_ALL_UOPS", 0x79, 0x3c, 0b1111).ht_off(0b11111111),
-    ev("ICACHE.HIT", 0x80, 0x01, 0b1111).ht_off(0b11111111),
-    ev("ICACHE.MISSES", 0x80, 0x02, 0b1111).ht_off(0b11111111),
-    ev("ICACHE.IFETCH_STALL", 0x80, 0x04, 0b1111).ht_off(0b11111111),
-    ev("ICACHE.IFDATA_STALL", 0x80, 0x04, 0b1111).ht_off(0b11111111),
-    ev("ITLB_MISSES.MISS_CAUSES_A_WALK", 0x85, 0x01, 0b1111).ht_off(0b11111111),
-    ev("ITLB_MISSES.WALK_COMPLETED_4K", 0x85, 0x02, 0b1111).ht_off(0b11111111),
-    ev("ITLB_MISSES.WALK_COMPLETED_2M_4M", 0x85, 0x04, 0b1111).ht_off(0b11111111),
-    ev("ITLB_MISSES.WALK_COMPLETED_1G", 0x85, 0x08, 0b1111).ht_off(0b11111111),
-    ev("ITLB_MISSES.WALK_COMPLETED", 0x85, 0x0e, 0b1111).ht_off(0b11111111),
-    ev("ITLB_MISSES.WALK_DURATION", 0x85, 0x10, 0b1111).ht_off(0b11111111),
-    ev("ITLB_MISSES.STLB_HIT_4K", 0x85, 0x20, 0b1111).ht_off(0b11111111),
-    ev("ITLB_MISSES.STLB_HIT_2M", 0x85, 0x40, 0b1111).ht_off(0b11111111),
-    ev("ITLB_MISSES.STLB_HIT", 0x85, 0x60, 0b1111).ht_off(0b11111111),
-    ev("ILD_STALL.LCP", 0x87, 0x01, 0b1111).ht_off(0b11111111),
-    ev("ILD_STALL.IQ_FULL", 0x87, 0x04, 0b1111).ht_off(0b11111111),
-    ev("BR_INST_EXEC.NONTAKEN_CONDITIONAL", 0x88, 0x41, 0b1111).ht_off(0b11111111),
-    ev("BR_INST_EXEC.TAKEN_CONDITIONAL", 0x88, 0x81, 0b1111).ht_off(0b11111111),
-    ev("BR_INST_EXEC.TAKEN_DIRECT_JUMP", 0x88, 0x82, 0b1111).ht_off(0b11111111),
-    ev("BR_INST_EXEC.TAKEN_INDIRECT_JUMP_NON_CALL_RET", 0x88, 0x84, 0b1111).ht_off(0b11111111),
-    ev("BR_INST_EXEC.TAKEN_INDIRECT_NEAR_RETURN", 0x88, 0x88, 0b1111).ht_off(0b11111111),
-    ev("BR_INST_EXEC.TAKEN_DIRECT_NEAR_CALL", 0x88, 0x90, 0b1111).ht_off(0b11111111),
-    ev("BR_INST_EXEC.TAKEN_INDIRECT_NEAR_CALL", 0x88, 0xa0, 0b1111).ht_off(0b11111111),
-    ev("BR_INST_EXEC.ALL_CONDITIONAL", 0x88, 0xc1, 0b1111).ht_off(0b11111111),
-    ev("BR_INST_EXEC.ALL_DIRECT_JMP", 0x88, 0xc2, 0b1111).ht_off(0b11111111),
-    ev("BR_INST_EXEC.ALL_INDIRECT_JUMP_NON_CALL_RET", 0x88, 0xc4, 0b1111).ht_off(0b11111111),
-    ev("BR_INST_EXEC.ALL_INDIRECT_NEAR_RETURN", 0x88, 0xc8, 0b1111).ht_off(0b11111111),
-    ev("BR_INST_EXEC.ALL_DIRECT_NEAR_CALL", 0x88, 0xd0, 0b1111).ht_off(0b11111111),
-    ev("BR_INST_EXEC.ALL_BRANCHES", 0x88, 0xff, 0b1111).ht_off(0b11111111),
-    ev("BR_MISP_EXEC.NONTAKEN_CONDITIONAL", 0x89, 0x41, 0b1111).ht_off(0b11111111),
-    ev("BR_MISP_EXEC.TAKEN_CONDITIONAL", 0x89, 0x81, 0b1111).ht_off(0b11111111),
-    ev("BR_MISP_EXEC.TAKEN_INDIRECT_JUMP_NON_CALL_RET", 0x89, 0x84, 0b1111).ht_off(0b11111111),
-    ev("BR_MISP_EXEC.TAKEN_RETURN_NEAR", 0x89, 0x88, 0b1111).ht_off(0b11111111),
-    ev("BR_MISP_EXEC.TAKEN_INDIRECT_NEAR_CALL", 0x89, 0xa0, 0b1111).ht_off(0b11111111),
-    ev("BR_MISP_EXEC.ALL_CONDITIONAL", 0x89, 0xc1, 0b1111).ht_off(0b11111111),
-    ev("BR_MISP_EXEC.ALL_INDIRECT_JUMP_NON_CALL_RET", 0x89, 0xc4, 0b1111).ht_off(0b11111111),
-    ev("BR_MISP_EXEC.INDIRECT", 0x89, 0xe4, 0b1111).ht_off(0b11111111),
-    ev("BR_MISP_EXEC.ALL_BRANCHES", 0x89, 0xff, 0b1111).ht_off(0b11111111),
-    ev("IDQ_UOPS_NOT_DELIVERED.CORE", 0x9c, 0x01, 0b1111),
-    ev("IDQ_UOPS_NOT_DELIVERED.CYCLES_0_UOPS_DELIV.CORE", 0x9c, 0x01, 0b1111).threshold(4),
-    ev("IDQ_UOPS_NOT_DELIVERED.CYCLES_LE_1_UOP_DELIV.CORE", 0x9c, 0x01, 0b1111).threshold(3),
-    ev("IDQ_UOPS_NOT_DELIVERED.CYCLES_LE_2_UOP_DELIV.CORE", 0x9c, 0x01, 0b1111).threshold(2),
-    ev("IDQ_UOPS_NOT_DELIVERED.CYCLES_LE_3_UOP_DELIV.CORE", 0x9c, 0x01, 0b1111).threshold(1),
-    ev("IDQ_UOPS_NOT_DELIVERED.CYCLES_FE_WAS_OK", 0x9c, 0x01, 0b1111).threshold(1).invert(),
-    ev("UOPS_EXECUTED_PORT.PORT_0", 0xa1, 0x01, 0b1111).ht_off(0b11111111),
-    ev("UOPS_EXECUTED_PORT.PORT_0_CORE", 0xa1, 0x01, 0b1111).ht_off(0b11111111).any_thread(),
-    ev("UOPS_DISPATCHED_PORT.PORT_0", 0xa1, 0x01, 0b1111).ht_off(0b11111111),
-    ev("UOPS_EXECUTED_PORT.PORT_1", 0xa1, 0x02, 0b1111).ht_off(0b11111111),
-    ev("UOPS_EXECUTED_PORT.PORT_1_CORE", 0xa1, 0x02, 0b1111).ht_off(0b11111111).any_thread(),
-    ev("UOPS_DISPATCHED_PORT.PORT_1", 0xa1, 0x02, 0b1111).ht_off(0b11111111),
-    ev("UOPS_EXECUTED_PORT.PORT_2", 0xa1, 0x04, 0b1111).ht_off(0b11111111),
-    ev("UOPS_EXECUTED_PORT.PORT_2_CORE", 0xa1, 0x04, 0b1111).ht_off(0b11111111).any_thread(),
-    ev("UOPS_DISPATCHED_PORT.PORT_2", 0xa1, 0x04, 0b1111).ht_off(0b11111111),
-    ev("UOPS_EXECUTED_PORT.PORT_3", 0xa1, 0x08, 0b1111).ht_off(0b11111111),
-    ev("UOPS_EXECUTED_PORT.PORT_3_CORE", 0xa1, 0x08, 0b1111).ht_off(0b11111111).any_thread(),
-    ev("UOPS_DISPATCHED_PORT.PORT_3", 0xa1, 0x08, 0b1111).ht_off(0b11111111),
-    ev("UOPS_EXECUTED_PORT.PORT_4", 0xa1, 0x10, 0b1111).ht_off(0b11111111),
-    ev("UOPS_EXECUTED_PORT.PORT_4_CORE", 0xa1, 0x10, 0b1111).ht_off(0b11111111).any_thread(),
-    ev("UOPS_DISPATCHED_PORT.PORT_4", 0xa1, 0x10, 0b1111).ht_off(0b11111111),
-    ev("UOPS_EXECUTED_PORT.PORT_5", 0xa1, 0x20, 0b1111).ht_off(0b11111111),
-    ev("UOPS_EXECUTED_PORT.PORT_5_CORE", 0xa1, 0x20, 0b1111).ht_off(0b11111111).any_thread(),
-    ev("UOPS_DISPATCHED_PORT.PORT_5", 0xa1, 0x20, 0b1111).ht_off(0b11111111),
-    ev("UOPS_EXECUTED_PORT.PORT_6", 0xa1, 0x40, 0b1111).ht_off(0b11111111),
-    ev("UOPS_EXECUTED_PORT.PORT_6_CORE", 0xa1, 0x40, 0b1111).ht_off(0b11111111).any_thread(),
-    ev("UOPS_DISPATCHED_PORT.PORT_6", 0xa1, 0x40, 0b1111).ht_off(0b11111111),
-    ev("UOPS_EXECUTED_PORT.PORT_7", 0xa1, 0x80, 0b1111).ht_off(0b11111111),
-    ev("UOPS_EXECUTED_PORT.PORT_7_CORE", 0xa1, 0x80, 0b1111).ht_off(0b11111111).any_thread(),
-    ev("UOPS_DISPATCHED_PORT.PORT_7", 0xa1, 0x80, 0b1111).ht_off(0b11111111),
-    ev("RESOURCE_STALLS.ANY", 0xa2, 0x01, 0b1111).ht_off(0b11111111),
-    ev("RESOURCE_STALLS.RS", 0xa2, 0x04, 0b1111).ht_off(0b11111111),
-    ev("RESOURCE_STALLS.SB", 0xa2, 0x08, 0b1111).ht_off(0b11111111),
-    ev("RESOURCE_STALLS.ROB", 0xa2, 0x10, 0b1111).ht_off(0b11111111),
-    ev("CYCLE_ACTIVITY.CYCLES_L2_PENDING", 0xa3, 0x01, 0b1111).ht_off(0b11111111).threshold(1),
-    ev("CYCLE_ACTIVITY.CYCLES_LDM_PENDING", 0xa3, 0x02, 0b1111).threshold(2),
-    ev("CYCLE_ACTIVITY.CYCLES_NO_EXECUTE", 0xa3, 0x04, 0b1111).threshold(4),
-    ev("CYCLE_ACTIVITY.STALLS_L2_PENDING", 0xa3, 0x05, 0b1111).threshold(5),
-    ev("CYCLE_ACTIVITY.STALLS_LDM_PENDING", 0xa3, 0x06, 0b1111).threshold(6),
-    ev("CYCLE_ACTIVITY.CYCLES_L1D_PENDING", 0xa3, 0x08, 0b100).threshold(8),
-    ev("CYCLE_ACTIVITY.STALLS_L1D_PENDING", 0xa3, 0x0c, 0b100).threshold(12),
-    ev("LSD.UOPS", 0xa8, 0x01, 0b1111).ht_off(0b11111111),
-    ev("LSD.CYCLES_ACTIVE", 0xa8, 0x01, 0b1111).ht_off(0b11111111).threshold(1),
-    ev("LSD.CYCLES_4_UOPS", 0xa8, 0x01, 0b1111).ht_off(0b11111111).threshold(4),
-    ev("DSB2MITE_SWITCHES.PENALTY_CYCLES", 0xab, 0x02, 0b1111).ht_off(0b11111111),
-    ev("ITLB.ITLB_FLUSH", 0xae, 0x01, 0b1111).ht_off(0b11111111),
-    ev("OFFCORE_REQUESTS.DEMAND_DATA_RD", 0xb0, 0x01, 0b1111).ht_off(0b11111111),
-    ev("OFFCORE_REQUESTS.DEMAND_CODE_RD", 0xb0, 0x02, 0b1111).ht_off(0b11111111),
-    ev("OFFCORE_REQUESTS.DEMAND_RFO", 0xb0, 0x04, 0b1111).ht_off(0b11111111),
-    ev("OFFCORE_REQUESTS.ALL_DATA_RD", 0xb0, 0x08, 0b1111).ht_off(0b11111111),
-    ev("UOPS_EXECUTED.STALL_CYCLES", 0xb1, 0x01, 0b1111).threshold(1).invert(),
-    ev("UOPS_EXECUTED.CYCLES_GE_1_UOP_EXEC", 0xb1, 0x01, 0b1111).threshold(1),
-    ev("UOPS_EXECUTED.CYCLES_GE_2_UOPS_EXEC", 0xb1, 0x01, 0b1111).threshold(2),
-    ev("UOPS_EXECUTED.CYCLES_GE_3_UOPS_EXEC", 0xb1, 0x01, 0b1111).threshold(3),
-    ev("UOPS_EXECUTED.CYCLES_GE_4_UOPS_EXEC", 0xb1, 0x01, 0b1111).threshold(4),
-    ev("UOPS_EXECUTED.CORE", 0xb1, 0x02, 0b1111).ht_off(0b11111111),
-    ev("UOPS_EXECUTED.CORE_CYCLES_GE_1", 0xb1, 0x02, 0b1111).ht_off(0b11111111).threshold(1),
-    ev("UOPS_EXECUTED.CORE_CYCLES_GE_2", 0xb1, 0x02, 0b1111).ht_off(0b11111111).threshold(2),
-    ev("UOPS_EXECUTED.CORE_CYCLES_GE_3", 0xb1, 0x02, 0b1111).ht_off(0b11111111).threshold(3),
-    ev("UOPS_EXECUTED.CORE_CYCLES_GE_4", 0xb1, 0x02, 0b1111).ht_off(0b11111111).threshold(4),
-    ev("UOPS_EXECUTED.CORE_CYCLES_NONE", 0xb1, 0x02, 0b1111).ht_off(0b11111111).invert(),
-    ev("OFFCORE_REQUESTS_BUFFER.SQ_FULL", 0xb2, 0x01, 0b1111).ht_off(0b11111111),
-    ev("PAGE_WALKER_LOADS.DTLB_L1", 0xbc, 0x11, 0b1111),
-    ev("PAGE_WALKER_LOADS.DTLB_L2", 0xbc, 0x12, 0b1111),
-    ev("PAGE_WALKER_LOADS.DTLB_L3", 0xbc, 0x14, 0b1111),
-    ev("PAGE_WALKER_LOADS.DTLB_MEMORY", 0xbc, 0x18, 0b1111),
-    ev("PAGE_WALKER_LOADS.ITLB_L1", 0xbc, 0x21, 0b1111),
-    ev("PAGE_WALKER_LOADS.ITLB_L2", 0xbc, 0x22, 0b1111),
-    ev("PAGE_WALKER_LOADS.ITLB_L3", 0xbc, 0x24, 0b1111),
-    ev("PAGE_WALKER_LOADS.ITLB_MEMORY", 0xbc, 0x28, 0b1111),
-    ev("PAGE_WALKER_LOADS.EPT_DTLB_L1", 0xbc, 0x41, 0b1111),
-    ev("PAGE_WALKER_LOADS.EPT_DTLB_L2", 0xbc, 0x42, 0b1111),
-    ev("PAGE_WALKER_LOADS.EPT_DTLB_L3", 0xbc, 0x44, 0b1111),
-    ev("PAGE_WALKER_LOADS.EPT_DTLB_MEMORY", 0xbc, 0x48, 0b1111),
-    ev("PAGE_WALKER_LOADS.EPT_ITLB_L1", 0xbc, 0x81, 0b1111),
-    ev("PAGE_WALKER_LOADS.EPT_ITLB_L2", 0xbc, 0x82, 0b1111),
-    ev("PAGE_WALKER_LOADS.EPT_ITLB_L3", 0xbc, 0x84, 0b1111),
-    ev("PAGE_WALKER_LOADS.EPT_ITLB_MEMORY", 0xbc, 0x88, 0b1111),
-    ev("TLB_FLUSH.DTLB_THREAD", 0xbd, 0x01, 0b1111).ht_off(0b11111111),
-    ev("TLB_FLUSH.STLB_ANY", 0xbd, 0x20, 0b1111).ht_off(0b11111111),
-    ev("INST_RETIRED.ANY_P", 0xc0, 0x00, 0b1111).ht_off(0b11111111),
-    ev("INST_RETIRED.X87", 0xc0, 0x02, 0b1111).ht_off(0b11111111),
-    ev("OTHER_ASSISTS.AVX_TO_SSE", 0xc1, 0x08, 0b1111).ht_off(0b11111111),
-    ev("OTHER_ASSISTS.SSE_TO_AVX", 0xc1, 0x10, 0b1111).ht_off(0b11111111),
-    ev("OTHER_ASSISTS.ANY_WB_ASSIST", 0xc1, 0x40, 0b1111).ht_off(0b11111111),
-    ev("UOPS_RETIRED.ALL", 0xc2, 0x01, 0b1111).ht_off(0b11111111),
-    ev("UOPS_RETIRED.STALL_CYCLES", 0xc2, 0x01, 0b1111).threshold(1).invert(),
-    ev("UOPS_RETIRED.TOTAL_CYCLES", 0xc2, 0x01, 0b1111).threshold(16).invert(),
-    ev("UOPS_RETIRED.CORE_STALL_CYCLES", 0xc2, 0x01, 0b1111).threshold(1).invert().any_thread(),
-    ev("UOPS_RETIRED.RETIRE_SLOTS", 0xc2, 0x02, 0b1111).ht_off(0b11111111),
-    ev("MACHINE_CLEARS.CYCLES", 0xc3, 0x01, 0b1111).ht_off(0b11111111),
-    ev("MACHINE_CLEARS.COUNT", 0xc3, 0x01, 0b1111).ht_off(0b11111111).threshold(1).edge(),
-    ev("MACHINE_CLEARS.MEMORY_ORDERING", 0xc3, 0x02, 0b1111).ht_off(0b11111111),
-    ev("MACHINE_CLEARS.SMC", 0xc3, 0x04, 0b1111).ht_off(0b11111111),
-    ev("MACHINE_CLEARS.MASKMOV", 0xc3, 0x20, 0b1111).ht_off(0b11111111),
-    ev("BR_INST_RETIRED.ALL_BRANCHES", 0xc4, 0x00, 0b1111).ht_off(0b11111111),
-    ev("BR_INST_RETIRED.CONDITIONAL", 0xc4, 0x01, 0b1111).ht_off(0b11111111),
-    ev("BR_INST_RETIRED.NEAR_CALL", 0xc4, 0x02, 0b1111).ht_off(0b11111111),
-    ev("BR_INST_RETIRED.NEAR_CALL_R3", 0xc4, 0x02, 0b1111).ht_off(0b11111111),
-    ev("BR_INST_RETIRED.NEAR_RETURN", 0xc4, 0x08, 0b1111).ht_off(0b11111111),
-    ev("BR_INST_RETIRED.NOT_TAKEN", 0xc4, 0x10, 0b1111).ht_off(0b11111111),
-    ev("BR_INST_RETIRED.NEAR_TAKEN", 0xc4, 0x20, 0b1111).ht_off(0b11111111),
-    ev("BR_INST_RETIRED.FAR_BRANCH", 0xc4, 0x40, 0b1111).ht_off(0b11111111),
-    ev("BR_MISP_RETIRED.ALL_BRANCHES", 0xc5, 0x00, 0b1111).ht_off(0b11111111),
-    ev("BR_MISP_RETIRED.CONDITIONAL", 0xc5, 0x01, 0b1111).ht_off(0b11111111),
-    ev("BR_MISP_RETIRED.NEAR_TAKEN", 0xc5, 0x20, 0b1111).ht_off(0b11111111),
-    ev("AVX_INSTS.ALL", 0xc6, 0x07, 0b1111).ht_off(0b11111111),
-    ev("HLE_RETIRED.START", 0xc8, 0x01, 0b1111).ht_off(0b11111111),
-    ev("HLE_RETIRED.COMMIT", 0xc8, 0x02, 0b1111).ht_off(0b11111111),
-    ev("HLE_RETIRED.ABORTED", 0xc8, 0x04, 0b1111).ht_off(0b11111111),
-    ev("HLE_RETIRED.ABORTED_MISC1", 0xc8, 0x08, 0b1111).ht_off(0b11111111),
-    ev("HLE_RETIRED.ABORTED_MISC2", 0xc8, 0x10, 0b1111).ht_off(0b11111111),
-    ev("HLE_RETIRED.ABORTED_MISC3", 0xc8, 0x20, 0b1111).ht_off(0b11111111),
-    ev("HLE_RETIRED.ABORTED_MISC4", 0xc8, 0x40, 0b1111).ht_off(0b11111111),
-    ev("HLE_RETIRED.ABORTED_MISC5", 0xc8, 0x80, 0b1111).ht_off(0b11111111),
-    ev("RTM_RETIRED.START", 0xc9, 0x01, 0b1111),
-    ev("RTM_RETIRED.COMMIT", 0xc9, 0x02, 0b1111),
-    ev("RTM_RETIRED.ABORTED", 0xc9, 0x04, 0b1111),
-    ev("RTM_RETIRED.ABORTED_MISC1", 0xc9, 0x08, 0b1111),
-    ev("RTM_RETIRED.ABORTED_MISC2", 0xc9, 0x10, 0b1111),
-    ev("RTM_RETIRED.ABORTED_MISC3", 0xc9, 0x20, 0b1111),
-    ev("RTM_RETIRED.ABORTED_MISC4", 0xc9, 0x40, 0b1111),
-    ev("RTM_RETIRED.ABORTED_MISC5", 0xc9, 0x80, 0b1111),
-    ev("FP_ASSIST.X87_OUTPUT", 0xca, 0x02, 0b1111).ht_off(0b11111111),
-    ev("FP_ASSIST.X87_INPUT", 0xca, 0x04, 0b1111).ht_off(0b11111111),
-    ev("FP_ASSIST.SIMD_OUTPUT", 0xca, 0x08, 0b1111).ht_off(0b11111111),
-    ev("FP_ASSIST.SIMD_INPUT", 0xca, 0x10, 0b1111).ht_off(0b11111111),
-    ev("FP_ASSIST.ANY", 0xca, 0x1e, 0b1111).threshold(1),
-    ev("ROB_MISC_EVENTS.LBR_INSERTS", 0xcc, 0x20, 0b1111).ht_off(0b11111111),
-    ev("MEM_UOPS_RETIRED.STLB_MISS_LOADS", 0xd0, 0x11, 0b1111),
-    ev("MEM_UOPS_RETIRED.STLB_MISS_STORES", 0xd0, 0x12, 0b1111),
-    ev("MEM_UOPS_RETIRED.LOCK_LOADS", 0xd0, 0x21, 0b1111),
-    ev("MEM_UOPS_RETIRED.SPLIT_LOADS", 0xd0, 0x41, 0b1111),
-    ev("MEM_UOPS_RETIRED.SPLIT_STORES", 0xd0, 0x42, 0b1111),
-    ev("MEM_UOPS_RETIRED.ALL_LOADS", 0xd0, 0x81, 0b1111),
-    ev("MEM_UOPS_RETIRED.ALL_STORES", 0xd0, 0x82, 0b1111),
-    ev("MEM_LOAD_UOPS_RETIRED.L1_HIT", 0xd1, 0x01, 0b1111),
-    ev("MEM_LOAD_UOPS_RETIRED.L2_HIT", 0xd1, 0x02, 0b1111),
-    ev("MEM_LOAD_UOPS_RETIRED.L3_HIT", 0xd1, 0x04, 0b1111),
-    ev("MEM_LOAD_UOPS_RETIRED.L1_MISS", 0xd1, 0x08, 0b1111),
-    ev("MEM_LOAD_UOPS_RETIRED.L2_MISS", 0xd1, 0x10, 0b1111),
-    ev("MEM_LOAD_UOPS_RETIRED.L3_MISS", 0xd1, 0x20, 0b1111),
-    ev("MEM_LOAD_UOPS_RETIRED.HIT_LFB", 0xd1, 0x40, 0b1111),
-    ev("MEM_LOAD_UOPS_L3_HIT_RETIRED.XSNP_MISS", 0xd2, 0x01, 0b1111),
-    ev("MEM_LOAD_UOPS_L3_HIT_RETIRED.XSNP_HIT", 0xd2, 0x02, 0b1111),
-    ev("MEM_LOAD_UOPS_L3_HIT_RETIRED.XSNP_HITM", 0xd2, 0x04, 0b1111),
-    ev("MEM_LOAD_UOPS_L3_HIT_RETIRED.XSNP_NONE", 0xd2, 0x08, 0b1111),
-    ev("MEM_LOAD_UOPS_L3_MISS_RETIRED.LOCAL_DRAM", 0xd3, 0x01, 0b1111),
-    ev("MEM_LOAD_UOPS_L3_MISS_RETIRED.REMOTE_DRAM", 0xd3, 0x04, 0b1111),
-    ev("MEM_LOAD_UOPS_L3_MISS_RETIRED.REMOTE_HITM", 0xd3, 0x10, 0b1111),
-    ev("MEM_LOAD_UOPS_L3_MISS_RETIRED.REMOTE_FWD", 0xd3, 0x20, 0b1111),
-    ev("BACLEARS.ANY", 0xe6, 0x1f, 0b1111).ht_off(0b11111111),
-    ev("L2_TRANS.DEMAND_DATA_RD", 0xf0, 0x01, 0b1111).ht_off(0b11111111),
-    ev("L2_TRANS.RFO", 0xf0, 0x02, 0b1111).ht_off(0b11111111),
-    ev("L2_TRANS.CODE_RD", 0xf0, 0x04, 0b1111).ht_off(0b11111111),
-    ev("L2_TRANS.ALL_PF", 0xf0, 0x08, 0b1111).ht_off(0b11111111),
-    ev("L2_TRANS.L1D_WB", 0xf0, 0x10, 0b1111).ht_off(0b11111111),
-    ev("L2_TRANS.L2_FILL", 0xf0, 0x20, 0b1111).ht_off(0b11111111),
-    ev("L2_TRANS.L2_WB", 0xf0, 0x40, 0b1111).ht_off(0b11111111),
-    ev("L2_TRANS.ALL_REQUESTS", 0xf0, 0x80, 0b1111).ht_off(0b11111111),
-    ev("L2_LINES_IN.I", 0xf1, 0x01, 0b1111).ht_off(0b11111111),
-    ev("L2_LINES_IN.S", 0xf1, 0x02, 0b1111).ht_off(0b11111111),
-    ev("L2_LINES_IN.E", 0xf1, 0x04, 0b1111).ht_off(0b11111111),
-    ev("L2_LINES_IN.ALL", 0xf1, 0x07, 0b1111).ht_off(0b11111111),
-    ev("L2_LINES_OUT.DEMAND_CLEAN", 0xf2, 0x05, 0b1111).ht_off(0b11111111),
-    ev("L2_LINES_OUT.DEMAND_DIRTY", 0xf2, 0x06, 0b1111).ht_off(0b11111111),
-    ev("SQ_MISC.SPLIT_LOCK", 0xf4, 0x10, 0b1111).ht_off(0b11111111),
-    ev("OFFCORE_RESPONSE.DEMAND_DATA_RD.LLC_HIT.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x4003c0001),
-    ev("OFFCORE_RESPONSE.DEMAND_DATA_RD.LLC_HIT.HITM_OTHER_CORE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x10003c0001),
-    ev("OFFCORE_RESPONSE.DEMAND_DATA_RD.LLC_MISS.ANY_RESPONSE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3fbfc00001),
-    ev("OFFCORE_RESPONSE.DEMAND_DATA_RD.LLC_MISS.LOCAL_DRAM", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x600400001),
-    ev("OFFCORE_RESPONSE.DEMAND_RFO.LLC_HIT.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x4003c0002),
-    ev("OFFCORE_RESPONSE.DEMAND_RFO.LLC_HIT.HITM_OTHER_CORE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x10003c0002),
-    ev("OFFCORE_RESPONSE.DEMAND_RFO.LLC_MISS.ANY_RESPONSE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3fbfc00002),
-    ev("OFFCORE_RESPONSE.DEMAND_RFO.LLC_MISS.LOCAL_DRAM", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x600400002),
-    ev("OFFCORE_RESPONSE.DEMAND_RFO.LLC_MISS.REMOTE_HITM", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x103fc00002),
-    ev("OFFCORE_RESPONSE.DEMAND_CODE_RD.LLC_HIT.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x4003c0004),
-    ev("OFFCORE_RESPONSE.DEMAND_CODE_RD.LLC_HIT.HITM_OTHER_CORE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x10003c0004),
-    ev("OFFCORE_RESPONSE.DEMAND_CODE_RD.LLC_MISS.ANY_RESPONSE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3fbfc00004),
-    ev("OFFCORE_RESPONSE.DEMAND_CODE_RD.LLC_MISS.LOCAL_DRAM", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x600400004),
-    ev("OFFCORE_RESPONSE.PF_L2_DATA_RD.LLC_HIT.ANY_RESPONSE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f803c0010),
-    ev("OFFCORE_RESPONSE.PF_L2_DATA_RD.LLC_MISS.ANY_RESPONSE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3fbfc00010),
-    ev("OFFCORE_RESPONSE.PF_L2_RFO.LLC_HIT.ANY_RESPONSE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f803c0020),
-    ev("OFFCORE_RESPONSE.PF_L2_RFO.LLC_MISS.ANY_RESPONSE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3fbfc00020),
-    ev("OFFCORE_RESPONSE.PF_L2_CODE_RD.LLC_HIT.ANY_RESPONSE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f803c0040),
-    ev("OFFCORE_RESPONSE.PF_L2_CODE_RD.LLC_MISS.ANY_RESPONSE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3fbfc00040),
-    ev("OFFCORE_RESPONSE.PF_LLC_DATA_RD.LLC_HIT.ANY_RESPONSE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f803c0080),
-    ev("OFFCORE_RESPONSE.PF_LLC_DATA_RD.LLC_MISS.ANY_RESPONSE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3fbfc00080),
-    ev("OFFCORE_RESPONSE.PF_LLC_RFO.LLC_HIT.ANY_RESPONSE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f803c0100),
-    ev("OFFCORE_RESPONSE.PF_LLC_RFO.LLC_MISS.ANY_RESPONSE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3fbfc00100),
-    ev("OFFCORE_RESPONSE.PF_LLC_CODE_RD.LLC_HIT.ANY_RESPONSE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f803c0200),
-    ev("OFFCORE_RESPONSE.PF_LLC_CODE_RD.LLC_MISS.ANY_RESPONSE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3fbfc00200),
-    ev("OFFCORE_RESPONSE.ALL_DATA_RD.LLC_HIT.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x4003c0091),
-    ev("OFFCORE_RESPONSE.ALL_DATA_RD.LLC_HIT.HITM_OTHER_CORE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x10003c0091),
-    ev("OFFCORE_RESPONSE.ALL_DATA_RD.LLC_MISS.ANY_RESPONSE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3fbfc00091),
-    ev("OFFCORE_RESPONSE.ALL_DATA_RD.LLC_MISS.LOCAL_DRAM", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x600400091),
-    ev("OFFCORE_RESPONSE.ALL_DATA_RD.LLC_MISS.REMOTE_DRAM", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x63f800091),
-    ev("OFFCORE_RESPONSE.ALL_DATA_RD.LLC_MISS.REMOTE_HITM", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x103fc00091),
-    ev("OFFCORE_RESPONSE.ALL_DATA_RD.LLC_MISS.REMOTE_HIT_FORWARD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x83fc00091),
-    ev("OFFCORE_RESPONSE.ALL_RFO.LLC_HIT.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x4003c0122),
-    ev("OFFCORE_RESPONSE.ALL_RFO.LLC_HIT.HITM_OTHER_CORE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x10003c0122),
-    ev("OFFCORE_RESPONSE.ALL_RFO.LLC_MISS.ANY_RESPONSE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3fbfc00122),
-    ev("OFFCORE_RESPONSE.ALL_RFO.LLC_MISS.LOCAL_DRAM", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x600400122),
-    ev("OFFCORE_RESPONSE.ALL_CODE_RD.LLC_HIT.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x4003c0244),
-    ev("OFFCORE_RESPONSE.ALL_CODE_RD.LLC_MISS.ANY_RESPONSE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3fbfc00244),
-    ev("OFFCORE_RESPONSE.ALL_CODE_RD.LLC_MISS.LOCAL_DRAM", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x600400244),
-    ev("OFFCORE_RESPONSE.ALL_READS.LLC_HIT.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x4003c07f7),
-    ev("OFFCORE_RESPONSE.ALL_READS.LLC_HIT.HITM_OTHER_CORE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x10003c07f7),
-    ev("OFFCORE_RESPONSE.ALL_READS.LLC_MISS.ANY_RESPONSE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3fbfc007f7),
-    ev("OFFCORE_RESPONSE.ALL_READS.LLC_MISS.LOCAL_DRAM", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x6004007f7),
-    ev("OFFCORE_RESPONSE.ALL_READS.LLC_MISS.REMOTE_DRAM", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x63f8007f7),
-    ev("OFFCORE_RESPONSE.ALL_READS.LLC_MISS.REMOTE_HITM", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x103fc007f7),
-    ev("OFFCORE_RESPONSE.ALL_READS.LLC_MISS.REMOTE_HIT_FORWARD", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x83fc007f7),
-    ev("OFFCORE_RESPONSE.ALL_REQUESTS.LLC_HIT.ANY_RESPONSE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f803c8fff),
-    ev("OFFCORE_RESPONSE.ALL_REQUESTS.LLC_MISS.ANY_RESPONSE", 0xb7, 0x01, 0b1111).aux(AUX_MSR_OFFCORE_RSP_0, 0x3fbfc08fff),
-];
+event_table! {
+    /// The events, row n for `Event::row(n)`: `ev(name, event select, umask)` and what else each
+    /// sets. The counters that may count them (bit n: counter n) and those without
+    /// Hyper-Threading are the table's, the two numbers before the rows, unless a row
+    /// gives its own (`.on(..)`, `.ht_off(..)`).
+    EVENT_ROWS, EventRowNumber, 0, "", 0b1111, 0b11111111;
+    LD_BLOCKS_STORE_FORWARD = ev("LD_BLOCKS.STORE_FORWARD", 0x03, 0x02),
+    LD_BLOCKS_NO_SR = ev("LD_BLOCKS.NO_SR", 0x03, 0x08),
+    MISALIGN_MEM_REF_LOADS = ev("MISALIGN_MEM_REF.LOADS", 0x05, 0x01),
+    MISALIGN_MEM_REF_STORES = ev("MISALIGN_MEM_REF.STORES", 0x05, 0x02),
+    LD_BLOCKS_PARTIAL_ADDRESS_ALIAS = ev("LD_BLOCKS_PARTIAL.ADDRESS_ALIAS", 0x07, 0x01),
+    DTLB_LOAD_MISSES_MISS_CAUSES_A_WALK = ev("DTLB_LOAD_MISSES.MISS_CAUSES_A_WALK", 0x08, 0x01),
+    DTLB_LOAD_MISSES_WALK_COMPLETED_4K = ev("DTLB_LOAD_MISSES.WALK_COMPLETED_4K", 0x08, 0x02),
+    DTLB_LOAD_MISSES_WALK_COMPLETED_2M_4M = ev("DTLB_LOAD_MISSES.WALK_COMPLETED_2M_4M", 0x08, 0x04),
+    DTLB_LOAD_MISSES_WALK_COMPLETED_1G = ev("DTLB_LOAD_MISSES.WALK_COMPLETED_1G", 0x08, 0x08),
+    DTLB_LOAD_MISSES_WALK_COMPLETED = ev("DTLB_LOAD_MISSES.WALK_COMPLETED", 0x08, 0x0e),
+    DTLB_LOAD_MISSES_WALK_DURATION = ev("DTLB_LOAD_MISSES.WALK_DURATION", 0x08, 0x10),
+    DTLB_LOAD_MISSES_STLB_HIT_4K = ev("DTLB_LOAD_MISSES.STLB_HIT_4K", 0x08, 0x20),
+    DTLB_LOAD_MISSES_STLB_HIT_2M = ev("DTLB_LOAD_MISSES.STLB_HIT_2M", 0x08, 0x40),
+    DTLB_LOAD_MISSES_STLB_HIT = ev("DTLB_LOAD_MISSES.STLB_HIT", 0x08, 0x60),
+    DTLB_LOAD_MISSES_PDE_CACHE_MISS = ev("DTLB_LOAD_MISSES.PDE_CACHE_MISS", 0x08, 0x80),
+    INT_MISC_RECOVERY_CYCLES = ev("INT_MISC.RECOVERY_CYCLES", 0x0d, 0x03).threshold(1),
+    INT_MISC_RECOVERY_CYCLES_ANY = ev("INT_MISC.RECOVERY_CYCLES_ANY", 0x0d, 0x03).threshold(1).any_thread(),
+    UOPS_ISSUED_ANY = ev("UOPS_ISSUED.ANY", 0x0e, 0x01),
+    UOPS_ISSUED_STALL_CYCLES = ev("UOPS_ISSUED.STALL_CYCLES", 0x0e, 0x01).ht_off(0b0).threshold(1).invert(),
+    UOPS_ISSUED_CORE_STALL_CYCLES = ev("UOPS_ISSUED.CORE_STALL_CYCLES", 0x0e, 0x01).ht_off(0b0).threshold(1).invert().any_thread(),
+    UOPS_ISSUED_FLAGS_MERGE = ev("UOPS_ISSUED.FLAGS_MERGE", 0x0e, 0x10),
+    UOPS_ISSUED_SLOW_LEA = ev("UOPS_ISSUED.SLOW_LEA", 0x0e, 0x20),
+    UOPS_ISSUED_SINGLE_MUL = ev("UOPS_ISSUED.SINGLE_MUL", 0x0e, 0x40),
+    ARITH_DIVIDER_UOPS = ev("ARITH.DIVIDER_UOPS", 0x14, 0x02),
+    L2_RQSTS_DEMAND_DATA_RD_MISS = ev("L2_RQSTS.DEMAND_DATA_RD_MISS", 0x24, 0x21),
+    L2_RQSTS_RFO_MISS = ev("L2_RQSTS.RFO_MISS", 0x24, 0x22),
+    L2_RQSTS_CODE_RD_MISS = ev("L2_RQSTS.CODE_RD_MISS", 0x24, 0x24),
+    L2_RQSTS_ALL_DEMAND_MISS = ev("L2_RQSTS.ALL_DEMAND_MISS", 0x24, 0x27),
+    L2_RQSTS_L2_PF_MISS = ev("L2_RQSTS.L2_PF_MISS", 0x24, 0x30),
+    L2_RQSTS_MISS = ev("L2_RQSTS.MISS", 0x24, 0x3f),
+    L2_RQSTS_DEMAND_DATA_RD_HIT = ev("L2_RQSTS.DEMAND_DATA_RD_HIT", 0x24, 0xc1),
+    L2_RQSTS_RFO_HIT = ev("L2_RQSTS.RFO_HIT", 0x24, 0xc2),
+    L2_RQSTS_CODE_RD_HIT = ev("L2_RQSTS.CODE_RD_HIT", 0x24, 0xc4),
+    L2_RQSTS_L2_PF_HIT = ev("L2_RQSTS.L2_PF_HIT", 0x24, 0xd0),
+    L2_RQSTS_ALL_DEMAND_DATA_RD = ev("L2_RQSTS.ALL_DEMAND_DATA_RD", 0x24, 0xe1),
+    L2_RQSTS_ALL_RFO = ev("L2_RQSTS.ALL_RFO", 0x24, 0xe2),
+    L2_RQSTS_ALL_CODE_RD = ev("L2_RQSTS.ALL_CODE_RD", 0x24, 0xe4),
+    L2_RQSTS_ALL_DEMAND_REFERENCES = ev("L2_RQSTS.ALL_DEMAND_REFERENCES", 0x24, 0xe7),
+    L2_RQSTS_ALL_PF = ev("L2_RQSTS.ALL_PF", 0x24, 0xf8),
+    L2_RQSTS_REFERENCES = ev("L2_RQSTS.REFERENCES", 0x24, 0xff),
+    L2_DEMAND_RQSTS_WB_HIT = ev("L2_DEMAND_RQSTS.WB_HIT", 0x27, 0x50),
+    LONGEST_LAT_CACHE_MISS = ev("LONGEST_LAT_CACHE.MISS", 0x2e, 0x41),
+    LONGEST_LAT_CACHE_REFERENCE = ev("LONGEST_LAT_CACHE.REFERENCE", 0x2e, 0x4f),
+    CPU_CLK_UNHALTED_THREAD_P = ev("CPU_CLK_UNHALTED.THREAD_P", 0x3c, 0x00),
+    CPU_CLK_UNHALTED_THREAD_P_ANY = ev("CPU_CLK_UNHALTED.THREAD_P_ANY", 0x3c, 0x00).any_thread(),
+    CPU_CLK_THREAD_UNHALTED_REF_XCLK = ev("CPU_CLK_THREAD_UNHALTED.REF_XCLK", 0x3c, 0x01),
+    CPU_CLK_THREAD_UNHALTED_REF_XCLK_ANY = ev("CPU_CLK_THREAD_UNHALTED.REF_XCLK_ANY", 0x3c, 0x01).any_thread(),
+    CPU_CLK_UNHALTED_REF_XCLK = ev("CPU_CLK_UNHALTED.REF_XCLK", 0x3c, 0x01),
+    CPU_CLK_UNHALTED_REF_XCLK_ANY = ev("CPU_CLK_UNHALTED.REF_XCLK_ANY", 0x3c, 0x01).any_thread(),
+    CPU_CLK_THREAD_UNHALTED_ONE_THREAD_ACTIVE = ev("CPU_CLK_THREAD_UNHALTED.ONE_THREAD_ACTIVE", 0x3c, 0x02).ht_off(0b0),
+    CPU_CLK_UNHALTED_ONE_THREAD_ACTIVE = ev("CPU_CLK_UNHALTED.ONE_THREAD_ACTIVE", 0x3c, 0x02),
+    L1D_PEND_MISS_PENDING = ev("L1D_PEND_MISS.PENDING", 0x48, 0x01).on(0b100).ht_off(0b0),
+    L1D_PEND_MISS_PENDING_CYCLES = ev("L1D_PEND_MISS.PENDING_CYCLES", 0x48, 0x01).on(0b100).ht_off(0b0).threshold(1),
+    L1D_PEND_MISS_PENDING_CYCLES_ANY = ev("L1D_PEND_MISS.PENDING_CYCLES_ANY", 0x48, 0x01).on(0b100).ht_off(0b0).threshold(1).any_thread(),
+    L1D_PEND_MISS_REQUEST_FB_FULL = ev("L1D_PEND_MISS.REQUEST_FB_FULL", 0x48, 0x02),
+    L1D_PEND_MISS_FB_FULL = ev("L1D_PEND_MISS.FB_FULL", 0x48, 0x02).threshold(1),
+    DTLB_STORE_MISSES_MISS_CAUSES_A_WALK = ev("DTLB_STORE_MISSES.MISS_CAUSES_A_WALK", 0x49, 0x01),
+    DTLB_STORE_MISSES_WALK_COMPLETED_4K = ev("DTLB_STORE_MISSES.WALK_COMPLETED_4K", 0x49, 0x02),
+    DTLB_STORE_MISSES_WALK_COMPLETED_2M_4M = ev("DTLB_STORE_MISSES.WALK_COMPLETED_2M_4M", 0x49, 0x04),
+    DTLB_STORE_MISSES_WALK_COMPLETED_1G = ev("DTLB_STORE_MISSES.WALK_COMPLETED_1G", 0x49, 0x08),
+    DTLB_STORE_MISSES_WALK_COMPLETED = ev("DTLB_STORE_MISSES.WALK_COMPLETED", 0x49, 0x0e),
+    DTLB_STORE_MISSES_WALK_DURATION = ev("DTLB_STORE_MISSES.WALK_DURATION", 0x49, 0x10),
+    DTLB_STORE_MISSES_STLB_HIT_4K = ev("DTLB_STORE_MISSES.STLB_HIT_4K", 0x49, 0x20),
+    DTLB_STORE_MISSES_STLB_HIT_2M = ev("DTLB_STORE_MISSES.STLB_HIT_2M", 0x49, 0x40),
+    DTLB_STORE_MISSES_STLB_HIT = ev("DTLB_STORE_MISSES.STLB_HIT", 0x49, 0x60),
+    DTLB_STORE_MISSES_PDE_CACHE_MISS = ev("DTLB_STORE_MISSES.PDE_CACHE_MISS", 0x49, 0x80),
+    LOAD_HIT_PRE_SW_PF = ev("LOAD_HIT_PRE.SW_PF", 0x4c, 0x01),
+    LOAD_HIT_PRE_HW_PF = ev("LOAD_HIT_PRE.HW_PF", 0x4c, 0x02),
+    EPT_WALK_CYCLES = ev("EPT.WALK_CYCLES", 0x4f, 0x10),
+    L1D_REPLACEMENT = ev("L1D.REPLACEMENT", 0x51, 0x01),
+    TX_MEM_ABORT_CONFLICT = ev("TX_MEM.ABORT_CONFLICT", 0x54, 0x01),
+    TX_MEM_ABORT_CAPACITY_WRITE = ev("TX_MEM.ABORT_CAPACITY_WRITE", 0x54, 0x02),
+    TX_MEM_ABORT_HLE_STORE_TO_ELIDED_LOCK = ev("TX_MEM.ABORT_HLE_STORE_TO_ELIDED_LOCK", 0x54, 0x04),
+    TX_MEM_ABORT_HLE_ELISION_BUFFER_NOT_EMPTY = ev("TX_MEM.ABORT_HLE_ELISION_BUFFER_NOT_EMPTY", 0x54, 0x08),
+    TX_MEM_ABORT_HLE_ELISION_BUFFER_MISMATCH = ev("TX_MEM.ABORT_HLE_ELISION_BUFFER_MISMATCH", 0x54, 0x10),
+    TX_MEM_ABORT_HLE_ELISION_BUFFER_UNSUPPORTED_ALIGNMENT = ev("TX_MEM.ABORT_HLE_ELISION_BUFFER_UNSUPPORTED_ALIGNMENT", 0x54, 0x20),
+    TX_MEM_HLE_ELISION_BUFFER_FULL = ev("TX_MEM.HLE_ELISION_BUFFER_FULL", 0x54, 0x40),
+    MOVE_ELIMINATION_INT_ELIMINATED = ev("MOVE_ELIMINATION.INT_ELIMINATED", 0x58, 0x01),
+    MOVE_ELIMINATION_SIMD_ELIMINATED = ev("MOVE_ELIMINATION.SIMD_ELIMINATED", 0x58, 0x02),
+    MOVE_ELIMINATION_INT_NOT_ELIMINATED = ev("MOVE_ELIMINATION.INT_NOT_ELIMINATED", 0x58, 0x04),
+    MOVE_ELIMINATION_SIMD_NOT_ELIMINATED = ev("MOVE_ELIMINATION.SIMD_NOT_ELIMINATED", 0x58, 0x08),
+    CPL_CYCLES_RING0 = ev("CPL_CYCLES.RING0", 0x5c, 0x01),
+    CPL_CYCLES_RING0_TRANS = ev("CPL_CYCLES.RING0_TRANS", 0x5c, 0x01).threshold(1).edge(),
+    CPL_CYCLES_RING123 = ev("CPL_CYCLES.RING123", 0x5c, 0x02),
+    TX_EXEC_MISC1 = ev("TX_EXEC.MISC1", 0x5d, 0x01),
+    TX_EXEC_MISC2 = ev("TX_EXEC.MISC2", 0x5d, 0x02),
+    TX_EXEC_MISC3 = ev("TX_EXEC.MISC3", 0x5d, 0x04),
+    TX_EXEC_MISC4 = ev("TX_EXEC.MISC4", 0x5d, 0x08),
+    TX_EXEC_MISC5 = ev("TX_EXEC.MISC5", 0x5d, 0x10),
+    RS_EVENTS_EMPTY_CYCLES = ev("RS_EVENTS.EMPTY_CYCLES", 0x5e, 0x01),
+    RS_EVENTS_EMPTY_END = ev("RS_EVENTS.EMPTY_END", 0x5e, 0x01).threshold(1).invert().edge(),
+    OFFCORE_REQUESTS_OUTSTANDING_DEMAND_DATA_RD = ev("OFFCORE_REQUESTS_OUTSTANDING.DEMAND_DATA_RD", 0x60, 0x01),
+    OFFCORE_REQUESTS_OUTSTANDING_CYCLES_WITH_DEMAND_DATA_RD = ev("OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DEMAND_DATA_RD", 0x60, 0x01).threshold(1),
+    OFFCORE_REQUESTS_OUTSTANDING_DEMAND_DATA_RD_GE_6 = ev("OFFCORE_REQUESTS_OUTSTANDING.DEMAND_DATA_RD_GE_6", 0x60, 0x01).threshold(6),
+    OFFCORE_REQUESTS_OUTSTANDING_DEMAND_CODE_RD = ev("OFFCORE_REQUESTS_OUTSTANDING.DEMAND_CODE_RD", 0x60, 0x02),
+    OFFCORE_REQUESTS_OUTSTANDING_DEMAND_RFO = ev("OFFCORE_REQUESTS_OUTSTANDING.DEMAND_RFO", 0x60, 0x04),
+    OFFCORE_REQUESTS_OUTSTANDING_CYCLES_WITH_DEMAND_RFO = ev("OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DEMAND_RFO", 0x60, 0x04).threshold(1),
+    OFFCORE_REQUESTS_OUTSTANDING_ALL_DATA_RD = ev("OFFCORE_REQUESTS_OUTSTANDING.ALL_DATA_RD", 0x60, 0x08),
+    OFFCORE_REQUESTS_OUTSTANDING_CYCLES_WITH_DATA_RD = ev("OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DATA_RD", 0x60, 0x08).threshold(1),
+    LOCK_CYCLES_SPLIT_LOCK_UC_LOCK_DURATION = ev("LOCK_CYCLES.SPLIT_LOCK_UC_LOCK_DURATION", 0x63, 0x01),
+    LOCK_CYCLES_CACHE_LOCK_DURATION = ev("LOCK_CYCLES.CACHE_LOCK_DURATION", 0x63, 0x02),
+    IDQ_EMPTY = ev("IDQ.EMPTY", 0x79, 0x02).ht_off(0b0),
+    IDQ_MITE_UOPS = ev("IDQ.MITE_UOPS", 0x79, 0x04),
+    IDQ_MITE_CYCLES = ev("IDQ.MITE_CYCLES", 0x79, 0x04).threshold(1),
+    IDQ_DSB_UOPS = ev("IDQ.DSB_UOPS", 0x79, 0x08),
+    IDQ_DSB_CYCLES = ev("IDQ.DSB_CYCLES", 0x79, 0x08).threshold(1),
+    IDQ_MS_DSB_UOPS = ev("IDQ.MS_DSB_UOPS", 0x79, 0x10),
+    IDQ_MS_DSB_CYCLES = ev("IDQ.MS_DSB_CYCLES", 0x79, 0x10).threshold(1),
+    IDQ_MS_DSB_OCCUR = ev("IDQ.MS_DSB_OCCUR", 0x79, 0x10).threshold(1).edge(),
+    IDQ_ALL_DSB_CYCLES_4_UOPS = ev("IDQ.ALL_DSB_CYCLES_4_UOPS", 0x79, 0x18).threshold(4),
+    IDQ_ALL_DSB_CYCLES_ANY_UOPS = ev("IDQ.ALL_DSB_CYCLES_ANY_UOPS", 0x79, 0x18).threshold(1),
+    IDQ_MS_MITE_UOPS = ev("IDQ.MS_MITE_UOPS", 0x79, 0x20),
+    IDQ_ALL_MITE_CYCLES_4_UOPS = ev("IDQ.ALL_MITE_CYCLES_4_UOPS", 0x79, 0x24).threshold(4),
+    IDQ_ALL_MITE_CYCLES_ANY_UOPS = ev("IDQ.ALL_MITE_CYCLES_ANY_UOPS", 0x79, 0x24).threshold(1),
+    IDQ_MS_UOPS = ev("IDQ.MS_UOPS", 0x79, 0x30),
+    IDQ_MS_CYCLES = ev("IDQ.MS_CYCLES", 0x79, 0x30).threshold(1),
+    IDQ_MS_SWITCHES = ev("IDQ.MS_SWITCHES", 0x79, 0x30).threshold(1).edge(),
+    IDQ_MITE_ALL_UOPS = ev("IDQ.MITE_ALL_UOPS", 0x79, 0x3c),
+    ICACHE_HIT = ev("ICACHE.HIT", 0x80, 0x01),
+    ICACHE_MISSES = ev("ICACHE.MISSES", 0x80, 0x02),
+    ICACHE_IFETCH_STALL = ev("ICACHE.IFETCH_STALL", 0x80, 0x04),
+    ICACHE_IFDATA_STALL = ev("ICACHE.IFDATA_STALL", 0x80, 0x04),
+    ITLB_MISSES_MISS_CAUSES_A_WALK = ev("ITLB_MISSES.MISS_CAUSES_A_WALK", 0x85, 0x01),
+    ITLB_MISSES_WALK_COMPLETED_4K = ev("ITLB_MISSES.WALK_COMPLETED_4K", 0x85, 0x02),
+    ITLB_MISSES_WALK_COMPLETED_2M_4M = ev("ITLB_MISSES.WALK_COMPLETED_2M_4M", 0x85, 0x04),
+    ITLB_MISSES_WALK_COMPLETED_1G = ev("ITLB_MISSES.WALK_COMPLETED_1G", 0x85, 0x08),
+    ITLB_MISSES_WALK_COMPLETED = ev("ITLB_MISSES.WALK_COMPLETED", 0x85, 0x0e),
+    ITLB_MISSES_WALK_DURATION = ev("ITLB_MISSES.WALK_DURATION", 0x85, 0x10),
+    ITLB_MISSES_STLB_HIT_4K = ev("ITLB_MISSES.STLB_HIT_4K", 0x85, 0x20),
+    ITLB_MISSES_STLB_HIT_2M = ev("ITLB_MISSES.STLB_HIT_2M", 0x85, 0x40),
+    ITLB_MISSES_STLB_HIT = ev("ITLB_MISSES.STLB_HIT", 0x85, 0x60),
+    ILD_STALL_LCP = ev("ILD_STALL.LCP", 0x87, 0x01),
+    ILD_STALL_IQ_FULL = ev("ILD_STALL.IQ_FULL", 0x87, 0x04),
+    BR_INST_EXEC_NONTAKEN_CONDITIONAL = ev("BR_INST_EXEC.NONTAKEN_CONDITIONAL", 0x88, 0x41),
+    BR_INST_EXEC_TAKEN_CONDITIONAL = ev("BR_INST_EXEC.TAKEN_CONDITIONAL", 0x88, 0x81),
+    BR_INST_EXEC_TAKEN_DIRECT_JUMP = ev("BR_INST_EXEC.TAKEN_DIRECT_JUMP", 0x88, 0x82),
+    BR_INST_EXEC_TAKEN_INDIRECT_JUMP_NON_CALL_RET = ev("BR_INST_EXEC.TAKEN_INDIRECT_JUMP_NON_CALL_RET", 0x88, 0x84),
+    BR_INST_EXEC_TAKEN_INDIRECT_NEAR_RETURN = ev("BR_INST_EXEC.TAKEN_INDIRECT_NEAR_RETURN", 0x88, 0x88),
+    BR_INST_EXEC_TAKEN_DIRECT_NEAR_CALL = ev("BR_INST_EXEC.TAKEN_DIRECT_NEAR_CALL", 0x88, 0x90),
+    BR_INST_EXEC_TAKEN_INDIRECT_NEAR_CALL = ev("BR_INST_EXEC.TAKEN_INDIRECT_NEAR_CALL", 0x88, 0xa0),
+    BR_INST_EXEC_ALL_CONDITIONAL = ev("BR_INST_EXEC.ALL_CONDITIONAL", 0x88, 0xc1),
+    BR_INST_EXEC_ALL_DIRECT_JMP = ev("BR_INST_EXEC.ALL_DIRECT_JMP", 0x88, 0xc2),
+    BR_INST_EXEC_ALL_INDIRECT_JUMP_NON_CALL_RET = ev("BR_INST_EXEC.ALL_INDIRECT_JUMP_NON_CALL_RET", 0x88, 0xc4),
+    BR_INST_EXEC_ALL_INDIRECT_NEAR_RETURN = ev("BR_INST_EXEC.ALL_INDIRECT_NEAR_RETURN", 0x88, 0xc8),
+    BR_INST_EXEC_ALL_DIRECT_NEAR_CALL = ev("BR_INST_EXEC.ALL_DIRECT_NEAR_CALL", 0x88, 0xd0),
+    BR_INST_EXEC_ALL_BRANCHES = ev("BR_INST_EXEC.ALL_BRANCHES", 0x88, 0xff),
+    BR_MISP_EXEC_NONTAKEN_CONDITIONAL = ev("BR_MISP_EXEC.NONTAKEN_CONDITIONAL", 0x89, 0x41),
+    BR_MISP_EXEC_TAKEN_CONDITIONAL = ev("BR_MISP_EXEC.TAKEN_CONDITIONAL", 0x89, 0x81),
+    BR_MISP_EXEC_TAKEN_INDIRECT_JUMP_NON_CALL_RET = ev("BR_MISP_EXEC.TAKEN_INDIRECT_JUMP_NON_CALL_RET", 0x89, 0x84),
+    BR_MISP_EXEC_TAKEN_RETURN_NEAR = ev("BR_MISP_EXEC.TAKEN_RETURN_NEAR", 0x89, 0x88),
+    BR_MISP_EXEC_TAKEN_INDIRECT_NEAR_CALL = ev("BR_MISP_EXEC.TAKEN_INDIRECT_NEAR_CALL", 0x89, 0xa0),
+    BR_MISP_EXEC_ALL_CONDITIONAL = ev("BR_MISP_EXEC.ALL_CONDITIONAL", 0x89, 0xc1),
+    BR_MISP_EXEC_ALL_INDIRECT_JUMP_NON_CALL_RET = ev("BR_MISP_EXEC.ALL_INDIRECT_JUMP_NON_CALL_RET", 0x89, 0xc4),
+    BR_MISP_EXEC_INDIRECT = ev("BR_MISP_EXEC.INDIRECT", 0x89, 0xe4),
+    BR_MISP_EXEC_ALL_BRANCHES = ev("BR_MISP_EXEC.ALL_BRANCHES", 0x89, 0xff),
+    IDQ_UOPS_NOT_DELIVERED_CORE = ev("IDQ_UOPS_NOT_DELIVERED.CORE", 0x9c, 0x01).ht_off(0b0),
+    IDQ_UOPS_NOT_DELIVERED_CYCLES_0_UOPS_DELIV_CORE = ev("IDQ_UOPS_NOT_DELIVERED.CYCLES_0_UOPS_DELIV.CORE", 0x9c, 0x01).ht_off(0b0).threshold(4),
+    IDQ_UOPS_NOT_DELIVERED_CYCLES_LE_1_UOP_DELIV_CORE = ev("IDQ_UOPS_NOT_DELIVERED.CYCLES_LE_1_UOP_DELIV.CORE", 0x9c, 0x01).ht_off(0b0).threshold(3),
+    IDQ_UOPS_NOT_DELIVERED_CYCLES_LE_2_UOP_DELIV_CORE = ev("IDQ_UOPS_NOT_DELIVERED.CYCLES_LE_2_UOP_DELIV.CORE", 0x9c, 0x01).ht_off(0b0).threshold(2),
+    IDQ_UOPS_NOT_DELIVERED_CYCLES_LE_3_UOP_DELIV_CORE = ev("IDQ_UOPS_NOT_DELIVERED.CYCLES_LE_3_UOP_DELIV.CORE", 0x9c, 0x01).ht_off(0b0).threshold(1),
+    IDQ_UOPS_NOT_DELIVERED_CYCLES_FE_WAS_OK = ev("IDQ_UOPS_NOT_DELIVERED.CYCLES_FE_WAS_OK", 0x9c, 0x01).ht_off(0b0).threshold(1).invert(),
+    UOPS_EXECUTED_PORT_PORT_0 = ev("UOPS_EXECUTED_PORT.PORT_0", 0xa1, 0x01),
+    UOPS_EXECUTED_PORT_PORT_0_CORE = ev("UOPS_EXECUTED_PORT.PORT_0_CORE", 0xa1, 0x01).any_thread(),
+    UOPS_DISPATCHED_PORT_PORT_0 = ev("UOPS_DISPATCHED_PORT.PORT_0", 0xa1, 0x01),
+    UOPS_EXECUTED_PORT_PORT_1 = ev("UOPS_EXECUTED_PORT.PORT_1", 0xa1, 0x02),
+    UOPS_EXECUTED_PORT_PORT_1_CORE = ev("UOPS_EXECUTED_PORT.PORT_1_CORE", 0xa1, 0x02).any_thread(),
+    UOPS_DISPATCHED_PORT_PORT_1 = ev("UOPS_DISPATCHED_PORT.PORT_1", 0xa1, 0x02),
+    UOPS_EXECUTED_PORT_PORT_2 = ev("UOPS_EXECUTED_PORT.PORT_2", 0xa1, 0x04),
+    UOPS_EXECUTED_PORT_PORT_2_CORE = ev("UOPS_EXECUTED_PORT.PORT_2_CORE", 0xa1, 0x04).any_thread(),
+    UOPS_DISPATCHED_PORT_PORT_2 = ev("UOPS_DISPATCHED_PORT.PORT_2", 0xa1, 0x04),
+    UOPS_EXECUTED_PORT_PORT_3 = ev("UOPS_EXECUTED_PORT.PORT_3", 0xa1, 0x08),
+    UOPS_EXECUTED_PORT_PORT_3_CORE = ev("UOPS_EXECUTED_PORT.PORT_3_CORE", 0xa1, 0x08).any_thread(),
+    UOPS_DISPATCHED_PORT_PORT_3 = ev("UOPS_DISPATCHED_PORT.PORT_3", 0xa1, 0x08),
+    UOPS_EXECUTED_PORT_PORT_4 = ev("UOPS_EXECUTED_PORT.PORT_4", 0xa1, 0x10),
+    UOPS_EXECUTED_PORT_PORT_4_CORE = ev("UOPS_EXECUTED_PORT.PORT_4_CORE", 0xa1, 0x10).any_thread(),
+    UOPS_DISPATCHED_PORT_PORT_4 = ev("UOPS_DISPATCHED_PORT.PORT_4", 0xa1, 0x10),
+    UOPS_EXECUTED_PORT_PORT_5 = ev("UOPS_EXECUTED_PORT.PORT_5", 0xa1, 0x20),
+    UOPS_EXECUTED_PORT_PORT_5_CORE = ev("UOPS_EXECUTED_PORT.PORT_5_CORE", 0xa1, 0x20).any_thread(),
+    UOPS_DISPATCHED_PORT_PORT_5 = ev("UOPS_DISPATCHED_PORT.PORT_5", 0xa1, 0x20),
+    UOPS_EXECUTED_PORT_PORT_6 = ev("UOPS_EXECUTED_PORT.PORT_6", 0xa1, 0x40),
+    UOPS_EXECUTED_PORT_PORT_6_CORE = ev("UOPS_EXECUTED_PORT.PORT_6_CORE", 0xa1, 0x40).any_thread(),
+    UOPS_DISPATCHED_PORT_PORT_6 = ev("UOPS_DISPATCHED_PORT.PORT_6", 0xa1, 0x40),
+    UOPS_EXECUTED_PORT_PORT_7 = ev("UOPS_EXECUTED_PORT.PORT_7", 0xa1, 0x80),
+    UOPS_EXECUTED_PORT_PORT_7_CORE = ev("UOPS_EXECUTED_PORT.PORT_7_CORE", 0xa1, 0x80).any_thread(),
+    UOPS_DISPATCHED_PORT_PORT_7 = ev("UOPS_DISPATCHED_PORT.PORT_7", 0xa1, 0x80),
+    RESOURCE_STALLS_ANY = ev("RESOURCE_STALLS.ANY", 0xa2, 0x01),
+    RESOURCE_STALLS_RS = ev("RESOURCE_STALLS.RS", 0xa2, 0x04),
+    RESOURCE_STALLS_SB = ev("RESOURCE_STALLS.SB", 0xa2, 0x08),
+    RESOURCE_STALLS_ROB = ev("RESOURCE_STALLS.ROB", 0xa2, 0x10),
+    CYCLE_ACTIVITY_CYCLES_L2_PENDING = ev("CYCLE_ACTIVITY.CYCLES_L2_PENDING", 0xa3, 0x01).threshold(1),
+    CYCLE_ACTIVITY_CYCLES_LDM_PENDING = ev("CYCLE_ACTIVITY.CYCLES_LDM_PENDING", 0xa3, 0x02).ht_off(0b0).threshold(2),
+    CYCLE_ACTIVITY_CYCLES_NO_EXECUTE = ev("CYCLE_ACTIVITY.CYCLES_NO_EXECUTE", 0xa3, 0x04).ht_off(0b0).threshold(4),
+    CYCLE_ACTIVITY_STALLS_L2_PENDING = ev("CYCLE_ACTIVITY.STALLS_L2_PENDING", 0xa3, 0x05).ht_off(0b0).threshold(5),
+    CYCLE_ACTIVITY_STALLS_LDM_PENDING = ev("CYCLE_ACTIVITY.STALLS_LDM_PENDING", 0xa3, 0x06).ht_off(0b0).threshold(6),
+    CYCLE_ACTIVITY_CYCLES_L1D_PENDING = ev("CYCLE_ACTIVITY.CYCLES_L1D_PENDING", 0xa3, 0x08).on(0b100).ht_off(0b0).threshold(8),
+    CYCLE_ACTIVITY_STALLS_L1D_PENDING = ev("CYCLE_ACTIVITY.STALLS_L1D_PENDING", 0xa3, 0x0c).on(0b100).ht_off(0b0).threshold(12),
+    LSD_UOPS = ev("LSD.UOPS", 0xa8, 0x01),
+    LSD_CYCLES_ACTIVE = ev("LSD.CYCLES_ACTIVE", 0xa8, 0x01).threshold(1),
+    LSD_CYCLES_4_UOPS = ev("LSD.CYCLES_4_UOPS", 0xa8, 0x01).threshold(4),
+    DSB2MITE_SWITCHES_PENALTY_CYCLES = ev("DSB2MITE_SWITCHES.PENALTY_CYCLES", 0xab, 0x02),
+    ITLB_ITLB_FLUSH = ev("ITLB.ITLB_FLUSH", 0xae, 0x01),
+    OFFCORE_REQUESTS_DEMAND_DATA_RD = ev("OFFCORE_REQUESTS.DEMAND_DATA_RD", 0xb0, 0x01),
+    OFFCORE_REQUESTS_DEMAND_CODE_RD = ev("OFFCORE_REQUESTS.DEMAND_CODE_RD", 0xb0, 0x02),
+    OFFCORE_REQUESTS_DEMAND_RFO = ev("OFFCORE_REQUESTS.DEMAND_RFO", 0xb0, 0x04),
+    OFFCORE_REQUESTS_ALL_DATA_RD = ev("OFFCORE_REQUESTS.ALL_DATA_RD", 0xb0, 0x08),
+    UOPS_EXECUTED_STALL_CYCLES = ev("UOPS_EXECUTED.STALL_CYCLES", 0xb1, 0x01).ht_off(0b0).threshold(1).invert(),
+    UOPS_EXECUTED_CYCLES_GE_1_UOP_EXEC = ev("UOPS_EXECUTED.CYCLES_GE_1_UOP_EXEC", 0xb1, 0x01).ht_off(0b0).threshold(1),
+    UOPS_EXECUTED_CYCLES_GE_2_UOPS_EXEC = ev("UOPS_EXECUTED.CYCLES_GE_2_UOPS_EXEC", 0xb1, 0x01).ht_off(0b0).threshold(2),
+    UOPS_EXECUTED_CYCLES_GE_3_UOPS_EXEC = ev("UOPS_EXECUTED.CYCLES_GE_3_UOPS_EXEC", 0xb1, 0x01).ht_off(0b0).threshold(3),
+    UOPS_EXECUTED_CYCLES_GE_4_UOPS_EXEC = ev("UOPS_EXECUTED.CYCLES_GE_4_UOPS_EXEC", 0xb1, 0x01).ht_off(0b0).threshold(4),
+    UOPS_EXECUTED_CORE = ev("UOPS_EXECUTED.CORE", 0xb1, 0x02),
+    UOPS_EXECUTED_CORE_CYCLES_GE_1 = ev("UOPS_EXECUTED.CORE_CYCLES_GE_1", 0xb1, 0x02).threshold(1),
+    UOPS_EXECUTED_CORE_CYCLES_GE_2 = ev("UOPS_EXECUTED.CORE_CYCLES_GE_2", 0xb1, 0x02).threshold(2),
+    UOPS_EXECUTED_CORE_CYCLES_GE_3 = ev("UOPS_EXECUTED.CORE_CYCLES_GE_3", 0xb1, 0x02).threshold(3),
+    UOPS_EXECUTED_CORE_CYCLES_GE_4 = ev("UOPS_EXECUTED.CORE_CYCLES_GE_4", 0xb1, 0x02).threshold(4),
+    UOPS_EXECUTED_CORE_CYCLES_NONE = ev("UOPS_EXECUTED.CORE_CYCLES_NONE", 0xb1, 0x02).invert(),
+    OFFCORE_REQUESTS_BUFFER_SQ_FULL = ev("OFFCORE_REQUESTS_BUFFER.SQ_FULL", 0xb2, 0x01),
+    PAGE_WALKER_LOADS_DTLB_L1 = ev("PAGE_WALKER_LOADS.DTLB_L1", 0xbc, 0x11).ht_off(0b0),
+    PAGE_WALKER_LOADS_DTLB_L2 = ev("PAGE_WALKER_LOADS.DTLB_L2", 0xbc, 0x12).ht_off(0b0),
+    PAGE_WALKER_LOADS_DTLB_L3 = ev("PAGE_WALKER_LOADS.DTLB_L3", 0xbc, 0x14).ht_off(0b0),
+    PAGE_WALKER_LOADS_DTLB_MEMORY = ev("PAGE_WALKER_LOADS.DTLB_MEMORY", 0xbc, 0x18).ht_off(0b0),
+    PAGE_WALKER_LOADS_ITLB_L1 = ev("PAGE_WALKER_LOADS.ITLB_L1", 0xbc, 0x21).ht_off(0b0),
+    PAGE_WALKER_LOADS_ITLB_L2 = ev("PAGE_WALKER_LOADS.ITLB_L2", 0xbc, 0x22).ht_off(0b0),
+    PAGE_WALKER_LOADS_ITLB_L3 = ev("PAGE_WALKER_LOADS.ITLB_L3", 0xbc, 0x24).ht_off(0b0),
+    PAGE_WALKER_LOADS_ITLB_MEMORY = ev("PAGE_WALKER_LOADS.ITLB_MEMORY", 0xbc, 0x28).ht_off(0b0),
+    PAGE_WALKER_LOADS_EPT_DTLB_L1 = ev("PAGE_WALKER_LOADS.EPT_DTLB_L1", 0xbc, 0x41).ht_off(0b0),
+    PAGE_WALKER_LOADS_EPT_DTLB_L2 = ev("PAGE_WALKER_LOADS.EPT_DTLB_L2", 0xbc, 0x42).ht_off(0b0),
+    PAGE_WALKER_LOADS_EPT_DTLB_L3 = ev("PAGE_WALKER_LOADS.EPT_DTLB_L3", 0xbc, 0x44).ht_off(0b0),
+    PAGE_WALKER_LOADS_EPT_DTLB_MEMORY = ev("PAGE_WALKER_LOADS.EPT_DTLB_MEMORY", 0xbc, 0x48).ht_off(0b0),
+    PAGE_WALKER_LOADS_EPT_ITLB_L1 = ev("PAGE_WALKER_LOADS.EPT_ITLB_L1", 0xbc, 0x81).ht_off(0b0),
+    PAGE_WALKER_LOADS_EPT_ITLB_L2 = ev("PAGE_WALKER_LOADS.EPT_ITLB_L2", 0xbc, 0x82).ht_off(0b0),
+    PAGE_WALKER_LOADS_EPT_ITLB_L3 = ev("PAGE_WALKER_LOADS.EPT_ITLB_L3", 0xbc, 0x84).ht_off(0b0),
+    PAGE_WALKER_LOADS_EPT_ITLB_MEMORY = ev("PAGE_WALKER_LOADS.EPT_ITLB_MEMORY", 0xbc, 0x88).ht_off(0b0),
+    TLB_FLUSH_DTLB_THREAD = ev("TLB_FLUSH.DTLB_THREAD", 0xbd, 0x01),
+    TLB_FLUSH_STLB_ANY = ev("TLB_FLUSH.STLB_ANY", 0xbd, 0x20),
+    INST_RETIRED_ANY_P = ev("INST_RETIRED.ANY_P", 0xc0, 0x00),
+    INST_RETIRED_X87 = ev("INST_RETIRED.X87", 0xc0, 0x02),
+    OTHER_ASSISTS_AVX_TO_SSE = ev("OTHER_ASSISTS.AVX_TO_SSE", 0xc1, 0x08),
+    OTHER_ASSISTS_SSE_TO_AVX = ev("OTHER_ASSISTS.SSE_TO_AVX", 0xc1, 0x10),
+    OTHER_ASSISTS_ANY_WB_ASSIST = ev("OTHER_ASSISTS.ANY_WB_ASSIST", 0xc1, 0x40),
+    UOPS_RETIRED_ALL = ev("UOPS_RETIRED.ALL", 0xc2, 0x01),
+    UOPS_RETIRED_STALL_CYCLES = ev("UOPS_RETIRED.STALL_CYCLES", 0xc2, 0x01).ht_off(0b0).threshold(1).invert(),
+    UOPS_RETIRED_TOTAL_CYCLES = ev("UOPS_RETIRED.TOTAL_CYCLES", 0xc2, 0x01).ht_off(0b0).threshold(16).invert(),
+    UOPS_RETIRED_CORE_STALL_CYCLES = ev("UOPS_RETIRED.CORE_STALL_CYCLES", 0xc2, 0x01).ht_off(0b0).threshold(1).invert().any_thread(),
+    UOPS_RETIRED_RETIRE_SLOTS = ev("UOPS_RETIRED.RETIRE_SLOTS", 0xc2, 0x02),
+    MACHINE_CLEARS_CYCLES = ev("MACHINE_CLEARS.CYCLES", 0xc3, 0x01),
+    MACHINE_CLEARS_COUNT = ev("MACHINE_CLEARS.COUNT", 0xc3, 0x01).threshold(1).edge(),
+    MACHINE_CLEARS_MEMORY_ORDERING = ev("MACHINE_CLEARS.MEMORY_ORDERING", 0xc3, 0x02),
+    MACHINE_CLEARS_SMC = ev("MACHINE_CLEARS.SMC", 0xc3, 0x04),
+    MACHINE_CLEARS_MASKMOV = ev("MACHINE_CLEARS.MASKMOV", 0xc3, 0x20),
+    BR_INST_RETIRED_ALL_BRANCHES = ev("BR_INST_RETIRED.ALL_BRANCHES", 0xc4, 0x00),
+    BR_INST_RETIRED_CONDITIONAL = ev("BR_INST_RETIRED.CONDITIONAL", 0xc4, 0x01),
+    BR_INST_RETIRED_NEAR_CALL = ev("BR_INST_RETIRED.NEAR_CALL", 0xc4, 0x02),
+    BR_INST_RETIRED_NEAR_CALL_R3 = ev("BR_INST_RETIRED.NEAR_CALL_R3", 0xc4, 0x02),
+    BR_INST_RETIRED_NEAR_RETURN = ev("BR_INST_RETIRED.NEAR_RETURN", 0xc4, 0x08),
+    BR_INST_RETIRED_NOT_TAKEN = ev("BR_INST_RETIRED.NOT_TAKEN", 0xc4, 0x10),
+    BR_INST_RETIRED_NEAR_TAKEN = ev("BR_INST_RETIRED.NEAR_TAKEN", 0xc4, 0x20),
+    BR_INST_RETIRED_FAR_BRANCH = ev("BR_INST_RETIRED.FAR_BRANCH", 0xc4, 0x40),
+    BR_MISP_RETIRED_ALL_BRANCHES = ev("BR_MISP_RETIRED.ALL_BRANCHES", 0xc5, 0x00),
+    BR_MISP_RETIRED_CONDITIONAL = ev("BR_MISP_RETIRED.CONDITIONAL", 0xc5, 0x01),
+    BR_MISP_RETIRED_NEAR_TAKEN = ev("BR_MISP_RETIRED.NEAR_TAKEN", 0xc5, 0x20),
+    AVX_INSTS_ALL = ev("AVX_INSTS.ALL", 0xc6, 0x07),
+    HLE_RETIRED_START = ev("HLE_RETIRED.START", 0xc8, 0x01),
+    HLE_RETIRED_COMMIT = ev("HLE_RETIRED.COMMIT", 0xc8, 0x02),
+    HLE_RETIRED_ABORTED = ev("HLE_RETIRED.ABORTED", 0xc8, 0x04),
+    HLE_RETIRED_ABORTED_MISC1 = ev("HLE_RETIRED.ABORTED_MISC1", 0xc8, 0x08),
+    HLE_RETIRED_ABORTED_MISC2 = ev("HLE_RETIRED.ABORTED_MISC2", 0xc8, 0x10),
+    HLE_RETIRED_ABORTED_MISC3 = ev("HLE_RETIRED.ABORTED_MISC3", 0xc8, 0x20),
+    HLE_RETIRED_ABORTED_MISC4 = ev("HLE_RETIRED.ABORTED_MISC4", 0xc8, 0x40),
+    HLE_RETIRED_ABORTED_MISC5 = ev("HLE_RETIRED.ABORTED_MISC5", 0xc8, 0x80),
+    RTM_RETIRED_START = ev("RTM_RETIRED.START", 0xc9, 0x01).ht_off(0b0),
+    RTM_RETIRED_COMMIT = ev("RTM_RETIRED.COMMIT", 0xc9, 0x02).ht_off(0b0),
+    RTM_RETIRED_ABORTED = ev("RTM_RETIRED.ABORTED", 0xc9, 0x04).ht_off(0b0),
+    RTM_RETIRED_ABORTED_MISC1 = ev("RTM_RETIRED.ABORTED_MISC1", 0xc9, 0x08).ht_off(0b0),
+    RTM_RETIRED_ABORTED_MISC2 = ev("RTM_RETIRED.ABORTED_MISC2", 0xc9, 0x10).ht_off(0b0),
+    RTM_RETIRED_ABORTED_MISC3 = ev("RTM_RETIRED.ABORTED_MISC3", 0xc9, 0x20).ht_off(0b0),
+    RTM_RETIRED_ABORTED_MISC4 = ev("RTM_RETIRED.ABORTED_MISC4", 0xc9, 0x40).ht_off(0b0),
+    RTM_RETIRED_ABORTED_MISC5 = ev("RTM_RETIRED.ABORTED_MISC5", 0xc9, 0x80).ht_off(0b0),
+    FP_ASSIST_X87_OUTPUT = ev("FP_ASSIST.X87_OUTPUT", 0xca, 0x02),
+    FP_ASSIST_X87_INPUT = ev("FP_ASSIST.X87_INPUT", 0xca, 0x04),
+    FP_ASSIST_SIMD_OUTPUT = ev("FP_ASSIST.SIMD_OUTPUT", 0xca, 0x08),
+    FP_ASSIST_SIMD_INPUT = ev("FP_ASSIST.SIMD_INPUT", 0xca, 0x10),
+    FP_ASSIST_ANY = ev("FP_ASSIST.ANY", 0xca, 0x1e).ht_off(0b0).threshold(1),
+    ROB_MISC_EVENTS_LBR_INSERTS = ev("ROB_MISC_EVENTS.LBR_INSERTS", 0xcc, 0x20),
+    MEM_UOPS_RETIRED_STLB_MISS_LOADS = ev("MEM_UOPS_RETIRED.STLB_MISS_LOADS", 0xd0, 0x11).ht_off(0b0),
+    MEM_UOPS_RETIRED_STLB_MISS_STORES = ev("MEM_UOPS_RETIRED.STLB_MISS_STORES", 0xd0, 0x12).ht_off(0b0),
+    MEM_UOPS_RETIRED_LOCK_LOADS = ev("MEM_UOPS_RETIRED.LOCK_LOADS", 0xd0, 0x21).ht_off(0b0),
+    MEM_UOPS_RETIRED_SPLIT_LOADS = ev("MEM_UOPS_RETIRED.SPLIT_LOADS", 0xd0, 0x41).ht_off(0b0),
+    MEM_UOPS_RETIRED_SPLIT_STORES = ev("MEM_UOPS_RETIRED.SPLIT_STORES", 0xd0, 0x42).ht_off(0b0),
+    MEM_UOPS_RETIRED_ALL_LOADS = ev("MEM_UOPS_RETIRED.ALL_LOADS", 0xd0, 0x81).ht_off(0b0),
+    MEM_UOPS_RETIRED_ALL_STORES = ev("MEM_UOPS_RETIRED.ALL_STORES", 0xd0, 0x82).ht_off(0b0),
+    MEM_LOAD_UOPS_RETIRED_L1_HIT = ev("MEM_LOAD_UOPS_RETIRED.L1_HIT", 0xd1, 0x01).ht_off(0b0),
+    MEM_LOAD_UOPS_RETIRED_L2_HIT = ev("MEM_LOAD_UOPS_RETIRED.L2_HIT", 0xd1, 0x02).ht_off(0b0),
+    MEM_LOAD_UOPS_RETIRED_L3_HIT = ev("MEM_LOAD_UOPS_RETIRED.L3_HIT", 0xd1, 0x04).ht_off(0b0),
+    MEM_LOAD_UOPS_RETIRED_L1_MISS = ev("MEM_LOAD_UOPS_RETIRED.L1_MISS", 0xd1, 0x08).ht_off(0b0),
+    MEM_LOAD_UOPS_RETIRED_L2_MISS = ev("MEM_LOAD_UOPS_RETIRED.L2_MISS", 0xd1, 0x10).ht_off(0b0),
+    MEM_LOAD_UOPS_RETIRED_L3_MISS = ev("MEM_LOAD_UOPS_RETIRED.L3_MISS", 0xd1, 0x20).ht_off(0b0),
+    MEM_LOAD_UOPS_RETIRED_HIT_LFB = ev("MEM_LOAD_UOPS_RETIRED.HIT_LFB", 0xd1, 0x40).ht_off(0b0),
+    MEM_LOAD_UOPS_L3_HIT_RETIRED_XSNP_MISS = ev("MEM_LOAD_UOPS_L3_HIT_RETIRED.XSNP_MISS", 0xd2, 0x01).ht_off(0b0),
+    MEM_LOAD_UOPS_L3_HIT_RETIRED_XSNP_HIT = ev("MEM_LOAD_UOPS_L3_HIT_RETIRED.XSNP_HIT", 0xd2, 0x02).ht_off(0b0),
+    MEM_LOAD_UOPS_L3_HIT_RETIRED_XSNP_HITM = ev("MEM_LOAD_UOPS_L3_HIT_RETIRED.XSNP_HITM", 0xd2, 0x04).ht_off(0b0),
+    MEM_LOAD_UOPS_L3_HIT_RETIRED_XSNP_NONE = ev("MEM_LOAD_UOPS_L3_HIT_RETIRED.XSNP_NONE", 0xd2, 0x08).ht_off(0b0),
+    MEM_LOAD_UOPS_L3_MISS_RETIRED_LOCAL_DRAM = ev("MEM_LOAD_UOPS_L3_MISS_RETIRED.LOCAL_DRAM", 0xd3, 0x01).ht_off(0b0),
+    MEM_LOAD_UOPS_L3_MISS_RETIRED_REMOTE_DRAM = ev("MEM_LOAD_UOPS_L3_MISS_RETIRED.REMOTE_DRAM", 0xd3, 0x04).ht_off(0b0),
+    MEM_LOAD_UOPS_L3_MISS_RETIRED_REMOTE_HITM = ev("MEM_LOAD_UOPS_L3_MISS_RETIRED.REMOTE_HITM", 0xd3, 0x10).ht_off(0b0),
+    MEM_LOAD_UOPS_L3_MISS_RETIRED_REMOTE_FWD = ev("MEM_LOAD_UOPS_L3_MISS_RETIRED.REMOTE_FWD", 0xd3, 0x20).ht_off(0b0),
+    BACLEARS_ANY = ev("BACLEARS.ANY", 0xe6, 0x1f),
+    L2_TRANS_DEMAND_DATA_RD = ev("L2_TRANS.DEMAND_DATA_RD", 0xf0, 0x01),
+    L2_TRANS_RFO = ev("L2_TRANS.RFO", 0xf0, 0x02),
+    L2_TRANS_CODE_RD = ev("L2_TRANS.CODE_RD", 0xf0, 0x04),
+    L2_TRANS_ALL_PF = ev("L2_TRANS.ALL_PF", 0xf0, 0x08),
+    L2_TRANS_L1D_WB = ev("L2_TRANS.L1D_WB", 0xf0, 0x10),
+    L2_TRANS_L2_FILL = ev("L2_TRANS.L2_FILL", 0xf0, 0x20),
+    L2_TRANS_L2_WB = ev("L2_TRANS.L2_WB", 0xf0, 0x40),
+    L2_TRANS_ALL_REQUESTS = ev("L2_TRANS.ALL_REQUESTS", 0xf0, 0x80),
+    L2_LINES_IN_I = ev("L2_LINES_IN.I", 0xf1, 0x01),
+    L2_LINES_IN_S = ev("L2_LINES_IN.S", 0xf1, 0x02),
+    L2_LINES_IN_E = ev("L2_LINES_IN.E", 0xf1, 0x04),
+    L2_LINES_IN_ALL = ev("L2_LINES_IN.ALL", 0xf1, 0x07),
+    L2_LINES_OUT_DEMAND_CLEAN = ev("L2_LINES_OUT.DEMAND_CLEAN", 0xf2, 0x05),
+    L2_LINES_OUT_DEMAND_DIRTY = ev("L2_LINES_OUT.DEMAND_DIRTY", 0xf2, 0x06),
+    SQ_MISC_SPLIT_LOCK = ev("SQ_MISC.SPLIT_LOCK", 0xf4, 0x10),
+    OFFCORE_RESPONSE_DEMAND_DATA_RD_LLC_HIT_HIT_OTHER_CORE_NO_FWD = ev("OFFCORE_RESPONSE.DEMAND_DATA_RD.LLC_HIT.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01).ht_off(0b0).aux(AUX_MSR_OFFCORE_RSP_0, 0x4003c0001),
+    OFFCORE_RESPONSE_DEMAND_DATA_RD_LLC_HIT_HITM_OTHER_CORE = ev("OFFCORE_RESPONSE.DEMAND_DATA_RD.LLC_HIT.HITM_OTHER_CORE", 0xb7, 0x01).ht_off(0b0).aux(AUX_MSR_OFFCORE_RSP_0, 0x10003c0001),
+    OFFCORE_RESPONSE_DEMAND_DATA_RD_LLC_MISS_ANY_RESPONSE = ev("OFFCORE_RESPONSE.DEMAND_DATA_RD.LLC_MISS.ANY_RESPONSE", 0xb7, 0x01).ht_off(0b0).aux(AUX_MSR_OFFCORE_RSP_0, 0x3fbfc00001),
+    OFFCORE_RESPONSE_DEMAND_DATA_RD_LLC_MISS_LOCAL_DRAM = ev("OFFCORE_RESPONSE.DEMAND_DATA_RD.LLC_MISS.LOCAL_DRAM", 0xb7, 0x01).ht_off(0b0).aux(AUX_MSR_OFFCORE_RSP_0, 0x600400001),
+    OFFCORE_RESPONSE_DEMAND_RFO_LLC_HIT_HIT_OTHER_CORE_NO_FWD = ev("OFFCORE_RESPONSE.DEMAND_RFO.LLC_HIT.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01).ht_off(0b0).aux(AUX_MSR_OFFCORE_RSP_0, 0x4003c0002),
+    OFFCORE_RESPONSE_DEMAND_RFO_LLC_HIT_HITM_OTHER_CORE = ev("OFFCORE_RESPONSE.DEMAND_RFO.LLC_HIT.HITM_OTHER_CORE", 0xb7, 0x01).ht_off(0b0).aux(AUX_MSR_OFFCORE_RSP_0, 0x10003c0002),
+    OFFCORE_RESPONSE_DEMAND_RFO_LLC_MISS_ANY_RESPONSE = ev("OFFCORE_RESPONSE.DEMAND_RFO.LLC_MISS.ANY_RESPONSE", 0xb7, 0x01).ht_off(0b0).aux(AUX_MSR_OFFCORE_RSP_0, 0x3fbfc00002),
+    OFFCORE_RESPONSE_DEMAND_RFO_LLC_MISS_LOCAL_DRAM = ev("OFFCORE_RESPONSE.DEMAND_RFO.LLC_MISS.LOCAL_DRAM", 0xb7, 0x01).ht_off(0b0).aux(AUX_MSR_OFFCORE_RSP_0, 0x600400002),
+    OFFCORE_RESPONSE_DEMAND_RFO_LLC_MISS_REMOTE_HITM = ev("OFFCORE_RESPONSE.DEMAND_RFO.LLC_MISS.REMOTE_HITM", 0xb7, 0x01).ht_off(0b0).aux(AUX_MSR_OFFCORE_RSP_0, 0x103fc00002),
+    OFFCORE_RESPONSE_DEMAND_CODE_RD_LLC_HIT_HIT_OTHER_CORE_NO_FWD = ev("OFFCORE_RESPONSE.DEMAND_CODE_RD.LLC_HIT.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01).ht_off(0b0).aux(AUX_MSR_OFFCORE_RSP_0, 0x4003c0004),
+    OFFCORE_RESPONSE_DEMAND_CODE_RD_LLC_HIT_HITM_OTHER_CORE = ev("OFFCORE_RESPONSE.DEMAND_CODE_RD.LLC_HIT.HITM_OTHER_CORE", 0xb7, 0x01).ht_off(0b0).aux(AUX_MSR_OFFCORE_RSP_0, 0x10003c0004),
+    OFFCORE_RESPONSE_DEMAND_CODE_RD_LLC_MISS_ANY_RESPONSE = ev("OFFCORE_RESPONSE.DEMAND_CODE_RD.LLC_MISS.ANY_RESPONSE", 0xb7, 0x01).ht_off(0b0).aux(AUX_MSR_OFFCORE_RSP_0, 0x3fbfc00004),
+    OFFCORE_RESPONSE_DEMAND_CODE_RD_LLC_MISS_LOCAL_DRAM = ev("OFFCORE_RESPONSE.DEMAND_CODE_RD.LLC_MISS.LOCAL_DRAM", 0xb7, 0x01).ht_off(0b0).aux(AUX_MSR_OFFCORE_RSP_0, 0x600400004),
+    OFFCORE_RESPONSE_PF_L2_DATA_RD_LLC_HIT_ANY_RESPONSE = ev("OFFCORE_RESPONSE.PF_L2_DATA_RD.LLC_HIT.ANY_RESPONSE", 0xb7, 0x01).ht_off(0b0).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f803c0010),
+    OFFCORE_RESPONSE_PF_L2_DATA_RD_LLC_MISS_ANY_RESPONSE = ev("OFFCORE_RESPONSE.PF_L2_DATA_RD.LLC_MISS.ANY_RESPONSE", 0xb7, 0x01).ht_off(0b0).aux(AUX_MSR_OFFCORE_RSP_0, 0x3fbfc00010),
+    OFFCORE_RESPONSE_PF_L2_RFO_LLC_HIT_ANY_RESPONSE = ev("OFFCORE_RESPONSE.PF_L2_RFO.LLC_HIT.ANY_RESPONSE", 0xb7, 0x01).ht_off(0b0).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f803c0020),
+    OFFCORE_RESPONSE_PF_L2_RFO_LLC_MISS_ANY_RESPONSE = ev("OFFCORE_RESPONSE.PF_L2_RFO.LLC_MISS.ANY_RESPONSE", 0xb7, 0x01).ht_off(0b0).aux(AUX_MSR_OFFCORE_RSP_0, 0x3fbfc00020),
+    OFFCORE_RESPONSE_PF_L2_CODE_RD_LLC_HIT_ANY_RESPONSE = ev("OFFCORE_RESPONSE.PF_L2_CODE_RD.LLC_HIT.ANY_RESPONSE", 0xb7, 0x01).ht_off(0b0).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f803c0040),
+    OFFCORE_RESPONSE_PF_L2_CODE_RD_LLC_MISS_ANY_RESPONSE = ev("OFFCORE_RESPONSE.PF_L2_CODE_RD.LLC_MISS.ANY_RESPONSE", 0xb7, 0x01).ht_off(0b0).aux(AUX_MSR_OFFCORE_RSP_0, 0x3fbfc00040),
+    OFFCORE_RESPONSE_PF_LLC_DATA_RD_LLC_HIT_ANY_RESPONSE = ev("OFFCORE_RESPONSE.PF_LLC_DATA_RD.LLC_HIT.ANY_RESPONSE", 0xb7, 0x01).ht_off(0b0).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f803c0080),
+    OFFCORE_RESPONSE_PF_LLC_DATA_RD_LLC_MISS_ANY_RESPONSE = ev("OFFCORE_RESPONSE.PF_LLC_DATA_RD.LLC_MISS.ANY_RESPONSE", 0xb7, 0x01).ht_off(0b0).aux(AUX_MSR_OFFCORE_RSP_0, 0x3fbfc00080),
+    OFFCORE_RESPONSE_PF_LLC_RFO_LLC_HIT_ANY_RESPONSE = ev("OFFCORE_RESPONSE.PF_LLC_RFO.LLC_HIT.ANY_RESPONSE", 0xb7, 0x01).ht_off(0b0).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f803c0100),
+    OFFCORE_RESPONSE_PF_LLC_RFO_LLC_MISS_ANY_RESPONSE = ev("OFFCORE_RESPONSE.PF_LLC_RFO.LLC_MISS.ANY_RESPONSE", 0xb7, 0x01).ht_off(0b0).aux(AUX_MSR_OFFCORE_RSP_0, 0x3fbfc00100),
+    OFFCORE_RESPONSE_PF_LLC_CODE_RD_LLC_HIT_ANY_RESPONSE = ev("OFFCORE_RESPONSE.PF_LLC_CODE_RD.LLC_HIT.ANY_RESPONSE", 0xb7, 0x01).ht_off(0b0).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f803c0200),
+    OFFCORE_RESPONSE_PF_LLC_CODE_RD_LLC_MISS_ANY_RESPONSE = ev("OFFCORE_RESPONSE.PF_LLC_CODE_RD.LLC_MISS.ANY_RESPONSE", 0xb7, 0x01).ht_off(0b0).aux(AUX_MSR_OFFCORE_RSP_0, 0x3fbfc00200),
+    OFFCORE_RESPONSE_ALL_DATA_RD_LLC_HIT_HIT_OTHER_CORE_NO_FWD = ev("OFFCORE_RESPONSE.ALL_DATA_RD.LLC_HIT.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01).ht_off(0b0).aux(AUX_MSR_OFFCORE_RSP_0, 0x4003c0091),
+    OFFCORE_RESPONSE_ALL_DATA_RD_LLC_HIT_HITM_OTHER_CORE = ev("OFFCORE_RESPONSE.ALL_DATA_RD.LLC_HIT.HITM_OTHER_CORE", 0xb7, 0x01).ht_off(0b0).aux(AUX_MSR_OFFCORE_RSP_0, 0x10003c0091),
+    OFFCORE_RESPONSE_ALL_DATA_RD_LLC_MISS_ANY_RESPONSE = ev("OFFCORE_RESPONSE.ALL_DATA_RD.LLC_MISS.ANY_RESPONSE", 0xb7, 0x01).ht_off(0b0).aux(AUX_MSR_OFFCORE_RSP_0, 0x3fbfc00091),
+    OFFCORE_RESPONSE_ALL_DATA_RD_LLC_MISS_LOCAL_DRAM = ev("OFFCORE_RESPONSE.ALL_DATA_RD.LLC_MISS.LOCAL_DRAM", 0xb7, 0x01).ht_off(0b0).aux(AUX_MSR_OFFCORE_RSP_0, 0x600400091),
+    OFFCORE_RESPONSE_ALL_DATA_RD_LLC_MISS_REMOTE_DRAM = ev("OFFCORE_RESPONSE.ALL_DATA_RD.LLC_MISS.REMOTE_DRAM", 0xb7, 0x01).ht_off(0b0).aux(AUX_MSR_OFFCORE_RSP_0, 0x63f800091),
+    OFFCORE_RESPONSE_ALL_DATA_RD_LLC_MISS_REMOTE_HITM = ev("OFFCORE_RESPONSE.ALL_DATA_RD.LLC_MISS.REMOTE_HITM", 0xb7, 0x01).ht_off(0b0).aux(AUX_MSR_OFFCORE_RSP_0, 0x103fc00091),
+    OFFCORE_RESPONSE_ALL_DATA_RD_LLC_MISS_REMOTE_HIT_FORWARD = ev("OFFCORE_RESPONSE.ALL_DATA_RD.LLC_MISS.REMOTE_HIT_FORWARD", 0xb7, 0x01).ht_off(0b0).aux(AUX_MSR_OFFCORE_RSP_0, 0x83fc00091),
+    OFFCORE_RESPONSE_ALL_RFO_LLC_HIT_HIT_OTHER_CORE_NO_FWD = ev("OFFCORE_RESPONSE.ALL_RFO.LLC_HIT.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01).ht_off(0b0).aux(AUX_MSR_OFFCORE_RSP_0, 0x4003c0122),
+    OFFCORE_RESPONSE_ALL_RFO_LLC_HIT_HITM_OTHER_CORE = ev("OFFCORE_RESPONSE.ALL_RFO.LLC_HIT.HITM_OTHER_CORE", 0xb7, 0x01).ht_off(0b0).aux(AUX_MSR_OFFCORE_RSP_0, 0x10003c0122),
+    OFFCORE_RESPONSE_ALL_RFO_LLC_MISS_ANY_RESPONSE = ev("OFFCORE_RESPONSE.ALL_RFO.LLC_MISS.ANY_RESPONSE", 0xb7, 0x01).ht_off(0b0).aux(AUX_MSR_OFFCORE_RSP_0, 0x3fbfc00122),
+    OFFCORE_RESPONSE_ALL_RFO_LLC_MISS_LOCAL_DRAM = ev("OFFCORE_RESPONSE.ALL_RFO.LLC_MISS.LOCAL_DRAM", 0xb7, 0x01).ht_off(0b0).aux(AUX_MSR_OFFCORE_RSP_0, 0x600400122),
+    OFFCORE_RESPONSE_ALL_CODE_RD_LLC_HIT_HIT_OTHER_CORE_NO_FWD = ev("OFFCORE_RESPONSE.ALL_CODE_RD.LLC_HIT.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01).ht_off(0b0).aux(AUX_MSR_OFFCORE_RSP_0, 0x4003c0244),
+    OFFCORE_RESPONSE_ALL_CODE_RD_LLC_MISS_ANY_RESPONSE = ev("OFFCORE_RESPONSE.ALL_CODE_RD.LLC_MISS.ANY_RESPONSE", 0xb7, 0x01).ht_off(0b0).aux(AUX_MSR_OFFCORE_RSP_0, 0x3fbfc00244),
+    OFFCORE_RESPONSE_ALL_CODE_RD_LLC_MISS_LOCAL_DRAM = ev("OFFCORE_RESPONSE.ALL_CODE_RD.LLC_MISS.LOCAL_DRAM", 0xb7, 0x01).ht_off(0b0).aux(AUX_MSR_OFFCORE_RSP_0, 0x600400244),
+    OFFCORE_RESPONSE_ALL_READS_LLC_HIT_HIT_OTHER_CORE_NO_FWD = ev("OFFCORE_RESPONSE.ALL_READS.LLC_HIT.HIT_OTHER_CORE_NO_FWD", 0xb7, 0x01).ht_off(0b0).aux(AUX_MSR_OFFCORE_RSP_0, 0x4003c07f7),
+    OFFCORE_RESPONSE_ALL_READS_LLC_HIT_HITM_OTHER_CORE = ev("OFFCORE_RESPONSE.ALL_READS.LLC_HIT.HITM_OTHER_CORE", 0xb7, 0x01).ht_off(0b0).aux(AUX_MSR_OFFCORE_RSP_0, 0x10003c07f7),
+    OFFCORE_RESPONSE_ALL_READS_LLC_MISS_ANY_RESPONSE = ev("OFFCORE_RESPONSE.ALL_READS.LLC_MISS.ANY_RESPONSE", 0xb7, 0x01).ht_off(0b0).aux(AUX_MSR_OFFCORE_RSP_0, 0x3fbfc007f7),
+    OFFCORE_RESPONSE_ALL_READS_LLC_MISS_LOCAL_DRAM = ev("OFFCORE_RESPONSE.ALL_READS.LLC_MISS.LOCAL_DRAM", 0xb7, 0x01).ht_off(0b0).aux(AUX_MSR_OFFCORE_RSP_0, 0x6004007f7),
+    OFFCORE_RESPONSE_ALL_READS_LLC_MISS_REMOTE_DRAM = ev("OFFCORE_RESPONSE.ALL_READS.LLC_MISS.REMOTE_DRAM", 0xb7, 0x01).ht_off(0b0).aux(AUX_MSR_OFFCORE_RSP_0, 0x63f8007f7),
+    OFFCORE_RESPONSE_ALL_READS_LLC_MISS_REMOTE_HITM = ev("OFFCORE_RESPONSE.ALL_READS.LLC_MISS.REMOTE_HITM", 0xb7, 0x01).ht_off(0b0).aux(AUX_MSR_OFFCORE_RSP_0, 0x103fc007f7),
+    OFFCORE_RESPONSE_ALL_READS_LLC_MISS_REMOTE_HIT_FORWARD = ev("OFFCORE_RESPONSE.ALL_READS.LLC_MISS.REMOTE_HIT_FORWARD", 0xb7, 0x01).ht_off(0b0).aux(AUX_MSR_OFFCORE_RSP_0, 0x83fc007f7),
+    OFFCORE_RESPONSE_ALL_REQUESTS_LLC_HIT_ANY_RESPONSE = ev("OFFCORE_RESPONSE.ALL_REQUESTS.LLC_HIT.ANY_RESPONSE", 0xb7, 0x01).ht_off(0b0).aux(AUX_MSR_OFFCORE_RSP_0, 0x3f803c8fff),
+    OFFCORE_RESPONSE_ALL_REQUESTS_LLC_MISS_ANY_RESPONSE = ev("OFFCORE_RESPONSE.ALL_REQUESTS.LLC_MISS.ANY_RESPONSE", 0xb7, 0x01).ht_off(0b0).aux(AUX_MSR_OFFCORE_RSP_0, 0x3fbfc08fff),
+}
 /// No experimental events.
 const EXPERIMENTAL_ROWS: &[EventRow] = &[];
 /// The rows built.

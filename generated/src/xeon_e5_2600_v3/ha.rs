@@ -54,18 +54,14 @@ impl Layout for HaBoxCtlLayout {
     const INFO: &'static RegisterInfo = &HA_BOX_CTL_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 18, 31, Access::Rv,
-            "Reserved; write zero."),
-        FieldInfo::row("rsv", 17, 17, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 18, 31, Access::Rv),
+        FieldInfo::reserved("rsv", 17, 17, Access::Rsv),
         FieldInfo { name: "frz_en", ident: "frz_en", lsb: 16, msb: 16, access: Access::Wo, role: Some(Role::FreezeEnable),
             description: "Freeze enable: when set, a freeze (from frz here or from the U-box global freeze) stops this box's counters; when clear, the box ignores freezes.", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 9, 15, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 9, 15, Access::Rv),
         FieldInfo { name: "frz", ident: "frz", lsb: 8, msb: 8, access: Access::Wo, role: Some(Role::Freeze),
             description: "Freeze: writing 1 while frz_en is set halts every counter of the box until the bit is written 0 again.", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 2, 7, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 2, 7, Access::Rv),
         FieldInfo { name: "rst_ctrs", ident: "rst_ctrs", lsb: 1, msb: 1, access: Access::Wo, role: Some(Role::ResetCounters),
             description: "Reset counters: writing 1 clears every data counter of the box to zero.", ..FieldInfo::EMPTY },
         FieldInfo { name: "rst_ctrl", ident: "rst_ctrl", lsb: 0, msb: 0, access: Access::Wo, role: Some(Role::ResetControls),
@@ -176,18 +172,14 @@ impl Layout for HaCtlLayout {
             description: "Sense of the threshold comparison; with edge_det, counts falling instead of rising edges.", ..FieldInfo::EMPTY },
         FieldInfo { name: "en", ident: "en", lsb: 22, msb: 22, access: Access::RwV, role: Some(Role::Enable),
             description: "Enables this counter: it counts while this bit is 1 and the box is not frozen.", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 21, 21, Access::Rsv,
-            "Reserved; write zero."),
-        FieldInfo::row("rsv", 20, 20, Access::Rsv,
-            "Reserved; write zero."),
-        FieldInfo::row("rsv", 19, 19, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 21, 21, Access::Rsv),
+        FieldInfo::reserved("rsv", 20, 20, Access::Rsv),
+        FieldInfo::reserved("rsv", 19, 19, Access::Rv),
         FieldInfo { name: "edge_det", ident: "edge_det", lsb: 18, msb: 18, access: Access::RwV, role: Some(Role::Edge),
             description: "Edge detect: count 0-to-1 transitions of the thresholded event instead of active cycles; needs a non-zero thresh.", ..FieldInfo::EMPTY },
         FieldInfo { name: "rst", ident: "rst", lsb: 17, msb: 17, access: Access::Wo, role: Some(Role::Reset),
             description: "Reset: writing 1 clears the paired data counter.", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 16, 16, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 16, 16, Access::Rsv),
         FieldInfo { name: "umask", ident: "umask", lsb: 8, msb: 15, access: Access::RwV, role: Some(Role::Umask),
             description: "Unit mask: which sub-events of the selected event are counted.", ..FieldInfo::EMPTY },
         FieldInfo { name: "ev_sel", ident: "ev_sel", lsb: 0, msb: 7, access: Access::RwV, role: Some(Role::Event),
@@ -299,8 +291,7 @@ impl Layout for HaBoxStatusLayout {
     const INFO: &'static RegisterInfo = &HA_BOX_STATUS_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 4, 31, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 4, 31, Access::Rv),
         FieldInfo { name: "ov", ident: "ov", lsb: 0, msb: 3, access: Access::Rw1c, role: Some(Role::Overflow), counters: &[0, 1, 2, 3],
             description: "Overflow flags, one per counter (bit n for counter n): hardware sets a bit when that counter wraps; writing 1 to a bit clears it.", ..FieldInfo::EMPTY },
     ];
@@ -372,8 +363,7 @@ impl Layout for HaCtrLayout {
     const INFO: &'static RegisterInfo = &HA_CTR_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 48, 63, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 48, 63, Access::Rv),
         FieldInfo { name: "event_count", ident: "event_count", lsb: 0, msb: 47, access: Access::RwV, role: Some(Role::Count),
             description: "The accumulated 48-bit count of the event selected by the paired control register; wraps on overflow and keeps counting.", ..FieldInfo::EMPTY },
     ];
@@ -448,8 +438,7 @@ impl Layout for HaBoxAddrMatch0Layout {
     const FIELDS: &'static [FieldInfo] = &[
         FieldInfo::row("lo_addr", 6, 31, Access::Rw,
             "Address bits 31:6 to match."),
-        FieldInfo::row("rsv", 0, 5, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 0, 5, Access::Rv),
     ];
 }
 
@@ -521,8 +510,7 @@ impl Layout for HaBoxAddrMatch1Layout {
     const INFO: &'static RegisterInfo = &HA_BOX_ADDR_MATCH1_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 14, 31, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 14, 31, Access::Rv),
         FieldInfo::row("hi_addr", 0, 13, Access::Rw,
             "Address bits 45:32 to match."),
     ];
@@ -596,8 +584,7 @@ impl Layout for HaBoxOpcodeMatchLayout {
     const INFO: &'static RegisterInfo = &HA_BOX_OPCODE_MATCH_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 6, 31, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 6, 31, Access::Rv),
         FieldInfo::row("opc", 0, 5, Access::Rw,
             "Incoming request opcode to match."),
     ];
@@ -644,7 +631,7 @@ static HA_BOX_OPCODE_MATCH_INFO: RegisterInfo = RegisterInfo {
 mod unit_events {
 use super::*;
 #[allow(unused_imports)]
-use crate::core_events::{ev, EventRow};
+use crate::core_events::{event_table, EventRow};
 #[cfg(feature = "metadata")]
 use crate::core_events::{event_info_refs, event_infos};
 
@@ -663,454 +650,6 @@ pub struct Event {
 }
 
 impl Event {
-    /// `UNC_H_ADDR_OPC_MATCH.FILT`.
-    pub const ADDR_OPC_MATCH_FILT: Event = Event::row(0);
-    /// `UNC_H_ADDR_OPC_MATCH.ADDR`.
-    pub const ADDR_OPC_MATCH_ADDR: Event = Event::row(1);
-    /// `UNC_H_ADDR_OPC_MATCH.OPC`.
-    pub const ADDR_OPC_MATCH_OPC: Event = Event::row(2);
-    /// `UNC_H_ADDR_OPC_MATCH.AD`.
-    pub const ADDR_OPC_MATCH_AD: Event = Event::row(3);
-    /// `UNC_H_ADDR_OPC_MATCH.BL`.
-    pub const ADDR_OPC_MATCH_BL: Event = Event::row(4);
-    /// `UNC_H_ADDR_OPC_MATCH.AK`.
-    pub const ADDR_OPC_MATCH_AK: Event = Event::row(5);
-    /// `UNC_H_BT_CYCLES_NE`.
-    pub const BT_CYCLES_NE: Event = Event::row(6);
-    /// `UNC_H_BT_TO_HT_NOT_ISSUED.INCOMING_SNP_HAZARD`.
-    pub const BT_TO_HT_NOT_ISSUED_INCOMING_SNP_HAZARD: Event = Event::row(7);
-    /// `UNC_H_BT_TO_HT_NOT_ISSUED.INCOMING_BL_HAZARD`.
-    pub const BT_TO_HT_NOT_ISSUED_INCOMING_BL_HAZARD: Event = Event::row(8);
-    /// `UNC_H_BT_TO_HT_NOT_ISSUED.RSPACKCFLT_HAZARD`.
-    pub const BT_TO_HT_NOT_ISSUED_RSPACKCFLT_HAZARD: Event = Event::row(9);
-    /// `UNC_H_BT_TO_HT_NOT_ISSUED.WBMDATA_HAZARD`.
-    pub const BT_TO_HT_NOT_ISSUED_WBMDATA_HAZARD: Event = Event::row(10);
-    /// `UNC_H_BYPASS_IMC.TAKEN`.
-    pub const BYPASS_IMC_TAKEN: Event = Event::row(11);
-    /// `UNC_H_BYPASS_IMC.NOT_TAKEN`.
-    pub const BYPASS_IMC_NOT_TAKEN: Event = Event::row(12);
-    /// `UNC_H_CLOCKTICKS`.
-    pub const CLOCKTICKS: Event = Event::row(13);
-    /// `UNC_H_DIRECT2CORE_COUNT`.
-    pub const DIRECT2CORE_COUNT: Event = Event::row(14);
-    /// `UNC_H_DIRECT2CORE_CYCLES_DISABLED`.
-    pub const DIRECT2CORE_CYCLES_DISABLED: Event = Event::row(15);
-    /// `UNC_H_DIRECT2CORE_TXN_OVERRIDE`.
-    pub const DIRECT2CORE_TXN_OVERRIDE: Event = Event::row(16);
-    /// `UNC_H_DIRECTORY_LAT_OPT`.
-    pub const DIRECTORY_LAT_OPT: Event = Event::row(17);
-    /// `UNC_H_DIRECTORY_LOOKUP.SNP`.
-    pub const DIRECTORY_LOOKUP_SNP: Event = Event::row(18);
-    /// `UNC_H_DIRECTORY_LOOKUP.NO_SNP`.
-    pub const DIRECTORY_LOOKUP_NO_SNP: Event = Event::row(19);
-    /// `UNC_H_DIRECTORY_UPDATE.SET`.
-    pub const DIRECTORY_UPDATE_SET: Event = Event::row(20);
-    /// `UNC_H_DIRECTORY_UPDATE.CLEAR`.
-    pub const DIRECTORY_UPDATE_CLEAR: Event = Event::row(21);
-    /// `UNC_H_DIRECTORY_UPDATE.ANY`.
-    pub const DIRECTORY_UPDATE_ANY: Event = Event::row(22);
-    /// `UNC_H_HITME_HIT.READ_OR_INVITOE`.
-    pub const HITME_HIT_READ_OR_INVITOE: Event = Event::row(23);
-    /// `UNC_H_HITME_HIT.WBMTOI`.
-    pub const HITME_HIT_WBMTOI: Event = Event::row(24);
-    /// `UNC_H_HITME_HIT.ACKCNFLTWBI`.
-    pub const HITME_HIT_ACKCNFLTWBI: Event = Event::row(25);
-    /// `UNC_H_HITME_HIT.WBMTOE_OR_S`.
-    pub const HITME_HIT_WBMTOE_OR_S: Event = Event::row(26);
-    /// `UNC_H_HITME_HIT.RSPFWDI_REMOTE`.
-    pub const HITME_HIT_RSPFWDI_REMOTE: Event = Event::row(27);
-    /// `UNC_H_HITME_HIT.RSPFWDI_LOCAL`.
-    pub const HITME_HIT_RSPFWDI_LOCAL: Event = Event::row(28);
-    /// `UNC_H_HITME_HIT.RSPFWDS`.
-    pub const HITME_HIT_RSPFWDS: Event = Event::row(29);
-    /// `UNC_H_HITME_HIT.RSP`.
-    pub const HITME_HIT_RSP: Event = Event::row(30);
-    /// `UNC_H_HITME_HIT.ALLOCS`.
-    pub const HITME_HIT_ALLOCS: Event = Event::row(31);
-    /// `UNC_H_HITME_HIT.EVICTS`.
-    pub const HITME_HIT_EVICTS: Event = Event::row(32);
-    /// `UNC_H_HITME_HIT.INVALS`.
-    pub const HITME_HIT_INVALS: Event = Event::row(33);
-    /// `UNC_H_HITME_HIT.ALL`.
-    pub const HITME_HIT_ALL: Event = Event::row(34);
-    /// `UNC_H_HITME_HIT.HOM`.
-    pub const HITME_HIT_HOM: Event = Event::row(35);
-    /// `UNC_H_HITME_HIT_PV_BITS_SET.READ_OR_INVITOE`.
-    pub const HITME_HIT_PV_BITS_SET_READ_OR_INVITOE: Event = Event::row(36);
-    /// `UNC_H_HITME_HIT_PV_BITS_SET.WBMTOI`.
-    pub const HITME_HIT_PV_BITS_SET_WBMTOI: Event = Event::row(37);
-    /// `UNC_H_HITME_HIT_PV_BITS_SET.ACKCNFLTWBI`.
-    pub const HITME_HIT_PV_BITS_SET_ACKCNFLTWBI: Event = Event::row(38);
-    /// `UNC_H_HITME_HIT_PV_BITS_SET.WBMTOE_OR_S`.
-    pub const HITME_HIT_PV_BITS_SET_WBMTOE_OR_S: Event = Event::row(39);
-    /// `UNC_H_HITME_HIT_PV_BITS_SET.RSPFWDI_REMOTE`.
-    pub const HITME_HIT_PV_BITS_SET_RSPFWDI_REMOTE: Event = Event::row(40);
-    /// `UNC_H_HITME_HIT_PV_BITS_SET.RSPFWDI_LOCAL`.
-    pub const HITME_HIT_PV_BITS_SET_RSPFWDI_LOCAL: Event = Event::row(41);
-    /// `UNC_H_HITME_HIT_PV_BITS_SET.RSPFWDS`.
-    pub const HITME_HIT_PV_BITS_SET_RSPFWDS: Event = Event::row(42);
-    /// `UNC_H_HITME_HIT_PV_BITS_SET.RSP`.
-    pub const HITME_HIT_PV_BITS_SET_RSP: Event = Event::row(43);
-    /// `UNC_H_HITME_HIT_PV_BITS_SET.ALL`.
-    pub const HITME_HIT_PV_BITS_SET_ALL: Event = Event::row(44);
-    /// `UNC_H_HITME_HIT_PV_BITS_SET.HOM`.
-    pub const HITME_HIT_PV_BITS_SET_HOM: Event = Event::row(45);
-    /// `UNC_H_HITME_LOOKUP.READ_OR_INVITOE`.
-    pub const HITME_LOOKUP_READ_OR_INVITOE: Event = Event::row(46);
-    /// `UNC_H_HITME_LOOKUP.WBMTOI`.
-    pub const HITME_LOOKUP_WBMTOI: Event = Event::row(47);
-    /// `UNC_H_HITME_LOOKUP.ACKCNFLTWBI`.
-    pub const HITME_LOOKUP_ACKCNFLTWBI: Event = Event::row(48);
-    /// `UNC_H_HITME_LOOKUP.WBMTOE_OR_S`.
-    pub const HITME_LOOKUP_WBMTOE_OR_S: Event = Event::row(49);
-    /// `UNC_H_HITME_LOOKUP.RSPFWDI_REMOTE`.
-    pub const HITME_LOOKUP_RSPFWDI_REMOTE: Event = Event::row(50);
-    /// `UNC_H_HITME_LOOKUP.RSPFWDI_LOCAL`.
-    pub const HITME_LOOKUP_RSPFWDI_LOCAL: Event = Event::row(51);
-    /// `UNC_H_HITME_LOOKUP.RSPFWDS`.
-    pub const HITME_LOOKUP_RSPFWDS: Event = Event::row(52);
-    /// `UNC_H_HITME_LOOKUP.RSP`.
-    pub const HITME_LOOKUP_RSP: Event = Event::row(53);
-    /// `UNC_H_HITME_LOOKUP.ALLOCS`.
-    pub const HITME_LOOKUP_ALLOCS: Event = Event::row(54);
-    /// `UNC_H_HITME_LOOKUP.INVALS`.
-    pub const HITME_LOOKUP_INVALS: Event = Event::row(55);
-    /// `UNC_H_HITME_LOOKUP.ALL`.
-    pub const HITME_LOOKUP_ALL: Event = Event::row(56);
-    /// `UNC_H_HITME_LOOKUP.HOM`.
-    pub const HITME_LOOKUP_HOM: Event = Event::row(57);
-    /// `UNC_H_IGR_NO_CREDIT_CYCLES.AD_QPI0`.
-    pub const IGR_NO_CREDIT_CYCLES_AD_QPI0: Event = Event::row(58);
-    /// `UNC_H_IGR_NO_CREDIT_CYCLES.AD_QPI1`.
-    pub const IGR_NO_CREDIT_CYCLES_AD_QPI1: Event = Event::row(59);
-    /// `UNC_H_IGR_NO_CREDIT_CYCLES.BL_QPI0`.
-    pub const IGR_NO_CREDIT_CYCLES_BL_QPI0: Event = Event::row(60);
-    /// `UNC_H_IGR_NO_CREDIT_CYCLES.BL_QPI1`.
-    pub const IGR_NO_CREDIT_CYCLES_BL_QPI1: Event = Event::row(61);
-    /// `UNC_H_IGR_NO_CREDIT_CYCLES.AD_QPI2`.
-    pub const IGR_NO_CREDIT_CYCLES_AD_QPI2: Event = Event::row(62);
-    /// `UNC_H_IGR_NO_CREDIT_CYCLES.BL_QPI2`.
-    pub const IGR_NO_CREDIT_CYCLES_BL_QPI2: Event = Event::row(63);
-    /// `UNC_H_IMC_READS.NORMAL`.
-    pub const IMC_READS_NORMAL: Event = Event::row(64);
-    /// `UNC_H_IMC_RETRY`.
-    pub const IMC_RETRY: Event = Event::row(65);
-    /// `UNC_H_IMC_WRITES.FULL`.
-    pub const IMC_WRITES_FULL: Event = Event::row(66);
-    /// `UNC_H_IMC_WRITES.PARTIAL`.
-    pub const IMC_WRITES_PARTIAL: Event = Event::row(67);
-    /// `UNC_H_IMC_WRITES.FULL_ISOCH`.
-    pub const IMC_WRITES_FULL_ISOCH: Event = Event::row(68);
-    /// `UNC_H_IMC_WRITES.PARTIAL_ISOCH`.
-    pub const IMC_WRITES_PARTIAL_ISOCH: Event = Event::row(69);
-    /// `UNC_H_IMC_WRITES.ALL`.
-    pub const IMC_WRITES_ALL: Event = Event::row(70);
-    /// `UNC_H_IOT_BACKPRESSURE.SAT`.
-    pub const IOT_BACKPRESSURE_SAT: Event = Event::row(71);
-    /// `UNC_H_IOT_BACKPRESSURE.HUB`.
-    pub const IOT_BACKPRESSURE_HUB: Event = Event::row(72);
-    /// `UNC_H_IOT_CTS_EAST_LO.CTS0`.
-    pub const IOT_CTS_EAST_LO_CTS0: Event = Event::row(73);
-    /// `UNC_H_IOT_CTS_EAST_LO.CTS1`.
-    pub const IOT_CTS_EAST_LO_CTS1: Event = Event::row(74);
-    /// `UNC_H_IOT_CTS_HI.CTS2`.
-    pub const IOT_CTS_HI_CTS2: Event = Event::row(75);
-    /// `UNC_H_IOT_CTS_HI.CTS3`.
-    pub const IOT_CTS_HI_CTS3: Event = Event::row(76);
-    /// `UNC_H_IOT_CTS_WEST_LO.CTS0`.
-    pub const IOT_CTS_WEST_LO_CTS0: Event = Event::row(77);
-    /// `UNC_H_IOT_CTS_WEST_LO.CTS1`.
-    pub const IOT_CTS_WEST_LO_CTS1: Event = Event::row(78);
-    /// `UNC_H_OSB.READS_LOCAL`.
-    pub const OSB_READS_LOCAL: Event = Event::row(79);
-    /// `UNC_H_OSB.INVITOE_LOCAL`.
-    pub const OSB_INVITOE_LOCAL: Event = Event::row(80);
-    /// `UNC_H_OSB.REMOTE`.
-    pub const OSB_REMOTE: Event = Event::row(81);
-    /// `UNC_H_OSB.CANCELLED`.
-    pub const OSB_CANCELLED: Event = Event::row(82);
-    /// `UNC_H_OSB.READS_LOCAL_USEFUL`.
-    pub const OSB_READS_LOCAL_USEFUL: Event = Event::row(83);
-    /// `UNC_H_OSB.REMOTE_USEFUL`.
-    pub const OSB_REMOTE_USEFUL: Event = Event::row(84);
-    /// `UNC_H_OSB_EDR.ALL`.
-    pub const OSB_EDR_ALL: Event = Event::row(85);
-    /// `UNC_H_OSB_EDR.READS_LOCAL_I`.
-    pub const OSB_EDR_READS_LOCAL_I: Event = Event::row(86);
-    /// `UNC_H_OSB_EDR.READS_REMOTE_I`.
-    pub const OSB_EDR_READS_REMOTE_I: Event = Event::row(87);
-    /// `UNC_H_OSB_EDR.READS_LOCAL_S`.
-    pub const OSB_EDR_READS_LOCAL_S: Event = Event::row(88);
-    /// `UNC_H_OSB_EDR.READS_REMOTE_S`.
-    pub const OSB_EDR_READS_REMOTE_S: Event = Event::row(89);
-    /// `UNC_H_REQUESTS.READS`.
-    pub const REQUESTS_READS: Event = Event::row(90);
-    /// `UNC_H_REQUESTS.WRITES`.
-    pub const REQUESTS_WRITES: Event = Event::row(91);
-    /// `UNC_H_REQUESTS.READS_LOCAL`.
-    pub const REQUESTS_READS_LOCAL: Event = Event::row(92);
-    /// `UNC_H_REQUESTS.READS_REMOTE`.
-    pub const REQUESTS_READS_REMOTE: Event = Event::row(93);
-    /// `UNC_H_REQUESTS.WRITES_LOCAL`.
-    pub const REQUESTS_WRITES_LOCAL: Event = Event::row(94);
-    /// `UNC_H_REQUESTS.WRITES_REMOTE`.
-    pub const REQUESTS_WRITES_REMOTE: Event = Event::row(95);
-    /// `UNC_H_REQUESTS.INVITOE_LOCAL`.
-    pub const REQUESTS_INVITOE_LOCAL: Event = Event::row(96);
-    /// `UNC_H_REQUESTS.INVITOE_REMOTE`.
-    pub const REQUESTS_INVITOE_REMOTE: Event = Event::row(97);
-    /// `UNC_H_RING_AD_USED.CW_EVEN`.
-    pub const RING_AD_USED_CW_EVEN: Event = Event::row(98);
-    /// `UNC_H_RING_AD_USED.CW_ODD`.
-    pub const RING_AD_USED_CW_ODD: Event = Event::row(99);
-    /// `UNC_H_RING_AD_USED.CCW_EVEN`.
-    pub const RING_AD_USED_CCW_EVEN: Event = Event::row(100);
-    /// `UNC_H_RING_AD_USED.CCW_ODD`.
-    pub const RING_AD_USED_CCW_ODD: Event = Event::row(101);
-    /// `UNC_H_RING_AD_USED.CW`.
-    pub const RING_AD_USED_CW: Event = Event::row(102);
-    /// `UNC_H_RING_AD_USED.CCW`.
-    pub const RING_AD_USED_CCW: Event = Event::row(103);
-    /// `UNC_H_RING_AK_USED.CW_EVEN`.
-    pub const RING_AK_USED_CW_EVEN: Event = Event::row(104);
-    /// `UNC_H_RING_AK_USED.CW_ODD`.
-    pub const RING_AK_USED_CW_ODD: Event = Event::row(105);
-    /// `UNC_H_RING_AK_USED.CCW_EVEN`.
-    pub const RING_AK_USED_CCW_EVEN: Event = Event::row(106);
-    /// `UNC_H_RING_AK_USED.CCW_ODD`.
-    pub const RING_AK_USED_CCW_ODD: Event = Event::row(107);
-    /// `UNC_H_RING_AK_USED.CW`.
-    pub const RING_AK_USED_CW: Event = Event::row(108);
-    /// `UNC_H_RING_AK_USED.CCW`.
-    pub const RING_AK_USED_CCW: Event = Event::row(109);
-    /// `UNC_H_RING_BL_USED.CW_EVEN`.
-    pub const RING_BL_USED_CW_EVEN: Event = Event::row(110);
-    /// `UNC_H_RING_BL_USED.CW_ODD`.
-    pub const RING_BL_USED_CW_ODD: Event = Event::row(111);
-    /// `UNC_H_RING_BL_USED.CCW_EVEN`.
-    pub const RING_BL_USED_CCW_EVEN: Event = Event::row(112);
-    /// `UNC_H_RING_BL_USED.CCW_ODD`.
-    pub const RING_BL_USED_CCW_ODD: Event = Event::row(113);
-    /// `UNC_H_RING_BL_USED.CW`.
-    pub const RING_BL_USED_CW: Event = Event::row(114);
-    /// `UNC_H_RING_BL_USED.CCW`.
-    pub const RING_BL_USED_CCW: Event = Event::row(115);
-    /// `UNC_H_RPQ_CYCLES_NO_REG_CREDITS.CHN0`.
-    pub const RPQ_CYCLES_NO_REG_CREDITS_CHN0: Event = Event::row(116);
-    /// `UNC_H_RPQ_CYCLES_NO_REG_CREDITS.CHN1`.
-    pub const RPQ_CYCLES_NO_REG_CREDITS_CHN1: Event = Event::row(117);
-    /// `UNC_H_RPQ_CYCLES_NO_REG_CREDITS.CHN2`.
-    pub const RPQ_CYCLES_NO_REG_CREDITS_CHN2: Event = Event::row(118);
-    /// `UNC_H_RPQ_CYCLES_NO_REG_CREDITS.CHN3`.
-    pub const RPQ_CYCLES_NO_REG_CREDITS_CHN3: Event = Event::row(119);
-    /// `UNC_H_RPQ_CYCLES_NO_SPEC_CREDITS.CHN0`.
-    pub const RPQ_CYCLES_NO_SPEC_CREDITS_CHN0: Event = Event::row(120);
-    /// `UNC_H_RPQ_CYCLES_NO_SPEC_CREDITS.CHN1`.
-    pub const RPQ_CYCLES_NO_SPEC_CREDITS_CHN1: Event = Event::row(121);
-    /// `UNC_H_RPQ_CYCLES_NO_SPEC_CREDITS.CHN2`.
-    pub const RPQ_CYCLES_NO_SPEC_CREDITS_CHN2: Event = Event::row(122);
-    /// `UNC_H_RPQ_CYCLES_NO_SPEC_CREDITS.CHN3`.
-    pub const RPQ_CYCLES_NO_SPEC_CREDITS_CHN3: Event = Event::row(123);
-    /// `UNC_H_SBO0_CREDITS_ACQUIRED.AD`.
-    pub const SBO0_CREDITS_ACQUIRED_AD: Event = Event::row(124);
-    /// `UNC_H_SBO0_CREDITS_ACQUIRED.BL`.
-    pub const SBO0_CREDITS_ACQUIRED_BL: Event = Event::row(125);
-    /// `UNC_H_SBO0_CREDIT_OCCUPANCY.AD`.
-    pub const SBO0_CREDIT_OCCUPANCY_AD: Event = Event::row(126);
-    /// `UNC_H_SBO0_CREDIT_OCCUPANCY.BL`.
-    pub const SBO0_CREDIT_OCCUPANCY_BL: Event = Event::row(127);
-    /// `UNC_H_SBO1_CREDITS_ACQUIRED.AD`.
-    pub const SBO1_CREDITS_ACQUIRED_AD: Event = Event::row(128);
-    /// `UNC_H_SBO1_CREDITS_ACQUIRED.BL`.
-    pub const SBO1_CREDITS_ACQUIRED_BL: Event = Event::row(129);
-    /// `UNC_H_SBO1_CREDIT_OCCUPANCY.AD`.
-    pub const SBO1_CREDIT_OCCUPANCY_AD: Event = Event::row(130);
-    /// `UNC_H_SBO1_CREDIT_OCCUPANCY.BL`.
-    pub const SBO1_CREDIT_OCCUPANCY_BL: Event = Event::row(131);
-    /// `UNC_H_SNOOPS_RSP_AFTER_DATA.LOCAL`.
-    pub const SNOOPS_RSP_AFTER_DATA_LOCAL: Event = Event::row(132);
-    /// `UNC_H_SNOOPS_RSP_AFTER_DATA.REMOTE`.
-    pub const SNOOPS_RSP_AFTER_DATA_REMOTE: Event = Event::row(133);
-    /// `UNC_H_SNOOP_CYCLES_NE.LOCAL`.
-    pub const SNOOP_CYCLES_NE_LOCAL: Event = Event::row(134);
-    /// `UNC_H_SNOOP_CYCLES_NE.REMOTE`.
-    pub const SNOOP_CYCLES_NE_REMOTE: Event = Event::row(135);
-    /// `UNC_H_SNOOP_CYCLES_NE.ALL`.
-    pub const SNOOP_CYCLES_NE_ALL: Event = Event::row(136);
-    /// `UNC_H_SNOOP_OCCUPANCY.LOCAL`.
-    pub const SNOOP_OCCUPANCY_LOCAL: Event = Event::row(137);
-    /// `UNC_H_SNOOP_OCCUPANCY.REMOTE`.
-    pub const SNOOP_OCCUPANCY_REMOTE: Event = Event::row(138);
-    /// `UNC_H_SNOOP_RESP.RSPI`.
-    pub const SNOOP_RESP_RSPI: Event = Event::row(139);
-    /// `UNC_H_SNOOP_RESP.RSPS`.
-    pub const SNOOP_RESP_RSPS: Event = Event::row(140);
-    /// `UNC_H_SNOOP_RESP.RSPIFWD`.
-    pub const SNOOP_RESP_RSPIFWD: Event = Event::row(141);
-    /// `UNC_H_SNOOP_RESP.RSPSFWD`.
-    pub const SNOOP_RESP_RSPSFWD: Event = Event::row(142);
-    /// `UNC_H_SNOOP_RESP.RSP_WB`.
-    pub const SNOOP_RESP_RSP_WB: Event = Event::row(143);
-    /// `UNC_H_SNOOP_RESP.RSP_FWD_WB`.
-    pub const SNOOP_RESP_RSP_FWD_WB: Event = Event::row(144);
-    /// `UNC_H_SNOOP_RESP.RSPCNFLCT`.
-    pub const SNOOP_RESP_RSPCNFLCT: Event = Event::row(145);
-    /// `UNC_H_SNP_RESP_RECV_LOCAL.RSPI`.
-    pub const SNP_RESP_RECV_LOCAL_RSPI: Event = Event::row(146);
-    /// `UNC_H_SNP_RESP_RECV_LOCAL.RSPS`.
-    pub const SNP_RESP_RECV_LOCAL_RSPS: Event = Event::row(147);
-    /// `UNC_H_SNP_RESP_RECV_LOCAL.RSPIFWD`.
-    pub const SNP_RESP_RECV_LOCAL_RSPIFWD: Event = Event::row(148);
-    /// `UNC_H_SNP_RESP_RECV_LOCAL.RSPSFWD`.
-    pub const SNP_RESP_RECV_LOCAL_RSPSFWD: Event = Event::row(149);
-    /// `UNC_H_SNP_RESP_RECV_LOCAL.RSPxWB`.
-    pub const SNP_RESP_RECV_LOCAL_RSPXWB: Event = Event::row(150);
-    /// `UNC_H_SNP_RESP_RECV_LOCAL.RSPxFWDxWB`.
-    pub const SNP_RESP_RECV_LOCAL_RSPXFWDXWB: Event = Event::row(151);
-    /// `UNC_H_SNP_RESP_RECV_LOCAL.RSPCNFLCT`.
-    pub const SNP_RESP_RECV_LOCAL_RSPCNFLCT: Event = Event::row(152);
-    /// `UNC_H_SNP_RESP_RECV_LOCAL.OTHER`.
-    pub const SNP_RESP_RECV_LOCAL_OTHER: Event = Event::row(153);
-    /// `UNC_H_STALL_NO_SBO_CREDIT.SBO0_AD`.
-    pub const STALL_NO_SBO_CREDIT_SBO0_AD: Event = Event::row(154);
-    /// `UNC_H_STALL_NO_SBO_CREDIT.SBO1_AD`.
-    pub const STALL_NO_SBO_CREDIT_SBO1_AD: Event = Event::row(155);
-    /// `UNC_H_STALL_NO_SBO_CREDIT.SBO0_BL`.
-    pub const STALL_NO_SBO_CREDIT_SBO0_BL: Event = Event::row(156);
-    /// `UNC_H_STALL_NO_SBO_CREDIT.SBO1_BL`.
-    pub const STALL_NO_SBO_CREDIT_SBO1_BL: Event = Event::row(157);
-    /// `UNC_H_TAD_REQUESTS_G0.REGION0`.
-    pub const TAD_REQUESTS_G0_REGION0: Event = Event::row(158);
-    /// `UNC_H_TAD_REQUESTS_G0.REGION1`.
-    pub const TAD_REQUESTS_G0_REGION1: Event = Event::row(159);
-    /// `UNC_H_TAD_REQUESTS_G0.REGION2`.
-    pub const TAD_REQUESTS_G0_REGION2: Event = Event::row(160);
-    /// `UNC_H_TAD_REQUESTS_G0.REGION3`.
-    pub const TAD_REQUESTS_G0_REGION3: Event = Event::row(161);
-    /// `UNC_H_TAD_REQUESTS_G0.REGION4`.
-    pub const TAD_REQUESTS_G0_REGION4: Event = Event::row(162);
-    /// `UNC_H_TAD_REQUESTS_G0.REGION5`.
-    pub const TAD_REQUESTS_G0_REGION5: Event = Event::row(163);
-    /// `UNC_H_TAD_REQUESTS_G0.REGION6`.
-    pub const TAD_REQUESTS_G0_REGION6: Event = Event::row(164);
-    /// `UNC_H_TAD_REQUESTS_G0.REGION7`.
-    pub const TAD_REQUESTS_G0_REGION7: Event = Event::row(165);
-    /// `UNC_H_TAD_REQUESTS_G1.REGION8`.
-    pub const TAD_REQUESTS_G1_REGION8: Event = Event::row(166);
-    /// `UNC_H_TAD_REQUESTS_G1.REGION9`.
-    pub const TAD_REQUESTS_G1_REGION9: Event = Event::row(167);
-    /// `UNC_H_TAD_REQUESTS_G1.REGION10`.
-    pub const TAD_REQUESTS_G1_REGION10: Event = Event::row(168);
-    /// `UNC_H_TAD_REQUESTS_G1.REGION11`.
-    pub const TAD_REQUESTS_G1_REGION11: Event = Event::row(169);
-    /// `UNC_H_TRACKER_CYCLES_FULL.GP`.
-    pub const TRACKER_CYCLES_FULL_GP: Event = Event::row(170);
-    /// `UNC_H_TRACKER_CYCLES_FULL.ALL`.
-    pub const TRACKER_CYCLES_FULL_ALL: Event = Event::row(171);
-    /// `UNC_H_TRACKER_OCCUPANCY.READS_LOCAL`.
-    pub const TRACKER_OCCUPANCY_READS_LOCAL: Event = Event::row(172);
-    /// `UNC_H_TRACKER_OCCUPANCY.READS_REMOTE`.
-    pub const TRACKER_OCCUPANCY_READS_REMOTE: Event = Event::row(173);
-    /// `UNC_H_TRACKER_OCCUPANCY.WRITES_LOCAL`.
-    pub const TRACKER_OCCUPANCY_WRITES_LOCAL: Event = Event::row(174);
-    /// `UNC_H_TRACKER_OCCUPANCY.WRITES_REMOTE`.
-    pub const TRACKER_OCCUPANCY_WRITES_REMOTE: Event = Event::row(175);
-    /// `UNC_H_TRACKER_OCCUPANCY.INVITOE_LOCAL`.
-    pub const TRACKER_OCCUPANCY_INVITOE_LOCAL: Event = Event::row(176);
-    /// `UNC_H_TRACKER_OCCUPANCY.INVITOE_REMOTE`.
-    pub const TRACKER_OCCUPANCY_INVITOE_REMOTE: Event = Event::row(177);
-    /// `UNC_H_TRACKER_PENDING_OCCUPANCY.LOCAL`.
-    pub const TRACKER_PENDING_OCCUPANCY_LOCAL: Event = Event::row(178);
-    /// `UNC_H_TRACKER_PENDING_OCCUPANCY.REMOTE`.
-    pub const TRACKER_PENDING_OCCUPANCY_REMOTE: Event = Event::row(179);
-    /// `UNC_H_TxR_AD.HOM`.
-    pub const TXR_AD_HOM: Event = Event::row(180);
-    /// `UNC_H_TxR_AD_CYCLES_FULL.SCHED0`.
-    pub const TXR_AD_CYCLES_FULL_SCHED0: Event = Event::row(181);
-    /// `UNC_H_TxR_AD_CYCLES_FULL.SCHED1`.
-    pub const TXR_AD_CYCLES_FULL_SCHED1: Event = Event::row(182);
-    /// `UNC_H_TxR_AD_CYCLES_FULL.ALL`.
-    pub const TXR_AD_CYCLES_FULL_ALL: Event = Event::row(183);
-    /// `UNC_H_TxR_AD_CYCLES_NE.SCHED0`.
-    pub const TXR_AD_CYCLES_NE_SCHED0: Event = Event::row(184);
-    /// `UNC_H_TxR_AD_CYCLES_NE.SCHED1`.
-    pub const TXR_AD_CYCLES_NE_SCHED1: Event = Event::row(185);
-    /// `UNC_H_TxR_AD_CYCLES_NE.ALL`.
-    pub const TXR_AD_CYCLES_NE_ALL: Event = Event::row(186);
-    /// `UNC_H_TxR_AD_INSERTS.SCHED0`.
-    pub const TXR_AD_INSERTS_SCHED0: Event = Event::row(187);
-    /// `UNC_H_TxR_AD_INSERTS.SCHED1`.
-    pub const TXR_AD_INSERTS_SCHED1: Event = Event::row(188);
-    /// `UNC_H_TxR_AD_INSERTS.ALL`.
-    pub const TXR_AD_INSERTS_ALL: Event = Event::row(189);
-    /// `UNC_H_TxR_AK_CYCLES_FULL.SCHED0`.
-    pub const TXR_AK_CYCLES_FULL_SCHED0: Event = Event::row(190);
-    /// `UNC_H_TxR_AK_CYCLES_FULL.SCHED1`.
-    pub const TXR_AK_CYCLES_FULL_SCHED1: Event = Event::row(191);
-    /// `UNC_H_TxR_AK_CYCLES_FULL.ALL`.
-    pub const TXR_AK_CYCLES_FULL_ALL: Event = Event::row(192);
-    /// `UNC_H_TxR_AK_CYCLES_NE.SCHED0`.
-    pub const TXR_AK_CYCLES_NE_SCHED0: Event = Event::row(193);
-    /// `UNC_H_TxR_AK_CYCLES_NE.SCHED1`.
-    pub const TXR_AK_CYCLES_NE_SCHED1: Event = Event::row(194);
-    /// `UNC_H_TxR_AK_CYCLES_NE.ALL`.
-    pub const TXR_AK_CYCLES_NE_ALL: Event = Event::row(195);
-    /// `UNC_H_TxR_AK_INSERTS.SCHED0`.
-    pub const TXR_AK_INSERTS_SCHED0: Event = Event::row(196);
-    /// `UNC_H_TxR_AK_INSERTS.SCHED1`.
-    pub const TXR_AK_INSERTS_SCHED1: Event = Event::row(197);
-    /// `UNC_H_TxR_AK_INSERTS.ALL`.
-    pub const TXR_AK_INSERTS_ALL: Event = Event::row(198);
-    /// `UNC_H_TxR_BL.DRS_CACHE`.
-    pub const TXR_BL_DRS_CACHE: Event = Event::row(199);
-    /// `UNC_H_TxR_BL.DRS_CORE`.
-    pub const TXR_BL_DRS_CORE: Event = Event::row(200);
-    /// `UNC_H_TxR_BL.DRS_QPI`.
-    pub const TXR_BL_DRS_QPI: Event = Event::row(201);
-    /// `UNC_H_TxR_BL_CYCLES_FULL.SCHED0`.
-    pub const TXR_BL_CYCLES_FULL_SCHED0: Event = Event::row(202);
-    /// `UNC_H_TxR_BL_CYCLES_FULL.SCHED1`.
-    pub const TXR_BL_CYCLES_FULL_SCHED1: Event = Event::row(203);
-    /// `UNC_H_TxR_BL_CYCLES_FULL.ALL`.
-    pub const TXR_BL_CYCLES_FULL_ALL: Event = Event::row(204);
-    /// `UNC_H_TxR_BL_CYCLES_NE.SCHED0`.
-    pub const TXR_BL_CYCLES_NE_SCHED0: Event = Event::row(205);
-    /// `UNC_H_TxR_BL_CYCLES_NE.SCHED1`.
-    pub const TXR_BL_CYCLES_NE_SCHED1: Event = Event::row(206);
-    /// `UNC_H_TxR_BL_CYCLES_NE.ALL`.
-    pub const TXR_BL_CYCLES_NE_ALL: Event = Event::row(207);
-    /// `UNC_H_TxR_BL_INSERTS.SCHED0`.
-    pub const TXR_BL_INSERTS_SCHED0: Event = Event::row(208);
-    /// `UNC_H_TxR_BL_INSERTS.SCHED1`.
-    pub const TXR_BL_INSERTS_SCHED1: Event = Event::row(209);
-    /// `UNC_H_TxR_BL_INSERTS.ALL`.
-    pub const TXR_BL_INSERTS_ALL: Event = Event::row(210);
-    /// `UNC_H_TxR_STARVED.AK`.
-    pub const TXR_STARVED_AK: Event = Event::row(211);
-    /// `UNC_H_TxR_STARVED.BL`.
-    pub const TXR_STARVED_BL: Event = Event::row(212);
-    /// `UNC_H_WPQ_CYCLES_NO_REG_CREDITS.CHN0`.
-    pub const WPQ_CYCLES_NO_REG_CREDITS_CHN0: Event = Event::row(213);
-    /// `UNC_H_WPQ_CYCLES_NO_REG_CREDITS.CHN1`.
-    pub const WPQ_CYCLES_NO_REG_CREDITS_CHN1: Event = Event::row(214);
-    /// `UNC_H_WPQ_CYCLES_NO_REG_CREDITS.CHN2`.
-    pub const WPQ_CYCLES_NO_REG_CREDITS_CHN2: Event = Event::row(215);
-    /// `UNC_H_WPQ_CYCLES_NO_REG_CREDITS.CHN3`.
-    pub const WPQ_CYCLES_NO_REG_CREDITS_CHN3: Event = Event::row(216);
-    /// `UNC_H_WPQ_CYCLES_NO_SPEC_CREDITS.CHN0`.
-    pub const WPQ_CYCLES_NO_SPEC_CREDITS_CHN0: Event = Event::row(217);
-    /// `UNC_H_WPQ_CYCLES_NO_SPEC_CREDITS.CHN1`.
-    pub const WPQ_CYCLES_NO_SPEC_CREDITS_CHN1: Event = Event::row(218);
-    /// `UNC_H_WPQ_CYCLES_NO_SPEC_CREDITS.CHN2`.
-    pub const WPQ_CYCLES_NO_SPEC_CREDITS_CHN2: Event = Event::row(219);
-    /// `UNC_H_WPQ_CYCLES_NO_SPEC_CREDITS.CHN3`.
-    pub const WPQ_CYCLES_NO_SPEC_CREDITS_CHN3: Event = Event::row(220);
-    /// `UNC_H_TRACKER_CYCLES_NE.LOCAL`.
-    pub const TRACKER_CYCLES_NE_LOCAL: Event = Event::row(221);
-    /// `UNC_H_TRACKER_CYCLES_NE.REMOTE`.
-    pub const TRACKER_CYCLES_NE_REMOTE: Event = Event::row(222);
-    /// `UNC_H_TRACKER_CYCLES_NE.ALL`.
-    pub const TRACKER_CYCLES_NE_ALL: Event = Event::row(223);
 
     /// Every event of the unit.
     pub const ALL: &'static [Event] = &{
@@ -1158,234 +697,237 @@ impl Event {
     }
 }
 
-/// The events, row n for `Event::row(n)`: `ev(name, event select, umask, counters)` (bit n
-/// of counters: counter n may count it) and what else each sets.
-const EVENT_ROWS: &[EventRow] = &[
-    ev("UNC_H_ADDR_OPC_MATCH.FILT", 0x20, 0x03, 0b1111).filters("HA_AddrMatch0[31:6], HA_AddrMatch1[13:0], HA_OpcodeMatch[5:0]"),
-    ev("UNC_H_ADDR_OPC_MATCH.ADDR", 0x20, 0x01, 0b1111).filters("HA_AddrMatch0[31:6], HA_AddrMatch1[13:0]"),
-    ev("UNC_H_ADDR_OPC_MATCH.OPC", 0x20, 0x02, 0b1111).filters("HA_OpcodeMatch[5:0]"),
-    ev("UNC_H_ADDR_OPC_MATCH.AD", 0x20, 0x04, 0b1111).filters("HA_OpcodeMatch[5:0]"),
-    ev("UNC_H_ADDR_OPC_MATCH.BL", 0x20, 0x08, 0b1111).filters("HA_OpcodeMatch[5:0]"),
-    ev("UNC_H_ADDR_OPC_MATCH.AK", 0x20, 0x10, 0b1111).filters("HA_OpcodeMatch[5:0]"),
-    ev("UNC_H_BT_CYCLES_NE", 0x42, 0x00, 0b1111),
-    ev("UNC_H_BT_TO_HT_NOT_ISSUED.INCOMING_SNP_HAZARD", 0x51, 0x02, 0b1111),
-    ev("UNC_H_BT_TO_HT_NOT_ISSUED.INCOMING_BL_HAZARD", 0x51, 0x04, 0b1111),
-    ev("UNC_H_BT_TO_HT_NOT_ISSUED.RSPACKCFLT_HAZARD", 0x51, 0x08, 0b1111),
-    ev("UNC_H_BT_TO_HT_NOT_ISSUED.WBMDATA_HAZARD", 0x51, 0x10, 0b1111),
-    ev("UNC_H_BYPASS_IMC.TAKEN", 0x14, 0x01, 0b1111),
-    ev("UNC_H_BYPASS_IMC.NOT_TAKEN", 0x14, 0x02, 0b1111),
-    ev("UNC_H_CLOCKTICKS", 0x00, 0x00, 0b1111),
-    ev("UNC_H_DIRECT2CORE_COUNT", 0x11, 0x00, 0b1111),
-    ev("UNC_H_DIRECT2CORE_CYCLES_DISABLED", 0x12, 0x00, 0b1111),
-    ev("UNC_H_DIRECT2CORE_TXN_OVERRIDE", 0x13, 0x00, 0b1111),
-    ev("UNC_H_DIRECTORY_LAT_OPT", 0x41, 0x00, 0b1111),
-    ev("UNC_H_DIRECTORY_LOOKUP.SNP", 0x0c, 0x01, 0b1111),
-    ev("UNC_H_DIRECTORY_LOOKUP.NO_SNP", 0x0c, 0x02, 0b1111),
-    ev("UNC_H_DIRECTORY_UPDATE.SET", 0x0d, 0x01, 0b1111),
-    ev("UNC_H_DIRECTORY_UPDATE.CLEAR", 0x0d, 0x02, 0b1111),
-    ev("UNC_H_DIRECTORY_UPDATE.ANY", 0x0d, 0x03, 0b1111),
-    ev("UNC_H_HITME_HIT.READ_OR_INVITOE", 0x71, 0x01, 0b1111),
-    ev("UNC_H_HITME_HIT.WBMTOI", 0x71, 0x02, 0b1111),
-    ev("UNC_H_HITME_HIT.ACKCNFLTWBI", 0x71, 0x04, 0b1111),
-    ev("UNC_H_HITME_HIT.WBMTOE_OR_S", 0x71, 0x08, 0b1111),
-    ev("UNC_H_HITME_HIT.RSPFWDI_REMOTE", 0x71, 0x10, 0b1111),
-    ev("UNC_H_HITME_HIT.RSPFWDI_LOCAL", 0x71, 0x20, 0b1111),
-    ev("UNC_H_HITME_HIT.RSPFWDS", 0x71, 0x40, 0b1111),
-    ev("UNC_H_HITME_HIT.RSP", 0x71, 0x80, 0b1111),
-    ev("UNC_H_HITME_HIT.ALLOCS", 0x71, 0x70, 0b1111),
-    ev("UNC_H_HITME_HIT.EVICTS", 0x71, 0x42, 0b1111),
-    ev("UNC_H_HITME_HIT.INVALS", 0x71, 0x26, 0b1111),
-    ev("UNC_H_HITME_HIT.ALL", 0x71, 0xff, 0b1111),
-    ev("UNC_H_HITME_HIT.HOM", 0x71, 0x0f, 0b1111),
-    ev("UNC_H_HITME_HIT_PV_BITS_SET.READ_OR_INVITOE", 0x72, 0x01, 0b1111),
-    ev("UNC_H_HITME_HIT_PV_BITS_SET.WBMTOI", 0x72, 0x02, 0b1111),
-    ev("UNC_H_HITME_HIT_PV_BITS_SET.ACKCNFLTWBI", 0x72, 0x04, 0b1111),
-    ev("UNC_H_HITME_HIT_PV_BITS_SET.WBMTOE_OR_S", 0x72, 0x08, 0b1111),
-    ev("UNC_H_HITME_HIT_PV_BITS_SET.RSPFWDI_REMOTE", 0x72, 0x10, 0b1111),
-    ev("UNC_H_HITME_HIT_PV_BITS_SET.RSPFWDI_LOCAL", 0x72, 0x20, 0b1111),
-    ev("UNC_H_HITME_HIT_PV_BITS_SET.RSPFWDS", 0x72, 0x40, 0b1111),
-    ev("UNC_H_HITME_HIT_PV_BITS_SET.RSP", 0x72, 0x80, 0b1111),
-    ev("UNC_H_HITME_HIT_PV_BITS_SET.ALL", 0x72, 0xff, 0b1111),
-    ev("UNC_H_HITME_HIT_PV_BITS_SET.HOM", 0x72, 0x0f, 0b1111),
-    ev("UNC_H_HITME_LOOKUP.READ_OR_INVITOE", 0x70, 0x01, 0b1111),
-    ev("UNC_H_HITME_LOOKUP.WBMTOI", 0x70, 0x02, 0b1111),
-    ev("UNC_H_HITME_LOOKUP.ACKCNFLTWBI", 0x70, 0x04, 0b1111),
-    ev("UNC_H_HITME_LOOKUP.WBMTOE_OR_S", 0x70, 0x08, 0b1111),
-    ev("UNC_H_HITME_LOOKUP.RSPFWDI_REMOTE", 0x70, 0x10, 0b1111),
-    ev("UNC_H_HITME_LOOKUP.RSPFWDI_LOCAL", 0x70, 0x20, 0b1111),
-    ev("UNC_H_HITME_LOOKUP.RSPFWDS", 0x70, 0x40, 0b1111),
-    ev("UNC_H_HITME_LOOKUP.RSP", 0x70, 0x80, 0b1111),
-    ev("UNC_H_HITME_LOOKUP.ALLOCS", 0x70, 0x70, 0b1111),
-    ev("UNC_H_HITME_LOOKUP.INVALS", 0x70, 0x26, 0b1111),
-    ev("UNC_H_HITME_LOOKUP.ALL", 0x70, 0xff, 0b1111),
-    ev("UNC_H_HITME_LOOKUP.HOM", 0x70, 0x0f, 0b1111),
-    ev("UNC_H_IGR_NO_CREDIT_CYCLES.AD_QPI0", 0x22, 0x01, 0b1111),
-    ev("UNC_H_IGR_NO_CREDIT_CYCLES.AD_QPI1", 0x22, 0x02, 0b1111),
-    ev("UNC_H_IGR_NO_CREDIT_CYCLES.BL_QPI0", 0x22, 0x04, 0b1111),
-    ev("UNC_H_IGR_NO_CREDIT_CYCLES.BL_QPI1", 0x22, 0x08, 0b1111),
-    ev("UNC_H_IGR_NO_CREDIT_CYCLES.AD_QPI2", 0x22, 0x10, 0b1111),
-    ev("UNC_H_IGR_NO_CREDIT_CYCLES.BL_QPI2", 0x22, 0x20, 0b1111),
-    ev("UNC_H_IMC_READS.NORMAL", 0x17, 0x01, 0b1111),
-    ev("UNC_H_IMC_RETRY", 0x1e, 0x00, 0b1111),
-    ev("UNC_H_IMC_WRITES.FULL", 0x1a, 0x01, 0b1111),
-    ev("UNC_H_IMC_WRITES.PARTIAL", 0x1a, 0x02, 0b1111),
-    ev("UNC_H_IMC_WRITES.FULL_ISOCH", 0x1a, 0x04, 0b1111),
-    ev("UNC_H_IMC_WRITES.PARTIAL_ISOCH", 0x1a, 0x08, 0b1111),
-    ev("UNC_H_IMC_WRITES.ALL", 0x1a, 0x0f, 0b1111),
-    ev("UNC_H_IOT_BACKPRESSURE.SAT", 0x61, 0x01, 0b111),
-    ev("UNC_H_IOT_BACKPRESSURE.HUB", 0x61, 0x02, 0b111),
-    ev("UNC_H_IOT_CTS_EAST_LO.CTS0", 0x64, 0x01, 0b111),
-    ev("UNC_H_IOT_CTS_EAST_LO.CTS1", 0x64, 0x02, 0b111),
-    ev("UNC_H_IOT_CTS_HI.CTS2", 0x65, 0x01, 0b111),
-    ev("UNC_H_IOT_CTS_HI.CTS3", 0x65, 0x02, 0b111),
-    ev("UNC_H_IOT_CTS_WEST_LO.CTS0", 0x62, 0x01, 0b111),
-    ev("UNC_H_IOT_CTS_WEST_LO.CTS1", 0x62, 0x02, 0b111),
-    ev("UNC_H_OSB.READS_LOCAL", 0x53, 0x02, 0b1111),
-    ev("UNC_H_OSB.INVITOE_LOCAL", 0x53, 0x04, 0b1111),
-    ev("UNC_H_OSB.REMOTE", 0x53, 0x08, 0b1111),
-    ev("UNC_H_OSB.CANCELLED", 0x53, 0x10, 0b1111),
-    ev("UNC_H_OSB.READS_LOCAL_USEFUL", 0x53, 0x20, 0b1111),
-    ev("UNC_H_OSB.REMOTE_USEFUL", 0x53, 0x40, 0b1111),
-    ev("UNC_H_OSB_EDR.ALL", 0x54, 0x01, 0b1111),
-    ev("UNC_H_OSB_EDR.READS_LOCAL_I", 0x54, 0x02, 0b1111),
-    ev("UNC_H_OSB_EDR.READS_REMOTE_I", 0x54, 0x04, 0b1111),
-    ev("UNC_H_OSB_EDR.READS_LOCAL_S", 0x54, 0x08, 0b1111),
-    ev("UNC_H_OSB_EDR.READS_REMOTE_S", 0x54, 0x10, 0b1111),
-    ev("UNC_H_REQUESTS.READS", 0x01, 0x03, 0b1111),
-    ev("UNC_H_REQUESTS.WRITES", 0x01, 0x0c, 0b1111),
-    ev("UNC_H_REQUESTS.READS_LOCAL", 0x01, 0x01, 0b1111),
-    ev("UNC_H_REQUESTS.READS_REMOTE", 0x01, 0x02, 0b1111),
-    ev("UNC_H_REQUESTS.WRITES_LOCAL", 0x01, 0x04, 0b1111),
-    ev("UNC_H_REQUESTS.WRITES_REMOTE", 0x01, 0x08, 0b1111),
-    ev("UNC_H_REQUESTS.INVITOE_LOCAL", 0x01, 0x10, 0b1111),
-    ev("UNC_H_REQUESTS.INVITOE_REMOTE", 0x01, 0x20, 0b1111),
-    ev("UNC_H_RING_AD_USED.CW_EVEN", 0x3e, 0x01, 0b1111),
-    ev("UNC_H_RING_AD_USED.CW_ODD", 0x3e, 0x02, 0b1111),
-    ev("UNC_H_RING_AD_USED.CCW_EVEN", 0x3e, 0x04, 0b1111),
-    ev("UNC_H_RING_AD_USED.CCW_ODD", 0x3e, 0x08, 0b1111),
-    ev("UNC_H_RING_AD_USED.CW", 0x3e, 0x03, 0b1111),
-    ev("UNC_H_RING_AD_USED.CCW", 0x3e, 0x0c, 0b1111),
-    ev("UNC_H_RING_AK_USED.CW_EVEN", 0x3f, 0x01, 0b1111),
-    ev("UNC_H_RING_AK_USED.CW_ODD", 0x3f, 0x02, 0b1111),
-    ev("UNC_H_RING_AK_USED.CCW_EVEN", 0x3f, 0x04, 0b1111),
-    ev("UNC_H_RING_AK_USED.CCW_ODD", 0x3f, 0x08, 0b1111),
-    ev("UNC_H_RING_AK_USED.CW", 0x3f, 0x03, 0b1111),
-    ev("UNC_H_RING_AK_USED.CCW", 0x3f, 0x0c, 0b1111),
-    ev("UNC_H_RING_BL_USED.CW_EVEN", 0x40, 0x01, 0b1111),
-    ev("UNC_H_RING_BL_USED.CW_ODD", 0x40, 0x02, 0b1111),
-    ev("UNC_H_RING_BL_USED.CCW_EVEN", 0x40, 0x04, 0b1111),
-    ev("UNC_H_RING_BL_USED.CCW_ODD", 0x40, 0x08, 0b1111),
-    ev("UNC_H_RING_BL_USED.CW", 0x40, 0x03, 0b1111),
-    ev("UNC_H_RING_BL_USED.CCW", 0x40, 0x0c, 0b1111),
-    ev("UNC_H_RPQ_CYCLES_NO_REG_CREDITS.CHN0", 0x15, 0x01, 0b1111),
-    ev("UNC_H_RPQ_CYCLES_NO_REG_CREDITS.CHN1", 0x15, 0x02, 0b1111),
-    ev("UNC_H_RPQ_CYCLES_NO_REG_CREDITS.CHN2", 0x15, 0x04, 0b1111),
-    ev("UNC_H_RPQ_CYCLES_NO_REG_CREDITS.CHN3", 0x15, 0x08, 0b1111),
-    ev("UNC_H_RPQ_CYCLES_NO_SPEC_CREDITS.CHN0", 0x16, 0x01, 0b1111),
-    ev("UNC_H_RPQ_CYCLES_NO_SPEC_CREDITS.CHN1", 0x16, 0x02, 0b1111),
-    ev("UNC_H_RPQ_CYCLES_NO_SPEC_CREDITS.CHN2", 0x16, 0x04, 0b1111),
-    ev("UNC_H_RPQ_CYCLES_NO_SPEC_CREDITS.CHN3", 0x16, 0x08, 0b1111),
-    ev("UNC_H_SBO0_CREDITS_ACQUIRED.AD", 0x68, 0x01, 0b1111),
-    ev("UNC_H_SBO0_CREDITS_ACQUIRED.BL", 0x68, 0x02, 0b1111),
-    ev("UNC_H_SBO0_CREDIT_OCCUPANCY.AD", 0x6a, 0x01, 0b1111),
-    ev("UNC_H_SBO0_CREDIT_OCCUPANCY.BL", 0x6a, 0x02, 0b1111),
-    ev("UNC_H_SBO1_CREDITS_ACQUIRED.AD", 0x69, 0x01, 0b1111),
-    ev("UNC_H_SBO1_CREDITS_ACQUIRED.BL", 0x69, 0x02, 0b1111),
-    ev("UNC_H_SBO1_CREDIT_OCCUPANCY.AD", 0x6b, 0x01, 0b1111),
-    ev("UNC_H_SBO1_CREDIT_OCCUPANCY.BL", 0x6b, 0x02, 0b1111),
-    ev("UNC_H_SNOOPS_RSP_AFTER_DATA.LOCAL", 0x0a, 0x01, 0b1111),
-    ev("UNC_H_SNOOPS_RSP_AFTER_DATA.REMOTE", 0x0a, 0x02, 0b1111),
-    ev("UNC_H_SNOOP_CYCLES_NE.LOCAL", 0x08, 0x01, 0b1111),
-    ev("UNC_H_SNOOP_CYCLES_NE.REMOTE", 0x08, 0x02, 0b1111),
-    ev("UNC_H_SNOOP_CYCLES_NE.ALL", 0x08, 0x03, 0b1111),
-    ev("UNC_H_SNOOP_OCCUPANCY.LOCAL", 0x09, 0x01, 0b1111),
-    ev("UNC_H_SNOOP_OCCUPANCY.REMOTE", 0x09, 0x02, 0b1111),
-    ev("UNC_H_SNOOP_RESP.RSPI", 0x21, 0x01, 0b1111),
-    ev("UNC_H_SNOOP_RESP.RSPS", 0x21, 0x02, 0b1111),
-    ev("UNC_H_SNOOP_RESP.RSPIFWD", 0x21, 0x04, 0b1111),
-    ev("UNC_H_SNOOP_RESP.RSPSFWD", 0x21, 0x08, 0b1111),
-    ev("UNC_H_SNOOP_RESP.RSP_WB", 0x21, 0x10, 0b1111),
-    ev("UNC_H_SNOOP_RESP.RSP_FWD_WB", 0x21, 0x20, 0b1111),
-    ev("UNC_H_SNOOP_RESP.RSPCNFLCT", 0x21, 0x40, 0b1111),
-    ev("UNC_H_SNP_RESP_RECV_LOCAL.RSPI", 0x60, 0x01, 0b1111),
-    ev("UNC_H_SNP_RESP_RECV_LOCAL.RSPS", 0x60, 0x02, 0b1111),
-    ev("UNC_H_SNP_RESP_RECV_LOCAL.RSPIFWD", 0x60, 0x04, 0b1111),
-    ev("UNC_H_SNP_RESP_RECV_LOCAL.RSPSFWD", 0x60, 0x08, 0b1111),
-    ev("UNC_H_SNP_RESP_RECV_LOCAL.RSPxWB", 0x60, 0x10, 0b1111),
-    ev("UNC_H_SNP_RESP_RECV_LOCAL.RSPxFWDxWB", 0x60, 0x20, 0b1111),
-    ev("UNC_H_SNP_RESP_RECV_LOCAL.RSPCNFLCT", 0x60, 0x40, 0b1111),
-    ev("UNC_H_SNP_RESP_RECV_LOCAL.OTHER", 0x60, 0x80, 0b1111),
-    ev("UNC_H_STALL_NO_SBO_CREDIT.SBO0_AD", 0x6c, 0x01, 0b1111),
-    ev("UNC_H_STALL_NO_SBO_CREDIT.SBO1_AD", 0x6c, 0x02, 0b1111),
-    ev("UNC_H_STALL_NO_SBO_CREDIT.SBO0_BL", 0x6c, 0x04, 0b1111),
-    ev("UNC_H_STALL_NO_SBO_CREDIT.SBO1_BL", 0x6c, 0x08, 0b1111),
-    ev("UNC_H_TAD_REQUESTS_G0.REGION0", 0x1b, 0x01, 0b1111),
-    ev("UNC_H_TAD_REQUESTS_G0.REGION1", 0x1b, 0x02, 0b1111),
-    ev("UNC_H_TAD_REQUESTS_G0.REGION2", 0x1b, 0x04, 0b1111),
-    ev("UNC_H_TAD_REQUESTS_G0.REGION3", 0x1b, 0x08, 0b1111),
-    ev("UNC_H_TAD_REQUESTS_G0.REGION4", 0x1b, 0x10, 0b1111),
-    ev("UNC_H_TAD_REQUESTS_G0.REGION5", 0x1b, 0x20, 0b1111),
-    ev("UNC_H_TAD_REQUESTS_G0.REGION6", 0x1b, 0x40, 0b1111),
-    ev("UNC_H_TAD_REQUESTS_G0.REGION7", 0x1b, 0x80, 0b1111),
-    ev("UNC_H_TAD_REQUESTS_G1.REGION8", 0x1c, 0x01, 0b1111),
-    ev("UNC_H_TAD_REQUESTS_G1.REGION9", 0x1c, 0x02, 0b1111),
-    ev("UNC_H_TAD_REQUESTS_G1.REGION10", 0x1c, 0x04, 0b1111),
-    ev("UNC_H_TAD_REQUESTS_G1.REGION11", 0x1c, 0x08, 0b1111),
-    ev("UNC_H_TRACKER_CYCLES_FULL.GP", 0x02, 0x01, 0b1111),
-    ev("UNC_H_TRACKER_CYCLES_FULL.ALL", 0x02, 0x02, 0b1111),
-    ev("UNC_H_TRACKER_OCCUPANCY.READS_LOCAL", 0x04, 0x04, 0b1111),
-    ev("UNC_H_TRACKER_OCCUPANCY.READS_REMOTE", 0x04, 0x08, 0b1111),
-    ev("UNC_H_TRACKER_OCCUPANCY.WRITES_LOCAL", 0x04, 0x10, 0b1111),
-    ev("UNC_H_TRACKER_OCCUPANCY.WRITES_REMOTE", 0x04, 0x20, 0b1111),
-    ev("UNC_H_TRACKER_OCCUPANCY.INVITOE_LOCAL", 0x04, 0x40, 0b1111),
-    ev("UNC_H_TRACKER_OCCUPANCY.INVITOE_REMOTE", 0x04, 0x80, 0b1111),
-    ev("UNC_H_TRACKER_PENDING_OCCUPANCY.LOCAL", 0x05, 0x01, 0b1111),
-    ev("UNC_H_TRACKER_PENDING_OCCUPANCY.REMOTE", 0x05, 0x02, 0b1111),
-    ev("UNC_H_TxR_AD.HOM", 0x0f, 0x04, 0b1111),
-    ev("UNC_H_TxR_AD_CYCLES_FULL.SCHED0", 0x2a, 0x01, 0b1111),
-    ev("UNC_H_TxR_AD_CYCLES_FULL.SCHED1", 0x2a, 0x02, 0b1111),
-    ev("UNC_H_TxR_AD_CYCLES_FULL.ALL", 0x2a, 0x03, 0b1111),
-    ev("UNC_H_TxR_AD_CYCLES_NE.SCHED0", 0x29, 0x01, 0b1111),
-    ev("UNC_H_TxR_AD_CYCLES_NE.SCHED1", 0x29, 0x02, 0b1111),
-    ev("UNC_H_TxR_AD_CYCLES_NE.ALL", 0x29, 0x03, 0b1111),
-    ev("UNC_H_TxR_AD_INSERTS.SCHED0", 0x27, 0x01, 0b1111),
-    ev("UNC_H_TxR_AD_INSERTS.SCHED1", 0x27, 0x02, 0b1111),
-    ev("UNC_H_TxR_AD_INSERTS.ALL", 0x27, 0x03, 0b1111),
-    ev("UNC_H_TxR_AK_CYCLES_FULL.SCHED0", 0x32, 0x01, 0b1111),
-    ev("UNC_H_TxR_AK_CYCLES_FULL.SCHED1", 0x32, 0x02, 0b1111),
-    ev("UNC_H_TxR_AK_CYCLES_FULL.ALL", 0x32, 0x03, 0b1111),
-    ev("UNC_H_TxR_AK_CYCLES_NE.SCHED0", 0x31, 0x01, 0b1111),
-    ev("UNC_H_TxR_AK_CYCLES_NE.SCHED1", 0x31, 0x02, 0b1111),
-    ev("UNC_H_TxR_AK_CYCLES_NE.ALL", 0x31, 0x03, 0b1111),
-    ev("UNC_H_TxR_AK_INSERTS.SCHED0", 0x2f, 0x01, 0b1111),
-    ev("UNC_H_TxR_AK_INSERTS.SCHED1", 0x2f, 0x02, 0b1111),
-    ev("UNC_H_TxR_AK_INSERTS.ALL", 0x2f, 0x03, 0b1111),
-    ev("UNC_H_TxR_BL.DRS_CACHE", 0x10, 0x01, 0b1111),
-    ev("UNC_H_TxR_BL.DRS_CORE", 0x10, 0x02, 0b1111),
-    ev("UNC_H_TxR_BL.DRS_QPI", 0x10, 0x04, 0b1111),
-    ev("UNC_H_TxR_BL_CYCLES_FULL.SCHED0", 0x36, 0x01, 0b1111),
-    ev("UNC_H_TxR_BL_CYCLES_FULL.SCHED1", 0x36, 0x02, 0b1111),
-    ev("UNC_H_TxR_BL_CYCLES_FULL.ALL", 0x36, 0x03, 0b1111),
-    ev("UNC_H_TxR_BL_CYCLES_NE.SCHED0", 0x35, 0x01, 0b1111),
-    ev("UNC_H_TxR_BL_CYCLES_NE.SCHED1", 0x35, 0x02, 0b1111),
-    ev("UNC_H_TxR_BL_CYCLES_NE.ALL", 0x35, 0x03, 0b1111),
-    ev("UNC_H_TxR_BL_INSERTS.SCHED0", 0x33, 0x01, 0b1111),
-    ev("UNC_H_TxR_BL_INSERTS.SCHED1", 0x33, 0x02, 0b1111),
-    ev("UNC_H_TxR_BL_INSERTS.ALL", 0x33, 0x03, 0b1111),
-    ev("UNC_H_TxR_STARVED.AK", 0x6d, 0x01, 0b1111),
-    ev("UNC_H_TxR_STARVED.BL", 0x6d, 0x02, 0b1111),
-    ev("UNC_H_WPQ_CYCLES_NO_REG_CREDITS.CHN0", 0x18, 0x01, 0b1111),
-    ev("UNC_H_WPQ_CYCLES_NO_REG_CREDITS.CHN1", 0x18, 0x02, 0b1111),
-    ev("UNC_H_WPQ_CYCLES_NO_REG_CREDITS.CHN2", 0x18, 0x04, 0b1111),
-    ev("UNC_H_WPQ_CYCLES_NO_REG_CREDITS.CHN3", 0x18, 0x08, 0b1111),
-    ev("UNC_H_WPQ_CYCLES_NO_SPEC_CREDITS.CHN0", 0x19, 0x01, 0b1111),
-    ev("UNC_H_WPQ_CYCLES_NO_SPEC_CREDITS.CHN1", 0x19, 0x02, 0b1111),
-    ev("UNC_H_WPQ_CYCLES_NO_SPEC_CREDITS.CHN2", 0x19, 0x04, 0b1111),
-    ev("UNC_H_WPQ_CYCLES_NO_SPEC_CREDITS.CHN3", 0x19, 0x08, 0b1111),
-    ev("UNC_H_TRACKER_CYCLES_NE.LOCAL", 0x03, 0x01, 0b1111),
-    ev("UNC_H_TRACKER_CYCLES_NE.REMOTE", 0x03, 0x02, 0b1111),
-    ev("UNC_H_TRACKER_CYCLES_NE.ALL", 0x03, 0x03, 0b1111),
-];
+event_table! {
+    /// The events, row n for `Event::row(n)`: `ev(name, event select, umask)` and what else each
+    /// sets. The counters that may count them (bit n: counter n) and those without
+    /// Hyper-Threading are the table's, the two numbers before the rows, unless a row
+    /// gives its own (`.on(..)`, `.ht_off(..)`).
+    EVENT_ROWS, EventRowNumber, 0, "", 0b1111, 0b0;
+    ADDR_OPC_MATCH_FILT = ev("UNC_H_ADDR_OPC_MATCH.FILT", 0x20, 0x03).filters("HA_AddrMatch0[31:6], HA_AddrMatch1[13:0], HA_OpcodeMatch[5:0]"),
+    ADDR_OPC_MATCH_ADDR = ev("UNC_H_ADDR_OPC_MATCH.ADDR", 0x20, 0x01).filters("HA_AddrMatch0[31:6], HA_AddrMatch1[13:0]"),
+    ADDR_OPC_MATCH_OPC = ev("UNC_H_ADDR_OPC_MATCH.OPC", 0x20, 0x02).filters("HA_OpcodeMatch[5:0]"),
+    ADDR_OPC_MATCH_AD = ev("UNC_H_ADDR_OPC_MATCH.AD", 0x20, 0x04).filters("HA_OpcodeMatch[5:0]"),
+    ADDR_OPC_MATCH_BL = ev("UNC_H_ADDR_OPC_MATCH.BL", 0x20, 0x08).filters("HA_OpcodeMatch[5:0]"),
+    ADDR_OPC_MATCH_AK = ev("UNC_H_ADDR_OPC_MATCH.AK", 0x20, 0x10).filters("HA_OpcodeMatch[5:0]"),
+    BT_CYCLES_NE = ev("UNC_H_BT_CYCLES_NE", 0x42, 0x00),
+    BT_TO_HT_NOT_ISSUED_INCOMING_SNP_HAZARD = ev("UNC_H_BT_TO_HT_NOT_ISSUED.INCOMING_SNP_HAZARD", 0x51, 0x02),
+    BT_TO_HT_NOT_ISSUED_INCOMING_BL_HAZARD = ev("UNC_H_BT_TO_HT_NOT_ISSUED.INCOMING_BL_HAZARD", 0x51, 0x04),
+    BT_TO_HT_NOT_ISSUED_RSPACKCFLT_HAZARD = ev("UNC_H_BT_TO_HT_NOT_ISSUED.RSPACKCFLT_HAZARD", 0x51, 0x08),
+    BT_TO_HT_NOT_ISSUED_WBMDATA_HAZARD = ev("UNC_H_BT_TO_HT_NOT_ISSUED.WBMDATA_HAZARD", 0x51, 0x10),
+    BYPASS_IMC_TAKEN = ev("UNC_H_BYPASS_IMC.TAKEN", 0x14, 0x01),
+    BYPASS_IMC_NOT_TAKEN = ev("UNC_H_BYPASS_IMC.NOT_TAKEN", 0x14, 0x02),
+    CLOCKTICKS = ev("UNC_H_CLOCKTICKS", 0x00, 0x00),
+    DIRECT2CORE_COUNT = ev("UNC_H_DIRECT2CORE_COUNT", 0x11, 0x00),
+    DIRECT2CORE_CYCLES_DISABLED = ev("UNC_H_DIRECT2CORE_CYCLES_DISABLED", 0x12, 0x00),
+    DIRECT2CORE_TXN_OVERRIDE = ev("UNC_H_DIRECT2CORE_TXN_OVERRIDE", 0x13, 0x00),
+    DIRECTORY_LAT_OPT = ev("UNC_H_DIRECTORY_LAT_OPT", 0x41, 0x00),
+    DIRECTORY_LOOKUP_SNP = ev("UNC_H_DIRECTORY_LOOKUP.SNP", 0x0c, 0x01),
+    DIRECTORY_LOOKUP_NO_SNP = ev("UNC_H_DIRECTORY_LOOKUP.NO_SNP", 0x0c, 0x02),
+    DIRECTORY_UPDATE_SET = ev("UNC_H_DIRECTORY_UPDATE.SET", 0x0d, 0x01),
+    DIRECTORY_UPDATE_CLEAR = ev("UNC_H_DIRECTORY_UPDATE.CLEAR", 0x0d, 0x02),
+    DIRECTORY_UPDATE_ANY = ev("UNC_H_DIRECTORY_UPDATE.ANY", 0x0d, 0x03),
+    HITME_HIT_READ_OR_INVITOE = ev("UNC_H_HITME_HIT.READ_OR_INVITOE", 0x71, 0x01),
+    HITME_HIT_WBMTOI = ev("UNC_H_HITME_HIT.WBMTOI", 0x71, 0x02),
+    HITME_HIT_ACKCNFLTWBI = ev("UNC_H_HITME_HIT.ACKCNFLTWBI", 0x71, 0x04),
+    HITME_HIT_WBMTOE_OR_S = ev("UNC_H_HITME_HIT.WBMTOE_OR_S", 0x71, 0x08),
+    HITME_HIT_RSPFWDI_REMOTE = ev("UNC_H_HITME_HIT.RSPFWDI_REMOTE", 0x71, 0x10),
+    HITME_HIT_RSPFWDI_LOCAL = ev("UNC_H_HITME_HIT.RSPFWDI_LOCAL", 0x71, 0x20),
+    HITME_HIT_RSPFWDS = ev("UNC_H_HITME_HIT.RSPFWDS", 0x71, 0x40),
+    HITME_HIT_RSP = ev("UNC_H_HITME_HIT.RSP", 0x71, 0x80),
+    HITME_HIT_ALLOCS = ev("UNC_H_HITME_HIT.ALLOCS", 0x71, 0x70),
+    HITME_HIT_EVICTS = ev("UNC_H_HITME_HIT.EVICTS", 0x71, 0x42),
+    HITME_HIT_INVALS = ev("UNC_H_HITME_HIT.INVALS", 0x71, 0x26),
+    HITME_HIT_ALL = ev("UNC_H_HITME_HIT.ALL", 0x71, 0xff),
+    HITME_HIT_HOM = ev("UNC_H_HITME_HIT.HOM", 0x71, 0x0f),
+    HITME_HIT_PV_BITS_SET_READ_OR_INVITOE = ev("UNC_H_HITME_HIT_PV_BITS_SET.READ_OR_INVITOE", 0x72, 0x01),
+    HITME_HIT_PV_BITS_SET_WBMTOI = ev("UNC_H_HITME_HIT_PV_BITS_SET.WBMTOI", 0x72, 0x02),
+    HITME_HIT_PV_BITS_SET_ACKCNFLTWBI = ev("UNC_H_HITME_HIT_PV_BITS_SET.ACKCNFLTWBI", 0x72, 0x04),
+    HITME_HIT_PV_BITS_SET_WBMTOE_OR_S = ev("UNC_H_HITME_HIT_PV_BITS_SET.WBMTOE_OR_S", 0x72, 0x08),
+    HITME_HIT_PV_BITS_SET_RSPFWDI_REMOTE = ev("UNC_H_HITME_HIT_PV_BITS_SET.RSPFWDI_REMOTE", 0x72, 0x10),
+    HITME_HIT_PV_BITS_SET_RSPFWDI_LOCAL = ev("UNC_H_HITME_HIT_PV_BITS_SET.RSPFWDI_LOCAL", 0x72, 0x20),
+    HITME_HIT_PV_BITS_SET_RSPFWDS = ev("UNC_H_HITME_HIT_PV_BITS_SET.RSPFWDS", 0x72, 0x40),
+    HITME_HIT_PV_BITS_SET_RSP = ev("UNC_H_HITME_HIT_PV_BITS_SET.RSP", 0x72, 0x80),
+    HITME_HIT_PV_BITS_SET_ALL = ev("UNC_H_HITME_HIT_PV_BITS_SET.ALL", 0x72, 0xff),
+    HITME_HIT_PV_BITS_SET_HOM = ev("UNC_H_HITME_HIT_PV_BITS_SET.HOM", 0x72, 0x0f),
+    HITME_LOOKUP_READ_OR_INVITOE = ev("UNC_H_HITME_LOOKUP.READ_OR_INVITOE", 0x70, 0x01),
+    HITME_LOOKUP_WBMTOI = ev("UNC_H_HITME_LOOKUP.WBMTOI", 0x70, 0x02),
+    HITME_LOOKUP_ACKCNFLTWBI = ev("UNC_H_HITME_LOOKUP.ACKCNFLTWBI", 0x70, 0x04),
+    HITME_LOOKUP_WBMTOE_OR_S = ev("UNC_H_HITME_LOOKUP.WBMTOE_OR_S", 0x70, 0x08),
+    HITME_LOOKUP_RSPFWDI_REMOTE = ev("UNC_H_HITME_LOOKUP.RSPFWDI_REMOTE", 0x70, 0x10),
+    HITME_LOOKUP_RSPFWDI_LOCAL = ev("UNC_H_HITME_LOOKUP.RSPFWDI_LOCAL", 0x70, 0x20),
+    HITME_LOOKUP_RSPFWDS = ev("UNC_H_HITME_LOOKUP.RSPFWDS", 0x70, 0x40),
+    HITME_LOOKUP_RSP = ev("UNC_H_HITME_LOOKUP.RSP", 0x70, 0x80),
+    HITME_LOOKUP_ALLOCS = ev("UNC_H_HITME_LOOKUP.ALLOCS", 0x70, 0x70),
+    HITME_LOOKUP_INVALS = ev("UNC_H_HITME_LOOKUP.INVALS", 0x70, 0x26),
+    HITME_LOOKUP_ALL = ev("UNC_H_HITME_LOOKUP.ALL", 0x70, 0xff),
+    HITME_LOOKUP_HOM = ev("UNC_H_HITME_LOOKUP.HOM", 0x70, 0x0f),
+    IGR_NO_CREDIT_CYCLES_AD_QPI0 = ev("UNC_H_IGR_NO_CREDIT_CYCLES.AD_QPI0", 0x22, 0x01),
+    IGR_NO_CREDIT_CYCLES_AD_QPI1 = ev("UNC_H_IGR_NO_CREDIT_CYCLES.AD_QPI1", 0x22, 0x02),
+    IGR_NO_CREDIT_CYCLES_BL_QPI0 = ev("UNC_H_IGR_NO_CREDIT_CYCLES.BL_QPI0", 0x22, 0x04),
+    IGR_NO_CREDIT_CYCLES_BL_QPI1 = ev("UNC_H_IGR_NO_CREDIT_CYCLES.BL_QPI1", 0x22, 0x08),
+    IGR_NO_CREDIT_CYCLES_AD_QPI2 = ev("UNC_H_IGR_NO_CREDIT_CYCLES.AD_QPI2", 0x22, 0x10),
+    IGR_NO_CREDIT_CYCLES_BL_QPI2 = ev("UNC_H_IGR_NO_CREDIT_CYCLES.BL_QPI2", 0x22, 0x20),
+    IMC_READS_NORMAL = ev("UNC_H_IMC_READS.NORMAL", 0x17, 0x01),
+    IMC_RETRY = ev("UNC_H_IMC_RETRY", 0x1e, 0x00),
+    IMC_WRITES_FULL = ev("UNC_H_IMC_WRITES.FULL", 0x1a, 0x01),
+    IMC_WRITES_PARTIAL = ev("UNC_H_IMC_WRITES.PARTIAL", 0x1a, 0x02),
+    IMC_WRITES_FULL_ISOCH = ev("UNC_H_IMC_WRITES.FULL_ISOCH", 0x1a, 0x04),
+    IMC_WRITES_PARTIAL_ISOCH = ev("UNC_H_IMC_WRITES.PARTIAL_ISOCH", 0x1a, 0x08),
+    IMC_WRITES_ALL = ev("UNC_H_IMC_WRITES.ALL", 0x1a, 0x0f),
+    IOT_BACKPRESSURE_SAT = ev("UNC_H_IOT_BACKPRESSURE.SAT", 0x61, 0x01).on(0b111),
+    IOT_BACKPRESSURE_HUB = ev("UNC_H_IOT_BACKPRESSURE.HUB", 0x61, 0x02).on(0b111),
+    IOT_CTS_EAST_LO_CTS0 = ev("UNC_H_IOT_CTS_EAST_LO.CTS0", 0x64, 0x01).on(0b111),
+    IOT_CTS_EAST_LO_CTS1 = ev("UNC_H_IOT_CTS_EAST_LO.CTS1", 0x64, 0x02).on(0b111),
+    IOT_CTS_HI_CTS2 = ev("UNC_H_IOT_CTS_HI.CTS2", 0x65, 0x01).on(0b111),
+    IOT_CTS_HI_CTS3 = ev("UNC_H_IOT_CTS_HI.CTS3", 0x65, 0x02).on(0b111),
+    IOT_CTS_WEST_LO_CTS0 = ev("UNC_H_IOT_CTS_WEST_LO.CTS0", 0x62, 0x01).on(0b111),
+    IOT_CTS_WEST_LO_CTS1 = ev("UNC_H_IOT_CTS_WEST_LO.CTS1", 0x62, 0x02).on(0b111),
+    OSB_READS_LOCAL = ev("UNC_H_OSB.READS_LOCAL", 0x53, 0x02),
+    OSB_INVITOE_LOCAL = ev("UNC_H_OSB.INVITOE_LOCAL", 0x53, 0x04),
+    OSB_REMOTE = ev("UNC_H_OSB.REMOTE", 0x53, 0x08),
+    OSB_CANCELLED = ev("UNC_H_OSB.CANCELLED", 0x53, 0x10),
+    OSB_READS_LOCAL_USEFUL = ev("UNC_H_OSB.READS_LOCAL_USEFUL", 0x53, 0x20),
+    OSB_REMOTE_USEFUL = ev("UNC_H_OSB.REMOTE_USEFUL", 0x53, 0x40),
+    OSB_EDR_ALL = ev("UNC_H_OSB_EDR.ALL", 0x54, 0x01),
+    OSB_EDR_READS_LOCAL_I = ev("UNC_H_OSB_EDR.READS_LOCAL_I", 0x54, 0x02),
+    OSB_EDR_READS_REMOTE_I = ev("UNC_H_OSB_EDR.READS_REMOTE_I", 0x54, 0x04),
+    OSB_EDR_READS_LOCAL_S = ev("UNC_H_OSB_EDR.READS_LOCAL_S", 0x54, 0x08),
+    OSB_EDR_READS_REMOTE_S = ev("UNC_H_OSB_EDR.READS_REMOTE_S", 0x54, 0x10),
+    REQUESTS_READS = ev("UNC_H_REQUESTS.READS", 0x01, 0x03),
+    REQUESTS_WRITES = ev("UNC_H_REQUESTS.WRITES", 0x01, 0x0c),
+    REQUESTS_READS_LOCAL = ev("UNC_H_REQUESTS.READS_LOCAL", 0x01, 0x01),
+    REQUESTS_READS_REMOTE = ev("UNC_H_REQUESTS.READS_REMOTE", 0x01, 0x02),
+    REQUESTS_WRITES_LOCAL = ev("UNC_H_REQUESTS.WRITES_LOCAL", 0x01, 0x04),
+    REQUESTS_WRITES_REMOTE = ev("UNC_H_REQUESTS.WRITES_REMOTE", 0x01, 0x08),
+    REQUESTS_INVITOE_LOCAL = ev("UNC_H_REQUESTS.INVITOE_LOCAL", 0x01, 0x10),
+    REQUESTS_INVITOE_REMOTE = ev("UNC_H_REQUESTS.INVITOE_REMOTE", 0x01, 0x20),
+    RING_AD_USED_CW_EVEN = ev("UNC_H_RING_AD_USED.CW_EVEN", 0x3e, 0x01),
+    RING_AD_USED_CW_ODD = ev("UNC_H_RING_AD_USED.CW_ODD", 0x3e, 0x02),
+    RING_AD_USED_CCW_EVEN = ev("UNC_H_RING_AD_USED.CCW_EVEN", 0x3e, 0x04),
+    RING_AD_USED_CCW_ODD = ev("UNC_H_RING_AD_USED.CCW_ODD", 0x3e, 0x08),
+    RING_AD_USED_CW = ev("UNC_H_RING_AD_USED.CW", 0x3e, 0x03),
+    RING_AD_USED_CCW = ev("UNC_H_RING_AD_USED.CCW", 0x3e, 0x0c),
+    RING_AK_USED_CW_EVEN = ev("UNC_H_RING_AK_USED.CW_EVEN", 0x3f, 0x01),
+    RING_AK_USED_CW_ODD = ev("UNC_H_RING_AK_USED.CW_ODD", 0x3f, 0x02),
+    RING_AK_USED_CCW_EVEN = ev("UNC_H_RING_AK_USED.CCW_EVEN", 0x3f, 0x04),
+    RING_AK_USED_CCW_ODD = ev("UNC_H_RING_AK_USED.CCW_ODD", 0x3f, 0x08),
+    RING_AK_USED_CW = ev("UNC_H_RING_AK_USED.CW", 0x3f, 0x03),
+    RING_AK_USED_CCW = ev("UNC_H_RING_AK_USED.CCW", 0x3f, 0x0c),
+    RING_BL_USED_CW_EVEN = ev("UNC_H_RING_BL_USED.CW_EVEN", 0x40, 0x01),
+    RING_BL_USED_CW_ODD = ev("UNC_H_RING_BL_USED.CW_ODD", 0x40, 0x02),
+    RING_BL_USED_CCW_EVEN = ev("UNC_H_RING_BL_USED.CCW_EVEN", 0x40, 0x04),
+    RING_BL_USED_CCW_ODD = ev("UNC_H_RING_BL_USED.CCW_ODD", 0x40, 0x08),
+    RING_BL_USED_CW = ev("UNC_H_RING_BL_USED.CW", 0x40, 0x03),
+    RING_BL_USED_CCW = ev("UNC_H_RING_BL_USED.CCW", 0x40, 0x0c),
+    RPQ_CYCLES_NO_REG_CREDITS_CHN0 = ev("UNC_H_RPQ_CYCLES_NO_REG_CREDITS.CHN0", 0x15, 0x01),
+    RPQ_CYCLES_NO_REG_CREDITS_CHN1 = ev("UNC_H_RPQ_CYCLES_NO_REG_CREDITS.CHN1", 0x15, 0x02),
+    RPQ_CYCLES_NO_REG_CREDITS_CHN2 = ev("UNC_H_RPQ_CYCLES_NO_REG_CREDITS.CHN2", 0x15, 0x04),
+    RPQ_CYCLES_NO_REG_CREDITS_CHN3 = ev("UNC_H_RPQ_CYCLES_NO_REG_CREDITS.CHN3", 0x15, 0x08),
+    RPQ_CYCLES_NO_SPEC_CREDITS_CHN0 = ev("UNC_H_RPQ_CYCLES_NO_SPEC_CREDITS.CHN0", 0x16, 0x01),
+    RPQ_CYCLES_NO_SPEC_CREDITS_CHN1 = ev("UNC_H_RPQ_CYCLES_NO_SPEC_CREDITS.CHN1", 0x16, 0x02),
+    RPQ_CYCLES_NO_SPEC_CREDITS_CHN2 = ev("UNC_H_RPQ_CYCLES_NO_SPEC_CREDITS.CHN2", 0x16, 0x04),
+    RPQ_CYCLES_NO_SPEC_CREDITS_CHN3 = ev("UNC_H_RPQ_CYCLES_NO_SPEC_CREDITS.CHN3", 0x16, 0x08),
+    SBO0_CREDITS_ACQUIRED_AD = ev("UNC_H_SBO0_CREDITS_ACQUIRED.AD", 0x68, 0x01),
+    SBO0_CREDITS_ACQUIRED_BL = ev("UNC_H_SBO0_CREDITS_ACQUIRED.BL", 0x68, 0x02),
+    SBO0_CREDIT_OCCUPANCY_AD = ev("UNC_H_SBO0_CREDIT_OCCUPANCY.AD", 0x6a, 0x01),
+    SBO0_CREDIT_OCCUPANCY_BL = ev("UNC_H_SBO0_CREDIT_OCCUPANCY.BL", 0x6a, 0x02),
+    SBO1_CREDITS_ACQUIRED_AD = ev("UNC_H_SBO1_CREDITS_ACQUIRED.AD", 0x69, 0x01),
+    SBO1_CREDITS_ACQUIRED_BL = ev("UNC_H_SBO1_CREDITS_ACQUIRED.BL", 0x69, 0x02),
+    SBO1_CREDIT_OCCUPANCY_AD = ev("UNC_H_SBO1_CREDIT_OCCUPANCY.AD", 0x6b, 0x01),
+    SBO1_CREDIT_OCCUPANCY_BL = ev("UNC_H_SBO1_CREDIT_OCCUPANCY.BL", 0x6b, 0x02),
+    SNOOPS_RSP_AFTER_DATA_LOCAL = ev("UNC_H_SNOOPS_RSP_AFTER_DATA.LOCAL", 0x0a, 0x01),
+    SNOOPS_RSP_AFTER_DATA_REMOTE = ev("UNC_H_SNOOPS_RSP_AFTER_DATA.REMOTE", 0x0a, 0x02),
+    SNOOP_CYCLES_NE_LOCAL = ev("UNC_H_SNOOP_CYCLES_NE.LOCAL", 0x08, 0x01),
+    SNOOP_CYCLES_NE_REMOTE = ev("UNC_H_SNOOP_CYCLES_NE.REMOTE", 0x08, 0x02),
+    SNOOP_CYCLES_NE_ALL = ev("UNC_H_SNOOP_CYCLES_NE.ALL", 0x08, 0x03),
+    SNOOP_OCCUPANCY_LOCAL = ev("UNC_H_SNOOP_OCCUPANCY.LOCAL", 0x09, 0x01),
+    SNOOP_OCCUPANCY_REMOTE = ev("UNC_H_SNOOP_OCCUPANCY.REMOTE", 0x09, 0x02),
+    SNOOP_RESP_RSPI = ev("UNC_H_SNOOP_RESP.RSPI", 0x21, 0x01),
+    SNOOP_RESP_RSPS = ev("UNC_H_SNOOP_RESP.RSPS", 0x21, 0x02),
+    SNOOP_RESP_RSPIFWD = ev("UNC_H_SNOOP_RESP.RSPIFWD", 0x21, 0x04),
+    SNOOP_RESP_RSPSFWD = ev("UNC_H_SNOOP_RESP.RSPSFWD", 0x21, 0x08),
+    SNOOP_RESP_RSP_WB = ev("UNC_H_SNOOP_RESP.RSP_WB", 0x21, 0x10),
+    SNOOP_RESP_RSP_FWD_WB = ev("UNC_H_SNOOP_RESP.RSP_FWD_WB", 0x21, 0x20),
+    SNOOP_RESP_RSPCNFLCT = ev("UNC_H_SNOOP_RESP.RSPCNFLCT", 0x21, 0x40),
+    SNP_RESP_RECV_LOCAL_RSPI = ev("UNC_H_SNP_RESP_RECV_LOCAL.RSPI", 0x60, 0x01),
+    SNP_RESP_RECV_LOCAL_RSPS = ev("UNC_H_SNP_RESP_RECV_LOCAL.RSPS", 0x60, 0x02),
+    SNP_RESP_RECV_LOCAL_RSPIFWD = ev("UNC_H_SNP_RESP_RECV_LOCAL.RSPIFWD", 0x60, 0x04),
+    SNP_RESP_RECV_LOCAL_RSPSFWD = ev("UNC_H_SNP_RESP_RECV_LOCAL.RSPSFWD", 0x60, 0x08),
+    SNP_RESP_RECV_LOCAL_RSPXWB = ev("UNC_H_SNP_RESP_RECV_LOCAL.RSPxWB", 0x60, 0x10),
+    SNP_RESP_RECV_LOCAL_RSPXFWDXWB = ev("UNC_H_SNP_RESP_RECV_LOCAL.RSPxFWDxWB", 0x60, 0x20),
+    SNP_RESP_RECV_LOCAL_RSPCNFLCT = ev("UNC_H_SNP_RESP_RECV_LOCAL.RSPCNFLCT", 0x60, 0x40),
+    SNP_RESP_RECV_LOCAL_OTHER = ev("UNC_H_SNP_RESP_RECV_LOCAL.OTHER", 0x60, 0x80),
+    STALL_NO_SBO_CREDIT_SBO0_AD = ev("UNC_H_STALL_NO_SBO_CREDIT.SBO0_AD", 0x6c, 0x01),
+    STALL_NO_SBO_CREDIT_SBO1_AD = ev("UNC_H_STALL_NO_SBO_CREDIT.SBO1_AD", 0x6c, 0x02),
+    STALL_NO_SBO_CREDIT_SBO0_BL = ev("UNC_H_STALL_NO_SBO_CREDIT.SBO0_BL", 0x6c, 0x04),
+    STALL_NO_SBO_CREDIT_SBO1_BL = ev("UNC_H_STALL_NO_SBO_CREDIT.SBO1_BL", 0x6c, 0x08),
+    TAD_REQUESTS_G0_REGION0 = ev("UNC_H_TAD_REQUESTS_G0.REGION0", 0x1b, 0x01),
+    TAD_REQUESTS_G0_REGION1 = ev("UNC_H_TAD_REQUESTS_G0.REGION1", 0x1b, 0x02),
+    TAD_REQUESTS_G0_REGION2 = ev("UNC_H_TAD_REQUESTS_G0.REGION2", 0x1b, 0x04),
+    TAD_REQUESTS_G0_REGION3 = ev("UNC_H_TAD_REQUESTS_G0.REGION3", 0x1b, 0x08),
+    TAD_REQUESTS_G0_REGION4 = ev("UNC_H_TAD_REQUESTS_G0.REGION4", 0x1b, 0x10),
+    TAD_REQUESTS_G0_REGION5 = ev("UNC_H_TAD_REQUESTS_G0.REGION5", 0x1b, 0x20),
+    TAD_REQUESTS_G0_REGION6 = ev("UNC_H_TAD_REQUESTS_G0.REGION6", 0x1b, 0x40),
+    TAD_REQUESTS_G0_REGION7 = ev("UNC_H_TAD_REQUESTS_G0.REGION7", 0x1b, 0x80),
+    TAD_REQUESTS_G1_REGION8 = ev("UNC_H_TAD_REQUESTS_G1.REGION8", 0x1c, 0x01),
+    TAD_REQUESTS_G1_REGION9 = ev("UNC_H_TAD_REQUESTS_G1.REGION9", 0x1c, 0x02),
+    TAD_REQUESTS_G1_REGION10 = ev("UNC_H_TAD_REQUESTS_G1.REGION10", 0x1c, 0x04),
+    TAD_REQUESTS_G1_REGION11 = ev("UNC_H_TAD_REQUESTS_G1.REGION11", 0x1c, 0x08),
+    TRACKER_CYCLES_FULL_GP = ev("UNC_H_TRACKER_CYCLES_FULL.GP", 0x02, 0x01),
+    TRACKER_CYCLES_FULL_ALL = ev("UNC_H_TRACKER_CYCLES_FULL.ALL", 0x02, 0x02),
+    TRACKER_OCCUPANCY_READS_LOCAL = ev("UNC_H_TRACKER_OCCUPANCY.READS_LOCAL", 0x04, 0x04),
+    TRACKER_OCCUPANCY_READS_REMOTE = ev("UNC_H_TRACKER_OCCUPANCY.READS_REMOTE", 0x04, 0x08),
+    TRACKER_OCCUPANCY_WRITES_LOCAL = ev("UNC_H_TRACKER_OCCUPANCY.WRITES_LOCAL", 0x04, 0x10),
+    TRACKER_OCCUPANCY_WRITES_REMOTE = ev("UNC_H_TRACKER_OCCUPANCY.WRITES_REMOTE", 0x04, 0x20),
+    TRACKER_OCCUPANCY_INVITOE_LOCAL = ev("UNC_H_TRACKER_OCCUPANCY.INVITOE_LOCAL", 0x04, 0x40),
+    TRACKER_OCCUPANCY_INVITOE_REMOTE = ev("UNC_H_TRACKER_OCCUPANCY.INVITOE_REMOTE", 0x04, 0x80),
+    TRACKER_PENDING_OCCUPANCY_LOCAL = ev("UNC_H_TRACKER_PENDING_OCCUPANCY.LOCAL", 0x05, 0x01),
+    TRACKER_PENDING_OCCUPANCY_REMOTE = ev("UNC_H_TRACKER_PENDING_OCCUPANCY.REMOTE", 0x05, 0x02),
+    TXR_AD_HOM = ev("UNC_H_TxR_AD.HOM", 0x0f, 0x04),
+    TXR_AD_CYCLES_FULL_SCHED0 = ev("UNC_H_TxR_AD_CYCLES_FULL.SCHED0", 0x2a, 0x01),
+    TXR_AD_CYCLES_FULL_SCHED1 = ev("UNC_H_TxR_AD_CYCLES_FULL.SCHED1", 0x2a, 0x02),
+    TXR_AD_CYCLES_FULL_ALL = ev("UNC_H_TxR_AD_CYCLES_FULL.ALL", 0x2a, 0x03),
+    TXR_AD_CYCLES_NE_SCHED0 = ev("UNC_H_TxR_AD_CYCLES_NE.SCHED0", 0x29, 0x01),
+    TXR_AD_CYCLES_NE_SCHED1 = ev("UNC_H_TxR_AD_CYCLES_NE.SCHED1", 0x29, 0x02),
+    TXR_AD_CYCLES_NE_ALL = ev("UNC_H_TxR_AD_CYCLES_NE.ALL", 0x29, 0x03),
+    TXR_AD_INSERTS_SCHED0 = ev("UNC_H_TxR_AD_INSERTS.SCHED0", 0x27, 0x01),
+    TXR_AD_INSERTS_SCHED1 = ev("UNC_H_TxR_AD_INSERTS.SCHED1", 0x27, 0x02),
+    TXR_AD_INSERTS_ALL = ev("UNC_H_TxR_AD_INSERTS.ALL", 0x27, 0x03),
+    TXR_AK_CYCLES_FULL_SCHED0 = ev("UNC_H_TxR_AK_CYCLES_FULL.SCHED0", 0x32, 0x01),
+    TXR_AK_CYCLES_FULL_SCHED1 = ev("UNC_H_TxR_AK_CYCLES_FULL.SCHED1", 0x32, 0x02),
+    TXR_AK_CYCLES_FULL_ALL = ev("UNC_H_TxR_AK_CYCLES_FULL.ALL", 0x32, 0x03),
+    TXR_AK_CYCLES_NE_SCHED0 = ev("UNC_H_TxR_AK_CYCLES_NE.SCHED0", 0x31, 0x01),
+    TXR_AK_CYCLES_NE_SCHED1 = ev("UNC_H_TxR_AK_CYCLES_NE.SCHED1", 0x31, 0x02),
+    TXR_AK_CYCLES_NE_ALL = ev("UNC_H_TxR_AK_CYCLES_NE.ALL", 0x31, 0x03),
+    TXR_AK_INSERTS_SCHED0 = ev("UNC_H_TxR_AK_INSERTS.SCHED0", 0x2f, 0x01),
+    TXR_AK_INSERTS_SCHED1 = ev("UNC_H_TxR_AK_INSERTS.SCHED1", 0x2f, 0x02),
+    TXR_AK_INSERTS_ALL = ev("UNC_H_TxR_AK_INSERTS.ALL", 0x2f, 0x03),
+    TXR_BL_DRS_CACHE = ev("UNC_H_TxR_BL.DRS_CACHE", 0x10, 0x01),
+    TXR_BL_DRS_CORE = ev("UNC_H_TxR_BL.DRS_CORE", 0x10, 0x02),
+    TXR_BL_DRS_QPI = ev("UNC_H_TxR_BL.DRS_QPI", 0x10, 0x04),
+    TXR_BL_CYCLES_FULL_SCHED0 = ev("UNC_H_TxR_BL_CYCLES_FULL.SCHED0", 0x36, 0x01),
+    TXR_BL_CYCLES_FULL_SCHED1 = ev("UNC_H_TxR_BL_CYCLES_FULL.SCHED1", 0x36, 0x02),
+    TXR_BL_CYCLES_FULL_ALL = ev("UNC_H_TxR_BL_CYCLES_FULL.ALL", 0x36, 0x03),
+    TXR_BL_CYCLES_NE_SCHED0 = ev("UNC_H_TxR_BL_CYCLES_NE.SCHED0", 0x35, 0x01),
+    TXR_BL_CYCLES_NE_SCHED1 = ev("UNC_H_TxR_BL_CYCLES_NE.SCHED1", 0x35, 0x02),
+    TXR_BL_CYCLES_NE_ALL = ev("UNC_H_TxR_BL_CYCLES_NE.ALL", 0x35, 0x03),
+    TXR_BL_INSERTS_SCHED0 = ev("UNC_H_TxR_BL_INSERTS.SCHED0", 0x33, 0x01),
+    TXR_BL_INSERTS_SCHED1 = ev("UNC_H_TxR_BL_INSERTS.SCHED1", 0x33, 0x02),
+    TXR_BL_INSERTS_ALL = ev("UNC_H_TxR_BL_INSERTS.ALL", 0x33, 0x03),
+    TXR_STARVED_AK = ev("UNC_H_TxR_STARVED.AK", 0x6d, 0x01),
+    TXR_STARVED_BL = ev("UNC_H_TxR_STARVED.BL", 0x6d, 0x02),
+    WPQ_CYCLES_NO_REG_CREDITS_CHN0 = ev("UNC_H_WPQ_CYCLES_NO_REG_CREDITS.CHN0", 0x18, 0x01),
+    WPQ_CYCLES_NO_REG_CREDITS_CHN1 = ev("UNC_H_WPQ_CYCLES_NO_REG_CREDITS.CHN1", 0x18, 0x02),
+    WPQ_CYCLES_NO_REG_CREDITS_CHN2 = ev("UNC_H_WPQ_CYCLES_NO_REG_CREDITS.CHN2", 0x18, 0x04),
+    WPQ_CYCLES_NO_REG_CREDITS_CHN3 = ev("UNC_H_WPQ_CYCLES_NO_REG_CREDITS.CHN3", 0x18, 0x08),
+    WPQ_CYCLES_NO_SPEC_CREDITS_CHN0 = ev("UNC_H_WPQ_CYCLES_NO_SPEC_CREDITS.CHN0", 0x19, 0x01),
+    WPQ_CYCLES_NO_SPEC_CREDITS_CHN1 = ev("UNC_H_WPQ_CYCLES_NO_SPEC_CREDITS.CHN1", 0x19, 0x02),
+    WPQ_CYCLES_NO_SPEC_CREDITS_CHN2 = ev("UNC_H_WPQ_CYCLES_NO_SPEC_CREDITS.CHN2", 0x19, 0x04),
+    WPQ_CYCLES_NO_SPEC_CREDITS_CHN3 = ev("UNC_H_WPQ_CYCLES_NO_SPEC_CREDITS.CHN3", 0x19, 0x08),
+    TRACKER_CYCLES_NE_LOCAL = ev("UNC_H_TRACKER_CYCLES_NE.LOCAL", 0x03, 0x01),
+    TRACKER_CYCLES_NE_REMOTE = ev("UNC_H_TRACKER_CYCLES_NE.REMOTE", 0x03, 0x02),
+    TRACKER_CYCLES_NE_ALL = ev("UNC_H_TRACKER_CYCLES_NE.ALL", 0x03, 0x03),
+}
 /// No experimental events.
 const EXPERIMENTAL_ROWS: &[EventRow] = &[];
 /// The rows built.

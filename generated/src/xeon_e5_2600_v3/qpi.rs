@@ -55,18 +55,14 @@ impl Layout for QpiBoxCtlLayout {
     const INFO: &'static RegisterInfo = &QPI_BOX_CTL_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 18, 31, Access::Rv,
-            "Reserved; write zero."),
-        FieldInfo::row("rsv", 17, 17, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 18, 31, Access::Rv),
+        FieldInfo::reserved("rsv", 17, 17, Access::Rsv),
         FieldInfo { name: "frz_en", ident: "frz_en", lsb: 16, msb: 16, access: Access::Wo, role: Some(Role::FreezeEnable),
             description: "Freeze enable: when set, a freeze (from frz here or from the U-box global freeze) stops this box's counters; when clear, the box ignores freezes.", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 9, 15, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 9, 15, Access::Rv),
         FieldInfo { name: "frz", ident: "frz", lsb: 8, msb: 8, access: Access::Wo, role: Some(Role::Freeze),
             description: "Freeze: writing 1 while frz_en is set halts every counter of the box until the bit is written 0 again.", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 2, 7, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 2, 7, Access::Rv),
         FieldInfo { name: "rst_ctrs", ident: "rst_ctrs", lsb: 1, msb: 1, access: Access::Wo, role: Some(Role::ResetCounters),
             description: "Reset counters: writing 1 clears every data counter of the box to zero.", ..FieldInfo::EMPTY },
         FieldInfo { name: "rst_ctrl", ident: "rst_ctrl", lsb: 0, msb: 0, access: Access::Wo, role: Some(Role::ResetControls),
@@ -181,16 +177,13 @@ impl Layout for QpiCtlLayout {
             description: "Enables this counter: it counts while this bit is 1 and the box is not frozen.", ..FieldInfo::EMPTY },
         FieldInfo { name: "ev_sel_ext", ident: "ev_sel_ext", lsb: 21, msb: 21, access: Access::RwV, role: Some(Role::EventExt),
             description: "Event select extension: the ninth bit of the event code, for events Intel lists with ExtSel=1.", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 20, 20, Access::Rsv,
-            "Reserved; write zero."),
-        FieldInfo::row("rsv", 19, 19, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 20, 20, Access::Rsv),
+        FieldInfo::reserved("rsv", 19, 19, Access::Rv),
         FieldInfo { name: "edge_det", ident: "edge_det", lsb: 18, msb: 18, access: Access::RwV, role: Some(Role::Edge),
             description: "Edge detect: count 0-to-1 transitions of the thresholded event instead of active cycles; needs a non-zero thresh.", ..FieldInfo::EMPTY },
         FieldInfo { name: "rst", ident: "rst", lsb: 17, msb: 17, access: Access::Wo, role: Some(Role::Reset),
             description: "Reset: writing 1 clears the paired data counter.", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 16, 16, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 16, 16, Access::Rsv),
         FieldInfo { name: "umask", ident: "umask", lsb: 8, msb: 15, access: Access::RwV, role: Some(Role::Umask),
             description: "Unit mask: which sub-events of the selected event are counted.", ..FieldInfo::EMPTY },
         FieldInfo { name: "ev_sel", ident: "ev_sel", lsb: 0, msb: 7, access: Access::RwV, role: Some(Role::Event),
@@ -320,8 +313,7 @@ impl Layout for QpiBoxStatusLayout {
     const INFO: &'static RegisterInfo = &QPI_BOX_STATUS_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 4, 31, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 4, 31, Access::Rv),
         FieldInfo { name: "ov", ident: "ov", lsb: 0, msb: 3, access: Access::Rw1c, role: Some(Role::Overflow), counters: &[0, 1, 2, 3],
             description: "Overflow flags, one per counter (bit n for counter n): hardware sets a bit when that counter wraps; writing 1 to a bit clears it.", ..FieldInfo::EMPTY },
     ];
@@ -395,8 +387,7 @@ impl Layout for QpiCtrLayout {
     const INFO: &'static RegisterInfo = &QPI_CTR_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 48, 63, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 48, 63, Access::Rv),
         FieldInfo { name: "event_count", ident: "event_count", lsb: 0, msb: 47, access: Access::RwV, role: Some(Role::Count),
             description: "The accumulated 48-bit count of the event selected by the paired control register; wraps on overflow and keeps counting.", ..FieldInfo::EMPTY },
     ];
@@ -496,8 +487,7 @@ impl Layout for QpiPktMatch0Layout {
     const FIELDS: &'static [FieldInfo] = &[
         FieldInfo::row("rnid_4", 31, 31, Access::Rw,
             "Bit 4 of the remote node id."),
-        FieldInfo::row("rsv", 18, 30, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 18, 30, Access::Rsv),
         FieldInfo::row("dnid", 13, 17, Access::Rw,
             "Destination node id."),
         FieldInfo::row("mc", 9, 12, Access::Rw,
@@ -506,8 +496,7 @@ impl Layout for QpiPktMatch0Layout {
             "Opcode."),
         FieldInfo::row("vnw", 3, 4, Access::Rw,
             "Virtual network."),
-        FieldInfo::row("rsv", 0, 2, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 0, 2, Access::Rsv),
     ];
 }
 
@@ -630,12 +619,10 @@ impl Layout for QpiPktMatch1Layout {
     const INFO: &'static RegisterInfo = &QPI_PKT_MATCH1_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 20, 31, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 20, 31, Access::Rsv),
         FieldInfo::row("rds", 16, 19, Access::Rw,
             "Response data state."),
-        FieldInfo::row("rsv", 4, 15, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 4, 15, Access::Rsv),
         FieldInfo::row("rnid_3_0", 0, 3, Access::Rw,
             "Bits 3:0 of the remote node id."),
     ];
@@ -738,8 +725,7 @@ impl Layout for QpiPktMask0Layout {
     const FIELDS: &'static [FieldInfo] = &[
         FieldInfo::row("rnid_4", 31, 31, Access::Rw,
             "Bit 4 of the remote node id."),
-        FieldInfo::row("rsv", 18, 30, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 18, 30, Access::Rsv),
         FieldInfo::row("dnid", 13, 17, Access::Rw,
             "Destination node id."),
         FieldInfo::row("mc", 9, 12, Access::Rw,
@@ -748,8 +734,7 @@ impl Layout for QpiPktMask0Layout {
             "Opcode."),
         FieldInfo::row("vnw", 3, 4, Access::Rw,
             "Virtual network."),
-        FieldInfo::row("rsv", 0, 2, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 0, 2, Access::Rsv),
     ];
 }
 
@@ -872,12 +857,10 @@ impl Layout for QpiPktMask1Layout {
     const INFO: &'static RegisterInfo = &QPI_PKT_MASK1_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 20, 31, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 20, 31, Access::Rsv),
         FieldInfo::row("rds", 16, 19, Access::Rw,
             "Response data state."),
-        FieldInfo::row("rsv", 4, 15, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 4, 15, Access::Rsv),
         FieldInfo::row("rnid_3_0", 0, 3, Access::Rw,
             "Bits 3:0 of the remote node id."),
     ];
@@ -936,7 +919,7 @@ static QPI_PKT_MASK1_INFO: RegisterInfo = RegisterInfo {
 mod unit_events {
 use super::*;
 #[allow(unused_imports)]
-use crate::core_events::{ev, EventRow};
+use crate::core_events::{event_table, EventRow};
 #[cfg(feature = "metadata")]
 use crate::core_events::{event_info_refs, event_infos};
 
@@ -955,304 +938,6 @@ pub struct Event {
 }
 
 impl Event {
-    /// `UNC_Q_CLOCKTICKS`.
-    pub const CLOCKTICKS: Event = Event::row(0);
-    /// `UNC_Q_CTO_COUNT`.
-    pub const CTO_COUNT: Event = Event::row(1);
-    /// `UNC_Q_DIRECT2CORE.SUCCESS_RBT_HIT`.
-    pub const DIRECT2CORE_SUCCESS_RBT_HIT: Event = Event::row(2);
-    /// `UNC_Q_DIRECT2CORE.FAILURE_CREDITS`.
-    pub const DIRECT2CORE_FAILURE_CREDITS: Event = Event::row(3);
-    /// `UNC_Q_DIRECT2CORE.FAILURE_RBT_HIT`.
-    pub const DIRECT2CORE_FAILURE_RBT_HIT: Event = Event::row(4);
-    /// `UNC_Q_DIRECT2CORE.FAILURE_CREDITS_RBT`.
-    pub const DIRECT2CORE_FAILURE_CREDITS_RBT: Event = Event::row(5);
-    /// `UNC_Q_DIRECT2CORE.FAILURE_MISS`.
-    pub const DIRECT2CORE_FAILURE_MISS: Event = Event::row(6);
-    /// `UNC_Q_DIRECT2CORE.FAILURE_CREDITS_MISS`.
-    pub const DIRECT2CORE_FAILURE_CREDITS_MISS: Event = Event::row(7);
-    /// `UNC_Q_DIRECT2CORE.FAILURE_RBT_MISS`.
-    pub const DIRECT2CORE_FAILURE_RBT_MISS: Event = Event::row(8);
-    /// `UNC_Q_DIRECT2CORE.FAILURE_CREDITS_RBT_MISS`.
-    pub const DIRECT2CORE_FAILURE_CREDITS_RBT_MISS: Event = Event::row(9);
-    /// `UNC_Q_L1_POWER_CYCLES`.
-    pub const L1_POWER_CYCLES: Event = Event::row(10);
-    /// `UNC_Q_RxL0P_POWER_CYCLES`.
-    pub const RXL0P_POWER_CYCLES: Event = Event::row(11);
-    /// `UNC_Q_RxL0_POWER_CYCLES`.
-    pub const RXL0_POWER_CYCLES: Event = Event::row(12);
-    /// `UNC_Q_RxL_BYPASSED`.
-    pub const RXL_BYPASSED: Event = Event::row(13);
-    /// `UNC_Q_RxL_CRC_ERRORS.LINK_INIT`.
-    pub const RXL_CRC_ERRORS_LINK_INIT: Event = Event::row(14);
-    /// `UNC_Q_RxL_CRC_ERRORS.NORMAL_OP`.
-    pub const RXL_CRC_ERRORS_NORMAL_OP: Event = Event::row(15);
-    /// `UNC_Q_RxL_CREDITS_CONSUMED_VN0.DRS`.
-    pub const RXL_CREDITS_CONSUMED_VN0_DRS: Event = Event::row(16);
-    /// `UNC_Q_RxL_CREDITS_CONSUMED_VN0.NCB`.
-    pub const RXL_CREDITS_CONSUMED_VN0_NCB: Event = Event::row(17);
-    /// `UNC_Q_RxL_CREDITS_CONSUMED_VN0.NCS`.
-    pub const RXL_CREDITS_CONSUMED_VN0_NCS: Event = Event::row(18);
-    /// `UNC_Q_RxL_CREDITS_CONSUMED_VN0.HOM`.
-    pub const RXL_CREDITS_CONSUMED_VN0_HOM: Event = Event::row(19);
-    /// `UNC_Q_RxL_CREDITS_CONSUMED_VN0.SNP`.
-    pub const RXL_CREDITS_CONSUMED_VN0_SNP: Event = Event::row(20);
-    /// `UNC_Q_RxL_CREDITS_CONSUMED_VN0.NDR`.
-    pub const RXL_CREDITS_CONSUMED_VN0_NDR: Event = Event::row(21);
-    /// `UNC_Q_RxL_CREDITS_CONSUMED_VN1.DRS`.
-    pub const RXL_CREDITS_CONSUMED_VN1_DRS: Event = Event::row(22);
-    /// `UNC_Q_RxL_CREDITS_CONSUMED_VN1.NCB`.
-    pub const RXL_CREDITS_CONSUMED_VN1_NCB: Event = Event::row(23);
-    /// `UNC_Q_RxL_CREDITS_CONSUMED_VN1.NCS`.
-    pub const RXL_CREDITS_CONSUMED_VN1_NCS: Event = Event::row(24);
-    /// `UNC_Q_RxL_CREDITS_CONSUMED_VN1.HOM`.
-    pub const RXL_CREDITS_CONSUMED_VN1_HOM: Event = Event::row(25);
-    /// `UNC_Q_RxL_CREDITS_CONSUMED_VN1.SNP`.
-    pub const RXL_CREDITS_CONSUMED_VN1_SNP: Event = Event::row(26);
-    /// `UNC_Q_RxL_CREDITS_CONSUMED_VN1.NDR`.
-    pub const RXL_CREDITS_CONSUMED_VN1_NDR: Event = Event::row(27);
-    /// `UNC_Q_RxL_CREDITS_CONSUMED_VNA`.
-    pub const RXL_CREDITS_CONSUMED_VNA: Event = Event::row(28);
-    /// `UNC_Q_RxL_CYCLES_NE`.
-    pub const RXL_CYCLES_NE: Event = Event::row(29);
-    /// `UNC_Q_RxL_CYCLES_NE_DRS.VN0`.
-    pub const RXL_CYCLES_NE_DRS_VN0: Event = Event::row(30);
-    /// `UNC_Q_RxL_CYCLES_NE_DRS.VN1`.
-    pub const RXL_CYCLES_NE_DRS_VN1: Event = Event::row(31);
-    /// `UNC_Q_RxL_CYCLES_NE_HOM.VN0`.
-    pub const RXL_CYCLES_NE_HOM_VN0: Event = Event::row(32);
-    /// `UNC_Q_RxL_CYCLES_NE_HOM.VN1`.
-    pub const RXL_CYCLES_NE_HOM_VN1: Event = Event::row(33);
-    /// `UNC_Q_RxL_CYCLES_NE_NCB.VN0`.
-    pub const RXL_CYCLES_NE_NCB_VN0: Event = Event::row(34);
-    /// `UNC_Q_RxL_CYCLES_NE_NCB.VN1`.
-    pub const RXL_CYCLES_NE_NCB_VN1: Event = Event::row(35);
-    /// `UNC_Q_RxL_CYCLES_NE_NCS.VN0`.
-    pub const RXL_CYCLES_NE_NCS_VN0: Event = Event::row(36);
-    /// `UNC_Q_RxL_CYCLES_NE_NCS.VN1`.
-    pub const RXL_CYCLES_NE_NCS_VN1: Event = Event::row(37);
-    /// `UNC_Q_RxL_CYCLES_NE_NDR.VN0`.
-    pub const RXL_CYCLES_NE_NDR_VN0: Event = Event::row(38);
-    /// `UNC_Q_RxL_CYCLES_NE_NDR.VN1`.
-    pub const RXL_CYCLES_NE_NDR_VN1: Event = Event::row(39);
-    /// `UNC_Q_RxL_CYCLES_NE_SNP.VN0`.
-    pub const RXL_CYCLES_NE_SNP_VN0: Event = Event::row(40);
-    /// `UNC_Q_RxL_CYCLES_NE_SNP.VN1`.
-    pub const RXL_CYCLES_NE_SNP_VN1: Event = Event::row(41);
-    /// `UNC_Q_RxL_FLITS_G0.IDLE`.
-    pub const RXL_FLITS_G0_IDLE: Event = Event::row(42);
-    /// `UNC_Q_RxL_FLITS_G1.SNP`.
-    pub const RXL_FLITS_G1_SNP: Event = Event::row(43);
-    /// `UNC_Q_RxL_FLITS_G1.HOM_REQ`.
-    pub const RXL_FLITS_G1_HOM_REQ: Event = Event::row(44);
-    /// `UNC_Q_RxL_FLITS_G1.HOM_NONREQ`.
-    pub const RXL_FLITS_G1_HOM_NONREQ: Event = Event::row(45);
-    /// `UNC_Q_RxL_FLITS_G1.HOM`.
-    pub const RXL_FLITS_G1_HOM: Event = Event::row(46);
-    /// `UNC_Q_RxL_FLITS_G1.DRS_DATA`.
-    pub const RXL_FLITS_G1_DRS_DATA: Event = Event::row(47);
-    /// `UNC_Q_RxL_FLITS_G1.DRS_NONDATA`.
-    pub const RXL_FLITS_G1_DRS_NONDATA: Event = Event::row(48);
-    /// `UNC_Q_RxL_FLITS_G1.DRS`.
-    pub const RXL_FLITS_G1_DRS: Event = Event::row(49);
-    /// `UNC_Q_RxL_FLITS_G2.NDR_AD`.
-    pub const RXL_FLITS_G2_NDR_AD: Event = Event::row(50);
-    /// `UNC_Q_RxL_FLITS_G2.NDR_AK`.
-    pub const RXL_FLITS_G2_NDR_AK: Event = Event::row(51);
-    /// `UNC_Q_RxL_FLITS_G2.NCB_DATA`.
-    pub const RXL_FLITS_G2_NCB_DATA: Event = Event::row(52);
-    /// `UNC_Q_RxL_FLITS_G2.NCB_NONDATA`.
-    pub const RXL_FLITS_G2_NCB_NONDATA: Event = Event::row(53);
-    /// `UNC_Q_RxL_FLITS_G2.NCB`.
-    pub const RXL_FLITS_G2_NCB: Event = Event::row(54);
-    /// `UNC_Q_RxL_FLITS_G2.NCS`.
-    pub const RXL_FLITS_G2_NCS: Event = Event::row(55);
-    /// `UNC_Q_RxL_INSERTS`.
-    pub const RXL_INSERTS: Event = Event::row(56);
-    /// `UNC_Q_RxL_INSERTS_DRS.VN0`.
-    pub const RXL_INSERTS_DRS_VN0: Event = Event::row(57);
-    /// `UNC_Q_RxL_INSERTS_DRS.VN1`.
-    pub const RXL_INSERTS_DRS_VN1: Event = Event::row(58);
-    /// `UNC_Q_RxL_INSERTS_HOM.VN0`.
-    pub const RXL_INSERTS_HOM_VN0: Event = Event::row(59);
-    /// `UNC_Q_RxL_INSERTS_HOM.VN1`.
-    pub const RXL_INSERTS_HOM_VN1: Event = Event::row(60);
-    /// `UNC_Q_RxL_INSERTS_NCB.VN0`.
-    pub const RXL_INSERTS_NCB_VN0: Event = Event::row(61);
-    /// `UNC_Q_RxL_INSERTS_NCB.VN1`.
-    pub const RXL_INSERTS_NCB_VN1: Event = Event::row(62);
-    /// `UNC_Q_RxL_INSERTS_NCS.VN0`.
-    pub const RXL_INSERTS_NCS_VN0: Event = Event::row(63);
-    /// `UNC_Q_RxL_INSERTS_NCS.VN1`.
-    pub const RXL_INSERTS_NCS_VN1: Event = Event::row(64);
-    /// `UNC_Q_RxL_INSERTS_NDR.VN0`.
-    pub const RXL_INSERTS_NDR_VN0: Event = Event::row(65);
-    /// `UNC_Q_RxL_INSERTS_NDR.VN1`.
-    pub const RXL_INSERTS_NDR_VN1: Event = Event::row(66);
-    /// `UNC_Q_RxL_INSERTS_SNP.VN0`.
-    pub const RXL_INSERTS_SNP_VN0: Event = Event::row(67);
-    /// `UNC_Q_RxL_INSERTS_SNP.VN1`.
-    pub const RXL_INSERTS_SNP_VN1: Event = Event::row(68);
-    /// `UNC_Q_RxL_OCCUPANCY`.
-    pub const RXL_OCCUPANCY: Event = Event::row(69);
-    /// `UNC_Q_RxL_OCCUPANCY_DRS.VN0`.
-    pub const RXL_OCCUPANCY_DRS_VN0: Event = Event::row(70);
-    /// `UNC_Q_RxL_OCCUPANCY_DRS.VN1`.
-    pub const RXL_OCCUPANCY_DRS_VN1: Event = Event::row(71);
-    /// `UNC_Q_RxL_OCCUPANCY_HOM.VN0`.
-    pub const RXL_OCCUPANCY_HOM_VN0: Event = Event::row(72);
-    /// `UNC_Q_RxL_OCCUPANCY_HOM.VN1`.
-    pub const RXL_OCCUPANCY_HOM_VN1: Event = Event::row(73);
-    /// `UNC_Q_RxL_OCCUPANCY_NCB.VN0`.
-    pub const RXL_OCCUPANCY_NCB_VN0: Event = Event::row(74);
-    /// `UNC_Q_RxL_OCCUPANCY_NCB.VN1`.
-    pub const RXL_OCCUPANCY_NCB_VN1: Event = Event::row(75);
-    /// `UNC_Q_RxL_OCCUPANCY_NCS.VN0`.
-    pub const RXL_OCCUPANCY_NCS_VN0: Event = Event::row(76);
-    /// `UNC_Q_RxL_OCCUPANCY_NCS.VN1`.
-    pub const RXL_OCCUPANCY_NCS_VN1: Event = Event::row(77);
-    /// `UNC_Q_RxL_OCCUPANCY_NDR.VN0`.
-    pub const RXL_OCCUPANCY_NDR_VN0: Event = Event::row(78);
-    /// `UNC_Q_RxL_OCCUPANCY_NDR.VN1`.
-    pub const RXL_OCCUPANCY_NDR_VN1: Event = Event::row(79);
-    /// `UNC_Q_RxL_OCCUPANCY_SNP.VN0`.
-    pub const RXL_OCCUPANCY_SNP_VN0: Event = Event::row(80);
-    /// `UNC_Q_RxL_OCCUPANCY_SNP.VN1`.
-    pub const RXL_OCCUPANCY_SNP_VN1: Event = Event::row(81);
-    /// `UNC_Q_RxL_STALLS_VN0.BGF_DRS`.
-    pub const RXL_STALLS_VN0_BGF_DRS: Event = Event::row(82);
-    /// `UNC_Q_RxL_STALLS_VN0.BGF_NCB`.
-    pub const RXL_STALLS_VN0_BGF_NCB: Event = Event::row(83);
-    /// `UNC_Q_RxL_STALLS_VN0.BGF_NCS`.
-    pub const RXL_STALLS_VN0_BGF_NCS: Event = Event::row(84);
-    /// `UNC_Q_RxL_STALLS_VN0.BGF_HOM`.
-    pub const RXL_STALLS_VN0_BGF_HOM: Event = Event::row(85);
-    /// `UNC_Q_RxL_STALLS_VN0.BGF_SNP`.
-    pub const RXL_STALLS_VN0_BGF_SNP: Event = Event::row(86);
-    /// `UNC_Q_RxL_STALLS_VN0.BGF_NDR`.
-    pub const RXL_STALLS_VN0_BGF_NDR: Event = Event::row(87);
-    /// `UNC_Q_RxL_STALLS_VN0.EGRESS_CREDITS`.
-    pub const RXL_STALLS_VN0_EGRESS_CREDITS: Event = Event::row(88);
-    /// `UNC_Q_RxL_STALLS_VN0.GV`.
-    pub const RXL_STALLS_VN0_GV: Event = Event::row(89);
-    /// `UNC_Q_RxL_STALLS_VN1.BGF_DRS`.
-    pub const RXL_STALLS_VN1_BGF_DRS: Event = Event::row(90);
-    /// `UNC_Q_RxL_STALLS_VN1.BGF_NCB`.
-    pub const RXL_STALLS_VN1_BGF_NCB: Event = Event::row(91);
-    /// `UNC_Q_RxL_STALLS_VN1.BGF_NCS`.
-    pub const RXL_STALLS_VN1_BGF_NCS: Event = Event::row(92);
-    /// `UNC_Q_RxL_STALLS_VN1.BGF_HOM`.
-    pub const RXL_STALLS_VN1_BGF_HOM: Event = Event::row(93);
-    /// `UNC_Q_RxL_STALLS_VN1.BGF_SNP`.
-    pub const RXL_STALLS_VN1_BGF_SNP: Event = Event::row(94);
-    /// `UNC_Q_RxL_STALLS_VN1.BGF_NDR`.
-    pub const RXL_STALLS_VN1_BGF_NDR: Event = Event::row(95);
-    /// `UNC_Q_TxL0P_POWER_CYCLES`.
-    pub const TXL0P_POWER_CYCLES: Event = Event::row(96);
-    /// `UNC_Q_TxL0_POWER_CYCLES`.
-    pub const TXL0_POWER_CYCLES: Event = Event::row(97);
-    /// `UNC_Q_TxL_BYPASSED`.
-    pub const TXL_BYPASSED: Event = Event::row(98);
-    /// `UNC_Q_TxL_CRC_NO_CREDITS.FULL`.
-    pub const TXL_CRC_NO_CREDITS_FULL: Event = Event::row(99);
-    /// `UNC_Q_TxL_CRC_NO_CREDITS.ALMOST_FULL`.
-    pub const TXL_CRC_NO_CREDITS_ALMOST_FULL: Event = Event::row(100);
-    /// `UNC_Q_TxL_CYCLES_NE`.
-    pub const TXL_CYCLES_NE: Event = Event::row(101);
-    /// `UNC_Q_TxL_FLITS_G0.DATA`.
-    pub const TXL_FLITS_G0_DATA: Event = Event::row(102);
-    /// `UNC_Q_TxL_FLITS_G0.NON_DATA`.
-    pub const TXL_FLITS_G0_NON_DATA: Event = Event::row(103);
-    /// `UNC_Q_TxL_FLITS_G1.SNP`.
-    pub const TXL_FLITS_G1_SNP: Event = Event::row(104);
-    /// `UNC_Q_TxL_FLITS_G1.HOM_REQ`.
-    pub const TXL_FLITS_G1_HOM_REQ: Event = Event::row(105);
-    /// `UNC_Q_TxL_FLITS_G1.HOM_NONREQ`.
-    pub const TXL_FLITS_G1_HOM_NONREQ: Event = Event::row(106);
-    /// `UNC_Q_TxL_FLITS_G1.HOM`.
-    pub const TXL_FLITS_G1_HOM: Event = Event::row(107);
-    /// `UNC_Q_TxL_FLITS_G1.DRS_DATA`.
-    pub const TXL_FLITS_G1_DRS_DATA: Event = Event::row(108);
-    /// `UNC_Q_TxL_FLITS_G1.DRS_NONDATA`.
-    pub const TXL_FLITS_G1_DRS_NONDATA: Event = Event::row(109);
-    /// `UNC_Q_TxL_FLITS_G1.DRS`.
-    pub const TXL_FLITS_G1_DRS: Event = Event::row(110);
-    /// `UNC_Q_TxL_FLITS_G2.NDR_AD`.
-    pub const TXL_FLITS_G2_NDR_AD: Event = Event::row(111);
-    /// `UNC_Q_TxL_FLITS_G2.NDR_AK`.
-    pub const TXL_FLITS_G2_NDR_AK: Event = Event::row(112);
-    /// `UNC_Q_TxL_FLITS_G2.NCB_DATA`.
-    pub const TXL_FLITS_G2_NCB_DATA: Event = Event::row(113);
-    /// `UNC_Q_TxL_FLITS_G2.NCB_NONDATA`.
-    pub const TXL_FLITS_G2_NCB_NONDATA: Event = Event::row(114);
-    /// `UNC_Q_TxL_FLITS_G2.NCB`.
-    pub const TXL_FLITS_G2_NCB: Event = Event::row(115);
-    /// `UNC_Q_TxL_FLITS_G2.NCS`.
-    pub const TXL_FLITS_G2_NCS: Event = Event::row(116);
-    /// `UNC_Q_TxL_INSERTS`.
-    pub const TXL_INSERTS: Event = Event::row(117);
-    /// `UNC_Q_TxL_OCCUPANCY`.
-    pub const TXL_OCCUPANCY: Event = Event::row(118);
-    /// `UNC_Q_TxR_AD_HOM_CREDIT_ACQUIRED.VN0`.
-    pub const TXR_AD_HOM_CREDIT_ACQUIRED_VN0: Event = Event::row(119);
-    /// `UNC_Q_TxR_AD_HOM_CREDIT_ACQUIRED.VN1`.
-    pub const TXR_AD_HOM_CREDIT_ACQUIRED_VN1: Event = Event::row(120);
-    /// `UNC_Q_TxR_AD_HOM_CREDIT_OCCUPANCY.VN0`.
-    pub const TXR_AD_HOM_CREDIT_OCCUPANCY_VN0: Event = Event::row(121);
-    /// `UNC_Q_TxR_AD_HOM_CREDIT_OCCUPANCY.VN1`.
-    pub const TXR_AD_HOM_CREDIT_OCCUPANCY_VN1: Event = Event::row(122);
-    /// `UNC_Q_TxR_AD_NDR_CREDIT_ACQUIRED.VN0`.
-    pub const TXR_AD_NDR_CREDIT_ACQUIRED_VN0: Event = Event::row(123);
-    /// `UNC_Q_TxR_AD_NDR_CREDIT_ACQUIRED.VN1`.
-    pub const TXR_AD_NDR_CREDIT_ACQUIRED_VN1: Event = Event::row(124);
-    /// `UNC_Q_TxR_AD_NDR_CREDIT_OCCUPANCY.VN0`.
-    pub const TXR_AD_NDR_CREDIT_OCCUPANCY_VN0: Event = Event::row(125);
-    /// `UNC_Q_TxR_AD_NDR_CREDIT_OCCUPANCY.VN1`.
-    pub const TXR_AD_NDR_CREDIT_OCCUPANCY_VN1: Event = Event::row(126);
-    /// `UNC_Q_TxR_AD_SNP_CREDIT_ACQUIRED.VN0`.
-    pub const TXR_AD_SNP_CREDIT_ACQUIRED_VN0: Event = Event::row(127);
-    /// `UNC_Q_TxR_AD_SNP_CREDIT_ACQUIRED.VN1`.
-    pub const TXR_AD_SNP_CREDIT_ACQUIRED_VN1: Event = Event::row(128);
-    /// `UNC_Q_TxR_AD_SNP_CREDIT_OCCUPANCY.VN0`.
-    pub const TXR_AD_SNP_CREDIT_OCCUPANCY_VN0: Event = Event::row(129);
-    /// `UNC_Q_TxR_AD_SNP_CREDIT_OCCUPANCY.VN1`.
-    pub const TXR_AD_SNP_CREDIT_OCCUPANCY_VN1: Event = Event::row(130);
-    /// `UNC_Q_TxR_AK_NDR_CREDIT_ACQUIRED`.
-    pub const TXR_AK_NDR_CREDIT_ACQUIRED: Event = Event::row(131);
-    /// `UNC_Q_TxR_AK_NDR_CREDIT_OCCUPANCY`.
-    pub const TXR_AK_NDR_CREDIT_OCCUPANCY: Event = Event::row(132);
-    /// `UNC_Q_TxR_BL_DRS_CREDIT_ACQUIRED.VN0`.
-    pub const TXR_BL_DRS_CREDIT_ACQUIRED_VN0: Event = Event::row(133);
-    /// `UNC_Q_TxR_BL_DRS_CREDIT_ACQUIRED.VN1`.
-    pub const TXR_BL_DRS_CREDIT_ACQUIRED_VN1: Event = Event::row(134);
-    /// `UNC_Q_TxR_BL_DRS_CREDIT_ACQUIRED.VN_SHR`.
-    pub const TXR_BL_DRS_CREDIT_ACQUIRED_VN_SHR: Event = Event::row(135);
-    /// `UNC_Q_TxR_BL_DRS_CREDIT_OCCUPANCY.VN0`.
-    pub const TXR_BL_DRS_CREDIT_OCCUPANCY_VN0: Event = Event::row(136);
-    /// `UNC_Q_TxR_BL_DRS_CREDIT_OCCUPANCY.VN1`.
-    pub const TXR_BL_DRS_CREDIT_OCCUPANCY_VN1: Event = Event::row(137);
-    /// `UNC_Q_TxR_BL_DRS_CREDIT_OCCUPANCY.VN_SHR`.
-    pub const TXR_BL_DRS_CREDIT_OCCUPANCY_VN_SHR: Event = Event::row(138);
-    /// `UNC_Q_TxR_BL_NCB_CREDIT_ACQUIRED.VN0`.
-    pub const TXR_BL_NCB_CREDIT_ACQUIRED_VN0: Event = Event::row(139);
-    /// `UNC_Q_TxR_BL_NCB_CREDIT_ACQUIRED.VN1`.
-    pub const TXR_BL_NCB_CREDIT_ACQUIRED_VN1: Event = Event::row(140);
-    /// `UNC_Q_TxR_BL_NCB_CREDIT_OCCUPANCY.VN0`.
-    pub const TXR_BL_NCB_CREDIT_OCCUPANCY_VN0: Event = Event::row(141);
-    /// `UNC_Q_TxR_BL_NCB_CREDIT_OCCUPANCY.VN1`.
-    pub const TXR_BL_NCB_CREDIT_OCCUPANCY_VN1: Event = Event::row(142);
-    /// `UNC_Q_TxR_BL_NCS_CREDIT_ACQUIRED.VN0`.
-    pub const TXR_BL_NCS_CREDIT_ACQUIRED_VN0: Event = Event::row(143);
-    /// `UNC_Q_TxR_BL_NCS_CREDIT_ACQUIRED.VN1`.
-    pub const TXR_BL_NCS_CREDIT_ACQUIRED_VN1: Event = Event::row(144);
-    /// `UNC_Q_TxR_BL_NCS_CREDIT_OCCUPANCY.VN0`.
-    pub const TXR_BL_NCS_CREDIT_OCCUPANCY_VN0: Event = Event::row(145);
-    /// `UNC_Q_TxR_BL_NCS_CREDIT_OCCUPANCY.VN1`.
-    pub const TXR_BL_NCS_CREDIT_OCCUPANCY_VN1: Event = Event::row(146);
-    /// `UNC_Q_VNA_CREDIT_RETURNS`.
-    pub const VNA_CREDIT_RETURNS: Event = Event::row(147);
-    /// `UNC_Q_VNA_CREDIT_RETURN_OCCUPANCY`.
-    pub const VNA_CREDIT_RETURN_OCCUPANCY: Event = Event::row(148);
 
     /// Every event of the unit.
     pub const ALL: &'static [Event] = &{
@@ -1300,159 +985,162 @@ impl Event {
     }
 }
 
-/// The events, row n for `Event::row(n)`: `ev(name, event select, umask, counters)` (bit n
-/// of counters: counter n may count it) and what else each sets.
-const EVENT_ROWS: &[EventRow] = &[
-    ev("UNC_Q_CLOCKTICKS", 0x14, 0x00, 0b1111),
-    ev("UNC_Q_CTO_COUNT", 0x38, 0x00, 0b1111).ext_sel().filters("QPIMask0[17:0],QPIMatch0[17:0],QPIMask1[19:16],QPIMatch1[19:16]"),
-    ev("UNC_Q_DIRECT2CORE.SUCCESS_RBT_HIT", 0x13, 0x01, 0b1111),
-    ev("UNC_Q_DIRECT2CORE.FAILURE_CREDITS", 0x13, 0x02, 0b1111),
-    ev("UNC_Q_DIRECT2CORE.FAILURE_RBT_HIT", 0x13, 0x04, 0b1111),
-    ev("UNC_Q_DIRECT2CORE.FAILURE_CREDITS_RBT", 0x13, 0x08, 0b1111),
-    ev("UNC_Q_DIRECT2CORE.FAILURE_MISS", 0x13, 0x10, 0b1111),
-    ev("UNC_Q_DIRECT2CORE.FAILURE_CREDITS_MISS", 0x13, 0x20, 0b1111),
-    ev("UNC_Q_DIRECT2CORE.FAILURE_RBT_MISS", 0x13, 0x40, 0b1111),
-    ev("UNC_Q_DIRECT2CORE.FAILURE_CREDITS_RBT_MISS", 0x13, 0x80, 0b1111),
-    ev("UNC_Q_L1_POWER_CYCLES", 0x12, 0x00, 0b1111),
-    ev("UNC_Q_RxL0P_POWER_CYCLES", 0x10, 0x00, 0b1111),
-    ev("UNC_Q_RxL0_POWER_CYCLES", 0x0f, 0x00, 0b1111),
-    ev("UNC_Q_RxL_BYPASSED", 0x09, 0x00, 0b1111),
-    ev("UNC_Q_RxL_CRC_ERRORS.LINK_INIT", 0x03, 0x01, 0b1111),
-    ev("UNC_Q_RxL_CRC_ERRORS.NORMAL_OP", 0x03, 0x02, 0b1111),
-    ev("UNC_Q_RxL_CREDITS_CONSUMED_VN0.DRS", 0x1e, 0x01, 0b1111).ext_sel(),
-    ev("UNC_Q_RxL_CREDITS_CONSUMED_VN0.NCB", 0x1e, 0x02, 0b1111).ext_sel(),
-    ev("UNC_Q_RxL_CREDITS_CONSUMED_VN0.NCS", 0x1e, 0x04, 0b1111).ext_sel(),
-    ev("UNC_Q_RxL_CREDITS_CONSUMED_VN0.HOM", 0x1e, 0x08, 0b1111).ext_sel(),
-    ev("UNC_Q_RxL_CREDITS_CONSUMED_VN0.SNP", 0x1e, 0x10, 0b1111).ext_sel(),
-    ev("UNC_Q_RxL_CREDITS_CONSUMED_VN0.NDR", 0x1e, 0x20, 0b1111).ext_sel(),
-    ev("UNC_Q_RxL_CREDITS_CONSUMED_VN1.DRS", 0x39, 0x01, 0b1111).ext_sel(),
-    ev("UNC_Q_RxL_CREDITS_CONSUMED_VN1.NCB", 0x39, 0x02, 0b1111).ext_sel(),
-    ev("UNC_Q_RxL_CREDITS_CONSUMED_VN1.NCS", 0x39, 0x04, 0b1111).ext_sel(),
-    ev("UNC_Q_RxL_CREDITS_CONSUMED_VN1.HOM", 0x39, 0x08, 0b1111).ext_sel(),
-    ev("UNC_Q_RxL_CREDITS_CONSUMED_VN1.SNP", 0x39, 0x10, 0b1111).ext_sel(),
-    ev("UNC_Q_RxL_CREDITS_CONSUMED_VN1.NDR", 0x39, 0x20, 0b1111).ext_sel(),
-    ev("UNC_Q_RxL_CREDITS_CONSUMED_VNA", 0x1d, 0x00, 0b1111).ext_sel(),
-    ev("UNC_Q_RxL_CYCLES_NE", 0x0a, 0x00, 0b1111),
-    ev("UNC_Q_RxL_CYCLES_NE_DRS.VN0", 0x0f, 0x01, 0b1111).ext_sel(),
-    ev("UNC_Q_RxL_CYCLES_NE_DRS.VN1", 0x0f, 0x02, 0b1111).ext_sel(),
-    ev("UNC_Q_RxL_CYCLES_NE_HOM.VN0", 0x12, 0x01, 0b1111).ext_sel(),
-    ev("UNC_Q_RxL_CYCLES_NE_HOM.VN1", 0x12, 0x02, 0b1111).ext_sel(),
-    ev("UNC_Q_RxL_CYCLES_NE_NCB.VN0", 0x10, 0x01, 0b1111).ext_sel(),
-    ev("UNC_Q_RxL_CYCLES_NE_NCB.VN1", 0x10, 0x02, 0b1111).ext_sel(),
-    ev("UNC_Q_RxL_CYCLES_NE_NCS.VN0", 0x11, 0x01, 0b1111).ext_sel(),
-    ev("UNC_Q_RxL_CYCLES_NE_NCS.VN1", 0x11, 0x02, 0b1111).ext_sel(),
-    ev("UNC_Q_RxL_CYCLES_NE_NDR.VN0", 0x14, 0x01, 0b1111).ext_sel(),
-    ev("UNC_Q_RxL_CYCLES_NE_NDR.VN1", 0x14, 0x02, 0b1111).ext_sel(),
-    ev("UNC_Q_RxL_CYCLES_NE_SNP.VN0", 0x13, 0x01, 0b1111).ext_sel(),
-    ev("UNC_Q_RxL_CYCLES_NE_SNP.VN1", 0x13, 0x02, 0b1111).ext_sel(),
-    ev("UNC_Q_RxL_FLITS_G0.IDLE", 0x01, 0x01, 0b1111),
-    ev("UNC_Q_RxL_FLITS_G1.SNP", 0x02, 0x01, 0b1111).ext_sel(),
-    ev("UNC_Q_RxL_FLITS_G1.HOM_REQ", 0x02, 0x02, 0b1111).ext_sel(),
-    ev("UNC_Q_RxL_FLITS_G1.HOM_NONREQ", 0x02, 0x04, 0b1111).ext_sel(),
-    ev("UNC_Q_RxL_FLITS_G1.HOM", 0x02, 0x06, 0b1111).ext_sel(),
-    ev("UNC_Q_RxL_FLITS_G1.DRS_DATA", 0x02, 0x08, 0b1111).ext_sel(),
-    ev("UNC_Q_RxL_FLITS_G1.DRS_NONDATA", 0x02, 0x10, 0b1111).ext_sel(),
-    ev("UNC_Q_RxL_FLITS_G1.DRS", 0x02, 0x18, 0b1111).ext_sel(),
-    ev("UNC_Q_RxL_FLITS_G2.NDR_AD", 0x03, 0x01, 0b1111).ext_sel(),
-    ev("UNC_Q_RxL_FLITS_G2.NDR_AK", 0x03, 0x02, 0b1111).ext_sel(),
-    ev("UNC_Q_RxL_FLITS_G2.NCB_DATA", 0x03, 0x04, 0b1111).ext_sel(),
-    ev("UNC_Q_RxL_FLITS_G2.NCB_NONDATA", 0x03, 0x08, 0b1111).ext_sel(),
-    ev("UNC_Q_RxL_FLITS_G2.NCB", 0x03, 0x0c, 0b1111).ext_sel(),
-    ev("UNC_Q_RxL_FLITS_G2.NCS", 0x03, 0x10, 0b1111).ext_sel(),
-    ev("UNC_Q_RxL_INSERTS", 0x08, 0x00, 0b1111),
-    ev("UNC_Q_RxL_INSERTS_DRS.VN0", 0x09, 0x01, 0b1111).ext_sel(),
-    ev("UNC_Q_RxL_INSERTS_DRS.VN1", 0x09, 0x02, 0b1111).ext_sel(),
-    ev("UNC_Q_RxL_INSERTS_HOM.VN0", 0x0c, 0x01, 0b1111).ext_sel(),
-    ev("UNC_Q_RxL_INSERTS_HOM.VN1", 0x0c, 0x02, 0b1111).ext_sel(),
-    ev("UNC_Q_RxL_INSERTS_NCB.VN0", 0x0a, 0x01, 0b1111).ext_sel(),
-    ev("UNC_Q_RxL_INSERTS_NCB.VN1", 0x0a, 0x02, 0b1111).ext_sel(),
-    ev("UNC_Q_RxL_INSERTS_NCS.VN0", 0x0b, 0x01, 0b1111).ext_sel(),
-    ev("UNC_Q_RxL_INSERTS_NCS.VN1", 0x0b, 0x02, 0b1111).ext_sel(),
-    ev("UNC_Q_RxL_INSERTS_NDR.VN0", 0x0e, 0x01, 0b1111).ext_sel(),
-    ev("UNC_Q_RxL_INSERTS_NDR.VN1", 0x0e, 0x02, 0b1111).ext_sel(),
-    ev("UNC_Q_RxL_INSERTS_SNP.VN0", 0x0d, 0x01, 0b1111).ext_sel(),
-    ev("UNC_Q_RxL_INSERTS_SNP.VN1", 0x0d, 0x02, 0b1111).ext_sel(),
-    ev("UNC_Q_RxL_OCCUPANCY", 0x0b, 0x00, 0b1111),
-    ev("UNC_Q_RxL_OCCUPANCY_DRS.VN0", 0x15, 0x01, 0b1111).ext_sel(),
-    ev("UNC_Q_RxL_OCCUPANCY_DRS.VN1", 0x15, 0x02, 0b1111).ext_sel(),
-    ev("UNC_Q_RxL_OCCUPANCY_HOM.VN0", 0x18, 0x01, 0b1111).ext_sel(),
-    ev("UNC_Q_RxL_OCCUPANCY_HOM.VN1", 0x18, 0x02, 0b1111).ext_sel(),
-    ev("UNC_Q_RxL_OCCUPANCY_NCB.VN0", 0x16, 0x01, 0b1111).ext_sel(),
-    ev("UNC_Q_RxL_OCCUPANCY_NCB.VN1", 0x16, 0x02, 0b1111).ext_sel(),
-    ev("UNC_Q_RxL_OCCUPANCY_NCS.VN0", 0x17, 0x01, 0b1111).ext_sel(),
-    ev("UNC_Q_RxL_OCCUPANCY_NCS.VN1", 0x17, 0x02, 0b1111).ext_sel(),
-    ev("UNC_Q_RxL_OCCUPANCY_NDR.VN0", 0x1a, 0x01, 0b1111).ext_sel(),
-    ev("UNC_Q_RxL_OCCUPANCY_NDR.VN1", 0x1a, 0x02, 0b1111).ext_sel(),
-    ev("UNC_Q_RxL_OCCUPANCY_SNP.VN0", 0x19, 0x01, 0b1111).ext_sel(),
-    ev("UNC_Q_RxL_OCCUPANCY_SNP.VN1", 0x19, 0x02, 0b1111).ext_sel(),
-    ev("UNC_Q_RxL_STALLS_VN0.BGF_DRS", 0x35, 0x01, 0b1111).ext_sel(),
-    ev("UNC_Q_RxL_STALLS_VN0.BGF_NCB", 0x35, 0x02, 0b1111).ext_sel(),
-    ev("UNC_Q_RxL_STALLS_VN0.BGF_NCS", 0x35, 0x04, 0b1111).ext_sel(),
-    ev("UNC_Q_RxL_STALLS_VN0.BGF_HOM", 0x35, 0x08, 0b1111).ext_sel(),
-    ev("UNC_Q_RxL_STALLS_VN0.BGF_SNP", 0x35, 0x10, 0b1111).ext_sel(),
-    ev("UNC_Q_RxL_STALLS_VN0.BGF_NDR", 0x35, 0x20, 0b1111).ext_sel(),
-    ev("UNC_Q_RxL_STALLS_VN0.EGRESS_CREDITS", 0x35, 0x40, 0b1111).ext_sel(),
-    ev("UNC_Q_RxL_STALLS_VN0.GV", 0x35, 0x80, 0b1111).ext_sel(),
-    ev("UNC_Q_RxL_STALLS_VN1.BGF_DRS", 0x3a, 0x01, 0b1111).ext_sel(),
-    ev("UNC_Q_RxL_STALLS_VN1.BGF_NCB", 0x3a, 0x02, 0b1111).ext_sel(),
-    ev("UNC_Q_RxL_STALLS_VN1.BGF_NCS", 0x3a, 0x04, 0b1111).ext_sel(),
-    ev("UNC_Q_RxL_STALLS_VN1.BGF_HOM", 0x3a, 0x08, 0b1111).ext_sel(),
-    ev("UNC_Q_RxL_STALLS_VN1.BGF_SNP", 0x3a, 0x10, 0b1111).ext_sel(),
-    ev("UNC_Q_RxL_STALLS_VN1.BGF_NDR", 0x3a, 0x20, 0b1111).ext_sel(),
-    ev("UNC_Q_TxL0P_POWER_CYCLES", 0x0d, 0x00, 0b1111),
-    ev("UNC_Q_TxL0_POWER_CYCLES", 0x0c, 0x00, 0b1111),
-    ev("UNC_Q_TxL_BYPASSED", 0x05, 0x00, 0b1111),
-    ev("UNC_Q_TxL_CRC_NO_CREDITS.FULL", 0x02, 0x01, 0b1111),
-    ev("UNC_Q_TxL_CRC_NO_CREDITS.ALMOST_FULL", 0x02, 0x02, 0b1111),
-    ev("UNC_Q_TxL_CYCLES_NE", 0x06, 0x00, 0b1111),
-    ev("UNC_Q_TxL_FLITS_G0.DATA", 0x00, 0x02, 0b1111),
-    ev("UNC_Q_TxL_FLITS_G0.NON_DATA", 0x00, 0x04, 0b1111),
-    ev("UNC_Q_TxL_FLITS_G1.SNP", 0x00, 0x01, 0b1111).ext_sel(),
-    ev("UNC_Q_TxL_FLITS_G1.HOM_REQ", 0x00, 0x02, 0b1111).ext_sel(),
-    ev("UNC_Q_TxL_FLITS_G1.HOM_NONREQ", 0x00, 0x04, 0b1111).ext_sel(),
-    ev("UNC_Q_TxL_FLITS_G1.HOM", 0x00, 0x06, 0b1111).ext_sel(),
-    ev("UNC_Q_TxL_FLITS_G1.DRS_DATA", 0x00, 0x08, 0b1111).ext_sel(),
-    ev("UNC_Q_TxL_FLITS_G1.DRS_NONDATA", 0x00, 0x10, 0b1111).ext_sel(),
-    ev("UNC_Q_TxL_FLITS_G1.DRS", 0x00, 0x18, 0b1111).ext_sel(),
-    ev("UNC_Q_TxL_FLITS_G2.NDR_AD", 0x01, 0x01, 0b1111).ext_sel(),
-    ev("UNC_Q_TxL_FLITS_G2.NDR_AK", 0x01, 0x02, 0b1111).ext_sel(),
-    ev("UNC_Q_TxL_FLITS_G2.NCB_DATA", 0x01, 0x04, 0b1111).ext_sel(),
-    ev("UNC_Q_TxL_FLITS_G2.NCB_NONDATA", 0x01, 0x08, 0b1111).ext_sel(),
-    ev("UNC_Q_TxL_FLITS_G2.NCB", 0x01, 0x0c, 0b1111).ext_sel(),
-    ev("UNC_Q_TxL_FLITS_G2.NCS", 0x01, 0x10, 0b1111).ext_sel(),
-    ev("UNC_Q_TxL_INSERTS", 0x04, 0x00, 0b1111),
-    ev("UNC_Q_TxL_OCCUPANCY", 0x07, 0x00, 0b1111),
-    ev("UNC_Q_TxR_AD_HOM_CREDIT_ACQUIRED.VN0", 0x26, 0x01, 0b1111).ext_sel(),
-    ev("UNC_Q_TxR_AD_HOM_CREDIT_ACQUIRED.VN1", 0x26, 0x02, 0b1111).ext_sel(),
-    ev("UNC_Q_TxR_AD_HOM_CREDIT_OCCUPANCY.VN0", 0x22, 0x01, 0b1111).ext_sel(),
-    ev("UNC_Q_TxR_AD_HOM_CREDIT_OCCUPANCY.VN1", 0x22, 0x02, 0b1111).ext_sel(),
-    ev("UNC_Q_TxR_AD_NDR_CREDIT_ACQUIRED.VN0", 0x28, 0x01, 0b1111).ext_sel(),
-    ev("UNC_Q_TxR_AD_NDR_CREDIT_ACQUIRED.VN1", 0x28, 0x02, 0b1111).ext_sel(),
-    ev("UNC_Q_TxR_AD_NDR_CREDIT_OCCUPANCY.VN0", 0x24, 0x01, 0b1111).ext_sel(),
-    ev("UNC_Q_TxR_AD_NDR_CREDIT_OCCUPANCY.VN1", 0x24, 0x02, 0b1111).ext_sel(),
-    ev("UNC_Q_TxR_AD_SNP_CREDIT_ACQUIRED.VN0", 0x27, 0x01, 0b1111).ext_sel(),
-    ev("UNC_Q_TxR_AD_SNP_CREDIT_ACQUIRED.VN1", 0x27, 0x02, 0b1111).ext_sel(),
-    ev("UNC_Q_TxR_AD_SNP_CREDIT_OCCUPANCY.VN0", 0x23, 0x01, 0b1111).ext_sel(),
-    ev("UNC_Q_TxR_AD_SNP_CREDIT_OCCUPANCY.VN1", 0x23, 0x02, 0b1111).ext_sel(),
-    ev("UNC_Q_TxR_AK_NDR_CREDIT_ACQUIRED", 0x29, 0x00, 0b1111).ext_sel(),
-    ev("UNC_Q_TxR_AK_NDR_CREDIT_OCCUPANCY", 0x25, 0x00, 0b1111).ext_sel(),
-    ev("UNC_Q_TxR_BL_DRS_CREDIT_ACQUIRED.VN0", 0x2a, 0x01, 0b1111).ext_sel(),
-    ev("UNC_Q_TxR_BL_DRS_CREDIT_ACQUIRED.VN1", 0x2a, 0x02, 0b1111).ext_sel(),
-    ev("UNC_Q_TxR_BL_DRS_CREDIT_ACQUIRED.VN_SHR", 0x2a, 0x04, 0b1111).ext_sel(),
-    ev("UNC_Q_TxR_BL_DRS_CREDIT_OCCUPANCY.VN0", 0x1f, 0x01, 0b1111).ext_sel(),
-    ev("UNC_Q_TxR_BL_DRS_CREDIT_OCCUPANCY.VN1", 0x1f, 0x02, 0b1111).ext_sel(),
-    ev("UNC_Q_TxR_BL_DRS_CREDIT_OCCUPANCY.VN_SHR", 0x1f, 0x04, 0b1111).ext_sel(),
-    ev("UNC_Q_TxR_BL_NCB_CREDIT_ACQUIRED.VN0", 0x2b, 0x01, 0b1111).ext_sel(),
-    ev("UNC_Q_TxR_BL_NCB_CREDIT_ACQUIRED.VN1", 0x2b, 0x02, 0b1111).ext_sel(),
-    ev("UNC_Q_TxR_BL_NCB_CREDIT_OCCUPANCY.VN0", 0x20, 0x01, 0b1111).ext_sel(),
-    ev("UNC_Q_TxR_BL_NCB_CREDIT_OCCUPANCY.VN1", 0x20, 0x02, 0b1111).ext_sel(),
-    ev("UNC_Q_TxR_BL_NCS_CREDIT_ACQUIRED.VN0", 0x2c, 0x01, 0b1111).ext_sel(),
-    ev("UNC_Q_TxR_BL_NCS_CREDIT_ACQUIRED.VN1", 0x2c, 0x02, 0b1111).ext_sel(),
-    ev("UNC_Q_TxR_BL_NCS_CREDIT_OCCUPANCY.VN0", 0x21, 0x01, 0b1111).ext_sel(),
-    ev("UNC_Q_TxR_BL_NCS_CREDIT_OCCUPANCY.VN1", 0x21, 0x02, 0b1111).ext_sel(),
-    ev("UNC_Q_VNA_CREDIT_RETURNS", 0x1c, 0x00, 0b1111).ext_sel(),
-    ev("UNC_Q_VNA_CREDIT_RETURN_OCCUPANCY", 0x1b, 0x00, 0b1111).ext_sel(),
-];
+event_table! {
+    /// The events, row n for `Event::row(n)`: `ev(name, event select, umask)` and what else each
+    /// sets. The counters that may count them (bit n: counter n) and those without
+    /// Hyper-Threading are the table's, the two numbers before the rows, unless a row
+    /// gives its own (`.on(..)`, `.ht_off(..)`).
+    EVENT_ROWS, EventRowNumber, 0, "", 0b1111, 0b0;
+    CLOCKTICKS = ev("UNC_Q_CLOCKTICKS", 0x14, 0x00),
+    CTO_COUNT = ev("UNC_Q_CTO_COUNT", 0x38, 0x00).ext_sel().filters("QPIMask0[17:0],QPIMatch0[17:0],QPIMask1[19:16],QPIMatch1[19:16]"),
+    DIRECT2CORE_SUCCESS_RBT_HIT = ev("UNC_Q_DIRECT2CORE.SUCCESS_RBT_HIT", 0x13, 0x01),
+    DIRECT2CORE_FAILURE_CREDITS = ev("UNC_Q_DIRECT2CORE.FAILURE_CREDITS", 0x13, 0x02),
+    DIRECT2CORE_FAILURE_RBT_HIT = ev("UNC_Q_DIRECT2CORE.FAILURE_RBT_HIT", 0x13, 0x04),
+    DIRECT2CORE_FAILURE_CREDITS_RBT = ev("UNC_Q_DIRECT2CORE.FAILURE_CREDITS_RBT", 0x13, 0x08),
+    DIRECT2CORE_FAILURE_MISS = ev("UNC_Q_DIRECT2CORE.FAILURE_MISS", 0x13, 0x10),
+    DIRECT2CORE_FAILURE_CREDITS_MISS = ev("UNC_Q_DIRECT2CORE.FAILURE_CREDITS_MISS", 0x13, 0x20),
+    DIRECT2CORE_FAILURE_RBT_MISS = ev("UNC_Q_DIRECT2CORE.FAILURE_RBT_MISS", 0x13, 0x40),
+    DIRECT2CORE_FAILURE_CREDITS_RBT_MISS = ev("UNC_Q_DIRECT2CORE.FAILURE_CREDITS_RBT_MISS", 0x13, 0x80),
+    L1_POWER_CYCLES = ev("UNC_Q_L1_POWER_CYCLES", 0x12, 0x00),
+    RXL0P_POWER_CYCLES = ev("UNC_Q_RxL0P_POWER_CYCLES", 0x10, 0x00),
+    RXL0_POWER_CYCLES = ev("UNC_Q_RxL0_POWER_CYCLES", 0x0f, 0x00),
+    RXL_BYPASSED = ev("UNC_Q_RxL_BYPASSED", 0x09, 0x00),
+    RXL_CRC_ERRORS_LINK_INIT = ev("UNC_Q_RxL_CRC_ERRORS.LINK_INIT", 0x03, 0x01),
+    RXL_CRC_ERRORS_NORMAL_OP = ev("UNC_Q_RxL_CRC_ERRORS.NORMAL_OP", 0x03, 0x02),
+    RXL_CREDITS_CONSUMED_VN0_DRS = ev("UNC_Q_RxL_CREDITS_CONSUMED_VN0.DRS", 0x1e, 0x01).ext_sel(),
+    RXL_CREDITS_CONSUMED_VN0_NCB = ev("UNC_Q_RxL_CREDITS_CONSUMED_VN0.NCB", 0x1e, 0x02).ext_sel(),
+    RXL_CREDITS_CONSUMED_VN0_NCS = ev("UNC_Q_RxL_CREDITS_CONSUMED_VN0.NCS", 0x1e, 0x04).ext_sel(),
+    RXL_CREDITS_CONSUMED_VN0_HOM = ev("UNC_Q_RxL_CREDITS_CONSUMED_VN0.HOM", 0x1e, 0x08).ext_sel(),
+    RXL_CREDITS_CONSUMED_VN0_SNP = ev("UNC_Q_RxL_CREDITS_CONSUMED_VN0.SNP", 0x1e, 0x10).ext_sel(),
+    RXL_CREDITS_CONSUMED_VN0_NDR = ev("UNC_Q_RxL_CREDITS_CONSUMED_VN0.NDR", 0x1e, 0x20).ext_sel(),
+    RXL_CREDITS_CONSUMED_VN1_DRS = ev("UNC_Q_RxL_CREDITS_CONSUMED_VN1.DRS", 0x39, 0x01).ext_sel(),
+    RXL_CREDITS_CONSUMED_VN1_NCB = ev("UNC_Q_RxL_CREDITS_CONSUMED_VN1.NCB", 0x39, 0x02).ext_sel(),
+    RXL_CREDITS_CONSUMED_VN1_NCS = ev("UNC_Q_RxL_CREDITS_CONSUMED_VN1.NCS", 0x39, 0x04).ext_sel(),
+    RXL_CREDITS_CONSUMED_VN1_HOM = ev("UNC_Q_RxL_CREDITS_CONSUMED_VN1.HOM", 0x39, 0x08).ext_sel(),
+    RXL_CREDITS_CONSUMED_VN1_SNP = ev("UNC_Q_RxL_CREDITS_CONSUMED_VN1.SNP", 0x39, 0x10).ext_sel(),
+    RXL_CREDITS_CONSUMED_VN1_NDR = ev("UNC_Q_RxL_CREDITS_CONSUMED_VN1.NDR", 0x39, 0x20).ext_sel(),
+    RXL_CREDITS_CONSUMED_VNA = ev("UNC_Q_RxL_CREDITS_CONSUMED_VNA", 0x1d, 0x00).ext_sel(),
+    RXL_CYCLES_NE = ev("UNC_Q_RxL_CYCLES_NE", 0x0a, 0x00),
+    RXL_CYCLES_NE_DRS_VN0 = ev("UNC_Q_RxL_CYCLES_NE_DRS.VN0", 0x0f, 0x01).ext_sel(),
+    RXL_CYCLES_NE_DRS_VN1 = ev("UNC_Q_RxL_CYCLES_NE_DRS.VN1", 0x0f, 0x02).ext_sel(),
+    RXL_CYCLES_NE_HOM_VN0 = ev("UNC_Q_RxL_CYCLES_NE_HOM.VN0", 0x12, 0x01).ext_sel(),
+    RXL_CYCLES_NE_HOM_VN1 = ev("UNC_Q_RxL_CYCLES_NE_HOM.VN1", 0x12, 0x02).ext_sel(),
+    RXL_CYCLES_NE_NCB_VN0 = ev("UNC_Q_RxL_CYCLES_NE_NCB.VN0", 0x10, 0x01).ext_sel(),
+    RXL_CYCLES_NE_NCB_VN1 = ev("UNC_Q_RxL_CYCLES_NE_NCB.VN1", 0x10, 0x02).ext_sel(),
+    RXL_CYCLES_NE_NCS_VN0 = ev("UNC_Q_RxL_CYCLES_NE_NCS.VN0", 0x11, 0x01).ext_sel(),
+    RXL_CYCLES_NE_NCS_VN1 = ev("UNC_Q_RxL_CYCLES_NE_NCS.VN1", 0x11, 0x02).ext_sel(),
+    RXL_CYCLES_NE_NDR_VN0 = ev("UNC_Q_RxL_CYCLES_NE_NDR.VN0", 0x14, 0x01).ext_sel(),
+    RXL_CYCLES_NE_NDR_VN1 = ev("UNC_Q_RxL_CYCLES_NE_NDR.VN1", 0x14, 0x02).ext_sel(),
+    RXL_CYCLES_NE_SNP_VN0 = ev("UNC_Q_RxL_CYCLES_NE_SNP.VN0", 0x13, 0x01).ext_sel(),
+    RXL_CYCLES_NE_SNP_VN1 = ev("UNC_Q_RxL_CYCLES_NE_SNP.VN1", 0x13, 0x02).ext_sel(),
+    RXL_FLITS_G0_IDLE = ev("UNC_Q_RxL_FLITS_G0.IDLE", 0x01, 0x01),
+    RXL_FLITS_G1_SNP = ev("UNC_Q_RxL_FLITS_G1.SNP", 0x02, 0x01).ext_sel(),
+    RXL_FLITS_G1_HOM_REQ = ev("UNC_Q_RxL_FLITS_G1.HOM_REQ", 0x02, 0x02).ext_sel(),
+    RXL_FLITS_G1_HOM_NONREQ = ev("UNC_Q_RxL_FLITS_G1.HOM_NONREQ", 0x02, 0x04).ext_sel(),
+    RXL_FLITS_G1_HOM = ev("UNC_Q_RxL_FLITS_G1.HOM", 0x02, 0x06).ext_sel(),
+    RXL_FLITS_G1_DRS_DATA = ev("UNC_Q_RxL_FLITS_G1.DRS_DATA", 0x02, 0x08).ext_sel(),
+    RXL_FLITS_G1_DRS_NONDATA = ev("UNC_Q_RxL_FLITS_G1.DRS_NONDATA", 0x02, 0x10).ext_sel(),
+    RXL_FLITS_G1_DRS = ev("UNC_Q_RxL_FLITS_G1.DRS", 0x02, 0x18).ext_sel(),
+    RXL_FLITS_G2_NDR_AD = ev("UNC_Q_RxL_FLITS_G2.NDR_AD", 0x03, 0x01).ext_sel(),
+    RXL_FLITS_G2_NDR_AK = ev("UNC_Q_RxL_FLITS_G2.NDR_AK", 0x03, 0x02).ext_sel(),
+    RXL_FLITS_G2_NCB_DATA = ev("UNC_Q_RxL_FLITS_G2.NCB_DATA", 0x03, 0x04).ext_sel(),
+    RXL_FLITS_G2_NCB_NONDATA = ev("UNC_Q_RxL_FLITS_G2.NCB_NONDATA", 0x03, 0x08).ext_sel(),
+    RXL_FLITS_G2_NCB = ev("UNC_Q_RxL_FLITS_G2.NCB", 0x03, 0x0c).ext_sel(),
+    RXL_FLITS_G2_NCS = ev("UNC_Q_RxL_FLITS_G2.NCS", 0x03, 0x10).ext_sel(),
+    RXL_INSERTS = ev("UNC_Q_RxL_INSERTS", 0x08, 0x00),
+    RXL_INSERTS_DRS_VN0 = ev("UNC_Q_RxL_INSERTS_DRS.VN0", 0x09, 0x01).ext_sel(),
+    RXL_INSERTS_DRS_VN1 = ev("UNC_Q_RxL_INSERTS_DRS.VN1", 0x09, 0x02).ext_sel(),
+    RXL_INSERTS_HOM_VN0 = ev("UNC_Q_RxL_INSERTS_HOM.VN0", 0x0c, 0x01).ext_sel(),
+    RXL_INSERTS_HOM_VN1 = ev("UNC_Q_RxL_INSERTS_HOM.VN1", 0x0c, 0x02).ext_sel(),
+    RXL_INSERTS_NCB_VN0 = ev("UNC_Q_RxL_INSERTS_NCB.VN0", 0x0a, 0x01).ext_sel(),
+    RXL_INSERTS_NCB_VN1 = ev("UNC_Q_RxL_INSERTS_NCB.VN1", 0x0a, 0x02).ext_sel(),
+    RXL_INSERTS_NCS_VN0 = ev("UNC_Q_RxL_INSERTS_NCS.VN0", 0x0b, 0x01).ext_sel(),
+    RXL_INSERTS_NCS_VN1 = ev("UNC_Q_RxL_INSERTS_NCS.VN1", 0x0b, 0x02).ext_sel(),
+    RXL_INSERTS_NDR_VN0 = ev("UNC_Q_RxL_INSERTS_NDR.VN0", 0x0e, 0x01).ext_sel(),
+    RXL_INSERTS_NDR_VN1 = ev("UNC_Q_RxL_INSERTS_NDR.VN1", 0x0e, 0x02).ext_sel(),
+    RXL_INSERTS_SNP_VN0 = ev("UNC_Q_RxL_INSERTS_SNP.VN0", 0x0d, 0x01).ext_sel(),
+    RXL_INSERTS_SNP_VN1 = ev("UNC_Q_RxL_INSERTS_SNP.VN1", 0x0d, 0x02).ext_sel(),
+    RXL_OCCUPANCY = ev("UNC_Q_RxL_OCCUPANCY", 0x0b, 0x00),
+    RXL_OCCUPANCY_DRS_VN0 = ev("UNC_Q_RxL_OCCUPANCY_DRS.VN0", 0x15, 0x01).ext_sel(),
+    RXL_OCCUPANCY_DRS_VN1 = ev("UNC_Q_RxL_OCCUPANCY_DRS.VN1", 0x15, 0x02).ext_sel(),
+    RXL_OCCUPANCY_HOM_VN0 = ev("UNC_Q_RxL_OCCUPANCY_HOM.VN0", 0x18, 0x01).ext_sel(),
+    RXL_OCCUPANCY_HOM_VN1 = ev("UNC_Q_RxL_OCCUPANCY_HOM.VN1", 0x18, 0x02).ext_sel(),
+    RXL_OCCUPANCY_NCB_VN0 = ev("UNC_Q_RxL_OCCUPANCY_NCB.VN0", 0x16, 0x01).ext_sel(),
+    RXL_OCCUPANCY_NCB_VN1 = ev("UNC_Q_RxL_OCCUPANCY_NCB.VN1", 0x16, 0x02).ext_sel(),
+    RXL_OCCUPANCY_NCS_VN0 = ev("UNC_Q_RxL_OCCUPANCY_NCS.VN0", 0x17, 0x01).ext_sel(),
+    RXL_OCCUPANCY_NCS_VN1 = ev("UNC_Q_RxL_OCCUPANCY_NCS.VN1", 0x17, 0x02).ext_sel(),
+    RXL_OCCUPANCY_NDR_VN0 = ev("UNC_Q_RxL_OCCUPANCY_NDR.VN0", 0x1a, 0x01).ext_sel(),
+    RXL_OCCUPANCY_NDR_VN1 = ev("UNC_Q_RxL_OCCUPANCY_NDR.VN1", 0x1a, 0x02).ext_sel(),
+    RXL_OCCUPANCY_SNP_VN0 = ev("UNC_Q_RxL_OCCUPANCY_SNP.VN0", 0x19, 0x01).ext_sel(),
+    RXL_OCCUPANCY_SNP_VN1 = ev("UNC_Q_RxL_OCCUPANCY_SNP.VN1", 0x19, 0x02).ext_sel(),
+    RXL_STALLS_VN0_BGF_DRS = ev("UNC_Q_RxL_STALLS_VN0.BGF_DRS", 0x35, 0x01).ext_sel(),
+    RXL_STALLS_VN0_BGF_NCB = ev("UNC_Q_RxL_STALLS_VN0.BGF_NCB", 0x35, 0x02).ext_sel(),
+    RXL_STALLS_VN0_BGF_NCS = ev("UNC_Q_RxL_STALLS_VN0.BGF_NCS", 0x35, 0x04).ext_sel(),
+    RXL_STALLS_VN0_BGF_HOM = ev("UNC_Q_RxL_STALLS_VN0.BGF_HOM", 0x35, 0x08).ext_sel(),
+    RXL_STALLS_VN0_BGF_SNP = ev("UNC_Q_RxL_STALLS_VN0.BGF_SNP", 0x35, 0x10).ext_sel(),
+    RXL_STALLS_VN0_BGF_NDR = ev("UNC_Q_RxL_STALLS_VN0.BGF_NDR", 0x35, 0x20).ext_sel(),
+    RXL_STALLS_VN0_EGRESS_CREDITS = ev("UNC_Q_RxL_STALLS_VN0.EGRESS_CREDITS", 0x35, 0x40).ext_sel(),
+    RXL_STALLS_VN0_GV = ev("UNC_Q_RxL_STALLS_VN0.GV", 0x35, 0x80).ext_sel(),
+    RXL_STALLS_VN1_BGF_DRS = ev("UNC_Q_RxL_STALLS_VN1.BGF_DRS", 0x3a, 0x01).ext_sel(),
+    RXL_STALLS_VN1_BGF_NCB = ev("UNC_Q_RxL_STALLS_VN1.BGF_NCB", 0x3a, 0x02).ext_sel(),
+    RXL_STALLS_VN1_BGF_NCS = ev("UNC_Q_RxL_STALLS_VN1.BGF_NCS", 0x3a, 0x04).ext_sel(),
+    RXL_STALLS_VN1_BGF_HOM = ev("UNC_Q_RxL_STALLS_VN1.BGF_HOM", 0x3a, 0x08).ext_sel(),
+    RXL_STALLS_VN1_BGF_SNP = ev("UNC_Q_RxL_STALLS_VN1.BGF_SNP", 0x3a, 0x10).ext_sel(),
+    RXL_STALLS_VN1_BGF_NDR = ev("UNC_Q_RxL_STALLS_VN1.BGF_NDR", 0x3a, 0x20).ext_sel(),
+    TXL0P_POWER_CYCLES = ev("UNC_Q_TxL0P_POWER_CYCLES", 0x0d, 0x00),
+    TXL0_POWER_CYCLES = ev("UNC_Q_TxL0_POWER_CYCLES", 0x0c, 0x00),
+    TXL_BYPASSED = ev("UNC_Q_TxL_BYPASSED", 0x05, 0x00),
+    TXL_CRC_NO_CREDITS_FULL = ev("UNC_Q_TxL_CRC_NO_CREDITS.FULL", 0x02, 0x01),
+    TXL_CRC_NO_CREDITS_ALMOST_FULL = ev("UNC_Q_TxL_CRC_NO_CREDITS.ALMOST_FULL", 0x02, 0x02),
+    TXL_CYCLES_NE = ev("UNC_Q_TxL_CYCLES_NE", 0x06, 0x00),
+    TXL_FLITS_G0_DATA = ev("UNC_Q_TxL_FLITS_G0.DATA", 0x00, 0x02),
+    TXL_FLITS_G0_NON_DATA = ev("UNC_Q_TxL_FLITS_G0.NON_DATA", 0x00, 0x04),
+    TXL_FLITS_G1_SNP = ev("UNC_Q_TxL_FLITS_G1.SNP", 0x00, 0x01).ext_sel(),
+    TXL_FLITS_G1_HOM_REQ = ev("UNC_Q_TxL_FLITS_G1.HOM_REQ", 0x00, 0x02).ext_sel(),
+    TXL_FLITS_G1_HOM_NONREQ = ev("UNC_Q_TxL_FLITS_G1.HOM_NONREQ", 0x00, 0x04).ext_sel(),
+    TXL_FLITS_G1_HOM = ev("UNC_Q_TxL_FLITS_G1.HOM", 0x00, 0x06).ext_sel(),
+    TXL_FLITS_G1_DRS_DATA = ev("UNC_Q_TxL_FLITS_G1.DRS_DATA", 0x00, 0x08).ext_sel(),
+    TXL_FLITS_G1_DRS_NONDATA = ev("UNC_Q_TxL_FLITS_G1.DRS_NONDATA", 0x00, 0x10).ext_sel(),
+    TXL_FLITS_G1_DRS = ev("UNC_Q_TxL_FLITS_G1.DRS", 0x00, 0x18).ext_sel(),
+    TXL_FLITS_G2_NDR_AD = ev("UNC_Q_TxL_FLITS_G2.NDR_AD", 0x01, 0x01).ext_sel(),
+    TXL_FLITS_G2_NDR_AK = ev("UNC_Q_TxL_FLITS_G2.NDR_AK", 0x01, 0x02).ext_sel(),
+    TXL_FLITS_G2_NCB_DATA = ev("UNC_Q_TxL_FLITS_G2.NCB_DATA", 0x01, 0x04).ext_sel(),
+    TXL_FLITS_G2_NCB_NONDATA = ev("UNC_Q_TxL_FLITS_G2.NCB_NONDATA", 0x01, 0x08).ext_sel(),
+    TXL_FLITS_G2_NCB = ev("UNC_Q_TxL_FLITS_G2.NCB", 0x01, 0x0c).ext_sel(),
+    TXL_FLITS_G2_NCS = ev("UNC_Q_TxL_FLITS_G2.NCS", 0x01, 0x10).ext_sel(),
+    TXL_INSERTS = ev("UNC_Q_TxL_INSERTS", 0x04, 0x00),
+    TXL_OCCUPANCY = ev("UNC_Q_TxL_OCCUPANCY", 0x07, 0x00),
+    TXR_AD_HOM_CREDIT_ACQUIRED_VN0 = ev("UNC_Q_TxR_AD_HOM_CREDIT_ACQUIRED.VN0", 0x26, 0x01).ext_sel(),
+    TXR_AD_HOM_CREDIT_ACQUIRED_VN1 = ev("UNC_Q_TxR_AD_HOM_CREDIT_ACQUIRED.VN1", 0x26, 0x02).ext_sel(),
+    TXR_AD_HOM_CREDIT_OCCUPANCY_VN0 = ev("UNC_Q_TxR_AD_HOM_CREDIT_OCCUPANCY.VN0", 0x22, 0x01).ext_sel(),
+    TXR_AD_HOM_CREDIT_OCCUPANCY_VN1 = ev("UNC_Q_TxR_AD_HOM_CREDIT_OCCUPANCY.VN1", 0x22, 0x02).ext_sel(),
+    TXR_AD_NDR_CREDIT_ACQUIRED_VN0 = ev("UNC_Q_TxR_AD_NDR_CREDIT_ACQUIRED.VN0", 0x28, 0x01).ext_sel(),
+    TXR_AD_NDR_CREDIT_ACQUIRED_VN1 = ev("UNC_Q_TxR_AD_NDR_CREDIT_ACQUIRED.VN1", 0x28, 0x02).ext_sel(),
+    TXR_AD_NDR_CREDIT_OCCUPANCY_VN0 = ev("UNC_Q_TxR_AD_NDR_CREDIT_OCCUPANCY.VN0", 0x24, 0x01).ext_sel(),
+    TXR_AD_NDR_CREDIT_OCCUPANCY_VN1 = ev("UNC_Q_TxR_AD_NDR_CREDIT_OCCUPANCY.VN1", 0x24, 0x02).ext_sel(),
+    TXR_AD_SNP_CREDIT_ACQUIRED_VN0 = ev("UNC_Q_TxR_AD_SNP_CREDIT_ACQUIRED.VN0", 0x27, 0x01).ext_sel(),
+    TXR_AD_SNP_CREDIT_ACQUIRED_VN1 = ev("UNC_Q_TxR_AD_SNP_CREDIT_ACQUIRED.VN1", 0x27, 0x02).ext_sel(),
+    TXR_AD_SNP_CREDIT_OCCUPANCY_VN0 = ev("UNC_Q_TxR_AD_SNP_CREDIT_OCCUPANCY.VN0", 0x23, 0x01).ext_sel(),
+    TXR_AD_SNP_CREDIT_OCCUPANCY_VN1 = ev("UNC_Q_TxR_AD_SNP_CREDIT_OCCUPANCY.VN1", 0x23, 0x02).ext_sel(),
+    TXR_AK_NDR_CREDIT_ACQUIRED = ev("UNC_Q_TxR_AK_NDR_CREDIT_ACQUIRED", 0x29, 0x00).ext_sel(),
+    TXR_AK_NDR_CREDIT_OCCUPANCY = ev("UNC_Q_TxR_AK_NDR_CREDIT_OCCUPANCY", 0x25, 0x00).ext_sel(),
+    TXR_BL_DRS_CREDIT_ACQUIRED_VN0 = ev("UNC_Q_TxR_BL_DRS_CREDIT_ACQUIRED.VN0", 0x2a, 0x01).ext_sel(),
+    TXR_BL_DRS_CREDIT_ACQUIRED_VN1 = ev("UNC_Q_TxR_BL_DRS_CREDIT_ACQUIRED.VN1", 0x2a, 0x02).ext_sel(),
+    TXR_BL_DRS_CREDIT_ACQUIRED_VN_SHR = ev("UNC_Q_TxR_BL_DRS_CREDIT_ACQUIRED.VN_SHR", 0x2a, 0x04).ext_sel(),
+    TXR_BL_DRS_CREDIT_OCCUPANCY_VN0 = ev("UNC_Q_TxR_BL_DRS_CREDIT_OCCUPANCY.VN0", 0x1f, 0x01).ext_sel(),
+    TXR_BL_DRS_CREDIT_OCCUPANCY_VN1 = ev("UNC_Q_TxR_BL_DRS_CREDIT_OCCUPANCY.VN1", 0x1f, 0x02).ext_sel(),
+    TXR_BL_DRS_CREDIT_OCCUPANCY_VN_SHR = ev("UNC_Q_TxR_BL_DRS_CREDIT_OCCUPANCY.VN_SHR", 0x1f, 0x04).ext_sel(),
+    TXR_BL_NCB_CREDIT_ACQUIRED_VN0 = ev("UNC_Q_TxR_BL_NCB_CREDIT_ACQUIRED.VN0", 0x2b, 0x01).ext_sel(),
+    TXR_BL_NCB_CREDIT_ACQUIRED_VN1 = ev("UNC_Q_TxR_BL_NCB_CREDIT_ACQUIRED.VN1", 0x2b, 0x02).ext_sel(),
+    TXR_BL_NCB_CREDIT_OCCUPANCY_VN0 = ev("UNC_Q_TxR_BL_NCB_CREDIT_OCCUPANCY.VN0", 0x20, 0x01).ext_sel(),
+    TXR_BL_NCB_CREDIT_OCCUPANCY_VN1 = ev("UNC_Q_TxR_BL_NCB_CREDIT_OCCUPANCY.VN1", 0x20, 0x02).ext_sel(),
+    TXR_BL_NCS_CREDIT_ACQUIRED_VN0 = ev("UNC_Q_TxR_BL_NCS_CREDIT_ACQUIRED.VN0", 0x2c, 0x01).ext_sel(),
+    TXR_BL_NCS_CREDIT_ACQUIRED_VN1 = ev("UNC_Q_TxR_BL_NCS_CREDIT_ACQUIRED.VN1", 0x2c, 0x02).ext_sel(),
+    TXR_BL_NCS_CREDIT_OCCUPANCY_VN0 = ev("UNC_Q_TxR_BL_NCS_CREDIT_OCCUPANCY.VN0", 0x21, 0x01).ext_sel(),
+    TXR_BL_NCS_CREDIT_OCCUPANCY_VN1 = ev("UNC_Q_TxR_BL_NCS_CREDIT_OCCUPANCY.VN1", 0x21, 0x02).ext_sel(),
+    VNA_CREDIT_RETURNS = ev("UNC_Q_VNA_CREDIT_RETURNS", 0x1c, 0x00).ext_sel(),
+    VNA_CREDIT_RETURN_OCCUPANCY = ev("UNC_Q_VNA_CREDIT_RETURN_OCCUPANCY", 0x1b, 0x00).ext_sel(),
+}
 /// No experimental events.
 const EXPERIMENTAL_ROWS: &[EventRow] = &[];
 /// The rows built.

@@ -52,18 +52,14 @@ impl Layout for R3qpiBoxCtlLayout {
     const INFO: &'static RegisterInfo = &R3QPI_BOX_CTL_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 18, 31, Access::Rv,
-            "Reserved; write zero."),
-        FieldInfo::row("rsv", 17, 17, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 18, 31, Access::Rv),
+        FieldInfo::reserved("rsv", 17, 17, Access::Rsv),
         FieldInfo { name: "frz_en", ident: "frz_en", lsb: 16, msb: 16, access: Access::Wo, role: Some(Role::FreezeEnable),
             description: "Freeze enable: when set, a freeze (from frz here or from the U-box global freeze) stops this box's counters; when clear, the box ignores freezes.", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 9, 15, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 9, 15, Access::Rv),
         FieldInfo { name: "frz", ident: "frz", lsb: 8, msb: 8, access: Access::Wo, role: Some(Role::Freeze),
             description: "Freeze: writing 1 while frz_en is set halts every counter of the box until the bit is written 0 again.", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 2, 7, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 2, 7, Access::Rv),
         FieldInfo { name: "rst_ctrs", ident: "rst_ctrs", lsb: 1, msb: 1, access: Access::Wo, role: Some(Role::ResetCounters),
             description: "Reset counters: writing 1 clears every data counter of the box to zero.", ..FieldInfo::EMPTY },
         FieldInfo { name: "rst_ctrl", ident: "rst_ctrl", lsb: 0, msb: 0, access: Access::Wo, role: Some(Role::ResetControls),
@@ -176,18 +172,14 @@ impl Layout for R3qpiCtlLayout {
             description: "Sense of the threshold comparison; with edge_det, counts falling instead of rising edges.", ..FieldInfo::EMPTY },
         FieldInfo { name: "en", ident: "en", lsb: 22, msb: 22, access: Access::RwV, role: Some(Role::Enable),
             description: "Enables this counter: it counts while this bit is 1 and the box is not frozen.", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 21, 21, Access::Rsv,
-            "Reserved; write zero."),
-        FieldInfo::row("rsv", 20, 20, Access::Rsv,
-            "Reserved; write zero."),
-        FieldInfo::row("rsv", 19, 19, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 21, 21, Access::Rsv),
+        FieldInfo::reserved("rsv", 20, 20, Access::Rsv),
+        FieldInfo::reserved("rsv", 19, 19, Access::Rv),
         FieldInfo { name: "edge_det", ident: "edge_det", lsb: 18, msb: 18, access: Access::RwV, role: Some(Role::Edge),
             description: "Edge detect: count 0-to-1 transitions of the thresholded event instead of active cycles; needs a non-zero thresh.", ..FieldInfo::EMPTY },
         FieldInfo { name: "rst", ident: "rst", lsb: 17, msb: 17, access: Access::Wo, role: Some(Role::Reset),
             description: "Reset: writing 1 clears the paired data counter.", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 16, 16, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 16, 16, Access::Rsv),
         FieldInfo { name: "umask", ident: "umask", lsb: 8, msb: 15, access: Access::RwV, role: Some(Role::Umask),
             description: "Unit mask: which sub-events of the selected event are counted.", ..FieldInfo::EMPTY },
         FieldInfo { name: "ev_sel", ident: "ev_sel", lsb: 0, msb: 7, access: Access::RwV, role: Some(Role::Event),
@@ -311,8 +303,7 @@ impl Layout for R3qpiBoxStatusLayout {
     const INFO: &'static RegisterInfo = &R3QPI_BOX_STATUS_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 3, 31, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 3, 31, Access::Rv),
         FieldInfo { name: "ov", ident: "ov", lsb: 0, msb: 2, access: Access::Rw1c, role: Some(Role::Overflow), counters: &[0, 1, 2],
             description: "Overflow flags, one per counter (bit n for counter n): hardware sets a bit when that counter wraps; writing 1 to a bit clears it.", ..FieldInfo::EMPTY },
     ];
@@ -386,8 +377,7 @@ impl Layout for R3qpiCtrLayout {
     const INFO: &'static RegisterInfo = &R3QPI_CTR_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 44, 63, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 44, 63, Access::Rv),
         FieldInfo { name: "event_count", ident: "event_count", lsb: 0, msb: 43, access: Access::RwV, role: Some(Role::Count),
             description: "The accumulated 44-bit count of the event selected by the paired control register; wraps on overflow and keeps counting.", ..FieldInfo::EMPTY },
     ];
@@ -440,7 +430,7 @@ static R3QPI_CTR_INFO: RegisterInfo = RegisterInfo {
 mod unit_events {
 use super::*;
 #[allow(unused_imports)]
-use crate::core_events::{ev, EventRow};
+use crate::core_events::{event_table, EventRow};
 #[cfg(feature = "metadata")]
 use crate::core_events::{event_info_refs, event_infos};
 
@@ -459,300 +449,6 @@ pub struct Event {
 }
 
 impl Event {
-    /// `UNC_R3_CLOCKTICKS`.
-    pub const CLOCKTICKS: Event = Event::row(0);
-    /// `UNC_R3_C_HI_AD_CREDITS_EMPTY.CBO8`.
-    pub const C_HI_AD_CREDITS_EMPTY_CBO8: Event = Event::row(1);
-    /// `UNC_R3_C_HI_AD_CREDITS_EMPTY.CBO9`.
-    pub const C_HI_AD_CREDITS_EMPTY_CBO9: Event = Event::row(2);
-    /// `UNC_R3_C_HI_AD_CREDITS_EMPTY.CBO10`.
-    pub const C_HI_AD_CREDITS_EMPTY_CBO10: Event = Event::row(3);
-    /// `UNC_R3_C_HI_AD_CREDITS_EMPTY.CBO11`.
-    pub const C_HI_AD_CREDITS_EMPTY_CBO11: Event = Event::row(4);
-    /// `UNC_R3_C_HI_AD_CREDITS_EMPTY.CBO12`.
-    pub const C_HI_AD_CREDITS_EMPTY_CBO12: Event = Event::row(5);
-    /// `UNC_R3_C_HI_AD_CREDITS_EMPTY.CBO13`.
-    pub const C_HI_AD_CREDITS_EMPTY_CBO13: Event = Event::row(6);
-    /// `UNC_R3_C_HI_AD_CREDITS_EMPTY.CBO14_16`.
-    pub const C_HI_AD_CREDITS_EMPTY_CBO14_16: Event = Event::row(7);
-    /// `UNC_R3_C_HI_AD_CREDITS_EMPTY.CBO_15_17`.
-    pub const C_HI_AD_CREDITS_EMPTY_CBO_15_17: Event = Event::row(8);
-    /// `UNC_R3_C_LO_AD_CREDITS_EMPTY.CBO0`.
-    pub const C_LO_AD_CREDITS_EMPTY_CBO0: Event = Event::row(9);
-    /// `UNC_R3_C_LO_AD_CREDITS_EMPTY.CBO1`.
-    pub const C_LO_AD_CREDITS_EMPTY_CBO1: Event = Event::row(10);
-    /// `UNC_R3_C_LO_AD_CREDITS_EMPTY.CBO2`.
-    pub const C_LO_AD_CREDITS_EMPTY_CBO2: Event = Event::row(11);
-    /// `UNC_R3_C_LO_AD_CREDITS_EMPTY.CBO3`.
-    pub const C_LO_AD_CREDITS_EMPTY_CBO3: Event = Event::row(12);
-    /// `UNC_R3_C_LO_AD_CREDITS_EMPTY.CBO4`.
-    pub const C_LO_AD_CREDITS_EMPTY_CBO4: Event = Event::row(13);
-    /// `UNC_R3_C_LO_AD_CREDITS_EMPTY.CBO5`.
-    pub const C_LO_AD_CREDITS_EMPTY_CBO5: Event = Event::row(14);
-    /// `UNC_R3_C_LO_AD_CREDITS_EMPTY.CBO6`.
-    pub const C_LO_AD_CREDITS_EMPTY_CBO6: Event = Event::row(15);
-    /// `UNC_R3_C_LO_AD_CREDITS_EMPTY.CBO7`.
-    pub const C_LO_AD_CREDITS_EMPTY_CBO7: Event = Event::row(16);
-    /// `UNC_R3_HA_R2_BL_CREDITS_EMPTY.HA0`.
-    pub const HA_R2_BL_CREDITS_EMPTY_HA0: Event = Event::row(17);
-    /// `UNC_R3_HA_R2_BL_CREDITS_EMPTY.HA1`.
-    pub const HA_R2_BL_CREDITS_EMPTY_HA1: Event = Event::row(18);
-    /// `UNC_R3_HA_R2_BL_CREDITS_EMPTY.R2_NCB`.
-    pub const HA_R2_BL_CREDITS_EMPTY_R2_NCB: Event = Event::row(19);
-    /// `UNC_R3_HA_R2_BL_CREDITS_EMPTY.R2_NCS`.
-    pub const HA_R2_BL_CREDITS_EMPTY_R2_NCS: Event = Event::row(20);
-    /// `UNC_R3_IOT_BACKPRESSURE.SAT`.
-    pub const IOT_BACKPRESSURE_SAT: Event = Event::row(21);
-    /// `UNC_R3_IOT_BACKPRESSURE.HUB`.
-    pub const IOT_BACKPRESSURE_HUB: Event = Event::row(22);
-    /// `UNC_R3_IOT_CTS_HI.CTS2`.
-    pub const IOT_CTS_HI_CTS2: Event = Event::row(23);
-    /// `UNC_R3_IOT_CTS_HI.CTS3`.
-    pub const IOT_CTS_HI_CTS3: Event = Event::row(24);
-    /// `UNC_R3_IOT_CTS_LO.CTS0`.
-    pub const IOT_CTS_LO_CTS0: Event = Event::row(25);
-    /// `UNC_R3_IOT_CTS_LO.CTS1`.
-    pub const IOT_CTS_LO_CTS1: Event = Event::row(26);
-    /// `UNC_R3_QPI0_AD_CREDITS_EMPTY.VNA`.
-    pub const QPI0_AD_CREDITS_EMPTY_VNA: Event = Event::row(27);
-    /// `UNC_R3_QPI0_AD_CREDITS_EMPTY.VN0_HOM`.
-    pub const QPI0_AD_CREDITS_EMPTY_VN0_HOM: Event = Event::row(28);
-    /// `UNC_R3_QPI0_AD_CREDITS_EMPTY.VN0_SNP`.
-    pub const QPI0_AD_CREDITS_EMPTY_VN0_SNP: Event = Event::row(29);
-    /// `UNC_R3_QPI0_AD_CREDITS_EMPTY.VN0_NDR`.
-    pub const QPI0_AD_CREDITS_EMPTY_VN0_NDR: Event = Event::row(30);
-    /// `UNC_R3_QPI0_AD_CREDITS_EMPTY.VN1_HOM`.
-    pub const QPI0_AD_CREDITS_EMPTY_VN1_HOM: Event = Event::row(31);
-    /// `UNC_R3_QPI0_AD_CREDITS_EMPTY.VN1_SNP`.
-    pub const QPI0_AD_CREDITS_EMPTY_VN1_SNP: Event = Event::row(32);
-    /// `UNC_R3_QPI0_AD_CREDITS_EMPTY.VN1_NDR`.
-    pub const QPI0_AD_CREDITS_EMPTY_VN1_NDR: Event = Event::row(33);
-    /// `UNC_R3_QPI0_BL_CREDITS_EMPTY.VNA`.
-    pub const QPI0_BL_CREDITS_EMPTY_VNA: Event = Event::row(34);
-    /// `UNC_R3_QPI0_BL_CREDITS_EMPTY.VN1_HOM`.
-    pub const QPI0_BL_CREDITS_EMPTY_VN1_HOM: Event = Event::row(35);
-    /// `UNC_R3_QPI0_BL_CREDITS_EMPTY.VN1_SNP`.
-    pub const QPI0_BL_CREDITS_EMPTY_VN1_SNP: Event = Event::row(36);
-    /// `UNC_R3_QPI0_BL_CREDITS_EMPTY.VN1_NDR`.
-    pub const QPI0_BL_CREDITS_EMPTY_VN1_NDR: Event = Event::row(37);
-    /// `UNC_R3_QPI1_AD_CREDITS_EMPTY.VNA`.
-    pub const QPI1_AD_CREDITS_EMPTY_VNA: Event = Event::row(38);
-    /// `UNC_R3_QPI1_AD_CREDITS_EMPTY.VN1_HOM`.
-    pub const QPI1_AD_CREDITS_EMPTY_VN1_HOM: Event = Event::row(39);
-    /// `UNC_R3_QPI1_AD_CREDITS_EMPTY.VN1_SNP`.
-    pub const QPI1_AD_CREDITS_EMPTY_VN1_SNP: Event = Event::row(40);
-    /// `UNC_R3_QPI1_AD_CREDITS_EMPTY.VN1_NDR`.
-    pub const QPI1_AD_CREDITS_EMPTY_VN1_NDR: Event = Event::row(41);
-    /// `UNC_R3_QPI1_BL_CREDITS_EMPTY.VNA`.
-    pub const QPI1_BL_CREDITS_EMPTY_VNA: Event = Event::row(42);
-    /// `UNC_R3_QPI1_BL_CREDITS_EMPTY.VN0_HOM`.
-    pub const QPI1_BL_CREDITS_EMPTY_VN0_HOM: Event = Event::row(43);
-    /// `UNC_R3_QPI1_BL_CREDITS_EMPTY.VN0_SNP`.
-    pub const QPI1_BL_CREDITS_EMPTY_VN0_SNP: Event = Event::row(44);
-    /// `UNC_R3_QPI1_BL_CREDITS_EMPTY.VN0_NDR`.
-    pub const QPI1_BL_CREDITS_EMPTY_VN0_NDR: Event = Event::row(45);
-    /// `UNC_R3_QPI1_BL_CREDITS_EMPTY.VN1_HOM`.
-    pub const QPI1_BL_CREDITS_EMPTY_VN1_HOM: Event = Event::row(46);
-    /// `UNC_R3_QPI1_BL_CREDITS_EMPTY.VN1_SNP`.
-    pub const QPI1_BL_CREDITS_EMPTY_VN1_SNP: Event = Event::row(47);
-    /// `UNC_R3_QPI1_BL_CREDITS_EMPTY.VN1_NDR`.
-    pub const QPI1_BL_CREDITS_EMPTY_VN1_NDR: Event = Event::row(48);
-    /// `UNC_R3_RING_AD_USED.CW_EVEN`.
-    pub const RING_AD_USED_CW_EVEN: Event = Event::row(49);
-    /// `UNC_R3_RING_AD_USED.CW_ODD`.
-    pub const RING_AD_USED_CW_ODD: Event = Event::row(50);
-    /// `UNC_R3_RING_AD_USED.CCW_EVEN`.
-    pub const RING_AD_USED_CCW_EVEN: Event = Event::row(51);
-    /// `UNC_R3_RING_AD_USED.CCW_ODD`.
-    pub const RING_AD_USED_CCW_ODD: Event = Event::row(52);
-    /// `UNC_R3_RING_AD_USED.CW`.
-    pub const RING_AD_USED_CW: Event = Event::row(53);
-    /// `UNC_R3_RING_AD_USED.CCW`.
-    pub const RING_AD_USED_CCW: Event = Event::row(54);
-    /// `UNC_R3_RING_AK_USED.CW_EVEN`.
-    pub const RING_AK_USED_CW_EVEN: Event = Event::row(55);
-    /// `UNC_R3_RING_AK_USED.CW_ODD`.
-    pub const RING_AK_USED_CW_ODD: Event = Event::row(56);
-    /// `UNC_R3_RING_AK_USED.CCW_EVEN`.
-    pub const RING_AK_USED_CCW_EVEN: Event = Event::row(57);
-    /// `UNC_R3_RING_AK_USED.CCW_ODD`.
-    pub const RING_AK_USED_CCW_ODD: Event = Event::row(58);
-    /// `UNC_R3_RING_AK_USED.CW`.
-    pub const RING_AK_USED_CW: Event = Event::row(59);
-    /// `UNC_R3_RING_AK_USED.CCW`.
-    pub const RING_AK_USED_CCW: Event = Event::row(60);
-    /// `UNC_R3_RING_BL_USED.CW_EVEN`.
-    pub const RING_BL_USED_CW_EVEN: Event = Event::row(61);
-    /// `UNC_R3_RING_BL_USED.CW_ODD`.
-    pub const RING_BL_USED_CW_ODD: Event = Event::row(62);
-    /// `UNC_R3_RING_BL_USED.CCW_EVEN`.
-    pub const RING_BL_USED_CCW_EVEN: Event = Event::row(63);
-    /// `UNC_R3_RING_BL_USED.CCW_ODD`.
-    pub const RING_BL_USED_CCW_ODD: Event = Event::row(64);
-    /// `UNC_R3_RING_BL_USED.CW`.
-    pub const RING_BL_USED_CW: Event = Event::row(65);
-    /// `UNC_R3_RING_BL_USED.CCW`.
-    pub const RING_BL_USED_CCW: Event = Event::row(66);
-    /// `UNC_R3_RING_IV_USED.CW`.
-    pub const RING_IV_USED_CW: Event = Event::row(67);
-    /// `UNC_R3_RING_IV_USED.ANY`.
-    pub const RING_IV_USED_ANY: Event = Event::row(68);
-    /// `UNC_R3_RING_SINK_STARVED.AK`.
-    pub const RING_SINK_STARVED_AK: Event = Event::row(69);
-    /// `UNC_R3_RxR_CYCLES_NE.HOM`.
-    pub const RXR_CYCLES_NE_HOM: Event = Event::row(70);
-    /// `UNC_R3_RxR_CYCLES_NE.SNP`.
-    pub const RXR_CYCLES_NE_SNP: Event = Event::row(71);
-    /// `UNC_R3_RxR_CYCLES_NE.NDR`.
-    pub const RXR_CYCLES_NE_NDR: Event = Event::row(72);
-    /// `UNC_R3_RxR_CYCLES_NE_VN1.HOM`.
-    pub const RXR_CYCLES_NE_VN1_HOM: Event = Event::row(73);
-    /// `UNC_R3_RxR_CYCLES_NE_VN1.SNP`.
-    pub const RXR_CYCLES_NE_VN1_SNP: Event = Event::row(74);
-    /// `UNC_R3_RxR_CYCLES_NE_VN1.NDR`.
-    pub const RXR_CYCLES_NE_VN1_NDR: Event = Event::row(75);
-    /// `UNC_R3_RxR_CYCLES_NE_VN1.DRS`.
-    pub const RXR_CYCLES_NE_VN1_DRS: Event = Event::row(76);
-    /// `UNC_R3_RxR_CYCLES_NE_VN1.NCB`.
-    pub const RXR_CYCLES_NE_VN1_NCB: Event = Event::row(77);
-    /// `UNC_R3_RxR_CYCLES_NE_VN1.NCS`.
-    pub const RXR_CYCLES_NE_VN1_NCS: Event = Event::row(78);
-    /// `UNC_R3_RxR_INSERTS.HOM`.
-    pub const RXR_INSERTS_HOM: Event = Event::row(79);
-    /// `UNC_R3_RxR_INSERTS.SNP`.
-    pub const RXR_INSERTS_SNP: Event = Event::row(80);
-    /// `UNC_R3_RxR_INSERTS.NDR`.
-    pub const RXR_INSERTS_NDR: Event = Event::row(81);
-    /// `UNC_R3_RxR_INSERTS.DRS`.
-    pub const RXR_INSERTS_DRS: Event = Event::row(82);
-    /// `UNC_R3_RxR_INSERTS.NCB`.
-    pub const RXR_INSERTS_NCB: Event = Event::row(83);
-    /// `UNC_R3_RxR_INSERTS.NCS`.
-    pub const RXR_INSERTS_NCS: Event = Event::row(84);
-    /// `UNC_R3_RxR_INSERTS_VN1.HOM`.
-    pub const RXR_INSERTS_VN1_HOM: Event = Event::row(85);
-    /// `UNC_R3_RxR_INSERTS_VN1.SNP`.
-    pub const RXR_INSERTS_VN1_SNP: Event = Event::row(86);
-    /// `UNC_R3_RxR_INSERTS_VN1.NDR`.
-    pub const RXR_INSERTS_VN1_NDR: Event = Event::row(87);
-    /// `UNC_R3_RxR_INSERTS_VN1.DRS`.
-    pub const RXR_INSERTS_VN1_DRS: Event = Event::row(88);
-    /// `UNC_R3_RxR_INSERTS_VN1.NCB`.
-    pub const RXR_INSERTS_VN1_NCB: Event = Event::row(89);
-    /// `UNC_R3_RxR_INSERTS_VN1.NCS`.
-    pub const RXR_INSERTS_VN1_NCS: Event = Event::row(90);
-    /// `UNC_R3_RxR_OCCUPANCY_VN1.HOM`.
-    pub const RXR_OCCUPANCY_VN1_HOM: Event = Event::row(91);
-    /// `UNC_R3_RxR_OCCUPANCY_VN1.SNP`.
-    pub const RXR_OCCUPANCY_VN1_SNP: Event = Event::row(92);
-    /// `UNC_R3_RxR_OCCUPANCY_VN1.NDR`.
-    pub const RXR_OCCUPANCY_VN1_NDR: Event = Event::row(93);
-    /// `UNC_R3_RxR_OCCUPANCY_VN1.DRS`.
-    pub const RXR_OCCUPANCY_VN1_DRS: Event = Event::row(94);
-    /// `UNC_R3_RxR_OCCUPANCY_VN1.NCB`.
-    pub const RXR_OCCUPANCY_VN1_NCB: Event = Event::row(95);
-    /// `UNC_R3_RxR_OCCUPANCY_VN1.NCS`.
-    pub const RXR_OCCUPANCY_VN1_NCS: Event = Event::row(96);
-    /// `UNC_R3_SBO0_CREDITS_ACQUIRED.AD`.
-    pub const SBO0_CREDITS_ACQUIRED_AD: Event = Event::row(97);
-    /// `UNC_R3_SBO0_CREDITS_ACQUIRED.BL`.
-    pub const SBO0_CREDITS_ACQUIRED_BL: Event = Event::row(98);
-    /// `UNC_R3_SBO0_CREDIT_OCCUPANCY.AD`.
-    pub const SBO0_CREDIT_OCCUPANCY_AD: Event = Event::row(99);
-    /// `UNC_R3_SBO0_CREDIT_OCCUPANCY.BL`.
-    pub const SBO0_CREDIT_OCCUPANCY_BL: Event = Event::row(100);
-    /// `UNC_R3_SBO1_CREDITS_ACQUIRED.AD`.
-    pub const SBO1_CREDITS_ACQUIRED_AD: Event = Event::row(101);
-    /// `UNC_R3_SBO1_CREDITS_ACQUIRED.BL`.
-    pub const SBO1_CREDITS_ACQUIRED_BL: Event = Event::row(102);
-    /// `UNC_R3_SBO1_CREDIT_OCCUPANCY.AD`.
-    pub const SBO1_CREDIT_OCCUPANCY_AD: Event = Event::row(103);
-    /// `UNC_R3_SBO1_CREDIT_OCCUPANCY.BL`.
-    pub const SBO1_CREDIT_OCCUPANCY_BL: Event = Event::row(104);
-    /// `UNC_R3_STALL_NO_SBO_CREDIT.SBO0_AD`.
-    pub const STALL_NO_SBO_CREDIT_SBO0_AD: Event = Event::row(105);
-    /// `UNC_R3_STALL_NO_SBO_CREDIT.SBO1_AD`.
-    pub const STALL_NO_SBO_CREDIT_SBO1_AD: Event = Event::row(106);
-    /// `UNC_R3_STALL_NO_SBO_CREDIT.SBO0_BL`.
-    pub const STALL_NO_SBO_CREDIT_SBO0_BL: Event = Event::row(107);
-    /// `UNC_R3_STALL_NO_SBO_CREDIT.SBO1_BL`.
-    pub const STALL_NO_SBO_CREDIT_SBO1_BL: Event = Event::row(108);
-    /// `UNC_R3_TxR_NACK.DN_AD`.
-    pub const TXR_NACK_DN_AD: Event = Event::row(109);
-    /// `UNC_R3_TxR_NACK.DN_BL`.
-    pub const TXR_NACK_DN_BL: Event = Event::row(110);
-    /// `UNC_R3_TxR_NACK.DN_AK`.
-    pub const TXR_NACK_DN_AK: Event = Event::row(111);
-    /// `UNC_R3_TxR_NACK.UP_AD`.
-    pub const TXR_NACK_UP_AD: Event = Event::row(112);
-    /// `UNC_R3_TxR_NACK.UP_BL`.
-    pub const TXR_NACK_UP_BL: Event = Event::row(113);
-    /// `UNC_R3_TxR_NACK.UP_AK`.
-    pub const TXR_NACK_UP_AK: Event = Event::row(114);
-    /// `UNC_R3_VN0_CREDITS_REJECT.HOM`.
-    pub const VN0_CREDITS_REJECT_HOM: Event = Event::row(115);
-    /// `UNC_R3_VN0_CREDITS_REJECT.SNP`.
-    pub const VN0_CREDITS_REJECT_SNP: Event = Event::row(116);
-    /// `UNC_R3_VN0_CREDITS_REJECT.NDR`.
-    pub const VN0_CREDITS_REJECT_NDR: Event = Event::row(117);
-    /// `UNC_R3_VN0_CREDITS_REJECT.DRS`.
-    pub const VN0_CREDITS_REJECT_DRS: Event = Event::row(118);
-    /// `UNC_R3_VN0_CREDITS_REJECT.NCB`.
-    pub const VN0_CREDITS_REJECT_NCB: Event = Event::row(119);
-    /// `UNC_R3_VN0_CREDITS_REJECT.NCS`.
-    pub const VN0_CREDITS_REJECT_NCS: Event = Event::row(120);
-    /// `UNC_R3_VN0_CREDITS_USED.HOM`.
-    pub const VN0_CREDITS_USED_HOM: Event = Event::row(121);
-    /// `UNC_R3_VN0_CREDITS_USED.SNP`.
-    pub const VN0_CREDITS_USED_SNP: Event = Event::row(122);
-    /// `UNC_R3_VN0_CREDITS_USED.NDR`.
-    pub const VN0_CREDITS_USED_NDR: Event = Event::row(123);
-    /// `UNC_R3_VN0_CREDITS_USED.DRS`.
-    pub const VN0_CREDITS_USED_DRS: Event = Event::row(124);
-    /// `UNC_R3_VN0_CREDITS_USED.NCB`.
-    pub const VN0_CREDITS_USED_NCB: Event = Event::row(125);
-    /// `UNC_R3_VN0_CREDITS_USED.NCS`.
-    pub const VN0_CREDITS_USED_NCS: Event = Event::row(126);
-    /// `UNC_R3_VN1_CREDITS_REJECT.HOM`.
-    pub const VN1_CREDITS_REJECT_HOM: Event = Event::row(127);
-    /// `UNC_R3_VN1_CREDITS_REJECT.SNP`.
-    pub const VN1_CREDITS_REJECT_SNP: Event = Event::row(128);
-    /// `UNC_R3_VN1_CREDITS_REJECT.NDR`.
-    pub const VN1_CREDITS_REJECT_NDR: Event = Event::row(129);
-    /// `UNC_R3_VN1_CREDITS_REJECT.DRS`.
-    pub const VN1_CREDITS_REJECT_DRS: Event = Event::row(130);
-    /// `UNC_R3_VN1_CREDITS_REJECT.NCB`.
-    pub const VN1_CREDITS_REJECT_NCB: Event = Event::row(131);
-    /// `UNC_R3_VN1_CREDITS_REJECT.NCS`.
-    pub const VN1_CREDITS_REJECT_NCS: Event = Event::row(132);
-    /// `UNC_R3_VN1_CREDITS_USED.HOM`.
-    pub const VN1_CREDITS_USED_HOM: Event = Event::row(133);
-    /// `UNC_R3_VN1_CREDITS_USED.SNP`.
-    pub const VN1_CREDITS_USED_SNP: Event = Event::row(134);
-    /// `UNC_R3_VN1_CREDITS_USED.NDR`.
-    pub const VN1_CREDITS_USED_NDR: Event = Event::row(135);
-    /// `UNC_R3_VN1_CREDITS_USED.DRS`.
-    pub const VN1_CREDITS_USED_DRS: Event = Event::row(136);
-    /// `UNC_R3_VN1_CREDITS_USED.NCB`.
-    pub const VN1_CREDITS_USED_NCB: Event = Event::row(137);
-    /// `UNC_R3_VN1_CREDITS_USED.NCS`.
-    pub const VN1_CREDITS_USED_NCS: Event = Event::row(138);
-    /// `UNC_R3_VNA_CREDITS_ACQUIRED.AD`.
-    pub const VNA_CREDITS_ACQUIRED_AD: Event = Event::row(139);
-    /// `UNC_R3_VNA_CREDITS_ACQUIRED.BL`.
-    pub const VNA_CREDITS_ACQUIRED_BL: Event = Event::row(140);
-    /// `UNC_R3_VNA_CREDITS_REJECT.HOM`.
-    pub const VNA_CREDITS_REJECT_HOM: Event = Event::row(141);
-    /// `UNC_R3_VNA_CREDITS_REJECT.SNP`.
-    pub const VNA_CREDITS_REJECT_SNP: Event = Event::row(142);
-    /// `UNC_R3_VNA_CREDITS_REJECT.NDR`.
-    pub const VNA_CREDITS_REJECT_NDR: Event = Event::row(143);
-    /// `UNC_R3_VNA_CREDITS_REJECT.DRS`.
-    pub const VNA_CREDITS_REJECT_DRS: Event = Event::row(144);
-    /// `UNC_R3_VNA_CREDITS_REJECT.NCB`.
-    pub const VNA_CREDITS_REJECT_NCB: Event = Event::row(145);
-    /// `UNC_R3_VNA_CREDITS_REJECT.NCS`.
-    pub const VNA_CREDITS_REJECT_NCS: Event = Event::row(146);
 
     /// Every event of the unit.
     pub const ALL: &'static [Event] = &{
@@ -800,157 +496,160 @@ impl Event {
     }
 }
 
-/// The events, row n for `Event::row(n)`: `ev(name, event select, umask, counters)` (bit n
-/// of counters: counter n may count it) and what else each sets.
-const EVENT_ROWS: &[EventRow] = &[
-    ev("UNC_R3_CLOCKTICKS", 0x01, 0x00, 0b111),
-    ev("UNC_R3_C_HI_AD_CREDITS_EMPTY.CBO8", 0x1f, 0x01, 0b11),
-    ev("UNC_R3_C_HI_AD_CREDITS_EMPTY.CBO9", 0x1f, 0x02, 0b11),
-    ev("UNC_R3_C_HI_AD_CREDITS_EMPTY.CBO10", 0x1f, 0x04, 0b11),
-    ev("UNC_R3_C_HI_AD_CREDITS_EMPTY.CBO11", 0x1f, 0x08, 0b11),
-    ev("UNC_R3_C_HI_AD_CREDITS_EMPTY.CBO12", 0x1f, 0x10, 0b11),
-    ev("UNC_R3_C_HI_AD_CREDITS_EMPTY.CBO13", 0x1f, 0x20, 0b11),
-    ev("UNC_R3_C_HI_AD_CREDITS_EMPTY.CBO14_16", 0x1f, 0x40, 0b11),
-    ev("UNC_R3_C_HI_AD_CREDITS_EMPTY.CBO_15_17", 0x1f, 0x80, 0b11),
-    ev("UNC_R3_C_LO_AD_CREDITS_EMPTY.CBO0", 0x22, 0x01, 0b11),
-    ev("UNC_R3_C_LO_AD_CREDITS_EMPTY.CBO1", 0x22, 0x02, 0b11),
-    ev("UNC_R3_C_LO_AD_CREDITS_EMPTY.CBO2", 0x22, 0x04, 0b11),
-    ev("UNC_R3_C_LO_AD_CREDITS_EMPTY.CBO3", 0x22, 0x08, 0b11),
-    ev("UNC_R3_C_LO_AD_CREDITS_EMPTY.CBO4", 0x22, 0x10, 0b11),
-    ev("UNC_R3_C_LO_AD_CREDITS_EMPTY.CBO5", 0x22, 0x20, 0b11),
-    ev("UNC_R3_C_LO_AD_CREDITS_EMPTY.CBO6", 0x22, 0x40, 0b11),
-    ev("UNC_R3_C_LO_AD_CREDITS_EMPTY.CBO7", 0x22, 0x80, 0b11),
-    ev("UNC_R3_HA_R2_BL_CREDITS_EMPTY.HA0", 0x2d, 0x01, 0b11),
-    ev("UNC_R3_HA_R2_BL_CREDITS_EMPTY.HA1", 0x2d, 0x02, 0b11),
-    ev("UNC_R3_HA_R2_BL_CREDITS_EMPTY.R2_NCB", 0x2d, 0x04, 0b11),
-    ev("UNC_R3_HA_R2_BL_CREDITS_EMPTY.R2_NCS", 0x2d, 0x08, 0b11),
-    ev("UNC_R3_IOT_BACKPRESSURE.SAT", 0x0b, 0x01, 0b111),
-    ev("UNC_R3_IOT_BACKPRESSURE.HUB", 0x0b, 0x02, 0b111),
-    ev("UNC_R3_IOT_CTS_HI.CTS2", 0x0d, 0x01, 0b111),
-    ev("UNC_R3_IOT_CTS_HI.CTS3", 0x0d, 0x02, 0b111),
-    ev("UNC_R3_IOT_CTS_LO.CTS0", 0x0c, 0x01, 0b111),
-    ev("UNC_R3_IOT_CTS_LO.CTS1", 0x0c, 0x02, 0b111),
-    ev("UNC_R3_QPI0_AD_CREDITS_EMPTY.VNA", 0x20, 0x01, 0b11),
-    ev("UNC_R3_QPI0_AD_CREDITS_EMPTY.VN0_HOM", 0x20, 0x02, 0b11),
-    ev("UNC_R3_QPI0_AD_CREDITS_EMPTY.VN0_SNP", 0x20, 0x04, 0b11),
-    ev("UNC_R3_QPI0_AD_CREDITS_EMPTY.VN0_NDR", 0x20, 0x08, 0b11),
-    ev("UNC_R3_QPI0_AD_CREDITS_EMPTY.VN1_HOM", 0x20, 0x10, 0b11),
-    ev("UNC_R3_QPI0_AD_CREDITS_EMPTY.VN1_SNP", 0x20, 0x20, 0b11),
-    ev("UNC_R3_QPI0_AD_CREDITS_EMPTY.VN1_NDR", 0x20, 0x40, 0b11),
-    ev("UNC_R3_QPI0_BL_CREDITS_EMPTY.VNA", 0x21, 0x01, 0b11),
-    ev("UNC_R3_QPI0_BL_CREDITS_EMPTY.VN1_HOM", 0x21, 0x10, 0b11),
-    ev("UNC_R3_QPI0_BL_CREDITS_EMPTY.VN1_SNP", 0x21, 0x20, 0b11),
-    ev("UNC_R3_QPI0_BL_CREDITS_EMPTY.VN1_NDR", 0x21, 0x40, 0b11),
-    ev("UNC_R3_QPI1_AD_CREDITS_EMPTY.VNA", 0x2e, 0x01, 0b11),
-    ev("UNC_R3_QPI1_AD_CREDITS_EMPTY.VN1_HOM", 0x2e, 0x10, 0b11),
-    ev("UNC_R3_QPI1_AD_CREDITS_EMPTY.VN1_SNP", 0x2e, 0x20, 0b11),
-    ev("UNC_R3_QPI1_AD_CREDITS_EMPTY.VN1_NDR", 0x2e, 0x40, 0b11),
-    ev("UNC_R3_QPI1_BL_CREDITS_EMPTY.VNA", 0x2f, 0x01, 0b11),
-    ev("UNC_R3_QPI1_BL_CREDITS_EMPTY.VN0_HOM", 0x2f, 0x02, 0b11),
-    ev("UNC_R3_QPI1_BL_CREDITS_EMPTY.VN0_SNP", 0x2f, 0x04, 0b11),
-    ev("UNC_R3_QPI1_BL_CREDITS_EMPTY.VN0_NDR", 0x2f, 0x08, 0b11),
-    ev("UNC_R3_QPI1_BL_CREDITS_EMPTY.VN1_HOM", 0x2f, 0x10, 0b11),
-    ev("UNC_R3_QPI1_BL_CREDITS_EMPTY.VN1_SNP", 0x2f, 0x20, 0b11),
-    ev("UNC_R3_QPI1_BL_CREDITS_EMPTY.VN1_NDR", 0x2f, 0x40, 0b11),
-    ev("UNC_R3_RING_AD_USED.CW_EVEN", 0x07, 0x01, 0b111),
-    ev("UNC_R3_RING_AD_USED.CW_ODD", 0x07, 0x02, 0b111),
-    ev("UNC_R3_RING_AD_USED.CCW_EVEN", 0x07, 0x04, 0b111),
-    ev("UNC_R3_RING_AD_USED.CCW_ODD", 0x07, 0x08, 0b111),
-    ev("UNC_R3_RING_AD_USED.CW", 0x07, 0x03, 0b111),
-    ev("UNC_R3_RING_AD_USED.CCW", 0x07, 0x0c, 0b111),
-    ev("UNC_R3_RING_AK_USED.CW_EVEN", 0x08, 0x01, 0b111),
-    ev("UNC_R3_RING_AK_USED.CW_ODD", 0x08, 0x02, 0b111),
-    ev("UNC_R3_RING_AK_USED.CCW_EVEN", 0x08, 0x04, 0b111),
-    ev("UNC_R3_RING_AK_USED.CCW_ODD", 0x08, 0x08, 0b111),
-    ev("UNC_R3_RING_AK_USED.CW", 0x08, 0x03, 0b111),
-    ev("UNC_R3_RING_AK_USED.CCW", 0x08, 0x0c, 0b111),
-    ev("UNC_R3_RING_BL_USED.CW_EVEN", 0x09, 0x01, 0b111),
-    ev("UNC_R3_RING_BL_USED.CW_ODD", 0x09, 0x02, 0b111),
-    ev("UNC_R3_RING_BL_USED.CCW_EVEN", 0x09, 0x04, 0b111),
-    ev("UNC_R3_RING_BL_USED.CCW_ODD", 0x09, 0x08, 0b111),
-    ev("UNC_R3_RING_BL_USED.CW", 0x09, 0x03, 0b111),
-    ev("UNC_R3_RING_BL_USED.CCW", 0x09, 0x0c, 0b111),
-    ev("UNC_R3_RING_IV_USED.CW", 0x0a, 0x03, 0b111),
-    ev("UNC_R3_RING_IV_USED.ANY", 0x0a, 0x0f, 0b111),
-    ev("UNC_R3_RING_SINK_STARVED.AK", 0x0e, 0x02, 0b111),
-    ev("UNC_R3_RxR_CYCLES_NE.HOM", 0x10, 0x01, 0b11),
-    ev("UNC_R3_RxR_CYCLES_NE.SNP", 0x10, 0x02, 0b11),
-    ev("UNC_R3_RxR_CYCLES_NE.NDR", 0x10, 0x04, 0b11),
-    ev("UNC_R3_RxR_CYCLES_NE_VN1.HOM", 0x14, 0x01, 0b11),
-    ev("UNC_R3_RxR_CYCLES_NE_VN1.SNP", 0x14, 0x02, 0b11),
-    ev("UNC_R3_RxR_CYCLES_NE_VN1.NDR", 0x14, 0x04, 0b11),
-    ev("UNC_R3_RxR_CYCLES_NE_VN1.DRS", 0x14, 0x08, 0b11),
-    ev("UNC_R3_RxR_CYCLES_NE_VN1.NCB", 0x14, 0x10, 0b11),
-    ev("UNC_R3_RxR_CYCLES_NE_VN1.NCS", 0x14, 0x20, 0b11),
-    ev("UNC_R3_RxR_INSERTS.HOM", 0x11, 0x01, 0b11),
-    ev("UNC_R3_RxR_INSERTS.SNP", 0x11, 0x02, 0b11),
-    ev("UNC_R3_RxR_INSERTS.NDR", 0x11, 0x04, 0b11),
-    ev("UNC_R3_RxR_INSERTS.DRS", 0x11, 0x08, 0b11),
-    ev("UNC_R3_RxR_INSERTS.NCB", 0x11, 0x10, 0b11),
-    ev("UNC_R3_RxR_INSERTS.NCS", 0x11, 0x20, 0b11),
-    ev("UNC_R3_RxR_INSERTS_VN1.HOM", 0x15, 0x01, 0b11),
-    ev("UNC_R3_RxR_INSERTS_VN1.SNP", 0x15, 0x02, 0b11),
-    ev("UNC_R3_RxR_INSERTS_VN1.NDR", 0x15, 0x04, 0b11),
-    ev("UNC_R3_RxR_INSERTS_VN1.DRS", 0x15, 0x08, 0b11),
-    ev("UNC_R3_RxR_INSERTS_VN1.NCB", 0x15, 0x10, 0b11),
-    ev("UNC_R3_RxR_INSERTS_VN1.NCS", 0x15, 0x20, 0b11),
-    ev("UNC_R3_RxR_OCCUPANCY_VN1.HOM", 0x13, 0x01, 0b1),
-    ev("UNC_R3_RxR_OCCUPANCY_VN1.SNP", 0x13, 0x02, 0b1),
-    ev("UNC_R3_RxR_OCCUPANCY_VN1.NDR", 0x13, 0x04, 0b1),
-    ev("UNC_R3_RxR_OCCUPANCY_VN1.DRS", 0x13, 0x08, 0b1),
-    ev("UNC_R3_RxR_OCCUPANCY_VN1.NCB", 0x13, 0x10, 0b1),
-    ev("UNC_R3_RxR_OCCUPANCY_VN1.NCS", 0x13, 0x20, 0b1),
-    ev("UNC_R3_SBO0_CREDITS_ACQUIRED.AD", 0x28, 0x01, 0b11),
-    ev("UNC_R3_SBO0_CREDITS_ACQUIRED.BL", 0x28, 0x02, 0b11),
-    ev("UNC_R3_SBO0_CREDIT_OCCUPANCY.AD", 0x2a, 0x01, 0b1),
-    ev("UNC_R3_SBO0_CREDIT_OCCUPANCY.BL", 0x2a, 0x02, 0b1),
-    ev("UNC_R3_SBO1_CREDITS_ACQUIRED.AD", 0x29, 0x01, 0b11),
-    ev("UNC_R3_SBO1_CREDITS_ACQUIRED.BL", 0x29, 0x02, 0b11),
-    ev("UNC_R3_SBO1_CREDIT_OCCUPANCY.AD", 0x2b, 0x01, 0b1),
-    ev("UNC_R3_SBO1_CREDIT_OCCUPANCY.BL", 0x2b, 0x02, 0b1),
-    ev("UNC_R3_STALL_NO_SBO_CREDIT.SBO0_AD", 0x2c, 0x01, 0b11),
-    ev("UNC_R3_STALL_NO_SBO_CREDIT.SBO1_AD", 0x2c, 0x02, 0b11),
-    ev("UNC_R3_STALL_NO_SBO_CREDIT.SBO0_BL", 0x2c, 0x04, 0b11),
-    ev("UNC_R3_STALL_NO_SBO_CREDIT.SBO1_BL", 0x2c, 0x08, 0b11),
-    ev("UNC_R3_TxR_NACK.DN_AD", 0x26, 0x01, 0b11),
-    ev("UNC_R3_TxR_NACK.DN_BL", 0x26, 0x02, 0b11),
-    ev("UNC_R3_TxR_NACK.DN_AK", 0x26, 0x04, 0b11),
-    ev("UNC_R3_TxR_NACK.UP_AD", 0x26, 0x08, 0b11),
-    ev("UNC_R3_TxR_NACK.UP_BL", 0x26, 0x10, 0b11),
-    ev("UNC_R3_TxR_NACK.UP_AK", 0x26, 0x20, 0b11),
-    ev("UNC_R3_VN0_CREDITS_REJECT.HOM", 0x37, 0x01, 0b11),
-    ev("UNC_R3_VN0_CREDITS_REJECT.SNP", 0x37, 0x02, 0b11),
-    ev("UNC_R3_VN0_CREDITS_REJECT.NDR", 0x37, 0x04, 0b11),
-    ev("UNC_R3_VN0_CREDITS_REJECT.DRS", 0x37, 0x08, 0b11),
-    ev("UNC_R3_VN0_CREDITS_REJECT.NCB", 0x37, 0x10, 0b11),
-    ev("UNC_R3_VN0_CREDITS_REJECT.NCS", 0x37, 0x20, 0b11),
-    ev("UNC_R3_VN0_CREDITS_USED.HOM", 0x36, 0x01, 0b11),
-    ev("UNC_R3_VN0_CREDITS_USED.SNP", 0x36, 0x02, 0b11),
-    ev("UNC_R3_VN0_CREDITS_USED.NDR", 0x36, 0x04, 0b11),
-    ev("UNC_R3_VN0_CREDITS_USED.DRS", 0x36, 0x08, 0b11),
-    ev("UNC_R3_VN0_CREDITS_USED.NCB", 0x36, 0x10, 0b11),
-    ev("UNC_R3_VN0_CREDITS_USED.NCS", 0x36, 0x20, 0b11),
-    ev("UNC_R3_VN1_CREDITS_REJECT.HOM", 0x39, 0x01, 0b11),
-    ev("UNC_R3_VN1_CREDITS_REJECT.SNP", 0x39, 0x02, 0b11),
-    ev("UNC_R3_VN1_CREDITS_REJECT.NDR", 0x39, 0x04, 0b11),
-    ev("UNC_R3_VN1_CREDITS_REJECT.DRS", 0x39, 0x08, 0b11),
-    ev("UNC_R3_VN1_CREDITS_REJECT.NCB", 0x39, 0x10, 0b11),
-    ev("UNC_R3_VN1_CREDITS_REJECT.NCS", 0x39, 0x20, 0b11),
-    ev("UNC_R3_VN1_CREDITS_USED.HOM", 0x38, 0x01, 0b11),
-    ev("UNC_R3_VN1_CREDITS_USED.SNP", 0x38, 0x02, 0b11),
-    ev("UNC_R3_VN1_CREDITS_USED.NDR", 0x38, 0x04, 0b11),
-    ev("UNC_R3_VN1_CREDITS_USED.DRS", 0x38, 0x08, 0b11),
-    ev("UNC_R3_VN1_CREDITS_USED.NCB", 0x38, 0x10, 0b11),
-    ev("UNC_R3_VN1_CREDITS_USED.NCS", 0x38, 0x20, 0b11),
-    ev("UNC_R3_VNA_CREDITS_ACQUIRED.AD", 0x33, 0x01, 0b11),
-    ev("UNC_R3_VNA_CREDITS_ACQUIRED.BL", 0x33, 0x04, 0b11),
-    ev("UNC_R3_VNA_CREDITS_REJECT.HOM", 0x34, 0x01, 0b11),
-    ev("UNC_R3_VNA_CREDITS_REJECT.SNP", 0x34, 0x02, 0b11),
-    ev("UNC_R3_VNA_CREDITS_REJECT.NDR", 0x34, 0x04, 0b11),
-    ev("UNC_R3_VNA_CREDITS_REJECT.DRS", 0x34, 0x08, 0b11),
-    ev("UNC_R3_VNA_CREDITS_REJECT.NCB", 0x34, 0x10, 0b11),
-    ev("UNC_R3_VNA_CREDITS_REJECT.NCS", 0x34, 0x20, 0b11),
-];
+event_table! {
+    /// The events, row n for `Event::row(n)`: `ev(name, event select, umask)` and what else each
+    /// sets. The counters that may count them (bit n: counter n) and those without
+    /// Hyper-Threading are the table's, the two numbers before the rows, unless a row
+    /// gives its own (`.on(..)`, `.ht_off(..)`).
+    EVENT_ROWS, EventRowNumber, 0, "", 0b11, 0b0;
+    CLOCKTICKS = ev("UNC_R3_CLOCKTICKS", 0x01, 0x00).on(0b111),
+    C_HI_AD_CREDITS_EMPTY_CBO8 = ev("UNC_R3_C_HI_AD_CREDITS_EMPTY.CBO8", 0x1f, 0x01),
+    C_HI_AD_CREDITS_EMPTY_CBO9 = ev("UNC_R3_C_HI_AD_CREDITS_EMPTY.CBO9", 0x1f, 0x02),
+    C_HI_AD_CREDITS_EMPTY_CBO10 = ev("UNC_R3_C_HI_AD_CREDITS_EMPTY.CBO10", 0x1f, 0x04),
+    C_HI_AD_CREDITS_EMPTY_CBO11 = ev("UNC_R3_C_HI_AD_CREDITS_EMPTY.CBO11", 0x1f, 0x08),
+    C_HI_AD_CREDITS_EMPTY_CBO12 = ev("UNC_R3_C_HI_AD_CREDITS_EMPTY.CBO12", 0x1f, 0x10),
+    C_HI_AD_CREDITS_EMPTY_CBO13 = ev("UNC_R3_C_HI_AD_CREDITS_EMPTY.CBO13", 0x1f, 0x20),
+    C_HI_AD_CREDITS_EMPTY_CBO14_16 = ev("UNC_R3_C_HI_AD_CREDITS_EMPTY.CBO14_16", 0x1f, 0x40),
+    C_HI_AD_CREDITS_EMPTY_CBO_15_17 = ev("UNC_R3_C_HI_AD_CREDITS_EMPTY.CBO_15_17", 0x1f, 0x80),
+    C_LO_AD_CREDITS_EMPTY_CBO0 = ev("UNC_R3_C_LO_AD_CREDITS_EMPTY.CBO0", 0x22, 0x01),
+    C_LO_AD_CREDITS_EMPTY_CBO1 = ev("UNC_R3_C_LO_AD_CREDITS_EMPTY.CBO1", 0x22, 0x02),
+    C_LO_AD_CREDITS_EMPTY_CBO2 = ev("UNC_R3_C_LO_AD_CREDITS_EMPTY.CBO2", 0x22, 0x04),
+    C_LO_AD_CREDITS_EMPTY_CBO3 = ev("UNC_R3_C_LO_AD_CREDITS_EMPTY.CBO3", 0x22, 0x08),
+    C_LO_AD_CREDITS_EMPTY_CBO4 = ev("UNC_R3_C_LO_AD_CREDITS_EMPTY.CBO4", 0x22, 0x10),
+    C_LO_AD_CREDITS_EMPTY_CBO5 = ev("UNC_R3_C_LO_AD_CREDITS_EMPTY.CBO5", 0x22, 0x20),
+    C_LO_AD_CREDITS_EMPTY_CBO6 = ev("UNC_R3_C_LO_AD_CREDITS_EMPTY.CBO6", 0x22, 0x40),
+    C_LO_AD_CREDITS_EMPTY_CBO7 = ev("UNC_R3_C_LO_AD_CREDITS_EMPTY.CBO7", 0x22, 0x80),
+    HA_R2_BL_CREDITS_EMPTY_HA0 = ev("UNC_R3_HA_R2_BL_CREDITS_EMPTY.HA0", 0x2d, 0x01),
+    HA_R2_BL_CREDITS_EMPTY_HA1 = ev("UNC_R3_HA_R2_BL_CREDITS_EMPTY.HA1", 0x2d, 0x02),
+    HA_R2_BL_CREDITS_EMPTY_R2_NCB = ev("UNC_R3_HA_R2_BL_CREDITS_EMPTY.R2_NCB", 0x2d, 0x04),
+    HA_R2_BL_CREDITS_EMPTY_R2_NCS = ev("UNC_R3_HA_R2_BL_CREDITS_EMPTY.R2_NCS", 0x2d, 0x08),
+    IOT_BACKPRESSURE_SAT = ev("UNC_R3_IOT_BACKPRESSURE.SAT", 0x0b, 0x01).on(0b111),
+    IOT_BACKPRESSURE_HUB = ev("UNC_R3_IOT_BACKPRESSURE.HUB", 0x0b, 0x02).on(0b111),
+    IOT_CTS_HI_CTS2 = ev("UNC_R3_IOT_CTS_HI.CTS2", 0x0d, 0x01).on(0b111),
+    IOT_CTS_HI_CTS3 = ev("UNC_R3_IOT_CTS_HI.CTS3", 0x0d, 0x02).on(0b111),
+    IOT_CTS_LO_CTS0 = ev("UNC_R3_IOT_CTS_LO.CTS0", 0x0c, 0x01).on(0b111),
+    IOT_CTS_LO_CTS1 = ev("UNC_R3_IOT_CTS_LO.CTS1", 0x0c, 0x02).on(0b111),
+    QPI0_AD_CREDITS_EMPTY_VNA = ev("UNC_R3_QPI0_AD_CREDITS_EMPTY.VNA", 0x20, 0x01),
+    QPI0_AD_CREDITS_EMPTY_VN0_HOM = ev("UNC_R3_QPI0_AD_CREDITS_EMPTY.VN0_HOM", 0x20, 0x02),
+    QPI0_AD_CREDITS_EMPTY_VN0_SNP = ev("UNC_R3_QPI0_AD_CREDITS_EMPTY.VN0_SNP", 0x20, 0x04),
+    QPI0_AD_CREDITS_EMPTY_VN0_NDR = ev("UNC_R3_QPI0_AD_CREDITS_EMPTY.VN0_NDR", 0x20, 0x08),
+    QPI0_AD_CREDITS_EMPTY_VN1_HOM = ev("UNC_R3_QPI0_AD_CREDITS_EMPTY.VN1_HOM", 0x20, 0x10),
+    QPI0_AD_CREDITS_EMPTY_VN1_SNP = ev("UNC_R3_QPI0_AD_CREDITS_EMPTY.VN1_SNP", 0x20, 0x20),
+    QPI0_AD_CREDITS_EMPTY_VN1_NDR = ev("UNC_R3_QPI0_AD_CREDITS_EMPTY.VN1_NDR", 0x20, 0x40),
+    QPI0_BL_CREDITS_EMPTY_VNA = ev("UNC_R3_QPI0_BL_CREDITS_EMPTY.VNA", 0x21, 0x01),
+    QPI0_BL_CREDITS_EMPTY_VN1_HOM = ev("UNC_R3_QPI0_BL_CREDITS_EMPTY.VN1_HOM", 0x21, 0x10),
+    QPI0_BL_CREDITS_EMPTY_VN1_SNP = ev("UNC_R3_QPI0_BL_CREDITS_EMPTY.VN1_SNP", 0x21, 0x20),
+    QPI0_BL_CREDITS_EMPTY_VN1_NDR = ev("UNC_R3_QPI0_BL_CREDITS_EMPTY.VN1_NDR", 0x21, 0x40),
+    QPI1_AD_CREDITS_EMPTY_VNA = ev("UNC_R3_QPI1_AD_CREDITS_EMPTY.VNA", 0x2e, 0x01),
+    QPI1_AD_CREDITS_EMPTY_VN1_HOM = ev("UNC_R3_QPI1_AD_CREDITS_EMPTY.VN1_HOM", 0x2e, 0x10),
+    QPI1_AD_CREDITS_EMPTY_VN1_SNP = ev("UNC_R3_QPI1_AD_CREDITS_EMPTY.VN1_SNP", 0x2e, 0x20),
+    QPI1_AD_CREDITS_EMPTY_VN1_NDR = ev("UNC_R3_QPI1_AD_CREDITS_EMPTY.VN1_NDR", 0x2e, 0x40),
+    QPI1_BL_CREDITS_EMPTY_VNA = ev("UNC_R3_QPI1_BL_CREDITS_EMPTY.VNA", 0x2f, 0x01),
+    QPI1_BL_CREDITS_EMPTY_VN0_HOM = ev("UNC_R3_QPI1_BL_CREDITS_EMPTY.VN0_HOM", 0x2f, 0x02),
+    QPI1_BL_CREDITS_EMPTY_VN0_SNP = ev("UNC_R3_QPI1_BL_CREDITS_EMPTY.VN0_SNP", 0x2f, 0x04),
+    QPI1_BL_CREDITS_EMPTY_VN0_NDR = ev("UNC_R3_QPI1_BL_CREDITS_EMPTY.VN0_NDR", 0x2f, 0x08),
+    QPI1_BL_CREDITS_EMPTY_VN1_HOM = ev("UNC_R3_QPI1_BL_CREDITS_EMPTY.VN1_HOM", 0x2f, 0x10),
+    QPI1_BL_CREDITS_EMPTY_VN1_SNP = ev("UNC_R3_QPI1_BL_CREDITS_EMPTY.VN1_SNP", 0x2f, 0x20),
+    QPI1_BL_CREDITS_EMPTY_VN1_NDR = ev("UNC_R3_QPI1_BL_CREDITS_EMPTY.VN1_NDR", 0x2f, 0x40),
+    RING_AD_USED_CW_EVEN = ev("UNC_R3_RING_AD_USED.CW_EVEN", 0x07, 0x01).on(0b111),
+    RING_AD_USED_CW_ODD = ev("UNC_R3_RING_AD_USED.CW_ODD", 0x07, 0x02).on(0b111),
+    RING_AD_USED_CCW_EVEN = ev("UNC_R3_RING_AD_USED.CCW_EVEN", 0x07, 0x04).on(0b111),
+    RING_AD_USED_CCW_ODD = ev("UNC_R3_RING_AD_USED.CCW_ODD", 0x07, 0x08).on(0b111),
+    RING_AD_USED_CW = ev("UNC_R3_RING_AD_USED.CW", 0x07, 0x03).on(0b111),
+    RING_AD_USED_CCW = ev("UNC_R3_RING_AD_USED.CCW", 0x07, 0x0c).on(0b111),
+    RING_AK_USED_CW_EVEN = ev("UNC_R3_RING_AK_USED.CW_EVEN", 0x08, 0x01).on(0b111),
+    RING_AK_USED_CW_ODD = ev("UNC_R3_RING_AK_USED.CW_ODD", 0x08, 0x02).on(0b111),
+    RING_AK_USED_CCW_EVEN = ev("UNC_R3_RING_AK_USED.CCW_EVEN", 0x08, 0x04).on(0b111),
+    RING_AK_USED_CCW_ODD = ev("UNC_R3_RING_AK_USED.CCW_ODD", 0x08, 0x08).on(0b111),
+    RING_AK_USED_CW = ev("UNC_R3_RING_AK_USED.CW", 0x08, 0x03).on(0b111),
+    RING_AK_USED_CCW = ev("UNC_R3_RING_AK_USED.CCW", 0x08, 0x0c).on(0b111),
+    RING_BL_USED_CW_EVEN = ev("UNC_R3_RING_BL_USED.CW_EVEN", 0x09, 0x01).on(0b111),
+    RING_BL_USED_CW_ODD = ev("UNC_R3_RING_BL_USED.CW_ODD", 0x09, 0x02).on(0b111),
+    RING_BL_USED_CCW_EVEN = ev("UNC_R3_RING_BL_USED.CCW_EVEN", 0x09, 0x04).on(0b111),
+    RING_BL_USED_CCW_ODD = ev("UNC_R3_RING_BL_USED.CCW_ODD", 0x09, 0x08).on(0b111),
+    RING_BL_USED_CW = ev("UNC_R3_RING_BL_USED.CW", 0x09, 0x03).on(0b111),
+    RING_BL_USED_CCW = ev("UNC_R3_RING_BL_USED.CCW", 0x09, 0x0c).on(0b111),
+    RING_IV_USED_CW = ev("UNC_R3_RING_IV_USED.CW", 0x0a, 0x03).on(0b111),
+    RING_IV_USED_ANY = ev("UNC_R3_RING_IV_USED.ANY", 0x0a, 0x0f).on(0b111),
+    RING_SINK_STARVED_AK = ev("UNC_R3_RING_SINK_STARVED.AK", 0x0e, 0x02).on(0b111),
+    RXR_CYCLES_NE_HOM = ev("UNC_R3_RxR_CYCLES_NE.HOM", 0x10, 0x01),
+    RXR_CYCLES_NE_SNP = ev("UNC_R3_RxR_CYCLES_NE.SNP", 0x10, 0x02),
+    RXR_CYCLES_NE_NDR = ev("UNC_R3_RxR_CYCLES_NE.NDR", 0x10, 0x04),
+    RXR_CYCLES_NE_VN1_HOM = ev("UNC_R3_RxR_CYCLES_NE_VN1.HOM", 0x14, 0x01),
+    RXR_CYCLES_NE_VN1_SNP = ev("UNC_R3_RxR_CYCLES_NE_VN1.SNP", 0x14, 0x02),
+    RXR_CYCLES_NE_VN1_NDR = ev("UNC_R3_RxR_CYCLES_NE_VN1.NDR", 0x14, 0x04),
+    RXR_CYCLES_NE_VN1_DRS = ev("UNC_R3_RxR_CYCLES_NE_VN1.DRS", 0x14, 0x08),
+    RXR_CYCLES_NE_VN1_NCB = ev("UNC_R3_RxR_CYCLES_NE_VN1.NCB", 0x14, 0x10),
+    RXR_CYCLES_NE_VN1_NCS = ev("UNC_R3_RxR_CYCLES_NE_VN1.NCS", 0x14, 0x20),
+    RXR_INSERTS_HOM = ev("UNC_R3_RxR_INSERTS.HOM", 0x11, 0x01),
+    RXR_INSERTS_SNP = ev("UNC_R3_RxR_INSERTS.SNP", 0x11, 0x02),
+    RXR_INSERTS_NDR = ev("UNC_R3_RxR_INSERTS.NDR", 0x11, 0x04),
+    RXR_INSERTS_DRS = ev("UNC_R3_RxR_INSERTS.DRS", 0x11, 0x08),
+    RXR_INSERTS_NCB = ev("UNC_R3_RxR_INSERTS.NCB", 0x11, 0x10),
+    RXR_INSERTS_NCS = ev("UNC_R3_RxR_INSERTS.NCS", 0x11, 0x20),
+    RXR_INSERTS_VN1_HOM = ev("UNC_R3_RxR_INSERTS_VN1.HOM", 0x15, 0x01),
+    RXR_INSERTS_VN1_SNP = ev("UNC_R3_RxR_INSERTS_VN1.SNP", 0x15, 0x02),
+    RXR_INSERTS_VN1_NDR = ev("UNC_R3_RxR_INSERTS_VN1.NDR", 0x15, 0x04),
+    RXR_INSERTS_VN1_DRS = ev("UNC_R3_RxR_INSERTS_VN1.DRS", 0x15, 0x08),
+    RXR_INSERTS_VN1_NCB = ev("UNC_R3_RxR_INSERTS_VN1.NCB", 0x15, 0x10),
+    RXR_INSERTS_VN1_NCS = ev("UNC_R3_RxR_INSERTS_VN1.NCS", 0x15, 0x20),
+    RXR_OCCUPANCY_VN1_HOM = ev("UNC_R3_RxR_OCCUPANCY_VN1.HOM", 0x13, 0x01).on(0b1),
+    RXR_OCCUPANCY_VN1_SNP = ev("UNC_R3_RxR_OCCUPANCY_VN1.SNP", 0x13, 0x02).on(0b1),
+    RXR_OCCUPANCY_VN1_NDR = ev("UNC_R3_RxR_OCCUPANCY_VN1.NDR", 0x13, 0x04).on(0b1),
+    RXR_OCCUPANCY_VN1_DRS = ev("UNC_R3_RxR_OCCUPANCY_VN1.DRS", 0x13, 0x08).on(0b1),
+    RXR_OCCUPANCY_VN1_NCB = ev("UNC_R3_RxR_OCCUPANCY_VN1.NCB", 0x13, 0x10).on(0b1),
+    RXR_OCCUPANCY_VN1_NCS = ev("UNC_R3_RxR_OCCUPANCY_VN1.NCS", 0x13, 0x20).on(0b1),
+    SBO0_CREDITS_ACQUIRED_AD = ev("UNC_R3_SBO0_CREDITS_ACQUIRED.AD", 0x28, 0x01),
+    SBO0_CREDITS_ACQUIRED_BL = ev("UNC_R3_SBO0_CREDITS_ACQUIRED.BL", 0x28, 0x02),
+    SBO0_CREDIT_OCCUPANCY_AD = ev("UNC_R3_SBO0_CREDIT_OCCUPANCY.AD", 0x2a, 0x01).on(0b1),
+    SBO0_CREDIT_OCCUPANCY_BL = ev("UNC_R3_SBO0_CREDIT_OCCUPANCY.BL", 0x2a, 0x02).on(0b1),
+    SBO1_CREDITS_ACQUIRED_AD = ev("UNC_R3_SBO1_CREDITS_ACQUIRED.AD", 0x29, 0x01),
+    SBO1_CREDITS_ACQUIRED_BL = ev("UNC_R3_SBO1_CREDITS_ACQUIRED.BL", 0x29, 0x02),
+    SBO1_CREDIT_OCCUPANCY_AD = ev("UNC_R3_SBO1_CREDIT_OCCUPANCY.AD", 0x2b, 0x01).on(0b1),
+    SBO1_CREDIT_OCCUPANCY_BL = ev("UNC_R3_SBO1_CREDIT_OCCUPANCY.BL", 0x2b, 0x02).on(0b1),
+    STALL_NO_SBO_CREDIT_SBO0_AD = ev("UNC_R3_STALL_NO_SBO_CREDIT.SBO0_AD", 0x2c, 0x01),
+    STALL_NO_SBO_CREDIT_SBO1_AD = ev("UNC_R3_STALL_NO_SBO_CREDIT.SBO1_AD", 0x2c, 0x02),
+    STALL_NO_SBO_CREDIT_SBO0_BL = ev("UNC_R3_STALL_NO_SBO_CREDIT.SBO0_BL", 0x2c, 0x04),
+    STALL_NO_SBO_CREDIT_SBO1_BL = ev("UNC_R3_STALL_NO_SBO_CREDIT.SBO1_BL", 0x2c, 0x08),
+    TXR_NACK_DN_AD = ev("UNC_R3_TxR_NACK.DN_AD", 0x26, 0x01),
+    TXR_NACK_DN_BL = ev("UNC_R3_TxR_NACK.DN_BL", 0x26, 0x02),
+    TXR_NACK_DN_AK = ev("UNC_R3_TxR_NACK.DN_AK", 0x26, 0x04),
+    TXR_NACK_UP_AD = ev("UNC_R3_TxR_NACK.UP_AD", 0x26, 0x08),
+    TXR_NACK_UP_BL = ev("UNC_R3_TxR_NACK.UP_BL", 0x26, 0x10),
+    TXR_NACK_UP_AK = ev("UNC_R3_TxR_NACK.UP_AK", 0x26, 0x20),
+    VN0_CREDITS_REJECT_HOM = ev("UNC_R3_VN0_CREDITS_REJECT.HOM", 0x37, 0x01),
+    VN0_CREDITS_REJECT_SNP = ev("UNC_R3_VN0_CREDITS_REJECT.SNP", 0x37, 0x02),
+    VN0_CREDITS_REJECT_NDR = ev("UNC_R3_VN0_CREDITS_REJECT.NDR", 0x37, 0x04),
+    VN0_CREDITS_REJECT_DRS = ev("UNC_R3_VN0_CREDITS_REJECT.DRS", 0x37, 0x08),
+    VN0_CREDITS_REJECT_NCB = ev("UNC_R3_VN0_CREDITS_REJECT.NCB", 0x37, 0x10),
+    VN0_CREDITS_REJECT_NCS = ev("UNC_R3_VN0_CREDITS_REJECT.NCS", 0x37, 0x20),
+    VN0_CREDITS_USED_HOM = ev("UNC_R3_VN0_CREDITS_USED.HOM", 0x36, 0x01),
+    VN0_CREDITS_USED_SNP = ev("UNC_R3_VN0_CREDITS_USED.SNP", 0x36, 0x02),
+    VN0_CREDITS_USED_NDR = ev("UNC_R3_VN0_CREDITS_USED.NDR", 0x36, 0x04),
+    VN0_CREDITS_USED_DRS = ev("UNC_R3_VN0_CREDITS_USED.DRS", 0x36, 0x08),
+    VN0_CREDITS_USED_NCB = ev("UNC_R3_VN0_CREDITS_USED.NCB", 0x36, 0x10),
+    VN0_CREDITS_USED_NCS = ev("UNC_R3_VN0_CREDITS_USED.NCS", 0x36, 0x20),
+    VN1_CREDITS_REJECT_HOM = ev("UNC_R3_VN1_CREDITS_REJECT.HOM", 0x39, 0x01),
+    VN1_CREDITS_REJECT_SNP = ev("UNC_R3_VN1_CREDITS_REJECT.SNP", 0x39, 0x02),
+    VN1_CREDITS_REJECT_NDR = ev("UNC_R3_VN1_CREDITS_REJECT.NDR", 0x39, 0x04),
+    VN1_CREDITS_REJECT_DRS = ev("UNC_R3_VN1_CREDITS_REJECT.DRS", 0x39, 0x08),
+    VN1_CREDITS_REJECT_NCB = ev("UNC_R3_VN1_CREDITS_REJECT.NCB", 0x39, 0x10),
+    VN1_CREDITS_REJECT_NCS = ev("UNC_R3_VN1_CREDITS_REJECT.NCS", 0x39, 0x20),
+    VN1_CREDITS_USED_HOM = ev("UNC_R3_VN1_CREDITS_USED.HOM", 0x38, 0x01),
+    VN1_CREDITS_USED_SNP = ev("UNC_R3_VN1_CREDITS_USED.SNP", 0x38, 0x02),
+    VN1_CREDITS_USED_NDR = ev("UNC_R3_VN1_CREDITS_USED.NDR", 0x38, 0x04),
+    VN1_CREDITS_USED_DRS = ev("UNC_R3_VN1_CREDITS_USED.DRS", 0x38, 0x08),
+    VN1_CREDITS_USED_NCB = ev("UNC_R3_VN1_CREDITS_USED.NCB", 0x38, 0x10),
+    VN1_CREDITS_USED_NCS = ev("UNC_R3_VN1_CREDITS_USED.NCS", 0x38, 0x20),
+    VNA_CREDITS_ACQUIRED_AD = ev("UNC_R3_VNA_CREDITS_ACQUIRED.AD", 0x33, 0x01),
+    VNA_CREDITS_ACQUIRED_BL = ev("UNC_R3_VNA_CREDITS_ACQUIRED.BL", 0x33, 0x04),
+    VNA_CREDITS_REJECT_HOM = ev("UNC_R3_VNA_CREDITS_REJECT.HOM", 0x34, 0x01),
+    VNA_CREDITS_REJECT_SNP = ev("UNC_R3_VNA_CREDITS_REJECT.SNP", 0x34, 0x02),
+    VNA_CREDITS_REJECT_NDR = ev("UNC_R3_VNA_CREDITS_REJECT.NDR", 0x34, 0x04),
+    VNA_CREDITS_REJECT_DRS = ev("UNC_R3_VNA_CREDITS_REJECT.DRS", 0x34, 0x08),
+    VNA_CREDITS_REJECT_NCB = ev("UNC_R3_VNA_CREDITS_REJECT.NCB", 0x34, 0x10),
+    VNA_CREDITS_REJECT_NCS = ev("UNC_R3_VNA_CREDITS_REJECT.NCS", 0x34, 0x20),
+}
 /// No experimental events.
 const EXPERIMENTAL_ROWS: &[EventRow] = &[];
 /// The rows built.

@@ -63,18 +63,14 @@ impl Layout for SboxBoxCtlLayout {
     const INFO: &'static RegisterInfo = &SBOX_BOX_CTL_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 18, 31, Access::Rv,
-            "Reserved; write zero."),
-        FieldInfo::row("rsv", 17, 17, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 18, 31, Access::Rv),
+        FieldInfo::reserved("rsv", 17, 17, Access::Rsv),
         FieldInfo { name: "frz_en", ident: "frz_en", lsb: 16, msb: 16, access: Access::Wo, role: Some(Role::FreezeEnable),
             description: "Freeze enable: when set, a freeze (from frz here or from the U-box global freeze) stops this box's counters; when clear, the box ignores freezes.", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 9, 15, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 9, 15, Access::Rv),
         FieldInfo { name: "frz", ident: "frz", lsb: 8, msb: 8, access: Access::Wo, role: Some(Role::Freeze),
             description: "Freeze: writing 1 while frz_en is set halts every counter of the box until the bit is written 0 again.", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 2, 7, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 2, 7, Access::Rv),
         FieldInfo { name: "rst_ctrs", ident: "rst_ctrs", lsb: 1, msb: 1, access: Access::Wo, role: Some(Role::ResetCounters),
             description: "Reset counters: writing 1 clears every data counter of the box to zero.", ..FieldInfo::EMPTY },
         FieldInfo { name: "rst_ctrl", ident: "rst_ctrl", lsb: 0, msb: 0, access: Access::Wo, role: Some(Role::ResetControls),
@@ -190,18 +186,15 @@ impl Layout for SboxCtlLayout {
             description: "Sense of the threshold comparison; with edge_det, counts falling instead of rising edges.", ..FieldInfo::EMPTY },
         FieldInfo { name: "en", ident: "en", lsb: 22, msb: 22, access: Access::RwV, role: Some(Role::Enable),
             description: "Enables this counter: it counts while this bit is 1 and the box is not frozen.", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 21, 21, Access::Rsv,
-            "Reserved; write zero."),
-        FieldInfo::row("rsv", 20, 20, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 21, 21, Access::Rsv),
+        FieldInfo::reserved("rsv", 20, 20, Access::Rsv),
         FieldInfo::row("tid_en", 19, 19, Access::RwV,
             "Thread-id filter enable: when 1 the counter only counts occurrences that match the box filter's thread id."),
         FieldInfo { name: "edge_det", ident: "edge_det", lsb: 18, msb: 18, access: Access::RwV, role: Some(Role::Edge),
             description: "Edge detect: count 0-to-1 transitions of the thresholded event instead of active cycles; needs a non-zero thresh.", ..FieldInfo::EMPTY },
         FieldInfo { name: "rst", ident: "rst", lsb: 17, msb: 17, access: Access::Wo, role: Some(Role::Reset),
             description: "Reset: writing 1 clears the paired data counter.", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 16, 16, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 16, 16, Access::Rsv),
         FieldInfo { name: "umask", ident: "umask", lsb: 8, msb: 15, access: Access::RwV, role: Some(Role::Umask),
             description: "Unit mask: which sub-events of the selected event are counted.", ..FieldInfo::EMPTY },
         FieldInfo { name: "ev_sel", ident: "ev_sel", lsb: 0, msb: 7, access: Access::RwV, role: Some(Role::Event),
@@ -321,8 +314,7 @@ impl Layout for SboxBoxStatusLayout {
     const INFO: &'static RegisterInfo = &SBOX_BOX_STATUS_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 4, 31, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 4, 31, Access::Rv),
         FieldInfo { name: "ov", ident: "ov", lsb: 0, msb: 3, access: Access::Rw1c, role: Some(Role::Overflow), counters: &[0, 1, 2, 3],
             description: "Overflow flags, one per counter (bit n for counter n): hardware sets a bit when that counter wraps; writing 1 to a bit clears it.", ..FieldInfo::EMPTY },
     ];
@@ -397,8 +389,7 @@ impl Layout for SboxCtrLayout {
     const INFO: &'static RegisterInfo = &SBOX_CTR_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 44, 63, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 44, 63, Access::Rv),
         FieldInfo { name: "event_count", ident: "event_count", lsb: 0, msb: 43, access: Access::RwV, role: Some(Role::Count),
             description: "The accumulated 44-bit count of the event selected by the paired control register; wraps on overflow and keeps counting.", ..FieldInfo::EMPTY },
     ];
@@ -448,7 +439,7 @@ static SBOX_CTR_INFO: RegisterInfo = RegisterInfo {
 mod unit_events {
 use super::*;
 #[allow(unused_imports)]
-use crate::core_events::{ev, EventRow};
+use crate::core_events::{event_table, EventRow};
 #[cfg(feature = "metadata")]
 use crate::core_events::{event_info_refs, event_infos};
 
@@ -467,164 +458,6 @@ pub struct Event {
 }
 
 impl Event {
-    /// `UNC_S_BOUNCE_CONTROL`.
-    pub const BOUNCE_CONTROL: Event = Event::row(0);
-    /// `UNC_S_CLOCKTICKS`.
-    pub const CLOCKTICKS: Event = Event::row(1);
-    /// `UNC_S_FAST_ASSERTED`.
-    pub const FAST_ASSERTED: Event = Event::row(2);
-    /// `UNC_S_RING_AD_USED.UP_EVEN`.
-    pub const RING_AD_USED_UP_EVEN: Event = Event::row(3);
-    /// `UNC_S_RING_AD_USED.UP_ODD`.
-    pub const RING_AD_USED_UP_ODD: Event = Event::row(4);
-    /// `UNC_S_RING_AD_USED.DOWN_EVEN`.
-    pub const RING_AD_USED_DOWN_EVEN: Event = Event::row(5);
-    /// `UNC_S_RING_AD_USED.DOWN_ODD`.
-    pub const RING_AD_USED_DOWN_ODD: Event = Event::row(6);
-    /// `UNC_S_RING_AD_USED.UP`.
-    pub const RING_AD_USED_UP: Event = Event::row(7);
-    /// `UNC_S_RING_AD_USED.DOWN`.
-    pub const RING_AD_USED_DOWN: Event = Event::row(8);
-    /// `UNC_S_RING_AK_USED.UP_EVEN`.
-    pub const RING_AK_USED_UP_EVEN: Event = Event::row(9);
-    /// `UNC_S_RING_AK_USED.UP_ODD`.
-    pub const RING_AK_USED_UP_ODD: Event = Event::row(10);
-    /// `UNC_S_RING_AK_USED.DOWN_EVEN`.
-    pub const RING_AK_USED_DOWN_EVEN: Event = Event::row(11);
-    /// `UNC_S_RING_AK_USED.DOWN_ODD`.
-    pub const RING_AK_USED_DOWN_ODD: Event = Event::row(12);
-    /// `UNC_S_RING_AK_USED.UP`.
-    pub const RING_AK_USED_UP: Event = Event::row(13);
-    /// `UNC_S_RING_AK_USED.DOWN`.
-    pub const RING_AK_USED_DOWN: Event = Event::row(14);
-    /// `UNC_S_RING_BL_USED.UP_EVEN`.
-    pub const RING_BL_USED_UP_EVEN: Event = Event::row(15);
-    /// `UNC_S_RING_BL_USED.UP_ODD`.
-    pub const RING_BL_USED_UP_ODD: Event = Event::row(16);
-    /// `UNC_S_RING_BL_USED.DOWN_EVEN`.
-    pub const RING_BL_USED_DOWN_EVEN: Event = Event::row(17);
-    /// `UNC_S_RING_BL_USED.DOWN_ODD`.
-    pub const RING_BL_USED_DOWN_ODD: Event = Event::row(18);
-    /// `UNC_S_RING_BL_USED.UP`.
-    pub const RING_BL_USED_UP: Event = Event::row(19);
-    /// `UNC_S_RING_BL_USED.DOWN`.
-    pub const RING_BL_USED_DOWN: Event = Event::row(20);
-    /// `UNC_S_RING_BOUNCES.AD_CACHE`.
-    pub const RING_BOUNCES_AD_CACHE: Event = Event::row(21);
-    /// `UNC_S_RING_BOUNCES.AK_CORE`.
-    pub const RING_BOUNCES_AK_CORE: Event = Event::row(22);
-    /// `UNC_S_RING_BOUNCES.BL_CORE`.
-    pub const RING_BOUNCES_BL_CORE: Event = Event::row(23);
-    /// `UNC_S_RING_BOUNCES.IV_CORE`.
-    pub const RING_BOUNCES_IV_CORE: Event = Event::row(24);
-    /// `UNC_S_RING_IV_USED.UP`.
-    pub const RING_IV_USED_UP: Event = Event::row(25);
-    /// `UNC_S_RING_IV_USED.DN`.
-    pub const RING_IV_USED_DN: Event = Event::row(26);
-    /// `UNC_S_RING_SINK_STARVED.AD_CACHE`.
-    pub const RING_SINK_STARVED_AD_CACHE: Event = Event::row(27);
-    /// `UNC_S_RING_SINK_STARVED.AK_CORE`.
-    pub const RING_SINK_STARVED_AK_CORE: Event = Event::row(28);
-    /// `UNC_S_RING_SINK_STARVED.BL_CORE`.
-    pub const RING_SINK_STARVED_BL_CORE: Event = Event::row(29);
-    /// `UNC_S_RING_SINK_STARVED.IV_CORE`.
-    pub const RING_SINK_STARVED_IV_CORE: Event = Event::row(30);
-    /// `UNC_S_RxR_BUSY_STARVED.AD_CRD`.
-    pub const RXR_BUSY_STARVED_AD_CRD: Event = Event::row(31);
-    /// `UNC_S_RxR_BUSY_STARVED.AD_BNC`.
-    pub const RXR_BUSY_STARVED_AD_BNC: Event = Event::row(32);
-    /// `UNC_S_RxR_BUSY_STARVED.BL_CRD`.
-    pub const RXR_BUSY_STARVED_BL_CRD: Event = Event::row(33);
-    /// `UNC_S_RxR_BUSY_STARVED.BL_BNC`.
-    pub const RXR_BUSY_STARVED_BL_BNC: Event = Event::row(34);
-    /// `UNC_S_RxR_BYPASS.AD_CRD`.
-    pub const RXR_BYPASS_AD_CRD: Event = Event::row(35);
-    /// `UNC_S_RxR_BYPASS.AD_BNC`.
-    pub const RXR_BYPASS_AD_BNC: Event = Event::row(36);
-    /// `UNC_S_RxR_BYPASS.BL_CRD`.
-    pub const RXR_BYPASS_BL_CRD: Event = Event::row(37);
-    /// `UNC_S_RxR_BYPASS.BL_BNC`.
-    pub const RXR_BYPASS_BL_BNC: Event = Event::row(38);
-    /// `UNC_S_RxR_BYPASS.AK`.
-    pub const RXR_BYPASS_AK: Event = Event::row(39);
-    /// `UNC_S_RxR_BYPASS.IV`.
-    pub const RXR_BYPASS_IV: Event = Event::row(40);
-    /// `UNC_S_RxR_CRD_STARVED.AD_CRD`.
-    pub const RXR_CRD_STARVED_AD_CRD: Event = Event::row(41);
-    /// `UNC_S_RxR_CRD_STARVED.AD_BNC`.
-    pub const RXR_CRD_STARVED_AD_BNC: Event = Event::row(42);
-    /// `UNC_S_RxR_CRD_STARVED.BL_CRD`.
-    pub const RXR_CRD_STARVED_BL_CRD: Event = Event::row(43);
-    /// `UNC_S_RxR_CRD_STARVED.BL_BNC`.
-    pub const RXR_CRD_STARVED_BL_BNC: Event = Event::row(44);
-    /// `UNC_S_RxR_CRD_STARVED.AK`.
-    pub const RXR_CRD_STARVED_AK: Event = Event::row(45);
-    /// `UNC_S_RxR_CRD_STARVED.IV`.
-    pub const RXR_CRD_STARVED_IV: Event = Event::row(46);
-    /// `UNC_S_RxR_CRD_STARVED.IFV`.
-    pub const RXR_CRD_STARVED_IFV: Event = Event::row(47);
-    /// `UNC_S_RxR_INSERTS.AD_CRD`.
-    pub const RXR_INSERTS_AD_CRD: Event = Event::row(48);
-    /// `UNC_S_RxR_INSERTS.AD_BNC`.
-    pub const RXR_INSERTS_AD_BNC: Event = Event::row(49);
-    /// `UNC_S_RxR_INSERTS.BL_CRD`.
-    pub const RXR_INSERTS_BL_CRD: Event = Event::row(50);
-    /// `UNC_S_RxR_INSERTS.BL_BNC`.
-    pub const RXR_INSERTS_BL_BNC: Event = Event::row(51);
-    /// `UNC_S_RxR_INSERTS.AK`.
-    pub const RXR_INSERTS_AK: Event = Event::row(52);
-    /// `UNC_S_RxR_INSERTS.IV`.
-    pub const RXR_INSERTS_IV: Event = Event::row(53);
-    /// `UNC_S_RxR_OCCUPANCY.AD_CRD`.
-    pub const RXR_OCCUPANCY_AD_CRD: Event = Event::row(54);
-    /// `UNC_S_RxR_OCCUPANCY.AD_BNC`.
-    pub const RXR_OCCUPANCY_AD_BNC: Event = Event::row(55);
-    /// `UNC_S_RxR_OCCUPANCY.BL_CRD`.
-    pub const RXR_OCCUPANCY_BL_CRD: Event = Event::row(56);
-    /// `UNC_S_RxR_OCCUPANCY.BL_BNC`.
-    pub const RXR_OCCUPANCY_BL_BNC: Event = Event::row(57);
-    /// `UNC_S_RxR_OCCUPANCY.AK`.
-    pub const RXR_OCCUPANCY_AK: Event = Event::row(58);
-    /// `UNC_S_RxR_OCCUPANCY.IV`.
-    pub const RXR_OCCUPANCY_IV: Event = Event::row(59);
-    /// `UNC_S_TxR_ADS_USED.AD`.
-    pub const TXR_ADS_USED_AD: Event = Event::row(60);
-    /// `UNC_S_TxR_ADS_USED.AK`.
-    pub const TXR_ADS_USED_AK: Event = Event::row(61);
-    /// `UNC_S_TxR_ADS_USED.BL`.
-    pub const TXR_ADS_USED_BL: Event = Event::row(62);
-    /// `UNC_S_TxR_INSERTS.AD_CRD`.
-    pub const TXR_INSERTS_AD_CRD: Event = Event::row(63);
-    /// `UNC_S_TxR_INSERTS.AD_BNC`.
-    pub const TXR_INSERTS_AD_BNC: Event = Event::row(64);
-    /// `UNC_S_TxR_INSERTS.BL_CRD`.
-    pub const TXR_INSERTS_BL_CRD: Event = Event::row(65);
-    /// `UNC_S_TxR_INSERTS.BL_BNC`.
-    pub const TXR_INSERTS_BL_BNC: Event = Event::row(66);
-    /// `UNC_S_TxR_INSERTS.AK`.
-    pub const TXR_INSERTS_AK: Event = Event::row(67);
-    /// `UNC_S_TxR_INSERTS.IV`.
-    pub const TXR_INSERTS_IV: Event = Event::row(68);
-    /// `UNC_S_TxR_OCCUPANCY.AD_CRD`.
-    pub const TXR_OCCUPANCY_AD_CRD: Event = Event::row(69);
-    /// `UNC_S_TxR_OCCUPANCY.AD_BNC`.
-    pub const TXR_OCCUPANCY_AD_BNC: Event = Event::row(70);
-    /// `UNC_S_TxR_OCCUPANCY.BL_CRD`.
-    pub const TXR_OCCUPANCY_BL_CRD: Event = Event::row(71);
-    /// `UNC_S_TxR_OCCUPANCY.BL_BNC`.
-    pub const TXR_OCCUPANCY_BL_BNC: Event = Event::row(72);
-    /// `UNC_S_TxR_OCCUPANCY.AK`.
-    pub const TXR_OCCUPANCY_AK: Event = Event::row(73);
-    /// `UNC_S_TxR_OCCUPANCY.IV`.
-    pub const TXR_OCCUPANCY_IV: Event = Event::row(74);
-    /// `UNC_S_TxR_STARVED.AD`.
-    pub const TXR_STARVED_AD: Event = Event::row(75);
-    /// `UNC_S_TxR_STARVED.AK`.
-    pub const TXR_STARVED_AK: Event = Event::row(76);
-    /// `UNC_S_TxR_STARVED.BL`.
-    pub const TXR_STARVED_BL: Event = Event::row(77);
-    /// `UNC_S_TxR_STARVED.IV`.
-    pub const TXR_STARVED_IV: Event = Event::row(78);
 
     /// Every event of the unit.
     pub const ALL: &'static [Event] = &{
@@ -672,89 +505,92 @@ impl Event {
     }
 }
 
-/// The events, row n for `Event::row(n)`: `ev(name, event select, umask, counters)` (bit n
-/// of counters: counter n may count it) and what else each sets.
-const EVENT_ROWS: &[EventRow] = &[
-    ev("UNC_S_BOUNCE_CONTROL", 0x0a, 0x00, 0b1111),
-    ev("UNC_S_CLOCKTICKS", 0x00, 0x00, 0b1111),
-    ev("UNC_S_FAST_ASSERTED", 0x09, 0x00, 0b1111),
-    ev("UNC_S_RING_AD_USED.UP_EVEN", 0x1b, 0x01, 0b1111),
-    ev("UNC_S_RING_AD_USED.UP_ODD", 0x1b, 0x02, 0b1111),
-    ev("UNC_S_RING_AD_USED.DOWN_EVEN", 0x1b, 0x04, 0b1111),
-    ev("UNC_S_RING_AD_USED.DOWN_ODD", 0x1b, 0x08, 0b1111),
-    ev("UNC_S_RING_AD_USED.UP", 0x1b, 0x03, 0b1111),
-    ev("UNC_S_RING_AD_USED.DOWN", 0x1b, 0x0c, 0b1111),
-    ev("UNC_S_RING_AK_USED.UP_EVEN", 0x1c, 0x01, 0b1111),
-    ev("UNC_S_RING_AK_USED.UP_ODD", 0x1c, 0x02, 0b1111),
-    ev("UNC_S_RING_AK_USED.DOWN_EVEN", 0x1c, 0x04, 0b1111),
-    ev("UNC_S_RING_AK_USED.DOWN_ODD", 0x1c, 0x08, 0b1111),
-    ev("UNC_S_RING_AK_USED.UP", 0x1c, 0x03, 0b1111),
-    ev("UNC_S_RING_AK_USED.DOWN", 0x1c, 0x0c, 0b1111),
-    ev("UNC_S_RING_BL_USED.UP_EVEN", 0x1d, 0x01, 0b1111),
-    ev("UNC_S_RING_BL_USED.UP_ODD", 0x1d, 0x02, 0b1111),
-    ev("UNC_S_RING_BL_USED.DOWN_EVEN", 0x1d, 0x04, 0b1111),
-    ev("UNC_S_RING_BL_USED.DOWN_ODD", 0x1d, 0x08, 0b1111),
-    ev("UNC_S_RING_BL_USED.UP", 0x1d, 0x03, 0b1111),
-    ev("UNC_S_RING_BL_USED.DOWN", 0x1d, 0x0c, 0b1111),
-    ev("UNC_S_RING_BOUNCES.AD_CACHE", 0x05, 0x01, 0b1111),
-    ev("UNC_S_RING_BOUNCES.AK_CORE", 0x05, 0x02, 0b1111),
-    ev("UNC_S_RING_BOUNCES.BL_CORE", 0x05, 0x04, 0b1111),
-    ev("UNC_S_RING_BOUNCES.IV_CORE", 0x05, 0x08, 0b1111),
-    ev("UNC_S_RING_IV_USED.UP", 0x1e, 0x03, 0b1111),
-    ev("UNC_S_RING_IV_USED.DN", 0x1e, 0x0c, 0b1111),
-    ev("UNC_S_RING_SINK_STARVED.AD_CACHE", 0x06, 0x01, 0b1111),
-    ev("UNC_S_RING_SINK_STARVED.AK_CORE", 0x06, 0x02, 0b1111),
-    ev("UNC_S_RING_SINK_STARVED.BL_CORE", 0x06, 0x04, 0b1111),
-    ev("UNC_S_RING_SINK_STARVED.IV_CORE", 0x06, 0x08, 0b1111),
-    ev("UNC_S_RxR_BUSY_STARVED.AD_CRD", 0x15, 0x01, 0b1111),
-    ev("UNC_S_RxR_BUSY_STARVED.AD_BNC", 0x15, 0x02, 0b1111),
-    ev("UNC_S_RxR_BUSY_STARVED.BL_CRD", 0x15, 0x04, 0b1111),
-    ev("UNC_S_RxR_BUSY_STARVED.BL_BNC", 0x15, 0x08, 0b1111),
-    ev("UNC_S_RxR_BYPASS.AD_CRD", 0x12, 0x01, 0b1111),
-    ev("UNC_S_RxR_BYPASS.AD_BNC", 0x12, 0x02, 0b1111),
-    ev("UNC_S_RxR_BYPASS.BL_CRD", 0x12, 0x04, 0b1111),
-    ev("UNC_S_RxR_BYPASS.BL_BNC", 0x12, 0x08, 0b1111),
-    ev("UNC_S_RxR_BYPASS.AK", 0x12, 0x10, 0b1111),
-    ev("UNC_S_RxR_BYPASS.IV", 0x12, 0x20, 0b1111),
-    ev("UNC_S_RxR_CRD_STARVED.AD_CRD", 0x14, 0x01, 0b1111),
-    ev("UNC_S_RxR_CRD_STARVED.AD_BNC", 0x14, 0x02, 0b1111),
-    ev("UNC_S_RxR_CRD_STARVED.BL_CRD", 0x14, 0x04, 0b1111),
-    ev("UNC_S_RxR_CRD_STARVED.BL_BNC", 0x14, 0x08, 0b1111),
-    ev("UNC_S_RxR_CRD_STARVED.AK", 0x14, 0x10, 0b1111),
-    ev("UNC_S_RxR_CRD_STARVED.IV", 0x14, 0x20, 0b1111),
-    ev("UNC_S_RxR_CRD_STARVED.IFV", 0x14, 0x40, 0b1111),
-    ev("UNC_S_RxR_INSERTS.AD_CRD", 0x13, 0x01, 0b1111),
-    ev("UNC_S_RxR_INSERTS.AD_BNC", 0x13, 0x02, 0b1111),
-    ev("UNC_S_RxR_INSERTS.BL_CRD", 0x13, 0x04, 0b1111),
-    ev("UNC_S_RxR_INSERTS.BL_BNC", 0x13, 0x08, 0b1111),
-    ev("UNC_S_RxR_INSERTS.AK", 0x13, 0x10, 0b1111),
-    ev("UNC_S_RxR_INSERTS.IV", 0x13, 0x20, 0b1111),
-    ev("UNC_S_RxR_OCCUPANCY.AD_CRD", 0x11, 0x01, 0b1111),
-    ev("UNC_S_RxR_OCCUPANCY.AD_BNC", 0x11, 0x02, 0b1111),
-    ev("UNC_S_RxR_OCCUPANCY.BL_CRD", 0x11, 0x04, 0b1111),
-    ev("UNC_S_RxR_OCCUPANCY.BL_BNC", 0x11, 0x08, 0b1111),
-    ev("UNC_S_RxR_OCCUPANCY.AK", 0x11, 0x10, 0b1111),
-    ev("UNC_S_RxR_OCCUPANCY.IV", 0x11, 0x20, 0b1111),
-    ev("UNC_S_TxR_ADS_USED.AD", 0x04, 0x01, 0b1111),
-    ev("UNC_S_TxR_ADS_USED.AK", 0x04, 0x02, 0b1111),
-    ev("UNC_S_TxR_ADS_USED.BL", 0x04, 0x04, 0b1111),
-    ev("UNC_S_TxR_INSERTS.AD_CRD", 0x02, 0x01, 0b1111),
-    ev("UNC_S_TxR_INSERTS.AD_BNC", 0x02, 0x02, 0b1111),
-    ev("UNC_S_TxR_INSERTS.BL_CRD", 0x02, 0x04, 0b1111),
-    ev("UNC_S_TxR_INSERTS.BL_BNC", 0x02, 0x08, 0b1111),
-    ev("UNC_S_TxR_INSERTS.AK", 0x02, 0x10, 0b1111),
-    ev("UNC_S_TxR_INSERTS.IV", 0x02, 0x20, 0b1111),
-    ev("UNC_S_TxR_OCCUPANCY.AD_CRD", 0x01, 0x01, 0b1111),
-    ev("UNC_S_TxR_OCCUPANCY.AD_BNC", 0x01, 0x02, 0b1111),
-    ev("UNC_S_TxR_OCCUPANCY.BL_CRD", 0x01, 0x04, 0b1111),
-    ev("UNC_S_TxR_OCCUPANCY.BL_BNC", 0x01, 0x08, 0b1111),
-    ev("UNC_S_TxR_OCCUPANCY.AK", 0x01, 0x10, 0b1111),
-    ev("UNC_S_TxR_OCCUPANCY.IV", 0x01, 0x20, 0b1111),
-    ev("UNC_S_TxR_STARVED.AD", 0x03, 0x01, 0b1111),
-    ev("UNC_S_TxR_STARVED.AK", 0x03, 0x02, 0b1111),
-    ev("UNC_S_TxR_STARVED.BL", 0x03, 0x04, 0b1111),
-    ev("UNC_S_TxR_STARVED.IV", 0x03, 0x08, 0b1111),
-];
+event_table! {
+    /// The events, row n for `Event::row(n)`: `ev(name, event select, umask)` and what else each
+    /// sets. The counters that may count them (bit n: counter n) and those without
+    /// Hyper-Threading are the table's, the two numbers before the rows, unless a row
+    /// gives its own (`.on(..)`, `.ht_off(..)`).
+    EVENT_ROWS, EventRowNumber, 0, "", 0b1111, 0b0;
+    BOUNCE_CONTROL = ev("UNC_S_BOUNCE_CONTROL", 0x0a, 0x00),
+    CLOCKTICKS = ev("UNC_S_CLOCKTICKS", 0x00, 0x00),
+    FAST_ASSERTED = ev("UNC_S_FAST_ASSERTED", 0x09, 0x00),
+    RING_AD_USED_UP_EVEN = ev("UNC_S_RING_AD_USED.UP_EVEN", 0x1b, 0x01),
+    RING_AD_USED_UP_ODD = ev("UNC_S_RING_AD_USED.UP_ODD", 0x1b, 0x02),
+    RING_AD_USED_DOWN_EVEN = ev("UNC_S_RING_AD_USED.DOWN_EVEN", 0x1b, 0x04),
+    RING_AD_USED_DOWN_ODD = ev("UNC_S_RING_AD_USED.DOWN_ODD", 0x1b, 0x08),
+    RING_AD_USED_UP = ev("UNC_S_RING_AD_USED.UP", 0x1b, 0x03),
+    RING_AD_USED_DOWN = ev("UNC_S_RING_AD_USED.DOWN", 0x1b, 0x0c),
+    RING_AK_USED_UP_EVEN = ev("UNC_S_RING_AK_USED.UP_EVEN", 0x1c, 0x01),
+    RING_AK_USED_UP_ODD = ev("UNC_S_RING_AK_USED.UP_ODD", 0x1c, 0x02),
+    RING_AK_USED_DOWN_EVEN = ev("UNC_S_RING_AK_USED.DOWN_EVEN", 0x1c, 0x04),
+    RING_AK_USED_DOWN_ODD = ev("UNC_S_RING_AK_USED.DOWN_ODD", 0x1c, 0x08),
+    RING_AK_USED_UP = ev("UNC_S_RING_AK_USED.UP", 0x1c, 0x03),
+    RING_AK_USED_DOWN = ev("UNC_S_RING_AK_USED.DOWN", 0x1c, 0x0c),
+    RING_BL_USED_UP_EVEN = ev("UNC_S_RING_BL_USED.UP_EVEN", 0x1d, 0x01),
+    RING_BL_USED_UP_ODD = ev("UNC_S_RING_BL_USED.UP_ODD", 0x1d, 0x02),
+    RING_BL_USED_DOWN_EVEN = ev("UNC_S_RING_BL_USED.DOWN_EVEN", 0x1d, 0x04),
+    RING_BL_USED_DOWN_ODD = ev("UNC_S_RING_BL_USED.DOWN_ODD", 0x1d, 0x08),
+    RING_BL_USED_UP = ev("UNC_S_RING_BL_USED.UP", 0x1d, 0x03),
+    RING_BL_USED_DOWN = ev("UNC_S_RING_BL_USED.DOWN", 0x1d, 0x0c),
+    RING_BOUNCES_AD_CACHE = ev("UNC_S_RING_BOUNCES.AD_CACHE", 0x05, 0x01),
+    RING_BOUNCES_AK_CORE = ev("UNC_S_RING_BOUNCES.AK_CORE", 0x05, 0x02),
+    RING_BOUNCES_BL_CORE = ev("UNC_S_RING_BOUNCES.BL_CORE", 0x05, 0x04),
+    RING_BOUNCES_IV_CORE = ev("UNC_S_RING_BOUNCES.IV_CORE", 0x05, 0x08),
+    RING_IV_USED_UP = ev("UNC_S_RING_IV_USED.UP", 0x1e, 0x03),
+    RING_IV_USED_DN = ev("UNC_S_RING_IV_USED.DN", 0x1e, 0x0c),
+    RING_SINK_STARVED_AD_CACHE = ev("UNC_S_RING_SINK_STARVED.AD_CACHE", 0x06, 0x01),
+    RING_SINK_STARVED_AK_CORE = ev("UNC_S_RING_SINK_STARVED.AK_CORE", 0x06, 0x02),
+    RING_SINK_STARVED_BL_CORE = ev("UNC_S_RING_SINK_STARVED.BL_CORE", 0x06, 0x04),
+    RING_SINK_STARVED_IV_CORE = ev("UNC_S_RING_SINK_STARVED.IV_CORE", 0x06, 0x08),
+    RXR_BUSY_STARVED_AD_CRD = ev("UNC_S_RxR_BUSY_STARVED.AD_CRD", 0x15, 0x01),
+    RXR_BUSY_STARVED_AD_BNC = ev("UNC_S_RxR_BUSY_STARVED.AD_BNC", 0x15, 0x02),
+    RXR_BUSY_STARVED_BL_CRD = ev("UNC_S_RxR_BUSY_STARVED.BL_CRD", 0x15, 0x04),
+    RXR_BUSY_STARVED_BL_BNC = ev("UNC_S_RxR_BUSY_STARVED.BL_BNC", 0x15, 0x08),
+    RXR_BYPASS_AD_CRD = ev("UNC_S_RxR_BYPASS.AD_CRD", 0x12, 0x01),
+    RXR_BYPASS_AD_BNC = ev("UNC_S_RxR_BYPASS.AD_BNC", 0x12, 0x02),
+    RXR_BYPASS_BL_CRD = ev("UNC_S_RxR_BYPASS.BL_CRD", 0x12, 0x04),
+    RXR_BYPASS_BL_BNC = ev("UNC_S_RxR_BYPASS.BL_BNC", 0x12, 0x08),
+    RXR_BYPASS_AK = ev("UNC_S_RxR_BYPASS.AK", 0x12, 0x10),
+    RXR_BYPASS_IV = ev("UNC_S_RxR_BYPASS.IV", 0x12, 0x20),
+    RXR_CRD_STARVED_AD_CRD = ev("UNC_S_RxR_CRD_STARVED.AD_CRD", 0x14, 0x01),
+    RXR_CRD_STARVED_AD_BNC = ev("UNC_S_RxR_CRD_STARVED.AD_BNC", 0x14, 0x02),
+    RXR_CRD_STARVED_BL_CRD = ev("UNC_S_RxR_CRD_STARVED.BL_CRD", 0x14, 0x04),
+    RXR_CRD_STARVED_BL_BNC = ev("UNC_S_RxR_CRD_STARVED.BL_BNC", 0x14, 0x08),
+    RXR_CRD_STARVED_AK = ev("UNC_S_RxR_CRD_STARVED.AK", 0x14, 0x10),
+    RXR_CRD_STARVED_IV = ev("UNC_S_RxR_CRD_STARVED.IV", 0x14, 0x20),
+    RXR_CRD_STARVED_IFV = ev("UNC_S_RxR_CRD_STARVED.IFV", 0x14, 0x40),
+    RXR_INSERTS_AD_CRD = ev("UNC_S_RxR_INSERTS.AD_CRD", 0x13, 0x01),
+    RXR_INSERTS_AD_BNC = ev("UNC_S_RxR_INSERTS.AD_BNC", 0x13, 0x02),
+    RXR_INSERTS_BL_CRD = ev("UNC_S_RxR_INSERTS.BL_CRD", 0x13, 0x04),
+    RXR_INSERTS_BL_BNC = ev("UNC_S_RxR_INSERTS.BL_BNC", 0x13, 0x08),
+    RXR_INSERTS_AK = ev("UNC_S_RxR_INSERTS.AK", 0x13, 0x10),
+    RXR_INSERTS_IV = ev("UNC_S_RxR_INSERTS.IV", 0x13, 0x20),
+    RXR_OCCUPANCY_AD_CRD = ev("UNC_S_RxR_OCCUPANCY.AD_CRD", 0x11, 0x01),
+    RXR_OCCUPANCY_AD_BNC = ev("UNC_S_RxR_OCCUPANCY.AD_BNC", 0x11, 0x02),
+    RXR_OCCUPANCY_BL_CRD = ev("UNC_S_RxR_OCCUPANCY.BL_CRD", 0x11, 0x04),
+    RXR_OCCUPANCY_BL_BNC = ev("UNC_S_RxR_OCCUPANCY.BL_BNC", 0x11, 0x08),
+    RXR_OCCUPANCY_AK = ev("UNC_S_RxR_OCCUPANCY.AK", 0x11, 0x10),
+    RXR_OCCUPANCY_IV = ev("UNC_S_RxR_OCCUPANCY.IV", 0x11, 0x20),
+    TXR_ADS_USED_AD = ev("UNC_S_TxR_ADS_USED.AD", 0x04, 0x01),
+    TXR_ADS_USED_AK = ev("UNC_S_TxR_ADS_USED.AK", 0x04, 0x02),
+    TXR_ADS_USED_BL = ev("UNC_S_TxR_ADS_USED.BL", 0x04, 0x04),
+    TXR_INSERTS_AD_CRD = ev("UNC_S_TxR_INSERTS.AD_CRD", 0x02, 0x01),
+    TXR_INSERTS_AD_BNC = ev("UNC_S_TxR_INSERTS.AD_BNC", 0x02, 0x02),
+    TXR_INSERTS_BL_CRD = ev("UNC_S_TxR_INSERTS.BL_CRD", 0x02, 0x04),
+    TXR_INSERTS_BL_BNC = ev("UNC_S_TxR_INSERTS.BL_BNC", 0x02, 0x08),
+    TXR_INSERTS_AK = ev("UNC_S_TxR_INSERTS.AK", 0x02, 0x10),
+    TXR_INSERTS_IV = ev("UNC_S_TxR_INSERTS.IV", 0x02, 0x20),
+    TXR_OCCUPANCY_AD_CRD = ev("UNC_S_TxR_OCCUPANCY.AD_CRD", 0x01, 0x01),
+    TXR_OCCUPANCY_AD_BNC = ev("UNC_S_TxR_OCCUPANCY.AD_BNC", 0x01, 0x02),
+    TXR_OCCUPANCY_BL_CRD = ev("UNC_S_TxR_OCCUPANCY.BL_CRD", 0x01, 0x04),
+    TXR_OCCUPANCY_BL_BNC = ev("UNC_S_TxR_OCCUPANCY.BL_BNC", 0x01, 0x08),
+    TXR_OCCUPANCY_AK = ev("UNC_S_TxR_OCCUPANCY.AK", 0x01, 0x10),
+    TXR_OCCUPANCY_IV = ev("UNC_S_TxR_OCCUPANCY.IV", 0x01, 0x20),
+    TXR_STARVED_AD = ev("UNC_S_TxR_STARVED.AD", 0x03, 0x01),
+    TXR_STARVED_AK = ev("UNC_S_TxR_STARVED.AK", 0x03, 0x02),
+    TXR_STARVED_BL = ev("UNC_S_TxR_STARVED.BL", 0x03, 0x04),
+    TXR_STARVED_IV = ev("UNC_S_TxR_STARVED.IV", 0x03, 0x08),
+}
 /// No experimental events.
 const EXPERIMENTAL_ROWS: &[EventRow] = &[];
 /// The rows built.

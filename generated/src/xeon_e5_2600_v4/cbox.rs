@@ -64,18 +64,14 @@ impl Layout for CboBoxCtlLayout {
     const INFO: &'static RegisterInfo = &CBO_BOX_CTL_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 18, 31, Access::Rv,
-            "Reserved; write zero."),
-        FieldInfo::row("rsv", 17, 17, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 18, 31, Access::Rv),
+        FieldInfo::reserved("rsv", 17, 17, Access::Rsv),
         FieldInfo { name: "frz_en", ident: "frz_en", lsb: 16, msb: 16, access: Access::Wo, role: Some(Role::FreezeEnable),
             description: "Freeze enable: when set, a freeze (from frz here or from the U-box global freeze) stops this box's counters; when clear, the box ignores freezes.", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 9, 15, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 9, 15, Access::Rv),
         FieldInfo { name: "frz", ident: "frz", lsb: 8, msb: 8, access: Access::Wo, role: Some(Role::Freeze),
             description: "Freeze: writing 1 while frz_en is set halts every counter of the box until the bit is written 0 again.", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 2, 7, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 2, 7, Access::Rv),
         FieldInfo { name: "rst_ctrs", ident: "rst_ctrs", lsb: 1, msb: 1, access: Access::Wo, role: Some(Role::ResetCounters),
             description: "Reset counters: writing 1 clears every data counter of the box to zero.", ..FieldInfo::EMPTY },
         FieldInfo { name: "rst_ctrl", ident: "rst_ctrl", lsb: 0, msb: 0, access: Access::Wo, role: Some(Role::ResetControls),
@@ -211,18 +207,15 @@ impl Layout for CboCtlLayout {
             description: "Sense of the threshold comparison; with edge_det, counts falling instead of rising edges.", ..FieldInfo::EMPTY },
         FieldInfo { name: "en", ident: "en", lsb: 22, msb: 22, access: Access::RwV, role: Some(Role::Enable),
             description: "Enables this counter: it counts while this bit is 1 and the box is not frozen.", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 21, 21, Access::Rsv,
-            "Reserved; write zero."),
-        FieldInfo::row("rsv", 20, 20, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 21, 21, Access::Rsv),
+        FieldInfo::reserved("rsv", 20, 20, Access::Rsv),
         FieldInfo::row("tid_en", 19, 19, Access::RwV,
             "Thread-id filter enable: when 1 the counter only counts occurrences that match the box filter's thread id."),
         FieldInfo { name: "edge_det", ident: "edge_det", lsb: 18, msb: 18, access: Access::RwV, role: Some(Role::Edge),
             description: "Edge detect: count 0-to-1 transitions of the thresholded event instead of active cycles; needs a non-zero thresh.", ..FieldInfo::EMPTY },
         FieldInfo { name: "rst", ident: "rst", lsb: 17, msb: 17, access: Access::Wo, role: Some(Role::Reset),
             description: "Reset: writing 1 clears the paired data counter.", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 16, 16, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 16, 16, Access::Rsv),
         FieldInfo { name: "umask", ident: "umask", lsb: 8, msb: 15, access: Access::RwV, role: Some(Role::Umask),
             description: "Unit mask: which sub-events of the selected event are counted.", ..FieldInfo::EMPTY },
         FieldInfo { name: "ev_sel", ident: "ev_sel", lsb: 0, msb: 7, access: Access::RwV, role: Some(Role::Event),
@@ -371,12 +364,10 @@ impl Layout for CboBoxFilter0Layout {
     const INFO: &'static RegisterInfo = &CBO_BOX_FILTER0_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 24, 31, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 24, 31, Access::Rv),
         FieldInfo::row("state", 17, 23, Access::Rw,
             "Cache-line states to match, one bit per state; several bits match several states."),
-        FieldInfo::row("rsv", 10, 16, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 10, 16, Access::Rv),
         FieldInfo::row("link", 6, 9, Access::Rw,
             "Link to match."),
         FieldInfo::row("tid", 0, 5, Access::Rw,
@@ -512,8 +503,7 @@ impl Layout for CboBoxFilter1Layout {
             "Match requests made while the core is in C6 (C6 opcode qualifier)."),
         FieldInfo::row("opc", 20, 28, Access::Rw,
             "Request opcode to match (TOR_INSERTS, TOR_OCCUPANCY)."),
-        FieldInfo::row("rsv", 16, 19, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 16, 19, Access::Rv),
         FieldInfo::row("nid", 0, 15, Access::Rw,
             "Node id mask to match, one bit per node."),
     ];
@@ -637,8 +627,7 @@ impl Layout for CboBoxStatusLayout {
     const INFO: &'static RegisterInfo = &CBO_BOX_STATUS_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 4, 31, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 4, 31, Access::Rv),
         FieldInfo { name: "ov", ident: "ov", lsb: 0, msb: 3, access: Access::Rw1c, role: Some(Role::Overflow), counters: &[0, 1, 2, 3],
             description: "Overflow flags, one per counter (bit n for counter n): hardware sets a bit when that counter wraps; writing 1 to a bit clears it.", ..FieldInfo::EMPTY },
     ];
@@ -734,8 +723,7 @@ impl Layout for CboCtrLayout {
     const INFO: &'static RegisterInfo = &CBO_CTR_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 48, 63, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 48, 63, Access::Rv),
         FieldInfo { name: "event_count", ident: "event_count", lsb: 0, msb: 47, access: Access::RwV, role: Some(Role::Count),
             description: "The accumulated 48-bit count of the event selected by the paired control register; wraps on overflow and keeps counting.", ..FieldInfo::EMPTY },
     ];
@@ -805,7 +793,7 @@ static CBO_CTR_INFO: RegisterInfo = RegisterInfo {
 mod unit_events {
 use super::*;
 #[allow(unused_imports)]
-use crate::core_events::{ev, EventRow};
+use crate::core_events::{event_table, EventRow};
 #[cfg(feature = "metadata")]
 use crate::core_events::{event_info_refs, event_infos};
 
@@ -824,330 +812,6 @@ pub struct Event {
 }
 
 impl Event {
-    /// `UNC_C_BOUNCE_CONTROL`.
-    pub const BOUNCE_CONTROL: Event = Event::row(0);
-    /// `UNC_C_CLOCKTICKS`.
-    pub const CLOCKTICKS: Event = Event::row(1);
-    /// `UNC_C_COUNTER0_OCCUPANCY`.
-    pub const COUNTER0_OCCUPANCY: Event = Event::row(2);
-    /// `UNC_C_FAST_ASSERTED`.
-    pub const FAST_ASSERTED: Event = Event::row(3);
-    /// `UNC_C_LLC_LOOKUP.DATA_READ`.
-    pub const LLC_LOOKUP_DATA_READ: Event = Event::row(4);
-    /// `UNC_C_LLC_LOOKUP.WRITE`.
-    pub const LLC_LOOKUP_WRITE: Event = Event::row(5);
-    /// `UNC_C_LLC_LOOKUP.REMOTE_SNOOP`.
-    pub const LLC_LOOKUP_REMOTE_SNOOP: Event = Event::row(6);
-    /// `UNC_C_LLC_LOOKUP.ANY`.
-    pub const LLC_LOOKUP_ANY: Event = Event::row(7);
-    /// `UNC_C_LLC_LOOKUP.NID`.
-    pub const LLC_LOOKUP_NID: Event = Event::row(8);
-    /// `UNC_C_LLC_LOOKUP.READ`.
-    pub const LLC_LOOKUP_READ: Event = Event::row(9);
-    /// `UNC_C_LLC_VICTIMS.M_STATE`.
-    pub const LLC_VICTIMS_M_STATE: Event = Event::row(10);
-    /// `UNC_C_LLC_VICTIMS.E_STATE`.
-    pub const LLC_VICTIMS_E_STATE: Event = Event::row(11);
-    /// `UNC_C_LLC_VICTIMS.I_STATE`.
-    pub const LLC_VICTIMS_I_STATE: Event = Event::row(12);
-    /// `UNC_C_LLC_VICTIMS.F_STATE`.
-    pub const LLC_VICTIMS_F_STATE: Event = Event::row(13);
-    /// `UNC_C_LLC_VICTIMS.NID`.
-    pub const LLC_VICTIMS_NID: Event = Event::row(14);
-    /// `UNC_C_LLC_VICTIMS.MISS`.
-    pub const LLC_VICTIMS_MISS: Event = Event::row(15);
-    /// `UNC_C_MISC.RSPI_WAS_FSE`.
-    pub const MISC_RSPI_WAS_FSE: Event = Event::row(16);
-    /// `UNC_C_MISC.WC_ALIASING`.
-    pub const MISC_WC_ALIASING: Event = Event::row(17);
-    /// `UNC_C_MISC.STARTED`.
-    pub const MISC_STARTED: Event = Event::row(18);
-    /// `UNC_C_MISC.RFO_HIT_S`.
-    pub const MISC_RFO_HIT_S: Event = Event::row(19);
-    /// `UNC_C_MISC.CVZERO_PREFETCH_VICTIM`.
-    pub const MISC_CVZERO_PREFETCH_VICTIM: Event = Event::row(20);
-    /// `UNC_C_MISC.CVZERO_PREFETCH_MISS`.
-    pub const MISC_CVZERO_PREFETCH_MISS: Event = Event::row(21);
-    /// `UNC_C_RING_AD_USED.UP_EVEN`.
-    pub const RING_AD_USED_UP_EVEN: Event = Event::row(22);
-    /// `UNC_C_RING_AD_USED.UP_ODD`.
-    pub const RING_AD_USED_UP_ODD: Event = Event::row(23);
-    /// `UNC_C_RING_AD_USED.DOWN_EVEN`.
-    pub const RING_AD_USED_DOWN_EVEN: Event = Event::row(24);
-    /// `UNC_C_RING_AD_USED.DOWN_ODD`.
-    pub const RING_AD_USED_DOWN_ODD: Event = Event::row(25);
-    /// `UNC_C_RING_AD_USED.UP`.
-    pub const RING_AD_USED_UP: Event = Event::row(26);
-    /// `UNC_C_RING_AD_USED.DOWN`.
-    pub const RING_AD_USED_DOWN: Event = Event::row(27);
-    /// `UNC_C_RING_AD_USED.ALL`.
-    pub const RING_AD_USED_ALL: Event = Event::row(28);
-    /// `UNC_C_RING_AK_USED.UP_EVEN`.
-    pub const RING_AK_USED_UP_EVEN: Event = Event::row(29);
-    /// `UNC_C_RING_AK_USED.UP_ODD`.
-    pub const RING_AK_USED_UP_ODD: Event = Event::row(30);
-    /// `UNC_C_RING_AK_USED.DOWN_EVEN`.
-    pub const RING_AK_USED_DOWN_EVEN: Event = Event::row(31);
-    /// `UNC_C_RING_AK_USED.DOWN_ODD`.
-    pub const RING_AK_USED_DOWN_ODD: Event = Event::row(32);
-    /// `UNC_C_RING_AK_USED.UP`.
-    pub const RING_AK_USED_UP: Event = Event::row(33);
-    /// `UNC_C_RING_AK_USED.DOWN`.
-    pub const RING_AK_USED_DOWN: Event = Event::row(34);
-    /// `UNC_C_RING_AK_USED.ALL`.
-    pub const RING_AK_USED_ALL: Event = Event::row(35);
-    /// `UNC_C_RING_BL_USED.UP_EVEN`.
-    pub const RING_BL_USED_UP_EVEN: Event = Event::row(36);
-    /// `UNC_C_RING_BL_USED.UP_ODD`.
-    pub const RING_BL_USED_UP_ODD: Event = Event::row(37);
-    /// `UNC_C_RING_BL_USED.DOWN_EVEN`.
-    pub const RING_BL_USED_DOWN_EVEN: Event = Event::row(38);
-    /// `UNC_C_RING_BL_USED.DOWN_ODD`.
-    pub const RING_BL_USED_DOWN_ODD: Event = Event::row(39);
-    /// `UNC_C_RING_BL_USED.UP`.
-    pub const RING_BL_USED_UP: Event = Event::row(40);
-    /// `UNC_C_RING_BL_USED.DOWN`.
-    pub const RING_BL_USED_DOWN: Event = Event::row(41);
-    /// `UNC_C_RING_BL_USED.ALL`.
-    pub const RING_BL_USED_ALL: Event = Event::row(42);
-    /// `UNC_C_RING_BOUNCES.AD`.
-    pub const RING_BOUNCES_AD: Event = Event::row(43);
-    /// `UNC_C_RING_BOUNCES.AK`.
-    pub const RING_BOUNCES_AK: Event = Event::row(44);
-    /// `UNC_C_RING_BOUNCES.BL`.
-    pub const RING_BOUNCES_BL: Event = Event::row(45);
-    /// `UNC_C_RING_BOUNCES.IV`.
-    pub const RING_BOUNCES_IV: Event = Event::row(46);
-    /// `UNC_C_RING_IV_USED.ANY`.
-    pub const RING_IV_USED_ANY: Event = Event::row(47);
-    /// `UNC_C_RING_IV_USED.UP`.
-    pub const RING_IV_USED_UP: Event = Event::row(48);
-    /// `UNC_C_RING_IV_USED.DOWN`.
-    pub const RING_IV_USED_DOWN: Event = Event::row(49);
-    /// `UNC_C_RING_IV_USED.DN`.
-    pub const RING_IV_USED_DN: Event = Event::row(50);
-    /// `UNC_C_RING_SRC_THRTL`.
-    pub const RING_SRC_THRTL: Event = Event::row(51);
-    /// `UNC_C_RxR_EXT_STARVED.IRQ`.
-    pub const RXR_EXT_STARVED_IRQ: Event = Event::row(52);
-    /// `UNC_C_RxR_EXT_STARVED.IPQ`.
-    pub const RXR_EXT_STARVED_IPQ: Event = Event::row(53);
-    /// `UNC_C_RxR_EXT_STARVED.PRQ`.
-    pub const RXR_EXT_STARVED_PRQ: Event = Event::row(54);
-    /// `UNC_C_RxR_EXT_STARVED.ISMQ_BIDS`.
-    pub const RXR_EXT_STARVED_ISMQ_BIDS: Event = Event::row(55);
-    /// `UNC_C_RxR_INSERTS.IRQ`.
-    pub const RXR_INSERTS_IRQ: Event = Event::row(56);
-    /// `UNC_C_RxR_INSERTS.IRQ_REJ`.
-    pub const RXR_INSERTS_IRQ_REJ: Event = Event::row(57);
-    /// `UNC_C_RxR_INSERTS.IPQ`.
-    pub const RXR_INSERTS_IPQ: Event = Event::row(58);
-    /// `UNC_C_RxR_INSERTS.PRQ`.
-    pub const RXR_INSERTS_PRQ: Event = Event::row(59);
-    /// `UNC_C_RxR_INSERTS.PRQ_REJ`.
-    pub const RXR_INSERTS_PRQ_REJ: Event = Event::row(60);
-    /// `UNC_C_RxR_IPQ_RETRY.ANY`.
-    pub const RXR_IPQ_RETRY_ANY: Event = Event::row(61);
-    /// `UNC_C_RxR_IPQ_RETRY.FULL`.
-    pub const RXR_IPQ_RETRY_FULL: Event = Event::row(62);
-    /// `UNC_C_RxR_IPQ_RETRY.ADDR_CONFLICT`.
-    pub const RXR_IPQ_RETRY_ADDR_CONFLICT: Event = Event::row(63);
-    /// `UNC_C_RxR_IPQ_RETRY.QPI_CREDITS`.
-    pub const RXR_IPQ_RETRY_QPI_CREDITS: Event = Event::row(64);
-    /// `UNC_C_RxR_IPQ_RETRY2.AD_SBO`.
-    pub const RXR_IPQ_RETRY2_AD_SBO: Event = Event::row(65);
-    /// `UNC_C_RxR_IPQ_RETRY2.TARGET`.
-    pub const RXR_IPQ_RETRY2_TARGET: Event = Event::row(66);
-    /// `UNC_C_RxR_IRQ_RETRY.ANY`.
-    pub const RXR_IRQ_RETRY_ANY: Event = Event::row(67);
-    /// `UNC_C_RxR_IRQ_RETRY.FULL`.
-    pub const RXR_IRQ_RETRY_FULL: Event = Event::row(68);
-    /// `UNC_C_RxR_IRQ_RETRY.ADDR_CONFLICT`.
-    pub const RXR_IRQ_RETRY_ADDR_CONFLICT: Event = Event::row(69);
-    /// `UNC_C_RxR_IRQ_RETRY.RTID`.
-    pub const RXR_IRQ_RETRY_RTID: Event = Event::row(70);
-    /// `UNC_C_RxR_IRQ_RETRY.QPI_CREDITS`.
-    pub const RXR_IRQ_RETRY_QPI_CREDITS: Event = Event::row(71);
-    /// `UNC_C_RxR_IRQ_RETRY.IIO_CREDITS`.
-    pub const RXR_IRQ_RETRY_IIO_CREDITS: Event = Event::row(72);
-    /// `UNC_C_RxR_IRQ_RETRY.NID`.
-    pub const RXR_IRQ_RETRY_NID: Event = Event::row(73);
-    /// `UNC_C_RxR_IRQ_RETRY2.AD_SBO`.
-    pub const RXR_IRQ_RETRY2_AD_SBO: Event = Event::row(74);
-    /// `UNC_C_RxR_IRQ_RETRY2.BL_SBO`.
-    pub const RXR_IRQ_RETRY2_BL_SBO: Event = Event::row(75);
-    /// `UNC_C_RxR_IRQ_RETRY2.TARGET`.
-    pub const RXR_IRQ_RETRY2_TARGET: Event = Event::row(76);
-    /// `UNC_C_RxR_ISMQ_RETRY.ANY`.
-    pub const RXR_ISMQ_RETRY_ANY: Event = Event::row(77);
-    /// `UNC_C_RxR_ISMQ_RETRY.FULL`.
-    pub const RXR_ISMQ_RETRY_FULL: Event = Event::row(78);
-    /// `UNC_C_RxR_ISMQ_RETRY.RTID`.
-    pub const RXR_ISMQ_RETRY_RTID: Event = Event::row(79);
-    /// `UNC_C_RxR_ISMQ_RETRY.QPI_CREDITS`.
-    pub const RXR_ISMQ_RETRY_QPI_CREDITS: Event = Event::row(80);
-    /// `UNC_C_RxR_ISMQ_RETRY.IIO_CREDITS`.
-    pub const RXR_ISMQ_RETRY_IIO_CREDITS: Event = Event::row(81);
-    /// `UNC_C_RxR_ISMQ_RETRY.WB_CREDITS`.
-    pub const RXR_ISMQ_RETRY_WB_CREDITS: Event = Event::row(82);
-    /// `UNC_C_RxR_ISMQ_RETRY.NID`.
-    pub const RXR_ISMQ_RETRY_NID: Event = Event::row(83);
-    /// `UNC_C_RxR_ISMQ_RETRY2.AD_SBO`.
-    pub const RXR_ISMQ_RETRY2_AD_SBO: Event = Event::row(84);
-    /// `UNC_C_RxR_ISMQ_RETRY2.BL_SBO`.
-    pub const RXR_ISMQ_RETRY2_BL_SBO: Event = Event::row(85);
-    /// `UNC_C_RxR_ISMQ_RETRY2.TARGET`.
-    pub const RXR_ISMQ_RETRY2_TARGET: Event = Event::row(86);
-    /// `UNC_C_RxR_OCCUPANCY.IRQ`.
-    pub const RXR_OCCUPANCY_IRQ: Event = Event::row(87);
-    /// `UNC_C_RxR_OCCUPANCY.IRQ_REJ`.
-    pub const RXR_OCCUPANCY_IRQ_REJ: Event = Event::row(88);
-    /// `UNC_C_RxR_OCCUPANCY.IPQ`.
-    pub const RXR_OCCUPANCY_IPQ: Event = Event::row(89);
-    /// `UNC_C_RxR_OCCUPANCY.PRQ_REJ`.
-    pub const RXR_OCCUPANCY_PRQ_REJ: Event = Event::row(90);
-    /// `UNC_C_SBO_CREDITS_ACQUIRED.AD`.
-    pub const SBO_CREDITS_ACQUIRED_AD: Event = Event::row(91);
-    /// `UNC_C_SBO_CREDITS_ACQUIRED.BL`.
-    pub const SBO_CREDITS_ACQUIRED_BL: Event = Event::row(92);
-    /// `UNC_C_SBO_CREDIT_OCCUPANCY.AD`.
-    pub const SBO_CREDIT_OCCUPANCY_AD: Event = Event::row(93);
-    /// `UNC_C_SBO_CREDIT_OCCUPANCY.BL`.
-    pub const SBO_CREDIT_OCCUPANCY_BL: Event = Event::row(94);
-    /// `UNC_C_TOR_INSERTS.OPCODE`.
-    pub const TOR_INSERTS_OPCODE: Event = Event::row(95);
-    /// `UNC_C_TOR_INSERTS.EVICTION`.
-    pub const TOR_INSERTS_EVICTION: Event = Event::row(96);
-    /// `UNC_C_TOR_INSERTS.ALL`.
-    pub const TOR_INSERTS_ALL: Event = Event::row(97);
-    /// `UNC_C_TOR_INSERTS.WB`.
-    pub const TOR_INSERTS_WB: Event = Event::row(98);
-    /// `UNC_C_TOR_INSERTS.MISS_OPCODE`.
-    pub const TOR_INSERTS_MISS_OPCODE: Event = Event::row(99);
-    /// `UNC_C_TOR_INSERTS.NID_OPCODE`.
-    pub const TOR_INSERTS_NID_OPCODE: Event = Event::row(100);
-    /// `UNC_C_TOR_INSERTS.NID_EVICTION`.
-    pub const TOR_INSERTS_NID_EVICTION: Event = Event::row(101);
-    /// `UNC_C_TOR_INSERTS.NID_ALL`.
-    pub const TOR_INSERTS_NID_ALL: Event = Event::row(102);
-    /// `UNC_C_TOR_INSERTS.NID_WB`.
-    pub const TOR_INSERTS_NID_WB: Event = Event::row(103);
-    /// `UNC_C_TOR_INSERTS.NID_MISS_OPCODE`.
-    pub const TOR_INSERTS_NID_MISS_OPCODE: Event = Event::row(104);
-    /// `UNC_C_TOR_INSERTS.NID_MISS_ALL`.
-    pub const TOR_INSERTS_NID_MISS_ALL: Event = Event::row(105);
-    /// `UNC_C_TOR_INSERTS.MISS_LOCAL`.
-    pub const TOR_INSERTS_MISS_LOCAL: Event = Event::row(106);
-    /// `UNC_C_TOR_INSERTS.MISS_REMOTE`.
-    pub const TOR_INSERTS_MISS_REMOTE: Event = Event::row(107);
-    /// `UNC_C_TOR_INSERTS.LOCAL`.
-    pub const TOR_INSERTS_LOCAL: Event = Event::row(108);
-    /// `UNC_C_TOR_INSERTS.REMOTE`.
-    pub const TOR_INSERTS_REMOTE: Event = Event::row(109);
-    /// `UNC_C_TOR_INSERTS.MISS_LOCAL_OPCODE`.
-    pub const TOR_INSERTS_MISS_LOCAL_OPCODE: Event = Event::row(110);
-    /// `UNC_C_TOR_INSERTS.MISS_REMOTE_OPCODE`.
-    pub const TOR_INSERTS_MISS_REMOTE_OPCODE: Event = Event::row(111);
-    /// `UNC_C_TOR_INSERTS.LOCAL_OPCODE`.
-    pub const TOR_INSERTS_LOCAL_OPCODE: Event = Event::row(112);
-    /// `UNC_C_TOR_INSERTS.REMOTE_OPCODE`.
-    pub const TOR_INSERTS_REMOTE_OPCODE: Event = Event::row(113);
-    /// `UNC_C_TOR_OCCUPANCY.OPCODE`.
-    pub const TOR_OCCUPANCY_OPCODE: Event = Event::row(114);
-    /// `UNC_C_TOR_OCCUPANCY.EVICTION`.
-    pub const TOR_OCCUPANCY_EVICTION: Event = Event::row(115);
-    /// `UNC_C_TOR_OCCUPANCY.ALL`.
-    pub const TOR_OCCUPANCY_ALL: Event = Event::row(116);
-    /// `UNC_C_TOR_OCCUPANCY.MISS_OPCODE`.
-    pub const TOR_OCCUPANCY_MISS_OPCODE: Event = Event::row(117);
-    /// `UNC_C_TOR_OCCUPANCY.MISS_ALL`.
-    pub const TOR_OCCUPANCY_MISS_ALL: Event = Event::row(118);
-    /// `UNC_C_TOR_OCCUPANCY.NID_OPCODE`.
-    pub const TOR_OCCUPANCY_NID_OPCODE: Event = Event::row(119);
-    /// `UNC_C_TOR_OCCUPANCY.NID_EVICTION`.
-    pub const TOR_OCCUPANCY_NID_EVICTION: Event = Event::row(120);
-    /// `UNC_C_TOR_OCCUPANCY.NID_ALL`.
-    pub const TOR_OCCUPANCY_NID_ALL: Event = Event::row(121);
-    /// `UNC_C_TOR_OCCUPANCY.NID_MISS_OPCODE`.
-    pub const TOR_OCCUPANCY_NID_MISS_OPCODE: Event = Event::row(122);
-    /// `UNC_C_TOR_OCCUPANCY.NID_MISS_ALL`.
-    pub const TOR_OCCUPANCY_NID_MISS_ALL: Event = Event::row(123);
-    /// `UNC_C_TOR_OCCUPANCY.MISS_LOCAL`.
-    pub const TOR_OCCUPANCY_MISS_LOCAL: Event = Event::row(124);
-    /// `UNC_C_TOR_OCCUPANCY.MISS_REMOTE`.
-    pub const TOR_OCCUPANCY_MISS_REMOTE: Event = Event::row(125);
-    /// `UNC_C_TOR_OCCUPANCY.LOCAL`.
-    pub const TOR_OCCUPANCY_LOCAL: Event = Event::row(126);
-    /// `UNC_C_TOR_OCCUPANCY.REMOTE`.
-    pub const TOR_OCCUPANCY_REMOTE: Event = Event::row(127);
-    /// `UNC_C_TOR_OCCUPANCY.MISS_LOCAL_OPCODE`.
-    pub const TOR_OCCUPANCY_MISS_LOCAL_OPCODE: Event = Event::row(128);
-    /// `UNC_C_TOR_OCCUPANCY.MISS_REMOTE_OPCODE`.
-    pub const TOR_OCCUPANCY_MISS_REMOTE_OPCODE: Event = Event::row(129);
-    /// `UNC_C_TOR_OCCUPANCY.LOCAL_OPCODE`.
-    pub const TOR_OCCUPANCY_LOCAL_OPCODE: Event = Event::row(130);
-    /// `UNC_C_TOR_OCCUPANCY.REMOTE_OPCODE`.
-    pub const TOR_OCCUPANCY_REMOTE_OPCODE: Event = Event::row(131);
-    /// `UNC_C_TOR_OCCUPANCY.WB`.
-    pub const TOR_OCCUPANCY_WB: Event = Event::row(132);
-    /// `UNC_C_TOR_OCCUPANCY.NID_WB`.
-    pub const TOR_OCCUPANCY_NID_WB: Event = Event::row(133);
-    /// `UNC_C_TxR_ADS_USED.AD`.
-    pub const TXR_ADS_USED_AD: Event = Event::row(134);
-    /// `UNC_C_TxR_ADS_USED.AK`.
-    pub const TXR_ADS_USED_AK: Event = Event::row(135);
-    /// `UNC_C_TxR_ADS_USED.BL`.
-    pub const TXR_ADS_USED_BL: Event = Event::row(136);
-    /// `UNC_C_TxR_INSERTS.AD_CACHE`.
-    pub const TXR_INSERTS_AD_CACHE: Event = Event::row(137);
-    /// `UNC_C_TxR_INSERTS.AK_CACHE`.
-    pub const TXR_INSERTS_AK_CACHE: Event = Event::row(138);
-    /// `UNC_C_TxR_INSERTS.BL_CACHE`.
-    pub const TXR_INSERTS_BL_CACHE: Event = Event::row(139);
-    /// `UNC_C_TxR_INSERTS.IV_CACHE`.
-    pub const TXR_INSERTS_IV_CACHE: Event = Event::row(140);
-    /// `UNC_C_TxR_INSERTS.AD_CORE`.
-    pub const TXR_INSERTS_AD_CORE: Event = Event::row(141);
-    /// `UNC_C_TxR_INSERTS.AK_CORE`.
-    pub const TXR_INSERTS_AK_CORE: Event = Event::row(142);
-    /// `UNC_C_TxR_INSERTS.BL_CORE`.
-    pub const TXR_INSERTS_BL_CORE: Event = Event::row(143);
-    /// `UNC_C_QLRU.AGE0`.
-    pub const QLRU_AGE0: Event = Event::row(144);
-    /// `UNC_C_QLRU.AGE1`.
-    pub const QLRU_AGE1: Event = Event::row(145);
-    /// `UNC_C_QLRU.AGE2`.
-    pub const QLRU_AGE2: Event = Event::row(146);
-    /// `UNC_C_QLRU.AGE3`.
-    pub const QLRU_AGE3: Event = Event::row(147);
-    /// `UNC_C_QLRU.LRU_DECREMENT`.
-    pub const QLRU_LRU_DECREMENT: Event = Event::row(148);
-    /// `UNC_C_QLRU.VICTIM_NON_ZERO`.
-    pub const QLRU_VICTIM_NON_ZERO: Event = Event::row(149);
-    /// `UNC_C_RING_SINK_STARVED.AD`.
-    pub const RING_SINK_STARVED_AD: Event = Event::row(150);
-    /// `UNC_C_RING_SINK_STARVED.AK`.
-    pub const RING_SINK_STARVED_AK: Event = Event::row(151);
-    /// `UNC_C_RING_SINK_STARVED.IV`.
-    pub const RING_SINK_STARVED_IV: Event = Event::row(152);
-    /// `UNC_C_RING_SINK_STARVED.BL`.
-    pub const RING_SINK_STARVED_BL: Event = Event::row(153);
-    /// `UNC_C_RxR_INT_STARVED.IRQ`.
-    pub const RXR_INT_STARVED_IRQ: Event = Event::row(154);
-    /// `UNC_C_RxR_INT_STARVED.IPQ`.
-    pub const RXR_INT_STARVED_IPQ: Event = Event::row(155);
-    /// `UNC_C_RxR_INT_STARVED.ISMQ`.
-    pub const RXR_INT_STARVED_ISMQ: Event = Event::row(156);
-    /// `UNC_C_RxR_INT_STARVED.PRQ`.
-    pub const RXR_INT_STARVED_PRQ: Event = Event::row(157);
-    /// `UNC_C_TxR_STARVED.AK_BOTH`.
-    pub const TXR_STARVED_AK_BOTH: Event = Event::row(158);
-    /// `UNC_C_TxR_STARVED.BL_BOTH`.
-    pub const TXR_STARVED_BL_BOTH: Event = Event::row(159);
-    /// `UNC_C_TxR_STARVED.IV`.
-    pub const TXR_STARVED_IV: Event = Event::row(160);
-    /// `UNC_C_TxR_STARVED.AD_CORE`.
-    pub const TXR_STARVED_AD_CORE: Event = Event::row(161);
 
     /// Every event of the unit.
     pub const ALL: &'static [Event] = &{
@@ -1195,172 +859,175 @@ impl Event {
     }
 }
 
-/// The events, row n for `Event::row(n)`: `ev(name, event select, umask, counters)` (bit n
-/// of counters: counter n may count it) and what else each sets.
-const EVENT_ROWS: &[EventRow] = &[
-    ev("UNC_C_BOUNCE_CONTROL", 0x0a, 0x00, 0b1111),
-    ev("UNC_C_CLOCKTICKS", 0x00, 0x00, 0b1111),
-    ev("UNC_C_COUNTER0_OCCUPANCY", 0x1f, 0x00, 0b1111),
-    ev("UNC_C_FAST_ASSERTED", 0x09, 0x00, 0b11),
-    ev("UNC_C_LLC_LOOKUP.DATA_READ", 0x34, 0x03, 0b1111).filters("CBoFilter0[23:17]"),
-    ev("UNC_C_LLC_LOOKUP.WRITE", 0x34, 0x05, 0b1111).filters("CBoFilter0[23:17]"),
-    ev("UNC_C_LLC_LOOKUP.REMOTE_SNOOP", 0x34, 0x09, 0b1111).filters("CBoFilter0[23:17]"),
-    ev("UNC_C_LLC_LOOKUP.ANY", 0x34, 0x11, 0b1111).filters("CBoFilter0[23:17]"),
-    ev("UNC_C_LLC_LOOKUP.NID", 0x34, 0x41, 0b1111).filters("CBoFilter0[23:17]"),
-    ev("UNC_C_LLC_LOOKUP.READ", 0x34, 0x21, 0b1111).filters("CBoFilter0[22:18]"),
-    ev("UNC_C_LLC_VICTIMS.M_STATE", 0x37, 0x01, 0b1111),
-    ev("UNC_C_LLC_VICTIMS.E_STATE", 0x37, 0x02, 0b1111),
-    ev("UNC_C_LLC_VICTIMS.I_STATE", 0x37, 0x04, 0b1111),
-    ev("UNC_C_LLC_VICTIMS.F_STATE", 0x37, 0x08, 0b1111),
-    ev("UNC_C_LLC_VICTIMS.NID", 0x37, 0x40, 0b1111).filters("CBoFilter1[17:10]"),
-    ev("UNC_C_LLC_VICTIMS.MISS", 0x37, 0x10, 0b1111),
-    ev("UNC_C_MISC.RSPI_WAS_FSE", 0x39, 0x01, 0b1111),
-    ev("UNC_C_MISC.WC_ALIASING", 0x39, 0x02, 0b1111),
-    ev("UNC_C_MISC.STARTED", 0x39, 0x04, 0b1111),
-    ev("UNC_C_MISC.RFO_HIT_S", 0x39, 0x08, 0b1111),
-    ev("UNC_C_MISC.CVZERO_PREFETCH_VICTIM", 0x39, 0x10, 0b1111),
-    ev("UNC_C_MISC.CVZERO_PREFETCH_MISS", 0x39, 0x20, 0b1111),
-    ev("UNC_C_RING_AD_USED.UP_EVEN", 0x1b, 0x01, 0b1111),
-    ev("UNC_C_RING_AD_USED.UP_ODD", 0x1b, 0x02, 0b1111),
-    ev("UNC_C_RING_AD_USED.DOWN_EVEN", 0x1b, 0x04, 0b1111),
-    ev("UNC_C_RING_AD_USED.DOWN_ODD", 0x1b, 0x08, 0b1111),
-    ev("UNC_C_RING_AD_USED.UP", 0x1b, 0x03, 0b1111),
-    ev("UNC_C_RING_AD_USED.DOWN", 0x1b, 0x0c, 0b1111),
-    ev("UNC_C_RING_AD_USED.ALL", 0x1b, 0x0f, 0b1111),
-    ev("UNC_C_RING_AK_USED.UP_EVEN", 0x1c, 0x01, 0b1111),
-    ev("UNC_C_RING_AK_USED.UP_ODD", 0x1c, 0x02, 0b1111),
-    ev("UNC_C_RING_AK_USED.DOWN_EVEN", 0x1c, 0x04, 0b1111),
-    ev("UNC_C_RING_AK_USED.DOWN_ODD", 0x1c, 0x08, 0b1111),
-    ev("UNC_C_RING_AK_USED.UP", 0x1c, 0x03, 0b1111),
-    ev("UNC_C_RING_AK_USED.DOWN", 0x1c, 0x0c, 0b1111),
-    ev("UNC_C_RING_AK_USED.ALL", 0x1c, 0x0f, 0b1111),
-    ev("UNC_C_RING_BL_USED.UP_EVEN", 0x1d, 0x01, 0b1111),
-    ev("UNC_C_RING_BL_USED.UP_ODD", 0x1d, 0x02, 0b1111),
-    ev("UNC_C_RING_BL_USED.DOWN_EVEN", 0x1d, 0x04, 0b1111),
-    ev("UNC_C_RING_BL_USED.DOWN_ODD", 0x1d, 0x08, 0b1111),
-    ev("UNC_C_RING_BL_USED.UP", 0x1d, 0x03, 0b1111),
-    ev("UNC_C_RING_BL_USED.DOWN", 0x1d, 0x0c, 0b1111),
-    ev("UNC_C_RING_BL_USED.ALL", 0x1d, 0x0f, 0b1111),
-    ev("UNC_C_RING_BOUNCES.AD", 0x05, 0x01, 0b1111),
-    ev("UNC_C_RING_BOUNCES.AK", 0x05, 0x02, 0b1111),
-    ev("UNC_C_RING_BOUNCES.BL", 0x05, 0x04, 0b1111),
-    ev("UNC_C_RING_BOUNCES.IV", 0x05, 0x10, 0b1111),
-    ev("UNC_C_RING_IV_USED.ANY", 0x1e, 0x0f, 0b1111),
-    ev("UNC_C_RING_IV_USED.UP", 0x1e, 0x03, 0b1111),
-    ev("UNC_C_RING_IV_USED.DOWN", 0x1e, 0xcc, 0b1111),
-    ev("UNC_C_RING_IV_USED.DN", 0x1e, 0x0c, 0b1111),
-    ev("UNC_C_RING_SRC_THRTL", 0x07, 0x00, 0b1111),
-    ev("UNC_C_RxR_EXT_STARVED.IRQ", 0x12, 0x01, 0b1111),
-    ev("UNC_C_RxR_EXT_STARVED.IPQ", 0x12, 0x02, 0b1111),
-    ev("UNC_C_RxR_EXT_STARVED.PRQ", 0x12, 0x04, 0b1111),
-    ev("UNC_C_RxR_EXT_STARVED.ISMQ_BIDS", 0x12, 0x08, 0b1111),
-    ev("UNC_C_RxR_INSERTS.IRQ", 0x13, 0x01, 0b1111),
-    ev("UNC_C_RxR_INSERTS.IRQ_REJ", 0x13, 0x02, 0b1111),
-    ev("UNC_C_RxR_INSERTS.IPQ", 0x13, 0x04, 0b1111),
-    ev("UNC_C_RxR_INSERTS.PRQ", 0x13, 0x10, 0b1111),
-    ev("UNC_C_RxR_INSERTS.PRQ_REJ", 0x13, 0x20, 0b1111),
-    ev("UNC_C_RxR_IPQ_RETRY.ANY", 0x31, 0x01, 0b1111),
-    ev("UNC_C_RxR_IPQ_RETRY.FULL", 0x31, 0x02, 0b1111),
-    ev("UNC_C_RxR_IPQ_RETRY.ADDR_CONFLICT", 0x31, 0x04, 0b1111),
-    ev("UNC_C_RxR_IPQ_RETRY.QPI_CREDITS", 0x31, 0x10, 0b1111),
-    ev("UNC_C_RxR_IPQ_RETRY2.AD_SBO", 0x28, 0x01, 0b1111),
-    ev("UNC_C_RxR_IPQ_RETRY2.TARGET", 0x28, 0x40, 0b1111).filters("CBoFilter1[15:0]"),
-    ev("UNC_C_RxR_IRQ_RETRY.ANY", 0x32, 0x01, 0b1111),
-    ev("UNC_C_RxR_IRQ_RETRY.FULL", 0x32, 0x02, 0b1111),
-    ev("UNC_C_RxR_IRQ_RETRY.ADDR_CONFLICT", 0x32, 0x04, 0b1111),
-    ev("UNC_C_RxR_IRQ_RETRY.RTID", 0x32, 0x08, 0b1111),
-    ev("UNC_C_RxR_IRQ_RETRY.QPI_CREDITS", 0x32, 0x10, 0b1111),
-    ev("UNC_C_RxR_IRQ_RETRY.IIO_CREDITS", 0x32, 0x20, 0b1111),
-    ev("UNC_C_RxR_IRQ_RETRY.NID", 0x32, 0x40, 0b1111).filters("CBoFilter1[15:0]"),
-    ev("UNC_C_RxR_IRQ_RETRY2.AD_SBO", 0x29, 0x01, 0b1111),
-    ev("UNC_C_RxR_IRQ_RETRY2.BL_SBO", 0x29, 0x02, 0b1111),
-    ev("UNC_C_RxR_IRQ_RETRY2.TARGET", 0x29, 0x40, 0b1111).filters("CBoFilter1[15:0]"),
-    ev("UNC_C_RxR_ISMQ_RETRY.ANY", 0x33, 0x01, 0b1111),
-    ev("UNC_C_RxR_ISMQ_RETRY.FULL", 0x33, 0x02, 0b1111),
-    ev("UNC_C_RxR_ISMQ_RETRY.RTID", 0x33, 0x08, 0b1111),
-    ev("UNC_C_RxR_ISMQ_RETRY.QPI_CREDITS", 0x33, 0x10, 0b1111),
-    ev("UNC_C_RxR_ISMQ_RETRY.IIO_CREDITS", 0x33, 0x20, 0b1111),
-    ev("UNC_C_RxR_ISMQ_RETRY.WB_CREDITS", 0x33, 0x80, 0b1111).filters("CBoFilter1[15:0]"),
-    ev("UNC_C_RxR_ISMQ_RETRY.NID", 0x33, 0x40, 0b1111).filters("CBoFilter1[15:0]"),
-    ev("UNC_C_RxR_ISMQ_RETRY2.AD_SBO", 0x2a, 0x01, 0b1111),
-    ev("UNC_C_RxR_ISMQ_RETRY2.BL_SBO", 0x2a, 0x02, 0b1111),
-    ev("UNC_C_RxR_ISMQ_RETRY2.TARGET", 0x2a, 0x40, 0b1111).filters("CBoFilter1[15:0]"),
-    ev("UNC_C_RxR_OCCUPANCY.IRQ", 0x11, 0x01, 0b1),
-    ev("UNC_C_RxR_OCCUPANCY.IRQ_REJ", 0x11, 0x02, 0b1),
-    ev("UNC_C_RxR_OCCUPANCY.IPQ", 0x11, 0x04, 0b1),
-    ev("UNC_C_RxR_OCCUPANCY.PRQ_REJ", 0x11, 0x20, 0b1),
-    ev("UNC_C_SBO_CREDITS_ACQUIRED.AD", 0x3d, 0x01, 0b1111),
-    ev("UNC_C_SBO_CREDITS_ACQUIRED.BL", 0x3d, 0x02, 0b1111),
-    ev("UNC_C_SBO_CREDIT_OCCUPANCY.AD", 0x3e, 0x01, 0b1),
-    ev("UNC_C_SBO_CREDIT_OCCUPANCY.BL", 0x3e, 0x02, 0b1),
-    ev("UNC_C_TOR_INSERTS.OPCODE", 0x35, 0x01, 0b1111).filters("CBoFilter1[28:20]"),
-    ev("UNC_C_TOR_INSERTS.EVICTION", 0x35, 0x04, 0b1111),
-    ev("UNC_C_TOR_INSERTS.ALL", 0x35, 0x08, 0b1111),
-    ev("UNC_C_TOR_INSERTS.WB", 0x35, 0x10, 0b1111),
-    ev("UNC_C_TOR_INSERTS.MISS_OPCODE", 0x35, 0x03, 0b1111).filters("CBoFilter1[28:20]"),
-    ev("UNC_C_TOR_INSERTS.NID_OPCODE", 0x35, 0x41, 0b1111).filters("CBoFilter1[28:20], CBoFilter1[15:0]"),
-    ev("UNC_C_TOR_INSERTS.NID_EVICTION", 0x35, 0x44, 0b1111).filters("CBoFilter1[15:0]"),
-    ev("UNC_C_TOR_INSERTS.NID_ALL", 0x35, 0x48, 0b1111).filters("CBoFilter1[15:0]"),
-    ev("UNC_C_TOR_INSERTS.NID_WB", 0x35, 0x50, 0b1111).filters("CBoFilter1[15:0]"),
-    ev("UNC_C_TOR_INSERTS.NID_MISS_OPCODE", 0x35, 0x43, 0b1111).filters("CBoFilter1[28:20], CBoFilter1[15:0]"),
-    ev("UNC_C_TOR_INSERTS.NID_MISS_ALL", 0x35, 0x4a, 0b1111).filters("CBoFilter1[15:0]"),
-    ev("UNC_C_TOR_INSERTS.MISS_LOCAL", 0x35, 0x2a, 0b1111),
-    ev("UNC_C_TOR_INSERTS.MISS_REMOTE", 0x35, 0x8a, 0b1111),
-    ev("UNC_C_TOR_INSERTS.LOCAL", 0x35, 0x28, 0b1111),
-    ev("UNC_C_TOR_INSERTS.REMOTE", 0x35, 0x88, 0b1111),
-    ev("UNC_C_TOR_INSERTS.MISS_LOCAL_OPCODE", 0x35, 0x23, 0b1111).filters("CBoFilter1[28:20]"),
-    ev("UNC_C_TOR_INSERTS.MISS_REMOTE_OPCODE", 0x35, 0x83, 0b1111).filters("CBoFilter1[28:20]"),
-    ev("UNC_C_TOR_INSERTS.LOCAL_OPCODE", 0x35, 0x21, 0b1111).filters("CBoFilter1[28:20]"),
-    ev("UNC_C_TOR_INSERTS.REMOTE_OPCODE", 0x35, 0x81, 0b1111).filters("CBoFilter1[28:20]"),
-    ev("UNC_C_TOR_OCCUPANCY.OPCODE", 0x36, 0x01, 0b1).filters("CBoFilter1[28:20]"),
-    ev("UNC_C_TOR_OCCUPANCY.EVICTION", 0x36, 0x04, 0b1),
-    ev("UNC_C_TOR_OCCUPANCY.ALL", 0x36, 0x08, 0b1),
-    ev("UNC_C_TOR_OCCUPANCY.MISS_OPCODE", 0x36, 0x03, 0b1).filters("CBoFilter1[28:20]"),
-    ev("UNC_C_TOR_OCCUPANCY.MISS_ALL", 0x36, 0x0a, 0b1),
-    ev("UNC_C_TOR_OCCUPANCY.NID_OPCODE", 0x36, 0x41, 0b1).filters("CBoFilter1[28:20], CBoFilter1[15:0]"),
-    ev("UNC_C_TOR_OCCUPANCY.NID_EVICTION", 0x36, 0x44, 0b1).filters("CBoFilter1[15:0]"),
-    ev("UNC_C_TOR_OCCUPANCY.NID_ALL", 0x36, 0x48, 0b1).filters("CBoFilter1[15:0]"),
-    ev("UNC_C_TOR_OCCUPANCY.NID_MISS_OPCODE", 0x36, 0x43, 0b1).filters("CBoFilter1[28:20], CBoFilter1[15:0]"),
-    ev("UNC_C_TOR_OCCUPANCY.NID_MISS_ALL", 0x36, 0x4a, 0b1).filters("CBoFilter1[15:0]"),
-    ev("UNC_C_TOR_OCCUPANCY.MISS_LOCAL", 0x36, 0x2a, 0b1),
-    ev("UNC_C_TOR_OCCUPANCY.MISS_REMOTE", 0x36, 0x8a, 0b1),
-    ev("UNC_C_TOR_OCCUPANCY.LOCAL", 0x36, 0x28, 0b1),
-    ev("UNC_C_TOR_OCCUPANCY.REMOTE", 0x36, 0x88, 0b1),
-    ev("UNC_C_TOR_OCCUPANCY.MISS_LOCAL_OPCODE", 0x36, 0x23, 0b1).filters("CBoFilter1[28:20]"),
-    ev("UNC_C_TOR_OCCUPANCY.MISS_REMOTE_OPCODE", 0x36, 0x83, 0b1).filters("CBoFilter1[28:20]"),
-    ev("UNC_C_TOR_OCCUPANCY.LOCAL_OPCODE", 0x36, 0x21, 0b1).filters("CBoFilter1[28:20]"),
-    ev("UNC_C_TOR_OCCUPANCY.REMOTE_OPCODE", 0x36, 0x81, 0b1).filters("CBoFilter1[28:20]"),
-    ev("UNC_C_TOR_OCCUPANCY.WB", 0x36, 0x10, 0b1),
-    ev("UNC_C_TOR_OCCUPANCY.NID_WB", 0x36, 0x50, 0b1).filters("CBoFilter1[15:0]"),
-    ev("UNC_C_TxR_ADS_USED.AD", 0x04, 0x01, 0b1111),
-    ev("UNC_C_TxR_ADS_USED.AK", 0x04, 0x02, 0b1111),
-    ev("UNC_C_TxR_ADS_USED.BL", 0x04, 0x04, 0b1111),
-    ev("UNC_C_TxR_INSERTS.AD_CACHE", 0x02, 0x01, 0b1111),
-    ev("UNC_C_TxR_INSERTS.AK_CACHE", 0x02, 0x02, 0b1111),
-    ev("UNC_C_TxR_INSERTS.BL_CACHE", 0x02, 0x04, 0b1111),
-    ev("UNC_C_TxR_INSERTS.IV_CACHE", 0x02, 0x08, 0b1111),
-    ev("UNC_C_TxR_INSERTS.AD_CORE", 0x02, 0x10, 0b1111),
-    ev("UNC_C_TxR_INSERTS.AK_CORE", 0x02, 0x20, 0b1111),
-    ev("UNC_C_TxR_INSERTS.BL_CORE", 0x02, 0x40, 0b1111),
-    ev("UNC_C_QLRU.AGE0", 0x3c, 0x01, 0b1111),
-    ev("UNC_C_QLRU.AGE1", 0x3c, 0x02, 0b1111),
-    ev("UNC_C_QLRU.AGE2", 0x3c, 0x04, 0b1111),
-    ev("UNC_C_QLRU.AGE3", 0x3c, 0x08, 0b1111),
-    ev("UNC_C_QLRU.LRU_DECREMENT", 0x3c, 0x10, 0b1111),
-    ev("UNC_C_QLRU.VICTIM_NON_ZERO", 0x3c, 0x20, 0b1111),
-    ev("UNC_C_RING_SINK_STARVED.AD", 0x06, 0x01, 0b1111),
-    ev("UNC_C_RING_SINK_STARVED.AK", 0x06, 0x02, 0b1111),
-    ev("UNC_C_RING_SINK_STARVED.IV", 0x06, 0x08, 0b1111),
-    ev("UNC_C_RING_SINK_STARVED.BL", 0x06, 0x04, 0b1111),
-    ev("UNC_C_RxR_INT_STARVED.IRQ", 0x14, 0x01, 0b1111),
-    ev("UNC_C_RxR_INT_STARVED.IPQ", 0x14, 0x04, 0b1111),
-    ev("UNC_C_RxR_INT_STARVED.ISMQ", 0x14, 0x08, 0b1111),
-    ev("UNC_C_RxR_INT_STARVED.PRQ", 0x14, 0x10, 0b1111),
-    ev("UNC_C_TxR_STARVED.AK_BOTH", 0x03, 0x02, 0b1111),
-    ev("UNC_C_TxR_STARVED.BL_BOTH", 0x03, 0x04, 0b1111),
-    ev("UNC_C_TxR_STARVED.IV", 0x03, 0x08, 0b1111),
-    ev("UNC_C_TxR_STARVED.AD_CORE", 0x03, 0x10, 0b1111),
-];
+event_table! {
+    /// The events, row n for `Event::row(n)`: `ev(name, event select, umask)` and what else each
+    /// sets. The counters that may count them (bit n: counter n) and those without
+    /// Hyper-Threading are the table's, the two numbers before the rows, unless a row
+    /// gives its own (`.on(..)`, `.ht_off(..)`).
+    EVENT_ROWS, EventRowNumber, 0, "", 0b1111, 0b0;
+    BOUNCE_CONTROL = ev("UNC_C_BOUNCE_CONTROL", 0x0a, 0x00),
+    CLOCKTICKS = ev("UNC_C_CLOCKTICKS", 0x00, 0x00),
+    COUNTER0_OCCUPANCY = ev("UNC_C_COUNTER0_OCCUPANCY", 0x1f, 0x00),
+    FAST_ASSERTED = ev("UNC_C_FAST_ASSERTED", 0x09, 0x00).on(0b11),
+    LLC_LOOKUP_DATA_READ = ev("UNC_C_LLC_LOOKUP.DATA_READ", 0x34, 0x03).filters("CBoFilter0[23:17]"),
+    LLC_LOOKUP_WRITE = ev("UNC_C_LLC_LOOKUP.WRITE", 0x34, 0x05).filters("CBoFilter0[23:17]"),
+    LLC_LOOKUP_REMOTE_SNOOP = ev("UNC_C_LLC_LOOKUP.REMOTE_SNOOP", 0x34, 0x09).filters("CBoFilter0[23:17]"),
+    LLC_LOOKUP_ANY = ev("UNC_C_LLC_LOOKUP.ANY", 0x34, 0x11).filters("CBoFilter0[23:17]"),
+    LLC_LOOKUP_NID = ev("UNC_C_LLC_LOOKUP.NID", 0x34, 0x41).filters("CBoFilter0[23:17]"),
+    LLC_LOOKUP_READ = ev("UNC_C_LLC_LOOKUP.READ", 0x34, 0x21).filters("CBoFilter0[22:18]"),
+    LLC_VICTIMS_M_STATE = ev("UNC_C_LLC_VICTIMS.M_STATE", 0x37, 0x01),
+    LLC_VICTIMS_E_STATE = ev("UNC_C_LLC_VICTIMS.E_STATE", 0x37, 0x02),
+    LLC_VICTIMS_I_STATE = ev("UNC_C_LLC_VICTIMS.I_STATE", 0x37, 0x04),
+    LLC_VICTIMS_F_STATE = ev("UNC_C_LLC_VICTIMS.F_STATE", 0x37, 0x08),
+    LLC_VICTIMS_NID = ev("UNC_C_LLC_VICTIMS.NID", 0x37, 0x40).filters("CBoFilter1[17:10]"),
+    LLC_VICTIMS_MISS = ev("UNC_C_LLC_VICTIMS.MISS", 0x37, 0x10),
+    MISC_RSPI_WAS_FSE = ev("UNC_C_MISC.RSPI_WAS_FSE", 0x39, 0x01),
+    MISC_WC_ALIASING = ev("UNC_C_MISC.WC_ALIASING", 0x39, 0x02),
+    MISC_STARTED = ev("UNC_C_MISC.STARTED", 0x39, 0x04),
+    MISC_RFO_HIT_S = ev("UNC_C_MISC.RFO_HIT_S", 0x39, 0x08),
+    MISC_CVZERO_PREFETCH_VICTIM = ev("UNC_C_MISC.CVZERO_PREFETCH_VICTIM", 0x39, 0x10),
+    MISC_CVZERO_PREFETCH_MISS = ev("UNC_C_MISC.CVZERO_PREFETCH_MISS", 0x39, 0x20),
+    RING_AD_USED_UP_EVEN = ev("UNC_C_RING_AD_USED.UP_EVEN", 0x1b, 0x01),
+    RING_AD_USED_UP_ODD = ev("UNC_C_RING_AD_USED.UP_ODD", 0x1b, 0x02),
+    RING_AD_USED_DOWN_EVEN = ev("UNC_C_RING_AD_USED.DOWN_EVEN", 0x1b, 0x04),
+    RING_AD_USED_DOWN_ODD = ev("UNC_C_RING_AD_USED.DOWN_ODD", 0x1b, 0x08),
+    RING_AD_USED_UP = ev("UNC_C_RING_AD_USED.UP", 0x1b, 0x03),
+    RING_AD_USED_DOWN = ev("UNC_C_RING_AD_USED.DOWN", 0x1b, 0x0c),
+    RING_AD_USED_ALL = ev("UNC_C_RING_AD_USED.ALL", 0x1b, 0x0f),
+    RING_AK_USED_UP_EVEN = ev("UNC_C_RING_AK_USED.UP_EVEN", 0x1c, 0x01),
+    RING_AK_USED_UP_ODD = ev("UNC_C_RING_AK_USED.UP_ODD", 0x1c, 0x02),
+    RING_AK_USED_DOWN_EVEN = ev("UNC_C_RING_AK_USED.DOWN_EVEN", 0x1c, 0x04),
+    RING_AK_USED_DOWN_ODD = ev("UNC_C_RING_AK_USED.DOWN_ODD", 0x1c, 0x08),
+    RING_AK_USED_UP = ev("UNC_C_RING_AK_USED.UP", 0x1c, 0x03),
+    RING_AK_USED_DOWN = ev("UNC_C_RING_AK_USED.DOWN", 0x1c, 0x0c),
+    RING_AK_USED_ALL = ev("UNC_C_RING_AK_USED.ALL", 0x1c, 0x0f),
+    RING_BL_USED_UP_EVEN = ev("UNC_C_RING_BL_USED.UP_EVEN", 0x1d, 0x01),
+    RING_BL_USED_UP_ODD = ev("UNC_C_RING_BL_USED.UP_ODD", 0x1d, 0x02),
+    RING_BL_USED_DOWN_EVEN = ev("UNC_C_RING_BL_USED.DOWN_EVEN", 0x1d, 0x04),
+    RING_BL_USED_DOWN_ODD = ev("UNC_C_RING_BL_USED.DOWN_ODD", 0x1d, 0x08),
+    RING_BL_USED_UP = ev("UNC_C_RING_BL_USED.UP", 0x1d, 0x03),
+    RING_BL_USED_DOWN = ev("UNC_C_RING_BL_USED.DOWN", 0x1d, 0x0c),
+    RING_BL_USED_ALL = ev("UNC_C_RING_BL_USED.ALL", 0x1d, 0x0f),
+    RING_BOUNCES_AD = ev("UNC_C_RING_BOUNCES.AD", 0x05, 0x01),
+    RING_BOUNCES_AK = ev("UNC_C_RING_BOUNCES.AK", 0x05, 0x02),
+    RING_BOUNCES_BL = ev("UNC_C_RING_BOUNCES.BL", 0x05, 0x04),
+    RING_BOUNCES_IV = ev("UNC_C_RING_BOUNCES.IV", 0x05, 0x10),
+    RING_IV_USED_ANY = ev("UNC_C_RING_IV_USED.ANY", 0x1e, 0x0f),
+    RING_IV_USED_UP = ev("UNC_C_RING_IV_USED.UP", 0x1e, 0x03),
+    RING_IV_USED_DOWN = ev("UNC_C_RING_IV_USED.DOWN", 0x1e, 0xcc),
+    RING_IV_USED_DN = ev("UNC_C_RING_IV_USED.DN", 0x1e, 0x0c),
+    RING_SRC_THRTL = ev("UNC_C_RING_SRC_THRTL", 0x07, 0x00),
+    RXR_EXT_STARVED_IRQ = ev("UNC_C_RxR_EXT_STARVED.IRQ", 0x12, 0x01),
+    RXR_EXT_STARVED_IPQ = ev("UNC_C_RxR_EXT_STARVED.IPQ", 0x12, 0x02),
+    RXR_EXT_STARVED_PRQ = ev("UNC_C_RxR_EXT_STARVED.PRQ", 0x12, 0x04),
+    RXR_EXT_STARVED_ISMQ_BIDS = ev("UNC_C_RxR_EXT_STARVED.ISMQ_BIDS", 0x12, 0x08),
+    RXR_INSERTS_IRQ = ev("UNC_C_RxR_INSERTS.IRQ", 0x13, 0x01),
+    RXR_INSERTS_IRQ_REJ = ev("UNC_C_RxR_INSERTS.IRQ_REJ", 0x13, 0x02),
+    RXR_INSERTS_IPQ = ev("UNC_C_RxR_INSERTS.IPQ", 0x13, 0x04),
+    RXR_INSERTS_PRQ = ev("UNC_C_RxR_INSERTS.PRQ", 0x13, 0x10),
+    RXR_INSERTS_PRQ_REJ = ev("UNC_C_RxR_INSERTS.PRQ_REJ", 0x13, 0x20),
+    RXR_IPQ_RETRY_ANY = ev("UNC_C_RxR_IPQ_RETRY.ANY", 0x31, 0x01),
+    RXR_IPQ_RETRY_FULL = ev("UNC_C_RxR_IPQ_RETRY.FULL", 0x31, 0x02),
+    RXR_IPQ_RETRY_ADDR_CONFLICT = ev("UNC_C_RxR_IPQ_RETRY.ADDR_CONFLICT", 0x31, 0x04),
+    RXR_IPQ_RETRY_QPI_CREDITS = ev("UNC_C_RxR_IPQ_RETRY.QPI_CREDITS", 0x31, 0x10),
+    RXR_IPQ_RETRY2_AD_SBO = ev("UNC_C_RxR_IPQ_RETRY2.AD_SBO", 0x28, 0x01),
+    RXR_IPQ_RETRY2_TARGET = ev("UNC_C_RxR_IPQ_RETRY2.TARGET", 0x28, 0x40).filters("CBoFilter1[15:0]"),
+    RXR_IRQ_RETRY_ANY = ev("UNC_C_RxR_IRQ_RETRY.ANY", 0x32, 0x01),
+    RXR_IRQ_RETRY_FULL = ev("UNC_C_RxR_IRQ_RETRY.FULL", 0x32, 0x02),
+    RXR_IRQ_RETRY_ADDR_CONFLICT = ev("UNC_C_RxR_IRQ_RETRY.ADDR_CONFLICT", 0x32, 0x04),
+    RXR_IRQ_RETRY_RTID = ev("UNC_C_RxR_IRQ_RETRY.RTID", 0x32, 0x08),
+    RXR_IRQ_RETRY_QPI_CREDITS = ev("UNC_C_RxR_IRQ_RETRY.QPI_CREDITS", 0x32, 0x10),
+    RXR_IRQ_RETRY_IIO_CREDITS = ev("UNC_C_RxR_IRQ_RETRY.IIO_CREDITS", 0x32, 0x20),
+    RXR_IRQ_RETRY_NID = ev("UNC_C_RxR_IRQ_RETRY.NID", 0x32, 0x40).filters("CBoFilter1[15:0]"),
+    RXR_IRQ_RETRY2_AD_SBO = ev("UNC_C_RxR_IRQ_RETRY2.AD_SBO", 0x29, 0x01),
+    RXR_IRQ_RETRY2_BL_SBO = ev("UNC_C_RxR_IRQ_RETRY2.BL_SBO", 0x29, 0x02),
+    RXR_IRQ_RETRY2_TARGET = ev("UNC_C_RxR_IRQ_RETRY2.TARGET", 0x29, 0x40).filters("CBoFilter1[15:0]"),
+    RXR_ISMQ_RETRY_ANY = ev("UNC_C_RxR_ISMQ_RETRY.ANY", 0x33, 0x01),
+    RXR_ISMQ_RETRY_FULL = ev("UNC_C_RxR_ISMQ_RETRY.FULL", 0x33, 0x02),
+    RXR_ISMQ_RETRY_RTID = ev("UNC_C_RxR_ISMQ_RETRY.RTID", 0x33, 0x08),
+    RXR_ISMQ_RETRY_QPI_CREDITS = ev("UNC_C_RxR_ISMQ_RETRY.QPI_CREDITS", 0x33, 0x10),
+    RXR_ISMQ_RETRY_IIO_CREDITS = ev("UNC_C_RxR_ISMQ_RETRY.IIO_CREDITS", 0x33, 0x20),
+    RXR_ISMQ_RETRY_WB_CREDITS = ev("UNC_C_RxR_ISMQ_RETRY.WB_CREDITS", 0x33, 0x80).filters("CBoFilter1[15:0]"),
+    RXR_ISMQ_RETRY_NID = ev("UNC_C_RxR_ISMQ_RETRY.NID", 0x33, 0x40).filters("CBoFilter1[15:0]"),
+    RXR_ISMQ_RETRY2_AD_SBO = ev("UNC_C_RxR_ISMQ_RETRY2.AD_SBO", 0x2a, 0x01),
+    RXR_ISMQ_RETRY2_BL_SBO = ev("UNC_C_RxR_ISMQ_RETRY2.BL_SBO", 0x2a, 0x02),
+    RXR_ISMQ_RETRY2_TARGET = ev("UNC_C_RxR_ISMQ_RETRY2.TARGET", 0x2a, 0x40).filters("CBoFilter1[15:0]"),
+    RXR_OCCUPANCY_IRQ = ev("UNC_C_RxR_OCCUPANCY.IRQ", 0x11, 0x01).on(0b1),
+    RXR_OCCUPANCY_IRQ_REJ = ev("UNC_C_RxR_OCCUPANCY.IRQ_REJ", 0x11, 0x02).on(0b1),
+    RXR_OCCUPANCY_IPQ = ev("UNC_C_RxR_OCCUPANCY.IPQ", 0x11, 0x04).on(0b1),
+    RXR_OCCUPANCY_PRQ_REJ = ev("UNC_C_RxR_OCCUPANCY.PRQ_REJ", 0x11, 0x20).on(0b1),
+    SBO_CREDITS_ACQUIRED_AD = ev("UNC_C_SBO_CREDITS_ACQUIRED.AD", 0x3d, 0x01),
+    SBO_CREDITS_ACQUIRED_BL = ev("UNC_C_SBO_CREDITS_ACQUIRED.BL", 0x3d, 0x02),
+    SBO_CREDIT_OCCUPANCY_AD = ev("UNC_C_SBO_CREDIT_OCCUPANCY.AD", 0x3e, 0x01).on(0b1),
+    SBO_CREDIT_OCCUPANCY_BL = ev("UNC_C_SBO_CREDIT_OCCUPANCY.BL", 0x3e, 0x02).on(0b1),
+    TOR_INSERTS_OPCODE = ev("UNC_C_TOR_INSERTS.OPCODE", 0x35, 0x01).filters("CBoFilter1[28:20]"),
+    TOR_INSERTS_EVICTION = ev("UNC_C_TOR_INSERTS.EVICTION", 0x35, 0x04),
+    TOR_INSERTS_ALL = ev("UNC_C_TOR_INSERTS.ALL", 0x35, 0x08),
+    TOR_INSERTS_WB = ev("UNC_C_TOR_INSERTS.WB", 0x35, 0x10),
+    TOR_INSERTS_MISS_OPCODE = ev("UNC_C_TOR_INSERTS.MISS_OPCODE", 0x35, 0x03).filters("CBoFilter1[28:20]"),
+    TOR_INSERTS_NID_OPCODE = ev("UNC_C_TOR_INSERTS.NID_OPCODE", 0x35, 0x41).filters("CBoFilter1[28:20], CBoFilter1[15:0]"),
+    TOR_INSERTS_NID_EVICTION = ev("UNC_C_TOR_INSERTS.NID_EVICTION", 0x35, 0x44).filters("CBoFilter1[15:0]"),
+    TOR_INSERTS_NID_ALL = ev("UNC_C_TOR_INSERTS.NID_ALL", 0x35, 0x48).filters("CBoFilter1[15:0]"),
+    TOR_INSERTS_NID_WB = ev("UNC_C_TOR_INSERTS.NID_WB", 0x35, 0x50).filters("CBoFilter1[15:0]"),
+    TOR_INSERTS_NID_MISS_OPCODE = ev("UNC_C_TOR_INSERTS.NID_MISS_OPCODE", 0x35, 0x43).filters("CBoFilter1[28:20], CBoFilter1[15:0]"),
+    TOR_INSERTS_NID_MISS_ALL = ev("UNC_C_TOR_INSERTS.NID_MISS_ALL", 0x35, 0x4a).filters("CBoFilter1[15:0]"),
+    TOR_INSERTS_MISS_LOCAL = ev("UNC_C_TOR_INSERTS.MISS_LOCAL", 0x35, 0x2a),
+    TOR_INSERTS_MISS_REMOTE = ev("UNC_C_TOR_INSERTS.MISS_REMOTE", 0x35, 0x8a),
+    TOR_INSERTS_LOCAL = ev("UNC_C_TOR_INSERTS.LOCAL", 0x35, 0x28),
+    TOR_INSERTS_REMOTE = ev("UNC_C_TOR_INSERTS.REMOTE", 0x35, 0x88),
+    TOR_INSERTS_MISS_LOCAL_OPCODE = ev("UNC_C_TOR_INSERTS.MISS_LOCAL_OPCODE", 0x35, 0x23).filters("CBoFilter1[28:20]"),
+    TOR_INSERTS_MISS_REMOTE_OPCODE = ev("UNC_C_TOR_INSERTS.MISS_REMOTE_OPCODE", 0x35, 0x83).filters("CBoFilter1[28:20]"),
+    TOR_INSERTS_LOCAL_OPCODE = ev("UNC_C_TOR_INSERTS.LOCAL_OPCODE", 0x35, 0x21).filters("CBoFilter1[28:20]"),
+    TOR_INSERTS_REMOTE_OPCODE = ev("UNC_C_TOR_INSERTS.REMOTE_OPCODE", 0x35, 0x81).filters("CBoFilter1[28:20]"),
+    TOR_OCCUPANCY_OPCODE = ev("UNC_C_TOR_OCCUPANCY.OPCODE", 0x36, 0x01).on(0b1).filters("CBoFilter1[28:20]"),
+    TOR_OCCUPANCY_EVICTION = ev("UNC_C_TOR_OCCUPANCY.EVICTION", 0x36, 0x04).on(0b1),
+    TOR_OCCUPANCY_ALL = ev("UNC_C_TOR_OCCUPANCY.ALL", 0x36, 0x08).on(0b1),
+    TOR_OCCUPANCY_MISS_OPCODE = ev("UNC_C_TOR_OCCUPANCY.MISS_OPCODE", 0x36, 0x03).on(0b1).filters("CBoFilter1[28:20]"),
+    TOR_OCCUPANCY_MISS_ALL = ev("UNC_C_TOR_OCCUPANCY.MISS_ALL", 0x36, 0x0a).on(0b1),
+    TOR_OCCUPANCY_NID_OPCODE = ev("UNC_C_TOR_OCCUPANCY.NID_OPCODE", 0x36, 0x41).on(0b1).filters("CBoFilter1[28:20], CBoFilter1[15:0]"),
+    TOR_OCCUPANCY_NID_EVICTION = ev("UNC_C_TOR_OCCUPANCY.NID_EVICTION", 0x36, 0x44).on(0b1).filters("CBoFilter1[15:0]"),
+    TOR_OCCUPANCY_NID_ALL = ev("UNC_C_TOR_OCCUPANCY.NID_ALL", 0x36, 0x48).on(0b1).filters("CBoFilter1[15:0]"),
+    TOR_OCCUPANCY_NID_MISS_OPCODE = ev("UNC_C_TOR_OCCUPANCY.NID_MISS_OPCODE", 0x36, 0x43).on(0b1).filters("CBoFilter1[28:20], CBoFilter1[15:0]"),
+    TOR_OCCUPANCY_NID_MISS_ALL = ev("UNC_C_TOR_OCCUPANCY.NID_MISS_ALL", 0x36, 0x4a).on(0b1).filters("CBoFilter1[15:0]"),
+    TOR_OCCUPANCY_MISS_LOCAL = ev("UNC_C_TOR_OCCUPANCY.MISS_LOCAL", 0x36, 0x2a).on(0b1),
+    TOR_OCCUPANCY_MISS_REMOTE = ev("UNC_C_TOR_OCCUPANCY.MISS_REMOTE", 0x36, 0x8a).on(0b1),
+    TOR_OCCUPANCY_LOCAL = ev("UNC_C_TOR_OCCUPANCY.LOCAL", 0x36, 0x28).on(0b1),
+    TOR_OCCUPANCY_REMOTE = ev("UNC_C_TOR_OCCUPANCY.REMOTE", 0x36, 0x88).on(0b1),
+    TOR_OCCUPANCY_MISS_LOCAL_OPCODE = ev("UNC_C_TOR_OCCUPANCY.MISS_LOCAL_OPCODE", 0x36, 0x23).on(0b1).filters("CBoFilter1[28:20]"),
+    TOR_OCCUPANCY_MISS_REMOTE_OPCODE = ev("UNC_C_TOR_OCCUPANCY.MISS_REMOTE_OPCODE", 0x36, 0x83).on(0b1).filters("CBoFilter1[28:20]"),
+    TOR_OCCUPANCY_LOCAL_OPCODE = ev("UNC_C_TOR_OCCUPANCY.LOCAL_OPCODE", 0x36, 0x21).on(0b1).filters("CBoFilter1[28:20]"),
+    TOR_OCCUPANCY_REMOTE_OPCODE = ev("UNC_C_TOR_OCCUPANCY.REMOTE_OPCODE", 0x36, 0x81).on(0b1).filters("CBoFilter1[28:20]"),
+    TOR_OCCUPANCY_WB = ev("UNC_C_TOR_OCCUPANCY.WB", 0x36, 0x10).on(0b1),
+    TOR_OCCUPANCY_NID_WB = ev("UNC_C_TOR_OCCUPANCY.NID_WB", 0x36, 0x50).on(0b1).filters("CBoFilter1[15:0]"),
+    TXR_ADS_USED_AD = ev("UNC_C_TxR_ADS_USED.AD", 0x04, 0x01),
+    TXR_ADS_USED_AK = ev("UNC_C_TxR_ADS_USED.AK", 0x04, 0x02),
+    TXR_ADS_USED_BL = ev("UNC_C_TxR_ADS_USED.BL", 0x04, 0x04),
+    TXR_INSERTS_AD_CACHE = ev("UNC_C_TxR_INSERTS.AD_CACHE", 0x02, 0x01),
+    TXR_INSERTS_AK_CACHE = ev("UNC_C_TxR_INSERTS.AK_CACHE", 0x02, 0x02),
+    TXR_INSERTS_BL_CACHE = ev("UNC_C_TxR_INSERTS.BL_CACHE", 0x02, 0x04),
+    TXR_INSERTS_IV_CACHE = ev("UNC_C_TxR_INSERTS.IV_CACHE", 0x02, 0x08),
+    TXR_INSERTS_AD_CORE = ev("UNC_C_TxR_INSERTS.AD_CORE", 0x02, 0x10),
+    TXR_INSERTS_AK_CORE = ev("UNC_C_TxR_INSERTS.AK_CORE", 0x02, 0x20),
+    TXR_INSERTS_BL_CORE = ev("UNC_C_TxR_INSERTS.BL_CORE", 0x02, 0x40),
+    QLRU_AGE0 = ev("UNC_C_QLRU.AGE0", 0x3c, 0x01),
+    QLRU_AGE1 = ev("UNC_C_QLRU.AGE1", 0x3c, 0x02),
+    QLRU_AGE2 = ev("UNC_C_QLRU.AGE2", 0x3c, 0x04),
+    QLRU_AGE3 = ev("UNC_C_QLRU.AGE3", 0x3c, 0x08),
+    QLRU_LRU_DECREMENT = ev("UNC_C_QLRU.LRU_DECREMENT", 0x3c, 0x10),
+    QLRU_VICTIM_NON_ZERO = ev("UNC_C_QLRU.VICTIM_NON_ZERO", 0x3c, 0x20),
+    RING_SINK_STARVED_AD = ev("UNC_C_RING_SINK_STARVED.AD", 0x06, 0x01),
+    RING_SINK_STARVED_AK = ev("UNC_C_RING_SINK_STARVED.AK", 0x06, 0x02),
+    RING_SINK_STARVED_IV = ev("UNC_C_RING_SINK_STARVED.IV", 0x06, 0x08),
+    RING_SINK_STARVED_BL = ev("UNC_C_RING_SINK_STARVED.BL", 0x06, 0x04),
+    RXR_INT_STARVED_IRQ = ev("UNC_C_RxR_INT_STARVED.IRQ", 0x14, 0x01),
+    RXR_INT_STARVED_IPQ = ev("UNC_C_RxR_INT_STARVED.IPQ", 0x14, 0x04),
+    RXR_INT_STARVED_ISMQ = ev("UNC_C_RxR_INT_STARVED.ISMQ", 0x14, 0x08),
+    RXR_INT_STARVED_PRQ = ev("UNC_C_RxR_INT_STARVED.PRQ", 0x14, 0x10),
+    TXR_STARVED_AK_BOTH = ev("UNC_C_TxR_STARVED.AK_BOTH", 0x03, 0x02),
+    TXR_STARVED_BL_BOTH = ev("UNC_C_TxR_STARVED.BL_BOTH", 0x03, 0x04),
+    TXR_STARVED_IV = ev("UNC_C_TxR_STARVED.IV", 0x03, 0x08),
+    TXR_STARVED_AD_CORE = ev("UNC_C_TxR_STARVED.AD_CORE", 0x03, 0x10),
+}
 /// No experimental events.
 const EXPERIMENTAL_ROWS: &[EventRow] = &[];
 /// The rows built.

@@ -55,18 +55,14 @@ impl Layout for ImcBoxCtlLayout {
     const INFO: &'static RegisterInfo = &IMC_BOX_CTL_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 18, 31, Access::Rv,
-            "Reserved; write zero."),
-        FieldInfo::row("rsv", 17, 17, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 18, 31, Access::Rv),
+        FieldInfo::reserved("rsv", 17, 17, Access::Rsv),
         FieldInfo { name: "frz_en", ident: "frz_en", lsb: 16, msb: 16, access: Access::Wo, role: Some(Role::FreezeEnable),
             description: "Freeze enable: when set, a freeze (from frz here or from the U-box global freeze) stops this box's counters; when clear, the box ignores freezes.", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 9, 15, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 9, 15, Access::Rv),
         FieldInfo { name: "frz", ident: "frz", lsb: 8, msb: 8, access: Access::Wo, role: Some(Role::Freeze),
             description: "Freeze: writing 1 while frz_en is set halts every counter of the box until the bit is written 0 again.", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 2, 7, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 2, 7, Access::Rv),
         FieldInfo { name: "rst_ctrs", ident: "rst_ctrs", lsb: 1, msb: 1, access: Access::Wo, role: Some(Role::ResetCounters),
             description: "Reset counters: writing 1 clears every data counter of the box to zero.", ..FieldInfo::EMPTY },
         FieldInfo { name: "rst_ctrl", ident: "rst_ctrl", lsb: 0, msb: 0, access: Access::Wo, role: Some(Role::ResetControls),
@@ -183,18 +179,14 @@ impl Layout for ImcCtlLayout {
             description: "Sense of the threshold comparison; with edge_det, counts falling instead of rising edges.", ..FieldInfo::EMPTY },
         FieldInfo { name: "en", ident: "en", lsb: 22, msb: 22, access: Access::RwV, role: Some(Role::Enable),
             description: "Enables this counter: it counts while this bit is 1 and the box is not frozen.", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 21, 21, Access::Rsv,
-            "Reserved; write zero."),
-        FieldInfo::row("rsv", 20, 20, Access::Rsv,
-            "Reserved; write zero."),
-        FieldInfo::row("rsv", 19, 19, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 21, 21, Access::Rsv),
+        FieldInfo::reserved("rsv", 20, 20, Access::Rsv),
+        FieldInfo::reserved("rsv", 19, 19, Access::Rv),
         FieldInfo { name: "edge_det", ident: "edge_det", lsb: 18, msb: 18, access: Access::RwV, role: Some(Role::Edge),
             description: "Edge detect: count 0-to-1 transitions of the thresholded event instead of active cycles; needs a non-zero thresh.", ..FieldInfo::EMPTY },
         FieldInfo { name: "rst", ident: "rst", lsb: 17, msb: 17, access: Access::Wo, role: Some(Role::Reset),
             description: "Reset: writing 1 clears the paired data counter.", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 16, 16, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 16, 16, Access::Rsv),
         FieldInfo { name: "umask", ident: "umask", lsb: 8, msb: 15, access: Access::RwV, role: Some(Role::Umask),
             description: "Unit mask: which sub-events of the selected event are counted.", ..FieldInfo::EMPTY },
         FieldInfo { name: "ev_sel", ident: "ev_sel", lsb: 0, msb: 7, access: Access::RwV, role: Some(Role::Event),
@@ -314,8 +306,7 @@ impl Layout for ImcBoxStatusLayout {
     const INFO: &'static RegisterInfo = &IMC_BOX_STATUS_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 4, 31, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 4, 31, Access::Rv),
         FieldInfo::row("ov", 0, 3, Access::Rw1c,
             "Overflow flags, one per counter (bit n for counter n): hardware sets a bit when that counter wraps; writing 1 to a bit clears it."),
     ];
@@ -393,8 +384,7 @@ impl Layout for ImcCtrLayout {
     const INFO: &'static RegisterInfo = &IMC_CTR_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 48, 63, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 48, 63, Access::Rv),
         FieldInfo { name: "event_count", ident: "event_count", lsb: 0, msb: 47, access: Access::RwV, role: Some(Role::Count),
             description: "The accumulated 48-bit count of the event selected by the paired control register; wraps on overflow and keeps counting.", ..FieldInfo::EMPTY },
     ];
@@ -468,18 +458,14 @@ impl Layout for ImcFixedCtlLayout {
     const INFO: &'static RegisterInfo = &IMC_FIXED_CTL_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 24, 31, Access::Rv,
-            "Reserved; write zero."),
-        FieldInfo::row("rsv", 23, 23, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 24, 31, Access::Rv),
+        FieldInfo::reserved("rsv", 23, 23, Access::Rsv),
         FieldInfo { name: "en", ident: "en", lsb: 22, msb: 22, access: Access::RwV, role: Some(Role::Enable),
             description: "Enables the fixed counter.", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 20, 21, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 20, 21, Access::Rsv),
         FieldInfo { name: "rst", ident: "rst", lsb: 19, msb: 19, access: Access::Wo, role: Some(Role::Reset),
             description: "Reset: writing 1 clears the fixed counter.", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 0, 18, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 0, 18, Access::Rv),
     ];
 }
 
@@ -551,8 +537,7 @@ impl Layout for ImcFixedCtrLayout {
     const INFO: &'static RegisterInfo = &IMC_FIXED_CTR_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 48, 63, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 48, 63, Access::Rv),
         FieldInfo { name: "event_count", ident: "event_count", lsb: 0, msb: 47, access: Access::RwV, role: Some(Role::Count),
             description: "The accumulated 48-bit count of the event selected by the paired control register; wraps on overflow and keeps counting.", ..FieldInfo::EMPTY },
     ];
@@ -603,7 +588,7 @@ static IMC_FIXED_CTR_INFO: RegisterInfo = RegisterInfo {
 mod unit_events {
 use super::*;
 #[allow(unused_imports)]
-use crate::core_events::{ev, EventRow};
+use crate::core_events::{event_table, EventRow};
 #[cfg(feature = "metadata")]
 use crate::core_events::{event_info_refs, event_infos};
 
@@ -622,652 +607,6 @@ pub struct Event {
 }
 
 impl Event {
-    /// `UNC_M_ACT_COUNT.RD`.
-    pub const ACT_COUNT_RD: Event = Event::row(0);
-    /// `UNC_M_ACT_COUNT.WR`.
-    pub const ACT_COUNT_WR: Event = Event::row(1);
-    /// `UNC_M_ACT_COUNT.BYP`.
-    pub const ACT_COUNT_BYP: Event = Event::row(2);
-    /// `UNC_M_BYP_CMDS.ACT`.
-    pub const BYP_CMDS_ACT: Event = Event::row(3);
-    /// `UNC_M_BYP_CMDS.CAS`.
-    pub const BYP_CMDS_CAS: Event = Event::row(4);
-    /// `UNC_M_BYP_CMDS.PRE`.
-    pub const BYP_CMDS_PRE: Event = Event::row(5);
-    /// `UNC_M_CAS_COUNT.RD_REG`.
-    pub const CAS_COUNT_RD_REG: Event = Event::row(6);
-    /// `UNC_M_CAS_COUNT.RD_UNDERFILL`.
-    pub const CAS_COUNT_RD_UNDERFILL: Event = Event::row(7);
-    /// `UNC_M_CAS_COUNT.RD`.
-    pub const CAS_COUNT_RD: Event = Event::row(8);
-    /// `UNC_M_CAS_COUNT.WR_WMM`.
-    pub const CAS_COUNT_WR_WMM: Event = Event::row(9);
-    /// `UNC_M_CAS_COUNT.WR_RMM`.
-    pub const CAS_COUNT_WR_RMM: Event = Event::row(10);
-    /// `UNC_M_CAS_COUNT.WR`.
-    pub const CAS_COUNT_WR: Event = Event::row(11);
-    /// `UNC_M_CAS_COUNT.ALL`.
-    pub const CAS_COUNT_ALL: Event = Event::row(12);
-    /// `UNC_M_CAS_COUNT.RD_WMM`.
-    pub const CAS_COUNT_RD_WMM: Event = Event::row(13);
-    /// `UNC_M_CAS_COUNT.RD_RMM`.
-    pub const CAS_COUNT_RD_RMM: Event = Event::row(14);
-    /// `UNC_M_DCLOCKTICKS`.
-    pub const DCLOCKTICKS: Event = Event::row(15);
-    /// `UNC_M_DRAM_PRE_ALL`.
-    pub const DRAM_PRE_ALL: Event = Event::row(16);
-    /// `UNC_M_DRAM_REFRESH.PANIC`.
-    pub const DRAM_REFRESH_PANIC: Event = Event::row(17);
-    /// `UNC_M_DRAM_REFRESH.HIGH`.
-    pub const DRAM_REFRESH_HIGH: Event = Event::row(18);
-    /// `UNC_M_ECC_CORRECTABLE_ERRORS`.
-    pub const ECC_CORRECTABLE_ERRORS: Event = Event::row(19);
-    /// `UNC_M_MAJOR_MODES.READ`.
-    pub const MAJOR_MODES_READ: Event = Event::row(20);
-    /// `UNC_M_MAJOR_MODES.WRITE`.
-    pub const MAJOR_MODES_WRITE: Event = Event::row(21);
-    /// `UNC_M_MAJOR_MODES.PARTIAL`.
-    pub const MAJOR_MODES_PARTIAL: Event = Event::row(22);
-    /// `UNC_M_MAJOR_MODES.ISOCH`.
-    pub const MAJOR_MODES_ISOCH: Event = Event::row(23);
-    /// `UNC_M_POWER_CHANNEL_DLLOFF`.
-    pub const POWER_CHANNEL_DLLOFF: Event = Event::row(24);
-    /// `UNC_M_POWER_CHANNEL_PPD`.
-    pub const POWER_CHANNEL_PPD: Event = Event::row(25);
-    /// `UNC_M_POWER_CKE_CYCLES.RANK0`.
-    pub const POWER_CKE_CYCLES_RANK0: Event = Event::row(26);
-    /// `UNC_M_POWER_CKE_CYCLES.RANK1`.
-    pub const POWER_CKE_CYCLES_RANK1: Event = Event::row(27);
-    /// `UNC_M_POWER_CKE_CYCLES.RANK2`.
-    pub const POWER_CKE_CYCLES_RANK2: Event = Event::row(28);
-    /// `UNC_M_POWER_CKE_CYCLES.RANK3`.
-    pub const POWER_CKE_CYCLES_RANK3: Event = Event::row(29);
-    /// `UNC_M_POWER_CKE_CYCLES.RANK4`.
-    pub const POWER_CKE_CYCLES_RANK4: Event = Event::row(30);
-    /// `UNC_M_POWER_CKE_CYCLES.RANK5`.
-    pub const POWER_CKE_CYCLES_RANK5: Event = Event::row(31);
-    /// `UNC_M_POWER_CKE_CYCLES.RANK6`.
-    pub const POWER_CKE_CYCLES_RANK6: Event = Event::row(32);
-    /// `UNC_M_POWER_CKE_CYCLES.RANK7`.
-    pub const POWER_CKE_CYCLES_RANK7: Event = Event::row(33);
-    /// `UNC_M_POWER_CRITICAL_THROTTLE_CYCLES`.
-    pub const POWER_CRITICAL_THROTTLE_CYCLES: Event = Event::row(34);
-    /// `UNC_M_POWER_PCU_THROTTLING`.
-    pub const POWER_PCU_THROTTLING: Event = Event::row(35);
-    /// `UNC_M_POWER_SELF_REFRESH`.
-    pub const POWER_SELF_REFRESH: Event = Event::row(36);
-    /// `UNC_M_POWER_THROTTLE_CYCLES.RANK0`.
-    pub const POWER_THROTTLE_CYCLES_RANK0: Event = Event::row(37);
-    /// `UNC_M_POWER_THROTTLE_CYCLES.RANK1`.
-    pub const POWER_THROTTLE_CYCLES_RANK1: Event = Event::row(38);
-    /// `UNC_M_POWER_THROTTLE_CYCLES.RANK2`.
-    pub const POWER_THROTTLE_CYCLES_RANK2: Event = Event::row(39);
-    /// `UNC_M_POWER_THROTTLE_CYCLES.RANK3`.
-    pub const POWER_THROTTLE_CYCLES_RANK3: Event = Event::row(40);
-    /// `UNC_M_POWER_THROTTLE_CYCLES.RANK4`.
-    pub const POWER_THROTTLE_CYCLES_RANK4: Event = Event::row(41);
-    /// `UNC_M_POWER_THROTTLE_CYCLES.RANK5`.
-    pub const POWER_THROTTLE_CYCLES_RANK5: Event = Event::row(42);
-    /// `UNC_M_POWER_THROTTLE_CYCLES.RANK6`.
-    pub const POWER_THROTTLE_CYCLES_RANK6: Event = Event::row(43);
-    /// `UNC_M_POWER_THROTTLE_CYCLES.RANK7`.
-    pub const POWER_THROTTLE_CYCLES_RANK7: Event = Event::row(44);
-    /// `UNC_M_PREEMPTION.RD_PREEMPT_RD`.
-    pub const PREEMPTION_RD_PREEMPT_RD: Event = Event::row(45);
-    /// `UNC_M_PREEMPTION.RD_PREEMPT_WR`.
-    pub const PREEMPTION_RD_PREEMPT_WR: Event = Event::row(46);
-    /// `UNC_M_PRE_COUNT.PAGE_MISS`.
-    pub const PRE_COUNT_PAGE_MISS: Event = Event::row(47);
-    /// `UNC_M_PRE_COUNT.PAGE_CLOSE`.
-    pub const PRE_COUNT_PAGE_CLOSE: Event = Event::row(48);
-    /// `UNC_M_PRE_COUNT.RD`.
-    pub const PRE_COUNT_RD: Event = Event::row(49);
-    /// `UNC_M_PRE_COUNT.WR`.
-    pub const PRE_COUNT_WR: Event = Event::row(50);
-    /// `UNC_M_PRE_COUNT.BYP`.
-    pub const PRE_COUNT_BYP: Event = Event::row(51);
-    /// `UNC_M_RD_CAS_PRIO.LOW`.
-    pub const RD_CAS_PRIO_LOW: Event = Event::row(52);
-    /// `UNC_M_RD_CAS_PRIO.MED`.
-    pub const RD_CAS_PRIO_MED: Event = Event::row(53);
-    /// `UNC_M_RD_CAS_PRIO.HIGH`.
-    pub const RD_CAS_PRIO_HIGH: Event = Event::row(54);
-    /// `UNC_M_RD_CAS_PRIO.PANIC`.
-    pub const RD_CAS_PRIO_PANIC: Event = Event::row(55);
-    /// `UNC_M_RD_CAS_RANK0.BANK1`.
-    pub const RD_CAS_RANK0_BANK1: Event = Event::row(56);
-    /// `UNC_M_RD_CAS_RANK0.BANK2`.
-    pub const RD_CAS_RANK0_BANK2: Event = Event::row(57);
-    /// `UNC_M_RD_CAS_RANK0.BANK4`.
-    pub const RD_CAS_RANK0_BANK4: Event = Event::row(58);
-    /// `UNC_M_RD_CAS_RANK0.BANK8`.
-    pub const RD_CAS_RANK0_BANK8: Event = Event::row(59);
-    /// `UNC_M_RD_CAS_RANK0.ALLBANKS`.
-    pub const RD_CAS_RANK0_ALLBANKS: Event = Event::row(60);
-    /// `UNC_M_RD_CAS_RANK0.BANK0`.
-    pub const RD_CAS_RANK0_BANK0: Event = Event::row(61);
-    /// `UNC_M_RD_CAS_RANK0.BANK3`.
-    pub const RD_CAS_RANK0_BANK3: Event = Event::row(62);
-    /// `UNC_M_RD_CAS_RANK0.BANK5`.
-    pub const RD_CAS_RANK0_BANK5: Event = Event::row(63);
-    /// `UNC_M_RD_CAS_RANK0.BANK6`.
-    pub const RD_CAS_RANK0_BANK6: Event = Event::row(64);
-    /// `UNC_M_RD_CAS_RANK0.BANK7`.
-    pub const RD_CAS_RANK0_BANK7: Event = Event::row(65);
-    /// `UNC_M_RD_CAS_RANK0.BANK9`.
-    pub const RD_CAS_RANK0_BANK9: Event = Event::row(66);
-    /// `UNC_M_RD_CAS_RANK0.BANK10`.
-    pub const RD_CAS_RANK0_BANK10: Event = Event::row(67);
-    /// `UNC_M_RD_CAS_RANK0.BANK11`.
-    pub const RD_CAS_RANK0_BANK11: Event = Event::row(68);
-    /// `UNC_M_RD_CAS_RANK0.BANK12`.
-    pub const RD_CAS_RANK0_BANK12: Event = Event::row(69);
-    /// `UNC_M_RD_CAS_RANK0.BANK13`.
-    pub const RD_CAS_RANK0_BANK13: Event = Event::row(70);
-    /// `UNC_M_RD_CAS_RANK0.BANK14`.
-    pub const RD_CAS_RANK0_BANK14: Event = Event::row(71);
-    /// `UNC_M_RD_CAS_RANK0.BANK15`.
-    pub const RD_CAS_RANK0_BANK15: Event = Event::row(72);
-    /// `UNC_M_RD_CAS_RANK0.BANKG0`.
-    pub const RD_CAS_RANK0_BANKG0: Event = Event::row(73);
-    /// `UNC_M_RD_CAS_RANK0.BANKG1`.
-    pub const RD_CAS_RANK0_BANKG1: Event = Event::row(74);
-    /// `UNC_M_RD_CAS_RANK0.BANKG2`.
-    pub const RD_CAS_RANK0_BANKG2: Event = Event::row(75);
-    /// `UNC_M_RD_CAS_RANK0.BANKG3`.
-    pub const RD_CAS_RANK0_BANKG3: Event = Event::row(76);
-    /// `UNC_M_RD_CAS_RANK1.BANK1`.
-    pub const RD_CAS_RANK1_BANK1: Event = Event::row(77);
-    /// `UNC_M_RD_CAS_RANK1.BANK2`.
-    pub const RD_CAS_RANK1_BANK2: Event = Event::row(78);
-    /// `UNC_M_RD_CAS_RANK1.BANK4`.
-    pub const RD_CAS_RANK1_BANK4: Event = Event::row(79);
-    /// `UNC_M_RD_CAS_RANK1.BANK8`.
-    pub const RD_CAS_RANK1_BANK8: Event = Event::row(80);
-    /// `UNC_M_RD_CAS_RANK1.ALLBANKS`.
-    pub const RD_CAS_RANK1_ALLBANKS: Event = Event::row(81);
-    /// `UNC_M_RD_CAS_RANK1.BANK0`.
-    pub const RD_CAS_RANK1_BANK0: Event = Event::row(82);
-    /// `UNC_M_RD_CAS_RANK1.BANK3`.
-    pub const RD_CAS_RANK1_BANK3: Event = Event::row(83);
-    /// `UNC_M_RD_CAS_RANK1.BANK5`.
-    pub const RD_CAS_RANK1_BANK5: Event = Event::row(84);
-    /// `UNC_M_RD_CAS_RANK1.BANK6`.
-    pub const RD_CAS_RANK1_BANK6: Event = Event::row(85);
-    /// `UNC_M_RD_CAS_RANK1.BANK7`.
-    pub const RD_CAS_RANK1_BANK7: Event = Event::row(86);
-    /// `UNC_M_RD_CAS_RANK1.BANK9`.
-    pub const RD_CAS_RANK1_BANK9: Event = Event::row(87);
-    /// `UNC_M_RD_CAS_RANK1.BANK10`.
-    pub const RD_CAS_RANK1_BANK10: Event = Event::row(88);
-    /// `UNC_M_RD_CAS_RANK1.BANK11`.
-    pub const RD_CAS_RANK1_BANK11: Event = Event::row(89);
-    /// `UNC_M_RD_CAS_RANK1.BANK12`.
-    pub const RD_CAS_RANK1_BANK12: Event = Event::row(90);
-    /// `UNC_M_RD_CAS_RANK1.BANK13`.
-    pub const RD_CAS_RANK1_BANK13: Event = Event::row(91);
-    /// `UNC_M_RD_CAS_RANK1.BANK14`.
-    pub const RD_CAS_RANK1_BANK14: Event = Event::row(92);
-    /// `UNC_M_RD_CAS_RANK1.BANK15`.
-    pub const RD_CAS_RANK1_BANK15: Event = Event::row(93);
-    /// `UNC_M_RD_CAS_RANK1.BANKG0`.
-    pub const RD_CAS_RANK1_BANKG0: Event = Event::row(94);
-    /// `UNC_M_RD_CAS_RANK1.BANKG1`.
-    pub const RD_CAS_RANK1_BANKG1: Event = Event::row(95);
-    /// `UNC_M_RD_CAS_RANK1.BANKG2`.
-    pub const RD_CAS_RANK1_BANKG2: Event = Event::row(96);
-    /// `UNC_M_RD_CAS_RANK1.BANKG3`.
-    pub const RD_CAS_RANK1_BANKG3: Event = Event::row(97);
-    /// `UNC_M_RD_CAS_RANK2.BANK0`.
-    pub const RD_CAS_RANK2_BANK0: Event = Event::row(98);
-    /// `UNC_M_RD_CAS_RANK4.BANK1`.
-    pub const RD_CAS_RANK4_BANK1: Event = Event::row(99);
-    /// `UNC_M_RD_CAS_RANK4.BANK2`.
-    pub const RD_CAS_RANK4_BANK2: Event = Event::row(100);
-    /// `UNC_M_RD_CAS_RANK4.BANK4`.
-    pub const RD_CAS_RANK4_BANK4: Event = Event::row(101);
-    /// `UNC_M_RD_CAS_RANK4.BANK8`.
-    pub const RD_CAS_RANK4_BANK8: Event = Event::row(102);
-    /// `UNC_M_RD_CAS_RANK4.ALLBANKS`.
-    pub const RD_CAS_RANK4_ALLBANKS: Event = Event::row(103);
-    /// `UNC_M_RD_CAS_RANK4.BANK0`.
-    pub const RD_CAS_RANK4_BANK0: Event = Event::row(104);
-    /// `UNC_M_RD_CAS_RANK4.BANK3`.
-    pub const RD_CAS_RANK4_BANK3: Event = Event::row(105);
-    /// `UNC_M_RD_CAS_RANK4.BANK5`.
-    pub const RD_CAS_RANK4_BANK5: Event = Event::row(106);
-    /// `UNC_M_RD_CAS_RANK4.BANK6`.
-    pub const RD_CAS_RANK4_BANK6: Event = Event::row(107);
-    /// `UNC_M_RD_CAS_RANK4.BANK7`.
-    pub const RD_CAS_RANK4_BANK7: Event = Event::row(108);
-    /// `UNC_M_RD_CAS_RANK4.BANK9`.
-    pub const RD_CAS_RANK4_BANK9: Event = Event::row(109);
-    /// `UNC_M_RD_CAS_RANK4.BANK10`.
-    pub const RD_CAS_RANK4_BANK10: Event = Event::row(110);
-    /// `UNC_M_RD_CAS_RANK4.BANK11`.
-    pub const RD_CAS_RANK4_BANK11: Event = Event::row(111);
-    /// `UNC_M_RD_CAS_RANK4.BANK12`.
-    pub const RD_CAS_RANK4_BANK12: Event = Event::row(112);
-    /// `UNC_M_RD_CAS_RANK4.BANK13`.
-    pub const RD_CAS_RANK4_BANK13: Event = Event::row(113);
-    /// `UNC_M_RD_CAS_RANK4.BANK14`.
-    pub const RD_CAS_RANK4_BANK14: Event = Event::row(114);
-    /// `UNC_M_RD_CAS_RANK4.BANK15`.
-    pub const RD_CAS_RANK4_BANK15: Event = Event::row(115);
-    /// `UNC_M_RD_CAS_RANK4.BANKG0`.
-    pub const RD_CAS_RANK4_BANKG0: Event = Event::row(116);
-    /// `UNC_M_RD_CAS_RANK4.BANKG1`.
-    pub const RD_CAS_RANK4_BANKG1: Event = Event::row(117);
-    /// `UNC_M_RD_CAS_RANK4.BANKG2`.
-    pub const RD_CAS_RANK4_BANKG2: Event = Event::row(118);
-    /// `UNC_M_RD_CAS_RANK4.BANKG3`.
-    pub const RD_CAS_RANK4_BANKG3: Event = Event::row(119);
-    /// `UNC_M_RD_CAS_RANK5.BANK1`.
-    pub const RD_CAS_RANK5_BANK1: Event = Event::row(120);
-    /// `UNC_M_RD_CAS_RANK5.BANK2`.
-    pub const RD_CAS_RANK5_BANK2: Event = Event::row(121);
-    /// `UNC_M_RD_CAS_RANK5.BANK4`.
-    pub const RD_CAS_RANK5_BANK4: Event = Event::row(122);
-    /// `UNC_M_RD_CAS_RANK5.BANK8`.
-    pub const RD_CAS_RANK5_BANK8: Event = Event::row(123);
-    /// `UNC_M_RD_CAS_RANK5.ALLBANKS`.
-    pub const RD_CAS_RANK5_ALLBANKS: Event = Event::row(124);
-    /// `UNC_M_RD_CAS_RANK5.BANK0`.
-    pub const RD_CAS_RANK5_BANK0: Event = Event::row(125);
-    /// `UNC_M_RD_CAS_RANK5.BANK3`.
-    pub const RD_CAS_RANK5_BANK3: Event = Event::row(126);
-    /// `UNC_M_RD_CAS_RANK5.BANK5`.
-    pub const RD_CAS_RANK5_BANK5: Event = Event::row(127);
-    /// `UNC_M_RD_CAS_RANK5.BANK6`.
-    pub const RD_CAS_RANK5_BANK6: Event = Event::row(128);
-    /// `UNC_M_RD_CAS_RANK5.BANK7`.
-    pub const RD_CAS_RANK5_BANK7: Event = Event::row(129);
-    /// `UNC_M_RD_CAS_RANK5.BANK9`.
-    pub const RD_CAS_RANK5_BANK9: Event = Event::row(130);
-    /// `UNC_M_RD_CAS_RANK5.BANK10`.
-    pub const RD_CAS_RANK5_BANK10: Event = Event::row(131);
-    /// `UNC_M_RD_CAS_RANK5.BANK11`.
-    pub const RD_CAS_RANK5_BANK11: Event = Event::row(132);
-    /// `UNC_M_RD_CAS_RANK5.BANK12`.
-    pub const RD_CAS_RANK5_BANK12: Event = Event::row(133);
-    /// `UNC_M_RD_CAS_RANK5.BANK13`.
-    pub const RD_CAS_RANK5_BANK13: Event = Event::row(134);
-    /// `UNC_M_RD_CAS_RANK5.BANK14`.
-    pub const RD_CAS_RANK5_BANK14: Event = Event::row(135);
-    /// `UNC_M_RD_CAS_RANK5.BANK15`.
-    pub const RD_CAS_RANK5_BANK15: Event = Event::row(136);
-    /// `UNC_M_RD_CAS_RANK5.BANKG0`.
-    pub const RD_CAS_RANK5_BANKG0: Event = Event::row(137);
-    /// `UNC_M_RD_CAS_RANK5.BANKG1`.
-    pub const RD_CAS_RANK5_BANKG1: Event = Event::row(138);
-    /// `UNC_M_RD_CAS_RANK5.BANKG2`.
-    pub const RD_CAS_RANK5_BANKG2: Event = Event::row(139);
-    /// `UNC_M_RD_CAS_RANK5.BANKG3`.
-    pub const RD_CAS_RANK5_BANKG3: Event = Event::row(140);
-    /// `UNC_M_RD_CAS_RANK6.BANK1`.
-    pub const RD_CAS_RANK6_BANK1: Event = Event::row(141);
-    /// `UNC_M_RD_CAS_RANK6.BANK2`.
-    pub const RD_CAS_RANK6_BANK2: Event = Event::row(142);
-    /// `UNC_M_RD_CAS_RANK6.BANK4`.
-    pub const RD_CAS_RANK6_BANK4: Event = Event::row(143);
-    /// `UNC_M_RD_CAS_RANK6.BANK8`.
-    pub const RD_CAS_RANK6_BANK8: Event = Event::row(144);
-    /// `UNC_M_RD_CAS_RANK6.ALLBANKS`.
-    pub const RD_CAS_RANK6_ALLBANKS: Event = Event::row(145);
-    /// `UNC_M_RD_CAS_RANK6.BANK0`.
-    pub const RD_CAS_RANK6_BANK0: Event = Event::row(146);
-    /// `UNC_M_RD_CAS_RANK6.BANK3`.
-    pub const RD_CAS_RANK6_BANK3: Event = Event::row(147);
-    /// `UNC_M_RD_CAS_RANK6.BANK5`.
-    pub const RD_CAS_RANK6_BANK5: Event = Event::row(148);
-    /// `UNC_M_RD_CAS_RANK6.BANK6`.
-    pub const RD_CAS_RANK6_BANK6: Event = Event::row(149);
-    /// `UNC_M_RD_CAS_RANK6.BANK7`.
-    pub const RD_CAS_RANK6_BANK7: Event = Event::row(150);
-    /// `UNC_M_RD_CAS_RANK6.BANK9`.
-    pub const RD_CAS_RANK6_BANK9: Event = Event::row(151);
-    /// `UNC_M_RD_CAS_RANK6.BANK10`.
-    pub const RD_CAS_RANK6_BANK10: Event = Event::row(152);
-    /// `UNC_M_RD_CAS_RANK6.BANK11`.
-    pub const RD_CAS_RANK6_BANK11: Event = Event::row(153);
-    /// `UNC_M_RD_CAS_RANK6.BANK12`.
-    pub const RD_CAS_RANK6_BANK12: Event = Event::row(154);
-    /// `UNC_M_RD_CAS_RANK6.BANK13`.
-    pub const RD_CAS_RANK6_BANK13: Event = Event::row(155);
-    /// `UNC_M_RD_CAS_RANK6.BANK14`.
-    pub const RD_CAS_RANK6_BANK14: Event = Event::row(156);
-    /// `UNC_M_RD_CAS_RANK6.BANK15`.
-    pub const RD_CAS_RANK6_BANK15: Event = Event::row(157);
-    /// `UNC_M_RD_CAS_RANK6.BANKG0`.
-    pub const RD_CAS_RANK6_BANKG0: Event = Event::row(158);
-    /// `UNC_M_RD_CAS_RANK6.BANKG1`.
-    pub const RD_CAS_RANK6_BANKG1: Event = Event::row(159);
-    /// `UNC_M_RD_CAS_RANK6.BANKG2`.
-    pub const RD_CAS_RANK6_BANKG2: Event = Event::row(160);
-    /// `UNC_M_RD_CAS_RANK6.BANKG3`.
-    pub const RD_CAS_RANK6_BANKG3: Event = Event::row(161);
-    /// `UNC_M_RD_CAS_RANK7.BANK1`.
-    pub const RD_CAS_RANK7_BANK1: Event = Event::row(162);
-    /// `UNC_M_RD_CAS_RANK7.BANK2`.
-    pub const RD_CAS_RANK7_BANK2: Event = Event::row(163);
-    /// `UNC_M_RD_CAS_RANK7.BANK4`.
-    pub const RD_CAS_RANK7_BANK4: Event = Event::row(164);
-    /// `UNC_M_RD_CAS_RANK7.BANK8`.
-    pub const RD_CAS_RANK7_BANK8: Event = Event::row(165);
-    /// `UNC_M_RD_CAS_RANK7.ALLBANKS`.
-    pub const RD_CAS_RANK7_ALLBANKS: Event = Event::row(166);
-    /// `UNC_M_RD_CAS_RANK7.BANK0`.
-    pub const RD_CAS_RANK7_BANK0: Event = Event::row(167);
-    /// `UNC_M_RD_CAS_RANK7.BANK3`.
-    pub const RD_CAS_RANK7_BANK3: Event = Event::row(168);
-    /// `UNC_M_RD_CAS_RANK7.BANK5`.
-    pub const RD_CAS_RANK7_BANK5: Event = Event::row(169);
-    /// `UNC_M_RD_CAS_RANK7.BANK6`.
-    pub const RD_CAS_RANK7_BANK6: Event = Event::row(170);
-    /// `UNC_M_RD_CAS_RANK7.BANK7`.
-    pub const RD_CAS_RANK7_BANK7: Event = Event::row(171);
-    /// `UNC_M_RD_CAS_RANK7.BANK9`.
-    pub const RD_CAS_RANK7_BANK9: Event = Event::row(172);
-    /// `UNC_M_RD_CAS_RANK7.BANK10`.
-    pub const RD_CAS_RANK7_BANK10: Event = Event::row(173);
-    /// `UNC_M_RD_CAS_RANK7.BANK11`.
-    pub const RD_CAS_RANK7_BANK11: Event = Event::row(174);
-    /// `UNC_M_RD_CAS_RANK7.BANK12`.
-    pub const RD_CAS_RANK7_BANK12: Event = Event::row(175);
-    /// `UNC_M_RD_CAS_RANK7.BANK13`.
-    pub const RD_CAS_RANK7_BANK13: Event = Event::row(176);
-    /// `UNC_M_RD_CAS_RANK7.BANK14`.
-    pub const RD_CAS_RANK7_BANK14: Event = Event::row(177);
-    /// `UNC_M_RD_CAS_RANK7.BANK15`.
-    pub const RD_CAS_RANK7_BANK15: Event = Event::row(178);
-    /// `UNC_M_RD_CAS_RANK7.BANKG0`.
-    pub const RD_CAS_RANK7_BANKG0: Event = Event::row(179);
-    /// `UNC_M_RD_CAS_RANK7.BANKG1`.
-    pub const RD_CAS_RANK7_BANKG1: Event = Event::row(180);
-    /// `UNC_M_RD_CAS_RANK7.BANKG2`.
-    pub const RD_CAS_RANK7_BANKG2: Event = Event::row(181);
-    /// `UNC_M_RD_CAS_RANK7.BANKG3`.
-    pub const RD_CAS_RANK7_BANKG3: Event = Event::row(182);
-    /// `UNC_M_RPQ_CYCLES_NE`.
-    pub const RPQ_CYCLES_NE: Event = Event::row(183);
-    /// `UNC_M_RPQ_INSERTS`.
-    pub const RPQ_INSERTS: Event = Event::row(184);
-    /// `UNC_M_VMSE_MXB_WR_OCCUPANCY`.
-    pub const VMSE_MXB_WR_OCCUPANCY: Event = Event::row(185);
-    /// `UNC_M_VMSE_WR_PUSH.WMM`.
-    pub const VMSE_WR_PUSH_WMM: Event = Event::row(186);
-    /// `UNC_M_VMSE_WR_PUSH.RMM`.
-    pub const VMSE_WR_PUSH_RMM: Event = Event::row(187);
-    /// `UNC_M_WMM_TO_RMM.LOW_THRESH`.
-    pub const WMM_TO_RMM_LOW_THRESH: Event = Event::row(188);
-    /// `UNC_M_WMM_TO_RMM.STARVE`.
-    pub const WMM_TO_RMM_STARVE: Event = Event::row(189);
-    /// `UNC_M_WMM_TO_RMM.VMSE_RETRY`.
-    pub const WMM_TO_RMM_VMSE_RETRY: Event = Event::row(190);
-    /// `UNC_M_WPQ_CYCLES_FULL`.
-    pub const WPQ_CYCLES_FULL: Event = Event::row(191);
-    /// `UNC_M_WPQ_CYCLES_NE`.
-    pub const WPQ_CYCLES_NE: Event = Event::row(192);
-    /// `UNC_M_WPQ_READ_HIT`.
-    pub const WPQ_READ_HIT: Event = Event::row(193);
-    /// `UNC_M_WPQ_WRITE_HIT`.
-    pub const WPQ_WRITE_HIT: Event = Event::row(194);
-    /// `UNC_M_WRONG_MM`.
-    pub const WRONG_MM: Event = Event::row(195);
-    /// `UNC_M_WR_CAS_RANK0.BANK1`.
-    pub const WR_CAS_RANK0_BANK1: Event = Event::row(196);
-    /// `UNC_M_WR_CAS_RANK0.BANK2`.
-    pub const WR_CAS_RANK0_BANK2: Event = Event::row(197);
-    /// `UNC_M_WR_CAS_RANK0.BANK4`.
-    pub const WR_CAS_RANK0_BANK4: Event = Event::row(198);
-    /// `UNC_M_WR_CAS_RANK0.BANK8`.
-    pub const WR_CAS_RANK0_BANK8: Event = Event::row(199);
-    /// `UNC_M_WR_CAS_RANK0.ALLBANKS`.
-    pub const WR_CAS_RANK0_ALLBANKS: Event = Event::row(200);
-    /// `UNC_M_WR_CAS_RANK0.BANK0`.
-    pub const WR_CAS_RANK0_BANK0: Event = Event::row(201);
-    /// `UNC_M_WR_CAS_RANK0.BANK3`.
-    pub const WR_CAS_RANK0_BANK3: Event = Event::row(202);
-    /// `UNC_M_WR_CAS_RANK0.BANK5`.
-    pub const WR_CAS_RANK0_BANK5: Event = Event::row(203);
-    /// `UNC_M_WR_CAS_RANK0.BANK6`.
-    pub const WR_CAS_RANK0_BANK6: Event = Event::row(204);
-    /// `UNC_M_WR_CAS_RANK0.BANK7`.
-    pub const WR_CAS_RANK0_BANK7: Event = Event::row(205);
-    /// `UNC_M_WR_CAS_RANK0.BANK9`.
-    pub const WR_CAS_RANK0_BANK9: Event = Event::row(206);
-    /// `UNC_M_WR_CAS_RANK0.BANK10`.
-    pub const WR_CAS_RANK0_BANK10: Event = Event::row(207);
-    /// `UNC_M_WR_CAS_RANK0.BANK11`.
-    pub const WR_CAS_RANK0_BANK11: Event = Event::row(208);
-    /// `UNC_M_WR_CAS_RANK0.BANK12`.
-    pub const WR_CAS_RANK0_BANK12: Event = Event::row(209);
-    /// `UNC_M_WR_CAS_RANK0.BANK13`.
-    pub const WR_CAS_RANK0_BANK13: Event = Event::row(210);
-    /// `UNC_M_WR_CAS_RANK0.BANK14`.
-    pub const WR_CAS_RANK0_BANK14: Event = Event::row(211);
-    /// `UNC_M_WR_CAS_RANK0.BANK15`.
-    pub const WR_CAS_RANK0_BANK15: Event = Event::row(212);
-    /// `UNC_M_WR_CAS_RANK0.BANKG0`.
-    pub const WR_CAS_RANK0_BANKG0: Event = Event::row(213);
-    /// `UNC_M_WR_CAS_RANK0.BANKG1`.
-    pub const WR_CAS_RANK0_BANKG1: Event = Event::row(214);
-    /// `UNC_M_WR_CAS_RANK0.BANKG2`.
-    pub const WR_CAS_RANK0_BANKG2: Event = Event::row(215);
-    /// `UNC_M_WR_CAS_RANK0.BANKG3`.
-    pub const WR_CAS_RANK0_BANKG3: Event = Event::row(216);
-    /// `UNC_M_WR_CAS_RANK1.BANK1`.
-    pub const WR_CAS_RANK1_BANK1: Event = Event::row(217);
-    /// `UNC_M_WR_CAS_RANK1.BANK2`.
-    pub const WR_CAS_RANK1_BANK2: Event = Event::row(218);
-    /// `UNC_M_WR_CAS_RANK1.BANK4`.
-    pub const WR_CAS_RANK1_BANK4: Event = Event::row(219);
-    /// `UNC_M_WR_CAS_RANK1.BANK8`.
-    pub const WR_CAS_RANK1_BANK8: Event = Event::row(220);
-    /// `UNC_M_WR_CAS_RANK1.ALLBANKS`.
-    pub const WR_CAS_RANK1_ALLBANKS: Event = Event::row(221);
-    /// `UNC_M_WR_CAS_RANK1.BANK0`.
-    pub const WR_CAS_RANK1_BANK0: Event = Event::row(222);
-    /// `UNC_M_WR_CAS_RANK1.BANK3`.
-    pub const WR_CAS_RANK1_BANK3: Event = Event::row(223);
-    /// `UNC_M_WR_CAS_RANK1.BANK5`.
-    pub const WR_CAS_RANK1_BANK5: Event = Event::row(224);
-    /// `UNC_M_WR_CAS_RANK1.BANK6`.
-    pub const WR_CAS_RANK1_BANK6: Event = Event::row(225);
-    /// `UNC_M_WR_CAS_RANK1.BANK7`.
-    pub const WR_CAS_RANK1_BANK7: Event = Event::row(226);
-    /// `UNC_M_WR_CAS_RANK1.BANK9`.
-    pub const WR_CAS_RANK1_BANK9: Event = Event::row(227);
-    /// `UNC_M_WR_CAS_RANK1.BANK10`.
-    pub const WR_CAS_RANK1_BANK10: Event = Event::row(228);
-    /// `UNC_M_WR_CAS_RANK1.BANK11`.
-    pub const WR_CAS_RANK1_BANK11: Event = Event::row(229);
-    /// `UNC_M_WR_CAS_RANK1.BANK12`.
-    pub const WR_CAS_RANK1_BANK12: Event = Event::row(230);
-    /// `UNC_M_WR_CAS_RANK1.BANK13`.
-    pub const WR_CAS_RANK1_BANK13: Event = Event::row(231);
-    /// `UNC_M_WR_CAS_RANK1.BANK14`.
-    pub const WR_CAS_RANK1_BANK14: Event = Event::row(232);
-    /// `UNC_M_WR_CAS_RANK1.BANK15`.
-    pub const WR_CAS_RANK1_BANK15: Event = Event::row(233);
-    /// `UNC_M_WR_CAS_RANK1.BANKG0`.
-    pub const WR_CAS_RANK1_BANKG0: Event = Event::row(234);
-    /// `UNC_M_WR_CAS_RANK1.BANKG1`.
-    pub const WR_CAS_RANK1_BANKG1: Event = Event::row(235);
-    /// `UNC_M_WR_CAS_RANK1.BANKG2`.
-    pub const WR_CAS_RANK1_BANKG2: Event = Event::row(236);
-    /// `UNC_M_WR_CAS_RANK1.BANKG3`.
-    pub const WR_CAS_RANK1_BANKG3: Event = Event::row(237);
-    /// `UNC_M_WR_CAS_RANK4.BANK1`.
-    pub const WR_CAS_RANK4_BANK1: Event = Event::row(238);
-    /// `UNC_M_WR_CAS_RANK4.BANK2`.
-    pub const WR_CAS_RANK4_BANK2: Event = Event::row(239);
-    /// `UNC_M_WR_CAS_RANK4.BANK4`.
-    pub const WR_CAS_RANK4_BANK4: Event = Event::row(240);
-    /// `UNC_M_WR_CAS_RANK4.BANK8`.
-    pub const WR_CAS_RANK4_BANK8: Event = Event::row(241);
-    /// `UNC_M_WR_CAS_RANK4.ALLBANKS`.
-    pub const WR_CAS_RANK4_ALLBANKS: Event = Event::row(242);
-    /// `UNC_M_WR_CAS_RANK4.BANK0`.
-    pub const WR_CAS_RANK4_BANK0: Event = Event::row(243);
-    /// `UNC_M_WR_CAS_RANK4.BANK3`.
-    pub const WR_CAS_RANK4_BANK3: Event = Event::row(244);
-    /// `UNC_M_WR_CAS_RANK4.BANK5`.
-    pub const WR_CAS_RANK4_BANK5: Event = Event::row(245);
-    /// `UNC_M_WR_CAS_RANK4.BANK6`.
-    pub const WR_CAS_RANK4_BANK6: Event = Event::row(246);
-    /// `UNC_M_WR_CAS_RANK4.BANK7`.
-    pub const WR_CAS_RANK4_BANK7: Event = Event::row(247);
-    /// `UNC_M_WR_CAS_RANK4.BANK9`.
-    pub const WR_CAS_RANK4_BANK9: Event = Event::row(248);
-    /// `UNC_M_WR_CAS_RANK4.BANK10`.
-    pub const WR_CAS_RANK4_BANK10: Event = Event::row(249);
-    /// `UNC_M_WR_CAS_RANK4.BANK11`.
-    pub const WR_CAS_RANK4_BANK11: Event = Event::row(250);
-    /// `UNC_M_WR_CAS_RANK4.BANK12`.
-    pub const WR_CAS_RANK4_BANK12: Event = Event::row(251);
-    /// `UNC_M_WR_CAS_RANK4.BANK13`.
-    pub const WR_CAS_RANK4_BANK13: Event = Event::row(252);
-    /// `UNC_M_WR_CAS_RANK4.BANK14`.
-    pub const WR_CAS_RANK4_BANK14: Event = Event::row(253);
-    /// `UNC_M_WR_CAS_RANK4.BANK15`.
-    pub const WR_CAS_RANK4_BANK15: Event = Event::row(254);
-    /// `UNC_M_WR_CAS_RANK4.BANKG0`.
-    pub const WR_CAS_RANK4_BANKG0: Event = Event::row(255);
-    /// `UNC_M_WR_CAS_RANK4.BANKG1`.
-    pub const WR_CAS_RANK4_BANKG1: Event = Event::row(256);
-    /// `UNC_M_WR_CAS_RANK4.BANKG2`.
-    pub const WR_CAS_RANK4_BANKG2: Event = Event::row(257);
-    /// `UNC_M_WR_CAS_RANK4.BANKG3`.
-    pub const WR_CAS_RANK4_BANKG3: Event = Event::row(258);
-    /// `UNC_M_WR_CAS_RANK5.BANK1`.
-    pub const WR_CAS_RANK5_BANK1: Event = Event::row(259);
-    /// `UNC_M_WR_CAS_RANK5.BANK2`.
-    pub const WR_CAS_RANK5_BANK2: Event = Event::row(260);
-    /// `UNC_M_WR_CAS_RANK5.BANK4`.
-    pub const WR_CAS_RANK5_BANK4: Event = Event::row(261);
-    /// `UNC_M_WR_CAS_RANK5.BANK8`.
-    pub const WR_CAS_RANK5_BANK8: Event = Event::row(262);
-    /// `UNC_M_WR_CAS_RANK5.ALLBANKS`.
-    pub const WR_CAS_RANK5_ALLBANKS: Event = Event::row(263);
-    /// `UNC_M_WR_CAS_RANK5.BANK0`.
-    pub const WR_CAS_RANK5_BANK0: Event = Event::row(264);
-    /// `UNC_M_WR_CAS_RANK5.BANK3`.
-    pub const WR_CAS_RANK5_BANK3: Event = Event::row(265);
-    /// `UNC_M_WR_CAS_RANK5.BANK5`.
-    pub const WR_CAS_RANK5_BANK5: Event = Event::row(266);
-    /// `UNC_M_WR_CAS_RANK5.BANK6`.
-    pub const WR_CAS_RANK5_BANK6: Event = Event::row(267);
-    /// `UNC_M_WR_CAS_RANK5.BANK7`.
-    pub const WR_CAS_RANK5_BANK7: Event = Event::row(268);
-    /// `UNC_M_WR_CAS_RANK5.BANK9`.
-    pub const WR_CAS_RANK5_BANK9: Event = Event::row(269);
-    /// `UNC_M_WR_CAS_RANK5.BANK10`.
-    pub const WR_CAS_RANK5_BANK10: Event = Event::row(270);
-    /// `UNC_M_WR_CAS_RANK5.BANK11`.
-    pub const WR_CAS_RANK5_BANK11: Event = Event::row(271);
-    /// `UNC_M_WR_CAS_RANK5.BANK12`.
-    pub const WR_CAS_RANK5_BANK12: Event = Event::row(272);
-    /// `UNC_M_WR_CAS_RANK5.BANK13`.
-    pub const WR_CAS_RANK5_BANK13: Event = Event::row(273);
-    /// `UNC_M_WR_CAS_RANK5.BANK14`.
-    pub const WR_CAS_RANK5_BANK14: Event = Event::row(274);
-    /// `UNC_M_WR_CAS_RANK5.BANK15`.
-    pub const WR_CAS_RANK5_BANK15: Event = Event::row(275);
-    /// `UNC_M_WR_CAS_RANK5.BANKG0`.
-    pub const WR_CAS_RANK5_BANKG0: Event = Event::row(276);
-    /// `UNC_M_WR_CAS_RANK5.BANKG1`.
-    pub const WR_CAS_RANK5_BANKG1: Event = Event::row(277);
-    /// `UNC_M_WR_CAS_RANK5.BANKG2`.
-    pub const WR_CAS_RANK5_BANKG2: Event = Event::row(278);
-    /// `UNC_M_WR_CAS_RANK5.BANKG3`.
-    pub const WR_CAS_RANK5_BANKG3: Event = Event::row(279);
-    /// `UNC_M_WR_CAS_RANK6.BANK1`.
-    pub const WR_CAS_RANK6_BANK1: Event = Event::row(280);
-    /// `UNC_M_WR_CAS_RANK6.BANK2`.
-    pub const WR_CAS_RANK6_BANK2: Event = Event::row(281);
-    /// `UNC_M_WR_CAS_RANK6.BANK4`.
-    pub const WR_CAS_RANK6_BANK4: Event = Event::row(282);
-    /// `UNC_M_WR_CAS_RANK6.BANK8`.
-    pub const WR_CAS_RANK6_BANK8: Event = Event::row(283);
-    /// `UNC_M_WR_CAS_RANK6.ALLBANKS`.
-    pub const WR_CAS_RANK6_ALLBANKS: Event = Event::row(284);
-    /// `UNC_M_WR_CAS_RANK6.BANK0`.
-    pub const WR_CAS_RANK6_BANK0: Event = Event::row(285);
-    /// `UNC_M_WR_CAS_RANK6.BANK3`.
-    pub const WR_CAS_RANK6_BANK3: Event = Event::row(286);
-    /// `UNC_M_WR_CAS_RANK6.BANK5`.
-    pub const WR_CAS_RANK6_BANK5: Event = Event::row(287);
-    /// `UNC_M_WR_CAS_RANK6.BANK6`.
-    pub const WR_CAS_RANK6_BANK6: Event = Event::row(288);
-    /// `UNC_M_WR_CAS_RANK6.BANK7`.
-    pub const WR_CAS_RANK6_BANK7: Event = Event::row(289);
-    /// `UNC_M_WR_CAS_RANK6.BANK9`.
-    pub const WR_CAS_RANK6_BANK9: Event = Event::row(290);
-    /// `UNC_M_WR_CAS_RANK6.BANK10`.
-    pub const WR_CAS_RANK6_BANK10: Event = Event::row(291);
-    /// `UNC_M_WR_CAS_RANK6.BANK11`.
-    pub const WR_CAS_RANK6_BANK11: Event = Event::row(292);
-    /// `UNC_M_WR_CAS_RANK6.BANK12`.
-    pub const WR_CAS_RANK6_BANK12: Event = Event::row(293);
-    /// `UNC_M_WR_CAS_RANK6.BANK13`.
-    pub const WR_CAS_RANK6_BANK13: Event = Event::row(294);
-    /// `UNC_M_WR_CAS_RANK6.BANK14`.
-    pub const WR_CAS_RANK6_BANK14: Event = Event::row(295);
-    /// `UNC_M_WR_CAS_RANK6.BANK15`.
-    pub const WR_CAS_RANK6_BANK15: Event = Event::row(296);
-    /// `UNC_M_WR_CAS_RANK6.BANKG0`.
-    pub const WR_CAS_RANK6_BANKG0: Event = Event::row(297);
-    /// `UNC_M_WR_CAS_RANK6.BANKG1`.
-    pub const WR_CAS_RANK6_BANKG1: Event = Event::row(298);
-    /// `UNC_M_WR_CAS_RANK6.BANKG2`.
-    pub const WR_CAS_RANK6_BANKG2: Event = Event::row(299);
-    /// `UNC_M_WR_CAS_RANK6.BANKG3`.
-    pub const WR_CAS_RANK6_BANKG3: Event = Event::row(300);
-    /// `UNC_M_WR_CAS_RANK7.BANK1`.
-    pub const WR_CAS_RANK7_BANK1: Event = Event::row(301);
-    /// `UNC_M_WR_CAS_RANK7.BANK2`.
-    pub const WR_CAS_RANK7_BANK2: Event = Event::row(302);
-    /// `UNC_M_WR_CAS_RANK7.BANK4`.
-    pub const WR_CAS_RANK7_BANK4: Event = Event::row(303);
-    /// `UNC_M_WR_CAS_RANK7.BANK8`.
-    pub const WR_CAS_RANK7_BANK8: Event = Event::row(304);
-    /// `UNC_M_WR_CAS_RANK7.ALLBANKS`.
-    pub const WR_CAS_RANK7_ALLBANKS: Event = Event::row(305);
-    /// `UNC_M_WR_CAS_RANK7.BANK0`.
-    pub const WR_CAS_RANK7_BANK0: Event = Event::row(306);
-    /// `UNC_M_WR_CAS_RANK7.BANK3`.
-    pub const WR_CAS_RANK7_BANK3: Event = Event::row(307);
-    /// `UNC_M_WR_CAS_RANK7.BANK5`.
-    pub const WR_CAS_RANK7_BANK5: Event = Event::row(308);
-    /// `UNC_M_WR_CAS_RANK7.BANK6`.
-    pub const WR_CAS_RANK7_BANK6: Event = Event::row(309);
-    /// `UNC_M_WR_CAS_RANK7.BANK7`.
-    pub const WR_CAS_RANK7_BANK7: Event = Event::row(310);
-    /// `UNC_M_WR_CAS_RANK7.BANK9`.
-    pub const WR_CAS_RANK7_BANK9: Event = Event::row(311);
-    /// `UNC_M_WR_CAS_RANK7.BANK10`.
-    pub const WR_CAS_RANK7_BANK10: Event = Event::row(312);
-    /// `UNC_M_WR_CAS_RANK7.BANK11`.
-    pub const WR_CAS_RANK7_BANK11: Event = Event::row(313);
-    /// `UNC_M_WR_CAS_RANK7.BANK12`.
-    pub const WR_CAS_RANK7_BANK12: Event = Event::row(314);
-    /// `UNC_M_WR_CAS_RANK7.BANK13`.
-    pub const WR_CAS_RANK7_BANK13: Event = Event::row(315);
-    /// `UNC_M_WR_CAS_RANK7.BANK14`.
-    pub const WR_CAS_RANK7_BANK14: Event = Event::row(316);
-    /// `UNC_M_WR_CAS_RANK7.BANK15`.
-    pub const WR_CAS_RANK7_BANK15: Event = Event::row(317);
-    /// `UNC_M_WR_CAS_RANK7.BANKG0`.
-    pub const WR_CAS_RANK7_BANKG0: Event = Event::row(318);
-    /// `UNC_M_WR_CAS_RANK7.BANKG1`.
-    pub const WR_CAS_RANK7_BANKG1: Event = Event::row(319);
-    /// `UNC_M_WR_CAS_RANK7.BANKG2`.
-    pub const WR_CAS_RANK7_BANKG2: Event = Event::row(320);
-    /// `UNC_M_WR_CAS_RANK7.BANKG3`.
-    pub const WR_CAS_RANK7_BANKG3: Event = Event::row(321);
-    /// `UNC_M_CLOCKTICKS_P`.
-    pub const CLOCKTICKS_P: Event = Event::row(322);
 
     /// Every event of the unit.
     pub const ALL: &'static [Event] = &{
@@ -1315,333 +654,336 @@ impl Event {
     }
 }
 
-/// The events, row n for `Event::row(n)`: `ev(name, event select, umask, counters)` (bit n
-/// of counters: counter n may count it) and what else each sets.
-const EVENT_ROWS: &[EventRow] = &[
-    ev("UNC_M_ACT_COUNT.RD", 0x01, 0x01, 0b1111),
-    ev("UNC_M_ACT_COUNT.WR", 0x01, 0x02, 0b1111),
-    ev("UNC_M_ACT_COUNT.BYP", 0x01, 0x08, 0b1111),
-    ev("UNC_M_BYP_CMDS.ACT", 0xa1, 0x01, 0b1111),
-    ev("UNC_M_BYP_CMDS.CAS", 0xa1, 0x02, 0b1111),
-    ev("UNC_M_BYP_CMDS.PRE", 0xa1, 0x04, 0b1111),
-    ev("UNC_M_CAS_COUNT.RD_REG", 0x04, 0x01, 0b1111),
-    ev("UNC_M_CAS_COUNT.RD_UNDERFILL", 0x04, 0x02, 0b1111),
-    ev("UNC_M_CAS_COUNT.RD", 0x04, 0x03, 0b1111),
-    ev("UNC_M_CAS_COUNT.WR_WMM", 0x04, 0x04, 0b1111),
-    ev("UNC_M_CAS_COUNT.WR_RMM", 0x04, 0x08, 0b1111),
-    ev("UNC_M_CAS_COUNT.WR", 0x04, 0x0c, 0b1111),
-    ev("UNC_M_CAS_COUNT.ALL", 0x04, 0x0f, 0b1111),
-    ev("UNC_M_CAS_COUNT.RD_WMM", 0x04, 0x10, 0b1111),
-    ev("UNC_M_CAS_COUNT.RD_RMM", 0x04, 0x20, 0b1111),
-    ev("UNC_M_DCLOCKTICKS", 0x00, 0x00, 0b1111),
-    ev("UNC_M_DRAM_PRE_ALL", 0x06, 0x00, 0b1111),
-    ev("UNC_M_DRAM_REFRESH.PANIC", 0x05, 0x02, 0b1111),
-    ev("UNC_M_DRAM_REFRESH.HIGH", 0x05, 0x04, 0b1111),
-    ev("UNC_M_ECC_CORRECTABLE_ERRORS", 0x09, 0x00, 0b1111),
-    ev("UNC_M_MAJOR_MODES.READ", 0x07, 0x01, 0b1111),
-    ev("UNC_M_MAJOR_MODES.WRITE", 0x07, 0x02, 0b1111),
-    ev("UNC_M_MAJOR_MODES.PARTIAL", 0x07, 0x04, 0b1111),
-    ev("UNC_M_MAJOR_MODES.ISOCH", 0x07, 0x08, 0b1111),
-    ev("UNC_M_POWER_CHANNEL_DLLOFF", 0x84, 0x00, 0b1111),
-    ev("UNC_M_POWER_CHANNEL_PPD", 0x85, 0x00, 0b1111),
-    ev("UNC_M_POWER_CKE_CYCLES.RANK0", 0x83, 0x01, 0b1111),
-    ev("UNC_M_POWER_CKE_CYCLES.RANK1", 0x83, 0x02, 0b1111),
-    ev("UNC_M_POWER_CKE_CYCLES.RANK2", 0x83, 0x04, 0b1111),
-    ev("UNC_M_POWER_CKE_CYCLES.RANK3", 0x83, 0x08, 0b1111),
-    ev("UNC_M_POWER_CKE_CYCLES.RANK4", 0x83, 0x10, 0b1111),
-    ev("UNC_M_POWER_CKE_CYCLES.RANK5", 0x83, 0x20, 0b1111),
-    ev("UNC_M_POWER_CKE_CYCLES.RANK6", 0x83, 0x40, 0b1111),
-    ev("UNC_M_POWER_CKE_CYCLES.RANK7", 0x83, 0x80, 0b1111),
-    ev("UNC_M_POWER_CRITICAL_THROTTLE_CYCLES", 0x86, 0x00, 0b1111),
-    ev("UNC_M_POWER_PCU_THROTTLING", 0x42, 0x00, 0b1111),
-    ev("UNC_M_POWER_SELF_REFRESH", 0x43, 0x00, 0b1111),
-    ev("UNC_M_POWER_THROTTLE_CYCLES.RANK0", 0x41, 0x01, 0b1111),
-    ev("UNC_M_POWER_THROTTLE_CYCLES.RANK1", 0x41, 0x02, 0b1111),
-    ev("UNC_M_POWER_THROTTLE_CYCLES.RANK2", 0x41, 0x04, 0b1111),
-    ev("UNC_M_POWER_THROTTLE_CYCLES.RANK3", 0x41, 0x08, 0b1111),
-    ev("UNC_M_POWER_THROTTLE_CYCLES.RANK4", 0x41, 0x10, 0b1111),
-    ev("UNC_M_POWER_THROTTLE_CYCLES.RANK5", 0x41, 0x20, 0b1111),
-    ev("UNC_M_POWER_THROTTLE_CYCLES.RANK6", 0x41, 0x40, 0b1111),
-    ev("UNC_M_POWER_THROTTLE_CYCLES.RANK7", 0x41, 0x80, 0b1111),
-    ev("UNC_M_PREEMPTION.RD_PREEMPT_RD", 0x08, 0x01, 0b1111),
-    ev("UNC_M_PREEMPTION.RD_PREEMPT_WR", 0x08, 0x02, 0b1111),
-    ev("UNC_M_PRE_COUNT.PAGE_MISS", 0x02, 0x01, 0b1111),
-    ev("UNC_M_PRE_COUNT.PAGE_CLOSE", 0x02, 0x02, 0b1111),
-    ev("UNC_M_PRE_COUNT.RD", 0x02, 0x04, 0b1111),
-    ev("UNC_M_PRE_COUNT.WR", 0x02, 0x08, 0b1111),
-    ev("UNC_M_PRE_COUNT.BYP", 0x02, 0x10, 0b1111),
-    ev("UNC_M_RD_CAS_PRIO.LOW", 0xa0, 0x01, 0b1111),
-    ev("UNC_M_RD_CAS_PRIO.MED", 0xa0, 0x02, 0b1111),
-    ev("UNC_M_RD_CAS_PRIO.HIGH", 0xa0, 0x04, 0b1111),
-    ev("UNC_M_RD_CAS_PRIO.PANIC", 0xa0, 0x08, 0b1111),
-    ev("UNC_M_RD_CAS_RANK0.BANK1", 0xb0, 0x01, 0b1111),
-    ev("UNC_M_RD_CAS_RANK0.BANK2", 0xb0, 0x02, 0b1111),
-    ev("UNC_M_RD_CAS_RANK0.BANK4", 0xb0, 0x04, 0b1111),
-    ev("UNC_M_RD_CAS_RANK0.BANK8", 0xb0, 0x08, 0b1111),
-    ev("UNC_M_RD_CAS_RANK0.ALLBANKS", 0xb0, 0x10, 0b1111),
-    ev("UNC_M_RD_CAS_RANK0.BANK0", 0xb0, 0x00, 0b1111),
-    ev("UNC_M_RD_CAS_RANK0.BANK3", 0xb0, 0x03, 0b1111),
-    ev("UNC_M_RD_CAS_RANK0.BANK5", 0xb0, 0x05, 0b1111),
-    ev("UNC_M_RD_CAS_RANK0.BANK6", 0xb0, 0x06, 0b1111),
-    ev("UNC_M_RD_CAS_RANK0.BANK7", 0xb0, 0x07, 0b1111),
-    ev("UNC_M_RD_CAS_RANK0.BANK9", 0xb0, 0x09, 0b1111),
-    ev("UNC_M_RD_CAS_RANK0.BANK10", 0xb0, 0x0a, 0b1111),
-    ev("UNC_M_RD_CAS_RANK0.BANK11", 0xb0, 0x0b, 0b1111),
-    ev("UNC_M_RD_CAS_RANK0.BANK12", 0xb0, 0x0c, 0b1111),
-    ev("UNC_M_RD_CAS_RANK0.BANK13", 0xb0, 0x0d, 0b1111),
-    ev("UNC_M_RD_CAS_RANK0.BANK14", 0xb0, 0x0e, 0b1111),
-    ev("UNC_M_RD_CAS_RANK0.BANK15", 0xb0, 0x0f, 0b1111),
-    ev("UNC_M_RD_CAS_RANK0.BANKG0", 0xb0, 0x11, 0b1111),
-    ev("UNC_M_RD_CAS_RANK0.BANKG1", 0xb0, 0x12, 0b1111),
-    ev("UNC_M_RD_CAS_RANK0.BANKG2", 0xb0, 0x13, 0b1111),
-    ev("UNC_M_RD_CAS_RANK0.BANKG3", 0xb0, 0x14, 0b1111),
-    ev("UNC_M_RD_CAS_RANK1.BANK1", 0xb1, 0x01, 0b1111),
-    ev("UNC_M_RD_CAS_RANK1.BANK2", 0xb1, 0x02, 0b1111),
-    ev("UNC_M_RD_CAS_RANK1.BANK4", 0xb1, 0x04, 0b1111),
-    ev("UNC_M_RD_CAS_RANK1.BANK8", 0xb1, 0x08, 0b1111),
-    ev("UNC_M_RD_CAS_RANK1.ALLBANKS", 0xb1, 0x10, 0b1111),
-    ev("UNC_M_RD_CAS_RANK1.BANK0", 0xb1, 0x00, 0b1111),
-    ev("UNC_M_RD_CAS_RANK1.BANK3", 0xb1, 0x03, 0b1111),
-    ev("UNC_M_RD_CAS_RANK1.BANK5", 0xb1, 0x05, 0b1111),
-    ev("UNC_M_RD_CAS_RANK1.BANK6", 0xb1, 0x06, 0b1111),
-    ev("UNC_M_RD_CAS_RANK1.BANK7", 0xb1, 0x07, 0b1111),
-    ev("UNC_M_RD_CAS_RANK1.BANK9", 0xb1, 0x09, 0b1111),
-    ev("UNC_M_RD_CAS_RANK1.BANK10", 0xb1, 0x0a, 0b1111),
-    ev("UNC_M_RD_CAS_RANK1.BANK11", 0xb1, 0x0b, 0b1111),
-    ev("UNC_M_RD_CAS_RANK1.BANK12", 0xb1, 0x0c, 0b1111),
-    ev("UNC_M_RD_CAS_RANK1.BANK13", 0xb1, 0x0d, 0b1111),
-    ev("UNC_M_RD_CAS_RANK1.BANK14", 0xb1, 0x0e, 0b1111),
-    ev("UNC_M_RD_CAS_RANK1.BANK15", 0xb1, 0x0f, 0b1111),
-    ev("UNC_M_RD_CAS_RANK1.BANKG0", 0xb1, 0x11, 0b1111),
-    ev("UNC_M_RD_CAS_RANK1.BANKG1", 0xb1, 0x12, 0b1111),
-    ev("UNC_M_RD_CAS_RANK1.BANKG2", 0xb1, 0x13, 0b1111),
-    ev("UNC_M_RD_CAS_RANK1.BANKG3", 0xb1, 0x14, 0b1111),
-    ev("UNC_M_RD_CAS_RANK2.BANK0", 0xb2, 0x00, 0b1111),
-    ev("UNC_M_RD_CAS_RANK4.BANK1", 0xb4, 0x01, 0b1111),
-    ev("UNC_M_RD_CAS_RANK4.BANK2", 0xb4, 0x02, 0b1111),
-    ev("UNC_M_RD_CAS_RANK4.BANK4", 0xb4, 0x04, 0b1111),
-    ev("UNC_M_RD_CAS_RANK4.BANK8", 0xb4, 0x08, 0b1111),
-    ev("UNC_M_RD_CAS_RANK4.ALLBANKS", 0xb4, 0x10, 0b1111),
-    ev("UNC_M_RD_CAS_RANK4.BANK0", 0xb4, 0x00, 0b1111),
-    ev("UNC_M_RD_CAS_RANK4.BANK3", 0xb4, 0x03, 0b1111),
-    ev("UNC_M_RD_CAS_RANK4.BANK5", 0xb4, 0x05, 0b1111),
-    ev("UNC_M_RD_CAS_RANK4.BANK6", 0xb4, 0x06, 0b1111),
-    ev("UNC_M_RD_CAS_RANK4.BANK7", 0xb4, 0x07, 0b1111),
-    ev("UNC_M_RD_CAS_RANK4.BANK9", 0xb4, 0x09, 0b1111),
-    ev("UNC_M_RD_CAS_RANK4.BANK10", 0xb4, 0x0a, 0b1111),
-    ev("UNC_M_RD_CAS_RANK4.BANK11", 0xb4, 0x0b, 0b1111),
-    ev("UNC_M_RD_CAS_RANK4.BANK12", 0xb4, 0x0c, 0b1111),
-    ev("UNC_M_RD_CAS_RANK4.BANK13", 0xb4, 0x0d, 0b1111),
-    ev("UNC_M_RD_CAS_RANK4.BANK14", 0xb4, 0x0e, 0b1111),
-    ev("UNC_M_RD_CAS_RANK4.BANK15", 0xb4, 0x0f, 0b1111),
-    ev("UNC_M_RD_CAS_RANK4.BANKG0", 0xb4, 0x11, 0b1111),
-    ev("UNC_M_RD_CAS_RANK4.BANKG1", 0xb4, 0x12, 0b1111),
-    ev("UNC_M_RD_CAS_RANK4.BANKG2", 0xb4, 0x13, 0b1111),
-    ev("UNC_M_RD_CAS_RANK4.BANKG3", 0xb4, 0x14, 0b1111),
-    ev("UNC_M_RD_CAS_RANK5.BANK1", 0xb5, 0x01, 0b1111),
-    ev("UNC_M_RD_CAS_RANK5.BANK2", 0xb5, 0x02, 0b1111),
-    ev("UNC_M_RD_CAS_RANK5.BANK4", 0xb5, 0x04, 0b1111),
-    ev("UNC_M_RD_CAS_RANK5.BANK8", 0xb5, 0x08, 0b1111),
-    ev("UNC_M_RD_CAS_RANK5.ALLBANKS", 0xb5, 0x10, 0b1111),
-    ev("UNC_M_RD_CAS_RANK5.BANK0", 0xb5, 0x00, 0b1111),
-    ev("UNC_M_RD_CAS_RANK5.BANK3", 0xb5, 0x03, 0b1111),
-    ev("UNC_M_RD_CAS_RANK5.BANK5", 0xb5, 0x05, 0b1111),
-    ev("UNC_M_RD_CAS_RANK5.BANK6", 0xb5, 0x06, 0b1111),
-    ev("UNC_M_RD_CAS_RANK5.BANK7", 0xb5, 0x07, 0b1111),
-    ev("UNC_M_RD_CAS_RANK5.BANK9", 0xb5, 0x09, 0b1111),
-    ev("UNC_M_RD_CAS_RANK5.BANK10", 0xb5, 0x0a, 0b1111),
-    ev("UNC_M_RD_CAS_RANK5.BANK11", 0xb5, 0x0b, 0b1111),
-    ev("UNC_M_RD_CAS_RANK5.BANK12", 0xb5, 0x0c, 0b1111),
-    ev("UNC_M_RD_CAS_RANK5.BANK13", 0xb5, 0x0d, 0b1111),
-    ev("UNC_M_RD_CAS_RANK5.BANK14", 0xb5, 0x0e, 0b1111),
-    ev("UNC_M_RD_CAS_RANK5.BANK15", 0xb5, 0x0f, 0b1111),
-    ev("UNC_M_RD_CAS_RANK5.BANKG0", 0xb5, 0x11, 0b1111),
-    ev("UNC_M_RD_CAS_RANK5.BANKG1", 0xb5, 0x12, 0b1111),
-    ev("UNC_M_RD_CAS_RANK5.BANKG2", 0xb5, 0x13, 0b1111),
-    ev("UNC_M_RD_CAS_RANK5.BANKG3", 0xb5, 0x14, 0b1111),
-    ev("UNC_M_RD_CAS_RANK6.BANK1", 0xb6, 0x01, 0b1111),
-    ev("UNC_M_RD_CAS_RANK6.BANK2", 0xb6, 0x02, 0b1111),
-    ev("UNC_M_RD_CAS_RANK6.BANK4", 0xb6, 0x04, 0b1111),
-    ev("UNC_M_RD_CAS_RANK6.BANK8", 0xb6, 0x08, 0b1111),
-    ev("UNC_M_RD_CAS_RANK6.ALLBANKS", 0xb6, 0x10, 0b1111),
-    ev("UNC_M_RD_CAS_RANK6.BANK0", 0xb6, 0x00, 0b1111),
-    ev("UNC_M_RD_CAS_RANK6.BANK3", 0xb6, 0x03, 0b1111),
-    ev("UNC_M_RD_CAS_RANK6.BANK5", 0xb6, 0x05, 0b1111),
-    ev("UNC_M_RD_CAS_RANK6.BANK6", 0xb6, 0x06, 0b1111),
-    ev("UNC_M_RD_CAS_RANK6.BANK7", 0xb6, 0x07, 0b1111),
-    ev("UNC_M_RD_CAS_RANK6.BANK9", 0xb6, 0x09, 0b1111),
-    ev("UNC_M_RD_CAS_RANK6.BANK10", 0xb6, 0x0a, 0b1111),
-    ev("UNC_M_RD_CAS_RANK6.BANK11", 0xb6, 0x0b, 0b1111),
-    ev("UNC_M_RD_CAS_RANK6.BANK12", 0xb6, 0x0c, 0b1111),
-    ev("UNC_M_RD_CAS_RANK6.BANK13", 0xb6, 0x0d, 0b1111),
-    ev("UNC_M_RD_CAS_RANK6.BANK14", 0xb6, 0x0e, 0b1111),
-    ev("UNC_M_RD_CAS_RANK6.BANK15", 0xb6, 0x0f, 0b1111),
-    ev("UNC_M_RD_CAS_RANK6.BANKG0", 0xb6, 0x11, 0b1111),
-    ev("UNC_M_RD_CAS_RANK6.BANKG1", 0xb6, 0x12, 0b1111),
-    ev("UNC_M_RD_CAS_RANK6.BANKG2", 0xb6, 0x13, 0b1111),
-    ev("UNC_M_RD_CAS_RANK6.BANKG3", 0xb6, 0x14, 0b1111),
-    ev("UNC_M_RD_CAS_RANK7.BANK1", 0xb7, 0x01, 0b1111),
-    ev("UNC_M_RD_CAS_RANK7.BANK2", 0xb7, 0x02, 0b1111),
-    ev("UNC_M_RD_CAS_RANK7.BANK4", 0xb7, 0x04, 0b1111),
-    ev("UNC_M_RD_CAS_RANK7.BANK8", 0xb7, 0x08, 0b1111),
-    ev("UNC_M_RD_CAS_RANK7.ALLBANKS", 0xb7, 0x10, 0b1111),
-    ev("UNC_M_RD_CAS_RANK7.BANK0", 0xb7, 0x00, 0b1111),
-    ev("UNC_M_RD_CAS_RANK7.BANK3", 0xb7, 0x03, 0b1111),
-    ev("UNC_M_RD_CAS_RANK7.BANK5", 0xb7, 0x05, 0b1111),
-    ev("UNC_M_RD_CAS_RANK7.BANK6", 0xb7, 0x06, 0b1111),
-    ev("UNC_M_RD_CAS_RANK7.BANK7", 0xb7, 0x07, 0b1111),
-    ev("UNC_M_RD_CAS_RANK7.BANK9", 0xb7, 0x09, 0b1111),
-    ev("UNC_M_RD_CAS_RANK7.BANK10", 0xb7, 0x0a, 0b1111),
-    ev("UNC_M_RD_CAS_RANK7.BANK11", 0xb7, 0x0b, 0b1111),
-    ev("UNC_M_RD_CAS_RANK7.BANK12", 0xb7, 0x0c, 0b1111),
-    ev("UNC_M_RD_CAS_RANK7.BANK13", 0xb7, 0x0d, 0b1111),
-    ev("UNC_M_RD_CAS_RANK7.BANK14", 0xb7, 0x0e, 0b1111),
-    ev("UNC_M_RD_CAS_RANK7.BANK15", 0xb7, 0x0f, 0b1111),
-    ev("UNC_M_RD_CAS_RANK7.BANKG0", 0xb7, 0x11, 0b1111),
-    ev("UNC_M_RD_CAS_RANK7.BANKG1", 0xb7, 0x12, 0b1111),
-    ev("UNC_M_RD_CAS_RANK7.BANKG2", 0xb7, 0x13, 0b1111),
-    ev("UNC_M_RD_CAS_RANK7.BANKG3", 0xb7, 0x14, 0b1111),
-    ev("UNC_M_RPQ_CYCLES_NE", 0x11, 0x00, 0b1111),
-    ev("UNC_M_RPQ_INSERTS", 0x10, 0x00, 0b1111),
-    ev("UNC_M_VMSE_MXB_WR_OCCUPANCY", 0x91, 0x00, 0b1111),
-    ev("UNC_M_VMSE_WR_PUSH.WMM", 0x90, 0x01, 0b1111),
-    ev("UNC_M_VMSE_WR_PUSH.RMM", 0x90, 0x02, 0b1111),
-    ev("UNC_M_WMM_TO_RMM.LOW_THRESH", 0xc0, 0x01, 0b1111),
-    ev("UNC_M_WMM_TO_RMM.STARVE", 0xc0, 0x02, 0b1111),
-    ev("UNC_M_WMM_TO_RMM.VMSE_RETRY", 0xc0, 0x04, 0b1111),
-    ev("UNC_M_WPQ_CYCLES_FULL", 0x22, 0x00, 0b1111),
-    ev("UNC_M_WPQ_CYCLES_NE", 0x21, 0x00, 0b1111),
-    ev("UNC_M_WPQ_READ_HIT", 0x23, 0x00, 0b1111),
-    ev("UNC_M_WPQ_WRITE_HIT", 0x24, 0x00, 0b1111),
-    ev("UNC_M_WRONG_MM", 0xc1, 0x00, 0b1111),
-    ev("UNC_M_WR_CAS_RANK0.BANK1", 0xb8, 0x01, 0b1111),
-    ev("UNC_M_WR_CAS_RANK0.BANK2", 0xb8, 0x02, 0b1111),
-    ev("UNC_M_WR_CAS_RANK0.BANK4", 0xb8, 0x04, 0b1111),
-    ev("UNC_M_WR_CAS_RANK0.BANK8", 0xb8, 0x08, 0b1111),
-    ev("UNC_M_WR_CAS_RANK0.ALLBANKS", 0xb8, 0x10, 0b1111),
-    ev("UNC_M_WR_CAS_RANK0.BANK0", 0xb8, 0x00, 0b1111),
-    ev("UNC_M_WR_CAS_RANK0.BANK3", 0xb8, 0x03, 0b1111),
-    ev("UNC_M_WR_CAS_RANK0.BANK5", 0xb8, 0x05, 0b1111),
-    ev("UNC_M_WR_CAS_RANK0.BANK6", 0xb8, 0x06, 0b1111),
-    ev("UNC_M_WR_CAS_RANK0.BANK7", 0xb8, 0x07, 0b1111),
-    ev("UNC_M_WR_CAS_RANK0.BANK9", 0xb8, 0x09, 0b1111),
-    ev("UNC_M_WR_CAS_RANK0.BANK10", 0xb8, 0x0a, 0b1111),
-    ev("UNC_M_WR_CAS_RANK0.BANK11", 0xb8, 0x0b, 0b1111),
-    ev("UNC_M_WR_CAS_RANK0.BANK12", 0xb8, 0x0c, 0b1111),
-    ev("UNC_M_WR_CAS_RANK0.BANK13", 0xb8, 0x0d, 0b1111),
-    ev("UNC_M_WR_CAS_RANK0.BANK14", 0xb8, 0x0e, 0b1111),
-    ev("UNC_M_WR_CAS_RANK0.BANK15", 0xb8, 0x0f, 0b1111),
-    ev("UNC_M_WR_CAS_RANK0.BANKG0", 0xb8, 0x11, 0b1111),
-    ev("UNC_M_WR_CAS_RANK0.BANKG1", 0xb8, 0x12, 0b1111),
-    ev("UNC_M_WR_CAS_RANK0.BANKG2", 0xb8, 0x13, 0b1111),
-    ev("UNC_M_WR_CAS_RANK0.BANKG3", 0xb8, 0x14, 0b1111),
-    ev("UNC_M_WR_CAS_RANK1.BANK1", 0xb9, 0x01, 0b1111),
-    ev("UNC_M_WR_CAS_RANK1.BANK2", 0xb9, 0x02, 0b1111),
-    ev("UNC_M_WR_CAS_RANK1.BANK4", 0xb9, 0x04, 0b1111),
-    ev("UNC_M_WR_CAS_RANK1.BANK8", 0xb9, 0x08, 0b1111),
-    ev("UNC_M_WR_CAS_RANK1.ALLBANKS", 0xb9, 0x10, 0b1111),
-    ev("UNC_M_WR_CAS_RANK1.BANK0", 0xb9, 0x00, 0b1111),
-    ev("UNC_M_WR_CAS_RANK1.BANK3", 0xb9, 0x03, 0b1111),
-    ev("UNC_M_WR_CAS_RANK1.BANK5", 0xb9, 0x05, 0b1111),
-    ev("UNC_M_WR_CAS_RANK1.BANK6", 0xb9, 0x06, 0b1111),
-    ev("UNC_M_WR_CAS_RANK1.BANK7", 0xb9, 0x07, 0b1111),
-    ev("UNC_M_WR_CAS_RANK1.BANK9", 0xb9, 0x09, 0b1111),
-    ev("UNC_M_WR_CAS_RANK1.BANK10", 0xb9, 0x0a, 0b1111),
-    ev("UNC_M_WR_CAS_RANK1.BANK11", 0xb9, 0x0b, 0b1111),
-    ev("UNC_M_WR_CAS_RANK1.BANK12", 0xb9, 0x0c, 0b1111),
-    ev("UNC_M_WR_CAS_RANK1.BANK13", 0xb9, 0x0d, 0b1111),
-    ev("UNC_M_WR_CAS_RANK1.BANK14", 0xb9, 0x0e, 0b1111),
-    ev("UNC_M_WR_CAS_RANK1.BANK15", 0xb9, 0x0f, 0b1111),
-    ev("UNC_M_WR_CAS_RANK1.BANKG0", 0xb9, 0x11, 0b1111),
-    ev("UNC_M_WR_CAS_RANK1.BANKG1", 0xb9, 0x12, 0b1111),
-    ev("UNC_M_WR_CAS_RANK1.BANKG2", 0xb9, 0x13, 0b1111),
-    ev("UNC_M_WR_CAS_RANK1.BANKG3", 0xb9, 0x14, 0b1111),
-    ev("UNC_M_WR_CAS_RANK4.BANK1", 0xbc, 0x01, 0b1111),
-    ev("UNC_M_WR_CAS_RANK4.BANK2", 0xbc, 0x02, 0b1111),
-    ev("UNC_M_WR_CAS_RANK4.BANK4", 0xbc, 0x04, 0b1111),
-    ev("UNC_M_WR_CAS_RANK4.BANK8", 0xbc, 0x08, 0b1111),
-    ev("UNC_M_WR_CAS_RANK4.ALLBANKS", 0xbc, 0x10, 0b1111),
-    ev("UNC_M_WR_CAS_RANK4.BANK0", 0xbc, 0x00, 0b1111),
-    ev("UNC_M_WR_CAS_RANK4.BANK3", 0xbc, 0x03, 0b1111),
-    ev("UNC_M_WR_CAS_RANK4.BANK5", 0xbc, 0x05, 0b1111),
-    ev("UNC_M_WR_CAS_RANK4.BANK6", 0xbc, 0x06, 0b1111),
-    ev("UNC_M_WR_CAS_RANK4.BANK7", 0xbc, 0x07, 0b1111),
-    ev("UNC_M_WR_CAS_RANK4.BANK9", 0xbc, 0x09, 0b1111),
-    ev("UNC_M_WR_CAS_RANK4.BANK10", 0xbc, 0x0a, 0b1111),
-    ev("UNC_M_WR_CAS_RANK4.BANK11", 0xbc, 0x0b, 0b1111),
-    ev("UNC_M_WR_CAS_RANK4.BANK12", 0xbc, 0x0c, 0b1111),
-    ev("UNC_M_WR_CAS_RANK4.BANK13", 0xbc, 0x0d, 0b1111),
-    ev("UNC_M_WR_CAS_RANK4.BANK14", 0xbc, 0x0e, 0b1111),
-    ev("UNC_M_WR_CAS_RANK4.BANK15", 0xbc, 0x0f, 0b1111),
-    ev("UNC_M_WR_CAS_RANK4.BANKG0", 0xbc, 0x11, 0b1111),
-    ev("UNC_M_WR_CAS_RANK4.BANKG1", 0xbc, 0x12, 0b1111),
-    ev("UNC_M_WR_CAS_RANK4.BANKG2", 0xbc, 0x13, 0b1111),
-    ev("UNC_M_WR_CAS_RANK4.BANKG3", 0xbc, 0x14, 0b1111),
-    ev("UNC_M_WR_CAS_RANK5.BANK1", 0xbd, 0x01, 0b1111),
-    ev("UNC_M_WR_CAS_RANK5.BANK2", 0xbd, 0x02, 0b1111),
-    ev("UNC_M_WR_CAS_RANK5.BANK4", 0xbd, 0x04, 0b1111),
-    ev("UNC_M_WR_CAS_RANK5.BANK8", 0xbd, 0x08, 0b1111),
-    ev("UNC_M_WR_CAS_RANK5.ALLBANKS", 0xbd, 0x10, 0b1111),
-    ev("UNC_M_WR_CAS_RANK5.BANK0", 0xbd, 0x00, 0b1111),
-    ev("UNC_M_WR_CAS_RANK5.BANK3", 0xbd, 0x03, 0b1111),
-    ev("UNC_M_WR_CAS_RANK5.BANK5", 0xbd, 0x05, 0b1111),
-    ev("UNC_M_WR_CAS_RANK5.BANK6", 0xbd, 0x06, 0b1111),
-    ev("UNC_M_WR_CAS_RANK5.BANK7", 0xbd, 0x07, 0b1111),
-    ev("UNC_M_WR_CAS_RANK5.BANK9", 0xbd, 0x09, 0b1111),
-    ev("UNC_M_WR_CAS_RANK5.BANK10", 0xbd, 0x0a, 0b1111),
-    ev("UNC_M_WR_CAS_RANK5.BANK11", 0xbd, 0x0b, 0b1111),
-    ev("UNC_M_WR_CAS_RANK5.BANK12", 0xbd, 0x0c, 0b1111),
-    ev("UNC_M_WR_CAS_RANK5.BANK13", 0xbd, 0x0d, 0b1111),
-    ev("UNC_M_WR_CAS_RANK5.BANK14", 0xbd, 0x0e, 0b1111),
-    ev("UNC_M_WR_CAS_RANK5.BANK15", 0xbd, 0x0f, 0b1111),
-    ev("UNC_M_WR_CAS_RANK5.BANKG0", 0xbd, 0x11, 0b1111),
-    ev("UNC_M_WR_CAS_RANK5.BANKG1", 0xbd, 0x12, 0b1111),
-    ev("UNC_M_WR_CAS_RANK5.BANKG2", 0xbd, 0x13, 0b1111),
-    ev("UNC_M_WR_CAS_RANK5.BANKG3", 0xbd, 0x14, 0b1111),
-    ev("UNC_M_WR_CAS_RANK6.BANK1", 0xbe, 0x01, 0b1111),
-    ev("UNC_M_WR_CAS_RANK6.BANK2", 0xbe, 0x02, 0b1111),
-    ev("UNC_M_WR_CAS_RANK6.BANK4", 0xbe, 0x04, 0b1111),
-    ev("UNC_M_WR_CAS_RANK6.BANK8", 0xbe, 0x08, 0b1111),
-    ev("UNC_M_WR_CAS_RANK6.ALLBANKS", 0xbe, 0x10, 0b1111),
-    ev("UNC_M_WR_CAS_RANK6.BANK0", 0xbe, 0x00, 0b1111),
-    ev("UNC_M_WR_CAS_RANK6.BANK3", 0xbe, 0x03, 0b1111),
-    ev("UNC_M_WR_CAS_RANK6.BANK5", 0xbe, 0x05, 0b1111),
-    ev("UNC_M_WR_CAS_RANK6.BANK6", 0xbe, 0x06, 0b1111),
-    ev("UNC_M_WR_CAS_RANK6.BANK7", 0xbe, 0x07, 0b1111),
-    ev("UNC_M_WR_CAS_RANK6.BANK9", 0xbe, 0x09, 0b1111),
-    ev("UNC_M_WR_CAS_RANK6.BANK10", 0xbe, 0x0a, 0b1111),
-    ev("UNC_M_WR_CAS_RANK6.BANK11", 0xbe, 0x0b, 0b1111),
-    ev("UNC_M_WR_CAS_RANK6.BANK12", 0xbe, 0x0c, 0b1111),
-    ev("UNC_M_WR_CAS_RANK6.BANK13", 0xbe, 0x0d, 0b1111),
-    ev("UNC_M_WR_CAS_RANK6.BANK14", 0xbe, 0x0e, 0b1111),
-    ev("UNC_M_WR_CAS_RANK6.BANK15", 0xbe, 0x0f, 0b1111),
-    ev("UNC_M_WR_CAS_RANK6.BANKG0", 0xbe, 0x11, 0b1111),
-    ev("UNC_M_WR_CAS_RANK6.BANKG1", 0xbe, 0x12, 0b1111),
-    ev("UNC_M_WR_CAS_RANK6.BANKG2", 0xbe, 0x13, 0b1111),
-    ev("UNC_M_WR_CAS_RANK6.BANKG3", 0xbe, 0x14, 0b1111),
-    ev("UNC_M_WR_CAS_RANK7.BANK1", 0xbf, 0x01, 0b1111),
-    ev("UNC_M_WR_CAS_RANK7.BANK2", 0xbf, 0x02, 0b1111),
-    ev("UNC_M_WR_CAS_RANK7.BANK4", 0xbf, 0x04, 0b1111),
-    ev("UNC_M_WR_CAS_RANK7.BANK8", 0xbf, 0x08, 0b1111),
-    ev("UNC_M_WR_CAS_RANK7.ALLBANKS", 0xbf, 0x10, 0b1111),
-    ev("UNC_M_WR_CAS_RANK7.BANK0", 0xbf, 0x00, 0b1111),
-    ev("UNC_M_WR_CAS_RANK7.BANK3", 0xbf, 0x03, 0b1111),
-    ev("UNC_M_WR_CAS_RANK7.BANK5", 0xbf, 0x05, 0b1111),
-    ev("UNC_M_WR_CAS_RANK7.BANK6", 0xbf, 0x06, 0b1111),
-    ev("UNC_M_WR_CAS_RANK7.BANK7", 0xbf, 0x07, 0b1111),
-    ev("UNC_M_WR_CAS_RANK7.BANK9", 0xbf, 0x09, 0b1111),
-    ev("UNC_M_WR_CAS_RANK7.BANK10", 0xbf, 0x0a, 0b1111),
-    ev("UNC_M_WR_CAS_RANK7.BANK11", 0xbf, 0x0b, 0b1111),
-    ev("UNC_M_WR_CAS_RANK7.BANK12", 0xbf, 0x0c, 0b1111),
-    ev("UNC_M_WR_CAS_RANK7.BANK13", 0xbf, 0x0d, 0b1111),
-    ev("UNC_M_WR_CAS_RANK7.BANK14", 0xbf, 0x0e, 0b1111),
-    ev("UNC_M_WR_CAS_RANK7.BANK15", 0xbf, 0x0f, 0b1111),
-    ev("UNC_M_WR_CAS_RANK7.BANKG0", 0xbf, 0x11, 0b1111),
-    ev("UNC_M_WR_CAS_RANK7.BANKG1", 0xbf, 0x12, 0b1111),
-    ev("UNC_M_WR_CAS_RANK7.BANKG2", 0xbf, 0x13, 0b1111),
-    ev("UNC_M_WR_CAS_RANK7.BANKG3", 0xbf, 0x14, 0b1111),
-    ev("UNC_M_CLOCKTICKS_P", 0x00, 0x00, 0b1111),
-];
+event_table! {
+    /// The events, row n for `Event::row(n)`: `ev(name, event select, umask)` and what else each
+    /// sets. The counters that may count them (bit n: counter n) and those without
+    /// Hyper-Threading are the table's, the two numbers before the rows, unless a row
+    /// gives its own (`.on(..)`, `.ht_off(..)`).
+    EVENT_ROWS, EventRowNumber, 0, "", 0b1111, 0b0;
+    ACT_COUNT_RD = ev("UNC_M_ACT_COUNT.RD", 0x01, 0x01),
+    ACT_COUNT_WR = ev("UNC_M_ACT_COUNT.WR", 0x01, 0x02),
+    ACT_COUNT_BYP = ev("UNC_M_ACT_COUNT.BYP", 0x01, 0x08),
+    BYP_CMDS_ACT = ev("UNC_M_BYP_CMDS.ACT", 0xa1, 0x01),
+    BYP_CMDS_CAS = ev("UNC_M_BYP_CMDS.CAS", 0xa1, 0x02),
+    BYP_CMDS_PRE = ev("UNC_M_BYP_CMDS.PRE", 0xa1, 0x04),
+    CAS_COUNT_RD_REG = ev("UNC_M_CAS_COUNT.RD_REG", 0x04, 0x01),
+    CAS_COUNT_RD_UNDERFILL = ev("UNC_M_CAS_COUNT.RD_UNDERFILL", 0x04, 0x02),
+    CAS_COUNT_RD = ev("UNC_M_CAS_COUNT.RD", 0x04, 0x03),
+    CAS_COUNT_WR_WMM = ev("UNC_M_CAS_COUNT.WR_WMM", 0x04, 0x04),
+    CAS_COUNT_WR_RMM = ev("UNC_M_CAS_COUNT.WR_RMM", 0x04, 0x08),
+    CAS_COUNT_WR = ev("UNC_M_CAS_COUNT.WR", 0x04, 0x0c),
+    CAS_COUNT_ALL = ev("UNC_M_CAS_COUNT.ALL", 0x04, 0x0f),
+    CAS_COUNT_RD_WMM = ev("UNC_M_CAS_COUNT.RD_WMM", 0x04, 0x10),
+    CAS_COUNT_RD_RMM = ev("UNC_M_CAS_COUNT.RD_RMM", 0x04, 0x20),
+    DCLOCKTICKS = ev("UNC_M_DCLOCKTICKS", 0x00, 0x00),
+    DRAM_PRE_ALL = ev("UNC_M_DRAM_PRE_ALL", 0x06, 0x00),
+    DRAM_REFRESH_PANIC = ev("UNC_M_DRAM_REFRESH.PANIC", 0x05, 0x02),
+    DRAM_REFRESH_HIGH = ev("UNC_M_DRAM_REFRESH.HIGH", 0x05, 0x04),
+    ECC_CORRECTABLE_ERRORS = ev("UNC_M_ECC_CORRECTABLE_ERRORS", 0x09, 0x00),
+    MAJOR_MODES_READ = ev("UNC_M_MAJOR_MODES.READ", 0x07, 0x01),
+    MAJOR_MODES_WRITE = ev("UNC_M_MAJOR_MODES.WRITE", 0x07, 0x02),
+    MAJOR_MODES_PARTIAL = ev("UNC_M_MAJOR_MODES.PARTIAL", 0x07, 0x04),
+    MAJOR_MODES_ISOCH = ev("UNC_M_MAJOR_MODES.ISOCH", 0x07, 0x08),
+    POWER_CHANNEL_DLLOFF = ev("UNC_M_POWER_CHANNEL_DLLOFF", 0x84, 0x00),
+    POWER_CHANNEL_PPD = ev("UNC_M_POWER_CHANNEL_PPD", 0x85, 0x00),
+    POWER_CKE_CYCLES_RANK0 = ev("UNC_M_POWER_CKE_CYCLES.RANK0", 0x83, 0x01),
+    POWER_CKE_CYCLES_RANK1 = ev("UNC_M_POWER_CKE_CYCLES.RANK1", 0x83, 0x02),
+    POWER_CKE_CYCLES_RANK2 = ev("UNC_M_POWER_CKE_CYCLES.RANK2", 0x83, 0x04),
+    POWER_CKE_CYCLES_RANK3 = ev("UNC_M_POWER_CKE_CYCLES.RANK3", 0x83, 0x08),
+    POWER_CKE_CYCLES_RANK4 = ev("UNC_M_POWER_CKE_CYCLES.RANK4", 0x83, 0x10),
+    POWER_CKE_CYCLES_RANK5 = ev("UNC_M_POWER_CKE_CYCLES.RANK5", 0x83, 0x20),
+    POWER_CKE_CYCLES_RANK6 = ev("UNC_M_POWER_CKE_CYCLES.RANK6", 0x83, 0x40),
+    POWER_CKE_CYCLES_RANK7 = ev("UNC_M_POWER_CKE_CYCLES.RANK7", 0x83, 0x80),
+    POWER_CRITICAL_THROTTLE_CYCLES = ev("UNC_M_POWER_CRITICAL_THROTTLE_CYCLES", 0x86, 0x00),
+    POWER_PCU_THROTTLING = ev("UNC_M_POWER_PCU_THROTTLING", 0x42, 0x00),
+    POWER_SELF_REFRESH = ev("UNC_M_POWER_SELF_REFRESH", 0x43, 0x00),
+    POWER_THROTTLE_CYCLES_RANK0 = ev("UNC_M_POWER_THROTTLE_CYCLES.RANK0", 0x41, 0x01),
+    POWER_THROTTLE_CYCLES_RANK1 = ev("UNC_M_POWER_THROTTLE_CYCLES.RANK1", 0x41, 0x02),
+    POWER_THROTTLE_CYCLES_RANK2 = ev("UNC_M_POWER_THROTTLE_CYCLES.RANK2", 0x41, 0x04),
+    POWER_THROTTLE_CYCLES_RANK3 = ev("UNC_M_POWER_THROTTLE_CYCLES.RANK3", 0x41, 0x08),
+    POWER_THROTTLE_CYCLES_RANK4 = ev("UNC_M_POWER_THROTTLE_CYCLES.RANK4", 0x41, 0x10),
+    POWER_THROTTLE_CYCLES_RANK5 = ev("UNC_M_POWER_THROTTLE_CYCLES.RANK5", 0x41, 0x20),
+    POWER_THROTTLE_CYCLES_RANK6 = ev("UNC_M_POWER_THROTTLE_CYCLES.RANK6", 0x41, 0x40),
+    POWER_THROTTLE_CYCLES_RANK7 = ev("UNC_M_POWER_THROTTLE_CYCLES.RANK7", 0x41, 0x80),
+    PREEMPTION_RD_PREEMPT_RD = ev("UNC_M_PREEMPTION.RD_PREEMPT_RD", 0x08, 0x01),
+    PREEMPTION_RD_PREEMPT_WR = ev("UNC_M_PREEMPTION.RD_PREEMPT_WR", 0x08, 0x02),
+    PRE_COUNT_PAGE_MISS = ev("UNC_M_PRE_COUNT.PAGE_MISS", 0x02, 0x01),
+    PRE_COUNT_PAGE_CLOSE = ev("UNC_M_PRE_COUNT.PAGE_CLOSE", 0x02, 0x02),
+    PRE_COUNT_RD = ev("UNC_M_PRE_COUNT.RD", 0x02, 0x04),
+    PRE_COUNT_WR = ev("UNC_M_PRE_COUNT.WR", 0x02, 0x08),
+    PRE_COUNT_BYP = ev("UNC_M_PRE_COUNT.BYP", 0x02, 0x10),
+    RD_CAS_PRIO_LOW = ev("UNC_M_RD_CAS_PRIO.LOW", 0xa0, 0x01),
+    RD_CAS_PRIO_MED = ev("UNC_M_RD_CAS_PRIO.MED", 0xa0, 0x02),
+    RD_CAS_PRIO_HIGH = ev("UNC_M_RD_CAS_PRIO.HIGH", 0xa0, 0x04),
+    RD_CAS_PRIO_PANIC = ev("UNC_M_RD_CAS_PRIO.PANIC", 0xa0, 0x08),
+    RD_CAS_RANK0_BANK1 = ev("UNC_M_RD_CAS_RANK0.BANK1", 0xb0, 0x01),
+    RD_CAS_RANK0_BANK2 = ev("UNC_M_RD_CAS_RANK0.BANK2", 0xb0, 0x02),
+    RD_CAS_RANK0_BANK4 = ev("UNC_M_RD_CAS_RANK0.BANK4", 0xb0, 0x04),
+    RD_CAS_RANK0_BANK8 = ev("UNC_M_RD_CAS_RANK0.BANK8", 0xb0, 0x08),
+    RD_CAS_RANK0_ALLBANKS = ev("UNC_M_RD_CAS_RANK0.ALLBANKS", 0xb0, 0x10),
+    RD_CAS_RANK0_BANK0 = ev("UNC_M_RD_CAS_RANK0.BANK0", 0xb0, 0x00),
+    RD_CAS_RANK0_BANK3 = ev("UNC_M_RD_CAS_RANK0.BANK3", 0xb0, 0x03),
+    RD_CAS_RANK0_BANK5 = ev("UNC_M_RD_CAS_RANK0.BANK5", 0xb0, 0x05),
+    RD_CAS_RANK0_BANK6 = ev("UNC_M_RD_CAS_RANK0.BANK6", 0xb0, 0x06),
+    RD_CAS_RANK0_BANK7 = ev("UNC_M_RD_CAS_RANK0.BANK7", 0xb0, 0x07),
+    RD_CAS_RANK0_BANK9 = ev("UNC_M_RD_CAS_RANK0.BANK9", 0xb0, 0x09),
+    RD_CAS_RANK0_BANK10 = ev("UNC_M_RD_CAS_RANK0.BANK10", 0xb0, 0x0a),
+    RD_CAS_RANK0_BANK11 = ev("UNC_M_RD_CAS_RANK0.BANK11", 0xb0, 0x0b),
+    RD_CAS_RANK0_BANK12 = ev("UNC_M_RD_CAS_RANK0.BANK12", 0xb0, 0x0c),
+    RD_CAS_RANK0_BANK13 = ev("UNC_M_RD_CAS_RANK0.BANK13", 0xb0, 0x0d),
+    RD_CAS_RANK0_BANK14 = ev("UNC_M_RD_CAS_RANK0.BANK14", 0xb0, 0x0e),
+    RD_CAS_RANK0_BANK15 = ev("UNC_M_RD_CAS_RANK0.BANK15", 0xb0, 0x0f),
+    RD_CAS_RANK0_BANKG0 = ev("UNC_M_RD_CAS_RANK0.BANKG0", 0xb0, 0x11),
+    RD_CAS_RANK0_BANKG1 = ev("UNC_M_RD_CAS_RANK0.BANKG1", 0xb0, 0x12),
+    RD_CAS_RANK0_BANKG2 = ev("UNC_M_RD_CAS_RANK0.BANKG2", 0xb0, 0x13),
+    RD_CAS_RANK0_BANKG3 = ev("UNC_M_RD_CAS_RANK0.BANKG3", 0xb0, 0x14),
+    RD_CAS_RANK1_BANK1 = ev("UNC_M_RD_CAS_RANK1.BANK1", 0xb1, 0x01),
+    RD_CAS_RANK1_BANK2 = ev("UNC_M_RD_CAS_RANK1.BANK2", 0xb1, 0x02),
+    RD_CAS_RANK1_BANK4 = ev("UNC_M_RD_CAS_RANK1.BANK4", 0xb1, 0x04),
+    RD_CAS_RANK1_BANK8 = ev("UNC_M_RD_CAS_RANK1.BANK8", 0xb1, 0x08),
+    RD_CAS_RANK1_ALLBANKS = ev("UNC_M_RD_CAS_RANK1.ALLBANKS", 0xb1, 0x10),
+    RD_CAS_RANK1_BANK0 = ev("UNC_M_RD_CAS_RANK1.BANK0", 0xb1, 0x00),
+    RD_CAS_RANK1_BANK3 = ev("UNC_M_RD_CAS_RANK1.BANK3", 0xb1, 0x03),
+    RD_CAS_RANK1_BANK5 = ev("UNC_M_RD_CAS_RANK1.BANK5", 0xb1, 0x05),
+    RD_CAS_RANK1_BANK6 = ev("UNC_M_RD_CAS_RANK1.BANK6", 0xb1, 0x06),
+    RD_CAS_RANK1_BANK7 = ev("UNC_M_RD_CAS_RANK1.BANK7", 0xb1, 0x07),
+    RD_CAS_RANK1_BANK9 = ev("UNC_M_RD_CAS_RANK1.BANK9", 0xb1, 0x09),
+    RD_CAS_RANK1_BANK10 = ev("UNC_M_RD_CAS_RANK1.BANK10", 0xb1, 0x0a),
+    RD_CAS_RANK1_BANK11 = ev("UNC_M_RD_CAS_RANK1.BANK11", 0xb1, 0x0b),
+    RD_CAS_RANK1_BANK12 = ev("UNC_M_RD_CAS_RANK1.BANK12", 0xb1, 0x0c),
+    RD_CAS_RANK1_BANK13 = ev("UNC_M_RD_CAS_RANK1.BANK13", 0xb1, 0x0d),
+    RD_CAS_RANK1_BANK14 = ev("UNC_M_RD_CAS_RANK1.BANK14", 0xb1, 0x0e),
+    RD_CAS_RANK1_BANK15 = ev("UNC_M_RD_CAS_RANK1.BANK15", 0xb1, 0x0f),
+    RD_CAS_RANK1_BANKG0 = ev("UNC_M_RD_CAS_RANK1.BANKG0", 0xb1, 0x11),
+    RD_CAS_RANK1_BANKG1 = ev("UNC_M_RD_CAS_RANK1.BANKG1", 0xb1, 0x12),
+    RD_CAS_RANK1_BANKG2 = ev("UNC_M_RD_CAS_RANK1.BANKG2", 0xb1, 0x13),
+    RD_CAS_RANK1_BANKG3 = ev("UNC_M_RD_CAS_RANK1.BANKG3", 0xb1, 0x14),
+    RD_CAS_RANK2_BANK0 = ev("UNC_M_RD_CAS_RANK2.BANK0", 0xb2, 0x00),
+    RD_CAS_RANK4_BANK1 = ev("UNC_M_RD_CAS_RANK4.BANK1", 0xb4, 0x01),
+    RD_CAS_RANK4_BANK2 = ev("UNC_M_RD_CAS_RANK4.BANK2", 0xb4, 0x02),
+    RD_CAS_RANK4_BANK4 = ev("UNC_M_RD_CAS_RANK4.BANK4", 0xb4, 0x04),
+    RD_CAS_RANK4_BANK8 = ev("UNC_M_RD_CAS_RANK4.BANK8", 0xb4, 0x08),
+    RD_CAS_RANK4_ALLBANKS = ev("UNC_M_RD_CAS_RANK4.ALLBANKS", 0xb4, 0x10),
+    RD_CAS_RANK4_BANK0 = ev("UNC_M_RD_CAS_RANK4.BANK0", 0xb4, 0x00),
+    RD_CAS_RANK4_BANK3 = ev("UNC_M_RD_CAS_RANK4.BANK3", 0xb4, 0x03),
+    RD_CAS_RANK4_BANK5 = ev("UNC_M_RD_CAS_RANK4.BANK5", 0xb4, 0x05),
+    RD_CAS_RANK4_BANK6 = ev("UNC_M_RD_CAS_RANK4.BANK6", 0xb4, 0x06),
+    RD_CAS_RANK4_BANK7 = ev("UNC_M_RD_CAS_RANK4.BANK7", 0xb4, 0x07),
+    RD_CAS_RANK4_BANK9 = ev("UNC_M_RD_CAS_RANK4.BANK9", 0xb4, 0x09),
+    RD_CAS_RANK4_BANK10 = ev("UNC_M_RD_CAS_RANK4.BANK10", 0xb4, 0x0a),
+    RD_CAS_RANK4_BANK11 = ev("UNC_M_RD_CAS_RANK4.BANK11", 0xb4, 0x0b),
+    RD_CAS_RANK4_BANK12 = ev("UNC_M_RD_CAS_RANK4.BANK12", 0xb4, 0x0c),
+    RD_CAS_RANK4_BANK13 = ev("UNC_M_RD_CAS_RANK4.BANK13", 0xb4, 0x0d),
+    RD_CAS_RANK4_BANK14 = ev("UNC_M_RD_CAS_RANK4.BANK14", 0xb4, 0x0e),
+    RD_CAS_RANK4_BANK15 = ev("UNC_M_RD_CAS_RANK4.BANK15", 0xb4, 0x0f),
+    RD_CAS_RANK4_BANKG0 = ev("UNC_M_RD_CAS_RANK4.BANKG0", 0xb4, 0x11),
+    RD_CAS_RANK4_BANKG1 = ev("UNC_M_RD_CAS_RANK4.BANKG1", 0xb4, 0x12),
+    RD_CAS_RANK4_BANKG2 = ev("UNC_M_RD_CAS_RANK4.BANKG2", 0xb4, 0x13),
+    RD_CAS_RANK4_BANKG3 = ev("UNC_M_RD_CAS_RANK4.BANKG3", 0xb4, 0x14),
+    RD_CAS_RANK5_BANK1 = ev("UNC_M_RD_CAS_RANK5.BANK1", 0xb5, 0x01),
+    RD_CAS_RANK5_BANK2 = ev("UNC_M_RD_CAS_RANK5.BANK2", 0xb5, 0x02),
+    RD_CAS_RANK5_BANK4 = ev("UNC_M_RD_CAS_RANK5.BANK4", 0xb5, 0x04),
+    RD_CAS_RANK5_BANK8 = ev("UNC_M_RD_CAS_RANK5.BANK8", 0xb5, 0x08),
+    RD_CAS_RANK5_ALLBANKS = ev("UNC_M_RD_CAS_RANK5.ALLBANKS", 0xb5, 0x10),
+    RD_CAS_RANK5_BANK0 = ev("UNC_M_RD_CAS_RANK5.BANK0", 0xb5, 0x00),
+    RD_CAS_RANK5_BANK3 = ev("UNC_M_RD_CAS_RANK5.BANK3", 0xb5, 0x03),
+    RD_CAS_RANK5_BANK5 = ev("UNC_M_RD_CAS_RANK5.BANK5", 0xb5, 0x05),
+    RD_CAS_RANK5_BANK6 = ev("UNC_M_RD_CAS_RANK5.BANK6", 0xb5, 0x06),
+    RD_CAS_RANK5_BANK7 = ev("UNC_M_RD_CAS_RANK5.BANK7", 0xb5, 0x07),
+    RD_CAS_RANK5_BANK9 = ev("UNC_M_RD_CAS_RANK5.BANK9", 0xb5, 0x09),
+    RD_CAS_RANK5_BANK10 = ev("UNC_M_RD_CAS_RANK5.BANK10", 0xb5, 0x0a),
+    RD_CAS_RANK5_BANK11 = ev("UNC_M_RD_CAS_RANK5.BANK11", 0xb5, 0x0b),
+    RD_CAS_RANK5_BANK12 = ev("UNC_M_RD_CAS_RANK5.BANK12", 0xb5, 0x0c),
+    RD_CAS_RANK5_BANK13 = ev("UNC_M_RD_CAS_RANK5.BANK13", 0xb5, 0x0d),
+    RD_CAS_RANK5_BANK14 = ev("UNC_M_RD_CAS_RANK5.BANK14", 0xb5, 0x0e),
+    RD_CAS_RANK5_BANK15 = ev("UNC_M_RD_CAS_RANK5.BANK15", 0xb5, 0x0f),
+    RD_CAS_RANK5_BANKG0 = ev("UNC_M_RD_CAS_RANK5.BANKG0", 0xb5, 0x11),
+    RD_CAS_RANK5_BANKG1 = ev("UNC_M_RD_CAS_RANK5.BANKG1", 0xb5, 0x12),
+    RD_CAS_RANK5_BANKG2 = ev("UNC_M_RD_CAS_RANK5.BANKG2", 0xb5, 0x13),
+    RD_CAS_RANK5_BANKG3 = ev("UNC_M_RD_CAS_RANK5.BANKG3", 0xb5, 0x14),
+    RD_CAS_RANK6_BANK1 = ev("UNC_M_RD_CAS_RANK6.BANK1", 0xb6, 0x01),
+    RD_CAS_RANK6_BANK2 = ev("UNC_M_RD_CAS_RANK6.BANK2", 0xb6, 0x02),
+    RD_CAS_RANK6_BANK4 = ev("UNC_M_RD_CAS_RANK6.BANK4", 0xb6, 0x04),
+    RD_CAS_RANK6_BANK8 = ev("UNC_M_RD_CAS_RANK6.BANK8", 0xb6, 0x08),
+    RD_CAS_RANK6_ALLBANKS = ev("UNC_M_RD_CAS_RANK6.ALLBANKS", 0xb6, 0x10),
+    RD_CAS_RANK6_BANK0 = ev("UNC_M_RD_CAS_RANK6.BANK0", 0xb6, 0x00),
+    RD_CAS_RANK6_BANK3 = ev("UNC_M_RD_CAS_RANK6.BANK3", 0xb6, 0x03),
+    RD_CAS_RANK6_BANK5 = ev("UNC_M_RD_CAS_RANK6.BANK5", 0xb6, 0x05),
+    RD_CAS_RANK6_BANK6 = ev("UNC_M_RD_CAS_RANK6.BANK6", 0xb6, 0x06),
+    RD_CAS_RANK6_BANK7 = ev("UNC_M_RD_CAS_RANK6.BANK7", 0xb6, 0x07),
+    RD_CAS_RANK6_BANK9 = ev("UNC_M_RD_CAS_RANK6.BANK9", 0xb6, 0x09),
+    RD_CAS_RANK6_BANK10 = ev("UNC_M_RD_CAS_RANK6.BANK10", 0xb6, 0x0a),
+    RD_CAS_RANK6_BANK11 = ev("UNC_M_RD_CAS_RANK6.BANK11", 0xb6, 0x0b),
+    RD_CAS_RANK6_BANK12 = ev("UNC_M_RD_CAS_RANK6.BANK12", 0xb6, 0x0c),
+    RD_CAS_RANK6_BANK13 = ev("UNC_M_RD_CAS_RANK6.BANK13", 0xb6, 0x0d),
+    RD_CAS_RANK6_BANK14 = ev("UNC_M_RD_CAS_RANK6.BANK14", 0xb6, 0x0e),
+    RD_CAS_RANK6_BANK15 = ev("UNC_M_RD_CAS_RANK6.BANK15", 0xb6, 0x0f),
+    RD_CAS_RANK6_BANKG0 = ev("UNC_M_RD_CAS_RANK6.BANKG0", 0xb6, 0x11),
+    RD_CAS_RANK6_BANKG1 = ev("UNC_M_RD_CAS_RANK6.BANKG1", 0xb6, 0x12),
+    RD_CAS_RANK6_BANKG2 = ev("UNC_M_RD_CAS_RANK6.BANKG2", 0xb6, 0x13),
+    RD_CAS_RANK6_BANKG3 = ev("UNC_M_RD_CAS_RANK6.BANKG3", 0xb6, 0x14),
+    RD_CAS_RANK7_BANK1 = ev("UNC_M_RD_CAS_RANK7.BANK1", 0xb7, 0x01),
+    RD_CAS_RANK7_BANK2 = ev("UNC_M_RD_CAS_RANK7.BANK2", 0xb7, 0x02),
+    RD_CAS_RANK7_BANK4 = ev("UNC_M_RD_CAS_RANK7.BANK4", 0xb7, 0x04),
+    RD_CAS_RANK7_BANK8 = ev("UNC_M_RD_CAS_RANK7.BANK8", 0xb7, 0x08),
+    RD_CAS_RANK7_ALLBANKS = ev("UNC_M_RD_CAS_RANK7.ALLBANKS", 0xb7, 0x10),
+    RD_CAS_RANK7_BANK0 = ev("UNC_M_RD_CAS_RANK7.BANK0", 0xb7, 0x00),
+    RD_CAS_RANK7_BANK3 = ev("UNC_M_RD_CAS_RANK7.BANK3", 0xb7, 0x03),
+    RD_CAS_RANK7_BANK5 = ev("UNC_M_RD_CAS_RANK7.BANK5", 0xb7, 0x05),
+    RD_CAS_RANK7_BANK6 = ev("UNC_M_RD_CAS_RANK7.BANK6", 0xb7, 0x06),
+    RD_CAS_RANK7_BANK7 = ev("UNC_M_RD_CAS_RANK7.BANK7", 0xb7, 0x07),
+    RD_CAS_RANK7_BANK9 = ev("UNC_M_RD_CAS_RANK7.BANK9", 0xb7, 0x09),
+    RD_CAS_RANK7_BANK10 = ev("UNC_M_RD_CAS_RANK7.BANK10", 0xb7, 0x0a),
+    RD_CAS_RANK7_BANK11 = ev("UNC_M_RD_CAS_RANK7.BANK11", 0xb7, 0x0b),
+    RD_CAS_RANK7_BANK12 = ev("UNC_M_RD_CAS_RANK7.BANK12", 0xb7, 0x0c),
+    RD_CAS_RANK7_BANK13 = ev("UNC_M_RD_CAS_RANK7.BANK13", 0xb7, 0x0d),
+    RD_CAS_RANK7_BANK14 = ev("UNC_M_RD_CAS_RANK7.BANK14", 0xb7, 0x0e),
+    RD_CAS_RANK7_BANK15 = ev("UNC_M_RD_CAS_RANK7.BANK15", 0xb7, 0x0f),
+    RD_CAS_RANK7_BANKG0 = ev("UNC_M_RD_CAS_RANK7.BANKG0", 0xb7, 0x11),
+    RD_CAS_RANK7_BANKG1 = ev("UNC_M_RD_CAS_RANK7.BANKG1", 0xb7, 0x12),
+    RD_CAS_RANK7_BANKG2 = ev("UNC_M_RD_CAS_RANK7.BANKG2", 0xb7, 0x13),
+    RD_CAS_RANK7_BANKG3 = ev("UNC_M_RD_CAS_RANK7.BANKG3", 0xb7, 0x14),
+    RPQ_CYCLES_NE = ev("UNC_M_RPQ_CYCLES_NE", 0x11, 0x00),
+    RPQ_INSERTS = ev("UNC_M_RPQ_INSERTS", 0x10, 0x00),
+    VMSE_MXB_WR_OCCUPANCY = ev("UNC_M_VMSE_MXB_WR_OCCUPANCY", 0x91, 0x00),
+    VMSE_WR_PUSH_WMM = ev("UNC_M_VMSE_WR_PUSH.WMM", 0x90, 0x01),
+    VMSE_WR_PUSH_RMM = ev("UNC_M_VMSE_WR_PUSH.RMM", 0x90, 0x02),
+    WMM_TO_RMM_LOW_THRESH = ev("UNC_M_WMM_TO_RMM.LOW_THRESH", 0xc0, 0x01),
+    WMM_TO_RMM_STARVE = ev("UNC_M_WMM_TO_RMM.STARVE", 0xc0, 0x02),
+    WMM_TO_RMM_VMSE_RETRY = ev("UNC_M_WMM_TO_RMM.VMSE_RETRY", 0xc0, 0x04),
+    WPQ_CYCLES_FULL = ev("UNC_M_WPQ_CYCLES_FULL", 0x22, 0x00),
+    WPQ_CYCLES_NE = ev("UNC_M_WPQ_CYCLES_NE", 0x21, 0x00),
+    WPQ_READ_HIT = ev("UNC_M_WPQ_READ_HIT", 0x23, 0x00),
+    WPQ_WRITE_HIT = ev("UNC_M_WPQ_WRITE_HIT", 0x24, 0x00),
+    WRONG_MM = ev("UNC_M_WRONG_MM", 0xc1, 0x00),
+    WR_CAS_RANK0_BANK1 = ev("UNC_M_WR_CAS_RANK0.BANK1", 0xb8, 0x01),
+    WR_CAS_RANK0_BANK2 = ev("UNC_M_WR_CAS_RANK0.BANK2", 0xb8, 0x02),
+    WR_CAS_RANK0_BANK4 = ev("UNC_M_WR_CAS_RANK0.BANK4", 0xb8, 0x04),
+    WR_CAS_RANK0_BANK8 = ev("UNC_M_WR_CAS_RANK0.BANK8", 0xb8, 0x08),
+    WR_CAS_RANK0_ALLBANKS = ev("UNC_M_WR_CAS_RANK0.ALLBANKS", 0xb8, 0x10),
+    WR_CAS_RANK0_BANK0 = ev("UNC_M_WR_CAS_RANK0.BANK0", 0xb8, 0x00),
+    WR_CAS_RANK0_BANK3 = ev("UNC_M_WR_CAS_RANK0.BANK3", 0xb8, 0x03),
+    WR_CAS_RANK0_BANK5 = ev("UNC_M_WR_CAS_RANK0.BANK5", 0xb8, 0x05),
+    WR_CAS_RANK0_BANK6 = ev("UNC_M_WR_CAS_RANK0.BANK6", 0xb8, 0x06),
+    WR_CAS_RANK0_BANK7 = ev("UNC_M_WR_CAS_RANK0.BANK7", 0xb8, 0x07),
+    WR_CAS_RANK0_BANK9 = ev("UNC_M_WR_CAS_RANK0.BANK9", 0xb8, 0x09),
+    WR_CAS_RANK0_BANK10 = ev("UNC_M_WR_CAS_RANK0.BANK10", 0xb8, 0x0a),
+    WR_CAS_RANK0_BANK11 = ev("UNC_M_WR_CAS_RANK0.BANK11", 0xb8, 0x0b),
+    WR_CAS_RANK0_BANK12 = ev("UNC_M_WR_CAS_RANK0.BANK12", 0xb8, 0x0c),
+    WR_CAS_RANK0_BANK13 = ev("UNC_M_WR_CAS_RANK0.BANK13", 0xb8, 0x0d),
+    WR_CAS_RANK0_BANK14 = ev("UNC_M_WR_CAS_RANK0.BANK14", 0xb8, 0x0e),
+    WR_CAS_RANK0_BANK15 = ev("UNC_M_WR_CAS_RANK0.BANK15", 0xb8, 0x0f),
+    WR_CAS_RANK0_BANKG0 = ev("UNC_M_WR_CAS_RANK0.BANKG0", 0xb8, 0x11),
+    WR_CAS_RANK0_BANKG1 = ev("UNC_M_WR_CAS_RANK0.BANKG1", 0xb8, 0x12),
+    WR_CAS_RANK0_BANKG2 = ev("UNC_M_WR_CAS_RANK0.BANKG2", 0xb8, 0x13),
+    WR_CAS_RANK0_BANKG3 = ev("UNC_M_WR_CAS_RANK0.BANKG3", 0xb8, 0x14),
+    WR_CAS_RANK1_BANK1 = ev("UNC_M_WR_CAS_RANK1.BANK1", 0xb9, 0x01),
+    WR_CAS_RANK1_BANK2 = ev("UNC_M_WR_CAS_RANK1.BANK2", 0xb9, 0x02),
+    WR_CAS_RANK1_BANK4 = ev("UNC_M_WR_CAS_RANK1.BANK4", 0xb9, 0x04),
+    WR_CAS_RANK1_BANK8 = ev("UNC_M_WR_CAS_RANK1.BANK8", 0xb9, 0x08),
+    WR_CAS_RANK1_ALLBANKS = ev("UNC_M_WR_CAS_RANK1.ALLBANKS", 0xb9, 0x10),
+    WR_CAS_RANK1_BANK0 = ev("UNC_M_WR_CAS_RANK1.BANK0", 0xb9, 0x00),
+    WR_CAS_RANK1_BANK3 = ev("UNC_M_WR_CAS_RANK1.BANK3", 0xb9, 0x03),
+    WR_CAS_RANK1_BANK5 = ev("UNC_M_WR_CAS_RANK1.BANK5", 0xb9, 0x05),
+    WR_CAS_RANK1_BANK6 = ev("UNC_M_WR_CAS_RANK1.BANK6", 0xb9, 0x06),
+    WR_CAS_RANK1_BANK7 = ev("UNC_M_WR_CAS_RANK1.BANK7", 0xb9, 0x07),
+    WR_CAS_RANK1_BANK9 = ev("UNC_M_WR_CAS_RANK1.BANK9", 0xb9, 0x09),
+    WR_CAS_RANK1_BANK10 = ev("UNC_M_WR_CAS_RANK1.BANK10", 0xb9, 0x0a),
+    WR_CAS_RANK1_BANK11 = ev("UNC_M_WR_CAS_RANK1.BANK11", 0xb9, 0x0b),
+    WR_CAS_RANK1_BANK12 = ev("UNC_M_WR_CAS_RANK1.BANK12", 0xb9, 0x0c),
+    WR_CAS_RANK1_BANK13 = ev("UNC_M_WR_CAS_RANK1.BANK13", 0xb9, 0x0d),
+    WR_CAS_RANK1_BANK14 = ev("UNC_M_WR_CAS_RANK1.BANK14", 0xb9, 0x0e),
+    WR_CAS_RANK1_BANK15 = ev("UNC_M_WR_CAS_RANK1.BANK15", 0xb9, 0x0f),
+    WR_CAS_RANK1_BANKG0 = ev("UNC_M_WR_CAS_RANK1.BANKG0", 0xb9, 0x11),
+    WR_CAS_RANK1_BANKG1 = ev("UNC_M_WR_CAS_RANK1.BANKG1", 0xb9, 0x12),
+    WR_CAS_RANK1_BANKG2 = ev("UNC_M_WR_CAS_RANK1.BANKG2", 0xb9, 0x13),
+    WR_CAS_RANK1_BANKG3 = ev("UNC_M_WR_CAS_RANK1.BANKG3", 0xb9, 0x14),
+    WR_CAS_RANK4_BANK1 = ev("UNC_M_WR_CAS_RANK4.BANK1", 0xbc, 0x01),
+    WR_CAS_RANK4_BANK2 = ev("UNC_M_WR_CAS_RANK4.BANK2", 0xbc, 0x02),
+    WR_CAS_RANK4_BANK4 = ev("UNC_M_WR_CAS_RANK4.BANK4", 0xbc, 0x04),
+    WR_CAS_RANK4_BANK8 = ev("UNC_M_WR_CAS_RANK4.BANK8", 0xbc, 0x08),
+    WR_CAS_RANK4_ALLBANKS = ev("UNC_M_WR_CAS_RANK4.ALLBANKS", 0xbc, 0x10),
+    WR_CAS_RANK4_BANK0 = ev("UNC_M_WR_CAS_RANK4.BANK0", 0xbc, 0x00),
+    WR_CAS_RANK4_BANK3 = ev("UNC_M_WR_CAS_RANK4.BANK3", 0xbc, 0x03),
+    WR_CAS_RANK4_BANK5 = ev("UNC_M_WR_CAS_RANK4.BANK5", 0xbc, 0x05),
+    WR_CAS_RANK4_BANK6 = ev("UNC_M_WR_CAS_RANK4.BANK6", 0xbc, 0x06),
+    WR_CAS_RANK4_BANK7 = ev("UNC_M_WR_CAS_RANK4.BANK7", 0xbc, 0x07),
+    WR_CAS_RANK4_BANK9 = ev("UNC_M_WR_CAS_RANK4.BANK9", 0xbc, 0x09),
+    WR_CAS_RANK4_BANK10 = ev("UNC_M_WR_CAS_RANK4.BANK10", 0xbc, 0x0a),
+    WR_CAS_RANK4_BANK11 = ev("UNC_M_WR_CAS_RANK4.BANK11", 0xbc, 0x0b),
+    WR_CAS_RANK4_BANK12 = ev("UNC_M_WR_CAS_RANK4.BANK12", 0xbc, 0x0c),
+    WR_CAS_RANK4_BANK13 = ev("UNC_M_WR_CAS_RANK4.BANK13", 0xbc, 0x0d),
+    WR_CAS_RANK4_BANK14 = ev("UNC_M_WR_CAS_RANK4.BANK14", 0xbc, 0x0e),
+    WR_CAS_RANK4_BANK15 = ev("UNC_M_WR_CAS_RANK4.BANK15", 0xbc, 0x0f),
+    WR_CAS_RANK4_BANKG0 = ev("UNC_M_WR_CAS_RANK4.BANKG0", 0xbc, 0x11),
+    WR_CAS_RANK4_BANKG1 = ev("UNC_M_WR_CAS_RANK4.BANKG1", 0xbc, 0x12),
+    WR_CAS_RANK4_BANKG2 = ev("UNC_M_WR_CAS_RANK4.BANKG2", 0xbc, 0x13),
+    WR_CAS_RANK4_BANKG3 = ev("UNC_M_WR_CAS_RANK4.BANKG3", 0xbc, 0x14),
+    WR_CAS_RANK5_BANK1 = ev("UNC_M_WR_CAS_RANK5.BANK1", 0xbd, 0x01),
+    WR_CAS_RANK5_BANK2 = ev("UNC_M_WR_CAS_RANK5.BANK2", 0xbd, 0x02),
+    WR_CAS_RANK5_BANK4 = ev("UNC_M_WR_CAS_RANK5.BANK4", 0xbd, 0x04),
+    WR_CAS_RANK5_BANK8 = ev("UNC_M_WR_CAS_RANK5.BANK8", 0xbd, 0x08),
+    WR_CAS_RANK5_ALLBANKS = ev("UNC_M_WR_CAS_RANK5.ALLBANKS", 0xbd, 0x10),
+    WR_CAS_RANK5_BANK0 = ev("UNC_M_WR_CAS_RANK5.BANK0", 0xbd, 0x00),
+    WR_CAS_RANK5_BANK3 = ev("UNC_M_WR_CAS_RANK5.BANK3", 0xbd, 0x03),
+    WR_CAS_RANK5_BANK5 = ev("UNC_M_WR_CAS_RANK5.BANK5", 0xbd, 0x05),
+    WR_CAS_RANK5_BANK6 = ev("UNC_M_WR_CAS_RANK5.BANK6", 0xbd, 0x06),
+    WR_CAS_RANK5_BANK7 = ev("UNC_M_WR_CAS_RANK5.BANK7", 0xbd, 0x07),
+    WR_CAS_RANK5_BANK9 = ev("UNC_M_WR_CAS_RANK5.BANK9", 0xbd, 0x09),
+    WR_CAS_RANK5_BANK10 = ev("UNC_M_WR_CAS_RANK5.BANK10", 0xbd, 0x0a),
+    WR_CAS_RANK5_BANK11 = ev("UNC_M_WR_CAS_RANK5.BANK11", 0xbd, 0x0b),
+    WR_CAS_RANK5_BANK12 = ev("UNC_M_WR_CAS_RANK5.BANK12", 0xbd, 0x0c),
+    WR_CAS_RANK5_BANK13 = ev("UNC_M_WR_CAS_RANK5.BANK13", 0xbd, 0x0d),
+    WR_CAS_RANK5_BANK14 = ev("UNC_M_WR_CAS_RANK5.BANK14", 0xbd, 0x0e),
+    WR_CAS_RANK5_BANK15 = ev("UNC_M_WR_CAS_RANK5.BANK15", 0xbd, 0x0f),
+    WR_CAS_RANK5_BANKG0 = ev("UNC_M_WR_CAS_RANK5.BANKG0", 0xbd, 0x11),
+    WR_CAS_RANK5_BANKG1 = ev("UNC_M_WR_CAS_RANK5.BANKG1", 0xbd, 0x12),
+    WR_CAS_RANK5_BANKG2 = ev("UNC_M_WR_CAS_RANK5.BANKG2", 0xbd, 0x13),
+    WR_CAS_RANK5_BANKG3 = ev("UNC_M_WR_CAS_RANK5.BANKG3", 0xbd, 0x14),
+    WR_CAS_RANK6_BANK1 = ev("UNC_M_WR_CAS_RANK6.BANK1", 0xbe, 0x01),
+    WR_CAS_RANK6_BANK2 = ev("UNC_M_WR_CAS_RANK6.BANK2", 0xbe, 0x02),
+    WR_CAS_RANK6_BANK4 = ev("UNC_M_WR_CAS_RANK6.BANK4", 0xbe, 0x04),
+    WR_CAS_RANK6_BANK8 = ev("UNC_M_WR_CAS_RANK6.BANK8", 0xbe, 0x08),
+    WR_CAS_RANK6_ALLBANKS = ev("UNC_M_WR_CAS_RANK6.ALLBANKS", 0xbe, 0x10),
+    WR_CAS_RANK6_BANK0 = ev("UNC_M_WR_CAS_RANK6.BANK0", 0xbe, 0x00),
+    WR_CAS_RANK6_BANK3 = ev("UNC_M_WR_CAS_RANK6.BANK3", 0xbe, 0x03),
+    WR_CAS_RANK6_BANK5 = ev("UNC_M_WR_CAS_RANK6.BANK5", 0xbe, 0x05),
+    WR_CAS_RANK6_BANK6 = ev("UNC_M_WR_CAS_RANK6.BANK6", 0xbe, 0x06),
+    WR_CAS_RANK6_BANK7 = ev("UNC_M_WR_CAS_RANK6.BANK7", 0xbe, 0x07),
+    WR_CAS_RANK6_BANK9 = ev("UNC_M_WR_CAS_RANK6.BANK9", 0xbe, 0x09),
+    WR_CAS_RANK6_BANK10 = ev("UNC_M_WR_CAS_RANK6.BANK10", 0xbe, 0x0a),
+    WR_CAS_RANK6_BANK11 = ev("UNC_M_WR_CAS_RANK6.BANK11", 0xbe, 0x0b),
+    WR_CAS_RANK6_BANK12 = ev("UNC_M_WR_CAS_RANK6.BANK12", 0xbe, 0x0c),
+    WR_CAS_RANK6_BANK13 = ev("UNC_M_WR_CAS_RANK6.BANK13", 0xbe, 0x0d),
+    WR_CAS_RANK6_BANK14 = ev("UNC_M_WR_CAS_RANK6.BANK14", 0xbe, 0x0e),
+    WR_CAS_RANK6_BANK15 = ev("UNC_M_WR_CAS_RANK6.BANK15", 0xbe, 0x0f),
+    WR_CAS_RANK6_BANKG0 = ev("UNC_M_WR_CAS_RANK6.BANKG0", 0xbe, 0x11),
+    WR_CAS_RANK6_BANKG1 = ev("UNC_M_WR_CAS_RANK6.BANKG1", 0xbe, 0x12),
+    WR_CAS_RANK6_BANKG2 = ev("UNC_M_WR_CAS_RANK6.BANKG2", 0xbe, 0x13),
+    WR_CAS_RANK6_BANKG3 = ev("UNC_M_WR_CAS_RANK6.BANKG3", 0xbe, 0x14),
+    WR_CAS_RANK7_BANK1 = ev("UNC_M_WR_CAS_RANK7.BANK1", 0xbf, 0x01),
+    WR_CAS_RANK7_BANK2 = ev("UNC_M_WR_CAS_RANK7.BANK2", 0xbf, 0x02),
+    WR_CAS_RANK7_BANK4 = ev("UNC_M_WR_CAS_RANK7.BANK4", 0xbf, 0x04),
+    WR_CAS_RANK7_BANK8 = ev("UNC_M_WR_CAS_RANK7.BANK8", 0xbf, 0x08),
+    WR_CAS_RANK7_ALLBANKS = ev("UNC_M_WR_CAS_RANK7.ALLBANKS", 0xbf, 0x10),
+    WR_CAS_RANK7_BANK0 = ev("UNC_M_WR_CAS_RANK7.BANK0", 0xbf, 0x00),
+    WR_CAS_RANK7_BANK3 = ev("UNC_M_WR_CAS_RANK7.BANK3", 0xbf, 0x03),
+    WR_CAS_RANK7_BANK5 = ev("UNC_M_WR_CAS_RANK7.BANK5", 0xbf, 0x05),
+    WR_CAS_RANK7_BANK6 = ev("UNC_M_WR_CAS_RANK7.BANK6", 0xbf, 0x06),
+    WR_CAS_RANK7_BANK7 = ev("UNC_M_WR_CAS_RANK7.BANK7", 0xbf, 0x07),
+    WR_CAS_RANK7_BANK9 = ev("UNC_M_WR_CAS_RANK7.BANK9", 0xbf, 0x09),
+    WR_CAS_RANK7_BANK10 = ev("UNC_M_WR_CAS_RANK7.BANK10", 0xbf, 0x0a),
+    WR_CAS_RANK7_BANK11 = ev("UNC_M_WR_CAS_RANK7.BANK11", 0xbf, 0x0b),
+    WR_CAS_RANK7_BANK12 = ev("UNC_M_WR_CAS_RANK7.BANK12", 0xbf, 0x0c),
+    WR_CAS_RANK7_BANK13 = ev("UNC_M_WR_CAS_RANK7.BANK13", 0xbf, 0x0d),
+    WR_CAS_RANK7_BANK14 = ev("UNC_M_WR_CAS_RANK7.BANK14", 0xbf, 0x0e),
+    WR_CAS_RANK7_BANK15 = ev("UNC_M_WR_CAS_RANK7.BANK15", 0xbf, 0x0f),
+    WR_CAS_RANK7_BANKG0 = ev("UNC_M_WR_CAS_RANK7.BANKG0", 0xbf, 0x11),
+    WR_CAS_RANK7_BANKG1 = ev("UNC_M_WR_CAS_RANK7.BANKG1", 0xbf, 0x12),
+    WR_CAS_RANK7_BANKG2 = ev("UNC_M_WR_CAS_RANK7.BANKG2", 0xbf, 0x13),
+    WR_CAS_RANK7_BANKG3 = ev("UNC_M_WR_CAS_RANK7.BANKG3", 0xbf, 0x14),
+    CLOCKTICKS_P = ev("UNC_M_CLOCKTICKS_P", 0x00, 0x00),
+}
 /// No experimental events.
 const EXPERIMENTAL_ROWS: &[EventRow] = &[];
 /// The rows built.

@@ -53,18 +53,14 @@ impl Layout for IrpBoxCtlLayout {
     const INFO: &'static RegisterInfo = &IRP_BOX_CTL_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 18, 31, Access::Rv,
-            "Reserved; write zero."),
-        FieldInfo::row("rsv", 17, 17, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 18, 31, Access::Rv),
+        FieldInfo::reserved("rsv", 17, 17, Access::Rsv),
         FieldInfo { name: "frz_en", ident: "frz_en", lsb: 16, msb: 16, access: Access::Wo, role: Some(Role::FreezeEnable),
             description: "Freeze enable: when set, a freeze (from frz here or from the U-box global freeze) stops this box's counters; when clear, the box ignores freezes.", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 9, 15, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 9, 15, Access::Rv),
         FieldInfo { name: "frz", ident: "frz", lsb: 8, msb: 8, access: Access::Wo, role: Some(Role::Freeze),
             description: "Freeze: writing 1 while frz_en is set halts every counter of the box until the bit is written 0 again.", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 2, 7, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 2, 7, Access::Rv),
         FieldInfo { name: "rst_ctrs", ident: "rst_ctrs", lsb: 1, msb: 1, access: Access::Wo, role: Some(Role::ResetCounters),
             description: "Reset counters: writing 1 clears every data counter of the box to zero.", ..FieldInfo::EMPTY },
         FieldInfo { name: "rst_ctrl", ident: "rst_ctrl", lsb: 0, msb: 0, access: Access::Wo, role: Some(Role::ResetControls),
@@ -172,18 +168,14 @@ impl Layout for IrpCtlLayout {
             description: "Sense of the threshold comparison; with edge_det, counts falling instead of rising edges.", ..FieldInfo::EMPTY },
         FieldInfo { name: "en", ident: "en", lsb: 22, msb: 22, access: Access::RwV, role: Some(Role::Enable),
             description: "Enables this counter: it counts while this bit is 1 and the box is not frozen.", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 21, 21, Access::Rsv,
-            "Reserved; write zero."),
-        FieldInfo::row("rsv", 20, 20, Access::Rsv,
-            "Reserved; write zero."),
-        FieldInfo::row("rsv", 19, 19, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 21, 21, Access::Rsv),
+        FieldInfo::reserved("rsv", 20, 20, Access::Rsv),
+        FieldInfo::reserved("rsv", 19, 19, Access::Rv),
         FieldInfo { name: "edge_det", ident: "edge_det", lsb: 18, msb: 18, access: Access::RwV, role: Some(Role::Edge),
             description: "Edge detect: count 0-to-1 transitions of the thresholded event instead of active cycles; needs a non-zero thresh.", ..FieldInfo::EMPTY },
         FieldInfo { name: "rst", ident: "rst", lsb: 17, msb: 17, access: Access::Wo, role: Some(Role::Reset),
             description: "Reset: writing 1 clears the paired data counter.", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 16, 16, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 16, 16, Access::Rsv),
         FieldInfo { name: "umask", ident: "umask", lsb: 8, msb: 15, access: Access::RwV, role: Some(Role::Umask),
             description: "Unit mask: which sub-events of the selected event are counted.", ..FieldInfo::EMPTY },
         FieldInfo { name: "ev_sel", ident: "ev_sel", lsb: 0, msb: 7, access: Access::RwV, role: Some(Role::Event),
@@ -293,8 +285,7 @@ impl Layout for IrpBoxStatusLayout {
     const INFO: &'static RegisterInfo = &IRP_BOX_STATUS_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 4, 31, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 4, 31, Access::Rv),
         FieldInfo { name: "ov", ident: "ov", lsb: 0, msb: 3, access: Access::Rw1c, role: Some(Role::Overflow), counters: &[0, 1, 2, 3],
             description: "Overflow flags, one per counter (bit n for counter n): hardware sets a bit when that counter wraps; writing 1 to a bit clears it.", ..FieldInfo::EMPTY },
     ];
@@ -364,8 +355,7 @@ impl Layout for IrpCtrLayout {
     const INFO: &'static RegisterInfo = &IRP_CTR_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 48, 63, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 48, 63, Access::Rv),
         FieldInfo { name: "event_count", ident: "event_count", lsb: 0, msb: 47, access: Access::RwV, role: Some(Role::Count),
             description: "The accumulated 48-bit count of the event selected by the paired control register; wraps on overflow and keeps counting.", ..FieldInfo::EMPTY },
     ];
@@ -407,7 +397,7 @@ static IRP_CTR_INFO: RegisterInfo = RegisterInfo {
 mod unit_events {
 use super::*;
 #[allow(unused_imports)]
-use crate::core_events::{ev, EventRow};
+use crate::core_events::{event_table, EventRow};
 #[cfg(feature = "metadata")]
 use crate::core_events::{event_info_refs, event_infos};
 
@@ -426,118 +416,6 @@ pub struct Event {
 }
 
 impl Event {
-    /// `UNC_I_CACHE_TOTAL_OCCUPANCY.ANY`.
-    pub const CACHE_TOTAL_OCCUPANCY_ANY: Event = Event::row(0);
-    /// `UNC_I_CACHE_TOTAL_OCCUPANCY.SOURCE`.
-    pub const CACHE_TOTAL_OCCUPANCY_SOURCE: Event = Event::row(1);
-    /// `UNC_I_CLOCKTICKS`.
-    pub const CLOCKTICKS: Event = Event::row(2);
-    /// `UNC_I_COHERENT_OPS.PCIRDCUR`.
-    pub const COHERENT_OPS_PCIRDCUR: Event = Event::row(3);
-    /// `UNC_I_COHERENT_OPS.CRD`.
-    pub const COHERENT_OPS_CRD: Event = Event::row(4);
-    /// `UNC_I_COHERENT_OPS.DRD`.
-    pub const COHERENT_OPS_DRD: Event = Event::row(5);
-    /// `UNC_I_COHERENT_OPS.RFO`.
-    pub const COHERENT_OPS_RFO: Event = Event::row(6);
-    /// `UNC_I_COHERENT_OPS.PCITOM`.
-    pub const COHERENT_OPS_PCITOM: Event = Event::row(7);
-    /// `UNC_I_COHERENT_OPS.PCIDCAHINT`.
-    pub const COHERENT_OPS_PCIDCAHINT: Event = Event::row(8);
-    /// `UNC_I_COHERENT_OPS.WBMTOI`.
-    pub const COHERENT_OPS_WBMTOI: Event = Event::row(9);
-    /// `UNC_I_COHERENT_OPS.CLFLUSH`.
-    pub const COHERENT_OPS_CLFLUSH: Event = Event::row(10);
-    /// `UNC_I_MISC0.FAST_REQ`.
-    pub const MISC0_FAST_REQ: Event = Event::row(11);
-    /// `UNC_I_MISC0.FAST_REJ`.
-    pub const MISC0_FAST_REJ: Event = Event::row(12);
-    /// `UNC_I_MISC0.2ND_RD_INSERT`.
-    pub const MISC0_2ND_RD_INSERT: Event = Event::row(13);
-    /// `UNC_I_MISC0.2ND_WR_INSERT`.
-    pub const MISC0_2ND_WR_INSERT: Event = Event::row(14);
-    /// `UNC_I_MISC0.2ND_ATOMIC_INSERT`.
-    pub const MISC0_2ND_ATOMIC_INSERT: Event = Event::row(15);
-    /// `UNC_I_MISC0.FAST_XFER`.
-    pub const MISC0_FAST_XFER: Event = Event::row(16);
-    /// `UNC_I_MISC0.PF_ACK_HINT`.
-    pub const MISC0_PF_ACK_HINT: Event = Event::row(17);
-    /// `UNC_I_MISC0.PF_TIMEOUT`.
-    pub const MISC0_PF_TIMEOUT: Event = Event::row(18);
-    /// `UNC_I_MISC1.SLOW_I`.
-    pub const MISC1_SLOW_I: Event = Event::row(19);
-    /// `UNC_I_MISC1.SLOW_S`.
-    pub const MISC1_SLOW_S: Event = Event::row(20);
-    /// `UNC_I_MISC1.SLOW_E`.
-    pub const MISC1_SLOW_E: Event = Event::row(21);
-    /// `UNC_I_MISC1.SLOW_M`.
-    pub const MISC1_SLOW_M: Event = Event::row(22);
-    /// `UNC_I_MISC1.LOST_FWD`.
-    pub const MISC1_LOST_FWD: Event = Event::row(23);
-    /// `UNC_I_MISC1.SEC_RCVD_INVLD`.
-    pub const MISC1_SEC_RCVD_INVLD: Event = Event::row(24);
-    /// `UNC_I_MISC1.SEC_RCVD_VLD`.
-    pub const MISC1_SEC_RCVD_VLD: Event = Event::row(25);
-    /// `UNC_I_MISC1.DATA_THROTTLE`.
-    pub const MISC1_DATA_THROTTLE: Event = Event::row(26);
-    /// `UNC_I_RxR_AK_INSERTS`.
-    pub const RXR_AK_INSERTS: Event = Event::row(27);
-    /// `UNC_I_RxR_BL_DRS_CYCLES_FULL`.
-    pub const RXR_BL_DRS_CYCLES_FULL: Event = Event::row(28);
-    /// `UNC_I_RxR_BL_DRS_INSERTS`.
-    pub const RXR_BL_DRS_INSERTS: Event = Event::row(29);
-    /// `UNC_I_RxR_BL_DRS_OCCUPANCY`.
-    pub const RXR_BL_DRS_OCCUPANCY: Event = Event::row(30);
-    /// `UNC_I_RxR_BL_NCB_CYCLES_FULL`.
-    pub const RXR_BL_NCB_CYCLES_FULL: Event = Event::row(31);
-    /// `UNC_I_RxR_BL_NCB_INSERTS`.
-    pub const RXR_BL_NCB_INSERTS: Event = Event::row(32);
-    /// `UNC_I_RxR_BL_NCB_OCCUPANCY`.
-    pub const RXR_BL_NCB_OCCUPANCY: Event = Event::row(33);
-    /// `UNC_I_RxR_BL_NCS_CYCLES_FULL`.
-    pub const RXR_BL_NCS_CYCLES_FULL: Event = Event::row(34);
-    /// `UNC_I_RxR_BL_NCS_INSERTS`.
-    pub const RXR_BL_NCS_INSERTS: Event = Event::row(35);
-    /// `UNC_I_RxR_BL_NCS_OCCUPANCY`.
-    pub const RXR_BL_NCS_OCCUPANCY: Event = Event::row(36);
-    /// `UNC_I_SNOOP_RESP.MISS`.
-    pub const SNOOP_RESP_MISS: Event = Event::row(37);
-    /// `UNC_I_SNOOP_RESP.HIT_I`.
-    pub const SNOOP_RESP_HIT_I: Event = Event::row(38);
-    /// `UNC_I_SNOOP_RESP.HIT_ES`.
-    pub const SNOOP_RESP_HIT_ES: Event = Event::row(39);
-    /// `UNC_I_SNOOP_RESP.HIT_M`.
-    pub const SNOOP_RESP_HIT_M: Event = Event::row(40);
-    /// `UNC_I_SNOOP_RESP.SNPCODE`.
-    pub const SNOOP_RESP_SNPCODE: Event = Event::row(41);
-    /// `UNC_I_SNOOP_RESP.SNPDATA`.
-    pub const SNOOP_RESP_SNPDATA: Event = Event::row(42);
-    /// `UNC_I_SNOOP_RESP.SNPINV`.
-    pub const SNOOP_RESP_SNPINV: Event = Event::row(43);
-    /// `UNC_I_TRANSACTIONS.READS`.
-    pub const TRANSACTIONS_READS: Event = Event::row(44);
-    /// `UNC_I_TRANSACTIONS.WRITES`.
-    pub const TRANSACTIONS_WRITES: Event = Event::row(45);
-    /// `UNC_I_TRANSACTIONS.RD_PREF`.
-    pub const TRANSACTIONS_RD_PREF: Event = Event::row(46);
-    /// `UNC_I_TRANSACTIONS.WR_PREF`.
-    pub const TRANSACTIONS_WR_PREF: Event = Event::row(47);
-    /// `UNC_I_TRANSACTIONS.ATOMIC`.
-    pub const TRANSACTIONS_ATOMIC: Event = Event::row(48);
-    /// `UNC_I_TRANSACTIONS.OTHER`.
-    pub const TRANSACTIONS_OTHER: Event = Event::row(49);
-    /// `UNC_I_TRANSACTIONS.ORDERINGQ`.
-    pub const TRANSACTIONS_ORDERINGQ: Event = Event::row(50);
-    /// `UNC_I_TxR_AD_STALL_CREDIT_CYCLES`.
-    pub const TXR_AD_STALL_CREDIT_CYCLES: Event = Event::row(51);
-    /// `UNC_I_TxR_BL_STALL_CREDIT_CYCLES`.
-    pub const TXR_BL_STALL_CREDIT_CYCLES: Event = Event::row(52);
-    /// `UNC_I_TxR_DATA_INSERTS_NCB`.
-    pub const TXR_DATA_INSERTS_NCB: Event = Event::row(53);
-    /// `UNC_I_TxR_DATA_INSERTS_NCS`.
-    pub const TXR_DATA_INSERTS_NCS: Event = Event::row(54);
-    /// `UNC_I_TxR_REQUEST_OCCUPANCY`.
-    pub const TXR_REQUEST_OCCUPANCY: Event = Event::row(55);
 
     /// Every event of the unit.
     pub const ALL: &'static [Event] = &{
@@ -585,66 +463,69 @@ impl Event {
     }
 }
 
-/// The events, row n for `Event::row(n)`: `ev(name, event select, umask, counters)` (bit n
-/// of counters: counter n may count it) and what else each sets.
-const EVENT_ROWS: &[EventRow] = &[
-    ev("UNC_I_CACHE_TOTAL_OCCUPANCY.ANY", 0x12, 0x01, 0b11),
-    ev("UNC_I_CACHE_TOTAL_OCCUPANCY.SOURCE", 0x12, 0x02, 0b11),
-    ev("UNC_I_CLOCKTICKS", 0x00, 0x00, 0b11),
-    ev("UNC_I_COHERENT_OPS.PCIRDCUR", 0x13, 0x01, 0b11),
-    ev("UNC_I_COHERENT_OPS.CRD", 0x13, 0x02, 0b11),
-    ev("UNC_I_COHERENT_OPS.DRD", 0x13, 0x04, 0b11),
-    ev("UNC_I_COHERENT_OPS.RFO", 0x13, 0x08, 0b11),
-    ev("UNC_I_COHERENT_OPS.PCITOM", 0x13, 0x10, 0b11),
-    ev("UNC_I_COHERENT_OPS.PCIDCAHINT", 0x13, 0x20, 0b11),
-    ev("UNC_I_COHERENT_OPS.WBMTOI", 0x13, 0x40, 0b11),
-    ev("UNC_I_COHERENT_OPS.CLFLUSH", 0x13, 0x80, 0b11),
-    ev("UNC_I_MISC0.FAST_REQ", 0x14, 0x01, 0b11),
-    ev("UNC_I_MISC0.FAST_REJ", 0x14, 0x02, 0b11),
-    ev("UNC_I_MISC0.2ND_RD_INSERT", 0x14, 0x04, 0b11),
-    ev("UNC_I_MISC0.2ND_WR_INSERT", 0x14, 0x08, 0b11),
-    ev("UNC_I_MISC0.2ND_ATOMIC_INSERT", 0x14, 0x10, 0b11),
-    ev("UNC_I_MISC0.FAST_XFER", 0x14, 0x20, 0b11),
-    ev("UNC_I_MISC0.PF_ACK_HINT", 0x14, 0x40, 0b11),
-    ev("UNC_I_MISC0.PF_TIMEOUT", 0x14, 0x80, 0b11),
-    ev("UNC_I_MISC1.SLOW_I", 0x15, 0x01, 0b11),
-    ev("UNC_I_MISC1.SLOW_S", 0x15, 0x02, 0b11),
-    ev("UNC_I_MISC1.SLOW_E", 0x15, 0x04, 0b11),
-    ev("UNC_I_MISC1.SLOW_M", 0x15, 0x08, 0b11),
-    ev("UNC_I_MISC1.LOST_FWD", 0x15, 0x10, 0b11),
-    ev("UNC_I_MISC1.SEC_RCVD_INVLD", 0x15, 0x20, 0b11),
-    ev("UNC_I_MISC1.SEC_RCVD_VLD", 0x15, 0x40, 0b11),
-    ev("UNC_I_MISC1.DATA_THROTTLE", 0x15, 0x80, 0b11),
-    ev("UNC_I_RxR_AK_INSERTS", 0x0a, 0x00, 0b11),
-    ev("UNC_I_RxR_BL_DRS_CYCLES_FULL", 0x04, 0x00, 0b11),
-    ev("UNC_I_RxR_BL_DRS_INSERTS", 0x01, 0x00, 0b11),
-    ev("UNC_I_RxR_BL_DRS_OCCUPANCY", 0x07, 0x00, 0b11),
-    ev("UNC_I_RxR_BL_NCB_CYCLES_FULL", 0x05, 0x00, 0b11),
-    ev("UNC_I_RxR_BL_NCB_INSERTS", 0x02, 0x00, 0b11),
-    ev("UNC_I_RxR_BL_NCB_OCCUPANCY", 0x08, 0x00, 0b11),
-    ev("UNC_I_RxR_BL_NCS_CYCLES_FULL", 0x06, 0x00, 0b11),
-    ev("UNC_I_RxR_BL_NCS_INSERTS", 0x03, 0x00, 0b11),
-    ev("UNC_I_RxR_BL_NCS_OCCUPANCY", 0x09, 0x00, 0b11),
-    ev("UNC_I_SNOOP_RESP.MISS", 0x17, 0x01, 0b11),
-    ev("UNC_I_SNOOP_RESP.HIT_I", 0x17, 0x02, 0b11),
-    ev("UNC_I_SNOOP_RESP.HIT_ES", 0x17, 0x04, 0b11),
-    ev("UNC_I_SNOOP_RESP.HIT_M", 0x17, 0x08, 0b11),
-    ev("UNC_I_SNOOP_RESP.SNPCODE", 0x17, 0x10, 0b11),
-    ev("UNC_I_SNOOP_RESP.SNPDATA", 0x17, 0x20, 0b11),
-    ev("UNC_I_SNOOP_RESP.SNPINV", 0x17, 0x40, 0b11),
-    ev("UNC_I_TRANSACTIONS.READS", 0x16, 0x01, 0b11),
-    ev("UNC_I_TRANSACTIONS.WRITES", 0x16, 0x02, 0b11),
-    ev("UNC_I_TRANSACTIONS.RD_PREF", 0x16, 0x04, 0b11),
-    ev("UNC_I_TRANSACTIONS.WR_PREF", 0x16, 0x08, 0b11),
-    ev("UNC_I_TRANSACTIONS.ATOMIC", 0x16, 0x10, 0b11),
-    ev("UNC_I_TRANSACTIONS.OTHER", 0x16, 0x20, 0b11),
-    ev("UNC_I_TRANSACTIONS.ORDERINGQ", 0x16, 0x40, 0b11).filters("IRPFilter[4:0]"),
-    ev("UNC_I_TxR_AD_STALL_CREDIT_CYCLES", 0x18, 0x00, 0b11),
-    ev("UNC_I_TxR_BL_STALL_CREDIT_CYCLES", 0x19, 0x00, 0b11),
-    ev("UNC_I_TxR_DATA_INSERTS_NCB", 0x0e, 0x00, 0b11),
-    ev("UNC_I_TxR_DATA_INSERTS_NCS", 0x0f, 0x00, 0b11),
-    ev("UNC_I_TxR_REQUEST_OCCUPANCY", 0x0d, 0x00, 0b11),
-];
+event_table! {
+    /// The events, row n for `Event::row(n)`: `ev(name, event select, umask)` and what else each
+    /// sets. The counters that may count them (bit n: counter n) and those without
+    /// Hyper-Threading are the table's, the two numbers before the rows, unless a row
+    /// gives its own (`.on(..)`, `.ht_off(..)`).
+    EVENT_ROWS, EventRowNumber, 0, "", 0b11, 0b0;
+    CACHE_TOTAL_OCCUPANCY_ANY = ev("UNC_I_CACHE_TOTAL_OCCUPANCY.ANY", 0x12, 0x01),
+    CACHE_TOTAL_OCCUPANCY_SOURCE = ev("UNC_I_CACHE_TOTAL_OCCUPANCY.SOURCE", 0x12, 0x02),
+    CLOCKTICKS = ev("UNC_I_CLOCKTICKS", 0x00, 0x00),
+    COHERENT_OPS_PCIRDCUR = ev("UNC_I_COHERENT_OPS.PCIRDCUR", 0x13, 0x01),
+    COHERENT_OPS_CRD = ev("UNC_I_COHERENT_OPS.CRD", 0x13, 0x02),
+    COHERENT_OPS_DRD = ev("UNC_I_COHERENT_OPS.DRD", 0x13, 0x04),
+    COHERENT_OPS_RFO = ev("UNC_I_COHERENT_OPS.RFO", 0x13, 0x08),
+    COHERENT_OPS_PCITOM = ev("UNC_I_COHERENT_OPS.PCITOM", 0x13, 0x10),
+    COHERENT_OPS_PCIDCAHINT = ev("UNC_I_COHERENT_OPS.PCIDCAHINT", 0x13, 0x20),
+    COHERENT_OPS_WBMTOI = ev("UNC_I_COHERENT_OPS.WBMTOI", 0x13, 0x40),
+    COHERENT_OPS_CLFLUSH = ev("UNC_I_COHERENT_OPS.CLFLUSH", 0x13, 0x80),
+    MISC0_FAST_REQ = ev("UNC_I_MISC0.FAST_REQ", 0x14, 0x01),
+    MISC0_FAST_REJ = ev("UNC_I_MISC0.FAST_REJ", 0x14, 0x02),
+    MISC0_2ND_RD_INSERT = ev("UNC_I_MISC0.2ND_RD_INSERT", 0x14, 0x04),
+    MISC0_2ND_WR_INSERT = ev("UNC_I_MISC0.2ND_WR_INSERT", 0x14, 0x08),
+    MISC0_2ND_ATOMIC_INSERT = ev("UNC_I_MISC0.2ND_ATOMIC_INSERT", 0x14, 0x10),
+    MISC0_FAST_XFER = ev("UNC_I_MISC0.FAST_XFER", 0x14, 0x20),
+    MISC0_PF_ACK_HINT = ev("UNC_I_MISC0.PF_ACK_HINT", 0x14, 0x40),
+    MISC0_PF_TIMEOUT = ev("UNC_I_MISC0.PF_TIMEOUT", 0x14, 0x80),
+    MISC1_SLOW_I = ev("UNC_I_MISC1.SLOW_I", 0x15, 0x01),
+    MISC1_SLOW_S = ev("UNC_I_MISC1.SLOW_S", 0x15, 0x02),
+    MISC1_SLOW_E = ev("UNC_I_MISC1.SLOW_E", 0x15, 0x04),
+    MISC1_SLOW_M = ev("UNC_I_MISC1.SLOW_M", 0x15, 0x08),
+    MISC1_LOST_FWD = ev("UNC_I_MISC1.LOST_FWD", 0x15, 0x10),
+    MISC1_SEC_RCVD_INVLD = ev("UNC_I_MISC1.SEC_RCVD_INVLD", 0x15, 0x20),
+    MISC1_SEC_RCVD_VLD = ev("UNC_I_MISC1.SEC_RCVD_VLD", 0x15, 0x40),
+    MISC1_DATA_THROTTLE = ev("UNC_I_MISC1.DATA_THROTTLE", 0x15, 0x80),
+    RXR_AK_INSERTS = ev("UNC_I_RxR_AK_INSERTS", 0x0a, 0x00),
+    RXR_BL_DRS_CYCLES_FULL = ev("UNC_I_RxR_BL_DRS_CYCLES_FULL", 0x04, 0x00),
+    RXR_BL_DRS_INSERTS = ev("UNC_I_RxR_BL_DRS_INSERTS", 0x01, 0x00),
+    RXR_BL_DRS_OCCUPANCY = ev("UNC_I_RxR_BL_DRS_OCCUPANCY", 0x07, 0x00),
+    RXR_BL_NCB_CYCLES_FULL = ev("UNC_I_RxR_BL_NCB_CYCLES_FULL", 0x05, 0x00),
+    RXR_BL_NCB_INSERTS = ev("UNC_I_RxR_BL_NCB_INSERTS", 0x02, 0x00),
+    RXR_BL_NCB_OCCUPANCY = ev("UNC_I_RxR_BL_NCB_OCCUPANCY", 0x08, 0x00),
+    RXR_BL_NCS_CYCLES_FULL = ev("UNC_I_RxR_BL_NCS_CYCLES_FULL", 0x06, 0x00),
+    RXR_BL_NCS_INSERTS = ev("UNC_I_RxR_BL_NCS_INSERTS", 0x03, 0x00),
+    RXR_BL_NCS_OCCUPANCY = ev("UNC_I_RxR_BL_NCS_OCCUPANCY", 0x09, 0x00),
+    SNOOP_RESP_MISS = ev("UNC_I_SNOOP_RESP.MISS", 0x17, 0x01),
+    SNOOP_RESP_HIT_I = ev("UNC_I_SNOOP_RESP.HIT_I", 0x17, 0x02),
+    SNOOP_RESP_HIT_ES = ev("UNC_I_SNOOP_RESP.HIT_ES", 0x17, 0x04),
+    SNOOP_RESP_HIT_M = ev("UNC_I_SNOOP_RESP.HIT_M", 0x17, 0x08),
+    SNOOP_RESP_SNPCODE = ev("UNC_I_SNOOP_RESP.SNPCODE", 0x17, 0x10),
+    SNOOP_RESP_SNPDATA = ev("UNC_I_SNOOP_RESP.SNPDATA", 0x17, 0x20),
+    SNOOP_RESP_SNPINV = ev("UNC_I_SNOOP_RESP.SNPINV", 0x17, 0x40),
+    TRANSACTIONS_READS = ev("UNC_I_TRANSACTIONS.READS", 0x16, 0x01),
+    TRANSACTIONS_WRITES = ev("UNC_I_TRANSACTIONS.WRITES", 0x16, 0x02),
+    TRANSACTIONS_RD_PREF = ev("UNC_I_TRANSACTIONS.RD_PREF", 0x16, 0x04),
+    TRANSACTIONS_WR_PREF = ev("UNC_I_TRANSACTIONS.WR_PREF", 0x16, 0x08),
+    TRANSACTIONS_ATOMIC = ev("UNC_I_TRANSACTIONS.ATOMIC", 0x16, 0x10),
+    TRANSACTIONS_OTHER = ev("UNC_I_TRANSACTIONS.OTHER", 0x16, 0x20),
+    TRANSACTIONS_ORDERINGQ = ev("UNC_I_TRANSACTIONS.ORDERINGQ", 0x16, 0x40).filters("IRPFilter[4:0]"),
+    TXR_AD_STALL_CREDIT_CYCLES = ev("UNC_I_TxR_AD_STALL_CREDIT_CYCLES", 0x18, 0x00),
+    TXR_BL_STALL_CREDIT_CYCLES = ev("UNC_I_TxR_BL_STALL_CREDIT_CYCLES", 0x19, 0x00),
+    TXR_DATA_INSERTS_NCB = ev("UNC_I_TxR_DATA_INSERTS_NCB", 0x0e, 0x00),
+    TXR_DATA_INSERTS_NCS = ev("UNC_I_TxR_DATA_INSERTS_NCS", 0x0f, 0x00),
+    TXR_REQUEST_OCCUPANCY = ev("UNC_I_TxR_REQUEST_OCCUPANCY", 0x0d, 0x00),
+}
 /// No experimental events.
 const EXPERIMENTAL_ROWS: &[EventRow] = &[];
 /// The rows built.

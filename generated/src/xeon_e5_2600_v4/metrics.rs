@@ -4,7 +4,7 @@
 //! Each is `metric(name, unit, category, scope)` and what it has besides, one builder a
 //! fact (`crate::metrics`); a formula is its text and its postfix ops.
 
-use crate::metrics::{metric, MetricInfo, Constant, read};
+use crate::metrics::{metric, MetricInfo, Constant, read, read_core};
 use crate::metrics::MetricScope::{Cpu, Socket};
 use crate::metrics::Op::*;
 
@@ -14,92 +14,92 @@ pub static METRICS: &[MetricInfo] = &[
         .about("Share of the core's last-level cache references that hit: references less misses, over references, from the architectural events LLC Reference (0x2E/0x4F) and LLC Misses (0x2E/0x41) of SDM Vol. 3B, Table 18-1.")
         .in_groups(&["CacheHits"])
         .reads(&[
-            read("refs", "LONGEST_LAT_CACHE.REFERENCE", "CORE"),
-            read("misses", "LONGEST_LAT_CACHE.MISS", "CORE"),
+            read_core("refs", "LONGEST_LAT_CACHE.REFERENCE"),
+            read_core("misses", "LONGEST_LAT_CACHE.MISS"),
         ])
         .computed_as("100 * (refs - misses) / refs", &[Num(100.0), Event(0), Event(1), Sub, Mul, Event(0), Div]),
     metric("cpi", "per instruction", "CPI", Cpu)
         .reads(&[
-            read("a", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
-            read("b", "INST_RETIRED.ANY_P", "CORE"),
+            read_core("a", "CPU_CLK_UNHALTED.THREAD_P"),
+            read_core("b", "INST_RETIRED.ANY_P"),
         ])
         .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("loads_per_instr", "per instruction", "", Cpu)
         .reads(&[
-            read("a", "MEM_UOPS_RETIRED.ALL_LOADS", "CORE"),
-            read("b", "INST_RETIRED.ANY_P", "CORE"),
+            read_core("a", "MEM_UOPS_RETIRED.ALL_LOADS"),
+            read_core("b", "INST_RETIRED.ANY_P"),
         ])
         .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("stores_per_instr", "per instruction", "", Cpu)
         .reads(&[
-            read("a", "MEM_UOPS_RETIRED.ALL_STORES", "CORE"),
-            read("b", "INST_RETIRED.ANY_P", "CORE"),
+            read_core("a", "MEM_UOPS_RETIRED.ALL_STORES"),
+            read_core("b", "INST_RETIRED.ANY_P"),
         ])
         .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("l1d_mpi", "per instruction", "MPI, D-side", Cpu)
         .reads(&[
-            read("a", "L1D.REPLACEMENT", "CORE"),
-            read("b", "INST_RETIRED.ANY_P", "CORE"),
+            read_core("a", "L1D.REPLACEMENT"),
+            read_core("b", "INST_RETIRED.ANY_P"),
         ])
         .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("l1d_demand_data_read_hits_per_instr", "per instruction", "D-side", Cpu)
         .reads(&[
-            read("a", "MEM_LOAD_UOPS_RETIRED.L1_HIT", "CORE"),
-            read("b", "INST_RETIRED.ANY_P", "CORE"),
+            read_core("a", "MEM_LOAD_UOPS_RETIRED.L1_HIT"),
+            read_core("b", "INST_RETIRED.ANY_P"),
         ])
         .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("l1_i_code_read_misses_with_prefetches_per_instr", "per instruction", "MPI, I-side", Cpu)
         .reads(&[
-            read("a", "L2_RQSTS.ALL_CODE_RD", "CORE"),
-            read("b", "INST_RETIRED.ANY_P", "CORE"),
+            read_core("a", "L2_RQSTS.ALL_CODE_RD"),
+            read_core("b", "INST_RETIRED.ANY_P"),
         ])
         .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("l2_demand_data_read_hits_per_instr", "per instruction", "D-side", Cpu)
         .reads(&[
-            read("a", "MEM_LOAD_UOPS_RETIRED.L2_HIT", "CORE"),
-            read("b", "INST_RETIRED.ANY_P", "CORE"),
+            read_core("a", "MEM_LOAD_UOPS_RETIRED.L2_HIT"),
+            read_core("b", "INST_RETIRED.ANY_P"),
         ])
         .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("l2_mpi", "per instruction", "MPI", Cpu)
         .reads(&[
-            read("a", "L2_LINES_IN.ALL", "CORE"),
-            read("b", "INST_RETIRED.ANY_P", "CORE"),
+            read_core("a", "L2_LINES_IN.ALL"),
+            read_core("b", "INST_RETIRED.ANY_P"),
         ])
         .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("l2_demand_data_read_mpi", "per instruction", "MPI, D-side", Cpu)
         .reads(&[
-            read("a", "MEM_LOAD_UOPS_RETIRED.L2_MISS", "CORE"),
-            read("b", "INST_RETIRED.ANY_P", "CORE"),
+            read_core("a", "MEM_LOAD_UOPS_RETIRED.L2_MISS"),
+            read_core("b", "INST_RETIRED.ANY_P"),
         ])
         .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("l2_demand_code_mpi", "per instruction", "MPI, I-side", Cpu)
         .reads(&[
-            read("a", "L2_RQSTS.CODE_RD_MISS", "CORE"),
-            read("b", "INST_RETIRED.ANY_P", "CORE"),
+            read_core("a", "L2_RQSTS.CODE_RD_MISS"),
+            read_core("b", "INST_RETIRED.ANY_P"),
         ])
         .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("itlb_mpi", "per instruction", "", Cpu)
         .reads(&[
-            read("a", "ITLB_MISSES.WALK_COMPLETED", "CORE"),
-            read("b", "INST_RETIRED.ANY_P", "CORE"),
+            read_core("a", "ITLB_MISSES.WALK_COMPLETED"),
+            read_core("b", "INST_RETIRED.ANY_P"),
         ])
         .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("itlb_large_page_mpi", "per instruction", "", Cpu)
         .reads(&[
-            read("a", "ITLB_MISSES.WALK_COMPLETED_2M_4M", "CORE"),
-            read("b", "INST_RETIRED.ANY_P", "CORE"),
+            read_core("a", "ITLB_MISSES.WALK_COMPLETED_2M_4M"),
+            read_core("b", "INST_RETIRED.ANY_P"),
         ])
         .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("dtlb_load_mpi", "per instruction", "", Cpu)
         .reads(&[
-            read("a", "DTLB_LOAD_MISSES.WALK_COMPLETED", "CORE"),
-            read("b", "INST_RETIRED.ANY_P", "CORE"),
+            read_core("a", "DTLB_LOAD_MISSES.WALK_COMPLETED"),
+            read_core("b", "INST_RETIRED.ANY_P"),
         ])
         .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("dtlb_store_mpi", "per instruction", "", Cpu)
         .reads(&[
-            read("a", "DTLB_STORE_MISSES.WALK_COMPLETED", "CORE"),
-            read("b", "INST_RETIRED.ANY_P", "CORE"),
+            read_core("a", "DTLB_STORE_MISSES.WALK_COMPLETED"),
+            read_core("b", "INST_RETIRED.ANY_P"),
         ])
         .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("uncore_frequency", "GHz", "Freq", Socket)
@@ -142,34 +142,34 @@ pub static METRICS: &[MetricInfo] = &[
         ]),
     metric("percent_uops_delivered_from_decoded_icache", "percent", "I-side", Cpu)
         .reads(&[
-            read("a", "IDQ.DSB_UOPS", "CORE"),
-            read("b", "UOPS_ISSUED.ANY", "CORE"),
+            read_core("a", "IDQ.DSB_UOPS"),
+            read_core("b", "UOPS_ISSUED.ANY"),
         ])
         .computed_as("100 * (a / b)", &[Num(100.0), Event(0), Event(1), Div, Mul]),
     metric("percent_uops_delivered_from_legacy_decode_pipeline", "percent", "I-side", Cpu)
         .reads(&[
-            read("a", "IDQ.MITE_UOPS", "CORE"),
-            read("b", "UOPS_ISSUED.ANY", "CORE"),
+            read_core("a", "IDQ.MITE_UOPS"),
+            read_core("b", "UOPS_ISSUED.ANY"),
         ])
         .computed_as("100 * (a / b)", &[Num(100.0), Event(0), Event(1), Div, Mul]),
     metric("percent_uops_delivered_from_microcode_sequencer", "percent", "I-side", Cpu)
         .reads(&[
-            read("a", "IDQ.MS_UOPS", "CORE"),
-            read("b", "UOPS_ISSUED.ANY", "CORE"),
+            read_core("a", "IDQ.MS_UOPS"),
+            read_core("b", "UOPS_ISSUED.ANY"),
         ])
         .computed_as("100 * (a / b)", &[Num(100.0), Event(0), Event(1), Div, Mul]),
     metric("percent_uops_delivered_from_loop_stream_detector", "percent", "I-side", Cpu)
         .reads(&[
-            read("a", "LSD.UOPS", "CORE"),
-            read("b", "UOPS_ISSUED.ANY", "CORE"),
+            read_core("a", "LSD.UOPS"),
+            read_core("b", "UOPS_ISSUED.ANY"),
         ])
         .computed_as("100 * (a / b)", &[Num(100.0), Event(0), Event(1), Div, Mul]),
     metric("Frontend_Bound", "percent", "TMA", Cpu)
         .in_groups(&["BvFB", "BvIO", "TmaL1", "PGO"])
         .reads(&[
-            read("a", "IDQ_UOPS_NOT_DELIVERED.CORE", "CORE"),
-            read("b", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
-            read("c", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
+            read_core("a", "IDQ_UOPS_NOT_DELIVERED.CORE"),
+            read_core("b", "CPU_CLK_UNHALTED.THREAD_P_ANY"),
+            read_core("c", "CPU_CLK_UNHALTED.THREAD_P"),
         ])
         .computed_as("100 * (a / (4 * (b / 2 if HYPERTHREADING_ON else c)))", &[
             Num(100.0), Event(0), Num(4.0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0),
@@ -181,9 +181,9 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(2)
         .child_of("Frontend_Bound")
         .reads(&[
-            read("a", "IDQ_UOPS_NOT_DELIVERED.CYCLES_0_UOPS_DELIV.CORE", "CORE"),
-            read("b", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
-            read("c", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
+            read_core("a", "IDQ_UOPS_NOT_DELIVERED.CYCLES_0_UOPS_DELIV.CORE"),
+            read_core("b", "CPU_CLK_UNHALTED.THREAD_P_ANY"),
+            read_core("c", "CPU_CLK_UNHALTED.THREAD_P"),
         ])
         .computed_as("100 * (4 * a / (4 * (b / 2 if HYPERTHREADING_ON else c)))", &[
             Num(100.0), Num(4.0), Event(0), Mul, Num(4.0), Const(Constant::HyperthreadingOn),
@@ -195,8 +195,8 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(3)
         .child_of("Fetch_Latency")
         .reads(&[
-            read("a", "ICACHE.IFDATA_STALL", "CORE"),
-            read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
+            read_core("a", "ICACHE.IFDATA_STALL"),
+            read_core("b", "CPU_CLK_UNHALTED.THREAD_P"),
         ])
         .computed_as("100 * (a / b)", &[Num(100.0), Event(0), Event(1), Div, Mul])
         .threshold_when(&["ICache_Misses", "Fetch_Latency", "Frontend_Bound"], "min(min(ICache_Misses > 5, Fetch_Latency > 10), Frontend_Bound > 15)", &[
@@ -207,10 +207,10 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(3)
         .child_of("Fetch_Latency")
         .reads(&[
-            read("a", "ITLB_MISSES.STLB_HIT", "CORE"),
-            read("b", "ITLB_MISSES.WALK_DURATION", "CORE").cmask(1),
-            read("c", "ITLB_MISSES.WALK_COMPLETED", "CORE"),
-            read("d", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
+            read_core("a", "ITLB_MISSES.STLB_HIT"),
+            read_core("b", "ITLB_MISSES.WALK_DURATION").cmask(1),
+            read_core("c", "ITLB_MISSES.WALK_COMPLETED"),
+            read_core("d", "CPU_CLK_UNHALTED.THREAD_P"),
         ])
         .computed_as("100 * ((14 * a + b + 7 * c) / d)", &[
             Num(100.0), Num(14.0), Event(0), Mul, Event(1), Add, Num(7.0), Event(2), Mul, Add,
@@ -224,10 +224,10 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(3)
         .child_of("Fetch_Latency")
         .reads(&[
-            read("a", "BR_MISP_RETIRED.ALL_BRANCHES", "CORE"),
-            read("b", "MACHINE_CLEARS.COUNT", "CORE"),
-            read("c", "BACLEARS.ANY", "CORE"),
-            read("d", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
+            read_core("a", "BR_MISP_RETIRED.ALL_BRANCHES"),
+            read_core("b", "MACHINE_CLEARS.COUNT"),
+            read_core("c", "BACLEARS.ANY"),
+            read_core("d", "CPU_CLK_UNHALTED.THREAD_P"),
         ])
         .computed_as("100 * (12 * (a + b + c) / d)", &[
             Num(100.0), Num(12.0), Event(0), Event(1), Add, Event(2), Add, Mul, Event(3), Div, Mul,
@@ -240,10 +240,10 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(4)
         .child_of("Branch_Resteers")
         .reads(&[
-            read("a", "BR_MISP_RETIRED.ALL_BRANCHES", "CORE"),
-            read("b", "MACHINE_CLEARS.COUNT", "CORE"),
-            read("c", "BACLEARS.ANY", "CORE"),
-            read("d", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
+            read_core("a", "BR_MISP_RETIRED.ALL_BRANCHES"),
+            read_core("b", "MACHINE_CLEARS.COUNT"),
+            read_core("c", "BACLEARS.ANY"),
+            read_core("d", "CPU_CLK_UNHALTED.THREAD_P"),
         ])
         .computed_as("100 * (a * (12 * (a + b + c) / d) / (a + b + c))", &[
             Num(100.0), Event(0), Num(12.0), Event(0), Event(1), Add, Event(2), Add, Mul, Event(3),
@@ -258,10 +258,10 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(4)
         .child_of("Branch_Resteers")
         .reads(&[
-            read("a", "MACHINE_CLEARS.COUNT", "CORE"),
-            read("b", "BR_MISP_RETIRED.ALL_BRANCHES", "CORE"),
-            read("c", "BACLEARS.ANY", "CORE"),
-            read("d", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
+            read_core("a", "MACHINE_CLEARS.COUNT"),
+            read_core("b", "BR_MISP_RETIRED.ALL_BRANCHES"),
+            read_core("c", "BACLEARS.ANY"),
+            read_core("d", "CPU_CLK_UNHALTED.THREAD_P"),
         ])
         .computed_as("100 * (a * (12 * (b + a + c) / d) / (b + a + c))", &[
             Num(100.0), Event(0), Num(12.0), Event(1), Event(0), Add, Event(2), Add, Mul, Event(3),
@@ -276,10 +276,10 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(4)
         .child_of("Branch_Resteers")
         .reads(&[
-            read("a", "BR_MISP_RETIRED.ALL_BRANCHES", "CORE"),
-            read("b", "MACHINE_CLEARS.COUNT", "CORE"),
-            read("c", "BACLEARS.ANY", "CORE"),
-            read("d", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
+            read_core("a", "BR_MISP_RETIRED.ALL_BRANCHES"),
+            read_core("b", "MACHINE_CLEARS.COUNT"),
+            read_core("c", "BACLEARS.ANY"),
+            read_core("d", "CPU_CLK_UNHALTED.THREAD_P"),
         ])
         .computed_as("100 * (12 * (a + b + c) / d - a * (12 * (a + b + c) / d) / (a + b + c) - b * (12 * (a + b + c) / d) / (a + b + c))", &[
             Num(100.0), Num(12.0), Event(0), Event(1), Add, Event(2), Add, Mul, Event(3), Div,
@@ -297,8 +297,8 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(3)
         .child_of("Fetch_Latency")
         .reads(&[
-            read("a", "IDQ.MS_SWITCHES", "CORE"),
-            read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
+            read_core("a", "IDQ.MS_SWITCHES"),
+            read_core("b", "CPU_CLK_UNHALTED.THREAD_P"),
         ])
         .computed_as("100 * (2 * a / b)", &[Num(100.0), Num(2.0), Event(0), Mul, Event(1), Div, Mul])
         .threshold_when(&["MS_Switches", "Fetch_Latency", "Frontend_Bound"], "min(min(MS_Switches > 5, Fetch_Latency > 10), Frontend_Bound > 15)", &[
@@ -309,8 +309,8 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(3)
         .child_of("Fetch_Latency")
         .reads(&[
-            read("a", "ILD_STALL.LCP", "CORE"),
-            read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
+            read_core("a", "ILD_STALL.LCP"),
+            read_core("b", "CPU_CLK_UNHALTED.THREAD_P"),
         ])
         .computed_as("100 * (a / b)", &[Num(100.0), Event(0), Event(1), Div, Mul])
         .threshold_when(&["LCP", "Fetch_Latency", "Frontend_Bound"], "min(min(LCP > 5, Fetch_Latency > 10), Frontend_Bound > 15)", &[
@@ -321,8 +321,8 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(3)
         .child_of("Fetch_Latency")
         .reads(&[
-            read("a", "DSB2MITE_SWITCHES.PENALTY_CYCLES", "CORE"),
-            read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
+            read_core("a", "DSB2MITE_SWITCHES.PENALTY_CYCLES"),
+            read_core("b", "CPU_CLK_UNHALTED.THREAD_P"),
         ])
         .computed_as("100 * (a / b)", &[Num(100.0), Event(0), Event(1), Div, Mul])
         .threshold_when(&["DSB_Switches", "Fetch_Latency", "Frontend_Bound"], "min(min(DSB_Switches > 5, Fetch_Latency > 10), Frontend_Bound > 15)", &[
@@ -333,10 +333,10 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(2)
         .child_of("Frontend_Bound")
         .reads(&[
-            read("a", "IDQ_UOPS_NOT_DELIVERED.CORE", "CORE"),
-            read("b", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
-            read("c", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
-            read("d", "IDQ_UOPS_NOT_DELIVERED.CYCLES_0_UOPS_DELIV.CORE", "CORE"),
+            read_core("a", "IDQ_UOPS_NOT_DELIVERED.CORE"),
+            read_core("b", "CPU_CLK_UNHALTED.THREAD_P_ANY"),
+            read_core("c", "CPU_CLK_UNHALTED.THREAD_P"),
+            read_core("d", "IDQ_UOPS_NOT_DELIVERED.CYCLES_0_UOPS_DELIV.CORE"),
         ])
         .computed_as("100 * (a / (4 * (b / 2 if HYPERTHREADING_ON else c)) - 4 * d / (4 * (b / 2 if HYPERTHREADING_ON else c)))", &[
             Num(100.0), Event(0), Num(4.0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0),
@@ -350,10 +350,10 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(3)
         .child_of("Fetch_Bandwidth")
         .reads(&[
-            read("a", "IDQ.ALL_MITE_CYCLES_ANY_UOPS", "CORE"),
-            read("b", "IDQ.ALL_MITE_CYCLES_4_UOPS", "CORE"),
-            read("c", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
-            read("d", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
+            read_core("a", "IDQ.ALL_MITE_CYCLES_ANY_UOPS"),
+            read_core("b", "IDQ.ALL_MITE_CYCLES_4_UOPS"),
+            read_core("c", "CPU_CLK_UNHALTED.THREAD_P_ANY"),
+            read_core("d", "CPU_CLK_UNHALTED.THREAD_P"),
         ])
         .computed_as("100 * ((a - b) / (c / 2 if HYPERTHREADING_ON else d) / 2)", &[
             Num(100.0), Event(0), Event(1), Sub, Const(Constant::HyperthreadingOn), Event(2),
@@ -365,10 +365,10 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(3)
         .child_of("Fetch_Bandwidth")
         .reads(&[
-            read("a", "IDQ.ALL_DSB_CYCLES_ANY_UOPS", "CORE"),
-            read("b", "IDQ.ALL_DSB_CYCLES_4_UOPS", "CORE"),
-            read("c", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
-            read("d", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
+            read_core("a", "IDQ.ALL_DSB_CYCLES_ANY_UOPS"),
+            read_core("b", "IDQ.ALL_DSB_CYCLES_4_UOPS"),
+            read_core("c", "CPU_CLK_UNHALTED.THREAD_P_ANY"),
+            read_core("d", "CPU_CLK_UNHALTED.THREAD_P"),
         ])
         .computed_as("100 * ((a - b) / (c / 2 if HYPERTHREADING_ON else d) / 2)", &[
             Num(100.0), Event(0), Event(1), Sub, Const(Constant::HyperthreadingOn), Event(2),
@@ -378,12 +378,12 @@ pub static METRICS: &[MetricInfo] = &[
     metric("Bad_Speculation", "percent", "TMA", Cpu)
         .in_groups(&["TmaL1"])
         .reads(&[
-            read("a", "UOPS_ISSUED.ANY", "CORE"),
-            read("b", "UOPS_RETIRED.RETIRE_SLOTS", "CORE"),
-            read("c", "INT_MISC.RECOVERY_CYCLES_ANY", "CORE"),
-            read("d", "INT_MISC.RECOVERY_CYCLES", "CORE"),
-            read("e", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
-            read("f", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
+            read_core("a", "UOPS_ISSUED.ANY"),
+            read_core("b", "UOPS_RETIRED.RETIRE_SLOTS"),
+            read_core("c", "INT_MISC.RECOVERY_CYCLES_ANY"),
+            read_core("d", "INT_MISC.RECOVERY_CYCLES"),
+            read_core("e", "CPU_CLK_UNHALTED.THREAD_P_ANY"),
+            read_core("f", "CPU_CLK_UNHALTED.THREAD_P"),
         ])
         .computed_as("100 * ((a - b + 4 * (c / 2 if HYPERTHREADING_ON else d)) / (4 * (e / 2 if HYPERTHREADING_ON else f)))", &[
             Num(100.0), Event(0), Event(1), Sub, Num(4.0), Const(Constant::HyperthreadingOn),
@@ -397,14 +397,14 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(2)
         .child_of("Bad_Speculation")
         .reads(&[
-            read("a", "BR_MISP_RETIRED.ALL_BRANCHES", "CORE"),
-            read("b", "MACHINE_CLEARS.COUNT", "CORE"),
-            read("c", "UOPS_ISSUED.ANY", "CORE"),
-            read("d", "UOPS_RETIRED.RETIRE_SLOTS", "CORE"),
-            read("e", "INT_MISC.RECOVERY_CYCLES_ANY", "CORE"),
-            read("f", "INT_MISC.RECOVERY_CYCLES", "CORE"),
-            read("g", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
-            read("h", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
+            read_core("a", "BR_MISP_RETIRED.ALL_BRANCHES"),
+            read_core("b", "MACHINE_CLEARS.COUNT"),
+            read_core("c", "UOPS_ISSUED.ANY"),
+            read_core("d", "UOPS_RETIRED.RETIRE_SLOTS"),
+            read_core("e", "INT_MISC.RECOVERY_CYCLES_ANY"),
+            read_core("f", "INT_MISC.RECOVERY_CYCLES"),
+            read_core("g", "CPU_CLK_UNHALTED.THREAD_P_ANY"),
+            read_core("h", "CPU_CLK_UNHALTED.THREAD_P"),
         ])
         .computed_as("100 * (a / (a + b) * ((c - d + 4 * (e / 2 if HYPERTHREADING_ON else f)) / (4 * (g / 2 if HYPERTHREADING_ON else h))))", &[
             Num(100.0), Event(0), Event(0), Event(1), Add, Div, Event(2), Event(3), Sub, Num(4.0),
@@ -418,14 +418,14 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(2)
         .child_of("Bad_Speculation")
         .reads(&[
-            read("a", "UOPS_ISSUED.ANY", "CORE"),
-            read("b", "UOPS_RETIRED.RETIRE_SLOTS", "CORE"),
-            read("c", "INT_MISC.RECOVERY_CYCLES_ANY", "CORE"),
-            read("d", "INT_MISC.RECOVERY_CYCLES", "CORE"),
-            read("e", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
-            read("f", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
-            read("g", "BR_MISP_RETIRED.ALL_BRANCHES", "CORE"),
-            read("h", "MACHINE_CLEARS.COUNT", "CORE"),
+            read_core("a", "UOPS_ISSUED.ANY"),
+            read_core("b", "UOPS_RETIRED.RETIRE_SLOTS"),
+            read_core("c", "INT_MISC.RECOVERY_CYCLES_ANY"),
+            read_core("d", "INT_MISC.RECOVERY_CYCLES"),
+            read_core("e", "CPU_CLK_UNHALTED.THREAD_P_ANY"),
+            read_core("f", "CPU_CLK_UNHALTED.THREAD_P"),
+            read_core("g", "BR_MISP_RETIRED.ALL_BRANCHES"),
+            read_core("h", "MACHINE_CLEARS.COUNT"),
         ])
         .computed_as("100 * ((a - b + 4 * (c / 2 if HYPERTHREADING_ON else d)) / (4 * (e / 2 if HYPERTHREADING_ON else f)) - g / (g + h) * ((a - b + 4 * (c / 2 if HYPERTHREADING_ON else d)) / (4 * (e / 2 if HYPERTHREADING_ON else f))))", &[
             Num(100.0), Event(0), Event(1), Sub, Num(4.0), Const(Constant::HyperthreadingOn),
@@ -440,13 +440,13 @@ pub static METRICS: &[MetricInfo] = &[
     metric("Backend_Bound", "percent", "TMA", Cpu)
         .in_groups(&["BvOB", "TmaL1"])
         .reads(&[
-            read("a", "IDQ_UOPS_NOT_DELIVERED.CORE", "CORE"),
-            read("b", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
-            read("c", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
-            read("d", "UOPS_ISSUED.ANY", "CORE"),
-            read("e", "UOPS_RETIRED.RETIRE_SLOTS", "CORE"),
-            read("f", "INT_MISC.RECOVERY_CYCLES_ANY", "CORE"),
-            read("g", "INT_MISC.RECOVERY_CYCLES", "CORE"),
+            read_core("a", "IDQ_UOPS_NOT_DELIVERED.CORE"),
+            read_core("b", "CPU_CLK_UNHALTED.THREAD_P_ANY"),
+            read_core("c", "CPU_CLK_UNHALTED.THREAD_P"),
+            read_core("d", "UOPS_ISSUED.ANY"),
+            read_core("e", "UOPS_RETIRED.RETIRE_SLOTS"),
+            read_core("f", "INT_MISC.RECOVERY_CYCLES_ANY"),
+            read_core("g", "INT_MISC.RECOVERY_CYCLES"),
         ])
         .computed_as("100 * (1 - (a / (4 * (b / 2 if HYPERTHREADING_ON else c)) + (d - e + 4 * (f / 2 if HYPERTHREADING_ON else g)) / (4 * (b / 2 if HYPERTHREADING_ON else c)) + e / (4 * (b / 2 if HYPERTHREADING_ON else c))))", &[
             Num(100.0), Num(1.0), Event(0), Num(4.0), Const(Constant::HyperthreadingOn), Event(1),
@@ -462,22 +462,22 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(2)
         .child_of("Backend_Bound")
         .reads(&[
-            read("a", "CYCLE_ACTIVITY.STALLS_MEM_ANY", "CORE"),
-            read("b", "RESOURCE_STALLS.SB", "CORE"),
-            read("c", "CYCLE_ACTIVITY.STALLS_TOTAL", "CORE"),
-            read("d", "UOPS_EXECUTED.CYCLES_GE_1_UOP_EXEC", "CORE"),
-            read("e", "UOPS_EXECUTED.CYCLES_GE_3_UOPS_EXEC", "CORE"),
-            read("f", "INST_RETIRED.ANY_P", "CORE"),
-            read("g", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
-            read("h", "UOPS_EXECUTED.CYCLES_GE_2_UOPS_EXEC", "CORE"),
-            read("i", "RS_EVENTS.EMPTY_CYCLES", "CORE"),
-            read("j", "IDQ_UOPS_NOT_DELIVERED.CYCLES_0_UOPS_DELIV.CORE", "CORE"),
-            read("k", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
-            read("l", "IDQ_UOPS_NOT_DELIVERED.CORE", "CORE"),
-            read("m", "UOPS_ISSUED.ANY", "CORE"),
-            read("n", "UOPS_RETIRED.RETIRE_SLOTS", "CORE"),
-            read("o", "INT_MISC.RECOVERY_CYCLES_ANY", "CORE"),
-            read("p", "INT_MISC.RECOVERY_CYCLES", "CORE"),
+            read_core("a", "CYCLE_ACTIVITY.STALLS_MEM_ANY"),
+            read_core("b", "RESOURCE_STALLS.SB"),
+            read_core("c", "CYCLE_ACTIVITY.STALLS_TOTAL"),
+            read_core("d", "UOPS_EXECUTED.CYCLES_GE_1_UOP_EXEC"),
+            read_core("e", "UOPS_EXECUTED.CYCLES_GE_3_UOPS_EXEC"),
+            read_core("f", "INST_RETIRED.ANY_P"),
+            read_core("g", "CPU_CLK_UNHALTED.THREAD_P"),
+            read_core("h", "UOPS_EXECUTED.CYCLES_GE_2_UOPS_EXEC"),
+            read_core("i", "RS_EVENTS.EMPTY_CYCLES"),
+            read_core("j", "IDQ_UOPS_NOT_DELIVERED.CYCLES_0_UOPS_DELIV.CORE"),
+            read_core("k", "CPU_CLK_UNHALTED.THREAD_P_ANY"),
+            read_core("l", "IDQ_UOPS_NOT_DELIVERED.CORE"),
+            read_core("m", "UOPS_ISSUED.ANY"),
+            read_core("n", "UOPS_RETIRED.RETIRE_SLOTS"),
+            read_core("o", "INT_MISC.RECOVERY_CYCLES_ANY"),
+            read_core("p", "INT_MISC.RECOVERY_CYCLES"),
         ])
         .computed_as("100 * ((a + b) / (c + d - (e if f / g > 1.8 else h) - (i if 4 * j / (4 * (k / 2 if HYPERTHREADING_ON else g)) > 0.1 else 0) + b) * (1 - (l / (4 * (k / 2 if HYPERTHREADING_ON else g)) + (m - n + 4 * (o / 2 if HYPERTHREADING_ON else p)) / (4 * (k / 2 if HYPERTHREADING_ON else g)) + n / (4 * (k / 2 if HYPERTHREADING_ON else g)))))", &[
             Num(100.0), Event(0), Event(1), Add, Event(2), Event(3), Add, Event(5), Event(6), Div,
@@ -497,9 +497,9 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(3)
         .child_of("Memory_Bound")
         .reads(&[
-            read("a", "CYCLE_ACTIVITY.STALLS_MEM_ANY", "CORE"),
-            read("b", "CYCLE_ACTIVITY.STALLS_L1D_MISS", "CORE"),
-            read("c", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
+            read_core("a", "CYCLE_ACTIVITY.STALLS_MEM_ANY"),
+            read_core("b", "CYCLE_ACTIVITY.STALLS_L1D_MISS"),
+            read_core("c", "CPU_CLK_UNHALTED.THREAD_P"),
         ])
         .computed_as("100 * max((a - b) / c, 0)", &[
             Num(100.0), Event(0), Event(1), Sub, Event(2), Div, Num(0.0), Max, Mul,
@@ -512,10 +512,10 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(4)
         .child_of("L1_Bound")
         .reads(&[
-            read("a", "DTLB_LOAD_MISSES.STLB_HIT", "CORE"),
-            read("b", "DTLB_LOAD_MISSES.WALK_DURATION", "CORE").cmask(1),
-            read("c", "DTLB_LOAD_MISSES.WALK_COMPLETED", "CORE"),
-            read("d", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
+            read_core("a", "DTLB_LOAD_MISSES.STLB_HIT"),
+            read_core("b", "DTLB_LOAD_MISSES.WALK_DURATION").cmask(1),
+            read_core("c", "DTLB_LOAD_MISSES.WALK_COMPLETED"),
+            read_core("d", "CPU_CLK_UNHALTED.THREAD_P"),
         ])
         .computed_as("100 * ((8 * a + b + 7 * c) / d)", &[
             Num(100.0), Num(8.0), Event(0), Mul, Event(1), Add, Num(7.0), Event(2), Mul, Add,
@@ -529,8 +529,8 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(4)
         .child_of("L1_Bound")
         .reads(&[
-            read("a", "LD_BLOCKS.STORE_FORWARD", "CORE"),
-            read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
+            read_core("a", "LD_BLOCKS.STORE_FORWARD"),
+            read_core("b", "CPU_CLK_UNHALTED.THREAD_P"),
         ])
         .computed_as("100 * (13 * a / b)", &[Num(100.0), Num(13.0), Event(0), Mul, Event(1), Div, Mul])
         .threshold_when(&["Store_Fwd_Blk", "L1_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(Store_Fwd_Blk > 10, L1_Bound > 10), Memory_Bound > 20), Backend_Bound > 20)", &[
@@ -542,10 +542,10 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(4)
         .child_of("L1_Bound")
         .reads(&[
-            read("a", "MEM_UOPS_RETIRED.LOCK_LOADS", "CORE"),
-            read("b", "MEM_UOPS_RETIRED.ALL_STORES", "CORE"),
-            read("c", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
-            read("d", "OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DEMAND_RFO", "CORE"),
+            read_core("a", "MEM_UOPS_RETIRED.LOCK_LOADS"),
+            read_core("b", "MEM_UOPS_RETIRED.ALL_STORES"),
+            read_core("c", "CPU_CLK_UNHALTED.THREAD_P"),
+            read_core("d", "OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DEMAND_RFO"),
         ])
         .computed_as("100 * (a / b * min(c, d) / c)", &[
             Num(100.0), Event(0), Event(1), Div, Event(2), Event(3), Min, Mul, Event(2), Div, Mul,
@@ -558,11 +558,11 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(4)
         .child_of("L1_Bound")
         .reads(&[
-            read("a", "L1D_PEND_MISS.PENDING", "CORE"),
-            read("b", "MEM_LOAD_UOPS_RETIRED.L1_MISS", "CORE"),
-            read("c", "MEM_LOAD_UOPS_RETIRED.HIT_LFB", "CORE"),
-            read("d", "LD_BLOCKS.NO_SR", "CORE"),
-            read("e", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
+            read_core("a", "L1D_PEND_MISS.PENDING"),
+            read_core("b", "MEM_LOAD_UOPS_RETIRED.L1_MISS"),
+            read_core("c", "MEM_LOAD_UOPS_RETIRED.HIT_LFB"),
+            read_core("d", "LD_BLOCKS.NO_SR"),
+            read_core("e", "CPU_CLK_UNHALTED.THREAD_P"),
         ])
         .computed_as("100 * (a / (b + c) * d / e)", &[
             Num(100.0), Event(0), Event(1), Event(2), Add, Div, Event(3), Mul, Event(4), Div, Mul,
@@ -572,8 +572,8 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(4)
         .child_of("L1_Bound")
         .reads(&[
-            read("a", "LD_BLOCKS_PARTIAL.ADDRESS_ALIAS", "CORE"),
-            read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
+            read_core("a", "LD_BLOCKS_PARTIAL.ADDRESS_ALIAS"),
+            read_core("b", "CPU_CLK_UNHALTED.THREAD_P"),
         ])
         .computed_as("100 * (a / b)", &[Num(100.0), Event(0), Event(1), Div, Mul]),
     metric("FB_Full", "percent", "TMA", Cpu)
@@ -581,11 +581,11 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(4)
         .child_of("L1_Bound")
         .reads(&[
-            read("a", "L1D_PEND_MISS.PENDING", "CORE"),
-            read("b", "MEM_LOAD_UOPS_RETIRED.L1_MISS", "CORE"),
-            read("c", "MEM_LOAD_UOPS_RETIRED.HIT_LFB", "CORE"),
-            read("d", "L1D_PEND_MISS.FB_FULL", "CORE").cmask(1),
-            read("e", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
+            read_core("a", "L1D_PEND_MISS.PENDING"),
+            read_core("b", "MEM_LOAD_UOPS_RETIRED.L1_MISS"),
+            read_core("c", "MEM_LOAD_UOPS_RETIRED.HIT_LFB"),
+            read_core("d", "L1D_PEND_MISS.FB_FULL").cmask(1),
+            read_core("e", "CPU_CLK_UNHALTED.THREAD_P"),
         ])
         .computed_as("100 * (a / (b + c) * d / e)", &[
             Num(100.0), Event(0), Event(1), Event(2), Add, Div, Event(3), Mul, Event(4), Div, Mul,
@@ -596,9 +596,9 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(3)
         .child_of("Memory_Bound")
         .reads(&[
-            read("a", "CYCLE_ACTIVITY.STALLS_L1D_MISS", "CORE"),
-            read("b", "CYCLE_ACTIVITY.STALLS_L2_MISS", "CORE"),
-            read("c", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
+            read_core("a", "CYCLE_ACTIVITY.STALLS_L1D_MISS"),
+            read_core("b", "CYCLE_ACTIVITY.STALLS_L2_MISS"),
+            read_core("c", "CPU_CLK_UNHALTED.THREAD_P"),
         ])
         .computed_as("100 * ((a - b) / c)", &[Num(100.0), Event(0), Event(1), Sub, Event(2), Div, Mul])
         .threshold_when(&["L2_Bound", "Memory_Bound", "Backend_Bound"], "min(min(L2_Bound > 5, Memory_Bound > 20), Backend_Bound > 20)", &[
@@ -609,10 +609,10 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(3)
         .child_of("Memory_Bound")
         .reads(&[
-            read("a", "MEM_LOAD_UOPS_RETIRED.L3_HIT", "CORE"),
-            read("b", "MEM_LOAD_UOPS_RETIRED.L3_MISS", "CORE"),
-            read("c", "CYCLE_ACTIVITY.STALLS_L2_MISS", "CORE"),
-            read("d", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
+            read_core("a", "MEM_LOAD_UOPS_RETIRED.L3_HIT"),
+            read_core("b", "MEM_LOAD_UOPS_RETIRED.L3_MISS"),
+            read_core("c", "CYCLE_ACTIVITY.STALLS_L2_MISS"),
+            read_core("d", "CPU_CLK_UNHALTED.THREAD_P"),
         ])
         .computed_as("100 * (a / (a + 7 * b) * c / d)", &[
             Num(100.0), Event(0), Event(0), Num(7.0), Event(1), Mul, Add, Div, Event(2), Mul,
@@ -626,17 +626,17 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(4)
         .child_of("L3_Bound")
         .reads(&[
-            read("a", "MEM_LOAD_UOPS_L3_HIT_RETIRED.XSNP_HITM", "CORE"),
-            read("b", "MEM_LOAD_UOPS_RETIRED.HIT_LFB", "CORE"),
-            read("c", "MEM_LOAD_UOPS_RETIRED.L2_HIT", "CORE"),
-            read("d", "MEM_LOAD_UOPS_RETIRED.L3_HIT", "CORE"),
-            read("e", "MEM_LOAD_UOPS_L3_HIT_RETIRED.XSNP_HIT", "CORE"),
-            read("f", "MEM_LOAD_UOPS_L3_HIT_RETIRED.XSNP_MISS", "CORE"),
-            read("g", "MEM_LOAD_UOPS_L3_MISS_RETIRED.LOCAL_DRAM", "CORE"),
-            read("h", "MEM_LOAD_UOPS_L3_MISS_RETIRED.REMOTE_DRAM", "CORE"),
-            read("i", "MEM_LOAD_UOPS_L3_MISS_RETIRED.REMOTE_HITM", "CORE"),
-            read("j", "MEM_LOAD_UOPS_L3_MISS_RETIRED.REMOTE_FWD", "CORE"),
-            read("k", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
+            read_core("a", "MEM_LOAD_UOPS_L3_HIT_RETIRED.XSNP_HITM"),
+            read_core("b", "MEM_LOAD_UOPS_RETIRED.HIT_LFB"),
+            read_core("c", "MEM_LOAD_UOPS_RETIRED.L2_HIT"),
+            read_core("d", "MEM_LOAD_UOPS_RETIRED.L3_HIT"),
+            read_core("e", "MEM_LOAD_UOPS_L3_HIT_RETIRED.XSNP_HIT"),
+            read_core("f", "MEM_LOAD_UOPS_L3_HIT_RETIRED.XSNP_MISS"),
+            read_core("g", "MEM_LOAD_UOPS_L3_MISS_RETIRED.LOCAL_DRAM"),
+            read_core("h", "MEM_LOAD_UOPS_L3_MISS_RETIRED.REMOTE_DRAM"),
+            read_core("i", "MEM_LOAD_UOPS_L3_MISS_RETIRED.REMOTE_HITM"),
+            read_core("j", "MEM_LOAD_UOPS_L3_MISS_RETIRED.REMOTE_FWD"),
+            read_core("k", "CPU_CLK_UNHALTED.THREAD_P"),
         ])
         .computed_as("100 * ((60 * (a * (1 + b / (c + d + e + a + f + g + h + i + j))) + 43 * (f * (1 + b / (c + d + e + a + f + g + h + i + j)))) / k)", &[
             Num(100.0), Num(60.0), Event(0), Num(1.0), Event(1), Event(2), Event(3), Add, Event(4),
@@ -654,17 +654,17 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(4)
         .child_of("L3_Bound")
         .reads(&[
-            read("a", "MEM_LOAD_UOPS_L3_HIT_RETIRED.XSNP_HIT", "CORE"),
-            read("b", "MEM_LOAD_UOPS_RETIRED.HIT_LFB", "CORE"),
-            read("c", "MEM_LOAD_UOPS_RETIRED.L2_HIT", "CORE"),
-            read("d", "MEM_LOAD_UOPS_RETIRED.L3_HIT", "CORE"),
-            read("e", "MEM_LOAD_UOPS_L3_HIT_RETIRED.XSNP_HITM", "CORE"),
-            read("f", "MEM_LOAD_UOPS_L3_HIT_RETIRED.XSNP_MISS", "CORE"),
-            read("g", "MEM_LOAD_UOPS_L3_MISS_RETIRED.LOCAL_DRAM", "CORE"),
-            read("h", "MEM_LOAD_UOPS_L3_MISS_RETIRED.REMOTE_DRAM", "CORE"),
-            read("i", "MEM_LOAD_UOPS_L3_MISS_RETIRED.REMOTE_HITM", "CORE"),
-            read("j", "MEM_LOAD_UOPS_L3_MISS_RETIRED.REMOTE_FWD", "CORE"),
-            read("k", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
+            read_core("a", "MEM_LOAD_UOPS_L3_HIT_RETIRED.XSNP_HIT"),
+            read_core("b", "MEM_LOAD_UOPS_RETIRED.HIT_LFB"),
+            read_core("c", "MEM_LOAD_UOPS_RETIRED.L2_HIT"),
+            read_core("d", "MEM_LOAD_UOPS_RETIRED.L3_HIT"),
+            read_core("e", "MEM_LOAD_UOPS_L3_HIT_RETIRED.XSNP_HITM"),
+            read_core("f", "MEM_LOAD_UOPS_L3_HIT_RETIRED.XSNP_MISS"),
+            read_core("g", "MEM_LOAD_UOPS_L3_MISS_RETIRED.LOCAL_DRAM"),
+            read_core("h", "MEM_LOAD_UOPS_L3_MISS_RETIRED.REMOTE_DRAM"),
+            read_core("i", "MEM_LOAD_UOPS_L3_MISS_RETIRED.REMOTE_HITM"),
+            read_core("j", "MEM_LOAD_UOPS_L3_MISS_RETIRED.REMOTE_FWD"),
+            read_core("k", "CPU_CLK_UNHALTED.THREAD_P"),
         ])
         .computed_as("100 * (43 * (a * (1 + b / (c + d + a + e + f + g + h + i + j))) / k)", &[
             Num(100.0), Num(43.0), Event(0), Num(1.0), Event(1), Event(2), Event(3), Add, Event(0),
@@ -680,17 +680,17 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(4)
         .child_of("L3_Bound")
         .reads(&[
-            read("a", "MEM_LOAD_UOPS_RETIRED.L3_HIT", "CORE"),
-            read("b", "MEM_LOAD_UOPS_RETIRED.HIT_LFB", "CORE"),
-            read("c", "MEM_LOAD_UOPS_RETIRED.L2_HIT", "CORE"),
-            read("d", "MEM_LOAD_UOPS_L3_HIT_RETIRED.XSNP_HIT", "CORE"),
-            read("e", "MEM_LOAD_UOPS_L3_HIT_RETIRED.XSNP_HITM", "CORE"),
-            read("f", "MEM_LOAD_UOPS_L3_HIT_RETIRED.XSNP_MISS", "CORE"),
-            read("g", "MEM_LOAD_UOPS_L3_MISS_RETIRED.LOCAL_DRAM", "CORE"),
-            read("h", "MEM_LOAD_UOPS_L3_MISS_RETIRED.REMOTE_DRAM", "CORE"),
-            read("i", "MEM_LOAD_UOPS_L3_MISS_RETIRED.REMOTE_HITM", "CORE"),
-            read("j", "MEM_LOAD_UOPS_L3_MISS_RETIRED.REMOTE_FWD", "CORE"),
-            read("k", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
+            read_core("a", "MEM_LOAD_UOPS_RETIRED.L3_HIT"),
+            read_core("b", "MEM_LOAD_UOPS_RETIRED.HIT_LFB"),
+            read_core("c", "MEM_LOAD_UOPS_RETIRED.L2_HIT"),
+            read_core("d", "MEM_LOAD_UOPS_L3_HIT_RETIRED.XSNP_HIT"),
+            read_core("e", "MEM_LOAD_UOPS_L3_HIT_RETIRED.XSNP_HITM"),
+            read_core("f", "MEM_LOAD_UOPS_L3_HIT_RETIRED.XSNP_MISS"),
+            read_core("g", "MEM_LOAD_UOPS_L3_MISS_RETIRED.LOCAL_DRAM"),
+            read_core("h", "MEM_LOAD_UOPS_L3_MISS_RETIRED.REMOTE_DRAM"),
+            read_core("i", "MEM_LOAD_UOPS_L3_MISS_RETIRED.REMOTE_HITM"),
+            read_core("j", "MEM_LOAD_UOPS_L3_MISS_RETIRED.REMOTE_FWD"),
+            read_core("k", "CPU_CLK_UNHALTED.THREAD_P"),
         ])
         .computed_as("100 * (41 * (a * (1 + b / (c + a + d + e + f + g + h + i + j))) / k)", &[
             Num(100.0), Num(41.0), Event(0), Num(1.0), Event(1), Event(2), Event(0), Add, Event(3),
@@ -706,9 +706,9 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(4)
         .child_of("L3_Bound")
         .reads(&[
-            read("a", "OFFCORE_REQUESTS_BUFFER.SQ_FULL", "CORE"),
-            read("b", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
-            read("c", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
+            read_core("a", "OFFCORE_REQUESTS_BUFFER.SQ_FULL"),
+            read_core("b", "CPU_CLK_UNHALTED.THREAD_P_ANY"),
+            read_core("c", "CPU_CLK_UNHALTED.THREAD_P"),
         ])
         .computed_as("100 * ((a / 2 if HYPERTHREADING_ON else a) / (b / 2 if HYPERTHREADING_ON else c))", &[
             Num(100.0), Const(Constant::HyperthreadingOn), Event(0), Num(2.0), Div, Event(0),
@@ -724,10 +724,10 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(3)
         .child_of("Memory_Bound")
         .reads(&[
-            read("a", "MEM_LOAD_UOPS_RETIRED.L3_HIT", "CORE"),
-            read("b", "MEM_LOAD_UOPS_RETIRED.L3_MISS", "CORE"),
-            read("c", "CYCLE_ACTIVITY.STALLS_L2_MISS", "CORE"),
-            read("d", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
+            read_core("a", "MEM_LOAD_UOPS_RETIRED.L3_HIT"),
+            read_core("b", "MEM_LOAD_UOPS_RETIRED.L3_MISS"),
+            read_core("c", "CYCLE_ACTIVITY.STALLS_L2_MISS"),
+            read_core("d", "CPU_CLK_UNHALTED.THREAD_P"),
         ])
         .computed_as("100 * ((1 - a / (a + 7 * b)) * c / d)", &[
             Num(100.0), Num(1.0), Event(0), Event(0), Num(7.0), Event(1), Mul, Add, Div, Sub,
@@ -741,8 +741,8 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(4)
         .child_of("DRAM_Bound")
         .reads(&[
-            read("a", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
-            read("b", "OFFCORE_REQUESTS_OUTSTANDING.ALL_DATA_RD", "CORE").cmask(4),
+            read_core("a", "CPU_CLK_UNHALTED.THREAD_P"),
+            read_core("b", "OFFCORE_REQUESTS_OUTSTANDING.ALL_DATA_RD").cmask(4),
         ])
         .computed_as("100 * (min(a, b) / a)", &[Num(100.0), Event(0), Event(1), Min, Event(0), Div, Mul])
         .threshold_when(&["MEM_Bandwidth", "DRAM_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(MEM_Bandwidth > 20, DRAM_Bound > 10), Memory_Bound > 20), Backend_Bound > 20)", &[
@@ -754,9 +754,9 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(4)
         .child_of("DRAM_Bound")
         .reads(&[
-            read("a", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
-            read("b", "OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DATA_RD", "CORE"),
-            read("c", "OFFCORE_REQUESTS_OUTSTANDING.ALL_DATA_RD", "CORE").cmask(4),
+            read_core("a", "CPU_CLK_UNHALTED.THREAD_P"),
+            read_core("b", "OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DATA_RD"),
+            read_core("c", "OFFCORE_REQUESTS_OUTSTANDING.ALL_DATA_RD").cmask(4),
         ])
         .computed_as("100 * (min(a, b) / a - min(a, c) / a)", &[
             Num(100.0), Event(0), Event(1), Min, Event(0), Div, Event(0), Event(2), Min, Event(0),
@@ -771,17 +771,17 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(5)
         .child_of("MEM_Latency")
         .reads(&[
-            read("a", "MEM_LOAD_UOPS_L3_MISS_RETIRED.LOCAL_DRAM", "CORE"),
-            read("b", "MEM_LOAD_UOPS_RETIRED.HIT_LFB", "CORE"),
-            read("c", "MEM_LOAD_UOPS_RETIRED.L2_HIT", "CORE"),
-            read("d", "MEM_LOAD_UOPS_RETIRED.L3_HIT", "CORE"),
-            read("e", "MEM_LOAD_UOPS_L3_HIT_RETIRED.XSNP_HIT", "CORE"),
-            read("f", "MEM_LOAD_UOPS_L3_HIT_RETIRED.XSNP_HITM", "CORE"),
-            read("g", "MEM_LOAD_UOPS_L3_HIT_RETIRED.XSNP_MISS", "CORE"),
-            read("h", "MEM_LOAD_UOPS_L3_MISS_RETIRED.REMOTE_DRAM", "CORE"),
-            read("i", "MEM_LOAD_UOPS_L3_MISS_RETIRED.REMOTE_HITM", "CORE"),
-            read("j", "MEM_LOAD_UOPS_L3_MISS_RETIRED.REMOTE_FWD", "CORE"),
-            read("k", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
+            read_core("a", "MEM_LOAD_UOPS_L3_MISS_RETIRED.LOCAL_DRAM"),
+            read_core("b", "MEM_LOAD_UOPS_RETIRED.HIT_LFB"),
+            read_core("c", "MEM_LOAD_UOPS_RETIRED.L2_HIT"),
+            read_core("d", "MEM_LOAD_UOPS_RETIRED.L3_HIT"),
+            read_core("e", "MEM_LOAD_UOPS_L3_HIT_RETIRED.XSNP_HIT"),
+            read_core("f", "MEM_LOAD_UOPS_L3_HIT_RETIRED.XSNP_HITM"),
+            read_core("g", "MEM_LOAD_UOPS_L3_HIT_RETIRED.XSNP_MISS"),
+            read_core("h", "MEM_LOAD_UOPS_L3_MISS_RETIRED.REMOTE_DRAM"),
+            read_core("i", "MEM_LOAD_UOPS_L3_MISS_RETIRED.REMOTE_HITM"),
+            read_core("j", "MEM_LOAD_UOPS_L3_MISS_RETIRED.REMOTE_FWD"),
+            read_core("k", "CPU_CLK_UNHALTED.THREAD_P"),
         ])
         .computed_as("100 * (200 * (a * (1 + b / (c + d + e + f + g + a + h + i + j))) / k)", &[
             Num(100.0), Num(200.0), Event(0), Num(1.0), Event(1), Event(2), Event(3), Add,
@@ -797,17 +797,17 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(5)
         .child_of("MEM_Latency")
         .reads(&[
-            read("a", "MEM_LOAD_UOPS_L3_MISS_RETIRED.REMOTE_DRAM", "CORE"),
-            read("b", "MEM_LOAD_UOPS_RETIRED.HIT_LFB", "CORE"),
-            read("c", "MEM_LOAD_UOPS_RETIRED.L2_HIT", "CORE"),
-            read("d", "MEM_LOAD_UOPS_RETIRED.L3_HIT", "CORE"),
-            read("e", "MEM_LOAD_UOPS_L3_HIT_RETIRED.XSNP_HIT", "CORE"),
-            read("f", "MEM_LOAD_UOPS_L3_HIT_RETIRED.XSNP_HITM", "CORE"),
-            read("g", "MEM_LOAD_UOPS_L3_HIT_RETIRED.XSNP_MISS", "CORE"),
-            read("h", "MEM_LOAD_UOPS_L3_MISS_RETIRED.LOCAL_DRAM", "CORE"),
-            read("i", "MEM_LOAD_UOPS_L3_MISS_RETIRED.REMOTE_HITM", "CORE"),
-            read("j", "MEM_LOAD_UOPS_L3_MISS_RETIRED.REMOTE_FWD", "CORE"),
-            read("k", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
+            read_core("a", "MEM_LOAD_UOPS_L3_MISS_RETIRED.REMOTE_DRAM"),
+            read_core("b", "MEM_LOAD_UOPS_RETIRED.HIT_LFB"),
+            read_core("c", "MEM_LOAD_UOPS_RETIRED.L2_HIT"),
+            read_core("d", "MEM_LOAD_UOPS_RETIRED.L3_HIT"),
+            read_core("e", "MEM_LOAD_UOPS_L3_HIT_RETIRED.XSNP_HIT"),
+            read_core("f", "MEM_LOAD_UOPS_L3_HIT_RETIRED.XSNP_HITM"),
+            read_core("g", "MEM_LOAD_UOPS_L3_HIT_RETIRED.XSNP_MISS"),
+            read_core("h", "MEM_LOAD_UOPS_L3_MISS_RETIRED.LOCAL_DRAM"),
+            read_core("i", "MEM_LOAD_UOPS_L3_MISS_RETIRED.REMOTE_HITM"),
+            read_core("j", "MEM_LOAD_UOPS_L3_MISS_RETIRED.REMOTE_FWD"),
+            read_core("k", "CPU_CLK_UNHALTED.THREAD_P"),
         ])
         .computed_as("100 * (310 * (a * (1 + b / (c + d + e + f + g + h + a + i + j))) / k)", &[
             Num(100.0), Num(310.0), Event(0), Num(1.0), Event(1), Event(2), Event(3), Add,
@@ -823,17 +823,17 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(5)
         .child_of("MEM_Latency")
         .reads(&[
-            read("a", "MEM_LOAD_UOPS_L3_MISS_RETIRED.REMOTE_HITM", "CORE"),
-            read("b", "MEM_LOAD_UOPS_RETIRED.HIT_LFB", "CORE"),
-            read("c", "MEM_LOAD_UOPS_RETIRED.L2_HIT", "CORE"),
-            read("d", "MEM_LOAD_UOPS_RETIRED.L3_HIT", "CORE"),
-            read("e", "MEM_LOAD_UOPS_L3_HIT_RETIRED.XSNP_HIT", "CORE"),
-            read("f", "MEM_LOAD_UOPS_L3_HIT_RETIRED.XSNP_HITM", "CORE"),
-            read("g", "MEM_LOAD_UOPS_L3_HIT_RETIRED.XSNP_MISS", "CORE"),
-            read("h", "MEM_LOAD_UOPS_L3_MISS_RETIRED.LOCAL_DRAM", "CORE"),
-            read("i", "MEM_LOAD_UOPS_L3_MISS_RETIRED.REMOTE_DRAM", "CORE"),
-            read("j", "MEM_LOAD_UOPS_L3_MISS_RETIRED.REMOTE_FWD", "CORE"),
-            read("k", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
+            read_core("a", "MEM_LOAD_UOPS_L3_MISS_RETIRED.REMOTE_HITM"),
+            read_core("b", "MEM_LOAD_UOPS_RETIRED.HIT_LFB"),
+            read_core("c", "MEM_LOAD_UOPS_RETIRED.L2_HIT"),
+            read_core("d", "MEM_LOAD_UOPS_RETIRED.L3_HIT"),
+            read_core("e", "MEM_LOAD_UOPS_L3_HIT_RETIRED.XSNP_HIT"),
+            read_core("f", "MEM_LOAD_UOPS_L3_HIT_RETIRED.XSNP_HITM"),
+            read_core("g", "MEM_LOAD_UOPS_L3_HIT_RETIRED.XSNP_MISS"),
+            read_core("h", "MEM_LOAD_UOPS_L3_MISS_RETIRED.LOCAL_DRAM"),
+            read_core("i", "MEM_LOAD_UOPS_L3_MISS_RETIRED.REMOTE_DRAM"),
+            read_core("j", "MEM_LOAD_UOPS_L3_MISS_RETIRED.REMOTE_FWD"),
+            read_core("k", "CPU_CLK_UNHALTED.THREAD_P"),
         ])
         .computed_as("100 * ((200 * (a * (1 + b / (c + d + e + f + g + h + i + a + j))) + 180 * (j * (1 + b / (c + d + e + f + g + h + i + a + j)))) / k)", &[
             Num(100.0), Num(200.0), Event(0), Num(1.0), Event(1), Event(2), Event(3), Add,
@@ -852,8 +852,8 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(3)
         .child_of("Memory_Bound")
         .reads(&[
-            read("a", "RESOURCE_STALLS.SB", "CORE"),
-            read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
+            read_core("a", "RESOURCE_STALLS.SB"),
+            read_core("b", "CPU_CLK_UNHALTED.THREAD_P"),
         ])
         .computed_as("100 * (a / b)", &[Num(100.0), Event(0), Event(1), Div, Mul])
         .threshold_when(&["Store_Bound", "Memory_Bound", "Backend_Bound"], "min(min(Store_Bound > 20, Memory_Bound > 20), Backend_Bound > 20)", &[
@@ -864,11 +864,11 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(4)
         .child_of("Store_Bound")
         .reads(&[
-            read("a", "L2_RQSTS.RFO_HIT", "CORE"),
-            read("b", "MEM_UOPS_RETIRED.LOCK_LOADS", "CORE"),
-            read("c", "MEM_UOPS_RETIRED.ALL_STORES", "CORE"),
-            read("d", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
-            read("e", "OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DEMAND_RFO", "CORE"),
+            read_core("a", "L2_RQSTS.RFO_HIT"),
+            read_core("b", "MEM_UOPS_RETIRED.LOCK_LOADS"),
+            read_core("c", "MEM_UOPS_RETIRED.ALL_STORES"),
+            read_core("d", "CPU_CLK_UNHALTED.THREAD_P"),
+            read_core("e", "OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DEMAND_RFO"),
         ])
         .computed_as("100 * ((a * 9 * (1 - b / c) + (1 - b / c) * min(d, e)) / d)", &[
             Num(100.0), Event(0), Num(9.0), Mul, Num(1.0), Event(1), Event(2), Div, Sub, Mul,
@@ -884,9 +884,9 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(4)
         .child_of("Store_Bound")
         .reads(&[
-            read("a", "OFFCORE_RESPONSE.DEMAND_RFO.LLC_MISS.REMOTE_HITM", "CORE"),
-            read("b", "OFFCORE_RESPONSE.DEMAND_RFO.LLC_HIT.HITM_OTHER_CORE", "CORE"),
-            read("c", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
+            read_core("a", "OFFCORE_RESPONSE.DEMAND_RFO.LLC_MISS.REMOTE_HITM"),
+            read_core("b", "OFFCORE_RESPONSE.DEMAND_RFO.LLC_HIT.HITM_OTHER_CORE"),
+            read_core("c", "CPU_CLK_UNHALTED.THREAD_P"),
         ])
         .computed_as("100 * ((200 * a + 60 * b) / c)", &[
             Num(100.0), Num(200.0), Event(0), Mul, Num(60.0), Event(1), Mul, Add, Event(2), Div,
@@ -900,9 +900,9 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(4)
         .child_of("Store_Bound")
         .reads(&[
-            read("a", "MEM_UOPS_RETIRED.SPLIT_STORES", "CORE"),
-            read("b", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
-            read("c", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
+            read_core("a", "MEM_UOPS_RETIRED.SPLIT_STORES"),
+            read_core("b", "CPU_CLK_UNHALTED.THREAD_P_ANY"),
+            read_core("c", "CPU_CLK_UNHALTED.THREAD_P"),
         ])
         .computed_as("100 * (2 * a / (b / 2 if HYPERTHREADING_ON else c))", &[
             Num(100.0), Num(2.0), Event(0), Mul, Const(Constant::HyperthreadingOn), Event(1),
@@ -917,10 +917,10 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(4)
         .child_of("Store_Bound")
         .reads(&[
-            read("a", "DTLB_STORE_MISSES.STLB_HIT", "CORE"),
-            read("b", "DTLB_STORE_MISSES.WALK_DURATION", "CORE").cmask(1),
-            read("c", "DTLB_STORE_MISSES.WALK_COMPLETED", "CORE"),
-            read("d", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
+            read_core("a", "DTLB_STORE_MISSES.STLB_HIT"),
+            read_core("b", "DTLB_STORE_MISSES.WALK_DURATION").cmask(1),
+            read_core("c", "DTLB_STORE_MISSES.WALK_COMPLETED"),
+            read_core("d", "CPU_CLK_UNHALTED.THREAD_P"),
         ])
         .computed_as("100 * ((8 * a + b + 7 * c) / d)", &[
             Num(100.0), Num(8.0), Event(0), Mul, Event(1), Add, Num(7.0), Event(2), Mul, Add,
@@ -935,22 +935,22 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(2)
         .child_of("Backend_Bound")
         .reads(&[
-            read("a", "IDQ_UOPS_NOT_DELIVERED.CORE", "CORE"),
-            read("b", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
-            read("c", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
-            read("d", "UOPS_ISSUED.ANY", "CORE"),
-            read("e", "UOPS_RETIRED.RETIRE_SLOTS", "CORE"),
-            read("f", "INT_MISC.RECOVERY_CYCLES_ANY", "CORE"),
-            read("g", "INT_MISC.RECOVERY_CYCLES", "CORE"),
-            read("h", "CYCLE_ACTIVITY.STALLS_MEM_ANY", "CORE"),
-            read("i", "RESOURCE_STALLS.SB", "CORE"),
-            read("j", "CYCLE_ACTIVITY.STALLS_TOTAL", "CORE"),
-            read("k", "UOPS_EXECUTED.CYCLES_GE_1_UOP_EXEC", "CORE"),
-            read("l", "UOPS_EXECUTED.CYCLES_GE_3_UOPS_EXEC", "CORE"),
-            read("m", "INST_RETIRED.ANY_P", "CORE"),
-            read("n", "UOPS_EXECUTED.CYCLES_GE_2_UOPS_EXEC", "CORE"),
-            read("o", "RS_EVENTS.EMPTY_CYCLES", "CORE"),
-            read("p", "IDQ_UOPS_NOT_DELIVERED.CYCLES_0_UOPS_DELIV.CORE", "CORE"),
+            read_core("a", "IDQ_UOPS_NOT_DELIVERED.CORE"),
+            read_core("b", "CPU_CLK_UNHALTED.THREAD_P_ANY"),
+            read_core("c", "CPU_CLK_UNHALTED.THREAD_P"),
+            read_core("d", "UOPS_ISSUED.ANY"),
+            read_core("e", "UOPS_RETIRED.RETIRE_SLOTS"),
+            read_core("f", "INT_MISC.RECOVERY_CYCLES_ANY"),
+            read_core("g", "INT_MISC.RECOVERY_CYCLES"),
+            read_core("h", "CYCLE_ACTIVITY.STALLS_MEM_ANY"),
+            read_core("i", "RESOURCE_STALLS.SB"),
+            read_core("j", "CYCLE_ACTIVITY.STALLS_TOTAL"),
+            read_core("k", "UOPS_EXECUTED.CYCLES_GE_1_UOP_EXEC"),
+            read_core("l", "UOPS_EXECUTED.CYCLES_GE_3_UOPS_EXEC"),
+            read_core("m", "INST_RETIRED.ANY_P"),
+            read_core("n", "UOPS_EXECUTED.CYCLES_GE_2_UOPS_EXEC"),
+            read_core("o", "RS_EVENTS.EMPTY_CYCLES"),
+            read_core("p", "IDQ_UOPS_NOT_DELIVERED.CYCLES_0_UOPS_DELIV.CORE"),
         ])
         .computed_as("100 * (1 - (a / (4 * (b / 2 if HYPERTHREADING_ON else c)) + (d - e + 4 * (f / 2 if HYPERTHREADING_ON else g)) / (4 * (b / 2 if HYPERTHREADING_ON else c)) + e / (4 * (b / 2 if HYPERTHREADING_ON else c))) - (h + i) / (j + k - (l if m / c > 1.8 else n) - (o if 4 * p / (4 * (b / 2 if HYPERTHREADING_ON else c)) > 0.1 else 0) + i) * (1 - (a / (4 * (b / 2 if HYPERTHREADING_ON else c)) + (d - e + 4 * (f / 2 if HYPERTHREADING_ON else g)) / (4 * (b / 2 if HYPERTHREADING_ON else c)) + e / (4 * (b / 2 if HYPERTHREADING_ON else c)))))", &[
             Num(100.0), Num(1.0), Event(0), Num(4.0), Const(Constant::HyperthreadingOn), Event(1),
@@ -976,9 +976,9 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(3)
         .child_of("Core_Bound")
         .reads(&[
-            read("a", "ARITH.FPU_DIV_ACTIVE", "CORE"),
-            read("b", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
-            read("c", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
+            read_core("a", "ARITH.FPU_DIV_ACTIVE"),
+            read_core("b", "CPU_CLK_UNHALTED.THREAD_P_ANY"),
+            read_core("c", "CPU_CLK_UNHALTED.THREAD_P"),
         ])
         .computed_as("100 * (a / (b / 2 if HYPERTHREADING_ON else c))", &[
             Num(100.0), Event(0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div,
@@ -992,17 +992,17 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(3)
         .child_of("Core_Bound")
         .reads(&[
-            read("a", "CYCLE_ACTIVITY.STALLS_TOTAL", "CORE"),
-            read("b", "UOPS_EXECUTED.CYCLES_GE_1_UOP_EXEC", "CORE"),
-            read("c", "UOPS_EXECUTED.CYCLES_GE_3_UOPS_EXEC", "CORE"),
-            read("d", "INST_RETIRED.ANY_P", "CORE"),
-            read("e", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
-            read("f", "UOPS_EXECUTED.CYCLES_GE_2_UOPS_EXEC", "CORE"),
-            read("g", "RS_EVENTS.EMPTY_CYCLES", "CORE"),
-            read("h", "IDQ_UOPS_NOT_DELIVERED.CYCLES_0_UOPS_DELIV.CORE", "CORE"),
-            read("i", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
-            read("j", "RESOURCE_STALLS.SB", "CORE"),
-            read("k", "CYCLE_ACTIVITY.STALLS_MEM_ANY", "CORE"),
+            read_core("a", "CYCLE_ACTIVITY.STALLS_TOTAL"),
+            read_core("b", "UOPS_EXECUTED.CYCLES_GE_1_UOP_EXEC"),
+            read_core("c", "UOPS_EXECUTED.CYCLES_GE_3_UOPS_EXEC"),
+            read_core("d", "INST_RETIRED.ANY_P"),
+            read_core("e", "CPU_CLK_UNHALTED.THREAD_P"),
+            read_core("f", "UOPS_EXECUTED.CYCLES_GE_2_UOPS_EXEC"),
+            read_core("g", "RS_EVENTS.EMPTY_CYCLES"),
+            read_core("h", "IDQ_UOPS_NOT_DELIVERED.CYCLES_0_UOPS_DELIV.CORE"),
+            read_core("i", "CPU_CLK_UNHALTED.THREAD_P_ANY"),
+            read_core("j", "RESOURCE_STALLS.SB"),
+            read_core("k", "CYCLE_ACTIVITY.STALLS_MEM_ANY"),
         ])
         .computed_as("100 * ((a + b - (c if d / e > 1.8 else f) - (g if 4 * h / (4 * (i / 2 if HYPERTHREADING_ON else e)) > 0.1 else 0) + j - j - k) / e)", &[
             Num(100.0), Event(0), Event(1), Add, Event(3), Event(4), Div, Num(1.8), Gt, Event(2),
@@ -1019,12 +1019,12 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(4)
         .child_of("Ports_Utilization")
         .reads(&[
-            read("a", "UOPS_EXECUTED.CORE", "CORE").cmask(1).inv(),
-            read("b", "CYCLE_ACTIVITY.STALLS_TOTAL", "CORE"),
-            read("c", "RS_EVENTS.EMPTY_CYCLES", "CORE"),
-            read("d", "IDQ_UOPS_NOT_DELIVERED.CYCLES_0_UOPS_DELIV.CORE", "CORE"),
-            read("e", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
-            read("f", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
+            read_core("a", "UOPS_EXECUTED.CORE").cmask(1).inv(),
+            read_core("b", "CYCLE_ACTIVITY.STALLS_TOTAL"),
+            read_core("c", "RS_EVENTS.EMPTY_CYCLES"),
+            read_core("d", "IDQ_UOPS_NOT_DELIVERED.CYCLES_0_UOPS_DELIV.CORE"),
+            read_core("e", "CPU_CLK_UNHALTED.THREAD_P_ANY"),
+            read_core("f", "CPU_CLK_UNHALTED.THREAD_P"),
         ])
         .computed_as("100 * ((a / 2 if HYPERTHREADING_ON else b - (c if 4 * d / (4 * (e / 2 if HYPERTHREADING_ON else f)) > 0.1 else 0)) / (e / 2 if HYPERTHREADING_ON else f))", &[
             Num(100.0), Const(Constant::HyperthreadingOn), Event(0), Num(2.0), Div, Event(1),
@@ -1042,12 +1042,12 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(4)
         .child_of("Ports_Utilization")
         .reads(&[
-            read("a", "UOPS_EXECUTED.CORE", "CORE").cmask(1),
-            read("b", "UOPS_EXECUTED.CORE", "CORE").cmask(2),
-            read("c", "UOPS_EXECUTED.CYCLES_GE_1_UOP_EXEC", "CORE"),
-            read("d", "UOPS_EXECUTED.CYCLES_GE_2_UOPS_EXEC", "CORE"),
-            read("e", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
-            read("f", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
+            read_core("a", "UOPS_EXECUTED.CORE").cmask(1),
+            read_core("b", "UOPS_EXECUTED.CORE").cmask(2),
+            read_core("c", "UOPS_EXECUTED.CYCLES_GE_1_UOP_EXEC"),
+            read_core("d", "UOPS_EXECUTED.CYCLES_GE_2_UOPS_EXEC"),
+            read_core("e", "CPU_CLK_UNHALTED.THREAD_P_ANY"),
+            read_core("f", "CPU_CLK_UNHALTED.THREAD_P"),
         ])
         .computed_as("100 * (((a - b) / 2 if HYPERTHREADING_ON else c - d) / (e / 2 if HYPERTHREADING_ON else f))", &[
             Num(100.0), Const(Constant::HyperthreadingOn), Event(0), Event(1), Sub, Num(2.0), Div,
@@ -1063,12 +1063,12 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(4)
         .child_of("Ports_Utilization")
         .reads(&[
-            read("a", "UOPS_EXECUTED.CORE", "CORE").cmask(2),
-            read("b", "UOPS_EXECUTED.CORE", "CORE").cmask(3),
-            read("c", "UOPS_EXECUTED.CYCLES_GE_2_UOPS_EXEC", "CORE"),
-            read("d", "UOPS_EXECUTED.CYCLES_GE_3_UOPS_EXEC", "CORE"),
-            read("e", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
-            read("f", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
+            read_core("a", "UOPS_EXECUTED.CORE").cmask(2),
+            read_core("b", "UOPS_EXECUTED.CORE").cmask(3),
+            read_core("c", "UOPS_EXECUTED.CYCLES_GE_2_UOPS_EXEC"),
+            read_core("d", "UOPS_EXECUTED.CYCLES_GE_3_UOPS_EXEC"),
+            read_core("e", "CPU_CLK_UNHALTED.THREAD_P_ANY"),
+            read_core("f", "CPU_CLK_UNHALTED.THREAD_P"),
         ])
         .computed_as("100 * (((a - b) / 2 if HYPERTHREADING_ON else c - d) / (e / 2 if HYPERTHREADING_ON else f))", &[
             Num(100.0), Const(Constant::HyperthreadingOn), Event(0), Event(1), Sub, Num(2.0), Div,
@@ -1084,10 +1084,10 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(4)
         .child_of("Ports_Utilization")
         .reads(&[
-            read("a", "UOPS_EXECUTED.CORE", "CORE").cmask(3),
-            read("b", "UOPS_EXECUTED.CYCLES_GE_3_UOPS_EXEC", "CORE"),
-            read("c", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
-            read("d", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
+            read_core("a", "UOPS_EXECUTED.CORE").cmask(3),
+            read_core("b", "UOPS_EXECUTED.CYCLES_GE_3_UOPS_EXEC"),
+            read_core("c", "CPU_CLK_UNHALTED.THREAD_P_ANY"),
+            read_core("d", "CPU_CLK_UNHALTED.THREAD_P"),
         ])
         .computed_as("100 * ((a / 2 if HYPERTHREADING_ON else b) / (c / 2 if HYPERTHREADING_ON else d))", &[
             Num(100.0), Const(Constant::HyperthreadingOn), Event(0), Num(2.0), Div, Event(1),
@@ -1102,12 +1102,12 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(5)
         .child_of("Ports_Utilized_3m")
         .reads(&[
-            read("a", "UOPS_DISPATCHED_PORT.PORT_0", "CORE"),
-            read("b", "UOPS_DISPATCHED_PORT.PORT_1", "CORE"),
-            read("c", "UOPS_DISPATCHED_PORT.PORT_5", "CORE"),
-            read("d", "UOPS_DISPATCHED_PORT.PORT_6", "CORE"),
-            read("e", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
-            read("f", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
+            read_core("a", "UOPS_DISPATCHED_PORT.PORT_0"),
+            read_core("b", "UOPS_DISPATCHED_PORT.PORT_1"),
+            read_core("c", "UOPS_DISPATCHED_PORT.PORT_5"),
+            read_core("d", "UOPS_DISPATCHED_PORT.PORT_6"),
+            read_core("e", "CPU_CLK_UNHALTED.THREAD_P_ANY"),
+            read_core("f", "CPU_CLK_UNHALTED.THREAD_P"),
         ])
         .computed_as("100 * ((a + b + c + d) / (4 * (e / 2 if HYPERTHREADING_ON else f)))", &[
             Num(100.0), Event(0), Event(1), Add, Event(2), Add, Event(3), Add, Num(4.0),
@@ -1120,9 +1120,9 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(6)
         .child_of("ALU_Op_Utilization")
         .reads(&[
-            read("a", "UOPS_DISPATCHED_PORT.PORT_0", "CORE"),
-            read("b", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
-            read("c", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
+            read_core("a", "UOPS_DISPATCHED_PORT.PORT_0"),
+            read_core("b", "CPU_CLK_UNHALTED.THREAD_P_ANY"),
+            read_core("c", "CPU_CLK_UNHALTED.THREAD_P"),
         ])
         .computed_as("100 * (a / (b / 2 if HYPERTHREADING_ON else c))", &[
             Num(100.0), Event(0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div,
@@ -1133,9 +1133,9 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(6)
         .child_of("ALU_Op_Utilization")
         .reads(&[
-            read("a", "UOPS_DISPATCHED_PORT.PORT_1", "CORE"),
-            read("b", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
-            read("c", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
+            read_core("a", "UOPS_DISPATCHED_PORT.PORT_1"),
+            read_core("b", "CPU_CLK_UNHALTED.THREAD_P_ANY"),
+            read_core("c", "CPU_CLK_UNHALTED.THREAD_P"),
         ])
         .computed_as("100 * (a / (b / 2 if HYPERTHREADING_ON else c))", &[
             Num(100.0), Event(0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div,
@@ -1146,9 +1146,9 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(6)
         .child_of("ALU_Op_Utilization")
         .reads(&[
-            read("a", "UOPS_DISPATCHED_PORT.PORT_5", "CORE"),
-            read("b", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
-            read("c", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
+            read_core("a", "UOPS_DISPATCHED_PORT.PORT_5"),
+            read_core("b", "CPU_CLK_UNHALTED.THREAD_P_ANY"),
+            read_core("c", "CPU_CLK_UNHALTED.THREAD_P"),
         ])
         .computed_as("100 * (a / (b / 2 if HYPERTHREADING_ON else c))", &[
             Num(100.0), Event(0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div,
@@ -1159,9 +1159,9 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(6)
         .child_of("ALU_Op_Utilization")
         .reads(&[
-            read("a", "UOPS_DISPATCHED_PORT.PORT_6", "CORE"),
-            read("b", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
-            read("c", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
+            read_core("a", "UOPS_DISPATCHED_PORT.PORT_6"),
+            read_core("b", "CPU_CLK_UNHALTED.THREAD_P_ANY"),
+            read_core("c", "CPU_CLK_UNHALTED.THREAD_P"),
         ])
         .computed_as("100 * (a / (b / 2 if HYPERTHREADING_ON else c))", &[
             Num(100.0), Event(0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div,
@@ -1172,12 +1172,12 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(5)
         .child_of("Ports_Utilized_3m")
         .reads(&[
-            read("a", "UOPS_DISPATCHED_PORT.PORT_2", "CORE"),
-            read("b", "UOPS_DISPATCHED_PORT.PORT_3", "CORE"),
-            read("c", "UOPS_DISPATCHED_PORT.PORT_7", "CORE"),
-            read("d", "UOPS_DISPATCHED_PORT.PORT_4", "CORE"),
-            read("e", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
-            read("f", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
+            read_core("a", "UOPS_DISPATCHED_PORT.PORT_2"),
+            read_core("b", "UOPS_DISPATCHED_PORT.PORT_3"),
+            read_core("c", "UOPS_DISPATCHED_PORT.PORT_7"),
+            read_core("d", "UOPS_DISPATCHED_PORT.PORT_4"),
+            read_core("e", "CPU_CLK_UNHALTED.THREAD_P_ANY"),
+            read_core("f", "CPU_CLK_UNHALTED.THREAD_P"),
         ])
         .computed_as("100 * ((a + b + c - d) / (2 * (e / 2 if HYPERTHREADING_ON else f)))", &[
             Num(100.0), Event(0), Event(1), Add, Event(2), Add, Event(3), Sub, Num(2.0),
@@ -1189,9 +1189,9 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(6)
         .child_of("Load_Op_Utilization")
         .reads(&[
-            read("a", "UOPS_DISPATCHED_PORT.PORT_2", "CORE"),
-            read("b", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
-            read("c", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
+            read_core("a", "UOPS_DISPATCHED_PORT.PORT_2"),
+            read_core("b", "CPU_CLK_UNHALTED.THREAD_P_ANY"),
+            read_core("c", "CPU_CLK_UNHALTED.THREAD_P"),
         ])
         .computed_as("100 * (a / (b / 2 if HYPERTHREADING_ON else c))", &[
             Num(100.0), Event(0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div,
@@ -1202,9 +1202,9 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(6)
         .child_of("Load_Op_Utilization")
         .reads(&[
-            read("a", "UOPS_DISPATCHED_PORT.PORT_3", "CORE"),
-            read("b", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
-            read("c", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
+            read_core("a", "UOPS_DISPATCHED_PORT.PORT_3"),
+            read_core("b", "CPU_CLK_UNHALTED.THREAD_P_ANY"),
+            read_core("c", "CPU_CLK_UNHALTED.THREAD_P"),
         ])
         .computed_as("100 * (a / (b / 2 if HYPERTHREADING_ON else c))", &[
             Num(100.0), Event(0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div,
@@ -1215,9 +1215,9 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(5)
         .child_of("Ports_Utilized_3m")
         .reads(&[
-            read("a", "UOPS_DISPATCHED_PORT.PORT_4", "CORE"),
-            read("b", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
-            read("c", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
+            read_core("a", "UOPS_DISPATCHED_PORT.PORT_4"),
+            read_core("b", "CPU_CLK_UNHALTED.THREAD_P_ANY"),
+            read_core("c", "CPU_CLK_UNHALTED.THREAD_P"),
         ])
         .computed_as("100 * (a / (b / 2 if HYPERTHREADING_ON else c))", &[
             Num(100.0), Event(0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div,
@@ -1228,9 +1228,9 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(6)
         .child_of("Store_Op_Utilization")
         .reads(&[
-            read("a", "UOPS_DISPATCHED_PORT.PORT_4", "CORE"),
-            read("b", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
-            read("c", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
+            read_core("a", "UOPS_DISPATCHED_PORT.PORT_4"),
+            read_core("b", "CPU_CLK_UNHALTED.THREAD_P_ANY"),
+            read_core("c", "CPU_CLK_UNHALTED.THREAD_P"),
         ])
         .computed_as("100 * (a / (b / 2 if HYPERTHREADING_ON else c))", &[
             Num(100.0), Event(0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div,
@@ -1241,9 +1241,9 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(6)
         .child_of("Store_Op_Utilization")
         .reads(&[
-            read("a", "UOPS_DISPATCHED_PORT.PORT_7", "CORE"),
-            read("b", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
-            read("c", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
+            read_core("a", "UOPS_DISPATCHED_PORT.PORT_7"),
+            read_core("b", "CPU_CLK_UNHALTED.THREAD_P_ANY"),
+            read_core("c", "CPU_CLK_UNHALTED.THREAD_P"),
         ])
         .computed_as("100 * (a / (b / 2 if HYPERTHREADING_ON else c))", &[
             Num(100.0), Event(0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div,
@@ -1253,9 +1253,9 @@ pub static METRICS: &[MetricInfo] = &[
     metric("Retiring", "percent", "TMA", Cpu)
         .in_groups(&["BvUW", "TmaL1"])
         .reads(&[
-            read("a", "UOPS_RETIRED.RETIRE_SLOTS", "CORE"),
-            read("b", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
-            read("c", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
+            read_core("a", "UOPS_RETIRED.RETIRE_SLOTS"),
+            read_core("b", "CPU_CLK_UNHALTED.THREAD_P_ANY"),
+            read_core("c", "CPU_CLK_UNHALTED.THREAD_P"),
         ])
         .computed_as("100 * (a / (4 * (b / 2 if HYPERTHREADING_ON else c)))", &[
             Num(100.0), Event(0), Num(4.0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0),
@@ -1267,11 +1267,11 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(2)
         .child_of("Retiring")
         .reads(&[
-            read("a", "UOPS_RETIRED.RETIRE_SLOTS", "CORE"),
-            read("b", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
-            read("c", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
-            read("d", "UOPS_ISSUED.ANY", "CORE"),
-            read("e", "IDQ.MS_UOPS", "CORE"),
+            read_core("a", "UOPS_RETIRED.RETIRE_SLOTS"),
+            read_core("b", "CPU_CLK_UNHALTED.THREAD_P_ANY"),
+            read_core("c", "CPU_CLK_UNHALTED.THREAD_P"),
+            read_core("d", "UOPS_ISSUED.ANY"),
+            read_core("e", "IDQ.MS_UOPS"),
         ])
         .computed_as("100 * (a / (4 * (b / 2 if HYPERTHREADING_ON else c)) - a / d * e / (4 * (b / 2 if HYPERTHREADING_ON else c)))", &[
             Num(100.0), Event(0), Num(4.0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0),
@@ -1285,11 +1285,11 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(3)
         .child_of("Light_Operations")
         .reads(&[
-            read("a", "INST_RETIRED.X87", "CORE"),
-            read("b", "UOPS_RETIRED.RETIRE_SLOTS", "CORE"),
-            read("c", "INST_RETIRED.ANY_P", "CORE"),
-            read("d", "FP_ARITH_INST_RETIRED.SCALAR", "CORE"),
-            read("e", "FP_ARITH_INST_RETIRED.VECTOR", "CORE"),
+            read_core("a", "INST_RETIRED.X87"),
+            read_core("b", "UOPS_RETIRED.RETIRE_SLOTS"),
+            read_core("c", "INST_RETIRED.ANY_P"),
+            read_core("d", "FP_ARITH_INST_RETIRED.SCALAR"),
+            read_core("e", "FP_ARITH_INST_RETIRED.VECTOR"),
         ])
         .computed_as("100 * (a * (b / c) / b + d / b + e / b)", &[
             Num(100.0), Event(0), Event(1), Event(2), Div, Mul, Event(1), Div, Event(3), Event(1),
@@ -1301,9 +1301,9 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(4)
         .child_of("FP_Arith")
         .reads(&[
-            read("a", "INST_RETIRED.X87", "CORE"),
-            read("b", "UOPS_RETIRED.RETIRE_SLOTS", "CORE"),
-            read("c", "INST_RETIRED.ANY_P", "CORE"),
+            read_core("a", "INST_RETIRED.X87"),
+            read_core("b", "UOPS_RETIRED.RETIRE_SLOTS"),
+            read_core("c", "INST_RETIRED.ANY_P"),
         ])
         .computed_as("100 * (a * (b / c) / b)", &[
             Num(100.0), Event(0), Event(1), Event(2), Div, Mul, Event(1), Div, Mul,
@@ -1316,8 +1316,8 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(4)
         .child_of("FP_Arith")
         .reads(&[
-            read("a", "FP_ARITH_INST_RETIRED.SCALAR", "CORE"),
-            read("b", "UOPS_RETIRED.RETIRE_SLOTS", "CORE"),
+            read_core("a", "FP_ARITH_INST_RETIRED.SCALAR"),
+            read_core("b", "UOPS_RETIRED.RETIRE_SLOTS"),
         ])
         .computed_as("100 * (a / b)", &[Num(100.0), Event(0), Event(1), Div, Mul])
         .threshold_when(&["FP_Scalar", "FP_Arith", "Light_Operations"], "min(min(FP_Scalar > 10, FP_Arith > 20), Light_Operations > 60)", &[
@@ -1328,8 +1328,8 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(4)
         .child_of("FP_Arith")
         .reads(&[
-            read("a", "FP_ARITH_INST_RETIRED.VECTOR", "CORE"),
-            read("b", "UOPS_RETIRED.RETIRE_SLOTS", "CORE"),
+            read_core("a", "FP_ARITH_INST_RETIRED.VECTOR"),
+            read_core("b", "UOPS_RETIRED.RETIRE_SLOTS"),
         ])
         .computed_as("100 * (a / b)", &[Num(100.0), Event(0), Event(1), Div, Mul])
         .threshold_when(&["FP_Vector", "FP_Arith", "Light_Operations"], "min(min(FP_Vector > 10, FP_Arith > 20), Light_Operations > 60)", &[
@@ -1340,9 +1340,9 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(5)
         .child_of("FP_Vector")
         .reads(&[
-            read("a", "FP_ARITH_INST_RETIRED.128B_PACKED_DOUBLE", "CORE"),
-            read("b", "FP_ARITH_INST_RETIRED.128B_PACKED_SINGLE", "CORE"),
-            read("c", "UOPS_RETIRED.RETIRE_SLOTS", "CORE"),
+            read_core("a", "FP_ARITH_INST_RETIRED.128B_PACKED_DOUBLE"),
+            read_core("b", "FP_ARITH_INST_RETIRED.128B_PACKED_SINGLE"),
+            read_core("c", "UOPS_RETIRED.RETIRE_SLOTS"),
         ])
         .computed_as("100 * ((a + b) / c)", &[Num(100.0), Event(0), Event(1), Add, Event(2), Div, Mul])
         .threshold_when(&["FP_Vector_128b", "FP_Vector", "FP_Arith", "Light_Operations"], "min(min(min(FP_Vector_128b > 10, FP_Vector > 10), FP_Arith > 20), Light_Operations > 60)", &[
@@ -1354,9 +1354,9 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(5)
         .child_of("FP_Vector")
         .reads(&[
-            read("a", "FP_ARITH_INST_RETIRED.256B_PACKED_DOUBLE", "CORE"),
-            read("b", "FP_ARITH_INST_RETIRED.256B_PACKED_SINGLE", "CORE"),
-            read("c", "UOPS_RETIRED.RETIRE_SLOTS", "CORE"),
+            read_core("a", "FP_ARITH_INST_RETIRED.256B_PACKED_DOUBLE"),
+            read_core("b", "FP_ARITH_INST_RETIRED.256B_PACKED_SINGLE"),
+            read_core("c", "UOPS_RETIRED.RETIRE_SLOTS"),
         ])
         .computed_as("100 * ((a + b) / c)", &[Num(100.0), Event(0), Event(1), Add, Event(2), Div, Mul])
         .threshold_when(&["FP_Vector_256b", "FP_Vector", "FP_Arith", "Light_Operations"], "min(min(min(FP_Vector_256b > 10, FP_Vector > 10), FP_Arith > 20), Light_Operations > 60)", &[
@@ -1368,11 +1368,11 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(2)
         .child_of("Retiring")
         .reads(&[
-            read("a", "UOPS_RETIRED.RETIRE_SLOTS", "CORE"),
-            read("b", "UOPS_ISSUED.ANY", "CORE"),
-            read("c", "IDQ.MS_UOPS", "CORE"),
-            read("d", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
-            read("e", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
+            read_core("a", "UOPS_RETIRED.RETIRE_SLOTS"),
+            read_core("b", "UOPS_ISSUED.ANY"),
+            read_core("c", "IDQ.MS_UOPS"),
+            read_core("d", "CPU_CLK_UNHALTED.THREAD_P_ANY"),
+            read_core("e", "CPU_CLK_UNHALTED.THREAD_P"),
         ])
         .computed_as("100 * (a / b * c / (4 * (d / 2 if HYPERTHREADING_ON else e)))", &[
             Num(100.0), Event(0), Event(1), Div, Event(2), Mul, Num(4.0),
@@ -1385,11 +1385,11 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(3)
         .child_of("Heavy_Operations")
         .reads(&[
-            read("a", "UOPS_RETIRED.RETIRE_SLOTS", "CORE"),
-            read("b", "UOPS_ISSUED.ANY", "CORE"),
-            read("c", "IDQ.MS_UOPS", "CORE"),
-            read("d", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
-            read("e", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
+            read_core("a", "UOPS_RETIRED.RETIRE_SLOTS"),
+            read_core("b", "UOPS_ISSUED.ANY"),
+            read_core("c", "IDQ.MS_UOPS"),
+            read_core("d", "CPU_CLK_UNHALTED.THREAD_P_ANY"),
+            read_core("e", "CPU_CLK_UNHALTED.THREAD_P"),
         ])
         .computed_as("100 * (a / b * c / (4 * (d / 2 if HYPERTHREADING_ON else e)))", &[
             Num(100.0), Event(0), Event(1), Div, Event(2), Mul, Num(4.0),
@@ -1402,9 +1402,9 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(4)
         .child_of("Microcode_Sequencer")
         .reads(&[
-            read("a", "OTHER_ASSISTS.ANY_WB_ASSIST", "CORE"),
-            read("b", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
-            read("c", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
+            read_core("a", "OTHER_ASSISTS.ANY_WB_ASSIST"),
+            read_core("b", "CPU_CLK_UNHALTED.THREAD_P_ANY"),
+            read_core("c", "CPU_CLK_UNHALTED.THREAD_P"),
         ])
         .computed_as("100 * (66 * a / (4 * (b / 2 if HYPERTHREADING_ON else c)))", &[
             Num(100.0), Num(66.0), Event(0), Mul, Num(4.0), Const(Constant::HyperthreadingOn),
@@ -1417,12 +1417,12 @@ pub static METRICS: &[MetricInfo] = &[
         .at_level(4)
         .child_of("Microcode_Sequencer")
         .reads(&[
-            read("a", "UOPS_RETIRED.RETIRE_SLOTS", "CORE"),
-            read("b", "UOPS_ISSUED.ANY", "CORE"),
-            read("c", "IDQ.MS_UOPS", "CORE"),
-            read("d", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
-            read("e", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
-            read("f", "OTHER_ASSISTS.ANY_WB_ASSIST", "CORE"),
+            read_core("a", "UOPS_RETIRED.RETIRE_SLOTS"),
+            read_core("b", "UOPS_ISSUED.ANY"),
+            read_core("c", "IDQ.MS_UOPS"),
+            read_core("d", "CPU_CLK_UNHALTED.THREAD_P_ANY"),
+            read_core("e", "CPU_CLK_UNHALTED.THREAD_P"),
+            read_core("f", "OTHER_ASSISTS.ANY_WB_ASSIST"),
         ])
         .computed_as("100 * max(0, a / b * c / (4 * (d / 2 if HYPERTHREADING_ON else e)) - 66 * f / (4 * (d / 2 if HYPERTHREADING_ON else e)))", &[
             Num(100.0), Num(0.0), Event(0), Event(1), Div, Event(2), Mul, Num(4.0),
@@ -1436,44 +1436,44 @@ pub static METRICS: &[MetricInfo] = &[
     metric("Info_Thread_IPC", "", "TMA", Cpu)
         .in_groups(&["Ret", "Summary"])
         .reads(&[
-            read("a", "INST_RETIRED.ANY_P", "CORE"),
-            read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
+            read_core("a", "INST_RETIRED.ANY_P"),
+            read_core("b", "CPU_CLK_UNHALTED.THREAD_P"),
         ])
         .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("Info_Thread_UopPI", "", "TMA", Cpu)
         .in_groups(&["Pipeline", "Ret", "Retire"])
         .reads(&[
-            read("a", "UOPS_RETIRED.RETIRE_SLOTS", "CORE"),
-            read("b", "INST_RETIRED.ANY_P", "CORE"),
+            read_core("a", "UOPS_RETIRED.RETIRE_SLOTS"),
+            read_core("b", "INST_RETIRED.ANY_P"),
         ])
         .computed_as("a / b", &[Event(0), Event(1), Div])
         .threshold_when(&["Info_Thread_UopPI"], "Info_Thread_UopPI > 1.05", &[Event(0), Num(1.05), Gt]),
     metric("Info_Thread_UpTB", "", "TMA", Cpu)
         .in_groups(&["Branches", "Fed", "FetchBW"])
         .reads(&[
-            read("a", "UOPS_RETIRED.RETIRE_SLOTS", "CORE"),
-            read("b", "BR_INST_RETIRED.NEAR_TAKEN", "CORE"),
+            read_core("a", "UOPS_RETIRED.RETIRE_SLOTS"),
+            read_core("b", "BR_INST_RETIRED.NEAR_TAKEN"),
         ])
         .computed_as("a / b", &[Event(0), Event(1), Div])
         .threshold_when(&["Info_Thread_UpTB"], "Info_Thread_UpTB < 4 * 1.5", &[Event(0), Num(4.0), Num(1.5), Mul, Lt]),
     metric("Info_Thread_CPI", "per instruction", "TMA", Cpu)
         .in_groups(&["Pipeline", "Mem"])
         .reads(&[
-            read("a", "INST_RETIRED.ANY_P", "CORE"),
-            read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
+            read_core("a", "INST_RETIRED.ANY_P"),
+            read_core("b", "CPU_CLK_UNHALTED.THREAD_P"),
         ])
         .computed_as("1 / (a / b)", &[Num(1.0), Event(0), Event(1), Div, Div]),
     metric("Info_Thread_CLKS", "", "TMA", Cpu)
         .in_groups(&["Pipeline"])
         .reads(&[
-            read("a", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
+            read_core("a", "CPU_CLK_UNHALTED.THREAD_P"),
         ])
         .computed_as("a", &[Event(0)]),
     metric("Info_Thread_SLOTS", "", "TMA", Cpu)
         .in_groups(&["TmaL1"])
         .reads(&[
-            read("a", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
-            read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
+            read_core("a", "CPU_CLK_UNHALTED.THREAD_P_ANY"),
+            read_core("b", "CPU_CLK_UNHALTED.THREAD_P"),
         ])
         .computed_as("4 * (a / 2 if HYPERTHREADING_ON else b)", &[
             Num(4.0), Const(Constant::HyperthreadingOn), Event(0), Num(2.0), Div, Event(1), Select,
@@ -1482,16 +1482,16 @@ pub static METRICS: &[MetricInfo] = &[
     metric("Info_Thread_Execute_per_Issue", "", "TMA", Cpu)
         .in_groups(&["Cor", "Pipeline"])
         .reads(&[
-            read("a", "UOPS_EXECUTED.THREAD", "CORE"),
-            read("b", "UOPS_ISSUED.ANY", "CORE"),
+            read_core("a", "UOPS_EXECUTED.THREAD"),
+            read_core("b", "UOPS_ISSUED.ANY"),
         ])
         .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("Info_Core_CoreIPC", "", "TMA", Cpu)
         .in_groups(&["Ret", "SMT", "TmaL1"])
         .reads(&[
-            read("a", "INST_RETIRED.ANY_P", "CORE"),
-            read("b", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
-            read("c", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
+            read_core("a", "INST_RETIRED.ANY_P"),
+            read_core("b", "CPU_CLK_UNHALTED.THREAD_P_ANY"),
+            read_core("c", "CPU_CLK_UNHALTED.THREAD_P"),
         ])
         .computed_as("a / (b / 2 if HYPERTHREADING_ON else c)", &[
             Event(0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div, Event(2), Select,
@@ -1500,12 +1500,12 @@ pub static METRICS: &[MetricInfo] = &[
     metric("Info_Core_FLOPc", "", "TMA", Cpu)
         .in_groups(&["Ret", "Flops"])
         .reads(&[
-            read("a", "FP_ARITH_INST_RETIRED.SCALAR", "CORE"),
-            read("b", "FP_ARITH_INST_RETIRED.128B_PACKED_DOUBLE", "CORE"),
-            read("c", "FP_ARITH_INST_RETIRED.4_FLOPS", "CORE"),
-            read("d", "FP_ARITH_INST_RETIRED.256B_PACKED_SINGLE", "CORE"),
-            read("e", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
-            read("f", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
+            read_core("a", "FP_ARITH_INST_RETIRED.SCALAR"),
+            read_core("b", "FP_ARITH_INST_RETIRED.128B_PACKED_DOUBLE"),
+            read_core("c", "FP_ARITH_INST_RETIRED.4_FLOPS"),
+            read_core("d", "FP_ARITH_INST_RETIRED.256B_PACKED_SINGLE"),
+            read_core("e", "CPU_CLK_UNHALTED.THREAD_P_ANY"),
+            read_core("f", "CPU_CLK_UNHALTED.THREAD_P"),
         ])
         .computed_as("(a + 2 * b + 4 * c + 8 * d) / (e / 2 if HYPERTHREADING_ON else f)", &[
             Event(0), Num(2.0), Event(1), Mul, Add, Num(4.0), Event(2), Mul, Add, Num(8.0),
@@ -1515,10 +1515,10 @@ pub static METRICS: &[MetricInfo] = &[
     metric("Info_Core_FP_Arith_Utilization", "", "TMA", Cpu)
         .in_groups(&["Cor", "Flops", "HPC"])
         .reads(&[
-            read("a", "FP_ARITH_INST_RETIRED.SCALAR", "CORE"),
-            read("b", "FP_ARITH_INST_RETIRED.VECTOR", "CORE"),
-            read("c", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
-            read("d", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
+            read_core("a", "FP_ARITH_INST_RETIRED.SCALAR"),
+            read_core("b", "FP_ARITH_INST_RETIRED.VECTOR"),
+            read_core("c", "CPU_CLK_UNHALTED.THREAD_P_ANY"),
+            read_core("d", "CPU_CLK_UNHALTED.THREAD_P"),
         ])
         .computed_as("(a + b) / (2 * (c / 2 if HYPERTHREADING_ON else d))", &[
             Event(0), Event(1), Add, Num(2.0), Const(Constant::HyperthreadingOn), Event(2),
@@ -1527,15 +1527,15 @@ pub static METRICS: &[MetricInfo] = &[
     metric("Info_Core_ILP", "", "TMA", Cpu)
         .in_groups(&["Backend", "Cor", "Pipeline", "PortsUtil"])
         .reads(&[
-            read("a", "UOPS_EXECUTED.THREAD", "CORE"),
-            read("b", "UOPS_EXECUTED.THREAD", "CORE").cmask(1),
+            read_core("a", "UOPS_EXECUTED.THREAD"),
+            read_core("b", "UOPS_EXECUTED.THREAD").cmask(1),
         ])
         .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("Info_Core_CORE_CLKS", "", "TMA", Cpu)
         .in_groups(&["SMT"])
         .reads(&[
-            read("a", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
-            read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
+            read_core("a", "CPU_CLK_UNHALTED.THREAD_P_ANY"),
+            read_core("b", "CPU_CLK_UNHALTED.THREAD_P"),
         ])
         .computed_as("a / 2 if HYPERTHREADING_ON else b", &[
             Const(Constant::HyperthreadingOn), Event(0), Num(2.0), Div, Event(1), Select,
@@ -1543,58 +1543,58 @@ pub static METRICS: &[MetricInfo] = &[
     metric("Info_Inst_Mix_IpLoad", "", "TMA", Cpu)
         .in_groups(&["InsType"])
         .reads(&[
-            read("a", "INST_RETIRED.ANY_P", "CORE"),
-            read("b", "MEM_UOPS_RETIRED.ALL_LOADS", "CORE"),
+            read_core("a", "INST_RETIRED.ANY_P"),
+            read_core("b", "MEM_UOPS_RETIRED.ALL_LOADS"),
         ])
         .computed_as("a / b", &[Event(0), Event(1), Div])
         .threshold_when(&["Info_Inst_Mix_IpLoad"], "Info_Inst_Mix_IpLoad < 3", &[Event(0), Num(3.0), Lt]),
     metric("Info_Inst_Mix_IpStore", "", "TMA", Cpu)
         .in_groups(&["InsType"])
         .reads(&[
-            read("a", "INST_RETIRED.ANY_P", "CORE"),
-            read("b", "MEM_UOPS_RETIRED.ALL_STORES", "CORE"),
+            read_core("a", "INST_RETIRED.ANY_P"),
+            read_core("b", "MEM_UOPS_RETIRED.ALL_STORES"),
         ])
         .computed_as("a / b", &[Event(0), Event(1), Div])
         .threshold_when(&["Info_Inst_Mix_IpStore"], "Info_Inst_Mix_IpStore < 8", &[Event(0), Num(8.0), Lt]),
     metric("Info_Inst_Mix_IpBranch", "", "TMA", Cpu)
         .in_groups(&["Branches", "Fed", "InsType"])
         .reads(&[
-            read("a", "INST_RETIRED.ANY_P", "CORE"),
-            read("b", "BR_INST_RETIRED.ALL_BRANCHES", "CORE"),
+            read_core("a", "INST_RETIRED.ANY_P"),
+            read_core("b", "BR_INST_RETIRED.ALL_BRANCHES"),
         ])
         .computed_as("a / b", &[Event(0), Event(1), Div])
         .threshold_when(&["Info_Inst_Mix_IpBranch"], "Info_Inst_Mix_IpBranch < 8", &[Event(0), Num(8.0), Lt]),
     metric("Info_Inst_Mix_IpCall", "", "TMA", Cpu)
         .in_groups(&["Branches", "Fed", "PGO"])
         .reads(&[
-            read("a", "INST_RETIRED.ANY_P", "CORE"),
-            read("b", "BR_INST_RETIRED.NEAR_CALL", "CORE"),
+            read_core("a", "INST_RETIRED.ANY_P"),
+            read_core("b", "BR_INST_RETIRED.NEAR_CALL"),
         ])
         .computed_as("a / b", &[Event(0), Event(1), Div])
         .threshold_when(&["Info_Inst_Mix_IpCall"], "Info_Inst_Mix_IpCall < 200", &[Event(0), Num(200.0), Lt]),
     metric("Info_Inst_Mix_IpTB", "", "TMA", Cpu)
         .in_groups(&["Branches", "Fed", "FetchBW", "Frontend", "PGO"])
         .reads(&[
-            read("a", "INST_RETIRED.ANY_P", "CORE"),
-            read("b", "BR_INST_RETIRED.NEAR_TAKEN", "CORE"),
+            read_core("a", "INST_RETIRED.ANY_P"),
+            read_core("b", "BR_INST_RETIRED.NEAR_TAKEN"),
         ])
         .computed_as("a / b", &[Event(0), Event(1), Div])
         .threshold_when(&["Info_Inst_Mix_IpTB"], "Info_Inst_Mix_IpTB < 4 * 2 + 1", &[Event(0), Num(4.0), Num(2.0), Mul, Num(1.0), Add, Lt]),
     metric("Info_Inst_Mix_BpTkBranch", "", "TMA", Cpu)
         .in_groups(&["Branches", "Fed", "PGO"])
         .reads(&[
-            read("a", "BR_INST_RETIRED.ALL_BRANCHES", "CORE"),
-            read("b", "BR_INST_RETIRED.NEAR_TAKEN", "CORE"),
+            read_core("a", "BR_INST_RETIRED.ALL_BRANCHES"),
+            read_core("b", "BR_INST_RETIRED.NEAR_TAKEN"),
         ])
         .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("Info_Inst_Mix_IpFLOP", "", "TMA", Cpu)
         .in_groups(&["Flops", "InsType"])
         .reads(&[
-            read("a", "INST_RETIRED.ANY_P", "CORE"),
-            read("b", "FP_ARITH_INST_RETIRED.SCALAR", "CORE"),
-            read("c", "FP_ARITH_INST_RETIRED.128B_PACKED_DOUBLE", "CORE"),
-            read("d", "FP_ARITH_INST_RETIRED.4_FLOPS", "CORE"),
-            read("e", "FP_ARITH_INST_RETIRED.256B_PACKED_SINGLE", "CORE"),
+            read_core("a", "INST_RETIRED.ANY_P"),
+            read_core("b", "FP_ARITH_INST_RETIRED.SCALAR"),
+            read_core("c", "FP_ARITH_INST_RETIRED.128B_PACKED_DOUBLE"),
+            read_core("d", "FP_ARITH_INST_RETIRED.4_FLOPS"),
+            read_core("e", "FP_ARITH_INST_RETIRED.256B_PACKED_SINGLE"),
         ])
         .computed_as("a / (b + 2 * c + 4 * d + 8 * e)", &[
             Event(0), Event(1), Num(2.0), Event(2), Mul, Add, Num(4.0), Event(3), Mul, Add,
@@ -1604,65 +1604,65 @@ pub static METRICS: &[MetricInfo] = &[
     metric("Info_Inst_Mix_IpArith", "", "TMA", Cpu)
         .in_groups(&["Flops", "InsType"])
         .reads(&[
-            read("a", "INST_RETIRED.ANY_P", "CORE"),
-            read("b", "FP_ARITH_INST_RETIRED.SCALAR", "CORE"),
-            read("c", "FP_ARITH_INST_RETIRED.VECTOR", "CORE"),
+            read_core("a", "INST_RETIRED.ANY_P"),
+            read_core("b", "FP_ARITH_INST_RETIRED.SCALAR"),
+            read_core("c", "FP_ARITH_INST_RETIRED.VECTOR"),
         ])
         .computed_as("a / (b + c)", &[Event(0), Event(1), Event(2), Add, Div])
         .threshold_when(&["Info_Inst_Mix_IpArith"], "Info_Inst_Mix_IpArith < 10", &[Event(0), Num(10.0), Lt]),
     metric("Info_Inst_Mix_IpArith_Scalar_SP", "", "TMA", Cpu)
         .in_groups(&["Flops", "FpScalar", "InsType"])
         .reads(&[
-            read("a", "INST_RETIRED.ANY_P", "CORE"),
-            read("b", "FP_ARITH_INST_RETIRED.SCALAR_SINGLE", "CORE"),
+            read_core("a", "INST_RETIRED.ANY_P"),
+            read_core("b", "FP_ARITH_INST_RETIRED.SCALAR_SINGLE"),
         ])
         .computed_as("a / b", &[Event(0), Event(1), Div])
         .threshold_when(&["Info_Inst_Mix_IpArith_Scalar_SP"], "Info_Inst_Mix_IpArith_Scalar_SP < 10", &[Event(0), Num(10.0), Lt]),
     metric("Info_Inst_Mix_IpArith_Scalar_DP", "", "TMA", Cpu)
         .in_groups(&["Flops", "FpScalar", "InsType"])
         .reads(&[
-            read("a", "INST_RETIRED.ANY_P", "CORE"),
-            read("b", "FP_ARITH_INST_RETIRED.SCALAR_DOUBLE", "CORE"),
+            read_core("a", "INST_RETIRED.ANY_P"),
+            read_core("b", "FP_ARITH_INST_RETIRED.SCALAR_DOUBLE"),
         ])
         .computed_as("a / b", &[Event(0), Event(1), Div])
         .threshold_when(&["Info_Inst_Mix_IpArith_Scalar_DP"], "Info_Inst_Mix_IpArith_Scalar_DP < 10", &[Event(0), Num(10.0), Lt]),
     metric("Info_Inst_Mix_IpArith_AVX128", "", "TMA", Cpu)
         .in_groups(&["Flops", "FpVector", "InsType"])
         .reads(&[
-            read("a", "INST_RETIRED.ANY_P", "CORE"),
-            read("b", "FP_ARITH_INST_RETIRED.128B_PACKED_DOUBLE", "CORE"),
-            read("c", "FP_ARITH_INST_RETIRED.128B_PACKED_SINGLE", "CORE"),
+            read_core("a", "INST_RETIRED.ANY_P"),
+            read_core("b", "FP_ARITH_INST_RETIRED.128B_PACKED_DOUBLE"),
+            read_core("c", "FP_ARITH_INST_RETIRED.128B_PACKED_SINGLE"),
         ])
         .computed_as("a / (b + c)", &[Event(0), Event(1), Event(2), Add, Div])
         .threshold_when(&["Info_Inst_Mix_IpArith_AVX128"], "Info_Inst_Mix_IpArith_AVX128 < 10", &[Event(0), Num(10.0), Lt]),
     metric("Info_Inst_Mix_IpArith_AVX256", "", "TMA", Cpu)
         .in_groups(&["Flops", "FpVector", "InsType"])
         .reads(&[
-            read("a", "INST_RETIRED.ANY_P", "CORE"),
-            read("b", "FP_ARITH_INST_RETIRED.256B_PACKED_DOUBLE", "CORE"),
-            read("c", "FP_ARITH_INST_RETIRED.256B_PACKED_SINGLE", "CORE"),
+            read_core("a", "INST_RETIRED.ANY_P"),
+            read_core("b", "FP_ARITH_INST_RETIRED.256B_PACKED_DOUBLE"),
+            read_core("c", "FP_ARITH_INST_RETIRED.256B_PACKED_SINGLE"),
         ])
         .computed_as("a / (b + c)", &[Event(0), Event(1), Event(2), Add, Div])
         .threshold_when(&["Info_Inst_Mix_IpArith_AVX256"], "Info_Inst_Mix_IpArith_AVX256 < 10", &[Event(0), Num(10.0), Lt]),
     metric("Info_Inst_Mix_Instructions", "", "TMA", Cpu)
         .in_groups(&["Summary", "TmaL1"])
         .reads(&[
-            read("a", "INST_RETIRED.ANY_P", "CORE"),
+            read_core("a", "INST_RETIRED.ANY_P"),
         ])
         .computed_as("a", &[Event(0)]),
     metric("Info_Pipeline_Retire", "", "TMA", Cpu)
         .in_groups(&["Pipeline", "Ret"])
         .reads(&[
-            read("a", "UOPS_RETIRED.RETIRE_SLOTS", "CORE"),
-            read("b", "UOPS_RETIRED.RETIRE_SLOTS", "CORE").cmask(1),
+            read_core("a", "UOPS_RETIRED.RETIRE_SLOTS"),
+            read_core("b", "UOPS_RETIRED.RETIRE_SLOTS").cmask(1),
         ])
         .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("Info_Pipeline_Execute", "", "TMA", Cpu)
         .in_groups(&["Cor", "Pipeline", "PortsUtil", "SMT"])
         .reads(&[
-            read("a", "UOPS_EXECUTED.THREAD", "CORE"),
-            read("b", "UOPS_EXECUTED.CORE", "CORE").cmask(1),
-            read("c", "UOPS_EXECUTED.CYCLES_GE_1_UOP_EXEC", "CORE"),
+            read_core("a", "UOPS_EXECUTED.THREAD"),
+            read_core("b", "UOPS_EXECUTED.CORE").cmask(1),
+            read_core("c", "UOPS_EXECUTED.CYCLES_GE_1_UOP_EXEC"),
         ])
         .computed_as("a / (b / 2 if HYPERTHREADING_ON else c)", &[
             Event(0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div, Event(2), Select,
@@ -1671,10 +1671,10 @@ pub static METRICS: &[MetricInfo] = &[
     metric("Info_Frontend_DSB_Coverage", "", "TMA", Cpu)
         .in_groups(&["DSB", "Fed", "FetchBW"])
         .reads(&[
-            read("a", "IDQ.DSB_UOPS", "CORE"),
-            read("b", "LSD.UOPS", "CORE"),
-            read("c", "IDQ.MITE_UOPS", "CORE"),
-            read("d", "IDQ.MS_UOPS", "CORE"),
+            read_core("a", "IDQ.DSB_UOPS"),
+            read_core("b", "LSD.UOPS"),
+            read_core("c", "IDQ.MITE_UOPS"),
+            read_core("d", "IDQ.MS_UOPS"),
         ])
         .computed_as("a / (a + b + c + d)", &[
             Event(0), Event(0), Event(1), Add, Event(2), Add, Event(3), Add, Div,
@@ -1685,111 +1685,111 @@ pub static METRICS: &[MetricInfo] = &[
     metric("Info_Frontend_TBpC", "", "TMA", Cpu)
         .in_groups(&["Branches", "FetchBW"])
         .reads(&[
-            read("a", "BR_INST_RETIRED.NEAR_TAKEN", "CORE"),
-            read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
+            read_core("a", "BR_INST_RETIRED.NEAR_TAKEN"),
+            read_core("b", "CPU_CLK_UNHALTED.THREAD_P"),
         ])
         .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("Info_Frontend_IpUnknown_Branch", "", "TMA", Cpu)
         .in_groups(&["Fed"])
         .reads(&[
-            read("a", "INST_RETIRED.ANY_P", "CORE"),
-            read("b", "BACLEARS.ANY", "CORE"),
+            read_core("a", "INST_RETIRED.ANY_P"),
+            read_core("b", "BACLEARS.ANY"),
         ])
         .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("Info_Bad_Spec_IpMispredict", "", "TMA", Cpu)
         .in_groups(&["Bad", "BadSpec", "BrMispredicts"])
         .reads(&[
-            read("a", "INST_RETIRED.ANY_P", "CORE"),
-            read("b", "BR_MISP_RETIRED.ALL_BRANCHES", "CORE"),
+            read_core("a", "INST_RETIRED.ANY_P"),
+            read_core("b", "BR_MISP_RETIRED.ALL_BRANCHES"),
         ])
         .computed_as("a / b", &[Event(0), Event(1), Div])
         .threshold_when(&["Info_Bad_Spec_IpMispredict"], "Info_Bad_Spec_IpMispredict < 200", &[Event(0), Num(200.0), Lt]),
     metric("Info_Bad_Spec_IpMisp_Indirect", "", "TMA", Cpu)
         .in_groups(&["Bad", "BrMispredicts"])
         .reads(&[
-            read("a", "INST_RETIRED.ANY_P", "CORE"),
-            read("b", "UOPS_RETIRED.RETIRE_SLOTS", "CORE"),
-            read("c", "UOPS_ISSUED.ANY", "CORE"),
-            read("d", "BR_MISP_EXEC.INDIRECT", "CORE"),
+            read_core("a", "INST_RETIRED.ANY_P"),
+            read_core("b", "UOPS_RETIRED.RETIRE_SLOTS"),
+            read_core("c", "UOPS_ISSUED.ANY"),
+            read_core("d", "BR_MISP_EXEC.INDIRECT"),
         ])
         .computed_as("a / (b / c * d)", &[Event(0), Event(1), Event(2), Div, Event(3), Mul, Div])
         .threshold_when(&["Info_Bad_Spec_IpMisp_Indirect"], "Info_Bad_Spec_IpMisp_Indirect < 1000", &[Event(0), Num(1000.0), Lt]),
     metric("Info_Memory_Load_Miss_Real_Latency", "", "TMA", Cpu)
         .in_groups(&["Mem", "MemoryBound", "MemoryLat"])
         .reads(&[
-            read("a", "L1D_PEND_MISS.PENDING", "CORE"),
-            read("b", "MEM_LOAD_UOPS_RETIRED.L1_MISS", "CORE"),
-            read("c", "MEM_LOAD_UOPS_RETIRED.HIT_LFB", "CORE"),
+            read_core("a", "L1D_PEND_MISS.PENDING"),
+            read_core("b", "MEM_LOAD_UOPS_RETIRED.L1_MISS"),
+            read_core("c", "MEM_LOAD_UOPS_RETIRED.HIT_LFB"),
         ])
         .computed_as("a / (b + c)", &[Event(0), Event(1), Event(2), Add, Div]),
     metric("Info_Memory_MLP", "", "TMA", Cpu)
         .in_groups(&["Mem", "MemoryBound", "MemoryBW"])
         .reads(&[
-            read("a", "L1D_PEND_MISS.PENDING", "CORE"),
-            read("b", "L1D_PEND_MISS.PENDING_CYCLES", "CORE"),
+            read_core("a", "L1D_PEND_MISS.PENDING"),
+            read_core("b", "L1D_PEND_MISS.PENDING_CYCLES"),
         ])
         .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("Info_Memory_L1MPKI", "", "TMA", Cpu)
         .in_groups(&["CacheHits", "Mem"])
         .reads(&[
-            read("a", "MEM_LOAD_UOPS_RETIRED.L1_MISS", "CORE"),
-            read("b", "INST_RETIRED.ANY_P", "CORE"),
+            read_core("a", "MEM_LOAD_UOPS_RETIRED.L1_MISS"),
+            read_core("b", "INST_RETIRED.ANY_P"),
         ])
         .computed_as("1000 * a / b", &[Num(1000.0), Event(0), Mul, Event(1), Div]),
     metric("Info_Memory_L2MPKI", "", "TMA", Cpu)
         .in_groups(&["Mem", "Backend", "CacheHits"])
         .reads(&[
-            read("a", "MEM_LOAD_UOPS_RETIRED.L2_MISS", "CORE"),
-            read("b", "INST_RETIRED.ANY_P", "CORE"),
+            read_core("a", "MEM_LOAD_UOPS_RETIRED.L2_MISS"),
+            read_core("b", "INST_RETIRED.ANY_P"),
         ])
         .computed_as("1000 * a / b", &[Num(1000.0), Event(0), Mul, Event(1), Div]),
     metric("Info_Memory_L2MPKI_All", "", "TMA", Cpu)
         .in_groups(&["CacheHits", "Mem", "Offcore"])
         .reads(&[
-            read("a", "L2_RQSTS.MISS", "CORE"),
-            read("b", "INST_RETIRED.ANY_P", "CORE"),
+            read_core("a", "L2_RQSTS.MISS"),
+            read_core("b", "INST_RETIRED.ANY_P"),
         ])
         .computed_as("1000 * a / b", &[Num(1000.0), Event(0), Mul, Event(1), Div]),
     metric("Info_Memory_L2MPKI_Load", "", "TMA", Cpu)
         .in_groups(&["CacheHits", "Mem"])
         .reads(&[
-            read("a", "L2_RQSTS.DEMAND_DATA_RD_MISS", "CORE"),
-            read("b", "INST_RETIRED.ANY_P", "CORE"),
+            read_core("a", "L2_RQSTS.DEMAND_DATA_RD_MISS"),
+            read_core("b", "INST_RETIRED.ANY_P"),
         ])
         .computed_as("1000 * a / b", &[Num(1000.0), Event(0), Mul, Event(1), Div]),
     metric("Info_Memory_L2MPKI_RFO", "", "TMA", Cpu)
         .in_groups(&["CacheMisses", "Offcore"])
         .reads(&[
-            read("a", "OFFCORE_REQUESTS.DEMAND_RFO", "CORE"),
-            read("b", "INST_RETIRED.ANY_P", "CORE"),
+            read_core("a", "OFFCORE_REQUESTS.DEMAND_RFO"),
+            read_core("b", "INST_RETIRED.ANY_P"),
         ])
         .computed_as("1000 * a / b", &[Num(1000.0), Event(0), Mul, Event(1), Div]),
     metric("Info_Memory_L2HPKI_All", "", "TMA", Cpu)
         .in_groups(&["CacheHits", "Mem"])
         .reads(&[
-            read("a", "L2_RQSTS.REFERENCES", "CORE"),
-            read("b", "L2_RQSTS.MISS", "CORE"),
-            read("c", "INST_RETIRED.ANY_P", "CORE"),
+            read_core("a", "L2_RQSTS.REFERENCES"),
+            read_core("b", "L2_RQSTS.MISS"),
+            read_core("c", "INST_RETIRED.ANY_P"),
         ])
         .computed_as("1000 * (a - b) / c", &[Num(1000.0), Event(0), Event(1), Sub, Mul, Event(2), Div]),
     metric("Info_Memory_L2HPKI_Load", "", "TMA", Cpu)
         .in_groups(&["CacheHits", "Mem"])
         .reads(&[
-            read("a", "L2_RQSTS.DEMAND_DATA_RD_HIT", "CORE"),
-            read("b", "INST_RETIRED.ANY_P", "CORE"),
+            read_core("a", "L2_RQSTS.DEMAND_DATA_RD_HIT"),
+            read_core("b", "INST_RETIRED.ANY_P"),
         ])
         .computed_as("1000 * a / b", &[Num(1000.0), Event(0), Mul, Event(1), Div]),
     metric("Info_Memory_L3MPKI", "", "TMA", Cpu)
         .in_groups(&["Mem"])
         .reads(&[
-            read("a", "MEM_LOAD_UOPS_RETIRED.L3_MISS", "CORE"),
-            read("b", "INST_RETIRED.ANY_P", "CORE"),
+            read_core("a", "MEM_LOAD_UOPS_RETIRED.L3_MISS"),
+            read_core("b", "INST_RETIRED.ANY_P"),
         ])
         .computed_as("1000 * a / b", &[Num(1000.0), Event(0), Mul, Event(1), Div]),
     metric("Info_Memory_L1D_Cache_Fill_BW", "", "TMA", Cpu)
         .in_groups(&["Mem", "MemoryBW"])
         .reads(&[
-            read("a", "L1D.REPLACEMENT", "CORE"),
+            read_core("a", "L1D.REPLACEMENT"),
         ])
         .computed_as("64 * a / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)", &[
             Num(64.0), Event(0), Mul, Num(1000000000.0), Div,
@@ -1798,7 +1798,7 @@ pub static METRICS: &[MetricInfo] = &[
     metric("Info_Memory_L2_Cache_Fill_BW", "", "TMA", Cpu)
         .in_groups(&["Mem", "MemoryBW"])
         .reads(&[
-            read("a", "L2_LINES_IN.ALL", "CORE"),
+            read_core("a", "L2_LINES_IN.ALL"),
         ])
         .computed_as("64 * a / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)", &[
             Num(64.0), Event(0), Mul, Num(1000000000.0), Div,
@@ -1807,7 +1807,7 @@ pub static METRICS: &[MetricInfo] = &[
     metric("Info_Memory_L3_Cache_Fill_BW", "", "TMA", Cpu)
         .in_groups(&["Mem", "MemoryBW"])
         .reads(&[
-            read("a", "LONGEST_LAT_CACHE.MISS", "CORE"),
+            read_core("a", "LONGEST_LAT_CACHE.MISS"),
         ])
         .computed_as("64 * a / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)", &[
             Num(64.0), Event(0), Mul, Num(1000000000.0), Div,
@@ -1816,14 +1816,14 @@ pub static METRICS: &[MetricInfo] = &[
     metric("Info_Memory_TLB_Page_Walks_Utilization", "", "TMA", Cpu)
         .in_groups(&["Mem", "MemoryTLB"])
         .reads(&[
-            read("a", "ITLB_MISSES.WALK_DURATION", "CORE"),
-            read("b", "DTLB_LOAD_MISSES.WALK_DURATION", "CORE"),
-            read("c", "DTLB_STORE_MISSES.WALK_DURATION", "CORE"),
-            read("d", "DTLB_STORE_MISSES.WALK_COMPLETED", "CORE"),
-            read("e", "DTLB_LOAD_MISSES.WALK_COMPLETED", "CORE"),
-            read("f", "ITLB_MISSES.WALK_COMPLETED", "CORE"),
-            read("g", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
-            read("h", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
+            read_core("a", "ITLB_MISSES.WALK_DURATION"),
+            read_core("b", "DTLB_LOAD_MISSES.WALK_DURATION"),
+            read_core("c", "DTLB_STORE_MISSES.WALK_DURATION"),
+            read_core("d", "DTLB_STORE_MISSES.WALK_COMPLETED"),
+            read_core("e", "DTLB_LOAD_MISSES.WALK_COMPLETED"),
+            read_core("f", "ITLB_MISSES.WALK_COMPLETED"),
+            read_core("g", "CPU_CLK_UNHALTED.THREAD_P_ANY"),
+            read_core("h", "CPU_CLK_UNHALTED.THREAD_P"),
         ])
         .computed_as("(a + b + c + 7 * (d + e + f)) / (2 * (g / 2 if HYPERTHREADING_ON else h))", &[
             Event(0), Event(1), Add, Event(2), Add, Num(7.0), Event(3), Event(4), Add, Event(5),
@@ -1834,7 +1834,7 @@ pub static METRICS: &[MetricInfo] = &[
     metric("Info_Memory_Core_L1D_Cache_Fill_BW_2T", "", "TMA", Cpu)
         .in_groups(&["Mem", "MemoryBW"])
         .reads(&[
-            read("a", "L1D.REPLACEMENT", "CORE"),
+            read_core("a", "L1D.REPLACEMENT"),
         ])
         .computed_as("64 * a / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)", &[
             Num(64.0), Event(0), Mul, Num(1000000000.0), Div,
@@ -1843,7 +1843,7 @@ pub static METRICS: &[MetricInfo] = &[
     metric("Info_Memory_Core_L2_Cache_Fill_BW_2T", "", "TMA", Cpu)
         .in_groups(&["Mem", "MemoryBW"])
         .reads(&[
-            read("a", "L2_LINES_IN.ALL", "CORE"),
+            read_core("a", "L2_LINES_IN.ALL"),
         ])
         .computed_as("64 * a / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)", &[
             Num(64.0), Event(0), Mul, Num(1000000000.0), Div,
@@ -1852,7 +1852,7 @@ pub static METRICS: &[MetricInfo] = &[
     metric("Info_Memory_Core_L3_Cache_Fill_BW_2T", "", "TMA", Cpu)
         .in_groups(&["Mem", "MemoryBW"])
         .reads(&[
-            read("a", "LONGEST_LAT_CACHE.MISS", "CORE"),
+            read_core("a", "LONGEST_LAT_CACHE.MISS"),
         ])
         .computed_as("64 * a / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)", &[
             Num(64.0), Event(0), Mul, Num(1000000000.0), Div,
@@ -1861,31 +1861,31 @@ pub static METRICS: &[MetricInfo] = &[
     metric("Info_Memory_Latency_Load_L2_Miss_Latency", "", "TMA", Cpu)
         .in_groups(&["LockCont", "Memory_Lat", "Offcore"])
         .reads(&[
-            read("a", "OFFCORE_REQUESTS_OUTSTANDING.DEMAND_DATA_RD", "CORE"),
-            read("b", "OFFCORE_REQUESTS.DEMAND_DATA_RD", "CORE"),
+            read_core("a", "OFFCORE_REQUESTS_OUTSTANDING.DEMAND_DATA_RD"),
+            read_core("b", "OFFCORE_REQUESTS.DEMAND_DATA_RD"),
         ])
         .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("Info_Memory_Latency_Load_L2_MLP", "", "TMA", Cpu)
         .in_groups(&["Memory_BW", "Offcore"])
         .reads(&[
-            read("a", "OFFCORE_REQUESTS_OUTSTANDING.DEMAND_DATA_RD", "CORE"),
-            read("b", "OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DEMAND_DATA_RD", "CORE"),
+            read_core("a", "OFFCORE_REQUESTS_OUTSTANDING.DEMAND_DATA_RD"),
+            read_core("b", "OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DEMAND_DATA_RD"),
         ])
         .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("Info_Memory_Latency_Data_L2_MLP", "", "TMA", Cpu)
         .in_groups(&["Memory_BW", "Offcore"])
         .reads(&[
-            read("a", "OFFCORE_REQUESTS_OUTSTANDING.ALL_DATA_RD", "CORE"),
-            read("b", "OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DATA_RD", "CORE"),
+            read_core("a", "OFFCORE_REQUESTS_OUTSTANDING.ALL_DATA_RD"),
+            read_core("b", "OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DATA_RD"),
         ])
         .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("Info_System_GFLOPs", "", "TMA", Cpu)
         .in_groups(&["Cor", "Flops", "HPC"])
         .reads(&[
-            read("a", "FP_ARITH_INST_RETIRED.SCALAR", "CORE"),
-            read("b", "FP_ARITH_INST_RETIRED.128B_PACKED_DOUBLE", "CORE"),
-            read("c", "FP_ARITH_INST_RETIRED.4_FLOPS", "CORE"),
-            read("d", "FP_ARITH_INST_RETIRED.256B_PACKED_SINGLE", "CORE"),
+            read_core("a", "FP_ARITH_INST_RETIRED.SCALAR"),
+            read_core("b", "FP_ARITH_INST_RETIRED.128B_PACKED_DOUBLE"),
+            read_core("c", "FP_ARITH_INST_RETIRED.4_FLOPS"),
+            read_core("d", "FP_ARITH_INST_RETIRED.256B_PACKED_SINGLE"),
         ])
         .computed_as("(a + 2 * b + 4 * c + 8 * d) / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)", &[
             Event(0), Num(2.0), Event(1), Mul, Add, Num(4.0), Event(2), Mul, Add, Num(8.0),
@@ -1895,8 +1895,8 @@ pub static METRICS: &[MetricInfo] = &[
     metric("Info_System_SMT_2T_Utilization", "", "TMA", Cpu)
         .in_groups(&["SMT"])
         .reads(&[
-            read("a", "CPU_CLK_UNHALTED.ONE_THREAD_ACTIVE", "CORE"),
-            read("b", "CPU_CLK_UNHALTED.REF_XCLK_ANY", "CORE"),
+            read_core("a", "CPU_CLK_UNHALTED.ONE_THREAD_ACTIVE"),
+            read_core("b", "CPU_CLK_UNHALTED.REF_XCLK_ANY"),
         ])
         .computed_as("1 - a / (b / 2) if HYPERTHREADING_ON else 0", &[
             Const(Constant::HyperthreadingOn), Num(1.0), Event(0), Event(1), Num(2.0), Div, Div,
@@ -1919,8 +1919,8 @@ pub static METRICS: &[MetricInfo] = &[
     metric("Info_System_MUX", "", "TMA", Cpu)
         .in_groups(&["Summary"])
         .reads(&[
-            read("a", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
-            read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
+            read_core("a", "CPU_CLK_UNHALTED.THREAD_P"),
+            read_core("b", "CPU_CLK_UNHALTED.THREAD_P"),
         ])
         .computed_as("a / b", &[Event(0), Event(1), Div])
         .threshold_when(&["Info_System_MUX"], "max(Info_System_MUX > 1.1, Info_System_MUX < 0.9)", &[Event(0), Num(1.1), Gt, Event(0), Num(0.9), Lt, Max]),

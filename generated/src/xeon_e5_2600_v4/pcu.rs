@@ -53,18 +53,14 @@ impl Layout for PcuBoxCtlLayout {
     const INFO: &'static RegisterInfo = &PCU_BOX_CTL_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 18, 31, Access::Rv,
-            "Reserved; write zero."),
-        FieldInfo::row("rsv", 17, 17, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 18, 31, Access::Rv),
+        FieldInfo::reserved("rsv", 17, 17, Access::Rsv),
         FieldInfo { name: "frz_en", ident: "frz_en", lsb: 16, msb: 16, access: Access::Wo, role: Some(Role::FreezeEnable),
             description: "Freeze enable: when set, a freeze (from frz here or from the U-box global freeze) stops this box's counters; when clear, the box ignores freezes.", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 9, 15, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 9, 15, Access::Rv),
         FieldInfo { name: "frz", ident: "frz", lsb: 8, msb: 8, access: Access::Wo, role: Some(Role::Freeze),
             description: "Freeze: writing 1 while frz_en is set halts every counter of the box until the bit is written 0 again.", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 2, 7, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 2, 7, Access::Rv),
         FieldInfo { name: "rst_ctrs", ident: "rst_ctrs", lsb: 1, msb: 1, access: Access::Wo, role: Some(Role::ResetCounters),
             description: "Reset counters: writing 1 clears every data counter of the box to zero.", ..FieldInfo::EMPTY },
         FieldInfo { name: "rst_ctrl", ident: "rst_ctrl", lsb: 0, msb: 0, access: Access::Wo, role: Some(Role::ResetControls),
@@ -233,26 +229,22 @@ impl Layout for PcuCtlLayout {
             "Edge detect on the occupancy counter selected by occ_sel."),
         FieldInfo { name: "occ_invert", ident: "occ_invert", lsb: 30, msb: 30, access: Access::RwV, values: PcuCtlOccInvert::VALUES,
             description: "Inverts the occupancy threshold comparison.", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 29, 29, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 29, 29, Access::Rsv),
         FieldInfo { name: "thresh", ident: "thresh", lsb: 24, msb: 28, access: Access::RwV, role: Some(Role::Threshold),
             description: "Threshold (5 bits) for the increment or occupancy comparison.", ..FieldInfo::EMPTY },
         FieldInfo { name: "invert", ident: "invert", lsb: 23, msb: 23, access: Access::RwV, values: PcuCtlInvert::VALUES, role: Some(Role::Invert),
             description: "Sense of the threshold comparison.", ..FieldInfo::EMPTY },
         FieldInfo { name: "en", ident: "en", lsb: 22, msb: 22, access: Access::RwV, role: Some(Role::Enable),
             description: "Enables this counter.", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 19, 21, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 19, 21, Access::Rsv),
         FieldInfo { name: "edge_det", ident: "edge_det", lsb: 18, msb: 18, access: Access::RwV, role: Some(Role::Edge),
             description: "Edge detect.", ..FieldInfo::EMPTY },
         FieldInfo { name: "rst", ident: "rst", lsb: 17, msb: 17, access: Access::Wo, role: Some(Role::Reset),
             description: "Reset: writing 1 clears the paired counter.", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 16, 16, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 16, 16, Access::Rsv),
         FieldInfo { name: "occ_sel", ident: "occ_sel", lsb: 14, msb: 15, access: Access::RwV, values: PCU_CTL_OCC_SEL_VALUES,
             description: "Occupancy counter to use for occupancy events.", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 8, 13, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 8, 13, Access::Rsv),
         FieldInfo { name: "ev_sel", ident: "ev_sel", lsb: 0, msb: 7, access: Access::RwV, role: Some(Role::Event),
             description: "Event select.", ..FieldInfo::EMPTY },
     ];
@@ -459,8 +451,7 @@ impl Layout for PcuBoxStatusLayout {
     const INFO: &'static RegisterInfo = &PCU_BOX_STATUS_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 4, 31, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 4, 31, Access::Rv),
         FieldInfo { name: "ov", ident: "ov", lsb: 0, msb: 3, access: Access::Rw1c, role: Some(Role::Overflow), counters: &[0, 1, 2, 3],
             description: "Overflow flags, one per counter (bit n for counter n): hardware sets a bit when that counter wraps; writing 1 to a bit clears it.", ..FieldInfo::EMPTY },
     ];
@@ -526,8 +517,7 @@ impl Layout for PcuCtrLayout {
     const INFO: &'static RegisterInfo = &PCU_CTR_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 48, 63, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 48, 63, Access::Rv),
         FieldInfo { name: "event_count", ident: "event_count", lsb: 0, msb: 47, access: Access::RwV, role: Some(Role::Count),
             description: "The accumulated 48-bit count of the event selected by the paired control register; wraps on overflow and keeps counting.", ..FieldInfo::EMPTY },
     ];
@@ -708,12 +698,10 @@ impl Layout for PcuCapid4Layout {
     const INFO: &'static RegisterInfo = &PCU_CAPID4_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 8, 31, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 8, 31, Access::Rv),
         FieldInfo::row("chop", 6, 7, Access::Ro,
             "The die the part is cut from; 0 on the 6-8 core die, which has no S-box (Linux drops bdx_uncore_sbox). Set by the part, not by software."),
-        FieldInfo::row("rsv", 0, 5, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 0, 5, Access::Rv),
     ];
 }
 
@@ -748,7 +736,7 @@ static PCU_CAPID4_INFO: RegisterInfo = RegisterInfo {
 mod unit_events {
 use super::*;
 #[allow(unused_imports)]
-use crate::core_events::{ev, EventRow};
+use crate::core_events::{event_table, EventRow};
 #[cfg(feature = "metadata")]
 use crate::core_events::{event_info_refs, event_infos};
 
@@ -767,114 +755,6 @@ pub struct Event {
 }
 
 impl Event {
-    /// `UNC_P_CLOCKTICKS`.
-    pub const CLOCKTICKS: Event = Event::row(0);
-    /// `UNC_P_CORE0_TRANSITION_CYCLES`.
-    pub const CORE0_TRANSITION_CYCLES: Event = Event::row(1);
-    /// `UNC_P_CORE10_TRANSITION_CYCLES`.
-    pub const CORE10_TRANSITION_CYCLES: Event = Event::row(2);
-    /// `UNC_P_CORE11_TRANSITION_CYCLES`.
-    pub const CORE11_TRANSITION_CYCLES: Event = Event::row(3);
-    /// `UNC_P_CORE12_TRANSITION_CYCLES`.
-    pub const CORE12_TRANSITION_CYCLES: Event = Event::row(4);
-    /// `UNC_P_CORE13_TRANSITION_CYCLES`.
-    pub const CORE13_TRANSITION_CYCLES: Event = Event::row(5);
-    /// `UNC_P_CORE14_TRANSITION_CYCLES`.
-    pub const CORE14_TRANSITION_CYCLES: Event = Event::row(6);
-    /// `UNC_P_CORE15_TRANSITION_CYCLES`.
-    pub const CORE15_TRANSITION_CYCLES: Event = Event::row(7);
-    /// `UNC_P_CORE16_TRANSITION_CYCLES`.
-    pub const CORE16_TRANSITION_CYCLES: Event = Event::row(8);
-    /// `UNC_P_CORE17_TRANSITION_CYCLES`.
-    pub const CORE17_TRANSITION_CYCLES: Event = Event::row(9);
-    /// `UNC_P_CORE1_TRANSITION_CYCLES`.
-    pub const CORE1_TRANSITION_CYCLES: Event = Event::row(10);
-    /// `UNC_P_CORE2_TRANSITION_CYCLES`.
-    pub const CORE2_TRANSITION_CYCLES: Event = Event::row(11);
-    /// `UNC_P_CORE3_TRANSITION_CYCLES`.
-    pub const CORE3_TRANSITION_CYCLES: Event = Event::row(12);
-    /// `UNC_P_CORE4_TRANSITION_CYCLES`.
-    pub const CORE4_TRANSITION_CYCLES: Event = Event::row(13);
-    /// `UNC_P_CORE5_TRANSITION_CYCLES`.
-    pub const CORE5_TRANSITION_CYCLES: Event = Event::row(14);
-    /// `UNC_P_CORE6_TRANSITION_CYCLES`.
-    pub const CORE6_TRANSITION_CYCLES: Event = Event::row(15);
-    /// `UNC_P_CORE7_TRANSITION_CYCLES`.
-    pub const CORE7_TRANSITION_CYCLES: Event = Event::row(16);
-    /// `UNC_P_CORE8_TRANSITION_CYCLES`.
-    pub const CORE8_TRANSITION_CYCLES: Event = Event::row(17);
-    /// `UNC_P_CORE9_TRANSITION_CYCLES`.
-    pub const CORE9_TRANSITION_CYCLES: Event = Event::row(18);
-    /// `UNC_P_DEMOTIONS_CORE0`.
-    pub const DEMOTIONS_CORE0: Event = Event::row(19);
-    /// `UNC_P_DEMOTIONS_CORE1`.
-    pub const DEMOTIONS_CORE1: Event = Event::row(20);
-    /// `UNC_P_DEMOTIONS_CORE10`.
-    pub const DEMOTIONS_CORE10: Event = Event::row(21);
-    /// `UNC_P_DEMOTIONS_CORE11`.
-    pub const DEMOTIONS_CORE11: Event = Event::row(22);
-    /// `UNC_P_DEMOTIONS_CORE12`.
-    pub const DEMOTIONS_CORE12: Event = Event::row(23);
-    /// `UNC_P_DEMOTIONS_CORE13`.
-    pub const DEMOTIONS_CORE13: Event = Event::row(24);
-    /// `UNC_P_DEMOTIONS_CORE14`.
-    pub const DEMOTIONS_CORE14: Event = Event::row(25);
-    /// `UNC_P_DEMOTIONS_CORE15`.
-    pub const DEMOTIONS_CORE15: Event = Event::row(26);
-    /// `UNC_P_DEMOTIONS_CORE16`.
-    pub const DEMOTIONS_CORE16: Event = Event::row(27);
-    /// `UNC_P_DEMOTIONS_CORE17`.
-    pub const DEMOTIONS_CORE17: Event = Event::row(28);
-    /// `UNC_P_DEMOTIONS_CORE2`.
-    pub const DEMOTIONS_CORE2: Event = Event::row(29);
-    /// `UNC_P_DEMOTIONS_CORE3`.
-    pub const DEMOTIONS_CORE3: Event = Event::row(30);
-    /// `UNC_P_DEMOTIONS_CORE4`.
-    pub const DEMOTIONS_CORE4: Event = Event::row(31);
-    /// `UNC_P_DEMOTIONS_CORE5`.
-    pub const DEMOTIONS_CORE5: Event = Event::row(32);
-    /// `UNC_P_DEMOTIONS_CORE6`.
-    pub const DEMOTIONS_CORE6: Event = Event::row(33);
-    /// `UNC_P_DEMOTIONS_CORE7`.
-    pub const DEMOTIONS_CORE7: Event = Event::row(34);
-    /// `UNC_P_DEMOTIONS_CORE8`.
-    pub const DEMOTIONS_CORE8: Event = Event::row(35);
-    /// `UNC_P_DEMOTIONS_CORE9`.
-    pub const DEMOTIONS_CORE9: Event = Event::row(36);
-    /// `UNC_P_FREQ_MAX_LIMIT_THERMAL_CYCLES`.
-    pub const FREQ_MAX_LIMIT_THERMAL_CYCLES: Event = Event::row(37);
-    /// `UNC_P_FREQ_MAX_OS_CYCLES`.
-    pub const FREQ_MAX_OS_CYCLES: Event = Event::row(38);
-    /// `UNC_P_FREQ_MAX_POWER_CYCLES`.
-    pub const FREQ_MAX_POWER_CYCLES: Event = Event::row(39);
-    /// `UNC_P_FREQ_MIN_IO_P_CYCLES`.
-    pub const FREQ_MIN_IO_P_CYCLES: Event = Event::row(40);
-    /// `UNC_P_FREQ_TRANS_CYCLES`.
-    pub const FREQ_TRANS_CYCLES: Event = Event::row(41);
-    /// `UNC_P_MEMORY_PHASE_SHEDDING_CYCLES`.
-    pub const MEMORY_PHASE_SHEDDING_CYCLES: Event = Event::row(42);
-    /// `UNC_P_PROCHOT_EXTERNAL_CYCLES`.
-    pub const PROCHOT_EXTERNAL_CYCLES: Event = Event::row(43);
-    /// `UNC_P_PROCHOT_INTERNAL_CYCLES`.
-    pub const PROCHOT_INTERNAL_CYCLES: Event = Event::row(44);
-    /// `UNC_P_TOTAL_TRANSITION_CYCLES`.
-    pub const TOTAL_TRANSITION_CYCLES: Event = Event::row(45);
-    /// `UNC_P_UFS_TRANSITIONS_RING_GV`.
-    pub const UFS_TRANSITIONS_RING_GV: Event = Event::row(46);
-    /// `UNC_P_VR_HOT_CYCLES`.
-    pub const VR_HOT_CYCLES: Event = Event::row(47);
-    /// `UNC_P_PKG_RESIDENCY_C0_CYCLES`.
-    pub const PKG_RESIDENCY_C0_CYCLES: Event = Event::row(48);
-    /// `UNC_P_PKG_RESIDENCY_C2E_CYCLES`.
-    pub const PKG_RESIDENCY_C2E_CYCLES: Event = Event::row(49);
-    /// `UNC_P_PKG_RESIDENCY_C3_CYCLES`.
-    pub const PKG_RESIDENCY_C3_CYCLES: Event = Event::row(50);
-    /// `UNC_P_PKG_RESIDENCY_C6_CYCLES`.
-    pub const PKG_RESIDENCY_C6_CYCLES: Event = Event::row(51);
-    /// `UNC_P_PKG_RESIDENCY_C7_CYCLES`.
-    pub const PKG_RESIDENCY_C7_CYCLES: Event = Event::row(52);
-    /// `UNC_P_PKG_RESIDENCY_C1E_CYCLES`.
-    pub const PKG_RESIDENCY_C1E_CYCLES: Event = Event::row(53);
 
     /// Every event of the unit.
     pub const ALL: &'static [Event] = &{
@@ -922,64 +802,67 @@ impl Event {
     }
 }
 
-/// The events, row n for `Event::row(n)`: `ev(name, event select, umask, counters)` (bit n
-/// of counters: counter n may count it) and what else each sets.
-const EVENT_ROWS: &[EventRow] = &[
-    ev("UNC_P_CLOCKTICKS", 0x00, 0x00, 0b1111),
-    ev("UNC_P_CORE0_TRANSITION_CYCLES", 0x60, 0x00, 0b1111),
-    ev("UNC_P_CORE10_TRANSITION_CYCLES", 0x6a, 0x00, 0b1111),
-    ev("UNC_P_CORE11_TRANSITION_CYCLES", 0x6b, 0x00, 0b1111),
-    ev("UNC_P_CORE12_TRANSITION_CYCLES", 0x6c, 0x00, 0b1111),
-    ev("UNC_P_CORE13_TRANSITION_CYCLES", 0x6d, 0x00, 0b1111),
-    ev("UNC_P_CORE14_TRANSITION_CYCLES", 0x6e, 0x00, 0b1111),
-    ev("UNC_P_CORE15_TRANSITION_CYCLES", 0x6f, 0x00, 0b1111),
-    ev("UNC_P_CORE16_TRANSITION_CYCLES", 0x70, 0x00, 0b1111),
-    ev("UNC_P_CORE17_TRANSITION_CYCLES", 0x71, 0x00, 0b1111),
-    ev("UNC_P_CORE1_TRANSITION_CYCLES", 0x61, 0x00, 0b1111),
-    ev("UNC_P_CORE2_TRANSITION_CYCLES", 0x62, 0x00, 0b1111),
-    ev("UNC_P_CORE3_TRANSITION_CYCLES", 0x63, 0x00, 0b1111),
-    ev("UNC_P_CORE4_TRANSITION_CYCLES", 0x64, 0x00, 0b1111),
-    ev("UNC_P_CORE5_TRANSITION_CYCLES", 0x65, 0x00, 0b1111),
-    ev("UNC_P_CORE6_TRANSITION_CYCLES", 0x66, 0x00, 0b1111),
-    ev("UNC_P_CORE7_TRANSITION_CYCLES", 0x67, 0x00, 0b1111),
-    ev("UNC_P_CORE8_TRANSITION_CYCLES", 0x68, 0x00, 0b1111),
-    ev("UNC_P_CORE9_TRANSITION_CYCLES", 0x69, 0x00, 0b1111),
-    ev("UNC_P_DEMOTIONS_CORE0", 0x30, 0x00, 0b1111),
-    ev("UNC_P_DEMOTIONS_CORE1", 0x31, 0x00, 0b1111),
-    ev("UNC_P_DEMOTIONS_CORE10", 0x3a, 0x00, 0b1111),
-    ev("UNC_P_DEMOTIONS_CORE11", 0x3b, 0x00, 0b1111),
-    ev("UNC_P_DEMOTIONS_CORE12", 0x3c, 0x00, 0b1111),
-    ev("UNC_P_DEMOTIONS_CORE13", 0x3d, 0x00, 0b1111),
-    ev("UNC_P_DEMOTIONS_CORE14", 0x3e, 0x00, 0b1111),
-    ev("UNC_P_DEMOTIONS_CORE15", 0x3f, 0x00, 0b1111),
-    ev("UNC_P_DEMOTIONS_CORE16", 0x40, 0x00, 0b1111),
-    ev("UNC_P_DEMOTIONS_CORE17", 0x41, 0x00, 0b1111),
-    ev("UNC_P_DEMOTIONS_CORE2", 0x32, 0x00, 0b1111),
-    ev("UNC_P_DEMOTIONS_CORE3", 0x33, 0x00, 0b1111),
-    ev("UNC_P_DEMOTIONS_CORE4", 0x34, 0x00, 0b1111),
-    ev("UNC_P_DEMOTIONS_CORE5", 0x35, 0x00, 0b1111),
-    ev("UNC_P_DEMOTIONS_CORE6", 0x36, 0x00, 0b1111),
-    ev("UNC_P_DEMOTIONS_CORE7", 0x37, 0x00, 0b1111),
-    ev("UNC_P_DEMOTIONS_CORE8", 0x38, 0x00, 0b1111),
-    ev("UNC_P_DEMOTIONS_CORE9", 0x39, 0x00, 0b1111),
-    ev("UNC_P_FREQ_MAX_LIMIT_THERMAL_CYCLES", 0x04, 0x00, 0b1111),
-    ev("UNC_P_FREQ_MAX_OS_CYCLES", 0x06, 0x00, 0b1111),
-    ev("UNC_P_FREQ_MAX_POWER_CYCLES", 0x05, 0x00, 0b1111),
-    ev("UNC_P_FREQ_MIN_IO_P_CYCLES", 0x73, 0x00, 0b1111),
-    ev("UNC_P_FREQ_TRANS_CYCLES", 0x74, 0x00, 0b1111),
-    ev("UNC_P_MEMORY_PHASE_SHEDDING_CYCLES", 0x2f, 0x00, 0b1111),
-    ev("UNC_P_PROCHOT_EXTERNAL_CYCLES", 0x0a, 0x00, 0b1111),
-    ev("UNC_P_PROCHOT_INTERNAL_CYCLES", 0x09, 0x00, 0b1111),
-    ev("UNC_P_TOTAL_TRANSITION_CYCLES", 0x72, 0x00, 0b1111),
-    ev("UNC_P_UFS_TRANSITIONS_RING_GV", 0x79, 0x00, 0b1111),
-    ev("UNC_P_VR_HOT_CYCLES", 0x42, 0x00, 0b1111),
-    ev("UNC_P_PKG_RESIDENCY_C0_CYCLES", 0x2a, 0x00, 0b1111),
-    ev("UNC_P_PKG_RESIDENCY_C2E_CYCLES", 0x2b, 0x00, 0b1111),
-    ev("UNC_P_PKG_RESIDENCY_C3_CYCLES", 0x2c, 0x00, 0b1111),
-    ev("UNC_P_PKG_RESIDENCY_C6_CYCLES", 0x2d, 0x00, 0b1111),
-    ev("UNC_P_PKG_RESIDENCY_C7_CYCLES", 0x2e, 0x00, 0b1111),
-    ev("UNC_P_PKG_RESIDENCY_C1E_CYCLES", 0x4e, 0x00, 0b1111),
-];
+event_table! {
+    /// The events, row n for `Event::row(n)`: `ev(name, event select, umask)` and what else each
+    /// sets. The counters that may count them (bit n: counter n) and those without
+    /// Hyper-Threading are the table's, the two numbers before the rows, unless a row
+    /// gives its own (`.on(..)`, `.ht_off(..)`).
+    EVENT_ROWS, EventRowNumber, 0, "", 0b1111, 0b0;
+    CLOCKTICKS = ev("UNC_P_CLOCKTICKS", 0x00, 0x00),
+    CORE0_TRANSITION_CYCLES = ev("UNC_P_CORE0_TRANSITION_CYCLES", 0x60, 0x00),
+    CORE10_TRANSITION_CYCLES = ev("UNC_P_CORE10_TRANSITION_CYCLES", 0x6a, 0x00),
+    CORE11_TRANSITION_CYCLES = ev("UNC_P_CORE11_TRANSITION_CYCLES", 0x6b, 0x00),
+    CORE12_TRANSITION_CYCLES = ev("UNC_P_CORE12_TRANSITION_CYCLES", 0x6c, 0x00),
+    CORE13_TRANSITION_CYCLES = ev("UNC_P_CORE13_TRANSITION_CYCLES", 0x6d, 0x00),
+    CORE14_TRANSITION_CYCLES = ev("UNC_P_CORE14_TRANSITION_CYCLES", 0x6e, 0x00),
+    CORE15_TRANSITION_CYCLES = ev("UNC_P_CORE15_TRANSITION_CYCLES", 0x6f, 0x00),
+    CORE16_TRANSITION_CYCLES = ev("UNC_P_CORE16_TRANSITION_CYCLES", 0x70, 0x00),
+    CORE17_TRANSITION_CYCLES = ev("UNC_P_CORE17_TRANSITION_CYCLES", 0x71, 0x00),
+    CORE1_TRANSITION_CYCLES = ev("UNC_P_CORE1_TRANSITION_CYCLES", 0x61, 0x00),
+    CORE2_TRANSITION_CYCLES = ev("UNC_P_CORE2_TRANSITION_CYCLES", 0x62, 0x00),
+    CORE3_TRANSITION_CYCLES = ev("UNC_P_CORE3_TRANSITION_CYCLES", 0x63, 0x00),
+    CORE4_TRANSITION_CYCLES = ev("UNC_P_CORE4_TRANSITION_CYCLES", 0x64, 0x00),
+    CORE5_TRANSITION_CYCLES = ev("UNC_P_CORE5_TRANSITION_CYCLES", 0x65, 0x00),
+    CORE6_TRANSITION_CYCLES = ev("UNC_P_CORE6_TRANSITION_CYCLES", 0x66, 0x00),
+    CORE7_TRANSITION_CYCLES = ev("UNC_P_CORE7_TRANSITION_CYCLES", 0x67, 0x00),
+    CORE8_TRANSITION_CYCLES = ev("UNC_P_CORE8_TRANSITION_CYCLES", 0x68, 0x00),
+    CORE9_TRANSITION_CYCLES = ev("UNC_P_CORE9_TRANSITION_CYCLES", 0x69, 0x00),
+    DEMOTIONS_CORE0 = ev("UNC_P_DEMOTIONS_CORE0", 0x30, 0x00),
+    DEMOTIONS_CORE1 = ev("UNC_P_DEMOTIONS_CORE1", 0x31, 0x00),
+    DEMOTIONS_CORE10 = ev("UNC_P_DEMOTIONS_CORE10", 0x3a, 0x00),
+    DEMOTIONS_CORE11 = ev("UNC_P_DEMOTIONS_CORE11", 0x3b, 0x00),
+    DEMOTIONS_CORE12 = ev("UNC_P_DEMOTIONS_CORE12", 0x3c, 0x00),
+    DEMOTIONS_CORE13 = ev("UNC_P_DEMOTIONS_CORE13", 0x3d, 0x00),
+    DEMOTIONS_CORE14 = ev("UNC_P_DEMOTIONS_CORE14", 0x3e, 0x00),
+    DEMOTIONS_CORE15 = ev("UNC_P_DEMOTIONS_CORE15", 0x3f, 0x00),
+    DEMOTIONS_CORE16 = ev("UNC_P_DEMOTIONS_CORE16", 0x40, 0x00),
+    DEMOTIONS_CORE17 = ev("UNC_P_DEMOTIONS_CORE17", 0x41, 0x00),
+    DEMOTIONS_CORE2 = ev("UNC_P_DEMOTIONS_CORE2", 0x32, 0x00),
+    DEMOTIONS_CORE3 = ev("UNC_P_DEMOTIONS_CORE3", 0x33, 0x00),
+    DEMOTIONS_CORE4 = ev("UNC_P_DEMOTIONS_CORE4", 0x34, 0x00),
+    DEMOTIONS_CORE5 = ev("UNC_P_DEMOTIONS_CORE5", 0x35, 0x00),
+    DEMOTIONS_CORE6 = ev("UNC_P_DEMOTIONS_CORE6", 0x36, 0x00),
+    DEMOTIONS_CORE7 = ev("UNC_P_DEMOTIONS_CORE7", 0x37, 0x00),
+    DEMOTIONS_CORE8 = ev("UNC_P_DEMOTIONS_CORE8", 0x38, 0x00),
+    DEMOTIONS_CORE9 = ev("UNC_P_DEMOTIONS_CORE9", 0x39, 0x00),
+    FREQ_MAX_LIMIT_THERMAL_CYCLES = ev("UNC_P_FREQ_MAX_LIMIT_THERMAL_CYCLES", 0x04, 0x00),
+    FREQ_MAX_OS_CYCLES = ev("UNC_P_FREQ_MAX_OS_CYCLES", 0x06, 0x00),
+    FREQ_MAX_POWER_CYCLES = ev("UNC_P_FREQ_MAX_POWER_CYCLES", 0x05, 0x00),
+    FREQ_MIN_IO_P_CYCLES = ev("UNC_P_FREQ_MIN_IO_P_CYCLES", 0x73, 0x00),
+    FREQ_TRANS_CYCLES = ev("UNC_P_FREQ_TRANS_CYCLES", 0x74, 0x00),
+    MEMORY_PHASE_SHEDDING_CYCLES = ev("UNC_P_MEMORY_PHASE_SHEDDING_CYCLES", 0x2f, 0x00),
+    PROCHOT_EXTERNAL_CYCLES = ev("UNC_P_PROCHOT_EXTERNAL_CYCLES", 0x0a, 0x00),
+    PROCHOT_INTERNAL_CYCLES = ev("UNC_P_PROCHOT_INTERNAL_CYCLES", 0x09, 0x00),
+    TOTAL_TRANSITION_CYCLES = ev("UNC_P_TOTAL_TRANSITION_CYCLES", 0x72, 0x00),
+    UFS_TRANSITIONS_RING_GV = ev("UNC_P_UFS_TRANSITIONS_RING_GV", 0x79, 0x00),
+    VR_HOT_CYCLES = ev("UNC_P_VR_HOT_CYCLES", 0x42, 0x00),
+    PKG_RESIDENCY_C0_CYCLES = ev("UNC_P_PKG_RESIDENCY_C0_CYCLES", 0x2a, 0x00),
+    PKG_RESIDENCY_C2E_CYCLES = ev("UNC_P_PKG_RESIDENCY_C2E_CYCLES", 0x2b, 0x00),
+    PKG_RESIDENCY_C3_CYCLES = ev("UNC_P_PKG_RESIDENCY_C3_CYCLES", 0x2c, 0x00),
+    PKG_RESIDENCY_C6_CYCLES = ev("UNC_P_PKG_RESIDENCY_C6_CYCLES", 0x2d, 0x00),
+    PKG_RESIDENCY_C7_CYCLES = ev("UNC_P_PKG_RESIDENCY_C7_CYCLES", 0x2e, 0x00),
+    PKG_RESIDENCY_C1E_CYCLES = ev("UNC_P_PKG_RESIDENCY_C1E_CYCLES", 0x4e, 0x00),
+}
 /// No experimental events.
 const EXPERIMENTAL_ROWS: &[EventRow] = &[];
 /// The rows built.

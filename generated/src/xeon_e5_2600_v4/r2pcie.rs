@@ -52,18 +52,14 @@ impl Layout for R2pcieBoxCtlLayout {
     const INFO: &'static RegisterInfo = &R2PCIE_BOX_CTL_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 18, 31, Access::Rv,
-            "Reserved; write zero."),
-        FieldInfo::row("rsv", 17, 17, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 18, 31, Access::Rv),
+        FieldInfo::reserved("rsv", 17, 17, Access::Rsv),
         FieldInfo { name: "frz_en", ident: "frz_en", lsb: 16, msb: 16, access: Access::Wo, role: Some(Role::FreezeEnable),
             description: "Freeze enable: when set, a freeze (from frz here or from the U-box global freeze) stops this box's counters; when clear, the box ignores freezes.", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 9, 15, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 9, 15, Access::Rv),
         FieldInfo { name: "frz", ident: "frz", lsb: 8, msb: 8, access: Access::Wo, role: Some(Role::Freeze),
             description: "Freeze: writing 1 while frz_en is set halts every counter of the box until the bit is written 0 again.", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 2, 7, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 2, 7, Access::Rv),
         FieldInfo { name: "rst_ctrs", ident: "rst_ctrs", lsb: 1, msb: 1, access: Access::Wo, role: Some(Role::ResetCounters),
             description: "Reset counters: writing 1 clears every data counter of the box to zero.", ..FieldInfo::EMPTY },
         FieldInfo { name: "rst_ctrl", ident: "rst_ctrl", lsb: 0, msb: 0, access: Access::Wo, role: Some(Role::ResetControls),
@@ -171,18 +167,14 @@ impl Layout for R2pcieCtlLayout {
             description: "Sense of the threshold comparison; with edge_det, counts falling instead of rising edges.", ..FieldInfo::EMPTY },
         FieldInfo { name: "en", ident: "en", lsb: 22, msb: 22, access: Access::RwV, role: Some(Role::Enable),
             description: "Enables this counter: it counts while this bit is 1 and the box is not frozen.", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 21, 21, Access::Rsv,
-            "Reserved; write zero."),
-        FieldInfo::row("rsv", 20, 20, Access::Rsv,
-            "Reserved; write zero."),
-        FieldInfo::row("rsv", 19, 19, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 21, 21, Access::Rsv),
+        FieldInfo::reserved("rsv", 20, 20, Access::Rsv),
+        FieldInfo::reserved("rsv", 19, 19, Access::Rv),
         FieldInfo { name: "edge_det", ident: "edge_det", lsb: 18, msb: 18, access: Access::RwV, role: Some(Role::Edge),
             description: "Edge detect: count 0-to-1 transitions of the thresholded event instead of active cycles; needs a non-zero thresh.", ..FieldInfo::EMPTY },
         FieldInfo { name: "rst", ident: "rst", lsb: 17, msb: 17, access: Access::Wo, role: Some(Role::Reset),
             description: "Reset: writing 1 clears the paired data counter.", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 16, 16, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 16, 16, Access::Rsv),
         FieldInfo { name: "umask", ident: "umask", lsb: 8, msb: 15, access: Access::RwV, role: Some(Role::Umask),
             description: "Unit mask: which sub-events of the selected event are counted.", ..FieldInfo::EMPTY },
         FieldInfo { name: "ev_sel", ident: "ev_sel", lsb: 0, msb: 7, access: Access::RwV, role: Some(Role::Event),
@@ -291,8 +283,7 @@ impl Layout for R2pcieBoxStatusLayout {
     const INFO: &'static RegisterInfo = &R2PCIE_BOX_STATUS_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 4, 31, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 4, 31, Access::Rv),
         FieldInfo { name: "ov", ident: "ov", lsb: 0, msb: 3, access: Access::Rw1c, role: Some(Role::Overflow), counters: &[0, 1, 2, 3],
             description: "Overflow flags, one per counter (bit n for counter n): hardware sets a bit when that counter wraps; writing 1 to a bit clears it.", ..FieldInfo::EMPTY },
     ];
@@ -361,8 +352,7 @@ impl Layout for R2pcieCtrLayout {
     const INFO: &'static RegisterInfo = &R2PCIE_CTR_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 48, 63, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 48, 63, Access::Rv),
         FieldInfo { name: "event_count", ident: "event_count", lsb: 0, msb: 47, access: Access::RwV, role: Some(Role::Count),
             description: "The accumulated 48-bit count of the event selected by the paired control register; wraps on overflow and keeps counting.", ..FieldInfo::EMPTY },
     ];
@@ -404,7 +394,7 @@ static R2PCIE_CTR_INFO: RegisterInfo = RegisterInfo {
 mod unit_events {
 use super::*;
 #[allow(unused_imports)]
-use crate::core_events::{ev, EventRow};
+use crate::core_events::{event_table, EventRow};
 #[cfg(feature = "metadata")]
 use crate::core_events::{event_info_refs, event_infos};
 
@@ -423,130 +413,6 @@ pub struct Event {
 }
 
 impl Event {
-    /// `UNC_R2_CLOCKTICKS`.
-    pub const CLOCKTICKS: Event = Event::row(0);
-    /// `UNC_R2_IIO_CREDIT.PRQ_QPI0`.
-    pub const IIO_CREDIT_PRQ_QPI0: Event = Event::row(1);
-    /// `UNC_R2_IIO_CREDIT.PRQ_QPI1`.
-    pub const IIO_CREDIT_PRQ_QPI1: Event = Event::row(2);
-    /// `UNC_R2_IIO_CREDIT.ISOCH_QPI0`.
-    pub const IIO_CREDIT_ISOCH_QPI0: Event = Event::row(3);
-    /// `UNC_R2_IIO_CREDIT.ISOCH_QPI1`.
-    pub const IIO_CREDIT_ISOCH_QPI1: Event = Event::row(4);
-    /// `UNC_R2_RING_AD_USED.CW_EVEN`.
-    pub const RING_AD_USED_CW_EVEN: Event = Event::row(5);
-    /// `UNC_R2_RING_AD_USED.CW_ODD`.
-    pub const RING_AD_USED_CW_ODD: Event = Event::row(6);
-    /// `UNC_R2_RING_AD_USED.CCW_EVEN`.
-    pub const RING_AD_USED_CCW_EVEN: Event = Event::row(7);
-    /// `UNC_R2_RING_AD_USED.CCW_ODD`.
-    pub const RING_AD_USED_CCW_ODD: Event = Event::row(8);
-    /// `UNC_R2_RING_AD_USED.CW`.
-    pub const RING_AD_USED_CW: Event = Event::row(9);
-    /// `UNC_R2_RING_AD_USED.CCW`.
-    pub const RING_AD_USED_CCW: Event = Event::row(10);
-    /// `UNC_R2_RING_AK_BOUNCES.UP`.
-    pub const RING_AK_BOUNCES_UP: Event = Event::row(11);
-    /// `UNC_R2_RING_AK_BOUNCES.DN`.
-    pub const RING_AK_BOUNCES_DN: Event = Event::row(12);
-    /// `UNC_R2_RING_AK_USED.CW_EVEN`.
-    pub const RING_AK_USED_CW_EVEN: Event = Event::row(13);
-    /// `UNC_R2_RING_AK_USED.CW_ODD`.
-    pub const RING_AK_USED_CW_ODD: Event = Event::row(14);
-    /// `UNC_R2_RING_AK_USED.CCW_EVEN`.
-    pub const RING_AK_USED_CCW_EVEN: Event = Event::row(15);
-    /// `UNC_R2_RING_AK_USED.CCW_ODD`.
-    pub const RING_AK_USED_CCW_ODD: Event = Event::row(16);
-    /// `UNC_R2_RING_AK_USED.CW`.
-    pub const RING_AK_USED_CW: Event = Event::row(17);
-    /// `UNC_R2_RING_AK_USED.CCW`.
-    pub const RING_AK_USED_CCW: Event = Event::row(18);
-    /// `UNC_R2_RING_BL_USED.CW_EVEN`.
-    pub const RING_BL_USED_CW_EVEN: Event = Event::row(19);
-    /// `UNC_R2_RING_BL_USED.CW_ODD`.
-    pub const RING_BL_USED_CW_ODD: Event = Event::row(20);
-    /// `UNC_R2_RING_BL_USED.CCW_EVEN`.
-    pub const RING_BL_USED_CCW_EVEN: Event = Event::row(21);
-    /// `UNC_R2_RING_BL_USED.CCW_ODD`.
-    pub const RING_BL_USED_CCW_ODD: Event = Event::row(22);
-    /// `UNC_R2_RING_BL_USED.CW`.
-    pub const RING_BL_USED_CW: Event = Event::row(23);
-    /// `UNC_R2_RING_BL_USED.CCW`.
-    pub const RING_BL_USED_CCW: Event = Event::row(24);
-    /// `UNC_R2_RING_IV_USED.CW`.
-    pub const RING_IV_USED_CW: Event = Event::row(25);
-    /// `UNC_R2_RING_IV_USED.CCW`.
-    pub const RING_IV_USED_CCW: Event = Event::row(26);
-    /// `UNC_R2_RING_IV_USED.ANY`.
-    pub const RING_IV_USED_ANY: Event = Event::row(27);
-    /// `UNC_R2_RxR_CYCLES_NE.NCB`.
-    pub const RXR_CYCLES_NE_NCB: Event = Event::row(28);
-    /// `UNC_R2_RxR_CYCLES_NE.NCS`.
-    pub const RXR_CYCLES_NE_NCS: Event = Event::row(29);
-    /// `UNC_R2_RxR_INSERTS.NCB`.
-    pub const RXR_INSERTS_NCB: Event = Event::row(30);
-    /// `UNC_R2_RxR_INSERTS.NCS`.
-    pub const RXR_INSERTS_NCS: Event = Event::row(31);
-    /// `UNC_R2_RxR_OCCUPANCY.DRS`.
-    pub const RXR_OCCUPANCY_DRS: Event = Event::row(32);
-    /// `UNC_R2_SBO0_CREDITS_ACQUIRED.AD`.
-    pub const SBO0_CREDITS_ACQUIRED_AD: Event = Event::row(33);
-    /// `UNC_R2_SBO0_CREDITS_ACQUIRED.BL`.
-    pub const SBO0_CREDITS_ACQUIRED_BL: Event = Event::row(34);
-    /// `UNC_R2_STALL_NO_SBO_CREDIT.SBO0_AD`.
-    pub const STALL_NO_SBO_CREDIT_SBO0_AD: Event = Event::row(35);
-    /// `UNC_R2_STALL_NO_SBO_CREDIT.SBO1_AD`.
-    pub const STALL_NO_SBO_CREDIT_SBO1_AD: Event = Event::row(36);
-    /// `UNC_R2_STALL_NO_SBO_CREDIT.SBO0_BL`.
-    pub const STALL_NO_SBO_CREDIT_SBO0_BL: Event = Event::row(37);
-    /// `UNC_R2_STALL_NO_SBO_CREDIT.SBO1_BL`.
-    pub const STALL_NO_SBO_CREDIT_SBO1_BL: Event = Event::row(38);
-    /// `UNC_R2_TxR_CYCLES_FULL.AD`.
-    pub const TXR_CYCLES_FULL_AD: Event = Event::row(39);
-    /// `UNC_R2_TxR_CYCLES_FULL.AK`.
-    pub const TXR_CYCLES_FULL_AK: Event = Event::row(40);
-    /// `UNC_R2_TxR_CYCLES_FULL.BL`.
-    pub const TXR_CYCLES_FULL_BL: Event = Event::row(41);
-    /// `UNC_R2_TxR_CYCLES_NE.AD`.
-    pub const TXR_CYCLES_NE_AD: Event = Event::row(42);
-    /// `UNC_R2_TxR_CYCLES_NE.AK`.
-    pub const TXR_CYCLES_NE_AK: Event = Event::row(43);
-    /// `UNC_R2_TxR_CYCLES_NE.BL`.
-    pub const TXR_CYCLES_NE_BL: Event = Event::row(44);
-    /// `UNC_R2_TxR_NACK_CW.DN_AD`.
-    pub const TXR_NACK_CW_DN_AD: Event = Event::row(45);
-    /// `UNC_R2_TxR_NACK_CW.DN_BL`.
-    pub const TXR_NACK_CW_DN_BL: Event = Event::row(46);
-    /// `UNC_R2_TxR_NACK_CW.DN_AK`.
-    pub const TXR_NACK_CW_DN_AK: Event = Event::row(47);
-    /// `UNC_R2_TxR_NACK_CW.UP_AD`.
-    pub const TXR_NACK_CW_UP_AD: Event = Event::row(48);
-    /// `UNC_R2_TxR_NACK_CW.UP_BL`.
-    pub const TXR_NACK_CW_UP_BL: Event = Event::row(49);
-    /// `UNC_R2_TxR_NACK_CW.UP_AK`.
-    pub const TXR_NACK_CW_UP_AK: Event = Event::row(50);
-    /// `UNC_R2_IIO_CREDITS_ACQUIRED.DRS`.
-    pub const IIO_CREDITS_ACQUIRED_DRS: Event = Event::row(51);
-    /// `UNC_R2_IIO_CREDITS_ACQUIRED.NCB`.
-    pub const IIO_CREDITS_ACQUIRED_NCB: Event = Event::row(52);
-    /// `UNC_R2_IIO_CREDITS_ACQUIRED.NCS`.
-    pub const IIO_CREDITS_ACQUIRED_NCS: Event = Event::row(53);
-    /// `UNC_R2_IIO_CREDITS_USED.DRS`.
-    pub const IIO_CREDITS_USED_DRS: Event = Event::row(54);
-    /// `UNC_R2_IIO_CREDITS_USED.NCB`.
-    pub const IIO_CREDITS_USED_NCB: Event = Event::row(55);
-    /// `UNC_R2_IIO_CREDITS_USED.NCS`.
-    pub const IIO_CREDITS_USED_NCS: Event = Event::row(56);
-    /// `UNC_R2_SBO0_CREDIT_OCCUPANCY.AD`.
-    pub const SBO0_CREDIT_OCCUPANCY_AD: Event = Event::row(57);
-    /// `UNC_R2_SBO0_CREDIT_OCCUPANCY.BL`.
-    pub const SBO0_CREDIT_OCCUPANCY_BL: Event = Event::row(58);
-    /// `UNC_R2_RING_AD_USED.ALL`.
-    pub const RING_AD_USED_ALL: Event = Event::row(59);
-    /// `UNC_R2_RING_AK_USED.ALL`.
-    pub const RING_AK_USED_ALL: Event = Event::row(60);
-    /// `UNC_R2_RING_BL_USED.ALL`.
-    pub const RING_BL_USED_ALL: Event = Event::row(61);
 
     /// Every event of the unit.
     pub const ALL: &'static [Event] = &{
@@ -594,72 +460,75 @@ impl Event {
     }
 }
 
-/// The events, row n for `Event::row(n)`: `ev(name, event select, umask, counters)` (bit n
-/// of counters: counter n may count it) and what else each sets.
-const EVENT_ROWS: &[EventRow] = &[
-    ev("UNC_R2_CLOCKTICKS", 0x01, 0x00, 0b1111),
-    ev("UNC_R2_IIO_CREDIT.PRQ_QPI0", 0x2d, 0x01, 0b11),
-    ev("UNC_R2_IIO_CREDIT.PRQ_QPI1", 0x2d, 0x02, 0b11),
-    ev("UNC_R2_IIO_CREDIT.ISOCH_QPI0", 0x2d, 0x04, 0b11),
-    ev("UNC_R2_IIO_CREDIT.ISOCH_QPI1", 0x2d, 0x08, 0b11),
-    ev("UNC_R2_RING_AD_USED.CW_EVEN", 0x07, 0x01, 0b1111),
-    ev("UNC_R2_RING_AD_USED.CW_ODD", 0x07, 0x02, 0b1111),
-    ev("UNC_R2_RING_AD_USED.CCW_EVEN", 0x07, 0x04, 0b1111),
-    ev("UNC_R2_RING_AD_USED.CCW_ODD", 0x07, 0x08, 0b1111),
-    ev("UNC_R2_RING_AD_USED.CW", 0x07, 0x03, 0b1111),
-    ev("UNC_R2_RING_AD_USED.CCW", 0x07, 0x0c, 0b1111),
-    ev("UNC_R2_RING_AK_BOUNCES.UP", 0x12, 0x01, 0b1111),
-    ev("UNC_R2_RING_AK_BOUNCES.DN", 0x12, 0x02, 0b1111),
-    ev("UNC_R2_RING_AK_USED.CW_EVEN", 0x08, 0x01, 0b1111),
-    ev("UNC_R2_RING_AK_USED.CW_ODD", 0x08, 0x02, 0b1111),
-    ev("UNC_R2_RING_AK_USED.CCW_EVEN", 0x08, 0x04, 0b1111),
-    ev("UNC_R2_RING_AK_USED.CCW_ODD", 0x08, 0x08, 0b1111),
-    ev("UNC_R2_RING_AK_USED.CW", 0x08, 0x03, 0b1111),
-    ev("UNC_R2_RING_AK_USED.CCW", 0x08, 0x0c, 0b1111),
-    ev("UNC_R2_RING_BL_USED.CW_EVEN", 0x09, 0x01, 0b1111),
-    ev("UNC_R2_RING_BL_USED.CW_ODD", 0x09, 0x02, 0b1111),
-    ev("UNC_R2_RING_BL_USED.CCW_EVEN", 0x09, 0x04, 0b1111),
-    ev("UNC_R2_RING_BL_USED.CCW_ODD", 0x09, 0x08, 0b1111),
-    ev("UNC_R2_RING_BL_USED.CW", 0x09, 0x03, 0b1111),
-    ev("UNC_R2_RING_BL_USED.CCW", 0x09, 0x0c, 0b1111),
-    ev("UNC_R2_RING_IV_USED.CW", 0x0a, 0x03, 0b1111),
-    ev("UNC_R2_RING_IV_USED.CCW", 0x0a, 0x0c, 0b1111),
-    ev("UNC_R2_RING_IV_USED.ANY", 0x0a, 0x0f, 0b1111),
-    ev("UNC_R2_RxR_CYCLES_NE.NCB", 0x10, 0x10, 0b11),
-    ev("UNC_R2_RxR_CYCLES_NE.NCS", 0x10, 0x20, 0b11),
-    ev("UNC_R2_RxR_INSERTS.NCB", 0x11, 0x10, 0b11),
-    ev("UNC_R2_RxR_INSERTS.NCS", 0x11, 0x20, 0b11),
-    ev("UNC_R2_RxR_OCCUPANCY.DRS", 0x13, 0x08, 0b1),
-    ev("UNC_R2_SBO0_CREDITS_ACQUIRED.AD", 0x28, 0x01, 0b11),
-    ev("UNC_R2_SBO0_CREDITS_ACQUIRED.BL", 0x28, 0x02, 0b11),
-    ev("UNC_R2_STALL_NO_SBO_CREDIT.SBO0_AD", 0x2c, 0x01, 0b11),
-    ev("UNC_R2_STALL_NO_SBO_CREDIT.SBO1_AD", 0x2c, 0x02, 0b11),
-    ev("UNC_R2_STALL_NO_SBO_CREDIT.SBO0_BL", 0x2c, 0x04, 0b11),
-    ev("UNC_R2_STALL_NO_SBO_CREDIT.SBO1_BL", 0x2c, 0x08, 0b11),
-    ev("UNC_R2_TxR_CYCLES_FULL.AD", 0x25, 0x01, 0b1),
-    ev("UNC_R2_TxR_CYCLES_FULL.AK", 0x25, 0x02, 0b1),
-    ev("UNC_R2_TxR_CYCLES_FULL.BL", 0x25, 0x04, 0b1),
-    ev("UNC_R2_TxR_CYCLES_NE.AD", 0x23, 0x01, 0b1),
-    ev("UNC_R2_TxR_CYCLES_NE.AK", 0x23, 0x02, 0b1),
-    ev("UNC_R2_TxR_CYCLES_NE.BL", 0x23, 0x04, 0b1),
-    ev("UNC_R2_TxR_NACK_CW.DN_AD", 0x26, 0x01, 0b11),
-    ev("UNC_R2_TxR_NACK_CW.DN_BL", 0x26, 0x02, 0b11),
-    ev("UNC_R2_TxR_NACK_CW.DN_AK", 0x26, 0x04, 0b11),
-    ev("UNC_R2_TxR_NACK_CW.UP_AD", 0x26, 0x08, 0b11),
-    ev("UNC_R2_TxR_NACK_CW.UP_BL", 0x26, 0x10, 0b11),
-    ev("UNC_R2_TxR_NACK_CW.UP_AK", 0x26, 0x20, 0b11),
-    ev("UNC_R2_IIO_CREDITS_ACQUIRED.DRS", 0x33, 0x08, 0b11),
-    ev("UNC_R2_IIO_CREDITS_ACQUIRED.NCB", 0x33, 0x10, 0b11),
-    ev("UNC_R2_IIO_CREDITS_ACQUIRED.NCS", 0x33, 0x20, 0b11),
-    ev("UNC_R2_IIO_CREDITS_USED.DRS", 0x32, 0x08, 0b11),
-    ev("UNC_R2_IIO_CREDITS_USED.NCB", 0x32, 0x10, 0b11),
-    ev("UNC_R2_IIO_CREDITS_USED.NCS", 0x32, 0x20, 0b11),
-    ev("UNC_R2_SBO0_CREDIT_OCCUPANCY.AD", 0x2a, 0x01, 0b1),
-    ev("UNC_R2_SBO0_CREDIT_OCCUPANCY.BL", 0x2a, 0x02, 0b1),
-    ev("UNC_R2_RING_AD_USED.ALL", 0x07, 0x0f, 0b1111),
-    ev("UNC_R2_RING_AK_USED.ALL", 0x08, 0x0f, 0b1111),
-    ev("UNC_R2_RING_BL_USED.ALL", 0x09, 0x0f, 0b1111),
-];
+event_table! {
+    /// The events, row n for `Event::row(n)`: `ev(name, event select, umask)` and what else each
+    /// sets. The counters that may count them (bit n: counter n) and those without
+    /// Hyper-Threading are the table's, the two numbers before the rows, unless a row
+    /// gives its own (`.on(..)`, `.ht_off(..)`).
+    EVENT_ROWS, EventRowNumber, 0, "", 0b1111, 0b0;
+    CLOCKTICKS = ev("UNC_R2_CLOCKTICKS", 0x01, 0x00),
+    IIO_CREDIT_PRQ_QPI0 = ev("UNC_R2_IIO_CREDIT.PRQ_QPI0", 0x2d, 0x01).on(0b11),
+    IIO_CREDIT_PRQ_QPI1 = ev("UNC_R2_IIO_CREDIT.PRQ_QPI1", 0x2d, 0x02).on(0b11),
+    IIO_CREDIT_ISOCH_QPI0 = ev("UNC_R2_IIO_CREDIT.ISOCH_QPI0", 0x2d, 0x04).on(0b11),
+    IIO_CREDIT_ISOCH_QPI1 = ev("UNC_R2_IIO_CREDIT.ISOCH_QPI1", 0x2d, 0x08).on(0b11),
+    RING_AD_USED_CW_EVEN = ev("UNC_R2_RING_AD_USED.CW_EVEN", 0x07, 0x01),
+    RING_AD_USED_CW_ODD = ev("UNC_R2_RING_AD_USED.CW_ODD", 0x07, 0x02),
+    RING_AD_USED_CCW_EVEN = ev("UNC_R2_RING_AD_USED.CCW_EVEN", 0x07, 0x04),
+    RING_AD_USED_CCW_ODD = ev("UNC_R2_RING_AD_USED.CCW_ODD", 0x07, 0x08),
+    RING_AD_USED_CW = ev("UNC_R2_RING_AD_USED.CW", 0x07, 0x03),
+    RING_AD_USED_CCW = ev("UNC_R2_RING_AD_USED.CCW", 0x07, 0x0c),
+    RING_AK_BOUNCES_UP = ev("UNC_R2_RING_AK_BOUNCES.UP", 0x12, 0x01),
+    RING_AK_BOUNCES_DN = ev("UNC_R2_RING_AK_BOUNCES.DN", 0x12, 0x02),
+    RING_AK_USED_CW_EVEN = ev("UNC_R2_RING_AK_USED.CW_EVEN", 0x08, 0x01),
+    RING_AK_USED_CW_ODD = ev("UNC_R2_RING_AK_USED.CW_ODD", 0x08, 0x02),
+    RING_AK_USED_CCW_EVEN = ev("UNC_R2_RING_AK_USED.CCW_EVEN", 0x08, 0x04),
+    RING_AK_USED_CCW_ODD = ev("UNC_R2_RING_AK_USED.CCW_ODD", 0x08, 0x08),
+    RING_AK_USED_CW = ev("UNC_R2_RING_AK_USED.CW", 0x08, 0x03),
+    RING_AK_USED_CCW = ev("UNC_R2_RING_AK_USED.CCW", 0x08, 0x0c),
+    RING_BL_USED_CW_EVEN = ev("UNC_R2_RING_BL_USED.CW_EVEN", 0x09, 0x01),
+    RING_BL_USED_CW_ODD = ev("UNC_R2_RING_BL_USED.CW_ODD", 0x09, 0x02),
+    RING_BL_USED_CCW_EVEN = ev("UNC_R2_RING_BL_USED.CCW_EVEN", 0x09, 0x04),
+    RING_BL_USED_CCW_ODD = ev("UNC_R2_RING_BL_USED.CCW_ODD", 0x09, 0x08),
+    RING_BL_USED_CW = ev("UNC_R2_RING_BL_USED.CW", 0x09, 0x03),
+    RING_BL_USED_CCW = ev("UNC_R2_RING_BL_USED.CCW", 0x09, 0x0c),
+    RING_IV_USED_CW = ev("UNC_R2_RING_IV_USED.CW", 0x0a, 0x03),
+    RING_IV_USED_CCW = ev("UNC_R2_RING_IV_USED.CCW", 0x0a, 0x0c),
+    RING_IV_USED_ANY = ev("UNC_R2_RING_IV_USED.ANY", 0x0a, 0x0f),
+    RXR_CYCLES_NE_NCB = ev("UNC_R2_RxR_CYCLES_NE.NCB", 0x10, 0x10).on(0b11),
+    RXR_CYCLES_NE_NCS = ev("UNC_R2_RxR_CYCLES_NE.NCS", 0x10, 0x20).on(0b11),
+    RXR_INSERTS_NCB = ev("UNC_R2_RxR_INSERTS.NCB", 0x11, 0x10).on(0b11),
+    RXR_INSERTS_NCS = ev("UNC_R2_RxR_INSERTS.NCS", 0x11, 0x20).on(0b11),
+    RXR_OCCUPANCY_DRS = ev("UNC_R2_RxR_OCCUPANCY.DRS", 0x13, 0x08).on(0b1),
+    SBO0_CREDITS_ACQUIRED_AD = ev("UNC_R2_SBO0_CREDITS_ACQUIRED.AD", 0x28, 0x01).on(0b11),
+    SBO0_CREDITS_ACQUIRED_BL = ev("UNC_R2_SBO0_CREDITS_ACQUIRED.BL", 0x28, 0x02).on(0b11),
+    STALL_NO_SBO_CREDIT_SBO0_AD = ev("UNC_R2_STALL_NO_SBO_CREDIT.SBO0_AD", 0x2c, 0x01).on(0b11),
+    STALL_NO_SBO_CREDIT_SBO1_AD = ev("UNC_R2_STALL_NO_SBO_CREDIT.SBO1_AD", 0x2c, 0x02).on(0b11),
+    STALL_NO_SBO_CREDIT_SBO0_BL = ev("UNC_R2_STALL_NO_SBO_CREDIT.SBO0_BL", 0x2c, 0x04).on(0b11),
+    STALL_NO_SBO_CREDIT_SBO1_BL = ev("UNC_R2_STALL_NO_SBO_CREDIT.SBO1_BL", 0x2c, 0x08).on(0b11),
+    TXR_CYCLES_FULL_AD = ev("UNC_R2_TxR_CYCLES_FULL.AD", 0x25, 0x01).on(0b1),
+    TXR_CYCLES_FULL_AK = ev("UNC_R2_TxR_CYCLES_FULL.AK", 0x25, 0x02).on(0b1),
+    TXR_CYCLES_FULL_BL = ev("UNC_R2_TxR_CYCLES_FULL.BL", 0x25, 0x04).on(0b1),
+    TXR_CYCLES_NE_AD = ev("UNC_R2_TxR_CYCLES_NE.AD", 0x23, 0x01).on(0b1),
+    TXR_CYCLES_NE_AK = ev("UNC_R2_TxR_CYCLES_NE.AK", 0x23, 0x02).on(0b1),
+    TXR_CYCLES_NE_BL = ev("UNC_R2_TxR_CYCLES_NE.BL", 0x23, 0x04).on(0b1),
+    TXR_NACK_CW_DN_AD = ev("UNC_R2_TxR_NACK_CW.DN_AD", 0x26, 0x01).on(0b11),
+    TXR_NACK_CW_DN_BL = ev("UNC_R2_TxR_NACK_CW.DN_BL", 0x26, 0x02).on(0b11),
+    TXR_NACK_CW_DN_AK = ev("UNC_R2_TxR_NACK_CW.DN_AK", 0x26, 0x04).on(0b11),
+    TXR_NACK_CW_UP_AD = ev("UNC_R2_TxR_NACK_CW.UP_AD", 0x26, 0x08).on(0b11),
+    TXR_NACK_CW_UP_BL = ev("UNC_R2_TxR_NACK_CW.UP_BL", 0x26, 0x10).on(0b11),
+    TXR_NACK_CW_UP_AK = ev("UNC_R2_TxR_NACK_CW.UP_AK", 0x26, 0x20).on(0b11),
+    IIO_CREDITS_ACQUIRED_DRS = ev("UNC_R2_IIO_CREDITS_ACQUIRED.DRS", 0x33, 0x08).on(0b11),
+    IIO_CREDITS_ACQUIRED_NCB = ev("UNC_R2_IIO_CREDITS_ACQUIRED.NCB", 0x33, 0x10).on(0b11),
+    IIO_CREDITS_ACQUIRED_NCS = ev("UNC_R2_IIO_CREDITS_ACQUIRED.NCS", 0x33, 0x20).on(0b11),
+    IIO_CREDITS_USED_DRS = ev("UNC_R2_IIO_CREDITS_USED.DRS", 0x32, 0x08).on(0b11),
+    IIO_CREDITS_USED_NCB = ev("UNC_R2_IIO_CREDITS_USED.NCB", 0x32, 0x10).on(0b11),
+    IIO_CREDITS_USED_NCS = ev("UNC_R2_IIO_CREDITS_USED.NCS", 0x32, 0x20).on(0b11),
+    SBO0_CREDIT_OCCUPANCY_AD = ev("UNC_R2_SBO0_CREDIT_OCCUPANCY.AD", 0x2a, 0x01).on(0b1),
+    SBO0_CREDIT_OCCUPANCY_BL = ev("UNC_R2_SBO0_CREDIT_OCCUPANCY.BL", 0x2a, 0x02).on(0b1),
+    RING_AD_USED_ALL = ev("UNC_R2_RING_AD_USED.ALL", 0x07, 0x0f),
+    RING_AK_USED_ALL = ev("UNC_R2_RING_AK_USED.ALL", 0x08, 0x0f),
+    RING_BL_USED_ALL = ev("UNC_R2_RING_BL_USED.ALL", 0x09, 0x0f),
+}
 /// No experimental events.
 const EXPERIMENTAL_ROWS: &[EventRow] = &[];
 /// The rows built.

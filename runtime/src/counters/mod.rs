@@ -20,9 +20,9 @@
 //! # Ok::<(), pmu_runtime::Error>(())
 //! ```
 
-mod aux;
+mod aux_msr;
 
-pub use aux::aux_agree;
+pub use aux_msr::aux_agree;
 use std::sync::{Arc, Mutex};
 
 use pmu_regs::{CounterKind, Role, Scope};

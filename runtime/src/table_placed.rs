@@ -183,10 +183,17 @@ fn reg_at(
             offset: address as u32,
         },
     };
+    // `{i}` is the instance's key: its number where the instance is the name's prefix and a
+    // number (`B2UPI{i}` and B2UPI3), else its name.
+    let prefix = r.name.split("{i}").next().unwrap_or("");
+    let key = instance
+        .strip_prefix(prefix)
+        .filter(|k| !k.is_empty() && k.bytes().all(|b| b.is_ascii_digit()))
+        .unwrap_or(instance);
     let name = r
         .name
         .replace("{n}", &index.to_string())
-        .replace("{i}", instance);
+        .replace("{i}", key);
     // One leak per register of a placed box: `placed` caches the boxes it builds.
     let addr: &'static AddressInfo = Box::leak(Box::new(AddressInfo::new(
         Box::leak(name.into_boxed_str()),

@@ -630,8 +630,8 @@ fn pmu_watch_counts_a_table_placed_box_of_each_access_type() {
     }
 }
 
-/// A session places a PCI and a memory-mapped box from the part's table (B2UPI1, B2CXL2),
-/// counts on both, and puts every register back; on socket 1, which the simulated part
+/// A session places a PCI and a memory-mapped box from the part's table (B2UPI1, B2CXL2) and
+/// counts on both (their put-back is checked in discovery_sim.rs); on socket 1, which the simulated part
 /// publishes no table for, the PCI box is refused by name before anything is written, since
 /// a PCI or memory-mapped box is where its own socket's table says.
 #[test]

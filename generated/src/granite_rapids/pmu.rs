@@ -191,7 +191,11 @@ pub static B2CXL: PmuInfo = PmuInfo {
     discovery_broken: None,
     saturation: None,
     global_init: &[],
-    clock_event: None,
+    clock_event: Some(ClockEventInfo {
+        code: 1,
+        umask: 0,
+        source: "intel-perfmon-granite-rapids",
+    }),
     notes: &[
         NoteInfo {
             kind: "info",
@@ -309,7 +313,11 @@ pub static B2UPI: PmuInfo = PmuInfo {
     discovery_broken: None,
     saturation: None,
     global_init: &[],
-    clock_event: None,
+    clock_event: Some(ClockEventInfo {
+        code: 1,
+        umask: 0,
+        source: "intel-perfmon-granite-rapids",
+    }),
     notes: &[
         NoteInfo {
             kind: "info",
@@ -1385,7 +1393,11 @@ pub static PCU: PmuInfo = PmuInfo {
     discovery_broken: None,
     saturation: None,
     global_init: &[],
-    clock_event: None,
+    clock_event: Some(ClockEventInfo {
+        code: 1,
+        umask: 0,
+        source: "intel-perfmon-granite-rapids",
+    }),
     notes: &[
         NoteInfo {
             kind: "info",

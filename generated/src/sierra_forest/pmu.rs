@@ -119,7 +119,11 @@ pub static B2CXL: PmuInfo = PmuInfo {
     discovery_broken: None,
     saturation: None,
     global_init: &[],
-    clock_event: None,
+    clock_event: Some(ClockEventInfo {
+        code: 1,
+        umask: 0,
+        source: "intel-perfmon-granite-rapids",
+    }),
     notes: crate::granite_rapids::pmu::B2CXL.notes,
 };
 /// What the perf PMUs of the B2CXL (mesh to CXL) performance monitoring share; each box's entry
@@ -172,7 +176,11 @@ pub static B2UPI: PmuInfo = PmuInfo {
     discovery_broken: None,
     saturation: None,
     global_init: &[],
-    clock_event: None,
+    clock_event: Some(ClockEventInfo {
+        code: 1,
+        umask: 0,
+        source: "intel-perfmon-granite-rapids",
+    }),
     notes: crate::granite_rapids::pmu::B2UPI.notes,
 };
 /// What the perf PMUs of the B2UPI (mesh to UPI link) performance monitoring share; each box's
@@ -802,7 +810,11 @@ pub static PCU: PmuInfo = PmuInfo {
     discovery_broken: None,
     saturation: None,
     global_init: &[],
-    clock_event: None,
+    clock_event: Some(ClockEventInfo {
+        code: 1,
+        umask: 0,
+        source: "intel-perfmon-granite-rapids",
+    }),
     notes: crate::granite_rapids::pmu::PCU.notes,
 };
 /// PMU structure of the U-box (system configuration controller) performance monitoring: that of

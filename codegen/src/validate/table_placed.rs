@@ -102,7 +102,7 @@ impl Validator {
             return n;
         }
         let bytes = reg.width / 8;
-        if n % 4 != 0 || n < bytes {
+        if !n.is_multiple_of(4) || n < bytes {
             self.push(reg.ctx.error(
                 t.at,
                 format!(

@@ -154,6 +154,8 @@ error_cases!(
     pmu_from_table_errors,
     pmu_from_table_without_type,
     pmu_from_table_places,
+    pmu_from_table_access,
+    pmu_from_table_spaces,
 );
 
 /// `<clock-event>` against the processor's event list (read after every unit): an encoding

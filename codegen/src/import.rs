@@ -50,6 +50,9 @@ const UNIT_NAMES: &[(&str, &str)] = &[
     ("IMC", "IMC"),
     // Granite Rapids' mesh-to-memory box (M2M's successor).
     ("B2CMI", "B2CMI"),
+    // Granite Rapids' table-placed boxes: mesh to UPI link, mesh to CXL.
+    ("B2UPI", "B2UPI"),
+    ("B2CXL", "B2CXL"),
     // Linux's pmu-events lists for AMD Zen: the L3, Data Fabric and memory-controller PMCs.
     ("L3PMC", "L3"),
     ("DFPMC", "DF"),

@@ -1227,6 +1227,421 @@ static inline uint64_t pmu_granite_rapids_b2cmi_pci_pmon_ctr_event_count_set(uin
 #define PMU_GRANITE_RAPIDS_B2CMI_EVENT_DIRECTORY_UPDATE_S2A_UMASK_EXT 0x3U
 
 /*
+ * B2CXL (B2CXL (mesh to CXL) performance monitoring): The B2CXL boxes sit between the mesh and
+ * the CXL ports, in memory the discovery table places (type 17): a box control and four
+ * general 48-bit counters with 32-bit controls 8 bytes apart, all placed by the table.
+ *
+ * Instances: B2CXL0, B2CXL1, B2CXL2, B2CXL3.
+ */
+
+/*
+ * B2CXL{i}_MMIO_PMON_BOX_CTL: Box-wide control: freeze, and reset of all counters or all
+ * controls in one write.
+ *
+ * 32-bit memory-mapped register (see the unit's _MMIO_WINDOW macros).
+ *
+ * Source: Linux kernel, arch/x86/events/intel/uncore_discovery.h and uncore_discovery.c (the
+ * uncore discovery table, the generic box and counter control layout,
+ * generic_uncore_formats_attr), with the per-platform corrections in uncore_snbep.c
+ * (spr_uncore_cpu_init, spr_uncore_pci_init, spr_uncores, spr_uncore_units_ignore).
+ *
+ * Note (info): Layout from Linux's generic discovery driver.
+ * Note (info): Place.
+ * The notes in full: generated/docs/granite_rapids/b2cxl.md.
+ *
+ * **Placed by the discovery table:** no fixed address; at the box control address its box's
+ * discovery table entry gives (linux-uncore-gnr-types). This header defines its layout only.
+ */
+#define PMU_GRANITE_RAPIDS_B2CXL_MMIO_PMON_BOX_CTL_WIDTH 32
+#define PMU_GRANITE_RAPIDS_B2CXL_MMIO_PMON_BOX_CTL_COUNT 1
+#define PMU_GRANITE_RAPIDS_B2CXL_MMIO_PMON_BOX_CTL_RESET 0x00000000U
+#define PMU_GRANITE_RAPIDS_B2CXL_MMIO_PMON_BOX_CTL_RESERVED_MASK 0xFFFFFCFEU
+#define PMU_GRANITE_RAPIDS_B2CXL_MMIO_PMON_BOX_CTL_IGNORED_MASK 0x00000000U
+#define PMU_GRANITE_RAPIDS_B2CXL_MMIO_PMON_BOX_CTL_WRITABLE_MASK 0x00000301U
+
+/*
+ * rst_ctrs (bit 9, wo, role reset-counters): Reset counters: writing 1 clears every data
+ * counter of the box.
+ */
+#define PMU_GRANITE_RAPIDS_B2CXL_MMIO_PMON_BOX_CTL_RST_CTRS_SHIFT 9
+#define PMU_GRANITE_RAPIDS_B2CXL_MMIO_PMON_BOX_CTL_RST_CTRS_WIDTH 1
+#define PMU_GRANITE_RAPIDS_B2CXL_MMIO_PMON_BOX_CTL_RST_CTRS_MASK 0x00000200U
+#define PMU_GRANITE_RAPIDS_B2CXL_MMIO_PMON_BOX_CTL_RST_CTRS_MAX 0x00000001U
+static inline uint32_t pmu_granite_rapids_b2cxl_mmio_pmon_box_ctl_rst_ctrs_set(uint32_t reg, uint32_t value) { return pmu_regs_set32(reg, PMU_GRANITE_RAPIDS_B2CXL_MMIO_PMON_BOX_CTL_RST_CTRS_MASK, PMU_GRANITE_RAPIDS_B2CXL_MMIO_PMON_BOX_CTL_RST_CTRS_SHIFT, value); }
+
+/*
+ * rst_ctrl (bit 8, wo, role reset-controls): Reset controls: writing 1 clears every counter
+ * control register of the box.
+ */
+#define PMU_GRANITE_RAPIDS_B2CXL_MMIO_PMON_BOX_CTL_RST_CTRL_SHIFT 8
+#define PMU_GRANITE_RAPIDS_B2CXL_MMIO_PMON_BOX_CTL_RST_CTRL_WIDTH 1
+#define PMU_GRANITE_RAPIDS_B2CXL_MMIO_PMON_BOX_CTL_RST_CTRL_MASK 0x00000100U
+#define PMU_GRANITE_RAPIDS_B2CXL_MMIO_PMON_BOX_CTL_RST_CTRL_MAX 0x00000001U
+static inline uint32_t pmu_granite_rapids_b2cxl_mmio_pmon_box_ctl_rst_ctrl_set(uint32_t reg, uint32_t value) { return pmu_regs_set32(reg, PMU_GRANITE_RAPIDS_B2CXL_MMIO_PMON_BOX_CTL_RST_CTRL_MASK, PMU_GRANITE_RAPIDS_B2CXL_MMIO_PMON_BOX_CTL_RST_CTRL_SHIFT, value); }
+
+/* frz (bit 0, rw, role freeze): Freeze: while 1 the box's counters hold their values. */
+#define PMU_GRANITE_RAPIDS_B2CXL_MMIO_PMON_BOX_CTL_FRZ_SHIFT 0
+#define PMU_GRANITE_RAPIDS_B2CXL_MMIO_PMON_BOX_CTL_FRZ_WIDTH 1
+#define PMU_GRANITE_RAPIDS_B2CXL_MMIO_PMON_BOX_CTL_FRZ_MASK 0x00000001U
+#define PMU_GRANITE_RAPIDS_B2CXL_MMIO_PMON_BOX_CTL_FRZ_MAX 0x00000001U
+static inline uint32_t pmu_granite_rapids_b2cxl_mmio_pmon_box_ctl_frz_get(uint32_t reg) { return pmu_regs_get32(reg, PMU_GRANITE_RAPIDS_B2CXL_MMIO_PMON_BOX_CTL_FRZ_MASK, PMU_GRANITE_RAPIDS_B2CXL_MMIO_PMON_BOX_CTL_FRZ_SHIFT); }
+static inline uint32_t pmu_granite_rapids_b2cxl_mmio_pmon_box_ctl_frz_set(uint32_t reg, uint32_t value) { return pmu_regs_set32(reg, PMU_GRANITE_RAPIDS_B2CXL_MMIO_PMON_BOX_CTL_FRZ_MASK, PMU_GRANITE_RAPIDS_B2CXL_MMIO_PMON_BOX_CTL_FRZ_SHIFT, value); }
+
+/*
+ * B2CXL{i}_MMIO_PMON_CTL{n}: Control for counter n: event, unit mask, enable, and an 8-bit
+ * threshold with inversion and edge detection.
+ *
+ * 32-bit memory-mapped register (see the unit's _MMIO_WINDOW macros), 4 per instance ({n} =
+ * 0..3).
+ *
+ * Source: Linux kernel, arch/x86/events/intel/uncore_discovery.h and uncore_discovery.c (the
+ * uncore discovery table, the generic box and counter control layout,
+ * generic_uncore_formats_attr), with the per-platform corrections in uncore_snbep.c
+ * (spr_uncore_cpu_init, spr_uncore_pci_init, spr_uncores, spr_uncore_units_ignore).
+ *
+ * Note (info): Layout from Linux.
+ * Note (info): Place.
+ * The notes in full: generated/docs/granite_rapids/b2cxl.md.
+ *
+ * **Placed by the discovery table:** no fixed address; at the box control plus the
+ * counter-control offset its box's discovery table entry gives, element n 8 on (registers for
+ * an MSR, bytes otherwise) (linux-uncore-gnr-types). This header defines its layout only.
+ */
+#define PMU_GRANITE_RAPIDS_B2CXL_MMIO_PMON_CTL_WIDTH 32
+#define PMU_GRANITE_RAPIDS_B2CXL_MMIO_PMON_CTL_COUNT 4
+#define PMU_GRANITE_RAPIDS_B2CXL_MMIO_PMON_CTL_RESET 0x00000000U
+#define PMU_GRANITE_RAPIDS_B2CXL_MMIO_PMON_CTL_RESERVED_MASK 0x003B0000U
+#define PMU_GRANITE_RAPIDS_B2CXL_MMIO_PMON_CTL_IGNORED_MASK 0x00000000U
+#define PMU_GRANITE_RAPIDS_B2CXL_MMIO_PMON_CTL_WRITABLE_MASK 0xFFC4FFFFU
+
+/*
+ * thresh (bits 31:24, rw, role threshold): Threshold: when non-zero, a cycle is counted only
+ * if that cycle's increment compares against this value as selected by invert.
+ */
+#define PMU_GRANITE_RAPIDS_B2CXL_MMIO_PMON_CTL_THRESH_SHIFT 24
+#define PMU_GRANITE_RAPIDS_B2CXL_MMIO_PMON_CTL_THRESH_WIDTH 8
+#define PMU_GRANITE_RAPIDS_B2CXL_MMIO_PMON_CTL_THRESH_MASK 0xFF000000U
+#define PMU_GRANITE_RAPIDS_B2CXL_MMIO_PMON_CTL_THRESH_MAX 0x000000FFU
+static inline uint32_t pmu_granite_rapids_b2cxl_mmio_pmon_ctl_thresh_get(uint32_t reg) { return pmu_regs_get32(reg, PMU_GRANITE_RAPIDS_B2CXL_MMIO_PMON_CTL_THRESH_MASK, PMU_GRANITE_RAPIDS_B2CXL_MMIO_PMON_CTL_THRESH_SHIFT); }
+static inline uint32_t pmu_granite_rapids_b2cxl_mmio_pmon_ctl_thresh_set(uint32_t reg, uint32_t value) { return pmu_regs_set32(reg, PMU_GRANITE_RAPIDS_B2CXL_MMIO_PMON_CTL_THRESH_MASK, PMU_GRANITE_RAPIDS_B2CXL_MMIO_PMON_CTL_THRESH_SHIFT, value); }
+
+/*
+ * invert (bit 23, rw, role invert): Sense of the threshold comparison; with edge_det, counts
+ * falling instead of rising edges.
+ */
+#define PMU_GRANITE_RAPIDS_B2CXL_MMIO_PMON_CTL_INVERT_SHIFT 23
+#define PMU_GRANITE_RAPIDS_B2CXL_MMIO_PMON_CTL_INVERT_WIDTH 1
+#define PMU_GRANITE_RAPIDS_B2CXL_MMIO_PMON_CTL_INVERT_MASK 0x00800000U
+#define PMU_GRANITE_RAPIDS_B2CXL_MMIO_PMON_CTL_INVERT_MAX 0x00000001U
+#define PMU_GRANITE_RAPIDS_B2CXL_MMIO_PMON_CTL_INVERT_GE 0x00000000U
+#define PMU_GRANITE_RAPIDS_B2CXL_MMIO_PMON_CTL_INVERT_LT 0x00000001U
+static inline uint32_t pmu_granite_rapids_b2cxl_mmio_pmon_ctl_invert_get(uint32_t reg) { return pmu_regs_get32(reg, PMU_GRANITE_RAPIDS_B2CXL_MMIO_PMON_CTL_INVERT_MASK, PMU_GRANITE_RAPIDS_B2CXL_MMIO_PMON_CTL_INVERT_SHIFT); }
+static inline uint32_t pmu_granite_rapids_b2cxl_mmio_pmon_ctl_invert_set(uint32_t reg, uint32_t value) { return pmu_regs_set32(reg, PMU_GRANITE_RAPIDS_B2CXL_MMIO_PMON_CTL_INVERT_MASK, PMU_GRANITE_RAPIDS_B2CXL_MMIO_PMON_CTL_INVERT_SHIFT, value); }
+
+/*
+ * en (bit 22, rw, role enable): Enables this counter: it counts while this bit is 1 and the
+ * box is not frozen.
+ */
+#define PMU_GRANITE_RAPIDS_B2CXL_MMIO_PMON_CTL_EN_SHIFT 22
+#define PMU_GRANITE_RAPIDS_B2CXL_MMIO_PMON_CTL_EN_WIDTH 1
+#define PMU_GRANITE_RAPIDS_B2CXL_MMIO_PMON_CTL_EN_MASK 0x00400000U
+#define PMU_GRANITE_RAPIDS_B2CXL_MMIO_PMON_CTL_EN_MAX 0x00000001U
+static inline uint32_t pmu_granite_rapids_b2cxl_mmio_pmon_ctl_en_get(uint32_t reg) { return pmu_regs_get32(reg, PMU_GRANITE_RAPIDS_B2CXL_MMIO_PMON_CTL_EN_MASK, PMU_GRANITE_RAPIDS_B2CXL_MMIO_PMON_CTL_EN_SHIFT); }
+static inline uint32_t pmu_granite_rapids_b2cxl_mmio_pmon_ctl_en_set(uint32_t reg, uint32_t value) { return pmu_regs_set32(reg, PMU_GRANITE_RAPIDS_B2CXL_MMIO_PMON_CTL_EN_MASK, PMU_GRANITE_RAPIDS_B2CXL_MMIO_PMON_CTL_EN_SHIFT, value); }
+
+/*
+ * edge_det (bit 18, rw, role edge): Edge detect: count 0-to-1 transitions of the thresholded
+ * event instead of active cycles.
+ */
+#define PMU_GRANITE_RAPIDS_B2CXL_MMIO_PMON_CTL_EDGE_DET_SHIFT 18
+#define PMU_GRANITE_RAPIDS_B2CXL_MMIO_PMON_CTL_EDGE_DET_WIDTH 1
+#define PMU_GRANITE_RAPIDS_B2CXL_MMIO_PMON_CTL_EDGE_DET_MASK 0x00040000U
+#define PMU_GRANITE_RAPIDS_B2CXL_MMIO_PMON_CTL_EDGE_DET_MAX 0x00000001U
+static inline uint32_t pmu_granite_rapids_b2cxl_mmio_pmon_ctl_edge_det_get(uint32_t reg) { return pmu_regs_get32(reg, PMU_GRANITE_RAPIDS_B2CXL_MMIO_PMON_CTL_EDGE_DET_MASK, PMU_GRANITE_RAPIDS_B2CXL_MMIO_PMON_CTL_EDGE_DET_SHIFT); }
+static inline uint32_t pmu_granite_rapids_b2cxl_mmio_pmon_ctl_edge_det_set(uint32_t reg, uint32_t value) { return pmu_regs_set32(reg, PMU_GRANITE_RAPIDS_B2CXL_MMIO_PMON_CTL_EDGE_DET_MASK, PMU_GRANITE_RAPIDS_B2CXL_MMIO_PMON_CTL_EDGE_DET_SHIFT, value); }
+
+/*
+ * umask (bits 15:8, rw, role umask): Unit mask: which sub-events of the selected event are
+ * counted.
+ */
+#define PMU_GRANITE_RAPIDS_B2CXL_MMIO_PMON_CTL_UMASK_SHIFT 8
+#define PMU_GRANITE_RAPIDS_B2CXL_MMIO_PMON_CTL_UMASK_WIDTH 8
+#define PMU_GRANITE_RAPIDS_B2CXL_MMIO_PMON_CTL_UMASK_MASK 0x0000FF00U
+#define PMU_GRANITE_RAPIDS_B2CXL_MMIO_PMON_CTL_UMASK_MAX 0x000000FFU
+static inline uint32_t pmu_granite_rapids_b2cxl_mmio_pmon_ctl_umask_get(uint32_t reg) { return pmu_regs_get32(reg, PMU_GRANITE_RAPIDS_B2CXL_MMIO_PMON_CTL_UMASK_MASK, PMU_GRANITE_RAPIDS_B2CXL_MMIO_PMON_CTL_UMASK_SHIFT); }
+static inline uint32_t pmu_granite_rapids_b2cxl_mmio_pmon_ctl_umask_set(uint32_t reg, uint32_t value) { return pmu_regs_set32(reg, PMU_GRANITE_RAPIDS_B2CXL_MMIO_PMON_CTL_UMASK_MASK, PMU_GRANITE_RAPIDS_B2CXL_MMIO_PMON_CTL_UMASK_SHIFT, value); }
+
+/* ev_sel (bits 7:0, rw, role event): Event select: the code of the event to count. */
+#define PMU_GRANITE_RAPIDS_B2CXL_MMIO_PMON_CTL_EV_SEL_SHIFT 0
+#define PMU_GRANITE_RAPIDS_B2CXL_MMIO_PMON_CTL_EV_SEL_WIDTH 8
+#define PMU_GRANITE_RAPIDS_B2CXL_MMIO_PMON_CTL_EV_SEL_MASK 0x000000FFU
+#define PMU_GRANITE_RAPIDS_B2CXL_MMIO_PMON_CTL_EV_SEL_MAX 0x000000FFU
+static inline uint32_t pmu_granite_rapids_b2cxl_mmio_pmon_ctl_ev_sel_get(uint32_t reg) { return pmu_regs_get32(reg, PMU_GRANITE_RAPIDS_B2CXL_MMIO_PMON_CTL_EV_SEL_MASK, PMU_GRANITE_RAPIDS_B2CXL_MMIO_PMON_CTL_EV_SEL_SHIFT); }
+static inline uint32_t pmu_granite_rapids_b2cxl_mmio_pmon_ctl_ev_sel_set(uint32_t reg, uint32_t value) { return pmu_regs_set32(reg, PMU_GRANITE_RAPIDS_B2CXL_MMIO_PMON_CTL_EV_SEL_MASK, PMU_GRANITE_RAPIDS_B2CXL_MMIO_PMON_CTL_EV_SEL_SHIFT, value); }
+
+/*
+ * B2CXL{i}_MMIO_PMON_CTR{n}: Data counter n: a 48-bit event count.
+ *
+ * 64-bit memory-mapped register (see the unit's _MMIO_WINDOW macros), 4 per instance ({n} =
+ * 0..3).
+ *
+ * Source: Linux kernel, arch/x86/events/intel/uncore_discovery.h and uncore_discovery.c (the
+ * uncore discovery table, the generic box and counter control layout,
+ * generic_uncore_formats_attr), with the per-platform corrections in uncore_snbep.c
+ * (spr_uncore_cpu_init, spr_uncore_pci_init, spr_uncores, spr_uncore_units_ignore).
+ *
+ * Note (info): Place and width.
+ * The notes in full: generated/docs/granite_rapids/b2cxl.md.
+ *
+ * **Placed by the discovery table:** no fixed address; at the box control plus the counter
+ * offset its box's discovery table entry gives, element n 8 on (registers for an MSR, bytes
+ * otherwise) (linux-uncore-gnr-types). This header defines its layout only.
+ */
+#define PMU_GRANITE_RAPIDS_B2CXL_MMIO_PMON_CTR_WIDTH 64
+#define PMU_GRANITE_RAPIDS_B2CXL_MMIO_PMON_CTR_COUNT 4
+#define PMU_GRANITE_RAPIDS_B2CXL_MMIO_PMON_CTR_RESET 0x0000000000000000ULL
+#define PMU_GRANITE_RAPIDS_B2CXL_MMIO_PMON_CTR_RESERVED_MASK 0xFFFF000000000000ULL
+#define PMU_GRANITE_RAPIDS_B2CXL_MMIO_PMON_CTR_IGNORED_MASK 0x0000000000000000ULL
+#define PMU_GRANITE_RAPIDS_B2CXL_MMIO_PMON_CTR_WRITABLE_MASK 0x0000FFFFFFFFFFFFULL
+
+/*
+ * event_count (bits 47:0, rw-v, role count): The accumulated 48-bit count of the event
+ * selected by the paired control register; wraps on overflow and keeps counting.
+ */
+#define PMU_GRANITE_RAPIDS_B2CXL_MMIO_PMON_CTR_EVENT_COUNT_SHIFT 0
+#define PMU_GRANITE_RAPIDS_B2CXL_MMIO_PMON_CTR_EVENT_COUNT_WIDTH 48
+#define PMU_GRANITE_RAPIDS_B2CXL_MMIO_PMON_CTR_EVENT_COUNT_MASK 0x0000FFFFFFFFFFFFULL
+#define PMU_GRANITE_RAPIDS_B2CXL_MMIO_PMON_CTR_EVENT_COUNT_MAX 0x0000FFFFFFFFFFFFULL
+static inline uint64_t pmu_granite_rapids_b2cxl_mmio_pmon_ctr_event_count_get(uint64_t reg) { return pmu_regs_get64(reg, PMU_GRANITE_RAPIDS_B2CXL_MMIO_PMON_CTR_EVENT_COUNT_MASK, PMU_GRANITE_RAPIDS_B2CXL_MMIO_PMON_CTR_EVENT_COUNT_SHIFT); }
+static inline uint64_t pmu_granite_rapids_b2cxl_mmio_pmon_ctr_event_count_set(uint64_t reg, uint64_t value) { return pmu_regs_set64(reg, PMU_GRANITE_RAPIDS_B2CXL_MMIO_PMON_CTR_EVENT_COUNT_MASK, PMU_GRANITE_RAPIDS_B2CXL_MMIO_PMON_CTR_EVENT_COUNT_SHIFT, value); }
+
+/*
+ * Events of the B2CXL unit, from Intel's public event list: _CODE is the event select, _UMASK
+ * the unit mask, _EXT_SEL whether the event-select extension bit must be set, _COUNTERS a bit
+ * mask of the counters that may count it (bit n: counter n), _EXPERIMENTAL 1 when it comes
+ * from the vendor's experimental list (counts not validated).
+ */
+/* UNC_B2CXL_CLOCKTICKS */
+#define PMU_GRANITE_RAPIDS_B2CXL_EVENT_CLOCKTICKS_CODE 0x01U
+#define PMU_GRANITE_RAPIDS_B2CXL_EVENT_CLOCKTICKS_UMASK 0x00U
+#define PMU_GRANITE_RAPIDS_B2CXL_EVENT_CLOCKTICKS_EXT_SEL 0
+#define PMU_GRANITE_RAPIDS_B2CXL_EVENT_CLOCKTICKS_COUNTERS 0xFU
+#define PMU_GRANITE_RAPIDS_B2CXL_EVENT_CLOCKTICKS_EXPERIMENTAL 0
+
+/*
+ * B2UPI (B2UPI (mesh to UPI link) performance monitoring): Each UPI link has a B2UPI box
+ * between it and the mesh, in a PCI function the discovery table names (type 18): a box
+ * control and four general 48-bit counters with 64-bit controls, all placed by the table.
+ *
+ * Instances: B2UPI0, B2UPI1, B2UPI2, B2UPI3, B2UPI4, B2UPI5.
+ */
+
+/*
+ * B2UPI{i}_PCI_PMON_BOX_CTL: Box-wide control: freeze, and reset of all counters or all
+ * controls in one write.
+ *
+ * 32-bit register in PCI configuration space.
+ *
+ * Source: Linux kernel, arch/x86/events/intel/uncore_discovery.h and uncore_discovery.c (the
+ * uncore discovery table, the generic box and counter control layout,
+ * generic_uncore_formats_attr), with the per-platform corrections in uncore_snbep.c
+ * (spr_uncore_cpu_init, spr_uncore_pci_init, spr_uncores, spr_uncore_units_ignore).
+ *
+ * Note (info): Layout from Linux's generic discovery driver.
+ * Note (info): Place.
+ * The notes in full: generated/docs/granite_rapids/b2upi.md.
+ *
+ * **Placed by the discovery table:** no fixed address; at the box control address its box's
+ * discovery table entry gives (linux-uncore-gnr-types). This header defines its layout only.
+ */
+#define PMU_GRANITE_RAPIDS_B2UPI_PCI_PMON_BOX_CTL_WIDTH 32
+#define PMU_GRANITE_RAPIDS_B2UPI_PCI_PMON_BOX_CTL_COUNT 1
+#define PMU_GRANITE_RAPIDS_B2UPI_PCI_PMON_BOX_CTL_RESET 0x00000000U
+#define PMU_GRANITE_RAPIDS_B2UPI_PCI_PMON_BOX_CTL_RESERVED_MASK 0xFFFFFCFEU
+#define PMU_GRANITE_RAPIDS_B2UPI_PCI_PMON_BOX_CTL_IGNORED_MASK 0x00000000U
+#define PMU_GRANITE_RAPIDS_B2UPI_PCI_PMON_BOX_CTL_WRITABLE_MASK 0x00000301U
+
+/*
+ * rst_ctrs (bit 9, wo, role reset-counters): Reset counters: writing 1 clears every data
+ * counter of the box.
+ */
+#define PMU_GRANITE_RAPIDS_B2UPI_PCI_PMON_BOX_CTL_RST_CTRS_SHIFT 9
+#define PMU_GRANITE_RAPIDS_B2UPI_PCI_PMON_BOX_CTL_RST_CTRS_WIDTH 1
+#define PMU_GRANITE_RAPIDS_B2UPI_PCI_PMON_BOX_CTL_RST_CTRS_MASK 0x00000200U
+#define PMU_GRANITE_RAPIDS_B2UPI_PCI_PMON_BOX_CTL_RST_CTRS_MAX 0x00000001U
+static inline uint32_t pmu_granite_rapids_b2upi_pci_pmon_box_ctl_rst_ctrs_set(uint32_t reg, uint32_t value) { return pmu_regs_set32(reg, PMU_GRANITE_RAPIDS_B2UPI_PCI_PMON_BOX_CTL_RST_CTRS_MASK, PMU_GRANITE_RAPIDS_B2UPI_PCI_PMON_BOX_CTL_RST_CTRS_SHIFT, value); }
+
+/*
+ * rst_ctrl (bit 8, wo, role reset-controls): Reset controls: writing 1 clears every counter
+ * control register of the box.
+ */
+#define PMU_GRANITE_RAPIDS_B2UPI_PCI_PMON_BOX_CTL_RST_CTRL_SHIFT 8
+#define PMU_GRANITE_RAPIDS_B2UPI_PCI_PMON_BOX_CTL_RST_CTRL_WIDTH 1
+#define PMU_GRANITE_RAPIDS_B2UPI_PCI_PMON_BOX_CTL_RST_CTRL_MASK 0x00000100U
+#define PMU_GRANITE_RAPIDS_B2UPI_PCI_PMON_BOX_CTL_RST_CTRL_MAX 0x00000001U
+static inline uint32_t pmu_granite_rapids_b2upi_pci_pmon_box_ctl_rst_ctrl_set(uint32_t reg, uint32_t value) { return pmu_regs_set32(reg, PMU_GRANITE_RAPIDS_B2UPI_PCI_PMON_BOX_CTL_RST_CTRL_MASK, PMU_GRANITE_RAPIDS_B2UPI_PCI_PMON_BOX_CTL_RST_CTRL_SHIFT, value); }
+
+/* frz (bit 0, rw, role freeze): Freeze: while 1 the box's counters hold their values. */
+#define PMU_GRANITE_RAPIDS_B2UPI_PCI_PMON_BOX_CTL_FRZ_SHIFT 0
+#define PMU_GRANITE_RAPIDS_B2UPI_PCI_PMON_BOX_CTL_FRZ_WIDTH 1
+#define PMU_GRANITE_RAPIDS_B2UPI_PCI_PMON_BOX_CTL_FRZ_MASK 0x00000001U
+#define PMU_GRANITE_RAPIDS_B2UPI_PCI_PMON_BOX_CTL_FRZ_MAX 0x00000001U
+static inline uint32_t pmu_granite_rapids_b2upi_pci_pmon_box_ctl_frz_get(uint32_t reg) { return pmu_regs_get32(reg, PMU_GRANITE_RAPIDS_B2UPI_PCI_PMON_BOX_CTL_FRZ_MASK, PMU_GRANITE_RAPIDS_B2UPI_PCI_PMON_BOX_CTL_FRZ_SHIFT); }
+static inline uint32_t pmu_granite_rapids_b2upi_pci_pmon_box_ctl_frz_set(uint32_t reg, uint32_t value) { return pmu_regs_set32(reg, PMU_GRANITE_RAPIDS_B2UPI_PCI_PMON_BOX_CTL_FRZ_MASK, PMU_GRANITE_RAPIDS_B2UPI_PCI_PMON_BOX_CTL_FRZ_SHIFT, value); }
+
+/*
+ * B2UPI{i}_PCI_PMON_CTL{n}: Control for counter n: event, 32-bit unit mask (8 bits and a
+ * 24-bit extension), enable, and an 8-bit threshold with inversion and edge detection.
+ *
+ * 64-bit register in PCI configuration space, 4 per instance ({n} = 0..3).
+ *
+ * Source: Linux kernel, arch/x86/events/intel/uncore_discovery.h and uncore_discovery.c (the
+ * uncore discovery table, the generic box and counter control layout,
+ * generic_uncore_formats_attr), with the per-platform corrections in uncore_snbep.c
+ * (spr_uncore_cpu_init, spr_uncore_pci_init, spr_uncores, spr_uncore_units_ignore).
+ *
+ * Note (info): Layout from Linux.
+ * Note (info): Place.
+ * The notes in full: generated/docs/granite_rapids/b2upi.md.
+ *
+ * **Placed by the discovery table:** no fixed address; at the box control plus the
+ * counter-control offset its box's discovery table entry gives, element n 8 on (registers for
+ * an MSR, bytes otherwise) (linux-uncore-gnr-types). This header defines its layout only.
+ */
+#define PMU_GRANITE_RAPIDS_B2UPI_PCI_PMON_CTL_WIDTH 64
+#define PMU_GRANITE_RAPIDS_B2UPI_PCI_PMON_CTL_COUNT 4
+#define PMU_GRANITE_RAPIDS_B2UPI_PCI_PMON_CTL_RESET 0x0000000000000000ULL
+#define PMU_GRANITE_RAPIDS_B2UPI_PCI_PMON_CTL_RESERVED_MASK 0xFF000000003B0000ULL
+#define PMU_GRANITE_RAPIDS_B2UPI_PCI_PMON_CTL_IGNORED_MASK 0x0000000000000000ULL
+#define PMU_GRANITE_RAPIDS_B2UPI_PCI_PMON_CTL_WRITABLE_MASK 0x00FFFFFFFFC4FFFFULL
+
+/*
+ * umask_ext (bits 55:32, rw, role umask-ext): Unit mask extension: further sub-event selection
+ * bits (Intel's UMaskExt); perf's umask format carries it in config bits 32-55.
+ */
+#define PMU_GRANITE_RAPIDS_B2UPI_PCI_PMON_CTL_UMASK_EXT_SHIFT 32
+#define PMU_GRANITE_RAPIDS_B2UPI_PCI_PMON_CTL_UMASK_EXT_WIDTH 24
+#define PMU_GRANITE_RAPIDS_B2UPI_PCI_PMON_CTL_UMASK_EXT_MASK 0x00FFFFFF00000000ULL
+#define PMU_GRANITE_RAPIDS_B2UPI_PCI_PMON_CTL_UMASK_EXT_MAX 0x0000000000FFFFFFULL
+static inline uint64_t pmu_granite_rapids_b2upi_pci_pmon_ctl_umask_ext_get(uint64_t reg) { return pmu_regs_get64(reg, PMU_GRANITE_RAPIDS_B2UPI_PCI_PMON_CTL_UMASK_EXT_MASK, PMU_GRANITE_RAPIDS_B2UPI_PCI_PMON_CTL_UMASK_EXT_SHIFT); }
+static inline uint64_t pmu_granite_rapids_b2upi_pci_pmon_ctl_umask_ext_set(uint64_t reg, uint64_t value) { return pmu_regs_set64(reg, PMU_GRANITE_RAPIDS_B2UPI_PCI_PMON_CTL_UMASK_EXT_MASK, PMU_GRANITE_RAPIDS_B2UPI_PCI_PMON_CTL_UMASK_EXT_SHIFT, value); }
+
+/*
+ * thresh (bits 31:24, rw, role threshold): Threshold: when non-zero, a cycle is counted only
+ * if that cycle's increment compares against this value as selected by invert.
+ */
+#define PMU_GRANITE_RAPIDS_B2UPI_PCI_PMON_CTL_THRESH_SHIFT 24
+#define PMU_GRANITE_RAPIDS_B2UPI_PCI_PMON_CTL_THRESH_WIDTH 8
+#define PMU_GRANITE_RAPIDS_B2UPI_PCI_PMON_CTL_THRESH_MASK 0x00000000FF000000ULL
+#define PMU_GRANITE_RAPIDS_B2UPI_PCI_PMON_CTL_THRESH_MAX 0x00000000000000FFULL
+static inline uint64_t pmu_granite_rapids_b2upi_pci_pmon_ctl_thresh_get(uint64_t reg) { return pmu_regs_get64(reg, PMU_GRANITE_RAPIDS_B2UPI_PCI_PMON_CTL_THRESH_MASK, PMU_GRANITE_RAPIDS_B2UPI_PCI_PMON_CTL_THRESH_SHIFT); }
+static inline uint64_t pmu_granite_rapids_b2upi_pci_pmon_ctl_thresh_set(uint64_t reg, uint64_t value) { return pmu_regs_set64(reg, PMU_GRANITE_RAPIDS_B2UPI_PCI_PMON_CTL_THRESH_MASK, PMU_GRANITE_RAPIDS_B2UPI_PCI_PMON_CTL_THRESH_SHIFT, value); }
+
+/*
+ * invert (bit 23, rw, role invert): Sense of the threshold comparison; with edge_det, counts
+ * falling instead of rising edges.
+ */
+#define PMU_GRANITE_RAPIDS_B2UPI_PCI_PMON_CTL_INVERT_SHIFT 23
+#define PMU_GRANITE_RAPIDS_B2UPI_PCI_PMON_CTL_INVERT_WIDTH 1
+#define PMU_GRANITE_RAPIDS_B2UPI_PCI_PMON_CTL_INVERT_MASK 0x0000000000800000ULL
+#define PMU_GRANITE_RAPIDS_B2UPI_PCI_PMON_CTL_INVERT_MAX 0x0000000000000001ULL
+#define PMU_GRANITE_RAPIDS_B2UPI_PCI_PMON_CTL_INVERT_GE 0x0000000000000000ULL
+#define PMU_GRANITE_RAPIDS_B2UPI_PCI_PMON_CTL_INVERT_LT 0x0000000000000001ULL
+static inline uint64_t pmu_granite_rapids_b2upi_pci_pmon_ctl_invert_get(uint64_t reg) { return pmu_regs_get64(reg, PMU_GRANITE_RAPIDS_B2UPI_PCI_PMON_CTL_INVERT_MASK, PMU_GRANITE_RAPIDS_B2UPI_PCI_PMON_CTL_INVERT_SHIFT); }
+static inline uint64_t pmu_granite_rapids_b2upi_pci_pmon_ctl_invert_set(uint64_t reg, uint64_t value) { return pmu_regs_set64(reg, PMU_GRANITE_RAPIDS_B2UPI_PCI_PMON_CTL_INVERT_MASK, PMU_GRANITE_RAPIDS_B2UPI_PCI_PMON_CTL_INVERT_SHIFT, value); }
+
+/*
+ * en (bit 22, rw, role enable): Enables this counter: it counts while this bit is 1 and the
+ * box is not frozen.
+ */
+#define PMU_GRANITE_RAPIDS_B2UPI_PCI_PMON_CTL_EN_SHIFT 22
+#define PMU_GRANITE_RAPIDS_B2UPI_PCI_PMON_CTL_EN_WIDTH 1
+#define PMU_GRANITE_RAPIDS_B2UPI_PCI_PMON_CTL_EN_MASK 0x0000000000400000ULL
+#define PMU_GRANITE_RAPIDS_B2UPI_PCI_PMON_CTL_EN_MAX 0x0000000000000001ULL
+static inline uint64_t pmu_granite_rapids_b2upi_pci_pmon_ctl_en_get(uint64_t reg) { return pmu_regs_get64(reg, PMU_GRANITE_RAPIDS_B2UPI_PCI_PMON_CTL_EN_MASK, PMU_GRANITE_RAPIDS_B2UPI_PCI_PMON_CTL_EN_SHIFT); }
+static inline uint64_t pmu_granite_rapids_b2upi_pci_pmon_ctl_en_set(uint64_t reg, uint64_t value) { return pmu_regs_set64(reg, PMU_GRANITE_RAPIDS_B2UPI_PCI_PMON_CTL_EN_MASK, PMU_GRANITE_RAPIDS_B2UPI_PCI_PMON_CTL_EN_SHIFT, value); }
+
+/*
+ * edge_det (bit 18, rw, role edge): Edge detect: count 0-to-1 transitions of the thresholded
+ * event instead of active cycles.
+ */
+#define PMU_GRANITE_RAPIDS_B2UPI_PCI_PMON_CTL_EDGE_DET_SHIFT 18
+#define PMU_GRANITE_RAPIDS_B2UPI_PCI_PMON_CTL_EDGE_DET_WIDTH 1
+#define PMU_GRANITE_RAPIDS_B2UPI_PCI_PMON_CTL_EDGE_DET_MASK 0x0000000000040000ULL
+#define PMU_GRANITE_RAPIDS_B2UPI_PCI_PMON_CTL_EDGE_DET_MAX 0x0000000000000001ULL
+static inline uint64_t pmu_granite_rapids_b2upi_pci_pmon_ctl_edge_det_get(uint64_t reg) { return pmu_regs_get64(reg, PMU_GRANITE_RAPIDS_B2UPI_PCI_PMON_CTL_EDGE_DET_MASK, PMU_GRANITE_RAPIDS_B2UPI_PCI_PMON_CTL_EDGE_DET_SHIFT); }
+static inline uint64_t pmu_granite_rapids_b2upi_pci_pmon_ctl_edge_det_set(uint64_t reg, uint64_t value) { return pmu_regs_set64(reg, PMU_GRANITE_RAPIDS_B2UPI_PCI_PMON_CTL_EDGE_DET_MASK, PMU_GRANITE_RAPIDS_B2UPI_PCI_PMON_CTL_EDGE_DET_SHIFT, value); }
+
+/*
+ * umask (bits 15:8, rw, role umask): Unit mask: which sub-events of the selected event are
+ * counted.
+ */
+#define PMU_GRANITE_RAPIDS_B2UPI_PCI_PMON_CTL_UMASK_SHIFT 8
+#define PMU_GRANITE_RAPIDS_B2UPI_PCI_PMON_CTL_UMASK_WIDTH 8
+#define PMU_GRANITE_RAPIDS_B2UPI_PCI_PMON_CTL_UMASK_MASK 0x000000000000FF00ULL
+#define PMU_GRANITE_RAPIDS_B2UPI_PCI_PMON_CTL_UMASK_MAX 0x00000000000000FFULL
+static inline uint64_t pmu_granite_rapids_b2upi_pci_pmon_ctl_umask_get(uint64_t reg) { return pmu_regs_get64(reg, PMU_GRANITE_RAPIDS_B2UPI_PCI_PMON_CTL_UMASK_MASK, PMU_GRANITE_RAPIDS_B2UPI_PCI_PMON_CTL_UMASK_SHIFT); }
+static inline uint64_t pmu_granite_rapids_b2upi_pci_pmon_ctl_umask_set(uint64_t reg, uint64_t value) { return pmu_regs_set64(reg, PMU_GRANITE_RAPIDS_B2UPI_PCI_PMON_CTL_UMASK_MASK, PMU_GRANITE_RAPIDS_B2UPI_PCI_PMON_CTL_UMASK_SHIFT, value); }
+
+/* ev_sel (bits 7:0, rw, role event): Event select: the code of the event to count. */
+#define PMU_GRANITE_RAPIDS_B2UPI_PCI_PMON_CTL_EV_SEL_SHIFT 0
+#define PMU_GRANITE_RAPIDS_B2UPI_PCI_PMON_CTL_EV_SEL_WIDTH 8
+#define PMU_GRANITE_RAPIDS_B2UPI_PCI_PMON_CTL_EV_SEL_MASK 0x00000000000000FFULL
+#define PMU_GRANITE_RAPIDS_B2UPI_PCI_PMON_CTL_EV_SEL_MAX 0x00000000000000FFULL
+static inline uint64_t pmu_granite_rapids_b2upi_pci_pmon_ctl_ev_sel_get(uint64_t reg) { return pmu_regs_get64(reg, PMU_GRANITE_RAPIDS_B2UPI_PCI_PMON_CTL_EV_SEL_MASK, PMU_GRANITE_RAPIDS_B2UPI_PCI_PMON_CTL_EV_SEL_SHIFT); }
+static inline uint64_t pmu_granite_rapids_b2upi_pci_pmon_ctl_ev_sel_set(uint64_t reg, uint64_t value) { return pmu_regs_set64(reg, PMU_GRANITE_RAPIDS_B2UPI_PCI_PMON_CTL_EV_SEL_MASK, PMU_GRANITE_RAPIDS_B2UPI_PCI_PMON_CTL_EV_SEL_SHIFT, value); }
+
+/*
+ * B2UPI{i}_PCI_PMON_CTR{n}: Data counter n: a 48-bit event count.
+ *
+ * 64-bit register in PCI configuration space, 4 per instance ({n} = 0..3).
+ *
+ * Source: Linux kernel, arch/x86/events/intel/uncore_discovery.h and uncore_discovery.c (the
+ * uncore discovery table, the generic box and counter control layout,
+ * generic_uncore_formats_attr), with the per-platform corrections in uncore_snbep.c
+ * (spr_uncore_cpu_init, spr_uncore_pci_init, spr_uncores, spr_uncore_units_ignore).
+ *
+ * Note (info): Place and width.
+ * The notes in full: generated/docs/granite_rapids/b2upi.md.
+ *
+ * **Placed by the discovery table:** no fixed address; at the box control plus the counter
+ * offset its box's discovery table entry gives, element n 8 on (registers for an MSR, bytes
+ * otherwise) (linux-uncore-gnr-types). This header defines its layout only.
+ */
+#define PMU_GRANITE_RAPIDS_B2UPI_PCI_PMON_CTR_WIDTH 64
+#define PMU_GRANITE_RAPIDS_B2UPI_PCI_PMON_CTR_COUNT 4
+#define PMU_GRANITE_RAPIDS_B2UPI_PCI_PMON_CTR_RESET 0x0000000000000000ULL
+#define PMU_GRANITE_RAPIDS_B2UPI_PCI_PMON_CTR_RESERVED_MASK 0xFFFF000000000000ULL
+#define PMU_GRANITE_RAPIDS_B2UPI_PCI_PMON_CTR_IGNORED_MASK 0x0000000000000000ULL
+#define PMU_GRANITE_RAPIDS_B2UPI_PCI_PMON_CTR_WRITABLE_MASK 0x0000FFFFFFFFFFFFULL
+
+/*
+ * event_count (bits 47:0, rw-v, role count): The accumulated 48-bit count of the event
+ * selected by the paired control register; wraps on overflow and keeps counting.
+ */
+#define PMU_GRANITE_RAPIDS_B2UPI_PCI_PMON_CTR_EVENT_COUNT_SHIFT 0
+#define PMU_GRANITE_RAPIDS_B2UPI_PCI_PMON_CTR_EVENT_COUNT_WIDTH 48
+#define PMU_GRANITE_RAPIDS_B2UPI_PCI_PMON_CTR_EVENT_COUNT_MASK 0x0000FFFFFFFFFFFFULL
+#define PMU_GRANITE_RAPIDS_B2UPI_PCI_PMON_CTR_EVENT_COUNT_MAX 0x0000FFFFFFFFFFFFULL
+static inline uint64_t pmu_granite_rapids_b2upi_pci_pmon_ctr_event_count_get(uint64_t reg) { return pmu_regs_get64(reg, PMU_GRANITE_RAPIDS_B2UPI_PCI_PMON_CTR_EVENT_COUNT_MASK, PMU_GRANITE_RAPIDS_B2UPI_PCI_PMON_CTR_EVENT_COUNT_SHIFT); }
+static inline uint64_t pmu_granite_rapids_b2upi_pci_pmon_ctr_event_count_set(uint64_t reg, uint64_t value) { return pmu_regs_set64(reg, PMU_GRANITE_RAPIDS_B2UPI_PCI_PMON_CTR_EVENT_COUNT_MASK, PMU_GRANITE_RAPIDS_B2UPI_PCI_PMON_CTR_EVENT_COUNT_SHIFT, value); }
+
+/*
+ * Events of the B2UPI unit, from Intel's public event list: _CODE is the event select, _UMASK
+ * the unit mask, _EXT_SEL whether the event-select extension bit must be set, _COUNTERS a bit
+ * mask of the counters that may count it (bit n: counter n), _EXPERIMENTAL 1 when it comes
+ * from the vendor's experimental list (counts not validated); _UMASK_EXT what it sets in the
+ * fields playing the umask-ext roles (Intel's UMaskExt, PortMask, FCMask; 0: none).
+ */
+/* UNC_B2UPI_CLOCKTICKS */
+#define PMU_GRANITE_RAPIDS_B2UPI_EVENT_CLOCKTICKS_CODE 0x01U
+#define PMU_GRANITE_RAPIDS_B2UPI_EVENT_CLOCKTICKS_UMASK 0x00U
+#define PMU_GRANITE_RAPIDS_B2UPI_EVENT_CLOCKTICKS_EXT_SEL 0
+#define PMU_GRANITE_RAPIDS_B2UPI_EVENT_CLOCKTICKS_COUNTERS 0xFU
+#define PMU_GRANITE_RAPIDS_B2UPI_EVENT_CLOCKTICKS_EXPERIMENTAL 0
+#define PMU_GRANITE_RAPIDS_B2UPI_EVENT_CLOCKTICKS_UMASK_EXT 0x0U
+
+/*
  * CHA (CHA (caching and home agent) performance monitoring): Each tile of the mesh has a CHA:
  * the slice of the shared last-level cache it holds, the caching agent for the core beside it
  * and the home agent for part of the address space. Each CHA has a box control and four 48-bit

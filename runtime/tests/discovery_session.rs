@@ -592,3 +592,80 @@ fn pmu_watch_counts_a_box_the_table_places() {
     assert!(row.contains(&"PCU_PMON_CTR0"), "{out}");
     assert!(row.contains(&"2000000"), "{out}");
 }
+
+/// `pmu watch --sim` counts a table-placed box of each access type the table gives: the PCU
+/// (MSR), B2UPI0 (PCI) and B2CXL0 (memory-mapped), each by Intel's clock-tick event name
+/// (UNC_P_CLOCKTICKS, UNC_B2UPI_CLOCKTICKS, UNC_B2CXL_CLOCKTICKS: event 0x01 in
+/// graniterapids_uncore.json) on its first counter, placed where the simulated part's table
+/// lists it, at the simulated workload's default pace for an event it does not name
+/// (2,000,000 a second: `runtime/src/sim/workloads.rs`), on Granite Rapids and on Sierra
+/// Forest, which takes Granite Rapids' units.
+#[test]
+fn pmu_watch_counts_a_table_placed_box_of_each_access_type() {
+    for processor in ["granite-rapids", "sierra-forest"] {
+        for (unit, event, counter) in [
+            ("PCU", "UNC_P_CLOCKTICKS", "PCU_PMON_CTR0"),
+            ("B2UPI0", "UNC_B2UPI_CLOCKTICKS", "B2UPI0_PCI_PMON_CTR0"),
+            ("B2CXL0", "UNC_B2CXL_CLOCKTICKS", "B2CXL0_MMIO_PMON_CTR0"),
+        ] {
+            let ev = format!("event={event}");
+            let (code, out, err) = fake_machine::run(&[
+                "watch",
+                "--sim",
+                "--processor",
+                processor,
+                "--unit",
+                unit,
+                "--event",
+                &ev,
+                "--count",
+                "1",
+                "-x,",
+            ]);
+            assert_eq!(code, 0, "{processor} {unit}: {err}");
+            let row: Vec<&str> = out.lines().last().unwrap().split(',').collect();
+            assert!(row.contains(&counter), "{processor} {unit}: {out}");
+            assert!(row.contains(&"2000000"), "{processor} {unit}: {out}");
+        }
+    }
+}
+
+/// A session places a PCI and a memory-mapped box from the part's table (B2UPI1, B2CXL2) and
+/// counts on both (their put-back is checked in discovery_sim.rs); on socket 1, which the simulated part
+/// publishes no table for, the PCI box is refused by name before anything is written, since
+/// a PCI or memory-mapped box is where its own socket's table says.
+#[test]
+fn pci_and_memory_mapped_boxes_the_table_places_count_and_are_put_back() {
+    let p = processor("granite-rapids");
+    let boxes = Boxes::of(p);
+    let machine = Machine::simulating(p);
+    let backend = SessionBackend::Registers(&machine);
+    let picked = [boxes.find("B2UPI1").unwrap(), boxes.find("B2CXL2").unwrap()];
+    assert!(picked
+        .iter()
+        .all(|b| b.table_placed() && b.counters.is_empty()));
+    let sel = selection(boxes, &picked);
+    let mut session = Session::open(&backend, &sel, options(&backend, false)).unwrap();
+    let names: Vec<&str> = session
+        .series()
+        .iter()
+        .map(|c| c.counter.as_str())
+        .collect();
+    assert_eq!(names, ["B2UPI1_PCI_PMON_CTR0", "B2CXL2_MMIO_PMON_CTR0"]);
+    let interval = session.interval().unwrap();
+    assert!(interval.counts.iter().all(|c| c.delta == DEFAULT_IN_10MS));
+    session.close().unwrap();
+    // Socket 1: no table of its own places the PCI box.
+    let sel = Selection {
+        sockets: pmu_runtime::session::Sockets::One(1),
+        ..selection(boxes, &picked[..1])
+    };
+    let e = Session::open(&backend, &sel, options(&backend, false))
+        .err()
+        .unwrap();
+    assert!(
+        e.to_string()
+            .contains("only the discovery table of socket 0 places it"),
+        "{e}"
+    );
+}

@@ -6,17 +6,23 @@
 use pmu_regs::{AddressInfo, Location, PROCESSORS};
 use pmu_runtime::boxes::{Boxes, Reg};
 use pmu_runtime::counters::Counting;
-use pmu_runtime::discovery::{join, locate, msr_place, read_table, simulated_table, BoxStatus};
+use pmu_runtime::discovery::{
+    entry_place, join, locate, msr_place, read_table, simulated_table, BoxStatus,
+};
 use pmu_runtime::sampling::uncore::EventSelect;
 use pmu_runtime::session::Selection;
 use pmu_runtime::sim::{Sim, SimConfig, UncoreEvent};
-use pmu_runtime::table_placed::placed_boxes;
+use pmu_runtime::table_placed::{placed_boxes, placed_on};
 use pmu_runtime::{read_by_info, Bdf, Site};
 
 const DEVICE: Bdf = Bdf::new(0x7e, 0, 1);
 
 fn read(sim: &Sim, r: Reg) -> u64 {
     let a: &AddressInfo = r.addr;
+    // A PCI or memory-mapped box the table placed is where socket 0's table says.
+    if let Some(site) = pmu_runtime::table_placed::site(r.addr, 0) {
+        return read_by_info(sim, r.info, r.addr, site.unwrap()).unwrap_or(0);
+    }
     let place = match a.location {
         Location::Msr(_) => Site::Cpu(0),
         Location::Pci {
@@ -58,9 +64,9 @@ fn every_discovered_box_of_every_processor_counts_on_the_simulator_and_is_put_ba
                 .spec
                 .expect("every box of a simulated table is the spec's");
             // A box the table places (the spec's <from-table>) is placed from its entry.
-            let (boxes, b) = match j.table.and_then(|t| msr_place(&t)) {
+            let (boxes, b) = match j.table.and_then(|t| entry_place(&t, 0)) {
                 Some(at) if b.table_placed() => {
-                    let placed = placed_boxes(boxes, &[(b.instance, at)]);
+                    let placed = placed_on(boxes, &[(b.instance, vec![at])]);
                     (placed, placed.find(b.instance).unwrap())
                 }
                 _ => (boxes, b),
@@ -119,9 +125,9 @@ fn every_discovered_box_of_every_processor_counts_on_the_simulator_and_is_put_ba
     assert!(e.to_string().contains("width: table 32, spec 48"), "{e}");
 }
 
-/// A Granite Rapids table lists types the spec has no unit file for: those Linux names
-/// (gnr_uncores[20] = spr_uncore_mdf, [18] = gnr_uncore_b2upi, after upstream commit
-/// 6d642735cdb6) are shown by name, still unknown (no registers are described, so nothing
+/// A Granite Rapids table lists types (or boxes) the spec has no unit file for: those Linux
+/// names (gnr_uncores[20] = spr_uncore_mdf; [18] = gnr_uncore_b2upi, whose spec has six
+/// boxes, after upstream commit 6d642735cdb6) are shown by name, still unknown (no registers are described, so nothing
 /// can be compared or counted); a type no source names keeps its number.
 #[test]
 fn granite_rapids_names_the_types_it_has_no_unit_file_for() {
@@ -132,7 +138,7 @@ fn granite_rapids_names_the_types_it_has_no_unit_file_for() {
     let boxes = Boxes::of(gnr);
     let table = simulated_table(boxes, 0xFE00_0000, DEVICE).unwrap();
     let mut read = read_table(&table, 0xFE00_0000).unwrap();
-    for (box_type, box_id) in [(20, 0), (18, 2), (3, 0)] {
+    for (box_type, box_id) in [(20, 0), (18, 7), (3, 0)] {
         let mut extra = read.boxes[0];
         extra.box_type = box_type;
         extra.box_id = box_id;
@@ -149,7 +155,7 @@ fn granite_rapids_names_the_types_it_has_no_unit_file_for() {
         named,
         [
             ("MDF 0".to_string(), "unknown"),
-            ("B2UPI 2".to_string(), "unknown"),
+            ("B2UPI 7".to_string(), "unknown"),
             ("type 3 id 0".to_string(), "unknown"),
         ]
     );
@@ -243,5 +249,90 @@ fn granite_rapids_pcu_is_placed_by_the_table() {
             "counters: table 2, spec 4 (linux-discovery)",
             "width: table 32, spec 48 (linux-discovery)"
         ]
+    );
+}
+
+/// The Granite Rapids B2UPI (PCI) and B2CXL (memory-mapped) boxes are placed by the table
+/// too: the simulated part lists B2UPI0 in PCI function 1d.0 of its uncore bus with the box
+/// control at offset 0x100, and B2CXL0 in memory at the simulator's own place
+/// (`pmu_runtime::sim::table_placed`); counter control n and counter n are 8n bytes past the
+/// entry's (Linux's generic PCI box, and `UNCORE_BOX_FLAG_CTL_OFFS8` for B2CXL), a count
+/// injected into each reads back, everything is put back, and a table that lists B2UPI as
+/// an MSR box disagrees on its access type.
+#[test]
+fn granite_rapids_pci_and_memory_mapped_boxes_are_placed_by_the_table() {
+    use pmu_runtime::sim::table_placed as at;
+    let gnr = PROCESSORS
+        .iter()
+        .find(|p| p.id == "granite-rapids")
+        .unwrap();
+    let boxes = Boxes::of(gnr);
+    let sim = Sim::new(SimConfig::of(gnr));
+    let table = sim.discovery_table().unwrap();
+    let mut listed = read_table(&table, locate(&table, DEVICE).unwrap()[0].address).unwrap();
+    let joined = join(boxes, &listed);
+    for (instance, count, first, last) in [
+        (
+            "B2UPI0",
+            4321,
+            "PCI 0000:3f:1d.0 offset 0x108",
+            "PCI 0000:3f:1d.0 offset 0x140",
+        ),
+        ("B2CXL0", 8765, "memory 0xf000000008", "memory 0xf000000040"),
+    ] {
+        let b = boxes.find(instance).unwrap();
+        let j = joined.of(b).unwrap();
+        assert_eq!(j.status.as_str(), "matching", "{j:?}");
+        let entry = j.table.unwrap();
+        let placed = placed_on(boxes, &[(instance, vec![entry_place(&entry, 0).unwrap()])]);
+        let pb = placed.find(instance).unwrap();
+        let site = |r: Reg| pmu_runtime::table_placed::site(r.addr, 0).unwrap().unwrap();
+        let shown = |r: Reg| match site(r) {
+            Site::Device(bdf) => match r.addr.location {
+                Location::Pci { offset, .. } => format!("PCI {bdf} offset {offset:#x}"),
+                _ => unreachable!(),
+            },
+            Site::Mmio(a) => format!("memory {a:#x}"),
+            Site::Cpu(_) => unreachable!(),
+        };
+        assert_eq!(shown(pb.counter(0).unwrap().control.unwrap()), first);
+        assert_eq!(shown(pb.counter(3).unwrap().counter), last);
+        let regs: Vec<Reg> = pb
+            .counters
+            .iter()
+            .flat_map(|c| c.control.into_iter().chain([c.counter]))
+            .chain(pb.controls.iter().copied())
+            .collect();
+        let before: Vec<u64> = regs.iter().map(|r| read(&sim, *r)).collect();
+        let mut c = Counting::open(&sim, placed, pb, 0, 0, Some(sim.uncore_devices())).unwrap();
+        let n = c.program(&[EventSelect::event(0x01)]).unwrap()[0];
+        let ev = UncoreEvent {
+            instance,
+            ev_sel: 0x01,
+            umask: None,
+        };
+        sim.inject_uncore(0, ev, count).unwrap();
+        assert_eq!(c.read_counter(n).unwrap(), count, "{instance}");
+        c.close().unwrap();
+        let after: Vec<u64> = regs.iter().map(|r| read(&sim, *r)).collect();
+        assert_eq!(after, before, "{instance} put back");
+    }
+    assert_eq!(at::PLACED_PCI_DEVICE, 0x1D);
+    // A table listing B2UPI0 as an MSR box disagrees on its access type.
+    let i = listed
+        .boxes
+        .iter()
+        .position(|b| (b.box_type, b.box_id) == (18, 0))
+        .unwrap();
+    let pcu = listed.boxes.iter().find(|b| b.box_type == 4).unwrap();
+    (listed.boxes[i].access, listed.boxes[i].box_control) = (pcu.access, pcu.box_control);
+    let b2upi0 = boxes.find("B2UPI0").unwrap();
+    let joined = join(boxes, &listed);
+    let BoxStatus::Disagreeing(d) = &joined.of(b2upi0).unwrap().status else {
+        panic!("{:?}", joined.of(b2upi0));
+    };
+    assert_eq!(
+        (d[0].what, d[0].spec.as_str(), d[0].table.as_str()),
+        ("access", "pci", "msr")
     );
 }

@@ -80,7 +80,7 @@ impl Validator {
                 0
             }
             (Some(s), true) => match parse_number(s) {
-                Some(n) if (1..=0x1000).contains(&n) => n as u32,
+                Some(n) if (1..=0x1000).contains(&n) => self.byte_stride(reg, t, n as u32),
                 _ => {
                     self.push(reg.ctx.error(
                         t.at,
@@ -91,5 +91,28 @@ impl Validator {
                 }
             },
         }
+    }
+
+    /// A PCI or memory-mapped array's stride in bytes: whole dwords (config space and the
+    /// windows are reached a dword at a time), and no less than one element, so that no two
+    /// elements overlap (Linux's generic driver puts them 8 bytes apart, or 4 for the 32-bit
+    /// controls of a memory-mapped box).
+    fn byte_stride(&mut self, reg: &RegisterScope<'_>, t: &RawFromTable, n: u32) -> u32 {
+        if !matches!(reg.space, Space::Pci | Space::Mmio) {
+            return n;
+        }
+        let bytes = reg.width / 8;
+        if !n.is_multiple_of(4) || n < bytes {
+            self.push(reg.ctx.error(
+                t.at,
+                format!(
+                    "<from-table> stride `{n}` on a {}-bit {} register: its elements would not be whole dwords apart, or would overlap",
+                    reg.width,
+                    space_name(reg.space)
+                ),
+                &format!("give a stride in bytes, a multiple of 4 and at least {bytes}"),
+            ));
+        }
+        n
     }
 }

@@ -7,6 +7,10 @@
 #[rustfmt::skip]
 pub mod b2cmi;
 #[rustfmt::skip]
+pub mod b2cxl;
+#[rustfmt::skip]
+pub mod b2upi;
+#[rustfmt::skip]
 pub mod cha;
 #[rustfmt::skip]
 pub mod iio_free;
@@ -51,6 +55,8 @@ pub static PROCESSOR: crate::support::ProcessorInfo = crate::support::ProcessorI
     code_names: &["Clearwater Forest", "Clearwater Forest-X", "Darkmont-X"],
     units: &[
         &b2cmi::UNIT,
+        &b2cxl::UNIT,
+        &b2upi::UNIT,
         &cha::UNIT,
         &iio_free::UNIT,
         &iio::UNIT,

@@ -5,6 +5,8 @@
 //! and the named fields and overflow bits they refer to. See `crate::structure`.
 use crate::structure::*;
 use super::b2cmi::{B2CMI_BOX_CTL_INFO, B2CMI_CTL_INFO, B2CMI_CTR_INFO};
+use super::b2cxl::{B2CXL_BOX_CTL_INFO, B2CXL_CTL_INFO, B2CXL_CTR_INFO};
+use super::b2upi::{B2UPI_BOX_CTL_INFO, B2UPI_CTL_INFO, B2UPI_CTR_INFO};
 use super::cha::{CHA_BOX_CTL_INFO, CHA_BOX_FILTER0_INFO, CHA_CTL_INFO, CHA_CTR_INFO};
 use super::iio_free::{IIO_FREE_BW_IN_INFO, IIO_FREE_BW_OUT_INFO, IIO_FREE_IOCLK_INFO};
 use super::iio::{IIO_BOX_CTL_INFO, IIO_CTL_INFO, IIO_CTR_INFO};
@@ -72,6 +74,118 @@ pub static B2CMI: PmuInfo = PmuInfo {
 /// What the perf PMUs of the B2CMI (mesh to memory controller) performance monitoring share; each
 /// box's entry adds its box and PMU name.
 const B2CMI_PERF: PerfInfo = PerfInfo {
+    instance: "",
+    pmu: "",
+    counters: &[0, 1, 2, 3],
+    source: "linux-snbep",
+    driver: &PERF_SPR_RAW,
+};
+/// PMU structure of the B2CXL (mesh to CXL) performance monitoring: that of
+/// [`crate::granite_rapids::pmu::B2CXL`] (granite-rapids's, `units-from`; its notes are that
+/// one's), with clearwater-forest's registers.
+pub static B2CXL: PmuInfo = PmuInfo {
+    processor: "clearwater-forest",
+    unit: "B2CXL",
+    scope: Scope::Socket,
+    discovery_type: Some(17),
+    controls: &[&B2CXL_BOX_CTL_INFO],
+    statuses: &[],
+    overflow_clears: &[],
+    counters: &[
+        CounterInfo::general(0, 48, B2CXL_CTL_INFO.at(0), B2CXL_CTR_INFO.at(0)),
+        CounterInfo::general(1, 48, B2CXL_CTL_INFO.at(1), B2CXL_CTR_INFO.at(1)),
+        CounterInfo::general(2, 48, B2CXL_CTL_INFO.at(2), B2CXL_CTR_INFO.at(2)),
+        CounterInfo::general(3, 48, B2CXL_CTL_INFO.at(3), B2CXL_CTR_INFO.at(3)),
+    ],
+    filters: &[],
+    routes: &[],
+    perf: &[
+        B2CXL_PERF.of_box("B2CXL0", "uncore_b2cxl_0"),
+        B2CXL_PERF.of_box("B2CXL1", "uncore_b2cxl_1"),
+        B2CXL_PERF.of_box("B2CXL2", "uncore_b2cxl_2"),
+        B2CXL_PERF.of_box("B2CXL3", "uncore_b2cxl_3"),
+    ],
+    box_count: Some(BoxCountInfo {
+        rule: BoxCountRule::Discovery,
+        source: "linux-discovery",
+        description: "The part's discovery table lists the boxes it has: Linux registers this \
+            unit from the table's entries of type 17 (uncore_discovery.c, \
+            gnr_uncores) and reads no other count.",
+    }),
+    socket_bus: None,
+    stack_bus: None,
+    discovery_ignored: None,
+    discovery_count: None,
+    discovery_broken: None,
+    saturation: None,
+    global_init: &[],
+    clock_event: Some(ClockEventInfo {
+        code: 1,
+        umask: 0,
+        source: "intel-perfmon-granite-rapids",
+    }),
+    notes: crate::granite_rapids::pmu::B2CXL.notes,
+};
+/// What the perf PMUs of the B2CXL (mesh to CXL) performance monitoring share; each box's entry
+/// adds its box and PMU name.
+const B2CXL_PERF: PerfInfo = PerfInfo {
+    instance: "",
+    pmu: "",
+    counters: &[0, 1, 2, 3],
+    source: "linux-snbep",
+    driver: &PERF_SPR_RAW,
+};
+/// PMU structure of the B2UPI (mesh to UPI link) performance monitoring: that of
+/// [`crate::granite_rapids::pmu::B2UPI`] (granite-rapids's, `units-from`; its notes are that
+/// one's), with clearwater-forest's registers.
+pub static B2UPI: PmuInfo = PmuInfo {
+    processor: "clearwater-forest",
+    unit: "B2UPI",
+    scope: Scope::Socket,
+    discovery_type: Some(18),
+    controls: &[&B2UPI_BOX_CTL_INFO],
+    statuses: &[],
+    overflow_clears: &[],
+    counters: &[
+        CounterInfo::general(0, 48, B2UPI_CTL_INFO.at(0), B2UPI_CTR_INFO.at(0)),
+        CounterInfo::general(1, 48, B2UPI_CTL_INFO.at(1), B2UPI_CTR_INFO.at(1)),
+        CounterInfo::general(2, 48, B2UPI_CTL_INFO.at(2), B2UPI_CTR_INFO.at(2)),
+        CounterInfo::general(3, 48, B2UPI_CTL_INFO.at(3), B2UPI_CTR_INFO.at(3)),
+    ],
+    filters: &[],
+    routes: &[],
+    perf: &[
+        B2UPI_PERF.of_box("B2UPI0", "uncore_b2upi_0"),
+        B2UPI_PERF.of_box("B2UPI1", "uncore_b2upi_1"),
+        B2UPI_PERF.of_box("B2UPI2", "uncore_b2upi_2"),
+        B2UPI_PERF.of_box("B2UPI3", "uncore_b2upi_3"),
+        B2UPI_PERF.of_box("B2UPI4", "uncore_b2upi_4"),
+        B2UPI_PERF.of_box("B2UPI5", "uncore_b2upi_5"),
+    ],
+    box_count: Some(BoxCountInfo {
+        rule: BoxCountRule::Discovery,
+        source: "linux-discovery",
+        description: "The part's discovery table lists the boxes it has: Linux registers this \
+            unit from the table's entries of type 18 (uncore_discovery.c, \
+            gnr_uncores) and reads no other count.",
+    }),
+    socket_bus: None,
+    stack_bus: None,
+    discovery_ignored: None,
+    discovery_count: None,
+    discovery_broken: None,
+    saturation: None,
+    global_init: &[],
+    clock_event: Some(ClockEventInfo {
+        code: 1,
+        umask: 0,
+        source: "intel-perfmon-granite-rapids",
+    }),
+    notes: crate::granite_rapids::pmu::B2UPI.notes,
+};
+/// What the perf PMUs of the B2UPI (mesh to UPI link) performance monitoring share; each box's
+/// entry adds its box and PMU name.
+const B2UPI_PERF: PerfInfo = PerfInfo {
     instance: "",
     pmu: "",
     counters: &[0, 1, 2, 3],
@@ -696,7 +810,11 @@ pub static PCU: PmuInfo = PmuInfo {
     discovery_broken: None,
     saturation: None,
     global_init: &[],
-    clock_event: None,
+    clock_event: Some(ClockEventInfo {
+        code: 1,
+        umask: 0,
+        source: "intel-perfmon-granite-rapids",
+    }),
     notes: crate::granite_rapids::pmu::PCU.notes,
 };
 /// PMU structure of the U-box (system configuration controller) performance monitoring: that of

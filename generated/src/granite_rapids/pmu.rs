@@ -6,6 +6,8 @@
 use crate::structure::*;
 use crate::support::{FieldInfo, NoteInfo, Register};
 use super::b2cmi::{B2cmiBoxCtl, B2cmiCtl, B2cmiCtr};
+use super::b2cxl::{B2cxlBoxCtl, B2cxlCtl, B2cxlCtr};
+use super::b2upi::{B2upiBoxCtl, B2upiCtl, B2upiCtr};
 use super::cha::{ChaBoxCtl, ChaBoxFilter0, ChaCtl, ChaCtr};
 use super::iio_free::{IioFreeBwIn, IioFreeBwOut, IioFreeIoclk};
 use super::iio::{IioBoxCtl, IioCtl, IioCtr};
@@ -134,6 +136,249 @@ impl BoxControl for B2cmiBoxCtl {
     const FREEZE_ENABLE: Option<&'static FieldInfo> = None;
     const RESET_COUNTERS: Option<&'static FieldInfo> = Some(B2CMI_BOX_CTL_RST_CTRS);
     const RESET_CONTROLS: Option<&'static FieldInfo> = Some(B2CMI_BOX_CTL_RST_CTRL);
+}
+/// PMU structure of the B2CXL (mesh to CXL) performance monitoring (4 counters per box; boxes
+/// B2CXL0, B2CXL1, B2CXL2, B2CXL3).
+///
+/// **Table-placed** (info): Every register of the structure is placed by the discovery table
+/// (from-table), in MMIO space: a session takes the box's addresses from the joined table entry,
+/// never from the spec, and the join refuses an entry of another access type; a part whose table
+/// lacks the entry cannot count the box.
+///
+/// **Instances** (info): No source read states how many B2CXL boxes a part has: the four instances
+/// are names for the first four, and the part's table says how many it has (a box beyond these
+/// shows as unknown in pmu discover).
+///
+/// **Kernel PMU names** (info): Linux names the B2CXL PMUs uncore_b2cxl_box id (gnr_uncore_b2cxl,
+/// name b2cxl), with the formats of spr_uncore_raw_formats_attr (the spr-raw driver).
+///
+/// **No box status, no routes** (info): The discovery table gives each box a status register, but
+/// no public source read gives its layout for this processor, and no global overflow status is
+/// described to route to: the structure declares neither.
+pub static B2CXL: PmuInfo = PmuInfo {
+    processor: "granite-rapids",
+    unit: "B2CXL",
+    scope: Scope::Socket,
+    discovery_type: Some(17),
+    controls: &[B2cxlBoxCtl::INFO],
+    statuses: &[],
+    overflow_clears: &[],
+    counters: &[
+        CounterInfo::general(0, 48, B2cxlCtl::INFO.at(0), B2cxlCtr::INFO.at(0)),
+        CounterInfo::general(1, 48, B2cxlCtl::INFO.at(1), B2cxlCtr::INFO.at(1)),
+        CounterInfo::general(2, 48, B2cxlCtl::INFO.at(2), B2cxlCtr::INFO.at(2)),
+        CounterInfo::general(3, 48, B2cxlCtl::INFO.at(3), B2cxlCtr::INFO.at(3)),
+    ],
+    filters: &[],
+    routes: &[],
+    perf: &[
+        B2CXL_PERF.of_box("B2CXL0", "uncore_b2cxl_0"),
+        B2CXL_PERF.of_box("B2CXL1", "uncore_b2cxl_1"),
+        B2CXL_PERF.of_box("B2CXL2", "uncore_b2cxl_2"),
+        B2CXL_PERF.of_box("B2CXL3", "uncore_b2cxl_3"),
+    ],
+    box_count: Some(BoxCountInfo {
+        rule: BoxCountRule::Discovery,
+        source: "linux-discovery",
+        description: "The part's discovery table lists the boxes it has: Linux registers this \
+            unit from the table's entries of type 17 (uncore_discovery.c, \
+            gnr_uncores) and reads no other count.",
+    }),
+    socket_bus: None,
+    stack_bus: None,
+    discovery_ignored: None,
+    discovery_count: None,
+    discovery_broken: None,
+    saturation: None,
+    global_init: &[],
+    clock_event: Some(ClockEventInfo {
+        code: 1,
+        umask: 0,
+        source: "intel-perfmon-granite-rapids",
+    }),
+    notes: &[
+        NoteInfo {
+            kind: "info",
+            title: "Table-placed",
+            text: "Every register of the structure is placed by the discovery table \
+            (from-table), in MMIO space: a session takes the box's addresses from \
+            the joined table entry, never from the spec, and the join refuses an \
+            entry of another access type; a part whose table lacks the entry cannot \
+            count the box.",
+        },
+        NoteInfo {
+            kind: "info",
+            title: "Instances",
+            text: "No source read states how many B2CXL boxes a part has: the four \
+            instances are names for the first four, and the part's table says how \
+            many it has (a box beyond these shows as unknown in pmu discover).",
+        },
+        NoteInfo {
+            kind: "info",
+            title: "Kernel PMU names",
+            text: "Linux names the B2CXL PMUs uncore_b2cxl_<box id> (gnr_uncore_b2cxl, \
+            name b2cxl), with the formats of spr_uncore_raw_formats_attr (the \
+            spr-raw driver).",
+        },
+        NoteInfo {
+            kind: "info",
+            title: "No box status, no routes",
+            text: "The discovery table gives each box a status register, but no public \
+            source read gives its layout for this processor, and no global overflow \
+            status is described to route to: the structure declares neither.",
+        },
+    ],
+};
+/// What the perf PMUs of the B2CXL (mesh to CXL) performance monitoring share; each box's entry
+/// adds its box and PMU name.
+const B2CXL_PERF: PerfInfo = PerfInfo {
+    instance: "",
+    pmu: "",
+    counters: &[0, 1, 2, 3],
+    source: "linux-snbep",
+    driver: &PERF_SPR_RAW,
+};
+impl CounterControl for B2cxlCtl {
+    const ENABLE: &'static FieldInfo = B2CXL_CTL_EN;
+    const EVENT: &'static FieldInfo = B2CXL_CTL_EV_SEL;
+    const UMASK: Option<&'static FieldInfo> = Some(B2CXL_CTL_UMASK);
+    const EVENT_EXT: Option<&'static FieldInfo> = None;
+    const THRESHOLD: Option<&'static FieldInfo> = Some(B2CXL_CTL_THRESH);
+    const INVERT: Option<&'static FieldInfo> = Some(B2CXL_CTL_INVERT);
+    const EDGE: Option<&'static FieldInfo> = Some(B2CXL_CTL_EDGE_DET);
+    const OVERFLOW_ENABLE: Option<&'static FieldInfo> = None;
+}
+impl CounterValue for B2cxlCtr {
+    const COUNT: &'static FieldInfo = B2CXL_CTR_EVENT_COUNT;
+}
+impl BoxControl for B2cxlBoxCtl {
+    const FREEZE: Option<&'static FieldInfo> = Some(B2CXL_BOX_CTL_FRZ);
+    const FREEZE_ENABLE: Option<&'static FieldInfo> = None;
+    const RESET_COUNTERS: Option<&'static FieldInfo> = Some(B2CXL_BOX_CTL_RST_CTRS);
+    const RESET_CONTROLS: Option<&'static FieldInfo> = Some(B2CXL_BOX_CTL_RST_CTRL);
+}
+/// PMU structure of the B2UPI (mesh to UPI link) performance monitoring (4 counters per box; boxes
+/// B2UPI0, B2UPI1, B2UPI2, B2UPI3, B2UPI4, B2UPI5).
+///
+/// **Table-placed** (info): Every register of the structure is placed by the discovery table
+/// (from-table), in PCI space: a session takes the box's addresses from the joined table entry,
+/// never from the spec, and the join refuses an entry of another access type; a part whose table
+/// lacks the entry cannot count the box.
+///
+/// **Instances** (info): The six instances are the six UPI links of the spec (upi.xml), one B2UPI
+/// box per link as the name (mesh to UPI) says; no source read states the count, and the part's
+/// table says how many it has (a box beyond these six shows as unknown in pmu discover).
+///
+/// **Kernel PMU names** (info): Linux names the B2UPI PMUs uncore_b2upi_box id (gnr_uncore_b2upi,
+/// name b2upi), with the formats of spr_uncore_raw_formats_attr (the spr-raw driver).
+///
+/// **No box status, no routes** (info): The discovery table gives each box a status register, but
+/// no public source read gives its layout for this processor, and no global overflow status is
+/// described to route to: the structure declares neither.
+pub static B2UPI: PmuInfo = PmuInfo {
+    processor: "granite-rapids",
+    unit: "B2UPI",
+    scope: Scope::Socket,
+    discovery_type: Some(18),
+    controls: &[B2upiBoxCtl::INFO],
+    statuses: &[],
+    overflow_clears: &[],
+    counters: &[
+        CounterInfo::general(0, 48, B2upiCtl::INFO.at(0), B2upiCtr::INFO.at(0)),
+        CounterInfo::general(1, 48, B2upiCtl::INFO.at(1), B2upiCtr::INFO.at(1)),
+        CounterInfo::general(2, 48, B2upiCtl::INFO.at(2), B2upiCtr::INFO.at(2)),
+        CounterInfo::general(3, 48, B2upiCtl::INFO.at(3), B2upiCtr::INFO.at(3)),
+    ],
+    filters: &[],
+    routes: &[],
+    perf: &[
+        B2UPI_PERF.of_box("B2UPI0", "uncore_b2upi_0"),
+        B2UPI_PERF.of_box("B2UPI1", "uncore_b2upi_1"),
+        B2UPI_PERF.of_box("B2UPI2", "uncore_b2upi_2"),
+        B2UPI_PERF.of_box("B2UPI3", "uncore_b2upi_3"),
+        B2UPI_PERF.of_box("B2UPI4", "uncore_b2upi_4"),
+        B2UPI_PERF.of_box("B2UPI5", "uncore_b2upi_5"),
+    ],
+    box_count: Some(BoxCountInfo {
+        rule: BoxCountRule::Discovery,
+        source: "linux-discovery",
+        description: "The part's discovery table lists the boxes it has: Linux registers this \
+            unit from the table's entries of type 18 (uncore_discovery.c, \
+            gnr_uncores) and reads no other count.",
+    }),
+    socket_bus: None,
+    stack_bus: None,
+    discovery_ignored: None,
+    discovery_count: None,
+    discovery_broken: None,
+    saturation: None,
+    global_init: &[],
+    clock_event: Some(ClockEventInfo {
+        code: 1,
+        umask: 0,
+        source: "intel-perfmon-granite-rapids",
+    }),
+    notes: &[
+        NoteInfo {
+            kind: "info",
+            title: "Table-placed",
+            text: "Every register of the structure is placed by the discovery table \
+            (from-table), in PCI space: a session takes the box's addresses from the \
+            joined table entry, never from the spec, and the join refuses an entry \
+            of another access type; a part whose table lacks the entry cannot count \
+            the box.",
+        },
+        NoteInfo {
+            kind: "info",
+            title: "Instances",
+            text: "The six instances are the six UPI links of the spec (upi.xml), one \
+            B2UPI box per link as the name (mesh to UPI) says; no source read states \
+            the count, and the part's table says how many it has (a box beyond these \
+            six shows as unknown in pmu discover).",
+        },
+        NoteInfo {
+            kind: "info",
+            title: "Kernel PMU names",
+            text: "Linux names the B2UPI PMUs uncore_b2upi_<box id> (gnr_uncore_b2upi, \
+            name b2upi), with the formats of spr_uncore_raw_formats_attr (the \
+            spr-raw driver).",
+        },
+        NoteInfo {
+            kind: "info",
+            title: "No box status, no routes",
+            text: "The discovery table gives each box a status register, but no public \
+            source read gives its layout for this processor, and no global overflow \
+            status is described to route to: the structure declares neither.",
+        },
+    ],
+};
+/// What the perf PMUs of the B2UPI (mesh to UPI link) performance monitoring share; each box's
+/// entry adds its box and PMU name.
+const B2UPI_PERF: PerfInfo = PerfInfo {
+    instance: "",
+    pmu: "",
+    counters: &[0, 1, 2, 3],
+    source: "linux-snbep",
+    driver: &PERF_SPR_RAW,
+};
+impl CounterControl for B2upiCtl {
+    const ENABLE: &'static FieldInfo = B2UPI_CTL_EN;
+    const EVENT: &'static FieldInfo = B2UPI_CTL_EV_SEL;
+    const UMASK: Option<&'static FieldInfo> = Some(B2UPI_CTL_UMASK);
+    const EVENT_EXT: Option<&'static FieldInfo> = None;
+    const THRESHOLD: Option<&'static FieldInfo> = Some(B2UPI_CTL_THRESH);
+    const INVERT: Option<&'static FieldInfo> = Some(B2UPI_CTL_INVERT);
+    const EDGE: Option<&'static FieldInfo> = Some(B2UPI_CTL_EDGE_DET);
+    const OVERFLOW_ENABLE: Option<&'static FieldInfo> = None;
+}
+impl CounterValue for B2upiCtr {
+    const COUNT: &'static FieldInfo = B2UPI_CTR_EVENT_COUNT;
+}
+impl BoxControl for B2upiBoxCtl {
+    const FREEZE: Option<&'static FieldInfo> = Some(B2UPI_BOX_CTL_FRZ);
+    const FREEZE_ENABLE: Option<&'static FieldInfo> = None;
+    const RESET_COUNTERS: Option<&'static FieldInfo> = Some(B2UPI_BOX_CTL_RST_CTRS);
+    const RESET_CONTROLS: Option<&'static FieldInfo> = Some(B2UPI_BOX_CTL_RST_CTRL);
 }
 /// PMU structure of the CHA (caching and home agent) performance monitoring (4 counters per box;
 /// boxes CHA0, CHA1, CHA2, CHA3, CHA4, CHA5, CHA6, CHA7, CHA8, CHA9, CHA10, CHA11, CHA12, CHA13,
@@ -1148,7 +1393,11 @@ pub static PCU: PmuInfo = PmuInfo {
     discovery_broken: None,
     saturation: None,
     global_init: &[],
-    clock_event: None,
+    clock_event: Some(ClockEventInfo {
+        code: 1,
+        umask: 0,
+        source: "intel-perfmon-granite-rapids",
+    }),
     notes: &[
         NoteInfo {
             kind: "info",
@@ -1477,6 +1726,46 @@ const B2CMI_CTL_UMASK: &FieldInfo = B2cmiCtl::INFO.field_named("umask");
 const B2CMI_CTL_EV_SEL: &FieldInfo = B2cmiCtl::INFO.field_named("ev_sel");
 /// `B2CMI_PCI_PMON_CTR.event_count`.
 const B2CMI_CTR_EVENT_COUNT: &FieldInfo = B2cmiCtr::INFO.field_named("event_count");
+/// `B2CXL_MMIO_PMON_BOX_CTL.rst_ctrs`.
+const B2CXL_BOX_CTL_RST_CTRS: &FieldInfo = B2cxlBoxCtl::INFO.field_named("rst_ctrs");
+/// `B2CXL_MMIO_PMON_BOX_CTL.rst_ctrl`.
+const B2CXL_BOX_CTL_RST_CTRL: &FieldInfo = B2cxlBoxCtl::INFO.field_named("rst_ctrl");
+/// `B2CXL_MMIO_PMON_BOX_CTL.frz`.
+const B2CXL_BOX_CTL_FRZ: &FieldInfo = B2cxlBoxCtl::INFO.field_named("frz");
+/// `B2CXL_MMIO_PMON_CTL.thresh`.
+const B2CXL_CTL_THRESH: &FieldInfo = B2cxlCtl::INFO.field_named("thresh");
+/// `B2CXL_MMIO_PMON_CTL.invert`.
+const B2CXL_CTL_INVERT: &FieldInfo = B2cxlCtl::INFO.field_named("invert");
+/// `B2CXL_MMIO_PMON_CTL.en`.
+const B2CXL_CTL_EN: &FieldInfo = B2cxlCtl::INFO.field_named("en");
+/// `B2CXL_MMIO_PMON_CTL.edge_det`.
+const B2CXL_CTL_EDGE_DET: &FieldInfo = B2cxlCtl::INFO.field_named("edge_det");
+/// `B2CXL_MMIO_PMON_CTL.umask`.
+const B2CXL_CTL_UMASK: &FieldInfo = B2cxlCtl::INFO.field_named("umask");
+/// `B2CXL_MMIO_PMON_CTL.ev_sel`.
+const B2CXL_CTL_EV_SEL: &FieldInfo = B2cxlCtl::INFO.field_named("ev_sel");
+/// `B2CXL_MMIO_PMON_CTR.event_count`.
+const B2CXL_CTR_EVENT_COUNT: &FieldInfo = B2cxlCtr::INFO.field_named("event_count");
+/// `B2UPI_PCI_PMON_BOX_CTL.rst_ctrs`.
+const B2UPI_BOX_CTL_RST_CTRS: &FieldInfo = B2upiBoxCtl::INFO.field_named("rst_ctrs");
+/// `B2UPI_PCI_PMON_BOX_CTL.rst_ctrl`.
+const B2UPI_BOX_CTL_RST_CTRL: &FieldInfo = B2upiBoxCtl::INFO.field_named("rst_ctrl");
+/// `B2UPI_PCI_PMON_BOX_CTL.frz`.
+const B2UPI_BOX_CTL_FRZ: &FieldInfo = B2upiBoxCtl::INFO.field_named("frz");
+/// `B2UPI_PCI_PMON_CTL.thresh`.
+const B2UPI_CTL_THRESH: &FieldInfo = B2upiCtl::INFO.field_named("thresh");
+/// `B2UPI_PCI_PMON_CTL.invert`.
+const B2UPI_CTL_INVERT: &FieldInfo = B2upiCtl::INFO.field_named("invert");
+/// `B2UPI_PCI_PMON_CTL.en`.
+const B2UPI_CTL_EN: &FieldInfo = B2upiCtl::INFO.field_named("en");
+/// `B2UPI_PCI_PMON_CTL.edge_det`.
+const B2UPI_CTL_EDGE_DET: &FieldInfo = B2upiCtl::INFO.field_named("edge_det");
+/// `B2UPI_PCI_PMON_CTL.umask`.
+const B2UPI_CTL_UMASK: &FieldInfo = B2upiCtl::INFO.field_named("umask");
+/// `B2UPI_PCI_PMON_CTL.ev_sel`.
+const B2UPI_CTL_EV_SEL: &FieldInfo = B2upiCtl::INFO.field_named("ev_sel");
+/// `B2UPI_PCI_PMON_CTR.event_count`.
+const B2UPI_CTR_EVENT_COUNT: &FieldInfo = B2upiCtr::INFO.field_named("event_count");
 /// `C_MSR_PMON_BOX_CTL.rst_ctrs`.
 const CHA_BOX_CTL_RST_CTRS: &FieldInfo = ChaBoxCtl::INFO.field_named("rst_ctrs");
 /// `C_MSR_PMON_BOX_CTL.rst_ctrl`.

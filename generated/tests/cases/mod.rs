@@ -4229,6 +4229,72 @@ layouts! {
 }
 
 #[cfg(feature = "granite-rapids")]
+mod granite_rapids_b2cxl {
+use super::*;
+use pmu_regs::granite_rapids::b2cxl::*;
+
+layout! {
+    b2cxl_box_ctl: B2cxlBoxCtl;
+    wo(with_rst_ctrs, val bool, 9, 1);
+    wo(with_rst_ctrl, val bool, 8, 1);
+    rw(frz, with_frz, val bool, 0, 1);
+}
+layout! {
+    b2cxl_ctl: B2cxlCtl;
+    rw(thresh, with_thresh, val u8, 24, 8);
+    rw(invert, with_invert, named B2cxlCtlInvert, 23, 1);
+    rw(en, with_en, val bool, 22, 1);
+    rw(edge_det, with_edge_det, val bool, 18, 1);
+    rw(umask, with_umask, val u8, 8, 8);
+    rw(ev_sel, with_ev_sel, val u8, 0, 8);
+}
+layout! {
+    b2cxl_ctr: B2cxlCtr;
+    rw(event_count, with_event_count, val u64, 0, 48);
+    checked(try_with_event_count, u64, 48);
+}
+layouts! {
+    b2cxl_box_ctl,
+    b2cxl_ctl,
+    b2cxl_ctr,
+}
+}
+
+#[cfg(feature = "granite-rapids")]
+mod granite_rapids_b2upi {
+use super::*;
+use pmu_regs::granite_rapids::b2upi::*;
+
+layout! {
+    b2upi_box_ctl: B2upiBoxCtl;
+    wo(with_rst_ctrs, val bool, 9, 1);
+    wo(with_rst_ctrl, val bool, 8, 1);
+    rw(frz, with_frz, val bool, 0, 1);
+}
+layout! {
+    b2upi_ctl: B2upiCtl;
+    rw(umask_ext, with_umask_ext, val u32, 32, 24);
+    checked(try_with_umask_ext, u32, 24);
+    rw(thresh, with_thresh, val u8, 24, 8);
+    rw(invert, with_invert, named B2upiCtlInvert, 23, 1);
+    rw(en, with_en, val bool, 22, 1);
+    rw(edge_det, with_edge_det, val bool, 18, 1);
+    rw(umask, with_umask, val u8, 8, 8);
+    rw(ev_sel, with_ev_sel, val u8, 0, 8);
+}
+layout! {
+    b2upi_ctr: B2upiCtr;
+    rw(event_count, with_event_count, val u64, 0, 48);
+    checked(try_with_event_count, u64, 48);
+}
+layouts! {
+    b2upi_box_ctl,
+    b2upi_ctl,
+    b2upi_ctr,
+}
+}
+
+#[cfg(feature = "granite-rapids")]
 mod granite_rapids_cha {
 use super::*;
 use pmu_regs::granite_rapids::cha::*;

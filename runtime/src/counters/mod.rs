@@ -51,6 +51,16 @@ pub(crate) struct RegIo<'a, B: ?Sized> {
 
 impl<B: MsrAccess + PciAccess + MmioAccess + ?Sized> RegIo<'_, B> {
     pub fn place(&self, reg: &Reg) -> Result<Site> {
+        // A PCI or memory-mapped box the discovery table placed is where its socket's table says.
+        if let Some(site) = crate::table_placed::site(reg.addr, self.socket) {
+            return site.map_err(|why| {
+                UsageError::BadValue {
+                    text: reg.name().to_string(),
+                    expected: why,
+                }
+                .into()
+            });
+        }
         match reg.addr.location {
             pmu_regs::Location::Msr(_) => Ok(Site::Cpu(self.cpu)),
             pmu_regs::Location::Pci {

@@ -391,6 +391,15 @@ fn compare_placed(b: &PmuBox, t: &DiscoveredBox) -> Vec<Disagreement> {
         })
         .unwrap_or("");
     let mut out = Vec::new();
+    let space = general.first().map(|c| c.counter.register.space);
+    if let Some(space) = space.filter(|s| access_space(t.access) != *s) {
+        out.push(Disagreement {
+            what: "access",
+            spec: space.as_str().to_string(),
+            table: t.access.as_str().to_string(),
+            source,
+        });
+    }
     if general.len() != usize::from(t.counters) {
         out.push(Disagreement {
             what: "counters",
@@ -415,12 +424,73 @@ fn compare_placed(b: &PmuBox, t: &DiscoveredBox) -> Vec<Disagreement> {
 }
 
 /// Where a table entry puts an MSR box, for placing a table-placed box there
-/// ([`crate::table_placed::place`]); `None` for a PCI or memory-mapped entry (not placed yet)
-/// or an entry whose counters lie before its box control.
+/// ([`crate::table_placed::place`]); `None` for a PCI or memory-mapped entry ([`entry_place`]
+/// places those) or an entry whose counters lie before its box control.
 pub fn msr_place(t: &DiscoveredBox) -> Option<crate::table_placed::MsrPlace> {
     match (t.box_control, t.first_control, t.first_counter) {
         (TableAddress::Msr(b), TableAddress::Msr(c), TableAddress::Msr(r)) => {
             Some(crate::table_placed::MsrPlace {
+                box_control: b,
+                ctl_offset: c.checked_sub(b)?,
+                ctr_offset: r.checked_sub(b)?,
+            })
+        }
+        _ => None,
+    }
+}
+
+/// The spec's space for a table entry's access type.
+fn access_space(a: AccessKind) -> pmu_regs::Space {
+    match a {
+        AccessKind::Msr => pmu_regs::Space::Msr,
+        AccessKind::Pci => pmu_regs::Space::Pci,
+        AccessKind::Mmio => pmu_regs::Space::Mmio,
+    }
+}
+
+/// Where a table entry puts a box of any access type, for placing a table-placed box there
+/// ([`crate::table_placed::place`]): an MSR box as [`msr_place`] says, a PCI box in the
+/// function and at the offsets the entry names, a memory-mapped box at its physical addresses;
+/// `socket` is the socket whose table it is. `None` for an entry whose counters lie before its
+/// box control, or whose PCI addresses are in another function than its box control.
+pub fn entry_place(t: &DiscoveredBox, socket: u32) -> Option<crate::table_placed::EntryPlace> {
+    use crate::table_placed::EntryPlace;
+    match (t.box_control, t.first_control, t.first_counter) {
+        (TableAddress::Msr(_), _, _) => msr_place(t).map(EntryPlace::Msr),
+        (
+            TableAddress::Pci {
+                domain,
+                bus,
+                device,
+                function,
+                offset,
+            },
+            TableAddress::Pci { offset: c, .. },
+            TableAddress::Pci { offset: r, .. },
+        ) => {
+            let same = |a: TableAddress| {
+                matches!(a, TableAddress::Pci { bus: b, device: d, function: f, .. }
+                    if (b, d, f) == (bus, device, function))
+            };
+            if !(same(t.first_control) && same(t.first_counter)) {
+                return None;
+            }
+            Some(EntryPlace::Pci {
+                socket,
+                device: crate::Bdf {
+                    segment: u16::from(domain),
+                    bus,
+                    device,
+                    function,
+                },
+                box_control: offset,
+                ctl_offset: c.checked_sub(offset)?,
+                ctr_offset: r.checked_sub(offset)?,
+            })
+        }
+        (TableAddress::Mmio(b), TableAddress::Mmio(c), TableAddress::Mmio(r)) => {
+            Some(EntryPlace::Mmio {
+                socket,
                 box_control: b,
                 ctl_offset: c.checked_sub(b)?,
                 ctr_offset: r.checked_sub(b)?,

@@ -42,7 +42,8 @@ pub use domains::{
 };
 pub use error::DiscoveryError;
 pub use join::{
-    join, join_on, msr_place, BoxStatus, Disagreement, Joined, JoinedBox, PartCount, PartFacts,
+    entry_place, join, join_on, msr_place, BoxStatus, Disagreement, Joined, JoinedBox, PartCount,
+    PartFacts,
 };
 pub use locate::{find_in_sysfs, locate, Located, DISCOVERY_DEVICE_ID, MAX_TABLES_PER_DEVICE};
 pub use read::{read_dump, read_table, MAX_ENTRIES, MAX_TABLE_BYTES};

@@ -1,15 +1,16 @@
 //! Boxes the part's discovery table places (the spec's `<from-table>`: the Granite Rapids
-//! PCU) in a session: before the check, each is placed where the part's first readable table
-//! lists it ([`crate::table_placed`]), and every box of the selection is taken from the
+//! PCU, B2UPI and B2CXL) in a session: before the check, each is placed where the part's
+//! tables list it ([`crate::table_placed`]: an MSR box from the first readable table, a PCI or
+//! memory-mapped box from each socket's own), and every box of the selection is taken from the
 //! placed boxes, so the join, the programming and the put-back all see one set. A box no
 //! table lists stays unplaced: the check refuses it as one the table does not list, and
 //! nothing is written.
 
 use crate::boxes::Boxes;
-use crate::discovery::msr_place;
+use crate::discovery::{entry_place, Joined};
 use crate::machine::Machine;
 use crate::part::joined_tables;
-use crate::table_placed::{placed_boxes, MsrPlace};
+use crate::table_placed::{placed_on, EntryPlace};
 
 use super::selection::{BoxEvents, Counted, Selection};
 
@@ -24,21 +25,18 @@ pub(super) fn place(machine: &Machine, selection: &Selection) -> Option<Selectio
         .filter(|b| b.pmu_box.table_placed() && b.pmu_box.counters.is_empty())
         .collect();
     let spec: &'static Boxes = unplaced.first()?.boxes;
-    // The first readable table: the MSR boxes of one type sit at one place on every socket.
-    let joined = joined_tables(machine, spec)
+    let tables: Vec<(u32, Joined)> = joined_tables(machine, spec)
         .into_iter()
-        .find_map(|t| t.joined.ok())?;
-    let at: Vec<(&'static str, MsrPlace)> = unplaced
+        .filter_map(|t| Some((t.socket, t.joined.ok()?)))
+        .collect();
+    let at: Vec<(&'static str, Vec<EntryPlace>)> = unplaced
         .iter()
-        .filter_map(|b| {
-            let entry = joined.of(b.pmu_box)?.table?;
-            Some((b.pmu_box.instance, msr_place(&entry)?))
-        })
+        .filter_map(|b| Some((b.pmu_box.instance, places(&tables, b)?)))
         .collect();
     if at.is_empty() {
         return None;
     }
-    let placed = placed_boxes(spec, &at);
+    let placed = placed_on(spec, &at);
     let swapped = boxes
         .iter()
         .map(|b| BoxEvents {
@@ -51,4 +49,21 @@ pub(super) fn place(machine: &Machine, selection: &Selection) -> Option<Selectio
         counted: Counted::Boxes(swapped),
         ..selection.clone()
     })
+}
+
+/// Where the tables place box `b`: an MSR box where the first readable table lists it (the
+/// MSR boxes of one type sit at one place on every socket); a PCI or memory-mapped box where
+/// each socket's own table lists it.
+fn places(tables: &[(u32, Joined)], b: &BoxEvents) -> Option<Vec<EntryPlace>> {
+    let mut out = Vec::new();
+    for (socket, joined) in tables {
+        let Some(entry) = joined.of(b.pmu_box).and_then(|j| j.table) else {
+            continue;
+        };
+        match entry_place(&entry, *socket)? {
+            p @ EntryPlace::Msr(_) => return Some(vec![p]),
+            p => out.push(p),
+        }
+    }
+    (!out.is_empty()).then_some(out)
 }

@@ -68,6 +68,28 @@ impl Windows {
         w
     }
 
+    /// These windows with the memory-mapped boxes of `boxes` the discovery table places, at the
+    /// physical address each socket's place gives ([`crate::table_placed::site`]).
+    pub fn with_placed(mut self, boxes: &crate::boxes::Boxes, sockets: usize) -> Self {
+        for b in boxes.boxes.iter().filter(|b| b.table_placed()) {
+            let regs = b
+                .counters
+                .iter()
+                .flat_map(|c| c.control.into_iter().chain([c.counter]))
+                .chain(b.controls.iter().copied());
+            for r in regs {
+                for socket in 0..sockets {
+                    if let Some(Ok(crate::Site::Mmio(at))) =
+                        crate::table_placed::site(r.addr, socket)
+                    {
+                        self.by_address.insert(at, (socket, r));
+                    }
+                }
+            }
+        }
+        self
+    }
+
     /// Writes each controller's piece of the base into its dword, as the part publishes it,
     /// the controllers' bases at least `span` bytes apart.
     fn publish(&mut self, window: &MmioWindow, socket: usize, span: u64) {

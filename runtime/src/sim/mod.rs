@@ -310,6 +310,14 @@ fn arch_reg_at(address: u32) -> Option<Reg> {
         .copied()
 }
 
+/// `processor`'s boxes with those the discovery table places where a simulated part of
+/// `sockets` sockets puts them ([`table_placed::places`]).
+pub(crate) fn placed_boxes(processor: &'static ProcessorInfo, sockets: u32) -> &'static Boxes {
+    let spec = Boxes::of(processor);
+    let buses: Vec<u8> = (0..sockets.max(1)).map(sim_bus).collect();
+    crate::table_placed::placed_on(spec, &table_placed::places(spec, &buses))
+}
+
 /// The uncore bus of socket `s` in the simulator (as firmware numbers them on these parts).
 fn sim_bus(s: u32) -> u8 {
     (0x3f + 0x40 * s).min(0xff) as u8
@@ -324,8 +332,7 @@ impl Sim {
         index.add_processor(config.processor, None);
         index.add_processor(&pmu_regs::arch::PROCESSOR, Some(Home::Arch));
         // Boxes the table places are modelled where this part's table puts them.
-        let spec = Boxes::of(config.processor);
-        let boxes = crate::table_placed::placed_boxes(spec, &table_placed::places(spec));
+        let boxes = placed_boxes(config.processor, config.sockets);
         index.add_placed(boxes);
         let uncore = uncore::Model::new(boxes, config.broken, config.no_reset);
         // A per-CPU box whose registers the architectural model has not taken over.
@@ -349,7 +356,7 @@ impl Sim {
             config,
             index,
             uncore,
-            windows: mmio::Windows::new(config.processor, sockets),
+            windows: mmio::Windows::new(config.processor, sockets).with_placed(boxes, sockets),
             core_box,
             sysregs,
             state: Mutex::new(SimState {
@@ -368,9 +375,13 @@ impl Sim {
         };
         // The table lists the memory-mapped boxes at the addresses this part's windows give.
         let devices = sim.uncore_devices();
-        let mmio = |r: crate::boxes::Reg| match place_of(&sim, &devices, 0, r.info, r.addr) {
-            Ok(Site::Mmio(a)) => Some(a),
-            _ => None,
+        let mmio = |r: crate::boxes::Reg| match crate::table_placed::site(r.addr, 0) {
+            Some(Ok(Site::Mmio(a))) => Some(a),
+            Some(_) => None,
+            None => match place_of(&sim, &devices, 0, r.info, r.addr) {
+                Ok(Site::Mmio(a)) => Some(a),
+                _ => None,
+            },
         };
         let table =
             table_format::simulated_table_placed(boxes, DISCOVERY_TABLE, DISCOVERY_DEVICE, &mmio);
@@ -1038,7 +1049,8 @@ impl Sim {
 
     /// The register a dword belongs to, and whether it is the upper half of a 64-bit one.
     fn pci_reg(&self, bdf: Bdf, offset: u16) -> Option<(Reg, bool)> {
-        let device_id = self.device_id(bdf)?;
+        // A function no spec'd device answers at is a table-placed PCI box's (device id 0).
+        let device_id = self.device_id(bdf).unwrap_or(0);
         let at = |off: u16| Location::Pci {
             device_id,
             device: bdf.device,

@@ -74,9 +74,7 @@ impl<'s> SimPerf<'s> {
             }
             // A box the discovery table places is where the simulated part's table lists it,
             // as the kernel's driver, built from that table, would program it.
-            let spec = Boxes::of(p);
-            let boxes =
-                crate::table_placed::placed_boxes(spec, &crate::sim::table_placed::places(spec));
+            let boxes = crate::sim::placed_boxes(p, sim.config().sockets);
             let Some(pmu_box) = boxes.find(name.instance) else {
                 continue;
             };

@@ -102,7 +102,7 @@ pub fn table_boxes_placed(
                     ..
                 } => Some((
                     AccessKind::Pci,
-                    u64::from(bus) << 20
+                    u64::from(placed_bus(r).unwrap_or(bus)) << 20
                         | u64::from(device << 3 | function) << 12
                         | u64::from(offset),
                 )),
@@ -130,4 +130,12 @@ pub fn table_boxes_placed(
         });
     }
     (!out.is_empty()).then_some(out)
+}
+
+/// The bus a table-placed PCI register sits on, on socket 0 (the one its place names).
+fn placed_bus(r: Reg) -> Option<u8> {
+    match crate::table_placed::site(r.addr, 0)? {
+        Ok(crate::Site::Device(bdf)) => Some(bdf.bus),
+        _ => None,
+    }
 }

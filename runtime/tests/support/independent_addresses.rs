@@ -1058,6 +1058,8 @@ pub const NO_INDEPENDENT_SOURCE: &[(&str, &str, &str)] = &[
     ("granite-rapids", "IMC", "the kernel reads it from the discovery table; likwid FAKE_UNC_*"),
     ("granite-rapids", "B2CMI", "the kernel reads it from the discovery table (gnr_uncore_b2cmi has no address)"),
     ("granite-rapids", "PCU", "placed by the discovery table alone (<from-table>): no fixed address to compare; Linux gnr_uncores[4] and PCM SPR_PCU_BOX_TYPE give only its type"),
+    ("granite-rapids", "B2UPI", "placed by the discovery table alone (<from-table>, PCI): no fixed address to compare; Linux gnr_uncores[18] gives only its type and ops"),
+    ("granite-rapids", "B2CXL", "placed by the discovery table alone (<from-table>, memory-mapped): no fixed address to compare; Linux gnr_uncores[17] gives only its type and ops"),
     ("granite-rapids", "UBOX", "the kernel reads it from the discovery table"),
     ("granite-rapids", "UPI", "the kernel reads it from the discovery table; not transcribed from another source"),
     ("granite-rapids", "IIO_FREE", "spec cites Linux; PCM and likwid have no free-running IIO counters: not transcribed"),

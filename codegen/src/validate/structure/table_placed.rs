@@ -3,6 +3,7 @@
 //! the place the table gives for its part (the box control at the entry's box control, the
 //! counter controls and counters at its offsets). A unit is table-placed or fixed, not both.
 
+use super::super::addresses::space_name;
 use super::super::Validator;
 use super::placement::Parts;
 use super::{diag, UnitScope};
@@ -50,6 +51,29 @@ impl Validator {
             for r in list.iter().map(|&i| &regs[i]) {
                 self.placed_as(r, want, part);
             }
+        }
+        self.one_access_kind(regs);
+    }
+
+    /// A table entry reaches all of a box's registers one way (its access type: MSR, PCI or
+    /// memory-mapped), so the table-placed registers of a unit share one space.
+    fn one_access_kind(&mut self, regs: &[Register]) {
+        let mut placed = regs.iter().filter(|r| placement(r).is_some());
+        let Some(first) = placed.next() else {
+            return;
+        };
+        for r in placed.filter(|r| r.space != first.space) {
+            self.push(diag(
+                &r.at,
+                format!(
+                    "register {} is placed by the discovery table in {} space, but {} in {} space",
+                    r.name,
+                    space_name(r.space),
+                    first.name,
+                    space_name(first.space)
+                ),
+                "a table entry gives a box one access type: put every table-placed register of the unit in the same space",
+            ));
         }
     }
 

@@ -58,14 +58,12 @@ impl Layout for B2upiBoxCtlLayout {
     const INFO: &'static RegisterInfo = &B2UPI_BOX_CTL_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 10, 31, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 10, 31, Access::Rv),
         FieldInfo { name: "rst_ctrs", ident: "rst_ctrs", lsb: 9, msb: 9, access: Access::Wo, role: Some(Role::ResetCounters),
             description: "Reset counters: writing 1 clears every data counter of the box.", ..FieldInfo::EMPTY },
         FieldInfo { name: "rst_ctrl", ident: "rst_ctrl", lsb: 8, msb: 8, access: Access::Wo, role: Some(Role::ResetControls),
             description: "Reset controls: writing 1 clears every counter control register of the box.", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 1, 7, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 1, 7, Access::Rv),
         FieldInfo { name: "frz", ident: "frz", lsb: 0, msb: 0, access: Access::Rw, role: Some(Role::Freeze),
             description: "Freeze: while 1 the box's counters hold their values.", ..FieldInfo::EMPTY },
     ];
@@ -174,8 +172,7 @@ impl Layout for B2upiCtlLayout {
     const INFO: &'static RegisterInfo = &B2UPI_CTL_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 56, 63, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 56, 63, Access::Rv),
         FieldInfo { name: "umask_ext", ident: "umask_ext", lsb: 32, msb: 55, access: Access::Rw, role: Some(Role::UmaskExt),
             description: "Unit mask extension: further sub-event selection bits (Intel's UMaskExt); perf's umask format carries it in config bits 32-55.", ..FieldInfo::EMPTY },
         FieldInfo { name: "thresh", ident: "thresh", lsb: 24, msb: 31, access: Access::Rw, role: Some(Role::Threshold),
@@ -184,12 +181,10 @@ impl Layout for B2upiCtlLayout {
             description: "Sense of the threshold comparison; with edge_det, counts falling instead of rising edges.", ..FieldInfo::EMPTY },
         FieldInfo { name: "en", ident: "en", lsb: 22, msb: 22, access: Access::Rw, role: Some(Role::Enable),
             description: "Enables this counter: it counts while this bit is 1 and the box is not frozen.", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 19, 21, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 19, 21, Access::Rv),
         FieldInfo { name: "edge_det", ident: "edge_det", lsb: 18, msb: 18, access: Access::Rw, role: Some(Role::Edge),
             description: "Edge detect: count 0-to-1 transitions of the thresholded event instead of active cycles.", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 16, 17, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 16, 17, Access::Rv),
         FieldInfo { name: "umask", ident: "umask", lsb: 8, msb: 15, access: Access::Rw, role: Some(Role::Umask),
             description: "Unit mask: which sub-events of the selected event are counted.", ..FieldInfo::EMPTY },
         FieldInfo { name: "ev_sel", ident: "ev_sel", lsb: 0, msb: 7, access: Access::Rw, role: Some(Role::Event),
@@ -300,8 +295,7 @@ impl Layout for B2upiCtrLayout {
     const INFO: &'static RegisterInfo = &B2UPI_CTR_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 48, 63, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 48, 63, Access::Rv),
         FieldInfo { name: "event_count", ident: "event_count", lsb: 0, msb: 47, access: Access::RwV, role: Some(Role::Count),
             description: "The accumulated 48-bit count of the event selected by the paired control register; wraps on overflow and keeps counting.", ..FieldInfo::EMPTY },
     ];
@@ -337,7 +331,7 @@ static B2UPI_CTR_INFO: RegisterInfo = RegisterInfo {
 mod unit_events {
 use super::*;
 #[allow(unused_imports)]
-use crate::core_events::{ev, EventRow};
+use crate::core_events::{event_table, EventRow};
 #[cfg(feature = "metadata")]
 use crate::core_events::{event_info_refs, event_infos};
 
@@ -358,8 +352,6 @@ pub struct Event {
 }
 
 impl Event {
-    /// `UNC_B2UPI_CLOCKTICKS`.
-    pub const CLOCKTICKS: Event = Event::row(0);
 
     /// Every event of the unit.
     pub const ALL: &'static [Event] = &{
@@ -407,11 +399,14 @@ impl Event {
     }
 }
 
-/// The events, row n for `Event::row(n)`: `ev(name, event select, umask, counters)` (bit n
-/// of counters: counter n may count it) and what else each sets.
-const EVENT_ROWS: &[EventRow] = &[
-    ev("UNC_B2UPI_CLOCKTICKS", 0x01, 0x00, 0b1111),
-];
+event_table! {
+    /// The events, row n for `Event::row(n)`: `ev(name, event select, umask)` and what else each
+    /// sets. The counters that may count them (bit n: counter n) and those without
+    /// Hyper-Threading are the table's, the two numbers before the rows, unless a row
+    /// gives its own (`.on(..)`, `.ht_off(..)`).
+    EVENT_ROWS, EventRowNumber, 0, "", 0b1111, 0b0;
+    CLOCKTICKS = ev("UNC_B2UPI_CLOCKTICKS", 0x01, 0x00),
+}
 /// No experimental events.
 const EXPERIMENTAL_ROWS: &[EventRow] = &[];
 /// The rows built.

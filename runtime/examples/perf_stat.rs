@@ -24,6 +24,7 @@ use pmu_runtime::perf::EventSources;
 use pmu_runtime::stat::aggr::StatAggr;
 use pmu_runtime::stat::events::{default_events, parse_events_for};
 use pmu_runtime::stat::metric_only;
+use pmu_runtime::stat::options::{check, StatOptions};
 use pmu_runtime::stat::report::{summary, target_label, StatLayout};
 use pmu_runtime::stat::run::{measure, StatPlan, StatScope};
 use pmu_runtime::stat::StatError;
@@ -81,6 +82,13 @@ pub fn default_report() -> Result<(String, String, i32), StatError> {
         aggr: StatAggr::Global,
         delay: None,
     };
+    // The second run's options (`-x, --metric-only`), checked as `pmu stat` checks them.
+    check(&StatOptions {
+        metric_only: true,
+        separator: true,
+        repeat: plan.repeat,
+        ..StatOptions::default()
+    })?;
     let target = target_label(&plan.scope, &plan.command, false);
     let csv = StatLayout::Csv(",".into());
     let stop = AtomicBool::new(false);

@@ -85,7 +85,8 @@ pub struct StatArgs {
     /// One JSON object a line, as perf stat -j prints them (same as --json).
     #[arg(short = 'j', conflicts_with = "separator")]
     json_lines: bool,
-    /// Write the counts to FILE instead of stderr (never through a symbolic link).
+    /// Write the counts to FILE instead of stderr (never through a symbolic link;
+    /// /dev/stdout is this process's standard output).
     #[arg(short = 'o', long = "output", value_name = "FILE")]
     output: Option<PathBuf>,
     /// Count on a simulated machine instead (its uncore and top-down registers), running

@@ -405,6 +405,24 @@ fn bad_input_says_what_to_do() {
         );
         assert!(!e.contains("tip:"), "{e}");
     }
+    // The same for every option that takes a number or a list of them: what it takes.
+    for (args, says) in [
+        (&["-I", "-100"][..], "-I takes whole milliseconds"),
+        (
+            &["-I", "100", "--interval-count", "-1"],
+            "--interval-count takes",
+        ),
+        (&["-D", "-5"], "-D takes whole milliseconds"),
+        (&["-p", "-1"], "a process id is a number"),
+        (&["-C", "-1"], "a CPU is not a number"),
+    ] {
+        let mut all = args.to_vec();
+        all.extend(["-e", "task-clock", "--", "true"]);
+        let o = pmu(&all);
+        assert_eq!(o.status.code(), Some(2), "{args:?}");
+        let e = stderr(&o);
+        assert!(e.contains(says) && !e.contains("tip:"), "{args:?}: {e}");
+    }
     let o = pmu(&["--", "no-such-program-here"]);
     assert_eq!(o.status.code(), Some(127));
     let e = stderr(&o);

@@ -1,7 +1,8 @@
 //! `pmu stat`'s options checked together, before anything is counted: one list of rules
 //! ([`RULES`]), each a combination that is refused with what to type instead (a usage
 //! error, exit status 2). What one option's value alone gets wrong (`-I 5`, `-r -1`) is
-//! refused where it is parsed ([`interval_ms`], [`repeat_runs`]).
+//! refused where it is parsed ([`interval_ms`], [`interval_count`], [`delay_ms`],
+//! [`repeat_runs`]).
 
 use super::StatError;
 
@@ -139,6 +140,27 @@ pub fn interval_ms(text: &str) -> Result<u64, String> {
     }
 }
 
+/// `--interval-count N`: how many intervals, at least 1.
+pub fn interval_count(text: &str) -> Result<u64, String> {
+    match text.trim().parse::<u64>() {
+        Ok(n) if n >= 1 => Ok(n),
+        _ => Err(format!(
+            "--interval-count takes how many intervals to print, at least 1, not `{text}`"
+        )),
+    }
+}
+
+/// `-D MS`: whole milliseconds to wait before counting (perf's `-D -1`, events enabled later
+/// through a control descriptor, is not taken).
+pub fn delay_ms(text: &str) -> Result<u64, String> {
+    text.trim().parse::<u64>().map_err(|_| {
+        format!(
+            "-D takes whole milliseconds to wait before counting (-D 500: from half a second \
+             after the command starts), not `{text}`"
+        )
+    })
+}
+
 /// `-r N`: a whole number of runs, at least 1 (perf: "Run count must be a positive number";
 /// its `-r 0`, repeating until Ctrl-C, is not taken).
 pub fn repeat_runs(text: &str) -> Result<u32, String> {
@@ -181,5 +203,10 @@ mod tests {
         }
         assert_eq!(interval_ms("10"), Ok(10));
         assert!(interval_ms("9").is_err());
+        assert!(interval_ms("-100").is_err());
+        assert_eq!(delay_ms("500"), Ok(500));
+        assert!(delay_ms("-5").is_err());
+        assert_eq!(interval_count("3"), Ok(3));
+        assert!(interval_count("-1").is_err() && interval_count("0").is_err());
     }
 }

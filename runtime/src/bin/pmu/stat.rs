@@ -30,7 +30,13 @@ pub struct StatArgs {
     #[arg(short = 'a', long = "all-cpus")]
     all_cpus: bool,
     /// Count every task on these CPUs (0-3,8).
-    #[arg(short = 'C', long = "cpu", value_name = "CPUS", conflicts_with = "pid")]
+    #[arg(
+        short = 'C',
+        long = "cpu",
+        value_name = "CPUS",
+        conflicts_with = "pid",
+        allow_negative_numbers = true
+    )]
     cpu: Option<String>,
     /// Count these running processes (42,43) and the tasks they start, until they end or
     /// Ctrl-C.
@@ -38,6 +44,7 @@ pub struct StatArgs {
         short = 'p',
         long = "pid",
         value_name = "PIDS",
+        allow_negative_numbers = true,
         conflicts_with = "all_cpus"
     )]
     pid: Option<String>,
@@ -53,11 +60,12 @@ pub struct StatArgs {
     )]
     repeat: u32,
     /// Print the counts of every MS milliseconds (at least 10).
-    #[arg(short = 'I', long = "interval-print", value_name = "MS", value_parser = options::interval_ms)]
+    #[arg(short = 'I', long = "interval-print", value_name = "MS", value_parser = options::interval_ms,
+          allow_negative_numbers = true)]
     interval: Option<u64>,
     /// With -I: stop after N intervals.
-    #[arg(long = "interval-count", value_name = "N", requires = "interval",
-          value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(long = "interval-count", value_name = "N", requires = "interval", allow_negative_numbers = true,
+          value_parser = options::interval_count)]
     interval_count: Option<u64>,
     /// With -a or -C: each CPU's counts on their own rows.
     #[arg(short = 'A', long = "no-aggr", conflicts_with = "per_socket")]
@@ -77,7 +85,8 @@ pub struct StatArgs {
     )]
     cgroup: Vec<String>,
     /// Start counting MS milliseconds after the command starts.
-    #[arg(short = 'D', long = "delay", value_name = "MS")]
+    #[arg(short = 'D', long = "delay", value_name = "MS", value_parser = options::delay_ms,
+          allow_negative_numbers = true)]
     delay: Option<u64>,
     /// CSV: fields separated by SEP, as perf stat -x prints them.
     #[arg(short = 'x', long = "field-separator", value_name = "SEP")]

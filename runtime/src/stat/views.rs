@@ -162,6 +162,10 @@ fn sim_plan(
 /// A reading's end since counting began (seconds), and what it shows.
 pub type Timed<T> = (f64, T);
 
+/// Each reading's items (the tree's nodes, metric values, a view's rows) by its end, with
+/// the last reading's counts (the command's exit status).
+pub type SimReadings<T> = (Vec<Timed<Vec<T>>>, SimCounts);
+
 /// The last of `readings` (there is one at least: the command's whole run).
 fn last(mut readings: Vec<SimCounts>) -> Result<SimCounts, StatError> {
     readings
@@ -196,7 +200,7 @@ pub fn topdown_on_sim_every(
     level: u8,
     (command, stop): (&[String], &AtomicBool),
     every: Option<std::time::Duration>,
-) -> Result<(Vec<Timed<Vec<TopdownNode>>>, SimCounts), StatError> {
+) -> Result<SimReadings<TopdownNode>, StatError> {
     let order = tree_order(processor.id, level);
     if order.is_empty() {
         return Err(StatError::Usage(format!(
@@ -305,7 +309,7 @@ pub fn metrics_on_sim_every(
     selectors: &[String],
     (command, stop): (&[String], &AtomicBool),
     every: Option<std::time::Duration>,
-) -> Result<(Vec<Timed<Vec<MetricValue>>>, SimCounts), StatError> {
+) -> Result<SimReadings<MetricValue>, StatError> {
     let chosen = crate::metrics::select(processor.id, selectors)
         .map_err(|e| StatError::Usage(format!("-M: {e}")))?;
     let plan = sim_plan(processor, &chosen)?;
@@ -411,7 +415,7 @@ fn pair_on_sim(
     workload: &'static NamedWorkload,
     (command, stop): (&[String], &AtomicBool),
     every: Option<std::time::Duration>,
-) -> Result<(Vec<Timed<Vec<ChannelBandwidth>>>, SimCounts), StatError> {
+) -> Result<SimReadings<ChannelBandwidth>, StatError> {
     let metrics = [
         view_metric(processor.id, spec.name, spec.metrics[0])?,
         view_metric(processor.id, spec.name, spec.metrics[1])?,

@@ -23,6 +23,7 @@ use std::sync::atomic::AtomicBool;
 use pmu_runtime::perf::EventSources;
 use pmu_runtime::stat::events::{default_events, parse_events_for};
 use pmu_runtime::stat::metric_only;
+use pmu_runtime::stat::options::{check, StatOptions};
 use pmu_runtime::stat::report::{summary, target_label, StatLayout};
 use pmu_runtime::stat::run::{measure, StatPlan};
 use pmu_runtime::stat::StatError;
@@ -62,6 +63,13 @@ pub fn report() -> Result<(String, i32), Box<dyn std::error::Error>> {
 /// alone, each as CSV; with the last run's exit status.
 pub fn default_report() -> Result<(String, String, i32), StatError> {
     let plan = StatPlan::command(default_events(false), COMMAND);
+    // The second run's options (`-x, --metric-only`), checked as `pmu stat` checks them.
+    check(&StatOptions {
+        metric_only: true,
+        separator: true,
+        repeat: plan.repeat,
+        ..StatOptions::default()
+    })?;
     let target = target_label(&plan.scope, &plan.command, false);
     let csv = StatLayout::Csv(",".into());
     let stop = AtomicBool::new(false);

@@ -13,8 +13,7 @@
 
 use std::sync::atomic::AtomicBool;
 
-use pmu_runtime::machine::default_workload;
-use pmu_runtime::stat::views::{render_tree, sim_header, topdown_on_sim};
+use pmu_runtime::stat::simulated::{self, SimRequest, SimShow};
 
 /// The tree's depth: level 1 (Frontend_Bound, Bad_Speculation, Backend_Bound, Retiring) and
 /// each one's children.
@@ -33,11 +32,14 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
 /// Runs the command while the simulator runs its default workload, and gives the tree as
 /// text with the command's exit status.
 pub fn report() -> Result<(String, i32), Box<dyn std::error::Error>> {
-    let processor = &pmu_regs::sapphire_rapids::PROCESSOR;
     let command = COMMAND.map(String::from);
+    // The default workload; `interval`, `metric_only` and `separator` as `-I`,
+    // `--metric-only` and `-x` set them.
+    let request = SimRequest {
+        processor: &pmu_regs::sapphire_rapids::PROCESSOR,
+        ..SimRequest::new(None, None, SimShow::Tree(LEVEL), &command)?
+    };
     // Set it to stop counting early (on Ctrl-C, say); with a command, its end stops it.
     let stop = AtomicBool::new(false);
-    let (nodes, counts) = topdown_on_sim(processor, default_workload(), LEVEL, &command, &stop)?;
-    let text = sim_header(&command, &counts) + &render_tree(&nodes, LEVEL);
-    Ok((text, counts.exit_code))
+    Ok(simulated::report(&request, &stop)?)
 }

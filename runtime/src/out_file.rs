@@ -11,7 +11,13 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use rustix::fs::{Mode, OFlags};
 
 /// Creates or truncates `path` for writing; refused (`ELOOP`) when `path` is a symbolic link.
+/// `/dev/stdout` and `/dev/stderr` (and `/dev/fd/1`, `/dev/fd/2`, `/proc/self/fd/1`, `2`),
+/// links the system makes to this process's own output, are that output, as perf and the
+/// shell take them: written where it goes, never truncated.
 pub fn create(path: &Path) -> io::Result<File> {
+    if let Some(fd) = own_output(path) {
+        return fd.map(File::from);
+    }
     let flags =
         OFlags::WRONLY | OFlags::CREATE | OFlags::TRUNC | OFlags::NOFOLLOW | OFlags::CLOEXEC;
     let fd = rustix::fs::open(path, flags, Mode::from_raw_mode(0o644)).map_err(|e| {
@@ -29,6 +35,20 @@ pub fn create(path: &Path) -> io::Result<File> {
         }
     })?;
     Ok(File::from(fd))
+}
+
+/// This process's standard output or error, if `path` names one (a copy of its descriptor).
+fn own_output(path: &Path) -> Option<io::Result<std::os::fd::OwnedFd>> {
+    use std::os::fd::AsFd;
+    let name = path.to_str()?;
+    let which = ["/dev/fd/", "/proc/self/fd/", "/dev/"]
+        .iter()
+        .find_map(|dir| name.strip_prefix(dir))?;
+    match which {
+        "stdout" | "1" => Some(io::stdout().as_fd().try_clone_to_owned()),
+        "stderr" | "2" => Some(io::stderr().as_fd().try_clone_to_owned()),
+        _ => None,
+    }
 }
 
 /// Replaces `path` whole with `bytes`: written to a new temporary file beside it (created
@@ -78,6 +98,12 @@ mod tests {
         replace(&out, b"new").unwrap();
         assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious");
         assert_eq!(std::fs::read_to_string(&out).unwrap(), "new");
+        // The system's names of this process's own output are that output.
+        for own in ["/dev/stdout", "/dev/stderr", "/dev/fd/2", "/proc/self/fd/1"] {
+            assert!(create(Path::new(own)).is_ok(), "{own}");
+        }
+        // Standard input is no output: its link is refused as any other.
+        assert!(create(Path::new("/dev/fd/0")).is_err());
         assert!(!out.symlink_metadata().unwrap().file_type().is_symlink());
         // A planted link where the old temporary name was is not followed either.
         std::os::unix::fs::symlink(&victim, dir.path().join("out.tmp")).unwrap();

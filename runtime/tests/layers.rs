@@ -823,9 +823,11 @@ fn every_module_uses_only_its_layer_and_those_beneath() {
 /// `examples/perf_stat.rs` (`stat::report`). Each example is diffed against its command in
 /// `tests/examples.rs` and `.ci/run`. `stat`'s `-G` and `--metric-only -I` options then added
 /// 72 lines of argument parsing to `src/bin/` (3,471; their work is in `perf::cgroup` and
-/// `stat::metric_only`, which `examples/perf_stat.rs` also calls). Lower it as the binary
-/// shrinks.
-const BINARY_BUDGET: usize = 3480;
+/// `stat::metric_only`, which `examples/perf_stat.rs` also calls). 3,408 once `stat --sim`
+/// was counted and worded by `stat::simulated` (`examples/topdown_tree.rs` calls it) and
+/// `stat`'s option rules became `stat::options` (`examples/perf_stat.rs` checks its options
+/// with it), `--sim -I` with the tree and the views added. Lower it as the binary shrinks.
+const BINARY_BUDGET: usize = 3420;
 
 /// `code` as tokens: identifiers (keywords and numbers too), `::`, and single characters
 /// other than white space. Strings stay single tokens, so a path in a message is no path.

@@ -115,3 +115,23 @@ fn perf_dies_of_sigterm_and_leaves_the_command_running() {
     assert!(!stderr.contains("Performance counter stats"), "{stderr}");
     assert!(still, "perf 6.1 leaves the command running");
 }
+
+/// With `-r N`, SIGTERM ends the repeats too: the command it reached ends (143), no other
+/// run starts, and the run made so far is printed; before, each run's command took the
+/// signal and the next run began, so `pmu stat -r 3` outlived two SIGTERMs (and `-r 50`, any number).
+#[test]
+fn sigterm_ends_the_repeats_too() {
+    let pmu = env!("CARGO_BIN_EXE_pmu");
+    let (status, stderr, sleep, took) = terminated(
+        pmu,
+        &["stat", "-r", "3", "-e", "task-clock", "--", "sleep", "5"],
+    );
+    assert_eq!(status.code(), Some(128 + 15), "{stderr}");
+    assert!(
+        stderr.contains("Performance counter stats for 'sleep 5'"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("runs)"), "one run was made: {stderr}");
+    assert!(took < Duration::from_secs(2), "{took:?}");
+    assert!(!running(sleep), "the command still runs");
+}

@@ -112,19 +112,20 @@ fn the_memory_view_shows_every_channel_of_every_socket() {
     let periods_per_second = w.uncore_mhz as f64 * 1e6 / 1000.0;
     let mb_s = |event: &str| per_period(event) * periods_per_second * 64.0 / 1e6;
     let (read, write) = (mb_s("UNC_M_CAS_COUNT.RD"), mb_s("UNC_M_CAS_COUNT.WR"));
-    // One channel by hand: socket 1's IMC3.
+    // One channel by hand: socket 1's fourth (box IMC3), channel 3 as pcm-memory numbers it.
     let row = text
         .lines()
         .map(|l| l.split_whitespace().collect::<Vec<_>>())
-        .find(|w| w.len() == 4 && w[0] == "1" && w[1] == "IMC3")
-        .unwrap_or_else(|| panic!("no row for socket 1 IMC3:\n{text}"));
+        .find(|w| w.len() == 4 && w[0] == "1" && w[1] == "3")
+        .unwrap_or_else(|| panic!("no row for socket 1 channel 3:\n{text}"));
     let (r, wr): (f64, f64) = (row[2].parse().unwrap(), row[3].parse().unwrap());
     assert!((r - read).abs() / read < 1e-3, "read {r} against {read}");
     assert!(
         (wr - write).abs() / write < 1e-3,
         "write {wr} against {write}"
     );
-    // Every channel of every socket: the spec's IMC boxes of the part, on both sockets.
+    // Every channel of every socket: as many as the spec's IMC boxes of the part, numbered
+    // from 0 on each socket (not the boxes' names), on both sockets.
     let p = pmu_regs::PROCESSORS
         .iter()
         .find(|p| p.id == "sapphire-rapids")
@@ -136,16 +137,26 @@ fn the_memory_view_shows_every_channel_of_every_socket() {
         .map(|b| b.instance.to_string())
         .collect();
     assert!(!imcs.is_empty());
+    assert!(!text.contains("IMC"), "box names, not channels:\n{text}");
     for socket in ["0", "1"] {
-        for imc in &imcs {
+        for channel in 0..imcs.len() {
+            let channel = channel.to_string();
             assert!(
                 text.lines().any(|l| {
                     let w: Vec<&str> = l.split_whitespace().collect();
-                    w.len() == 4 && w[0] == socket && w[1] == imc
+                    w.len() == 4 && w[0] == socket && w[1] == channel
                 }),
-                "socket {socket} {imc} missing:\n{text}"
+                "socket {socket} channel {channel} missing:\n{text}"
             );
         }
+        let next = imcs.len().to_string();
+        assert!(
+            !text.lines().any(|l| {
+                let w: Vec<&str> = l.split_whitespace().collect();
+                w.len() == 4 && w[0] == socket && w[1] == next
+            }),
+            "socket {socket} has more channels than boxes:\n{text}"
+        );
     }
 }
 
@@ -188,12 +199,7 @@ fn a_view_without_the_simulator_or_a_part_without_the_tree_is_refused() {
     let text = String::from_utf8_lossy(&out.stderr);
     assert!(text.contains("memory_bandwidth_read"), "{text}");
     // What does not apply to the simulator's views is refused, not ignored.
-    for extra in [
-        &["-x,"][..],
-        &["-r", "3"],
-        &["-I", "100"],
-        &["-e", "task-clock"],
-    ] {
+    for extra in [&["-x,"][..], &["-r", "3"], &["-e", "task-clock"]] {
         let mut args = vec!["stat", "--sim", "--td-level", "1"];
         args.extend_from_slice(extra);
         args.extend(["--", "true"]);
@@ -545,9 +551,11 @@ fn the_upi_and_io_views_show_each_link_and_socket() {
     };
     let links = boxes("UPI");
     assert!(!links.is_empty());
+    // Links numbered on each socket (`0`, `1`, ...), not by their boxes' names.
+    assert!(!text.contains("UPI"), "{text}");
     for socket in ["0", "1"] {
-        for link in &links {
-            let v = view_row(&text, socket, link);
+        for (number, link) in links.iter().enumerate() {
+            let v = view_row(&text, socket, &number.to_string());
             assert!(
                 (v[0] - tx).abs() / tx < 1e-3,
                 "{link} transmit {} against {tx}",
@@ -652,17 +660,124 @@ fn metric_only_intervals_on_the_simulator() {
     let lines: Vec<&str> = csv.lines().collect();
     assert_eq!(lines[0], " time,%  Backend_Bound,%  Retiring,", "{csv}");
     assert!(lines[1].starts_with("     0.100000000,"), "{csv}");
-    // Without -M and --metric-only, -I on the simulator is refused with what to add.
-    let out = pmu(&[
-        "stat",
-        "--sim",
-        "--td-level",
-        "1",
-        "-I",
-        "100",
-        "--",
-        "true",
-    ]);
-    assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("-M METRICS --metric-only"));
+}
+
+/// The value and last word of the line of `name` in each interval of `text` (a first
+/// column of times, then the tree's or the metrics' columns), by interval time.
+fn by_interval(text: &str, name: &str) -> Vec<(String, f64, String)> {
+    text.lines()
+        .map(|l| l.split_whitespace().collect::<Vec<_>>())
+        .filter(|w| w.len() >= 3 && w[1] == name)
+        .map(|w| {
+            (
+                w[0].to_string(),
+                w[2].parse().unwrap(),
+                w[w.len() - 1].to_string(),
+            )
+        })
+        .collect()
+}
+
+/// `--sim --td-level 2 -I 100` and `--view memory -I 100` (toplev's interval mode: each
+/// line stamped with its interval's end): the whole intervals at 0.1 and 0.2 s of the
+/// simulated clock, then the rest up to the command's end; in each, Backend_Bound and
+/// Memory_Bound as the workload's IA32_PERF_METRICS bytes give them by hand, marked over
+/// Intel's thresholds, Core_Bound under its own; and each channel's read and write
+/// bandwidth as the workload's CAS pattern x 64 bytes gives it, every channel of both
+/// sockets in every interval. `-M` without `--metric-only` gets the same time column.
+#[test]
+fn the_tree_and_the_views_every_interval_on_the_simulator() {
+    let w = workload("memory-bound").unwrap();
+    let run = |what: &[&str]| {
+        let mut args = vec![
+            "stat",
+            "--sim",
+            "--processor",
+            "sapphire-rapids",
+            "--workload",
+            w.name,
+            "-I",
+            "100",
+        ];
+        args.extend(what);
+        args.extend(["--", "sleep", "0.25"]);
+        let out = pmu(&args);
+        let text = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert!(out.status.success(), "{what:?}: {text}");
+        text
+    };
+    let pm = w.perf_metrics;
+    let level1 = byte(pm, 0) + byte(pm, 1) + byte(pm, 2) + byte(pm, 3);
+    let tree = run(&["--td-level", "2"]);
+    let first: Vec<&str> = tree.lines().next().unwrap().split_whitespace().collect();
+    assert_eq!(first[..4], ["time", "top-down,", "level", "2"], "{tree}");
+    assert!(!tree.contains("Performance counter stats"), "{tree}");
+    for (name, value, over) in [
+        ("Backend_Bound", 100.0 * byte(pm, 3) / level1, true),
+        ("Memory_Bound", 100.0 * byte(pm, 7) / level1, true),
+        (
+            "Core_Bound",
+            100.0 * (byte(pm, 3) - byte(pm, 7)) / level1,
+            false,
+        ),
+    ] {
+        let lines = by_interval(&tree, name);
+        assert!(lines.len() >= 3, "two whole intervals and the rest: {tree}");
+        assert_eq!(lines[0].0, "0.100000000", "{tree}");
+        assert_eq!(lines[1].0, "0.200000000", "{tree}");
+        let rest: f64 = lines.last().unwrap().0.parse().unwrap();
+        assert!(
+            rest > 0.25 && rest < 1.0,
+            "the rest ends with the command: {tree}"
+        );
+        for (time, shown, last) in &lines {
+            assert!(
+                (shown - value).abs() < 0.01,
+                "{time} {name}: {shown} against {value}"
+            );
+            assert_eq!(last == "<==", over, "{time} {name}: {last}");
+        }
+    }
+    // CAS commands per period of uncore cycles, each moving a 64-byte line.
+    let per_period = |event: &str| -> f64 {
+        w.pattern_of(event)
+            .runs
+            .iter()
+            .map(|r| f64::from(r.per_cycle) * f64::from(r.cycles))
+            .sum()
+    };
+    let mb_s = |event: &str| per_period(event) * w.uncore_mhz as f64 * 1e6 / 1000.0 * 64.0 / 1e6;
+    let (read, write) = (mb_s("UNC_M_CAS_COUNT.RD"), mb_s("UNC_M_CAS_COUNT.WR"));
+    let view = run(&["--view", "memory", "-a"]);
+    let rows: Vec<Vec<&str>> = view
+        .lines()
+        .skip(1)
+        .map(|l| l.split_whitespace().collect())
+        .collect();
+    let channels = 8; // Sapphire Rapids: IMC0 to IMC7, four controllers of two channels.
+    for time in ["0.100000000", "0.200000000"] {
+        for socket in ["0", "1"] {
+            for channel in 0..channels {
+                let row = rows
+                    .iter()
+                    .find(|r| r[0] == time && r[1] == socket && r[2] == channel.to_string())
+                    .unwrap_or_else(|| panic!("{time} socket {socket} channel {channel}:\n{view}"));
+                let (r, wr): (f64, f64) = (row[3].parse().unwrap(), row[4].parse().unwrap());
+                assert!((r - read).abs() / read < 1e-3, "read {r} against {read}");
+                assert!(
+                    (wr - write).abs() / write < 1e-3,
+                    "write {wr} against {write}"
+                );
+            }
+            let total = rows
+                .iter()
+                .find(|r| r[0] == time && r[1] == socket && r[2] == "total")
+                .unwrap();
+            let sum: f64 = total[3].parse().unwrap();
+            assert!((sum - channels as f64 * read).abs() / sum < 1e-3, "{view}");
+        }
+    }
+    let metrics = run(&["-M", "Backend_Bound"]);
+    let lines = by_interval(&metrics, "Backend_Bound");
+    assert!(lines.len() >= 3 && lines[0].0 == "0.100000000", "{metrics}");
 }

@@ -393,6 +393,36 @@ fn bad_input_says_what_to_do() {
     let o = pmu(&["-e", "task-clock", "--"]);
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("nothing after `--`"), "{}", stderr(&o));
+    // A run count that is no positive number: what -r takes (perf: "Run count must be a
+    // positive number"), not clap's tip to pass `-1` after `--`.
+    for n in ["-1", "0", "many"] {
+        let o = pmu(&["-r", n, "--", "true"]);
+        assert_eq!(o.status.code(), Some(2), "-r {n}");
+        let e = stderr(&o);
+        assert!(
+            e.contains("-r takes how many times to run the command"),
+            "{e}"
+        );
+        assert!(!e.contains("tip:"), "{e}");
+    }
+    // The same for every option that takes a number or a list of them: what it takes.
+    for (args, says) in [
+        (&["-I", "-100"][..], "-I takes whole milliseconds"),
+        (
+            &["-I", "100", "--interval-count", "-1"],
+            "--interval-count takes",
+        ),
+        (&["-D", "-5"], "-D takes whole milliseconds"),
+        (&["-p", "-1"], "a process id is a number"),
+        (&["-C", "-1"], "a CPU is not a number"),
+    ] {
+        let mut all = args.to_vec();
+        all.extend(["-e", "task-clock", "--", "true"]);
+        let o = pmu(&all);
+        assert_eq!(o.status.code(), Some(2), "{args:?}");
+        let e = stderr(&o);
+        assert!(e.contains(says) && !e.contains("tip:"), "{args:?}: {e}");
+    }
     let o = pmu(&["--", "no-such-program-here"]);
     assert_eq!(o.status.code(), Some(127));
     let e = stderr(&o);
@@ -700,6 +730,27 @@ fn dash_o_writes_the_counts_to_a_file_and_never_through_a_link() {
     let o = pmu(&["-o", link.to_str().unwrap(), "--", "true"]);
     assert_eq!(o.status.code(), Some(1));
     assert!(stderr(&o).contains("symbolic link"), "{}", stderr(&o));
+    // `-o /dev/stdout` (a link the system makes to this process's own output) is that
+    // output, as perf takes it: the counts on stdout, nothing on stderr, for both. (perf
+    // writes a first line `# started on DATE` into any -o file; pmu does not.)
+    for o in [
+        pmu(&["-o", "/dev/stdout", "-e", "task-clock", "--", "true"]),
+        perf(&["-o", "/dev/stdout", "-e", "task-clock", "--", "true"]),
+    ] {
+        assert!(o.status.success(), "{}", stderr(&o));
+        let out = String::from_utf8_lossy(&o.stdout);
+        let out: String = out
+            .lines()
+            .filter(|l| !l.starts_with("# started on"))
+            .map(|l| format!("{l}\n"))
+            .collect();
+        assert!(
+            out.contains("Performance counter stats for 'true'"),
+            "{out}"
+        );
+        assert_eq!(text(&out).0[0].event, "task-clock", "{out}");
+        assert!(stderr(&o).is_empty(), "{}", stderr(&o));
+    }
 }
 
 /// perf prints the user and system times only for one run counting the command alone

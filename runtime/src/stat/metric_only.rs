@@ -37,17 +37,6 @@ use super::run::{IntervalRows, StatOutcome};
 /// (`METRIC_ONLY_LEN`).
 const WIDTH: usize = 20;
 
-/// Why `--metric-only` is refused with `repeat` runs, or `None`: as perf 6.1 ("--metric-only is
-/// not supported with -r", builtin-stat.c), a metric-only table has no column for the spread
-/// between runs; one run (`-r 1`) is taken.
-pub fn refused_with_repeat(metric_only: bool, repeat: u32) -> Option<String> {
-    (metric_only && repeat > 1).then(|| {
-        "--metric-only is not supported with -r (as perf stat): leave out -r, or leave out \
-         --metric-only to see each run's spread"
-            .to_string()
-    })
-}
-
 /// The metric-only column of `row`'s event, if it has one: `GHz`, `insn per cycle`,
 /// `EVENT of all branches`.
 pub fn column(row: &StatRow) -> Option<String> {

@@ -11,9 +11,11 @@
 //! - [`report`]: perf's text, CSV and JSON layouts;
 //! - [`metric_only`]: `--metric-only`'s columns of the derived metrics, after the runs or a
 //!   line per interval;
+//! - [`options`]: the one check of which options go together, and of `-I`'s and `-r`'s values;
 //! - [`sim`] and [`views`]: a metric plan counted on the simulator over a command's run, shown
 //!   as the top-down tree (`--td-level`, nodes over Intel's thresholds marked) or a view
-//!   across units (`--view memory`).
+//!   across units (`--view memory`), for the whole run or every interval; [`simulated`]: a
+//!   `pmu stat --sim` request counted and worded in one call.
 //!
 //! ```no_run
 //! use std::sync::atomic::AtomicBool;
@@ -34,12 +36,15 @@ use crate::perf::PerfError;
 pub mod aggr;
 pub mod events;
 pub mod metric_only;
+pub mod options;
 pub mod report;
 pub mod rows;
 pub mod run;
 pub mod signals;
 #[cfg(feature = "json")]
 pub mod sim;
+#[cfg(feature = "json")]
+pub mod simulated;
 #[cfg(feature = "json")]
 pub mod views;
 

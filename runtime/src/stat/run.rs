@@ -528,6 +528,10 @@ pub fn measure(
         }
         elapsed_ns.add(elapsed.as_nanos() as f64);
         last = (times, code);
+        // SIGTERM, passed on to the command, ends the repeats too (perf dies of it).
+        if super::signals::terminated() {
+            break;
+        }
     }
     Ok(StatOutcome {
         events,

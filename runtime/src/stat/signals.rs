@@ -1,7 +1,7 @@
 //! SIGTERM while a command is counted: passed on to the command, so that it ends as it
 //! would have without `pmu` in between, and `pmu` prints what was counted and exits with the
 //! command's status (143: ended by SIGTERM). Without a command, SIGTERM ends the count as
-//! Ctrl-C does. perf 6.1 does neither: it dies of the signal without printing, and the
+//! Ctrl-C does. With `-r N` it ends the repeats too: the runs made so far are printed. perf 6.1 does neither: it dies of the signal without printing, and the
 //! command runs on (`tests/stat_signals.rs` shows both on this machine).
 //!
 //! The signal is blocked in this process and read from a signalfd by a thread of its own
@@ -23,6 +23,14 @@ static COMMAND: AtomicI32 = AtomicI32::new(0);
 
 /// Whether [`forward_termination`] blocked SIGTERM.
 static FORWARDING: AtomicBool = AtomicBool::new(false);
+
+/// Whether a SIGTERM came (through [`forward_termination`]).
+static TERMINATED: AtomicBool = AtomicBool::new(false);
+
+/// Whether SIGTERM came since [`forward_termination`]: `-r N` runs no further command then.
+pub(super) fn terminated() -> bool {
+    TERMINATED.load(Ordering::SeqCst)
+}
 
 fn sigterm() -> SigSet {
     let mut mask = SigSet::empty();
@@ -62,6 +70,7 @@ pub fn forward_termination(stop: Arc<AtomicBool>) -> io::Result<()> {
         .name("pmu-sigterm".into())
         .spawn(move || {
             while let Ok(Some(_)) = fd.read_signal() {
+                TERMINATED.store(true, Ordering::SeqCst);
                 let pid = COMMAND.load(Ordering::SeqCst);
                 match rustix::process::Pid::from_raw(pid) {
                     Some(p) => {

@@ -14,7 +14,7 @@ use crate::machine::{Machine, NamedWorkload};
 use crate::metrics::{MetricValue, Plan};
 use crate::report::table::TextTable;
 
-use super::sim::{count_on_sim, SimCounts};
+use super::sim::SimCounts;
 use super::StatError;
 
 /// The marker a node over its threshold carries, as toplev marks the bottleneck.
@@ -159,6 +159,20 @@ fn sim_plan(
     Plan::new(processor.id, metrics, &part.constants()).map_err(|e| StatError::Usage(e.to_string()))
 }
 
+/// A reading's end since counting began (seconds), and what it shows.
+pub type Timed<T> = (f64, T);
+
+/// Each reading's items (the tree's nodes, metric values, a view's rows) by its end, with
+/// the last reading's counts (the command's exit status).
+pub type SimReadings<T> = (Vec<Timed<Vec<T>>>, SimCounts);
+
+/// The last of `readings` (there is one at least: the command's whole run).
+fn last(mut readings: Vec<SimCounts>) -> Result<SimCounts, StatError> {
+    readings
+        .pop()
+        .ok_or_else(|| StatError::Read(std::io::Error::other("the simulator gave no reading")))
+}
+
 /// `pmu stat --sim --td-level N -- CMD`: the top-down tree of a simulator of `processor`
 /// running `workload` over the command's run, and its exit status.
 pub fn topdown_on_sim(
@@ -168,6 +182,25 @@ pub fn topdown_on_sim(
     command: &[String],
     stop: &AtomicBool,
 ) -> Result<(Vec<TopdownNode>, SimCounts), StatError> {
+    let (trees, counts) = topdown_on_sim_every(processor, workload, level, (command, stop), None)?;
+    let nodes = trees
+        .into_iter()
+        .next_back()
+        .map(|(_, n)| n)
+        .unwrap_or_default();
+    Ok((nodes, counts))
+}
+
+/// As [`topdown_on_sim`], a tree for every `every` of the command's run (`-I`; `None`: one
+/// for it all), the last one the rest, as perf's last, partial interval; with the last
+/// reading's counts (its exit status).
+pub fn topdown_on_sim_every(
+    processor: &'static ProcessorInfo,
+    workload: &'static NamedWorkload,
+    level: u8,
+    (command, stop): (&[String], &AtomicBool),
+    every: Option<std::time::Duration>,
+) -> Result<SimReadings<TopdownNode>, StatError> {
     let order = tree_order(processor.id, level);
     if order.is_empty() {
         return Err(StatError::Usage(format!(
@@ -177,18 +210,29 @@ pub fn topdown_on_sim(
         )));
     }
     let plan = sim_plan(processor, &with_threshold_inputs(processor.id, &order))?;
-    let counts = count_on_sim(processor, workload, &plan, command, stop)?;
-    let nodes = tree_nodes(&order, &machine_values(&plan, &counts));
-    Ok((nodes, counts))
+    let readings =
+        super::sim::count_on_sim_every(processor, workload, &plan, command, stop, every)?;
+    let trees = readings
+        .iter()
+        .map(|r| {
+            let nodes = tree_nodes(&order, &machine_values(&plan, r));
+            (r.ends_at.as_secs_f64(), nodes)
+        })
+        .collect();
+    Ok((trees, last(readings)?))
 }
 
 /// The tree as text: a node a line, indented by depth, value, unit, and the marker on each
 /// node over its threshold.
 pub fn render_tree(nodes: &[TopdownNode], level: u8) -> String {
-    let mut t = TextTable::new(&[&format!("top-down, level {level}"), "value", "unit", ""])
-        .right_align(&[1]);
-    for n in nodes {
-        t.row(vec![
+    render_trees(&[(0.0, nodes.to_vec())], level, false)
+}
+
+/// Trees as text, each reading's after the last; `timed` (`-I`): each line stamped with its
+/// reading's end in a first column, as toplev's interval mode and perf stat -I stamp theirs.
+pub fn render_trees(trees: &[Timed<Vec<TopdownNode>>], level: u8, timed: bool) -> String {
+    let row = |n: &TopdownNode| {
+        vec![
             format!("{}{}", "  ".repeat(usize::from(n.depth)), n.metric.name),
             n.value.map_or("n/a".into(), |v| format!("{v:.2}")),
             n.metric.unit.to_string(),
@@ -197,13 +241,43 @@ pub fn render_tree(nodes: &[TopdownNode], level: u8) -> String {
             } else {
                 String::new()
             },
-        ]);
-    }
-    let mut out = t.render();
+        ]
+    };
+    let readings = trees
+        .iter()
+        .map(|(t, nodes)| (*t, nodes.iter().map(row).collect()))
+        .collect();
+    let header = format!("top-down, level {level}");
+    let mut out = stamped(&[&header, "value", "unit", ""], &[1], readings, timed);
     out.push_str(&format!(
         "\n{OVER_THRESHOLD}: over its threshold (Intel's metric list), where to look next\n"
     ));
     out
+}
+
+/// A table of `header` and each reading's rows after the last (columns `right` aligned to
+/// the right); `timed`: a first column `time`, each row's reading's end (perf's `-I` stamp).
+fn stamped(
+    header: &[&str],
+    right: &[usize],
+    readings: Vec<Timed<Vec<Vec<String>>>>,
+    timed: bool,
+) -> String {
+    let shift = usize::from(timed);
+    let columns: Vec<&str> = timed
+        .then_some("time")
+        .into_iter()
+        .chain(header.iter().copied())
+        .collect();
+    let aligned: Vec<usize> = (0..shift).chain(right.iter().map(|c| c + shift)).collect();
+    let mut t = TextTable::new(&columns).right_align(&aligned);
+    for (ends, rows) in readings {
+        let time = super::report::interval_time(ends).trim_start().to_string();
+        for row in rows {
+            t.row(timed.then(|| time.clone()).into_iter().chain(row).collect());
+        }
+    }
+    t.render()
 }
 
 /// `pmu stat --sim -M METRICS -- CMD`: the metrics `selectors` name (a metric, category or
@@ -216,50 +290,58 @@ pub fn metrics_on_sim(
     command: &[String],
     stop: &AtomicBool,
 ) -> Result<(Vec<MetricValue>, SimCounts), StatError> {
-    let chosen = crate::metrics::select(processor.id, selectors)
-        .map_err(|e| StatError::Usage(format!("-M: {e}")))?;
-    let plan = sim_plan(processor, &chosen)?;
-    let counts = count_on_sim(processor, workload, &plan, command, stop)?;
-    Ok((machine_values(&plan, &counts), counts))
+    let (readings, counts) =
+        metrics_on_sim_every(processor, workload, selectors, (command, stop), None)?;
+    let values = readings
+        .into_iter()
+        .next_back()
+        .map(|(_, v)| v)
+        .unwrap_or_default();
+    Ok((values, counts))
 }
 
-/// One reading's end since counting began (seconds) and its metric values.
-pub type TimedValues = (f64, Vec<MetricValue>);
-
-/// As [`metrics_on_sim`], a reading every `every` of the command's run (`-I`), the last one
-/// the rest: each reading's end since counting began (seconds) and its values, with the
-/// command's exit status.
+/// As [`metrics_on_sim`], a reading every `every` of the command's run (`-I`; `None`: one
+/// for it all), the last one the rest: each reading's end since counting began (seconds)
+/// and its values, with the last reading's counts (its exit status).
 pub fn metrics_on_sim_every(
     processor: &'static ProcessorInfo,
     workload: &'static NamedWorkload,
     selectors: &[String],
     (command, stop): (&[String], &AtomicBool),
-    every: std::time::Duration,
-) -> Result<(Vec<TimedValues>, i32), StatError> {
+    every: Option<std::time::Duration>,
+) -> Result<SimReadings<MetricValue>, StatError> {
     let chosen = crate::metrics::select(processor.id, selectors)
         .map_err(|e| StatError::Usage(format!("-M: {e}")))?;
     let plan = sim_plan(processor, &chosen)?;
     let readings =
-        super::sim::count_on_sim_every(processor, workload, &plan, command, stop, Some(every))?;
-    let code = readings.last().map_or(0, |r| r.exit_code);
+        super::sim::count_on_sim_every(processor, workload, &plan, command, stop, every)?;
     let values = readings
         .iter()
         .map(|r| (r.ends_at.as_secs_f64(), machine_values(&plan, r)))
         .collect();
-    Ok((values, code))
+    Ok((values, last(readings)?))
 }
 
 /// Metric values as a table: name, value, unit.
 pub fn render_metrics(values: &[MetricValue]) -> String {
-    let mut t = TextTable::new(&["metric", "value", "unit"]).right_align(&[1]);
-    for v in values {
-        t.row(vec![
+    render_metrics_every(&[(0.0, values.to_vec())], false)
+}
+
+/// Readings of metric values as a table, each reading's rows after the last; `timed`
+/// (`-I`): each row stamped with its reading's end.
+pub fn render_metrics_every(readings: &[Timed<Vec<MetricValue>>], timed: bool) -> String {
+    let row = |v: &MetricValue| {
+        vec![
             v.metric.name.to_string(),
             v.value.map_or("n/a".into(), |x| format!("{x:.2}")),
             v.metric.unit.to_string(),
-        ]);
-    }
-    t.render()
+        ]
+    };
+    let readings = readings
+        .iter()
+        .map(|(t, values)| (*t, values.iter().map(row).collect()))
+        .collect();
+    stamped(&["metric", "value", "unit"], &[1], readings, timed)
 }
 
 /// One box's pair of bandwidths (a memory channel's read and write, a UPI link's transmit and
@@ -268,7 +350,9 @@ pub fn render_metrics(values: &[MetricValue]) -> String {
 pub struct ChannelBandwidth {
     /// The socket.
     pub socket: u32,
-    /// The box (`IMC0`, `CH2`, `UPI1`); `total` for a view by socket.
+    /// The channel's (link's) number on its socket, counted in the order of the socket's
+    /// boxes as pcm-memory numbers its channels (`3`: the socket's fourth, box `IMC3`);
+    /// `total` for a view by socket.
     pub channel: String,
     /// The first bandwidth (read; UPI: transmit), in the metric's unit.
     pub read: Option<f64>,
@@ -323,37 +407,66 @@ fn view_metric(processor: &str, view: &str, name: &str) -> Result<&'static Metri
         })
 }
 
-/// `spec`'s two metrics over the command's run, per box or per socket.
+/// `spec`'s two metrics over the command's run, per box or per socket: one set of rows per
+/// reading (`every`: `-I`; `None`, one for the whole run), with the last reading's counts.
 fn pair_on_sim(
     spec: &ViewSpec,
     processor: &'static ProcessorInfo,
     workload: &'static NamedWorkload,
-    command: &[String],
-    stop: &AtomicBool,
-) -> Result<(Vec<ChannelBandwidth>, SimCounts), StatError> {
+    (command, stop): (&[String], &AtomicBool),
+    every: Option<std::time::Duration>,
+) -> Result<SimReadings<ChannelBandwidth>, StatError> {
     let metrics = [
         view_metric(processor.id, spec.name, spec.metrics[0])?,
         view_metric(processor.id, spec.name, spec.metrics[1])?,
     ];
     let plan = sim_plan(processor, &metrics)?;
-    let counts = count_on_sim(processor, workload, &plan, command, stop)?;
-    let place = |socket: u32, instance: &str| match spec.box_column {
-        Some(_) => (socket, instance.to_string()),
-        None => (socket, "total".to_string()),
-    };
-    let mut places: Vec<(u32, String)> = Vec::new();
+    let readings =
+        super::sim::count_on_sim_every(processor, workload, &plan, command, stop, every)?;
+    let pairs = readings
+        .iter()
+        .map(|r| {
+            (
+                r.ends_at.as_secs_f64(),
+                pairs_of(spec, &plan, r, metrics[0].unit),
+            )
+        })
+        .collect();
+    Ok((pairs, last(readings)?))
+}
+
+/// The rows of one reading: each box (numbered on its socket in the order of the socket's
+/// boxes, as pcm-memory numbers its channels) or each socket, its two metrics evaluated over
+/// its own counts.
+fn pairs_of(
+    spec: &ViewSpec,
+    plan: &Plan,
+    counts: &SimCounts,
+    unit: &'static str,
+) -> Vec<ChannelBandwidth> {
+    // Each place: its socket, its box's name (none for a view by socket) and its name here.
+    let mut places: Vec<(u32, Option<&str>, String)> = Vec::new();
     for s in &counts.series {
-        let p = place(s.socket, &s.instance);
-        if !places.contains(&p) {
-            places.push(p);
+        let name = spec.box_column.map(|_| s.instance.as_str());
+        if !places.iter().any(|p| (p.0, p.1) == (s.socket, name)) {
+            let shown = match name {
+                Some(_) => places
+                    .iter()
+                    .filter(|p| p.0 == s.socket)
+                    .count()
+                    .to_string(),
+                None => "total".to_string(),
+            };
+            places.push((s.socket, name, shown));
         }
     }
-    let rows = places
+    places
         .into_iter()
-        .map(|(socket, channel)| {
+        .map(|(socket, name, channel)| {
             let mut sums = vec![(0u64, None); plan.events.len()];
             for (s, c) in counts.series.iter().zip(&counts.interval.counts) {
-                if place(s.socket, &s.instance) == (socket, channel.clone()) {
+                let mine = spec.box_column.map(|_| s.instance.as_str()) == name;
+                if s.socket == socket && mine {
                     if let Some(slot) = sums.get_mut(s.event_index) {
                         slot.0 += c.delta;
                         slot.1 = c.running_ratio;
@@ -366,11 +479,17 @@ fn pair_on_sim(
                 channel,
                 read: values[0],
                 write: values[1],
-                unit: metrics[0].unit,
+                unit,
             }
         })
-        .collect();
-    Ok((rows, counts))
+        .collect()
+}
+
+/// The view `name`, or why there is none.
+fn view_spec(name: &str) -> Result<&'static ViewSpec, StatError> {
+    VIEW_SPECS.iter().find(|v| v.name == name).ok_or_else(|| {
+        StatError::Usage(format!("no view {name}: name one of {}", VIEWS.join(", ")))
+    })
 }
 
 /// `pmu stat --sim --view memory -- CMD`: each socket's DRAM read and write bandwidth per
@@ -382,56 +501,87 @@ pub fn memory_on_sim(
     command: &[String],
     stop: &AtomicBool,
 ) -> Result<(Vec<ChannelBandwidth>, SimCounts), StatError> {
-    pair_on_sim(&VIEW_SPECS[0], processor, workload, command, stop)
+    let (readings, counts) =
+        pair_on_sim(&VIEW_SPECS[0], processor, workload, (command, stop), None)?;
+    let rows = readings
+        .into_iter()
+        .next_back()
+        .map(|(_, r)| r)
+        .unwrap_or_default();
+    Ok((rows, counts))
 }
 
 /// `pmu stat --sim --view VIEW -- CMD` as text: `memory` (per channel, as pcm-memory), `io`
 /// (each socket's IO read and write bandwidth, Intel's `io_bandwidth_read`/`_write` over the
 /// CHAs) or `upi` (each link's data transmit and receive bandwidth,
-/// `upi_data_transmit_bw`/`upi_data_receive_bw` per UPI box), with each socket's total.
+/// `upi_data_transmit_bw`/`upi_data_receive_bw` per UPI box), with each socket's total; a
+/// table for every `every` of the command's run (`-I`), each row stamped with its end.
 pub fn view_on_sim(
     view: &str,
     processor: &'static ProcessorInfo,
     workload: &'static NamedWorkload,
-    command: &[String],
-    stop: &AtomicBool,
+    (command, stop): (&[String], &AtomicBool),
+    every: Option<std::time::Duration>,
 ) -> Result<(String, SimCounts), StatError> {
-    let spec = VIEW_SPECS.iter().find(|v| v.name == view).ok_or_else(|| {
-        StatError::Usage(format!("no view {view}: name one of {}", VIEWS.join(", ")))
-    })?;
-    let (rows, counts) = pair_on_sim(spec, processor, workload, command, stop)?;
-    Ok((render_pairs(spec, &rows), counts))
+    let spec = view_spec(view)?;
+    let (readings, counts) = pair_on_sim(spec, processor, workload, (command, stop), every)?;
+    let rows = readings
+        .iter()
+        .map(|(t, rows)| (*t, pair_rows(spec, rows)))
+        .collect();
+    let (header, right) = pair_header(spec, readings.first().and_then(|(_, r)| r.first()));
+    let header: Vec<&str> = header.iter().map(String::as_str).collect();
+    Ok((stamped(&header, &right, rows, every.is_some()), counts))
 }
 
 /// The channels as pcm-memory shows them: a row per socket and channel, then each socket's
 /// total.
 pub fn render_memory(rows: &[ChannelBandwidth]) -> String {
-    render_pairs(&VIEW_SPECS[0], rows)
+    let spec = &VIEW_SPECS[0];
+    let (header, right) = pair_header(spec, rows.first());
+    let header: Vec<&str> = header.iter().map(String::as_str).collect();
+    stamped(&header, &right, vec![(0.0, pair_rows(spec, rows))], false)
+}
+
+/// A view's column headings (the unit from `first`'s) and the columns aligned right.
+fn pair_header(spec: &ViewSpec, first: Option<&ChannelBandwidth>) -> (Vec<String>, Vec<usize>) {
+    let unit = first.map_or("MB/sec", |r| r.unit);
+    let pair = [
+        format!("{} {unit}", spec.columns[0]),
+        format!("{} {unit}", spec.columns[1]),
+    ];
+    match spec.box_column {
+        Some(b) => (
+            ["socket".to_string(), b.to_string()]
+                .into_iter()
+                .chain(pair)
+                .collect(),
+            vec![0, 1, 2, 3],
+        ),
+        None => (
+            std::iter::once("socket".to_string()).chain(pair).collect(),
+            vec![0, 1, 2],
+        ),
+    }
 }
 
 /// A view's rows: per box, a row per socket and box then the socket's total; per socket, a
 /// row each.
-fn render_pairs(spec: &ViewSpec, rows: &[ChannelBandwidth]) -> String {
-    let unit = rows.first().map_or("MB/sec", |r| r.unit);
-    let (read, write) = (
-        format!("{} {unit}", spec.columns[0]),
-        format!("{} {unit}", spec.columns[1]),
-    );
+fn pair_rows(spec: &ViewSpec, rows: &[ChannelBandwidth]) -> Vec<Vec<String>> {
     let value = |v: Option<f64>| v.map_or("n/a".into(), |v| format!("{v:.2}"));
-    let Some(box_column) = spec.box_column else {
-        let mut t = TextTable::new(&["socket", &read, &write]).right_align(&[0, 1, 2]);
-        for r in rows {
-            t.row(vec![r.socket.to_string(), value(r.read), value(r.write)]);
-        }
-        return t.render();
-    };
-    let mut t = TextTable::new(&["socket", box_column, &read, &write]).right_align(&[0, 2, 3]);
+    if spec.box_column.is_none() {
+        return rows
+            .iter()
+            .map(|r| vec![r.socket.to_string(), value(r.read), value(r.write)])
+            .collect();
+    }
     let mut sockets: Vec<u32> = rows.iter().map(|r| r.socket).collect();
     sockets.dedup();
+    let mut out = Vec::new();
     for socket in sockets {
         let mine: Vec<&ChannelBandwidth> = rows.iter().filter(|r| r.socket == socket).collect();
         for r in &mine {
-            t.row(vec![
+            out.push(vec![
                 socket.to_string(),
                 r.channel.clone(),
                 value(r.read),
@@ -441,14 +591,14 @@ fn render_pairs(spec: &ViewSpec, rows: &[ChannelBandwidth]) -> String {
         let total = |f: fn(&ChannelBandwidth) -> Option<f64>| {
             mine.iter().map(|r| f(r)).sum::<Option<f64>>()
         };
-        t.row(vec![
+        out.push(vec![
             socket.to_string(),
             "total".into(),
             value(total(|r| r.read)),
             value(total(|r| r.write)),
         ]);
     }
-    t.render()
+    out
 }
 
 /// The line that says what was counted: the command, the simulated processor and its
@@ -463,45 +613,4 @@ pub fn sim_header(command: &[String], counts: &SimCounts) -> String {
         "\n Performance counter stats for {target} (simulated {}, workload {}):\n\n",
         counts.processor.id, counts.workload.name
     )
-}
-
-/// Why `pmu stat`'s simulator options are refused as given, with what to type instead, or
-/// `None`: `--sim --metric-only` without `-M` or `--td-level`, or `-M`, `--td-level` or
-/// `--view` (`given`: whether each of `--td-level`, `--view` and `-M` is) without `--sim`
-/// ([`without_sim`]).
-pub fn refused(sim: bool, metric_only: bool, given: (bool, bool, bool)) -> Option<String> {
-    let (td_level, view, metrics) = given;
-    if sim && metric_only && !metrics && !td_level {
-        return Some(
-            "--metric-only prints metric values alone: name the metrics with -M (pmu stat --sim \
-             -M TmaL1 --metric-only -- CMD) or the tree with --td-level N"
-                .into(),
-        );
-    }
-    without_sim(td_level, view, metrics).filter(|_| !sim)
-}
-
-/// Why `-M`, `--td-level` or `--view` (each given or not: `td_level`, `view`, `metrics`)
-/// without `--sim` is refused, and what to type instead; `None` if none is given.
-/// `pmu stat` counts metrics on the simulator only so far; the machine's own lack (no
-/// hardware or uncore PMU, no MSR access, from
-/// [`CountingAccess`](crate::report::machine::CountingAccess)) is named with what works here.
-pub fn without_sim(td_level: bool, view: bool, metrics: bool) -> Option<String> {
-    let given = [(td_level, "--td-level"), (view, "--view"), (metrics, "-M")];
-    let option = given.iter().find(|(g, _)| *g)?.1;
-    let processor = default_sim_processor().map_or("NAME", |p| p.name);
-    let access = crate::report::machine::CountingAccess::of(None);
-    let mut m = format!(
-        "{option} is counted on the simulator only so far: add --sim (pmu stat --sim \
-         --processor {processor} {option} ... -- CMD); on real hardware, `pmu watch \
-         --metric NAME` counts a metric's unit"
-    );
-    let missing = access.missing();
-    if !missing.is_empty() {
-        m += &format!("; this machine has {}", missing.join(", "));
-    }
-    if let Some(instead) = access.instead() {
-        m += &format!("; {instead}");
-    }
-    Some(m)
 }

@@ -10,9 +10,11 @@ use std::time::Duration;
 
 use clap::Args;
 use pmu_runtime::stat::aggr::StatAggr;
+use pmu_runtime::stat::options::{self, StatOptions};
 use pmu_runtime::stat::report::{self, StatLayout};
 use pmu_runtime::stat::run::{self, StatPlan};
-use pmu_runtime::stat::{events, metric_only, views};
+use pmu_runtime::stat::simulated::{self, SimRequest, SimShow};
+use pmu_runtime::stat::{events, metric_only};
 
 /// `pmu stat`'s options, as perf stat spells them.
 #[derive(Args)]
@@ -28,7 +30,13 @@ pub struct StatArgs {
     #[arg(short = 'a', long = "all-cpus")]
     all_cpus: bool,
     /// Count every task on these CPUs (0-3,8).
-    #[arg(short = 'C', long = "cpu", value_name = "CPUS", conflicts_with = "pid")]
+    #[arg(
+        short = 'C',
+        long = "cpu",
+        value_name = "CPUS",
+        conflicts_with = "pid",
+        allow_negative_numbers = true
+    )]
     cpu: Option<String>,
     /// Count these running processes (42,43) and the tasks they start, until they end or
     /// Ctrl-C.
@@ -36,6 +44,7 @@ pub struct StatArgs {
         short = 'p',
         long = "pid",
         value_name = "PIDS",
+        allow_negative_numbers = true,
         conflicts_with = "all_cpus"
     )]
     pid: Option<String>,
@@ -45,15 +54,18 @@ pub struct StatArgs {
         long = "repeat",
         value_name = "N",
         default_value_t = 1,
-        conflicts_with = "interval"
+        conflicts_with = "interval",
+        allow_negative_numbers = true,
+        value_parser = options::repeat_runs
     )]
     repeat: u32,
     /// Print the counts of every MS milliseconds (at least 10).
-    #[arg(short = 'I', long = "interval-print", value_name = "MS", value_parser = interval_ms)]
+    #[arg(short = 'I', long = "interval-print", value_name = "MS", value_parser = options::interval_ms,
+          allow_negative_numbers = true)]
     interval: Option<u64>,
     /// With -I: stop after N intervals.
-    #[arg(long = "interval-count", value_name = "N", requires = "interval",
-          value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(long = "interval-count", value_name = "N", requires = "interval", allow_negative_numbers = true,
+          value_parser = options::interval_count)]
     interval_count: Option<u64>,
     /// With -a or -C: each CPU's counts on their own rows.
     #[arg(short = 'A', long = "no-aggr", conflicts_with = "per_socket")]
@@ -73,7 +85,8 @@ pub struct StatArgs {
     )]
     cgroup: Vec<String>,
     /// Start counting MS milliseconds after the command starts.
-    #[arg(short = 'D', long = "delay", value_name = "MS")]
+    #[arg(short = 'D', long = "delay", value_name = "MS", value_parser = options::delay_ms,
+          allow_negative_numbers = true)]
     delay: Option<u64>,
     /// CSV: fields separated by SEP, as perf stat -x prints them.
     #[arg(short = 'x', long = "field-separator", value_name = "SEP")]
@@ -81,7 +94,8 @@ pub struct StatArgs {
     /// One JSON object a line, as perf stat -j prints them (same as --json).
     #[arg(short = 'j', conflicts_with = "separator")]
     json_lines: bool,
-    /// Write the counts to FILE instead of stderr (never through a symbolic link).
+    /// Write the counts to FILE instead of stderr (never through a symbolic link;
+    /// /dev/stdout is this process's standard output).
     #[arg(short = 'o', long = "output", value_name = "FILE")]
     output: Option<PathBuf>,
     /// Count on a simulated machine instead (its uncore and top-down registers), running
@@ -129,17 +143,6 @@ pub struct StatArgs {
     /// The command to count, after `--`, with its arguments.
     #[arg(trailing_var_arg = true, value_name = "CMD")]
     command: Vec<String>,
-}
-
-/// `-I MS`: whole milliseconds, at least 10 (a shorter interval would mostly measure the
-/// reading itself).
-fn interval_ms(text: &str) -> Result<u64, String> {
-    match text.trim().parse::<u64>() {
-        Ok(ms) if ms >= 10 => Ok(ms),
-        _ => Err(format!(
-            "-I takes whole milliseconds, at least 10 (-I 100: every 0.1 s), not `{text}`"
-        )),
-    }
 }
 
 /// Where the counts go: stderr (as perf, so the command's stdout stays its own) or -o FILE.
@@ -240,36 +243,26 @@ pub fn run(a: &StatArgs, json: bool) -> ExitCode {
         crate::eprint_error(m);
         ExitCode::from(code)
     };
-    let given = (
-        a.td_level.is_some(),
-        a.view.is_some(),
-        !a.metrics.is_empty(),
-    );
-    let refused = views::refused(a.sim, a.metric_only, given);
-    if let Some(m) = refused.or_else(|| metric_only::refused_with_repeat(a.metric_only, a.repeat)) {
-        return fail(&m, 2);
+    let given = StatOptions {
+        sim: a.sim,
+        td_level: a.td_level.is_some(),
+        view: a.view.is_some(),
+        metrics: !a.metrics.is_empty(),
+        metric_only: a.metric_only,
+        repeat: a.repeat,
+        json,
+        separator: a.separator.is_some(),
+        nothing_after_dashes: a.command.is_empty() && std::env::args().skip(2).any(|w| w == "--"),
+    };
+    if let Err(e) = options::check(&given) {
+        return fail(&e.to_string(), e.exit_code());
     }
     let stop = stop_on_signals();
-    if a.sim && json {
-        return fail(
-            "--sim prints its views as text tables; leave out --json (or count without --sim)",
-            2,
-        );
-    }
     if a.sim {
         return match sim_view(a, &stop) {
             Ok(code) => code,
             Err((m, code)) => fail(&m, code),
         };
-    }
-    // `pmu stat --` with nothing after it: perf would count the system until Ctrl-C, which
-    // is rarely what was meant.
-    if a.command.is_empty() && std::env::args().skip(2).any(|w| w == "--") {
-        return fail(
-            "nothing after `--`: name the command to count (pmu stat -- sleep 1), or leave \
-             out `--` to count the whole system until Ctrl-C",
-            2,
-        );
     }
     let (plan, target) = match plan(a) {
         Ok(p) => p,
@@ -317,85 +310,31 @@ pub fn run(a: &StatArgs, json: bool) -> ExitCode {
     }
 }
 
-/// `pmu stat --sim --td-level N` or `--view memory`: the library counts and words it; this
-/// prints it where the counts go.
+/// `pmu stat --sim` (`--td-level N`, `--view VIEW` or `-M`, with `-I`): the library counts
+/// and words it; this prints it where the counts go.
 fn sim_view(a: &StatArgs, stop: &AtomicBool) -> Result<ExitCode, (String, u8)> {
-    use pmu_runtime::report::metric_values::{render_metric_only, render_metric_only_interval};
-    let usage = |m: String| (m, 2);
-    let processor = match a.processor.as_deref() {
-        Some(p) => pmu_runtime::lookup::processor(p).map_err(|e| usage(e.to_string()))?,
-        None => views::default_sim_processor()
-            .ok_or_else(|| usage("--sim needs --processor here".to_string()))?,
-    };
-    let workload = match a.workload.as_deref() {
-        Some(w) => pmu_runtime::machine::workload_named(w).map_err(|e| usage(e.to_string()))?,
-        None => pmu_runtime::machine::default_workload(),
-    };
-    if a.separator.is_some() && !a.metric_only {
-        return Err(usage(
-            "with --sim, -x goes with --metric-only (its CSV); leave out -x".into(),
-        ));
-    }
-    let sep = a.separator.as_deref();
     let failed = |e: pmu_runtime::stat::StatError| (e.to_string(), e.exit_code());
-    if let Some(ms) = a.interval {
-        if !a.metric_only || a.metrics.is_empty() {
-            return Err(usage(
-                "with --sim, -I prints -M's metrics a line per interval: add -M METRICS \
-                 --metric-only, or leave out -I for the tree and the views"
-                    .into(),
-            ));
-        }
-        let (readings, code) = views::metrics_on_sim_every(
-            processor,
-            workload,
-            &a.metrics,
-            (&a.command, stop),
-            std::time::Duration::from_millis(ms),
-        )
-        .map_err(failed)?;
-        let mut out = sink(a).map_err(|m| (m, 1))?;
-        for (i, (ends, values)) in readings.iter().enumerate() {
-            let pairs: Vec<_> = values.iter().map(|v| (v.metric, v.value)).collect();
-            let time = pmu_runtime::stat::report::interval_time(*ends);
-            let header = i % 25 == 0 && (i == 0 || sep.is_none());
-            let line = render_metric_only_interval(&time, &pairs, sep, header);
-            let _ = out.write_all(line.as_bytes());
-        }
-        let _ = out.flush();
-        return Ok(ExitCode::from((code & 0xff) as u8));
-    }
-    let (body, counts) = if let Some(level) = a.td_level {
-        let (nodes, counts) =
-            views::topdown_on_sim(processor, workload, level, &a.command, stop).map_err(failed)?;
-        if a.metric_only {
-            let pairs: Vec<_> = nodes.iter().map(|n| (n.metric, n.value)).collect();
-            (render_metric_only(&pairs, sep), counts)
-        } else {
-            (views::render_tree(&nodes, level), counts)
-        }
-    } else if a.metrics.is_empty() {
-        let view = a.view.as_deref().unwrap_or("memory");
-        views::view_on_sim(view, processor, workload, &a.command, stop).map_err(failed)?
-    } else {
-        let (values, counts) =
-            views::metrics_on_sim(processor, workload, &a.metrics, &a.command, stop)
-                .map_err(failed)?;
-        if a.metric_only {
-            let pairs: Vec<_> = values.iter().map(|v| (v.metric, v.value)).collect();
-            (render_metric_only(&pairs, sep), counts)
-        } else {
-            (views::render_metrics(&values), counts)
-        }
+    let show = match (a.td_level, &a.view) {
+        (Some(level), _) => SimShow::Tree(level),
+        (None, Some(view)) => SimShow::View(view.clone()),
+        (None, None) => SimShow::Metrics(a.metrics.clone()),
     };
-    // As perf: the CSV without the title.
-    let title = match a.separator {
-        Some(_) => String::new(),
-        None => views::sim_header(&a.command, &counts),
+    let (processor, workload) = (a.processor.as_deref(), a.workload.as_deref());
+    let request = SimRequest {
+        metric_only: a.metric_only,
+        separator: a.separator.clone(),
+        interval: a.interval.map(Duration::from_millis),
+        ..SimRequest::new(processor, workload, show, &a.command).map_err(failed)?
     };
-    let (text, code) = (title + &body, counts.exit_code);
+    let (text, code) = simulated::report(&request, stop).map_err(failed)?;
     let mut out = sink(a).map_err(|m| (m, 1))?;
-    let _ = out.write_all(text.as_bytes());
-    let _ = out.flush();
+    // The reader went away (`| head`): 141, as perf (which SIGPIPE ends).
+    if out
+        .write_all(text.as_bytes())
+        .and_then(|()| out.flush())
+        .is_err()
+    {
+        return Ok(ExitCode::from(128 + 13));
+    }
     Ok(ExitCode::from((code & 0xff) as u8))
 }

@@ -52,11 +52,14 @@ pub fn run(a: &DiscoverArgs, json_out: bool) -> Result<String, Failure> {
     })?)?;
     let id = processor.id;
     let boxes = Boxes::of(processor);
+    let mut inits = Vec::new();
     let tables: Vec<(u32, Joined)> = if let Some(path) = &a.table {
         let table = read_dump(path, DUMP_DEVICE).map_err(discovery_failure)?;
         vec![(0, join(boxes, &table))]
     } else if a.sim && !processor.discovery_domains.is_empty() {
-        let joined = pmu_runtime::part::joined_domains(processor, &Machine::simulating(processor));
+        let machine = Machine::simulating(processor);
+        inits = pmu_runtime::part::domain_init_lines(processor, &machine);
+        let joined = pmu_runtime::part::joined_domains(processor, &machine);
         pmu_runtime::discovery::readable_domains(joined).map_err(discovery_failure)?
     } else if a.sim {
         let machine = Machine::simulating(processor);
@@ -75,7 +78,7 @@ pub fn run(a: &DiscoverArgs, json_out: bool) -> Result<String, Failure> {
     let out = if json_out {
         json_text(&tables)
     } else {
-        text(&tables, a.csv)
+        text(&tables, a.csv) + &inits.iter().map(|l| format!("{l}\n")).collect::<String>()
     };
     let all = tables.iter().flat_map(|(_, j)| &j.boxes);
     let bad = all.clone().filter(|b| !b.status.is_trusted()).count();

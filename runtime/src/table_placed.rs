@@ -26,6 +26,17 @@ pub struct MsrPlace {
     pub ctr_offset: u32,
 }
 
+/// What `{i}` in register name `template` stands for in box `instance`: the instance's number
+/// where the name spells its prefix (`CBO{i}_PMON_CTL{n}` in `CBO3`: `3`), as the spec's
+/// instance numbers give it, else the whole instance.
+fn instance_number<'a>(template: &str, instance: &'a str) -> &'a str {
+    let prefix = template.split("{i}").next().unwrap_or_default();
+    match instance.strip_prefix(prefix) {
+        Some(rest) if !prefix.is_empty() && !rest.is_empty() => rest,
+        _ => instance,
+    }
+}
+
 /// Register `r`, element `index`, of box `instance` at `at`, when the table places it.
 fn reg_at(
     r: &'static RegisterInfo,
@@ -45,7 +56,7 @@ fn reg_at(
     let name = r
         .name
         .replace("{n}", &index.to_string())
-        .replace("{i}", instance);
+        .replace("{i}", instance_number(r.name, instance));
     // One leak per register of a placed box: `placed` caches the boxes it builds.
     let addr: &'static AddressInfo = Box::leak(Box::new(AddressInfo::msr(
         Box::leak(name.into_boxed_str()),

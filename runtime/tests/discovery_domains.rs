@@ -297,8 +297,9 @@ fn cli_counts_cbo_after_global_init_and_says_so() {
         let err = String::from_utf8_lossy(&out.stderr).to_string();
         assert!(out.status.success(), "{text}{err}");
         let row = text.lines().last().unwrap_or_default().to_string();
-        assert!(row.contains("CBO0_PMON_CTR0"), "{text}");
-        row.split(',').map(str::to_string).collect::<Vec<_>>()
+        let cells: Vec<String> = row.split(',').map(str::to_string).collect();
+        assert!(cells.contains(&"CBO0_PMON_CTR0".to_string()), "{text}");
+        cells
     };
     assert!(watch(&[]).contains(&"2000000".to_string()));
     assert!(watch(&["--no-quirk", "global-init"]).contains(&"0".to_string()));

@@ -380,7 +380,11 @@ impl Sim {
         };
         let table =
             table_format::simulated_table_placed(boxes, DISCOVERY_TABLE, DISCOVERY_DEVICE, &mmio);
-        sim.publish_discovery_table(table);
+        // A part with discovery domains has no table behind the generic device: its domains'
+        // tables list its boxes.
+        if sim.domains.is_none() {
+            sim.publish_discovery_table(table);
+        }
         sim
     }
 

@@ -371,7 +371,10 @@ fn diamond_rapids_domains_from_the_json() {
     );
     assert_eq!(cbb["ignored"], json!([{"type": 0x25, "name": "SB2UCIE"}]));
     // Linux tip b575fc0e3357: only the CBB domain has a global_init, a 32-bit write of 0.
-    assert_eq!((&imh["global_init"], &cbb["global_init"]), (&Value::Null, &json!(0)));
+    assert_eq!(
+        (&imh["global_init"], &cbb["global_init"]),
+        (&Value::Null, &json!(0))
+    );
     let others: Vec<&str> = procs
         .iter()
         .filter(|p| p["id"] != "diamond-rapids" && p["discovery_domains"] != json!([]))
@@ -505,5 +508,8 @@ fn a_units_clock_event_from_the_json() {
         unit("sapphire-rapids", "CHA")["clock_event"],
         json!({"code": 0x01, "umask": 0x00, "source": "intel-perfmon-sapphire-rapids"})
     );
-    assert_eq!(unit("sapphire-rapids", "IIO_FREE")["clock_event"], Value::Null);
+    assert_eq!(
+        unit("sapphire-rapids", "IIO_FREE")["clock_event"],
+        Value::Null
+    );
 }

@@ -414,12 +414,10 @@ pub fn domain_tables(
 }
 
 /// What a session does to each table of `processor`'s domains that have a `global_init`, on
-/// `machine`, as `pmu discover` says it: one line per table, with what its global control
-/// holds now (`cbb table 0: global control at 0xd0180000 reads 0x1 (freeze_all set ...`).
-pub fn domain_init_lines(
-    processor: &'static pmu_regs::ProcessorInfo,
-    machine: &Machine,
-) -> Vec<String> {
+/// `machine`, as `pmu discover` says it: one line per table (each ending in a newline), with
+/// what its global control holds now (`cbb table 0: global control at 0xd0180000 reads 0x1
+/// (freeze_all set ...`).
+pub fn domain_init_text(processor: &'static pmu_regs::ProcessorInfo, machine: &Machine) -> String {
     use crate::access::MmioAccess;
     let tables = domain_tables(processor, machine);
     let line = |t: &crate::discovery::DomainTable| {
@@ -435,7 +433,7 @@ pub fn domain_init_lines(
         Some(format!(
             "{} table {}: global control at {at:#x} {now}; a session writes {value:#x} there \
              before counting and puts back what it found (global-init, {}; --no-quirk \
-             global-init leaves it)",
+             global-init leaves it)\n",
             t.domain.id, t.index, t.domain.source
         ))
     };

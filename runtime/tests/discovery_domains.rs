@@ -213,7 +213,13 @@ fn cbo0_registers(machine: &Machine) -> Vec<pmu_runtime::boxes::Reg> {
     let boxes = pmu_runtime::boxes::Boxes::of(dmr());
     let tables = pmu_runtime::part::domain_tables(dmr(), machine);
     let cbb = tables.iter().find(|t| t.domain.id == "cbb").unwrap();
-    let entry = cbb.table.as_ref().unwrap().boxes.iter().find(|b| b.box_type == 31 && b.box_id == 0);
+    let entry = cbb
+        .table
+        .as_ref()
+        .unwrap()
+        .boxes
+        .iter()
+        .find(|b| b.box_type == 31 && b.box_id == 0);
     let at = pmu_runtime::discovery::msr_place(entry.unwrap()).unwrap();
     let placed = pmu_runtime::table_placed::placed_boxes(boxes, &[("CBO0", at)]);
     let b = placed.find("CBO0").unwrap();
@@ -258,13 +264,25 @@ fn count_cbo0(machine: &Machine, quirks: pmu_runtime::quirks::Quirks) -> (u64, u
 fn diamond_rapids_cbb_powers_up_frozen_and_counts_only_after_global_init() {
     use pmu_runtime::access::MmioAccess;
     use pmu_runtime::quirks::Quirks;
-    let cbb = dmr().discovery_domains.iter().find(|d| d.id == "cbb").unwrap();
-    let imh = dmr().discovery_domains.iter().find(|d| d.id == "imh").unwrap();
+    let cbb = dmr()
+        .discovery_domains
+        .iter()
+        .find(|d| d.id == "cbb")
+        .unwrap();
+    let imh = dmr()
+        .discovery_domains
+        .iter()
+        .find(|d| d.id == "imh")
+        .unwrap();
     assert_eq!((cbb.global_init, imh.global_init), (Some(0), None));
     let machine = Machine::simulating(dmr());
     let sim = machine.sim().unwrap();
     let global = cbb_global_control(&machine);
-    assert_eq!(sim.read_mmio(global, 32).unwrap(), 1, "freeze_all set at power-on");
+    assert_eq!(
+        sim.read_mmio(global, 32).unwrap(),
+        1,
+        "freeze_all set at power-on"
+    );
     let regs = cbo0_registers(&machine);
     assert_eq!(regs.len(), 9, "a box control, 4 controls and 4 counters");
     let read = |r: &pmu_runtime::boxes::Reg| {
@@ -277,8 +295,16 @@ fn diamond_rapids_cbb_powers_up_frozen_and_counts_only_after_global_init() {
     };
     assert_eq!(count_cbo0(&machine, off), (0, 1), "frozen: counts nothing");
     assert_eq!(count_cbo0(&machine, Quirks::ALL), (DEFAULT_IN_10MS, 0));
-    assert_eq!(regs.iter().map(read).collect::<Vec<_>>(), before, "CBO0 put back");
-    assert_eq!(sim.read_mmio(global, 32).unwrap(), 1, "the global control put back");
+    assert_eq!(
+        regs.iter().map(read).collect::<Vec<_>>(),
+        before,
+        "CBO0 put back"
+    );
+    assert_eq!(
+        sim.read_mmio(global, 32).unwrap(),
+        1,
+        "the global control put back"
+    );
 }
 
 /// `pmu watch --sim` counts Diamond Rapids' CBO0 with a raw encoding at the workload's
@@ -288,11 +314,23 @@ fn diamond_rapids_cbb_powers_up_frozen_and_counts_only_after_global_init() {
 fn cli_counts_cbo_after_global_init_and_says_so() {
     let watch = |extra: &[&str]| {
         let mut args = vec![
-            "watch", "--sim", "--processor", "diamond-rapids", "--unit", "CBO0", "--event",
-            "event=0x01", "--count", "1", "-x,",
+            "watch",
+            "--sim",
+            "--processor",
+            "diamond-rapids",
+            "--unit",
+            "CBO0",
+            "--event",
+            "event=0x01",
+            "--count",
+            "1",
+            "-x,",
         ];
         args.extend_from_slice(extra);
-        let out = Command::new(env!("CARGO_BIN_EXE_pmu")).args(&args).output().unwrap();
+        let out = Command::new(env!("CARGO_BIN_EXE_pmu"))
+            .args(&args)
+            .output()
+            .unwrap();
         let text = String::from_utf8_lossy(&out.stdout).to_string();
         let err = String::from_utf8_lossy(&out.stderr).to_string();
         assert!(out.status.success(), "{text}{err}");

@@ -76,14 +76,9 @@ pub fn registers(
                 Addresses::Unknown(reason) => {
                     rows.push((pid, u.name, *r, r.name, None, Some(reason)))
                 }
-                Addresses::FromTable(_) => rows.push((
-                    pid,
-                    u.name,
-                    *r,
-                    r.name,
-                    None,
-                    Some(TABLE_PLACED),
-                )),
+                Addresses::FromTable(_) => {
+                    rows.push((pid, u.name, *r, r.name, None, Some(TABLE_PLACED)))
+                }
             }
         }
     }

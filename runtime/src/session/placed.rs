@@ -31,7 +31,10 @@ pub(super) struct DomainInit {
 /// `selection` with its table-placed boxes placed from `machine`'s tables (`None` when it
 /// has none, or no table lists them, and the selection stands as it is), and the domain
 /// tables' global controls to write first.
-pub(super) fn place(machine: &Machine, selection: &Selection) -> (Option<Selection>, Vec<DomainInit>) {
+pub(super) fn place(
+    machine: &Machine,
+    selection: &Selection,
+) -> (Option<Selection>, Vec<DomainInit>) {
     let Counted::Boxes(boxes) = &selection.counted else {
         return (None, Vec::new());
     };
@@ -111,9 +114,10 @@ fn from_domains(
             if ignored || at.iter().any(|(i, _)| *i == b.pmu_box.instance) {
                 continue;
             }
-            let entry = table.boxes.iter().find(|e| {
-                e.box_type == ty && usize::from(e.box_id) == b.pmu_box.position
-            });
+            let entry = table
+                .boxes
+                .iter()
+                .find(|e| e.box_type == ty && usize::from(e.box_id) == b.pmu_box.position);
             if let Some(p) = entry.and_then(msr_place) {
                 at.push((b.pmu_box.instance, p));
                 placed_here = true;

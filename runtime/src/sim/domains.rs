@@ -103,7 +103,10 @@ impl SimDomains {
                 let mut boxes = Vec::new();
                 for &(box_type, name) in types {
                     for box_id in 0..boxes_of(name) {
-                        if let Some(b) = placed.iter().find(|b| (b.box_type, b.box_id) == (box_type, box_id)) {
+                        if let Some(b) = placed
+                            .iter()
+                            .find(|b| (b.box_type, b.box_id) == (box_type, box_id))
+                        {
                             boxes.push(*b);
                             continue;
                         }

@@ -480,7 +480,11 @@ impl Sim {
         let mut st = self.lock();
         let mut found = false;
         for sock in &mut st.uncore {
-            for g in sock.domain_globals.iter_mut().filter(|g| g.address == address) {
+            for g in sock
+                .domain_globals
+                .iter_mut()
+                .filter(|g| g.address == address)
+            {
                 g.value = value;
                 found = true;
             }

@@ -6,9 +6,8 @@
 
 use pmu_regs::Scope;
 
-use super::domains::FREEZE_ALL;
+use super::domains::{DomainGlobal, FREEZE_ALL};
 use super::regs::RegFile;
-use super::uncore::SocketState;
 use crate::boxes::{Boxes, PmuBox};
 use crate::quirks::{global_inits, saturation_bit};
 
@@ -25,12 +24,12 @@ pub(crate) fn power_on(boxes: &Boxes, regs: &mut RegFile) {
 /// Whether box `b` is held by a `<global-init>` field that still has another value than
 /// the one software writes before counting (the uncore's boxes only), or by the freeze_all
 /// bit of a discovery domain table that lists its type (a domain's `global_init`).
-pub(crate) fn held(boxes: &Boxes, st: &SocketState, b: &PmuBox) -> bool {
+pub(crate) fn held(boxes: &Boxes, regs: &RegFile, domains: &[DomainGlobal], b: &PmuBox) -> bool {
     let by_field = global_inits(boxes)
         .iter()
-        .any(|(reg, g)| g.field.extract(st.regs.get(reg)) != g.write);
+        .any(|(reg, g)| g.field.extract(regs.get(reg)) != g.write);
     let by_domain = b.pmu.discovery_type.is_some_and(|t| {
-        st.domain_globals
+        domains
             .iter()
             .any(|g| g.value & FREEZE_ALL != 0 && g.types.contains(&t))
     });

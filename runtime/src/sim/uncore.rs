@@ -181,7 +181,7 @@ impl Model {
                 }
             }
         }
-        !self.frozen(st, b) && !super::quirks::held(self.boxes, st, b)
+        !self.frozen(st, b) && !super::quirks::held(self.boxes, &st.regs, &st.domain_globals, b)
     }
 
     fn selects(

@@ -9,7 +9,7 @@ use pmu_runtime::discovery::{
 };
 use pmu_runtime::lookup::processor;
 use pmu_runtime::machine::Machine;
-use pmu_runtime::part::{joined_tables, readable_tables, JoinedTable};
+use pmu_runtime::part::{domain_init_text, joined_tables, readable_tables, JoinedTable};
 use pmu_runtime::report::joined::{json_text, text};
 use pmu_runtime::Bdf;
 
@@ -52,14 +52,11 @@ pub fn run(a: &DiscoverArgs, json_out: bool) -> Result<String, Failure> {
     })?)?;
     let id = processor.id;
     let boxes = Boxes::of(processor);
-    let mut inits = Vec::new();
     let tables: Vec<(u32, Joined)> = if let Some(path) = &a.table {
         let table = read_dump(path, DUMP_DEVICE).map_err(discovery_failure)?;
         vec![(0, join(boxes, &table))]
     } else if a.sim && !processor.discovery_domains.is_empty() {
-        let machine = Machine::simulating(processor);
-        inits = pmu_runtime::part::domain_init_lines(processor, &machine);
-        let joined = pmu_runtime::part::joined_domains(processor, &machine);
+        let joined = pmu_runtime::part::joined_domains(processor, &Machine::simulating(processor));
         pmu_runtime::discovery::readable_domains(joined).map_err(discovery_failure)?
     } else if a.sim {
         let machine = Machine::simulating(processor);
@@ -78,7 +75,8 @@ pub fn run(a: &DiscoverArgs, json_out: bool) -> Result<String, Failure> {
     let out = if json_out {
         json_text(&tables)
     } else {
-        text(&tables, a.csv) + &inits.iter().map(|l| format!("{l}\n")).collect::<String>()
+        let sim = a.sim.then(|| Machine::simulating(processor));
+        text(&tables, a.csv) + &sim.map_or_else(String::new, |m| domain_init_text(processor, &m))
     };
     let all = tables.iter().flat_map(|(_, j)| &j.boxes);
     let bad = all.clone().filter(|b| !b.status.is_trusted()).count();

@@ -324,7 +324,7 @@ fn domains_agree(p: &pmu_regs::ProcessorInfo, jd: &Value) {
                 .collect();
             json!({"id": d.id, "place": place, "pci_device_id": device, "msr": msr,
                    "per": if d.per_die { "die" } else { "socket" }, "ignored": ignored,
-                   "source": d.source})
+                   "global_init": d.global_init, "source": d.source})
         })
         .collect();
     assert_eq!(jd, &json!(want), "{}", p.id);
@@ -370,6 +370,11 @@ fn diamond_rapids_domains_from_the_json() {
         (&json!("msr"), &Value::Null, &json!(0x710), &json!("die"))
     );
     assert_eq!(cbb["ignored"], json!([{"type": 0x25, "name": "SB2UCIE"}]));
+    // Linux tip b575fc0e3357: only the CBB domain has a global_init, a 32-bit write of 0.
+    assert_eq!(
+        (&imh["global_init"], &cbb["global_init"]),
+        (&Value::Null, &json!(0))
+    );
     let others: Vec<&str> = procs
         .iter()
         .filter(|p| p["id"] != "diamond-rapids" && p["discovery_domains"] != json!([]))
@@ -478,9 +483,33 @@ fn structure_agrees(pmu: &pmu_regs::structure::PmuInfo, j: &Value) {
             "saturation": pmu.saturation.map(|q| json!({"reset_bit": q.reset_bit, "source": q.source, "description": q.description})),
             "global_init": pmu.global_init.iter().map(|g| json!({"register": g.register.name, "field": g.field.name,
                 "write": g.write, "power_on": g.power_on, "source": g.source, "description": g.description})).collect::<Vec<_>>(),
+            "clock_event": pmu.clock_event.map(|c| json!({"code": c.code, "umask": c.umask, "source": c.source})),
                 "controls": names(pmu.controls),
                 "statuses": names(pmu.statuses), "overflow_clears": names(pmu.overflow_clears),
                 "counters": counters, "filters": filters, "routes": routes, "notes": notes}),
         "{at}"
+    );
+}
+
+/// A consumer of the JSON alone finds a unit's clock event: Sapphire Rapids' CHA counts its
+/// clock with UNC_CHA_CLOCKTICKS, EventCode 0x01 and UMask 0x00 in Intel's
+/// sapphirerapids_uncore.json; a unit whose list names no clock-tick event (the free-running
+/// IIO counters) has `null`.
+#[test]
+fn a_units_clock_event_from_the_json() {
+    let model = load("pmu-regs.json");
+    let procs = model["processors"].as_array().unwrap();
+    let unit = |p: &str, u: &str| -> Value {
+        let jp = procs.iter().find(|j| j["id"] == p).unwrap();
+        let units = jp["units"].as_array().unwrap();
+        units.iter().find(|j| j["name"] == u).unwrap()["pmu"].clone()
+    };
+    assert_eq!(
+        unit("sapphire-rapids", "CHA")["clock_event"],
+        json!({"code": 0x01, "umask": 0x00, "source": "intel-perfmon-sapphire-rapids"})
+    );
+    assert_eq!(
+        unit("sapphire-rapids", "IIO_FREE")["clock_event"],
+        Value::Null
     );
 }

@@ -153,7 +153,7 @@ pub struct RawProcessor {
 }
 
 /// `<discovery-domain id=".." pci-device=".." (or msr="..") per="socket|die" ignore="0x13=MSE"
-/// source=".."/>`: one discovery domain of a processor.
+/// global-init="0x0" source=".."/>`: one discovery domain of a processor.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RawDiscoveryDomain {
@@ -169,6 +169,8 @@ pub struct RawDiscoveryDomain {
     pub per: String,
     #[serde(rename = "@ignore", default)]
     pub ignore: Option<String>,
+    #[serde(rename = "@global-init", default)]
+    pub global_init: Option<String>,
     #[serde(rename = "@source")]
     pub source: String,
 }

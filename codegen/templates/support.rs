@@ -691,6 +691,11 @@ pub struct DiscoveryDomain {
     pub per_die: bool,
     /// The types its tables list that software ignores as broken: (type, name).
     pub ignored: &'static [(u16, &'static str)],
+    /// The 32-bit value software writes to the global control of each of this domain's tables
+    /// (at the address the table's global state gives) before it uses the table's units, and
+    /// puts back when done: Diamond Rapids' CBB tables power up with freeze_all set, which
+    /// stops every count of the domain (`global-init`); `None` where no write is needed.
+    pub global_init: Option<u32>,
     /// The public source of all this (a `processors.xml` source id).
     pub source: &'static str,
 }

@@ -17,6 +17,208 @@
 #include "pmu_regs_common.h"
 
 /*
+ * CBO (CBO (caching agent of a compute die) performance monitoring): The caching agents of a
+ * Diamond Rapids compute die (Core Building Block), each with a box control and general 48-bit
+ * counters with their controls, all placed by the die's CBB discovery table (type 31). The CBB
+ * tables power up frozen (the domain's global-init, processors.xml).
+ *
+ * Instances: CBO0, CBO1, CBO2, CBO3.
+ */
+
+/*
+ * CBO{i}_PMON_BOX_CTL: Box-wide control: freeze, and reset of all counters or all controls in
+ * one write.
+ *
+ * 32-bit MSR.
+ *
+ * Source: Linux kernel, arch/x86/events/intel/uncore_discovery.h and uncore_discovery.c (the
+ * uncore discovery table, the generic box and counter control layout,
+ * generic_uncore_formats_attr), with the per-platform corrections in uncore_snbep.c
+ * (spr_uncore_cpu_init, spr_uncore_pci_init, spr_uncores, spr_uncore_units_ignore).
+ *
+ * Note (info): Layout from Linux's generic discovery driver.
+ * Note (info): Place.
+ * The notes in full: generated/docs/diamond_rapids/cbo.md.
+ *
+ * **Placed by the discovery table:** no fixed address; at the box control address its box's
+ * discovery table entry gives (linux-discovery). This header defines its layout only.
+ */
+#define PMU_DIAMOND_RAPIDS_CBO_PMON_BOX_CTL_WIDTH 32
+#define PMU_DIAMOND_RAPIDS_CBO_PMON_BOX_CTL_COUNT 1
+#define PMU_DIAMOND_RAPIDS_CBO_PMON_BOX_CTL_RESET 0x00000000U
+#define PMU_DIAMOND_RAPIDS_CBO_PMON_BOX_CTL_RESERVED_MASK 0xFFFFFCFEU
+#define PMU_DIAMOND_RAPIDS_CBO_PMON_BOX_CTL_IGNORED_MASK 0x00000000U
+#define PMU_DIAMOND_RAPIDS_CBO_PMON_BOX_CTL_WRITABLE_MASK 0x00000301U
+
+/*
+ * rst_ctrs (bit 9, wo, role reset-counters): Reset counters: writing 1 clears every data
+ * counter of the box.
+ */
+#define PMU_DIAMOND_RAPIDS_CBO_PMON_BOX_CTL_RST_CTRS_SHIFT 9
+#define PMU_DIAMOND_RAPIDS_CBO_PMON_BOX_CTL_RST_CTRS_WIDTH 1
+#define PMU_DIAMOND_RAPIDS_CBO_PMON_BOX_CTL_RST_CTRS_MASK 0x00000200U
+#define PMU_DIAMOND_RAPIDS_CBO_PMON_BOX_CTL_RST_CTRS_MAX 0x00000001U
+static inline uint32_t pmu_diamond_rapids_cbo_pmon_box_ctl_rst_ctrs_set(uint32_t reg, uint32_t value) { return pmu_regs_set32(reg, PMU_DIAMOND_RAPIDS_CBO_PMON_BOX_CTL_RST_CTRS_MASK, PMU_DIAMOND_RAPIDS_CBO_PMON_BOX_CTL_RST_CTRS_SHIFT, value); }
+
+/*
+ * rst_ctrl (bit 8, wo, role reset-controls): Reset controls: writing 1 clears every counter
+ * control register of the box.
+ */
+#define PMU_DIAMOND_RAPIDS_CBO_PMON_BOX_CTL_RST_CTRL_SHIFT 8
+#define PMU_DIAMOND_RAPIDS_CBO_PMON_BOX_CTL_RST_CTRL_WIDTH 1
+#define PMU_DIAMOND_RAPIDS_CBO_PMON_BOX_CTL_RST_CTRL_MASK 0x00000100U
+#define PMU_DIAMOND_RAPIDS_CBO_PMON_BOX_CTL_RST_CTRL_MAX 0x00000001U
+static inline uint32_t pmu_diamond_rapids_cbo_pmon_box_ctl_rst_ctrl_set(uint32_t reg, uint32_t value) { return pmu_regs_set32(reg, PMU_DIAMOND_RAPIDS_CBO_PMON_BOX_CTL_RST_CTRL_MASK, PMU_DIAMOND_RAPIDS_CBO_PMON_BOX_CTL_RST_CTRL_SHIFT, value); }
+
+/* frz (bit 0, rw, role freeze): Freeze: while 1 the box's counters hold their values. */
+#define PMU_DIAMOND_RAPIDS_CBO_PMON_BOX_CTL_FRZ_SHIFT 0
+#define PMU_DIAMOND_RAPIDS_CBO_PMON_BOX_CTL_FRZ_WIDTH 1
+#define PMU_DIAMOND_RAPIDS_CBO_PMON_BOX_CTL_FRZ_MASK 0x00000001U
+#define PMU_DIAMOND_RAPIDS_CBO_PMON_BOX_CTL_FRZ_MAX 0x00000001U
+static inline uint32_t pmu_diamond_rapids_cbo_pmon_box_ctl_frz_get(uint32_t reg) { return pmu_regs_get32(reg, PMU_DIAMOND_RAPIDS_CBO_PMON_BOX_CTL_FRZ_MASK, PMU_DIAMOND_RAPIDS_CBO_PMON_BOX_CTL_FRZ_SHIFT); }
+static inline uint32_t pmu_diamond_rapids_cbo_pmon_box_ctl_frz_set(uint32_t reg, uint32_t value) { return pmu_regs_set32(reg, PMU_DIAMOND_RAPIDS_CBO_PMON_BOX_CTL_FRZ_MASK, PMU_DIAMOND_RAPIDS_CBO_PMON_BOX_CTL_FRZ_SHIFT, value); }
+
+/*
+ * CBO{i}_PMON_CTL{n}: Control for counter n: event, unit mask with its extension, enable, and
+ * an 8-bit threshold with inversion and edge detection.
+ *
+ * 64-bit MSR, 4 per instance ({n} = 0..3).
+ *
+ * Source: Linux kernel, arch/x86/events/intel/uncore.c and uncore_snbep.c, tip perf/core
+ * commits 6daf2c35b835 and 66e2075426f3 (January 2026, "Support Diamond Rapids"):
+ * dmr_uncore_init's two discovery domains, domain 0 the IMH's found through PCI device 0x09A1
+ * (DMR_UNCORE_DISCOVERY_TABLE_DEVICE) and domain 1 the CBB's found through the per-die MSR
+ * 0x710 (CBB_UNCORE_DISCOVERY_MSR); the types each domain ignores
+ * (dmr_uncore_imh_units_ignore: 0x13 MSE; dmr_uncore_cbb_units_ignore: 0x25 SB2UCIE); the 21
+ * types dmr_uncores[] names among UNCORE_DMR_NUM_UNCORE_TYPES (52); and tip commit
+ * b575fc0e3357 (the CBB domain's global_init clearing the freeze bit set at power-on).
+ *
+ * Note (info): Layout from Linux.
+ * Note (info): Counters.
+ * Note (info): Place.
+ * The notes in full: generated/docs/diamond_rapids/cbo.md.
+ *
+ * **Placed by the discovery table:** no fixed address; at the box control plus the
+ * counter-control offset its box's discovery table entry gives, element n 1 on (registers for
+ * an MSR, bytes otherwise) (linux-discovery). This header defines its layout only.
+ */
+#define PMU_DIAMOND_RAPIDS_CBO_PMON_CTL_WIDTH 64
+#define PMU_DIAMOND_RAPIDS_CBO_PMON_CTL_COUNT 4
+#define PMU_DIAMOND_RAPIDS_CBO_PMON_CTL_RESET 0x0000000000000000ULL
+#define PMU_DIAMOND_RAPIDS_CBO_PMON_CTL_RESERVED_MASK 0x00000000003B0000ULL
+#define PMU_DIAMOND_RAPIDS_CBO_PMON_CTL_IGNORED_MASK 0x0000000000000000ULL
+#define PMU_DIAMOND_RAPIDS_CBO_PMON_CTL_WRITABLE_MASK 0xFFFFFFFFFFC4FFFFULL
+
+/*
+ * umask_ext (bits 63:32, rw): Unit mask extension: further sub-event qualifiers (format umask,
+ * config bits 32-63).
+ */
+#define PMU_DIAMOND_RAPIDS_CBO_PMON_CTL_UMASK_EXT_SHIFT 32
+#define PMU_DIAMOND_RAPIDS_CBO_PMON_CTL_UMASK_EXT_WIDTH 32
+#define PMU_DIAMOND_RAPIDS_CBO_PMON_CTL_UMASK_EXT_MASK 0xFFFFFFFF00000000ULL
+#define PMU_DIAMOND_RAPIDS_CBO_PMON_CTL_UMASK_EXT_MAX 0x00000000FFFFFFFFULL
+static inline uint64_t pmu_diamond_rapids_cbo_pmon_ctl_umask_ext_get(uint64_t reg) { return pmu_regs_get64(reg, PMU_DIAMOND_RAPIDS_CBO_PMON_CTL_UMASK_EXT_MASK, PMU_DIAMOND_RAPIDS_CBO_PMON_CTL_UMASK_EXT_SHIFT); }
+static inline uint64_t pmu_diamond_rapids_cbo_pmon_ctl_umask_ext_set(uint64_t reg, uint64_t value) { return pmu_regs_set64(reg, PMU_DIAMOND_RAPIDS_CBO_PMON_CTL_UMASK_EXT_MASK, PMU_DIAMOND_RAPIDS_CBO_PMON_CTL_UMASK_EXT_SHIFT, value); }
+
+/*
+ * thresh (bits 31:24, rw, role threshold): Threshold: when non-zero, a cycle is counted only
+ * if that cycle's increment compares against this value as selected by invert.
+ */
+#define PMU_DIAMOND_RAPIDS_CBO_PMON_CTL_THRESH_SHIFT 24
+#define PMU_DIAMOND_RAPIDS_CBO_PMON_CTL_THRESH_WIDTH 8
+#define PMU_DIAMOND_RAPIDS_CBO_PMON_CTL_THRESH_MASK 0x00000000FF000000ULL
+#define PMU_DIAMOND_RAPIDS_CBO_PMON_CTL_THRESH_MAX 0x00000000000000FFULL
+static inline uint64_t pmu_diamond_rapids_cbo_pmon_ctl_thresh_get(uint64_t reg) { return pmu_regs_get64(reg, PMU_DIAMOND_RAPIDS_CBO_PMON_CTL_THRESH_MASK, PMU_DIAMOND_RAPIDS_CBO_PMON_CTL_THRESH_SHIFT); }
+static inline uint64_t pmu_diamond_rapids_cbo_pmon_ctl_thresh_set(uint64_t reg, uint64_t value) { return pmu_regs_set64(reg, PMU_DIAMOND_RAPIDS_CBO_PMON_CTL_THRESH_MASK, PMU_DIAMOND_RAPIDS_CBO_PMON_CTL_THRESH_SHIFT, value); }
+
+/*
+ * invert (bit 23, rw, role invert): Sense of the threshold comparison; with edge_det, counts
+ * falling instead of rising edges.
+ */
+#define PMU_DIAMOND_RAPIDS_CBO_PMON_CTL_INVERT_SHIFT 23
+#define PMU_DIAMOND_RAPIDS_CBO_PMON_CTL_INVERT_WIDTH 1
+#define PMU_DIAMOND_RAPIDS_CBO_PMON_CTL_INVERT_MASK 0x0000000000800000ULL
+#define PMU_DIAMOND_RAPIDS_CBO_PMON_CTL_INVERT_MAX 0x0000000000000001ULL
+static inline uint64_t pmu_diamond_rapids_cbo_pmon_ctl_invert_get(uint64_t reg) { return pmu_regs_get64(reg, PMU_DIAMOND_RAPIDS_CBO_PMON_CTL_INVERT_MASK, PMU_DIAMOND_RAPIDS_CBO_PMON_CTL_INVERT_SHIFT); }
+static inline uint64_t pmu_diamond_rapids_cbo_pmon_ctl_invert_set(uint64_t reg, uint64_t value) { return pmu_regs_set64(reg, PMU_DIAMOND_RAPIDS_CBO_PMON_CTL_INVERT_MASK, PMU_DIAMOND_RAPIDS_CBO_PMON_CTL_INVERT_SHIFT, value); }
+
+/*
+ * en (bit 22, rw, role enable): Enables this counter: it counts while this bit is 1 and the
+ * box is not frozen.
+ */
+#define PMU_DIAMOND_RAPIDS_CBO_PMON_CTL_EN_SHIFT 22
+#define PMU_DIAMOND_RAPIDS_CBO_PMON_CTL_EN_WIDTH 1
+#define PMU_DIAMOND_RAPIDS_CBO_PMON_CTL_EN_MASK 0x0000000000400000ULL
+#define PMU_DIAMOND_RAPIDS_CBO_PMON_CTL_EN_MAX 0x0000000000000001ULL
+static inline uint64_t pmu_diamond_rapids_cbo_pmon_ctl_en_get(uint64_t reg) { return pmu_regs_get64(reg, PMU_DIAMOND_RAPIDS_CBO_PMON_CTL_EN_MASK, PMU_DIAMOND_RAPIDS_CBO_PMON_CTL_EN_SHIFT); }
+static inline uint64_t pmu_diamond_rapids_cbo_pmon_ctl_en_set(uint64_t reg, uint64_t value) { return pmu_regs_set64(reg, PMU_DIAMOND_RAPIDS_CBO_PMON_CTL_EN_MASK, PMU_DIAMOND_RAPIDS_CBO_PMON_CTL_EN_SHIFT, value); }
+
+/*
+ * edge_det (bit 18, rw, role edge): Edge detect: count 0-to-1 transitions of the thresholded
+ * event instead of active cycles.
+ */
+#define PMU_DIAMOND_RAPIDS_CBO_PMON_CTL_EDGE_DET_SHIFT 18
+#define PMU_DIAMOND_RAPIDS_CBO_PMON_CTL_EDGE_DET_WIDTH 1
+#define PMU_DIAMOND_RAPIDS_CBO_PMON_CTL_EDGE_DET_MASK 0x0000000000040000ULL
+#define PMU_DIAMOND_RAPIDS_CBO_PMON_CTL_EDGE_DET_MAX 0x0000000000000001ULL
+static inline uint64_t pmu_diamond_rapids_cbo_pmon_ctl_edge_det_get(uint64_t reg) { return pmu_regs_get64(reg, PMU_DIAMOND_RAPIDS_CBO_PMON_CTL_EDGE_DET_MASK, PMU_DIAMOND_RAPIDS_CBO_PMON_CTL_EDGE_DET_SHIFT); }
+static inline uint64_t pmu_diamond_rapids_cbo_pmon_ctl_edge_det_set(uint64_t reg, uint64_t value) { return pmu_regs_set64(reg, PMU_DIAMOND_RAPIDS_CBO_PMON_CTL_EDGE_DET_MASK, PMU_DIAMOND_RAPIDS_CBO_PMON_CTL_EDGE_DET_SHIFT, value); }
+
+/*
+ * umask (bits 15:8, rw, role umask): Unit mask: which sub-events of the selected event are
+ * counted.
+ */
+#define PMU_DIAMOND_RAPIDS_CBO_PMON_CTL_UMASK_SHIFT 8
+#define PMU_DIAMOND_RAPIDS_CBO_PMON_CTL_UMASK_WIDTH 8
+#define PMU_DIAMOND_RAPIDS_CBO_PMON_CTL_UMASK_MASK 0x000000000000FF00ULL
+#define PMU_DIAMOND_RAPIDS_CBO_PMON_CTL_UMASK_MAX 0x00000000000000FFULL
+static inline uint64_t pmu_diamond_rapids_cbo_pmon_ctl_umask_get(uint64_t reg) { return pmu_regs_get64(reg, PMU_DIAMOND_RAPIDS_CBO_PMON_CTL_UMASK_MASK, PMU_DIAMOND_RAPIDS_CBO_PMON_CTL_UMASK_SHIFT); }
+static inline uint64_t pmu_diamond_rapids_cbo_pmon_ctl_umask_set(uint64_t reg, uint64_t value) { return pmu_regs_set64(reg, PMU_DIAMOND_RAPIDS_CBO_PMON_CTL_UMASK_MASK, PMU_DIAMOND_RAPIDS_CBO_PMON_CTL_UMASK_SHIFT, value); }
+
+/* ev_sel (bits 7:0, rw, role event): Event select: the code of the event to count. */
+#define PMU_DIAMOND_RAPIDS_CBO_PMON_CTL_EV_SEL_SHIFT 0
+#define PMU_DIAMOND_RAPIDS_CBO_PMON_CTL_EV_SEL_WIDTH 8
+#define PMU_DIAMOND_RAPIDS_CBO_PMON_CTL_EV_SEL_MASK 0x00000000000000FFULL
+#define PMU_DIAMOND_RAPIDS_CBO_PMON_CTL_EV_SEL_MAX 0x00000000000000FFULL
+static inline uint64_t pmu_diamond_rapids_cbo_pmon_ctl_ev_sel_get(uint64_t reg) { return pmu_regs_get64(reg, PMU_DIAMOND_RAPIDS_CBO_PMON_CTL_EV_SEL_MASK, PMU_DIAMOND_RAPIDS_CBO_PMON_CTL_EV_SEL_SHIFT); }
+static inline uint64_t pmu_diamond_rapids_cbo_pmon_ctl_ev_sel_set(uint64_t reg, uint64_t value) { return pmu_regs_set64(reg, PMU_DIAMOND_RAPIDS_CBO_PMON_CTL_EV_SEL_MASK, PMU_DIAMOND_RAPIDS_CBO_PMON_CTL_EV_SEL_SHIFT, value); }
+
+/*
+ * CBO{i}_PMON_CTR{n}: Data counter n: a 48-bit event count.
+ *
+ * 64-bit MSR, 4 per instance ({n} = 0..3).
+ *
+ * Source: Linux kernel, arch/x86/events/intel/uncore_discovery.h and uncore_discovery.c (the
+ * uncore discovery table, the generic box and counter control layout,
+ * generic_uncore_formats_attr), with the per-platform corrections in uncore_snbep.c
+ * (spr_uncore_cpu_init, spr_uncore_pci_init, spr_uncores, spr_uncore_units_ignore).
+ *
+ * Note (info): Place and width.
+ * The notes in full: generated/docs/diamond_rapids/cbo.md.
+ *
+ * **Placed by the discovery table:** no fixed address; at the box control plus the counter
+ * offset its box's discovery table entry gives, element n 1 on (registers for an MSR, bytes
+ * otherwise) (linux-discovery). This header defines its layout only.
+ */
+#define PMU_DIAMOND_RAPIDS_CBO_PMON_CTR_WIDTH 64
+#define PMU_DIAMOND_RAPIDS_CBO_PMON_CTR_COUNT 4
+#define PMU_DIAMOND_RAPIDS_CBO_PMON_CTR_RESET 0x0000000000000000ULL
+#define PMU_DIAMOND_RAPIDS_CBO_PMON_CTR_RESERVED_MASK 0xFFFF000000000000ULL
+#define PMU_DIAMOND_RAPIDS_CBO_PMON_CTR_IGNORED_MASK 0x0000000000000000ULL
+#define PMU_DIAMOND_RAPIDS_CBO_PMON_CTR_WRITABLE_MASK 0x0000FFFFFFFFFFFFULL
+
+/*
+ * event_count (bits 47:0, rw-v, role count): The accumulated 48-bit count of the event
+ * selected by the paired control register; wraps on overflow and keeps counting.
+ */
+#define PMU_DIAMOND_RAPIDS_CBO_PMON_CTR_EVENT_COUNT_SHIFT 0
+#define PMU_DIAMOND_RAPIDS_CBO_PMON_CTR_EVENT_COUNT_WIDTH 48
+#define PMU_DIAMOND_RAPIDS_CBO_PMON_CTR_EVENT_COUNT_MASK 0x0000FFFFFFFFFFFFULL
+#define PMU_DIAMOND_RAPIDS_CBO_PMON_CTR_EVENT_COUNT_MAX 0x0000FFFFFFFFFFFFULL
+static inline uint64_t pmu_diamond_rapids_cbo_pmon_ctr_event_count_get(uint64_t reg) { return pmu_regs_get64(reg, PMU_DIAMOND_RAPIDS_CBO_PMON_CTR_EVENT_COUNT_MASK, PMU_DIAMOND_RAPIDS_CBO_PMON_CTR_EVENT_COUNT_SHIFT); }
+static inline uint64_t pmu_diamond_rapids_cbo_pmon_ctr_event_count_set(uint64_t reg, uint64_t value) { return pmu_regs_set64(reg, PMU_DIAMOND_RAPIDS_CBO_PMON_CTR_EVENT_COUNT_MASK, PMU_DIAMOND_RAPIDS_CBO_PMON_CTR_EVENT_COUNT_SHIFT, value); }
+
+/*
  * Uncore discovery domains of Intel Xeon processor (Diamond Rapids) uncore (2 domains): the
  * part's discovery tables are found in several ways, each domain's with its own. A domain with
  * _DEVICE_ID has one table per socket behind the discovery capability of every Intel (vendor

@@ -393,17 +393,51 @@ pub fn joined_domains(
     processor: &'static pmu_regs::ProcessorInfo,
     machine: &Machine,
 ) -> Vec<crate::discovery::DomainJoined> {
-    use crate::discovery::{join_domains, read_domains};
+    crate::discovery::join_domains(processor, domain_tables(processor, machine))
+}
+
+/// Every table of every discovery domain of `processor` on `machine`, as read
+/// ([`crate::discovery::read_domains`]): on the simulator the tables it publishes for the
+/// processor; empty for a processor without domains, and on hardware (not done yet).
+pub fn domain_tables(
+    processor: &'static pmu_regs::ProcessorInfo,
+    machine: &Machine,
+) -> Vec<crate::discovery::DomainTable> {
     let Some(sim) = machine
         .sim()
-        .and_then(|_| crate::sim::domains::SimDomains::of(processor))
+        .and_then(|s| s.domains())
+        .filter(|d| std::ptr::eq(d.processor, processor))
     else {
         return Vec::new();
     };
-    join_domains(
-        processor,
-        read_domains(processor, &sim, &sim.devices(), |_| vec![0]),
-    )
+    crate::discovery::read_domains(processor, sim, &sim.devices(), |_| vec![0])
+}
+
+/// What a session does to each table of `processor`'s domains that have a `global_init`, on
+/// `machine`, as `pmu discover` says it: one line per table (each ending in a newline), with
+/// what its global control holds now (`cbb table 0: global control at 0xd0180000 reads 0x1
+/// (freeze_all set ...`).
+pub fn domain_init_text(processor: &'static pmu_regs::ProcessorInfo, machine: &Machine) -> String {
+    use crate::access::MmioAccess;
+    let tables = domain_tables(processor, machine);
+    let line = |t: &crate::discovery::DomainTable| {
+        let value = t.domain.global_init?;
+        let at = t.table.as_ref().ok()?.global.control;
+        let now = match machine.read_mmio(at, 32) {
+            Ok(v) if v & 1 != 0 => {
+                format!("reads {v:#x} (freeze_all set: no box of this table counts)")
+            }
+            Ok(v) => format!("reads {v:#x}"),
+            Err(e) => format!("cannot be read ({e})"),
+        };
+        Some(format!(
+            "{} table {}: global control at {at:#x} {now}; a session writes {value:#x} there \
+             before counting and puts back what it found (global-init, {}; --no-quirk \
+             global-init leaves it)\n",
+            t.domain.id, t.index, t.domain.source
+        ))
+    };
+    tables.iter().filter_map(line).collect()
 }
 
 /// What the part says of itself on `socket`, for the join: the box count of every unit with

@@ -195,3 +195,162 @@ fn cli_discovers_both_domains() {
     );
     assert!(!text.contains("unknown"), "{text}");
 }
+
+/// What a counter selecting an event the simulated workload does not name counts in one
+/// 10 ms interval: the workload's default, one event in every 1000 cycles of the 2 GHz
+/// uncore clock (`runtime/src/sim/workloads.rs`): 20,000 in 10 ms.
+const DEFAULT_IN_10MS: u64 = 20_000;
+
+/// The CBB table's global control: its address, read from the table's global state.
+fn cbb_global_control(machine: &Machine) -> u64 {
+    let tables = pmu_runtime::part::domain_tables(dmr(), machine);
+    let cbb = tables.iter().find(|t| t.domain.id == "cbb").unwrap();
+    cbb.table.as_ref().unwrap().global.control
+}
+
+/// Every register of box CBO0 as the CBB table places it, and the global control.
+fn cbo0_registers(machine: &Machine) -> Vec<pmu_runtime::boxes::Reg> {
+    let boxes = pmu_runtime::boxes::Boxes::of(dmr());
+    let tables = pmu_runtime::part::domain_tables(dmr(), machine);
+    let cbb = tables.iter().find(|t| t.domain.id == "cbb").unwrap();
+    let entry = cbb
+        .table
+        .as_ref()
+        .unwrap()
+        .boxes
+        .iter()
+        .find(|b| b.box_type == 31 && b.box_id == 0);
+    let at = pmu_runtime::discovery::msr_place(entry.unwrap()).unwrap();
+    let placed = pmu_runtime::table_placed::placed_boxes(boxes, &[("CBO0", at)]);
+    let b = placed.find("CBO0").unwrap();
+    let mut regs = b.controls.clone();
+    for c in &b.counters {
+        regs.extend(c.control);
+        regs.push(c.counter);
+    }
+    regs
+}
+
+/// Counts one raw event (`event=0x01`: Intel publishes no Diamond Rapids event list) on CBO0
+/// for 10 ms, with `quirks`; the count, and what the global control held during it.
+fn count_cbo0(machine: &Machine, quirks: pmu_runtime::quirks::Quirks) -> (u64, u64) {
+    use pmu_runtime::access::MmioAccess;
+    use pmu_runtime::sampling::uncore::EventSelect;
+    use pmu_runtime::session::{Options, Selection, Session, SessionBackend};
+    let boxes = pmu_runtime::boxes::Boxes::of(dmr());
+    let cbo = boxes.find("CBO0").unwrap();
+    assert!(cbo.table_placed() && cbo.counters.is_empty());
+    let backend = SessionBackend::Registers(machine);
+    let sel = Selection::of_boxes(&[(boxes, cbo)], &["e"], &[EventSelect::event(0x01)]).unwrap();
+    let options = Options {
+        clock: backend.clock(std::time::Duration::from_millis(10)),
+        quirks,
+        ..Options::default()
+    };
+    let mut session = Session::open(&backend, &sel, options).unwrap();
+    let during = machine.read_mmio(cbb_global_control(machine), 32).unwrap();
+    let interval = session.interval().unwrap();
+    session.close().unwrap();
+    (interval.counts[0].delta, during)
+}
+
+/// Issue 39's done-when for Diamond Rapids' power-on freeze (Linux tip b575fc0e3357: the CBB
+/// domain's global_init writes a 32-bit 0 to the global control each CBB table's global state
+/// gives, clearing freeze_all, bit 0, set at power-on; the IMH domain has none). The simulated
+/// part powers up frozen; with the handling off CBO0 counts 0, with it on the workload's
+/// default pace (20,000 in 10 ms), the global control reads 0 while counting, and every
+/// register of the box and the global control are put back.
+#[test]
+fn diamond_rapids_cbb_powers_up_frozen_and_counts_only_after_global_init() {
+    use pmu_runtime::access::MmioAccess;
+    use pmu_runtime::quirks::Quirks;
+    let cbb = dmr()
+        .discovery_domains
+        .iter()
+        .find(|d| d.id == "cbb")
+        .unwrap();
+    let imh = dmr()
+        .discovery_domains
+        .iter()
+        .find(|d| d.id == "imh")
+        .unwrap();
+    assert_eq!((cbb.global_init, imh.global_init), (Some(0), None));
+    let machine = Machine::simulating(dmr());
+    let sim = machine.sim().unwrap();
+    let global = cbb_global_control(&machine);
+    assert_eq!(
+        sim.read_mmio(global, 32).unwrap(),
+        1,
+        "freeze_all set at power-on"
+    );
+    let regs = cbo0_registers(&machine);
+    assert_eq!(regs.len(), 9, "a box control, 4 controls and 4 counters");
+    let read = |r: &pmu_runtime::boxes::Reg| {
+        pmu_runtime::read_by_info(sim, r.info, r.addr, pmu_runtime::Site::Cpu(0)).unwrap()
+    };
+    let before: Vec<u64> = regs.iter().map(read).collect();
+    let off = Quirks {
+        global_init: false,
+        ..Quirks::ALL
+    };
+    assert_eq!(count_cbo0(&machine, off), (0, 1), "frozen: counts nothing");
+    assert_eq!(count_cbo0(&machine, Quirks::ALL), (DEFAULT_IN_10MS, 0));
+    assert_eq!(
+        regs.iter().map(read).collect::<Vec<_>>(),
+        before,
+        "CBO0 put back"
+    );
+    assert_eq!(
+        sim.read_mmio(global, 32).unwrap(),
+        1,
+        "the global control put back"
+    );
+}
+
+/// `pmu watch --sim` counts Diamond Rapids' CBO0 with a raw encoding at the workload's
+/// default pace (2,000,000 a second), and 0 with `--no-quirk global-init`; `pmu discover`
+/// says what the session does to the frozen CBB table.
+#[test]
+fn cli_counts_cbo_after_global_init_and_says_so() {
+    let watch = |extra: &[&str]| {
+        let mut args = vec![
+            "watch",
+            "--sim",
+            "--processor",
+            "diamond-rapids",
+            "--unit",
+            "CBO0",
+            "--event",
+            "event=0x01",
+            "--count",
+            "1",
+            "-x,",
+        ];
+        args.extend_from_slice(extra);
+        let out = Command::new(env!("CARGO_BIN_EXE_pmu"))
+            .args(&args)
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout).to_string();
+        let err = String::from_utf8_lossy(&out.stderr).to_string();
+        assert!(out.status.success(), "{text}{err}");
+        let row = text.lines().last().unwrap_or_default().to_string();
+        let cells: Vec<String> = row.split(',').map(str::to_string).collect();
+        assert!(cells.contains(&"CBO0_PMON_CTR0".to_string()), "{text}");
+        cells
+    };
+    assert!(watch(&[]).contains(&"2000000".to_string()));
+    assert!(watch(&["--no-quirk", "global-init"]).contains(&"0".to_string()));
+    let out = Command::new(env!("CARGO_BIN_EXE_pmu"))
+        .args(["discover", "--sim", "--processor", "diamond-rapids"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("cbb table 0: global control at")
+            && text.contains("reads 0x1 (freeze_all set")
+            && text.contains("writes 0x0 there before counting"),
+        "{text}"
+    );
+    assert!(!text.contains("imh table 0: global control"), "{text}");
+}

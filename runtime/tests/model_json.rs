@@ -104,7 +104,7 @@ fn list_json_is_in_the_model() {
             // `list --json` says so where an address would be.
             let unknown = r["address_unknown"].as_str().or(r["from_table"]
                 .is_object()
-                .then_some("placed by the discovery table"));
+                .then_some(pmu_runtime::report::listing::TABLE_PLACED));
             if let Some(reason) = unknown {
                 let mut item = common.clone();
                 item.insert("name".into(), r["name"].clone());

@@ -295,11 +295,16 @@ fn domain_tokens(proc: &Processor) -> Vec<TokenStream> {
             };
             let per_die = d.per_die;
             let ignored = pairs(&d.ignored);
+            let global_init = match d.global_init {
+                Some(v) => quote!(Some(#v)),
+                None => quote!(None),
+            };
             quote!(crate::support::DiscoveryDomain {
                 id: #id,
                 place: #place,
                 per_die: #per_die,
                 ignored: &[#(#ignored),*],
+                global_init: #global_init,
                 source: #source,
             })
         })

@@ -287,7 +287,7 @@ impl Serialize for In<'_, pmu::Pmu> {
         let p = self.item;
         let names =
             |regs: &[usize]| -> Vec<&str> { regs.iter().map(|&r| self.register(r)).collect() };
-        let mut m = s.serialize_struct("Pmu", 14)?;
+        let mut m = s.serialize_struct("Pmu", 15)?;
         m.serialize_field("scope", &p.scope)?;
         m.serialize_field("discovery_type", &p.discovery_type)?;
         m.serialize_field("discovery_ignored", &p.discovery_ignored)?;
@@ -295,6 +295,7 @@ impl Serialize for In<'_, pmu::Pmu> {
         m.serialize_field("discovery_broken", &p.discovery_broken)?;
         m.serialize_field("saturation", &p.saturation)?;
         m.serialize_field("global_init", &self.each(&p.global_init))?;
+        m.serialize_field("clock_event", &p.clock_event.as_ref().map(ClockEventOf))?;
         m.serialize_field("controls", &names(&p.controls))?;
         m.serialize_field("statuses", &names(&p.statuses))?;
         m.serialize_field("overflow_clears", &names(&p.overflow_clears))?;
@@ -302,6 +303,19 @@ impl Serialize for In<'_, pmu::Pmu> {
         m.serialize_field("filters", &self.each(&p.filters))?;
         m.serialize_field("routes", &self.each(&p.routes))?;
         m.serialize_field("notes", &p.notes)?;
+        m.end()
+    }
+}
+
+/// A unit's clock event (`<clock-event>`): its `code`, `umask` and `source`.
+struct ClockEventOf<'a>(&'a pmu::ClockEvent);
+
+impl Serialize for ClockEventOf<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut m = s.serialize_struct("ClockEvent", 3)?;
+        m.serialize_field("code", &self.0.code)?;
+        m.serialize_field("umask", &self.0.umask)?;
+        m.serialize_field("source", &self.0.source)?;
         m.end()
     }
 }
@@ -445,7 +459,8 @@ impl Serialize for In<'_, BitRef> {
 
 /// A processor's discovery domains: per domain its `id`, how its tables are found (`place`:
 /// `pci-device` with `pci_device_id`, or `msr` with `msr`, the other key `null`), `per`
-/// (`socket` or `die`), the types software `ignored` (`type`, `name`) and the `source`.
+/// (`socket` or `die`), the types software `ignored` (`type`, `name`), the `global_init`
+/// value written to each table's global control (or `null`) and the `source`.
 pub(super) fn discovery_domains<S: Serializer>(
     domains: &[super::DiscoveryDomain],
     s: S,
@@ -471,13 +486,14 @@ impl Serialize for Domain<'_> {
                 name: n,
             })
             .collect();
-        let mut m = s.serialize_struct("DiscoveryDomain", 7)?;
+        let mut m = s.serialize_struct("DiscoveryDomain", 8)?;
         m.serialize_field("id", &d.id)?;
         m.serialize_field("place", place)?;
         m.serialize_field("pci_device_id", &device)?;
         m.serialize_field("msr", &msr)?;
         m.serialize_field("per", if d.per_die { "die" } else { "socket" })?;
         m.serialize_field("ignored", &ignored)?;
+        m.serialize_field("global_init", &d.global_init)?;
         m.serialize_field("source", &d.source)?;
         m.end()
     }

@@ -121,6 +121,10 @@ pub struct DiscoveryDomain {
     pub per_die: bool,
     /// The types its tables list that software ignores: (type, name).
     pub ignored: Vec<(u16, String)>,
+    /// The 32-bit value software writes to the global control of each of its tables (the
+    /// address the table's global state gives) before it uses the table's units
+    /// (`global-init`: Diamond Rapids' CBB tables power up frozen); `None`: no such write.
+    pub global_init: Option<u32>,
     /// The public source.
     pub source: String,
 }

@@ -7,6 +7,8 @@ use super::*;
 
 /// What a domain's place must be.
 const PLACE_HELP: &str = "give pci-device=\"0x09A1\" (the tables are found through the DVSEC capability of every Intel PCI device with that id) or msr=\"0x710\" (the MSR holds the table's physical address), exactly one of them";
+/// What a domain's global-init must be.
+const GLOBAL_INIT_HELP: &str = "give the 32-bit value software writes to the global control of each of the domain's tables before it uses their units, as a number: global-init=\"0x0\" (Linux's uncore_mmio_global_init writes 0, clearing freeze_all)";
 /// What a list of types must be.
 const TYPES_HELP: &str = "write space-separated TYPE=NAME pairs, each type a number from 0 to 0xFFFF given once and each name an upper-case identifier: `0x13=MSE 0x25=SB2UCIE`";
 
@@ -36,6 +38,10 @@ impl Validator {
                 .as_deref()
                 .map(|s| self.type_list(ctx, d.at, &id, "ignore", s))
                 .unwrap_or_default();
+            let global_init = d
+                .global_init
+                .as_deref()
+                .and_then(|v| self.domain_global_init(ctx, d.at, &id, v));
             let known = self.public_source(ctx, cat, d.at, &d.source);
             if let (Some(place), true) = (place, known) {
                 p.discovery_domains.push(DiscoveryDomain {
@@ -43,6 +49,7 @@ impl Validator {
                     place,
                     per_die: d.per == "die",
                     ignored,
+                    global_init,
                     source: d.source.clone(),
                 });
             }
@@ -74,6 +81,19 @@ impl Validator {
         };
         self.push(ctx.error(d.at, why, PLACE_HELP));
         None
+    }
+
+    /// A domain's `global-init`: the 32-bit value written to each table's global control.
+    fn domain_global_init(&mut self, ctx: &Ctx, at: usize, id: &str, v: &str) -> Option<u32> {
+        let value = parse_number(v).and_then(|n| u32::try_from(n).ok());
+        if value.is_none() {
+            self.push(ctx.error(
+                at,
+                format!("{id}: global-init `{v}` is not a 32-bit value"),
+                GLOBAL_INIT_HELP,
+            ));
+        }
+        value
     }
 
     /// `TYPE=NAME ...` of attribute `what`; every bad pair is reported.

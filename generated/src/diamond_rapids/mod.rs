@@ -3,6 +3,8 @@
 //! Intel Xeon processor (Diamond Rapids) uncore.
 //!
 //! Source documents:
+#[rustfmt::skip]
+pub mod cbo;
 #[cfg(feature = "metadata")]
 pub mod pmu;
 /// Metadata of this processor and all its units.
@@ -20,7 +22,7 @@ pub static PROCESSOR: crate::support::ProcessorInfo = crate::support::ProcessorI
     }),
     midr: None,
     code_names: &["Diamond Rapids", "Diamond Rapids-SP", "Panther Cove-X"],
-    units: &[],
+    units: &[&cbo::UNIT],
     global: None,
     core_events: None,
     topdown_metrics: 0u8,
@@ -31,6 +33,7 @@ pub static PROCESSOR: crate::support::ProcessorInfo = crate::support::ProcessorI
             place: crate::support::DomainPlace::PciDevice(2465u16),
             per_die: false,
             ignored: &[(19u16, "MSE")],
+            global_init: None,
             source: "linux-uncore-dmr",
         },
         crate::support::DiscoveryDomain {
@@ -38,6 +41,7 @@ pub static PROCESSOR: crate::support::ProcessorInfo = crate::support::ProcessorI
             place: crate::support::DomainPlace::Msr(1808u32),
             per_die: true,
             ignored: &[(37u16, "SB2UCIE")],
+            global_init: Some(0u32),
             source: "linux-uncore-dmr",
         },
     ],

@@ -3,3 +3,189 @@
 //! PMU structure of the Intel Xeon processor (Diamond Rapids) uncore: one `PmuInfo` per unit that
 //! declares one, the global level, the role traits its layouts implement, and the named fields and
 //! overflow bits they refer to. See `crate::structure`.
+use crate::structure::*;
+use crate::support::{FieldInfo, NoteInfo, Register};
+use super::cbo::{CboBoxCtl, CboCtl, CboCtr};
+/// PMU structure of the CBO (caching agent of a compute die) performance monitoring (4 counters per
+/// box; boxes CBO0, CBO1, CBO2, CBO3).
+///
+/// **Table-placed, in the CBB domain** (info): Every register of the structure is placed by a CBB
+/// discovery table (from-table): a session takes the box's addresses from the joined entry of the
+/// CBB domain's table, clears the domain's power-on freeze first (global-init) and puts it back at
+/// the end.
+///
+/// **No events** (info): Intel publishes no Diamond Rapids event list, so the unit carries no named
+/// events; count with a raw encoding (pmu watch --unit CBO --event event=0x01,umask=0x00 on the
+/// simulator). Linux's perf names box i uncore_cbo_i (dmr_uncore_cbo, name cbo) with the dmr_sca
+/// formats.
+///
+/// **No box status, no routes** (info): The discovery table gives each box a status register, but
+/// no public source read gives its layout for this processor, and no global overflow status is
+/// described to route to: the structure declares neither.
+pub static CBO: PmuInfo = PmuInfo {
+    processor: "diamond-rapids",
+    unit: "CBO",
+    scope: Scope::Socket,
+    discovery_type: Some(31),
+    controls: &[CboBoxCtl::INFO],
+    statuses: &[],
+    overflow_clears: &[],
+    counters: &[
+        CounterInfo::general(0, 48, CboCtl::INFO.at(0), CboCtr::INFO.at(0)),
+        CounterInfo::general(1, 48, CboCtl::INFO.at(1), CboCtr::INFO.at(1)),
+        CounterInfo::general(2, 48, CboCtl::INFO.at(2), CboCtr::INFO.at(2)),
+        CounterInfo::general(3, 48, CboCtl::INFO.at(3), CboCtr::INFO.at(3)),
+    ],
+    filters: &[],
+    routes: &[],
+    perf: &[
+        CBO_PERF.of_box("CBO0", "uncore_cbo_0"),
+        CBO_PERF.of_box("CBO1", "uncore_cbo_1"),
+        CBO_PERF.of_box("CBO2", "uncore_cbo_2"),
+        CBO_PERF.of_box("CBO3", "uncore_cbo_3"),
+    ],
+    box_count: Some(BoxCountInfo {
+        rule: BoxCountRule::Discovery,
+        source: "linux-uncore-dmr",
+        description: "Each compute die's CBB discovery table lists its caching agents: Linux \
+            registers the CBO boxes from the entries of type 31 (dmr_uncores[31]) \
+            and reads no other count.",
+    }),
+    socket_bus: None,
+    stack_bus: None,
+    discovery_ignored: None,
+    discovery_count: None,
+    discovery_broken: None,
+    saturation: None,
+    global_init: &[],
+    clock_event: None,
+    notes: &[
+        NoteInfo {
+            kind: "info",
+            title: "Table-placed, in the CBB domain",
+            text: "Every register of the structure is placed by a CBB discovery table \
+            (from-table): a session takes the box's addresses from the joined entry \
+            of the CBB domain's table, clears the domain's power-on freeze first \
+            (global-init) and puts it back at the end.",
+        },
+        NoteInfo {
+            kind: "info",
+            title: "No events",
+            text: "Intel publishes no Diamond Rapids event list, so the unit carries no \
+            named events; count with a raw encoding (pmu watch --unit CBO --event \
+            event=0x01,umask=0x00 on the simulator). Linux's perf names box i \
+            uncore_cbo_i (dmr_uncore_cbo, name cbo) with the dmr_sca formats.",
+        },
+        NoteInfo {
+            kind: "info",
+            title: "No box status, no routes",
+            text: "The discovery table gives each box a status register, but no public \
+            source read gives its layout for this processor, and no global overflow \
+            status is described to route to: the structure declares neither.",
+        },
+    ],
+};
+/// What the perf PMUs of the CBO (caching agent of a compute die) performance monitoring share;
+/// each box's entry adds its box and PMU name.
+const CBO_PERF: PerfInfo = PerfInfo {
+    instance: "",
+    pmu: "",
+    counters: &[0, 1, 2, 3],
+    source: "linux-uncore-dmr",
+    driver: &PERF_DMR_SCA,
+};
+impl CounterControl for CboCtl {
+    const ENABLE: &'static FieldInfo = CBO_CTL_EN;
+    const EVENT: &'static FieldInfo = CBO_CTL_EV_SEL;
+    const UMASK: Option<&'static FieldInfo> = Some(CBO_CTL_UMASK);
+    const EVENT_EXT: Option<&'static FieldInfo> = None;
+    const THRESHOLD: Option<&'static FieldInfo> = Some(CBO_CTL_THRESH);
+    const INVERT: Option<&'static FieldInfo> = Some(CBO_CTL_INVERT);
+    const EDGE: Option<&'static FieldInfo> = Some(CBO_CTL_EDGE_DET);
+    const OVERFLOW_ENABLE: Option<&'static FieldInfo> = None;
+}
+impl CounterValue for CboCtr {
+    const COUNT: &'static FieldInfo = CBO_CTR_EVENT_COUNT;
+}
+impl BoxControl for CboBoxCtl {
+    const FREEZE: Option<&'static FieldInfo> = Some(CBO_BOX_CTL_FRZ);
+    const FREEZE_ENABLE: Option<&'static FieldInfo> = None;
+    const RESET_COUNTERS: Option<&'static FieldInfo> = Some(CBO_BOX_CTL_RST_CTRS);
+    const RESET_CONTROLS: Option<&'static FieldInfo> = Some(CBO_BOX_CTL_RST_CTRL);
+}
+/// `CBO_PMON_BOX_CTL.rst_ctrs`.
+const CBO_BOX_CTL_RST_CTRS: &FieldInfo = CboBoxCtl::INFO.field_named("rst_ctrs");
+/// `CBO_PMON_BOX_CTL.rst_ctrl`.
+const CBO_BOX_CTL_RST_CTRL: &FieldInfo = CboBoxCtl::INFO.field_named("rst_ctrl");
+/// `CBO_PMON_BOX_CTL.frz`.
+const CBO_BOX_CTL_FRZ: &FieldInfo = CboBoxCtl::INFO.field_named("frz");
+/// `CBO_PMON_CTL.thresh`.
+const CBO_CTL_THRESH: &FieldInfo = CboCtl::INFO.field_named("thresh");
+/// `CBO_PMON_CTL.invert`.
+const CBO_CTL_INVERT: &FieldInfo = CboCtl::INFO.field_named("invert");
+/// `CBO_PMON_CTL.en`.
+const CBO_CTL_EN: &FieldInfo = CboCtl::INFO.field_named("en");
+/// `CBO_PMON_CTL.edge_det`.
+const CBO_CTL_EDGE_DET: &FieldInfo = CboCtl::INFO.field_named("edge_det");
+/// `CBO_PMON_CTL.umask`.
+const CBO_CTL_UMASK: &FieldInfo = CboCtl::INFO.field_named("umask");
+/// `CBO_PMON_CTL.ev_sel`.
+const CBO_CTL_EV_SEL: &FieldInfo = CboCtl::INFO.field_named("ev_sel");
+/// `CBO_PMON_CTR.event_count`.
+const CBO_CTR_EVENT_COUNT: &FieldInfo = CboCtr::INFO.field_named("event_count");
+/// The `dmr-sca` perf driver's format (`dmr_sca_uncore_formats_attr`, Linux kernel,
+/// arch/x86/events/intel/uncore.c and uncore_snbep.c, tip perf/core commits 6daf2c35b835 and
+/// 66e2075426f3 (January 2026, "Support Diamond Rapids"): dmr_uncore_init's two discovery domains,
+/// domain 0 the IMH's found through PCI device 0x09A1 (DMR_UNCORE_DISCOVERY_TABLE_DEVICE) and
+/// domain 1 the CBB's found through the per-die MSR 0x710 (CBB_UNCORE_DISCOVERY_MSR); the types
+/// each domain ignores (dmr_uncore_imh_units_ignore: 0x13 MSE; dmr_uncore_cbb_units_ignore: 0x25
+/// SB2UCIE); the 21 types dmr_uncores[] names among UNCORE_DMR_NUM_UNCORE_TYPES (52); and tip
+/// commit b575fc0e3357 (the CBB domain's global_init clearing the freeze bit set at power-on)).
+pub static PERF_DMR_SCA: PerfDriverInfo = PerfDriverInfo {
+    id: "dmr-sca",
+    module: "intel_uncore",
+    group: "dmr_sca_uncore_formats_attr",
+    source: "linux-uncore-dmr",
+    source_title: "Linux kernel, arch/x86/events/intel/uncore.c and uncore_snbep.c, tip \
+            perf/core commits 6daf2c35b835 and 66e2075426f3 (January 2026, \"Support \
+            Diamond Rapids\"): dmr_uncore_init's two discovery domains, domain 0 the \
+            IMH's found through PCI device 0x09A1 \
+            (DMR_UNCORE_DISCOVERY_TABLE_DEVICE) and domain 1 the CBB's found through \
+            the per-die MSR 0x710 (CBB_UNCORE_DISCOVERY_MSR); the types each domain \
+            ignores (dmr_uncore_imh_units_ignore: 0x13 MSE; \
+            dmr_uncore_cbb_units_ignore: 0x25 SB2UCIE); the 21 types dmr_uncores[] \
+            names among UNCORE_DMR_NUM_UNCORE_TYPES (52); and tip commit \
+            b575fc0e3357 (the CBB domain's global_init clearing the freeze bit set \
+            at power-on)",
+    formats: &[
+        PerfFormatInfo {
+            name: "event",
+            config: "config:0-7",
+            target: FormatTarget::Role(Role::Event),
+        },
+        PerfFormatInfo {
+            name: "umask",
+            config: "config:8-15,32-63",
+            target: FormatTarget::Unmapped(
+                "The unit mask with its extension (umask_ext5): config bits 8-15 go to \
+            the control's umask (15:8) and bits 32-63 to umask_ext (63:32), one file \
+            spanning two fields.",
+            ),
+        },
+        PerfFormatInfo {
+            name: "edge",
+            config: "config:18",
+            target: FormatTarget::Role(Role::Edge),
+        },
+        PerfFormatInfo {
+            name: "inv",
+            config: "config:23",
+            target: FormatTarget::Role(Role::Invert),
+        },
+        PerfFormatInfo {
+            name: "thresh",
+            config: "config:24-31",
+            target: FormatTarget::Role(Role::Threshold),
+        },
+    ],
+};

@@ -4581,6 +4581,39 @@ layouts! {
 }
 }
 
+#[cfg(feature = "diamond-rapids")]
+mod diamond_rapids_cbo {
+use super::*;
+use pmu_regs::diamond_rapids::cbo::*;
+
+layout! {
+    cbo_box_ctl: CboBoxCtl;
+    wo(with_rst_ctrs, val bool, 9, 1);
+    wo(with_rst_ctrl, val bool, 8, 1);
+    rw(frz, with_frz, val bool, 0, 1);
+}
+layout! {
+    cbo_ctl: CboCtl;
+    rw(umask_ext, with_umask_ext, val u32, 32, 32);
+    rw(thresh, with_thresh, val u8, 24, 8);
+    rw(invert, with_invert, val bool, 23, 1);
+    rw(en, with_en, val bool, 22, 1);
+    rw(edge_det, with_edge_det, val bool, 18, 1);
+    rw(umask, with_umask, val u8, 8, 8);
+    rw(ev_sel, with_ev_sel, val u8, 0, 8);
+}
+layout! {
+    cbo_ctr: CboCtr;
+    rw(event_count, with_event_count, val u64, 0, 48);
+    checked(try_with_event_count, u64, 48);
+}
+layouts! {
+    cbo_box_ctl,
+    cbo_ctl,
+    cbo_ctr,
+}
+}
+
 mod arch_core {
 use super::*;
 use pmu_regs::arch::core::*;

@@ -27,7 +27,9 @@ impl fmt::Display for BrokenBox {
             f,
             "box {} of socket {} is broken: its clock event {} (the event that counts the box's \
              own clock, {}) counted nothing in {:.3} s while enabled, so its counts are not \
-             shown; count other boxes, or run `pmu check` and attach its dump to a bug report",
+             shown; count other boxes, or run `pmu check` and attach its dump to a bug report; \
+             a box whose clock may rightly stop (a memory channel with no DIMM) shows its \
+             zeros with --no-quirk clock-event",
             self.instance, self.socket, self.event, self.source, self.seconds
         )
     }

@@ -16,6 +16,10 @@ use crate::machine::Machine;
 use crate::perf::{EventSources, PerfNames, SpecNames};
 use crate::perfmon::{counter_bits as bits, settings_text, Descriptions};
 use crate::report::register::{location_json, location_text, ranges_json};
+
+/// What the listing says in place of the address of a register the discovery table places
+/// (`<from-table>`): it has none of its own.
+pub const TABLE_PLACED: &str = "placed by the discovery table";
 use crate::report::table::TextTable;
 
 /// A register as `pmu list` lists it: processor, unit, the register, the instance's name,
@@ -72,14 +76,9 @@ pub fn registers(
                 Addresses::Unknown(reason) => {
                     rows.push((pid, u.name, *r, r.name, None, Some(reason)))
                 }
-                Addresses::FromTable(_) => rows.push((
-                    pid,
-                    u.name,
-                    *r,
-                    r.name,
-                    None,
-                    Some("placed by the discovery table"),
-                )),
+                Addresses::FromTable(_) => {
+                    rows.push((pid, u.name, *r, r.name, None, Some(TABLE_PLACED)))
+                }
             }
         }
     }

@@ -332,6 +332,9 @@ pub struct Session<'m> {
     topdown: Option<topdown::Topdown<'m>>,
     /// What the part's discovery tables say against the spec of boxes programmed anyway.
     warnings: Vec<String>,
+    /// The discovery domain tables' global controls this session wrote (the domain's
+    /// `global_init`), with the value found there: put back last.
+    domain_inits: Vec<(placed::DomainInit, u32)>,
 }
 
 impl<'m> Session<'m> {
@@ -660,6 +663,13 @@ impl<'m> Session<'m> {
         while let Some(g) = self.groups.pop() {
             if let Err(e) = g.counting.close() {
                 first.get_or_insert(e);
+            }
+        }
+        // Written before any box: put back after every one.
+        while let Some((d, found)) = self.domain_inits.pop() {
+            use crate::access::MmioAccess;
+            if let Err(e) = self.machine.write_mmio(d.address, 32, u64::from(found)) {
+                first.get_or_insert(e.into());
             }
         }
         first.map_or(Ok(()), Err)

@@ -58,7 +58,7 @@ impl<'m> Session<'m> {
     ) -> Result<Self> {
         let machine = backend.machine();
         // Boxes the discovery table places are placed from the part's table first.
-        let placed = super::placed::place(machine, selection);
+        let (placed, inits) = super::placed::place(machine, selection);
         let selection = placed.as_ref().unwrap_or(selection);
         let mut session = Session {
             machine,
@@ -77,7 +77,13 @@ impl<'m> Session<'m> {
             turns_begun: false,
             topdown: None,
             warnings: Vec::new(),
+            domain_inits: Vec::new(),
         };
+        // A domain table frozen at power-on is thawed before anything else; dropping the
+        // session on any error below puts it back.
+        if options.quirks.global_init {
+            session.init_domains(&inits)?;
+        }
         let checked = Self::check(backend, selection, &options)?;
         session.warnings.clone_from(&checked.warnings);
         if let Counted::Perf(specs) = &selection.counted {
@@ -103,6 +109,19 @@ impl<'m> Session<'m> {
         }
         session.run_workload();
         Ok(session)
+    }
+
+    /// Writes each domain table's `global_init` value to its global control (32 bits,
+    /// memory-mapped, as Linux's `uncore_mmio_global_init` does), each saved first so that
+    /// [`Self::restore`] puts it back.
+    fn init_domains(&mut self, inits: &[super::placed::DomainInit]) -> Result<()> {
+        use crate::access::MmioAccess;
+        for d in inits {
+            let found = self.machine.read_mmio(d.address, 32)? as u32;
+            self.machine.write_mmio(d.address, 32, u64::from(d.value))?;
+            self.domain_inits.push((*d, found));
+        }
+        Ok(())
     }
 
     /// Enables the top-down registers on every CPU whose core counters are programmed.

@@ -10,13 +10,37 @@
 //! memory-mapped box in each PCI domain's table; each box's registers are self-consistent
 //! (no two share an address or overlap), so the reader accepts the tables. The discovery
 //! module reads and joins them (the part module's `joined_domains`).
+//!
+//! A box of a unit the spec places from the table (`<from-table>`: Diamond Rapids' CBO) is
+//! listed where the simulated part models it ([`super::table_placed::places`]), so a session
+//! that places it from this table programs the registers the simulator counts with. Each
+//! table's global control is memory-mapped (Linux's `uncore_mmio_global_init` maps it so); a
+//! domain with a `global_init` powers up with its freeze_all bit (bit 0) set, as Diamond
+//! Rapids' CBB tables do (tip b575fc0e3357), and no box of a type its table lists counts
+//! until software clears it ([`DomainGlobal`]).
 
 use pmu_regs::{DiscoveryDomain, DomainPlace, ProcessorInfo};
 
 use crate::access::{
     AccessError, BackendError, BackendResult, Bdf, MmioAccess, MsrAccess, Op, PciAccess, Target,
 };
+use crate::boxes::Boxes;
 use crate::table_format::{AccessKind, MemoryTable, TableBox};
+
+/// The freeze_all bit of a discovery table's global control (bit 0, as the comment of
+/// Linux's `uncore_mmio_global_init` gives it): while set, no box of the table counts.
+pub const FREEZE_ALL: u32 = 1;
+
+/// The global control of one simulated domain table, as the simulated part holds it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DomainGlobal {
+    /// Its physical address (memory-mapped), as the table's global state gives it.
+    pub address: u64,
+    /// Its 32-bit value: [`FREEZE_ALL`] at power-on for a domain with a `global_init`.
+    pub value: u32,
+    /// The box types the table lists: the boxes its freeze holds.
+    pub types: Vec<u16>,
+}
 
 /// The named types the simulator puts in a domain found through an MSR (a compute die's:
 /// the caching, coherence and mesh agents), by the names Linux gives them.
@@ -45,6 +69,8 @@ pub struct SimTable {
     pub domain: &'static DiscoveryDomain,
     /// The table (corrupt it freely: its bytes, its device's configuration space).
     pub table: MemoryTable,
+    /// The box types it lists.
+    pub types: Vec<u16>,
 }
 
 /// The simulated part's domains and their tables (one socket, one die), served as registers.
@@ -67,6 +93,7 @@ impl SimDomains {
             .enumerate()
             .map(|(n, domain)| {
                 let msr = matches!(domain.place, DomainPlace::Msr(_));
+                let placed = placed_msr_boxes(processor);
                 let named = processor
                     .discovery_types
                     .0
@@ -76,21 +103,49 @@ impl SimDomains {
                 let mut boxes = Vec::new();
                 for &(box_type, name) in types {
                     for box_id in 0..boxes_of(name) {
+                        if let Some(b) = placed
+                            .iter()
+                            .find(|b| (b.box_type, b.box_id) == (box_type, box_id))
+                        {
+                            boxes.push(*b);
+                            continue;
+                        }
                         let at = if msr { &mut next_msr } else { &mut next_mmio };
                         boxes.push(sim_box(box_type, box_id, msr, *at));
                         *at += if msr { 0x10 } else { 0x1000 };
                     }
                 }
                 let base = DOMAIN_TABLES + ((n as u64) << 20);
-                // The global control: a register of the domain's own kind, past every box.
-                let global = if msr { 0x2FF0 } else { MMIO_BOXES - 0x1000 };
+                // The global control: memory-mapped, in the table's megabyte past its bytes.
+                let global = global_control(n);
+                let mut types: Vec<u16> = boxes.iter().map(|b| b.box_type).collect();
+                types.dedup();
                 SimTable {
                     domain,
                     table: MemoryTable::build(base, device_of(n), global, &boxes),
+                    types,
                 }
             })
             .collect::<Vec<_>>();
         (!tables.is_empty()).then_some(SimDomains { processor, tables })
+    }
+
+    /// The global control of every table, at its power-on value: [`FREEZE_ALL`] for a domain
+    /// with a `global_init`, 0 for any other.
+    pub fn globals(&self) -> Vec<DomainGlobal> {
+        self.tables
+            .iter()
+            .enumerate()
+            .map(|(n, t)| DomainGlobal {
+                address: global_control(n),
+                value: if t.domain.global_init.is_some() {
+                    FREEZE_ALL
+                } else {
+                    0
+                },
+                types: t.types.clone(),
+            })
+            .collect()
     }
 
     /// The table of domain `id`, to corrupt.
@@ -112,6 +167,33 @@ impl SimDomains {
             })
             .collect()
     }
+}
+
+/// The n-th domain table's global control: half a megabyte into its table's megabyte.
+fn global_control(n: usize) -> u64 {
+    DOMAIN_TABLES + ((n as u64) << 20) + 0x8_0000
+}
+
+/// The boxes of `processor`'s table-placed units (MSR boxes), as table entries, where the
+/// simulated part models them.
+fn placed_msr_boxes(processor: &'static ProcessorInfo) -> Vec<TableBox> {
+    let spec = Boxes::of(processor);
+    super::table_placed::places(spec)
+        .into_iter()
+        .filter_map(|(instance, at)| {
+            let b = spec.find(instance)?;
+            Some(TableBox {
+                box_type: b.pmu.discovery_type?,
+                box_id: u16::try_from(b.position).ok()?,
+                access: AccessKind::Msr,
+                box_control: u64::from(at.box_control),
+                ctl_offset: u8::try_from(at.ctl_offset).ok()?,
+                ctr_offset: u8::try_from(at.ctr_offset).ok()?,
+                counters: u8::try_from(b.pmu.counters.len()).ok()?,
+                width: 48,
+            })
+        })
+        .collect()
 }
 
 /// The discovery device of the n-th domain (for a PCI domain; any other ignores it).

@@ -275,6 +275,8 @@ pub struct Sim {
     /// The uncore discovery table the part publishes (built from the spec), which tests may
     /// replace with a corrupted or disagreeing one.
     discovery: Mutex<Option<MemoryTable>>,
+    /// The tables of the part's discovery domains (Diamond Rapids' IMH and CBB), if it has any.
+    domains: Option<domains::SimDomains>,
 }
 
 /// Every architectural register at each of its addresses, listed once.
@@ -350,6 +352,9 @@ impl Sim {
         let cpus = (config.sockets.max(1) * config.cpus_per_socket.max(1)) as usize;
         let mut socket = part::socket_state(&config);
         quirks::power_on(boxes, &mut socket.regs);
+        let domains = domains::SimDomains::of(config.processor);
+        // One table per domain stands for every die's: its global control holds each socket.
+        socket.domain_globals = domains.as_ref().map(|d| d.globals()).unwrap_or_default();
         let sysregs = pmuv3::Pmuv3Regs::of(config.processor);
         let pmuv3 = sysregs.power_on();
         let sim = Self {
@@ -372,6 +377,7 @@ impl Sim {
             claims: OnceLock::new(),
             workload: Mutex::default(),
             discovery: Mutex::new(None),
+            domains,
         };
         // The table lists the memory-mapped boxes at the addresses this part's windows give.
         let devices = sim.uncore_devices();
@@ -385,7 +391,11 @@ impl Sim {
         };
         let table =
             table_format::simulated_table_placed(boxes, DISCOVERY_TABLE, DISCOVERY_DEVICE, &mmio);
-        sim.publish_discovery_table(table);
+        // A part with discovery domains has no table behind the generic device: its domains'
+        // tables list its boxes.
+        if sim.domains.is_none() {
+            sim.publish_discovery_table(table);
+        }
         sim
     }
 
@@ -460,6 +470,37 @@ impl Sim {
     /// corrupted or missing table would: what tests of the discovery join feed sessions.
     pub fn publish_discovery_table(&self, table: Option<MemoryTable>) {
         *self.discovery.lock().unwrap_or_else(|p| p.into_inner()) = table;
+    }
+
+    /// The tables of the part's discovery domains, for a part with domains
+    /// (`ProcessorInfo::discovery_domains`).
+    pub fn domains(&self) -> Option<&domains::SimDomains> {
+        self.domains.as_ref()
+    }
+
+    /// The value of the domain table's global control at `address`, if one is there.
+    fn domain_global(&self, address: u64) -> Option<u32> {
+        let st = self.lock();
+        let g = st.uncore.first()?.domain_globals.iter();
+        g.clone().find(|g| g.address == address).map(|g| g.value)
+    }
+
+    /// Writes `value` to the domain table's global control at `address` (on every socket);
+    /// `false` where none is there.
+    fn set_domain_global(&self, address: u64, value: u32) -> bool {
+        let mut st = self.lock();
+        let mut found = false;
+        for sock in &mut st.uncore {
+            for g in sock
+                .domain_globals
+                .iter_mut()
+                .filter(|g| g.address == address)
+            {
+                g.value = value;
+                found = true;
+            }
+        }
+        found
     }
 
     /// CPUID leaf 0AH of every simulated CPU.
@@ -1114,11 +1155,18 @@ impl PciAccess for Sim {
 /// device's config dwords) give; an access of the wrong width, or where no register is, faults.
 impl MmioAccess for Sim {
     fn read_mmio(&self, address: u64, width: u32) -> BackendResult<u64> {
+        // A discovery domain table's global control: 32 bits.
+        if let Some(v) = self.domain_global(address).filter(|_| width == 32) {
+            return Ok(u64::from(v));
+        }
         let (socket, reg) = self.mmio_reg(Op::Read, address, width)?;
         Ok(self.uncore.read(&self.lock().uncore[socket], &reg))
     }
 
     fn write_mmio(&self, address: u64, width: u32, value: u64) -> BackendResult<()> {
+        if width == 32 && self.set_domain_global(address, value as u32) {
+            return Ok(());
+        }
         let (socket, reg) = self.mmio_reg(Op::Write, address, width)?;
         let mut st = self.lock();
         let sock = &mut st.uncore[socket];

@@ -6,6 +6,7 @@
 
 use pmu_regs::Scope;
 
+use super::domains::{DomainGlobal, FREEZE_ALL};
 use super::regs::RegFile;
 use crate::boxes::{Boxes, PmuBox};
 use crate::quirks::{global_inits, saturation_bit};
@@ -21,12 +22,18 @@ pub(crate) fn power_on(boxes: &Boxes, regs: &mut RegFile) {
 }
 
 /// Whether box `b` is held by a `<global-init>` field that still has another value than
-/// the one software writes before counting (the uncore's boxes only).
-pub(crate) fn held(boxes: &Boxes, regs: &RegFile, b: &PmuBox) -> bool {
-    b.scope() == Scope::Socket
-        && global_inits(boxes)
+/// the one software writes before counting (the uncore's boxes only), or by the freeze_all
+/// bit of a discovery domain table that lists its type (a domain's `global_init`).
+pub(crate) fn held(boxes: &Boxes, regs: &RegFile, domains: &[DomainGlobal], b: &PmuBox) -> bool {
+    let by_field = global_inits(boxes)
+        .iter()
+        .any(|(reg, g)| g.field.extract(regs.get(reg)) != g.write);
+    let by_domain = b.pmu.discovery_type.is_some_and(|t| {
+        domains
             .iter()
-            .any(|(reg, g)| g.field.extract(regs.get(reg)) != g.write)
+            .any(|g| g.value & FREEZE_ALL != 0 && g.types.contains(&t))
+    });
+    b.scope() == Scope::Socket && (by_field || by_domain)
 }
 
 /// Whether box `b`'s counters saturate instead of wrapping.

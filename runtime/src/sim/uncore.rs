@@ -41,6 +41,8 @@ struct Hop {
 #[derive(Debug, Default, Clone)]
 pub(crate) struct SocketState {
     pub regs: RegFile,
+    /// The global controls of the part's discovery domain tables (`super::domains`).
+    pub domain_globals: Vec<super::domains::DomainGlobal>,
     /// Write-only bits last written, by register location (a box control's freeze bits are
     /// write-only on some processors, but the box remembers them).
     written: HashMap<Location, u64>,
@@ -179,7 +181,7 @@ impl Model {
                 }
             }
         }
-        !self.frozen(st, b) && !super::quirks::held(self.boxes, &st.regs, b)
+        !self.frozen(st, b) && !super::quirks::held(self.boxes, &st.regs, &st.domain_globals, b)
     }
 
     fn selects(

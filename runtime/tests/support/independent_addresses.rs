@@ -1061,6 +1061,7 @@ pub const NO_INDEPENDENT_SOURCE: &[(&str, &str, &str)] = &[
     ("granite-rapids", "B2UPI", "placed by the discovery table alone (<from-table>, PCI): no fixed address to compare; Linux gnr_uncores[18] gives only its type and ops"),
     ("granite-rapids", "B2CXL", "placed by the discovery table alone (<from-table>, memory-mapped): no fixed address to compare; Linux gnr_uncores[17] gives only its type and ops"),
     ("granite-rapids", "UBOX", "the kernel reads it from the discovery table"),
+    ("diamond-rapids", "CBO", "placed by the CBB discovery tables alone (<from-table>): no fixed address to compare; Linux dmr_uncores[31] gives only its type, and PCM and likwid have no Diamond Rapids support"),
     ("granite-rapids", "UPI", "the kernel reads it from the discovery table; not transcribed from another source"),
     ("granite-rapids", "IIO_FREE", "spec cites Linux; PCM and likwid have no free-running IIO counters: not transcribed"),
     ("skylake-sp", "M2PCIE", "spec cites Linux skx_uncore_m2pcie and skx_uncore_pci_ids; PCM and likwid program no M2PCIe box on this part"),

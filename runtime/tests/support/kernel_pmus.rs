@@ -345,6 +345,14 @@ pub const SPR_CHA: Formats = &[
     ("thresh", "config:24-31"),
     ("filter_tid", "config1:0-9"),
 ];
+/// dmr_sca_uncore_formats_attr (tip 6daf2c35b835): umask_ext5, no tid_en, thresh8.
+pub const DMR_SCA: Formats = &[
+    ("event", "config:0-7"),
+    ("umask", "config:8-15,32-63"),
+    ("edge", "config:18"),
+    ("inv", "config:23"),
+    ("thresh", "config:24-31"),
+];
 /// spr_uncore_raw_formats_attr (umask_ext4).
 pub const SPR_RAW: Formats = &[
     ("event", "config:0-7"),
@@ -558,6 +566,12 @@ pub fn kernel_pmus(processor: &str) -> Vec<(String, Formats)> {
         }
         "neoverse-v2" | "neoverse-n2" | "neoverse-v3" | "neoverse-n3" | "neoverse-n1"
         | "neoverse-v1" => one(&mut v, "armv8_pmuv3_0", ARMV8_PMUV3),
+        // dmr_uncores[31] = dmr_uncore_cbo (tip 66e2075426f3): one PMU per CBO box the CBB
+        // tables list (the simulated part's 4).
+        "diamond-rapids" => {
+            one(&mut v, "cpu", CPU);
+            v.extend(idx("uncore_cbo", 4, DMR_SCA));
+        }
         _ => one(&mut v, "cpu", CPU),
     }
     v

@@ -9,7 +9,7 @@ use pmu_runtime::discovery::{
 };
 use pmu_runtime::lookup::processor;
 use pmu_runtime::machine::Machine;
-use pmu_runtime::part::{joined_tables, readable_tables, JoinedTable};
+use pmu_runtime::part::{domain_init_text, joined_tables, readable_tables, JoinedTable};
 use pmu_runtime::report::joined::{json_text, text};
 use pmu_runtime::Bdf;
 
@@ -75,7 +75,8 @@ pub fn run(a: &DiscoverArgs, json_out: bool) -> Result<String, Failure> {
     let out = if json_out {
         json_text(&tables)
     } else {
-        text(&tables, a.csv)
+        let sim = a.sim.then(|| Machine::simulating(processor));
+        text(&tables, a.csv) + &sim.map_or_else(String::new, |m| domain_init_text(processor, &m))
     };
     let all = tables.iter().flat_map(|(_, j)| &j.boxes);
     let bad = all.clone().filter(|b| !b.status.is_trusted()).count();

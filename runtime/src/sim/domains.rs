@@ -26,6 +26,7 @@ use crate::access::{
 };
 use crate::boxes::Boxes;
 use crate::table_format::{AccessKind, MemoryTable, TableBox};
+use crate::table_placed::EntryPlace;
 
 /// The freeze_all bit of a discovery table's global control (bit 0, as the comment of
 /// Linux's `uncore_mmio_global_init` gives it): while set, no box of the table counts.
@@ -178,9 +179,13 @@ fn global_control(n: usize) -> u64 {
 /// simulated part models them.
 fn placed_msr_boxes(processor: &'static ProcessorInfo) -> Vec<TableBox> {
     let spec = Boxes::of(processor);
-    super::table_placed::places(spec)
+    // MSR boxes sit at the same MSRs on every socket: no bus is needed to place them.
+    super::table_placed::places(spec, &[])
         .into_iter()
         .filter_map(|(instance, at)| {
+            let EntryPlace::Msr(at) = *at.first()? else {
+                return None;
+            };
             let b = spec.find(instance)?;
             Some(TableBox {
                 box_type: b.pmu.discovery_type?,

@@ -793,12 +793,17 @@ fn typed_core_events_of_every_processor_go_into_the_architectural_select() {
     for p in PROCESSORS
         .iter()
         // Diamond Rapids: Intel publishes no event list for it (its spec is its identity). The
-        // discovery table, the CMN mesh and ACPI's APMT are no cores.
+        // discovery table, the CMN mesh, ACPI's APMT and NVIDIA's SCF PMU are no cores.
         .filter(|p| {
             !own_core(p)
                 && !matches!(
                     p.id,
-                    "architectural" | "discovery" | "diamond-rapids" | "arm-cmn-700" | "apmt"
+                    "architectural"
+                        | "discovery"
+                        | "diamond-rapids"
+                        | "arm-cmn-700"
+                        | "apmt"
+                        | "nvidia-grace-scf"
                 )
         })
     {

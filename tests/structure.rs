@@ -37,10 +37,10 @@ fn every_unit_declares_its_structure() {
     // Zen 2 to 6: 3 + 3 + 4 + 4 + 4 (Zen 6 has Zen 5's, units-from); the free-running units: the IIO's of Skylake-SP and Cascade
     // Lake, the IIO's and iMC's of Ice Lake-SP, and of Sapphire and Emerald Rapids, the IIO's
     // of Granite Rapids, Sierra Forest and Clearwater Forest; the Arm Neoverse core PMU of the
-    // V2, N2, V3, N3, N1 and V1: 6.
+    // V2, N2, V3, N3, N1 and V1: 6; NVIDIA Grace's SCF PMU: 1.
     assert_eq!(
         pmus().count(),
-        75 + 8 * 2 + 8 * 3 + 14 + 4 + 4 + 2 + 2 + 3 + 6
+        75 + 8 * 2 + 8 * 3 + 14 + 4 + 4 + 2 + 2 + 3 + 6 + 1
     );
 }
 

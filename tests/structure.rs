@@ -130,7 +130,8 @@ fn every_counter_of_every_box_resolves() {
     // 9*6 and memory-mapped iMC 5*4, Sapphire and Emerald Rapids' IIO 17*12 and memory-mapped
     // iMC 3*4 each, Granite Rapids', Sierra Forest's and Clearwater Forest's IIO 17*16 each.
     // Arm Neoverse V2's, N2's, V3's, N3's, N1's and V1's PMUv3: the architecture's 31 event
-    // counters and the cycle counter each.
+    // counters and the cycle counter each; NVIDIA Grace's SCF PMU: the CoreSight PMU
+    // architecture's 31 event counters and the cycle counter.
     assert_eq!(
         counters,
         98 + 83
@@ -151,6 +152,7 @@ fn every_counter_of_every_box_resolves() {
             + 3 * 4 * 2
             + 17 * 16 * 3
             + (31 + 1) * 6
+            + (31 + 1)
     );
 }
 

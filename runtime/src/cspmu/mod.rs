@@ -263,9 +263,10 @@ impl Placement {
         for &(n, _) in &self.placed {
             events.push((n, regs.read64(pmu.counter_at(n))?));
         }
-        let cycles = match self.cycles {
-            true => Some(regs.read64(pmu.counter_at(CYCLE_COUNTER))?),
-            false => None,
+        let cycles = if self.cycles {
+            Some(regs.read64(pmu.counter_at(CYCLE_COUNTER))?)
+        } else {
+            None
         };
         Ok(Counts { events, cycles })
     }

@@ -166,7 +166,7 @@ impl SimCspmu {
 
 /// The bits of the counters implemented (event counters and the cycle counter).
 fn implemented() -> u64 {
-    (1u64 << SIM_EVENT_COUNTERS) - 1 | 1 << CYCLE
+    ((1u64 << SIM_EVENT_COUNTERS) - 1) | (1 << CYCLE)
 }
 
 /// Whether counter `n` counts now: PMCR.E and its enable bit.

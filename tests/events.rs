@@ -795,12 +795,12 @@ fn typed_core_events_of_every_processor_go_into_the_architectural_select() {
     for p in PROCESSORS
         .iter()
         // Diamond Rapids: Intel publishes no event list for it (its spec is its identity).
-        // Processors of layouts only (the discovery table, the CMN mesh, ACPI's APMT) are no
-        // cores.
+        // Processors of layouts only (the discovery table, the CMN mesh, ACPI's APMT) and
+        // NVIDIA's SCF PMU are no cores.
         .filter(|p| {
             !own_core(p)
                 && !support::layouts_only(p)
-                && !matches!(p.id, "architectural" | "diamond-rapids")
+                && !matches!(p.id, "architectural" | "diamond-rapids" | "nvidia-grace-scf")
         })
     {
         let c = p

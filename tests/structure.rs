@@ -38,15 +38,16 @@ fn every_unit_declares_its_structure() {
         }
     }
     // 7 + 8 + 9 + 10 + 10 + 10 + 10 + 10 + 1 units, Sapphire Rapids' and Emerald Rapids' 8 each,
-    // Granite Rapids' 8 (its PCU placed by the discovery table) and the same 8 of Sierra and
-    // Clearwater Forest (units-from), and AMD
+    // Granite Rapids' 10 (its PCU, B2UPI and B2CXL placed by the discovery table) and the same
+    // 10 of Sierra and Clearwater Forest (units-from), and AMD
     // Zen 2 to 6: 3 + 3 + 4 + 4 + 4 (Zen 6 has Zen 5's, units-from); the free-running units: the IIO's of Skylake-SP and Cascade
     // Lake, the IIO's and iMC's of Ice Lake-SP, and of Sapphire and Emerald Rapids, the IIO's
     // of Granite Rapids, Sierra Forest and Clearwater Forest; the Arm Neoverse core PMU of the
-    // V2, N2, V3, N3, N1 and V1: 6; Diamond Rapids' CBO (placed by its CBB table): 1.
+    // V2, N2, V3, N3, N1 and V1: 6; Diamond Rapids' CBO (placed by its CBB table): 1; NVIDIA
+    // Grace's SCF PMU: 1.
     assert_eq!(
         pmus().count(),
-        75 + 8 * 2 + 8 * 3 + 14 + 4 + 4 + 2 + 2 + 3 + 6 + 1
+        75 + 8 * 2 + 10 * 3 + 14 + 4 + 4 + 2 + 2 + 3 + 6 + 1 + 1
     );
 }
 
@@ -136,7 +137,8 @@ fn every_counter_of_every_box_resolves() {
     // 9*6 and memory-mapped iMC 5*4, Sapphire and Emerald Rapids' IIO 17*12 and memory-mapped
     // iMC 3*4 each, Granite Rapids', Sierra Forest's and Clearwater Forest's IIO 17*16 each.
     // Arm Neoverse V2's, N2's, V3's, N3's, N1's and V1's PMUv3: the architecture's 31 event
-    // counters and the cycle counter each.
+    // counters and the cycle counter each; NVIDIA Grace's SCF PMU: the CoreSight PMU
+    // architecture's 31 event counters and the cycle counter.
     assert_eq!(
         counters,
         98 + 83
@@ -157,6 +159,7 @@ fn every_counter_of_every_box_resolves() {
             + 3 * 4 * 2
             + 17 * 16 * 3
             + (31 + 1) * 6
+            + (31 + 1)
     );
 }
 

@@ -125,6 +125,7 @@
 //! | `neoverse-v1` | [`neoverse_v1`] | Arm Neoverse V1 core PMU (PMUv3, Armv8.4: 32-bit event counters) |
 //! | `arm-cmn-700` | [`arm_cmn_700`] | Arm CoreLink CMN-700 coherent mesh network PMU (AWS Graviton4 and others) |
 //! | `apmt` | [`apmt`] | ACPI APMT (Arm Performance Monitoring Table) and the Arm CoreSight PMU architecture (arm_cspmu) |
+//! | `nvidia-grace-scf` | [`nvidia_grace_scf`] | NVIDIA Grace Scalable Coherency Fabric (SCF) PMU (CoreSight PMU, arm_cspmu; PMIIDR 0x2CF0036B) |
 //! | `discovery` | [`discovery`] | Intel uncore performance-monitoring discovery table (Sapphire Rapids on) |
 #![no_std]
 #![forbid(unsafe_code)]
@@ -237,6 +238,9 @@ pub mod arm_cmn_700;
 #[cfg(feature = "apmt")]
 #[rustfmt::skip]
 pub mod apmt;
+#[cfg(feature = "nvidia-grace-scf")]
+#[rustfmt::skip]
+pub mod nvidia_grace_scf;
 #[cfg(feature = "discovery")]
 #[rustfmt::skip]
 pub mod discovery;
@@ -299,6 +303,8 @@ pub static PROCESSORS: &[&support::ProcessorInfo] = &[
     &arm_cmn_700::PROCESSOR,
     #[cfg(feature = "apmt")]
     &apmt::PROCESSOR,
+    #[cfg(feature = "nvidia-grace-scf")]
+    &nvidia_grace_scf::PROCESSOR,
     #[cfg(feature = "discovery")]
     &discovery::PROCESSOR,
 ];
@@ -348,7 +354,7 @@ pub static SOCS: &[support::SocInfo] = &[
         id: "nvidia-grace",
         name: "NVIDIA Grace (Neoverse V2 cores, Scalable Coherency Fabric)",
         cores: "neoverse-v2",
-        uncore: &["apmt"],
+        uncore: &["nvidia-grace-scf"],
         soc_id: Some(("jep106:036b:0241", "nvidia-grace-soc-id")),
         source: "nvidia-grace-soc",
     },

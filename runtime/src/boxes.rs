@@ -431,6 +431,16 @@ impl PmuBox {
             .any(|c| matches!(c.counter.addr.location, Location::SysReg(_)))
     }
 
+    /// Whether its counters are in a page a firmware table places (space `table`: a
+    /// CoreSight PMU the APMT lists, NVIDIA's SCF): no machine of ours has it at a fixed
+    /// address, so only `crate::cspmu` (through the place the table gives) and the kernel's
+    /// perf PMU reach it.
+    pub fn placed_by_firmware(&self) -> bool {
+        self.counters
+            .iter()
+            .any(|c| matches!(c.counter.addr.location, Location::Table(_)))
+    }
+
     /// Counter `number`.
     pub fn counter(&self, number: u32) -> Option<&Counter> {
         self.counters.iter().find(|c| c.number() == number)

@@ -34,7 +34,9 @@
 //!   read through memory-mapped access, checked, and joined with the spec's boxes.
 //!   [`table_format`]: the table's bytes, which the reader and the simulator both use.
 //! - [`apmt`]: the ACPI APMT table (the CoreSight PMUs of an Arm SoC), read from its bytes
-//!   and checked. [`soc`]: which SoC an Arm machine is, by its SMCCC SOC_ID.
+//!   and checked. [`cspmu`]: the CoreSight PMUs it lists, identified by their PMIIDR and
+//!   counted on with everything put back. [`soc`]: which SoC an Arm machine is, by its SMCCC
+//!   SOC_ID.
 //! - `perfmon` (feature `perfmon`): event descriptions from Intel's perfmon JSON files, and
 //!   what an event sets beyond its code and umask, as `pmu list --events` shows them.
 //! - [`detect`]: what this machine has, as data: the processor `/proc/cpuinfo` describes,
@@ -81,6 +83,7 @@ pub mod codec;
 pub mod constants;
 pub mod counters;
 pub mod cpuid;
+pub mod cspmu;
 pub mod detect;
 pub mod discovery;
 pub mod error;

@@ -764,6 +764,7 @@ const LAYERS: [&[&str]; 9] = [
         "perfmon",
         "quirks",
         "cmn",
+        "cspmu",
     ],
     &["msr", "pci", "mmio", "sim", "fault"],
     &["counters", "discovery"],

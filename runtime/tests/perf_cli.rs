@@ -705,3 +705,52 @@ fn encode_perf_gives_arm_pmuv3_strings_its_format_files_parse() {
     assert!(err.contains("`:u` user only, `:k` kernel only"), "{err}");
     assert!(!err.contains("--backend raw"), "{err}");
 }
+
+/// NVIDIA Grace's SCF PMU through the kernel's format file, copied from
+/// drivers/perf/arm_cspmu/arm_cspmu.h (`event` is `config:0-32`) into `fixtures/arm`: the
+/// string names the event by its number (`scf_cache` is 0xF2 in Linux's nvidia_cspmu.c) on
+/// socket 0's PMU, `nvidia_scf_pmu_0`, and the format file places it in config.
+#[test]
+fn encode_perf_gives_nvidia_scf_strings_its_format_file_parses() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/arm");
+    let r = root.to_str().unwrap();
+    let (code, out, err) = run(&[
+        "--json",
+        "encode",
+        "nvidia-grace-scf:PMEVTYPER5",
+        "event=scf_cache",
+        "--perf",
+        "--root",
+        r,
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let v: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["event"].as_str(), Some("nvidia_scf_pmu_0/event=0xf2/"));
+    let terms = v["event"]
+        .as_str()
+        .and_then(|e| e.strip_prefix("nvidia_scf_pmu_0/"))
+        .and_then(|t| t.strip_suffix('/'))
+        .unwrap();
+    let dir = root.join("sys/bus/event_source/devices/nvidia_scf_pmu_0/format");
+    let mut words = [0u64; 3];
+    for (name, value) in pmu_runtime::perf::format::parse_terms(terms).unwrap() {
+        let text = fs::read_to_string(dir.join(&name)).unwrap();
+        let field = pmu_runtime::perf::format::FormatField::parse(&name, &text).unwrap();
+        field.place(value, &mut words).unwrap();
+    }
+    assert_eq!(words, [0xF2, 0, 0]);
+    // The highest event number of the list (cmem_wr_total_bytes, 0x1db) passes whole.
+    let (code, out, err) = run(&[
+        "encode",
+        "nvidia-grace-scf:PMEVTYPER0",
+        "event=cmem_wr_total_bytes",
+        "--perf",
+        "--root",
+        r,
+    ]);
+    assert_eq!(
+        (code, out.as_str()),
+        (0, "nvidia_scf_pmu_0/event=0x1db/\n"),
+        "{err}"
+    );
+}

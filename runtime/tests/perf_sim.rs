@@ -113,11 +113,16 @@ fn selection(processor: &'static ProcessorInfo, unit: &str, n: usize) -> Selecti
 /// is no raw count to compare (the kernel's format for them: perf_cli.rs).
 /// Read from the unit's own structure (as `PmuBox::through_perf_only` decides for a box),
 /// without building every processor's boxes.
+/// A CoreSight PMU's page (space `table`, placed by the APMT) is no register of the simulated
+/// machine either: cspmu_sim.rs counts it on its own simulated page.
 fn through_perf_only(u: &'static pmu_regs::UnitInfo) -> bool {
     u.pmu.is_some_and(|m| {
-        m.counters
-            .iter()
-            .any(|c| c.counter.register.space == pmu_regs::Space::SysReg)
+        m.counters.iter().any(|c| {
+            matches!(
+                c.counter.register.space,
+                pmu_regs::Space::SysReg | pmu_regs::Space::Table
+            )
+        })
     })
 }
 

@@ -42,7 +42,7 @@ fn grace_is_named_by_its_soc_id_with_its_cores_and_uncore() {
     let out = detect(0xD4F, Some(("jep106:036b:0241", "jep106:036b")), &[]);
     assert!(out.contains("specs: neoverse-v2 ("), "{out}");
     assert!(
-        out.contains("soc: nvidia-grace (NVIDIA Grace (Neoverse V2 cores, Scalable Coherency Fabric)): cores neoverse-v2, uncore apmt; SMCCC SOC_ID jep106:036b:0241"),
+        out.contains("soc: nvidia-grace (NVIDIA Grace (Neoverse V2 cores, Scalable Coherency Fabric)): cores neoverse-v2, uncore nvidia-grace-scf; SMCCC SOC_ID jep106:036b:0241"),
         "{out}"
     );
     assert!(!out.contains("but the cores are"), "{out}");

@@ -6025,6 +6025,102 @@ layouts! {
 }
 }
 
+#[cfg(feature = "nvidia-grace-scf")]
+mod nvidia_grace_scf_scf {
+use super::*;
+use pmu_regs::nvidia_grace_scf::scf::*;
+
+layout! {
+    pmevcntr: Pmevcntr;
+    rw(count, with_count, val u64, 0, 64);
+}
+layout! {
+    pmccntr: Pmccntr;
+    rw(count, with_count, val u64, 0, 64);
+}
+layout! {
+    pmevtyper: Pmevtyper;
+    rw(ev_sel, with_ev_sel, val u32, 0, 32);
+}
+layout! {
+    pmccfiltr: Pmccfiltr;
+    rw(filter, with_filter, val u32, 0, 32);
+}
+layout! {
+    pmcntenset: Pmcntenset;
+    rw(cycle, with_cycle, val bool, 31, 1);
+    rw(counters, with_counters, val u32, 0, 31);
+    checked(try_with_counters, u32, 31);
+}
+layout! {
+    pmcntenclr: Pmcntenclr;
+    wo(with_cycle, val bool, 31, 1);
+    wo(with_counters, val u32, 0, 31);
+    checked(try_with_counters, u32, 31);
+}
+layout! {
+    pmovsclr: Pmovsclr;
+    wo(with_cycle, val bool, 31, 1);
+    wo(with_counters, val u32, 0, 31);
+    checked(try_with_counters, u32, 31);
+}
+layout! {
+    pmovsset: Pmovsset;
+    rw(cycle, with_cycle, val bool, 31, 1);
+    rw(counters, with_counters, val u32, 0, 31);
+    checked(try_with_counters, u32, 31);
+}
+layout! {
+    pmcfgr: Pmcfgr;
+    ro(ncg, val u8, 28, 4);
+    ro(hdbg, val bool, 24, 1);
+    ro(tro, val bool, 23, 1);
+    ro(ss, val bool, 22, 1);
+    ro(fzo, val bool, 21, 1);
+    ro(msi, val bool, 20, 1);
+    ro(uen, val bool, 19, 1);
+    ro(na, val bool, 17, 1);
+    ro(ex, val bool, 16, 1);
+    ro(ccd, val bool, 15, 1);
+    ro(cc, val bool, 14, 1);
+    ro(size, val u8, 8, 6);
+    ro(n, val u8, 0, 8);
+}
+layout! {
+    pmcr: Pmcr;
+    rw(tro, with_tro, val bool, 11, 1);
+    rw(hdbg, with_hdbg, val bool, 10, 1);
+    rw(fzo, with_fzo, val bool, 9, 1);
+    rw(na, with_na, val bool, 8, 1);
+    rw(dp, with_dp, val bool, 5, 1);
+    rw(x, with_x, val bool, 4, 1);
+    rw(d, with_d, val bool, 3, 1);
+    wo(with_c, val bool, 2, 1);
+    wo(with_p, val bool, 1, 1);
+    rw(e, with_e, val bool, 0, 1);
+}
+layout! {
+    pmiidr: Pmiidr;
+    ro(productid, val u16, 20, 12);
+    ro(variant, val u8, 16, 4);
+    ro(revision, val u8, 12, 4);
+    ro(implementer, val u16, 0, 12);
+}
+layouts! {
+    pmevcntr,
+    pmccntr,
+    pmevtyper,
+    pmccfiltr,
+    pmcntenset,
+    pmcntenclr,
+    pmovsclr,
+    pmovsset,
+    pmcfgr,
+    pmcr,
+    pmiidr,
+}
+}
+
 #[cfg(feature = "discovery")]
 mod discovery_dvsec {
 use super::*;

@@ -185,6 +185,7 @@ pub fn on_simulator_with(
     rows.extend(discovery(machine, boxes));
     rows.extend(super::buses::rows(machine, boxes, None));
     rows.extend(through_perf_only(boxes));
+    rows.extend(firmware_placed(boxes));
     let faulted: Vec<&str> = config
         .broken
         .iter()
@@ -289,6 +290,25 @@ fn through_perf_only(boxes: &'static Boxes) -> Vec<CheckRow> {
         .collect()
 }
 
+/// A note per unit whose page a firmware table places (a CoreSight PMU): the simulated
+/// machine has no such page; `crate::cspmu` counts it on its own simulated APMT.
+fn firmware_placed(boxes: &'static Boxes) -> Vec<CheckRow> {
+    let mut units: Vec<&'static str> = Vec::new();
+    for b in boxes.boxes.iter().filter(|b| b.placed_by_firmware()) {
+        if !units.contains(&b.unit.name) {
+            units.push(b.unit.name);
+        }
+    }
+    units
+        .into_iter()
+        .map(|u| {
+            let note = "a CoreSight PMU the APMT places: no register rows here; counted on \
+                        its own simulated page (pmu_runtime::cspmu)";
+            CheckRow::note(format!("apmt-placed {u}"), note.to_string())
+        })
+        .collect()
+}
+
 /// The first box of every unit whose counters only perf reaches that has a general counter.
 fn perf_only_boxes(boxes: &'static Boxes) -> Vec<&'static PmuBox> {
     let mut out: Vec<&'static PmuBox> = Vec::new();
@@ -305,7 +325,8 @@ fn perf_only_boxes(boxes: &'static Boxes) -> Vec<&'static PmuBox> {
 /// fault on any box is found and named.
 fn counted_boxes(boxes: &'static Boxes, faulted: &[&str]) -> Vec<&'static PmuBox> {
     let mut out: Vec<&'static PmuBox> = Vec::new();
-    for b in boxes.boxes.iter().filter(|b| !b.through_perf_only()) {
+    let modelled = |b: &&PmuBox| !b.through_perf_only() && !b.placed_by_firmware();
+    for b in boxes.boxes.iter().filter(modelled) {
         let named = faulted.iter().any(|f| f.eq_ignore_ascii_case(b.instance));
         let first = !out.iter().any(|o| std::ptr::eq(o.unit, b.unit));
         if general(b).is_some() && (first || named) {

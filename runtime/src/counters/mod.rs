@@ -96,9 +96,11 @@ impl<B: MsrAccess + PciAccess + MmioAccess + ?Sized> RegIo<'_, B> {
             }
             pmu_regs::Location::Table(_) => Err(UsageError::BadValue {
                 text: reg.name().to_string(),
-                expected:
-                    "a box register (this is a discovery-table layout: pmu discover reads it)"
-                        .into(),
+                expected: "a box register at a fixed address (this one is at an offset in a \
+                           structure found at run time: a discovery-table layout, which `pmu \
+                           discover` reads, or a CoreSight PMU's page the APMT places, which the \
+                           kernel's perf PMU counts: `pmu encode ... --perf` gives its event)"
+                    .into(),
             }
             .into()),
             pmu_regs::Location::SysReg(_) => Err(UsageError::BadValue {

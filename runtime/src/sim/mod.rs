@@ -33,6 +33,7 @@
 mod arch;
 pub mod cmn;
 pub mod counting;
+pub mod cspmu;
 pub mod domains;
 mod mmio;
 mod part;

@@ -186,6 +186,11 @@ impl Validator {
             v.dedup();
             v.into_iter().map(|r| &registers[r]).collect()
         };
+        // A fixed counter among them with a control of its own may be chosen by the event
+        // format's one bit above the event field (arm_cspmu's `cycles`, config bit 32).
+        let fixed_select = unit_counters.iter().any(|c| {
+            c.kind == CounterKind::Fixed && c.control.is_some() && counters.contains(&c.number)
+        });
         for format in &driver.formats {
             let f = Format {
                 at: pf.at,
@@ -195,7 +200,7 @@ impl Validator {
             match &format.target {
                 FormatTarget::Role(role) => {
                     for reg in &controls {
-                        self.format_on_role(unit, f, reg, *role);
+                        self.format_on_role(unit, f, reg, (*role, fixed_select));
                     }
                 }
                 FormatTarget::Field(name) => {
@@ -222,8 +227,14 @@ impl Validator {
 
     /// A format mapped onto `role`: the control `reg` has a field of that role (serving
     /// every counter) of the format's width, or for `event` that width less the `event-ext`
-    /// bit.
-    fn format_on_role(&mut self, unit: &UnitScope<'_>, f: Format, reg: &Register, role: Role) {
+    /// bit, or less the one bit that selects a fixed counter (`fixed_select`).
+    fn format_on_role(
+        &mut self,
+        unit: &UnitScope<'_>,
+        f: Format,
+        reg: &Register,
+        (role, fixed_select): (Role, bool),
+    ) {
         let (driver, format) = (f.driver, f.format);
         let has = |r: Role| {
             reg.fields.iter().find(|x| {
@@ -245,7 +256,8 @@ impl Validator {
         };
         let ext = has(Role::EventExt).map_or(0, |e| e.width());
         let fits = field.width() == format.width
-            || (role == Role::Event && ext > 0 && field.width() + ext == format.width);
+            || (role == Role::Event && ext > 0 && field.width() + ext == format.width)
+            || (role == Role::Event && fixed_select && field.width() + 1 == format.width);
         if !fits {
             self.push(unit.ctx.error(
                 f.at,

@@ -664,8 +664,7 @@ impl Layout for PmcfgrLayout {
     const FIELDS: &'static [FieldInfo] = &[
         FieldInfo::row("ncg", 28, 31, Access::Ro,
             "Number of counter groups, minus one."),
-        FieldInfo::row("rsv", 25, 27, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 25, 27, Access::Rsv),
         FieldInfo::row("hdbg", 24, 24, Access::Ro,
             "Halt-on-debug is implemented."),
         FieldInfo::row("tro", 23, 23, Access::Ro,
@@ -678,8 +677,7 @@ impl Layout for PmcfgrLayout {
             "Overflow can be signalled by a message-signalled interrupt."),
         FieldInfo::row("uen", 19, 19, Access::Ro,
             "The user-enable register is implemented."),
-        FieldInfo::row("rsv", 18, 18, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 18, 18, Access::Rsv),
         FieldInfo::row("na", 17, 17, Access::Ro,
             "PMCR.NA is implemented."),
         FieldInfo::row("ex", 16, 16, Access::Ro,
@@ -799,8 +797,7 @@ impl Layout for PmcrLayout {
     const INFO: &'static RegisterInfo = &PMCR_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 12, 31, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 12, 31, Access::Rsv),
         FieldInfo::row("tro", 11, 11, Access::Rw,
             "Trace on overflow."),
         FieldInfo::row("hdbg", 10, 10, Access::Rw,
@@ -809,8 +806,7 @@ impl Layout for PmcrLayout {
             "Freeze the counters on overflow."),
         FieldInfo::row("na", 8, 8, Access::Rw,
             "No advance while disabled."),
-        FieldInfo::row("rsv", 6, 7, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 6, 7, Access::Rsv),
         FieldInfo::row("dp", 5, 5, Access::Rw,
             "Disable the cycle counter when event counting is prohibited."),
         FieldInfo::row("x", 4, 4, Access::Rw,
@@ -994,7 +990,7 @@ static PMIIDR_INFO: RegisterInfo = RegisterInfo {
 mod unit_events {
 use super::*;
 #[allow(unused_imports)]
-use crate::core_events::{ev, EventRow};
+use crate::core_events::{event_table, EventRow};
 #[cfg(feature = "metadata")]
 use crate::core_events::{event_info_refs, event_infos};
 
@@ -1013,112 +1009,6 @@ pub struct Event {
 }
 
 impl Event {
-    /// `bus_cycles`.
-    pub const BUS_CYCLES: Event = Event::row(0);
-    /// `scf_cache_allocate`.
-    pub const SCF_CACHE_ALLOCATE: Event = Event::row(1);
-    /// `scf_cache_refill`.
-    pub const SCF_CACHE_REFILL: Event = Event::row(2);
-    /// `scf_cache`.
-    pub const SCF_CACHE: Event = Event::row(3);
-    /// `scf_cache_wb`.
-    pub const SCF_CACHE_WB: Event = Event::row(4);
-    /// `socket_0_rd_data`.
-    pub const SOCKET_0_RD_DATA: Event = Event::row(5);
-    /// `socket_1_rd_data`.
-    pub const SOCKET_1_RD_DATA: Event = Event::row(6);
-    /// `socket_2_rd_data`.
-    pub const SOCKET_2_RD_DATA: Event = Event::row(7);
-    /// `socket_3_rd_data`.
-    pub const SOCKET_3_RD_DATA: Event = Event::row(8);
-    /// `socket_0_wb_data`.
-    pub const SOCKET_0_WB_DATA: Event = Event::row(9);
-    /// `socket_1_wb_data`.
-    pub const SOCKET_1_WB_DATA: Event = Event::row(10);
-    /// `socket_2_wb_data`.
-    pub const SOCKET_2_WB_DATA: Event = Event::row(11);
-    /// `socket_3_wb_data`.
-    pub const SOCKET_3_WB_DATA: Event = Event::row(12);
-    /// `socket_0_rd_outstanding`.
-    pub const SOCKET_0_RD_OUTSTANDING: Event = Event::row(13);
-    /// `socket_1_rd_outstanding`.
-    pub const SOCKET_1_RD_OUTSTANDING: Event = Event::row(14);
-    /// `socket_2_rd_outstanding`.
-    pub const SOCKET_2_RD_OUTSTANDING: Event = Event::row(15);
-    /// `socket_3_rd_outstanding`.
-    pub const SOCKET_3_RD_OUTSTANDING: Event = Event::row(16);
-    /// `socket_0_rd_access`.
-    pub const SOCKET_0_RD_ACCESS: Event = Event::row(17);
-    /// `socket_1_rd_access`.
-    pub const SOCKET_1_RD_ACCESS: Event = Event::row(18);
-    /// `socket_2_rd_access`.
-    pub const SOCKET_2_RD_ACCESS: Event = Event::row(19);
-    /// `socket_3_rd_access`.
-    pub const SOCKET_3_RD_ACCESS: Event = Event::row(20);
-    /// `socket_0_wb_access`.
-    pub const SOCKET_0_WB_ACCESS: Event = Event::row(21);
-    /// `socket_1_wb_access`.
-    pub const SOCKET_1_WB_ACCESS: Event = Event::row(22);
-    /// `socket_2_wb_access`.
-    pub const SOCKET_2_WB_ACCESS: Event = Event::row(23);
-    /// `socket_3_wb_access`.
-    pub const SOCKET_3_WB_ACCESS: Event = Event::row(24);
-    /// `socket_0_wr_access`.
-    pub const SOCKET_0_WR_ACCESS: Event = Event::row(25);
-    /// `socket_1_wr_access`.
-    pub const SOCKET_1_WR_ACCESS: Event = Event::row(26);
-    /// `socket_2_wr_access`.
-    pub const SOCKET_2_WR_ACCESS: Event = Event::row(27);
-    /// `socket_3_wr_access`.
-    pub const SOCKET_3_WR_ACCESS: Event = Event::row(28);
-    /// `gmem_rd_data`.
-    pub const GMEM_RD_DATA: Event = Event::row(29);
-    /// `gmem_rd_access`.
-    pub const GMEM_RD_ACCESS: Event = Event::row(30);
-    /// `gmem_rd_outstanding`.
-    pub const GMEM_RD_OUTSTANDING: Event = Event::row(31);
-    /// `gmem_wb_data`.
-    pub const GMEM_WB_DATA: Event = Event::row(32);
-    /// `gmem_wb_access`.
-    pub const GMEM_WB_ACCESS: Event = Event::row(33);
-    /// `gmem_wr_data`.
-    pub const GMEM_WR_DATA: Event = Event::row(34);
-    /// `gmem_wr_access`.
-    pub const GMEM_WR_ACCESS: Event = Event::row(35);
-    /// `socket_0_wr_data`.
-    pub const SOCKET_0_WR_DATA: Event = Event::row(36);
-    /// `socket_1_wr_data`.
-    pub const SOCKET_1_WR_DATA: Event = Event::row(37);
-    /// `socket_2_wr_data`.
-    pub const SOCKET_2_WR_DATA: Event = Event::row(38);
-    /// `socket_3_wr_data`.
-    pub const SOCKET_3_WR_DATA: Event = Event::row(39);
-    /// `gmem_wr_total_bytes`.
-    pub const GMEM_WR_TOTAL_BYTES: Event = Event::row(40);
-    /// `remote_socket_wr_total_bytes`.
-    pub const REMOTE_SOCKET_WR_TOTAL_BYTES: Event = Event::row(41);
-    /// `remote_socket_rd_data`.
-    pub const REMOTE_SOCKET_RD_DATA: Event = Event::row(42);
-    /// `remote_socket_rd_outstanding`.
-    pub const REMOTE_SOCKET_RD_OUTSTANDING: Event = Event::row(43);
-    /// `remote_socket_rd_access`.
-    pub const REMOTE_SOCKET_RD_ACCESS: Event = Event::row(44);
-    /// `cmem_rd_data`.
-    pub const CMEM_RD_DATA: Event = Event::row(45);
-    /// `cmem_rd_access`.
-    pub const CMEM_RD_ACCESS: Event = Event::row(46);
-    /// `cmem_rd_outstanding`.
-    pub const CMEM_RD_OUTSTANDING: Event = Event::row(47);
-    /// `cmem_wb_data`.
-    pub const CMEM_WB_DATA: Event = Event::row(48);
-    /// `cmem_wb_access`.
-    pub const CMEM_WB_ACCESS: Event = Event::row(49);
-    /// `cmem_wr_data`.
-    pub const CMEM_WR_DATA: Event = Event::row(50);
-    /// `cmem_wr_access`.
-    pub const CMEM_WR_ACCESS: Event = Event::row(51);
-    /// `cmem_wr_total_bytes`.
-    pub const CMEM_WR_TOTAL_BYTES: Event = Event::row(52);
 
     /// Every event of the unit.
     pub const ALL: &'static [Event] = &{
@@ -1166,63 +1056,66 @@ impl Event {
     }
 }
 
-/// The events, row n for `Event::row(n)`: `ev(name, event select, umask, counters)` (bit n
-/// of counters: counter n may count it) and what else each sets.
-const EVENT_ROWS: &[EventRow] = &[
-    ev("bus_cycles", 0x1d, 0x00, 0b1111111111111111111111111111111),
-    ev("scf_cache_allocate", 0xf0, 0x00, 0b1111111111111111111111111111111),
-    ev("scf_cache_refill", 0xf1, 0x00, 0b1111111111111111111111111111111),
-    ev("scf_cache", 0xf2, 0x00, 0b1111111111111111111111111111111),
-    ev("scf_cache_wb", 0xf3, 0x00, 0b1111111111111111111111111111111),
-    ev("socket_0_rd_data", 0x101, 0x00, 0b1111111111111111111111111111111),
-    ev("socket_1_rd_data", 0x102, 0x00, 0b1111111111111111111111111111111),
-    ev("socket_2_rd_data", 0x103, 0x00, 0b1111111111111111111111111111111),
-    ev("socket_3_rd_data", 0x104, 0x00, 0b1111111111111111111111111111111),
-    ev("socket_0_wb_data", 0x109, 0x00, 0b1111111111111111111111111111111),
-    ev("socket_1_wb_data", 0x10a, 0x00, 0b1111111111111111111111111111111),
-    ev("socket_2_wb_data", 0x10b, 0x00, 0b1111111111111111111111111111111),
-    ev("socket_3_wb_data", 0x10c, 0x00, 0b1111111111111111111111111111111),
-    ev("socket_0_rd_outstanding", 0x115, 0x00, 0b1111111111111111111111111111111),
-    ev("socket_1_rd_outstanding", 0x116, 0x00, 0b1111111111111111111111111111111),
-    ev("socket_2_rd_outstanding", 0x117, 0x00, 0b1111111111111111111111111111111),
-    ev("socket_3_rd_outstanding", 0x118, 0x00, 0b1111111111111111111111111111111),
-    ev("socket_0_rd_access", 0x12d, 0x00, 0b1111111111111111111111111111111),
-    ev("socket_1_rd_access", 0x12e, 0x00, 0b1111111111111111111111111111111),
-    ev("socket_2_rd_access", 0x12f, 0x00, 0b1111111111111111111111111111111),
-    ev("socket_3_rd_access", 0x130, 0x00, 0b1111111111111111111111111111111),
-    ev("socket_0_wb_access", 0x135, 0x00, 0b1111111111111111111111111111111),
-    ev("socket_1_wb_access", 0x136, 0x00, 0b1111111111111111111111111111111),
-    ev("socket_2_wb_access", 0x137, 0x00, 0b1111111111111111111111111111111),
-    ev("socket_3_wb_access", 0x138, 0x00, 0b1111111111111111111111111111111),
-    ev("socket_0_wr_access", 0x139, 0x00, 0b1111111111111111111111111111111),
-    ev("socket_1_wr_access", 0x13a, 0x00, 0b1111111111111111111111111111111),
-    ev("socket_2_wr_access", 0x13b, 0x00, 0b1111111111111111111111111111111),
-    ev("socket_3_wr_access", 0x13c, 0x00, 0b1111111111111111111111111111111),
-    ev("gmem_rd_data", 0x16d, 0x00, 0b1111111111111111111111111111111),
-    ev("gmem_rd_access", 0x16e, 0x00, 0b1111111111111111111111111111111),
-    ev("gmem_rd_outstanding", 0x16f, 0x00, 0b1111111111111111111111111111111),
-    ev("gmem_wb_data", 0x173, 0x00, 0b1111111111111111111111111111111),
-    ev("gmem_wb_access", 0x174, 0x00, 0b1111111111111111111111111111111),
-    ev("gmem_wr_data", 0x179, 0x00, 0b1111111111111111111111111111111),
-    ev("gmem_wr_access", 0x17b, 0x00, 0b1111111111111111111111111111111),
-    ev("socket_0_wr_data", 0x17c, 0x00, 0b1111111111111111111111111111111),
-    ev("socket_1_wr_data", 0x17d, 0x00, 0b1111111111111111111111111111111),
-    ev("socket_2_wr_data", 0x17e, 0x00, 0b1111111111111111111111111111111),
-    ev("socket_3_wr_data", 0x17f, 0x00, 0b1111111111111111111111111111111),
-    ev("gmem_wr_total_bytes", 0x1a0, 0x00, 0b1111111111111111111111111111111),
-    ev("remote_socket_wr_total_bytes", 0x1a1, 0x00, 0b1111111111111111111111111111111),
-    ev("remote_socket_rd_data", 0x1a2, 0x00, 0b1111111111111111111111111111111),
-    ev("remote_socket_rd_outstanding", 0x1a3, 0x00, 0b1111111111111111111111111111111),
-    ev("remote_socket_rd_access", 0x1a4, 0x00, 0b1111111111111111111111111111111),
-    ev("cmem_rd_data", 0x1a5, 0x00, 0b1111111111111111111111111111111),
-    ev("cmem_rd_access", 0x1a6, 0x00, 0b1111111111111111111111111111111),
-    ev("cmem_rd_outstanding", 0x1a7, 0x00, 0b1111111111111111111111111111111),
-    ev("cmem_wb_data", 0x1ab, 0x00, 0b1111111111111111111111111111111),
-    ev("cmem_wb_access", 0x1ac, 0x00, 0b1111111111111111111111111111111),
-    ev("cmem_wr_data", 0x1b1, 0x00, 0b1111111111111111111111111111111),
-    ev("cmem_wr_access", 0x1ca, 0x00, 0b1111111111111111111111111111111),
-    ev("cmem_wr_total_bytes", 0x1db, 0x00, 0b1111111111111111111111111111111),
-];
+event_table! {
+    /// The events, row n for `Event::row(n)`: `ev(name, event select, umask)` and what else each
+    /// sets. The counters that may count them (bit n: counter n) and those without
+    /// Hyper-Threading are the table's, the two numbers before the rows, unless a row
+    /// gives its own (`.on(..)`, `.ht_off(..)`).
+    EVENT_ROWS, EventRowNumber, 0, "", 0b1111111111111111111111111111111, 0b0;
+    BUS_CYCLES = ev("bus_cycles", 0x1d, 0x00),
+    SCF_CACHE_ALLOCATE = ev("scf_cache_allocate", 0xf0, 0x00),
+    SCF_CACHE_REFILL = ev("scf_cache_refill", 0xf1, 0x00),
+    SCF_CACHE = ev("scf_cache", 0xf2, 0x00),
+    SCF_CACHE_WB = ev("scf_cache_wb", 0xf3, 0x00),
+    SOCKET_0_RD_DATA = ev("socket_0_rd_data", 0x101, 0x00),
+    SOCKET_1_RD_DATA = ev("socket_1_rd_data", 0x102, 0x00),
+    SOCKET_2_RD_DATA = ev("socket_2_rd_data", 0x103, 0x00),
+    SOCKET_3_RD_DATA = ev("socket_3_rd_data", 0x104, 0x00),
+    SOCKET_0_WB_DATA = ev("socket_0_wb_data", 0x109, 0x00),
+    SOCKET_1_WB_DATA = ev("socket_1_wb_data", 0x10a, 0x00),
+    SOCKET_2_WB_DATA = ev("socket_2_wb_data", 0x10b, 0x00),
+    SOCKET_3_WB_DATA = ev("socket_3_wb_data", 0x10c, 0x00),
+    SOCKET_0_RD_OUTSTANDING = ev("socket_0_rd_outstanding", 0x115, 0x00),
+    SOCKET_1_RD_OUTSTANDING = ev("socket_1_rd_outstanding", 0x116, 0x00),
+    SOCKET_2_RD_OUTSTANDING = ev("socket_2_rd_outstanding", 0x117, 0x00),
+    SOCKET_3_RD_OUTSTANDING = ev("socket_3_rd_outstanding", 0x118, 0x00),
+    SOCKET_0_RD_ACCESS = ev("socket_0_rd_access", 0x12d, 0x00),
+    SOCKET_1_RD_ACCESS = ev("socket_1_rd_access", 0x12e, 0x00),
+    SOCKET_2_RD_ACCESS = ev("socket_2_rd_access", 0x12f, 0x00),
+    SOCKET_3_RD_ACCESS = ev("socket_3_rd_access", 0x130, 0x00),
+    SOCKET_0_WB_ACCESS = ev("socket_0_wb_access", 0x135, 0x00),
+    SOCKET_1_WB_ACCESS = ev("socket_1_wb_access", 0x136, 0x00),
+    SOCKET_2_WB_ACCESS = ev("socket_2_wb_access", 0x137, 0x00),
+    SOCKET_3_WB_ACCESS = ev("socket_3_wb_access", 0x138, 0x00),
+    SOCKET_0_WR_ACCESS = ev("socket_0_wr_access", 0x139, 0x00),
+    SOCKET_1_WR_ACCESS = ev("socket_1_wr_access", 0x13a, 0x00),
+    SOCKET_2_WR_ACCESS = ev("socket_2_wr_access", 0x13b, 0x00),
+    SOCKET_3_WR_ACCESS = ev("socket_3_wr_access", 0x13c, 0x00),
+    GMEM_RD_DATA = ev("gmem_rd_data", 0x16d, 0x00),
+    GMEM_RD_ACCESS = ev("gmem_rd_access", 0x16e, 0x00),
+    GMEM_RD_OUTSTANDING = ev("gmem_rd_outstanding", 0x16f, 0x00),
+    GMEM_WB_DATA = ev("gmem_wb_data", 0x173, 0x00),
+    GMEM_WB_ACCESS = ev("gmem_wb_access", 0x174, 0x00),
+    GMEM_WR_DATA = ev("gmem_wr_data", 0x179, 0x00),
+    GMEM_WR_ACCESS = ev("gmem_wr_access", 0x17b, 0x00),
+    SOCKET_0_WR_DATA = ev("socket_0_wr_data", 0x17c, 0x00),
+    SOCKET_1_WR_DATA = ev("socket_1_wr_data", 0x17d, 0x00),
+    SOCKET_2_WR_DATA = ev("socket_2_wr_data", 0x17e, 0x00),
+    SOCKET_3_WR_DATA = ev("socket_3_wr_data", 0x17f, 0x00),
+    GMEM_WR_TOTAL_BYTES = ev("gmem_wr_total_bytes", 0x1a0, 0x00),
+    REMOTE_SOCKET_WR_TOTAL_BYTES = ev("remote_socket_wr_total_bytes", 0x1a1, 0x00),
+    REMOTE_SOCKET_RD_DATA = ev("remote_socket_rd_data", 0x1a2, 0x00),
+    REMOTE_SOCKET_RD_OUTSTANDING = ev("remote_socket_rd_outstanding", 0x1a3, 0x00),
+    REMOTE_SOCKET_RD_ACCESS = ev("remote_socket_rd_access", 0x1a4, 0x00),
+    CMEM_RD_DATA = ev("cmem_rd_data", 0x1a5, 0x00),
+    CMEM_RD_ACCESS = ev("cmem_rd_access", 0x1a6, 0x00),
+    CMEM_RD_OUTSTANDING = ev("cmem_rd_outstanding", 0x1a7, 0x00),
+    CMEM_WB_DATA = ev("cmem_wb_data", 0x1ab, 0x00),
+    CMEM_WB_ACCESS = ev("cmem_wb_access", 0x1ac, 0x00),
+    CMEM_WR_DATA = ev("cmem_wr_data", 0x1b1, 0x00),
+    CMEM_WR_ACCESS = ev("cmem_wr_access", 0x1ca, 0x00),
+    CMEM_WR_TOTAL_BYTES = ev("cmem_wr_total_bytes", 0x1db, 0x00),
+}
 /// No experimental events.
 const EXPERIMENTAL_ROWS: &[EventRow] = &[];
 /// The rows built.

@@ -154,6 +154,11 @@ error_cases!(
     pmu_from_table_errors,
     pmu_from_table_without_type,
     pmu_from_table_places,
+    // Mesh node events (spec/README.md, "Mesh node events": <node-events>).
+    node_events_errors,
+    node_events_driver,
+    node_events_slots,
+    node_events_list,
 );
 
 /// `<clock-event>` against the processor's event list (read after every unit): an encoding

@@ -25,11 +25,13 @@
 
 mod count;
 mod error;
+mod events;
 mod image;
 mod walk;
 
 pub use count::{count_cycles, count_event, CycleCount};
 pub use error::CmnError;
+pub use events::{all_events, MeshEvent, NODE_EVENTS};
 pub use image::{MeshImage, MeshLayout, PlacedDevice, NODE_REGION};
 pub use walk::{walk, MAX_CHILDREN_PER_XP, MAX_XPS};
 

@@ -69,6 +69,9 @@ pub fn encode(
     (processor, root): (Option<&str>, Option<&Path>),
     json_out: bool,
 ) -> Result<String, Failure> {
+    if let Some(ev) = pmu_runtime::perf::mesh::encode_named(register, fields, &sources(root)) {
+        return Ok(format!("{}\n", ev.map_err(Error::from)?));
+    }
     let (core, found) = crate::encode::core_and_register(register, processor, root)?;
     let info = found.info;
     let Some(addr) = found.address else {

@@ -28,6 +28,7 @@ mod error;
 mod events;
 mod image;
 mod walk;
+mod window;
 
 pub use count::{count_cycles, count_event, CycleCount};
 pub use error::CmnError;

@@ -271,8 +271,7 @@ struct EncodeArgs {
     register: String,
     /// field=value pairs; a value is a number or a named value (invert=lt); event=NAME sets
     /// the event select and umask from the unit's event list (and, for a core event, the
-    /// counter mask, invert, edge and any-thread bits Intel's list gives it). With --perf, a
-    /// mesh event (arm-cmn-700:hnf_cache_miss) takes none, or perf terms (nodeid=0x68).
+    /// counter mask, invert, edge and any-thread bits Intel's list gives it).
     #[arg(required_unless_present = "perf")]
     fields: Vec<String>,
     /// The processor whose own core events event=NAME may name for IA32_PERFEVTSELx

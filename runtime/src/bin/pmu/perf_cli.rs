@@ -10,7 +10,6 @@ use pmu_runtime::perf::encode::from_control;
 use pmu_runtime::perf::{EventSources, PerfNames, SpecNames};
 use pmu_runtime::session::Route;
 use pmu_runtime::{Error, UsageError};
-use serde_json::json;
 
 use crate::failure::Failure;
 
@@ -105,11 +104,7 @@ pub fn encode(
             .map_err(Error::from)?;
     }
     if json_out {
-        return Ok(format!(
-            "{}\n",
-            json!({"register": addr.name, "value": raw, "pmu": ev.pmu, "event": ev.to_string(),
-                   "config": ev.config[0], "config1": ev.config[1], "config2": ev.config[2]})
-        ));
+        return Ok(ev.json_line(addr.name, raw));
     }
     Ok(format!("{ev}\n"))
 }

@@ -11,8 +11,9 @@
 //!   it;
 //! - [`MeshImage`]: a window held in memory (raw bytes, or built from a [`MeshLayout`]),
 //!   which tests corrupt and the simulator (`sim::cmn`) counts in;
-//! - [`count_cycles`]: the DTC's cycle counter around a piece of work, every register it
-//!   changes put back.
+//! - [`count_cycles`]: the DTC's cycle counter around a piece of work, and [`count_event`]: a
+//!   named node event ([`MeshEvent`], the spec's `<node-events>`) through its crosspoint's
+//!   DTM and a DTC global counter, every register each changes put back.
 //!
 //! Every way a configuration can be wrong (a child pointer outside the window or unaligned, a
 //! pointer back to a node already visited, an absurd child count, a crosspoint that is not

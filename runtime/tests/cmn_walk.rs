@@ -403,6 +403,18 @@ fn named_hnf_events_count_with_their_filters_and_are_put_back() {
     .unwrap();
     assert_eq!(n, 65_543);
     assert_eq!(sim.bytes(), before);
+    // An SBSX event counts on the SBSX (device 6, under XP 2): sbsx_wr_req is its event 0x02
+    // (CMN_EVENT_SBSX(CMN_ANY, wr_req, 0x02)); the HN-F's event 0x02 does not reach it.
+    let sbsx = *mesh.of_type(0x0007).next().unwrap();
+    let writes = MeshEvent::named("sbsx_wr_req").unwrap();
+    let n = count_event(&sim, sim.base(), &mesh, &sbsx, &writes, || {
+        sim.inject(6, 0x02, 3_000).unwrap();
+        sim.inject(0, 0x02, 40).unwrap();
+    })
+    .unwrap();
+    assert_eq!(n, 3_000);
+    assert_eq!(sim.bytes(), before);
+    assert!(count_event(&sim, sim.base(), &mesh, &hnf0, &writes, || ()).is_err());
     // Names are the kernel's: another processor's prefix or an unknown name finds nothing.
     assert!(MeshEvent::named("neoverse-v2:hnf_sf_hit").is_none());
     assert!(MeshEvent::named("hnf_no_such_event").is_none());

@@ -4,7 +4,10 @@
 use pmu_regs::{NodeEventInfo, NodeEventsInfo};
 
 /// Every node type's events the spec gives, one entry per unit with `<node-events>`.
-pub static NODE_EVENTS: &[&NodeEventsInfo] = &[&pmu_regs::arm_cmn_700::hnf::NODE_EVENTS];
+pub static NODE_EVENTS: &[&NodeEventsInfo] = &[
+    &pmu_regs::arm_cmn_700::hnf::NODE_EVENTS,
+    &pmu_regs::arm_cmn_700::sbsx::NODE_EVENTS,
+];
 
 /// One named event and the node type that offers it.
 #[derive(Debug, Clone, Copy)]

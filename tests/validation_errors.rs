@@ -156,6 +156,11 @@ error_cases!(
     pmu_from_table_places,
     pmu_from_table_access,
     pmu_from_table_spaces,
+    // Mesh node events (spec/README.md, "Mesh node events": <node-events>).
+    node_events_errors,
+    node_events_driver,
+    node_events_slots,
+    node_events_list,
 );
 
 /// `<clock-event>` against the processor's event list (read after every unit): an encoding

@@ -279,6 +279,49 @@ pub struct RawUnit {
     #[serde(default)]
     pub register: Vec<RawRegister>,
     pub pmu: Option<pmu::RawPmu>,
+    #[serde(rename = "node-events")]
+    pub node_events: Option<RawNodeEvents>,
+}
+
+/// `<node-events>`: the events a mesh node offers its crosspoint's DTM (spec/README.md,
+/// "Mesh node events").
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawNodeEvents {
+    #[serde(rename = "@_at")]
+    pub at: usize,
+    #[serde(rename = "@node-type")]
+    pub node_type: String,
+    #[serde(rename = "@select")]
+    pub select: String,
+    #[serde(rename = "@slots")]
+    pub slots: String,
+    #[serde(rename = "@input")]
+    pub input: String,
+    #[serde(rename = "@perf-driver")]
+    pub perf_driver: String,
+    #[serde(rename = "@pmu")]
+    pub pmu: String,
+    #[serde(rename = "@source")]
+    pub source: String,
+    #[serde(default)]
+    pub event: Vec<RawNodeEvent>,
+}
+
+/// `<event>` of `<node-events>`: a name, its event id, and the filter it sets.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawNodeEvent {
+    #[serde(rename = "@_at")]
+    pub at: usize,
+    #[serde(rename = "@name")]
+    pub name: String,
+    #[serde(rename = "@id")]
+    pub id: String,
+    #[serde(rename = "@filter")]
+    pub filter: Option<String>,
+    #[serde(rename = "@occupid")]
+    pub occupid: Option<String>,
 }
 
 /// `<mmio-window>`: where the unit's memory-mapped registers are (spec/README.md, "Memory-mapped

@@ -1092,4 +1092,69 @@ static inline uint64_t pmu_arm_cmn_700_child_info_child_ptr_offset_get(uint64_t 
 #define PMU_ARM_CMN_700_CHILD_INFO_CHILD_COUNT_MAX 0x000000000000FFFFULL
 static inline uint64_t pmu_arm_cmn_700_child_info_child_count_get(uint64_t reg) { return pmu_regs_get64(reg, PMU_ARM_CMN_700_CHILD_INFO_CHILD_COUNT_MASK, PMU_ARM_CMN_700_CHILD_INFO_CHILD_COUNT_SHIFT); }
 
+/*
+ * SBSX (CMN-700 SBSX: event selection): The CHI to AXI bridge offers four events at a time to
+ * the DTM of its crosspoint: slot n of PMU_EVENT_SEL names the event the DTM's local counter n
+ * sees when that counter's input_sel picks this node (0x10 + (port << 4) + (device << 2) + n).
+ *
+ * Instances: SBSX.
+ */
+
+/*
+ * SBSX_PMU_EVENT_SEL: The events the node offers its DTM, one per local counter.
+ *
+ * 64-bit field group at a byte offset in a structure found at run time.
+ *
+ * Source: Linux kernel, drivers/perf/arm-cmn.c (the arm_cmn PMU, arm_cmn_N: CMN_NODE_INFO 0x0
+ * with node type 15:0, node id 31:16, logical id 47:32; CMN_CHILD_INFO 0x80 with child count
+ * 15:0 and child pointer offset 31:16; child pointers 8 bytes apart, address 29:0 and external
+ * bit 31; enum cmn_node_type; arm_cmn_discover's walk root, crosspoints, device nodes;
+ * CMN_CFGM_PERIPH_ID_01/23, CMN_CFGM_INFO_GLOBAL; the PMU page at 0x2000; CMN_DT_* for the DTC
+ * and CMN_DTM_* for the DTM; the format attributes type config:0-15, eventid config:16-26,
+ * occupid config:27-30, bynodeid config:31, nodeid config:32-47; the event tables
+ * arm_cmn_event_attrs).
+ */
+#define PMU_ARM_CMN_700_SBSX_PMU_EVENT_SEL_WIDTH 64
+#define PMU_ARM_CMN_700_SBSX_PMU_EVENT_SEL_COUNT 1
+#define PMU_ARM_CMN_700_SBSX_PMU_EVENT_SEL_RESET 0x0000000000000000ULL
+#define PMU_ARM_CMN_700_SBSX_PMU_EVENT_SEL_RESERVED_MASK 0xFFFFFFFF00000000ULL
+#define PMU_ARM_CMN_700_SBSX_PMU_EVENT_SEL_IGNORED_MASK 0x0000000000000000ULL
+#define PMU_ARM_CMN_700_SBSX_PMU_EVENT_SEL_WRITABLE_MASK 0x00000000FFFFFFFFULL
+#define PMU_ARM_CMN_700_SBSX_PMU_EVENT_SEL_OFFSET 0x2000U
+
+/* event3_id (bits 31:24, rw): The event local counter 3 sees (the kernel's eventid; 0 none). */
+#define PMU_ARM_CMN_700_SBSX_PMU_EVENT_SEL_EVENT3_ID_SHIFT 24
+#define PMU_ARM_CMN_700_SBSX_PMU_EVENT_SEL_EVENT3_ID_WIDTH 8
+#define PMU_ARM_CMN_700_SBSX_PMU_EVENT_SEL_EVENT3_ID_MASK 0x00000000FF000000ULL
+#define PMU_ARM_CMN_700_SBSX_PMU_EVENT_SEL_EVENT3_ID_MAX 0x00000000000000FFULL
+static inline uint64_t pmu_arm_cmn_700_sbsx_pmu_event_sel_event3_id_get(uint64_t reg) { return pmu_regs_get64(reg, PMU_ARM_CMN_700_SBSX_PMU_EVENT_SEL_EVENT3_ID_MASK, PMU_ARM_CMN_700_SBSX_PMU_EVENT_SEL_EVENT3_ID_SHIFT); }
+static inline uint64_t pmu_arm_cmn_700_sbsx_pmu_event_sel_event3_id_set(uint64_t reg, uint64_t value) { return pmu_regs_set64(reg, PMU_ARM_CMN_700_SBSX_PMU_EVENT_SEL_EVENT3_ID_MASK, PMU_ARM_CMN_700_SBSX_PMU_EVENT_SEL_EVENT3_ID_SHIFT, value); }
+
+/* event2_id (bits 23:16, rw): The event local counter 2 sees. */
+#define PMU_ARM_CMN_700_SBSX_PMU_EVENT_SEL_EVENT2_ID_SHIFT 16
+#define PMU_ARM_CMN_700_SBSX_PMU_EVENT_SEL_EVENT2_ID_WIDTH 8
+#define PMU_ARM_CMN_700_SBSX_PMU_EVENT_SEL_EVENT2_ID_MASK 0x0000000000FF0000ULL
+#define PMU_ARM_CMN_700_SBSX_PMU_EVENT_SEL_EVENT2_ID_MAX 0x00000000000000FFULL
+static inline uint64_t pmu_arm_cmn_700_sbsx_pmu_event_sel_event2_id_get(uint64_t reg) { return pmu_regs_get64(reg, PMU_ARM_CMN_700_SBSX_PMU_EVENT_SEL_EVENT2_ID_MASK, PMU_ARM_CMN_700_SBSX_PMU_EVENT_SEL_EVENT2_ID_SHIFT); }
+static inline uint64_t pmu_arm_cmn_700_sbsx_pmu_event_sel_event2_id_set(uint64_t reg, uint64_t value) { return pmu_regs_set64(reg, PMU_ARM_CMN_700_SBSX_PMU_EVENT_SEL_EVENT2_ID_MASK, PMU_ARM_CMN_700_SBSX_PMU_EVENT_SEL_EVENT2_ID_SHIFT, value); }
+
+/* event1_id (bits 15:8, rw): The event local counter 1 sees. */
+#define PMU_ARM_CMN_700_SBSX_PMU_EVENT_SEL_EVENT1_ID_SHIFT 8
+#define PMU_ARM_CMN_700_SBSX_PMU_EVENT_SEL_EVENT1_ID_WIDTH 8
+#define PMU_ARM_CMN_700_SBSX_PMU_EVENT_SEL_EVENT1_ID_MASK 0x000000000000FF00ULL
+#define PMU_ARM_CMN_700_SBSX_PMU_EVENT_SEL_EVENT1_ID_MAX 0x00000000000000FFULL
+static inline uint64_t pmu_arm_cmn_700_sbsx_pmu_event_sel_event1_id_get(uint64_t reg) { return pmu_regs_get64(reg, PMU_ARM_CMN_700_SBSX_PMU_EVENT_SEL_EVENT1_ID_MASK, PMU_ARM_CMN_700_SBSX_PMU_EVENT_SEL_EVENT1_ID_SHIFT); }
+static inline uint64_t pmu_arm_cmn_700_sbsx_pmu_event_sel_event1_id_set(uint64_t reg, uint64_t value) { return pmu_regs_set64(reg, PMU_ARM_CMN_700_SBSX_PMU_EVENT_SEL_EVENT1_ID_MASK, PMU_ARM_CMN_700_SBSX_PMU_EVENT_SEL_EVENT1_ID_SHIFT, value); }
+
+/*
+ * event0_id (bits 7:0, rw): The event local counter 0 sees (SBSX: 0x01 rd_req, 0x02 wr_req,
+ * ... as arm-cmn.c's sbsx_ events).
+ */
+#define PMU_ARM_CMN_700_SBSX_PMU_EVENT_SEL_EVENT0_ID_SHIFT 0
+#define PMU_ARM_CMN_700_SBSX_PMU_EVENT_SEL_EVENT0_ID_WIDTH 8
+#define PMU_ARM_CMN_700_SBSX_PMU_EVENT_SEL_EVENT0_ID_MASK 0x00000000000000FFULL
+#define PMU_ARM_CMN_700_SBSX_PMU_EVENT_SEL_EVENT0_ID_MAX 0x00000000000000FFULL
+static inline uint64_t pmu_arm_cmn_700_sbsx_pmu_event_sel_event0_id_get(uint64_t reg) { return pmu_regs_get64(reg, PMU_ARM_CMN_700_SBSX_PMU_EVENT_SEL_EVENT0_ID_MASK, PMU_ARM_CMN_700_SBSX_PMU_EVENT_SEL_EVENT0_ID_SHIFT); }
+static inline uint64_t pmu_arm_cmn_700_sbsx_pmu_event_sel_event0_id_set(uint64_t reg, uint64_t value) { return pmu_regs_set64(reg, PMU_ARM_CMN_700_SBSX_PMU_EVENT_SEL_EVENT0_ID_MASK, PMU_ARM_CMN_700_SBSX_PMU_EVENT_SEL_EVENT0_ID_SHIFT, value); }
+
 #endif /* PMU_REGS_ARM_CMN_700_H */

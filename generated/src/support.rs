@@ -836,6 +836,55 @@ impl ProcessorInfo {
 }
 
 #[cfg(feature = "metadata")]
+/// What a crosspoint DTM local counter's input select names to reach a node's events
+/// (Linux's `CMN__PMEVCNT0_INPUT_SEL_DEV` and `_XP`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum NodeInput {
+    /// A device node on a port: input 0x10 + (port << 4) + (device << 2) + slot.
+    Device,
+    /// The crosspoint itself: input 0x04 + slot.
+    Crosspoint,
+}
+
+#[cfg(feature = "metadata")]
+/// The events one type of mesh node offers its crosspoint's DTM (the spec's
+/// `<node-events>`): event `id` written into slot n of the node's event select is counted by
+/// the DTM's local counter n whose input select names the node.
+#[derive(Debug)]
+pub struct NodeEventsInfo {
+    /// `NODE_INFO.node_type` of the nodes (the perf driver's `type`).
+    pub node_type: u16,
+    /// The event select register.
+    pub select: &'static RegisterInfo,
+    /// The select's slot fields, slot n feeding local counter n.
+    pub slots: &'static [&'static str],
+    /// How the DTM's input select reaches the node.
+    pub input: NodeInput,
+    /// The kernel PMU (`arm_cmn_0`).
+    pub pmu: &'static str,
+    /// The perf driver whose formats (`type`, `eventid`, `occupid`) encode the events.
+    pub driver: &'static crate::structure::PerfDriverInfo,
+    /// Public source id.
+    pub source: &'static str,
+    /// The events.
+    pub events: &'static [NodeEventInfo],
+}
+
+#[cfg(feature = "metadata")]
+/// One mesh node event: the kernel's name, its event id, and the filter it sets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct NodeEventInfo {
+    /// The kernel's name (`hnf_cache_miss`).
+    pub name: &'static str,
+    /// The event id (the perf driver's `eventid`).
+    pub id: u16,
+    /// The select field the filter value goes into, if the event takes one.
+    pub filter: Option<&'static str>,
+    /// The filter value (the perf driver's `occupid`); 0 without a filter.
+    pub occupid: u8,
+}
+
+#[cfg(feature = "metadata")]
 /// A unit (box).
 #[derive(Debug)]
 pub struct UnitInfo {

@@ -8,8 +8,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use pmu_runtime::access::{BackendResult, MmioAccess};
 use pmu_runtime::cmn::{
-    count_cycles, count_event, walk, CmnError, CmnMesh, ExternalChild, MeshImage, MeshLayout,
-    NODE_REGION,
+    count_cycles, count_event, walk, CmnError, CmnMesh, ExternalChild, MeshEvent, MeshImage,
+    MeshLayout, NODE_REGION,
 };
 use pmu_runtime::sim::cmn::SimCmn;
 use proptest::prelude::*;
@@ -346,7 +346,8 @@ fn an_hnf_event_counts_through_the_dtm_and_a_global_counter_and_is_put_back() {
     let hnf0 = *mesh.of_type(HNF).next().unwrap();
     let before = sim.bytes();
     let mut seen = None;
-    let n = count_event(&sim, sim.base(), &mesh, &hnf0, 0x01, || {
+    let miss = MeshEvent::named("arm-cmn-700:hnf_cache_miss").unwrap();
+    let n = count_event(&sim, sim.base(), &mesh, &hnf0, &miss, || {
         sim.inject(0, 0x01, 70_000).unwrap();
         // Another event of the same node, and the same event on another HN-F (under XP 1):
         // neither reaches XP 0's counter 0.
@@ -370,5 +371,51 @@ fn an_hnf_event_counts_through_the_dtm_and_a_global_counter_and_is_put_back() {
     assert_eq!(sim.bytes(), before);
     // Only an HN-F's events are counted this way.
     let dtc = *mesh.of_type(DTC).next().unwrap();
-    assert!(count_event(&sim, sim.base(), &mesh, &dtc, 0x01, || ()).is_err());
+    assert!(count_event(&sim, sim.base(), &mesh, &dtc, &miss, || ()).is_err());
+}
+
+/// Named events count by their own ids, and an event with a filter sets it while it counts:
+/// hnf_qos_pocq_occupancy_read is HN-F event 0x0f with occupid 1 in OCCUP1_ID (bits 34:32 of
+/// the event select; arm-cmn.c's _CMN_EVENT_HNF(CMN_ANY, qos_pocq_occupancy_read, 0x0f, 1,
+/// SEL_OCCUP1ID)), hnf_sf_hit event 0x06. 1,234 and 65,536 + 7 = 65,543 injected are read back;
+/// the window is byte for byte as before each count.
+#[test]
+fn named_hnf_events_count_with_their_filters_and_are_put_back() {
+    let sim = SimCmn::new(MeshLayout::small(), BASE);
+    let mesh = walk(&sim, sim.base(), sim.size(), 0).unwrap();
+    let hnf0 = *mesh.of_type(HNF).next().unwrap();
+    let before = sim.bytes();
+    let occupancy = MeshEvent::named("hnf_qos_pocq_occupancy_read").unwrap();
+    let mut select = 0;
+    let n = count_event(&sim, sim.base(), &mesh, &hnf0, &occupancy, || {
+        select = sim.read_mmio(BASE + hnf0.offset + 0x2000, 64).unwrap();
+        sim.inject(0, 0x0f, 1_234).unwrap();
+        sim.inject(0, 0x06, 99).unwrap();
+    })
+    .unwrap();
+    assert_eq!((n, select & 0xFF, (select >> 32) & 7), (1_234, 0x0f, 1));
+    assert_eq!(sim.bytes(), before);
+    let hit = MeshEvent::named("arm-cmn-700:hnf_sf_hit").unwrap();
+    let n = count_event(&sim, sim.base(), &mesh, &hnf0, &hit, || {
+        sim.inject(0, 0x06, 65_543).unwrap();
+        sim.inject(0, 0x0f, 5).unwrap();
+    })
+    .unwrap();
+    assert_eq!(n, 65_543);
+    assert_eq!(sim.bytes(), before);
+    // An SBSX event counts on the SBSX (device 6, under XP 2): sbsx_wr_req is its event 0x02
+    // (CMN_EVENT_SBSX(CMN_ANY, wr_req, 0x02)); the HN-F's event 0x02 does not reach it.
+    let sbsx = *mesh.of_type(0x0007).next().unwrap();
+    let writes = MeshEvent::named("sbsx_wr_req").unwrap();
+    let n = count_event(&sim, sim.base(), &mesh, &sbsx, &writes, || {
+        sim.inject(6, 0x02, 3_000).unwrap();
+        sim.inject(0, 0x02, 40).unwrap();
+    })
+    .unwrap();
+    assert_eq!(n, 3_000);
+    assert_eq!(sim.bytes(), before);
+    assert!(count_event(&sim, sim.base(), &mesh, &hnf0, &writes, || ()).is_err());
+    // Names are the kernel's: another processor's prefix or an unknown name finds nothing.
+    assert!(MeshEvent::named("neoverse-v2:hnf_sf_hit").is_none());
+    assert!(MeshEvent::named("hnf_no_such_event").is_none());
 }

@@ -457,3 +457,32 @@ fn the_perf_stat_example_prints_perfs_default_rows_and_metric_columns() {
     assert_eq!(ours[0], theirs[0]);
     assert_eq!(ours[1].matches(',').count(), theirs[1].matches(',').count());
 }
+
+#[path = "../examples/mesh_event.rs"]
+#[allow(dead_code)]
+mod mesh_event;
+
+#[test]
+fn the_mesh_event_example_prints_what_pmu_encode_and_decode_print() {
+    let example = mesh_event::report().unwrap_or_else(|e| panic!("{e}"));
+    let encode = Command::new(env!("CARGO_BIN_EXE_pmu"))
+        .args(["encode", mesh_event::EVENT, mesh_event::NODE, "--perf"])
+        .output()
+        .unwrap();
+    assert!(encode.status.success());
+    let encoded = String::from_utf8(encode.stdout).unwrap();
+    // 0x68 << 32 | bynodeid << 31 | occupid 1 << 27 | eventid 0x0f << 16 | type 5, by hand.
+    assert_eq!(
+        encoded,
+        "arm_cmn_0/type=0x5,eventid=0xf,occupid=0x1,nodeid=0x68,bynodeid=0x1/\n"
+    );
+    let decode = Command::new(env!("CARGO_BIN_EXE_pmu"))
+        .args(["decode", mesh_event::PMU, "0x68880f0005"])
+        .output()
+        .unwrap();
+    assert!(decode.status.success());
+    assert_eq!(
+        example,
+        encoded + &String::from_utf8(decode.stdout).unwrap()
+    );
+}

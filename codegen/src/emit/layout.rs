@@ -954,7 +954,51 @@ pub fn unit_module_text(spec: &Spec, proc: &Processor, unit: &Unit) -> String {
         GATED_EVENTS
     };
     unit_static_text(proc, unit, events, &mut out);
+    if let Some(n) = &unit.node_events {
+        node_events_text(unit, n, &mut out);
+    }
     out
+}
+
+/// A unit's `<node-events>` as its `NODE_EVENTS` static (with the `metadata` feature).
+fn node_events_text(unit: &Unit, n: &NodeEvents, out: &mut String) {
+    let select = unit
+        .registers
+        .iter()
+        .find(|r| r.name == n.select)
+        .expect("the validator resolved the select");
+    let slots: Vec<String> = n.slots.iter().map(|s| lit(s)).collect();
+    let events: Vec<String> = n
+        .events
+        .iter()
+        .map(|e| {
+            let filter = e
+                .filter
+                .as_deref()
+                .map_or("None".into(), |f| format!("Some({})", lit(f)));
+            format!(
+                "        NodeEventInfo {{ name: {}, id: {:#x}, filter: {filter}, occupid: {} }},\n",
+                lit(&e.name),
+                e.id,
+                e.occupid
+            )
+        })
+        .collect();
+    let input = match n.input {
+        NodeInput::Device => "Device",
+        NodeInput::Crosspoint => "Crosspoint",
+    };
+    let _ = write!(
+        out,
+        "/// The events these nodes offer their crosspoint's DTM.\n{METADATA}\npub static NODE_EVENTS: NodeEventsInfo = NodeEventsInfo {{\n    node_type: {:#x},\n    select: &{},\n    slots: &[{}],\n    input: NodeInput::{input},\n    pmu: {},\n    driver: &super::pmu::{},\n    source: {},\n    events: &[\n{}    ],\n}};\n",
+        n.node_type,
+        info_ident(select),
+        slots.join(", "),
+        lit(&n.pmu),
+        crate::naming::rust::perf_driver_ident(&n.driver.id),
+        lit(&n.source),
+        events.concat(),
+    );
 }
 
 /// The module of a unit a processor takes from another (`units-from`): the other's register

@@ -767,10 +767,16 @@ fn perf_driver(d: &PerfDriver) -> TokenStream {
 /// The perf drivers a processor's units name, each once, as statics.
 fn perf_drivers(p: &Processor) -> TokenStream {
     let mut seen: BTreeSet<&str> = BTreeSet::new();
+    let node_drivers = p
+        .units
+        .iter()
+        .filter_map(|u| u.node_events.as_ref())
+        .map(|n| &*n.driver);
     p.units
         .iter()
         .filter_map(|u| u.pmu.as_ref())
         .flat_map(|m| m.perf.iter().map(|pf| &*pf.driver))
+        .chain(node_drivers)
         .filter(|d| seen.insert(&d.id))
         .map(perf_driver)
         .collect()
@@ -985,7 +991,9 @@ pub fn processor_pmu(p: &Processor) -> TokenStream {
         let note = has_notes.then(|| quote!(NoteInfo,));
         let field_info = (!fields.is_empty()).then(|| quote!(FieldInfo,));
         // `X::INFO` needs the `Register` trait; a processor sharing layouts names statics.
-        let register = p.units_from.is_none().then(|| quote!(Register));
+        // A processor whose only items are node events' drivers names no layout.
+        let names_layouts = p.units.iter().any(|u| u.pmu.is_some());
+        let register = (p.units_from.is_none() && names_layouts).then(|| quote!(Register));
         let support = (field_info.is_some() || note.is_some() || register.is_some())
             .then(|| quote!(use crate::support::{#field_info #note #register};));
         quote! {

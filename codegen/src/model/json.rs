@@ -30,6 +30,14 @@ pub(super) fn global_and_units<S: Serializer>(units: &[Unit], s: S) -> Result<S:
     m.end()
 }
 
+/// A perf driver by its id.
+pub(super) fn driver_id<S: Serializer>(
+    d: &std::sync::Arc<pmu::PerfDriver>,
+    s: S,
+) -> Result<S::Ok, S::Error> {
+    s.serialize_str(&d.id)
+}
+
 /// An event's counters mask as the list of counter numbers.
 pub(super) fn counter_list<S: Serializer>(mask: &u32, s: S) -> Result<S::Ok, S::Error> {
     s.collect_seq((0..32).filter(|n| mask >> n & 1 != 0))
@@ -111,7 +119,7 @@ impl<'a, T> In<'a, T> {
 impl Serialize for In<'_, Unit> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         let u = self.item;
-        let mut m = s.serialize_struct("Unit", 10)?;
+        let mut m = s.serialize_struct("Unit", 11)?;
         m.serialize_field("name", &u.name)?;
         m.serialize_field("module", &u.module)?;
         m.serialize_field("title", &u.title)?;
@@ -122,6 +130,10 @@ impl Serialize for In<'_, Unit> {
         m.serialize_field("events", &u.events)?;
         m.serialize_field("pmu", &u.pmu.as_ref().map(|p| self.with(p)))?;
         m.serialize_field("mmio_window", &u.mmio_window)?;
+        match &u.node_events {
+            Some(n) => m.serialize_field("node_events", n)?,
+            None => m.skip_field("node_events")?,
+        }
         m.end()
     }
 }

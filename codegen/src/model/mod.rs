@@ -260,6 +260,56 @@ pub struct Unit {
     pub pmu: Option<pmu::Pmu>,
     /// Where its memory-mapped registers are (`<mmio-window>`), if it has any.
     pub mmio_window: Option<MmioWindow>,
+    /// The events a mesh node offers its crosspoint's DTM (`<node-events>`), if any.
+    pub node_events: Option<NodeEvents>,
+}
+
+/// Where a mesh node's events reach its crosspoint's DTM: what a local counter's
+/// input select names (Linux's `CMN__PMEVCNT0_INPUT_SEL_DEV` and `_XP`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum NodeInput {
+    /// A device node on a port: input 0x10 + (port << 4) + (device << 2) + slot.
+    Device,
+    /// The crosspoint itself: input 0x04 + slot.
+    Crosspoint,
+}
+
+/// `<node-events>`: one node type's events, each an event id written into one of the slots
+/// of the node's event select and counted by the crosspoint DTM local counter whose input
+/// select names that slot.
+#[derive(Debug, Clone, Serialize)]
+pub struct NodeEvents {
+    /// `NODE_INFO.node_type` of the nodes that offer them (the kernel's `type`).
+    pub node_type: u16,
+    /// The event select register's name, in this unit.
+    pub select: String,
+    /// The select's slot fields, slot n feeding the DTM's local counter n.
+    pub slots: Vec<String>,
+    /// How the DTM's input select reaches the node.
+    pub input: NodeInput,
+    /// The kernel PMU name (`arm_cmn_{i}`) and its driver.
+    pub pmu: String,
+    /// The perf driver whose formats encode the events.
+    #[serde(serialize_with = "json::driver_id")]
+    pub driver: std::sync::Arc<pmu::PerfDriver>,
+    /// Public source id.
+    pub source: String,
+    /// The events, in file order.
+    pub events: Vec<NodeEvent>,
+}
+
+/// One node event: its name (the kernel's), its event id, and the filter it sets.
+#[derive(Debug, Clone, Serialize)]
+pub struct NodeEvent {
+    /// The kernel's name (`hnf_cache_miss`).
+    pub name: String,
+    /// The id written into a slot (the kernel's `eventid`).
+    pub id: u16,
+    /// The select's filter field the event's `occupid` goes into, if it takes one.
+    pub filter: Option<String>,
+    /// The filter's value (the kernel's `occupid`); 0 without a filter.
+    pub occupid: u8,
 }
 
 /// An event a unit's counters can count.

@@ -27,6 +27,7 @@ mod metrics;
 mod midr;
 mod mmio;
 mod models;
+mod node_events;
 mod numbers;
 mod pci_identity;
 mod processors;

@@ -70,6 +70,10 @@ impl Validator {
             cat,
         };
         let structure = self.unit_pmu(&scope, raw.pmu.as_ref());
+        let node_events = raw
+            .node_events
+            .as_ref()
+            .and_then(|n| self.node_events(&ctx, cat, n, &registers));
         if self.errors.len() > errors_before {
             return None;
         }
@@ -86,6 +90,7 @@ impl Validator {
             events: Vec::new(),
             pmu,
             mmio_window,
+            node_events,
         };
         Some((unit, routes))
     }

@@ -16,6 +16,8 @@ pub mod dtm;
 pub mod hnf;
 #[rustfmt::skip]
 pub mod node;
+#[rustfmt::skip]
+pub mod sbsx;
 #[cfg(feature = "metadata")]
 pub mod pmu;
 /// Metadata of this processor and all its units.
@@ -33,7 +35,15 @@ pub static PROCESSOR: crate::support::ProcessorInfo = crate::support::ProcessorI
     identity: None,
     midr: None,
     code_names: &[],
-    units: &[&cfg::UNIT, &child::UNIT, &dtc::UNIT, &dtm::UNIT, &hnf::UNIT, &node::UNIT],
+    units: &[
+        &cfg::UNIT,
+        &child::UNIT,
+        &dtc::UNIT,
+        &dtm::UNIT,
+        &hnf::UNIT,
+        &node::UNIT,
+        &sbsx::UNIT,
+    ],
     global: None,
     core_events: None,
     topdown_metrics: 0u8,

@@ -3,3 +3,67 @@
 //! PMU structure of the Arm CoreLink CMN-700 coherent mesh network PMU (AWS Graviton4 and others):
 //! one `PmuInfo` per unit that declares one, the global level, the role traits its layouts
 //! implement, and the named fields and overflow bits they refer to. See `crate::structure`.
+use crate::structure::*;
+/// The `arm-cmn` perf driver's format (`arm_cmn_format_attrs`, Linux kernel, drivers/perf/arm-cmn.c
+/// (the arm_cmn PMU, arm_cmn_N: CMN_NODE_INFO 0x0 with node type 15:0, node id 31:16, logical id
+/// 47:32; CMN_CHILD_INFO 0x80 with child count 15:0 and child pointer offset 31:16; child pointers
+/// 8 bytes apart, address 29:0 and external bit 31; enum cmn_node_type; arm_cmn_discover's walk
+/// root, crosspoints, device nodes; CMN_CFGM_PERIPH_ID_01/23, CMN_CFGM_INFO_GLOBAL; the PMU page at
+/// 0x2000; CMN_DT_* for the DTC and CMN_DTM_* for the DTM; the format attributes type config:0-15,
+/// eventid config:16-26, occupid config:27-30, bynodeid config:31, nodeid config:32-47; the event
+/// tables arm_cmn_event_attrs)).
+pub static PERF_ARM_CMN: PerfDriverInfo = PerfDriverInfo {
+    id: "arm-cmn",
+    module: "arm_cmn",
+    group: "arm_cmn_format_attrs",
+    source: "linux-arm-cmn",
+    source_title: "Linux kernel, drivers/perf/arm-cmn.c (the arm_cmn PMU, arm_cmn_N: \
+            CMN_NODE_INFO 0x0 with node type 15:0, node id 31:16, logical id 47:32; \
+            CMN_CHILD_INFO 0x80 with child count 15:0 and child pointer offset \
+            31:16; child pointers 8 bytes apart, address 29:0 and external bit 31; \
+            enum cmn_node_type; arm_cmn_discover's walk root, crosspoints, device \
+            nodes; CMN_CFGM_PERIPH_ID_01/23, CMN_CFGM_INFO_GLOBAL; the PMU page at \
+            0x2000; CMN_DT_* for the DTC and CMN_DTM_* for the DTM; the format \
+            attributes type config:0-15, eventid config:16-26, occupid config:27-30, \
+            bynodeid config:31, nodeid config:32-47; the event tables \
+            arm_cmn_event_attrs)",
+    formats: &[
+        PerfFormatInfo {
+            name: "type",
+            config: "config:0-15",
+            target: FormatTarget::Unmapped(
+                "The node type the event belongs to (NODE_INFO.node_type: 0x3 the DTC, \
+            0x5 HN-F, 0x6 XP...).",
+            ),
+        },
+        PerfFormatInfo {
+            name: "eventid",
+            config: "config:16-26",
+            target: FormatTarget::Unmapped(
+                "The event's number in its node's PMU_EVENT_SEL.",
+            ),
+        },
+        PerfFormatInfo {
+            name: "occupid",
+            config: "config:27-30",
+            target: FormatTarget::Unmapped(
+                "The occupancy or class filter of the events that take one.",
+            ),
+        },
+        PerfFormatInfo {
+            name: "bynodeid",
+            config: "config:31",
+            target: FormatTarget::Unmapped(
+                "Count on the node named by nodeid only, instead of on every node of the \
+            type.",
+            ),
+        },
+        PerfFormatInfo {
+            name: "nodeid",
+            config: "config:32-47",
+            target: FormatTarget::Unmapped(
+                "The node id (NODE_INFO.node_id) bynodeid selects.",
+            ),
+        },
+    ],
+};

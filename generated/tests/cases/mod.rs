@@ -5814,6 +5814,23 @@ layouts! {
 }
 }
 
+#[cfg(feature = "arm-cmn-700")]
+mod arm_cmn_700_sbsx {
+use super::*;
+use pmu_regs::arm_cmn_700::sbsx::*;
+
+layout! {
+    sbsx_pmu_event_sel: SbsxPmuEventSel;
+    rw(event3_id, with_event3_id, val u8, 24, 8);
+    rw(event2_id, with_event2_id, val u8, 16, 8);
+    rw(event1_id, with_event1_id, val u8, 8, 8);
+    rw(event0_id, with_event0_id, val u8, 0, 8);
+}
+layouts! {
+    sbsx_pmu_event_sel,
+}
+}
+
 #[cfg(feature = "apmt")]
 mod apmt_cspmu {
 use super::*;

@@ -8,10 +8,10 @@ use pmu_regs::arm_cmn_700::dtc::{
 use pmu_regs::arm_cmn_700::dtm::{
     DtmControl, DtmPmevcnt, DtmPmuConfig, DTM_CONTROL, DTM_PMEVCNT, DTM_PMU_CONFIG,
 };
-use pmu_regs::arm_cmn_700::hnf::{HnfPmuEventSel, HNF_PMU_EVENT_SEL};
-use pmu_regs::TableOffset;
+use pmu_regs::{Location, NodeInput, RegisterInfo, TableOffset};
 
-use super::{CmnError, CmnMesh, CmnNode, NodeType};
+use super::window::Window;
+use super::{CmnError, CmnMesh, CmnNode, MeshEvent, NodeType};
 use crate::access::MmioAccess;
 
 /// What [`count_cycles`] measured.
@@ -19,48 +19,6 @@ use crate::access::MmioAccess;
 pub struct CycleCount {
     /// Cycles of the mesh clock the DTC's cycle counter counted (40 bits, wrapped).
     pub cycles: u64,
-}
-
-/// The registers of one mesh window a count programs: read before, written back after.
-struct MeshRegisters<'a, M: ?Sized> {
-    mmio: &'a M,
-    base: u64,
-}
-
-impl<M: MmioAccess + ?Sized> MeshRegisters<'_, M> {
-    fn read(&self, offset: u64) -> Result<u64, CmnError> {
-        self.mmio
-            .read_mmio(self.base + offset, 64)
-            .map_err(|source| CmnError::Read { offset, source })
-    }
-
-    fn write(&self, offset: u64, value: u64) -> Result<(), CmnError> {
-        self.mmio
-            .write_mmio(self.base + offset, 64, value)
-            .map_err(|source| CmnError::Write { offset, source })
-    }
-
-    /// Reads the registers at `offsets`, runs `body` with their values, then writes every one
-    /// back, last first, whatever `body` returned. The first error wins.
-    fn saved<T>(
-        &self,
-        offsets: &[u64],
-        body: impl FnOnce(&[u64]) -> Result<T, CmnError>,
-    ) -> Result<T, CmnError> {
-        let saved = offsets
-            .iter()
-            .map(|o| self.read(*o))
-            .collect::<Result<Vec<u64>, CmnError>>()?;
-        let result = body(&saved);
-        let restored = offsets
-            .iter()
-            .zip(&saved)
-            .rev()
-            .try_for_each(|(o, v)| self.write(*o, *v));
-        let value = result?;
-        restored?;
-        Ok(value)
-    }
 }
 
 /// A register's offset in the node at `node`.
@@ -90,7 +48,12 @@ pub fn count_cycles<M: MmioAccess + ?Sized>(
     if dtc.node_type != NodeType::DTC {
         return Err(refuse(dtc, "the DTC (0x0003)"));
     }
-    let w = MeshRegisters { mmio, base };
+    // The DTC is a node of a walked mesh: its registers are inside the window.
+    let w = Window {
+        mmio,
+        base,
+        size: u64::MAX,
+    };
     let regs = [at(dtc, DT_DTC_CTL), at(dtc, DT_PMCR), at(dtc, DT_PMCCNTR)];
     w.saved(&regs, |saved| {
         w.write(regs[2], DtPmccntr::from_bits(0).bits())?;
@@ -113,8 +76,35 @@ pub fn count_cycles<M: MmioAccess + ?Sized>(
     })
 }
 
-/// Counts event `eventid` of the HN-F `node` while `work` runs, as Linux's `arm_cmn_event_add`
-/// programs it for one node: the node's PMU_EVENT_SEL slot 0, its crosspoint's DTM local
+/// The offset of table register `info` in the node at `node`.
+fn at_info(node: &CmnNode, info: &RegisterInfo) -> Option<u64> {
+    info.known_addresses()
+        .iter()
+        .find_map(|a| match a.location {
+            Location::Table(o) => Some(node.offset + u64::from(o)),
+            _ => None,
+        })
+}
+
+/// The node's event select with `event` in slot 0 and its filter (if it takes one) set.
+fn select_value(event: &MeshEvent, saved: u64) -> Option<u64> {
+    let info = event.node.select;
+    let slot = info.field(event.node.slots.first()?)?;
+    let v = slot
+        .insert(info.name, saved, u64::from(event.event.id))
+        .ok()?;
+    match event.event.filter {
+        Some(f) => info
+            .field(f)?
+            .insert(info.name, v, u64::from(event.event.occupid))
+            .ok(),
+        None => Some(v),
+    }
+}
+
+/// Counts `event` (a device node's event of the spec, [`MeshEvent::named`]) on `node` while
+/// `work` runs, as Linux's `arm_cmn_event_add` programs it for one node: the event id in
+/// slot 0 of the node's event select (and its filter's occupid), its crosspoint's DTM local
 /// counter 0 taking input 0x10 + (port << 4) + (device << 2) and paired with DTC global
 /// counter 0 (A), the DTM and the mesh's first DTC enabled. The count is the local counter
 /// plus the global counter's carries above its 16 bits (`arm_cmn_event_read`: local + global
@@ -125,12 +115,12 @@ pub fn count_event<M: MmioAccess + ?Sized>(
     base: u64,
     mesh: &CmnMesh,
     node: &CmnNode,
-    eventid: u8,
+    event: &MeshEvent,
     work: impl FnOnce(),
 ) -> Result<u64, CmnError> {
-    const HNF: u16 = 0x0005;
-    if node.node_type != HNF {
-        return Err(refuse(node, "an HN-F (0x0005)"));
+    let wanted = event.node.node_type;
+    if node.node_type != wanted || event.node.input != NodeInput::Device {
+        return Err(refuse(node, "a device node of the event's node type"));
     }
     let xp = mesh
         .xps
@@ -141,11 +131,18 @@ pub fn count_event<M: MmioAccess + ?Sized>(
         .of_type(NodeType::DTC)
         .next()
         .ok_or_else(|| refuse(&mesh.root, "a mesh with a DTC"))?;
+    let select = at_info(node, event.node.select)
+        .ok_or_else(|| refuse(node, "a node whose event select has a table offset"))?;
     let (port, dev) = ((node.node_id >> 2) & 1, node.node_id & 3);
-    let input = 0x10 + (port << 4) + (dev << 2);
-    let w = MeshRegisters { mmio, base };
+    let input = (0x10 + (port << 4) + (dev << 2)) as u8;
+    // Every node is of a walked mesh: its registers are inside the window.
+    let w = Window {
+        mmio,
+        base,
+        size: u64::MAX,
+    };
     let regs = [
-        at(node, HNF_PMU_EVENT_SEL),
+        select,
         at(xp, DTM_CONTROL),
         at(xp, DTM_PMU_CONFIG),
         at(xp, DTM_PMEVCNT),
@@ -154,13 +151,14 @@ pub fn count_event<M: MmioAccess + ?Sized>(
         at(dtc, DT_PMEVCNT_AB),
     ];
     w.saved(&regs, |s| {
-        let sel = HnfPmuEventSel::from_bits(s[0]).with_event0_id(eventid);
+        let sel = select_value(event, s[0])
+            .ok_or_else(|| refuse(node, "an event whose id and filter fit the select"))?;
         let config = DtmPmuConfig::from_bits(s[2])
-            .with_pmevcnt0_input_sel(input as u8)
+            .with_pmevcnt0_input_sel(input)
             .with_pmevcnt0_global_num(0)
             .with_pmevcnt_paired(DtmPmuConfig::from_bits(s[2]).pmevcnt_paired() | 1)
             .with_pmu_en(true);
-        w.write(regs[0], sel.bits())?;
+        w.write(regs[0], sel)?;
         w.write(regs[3], DtmPmevcnt::from_bits(s[3]).with_pmevcnt0(0).bits())?;
         w.write(
             regs[6],

@@ -11,8 +11,9 @@
 //!   it;
 //! - [`MeshImage`]: a window held in memory (raw bytes, or built from a [`MeshLayout`]),
 //!   which tests corrupt and the simulator (`sim::cmn`) counts in;
-//! - [`count_cycles`]: the DTC's cycle counter around a piece of work, every register it
-//!   changes put back.
+//! - [`count_cycles`]: the DTC's cycle counter around a piece of work, and [`count_event`]: a
+//!   named node event ([`MeshEvent`], the spec's `<node-events>`) through its crosspoint's
+//!   DTM and a DTC global counter, every register each changes put back.
 //!
 //! Every way a configuration can be wrong (a child pointer outside the window or unaligned, a
 //! pointer back to a node already visited, an absurd child count, a crosspoint that is not
@@ -25,11 +26,14 @@
 
 mod count;
 mod error;
+mod events;
 mod image;
 mod walk;
+mod window;
 
 pub use count::{count_cycles, count_event, CycleCount};
 pub use error::CmnError;
+pub use events::{all_events, MeshEvent, NODE_EVENTS};
 pub use image::{MeshImage, MeshLayout, PlacedDevice, NODE_REGION};
 pub use walk::{walk, MAX_CHILDREN_PER_XP, MAX_XPS};
 

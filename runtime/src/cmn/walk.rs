@@ -10,6 +10,7 @@ use pmu_regs::arm_cmn_700::child::{ChildPointer, CHILD_POINTER};
 use pmu_regs::arm_cmn_700::node::{ChildInfo, NodeInfo, CHILD_INFO, NODE_INFO};
 use pmu_regs::TableOffset;
 
+use super::window::Window;
 use super::{node_type_name, CmnError, CmnMesh, CmnNode, ExternalChild, NodeType};
 use crate::access::MmioAccess;
 
@@ -24,39 +25,10 @@ pub const MAX_CHILDREN_PER_XP: u16 = 64;
 /// The bytes of a node's region the walk reads: node info at 0, child info at 0x80.
 const NODE_HEAD: u64 = 0x88;
 
-/// One CMN configuration window: `size` bytes from physical address `base`, read through an
-/// [`MmioAccess`].
-struct Window<'a, M: ?Sized> {
-    mmio: &'a M,
-    base: u64,
-    size: u64,
-}
-
 impl<M: MmioAccess + ?Sized> Window<'_, M> {
-    /// `offset` checked to be 8-byte aligned with `len` bytes inside the window.
-    fn place(&self, what: impl FnOnce() -> String, offset: u64, len: u64) -> Result<u64, CmnError> {
-        let inside = offset % 8 == 0 && offset.checked_add(len).is_some_and(|e| e <= self.size);
-        if inside {
-            Ok(offset)
-        } else {
-            Err(CmnError::OutsideWindow {
-                what: what(),
-                offset,
-                size: self.size,
-            })
-        }
-    }
-
-    /// The qword at `offset` (already placed).
-    fn qword(&self, offset: u64) -> Result<u64, CmnError> {
-        self.mmio
-            .read_mmio(self.base + offset, 64)
-            .map_err(|source| CmnError::Read { offset, source })
-    }
-
     /// A table register of the node at `node`.
     fn reg<R>(&self, node: u64, reg: TableOffset<R>) -> Result<u64, CmnError> {
-        self.qword(node + u64::from(reg.offset()))
+        self.read(node + u64::from(reg.offset()))
     }
 
     /// The node at `offset`: its info and its children's count and pointer offset.
@@ -96,7 +68,7 @@ impl<M: MmioAccess + ?Sized> Window<'_, M> {
                 let at = first + i * 8 + u64::from(CHILD_POINTER.offset());
                 let what = || format!("child pointer {i} of the node at {node:#x}");
                 self.place(what, at, 8)?;
-                Ok(ChildPointer::from_bits(self.qword(at)?))
+                Ok(ChildPointer::from_bits(self.read(at)?))
             })
             .collect()
     }

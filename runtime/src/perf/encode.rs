@@ -62,6 +62,18 @@ impl fmt::Display for PerfEvent {
     }
 }
 
+impl PerfEvent {
+    /// The event as `pmu encode --perf --json` prints it: the register and value it was
+    /// made from, the PMU, the string and the three words, on one line.
+    #[cfg(feature = "json")]
+    pub fn json_line(&self, register: &str, value: u64) -> String {
+        let v = serde_json::json!({"register": register, "value": value, "pmu": self.pmu,
+            "event": self.to_string(), "config": self.config[0], "config1": self.config[1],
+            "config2": self.config[2]});
+        format!("{v}\n")
+    }
+}
+
 /// The name of the format among `formats` that sets counter-control field `field`: the
 /// kernel's usual name for it (`ALIASES`), else the one the spec's perf drivers map it to
 /// ([`mapped_name`]), else the field's own name.

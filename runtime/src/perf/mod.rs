@@ -43,6 +43,7 @@ pub mod error;
 pub mod format;
 pub mod generic;
 pub mod layer;
+pub mod mesh;
 pub mod names;
 #[cfg(target_os = "linux")]
 pub mod session;

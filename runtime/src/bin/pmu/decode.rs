@@ -18,8 +18,11 @@ pub fn decode(
     show: &ValueArgs,
     json_out: bool,
 ) -> Out {
-    let found = resolve(register, crate::detect::processor_named(processor)?)?;
     let raw = words::number(value)?;
+    if let Some(text) = pmu_runtime::perf::mesh::decode_named(register.trim(), raw) {
+        return Ok(text);
+    }
+    let found = resolve(register, crate::detect::processor_named(processor)?)?;
     let d = codec::decode(found.info, raw);
     if show.wanted() {
         return Ok(format!("{}\n", value_only(&d, show)?));

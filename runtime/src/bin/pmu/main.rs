@@ -272,7 +272,7 @@ struct EncodeArgs {
     /// field=value pairs; a value is a number or a named value (invert=lt); event=NAME sets
     /// the event select and umask from the unit's event list (and, for a core event, the
     /// counter mask, invert, edge and any-thread bits Intel's list gives it).
-    #[arg(required = true)]
+    #[arg(required_unless_present = "perf")]
     fields: Vec<String>,
     /// The processor whose own core events event=NAME may name for IA32_PERFEVTSELx
     /// (xeon-e5-2600, ...; by default the one /proc/cpuinfo names), and whose register a

@@ -10,7 +10,6 @@ use pmu_runtime::perf::encode::from_control;
 use pmu_runtime::perf::{EventSources, PerfNames, SpecNames};
 use pmu_runtime::session::Route;
 use pmu_runtime::{Error, UsageError};
-use serde_json::json;
 
 use crate::failure::Failure;
 
@@ -69,6 +68,9 @@ pub fn encode(
     (processor, root): (Option<&str>, Option<&Path>),
     json_out: bool,
 ) -> Result<String, Failure> {
+    if let Some(ev) = pmu_runtime::perf::mesh::encode_named(register, fields, &sources(root)) {
+        return Ok(format!("{}\n", ev.map_err(Error::from)?));
+    }
     let (core, found) = crate::encode::core_and_register(register, processor, root)?;
     let info = found.info;
     let Some(addr) = found.address else {
@@ -102,11 +104,7 @@ pub fn encode(
             .map_err(Error::from)?;
     }
     if json_out {
-        return Ok(format!(
-            "{}\n",
-            json!({"register": addr.name, "value": raw, "pmu": ev.pmu, "event": ev.to_string(),
-                   "config": ev.config[0], "config1": ev.config[1], "config2": ev.config[2]})
-        ));
+        return Ok(ev.json_line(addr.name, raw));
     }
     Ok(format!("{ev}\n"))
 }

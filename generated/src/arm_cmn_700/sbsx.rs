@@ -53,8 +53,7 @@ impl Layout for SbsxPmuEventSelLayout {
     const INFO: &'static RegisterInfo = &SBSX_PMU_EVENT_SEL_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 32, 63, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 32, 63, Access::Rsv),
         FieldInfo::row("event3_id", 24, 31, Access::Rw,
             "The event local counter 3 sees (the kernel's eventid; 0 none)."),
         FieldInfo::row("event2_id", 16, 23, Access::Rw,

@@ -800,7 +800,10 @@ fn typed_core_events_of_every_processor_go_into_the_architectural_select() {
         .filter(|p| {
             !own_core(p)
                 && !support::layouts_only(p)
-                && !matches!(p.id, "architectural" | "diamond-rapids" | "nvidia-grace-scf")
+                && !matches!(
+                    p.id,
+                    "architectural" | "diamond-rapids" | "nvidia-grace-scf"
+                )
         })
     {
         let c = p

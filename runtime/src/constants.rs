@@ -326,11 +326,17 @@ mod tests {
     }
 
     /// The structure finds the units Intel's guides call the caching-and-home agents (CHA,
-    /// from Skylake-SP on) on every processor, and none on those before them or AMD's.
+    /// from Skylake-SP on; on Diamond Rapids the compute dies' CBO, Linux's dmr_uncore_cbo)
+    /// on every processor, and none on those before them or AMD's.
     #[test]
     fn the_caching_agents_are_the_units_the_guides_call_cha() {
         for p in pmu_regs::PROCESSORS {
-            let by_name = p.units.iter().find(|u| u.name == "CHA").map(|u| u.name);
+            let name = if p.id == "diamond-rapids" {
+                "CBO"
+            } else {
+                "CHA"
+            };
+            let by_name = p.units.iter().find(|u| u.name == name).map(|u| u.name);
             assert_eq!(caching_agents(p).map(|u| u.name), by_name, "{}", p.id);
         }
         let with_chas = pmu_regs::PROCESSORS

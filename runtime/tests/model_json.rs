@@ -189,11 +189,47 @@ fn list_events_json_is_in_the_model() {
     }
     // The kernel's events of free-running counters follow each unit's list: they are the
     // model's counters, not its events (cli.rs checks them against the summary).
-    let listed: Vec<Value> = pmu_json(&["list", "--events", "--json"])
+    let all = pmu_json(&["list", "--events", "--json"]);
+    let listed: Vec<Value> = all
         .iter()
-        .filter(|e| e["free_running"] != true)
+        .filter(|e| e["free_running"] != true && e["mesh_node_event"] != true)
         .map(without_presentation)
         .collect();
     assert!(listed.len() > 400, "{} events", listed.len());
     assert_eq!(listed, expected);
+    // A mesh's node events (`<node-events>`) are the model's `node_events` of their unit, with
+    // the node type, event id and filter value the model gives.
+    let mut mesh_expected = Vec::new();
+    for p in model["processors"].as_array().unwrap() {
+        for u in p["units"].as_array().unwrap() {
+            let n = &u["node_events"];
+            for e in n["events"].as_array().into_iter().flatten() {
+                mesh_expected.push(serde_json::json!({
+                    "name": e["name"], "processor": p["id"], "unit": u["name"],
+                    "node_type": n["node_type"], "event_id": e["id"],
+                    "filter": e["filter"], "occupid": e["occupid"],
+                }));
+            }
+        }
+    }
+    let mesh: Vec<Value> = all
+        .iter()
+        .filter(|e| e["mesh_node_event"] == true)
+        .map(|e| {
+            only(
+                e,
+                &[
+                    "name",
+                    "processor",
+                    "unit",
+                    "node_type",
+                    "event_id",
+                    "filter",
+                    "occupid",
+                ],
+            )
+        })
+        .collect();
+    assert!(mesh.len() >= 75, "{} mesh events", mesh.len());
+    assert_eq!(mesh, mesh_expected);
 }

@@ -8,6 +8,7 @@ use pmu_regs::metrics::for_processor;
 use pmu_regs::{Addresses, CounterInfo, EventInfo, Location, RegisterInfo, PROCESSORS};
 use serde_json::{json, Value};
 
+use crate::cmn::MeshEvent;
 use crate::error::UsageError;
 use crate::lookup::{
     matches, matching_units, nothing_selected, processor_named, selected_units, Pattern,
@@ -132,11 +133,13 @@ pub fn summary(
                 u.name,
                 u.registers.len(),
                 instances,
-                // The event list's, and the kernel's event of each free-running counter.
+                // The event list's, the kernel's event of each free-running counter, and a
+                // mesh node type's events (`<node-events>`).
                 u.events.len()
                     + u.pmu.map_or(0, |m| {
                         m.counters.iter().filter(|c| c.perf_event.is_some()).count()
-                    }),
+                    })
+                    + node_events(pid, u.name),
                 box_rule(u),
             ));
         }
@@ -180,6 +183,16 @@ pub fn summary(
         return Ok(crate::report::pretty_json(items));
     }
     Ok(summary_table(&rows))
+}
+
+/// How many mesh node events (`<node-events>`, selected through a node's event-select
+/// register) unit `unit` of `processor` gives.
+fn node_events(processor: &str, unit: &str) -> usize {
+    crate::cmn::NODE_EVENTS
+        .iter()
+        .filter(|n| n.select.processor == processor && n.select.unit == unit)
+        .map(|n| n.events.len())
+        .sum()
 }
 
 /// The summary's rows as a table, with a total row.
@@ -318,7 +331,17 @@ pub fn events(
             (pid, unit, kept, counters)
         })
         .collect();
+    // The mesh node events of the units listed (`<node-events>`), by name.
+    let nodes: Vec<MeshEvent> = crate::cmn::all_events()
+        .filter(|m| {
+            lists
+                .iter()
+                .any(|l| l.0 == m.processor() && l.1 == m.node.select.unit)
+        })
+        .filter(|m| pattern.is_none_or(|p| p.matches_any(&[m.event.name])))
+        .collect();
     if pattern.is_some()
+        && nodes.is_empty()
         && lists
             .iter()
             .all(|(_, _, e, c)| e.is_empty() && c.is_empty())
@@ -331,10 +354,10 @@ pub fn events(
         ));
     }
     if json_out {
-        return Ok(events_json(&lists, &describe));
+        return Ok(events_json(&lists, &nodes, &describe));
     }
     let describe = descriptions.is_some().then_some(&describe as &Describe);
-    Ok(events_table(&lists, describe))
+    Ok(events_table(&lists, &nodes, describe))
 }
 
 /// One unit's events as listed: processor id, unit, the events kept, and the kernel's
@@ -365,7 +388,7 @@ fn free_running(pid: &str, unit: &str) -> Vec<&'static CounterInfo> {
 type Describe<'a> = dyn Fn(&str, &str, &EventInfo) -> Option<String> + 'a;
 
 /// `lists` as a JSON array, one object per event.
-fn events_json(lists: &[UnitEvents], describe: &Describe) -> String {
+fn events_json(lists: &[UnitEvents], nodes: &[MeshEvent], describe: &Describe) -> String {
     let items: Vec<Value> = lists
         .iter()
         .flat_map(|(pid, unit, events, counters)| {
@@ -380,13 +403,16 @@ fn events_json(lists: &[UnitEvents], describe: &Describe) -> String {
             })
             .chain(free)
         })
+        .chain(nodes.iter().map(|m| {
+            json!({"name": m.event.name, "processor": m.processor(), "unit": m.node.select.unit, "node_type": m.node.node_type, "event_id": m.event.id, "filter": m.event.filter, "occupid": m.event.occupid, "perf_terms": m.terms(), "mesh_node_event": true})
+        }))
         .collect();
     crate::report::pretty_json(items)
 }
 
 /// `lists` as a table: a SETTINGS column where some event has settings, STATUS where some is
 /// experimental, DESCRIPTION with `describe` (a perfmon file).
-fn events_table(lists: &[UnitEvents], describe: Option<&Describe>) -> String {
+fn events_table(lists: &[UnitEvents], nodes: &[MeshEvent], describe: Option<&Describe>) -> String {
     // Several processors' lists share unit and event names: each row then names its own.
     let mut processors: Vec<&str> = lists
         .iter()
@@ -398,7 +424,8 @@ fn events_table(lists: &[UnitEvents], describe: Option<&Describe>) -> String {
         |f: &dyn Fn(&EventInfo) -> bool| lists.iter().any(|(_, _, es, _)| es.iter().any(|e| f(e)));
     let with_settings = any(&|e| !settings_text(e).is_empty());
     // A free-running counter's row says so in STATUS.
-    let with_status = any(&|e| e.experimental) || lists.iter().any(|l| !l.3.is_empty());
+    let with_status =
+        any(&|e| e.experimental) || lists.iter().any(|l| !l.3.is_empty()) || !nodes.is_empty();
     let mut header = vec!["EVENT", "UNIT", "CODE", "UMASK", "COUNTERS", "FILTERS"];
     for (on, column) in [
         (with_settings, "SETTINGS"),
@@ -444,8 +471,38 @@ fn events_table(lists: &[UnitEvents], describe: Option<&Describe>) -> String {
                 describe.is_some(),
             ));
         }
+        for m in nodes
+            .iter()
+            .filter(|m| m.processor() == *pid && m.node.select.unit == *unit)
+        {
+            t.row(node_event_row(m, &shown, with_settings, describe.is_some()));
+        }
     }
     t.render()
+}
+
+/// A mesh node event's row: its event id as CODE, the DTM's four local counters (slot n feeds
+/// counter n), the select field its filter goes into, `node 0xT` (the node type) in STATUS.
+fn node_event_row(m: &MeshEvent, shown: &str, settings: bool, described: bool) -> Vec<String> {
+    let mut row = vec![
+        m.event.name.into(),
+        shown.to_string(),
+        format!("{:#04x}", m.event.id),
+        String::new(),
+        "0-3".into(),
+        m.event.filter.unwrap_or_default().into(),
+    ];
+    if settings {
+        row.push(match m.event.filter {
+            Some(_) => format!("occupid={:#x}", m.event.occupid),
+            None => String::new(),
+        });
+    }
+    row.push(format!("node {:#x}", m.node.node_type));
+    if described {
+        row.push(String::new());
+    }
+    row
 }
 
 /// A free-running counter's row: the kernel's event name (event select 0xff and the umask

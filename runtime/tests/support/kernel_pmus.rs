@@ -417,6 +417,10 @@ pub const ARMV8_PMUV3: Formats = &[
     ("rdpmc", "config1:1"),
 ];
 
+/// scf_pmu_format_attrs (drivers/perf/arm_cspmu/nvidia_cspmu.c): ARM_CSPMU_FORMAT_EVENT_ATTR
+/// alone, bit 32 selecting the cycle counter.
+pub const NVIDIA_SCF: Formats = &[("event", "config:0-32")];
+
 fn idx(base: &str, n: usize, f: Formats) -> impl Iterator<Item = (String, Formats)> + '_ {
     (0..n).map(move |i| (format!("{base}_{i}"), f))
 }
@@ -544,6 +548,10 @@ pub fn kernel_pmus(processor: &str) -> Vec<(String, Formats)> {
             v.extend(idx("uncore_b2cmi", 12, SPR_RAW));
             v.extend(idx("uncore_upi", 6, SPR_RAW));
             v.extend(idx("uncore_imc", 12, SPR_RAW));
+            // gnr_uncore_b2upi and gnr_uncore_b2cxl (placed by the table):
+            // SPR_UNCORE_COMMON_FORMAT, as many as the spec's instances.
+            v.extend(idx("uncore_b2upi", 6, SPR_RAW));
+            v.extend(idx("uncore_b2cxl", 4, SPR_RAW));
             // spr_uncore_iio_free_running with gnr_iio_freerunning: as many boxes as IIO box
             // ids.
             v.extend(idx("uncore_iio_free_running", 16, SKX_FREE));
@@ -566,6 +574,8 @@ pub fn kernel_pmus(processor: &str) -> Vec<(String, Formats)> {
         }
         "neoverse-v2" | "neoverse-n2" | "neoverse-v3" | "neoverse-n3" | "neoverse-n1"
         | "neoverse-v1" => one(&mut v, "armv8_pmuv3_0", ARMV8_PMUV3),
+        // nvidia_cspmu.c names socket 0's SCF PMU nvidia_scf_pmu_0 (NAME_FMT_SOCKET).
+        "nvidia-grace-scf" => one(&mut v, "nvidia_scf_pmu_0", NVIDIA_SCF),
         // dmr_uncores[31] = dmr_uncore_cbo (tip 66e2075426f3): one PMU per CBO box the CBB
         // tables list (the simulated part's 4).
         "diamond-rapids" => {

@@ -218,7 +218,7 @@ fn reg_at(
 }
 
 /// Box `b` of a table-placed unit ([`PmuBox::table_placed`]) resolved at `at` (see
-/// [`reg_at`]); `None` for a box the table does not place, a place of another access type
+/// `reg_at`); `None` for a box the table does not place, a place of another access type
 /// than the box's registers, or an address past the space.
 pub fn place(b: &PmuBox, at: &[EntryPlace]) -> Option<PmuBox> {
     if !b.table_placed() {

@@ -5,7 +5,7 @@
 //! the same for every vendor; which vendor's PMU a node is, and so which events it has, its
 //! PMIIDR says (NVIDIA's SCF: [`CsPmu::is_nvidia_scf`], whose identity is the spec's
 //! `nvidia-grace-scf` PMIIDR). [`count`] programs as Linux's `arm_cspmu.c` does (the event
-//! number into PMEVTYPER<n>, the counter zeroed, its bit written to PMCNTENSET, PMCR.E set;
+//! number into `PMEVTYPER<n>`, the counter zeroed, its bit written to PMCNTENSET, PMCR.E set;
 //! the cycle counter is counter 31) on counters no one else has enabled, and puts back every
 //! register it changed: counters stopped through PMCNTENCLR, types and counts written back,
 //! overflow flags it caused cleared through PMOVSCLR, PMCR last. On a real machine the kernel's

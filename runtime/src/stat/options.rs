@@ -83,7 +83,7 @@ const RULES: [Rule; 6] = [
     },
 ];
 
-/// Whether `pmu stat` takes `options` together: the first of [`RULES`] that refuses them, as
+/// Whether `pmu stat` takes `options` together: the first of `RULES` that refuses them, as
 /// a usage error saying what to type instead.
 pub fn check(options: &StatOptions) -> Result<(), StatError> {
     match RULES.iter().find(|r| (r.refuses)(options)) {

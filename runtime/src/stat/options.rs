@@ -1,5 +1,5 @@
 //! `pmu stat`'s options checked together, before anything is counted: one list of rules
-//! ([`RULES`]), each a combination that is refused with what to type instead (a usage
+//! (`RULES`), each a combination that is refused with what to type instead (a usage
 //! error, exit status 2). What one option's value alone gets wrong (`-I 5`, `-r -1`) is
 //! refused where it is parsed ([`interval_ms`], [`interval_count`], [`delay_ms`],
 //! [`repeat_runs`]).

@@ -79,12 +79,13 @@ impl<'m> Session<'m> {
             warnings: Vec::new(),
             domain_inits: Vec::new(),
         };
-        // A domain table frozen at power-on is thawed before anything else; dropping the
-        // session on any error below puts it back.
+        let checked = Self::check(backend, selection, &options)?;
+        // A domain table frozen at power-on is thawed once the selection is checked (nothing
+        // is written for a selection the check refuses) and before anything is programmed;
+        // dropping the session on any error below puts it back.
         if options.quirks.global_init {
             session.init_domains(&inits)?;
         }
-        let checked = Self::check(backend, selection, &options)?;
         session.warnings.clone_from(&checked.warnings);
         if let Counted::Perf(specs) = &selection.counted {
             if options.topdown {
